@@ -1,0 +1,914 @@
+"""Syntax tree → validated ``model.Op``.
+
+Builds the model from lark's tree and runs every semantic check, reporting all
+problems of a file into one ``Diagnostics`` bag.  Returns ``None`` when any
+error was found: later stages only ever see a valid model.
+"""
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from lark import Token, Tree
+
+from . import builtins as B
+from .diagnostics import Diagnostics
+from .dtypes import DTYPES, FORMATS
+from .expr import (Binary, Bool, Call, Cond, Expr, Float, InRange, InSet, Int, Name, Span, Str, Unary, children,
+                   walk)
+from .model import (Attr, Buffer, CommGroup, Constraint, Def, Domain, Env, Let, Op, Product, QuantMode, QuantStmt,
+                    Range, Shape, ShapeCond, ShapeTuple, Tensor, snake)
+from .resolve import dim_bindings
+
+_OP_NAME = re.compile(r"[A-Z][A-Za-z0-9]*\Z")
+_ESCAPES = {"\\": "\\", '"': '"', "n": "\n", "t": "\t"}
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+class _Builder:
+    def __init__(self, file: str, diags: Diagnostics):
+        self.file = file
+        self.d = diags
+
+    # ---- helpers ------------------------------------------------------------------
+    def span(self, node) -> Span | None:
+        from .parse import span_of
+        return span_of(self.file, node) if node is not None else None
+
+    def text(self, node) -> str:
+        tok = node.children[0] if isinstance(node, Tree) else node
+        raw = str(tok)
+        if raw.startswith('"""'):
+            body = raw[3:-3]
+            # Long strings are verbatim except for common indentation, so docs can be laid out freely.
+            lines = body.split("\n")
+            indents = [len(l) - len(l.lstrip()) for l in lines[1:] if l.strip()]
+            cut = min(indents) if indents else 0
+            return "\n".join([lines[0]] + [l[cut:] for l in lines[1:]]).strip()
+        return self.unquote(tok)
+
+    def unquote(self, tok: Token) -> str:
+        raw = str(tok)[1:-1]
+        out, i = [], 0
+        while i < len(raw):
+            c = raw[i]
+            if c == "\\":
+                nxt = raw[i + 1] if i + 1 < len(raw) else ""
+                if nxt not in _ESCAPES:
+                    self.d.error("E121", f"unknown escape '\\{nxt}' in string literal", self.span(tok),
+                                 "use \\\\, \\\", \\n or \\t")
+                    i += 2
+                    continue
+                out.append(_ESCAPES[nxt])
+                i += 2
+            else:
+                out.append(c)
+                i += 1
+        return "".join(out)
+
+    def int_value(self, tok: Token, negative: bool = False) -> int:
+        v = -int(tok) if negative else int(tok)
+        if not _INT64[0] <= v <= _INT64[1]:
+            self.d.error("E121", f"integer {v} does not fit in int64", self.span(tok))
+            return 0
+        return v
+
+    # ---- expressions --------------------------------------------------------------
+    def expr(self, t) -> Expr:
+        sp = self.span(t)
+        if isinstance(t, Token):  # bare tokens only appear as names inside lists
+            return Name(str(t), span=sp)
+        k, c = t.data, t.children
+        if k == "int_lit":
+            return Int(self.int_value(c[0]), span=sp)
+        if k == "neg_int_lit":
+            return Int(self.int_value(c[0], negative=True), span=sp)
+        if k == "float_lit":
+            return Float(float(c[0]), span=sp)
+        if k == "neg_float_lit":
+            return Float(-float(c[0]), span=sp)
+        if k == "str_lit":
+            return Str(self.unquote(c[0]), span=sp)
+        if k == "true_lit":
+            return Bool(True, span=sp)
+        if k == "false_lit":
+            return Bool(False, span=sp)
+        if k == "name":
+            return Name(str(c[0]), span=sp)
+        if k == "call":
+            args, kwargs = [], []
+            for a in c[1:]:
+                if a is None:
+                    continue
+                if isinstance(a, Tree) and a.data == "kwarg":
+                    kwargs.append((str(a.children[0]), self.expr(a.children[1])))
+                else:
+                    args.append(self.expr(a))
+            return Call(str(c[0]), tuple(args), tuple(kwargs), span=sp)
+        if k == "binop":
+            return Binary(str(c[1]), self.expr(c[0]), self.expr(c[2]), span=sp)
+        if k == "compare":
+            return Binary(str(c[1]), self.expr(c[0]), self.expr(c[2]), span=sp)
+        if k == "pow":
+            return Binary("**", self.expr(c[0]), self.expr(c[1]), span=sp)
+        if k in ("and_", "or_"):
+            return Binary(k[:-1], self.expr(c[0]), self.expr(c[1]), span=sp)
+        if k == "not_":
+            return Unary("not", self.expr(c[0]), span=sp)
+        if k == "neg":
+            inner = self.expr(c[0])
+            # Fold negative literals so printing and re-parsing gives equal nodes.
+            if isinstance(inner, Int):
+                return Int(-inner.value, span=sp)
+            if isinstance(inner, Float):
+                return Float(-inner.value, span=sp)
+            return Unary("-", inner, span=sp)
+        if k == "cond":
+            return Cond(self.expr(c[0]), self.expr(c[1]), self.expr(c[2]), span=sp)
+        if k == "in_range":
+            r = self.range(c[1])
+            return InRange(self.expr(c[0]), r.lo, r.hi, r.lo_closed, r.hi_closed, span=sp)
+        if k in ("in_set", "not_in_set"):
+            return InSet(self.expr(c[0]), self.set_items(c[1]), k == "not_in_set", span=sp)
+        if k == "list_lit":
+            raise ValueError("list literal outside a default")  # grammar only allows it in literals
+        raise ValueError(f"unexpected expression node {k}")
+
+    def range(self, t: Tree) -> Range:
+        lo_b, lo, hi, hi_b = t.children
+        return Range(self.expr(lo), self.expr(hi), lo_b.data == "closed_bound", hi_b.data == "closed_bound")
+
+    def set_items(self, t: Tree) -> tuple[Expr, ...]:
+        return tuple(self.expr(x) for x in t.children if x is not None)
+
+    def literal(self, t: Tree):
+        """A default value: Python int/float/bool/str, or a tuple for list literals."""
+        if t.data == "list_lit":
+            return tuple(self.literal(x) for x in t.children if x is not None)
+        e = self.expr(t)
+        return e.value  # type: ignore[union-attr]
+
+    # ---- shapes -------------------------------------------------------------------
+    def shape(self, t: Tree) -> Shape:
+        alts = t.children if t.data == "shape_alts" else [t]
+        return Shape(tuple(self.shape_alt(a) for a in alts))
+
+    def shape_alt(self, t: Tree):
+        if t.data == "shape_cond":
+            return ShapeCond(self.expr(t.children[0]), self.shape_alt(t.children[1]), self.shape_alt(t.children[2]))
+        if t.data == "shape_empty":
+            return ShapeTuple(())
+        return ShapeTuple(tuple(self.expr(x) for x in t.children))
+
+
+def _name_tokens(t: Tree) -> list[Token]:
+    return [x for x in t.children if isinstance(x, Token)]
+
+
+class Analyzer(_Builder):
+    """Builds the Op and checks it; errors go to the Diagnostics bag."""
+
+    def __init__(self, file: str, diags: Diagnostics):
+        super().__init__(file, diags)
+        self.labels: dict[str, set[str]] = {}
+
+    def run(self, tree: Tree, source: str) -> Op | None:
+        op_tree = tree.children[0] if tree.data == "start" else tree
+        name_tok = op_tree.children[0]
+        name = str(name_tok)
+        if not _OP_NAME.match(name):
+            self.d.error("E115", f"op name '{name}' is not UpperCamelCase ASCII", self.span(name_tok))
+        fields = dict(version=None, doc="", notes=[], pairs=[], unsupported=[], comm=[], envs=[], inputs=[],
+                      outputs=[], attrs=[], lets=[], defs=[], constraints=[], buffers=[], quant=[], products=[],
+                      quant_by=None)
+        for item in op_tree.children[1:]:
+            self.op_item(item, fields)
+        op = Op(
+            name=name, version=fields["version"] or 0, doc=fields["doc"], notes=tuple(fields["notes"]),
+            pairs_with=tuple(fields["pairs"]), unsupported_products=tuple(fields["unsupported"]),
+            comm_groups=tuple(fields["comm"]), envs=tuple(fields["envs"]), inputs=tuple(fields["inputs"]),
+            outputs=tuple(fields["outputs"]), attrs=tuple(fields["attrs"]), lets=tuple(fields["lets"]),
+            defs=tuple(fields["defs"]), constraints=tuple(fields["constraints"]), buffers=tuple(fields["buffers"]),
+            quant_modes=tuple(fields["quant"]), products=tuple(fields["products"]), quant_by=fields["quant_by"],
+            source=source,
+            span=self.span(op_tree))
+        self.check_required(op, fields, name_tok)
+        _Checker(op, self.d).run()
+        return None if self.d.has_errors else op
+
+    def check_required(self, op: Op, fields: dict, name_tok: Token) -> None:
+        sp = self.span(name_tok)
+        for what, missing in (("a `version`", fields["version"] is None), ("a `doc`", not op.doc),
+                              ("at least one `product`", not op.products), ("at least one `input`", not op.inputs),
+                              ("at least one `output`", not op.outputs)):
+            if missing:
+                self.d.error("E116", f"op '{op.name}' needs {what}", sp)
+
+    # ---- op items -----------------------------------------------------------------
+    def op_item(self, t: Tree, f: dict) -> None:
+        k, c = t.data, t.children
+        if k == "version_stmt":
+            f["version"] = self.int_value(c[0])
+        elif k == "doc_stmt":
+            f["doc"] = self.text(c[0])
+        elif k == "note_stmt":
+            f["notes"].append(self.text(c[0]))
+        elif k == "pairs_stmt":
+            f["pairs"].extend(str(x) for x in _name_tokens(c[0]))
+        elif k == "unsupported_stmt":
+            f["unsupported"].extend(self.text(x) for x in c[0].children)
+        elif k == "comm_stmt":
+            f["comm"].append(CommGroup(str(c[0]), str(c[1])))
+        elif k == "env_decl":
+            unit = self.unquote(c[3].children[0]) if c[3] is not None else ""
+            doc = self.text(c[4].children[0]) if c[4] is not None else ""
+            f["envs"].append(Env(str(c[0]), str(c[1]), self.literal(c[2]), unit, doc, span=self.span(t)))
+        elif k == "input_decl":
+            f["inputs"].append(self.tensor(t, "input"))
+        elif k == "output_decl":
+            f["outputs"].append(self.tensor(t, "output"))
+        elif k == "attr_decl":
+            f["attrs"].append(self.attr(t))
+        elif k == "let_decl":
+            f["lets"].append(self.let(t))
+        elif k == "def_decl":
+            f["defs"].append(Def(str(c[0]), tuple(str(x) for x in _name_tokens(c[1])), self.expr(c[2]),
+                                 span=self.span(t)))
+        elif k == "quant_decl":
+            f["quant"].append(QuantMode(self.int_value(c[0]), str(c[1]), self.text(c[2]),
+                                        tuple(self.quant_body(c[3:], ())), span=self.span(t)))
+        elif k == "product_decl":
+            f["products"].append(self.product(t))
+        elif k == "quant_by_stmt":
+            f["quant_by"] = str(c[0])
+        else:
+            self.body(t, (), f["constraints"], f["buffers"], "op")
+
+    def tensor(self, t: Tree, role: str) -> Tensor:
+        c = list(t.children)
+        optional = c[0] is not None if role == "input" else False
+        if role == "input":
+            c = c[1:]
+        name = str(c[0])
+        dtypes = tuple(str(x) for x in _name_tokens(c[1]))
+        formats, shape, doc, ir, rule = ("ND",), None, "", "", None
+        for cl in c[2:]:
+            if cl.data == "format_clause":
+                formats = tuple(str(x) for x in cl.children)
+            elif cl.data == "shape_clause":
+                shape = self.shape(cl.children[0])
+            elif cl.data == "doc_clause":
+                doc = self.text(cl.children[0])
+            elif cl.data == "ir_clause":
+                ir = self.unquote(cl.children[0])
+            elif cl.data == "dtype_rule":
+                if role == "input":
+                    self.d.error("E118", f"input '{name}' cannot have a dtype rule (only outputs infer a dtype)",
+                                 self.span(cl))
+                rule = self.expr(cl.children[0])
+        return Tensor(name, role, optional, dtypes, formats, shape, doc, ir or default_ir_name(name), rule,
+                      span=self.span(t))
+
+    def attr(self, t: Tree) -> Attr:
+        c = list(t.children)
+        optional = c[0] is not None
+        name_tok, type_tree = c[1], c[2]
+        if type_tree.data == "list_type":
+            typ = f"list<{type_tree.children[0]}>"
+        else:
+            typ = str(type_tree.children[0])
+        default, domain, length, doc, ir = None, None, None, "", ""
+        for cl in c[3:]:
+            if cl.data == "default_clause":
+                default = self.literal(cl.children[0])
+            elif cl.data == "domain_clause":
+                domain = self.domain(cl.children[0])
+            elif cl.data == "len_clause":
+                length = self.range(cl.children[0])
+            elif cl.data == "doc_clause":
+                doc = self.text(cl.children[0])
+            elif cl.data == "ir_clause":
+                ir = self.unquote(cl.children[0])
+        name = str(name_tok)
+        return Attr(name, typ, optional, default, domain, length, doc, ir or snake(name), span=self.span(t))
+
+    def domain(self, t: Tree) -> Domain:
+        if t.data == "range_domain":
+            return Domain(range=self.range(t.children[0]))
+        return Domain(items=self.set_items(t.children[0]))
+
+    def let(self, t: Tree) -> Let:
+        c = t.children
+        doc = self.text(c[2].children[0]) if len(c) > 2 and c[2] is not None else ""
+        return Let(str(c[0]), self.expr(c[1]), doc, span=self.span(t))
+
+    def quant_body(self, items: Iterable[Tree], conds: tuple[Expr, ...]) -> list[QuantStmt]:
+        out: list[QuantStmt] = []
+        for s in items:
+            if s.data == "quant_when":
+                out.extend(self.quant_body(s.children[1:], conds + (self.expr(s.children[0]),)))
+            else:
+                kind = "let" if s.data == "quant_let" else "assign"
+                out.append(QuantStmt(kind, str(s.children[0]), self.expr(s.children[1]), conds, span=self.span(s)))
+        return out
+
+    def body(self, t: Tree, conds: tuple[Expr, ...], constraints: list, buffers: list, scope: str) -> None:
+        c = t.children
+        if t.data == "when_block":
+            cond = self.expr(c[0])
+            for s in c[1:]:
+                self.body(s, conds + (cond,), constraints, buffers, scope)
+            return
+        label = str(c[0].children[0]) if c[0] is not None else None
+        rest = list(c[1:])
+        if label is not None:
+            seen = self.labels.setdefault(scope, set())
+            if label in seen:
+                self.d.error("E120", f"duplicate constraint label '{label}' in {scope}", self.span(c[0]))
+            seen.add(label)
+        if t.data == "require_stmt":
+            expr_t, cls_tok, blame_t, msg_t = rest
+            cls = self.error_class(cls_tok)
+            param = str(blame_t.children[0])
+            value = self.expr(blame_t.children[1]) if len(blame_t.children) > 1 and blame_t.children[1] is not None else None
+            constraints.append(Constraint(label, conds, self.expr(expr_t), cls, param, value, self.text(msg_t),
+                                          span=self.span(t)))
+        elif t.data == "buffer_stmt":
+            env_tok, expr_t, cls_tok, msg_t = rest
+            buffers.append(Buffer(label, conds, str(env_tok), self.expr(expr_t), self.error_class(cls_tok),
+                                  self.text(msg_t), span=self.span(t)))
+
+    def error_class(self, tok: Token) -> str:
+        cls = str(tok)
+        if cls not in B.ERROR_CLASSES:
+            self.d.unknown("E114", "error class", cls, B.ERROR_CLASSES, self.span(tok))
+            return "tiling"
+        return cls
+
+    def product(self, t: Tree) -> Product:
+        c = t.children
+        soc_tok, display_t, ext = c[0], c[1], c[2]
+        extends = str(ext.children[0]) if ext is not None else None
+        soc = str(soc_tok)
+        f = dict(doc="", notes=[], pairs=[], domains=[], unsup_attrs=[], unsup_inputs=[], in_dtypes=[], in_shapes=[],
+                 out_dtypes=[], out_shapes=[], unspecified=[], lets=[], quant=None, constraints=[], buffers=[])
+        for item in c[3:]:
+            k, ic = item.data, item.children
+            if k == "doc_stmt":
+                f["doc"] = self.text(ic[0])
+            elif k == "note_stmt":
+                f["notes"].append(self.text(ic[0]))
+            elif k == "pairs_stmt":
+                f["pairs"].extend(str(x) for x in _name_tokens(ic[0]))
+            elif k == "attr_domain":
+                f["domains"].append((str(ic[0]), self.domain(ic[1])))
+            elif k == "attr_unsupported":
+                f["unsup_attrs"].append(str(ic[0]))
+            elif k == "input_unsupported":
+                f["unsup_inputs"].append(str(ic[0]))
+            elif k == "input_dtypes":
+                f["in_dtypes"].append((str(ic[0]), tuple(str(x) for x in _name_tokens(ic[1]))))
+            elif k == "input_shape":
+                f["in_shapes"].append((str(ic[0]), self.shape(ic[1])))
+            elif k == "output_dtypes":
+                f["out_dtypes"].append((str(ic[0]), tuple(str(x) for x in _name_tokens(ic[1]))))
+            elif k == "output_shape":
+                f["out_shapes"].append((str(ic[0]), self.shape(ic[1])))
+            elif k == "output_unspecified":
+                f["unspecified"].append(str(ic[0]))
+            elif k == "let_decl":
+                f["lets"].append(self.let(item))
+            elif k == "quant_modes_stmt":
+                f["quant"] = tuple(self.int_value(x) for x in ic[0].children)
+            else:
+                self.body(item, (), f["constraints"], f["buffers"], f"product {soc}")
+        return Product(soc, self.text(display_t), extends, f["doc"], tuple(f["notes"]), tuple(f["pairs"]),
+                       tuple(f["domains"]), tuple(f["unsup_attrs"]), tuple(f["unsup_inputs"]), tuple(f["in_dtypes"]),
+                       tuple(f["in_shapes"]), tuple(f["out_dtypes"]), tuple(f["out_shapes"]), tuple(f["unspecified"]),
+                       tuple(f["lets"]), f["quant"], tuple(f["constraints"]), tuple(f["buffers"]), span=self.span(t))
+
+
+def default_ir_name(name: str) -> str:
+    """OpDef/IR name of an aclnn tensor parameter: drop the Optional/Out suffix, then snake_case."""
+    for suffix in ("Optional", "Out"):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            name = name[: -len(suffix)]
+    return snake(name)
+
+
+# ---------------------------------------------------------------------------------------------
+# Semantic checks over the built model
+# ---------------------------------------------------------------------------------------------
+
+class _Checker:
+    """Name resolution, typing and consistency checks over a built (unvalidated) Op."""
+
+    def __init__(self, op: Op, diags: Diagnostics):
+        self.op = op
+        self.d = diags
+        self.let_kinds: dict[str, str | None] = {}
+        self.defs = {df.name: df for df in op.defs}
+
+    def run(self) -> None:
+        op = self.op
+        self.bound = dim_bindings(op)
+        self.check_duplicates()
+        for t in op.inputs + op.outputs:
+            self.check_tensor(t)
+        for a in op.attrs:
+            self.check_attr(a)
+        for e in op.envs:
+            if e.type not in B.ATTR_TYPES:
+                self.d.unknown("E113", "env type", e.type, B.ATTR_TYPES, e.span)
+        for g in op.comm_groups:
+            a = op.attr(g.attr)
+            if a is None or a.type != "string":
+                self.d.error("E119", f"comm group '{g.domain}' must name a string attribute, got '{g.attr}'", op.span,
+                             _guess(g.attr, [x.name for x in op.attrs if x.type == "string"]))
+        self.check_shapes()
+        self.check_lets(op.lets, "op")
+        for df in op.defs:
+            self.kind(df.body, scope=("scalar", set(df.params)))
+        for c in op.constraints:
+            self.check_constraint(c)
+        for b in op.buffers:
+            self.check_buffer(b)
+        self.check_products()
+        self.check_quant()
+
+    # ---- namespaces ---------------------------------------------------------------
+    def check_duplicates(self) -> None:
+        seen: dict[str, Span | None] = {}
+        op = self.op
+        decls = [(t.name, t.span) for t in op.inputs + op.outputs] + [(a.name, a.span) for a in op.attrs] + \
+                [(l.name, l.span) for l in op.lets] + [(df.name, df.span) for df in op.defs] + \
+                [(e.name, e.span) for e in op.envs]
+        for name, span in decls:
+            if name in seen:
+                self.d.error("E101", f"'{name}' is declared twice (first at {seen[name]})", span)
+            else:
+                seen[name] = span
+            if name in B.CONSTANTS or name in DTYPES or name in B.BUILTINS:
+                self.d.error("E101", f"'{name}' shadows a builtin name", span)
+        socs: dict[str, Span | None] = {}
+        for p in op.products:
+            if p.soc in socs:
+                self.d.error("E101", f"product '{p.soc}' is declared twice", p.span)
+            socs[p.soc] = p.span
+        modes: set[int] = set()
+        for q in op.quant_modes:
+            if q.value in modes:
+                self.d.error("E110", f"quant mode {q.value} is declared twice", q.span)
+            modes.add(q.value)
+
+    def symbols(self) -> list[str]:
+        op = self.op
+        return [t.name for t in op.inputs + op.outputs] + [a.name for a in op.attrs] + \
+            [l.name for l in op.lets] + [e.name for e in op.envs] + list(self.bound) + list(B.CONSTANTS) + \
+            [l.name for p in op.products for l in p.lets]
+
+    # ---- declarations -------------------------------------------------------------
+    def check_tensor(self, t: Tensor) -> None:
+        for dt in t.dtypes:
+            if dt not in DTYPES:
+                self.d.unknown("E103", "dtype", dt, DTYPES, t.span)
+        for fmt in t.formats:
+            if fmt not in FORMATS:
+                self.d.unknown("E105", "format", fmt, FORMATS, t.span)
+        if t.dtype_rule is not None:
+            k = self.kind(t.dtype_rule)
+            if k not in (None, B.DTYPE):
+                self.d.error("E111", f"dtype rule of '{t.name}' must be a dtype, got {k}", t.dtype_rule.span)
+
+    def check_attr(self, a: Attr) -> None:
+        base = a.type[5:-1] if a.type.startswith("list<") and a.type.endswith(">") else a.type
+        if base not in B.ATTR_TYPES:
+            self.d.unknown("E113", "attribute type", base, B.ATTR_TYPES, a.span)
+            return
+        kind = _attr_kind(a.type)
+        if a.default is not None and not _literal_fits(a.default, a.type):
+            self.d.error("E107", f"default {_show(a.default)} of attribute '{a.name}' is not a {a.type}", a.span)
+        if not a.optional and a.default is not None:
+            self.d.error("E107", f"required attribute '{a.name}' cannot have a default; declare it `optional attr`",
+                         a.span)
+        if a.optional and a.default is None:
+            self.d.error("E107", f"optional attribute '{a.name}' needs a default", a.span)
+        if a.domain is not None:
+            self.check_domain(a.name, kind, a.domain, a.span)
+            if a.default is not None and not a.type.startswith("list") and not _in_domain(a.default, a.domain):
+                self.d.error("E107", f"default {_show(a.default)} of attribute '{a.name}' is outside its domain",
+                             a.span)
+        if a.length is not None:
+            if a.type != "string":
+                self.d.error("E108", f"`len` only applies to string attributes, '{a.name}' is {a.type}", a.span)
+            self.check_range(a.name, B.INT, a.length, a.span)
+
+    def check_domain(self, name: str, kind: str, dom: Domain, span) -> None:
+        if dom.range is not None:
+            self.check_range(name, kind, dom.range, span)
+        for item in dom.items:
+            if not isinstance(item, (Int, Float, Str, Bool)):
+                self.d.error("E108", f"set items of '{name}' must be literals", item.span)
+            elif _lit_kind(item) != kind and not (kind == B.FLOAT and isinstance(item, Int)):
+                self.d.error("E108", f"set item {_show(item.value)} does not have the type of '{name}' ({kind})",
+                             item.span)
+
+    def check_range(self, name: str, kind: str, r: Range, span) -> None:
+        vals = []
+        for b in (r.lo, r.hi):
+            v = const_value(b)
+            if v is None or isinstance(v, (str, bool)):
+                self.d.error("E108", f"range bounds of '{name}' must be numeric constants", b.span or span)
+                return
+            vals.append(v)
+        if kind == B.INT and any(isinstance(v, float) for v in vals):
+            self.d.error("E108", f"integer attribute '{name}' has a non-integer bound", span)
+        if vals[0] > vals[1] or (vals[0] == vals[1] and not (r.lo_closed and r.hi_closed)):
+            self.d.error("E108", f"empty range for '{name}': lower bound {vals[0]} is not below upper bound {vals[1]}",
+                         r.lo.span or span)
+
+    def check_shapes(self) -> None:
+        for t in self.op.inputs + self.op.outputs:
+            if t.shape is not None:
+                self.check_shape(t.shape)
+        for p in self.op.products:
+            for _, sh in p.input_shapes + p.output_shapes:
+                self.check_shape(sh)
+
+    def check_shape(self, sh: Shape) -> None:
+        for alt in sh.alts:
+            for e in _shape_exprs(alt):
+                for n in walk(e):
+                    if isinstance(n, Name) and n.id not in self.symbols() and n.id not in DTYPES:
+                        self.d.unknown("E117", "shape dim", n.id, self.symbols(), n.span)
+                self.kind(e, skip_names=True)
+
+    def check_lets(self, lets: Iterable[Let], scope: str) -> None:
+        for l in lets:
+            self.let_kind(l.name, l.expr, [])
+
+    def let_kind(self, name: str, e: Expr, stack: list[str]) -> str | None:
+        if name in stack:
+            self.d.error("E112", f"let '{name}' depends on itself ({' -> '.join(stack + [name])})", e.span)
+            self.let_kinds[name] = None
+            return None
+        if name not in self.let_kinds:
+            stack.append(name)
+            self.let_kinds[name] = self.kind(e, let_stack=stack)
+            stack.pop()
+        return self.let_kinds[name]
+
+    # ---- constraints --------------------------------------------------------------
+    def check_constraint(self, c: Constraint, extra_lets=()) -> None:
+        for cond in c.conditions:
+            self.expect_bool(cond)
+        self.expect_bool(c.expr)
+        blameable = [t.name for t in self.op.inputs + self.op.outputs] + [a.name for a in self.op.attrs] + \
+            [l.name for l in self.op.lets] + [e.name for e in self.op.envs] + list(self.bound) + list(extra_lets)
+        if c.param not in blameable:
+            self.d.error("E119", f"check blames unknown parameter '{c.param}'", c.span, _guess(c.param, blameable))
+        if c.value is not None:
+            self.kind(c.value)
+
+    def check_buffer(self, b: Buffer) -> None:
+        for cond in b.conditions:
+            self.expect_bool(cond)
+        if b.env not in [e.name for e in self.op.envs]:
+            self.d.unknown("E102", "env", b.env, [e.name for e in self.op.envs], b.span)
+        k = self.kind(b.expr)
+        if k not in (None, B.INT, B.FLOAT):
+            self.d.error("E111", f"buffer requirement must be a number of bytes, got {k}", b.expr.span)
+
+    def expect_bool(self, e: Expr) -> None:
+        k = self.kind(e)
+        if k not in (None, B.BOOL):
+            self.d.error("E111", f"condition must be a boolean, got {k}", e.span)
+
+    # ---- products -----------------------------------------------------------------
+    def check_products(self) -> None:
+        op = self.op
+        socs = {p.soc for p in op.products}
+        modes = {q.value for q in op.quant_modes}
+        for p in op.products:
+            if p.soc not in B.PRODUCTS:
+                self.d.unknown("E104", "product", p.soc, B.PRODUCTS, p.span)
+            if p.extends is not None and p.extends not in socs:
+                self.d.unknown("E109", "base product", p.extends, socs, p.span)
+            for name, dom in p.attr_domains:
+                a = op.attr(name)
+                if a is None:
+                    self.d.unknown("E118", "attribute", name, [x.name for x in op.attrs], p.span)
+                else:
+                    self.check_domain(name, _attr_kind(a.type), dom, p.span)
+            for name in p.unsupported_attrs:
+                if op.attr(name) is None:
+                    self.d.unknown("E118", "attribute", name, [x.name for x in op.attrs], p.span)
+                elif not op.attr(name).optional:
+                    self.d.error("E118", f"required attribute '{name}' cannot be unsupported", p.span)
+            for name in p.unsupported_inputs:
+                t = next((x for x in op.inputs if x.name == name), None)
+                if t is None:
+                    self.d.unknown("E118", "input", name, [x.name for x in op.inputs], p.span)
+                elif not t.optional:
+                    self.d.error("E118", f"input '{name}' is required, only optional inputs can be unsupported",
+                                 p.span)
+            for role, pairs in (("input", p.input_dtypes), ("output", p.output_dtypes)):
+                pool = op.inputs if role == "input" else op.outputs
+                for name, dts in pairs:
+                    if not any(x.name == name for x in pool):
+                        self.d.unknown("E118", role, name, [x.name for x in pool], p.span)
+                    for dt in dts:
+                        if dt not in DTYPES:
+                            self.d.unknown("E103", "dtype", dt, DTYPES, p.span)
+            for role, pairs in (("input", p.input_shapes), ("output", p.output_shapes)):
+                pool = op.inputs if role == "input" else op.outputs
+                for name, _ in pairs:
+                    if not any(x.name == name for x in pool):
+                        self.d.unknown("E118", role, name, [x.name for x in pool], p.span)
+            for name in p.unspecified_outputs:
+                if op.tensor(name) is None or op.tensor(name).role != "output":
+                    self.d.unknown("E118", "output", name, [x.name for x in op.outputs], p.span)
+            for m in p.quant_modes or ():
+                if m not in modes:
+                    self.d.error("E110", f"product {p.soc} lists quant mode {m}, which the op does not declare",
+                                 p.span, f"declared modes: {', '.join(map(str, sorted(modes))) or 'none'}")
+            for l in p.lets:
+                self.kind(l.expr)
+            for c in p.constraints:
+                self.check_constraint(c, [l.name for l in p.lets])
+            for b in p.buffers:
+                self.check_buffer(b)
+        # inheritance cycles
+        parent = {p.soc: p.extends for p in op.products}
+        for p in op.products:
+            seen, cur = [], p.soc
+            while cur is not None and cur in parent:
+                if cur in seen:
+                    self.d.error("E109", f"product inheritance cycle: {' -> '.join(seen + [cur])}", p.span)
+                    break
+                seen.append(cur)
+                cur = parent[cur]
+
+    # ---- quant modes --------------------------------------------------------------
+    def check_quant(self) -> None:
+        outputs = {t.name for t in self.op.outputs}
+        qb = self.op.quant_by
+        if self.op.quant_modes and qb is None:
+            self.d.error("E110", "quant modes are declared but no `quant_by ATTR;` says which attribute selects them",
+                         self.op.span)
+        if qb is not None and (self.op.attr(qb) is None or self.op.attr(qb).type != "int64"):
+            self.d.error("E110", f"`quant_by` must name an int64 attribute, got '{qb}'", self.op.span,
+                         _guess(qb, [a.name for a in self.op.attrs if a.type == "int64"]))
+        for q in self.op.quant_modes:
+            if q.value < 0:
+                self.d.error("E110", f"quant mode {q.value} must be non-negative", q.span)
+            locals_: set[str] = set()
+            for s in q.body:
+                for cond in s.conditions:
+                    self.kind(cond, scope=("quant", locals_))
+                self.kind(s.expr, scope=("quant", locals_))
+                if s.kind == "let":
+                    locals_.add(s.name)
+                elif s.name not in outputs:
+                    self.d.unknown("E110", "output in quant assignment", s.name, outputs, s.span)
+
+    # ---- typing -------------------------------------------------------------------
+    def kind(self, e: Expr, scope=("scalar", frozenset()), let_stack=None, skip_names=False) -> str | None:
+        """Kind of ``e`` (see builtins); reports unknown names and type errors. None = unknown."""
+        ctx, local = scope
+        op = self.op
+        k = lambda x: self.kind(x, scope, let_stack, skip_names)
+        if isinstance(e, Int):
+            return B.INT
+        if isinstance(e, Float):
+            return B.FLOAT
+        if isinstance(e, Str):
+            return B.STR
+        if isinstance(e, Bool):
+            return B.BOOL
+        if isinstance(e, Name):
+            n = e.id
+            if n in local:
+                return B.TENSOR if ctx == "quant" else B.ANY
+            t = op.tensor(n)
+            if t is not None:
+                return B.TENSOR if ctx == "quant" else "param"
+            a = op.attr(n)
+            if a is not None:
+                return _attr_kind(a.type)
+            env = next((x for x in op.envs if x.name == n), None)
+            if env is not None:
+                return _attr_kind(env.type)
+            let = next((l for l in op.lets if l.name == n), None)
+            if let is not None:
+                return self.let_kind(n, let.expr, let_stack if let_stack is not None else [])
+            if any(l.name == n for p in op.products for l in p.lets):
+                return B.ANY
+            if n in B.CONSTANTS:
+                return B.FLOAT if isinstance(B.CONSTANTS[n], float) else B.INT
+            if n in self.bound:
+                return B.INT
+            if n in DTYPES:
+                return B.DTYPE
+            if n in B.ROUND_MODES:
+                return B.ROUND
+            if not skip_names:
+                self.d.unknown("E102", "name", n, self.symbols() + list(local), e.span)
+            return None
+        if isinstance(e, Unary):
+            inner = k(e.operand)
+            if e.op == "not":
+                if inner not in (None, B.BOOL, B.ANY, B.TENSOR):
+                    self.d.error("E111", f"'not' needs a boolean, got {inner}", e.span)
+                return B.BOOL
+            if inner not in (None, B.INT, B.FLOAT, B.ANY, B.TENSOR):
+                self.d.error("E111", f"unary '-' needs a number, got {inner}", e.span)
+            return inner
+        if isinstance(e, Binary):
+            l, r = k(e.lhs), k(e.rhs)
+            if e.op in ("and", "or"):
+                for side, kk in ((e.lhs, l), (e.rhs, r)):
+                    if kk not in (None, B.BOOL, B.ANY, B.TENSOR):
+                        self.d.error("E111", f"'{e.op}' needs booleans, got {kk}", side.span)
+                return B.BOOL
+            if e.op in ("==", "!="):
+                if None not in (l, r) and B.ANY not in (l, r) and l != r and not {l, r} <= {B.INT, B.FLOAT} \
+                        and B.TENSOR not in (l, r):
+                    self.d.error("E111", f"cannot compare {l} with {r}", e.span)
+                return B.BOOL
+            if e.op in ("<", "<=", ">", ">="):
+                for side, kk in ((e.lhs, l), (e.rhs, r)):
+                    if kk not in (None, B.INT, B.FLOAT, B.ANY, B.TENSOR):
+                        self.d.error("E111", f"'{e.op}' needs numbers, got {kk}", side.span)
+                return B.BOOL
+            for side, kk in ((e.lhs, l), (e.rhs, r)):
+                if kk not in (None, B.INT, B.FLOAT, B.ANY, B.TENSOR):
+                    self.d.error("E111", f"'{e.op}' needs numbers, got {kk}", side.span)
+            if B.TENSOR in (l, r):
+                return B.TENSOR
+            if e.op == "/" or B.FLOAT in (l, r):
+                return B.FLOAT
+            return B.INT if (l, r) == (B.INT, B.INT) else (B.ANY if None not in (l, r) else None)
+        if isinstance(e, InRange):
+            ok = k(e.operand)
+            for b in (e.lo, e.hi):
+                kb = k(b)
+                if kb not in (None, B.INT, B.FLOAT, B.ANY):
+                    self.d.error("E111", f"range bound must be a number, got {kb}", b.span)
+            if ok not in (None, B.INT, B.FLOAT, B.ANY):
+                self.d.error("E111", f"only numbers can be in a range, got {ok}", e.operand.span)
+            return B.BOOL
+        if isinstance(e, InSet):
+            ok = k(e.operand)
+            for item in e.items:
+                ki = k(item)
+                if None not in (ok, ki) and B.ANY not in (ok, ki) and ok != ki and not {ok, ki} <= {B.INT, B.FLOAT}:
+                    self.d.error("E111", f"set item of kind {ki} cannot match a {ok}", item.span)
+            return B.BOOL
+        if isinstance(e, Cond):
+            t = k(e.test)
+            if t not in (None, B.BOOL, B.ANY, B.TENSOR):
+                self.d.error("E111", f"'if' needs a boolean condition, got {t}", e.test.span)
+            a, b = k(e.then), k(e.orelse)
+            if None in (a, b):
+                return a or b
+            if a == b:
+                return a
+            if {a, b} <= {B.INT, B.FLOAT}:
+                return B.FLOAT
+            if B.TENSOR in (a, b) or B.ANY in (a, b):
+                return B.TENSOR if B.TENSOR in (a, b) else B.ANY
+            self.d.error("E111", f"'if' branches have different kinds: {a} and {b}", e.span)
+            return None
+        if isinstance(e, Call):
+            return self.call_kind(e, scope, let_stack, skip_names)
+        return None
+
+    def call_kind(self, e: Call, scope, let_stack, skip_names) -> str | None:
+        ctx, local = scope
+        kinds = [self.kind(a, scope, let_stack, skip_names) for a in e.args]
+        if e.fn in self.defs:
+            df = self.defs[e.fn]
+            if len(e.args) != len(df.params) or e.kwargs:
+                self.d.error("E106", f"'{e.fn}' takes {len(df.params)} argument(s), got {len(e.args)}", e.span)
+            if let_stack is not None and e.fn in let_stack:
+                self.d.error("E112", f"def '{e.fn}' calls itself", e.span)
+                return None
+            if any(isinstance(n, Call) and n.fn == e.fn for n in walk(df.body)):
+                self.d.error("E112", f"def '{e.fn}' calls itself", df.span)
+                return None
+            return B.INT if all(x == B.INT for x in kinds) else B.ANY
+        b = B.BUILTINS.get(e.fn)
+        if b is None:
+            self.d.unknown("E106", "function", e.fn, list(B.BUILTINS) + list(self.defs), e.span)
+            return None
+        if ctx not in b.contexts:
+            self.d.error("E106", f"'{e.fn}' cannot be used in {ctx} expressions "
+                                 f"(only in {' and '.join(b.contexts)})", e.span)
+        n = len(e.args)
+        if n < b.min_args or (b.max_args is not None and n > b.max_args):
+            want = str(b.min_args) if b.max_args == b.min_args else f"{b.min_args}+"
+            self.d.error("E106", f"'{e.fn}' takes {want} argument(s), got {n}", e.span)
+            return None
+        for key, value in e.kwargs:
+            if key not in b.kwargs:
+                self.d.unknown("E106", f"keyword of '{e.fn}'", key, b.kwargs, value.span)
+            elif key == "round":
+                if not (isinstance(value, Name) and value.id in B.ROUND_MODES):
+                    self.d.unknown("E106", "rounding mode", getattr(value, "id", "?"), B.ROUND_MODES, value.span)
+            else:
+                self.kind(value, scope, let_stack, skip_names)
+        for i, pk in enumerate(b.param_kinds[:n]):
+            arg = e.args[i]
+            if pk == "param":
+                if not (isinstance(arg, Name) and self.op.tensor(arg.id) is not None):
+                    self.d.error("E106", f"'{e.fn}' expects a tensor parameter name", arg.span,
+                                 _guess(getattr(arg, "id", ""), [t.name for t in self.op.inputs + self.op.outputs]))
+            elif pk in (B.INT, B.STR, B.DTYPE) and kinds[i] not in (None, pk, B.ANY):
+                self.d.error("E111", f"argument {i + 1} of '{e.fn}' must be {pk}, got {kinds[i]}", arg.span)
+        if b.result == "num":
+            if B.TENSOR in kinds:
+                return B.TENSOR
+            return B.INT if kinds and all(x == B.INT for x in kinds) else B.FLOAT
+        if ctx == "quant" and e.fn in ("floor", "log2", "exp2") and B.TENSOR in kinds:
+            return B.TENSOR
+        return b.result
+
+
+# ---------------------------------------------------------------------------------------------
+
+def _shape_exprs(alt) -> list[Expr]:
+    if isinstance(alt, ShapeCond):
+        return [alt.test] + _shape_exprs(alt.then) + _shape_exprs(alt.orelse)
+    return list(alt.dims)
+
+
+def _guess(word: str, pool) -> str | None:
+    from .diagnostics import did_you_mean
+    g = did_you_mean(word, pool)
+    return f"did you mean '{g}'?" if g else None
+
+
+def _attr_kind(typ: str) -> str:
+    return {"int64": B.INT, "float": B.FLOAT, "bool": B.BOOL, "string": B.STR}.get(typ, "list")
+
+
+def _lit_kind(e: Expr) -> str:
+    return {Int: B.INT, Float: B.FLOAT, Str: B.STR, Bool: B.BOOL}[type(e)]
+
+
+def _literal_fits(v, typ: str) -> bool:
+    if typ.startswith("list<"):
+        return isinstance(v, tuple) and all(_literal_fits(x, typ[5:-1]) for x in v)
+    if typ == "int64":
+        return isinstance(v, int) and not isinstance(v, bool)
+    if typ == "float":
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+    if typ == "bool":
+        return isinstance(v, bool)
+    if typ == "string":
+        return isinstance(v, str)
+    return False
+
+
+def _show(v) -> str:
+    if isinstance(v, str):
+        return f'"{v}"'
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def const_value(e: Expr):
+    """Value of a constant expression (literals, builtin constants, arithmetic), else None."""
+    if isinstance(e, (Int, Float, Str, Bool)):
+        return e.value
+    if isinstance(e, Name) and e.id in B.CONSTANTS:
+        return B.CONSTANTS[e.id]
+    if isinstance(e, Unary) and e.op == "-":
+        v = const_value(e.operand)
+        return -v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+    if isinstance(e, Binary) and e.op in ("+", "-", "*", "//", "**"):
+        l, r = const_value(e.lhs), const_value(e.rhs)
+        if not all(isinstance(x, int) and not isinstance(x, bool) for x in (l, r)):
+            return None
+        if e.op == "//" and r == 0:
+            return None
+        return {"+": l + r, "-": l - r, "*": l * r, "//": l // r if r else None, "**": l ** r if 0 <= r < 64 else None}[e.op]
+    return None
+
+
+def _in_domain(v, dom: Domain) -> bool:
+    if dom.range is not None:
+        lo, hi = const_value(dom.range.lo), const_value(dom.range.hi)
+        if lo is None or hi is None or isinstance(v, (str, bool)):
+            return True
+        ok_lo = v >= lo if dom.range.lo_closed else v > lo
+        ok_hi = v <= hi if dom.range.hi_closed else v < hi
+        return ok_lo and ok_hi
+    return any(const_value(i) == v and type(const_value(i)) is type(v) or
+               (isinstance(v, float) and const_value(i) == v) for i in dom.items)
+
+
+def analyze(tree: Tree, file: str, source: str, diags: Diagnostics) -> Op | None:
+    return Analyzer(file, diags).run(tree, source)

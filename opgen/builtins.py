@@ -1,0 +1,89 @@
+"""Builtin functions and constants of the spec language.
+
+One table describes every builtin: where it may be used (``scalar``
+expressions such as checks and lets, ``quant`` formulas over one token row,
+or both), its arity and keywords, and the kind of its result.  The analyzer
+type-checks calls against it; the lowerings (numpy, C++) map each name to code.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Kinds an expression may have.
+INT, FLOAT, BOOL, STR, DTYPE, TENSOR, ROUND, ANY = "int", "float", "bool", "str", "dtype", "tensor", "round", "any"
+NUMERIC = (INT, FLOAT)
+
+
+@dataclass(frozen=True)
+class Builtin:
+    name: str
+    min_args: int
+    max_args: int | None  # None: variadic
+    result: str            # a kind, or "num" (int if every argument is int, else float)
+    contexts: tuple[str, ...]
+    kwargs: tuple[str, ...] = ()
+    param_kinds: tuple[str, ...] = ()  # kinds of positional args; "param" = a declared tensor parameter
+    doc: str = ""
+
+
+_B = Builtin
+BUILTINS: dict[str, Builtin] = {b.name: b for b in (
+    _B("min", 2, None, "num", ("scalar", "quant"), doc="smallest argument"),
+    _B("max", 2, None, "num", ("scalar", "quant"), doc="largest argument"),
+    _B("abs", 1, 1, "num", ("scalar", "quant"), doc="absolute value (elementwise on tensors)"),
+    _B("ceil_div", 2, 2, INT, ("scalar",), (), (INT, INT), "ceil(a / b) for positive integers"),
+    _B("align", 2, 2, INT, ("scalar",), (), (INT, INT), "a rounded up to a multiple of b"),
+    _B("present", 1, 1, BOOL, ("scalar", "quant"), (), ("param",), "an optional tensor was passed (not null)"),
+    _B("rank", 1, 1, INT, ("scalar",), (), ("param",), "number of dimensions of a tensor"),
+    _B("dim", 2, 2, INT, ("scalar",), (), ("param", INT), "size of dimension i of a tensor"),
+    _B("numel", 1, 1, INT, ("scalar",), (), ("param",), "number of elements of a tensor"),
+    _B("dtype", 1, 1, DTYPE, ("scalar", "quant"), (), ("param",), "dtype of a tensor"),
+    _B("shape", 1, 1, "shape", ("scalar",), (), ("param",), "the shape of a tensor (shown in messages)"),
+    _B("len", 1, 1, INT, ("scalar",), (), (STR,), "length of a string attribute in bytes"),
+    _B("floor", 1, 1, "num", ("scalar", "quant"), doc="round toward -inf"),
+    _B("log2", 1, 1, FLOAT, ("scalar", "quant"), doc="base-2 logarithm"),
+    _B("exp2", 1, 1, FLOAT, ("scalar", "quant"), doc="2 to the power x, exact for integer x"),
+    # Row-level quantization primitives (one token row of H elements).
+    _B("cast", 2, 2, TENSOR, ("quant",), ("round", "sat"), (ANY, DTYPE),
+       "cast(x, DTYPE, round=rint|round|trunc|floor|ceil|none, sat=true|false): the device Cast"),
+    _B("reduce_max", 1, 1, FLOAT, ("quant",), (), (TENSOR,), "maximum over the row"),
+    _B("block_max", 2, 2, TENSOR, ("quant",), (), (TENSOR, INT),
+       "maximum over consecutive blocks of n elements (tail zero-padded): one value per block"),
+    _B("per_block", 2, 2, TENSOR, ("quant",), (), (TENSOR, INT),
+       "broadcast one value per block of n elements back to the row"),
+    _B("exponent", 1, 1, TENSOR, ("quant",), (), (TENSOR,),
+       "biased 8-bit exponent field of each element as BFLOAT16 sees it (fp16 via a TRUNC cast)"),
+    _B("routed", 1, 1, TENSOR, ("quant",), (), ("param",),
+       "the row of a per-expert tensor selected by the token's destination expert ((1,) and (H,) broadcast)"),
+    _B("row", 1, 1, TENSOR, ("quant",), (), ("param",), "the token's own row of a per-token tensor"),
+    _B("prefix_true", 1, 1, BOOL, ("scalar",), (), ("param",),
+       "data check: every true of a 1-D BOOL tensor precedes every false"),
+    _B("all_true", 1, 1, BOOL, ("scalar",), (), ("param",), "data check: every element of a BOOL tensor is true"),
+    _B("qmax", 1, 1, FLOAT, ("scalar", "quant"), (), (DTYPE,), "largest finite value of a dtype"),
+    _B("emax", 1, 1, INT, ("scalar", "quant"), (), (DTYPE,), "exponent of the largest normal (OCP MX emax)"),
+    _B("e8m0", 1, 1, TENSOR, ("quant",), (), (TENSOR,), "FLOAT8_E8M0 scale codes from integer codes"),
+    _B("pad_even", 1, 1, TENSOR, ("quant",), (), (TENSOR,), "append a zero element when the length is odd"),
+)}
+
+ROUND_MODES = ("rint", "round", "trunc", "floor", "ceil", "none")
+
+# Named constants usable in every expression.
+CONSTANTS: dict[str, int | float] = {
+    "KB": 1024,
+    "MB": 1024 * 1024,
+    "MAX_INT32": 2**31 - 1,
+    "MAX_INT64": 2**63 - 1,
+    "NAN": float("nan"),
+    "INF": float("inf"),
+}
+# Builtins whose value depends on tensor contents: tiling (which sees only shapes) cannot run them.
+DATA_BUILTINS = ("prefix_true", "all_true")
+
+ATTR_TYPES = ("int64", "float", "bool", "string")
+ERROR_CLASSES: dict[str, int] = {"nullptr": 161001, "invalid": 161002, "tiling": 561002, "warn": 0}
+# Known CANN SoC ids, newest first (the order CANN docs list products in).
+PRODUCTS: dict[str, str] = {
+    "ascend950": "Ascend 950",
+    "ascend910_93": "Atlas A3",
+    "ascend910b": "Atlas A2",
+}

@@ -1,0 +1,142 @@
+"""User-facing diagnostics: stable codes, source carets, did-you-mean.
+
+A spec error is the user's error, never a Python traceback.  Every stage
+reports into a ``Diagnostics`` bag and keeps going so that one run shows all
+the errors of a file; the CLI renders them as
+
+    specs/x.spec:12:5: error[E102]: unknown name 'epWorldSze'
+       12 |     require epWorldSze >= 2 else tiling ...
+          |             ^^^^^^^^^^
+      = help: did you mean 'epWorldSize'?
+"""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from .expr import Span
+
+# Stable error codes.  Never renumber: tools and users grep for them.
+CODES: dict[str, tuple[str, str]] = {
+    "E001": ("syntax error", "The text does not follow the grammar of the spec language. The message lists the "
+             "tokens that could have come next; a missing ';' at the end of the previous statement is the usual cause."),
+    "E002": ("invalid character", "A character that cannot start any token, such as '$' or a stray non-ASCII symbol "
+             "outside a string literal."),
+    "E003": ("cannot read spec", "The spec file could not be opened or is not valid UTF-8."),
+    "E101": ("duplicate declaration", "Inputs, outputs, attributes, lets, defs, envs, products and quant modes share "
+             "one namespace per op; each name may be declared once."),
+    "E102": ("unknown name", "An expression refers to a name that is not an input, output, attribute, let, env, "
+             "def parameter, quant-mode local or builtin constant."),
+    "E103": ("unknown dtype", "Dtypes are CANN's names: FLOAT16, BFLOAT16, FLOAT32, INT8, INT32, INT64, BOOL, "
+             "FLOAT8_E5M2, FLOAT8_E4M3FN, FLOAT8_E8M0, HIFLOAT8, FLOAT4_E2M1, FLOAT4_E1M2, UINT8."),
+    "E104": ("unknown product", "Products are CANN SoC ids: ascend910b (Atlas A2), ascend910_93 (Atlas A3), "
+             "ascend950 (Ascend 950)."),
+    "E105": ("unknown format", "Formats are ge::Format names without the FORMAT_ prefix: ND, NCHW, NHWC, FRACTAL_NZ."),
+    "E106": ("bad call", "The function is unknown, or it was called with the wrong number of arguments or an "
+             "unknown keyword. `opgen explain functions` lists the builtins."),
+    "E107": ("bad default", "An attribute default must have the attribute's type and lie in its declared range or "
+             "set."),
+    "E108": ("bad range", "A range's lower bound must not exceed its upper bound, and both bounds must be "
+             "constants of the attribute's type."),
+    "E109": ("bad product inheritance", "`extends` must name a product declared in the same spec, and inheritance "
+             "must not form a cycle."),
+    "E110": ("bad quant mode", "Quant modes are small non-negative integers declared once each; a product's "
+             "`quant_modes` may only name declared modes, and a quant body may only assign outputs and its own lets."),
+    "E111": ("type error", "Operands do not fit the operator: arithmetic needs numbers, `and`/`or`/`not` need "
+             "booleans, comparisons need operands of one kind (number, string, dtype, bool)."),
+    "E112": ("cyclic definition", "A let or def refers to itself, directly or through others."),
+    "E113": ("bad attribute type", "Attribute types are int64, float, bool, string and list<T> of those."),
+    "E114": ("bad error class", "The class after `else` is the aclnn status a failing check returns: nullptr "
+             "(161001), invalid (161002), tiling (561002), or warn (a logged warning, not an error)."),
+    "E115": ("bad op name", "The op name must be UpperCamelCase ASCII ([A-Z][A-Za-z0-9]*); it becomes file and "
+             "directory names, so nothing else is accepted."),
+    "E116": ("missing declaration", "Every op needs a version, a doc, at least one product, one input and one "
+             "output."),
+    "E117": ("unbound shape dim", "A name in a shape is neither declared elsewhere nor bound by an earlier input "
+             "shape. Inputs bind bare dim names left to right; outputs can only use bound names."),
+    "E118": ("bad override", "A product may only override parameters the op declares, and `input X unsupported` "
+             "only applies to optional inputs."),
+    "E119": ("bad blame", "A check must blame an input, output, attribute, let or env of the op."),
+    "E120": ("duplicate label", "Constraint labels must be unique within one scope (the op, or one product)."),
+    "E121": ("bad literal", "A string literal contains an unknown escape, or a number is out of the 64-bit range."),
+}
+
+
+def explain(code: str) -> str | None:
+    entry = CODES.get(code.upper())
+    if entry is None:
+        return None
+    title, text = entry
+    return f"{code.upper()}: {title}\n\n{text}\n"
+
+
+def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
+    pool = sorted(set(candidates))
+    matches = difflib.get_close_matches(word, pool, n=1, cutoff=0.6)
+    if not matches:
+        lowered = {c.lower(): c for c in pool}
+        if word.lower() in lowered:
+            return lowered[word.lower()]
+        return None
+    return matches[0]
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    message: str
+    span: Span | None
+    help: str | None = None
+    severity: str = "error"
+
+
+@dataclass
+class Diagnostics:
+    """Collects diagnostics for one or more files; the source text renders carets."""
+    sources: dict[str, str] = field(default_factory=dict)
+    items: list[Diagnostic] = field(default_factory=list)
+
+    def error(self, code: str, message: str, span: Span | None, help: str | None = None) -> None:
+        if code not in CODES:
+            raise KeyError(f"unregistered diagnostic code {code}")
+        self.items.append(Diagnostic(code, message, span, help))
+
+    def unknown(self, code: str, what: str, word: str, candidates: Iterable[str], span: Span | None) -> None:
+        guess = did_you_mean(word, candidates)
+        self.error(code, f"unknown {what} '{word}'", span, f"did you mean '{guess}'?" if guess else None)
+
+    @property
+    def has_errors(self) -> bool:
+        return any(d.severity == "error" for d in self.items)
+
+    def sorted(self) -> list[Diagnostic]:
+        def key(d: Diagnostic):
+            s = d.span
+            return (s.file, s.line, s.col, d.code, d.message) if s else ("", 0, 0, d.code, d.message)
+        unique = {(d.code, d.message, d.span, d.help): d for d in self.items}
+        return sorted(unique.values(), key=key)
+
+    def render(self, color: bool = False) -> str:
+        return "".join(render(d, self.sources.get(d.span.file) if d.span else None, color) for d in self.sorted())
+
+
+def _paint(text: str, code: str, color: bool) -> str:
+    return f"\x1b[{code}m{text}\x1b[0m" if color else text
+
+
+def render(d: Diagnostic, source: str | None, color: bool = False) -> str:
+    where = f"{d.span}: " if d.span else ""
+    head = _paint(f"{d.severity}[{d.code}]", "1;31" if d.severity == "error" else "1;33", color)
+    out = [f"{where}{head}: {d.message}\n"]
+    if d.span and source is not None:
+        lines = source.splitlines()
+        if 1 <= d.span.line <= len(lines):
+            text = lines[d.span.line - 1].replace("\t", " ")
+            gutter = f"{d.span.line:>5} | "
+            width = max(1, (d.span.end_col - d.span.col) if d.span.end_line == d.span.line else len(text) - d.span.col + 1)
+            out.append(f"{gutter}{text}\n")
+            out.append(" " * (len(gutter) - 2) + "| " + " " * (d.span.col - 1) + _paint("^" * width, "1;32", color) + "\n")
+    if d.help:
+        out.append(f"      = help: {d.help}\n")
+    return "".join(out)

@@ -1,0 +1,30 @@
+"""What the docs template reads: the model, its product views, and the labels CANN docs use."""
+from __future__ import annotations
+
+from . import builtins as B
+from .model import Attr, Op, Tensor
+
+# Column 2 of a CANN parameter table.
+def role_label(p) -> str:
+    if isinstance(p, Attr):
+        return "可选属性" if p.optional else "属性"
+    if p.role == "input":
+        return "可选输入" if p.optional else "输入"
+    return "输出"
+
+
+def type_label(p) -> str:
+    if isinstance(p, Attr):
+        if p.type.startswith("list<"):
+            return "LIST_" + {"int64": "INT64", "float": "FLOAT", "bool": "BOOL", "string": "STRING"}[p.type[5:-1]]
+        return {"int64": "INT64", "float": "FLOAT", "bool": "BOOL", "string": "STRING"}[p.type]
+    return "、".join(p.dtypes)
+
+
+def docs_context(op: Op) -> dict:
+    ordered = [soc for soc in B.PRODUCTS if op.product(soc) is not None]
+    views = [op.view(soc) for soc in ordered]
+    rows = [dict(name=p.name, role=role_label(p), doc=p.doc, default=getattr(p, "default", None),
+                 types=type_label(p), formats="、".join(getattr(p, "formats", ("ND",))))
+            for p in op.params]
+    return dict(op=op, views=views, params=rows)

@@ -1,0 +1,72 @@
+"""Model → generated files, through Jinja templates that read only the model.
+
+Each emitter is a function ``(op, env) -> list[Artifact]``; paths are relative
+to the op's output directory.  Templates get typed filters for every piece of
+generated syntax (never a Python ``repr``), iterate in model order (which is
+spec order, itself deterministic) and run under ``StrictUndefined``.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from importlib import resources
+from typing import Callable
+
+import jinja2
+
+from . import lower
+from .model import Op, snake
+
+GENERATOR_VERSION = "1"
+
+
+@dataclass(frozen=True)
+class Artifact:
+    path: str      # posix path relative to the op's output directory
+    content: str
+
+
+def _load_template(name: str) -> str:
+    try:
+        return resources.files("opgen.templates").joinpath(name).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise jinja2.TemplateNotFound(name) from None
+
+
+@functools.lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FunctionLoader(_load_template),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(lower.FILTERS)
+    env.filters["snake"] = snake
+    return env
+
+
+def render(template: str, **context) -> str:
+    text = environment().get_template(template).render(**context)
+    # Generated files end in exactly one newline and carry no trailing spaces.
+    return "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
+
+
+def emit_docs(op: Op) -> list[Artifact]:
+    from .docs import docs_context
+    return [Artifact(f"docs/aclnn{op.name}.md", render("docs/aclnn_op.md.j2", **docs_context(op)))]
+
+
+EMITTERS: tuple[Callable[[Op], list[Artifact]], ...] = (emit_docs,)
+
+
+def emit(op: Op) -> list[Artifact]:
+    out: list[Artifact] = []
+    for emitter in EMITTERS:
+        out.extend(emitter(op))
+    paths = [a.path for a in out]
+    if len(set(paths)) != len(paths):
+        raise RuntimeError(f"two emitters produced the same file for {op.name}")
+    return sorted(out, key=lambda a: a.path)

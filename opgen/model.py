@@ -1,0 +1,295 @@
+"""The validated semantic model of one operator.
+
+Frozen dataclasses only; emitters and lowerings read this and never see
+syntax trees.  The model keeps what the spec *declares* (so it can be printed
+back to spec text); ``Op.view(soc)`` resolves product inheritance and yields
+the effective per-product facts, including the full ordered list of checks
+(implicit ones derived from declarations, then the spec's own constraints).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from .builtins import ERROR_CLASSES
+from .expr import Expr, Span
+
+
+def _span() -> Span | None:
+    return field(default=None, compare=False, repr=False, kw_only=True)
+
+
+def snake(name: str) -> str:
+    """CamelCase → snake_case (``MoeDistributeDispatchV2`` → ``moe_distribute_dispatch_v2``)."""
+    s = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name)
+    s = re.sub(r"(?<=[A-Z])([A-Z][a-z])", r"_\1", s)
+    return s.lower()
+
+
+@dataclass(frozen=True)
+class Range:
+    lo: Expr
+    hi: Expr
+    lo_closed: bool
+    hi_closed: bool
+
+
+@dataclass(frozen=True)
+class Domain:
+    """An attribute's allowed values: a range or an explicit set of literals."""
+    range: Range | None = None
+    items: tuple[Expr, ...] = ()
+
+    @property
+    def is_range(self) -> bool:
+        return self.range is not None
+
+
+@dataclass(frozen=True)
+class ShapeTuple:
+    dims: tuple[Expr, ...]
+
+
+@dataclass(frozen=True)
+class ShapeCond:
+    test: Expr
+    then: ShapeTuple
+    orelse: "ShapeTuple | ShapeCond"
+
+
+ShapeAlt = ShapeTuple | ShapeCond
+
+
+@dataclass(frozen=True)
+class Shape:
+    """Alternatives separated by '|' in the spec (e.g. a 1-D or 2-D mask)."""
+    alts: tuple[ShapeAlt, ...]
+
+
+@dataclass(frozen=True)
+class Tensor:
+    name: str
+    role: str  # "input" | "output"
+    optional: bool
+    dtypes: tuple[str, ...]
+    formats: tuple[str, ...] = ("ND",)
+    shape: Shape | None = None
+    doc: str = ""
+    ir_name: str = ""
+    dtype_rule: Expr | None = None  # outputs: the default dtype when the caller does not choose
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Attr:
+    name: str
+    type: str  # "int64" | "float" | "bool" | "string" | "list<int64>" ...
+    optional: bool
+    default: object = None  # a Python literal (int, float, bool, str, tuple) or None
+    domain: Domain | None = None
+    length: Range | None = None
+    doc: str = ""
+    ir_name: str = ""
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Env:
+    name: str
+    type: str
+    default: object
+    unit: str = ""
+    doc: str = ""
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Let:
+    name: str
+    expr: Expr
+    doc: str = ""
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Def:
+    name: str
+    params: tuple[str, ...]
+    body: Expr
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """A declared `require`: under ``conditions`` (from enclosing `when`s), ``expr`` must hold."""
+    label: str | None
+    conditions: tuple[Expr, ...]
+    expr: Expr
+    error_class: str
+    param: str
+    value: Expr | None  # what the message shows as the bad value (default: the blamed parameter)
+    message: str
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """A communication-buffer requirement: env (in its unit) must be >= expr bytes."""
+    label: str | None
+    conditions: tuple[Expr, ...]
+    env: str
+    expr: Expr
+    error_class: str
+    message: str
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class QuantStmt:
+    kind: str  # "let" | "assign"
+    name: str
+    expr: Expr
+    conditions: tuple[Expr, ...] = ()
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class QuantMode:
+    value: int
+    name: str
+    doc: str
+    body: tuple[QuantStmt, ...]
+    span: Span | None = _span()
+
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(s.name for s in self.body if s.kind == "assign"))
+
+
+@dataclass(frozen=True)
+class Product:
+    soc: str
+    display: str
+    extends: str | None = None
+    doc: str = ""
+    notes: tuple[str, ...] = ()
+    pairs_with: tuple[str, ...] = ()
+    attr_domains: tuple[tuple[str, Domain], ...] = ()
+    unsupported_attrs: tuple[str, ...] = ()
+    unsupported_inputs: tuple[str, ...] = ()
+    input_dtypes: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    input_shapes: tuple[tuple[str, Shape], ...] = ()
+    output_dtypes: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    output_shapes: tuple[tuple[str, Shape], ...] = ()
+    unspecified_outputs: tuple[str, ...] = ()
+    lets: tuple[Let, ...] = ()
+    quant_modes: tuple[int, ...] | None = None
+    constraints: tuple[Constraint, ...] = ()
+    buffers: tuple[Buffer, ...] = ()
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class CommGroup:
+    domain: str  # e.g. "ep", "tp"
+    attr: str    # the string attribute naming the HCCL group
+
+
+@dataclass(frozen=True)
+class Check:
+    """One executable check of a product view: the unit both validators lower."""
+    id: str
+    conditions: tuple[Expr, ...]
+    expr: Expr
+    error_class: str
+    param: str
+    value: Expr | None
+    message: str
+    origin: str  # "declared" | "implicit"
+    span: Span | None = _span()
+
+    @property
+    def code(self) -> int:
+        return ERROR_CLASSES[self.error_class]
+
+
+@dataclass(frozen=True)
+class Op:
+    name: str
+    version: int
+    doc: str
+    notes: tuple[str, ...]
+    pairs_with: tuple[str, ...]
+    unsupported_products: tuple[str, ...]
+    comm_groups: tuple[CommGroup, ...]
+    envs: tuple[Env, ...]
+    inputs: tuple[Tensor, ...]
+    outputs: tuple[Tensor, ...]
+    attrs: tuple[Attr, ...]
+    lets: tuple[Let, ...]
+    defs: tuple[Def, ...]
+    constraints: tuple[Constraint, ...]
+    buffers: tuple[Buffer, ...]
+    quant_modes: tuple[QuantMode, ...]
+    products: tuple[Product, ...]
+    quant_by: str | None = None  # the attribute that selects the quant mode
+    source: str = field(default="", compare=False)
+    span: Span | None = _span()
+
+    @property
+    def snake_name(self) -> str:
+        return snake(self.name)
+
+    @property
+    def params(self) -> tuple:
+        """aclnn parameter order: inputs, then attributes, then outputs."""
+        return self.inputs + self.attrs + self.outputs
+
+    def tensor(self, name: str) -> Tensor | None:
+        return next((t for t in self.inputs + self.outputs if t.name == name), None)
+
+    def attr(self, name: str) -> Attr | None:
+        return next((a for a in self.attrs if a.name == name), None)
+
+    def product(self, soc: str) -> Product | None:
+        return next((p for p in self.products if p.soc == soc), None)
+
+    def quant_mode(self, value: int) -> QuantMode | None:
+        return next((q for q in self.quant_modes if q.value == value), None)
+
+    @property
+    def socs(self) -> tuple[str, ...]:
+        return tuple(p.soc for p in self.products)
+
+    def view(self, soc: str) -> "ProductView":
+        from .resolve import resolve_product  # resolve builds on the model; import lazily to keep one direction
+        return resolve_product(self, soc)
+
+    @cached_property
+    def views(self) -> dict:
+        return {p.soc: self.view(p.soc) for p in self.products}
+
+
+@dataclass(frozen=True)
+class ProductView:
+    """Everything that holds on one product after inheritance is resolved."""
+    op: Op
+    product: Product
+    chain: tuple[str, ...]  # the product and its ancestors, nearest first
+    inputs: tuple[Tensor, ...]
+    outputs: tuple[Tensor, ...]
+    attrs: tuple[Attr, ...]
+    unsupported_attrs: tuple[str, ...]
+    unsupported_inputs: tuple[str, ...]
+    unspecified_outputs: tuple[str, ...]
+    lets: tuple[Let, ...]
+    quant_modes: tuple[int, ...]
+    pairs_with: tuple[str, ...]
+    notes: tuple[str, ...]
+    checks: tuple[Check, ...]
+    buffers: tuple[Buffer, ...]
+
+    @property
+    def soc(self) -> str:
+        return self.product.soc

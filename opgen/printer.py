@@ -1,0 +1,157 @@
+"""Model → spec text.  ``load_text(print_op(op)) == op`` for every valid model."""
+from __future__ import annotations
+
+from .expr import Expr, quote, to_spec
+from .lower import spec_literal as _lit
+from .model import Attr, Buffer, Constraint, Domain, Op, Product, QuantMode, Range, Shape, ShapeCond, ShapeTuple, Tensor
+
+_IND = "    "
+
+
+def _range(r: Range) -> str:
+    return f"{'[' if r.lo_closed else '('}{to_spec(r.lo)}, {to_spec(r.hi)}{']' if r.hi_closed else ')'}"
+
+
+def _domain(d: Domain) -> str:
+    if d.range is not None:
+        return "in " + _range(d.range)
+    return "in {" + ", ".join(to_spec(i) for i in d.items) + "}"
+
+
+def _alt(a) -> str:
+    if isinstance(a, ShapeCond):
+        return f"if {to_spec(a.test)} then {_alt(a.then)} else {_alt(a.orelse)}"
+    dims = [to_spec(d) for d in a.dims]
+    if not dims:
+        return "()"
+    return "(" + dims[0] + ",)" if len(dims) == 1 else "(" + ", ".join(dims) + ")"
+
+
+def _shape(s: Shape) -> str:
+    return " | ".join(_alt(a) for a in s.alts)
+
+
+def _tensor(t: Tensor) -> str:
+    parts = [("optional " if t.optional else "") + f"{t.role} {t.name}: " + " | ".join(t.dtypes)]
+    parts.append("format " + " | ".join(t.formats))
+    if t.shape is not None:
+        parts.append("shape " + _shape(t.shape))
+    if t.dtype_rule is not None:
+        parts.append("dtype = " + to_spec(t.dtype_rule))
+    parts.append(f"ir {quote(t.ir_name)}")
+    if t.doc:
+        parts.append(f"doc {quote(t.doc)}")
+    return " ".join(parts) + ";"
+
+
+def _attr(a: Attr) -> str:
+    parts = [("optional " if a.optional else "") + f"attr {a.name}: " +
+             (f"list<{a.type[5:-1]}>" if a.type.startswith("list<") else a.type)]
+    if a.default is not None:
+        parts.append("= " + _lit(a.default))
+    if a.domain is not None:
+        parts.append(_domain(a.domain))
+    if a.length is not None:
+        parts.append("len " + _range(a.length))
+    parts.append(f"ir {quote(a.ir_name)}")
+    if a.doc:
+        parts.append(f"doc {quote(a.doc)}")
+    return " ".join(parts) + ";"
+
+
+def _wrap(conds: tuple[Expr, ...], stmt: str, depth: int) -> list[str]:
+    """A statement inside its `when` blocks (one nested block per condition)."""
+    lines, ind = [], _IND * depth
+    for i, c in enumerate(conds):
+        lines.append(f"{ind}{_IND * i}when {to_spec(c)} {{")
+    lines.append(f"{ind}{_IND * len(conds)}{stmt}")
+    for i in reversed(range(len(conds))):
+        lines.append(f"{ind}{_IND * i}}}")
+    return lines
+
+
+def _constraint(c: Constraint, depth: int) -> list[str]:
+    label = f"{c.label}: " if c.label else ""
+    blame = c.param + (f"({to_spec(c.value)})" if c.value is not None else "")
+    return _wrap(c.conditions, f"require {label}{to_spec(c.expr)} else {c.error_class} {blame} {quote(c.message)};",
+                 depth)
+
+
+def _buffer(b: Buffer, depth: int) -> list[str]:
+    label = f"{b.label}: " if b.label else ""
+    return _wrap(b.conditions, f"buffer {label}{b.env} >= {to_spec(b.expr)} else {b.error_class} {quote(b.message)};",
+                 depth)
+
+
+def _quant(q: QuantMode) -> list[str]:
+    lines = [f"{_IND}quant {q.value} {q.name} {quote(q.doc)} {{"]
+    for s in q.body:
+        stmt = f"let {s.name} = {to_spec(s.expr)};" if s.kind == "let" else f"{s.name} = {to_spec(s.expr)};"
+        lines += _wrap(s.conditions, stmt, 2)
+    lines.append(f"{_IND}}}")
+    return lines
+
+
+def _product(p: Product) -> list[str]:
+    ext = f" extends {p.extends}" if p.extends else ""
+    lines = [f"{_IND}product {p.soc} {quote(p.display)}{ext} {{"]
+    i2 = _IND * 2
+    if p.doc:
+        lines.append(f"{i2}doc {quote(p.doc)};")
+    lines += [f"{i2}note {quote(n)};" for n in p.notes]
+    if p.pairs_with:
+        lines.append(f"{i2}pairs_with {', '.join(p.pairs_with)};")
+    lines += [f"{i2}attr {n} {_domain(d)};" for n, d in p.attr_domains]
+    lines += [f"{i2}attr {n} unsupported;" for n in p.unsupported_attrs]
+    lines += [f"{i2}input {n} unsupported;" for n in p.unsupported_inputs]
+    lines += [f"{i2}input {n}: {' | '.join(d)};" for n, d in p.input_dtypes]
+    lines += [f"{i2}input {n} shape {_shape(s)};" for n, s in p.input_shapes]
+    lines += [f"{i2}output {n}: {' | '.join(d)};" for n, d in p.output_dtypes]
+    lines += [f"{i2}output {n} shape {_shape(s)};" for n, s in p.output_shapes]
+    lines += [f"{i2}output {n} unspecified;" for n in p.unspecified_outputs]
+    lines += [_let(l, i2) for l in p.lets]
+    if p.quant_modes is not None:
+        lines.append(f"{i2}quant_modes {', '.join(map(str, p.quant_modes))};")
+    for c in p.constraints:
+        lines += _constraint(c, 2)
+    for b in p.buffers:
+        lines += _buffer(b, 2)
+    lines.append(f"{_IND}}}")
+    return lines
+
+
+def _let(l, ind: str) -> str:
+    doc = f" doc {quote(l.doc)}" if l.doc else ""
+    return f"{ind}let {l.name} = {to_spec(l.expr)}{doc};"
+
+
+def print_op(op: Op) -> str:
+    i = _IND
+    lines = [f"op {op.name} {{", f"{i}version {op.version};", f"{i}doc {quote(op.doc)};"]
+    lines += [f"{i}note {quote(n)};" for n in op.notes]
+    if op.pairs_with:
+        lines.append(f"{i}pairs_with {', '.join(op.pairs_with)};")
+    if op.unsupported_products:
+        lines.append(f"{i}unsupported {', '.join(quote(u) for u in op.unsupported_products)};")
+    lines += [f"{i}comm {g.domain} {g.attr};" for g in op.comm_groups]
+    for e in op.envs:
+        unit = f" unit {quote(e.unit)}" if e.unit else ""
+        doc = f" doc {quote(e.doc)}" if e.doc else ""
+        lines.append(f"{i}env {e.name}: {e.type} = {_lit(e.default)}{unit}{doc};")
+    lines += [i + _tensor(t) for t in op.inputs]
+    lines += [i + _attr(a) for a in op.attrs]
+    if op.quant_by:
+        lines.append(f"{i}quant_by {op.quant_by};")
+    lines += [i + _tensor(t) for t in op.outputs]
+    lines += [f"{i}def {d.name}({', '.join(d.params)}) = {to_spec(d.body)};" for d in op.defs]
+    lines += [_let(l, i) for l in op.lets]
+    for c in op.constraints:
+        lines += _constraint(c, 1)
+    for b in op.buffers:
+        lines += _buffer(b, 1)
+    for q in op.quant_modes:
+        lines += _quant(q)
+    for p in op.products:
+        lines += _product(p)
+    lines.append("}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,255 @@
+"""Product resolution: inheritance, and the ordered list of checks per product.
+
+Declarations imply checks (a required input must not be null, a dtype must
+be in its list, an attribute in its domain, an unsupported attribute must
+keep its default...).  They are synthesised here as ordinary ``Check``
+expressions so that every validator (numpy reference, C++ check core, docs)
+lowers one uniform list and cannot drift from the others.
+"""
+from __future__ import annotations
+
+from .expr import Binary, Bool, Call, Cond, Expr, Float, InRange, InSet, Int, Name, Str, Unary, to_spec
+from .model import (Attr, Buffer, Check, Constraint, Domain, Let, Op, Product, ProductView, Shape, ShapeCond,
+                    ShapeTuple, Tensor)
+from . import builtins as B
+
+_UNITS = {"B": None, "": None, "KB": "KB", "MB": "MB"}
+
+
+def dim_bindings(op: Op) -> dict[str, tuple[str, int]]:
+    """Bare dim names bound by required inputs with one unconditional shape, left to right.
+
+    ``input x shape (BS, H)`` binds BS = dim(x, 0) and H = dim(x, 1) unless those
+    names are declared otherwise; later mentions become shape checks.
+    """
+    declared = {t.name for t in op.inputs + op.outputs} | {a.name for a in op.attrs} | \
+        {l.name for l in op.lets} | {e.name for e in op.envs} | set(B.CONSTANTS)
+    bound: dict[str, tuple[str, int]] = {}
+    for t in op.inputs:
+        if t.optional or t.shape is None or len(t.shape.alts) != 1 or not isinstance(t.shape.alts[0], ShapeTuple):
+            continue
+        for axis, d in enumerate(t.shape.alts[0].dims):
+            if isinstance(d, Name) and d.id not in declared and d.id not in bound:
+                bound[d.id] = (t.name, axis)
+    return bound
+
+
+def _chain(op: Op, soc: str) -> list[Product]:
+    out: list[Product] = []
+    cur = op.product(soc)
+    while cur is not None and cur not in out:
+        out.append(cur)
+        cur = op.product(cur.extends) if cur.extends else None
+    return out
+
+
+def _nearest(chain: list[Product], field: str, name: str):
+    for p in chain:
+        for key, value in getattr(p, field):
+            if key == name:
+                return value
+    return None
+
+
+def _merge_labelled(items: list) -> list:
+    """Later items with a label replace earlier ones with the same label (product overrides)."""
+    out: list = []
+    for it in items:
+        if it.label is not None:
+            out = [o for o in out if o.label != it.label]
+        out.append(it)
+    return out
+
+
+def resolve_product(op: Op, soc: str) -> ProductView:
+    chain = _chain(op, soc)
+    if not chain:
+        raise KeyError(f"op {op.name} does not support product {soc}")
+    product = chain[0]
+    ancestry = list(reversed(chain))  # farthest ancestor first
+
+    attrs = tuple(
+        Attr(a.name, a.type, a.optional, a.default, _nearest(chain, "attr_domains", a.name) or a.domain, a.length,
+             a.doc, a.ir_name, span=a.span) for a in op.attrs)
+    inputs = tuple(_override_tensor(t, chain, "input") for t in op.inputs)
+    outputs = tuple(_override_tensor(t, chain, "output") for t in op.outputs)
+    unsupported_attrs = tuple(dict.fromkeys(n for p in ancestry for n in p.unsupported_attrs))
+    unsupported_inputs = tuple(dict.fromkeys(n for p in ancestry for n in p.unsupported_inputs))
+    unspecified = tuple(dict.fromkeys(n for p in ancestry for n in p.unspecified_outputs))
+    lets: dict[str, Let] = {l.name: l for l in op.lets}
+    for p in ancestry:
+        for l in p.lets:
+            lets[l.name] = l
+    quant = next((p.quant_modes for p in chain if p.quant_modes is not None), None)
+    if quant is None:
+        quant = tuple(q.value for q in op.quant_modes)
+    pairs = next((p.pairs_with for p in chain if p.pairs_with), op.pairs_with)
+    constraints = _merge_labelled(list(op.constraints) + [c for p in ancestry for c in p.constraints])
+    buffers = _merge_labelled(list(op.buffers) + [b for p in ancestry for b in p.buffers])
+    view_checks = _implicit_checks(op, product, inputs, outputs, attrs, unsupported_attrs, unsupported_inputs, quant)
+    view_checks += _declared_checks(constraints, chain, op)
+    view_checks += _buffer_checks(op, buffers)
+    return ProductView(op, product, tuple(p.soc for p in chain), inputs, outputs, attrs, unsupported_attrs,
+                       unsupported_inputs, unspecified, tuple(lets.values()), tuple(quant), pairs, product.notes,
+                       tuple(_unique_ids(view_checks)), tuple(buffers))
+
+
+def _override_tensor(t: Tensor, chain: list[Product], role: str) -> Tensor:
+    dtypes = _nearest(chain, f"{role}_dtypes", t.name) or t.dtypes
+    shape = _nearest(chain, f"{role}_shapes", t.name) or t.shape
+    if dtypes is t.dtypes and shape is t.shape:
+        return t
+    return Tensor(t.name, t.role, t.optional, tuple(dtypes), t.formats, shape, t.doc, t.ir_name, t.dtype_rule,
+                  span=t.span)
+
+
+# ---- implicit checks -------------------------------------------------------------------
+
+def _present(name: str) -> Expr:
+    return Call("present", (Name(name),))
+
+
+def _implicit_checks(op: Op, product: Product, inputs, outputs, attrs, unsupported_attrs, unsupported_inputs,
+                     quant) -> list[Check]:
+    checks: list[Check] = []
+    where = f"on {product.display}"
+
+    def add(kind: str, param: str, expr: Expr, cls: str, message: str, conds=(), value=None, span=None):
+        checks.append(Check(f"{kind}.{param}", tuple(conds), expr, cls, param, value, message, "implicit",
+                            span=span))
+
+    for t in inputs:
+        if not t.optional:
+            add("null", t.name, _present(t.name), "nullptr", "a non-null tensor", span=t.span)
+    for name in unsupported_inputs:
+        add("unsupported", name, Unary("not", _present(name)), "tiling", f"null (it is not supported {where})",
+            span=product.span)
+    for t in list(inputs) + list(outputs):
+        conds = (_present(t.name),) if t.optional and t.role == "input" else ()
+        add("dtype", t.name, InSet(Call("dtype", (Name(t.name),)), tuple(Name(d) for d in t.dtypes)), "invalid",
+            "one of " + ", ".join(t.dtypes), conds, Call("dtype", (Name(t.name),)), span=t.span)
+    bound = dim_bindings(op)
+    for t in inputs:
+        pred = _shape_predicate(t, bound)
+        if pred is not None:
+            conds = (_present(t.name),) if t.optional else ()
+            add("shape", t.name, pred, "tiling", f"shape {_shape_text(t.shape)}", conds,
+                Call("shape", (Name(t.name),)), span=t.span)
+    for a in attrs:
+        if a.length is not None:
+            r = a.length
+            add("len", a.name, InRange(Call("len", (Name(a.name),)), r.lo, r.hi, r.lo_closed, r.hi_closed),
+                "invalid", f"a string whose length is in {_range_text(r)}", value=Call("len", (Name(a.name),)),
+                span=a.span)
+        if a.domain is not None and not a.type.startswith("list"):
+            add("domain", a.name, _domain_expr(Name(a.name), a.domain), "tiling", _domain_text(a.domain), span=a.span)
+    for name in unsupported_attrs:
+        a = next(x for x in attrs if x.name == name)
+        add("unsupported", name, Binary("==", Name(name), _literal(a.default)), "tiling",
+            f"{_literal_text(a.default)} (the default; {name} is not supported {where})", span=product.span)
+    if op.quant_by is not None and op.quant_modes:
+        add("quant_mode", op.quant_by, InSet(Name(op.quant_by), tuple(Int(m) for m in quant)), "tiling",
+            "one of " + ", ".join(map(str, quant)) + f" (quant modes supported {where})", span=product.span)
+    return checks
+
+
+def _declared_checks(constraints: list[Constraint], chain: list[Product], op: Op) -> list[Check]:
+    out = []
+    for c in constraints:
+        scope = next((p.soc for p in chain if c in p.constraints), "op")
+        out.append(Check(f"{scope}.{c.label or c.param}", c.conditions, c.expr, c.error_class, c.param, c.value,
+                         c.message, "declared", span=c.span))
+    return out
+
+
+def _buffer_checks(op: Op, buffers: list[Buffer]) -> list[Check]:
+    out = []
+    for b in buffers:
+        env = next((e for e in op.envs if e.name == b.env), None)
+        unit = env.unit if env is not None else ""
+        lhs: Expr = Name(b.env)
+        if _UNITS.get(unit):
+            lhs = Binary("*", lhs, Name(_UNITS[unit]))
+        out.append(Check(f"buffer.{b.label or b.env}", b.conditions, Binary(">=", lhs, b.expr), b.error_class,
+                         b.env, None, b.message, "declared", span=b.span))
+    return out
+
+
+def _unique_ids(checks: list[Check]) -> list[Check]:
+    seen: dict[str, int] = {}
+    out = []
+    for c in checks:
+        n = seen.get(c.id, 0) + 1
+        seen[c.id] = n
+        if n > 1:
+            c = Check(f"{c.id}.{n}", c.conditions, c.expr, c.error_class, c.param, c.value, c.message, c.origin,
+                      span=c.span)
+        out.append(c)
+    return out
+
+
+# ---- helpers --------------------------------------------------------------------------
+
+def _literal(v) -> Expr:
+    if isinstance(v, bool):
+        return Bool(v)
+    if isinstance(v, int):
+        return Int(v)
+    if isinstance(v, float):
+        return Float(v)
+    if isinstance(v, str):
+        return Str(v)
+    raise TypeError(f"no literal for {v!r}")
+
+
+def _literal_text(v) -> str:
+    return to_spec(_literal(v))
+
+
+def _domain_expr(x: Expr, d: Domain) -> Expr:
+    if d.range is not None:
+        r = d.range
+        return InRange(x, r.lo, r.hi, r.lo_closed, r.hi_closed)
+    return InSet(x, d.items)
+
+
+def _range_text(r) -> str:
+    return f"{'[' if r.lo_closed else '('}{to_spec(r.lo)}, {to_spec(r.hi)}{']' if r.hi_closed else ')'}"
+
+
+def _domain_text(d: Domain) -> str:
+    if d.range is not None:
+        return "in " + _range_text(d.range)
+    return "one of {" + ", ".join(to_spec(i) for i in d.items) + "}"
+
+
+def _shape_text(sh: Shape) -> str:
+    return " or ".join(_alt_text(a) for a in sh.alts)
+
+
+def _alt_text(a) -> str:
+    if isinstance(a, ShapeCond):
+        return f"(if {to_spec(a.test)} then {_alt_text(a.then)} else {_alt_text(a.orelse)})"
+    inner = ", ".join(to_spec(d) for d in a.dims)
+    return f"({inner},)" if len(a.dims) == 1 else f"({inner})"
+
+
+def _shape_predicate(t: Tensor, bound: dict[str, tuple[str, int]]) -> Expr | None:
+    if t.shape is None:
+        return None
+    alts = [_alt_predicate(t.name, a, bound) for a in t.shape.alts]
+    pred = alts[0]
+    for p in alts[1:]:
+        pred = Binary("or", pred, p)
+    return pred
+
+
+def _alt_predicate(name: str, alt, bound) -> Expr:
+    if isinstance(alt, ShapeCond):
+        return Cond(alt.test, _alt_predicate(name, alt.then, bound), _alt_predicate(name, alt.orelse, bound))
+    pred: Expr = Binary("==", Call("rank", (Name(name),)), Int(len(alt.dims)))
+    for axis, d in enumerate(alt.dims):
+        if isinstance(d, Name) and bound.get(d.id) == (name, axis):
+            continue  # this dim defines the name; nothing to compare
+        pred = Binary("and", pred, Binary("==", Call("dim", (Name(name), Int(axis))), d))
+    return pred

@@ -1,0 +1,202 @@
+"""CombineV2 reference (semantics.md §5): send rows back along the dispatch path, then reduce.
+
+The reduce is fp32 in k order with two roundings per term (Muls, then Add; the device
+has no FMA here) and one RINT cast at the end.  numpy's float32 ufuncs and
+``astype(float16 / ml_dtypes.bfloat16)`` are IEEE round-to-nearest-even, so MoE, zero
+and copy experts are bit-exact.  Const experts are not: their two dot products are a
+hardware reduction tree on device (and Exp is not correctly rounded there), which no
+sequential numpy sum reproduces bit for bit; here they are ``np.dot`` in float32.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .moe_routing import DispatchPlan, Topology, pair_mask
+
+COMM_QUANT_BLOCK = 8                                    # one 32-byte block of fp32
+_INV_127 = np.float32(1) / np.float32(127)              # multiplied, not divided (§5)
+
+CommQuant = Callable[[np.ndarray], np.ndarray]
+
+
+def comm_quant_int8_round_trip(rows: np.ndarray, x_dtype) -> np.ndarray:
+    """commQuantMode 2: int8 quantise on send, dequantise on receive, in blocks of 8 along H.
+
+    Per block b (H zero-padded to a multiple of 8), all in fp32:
+    s_b = max|v| * fp32(1/127); stored = Cast(x_dtype, s_b, RINT);
+    q = Cast(int8, Cast(fp16, v / s_b, RINT), RINT) (saturating);
+    out = Cast(x_dtype, fp32(fp16(q)) * fp32(stored), RINT).
+    A block whose s_b is 0 (all zeros, or underflow) divides by zero on device
+    (unspecified); here it round-trips to zeros.
+    Returns rows of ``x_dtype`` with the input's shape.
+    """
+    v = np.asarray(rows).astype(np.float32)
+    h = v.shape[-1]
+    lead = v.shape[:-1]
+    v = v.reshape(-1, h)
+    padded = np.pad(v, ((0, 0), (0, -h % COMM_QUANT_BLOCK)))
+    blocks = padded.reshape(len(v), padded.shape[1] // COMM_QUANT_BLOCK, COMM_QUANT_BLOCK)
+    scale = np.max(np.abs(blocks), axis=-1, keepdims=True) * _INV_127
+    stored = scale.astype(x_dtype)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(scale == 0, np.float32(0), blocks / scale)
+    q = np.clip(np.rint(ratio.astype(np.float16)), -128, 127).astype(np.int8)
+    deq = q.astype(np.float16).astype(np.float32) * stored.astype(np.float32)
+    return deq.astype(x_dtype).reshape(padded.shape)[:, :h].reshape(*lead, h)
+
+
+def returned_rows(rank: int, expert_outputs_per_rank: list, plans: list[DispatchPlan],
+                  bs: int, slots: int, comm_quant: CommQuant | None) -> np.ndarray:
+    """fp32 (BS, K+S, H) window of ``rank``: slot (t,k) holds the row the experts sent back.
+
+    Row i of expert rank d's output returns to (plan.src_rank[i], plan.token[i], plan.k[i]),
+    i.e. the triple dispatch recorded for it.  Slots nobody filled stay 0.
+    """
+    if len(plans) != len(expert_outputs_per_rank):
+        raise ValueError(f"{len(plans)} plans but {len(expert_outputs_per_rank)} expert outputs")
+    widths = {np.shape(o)[1] for o in expert_outputs_per_rank}
+    if len(widths) != 1:
+        raise ValueError(f"expert outputs disagree on H: {sorted(widths)}")
+    window = np.zeros((bs, slots, widths.pop()), dtype=np.float32)
+    for d, plan in enumerate(plans):
+        out = np.asarray(expert_outputs_per_rank[d])
+        if len(out) < plan.num_rows:
+            raise ValueError(f"expert rank {d} returned {len(out)} rows, plan has {plan.num_rows}")
+        mine = np.flatnonzero(plan.src_rank == rank)
+        rows = out[mine]
+        if comm_quant is not None:
+            rows = comm_quant(rows)  # per-row op: quantising only our rows is equivalent
+        window[plan.token[mine], plan.k[mine]] = rows.astype(np.float32)
+    return window
+
+
+def const_expert_value(x32: np.ndarray, alpha1: np.ndarray, alpha2: np.ndarray,
+                       v: np.ndarray) -> np.ndarray:
+    """softmax(alpha1.x, alpha2.x) weighted mix p1*x + p2*v, kernel op order, fp32.
+
+    Follows the code (``ProcessConstantExpert``), not the V3 docs' ``alpha1*x + alpha2*v``.
+    """
+    a1 = np.dot(x32, np.asarray(alpha1, dtype=np.float32))
+    a2 = np.dot(x32, np.asarray(alpha2, dtype=np.float32))
+    top = np.maximum(a1, a2)
+    e1, e2 = np.exp(a1 - top), np.exp(a2 - top)
+    total = e1 + e2
+    p1, p2 = (e1 / total)[:, None], (e2 / total)[:, None]
+    return x32 * p1 + np.asarray(v, dtype=np.float32)[None, :] * p2
+
+
+@dataclass(frozen=True)
+class SpecialExperts:
+    """Zero/copy/const experts: ids [E, E+zero), [.., +copy), [.., +const), computed locally."""
+
+    E: int
+    zero: int = 0
+    copy: int = 0
+    const: int = 0
+    alpha1: np.ndarray | None = None   # (const, H)
+    alpha2: np.ndarray | None = None   # (const, H)
+    v: np.ndarray | None = None        # (const, H)
+
+    @property
+    def copy_lo(self) -> int:
+        return self.E + self.zero
+
+    @property
+    def const_lo(self) -> int:
+        return self.E + self.zero + self.copy
+
+    @property
+    def end(self) -> int:
+        return self.const_lo + self.const
+
+
+def _term_for_k(ids_k: np.ndarray, on: np.ndarray, returned_k: np.ndarray,
+                ori32: np.ndarray | None, sp: SpecialExperts) -> np.ndarray:
+    """Unweighted fp32 contribution of one top-k slot for every token (0 where none)."""
+    if np.any(on & (ids_k >= sp.end)):
+        raise ValueError(f"expert id beyond E+zero+copy+const = {sp.end}")
+    term = np.zeros(returned_k.shape, dtype=np.float32)
+    moe = on & (ids_k < sp.E)
+    term[moe] = returned_k[moe]
+    copy = on & (ids_k >= sp.copy_lo) & (ids_k < sp.const_lo)
+    const = on & (ids_k >= sp.const_lo)
+    if (copy.any() or const.any()) and ori32 is None:
+        raise ValueError("copy/const experts need ori_x")
+    if copy.any():
+        term[copy] = ori32[copy]
+    for c in np.unique(ids_k[const]) - sp.const_lo:
+        rows = const & (ids_k == sp.const_lo + c)
+        term[rows] = const_expert_value(ori32[rows], sp.alpha1[c], sp.alpha2[c], sp.v[c])
+    return term
+
+
+def combine_rank(rank: int, *, expert_outputs_per_rank: list, plans: list[DispatchPlan],
+                 expert_ids: np.ndarray, expert_scales: np.ndarray | None,
+                 mask: np.ndarray | None, W: int, Rs: int, S: int, E: int, K: int,
+                 zero_num: int = 0, copy_num: int = 0, const_num: int = 0,
+                 ori_x: np.ndarray | None = None, const_alpha1: np.ndarray | None = None,
+                 const_alpha2: np.ndarray | None = None, const_v: np.ndarray | None = None,
+                 shared_expert_x: np.ndarray | None = None, out_dtype=np.float16,
+                 comm_quant: CommQuant | None = None) -> np.ndarray:
+    """xOut (BS,H) of token owner ``rank`` (§5 step 2); rows of inactive tokens stay 0.
+
+    ``plans[d]`` is expert rank d's dispatch plan (where each of its rows goes back);
+    ``expert_outputs_per_rank[d]`` its combine expandX (first plan rows are used).
+    ``comm_quant`` maps a batch of x-dtype rows to their dequantised x-dtype copies (e.g.
+    ``functools.partial(comm_quant_int8_round_trip, x_dtype=...)``).
+
+    Shared-expert rows and sharedExpertX are added UNWEIGHTED after the k loop.  The
+    README/CombineV2 docs write ``expertScales*sharedExpertX`` (weighted); the kernel and
+    the golden add them unweighted (semantics.md §5 flag) and the seed (the DispatchV2 doc)
+    is silent, so the code wins.
+    """
+    topo = Topology.make(W=W, Rs=Rs, S=S, E=E)
+    if len(plans) != W:
+        raise ValueError(f"need the dispatch plans of all W={W} ranks, got {len(plans)}")
+    ids = np.asarray(expert_ids)
+    if ids.ndim != 2 or ids.shape[1] != K:
+        raise ValueError(f"expert_ids shape {ids.shape} is not (BS, K={K})")
+    bs = ids.shape[0]
+    window = returned_rows(rank, expert_outputs_per_rank, plans, bs, K + topo.S, comm_quant)
+    pairs_on, tokens_on = pair_mask(ids, mask)   # a 1-D mask already covers every pair
+    ori32 = None if ori_x is None else np.asarray(ori_x).astype(np.float32)
+    special = SpecialExperts(E, zero_num, copy_num, const_num, const_alpha1, const_alpha2, const_v)
+    weights = None if expert_scales is None else np.asarray(expert_scales, dtype=np.float32)
+
+    acc = np.zeros((bs, window.shape[2]), dtype=np.float32)
+    for k in range(K):
+        term = _term_for_k(ids[:, k], pairs_on[:, k], window[:, k], ori32, special)
+        if weights is not None:
+            term = term * weights[:, k:k + 1]        # Muls: rounded to fp32 ...
+        acc = np.where(pairs_on[:, k:k + 1], acc + term, acc)  # ... then Add: second rounding
+    for s in range(topo.S):
+        acc = np.where(tokens_on[:, None], acc + window[:, K + s], acc)
+    if shared_expert_x is not None:
+        acc = np.where(tokens_on[:, None], acc + np.asarray(shared_expert_x).astype(np.float32), acc)
+
+    out = np.zeros(acc.shape, dtype=out_dtype)
+    out[tokens_on] = acc[tokens_on].astype(out_dtype)  # Cast(XType, acc, CAST_RINT)
+    return out
+
+
+def combine_world(*, expert_outputs_per_rank: list, plans: list[DispatchPlan],
+                  expert_ids: list, expert_scales: list | None, masks: list | None,
+                  W: int, Rs: int, S: int, E: int, K: int, zero_num: int = 0,
+                  copy_num: int = 0, const_num: int = 0, ori_x: list | None = None,
+                  const_alpha1: np.ndarray | None = None, const_alpha2: np.ndarray | None = None,
+                  const_v: np.ndarray | None = None, shared_expert_x: list | None = None,
+                  out_dtype=np.float16, comm_quant: CommQuant | None = None) -> list[np.ndarray]:
+    """:func:`combine_rank` for every rank; per-rank inputs are lists indexed by rank."""
+    per_rank = lambda xs, r: None if xs is None else xs[r]  # noqa: E731
+    return [combine_rank(r, expert_outputs_per_rank=expert_outputs_per_rank, plans=plans,
+                         expert_ids=expert_ids[r], expert_scales=per_rank(expert_scales, r),
+                         mask=per_rank(masks, r), W=W, Rs=Rs, S=S, E=E, K=K,
+                         zero_num=zero_num, copy_num=copy_num, const_num=const_num,
+                         ori_x=per_rank(ori_x, r), const_alpha1=const_alpha1,
+                         const_alpha2=const_alpha2, const_v=const_v,
+                         shared_expert_x=per_rank(shared_expert_x, r), out_dtype=out_dtype,
+                         comm_quant=comm_quant)
+            for r in range(W)]

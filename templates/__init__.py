@@ -1,0 +1,1 @@
+"""Jinja templates of opgen, shipped as package data (``opgen.templates``)."""

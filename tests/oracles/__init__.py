@@ -1,0 +1,1 @@
+"""Hand-written loop oracles that tests compare the vectorised runtime against."""

@@ -139,7 +139,7 @@ def combine_rank(rank: int, *, expert_outputs_per_rank: list, plans: list[Dispat
                  zero_num: int = 0, copy_num: int = 0, const_num: int = 0,
                  ori_x: np.ndarray | None = None, const_alpha1: np.ndarray | None = None,
                  const_alpha2: np.ndarray | None = None, const_v: np.ndarray | None = None,
-                 shared_expert_x: np.ndarray | None = None, out_dtype=np.float16,
+                 shared_expert_x: np.ndarray | None = None, out_dtype,
                  comm_quant: CommQuant | None = None) -> np.ndarray:
     """xOut (BS,H) of token owner ``rank`` (§5 step 2); rows of inactive tokens stay 0.
 
@@ -188,9 +188,11 @@ def combine_world(*, expert_outputs_per_rank: list, plans: list[DispatchPlan],
                   copy_num: int = 0, const_num: int = 0, ori_x: list | None = None,
                   const_alpha1: np.ndarray | None = None, const_alpha2: np.ndarray | None = None,
                   const_v: np.ndarray | None = None, shared_expert_x: list | None = None,
-                  out_dtype=np.float16, comm_quant: CommQuant | None = None) -> list[np.ndarray]:
+                  out_dtype, comm_quant: CommQuant | None = None) -> list[np.ndarray]:
     """:func:`combine_rank` for every rank; per-rank inputs are lists indexed by rank."""
-    per_rank = lambda xs, r: None if xs is None else xs[r]  # noqa: E731
+    def per_rank(xs: list | None, r: int):
+        return None if xs is None else xs[r]
+
     return [combine_rank(r, expert_outputs_per_rank=expert_outputs_per_rank, plans=plans,
                          expert_ids=expert_ids[r], expert_scales=per_rank(expert_scales, r),
                          mask=per_rank(masks, r), W=W, Rs=Rs, S=S, E=E, K=K,

@@ -141,7 +141,7 @@ def combine_setup_rank(*, rank: int, expand_x: np.ndarray, assist_info_for_combi
 def combine_teardown_rank(*, window: dict[int, np.ndarray], expert_ids: np.ndarray,
                           expand_idx: np.ndarray, expert_scales: np.ndarray,
                           mask: np.ndarray | None = None, E: int, H: int,
-                          out_dtype=np.float16) -> np.ndarray:
+                          out_dtype) -> np.ndarray:
     """x (BS,H) = RINT cast of sum_k fp32(expertScales[t,k] * fp32(row)), fp32 in k order.
 
     ``window`` maps global expert -> rows this owner received for it (merge the

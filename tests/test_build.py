@@ -1,0 +1,152 @@
+"""The build pipeline as a user drives it: `opgen build`, rebuilds, `--check`, stale files."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from opgen import cli, write
+from opgen.emit import Artifact
+
+from .conftest import ROOT
+
+SPEC = ROOT / "specs" / "dispatch_v2.spec"
+OP_DIR = "moe_distribute_dispatch_v2"
+DOC = f"{OP_DIR}/docs/aclnnMoeDistributeDispatchV2.md"
+
+
+def run(argv, capsys):
+    code = cli.main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_build_then_rebuild_writes_nothing(tmp_path, capsys):
+    code, out, _ = run(["build", SPEC, "-o", tmp_path], capsys)
+    assert code == 0
+    assert (tmp_path / DOC).is_file()
+    manifest = json.loads((tmp_path / OP_DIR / "MANIFEST.json").read_text())
+    assert manifest["spec"] == "dispatch_v2.spec"
+    assert set(manifest["files"]) == {"docs/aclnnMoeDistributeDispatchV2.md"} | set(manifest["files"])
+    for rel, digest in manifest["files"].items():
+        assert write.sha256((tmp_path / OP_DIR / rel).read_bytes()) == digest
+    code, out, _ = run(["build", SPEC, "-o", tmp_path], capsys)
+    assert code == 0
+    assert out.strip().splitlines()[-1].startswith("0 files written, 0 removed")
+
+
+def test_check_names_hand_edited_missing_and_stale_files(tmp_path, capsys):
+    run(["build", SPEC, "-o", tmp_path], capsys)
+    assert run(["build", "--check", SPEC, "-o", tmp_path], capsys)[0] == 0
+
+    doc = tmp_path / DOC
+    doc.write_text(doc.read_text() + "hand edit\n")
+    code, out, _ = run(["build", "--check", SPEC, "-o", tmp_path], capsys)
+    assert code == 1
+    assert f"{tmp_path / DOC}: hand-edited" in out
+
+    doc.unlink()
+    code, out, _ = run(["build", "--check", SPEC, "-o", tmp_path], capsys)
+    assert code == 1 and f"{tmp_path / DOC}: missing" in out
+
+    # a spec change makes the recorded output stale (not hand-edited)
+    run(["build", SPEC, "-o", tmp_path], capsys)
+    changed = tmp_path / "dispatch_v2.spec"
+    changed.write_text(SPEC.read_text(encoding="utf-8").replace("version 2;", "version 3;"), encoding="utf-8")
+    code, out, _ = run(["build", "--check", changed, "-o", tmp_path], capsys)
+    assert code == 1 and f"{tmp_path / DOC}: stale" in out
+    assert not (tmp_path / OP_DIR / "docs" / "x").exists()  # --check writes nothing
+
+
+def test_obsolete_files_removed_only_when_in_manifest(tmp_path):
+    spec_text = SPEC.read_text(encoding="utf-8")
+    first = write.op_output(OP_DIR, "s.spec", spec_text, [Artifact("a.txt", "a\n"), Artifact("sub/b.txt", "b\n")])
+    write.build(tmp_path, [first])
+    (tmp_path / OP_DIR / "notes.txt").write_text("mine\n")  # a user's file, never generated
+    second = write.op_output(OP_DIR, "s.spec", spec_text, [Artifact("a.txt", "a\n")])
+    assert write.check(tmp_path, [second]) == [write.Problem(f"{OP_DIR}/MANIFEST.json", "stale"),
+                                               write.Problem(f"{OP_DIR}/sub/b.txt", "obsolete")]
+    report = write.build(tmp_path, [second])
+    assert report.removed == [f"{OP_DIR}/sub/b.txt"]
+    assert not (tmp_path / OP_DIR / "sub").exists()  # emptied directories go too
+    assert (tmp_path / OP_DIR / "notes.txt").read_text() == "mine\n"
+
+
+def test_unsafe_paths_are_refused(tmp_path):
+    for bad in ("../evil.txt", "/abs.txt", "MANIFEST.json"):
+        with pytest.raises(ValueError):
+            write.op_output(OP_DIR, "s.spec", "", [Artifact(bad, "x")])
+    with pytest.raises(ValueError):
+        write.op_output("../up", "s.spec", "", [])
+
+
+def test_interrupted_build_leaves_no_partial_files(tmp_path, monkeypatch):
+    spec_text = SPEC.read_text(encoding="utf-8")
+    out = write.op_output(OP_DIR, "s.spec", spec_text, [Artifact("a.txt", "new a\n"), Artifact("b.txt", "new b\n")])
+    (tmp_path / OP_DIR).mkdir()
+    (tmp_path / OP_DIR / "b.txt").write_text("old b\n")
+    real_replace = os.replace
+    calls = []
+
+    def flaky_replace(src, dst):
+        calls.append(dst)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # the user pressed ^C mid-build
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", flaky_replace)
+    with pytest.raises(KeyboardInterrupt):
+        write.build(tmp_path, [out])
+    monkeypatch.setattr(os, "replace", real_replace)
+    files = sorted(p.name for p in (tmp_path / OP_DIR).iterdir())
+    assert files == ["a.txt", "b.txt"]  # no temp files, no manifest yet
+    assert (tmp_path / OP_DIR / "b.txt").read_text() == "old b\n"  # untouched, not half-written
+    write.build(tmp_path, [out])  # a rerun completes the build
+    assert write.check(tmp_path, [out]) == []
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_output_is_byte_identical_across_hash_seeds_and_directories(tmp_path):
+    specs = sorted(str(p) for p in (ROOT / "specs").glob("*.spec"))
+    trees = []
+    for seed in ("0", "12345"):
+        out = tmp_path / f"out{seed}"
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        # run from an unrelated working directory: nothing may depend on the cwd
+        subprocess.run([sys.executable, "-m", "opgen", "build", *specs, "-o", str(out)], check=True, env=env,
+                       cwd=tmp_path, capture_output=True)
+        trees.append(_tree(out))
+    assert trees[0] == trees[1]
+    assert trees[0]
+
+
+def test_spec_errors_exit_1_and_write_nothing(tmp_path, capsys):
+    bad = tmp_path / "bad.spec"
+    bad.write_text(SPEC.read_text(encoding="utf-8").replace("attr epWorldSize: int64", "attr epWorldSize: int46"),
+                   encoding="utf-8")
+    code, out, err = run(["build", bad, "-o", tmp_path / "out"], capsys)
+    assert code == 1
+    assert "error[E113]: unknown attribute type 'int46'" in err and "did you mean 'int64'?" in err
+    assert not (tmp_path / "out").exists()
+    assert "Traceback" not in err
+
+
+def test_usage_errors_exit_2(capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["build"])
+    assert e.value.code == 2
+    with pytest.raises(SystemExit) as e:
+        cli.main(["frobnicate"])
+    assert e.value.code == 2
+
+
+def test_missing_spec_file_is_a_diagnostic(tmp_path, capsys):
+    code, _, err = run(["check", tmp_path / "nope.spec"], capsys)
+    assert code == 1 and "error[E003]: cannot read" in err

@@ -50,7 +50,11 @@ class World:
         return oracle.layout(self.W, self.Rs, self.S, self.E)[0]
 
     def capacity(self, d):
-        """A per the infershape: MoE globalBS*min(L,K), shared maxBS*ceil(W/P)."""
+        """A per the infershape: MoE globalBS*min(L,K), shared maxBS*ceil(W/P).
+
+        The seed's shared formula BS*W*S/Rs (integer division) agrees only when P | W; for
+        (8, 3, 1, 5) it gives 13 < 15 rows that shared rank 0 can receive.
+        """
         S, L, P = oracle.layout(self.W, self.Rs, self.S, self.E)
         max_bs = max(len(i) for i in self.ids)
         if d < self.Rs:
@@ -410,7 +414,8 @@ def test_combine_rejects_missing_ori_x_and_short_outputs():
     xs = [np.ones((1, 8), np.float16)] * 2
     plans = moe.plan_dispatch_world(ids, None, W=2, Rs=0, S=0, E=2)
     outputs = [moe.gather_rows(xs, p) for p in plans]
-    kw = dict(plans=plans, expert_scales=None, mask=None, W=2, Rs=0, S=0, E=2, K=2, copy_num=1)
+    kw = dict(plans=plans, expert_scales=None, mask=None, W=2, Rs=0, S=0, E=2, K=2, copy_num=1,
+              out_dtype=np.float16)
     with pytest.raises(ValueError):
         moe.combine_rank(0, expert_outputs_per_rank=outputs, expert_ids=ids[0], **kw)
     with pytest.raises(ValueError):

@@ -87,3 +87,8 @@ PRODUCTS: dict[str, str] = {
     "ascend910_93": "Atlas A3",
     "ascend910b": "Atlas A2",
 }
+
+# Data-movement patterns a spec can name with `semantics`; each is a driver in opgen.runtime.drivers
+# written against the aclnn parameter names of that op family.
+SEMANTICS = ("moe_dispatch", "moe_combine", "moe_dispatch_setup", "moe_dispatch_teardown", "moe_combine_setup",
+             "moe_combine_teardown")

@@ -14,7 +14,7 @@ from typing import Callable
 
 import jinja2
 
-from . import lower
+from . import lower, lower_py
 from .model import Op, snake
 
 GENERATOR_VERSION = "1"
@@ -44,6 +44,7 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters.update(lower.FILTERS)
+    env.filters.update(lower_py.FILTERS)
     env.filters["snake"] = snake
     return env
 
@@ -59,7 +60,17 @@ def emit_docs(op: Op) -> list[Artifact]:
     return [Artifact(f"docs/aclnn{op.name}.md", render("docs/aclnn_op.md.j2", **docs_context(op)))]
 
 
-EMITTERS: tuple[Callable[[Op], list[Artifact]], ...] = (emit_docs,)
+def emit_reference(op: Op) -> list[Artifact]:
+    """The numpy reference package ``<op_snake>`` (importable with generated/ on sys.path)."""
+    if op.semantics is None:
+        return []
+    ctx = dict(op=op, views=[op.view(p.soc) for p in op.products], spec_name=op.span.file.rsplit("/", 1)[-1]
+               if op.span else "")
+    return [Artifact("__init__.py", render("reference/__init__.py.j2", **ctx)),
+            Artifact("reference.py", render("reference/reference.py.j2", **ctx))]
+
+
+EMITTERS: tuple[Callable[[Op], list[Artifact]], ...] = (emit_docs, emit_reference)
 
 
 def emit(op: Op) -> list[Artifact]:

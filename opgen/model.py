@@ -234,6 +234,7 @@ class Op:
     quant_modes: tuple[QuantMode, ...]
     products: tuple[Product, ...]
     quant_by: str | None = None  # the attribute that selects the quant mode
+    semantics: str | None = None  # the data-movement pattern (a driver in opgen.runtime.drivers)
     source: str = field(default="", compare=False)
     span: Span | None = _span()
 

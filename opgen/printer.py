@@ -142,6 +142,8 @@ def print_op(op: Op) -> str:
     lines += [i + _attr(a) for a in op.attrs]
     if op.quant_by:
         lines.append(f"{i}quant_by {op.quant_by};")
+    if op.semantics:
+        lines.append(f"{i}semantics {op.semantics};")
     lines += [i + _tensor(t) for t in op.outputs]
     lines += [f"{i}def {d.name}({', '.join(d.params)}) = {to_spec(d.body)};" for d in op.defs]
     lines += [_let(l, i) for l in op.lets]

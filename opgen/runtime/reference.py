@@ -1,0 +1,155 @@
+"""The op-independent half of every generated reference.
+
+A generated ``reference.py`` is a set of tables lowered from the spec (checks,
+lets, shapes, dtype rules, quant formulas) wrapped in an ``OpInfo``; this
+module turns user inputs into validated ``Scope`` objects and hands them to
+the driver of the op's ``semantics``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from opgen.runtime.errors import OpError
+from opgen.runtime.scope import INVALID, NULLPTR, Check, EvalError, Scope, Typed, cann_dtype, show
+
+_ATTR_TYPES = {"int64": (int,), "float": (int, float), "bool": (bool,), "string": (str,)}
+
+
+@dataclass(frozen=True)
+class OpInfo:
+    name: str
+    semantics: str
+    products: tuple[str, ...]
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    attrs: Mapping[str, tuple[str, object]]   # name -> (type, default or None when required)
+    env: Mapping[str, object]
+    quant_by: str | None
+    lets: Mapping[str, Mapping[str, Callable]]          # product -> let name -> fn(scope)
+    dtype_rules: Mapping[str, Callable]                 # output -> fn(scope) -> dtype name
+    shapes: Mapping[str, Mapping[str, Callable]]        # product -> output -> fn(scope) -> shape
+    checks: Mapping[str, tuple[Check, ...]]             # product -> ordered checks
+    quant: Mapping[int, Callable]                       # quant mode -> fn(RowBatch) -> {output: value}
+    unspecified: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @property
+    def tensors(self) -> tuple[str, ...]:
+        return self.inputs + self.outputs
+
+
+def _check_product(info: OpInfo, product: str) -> None:
+    if product not in info.products:
+        raise OpError(INVALID, "product", f"{info.name} does not support product {product!r}; "
+                                          f"supported: {', '.join(info.products)}")
+
+
+def normalize_attrs(info: OpInfo, attrs: Mapping) -> dict:
+    """Defaults filled in; unknown names, missing required attributes and wrong types are OpErrors."""
+    out = {}
+    for key in attrs:
+        if key not in info.attrs and key not in info.env:
+            raise OpError(INVALID, str(key), f"{info.name} has no attribute {key!r}")
+    for name, (typ, default) in info.attrs.items():
+        if name in attrs and attrs[name] is not None:
+            v = attrs[name]
+        elif default is None:
+            raise OpError(INVALID, name, f"Parameter {name} of operator {info.name} is required but was not given.")
+        else:
+            v = default
+        base = typ[5:-1] if typ.startswith("list<") else typ
+        ok_types = _ATTR_TYPES[base]
+        values = v if typ.startswith("list<") else (v,)
+        if typ.startswith("list<") and not isinstance(v, (list, tuple)):
+            values = (None,)
+        for item in values:
+            if isinstance(item, bool) and base != "bool" or not isinstance(item, ok_types):
+                raise OpError(INVALID, name, f"Parameter {name} of operator {info.name} has incorrect value "
+                                             f"{show(item) if not isinstance(item, np.generic) else item}. "
+                                             f"It should be a {typ}.")
+        out[name] = tuple(v) if typ.startswith("list<") else v
+    return out
+
+
+def normalize_inputs(info: OpInfo, inputs: Mapping) -> dict:
+    out = {}
+    for key in inputs:
+        if key not in info.inputs:
+            raise OpError(INVALID, str(key), f"{info.name} has no input {key!r}")
+    for name in info.inputs:
+        t = inputs.get(name)
+        if t is not None and not isinstance(t, Typed):
+            t = np.asarray(t)
+            try:
+                cann_dtype(t)
+            except TypeError as err:
+                raise OpError(INVALID, name, f"Parameter {name} of operator {info.name}: {err}") from None
+        out[name] = t
+    return out
+
+
+def make_scope(info: OpInfo, inputs: Mapping, attrs: Mapping, product: str,
+               out_dtypes: Mapping | None = None) -> Scope:
+    _check_product(info, product)
+    a = normalize_attrs(info, attrs)
+    env = {k: attrs.get(k, v) for k, v in info.env.items()}
+    chosen = dict(out_dtypes or {})
+    for k in chosen:
+        if k not in info.outputs:
+            raise OpError(INVALID, str(k), f"{info.name} has no output {k!r}")
+    return Scope(op=info.name, product=product, inputs=normalize_inputs(info, inputs), attrs=a, env=env,
+                 out_dtypes=chosen, lets=info.lets[product], dtype_rules=info.dtype_rules,
+                 tensor_names=info.tensors, output_names=info.outputs)
+
+
+def validate_scope(info: OpInfo, s: Scope) -> None:
+    for check in info.checks[s.product]:
+        check.run(s, info.name)
+
+
+def validate(info: OpInfo, inputs: Mapping, attrs: Mapping, product: str,
+             out_dtypes: Mapping | None = None) -> Scope:
+    s = make_scope(info, inputs, attrs, product, out_dtypes)
+    validate_scope(info, s)
+    return s
+
+
+def infer_shapes(info: OpInfo, s: Scope) -> dict[str, tuple[int, ...]]:
+    try:
+        return {name: tuple(int(d) for d in fn(s)) for name, fn in info.shapes[s.product].items()}
+    except EvalError as err:
+        raise OpError(INVALID, "shape", f"cannot infer output shapes of {info.name}: {err}") from None
+
+
+def infer_dtypes(info: OpInfo, s: Scope) -> dict[str, str]:
+    return {name: s.dtype(name) for name in info.outputs}
+
+
+def world_scopes(info: OpInfo, inputs: Sequence[Mapping], attrs, product: str,
+                 out_dtypes: Mapping | None, rank_attrs: Callable[[int, Mapping], Mapping]) -> list[Scope]:
+    """One validated scope per rank; ``attrs`` is shared (rank ids filled in) or per rank."""
+    if isinstance(attrs, Mapping):
+        per_rank = [dict(attrs, **rank_attrs(i, attrs)) for i in range(len(inputs))]
+    else:
+        per_rank = [dict(a) for a in attrs]
+        if len(per_rank) != len(inputs):
+            raise OpError(INVALID, "attrs", f"{len(per_rank)} attribute sets for {len(inputs)} ranks")
+    scopes = [make_scope(info, inputs[i], per_rank[i], product, out_dtypes) for i in range(len(inputs))]
+    for s in scopes:
+        validate_scope(info, s)
+    return scopes
+
+
+def allocate(info: OpInfo, s: Scope) -> dict[str, np.ndarray]:
+    """Zeroed outputs at their inferred (capacity) shapes: rows the op does not write stay 0."""
+    from opgen.runtime.dtypes import np_dtype
+    shapes = infer_shapes(info, s)
+    return {name: np.zeros(shapes[name], dtype=np_dtype(s.dtype(name))) for name in info.outputs}
+
+
+def null_check(name: str, value, op: str) -> None:
+    if value is None:
+        raise OpError(NULLPTR, name, f"Parameter {name} of operator {op} has incorrect value nullptr. "
+                                     f"It should be a non-null tensor.")

@@ -1,0 +1,257 @@
+"""Evaluation scope of one rank: what generated check and let code reads.
+
+Generated references lower every spec expression to calls on a ``Scope``
+(``s.attr("epWorldSize")``, ``s.dim("x", 1)``, ``s.let("A")``...), so the
+code stays readable and the semantics of each builtin live in one place.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+import ml_dtypes
+import numpy as np
+
+from opgen.runtime.errors import OpError
+
+NULLPTR, INVALID, TILING = 161001, 161002, 561002
+
+
+class EvalError(ArithmeticError):
+    """An expression has no value (division by zero, int64 overflow): the check using it fails."""
+
+
+@dataclass(frozen=True)
+class Typed:
+    """A tensor whose CANN dtype numpy cannot name (HIFLOAT8, FLOAT4_E1M2 codes in uint8)."""
+    data: np.ndarray
+    dtype: str
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.data.shape)
+
+
+_NP_TO_CANN = {
+    np.dtype(np.float16): "FLOAT16", np.dtype(ml_dtypes.bfloat16): "BFLOAT16", np.dtype(np.float32): "FLOAT32",
+    np.dtype(np.int8): "INT8", np.dtype(np.int32): "INT32", np.dtype(np.int64): "INT64",
+    np.dtype(np.uint8): "UINT8", np.dtype(np.bool_): "BOOL",
+    np.dtype(ml_dtypes.float8_e4m3fn): "FLOAT8_E4M3FN", np.dtype(ml_dtypes.float8_e5m2): "FLOAT8_E5M2",
+    np.dtype(ml_dtypes.float8_e8m0fnu): "FLOAT8_E8M0", np.dtype(ml_dtypes.float4_e2m1fn): "FLOAT4_E2M1",
+}
+
+
+def cann_dtype(t) -> str:
+    if isinstance(t, Typed):
+        return t.dtype
+    name = _NP_TO_CANN.get(np.asarray(t).dtype)
+    if name is None:
+        raise TypeError(f"no CANN dtype for numpy dtype {np.asarray(t).dtype}")
+    return name
+
+
+def data(t) -> np.ndarray | None:
+    """The ndarray behind an input (None for an absent optional input)."""
+    if t is None:
+        return None
+    return t.data if isinstance(t, Typed) else np.asarray(t)
+
+
+def shape_text(shape) -> str:
+    return "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def show(v) -> str:
+    """A value as CANN messages print it."""
+    if v is None:
+        return "nullptr"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return f'"{v}"'
+    if isinstance(v, tuple):
+        return shape_text(v)
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+
+# ---- arithmetic with the spec's semantics (shared with the C++ check core) -------------------
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def i64(v):
+    """Integers must stay in int64, as in the C++ check core; floats pass through."""
+    if isinstance(v, int) and not isinstance(v, bool) and not INT64_MIN <= v <= INT64_MAX:
+        raise EvalError("int64 overflow")
+    return v
+
+
+def floordiv(a, b):
+    if b == 0:
+        raise EvalError("division by zero")
+    if isinstance(a, float) or isinstance(b, float):
+        return float(math.floor(a / b))
+    return i64(a // b)
+
+
+def mod(a, b):
+    if b == 0:
+        raise EvalError("modulo by zero")
+    if isinstance(a, float) or isinstance(b, float):
+        return math.fmod(a, b) if (a >= 0) == (b > 0) else a - b * math.floor(a / b)
+    return a % b
+
+
+def div(a, b):
+    """Real division with IEEE results (x/0 = inf, 0/0 = nan), as float arithmetic in C++."""
+    a, b = float(a), float(b)
+    if b == 0.0:
+        return math.nan if a == 0.0 or math.isnan(a) else math.copysign(math.inf, a) * math.copysign(1.0, b)
+    return a / b
+
+
+def ceil_div(a, b):
+    if b == 0:
+        raise EvalError("division by zero")
+    return i64(-(-a // b))
+
+
+def align(a, b):
+    return i64(ceil_div(a, b) * b)
+
+
+def in_range(v, lo, hi, lo_closed: bool, hi_closed: bool) -> bool:
+    return (v >= lo if lo_closed else v > lo) and (v <= hi if hi_closed else v < hi)
+
+
+# ---- checks -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Check:
+    id: str
+    code: int
+    param: str
+    expected: str
+    ok: Callable[["Scope"], bool]
+    when: Callable[["Scope"], bool] | None = None
+    value: Callable[["Scope"], object] | None = None
+
+    def run(self, s: "Scope", op_name: str) -> None:
+        try:
+            if self.when is not None and not self.when(s):
+                return
+            if self.ok(s):
+                return
+        except EvalError:
+            pass  # an expression without a value cannot satisfy the check
+        try:
+            shown = show(self.value(s) if self.value is not None else s.value_of(self.param))
+        except EvalError:
+            shown = "(undefined)"
+        if self.code == 0:
+            return  # warn class: logged by the device code, never an error
+        raise OpError(self.code, self.param,
+                      f"Parameter {self.param} of operator {op_name} has incorrect value {shown}. "
+                      f"It should be {self.expected}. [{self.id}]")
+
+
+class Scope:
+    """One rank's inputs, attributes, chosen output dtypes and environment, plus lazy lets."""
+
+    def __init__(self, *, op: str, product: str, inputs: Mapping, attrs: Mapping, env: Mapping,
+                 out_dtypes: Mapping, lets: Mapping[str, Callable], dtype_rules: Mapping[str, Callable],
+                 tensor_names: tuple[str, ...], output_names: tuple[str, ...]):
+        self.op = op
+        self.product = product
+        self.inputs = inputs
+        self.attrs = attrs
+        self.env_values = env
+        self.out_dtypes = out_dtypes
+        self._lets = lets
+        self._rules = dtype_rules
+        self._tensors = tensor_names
+        self._outputs = output_names
+        self._cache: dict[str, object] = {}
+        self._busy: set[str] = set()
+
+    # names
+    def attr(self, name: str):
+        return self.attrs[name]
+
+    def env(self, name: str):
+        return self.env_values[name]
+
+    def let(self, name: str):
+        if name not in self._cache:
+            if name in self._busy:
+                raise EvalError(f"let {name} depends on itself")
+            self._busy.add(name)
+            try:
+                self._cache[name] = i64(self._lets[name](self))
+            finally:
+                self._busy.discard(name)
+        return self._cache[name]
+
+    # tensors
+    def present(self, name: str) -> bool:
+        return name in self._outputs or self.inputs.get(name) is not None
+
+    def tensor(self, name: str):
+        t = self.inputs.get(name)
+        if t is None:
+            raise EvalError(f"{name} is null")
+        return t
+
+    def shape(self, name: str) -> tuple[int, ...]:
+        return tuple(int(d) for d in data(self.tensor(name)).shape)
+
+    def rank(self, name: str) -> int:
+        return len(self.shape(name))
+
+    def dim(self, name: str, i: int) -> int:
+        shape = self.shape(name)
+        if not 0 <= i < len(shape):
+            raise EvalError(f"{name} has no dim {i}")
+        return shape[i]
+
+    def numel(self, name: str) -> int:
+        return int(np.prod(self.shape(name), dtype=np.int64))
+
+    def dtype(self, name: str) -> str:
+        if name in self._outputs:
+            chosen = self.out_dtypes.get(name)
+            if chosen is not None:
+                return chosen
+            rule = self._rules.get(name)
+            if rule is None:
+                raise EvalError(f"output {name} has no dtype rule; pass it in out_dtypes")
+            return rule(self)
+        return cann_dtype(self.tensor(name))
+
+    def len(self, name: str) -> int:
+        return len(str(self.attr(name)).encode("utf-8"))
+
+    # data checks (tiling cannot run these: they read tensor contents)
+    def prefix_true(self, name: str) -> bool:
+        m = data(self.tensor(name)).astype(bool).reshape(-1)
+        n = int(m.sum())
+        return bool(m[:n].all())
+
+    def all_true(self, name: str) -> bool:
+        return bool(data(self.tensor(name)).astype(bool).all())
+
+    # what a failing check shows for its blamed parameter
+    def value_of(self, name: str):
+        if name in self.attrs:
+            return self.attrs[name]
+        if name in self.env_values:
+            return self.env_values[name]
+        if name in self._tensors:
+            if name in self._outputs:
+                return self.dtype(name)
+            t = self.inputs.get(name)
+            return None if t is None else self.shape(name)
+        return self.let(name)

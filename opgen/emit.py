@@ -8,16 +8,18 @@ spec order, itself deterministic) and run under ``StrictUndefined``.
 from __future__ import annotations
 
 import functools
+import importlib
 from dataclasses import dataclass
 from importlib import resources
 from typing import Callable
 
 import jinja2
 
-from . import lower, lower_py
 from .model import Op, snake
 
 GENERATOR_VERSION = "1"
+# Modules whose FILTERS dict typed Jinja filters come from (one per target language).
+FILTER_MODULES = ("lower", "lower_py")
 
 
 @dataclass(frozen=True)
@@ -43,8 +45,8 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(lower.FILTERS)
-    env.filters.update(lower_py.FILTERS)
+    for module in FILTER_MODULES:
+        env.filters.update(importlib.import_module(f"opgen.{module}").FILTERS)
     env.filters["snake"] = snake
     return env
 

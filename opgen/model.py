@@ -235,8 +235,11 @@ class Op:
     products: tuple[Product, ...]
     quant_by: str | None = None  # the attribute that selects the quant mode
     semantics: str | None = None  # the data-movement pattern (a driver in opgen.runtime.drivers)
+    tiling_key: tuple[tuple[str, Expr], ...] = ()  # key fields, one decimal digit each, lowest first
     source: str = field(default="", compare=False)
     span: Span | None = _span()
+
+    TILING_KEY_BASE = 10000
 
     @property
     def snake_name(self) -> str:

@@ -144,6 +144,10 @@ def print_op(op: Op) -> str:
         lines.append(f"{i}quant_by {op.quant_by};")
     if op.semantics:
         lines.append(f"{i}semantics {op.semantics};")
+    if op.tiling_key:
+        lines.append(f"{i}tiling_key {{")
+        lines += [f"{i}{i}{n} = {to_spec(e)};" for n, e in op.tiling_key]
+        lines.append(f"{i}}}")
     lines += [i + _tensor(t) for t in op.outputs]
     lines += [f"{i}def {d.name}({', '.join(d.params)}) = {to_spec(d.body)};" for d in op.defs]
     lines += [_let(l, i) for l in op.lets]

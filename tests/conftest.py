@@ -29,3 +29,30 @@ def load_src(text: str, file: str = "t.spec"):
 @pytest.fixture(scope="session")
 def dispatch_v2():
     return load_ok(ROOT / "specs" / "dispatch_v2.spec")
+
+
+def build_reference(spec_name: str, out_dir: Path):
+    """Build one spec into ``out_dir`` and import its generated reference module."""
+    import importlib
+    import sys
+
+    from opgen.emit import emit
+    from opgen.write import build, op_output
+
+    op = load_ok(ROOT / "specs" / spec_name)
+    build(out_dir, [op_output(op.snake_name, spec_name, op.source, emit(op))])
+    if str(out_dir) not in sys.path:
+        sys.path.insert(0, str(out_dir))
+    module = importlib.import_module(f"{op.snake_name}.reference")
+    return importlib.reload(module)
+
+
+@pytest.fixture(scope="session")
+def generated_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("generated")
+
+
+@pytest.fixture(scope="session")
+def dispatch_ref(generated_dir):
+    """The generated numpy reference of MoeDistributeDispatchV2 (built fresh from the spec)."""
+    return build_reference("dispatch_v2.spec", generated_dir)

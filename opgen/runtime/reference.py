@@ -13,7 +13,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from opgen.runtime.errors import OpError
-from opgen.runtime.scope import INVALID, NULLPTR, Check, EvalError, Scope, Typed, cann_dtype, show
+from opgen.runtime.scope import INVALID, NULLPTR, Check, EvalError, Meta, Scope, Typed, cann_dtype, show
 
 _ATTR_TYPES = {"int64": (int,), "float": (int, float), "bool": (bool,), "string": (str,)}
 
@@ -80,7 +80,7 @@ def normalize_inputs(info: OpInfo, inputs: Mapping) -> dict:
             raise OpError(INVALID, str(key), f"{info.name} has no input {key!r}")
     for name in info.inputs:
         t = inputs.get(name)
-        if t is not None and not isinstance(t, Typed):
+        if t is not None and not isinstance(t, (Typed, Meta)):
             t = np.asarray(t)
             try:
                 cann_dtype(t)

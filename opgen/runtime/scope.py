@@ -33,6 +33,13 @@ class Typed:
         return tuple(self.data.shape)
 
 
+@dataclass(frozen=True)
+class Meta:
+    """A tensor known only by shape and dtype, as tiling sees it: data checks pass (they cannot run)."""
+    shape: tuple[int, ...]
+    dtype: str
+
+
 _NP_TO_CANN = {
     np.dtype(np.float16): "FLOAT16", np.dtype(ml_dtypes.bfloat16): "BFLOAT16", np.dtype(np.float32): "FLOAT32",
     np.dtype(np.int8): "INT8", np.dtype(np.int32): "INT32", np.dtype(np.int64): "INT64",
@@ -43,7 +50,7 @@ _NP_TO_CANN = {
 
 
 def cann_dtype(t) -> str:
-    if isinstance(t, Typed):
+    if isinstance(t, (Typed, Meta)):
         return t.dtype
     name = _NP_TO_CANN.get(np.asarray(t).dtype)
     if name is None:
@@ -206,7 +213,10 @@ class Scope:
         return t
 
     def shape(self, name: str) -> tuple[int, ...]:
-        return tuple(int(d) for d in data(self.tensor(name)).shape)
+        t = self.tensor(name)
+        if isinstance(t, Meta):
+            return tuple(int(d) for d in t.shape)
+        return tuple(int(d) for d in data(t).shape)
 
     def rank(self, name: str) -> int:
         return len(self.shape(name))
@@ -236,11 +246,15 @@ class Scope:
 
     # data checks (tiling cannot run these: they read tensor contents)
     def prefix_true(self, name: str) -> bool:
+        if isinstance(self.tensor(name), Meta):
+            return True
         m = data(self.tensor(name)).astype(bool).reshape(-1)
         n = int(m.sum())
         return bool(m[:n].all())
 
     def all_true(self, name: str) -> bool:
+        if isinstance(self.tensor(name), Meta):
+            return True
         return bool(data(self.tensor(name)).astype(bool).all())
 
     # what a failing check shows for its blamed parameter

@@ -141,6 +141,11 @@ class ScalarPy:
         raise LoweringError(f"builtin {fn} is not available in scalar expressions")
 
 
+def local_name(n: str) -> str:
+    """Python name of a quant-formula local (prefixed: a spec may call a local `q`, `np` or `out`)."""
+    return f"v_{n}"
+
+
 class QuantPy:
     """Lowering of one quant mode's formula over a batch of rows ``q``."""
 
@@ -164,7 +169,7 @@ class QuantPy:
         if isinstance(e, Name):
             n = e.id
             if n in self.locals:
-                return n
+                return local_name(n)
             if n in self.inputs:
                 return f"q.rows({py_literal(n)})"
             if n in DTYPES:
@@ -277,7 +282,7 @@ def py_quant_body(q, op: Op) -> list[str]:
         for c in s.conditions:
             lines.append("    " * depth + f"if {low(c)}:")
             depth += 1
-        target = s.name if s.kind == "let" else f"out[{py_literal(s.name)}]"
+        target = local_name(s.name) if s.kind == "let" else f"out[{py_literal(s.name)}]"
         lines.append("    " * depth + f"{target} = {low(s.expr)}")
         if s.kind == "let":
             low.locals.add(s.name)

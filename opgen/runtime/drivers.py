@@ -12,7 +12,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from opgen.runtime import moe
+from opgen.runtime import codecs, moe
 from opgen.runtime.errors import OpError
 from opgen.runtime.reference import OpInfo, allocate
 from opgen.runtime.rowbatch import RowBatch
@@ -54,9 +54,10 @@ def _quantize_rows(info: OpInfo, scopes: list[Scope], dst: int, plan: moe.Dispat
     sd = scopes[dst]
     formula = info.quant[sd.attr(info.quant_by)]
     assigned: set[str] = set()
+    width = sd.dim("x", 1)
     for r in np.unique(plan.src_rank):
         idx = np.flatnonzero(plan.src_rank == r)
-        batch = RowBatch(scopes[int(r)], sd, plan.token[idx], plan.expert[idx])
+        batch = RowBatch(scopes[int(r)], sd, plan.token[idx], plan.expert[idx], width)
         for name, value in formula(batch).items():
             out[name][idx] = batch.finish(name, value, out[name].shape[1:])
             assigned.add(name)
@@ -130,11 +131,93 @@ def moe_dispatch(info: OpInfo, scopes: list[Scope], product: str, dests: Sequenc
     return results
 
 
+# ---- CombineV2 -------------------------------------------------------------------------------
+
+def _returning_rows(scopes: list[Scope], product: str, owner: int) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
+    """For each expert rank d: (d, rows of d's expandX, token, k) of the rows that go back to ``owner``.
+
+    ascend910_93 / ascend950 read the triples DispatchV2 stored in assistInfoForCombine on the
+    expert rank; ascend910b keeps the sender-side index instead (semantics §2.4, §5: the row is
+    the start of the (local expert, owner) block in epSendCounts plus expandIdx[t*K+k]).
+    """
+    topo = _topology(scopes[owner])
+    W = topo["W"]
+    out = []
+    if product == "ascend910b":
+        ids = data(scopes[owner].tensor("expertIds"))
+        mask = data(scopes[owner].inputs.get("xActiveMaskOptional"))
+        L = topo["E"] // W
+        tok, kk, _ = moe.active_pairs(ids, mask, topo["E"])
+        e = ids[tok, kk].astype(np.int64)
+        idx = data(scopes[owner].tensor("assistInfoForCombine")).astype(np.int64)
+        slot = idx[tok * ids.shape[1] + kk]
+        for d in range(W):
+            mine = np.flatnonzero(e // L == d)
+            cum = data(scopes[d].tensor("epSendCounts")).astype(np.int64)
+            block = (e[mine] % L) * W + owner
+            start = np.where(block > 0, cum[np.maximum(block - 1, 0)], 0)
+            out.append((d, start + slot[mine], tok[mine], kk[mine]))
+        return out
+    for d in range(W):
+        L_d = int(scopes[d].let("localExpertNum"))
+        cum = data(scopes[d].tensor("epSendCounts"))
+        n = int(cum[W * L_d - 1]) if W * L_d else 0
+        triples = data(scopes[d].tensor("assistInfoForCombine"))[:3 * n].reshape(n, 3).astype(np.int64)
+        mine = np.flatnonzero(triples[:, 0] == owner)
+        out.append((d, mine, triples[mine, 1], triples[mine, 2]))
+    return out
+
+
+def moe_combine(info: OpInfo, scopes: list[Scope], product: str, dests: Sequence[int]) -> dict[int, dict]:
+    """CombineV2: rows go back along the dispatch path, then each owner sums them per token (§5).
+
+    The spec's quant formula maps one returned expandX row to the row the owner receives (its
+    commQuantMode round trip); the fp32 k-ordered reduction is :func:`moe.reduce_window`.
+    """
+    if _tp(scopes[0]) > 1:
+        raise OpError(INVALID, "tpWorldSize", "the numpy reference of CombineV2 has no TP (ReduceScatterV) path: "
+                                              "the documents give no row order for it")
+    results = {}
+    for t in dests:
+        st = scopes[t]
+        topo = _topology(st)
+        S = 0 if topo["Rs"] == 0 and topo["S"] == 1 else topo["S"]
+        ids = data(st.tensor("expertIds"))
+        K, H = ids.shape[1], st.dim("expandX", 1)
+        window = np.zeros((ids.shape[0], K + S, H), dtype=np.float32)
+        formula = info.quant[st.attr(info.quant_by)]
+        for d, rows, tok, kk in _returning_rows(scopes, product, t):
+            if len(rows) == 0:
+                continue
+            batch = RowBatch(scopes[d], st, rows, np.zeros_like(rows), H)
+            returned = formula(batch).get("xOut")
+            if returned is None:
+                raise OpError(INVALID, info.quant_by, f"{info.quant_by} {st.attr(info.quant_by)} has no formula "
+                                                      f"for the returned rows")
+            window[tok, kk] = codecs.to_f32(batch.finish("xOut", returned, (H,)), st.dtype("xOut"))
+        shared_x = data(st.inputs.get("sharedExpertXOptional"))
+        out = allocate(info, st)
+        out["xOut"][:] = moe.reduce_window(
+            window, expert_ids=ids, expert_scales=data(st.inputs.get("expertScales")),
+            mask=data(st.inputs.get("xActiveMaskOptional")), S=S, E=topo["E"], K=K,
+            zero_num=st.attr("zeroExpertNum"), copy_num=st.attr("copyExpertNum"),
+            const_num=st.attr("constExpertNum"), ori_x=data(st.inputs.get("oriXOptional")),
+            const_alpha1=data(st.inputs.get("constExpertAlpha1Optional")),
+            const_alpha2=data(st.inputs.get("constExpertAlpha2Optional")),
+            const_v=data(st.inputs.get("constExpertVOptional")),
+            shared_expert_x=None if shared_x is None else shared_x.reshape(ids.shape[0], H),
+            out_dtype=out["xOut"].dtype)
+        results[t] = out
+    return results
+
+
 DRIVERS: dict[str, Driver] = {
     "moe_dispatch": moe_dispatch,
+    "moe_combine": moe_combine,
 }
 RANK_ATTRS: dict[str, Callable[[int, Mapping], dict]] = {
     "moe_dispatch": ep_rank_attrs,
+    "moe_combine": ep_rank_attrs,
 }
 
 

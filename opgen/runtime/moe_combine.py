@@ -159,8 +159,26 @@ def combine_rank(rank: int, *, expert_outputs_per_rank: list, plans: list[Dispat
     ids = np.asarray(expert_ids)
     if ids.ndim != 2 or ids.shape[1] != K:
         raise ValueError(f"expert_ids shape {ids.shape} is not (BS, K={K})")
+    window = returned_rows(rank, expert_outputs_per_rank, plans, ids.shape[0], K + topo.S, comm_quant)
+    return reduce_window(window, expert_ids=ids, expert_scales=expert_scales, mask=mask, S=topo.S, E=E, K=K,
+                         zero_num=zero_num, copy_num=copy_num, const_num=const_num, ori_x=ori_x,
+                         const_alpha1=const_alpha1, const_alpha2=const_alpha2, const_v=const_v,
+                         shared_expert_x=shared_expert_x, out_dtype=out_dtype)
+
+
+def reduce_window(window: np.ndarray, *, expert_ids: np.ndarray, expert_scales: np.ndarray | None,
+                  mask: np.ndarray | None, S: int, E: int, K: int, zero_num: int = 0, copy_num: int = 0,
+                  const_num: int = 0, ori_x: np.ndarray | None = None, const_alpha1: np.ndarray | None = None,
+                  const_alpha2: np.ndarray | None = None, const_v: np.ndarray | None = None,
+                  shared_expert_x: np.ndarray | None = None, out_dtype) -> np.ndarray:
+    """§5 step 2 on a token owner's fp32 window (BS, K+S, H) of returned rows: the k-ordered sum.
+
+    ``S`` is the normalised shared-expert count (0 without shared-expert ranks).
+    """
+    ids = np.asarray(expert_ids)
     bs = ids.shape[0]
-    window = returned_rows(rank, expert_outputs_per_rank, plans, bs, K + topo.S, comm_quant)
+    if window.shape[:2] != (bs, K + S):
+        raise ValueError(f"window shape {window.shape} is not (BS={bs}, K+S={K + S}, H)")
     pairs_on, tokens_on = pair_mask(ids, mask)   # a 1-D mask already covers every pair
     ori32 = None if ori_x is None else np.asarray(ori_x).astype(np.float32)
     special = SpecialExperts(E, zero_num, copy_num, const_num, const_alpha1, const_alpha2, const_v)
@@ -172,7 +190,7 @@ def combine_rank(rank: int, *, expert_outputs_per_rank: list, plans: list[Dispat
         if weights is not None:
             term = term * weights[:, k:k + 1]        # Muls: rounded to fp32 ...
         acc = np.where(pairs_on[:, k:k + 1], acc + term, acc)  # ... then Add: second rounding
-    for s in range(topo.S):
+    for s in range(S):
         acc = np.where(tokens_on[:, None], acc + window[:, K + s], acc)
     if shared_expert_x is not None:
         acc = np.where(tokens_on[:, None], acc + np.asarray(shared_expert_x).astype(np.float32), acc)

@@ -15,14 +15,14 @@ from opgen.runtime.scope import Scope, cann_dtype, data
 
 
 class RowBatch:
-    def __init__(self, src: Scope, dst: Scope, tokens: np.ndarray, experts: np.ndarray):
+    def __init__(self, src: Scope, dst: Scope, tokens: np.ndarray, experts: np.ndarray, width: int):
         self.src = src
         self.dst = dst
-        self.tokens = tokens      # token index in the sender's x, per row
+        self.tokens = tokens      # row index in the sender's per-row inputs, per row
         self.experts = experts    # smooth-scale row (destination expert), per row
+        self.width = width        # H: the length of one row
         self._raw: dict[int, str] = {}  # id(raw row array) -> its CANN dtype
         self._rows: dict[str, np.ndarray] = {}
-        self.width = data(src.tensor("x")).shape[-1] if src.present("x") else None
 
     # ---- names --------------------------------------------------------------------------
     def rows(self, name: str) -> np.ndarray:

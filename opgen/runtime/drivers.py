@@ -211,14 +211,143 @@ def moe_combine(info: OpInfo, scopes: list[Scope], product: str, dests: Sequence
     return results
 
 
+# ---- the Setup/Teardown family (Ascend 950, semantics §6) --------------------------------------
+#
+# The staging buffers carry opaque tails (scales and padding up to tokenMsgSize, URMA command
+# descriptors): the references fill the documented part (the first H columns of each staged row,
+# expandIdx, the delivered rows and counts) and leave the rest zero; the specs mark what is unspecified.
+
+def _setup_topology(s: Scope) -> dict:
+    return dict(W=s.attr("epWorldSize"), Rs=s.attr("sharedExpertRankNum"), S=s.attr("sharedExpertNum"),
+                E=s.attr("moeExpertNum"))
+
+
+def _staging(s: Scope) -> dict:
+    """DispatchSetup's staging order on one rank: y row of every (token, k), k >= K for shared copies."""
+    topo = _setup_topology(s)
+    ids = data(s.tensor("expertIds"))
+    mask = data(s.inputs.get("xActiveMaskOptional"))
+    return moe.dispatch_setup_rank(x=np.zeros((ids.shape[0], 0), np.float32), expert_ids=ids, mask=mask, **topo)
+
+
+def moe_dispatch_setup(info: OpInfo, scopes: list[Scope], product: str, dests: Sequence[int]) -> dict[int, dict]:
+    """Quantise (the spec's formula, smooth row of each row's own expert) and stage rows sorted by expert."""
+    results = {}
+    for d in dests:
+        s = scopes[d]
+        staged = _staging(s)
+        pair_row = staged["pair_row"]
+        t, k = np.nonzero(pair_row >= 0)
+        rows = pair_row[t, k]
+        ids = data(s.tensor("expertIds"))
+        topo = moe.Topology.make(**_setup_topology(s))
+        K = ids.shape[1]
+        expert = np.where(k < K, ids[t, np.minimum(k, K - 1)].astype(np.int64) + topo.S, k - K)
+        out = allocate(info, s)
+        H = s.dim("x", 1)
+        if len(rows):
+            batch = RowBatch(s, s, t, expert, H)
+            staged_rows = formula_output(info, s, batch, "yOut", (H,))
+            out["yOut"][rows, :H] = staged_rows
+        _put(out["expandIdxOut"], staged["expand_idx"])
+        results[d] = out
+    return results
+
+
+def formula_output(info: OpInfo, s: Scope, batch: RowBatch, name: str, row_shape: tuple[int, ...]) -> np.ndarray:
+    value = info.quant[s.attr(info.quant_by)](batch).get(name)
+    if value is None:
+        raise OpError(INVALID, info.quant_by, f"{info.quant_by} {s.attr(info.quant_by)} has no formula for {name} "
+                                              f"with dtype {s.dtype(name)}")
+    return batch.finish(name, value, row_shape)
+
+
+def moe_dispatch_teardown(info: OpInfo, scopes: list[Scope], product: str, dests: Sequence[int]) -> dict[int, dict]:
+    """Deliver the staged rows in DispatchV2's row order; assistInfo holds the cumulative counts.
+
+    The op's inputs carry no mask, so the staging order is recomputed with every token active
+    (what the setup staged when it had no xActiveMask).
+    """
+    topo = _setup_topology(scopes[0])
+    ids = [data(s.tensor("expertIds")) for s in scopes]
+    staging = [_staging(s) for s in scopes]
+    results = {}
+    for d in dests:
+        sd = scopes[d]
+        plan = moe.plan_dispatch(ids, None, d, **topo)
+        capacity = int(sd.let("A"))
+        if plan.num_rows > capacity:
+            raise OpError(INVALID, "expandXOut", f"rank {d} receives {plan.num_rows} rows but the spec's capacity "
+                                                 f"A is {capacity}")
+        H = sd.dim("x", 1)
+        out = allocate(info, sd)
+        for r in np.unique(plan.src_rank):
+            idx = np.flatnonzero(plan.src_rank == r)
+            y_rows = staging[int(r)]["pair_row"][plan.token[idx], plan.k[idx]]
+            out["expandXOut"][idx] = data(scopes[int(r)].tensor("y"))[y_rows, :H]
+        _put(out["assistInfoForCombineOut"], moe.recv_counts_cumsum(plan.counts))
+        out["expertTokenNumsOut"][:] = moe.expert_token_nums(plan.counts, sd.attr("expertTokenNumsType"))
+        results[d] = out
+    return results
+
+
+def moe_combine_setup(info: OpInfo, scopes: list[Scope], product: str, dests: Sequence[int]) -> dict[int, dict]:
+    """CombineSetup only sends: its outputs are a comm-quant staging buffer and URMA descriptors.
+
+    With commQuantMode 0 (the only mode its products accept) neither carries data a caller may
+    read, so every output is zero here and marked unspecified in the spec; what the op sends is
+    observable through CombineTeardown, whose reference rebuilds it.
+    """
+    return {d: allocate(info, scopes[d]) for d in dests}
+
+
+def moe_combine_teardown(info: OpInfo, scopes: list[Scope], product: str, dests: Sequence[int]) -> dict[int, dict]:
+    """x[t] = RINT(sum_k expertScales[t,k] * fp32(row)) over the rows peers' CombineSetup sent back.
+
+    Expert rank d sends chunk (local expert le, owner t) of its expandX, located by the cumulative
+    counts of the dispatch plan (what DispatchTeardown gave it as assistInfoForCombine); the pair
+    (t, k) reads row expandIdx[t*K+k] of its expert's chunk.
+    """
+    topo = _setup_topology(scopes[0])
+    ids = [data(s.tensor("expertIds")) for s in scopes]
+    masks = [data(s.inputs.get("xActiveMaskOptional")) for s in scopes]
+    plans = moe.plan_dispatch_world(ids, masks, **topo)
+    results = {}
+    for t in dests:
+        st = scopes[t]
+        H = st.dim("expandX", 1)
+        window: dict[int, np.ndarray] = {}
+        for d, plan in enumerate(plans):
+            if plan.is_shared_rank:
+                continue
+            cum = moe.recv_counts_cumsum(plan.counts).astype(np.int64)
+            starts = np.concatenate(([0], cum[:-1]))
+            rows = data(scopes[d].tensor("expandX"))
+            L = plan.counts.shape[0]
+            for le in range(L):
+                i = le * topo["W"] + t
+                if cum[i] > starts[i]:
+                    chunk = rows[starts[i]:cum[i]]
+                    batch = RowBatch(scopes[d], st, np.arange(starts[i], cum[i]), np.zeros(cum[i] - starts[i], np.int64), H)
+                    window[(d - topo["Rs"]) * L + le] = formula_output(info, st, batch, "xOut", (H,)) if len(chunk) else chunk
+        out = allocate(info, st)
+        out["xOut"][:] = moe.combine_teardown_rank(
+            window=window, expert_ids=ids[t], expand_idx=data(st.tensor("expandIdx")),
+            expert_scales=data(st.tensor("expertScales")), mask=masks[t], E=topo["E"], H=H,
+            out_dtype=out["xOut"].dtype)
+        results[t] = out
+    return results
+
+
 DRIVERS: dict[str, Driver] = {
     "moe_dispatch": moe_dispatch,
     "moe_combine": moe_combine,
+    "moe_dispatch_setup": moe_dispatch_setup,
+    "moe_dispatch_teardown": moe_dispatch_teardown,
+    "moe_combine_setup": moe_combine_setup,
+    "moe_combine_teardown": moe_combine_teardown,
 }
-RANK_ATTRS: dict[str, Callable[[int, Mapping], dict]] = {
-    "moe_dispatch": ep_rank_attrs,
-    "moe_combine": ep_rank_attrs,
-}
+RANK_ATTRS: dict[str, Callable[[int, Mapping], dict]] = {name: ep_rank_attrs for name in DRIVERS}
 
 
 def run(info: OpInfo, scopes: list[Scope], product: str, dests: Sequence[int]) -> dict[int, dict]:

@@ -1,0 +1,146 @@
+"""Generated references chained as a model runs them: dispatch -> identity experts -> combine.
+
+The expected values are computed here by plain loops (fp32 products rounded per term, summed in
+k order, one final RNE cast), not by the runtime: a spec or driver bug cannot agree with them.
+"""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from .conftest import build_reference
+
+BF16 = ml_dtypes.bfloat16
+
+
+@pytest.fixture(scope="module")
+def refs(generated_dir):
+    names = ("dispatch_v2", "combine_v2", "dispatch_setup", "dispatch_teardown", "combine_setup", "combine_teardown")
+    return {n: build_reference(f"{n}.spec", generated_dir) for n in names}
+
+
+def expected_combine(x, w, ids, E, shared=0, mask=None):
+    """Loop oracle: RNE(sum_k fl32(w[t,k] * x[t]) (+ shared copies of x, unweighted)) for active tokens."""
+    BS, K = ids.shape
+    out = np.zeros(x.shape, dtype=x.dtype)
+    x32 = x.astype(np.float32)
+    for t in range(BS):
+        if mask is not None and not mask[t]:
+            continue
+        acc = np.zeros(x.shape[1], dtype=np.float32)
+        for k in range(K):
+            if ids[t, k] < E:
+                acc = acc + (x32[t] * np.float32(w[t, k])).astype(np.float32)
+        for _ in range(shared):
+            acc = acc + x32[t]
+        out[t] = acc.astype(x.dtype)
+    return out
+
+
+def world(rng, W, BS, H, K, E, dtype=BF16):
+    return [{"x": rng.standard_normal((BS, H)).astype(dtype),
+             "expertIds": np.argsort(rng.random((BS, E)), axis=1)[:, :K].astype(np.int32),
+             "expertScalesOptional": rng.random((BS, K)).astype(np.float32)} for _ in range(W)]
+
+
+@pytest.mark.parametrize("product,shared,dtype", [
+    ("ascend910b", False, BF16), ("ascend910_93", False, BF16), ("ascend910_93", True, np.float16),
+    ("ascend950", False, np.float16), ("ascend950", True, BF16)])
+def test_dispatch_then_combine_is_x_times_sum_of_weights(refs, product, shared, dtype):
+    rng = np.random.default_rng(7)
+    W, BS, H, K = 4, 6, 1024, 3
+    Rs, S = (2, 1) if shared else (0, 1)
+    E = 4 * (W - Rs)
+    inputs = world(rng, W, BS, H, K, E, dtype)
+    mask = np.arange(BS) < BS - 2  # a 1-D prefix mask on rank 1: its last two tokens stay home
+    inputs[1]["xActiveMaskOptional"] = mask
+    attrs = {"groupEp": "ep", "epWorldSize": W, "moeExpertNum": E, "sharedExpertRankNum": Rs, "sharedExpertNum": S}
+    if product == "ascend910b":
+        attrs.pop("sharedExpertRankNum"), attrs.pop("sharedExpertNum")
+    d = refs["dispatch_v2"].run_world(inputs, attrs, product)
+    cin = [{"expandX": d[r]["expandXOut"], "expertIds": inputs[r]["expertIds"],
+            "assistInfoForCombine": d[r]["assistInfoForCombineOut"], "epSendCounts": d[r]["epRecvCountsOut"],
+            "expertScales": inputs[r]["expertScalesOptional"], "xActiveMaskOptional": inputs[r].get("xActiveMaskOptional")}
+           for r in range(W)]
+    out = refs["combine_v2"].run_world(cin, attrs, product)
+    for r in range(W):
+        want = expected_combine(inputs[r]["x"], inputs[r]["expertScalesOptional"], inputs[r]["expertIds"], E,
+                                shared=S if shared else 0, mask=mask if r == 1 else None)
+        assert out[r]["xOut"].tobytes() == want.tobytes(), f"rank {r}"
+
+
+def test_int8_comm_quant_round_trip_matches_block_oracle(refs):
+    """commQuantMode 2: each returned row goes through 8-element int8 blocks (semantics §5), then the k-sum."""
+    rng = np.random.default_rng(3)
+    W, BS, H, K, E = 2, 4, 1024, 1, 2
+    inputs = world(rng, W, BS, H, K, E)
+    attrs = {"groupEp": "ep", "epWorldSize": W, "moeExpertNum": E}
+    d = refs["dispatch_v2"].run_world(inputs, attrs, "ascend910_93")
+    ones = [np.ones((BS, K), np.float32) for _ in range(W)]
+    cin = [{"expandX": d[r]["expandXOut"], "expertIds": inputs[r]["expertIds"],
+            "assistInfoForCombine": d[r]["assistInfoForCombineOut"], "epSendCounts": d[r]["epRecvCountsOut"],
+            "expertScales": ones[r]} for r in range(W)]
+    out = refs["combine_v2"].run_world(cin, dict(attrs, commQuantMode=2), "ascend910_93")
+    for r in range(W):
+        x = inputs[r]["x"].astype(np.float32)
+        want = np.zeros((BS, H), np.float32)
+        for t in range(BS):
+            for b in range(0, H, 8):
+                v = x[t, b:b + 8]
+                s = np.float32(np.abs(v).max()) * (np.float32(1) / np.float32(127))
+                stored = np.float32(BF16(s))
+                q = np.clip(np.rint((v / s).astype(np.float16).astype(np.float32)), -128, 127).astype(np.int8)
+                row = (q.astype(np.float16).astype(np.float32) * stored).astype(BF16).astype(np.float32)
+                want[t, b:b + 8] = np.float32(0) + row * np.float32(1)  # the k-sum starts from +0.0
+        assert out[r]["xOut"].astype(np.float32).tobytes() == want.astype(BF16).astype(np.float32).tobytes()
+
+
+def test_setup_teardown_family_round_trip(refs):
+    rng = np.random.default_rng(11)
+    W, BS, H, K, E = 2, 16, 4096, 6, 32
+    inputs = world(rng, W, BS, H, K, E)
+    attrs = {"groupEp": "ep", "epWorldSize": W, "moeExpertNum": E, "commType": 2, "sharedExpertNum": 0}
+    s = refs["dispatch_setup"].run_world([{k: v for k, v in i.items() if k in ("x", "expertIds")} for i in inputs],
+                                         attrs, "ascend950")
+    t = refs["dispatch_teardown"].run_world(
+        [{"x": inputs[r]["x"], "y": s[r]["yOut"], "expertIds": inputs[r]["expertIds"],
+          "commCmdInfo": s[r]["commCmdInfoOut"]} for r in range(W)], attrs, "ascend950")
+    c = refs["combine_setup"].run_world(
+        [{"expandX": t[r]["expandXOut"], "expertIds": inputs[r]["expertIds"],
+          "assistInfoForCombine": t[r]["assistInfoForCombineOut"]} for r in range(W)], attrs, "ascend950")
+    o = refs["combine_teardown"].run_world(
+        [{"expandX": t[r]["expandXOut"], "quantExpandX": c[r]["quantExpandXOut"], "expertIds": inputs[r]["expertIds"],
+          "expandIdx": s[r]["expandIdxOut"], "expertScales": inputs[r]["expertScalesOptional"],
+          "commCmdInfo": c[r]["commCmdInfoOut"]} for r in range(W)], attrs, "ascend950")
+    for r in range(W):
+        want = expected_combine(inputs[r]["x"], inputs[r]["expertScalesOptional"], inputs[r]["expertIds"], E)
+        assert o[r]["xOut"].tobytes() == want.tobytes()
+    # DispatchTeardown delivers DispatchV2's rows in DispatchV2's order
+    dv2 = refs["dispatch_v2"].run_world([{"x": i["x"], "expertIds": i["expertIds"]} for i in inputs],
+                                        {k: v for k, v in attrs.items() if k != "commType"}, "ascend950")
+    for r in range(W):
+        n = int(dv2[r]["epRecvCountsOut"][-1])
+        assert t[r]["expandXOut"][:n].tobytes() == dv2[r]["expandXOut"][:n].tobytes()
+        assert np.array_equal(t[r]["assistInfoForCombineOut"][:len(dv2[r]["epRecvCountsOut"])],
+                              dv2[r]["epRecvCountsOut"])
+
+
+@pytest.mark.parametrize("name,product", [("dispatch_v2", "ascend910_93"), ("combine_v2", "ascend910_93")])
+def test_run_rank_equals_run_world(refs, name, product):
+    rng = np.random.default_rng(5)
+    W, BS, H, K, E = 4, 5, 1024, 2, 8
+    inputs = world(rng, W, BS, H, K, E)
+    attrs = {"groupEp": "ep", "epWorldSize": W, "moeExpertNum": E}
+    if name == "combine_v2":
+        d = refs["dispatch_v2"].run_world(inputs, attrs, product)
+        inputs = [{"expandX": d[r]["expandXOut"], "expertIds": inputs[r]["expertIds"],
+                   "assistInfoForCombine": d[r]["assistInfoForCombineOut"], "epSendCounts": d[r]["epRecvCountsOut"],
+                   "expertScales": inputs[r]["expertScalesOptional"]} for r in range(W)]
+    ref = refs[name]
+    everything = ref.run_world(inputs, attrs, product)
+    for r in range(W):
+        one = ref.run_rank(r, inputs, attrs, product)
+        assert one.keys() == everything[r].keys()
+        for key in one:
+            assert one[key].tobytes() == everything[r][key].tobytes(), (r, key)

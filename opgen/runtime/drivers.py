@@ -15,7 +15,7 @@ import numpy as np
 from opgen.runtime import codecs, moe
 from opgen.runtime.errors import OpError
 from opgen.runtime.reference import OpInfo, allocate
-from opgen.runtime.rowbatch import RowBatch
+from opgen.runtime.rowbatch import NeedsRouting, RowBatch
 from opgen.runtime.scope import INVALID, Scope, data
 
 Driver = Callable[[OpInfo, list[Scope], str, Sequence[int]], dict[int, dict[str, np.ndarray]]]
@@ -48,14 +48,52 @@ def _tp(s: Scope) -> int:
     return max(s.attrs.get("tpWorldSize", 0), 1)
 
 
+def _per_token(info: OpInfo, src: Scope, dst: Scope, cache: dict) -> dict[str, np.ndarray] | None:
+    """The formula applied once to every token of ``src``, when it does not depend on the destination.
+
+    Without per-expert smooth scales a token quantises the same way for every expert it goes to,
+    so quantising the sender's BS tokens once and gathering beats quantising BS*K copies.
+    Returns None when the formula reads ``routed(...)``.  Cached per (sender, output dtypes).
+    """
+    # Senders quantise into the dtypes the receivers chose; those are the same on every rank.
+    key = (id(src), frozenset(dst.out_dtypes.items()), dst.attr(info.quant_by))
+    if key not in cache:
+        bs, width = src.dim("x", 0), src.dim("x", 1)
+        batch = RowBatch(src, dst, np.arange(bs), None, width)
+        try:
+            values = info.quant[dst.attr(info.quant_by)](batch)
+            cache[key] = {name: (batch, v) for name, v in values.items()}
+        except NeedsRouting:
+            cache[key] = None
+    return cache[key]
+
+
+def _blocks_of(bounds: np.ndarray, W: int, src: int) -> np.ndarray:
+    """Indices of the non-empty (local expert, src) blocks of one source rank."""
+    nonempty = np.flatnonzero(np.diff(bounds))
+    return nonempty[nonempty % W == src]
+
+
 def _quantize_rows(info: OpInfo, scopes: list[Scope], dst: int, plan: moe.DispatchPlan,
-                   out: dict[str, np.ndarray]) -> None:
+                   out: dict[str, np.ndarray], cache: dict) -> None:
     """Run the spec's quant formula on every row ``dst`` receives, one batch per sender."""
     sd = scopes[dst]
     formula = info.quant[sd.attr(info.quant_by)]
     assigned: set[str] = set()
     width = sd.dim("x", 1)
+    bounds = plan.block_bounds()
+    W = plan.counts.shape[1]
     for r in np.unique(plan.src_rank):
+        tokens = _per_token(info, scopes[int(r)], sd, cache)
+        if tokens is not None:
+            for name, (batch, value) in tokens.items():
+                rows = batch.finish(name, value, out[name].shape[1:])
+                # (local expert, src) blocks are contiguous: gather straight into the output, one copy
+                for b in _blocks_of(bounds, W, int(r)):
+                    lo, hi = bounds[b], bounds[b + 1]
+                    np.take(rows, plan.token[lo:hi], axis=0, out=out[name][lo:hi])
+                assigned.add(name)
+            continue
         idx = np.flatnonzero(plan.src_rank == r)
         batch = RowBatch(scopes[int(r)], sd, plan.token[idx], plan.expert[idx], width)
         for name, value in formula(batch).items():
@@ -78,6 +116,7 @@ def _dispatch_group(info: OpInfo, scopes: list[Scope], product: str, dests: Sequ
     else:
         plans = {d: moe.plan_dispatch(ids, masks, d, **topo) for d in dests}
     expert_scales = [data(s.inputs.get("expertScalesOptional")) for s in scopes]
+    cache: dict = {}
     results = {}
     for d in dests:
         sd, plan = scopes[d], plans[d]
@@ -86,7 +125,7 @@ def _dispatch_group(info: OpInfo, scopes: list[Scope], product: str, dests: Sequ
         if plan.num_rows > capacity:
             raise OpError(INVALID, "expandXOut", f"rank {d} receives {plan.num_rows} rows but the spec's capacity "
                                                  f"A is {capacity}")
-        _quantize_rows(info, scopes, d, plan, out)
+        _quantize_rows(info, scopes, d, plan, out, cache)
         a2_idx = moe.a2_expand_idx(ids[d], masks[d], topo["E"]) if product == "ascend910b" else None
         routed = moe.dispatch_outputs(plan, W=topo["W"], K=K, product=product,
                                       expert_token_nums_type=sd.attr("expertTokenNumsType"), capacity_A=capacity,

@@ -14,12 +14,16 @@ from opgen.runtime.dtypes import emax, np_dtype, qmax
 from opgen.runtime.scope import Scope, cann_dtype, data
 
 
+class NeedsRouting(Exception):
+    """The formula reads a per-expert row, so a batch without destinations cannot evaluate it."""
+
+
 class RowBatch:
-    def __init__(self, src: Scope, dst: Scope, tokens: np.ndarray, experts: np.ndarray, width: int):
+    def __init__(self, src: Scope, dst: Scope, tokens: np.ndarray, experts: np.ndarray | None, width: int):
         self.src = src
         self.dst = dst
         self.tokens = tokens      # row index in the sender's per-row inputs, per row
-        self.experts = experts    # smooth-scale row (destination expert), per row
+        self.experts = experts    # smooth-scale row (destination expert) per row; None: not routed yet
         self.width = width        # H: the length of one row
         self._raw: dict[int, str] = {}  # id(raw row array) -> its CANN dtype
         self._rows: dict[str, np.ndarray] = {}
@@ -49,6 +53,8 @@ class RowBatch:
         a = codecs.to_f32(data(t), cann_dtype(t))
         if a.ndim == 1:
             return a.reshape(1, -1)
+        if self.experts is None:
+            raise NeedsRouting(name)
         return a[self.experts]
 
     def row(self, name: str) -> np.ndarray:

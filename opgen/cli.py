@@ -1,7 +1,7 @@
 """The `opgen` command line.
 
 Exit codes: 0 success, 1 spec errors (or a stale tree for `build --check`),
-2 usage errors (argparse's convention), 3 reserved for `diff` ABI breaks.
+2 usage errors (argparse's convention), 3 an ABI break found by `diff`.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from .loader import load
 from .model import Op
 from .write import build, check, op_output
 
-EXIT_OK, EXIT_SPEC, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_SPEC, EXIT_USAGE, EXIT_ABI_BREAK = 0, 1, 2, 3
 
 
 def _color(stream) -> bool:
@@ -98,6 +98,89 @@ def cmd_explain(args) -> int:
     return EXIT_OK
 
 
+class UsageError(Exception):
+    """A command line that names something that does not exist (exit 2)."""
+
+
+def _git_spec(rev: str, spec: str) -> tuple[str, str]:
+    """(text, display name) of SPEC as committed at REV, from any working directory inside the repository."""
+    import subprocess
+
+    path = Path(spec).resolve()
+    try:
+        top = subprocess.run(["git", "-C", str(path.parent), "rev-parse", "--show-toplevel"], capture_output=True,
+                             text=True)
+    except OSError as err:
+        raise UsageError(f"cannot run git: {err.strerror or err}") from None
+    if top.returncode != 0:
+        raise UsageError(f"{spec} is not inside a git repository: {top.stderr.strip()}")
+    root = Path(top.stdout.strip()).resolve()
+    try:
+        rel = path.relative_to(root).as_posix()
+    except ValueError:
+        raise UsageError(f"{spec} is not inside the repository {root}") from None
+    shown = subprocess.run(["git", "-C", str(root), "show", f"{rev}:{rel}"], capture_output=True)
+    if shown.returncode != 0:
+        raise UsageError(f"cannot read {rel} at {rev}: {shown.stderr.decode('utf-8', 'replace').strip()}")
+    try:
+        return shown.stdout.decode("utf-8"), f"{rev}:{rel}"
+    except UnicodeDecodeError:
+        raise UsageError(f"{rel} at {rev} is not valid UTF-8") from None
+
+
+def cmd_diff(args) -> int:
+    from .diff import diff_ops, generated_changes, render_json, render_md, render_text
+    from .loader import load_text
+
+    if args.rev is not None and len(args.specs) != 1:
+        print("opgen diff --rev REV takes one spec (the working copy, compared with its version at REV)",
+              file=sys.stderr)
+        return EXIT_USAGE
+    if args.rev is None and len(args.specs) != 2:
+        print("opgen diff takes two specs: OLD NEW (or --rev REV SPEC)", file=sys.stderr)
+        return EXIT_USAGE
+    diags = Diagnostics()
+    if args.rev is not None:
+        try:
+            text, old_label = _git_spec(args.rev, args.specs[0])
+        except UsageError as err:
+            print(f"opgen diff: {err}", file=sys.stderr)
+            return EXIT_USAGE
+        old = load_text(text, old_label, diags)
+        new_label = args.specs[0]
+    else:
+        old_label, new_label = args.specs
+        old = load(old_label, diags)
+    new = load(new_label, diags)
+    _report(diags)
+    if diags.has_errors or old is None or new is None:
+        return EXIT_SPEC
+    d = diff_ops(old, new)
+    files = generated_changes(old, new) if args.generated else None
+    render = {"text": render_text, "json": render_json, "md": render_md}[args.format]
+    sys.stdout.write(render(d, old_label, new_label, files))
+    if d.abi_break and not args.allow_abi_break:
+        print(f"opgen diff: {len(d.group('abi'))} ABI change(s); pass --allow-abi-break to accept them",
+              file=sys.stderr)
+        return EXIT_ABI_BREAK
+    return EXIT_OK
+
+
+def cmd_products(args) -> int:
+    from .products import product_matrix, render_json, render_md, render_text
+
+    ops, diags = load_specs(args.specs)
+    _report(diags)
+    if diags.has_errors:
+        return EXIT_SPEC
+    render = {"text": render_text, "json": render_json, "md": render_md}[args.format]
+    for i, (p, op) in enumerate(ops):
+        if i:
+            sys.stdout.write("\n")
+        sys.stdout.write(render(op, product_matrix(op)))
+    return EXIT_OK
+
+
 def make_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="opgen", description="Generate CANN operator artefacts from one spec.")
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -112,6 +195,22 @@ def make_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("check", help="parse and validate specs only")
     c.add_argument("specs", nargs="+", metavar="SPEC")
     c.set_defaults(func=cmd_check)
+
+    d = sub.add_parser("diff", help="semantic changelog between two specs: ABI, behaviour per product, docs",
+                       description="Compare OLD.spec with NEW.spec, or with --rev the spec with its version at a "
+                                   "git revision. Exit 0, or 3 when the ABI changed (unless --allow-abi-break).")
+    d.add_argument("specs", nargs="+", metavar="SPEC", help="OLD NEW, or one SPEC with --rev")
+    d.add_argument("--rev", metavar="GITREV", help="compare SPEC with the spec as committed at GITREV")
+    d.add_argument("--format", choices=("text", "json", "md"), default="text", help="output format (default text)")
+    d.add_argument("--allow-abi-break", action="store_true", help="exit 0 even when the ABI changed")
+    d.add_argument("--generated", action="store_true",
+                   help="also list the generated files that change, with lines added/removed (writes nothing)")
+    d.set_defaults(func=cmd_diff)
+
+    pr = sub.add_parser("products", help="the resolved per-product matrix: what each product inherits and overrides")
+    pr.add_argument("specs", nargs="+", metavar="SPEC")
+    pr.add_argument("--format", choices=("text", "json", "md"), default="text", help="output format (default text)")
+    pr.set_defaults(func=cmd_products)
 
     e = sub.add_parser("explain", help="explain an error code (or `functions` for the builtins)")
     e.add_argument("code", metavar="CODE")

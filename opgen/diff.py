@@ -1,0 +1,1060 @@
+"""Semantic changelog of two operator models (`opgen diff`).
+
+The diff compares models and their product views, never spec text, so
+reformatting, comments and reordered declarations that mean the same thing
+report nothing.  Changes fall into three groups, reported in this order:
+
+* **ABI** - the aclnn signature and the OpDef: the op name, parameters added,
+  removed, renamed (a removed and an added parameter of the same role, slot
+  and type), reordered, and their optionality, type / dtype set, format,
+  shape, default or IR name; HCCL comm groups.
+* **behaviour** - what a call does on each product: attribute domains and
+  string lengths (range widened / narrowed, both ranges shown), dtypes,
+  shapes, unsupported attributes / inputs, quant modes, declared checks
+  (matched by id, compared by condition, expression, class, blame and
+  message), buffer formulas, products added / removed; and op-wide facts:
+  env vars, derived quantities, quant formulas, tiling key, semantics.  A
+  change that is the same on every product is reported once, for all.
+* **docs** - doc and note text, product display names, the unsupported
+  product list.
+
+Two specs of differently named ops (a successor such as MoeDistributeDispatch
+-> MoeDistributeDispatchV2) compare like two versions of one op; the op
+rename is an ABI change and ``Diff.same_op`` is false.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from dataclasses import dataclass, field
+
+from . import builtins as B
+from .emit import emit
+from .expr import Expr, Float, InRange, InSet, Int, Name, Unary, names, quote, to_spec
+from .lower import spec_literal
+from .model import Buffer, Check, Domain, Op, ProductView, Tensor
+from .printer import _domain, _range, _shape
+from .resolve import dim_bindings
+
+ABI, BEHAVIOUR, DOCS = "abi", "behaviour", "docs"
+GROUPS = (ABI, BEHAVIOUR, DOCS)
+ROLES = ("input", "attr", "output")
+
+
+@dataclass(frozen=True)
+class Change:
+    group: str                # abi | behaviour | docs
+    kind: str                 # e.g. "param.renamed", "range.widened", "note.changed"
+    subject: str              # what changed: "output expandIdxOut", "check ascend910b.x", "env E", "op"
+    text: str                 # one line, for people
+    products: tuple[str, ...] = ()  # the SoCs a change applies to; (): the op as a whole (every product)
+    old: object = None        # str, tuple of str, or None
+    new: object = None
+
+    def __post_init__(self):
+        if not isinstance(self.products, tuple):  # one SoC, or None for the whole op
+            object.__setattr__(self, "products", (self.products,) if self.products else ())
+
+    def as_dict(self) -> dict:
+        def plain(v):
+            return list(v) if isinstance(v, tuple) else v
+        return {"group": self.group, "kind": self.kind, "subject": self.subject, "products": list(self.products),
+                "old": plain(self.old), "new": plain(self.new), "text": self.text}
+
+
+@dataclass(frozen=True)
+class Diff:
+    old: Op
+    new: Op
+    changes: tuple[Change, ...]
+    replaces: dict = field(default_factory=dict)  # added attribute -> the removed env vars it takes over
+
+    @property
+    def same_op(self) -> bool:
+        return self.old.name == self.new.name
+
+    @property
+    def abi_break(self) -> bool:
+        return any(c.group == ABI for c in self.changes)
+
+    def group(self, group: str) -> list[Change]:
+        return [c for c in self.changes if c.group == group]
+
+
+# ---- small formatting helpers --------------------------------------------------------------
+
+def _role(p) -> str:
+    return p.role if isinstance(p, Tensor) else "attr"
+
+
+def _conds(conds: tuple[Expr, ...]) -> str:
+    return " and ".join(to_spec(c) for c in conds) if conds else "always"
+
+
+def _domain_text(d: Domain | None) -> str:
+    return _domain(d)[3:] if d is not None else "any value"
+
+
+def _check_text(c: Check) -> str:
+    when = f"when {_conds(c.conditions)}: " if c.conditions else ""
+    blame = c.param + (f"({to_spec(c.value)})" if c.value is not None else "")
+    return f"{when}{to_spec(c.expr)} else {c.error_class} {blame} {quote(c.message)}"
+
+
+def _buffer_text(b: Buffer) -> str:
+    when = f"when {_conds(b.conditions)}: " if b.conditions else ""
+    return f"{when}{b.env} >= {to_spec(b.expr)} else {b.error_class} {quote(b.message)}"
+
+
+def _param_text(p) -> str:
+    if isinstance(p, Tensor):
+        shape = f" shape {_shape(p.shape)}" if p.shape is not None else ""
+        return f"{'optional ' if p.optional else ''}{p.role} {p.name}: {' | '.join(p.dtypes)}{shape}"
+    default = f" = {spec_literal(p.default)}" if p.default is not None else ""
+    return f"{'optional ' if p.optional else ''}attr {p.name}: {p.type}{default}"
+
+
+# ---- numeric ranges: widened or narrowed -------------------------------------------------------
+
+def _number(e: Expr):
+    if isinstance(e, (Int, Float)) and not isinstance(e.value, bool):
+        return e.value
+    if isinstance(e, Unary) and e.op == "-":
+        v = _number(e.operand)
+        return None if v is None else -v
+    if isinstance(e, Name) and e.id in B.CONSTANTS:
+        return B.CONSTANTS[e.id]
+    return None
+
+
+def _interval(lo: Expr, hi: Expr, lo_closed: bool, hi_closed: bool, integer: bool):
+    a, b = _number(lo), _number(hi)
+    if a is None or b is None:
+        return None
+    if integer and isinstance(a, int) and isinstance(b, int):  # (0, 256] is [1, 256] for integers
+        return (a if lo_closed else a + 1, True, b if hi_closed else b - 1, True)
+    return (a, lo_closed, b, hi_closed)
+
+
+def _covers(outer, inner) -> bool:
+    lo_ok = outer[0] < inner[0] or (outer[0] == inner[0] and (outer[1] or not inner[1]))
+    hi_ok = outer[2] > inner[2] or (outer[2] == inner[2] and (outer[3] or not inner[3]))
+    return lo_ok and hi_ok
+
+
+def _relation(old, new) -> str:
+    """'widened', 'narrowed', 'changed' (neither contains the other) or 'rewritten' (the same values, written
+    differently) for two intervals (None: bounds that are not constants) or two item sets."""
+    if old is None or new is None:
+        return "changed"
+    if old == new:
+        return "rewritten"
+    if isinstance(old, frozenset):
+        if old < new:
+            return "widened"
+        return "narrowed" if new < old else "changed"
+    if _covers(new, old):
+        return "widened"
+    return "narrowed" if _covers(old, new) else "changed"
+
+
+def _domain_relation(old: Domain, new: Domain, integer: bool) -> str:
+    if old.range is not None and new.range is not None:
+        o, n = old.range, new.range
+        return _relation(_interval(o.lo, o.hi, o.lo_closed, o.hi_closed, integer),
+                         _interval(n.lo, n.hi, n.lo_closed, n.hi_closed, integer))
+    if old.range is None and new.range is None:
+        return _relation(frozenset(to_spec(i) for i in old.items), frozenset(to_spec(i) for i in new.items))
+    return "changed"
+
+
+def _expr_relation(old: Expr, new: Expr, integer_names: set[str]) -> str | None:
+    """How a range / set check on one operand changed, or None when the two are not such checks."""
+    if isinstance(old, InRange) and isinstance(new, InRange) and old.operand == new.operand:
+        integer = isinstance(old.operand, Name) and old.operand.id in integer_names
+        return _relation(_interval(old.lo, old.hi, old.lo_closed, old.hi_closed, integer),
+                         _interval(new.lo, new.hi, new.lo_closed, new.hi_closed, integer))
+    if isinstance(old, InSet) and isinstance(new, InSet) and old.operand == new.operand and \
+            not old.negated and not new.negated:
+        return _relation(frozenset(to_spec(i) for i in old.items), frozenset(to_spec(i) for i in new.items))
+    return None
+
+
+def _integer_names(op: Op) -> set[str]:
+    return set(dim_bindings(op)) | {a.name for a in op.attrs if a.type == "int64"}
+
+
+# ---- the diff ---------------------------------------------------------------------------------
+
+class _Differ:
+    def __init__(self, old: Op, new: Op):
+        self.old, self.new = old, new
+        self.renamed = self._renames()                          # old param name -> new param name
+        self.back = {n: o for o, n in self.renamed.items()}     # new param name -> old param name
+        self.common = [p.soc for p in new.products if old.product(p.soc) is not None]
+        self.replaces = self._replacements()                    # added attr -> removed envs it takes over
+        self.integers = _integer_names(old) | _integer_names(new)
+
+    def old_name(self, new_name: str) -> str:
+        return self.back.get(new_name, new_name)
+
+    # ---- parameters: renames and replacements ------------------------------------------------
+
+    @staticmethod
+    def _slots(op: Op, role: str, common: set[str]) -> dict[str, str | None]:
+        """Each parameter's slot: the nearest earlier parameter of its role that both versions have."""
+        slots, anchor = {}, None
+        for p in op.params:
+            if _role(p) != role:
+                continue
+            slots[p.name] = anchor
+            if p.name in common:
+                anchor = p.name
+        return slots
+
+    def _renames(self) -> dict[str, str]:
+        """A removed and an added parameter of one role, in the same slot and of the same type, are a rename."""
+        out: dict[str, str] = {}
+        for role in ROLES:
+            olds = {p.name: p for p in self.old.params if _role(p) == role}
+            news = {p.name: p for p in self.new.params if _role(p) == role}
+            common = set(olds) & set(news)
+            old_slot, new_slot = self._slots(self.old, role, common), self._slots(self.new, role, common)
+            taken: set[str] = set()
+            for name, p in olds.items():
+                if name in common:
+                    continue
+                for cand, q in news.items():
+                    if cand in common or cand in taken or old_slot[name] != new_slot[cand]:
+                        continue
+                    same_type = set(p.dtypes) == set(q.dtypes) if isinstance(p, Tensor) else p.type == q.type
+                    if same_type:
+                        out[name] = cand
+                        taken.add(cand)
+                        break
+        return out
+
+    def _replacements(self) -> dict[str, tuple[str, ...]]:
+        """Added attributes that took over the job of removed env vars.
+
+        An added attribute replaces a removed env var when some check (same id on a product both versions
+        have) or tiling-key field read the env var, through derived quantities or directly, in the old
+        version and reads the attribute in the new one.
+        """
+        added = [a.name for a in self.new.attrs if self.old.attr(self.old_name(a.name)) is None]
+        gone = [e.name for e in self.old.envs if e.name not in {x.name for x in self.new.envs}]
+        if not added or not gone:
+            return {}
+        found: dict[str, set[str]] = {}
+
+        def note(old_expr_names: set[str], new_expr_names: set[str]):
+            for a in added:
+                if a in new_expr_names:
+                    found.setdefault(a, set()).update(e for e in gone if e in old_expr_names)
+
+        for soc in self.common:
+            ov, nv = self.old.views[soc], self.new.views[soc]
+            old_checks = {c.id: c for c in ov.checks}
+            for c in nv.checks:
+                o = old_checks.get(c.id)
+                if o is not None:
+                    note(_reads(o, ov), _reads(c, nv))
+        old_keys, new_keys = dict(self.old.tiling_key), dict(self.new.tiling_key)
+        for key_name, e in new_keys.items():
+            if key_name in old_keys:
+                note(_reads_expr(old_keys[key_name], self.old.lets), _reads_expr(e, self.new.lets))
+        return {a: tuple(e for e in gone if e in envs) for a, envs in found.items() if envs}
+
+    # ---- ABI -------------------------------------------------------------------------------
+
+    def abi(self) -> list[Change]:
+        old, new = self.old, self.new
+        out: list[Change] = []
+        if old.name != new.name:
+            out.append(Change(ABI, "op.renamed", "op",
+                              f"op renamed: {old.name} -> {new.name} (aclnn{old.name}GetWorkspaceSize / "
+                              f"aclnn{old.name} -> aclnn{new.name}GetWorkspaceSize / aclnn{new.name})",
+                              old=old.name, new=new.name))
+        old_comm = [(g.domain, g.attr) for g in old.comm_groups]
+        new_comm = [(g.domain, g.attr) for g in new.comm_groups]
+        for d, a in new_comm:
+            if (d, a) not in old_comm:
+                out.append(Change(ABI, "comm.added", f"comm {d}", f"HCCL comm group {d} (named by {a}) added",
+                                  new=a))
+        for d, a in old_comm:
+            if (d, a) not in new_comm:
+                out.append(Change(ABI, "comm.removed", f"comm {d}", f"HCCL comm group {d} (named by {a}) removed",
+                                  old=a))
+        for role in ROLES:
+            out += self._abi_role(role)
+        return out
+
+    def _abi_role(self, role: str) -> list[Change]:
+        olds = [p for p in self.old.params if _role(p) == role]
+        news = [p for p in self.new.params if _role(p) == role]
+        old_by = {p.name: p for p in olds}
+        out: list[Change] = []
+        for i, p in enumerate(news):
+            o = old_by.get(self.old_name(p.name))
+            subject = f"{role} {p.name}"
+            if o is None:
+                where = f", after {news[i - 1].name}" if i else ""
+                text = f"{role} {p.name} added as {role} {i + 1} of {len(news)}{where}: {_param_text(p)}"
+                if p.name in self.replaces:
+                    text += "; replaces env " + ", ".join(self.replaces[p.name])
+                out.append(Change(ABI, "param.added", subject, text, new=_param_text(p)))
+                continue
+            if o.name != p.name:
+                # the IR name follows the parameter's name unless the spec sets it: then it is part of the rename
+                ir = f", IR name {quote(o.ir_name)} -> {quote(p.ir_name)}" if o.ir_name != p.ir_name else ""
+                out.append(Change(ABI, "param.renamed", subject,
+                                  f"{role} {o.name} renamed to {p.name} ({role} {i + 1} of {len(news)}{ir})",
+                                  old=o.name, new=p.name))
+            out += self._abi_fields(role, o, p, subject)
+        news_old_names = {self.old_name(p.name) for p in news}
+        for p in olds:
+            if p.name not in news_old_names:
+                out.append(Change(ABI, "param.removed", f"{role} {p.name}", f"{role} {p.name} removed: "
+                                  f"{_param_text(p)}", old=_param_text(p)))
+        out += self._reordered(role, olds, news)
+        return out
+
+    def _abi_fields(self, role: str, o, p, subject: str) -> list[Change]:
+        out: list[Change] = []
+        name = p.name
+
+        def add(kind, label, a, b):
+            out.append(Change(ABI, kind, subject, f"{role} {name}: {label} {a} -> {b}", old=a, new=b))
+
+        if o.optional != p.optional:
+            a, b = ("optional" if x.optional else "required" for x in (o, p))
+            out.append(Change(ABI, "param.optional", subject, f"{role} {name}: {a} -> {b}", old=a, new=b))
+        if isinstance(p, Tensor):
+            if o.dtypes != p.dtypes:
+                plus = [d for d in p.dtypes if d not in o.dtypes]
+                minus = [d for d in o.dtypes if d not in p.dtypes]
+                what = ", ".join(x for x in (("+" + " +".join(plus)) if plus else "",
+                                             ("-" + " -".join(minus)) if minus else "") if x) or "reordered"
+                out.append(Change(ABI, "param.dtypes", subject,
+                                  f"{role} {name}: dtypes {' | '.join(o.dtypes)} -> {' | '.join(p.dtypes)} ({what})",
+                                  old=o.dtypes, new=p.dtypes))
+            if o.formats != p.formats:
+                add("param.format", "format", " | ".join(o.formats), " | ".join(p.formats))
+            if o.shape != p.shape:
+                add("param.shape", "shape", _shape(o.shape) if o.shape else "any",
+                    _shape(p.shape) if p.shape else "any")
+        else:
+            if o.type != p.type:
+                add("param.type", "type", o.type, p.type)
+            a, b = (spec_literal(x.default) if x.default is not None else "none" for x in (o, p))
+            if a != b:  # compared as spec text: false is not 0, and 1.0 is not 1
+                add("param.default", "default", a, b)
+        if o.ir_name != p.ir_name and o.name == p.name:
+            add("param.ir_name", "IR name", quote(o.ir_name), quote(p.ir_name))
+        return out
+
+    def _reordered(self, role: str, olds, news) -> list[Change]:
+        new_names = [p.name for p in news]
+        old_seq = [self.renamed.get(p.name, p.name) for p in olds if self.renamed.get(p.name, p.name) in new_names]
+        new_seq = [n for n in new_names if n in old_seq]
+        if old_seq == new_seq:
+            return []
+        kept: set[str] = set()
+        for block in difflib.SequenceMatcher(None, old_seq, new_seq, autojunk=False).get_matching_blocks():
+            kept.update(old_seq[block.a:block.a + block.size])
+        old_pos = {self.renamed.get(p.name, p.name): i + 1 for i, p in enumerate(olds)}
+        out = []
+        for i, n in enumerate(new_names):
+            if n in old_seq and n not in kept:
+                out.append(Change(ABI, "param.reordered", f"{role} {n}",
+                                  f"{role} {n} moved: {role} {old_pos[n]} of {len(olds)} -> {i + 1} of {len(news)}",
+                                  old=str(old_pos[n]), new=str(i + 1)))
+        return out
+
+    # ---- behaviour: op-wide ------------------------------------------------------------------
+
+    def op_behaviour(self) -> list[Change]:
+        old, new = self.old, self.new
+        out: list[Change] = []
+
+        def add(kind, subject, text, a=None, b=None):
+            out.append(Change(BEHAVIOUR, kind, subject, text, old=a, new=b))
+
+        old_envs, new_envs = {e.name: e for e in old.envs}, {e.name: e for e in new.envs}
+        by_env = {e: a for a, envs in self.replaces.items() for e in envs}
+        for n, e in new_envs.items():
+            o = old_envs.get(n)
+            text = f"{e.type} = {spec_literal(e.default)}{' ' + e.unit if e.unit else ''}"
+            if o is None:
+                add("env.added", f"env {n}", f"env {n} added: {text}", b=text)
+            else:
+                was = f"{o.type} = {spec_literal(o.default)}{' ' + o.unit if o.unit else ''}"
+                if was != text:
+                    add("env.changed", f"env {n}", f"env {n}: {was} -> {text}", was, text)
+        for n, o in old_envs.items():
+            if n not in new_envs:
+                why = f" (replaced by attr {by_env[n]})" if n in by_env else ""
+                add("env.removed", f"env {n}", f"env {n} removed{why}", a=n)
+        for kind, olds, news in (("let", old.lets, new.lets), ("def", old.defs, new.defs)):
+            out += self._named_exprs(kind, olds, news, None)
+        out += self._quant_formulas()
+        for what in ("quant_by", "semantics"):
+            a, b = getattr(old, what), getattr(new, what)
+            if a != b:
+                add(f"{what}.changed", what, f"{what}: {a or 'none'} -> {b or 'none'}", a, b)
+        old_keys, new_keys = dict(old.tiling_key), dict(new.tiling_key)
+        for k, e in new_keys.items():
+            if k not in old_keys:
+                add("tiling_key.added", f"tiling_key {k}", f"tiling key field {k} added: {to_spec(e)}", b=to_spec(e))
+            elif old_keys[k] != e:
+                a, b = to_spec(old_keys[k]), to_spec(e)
+                add("tiling_key.changed", f"tiling_key {k}", f"tiling key field {k}: {a} -> {b}", a, b)
+        for k, e in old_keys.items():
+            if k not in new_keys:
+                add("tiling_key.removed", f"tiling_key {k}", f"tiling key field {k} removed", a=to_spec(e))
+        if [k for k in old_keys if k in new_keys] != [k for k in new_keys if k in old_keys]:  # digit positions
+            add("tiling_key.reordered", "tiling_key", "tiling key fields reordered: "
+                f"{', '.join(old_keys)} -> {', '.join(new_keys)}", ", ".join(old_keys), ", ".join(new_keys))
+        for t in new.outputs:
+            o = old.tensor(self.old_name(t.name))
+            if o is not None and o.dtype_rule != t.dtype_rule:
+                a = to_spec(o.dtype_rule) if o.dtype_rule else "none"
+                b = to_spec(t.dtype_rule) if t.dtype_rule else "none"
+                add("dtype_rule.changed", f"output {t.name}", f"output {t.name}: default dtype {a} -> {b}", a, b)
+        return out
+
+    def _named_exprs(self, kind: str, olds, news, product: str | None) -> list[Change]:
+        """lets / defs by name: added, removed, expression changed."""
+        def text(x) -> str:
+            if kind == "def":
+                return f"{x.name}({', '.join(x.params)}) = {to_spec(x.body)}"
+            return f"{x.name} = {to_spec(x.expr)}"
+        label = "derived quantity" if kind == "let" else "macro"
+        old_by, new_by = {x.name: x for x in olds}, {x.name: x for x in news}
+        out = []
+        for n, x in new_by.items():
+            o = old_by.get(n)
+            if o is None:
+                out.append(Change(BEHAVIOUR, f"{kind}.added", f"{kind} {n}", f"{label} {text(x)} added",
+                                  product, new=text(x)))
+            elif text(o) != text(x):
+                out.append(Change(BEHAVIOUR, f"{kind}.changed", f"{kind} {n}",
+                                  f"{label} {n}: {text(o)} -> {text(x)}", product, text(o), text(x)))
+        for n, o in old_by.items():
+            if n not in new_by:
+                out.append(Change(BEHAVIOUR, f"{kind}.removed", f"{kind} {n}", f"{label} {text(o)} removed",
+                                  product, old=text(o)))
+        return out
+
+    def _quant_formulas(self) -> list[Change]:
+        out = []
+        for q in self.new.quant_modes:
+            o = self.old.quant_mode(q.value)
+            subject = f"quant {q.value}"
+            if o is None:
+                out.append(Change(BEHAVIOUR, "quant.added", subject,
+                                  f"quant mode {q.value} ({q.name}) declared, assigning {', '.join(q.outputs)}"))
+            elif o.body != q.body:
+                out.append(Change(BEHAVIOUR, "quant.changed", subject,
+                                  f"quant mode {q.value} ({q.name}): formulas changed "
+                                  f"({len(o.body)} -> {len(q.body)} statements)",
+                                  old=_quant_text(o), new=_quant_text(q)))
+        for o in self.old.quant_modes:
+            if self.new.quant_mode(o.value) is None:
+                out.append(Change(BEHAVIOUR, "quant.removed", f"quant {o.value}",
+                                  f"quant mode {o.value} ({o.name}) no longer declared"))
+        return out
+
+    # ---- behaviour: per product --------------------------------------------------------------
+
+    def products(self) -> list[Change]:
+        out: list[Change] = []
+        for p in self.new.products:
+            o = self.old.product(p.soc)
+            if o is None:
+                ext = f", extends {p.extends}" if p.extends else ""
+                out.append(Change(BEHAVIOUR, "product.added", f"product {p.soc}",
+                                  f"product {p.soc} added ({p.display}{ext}; quant modes "
+                                  f"{_modes(self.new.views[p.soc].quant_modes)})", p.soc, new=p.display))
+        for o in self.old.products:
+            if self.new.product(o.soc) is None:
+                out.append(Change(BEHAVIOUR, "product.removed", f"product {o.soc}",
+                                  f"product {o.soc} removed ({o.display})", o.soc, old=o.display))
+        # A change found identically on several products is reported once, naming them; on every product
+        # both versions have (two or more), it is a change of the whole op.
+        where: dict[tuple, list[str]] = {}
+        first: dict[tuple, Change] = {}
+        for soc in self.common:
+            for c in self._product(soc):
+                where.setdefault(_key(c), []).append(soc)
+                first.setdefault(_key(c), c)
+        merged = []
+        for key, socs in where.items():
+            c = first[key]
+            every = len(self.common) >= 2 and socs == self.common
+            merged.append(Change(c.group, c.kind, c.subject, c.text, () if every else tuple(socs), c.old, c.new))
+        return [c for c in merged if not c.products] + out + [c for c in merged if c.products]
+
+    def _product(self, soc: str) -> list[Change]:
+        old, new = self.old, self.new
+        ov, nv = old.views[soc], new.views[soc]
+        op_, np_ = old.product(soc), new.product(soc)
+        out: list[Change] = []
+
+        def add(kind, subject, text, a=None, b=None):
+            out.append(Change(BEHAVIOUR, kind, subject, text, soc, a, b))
+
+        if op_.extends != np_.extends:
+            add("product.extends", f"product {soc}", f"extends {op_.extends or 'nothing'} -> "
+                f"{np_.extends or 'nothing'}", op_.extends, np_.extends)
+        if ov.pairs_with != nv.pairs_with:
+            add("pairs.changed", "pairs_with", f"pairs with {', '.join(ov.pairs_with) or 'nothing'} -> "
+                f"{', '.join(nv.pairs_with) or 'nothing'}", ov.pairs_with, nv.pairs_with)
+        old_t = {t.name: t for t in ov.inputs + ov.outputs}
+        for t in nv.inputs + nv.outputs:
+            decl = new.tensor(t.name)
+            o = old_t.get(self.old_name(t.name))
+            subject = f"{t.role} {t.name}"
+            if o is None:
+                if t.dtypes != decl.dtypes:
+                    add("dtypes.declared", subject, f"{subject} (new): {' | '.join(t.dtypes)} on this product",
+                        b=t.dtypes)
+                continue
+            odecl = old.tensor(o.name)
+            if o.dtypes != t.dtypes and not (o.dtypes == odecl.dtypes and t.dtypes == decl.dtypes):
+                plus = tuple(d for d in t.dtypes if d not in o.dtypes)
+                minus = tuple(d for d in o.dtypes if d not in t.dtypes)
+                if plus:
+                    add("dtype.added", subject, f"{subject}: dtype {', '.join(plus)} added "
+                        f"({' | '.join(o.dtypes)} -> {' | '.join(t.dtypes)})", o.dtypes, t.dtypes)
+                if minus:
+                    add("dtype.removed", subject, f"{subject}: dtype {', '.join(minus)} removed "
+                        f"({' | '.join(o.dtypes)} -> {' | '.join(t.dtypes)})", o.dtypes, t.dtypes)
+            if o.shape != t.shape and not (o.shape == odecl.shape and t.shape == decl.shape):
+                a = _shape(o.shape) if o.shape else "any"
+                b = _shape(t.shape) if t.shape else "any"
+                add("shape.changed", subject, f"{subject}: shape {a} -> {b}", a, b)
+        out += self._domains(ov, nv, soc)
+        for what, olds, news, live in (
+                ("unsupported", ov.unsupported_attrs, nv.unsupported_attrs, "attr"),
+                ("unsupported", ov.unsupported_inputs, nv.unsupported_inputs, "input"),
+                ("unspecified", ov.unspecified_outputs, nv.unspecified_outputs, "output")):
+            out += self._flags(what, live, olds, news, soc)
+        om, nm = set(ov.quant_modes), set(nv.quant_modes)
+        for m in sorted(nm - om):
+            q = new.quant_mode(m)
+            add("quant_mode.added", f"quant_mode {m}", f"quant mode {m} ({q.name if q else '?'}) added "
+                f"({_modes(ov.quant_modes)} -> {_modes(nv.quant_modes)})", _modes(ov.quant_modes),
+                _modes(nv.quant_modes))
+        for m in sorted(om - nm):
+            q = old.quant_mode(m)
+            add("quant_mode.removed", f"quant_mode {m}", f"quant mode {m} ({q.name if q else '?'}) removed "
+                f"({_modes(ov.quant_modes)} -> {_modes(nv.quant_modes)})", _modes(ov.quant_modes),
+                _modes(nv.quant_modes))
+        out += self._product_lets(ov, nv, soc)
+        out += self._checks(ov, nv, soc)
+        out += self._buffers(ov, nv, soc)
+        return out
+
+    def _domains(self, ov: ProductView, nv: ProductView, soc: str) -> list[Change]:
+        out = []
+        old_a = {a.name: a for a in ov.attrs}
+        for a in nv.attrs:
+            o = old_a.get(self.old_name(a.name))
+            subject = f"attr {a.name}"
+            if o is None:
+                if a.domain is not None:
+                    out.append(Change(BEHAVIOUR, "domain.added", subject,
+                                      f"attr {a.name} (new): {_domain_text(a.domain)}", soc, new=_domain_text(a.domain)))
+                continue
+            if o.domain != a.domain:
+                a_txt, b_txt = _domain_text(o.domain), _domain_text(a.domain)
+                if o.domain is None or a.domain is None:
+                    kind = "domain.added" if o.domain is None else "domain.removed"
+                    text = f"attr {a.name}: {a_txt} -> {b_txt}"
+                else:
+                    rel = _domain_relation(o.domain, a.domain, a.type == "int64")
+                    kind = f"range.{rel}"
+                    text = f"attr {a.name}: range {rel} {a_txt} -> {b_txt}"
+                    if o.domain.range is None and a.domain.range is None:
+                        moved = ["+" + to_spec(i) for i in a.domain.items if i not in o.domain.items] + \
+                            ["-" + to_spec(i) for i in o.domain.items if i not in a.domain.items]
+                        text += f" ({', '.join(moved)})" if moved else ""
+                out.append(Change(BEHAVIOUR, kind, subject, text, soc, a_txt, b_txt))
+            if o.length != a.length:
+                a_txt = _range(o.length) if o.length else "any"
+                b_txt = _range(a.length) if a.length else "any"
+                if o.length and a.length:
+                    rel = _relation(_interval(o.length.lo, o.length.hi, o.length.lo_closed, o.length.hi_closed, True),
+                                    _interval(a.length.lo, a.length.hi, a.length.lo_closed, a.length.hi_closed, True))
+                else:
+                    rel = "changed"
+                out.append(Change(BEHAVIOUR, f"range.{rel}", subject,
+                                  f"attr {a.name}: string length {rel} {a_txt} -> {b_txt}", soc, a_txt, b_txt))
+        return out
+
+    def _flags(self, what: str, role: str, olds, news, soc: str) -> list[Change]:
+        """Unsupported attrs / inputs and unspecified outputs: which names joined or left the list."""
+        out = []
+        params = {p.name for p in self.new.params if _role(p) == role}
+        old_now = {self.renamed.get(n, n) for n in olds}
+        for n in news:
+            if n not in old_now:
+                new_param = self.old_name(n) not in {p.name for p in self.old.params}
+                out.append(Change(BEHAVIOUR, f"{what}.added", f"{role} {n}",
+                                  f"{role} {n}{' (new)' if new_param else ''} is {what} here", soc))
+        for n in olds:
+            m = self.renamed.get(n, n)
+            if m in params and m not in news:
+                out.append(Change(BEHAVIOUR, f"{what}.removed", f"{role} {m}", f"{role} {m} is no longer {what}",
+                                  soc))
+        return out
+
+    def _product_lets(self, ov: ProductView, nv: ProductView, soc: str) -> list[Change]:
+        """Derived quantities a product overrides (the op-wide ones are reported once, op-wide)."""
+        old_decl, new_decl = {l.name: l for l in self.old.lets}, {l.name: l for l in self.new.lets}
+        olds = [l for l in ov.lets if old_decl.get(l.name) != l]
+        news = [l for l in nv.lets if new_decl.get(l.name) != l]
+        names_ = {l.name for l in olds} | {l.name for l in news}
+        olds = [l for l in ov.lets if l.name in names_]
+        news = [l for l in nv.lets if l.name in names_]
+        return [c for c in self._named_exprs("let", olds, news, soc)
+                if not (c.kind != "let.changed" and _explained_let(c, old_decl, new_decl))]
+
+    def _checks(self, ov: ProductView, nv: ProductView, soc: str) -> list[Change]:
+        olds = [c for c in ov.checks if c.origin == "declared" and not c.id.startswith("buffer.")]
+        news = [c for c in nv.checks if c.origin == "declared" and not c.id.startswith("buffer.")]
+        pairs, removed, added = _match(olds, news, _check_content, lambda c: c.id)
+        out = []
+        for n in news:
+            o = pairs.get(n.id)
+            if n.id in added:
+                out.append(Change(BEHAVIOUR, "constraint.added", f"check {n.id}", f"check {n.id} added: "
+                                  f"{_check_text(n)}", soc, new=_check_text(n)))
+            elif o is not None and _check_content(o) != _check_content(n):
+                out.append(self._check_changed(o, n, soc))
+        for o in olds:
+            if o.id in removed:
+                out.append(Change(BEHAVIOUR, "constraint.removed", f"check {o.id}", f"check {o.id} removed: "
+                                  f"{_check_text(o)}", soc, old=_check_text(o)))
+        return out
+
+    def _check_changed(self, o: Check, n: Check, soc: str) -> Change:
+        parts, kind = [], "constraint.changed"
+        if o.conditions != n.conditions:
+            parts.append(f"condition {_conds(o.conditions)} -> {_conds(n.conditions)}")
+        if o.expr != n.expr:
+            rel = _expr_relation(o.expr, n.expr, self.integers)
+            if rel is not None and o.conditions == n.conditions:
+                kind = f"range.{rel}"
+                parts.append(f"range {rel} {to_spec(o.expr)} -> {to_spec(n.expr)}")
+            else:
+                parts.append(f"{to_spec(o.expr)} -> {to_spec(n.expr)}")
+        if o.error_class != n.error_class:
+            parts.append(f"class {o.error_class} -> {n.error_class}")
+        blame_o = o.param + (f"({to_spec(o.value)})" if o.value is not None else "")
+        blame_n = n.param + (f"({to_spec(n.value)})" if n.value is not None else "")
+        if blame_o != blame_n:
+            parts.append(f"blames {blame_o} -> {blame_n}")
+        if o.message != n.message:
+            parts.append(f"message {quote(o.message)} -> {quote(n.message)}")
+        return Change(BEHAVIOUR, kind, f"check {n.id}", f"check {n.id}: " + "; ".join(parts), soc,
+                      _check_text(o), _check_text(n))
+
+    def _buffers(self, ov: ProductView, nv: ProductView, soc: str) -> list[Change]:
+        def key(b: Buffer) -> str:
+            return b.label or b.env
+        old_by = {key(b): b for b in ov.buffers}
+        new_by = {key(b): b for b in nv.buffers}
+        out = []
+        for k, b in new_by.items():
+            o = old_by.get(k)
+            if o is None:
+                out.append(Change(BEHAVIOUR, "buffer.added", f"buffer {k}", f"buffer {k} added: {_buffer_text(b)}",
+                                  soc, new=_buffer_text(b)))
+            elif _buffer_text(o) != _buffer_text(b):
+                parts = []
+                if o.expr != b.expr or o.env != b.env:
+                    parts.append(f"formula {o.env} >= {to_spec(o.expr)} -> {b.env} >= {to_spec(b.expr)}")
+                if o.conditions != b.conditions:
+                    parts.append(f"condition {_conds(o.conditions)} -> {_conds(b.conditions)}")
+                if o.error_class != b.error_class:
+                    parts.append(f"class {o.error_class} -> {b.error_class}")
+                if o.message != b.message:
+                    parts.append(f"message {quote(o.message)} -> {quote(b.message)}")
+                out.append(Change(BEHAVIOUR, "buffer.changed", f"buffer {k}", f"buffer {k}: " + "; ".join(parts),
+                                  soc, _buffer_text(o), _buffer_text(b)))
+        for k, o in old_by.items():
+            if k not in new_by:
+                out.append(Change(BEHAVIOUR, "buffer.removed", f"buffer {k}", f"buffer {k} removed: "
+                                  f"{_buffer_text(o)}", soc, old=_buffer_text(o)))
+        return out
+
+    # ---- docs ----------------------------------------------------------------------------------
+
+    def docs(self) -> list[Change]:
+        old, new = self.old, self.new
+        out: list[Change] = []
+
+        def text_change(subject, a, b, product=None):
+            if a != b:
+                out.append(Change(DOCS, "doc.changed", subject, f"{subject}: doc {quote(a)} -> {quote(b)}",
+                                  product, a, b))
+
+        text_change("op", old.doc, new.doc)
+        out += _notes(old.notes, new.notes, None)
+        if old.unsupported_products != new.unsupported_products:
+            out.append(Change(DOCS, "unsupported_products.changed", "unsupported products",
+                              f"unsupported products: {', '.join(old.unsupported_products) or 'none'} -> "
+                              f"{', '.join(new.unsupported_products) or 'none'}",
+                              None, old.unsupported_products, new.unsupported_products))
+        for p in new.params:
+            o = next((x for x in old.params if x.name == self.old_name(p.name) and _role(x) == _role(p)), None)
+            if o is not None:
+                text_change(f"{_role(p)} {p.name}", o.doc, p.doc)
+        for e in new.envs:
+            o = next((x for x in old.envs if x.name == e.name), None)
+            if o is not None:
+                text_change(f"env {e.name}", o.doc, e.doc)
+        for l in new.lets:
+            o = next((x for x in old.lets if x.name == l.name), None)
+            if o is not None:
+                text_change(f"let {l.name}", o.doc, l.doc)
+        for q in new.quant_modes:
+            o = old.quant_mode(q.value)
+            if o is not None and (o.name, o.doc) != (q.name, q.doc):
+                out.append(Change(DOCS, "quant.renamed", f"quant {q.value}", f"quant mode {q.value}: "
+                                  f"{o.name} {quote(o.doc)} -> {q.name} {quote(q.doc)}", None,
+                                  f"{o.name} {o.doc}", f"{q.name} {q.doc}"))
+        for p in new.products:
+            o = old.product(p.soc)
+            if o is None:
+                continue
+            if o.display != p.display:
+                out.append(Change(DOCS, "display.changed", f"product {p.soc}",
+                                  f"display name {quote(o.display)} -> {quote(p.display)}", p.soc, o.display, p.display))
+            text_change(f"product {p.soc}", o.doc, p.doc, p.soc)
+            out += _notes(o.notes, p.notes, p.soc)
+        return out
+
+    def run(self) -> Diff:
+        changes = self.abi() + self.op_behaviour() + self.products() + self.docs()
+        return Diff(self.old, self.new, tuple(changes), self.replaces)
+
+
+def _modes(modes) -> str:
+    return ", ".join(map(str, modes)) or "none"
+
+
+def _quant_text(q) -> tuple[str, ...]:
+    out = []
+    for s in q.body:
+        stmt = f"let {s.name} = {to_spec(s.expr)}" if s.kind == "let" else f"{s.name} = {to_spec(s.expr)}"
+        out.append((f"when {_conds(s.conditions)}: " if s.conditions else "") + stmt)
+    return tuple(out)
+
+
+def _notes(olds, news, product) -> list[Change]:
+    """Notes added, removed or reworded (a replaced note is "reworded" when at least half of it survives)."""
+    subject = f"product {product} notes" if product else "op notes"
+    out = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, list(olds), list(news), autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        pairs, start = {}, i1
+        for j in range(j1, j2):
+            scores = [(difflib.SequenceMatcher(None, olds[i], news[j], autojunk=False).ratio(), -i)
+                      for i in range(start, i2)]
+            best = max(scores, default=(0.0, 0))
+            if best[0] >= 0.5:
+                pairs[j] = -best[1]
+                start = -best[1] + 1
+        paired_old = set(pairs.values())
+        for i in range(i1, i2):
+            if i not in paired_old:
+                out.append(Change(DOCS, "note.removed", subject, f"note {i + 1} removed: {quote(olds[i])}", product,
+                                  olds[i]))
+        for j in range(j1, j2):
+            if j in pairs:
+                a, b = olds[pairs[j]], news[j]
+                out.append(Change(DOCS, "note.changed", subject, f"note {j + 1} changed: {quote(a)} -> {quote(b)}",
+                                  product, a, b))
+            else:
+                out.append(Change(DOCS, "note.added", subject, f"note {j + 1} added: {quote(news[j])}", product,
+                                  None, news[j]))
+    return out
+
+
+def _reads_expr(e: Expr, lets, seen: set[str] | None = None) -> set[str]:
+    """Names an expression reads, following derived quantities (lets) to what they read."""
+    seen = set() if seen is None else seen
+    by_name = {l.name: l for l in lets}
+    out: set[str] = set()
+    for n in names(e):
+        out.add(n)
+        if n in by_name and n not in seen:
+            seen.add(n)
+            out |= _reads_expr(by_name[n].expr, lets, seen)
+    return out
+
+
+def _reads(c: Check, view: ProductView) -> set[str]:
+    out: set[str] = set()
+    for e in (*c.conditions, c.expr):
+        out |= _reads_expr(e, view.lets)
+    return out
+
+
+def _check_content(c: Check):
+    return (c.conditions, c.expr, c.error_class, c.param, c.value, c.message)
+
+
+def _base_id(check_id: str) -> str:
+    return re.sub(r"\.\d+$", "", check_id)
+
+
+def _match(olds: list[Check], news: list[Check], content, ident):
+    """Pair old and new checks: identical content first, then the same id, then the same id but its `.N`.
+
+    Returns ({new id: old check}, ids of removed old checks, ids of added new checks).
+    """
+    free_old = list(olds)
+    pairs: dict[str, Check] = {}
+    pending = []
+    for n in news:
+        hit = next((o for o in free_old if content(o) == content(n)), None)
+        if hit is not None:
+            free_old.remove(hit)
+            pairs[ident(n)] = hit
+        else:
+            pending.append(n)
+    for same in (lambda o, n: ident(o) == ident(n), lambda o, n: _base_id(ident(o)) == _base_id(ident(n))):
+        rest = []
+        for n in pending:
+            hit = next((o for o in free_old if same(o, n)), None)
+            if hit is not None:
+                free_old.remove(hit)
+                pairs[ident(n)] = hit
+            else:
+                rest.append(n)
+        pending = rest
+    return pairs, {ident(o) for o in free_old}, {ident(n) for n in pending}
+
+
+def _key(c: Change):
+    return (c.group, c.kind, c.subject, c.text, c.old, c.new)
+
+
+def _explained_let(c: Change, old_decl, new_decl) -> bool:
+    """A let added / removed on a product only because the op-wide let was added / removed."""
+    name = c.subject.split(" ", 1)[1]
+    return (c.kind == "let.added" and name in new_decl and name not in old_decl) or \
+        (c.kind == "let.removed" and name in old_decl and name not in new_decl)
+
+
+def diff_ops(old: Op, new: Op) -> Diff:
+    return _Differ(old, new).run()
+
+
+# ---- generated files ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class FileChange:
+    old_path: str | None   # "<op_snake>/<path>" as `opgen build` writes it; None: a new file
+    new_path: str | None   # None: a file the new spec no longer generates
+    added: int             # lines
+    removed: int
+
+    @property
+    def status(self) -> str:
+        if self.old_path is None:
+            return "added"
+        return "removed" if self.new_path is None else "changed"
+
+    def as_dict(self) -> dict:
+        return {"old": self.old_path, "new": self.new_path, "status": self.status, "added": self.added,
+                "removed": self.removed}
+
+
+def generated_changes(old: Op, new: Op) -> tuple[list[FileChange], int]:
+    """The generated files that change, with line counts (difflib over the emitted artefacts), and how many
+    files stay byte-identical.  Files of differently named ops are paired after renaming the op in the path."""
+    olds = {a.path: a.content for a in emit(old)}
+    news = {a.path: a.content for a in emit(new)}
+
+    def renamed(path: str) -> str:
+        return path.replace(old.name, new.name).replace(old.snake_name, new.snake_name)
+
+    paired = {renamed(p): p for p in olds}
+    out: list[FileChange] = []
+    unchanged = 0
+    for path in sorted(set(paired) | set(news)):
+        o_path = paired.get(path)
+        a = olds[o_path].splitlines() if o_path is not None else []
+        b = news[path].splitlines() if path in news else []
+        plus = minus = 0
+        for line in difflib.unified_diff(a, b, lineterm="", n=0):
+            if line.startswith("+") and not line.startswith("+++"):
+                plus += 1
+            elif line.startswith("-") and not line.startswith("---"):
+                minus += 1
+        if o_path is not None and path in news and olds[o_path] == news[path] and old.snake_name == new.snake_name:
+            unchanged += 1
+            continue
+        out.append(FileChange(f"{old.snake_name}/{o_path}" if o_path is not None else None,
+                              f"{new.snake_name}/{path}" if path in news else None, plus, minus))
+    return out, unchanged
+
+
+# ---- rendering --------------------------------------------------------------------------------------
+
+_HEAD = {ABI: "ABI (aclnn signature / OpDef)", BEHAVIOUR: "Behaviour", DOCS: "Docs only"}
+_MD_HEAD = {ABI: "接口变更（ABI）", BEHAVIOUR: "行为变更", DOCS: "仅文档变更"}
+
+
+def _mark(c: Change) -> str:
+    if c.kind.endswith(".added") or c.kind.endswith(".widened"):
+        return "+"
+    if c.kind.endswith(".removed") or c.kind.endswith(".narrowed"):
+        return "-"
+    return "~"
+
+
+def _header(d: Diff, old_label: str, new_label: str) -> list[str]:
+    lines = [f"{d.old.name} version {d.old.version} ({old_label}) -> {d.new.name} version {d.new.version} "
+             f"({new_label})"]
+    if not d.same_op:
+        lines.append(f"different operators: {d.new.name} is compared as the successor of {d.old.name}; the list is "
+                     f"what a caller moving from {d.old.name} to {d.new.name} sees")
+    return lines
+
+
+def _by_products(d: Diff, items: list[Change]) -> list[tuple[tuple[str, ...], list[Change]]]:
+    """Behaviour / docs items grouped by the products they apply to: the whole op first, then in the order of
+    the new spec's products (removed products last), a group of several products before a single one."""
+    order = [p.soc for p in d.new.products] + [p.soc for p in d.old.products if d.new.product(p.soc) is None]
+    groups = sorted({c.products for c in items},
+                    key=lambda g: (bool(g), order.index(g[0]) if g else -1, -len(g), [order.index(s) for s in g]))
+    return [(g, [c for c in items if c.products == g]) for g in groups]
+
+
+def _products_title(d: Diff, socs: tuple[str, ...], group: str) -> str:
+    if not socs:
+        return "all products" if group == BEHAVIOUR else "op"
+    if len(socs) > 1:
+        return ", ".join(socs)
+    p = d.new.product(socs[0]) or d.old.product(socs[0])
+    return f"{socs[0]} ({p.display})"
+
+
+def render_text(d: Diff, old_label: str, new_label: str, files=None) -> str:
+    lines = _header(d, old_label, new_label)
+    if not d.changes:
+        lines.append("no semantic changes")
+    for group in GROUPS:
+        items = d.group(group)
+        if not items:
+            continue
+        tail = ": ABI break" if group == ABI else ""
+        lines += ["", f"{_HEAD[group]} - {len(items)} change{'s' if len(items) != 1 else ''}{tail}"]
+        if group == ABI:
+            lines += [f"  {_mark(c)} {c.text}" for c in items]
+            continue
+        for socs, cs in _by_products(d, items):
+            lines.append(f"  {_products_title(d, socs, group)}:")
+            lines += [f"    {_mark(c)} {c.text}" for c in cs]
+    if files is not None:
+        lines += ["", *_files_text(files)]
+    return "\n".join(lines) + "\n"
+
+
+def _files_text(files) -> list[str]:
+    changes, unchanged = files
+    lines = [f"Generated files - {len(changes)} changed, {unchanged} unchanged (nothing written)"]
+    for f in changes:
+        if f.status == "changed" and f.old_path != f.new_path:
+            name = f"{f.old_path} -> {f.new_path}"
+        else:
+            name = f.new_path or f.old_path
+        lines.append(f"  {f.status:<8} {name}: +{f.added} -{f.removed}")
+    return lines
+
+
+def render_json(d: Diff, old_label: str, new_label: str, files=None) -> str:
+    doc = {
+        "old": {"op": d.old.name, "version": d.old.version, "spec": old_label},
+        "new": {"op": d.new.name, "version": d.new.version, "spec": new_label},
+        "same_op": d.same_op,
+        "abi_break": d.abi_break,
+        "changes": {g: [c.as_dict() for c in d.group(g)] for g in GROUPS},
+    }
+    if files is not None:
+        doc["generated"] = {"files": [f.as_dict() for f in files[0]], "unchanged": files[1]}
+    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+_ROLE_ZH = {"input": "入参", "attr": "入参", "output": "出参"}
+
+
+def _md_abi(d: Diff) -> list[str]:
+    """ABI items in the style of the CANN docs' change lists ("原算子中shape为…的X出参替换为…")."""
+    items = d.group(ABI)
+    shape_of = {c.subject: c for c in items if c.kind == "param.shape"}
+    used: set[int] = set()
+    out = []
+    for i, c in enumerate(items):
+        if i in used or (c.kind == "op.renamed"):
+            continue
+        role, name = c.subject.split(" ", 1) if " " in c.subject else ("", c.subject)
+        zh = _ROLE_ZH.get(role, "")
+        if c.kind == "param.renamed":
+            s = shape_of.get(c.subject)
+            if s is not None:
+                used.add(items.index(s))
+                out.append(f"原算子中shape为{s.old}的{c.old}{zh}替换为shape为{s.new}的{c.new}参数；")
+            else:
+                out.append(f"原算子中的{c.old}{zh}更名为{c.new}；")
+        elif c.kind == "param.added":
+            envs = d.replaces.get(name, ())
+            out.append(f"新增{name}{zh}（`{c.new}`）" + ("，代替" + "和".join(envs) + "环境变量" if envs else "") + "；")
+        elif c.kind == "param.removed":
+            out.append(f"删除{name}{zh}（`{c.old}`）；")
+        elif c.kind == "param.shape":
+            out.append(f"{name}{zh}的shape由{c.old}变更为{c.new}；")
+        elif c.kind == "param.default":
+            out.append(f"{name}{zh}的默认值由{c.old}变更为{c.new}；")
+        elif c.kind == "param.reordered":
+            out.append(f"{name}{zh}的位置由第{c.old}个调整为第{c.new}个；")
+        else:
+            out.append(f"{c.text}；")
+    return out
+
+
+def render_md(d: Diff, old_label: str, new_label: str, files=None) -> str:
+    if d.same_op:
+        lead = f"相较于version {d.old.version}（{old_label}），{d.new.name}（version {d.new.version}）变更如下："
+    else:
+        lead = f"相较于{d.old.name}算子，该算子（{d.new.name}）变更如下："
+    lines = [f"# {d.new.name} 变更说明", "", lead]
+    if not d.changes:
+        lines += ["", "无语义变更。"]
+    for group in GROUPS:
+        items = d.group(group)
+        if not items:
+            continue
+        lines += ["", f"## {_MD_HEAD[group]}", ""]
+        if group == ABI:
+            lines += [f"- {t}" for t in _md_abi(d)]
+            continue
+        for socs, cs in _by_products(d, items):
+            title = "所有产品" if not socs and group == BEHAVIOUR else "算子" if not socs else \
+                _products_title(d, socs, group)
+            lines += [f"### {title}", ""] + [f"- {c.text}" for c in cs] + [""]
+        if lines[-1] == "":
+            lines.pop()
+    if files is not None:
+        lines += ["", "## 生成文件变更", ""] + [f"- {t.strip()}" for t in _files_text(files)[1:]]
+    return "\n".join(lines) + "\n"
+
+

@@ -1,0 +1,438 @@
+"""`opgen diff`: the V1 -> V2 change list of the DispatchV2 seed, every change category on small spec pairs,
+exit codes, output formats, `--rev` against git, `--generated`."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from opgen.cli import main
+from opgen.diff import ABI, BEHAVIOUR, DOCS, diff_ops
+
+from .conftest import ROOT, load_ok, load_src
+
+V1 = ROOT / "specs" / "history" / "dispatch_v1.spec"
+V2 = ROOT / "specs" / "dispatch_v2.spec"
+
+BASE = '''op Toy {
+    version 1;
+    doc "玩具算子。";
+    note "first note";
+    env HCCL_BUFFSIZE: int64 = 200 unit "MB";
+    input x: FLOAT16 | BFLOAT16 format ND shape (BS, H) doc "tokens";
+    optional input maskOptional: BOOL shape (BS,) doc "mask";
+    attr groupEp: string len [1, 128) doc "group";
+    attr worldSize: int64 in [2, 64] doc "world size";
+    optional attr mode: int64 = 0 doc "quant mode";
+    optional attr alpha: float = 1.0 doc "scale";
+    optional attr flag: bool = false doc "flag";
+    output y: FLOAT16 | BFLOAT16 | INT8 shape (BS, H) dtype = if mode == 0 then dtype(x) else INT8 doc "out";
+    output countsOut: INT32 shape (worldSize,) doc "counts";
+    quant_by mode;
+    quant 0 none "copy" {
+        y = x;
+    }
+    quant 1 static "static" {
+        y = cast(cast(x, FLOAT32) * alpha, INT8, round=rint, sat=true);
+    }
+    require bs: BS in [1, 256] else tiling x(BS) "BS in [1, 256]";
+    product ascend910_93 "Atlas A3" {
+        quant_modes 0;
+        require worldSize % 2 == 0 else tiling worldSize "an even number";
+        buffer window: HCCL_BUFFSIZE >= BS * H * 2 else tiling "HCCL_BUFFSIZE >= BS * H * 2";
+    }
+    product ascend950 "Ascend 950" extends ascend910_93 {
+        attr worldSize in [2, 32];
+    }
+}
+'''
+BOTH = ()  # a change on every product is reported once, for the whole op
+
+
+def toy(*edits: tuple[str, str]) -> str:
+    text = BASE
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    return text
+
+
+def model(text: str):
+    op, d = load_src(text)
+    assert op is not None, d.render()
+    return op
+
+
+def changes(old_text: str, new_text: str, group: str | None = None):
+    d = diff_ops(model(old_text), model(new_text))
+    return [(c.kind, c.subject, c.products) for c in d.changes if group is None or c.group == group], d
+
+
+def run(argv, capsys):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# ---- the seed's change list: MoeDistributeDispatch -> MoeDistributeDispatchV2 ------------------------
+
+@pytest.fixture(scope="module")
+def v1_v2():
+    return diff_ops(load_ok(V1), load_ok(V2))
+
+
+def test_history_spec_is_valid_and_outside_the_build_glob(capsys):
+    code, out, _ = run(["check", V1], capsys)
+    assert code == 0 and "ok (MoeDistributeDispatch, 3 products" in out
+    assert V1 not in ROOT.joinpath("specs").glob("*.spec")
+
+
+def test_v1_v2_abi_is_exactly_the_seed_list(v1_v2):
+    abi = [(c.kind, c.subject, c.old, c.new) for c in v1_v2.group(ABI)]
+    assert abi == [
+        ("op.renamed", "op", "MoeDistributeDispatch", "MoeDistributeDispatchV2"),
+        ("param.added", "attr commAlg", None, 'optional attr commAlg: string = ""'),
+        ("param.renamed", "output assistInfoForCombineOut", "expandIdxOut", "assistInfoForCombineOut"),
+        ("param.shape", "output assistInfoForCombineOut", "(BS * K,)", "(A * 128,)"),
+    ]
+    texts = [c.text for c in v1_v2.group(ABI)]
+    assert texts[1].endswith("replaces env HCCL_INTRA_PCIE_ENABLE, HCCL_INTRA_ROCE_ENABLE")
+    assert "IR name \"expand_idx\" -> \"assist_info_for_combine\"" in texts[2]
+    assert v1_v2.replaces == {"commAlg": ("HCCL_INTRA_PCIE_ENABLE", "HCCL_INTRA_ROCE_ENABLE")}
+    assert not v1_v2.same_op and v1_v2.abi_break
+
+
+def test_v1_v2_behaviour_is_the_commalg_switch_and_nothing_else(v1_v2):
+    items = {(c.kind, c.subject, c.products): c for c in v1_v2.group(BEHAVIOUR)}
+    assert items[("env.removed", "env HCCL_INTRA_PCIE_ENABLE", BOTH)].text == \
+        "env HCCL_INTRA_PCIE_ENABLE removed (replaced by attr commAlg)"
+    assert ("env.removed", "env HCCL_INTRA_ROCE_ENABLE", BOTH) in items
+    assert items[("domain.added", "attr commAlg", ("ascend910b",))].new == '{"", "fullmesh", "hierarchy"}'
+    assert items[("domain.added", "attr commAlg", ("ascend910_93",))].new == \
+        '{"", "fullmesh_v1", "fullmesh_v2", "hierarchy"}'
+    assert items[("domain.added", "attr commAlg", ("ascend950",))].new == '{"", "fullmesh_v1", "fullmesh_v2"}'
+    # A2's algorithm switch moved from the env vars (through envHierarchy) to commAlg, same checks otherwise
+    a2 = items[("constraint.changed", "check ascend910b.epWorldSize.2", ("ascend910b",))]
+    assert a2.text == 'check ascend910b.epWorldSize.2: condition envHierarchy -> commAlg == "hierarchy"'
+    assert items[("buffer.changed", "buffer fullmesh_window", ("ascend910b",))].text == \
+        'buffer fullmesh_window: condition not envHierarchy -> commAlg != "hierarchy"'
+    # the fullmesh_v2 / hierarchy templates of A3 are new, and Ascend 950 inherits them
+    added = [s for k, s, p in items if k == "constraint.added"]
+    assert all(p == ("ascend910_93", "ascend950") for k, s, p in items if k == "constraint.added")
+    assert len(added) == 12 and "check ascend910_93.expertScalesOptional" in added
+    assert items[("pairs.changed", "pairs_with", ("ascend910b",))].new == ("MoeDistributeCombineV2",)
+    # Everything else is identical: every behaviour change is about commAlg, the env switch or the partner op.
+    # (When this fails, specs/dispatch_v2.spec changed without specs/history/dispatch_v1.spec: port the change.)
+    about = ("commAlg", "envHierarchy", "HCCL_INTRA_", "MoeDistributeCombine")
+    assert [c.text for c in v1_v2.group(BEHAVIOUR) if not any(w in c.text for w in about)] == []
+
+
+def test_v1_v2_docs_only_cover_text(v1_v2):
+    docs = v1_v2.group(DOCS)
+    assert docs and {c.kind for c in docs} <= {"note.added", "note.changed", "note.removed", "doc.changed"}
+    assert any(c.kind == "note.added" and c.new.startswith("相较于MoeDistributeDispatch算子") for c in docs)
+
+
+def test_v1_v2_markdown_reproduces_the_seed_sentences(capsys):
+    code, out, _ = run(["diff", V1, V2, "--format", "md", "--allow-abi-break"], capsys)
+    assert code == 0
+    assert "相较于MoeDistributeDispatch算子，该算子（MoeDistributeDispatchV2）变更如下：" in out
+    assert "- 原算子中shape为(BS * K,)的expandIdxOut出参替换为shape为(A * 128,)的assistInfoForCombineOut参数；" in out
+    assert "代替HCCL_INTRA_PCIE_ENABLE和HCCL_INTRA_ROCE_ENABLE环境变量；" in out
+    assert out.index("## 接口变更（ABI）") < out.index("## 行为变更") < out.index("## 仅文档变更")
+
+
+def test_v1_v2_text_output(capsys):
+    code, out, err = run(["diff", V1, V2], capsys)
+    assert code == 3 and "--allow-abi-break" in err
+    assert out.startswith("MoeDistributeDispatch version 1 (")
+    assert "different operators: MoeDistributeDispatchV2 is compared as the successor of MoeDistributeDispatch" in out
+    assert "ABI (aclnn signature / OpDef) - 4 changes: ABI break" in out
+    assert "  ~ output assistInfoForCombineOut: shape (BS * K,) -> (A * 128,)\n" in out
+    assert out.index("ABI (") < out.index("Behaviour - ") < out.index("Docs only - ")
+
+
+# ---- ABI categories ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("edits, expected", [
+    ([('    optional attr flag: bool = false doc "flag";\n',
+       '    optional attr flag: bool = false doc "flag";\n    optional attr beta: int64 = 0;\n')],
+     [("param.added", "attr beta", BOTH)]),
+    ([('    optional input maskOptional: BOOL shape (BS,) doc "mask";\n', "")],
+     [("param.removed", "input maskOptional", BOTH)]),
+    ([("optional attr alpha: float", "optional attr gamma: float"), ("* alpha,", "* gamma,")],
+     [("param.renamed", "attr gamma", BOTH)]),
+    ([('    attr groupEp: string len [1, 128) doc "group";\n    attr worldSize: int64 in [2, 64] doc "world size";\n',
+       '    attr worldSize: int64 in [2, 64] doc "world size";\n    attr groupEp: string len [1, 128) doc "group";\n')],
+     [("param.reordered", "attr worldSize", BOTH)]),
+    ([("optional attr flag: bool = false", "optional attr flag: int64 = 0")],
+     [("param.type", "attr flag", BOTH), ("param.default", "attr flag", BOTH)]),
+    ([("input x: FLOAT16 | BFLOAT16 format", "input x: FLOAT16 | BFLOAT16 | FLOAT32 format")],
+     [("param.dtypes", "input x", BOTH)]),
+    ([("optional attr alpha: float = 1.0", "optional attr alpha: float = 2.0")],
+     [("param.default", "attr alpha", BOTH)]),
+    ([("output countsOut: INT32 shape (worldSize,)", "output countsOut: INT32 shape (worldSize * 2,)")],
+     [("param.shape", "output countsOut", BOTH)]),
+    ([('output countsOut: INT32 shape (worldSize,) doc', 'output countsOut: INT32 shape (worldSize,) ir "count_out" doc')],
+     [("param.ir_name", "output countsOut", BOTH)]),
+    ([("optional input maskOptional", "input maskOptional")],
+     [("param.optional", "input maskOptional", BOTH)]),
+])
+def test_abi_categories(edits, expected):
+    got, d = changes(BASE, toy(*edits), ABI)
+    assert got == expected
+    assert d.abi_break
+
+
+def test_rename_needs_same_slot_and_type():
+    # a removed float and an added int64 in the same slot are not a rename
+    got, _ = changes(BASE, toy(("optional attr alpha: float = 1.0", "optional attr gamma: int64 = 1"),
+                               ("* alpha,", "* 2.0,")), ABI)
+    assert got == [("param.added", "attr gamma", BOTH), ("param.removed", "attr alpha", BOTH)]
+
+
+def test_rename_text_and_reorder_positions():
+    _, d = changes(BASE, toy(("optional attr alpha: float", "optional attr gamma: float"), ("* alpha,", "* gamma,")))
+    assert d.group(ABI)[0].text == 'attr alpha renamed to gamma (attr 4 of 5, IR name "alpha" -> "gamma")'
+    _, d = changes(BASE, toy(('    attr groupEp: string len [1, 128) doc "group";\n    attr worldSize: int64 in [2, 64] doc "world size";\n',
+                              '    attr worldSize: int64 in [2, 64] doc "world size";\n    attr groupEp: string len [1, 128) doc "group";\n')))
+    assert d.group(ABI)[0].text == "attr worldSize moved: attr 2 of 5 -> 1 of 5"
+
+
+# ---- behaviour categories ------------------------------------------------------------------------------
+
+def test_range_widened_and_narrowed_show_both_ranges():
+    got, d = changes(BASE, toy(("attr worldSize in [2, 32];", "attr worldSize in [2, 48];")), BEHAVIOUR)
+    assert got == [("range.widened", "attr worldSize", ("ascend950",))]
+    assert d.changes[0].text == "attr worldSize: range widened [2, 32] -> [2, 48]"
+    got, d = changes(BASE, toy(("attr worldSize in [2, 32];", "attr worldSize in [2, 16];")), BEHAVIOUR)
+    assert got == [("range.narrowed", "attr worldSize", ("ascend950",))]
+    assert (d.changes[0].old, d.changes[0].new) == ("[2, 32]", "[2, 16]")
+    # the same integers written differently: (1, 33) is [2, 32]
+    got, d = changes(BASE, toy(("attr worldSize in [2, 32];", "attr worldSize in (1, 33);")), BEHAVIOUR)
+    assert got == [("range.rewritten", "attr worldSize", ("ascend950",))]
+    # an op-level range every product inherits: once, for all; integer ranges compare as integers
+    got, d = changes(BASE, toy(("attr worldSize: int64 in [2, 64]", "attr worldSize: int64 in (1, 128)")), BEHAVIOUR)
+    assert got == [("range.widened", "attr worldSize", ("ascend910_93",))]
+    # a range check on a dim: the declared check widens
+    got, d = changes(BASE, toy(('BS in [1, 256] else tiling x(BS) "BS in [1, 256]"',
+                                'BS in [1, 512] else tiling x(BS) "BS in [1, 256]"')), BEHAVIOUR)
+    assert got == [("range.widened", "check op.bs", BOTH)]
+    assert d.changes[0].text == "check op.bs: range widened BS in [1, 256] -> BS in [1, 512]"
+
+
+def test_set_domain_narrowed_lists_items():
+    got, d = changes(toy(("attr worldSize in [2, 32];", "attr worldSize in {2, 4, 8};")),
+                     toy(("attr worldSize in [2, 32];", "attr worldSize in {2, 4};")), BEHAVIOUR)
+    assert got == [("range.narrowed", "attr worldSize", ("ascend950",))]
+    assert d.changes[0].text == "attr worldSize: range narrowed {2, 4, 8} -> {2, 4} (-8)"
+
+
+def test_dtype_added_and_removed_per_product():
+    restricted = toy(("        quant_modes 0;\n", "        quant_modes 0;\n        input x: FLOAT16;\n"))
+    got, d = changes(BASE, restricted, BEHAVIOUR)
+    assert got == [("dtype.removed", "input x", BOTH)]
+    assert d.changes[0].text == "input x: dtype BFLOAT16 removed (FLOAT16 | BFLOAT16 -> FLOAT16)"
+    only_950 = toy(('        attr worldSize in [2, 32];\n', '        attr worldSize in [2, 32];\n        input x: FLOAT16;\n'))
+    got, _ = changes(only_950, BASE, BEHAVIOUR)
+    assert got == [("dtype.added", "input x", ("ascend950",))]
+    assert changes(BASE, restricted, ABI)[0] == []  # the op's dtype set (the OpDef) is unchanged
+
+
+def test_quant_mode_added_and_removed():
+    got, d = changes(BASE, toy(("quant_modes 0;", "quant_modes 0, 1;")), BEHAVIOUR)
+    assert got == [("quant_mode.added", "quant_mode 1", BOTH)]
+    assert d.changes[0].text == "quant mode 1 (static) added (0 -> 0, 1)"
+    got, _ = changes(toy(('        attr worldSize in [2, 32];\n', '        attr worldSize in [2, 32];\n        quant_modes 0, 1;\n')),
+                     BASE, BEHAVIOUR)
+    assert got == [("quant_mode.removed", "quant_mode 1", ("ascend950",))]
+
+
+def test_constraints_added_removed_changed():
+    extra = ('        attr worldSize in [2, 32];\n',
+             '        attr worldSize in [2, 32];\n        require H % 16 == 0 else tiling x(H) "a multiple of 16";\n')
+    got, _ = changes(BASE, toy(extra), BEHAVIOUR)
+    assert got == [("constraint.added", "check ascend950.x", ("ascend950",))]
+    got, _ = changes(toy(extra), BASE, BEHAVIOUR)
+    assert got == [("constraint.removed", "check ascend950.x", ("ascend950",))]
+    got, d = changes(BASE, toy(('else tiling worldSize "an even number"', 'else invalid worldSize "even"')), BEHAVIOUR)
+    assert got == [("constraint.changed", "check ascend910_93.worldSize", BOTH)]
+    assert d.changes[0].text == ('check ascend910_93.worldSize: class tiling -> invalid; '
+                                 'message "an even number" -> "even"')
+    got, d = changes(BASE, toy(("require worldSize % 2 == 0", "require worldSize % 4 == 0")), BEHAVIOUR)
+    assert d.changes[0].text == "check ascend910_93.worldSize: worldSize % 2 == 0 -> worldSize % 4 == 0"
+
+
+def test_checks_match_by_content_before_id():
+    # inserting a check with the same blamed parameter shifts ids (.2): only the new one is reported
+    old = toy(('        quant_modes 0;\n', '        quant_modes 0;\n        require H > 0 else tiling x(H) "positive";\n'))
+    new = toy(('        quant_modes 0;\n', '        quant_modes 0;\n        require H < 65536 else tiling x(H) "small";\n'
+               '        require H > 0 else tiling x(H) "positive";\n'))
+    got, d = changes(old, new, BEHAVIOUR)
+    assert got == [("constraint.added", "check ascend910_93.x", BOTH)]
+    assert d.changes[0].new == 'H < 65536 else tiling x(H) "small"'
+
+
+def test_product_added_and_removed():
+    without = toy(('    product ascend950 "Ascend 950" extends ascend910_93 {\n        attr worldSize in [2, 32];\n    }\n', ""))
+    got, d = changes(BASE, without, BEHAVIOUR)
+    assert got == [("product.removed", "product ascend950", ("ascend950",))]
+    got, d = changes(without, BASE, BEHAVIOUR)
+    assert got == [("product.added", "product ascend950", ("ascend950",))]
+    assert d.changes[0].text == "product ascend950 added (Ascend 950, extends ascend910_93; quant modes 0)"
+
+
+def test_buffer_formula_changed():
+    got, d = changes(BASE, toy(("HCCL_BUFFSIZE >= BS * H * 2 else", "HCCL_BUFFSIZE >= BS * H * 4 else")), BEHAVIOUR)
+    assert got == [("buffer.changed", "buffer window", BOTH)]
+    assert d.changes[0].text == "buffer window: formula HCCL_BUFFSIZE >= BS * H * 2 -> HCCL_BUFFSIZE >= BS * H * 4"
+
+
+def test_unsupported_attr_and_input():
+    got, _ = changes(BASE, toy(('        attr worldSize in [2, 32];\n',
+                                '        attr worldSize in [2, 32];\n        attr alpha unsupported;\n'
+                                '        input maskOptional unsupported;\n')), BEHAVIOUR)
+    assert got == [("unsupported.added", "attr alpha", ("ascend950",)),
+                   ("unsupported.added", "input maskOptional", ("ascend950",))]
+
+
+def test_env_and_derived_quantities():
+    got, _ = changes(BASE, toy(('    env HCCL_BUFFSIZE: int64 = 200 unit "MB";\n',
+                                '    env HCCL_BUFFSIZE: int64 = 256 unit "MB";\n    env HCCL_OTHER: int64 = 0;\n')),
+                     BEHAVIOUR)
+    assert got == [("env.changed", "env HCCL_BUFFSIZE", BOTH), ("env.added", "env HCCL_OTHER", BOTH)]
+
+
+def test_docs_only_change_is_not_abi_or_behaviour(capsys, tmp_path):
+    new = toy(('doc "玩具算子。"', 'doc "玩具算子（新）。"'), ('note "first note";', 'note "first note, reworded";'),
+              ('doc "tokens"', 'doc "input tokens"'))
+    got, d = changes(BASE, new)
+    assert got == [("doc.changed", "op", BOTH), ("note.changed", "op notes", BOTH),
+                   ("doc.changed", "input x", BOTH)]
+    assert not d.abi_break
+    old_p, new_p = tmp_path / "old.spec", tmp_path / "new.spec"
+    old_p.write_text(BASE, encoding="utf-8")
+    new_p.write_text(new, encoding="utf-8")
+    code, out, _ = run(["diff", old_p, new_p], capsys)
+    assert code == 0 and "Docs only - 3 changes" in out and "ABI" not in out and "Behaviour" not in out
+
+
+def test_identical_models_report_nothing(tmp_path, capsys):
+    reformatted = BASE.replace("    ", "  ").replace('doc "tokens";', 'doc "tokens";  # a comment')
+    got, _ = changes(BASE, reformatted)
+    assert got == []
+    a, b = tmp_path / "a.spec", tmp_path / "b.spec"
+    a.write_text(BASE, encoding="utf-8")
+    b.write_text(reformatted, encoding="utf-8")
+    code, out, _ = run(["diff", a, b], capsys)
+    assert code == 0 and "no semantic changes" in out
+
+
+# ---- exit codes, formats ----------------------------------------------------------------------------
+
+@pytest.fixture
+def pair(tmp_path):
+    old_p, new_p = tmp_path / "old.spec", tmp_path / "new.spec"
+    old_p.write_text(BASE, encoding="utf-8")
+    new_p.write_text(toy(("optional attr alpha: float = 1.0", "optional attr alpha: float = 2.0"),
+                         ("attr worldSize in [2, 32];", "attr worldSize in [2, 48];")), encoding="utf-8")
+    return old_p, new_p
+
+
+def test_exit_codes(pair, tmp_path, capsys):
+    old_p, new_p = pair
+    assert run(["diff", old_p, new_p], capsys)[0] == 3
+    assert run(["diff", old_p, new_p, "--allow-abi-break"], capsys)[0] == 0
+    bad = tmp_path / "bad.spec"
+    bad.write_text(BASE.replace("attr worldSize: int64", "attr worldSize: int46"), encoding="utf-8")
+    code, _, err = run(["diff", old_p, bad], capsys)
+    assert code == 1 and "error[E113]" in err
+    assert run(["diff", old_p], capsys)[0] == 2
+    assert run(["diff", old_p, new_p, "--rev", "HEAD"], capsys)[0] == 2
+    with pytest.raises(SystemExit) as exc:
+        main(["diff", str(old_p), str(new_p), "--format", "yaml"])
+    assert exc.value.code == 2
+
+
+def test_json_output_parses_and_is_deterministic(pair, capsys):
+    old_p, new_p = pair
+    code, out, _ = run(["diff", old_p, new_p, "--format", "json"], capsys)
+    assert code == 3
+    doc = json.loads(out)
+    assert doc["abi_break"] is True and doc["same_op"] is True
+    assert list(doc) == sorted(doc) and list(doc["changes"]) == ["abi", "behaviour", "docs"]
+    assert doc["changes"]["abi"] == [{"group": "abi", "kind": "param.default", "new": "2.0", "old": "1.0",
+                                      "products": [], "subject": "attr alpha",
+                                      "text": "attr alpha: default 1.0 -> 2.0"}]
+    assert [c["kind"] for c in doc["changes"]["behaviour"]] == ["range.widened"]
+    assert doc["changes"]["behaviour"][0]["products"] == ["ascend950"]
+    env = dict(os.environ, PYTHONHASHSEED="4242")
+    other = subprocess.run([sys.executable, "-m", "opgen", "diff", str(old_p), str(new_p), "--format", "json"],
+                           capture_output=True, text=True, env=env, cwd=str(ROOT))
+    assert other.returncode == 3 and other.stdout == out
+
+
+def test_markdown_output(pair, capsys):
+    old_p, new_p = pair
+    code, out, _ = run(["diff", old_p, new_p, "--format", "md", "--allow-abi-break"], capsys)
+    assert code == 0
+    assert out.startswith("# Toy 变更说明\n")
+    assert "- alpha入参的默认值由1.0变更为2.0；" in out
+    assert "### ascend950 (Ascend 950)\n\n- attr worldSize: range widened [2, 32] -> [2, 48]" in out
+
+
+# ---- --rev and --generated ----------------------------------------------------------------------------
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_rev_head_compares_with_the_committed_spec(tmp_path, capsys, monkeypatch):
+    repo = tmp_path / "repo"
+    (repo / "specs").mkdir(parents=True)
+    spec = repo / "specs" / "toy.spec"
+    spec.write_text(BASE, encoding="utf-8")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(git + ["add", "specs/toy.spec"], check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "toy"], check=True)
+    spec.write_text(toy(("attr worldSize in [2, 32];", "attr worldSize in [2, 16];")), encoding="utf-8")
+    monkeypatch.chdir(repo / "specs")  # any directory inside the repository; the path is relative to it
+    code, out, _ = run(["diff", "--rev", "HEAD", "toy.spec"], capsys)
+    assert code == 0
+    assert out.startswith("Toy version 1 (HEAD:specs/toy.spec) -> Toy version 1 (toy.spec)\n")
+    assert "- attr worldSize: range narrowed [2, 32] -> [2, 16]" in out
+    code, _, err = run(["diff", "--rev", "no-such-rev", "toy.spec"], capsys)
+    assert code == 2 and "cannot read specs/toy.spec at no-such-rev" in err
+    outside = tmp_path / "outside.spec"
+    outside.write_text(BASE, encoding="utf-8")
+    code, _, err = run(["diff", "--rev", "HEAD", outside], capsys)
+    assert code == 2 and "not inside a git repository" in err
+
+
+def test_generated_lists_changed_files_with_line_counts(tmp_path, capsys, monkeypatch):
+    old_p, new_p = tmp_path / "old.spec", tmp_path / "new.spec"
+    old_p.write_text(BASE, encoding="utf-8")
+    new_p.write_text(toy(('doc "tokens"', 'doc "input tokens"')), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(["diff", old_p, new_p, "--generated"], capsys)
+    assert code == 0
+    section = out[out.index("Generated files - "):]
+    assert "  changed  toy/docs/aclnnToy.md: +1 -1\n" in section
+    for line in section.splitlines()[1:]:
+        status, rest = line.split(None, 1)
+        plus, minus = rest.rsplit(": ", 1)[1].split()
+        assert status == "changed" and int(plus[1:]) + int(minus[1:]) > 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new.spec", "old.spec"]  # nothing written
+    code, out, _ = run(["diff", old_p, new_p, "--generated", "--format", "json"], capsys)
+    files = json.loads(out)["generated"]["files"]
+    assert {"added": 1, "new": "toy/docs/aclnnToy.md", "old": "toy/docs/aclnnToy.md", "removed": 1,
+            "status": "changed"} in files
+
+
+def test_generated_pairs_files_of_renamed_ops(capsys):
+    code, out, _ = run(["diff", V1, V2, "--generated", "--allow-abi-break"], capsys)
+    assert code == 0
+    assert ("  changed  moe_distribute_dispatch/docs/aclnnMoeDistributeDispatch.md -> "
+            "moe_distribute_dispatch_v2/docs/aclnnMoeDistributeDispatchV2.md: +") in out

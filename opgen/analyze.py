@@ -6,6 +6,7 @@ error was found: later stages only ever see a valid model.
 """
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Iterable
 
@@ -15,7 +16,7 @@ from . import builtins as B
 from .diagnostics import Diagnostics
 from .dtypes import DTYPES, FORMATS
 from .expr import (Binary, Bool, Call, Cond, Expr, Float, InRange, InSet, Int, Name, Span, Str, Unary, children,
-                   walk)
+                   to_spec, walk)
 from .model import (Attr, Buffer, CommGroup, Constraint, Def, Domain, Env, Let, Op, Product, QuantMode, QuantStmt,
                     Range, Shape, ShapeCond, ShapeTuple, Tensor, snake)
 from .resolve import dim_bindings
@@ -55,7 +56,10 @@ class _Builder:
             if c == "\\":
                 nxt = raw[i + 1] if i + 1 < len(raw) else ""
                 if nxt not in _ESCAPES:
-                    self.d.error("E121", f"unknown escape '\\{nxt}' in string literal", self.span(tok),
+                    sp = self.span(tok)
+                    if sp is not None and sp.line == sp.end_line:
+                        sp = Span(sp.file, sp.line, sp.col + 1 + i, sp.line, sp.col + 2 + i + len(nxt))
+                    self.d.error("E121", f"unknown escape '\\{nxt}' in string literal", sp,
                                  "use \\\\, \\\", \\n or \\t")
                     i += 2
                     continue
@@ -177,10 +181,12 @@ class Analyzer(_Builder):
         name_tok = op_tree.children[0]
         name = str(name_tok)
         if not _OP_NAME.match(name):
-            self.d.error("E115", f"op name '{name}' is not UpperCamelCase ASCII", self.span(name_tok))
+            camel = "".join(w[:1].upper() + w[1:] for w in name.split("_"))
+            self.d.error("E115", f"op name '{name}' is not UpperCamelCase ASCII", self.span(name_tok),
+                         f"did you mean '{camel}'?" if _OP_NAME.match(camel) else None)
         fields = dict(version=None, doc="", notes=[], pairs=[], unsupported=[], comm=[], envs=[], inputs=[],
                       outputs=[], attrs=[], lets=[], defs=[], constraints=[], buffers=[], quant=[], products=[],
-                      quant_by=None)
+                      quant_by=None, semantics=None, tiling_key=[])
         for item in op_tree.children[1:]:
             self.op_item(item, fields)
         op = Op(
@@ -190,6 +196,7 @@ class Analyzer(_Builder):
             outputs=tuple(fields["outputs"]), attrs=tuple(fields["attrs"]), lets=tuple(fields["lets"]),
             defs=tuple(fields["defs"]), constraints=tuple(fields["constraints"]), buffers=tuple(fields["buffers"]),
             quant_modes=tuple(fields["quant"]), products=tuple(fields["products"]), quant_by=fields["quant_by"],
+            semantics=fields["semantics"], tiling_key=tuple(fields["tiling_key"]),
             source=source,
             span=self.span(op_tree))
         self.check_required(op, fields, name_tok)
@@ -241,6 +248,13 @@ class Analyzer(_Builder):
             f["products"].append(self.product(t))
         elif k == "quant_by_stmt":
             f["quant_by"] = str(c[0])
+        elif k == "tiling_key_decl":
+            for fld in c:
+                f["tiling_key"].append((str(fld.children[0]), self.expr(fld.children[1])))
+        elif k == "semantics_stmt":
+            f["semantics"] = str(c[0])
+            if f["semantics"] not in B.SEMANTICS:
+                self.d.unknown("E122", "semantics", f["semantics"], B.SEMANTICS, self.span(c[0]))
         else:
             self.body(t, (), f["constraints"], f["buffers"], "op")
 
@@ -408,6 +422,27 @@ class _Checker:
         self.d = diags
         self.let_kinds: dict[str, str | None] = {}
         self.defs = {df.name: df for df in op.defs}
+        self.line_starts = [0] + [m.end() for m in re.finditer("\n", op.source)]
+
+    def at(self, span: Span | None, pattern: str) -> Span | None:
+        """Span of group 1 of the first match of ``pattern`` inside ``span`` (``span`` itself when none).
+
+        The model keeps names as strings; this narrows a declaration's span to the word a diagnostic is about.
+        """
+        if span is None or not 1 <= span.line <= span.end_line <= len(self.line_starts):
+            return span
+        start = self.line_starts[span.line - 1] + span.col - 1
+        end = self.line_starts[span.end_line - 1] + span.end_col - 1
+        m = re.compile(pattern).search(self.op.source, start, end)
+        if m is None:
+            return span
+
+        def pos(offset: int) -> tuple[int, int]:
+            line = bisect.bisect_right(self.line_starts, offset)
+            return line, offset - self.line_starts[line - 1] + 1
+
+        (l0, c0), (l1, c1) = pos(m.start(1)), pos(m.end(1))
+        return Span(span.file, l0, c0, l1, c1)
 
     def run(self) -> None:
         op = self.op
@@ -419,11 +454,15 @@ class _Checker:
             self.check_attr(a)
         for e in op.envs:
             if e.type not in B.ATTR_TYPES:
-                self.d.unknown("E113", "env type", e.type, B.ATTR_TYPES, e.span)
+                self.d.unknown("E113", "env type", e.type, B.ATTR_TYPES, self.at(e.span, rf":\s*({_w(e.type)})\b"))
+            elif not _literal_fits(e.default, e.type):
+                self.d.error("E107", f"default {_show(e.default)} of env '{e.name}' is not {_a(e.type)}",
+                             self.at(e.span, _DEFAULT_RE))
         for g in op.comm_groups:
             a = op.attr(g.attr)
             if a is None or a.type != "string":
-                self.d.error("E119", f"comm group '{g.domain}' must name a string attribute, got '{g.attr}'", op.span,
+                self.d.error("E119", f"comm group '{g.domain}' must name a string attribute, got '{g.attr}'",
+                             self.at(op.span, rf"\bcomm\s+{_w(g.domain)}\s+({_w(g.attr)})\b"),
                              _guess(g.attr, [x.name for x in op.attrs if x.type == "string"]))
         self.check_shapes()
         self.check_lets(op.lets, "op")
@@ -434,7 +473,9 @@ class _Checker:
         for b in op.buffers:
             self.check_buffer(b)
         self.check_products()
+        self.check_cycles()
         self.check_quant()
+        self.check_tiling_key()
 
     # ---- namespaces ---------------------------------------------------------------
     def check_duplicates(self) -> None:
@@ -444,8 +485,11 @@ class _Checker:
                 [(l.name, l.span) for l in op.lets] + [(df.name, df.span) for df in op.defs] + \
                 [(e.name, e.span) for e in op.envs]
         for name, span in decls:
+            span = self.at(span, rf"\b(?:input|output|attr|let|def|env)\s+({_w(name)})\b")
             if name in seen:
-                self.d.error("E101", f"'{name}' is declared twice (first at {seen[name]})", span)
+                first = seen[name]
+                self.d.error("E101", f"'{name}' is declared twice (first at line {first.line})" if first else
+                             f"'{name}' is declared twice", span)
             else:
                 seen[name] = span
             if name in B.CONSTANTS or name in DTYPES or name in B.BUILTINS:
@@ -453,12 +497,12 @@ class _Checker:
         socs: dict[str, Span | None] = {}
         for p in op.products:
             if p.soc in socs:
-                self.d.error("E101", f"product '{p.soc}' is declared twice", p.span)
+                self.d.error("E101", f"product '{p.soc}' is declared twice", self.at(p.span, _PRODUCT_RE))
             socs[p.soc] = p.span
         modes: set[int] = set()
         for q in op.quant_modes:
             if q.value in modes:
-                self.d.error("E110", f"quant mode {q.value} is declared twice", q.span)
+                self.d.error("E110", f"quant mode {q.value} is declared twice", self.at(q.span, r"quant\s+(\d+)"))
             modes.add(q.value)
 
     def symbols(self) -> list[str]:
@@ -471,10 +515,10 @@ class _Checker:
     def check_tensor(self, t: Tensor) -> None:
         for dt in t.dtypes:
             if dt not in DTYPES:
-                self.d.unknown("E103", "dtype", dt, DTYPES, t.span)
+                self.d.unknown("E103", "dtype", dt, DTYPES, self.at(t.span, rf"[:|]\s*({_w(dt)})\b"))
         for fmt in t.formats:
             if fmt not in FORMATS:
-                self.d.unknown("E105", "format", fmt, FORMATS, t.span)
+                self.d.unknown("E105", "format", fmt, FORMATS, self.at(t.span, rf"(?:\bformat|\|)\s*({_w(fmt)})\b"))
         if t.dtype_rule is not None:
             k = self.kind(t.dtype_rule)
             if k not in (None, B.DTYPE):
@@ -483,28 +527,42 @@ class _Checker:
     def check_attr(self, a: Attr) -> None:
         base = a.type[5:-1] if a.type.startswith("list<") and a.type.endswith(">") else a.type
         if base not in B.ATTR_TYPES:
-            self.d.unknown("E113", "attribute type", base, B.ATTR_TYPES, a.span)
+            self.d.unknown("E113", "attribute type", base, B.ATTR_TYPES,
+                           self.at(a.span, rf":\s*(?:list\s*<\s*)?({_w(base)})\b"))
             return
         kind = _attr_kind(a.type)
+        default_span = self.at(a.span, _DEFAULT_RE)
         if a.default is not None and not _literal_fits(a.default, a.type):
-            self.d.error("E107", f"default {_show(a.default)} of attribute '{a.name}' is not a {a.type}", a.span)
+            self.d.error("E107", f"default {_show(a.default)} of attribute '{a.name}' is not {_a(a.type)}",
+                         default_span)
         if not a.optional and a.default is not None:
             self.d.error("E107", f"required attribute '{a.name}' cannot have a default; declare it `optional attr`",
-                         a.span)
+                         default_span)
         if a.optional and a.default is None:
-            self.d.error("E107", f"optional attribute '{a.name}' needs a default", a.span)
+            self.d.error("E107", f"optional attribute '{a.name}' needs a default",
+                         self.at(a.span, rf"\battr\s+({_w(a.name)})\b"), f"add `= VALUE` after the type")
         if a.domain is not None:
+            before = len(self.d.items)
             self.check_domain(a.name, kind, a.domain, a.span)
-            if a.default is not None and not a.type.startswith("list") and not _in_domain(a.default, a.domain):
-                self.d.error("E107", f"default {_show(a.default)} of attribute '{a.name}' is outside its domain",
-                             a.span)
+            if a.default is not None and not a.type.startswith("list") and len(self.d.items) == before \
+                    and _literal_fits(a.default, a.type) and not _in_domain(a.default, a.domain):
+                self.d.error("E107", f"default {_show(a.default)} of attribute '{a.name}' is not "
+                                     f"{_domain_text(a.domain)}", default_span)
         if a.length is not None:
             if a.type != "string":
-                self.d.error("E108", f"`len` only applies to string attributes, '{a.name}' is {a.type}", a.span)
+                self.d.error("E108", f"`len` only applies to string attributes, '{a.name}' is {a.type}",
+                             self.at(a.span, r"\b(len\s*[\[(][^\])]*[\])])"))
             self.check_range(a.name, B.INT, a.length, a.span)
 
-    def check_domain(self, name: str, kind: str, dom: Domain, span) -> None:
+    def check_domain(self, name: str, kind: str | None, dom: Domain, span) -> None:
+        if kind is None:  # the attribute's type is unknown, which is reported already
+            return
         if dom.range is not None:
+            if kind in (B.STR, B.BOOL):
+                self.d.error("E108", f"a range only applies to numeric attributes, '{name}' is "
+                                     f"{_a('string' if kind == B.STR else 'bool')}",
+                             self.at(span, rf"\b(in\s*[\[(][^\])]*[\])])"))
+                return
             self.check_range(name, kind, dom.range, span)
         for item in dom.items:
             if not isinstance(item, (Int, Float, Str, Bool)):
@@ -543,6 +601,49 @@ class _Checker:
                         self.d.unknown("E117", "shape dim", n.id, self.symbols(), n.span)
                 self.kind(e, skip_names=True)
 
+    def check_cycles(self) -> None:
+        """Defs (which the lowerings inline) and product lets must not depend on themselves through others.
+
+        Cycles of op lets alone and a def calling itself directly are reported where they are typed.
+        """
+        op = self.op
+        reported: set[frozenset] = set()
+        scopes: list[list[Let]] = [list(op.lets)]
+        for p in op.products:
+            chain, cur = [], p
+            while cur is not None and cur not in chain:
+                chain.append(cur)
+                cur = op.product(cur.extends) if cur.extends else None
+            lets = {l.name: l for l in op.lets}
+            for q in reversed(chain):
+                lets.update((l.name, l) for l in q.lets)
+            scopes.append(list(lets.values()))
+        for lets in scopes:
+            by_name: dict[str, Let] = {l.name: l for l in lets}
+
+            def deps(node, params=()):
+                e = node.expr if isinstance(node, Let) else node.body
+                out = []
+                for n in walk(e):
+                    if isinstance(n, Name) and n.id in by_name and n.id not in params:
+                        out.append(by_name[n.id])
+                    elif isinstance(n, Call) and n.fn in self.defs:
+                        out.append(self.defs[n.fn])
+                return out
+
+            graph = {node: deps(node, getattr(node, "params", ())) for node in list(lets) + list(op.defs)}
+            for cycle in _cycles(graph):
+                key = frozenset(cycle)
+                only_op_lets = all(isinstance(n, Let) and n in op.lets for n in cycle)
+                if key in reported or only_op_lets or (len(cycle) == 1 and isinstance(cycle[0], Def)):
+                    continue
+                reported.add(key)
+                first = cycle[0]
+                what = "def" if isinstance(first, Def) else "let"
+                path = " -> ".join(n.name for n in cycle + [first])
+                self.d.error("E112", f"{what} '{first.name}' depends on itself ({path})",
+                             self.at(first.span, rf"\b{what}\s+({_w(first.name)})\b"))
+
     def check_lets(self, lets: Iterable[Let], scope: str) -> None:
         for l in lets:
             self.let_kind(l.name, l.expr, [])
@@ -566,7 +667,8 @@ class _Checker:
         blameable = [t.name for t in self.op.inputs + self.op.outputs] + [a.name for a in self.op.attrs] + \
             [l.name for l in self.op.lets] + [e.name for e in self.op.envs] + list(self.bound) + list(extra_lets)
         if c.param not in blameable:
-            self.d.error("E119", f"check blames unknown parameter '{c.param}'", c.span, _guess(c.param, blameable))
+            self.d.error("E119", f"check blames unknown parameter '{c.param}'",
+                         self.at(c.span, rf"\belse\s+\w+\s+({_w(c.param)})\b"), _guess(c.param, blameable))
         if c.value is not None:
             self.kind(c.value)
 
@@ -574,7 +676,8 @@ class _Checker:
         for cond in b.conditions:
             self.expect_bool(cond)
         if b.env not in [e.name for e in self.op.envs]:
-            self.d.unknown("E102", "env", b.env, [e.name for e in self.op.envs], b.span)
+            self.d.unknown("E102", "env", b.env, [e.name for e in self.op.envs],
+                           self.at(b.span, rf"\b({_w(b.env)})\s*>="))
         k = self.kind(b.expr)
         if k not in (None, B.INT, B.FLOAT):
             self.d.error("E111", f"buffer requirement must be a number of bytes, got {k}", b.expr.span)
@@ -591,47 +694,57 @@ class _Checker:
         modes = {q.value for q in op.quant_modes}
         for p in op.products:
             if p.soc not in B.PRODUCTS:
-                self.d.unknown("E104", "product", p.soc, B.PRODUCTS, p.span)
+                self.d.unknown("E104", "product", p.soc, B.PRODUCTS, self.at(p.span, _PRODUCT_RE))
             if p.extends is not None and p.extends not in socs:
-                self.d.unknown("E109", "base product", p.extends, socs, p.span)
+                self.d.unknown("E109", "base product", p.extends, socs, self.at(p.span, _EXTENDS_RE))
             for name, dom in p.attr_domains:
                 a = op.attr(name)
                 if a is None:
-                    self.d.unknown("E118", "attribute", name, [x.name for x in op.attrs], p.span)
+                    self.d.unknown("E118", "attribute", name, [x.name for x in op.attrs],
+                                   self.at(p.span, rf"\battr\s+({_w(name)})\s+in\b"))
                 else:
                     self.check_domain(name, _attr_kind(a.type), dom, p.span)
             for name in p.unsupported_attrs:
+                where = self.at(p.span, rf"\battr\s+({_w(name)})\s+unsupported\b")
                 if op.attr(name) is None:
-                    self.d.unknown("E118", "attribute", name, [x.name for x in op.attrs], p.span)
+                    self.d.unknown("E118", "attribute", name, [x.name for x in op.attrs], where)
                 elif not op.attr(name).optional:
-                    self.d.error("E118", f"required attribute '{name}' cannot be unsupported", p.span)
+                    self.d.error("E118", f"required attribute '{name}' cannot be unsupported", where)
+                elif op.attr(name).type.startswith("list"):
+                    self.d.error("E118", f"list attribute '{name}' cannot be unsupported (the check that it keeps "
+                                         f"its default needs a scalar)", where)
             for name in p.unsupported_inputs:
                 t = next((x for x in op.inputs if x.name == name), None)
+                where = self.at(p.span, rf"\binput\s+({_w(name)})\s+unsupported\b")
                 if t is None:
-                    self.d.unknown("E118", "input", name, [x.name for x in op.inputs], p.span)
+                    self.d.unknown("E118", "input", name, [x.name for x in op.inputs], where)
                 elif not t.optional:
                     self.d.error("E118", f"input '{name}' is required, only optional inputs can be unsupported",
-                                 p.span)
+                                 where)
             for role, pairs in (("input", p.input_dtypes), ("output", p.output_dtypes)):
                 pool = op.inputs if role == "input" else op.outputs
                 for name, dts in pairs:
                     if not any(x.name == name for x in pool):
-                        self.d.unknown("E118", role, name, [x.name for x in pool], p.span)
+                        self.d.unknown("E118", role, name, [x.name for x in pool],
+                                       self.at(p.span, rf"\b{role}\s+({_w(name)})\s*:"))
                     for dt in dts:
                         if dt not in DTYPES:
-                            self.d.unknown("E103", "dtype", dt, DTYPES, p.span)
+                            self.d.unknown("E103", "dtype", dt, DTYPES, self.at(p.span, rf"[:|]\s*({_w(dt)})\b"))
             for role, pairs in (("input", p.input_shapes), ("output", p.output_shapes)):
                 pool = op.inputs if role == "input" else op.outputs
                 for name, _ in pairs:
                     if not any(x.name == name for x in pool):
-                        self.d.unknown("E118", role, name, [x.name for x in pool], p.span)
+                        self.d.unknown("E118", role, name, [x.name for x in pool],
+                                       self.at(p.span, rf"\b{role}\s+({_w(name)})\s+shape\b"))
             for name in p.unspecified_outputs:
                 if op.tensor(name) is None or op.tensor(name).role != "output":
-                    self.d.unknown("E118", "output", name, [x.name for x in op.outputs], p.span)
+                    self.d.unknown("E118", "output", name, [x.name for x in op.outputs],
+                                   self.at(p.span, rf"\boutput\s+({_w(name)})\s+unspecified\b"))
             for m in p.quant_modes or ():
                 if m not in modes:
                     self.d.error("E110", f"product {p.soc} lists quant mode {m}, which the op does not declare",
-                                 p.span, f"declared modes: {', '.join(map(str, sorted(modes))) or 'none'}")
+                                 self.at(p.span, rf"\bquant_modes\b[^;]*?\b({m})\b"),
+                                 f"declared modes: {', '.join(map(str, sorted(modes))) or 'none'}")
             for l in p.lets:
                 self.kind(l.expr)
             for c in p.constraints:
@@ -640,14 +753,33 @@ class _Checker:
                 self.check_buffer(b)
         # inheritance cycles
         parent = {p.soc: p.extends for p in op.products}
+        cycles: set[frozenset[str]] = set()
         for p in op.products:
             seen, cur = [], p.soc
             while cur is not None and cur in parent:
                 if cur in seen:
-                    self.d.error("E109", f"product inheritance cycle: {' -> '.join(seen + [cur])}", p.span)
+                    cycle = seen[seen.index(cur):]
+                    if frozenset(cycle) not in cycles:  # report each cycle once, at its first product
+                        cycles.add(frozenset(cycle))
+                        first = next(x for x in op.products if x.soc in cycle)
+                        path = cycle[cycle.index(first.soc):] + cycle[:cycle.index(first.soc)] + [first.soc]
+                        self.d.error("E109", f"product inheritance cycle: {' -> '.join(path)}",
+                                     self.at(first.span, _EXTENDS_RE))
                     break
                 seen.append(cur)
                 cur = parent[cur]
+
+    def check_tiling_key(self) -> None:
+        seen: set[str] = set()
+        for name, e in self.op.tiling_key:
+            if name in seen:
+                self.d.error("E101", f"tiling key field '{name}' is declared twice", e.span)
+            seen.add(name)
+            k = self.kind(e)
+            if k not in (None, B.INT, B.ANY):
+                self.d.error("E111", f"tiling key field '{name}' must be an integer digit, got {k}", e.span)
+        if len(self.op.tiling_key) > 9:
+            self.d.error("E111", "a tiling key has at most 9 fields (one decimal digit each)", self.op.span)
 
     # ---- quant modes --------------------------------------------------------------
     def check_quant(self) -> None:
@@ -655,9 +787,10 @@ class _Checker:
         qb = self.op.quant_by
         if self.op.quant_modes and qb is None:
             self.d.error("E110", "quant modes are declared but no `quant_by ATTR;` says which attribute selects them",
-                         self.op.span)
+                         self.at(self.op.quant_modes[0].span, r"(quant\s+\d+\s+\w+)"))
         if qb is not None and (self.op.attr(qb) is None or self.op.attr(qb).type != "int64"):
-            self.d.error("E110", f"`quant_by` must name an int64 attribute, got '{qb}'", self.op.span,
+            self.d.error("E110", f"`quant_by` must name an int64 attribute, got '{qb}'",
+                         self.at(self.op.span, rf"\bquant_by\s+({_w(qb)})\b"),
                          _guess(qb, [a.name for a in self.op.attrs if a.type == "int64"]))
         for q in self.op.quant_modes:
             if q.value < 0:
@@ -670,7 +803,8 @@ class _Checker:
                 if s.kind == "let":
                     locals_.add(s.name)
                 elif s.name not in outputs:
-                    self.d.unknown("E110", "output in quant assignment", s.name, outputs, s.span)
+                    self.d.error("E110", f"quant mode {q.value} assigns '{s.name}', which is not an output",
+                                 self.at(s.span, rf"({_w(s.name)})\b"), _guess(s.name, outputs))
 
     # ---- typing -------------------------------------------------------------------
     def kind(self, e: Expr, scope=("scalar", frozenset()), let_stack=None, skip_names=False) -> str | None:
@@ -692,7 +826,12 @@ class _Checker:
                 return B.TENSOR if ctx == "quant" else B.ANY
             t = op.tensor(n)
             if t is not None:
-                return B.TENSOR if ctx == "quant" else "param"
+                if ctx == "quant":
+                    return B.TENSOR
+                # Outside builtins that take a tensor (dim, dtype, present, ...) a tensor has no value.
+                self.d.error("E111", f"tensor '{n}' has no scalar value", e.span,
+                             "a tensor only appears inside dim(), rank(), numel(), shape(), dtype() or present()")
+                return None
             a = op.attr(n)
             if a is not None:
                 return _attr_kind(a.type)
@@ -711,8 +850,9 @@ class _Checker:
             if n in DTYPES:
                 return B.DTYPE
             if n in B.ROUND_MODES:
-                return B.ROUND
-            if not skip_names:
+                self.d.error("E102", f"rounding mode '{n}' is not a value", e.span,
+                             f"rounding modes only appear as cast(..., round={n})")
+            elif not skip_names:
                 self.d.unknown("E102", "name", n, self.symbols() + list(local), e.span)
             return None
         if isinstance(e, Unary):
@@ -734,7 +874,10 @@ class _Checker:
             if e.op in ("==", "!="):
                 if None not in (l, r) and B.ANY not in (l, r) and l != r and not {l, r} <= {B.INT, B.FLOAT} \
                         and B.TENSOR not in (l, r):
-                    self.d.error("E111", f"cannot compare {l} with {r}", e.span)
+                    quoted = next((x.value for x in (e.lhs, e.rhs) if isinstance(x, Str)), "")
+                    self.d.error("E111", f"cannot compare {l} with {r}", e.span,
+                                 f"write {quoted} without quotes" if {l, r} == {B.INT, B.STR} and
+                                 re.fullmatch(r"-?[0-9]+", quoted) else None)
                 return B.BOOL
             if e.op in ("<", "<=", ">", ">="):
                 for side, kk in ((e.lhs, l), (e.rhs, r)):
@@ -786,33 +929,41 @@ class _Checker:
 
     def call_kind(self, e: Call, scope, let_stack, skip_names) -> str | None:
         ctx, local = scope
-        kinds = [self.kind(a, scope, let_stack, skip_names) for a in e.args]
+        b = B.BUILTINS.get(e.fn) if e.fn not in self.defs else None
+        tensor_args = {i for i, pk in enumerate(b.param_kinds) if pk == "param"} if b is not None else set()
+        # Tensor arguments are names, checked below; everything else gets typed (in the builtin's own context when
+        # it is misplaced, which is reported once below, so its arguments do not add errors of their own).
+        arg_scope = (b.contexts[0], local) if b is not None and ctx not in b.contexts else scope
+        kinds = [None if i in tensor_args else self.kind(a, arg_scope, let_stack, skip_names)
+                 for i, a in enumerate(e.args)]
         if e.fn in self.defs:
             df = self.defs[e.fn]
             if len(e.args) != len(df.params) or e.kwargs:
-                self.d.error("E106", f"'{e.fn}' takes {len(df.params)} argument(s), got {len(e.args)}", e.span)
+                self.d.error("E106", f"'{e.fn}' takes {_count(len(df.params))}, got {len(e.args)}", e.span)
             if let_stack is not None and e.fn in let_stack:
                 self.d.error("E112", f"def '{e.fn}' calls itself", e.span)
                 return None
             if any(isinstance(n, Call) and n.fn == e.fn for n in walk(df.body)):
-                self.d.error("E112", f"def '{e.fn}' calls itself", df.span)
+                self.d.error("E112", f"def '{e.fn}' calls itself", self.at(df.span, rf"(?s)=.*?\b({_w(e.fn)})\s*\("))
                 return None
             return B.INT if all(x == B.INT for x in kinds) else B.ANY
         b = B.BUILTINS.get(e.fn)
         if b is None:
-            self.d.unknown("E106", "function", e.fn, list(B.BUILTINS) + list(self.defs), e.span)
+            self.d.unknown("E106", "function", e.fn, list(B.BUILTINS) + list(self.defs),
+                           self.at(e.span, rf"({_w(e.fn)})\b"))
             return None
         if ctx not in b.contexts:
             self.d.error("E106", f"'{e.fn}' cannot be used in {ctx} expressions "
                                  f"(only in {' and '.join(b.contexts)})", e.span)
         n = len(e.args)
         if n < b.min_args or (b.max_args is not None and n > b.max_args):
-            want = str(b.min_args) if b.max_args == b.min_args else f"{b.min_args}+"
-            self.d.error("E106", f"'{e.fn}' takes {want} argument(s), got {n}", e.span)
+            want = _count(b.min_args) if b.max_args == b.min_args else f"at least {_count(b.min_args)}"
+            self.d.error("E106", f"'{e.fn}' takes {want}, got {n}", e.span)
             return None
         for key, value in e.kwargs:
             if key not in b.kwargs:
-                self.d.unknown("E106", f"keyword of '{e.fn}'", key, b.kwargs, value.span)
+                self.d.error("E106", f"'{e.fn}' has no keyword '{key}'", self.at(e.span, rf"\b({_w(key)})\s*="),
+                             _guess(key, b.kwargs) or (f"keywords: {', '.join(b.kwargs)}" if b.kwargs else None))
             elif key == "round":
                 if not (isinstance(value, Name) and value.id in B.ROUND_MODES):
                     self.d.unknown("E106", "rounding mode", getattr(value, "id", "?"), B.ROUND_MODES, value.span)
@@ -826,6 +977,9 @@ class _Checker:
                                  _guess(getattr(arg, "id", ""), [t.name for t in self.op.inputs + self.op.outputs]))
             elif pk in (B.INT, B.STR, B.DTYPE) and kinds[i] not in (None, pk, B.ANY):
                 self.d.error("E111", f"argument {i + 1} of '{e.fn}' must be {pk}, got {kinds[i]}", arg.span)
+            elif pk == B.TENSOR and kinds[i] in (B.INT, B.FLOAT, B.BOOL, B.STR, B.DTYPE):
+                self.d.error("E111", f"argument {i + 1} of '{e.fn}' must be a tensor (a row), got {kinds[i]}",
+                             arg.span)
         if b.result == "num":
             if B.TENSOR in kinds:
                 return B.TENSOR
@@ -849,8 +1003,57 @@ def _guess(word: str, pool) -> str | None:
     return f"did you mean '{g}'?" if g else None
 
 
-def _attr_kind(typ: str) -> str:
-    return {"int64": B.INT, "float": B.FLOAT, "bool": B.BOOL, "string": B.STR}.get(typ, "list")
+def _cycles(graph: dict) -> list[list]:
+    """The cycles a depth-first search meets in ``graph`` (node -> successors), each once, in meeting order."""
+    state: dict = {}
+    stack: list = []
+    found: list[list] = []
+
+    def visit(node) -> None:
+        state[node] = "open"
+        stack.append(node)
+        for nxt in graph.get(node, ()):
+            if state.get(nxt) == "open":
+                found.append(stack[stack.index(nxt):])
+            elif nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = "done"
+
+    for node in graph:
+        if node not in state:
+            visit(node)
+    return found
+
+
+def _attr_kind(typ: str) -> str | None:
+    # None (unknown) for a misspelt type: its E113 is enough, uses of the attribute must not add type errors.
+    return {"int64": B.INT, "float": B.FLOAT, "bool": B.BOOL, "string": B.STR}.get(
+        typ, "list" if typ.startswith("list<") else None)
+
+
+def _a(noun: str) -> str:
+    return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
+
+
+def _w(word: str) -> str:
+    return re.escape(word)
+
+
+def _count(n: int) -> str:
+    return f"{n} argument{'' if n == 1 else 's'}"
+
+
+def _domain_text(dom: Domain) -> str:
+    if dom.range is not None:
+        r = dom.range
+        return f"in {'[' if r.lo_closed else '('}{to_spec(r.lo)}, {to_spec(r.hi)}{']' if r.hi_closed else ')'}"
+    return "in {" + ", ".join(to_spec(i) for i in dom.items) + "}"
+
+
+_PRODUCT_RE = r"\bproduct\s+(\w+)"
+_EXTENDS_RE = r"\bextends\s+(\w+)"
+_DEFAULT_RE = r'(=\s*(?:"(?:[^"\\\n]|\\.)*"|\[[^\]]*\]|[^\s;]+))'
 
 
 def _lit_kind(e: Expr) -> str:
@@ -872,6 +1075,8 @@ def _literal_fits(v, typ: str) -> bool:
 
 
 def _show(v) -> str:
+    if isinstance(v, tuple):
+        return "[" + ", ".join(_show(x) for x in v) + "]"
     if isinstance(v, str):
         return f'"{v}"'
     if isinstance(v, bool):

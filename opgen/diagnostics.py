@@ -59,6 +59,9 @@ CODES: dict[str, tuple[str, str]] = {
              "only applies to optional inputs."),
     "E119": ("bad blame", "A check must blame an input, output, attribute, let or env of the op."),
     "E120": ("duplicate label", "Constraint labels must be unique within one scope (the op, or one product)."),
+    "E122": ("unknown semantics", "`semantics NAME;` names the data-movement pattern whose numpy driver runs the op: "
+             "moe_dispatch, moe_combine, moe_dispatch_setup, moe_dispatch_teardown, moe_combine_setup, "
+             "moe_combine_teardown."),
     "E121": ("bad literal", "A string literal contains an unknown escape, or a number is out of the 64-bit range."),
 }
 
@@ -121,6 +124,16 @@ class Diagnostics:
         return "".join(render(d, self.sources.get(d.span.file) if d.span else None, color) for d in self.sorted())
 
 
+def _visible(line: str) -> str:
+    """A source line safe to print: tabs become spaces, other control characters their one-column pictures."""
+    line = line.removesuffix("\r").replace("\t", " ")
+    return line.translate(_CONTROL_PICTURES)
+
+
+# Control characters print as their pictures (U+2400...), lone surrogates (unencodable) as U+FFFD.
+_CONTROL_PICTURES = {c: 0x2400 + c for c in range(32)} | {127: 0x2421} | {c: 0xFFFD for c in range(0xD800, 0xE000)}
+
+
 def _paint(text: str, code: str, color: bool) -> str:
     return f"\x1b[{code}m{text}\x1b[0m" if color else text
 
@@ -128,15 +141,15 @@ def _paint(text: str, code: str, color: bool) -> str:
 def render(d: Diagnostic, source: str | None, color: bool = False) -> str:
     where = f"{d.span}: " if d.span else ""
     head = _paint(f"{d.severity}[{d.code}]", "1;31" if d.severity == "error" else "1;33", color)
-    out = [f"{where}{head}: {d.message}\n"]
+    out = [f"{where}{head}: {_visible(d.message)}\n"]
     if d.span and source is not None:
-        lines = source.splitlines()
+        lines = source.split("\n")  # as the lexer counts lines (splitlines() would also split at \f, \x1c...)
         if 1 <= d.span.line <= len(lines):
-            text = lines[d.span.line - 1].replace("\t", " ")
+            text = _visible(lines[d.span.line - 1])
             gutter = f"{d.span.line:>5} | "
             width = max(1, (d.span.end_col - d.span.col) if d.span.end_line == d.span.line else len(text) - d.span.col + 1)
             out.append(f"{gutter}{text}\n")
             out.append(" " * (len(gutter) - 2) + "| " + " " * (d.span.col - 1) + _paint("^" * width, "1;32", color) + "\n")
     if d.help:
-        out.append(f"      = help: {d.help}\n")
+        out.append(f"      = help: {_visible(d.help)}\n")
     return "".join(out)

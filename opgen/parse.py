@@ -19,6 +19,12 @@ _TOKEN_TEXT = {
     "MORETHAN": "'>'", "LESSTHAN": "'<'", "__ANON_0": "'>='", "$END": "end of file", "OPTIONAL": "'optional'",
 }
 _MAX_SYNTAX_ERRORS = 10
+# What a character that starts no token usually meant (habits from C++ and Python).
+_CHAR_HELP = {"&": "write `and` instead of '&&'", "!": "write `not` instead of '!' ('!=' compares)",
+              "'": "strings use double quotes", "$": "names are plain identifiers, without '$'",
+              "\u201c": "use a plain '\"' instead of a typographic quote",
+              "\u201d": "use a plain '\"' instead of a typographic quote"}
+_MAX_ECHOES = 200  # tokens skipped while recovering, before giving up on the file
 
 
 @functools.lru_cache(maxsize=1)
@@ -45,7 +51,9 @@ def _describe(token: Token) -> str:
 
 
 def _expected(names) -> str:
-    shown = sorted({_TOKEN_TEXT.get(n, f"'{n.lower()}'" if n.isupper() and n.isalpha() else n) for n in names})
+    # ';' and '}' first: when they are possible at all, a forgotten one is the likeliest mistake.
+    shown = sorted({_TOKEN_TEXT.get(n, f"'{n.lower()}'" if n.isupper() and n.isalpha() else n) for n in names},
+                   key=lambda t: (t not in ("';'", "'}'"), t))
     if len(shown) > 8:
         shown = shown[:8] + ["..."]
     return ", ".join(shown)
@@ -55,15 +63,24 @@ def parse_text(text: str, file: str, diags: Diagnostics) -> Tree | None:
     """Parse one spec; on syntax errors report them (recovering to find more) and return None."""
     diags.sources[file] = text
     errors: list[UnexpectedInput] = []
+    echoes: list[UnexpectedInput] = []
+    last: list = [None]
 
     def on_error(err: UnexpectedInput) -> bool:
-        errors.append(err)
-        return len(errors) < _MAX_SYNTAX_ERRORS and not isinstance(err, UnexpectedEOF)
+        # Recovery drops the offending token and goes on in the same parser state; a token that fails in
+        # exactly that state again (nothing shifted in between) is an echo of the first error, not a new one.
+        state = _parser_state(err)
+        if isinstance(err, UnexpectedToken) and state is not None and _same_state(state, last[0]):
+            echoes.append(err)
+        else:
+            errors.append(err)
+        last[0] = None if isinstance(err, UnexpectedToken) and _insert_missing(err, text) else state
+        return len(errors) < _MAX_SYNTAX_ERRORS and len(echoes) < _MAX_ECHOES and not isinstance(err, UnexpectedEOF)
 
     try:
         tree = parser().parse(text, on_error=on_error)
     except UnexpectedInput as err:  # unrecoverable: the error is the last one recorded
-        if not errors or errors[-1] is not err:
+        if err not in errors and err not in echoes:
             errors.append(err)
         tree = None
     reported_lines: set[int] = set()
@@ -76,6 +93,54 @@ def parse_text(text: str, file: str, diags: Diagnostics) -> Tree | None:
     return None if errors else tree
 
 
+def _starts_line(tok: Token, text: str) -> bool:
+    line = text.split("\n", tok.line)[tok.line - 1] if tok.line else ""
+    return not line[: max(0, (tok.column or 1) - 1)].strip()
+
+
+def _insert_missing(err: UnexpectedToken, text: str) -> bool:
+    """Recover from a forgotten ';' (before a token that starts a line) or a lone expected punctuation mark.
+
+    Feeds the missing token and the offending one to the parser when that is accepted, so that parsing goes on
+    as if the token had been there and later errors are real ones.  Returns whether it did.
+    """
+    tok, expected = err.token, set(err.expected)
+    if tok.type == "$END" or getattr(err, "interactive_parser", None) is None:
+        return False
+    if "SEMICOLON" in expected and _starts_line(tok, text):
+        missing = "SEMICOLON"
+    elif len(expected) == 1 and next(iter(expected)) in _INSERTABLE:
+        missing = next(iter(expected))
+    else:
+        return False
+    fake = Token.new_borrow_pos(missing, _INSERTABLE[missing], tok)
+    try:
+        trial = err.interactive_parser.copy(deepcopy_values=False)
+        trial.feed_token(fake)
+        trial.feed_token(tok)
+    except UnexpectedInput:
+        return False
+    err.interactive_parser.feed_token(fake)
+    err.interactive_parser.feed_token(tok)
+    return True
+
+
+_INSERTABLE = {"SEMICOLON": ";", "COLON": ":", "COMMA": ",", "RPAR": ")", "RSQB": "]", "EQUAL": "="}
+
+
+def _parser_state(err: UnexpectedInput):
+    """(states, values) of the LALR stack when ``err`` was raised, or None if lark does not say."""
+    state = getattr(getattr(err, "interactive_parser", None), "parser_state", None)
+    states, values = getattr(state, "state_stack", None), getattr(state, "value_stack", None)
+    if states is None or values is None:
+        return None
+    return tuple(states), tuple(values)
+
+
+def _same_state(a, b) -> bool:
+    return b is not None and a[0] == b[0] and len(a[1]) == len(b[1]) and all(x is y for x, y in zip(a[1], b[1]))
+
+
 def _report(err: UnexpectedInput, file: str, text: str, diags: Diagnostics) -> None:
     if isinstance(err, UnexpectedCharacters):
         ch = text[err.pos_in_stream] if err.pos_in_stream < len(text) else ""
@@ -83,24 +148,28 @@ def _report(err: UnexpectedInput, file: str, text: str, diags: Diagnostics) -> N
         if ch == '"':
             diags.error("E001", "unterminated string literal", span, "close the string with '\"' on the same line")
         else:
-            diags.error("E002", f"unexpected character {ch!r}", span)
+            diags.error("E002", f"unexpected character {ch!r}", span, _CHAR_HELP.get(ch))
         return
     if isinstance(err, UnexpectedToken):
         tok = err.token
         if tok.type == "$END":
-            last = text.rstrip().splitlines() or [""]
+            last = text.rstrip().split("\n")
             span = Span(file, len(last), max(1, len(last[-1])), len(last), max(1, len(last[-1])) + 1)
             diags.error("E001", f"unexpected end of file, expected {_expected(err.expected)}", span,
                         "a block is probably missing its closing '}'")
             return
         span = span_of(file, tok)
         help_text = None
-        if "SEMICOLON" in err.expected:
+        if tok.value == "=" and "CMP_OP" in err.expected:
+            help_text = "use '==' to compare"
+        elif "VBAR" in err.expected and tok.type == "NAME" and not _starts_line(tok, text):
+            help_text = "separate alternatives with '|'"
+        elif "SEMICOLON" in err.expected and _starts_line(tok, text):
             help_text = "is a ';' missing at the end of the previous statement?"
         diags.error("E001", f"unexpected {_describe(tok)}, expected {_expected(err.expected)}", span, help_text)
         return
     if isinstance(err, UnexpectedEOF):
-        lines = text.splitlines() or [""]
+        lines = text.split("\n")
         span = Span(file, len(lines), len(lines[-1]) + 1, len(lines), len(lines[-1]) + 2)
         diags.error("E001", f"unexpected end of file, expected {_expected(err.expected)}", span)
         return

@@ -51,7 +51,7 @@ BUILTINS: dict[str, Builtin] = {b.name: b for b in (
        "maximum over consecutive blocks of n elements (tail zero-padded): one value per block"),
     _B("per_block", 2, 2, TENSOR, ("quant",), (), (TENSOR, INT),
        "broadcast one value per block of n elements back to the row"),
-    _B("exponent", 1, 1, TENSOR, ("quant",), (), (TENSOR,),
+    _B("exponent", 1, 1, TENSOR, ("quant",), (), ("param",),
        "biased 8-bit exponent field of each element as BFLOAT16 sees it (fp16 via a TRUNC cast)"),
     _B("routed", 1, 1, TENSOR, ("quant",), (), ("param",),
        "the row of a per-expert tensor selected by the token's destination expert ((1,) and (H,) broadcast)"),

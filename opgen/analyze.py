@@ -18,7 +18,7 @@ from .dtypes import DTYPES, FORMATS
 from .expr import (Binary, Bool, Call, Cond, Expr, Float, InRange, InSet, Int, Name, Span, Str, Unary, children,
                    to_spec, walk)
 from .model import (Attr, Buffer, CommGroup, Constraint, Def, Domain, Env, Let, Op, Product, QuantMode, QuantStmt,
-                    Range, Shape, ShapeCond, ShapeTuple, Tensor, snake)
+                    Range, Shape, ShapeCond, ShapeTuple, Tensor, snake, Tolerance)
 from .resolve import dim_bindings
 
 _OP_NAME = re.compile(r"[A-Z][A-Za-z0-9]*\Z")
@@ -186,7 +186,7 @@ class Analyzer(_Builder):
                          f"did you mean '{camel}'?" if _OP_NAME.match(camel) else None)
         fields = dict(version=None, doc="", notes=[], pairs=[], unsupported=[], comm=[], envs=[], inputs=[],
                       outputs=[], attrs=[], lets=[], defs=[], constraints=[], buffers=[], quant=[], products=[],
-                      quant_by=None, semantics=None, tiling_key=[])
+                      quant_by=None, semantics=None, tiling_key=[], tolerances=[])
         for item in op_tree.children[1:]:
             self.op_item(item, fields)
         op = Op(
@@ -197,6 +197,7 @@ class Analyzer(_Builder):
             defs=tuple(fields["defs"]), constraints=tuple(fields["constraints"]), buffers=tuple(fields["buffers"]),
             quant_modes=tuple(fields["quant"]), products=tuple(fields["products"]), quant_by=fields["quant_by"],
             semantics=fields["semantics"], tiling_key=tuple(fields["tiling_key"]),
+            tolerances=tuple(fields["tolerances"]),
             source=source,
             span=self.span(op_tree))
         self.check_required(op, fields, name_tok)
@@ -248,6 +249,8 @@ class Analyzer(_Builder):
             f["products"].append(self.product(t))
         elif k == "quant_by_stmt":
             f["quant_by"] = str(c[0])
+        elif k == "tolerance_stmt":
+            f["tolerances"].append(self.tolerance(t))
         elif k == "tiling_key_decl":
             for fld in c:
                 f["tiling_key"].append((str(fld.children[0]), self.expr(fld.children[1])))
@@ -352,6 +355,14 @@ class Analyzer(_Builder):
             buffers.append(Buffer(label, conds, str(env_tok), self.expr(expr_t), self.error_class(cls_tok),
                                   self.text(msg_t), span=self.span(t)))
 
+    def tolerance(self, t: Tree) -> Tolerance:
+        name, dts, spec = t.children
+        dtypes = tuple(str(x) for x in dts.scan_values(lambda v: isinstance(v, Token))) if dts is not None else ()
+        if spec.data == "tol_exact":
+            return Tolerance(str(name), dtypes, True, span=self.span(t))
+        rtol, atol = (float(self.expr(x).value) for x in spec.children)
+        return Tolerance(str(name), dtypes, False, rtol, atol, span=self.span(t))
+
     def error_class(self, tok: Token) -> str:
         cls = str(tok)
         if cls not in B.ERROR_CLASSES:
@@ -365,7 +376,8 @@ class Analyzer(_Builder):
         extends = str(ext.children[0]) if ext is not None else None
         soc = str(soc_tok)
         f = dict(doc="", notes=[], pairs=[], domains=[], unsup_attrs=[], unsup_inputs=[], in_dtypes=[], in_shapes=[],
-                 out_dtypes=[], out_shapes=[], unspecified=[], lets=[], quant=None, constraints=[], buffers=[])
+                 out_dtypes=[], out_shapes=[], unspecified=[], lets=[], quant=None, constraints=[], buffers=[],
+                 tolerances=[])
         for item in c[3:]:
             k, ic = item.data, item.children
             if k == "doc_stmt":
@@ -392,6 +404,8 @@ class Analyzer(_Builder):
                 f["unspecified"].append(str(ic[0]))
             elif k == "let_decl":
                 f["lets"].append(self.let(item))
+            elif k == "tolerance_stmt":
+                f["tolerances"].append(self.tolerance(item))
             elif k == "quant_modes_stmt":
                 f["quant"] = tuple(self.int_value(x) for x in ic[0].children)
             else:
@@ -399,7 +413,8 @@ class Analyzer(_Builder):
         return Product(soc, self.text(display_t), extends, f["doc"], tuple(f["notes"]), tuple(f["pairs"]),
                        tuple(f["domains"]), tuple(f["unsup_attrs"]), tuple(f["unsup_inputs"]), tuple(f["in_dtypes"]),
                        tuple(f["in_shapes"]), tuple(f["out_dtypes"]), tuple(f["out_shapes"]), tuple(f["unspecified"]),
-                       tuple(f["lets"]), f["quant"], tuple(f["constraints"]), tuple(f["buffers"]), span=self.span(t))
+                       tuple(f["lets"]), f["quant"], tuple(f["constraints"]), tuple(f["buffers"]),
+                       tuple(f["tolerances"]), span=self.span(t))
 
 
 def default_ir_name(name: str) -> str:
@@ -476,6 +491,7 @@ class _Checker:
         self.check_cycles()
         self.check_quant()
         self.check_tiling_key()
+        self.check_tolerances()
 
     # ---- namespaces ---------------------------------------------------------------
     def check_duplicates(self) -> None:
@@ -768,6 +784,17 @@ class _Checker:
                     break
                 seen.append(cur)
                 cur = parent[cur]
+
+    def check_tolerances(self) -> None:
+        outputs = {t.name for t in self.op.outputs}
+        for tol in self.op.tolerances + tuple(t for p in self.op.products for t in p.tolerances):
+            if tol.output not in outputs:
+                self.d.unknown("E118", "output", tol.output, outputs, tol.span)
+            for dt in tol.dtypes:
+                if dt not in DTYPES:
+                    self.d.unknown("E103", "dtype", dt, DTYPES, tol.span)
+            if tol.rtol < 0 or tol.atol < 0:
+                self.d.error("E108", f"tolerance of '{tol.output}' must not be negative", tol.span)
 
     def check_tiling_key(self) -> None:
         seen: set[str] = set()

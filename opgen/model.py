@@ -168,6 +168,20 @@ class QuantMode:
 
 
 @dataclass(frozen=True)
+class Tolerance:
+    """How tests compare ``output`` (of the listed dtypes; all when empty) with the reference."""
+    output: str
+    dtypes: tuple[str, ...]
+    exact: bool
+    rtol: float = 0.0
+    atol: float = 0.0
+    span: Span | None = _span()
+
+    def applies(self, output: str, dtype: str) -> bool:
+        return self.output == output and (not self.dtypes or dtype in self.dtypes)
+
+
+@dataclass(frozen=True)
 class Product:
     soc: str
     display: str
@@ -187,6 +201,7 @@ class Product:
     quant_modes: tuple[int, ...] | None = None
     constraints: tuple[Constraint, ...] = ()
     buffers: tuple[Buffer, ...] = ()
+    tolerances: tuple[Tolerance, ...] = ()
     span: Span | None = _span()
 
 
@@ -236,6 +251,7 @@ class Op:
     quant_by: str | None = None  # the attribute that selects the quant mode
     semantics: str | None = None  # the data-movement pattern (a driver in opgen.runtime.drivers)
     tiling_key: tuple[tuple[str, Expr], ...] = ()  # key fields, one decimal digit each, lowest first
+    tolerances: tuple[Tolerance, ...] = ()
     source: str = field(default="", compare=False)
     span: Span | None = _span()
 
@@ -293,7 +309,18 @@ class ProductView:
     notes: tuple[str, ...]
     checks: tuple[Check, ...]
     buffers: tuple[Buffer, ...]
+    tolerances: tuple[Tolerance, ...] = ()  # nearest declaration first: the first that applies wins
 
     @property
     def soc(self) -> str:
         return self.product.soc
+
+    def tolerance(self, output: str, dtype: str) -> Tolerance:
+        """The declared tolerance of an output in a dtype; integer and bool outputs are always exact."""
+        from .dtypes import DTYPES
+        for t in self.tolerances:
+            if t.applies(output, dtype):
+                return t
+        if DTYPES[dtype].kind != "float":
+            return Tolerance(output, (dtype,), True)
+        raise KeyError(f"no tolerance declared for {output} ({dtype}) on {self.soc}")

@@ -112,12 +112,19 @@ def _product(p: Product) -> list[str]:
     lines += [_let(l, i2) for l in p.lets]
     if p.quant_modes is not None:
         lines.append(f"{i2}quant_modes {', '.join(map(str, p.quant_modes))};")
+    lines += [_tolerance(t, i2) for t in p.tolerances]
     for c in p.constraints:
         lines += _constraint(c, 2)
     for b in p.buffers:
         lines += _buffer(b, 2)
     lines.append(f"{_IND}}}")
     return lines
+
+
+def _tolerance(t, ind: str) -> str:
+    dts = f": {' | '.join(t.dtypes)}" if t.dtypes else ""
+    how = "exact" if t.exact else f"rtol {_lit(t.rtol)} atol {_lit(t.atol)}"
+    return f"{ind}tolerance {t.output}{dts} {how};"
 
 
 def _let(l, ind: str) -> str:
@@ -151,6 +158,7 @@ def print_op(op: Op) -> str:
     lines += [i + _tensor(t) for t in op.outputs]
     lines += [f"{i}def {d.name}({', '.join(d.params)}) = {to_spec(d.body)};" for d in op.defs]
     lines += [_let(l, i) for l in op.lets]
+    lines += [_tolerance(t, i) for t in op.tolerances]
     for c in op.constraints:
         lines += _constraint(c, 1)
     for b in op.buffers:

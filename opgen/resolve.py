@@ -89,9 +89,10 @@ def resolve_product(op: Op, soc: str) -> ProductView:
     view_checks = _implicit_checks(op, product, inputs, outputs, attrs, unsupported_attrs, unsupported_inputs, quant)
     view_checks += _declared_checks(constraints, chain, op)
     view_checks += _buffer_checks(op, buffers)
+    tolerances = tuple(t for p in chain for t in p.tolerances) + op.tolerances
     return ProductView(op, product, tuple(p.soc for p in chain), inputs, outputs, attrs, unsupported_attrs,
                        unsupported_inputs, unspecified, tuple(lets.values()), tuple(quant), pairs, product.notes,
-                       tuple(_unique_ids(view_checks)), tuple(buffers))
+                       tuple(_unique_ids(view_checks)), tuple(buffers), tolerances)
 
 
 def _override_tensor(t: Tensor, chain: list[Product], role: str) -> Tensor:

@@ -15,11 +15,15 @@ from typing import Callable
 
 import jinja2
 
+from .emit_cpp_check import emit_check_core
+from .emit_cpp_kernel import emit_cpp_kernel
+from .emit_cpp_host import (emit_host_aclnn, emit_host_cmake, emit_host_infershape, emit_host_opdef,
+                            emit_host_tiling)
 from .model import Op, snake
 
 GENERATOR_VERSION = "1"
 # Modules whose FILTERS dict typed Jinja filters come from (one per target language).
-FILTER_MODULES = ("lower", "lower_py")
+FILTER_MODULES = ("lower", "lower_py", "lower_cpp", "lower_ascendc")
 
 
 @dataclass(frozen=True)
@@ -72,7 +76,14 @@ def emit_reference(op: Op) -> list[Artifact]:
             Artifact("reference.py", render("reference/reference.py.j2", **ctx))]
 
 
-EMITTERS: tuple[Callable[[Op], list[Artifact]], ...] = (emit_docs, emit_reference)
+EMITTERS: tuple[Callable[[Op], list[Artifact]], ...] = (emit_docs, emit_reference,
+                                                        emit_check_core,
+                                                        emit_host_opdef,
+                                                        emit_host_infershape,
+                                                        emit_host_tiling,
+                                                        emit_host_aclnn,
+                                                        emit_host_cmake,
+                                                        emit_cpp_kernel)
 
 
 def emit(op: Op) -> list[Artifact]:

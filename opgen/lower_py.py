@@ -66,6 +66,15 @@ class ScalarPy:
     def __call__(self, e: Expr) -> str:
         return self.lower(_inline(self.op, e))
 
+    def float_parts(self, e: Expr, parts: list[str]) -> list[str]:
+        """Int branches / arguments of a float ``if``, ``min`` or ``max`` become floats first (as in C++)."""
+        from .lower_cpp import ScalarKinds  # the static kinds both lowerings follow
+        kinds = ScalarKinds(self.view)
+        if not kinds.mixed(e):
+            return parts
+        exprs = [e.then, e.orelse] if isinstance(e, Cond) else list(e.args)
+        return [f"float({p})" if kinds(x) == B.INT else p for x, p in zip(exprs, parts)]
+
     def name(self, n: str) -> str:
         if n in self.attrs:
             return f"s.attr({py_literal(n)})"
@@ -89,7 +98,7 @@ class ScalarPy:
         if isinstance(e, Name):
             return self.name(e.id)
         if isinstance(e, Unary):
-            return f"(not {L(e.operand)})" if e.op == "not" else f"(-{L(e.operand)})"
+            return f"(not {L(e.operand)})" if e.op == "not" else f"i64(-{L(e.operand)})"
         if isinstance(e, Binary):
             a, b = L(e.lhs), L(e.rhs)
             if e.op == "//":
@@ -98,7 +107,9 @@ class ScalarPy:
                 return f"mod({a}, {b})"
             if e.op == "/":
                 return f"div({a}, {b})"
-            if e.op in ("+", "-", "*", "**"):
+            if e.op == "**":
+                return f"power({a}, {b})"
+            if e.op in ("+", "-", "*"):
                 return f"i64({a} {e.op} {b})"
             return f"({a} {e.op} {b})"
         if isinstance(e, InRange):
@@ -109,7 +120,8 @@ class ScalarPy:
             items = f"({items},)" if len(e.items) == 1 else f"({items})"
             return f"({L(e.operand)} {'not in' if e.negated else 'in'} {items})"
         if isinstance(e, Cond):
-            return f"({L(e.then)} if {L(e.test)} else {L(e.orelse)})"
+            then, orelse = self.float_parts(e, [L(e.then), L(e.orelse)])
+            return f"({then} if {L(e.test)} else {orelse})"
         if isinstance(e, Call):
             return self.call(e)
         raise LoweringError(f"cannot lower {e!r}")
@@ -122,22 +134,18 @@ class ScalarPy:
         if fn == "dim":
             return f"s.dim({tensor}, {self.lower(e.args[1])})"
         if fn == "len":
-            return f"s.len({tensor})"
+            if isinstance(e.args[0], Name) and e.args[0].id in self.attrs:
+                return f"s.len({tensor})"
+            return f"len({self.lower(e.args[0])}.encode(\"utf-8\"))"
         args = [self.lower(a) for a in e.args]
         if fn in ("min", "max"):
-            return f"{fn}({', '.join(args)})"
+            return f"{fn}({', '.join(self.float_parts(e, args))})"
         if fn == "abs":
-            return f"abs({args[0]})"
+            return f"i64(abs({args[0]}))"
         if fn in ("ceil_div", "align"):
             return f"{fn}({args[0]}, {args[1]})"
-        if fn == "floor":
-            return f"math.floor({args[0]})"
-        if fn == "log2":
-            return f"math.log2({args[0]})"
-        if fn == "exp2":
-            return f"math.ldexp(1.0, {args[0]})"
-        if fn in ("qmax", "emax"):
-            return f"rt.{fn}({args[0]})"
+        if fn in ("floor", "log2", "exp2", "qmax", "emax"):
+            return f"{fn}({args[0]})"
         raise LoweringError(f"builtin {fn} is not available in scalar expressions")
 
 

@@ -7,13 +7,14 @@ the driver of the op's ``semantics``.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
 from opgen.runtime.errors import OpError
-from opgen.runtime.scope import INVALID, NULLPTR, Check, EvalError, Meta, Scope, Typed, cann_dtype, show
+from opgen.runtime.scope import INVALID, NULLPTR, Check, EvalError, Meta, Scope, Typed, cann_dtype, i64, show
 
 _ATTR_TYPES = {"int64": (int,), "float": (int, float), "bool": (bool,), "string": (str,)}
 
@@ -69,6 +70,8 @@ def normalize_attrs(info: OpInfo, attrs: Mapping) -> dict:
                 raise OpError(INVALID, name, f"Parameter {name} of operator {info.name} has incorrect value "
                                              f"{show(item) if not isinstance(item, np.generic) else item}. "
                                              f"It should be a {typ}.")
+        if base == "float":  # an int given for a float attribute is that float (the spec types it float)
+            v = tuple(float(x) for x in v) if typ.startswith("list<") else float(v)
         out[name] = tuple(v) if typ.startswith("list<") else v
     return out
 
@@ -95,6 +98,9 @@ def make_scope(info: OpInfo, inputs: Mapping, attrs: Mapping, product: str,
     _check_product(info, product)
     a = normalize_attrs(info, attrs)
     env = {k: attrs.get(k, v) for k, v in info.env.items()}
+    for k, default in info.env.items():  # an env variable keeps its declared (default's) kind: int -> float
+        if isinstance(default, float) and isinstance(env[k], int) and not isinstance(env[k], bool):
+            env[k] = float(env[k])
     chosen = dict(out_dtypes or {})
     for k in chosen:
         if k not in info.outputs:
@@ -116,9 +122,16 @@ def validate(info: OpInfo, inputs: Mapping, attrs: Mapping, product: str,
     return s
 
 
+def _dim(d) -> int:
+    """An output dim as int64: a float truncates toward 0; NaN, infinities and out-of-range values have none."""
+    if isinstance(d, float) and not math.isfinite(d):
+        raise EvalError(f"dim {d} is not finite")
+    return i64(int(d))
+
+
 def infer_shapes(info: OpInfo, s: Scope) -> dict[str, tuple[int, ...]]:
     try:
-        return {name: tuple(int(d) for d in fn(s)) for name, fn in info.shapes[s.product].items()}
+        return {name: tuple(_dim(d) for d in fn(s)) for name, fn in info.shapes[s.product].items()}
     except EvalError as err:
         raise OpError(INVALID, "shape", f"cannot infer output shapes of {info.name}: {err}") from None
 

@@ -96,11 +96,19 @@ def i64(v):
     return v
 
 
+def _finite_quotient(a, b) -> float:
+    """a / b of a float // or %; non-finite operands or quotients have no value."""
+    q = a / b
+    if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(q)):
+        raise EvalError("floor division or modulo of a non-finite value")
+    return q
+
+
 def floordiv(a, b):
     if b == 0:
         raise EvalError("division by zero")
     if isinstance(a, float) or isinstance(b, float):
-        return float(math.floor(a / b))
+        return float(math.floor(_finite_quotient(a, b)))
     return i64(a // b)
 
 
@@ -108,8 +116,62 @@ def mod(a, b):
     if b == 0:
         raise EvalError("modulo by zero")
     if isinstance(a, float) or isinstance(b, float):
-        return math.fmod(a, b) if (a >= 0) == (b > 0) else a - b * math.floor(a / b)
+        q = _finite_quotient(a, b)
+        return math.fmod(a, b) if (a >= 0) == (b > 0) else a - b * math.floor(q)
     return a % b
+
+
+def power(a, b):
+    """a ** b: int64 for ints (a negative exponent has no int value), IEEE pow for floats."""
+    if isinstance(a, float) or isinstance(b, float):
+        try:
+            return math.pow(a, b)
+        except (OverflowError, ValueError):  # finite operands, no finite result
+            raise EvalError("power has no finite value") from None
+    if b < 0:
+        raise EvalError("negative integer exponent")
+    if abs(a) >= 2 and b >= 64:
+        raise EvalError("int64 overflow")
+    return i64(a ** b)
+
+
+def floor(x):
+    """Round toward -inf, keeping the kind (a float stays a float; infinities and NaN pass through)."""
+    if isinstance(x, float):
+        return float(math.floor(x)) if math.isfinite(x) else x
+    return x
+
+
+def log2(x) -> float:
+    """IEEE log2: -inf at 0, NaN below 0."""
+    x = float(x)
+    if x > 0:
+        return math.log2(x)
+    return -math.inf if x == 0 else math.nan
+
+
+def exp2(x) -> float:
+    """2 ** x as C's pow(2.0, x) (exact for integer x), +inf on overflow."""
+    try:
+        return math.pow(2.0, float(x))
+    except OverflowError:
+        return math.inf
+
+
+def qmax(dtype: str) -> float:
+    from opgen.runtime import dtypes
+    try:
+        return dtypes.qmax(dtype)
+    except ValueError as err:
+        raise EvalError(str(err)) from None
+
+
+def emax(dtype: str) -> int:
+    from opgen.runtime import dtypes
+    try:
+        return dtypes.emax(dtype)
+    except ValueError as err:
+        raise EvalError(str(err)) from None
 
 
 def div(a, b):
@@ -228,7 +290,7 @@ class Scope:
         return shape[i]
 
     def numel(self, name: str) -> int:
-        return int(np.prod(self.shape(name), dtype=np.int64))
+        return i64(math.prod(self.shape(name)))
 
     def dtype(self, name: str) -> str:
         if name in self._outputs:

@@ -1,0 +1,60 @@
+"""Model → the portable check core ``op_host/op_tiling/<op_snake>_check.h``.
+
+One plain C++17 header per op (standard headers only) holding every check of
+every product view in the order ``opgen.resolve`` gives them, lowered by
+``opgen.lower_cpp`` with the semantics of the Python reference, plus output
+shape and dtype inference.  Registered in ``opgen.emit.EMITTERS``.  The OpDef / infershape / tiling / aclnn code
+(``opgen.emit_cpp_host``) includes it and calls ``Check``, ``InferShapes`` and
+``InferDtypes`` on a filled ``Params``.
+"""
+from __future__ import annotations
+
+from . import builtins as B
+from .dtypes import DTYPES
+from .lower import cpp_literal
+from .lower_cpp import constants, cpp_error_code, real_literal, uses
+from .model import Op
+from .resolve import dim_bindings
+
+
+def check_core_path(op: Op) -> str:
+    return f"op_host/op_tiling/{op.snake_name}_check.h"
+
+
+def _dtype_tables(op: Op) -> tuple[list, list]:
+    """(ge enumerator, C++ value) rows of qmax / emax, only when a scalar expression calls them."""
+    qmax, emax = [], []
+    if uses(op, "qmax") or uses(op, "emax"):
+        from opgen.runtime import dtypes as rt_dtypes  # numpy side: imported only when an op needs the table
+        for d in sorted(DTYPES.values(), key=lambda d: d.ge_value):
+            try:
+                qmax.append((d.ge_enum, real_literal(rt_dtypes.qmax(d.name))))
+            except ValueError:
+                pass
+            try:
+                emax.append((d.ge_enum, cpp_literal(rt_dtypes.emax(d.name))))
+            except ValueError:
+                pass
+    return (qmax if uses(op, "qmax") else []), (emax if uses(op, "emax") else [])
+
+
+def check_core_context(op: Op) -> dict:
+    qmax, emax = _dtype_tables(op)
+    codes = [(cpp_error_code(cls), code) for cls, code in B.ERROR_CLASSES.items()]
+    return dict(
+        op=op,
+        views=[op.views[p.soc] for p in op.products],
+        spec_name=op.span.file.rsplit("/", 1)[-1] if op.span else "",
+        dtypes=sorted(DTYPES.values(), key=lambda d: d.ge_value),
+        error_codes=codes,
+        failure_codes=[code for _, code in codes if code != 0],
+        constants=constants(),
+        bound=[(name, t, axis) for name, (t, axis) in dim_bindings(op).items()],
+        qmax=qmax,
+        emax=emax,
+    )
+
+
+def emit_check_core(op: Op) -> list:
+    from .emit import Artifact, render  # emit registers this emitter: import it lazily, in either order
+    return [Artifact(check_core_path(op), render("cpp/op_host/op_tiling/check.h.j2", **check_core_context(op)))]

@@ -1,0 +1,894 @@
+"""Model → the CANN host side of one operator: OpDef, infershape, tiling, the aclnn API and CMake.
+
+Emitted files (paths relative to the op's output directory, laid out like an op of a CANN op repository):
+
+* ``op_host/<op>_def.cpp``                 OpDef: IR inputs, outputs and attributes; one OpAICoreConfig per SoC
+* ``op_host/<op>_infershape.cpp``          IMPL_OP_INFERSHAPE over the portable check core
+* ``op_host/op_tiling/<op>_tiling.{h,cpp}`` the tiling function (checks, tiling key, workspace, tiling data)
+* ``op_api/aclnn_<op>.{h,cpp}``            the two-stage aclnn API over the generated aclnnInner API
+* ``CMakeLists.txt``, ``op_host/CMakeLists.txt``  the op-repo build glue
+
+The portable check core ``op_host/op_tiling/<op>_check.h`` (``opgen.emit_cpp_check``) and the kernel side
+``op_kernel/*`` (``opgen.emit_cpp_kernel``) are emitted elsewhere; the files here include them.
+
+Everything that reaches C++ is lowered here by typed helpers (a value a helper cannot express raises
+TypeError), and every list comes out in model (spec) order, so the output is deterministic.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from .dtypes import DTYPES, FORMATS
+from .expr import Binary, Bool, Call, Cond, Expr, InRange, InSet, Int, Name, Str, Unary, to_spec
+from .lower import cpp_literal, cpp_string
+from .model import Attr, Op, ProductView, Tensor, snake
+
+# ---------------------------------------------------------------------------------------------
+# Typed lowering helpers (model value → C++ token)
+# ---------------------------------------------------------------------------------------------
+
+
+def ge_dtype(name: str) -> str:
+    """``FLOAT16`` → ``ge::DT_FLOAT16`` (the graph/types.h enumerator)."""
+    info = DTYPES.get(name)
+    if info is None:
+        raise TypeError(f"no ge::DataType for dtype {name!r}")
+    return f"ge::{info.ge_enum}"
+
+
+def op_dtype(name: str) -> str:
+    """``FLOAT16`` → ``op::DataType::DT_FLOAT16`` (op_api spelling of the same enumerator)."""
+    return "op::DataType::" + ge_dtype(name).split("::", 1)[1]
+
+
+def ge_format(name: str) -> str:
+    if name not in FORMATS:
+        raise TypeError(f"no ge::Format for format {name!r}")
+    return f"ge::FORMAT_{name}"
+
+
+def const_name(name: str) -> str:
+    """A spec / IR name as an UPPER_SNAKE C++ constant fragment (``expertIds`` → ``EXPERT_IDS``)."""
+    out = snake(name).upper()
+    if not out.replace("_", "").isalnum():
+        raise TypeError(f"{name!r} is not a C++ identifier")
+    return out
+
+
+def upper_first(name: str) -> str:
+    return name[:1].upper() + name[1:]
+
+
+def comment_text(s: str) -> str:
+    """Free text inside a C++ block comment: one line, no comment terminator."""
+    return " ".join(s.split()).replace("*/", "* /")
+
+
+def cpp_float(v) -> str:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise TypeError(f"no C++ float literal for {type(v).__name__}")
+    text = cpp_literal(float(v))
+    return text if "numeric_limits" in text else text + "f"
+
+
+def brace_list(items, column: int, width: int = 120) -> str:
+    """``{a, b, ...}`` wrapped at ``width`` with continuation lines aligned after the opening brace.
+
+    ``column`` is the 0-based column the ``{`` lands on; the caller appends any closing text.
+    """
+    items = list(items)
+    lines: list[str] = []
+    cur = ""
+    for i, item in enumerate(items):
+        piece = item + ("," if i < len(items) - 1 else "")
+        candidate = f"{cur} {piece}" if cur else piece
+        if cur and column + 1 + len(candidate) + 2 > width:
+            lines.append(cur)
+            cur = piece
+        else:
+            cur = candidate
+    lines.append(cur)
+    pad = " " * (column + 1)
+    return "{" + ("\n" + pad).join(lines) + "}"
+
+
+def init_list(prefix: str, items, indent: int = 0, width: int = 120) -> str:
+    """``prefix{a, b};`` on one line when it fits, else the items packed on lines indented four spaces."""
+    items = list(items)
+    one = prefix + "{" + ", ".join(items) + "};"
+    if indent + len(one) <= width:
+        return one
+    inner = " " * (indent + 4)
+    lines: list[str] = []
+    cur = ""
+    for i, item in enumerate(items):
+        piece = item + ("," if i < len(items) - 1 else "")
+        candidate = f"{cur} {piece}" if cur else piece
+        if cur and len(inner) + len(candidate) > width:
+            lines.append(cur)
+            cur = piece
+        else:
+            cur = candidate
+    lines.append(cur + "};")
+    return prefix + "{\n" + "\n".join(inner + line for line in lines)
+
+
+def call_args(prefix: str, args: list[str], indent: int, width: int = 120, suffix: str = ")") -> str:
+    """``prefix(arg, arg, ...)`` in the CANN/clang-format style: all on one line if it fits, else the
+    arguments on continuation lines indented four spaces past ``indent`` and packed to ``width``."""
+    one = f"{prefix}({', '.join(args)}{suffix}"
+    if indent + len(one) <= width:
+        return one
+    inner = " " * (indent + 4)
+    lines: list[str] = []
+    cur = ""
+    for i, a in enumerate(args):
+        piece = a + ("," if i < len(args) - 1 else suffix)
+        candidate = f"{cur} {piece}" if cur else piece
+        if cur and len(inner) + len(candidate) > width:
+            lines.append(cur)
+            cur = piece
+        else:
+            cur = candidate
+    lines.append(cur)
+    return f"{prefix}(\n" + "\n".join(inner + line for line in lines)
+
+
+def _scan(line: str):
+    """(index, char, bracket depth) of every character of ``line`` outside string/char literals and comments."""
+    depth, i, quote = 0, 0, ""
+    while i < len(line):
+        c = line[i]
+        if quote:
+            if c == "\\":
+                i += 2
+                continue
+            if c == quote:
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        elif line.startswith("//", i):
+            return
+        else:
+            if c in ")]}":
+                depth -= 1
+            yield i, c, depth
+            if c in "([{":
+                depth += 1
+        i += 1
+
+
+def _operator_marks(body: str, tops: list[tuple[int, str]]) -> list[int]:
+    marks = [i for i, c in tops if c in "?:" and body[i - 1:i] == " " and body[i + 1:i + 2] == " "]
+    if not marks:
+        marks = [i for i, c in tops if body.startswith(("&& ", "|| "), i) and body[i - 1:i] == " "]
+    return marks
+
+
+def _split_top(line: str) -> list[str] | None:
+    """An over-long statement split before its operators ``?`` ``:`` (else ``&&`` ``||``) at bracket depth 0,
+    continuation lines indented four; failing that, inside its one outermost bracket group, continuation
+    lines aligned just after that bracket.  None when there is no such operator."""
+    body = line.lstrip(" ")
+    indent = len(line) - len(body)
+    scanned = list(_scan(body))
+    marks = _operator_marks(body, [(i, c) for i, c, d in scanned if d == 0])
+    pad = indent + 4
+    if not marks:
+        opens = [i for i, c, d in scanned if d == 0 and c in "(["]
+        if len(opens) != 1:
+            return None
+        inner = []
+        for i, c, d in scanned:
+            if i > opens[0] and d == 1:
+                inner.append((i, c))
+            if i > opens[0] and d == 0 and c in ")]":
+                break
+        marks = _operator_marks(body, inner)
+        pad = indent + opens[0] + 1
+    if not marks:
+        return None
+    parts, start = [], 0
+    for m in marks:
+        parts.append(body[start:m].rstrip())
+        start = m
+    parts.append(body[start:])
+    return [" " * indent + parts[0]] + [" " * pad + q for q in parts[1:]]
+
+
+def _comma_break(line: str, width: int) -> tuple[int, int] | None:
+    """The last ``", "`` inside brackets that keeps the line within ``width``, and the column after its bracket."""
+    stack: list[int] = []
+    best = None
+    for i, c, _ in _scan(line):
+        if c in "([{":
+            stack.append(i)
+        elif c in ")]}":
+            if stack:
+                stack.pop()
+        elif c == "," and line.startswith(", ", i) and i + 1 <= width:
+            # outside any bracket of this line: a continuation line, whose arguments line up with its indent
+            best = (i, stack[-1] + 1 if stack else len(line) - len(line.lstrip(" ")))
+    return best
+
+
+def wrap_cpp(text: str, width: int = 120, max_align: int = 80) -> str:
+    """Break over-long lines the way clang-format would: at a top-level ``?:`` / ``&&`` / ``||`` (operators
+    leading the continuation lines), else after a comma with the continuation aligned under the enclosing
+    bracket.  Generated C++ so keeps within ``width`` columns without a formatter run."""
+    def wrap(line: str) -> list[str]:
+        import re
+        import textwrap
+        body = line.lstrip(" ")
+        if len(line) <= width or body.startswith(("/*", "#")):
+            return [line]
+        comment = re.match(r"( *)(// |\* \\brief |\* @\w+ (?:\[\w+\] )?\w*:? |\* )", line)
+        if comment and body.startswith(("//", "*")):
+            first, pad = comment.group(0), comment.group(1)
+            cont = pad + ("// " if body.startswith("//") else "*" + " " * (len(first) - len(pad) - 1))
+            return textwrap.wrap(line[len(first):], width, initial_indent=first, subsequent_indent=cont,
+                                 break_long_words=False, break_on_hyphens=False) or [line]
+        if body.startswith("*"):
+            return [line]
+        parts = _split_top(line)
+        if parts is not None:
+            return [w for q in parts for w in wrap(q)]
+        bp = _comma_break(line, width)
+        if bp is None or bp[1] > max_align:
+            return [line]
+        comma, column = bp
+        return [line[:comma + 1]] + wrap(" " * column + line[comma + 2:])
+
+    return "\n".join(w for line in text.split("\n") for w in wrap(line))
+
+
+def spec_file(op: Op) -> str:
+    return op.span.file.replace("\\", "/").rsplit("/", 1)[-1] if op.span and op.span.file else f"{op.snake_name}.spec"
+
+
+# ---------------------------------------------------------------------------------------------
+# OpDef dtype / format columns
+# ---------------------------------------------------------------------------------------------
+
+_UNKNOWN = object()
+
+
+class _DtypeEval:
+    """Three-valued evaluation of check expressions over one dtype assignment.
+
+    Known: ``dtype(t)`` and ``present(t)`` of the assignment, the quant-mode attribute, dtype names and
+    literals.  Everything else (shapes, other attributes, lets) is unknown, and a check is only taken as
+    failing when it is definitely false — so a column is dropped only when the spec rules it out.
+    """
+
+    def __init__(self, op: Op, dtypes: dict[str, str], present: dict[str, bool], quant: int | None):
+        self.op, self.dtypes, self.present, self.quant = op, dtypes, present, quant
+
+    def __call__(self, e: Expr):
+        U = _UNKNOWN
+        if isinstance(e, (Int, Str, Bool)):
+            return e.value
+        if isinstance(e, Name):
+            if self.quant is not None and e.id == self.op.quant_by:
+                return self.quant
+            if e.id in DTYPES:
+                return ("dtype", e.id)
+            return U
+        if isinstance(e, Call):
+            if e.fn in ("dtype", "present") and e.args and isinstance(e.args[0], Name):
+                t = e.args[0].id
+                if e.fn == "present":
+                    return self.present.get(t, U)
+                d = self.dtypes.get(t)
+                return U if d is None else ("dtype", d)
+            return U
+        if isinstance(e, Unary):
+            v = self(e.operand)
+            if e.op == "not":
+                return U if v is U else (not v)
+            return U if v is U or isinstance(v, tuple) else -v
+        if isinstance(e, Binary):
+            if e.op in ("and", "or"):
+                a = self(e.lhs)
+                if a is not U and bool(a) == (e.op == "or"):
+                    return e.op == "or"
+                b = self(e.rhs)
+                if b is not U and bool(b) == (e.op == "or"):
+                    return e.op == "or"
+                return U if a is U or b is U else (e.op == "and")
+            a, b = self(e.lhs), self(e.rhs)
+            if a is U or b is U:
+                return U
+            if e.op == "==":
+                return a == b
+            if e.op == "!=":
+                return a != b
+            if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+                if e.op in ("<", "<=", ">", ">="):
+                    return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[e.op]
+                if e.op in ("+", "-", "*"):
+                    return {"+": a + b, "-": a - b, "*": a * b}[e.op]
+            return U
+        if isinstance(e, InSet):
+            v = self(e.operand)
+            if v is U:
+                return U
+            items = [self(i) for i in e.items]
+            if v in [i for i in items if i is not U]:
+                return not e.negated
+            if any(i is U for i in items):
+                return U
+            return e.negated
+        if isinstance(e, InRange):
+            v, lo, hi = self(e.operand), self(e.lo), self(e.hi)
+            if any(x is U or isinstance(x, tuple) for x in (v, lo, hi)):
+                return U
+            return (lo <= v if e.lo_closed else lo < v) and (v <= hi if e.hi_closed else v < hi)
+        if isinstance(e, Cond):
+            t = self(e.test)
+            if t is U:
+                a, b = self(e.then), self(e.orelse)
+                return a if a is not U and a == b else U
+            return self(e.then) if t else self(e.orelse)
+        return U
+
+
+def _depends_on_dtypes(op: Op, e: Expr) -> bool:
+    from .expr import walk
+    for node in walk(e):
+        if isinstance(node, Call) and node.fn in ("dtype", "present"):
+            return True
+        if isinstance(node, Name) and node.id == op.quant_by:
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class Columns:
+    """The parallel dtype/format columns of one OpDef (or one OpAICoreConfig)."""
+    tensors: tuple[Tensor, ...]                     # inputs then outputs, spec order
+    dtype_rows: dict[str, tuple[str, ...]]          # tensor name → dtype per column
+    format_rows: dict[str, tuple[str, ...]]         # tensor name → format per column
+
+    @property
+    def count(self) -> int:
+        return len(next(iter(self.dtype_rows.values()))) if self.dtype_rows else 0
+
+
+def _refs(e: Expr) -> set[str]:
+    from .expr import walk
+    return {n.args[0].id for n in walk(e)
+            if isinstance(n, Call) and n.fn in ("dtype", "present") and n.args and isinstance(n.args[0], Name)}
+
+
+def _view_combos(op: Op, view: ProductView, varying: list[str]) -> list[dict[str, str | None]]:
+    """Dtype assignments of the varying tensors that the view's checks allow (None: optional input absent)."""
+    tensors = {t.name: t for t in view.inputs + view.outputs}
+    unsupported = set(view.unsupported_inputs)
+    choices = []
+    for name in varying:
+        t = tensors[name]
+        opts: list[str | None] = [] if name in unsupported else list(t.dtypes)
+        if t.role == "input" and t.optional:
+            opts.append(None)
+        choices.append(opts)
+    dtypes0 = {t.name: t.dtypes[0] for t in tensors.values() if t.name not in varying and len(t.dtypes) == 1}
+    present0: dict[str, bool] = {t.name: True for t in tensors.values() if not (t.role == "input" and t.optional)}
+    present0.update({n: False for n in unsupported})
+    # optional inputs that are neither varying nor unsupported stay unknown: columns do not depend on them
+    # each check is decided as soon as the varying tensors it reads are assigned (a depth-first search that
+    # prunes on the first definite failure); a combination is valid when some quant mode admits it
+    position = {name: i for i, name in enumerate(varying)}
+    by_depth: dict[int, list] = {}
+    for c in view.checks:
+        if not (_depends_on_dtypes(op, c.expr) or any(_depends_on_dtypes(op, x) for x in c.conditions)):
+            continue
+        refs = _refs(c.expr).union(*[_refs(x) for x in c.conditions])
+        by_depth.setdefault(max((position[r] for r in refs if r in position), default=-1), []).append(c)
+    modes: list[int | None] = list(view.quant_modes) if op.quant_by and view.quant_modes else [None]
+    valid: set[tuple] = set()
+
+    def search(depth: int, combo: tuple, dtypes: dict, present: dict, mode) -> None:
+        ev = _DtypeEval(op, dtypes, present, mode)
+        if any(_definitely_fails(ev, c) for c in by_depth.get(depth - 1, ())):
+            return
+        if depth == len(varying):
+            valid.add(combo)
+            return
+        name = varying[depth]
+        optional_input = tensors[name].role == "input" and tensors[name].optional
+        for choice in choices[depth]:
+            d, pr = dict(dtypes), dict(present)
+            if choice is not None:
+                d[name] = choice
+            if optional_input:
+                pr[name] = choice is not None
+            search(depth + 1, combo + (choice,), d, pr, mode)
+
+    for mode in modes:
+        search(0, (), dict(dtypes0), dict(present0), mode)
+    return [dict(zip(varying, c)) for c in itertools.product(*choices) if c in valid]
+
+
+def _definitely_fails(ev: _DtypeEval, check) -> bool:
+    for cond in check.conditions:
+        v = ev(cond)
+        if v is _UNKNOWN or not v:
+            return False
+    v = ev(check.expr)
+    return v is not _UNKNOWN and not v
+
+
+def _fill_absent(combos: list[dict[str, str | None]], dtypes: dict[str, tuple[str, ...]]) -> list[dict[str, str]]:
+    """Columns from assignments.  An absent optional input may take any dtype, so an assignment with absent
+    inputs reuses a column that agrees on the present ones; failing that, the absent input follows the
+    dtype of the first tensor of the assignment that it can share (else its own first dtype)."""
+    cols: list[dict[str, str]] = []
+    for c in combos:
+        if all(v is not None for v in c.values()) and c not in cols:
+            cols.append(dict(c))  # type: ignore[arg-type]
+    for c in combos:
+        if all(v is not None for v in c.values()):
+            continue
+        if any(all(col[k] == v for k, v in c.items() if v is not None) for col in cols):
+            continue
+        known = [v for v in c.values() if v is not None]
+        filled = {k: v if v is not None else next((d for d in known if d in dtypes[k]), dtypes[k][0])
+                  for k, v in c.items()}
+        if filled not in cols:
+            cols.append(filled)
+    return cols
+
+
+def _tensor_union(op: Op, name: str, field: str) -> tuple[str, ...]:
+    seen: dict[str, None] = {}
+    for soc in op.socs:
+        view = op.views[soc]
+        t = next(x for x in view.inputs + view.outputs if x.name == name)
+        for d in getattr(t, field):
+            seen.setdefault(d, None)
+    return tuple(seen)
+
+
+def _formats_of(t: Tensor) -> tuple[str, ...]:
+    return tuple(t.formats) or ("ND",)
+
+
+def opdef_columns(op: Op, soc: str | None) -> Columns:
+    """Columns for one product (``soc``) or, with ``soc=None``, the op-level union over all products."""
+    tensors = op.inputs + op.outputs
+    varying = [t.name for t in tensors if len(_tensor_union(op, t.name, "dtypes")) > 1]
+    socs = [soc] if soc is not None else list(op.socs)
+    combos: list[dict[str, str | None]] = []
+    for s in socs:
+        for c in _view_combos(op, op.views[s], varying):
+            if c not in combos:
+                combos.append(c)
+    cols = _fill_absent(combos, {n: _tensor_union(op, n, "dtypes") if soc is None else
+                                 next(t for t in op.views[soc].inputs + op.views[soc].outputs if t.name == n).dtypes
+                                 for n in varying})
+    if varying and not cols:
+        raise ValueError(f"{op.name}: no dtype combination passes the checks of {', '.join(socs)}")
+    fmt_varying = [t for t in tensors if len(_formats_of(t)) > 1]
+    fmt_combos = list(itertools.product(*[_formats_of(t) for t in fmt_varying])) or [()]
+    dtype_rows: dict[str, list[str]] = {t.name: [] for t in tensors}
+    format_rows: dict[str, list[str]] = {t.name: [] for t in tensors}
+    view_tensors = {t.name: t for t in op.views[socs[0]].inputs + op.views[socs[0]].outputs}
+    for c in cols or [{}]:
+        for fc in fmt_combos:
+            fmts = {t.name: f for t, f in zip(fmt_varying, fc)}
+            for t in tensors:
+                if t.name in c:
+                    dtype_rows[t.name].append(c[t.name])
+                else:
+                    union = _tensor_union(op, t.name, "dtypes") if soc is None else view_tensors[t.name].dtypes
+                    dtype_rows[t.name].append(union[0])
+                format_rows[t.name].append(fmts.get(t.name, _formats_of(t)[0]))
+    return Columns(tuple(tensors), {k: tuple(v) for k, v in dtype_rows.items()},
+                   {k: tuple(v) for k, v in format_rows.items()})
+
+
+def _param_calls(t: Tensor, cols: Columns, indent: int) -> list[str]:
+    """The chained calls defining one input/output: ParamType, DataType(List), Format(List), AutoContiguous."""
+    calls = [f".ParamType({'OPTIONAL' if t.optional else 'REQUIRED'})"]
+    dts = cols.dtype_rows[t.name]
+    if len(set(dts)) == 1:
+        calls.append(".DataTypeList(" + brace_list([ge_dtype(dts[0])], indent + len(".DataTypeList(")) + ")")
+    else:
+        calls.append(".DataType(" + brace_list([ge_dtype(d) for d in dts], indent + len(".DataType(")) + ")")
+    fms = cols.format_rows[t.name]
+    if len(set(fms)) == 1:
+        calls.append(".FormatList(" + brace_list([ge_format(fms[0])], indent + len(".FormatList(")) + ")")
+    else:
+        calls.append(".Format(" + brace_list([ge_format(f) for f in fms], indent + len(".Format(")) + ")")
+    if t.role == "input":
+        calls.append(".AutoContiguous()")
+    return calls
+
+
+def _attr_call(a: Attr) -> str:
+    kind = {"int64": "Int", "string": "String", "bool": "Bool", "float": "Float",
+            "list<int64>": "ListInt", "list<float>": "ListFloat", "list<bool>": "ListBool"}.get(a.type)
+    if kind is None:
+        raise TypeError(f"attribute {a.name}: no OpAttrDef setter for type {a.type}")
+    head = f'this->Attr({cpp_string(a.ir_name)}).AttrType({"OPTIONAL" if a.optional else "REQUIRED"})'
+    if not a.optional or a.default is None:
+        return f"{head}.{kind}();"
+    if a.type == "string":
+        arg = cpp_string(a.default)
+    elif a.type == "float":
+        arg = cpp_float(a.default)
+    elif a.type.startswith("list<"):
+        elem = cpp_float if a.type == "list<float>" else cpp_literal
+        arg = "{" + ", ".join(elem(x) for x in a.default) + "}"
+    else:
+        arg = cpp_literal(a.default)
+    return f"{head}.{kind}({arg});"
+
+
+def soc_suffix(soc: str) -> str:
+    return upper_first(soc)
+
+
+def opdef_context(op: Op) -> dict:
+    ind = 12  # chained calls sit three levels deep inside the class
+    op_cols = opdef_columns(op, None)
+    params = []
+    for t in op.inputs + op.outputs:
+        params.append(dict(kind="Input" if t.role == "input" else "Output", ir_name=cpp_string(t.ir_name),
+                           calls=_param_calls(t, op_cols, ind)))
+    configs = []
+    for p in op.products:
+        cols = opdef_columns(op, p.soc)
+        cparams = [dict(kind="Input" if t.role == "input" else "Output", ir_name=cpp_string(t.ir_name),
+                        calls=_param_calls(t, cols, ind)) for t in op.inputs + op.outputs]
+        configs.append(dict(soc=p.soc, soc_string=cpp_string(p.soc), display=comment_text(p.display),
+                            var=f"aicore_config_{p.soc}", fn=f"Define{soc_suffix(p.soc)}Config",
+                            columns=cols.count, params=cparams,
+                            op_file=cpp_string(op.snake_name)))
+    groups = [op.attr(g.attr).ir_name for g in op.comm_groups if op.attr(g.attr) is not None]
+    return dict(op=op, spec=spec_file(op), params=params, attrs=[_attr_call(a) for a in op.attrs],
+                configs=configs, columns=op_cols.count,
+                hccl_groups="{" + ", ".join(cpp_string(g) for g in groups) + "}" if groups else "")
+
+
+# ---------------------------------------------------------------------------------------------
+# aclnn two-stage API
+# ---------------------------------------------------------------------------------------------
+
+_ACLNN_ATTR_TYPES = {"int64": "int64_t ", "string": "const char *", "bool": "bool ", "float": "double ",
+                     "list<int64>": "const aclIntArray *"}
+
+# HCCL server type the aclnn layer sets for MC2 ops (semantics §1: 910B → AICPU, otherwise MTE).
+_AICPU_SERVER_SOCS = ("ascend910b",)
+
+
+def _aclnn_decl(t_or_a) -> str:
+    if isinstance(t_or_a, Attr):
+        ctype = _ACLNN_ATTR_TYPES.get(t_or_a.type)
+        if ctype is None:
+            raise TypeError(f"attribute {t_or_a.name}: no aclnn parameter type for {t_or_a.type}")
+    else:
+        ctype = "const aclTensor *" if t_or_a.role == "input" else "aclTensor *"
+    return f"{ctype}{t_or_a.name}"
+
+
+def _param_doc(direction: str, name: str, doc: str, width: int = 120) -> list[str]:
+    """`` * @param [in] name: doc`` wrapped to ``width`` characters (CJK text breaks between characters)."""
+    import textwrap
+    head = f" * @param [{direction}] {name}: "
+    text = comment_text(doc) or name
+    lines = textwrap.wrap(text, width - len(head), break_long_words=True, break_on_hyphens=False)
+    pad = " *" + " " * (len(head) - 2)
+    return [head + lines[0]] + [pad + line for line in lines[1:]]
+
+
+def aclnn_context(op: Op) -> dict:
+    fn = f"aclnn{op.name}"
+    inner = f"aclnnInner{op.name}"
+    params = [_aclnn_decl(p) for p in op.params]
+    ws_params = params + ["uint64_t *workspaceSize", "aclOpExecutor **executor"]
+    run_params = ["void *workspace", "uint64_t workspaceSize", "aclOpExecutor *executor", "aclrtStream stream"]
+    union = {t.name: _tensor_union(op, t.name, "dtypes") for t in op.inputs + op.outputs}
+    dtype_lists = [dict(name=f"{const_name(t.name)}_DTYPE_SUPPORT_LIST", tensor=t.name, optional=t.optional,
+                        decl=init_list(f"const std::initializer_list<op::DataType> "
+                                       f"{const_name(t.name)}_DTYPE_SUPPORT_LIST = ",
+                                       [op_dtype(d) for d in union[t.name]]))
+                   for t in op.inputs + op.outputs]
+    null_tensors = [t for t in op.inputs + op.outputs if not t.optional]
+    str_attrs = [a for a in op.attrs if a.type == "string"]
+    call_names = []
+    for p in op.params:
+        if isinstance(p, Attr) and p.type == "string" and p.optional:
+            call_names.append(f"{p.name}Value")
+        else:
+            call_names.append(p.name)
+    null_args = [t.name for t in null_tensors] + [a.name for a in str_attrs if not a.optional]
+    null_decls = [_aclnn_decl(t) for t in null_tensors] + [_aclnn_decl(a) for a in str_attrs if not a.optional]
+    dtype_args = [t.name for t in op.inputs + op.outputs]
+    dtype_decls = [_aclnn_decl(t) for t in op.inputs + op.outputs]
+    aicpu = [s for s in _AICPU_SERVER_SOCS if op.product(s) is not None]
+    return dict(
+        op=op, spec=spec_file(op), fn=fn, inner=inner,
+        guard=f"OP_API_INC_ACLNN_{op.snake_name.upper()}_H_",
+        header=f"aclnn_{op.snake_name}.h",
+        ws_decl=call_args(f"ACLNN_API aclnnStatus {fn}GetWorkspaceSize", ws_params, 0, suffix=");"),
+        run_decl=call_args(f"ACLNN_API aclnnStatus {fn}", run_params, 0, suffix=");"),
+        ws_def=call_args(f"aclnnStatus {fn}GetWorkspaceSize", ws_params, 0, suffix=")"),
+        run_def=call_args(f"aclnnStatus {fn}", run_params, 0, suffix=")"),
+        inner_ws_decl=call_args(f"extern aclnnStatus {inner}GetWorkspaceSize", ws_params, 0, suffix=");"),
+        inner_run_decl=call_args(f"extern aclnnStatus {inner}", run_params, 0, suffix=");"),
+        doc_params=[_param_doc("in" if (isinstance(p, Attr) or p.role == "input") else "out", p.name, p.doc)
+                    for p in op.params],
+        dtype_lists=dtype_lists,
+        null_decl=call_args("bool CheckNotNull", null_decls, 0, suffix=")"),
+        null_check=call_args("CHECK_RET(CheckNotNull", null_args, 4, suffix="), ACLNN_ERR_PARAM_NULLPTR);"),
+        null_tensors=[t.name for t in null_tensors],
+        null_strings=[a.name for a in str_attrs if not a.optional],
+        dtype_decl=call_args("bool CheckDtypeValid", dtype_decls, 0, suffix=")"),
+        dtype_check=call_args("CHECK_RET(CheckDtypeValid", dtype_args, 4, suffix="), ACLNN_ERR_PARAM_INVALID);"),
+        optional_strings=[dict(name=a.name, default=cpp_string(a.default if a.default is not None else ""))
+                          for a in str_attrs if a.optional],
+        inner_call=call_args(f"aclnnStatus ret = {inner}GetWorkspaceSize",
+                             call_names + ["workspaceSize", "executor"], 4, suffix=");"),
+        comm=bool(op.comm_groups),
+        aicpu_socs=[f"op::SocVersion::{s.upper()}" for s in aicpu],
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# CMake
+# ---------------------------------------------------------------------------------------------
+
+def cmake_context(op: Op) -> dict:
+    s = op.snake_name
+    files = [f"{s}_def.cpp", f"{s}_infershape.cpp", f"op_tiling/{s}_tiling.cpp", f"op_tiling/{s}_tiling.h",
+             f"op_tiling/{s}_check.h", f"../op_api/aclnn_{s}.cpp", f"../op_api/aclnn_{s}.h"]
+    return dict(op=op, spec=spec_file(op), snake=s, files=files, op_files=[s], mc2=bool(op.comm_groups))
+
+
+# ---------------------------------------------------------------------------------------------
+# Emitters (registered in opgen.emit.EMITTERS)
+# ---------------------------------------------------------------------------------------------
+
+def emit_host_opdef(op: Op) -> list:
+    from .emit import Artifact, render  # opgen.emit registers these emitters: import it lazily
+    ctx = opdef_context(op)
+    return [Artifact(f"op_host/{op.snake_name}_def.cpp", wrap_cpp(render("cpp/host/op_def.cpp.j2", **ctx)))]
+
+
+def emit_host_aclnn(op: Op) -> list:
+    from .emit import Artifact, render  # opgen.emit registers these emitters: import it lazily
+    ctx = aclnn_context(op)
+    s = op.snake_name
+    return [Artifact(f"op_api/aclnn_{s}.h", wrap_cpp(render("cpp/host/aclnn.h.j2", **ctx))),
+            Artifact(f"op_api/aclnn_{s}.cpp", wrap_cpp(render("cpp/host/aclnn.cpp.j2", **ctx)))]
+
+
+def emit_host_cmake(op: Op) -> list:
+    from .emit import Artifact, render  # opgen.emit registers these emitters: import it lazily
+    ctx = cmake_context(op)
+    return [Artifact("CMakeLists.txt", render("cpp/host/CMakeLists.txt.j2", **ctx)),
+            Artifact("op_host/CMakeLists.txt", render("cpp/host/op_host_CMakeLists.txt.j2", **ctx))]
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading a gert context into the check core's Params (shared by infershape and tiling)
+# ---------------------------------------------------------------------------------------------
+
+def index_constants(op: Op) -> dict[str, list[tuple[str, int]]]:
+    """IR index constants: ``INPUT_X_INDEX``, ``OUTPUT_EXPAND_X_INDEX``, ``ATTR_GROUP_EP_INDEX`` ..."""
+    return dict(inputs=[(f"INPUT_{const_name(t.ir_name)}_INDEX", i) for i, t in enumerate(op.inputs)],
+                outputs=[(f"OUTPUT_{const_name(t.ir_name)}_INDEX", i) for i, t in enumerate(op.outputs)],
+                attrs=[(f"ATTR_{const_name(a.ir_name)}_INDEX", i) for i, a in enumerate(op.attrs)])
+
+
+def _attr_reads(op: Op) -> list[dict]:
+    """How each attribute is read from gert::RuntimeAttrs into its Params field."""
+    from .lower_cpp import cpp_ident
+    out = []
+    for a in op.attrs:
+        idx = f"ATTR_{const_name(a.ir_name)}_INDEX"
+        var = f"{a.name}Ptr"
+        field = f"params.{cpp_ident(a.name)}"
+        if a.type == "string":
+            get, assign = f"attrs->GetAttrPointer<char>({idx})", f"{field} = {var};"
+            ctype = "const char *"
+        elif a.type in ("int64", "bool", "float"):
+            ctype = {"int64": "const int64_t *", "bool": "const bool *", "float": "const float *"}[a.type]
+            get = f"attrs->GetAttrPointer<{ctype[6:-2]}>({idx})"
+            assign = f"{field} = *{var};" if a.type != "float" else f"{field} = static_cast<double>(*{var});"
+        elif a.type == "list<int64>":
+            ctype = "const gert::ContinuousVector *"
+            get = f"attrs->GetListInt({idx})"
+            assign = (f"{field}.assign(static_cast<const int64_t *>({var}->GetData()), "
+                      f"static_cast<const int64_t *>({var}->GetData()) + {var}->GetSize());")
+        else:
+            raise TypeError(f"attribute {a.name}: no gert::RuntimeAttrs getter for type {a.type}")
+        out.append(dict(var=var, decl=f"{ctype}{var} = {get};", assign=assign, required=not a.optional))
+    return out
+
+
+def _tensor_fields(op: Op) -> tuple[list[dict], list[dict]]:
+    """How each input and output maps onto its Params TensorDesc and IR index constant."""
+    from .lower_cpp import cpp_ident
+    rows = []
+    for t in op.inputs:
+        rows.append(dict(name=t.name, field=f"params.{cpp_ident(t.name)}", optional=t.optional,
+                         index=f"INPUT_{const_name(t.ir_name)}_INDEX"))
+    outs = [dict(name=t.name, field=f"params.{cpp_ident(t.name)}",
+                 index=f"OUTPUT_{const_name(t.ir_name)}_INDEX") for t in op.outputs]
+    return rows, outs
+
+
+def _check_ns(op: Op) -> str:
+    return f"opgen_check::{op.snake_name}"
+
+
+def _hccl_env(op: Op) -> dict | None:
+    """The HCCL window env variable (read from the first comm group's buffer), if the spec declares one."""
+    env = next((e for e in op.envs if e.name == "HCCL_BUFFSIZE"), None)
+    if env is None or not op.comm_groups:
+        return None
+    group = op.attr(op.comm_groups[0].attr)
+    unit = {"": 1, "B": 1, "KB": 1024, "MB": 1024 * 1024}.get(env.unit)
+    if unit is None:
+        raise TypeError(f"env {env.name}: unit {env.unit!r} has no byte size")
+    from .lower_cpp import cpp_ident
+    return dict(name=env.name, field=f"params.{cpp_ident(env.name)}", unit=env.unit or "B",
+                unit_bytes=cpp_literal(unit), group=group.name)
+
+
+def common_context(op: Op) -> dict:
+    inputs, outputs = _tensor_fields(op)
+    return dict(op=op, spec=spec_file(op), snake=op.snake_name, check_ns=_check_ns(op),
+                check_header=f"{op.snake_name}_check.h", indices=index_constants(op), attr_reads=_attr_reads(op),
+                in_tensors=inputs, out_tensors=outputs, views=[op.views[p.soc] for p in op.products],
+                op_name=cpp_string(op.name))
+
+
+# ---------------------------------------------------------------------------------------------
+# infershape
+# ---------------------------------------------------------------------------------------------
+
+def emit_host_infershape(op: Op) -> list:
+    from .emit import Artifact, render  # opgen.emit registers these emitters: import it lazily
+    ctx = common_context(op)
+    text = wrap_cpp(render("cpp/host/infershape.cpp.j2", **ctx))
+    return [Artifact(f"op_host/{op.snake_name}_infershape.cpp", text)]
+
+
+# ---------------------------------------------------------------------------------------------
+# tiling
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TilingField:
+    name: str        # field of <Op>TilingData
+    ctype: str       # its C++ type
+    source: str      # "attr" | "let" | "dim" | "dtype" | "has" | "fixed"
+    spec: str        # the spec name it comes from
+
+
+_FIXED_FIELDS = ("tilingKey", "aivNum", "totalUbSize", "winSizeBytes")
+
+
+def tiling_fields(op: Op) -> list[TilingField]:
+    """The fields of the kernel tiling struct ``<Op>TilingData`` (op_kernel/<op>_tiling.h, laid out by
+    ``opgen.emit_cpp_kernel.tiling_fields``), each with where the tiling function takes its value from."""
+    from .emit_cpp_kernel import tiling_fields as struct_fields
+    from .resolve import dim_bindings
+    attrs = {a.name for a in op.attrs}
+    dims = dim_bindings(op)
+    inputs = {t.name for t in op.inputs}
+    tensors = inputs | {t.name for t in op.outputs}
+    lets = {l.name for l in op.lets} | {l.name for p in op.products for l in p.lets}
+    out = []
+    for f in struct_fields(op):
+        if f.name in _FIXED_FIELDS:
+            source, spec = "fixed", ""
+        elif f.name in attrs:
+            source, spec = "attr", f.name
+        elif f.name in lets:
+            source, spec = "let", f.name
+        elif f.name in dims:
+            source, spec = "dim", f.name
+        elif f.name.startswith("dtype_") and f.name[6:] in tensors:
+            source, spec = "dtype", f.name[6:]
+        elif f.name.startswith("has_") and f.name[4:] in inputs:
+            source, spec = "has", f.name[4:]
+        else:
+            raise TypeError(f"{op.name}: tiling data field {f.name} has no source in the spec")
+        out.append(TilingField(f.name, f.ctype, source, spec))
+    return out
+
+
+def comment_lines(text: str, indent: int, width: int = 120) -> list[str]:
+    """``// text`` wrapped to ``width`` (the text is one line: block comments never hold spec text)."""
+    import textwrap
+    from .lower_cpp import comment_text as cpp_comment
+    return ["// " + line for line in textwrap.wrap(cpp_comment(text), width - indent - 3,
+                                                    break_long_words=False, break_on_hyphens=False)] or ["//"]
+
+
+def _view_tiling(op: Op, view: ProductView, fields: list[TilingField]) -> dict:
+    """What one product's tiling evaluator computes: the tiling key digits, the struct fields, and the dims,
+    lets and output dtypes they read (lowered by opgen.lower_cpp exactly as the check core lowers them)."""
+    from .lower_cpp import cpp_expr, cpp_ge_enum, cpp_ident, cpp_kind_type
+    lets = {l.name: l for l in view.lets}
+    copies, computed = [], []
+    for f in fields:
+        if f.source == "attr":
+            value = f"p.{cpp_ident(f.spec)}"
+            if op.attr(f.spec).type != "int64":
+                value = f"static_cast<int64_t>({value})"
+            copies.append(f"tiling->{f.name} = {value};")
+        elif f.source == "has":
+            copies.append(f"tiling->{f.name} = p.{cpp_ident(f.spec)}.present ? 1U : 0U;")
+        elif f.source == "dtype" and op.tensor(f.spec).role == "input":
+            copies.append(f"tiling->{f.name} = InputDtype(p.{cpp_ident(f.spec)});")
+        elif f.source == "dtype":
+            computed.append((f.name, f"static_cast<int32_t>(dtype_{f.spec}())"))
+        elif f.source == "dim":
+            computed.append((f.name, f"dim_{f.spec}()"))
+        elif f.source == "let" and f.spec in lets:
+            if cpp_kind_type(lets[f.spec].expr, view) == "std::string":
+                continue  # a string let has no integer field value
+            computed.append((f.name, f"let_{f.spec}()"))
+    sets = []
+    for i, (name, code) in enumerate(computed):
+        end = " &&" if i < len(computed) - 1 else ";"
+        head = f"Set(tiling->{name}, {cpp_string(name)}, missing, "
+        one = head + f"[&] {{ return {code}; }}){end}"
+        if 15 + len(one) <= 120:
+            sets.append(one)
+        else:
+            sets.append(head.rstrip() + "\n" + " " * 19 + f"[&] {{ return {code}; }}){end}")
+    key = [dict(comment=comment_lines(f"{name} = {to_spec(e)}", 12),
+                code=f"static_cast<int64_t>({cpp_expr(e, view)})") for name, e in op.tiling_key]
+    let_rows = [dict(name=l.name, ctype=cpp_kind_type(l.expr, view), code=cpp_expr(l.expr, view),
+                     comment=comment_lines(f"{l.name} = {to_spec(l.expr)}", 4)) for l in view.lets]
+    dtype_rows = []
+    for t in op.outputs:
+        if t.dtype_rule is not None:
+            rule = cpp_expr(t.dtype_rule, view)
+        elif len(t.dtypes) == 1:
+            rule = f"DataType::{cpp_ge_enum(t.dtypes[0])}"
+        else:
+            rule = "Undefined<DataType>()"
+        dtype_rows.append(dict(name=t.name, field=cpp_ident(t.name), rule=rule))
+    return dict(view=view, copies=copies, sets=sets, key=key, lets=let_rows, dtypes=dtype_rows,
+                display=comment_text(view.product.display))
+
+
+def tiling_context(op: Op) -> dict:
+    from .resolve import dim_bindings
+    fields = tiling_fields(op)
+    ctx = common_context(op)
+    s = op.snake_name
+    key_text = " + ".join([str(op.TILING_KEY_BASE)] + [("" if i == 0 else f"{10 ** i} * ") + name
+                                                       for i, (name, _) in enumerate(op.tiling_key)])
+    ctx.update(
+        tiling_header=f"{s}_tiling.h",
+        kernel_tiling_header=f"../../op_kernel/{s}_tiling.h",
+        tiling_data=f"{op.name}TilingData",
+        compile_info=f"{op.name}CompileInfo",
+        tiling_func=f"{op.name}TilingFunc",
+        guard=f"OPS_BUILT_IN_OP_TILING_RUNTIME_{s.upper()}_TILING_H_",
+        key_base=op.TILING_KEY_BASE,
+        key_text=key_text,
+        per_view=[_view_tiling(op, op.views[p.soc], fields) for p in op.products],
+        bound=[(name, t, axis) for name, (t, axis) in dim_bindings(op).items()],
+        hccl=_hccl_env(op),
+        comm=bool(op.comm_groups),
+    )
+    return ctx
+
+
+def emit_host_tiling(op: Op) -> list:
+    from .emit import Artifact, render  # opgen.emit registers these emitters: import it lazily
+    ctx = tiling_context(op)
+    s = op.snake_name
+    return [Artifact(f"op_host/op_tiling/{s}_tiling.h", wrap_cpp(render("cpp/host/tiling.h.j2", **ctx))),
+            Artifact(f"op_host/op_tiling/{s}_tiling.cpp", wrap_cpp(render("cpp/host/tiling.cpp.j2", **ctx)))]

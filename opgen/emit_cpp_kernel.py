@@ -1,0 +1,675 @@
+"""Model → the CANN kernel side of one operator (``op_kernel/``), in Ascend C.
+
+Emitted files (paths relative to the op's output directory):
+
+* ``op_kernel/<op>_tiling.h`` — the plain tiling struct ``<Op>TilingData`` (no CANN macros) for every op.
+  Its fields follow one rule that the host-side tiling function fills (:func:`tiling_fields`):
+  one ``int64_t`` per int64/bool attribute, per let (op lets, then product-only lets) and per bound
+  input dim, named as in the spec; ``int32_t dtype_<tensor>`` (ge::DataType) per tensor;
+  ``uint32_t has_<input>`` per optional input; then ``tilingKey``, ``aivNum``, ``totalUbSize``,
+  ``winSizeBytes``.
+* ``op_kernel/<op>.cpp`` — the kernel entry and its templated kernel class, for the data-movement
+  patterns implemented here (:data:`KERNEL_KINDS`: ``moe_dispatch``, ``moe_combine``).  An op whose
+  ``semantics`` has no kernel template, lacks a name the template is written against, or uses a formula
+  the Ascend C lowering cannot express gets no kernel file (never a stub); :func:`kernel_problem` says why.
+
+The kernel dispatches on the tiling key (``10000 + Σ field_i·10^i`` over the spec's ``tiling_key``
+fields; a quant attribute no field carries is read from the tiling data) and on the runtime dtypes.
+Only the (key, dtype) combinations some product can reach are instantiated — decided by evaluating
+every product's checks three-valued (:func:`opgen.lower_ascendc.eval3`).  Quant formulas come from
+the spec through :class:`opgen.lower_ascendc.QuantLowering`.  Both kernels share one HCCL window
+layout (``_helpers.j2``): two alternating data halves of [CombineV2 rows | DispatchV2 rows] and a
+2 MB status tail.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from .dtypes import DTYPES
+from .expr import Call, Cond, Int, Name, walk
+from .lower import cpp_literal
+from .lower_ascendc import (FLOATISH, KernelTypes, LoweringError, QuantLowering, StaticEnv, TilingExpr, cpp_ident,
+                            cpp_type, eval3, fails, float_literal, ge_value, merge_env, possible_values,
+                            solve_key_field, type_param)
+from .model import Op, ProductView, ShapeCond, ShapeTuple, snake
+
+ROUTED_LAYOUTS = ("rows", "vector", "scalar")
+
+
+# ---- the tiling struct -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TilingField:
+    ctype: str
+    name: str
+    doc: str
+
+
+def tiling_fields(op: Op) -> list[TilingField]:
+    """The fields of ``<Op>TilingData`` in declaration order (the rule the host tiling fills)."""
+    from .resolve import dim_bindings
+    out: list[TilingField] = []
+    for a in op.attrs:
+        if a.type in ("int64", "bool"):
+            out.append(TilingField("int64_t", a.name, f"attr {a.name} ({a.type})"))
+    seen = {f.name for f in out}
+    lets = list(op.lets) + [l for p in op.products for l in p.lets]
+    for l in lets:
+        if l.name not in seen:
+            seen.add(l.name)
+            where = "" if l in op.lets else f", product {next(p.soc for p in op.products if l in p.lets)}"
+            out.append(TilingField("int64_t", l.name, f"let {l.name}{where}"))
+    for name, (tensor, axis) in dim_bindings(op).items():
+        if name not in seen:
+            seen.add(name)
+            out.append(TilingField("int64_t", name, f"dim({tensor}, {axis})"))
+    for t in op.inputs + op.outputs:
+        out.append(TilingField("int32_t", f"dtype_{t.name}", f"ge::DataType of {t.name}"))
+    for t in op.inputs:
+        if t.optional:
+            out.append(TilingField("uint32_t", f"has_{t.name}", f"1 when {t.name} is passed"))
+    out += [TilingField("uint64_t", "tilingKey", "10000 + sum of key field i * 10^i"),
+            TilingField("uint32_t", "aivNum", "vector cores the kernel runs on"),
+            TilingField("uint64_t", "totalUbSize", "bytes of UB per vector core"),
+            TilingField("uint64_t", "winSizeBytes", "bytes of one rank's HCCL window (HCCL_BUFFSIZE)")]
+    return out
+
+
+def tiling_struct_name(op: Op) -> str:
+    return f"{op.name}TilingData"
+
+
+# ---- tiling key and instantiations -------------------------------------------------------------
+
+@dataclass(frozen=True)
+class KeyField:
+    name: str
+    digit: int | None        # decimal digit in the tiling key (None: the quant attribute read at run time)
+    values: tuple
+    param: str | None        # class template parameter (None: decoded but not specialised on)
+    role: str                # "quant" | "present:<tensor>" | "other"
+    expr: object = None      # the field's spec expression
+
+
+@dataclass
+class Instance:
+    """One kernel class instantiation: key field values + a type per varying tensor (+ routed layouts)."""
+    key_values: tuple                  # value per KeyField
+    types: tuple                       # C++ type per varying tensor
+    layouts: tuple                     # RowLayout per routed tensor
+    checks: tuple                      # (tensor, dtype) the kernel tests at runtime to pick this instance
+    products: set = field(default_factory=set)
+
+
+def key_fields(op: Op) -> list[KeyField]:
+    out = []
+    for digit, (name, e) in enumerate(op.tiling_key):
+        vals = tuple(possible_values(e, op))
+        if isinstance(e, Name) and e.id == op.quant_by:
+            role = "quant"
+        elif isinstance(e, Cond) and isinstance(e.test, Call) and e.test.fn == "present":
+            role = f"present:{e.test.args[0].id}"
+        else:
+            role = "other"
+        param = f"TK_{snake(name).upper()}" if role != "other" else None
+        out.append(KeyField(name, digit, vals, param, role, e))
+    if op.quant_by and not any(f.role == "quant" for f in out):
+        # no key field carries the quant mode: the kernel still specialises on it, read from the tiling data
+        out.append(KeyField(op.quant_by, None, tuple(sorted(q.value for q in op.quant_modes)), "TK_QUANT", "quant",
+                            Name(op.quant_by)))
+    return out
+
+
+def key_value(values, fields=None) -> int:
+    """10000 + Σ field_i·10^i over the key's fields (a runtime-only quant field takes no digit)."""
+    if fields is None:
+        return 10000 + sum(v * 10 ** i for i, v in enumerate(values))
+    return 10000 + sum(v * 10 ** f.digit for f, v in zip(fields, values) if f.digit is not None)
+
+
+def _quant_refs(op: Op) -> dict:
+    """Per quant mode: tensors referenced by its formula, outputs it assigns, tensors read by routed()."""
+    refs = {}
+    for q in op.quant_modes:
+        tensors, routed = set(), set()
+        for s in q.body:
+            for x in (s.expr,) + s.conditions:
+                for n in walk(x):
+                    if isinstance(n, Name) and op.tensor(n.id) is not None:
+                        tensors.add(n.id)
+                    if isinstance(n, Call) and n.fn == "routed" and n.args and isinstance(n.args[0], Name):
+                        routed.add(n.args[0].id)
+        refs[q.value] = (tensors, routed)
+    return refs
+
+
+def _static_dtype(e, env: StaticEnv, lets: dict, op: Op):
+    """The dtype a quant expression yields (as the numpy reference stores it), or None if unknown."""
+    from .expr import Binary, Bool, Float, Int, Unary
+    if isinstance(e, (Int, Float, Bool)):
+        return "FLOAT32"
+    if isinstance(e, Name):
+        if e.id in lets:
+            return lets[e.id]
+        if op.tensor(e.id) is not None:
+            return env.dtypes.get(e.id)
+        return "FLOAT32"
+    if isinstance(e, Call):
+        if e.fn == "cast":
+            return eval3(e.args[1], env)
+        if e.fn == "row":
+            return env.dtypes.get(e.args[0].id)
+        if e.fn == "e8m0":
+            return "FLOAT8_E8M0"
+        if e.fn in ("pad_even", "per_block"):
+            return _static_dtype(e.args[0], env, lets, op)
+        return "FLOAT32"
+    if isinstance(e, Cond):
+        t = eval3(e.test, env)
+        if t is False:
+            return _static_dtype(e.orelse, env, lets, op)
+        return _static_dtype(e.then, env, lets, op)
+    if isinstance(e, (Binary, Unary)):
+        return "FLOAT32"
+    return None
+
+
+def _formula_ok(op: Op, kind, qv: int, env: StaticEnv) -> bool:
+    """The mode's formula assigns the row output and every assignment fits its output's dtype under ``env``."""
+    q = op.quant_mode(qv)
+    lets: dict = {}
+    assigned = False
+    for s in q.body:
+        if any(eval3(c, env) is False for c in s.conditions):
+            continue
+        d = _static_dtype(s.expr, env, lets, op)
+        if s.kind == "let":
+            lets[s.name] = d
+            continue
+        want = env.dtypes.get(s.name)
+        if d is None or want is None:
+            continue
+        if d != want and not (want == "FLOAT32" and d in FLOATISH):
+            return False
+        if s.name == kind.row_output:
+            assigned = True
+    return assigned
+
+
+def _relevant(op: Op, kind, qv, t: str, tensors: set, env: StaticEnv) -> bool:
+    """Does tensor ``t``'s dtype matter to the kernel under the key assignment ``env``?"""
+    if t in (kind.row_input, kind.row_output):
+        return True
+    tensor = op.tensor(t)
+    if tensor.role == "output":
+        q = op.quant_mode(qv) if qv is not None else None
+        return q is not None and any(s.kind == "assign" and s.name == t and
+                                     not any(eval3(c, env) is False for c in s.conditions) for s in q.body)
+    if t not in tensors:
+        return False
+    return not tensor.optional or env.present.get(t) is True
+
+
+def _routed_layout(view: ProductView, env: StaticEnv, tensor: str) -> list[str]:
+    """Layouts of a routed() tensor that no check of ``view`` rules out under ``env``."""
+    from .lower_ascendc import Sym
+    out = []
+    for layout in ROUTED_LAYOUTS:
+        e = StaticEnv(dict(env.names), dict(env.present), dict(env.dtypes), dict(env.ranks), dict(env.dims))
+        e.names.setdefault("H", Sym("H"))
+        if layout == "rows":
+            e.ranks[tensor] = 2
+            e.dims[(tensor, 1)] = Sym("H")
+        elif layout == "vector":
+            e.ranks[tensor] = 1
+            e.dims[(tensor, 0)] = Sym("H")
+        else:
+            e.ranks[tensor] = 1
+            e.dims[(tensor, 0)] = 1
+        if not any(fails(c, e) for c in view.checks):
+            out.append(layout)
+    return out
+
+
+def _shape_leaves(alt, env: StaticEnv) -> list:
+    """The shape alternatives (ShapeTuple) an output can take under ``env`` (static tests followed)."""
+    if isinstance(alt, ShapeTuple):
+        return [alt]
+    t = eval3(alt.test, env)
+    if t is True:
+        return _shape_leaves(alt.then, env)
+    if t is False:
+        return _shape_leaves(alt.orelse, env)
+    return _shape_leaves(alt.then, env) + _shape_leaves(alt.orelse, env)
+
+
+def _unsized_outputs(op: Op, qv, env: StaticEnv, tiling: TilingExpr) -> list[str]:
+    """Outputs the mode assigns under ``env`` whose row width the tiling data cannot express."""
+    q = op.quant_mode(qv) if qv is not None else None
+    out = []
+    for s in (q.body if q else ()):
+        if s.kind != "assign" or any(eval3(c, env) is False for c in s.conditions):
+            continue
+        t = op.tensor(s.name)
+        if t.shape is None or len(t.shape.alts) != 1:
+            out.append(f"{s.name} (no single shape)")
+            continue
+        for leaf in _shape_leaves(t.shape.alts[0], env):
+            try:
+                for d in leaf.dims[1:]:
+                    tiling(d)
+            except LoweringError as err:
+                out.append(f"{s.name}: {err}")
+    return out
+
+
+@dataclass
+class KernelPlan:
+    fields: list[KeyField]
+    varying: list[str]                 # tensors whose dtype is a class type parameter (op order)
+    routed: list[str]                  # tensors read through routed() (a RowLayout parameter each)
+    instances: list[Instance]
+    ambiguous: list[str]               # notes: routed layouts the checks leave open
+    excluded: list[str] = field(default_factory=list)   # notes: reachable combinations the kernel cannot run
+
+
+def plan_instances(op: Op, kind: "KernelKind | None" = None) -> KernelPlan:
+    kind = kind or KERNEL_KINDS[op.semantics or "moe_dispatch"]
+    fields = key_fields(op)
+    refs = _quant_refs(op)
+    quant_field = next((f for f in fields if f.role == "quant"), None)
+    used = {kind.row_input, kind.row_output} | {t for ts, _ in refs.values() for t in ts}
+    assigned = {s.name for q in op.quant_modes for s in q.body if s.kind == "assign"}
+    varying = [t.name for t in op.inputs + op.outputs
+               if len(t.dtypes) > 1 and (t.name in used or t.name in assigned)]
+    routed = sorted({t for _, r in refs.values() for t in r})
+    canonical = {t.name: t.dtypes[0] for t in op.inputs + op.outputs}
+    views = [op.view(p.soc) for p in op.products]
+    tiling = TilingExpr(op, {f.name for f in tiling_fields(op)})
+    instances: dict[tuple, Instance] = {}
+    ambiguous: set[str] = set()
+    excluded: set[str] = set()
+    for values in itertools.product(*(f.values for f in fields)):
+        envs = [StaticEnv()]
+        for f, v in zip(fields, values):
+            envs = [m for a in envs for b in solve_key_field(f.expr, v) for m in [merge_env(a, b)] if m is not None]
+        for base in envs:
+            qv = values[fields.index(quant_field)] if quant_field else None
+            tensors, routed_here = refs.get(qv, (set(), set()))
+            for view in views:
+                if qv is not None and qv not in view.quant_modes:
+                    continue
+                dtypes_of = {t.name: t.dtypes for t in view.inputs + view.outputs}
+                relevant = [t for t in varying if _relevant(op, kind, qv, t, tensors, base)]
+                for combo in itertools.product(*(dtypes_of[t] for t in relevant)):
+                    env = StaticEnv(dict(base.names), dict(base.present), dict(zip(relevant, combo)))
+                    if any(fails(c, env) for c in view.checks):
+                        continue
+                    if qv is not None and not _formula_ok(op, kind, qv, env):
+                        continue
+                    unsized = _unsized_outputs(op, qv, env, tiling)
+                    if unsized:
+                        excluded.add(f"tiling key {key_value(values, fields)} on {view.soc}: " + "; ".join(unsized))
+                        continue
+                    layouts = []
+                    for t in routed:
+                        if t in routed_here and env.present.get(t) is True:
+                            options = _routed_layout(view, env, t)
+                            if not options:
+                                break
+                            if len(options) > 1:
+                                shapes = {"rows": "(rows, H)", "vector": "(H,)", "scalar": "(1,)"}
+                                ambiguous.add(f"quant mode {qv} with "
+                                              + ", ".join(f"{k}={v}" for k, v in env.dtypes.items())
+                                              + f": {t} may be " + " or ".join(shapes[o] for o in options)
+                                              + f" and the tiling data has no dim of {t}; the kernel reads it as "
+                                              + shapes[options[0]])
+                            layouts.append(options[0])
+                        else:
+                            layouts.append("rows")
+                    else:
+                        types = tuple(cpp_type(dict(zip(relevant, combo)).get(t, canonical[t])) for t in varying)
+                        checks = tuple(zip(relevant, combo))
+                        k = (values, types, tuple(layouts), checks)
+                        inst = instances.setdefault(k, Instance(values, types, tuple(layouts), checks))
+                        inst.products.add(view.soc)
+    ordered = sorted(instances.values(), key=lambda i: (key_value(i.key_values, fields), i.key_values, i.checks,
+                                                        i.types, i.layouts))
+    return KernelPlan(fields, varying, routed, ordered, sorted(ambiguous), sorted(excluded))
+
+
+# ---- kernel kinds ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class KernelKind:
+    """A data-movement pattern with an Ascend C kernel template, and the names the template is written
+    against (the aclnn names of its op family, as the numpy drivers use them)."""
+    semantics: str
+    template: str
+    row_input: str            # the per-row input the quant formula reads by name
+    row_output: str           # the output every quant formula must assign
+    required: dict
+    context: object           # (op, common context) → template context
+
+
+def _check_names(op: Op, kind: KernelKind) -> None:
+    from .resolve import dim_bindings
+    have = {
+        "inputs": {t.name for t in op.inputs},
+        "outputs": {t.name for t in op.outputs},
+        "attrs": {a.name for a in op.attrs},
+        "lets": {l.name for l in op.lets},
+        "dims": set(dim_bindings(op)),
+    }
+    missing = [f"{k[:-1]} {n}" for k, ns in kind.required.items() for n in ns if n not in have[k]]
+    if missing:
+        raise LoweringError(f"{op.name}: the {kind.semantics} kernel needs {', '.join(missing)}")
+
+
+def _present_value(f: KeyField) -> int:
+    """The key-field value meaning "present" for a ``if present(T) then a else b`` field."""
+    return f.expr.then.value
+
+
+def common_context(op: Op, kind: KernelKind) -> dict:
+    """What every kernel template needs: the plan, types, lowered quant modes, key dispatch, dtype facts."""
+    _check_names(op, kind)
+    fields_ = tiling_fields(op)
+    plan = plan_instances(op, kind)
+    tensor_types = {t.name: (type_param(t.name) if t.name in plan.varying else cpp_type(t.dtypes[0]))
+                    for t in op.inputs + op.outputs}
+    key_present = {f.role.split(":", 1)[1]: f"({f.param} == {_present_value(f)}U)"
+                   for f in plan.fields if f.role.startswith("present:")}
+    quant_field = next((f for f in plan.fields if f.role == "quant"), None)
+    tiling = TilingExpr(op, {f.name for f in fields_})
+    carried = [t for t in op.outputs if t.name != kind.row_output and
+               any(s.kind == "assign" and s.name == t.name for q in op.quant_modes for s in q.body)]
+    out_views = {kind.row_output: f"{kind.row_output}Row", **{t.name: f"{t.name}Row" for t in carried}}
+    out_counts = {kind.row_output: "hLen", **{t.name: f"{t.name}Width_" for t in carried}}
+    types = KernelTypes(
+        equal_types=_equal_types(op, tensor_types),
+        tensor_types=tensor_types,
+        tensor_dtypes={t.name: t.dtypes for t in op.inputs + op.outputs},
+        row_input=kind.row_input,
+        key_present=key_present,
+        quant_value=quant_field.param if quant_field else None,
+        out_views=out_views,
+        out_counts=out_counts,
+        routed_layout={t: f"LAYOUT_{snake(t).upper()}" for t in plan.routed},
+    )
+    modes = [QuantLowering(op, types).lower_mode(q) for q in op.quant_modes]
+
+    # tiling keys that reach the same instantiations share their case labels (the class does not
+    # specialise on fields without a parameter, e.g. DispatchV2's comm-algorithm template)
+    groups: dict[tuple, dict] = {}
+    for inst in plan.instances:
+        key = key_value(inst.key_values, plan.fields)
+        params = tuple(v for f, v in zip(plan.fields, inst.key_values) if f.param and f.digit is not None)
+        g = groups.setdefault(params, {"keys": {}, "instances": []})
+        g["keys"][key] = [v for f, v in zip(plan.fields, inst.key_values) if f.digit is not None]
+        ident = (inst.types, inst.layouts, inst.checks, inst.key_values)
+        if ident not in [(i.types, i.layouts, i.checks, i.key_values) for i in g["instances"]]:
+            if not any((i.types, i.layouts, i.checks) == ident[:3] and _same_params(plan, i, inst)
+                       for i in g["instances"]):
+                g["instances"].append(inst)
+    dispatched = {k for g in groups.values() for k in g["keys"]}
+    excluded_keys = sorted({int(n.split()[2]) for n in plan.excluded} - dispatched)
+
+    qparam = quant_field.param if quant_field else None
+    slots_expr = "1U"
+    for m in reversed(modes):
+        slots_expr = f"({qparam} == {cpp_literal(m.value)}U) ? {cpp_literal(max(1, m.slots))}U : {slots_expr}"
+    carries = {}
+    for t in carried:
+        terms = [f"({qparam} == {cpp_literal(m.value)}U && {m.assigns[t.name]})" if m.assigns[t.name] != "true"
+                 else f"({qparam} == {cpp_literal(m.value)}U)" for m in modes if t.name in m.assigns]
+        carries[t.name] = " || ".join(terms) if terms else "false"
+
+    def static_test(e) -> tuple[str, bool]:
+        """A shape test as C++: compile-time over the key parameters where it can be, else over the tiling."""
+        from .expr import Binary, Unary
+        if isinstance(e, Binary) and e.op in ("and", "or"):
+            a, sa = static_test(e.lhs)
+            b, sb = static_test(e.rhs)
+            return f"({a} {'&&' if e.op == 'and' else '||'} {b})", sa and sb
+        if isinstance(e, Unary) and e.op == "not":
+            a, sa = static_test(e.operand)
+            return f"(!{a})", sa
+        if isinstance(e, Call) and e.fn == "present" and e.args[0].id in key_present:
+            return key_present[e.args[0].id], True
+        if isinstance(e, Binary) and e.op in ("==", "!=") and isinstance(e.lhs, Name) and e.lhs.id == op.quant_by \
+                and quant_field is not None:
+            rhs = f"{cpp_literal(e.rhs.value)}U" if isinstance(e.rhs, Int) and e.rhs.value >= 0 else \
+                f"static_cast<uint32_t>({tiling(e.rhs)})"
+            return f"({quant_field.param} {e.op} {rhs})", True
+        return tiling(e), False
+
+    def width_lines(t, target: str) -> list[str]:
+        """Row width of a carried output: an if-constexpr chain over the key parameters (else runtime ifs)."""
+        def leaf(alt, pad: str) -> list[str]:
+            try:
+                dims = [f"({tiling(d)})" for d in alt.dims[1:]] or ["1"]
+                return [f"{pad}{target} = static_cast<uint32_t>({' * '.join(dims)});"]
+            except LoweringError as err:
+                return [f"{pad}static_assert({quant_field.param} != {quant_field.param}, "
+                        f"{cpp_literal(str(err))});  // never dispatched (see Dispatch)"]
+
+        def chain(alt, pad: str) -> list[str]:
+            if isinstance(alt, ShapeTuple):
+                return leaf(alt, pad)
+            lines, first = [], True
+            while isinstance(alt, ShapeCond):
+                test, static = static_test(alt.test)
+                kw = "if" if first else "} else if"
+                lines.append(f"{pad}{kw} {'constexpr ' if static else ''}({test}) {{")
+                lines += chain(alt.then, pad + "    ")
+                alt, first = alt.orelse, False
+            return lines + [f"{pad}}} else {{"] + chain(alt, pad + "    ") + [f"{pad}}}"]
+
+        return chain(t.shape.alts[0], "")
+
+    def has_input(name: str) -> str:
+        t = op.tensor(name)
+        if t is None:
+            return "false"
+        return f"(tiling.has_{name} != 0U)" if t.optional else "true"
+
+    def inst_cond(inst: Instance) -> str:
+        tests = [f"tiling.{f.name} == {cpp_literal(v)}" for f, v in zip(plan.fields, inst.key_values)
+                 if f.digit is None]
+        tests += [f"tiling.dtype_{t} == GE_{DTYPES[d].ge_enum}" for t, d in inst.checks]
+        return " && ".join(tests) if tests else "true"
+
+    def inst_args(inst: Instance) -> str:
+        params = [cpp_literal(v) + "U" for f, v in zip(plan.fields, inst.key_values) if f.param]
+        layouts = [f"RowLayout::{lay.upper()}" for lay in inst.layouts]
+        return ", ".join(list(inst.types) + params + layouts)
+
+    traits = []
+    for d in sorted({*(dd for t in op.inputs + op.outputs for dd in t.dtypes), "FLOAT32", "FLOAT16", "INT8", "INT32",
+                     "UINT8", "FLOAT8_E8M0"}, key=ge_sort):
+        traits.append(dict(ctype=cpp_type(d), bits=DTYPES[d].bits, max=_qmax(d), emax=_emax(d)))
+    comm = [g.domain for g in op.comm_groups]
+    digit_fields = [f for f in plan.fields if f.digit is not None]
+    return dict(
+        op=op,
+        ns=f"{op.name}Impl",
+        tpl=f"{snake(op.name).upper()}_TPL",
+        cls=op.name,
+        struct=tiling_struct_name(op),
+        fields=fields_,
+        plan=plan,
+        groups=list(groups.values()),
+        excluded_keys=[dict(key=k, values=_digits(k, digit_fields),
+                            why=sorted({n.split(": ", 1)[1] for n in plan.excluded if int(n.split()[2]) == k}))
+                       for k in excluded_keys],
+        tensor_types=tensor_types,
+        modes=modes,
+        carried=carried,
+        width_lines={t.name: width_lines(t, f"{t.name}Width_") for t in carried},
+        dtype_names=sorted({d for t in op.inputs + op.outputs for d in t.dtypes}, key=ge_sort),
+        traits=traits,
+        class_params=([f"typename {type_param(t)}" for t in plan.varying] +
+                      [f"uint32_t {f.param}" for f in plan.fields if f.param] +
+                      [f"RowLayout LAYOUT_{snake(t).upper()}" for t in plan.routed]),
+        class_args=([type_param(t) for t in plan.varying] + [f.param for f in plan.fields if f.param] +
+                    [f"LAYOUT_{snake(t).upper()}" for t in plan.routed]),
+        key_params=[f"uint32_t {cpp_ident(f.name)}" for f in digit_fields],
+        key_terms=[f"static_cast<uint64_t>({cpp_ident(f.name)}) * {cpp_literal(10 ** f.digit)}UL"
+                   for f in digit_fields],
+        key_doc=" + ".join(f"{f.name} * {10 ** f.digit}" for f in digit_fields) or "0 (no key fields)",
+        slots_expr=slots_expr,
+        carries=carries,
+        ep_group=comm.index("ep") if "ep" in comm else 0,
+        tp_group=comm.index("tp") if "tp" in comm else 1,
+        has_input=has_input,
+        has_tensor=lambda n: op.tensor(n) is not None,
+        has_attr=lambda n: op.attr(n) is not None,
+        inst_cond=inst_cond,
+        inst_args=inst_args,
+        ge_enum=lambda d: DTYPES[d].ge_enum,
+        ge_value=ge_value,
+        two_pow_minus_64=float_literal(2.0 ** -64),
+        two_pow_minus_127=float_literal(2.0 ** -127),
+        snake=snake,
+        row_input=kind.row_input,
+        row_output=kind.row_output,
+    )
+
+
+def _equal_types(op: Op, tensor_types: dict) -> frozenset:
+    """Pairs of tensor types that an unconditional ``dtype(a) == dtype(b)`` check forces equal on every product."""
+    from .expr import Binary
+    per_view = []
+    for view in (op.view(p.soc) for p in op.products):
+        pairs = set()
+        for c in view.checks:
+            e = c.expr
+            if not c.conditions and isinstance(e, Binary) and e.op == "==" and all(
+                    isinstance(x, Call) and x.fn == "dtype" and isinstance(x.args[0], Name) for x in (e.lhs, e.rhs)):
+                pairs.add(frozenset((tensor_types[e.lhs.args[0].id], tensor_types[e.rhs.args[0].id])))
+        per_view.append(pairs)
+    return frozenset(set.intersection(*per_view)) if per_view else frozenset()
+
+
+def _same_params(plan: KernelPlan, a: Instance, b: Instance) -> bool:
+    return all(x == y for f, x, y in zip(plan.fields, a.key_values, b.key_values) if f.param)
+
+
+def _gm_tensors(op: Op, names, byte_rows: set) -> list[dict]:
+    return [dict(name=t, ctype="uint8_t" if t in byte_rows else cpp_type(op.tensor(t).dtypes[0]))
+            for t in dict.fromkeys(names) if op.tensor(t) is not None]
+
+
+def _routed_and_rows(op: Op) -> set:
+    return {n.args[0].id for q in op.quant_modes for s in q.body for x in (s.expr,) + s.conditions
+            for n in walk(x) if isinstance(n, Call) and n.fn in ("routed", "row")}
+
+
+def dispatch_context(op: Op, ctx: dict) -> dict:
+    comm = [g.domain for g in op.comm_groups]
+    tp = all(op.attr(a) is not None for a in ("tpWorldSize", "tpRankId")) and \
+        op.tensor("tpRecvCountsOut") is not None and "tp" in comm
+    perf = op.tensor("performanceInfoOptional") is not None
+    carried = ctx["carried"]
+    byte_rows = {"x", "expandXOut", "xActiveMaskOptional"} | {t.name for t in carried} | _routed_and_rows(op)
+    used = ("x", "expertIds", "scalesOptional", "xActiveMaskOptional", "expertScalesOptional", "expandXOut") + \
+        tuple(t.name for t in carried) + ("assistInfoForCombineOut", "expertTokenNumsOut", "epRecvCountsOut") + \
+        (("tpRecvCountsOut",) if tp else ()) + ("expandScalesOut",) + (("performanceInfoOptional",) if perf else ())
+    return dict(ctx, tp=tp, perf=perf, gm_tensors=_gm_tensors(op, used, byte_rows))
+
+
+def combine_context(op: Op, ctx: dict) -> dict:
+    byte_rows = {"expandX", "xOut", "xActiveMaskOptional", "sharedExpertXOptional", "oriXOptional",
+                 "constExpertAlpha1Optional", "constExpertAlpha2Optional", "constExpertVOptional"}
+    used = ("expandX", "expertIds", "assistInfoForCombine", "epSendCounts", "expertScales", "xActiveMaskOptional",
+            "sharedExpertXOptional", "oriXOptional", "constExpertAlpha1Optional", "constExpertAlpha2Optional",
+            "constExpertVOptional", "xOut")
+    return dict(ctx, tp=False, perf=False, gm_tensors=_gm_tensors(op, used, byte_rows))
+
+
+KERNEL_KINDS = {
+    "moe_dispatch": KernelKind(
+        "moe_dispatch", "cpp/op_kernel/moe_dispatch.cpp.j2", "x", "expandXOut",
+        {"inputs": ("x", "expertIds", "scalesOptional", "xActiveMaskOptional", "expertScalesOptional"),
+         "outputs": ("expandXOut", "dynamicScalesOut", "assistInfoForCombineOut", "expertTokenNumsOut",
+                     "epRecvCountsOut", "expandScalesOut"),
+         "attrs": ("epWorldSize", "epRankId", "moeExpertNum", "sharedExpertNum", "sharedExpertRankNum",
+                   "expertTokenNumsType"),
+         "lets": ("localMoeExpertNum", "localExpertNum", "maxBS"),
+         "dims": ("BS", "H", "K")},
+        dispatch_context),
+    "moe_combine": KernelKind(
+        "moe_combine", "cpp/op_kernel/moe_combine.cpp.j2", "expandX", "xOut",
+        {"inputs": ("expandX", "expertIds", "assistInfoForCombine", "epSendCounts", "expertScales",
+                    "xActiveMaskOptional", "sharedExpertXOptional", "oriXOptional", "constExpertAlpha1Optional",
+                    "constExpertAlpha2Optional", "constExpertVOptional"),
+         "outputs": ("xOut",),
+         "attrs": ("epWorldSize", "epRankId", "moeExpertNum", "sharedExpertNum", "sharedExpertRankNum",
+                   "zeroExpertNum", "copyExpertNum", "constExpertNum"),
+         "lets": ("localExpertNum", "maxBS", "isSharedRank"),
+         "dims": ("BS", "H", "K")},
+        combine_context),
+}
+KERNEL_TEMPLATES = {k: v.template for k, v in KERNEL_KINDS.items()}
+
+
+def kernel_context(op: Op) -> dict:
+    kind = KERNEL_KINDS[op.semantics]
+    return kind.context(op, common_context(op, kind))
+
+
+def ge_sort(d: str) -> int:
+    return DTYPES[d].ge_value
+
+
+def _digits(key: int, fields) -> list[int]:
+    return [(key - 10000) // 10 ** f.digit % 10 for f in fields]
+
+
+def _qmax(d: str):
+    from .runtime.dtypes import qmax
+    try:
+        return float_literal(qmax(d))
+    except ValueError:
+        return None
+
+
+def _emax(d: str):
+    from .runtime.dtypes import emax
+    try:
+        return cpp_literal(emax(d))
+    except ValueError:
+        return None
+
+
+# ---- the emitter -------------------------------------------------------------------------------
+
+def kernel_problem(op: Op) -> str | None:
+    """Why ``op`` gets no kernel file (None when it gets one): no kernel template for its semantics, names
+    the template is written against are missing, or a formula the Ascend C lowering cannot express."""
+    if op.semantics not in KERNEL_KINDS:
+        return f"no Ascend C kernel template for semantics {op.semantics}"
+    try:
+        kernel_context(op)
+    except LoweringError as err:
+        return str(err)
+    return None
+
+
+def emit_cpp_kernel(op: Op) -> list:
+    from .emit import Artifact, render
+    spec_name = op.span.file.rsplit("/", 1)[-1] if op.span else ""
+    s = op.snake_name
+    files = [Artifact(f"op_kernel/{s}_tiling.h",
+                      render("cpp/op_kernel/tiling.h.j2", op=op, struct=tiling_struct_name(op),
+                             fields=tiling_fields(op), spec_name=spec_name))]
+    kind = KERNEL_KINDS.get(op.semantics or "")
+    if kind is not None:
+        try:
+            ctx = kernel_context(op)
+        except LoweringError:
+            return files  # no kernel rather than a partial one: kernel_problem(op) says why
+        files.append(Artifact(f"op_kernel/{s}.cpp", render(kind.template, spec_name=spec_name, **ctx)))
+    return files

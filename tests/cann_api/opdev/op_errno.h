@@ -1,0 +1,14 @@
+// Mirrors opdev/op_errno.h (hicann/ops-base: include/nnopbase/opdev/op_errno.h): aclnn status codes.
+#ifndef CANN_API_OPDEV_OP_ERRNO_H
+#define CANN_API_OPDEV_OP_ERRNO_H
+
+#define ACLNN_SUCCESS 0
+#define ACLNN_ERR_PARAM_NULLPTR 161001
+#define ACLNN_ERR_PARAM_INVALID 161002
+#define ACLNN_ERR_RUNTIME_ERROR 361001
+#define ACLNN_ERR_INNER 561000
+#define ACLNN_ERR_INNER_INFERSHAPE_ERROR 561001
+#define ACLNN_ERR_INNER_TILING_ERROR 561002
+#define ACLNN_ERR_INNER_NULLPTR 561103
+
+#endif  // CANN_API_OPDEV_OP_ERRNO_H

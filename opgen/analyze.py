@@ -15,10 +15,10 @@ from lark import Token, Tree
 from . import builtins as B
 from .diagnostics import Diagnostics
 from .dtypes import DTYPES, FORMATS
-from .expr import (Binary, Bool, Call, Cond, Expr, Float, InRange, InSet, Int, Name, Span, Str, Unary, children,
+from .expr import (Binary, Bool, Call, Cond, Expr, Float, InRange, InSet, Int, Name, Span, Str, Unary,
                    to_spec, walk)
 from .model import (Attr, Buffer, CommGroup, Constraint, Def, Domain, Env, Let, Op, Product, QuantMode, QuantStmt,
-                    Range, Shape, ShapeCond, ShapeTuple, Tensor, snake, Tolerance)
+                    Range, Shape, ShapeCond, ShapeTuple, Tensor, snake, Tolerance, alt_exprs)
 from .resolve import dim_bindings
 
 _OP_NAME = re.compile(r"[A-Z][A-Za-z0-9]*\Z")
@@ -556,7 +556,7 @@ class _Checker:
                          default_span)
         if a.optional and a.default is None:
             self.d.error("E107", f"optional attribute '{a.name}' needs a default",
-                         self.at(a.span, rf"\battr\s+({_w(a.name)})\b"), f"add `= VALUE` after the type")
+                         self.at(a.span, rf"\battr\s+({_w(a.name)})\b"), "add `= VALUE` after the type")
         if a.domain is not None:
             before = len(self.d.items)
             self.check_domain(a.name, kind, a.domain, a.span)
@@ -577,7 +577,7 @@ class _Checker:
             if kind in (B.STR, B.BOOL):
                 self.d.error("E108", f"a range only applies to numeric attributes, '{name}' is "
                                      f"{_a('string' if kind == B.STR else 'bool')}",
-                             self.at(span, rf"\b(in\s*[\[(][^\])]*[\])])"))
+                             self.at(span, r"\b(in\s*[\[(][^\])]*[\])])"))
                 return
             self.check_range(name, kind, dom.range, span)
         for item in dom.items:
@@ -611,7 +611,7 @@ class _Checker:
 
     def check_shape(self, sh: Shape) -> None:
         for alt in sh.alts:
-            for e in _shape_exprs(alt):
+            for e in alt_exprs(alt):
                 for n in walk(e):
                     if isinstance(n, Name) and n.id not in self.symbols() and n.id not in DTYPES:
                         self.d.unknown("E117", "shape dim", n.id, self.symbols(), n.span)
@@ -1017,12 +1017,6 @@ class _Checker:
 
 
 # ---------------------------------------------------------------------------------------------
-
-def _shape_exprs(alt) -> list[Expr]:
-    if isinstance(alt, ShapeCond):
-        return [alt.test] + _shape_exprs(alt.then) + _shape_exprs(alt.orelse)
-    return list(alt.dims)
-
 
 def _guess(word: str, pool) -> str | None:
     from .diagnostics import did_you_mean

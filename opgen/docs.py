@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from . import builtins as B
-from .model import Attr, Op, Tensor
+from .model import Attr, Op
 
 # Column 2 of a CANN parameter table.
 def role_label(p) -> str:

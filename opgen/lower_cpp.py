@@ -423,25 +423,9 @@ def uses(op: Op, fn: str) -> bool:
         exprs += [l.expr for l in v.lets]
         for t in v.outputs:
             if t.shape is not None:
-                exprs += _shape_exprs(t.shape)
+                exprs += t.shape.exprs()
     exprs += [t.dtype_rule for t in op.outputs if t.dtype_rule is not None]
     return any(isinstance(n, Call) and n.fn == fn for e in exprs for n in walk(_inline(op, e)))
-
-
-def _shape_exprs(shape: Shape) -> list[Expr]:
-    out: list[Expr] = []
-
-    def alt(a) -> None:
-        if isinstance(a, ShapeCond):
-            out.append(a.test)
-            alt(a.then)
-            alt(a.orelse)
-        else:
-            out.extend(a.dims)
-
-    for a in shape.alts:
-        alt(a)
-    return out
 
 
 def check_comment(c: Check) -> str:

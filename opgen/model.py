@@ -61,10 +61,20 @@ class ShapeCond:
 ShapeAlt = ShapeTuple | ShapeCond
 
 
+def alt_exprs(alt: ShapeAlt) -> list[Expr]:
+    """Every expression of one shape alternative: conditions and dims, in source order."""
+    if isinstance(alt, ShapeCond):
+        return [alt.test] + alt_exprs(alt.then) + alt_exprs(alt.orelse)
+    return list(alt.dims)
+
+
 @dataclass(frozen=True)
 class Shape:
     """Alternatives separated by '|' in the spec (e.g. a 1-D or 2-D mask)."""
     alts: tuple[ShapeAlt, ...]
+
+    def exprs(self) -> list[Expr]:
+        return [e for a in self.alts for e in alt_exprs(a)]
 
 
 @dataclass(frozen=True)

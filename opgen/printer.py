@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .expr import Expr, quote, to_spec
 from .lower import spec_literal as _lit
-from .model import Attr, Buffer, Constraint, Domain, Op, Product, QuantMode, Range, Shape, ShapeCond, ShapeTuple, Tensor
+from .model import Attr, Buffer, Constraint, Domain, Op, Product, QuantMode, Range, Shape, ShapeCond, Tensor
 
 _IND = "    "
 

@@ -46,7 +46,7 @@ def _exprs(op: Op, view: ProductView) -> list[Expr]:
     out += [l.expr for l in view.lets]
     for t in view.inputs + view.outputs:
         if t.shape is not None:
-            out += _shape_exprs(t.shape)
+            out += t.shape.exprs()
     out += [t.dtype_rule for t in op.outputs if t.dtype_rule is not None]
     for a in view.attrs:
         if a.domain is not None:
@@ -54,22 +54,6 @@ def _exprs(op: Op, view: ProductView) -> list[Expr]:
         if a.length is not None:
             out += [a.length.lo, a.length.hi]
     return [_inline(op, e) for e in out]
-
-
-def _shape_exprs(shape) -> list[Expr]:
-    out: list[Expr] = []
-
-    def alt(a):
-        if isinstance(a, ShapeCond):
-            out.append(a.test)
-            alt(a.then)
-            alt(a.orelse)
-        else:
-            out.extend(a.dims)
-
-    for a in shape.alts:
-        alt(a)
-    return out
 
 
 def encode_scalar(v, typ: str) -> str:

@@ -15,7 +15,8 @@ from .diagnostics import CODES, Diagnostics, explain
 from .emit import emit
 from .loader import load
 from .model import Op
-from .write import build, check, op_output
+from .write import (build, check, generator_fingerprint, manifest_files as _manifest_files, op_output,
+                    remember_build, unchanged_since_last_build)
 
 EXIT_OK, EXIT_SPEC, EXIT_USAGE, EXIT_ABI_BREAK = 0, 1, 2, 3
 
@@ -62,8 +63,15 @@ def cmd_build(args) -> int:
     _report(diags)
     if diags.has_errors:
         return EXIT_SPEC
-    outputs = [op_output(op.snake_name, Path(p).name, op.source, emit(op)) for p, op in ops]
     out = Path(args.output)
+    fingerprint = generator_fingerprint()
+    # Ops whose spec and generator are unchanged since they were built, and whose files are untouched,
+    # are not emitted again (emitting is the slow part of a build); everything else is.
+    unchanged = {op.snake_name for _, op in ops if unchanged_since_last_build(out, op.snake_name, op.source,
+                                                                               fingerprint)}
+    skipped = sum(len(_manifest_files(out, name)) + 1 for name in unchanged)
+    outputs = [op_output(op.snake_name, Path(p).name, op.source, emit(op)) for p, op in ops
+               if op.snake_name not in unchanged]
     if args.check:
         problems = check(out, outputs)
         for pr in problems:
@@ -72,9 +80,11 @@ def cmd_build(args) -> int:
             print(f"{len(problems)} file(s) differ from what the specs generate; run `opgen build` "
                   f"(hand-edited files will be overwritten: move the change into the spec)", file=sys.stderr)
             return EXIT_SPEC
-        print(f"{sum(len(o.files) + 1 for o in outputs)} files up to date")
+        print(f"{sum(len(o.files) + 1 for o in outputs) + skipped} files up to date")
         return EXIT_OK
     report = build(out, outputs)
+    remember_build(out, outputs, fingerprint)
+    report.unchanged += skipped
     for f in report.written:
         print(f"wrote {out / f}")
     for f in report.removed:

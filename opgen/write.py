@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 from .emit import GENERATOR_VERSION, Artifact
 
 MANIFEST = "MANIFEST.json"
+CACHE = ".opgen-cache.json"  # local, untracked: which spec + generator produced each op directory
 _SAFE_DIR = re.compile(r"[a-z][a-z0-9_]*\Z")
 
 
@@ -82,6 +83,11 @@ def _read(path: Path) -> bytes | None:
         return path.read_bytes()
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
+
+
+def manifest_files(out: Path, directory: str) -> dict[str, str]:
+    """{relative path: sha256} recorded by the last build of ``directory`` (empty if none)."""
+    return _old_manifest(out / directory)
 
 
 def _old_manifest(op_dir: Path) -> dict[str, str]:
@@ -172,3 +178,70 @@ def check(out: Path, outputs: list[OpOutput]) -> list[Problem]:
             if (op_dir / rel).is_file():
                 problems.append(Problem(f"{o.directory}/{rel}", "obsolete"))
     return problems
+
+
+# ---- no-change rebuilds --------------------------------------------------------------------------
+#
+# Emitting every artefact of an op takes seconds (test-case search, kernel instance planning).  When the
+# spec text and the generator itself (its code, grammar, templates and the libraries that render them)
+# are what produced the files on disk, and the files still match their manifest, emitting again would
+# give the same bytes: the build can skip that op.  Any change to any of those inputs re-emits.
+
+def generator_fingerprint() -> str:
+    import importlib.metadata
+    from importlib import resources
+    h = hashlib.sha256(f"opgen {GENERATOR_VERSION}".encode())
+    for package in ("opgen", "opgen.templates"):
+        root = resources.files(package)
+        for path in sorted(_walk(root), key=lambda p: p[0]):
+            name, entry = path
+            if name.endswith((".py", ".lark", ".j2")):
+                h.update(f"{package}/{name}\0".encode())
+                h.update(entry.read_bytes())
+    for dist in ("jinja2", "lark", "numpy", "ml_dtypes"):
+        try:
+            h.update(f"{dist}={importlib.metadata.version(dist)}".encode())
+        except importlib.metadata.PackageNotFoundError:
+            h.update(f"{dist}=?".encode())
+    return h.hexdigest()
+
+
+def _walk(root, prefix: str = ""):
+    for entry in root.iterdir():
+        name = f"{prefix}{entry.name}"
+        if entry.is_dir():
+            if entry.name != "__pycache__":
+                yield from _walk(entry, name + "/")
+        else:
+            yield name, entry
+
+
+def _read_cache(out: Path) -> dict:
+    data = _read(out / CACHE)
+    try:
+        doc = json.loads(data.decode("utf-8")) if data else {}
+    except ValueError:
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def unchanged_since_last_build(out: Path, directory: str, spec_text: str, fingerprint: str) -> bool:
+    """True when ``directory`` was built from this spec text by this generator and nobody touched it."""
+    entry = _read_cache(out).get(directory)
+    if entry != {"spec_sha256": sha256(spec_text.encode("utf-8")), "generator": fingerprint}:
+        return False
+    op_dir = out / directory
+    recorded = _old_manifest(op_dir)
+    if not recorded:
+        return False
+    return all(_read(op_dir / rel) is not None and sha256(_read(op_dir / rel)) == digest
+               for rel, digest in recorded.items())
+
+
+def remember_build(out: Path, outputs: list[OpOutput], fingerprint: str) -> None:
+    cache = _read_cache(out)
+    for o in outputs:
+        cache[o.directory] = {"spec_sha256": o.spec_sha256, "generator": fingerprint}
+    data = (json.dumps(cache, indent=2, sort_keys=True) + "\n").encode("utf-8")
+    if _read(out / CACHE) != data:
+        atomic_write(out / CACHE, data)

@@ -150,3 +150,23 @@ def test_usage_errors_exit_2(capsys):
 def test_missing_spec_file_is_a_diagnostic(tmp_path, capsys):
     code, _, err = run(["check", tmp_path / "nope.spec"], capsys)
     assert code == 1 and "error[E003]: cannot read" in err
+
+
+def test_no_change_rebuild_skips_emission_but_not_after_generator_change(tmp_path, capsys, monkeypatch):
+    run(["build", SPEC, "-o", tmp_path], capsys)
+    calls = []
+    import opgen.cli as cli_module
+    real_emit = cli_module.emit
+    monkeypatch.setattr(cli_module, "emit", lambda op: calls.append(op.name) or real_emit(op))
+    code, out, _ = run(["build", SPEC, "-o", tmp_path], capsys)
+    assert code == 0 and calls == []  # spec and generator unchanged, files untouched: nothing emitted
+    assert out.strip().endswith("unchanged")
+    monkeypatch.setattr(cli_module, "generator_fingerprint", lambda: "another generator")
+    code, out, _ = run(["build", SPEC, "-o", tmp_path], capsys)
+    assert code == 0 and calls == ["MoeDistributeDispatchV2"]  # a different generator re-emits
+    assert out.strip().splitlines()[-1].startswith("0 files written")  # ...and finds the same bytes
+    (tmp_path / DOC).write_text("edited\n")
+    calls.clear()
+    monkeypatch.setattr(cli_module, "generator_fingerprint", lambda: "another generator")
+    code, out, _ = run(["build", "--check", SPEC, "-o", tmp_path], capsys)
+    assert code == 1 and calls == ["MoeDistributeDispatchV2"] and "hand-edited" in out

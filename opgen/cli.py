@@ -93,6 +93,35 @@ def cmd_build(args) -> int:
     return EXIT_OK
 
 
+def cmd_test(args) -> int:
+    """Build (writing only what changed), run each op's generated suite, report its coverage."""
+    from .testgen.coverage import load_cases, report, run_suite
+
+    ops, diags = load_specs(args.specs)
+    _report(diags)
+    if diags.has_errors:
+        return EXIT_SPEC
+    out = Path(args.output)
+    fingerprint = generator_fingerprint()
+    outputs = [op_output(op.snake_name, Path(p).name, op.source, emit(op)) for p, op in ops
+               if not unchanged_since_last_build(out, op.snake_name, op.source, fingerprint)]
+    built = build(out, outputs)
+    remember_build(out, outputs, fingerprint)
+    if built.written or built.removed:
+        print(f"built {out}: {len(built.written)} files written, {len(built.removed)} removed")
+    status = EXIT_OK
+    for p, op in ops:
+        op_dir = out / op.snake_name
+        if not (op_dir / "tests" / "cases.py").is_file():
+            print(f"{p}: {op.name} has no generated suite (the spec names no semantics)")
+            continue
+        text, ok = report(load_cases(op_dir), run_suite(op_dir), full=args.report)
+        sys.stdout.write(text)
+        if not ok:
+            status = EXIT_SPEC
+    return status
+
+
 def cmd_explain(args) -> int:
     if args.code == "functions":
         for b in B.BUILTINS.values():
@@ -221,6 +250,15 @@ def make_parser() -> argparse.ArgumentParser:
     pr.add_argument("specs", nargs="+", metavar="SPEC")
     pr.add_argument("--format", choices=("text", "json", "md"), default="text", help="output format (default text)")
     pr.set_defaults(func=cmd_products)
+
+    t = sub.add_parser("test", help="build, run the generated test suites and report check coverage",
+                       description="Build SPEC (writing only what changed), run generated/<op>/tests with pytest and "
+                                   "print each check's negative tests and their results. Exit 1 when a test fails or "
+                                   "a check has neither a negative test nor a recorded reason.")
+    t.add_argument("specs", nargs="+", metavar="SPEC")
+    t.add_argument("-o", "--output", default="generated", help="output directory (default: generated)")
+    t.add_argument("--report", action="store_true", help="list every check with its negative tests and results")
+    t.set_defaults(func=cmd_test)
 
     e = sub.add_parser("explain", help="explain an error code (or `functions` for the builtins)")
     e.add_argument("code", metavar="CODE")

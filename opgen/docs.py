@@ -27,4 +27,17 @@ def docs_context(op: Op) -> dict:
     rows = [dict(name=p.name, role=role_label(p), doc=p.doc, default=getattr(p, "default", None),
                  types=type_label(p), formats="、".join(getattr(p, "formats", ("ND",))))
             for p in op.params]
-    return dict(op=op, views=views, params=rows)
+    return dict(op=op, views=views, params=rows, tests=tests_summary(op))
+
+
+def tests_summary(op: Op) -> dict | None:
+    """What the docs say about the generated suite: case counts and the NPU worlds (None: no suite)."""
+    if op.semantics is None:
+        return None
+    from .emit_tests import tests_context
+    ctx = tests_context(op)
+    s = ctx["suite"]
+    spec = op.span.file if op.span else f"{op.snake_name}.spec"
+    return dict(positive=len(s.positive), runnable=sum(1 for c in s.positive if c["run"] is None),
+                negative=len(s.negative), unreachable=len(s.unreachable), checks=ctx["n_checks"],
+                worlds=ctx["npu_worlds"], spec=spec.rsplit("/", 1)[-1])

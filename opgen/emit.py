@@ -17,6 +17,7 @@ import jinja2
 
 from .emit_cpp_check import emit_check_core
 from .emit_cpp_kernel import emit_cpp_kernel
+from .emit_tests import emit_tests
 from .emit_cpp_host import (emit_host_aclnn, emit_host_cmake, emit_host_infershape, emit_host_opdef,
                             emit_host_tiling)
 from .model import Op, snake
@@ -83,7 +84,8 @@ EMITTERS: tuple[Callable[[Op], list[Artifact]], ...] = (emit_docs, emit_referenc
                                                         emit_host_tiling,
                                                         emit_host_aclnn,
                                                         emit_host_cmake,
-                                                        emit_cpp_kernel)
+                                                        emit_cpp_kernel,
+                                                        emit_tests)
 
 
 def emit(op: Op) -> list[Artifact]:

@@ -9,17 +9,21 @@ Emitted files (paths relative to the op's output directory):
   ``uint32_t has_<input>`` per optional input; then ``tilingKey``, ``aivNum``, ``totalUbSize``,
   ``winSizeBytes``.
 * ``op_kernel/<op>.cpp`` — the kernel entry and its templated kernel class, for the data-movement
-  patterns implemented here (:data:`KERNEL_KINDS`: ``moe_dispatch``, ``moe_combine``).  An op whose
-  ``semantics`` has no kernel template, lacks a name the template is written against, or uses a formula
-  the Ascend C lowering cannot express gets no kernel file (never a stub); :func:`kernel_problem` says why.
+  patterns implemented here (:data:`KERNEL_KINDS`: ``moe_dispatch``, ``moe_combine`` and the Setup/Teardown
+  family ``moe_dispatch_setup``, ``moe_dispatch_teardown``, ``moe_combine_setup``, ``moe_combine_teardown``).
+  An op whose ``semantics`` has no kernel template, lacks a name the template is written against, or uses a
+  formula the Ascend C lowering cannot express gets no kernel file (never a stub); :func:`kernel_problem` says
+  why.  Every spec under ``specs/`` gets one (tests/test_kernel_compile.py holds that).
 
 The kernel dispatches on the tiling key (``10000 + Σ field_i·10^i`` over the spec's ``tiling_key``
 fields; a quant attribute no field carries is read from the tiling data) and on the runtime dtypes.
 Only the (key, dtype) combinations some product can reach are instantiated — decided by evaluating
-every product's checks three-valued (:func:`opgen.lower_ascendc.eval3`).  Quant formulas come from
-the spec through :class:`opgen.lower_ascendc.QuantLowering`.  Both kernels share one HCCL window
-layout (``_helpers.j2``): two alternating data halves of [CombineV2 rows | DispatchV2 rows] and a
-2 MB status tail.
+every product's checks three-valued (:func:`opgen.lower_ascendc.eval3`).  A routed() tensor whose layout
+the checks leave open ((1,) or (H,) static scales) gets one instantiation per layout, told apart at run time
+by the let that carries its rank or first dim (:meth:`opgen.lower_ascendc.TilingExpr.probe`).  Quant formulas
+come from the spec through :class:`opgen.lower_ascendc.QuantLowering`.  DispatchV2 and CombineV2 share one
+HCCL window layout (``_helpers.j2``): two alternating data halves of [CombineV2 rows | DispatchV2 rows] and a
+2 MB status tail; the Setup/Teardown family shares another (``_family.j2``).
 """
 from __future__ import annotations
 
@@ -99,6 +103,7 @@ class Instance:
     types: tuple                       # C++ type per varying tensor
     layouts: tuple                     # RowLayout per routed tensor
     checks: tuple                      # (tensor, dtype) the kernel tests at runtime to pick this instance
+    runtime: tuple = ()                # further C++ tests over the tiling data (a routed layout's shape)
     products: set = field(default_factory=set)
 
 
@@ -287,6 +292,7 @@ def plan_instances(op: Op, kind: "KernelKind | None" = None) -> KernelPlan:
     canonical = {t.name: t.dtypes[0] for t in op.inputs + op.outputs}
     views = [op.view(p.soc) for p in op.products]
     tiling = TilingExpr(op, {f.name for f in tiling_fields(op)})
+    probes = TilingExpr(op, tiling.fields, var="tiling")
     instances: dict[tuple, Instance] = {}
     ambiguous: set[str] = set()
     excluded: set[str] = set()
@@ -306,37 +312,67 @@ def plan_instances(op: Op, kind: "KernelKind | None" = None) -> KernelPlan:
                     env = StaticEnv(dict(base.names), dict(base.present), dict(zip(relevant, combo)))
                     if any(fails(c, env) for c in view.checks):
                         continue
-                    if qv is not None and not _formula_ok(op, kind, qv, env):
+                    if qv is not None and kind.formulas != "unchanged" and not _formula_ok(op, kind, qv, env):
                         continue
                     unsized = _unsized_outputs(op, qv, env, tiling)
                     if unsized:
                         excluded.add(f"tiling key {key_value(values, fields)} on {view.soc}: " + "; ".join(unsized))
                         continue
-                    layouts = []
+                    # one variant per routed layout the checks leave open, told apart at run time by the
+                    # tiling fields that carry the tensor's rank / first dim (see _layout_tests)
+                    variants: list[tuple[tuple, tuple]] = [((), ())]
                     for t in routed:
                         if t in routed_here and env.present.get(t) is True:
                             options = _routed_layout(view, env, t)
                             if not options:
                                 break
-                            if len(options) > 1:
+                            tests = _layout_tests(probes, t, options) if len(options) > 1 else {options[0]: ""}
+                            if tests is None:
                                 shapes = {"rows": "(rows, H)", "vector": "(H,)", "scalar": "(1,)"}
                                 ambiguous.add(f"quant mode {qv} with "
                                               + ", ".join(f"{k}={v}" for k, v in env.dtypes.items())
                                               + f": {t} may be " + " or ".join(shapes[o] for o in options)
                                               + f" and the tiling data has no dim of {t}; the kernel reads it as "
                                               + shapes[options[0]])
-                            layouts.append(options[0])
+                                tests = {options[0]: ""}
+                            variants = [(ls + (o,), rt + ((c,) if c else ())) for ls, rt in variants
+                                        for o, c in tests.items()]
                         else:
-                            layouts.append("rows")
+                            variants = [(ls + ("rows",), rt) for ls, rt in variants]
                     else:
                         types = tuple(cpp_type(dict(zip(relevant, combo)).get(t, canonical[t])) for t in varying)
                         checks = tuple(zip(relevant, combo))
-                        k = (values, types, tuple(layouts), checks)
-                        inst = instances.setdefault(k, Instance(values, types, tuple(layouts), checks))
-                        inst.products.add(view.soc)
+                        for layouts, runtime in variants:
+                            k = (values, types, layouts, checks, runtime)
+                            inst = instances.setdefault(k, Instance(values, types, layouts, checks, runtime))
+                            inst.products.add(view.soc)
     ordered = sorted(instances.values(), key=lambda i: (key_value(i.key_values, fields), i.key_values, i.checks,
-                                                        i.types, i.layouts))
+                                                        i.types, i.layouts, i.runtime))
     return KernelPlan(fields, varying, routed, ordered, sorted(ambiguous), sorted(excluded))
+
+
+def _layout_tests(probes: TilingExpr, tensor: str, options: list[str]) -> dict[str, str] | None:
+    """C++ tests over the tiling data telling the open routed layouts of ``tensor`` apart (None: no field can).
+
+    (rows, H) against a 1-D layout needs ``rank(tensor)``, (H,) against (1,) needs ``dim(tensor, 0)``: a let
+    carrying the value (``let scalesLen = if present(scalesOptional) then dim(scalesOptional, 0) else 0``).
+    """
+    rank = probes.probe("rank", tensor)
+    dim0 = probes.probe("dim", tensor, 0)
+    one_d = [o for o in options if o != "rows"]
+    tests = {}
+    for o in options:
+        conds = []
+        if "rows" in options and one_d:
+            if rank is None:
+                return None
+            conds.append(f"{rank} {'==' if o == 'rows' else '!='} 2")
+        if o != "rows" and "vector" in options and "scalar" in options:
+            if dim0 is None:
+                return None
+            conds.append(f"{dim0} {'==' if o == 'scalar' else '!='} 1")
+        tests[o] = " && ".join(conds)
+    return tests
 
 
 # ---- kernel kinds ------------------------------------------------------------------------------
@@ -351,6 +387,10 @@ class KernelKind:
     row_output: str           # the output every quant formula must assign
     required: dict
     context: object           # (op, common context) → template context
+    # what the kernel does with the spec's quant formulas: "lowered" (QuantRowMode<q>, lowered from the spec),
+    # "copied" (the rows arrive formatted by the partner op, whose formulas the spec repeats: not lowered, still
+    # deciding which dtype combinations exist) or "unchanged" (rows go out as they are: every formula empty)
+    formulas: str = "lowered"
 
 
 def _check_names(op: Op, kind: KernelKind) -> None:
@@ -383,7 +423,13 @@ def common_context(op: Op, kind: KernelKind) -> dict:
                    for f in plan.fields if f.role.startswith("present:")}
     quant_field = next((f for f in plan.fields if f.role == "quant"), None)
     tiling = TilingExpr(op, {f.name for f in fields_})
-    carried = [t for t in op.outputs if t.name != kind.row_output and
+    if kind.formulas == "unchanged":
+        formulas = [q.value for q in op.quant_modes if q.body]
+        if formulas:
+            raise LoweringError(f"{op.name}: the {kind.semantics} kernel sends its rows unchanged, but "
+                                f"{op.quant_by} {formulas[0]} has a formula")
+    lowered = kind.formulas == "lowered"
+    carried = [t for t in op.outputs if lowered and t.name != kind.row_output and
                any(s.kind == "assign" and s.name == t.name for q in op.quant_modes for s in q.body)]
     out_views = {kind.row_output: f"{kind.row_output}Row", **{t.name: f"{t.name}Row" for t in carried}}
     out_counts = {kind.row_output: "hLen", **{t.name: f"{t.name}Width_" for t in carried}}
@@ -398,7 +444,7 @@ def common_context(op: Op, kind: KernelKind) -> dict:
         out_counts=out_counts,
         routed_layout={t: f"LAYOUT_{snake(t).upper()}" for t in plan.routed},
     )
-    modes = [QuantLowering(op, types).lower_mode(q) for q in op.quant_modes]
+    modes = [QuantLowering(op, types).lower_mode(q) for q in op.quant_modes] if lowered else []
 
     # tiling keys that reach the same instantiations share their case labels (the class does not
     # specialise on fields without a parameter, e.g. DispatchV2's comm-algorithm template)
@@ -408,9 +454,9 @@ def common_context(op: Op, kind: KernelKind) -> dict:
         params = tuple(v for f, v in zip(plan.fields, inst.key_values) if f.param and f.digit is not None)
         g = groups.setdefault(params, {"keys": {}, "instances": []})
         g["keys"][key] = [v for f, v in zip(plan.fields, inst.key_values) if f.digit is not None]
-        ident = (inst.types, inst.layouts, inst.checks, inst.key_values)
-        if ident not in [(i.types, i.layouts, i.checks, i.key_values) for i in g["instances"]]:
-            if not any((i.types, i.layouts, i.checks) == ident[:3] and _same_params(plan, i, inst)
+        ident = (inst.types, inst.layouts, inst.checks, inst.runtime, inst.key_values)
+        if ident not in [(i.types, i.layouts, i.checks, i.runtime, i.key_values) for i in g["instances"]]:
+            if not any((i.types, i.layouts, i.checks, i.runtime) == ident[:4] and _same_params(plan, i, inst)
                        for i in g["instances"]):
                 g["instances"].append(inst)
     dispatched = {k for g in groups.values() for k in g["keys"]}
@@ -479,6 +525,7 @@ def common_context(op: Op, kind: KernelKind) -> dict:
         tests = [f"tiling.{f.name} == {cpp_literal(v)}" for f, v in zip(plan.fields, inst.key_values)
                  if f.digit is None]
         tests += [f"tiling.dtype_{t} == GE_{DTYPES[d].ge_enum}" for t, d in inst.checks]
+        tests += list(inst.runtime)
         return " && ".join(tests) if tests else "true"
 
     def inst_args(inst: Instance) -> str:
@@ -567,6 +614,37 @@ def _routed_and_rows(op: Op) -> set:
             for n in walk(x) if isinstance(n, Call) and n.fn in ("routed", "row")}
 
 
+def _rank_expr(op: Op, tensor: str) -> str:
+    """The rank of an optional input as a C++ ``uint32_t`` over the tiling data (``tiling.``, in Init).
+
+    A literal when every declared shape alternative has one rank; else the let carrying ``rank(T)`` (see
+    :meth:`TilingExpr.probe`), without which the kernel cannot tell a (BS,) mask from a (BS, K) one.
+    """
+    t = op.tensor(tensor)
+    if t is None or t.shape is None:
+        return "1U"
+    ranks = {len(leaf.dims) for alt in t.shape.alts for leaf in _shape_leaves(alt, StaticEnv())}
+    if len(ranks) == 1:
+        return f"{cpp_literal(ranks.pop())}U"
+    probe = TilingExpr(op, {f.name for f in tiling_fields(op)}, var="tiling").probe("rank", tensor)
+    if probe is None:
+        raise LoweringError(f"{op.name}: {tensor} may have rank {' or '.join(str(r) for r in sorted(ranks))} and no "
+                            f"let carries rank({tensor}) into the tiling data (e.g. `let maskRank = if "
+                            f"present({tensor}) then rank({tensor}) else 0;`)")
+    return f"static_cast<uint32_t>({probe})"
+
+
+def _a2_expr(op: Op) -> str:
+    """Whether the kernel runs with Atlas A2's assistInfoForCombine layout: the op-level let ``isA2`` that product
+    ascend910b sets (a literal false when the op has no A2 product)."""
+    if op.product("ascend910b") is None:
+        return "false"
+    if not any(l.name == "isA2" for l in op.lets):
+        raise LoweringError(f"{op.name}: product ascend910b needs the op-level let isA2 (false, overridden to true "
+                            f"in ascend910b) to pick Atlas A2's assistInfoForCombine layout")
+    return "(tiling.isA2 != 0)"
+
+
 def dispatch_context(op: Op, ctx: dict) -> dict:
     comm = [g.domain for g in op.comm_groups]
     tp = all(op.attr(a) is not None for a in ("tpWorldSize", "tpRankId")) and \
@@ -577,7 +655,8 @@ def dispatch_context(op: Op, ctx: dict) -> dict:
     used = ("x", "expertIds", "scalesOptional", "xActiveMaskOptional", "expertScalesOptional", "expandXOut") + \
         tuple(t.name for t in carried) + ("assistInfoForCombineOut", "expertTokenNumsOut", "epRecvCountsOut") + \
         (("tpRecvCountsOut",) if tp else ()) + ("expandScalesOut",) + (("performanceInfoOptional",) if perf else ())
-    return dict(ctx, tp=tp, perf=perf, gm_tensors=_gm_tensors(op, used, byte_rows))
+    return dict(ctx, tp=tp, perf=perf, gm_tensors=_gm_tensors(op, used, byte_rows),
+                mask_rank=_rank_expr(op, "xActiveMaskOptional"), is_a2=_a2_expr(op))
 
 
 def combine_context(op: Op, ctx: dict) -> dict:
@@ -586,8 +665,41 @@ def combine_context(op: Op, ctx: dict) -> dict:
     used = ("expandX", "expertIds", "assistInfoForCombine", "epSendCounts", "expertScales", "xActiveMaskOptional",
             "sharedExpertXOptional", "oriXOptional", "constExpertAlpha1Optional", "constExpertAlpha2Optional",
             "constExpertVOptional", "xOut")
-    return dict(ctx, tp=False, perf=False, gm_tensors=_gm_tensors(op, used, byte_rows))
+    is_a2 = _a2_expr(op)
+    if is_a2 != "false" and _routed_and_rows(op):
+        raise LoweringError(f"{op.name}: a formula reads {', '.join(sorted(_routed_and_rows(op)))} per (token, k), "
+                            f"which Atlas A2's expert blocks do not carry back")
+    return dict(ctx, tp=False, perf=False, gm_tensors=_gm_tensors(op, used, byte_rows),
+                mask_rank=_rank_expr(op, "xActiveMaskOptional"), is_a2=is_a2)
 
+
+def dispatch_setup_context(op: Op, ctx: dict) -> dict:
+    byte_rows = {"x", "yOut", "xActiveMaskOptional"} | _routed_and_rows(op)
+    used = ("x", "expertIds", "scalesOptional", "xActiveMaskOptional", "yOut", "expandIdxOut")
+    return dict(ctx, tp=False, perf=False, gm_tensors=_gm_tensors(op, used, byte_rows),
+                mask_rank=_rank_expr(op, "xActiveMaskOptional"))
+
+
+def dispatch_teardown_context(op: Op, ctx: dict) -> dict:
+    used = ("expandXOut", "assistInfoForCombineOut", "expertTokenNumsOut")
+    return dict(ctx, tp=False, perf=False, gm_tensors=_gm_tensors(op, used, {"expandXOut"}))
+
+
+def combine_setup_context(op: Op, ctx: dict) -> dict:
+    used = ("expandX", "assistInfoForCombine")
+    return dict(ctx, tp=False, perf=False, gm_tensors=_gm_tensors(op, used, {"expandX"}))
+
+
+def combine_teardown_context(op: Op, ctx: dict) -> dict:
+    byte_rows = {"expandX", "xOut", "xActiveMaskOptional"} | _routed_and_rows(op)
+    used = ("expertIds", "expandIdx", "expertScales", "xActiveMaskOptional", "xOut") + \
+        tuple(sorted(_routed_and_rows(op)))
+    return dict(ctx, tp=False, perf=False, gm_tensors=_gm_tensors(op, used, byte_rows),
+                mask_rank=_rank_expr(op, "xActiveMaskOptional"))
+
+
+_FAMILY_ATTRS = ("epWorldSize", "epRankId", "moeExpertNum", "sharedExpertNum", "sharedExpertRankNum")
+_FAMILY_LETS = ("localMoeExpertNum", "localExpertNum", "maxBs")
 
 KERNEL_KINDS = {
     "moe_dispatch": KernelKind(
@@ -611,6 +723,39 @@ KERNEL_KINDS = {
          "lets": ("localExpertNum", "maxBS", "isSharedRank"),
          "dims": ("BS", "H", "K")},
         combine_context),
+    # the Setup/Teardown family (semantics.md §6): four kernels sharing one window layout (_family.j2)
+    "moe_dispatch_setup": KernelKind(
+        "moe_dispatch_setup", "cpp/op_kernel/moe_dispatch_setup.cpp.j2", "x", "yOut",
+        {"inputs": ("x", "expertIds", "scalesOptional", "xActiveMaskOptional"),
+         "outputs": ("yOut", "expandIdxOut"),
+         "attrs": _FAMILY_ATTRS,
+         "lets": _FAMILY_LETS + ("tokenMsgSize",),
+         "dims": ("BS", "H", "K")},
+        dispatch_setup_context),
+    "moe_dispatch_teardown": KernelKind(
+        "moe_dispatch_teardown", "cpp/op_kernel/moe_dispatch_teardown.cpp.j2", "y", "expandXOut",
+        {"inputs": ("x", "y", "expertIds"),
+         "outputs": ("expandXOut", "assistInfoForCombineOut", "expertTokenNumsOut"),
+         "attrs": _FAMILY_ATTRS + ("expertTokenNumsType",),
+         "lets": _FAMILY_LETS + ("tokenMsgSize", "isSharedRank"),
+         "dims": ("BS", "H", "K")},
+        dispatch_teardown_context, formulas="copied"),
+    "moe_combine_setup": KernelKind(
+        "moe_combine_setup", "cpp/op_kernel/moe_combine_setup.cpp.j2", "expandX", "expandX",
+        {"inputs": ("expandX", "expertIds", "assistInfoForCombine"),
+         "outputs": (),
+         "attrs": _FAMILY_ATTRS,
+         "lets": _FAMILY_LETS + ("isSharedRank",),
+         "dims": ("BS", "H", "K")},
+        combine_setup_context, formulas="unchanged"),
+    "moe_combine_teardown": KernelKind(
+        "moe_combine_teardown", "cpp/op_kernel/moe_combine_teardown.cpp.j2", "expandX", "xOut",
+        {"inputs": ("expandX", "expertIds", "expandIdx", "expertScales", "xActiveMaskOptional"),
+         "outputs": ("xOut",),
+         "attrs": _FAMILY_ATTRS,
+         "lets": _FAMILY_LETS,
+         "dims": ("BS", "H", "K")},
+        combine_teardown_context),
 }
 KERNEL_TEMPLATES = {k: v.template for k, v in KERNEL_KINDS.items()}
 

@@ -65,6 +65,8 @@ def py_literal(v) -> str:
     if isinstance(v, tuple):
         inner = ", ".join(py_literal(x) for x in v)
         return f"({inner},)" if len(v) == 1 else f"({inner})"
+    if isinstance(v, dict):  # in insertion order: callers build dicts in model (spec) order
+        return "{" + ", ".join(f"{py_literal(k)}: {py_literal(x)}" for k, x in v.items()) + "}"
     if v is None:
         return "None"
     raise TypeError(f"no Python literal for {type(v).__name__}")

@@ -173,6 +173,11 @@ class TilingExpr:
         if isinstance(e, Call):
             if e.fn == "dim":
                 return self.dim(e)
+            if e.fn == "rank" and isinstance(e.args[0], Name):
+                probe = self.probe("rank", e.args[0].id)
+                if probe is None:
+                    raise LoweringError(f"{to_spec(e)} is not in the tiling data (no let carries it)")
+                return probe
             if e.fn == "present" and isinstance(e.args[0], Name):
                 return f"({self.var}.has_{e.args[0].id} != 0U)"
             if e.fn == "dtype" and isinstance(e.args[0], Name):
@@ -192,16 +197,49 @@ class TilingExpr:
         raise LoweringError(f"cannot lower {to_spec(e)} over the tiling data (at {getattr(e, 'span', None)})")
 
     def dim(self, e: Call) -> str:
-        """dim(T, i): a bound dim's field, or a let defined as exactly that dim (the tiling data has no other)."""
+        """dim(T, i): a bound dim's field, or a let carrying that dim (:meth:`probe`; the tiling data has no other)."""
         from .resolve import dim_bindings
         for name, (tensor, axis) in dim_bindings(self.op).items():
             if isinstance(e.args[0], Name) and e.args[0].id == tensor and isinstance(e.args[1], Int) \
                     and e.args[1].value == axis and name in self.fields:
                 return f"{self.var}.{name}"
+        if isinstance(e.args[0], Name) and isinstance(e.args[1], Int):
+            probe = self.probe("dim", e.args[0].id, e.args[1].value)
+            if probe is not None:
+                return probe
         for let in list(self.op.lets) + [l for p in self.op.products for l in p.lets]:
             if let.expr == e and let.name in self.fields:
                 return f"{self.var}.{let.name}"
         raise LoweringError(f"{to_spec(e)} is not in the tiling data (no bound dim or let carries it)")
+
+    def probe(self, fn: str, tensor: str, axis: int | None = None) -> str | None:
+        """The tiling field carrying ``rank(T)`` / ``dim(T, axis)`` wherever that value is defined, or None.
+
+        A let carries it when its expression is exactly that call, or ``if GUARD then <call> else ...`` with a
+        guard that holds wherever the call is defined: ``present(T)``, and for ``dim(T, i)`` also
+        ``rank(T) > i`` / ``rank(T) >= i + 1`` (conjunctions of those).  So ``let scalesLen = if
+        present(scalesOptional) then dim(scalesOptional, 0) else 0`` carries ``dim(scalesOptional, 0)``.
+        """
+        want = Call(fn, (Name(tensor),) + ((Int(axis),) if axis is not None else ()))
+
+        def guard_ok(t: Expr) -> bool:
+            if isinstance(t, Binary) and t.op == "and":
+                return guard_ok(t.lhs) and guard_ok(t.rhs)
+            if isinstance(t, Call) and t.fn == "present" and isinstance(t.args[0], Name):
+                return t.args[0].id == tensor
+            if axis is not None and isinstance(t, Binary) and t.op in (">", ">=") and t.lhs == Call("rank", (
+                    Name(tensor),)) and isinstance(t.rhs, Int):
+                return t.rhs.value + (1 if t.op == ">" else 0) <= axis + 1
+            return False
+
+        def carries(e: Expr) -> bool:
+            return e == want or (isinstance(e, Cond) and e.then == want and guard_ok(e.test))
+
+        lets = list(self.op.lets) + [l for p in self.op.products for l in p.lets]
+        for let in lets:  # every definition of the name (a product may override it) must carry the value
+            if let.name in self.fields and all(carries(l.expr) for l in lets if l.name == let.name):
+                return f"{self.var}.{let.name}"
+        return None
 
     def row_width(self, t: Tensor) -> str:
         """Elements per leading-dimension row of a tensor: the product of its shape's dims after the first."""

@@ -1,0 +1,70 @@
+"""Model → the generated test suite ``tests/`` of an op (registered in ``opgen.emit.EMITTERS``).
+
+The cases are found at build time from the spec (``opgen.testgen``): positive worlds per product, quant
+mode, optional input, dtype and corner of the ranges; one negative call per check (and per branch of a
+check's `if`), or the reason none exists.  The templates print them as literals (``tests/cases.py``), next
+to the tests that run them against the generated numpy reference, the generated C++ check core
+(``tests/check_core_driver.cpp``) and, in the NPU mode, the real op.
+"""
+from __future__ import annotations
+
+from .model import Op, snake
+
+
+def npu_kwarg(t) -> str:
+    """The torch_npu keyword of an aclnn parameter: its IR name, else snake_case without "Optional"."""
+    if getattr(t, "ir_name", ""):
+        return t.ir_name
+    name = t.name[:-len("Optional")] if t.name.endswith("Optional") else t.name
+    return snake(name)
+
+
+def driver_fields(op: Op) -> list[tuple[str, str, str]]:
+    """(kind, name, type) in the order of a check-core driver line: inputs, outputs, attributes, env."""
+    out = [("input", t.name, "") for t in op.inputs] + [("output", t.name, "") for t in op.outputs]
+    out += [("attr", a.name, a.type) for a in op.attrs] + [("env", e.name, e.type) for e in op.envs]
+    return out
+
+
+def tests_context(op: Op) -> dict:
+    from .testgen.suite import suite
+    s = suite(op)
+    pairs = tuple(dict.fromkeys(snake(p) for v in op.views.values() for p in v.pairs_with))
+    covered: dict[tuple[str, str], list[str]] = {}
+    for n in s.negative:
+        covered.setdefault((n["product"], n["check"]), []).append(n["id"])
+    worlds: dict[str, list[int]] = {}
+    for c in s.positive:
+        if c["run"] is None:
+            worlds.setdefault(c["product"], [])
+            if c["world"] not in worlds[c["product"]]:
+                worlds[c["product"]].append(c["world"])
+    return dict(
+        op=op,
+        snake=op.snake_name,
+        spec_name=op.span.file.rsplit("/", 1)[-1] if op.span else "",
+        suite=s,
+        pairs=pairs,
+        views=[op.views[p.soc] for p in op.products],
+        fields=driver_fields(op),
+        outputs=tuple(t.name for t in op.outputs),
+        npu_function="npu_" + op.snake_name,
+        npu_inputs={t.name: npu_kwarg(t) for t in op.inputs},
+        npu_attrs={a.name: npu_kwarg(a) for a in op.attrs},
+        npu_worlds={p: sorted(w) for p, w in worlds.items()},
+        n_checks=sum(len(v.checks) for v in op.views.values()),
+    )
+
+
+def emit_tests(op: Op) -> list:
+    from .emit import Artifact, render  # emit registers this emitter: import lazily, in either order
+    if op.semantics is None:  # no reference to test
+        return []
+    ctx = tests_context(op)
+    return [
+        Artifact("tests/__init__.py", render("tests/__init__.py.j2", **ctx)),
+        Artifact("tests/conftest.py", render("tests/conftest.py.j2", **ctx)),
+        Artifact("tests/cases.py", render("tests/cases.py.j2", **ctx)),
+        Artifact(f"tests/test_{op.snake_name}.py", render("tests/test_op.py.j2", **ctx)),
+        Artifact("tests/check_core_driver.cpp", render("tests/check_core_driver.cpp.j2", **ctx)),
+    ]

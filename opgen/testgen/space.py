@@ -1,0 +1,401 @@
+"""The parameter space of one product view, and cases in it.
+
+A ``Case`` assigns every *field* an aclnn call has: attributes, environment variables, the dims the inputs
+bind (``BS``, ``H``, ``K``), each optional input's presence, each input's dtype and shape rule, each output's
+dtype (``None``: the spec's dtype rule), and a data recipe per input (what tensor contents the suite builds).
+Shapes are rules, not numbers: a declared alternative of the spec (``("decl", i)``), a shape read off a
+constraint (``("cand", i)``, for inputs the spec leaves unshaped), or a literal (``("fixed", dims)``, negative
+cases only).  So changing ``epWorldSize`` moves every shape that depends on it, and a case stays one edit away
+from its neighbours.
+
+A *world* case stands for every rank of a communication world: rank ids come from the runtime's rank rule
+(``opgen.runtime.drivers.RANK_ATTRS``) and bound dims may differ per rank (``("ranks", "BS")``, uneven batch
+sizes).  A *rank* case is one aclnn call (negative cases): its rank ids are ordinary attributes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import builtins as B
+from ..expr import Binary, Call, Expr, InRange, InSet, Int, Name, Str, walk
+from ..lower_py import ScalarPy, _inline
+from ..model import Op, ProductView, ShapeCond
+from ..resolve import dim_bindings
+
+Field = tuple[str, str]  # (kind, name): attr env dim present dtype shape out data ranks
+
+
+@dataclass(frozen=True)
+class Case:
+    """An immutable assignment of fields (a sorted tuple, so equal cases compare and hash equal)."""
+    product: str
+    items: tuple[tuple[Field, object], ...]
+    world: bool = True
+    index: dict = field(default=None, compare=False, repr=False, hash=False)
+    kinds: dict = field(default=None, compare=False, repr=False, hash=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "index", dict(self.items))
+        kinds: dict = {}
+        for (kind, name), value in self.items:
+            kinds.setdefault(kind, {})[name] = value
+        object.__setattr__(self, "kinds", kinds)
+
+    @staticmethod
+    def make(product: str, values: dict, world: bool = True) -> "Case":
+        return Case(product, tuple(sorted(values.items(), key=lambda kv: kv[0])), world)
+
+    def values(self) -> dict:
+        return dict(self.index)
+
+    def get(self, key: Field, default=None):
+        return self.index.get(key, default)
+
+    def set(self, key: Field, value) -> "Case":
+        d = self.values()
+        d[key] = value
+        return Case.make(self.product, d, self.world)
+
+    def update(self, changes: dict) -> "Case":
+        d = self.values()
+        d.update(changes)
+        return Case.make(self.product, d, self.world)
+
+    def drop(self, key: Field) -> "Case":
+        d = self.values()
+        d.pop(key, None)
+        return Case.make(self.product, d, self.world)
+
+    def of_kind(self, kind: str) -> dict:
+        return dict(self.kinds.get(kind, {}))
+
+
+class Space:
+    """Fields, shape rules and expression evaluation of one product view, over the generated reference."""
+
+    def __init__(self, op: Op, soc: str, ref):
+        from opgen.runtime import drivers
+        self.op = op
+        self.soc = soc
+        self.view: ProductView = op.views[soc]
+        self.ref = ref
+        self.info = ref.INFO
+        self.checks = ref.INFO.checks[soc]
+        self.check_index = {c.id: i for i, c in enumerate(self.checks)}
+        self.bound = dim_bindings(op)
+        self.lowering = ScalarPy(self.view)
+        self.inputs = {t.name: t for t in self.view.inputs}
+        self.outputs = {t.name: t for t in self.view.outputs}
+        self.attrs = {a.name: a for a in self.view.attrs}
+        self.envs = {e.name: e for e in op.envs}
+        self.lets = {l.name: l for l in self.view.lets}
+        rank_rule = drivers.RANK_ATTRS.get(op.semantics or "")
+        self.rank_rule = rank_rule
+        self.rank_attrs = tuple(n for n in ("epRankId", "tpRankId") if rank_rule is not None and n in self.attrs)
+        self.world_attrs = tuple(f"{g.domain}WorldSize" for g in op.comm_groups
+                                 if f"{g.domain}WorldSize" in self.attrs)
+        self._code: dict[int, tuple] = {}
+        self._scopes: dict = {}
+        self.shape_cands = {t.name: self._shape_candidates(t) for t in self.view.inputs}
+
+    # ---- expressions -----------------------------------------------------------------------------------
+    def eval(self, e: Expr, scope):
+        """Value of a spec expression in a scope (None when it has none)."""
+        entry = self._code.get(id(e))
+        if entry is None:
+            entry = self._code[id(e)] = (compile(self.lowering(e), "<spec>", "eval"), e)
+        from opgen.runtime import OpError
+        from opgen.runtime.scope import EvalError
+        try:
+            return eval(entry[0], vars(self.ref), {"s": scope})  # noqa: S307 - lowered spec expressions
+        except (EvalError, KeyError, TypeError, ValueError, OpError, ZeroDivisionError, OverflowError):
+            return None
+
+    def related(self, exprs) -> list[Field]:
+        """The fields an expression reads (lets and bound dims followed to their sources), first use first."""
+        out: dict[Field, None] = {}
+        seen: set[str] = set()
+        todo = list(exprs)
+        while todo:
+            e = _inline(self.op, todo.pop(0))
+            for n in walk(e):
+                if isinstance(n, Call) and n.args and isinstance(n.args[0], Name):
+                    t = n.args[0].id
+                    if t in self.inputs:
+                        if n.fn == "dtype":
+                            kinds = ("dtype",)
+                        elif n.fn == "present":
+                            kinds = ("present",)
+                        elif n.fn in ("prefix_true", "all_true"):
+                            kinds = ("data",)
+                        else:
+                            kinds = ("present", "shape")
+                        for k in kinds:
+                            out[(k, t)] = None
+                    elif t in self.outputs:
+                        out[("out", t)] = None
+                if not isinstance(n, Name):
+                    continue
+                if n.id in self.attrs:
+                    out[("attr", n.id)] = None
+                elif n.id in self.envs:
+                    out[("env", n.id)] = None
+                elif n.id in self.lets and n.id not in seen:
+                    seen.add(n.id)
+                    todo.append(self.lets[n.id].expr)
+                elif n.id in self.bound:
+                    out[("dim", n.id)] = None
+        return list(out)
+
+    def literals(self, exprs) -> list[int]:
+        """Integer literals of expressions, lets followed (the numbers a constraint is made of)."""
+        out: list[int] = []
+        seen: set[str] = set()
+        todo = list(exprs)
+        while todo:
+            for n in walk(_inline(self.op, todo.pop(0))):
+                if isinstance(n, Int):
+                    out.append(n.value)
+                elif isinstance(n, Name) and n.id in B.CONSTANTS and isinstance(B.CONSTANTS[n.id], int):
+                    out.append(B.CONSTANTS[n.id])
+                elif isinstance(n, Name) and n.id in self.lets and n.id not in seen:
+                    seen.add(n.id)
+                    todo.append(self.lets[n.id].expr)
+        return out
+
+    def strings(self, exprs) -> list[str]:
+        return [n.value for e in exprs for n in walk(_inline(self.op, e)) if isinstance(n, Str)]
+
+    # ---- shape rules ---------------------------------------------------------------------------------
+    def _shape_candidates(self, t) -> list[tuple]:
+        """Shapes an unshaped input may take, read off the constraints that test its rank and dims."""
+        if t.shape is not None:
+            return []
+        found: list[tuple] = []
+        exprs = [c.expr for c in self.view.checks] + [k for c in self.view.checks for k in c.conditions]
+        for e in exprs:
+            for alt in _alternatives(_inline(self.op, e)):
+                dims = _dims_of(alt, t.name)
+                if dims is not None and dims not in found:
+                    found.append(dims)
+        return found or [(Int(1),)]
+
+    def shape_rules(self, name: str) -> list[tuple]:
+        t = self.inputs[name]
+        if t.shape is not None:
+            return [("decl", i) for i in range(len(t.shape.alts))]
+        return [("cand", i) for i in range(len(self.shape_cands[name]))]
+
+    # ---- materialising a case ---------------------------------------------------------------------------
+    def world_size(self, case: Case) -> int:
+        n = 1
+        for a in self.world_attrs:
+            v = case.get(("attr", a), self.attrs[a].default)
+            n *= max(v, 1) if isinstance(v, int) and not isinstance(v, bool) else 1
+        return n
+
+    def call_attrs(self, case: Case, rank: int | None) -> dict:
+        attrs = {n: v for n, v in case.of_kind("attr").items()}
+        if rank is not None and self.rank_rule is not None:
+            for k, v in self.rank_rule(rank, attrs).items():
+                if k in self.attrs:
+                    attrs[k] = v
+        attrs.update(case.of_kind("env"))
+        return attrs
+
+    def dims(self, case: Case, rank: int | None) -> dict:
+        dims = dict(case.of_kind("dim"))
+        if rank is not None:
+            for name, per_rank in case.of_kind("ranks").items():
+                dims[name] = per_rank[rank]
+        return dims
+
+    def call(self, case: Case, rank: int | None = None, data=None):
+        """(inputs as Meta tensors, attrs with env, out_dtypes) of one call; ``data``: arrays to use instead."""
+        from opgen.runtime.scope import Meta
+        attrs = self.call_attrs(case, rank)
+        dims = self.dims(case, rank)
+        out_dtypes = {n: d for n, d in case.of_kind("out").items() if d is not None}
+        inputs: dict = {n: None for n in self.inputs}
+        present = [n for n in self.inputs if case.get(("present", n), False)]
+        later = []
+        for name in present:  # shapes made of bound dims and literals need no evaluation
+            shape = self.shape(case, name, dims, None)
+            if shape is None:
+                later.append(name)
+            else:
+                inputs[name] = Meta(shape, case.get(("dtype", name)))
+        # The rest read lets of the bound dims (A of (A, H) needs BS), so they are evaluated once every
+        # input that binds a dim is in place; a shape that reads another such shape gets a second pass.
+        for _ in range(2):
+            if not later:
+                break
+            scope = self.ref.reference.make_scope(self.info, inputs, attrs, self.soc, out_dtypes)
+            shapes = {name: self.shape(case, name, dims, scope) for name in later}
+            for name in later:
+                inputs[name] = Meta(shapes[name], case.get(("dtype", name)))
+            if not any(0 in sh for sh in shapes.values()):
+                break
+        if data:
+            for name, array in data.items():
+                if inputs.get(name) is not None:
+                    inputs[name] = array
+        return inputs, attrs, out_dtypes
+
+    def shape(self, case: Case, name: str, dims: dict, scope) -> tuple:
+        rule = case.get(("shape", name))
+        if rule[0] == "fixed":
+            return tuple(rule[1])
+        t = self.inputs[name]
+        if rule[0] == "decl":
+            alt = t.shape.alts[rule[1]]
+            while isinstance(alt, ShapeCond):
+                if scope is None:
+                    return None
+                alt = alt.then if self.eval(alt.test, scope) else alt.orelse
+            exprs = alt.dims
+        else:
+            exprs = self.shape_cands[name][rule[1]]
+        out = []
+        for d in exprs:
+            if isinstance(d, Name) and d.id in self.bound:
+                v = dims.get(d.id)
+            elif isinstance(d, Int):
+                v = d.value
+            elif scope is None:
+                return None
+            else:
+                v = self.eval(d, scope)
+            out.append(v if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**40 else 0)
+        return tuple(out)
+
+    def scope(self, case: Case, rank: int | None = None, data=None):
+        """The reference's evaluation scope of one call (kept per case and rank: scopes are read-only)."""
+        key = (case.items, case.world, rank)
+        if data is None and key in self._scopes:
+            return self._scopes[key]
+        inputs, attrs, out_dtypes = self.call(case, rank, data)
+        s = self.ref.reference.make_scope(self.info, inputs, attrs, self.soc, out_dtypes)
+        if data is None:
+            if len(self._scopes) > 20000:
+                self._scopes.clear()
+            self._scopes[key] = s
+        return s
+
+    # ---- running the checks ------------------------------------------------------------------------------
+    def ranks(self, case: Case, limit: int = 8) -> list:
+        """The ranks a world case is validated on during search (all of them for small worlds)."""
+        if not case.world:
+            return [None]
+        n = self.world_size(case)
+        if n <= limit:
+            return list(range(n))
+        rs = case.get(("attr", "sharedExpertRankNum"), 0) or 0
+        t = max(n // max(case.get(("attr", self.world_attrs[0]), 1), 1), 1) if self.world_attrs else 1
+        picks = {0, 1, n - 2, n - 1, rs * t - 1, rs * t, rs * t + 1}
+        return sorted(r for r in picks if 0 <= r < n)
+
+    def first_failure(self, case: Case, ranks=None, data=None) -> tuple[int, str, object] | None:
+        """(check index, check id, the OpError) of the first failing error check over ``ranks``; None: accepted."""
+        from opgen.runtime import OpError
+        worst = None
+        for rank in (self.ranks(case) if ranks is None else ranks):
+            try:
+                s = self.scope(case, rank, None if data is None else data.get(rank))
+            except OpError as err:
+                return (-1, "call", err)
+            for i, chk in enumerate(self.checks):
+                if worst is not None and i >= worst[0]:
+                    break
+                if chk.code == 0:
+                    continue
+                try:
+                    chk.run(s, self.info.name)
+                except OpError as err:
+                    worst = (i, chk.id, err)
+                    break
+        return worst
+
+    def failures(self, case: Case, ranks=None) -> list[tuple[int, str]]:
+        """The error checks failing on any search rank, as sorted (index, id), each check evaluated on its own."""
+        from opgen.runtime import OpError
+        out: set[tuple[int, str]] = set()
+        for rank in (self.ranks(case) if ranks is None else ranks):
+            try:
+                s = self.scope(case, rank)
+            except OpError:
+                return [(-1, "call")]
+            for i, chk in enumerate(self.checks):
+                if chk.code == 0:
+                    continue
+                try:
+                    chk.run(s, self.info.name)
+                except OpError:
+                    out.add((i, chk.id))
+        return sorted(out)
+
+    def holds(self, exprs, case: Case, rank=None) -> bool:
+        s = self.scope(case, rank)
+        return all(self.eval(e, s) is True for e in exprs)
+
+
+def _alternatives(e: Expr) -> list[Expr]:
+    """The disjuncts of an expression (its top-level `or`s), each a conjunction to read shapes from."""
+    if isinstance(e, Binary) and e.op == "or":
+        return _alternatives(e.lhs) + _alternatives(e.rhs)
+    return [e]
+
+
+def _conjuncts(e: Expr) -> list[Expr]:
+    if isinstance(e, Binary) and e.op == "and":
+        return _conjuncts(e.lhs) + _conjuncts(e.rhs)
+    return [e]
+
+
+def _dims_of(e: Expr, tensor: str):
+    """The dims ``rank(t) == n and dim(t, i) == d ...`` pins down, as a tuple of expressions (or None)."""
+    def is_call(x, fn):
+        return isinstance(x, Call) and x.fn == fn and x.args and isinstance(x.args[0], Name) and \
+            x.args[0].id == tensor
+
+    rank, dims = None, {}
+    for c in _conjuncts(e):
+        if isinstance(c, Binary) and c.op == "==" and is_call(c.lhs, "rank") and isinstance(c.rhs, Int):
+            rank = c.rhs.value
+        elif isinstance(c, Binary) and c.op in ("==", "<=") and is_call(c.lhs, "dim") and isinstance(c.lhs.args[1], Int):
+            dims.setdefault(c.lhs.args[1].value, c.rhs)
+        elif isinstance(c, InSet) and not c.negated and is_call(c.operand, "dim") and isinstance(c.operand.args[1], Int):
+            dims.setdefault(c.operand.args[1].value, c.items[-1])
+        elif isinstance(c, InRange) and is_call(c.operand, "dim") and isinstance(c.operand.args[1], Int):
+            dims.setdefault(c.operand.args[1].value, c.lo)
+    if rank is None or set(dims) != set(range(rank)):
+        return None
+    return tuple(dims[i] for i in range(rank))
+
+
+def default_case(space: Space, world: bool = True) -> Case:
+    """Every field at its simplest: attribute defaults, required inputs present with their first dtype."""
+    values: dict = {}
+    for a in space.view.attrs:
+        if world and a.name in space.rank_attrs:
+            continue
+        values[("attr", a.name)] = a.default if a.default is not None else _zero(a.type)
+    for e in space.op.envs:
+        values[("env", e.name)] = e.default
+    for i, name in enumerate(space.bound):  # a few tokens and two experts each: routing worth testing
+        values[("dim", name)] = 4 if i == 0 else 2
+    for t in space.view.inputs:
+        values[("present", t.name)] = not t.optional
+        values[("dtype", t.name)] = t.dtypes[0]
+        values[("shape", t.name)] = space.shape_rules(t.name)[0]
+        values[("data", t.name)] = "all_true" if "BOOL" in t.dtypes else "random"
+    for t in space.view.outputs:
+        values[("out", t.name)] = None
+    return Case.make(space.soc, values, world)
+
+
+def _zero(typ: str):
+    return {"int64": 0, "float": 0.0, "bool": False, "string": ""}.get(typ, ())
+
+
+__all__ = ["Case", "Field", "Space", "default_case"]

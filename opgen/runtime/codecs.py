@@ -63,7 +63,8 @@ def _round_f64(x: np.ndarray, mode: str) -> np.ndarray:
     # Half away from zero without the x + 0.5 rounding error.
     mag = np.abs(x)
     whole = np.floor(mag)
-    return np.copysign(whole + (mag - whole >= 0.5), x)
+    with np.errstate(invalid="ignore"):  # inf - inf: the comparison is False and inf stays inf
+        return np.copysign(whole + (mag - whole >= 0.5), x)
 
 
 def _cast_int(x: np.ndarray, dst: str, mode: str) -> np.ndarray:
@@ -73,8 +74,13 @@ def _cast_int(x: np.ndarray, dst: str, mode: str) -> np.ndarray:
     rounding is exact or saturating, so the value is clip(round(x)).
     """
     a = _numeric(x)
-    r = _round_f64(a if a.dtype == np.float64 else a.astype(np.float64), mode)
     lo, hi = _INT_RANGES[dst]
+    if dst in ("INT8", "UINT8") and a.dtype in (np.float32, np.float16):
+        # Rounding a float32 to an integral value is exact in float32, and so are both 8-bit bounds:
+        # the same result as the float64 path below at a quarter of the memory traffic.
+        r = _round_f64(a, mode)
+        return np.clip(np.where(np.isnan(r), 0, r), lo, hi).astype(np_dtype(dst))
+    r = _round_f64(a if a.dtype == np.float64 else a.astype(np.float64), mode)
     out_t = np_dtype(dst)
     # float(INT64 max) is 2^63, outside int64: clip just below it, then patch.
     hi_f = float(hi) if float(hi) == hi else np.nextafter(float(hi), 0.0)

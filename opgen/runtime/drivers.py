@@ -15,7 +15,7 @@ import numpy as np
 from opgen.runtime import codecs, moe
 from opgen.runtime.errors import OpError
 from opgen.runtime.reference import OpInfo, allocate
-from opgen.runtime.rowbatch import NeedsRouting, RowBatch
+from opgen.runtime.rowbatch import ALL_ROWS, NeedsRouting, RowBatch
 from opgen.runtime.scope import INVALID, Scope, data
 
 Driver = Callable[[OpInfo, list[Scope], str, Sequence[int]], dict[int, dict[str, np.ndarray]]]
@@ -58,8 +58,7 @@ def _per_token(info: OpInfo, src: Scope, dst: Scope, cache: dict) -> dict[str, n
     # Senders quantise into the dtypes the receivers chose; those are the same on every rank.
     key = (id(src), frozenset(dst.out_dtypes.items()), dst.attr(info.quant_by))
     if key not in cache:
-        bs, width = src.dim("x", 0), src.dim("x", 1)
-        batch = RowBatch(src, dst, np.arange(bs), None, width)
+        batch = RowBatch(src, dst, ALL_ROWS, None, src.dim("x", 1), count=src.dim("x", 0))
         try:
             values = info.quant[dst.attr(info.quant_by)](batch)
             cache[key] = {name: (batch, v) for name, v in values.items()}
@@ -91,7 +90,7 @@ def _quantize_rows(info: OpInfo, scopes: list[Scope], dst: int, plan: moe.Dispat
                 # (local expert, src) blocks are contiguous: gather straight into the output, one copy
                 for b in _blocks_of(bounds, W, int(r)):
                     lo, hi = bounds[b], bounds[b + 1]
-                    np.take(rows, plan.token[lo:hi], axis=0, out=out[name][lo:hi])
+                    np.take(rows, plan.token[lo:hi], axis=0, out=out[name][lo:hi], mode="clip")
                 assigned.add(name)
             continue
         idx = np.flatnonzero(plan.src_rank == r)
@@ -132,7 +131,10 @@ def _dispatch_group(info: OpInfo, scopes: list[Scope], product: str, dests: Sequ
                                       local_expert_num=int(sd.let("localExpertNum")),
                                       expert_scales=expert_scales, a2_expand_idx=a2_idx)
         for name, values in routed.items():
-            _put(out[name], values)
+            if values.shape == out[name].shape and values.dtype == out[name].dtype:
+                out[name] = values  # already a capacity-sized array: no second copy
+            else:
+                _put(out[name], values)
         results[d] = out
     return results
 

@@ -266,7 +266,7 @@ def gather_block_rows(xs: list, plan: DispatchPlan, row_index: np.ndarray) -> np
     for b in np.flatnonzero(np.diff(bounds)):
         lo, hi = bounds[b], bounds[b + 1]
         # blocks are contiguous and single-source, so np.take writes straight into out
-        np.take(arrays[b % W], row_index[lo:hi], axis=0, out=out[lo:hi])
+        np.take(arrays[b % W], row_index[lo:hi], axis=0, out=out[lo:hi], mode="clip")
     return out
 
 

@@ -14,15 +14,20 @@ from opgen.runtime.dtypes import emax, np_dtype, qmax
 from opgen.runtime.scope import Scope, cann_dtype, data
 
 
+ALL_ROWS = slice(None)  # a batch of every row of the sender, in order (read without copying)
+
+
 class NeedsRouting(Exception):
     """The formula reads a per-expert row, so a batch without destinations cannot evaluate it."""
 
 
 class RowBatch:
-    def __init__(self, src: Scope, dst: Scope, tokens: np.ndarray, experts: np.ndarray | None, width: int):
+    def __init__(self, src: Scope, dst: Scope, tokens, experts: np.ndarray | None, width: int,
+                 count: int | None = None):
         self.src = src
         self.dst = dst
-        self.tokens = tokens      # row index in the sender's per-row inputs, per row
+        self.tokens = tokens      # row index in the sender's per-row inputs, per row (or ALL_ROWS)
+        self.count = len(tokens) if count is None else count  # rows in the batch
         self.experts = experts    # smooth-scale row (destination expert) per row; None: not routed yet
         self.width = width        # H: the length of one row
         self._raw: dict[int, str] = {}  # id(raw row array) -> its CANN dtype
@@ -33,7 +38,7 @@ class RowBatch:
         """The token rows of a per-token input in its storage dtype (gathered once)."""
         if name not in self._rows:
             t = self.src.tensor(name)
-            r = data(t)[self.tokens]
+            r = data(t) if self.tokens is ALL_ROWS else data(t)[self.tokens]
             self._rows[name] = r
             self._raw[id(r)] = cann_dtype(t)
         return self._rows[name]
@@ -58,8 +63,7 @@ class RowBatch:
         return a[self.experts]
 
     def row(self, name: str) -> np.ndarray:
-        t = self.src.tensor(name)
-        return data(t)[self.tokens]
+        return data(self.src.tensor(name))[self.tokens]
 
     # ---- row primitives -------------------------------------------------------------------
     def cast(self, v, dst: str, round: str = "rint", sat: bool = False) -> np.ndarray:
@@ -126,5 +130,5 @@ class RowBatch:
                 a = a.astype(np.float32)
             else:
                 raise TypeError(f"quant formula gives {name} dtype {a.dtype}, the output is {want}")
-        n = len(self.tokens)
+        n = self.count
         return np.broadcast_to(a, (n,) + tuple(a.shape[1:])).reshape((n,) + tuple(row_shape))

@@ -58,6 +58,20 @@ def cmd_check(args) -> int:
     return EXIT_OK
 
 
+def emit_changed(ops: list[tuple[str, Op]], out: Path, fingerprint: str) -> tuple[list, int]:
+    """Outputs of the ops that need emitting, and the number of files of those that do not.
+
+    Ops whose spec and generator are unchanged since they were built, and whose files are untouched,
+    are not emitted again (emitting is the slow part of a build); everything else is.
+    """
+    unchanged = {op.snake_name for _, op in ops
+                 if unchanged_since_last_build(out, op.snake_name, op.source, fingerprint)}
+    skipped = sum(len(_manifest_files(out, name)) + 1 for name in unchanged)
+    outputs = [op_output(op.snake_name, Path(p).name, op.source, emit(op)) for p, op in ops
+               if op.snake_name not in unchanged]
+    return outputs, skipped
+
+
 def cmd_build(args) -> int:
     ops, diags = load_specs(args.specs)
     _report(diags)
@@ -65,13 +79,7 @@ def cmd_build(args) -> int:
         return EXIT_SPEC
     out = Path(args.output)
     fingerprint = generator_fingerprint()
-    # Ops whose spec and generator are unchanged since they were built, and whose files are untouched,
-    # are not emitted again (emitting is the slow part of a build); everything else is.
-    unchanged = {op.snake_name for _, op in ops if unchanged_since_last_build(out, op.snake_name, op.source,
-                                                                               fingerprint)}
-    skipped = sum(len(_manifest_files(out, name)) + 1 for name in unchanged)
-    outputs = [op_output(op.snake_name, Path(p).name, op.source, emit(op)) for p, op in ops
-               if op.snake_name not in unchanged]
+    outputs, skipped = emit_changed(ops, out, fingerprint)
     if args.check:
         problems = check(out, outputs)
         for pr in problems:
@@ -103,8 +111,7 @@ def cmd_test(args) -> int:
         return EXIT_SPEC
     out = Path(args.output)
     fingerprint = generator_fingerprint()
-    outputs = [op_output(op.snake_name, Path(p).name, op.source, emit(op)) for p, op in ops
-               if not unchanged_since_last_build(out, op.snake_name, op.source, fingerprint)]
+    outputs, _ = emit_changed(ops, out, fingerprint)
     built = build(out, outputs)
     remember_build(out, outputs, fingerprint)
     if built.written or built.removed:

@@ -67,12 +67,34 @@ def emit_docs(op: Op) -> list[Artifact]:
     return [Artifact(f"docs/aclnn{op.name}.md", render("docs/aclnn_op.md.j2", **docs_context(op)))]
 
 
+def shared_checks(views) -> dict:
+    """Checks that lower to the same code on several products (inherited ones) are emitted once.
+
+    Returns ``{"defs": [(name, check, view)], "uses": {soc: [name, ...]}}`` in product and check order;
+    a check's lowering depends on its product view, so equality is decided on the lowered code.
+    """
+    from .lower_py import py_all, py_expr
+    names: dict[tuple, str] = {}
+    defs, uses = [], {}
+    for v in views:
+        uses[v.soc] = []
+        for c in v.checks:
+            key = (c.id, c.code, c.param, c.message, py_expr(c.expr, v), py_all(c.conditions, v),
+                   py_expr(c.value, v) if c.value is not None else None)
+            if key not in names:
+                names[key] = f"_check_{len(names)}"
+                defs.append((names[key], c, v))
+            uses[v.soc].append(names[key])
+    return {"defs": defs, "uses": uses}
+
+
 def emit_reference(op: Op) -> list[Artifact]:
     """The numpy reference package ``<op_snake>`` (importable with generated/ on sys.path)."""
     if op.semantics is None:
         return []
-    ctx = dict(op=op, views=[op.view(p.soc) for p in op.products], spec_name=op.span.file.rsplit("/", 1)[-1]
-               if op.span else "")
+    views = [op.view(p.soc) for p in op.products]
+    ctx = dict(op=op, views=views, spec_name=op.span.file.rsplit("/", 1)[-1] if op.span else "",
+               checks=shared_checks(views))
     return [Artifact("__init__.py", render("reference/__init__.py.j2", **ctx)),
             Artifact("reference.py", render("reference/reference.py.j2", **ctx))]
 

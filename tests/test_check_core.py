@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from opgen.dtypes import DTYPES
-from opgen.emit import Artifact, render
+from opgen.emit import Artifact, render, shared_checks
 from opgen.emit_cpp_check import emit_check_core
 from opgen.runtime import OpError
 from opgen.write import build, op_output
@@ -210,7 +210,8 @@ def _build_from_text(text: str, spec_name: str, out: Path):
     op, diags = load_src(text, spec_name)
     assert op is not None, diags.render()
     views = [op.views[p.soc] for p in op.products]
-    reference = render("reference/reference.py.j2", op=op, views=views, spec_name=spec_name)
+    reference = render("reference/reference.py.j2", op=op, views=views, spec_name=spec_name,
+                       checks=shared_checks(views))
     artifacts = emit_check_core(op) + [Artifact("reference.py", reference)]
     build(out, [op_output(op.snake_name, spec_name, op.source, artifacts)])
     spec = importlib.util.spec_from_file_location(f"check_core_{out.name}_reference",

@@ -30,7 +30,7 @@ _MAX_ECHOES = 200  # tokens skipped while recovering, before giving up on the fi
 @functools.lru_cache(maxsize=1)
 def parser() -> Lark:
     grammar = resources.files("opgen").joinpath("grammar.lark").read_text(encoding="utf-8")
-    return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True, cache=True)
+    return Lark(grammar, parser="lalr", propagate_positions=True, cache=True)  # [x] gives None when absent (lark default)
 
 
 def span_of(file: str, node: Tree | Token) -> Span | None:

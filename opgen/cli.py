@@ -117,15 +117,24 @@ def cmd_test(args) -> int:
     if built.written or built.removed:
         print(f"built {out}: {len(built.written)} files written, {len(built.removed)} removed")
     status = EXIT_OK
-    for p, op in ops:
-        op_dir = out / op.snake_name
-        if not (op_dir / "tests" / "cases.py").is_file():
-            print(f"{p}: {op.name} has no generated suite (the spec names no semantics)")
-            continue
-        text, ok = report(load_cases(op_dir), run_suite(op_dir), full=args.report)
-        sys.stdout.write(text)
-        if not ok:
-            status = EXIT_SPEC
+    saved = os.environ.get("OPGEN_BACKEND")
+    if args.backend:  # the suites run in a pytest subprocess, which reads it from the environment
+        os.environ["OPGEN_BACKEND"] = args.backend
+    try:
+        for p, op in ops:
+            op_dir = out / op.snake_name
+            if not (op_dir / "tests" / "cases.py").is_file():
+                print(f"{p}: {op.name} has no generated suite (the spec names no semantics)")
+                continue
+            text, ok = report(load_cases(op_dir), run_suite(op_dir), full=args.report)
+            sys.stdout.write(text)
+            if not ok:
+                status = EXIT_SPEC
+    finally:
+        if saved is None:
+            os.environ.pop("OPGEN_BACKEND", None)
+        else:
+            os.environ["OPGEN_BACKEND"] = saved
     return status
 
 
@@ -265,6 +274,10 @@ def make_parser() -> argparse.ArgumentParser:
     t.add_argument("specs", nargs="+", metavar="SPEC")
     t.add_argument("-o", "--output", default="generated", help="output directory (default: generated)")
     t.add_argument("--report", action="store_true", help="list every check with its negative tests and results")
+    t.add_argument("--backend", choices=("reference", "cpu-twin", "npu"),
+                   help="OPGEN_BACKEND of the suites: reference (numpy, C++ check core, the CPU twin on a subset), "
+                        "cpu-twin (every runnable world on the CPU twin), npu (the real op); default: the "
+                        "environment's OPGEN_BACKEND, else reference")
     t.set_defaults(func=cmd_test)
 
     e = sub.add_parser("explain", help="explain an error code (or `functions` for the builtins)")

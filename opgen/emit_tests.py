@@ -4,9 +4,13 @@ The cases are found at build time from the spec (``opgen.testgen``): positive wo
 mode, optional input, dtype and corner of the ranges; one negative call per check (and per branch of a
 check's `if`), or the reason none exists.  The templates print them as literals (``tests/cases.py``), next
 to the tests that run them against the generated numpy reference, the generated C++ check core
-(``tests/check_core_driver.cpp``) and, in the NPU mode, the real op.
+(``tests/check_core_driver.cpp``), the CPU twin (``opgen.sim``: the generated kernel and tiling on the CPU;
+``TWIN_SUBSET`` by default, every runnable world with ``OPGEN_BACKEND=cpu-twin``) and, in the NPU mode,
+the real op.
 """
 from __future__ import annotations
+
+import math
 
 from .model import Op, snake
 
@@ -26,7 +30,40 @@ def driver_fields(op: Op) -> list[tuple[str, str, str]]:
     return out
 
 
+TWIN_MAX_WORLD = 8  # ranks: larger worlds run only with OPGEN_BACKEND=cpu-twin
+
+
+def _input_elements(case: dict) -> int:
+    """Elements of every input over every rank of a positive case (its tokens x hidden dominate)."""
+    total = 0
+    for r in range(case["world"]):
+        shapes = case["rank_shapes"].get(r, {})
+        for name, meta in case["inputs"].items():
+            if meta is not None:
+                total += math.prod(shapes.get(name, meta[1]))
+    return total
+
+
+def twin_subset(op: Op, positive) -> tuple[str, ...]:
+    """The CPU-twin cases of the default backend: per product x quant mode, its cheapest runnable world.
+
+    Cheapest: fewest ranks, then fewest input elements over all ranks, then the id; worlds of more than
+    TWIN_MAX_WORLD ranks and worlds the reference only validates are left out."""
+    quant_default = op.attr(op.quant_by).default if op.quant_by else None
+    best: dict[tuple, tuple] = {}
+    for c in positive:
+        if c["run"] is not None or c["world"] > TWIN_MAX_WORLD or "ranks" in c:
+            continue
+        group = (c["product"], c["attrs"].get(op.quant_by, quant_default) if op.quant_by else None)
+        cost = (c["world"], _input_elements(c), c["id"])
+        if group not in best or cost < best[group]:
+            best[group] = cost
+    order = [p.soc for p in op.products]
+    return tuple(best[g][2] for g in sorted(best, key=lambda g: (order.index(g[0]), g[1] or 0)))
+
+
 def tests_context(op: Op) -> dict:
+    from .runtime.testkit import TWIN_PRELUDES
     from .testgen.suite import suite
     s = suite(op)
     pairs = tuple(dict.fromkeys(snake(p) for v in op.views.values() for p in v.pairs_with))
@@ -53,6 +90,9 @@ def tests_context(op: Op) -> dict:
         npu_attrs={a.name: npu_kwarg(a) for a in op.attrs},
         npu_worlds={p: sorted(w) for p, w in worlds.items()},
         n_checks=sum(len(v.checks) for v in op.views.values()),
+        twin_subset=twin_subset(op, s.positive),
+        twin_max_world=TWIN_MAX_WORLD,
+        twin_prelude=TWIN_PRELUDES.get(op.semantics),
     )
 
 

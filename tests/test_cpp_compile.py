@@ -1,8 +1,8 @@
-"""Compile check of the generated CANN host C++ (op_host, op_api) against tests/cann_api.
+"""Compile check of the generated CANN host C++ (op_host, op_api) against opgen/sim/include.
 
 Every spec under specs/ is built into a temporary directory and every generated host ``.cpp`` / ``.h`` is
 run through ``g++ -std=c++17 -fsyntax-only -Wall -Werror`` with the CANN API declarations of
-``tests/cann_api`` (two compiles at a time).  Kernel files (op_kernel) are checked by the kernel test.
+``opgen/sim/include`` (two compiles at a time).  Kernel files (op_kernel) are checked by the kernel test.
 Also checked here: the declarations keep ``ge::DataType`` / ``aclDataType`` equal to ``opgen/dtypes.py``,
 the generated C++ is laid out consistently (deterministic, no tabs, no trailing spaces, 4-space
 indentation, 120 columns), OpDef dtype columns line up, and the aclnn API takes the spec's parameters
@@ -26,7 +26,7 @@ from opgen.write import build, op_output
 
 from .conftest import ROOT, SPECS, load_ok
 
-CANN_API = ROOT / "tests" / "cann_api"
+CANN_API = ROOT / "opgen" / "sim" / "include"
 GXX = shutil.which("g++")
 HOST_DIRS = ("op_host", "op_api")
 

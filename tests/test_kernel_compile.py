@@ -1,7 +1,7 @@
 """The generated Ascend C kernel side (op_kernel/): builds every spec and syntax-checks each kernel file.
 
-The check compiles with the declarations of tests/cann_api (kernel_operator.h, lib/hccl/hccl.h,
-kernel_tiling/kernel_tiling.h) the way CANN's CPU-debug build sees a kernel:
+The check compiles against opgen/sim/include (kernel_operator.h, lib/hccl/hccl.h, kernel_tiling/kernel_tiling.h:
+the CPU twin's implementation, with the real headers' signatures) the way CANN's CPU-debug build sees a kernel:
 ``g++ -std=c++17 -fsyntax-only -Wall -Werror -DASCENDC_CPU_DEBUG=1 -D__CCE_KT_TEST__=1``.  Every (tiling key,
 dtype) combination a product can reach is instantiated, so every lowered quant formula is type-checked.
 """
@@ -23,7 +23,7 @@ from opgen.write import build, op_output
 from .conftest import ROOT, SPECS, load_ok, load_src
 
 CXX = shutil.which("g++") or shutil.which("clang++")
-CANN_API = ROOT / "tests" / "cann_api"
+CANN_API = ROOT / "opgen" / "sim" / "include"
 FLAGS = ["-std=c++17", "-fsyntax-only", "-Wall", "-Werror", "-DASCENDC_CPU_DEBUG=1", "-D__CCE_KT_TEST__=1"]
 needs_cxx = pytest.mark.skipif(CXX is None, reason="no C++ compiler")
 

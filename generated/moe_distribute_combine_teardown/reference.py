@@ -43,6 +43,8 @@ ATTRS = {
 ENV = {
     "HCCL_BUFFSIZE": 200,
 }
+# HCCL communication domains in group order (the kernel's GetHcclContext<index>)
+COMM = ("ep", )
 UNSPECIFIED = {
     "ascend950": (),
 }

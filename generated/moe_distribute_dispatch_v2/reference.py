@@ -49,6 +49,8 @@ ATTRS = {
 ENV = {
     "HCCL_BUFFSIZE": 200,
 }
+# HCCL communication domains in group order (the kernel's GetHcclContext<index>)
+COMM = ("ep", "tp", )
 UNSPECIFIED = {
     "ascend910b": ("tpRecvCountsOut", ),
     "ascend910_93": (),

@@ -9,10 +9,13 @@ spec at build time, the spec's tolerances, the check list) plus thin tests calli
   experts give back ``x * sum(weights)`` within the spec's tolerance (with the paired op's reference
   when the output directory has it);
 * ``reject``: a negative call fails with exactly the expected check id, aclnn code and parameter;
-* ``CheckCore``: the generated C++ check core, compiled once per session, fed the same calls.
+* ``CheckCore``: the generated C++ check core, compiled once per session, fed the same calls;
+* ``twin`` / ``output_problems``: a device's outputs (the CPU twin's, the NPU mode's) against the reference's,
+  where the op writes them.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import os
@@ -475,3 +478,195 @@ def core_rejects(neg: dict, results: dict) -> None:
         return
     assert (got["code"], got["param"], got["id"]) == (neg["code"], neg["param"], neg["check"]), \
         f"C++: {got['code']} {got['param']} [{got['id']}] {got['message']}"
+
+
+# ---- outputs of a device (the CPU twin, the NPU mode) against the reference ---------------------------------
+
+def rank_attrs(ref, case: dict, rank: int) -> dict:
+    """Every attribute of one rank of a world: defaults filled in, that rank's ids (env dropped)."""
+    attrs, _ = call_args(ref, case, rank)
+    return ref.reference.normalize_attrs(ref.INFO, attrs)
+
+
+def inferred_dtypes(ref, case: dict, inputs: dict, rank: int) -> dict:
+    attrs, out_dtypes = call_args(ref, case, rank)
+    return {name: dtype for name, (_, dtype) in ref.infer(inputs, attrs, case["product"], out_dtypes).items()}
+
+
+def formula_outputs(ref, case: dict, inputs: dict, rank: int) -> frozenset:
+    """The outputs the rank's quant formula assigns (its `when` branches decide), found on one token row."""
+    from opgen.runtime.rowbatch import RowBatch
+
+    attrs, out_dtypes = call_args(ref, case, rank)
+    s = ref.reference.make_scope(ref.INFO, inputs, attrs, case["product"], out_dtypes or None)
+    one = np.zeros(1, dtype=np.int64)  # token 0, smooth-scale row 0
+    return frozenset(ref.INFO.quant[s.attr(ref.INFO.quant_by)](RowBatch(s, s, one, one, s.dim("x", 1))))
+
+
+def written(ref, case: dict, world: testworld.World, rank: int, name: str, expected: dict) -> np.ndarray:
+    """Mask of the elements of output ``name`` the op writes on world rank ``rank``.
+
+    Capacity-shaped outputs are written up to what the counts say, and only with what the semantics
+    produce there; the reference zeroes the rest, a device leaves whatever was there (the twin poisons it
+    with 0xA5).  ``expected`` is the reference's outputs of the rank."""
+    mask = np.zeros(np.shape(data(expected[name])), dtype=bool)
+    mask[_written_region(ref, case, world.inputs[rank], rank, name, expected)] = True
+    return mask
+
+
+def _written_region(ref, case, inputs, rank, name, expected):
+    semantics, attrs = ref.INFO.semantics, rank_attrs(ref, case, rank)
+    if semantics == "moe_dispatch":
+        T = max(int(attrs.get("tpWorldSize", 0) or 0), 1)
+        W, L = int(attrs["epWorldSize"]), len(expected["expertTokenNumsOut"])
+        if T > 1:  # own rows, then the TP peer's (the reference's AllGatherV)
+            tp = np.asarray(expected["tpRecvCountsOut"]).astype(np.int64)
+            rows, own = int(tp.sum()), int(tp[int(attrs["tpRankId"])])
+        else:
+            rows = own = int(expected["epRecvCountsOut"][W * L - 1]) if W * L else 0
+        if name == "expandXOut":
+            return np.s_[:rows]
+        if name == "dynamicScalesOut":  # only quant modes (and branches) that produce scales write them
+            return np.s_[:rows if name in formula_outputs(ref, case, inputs, rank) else 0]
+        if name == "expandScalesOut":  # the senders' weights of MoE rows: none without them, none on shared ranks
+            shared_rank = int(attrs["epRankId"]) < int(attrs.get("sharedExpertRankNum", 0) or 0)
+            return np.s_[:0 if inputs.get("expertScalesOptional") is None or shared_rank else rows]
+        if name == "assistInfoForCombineOut":  # A2: the sender's expandIdx; A3 / 950: a triple per own row
+            return np.s_[:np.size(data(inputs["expertIds"])) if case["product"] == "ascend910b" else 3 * own]
+        if name == "epRecvCountsOut":  # the cumulative counts (A2's output is longer)
+            return np.s_[:T * W if T > 1 else W * L]
+        if name == "tpRecvCountsOut":  # only a TP exchange counts anything
+            return np.s_[:T if T > 1 else 0]
+    elif semantics == "moe_dispatch_teardown":
+        W, L = int(attrs["epWorldSize"]), len(expected["expertTokenNumsOut"])
+        if name in ("expandXOut", "dynamicScalesOut"):
+            return np.s_[:int(expected["assistInfoForCombineOut"][W * L - 1]) if W * L else 0]
+        if name == "assistInfoForCombineOut":
+            return np.s_[:W * L]
+    elif semantics == "moe_dispatch_setup" and name == "yOut":  # staged rows; tails past H are opaque
+        from opgen.runtime import moe
+        ids = data(inputs["expertIds"])
+        staged = moe.dispatch_setup_rank(x=np.zeros((ids.shape[0], 0), np.float32), expert_ids=ids,
+                                         mask=data(inputs.get("xActiveMaskOptional")), **testworld._topology(attrs))
+        rows = np.unique(staged["pair_row"][staged["pair_row"] >= 0])
+        return np.s_[rows, :np.shape(data(inputs["x"]))[1]]
+    return np.s_[...]
+
+
+def _show(a: np.ndarray, idx: tuple, dtype: str) -> str:
+    """One element as its value and its bits."""
+    v = a[idx]
+    bits = int(np.asarray(v).reshape(1).view(f"u{a.dtype.itemsize}")[0])
+    if DTYPES[dtype].kind == "float":
+        value = f"{float(codecs.to_f32(np.asarray(v).reshape(1), dtype)[0]):.9g}"
+    else:
+        value = str(int(v))
+    return f"{value} (0x{bits:0{2 * a.dtype.itemsize}x})"
+
+
+def output_problems(ref, cases, case: dict, world: testworld.World, rank: int, got: dict, expected: dict,
+                    skip: tuple = ()) -> list[str]:
+    """Every output of one rank that differs from the reference's ``expected``, with its first differences.
+
+    Integer outputs and outputs the spec declares exact compare bits, the others the spec's tolerance;
+    outputs the spec leaves unspecified (and ``skip``) are not compared, capacity-shaped ones only where
+    the op writes (``written``)."""
+    product = case["product"]
+    dtypes = inferred_dtypes(ref, case, world.inputs[rank], rank)
+    problems = []
+    for name, expect in expected.items():
+        if name in cases.UNSPECIFIED[product] or name in skip:
+            continue
+        want = np.asarray(data(expect))
+        if name not in got:
+            problems.append(f"rank {rank} {name}: not returned")
+            continue
+        have = np.asarray(data(got[name]))
+        if have.size != want.size:
+            problems.append(f"rank {rank} {name}: shape {have.shape}, expected {want.shape}")
+            continue
+        # storage dtypes may be named differently (torch has no FP8 / HiF8): same width reinterprets the bits
+        have = have.reshape(want.shape)
+        have = have.view(want.dtype) if have.dtype.itemsize == want.dtype.itemsize else have.astype(want.dtype)
+        dtype = dtypes[name]
+        mask = written(ref, case, world, rank, name, expected)
+        exact, rtol, atol = cases.TOLERANCES.get(product, {}).get(name, {}).get(dtype, (True, 0.0, 0.0))
+        if exact or DTYPES[dtype].kind != "float":
+            u = f"u{want.dtype.itemsize}"
+            differs = have.view(u) != want.view(u)
+            how = "bits differ"
+        else:
+            g, w = codecs.to_f32(have, dtype), codecs.to_f32(want, dtype)
+            differs = ~(np.isclose(g, w, rtol=rtol, atol=atol) | (np.isnan(g) & np.isnan(w)))
+            how = f"outside rtol={rtol} atol={atol}"
+        bad = np.argwhere(differs & mask)
+        if len(bad):
+            first = ", ".join(f"{tuple(int(i) for i in idx)}: {_show(have, tuple(idx), dtype)} != "
+                              f"{_show(want, tuple(idx), dtype)}" for idx in bad[:4])
+            problems.append(f"rank {rank} {name} ({dtype}): {len(bad)} of {int(mask.sum())} written elements "
+                            f"{how}; first {first}")
+    return problems
+
+
+# A Teardown's kernel reads what its Setup left in the HCCL windows: the twin runs the Setup op (the prelude,
+# by semantics) on the same windows first.  The Setup's outputs become the Teardown's inputs of the same
+# name less "Out" (yOut -> y), so the reference sees exactly what the kernels do.
+TWIN_PRELUDES = {"moe_dispatch_teardown": "moe_dispatch_setup", "moe_combine_teardown": "moe_combine_setup"}
+
+
+def twin_prelude(op_dir: Path, semantics: str):
+    """(reference, cases) of the op built next to ``op_dir`` that a world of ``semantics`` needs first on the
+    twin; None when it needs none; LookupError when it needs one that is not built there."""
+    wanted = TWIN_PRELUDES.get(semantics)
+    if wanted is None:
+        return None
+    for d in sorted(p for p in Path(op_dir).parent.iterdir() if (p / "reference.py").is_file()):
+        found = sibling(d.name)
+        if found is not None and found[0].INFO.semantics == wanted:
+            return found
+    raise LookupError(f"the twin runs a {wanted} op first on the same HCCL windows: build one into "
+                      f"{Path(op_dir).parent}")
+
+
+def twin(ref, cases, case: dict, world: testworld.World, results: list[dict], exe: Path, work: Path,
+         prelude=None) -> str | None:
+    """The world on the CPU twin ``exe`` (``opgen.sim.build``): every rank's outputs equal run_world's.
+
+    ``prelude``: (reference, cases, exe) of the Setup op to run first on the same windows (``twin_prelude``);
+    its outputs are checked too, and replace the world's inputs they feed.  Returns why the world cannot run
+    (its prelude rejects it: no real pipeline reaches it), or None when it ran."""
+    from opgen import sim
+
+    windows = None
+    problems = []
+    if prelude is not None:
+        pref, pcases, pexe = prelude
+        pinputs = testworld.prelude_inputs(pref.INFO.semantics, world, full_attrs(ref, case))
+        feeds = {o: o[:-3] if o.endswith("Out") else o for o in pref.OUTPUTS}
+        feeds = {o: t for o, t in feeds.items() if t in ref.INPUTS}
+        dtypes = {o: _cann(world.inputs[0][t]) for o, t in feeds.items() if world.inputs[0].get(t) is not None}
+        pcase = dict(case, id=f"{case['id']}.prelude", out_dtypes=dtypes,
+                     attrs={k: v for k, v in case["attrs"].items() if k in pref.ATTRS})
+        pworld = dataclasses.replace(world, inputs=pinputs)
+        try:
+            pexpected = pref.run_world(pinputs, world_attrs(pcase), case["product"], dtypes or None)
+        except OpError as err:
+            return f"no {pref.OP} call produces this world's inputs: it rejects them ({err})"
+        pouts = sim.run(pexe, pref, pcase, pworld, work / "prelude", windows_out=True)
+        for r, (got, expected) in enumerate(zip(pouts, pexpected)):
+            problems += [f"prelude {pref.OP}: {p}" for p in output_problems(pref, pcases, pcase, pworld, r, got,
+                                                                            expected)]
+        inputs = []
+        for r, inp in enumerate(world.inputs):
+            fed = dict(inp)
+            for name, target in feeds.items():
+                fed[target] = pexpected[r][name]
+            inputs.append(fed)
+        world = dataclasses.replace(world, inputs=inputs)
+        results = run(ref, case, world)
+        windows = work / "prelude" / sim.job.WINDOWS_FILE
+    outs = sim.run(exe, ref, case, world, work / "op", windows_in=windows)
+    for r, (got, expected) in enumerate(zip(outs, results)):
+        problems += output_problems(ref, cases, case, world, r, got, expected)
+    assert not problems, "the CPU twin differs from run_world:\n" + "\n".join(problems)
+    return None

@@ -70,6 +70,28 @@ def _values(case, rank, name, meta, lo=-4.0, hi=4.0):
     return testdata.values(key(case["id"], rank, name), dtype, shape, lo, hi)
 
 
+# Tokens carry exact rounding ties for the int8 quant modes: every 128-element group starts with 127/32, the
+# largest magnitude of its row and group, so per-token and per-group scales are exactly 1/32, and a few
+# elements per group are odd multiples of 1/64, which quantise to k + 0.5 (RINT and ROUND disagree there).
+# Both values are exact in FLOAT16, BFLOAT16 and FLOAT32; the other elements stay uniform in [-3.9, 3.9).
+_TIE_AMAX = 127.0 / 32.0
+_TIES_PER_GROUP = 4
+
+
+def _tokens(case, rank, meta):
+    dtype, shape = meta
+    if dtype not in ("FLOAT16", "BFLOAT16", "FLOAT32") or len(shape) != 2:
+        return _values(case, rank, "x", meta)
+    x = testdata.uniform(key(case["id"], rank, "x"), shape, -3.9, 3.9)
+    bs, h = (int(d) for d in shape)
+    odd = testdata.integers(key(case["id"], rank, "x/ties"), (bs, h), -127, 127) * 2 + 1  # odd multiples of 1/64
+    for g in range(0, h, 128):
+        x[:, g] = _TIE_AMAX
+        ties = slice(g + 1, min(g + 1 + _TIES_PER_GROUP, h))
+        x[:, ties] = odd[:, ties] / 64.0
+    return x.astype(np_dtype(dtype))
+
+
 def _zeros(meta):
     dtype, shape = meta
     z = np.zeros(tuple(shape), dtype=np_dtype(dtype))
@@ -93,7 +115,7 @@ def _senders(case: dict, attrs: dict, metas: list[dict], x_name: str, x_meta=Non
     for r, m in metas.items():
         bs, k = m["expertIds"][1]
         xm = m.get(x_name) if x_meta is None else x_meta(m)
-        world.tokens.append(_values(case, r, "x", xm))
+        world.tokens.append(_tokens(case, r, xm))
         world.expert_ids.append(testdata.distinct_rows(key(case["id"], r, "expertIds"), bs, k, _pool(attrs)))
         mask_name = "xActiveMaskOptional"
         world.masks.append(_values(case, r, mask_name, m[mask_name]) if m.get(mask_name) is not None else None)
@@ -254,6 +276,31 @@ def moe_combine_teardown(case: dict, attrs: dict) -> World:
             else:
                 inp[name] = _zeros(meta)
     return world
+
+
+# ---- pipelines: the op whose kernel fills the HCCL windows a Teardown reads ---------------------------------
+
+def prelude_inputs(semantics: str, world: World, attrs: dict) -> list[dict]:
+    """Per rank, the inputs the prelude op (``semantics``) gets in front of a Teardown world: the same tokens
+    and routes, and what the op before the prelude would have passed it."""
+    out = []
+    if semantics == "moe_dispatch_setup":
+        for inp in world.inputs:
+            out.append({"x": inp["x"], "expertIds": inp["expertIds"], "scalesOptional": None,
+                        "xActiveMaskOptional": None})
+        return out
+    if semantics == "moe_combine_setup":
+        topo = _topology(attrs)
+        masks = [data(inp.get("xActiveMaskOptional")) for inp in world.inputs]
+        plans = moe.plan_dispatch_world([data(inp["expertIds"]) for inp in world.inputs], masks, **topo)
+        for inp, plan in zip(world.inputs, plans):
+            rows = np.shape(data(inp["expandX"]))[0]
+            assist = np.zeros(rows * 128, dtype=np.int32)  # (A * 128,): DispatchTeardown's cumulative counts
+            cum = moe.recv_counts_cumsum(plan.counts)
+            assist[:len(cum)] = cum
+            out.append({"expandX": inp["expandX"], "expertIds": inp["expertIds"], "assistInfoForCombine": assist})
+        return out
+    raise ValueError(f"no prelude inputs for {semantics!r}")
 
 
 def generic(case: dict, attrs: dict) -> World:

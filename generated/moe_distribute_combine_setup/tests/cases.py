@@ -121,6 +121,12 @@ FIELDS = (
     ("attr", "commAlg", "string"),
     ("env", "HCCL_BUFFSIZE", "int64"),
 )
+# the CPU twin under the default backend (OPGEN_BACKEND=cpu-twin runs every runnable world): per product x
+# quant mode, the runnable world of at most 8 ranks with the fewest ranks, then input elements
+TWIN_SUBSET = (
+    "ascend950-q0-bs16-h4096-k6-w2-sharedExpertNum-0-commType-2",
+    "ascend910_93-q0-bs16-h4096-k6-w2-sharedExpertNum-0-commType-2",
+)
 # the NPU mode: the torch_npu function and the keyword of each aclnn parameter
 NPU_FUNCTION = "npu_moe_distribute_combine_setup"
 NPU_INPUTS = {"expandX": "expand_x", "expertIds": "expert_ids", "assistInfoForCombine": "assist_info_for_combine"}

@@ -99,6 +99,12 @@ FIELDS = (
     ("attr", "commAlg", "string"),
     ("env", "HCCL_BUFFSIZE", "int64"),
 )
+# the CPU twin under the default backend (OPGEN_BACKEND=cpu-twin runs every runnable world): per product x
+# quant mode, the runnable world of at most 8 ranks with the fewest ranks, then input elements
+TWIN_SUBSET = (
+    # each runs a moe_combine_setup op first on the same HCCL windows (it must be built alongside)
+    "ascend950-q0-bs1-h1024-k2-w2-sharedExpertNum-0-globalBs-2-commType-2",
+)
 # the NPU mode: the torch_npu function and the keyword of each aclnn parameter
 NPU_FUNCTION = "npu_moe_distribute_combine_teardown"
 NPU_INPUTS = {"expandX": "expand_x", "quantExpandX": "quant_expand_x", "expertIds": "expert_ids", "expandIdx": "expand_idx", "expertScales": "expert_scales", "commCmdInfo": "comm_cmd_info", "xActiveMaskOptional": "x_active_mask", "sharedExpertXOptional": "shared_expert_x"}

@@ -398,6 +398,16 @@ FIELDS = (
     ("attr", "constExpertNum", "int64"),
     ("env", "HCCL_BUFFSIZE", "int64"),
 )
+# the CPU twin under the default backend (OPGEN_BACKEND=cpu-twin runs every runnable world): per product x
+# quant mode, the runnable world of at most 8 ranks with the fewest ranks, then input elements
+TWIN_SUBSET = (
+    "ascend910b-q0-bs1-h32-k1-w2-globalBS-2",
+    "ascend910b-q2-bs2-h32-k1-w2",
+    "ascend910_93-q0-bs1-h1024-k2-w2-globalBS-2",
+    "ascend910_93-q2-bs2-h1024-k2-w2",
+    "ascend950-q0-bs1-h1024-k2-w2-globalBS-2",
+    "ascend950-q2-bs2-h1024-k2-w2",
+)
 # the NPU mode: the torch_npu function and the keyword of each aclnn parameter
 NPU_FUNCTION = "npu_moe_distribute_combine_v2"
 NPU_INPUTS = {"expandX": "expand_x", "expertIds": "expert_ids", "assistInfoForCombine": "assist_info_for_combine", "epSendCounts": "ep_send_counts", "expertScales": "expert_scales", "tpSendCountsOptional": "tp_send_counts", "xActiveMaskOptional": "x_active_mask", "activationScaleOptional": "activation_scale", "weightScaleOptional": "weight_scale", "groupListOptional": "group_list", "expandScalesOptional": "expand_scales", "sharedExpertXOptional": "shared_expert_x", "elasticInfoOptional": "elastic_info", "oriXOptional": "ori_x", "constExpertAlpha1Optional": "const_expert_alpha_1", "constExpertAlpha2Optional": "const_expert_alpha_2", "constExpertVOptional": "const_expert_v", "performanceInfoOptional": "performance_info"}

@@ -2,8 +2,10 @@
 
 The output directory (the parent of ``moe_distribute_combine_v2/``) goes on ``sys.path``, so the tests import
 ``moe_distribute_combine_v2.reference`` and the references of the ops built next to it.  The backend is chosen with the
-environment variable ``OPGEN_BACKEND``: ``reference`` (the default: the numpy reference, any machine) or
-``npu`` (the real op on Ascend NPUs through torch_npu, launched with torchrun; see the op's docs).
+environment variable ``OPGEN_BACKEND``: ``reference`` (the default: the numpy reference, any machine, plus the
+CPU twin on ``cases.TWIN_SUBSET``), ``cpu-twin`` (the generated kernel and tiling compiled with g++ and run on
+the CPU for every runnable world; ``opgen.sim``) or ``npu`` (the real op on Ascend NPUs through torch_npu,
+launched with torchrun; see the op's docs).
 """
 from __future__ import annotations
 
@@ -15,7 +17,11 @@ OUTPUT_DIR = Path(__file__).resolve().parents[2]
 if str(OUTPUT_DIR) not in sys.path:
     sys.path.insert(0, str(OUTPUT_DIR))
 
-BACKENDS = ("reference", "npu")
+BACKENDS = ("reference", "cpu-twin", "npu")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "cpu_twin: runs the generated kernel and tiling on the CPU twin (opgen.sim)")
 
 
 def backend() -> str:

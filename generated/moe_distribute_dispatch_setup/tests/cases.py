@@ -90,6 +90,12 @@ FIELDS = (
     ("attr", "commAlg", "string"),
     ("env", "HCCL_BUFFSIZE", "int64"),
 )
+# the CPU twin under the default backend (OPGEN_BACKEND=cpu-twin runs every runnable world): per product x
+# quant mode, the runnable world of at most 8 ranks with the fewest ranks, then input elements
+TWIN_SUBSET = (
+    "ascend950-q0-bs1-h1024-k2-w2-globalBs-2-commType-2",
+    "ascend950-q4-bs4-h1024-k2-w2-commType-2",
+)
 # the NPU mode: the torch_npu function and the keyword of each aclnn parameter
 NPU_FUNCTION = "npu_moe_distribute_dispatch_setup"
 NPU_INPUTS = {"x": "x", "expertIds": "expert_ids", "scalesOptional": "scales", "xActiveMaskOptional": "x_active_mask"}

@@ -95,6 +95,13 @@ FIELDS = (
     ("attr", "commAlg", "string"),
     ("env", "HCCL_BUFFSIZE", "int64"),
 )
+# the CPU twin under the default backend (OPGEN_BACKEND=cpu-twin runs every runnable world): per product x
+# quant mode, the runnable world of at most 8 ranks with the fewest ranks, then input elements
+TWIN_SUBSET = (
+    # each runs a moe_dispatch_setup op first on the same HCCL windows (it must be built alongside)
+    "ascend950-q0-bs1-h1024-k2-w2-globalBs-2-commType-2",
+    "ascend950-q4-bs4-h1024-k2-w2-commType-2-y-float8_e4m3fn",
+)
 # the NPU mode: the torch_npu function and the keyword of each aclnn parameter
 NPU_FUNCTION = "npu_moe_distribute_dispatch_teardown"
 NPU_INPUTS = {"x": "x", "y": "y", "expertIds": "expert_ids", "commCmdInfo": "comm_cmd_info"}

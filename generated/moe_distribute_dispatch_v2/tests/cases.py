@@ -300,6 +300,19 @@ FIELDS = (
     ("attr", "constExpertNum", "int64"),
     ("env", "HCCL_BUFFSIZE", "int64"),
 )
+# the CPU twin under the default backend (OPGEN_BACKEND=cpu-twin runs every runnable world): per product x
+# quant mode, the runnable world of at most 8 ranks with the fewest ranks, then input elements
+TWIN_SUBSET = (
+    "ascend910b-q0-bs1-h32-k1-w2-globalBS-2",
+    "ascend910b-q2-bs4-h32-k1-w2",
+    "ascend910_93-q0-bs1-h1024-k2-w2-globalBS-2",
+    "ascend910_93-q2-bs4-h1024-k2-w2",
+    "ascend950-q0-bs1-h1024-k2-w2-globalBS-2",
+    "ascend950-q1-bs4-h1024-k2-w2-scales1024",
+    "ascend950-q2-bs4-h1024-k2-w2",
+    "ascend950-q3-bs4-h1024-k2-w2",
+    "ascend950-q4-bs4-h1024-k2-w2",
+)
 # the NPU mode: the torch_npu function and the keyword of each aclnn parameter
 NPU_FUNCTION = "npu_moe_distribute_dispatch_v2"
 NPU_INPUTS = {"x": "x", "expertIds": "expert_ids", "scalesOptional": "scales", "xActiveMaskOptional": "x_active_mask", "expertScalesOptional": "expert_scales", "elasticInfoOptional": "elastic_info", "performanceInfoOptional": "performance_info"}

@@ -1,0 +1,11 @@
+"""The CPU twin: opgen's generated Ascend C kernels and host tiling, compiled with g++ and run on the CPU.
+
+    exe = build(op_dir, "MoeDistributeDispatchV2")         # cached under $OPGEN_SIM_CACHE
+    outputs = run(exe, ref, case, world, job_dir)           # per rank {output: ndarray}
+
+See README.md next to this file for the layout and the runner's job protocol.
+"""
+from .build import TwinCompileError, TwinUnavailable, build
+from .job import TwinError, TwinFault, TwinTilingRejected, run
+
+__all__ = ["build", "run", "TwinCompileError", "TwinError", "TwinFault", "TwinTilingRejected", "TwinUnavailable"]

@@ -1,0 +1,124 @@
+"""Compile the twin executable of one generated op (cached, safe under parallel pytest sessions).
+
+Three translation units compiled in parallel, then linked: ``runner.cpp``, ``kernel_entry.cpp`` (which
+#includes the op's generated kernel) and ``tiling_entry.cpp`` (which #includes its generated tiling); see
+``include/opgen_sim/launch.h``.  The executable is cached under ``$OPGEN_SIM_CACHE`` (default
+``~/.cache/opgen/sim``) keyed by the compiler, the command lines and every source they can read.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+SIM_DIR = Path(__file__).resolve().parent
+INCLUDE = SIM_DIR / "include"
+# -O0: the kernels compile about 3x faster than at -O1, and the worlds the suites run are small enough that the
+# unoptimised twin still runs each in milliseconds.
+FLAGS = ("-std=c++17", "-O0", "-g0", "-pthread", "-DASCENDC_CPU_DEBUG=1", "-D__CCE_KT_TEST__=1")
+
+
+class TwinUnavailable(FileNotFoundError):
+    """The twin cannot be built on this machine (no compiler, or the runner is not written yet)."""
+
+
+class TwinCompileError(RuntimeError):
+    """A translation unit or the link failed; the message carries the compiler's output."""
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("OPGEN_SIM_CACHE") or Path.home() / ".cache" / "opgen" / "sim")
+
+
+def compiler() -> list[str]:
+    """$CXX (may carry a launcher such as ``ccache g++``), else g++."""
+    cxx = shlex.split(os.environ.get("CXX", "")) or ["g++"]
+    if shutil.which(cxx[0]) is None:
+        raise TwinUnavailable(f"no C++ compiler: {cxx[0]!r} is not on PATH (set $CXX or install g++)")
+    return cxx
+
+
+def compile_commands(cxx: list[str], op_dir: Path, op_name: str) -> list[tuple[Path, list[str]]]:
+    """(source, command without -o) of the three translation units."""
+    op_dir = op_dir.resolve()
+    snake = op_dir.name
+    kernel = op_dir / "op_kernel" / f"{snake}.cpp"
+    tiling = op_dir / "op_host" / "op_tiling" / f"{snake}_tiling.cpp"
+    common = [*cxx, *FLAGS, f"-I{INCLUDE}", f"-I{op_dir / 'op_kernel'}", f"-I{op_dir / 'op_host' / 'op_tiling'}"]
+    units = [
+        (SIM_DIR / "runner.cpp", []),
+        (SIM_DIR / "kernel_entry.cpp", [f'-DOPGEN_SIM_KERNEL_SOURCE="{kernel}"', f"-DOPGEN_SIM_KERNEL={snake}"]),
+        (SIM_DIR / "tiling_entry.cpp", [f'-DOPGEN_SIM_TILING_SOURCE="{tiling}"',
+                                        f"-DOPGEN_SIM_TILING_FUNC=optiling::{op_name}TilingFunc"]),
+    ]
+    return [(src, [*common, *defines, "-c", str(src)]) for src, defines in units]
+
+
+def _sources(op_dir: Path) -> list[Path]:
+    """Every file a translation unit can read: the twin's C++ and the op's generated kernel and host tiling."""
+    sim = [p for p in SIM_DIR.glob("*") if p.suffix in (".cpp", ".h")] + \
+        [p for p in INCLUDE.rglob("*") if p.is_file()]
+    op = [p for sub in ("op_kernel", "op_host/op_tiling") for p in (op_dir / sub).glob("*") if p.is_file()]
+    return sorted(sim) + sorted(op)
+
+
+def cache_key(cxx: list[str], commands: list[list[str]], link: list[str], op_dir: Path) -> str:
+    """sha256 of the compiler's identity, the command lines and the sources' contents.
+
+    The op directory's location is left out (its files' names and contents are in): the same generated op
+    built into another directory, as the tests do, reuses the executable."""
+    h = hashlib.sha256()
+    # a compiler upgrade behind the same name must rebuild
+    version = subprocess.run([*cxx, "--version"], capture_output=True, text=True)
+    h.update(version.stdout.encode())
+    for cmd in [*commands, link]:
+        h.update("\0".join(cmd).replace(str(op_dir), "<op_dir>").encode() + b"\n")
+    for path in _sources(op_dir):
+        name = f"<op_dir>/{path.relative_to(op_dir)}" if path.is_relative_to(op_dir) else str(path)
+        h.update(f"{name}\0".encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def build(op_dir: Path, op_name: str) -> Path:
+    """The twin executable of the op generated in ``op_dir`` (``OpName`` as in the tiling function's name)."""
+    if not (SIM_DIR / "runner.cpp").is_file():
+        raise TwinUnavailable(f"{SIM_DIR / 'runner.cpp'} does not exist yet: the twin's runner is not written")
+    cxx = compiler()
+    op_dir = op_dir.resolve()
+    units = compile_commands(cxx, op_dir, op_name)
+    for src, _ in units:
+        if not src.is_file():
+            raise FileNotFoundError(f"{src}: a translation unit of the twin is missing")
+    link = [*cxx, "-pthread"]
+    key = cache_key(cxx, [cmd for _, cmd in units], link, op_dir)
+    cache = cache_dir()
+    exe = cache / f"{op_dir.name}-{key[:32]}"
+    if exe.is_file():
+        return exe
+    cache.mkdir(parents=True, exist_ok=True)
+    # a private directory, then one rename: parallel sessions never see a half-written executable
+    work = Path(tempfile.mkdtemp(prefix=f"{op_dir.name}-", dir=cache))
+    try:
+        objects = [work / f"{src.stem}.o" for src, _ in units]
+        commands = [cmd + ["-o", str(obj)] for (_, cmd), obj in zip(units, objects)]
+        with ThreadPoolExecutor(max_workers=len(commands)) as pool:
+            procs = list(pool.map(lambda c: subprocess.run(c, capture_output=True, text=True), commands))
+        failed = [(cmd, p) for cmd, p in zip(commands, procs) if p.returncode != 0]
+        if failed:
+            raise TwinCompileError("\n\n".join(f"{shlex.join(cmd)}\nfailed ({p.returncode}):\n{p.stderr[-12000:]}"
+                                               for cmd, p in failed))
+        out = work / "twin"
+        cmd = [*link, *map(str, objects), "-o", str(out)]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise TwinCompileError(f"{shlex.join(cmd)}\nfailed ({proc.returncode}):\n{proc.stderr[-12000:]}")
+        os.replace(out, exe)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return exe

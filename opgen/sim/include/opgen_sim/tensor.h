@@ -1,0 +1,480 @@
+/**
+ * Tensors, queues and the pipe of the twin (include/basic_api/kernel_tensor.h, kernel_tpipe.h).
+ *
+ * A LocalTensor is a window [off, end) of its core's UB: the buffer (or the GetWithOffset / Get(len) slice)
+ * it came from.  Every element access and vector operand is checked against that window, so a kernel that
+ * spills into the neighbouring buffer faults here instead of silently corrupting it on the device.  Buffers
+ * carry the pipe generation they were made in: a tensor of a buffer from before TPipe::Reset is stale.
+ * A GlobalTensor is a pointer (and, when SetGlobalBuffer was given one, a size); its accesses are checked
+ * against its size and against the world's registered GM regions.
+ */
+#ifndef OPGEN_SIM_TENSOR_H
+#define OPGEN_SIM_TENSOR_H
+
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <type_traits>
+#include <vector>
+
+#include "opgen_sim/numeric.h"
+#include "opgen_sim/world.h"
+
+namespace AscendC {
+
+constexpr uint32_t SIM_UB_ALIGN = 32U;  // UB addresses of DataCopy and vector operands
+
+template <typename T>
+constexpr uint64_t SimBits()
+{
+    return static_cast<uint64_t>(opgen_sim::ElementBits<T>::value);
+}
+
+// Bytes of `elems` elements of T (a packed 4-bit type: two per byte).
+template <typename T>
+constexpr uint64_t SimBytes(uint64_t elems)
+{
+    return (elems * SimBits<T>() + 7U) / 8U;
+}
+
+template <typename T>
+class LocalTensor {
+public:
+    using PrimType = T;
+    __aicore__ LocalTensor() = default;
+    __aicore__ LocalTensor(const LocalTensor<T>& other) = default;
+    __aicore__ LocalTensor<T>& operator=(const LocalTensor<T>& other) = default;
+    __aicore__ ~LocalTensor() = default;
+
+    __aicore__ PrimType GetValue(const uint32_t index) const
+    {
+        PrimType v;
+        std::memcpy(&v, Scalar(index, "LocalTensor::GetValue"), sizeof(PrimType));
+        return v;
+    }
+    __aicore__ PrimType& operator()(const uint32_t offset) const
+    {
+        return *reinterpret_cast<PrimType*>(Scalar(offset, "LocalTensor::operator()"));
+    }
+    template <typename U>
+    __aicore__ LocalTensor<U> ReinterpretCast() const
+    {
+        LocalTensor<U> r;
+        r.ub_ = ub_;
+        r.off_ = off_;
+        r.end_ = end_;
+        r.gen_ = gen_;
+        r.pipe_ = pipe_;
+        r.size_ = static_cast<uint32_t>((static_cast<uint64_t>(end_ - off_) * 8U) / SimBits<U>());
+        return r;
+    }
+    template <typename S>
+    __aicore__ void SetValue(const uint32_t index, const S value) const
+    {
+        const PrimType v = static_cast<PrimType>(value);
+        std::memcpy(Scalar(index, "LocalTensor::SetValue"), &v, sizeof(PrimType));
+    }
+    __aicore__ LocalTensor operator[](const uint32_t offset) const
+    {
+        Live("LocalTensor::operator[]");
+        const uint64_t bits = static_cast<uint64_t>(offset) * SimBits<T>();
+        if (bits % 8U != 0U || off_ + bits / 8U > end_) {
+            opgen_sim::Raise("LocalTensor<%s>::operator[](%u): outside the %u-byte buffer at UB %u",
+                             opgen_sim::TypeName<T>(), offset, end_ - off_, off_);
+        }
+        LocalTensor r = *this;
+        r.off_ = static_cast<uint32_t>(off_ + bits / 8U);
+        r.size_ = size_ > offset ? size_ - offset : 0U;
+        return r;
+    }
+    __aicore__ uint32_t GetSize() const { return size_; }
+    __aicore__ void SetSize(const uint32_t size) { size_ = size; }
+
+    // ---- twin only ----
+    // The UB bytes of elements [first, first + count), checked against the tensor's buffer; `aligned`
+    // also requires the 32-byte UB alignment that DataCopy and vector instructions need.
+    uint8_t* SimSpan(uint64_t first, uint64_t count, const char* what, bool aligned = true) const
+    {
+        Live(what);
+        const uint64_t startBits = first * SimBits<T>();
+        const uint64_t start = off_ + startBits / 8U;
+        const uint64_t bytes = SimBytes<T>(count);
+        if (start + bytes > end_) {
+            opgen_sim::Raise("%s: out-of-bounds UB access: %s elements [%llu, %llu) need bytes [%llu, %llu) of UB, "
+                             "the tensor's buffer is [%u, %u)", what, opgen_sim::TypeName<T>(),
+                             static_cast<unsigned long long>(first), static_cast<unsigned long long>(first + count),
+                             static_cast<unsigned long long>(start), static_cast<unsigned long long>(start + bytes),
+                             off_, end_);
+        }
+        if (aligned && (start % SIM_UB_ALIGN != 0U || startBits % 8U != 0U)) {
+            opgen_sim::Raise("%s: UB address %llu is not 32-byte aligned", what, static_cast<unsigned long long>(start));
+        }
+        return ub_ + start;
+    }
+    uint32_t SimOffset() const { return off_; }
+    uint32_t SimEnd() const { return end_; }
+    // A tensor over UB bytes [off, end) of buffer generation `gen` of `pipe`.
+    static LocalTensor SimMake(uint8_t* ub, uint32_t off, uint32_t end, const uint64_t* pipeGen, uint64_t gen)
+    {
+        LocalTensor r;
+        r.ub_ = ub;
+        r.off_ = off;
+        r.end_ = end;
+        r.pipe_ = pipeGen;
+        r.gen_ = gen;
+        r.size_ = static_cast<uint32_t>((static_cast<uint64_t>(end - off) * 8U) / SimBits<T>());
+        return r;
+    }
+
+private:
+    template <typename U>
+    friend class LocalTensor;
+
+    void Live(const char* what) const
+    {
+        if (ub_ == nullptr) {
+            opgen_sim::Raise("%s: a LocalTensor that no queue or buffer handed out", what);
+        }
+        if (pipe_ != nullptr && *pipe_ != gen_) {
+            opgen_sim::Raise("%s: a LocalTensor of a buffer released by TPipe::Reset (UB [%u, %u))", what, off_, end_);
+        }
+    }
+    uint8_t* Scalar(uint32_t index, const char* what) const
+    {
+        static_assert(opgen_sim::ElementBits<T>::value % 8 == 0, "scalar access of packed 4-bit elements");
+        return SimSpan(index, 1U, what, false);
+    }
+
+    uint8_t* ub_ = nullptr;
+    uint32_t off_ = 0U;
+    uint32_t end_ = 0U;
+    uint32_t size_ = 0U;
+    const uint64_t* pipe_ = nullptr;
+    uint64_t gen_ = 0U;
+};
+
+template <typename T>
+class GlobalTensor {
+public:
+    using PrimType = T;
+    __aicore__ GlobalTensor() = default;
+    __aicore__ void SetGlobalBuffer(__gm__ PrimType* buffer, uint64_t bufferSize)
+    {
+        addr_ = reinterpret_cast<uint8_t*>(buffer);
+        size_ = bufferSize;
+        sized_ = true;
+    }
+    __aicore__ void SetGlobalBuffer(__gm__ PrimType* buffer)
+    {
+        addr_ = reinterpret_cast<uint8_t*>(buffer);
+        size_ = 0U;
+        sized_ = false;
+    }
+    __aicore__ const __gm__ PrimType* GetPhyAddr() const { return reinterpret_cast<const PrimType*>(addr_); }
+    __aicore__ __gm__ PrimType* GetPhyAddr(const uint64_t offset) const
+    {
+        return reinterpret_cast<PrimType*>(addr_ + SimBytes<T>(offset));
+    }
+    __aicore__ PrimType GetValue(const uint64_t offset) const
+    {
+        static_assert(opgen_sim::ElementBits<T>::value % 8 == 0, "scalar access of packed 4-bit elements");
+        const uint8_t* p = SimSpan(offset, 1U, "GlobalTensor::GetValue");
+        opgen_sim::PollPoint(p, sizeof(PrimType));
+        PrimType v;
+        std::memcpy(&v, p, sizeof(PrimType));
+        return v;
+    }
+    __aicore__ void SetValue(const uint64_t offset, PrimType value)
+    {
+        static_assert(opgen_sim::ElementBits<T>::value % 8 == 0, "scalar access of packed 4-bit elements");
+        std::memcpy(SimSpan(offset, 1U, "GlobalTensor::SetValue"), &value, sizeof(PrimType));
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+    }
+    __aicore__ uint64_t GetSize() const { return size_; }
+    __aicore__ GlobalTensor operator[](const uint64_t offset) const
+    {
+        GlobalTensor r = *this;
+        r.addr_ = addr_ + SimBytes<T>(offset);
+        if (sized_) {
+            if (offset > size_) {
+                opgen_sim::Raise("GlobalTensor<%s>::operator[](%llu): past the tensor's %llu elements",
+                                 opgen_sim::TypeName<T>(), static_cast<unsigned long long>(offset),
+                                 static_cast<unsigned long long>(size_));
+            }
+            r.size_ = size_ - offset;
+        }
+        return r;
+    }
+    template <typename U = T>
+    __aicore__ void SetL2CacheHint(CacheMode mode)
+    {
+        (void)mode;  // a cache policy: no effect on the values
+    }
+
+    // ---- twin only: the GM bytes of elements [first, first + count), checked ----
+    uint8_t* SimSpan(uint64_t first, uint64_t count, const char* what) const
+    {
+        if (sized_ && first + count > size_) {
+            opgen_sim::Raise("%s: out-of-bounds GlobalTensor access: %s elements [%llu, %llu) of a tensor of %llu",
+                             what, opgen_sim::TypeName<T>(), static_cast<unsigned long long>(first),
+                             static_cast<unsigned long long>(first + count), static_cast<unsigned long long>(size_));
+        }
+        if ((first * SimBits<T>()) % 8U != 0U) {
+            opgen_sim::Raise("%s: element %llu of a packed 4-bit tensor starts inside a byte", what,
+                             static_cast<unsigned long long>(first));
+        }
+        uint8_t* p = addr_ + first * SimBits<T>() / 8U;
+        opgen_sim::CheckGm(p, SimBytes<T>(count), what);
+        return p;
+    }
+
+private:
+    uint8_t* addr_ = nullptr;
+    uint64_t size_ = 0U;
+    bool sized_ = false;
+};
+
+// ---- queues and buffers ------------------------------------------------------------------------------------
+class TPipe;
+
+// The buffers InitBuffer gave a queue or TBuf, and where each one is in its life cycle.
+struct SimQueue {
+    enum State : uint8_t { FREE, ALLOCATED, ENQUEUED, DEQUEUED };
+    struct Buffer {
+        uint32_t off;
+        uint32_t bytes;
+        State state;
+    };
+    std::vector<Buffer> buffers;
+    std::deque<uint32_t> fifo;  // enqueued buffers, oldest first
+    const uint64_t* pipeGen = nullptr;
+    uint64_t gen = 0U;
+    uint8_t* ub = nullptr;
+
+    void Live(const char* what) const
+    {
+        if (pipeGen == nullptr || buffers.empty()) {
+            opgen_sim::Raise("%s: the queue or buffer has no memory (TPipe::InitBuffer was not called)", what);
+        }
+        if (*pipeGen != gen) {
+            opgen_sim::Raise("%s: the queue's memory was released by TPipe::Reset; call InitBuffer again", what);
+        }
+    }
+    uint32_t Find(uint32_t off, const char* what) const
+    {
+        for (uint32_t i = 0U; i < buffers.size(); ++i) {
+            if (buffers[i].off == off) {
+                return i;
+            }
+        }
+        opgen_sim::Raise("%s: the tensor (UB %u) is not a buffer of this queue", what, off);
+    }
+};
+
+template <TPosition src, TPosition dst, int32_t depth, auto mask = 0>
+class TQueBind {
+public:
+    __aicore__ TQueBind() = default;
+    template <typename T>
+    __aicore__ LocalTensor<T> AllocTensor()
+    {
+        sim_.Live("AllocTensor");
+        for (SimQueue::Buffer& b : sim_.buffers) {
+            if (b.state == SimQueue::FREE) {
+                b.state = SimQueue::ALLOCATED;
+                return LocalTensor<T>::SimMake(sim_.ub, b.off, b.off + b.bytes, sim_.pipeGen, sim_.gen);
+            }
+        }
+        opgen_sim::Raise("AllocTensor: all %zu buffers of the queue are in use (a FreeTensor missing?): the device "
+                         "would wait forever", sim_.buffers.size());
+    }
+    template <typename T>
+    __aicore__ void FreeTensor(LocalTensor<T>& tensor)
+    {
+        sim_.Live("FreeTensor");
+        SimQueue::Buffer& b = sim_.buffers[sim_.Find(tensor.SimOffset(), "FreeTensor")];
+        if (b.state == SimQueue::FREE || b.state == SimQueue::ENQUEUED) {
+            opgen_sim::Raise("FreeTensor: the buffer at UB %u is %s", b.off,
+                             b.state == SimQueue::FREE ? "already free" : "still in the queue (EnQue without DeQue)");
+        }
+        b.state = SimQueue::FREE;
+    }
+    template <typename T>
+    __aicore__ bool EnQue(const LocalTensor<T>& tensor)
+    {
+        sim_.Live("EnQue");
+        const uint32_t i = sim_.Find(tensor.SimOffset(), "EnQue");
+        if (sim_.buffers[i].state != SimQueue::ALLOCATED) {
+            opgen_sim::Raise("EnQue: the buffer at UB %u was not allocated (AllocTensor) or is already queued",
+                             sim_.buffers[i].off);
+        }
+        sim_.buffers[i].state = SimQueue::ENQUEUED;
+        sim_.fifo.push_back(i);
+        return true;
+    }
+    template <typename T>
+    __aicore__ LocalTensor<T> DeQue()
+    {
+        sim_.Live("DeQue");
+        if (sim_.fifo.empty()) {
+            opgen_sim::Raise("DeQue without EnQue: the queue is empty (the device would wait forever)");
+        }
+        const uint32_t i = sim_.fifo.front();
+        sim_.fifo.pop_front();
+        SimQueue::Buffer& b = sim_.buffers[i];
+        b.state = SimQueue::DEQUEUED;
+        return LocalTensor<T>::SimMake(sim_.ub, b.off, b.off + b.bytes, sim_.pipeGen, sim_.gen);
+    }
+    __aicore__ bool VacantInQue() { return sim_.fifo.size() < sim_.buffers.size(); }
+    __aicore__ bool HasTensorInQue() { return !sim_.fifo.empty(); }
+
+    SimQueue sim_;  // twin state
+};
+
+template <TPosition pos, int32_t depth, auto mask = 0>
+class TQue : public TQueBind<pos, pos, depth, mask> {
+public:
+    __aicore__ TQue() = default;
+};
+
+template <TPosition pos = TPosition::LCM>
+class TBuf : public TQueBind<pos, pos, 0, 0> {
+public:
+    __aicore__ TBuf() = default;
+    template <typename T>
+    __aicore__ LocalTensor<T> Get()
+    {
+        const SimQueue::Buffer& b = Whole("TBuf::Get");
+        return LocalTensor<T>::SimMake(this->sim_.ub, b.off, b.off + b.bytes, this->sim_.pipeGen, this->sim_.gen);
+    }
+    template <typename T>
+    __aicore__ LocalTensor<T> Get(uint32_t len)
+    {
+        return GetWithOffset<T>(len, 0U);
+    }
+    template <typename T>
+    __aicore__ LocalTensor<T> GetWithOffset(uint32_t size, uint32_t bufOffset)
+    {
+        const SimQueue::Buffer& b = Whole("TBuf::GetWithOffset");
+        const uint64_t bytes = SimBytes<T>(size);
+        if (bufOffset % SIM_UB_ALIGN != 0U) {
+            opgen_sim::Raise("TBuf::GetWithOffset: offset %u is not 32-byte aligned", bufOffset);
+        }
+        if (bufOffset + bytes > b.bytes) {
+            opgen_sim::Raise("TBuf::GetWithOffset: %u %s at byte %u overrun the %u-byte buffer", size,
+                             opgen_sim::TypeName<T>(), bufOffset, b.bytes);
+        }
+        const uint32_t off = b.off + bufOffset;
+        return LocalTensor<T>::SimMake(this->sim_.ub, off, static_cast<uint32_t>(off + bytes), this->sim_.pipeGen,
+                                       this->sim_.gen);
+    }
+
+private:
+    const SimQueue::Buffer& Whole(const char* what) const
+    {
+        this->sim_.Live(what);
+        return this->sim_.buffers[0];
+    }
+};
+
+class TPipe {
+public:
+    __aicore__ TPipe()
+    {
+        if (opgen_sim::t_core != nullptr) {
+            opgen_sim::t_core->pipe = this;
+        }
+    }
+    __aicore__ ~TPipe()
+    {
+        if (opgen_sim::t_core != nullptr && opgen_sim::t_core->pipe == this) {
+            opgen_sim::t_core->pipe = nullptr;
+        }
+    }
+    __aicore__ void Init() {}
+    template <class T>
+    __aicore__ bool InitBuffer(T& que, uint8_t num, uint32_t len)
+    {
+        if (num == 0U) {
+            opgen_sim::Raise("TPipe::InitBuffer: a queue of 0 buffers");
+        }
+        Give(que.sim_, num, len, "TPipe::InitBuffer (queue)");
+        return true;
+    }
+    template <TPosition pos>
+    __aicore__ bool InitBuffer(TBuf<pos>& buf, uint32_t len)
+    {
+        Give(buf.sim_, 1U, len, "TPipe::InitBuffer (TBuf)");
+        return true;
+    }
+    template <HardEvent evt>
+    __aicore__ TEventID AllocEventID()
+    {
+        return 0;
+    }
+    template <HardEvent evt>
+    __aicore__ void ReleaseEventID(TEventID id)
+    {
+        (void)id;
+    }
+    template <HardEvent evt>
+    __aicore__ TEventID FetchEventID()
+    {
+        return 0;
+    }
+    __aicore__ TEventID FetchEventID(HardEvent evt)
+    {
+        (void)evt;
+        return 0;
+    }
+    __aicore__ void Destroy() { Reset(); }
+    // Releases every buffer: tensors and queues from before are stale until InitBuffer gives them memory again.
+    __aicore__ void Reset()
+    {
+        used_ = 0U;
+        ++gen_;
+    }
+
+    uint64_t SimUsed() const { return used_; }
+
+private:
+    void Give(SimQueue& q, uint32_t num, uint32_t len, const char* what)
+    {
+        if (opgen_sim::t_core == nullptr || opgen_sim::g_world == nullptr) {
+            opgen_sim::Raise("%s outside a twin core", what);
+        }
+        const uint64_t each = (static_cast<uint64_t>(len) + SIM_UB_ALIGN - 1U) / SIM_UB_ALIGN * SIM_UB_ALIGN;
+        const uint64_t capacity = opgen_sim::g_world->ubBytes;
+        if (used_ + each * num > capacity) {
+            opgen_sim::Raise("%s: UB capacity exceeded: %u x %llu bytes at UB offset %llu need %llu bytes, the core "
+                             "has %llu", what, num, static_cast<unsigned long long>(each),
+                             static_cast<unsigned long long>(used_),
+                             static_cast<unsigned long long>(used_ + each * num),
+                             static_cast<unsigned long long>(capacity));
+        }
+        q.buffers.clear();
+        q.fifo.clear();
+        for (uint32_t i = 0U; i < num; ++i) {
+            q.buffers.push_back({static_cast<uint32_t>(used_), static_cast<uint32_t>(each), SimQueue::FREE});
+            used_ += each;
+        }
+        q.pipeGen = &gen_;
+        q.gen = gen_;
+        q.ub = opgen_sim::t_core->ub;
+    }
+
+    uint64_t used_ = 0U;
+    uint64_t gen_ = 1U;
+};
+
+__aicore__ inline TPipe* GetTPipePtr()
+{
+    if (opgen_sim::t_core == nullptr || opgen_sim::t_core->pipe == nullptr) {
+        opgen_sim::Raise("GetTPipePtr: no TPipe is alive on this core");
+    }
+    return static_cast<TPipe*>(opgen_sim::t_core->pipe);
+}
+
+}  // namespace AscendC
+
+#endif  // OPGEN_SIM_TENSOR_H

@@ -1,0 +1,440 @@
+/**
+ * Vector instructions of the twin (include/basic_api/kernel_operator_vec_*_intf.h): the subset the templates
+ * emit.  Operands are checked against their tensors' buffers and the 32-byte UB alignment.  Arithmetic is
+ * IEEE single precision (half / bfloat16 operands are widened exactly, the result rounded to nearest even);
+ * max / min propagate NaN, as the numpy reference's reductions do.
+ */
+#ifndef OPGEN_SIM_VECTOR_H
+#define OPGEN_SIM_VECTOR_H
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "opgen_sim/tensor.h"
+
+namespace AscendC {
+
+namespace sim {
+template <typename T>
+inline float ToF(T v)
+{
+    return static_cast<float>(v);
+}
+template <typename T>
+inline T FromF(float v)
+{
+    return static_cast<T>(v);
+}
+
+inline float MaxNan(float a, float b)
+{
+    return (std::isnan(a) || std::isnan(b)) ? NAN : (a > b ? a : b);
+}
+inline float MinNan(float a, float b)
+{
+    return (std::isnan(a) || std::isnan(b)) ? NAN : (a < b ? a : b);
+}
+
+inline void CheckCount(int64_t count, const char* what)
+{
+    if (count < 0) {
+        opgen_sim::Raise("%s: negative count %lld", what, static_cast<long long>(count));
+    }
+}
+
+template <typename T>
+inline T Load(const uint8_t* p, uint64_t i)
+{
+    T v;
+    std::memcpy(&v, p + i * sizeof(T), sizeof(T));
+    return v;
+}
+template <typename T>
+inline void Store(uint8_t* p, uint64_t i, T v)
+{
+    std::memcpy(p + i * sizeof(T), &v, sizeof(T));
+}
+
+// dst[i] = f(src[i]) for i < count.
+template <typename T, typename F>
+inline void Unary(const LocalTensor<T>& dst, const LocalTensor<T>& src, int64_t count, const char* what, F f)
+{
+    CheckCount(count, what);
+    uint8_t* d = dst.SimSpan(0U, count, what);
+    const uint8_t* s = src.SimSpan(0U, count, what);
+    for (int64_t i = 0; i < count; ++i) {
+        Store<T>(d, i, f(Load<T>(s, i)));
+    }
+}
+
+// dst[i] = f(src0[i], src1[i]) for i < count.
+template <typename T, typename F>
+inline void Binary(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, int64_t count,
+                   const char* what, F f)
+{
+    CheckCount(count, what);
+    uint8_t* d = dst.SimSpan(0U, count, what);
+    const uint8_t* a = src0.SimSpan(0U, count, what);
+    const uint8_t* b = src1.SimSpan(0U, count, what);
+    for (int64_t i = 0; i < count; ++i) {
+        Store<T>(d, i, f(Load<T>(a, i), Load<T>(b, i)));
+    }
+}
+
+// Float arithmetic on T (float, half, bfloat16_t), rounded back to T.
+template <typename T, typename F>
+inline auto Fp(F f)
+{
+    return [f](T a, T b) { return FromF<T>(f(ToF(a), ToF(b))); };
+}
+template <typename T, typename F>
+inline auto Fp1(F f)
+{
+    return [f](T a) { return FromF<T>(f(ToF(a))); };
+}
+}  // namespace sim
+
+// ---- unary (kernel_operator_vec_unary_intf.h) ----------------------------------------------------------------
+template <typename T>
+__aicore__ inline void Abs(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count)
+{
+    sim::Unary(dst, src, count, "Abs", sim::Fp1<T>([](float a) { return std::fabs(a); }));
+}
+template <typename T>
+__aicore__ inline void Exp(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count)
+{
+    sim::Unary(dst, src, count, "Exp", sim::Fp1<T>([](float a) { return std::exp(a); }));
+}
+template <typename T>
+__aicore__ inline void Ln(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count)
+{
+    sim::Unary(dst, src, count, "Ln", sim::Fp1<T>([](float a) { return std::log(a); }));
+}
+
+// ---- binary (kernel_operator_vec_binary_intf.h) --------------------------------------------------------------
+template <typename T>
+__aicore__ inline void Add(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+                           const int32_t& count)
+{
+    sim::Binary(dst, src0, src1, count, "Add", sim::Fp<T>([](float a, float b) { return a + b; }));
+}
+template <typename T>
+__aicore__ inline void Sub(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+                           const int32_t& count)
+{
+    sim::Binary(dst, src0, src1, count, "Sub", sim::Fp<T>([](float a, float b) { return a - b; }));
+}
+template <typename T>
+__aicore__ inline void Mul(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+                           const int32_t& count)
+{
+    sim::Binary(dst, src0, src1, count, "Mul", sim::Fp<T>([](float a, float b) { return a * b; }));
+}
+template <typename T>
+__aicore__ inline void Div(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+                           const int32_t& count)
+{
+    sim::Binary(dst, src0, src1, count, "Div", sim::Fp<T>([](float a, float b) { return a / b; }));
+}
+template <typename T>
+__aicore__ inline void Max(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+                           const int32_t& count)
+{
+    sim::Binary(dst, src0, src1, count, "Max", sim::Fp<T>(sim::MaxNan));
+}
+template <typename T>
+__aicore__ inline void Min(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+                           const int32_t& count)
+{
+    sim::Binary(dst, src0, src1, count, "Min", sim::Fp<T>(sim::MinNan));
+}
+
+// Max, level 0, continuous mask: per repeat r, elements j < mask of each operand at
+// base + r * repStride * 32 bytes + (j / perBlock) * blkStride * 32 bytes + (j % perBlock).
+template <typename T, bool isSetMask = true>
+__aicore__ inline void Max(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+                           uint64_t mask, const uint8_t repeatTime, const BinaryRepeatParams& repeatParams)
+{
+    constexpr uint64_t PER_BLOCK = 32U / sizeof(T);
+    if (mask == 0U || mask > 256U / sizeof(T)) {
+        opgen_sim::Raise("Max (level 0): mask %llu outside [1, %zu]", static_cast<unsigned long long>(mask),
+                         256U / sizeof(T));
+    }
+    const auto at = [](uint64_t r, uint64_t j, uint8_t blk, uint8_t rep) {
+        return r * rep * PER_BLOCK + (j / PER_BLOCK) * blk * PER_BLOCK + j % PER_BLOCK;
+    };
+    for (uint64_t r = 0U; r < repeatTime; ++r) {
+        for (uint64_t j = 0U; j < mask; ++j) {
+            const uint64_t d = at(r, j, repeatParams.dstBlkStride, repeatParams.dstRepStride);
+            const uint64_t a = at(r, j, repeatParams.src0BlkStride, repeatParams.src0RepStride);
+            const uint64_t b = at(r, j, repeatParams.src1BlkStride, repeatParams.src1RepStride);
+            const T va = sim::Load<T>(src0.SimSpan(a, 1U, "Max src0", false), 0U);
+            const T vb = sim::Load<T>(src1.SimSpan(b, 1U, "Max src1", false), 0U);
+            sim::Store<T>(dst.SimSpan(d, 1U, "Max dst", false), 0U, sim::FromF<T>(sim::MaxNan(sim::ToF(va), sim::ToF(vb))));
+        }
+    }
+    (void)dst.SimSpan(0U, 0U, "Max dst");  // operands start 32-byte aligned
+    (void)src0.SimSpan(0U, 0U, "Max src0");
+    (void)src1.SimSpan(0U, 0U, "Max src1");
+}
+
+// ---- with a scalar (kernel_operator_vec_binary_scalar_intf.h) ------------------------------------------------
+template <typename T, bool isSetMask = true>
+__aicore__ inline void Adds(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,
+                            const int32_t& count)
+{
+    const T s = scalarValue;
+    if constexpr (std::is_integral<T>::value) {
+        sim::Unary(dst, src, count, "Adds", [s](T a) { return static_cast<T>(a + s); });
+    } else {
+        sim::Unary(dst, src, count, "Adds", sim::Fp1<T>([s](float a) { return a + sim::ToF(s); }));
+    }
+}
+template <typename T, bool isSetMask = true>
+__aicore__ inline void Muls(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,
+                            const int32_t& count)
+{
+    const T s = scalarValue;
+    if constexpr (std::is_integral<T>::value) {
+        sim::Unary(dst, src, count, "Muls", [s](T a) { return static_cast<T>(a * s); });
+    } else {
+        sim::Unary(dst, src, count, "Muls", sim::Fp1<T>([s](float a) { return a * sim::ToF(s); }));
+    }
+}
+template <typename T, bool isSetMask = true>
+__aicore__ inline void Maxs(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,
+                            const int32_t& count)
+{
+    const T s = scalarValue;
+    sim::Unary(dst, src, count, "Maxs", sim::Fp1<T>([s](float a) { return sim::MaxNan(a, sim::ToF(s)); }));
+}
+template <typename T, bool isSetMask = true>
+__aicore__ inline void Mins(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,
+                            const int32_t& count)
+{
+    const T s = scalarValue;
+    sim::Unary(dst, src, count, "Mins", sim::Fp1<T>([s](float a) { return sim::MinNan(a, sim::ToF(s)); }));
+}
+template <typename T, bool isSetMask = true>
+__aicore__ inline void ShiftLeft(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,
+                                 const int32_t& count)
+{
+    static_assert(std::is_integral<T>::value, "ShiftLeft shifts integers");
+    using U = typename std::make_unsigned<T>::type;
+    const T s = scalarValue;
+    sim::Unary(dst, src, count, "ShiftLeft", [s](T a) { return static_cast<T>(static_cast<U>(a) << s); });
+}
+template <typename T, bool isSetMask = true>
+__aicore__ inline void ShiftRight(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,
+                                  const int32_t& count)
+{
+    static_assert(std::is_integral<T>::value, "ShiftRight shifts integers");
+    const T s = scalarValue;
+    sim::Unary(dst, src, count, "ShiftRight", [s](T a) { return static_cast<T>(a >> s); });  // arithmetic if signed
+}
+
+// ---- duplicate -------------------------------------------------------------------------------------------------
+template <typename T>
+__aicore__ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const int32_t& count)
+{
+    sim::CheckCount(count, "Duplicate");
+    uint8_t* d = dst.SimSpan(0U, count, "Duplicate");
+    for (int32_t i = 0; i < count; ++i) {
+        sim::Store<T>(d, i, scalarValue);
+    }
+}
+
+// ---- compare / select (kernel_operator_vec_cmpsel_intf.h) ------------------------------------------------------
+// dst: one bit per element (element i: bit i % 8 of byte i / 8); count covers whole 256-byte repeats.
+template <typename T, typename U>
+__aicore__ inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const T src1Scalar,
+                                     CMPMODE cmpMode, uint32_t count)
+{
+    if ((static_cast<uint64_t>(count) * sizeof(T)) % 256U != 0U) {
+        opgen_sim::Raise("CompareScalar: %u %s elements do not fill whole 256-byte repeats", count,
+                         opgen_sim::TypeName<T>());
+    }
+    const uint8_t* s = src0.SimSpan(0U, count, "CompareScalar src0");
+    uint8_t* bits = dst.template ReinterpretCast<uint8_t>().SimSpan(0U, count / 8U, "CompareScalar dst");
+    const float b = sim::ToF(src1Scalar);
+    for (uint32_t i = 0U; i < count; ++i) {
+        const float a = sim::ToF(sim::Load<T>(s, i));
+        bool r = false;
+        switch (cmpMode) {
+            case CMPMODE::LT: r = a < b; break;
+            case CMPMODE::GT: r = a > b; break;
+            case CMPMODE::EQ: r = a == b; break;
+            case CMPMODE::LE: r = a <= b; break;
+            case CMPMODE::GE: r = a >= b; break;
+            case CMPMODE::NE: r = a != b; break;
+        }
+        if (r) {
+            bits[i / 8U] = static_cast<uint8_t>(bits[i / 8U] | (1U << (i % 8U)));
+        } else {
+            bits[i / 8U] = static_cast<uint8_t>(bits[i / 8U] & ~(1U << (i % 8U)));
+        }
+    }
+}
+
+namespace sim {
+inline bool MaskBit(const uint8_t* bits, uint32_t i)
+{
+    return ((bits[i / 8U] >> (i % 8U)) & 1U) != 0U;
+}
+}  // namespace sim
+
+// dst[i] = mask bit i ? src0[i] : src1[i]
+template <typename T, typename U>
+__aicore__ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+                              const LocalTensor<T>& src1, SELMODE selMode, uint32_t count)
+{
+    if (selMode != SELMODE::VSEL_TENSOR_TENSOR_MODE) {
+        opgen_sim::Raise("Select (tensor, tensor): selMode %d is not VSEL_TENSOR_TENSOR_MODE", static_cast<int>(selMode));
+    }
+    const uint8_t* bits = selMask.template ReinterpretCast<uint8_t>().SimSpan(0U, (count + 7U) / 8U, "Select mask");
+    uint8_t* d = dst.SimSpan(0U, count, "Select dst");
+    const uint8_t* a = src0.SimSpan(0U, count, "Select src0");
+    const uint8_t* b = src1.SimSpan(0U, count, "Select src1");
+    for (uint32_t i = 0U; i < count; ++i) {
+        sim::Store<T>(d, i, sim::MaskBit(bits, i) ? sim::Load<T>(a, i) : sim::Load<T>(b, i));
+    }
+}
+
+// dst[i] = mask bit i ? src0[i] : src1
+template <typename T, typename U>
+__aicore__ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+                              T src1, SELMODE selMode, uint32_t count)
+{
+    if (selMode != SELMODE::VSEL_TENSOR_SCALAR_MODE) {
+        opgen_sim::Raise("Select (tensor, scalar): selMode %d is not VSEL_TENSOR_SCALAR_MODE", static_cast<int>(selMode));
+    }
+    const uint8_t* bits = selMask.template ReinterpretCast<uint8_t>().SimSpan(0U, (count + 7U) / 8U, "Select mask");
+    uint8_t* d = dst.SimSpan(0U, count, "Select dst");
+    const uint8_t* a = src0.SimSpan(0U, count, "Select src0");
+    for (uint32_t i = 0U; i < count; ++i) {
+        sim::Store<T>(d, i, sim::MaskBit(bits, i) ? sim::Load<T>(a, i) : src1);
+    }
+}
+
+// ---- reductions (kernel_operator_vec_reduce_intf.h) --------------------------------------------------------------
+// dst[0] = max(src[0, count)); with calIndex, dst[1] holds the index of the first maximum (its bits as uint32).
+template <typename T>
+__aicore__ inline void ReduceMax(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                                 const LocalTensor<T>& sharedTmpBuffer, const int32_t count, bool calIndex = 0)
+{
+    sim::CheckCount(count, "ReduceMax");
+    if (count == 0) {
+        opgen_sim::Raise("ReduceMax of 0 elements");
+    }
+    (void)sharedTmpBuffer.SimSpan(0U, 1U, "ReduceMax work");
+    const uint8_t* s = src.SimSpan(0U, count, "ReduceMax src");
+    float best = sim::ToF(sim::Load<T>(s, 0U));
+    uint32_t at = 0U;
+    for (int32_t i = 1; i < count; ++i) {
+        const float v = sim::ToF(sim::Load<T>(s, i));
+        if (std::isnan(best)) {
+            break;
+        }
+        if (std::isnan(v) || v > best) {
+            best = v;
+            at = static_cast<uint32_t>(i);
+        }
+    }
+    uint8_t* d = dst.SimSpan(0U, calIndex ? 2U : 1U, "ReduceMax dst");
+    sim::Store<T>(d, 0U, sim::FromF<T>(best));
+    if (calIndex) {
+        std::memcpy(d + sizeof(T), &at, sizeof(T) < sizeof(at) ? sizeof(T) : sizeof(at));
+    }
+}
+
+// dst[0] = the sum of src[0, count), accumulated in order in single precision.
+template <typename T, bool isSetMask = true>
+__aicore__ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                                 const LocalTensor<T>& sharedTmpBuffer, const int32_t count)
+{
+    sim::CheckCount(count, "ReduceSum");
+    (void)sharedTmpBuffer.SimSpan(0U, 1U, "ReduceSum work");
+    const uint8_t* s = src.SimSpan(0U, count, "ReduceSum src");
+    float sum = 0.0f;
+    for (int32_t i = 0; i < count; ++i) {
+        sum += sim::ToF(sim::Load<T>(s, i));
+    }
+    sim::Store<T>(dst.SimSpan(0U, 1U, "ReduceSum dst"), 0U, sim::FromF<T>(sum));
+}
+
+// Per repeat r: the max of `mask` elements at src + r * srcRepStride * 32 bytes (srcBlkStride 32-byte blocks
+// apart), written to dst element r * dstRepStride (ORDER_ONLY_VALUE) or as (value, index) pairs.
+template <typename T, bool isSetMask = true>
+__aicore__ inline void WholeReduceMax(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t mask,
+                                      const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,
+                                      const int32_t srcRepStride, ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX)
+{
+    constexpr int64_t PER_BLOCK = 32 / static_cast<int64_t>(sizeof(T));
+    if (mask <= 0 || mask > static_cast<int32_t>(256U / sizeof(T))) {
+        opgen_sim::Raise("WholeReduceMax: mask %d outside [1, %zu]", mask, 256U / sizeof(T));
+    }
+    if (order != ReduceOrder::ORDER_ONLY_VALUE && order != ReduceOrder::ORDER_VALUE_INDEX) {
+        opgen_sim::Raise("WholeReduceMax: order %d is not implemented by the twin", static_cast<int>(order));
+    }
+    (void)src.SimSpan(0U, 0U, "WholeReduceMax src");
+    for (int64_t r = 0; r < repeatTime; ++r) {
+        float best = 0.0f;
+        uint32_t at = 0U;
+        for (int64_t j = 0; j < mask; ++j) {
+            const uint64_t i = r * srcRepStride * PER_BLOCK + (j / PER_BLOCK) * srcBlkStride * PER_BLOCK + j % PER_BLOCK;
+            const float v = sim::ToF(sim::Load<T>(src.SimSpan(i, 1U, "WholeReduceMax src", false), 0U));
+            if (j == 0 || (!std::isnan(best) && (std::isnan(v) || v > best))) {
+                best = v;
+                at = static_cast<uint32_t>(j);
+            }
+        }
+        if (order == ReduceOrder::ORDER_ONLY_VALUE) {
+            sim::Store<T>(dst.SimSpan(r * dstRepStride, 1U, "WholeReduceMax dst", false), 0U, sim::FromF<T>(best));
+        } else {
+            uint8_t* d = dst.SimSpan(r * dstRepStride * 2, 2U, "WholeReduceMax dst", false);
+            sim::Store<T>(d, 0U, sim::FromF<T>(best));
+            std::memcpy(d + sizeof(T), &at, sizeof(T) < sizeof(at) ? sizeof(T) : sizeof(at));
+        }
+    }
+}
+
+// ---- conversion (kernel_operator_vec_vconv_intf.h) -------------------------------------------------------------
+// The scale int32 -> half conversions multiply by (the DEQSCALE register).
+__aicore__ inline void SetDeqScale(half scale)
+{
+    if (opgen_sim::t_core != nullptr) {
+        opgen_sim::t_core->deqScale = static_cast<float>(scale);
+    }
+}
+
+// dst and src may be the same UB bytes (a conversion in place that does not widen) but must not partly overlap.
+template <typename T, typename U>
+__aicore__ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode,
+                            const uint32_t count)
+{
+    uint8_t* d = dst.SimSpan(0U, count, "Cast dst");
+    const uint8_t* s = src.SimSpan(0U, count, "Cast src");
+    const uint64_t dBytes = SimBytes<T>(count);
+    const uint64_t sBytes = SimBytes<U>(count);
+    const bool overlap = d < s + sBytes && s < d + dBytes;
+    if (overlap && (d != s || SimBits<T>() > SimBits<U>())) {
+        opgen_sim::Raise("Cast %s -> %s: dst UB [%u, +%llu) and src UB [%u, +%llu) overlap other than in place",
+                         opgen_sim::TypeName<U>(), opgen_sim::TypeName<T>(), dst.SimOffset(),
+                         static_cast<unsigned long long>(dBytes), src.SimOffset(),
+                         static_cast<unsigned long long>(sBytes));
+    }
+    std::vector<uint8_t> in(s, s + sBytes);  // in place: read every element before writing
+    std::string error;
+    const float scale = opgen_sim::t_core != nullptr ? opgen_sim::t_core->deqScale : 1.0f;
+    opgen_sim::ConvertElements<T, U>(d, in.data(), count, roundMode, scale, &error);
+    if (!error.empty()) {
+        opgen_sim::Raise("%s", error.c_str());
+    }
+}
+
+}  // namespace AscendC
+
+#endif  // OPGEN_SIM_VECTOR_H

@@ -1,0 +1,322 @@
+/**
+ * The twin's world: W ranks of blockDim vector cores each, one host thread per core.
+ *
+ * Every GM byte a kernel may touch (inputs, outputs, workspace, tiling data, every rank's HCCL windows) is a
+ * registered region; an access outside all of them, or across a region's end, is a fault.  A fault is
+ * recorded with the core that made it and aborts the world: every other core unwinds at its next GM access,
+ * barrier or flag.  A core still running after the world's deadline faults too (a device kernel waiting on a
+ * flag nobody sets hangs; the twin names the last GM bytes the core was reading).
+ *
+ * The state is shared by the runner and the kernel translation units through C++17 inline variables.
+ */
+#ifndef OPGEN_SIM_WORLD_H
+#define OPGEN_SIM_WORLD_H
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace opgen_sim {
+
+// Thrown by the core that faults (after recording the message).
+struct Fault {
+    std::string message;
+};
+// Thrown by the other cores once the world is aborted; not a fault of their own.
+struct Abort {};
+
+struct GmRegion {
+    uintptr_t base = 0;
+    uint64_t bytes = 0;
+    std::string name;
+};
+
+// One HCCL communicator as one rank sees it: GetHcclContext<index>() hands the kernel a pointer to this.
+struct HcclGroup {
+    uint32_t magic = 0x48434c47U;  // "HCLG": InitV2 rejects any other context address
+    uint32_t rankId = 0;
+    std::vector<uint8_t*> windows;  // the window of every member, by rank id within the group
+    uint64_t windowBytes = 0;
+};
+
+// SyncAll of one rank: a reusable barrier that notices cores which finished without arriving.
+struct RankBarrier {
+    std::mutex mu;
+    std::condition_variable cv;
+    uint32_t arrived = 0;
+    uint32_t finished = 0;
+    uint64_t generation = 0;
+};
+
+struct RankState {
+    uint32_t blockDim = 0;
+    std::vector<HcclGroup> groups;
+    RankBarrier barrier;
+};
+
+struct World {
+    std::vector<GmRegion> regions;  // sorted by base, disjoint
+    std::vector<RankState> ranks;
+    std::chrono::steady_clock::time_point start;
+    std::chrono::steady_clock::time_point deadline;
+    double timeoutSeconds = 60.0;
+    uint64_t ubBytes = 0;
+    std::atomic<bool> aborted{false};
+    std::mutex faultMu;
+    std::vector<std::string> faults;
+};
+
+inline World* g_world = nullptr;
+
+// Per-core state (one host thread per core).
+struct CoreState {
+    uint32_t rank = 0;
+    uint32_t block = 0;
+    uint32_t blockNum = 0;
+    uint8_t* ub = nullptr;  // this core's UB, World::ubBytes long, 32-byte aligned
+    float deqScale = 1.0f;  // SetDeqScale
+    void* pipe = nullptr;   // the live TPipe (GetTPipePtr)
+    std::map<std::pair<int, int32_t>, uint32_t> flags;  // (HardEvent, event id) -> SetFlags not yet waited
+    uintptr_t lastRead = 0;  // the last GM bytes this core read: a poll loop reads the same ones again
+    uint64_t lastReadBytes = 0;
+    uint64_t sameReads = 0;
+};
+
+inline thread_local CoreState* t_core = nullptr;
+
+inline std::string Format(const char* fmt, va_list ap)
+{
+    char buf[2048];
+    std::vsnprintf(buf, sizeof(buf), fmt, ap);
+    return buf;
+}
+
+inline std::string Where()
+{
+    if (t_core == nullptr) {
+        return "host";
+    }
+    return "rank " + std::to_string(t_core->rank) + " core " + std::to_string(t_core->block);
+}
+
+// Records a fault of the calling core and unwinds it.
+[[noreturn]] inline void Raise(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+[[noreturn]] inline void Raise(const char* fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    std::string text = Where() + ": " + Format(fmt, ap);
+    va_end(ap);
+    if (g_world != nullptr) {
+        std::lock_guard<std::mutex> lock(g_world->faultMu);
+        if (!g_world->aborted.exchange(true) || g_world->faults.size() < 16U) {
+            g_world->faults.push_back(text);
+        }
+    }
+    throw Fault{text};
+}
+
+// The registered region holding [p, p + bytes), or nullptr.
+inline const GmRegion* FindRegion(uintptr_t p, uint64_t bytes)
+{
+    if (g_world == nullptr) {
+        return nullptr;
+    }
+    const std::vector<GmRegion>& rs = g_world->regions;
+    auto it = std::upper_bound(rs.begin(), rs.end(), p, [](uintptr_t v, const GmRegion& r) { return v < r.base; });
+    if (it == rs.begin()) {
+        return nullptr;
+    }
+    --it;
+    if (p - it->base + bytes > it->bytes) {
+        return nullptr;
+    }
+    return &*it;
+}
+
+// "window of rank 1 (group 0) + 0x1f00000" for a GM address.
+inline std::string DescribeGm(uintptr_t p)
+{
+    if (g_world != nullptr) {
+        const std::vector<GmRegion>& rs = g_world->regions;
+        auto it = std::upper_bound(rs.begin(), rs.end(), p, [](uintptr_t v, const GmRegion& r) { return v < r.base; });
+        if (it != rs.begin()) {
+            --it;
+            char buf[64];
+            std::snprintf(buf, sizeof(buf), " + %llu", static_cast<unsigned long long>(p - it->base));
+            const bool inside = p - it->base < it->bytes;
+            return it->name + buf + (inside ? "" : " (past its " + std::to_string(it->bytes) + " bytes)");
+        }
+    }
+    char buf[48];
+    std::snprintf(buf, sizeof(buf), "address 0x%llx", static_cast<unsigned long long>(p));
+    return buf;
+}
+
+// Every GM access of `bytes` at `p` by the API goes through here.
+inline void CheckGm(const void* p, uint64_t bytes, const char* what)
+{
+    if (bytes == 0U) {
+        return;
+    }
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    if (p == nullptr) {
+        Raise("%s: %llu bytes at a null GM address", what, static_cast<unsigned long long>(bytes));
+    }
+    if (FindRegion(a, bytes) == nullptr) {
+        Raise("%s: out-of-bounds GM access of %llu bytes at %s", what, static_cast<unsigned long long>(bytes),
+              DescribeGm(a).c_str());
+    }
+}
+
+// Called on every GM read: unwinds when the world is aborted, faults past the deadline, and lets the other
+// cores run while this one polls (the same bytes read again).
+inline void PollPoint(const void* p, uint64_t bytes)
+{
+    if (g_world == nullptr || t_core == nullptr) {
+        return;
+    }
+    if (g_world->aborted.load(std::memory_order_relaxed)) {
+        throw Abort{};
+    }
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    if (a == t_core->lastRead && bytes == t_core->lastReadBytes) {
+        ++t_core->sameReads;
+        if (std::chrono::steady_clock::now() > g_world->deadline) {
+            Raise("timeout: still waiting after %.0f s, polling %llu bytes at %s (a wait on a flag nobody sets?)",
+                  g_world->timeoutSeconds, static_cast<unsigned long long>(bytes), DescribeGm(a).c_str());
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(t_core->sameReads < 64U ? 0 : 50));
+    } else {
+        t_core->lastRead = a;
+        t_core->lastReadBytes = bytes;
+        t_core->sameReads = 0;
+        if (std::chrono::steady_clock::now() > g_world->deadline) {
+            Raise("timeout: still running after %.0f s (last GM read: %llu bytes at %s)", g_world->timeoutSeconds,
+                  static_cast<unsigned long long>(bytes), DescribeGm(a).c_str());
+        }
+    }
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // see the writes of the other cores
+}
+
+inline RankState& MyRank()
+{
+    return g_world->ranks[t_core->rank];
+}
+
+// SyncAll: every core of this rank arrives, or the barrier faults (a core finished without arriving,
+// or the deadline passed).
+inline void Barrier()
+{
+    if (g_world == nullptr || t_core == nullptr) {
+        return;
+    }
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    RankState& rank = MyRank();
+    RankBarrier& b = rank.barrier;
+    std::unique_lock<std::mutex> lock(b.mu);
+    const uint64_t gen = b.generation;
+    if (++b.arrived == rank.blockDim) {
+        b.arrived = 0;
+        ++b.generation;
+        b.cv.notify_all();
+        return;
+    }
+    while (b.generation == gen) {
+        if (g_world->aborted.load()) {
+            --b.arrived;
+            throw Abort{};
+        }
+        if (b.finished > 0U) {
+            const uint32_t arrived = b.arrived, finished = b.finished;
+            --b.arrived;
+            lock.unlock();
+            Raise("SyncAll: %u of %u cores of the rank arrived, %u finished the kernel without calling it (the device "
+                  "hangs)", arrived, rank.blockDim, finished);
+        }
+        if (std::chrono::steady_clock::now() > g_world->deadline) {
+            const uint32_t arrived = b.arrived;
+            --b.arrived;
+            lock.unlock();
+            Raise("timeout in SyncAll after %.0f s: %u of %u cores of the rank arrived", g_world->timeoutSeconds,
+                  arrived, rank.blockDim);
+        }
+        b.cv.wait_for(lock, std::chrono::milliseconds(20));
+    }
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+// A core returned from the kernel: cores blocked in SyncAll learn that it will never arrive.
+inline void CoreFinished()
+{
+    RankBarrier& b = MyRank().barrier;
+    std::lock_guard<std::mutex> lock(b.mu);
+    ++b.finished;
+    b.cv.notify_all();
+}
+
+// Runs `kernel(rank)` on every core of every rank of `world` (blockDim threads per rank) and returns when all
+// have finished; faults are in world.faults.  The world's regions, ranks, ubBytes and timeout must be set.
+inline void RunWorld(World& world, const std::function<void(uint32_t rank)>& kernel)
+{
+    constexpr uint8_t UB_POISON = 0xCD;  // UB holds garbage before a kernel writes it
+    std::sort(world.regions.begin(), world.regions.end(),
+              [](const GmRegion& a, const GmRegion& b) { return a.base < b.base; });
+    g_world = &world;
+    world.start = std::chrono::steady_clock::now();
+    world.deadline = world.start + std::chrono::milliseconds(static_cast<int64_t>(world.timeoutSeconds * 1000.0));
+    std::vector<std::thread> threads;
+    for (uint32_t r = 0; r < world.ranks.size(); ++r) {
+        const uint32_t blockDim = world.ranks[r].blockDim;
+        for (uint32_t b = 0; b < blockDim; ++b) {
+            threads.emplace_back([&world, &kernel, r, b, blockDim]() {
+                CoreState core;
+                core.rank = r;
+                core.block = b;
+                core.blockNum = blockDim;
+                const uint64_t ubBytes = (world.ubBytes + 63U) / 64U * 64U;
+                std::unique_ptr<uint8_t, void (*)(void*)> ub(static_cast<uint8_t*>(std::aligned_alloc(64, ubBytes)),
+                                                             std::free);
+                std::memset(ub.get(), UB_POISON, ubBytes);
+                core.ub = ub.get();
+                t_core = &core;
+                try {
+                    kernel(r);
+                } catch (const Fault&) {
+                    // recorded by Raise
+                } catch (const Abort&) {
+                    // another core faulted
+                } catch (const std::exception& e) {
+                    try {
+                        Raise("C++ exception: %s", e.what());
+                    } catch (const Fault&) {
+                    }
+                }
+                CoreFinished();
+                t_core = nullptr;
+            });
+        }
+    }
+    for (std::thread& t : threads) {
+        t.join();
+    }
+    g_world = nullptr;
+}
+
+}  // namespace opgen_sim
+
+#endif  // OPGEN_SIM_WORLD_H

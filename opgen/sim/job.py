@@ -1,0 +1,270 @@
+"""One positive world as a twin job: write the job directory, run the runner, read the outputs back.
+
+The protocol (``job.txt``, ``result.txt``, exit status) is the one ``opgen/sim/README.md`` defines.  Tensor
+files hold the storage bytes the device would hold: numpy's, except FP4, which the device packs two
+values per byte (element 2i in the low nibble) where the numpy storage keeps one per byte.
+"""
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from opgen.dtypes import DTYPES
+from opgen.runtime import testkit
+from opgen.runtime.dtypes import np_dtype
+from opgen.runtime.scope import cann_dtype, data
+
+# The platform each product reports to the tiling (PlatformAscendC): Short_SoC_version and the UB bytes of a
+# vector core (192 KiB on Atlas A2 / A3, 256 KiB on Ascend 950).
+SOCS = {"ascend910b": "Ascend910B", "ascend910_93": "Ascend910_93", "ascend950": "Ascend950"}
+UB_BYTES = {"ascend910b": 196608, "ascend910_93": 196608, "ascend950": 262144}
+FORMAT_ND = 2  # ge::FORMAT_ND
+MIB = 1 << 20
+HCCL_BUFFSIZE_DEFAULT = 200  # MiB, CANN's default when the variable is not set
+DEFAULT_AIV = 4
+DEFAULT_TIMEOUT = 60.0
+# the runner reports a core that waits past the timeout itself; one that loops without waiting is caught only
+# by killing the process, after this many timeouts of wall time
+WALL_FACTOR = 4
+WINDOWS_FILE = "windows.bin"  # the window pages a pipeline's job leaves for the next (windows_out)
+
+
+class TwinError(RuntimeError):
+    """The twin gave no outputs for a reason that is not the op's (a malformed job, a crashed runner)."""
+
+
+class TwinFault(TwinError):
+    """The kernel faulted on some rank or core (out-of-bounds access, a wait nobody ends, a crash)."""
+
+
+class TwinTilingRejected(TwinError):
+    """The generated tiling function rejected a rank of a world the reference accepts."""
+
+
+@dataclass
+class Tiling:
+    ok: bool
+    key: int = 0
+    block_dim: int = 0
+    workspace: int = 0
+    message: str = ""
+
+
+@dataclass
+class Result:
+    status: str = ""  # ok | fault | tiling ("" when result.txt has no status line)
+    tilings: dict = field(default_factory=dict)  # rank -> Tiling
+    faults: list = field(default_factory=list)
+
+
+@dataclass
+class Job:
+    dir: Path
+    outputs: list  # per rank: {output: (shape, CANN dtype, file name)}
+    timeout: float
+
+
+def timeout_default() -> float:
+    return float(os.environ.get("OPGEN_SIM_TIMEOUT") or DEFAULT_TIMEOUT)
+
+
+# ---- writing a job --------------------------------------------------------------------------------------
+
+# '_' stands for an empty field (an empty string or list, a scalar's dims) so that fields stay positional
+def _hex_text(text: str) -> str:
+    return text.encode("utf-8").hex() or "_"
+
+
+def _ints(values) -> str:
+    return ",".join(str(int(v)) for v in values) or "_"
+
+
+def attr_value(typ: str, value) -> str:
+    """KIND VALUE of one attribute line."""
+    if value is None:
+        return "-"  # the node does not carry it
+    if typ == "int64":
+        return f"i {int(value)}"
+    if typ == "bool":
+        return f"b {int(bool(value))}"
+    if typ == "float":
+        return f"f {float(value).hex()}"  # C99 hex float: strtod reads back the exact double
+    if typ == "string":
+        return f"s {_hex_text(value)}"
+    if typ == "list<int64>":
+        return f"I {_ints(value)}"
+    raise ValueError(f"the twin's job format has no attribute kind for {typ}")
+
+
+def tensor_bytes(value, dtype: str) -> bytes:
+    raw = np.ascontiguousarray(data(value)).reshape(-1).view(np.uint8)
+    if DTYPES[dtype].bits == 4:
+        codes = raw & 0x0F
+        if codes.size % 2:
+            codes = np.append(codes, np.uint8(0))
+        return (codes[0::2] | (codes[1::2] << 4)).astype(np.uint8).tobytes()
+    return raw.tobytes()
+
+
+def groups(comm: tuple, rank: int, world: int, attrs: dict) -> list[tuple[int, int, list[int]]]:
+    """(group index, member id, member global ranks) of world rank ``rank``, per domain of COMM.
+
+    The reference's rank rule (``drivers.ep_rank_attrs``): world rank i is epRankId i // T, tpRankId i % T,
+    T = max(tpWorldSize, 1); its EP group is the ranks of its TP slot, its TP group its TP neighbours."""
+    T = max(int(attrs.get("tpWorldSize", 0) or 0), 1)
+    W = int(attrs["epWorldSize"])
+    if W * T != world:
+        raise ValueError(f"a world of {world} ranks is not epWorldSize {W} x {T} TP ranks")
+    e, t = divmod(rank, T)
+    if (int(attrs["epRankId"]), int(attrs.get("tpRankId", 0) or 0)) != (e, t):
+        raise ValueError(f"rank {rank} carries epRankId {attrs['epRankId']}, tpRankId {attrs.get('tpRankId')}")
+    out = []
+    for g, domain in enumerate(comm):
+        if domain == "ep":
+            out.append((g, e, [t + T * m for m in range(W)]))
+        elif domain == "tp":
+            out.append((g, t, [e * T + m for m in range(T)]))
+        else:
+            raise ValueError(f"no rank rule for the communication domain {domain!r}")
+    return out
+
+
+def write_job(ref, case: dict, world, job_dir: Path, *, aiv: int = DEFAULT_AIV,
+              timeout: float | None = None, windows_in: Path | None = None, windows_out: bool = False) -> Job:
+    """Write ``job.txt`` and the input files of one positive world (``world``: ``testkit.build_world``).
+
+    A pipeline (DispatchSetup, then DispatchTeardown on the same HCCL windows): the first job sets
+    ``windows_out`` (the runner leaves ``windows.bin`` in its directory), the next passes that file as
+    ``windows_in``."""
+    if "ranks" in case:
+        raise ValueError(f"{case['id']} lists only some ranks: the twin runs whole worlds")
+    product = case["product"]
+    env = {**ref.ENV, **case.get("env", {})}
+    timeout = timeout_default() if timeout is None else timeout
+    job_dir.mkdir(parents=True, exist_ok=True)
+    lines = [f"# {ref.OP} {case['id']} (opgen.sim.job)",
+             f"world {case['world']}", f"soc {SOCS[product]}", f"node {ref.OP}",
+             f"aiv {aiv}", f"aic {max(aiv // 2, 1)}",  # the 2:1 vector:cube ratio of these chips
+             f"ub {UB_BYTES[product]}",
+             f"window {int(env.get('HCCL_BUFFSIZE', HCCL_BUFFSIZE_DEFAULT)) * MIB}",
+             f"timeout {timeout:g}"]
+    if windows_in is not None:
+        lines.append(f"windows_in {Path(windows_in).resolve()}")
+    if windows_out:
+        lines.append(f"windows_out {WINDOWS_FILE}")
+    outputs = []
+    for r in range(case["world"]):
+        inputs = world.inputs[r]
+        attrs = testkit.rank_attrs(ref, case, r)
+        call_attrs, out_dtypes = testkit.call_args(ref, case, r)
+        lines.append(f"rank {r}")
+        for g, member, ranks in groups(ref.COMM, r, case["world"], attrs):
+            lines.append(f"group {g} {member} {' '.join(map(str, ranks))}")
+        for i, (name, (typ, _)) in enumerate(ref.ATTRS.items()):
+            lines.append(f"attr {i} {name} {attr_value(typ, attrs.get(name))}")
+        for i, name in enumerate(ref.INPUTS):
+            value = inputs.get(name)
+            if value is None:
+                lines.append(f"input {i} {name} -")
+                continue
+            dtype, file = cann_dtype(value), f"r{r}.in{i}.bin"
+            (job_dir / file).write_bytes(tensor_bytes(value, dtype))
+            lines.append(f"input {i} {name} {DTYPES[dtype].ge_value} {FORMAT_ND} {_ints(data(value).shape)} {file}")
+        inferred = ref.infer(inputs, call_attrs, product, out_dtypes)
+        mine = {}
+        for i, name in enumerate(ref.OUTPUTS):
+            shape, dtype = inferred[name]
+            file = f"r{r}.out{i}.bin"
+            mine[name] = (tuple(int(d) for d in shape), dtype, file)
+            lines.append(f"output {i} {name} {DTYPES[dtype].ge_value} {FORMAT_ND} {_ints(shape)} {file}")
+        outputs.append(mine)
+        lines.append("end")
+    (job_dir / "job.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return Job(job_dir, outputs, timeout)
+
+
+# ---- reading the result ---------------------------------------------------------------------------------
+
+def _unhex(token: str) -> str:
+    return "" if token in ("", "_") else bytes.fromhex(token).decode("utf-8", errors="replace")
+
+
+def parse_result(text: str) -> Result:
+    out = Result()
+    for line in text.splitlines():
+        tok = line.split()
+        if not tok or tok[0].startswith("#"):
+            continue
+        if tok[0] == "tiling" and len(tok) >= 3:
+            rank = int(tok[1])
+            if tok[2] == "ok":
+                out.tilings[rank] = Tiling(True, int(tok[3]), int(tok[4]), int(tok[5]))
+            else:
+                out.tilings[rank] = Tiling(False, message=_unhex(tok[3] if len(tok) > 3 else ""))
+        elif tok[0] == "fault":
+            out.faults.append(_unhex(tok[1] if len(tok) > 1 else ""))
+        elif tok[0] == "status":
+            out.status = tok[1]
+    return out
+
+
+def read_output(path: Path, shape: tuple, dtype: str) -> np.ndarray:
+    """One output file as the numpy storage array of its inferred shape and dtype."""
+    raw = np.frombuffer(path.read_bytes(), dtype=np.uint8)
+    n = math.prod(shape)
+    packed = DTYPES[dtype].bits == 4
+    want = (n + 1) // 2 if packed else n * np_dtype(dtype).itemsize
+    if raw.size != want:
+        raise TwinError(f"{path}: {raw.size} bytes, a {dtype} tensor of shape {shape} has {want}")
+    if packed:
+        codes = np.empty(2 * raw.size, dtype=np.uint8)
+        codes[0::2], codes[1::2] = raw & 0x0F, raw >> 4
+        raw = codes[:n]
+    return raw.view(np_dtype(dtype)).reshape(shape).copy()
+
+
+def _where(exe: Path, job: Job) -> str:
+    return f"(job {job.dir}; rerun: {exe} {job.dir})"
+
+
+def run_job(exe: Path, job: Job) -> list[dict]:
+    """Run the job; per rank {output: ndarray}, or TwinFault / TwinTilingRejected / TwinError."""
+    wall = WALL_FACTOR * job.timeout
+    (job.dir / "result.txt").unlink(missing_ok=True)  # a rerun in the same directory must not read the old one
+    try:
+        proc = subprocess.run([str(exe), str(job.dir)], cwd=job.dir, capture_output=True, text=True,
+                              errors="replace", timeout=wall)
+    except subprocess.TimeoutExpired as err:
+        tail = (err.stderr or b"")[-4000:]
+        tail = tail.decode("utf-8", "replace") if isinstance(tail, bytes) else tail
+        raise TwinFault(f"the twin ran past {wall:g} s and was killed {_where(exe, job)}\n{tail}") from None
+    result_file = job.dir / "result.txt"
+    result = parse_result(result_file.read_text(encoding="utf-8")) if result_file.is_file() else Result()
+    stderr = proc.stderr[-4000:]
+    rejected = {r: t.message for r, t in sorted(result.tilings.items()) if not t.ok}
+    if proc.returncode == 2 or result.status == "tiling" or rejected:
+        raise TwinTilingRejected("the generated tiling rejected " + "; ".join(
+            f"rank {r}: {m}" for r, m in rejected.items()) + f" {_where(exe, job)}\n{stderr}")
+    if proc.returncode == 1 or result.status == "fault" or result.faults:
+        raise TwinFault(f"{len(result.faults)} fault(s) {_where(exe, job)}:\n" +
+                        "\n".join(f"  {f}" for f in result.faults[:40]) + f"\n{stderr}")
+    if proc.returncode == 3:
+        raise TwinError(f"the runner calls the job malformed {_where(exe, job)}:\n{stderr}")
+    if proc.returncode != 0 or result.status != "ok":
+        how = f"signal {-proc.returncode}" if proc.returncode < 0 else f"status {proc.returncode}"
+        raise TwinFault(f"the runner ended with {how} and result status {result.status or 'none'} "
+                        f"{_where(exe, job)}:\n{stderr}")
+    return [{name: read_output(job.dir / file, shape, dtype) for name, (shape, dtype, file) in rank.items()}
+            for rank in job.outputs]
+
+
+def run(exe: Path, ref, case: dict, world, job_dir: Path, *, aiv: int = DEFAULT_AIV,
+        timeout: float | None = None, windows_in: Path | None = None, windows_out: bool = False) -> list[dict]:
+    """Per rank {output: ndarray} of one positive world on the twin ``exe`` (``opgen.sim.build``)."""
+    return run_job(exe, write_job(ref, case, world, job_dir, aiv=aiv, timeout=timeout, windows_in=windows_in,
+                                  windows_out=windows_out))

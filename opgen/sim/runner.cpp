@@ -1,0 +1,520 @@
+/**
+ * The runner of a twin executable: `<exe> <job dir>` reads job.txt, tiles every rank with the generated tiling
+ * function, allocates GM and the HCCL windows, runs blockDim threads per rank through the generated kernel and
+ * writes the outputs and result.txt.  The protocol is in opgen/sim/README.md.
+ */
+#include <cerrno>
+#include <cinttypes>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "opgen_sim/launch.h"
+#include "opgen_sim/world.h"
+
+namespace {
+
+constexpr uint8_t OUTPUT_POISON = 0xA5;  // unwritten output bytes stand out
+
+struct JobError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+struct TensorFile {
+    uint32_t index = 0;
+    std::string name;
+    opgen_sim::TensorArg arg;
+    std::string file;
+};
+
+struct GroupSpec {
+    uint32_t index = 0;
+    uint32_t rankId = 0;
+    std::vector<uint32_t> members;
+};
+
+struct RankJob {
+    std::vector<GroupSpec> groups;
+    std::vector<opgen_sim::AttrArg> attrs;
+    std::vector<TensorFile> inputs;
+    std::vector<TensorFile> outputs;
+};
+
+struct Job {
+    uint32_t world = 0;
+    std::string soc;
+    std::string node;
+    uint32_t aiv = 0;
+    uint32_t aic = 0;
+    uint64_t ub = 0;
+    uint64_t window = 0;
+    double timeout = 60.0;
+    std::string windowsIn;   // window pages an earlier kernel of the pipeline left (windows_in)
+    std::string windowsOut;  // where to leave this kernel's window pages for the next one (windows_out)
+    std::vector<RankJob> ranks;
+};
+
+std::string Unhex(const std::string& hex)
+{
+    if (hex.size() % 2U != 0U) {
+        throw JobError("odd-length hex string: " + hex);
+    }
+    std::string out;
+    for (size_t i = 0; i < hex.size(); i += 2U) {
+        out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2U), nullptr, 16)));
+    }
+    return out;
+}
+
+std::string Hex(const std::string& text)
+{
+    static const char* digits = "0123456789abcdef";
+    std::string out;
+    for (unsigned char c : text) {
+        out.push_back(digits[c >> 4]);
+        out.push_back(digits[c & 15U]);
+    }
+    return out;
+}
+
+std::vector<int64_t> Ints(const std::string& text)
+{
+    std::vector<int64_t> out;
+    std::stringstream ss(text);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+        if (!item.empty()) {
+            out.push_back(std::stoll(item));
+        }
+    }
+    return out;
+}
+
+// `dims` is '' for a scalar; the protocol writes it as "_" so that the fields stay positional.
+std::vector<int64_t> Dims(const std::string& text)
+{
+    return text == "_" ? std::vector<int64_t>{} : Ints(text);
+}
+
+opgen_sim::AttrArg ParseAttr(const std::string& kind, const std::string& value)
+{
+    opgen_sim::AttrArg a;
+    a.kind = kind.empty() ? '-' : kind[0];
+    switch (a.kind) {
+        case 'i':
+        case 'b':
+            a.i = std::stoll(value);
+            break;
+        case 'f':
+            a.f = std::strtod(value.c_str(), nullptr);
+            break;
+        case 's':
+            a.s = value == "_" ? "" : Unhex(value);
+            break;
+        case 'I':
+            a.ints = value == "_" ? std::vector<int64_t>{} : Ints(value);
+            break;
+        case '-':
+            break;
+        default:
+            throw JobError("unknown attribute kind " + kind);
+    }
+    return a;
+}
+
+Job ReadJob(const std::string& path)
+{
+    std::ifstream in(path);
+    if (!in) {
+        throw JobError("cannot read " + path);
+    }
+    Job job;
+    RankJob* rank = nullptr;
+    std::string line;
+    int lineNo = 0;
+    while (std::getline(in, line)) {
+        ++lineNo;
+        const size_t hash = line.find('#');
+        if (hash != std::string::npos) {
+            line.resize(hash);
+        }
+        std::stringstream ss(line);
+        std::vector<std::string> w;
+        for (std::string t; ss >> t;) {
+            w.push_back(t);
+        }
+        if (w.empty()) {
+            continue;
+        }
+        const std::string& key = w[0];
+        auto need = [&](size_t n) {
+            if (w.size() < n) {
+                throw JobError("job.txt:" + std::to_string(lineNo) + ": `" + key + "` needs " +
+                               std::to_string(n - 1) + " fields");
+            }
+        };
+        if (key == "world") {
+            need(2);
+            job.world = static_cast<uint32_t>(std::stoul(w[1]));
+            job.ranks.resize(job.world);
+        } else if (key == "soc") {
+            need(2);
+            job.soc = w[1];
+        } else if (key == "node") {
+            need(2);
+            job.node = w[1];
+        } else if (key == "aiv") {
+            need(2);
+            job.aiv = static_cast<uint32_t>(std::stoul(w[1]));
+        } else if (key == "aic") {
+            need(2);
+            job.aic = static_cast<uint32_t>(std::stoul(w[1]));
+        } else if (key == "ub") {
+            need(2);
+            job.ub = std::stoull(w[1]);
+        } else if (key == "window") {
+            need(2);
+            job.window = std::stoull(w[1]);
+        } else if (key == "timeout") {
+            need(2);
+            job.timeout = std::stod(w[1]);
+        } else if (key == "windows_in") {
+            need(2);
+            job.windowsIn = w[1];
+        } else if (key == "windows_out") {
+            need(2);
+            job.windowsOut = w[1];
+        } else if (key == "rank") {
+            need(2);
+            const uint32_t r = static_cast<uint32_t>(std::stoul(w[1]));
+            if (r >= job.ranks.size()) {
+                throw JobError("job.txt:" + std::to_string(lineNo) + ": rank " + w[1] + " outside the world");
+            }
+            rank = &job.ranks[r];
+        } else if (key == "end") {
+            rank = nullptr;
+        } else if (rank == nullptr) {
+            throw JobError("job.txt:" + std::to_string(lineNo) + ": `" + key + "` outside a rank block");
+        } else if (key == "group") {
+            need(3);
+            GroupSpec g;
+            g.index = static_cast<uint32_t>(std::stoul(w[1]));
+            g.rankId = static_cast<uint32_t>(std::stoul(w[2]));
+            for (size_t i = 3; i < w.size(); ++i) {
+                g.members.push_back(static_cast<uint32_t>(std::stoul(w[i])));
+            }
+            rank->groups.push_back(g);
+        } else if (key == "attr") {
+            need(4);
+            const size_t index = std::stoul(w[1]);
+            if (rank->attrs.size() <= index) {
+                rank->attrs.resize(index + 1U);
+            }
+            rank->attrs[index] = ParseAttr(w[3], w.size() > 4 ? w[4] : "");
+        } else if (key == "input" || key == "output") {
+            need(4);
+            TensorFile t;
+            t.index = static_cast<uint32_t>(std::stoul(w[1]));
+            t.name = w[2];
+            if (w[3] != "-") {
+                need(7);
+                t.arg.present = true;
+                t.arg.dtype = std::stoi(w[3]);
+                t.arg.format = std::stoi(w[4]);
+                t.arg.dims = Dims(w[5]);
+                t.file = w[6];
+            }
+            auto& list = key == "input" ? rank->inputs : rank->outputs;
+            if (list.size() <= t.index) {
+                list.resize(t.index + 1U);
+            }
+            list[t.index] = t;
+        } else {
+            throw JobError("job.txt:" + std::to_string(lineNo) + ": unknown directive `" + key + "`");
+        }
+    }
+    if (job.world == 0U || job.aiv == 0U || job.ub == 0U || job.window == 0U) {
+        throw JobError("job.txt must set world, aiv, ub and window");
+    }
+    return job;
+}
+
+// A job's file: absolute, or relative to the job directory.
+std::string InJob(const std::string& dir, const std::string& path)
+{
+    return !path.empty() && path[0] == '/' ? path : dir + "/" + path;
+}
+
+// Storage bytes of a tensor: ge::DataType -> bits per element.
+uint64_t ElementBits(int32_t dtype)
+{
+    switch (dtype) {
+        case 0: case 3: case 8: return 32;              // FLOAT, INT32, UINT32
+        case 1: case 6: case 7: case 27: return 16;     // FLOAT16, INT16, UINT16, BFLOAT16
+        case 2: case 4: case 12: return 8;              // INT8, UINT8, BOOL
+        case 9: case 10: return 64;                     // INT64, UINT64
+        case 11: return 64;                             // DOUBLE
+        case 34: case 35: case 36: case 37: return 8;   // HIFLOAT8, FLOAT8_E5M2, FLOAT8_E4M3FN, FLOAT8_E8M0
+        case 40: case 41: return 4;                     // FLOAT4_E2M1, FLOAT4_E1M2
+        default: throw JobError("unknown ge::DataType " + std::to_string(dtype));
+    }
+}
+
+uint64_t TensorBytes(const opgen_sim::TensorArg& t)
+{
+    uint64_t n = 1;
+    for (int64_t d : t.dims) {
+        n *= static_cast<uint64_t>(d);
+    }
+    return (n * ElementBits(t.dtype) + 7U) / 8U;
+}
+
+std::vector<uint8_t> ReadFile(const std::string& path, uint64_t bytes)
+{
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        throw JobError("cannot read " + path);
+    }
+    std::vector<uint8_t> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (data.size() != bytes) {
+        throw JobError(path + ": " + std::to_string(data.size()) + " bytes, the tensor has " + std::to_string(bytes));
+    }
+    return data;
+}
+
+// GM memory of the world: every block is a registered region.
+struct Gm {
+    std::vector<std::unique_ptr<uint8_t, void (*)(void*)>> blocks;
+
+    uint8_t* Add(uint64_t bytes, const std::string& name, opgen_sim::World& world, int fill)
+    {
+        const uint64_t padded = bytes == 0U ? 64U : (bytes + 63U) / 64U * 64U;
+        // calloc keeps untouched window pages unmapped: W windows of HCCL_BUFFSIZE cost what the kernel writes
+        uint8_t* p = static_cast<uint8_t*>(std::calloc(1, padded + 64U));
+        if (p == nullptr) {
+            throw JobError("out of memory for " + name);
+        }
+        blocks.emplace_back(p, std::free);
+        uint8_t* base = p + (64U - reinterpret_cast<uintptr_t>(p) % 64U) % 64U;
+        if (fill != 0) {
+            std::memset(base, fill, bytes);
+        }
+        world.regions.push_back({reinterpret_cast<uintptr_t>(base), bytes, name});
+        return base;
+    }
+};
+
+// Window pages carried from one kernel of a pipeline to the next (DispatchSetup -> DispatchTeardown): the
+// file lists, per (group, rank) window, its non-zero 4 KiB pages as (group u32, rank u32, offset u64, page).
+constexpr uint64_t PAGE = 4096;
+
+void SaveWindows(const std::string& path, const std::vector<std::vector<uint8_t*>>& windows, uint64_t bytes)
+{
+    std::ofstream out(path, std::ios::binary);
+    static const uint8_t zero[PAGE] = {};
+    for (uint32_t g = 0; g < windows.size(); ++g) {
+        for (uint32_t r = 0; r < windows[g].size(); ++r) {
+            for (uint64_t off = 0; off < bytes; off += PAGE) {
+                const uint64_t n = std::min<uint64_t>(PAGE, bytes - off);
+                if (std::memcmp(windows[g][r] + off, zero, n) == 0) {
+                    continue;
+                }
+                out.write(reinterpret_cast<const char*>(&g), sizeof(g));
+                out.write(reinterpret_cast<const char*>(&r), sizeof(r));
+                out.write(reinterpret_cast<const char*>(&off), sizeof(off));
+                out.write(reinterpret_cast<const char*>(windows[g][r] + off), static_cast<std::streamsize>(n));
+            }
+        }
+    }
+    if (!out) {
+        throw JobError("cannot write " + path);
+    }
+}
+
+void LoadWindows(const std::string& path, const std::vector<std::vector<uint8_t*>>& windows, uint64_t bytes)
+{
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        throw JobError("cannot read " + path);
+    }
+    uint32_t g = 0, r = 0;
+    uint64_t off = 0;
+    while (in.read(reinterpret_cast<char*>(&g), sizeof(g))) {
+        in.read(reinterpret_cast<char*>(&r), sizeof(r));
+        in.read(reinterpret_cast<char*>(&off), sizeof(off));
+        if (!in || g >= windows.size() || r >= windows[g].size() || off >= bytes) {
+            throw JobError(path + ": a page outside this job's windows (different world or window size?)");
+        }
+        in.read(reinterpret_cast<char*>(windows[g][r] + off), static_cast<std::streamsize>(std::min(PAGE, bytes - off)));
+    }
+}
+
+void WriteResult(const std::string& dir, const std::vector<std::string>& lines, const std::string& status)
+{
+    std::ofstream out(dir + "/result.txt");
+    for (const std::string& l : lines) {
+        out << l << "\n";
+    }
+    out << "status " << status << "\n";
+}
+
+int Run(const std::string& dir)
+{
+    const Job job = ReadJob(dir + "/job.txt");
+    std::vector<std::string> lines;
+
+    // ---- tiling, per rank ----
+    std::vector<opgen_sim::TilingResult> tilings;
+    bool rejected = false;
+    for (uint32_t r = 0; r < job.world; ++r) {
+        const RankJob& rj = job.ranks[r];
+        opgen_sim::TilingRequest req;
+        req.nodeName = job.node;
+        req.socVersion = job.soc;
+        req.aivNum = job.aiv;
+        req.aicNum = job.aic;
+        req.ubBytes = job.ub;
+        req.windowBytes = job.window;
+        req.attrs = rj.attrs;
+        for (const TensorFile& t : rj.inputs) {
+            req.inputs.push_back(t.arg);
+        }
+        for (const TensorFile& t : rj.outputs) {
+            req.outputs.push_back(t.arg);
+        }
+        opgen_sim::TilingResult res = OpgenSimTiling(req);
+        char buf[160];
+        if (res.ok) {
+            std::snprintf(buf, sizeof(buf), "tiling %u ok %" PRIu64 " %u %" PRIu64, r, res.tilingKey, res.blockDim,
+                          res.workspaceBytes);
+            lines.push_back(buf);
+        } else {
+            lines.push_back("tiling " + std::to_string(r) + " fail " + Hex(res.log.empty() ? "rejected" : res.log));
+            rejected = true;
+        }
+        tilings.push_back(std::move(res));
+    }
+    if (rejected) {
+        WriteResult(dir, lines, "tiling");
+        return 2;
+    }
+
+    // ---- GM: inputs, outputs, workspace, tiling data, windows ----
+    opgen_sim::World world;
+    world.ubBytes = job.ub;
+    world.timeoutSeconds = job.timeout;
+    world.ranks = std::vector<opgen_sim::RankState>(job.world);
+    Gm gm;
+    std::vector<std::vector<uint8_t*>> args(job.world);
+    std::vector<std::vector<std::pair<const TensorFile*, uint8_t*>>> outs(job.world);
+    uint32_t groupCount = 0;
+    for (const RankJob& rj : job.ranks) {
+        for (const GroupSpec& g : rj.groups) {
+            groupCount = std::max(groupCount, g.index + 1U);
+        }
+    }
+    // windows[g][r]: the window of global rank r in group g
+    std::vector<std::vector<uint8_t*>> windows(groupCount, std::vector<uint8_t*>(job.world, nullptr));
+    for (uint32_t g = 0; g < groupCount; ++g) {
+        for (uint32_t r = 0; r < job.world; ++r) {
+            windows[g][r] = gm.Add(job.window, "window of rank " + std::to_string(r) + " (group " + std::to_string(g) +
+                                   ")", world, 0);
+        }
+    }
+    if (!job.windowsIn.empty()) {
+        LoadWindows(InJob(dir, job.windowsIn), windows, job.window);
+    }
+    for (uint32_t r = 0; r < job.world; ++r) {
+        const RankJob& rj = job.ranks[r];
+        const std::string who = " of rank " + std::to_string(r);
+        for (const TensorFile& t : rj.inputs) {
+            if (!t.arg.present) {
+                args[r].push_back(nullptr);
+                continue;
+            }
+            const uint64_t bytes = TensorBytes(t.arg);
+            uint8_t* p = gm.Add(bytes, "input " + t.name + who, world, 0);
+            const std::vector<uint8_t> data = ReadFile(InJob(dir, t.file), bytes);
+            std::memcpy(p, data.data(), bytes);
+            args[r].push_back(p);
+        }
+        for (const TensorFile& t : rj.outputs) {
+            uint8_t* p = gm.Add(TensorBytes(t.arg), "output " + t.name + who, world, OUTPUT_POISON);
+            args[r].push_back(p);
+            outs[r].push_back({&t, p});
+        }
+        const opgen_sim::TilingResult& tl = tilings[r];
+        args[r].push_back(gm.Add(std::max<uint64_t>(tl.workspaceBytes, 1U), "workspace" + who, world, 0));
+        uint8_t* tiling = gm.Add(tl.data.size(), "tiling data" + who, world, 0);
+        std::memcpy(tiling, tl.data.data(), tl.data.size());
+        args[r].push_back(tiling);
+        opgen_sim::RankState& rs = world.ranks[r];
+        rs.blockDim = tl.blockDim;
+        rs.groups.resize(groupCount);
+        for (const GroupSpec& g : rj.groups) {
+            opgen_sim::HcclGroup& hg = rs.groups[g.index];
+            hg.rankId = g.rankId;
+            hg.windowBytes = job.window;
+            for (uint32_t m : g.members) {
+                if (m >= job.world) {
+                    throw JobError("group member " + std::to_string(m) + " outside the world");
+                }
+                hg.windows.push_back(windows[g.index][m]);
+            }
+        }
+        if (tl.blockDim == 0U) {
+            throw JobError("the tiling of rank " + std::to_string(r) + " set block dim 0");
+        }
+    }
+    opgen_sim::RunWorld(world, [&args](uint32_t r) {
+        OpgenSimKernel(args[r].data(), static_cast<uint32_t>(args[r].size()));
+    });
+
+    if (!world.faults.empty()) {
+        for (const std::string& f : world.faults) {
+            lines.push_back("fault " + Hex(f));
+        }
+        WriteResult(dir, lines, "fault");
+        return 1;
+    }
+    for (uint32_t r = 0; r < job.world; ++r) {
+        for (const auto& [t, p] : outs[r]) {
+            std::ofstream out(InJob(dir, t->file), std::ios::binary);
+            out.write(reinterpret_cast<const char*>(p), static_cast<std::streamsize>(TensorBytes(t->arg)));
+            if (!out) {
+                throw JobError("cannot write " + InJob(dir, t->file));
+            }
+        }
+    }
+    if (!job.windowsOut.empty()) {
+        SaveWindows(InJob(dir, job.windowsOut), windows, job.window);
+    }
+    WriteResult(dir, lines, "ok");
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    if (argc != 2) {
+        std::fprintf(stderr, "usage: %s JOB_DIR (see opgen/sim/README.md)\n", argv[0]);
+        return 3;
+    }
+    try {
+        return Run(argv[1]);
+    } catch (const JobError& e) {
+        std::fprintf(stderr, "malformed job: %s\n", e.what());
+        return 3;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "malformed job: %s\n", e.what());
+        return 3;
+    }
+}

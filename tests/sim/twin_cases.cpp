@@ -1,0 +1,337 @@
+/**
+ * Small kernels written against the twin's Ascend C API (opgen/sim/include), one per behaviour the twin must
+ * have: the faults it must surface and the semantics of the instructions the templates emit.
+ * `twin_cases CASE` runs CASE on a world of 2 ranks x 2 cores (UB 192 KiB, 1 s deadline), then prints
+ * `fault <message>` per fault and `value <text>` per value the case reports; tests/test_sim_twin.py checks them.
+ */
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "kernel_operator.h"
+#include "lib/hccl/hccl.h"
+
+using namespace AscendC;
+
+namespace {
+constexpr uint64_t GM_BYTES = 4096;
+constexpr uint64_t WINDOW_BYTES = 64 * 1024;
+std::vector<uint8_t*> g_gm;  // per rank
+std::mutex g_outMu;
+std::vector<std::string> g_values;
+
+void Report(const std::string& v)
+{
+    std::lock_guard<std::mutex> lock(g_outMu);
+    g_values.push_back(v);
+}
+
+std::string Floats(const LocalTensor<float>& t, uint32_t n)
+{
+    std::string s;
+    for (uint32_t i = 0; i < n; ++i) {
+        char buf[32];
+        std::snprintf(buf, sizeof(buf), "%s%g", i ? "," : "", static_cast<double>(t.GetValue(i)));
+        s += buf;
+    }
+    return s;
+}
+
+using Case = std::function<void(uint32_t rank)>;
+
+// ---- faults ---------------------------------------------------------------------------------------------------
+void GmOutOfBounds(uint32_t rank)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 8192);
+    GlobalTensor<float> gm;
+    gm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(g_gm[rank]));
+    DataCopy(buf.Get<float>(), gm[GM_BYTES / 4 - 8], 16);  // 32 bytes past the end
+}
+
+void GlobalTensorSize(uint32_t rank)
+{
+    GlobalTensor<int32_t> gm;
+    gm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(g_gm[rank]), 16);
+    gm.SetValue(16, 1);
+}
+
+void UbOutOfBounds(uint32_t)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 64);
+    Duplicate(buf.Get<float>(), 1.0f, 32);  // 128 bytes into a 64-byte buffer
+}
+
+void SliceOutOfBounds(uint32_t)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 1024);
+    LocalTensor<float> slot = buf.GetWithOffset<float>(64, 256);  // bytes [256, 512)
+    slot.SetValue(64, 0.0f);  // the first float of the next slot
+}
+
+void DeQueWithoutEnQue(uint32_t)
+{
+    TPipe pipe;
+    TQue<TPosition::VECIN, 1> que;
+    pipe.InitBuffer(que, 2, 256);
+    LocalTensor<float> t = que.AllocTensor<float>();
+    (void)t;
+    LocalTensor<float> u = que.DeQue<float>();
+    (void)u;
+}
+
+void FlagNobodySets(uint32_t rank)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 32);
+    LocalTensor<int32_t> ub = buf.Get<int32_t>();
+    GlobalTensor<int32_t> gm;
+    gm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(g_gm[rank]));
+    while (true) {  // the pattern of WaitEntries: poll until the flag is set
+        DataCopy(ub, gm[64], 8);
+        if (ub.GetValue(0) == 0x3F800000) {
+            break;
+        }
+    }
+}
+
+void WaitFlagWithoutSetFlag(uint32_t)
+{
+    WaitFlag<HardEvent::MTE2_V>(0);
+}
+
+void UbCapacity(uint32_t)
+{
+    TPipe pipe;
+    TQue<TPosition::VECIN, 1> que;
+    pipe.InitBuffer(que, 2, 100 * 1024);
+}
+
+void UnalignedDataCopy(uint32_t rank)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 256);
+    GlobalTensor<float> gm;
+    gm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(g_gm[rank]));
+    DataCopy(buf.Get<float>(), gm, 3);  // 12 bytes: DataCopyPad's job
+}
+
+void SyncAllMissing(uint32_t)
+{
+    if (GetBlockIdx() == 0) {
+        return;  // core 0 never arrives
+    }
+    SyncAll<true>();
+}
+
+void StaleAfterReset(uint32_t)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 256);
+    LocalTensor<float> t = buf.Get<float>();
+    pipe.Reset();
+    t.SetValue(0, 1.0f);
+}
+
+// ---- semantics ------------------------------------------------------------------------------------------------
+// Each rank writes {rank + 1} rows into its peer's window, then a flag; the peer polls the flag and reads.
+void WindowExchange(uint32_t rank)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 64);
+    Hccl<HcclServerType::HCCL_SERVER_TYPE_AICPU> hccl;
+    hccl.InitV2(GetHcclContext<0>(), nullptr);
+    if (GetBlockIdx() != 0) {
+        return;
+    }
+    const uint32_t peer = 1U - hccl.GetRankId();
+    LocalTensor<int32_t> ub = buf.Get<int32_t>();
+    for (uint32_t i = 0; i < 8; ++i) {
+        ub.SetValue(i, static_cast<int32_t>(100 * (rank + 1) + i));
+    }
+    GlobalTensor<int32_t> theirs;
+    theirs.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(hccl.GetWindowsInAddr(peer)));
+    DataCopy(theirs, ub, 8);
+    PipeBarrier<PIPE_MTE3>();
+    ub.SetValue(0, 0x3F800000);
+    DataCopy(theirs[8], ub, 8);
+    GlobalTensor<int32_t> mine;
+    mine.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(hccl.GetWindowsInAddr(hccl.GetRankId())));
+    do {
+        DataCopy(ub, mine[8], 8);
+    } while (ub.GetValue(0) != 0x3F800000);
+    DataCopy(ub, mine, 8);
+    Report("rank " + std::to_string(rank) + " got " + std::to_string(ub.GetValue(0)) + "," +
+           std::to_string(ub.GetValue(7)) + " of " + std::to_string(hccl.GetRankDim()));
+}
+
+void CompareSelect(uint32_t rank)
+{
+    if (rank != 0 || GetBlockIdx() != 0) {
+        return;
+    }
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 1024);
+    LocalTensor<float> x = buf.Get<float>();
+    LocalTensor<uint8_t> mask = buf.GetWithOffset<uint8_t>(32, 512);
+    LocalTensor<float> y = buf.GetWithOffset<float>(64, 768);
+    for (uint32_t i = 0; i < 64; ++i) {
+        x.SetValue(i, static_cast<float>(i) - 3.0f);
+    }
+    CompareScalar(mask, x, 0.0f, CMPMODE::GE, 64);
+    Select(y, mask, x, -1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, 6);
+    Report("select " + Floats(y, 6));
+    Report("mask " + std::to_string(mask.GetValue(0)));
+}
+
+void ReduceMaxes(uint32_t rank)
+{
+    if (rank != 0 || GetBlockIdx() != 0) {
+        return;
+    }
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 4096);
+    LocalTensor<float> x = buf.Get<float>();
+    LocalTensor<float> out = buf.GetWithOffset<float>(8, 2048);
+    LocalTensor<float> work = buf.GetWithOffset<float>(256, 3072);
+    for (uint32_t i = 0; i < 256; ++i) {
+        x.SetValue(i, static_cast<float>((i * 37U) % 128U + 1000U * (i / 128U)));  // a permutation per 128 block
+    }
+    ReduceMax<float>(work, x, work[64], 200, false);
+    Report("reducemax " + Floats(work, 1));
+    // block max over 128 (two repeats folded, then WholeReduceMax), as BlockMaxRow does
+    Max(x, x, x[64], static_cast<uint64_t>(64), 2, BinaryRepeatParams(1, 1, 1, 16, 16, 16));
+    WholeReduceMax<float>(out, x, 64, 2, 1, 1, 16, ReduceOrder::ORDER_ONLY_VALUE);
+    Report("blockmax " + Floats(out, 2));
+}
+
+void PadCopy(uint32_t rank)
+{
+    if (GetBlockIdx() != 0) {
+        return;
+    }
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 256);
+    GlobalTensor<uint8_t> gm;
+    gm.SetGlobalBuffer(g_gm[rank]);
+    LocalTensor<uint8_t> ub = buf.Get<uint8_t>();
+    for (uint32_t i = 0; i < 20; ++i) {
+        gm.SetValue(i, static_cast<uint8_t>(i + 1));
+    }
+    // two blocks of 5 bytes, 5 bytes apart in GM, each landing on its own 32-byte UB block
+    DataCopyPad(ub, gm, DataCopyExtParams(2, 5, 5, 0, 0), DataCopyPadExtParams<uint8_t>(false, 0, 0, 0));
+    Report("pad " + std::to_string(ub.GetValue(0)) + "," + std::to_string(ub.GetValue(4)) + "," +
+           std::to_string(ub.GetValue(32)) + "," + std::to_string(ub.GetValue(36)));
+    DataCopyPad(gm[100], ub, DataCopyExtParams(2, 5, 0, 1, 0));  // back out with a 1-byte gap
+    std::string s;
+    for (uint32_t i = 100; i < 111; ++i) {
+        s += (i > 100 ? "," : "") + std::to_string(gm.GetValue(i));
+    }
+    Report("out " + s);
+}
+
+void Casts(uint32_t rank)
+{
+    if (rank != 0 || GetBlockIdx() != 0) {
+        return;
+    }
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 1024);
+    LocalTensor<float> x = buf.Get<float>();
+    const float in[8] = {2.5f, 3.5f, -2.5f, 1.49f, 300.0f, -300.0f, 0.5f, -0.5f};
+    for (uint32_t i = 0; i < 8; ++i) {
+        x.SetValue(i, in[i]);
+    }
+    LocalTensor<int32_t> r = buf.GetWithOffset<int32_t>(8, 256);
+    const RoundMode modes[] = {RoundMode::CAST_RINT, RoundMode::CAST_ROUND, RoundMode::CAST_TRUNC,
+                               RoundMode::CAST_FLOOR, RoundMode::CAST_CEIL};
+    const char* names[] = {"rint", "round", "trunc", "floor", "ceil"};
+    for (uint32_t m = 0; m < 5; ++m) {
+        Cast(r, x, modes[m], 8);
+        std::string s;
+        for (uint32_t i = 0; i < 8; ++i) {
+            s += (i ? "," : "") + std::to_string(r.GetValue(i));
+        }
+        Report(std::string(names[m]) + " " + s);
+    }
+}
+
+const std::map<std::string, Case>& Cases()
+{
+    static const std::map<std::string, Case> cases = {
+        {"gm_out_of_bounds", GmOutOfBounds},
+        {"global_tensor_size", GlobalTensorSize},
+        {"ub_out_of_bounds", UbOutOfBounds},
+        {"slice_out_of_bounds", SliceOutOfBounds},
+        {"deque_without_enque", DeQueWithoutEnQue},
+        {"flag_nobody_sets", FlagNobodySets},
+        {"waitflag_without_setflag", WaitFlagWithoutSetFlag},
+        {"ub_capacity", UbCapacity},
+        {"unaligned_datacopy", UnalignedDataCopy},
+        {"syncall_missing", SyncAllMissing},
+        {"stale_after_reset", StaleAfterReset},
+        {"window_exchange", WindowExchange},
+        {"compare_select", CompareSelect},
+        {"reduce_maxes", ReduceMaxes},
+        {"pad_copy", PadCopy},
+        {"casts", Casts},
+    };
+    return cases;
+}
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    if (argc != 2 || Cases().count(argv[1]) == 0U) {
+        std::fprintf(stderr, "usage: %s CASE\n", argv[0]);
+        return 3;
+    }
+    opgen_sim::World world;
+    world.ubBytes = 192 * 1024;
+    world.timeoutSeconds = 1.0;
+    world.ranks = std::vector<opgen_sim::RankState>(2);
+    std::vector<std::unique_ptr<uint8_t[]>> memory;
+    std::vector<uint8_t*> windows;
+    for (uint32_t r = 0; r < 2; ++r) {
+        memory.emplace_back(new uint8_t[GM_BYTES]());
+        g_gm.push_back(memory.back().get());
+        world.regions.push_back({reinterpret_cast<uintptr_t>(g_gm.back()), GM_BYTES, "gm of rank " + std::to_string(r)});
+        memory.emplace_back(new uint8_t[WINDOW_BYTES]());
+        windows.push_back(memory.back().get());
+        world.regions.push_back({reinterpret_cast<uintptr_t>(windows.back()), WINDOW_BYTES,
+                                 "window of rank " + std::to_string(r) + " (group 0)"});
+    }
+    for (uint32_t r = 0; r < 2; ++r) {
+        world.ranks[r].blockDim = 2;
+        world.ranks[r].groups.resize(1);
+        world.ranks[r].groups[0].rankId = r;
+        world.ranks[r].groups[0].windows = windows;
+        world.ranks[r].groups[0].windowBytes = WINDOW_BYTES;
+    }
+    opgen_sim::RunWorld(world, Cases().at(argv[1]));
+    std::sort(g_values.begin(), g_values.end());
+    for (const std::string& v : g_values) {
+        std::printf("value %s\n", v.c_str());
+    }
+    for (const std::string& f : world.faults) {
+        std::printf("fault %s\n", f.c_str());
+    }
+    return world.faults.empty() ? 0 : 1;
+}

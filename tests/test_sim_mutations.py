@@ -1,0 +1,84 @@
+"""A wrong line in a kernel template makes the CPU twin's comparison fail.
+
+Each mutation changes one line of a kernel template, rebuilds DispatchV2 from its spec into a temporary
+directory, runs worlds of the generated suite on the twin built from the mutated kernel and expects a
+difference from the reference (or a fault); the same worlds pass on the kernel of the unmutated templates.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+
+import pytest
+
+from opgen import cli, emit
+
+ROOT = Path(__file__).resolve().parents[1]
+GENERATED = ROOT / "generated"
+OP = "moe_distribute_dispatch_v2"
+
+pytestmark = pytest.mark.cpu_twin
+
+# name -> (template, the line as written, the wrong line, case ids of the generated suite)
+MUTATIONS = {
+    # every pair to an expert takes the next slot: skipping one misplaces rows and miscounts them
+    "slot_count_off_by_one": ("cpp/op_kernel/moe_dispatch.cpp.j2",
+                              "cnt.SetValue(e, static_cast<int32_t>(slot + 1U));",
+                              "cnt.SetValue(e, static_cast<int32_t>(slot + 2U));",
+                              ("ascend910b-q0-bs4-h32-k1-w2", "ascend910_93-q0-bs4-h1024-k2-w2")),
+    # the int8 chain rounds half away from zero instead of to even (the tokens carry exact ties)
+    "rint_as_round": ("cpp/op_kernel/_helpers.j2",
+                      "Cast(asInt, scratch, RM, count);",
+                      "Cast(asInt, scratch, RoundMode::CAST_ROUND, count);",
+                      ("ascend910b-q2-bs4-h32-k1-w2", "ascend950-q2-bs4-h1024-k2-w2")),
+}
+
+
+def _suite():
+    if str(GENERATED) not in sys.path:
+        sys.path.insert(0, str(GENERATED))
+    return importlib.import_module(f"{OP}.reference"), importlib.import_module(f"{OP}.tests.cases")
+
+
+def _build_mutated(monkeypatch, out: Path, template: str, line: str, wrong: str) -> Path:
+    original = emit._load_template
+
+    def mutated(name: str) -> str:
+        text = original(name)
+        if name == template:
+            assert text.count(line) == 1, f"{template} no longer has exactly one {line!r}: update the mutation"
+            text = text.replace(line, wrong)
+        return text
+
+    monkeypatch.setattr(emit, "_load_template", mutated)
+    emit.environment.cache_clear()
+    try:
+        assert cli.main(["build", str(ROOT / "specs" / "dispatch_v2.spec"), "-o", str(out)]) == 0
+    finally:
+        emit.environment.cache_clear()
+    kernel = out / OP / "op_kernel" / f"{OP}.cpp"
+    assert wrong in kernel.read_text(encoding="utf-8")
+    return out / OP
+
+
+@pytest.mark.parametrize("name", sorted(MUTATIONS))
+def test_a_wrong_template_line_fails_the_twin(name, monkeypatch, tmp_path):
+    from opgen import sim
+    from opgen.runtime import testkit
+
+    template, line, wrong, case_ids = MUTATIONS[name]
+    ref, cases = _suite()
+    try:
+        good = sim.build(GENERATED / OP, ref.OP)
+    except sim.TwinUnavailable as err:
+        pytest.skip(f"the CPU twin cannot be built here: {err}")
+    bad = sim.build(_build_mutated(monkeypatch, tmp_path / "out", template, line, wrong), ref.OP)
+    by_id = {c["id"]: c for c in cases.POSITIVE}
+    for case_id in case_ids:
+        case = by_id[case_id]
+        world = testkit.build_world(ref, case)
+        results = testkit.run(ref, case, world)
+        testkit.twin(ref, cases, case, world, results, good, tmp_path / "good" / case_id)
+        with pytest.raises((AssertionError, sim.TwinFault)):
+            testkit.twin(ref, cases, case, world, results, bad, tmp_path / "bad" / case_id)

@@ -1,0 +1,276 @@
+"""The CPU twin's tiling TU runs every generated host tiling function on the host (opgen/sim/tiling_entry.cpp).
+
+For each op under generated/, tiling_entry.cpp (which #includes the op's op_host/op_tiling/<op>_tiling.cpp) is
+compiled with the flags the twin uses (g++ -std=c++17 -O1 -Wall -Werror) against the implemented CANN host API of
+opgen/sim/include and linked with tests/sim/tiling_driver.cpp, which reads tiling requests from stdin.  The op's own
+suite data (generated/<op>/tests/cases.py) then drives it:
+
+* every rank of every positive world tiles: block dim = the vector cores, batch schedule mode, the workspace of the
+  generated formula, and every field of <Op>TilingData equal to what the numpy reference says of that rank
+  (attributes, bound dims, lets, ge dtypes, presence flags, the platform figures), in graph mode (every output's
+  dtype fixed, every attribute given) and in aclnn mode (outputs and omitted attributes left to the spec);
+* every negative call fails with its check's message (the check core's text ends in "[<check id>]") on an ERROR
+  line; a warning's call tiles and reports it on a WARNING line; a call only its data makes invalid tiles.
+"""
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from opgen.dtypes import DTYPES
+from opgen.runtime import testkit, testworld
+
+from .conftest import ROOT
+
+GENERATED = ROOT / "generated"
+SIM = ROOT / "opgen" / "sim"
+DRIVER = ROOT / "tests" / "sim" / "tiling_driver.cpp"
+GXX = shutil.which("g++")
+OPS = sorted(p.name for p in GENERATED.iterdir() if (p / "op_host" / "op_tiling").is_dir()) \
+    if GENERATED.is_dir() else []
+FLAGS = ["-std=c++17", "-O1", "-Wall", "-Werror"]
+
+pytestmark = pytest.mark.skipif(GXX is None, reason="g++ is not installed")
+
+# The platform every request reports (any values do: the tests check the tiling passes them on).
+AIV, AIC, UB = 40, 20, 192 * 1024
+SOC = {"ascend910b": "Ascend910B", "ascend910_93": "Ascend910_93", "ascend950": "Ascend950"}
+MIB = 1 << 20
+FORMAT_ND = 2
+DT_UNDEFINED = 28
+# The generated tiling functions' constants (op_tiling/<op>_tiling.cpp).
+SYSTEM_NEED_WORKSPACE, WORKSPACE_PER_CORE_PAIR, BATCH_MODE = 16 * MIB, 512, 1
+CTYPES = {"int64_t": ctypes.c_int64, "int32_t": ctypes.c_int32, "uint32_t": ctypes.c_uint32,
+          "uint64_t": ctypes.c_uint64}
+KINDS = {"int64": "i", "bool": "b", "float": "f", "string": "s", "list<int64>": "I"}
+
+
+@dataclass
+class Twin:
+    snake: str
+    ref: object        # generated/<op>/reference.py
+    cases: object      # generated/<op>/tests/cases.py
+    exe: Path
+    struct: type       # <Op>TilingData as a ctypes.Structure
+    docs: dict         # field -> its comment in op_kernel/<op>_tiling.h (the field rule)
+    required: set      # inputs the tiling reads with GetInputShape (instance index)
+
+    def run(self, requests: list[list[str]]) -> list[dict]:
+        text = "".join("\n".join(r) + "\nrun\n" for r in requests)
+        proc = subprocess.run([str(self.exe)], input=text, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+        lines = proc.stdout.splitlines()
+        assert len(lines) == len(requests), f"{len(requests)} requests, {len(lines)} results"
+        return [_decode(line) for line in lines]
+
+
+def _decode(line: str) -> dict:
+    status, key, block_dim, mode, workspace, data, log = line.split(" ")
+    return dict(ok=status == "ok", key=int(key), block_dim=int(block_dim), mode=int(mode),
+                workspace=int(workspace), data=b"" if data == "-" else bytes.fromhex(data),
+                log=[] if log == "-" else bytes.fromhex(log).decode("utf-8").split("\n"))
+
+
+def _module(path: Path, name: str):
+    """A generated module under a private name: the generated suites import the same packages from elsewhere."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _struct(header: Path) -> tuple[type, dict]:
+    text = header.read_text(encoding="utf-8")
+    body = re.search(r"struct (\w+TilingData) \{\n(.*?)\n\};", text, re.S)
+    assert body, f"{header}: no tiling data struct"
+    fields = re.findall(r"^\s+(\w+) (\w+);\s*// (.*)$", body.group(2), re.M)
+    struct = type(body.group(1), (ctypes.Structure,), {"_fields_": [(n, CTYPES[t]) for t, n, _ in fields]})
+    return struct, {n: doc for _, n, doc in fields}
+
+
+def _required(tiling_cpp: Path, fields) -> set:
+    text = tiling_cpp.read_text(encoding="utf-8")
+    index = {name: int(i) for name, i in re.findall(r"constexpr size_t (INPUT_\w+_INDEX) = (\d+);", text)}
+    inputs = [name for kind, name, _ in fields if kind == "input"]
+    return {inputs[index[c]] for c in re.findall(r"GetInputShape\((INPUT_\w+_INDEX)\)", text)}
+
+
+def _compile(snake: str, driver_obj: Path, work: Path) -> Path:
+    op_dir = GENERATED / snake
+    tiling = op_dir / "op_host" / "op_tiling" / f"{snake}_tiling.cpp"
+    func = re.search(r"^ge::graphStatus (\w+TilingFunc)\(gert::TilingContext \*context\)$",
+                     tiling.read_text(encoding="utf-8"), re.M)
+    assert func, f"{tiling}: no tiling function"
+    obj, exe = work / f"{snake}_tiling.o", work / f"{snake}_tiling_driver"
+    cmd = [GXX, *FLAGS, "-I", str(SIM / "include"), "-I", str(tiling.parent),
+           f'-DOPGEN_SIM_TILING_SOURCE="{tiling}"', f"-DOPGEN_SIM_TILING_FUNC=optiling::{func.group(1)}",
+           "-c", str(SIM / "tiling_entry.cpp"), "-o", str(obj)]
+    for step in (cmd, [GXX, str(obj), str(driver_obj), "-o", str(exe)]):
+        proc = subprocess.run(step, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, f"{' '.join(step)}\n{proc.stderr[-4000:]}"
+    return exe
+
+
+@pytest.fixture(scope="session")
+def twins(tmp_path_factory) -> dict[str, Twin]:
+    work = tmp_path_factory.mktemp("sim_tiling")
+    driver_obj = work / "tiling_driver.o"
+    cmd = [GXX, *FLAGS, "-I", str(SIM / "include"), "-c", str(DRIVER), "-o", str(driver_obj)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        exes = dict(zip(OPS, pool.map(lambda s: _compile(s, driver_obj, work), OPS)))
+    out = {}
+    for snake in OPS:
+        op_dir = GENERATED / snake
+        cases = _module(op_dir / "tests" / "cases.py", f"_sim_tiling_{snake}_cases")
+        struct, docs = _struct(op_dir / "op_kernel" / f"{snake}_tiling.h")
+        out[snake] = Twin(snake, _module(op_dir / "reference.py", f"_sim_tiling_{snake}_reference"), cases,
+                          exes[snake], struct, docs,
+                          _required(op_dir / "op_host" / "op_tiling" / f"{snake}_tiling.cpp", cases.FIELDS))
+    return out
+
+
+# ---- requests --------------------------------------------------------------------------------------------------
+
+def _ints(values) -> str:
+    return ",".join(str(int(v)) for v in values) or "''"
+
+
+def _attr(kind: str, value) -> str:
+    if kind in ("i", "b"):
+        return f"attr {kind} {int(value)}"
+    if kind == "f":
+        return f"attr f {float(value).hex()}"
+    if kind == "s":
+        return f"attr s {str(value).encode('utf-8').hex() or chr(39) * 2}"
+    return f"attr I {_ints(value)}"
+
+
+def _request(twin: Twin, call: dict, metas: dict, rank, *, graph: bool) -> tuple[list[str], dict]:
+    """The driver lines of one call, and what the tiling should see.
+
+    graph: every attribute given (defaults filled in) and every output's dtype fixed to the inferred one, as a
+    graph node has them; else only the case's attributes and output dtypes (aclnn leaves the rest to the spec)."""
+    ref = twin.ref
+    attrs, out_dtypes = testkit.call_args(ref, call, rank)
+    full = ref.reference.normalize_attrs(ref.INFO, {k: v for k, v in attrs.items() if k in ref.ATTRS})
+    inferred = ref.infer(testworld.meta_inputs(call, rank, metas), attrs, call["product"], out_dtypes) \
+        if graph else {}
+    buffsize = attrs.get("HCCL_BUFFSIZE", ref.ENV.get("HCCL_BUFFSIZE", 200))
+    lines = [f"node {ref.OP}_{call['id']}_{rank}", f"soc {SOC[call['product']]}", f"aiv {AIV}", f"aic {AIC}",
+             f"ub {UB}", f"window {int(buffsize) * MIB}"]
+    for kind, name, typ in twin.cases.FIELDS:
+        if kind == "input":
+            m = metas.get(name)
+            lines.append("input -" if m is None else f"input {DTYPES[m[0]].ge_value} {FORMAT_ND} {_ints(m[1])}")
+        elif kind == "output":
+            shape, dtype = inferred.get(name, ((), out_dtypes.get(name)))
+            lines.append("output -" if dtype is None else f"output {DTYPES[dtype].ge_value} {FORMAT_ND} {_ints(shape)}")
+        elif kind == "attr":
+            lines.append(_attr(KINDS[typ], full[name]) if graph or name in attrs else "attr -")
+    return lines, dict(attrs=attrs, full=full, window=int(buffsize) * MIB)
+
+
+def _expected_fields(twin: Twin, case: dict, rank, metas: dict, seen: dict, key: int) -> dict:
+    """Every tiling data field as the numpy reference computes it for this rank."""
+    ref, product = twin.ref, case["product"]
+    attrs, out_dtypes = testkit.call_args(ref, case, rank)
+    scope = ref.reference.make_scope(ref.INFO, testworld.meta_inputs(case, rank, metas), attrs, product, out_dtypes)
+    inferred = ref.infer(testworld.meta_inputs(case, rank, metas), attrs, product, out_dtypes)
+    platform = {"tilingKey": key, "aivNum": AIV, "totalUbSize": UB, "winSizeBytes": seen["window"]}
+    out = {}
+    for name, doc in twin.docs.items():
+        if m := re.fullmatch(r"attr (\w+) \((?:int64|bool)\)", doc):
+            out[name] = int(seen["full"][m.group(1)])
+        elif m := re.fullmatch(r"let (\w+)(?:, product \w+)?", doc):
+            # a let the product lacks is never filled in: the field keeps its zero
+            out[name] = int(scope.let(m.group(1))) if m.group(1) in ref.INFO.lets[product] else 0
+        elif m := re.fullmatch(r"dim\((\w+), (\d+)\)", doc):
+            out[name] = int(metas[m.group(1)][1][int(m.group(2))])
+        elif m := re.fullmatch(r"ge::DataType of (\w+)", doc):
+            t = m.group(1)
+            dtype = inferred[t][1] if t in ref.OUTPUTS else (metas[t][0] if metas.get(t) is not None else None)
+            out[name] = DT_UNDEFINED if dtype is None else DTYPES[dtype].ge_value
+        elif m := re.fullmatch(r"1 when (\w+) is passed", doc):
+            out[name] = int(metas.get(m.group(1)) is not None)
+        elif name in platform:
+            out[name] = platform[name]
+        else:
+            raise AssertionError(f"{twin.snake}: no rule for tiling data field {name} ({doc})")
+    return out
+
+
+def _fields(twin: Twin, data: bytes) -> dict:
+    size = ctypes.sizeof(twin.struct)
+    assert len(data) == size, f"{len(data)} tiling data bytes, sizeof {size}"
+    value = twin.struct.from_buffer_copy(data)
+    return {name: getattr(value, name) for name, _ in twin.struct._fields_}
+
+
+# ---- tests -----------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("snake", OPS)
+def test_every_positive_rank_tiles_as_the_reference_says(twins, snake):
+    twin = twins[snake]
+    calls, requests = [], []
+    for case in twin.cases.POSITIVE:
+        for rank, metas in testworld.rank_metas(case).items():
+            for graph in (True, False):
+                lines, seen = _request(twin, case, metas, rank, graph=graph)
+                calls.append((case, rank, metas, seen, graph))
+                requests.append(lines)
+    assert calls, f"{snake}: no positive case"
+    workspace = SYSTEM_NEED_WORKSPACE + WORKSPACE_PER_CORE_PAIR * AIV * AIV
+    graph_data = {}
+    for (case, rank, metas, seen, graph), got in zip(calls, twin.run(requests)):
+        where = f"{case['id']} rank {rank} ({'graph' if graph else 'aclnn'} mode)"
+        assert got["ok"], f"{where}: tiling failed: {got['log']}"
+        assert not [line for line in got["log"] if line.startswith("[ERROR]")], f"{where}: {got['log']}"
+        assert (got["block_dim"], got["mode"], got["workspace"]) == (AIV, BATCH_MODE, workspace), where
+        fields = _fields(twin, got["data"])
+        assert got["key"] == fields["tilingKey"] and got["key"] >= 10000, where
+        want = _expected_fields(twin, case, rank, metas, seen, got["key"])
+        diff = {k: (fields[k], v) for k, v in want.items() if fields[k] != v}
+        assert not diff, f"{where}: fields (tiling, reference) differ: {diff}"
+        if graph:
+            graph_data[(case["id"], rank)] = (got["key"], got["data"])
+        else:
+            assert graph_data[(case["id"], rank)] == (got["key"], got["data"]), \
+                f"{where}: the spec's defaults and dtype rules tile differently from the given values"
+
+
+@pytest.mark.parametrize("snake", OPS)
+def test_every_negative_call_fails_with_its_check(twins, snake):
+    twin = twins[snake]
+    calls, requests = [], []
+    for neg in twin.cases.NEGATIVE:
+        if any(neg["inputs"].get(name) is None for name in twin.required):
+            # a graph node or an aclnn call never reaches tiling without a required input: the context numbers
+            # inputs by instance (GetInputShape), so a request cannot leave one out
+            continue
+        lines, _ = _request(twin, neg, neg["inputs"], None, graph=False)
+        calls.append(neg)
+        requests.append(lines)
+    assert len(calls) >= len(twin.cases.NEGATIVE) // 2, f"{snake}: too few negative calls reach tiling"
+    for neg, got in zip(calls, twin.run(requests)):
+        tag = f"[{neg['check']}]"
+        if neg["data_check"]:
+            assert got["ok"], f"{neg['id']}: tiling never sees tensor data, yet it failed: {got['log']}"
+        elif neg["code"] == 0:
+            assert got["ok"], f"{neg['id']}: a warning rejected the call: {got['log']}"
+            assert any(line.startswith("[WARNING]") and line.endswith(tag) for line in got["log"]), \
+                f"{neg['id']}: warning {tag} not logged: {got['log']}"
+        else:
+            assert not got["ok"], f"{neg['id']}: accepted, but {neg['check']} should reject it ({neg['change']})"
+            assert any(line.startswith("[ERROR]") and line.endswith(tag) for line in got["log"]), \
+                f"{neg['id']}: no ERROR line ends in {tag}: {got['log']}"

@@ -1,0 +1,113 @@
+"""The twin's Ascend C API on its own: the faults it must surface and the semantics of the instructions.
+
+``tests/sim/twin_cases.cpp`` holds one small kernel per behaviour, run on a world of 2 ranks x 2 cores;
+the expected values are computed here, independently of the twin.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+INCLUDE = ROOT / "opgen" / "sim" / "include"
+SOURCE = ROOT / "tests" / "sim" / "twin_cases.cpp"
+
+
+@pytest.fixture(scope="module")
+def twin_cases(tmp_path_factory) -> Path:
+    cxx = os.environ.get("CXX") or shutil.which("g++")
+    if cxx is None:
+        pytest.skip("no C++ compiler (g++ or $CXX)")
+    exe = tmp_path_factory.mktemp("twin") / "twin_cases"
+    cmd = [cxx, "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-pthread", "-DASCENDC_CPU_DEBUG=1",
+           "-D__CCE_KT_TEST__=1", f"-I{INCLUDE}", str(SOURCE), "-o", str(exe)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return exe
+
+
+def run(exe: Path, case: str) -> tuple[list[str], list[str]]:
+    proc = subprocess.run([str(exe), case], capture_output=True, text=True, timeout=60)
+    assert proc.returncode in (0, 1), proc.stderr
+    lines = proc.stdout.splitlines()
+    values = [ln[len("value "):] for ln in lines if ln.startswith("value ")]
+    faults = [ln[len("fault "):] for ln in lines if ln.startswith("fault ")]
+    assert (proc.returncode == 1) == bool(faults)
+    return values, faults
+
+
+FAULTS = {
+    "gm_out_of_bounds": "DataCopy GM->UB src: out-of-bounds GM access of 64 bytes at gm of rank {r} + 4064",
+    "global_tensor_size": "GlobalTensor::SetValue: out-of-bounds GlobalTensor access: int32_t elements [16, 17) "
+                          "of a tensor of 16",
+    "ub_out_of_bounds": "Duplicate: out-of-bounds UB access: float elements [0, 32) need bytes [0, 128) of UB, "
+                        "the tensor's buffer is [0, 64)",
+    "slice_out_of_bounds": "LocalTensor::SetValue: out-of-bounds UB access: float elements [64, 65) need bytes "
+                           "[512, 516) of UB, the tensor's buffer is [256, 512)",
+    "deque_without_enque": "DeQue without EnQue: the queue is empty",
+    "flag_nobody_sets": "timeout: still waiting after 1 s, polling 32 bytes at gm of rank {r} + 256 "
+                        "(a wait on a flag nobody sets?)",
+    "waitflag_without_setflag": "WaitFlag<HardEvent 4>(0) with no SetFlag before it",
+    "ub_capacity": "UB capacity exceeded: 2 x 102400 bytes at UB offset 0 need 204800 bytes, the core has 196608",
+    "unaligned_datacopy": "DataCopy GM->UB: 3 float elements are 12 bytes, not a whole number of 32-byte blocks",
+    "syncall_missing": "SyncAll: 1 of 2 cores of the rank arrived, 1 finished the kernel without calling it",
+    "stale_after_reset": "a LocalTensor of a buffer released by TPipe::Reset (UB [0, 256))",
+}
+
+
+@pytest.mark.parametrize("case", sorted(FAULTS))
+def test_fault_is_reported_with_the_core_and_the_cause(twin_cases, case):
+    values, faults = run(twin_cases, case)
+    assert faults, f"{case}: the twin ran on without a fault"
+    for f in faults:
+        where, _, what = f.partition(": ")
+        rank = int(where.split()[1])
+        assert where.startswith("rank ") and " core " in where, f
+        assert FAULTS[case].format(r=rank) in what, f
+
+
+def test_window_exchange_through_hccl_windows_and_a_polled_flag(twin_cases):
+    values, faults = run(twin_cases, "window_exchange")
+    assert not faults
+    assert values == ["rank 0 got 200,207 of 2", "rank 1 got 100,107 of 2"]
+
+
+def test_compare_scalar_and_select(twin_cases):
+    values, faults = run(twin_cases, "compare_select")
+    assert not faults
+    x = np.arange(64, dtype=np.float32) - 3
+    bits = np.packbits(x >= 0, bitorder="little")
+    want = np.where(x[:6] >= 0, x[:6], -1.0)
+    assert values == [f"mask {bits[0]}", "select " + ",".join(f"{v:g}" for v in want)]
+
+
+def test_reduce_max_and_the_block_max_of_repeats(twin_cases):
+    values, faults = run(twin_cases, "reduce_maxes")
+    assert not faults
+    i = np.arange(256)
+    x = ((i * 37) % 128 + 1000 * (i // 128)).astype(np.float32)
+    blocks = x.reshape(2, 128).max(axis=1)
+    assert values == ["blockmax " + ",".join(f"{v:g}" for v in blocks), f"reducemax {x[:200].max():g}"]
+
+
+def test_datacopy_pad_blocks_and_strides(twin_cases):
+    values, faults = run(twin_cases, "pad_copy")
+    assert not faults
+    # GM bytes 1..20; blocks [0, 5) and [10, 15) land at UB 0 and 32; written back 1 byte apart
+    assert sorted(set(values)) == ["out 1,2,3,4,5,0,11,12,13,14,15", "pad 1,5,11,15"]
+
+
+def test_cast_round_modes_to_int32(twin_cases):
+    values, faults = run(twin_cases, "casts")
+    assert not faults
+    x = np.array([2.5, 3.5, -2.5, 1.49, 300.0, -300.0, 0.5, -0.5])
+    want = {"rint": np.rint(x), "round": np.sign(x) * np.floor(np.abs(x) + 0.5), "trunc": np.trunc(x),
+            "floor": np.floor(x), "ceil": np.ceil(x)}
+    got = dict(v.split(" ", 1) for v in values)
+    for mode, w in want.items():
+        assert got[mode] == ",".join(str(int(v)) for v in w), mode

@@ -1,4 +1,4 @@
-"""A wrong line in a kernel template makes the CPU twin's comparison fail.
+"""A wrong line in a kernel template makes the CPU twin fail: its comparison with the reference, or a fault.
 
 Each mutation changes one line of a kernel template, rebuilds DispatchV2 from its spec into a temporary
 directory, runs worlds of the generated suite on the twin built from the mutated kernel and expects a
@@ -32,6 +32,11 @@ MUTATIONS = {
                       "Cast(asInt, scratch, RM, count);",
                       "Cast(asInt, scratch, RoundMode::CAST_ROUND, count);",
                       ("ascend910b-q2-bs4-h32-k1-w2", "ascend950-q2-bs4-h1024-k2-w2")),
+    # a row loaded by MTE2 is read by the vector pipe without waiting for the copy (LoadRow's sync dropped)
+    "missing_mte2_v_sync": ("cpp/op_kernel/_helpers.j2",
+                            "DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));\n    SyncFunc<HardEvent::MTE2_V>();",
+                            "DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));",
+                            ("ascend910b-q2-bs4-h32-k1-w2-scales2x32",)),
 }
 
 

@@ -53,6 +53,8 @@ FAULTS = {
     "flag_nobody_sets": "timeout: still waiting after 1 s, polling 32 bytes at gm of rank {r} + 256 "
                         "(a wait on a flag nobody sets?)",
     "waitflag_without_setflag": "WaitFlag<HardEvent 4>(0) with no SetFlag before it",
+    "missing_sync": "LocalTensor::GetValue: reads UB [12, 16) on pipe S (scalar), written on pipe MTE2 "
+                    "(DataCopy GM->UB) at [0, 32) with no sync between the two pipes",
     "ub_capacity": "UB capacity exceeded: 2 x 102400 bytes at UB offset 0 need 204800 bytes, the core has 196608",
     "unaligned_datacopy": "DataCopy GM->UB: 3 float elements are 12 bytes, not a whole number of 32-byte blocks",
     "syncall_missing": "SyncAll: 1 of 2 cores of the rank arrived, 1 finished the kernel without calling it",

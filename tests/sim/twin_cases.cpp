@@ -43,6 +43,14 @@ std::string Floats(const LocalTensor<float>& t, uint32_t n)
 
 using Case = std::function<void(uint32_t rank)>;
 
+// SetFlag then WaitFlag of one event: what the source pipe wrote is visible to the destination pipe.
+template <HardEvent E>
+void Sync()
+{
+    SetFlag<E>(0);
+    WaitFlag<E>(0);
+}
+
 // ---- faults ---------------------------------------------------------------------------------------------------
 void GmOutOfBounds(uint32_t rank)
 {
@@ -99,10 +107,23 @@ void FlagNobodySets(uint32_t rank)
     gm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(g_gm[rank]));
     while (true) {  // the pattern of WaitEntries: poll until the flag is set
         DataCopy(ub, gm[64], 8);
+        Sync<HardEvent::MTE2_S>();
         if (ub.GetValue(0) == 0x3F800000) {
             break;
         }
     }
+}
+
+void MissingSync(uint32_t rank)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 32);
+    LocalTensor<int32_t> ub = buf.Get<int32_t>();
+    GlobalTensor<int32_t> gm;
+    gm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(g_gm[rank]));
+    DataCopy(ub, gm, 8);
+    (void)ub.GetValue(3);  // no SetFlag/WaitFlag<MTE2_S> between the copy and the scalar read
 }
 
 void WaitFlagWithoutSetFlag(uint32_t)
@@ -162,18 +183,23 @@ void WindowExchange(uint32_t rank)
     for (uint32_t i = 0; i < 8; ++i) {
         ub.SetValue(i, static_cast<int32_t>(100 * (rank + 1) + i));
     }
+    Sync<HardEvent::S_MTE3>();
     GlobalTensor<int32_t> theirs;
     theirs.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(hccl.GetWindowsInAddr(peer)));
     DataCopy(theirs, ub, 8);
     PipeBarrier<PIPE_MTE3>();
+    Sync<HardEvent::MTE3_S>();
     ub.SetValue(0, 0x3F800000);
+    Sync<HardEvent::S_MTE3>();
     DataCopy(theirs[8], ub, 8);
     GlobalTensor<int32_t> mine;
     mine.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(hccl.GetWindowsInAddr(hccl.GetRankId())));
     do {
         DataCopy(ub, mine[8], 8);
+        Sync<HardEvent::MTE2_S>();
     } while (ub.GetValue(0) != 0x3F800000);
     DataCopy(ub, mine, 8);
+    Sync<HardEvent::MTE2_S>();
     Report("rank " + std::to_string(rank) + " got " + std::to_string(ub.GetValue(0)) + "," +
            std::to_string(ub.GetValue(7)) + " of " + std::to_string(hccl.GetRankDim()));
 }
@@ -192,8 +218,10 @@ void CompareSelect(uint32_t rank)
     for (uint32_t i = 0; i < 64; ++i) {
         x.SetValue(i, static_cast<float>(i) - 3.0f);
     }
+    Sync<HardEvent::S_V>();
     CompareScalar(mask, x, 0.0f, CMPMODE::GE, 64);
     Select(y, mask, x, -1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, 6);
+    Sync<HardEvent::V_S>();
     Report("select " + Floats(y, 6));
     Report("mask " + std::to_string(mask.GetValue(0)));
 }
@@ -212,11 +240,14 @@ void ReduceMaxes(uint32_t rank)
     for (uint32_t i = 0; i < 256; ++i) {
         x.SetValue(i, static_cast<float>((i * 37U) % 128U + 1000U * (i / 128U)));  // a permutation per 128 block
     }
+    Sync<HardEvent::S_V>();
     ReduceMax<float>(work, x, work[64], 200, false);
+    Sync<HardEvent::V_S>();
     Report("reducemax " + Floats(work, 1));
     // block max over 128 (two repeats folded, then WholeReduceMax), as BlockMaxRow does
     Max(x, x, x[64], static_cast<uint64_t>(64), 2, BinaryRepeatParams(1, 1, 1, 16, 16, 16));
     WholeReduceMax<float>(out, x, 64, 2, 1, 1, 16, ReduceOrder::ORDER_ONLY_VALUE);
+    Sync<HardEvent::V_S>();
     Report("blockmax " + Floats(out, 2));
 }
 
@@ -236,9 +267,12 @@ void PadCopy(uint32_t rank)
     }
     // two blocks of 5 bytes, 5 bytes apart in GM, each landing on its own 32-byte UB block
     DataCopyPad(ub, gm, DataCopyExtParams(2, 5, 5, 0, 0), DataCopyPadExtParams<uint8_t>(false, 0, 0, 0));
+    Sync<HardEvent::MTE2_S>();
     Report("pad " + std::to_string(ub.GetValue(0)) + "," + std::to_string(ub.GetValue(4)) + "," +
            std::to_string(ub.GetValue(32)) + "," + std::to_string(ub.GetValue(36)));
-    DataCopyPad(gm[100], ub, DataCopyExtParams(2, 5, 0, 1, 0));  // back out with a 1-byte gap
+    Sync<HardEvent::MTE2_MTE3>();
+    DataCopyPad(gm[100], ub, DataCopyExtParams(2, 5, 0, 1, 0));
+    Sync<HardEvent::MTE3_S>();  // back out with a 1-byte gap
     std::string s;
     for (uint32_t i = 100; i < 111; ++i) {
         s += (i > 100 ? "," : "") + std::to_string(gm.GetValue(i));
@@ -259,12 +293,14 @@ void Casts(uint32_t rank)
     for (uint32_t i = 0; i < 8; ++i) {
         x.SetValue(i, in[i]);
     }
+    Sync<HardEvent::S_V>();
     LocalTensor<int32_t> r = buf.GetWithOffset<int32_t>(8, 256);
     const RoundMode modes[] = {RoundMode::CAST_RINT, RoundMode::CAST_ROUND, RoundMode::CAST_TRUNC,
                                RoundMode::CAST_FLOOR, RoundMode::CAST_CEIL};
     const char* names[] = {"rint", "round", "trunc", "floor", "ceil"};
     for (uint32_t m = 0; m < 5; ++m) {
         Cast(r, x, modes[m], 8);
+        Sync<HardEvent::V_S>();
         std::string s;
         for (uint32_t i = 0; i < 8; ++i) {
             s += (i ? "," : "") + std::to_string(r.GetValue(i));
@@ -283,6 +319,7 @@ const std::map<std::string, Case>& Cases()
         {"deque_without_enque", DeQueWithoutEnQue},
         {"flag_nobody_sets", FlagNobodySets},
         {"waitflag_without_setflag", WaitFlagWithoutSetFlag},
+        {"missing_sync", MissingSync},
         {"ub_capacity", UbCapacity},
         {"unaligned_datacopy", UnalignedDataCopy},
         {"syncall_missing", SyncAllMissing},

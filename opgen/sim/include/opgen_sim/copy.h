@@ -41,21 +41,22 @@ template <typename T>
 __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const uint32_t count)
 {
     const uint64_t bytes = sim::WholeBlocks<T>(count, "DataCopy GM->UB");
-    sim::GmRead(dst.SimSpan(0U, count, "DataCopy GM->UB dst"), src.SimSpan(0U, count, "DataCopy GM->UB src"), bytes);
+    sim::GmRead(dst.SimWrite(0U, count, "DataCopy GM->UB dst", true, opgen_sim::PIPE_MTE2_), src.SimSpan(0U, count, "DataCopy GM->UB src"), bytes);
 }
 
 template <typename T>
 __aicore__ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count)
 {
     const uint64_t bytes = sim::WholeBlocks<T>(count, "DataCopy UB->GM");
-    sim::GmWrite(dst.SimSpan(0U, count, "DataCopy UB->GM dst"), src.SimSpan(0U, count, "DataCopy UB->GM src"), bytes);
+    sim::GmWrite(dst.SimSpan(0U, count, "DataCopy UB->GM dst"), src.SimRead(0U, count, "DataCopy UB->GM src", true, opgen_sim::PIPE_MTE3_), bytes);
 }
 
 template <typename T>
 __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count)
 {
     const uint64_t bytes = sim::WholeBlocks<T>(count, "DataCopy UB->UB");
-    std::memmove(dst.SimSpan(0U, count, "DataCopy UB->UB dst"), src.SimSpan(0U, count, "DataCopy UB->UB src"), bytes);
+    const uint8_t* from = src.SimRead(0U, count, "DataCopy UB->UB src");
+    std::memmove(dst.SimWrite(0U, count, "DataCopy UB->UB dst"), from, bytes);
 }
 
 // DataCopyPad GM->UB: block i is blockLen bytes at GM src + i * (blockLen + srcStride bytes), landing at the
@@ -78,7 +79,7 @@ __aicore__ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor
     for (uint32_t i = 0U; i < dataCopyParams.blockCount; ++i) {
         const uint64_t s = i * (len + dataCopyParams.srcStride) / elem;
         const uint64_t d = i * (ubBlock + dataCopyParams.dstStride * 32ULL) / elem;
-        uint8_t* out = dst.SimSpan(d, left + len / elem + right, "DataCopyPad GM->UB dst");
+        uint8_t* out = dst.SimWrite(d, left + len / elem + right, "DataCopyPad GM->UB dst", true, opgen_sim::PIPE_MTE2_);
         const uint8_t* in = src.SimSpan(s, len / elem, "DataCopyPad GM->UB src");
         sim::GmRead(out + left * elem, in, len);
         for (uint64_t k = 0U; k < left; ++k) {
@@ -108,7 +109,7 @@ __aicore__ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor
         const uint64_t s = i * (ubBlock + dataCopyParams.srcStride * 32ULL) / elem;
         const uint64_t d = i * (len + dataCopyParams.dstStride) / elem;
         sim::GmWrite(dst.SimSpan(d, len / elem, "DataCopyPad UB->GM dst"),
-                     src.SimSpan(s, len / elem, "DataCopyPad UB->GM src"), len);
+                     src.SimRead(s, len / elem, "DataCopyPad UB->GM src", true, opgen_sim::PIPE_MTE3_), len);
     }
 }
 

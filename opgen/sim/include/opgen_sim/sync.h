@@ -16,37 +16,82 @@
 
 namespace AscendC {
 
+// PIPE_ALL waits for every pipe: all UB writes so far are visible to all of them.  A barrier of one pipe
+// orders that pipe only.
 template <pipe_t pipe>
 __aicore__ inline void PipeBarrier()
 {
     std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (pipe == PIPE_ALL) {
+        opgen_sim::MakeAllVisible();
+    }
 }
+
+namespace sim {
+// The (source, destination) pipes of a HardEvent, as hazard.h models them (-1: a pipe the twin has no
+// instruction on, e.g. MTE1 or the cube's M / FIX).
+struct EventPipes {
+    int from;
+    int to;
+};
+constexpr EventPipes PipesOf(HardEvent e)
+{
+    using opgen_sim::PIPE_MTE2_;
+    using opgen_sim::PIPE_MTE3_;
+    using opgen_sim::PIPE_S_;
+    using opgen_sim::PIPE_V_;
+    switch (e) {
+        case HardEvent::MTE2_V: return {PIPE_MTE2_, PIPE_V_};
+        case HardEvent::V_MTE2: return {PIPE_V_, PIPE_MTE2_};
+        case HardEvent::MTE3_V: return {PIPE_MTE3_, PIPE_V_};
+        case HardEvent::V_MTE3: return {PIPE_V_, PIPE_MTE3_};
+        case HardEvent::V_V: return {PIPE_V_, PIPE_V_};
+        case HardEvent::MTE3_MTE2: return {PIPE_MTE3_, PIPE_MTE2_};
+        case HardEvent::MTE2_MTE3: return {PIPE_MTE2_, PIPE_MTE3_};
+        case HardEvent::S_V: return {PIPE_S_, PIPE_V_};
+        case HardEvent::V_S: return {PIPE_V_, PIPE_S_};
+        case HardEvent::S_MTE2: return {PIPE_S_, PIPE_MTE2_};
+        case HardEvent::MTE2_S: return {PIPE_MTE2_, PIPE_S_};
+        case HardEvent::S_MTE3: return {PIPE_S_, PIPE_MTE3_};
+        case HardEvent::MTE3_S: return {PIPE_MTE3_, PIPE_S_};
+        default: return {-1, -1};
+    }
+}
+}  // namespace sim
 
 template <HardEvent event>
 __aicore__ inline void SetFlag(int32_t eventID)
 {
     if (opgen_sim::t_core != nullptr) {
-        ++opgen_sim::t_core->flags[{static_cast<int>(event), eventID}];
+        opgen_sim::t_core->flags[{static_cast<int>(event), eventID}].push_back(opgen_sim::WriteSeq());
     }
 }
 
+// Waits for the oldest SetFlag of (event, id): what the source pipe wrote before it becomes visible to the
+// destination pipe.
 template <HardEvent event>
 __aicore__ inline void WaitFlag(int32_t eventID)
 {
     if (opgen_sim::t_core == nullptr) {
         return;
     }
-    uint32_t& pending = opgen_sim::t_core->flags[{static_cast<int>(event), eventID}];
-    if (pending == 0U) {
+    std::deque<uint64_t>& pending = opgen_sim::t_core->flags[{static_cast<int>(event), eventID}];
+    if (pending.empty()) {
         opgen_sim::Raise("WaitFlag<HardEvent %d>(%d) with no SetFlag before it: the device pipe would wait forever",
                          static_cast<int>(event), eventID);
     }
-    --pending;
+    const uint64_t upTo = pending.front();
+    pending.pop_front();
+    constexpr sim::EventPipes pipes = sim::PipesOf(event);
+    if (pipes.from >= 0) {
+        opgen_sim::MakeVisible(static_cast<uint8_t>(pipes.from), static_cast<uint8_t>(pipes.to), upTo);
+    }
 }
 
 template <bool isAIVOnly = true>
 __aicore__ inline void SyncAll()
 {
+    opgen_sim::MakeAllVisible();  // every pipe of every core drains before the cores meet
     opgen_sim::Barrier();
 }
 

@@ -17,6 +17,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "opgen_sim/hazard.h"
 #include "opgen_sim/numeric.h"
 #include "opgen_sim/world.h"
 
@@ -50,11 +51,17 @@ public:
     {
         PrimType v;
         std::memcpy(&v, Scalar(index, "LocalTensor::GetValue"), sizeof(PrimType));
+        opgen_sim::UbRead(opgen_sim::PIPE_S_, static_cast<uint32_t>(off_ + index * sizeof(PrimType)),
+                          static_cast<uint32_t>(off_ + (index + 1U) * sizeof(PrimType)), "LocalTensor::GetValue");
         return v;
     }
     __aicore__ PrimType& operator()(const uint32_t offset) const
     {
-        return *reinterpret_cast<PrimType*>(Scalar(offset, "LocalTensor::operator()"));
+        uint8_t* p = Scalar(offset, "LocalTensor::operator()");  // read or written by the scalar unit
+        const uint32_t begin = static_cast<uint32_t>(p - ub_);
+        opgen_sim::UbRead(opgen_sim::PIPE_S_, begin, begin + sizeof(PrimType), "LocalTensor::operator()");
+        opgen_sim::UbWritten(opgen_sim::PIPE_S_, begin, begin + sizeof(PrimType));
+        return *reinterpret_cast<PrimType*>(p);
     }
     template <typename U>
     __aicore__ LocalTensor<U> ReinterpretCast() const
@@ -73,6 +80,8 @@ public:
     {
         const PrimType v = static_cast<PrimType>(value);
         std::memcpy(Scalar(index, "LocalTensor::SetValue"), &v, sizeof(PrimType));
+        opgen_sim::UbWritten(opgen_sim::PIPE_S_, static_cast<uint32_t>(off_ + index * sizeof(PrimType)),
+                             static_cast<uint32_t>(off_ + (index + 1U) * sizeof(PrimType)));
     }
     __aicore__ LocalTensor operator[](const uint32_t offset) const
     {
@@ -110,6 +119,24 @@ public:
             opgen_sim::Raise("%s: UB address %llu is not 32-byte aligned", what, static_cast<unsigned long long>(start));
         }
         return ub_ + start;
+    }
+    // SimSpan, and the access recorded for the cross-pipe hazard check (hazard.h): a read by `pipe` ...
+    const uint8_t* SimRead(uint64_t first, uint64_t count, const char* what, bool aligned = true,
+                           uint8_t pipe = opgen_sim::PIPE_V_) const
+    {
+        uint8_t* p = SimSpan(first, count, what, aligned);
+        const uint32_t begin = static_cast<uint32_t>(p - ub_);
+        opgen_sim::UbRead(pipe, begin, static_cast<uint32_t>(begin + SimBytes<T>(count)), what);
+        return p;
+    }
+    // ... and a write by `pipe`.
+    uint8_t* SimWrite(uint64_t first, uint64_t count, const char* what, bool aligned = true,
+                      uint8_t pipe = opgen_sim::PIPE_V_) const
+    {
+        uint8_t* p = SimSpan(first, count, what, aligned);
+        const uint32_t begin = static_cast<uint32_t>(p - ub_);
+        opgen_sim::UbWritten(pipe, begin, static_cast<uint32_t>(begin + SimBytes<T>(count)));
+        return p;
     }
     uint32_t SimOffset() const { return off_; }
     uint32_t SimEnd() const { return end_; }
@@ -310,6 +337,8 @@ public:
         }
         sim_.buffers[i].state = SimQueue::ENQUEUED;
         sim_.fifo.push_back(i);
+        // the queue orders its producer's pipe before its consumer's: the buffer's bytes are visible to all
+        opgen_sim::MakeAllVisible(sim_.buffers[i].off, sim_.buffers[i].off + sim_.buffers[i].bytes);
         return true;
     }
     template <typename T>
@@ -433,6 +462,7 @@ public:
     {
         used_ = 0U;
         ++gen_;
+        opgen_sim::ResetHazards();  // what the released buffers held is no one's to read
     }
 
     uint64_t SimUsed() const { return used_; }

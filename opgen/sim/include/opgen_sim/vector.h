@@ -63,8 +63,8 @@ template <typename T, typename F>
 inline void Unary(const LocalTensor<T>& dst, const LocalTensor<T>& src, int64_t count, const char* what, F f)
 {
     CheckCount(count, what);
-    uint8_t* d = dst.SimSpan(0U, count, what);
-    const uint8_t* s = src.SimSpan(0U, count, what);
+    const uint8_t* s = src.SimRead(0U, count, what);  // reads before writes: see hazard.h
+    uint8_t* d = dst.SimWrite(0U, count, what);
     for (int64_t i = 0; i < count; ++i) {
         Store<T>(d, i, f(Load<T>(s, i)));
     }
@@ -76,9 +76,9 @@ inline void Binary(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const 
                    const char* what, F f)
 {
     CheckCount(count, what);
-    uint8_t* d = dst.SimSpan(0U, count, what);
-    const uint8_t* a = src0.SimSpan(0U, count, what);
-    const uint8_t* b = src1.SimSpan(0U, count, what);
+    const uint8_t* a = src0.SimRead(0U, count, what);
+    const uint8_t* b = src1.SimRead(0U, count, what);
+    uint8_t* d = dst.SimWrite(0U, count, what);
     for (int64_t i = 0; i < count; ++i) {
         Store<T>(d, i, f(Load<T>(a, i), Load<T>(b, i)));
     }
@@ -171,9 +171,9 @@ __aicore__ inline void Max(const LocalTensor<T>& dst, const LocalTensor<T>& src0
             const uint64_t d = at(r, j, repeatParams.dstBlkStride, repeatParams.dstRepStride);
             const uint64_t a = at(r, j, repeatParams.src0BlkStride, repeatParams.src0RepStride);
             const uint64_t b = at(r, j, repeatParams.src1BlkStride, repeatParams.src1RepStride);
-            const T va = sim::Load<T>(src0.SimSpan(a, 1U, "Max src0", false), 0U);
-            const T vb = sim::Load<T>(src1.SimSpan(b, 1U, "Max src1", false), 0U);
-            sim::Store<T>(dst.SimSpan(d, 1U, "Max dst", false), 0U, sim::FromF<T>(sim::MaxNan(sim::ToF(va), sim::ToF(vb))));
+            const T va = sim::Load<T>(src0.SimRead(a, 1U, "Max src0", false), 0U);
+            const T vb = sim::Load<T>(src1.SimRead(b, 1U, "Max src1", false), 0U);
+            sim::Store<T>(dst.SimWrite(d, 1U, "Max dst", false), 0U, sim::FromF<T>(sim::MaxNan(sim::ToF(va), sim::ToF(vb))));
         }
     }
     (void)dst.SimSpan(0U, 0U, "Max dst");  // operands start 32-byte aligned
@@ -241,7 +241,7 @@ template <typename T>
 __aicore__ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const int32_t& count)
 {
     sim::CheckCount(count, "Duplicate");
-    uint8_t* d = dst.SimSpan(0U, count, "Duplicate");
+    uint8_t* d = dst.SimWrite(0U, count, "Duplicate");
     for (int32_t i = 0; i < count; ++i) {
         sim::Store<T>(d, i, scalarValue);
     }
@@ -257,8 +257,8 @@ __aicore__ inline void CompareScalar(const LocalTensor<U>& dst, const LocalTenso
         opgen_sim::Raise("CompareScalar: %u %s elements do not fill whole 256-byte repeats", count,
                          opgen_sim::TypeName<T>());
     }
-    const uint8_t* s = src0.SimSpan(0U, count, "CompareScalar src0");
-    uint8_t* bits = dst.template ReinterpretCast<uint8_t>().SimSpan(0U, count / 8U, "CompareScalar dst");
+    const uint8_t* s = src0.SimRead(0U, count, "CompareScalar src0");
+    uint8_t* bits = dst.template ReinterpretCast<uint8_t>().SimWrite(0U, count / 8U, "CompareScalar dst");
     const float b = sim::ToF(src1Scalar);
     for (uint32_t i = 0U; i < count; ++i) {
         const float a = sim::ToF(sim::Load<T>(s, i));
@@ -294,10 +294,10 @@ __aicore__ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& s
     if (selMode != SELMODE::VSEL_TENSOR_TENSOR_MODE) {
         opgen_sim::Raise("Select (tensor, tensor): selMode %d is not VSEL_TENSOR_TENSOR_MODE", static_cast<int>(selMode));
     }
-    const uint8_t* bits = selMask.template ReinterpretCast<uint8_t>().SimSpan(0U, (count + 7U) / 8U, "Select mask");
-    uint8_t* d = dst.SimSpan(0U, count, "Select dst");
-    const uint8_t* a = src0.SimSpan(0U, count, "Select src0");
-    const uint8_t* b = src1.SimSpan(0U, count, "Select src1");
+    const uint8_t* bits = selMask.template ReinterpretCast<uint8_t>().SimRead(0U, (count + 7U) / 8U, "Select mask");
+    const uint8_t* a = src0.SimRead(0U, count, "Select src0");
+    const uint8_t* b = src1.SimRead(0U, count, "Select src1");
+    uint8_t* d = dst.SimWrite(0U, count, "Select dst");
     for (uint32_t i = 0U; i < count; ++i) {
         sim::Store<T>(d, i, sim::MaskBit(bits, i) ? sim::Load<T>(a, i) : sim::Load<T>(b, i));
     }
@@ -311,9 +311,9 @@ __aicore__ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& s
     if (selMode != SELMODE::VSEL_TENSOR_SCALAR_MODE) {
         opgen_sim::Raise("Select (tensor, scalar): selMode %d is not VSEL_TENSOR_SCALAR_MODE", static_cast<int>(selMode));
     }
-    const uint8_t* bits = selMask.template ReinterpretCast<uint8_t>().SimSpan(0U, (count + 7U) / 8U, "Select mask");
-    uint8_t* d = dst.SimSpan(0U, count, "Select dst");
-    const uint8_t* a = src0.SimSpan(0U, count, "Select src0");
+    const uint8_t* bits = selMask.template ReinterpretCast<uint8_t>().SimRead(0U, (count + 7U) / 8U, "Select mask");
+    const uint8_t* a = src0.SimRead(0U, count, "Select src0");
+    uint8_t* d = dst.SimWrite(0U, count, "Select dst");
     for (uint32_t i = 0U; i < count; ++i) {
         sim::Store<T>(d, i, sim::MaskBit(bits, i) ? sim::Load<T>(a, i) : src1);
     }
@@ -330,7 +330,7 @@ __aicore__ inline void ReduceMax(const LocalTensor<T>& dst, const LocalTensor<T>
         opgen_sim::Raise("ReduceMax of 0 elements");
     }
     (void)sharedTmpBuffer.SimSpan(0U, 1U, "ReduceMax work");
-    const uint8_t* s = src.SimSpan(0U, count, "ReduceMax src");
+    const uint8_t* s = src.SimRead(0U, count, "ReduceMax src");
     float best = sim::ToF(sim::Load<T>(s, 0U));
     uint32_t at = 0U;
     for (int32_t i = 1; i < count; ++i) {
@@ -343,7 +343,7 @@ __aicore__ inline void ReduceMax(const LocalTensor<T>& dst, const LocalTensor<T>
             at = static_cast<uint32_t>(i);
         }
     }
-    uint8_t* d = dst.SimSpan(0U, calIndex ? 2U : 1U, "ReduceMax dst");
+    uint8_t* d = dst.SimWrite(0U, calIndex ? 2U : 1U, "ReduceMax dst");
     sim::Store<T>(d, 0U, sim::FromF<T>(best));
     if (calIndex) {
         std::memcpy(d + sizeof(T), &at, sizeof(T) < sizeof(at) ? sizeof(T) : sizeof(at));
@@ -357,12 +357,12 @@ __aicore__ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>
 {
     sim::CheckCount(count, "ReduceSum");
     (void)sharedTmpBuffer.SimSpan(0U, 1U, "ReduceSum work");
-    const uint8_t* s = src.SimSpan(0U, count, "ReduceSum src");
+    const uint8_t* s = src.SimRead(0U, count, "ReduceSum src");
     float sum = 0.0f;
     for (int32_t i = 0; i < count; ++i) {
         sum += sim::ToF(sim::Load<T>(s, i));
     }
-    sim::Store<T>(dst.SimSpan(0U, 1U, "ReduceSum dst"), 0U, sim::FromF<T>(sum));
+    sim::Store<T>(dst.SimWrite(0U, 1U, "ReduceSum dst"), 0U, sim::FromF<T>(sum));
 }
 
 // Per repeat r: the max of `mask` elements at src + r * srcRepStride * 32 bytes (srcBlkStride 32-byte blocks
@@ -385,16 +385,16 @@ __aicore__ inline void WholeReduceMax(const LocalTensor<T>& dst, const LocalTens
         uint32_t at = 0U;
         for (int64_t j = 0; j < mask; ++j) {
             const uint64_t i = r * srcRepStride * PER_BLOCK + (j / PER_BLOCK) * srcBlkStride * PER_BLOCK + j % PER_BLOCK;
-            const float v = sim::ToF(sim::Load<T>(src.SimSpan(i, 1U, "WholeReduceMax src", false), 0U));
+            const float v = sim::ToF(sim::Load<T>(src.SimRead(i, 1U, "WholeReduceMax src", false), 0U));
             if (j == 0 || (!std::isnan(best) && (std::isnan(v) || v > best))) {
                 best = v;
                 at = static_cast<uint32_t>(j);
             }
         }
         if (order == ReduceOrder::ORDER_ONLY_VALUE) {
-            sim::Store<T>(dst.SimSpan(r * dstRepStride, 1U, "WholeReduceMax dst", false), 0U, sim::FromF<T>(best));
+            sim::Store<T>(dst.SimWrite(r * dstRepStride, 1U, "WholeReduceMax dst", false), 0U, sim::FromF<T>(best));
         } else {
-            uint8_t* d = dst.SimSpan(r * dstRepStride * 2, 2U, "WholeReduceMax dst", false);
+            uint8_t* d = dst.SimWrite(r * dstRepStride * 2, 2U, "WholeReduceMax dst", false);
             sim::Store<T>(d, 0U, sim::FromF<T>(best));
             std::memcpy(d + sizeof(T), &at, sizeof(T) < sizeof(at) ? sizeof(T) : sizeof(at));
         }
@@ -415,8 +415,8 @@ template <typename T, typename U>
 __aicore__ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode,
                             const uint32_t count)
 {
-    uint8_t* d = dst.SimSpan(0U, count, "Cast dst");
-    const uint8_t* s = src.SimSpan(0U, count, "Cast src");
+    const uint8_t* s = src.SimRead(0U, count, "Cast src");
+    uint8_t* d = dst.SimWrite(0U, count, "Cast dst");
     const uint64_t dBytes = SimBytes<T>(count);
     const uint64_t sBytes = SimBytes<U>(count);
     const bool overlap = d < s + sBytes && s < d + dBytes;

@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -90,7 +91,8 @@ struct CoreState {
     uint8_t* ub = nullptr;  // this core's UB, World::ubBytes long, 32-byte aligned
     float deqScale = 1.0f;  // SetDeqScale
     void* pipe = nullptr;   // the live TPipe (GetTPipePtr)
-    std::map<std::pair<int, int32_t>, uint32_t> flags;  // (HardEvent, event id) -> SetFlags not yet waited
+    // (HardEvent, event id) -> the SetFlags not yet waited for, each with the UB write count it was set at
+    std::map<std::pair<int, int32_t>, std::deque<uint64_t>> flags;
     uintptr_t lastRead = 0;  // the last GM bytes this core read: a poll loop reads the same ones again
     uint64_t lastReadBytes = 0;
     uint64_t sameReads = 0;

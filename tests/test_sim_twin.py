@@ -52,6 +52,8 @@ FAULTS = {
     "deque_without_enque": "DeQue without EnQue: the queue is empty",
     "flag_nobody_sets": "timeout: still waiting after 1 s, polling 32 bytes at gm of rank {r} + 256 "
                         "(a wait on a flag nobody sets?)",
+    "overwrite_while_read": "DataCopy GM->UB dst: overwrites UB [0, 32) on pipe MTE2 (DataCopy GM->UB), read on "
+                            "pipe MTE3 (DataCopy UB->GM) at [0, 32) with no sync between the two pipes",
     "waitflag_without_setflag": "WaitFlag<HardEvent 4>(0) with no SetFlag before it",
     "missing_sync": "LocalTensor::GetValue: reads UB [12, 16) on pipe S (scalar), written on pipe MTE2 "
                     "(DataCopy GM->UB) at [0, 32) with no sync between the two pipes",

@@ -51,6 +51,20 @@ void Sync()
     WaitFlag<E>(0);
 }
 
+// One 32-byte UB buffer and the rank's GM as int32: the setting of the small kernels below.
+struct OneBlock {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    LocalTensor<int32_t> ub;
+    GlobalTensor<int32_t> gm;
+    explicit OneBlock(uint32_t rank)
+    {
+        pipe.InitBuffer(buf, 32);
+        ub = buf.Get<int32_t>();
+        gm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(g_gm[rank]));
+    }
+};
+
 // ---- faults ---------------------------------------------------------------------------------------------------
 void GmOutOfBounds(uint32_t rank)
 {
@@ -99,12 +113,9 @@ void DeQueWithoutEnQue(uint32_t)
 
 void FlagNobodySets(uint32_t rank)
 {
-    TPipe pipe;
-    TBuf<TPosition::VECCALC> buf;
-    pipe.InitBuffer(buf, 32);
-    LocalTensor<int32_t> ub = buf.Get<int32_t>();
-    GlobalTensor<int32_t> gm;
-    gm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(g_gm[rank]));
+    OneBlock k(rank);
+    LocalTensor<int32_t>& ub = k.ub;
+    GlobalTensor<int32_t>& gm = k.gm;
     while (true) {  // the pattern of WaitEntries: poll until the flag is set
         DataCopy(ub, gm[64], 8);
         Sync<HardEvent::MTE2_S>();
@@ -116,14 +127,22 @@ void FlagNobodySets(uint32_t rank)
 
 void MissingSync(uint32_t rank)
 {
-    TPipe pipe;
-    TBuf<TPosition::VECCALC> buf;
-    pipe.InitBuffer(buf, 32);
-    LocalTensor<int32_t> ub = buf.Get<int32_t>();
-    GlobalTensor<int32_t> gm;
-    gm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(g_gm[rank]));
+    OneBlock k(rank);
+    LocalTensor<int32_t>& ub = k.ub;
+    GlobalTensor<int32_t>& gm = k.gm;
     DataCopy(ub, gm, 8);
     (void)ub.GetValue(3);  // no SetFlag/WaitFlag<MTE2_S> between the copy and the scalar read
+}
+
+void OverwriteWhileRead(uint32_t rank)
+{
+    OneBlock k(rank);
+    LocalTensor<int32_t>& ub = k.ub;
+    GlobalTensor<int32_t>& gm = k.gm;
+    Duplicate(ub, 7, 8);
+    Sync<HardEvent::V_MTE3>();
+    DataCopy(gm, ub, 8);      // MTE3 reads ub ...
+    DataCopy(ub, gm[8], 8);   // ... while MTE2 may already overwrite it: no MTE3_MTE2 sync between
 }
 
 void WaitFlagWithoutSetFlag(uint32_t)
@@ -192,6 +211,7 @@ void WindowExchange(uint32_t rank)
     ub.SetValue(0, 0x3F800000);
     Sync<HardEvent::S_MTE3>();
     DataCopy(theirs[8], ub, 8);
+    Sync<HardEvent::MTE3_MTE2>();  // ub is read by that copy before the polls below overwrite it
     GlobalTensor<int32_t> mine;
     mine.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(hccl.GetWindowsInAddr(hccl.GetRankId())));
     do {
@@ -320,6 +340,7 @@ const std::map<std::string, Case>& Cases()
         {"flag_nobody_sets", FlagNobodySets},
         {"waitflag_without_setflag", WaitFlagWithoutSetFlag},
         {"missing_sync", MissingSync},
+        {"overwrite_while_read", OverwriteWhileRead},
         {"ub_capacity", UbCapacity},
         {"unaligned_datacopy", UnalignedDataCopy},
         {"syncall_missing", SyncAllMissing},

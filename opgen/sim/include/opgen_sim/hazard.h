@@ -1,13 +1,15 @@
 /**
- * Cross-pipe read-after-write hazards on UB, as the device has them.
+ * Cross-pipe hazards on UB, as the device has them.
  *
  * A vector core issues its instructions to separate pipes (MTE2: GM -> UB copies, MTE3: UB -> GM copies,
- * V: vector instructions, S: scalar accesses) that run concurrently: bytes one pipe writes are only safe for
- * another pipe to read after a synchronisation between the two (SetFlag / WaitFlag<X_Y>, PipeBarrier<PIPE_ALL>,
- * a queue's EnQue / DeQue, SyncAll).  The twin runs every instruction in order, so it records each UB write
- * with its pipe and the pipes it has been made visible to; a read by another pipe of bytes not yet made visible
- * to it is a fault ("without a sync the device may read the old bytes").  Write-after-read hazards are not
- * tracked.
+ * V: vector instructions, S: scalar accesses) that run concurrently, so one pipe's access is only ordered
+ * after another pipe's once a synchronisation connects the two (SetFlag / WaitFlag<X_Y>, PipeBarrier<PIPE_ALL>,
+ * a queue's EnQue / AllocTensor, SyncAll).  The twin runs every instruction in order; it records each UB access
+ * with its pipe and the pipes it has since been ordered before, and faults on
+ *   read after write: a pipe reads bytes another pipe wrote, with no sync between them (it may read old bytes);
+ *   write after read: a pipe overwrites bytes another pipe reads, with no sync between them (the reader may see
+ *   the new bytes).  Scalar reads complete when issued, so they never take part in the second kind.
+ * Waits chain: V -> S, then S -> MTE3, orders V before MTE3.
  */
 #ifndef OPGEN_SIM_HAZARD_H
 #define OPGEN_SIM_HAZARD_H
@@ -28,78 +30,107 @@ inline const char* PipeName(uint8_t p)
 }
 
 constexpr uint8_t ALL_PIPES = (1U << PIPE_COUNT_) - 1U;
-constexpr size_t MAX_PENDING = 4096;  // older writes are forgotten past this many (never a false fault)
+constexpr size_t MAX_ACCESSES = 4096;  // older accesses are forgotten past this many (never a false fault)
 
-struct UbWrite {
+struct UbAccess {
     uint32_t begin;
     uint32_t end;
     uint8_t pipe;
-    uint8_t visible;  // bit p: pipe p may read these bytes
+    bool write;
+    uint8_t ordered;  // bit p: pipe p's later accesses are ordered after this one
     uint64_t seq;
 };
 
 struct HazardState {
-    std::vector<UbWrite> writes;
+    std::vector<UbAccess> accesses;
     uint64_t seq = 0;
 };
 
 inline thread_local HazardState t_hazards;
 
-// A write by `pipe` of UB bytes [begin, end).
-inline void UbWritten(uint8_t pipe, uint32_t begin, uint32_t end)
+inline void Forget(std::vector<UbAccess>& as)
 {
-    if (t_core == nullptr || begin >= end) {
-        return;
-    }
-    std::vector<UbWrite>& ws = t_hazards.writes;
-    // older writes wholly under this one no longer decide what a read sees
     size_t keep = 0;
-    for (size_t i = 0; i < ws.size(); ++i) {
-        if (!(ws[i].begin >= begin && ws[i].end <= end) && ws[i].visible != ALL_PIPES) {
-            ws[keep++] = ws[i];
+    for (size_t i = 0; i < as.size(); ++i) {
+        if (as[i].ordered != ALL_PIPES) {
+            as[keep++] = as[i];
         }
     }
-    ws.resize(keep);
-    if (ws.size() >= MAX_PENDING) {
-        ws.erase(ws.begin(), ws.begin() + static_cast<std::ptrdiff_t>(MAX_PENDING / 2));
+    as.resize(keep);
+    if (as.size() >= MAX_ACCESSES) {
+        as.erase(as.begin(), as.begin() + static_cast<std::ptrdiff_t>(MAX_ACCESSES / 2));
     }
-    ws.push_back({begin, end, pipe, static_cast<uint8_t>(1U << pipe), ++t_hazards.seq});
 }
 
-// A read by `pipe` of UB bytes [begin, end): every overlapping write must be visible to it.
+inline void Record(uint8_t pipe, uint32_t begin, uint32_t end, bool write)
+{
+    std::vector<UbAccess>& as = t_hazards.accesses;
+    if (write) {  // earlier writes of this pipe wholly under this one no longer decide what a read sees
+        size_t keep = 0;
+        for (size_t i = 0; i < as.size(); ++i) {
+            if (!(as[i].write && as[i].pipe == pipe && as[i].begin >= begin && as[i].end <= end)) {
+                as[keep++] = as[i];
+            }
+        }
+        as.resize(keep);
+    }
+    Forget(as);
+    as.push_back({begin, end, pipe, write, static_cast<uint8_t>(1U << pipe), ++t_hazards.seq});
+}
+
+// A read by `pipe` of UB bytes [begin, end): every overlapping write must be ordered before it.
 inline void UbRead(uint8_t pipe, uint32_t begin, uint32_t end, const char* what)
 {
     if (t_core == nullptr || begin >= end) {
         return;
     }
-    for (const UbWrite& w : t_hazards.writes) {
-        if (w.begin < end && begin < w.end && (w.visible & (1U << pipe)) == 0U) {
+    for (const UbAccess& a : t_hazards.accesses) {
+        if (a.write && a.begin < end && begin < a.end && (a.ordered & (1U << pipe)) == 0U) {
             Raise("%s: reads UB [%u, %u) on pipe %s, written on pipe %s at [%u, %u) with no sync between the two "
                   "pipes (SetFlag/WaitFlag, PipeBarrier<PIPE_ALL>, EnQue/DeQue): the device may read the old bytes",
-                  what, begin, end, PipeName(pipe), PipeName(w.pipe), w.begin, w.end);
+                  what, begin, end, PipeName(pipe), PipeName(a.pipe), a.begin, a.end);
         }
+    }
+    if (pipe != PIPE_S_) {
+        Record(pipe, begin, end, false);
     }
 }
 
-// WaitFlag of a SetFlag: what `from` wrote up to write number `upTo` becomes visible to `to`, and so does what
-// other pipes' writes `from` had already waited for (the waits chain: V -> S then S -> MTE3 orders V before MTE3).
+// A write by `pipe` of UB bytes [begin, end): every overlapping read by another pipe must be ordered before it.
+inline void UbWritten(uint8_t pipe, uint32_t begin, uint32_t end, const char* what = "a write")
+{
+    if (t_core == nullptr || begin >= end) {
+        return;
+    }
+    for (const UbAccess& a : t_hazards.accesses) {
+        if (!a.write && a.begin < end && begin < a.end && (a.ordered & (1U << pipe)) == 0U) {
+            Raise("%s: overwrites UB [%u, %u) on pipe %s, read on pipe %s at [%u, %u) with no sync between the two "
+                  "pipes (SetFlag/WaitFlag, PipeBarrier<PIPE_ALL>, a queue): the device may overwrite the bytes "
+                  "before they are read", what, begin, end, PipeName(pipe), PipeName(a.pipe), a.begin, a.end);
+        }
+    }
+    Record(pipe, begin, end, true);
+}
+
+// WaitFlag of a SetFlag: what `from` did up to access number `upTo` is ordered before `to`'s later accesses,
+// and so is every access `from` was already ordered after.
 inline void MakeVisible(uint8_t from, uint8_t to, uint64_t upTo)
 {
-    for (UbWrite& w : t_hazards.writes) {
-        const bool own = w.pipe == from && w.seq <= upTo;
-        const bool seen = w.pipe != from && (w.visible & (1U << from)) != 0U;
+    for (UbAccess& a : t_hazards.accesses) {
+        const bool own = a.pipe == from && a.seq <= upTo;
+        const bool seen = a.pipe != from && (a.ordered & (1U << from)) != 0U;
         if (own || seen) {
-            w.visible = static_cast<uint8_t>(w.visible | (1U << to));
+            a.ordered = static_cast<uint8_t>(a.ordered | (1U << to));
         }
     }
 }
 
-// Every write so far, or every write overlapping [begin, end), becomes visible to every pipe.
+// Every access so far, or every one overlapping [begin, end), is ordered before every pipe.
 inline void MakeAllVisible(uint32_t begin = 0U, uint32_t end = UINT32_MAX)
 {
-    for (UbWrite& w : t_hazards.writes) {
-        if (w.begin < end && begin < w.end) {
-            w.visible = ALL_PIPES;
+    for (UbAccess& a : t_hazards.accesses) {
+        if (a.begin < end && begin < a.end) {
+            a.ordered = ALL_PIPES;
         }
     }
 }
@@ -111,7 +142,7 @@ inline uint64_t WriteSeq()
 
 inline void ResetHazards()
 {
-    t_hazards.writes.clear();
+    t_hazards.accesses.clear();
     t_hazards.seq = 0;
 }
 

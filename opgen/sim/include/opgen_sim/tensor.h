@@ -60,7 +60,7 @@ public:
         uint8_t* p = Scalar(offset, "LocalTensor::operator()");  // read or written by the scalar unit
         const uint32_t begin = static_cast<uint32_t>(p - ub_);
         opgen_sim::UbRead(opgen_sim::PIPE_S_, begin, begin + sizeof(PrimType), "LocalTensor::operator()");
-        opgen_sim::UbWritten(opgen_sim::PIPE_S_, begin, begin + sizeof(PrimType));
+        opgen_sim::UbWritten(opgen_sim::PIPE_S_, begin, begin + sizeof(PrimType), "LocalTensor::operator()");
         return *reinterpret_cast<PrimType*>(p);
     }
     template <typename U>
@@ -81,7 +81,7 @@ public:
         const PrimType v = static_cast<PrimType>(value);
         std::memcpy(Scalar(index, "LocalTensor::SetValue"), &v, sizeof(PrimType));
         opgen_sim::UbWritten(opgen_sim::PIPE_S_, static_cast<uint32_t>(off_ + index * sizeof(PrimType)),
-                             static_cast<uint32_t>(off_ + (index + 1U) * sizeof(PrimType)));
+                             static_cast<uint32_t>(off_ + (index + 1U) * sizeof(PrimType)), "LocalTensor::SetValue");
     }
     __aicore__ LocalTensor operator[](const uint32_t offset) const
     {
@@ -135,7 +135,7 @@ public:
     {
         uint8_t* p = SimSpan(first, count, what, aligned);
         const uint32_t begin = static_cast<uint32_t>(p - ub_);
-        opgen_sim::UbWritten(pipe, begin, static_cast<uint32_t>(begin + SimBytes<T>(count)));
+        opgen_sim::UbWritten(pipe, begin, static_cast<uint32_t>(begin + SimBytes<T>(count)), what);
         return p;
     }
     uint32_t SimOffset() const { return off_; }
@@ -309,6 +309,7 @@ public:
         for (SimQueue::Buffer& b : sim_.buffers) {
             if (b.state == SimQueue::FREE) {
                 b.state = SimQueue::ALLOCATED;
+                opgen_sim::MakeAllVisible(b.off, b.off + b.bytes);  // FreeTensor -> AllocTensor is a sync
                 return LocalTensor<T>::SimMake(sim_.ub, b.off, b.off + b.bytes, sim_.pipeGen, sim_.gen);
             }
         }
@@ -337,7 +338,7 @@ public:
         }
         sim_.buffers[i].state = SimQueue::ENQUEUED;
         sim_.fifo.push_back(i);
-        // the queue orders its producer's pipe before its consumer's: the buffer's bytes are visible to all
+        // the queue orders its producer's pipe before its consumer's
         opgen_sim::MakeAllVisible(sim_.buffers[i].off, sim_.buffers[i].off + sim_.buffers[i].bytes);
         return true;
     }

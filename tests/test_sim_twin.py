@@ -54,6 +54,7 @@ FAULTS = {
                         "(a wait on a flag nobody sets?)",
     "overwrite_while_read": "DataCopy GM->UB dst: overwrites UB [0, 32) on pipe MTE2 (DataCopy GM->UB), read on "
                             "pipe MTE3 (DataCopy UB->GM) at [0, 32) with no sync between the two pipes",
+    "write_after_setflag": "Adds: reads UB [32, 36) on pipe V (vector), written on pipe S (scalar) at [32, 36)",
     "waitflag_without_setflag": "WaitFlag<HardEvent 4>(0) with no SetFlag before it",
     "missing_sync": "LocalTensor::GetValue: reads UB [12, 16) on pipe S (scalar), written on pipe MTE2 "
                     "(DataCopy GM->UB) at [0, 32) with no sync between the two pipes",
@@ -79,6 +80,11 @@ def test_window_exchange_through_hccl_windows_and_a_polled_flag(twin_cases):
     values, faults = run(twin_cases, "window_exchange")
     assert not faults
     assert values == ["rank 0 got 200,207 of 2", "rank 1 got 100,107 of 2"]
+
+
+def test_a_wait_orders_the_writes_before_its_setflag(twin_cases):
+    values, faults = run(twin_cases, "write_before_setflag")
+    assert not faults
 
 
 def test_compare_scalar_and_select(twin_cases):

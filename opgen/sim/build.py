@@ -18,8 +18,8 @@ from pathlib import Path
 
 SIM_DIR = Path(__file__).resolve().parent
 INCLUDE = SIM_DIR / "include"
-# -O0: the kernels compile about 3x faster than at -O1, and the worlds the suites run are small enough that the
-# unoptimised twin still runs each in milliseconds.
+# -O0: the kernels compile about 3.4x faster than at -O1 (benchmarks/bench_twin.py), and the worlds the suites
+# run are small enough that the unoptimised twin still runs each in milliseconds.
 FLAGS = ("-std=c++17", "-O0", "-g0", "-pthread", "-DASCENDC_CPU_DEBUG=1", "-D__CCE_KT_TEST__=1")
 
 

@@ -145,6 +145,22 @@ void OverwriteWhileRead(uint32_t rank)
     DataCopy(ub, gm[8], 8);   // ... while MTE2 may already overwrite it: no MTE3_MTE2 sync between
 }
 
+// A SetFlag orders the writes before it: x[0] is safe for the vector pipe after the wait, x[8] is not.
+void WriteAfterSetFlag(uint32_t rank, uint32_t readFrom)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 128);
+    LocalTensor<float> x = buf.Get<float>();
+    x.SetValue(0, 1.0f);
+    SetFlag<HardEvent::S_V>(0);
+    x.SetValue(8, 2.0f);
+    WaitFlag<HardEvent::S_V>(0);
+    LocalTensor<float> y = x[readFrom];
+    Adds(y, y, 1.0f, 1);
+    (void)rank;
+}
+
 void WaitFlagWithoutSetFlag(uint32_t)
 {
     WaitFlag<HardEvent::MTE2_V>(0);
@@ -341,6 +357,8 @@ const std::map<std::string, Case>& Cases()
         {"waitflag_without_setflag", WaitFlagWithoutSetFlag},
         {"missing_sync", MissingSync},
         {"overwrite_while_read", OverwriteWhileRead},
+        {"write_after_setflag", [](uint32_t r) { WriteAfterSetFlag(r, 8); }},
+        {"write_before_setflag", [](uint32_t r) { WriteAfterSetFlag(r, 0); }},
         {"ub_capacity", UbCapacity},
         {"unaligned_datacopy", UnalignedDataCopy},
         {"syncall_missing", SyncAllMissing},

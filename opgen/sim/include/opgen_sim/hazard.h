@@ -14,6 +14,7 @@
 #ifndef OPGEN_SIM_HAZARD_H
 #define OPGEN_SIM_HAZARD_H
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -44,6 +45,7 @@ struct UbAccess {
 struct HazardState {
     std::vector<UbAccess> accesses;
     uint64_t seq = 0;
+    uint64_t snapshot = 0;  // seq at the last SetFlag: accesses before it are never merged with later ones
 };
 
 inline thread_local HazardState t_hazards;
@@ -75,7 +77,18 @@ inline void Record(uint8_t pipe, uint32_t begin, uint32_t end, bool write)
         as.resize(keep);
     }
     Forget(as);
-    as.push_back({begin, end, pipe, write, static_cast<uint8_t>(1U << pipe), ++t_hazards.seq});
+    const uint8_t own = static_cast<uint8_t>(1U << pipe);
+    if (!as.empty()) {  // a run of adjacent accesses of one pipe (scalar loops) is one access
+        UbAccess& last = as.back();
+        if (last.pipe == pipe && last.write == write && last.ordered == own && last.seq > t_hazards.snapshot &&
+            begin <= last.end && last.begin <= end) {
+            last.begin = std::min(last.begin, begin);
+            last.end = std::max(last.end, end);
+            last.seq = ++t_hazards.seq;
+            return;
+        }
+    }
+    as.push_back({begin, end, pipe, write, own, ++t_hazards.seq});
 }
 
 // A read by `pipe` of UB bytes [begin, end): every overlapping write must be ordered before it.
@@ -135,8 +148,10 @@ inline void MakeAllVisible(uint32_t begin = 0U, uint32_t end = UINT32_MAX)
     }
 }
 
-inline uint64_t WriteSeq()
+// SetFlag: the accesses so far, for its WaitFlag to order (MakeVisible's upTo).
+inline uint64_t Snapshot()
 {
+    t_hazards.snapshot = t_hazards.seq;
     return t_hazards.seq;
 }
 
@@ -144,6 +159,7 @@ inline void ResetHazards()
 {
     t_hazards.accesses.clear();
     t_hazards.seq = 0;
+    t_hazards.snapshot = 0;
 }
 
 }  // namespace opgen_sim

@@ -63,7 +63,7 @@ template <HardEvent event>
 __aicore__ inline void SetFlag(int32_t eventID)
 {
     if (opgen_sim::t_core != nullptr) {
-        opgen_sim::t_core->flags[{static_cast<int>(event), eventID}].push_back(opgen_sim::WriteSeq());
+        opgen_sim::t_core->flags[{static_cast<int>(event), eventID}].push_back(opgen_sim::Snapshot());
     }
 }
 

@@ -166,19 +166,22 @@ __aicore__ inline void Max(const LocalTensor<T>& dst, const LocalTensor<T>& src0
     const auto at = [](uint64_t r, uint64_t j, uint8_t blk, uint8_t rep) {
         return r * rep * PER_BLOCK + (j / PER_BLOCK) * blk * PER_BLOCK + j % PER_BLOCK;
     };
+    if (repeatTime == 0U) {
+        return;
+    }
+    const BinaryRepeatParams& p = repeatParams;
+    const uint64_t last = repeatTime - 1U, top = mask - 1U;
+    // each operand's whole extent, checked and recorded once (reads before the write: see hazard.h)
+    const uint8_t* a = src0.SimRead(0U, at(last, top, p.src0BlkStride, p.src0RepStride) + 1U, "Max src0");
+    const uint8_t* b = src1.SimRead(0U, at(last, top, p.src1BlkStride, p.src1RepStride) + 1U, "Max src1");
+    uint8_t* d = dst.SimWrite(0U, at(last, top, p.dstBlkStride, p.dstRepStride) + 1U, "Max dst");
     for (uint64_t r = 0U; r < repeatTime; ++r) {
         for (uint64_t j = 0U; j < mask; ++j) {
-            const uint64_t d = at(r, j, repeatParams.dstBlkStride, repeatParams.dstRepStride);
-            const uint64_t a = at(r, j, repeatParams.src0BlkStride, repeatParams.src0RepStride);
-            const uint64_t b = at(r, j, repeatParams.src1BlkStride, repeatParams.src1RepStride);
-            const T va = sim::Load<T>(src0.SimRead(a, 1U, "Max src0", false), 0U);
-            const T vb = sim::Load<T>(src1.SimRead(b, 1U, "Max src1", false), 0U);
-            sim::Store<T>(dst.SimWrite(d, 1U, "Max dst", false), 0U, sim::FromF<T>(sim::MaxNan(sim::ToF(va), sim::ToF(vb))));
+            const float va = sim::ToF(sim::Load<T>(a, at(r, j, p.src0BlkStride, p.src0RepStride)));
+            const float vb = sim::ToF(sim::Load<T>(b, at(r, j, p.src1BlkStride, p.src1RepStride)));
+            sim::Store<T>(d, at(r, j, p.dstBlkStride, p.dstRepStride), sim::FromF<T>(sim::MaxNan(va, vb)));
         }
     }
-    (void)dst.SimSpan(0U, 0U, "Max dst");  // operands start 32-byte aligned
-    (void)src0.SimSpan(0U, 0U, "Max src0");
-    (void)src1.SimSpan(0U, 0U, "Max src1");
 }
 
 // ---- with a scalar (kernel_operator_vec_binary_scalar_intf.h) ------------------------------------------------
@@ -379,24 +382,31 @@ __aicore__ inline void WholeReduceMax(const LocalTensor<T>& dst, const LocalTens
     if (order != ReduceOrder::ORDER_ONLY_VALUE && order != ReduceOrder::ORDER_VALUE_INDEX) {
         opgen_sim::Raise("WholeReduceMax: order %d is not implemented by the twin", static_cast<int>(order));
     }
-    (void)src.SimSpan(0U, 0U, "WholeReduceMax src");
+    if (repeatTime <= 0) {
+        return;
+    }
+    const auto at = [srcBlkStride, srcRepStride](int64_t r, int64_t j) {
+        return static_cast<uint64_t>(r * srcRepStride * PER_BLOCK + (j / PER_BLOCK) * srcBlkStride * PER_BLOCK +
+                                     j % PER_BLOCK);
+    };
+    const uint64_t width = order == ReduceOrder::ORDER_ONLY_VALUE ? 1U : 2U;  // dst elements per repeat
+    const uint8_t* s = src.SimRead(0U, at(repeatTime - 1, mask - 1) + 1U, "WholeReduceMax src");
+    uint8_t* d = dst.SimWrite(0U, (static_cast<uint64_t>(repeatTime) - 1U) * dstRepStride * width + width,
+                              "WholeReduceMax dst");
     for (int64_t r = 0; r < repeatTime; ++r) {
         float best = 0.0f;
-        uint32_t at = 0U;
+        uint32_t index = 0U;
         for (int64_t j = 0; j < mask; ++j) {
-            const uint64_t i = r * srcRepStride * PER_BLOCK + (j / PER_BLOCK) * srcBlkStride * PER_BLOCK + j % PER_BLOCK;
-            const float v = sim::ToF(sim::Load<T>(src.SimRead(i, 1U, "WholeReduceMax src", false), 0U));
+            const float v = sim::ToF(sim::Load<T>(s, at(r, j)));
             if (j == 0 || (!std::isnan(best) && (std::isnan(v) || v > best))) {
                 best = v;
-                at = static_cast<uint32_t>(j);
+                index = static_cast<uint32_t>(j);
             }
         }
-        if (order == ReduceOrder::ORDER_ONLY_VALUE) {
-            sim::Store<T>(dst.SimWrite(r * dstRepStride, 1U, "WholeReduceMax dst", false), 0U, sim::FromF<T>(best));
-        } else {
-            uint8_t* d = dst.SimWrite(r * dstRepStride * 2, 2U, "WholeReduceMax dst", false);
-            sim::Store<T>(d, 0U, sim::FromF<T>(best));
-            std::memcpy(d + sizeof(T), &at, sizeof(T) < sizeof(at) ? sizeof(T) : sizeof(at));
+        uint8_t* out = d + static_cast<uint64_t>(r) * dstRepStride * width * sizeof(T);
+        sim::Store<T>(out, 0U, sim::FromF<T>(best));
+        if (width == 2U) {
+            std::memcpy(out + sizeof(T), &index, sizeof(T) < sizeof(index) ? sizeof(T) : sizeof(index));
         }
     }
 }

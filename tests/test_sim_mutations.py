@@ -43,6 +43,11 @@ MUTATIONS = {
                             "instructions\n",
                             "",
                             ("ascend910_93-q2-bs4-h1024-k2-w2-scales2x1024",)),
+    # the int8 chain's clamp reads the previous vector instruction's result without a V barrier
+    "missing_pipe_barrier_v": ("cpp/op_kernel/_helpers.j2",
+                               "? -128.0f : 0.0f, n);\n        PipeBarrier<PIPE_V>();\n",
+                               "? -128.0f : 0.0f, n);\n",
+                               ("ascend910b-q2-bs4-h32-k1-w2",)),
 }
 
 

@@ -55,6 +55,8 @@ FAULTS = {
     "overwrite_while_read": "DataCopy GM->UB dst: overwrites UB [0, 32) on pipe MTE2 (DataCopy GM->UB), read on "
                             "pipe MTE3 (DataCopy UB->GM) at [0, 32) with no sync between the two pipes",
     "write_after_setflag": "Adds: reads UB [32, 36) on pipe V (vector), written on pipe S (scalar) at [32, 36)",
+    "missing_pipe_barrier_v": "Muls: reads UB [0, 32) that an earlier vector instruction wrote at [0, 32) with no "
+                              "PipeBarrier<PIPE_V> between the two",
     "waitflag_without_setflag": "WaitFlag<HardEvent 4>(0) with no SetFlag before it",
     "missing_sync": "LocalTensor::GetValue: reads UB [12, 16) on pipe S (scalar), written on pipe MTE2 "
                     "(DataCopy GM->UB) at [0, 32) with no sync between the two pipes",

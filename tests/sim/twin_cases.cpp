@@ -161,6 +161,16 @@ void WriteAfterSetFlag(uint32_t rank, uint32_t readFrom)
     (void)rank;
 }
 
+void MissingPipeBarrierV(uint32_t)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 64);
+    LocalTensor<float> x = buf.Get<float>();
+    Duplicate(x, 1.0f, 8);
+    Muls(x, x, 2.0f, 8);  // depends on the Duplicate: PipeBarrier<PIPE_V> belongs in between
+}
+
 void WaitFlagWithoutSetFlag(uint32_t)
 {
     WaitFlag<HardEvent::MTE2_V>(0);
@@ -256,6 +266,7 @@ void CompareSelect(uint32_t rank)
     }
     Sync<HardEvent::S_V>();
     CompareScalar(mask, x, 0.0f, CMPMODE::GE, 64);
+    PipeBarrier<PIPE_V>();
     Select(y, mask, x, -1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, 6);
     Sync<HardEvent::V_S>();
     Report("select " + Floats(y, 6));
@@ -282,6 +293,7 @@ void ReduceMaxes(uint32_t rank)
     Report("reducemax " + Floats(work, 1));
     // block max over 128 (two repeats folded, then WholeReduceMax), as BlockMaxRow does
     Max(x, x, x[64], static_cast<uint64_t>(64), 2, BinaryRepeatParams(1, 1, 1, 16, 16, 16));
+    PipeBarrier<PIPE_V>();
     WholeReduceMax<float>(out, x, 64, 2, 1, 1, 16, ReduceOrder::ORDER_ONLY_VALUE);
     Sync<HardEvent::V_S>();
     Report("blockmax " + Floats(out, 2));
@@ -357,6 +369,7 @@ const std::map<std::string, Case>& Cases()
         {"waitflag_without_setflag", WaitFlagWithoutSetFlag},
         {"missing_sync", MissingSync},
         {"overwrite_while_read", OverwriteWhileRead},
+        {"missing_pipe_barrier_v", MissingPipeBarrierV},
         {"write_after_setflag", [](uint32_t r) { WriteAfterSetFlag(r, 8); }},
         {"write_before_setflag", [](uint32_t r) { WriteAfterSetFlag(r, 0); }},
         {"ub_capacity", UbCapacity},

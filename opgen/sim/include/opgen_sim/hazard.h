@@ -9,7 +9,8 @@
  *   read after write: a pipe reads bytes another pipe wrote, with no sync between them (it may read old bytes);
  *   write after read: a pipe overwrites bytes another pipe reads, with no sync between them (the reader may see
  *   the new bytes).  Scalar reads complete when issued, so they never take part in the second kind.
- * Waits chain: V -> S, then S -> MTE3, orders V before MTE3.
+ * Waits chain: V -> S, then S -> MTE3, orders V before MTE3.  Within the V pipe, a read of what an earlier vector
+ * instruction wrote needs PipeBarrier<PIPE_V> in between (the pipe overlaps its instructions).
  */
 #ifndef OPGEN_SIM_HAZARD_H
 #define OPGEN_SIM_HAZARD_H
@@ -77,7 +78,9 @@ inline void Record(uint8_t pipe, uint32_t begin, uint32_t end, bool write)
         as.resize(keep);
     }
     Forget(as);
-    const uint8_t own = static_cast<uint8_t>(1U << pipe);
+    // a vector instruction's result is not ordered before the next vector instruction either: the V pipe
+    // overlaps its instructions, so a dependent one needs PipeBarrier<PIPE_V> (the scalar unit runs in order)
+    const uint8_t own = (write && pipe == PIPE_V_) ? 0U : static_cast<uint8_t>(1U << pipe);
     if (!as.empty()) {  // a run of adjacent accesses of one pipe (scalar loops) is one access
         UbAccess& last = as.back();
         if (last.pipe == pipe && last.write == write && last.ordered == own && last.seq > t_hazards.snapshot &&
@@ -99,6 +102,11 @@ inline void UbRead(uint8_t pipe, uint32_t begin, uint32_t end, const char* what)
     }
     for (const UbAccess& a : t_hazards.accesses) {
         if (a.write && a.begin < end && begin < a.end && (a.ordered & (1U << pipe)) == 0U) {
+            if (a.pipe == pipe) {
+                Raise("%s: reads UB [%u, %u) that an earlier vector instruction wrote at [%u, %u) with no "
+                      "PipeBarrier<PIPE_V> between the two: the device may read the old bytes", what, begin, end,
+                      a.begin, a.end);
+            }
             Raise("%s: reads UB [%u, %u) on pipe %s, written on pipe %s at [%u, %u) with no sync between the two "
                   "pipes (SetFlag/WaitFlag, PipeBarrier<PIPE_ALL>, EnQue/DeQue): the device may read the old bytes",
                   what, begin, end, PipeName(pipe), PipeName(a.pipe), a.begin, a.end);

@@ -16,14 +16,16 @@
 
 namespace AscendC {
 
-// PIPE_ALL waits for every pipe: all UB writes so far are visible to all of them.  A barrier of one pipe
-// orders that pipe only.
+// PIPE_ALL waits for every pipe: all UB writes so far are visible to all of them.  PIPE_V orders the vector
+// instructions before it before those after it; the other pipes run their instructions in order anyway.
 template <pipe_t pipe>
 __aicore__ inline void PipeBarrier()
 {
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if (pipe == PIPE_ALL) {
         opgen_sim::MakeAllVisible();
+    } else if (pipe == PIPE_V) {
+        opgen_sim::MakeVisible(opgen_sim::PIPE_V_, opgen_sim::PIPE_V_, opgen_sim::Snapshot());
     }
 }
 

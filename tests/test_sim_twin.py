@@ -57,6 +57,7 @@ FAULTS = {
     "write_after_setflag": "Adds: reads UB [32, 36) on pipe V (vector), written on pipe S (scalar) at [32, 36)",
     "missing_pipe_barrier_v": "Muls: reads UB [0, 32) that an earlier vector instruction wrote at [0, 32) with no "
                               "PipeBarrier<PIPE_V> between the two",
+    "gm_race": "GM race: writes 32 bytes at gm of rank {r} + 32 that core",
     "waitflag_without_setflag": "WaitFlag<HardEvent 4>(0) with no SetFlag before it",
     "missing_sync": "LocalTensor::GetValue: reads UB [12, 16) on pipe S (scalar), written on pipe MTE2 "
                     "(DataCopy GM->UB) at [0, 32) with no sync between the two pipes",
@@ -86,6 +87,11 @@ def test_window_exchange_through_hccl_windows_and_a_polled_flag(twin_cases):
 
 def test_a_wait_orders_the_writes_before_its_setflag(twin_cases):
     values, faults = run(twin_cases, "write_before_setflag")
+    assert not faults
+
+
+def test_a_syncall_orders_two_cores_writes(twin_cases):
+    values, faults = run(twin_cases, "gm_writes_ordered_by_syncall")
     assert not faults
 
 

@@ -293,7 +293,9 @@ std::vector<uint8_t> ReadFile(const std::string& path, uint64_t bytes)
 struct Gm {
     std::vector<std::unique_ptr<uint8_t, void (*)(void*)>> blocks;
 
-    uint8_t* Add(uint64_t bytes, const std::string& name, opgen_sim::World& world, int fill)
+    // `raced`: the rank's cores must not write the same bytes between SyncAlls (outputs, workspace); windows
+    // are written by peers under the flag protocol, inputs and tiling data not at all.
+    uint8_t* Add(uint64_t bytes, const std::string& name, opgen_sim::World& world, int fill, bool raced = false)
     {
         const uint64_t padded = bytes == 0U ? 64U : (bytes + 63U) / 64U * 64U;
         // calloc keeps untouched window pages unmapped: W windows of HCCL_BUFFSIZE cost what the kernel writes
@@ -306,7 +308,8 @@ struct Gm {
         if (fill != 0) {
             std::memset(base, fill, bytes);
         }
-        world.regions.push_back({reinterpret_cast<uintptr_t>(base), bytes, name});
+        world.regions.push_back({reinterpret_cast<uintptr_t>(base), bytes, name,
+                                 raced ? std::make_shared<opgen_sim::WriteLog>() : nullptr});
         return base;
     }
 };
@@ -446,12 +449,12 @@ int Run(const std::string& dir)
             args[r].push_back(p);
         }
         for (const TensorFile& t : rj.outputs) {
-            uint8_t* p = gm.Add(TensorBytes(t.arg), "output " + t.name + who, world, OUTPUT_POISON);
+            uint8_t* p = gm.Add(TensorBytes(t.arg), "output " + t.name + who, world, OUTPUT_POISON, true);
             args[r].push_back(p);
             outs[r].push_back({&t, p});
         }
         const opgen_sim::TilingResult& tl = tilings[r];
-        args[r].push_back(gm.Add(std::max<uint64_t>(tl.workspaceBytes, 1U), "workspace" + who, world, 0));
+        args[r].push_back(gm.Add(std::max<uint64_t>(tl.workspaceBytes, 1U), "workspace" + who, world, 0, true));
         uint8_t* tiling = gm.Add(tl.data.size(), "tiling data" + who, world, 0);
         std::memcpy(tiling, tl.data.data(), tl.data.size());
         args[r].push_back(tiling);

@@ -136,6 +136,9 @@ void MissingSync(uint32_t rank)
 
 void OverwriteWhileRead(uint32_t rank)
 {
+    if (GetBlockIdx() != 0) {
+        return;  // one core: the other would race on the same GM bytes
+    }
     OneBlock k(rank);
     LocalTensor<int32_t>& ub = k.ub;
     GlobalTensor<int32_t>& gm = k.gm;
@@ -169,6 +172,21 @@ void MissingPipeBarrierV(uint32_t)
     LocalTensor<float> x = buf.Get<float>();
     Duplicate(x, 1.0f, 8);
     Muls(x, x, 2.0f, 8);  // depends on the Duplicate: PipeBarrier<PIPE_V> belongs in between
+}
+
+// Both cores of a rank write the same GM bytes; with `barrier`, a SyncAll orders the two writes.
+void SameGmBytes(uint32_t rank, bool barrier)
+{
+    OneBlock k(rank);
+    Duplicate(k.ub, static_cast<int32_t>(GetBlockIdx()), 8);
+    Sync<HardEvent::V_MTE3>();
+    if (GetBlockIdx() == 1 && barrier) {
+        SyncAll<true>();
+    }
+    DataCopy(k.gm[8], k.ub, 8);
+    if (GetBlockIdx() == 0 && barrier) {
+        SyncAll<true>();
+    }
 }
 
 void WaitFlagWithoutSetFlag(uint32_t)
@@ -370,6 +388,8 @@ const std::map<std::string, Case>& Cases()
         {"missing_sync", MissingSync},
         {"overwrite_while_read", OverwriteWhileRead},
         {"missing_pipe_barrier_v", MissingPipeBarrierV},
+        {"gm_race", [](uint32_t r) { SameGmBytes(r, false); }},
+        {"gm_writes_ordered_by_syncall", [](uint32_t r) { SameGmBytes(r, true); }},
         {"write_after_setflag", [](uint32_t r) { WriteAfterSetFlag(r, 8); }},
         {"write_before_setflag", [](uint32_t r) { WriteAfterSetFlag(r, 0); }},
         {"ub_capacity", UbCapacity},
@@ -401,11 +421,12 @@ int main(int argc, char** argv)
     for (uint32_t r = 0; r < 2; ++r) {
         memory.emplace_back(new uint8_t[GM_BYTES]());
         g_gm.push_back(memory.back().get());
-        world.regions.push_back({reinterpret_cast<uintptr_t>(g_gm.back()), GM_BYTES, "gm of rank " + std::to_string(r)});
+        world.regions.push_back({reinterpret_cast<uintptr_t>(g_gm.back()), GM_BYTES, "gm of rank " + std::to_string(r),
+                                 std::make_shared<opgen_sim::WriteLog>()});
         memory.emplace_back(new uint8_t[WINDOW_BYTES]());
         windows.push_back(memory.back().get());
         world.regions.push_back({reinterpret_cast<uintptr_t>(windows.back()), WINDOW_BYTES,
-                                 "window of rank " + std::to_string(r) + " (group 0)"});
+                                 "window of rank " + std::to_string(r) + " (group 0)", nullptr});
     }
     for (uint32_t r = 0; r < 2; ++r) {
         world.ranks[r].blockDim = 2;

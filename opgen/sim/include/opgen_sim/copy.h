@@ -32,6 +32,7 @@ inline void GmRead(void* dst, const uint8_t* src, uint64_t bytes)
 
 inline void GmWrite(uint8_t* dst, const void* src, uint64_t bytes)
 {
+    opgen_sim::GmWritten(dst, bytes);
     std::memcpy(dst, src, bytes);
     std::atomic_thread_fence(std::memory_order_seq_cst);  // the other cores see the bytes
 }

@@ -214,7 +214,9 @@ public:
     __aicore__ void SetValue(const uint64_t offset, PrimType value)
     {
         static_assert(opgen_sim::ElementBits<T>::value % 8 == 0, "scalar access of packed 4-bit elements");
-        std::memcpy(SimSpan(offset, 1U, "GlobalTensor::SetValue"), &value, sizeof(PrimType));
+        uint8_t* p = SimSpan(offset, 1U, "GlobalTensor::SetValue");
+        opgen_sim::GmWritten(p, sizeof(PrimType));
+        std::memcpy(p, &value, sizeof(PrimType));
         std::atomic_thread_fence(std::memory_order_seq_cst);
     }
     __aicore__ uint64_t GetSize() const { return size_; }

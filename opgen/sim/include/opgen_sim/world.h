@@ -40,10 +40,25 @@ struct Fault {
 // Thrown by the other cores once the world is aborted; not a fault of their own.
 struct Abort {};
 
+// Who wrote a span of a region since when: [begin, end) by (rank, core) in SyncAll epoch `epoch`.
+struct WriteSpan {
+    uint64_t end;
+    uint32_t rank;
+    uint32_t core;
+    uint64_t epoch;
+};
+
+// The writes of one region the cores of a rank own between SyncAlls (outputs, workspace).
+struct WriteLog {
+    std::mutex mu;
+    std::map<uint64_t, WriteSpan> spans;  // begin offset -> span; disjoint
+};
+
 struct GmRegion {
     uintptr_t base = 0;
     uint64_t bytes = 0;
     std::string name;
+    std::shared_ptr<WriteLog> writes;  // set: two cores writing the same bytes between SyncAlls is a race
 };
 
 // One HCCL communicator as one rank sees it: GetHcclContext<index>() hands the kernel a pointer to this.
@@ -60,7 +75,7 @@ struct RankBarrier {
     std::condition_variable cv;
     uint32_t arrived = 0;
     uint32_t finished = 0;
-    uint64_t generation = 0;
+    std::atomic<uint64_t> generation{0};  // SyncAlls completed: the epoch of GM race checks
 };
 
 struct RankState {
@@ -220,6 +235,54 @@ inline RankState& MyRank()
     return g_world->ranks[t_core->rank];
 }
 
+// A GM write of `bytes` at `p` by this core: in a region whose writes are logged, bytes another core of the rank
+// wrote since the last SyncAll make a race (the device gives no order between the cores' writes).
+inline void GmWritten(const void* p, uint64_t bytes)
+{
+    if (g_world == nullptr || t_core == nullptr || bytes == 0U) {
+        return;
+    }
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    const GmRegion* region = FindRegion(a, bytes);
+    if (region == nullptr || !region->writes) {
+        return;
+    }
+    const uint64_t begin = a - region->base, end = begin + bytes;
+    const uint64_t epoch = MyRank().barrier.generation.load();
+    WriteLog& log = *region->writes;
+    std::unique_lock<std::mutex> lock(log.mu);
+    auto it = log.spans.upper_bound(begin);
+    if (it != log.spans.begin()) {
+        --it;
+    }
+    std::vector<std::pair<uint64_t, WriteSpan>> keep;  // the parts of overlapped spans outside [begin, end)
+    while (it != log.spans.end() && it->first < end) {
+        const uint64_t b = it->first;
+        const WriteSpan w = it->second;
+        if (w.end <= begin) {
+            ++it;
+            continue;
+        }
+        if (w.epoch == epoch && (w.rank != t_core->rank || w.core != t_core->block)) {
+            lock.unlock();
+            Raise("GM race: writes %llu bytes at %s that core %u of rank %u also wrote since the last SyncAll (the "
+                  "device does not order two cores' writes)", static_cast<unsigned long long>(bytes),
+                  DescribeGm(region->base + std::max(b, begin)).c_str(), w.core, w.rank);
+        }
+        if (b < begin) {
+            keep.push_back({b, WriteSpan{begin, w.rank, w.core, w.epoch}});
+        }
+        if (w.end > end) {
+            keep.push_back({end, WriteSpan{w.end, w.rank, w.core, w.epoch}});
+        }
+        it = log.spans.erase(it);
+    }
+    for (const auto& [b, w] : keep) {
+        log.spans.emplace(b, w);
+    }
+    log.spans.emplace(begin, WriteSpan{end, t_core->rank, t_core->block, epoch});
+}
+
 // SyncAll: every core of this rank arrives, or the barrier faults (a core finished without arriving,
 // or the deadline passed).
 inline void Barrier()
@@ -231,7 +294,7 @@ inline void Barrier()
     RankState& rank = MyRank();
     RankBarrier& b = rank.barrier;
     std::unique_lock<std::mutex> lock(b.mu);
-    const uint64_t gen = b.generation;
+    const uint64_t gen = b.generation.load();
     if (++b.arrived == rank.blockDim) {
         b.arrived = 0;
         ++b.generation;

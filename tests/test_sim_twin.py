@@ -110,7 +110,10 @@ def test_reduce_max_and_the_block_max_of_repeats(twin_cases):
     i = np.arange(256)
     x = ((i * 37) % 128 + 1000 * (i // 128)).astype(np.float32)
     blocks = x.reshape(2, 128).max(axis=1)
-    assert values == ["blockmax " + ",".join(f"{v:g}" for v in blocks), f"reducemax {x[:200].max():g}"]
+    folded = np.maximum(x.reshape(2, 2, 64)[:, 0], x.reshape(2, 2, 64)[:, 1])  # Max of each block's halves
+    argmax = ";".join(f"{int(f.argmax())},{f.max():g}" for f in folded)  # ORDER_INDEX_VALUE pairs
+    assert values == [f"argmax {argmax}", "blockmax " + ",".join(f"{v:g}" for v in blocks),
+                      f"reducemax {x[:200].max():g}"]
 
 
 def test_datacopy_pad_blocks_and_strides(twin_cases):

@@ -313,8 +313,13 @@ void ReduceMaxes(uint32_t rank)
     Max(x, x, x[64], static_cast<uint64_t>(64), 2, BinaryRepeatParams(1, 1, 1, 16, 16, 16));
     PipeBarrier<PIPE_V>();
     WholeReduceMax<float>(out, x, 64, 2, 1, 1, 16, ReduceOrder::ORDER_ONLY_VALUE);
+    LocalTensor<float> pairs = buf.GetWithOffset<float>(8, 2560);
+    WholeReduceMax<float>(pairs, x, 64, 2, 1, 1, 16, ReduceOrder::ORDER_INDEX_VALUE);
     Sync<HardEvent::V_S>();
     Report("blockmax " + Floats(out, 2));
+    LocalTensor<uint32_t> bits = pairs.ReinterpretCast<uint32_t>();
+    Report("argmax " + std::to_string(bits.GetValue(0)) + "," + Floats(pairs[1], 1) + ";" +
+           std::to_string(bits.GetValue(2)) + "," + Floats(pairs[3], 1));
 }
 
 void PadCopy(uint32_t rank)

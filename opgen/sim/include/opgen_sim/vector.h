@@ -369,7 +369,8 @@ __aicore__ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>
 }
 
 // Per repeat r: the max of `mask` elements at src + r * srcRepStride * 32 bytes (srcBlkStride 32-byte blocks
-// apart), written to dst element r * dstRepStride (ORDER_ONLY_VALUE) or as (value, index) pairs.
+// apart) and the index of its first occurrence, written at dst element r * dstRepStride (one element: the value
+// or the index, whose bits fill the element; two: a (value, index) or (index, value) pair, strides in pairs).
 template <typename T, bool isSetMask = true>
 __aicore__ inline void WholeReduceMax(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t mask,
                                       const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,
@@ -379,9 +380,6 @@ __aicore__ inline void WholeReduceMax(const LocalTensor<T>& dst, const LocalTens
     if (mask <= 0 || mask > static_cast<int32_t>(256U / sizeof(T))) {
         opgen_sim::Raise("WholeReduceMax: mask %d outside [1, %zu]", mask, 256U / sizeof(T));
     }
-    if (order != ReduceOrder::ORDER_ONLY_VALUE && order != ReduceOrder::ORDER_VALUE_INDEX) {
-        opgen_sim::Raise("WholeReduceMax: order %d is not implemented by the twin", static_cast<int>(order));
-    }
     if (repeatTime <= 0) {
         return;
     }
@@ -389,7 +387,8 @@ __aicore__ inline void WholeReduceMax(const LocalTensor<T>& dst, const LocalTens
         return static_cast<uint64_t>(r * srcRepStride * PER_BLOCK + (j / PER_BLOCK) * srcBlkStride * PER_BLOCK +
                                      j % PER_BLOCK);
     };
-    const uint64_t width = order == ReduceOrder::ORDER_ONLY_VALUE ? 1U : 2U;  // dst elements per repeat
+    const bool pair = order == ReduceOrder::ORDER_VALUE_INDEX || order == ReduceOrder::ORDER_INDEX_VALUE;
+    const uint64_t width = pair ? 2U : 1U;  // dst elements per repeat
     const uint8_t* s = src.SimRead(0U, at(repeatTime - 1, mask - 1) + 1U, "WholeReduceMax src");
     uint8_t* d = dst.SimWrite(0U, (static_cast<uint64_t>(repeatTime) - 1U) * dstRepStride * width + width,
                               "WholeReduceMax dst");
@@ -404,9 +403,14 @@ __aicore__ inline void WholeReduceMax(const LocalTensor<T>& dst, const LocalTens
             }
         }
         uint8_t* out = d + static_cast<uint64_t>(r) * dstRepStride * width * sizeof(T);
-        sim::Store<T>(out, 0U, sim::FromF<T>(best));
-        if (width == 2U) {
-            std::memcpy(out + sizeof(T), &index, sizeof(T) < sizeof(index) ? sizeof(T) : sizeof(index));
+        T indexBits{};
+        std::memcpy(&indexBits, &index, sizeof(T) < sizeof(index) ? sizeof(T) : sizeof(index));
+        const T value = sim::FromF<T>(best);
+        switch (order) {
+            case ReduceOrder::ORDER_VALUE_INDEX: sim::Store<T>(out, 0U, value); sim::Store<T>(out, 1U, indexBits); break;
+            case ReduceOrder::ORDER_INDEX_VALUE: sim::Store<T>(out, 0U, indexBits); sim::Store<T>(out, 1U, value); break;
+            case ReduceOrder::ORDER_ONLY_VALUE: sim::Store<T>(out, 0U, value); break;
+            case ReduceOrder::ORDER_ONLY_INDEX: sim::Store<T>(out, 0U, indexBits); break;
         }
     }
 }

@@ -1,5 +1,5 @@
 // Mirrors aclnn_kernels/common/op_error_check.h (CANN op_api common): OP_CHECK_NULL and
-// OP_CHECK_DTYPE_NOT_SUPPORT of aclnn parameter checks.
+// OP_CHECK_DTYPE_NOT_SUPPORT of aclnn parameter checks (the log text is CANN's own wording).
 #ifndef CANN_API_ACLNN_KERNELS_COMMON_OP_ERROR_CHECK_H
 #define CANN_API_ACLNN_KERNELS_COMMON_OP_ERROR_CHECK_H
 

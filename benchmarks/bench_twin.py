@@ -44,7 +44,7 @@ def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     sys.path.insert(0, str(GENERATED))
     from opgen import sim
-    from opgen.runtime import testkit
+    from opgen.harness import testkit
 
     ref = importlib.import_module(f"{OP}.reference")
     cases = importlib.import_module(f"{OP}.tests.cases")

@@ -10,12 +10,12 @@ import os
 import sys
 from pathlib import Path
 
-from . import builtins as B
-from .diagnostics import CODES, Diagnostics, explain
-from .emit import emit
-from .loader import load
-from .model import Op
-from .write import (build, check, generator_fingerprint, manifest_files as _manifest_files, op_output,
+from opgen.core import builtins as B
+from opgen.core.diagnostics import CODES, Diagnostics, explain
+from opgen.emit.pipeline import emit
+from opgen.frontend.loader import load
+from opgen.model.decl import Op
+from opgen.tools.write import (build, check, generator_fingerprint, manifest_files as _manifest_files, op_output,
                     remember_build, unchanged_since_last_build)
 
 EXIT_OK, EXIT_SPEC, EXIT_USAGE, EXIT_ABI_BREAK = 0, 1, 2, 3
@@ -103,7 +103,7 @@ def cmd_build(args) -> int:
 
 def cmd_test(args) -> int:
     """Build (writing only what changed), run each op's generated suite, report its coverage."""
-    from .testgen.coverage import load_cases, report, run_suite
+    from opgen.tools.coverage import load_cases, report, run_suite
 
     ops, diags = load_specs(args.specs)
     _report(diags)
@@ -184,8 +184,8 @@ def _git_spec(rev: str, spec: str) -> tuple[str, str]:
 
 
 def cmd_diff(args) -> int:
-    from .diff import diff_ops, generated_changes, render_json, render_md, render_text
-    from .loader import load_text
+    from opgen.tools.diff import diff_ops, generated_changes, render_json, render_md, render_text
+    from opgen.frontend.loader import load_text
 
     if args.rev is not None and len(args.specs) != 1:
         print("opgen diff --rev REV takes one spec (the working copy, compared with its version at REV)",
@@ -222,7 +222,7 @@ def cmd_diff(args) -> int:
 
 
 def cmd_products(args) -> int:
-    from .products import product_matrix, render_json, render_md, render_text
+    from opgen.tools.products import product_matrix, render_json, render_md, render_text
 
     ops, diags = load_specs(args.specs)
     _report(diags)

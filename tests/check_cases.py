@@ -11,12 +11,12 @@ import math
 import random
 from dataclasses import dataclass, field
 
-from opgen import builtins as B
-from opgen.dtypes import DTYPES
-from opgen.expr import Call, Expr, Float, Int, Name, Str, walk
-from opgen.lower_py import ScalarPy, _inline
-from opgen.model import Op, ProductView, ShapeCond
-from opgen.resolve import dim_bindings
+from opgen.core import builtins as B
+from opgen.core.dtypes import DTYPES
+from opgen.lang.expr import Call, Expr, Float, Int, Name, Str, walk
+from opgen.lower.python import ScalarPy, _inline
+from opgen.model.decl import Op, ProductView, ShapeCond
+from opgen.model.resolve import dim_bindings
 from opgen.runtime import OpError
 from opgen.runtime.scope import EvalError, Meta
 
@@ -75,7 +75,7 @@ def encode_value(v, typ: str) -> str:
 
 def field_macros(op: Op) -> str:
     """The X-macro field list the C++ driver reads (tests/cpp/check_driver.cpp)."""
-    from opgen.lower_cpp import cpp_ident
+    from opgen.lower.cpp import cpp_ident
     kinds = {"int64": "INT", "float": "REAL", "bool": "BOOL", "string": "STR"}
     lines = [f"INPUT({cpp_ident(t.name)})" for t in op.inputs]
     lines += [f"OUTPUT({cpp_ident(t.name)})" for t in op.outputs]

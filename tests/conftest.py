@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from opgen.diagnostics import Diagnostics
-from opgen.loader import load, load_text
+from opgen.core.diagnostics import Diagnostics
+from opgen.frontend.loader import load, load_text
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = sorted((ROOT / "specs").glob("*.spec"))
@@ -36,8 +36,8 @@ def build_reference(spec_name: str, out_dir: Path):
     import importlib
     import sys
 
-    from opgen.emit import emit
-    from opgen.write import build, op_output
+    from opgen.emit.pipeline import emit
+    from opgen.tools.write import build, op_output
 
     op = load_ok(ROOT / "specs" / spec_name)
     build(out_dir, [op_output(op.snake_name, spec_name, op.source, emit(op))])

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from opgen import cli, write
-from opgen.emit import Artifact
+from opgen import cli
+from opgen.tools import write
+from opgen.emit.pipeline import Artifact
 
 from .conftest import ROOT
 

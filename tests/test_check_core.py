@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from opgen.dtypes import DTYPES
-from opgen.emit import Artifact, render, shared_checks
-from opgen.emit_cpp_check import emit_check_core
+from opgen.core.dtypes import DTYPES
+from opgen.emit.pipeline import Artifact, render, shared_checks
+from opgen.emit.check_core import emit_check_core
 from opgen.runtime import OpError
-from opgen.write import build, op_output
+from opgen.tools.write import build, op_output
 
 from .check_cases import CaseGen, decode_result, field_macros
 from .conftest import ROOT, SPECS, build_reference, load_ok, load_src

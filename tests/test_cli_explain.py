@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from opgen import cli
-from opgen.diagnostics import CODES, explain
+from opgen.core.diagnostics import CODES, explain
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -54,7 +54,7 @@ def test_codes_are_unique_in_title():
 
 
 def test_explain_functions_lists_every_builtin(capsys):
-    from opgen.builtins import BUILTINS
+    from opgen.core.builtins import BUILTINS
     assert cli.main(["explain", "functions"]) == 0
     out = capsys.readouterr().out
     for name in BUILTINS:

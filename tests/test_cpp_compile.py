@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from opgen.dtypes import DTYPES
-from opgen.emit import emit
-from opgen.emit_cpp_host import (emit_host_aclnn, emit_host_cmake, emit_host_infershape, emit_host_opdef,
+from opgen.core.dtypes import DTYPES
+from opgen.emit.pipeline import emit
+from opgen.emit.host import (emit_host_aclnn, emit_host_cmake, emit_host_infershape, emit_host_opdef,
                                  emit_host_tiling)
-from opgen.write import build, op_output
+from opgen.tools.write import build, op_output
 
 from .conftest import ROOT, SPECS, load_ok
 
@@ -110,7 +110,7 @@ def test_generated_cpp_is_deterministic_and_formatted():
                 assert "\t" not in line, f"{where}: tab"
                 assert line == line.rstrip(), f"{where}: trailing space"
                 body = line.lstrip(" ")
-                # lowered spec expressions (opgen.lower_cpp) stay on one line, whatever their length
+                # lowered spec expressions (opgen.lower.cpp) stay on one line, whatever their length
                 lowered = body.startswith(("return ", "static_cast<int64_t>(")) and path.endswith("_tiling.cpp")
                 assert lowered or len(line) <= 120, f"{where}: {len(line)} columns"
                 indent = len(line) - len(body)

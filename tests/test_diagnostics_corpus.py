@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from opgen import cli
-from opgen.diagnostics import CODES
+from opgen.core.diagnostics import CODES
 
 BAD = Path(__file__).resolve().parent / "corpus" / "bad"
 ROOT = BAD.parent.parent.parent

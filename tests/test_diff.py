@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from opgen.cli import main
-from opgen.diff import ABI, BEHAVIOUR, DOCS, diff_ops
+from opgen.tools.diff import ABI, BEHAVIOUR, DOCS, diff_ops
 
 from .conftest import ROOT, load_ok, load_src
 

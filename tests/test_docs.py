@@ -1,7 +1,7 @@
 """The docs emitter against the seed document it must reproduce."""
 from __future__ import annotations
 
-from opgen.emit import emit
+from opgen.emit.pipeline import emit
 
 from .conftest import SEEDS
 

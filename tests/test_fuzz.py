@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from opgen import cli
-from opgen.diagnostics import CODES, Diagnostics
-from opgen.loader import load, load_text
+from opgen.core.diagnostics import CODES, Diagnostics
+from opgen.frontend.loader import load, load_text
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = sorted((ROOT / "specs").glob("*.spec"))

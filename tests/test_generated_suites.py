@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from opgen import cli
-from opgen.testgen.coverage import load_cases, report, run_suite
+from opgen.tools.coverage import load_cases, report, run_suite
 
 from .conftest import ROOT, SPECS
 

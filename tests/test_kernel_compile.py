@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from opgen.emit import emit
-from opgen.emit_cpp_kernel import (KERNEL_TEMPLATES, emit_cpp_kernel, kernel_problem, key_value, plan_instances,
+from opgen.emit.pipeline import emit
+from opgen.emit.kernel import (KERNEL_TEMPLATES, emit_cpp_kernel, kernel_problem, key_value, plan_instances,
                                    tiling_fields)
-from opgen.write import build, op_output
+from opgen.tools.write import build, op_output
 
 from .conftest import ROOT, SPECS, load_ok, load_src
 
@@ -206,7 +206,7 @@ def _variant(text: str, old: str, new: str, tmp_path):
 
 
 def test_tiling_probes_find_the_lets_carrying_ranks_and_dims(dispatch_v2):
-    from opgen.lower_ascendc import TilingExpr
+    from opgen.lower.ascendc import TilingExpr
     probes = TilingExpr(dispatch_v2, {f.name for f in tiling_fields(dispatch_v2)}, var="tiling")
     assert probes.probe("rank", "xActiveMaskOptional") == "tiling.maskRank"
     assert probes.probe("dim", "scalesOptional", 0) == "tiling.scalesLen"

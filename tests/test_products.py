@@ -6,7 +6,7 @@ import json
 import pytest
 
 from opgen.cli import main
-from opgen.products import product_matrix
+from opgen.tools.products import product_matrix
 
 from .conftest import ROOT
 

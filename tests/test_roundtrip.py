@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from opgen.printer import print_op
+from opgen.model.printer import print_op
 
 from .conftest import SPECS, load_ok, load_src
 

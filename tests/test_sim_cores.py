@@ -23,7 +23,7 @@ pytestmark = pytest.mark.cpu_twin
 @pytest.mark.parametrize("op", OPS)
 def test_any_core_count(op, aiv, tmp_path):
     from opgen import sim
-    from opgen.runtime import testkit
+    from opgen.harness import testkit
 
     if str(GENERATED) not in sys.path:
         sys.path.insert(0, str(GENERATED))

@@ -12,9 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from opgen import cli, sim
-from opgen.dtypes import DTYPES
-from opgen.runtime import testkit
+from opgen import cli
+from opgen import sim
+from opgen.core.dtypes import DTYPES
+from opgen.harness import testkit
 from opgen.runtime.scope import data
 from opgen.sim import job
 
@@ -271,7 +272,7 @@ def test_dynamic_scales_are_compared_where_the_quant_formula_writes_them(dispatc
 # ---- the subset the default backend runs ----------------------------------------------------------------------
 
 def test_twin_subset_is_the_cheapest_world_per_product_and_quant_mode(dispatch):
-    from opgen.emit_tests import TWIN_MAX_WORLD, _input_elements
+    from opgen.emit.tests import TWIN_MAX_WORLD, _input_elements
     ref, cases = dispatch
     groups: dict = {}
     for c in cases.POSITIVE:

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from opgen import cli, emit
+from opgen import cli
+from opgen.emit import pipeline as emit
 
 ROOT = Path(__file__).resolve().parents[1]
 GENERATED = ROOT / "generated"
@@ -81,7 +82,7 @@ def _build_mutated(monkeypatch, out: Path, template: str, line: str, wrong: str)
 @pytest.mark.parametrize("name", sorted(MUTATIONS))
 def test_a_wrong_template_line_fails_the_twin(name, monkeypatch, tmp_path):
     from opgen import sim
-    from opgen.runtime import testkit
+    from opgen.harness import testkit
 
     template, line, wrong, case_ids = MUTATIONS[name]
     ref, cases = _suite()

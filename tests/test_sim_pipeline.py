@@ -38,7 +38,7 @@ def _op(snake: str):
 
 def test_combine_setup_then_teardown(tmp_path):
     from opgen import sim
-    from opgen.runtime import testkit
+    from opgen.harness import testkit
 
     ref, cases = _op("moe_distribute_combine_teardown")
     op_dir = GENERATED / "moe_distribute_combine_teardown"

@@ -26,8 +26,9 @@ from pathlib import Path
 
 import pytest
 
-from opgen.dtypes import DTYPES
-from opgen.runtime import testkit, testworld
+from opgen.core.dtypes import DTYPES
+from opgen.harness import testkit
+from opgen.harness import testworld
 
 from .conftest import ROOT
 

@@ -12,7 +12,8 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from opgen.runtime import codecs, moe
+from opgen.runtime import codecs
+from opgen.runtime import moe
 from opgen.runtime.errors import OpError
 from opgen.runtime.reference import OpInfo, allocate
 from opgen.runtime.rowbatch import ALL_ROWS, NeedsRouting, RowBatch

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from opgen.dtypes import DTYPES, DTypeInfo
+from opgen.core.dtypes import DTYPES, DTypeInfo
 
 _NP_DTYPES: dict[str, np.dtype] = {
     "FLOAT32": np.dtype(np.float32),

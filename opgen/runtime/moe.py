@@ -11,12 +11,12 @@ which one it follows.  Implementation lives in:
 """
 from __future__ import annotations
 
-from .moe_combine import (SpecialExperts, combine_rank, combine_world,
+from opgen.runtime.moe_combine import (SpecialExperts, combine_rank, combine_world,
                           comm_quant_int8_round_trip, const_expert_value, reduce_window)
-from .moe_routing import (PRODUCTS, DispatchPlan, Topology, a2_expand_idx, active_pairs,
+from opgen.runtime.moe_routing import (PRODUCTS, DispatchPlan, Topology, a2_expand_idx, active_pairs,
                           dispatch_outputs, expert_token_nums, gather_rows, pair_mask,
                           plan_dispatch, plan_dispatch_world, recv_counts_cumsum)
-from .moe_setup import (combine_setup_rank, combine_teardown_rank, dispatch_setup_rank,
+from opgen.runtime.moe_setup import (combine_setup_rank, combine_teardown_rank, dispatch_setup_rank,
                         dispatch_teardown_rank)
 
 __all__ = [

@@ -14,7 +14,7 @@ from typing import Callable
 
 import numpy as np
 
-from .moe_routing import DispatchPlan, Topology, pair_mask
+from opgen.runtime.moe_routing import DispatchPlan, Topology, pair_mask
 
 COMM_QUANT_BLOCK = 8                                    # one 32-byte block of fp32
 _INV_127 = np.float32(1) / np.float32(127)              # multiplied, not divided (§5)

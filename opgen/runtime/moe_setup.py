@@ -13,8 +13,8 @@ from typing import Callable
 
 import numpy as np
 
-from .moe_combine import CommQuant
-from .moe_routing import (ASSIST_INFO_PER_ROW, DispatchPlan, Topology, a2_expand_idx,
+from opgen.runtime.moe_combine import CommQuant
+from opgen.runtime.moe_routing import (ASSIST_INFO_PER_ROW, DispatchPlan, Topology, a2_expand_idx,
                           active_pairs, expert_token_nums, gather_block_rows, pair_mask,
                           recv_counts_cumsum)
 

@@ -5,7 +5,7 @@
 
 See README.md next to this file for the layout and the runner's job protocol.
 """
-from .build import TwinCompileError, TwinUnavailable, build
-from .job import TwinError, TwinFault, TwinTilingRejected, run
+from opgen.sim.build import TwinCompileError, TwinUnavailable, build
+from opgen.sim.job import TwinError, TwinFault, TwinTilingRejected, run
 
 __all__ = ["build", "run", "TwinCompileError", "TwinError", "TwinFault", "TwinTilingRejected", "TwinUnavailable"]

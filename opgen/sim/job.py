@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from opgen.dtypes import DTYPES
-from opgen.runtime import testkit
+from opgen.core.dtypes import DTYPES
+from opgen.harness import testkit
 from opgen.runtime.dtypes import np_dtype
 from opgen.runtime.scope import cann_dtype, data
 

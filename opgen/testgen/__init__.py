@@ -1,1 +1,1 @@
-"""Build-time generation of per-op test suites from the spec (see opgen.emit_tests)."""
+"""Build-time generation of per-op test suites from the spec (see opgen.emit.tests)."""

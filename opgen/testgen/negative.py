@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from ..dtypes import DTYPE_NAMES
-from ..expr import Call, Cond, Expr, Unary, to_spec, walk
-from ..lower_py import _inline
-from ..model import Check
-from .solve import Solver, int_candidates
-from .space import Case, Field, Space
+from opgen.core.dtypes import DTYPE_NAMES
+from opgen.lang.expr import Call, Cond, Expr, Unary, to_spec, walk
+from opgen.lower.python import _inline
+from opgen.model.decl import Check
+from opgen.testgen.solve import Solver, int_candidates
+from opgen.testgen.space import Case, Field, Space
 
 DATA_RECIPES = ("not_prefix",)
 
@@ -51,7 +51,7 @@ def rank_case(space: Space, case: Case, rank: int) -> Case:
 
 def data_arrays(space: Space, case: Case, key: str) -> dict:
     """Real tensors for the BOOL inputs of a call (the only data checks read), built as the suite builds them."""
-    from opgen.runtime import testdata
+    from opgen.harness import testdata
     inputs, _, _ = space.call(case, None if not case.world else 0)
     out = {}
     for name, meta in inputs.items():
@@ -61,14 +61,14 @@ def data_arrays(space: Space, case: Case, key: str) -> dict:
 
 
 def _conjuncts(e: Expr) -> list[Expr]:
-    from ..expr import Binary
+    from opgen.lang.expr import Binary
     if isinstance(e, Binary) and e.op == "and":
         return _conjuncts(e.lhs) + _conjuncts(e.rhs)
     return [e]
 
 
 def _disjuncts(e: Expr) -> list[Expr]:
-    from ..expr import Binary
+    from opgen.lang.expr import Binary
     if isinstance(e, Binary) and e.op == "or":
         return _disjuncts(e.lhs) + _disjuncts(e.rhs)
     return [e]
@@ -190,7 +190,7 @@ class NegativeSearch:
 
     def impossible(self, g: Expr) -> str | None:
         """Why a condition can never hold in an accepted call, when the product's declarations say so."""
-        from ..expr import Binary, Int, Name, Str
+        from opgen.lang.expr import Binary, Int, Name, Str
         v = self.space.view
         if isinstance(g, Call) and g.fn == "present" and g.args[0].id in v.unsupported_inputs:
             return (f"{g.args[0].id} is not supported on this product: an accepted call passes it null "

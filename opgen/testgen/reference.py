@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import types
 
-from ..model import Op
+from opgen.model.decl import Op
 
 
 def load_reference(op: Op) -> types.ModuleType:
-    from ..emit import emit_reference
+    from opgen.emit.pipeline import emit_reference
     artifact = next(a for a in emit_reference(op) if a.path == "reference.py")
     module = types.ModuleType(f"_opgen_testgen_{op.snake_name}")
     module.__file__ = f"<opgen testgen: {op.snake_name}/reference.py>"

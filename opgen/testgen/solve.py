@@ -9,8 +9,8 @@ accepted or no single change makes progress.
 """
 from __future__ import annotations
 
-from ..expr import Expr
-from .space import Case, Field, Space
+from opgen.lang.expr import Expr
+from opgen.testgen.space import Case, Field, Space
 
 _SMALL = (0, 1, 2, 3, 4, 5, 6, 7, 8, 16, 32, 64)
 _STRINGS = ("ep", "tp", "g")

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .. import builtins as B
-from ..expr import Binary, Call, Expr, InRange, InSet, Int, Name, Str, walk
-from ..lower_py import ScalarPy, _inline
-from ..model import Op, ProductView, ShapeCond
-from ..resolve import dim_bindings
+from opgen.core import builtins as B
+from opgen.lang.expr import Binary, Call, Expr, InRange, InSet, Int, Name, Str, walk
+from opgen.lower.python import ScalarPy, _inline
+from opgen.model.decl import Op, ProductView, ShapeCond
+from opgen.model.resolve import dim_bindings
 
 Field = tuple[str, str]  # (kind, name): attr env dim present dtype shape out data ranks
 

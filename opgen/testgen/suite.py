@@ -11,12 +11,12 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from ..model import Op
-from .negative import Negative, negatives
-from .positive import MAX_DATA_ELEMENTS, MAX_DATA_WORLD, case_id, positives
-from .reference import load_reference
-from .solve import Solver
-from .space import Case, Space
+from opgen.model.decl import Op
+from opgen.testgen.negative import Negative, negatives
+from opgen.testgen.positive import MAX_DATA_ELEMENTS, MAX_DATA_WORLD, case_id, positives
+from opgen.testgen.reference import load_reference
+from opgen.testgen.solve import Solver
+from opgen.testgen.space import Case, Space
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ def suite(op: Op) -> Suite:
 
 @functools.lru_cache(maxsize=16)
 def _suite(op: Op) -> Suite:
-    from opgen.runtime import testworld
+    from opgen.harness import testworld
     ref = load_reference(op)
     pos, neg, unreach, checks, tols, dropped = [], [], [], {}, {}, []
     taken: set[str] = set()
@@ -89,7 +89,8 @@ def _outs(case: Case) -> dict:
 
 def _positive(space: Space, case: Case, base: Case, taken: set) -> dict | None:
     """The literal record of a world, with BOOL recipes that every rank accepts (None: none does)."""
-    from opgen.runtime import OpError, testkit
+    from opgen.runtime import OpError
+    from opgen.harness import testkit
     world = space.world_size(case)
     inputs0 = _inputs(space, case, 0)
     ranks = space.ranks(case, limit=MAX_DATA_WORLD)
@@ -142,7 +143,7 @@ def _run_reason(space: Space, ref, case: Case, record: dict, testworld) -> str |
         q = op.quant_mode(case.get(("attr", qb)))
         if q is not None and not q.body and any(m.body for m in op.quant_modes):
             return f"{qb} {q.value} ({q.name}) has no formula in the spec: validated and shape-inferred only"
-    from opgen.runtime import testkit
+    from opgen.harness import testkit
     attrs = testkit.full_attrs(ref, record)
     limit = testworld.reference_limit(op.semantics or "", attrs)
     if limit is not None:

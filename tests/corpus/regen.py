@@ -20,8 +20,8 @@ ROOT = BAD.parent.parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from opgen.diagnostics import Diagnostics  # noqa: E402
-from opgen.loader import load  # noqa: E402
+from opgen.core.diagnostics import Diagnostics  # noqa: E402
+from opgen.frontend.loader import load  # noqa: E402
 
 
 def specs() -> list[Path]:

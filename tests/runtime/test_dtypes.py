@@ -8,7 +8,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from opgen.dtypes import DTYPES
+from opgen.core.dtypes import DTYPES
 from opgen.runtime import (
     ACLNN_ERR_INNER_TILING_ERROR,
     ACLNN_ERR_PARAM_INVALID,

@@ -12,14 +12,14 @@ from typing import Iterable
 
 from lark import Token, Tree
 
-from . import builtins as B
-from .diagnostics import Diagnostics
-from .dtypes import DTYPES, FORMATS
-from .expr import (Binary, Bool, Call, Cond, Expr, Float, InRange, InSet, Int, Name, Span, Str, Unary,
+from opgen.core import builtins as B
+from opgen.core.diagnostics import Diagnostics
+from opgen.core.dtypes import DTYPES, FORMATS
+from opgen.lang.expr import (Binary, Bool, Call, Cond, Expr, Float, InRange, InSet, Int, Name, Span, Str, Unary,
                    to_spec, walk)
-from .model import (Attr, Buffer, CommGroup, Constraint, Def, Domain, Env, Let, Op, Product, QuantMode, QuantStmt,
+from opgen.model.decl import (Attr, Buffer, CommGroup, Constraint, Def, Domain, Env, Let, Op, Product, QuantMode, QuantStmt,
                     Range, Shape, ShapeCond, ShapeTuple, Tensor, snake, Tolerance, alt_exprs)
-from .resolve import dim_bindings
+from opgen.model.resolve import dim_bindings
 
 _OP_NAME = re.compile(r"[A-Z][A-Za-z0-9]*\Z")
 _ESCAPES = {"\\": "\\", '"': '"', "n": "\n", "t": "\t"}
@@ -33,7 +33,7 @@ class _Builder:
 
     # ---- helpers ------------------------------------------------------------------
     def span(self, node) -> Span | None:
-        from .parse import span_of
+        from opgen.lang.parse import span_of
         return span_of(self.file, node) if node is not None else None
 
     def text(self, node) -> str:
@@ -1019,7 +1019,7 @@ class _Checker:
 # ---------------------------------------------------------------------------------------------
 
 def _guess(word: str, pool) -> str | None:
-    from .diagnostics import did_you_mean
+    from opgen.core.diagnostics import did_you_mean
     g = did_you_mean(word, pool)
     return f"did you mean '{g}'?" if g else None
 

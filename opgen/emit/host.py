@@ -8,8 +8,8 @@ Emitted files (paths relative to the op's output directory, laid out like an op 
 * ``op_api/aclnn_<op>.{h,cpp}``            the two-stage aclnn API over the generated aclnnInner API
 * ``CMakeLists.txt``, ``op_host/CMakeLists.txt``  the op-repo build glue
 
-The portable check core ``op_host/op_tiling/<op>_check.h`` (``opgen.emit_cpp_check``) and the kernel side
-``op_kernel/*`` (``opgen.emit_cpp_kernel``) are emitted elsewhere; the files here include them.
+The portable check core ``op_host/op_tiling/<op>_check.h`` (``opgen.emit.check_core``) and the kernel side
+``op_kernel/*`` (``opgen.emit.kernel``) are emitted elsewhere; the files here include them.
 
 Everything that reaches C++ is lowered here by typed helpers (a value a helper cannot express raises
 TypeError), and every list comes out in model (spec) order, so the output is deterministic.
@@ -19,10 +19,10 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from .dtypes import DTYPES, FORMATS
-from .expr import Binary, Bool, Call, Cond, Expr, InRange, InSet, Int, Name, Str, Unary, to_spec
-from .lower import cpp_literal, cpp_string
-from .model import Attr, Op, ProductView, Tensor, snake
+from opgen.core.dtypes import DTYPES, FORMATS
+from opgen.lang.expr import Binary, Bool, Call, Cond, Expr, InRange, InSet, Int, Name, Str, Unary, to_spec
+from opgen.lower.literals import cpp_literal, cpp_string
+from opgen.model.decl import Attr, Op, ProductView, Tensor, snake
 
 # ---------------------------------------------------------------------------------------------
 # Typed lowering helpers (model value → C++ token)
@@ -335,7 +335,7 @@ class _DtypeEval:
 
 
 def _depends_on_dtypes(op: Op, e: Expr) -> bool:
-    from .expr import walk
+    from opgen.lang.expr import walk
     for node in walk(e):
         if isinstance(node, Call) and node.fn in ("dtype", "present"):
             return True
@@ -357,7 +357,7 @@ class Columns:
 
 
 def _refs(e: Expr) -> set[str]:
-    from .expr import walk
+    from opgen.lang.expr import walk
     return {n.args[0].id for n in walk(e)
             if isinstance(n, Call) and n.fn in ("dtype", "present") and n.args and isinstance(n.args[0], Name)}
 
@@ -653,13 +653,13 @@ def cmake_context(op: Op) -> dict:
 # ---------------------------------------------------------------------------------------------
 
 def emit_host_opdef(op: Op) -> list:
-    from .emit import Artifact, render  # opgen.emit registers these emitters: import it lazily
+    from opgen.emit.pipeline import Artifact, render  # opgen.emit registers these emitters: import it lazily
     ctx = opdef_context(op)
     return [Artifact(f"op_host/{op.snake_name}_def.cpp", wrap_cpp(render("cpp/host/op_def.cpp.j2", **ctx)))]
 
 
 def emit_host_aclnn(op: Op) -> list:
-    from .emit import Artifact, render  # opgen.emit registers these emitters: import it lazily
+    from opgen.emit.pipeline import Artifact, render  # opgen.emit registers these emitters: import it lazily
     ctx = aclnn_context(op)
     s = op.snake_name
     return [Artifact(f"op_api/aclnn_{s}.h", wrap_cpp(render("cpp/host/aclnn.h.j2", **ctx))),
@@ -667,7 +667,7 @@ def emit_host_aclnn(op: Op) -> list:
 
 
 def emit_host_cmake(op: Op) -> list:
-    from .emit import Artifact, render  # opgen.emit registers these emitters: import it lazily
+    from opgen.emit.pipeline import Artifact, render  # opgen.emit registers these emitters: import it lazily
     ctx = cmake_context(op)
     return [Artifact("CMakeLists.txt", render("cpp/host/CMakeLists.txt.j2", **ctx)),
             Artifact("op_host/CMakeLists.txt", render("cpp/host/op_host_CMakeLists.txt.j2", **ctx))]
@@ -686,7 +686,7 @@ def index_constants(op: Op) -> dict[str, list[tuple[str, int]]]:
 
 def _attr_reads(op: Op) -> list[dict]:
     """How each attribute is read from gert::RuntimeAttrs into its Params field."""
-    from .lower_cpp import cpp_ident
+    from opgen.lower.cpp import cpp_ident
     out = []
     for a in op.attrs:
         idx = f"ATTR_{const_name(a.ir_name)}_INDEX"
@@ -712,7 +712,7 @@ def _attr_reads(op: Op) -> list[dict]:
 
 def _tensor_fields(op: Op) -> tuple[list[dict], list[dict]]:
     """How each input and output maps onto its Params TensorDesc and IR index constant."""
-    from .lower_cpp import cpp_ident
+    from opgen.lower.cpp import cpp_ident
     rows = []
     for t in op.inputs:
         rows.append(dict(name=t.name, field=f"params.{cpp_ident(t.name)}", optional=t.optional,
@@ -735,7 +735,7 @@ def _hccl_env(op: Op) -> dict | None:
     unit = {"": 1, "B": 1, "KB": 1024, "MB": 1024 * 1024}.get(env.unit)
     if unit is None:
         raise TypeError(f"env {env.name}: unit {env.unit!r} has no byte size")
-    from .lower_cpp import cpp_ident
+    from opgen.lower.cpp import cpp_ident
     return dict(name=env.name, field=f"params.{cpp_ident(env.name)}", unit=env.unit or "B",
                 unit_bytes=cpp_literal(unit), group=group.name)
 
@@ -753,7 +753,7 @@ def common_context(op: Op) -> dict:
 # ---------------------------------------------------------------------------------------------
 
 def emit_host_infershape(op: Op) -> list:
-    from .emit import Artifact, render  # opgen.emit registers these emitters: import it lazily
+    from opgen.emit.pipeline import Artifact, render  # opgen.emit registers these emitters: import it lazily
     ctx = common_context(op)
     text = wrap_cpp(render("cpp/host/infershape.cpp.j2", **ctx))
     return [Artifact(f"op_host/{op.snake_name}_infershape.cpp", text)]
@@ -776,9 +776,9 @@ _FIXED_FIELDS = ("tilingKey", "aivNum", "totalUbSize", "winSizeBytes")
 
 def tiling_fields(op: Op) -> list[TilingField]:
     """The fields of the kernel tiling struct ``<Op>TilingData`` (op_kernel/<op>_tiling.h, laid out by
-    ``opgen.emit_cpp_kernel.tiling_fields``), each with where the tiling function takes its value from."""
-    from .emit_cpp_kernel import tiling_fields as struct_fields
-    from .resolve import dim_bindings
+    ``opgen.emit.kernel.tiling_fields``), each with where the tiling function takes its value from."""
+    from opgen.emit.kernel import tiling_fields as struct_fields
+    from opgen.model.resolve import dim_bindings
     attrs = {a.name for a in op.attrs}
     dims = dim_bindings(op)
     inputs = {t.name for t in op.inputs}
@@ -807,15 +807,15 @@ def tiling_fields(op: Op) -> list[TilingField]:
 def comment_lines(text: str, indent: int, width: int = 120) -> list[str]:
     """``// text`` wrapped to ``width`` (the text is one line: block comments never hold spec text)."""
     import textwrap
-    from .lower_cpp import comment_text as cpp_comment
+    from opgen.lower.cpp import comment_text as cpp_comment
     return ["// " + line for line in textwrap.wrap(cpp_comment(text), width - indent - 3,
                                                     break_long_words=False, break_on_hyphens=False)] or ["//"]
 
 
 def _view_tiling(op: Op, view: ProductView, fields: list[TilingField]) -> dict:
     """What one product's tiling evaluator computes: the tiling key digits, the struct fields, and the dims,
-    lets and output dtypes they read (lowered by opgen.lower_cpp exactly as the check core lowers them)."""
-    from .lower_cpp import cpp_expr, cpp_ge_enum, cpp_ident, cpp_kind_type
+    lets and output dtypes they read (lowered by opgen.lower.cpp exactly as the check core lowers them)."""
+    from opgen.lower.cpp import cpp_expr, cpp_ge_enum, cpp_ident, cpp_kind_type
     lets = {l.name: l for l in view.lets}
     copies, computed = [], []
     for f in fields:
@@ -863,7 +863,7 @@ def _view_tiling(op: Op, view: ProductView, fields: list[TilingField]) -> dict:
 
 
 def tiling_context(op: Op) -> dict:
-    from .resolve import dim_bindings
+    from opgen.model.resolve import dim_bindings
     fields = tiling_fields(op)
     ctx = common_context(op)
     s = op.snake_name
@@ -887,7 +887,7 @@ def tiling_context(op: Op) -> dict:
 
 
 def emit_host_tiling(op: Op) -> list:
-    from .emit import Artifact, render  # opgen.emit registers these emitters: import it lazily
+    from opgen.emit.pipeline import Artifact, render  # opgen.emit registers these emitters: import it lazily
     ctx = tiling_context(op)
     s = op.snake_name
     return [Artifact(f"op_host/op_tiling/{s}_tiling.h", wrap_cpp(render("cpp/host/tiling.h.j2", **ctx))),

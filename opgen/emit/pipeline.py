@@ -15,16 +15,16 @@ from typing import Callable
 
 import jinja2
 
-from .emit_cpp_check import emit_check_core
-from .emit_cpp_kernel import emit_cpp_kernel
-from .emit_tests import emit_tests
-from .emit_cpp_host import (emit_host_aclnn, emit_host_cmake, emit_host_infershape, emit_host_opdef,
+from opgen.emit.check_core import emit_check_core
+from opgen.emit.kernel import emit_cpp_kernel
+from opgen.emit.tests import emit_tests
+from opgen.emit.host import (emit_host_aclnn, emit_host_cmake, emit_host_infershape, emit_host_opdef,
                             emit_host_tiling)
-from .model import Op, snake
+from opgen.model.decl import Op, snake
 
 GENERATOR_VERSION = "1"
 # Modules whose FILTERS dict typed Jinja filters come from (one per target language).
-FILTER_MODULES = ("lower", "lower_py", "lower_cpp", "lower_ascendc")
+FILTER_MODULES = ("opgen.lower.literals", "opgen.lower.python", "opgen.lower.cpp", "opgen.lower.ascendc")
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     for module in FILTER_MODULES:
-        env.filters.update(importlib.import_module(f"opgen.{module}").FILTERS)
+        env.filters.update(importlib.import_module(module).FILTERS)
     env.filters["snake"] = snake
     return env
 
@@ -63,7 +63,7 @@ def render(template: str, **context) -> str:
 
 
 def emit_docs(op: Op) -> list[Artifact]:
-    from .docs import docs_context
+    from opgen.emit.docs import docs_context
     return [Artifact(f"docs/aclnn{op.name}.md", render("docs/aclnn_op.md.j2", **docs_context(op)))]
 
 
@@ -73,7 +73,7 @@ def shared_checks(views) -> dict:
     Returns ``{"defs": [(name, check, view)], "uses": {soc: [name, ...]}}`` in product and check order;
     a check's lowering depends on its product view, so equality is decided on the lowered code.
     """
-    from .lower_py import py_all, py_expr
+    from opgen.lower.python import py_all, py_expr
     names: dict[tuple, str] = {}
     defs, uses = [], {}
     for v in views:

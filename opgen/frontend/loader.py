@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .analyze import analyze
-from .diagnostics import Diagnostics
-from .expr import Span
-from .model import Op
-from .parse import parse_text
+from opgen.frontend.analyze import analyze
+from opgen.core.diagnostics import Diagnostics
+from opgen.lang.expr import Span
+from opgen.model.decl import Op
+from opgen.lang.parse import parse_text
 
 
 def load_text(text: str, file: str, diags: Diagnostics) -> Op | None:

@@ -29,13 +29,13 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from . import builtins as B
-from .emit import emit
-from .expr import Expr, Float, InRange, InSet, Int, Name, Unary, names, quote, to_spec
-from .lower import spec_literal
-from .model import Buffer, Check, Domain, Op, ProductView, Tensor
-from .printer import _domain, _range, _shape
-from .resolve import dim_bindings
+from opgen.core import builtins as B
+from opgen.emit.pipeline import emit
+from opgen.lang.expr import Expr, Float, InRange, InSet, Int, Name, Unary, names, quote, to_spec
+from opgen.lower.literals import spec_literal
+from opgen.model.decl import Buffer, Check, Domain, Op, ProductView, Tensor
+from opgen.model.printer import _domain, _range, _shape
+from opgen.model.resolve import dim_bindings
 
 ABI, BEHAVIOUR, DOCS = "abi", "behaviour", "docs"
 GROUPS = (ABI, BEHAVIOUR, DOCS)

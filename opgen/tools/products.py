@@ -17,11 +17,11 @@ import json
 import unicodedata
 from dataclasses import dataclass
 
-from .expr import Binary, Expr, InRange, InSet, Name, names, to_spec
-from .lower import spec_literal
-from .model import Buffer, Check, Op, Product, ProductView
-from .printer import _domain, _range, _shape
-from .resolve import dim_bindings
+from opgen.lang.expr import Binary, Expr, InRange, InSet, Name, names, to_spec
+from opgen.lower.literals import spec_literal
+from opgen.model.decl import Buffer, Check, Op, Product, ProductView
+from opgen.model.printer import _domain, _range, _shape
+from opgen.model.resolve import dim_bindings
 
 NONE = "—"
 

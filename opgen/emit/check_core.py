@@ -2,19 +2,19 @@
 
 One plain C++17 header per op (standard headers only) holding every check of
 every product view in the order ``opgen.resolve`` gives them, lowered by
-``opgen.lower_cpp`` with the semantics of the Python reference, plus output
+``opgen.lower.cpp`` with the semantics of the Python reference, plus output
 shape and dtype inference.  Registered in ``opgen.emit.EMITTERS``.  The OpDef / infershape / tiling / aclnn code
-(``opgen.emit_cpp_host``) includes it and calls ``Check``, ``InferShapes`` and
+(``opgen.emit.host``) includes it and calls ``Check``, ``InferShapes`` and
 ``InferDtypes`` on a filled ``Params``.
 """
 from __future__ import annotations
 
-from . import builtins as B
-from .dtypes import DTYPES
-from .lower import cpp_literal
-from .lower_cpp import constants, cpp_error_code, real_literal, uses
-from .model import Op
-from .resolve import dim_bindings
+from opgen.core import builtins as B
+from opgen.core.dtypes import DTYPES
+from opgen.lower.literals import cpp_literal
+from opgen.lower.cpp import constants, cpp_error_code, real_literal, uses
+from opgen.model.decl import Op
+from opgen.model.resolve import dim_bindings
 
 
 def check_core_path(op: Op) -> str:
@@ -56,5 +56,5 @@ def check_core_context(op: Op) -> dict:
 
 
 def emit_check_core(op: Op) -> list:
-    from .emit import Artifact, render  # emit registers this emitter: import it lazily, in either order
+    from opgen.emit.pipeline import Artifact, render  # emit registers this emitter: import it lazily, in either order
     return [Artifact(check_core_path(op), render("cpp/op_host/op_tiling/check.h.j2", **check_core_context(op)))]

@@ -3,7 +3,7 @@
 Scalar expressions only: checks, lets, output shapes and dtype rules.  The code
 is emitted into one evaluator class per product (see
 templates/cpp/op_host/op_tiling/check.h.j2) whose base class ``Eval`` gives
-each builtin the semantics of the Python lowering (``opgen.lower_py`` with
+each builtin the semantics of the Python lowering (``opgen.lower.python`` with
 ``opgen.runtime.scope``), so the two validators accept and reject the same
 calls with the same messages:
 
@@ -23,16 +23,16 @@ calls with the same messages:
 * ``prefix_true`` / ``all_true`` read tensor data, which tiling never sees:
   they hold for every non-null tensor, as for ``Meta`` tensors in Python;
 * lets are evaluated lazily and at most once per call; spec ``def`` macros are
-  inlined (``opgen.lower_py._inline``).
+  inlined (``opgen.lower.python._inline``).
 """
 from __future__ import annotations
 
-from . import builtins as B
-from .dtypes import DTYPES
-from .expr import Binary, Bool, Call, Cond, Expr, Float, InRange, InSet, Int, Name, Str, Unary, format_float, to_spec
-from .lower import cpp_literal, cpp_string
-from .lower_py import LoweringError, _inline
-from .model import Check, Op, ProductView, Shape, ShapeCond
+from opgen.core import builtins as B
+from opgen.core.dtypes import DTYPES
+from opgen.lang.expr import Binary, Bool, Call, Cond, Expr, Float, InRange, InSet, Int, Name, Str, Unary, format_float, to_spec
+from opgen.lower.literals import cpp_literal, cpp_string
+from opgen.lower.python import LoweringError, _inline
+from opgen.model.decl import Check, Op, ProductView, Shape, ShapeCond
 
 INT, FLOAT, BOOL, STR, DTYPE = B.INT, B.FLOAT, B.BOOL, B.STR, B.DTYPE
 SHAPE, LIST = "shape", "list"
@@ -136,7 +136,7 @@ class ScalarKinds:
     """Static kinds of (already inlined) scalar expressions of one product view."""
 
     def __init__(self, view: ProductView):
-        from .resolve import dim_bindings
+        from opgen.model.resolve import dim_bindings
         self.view = view
         self.op: Op = view.op
         self.bound = dim_bindings(self.op)
@@ -415,7 +415,7 @@ class ScalarCpp:
 
 def uses(op: Op, fn: str) -> bool:
     """Whether any scalar expression of any product view calls builtin ``fn`` (after def inlining)."""
-    from .expr import walk
+    from opgen.lang.expr import walk
     exprs: list[Expr] = []
     for v in op.views.values():
         for c in v.checks:

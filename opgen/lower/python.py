@@ -11,11 +11,11 @@ Two contexts, mirroring the C++ lowering:
 """
 from __future__ import annotations
 
-from . import builtins as B
-from .dtypes import DTYPES
-from .expr import Binary, Bool, Call, Cond, Expr, Float, InRange, InSet, Int, Name, Str, Unary
-from .lower import py_literal
-from .model import Op, ProductView
+from opgen.core import builtins as B
+from opgen.core.dtypes import DTYPES
+from opgen.lang.expr import Binary, Bool, Call, Cond, Expr, Float, InRange, InSet, Int, Name, Str, Unary
+from opgen.lower.literals import py_literal
+from opgen.model.decl import Op, ProductView
 
 
 class LoweringError(Exception):
@@ -54,7 +54,7 @@ class ScalarPy:
     """Lowering of scalar expressions for one product view."""
 
     def __init__(self, view: ProductView):
-        from .resolve import dim_bindings
+        from opgen.model.resolve import dim_bindings
         self.view = view
         self.op = view.op
         self.bound = dim_bindings(self.op)
@@ -68,7 +68,7 @@ class ScalarPy:
 
     def float_parts(self, e: Expr, parts: list[str]) -> list[str]:
         """Int branches / arguments of a float ``if``, ``min`` or ``max`` become floats first (as in C++)."""
-        from .lower_cpp import ScalarKinds  # the static kinds both lowerings follow
+        from opgen.lower.cpp import ScalarKinds  # the static kinds both lowerings follow
         kinds = ScalarKinds(self.view)
         if not kinds.mixed(e):
             return parts
@@ -218,7 +218,7 @@ class QuantPy:
                 return False
         if isinstance(e, Name):
             return e.id not in self.locals and e.id not in self.inputs
-        from .expr import children
+        from opgen.lang.expr import children
         return all(self.is_static(c) for c in children(e))
 
     def call(self, e: Call) -> str:
@@ -265,7 +265,7 @@ def py_all(conds, view: ProductView) -> str:
 
 def py_shape(shape, view: ProductView) -> str:
     """An output shape as a Python tuple expression (conditional shapes become conditional tuples)."""
-    from .model import ShapeCond
+    from opgen.model.decl import ShapeCond
     low = ScalarPy(view)
     if shape is None:
         raise LoweringError("output without a shape")

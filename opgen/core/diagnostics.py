@@ -15,7 +15,7 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from .expr import Span
+from opgen.lang.expr import Span
 
 # Stable error codes.  Never renumber: tools and users grep for them.
 CODES: dict[str, tuple[str, str]] = {

@@ -8,10 +8,10 @@ lowers one uniform list and cannot drift from the others.
 """
 from __future__ import annotations
 
-from .expr import Binary, Bool, Call, Cond, Expr, Float, InRange, InSet, Int, Name, Str, Unary, to_spec
-from .model import (Attr, Buffer, Check, Constraint, Domain, Let, Op, Product, ProductView, Shape, ShapeCond,
+from opgen.lang.expr import Binary, Bool, Call, Cond, Expr, Float, InRange, InSet, Int, Name, Str, Unary, to_spec
+from opgen.model.decl import (Attr, Buffer, Check, Constraint, Domain, Let, Op, Product, ProductView, Shape, ShapeCond,
                     ShapeTuple, Tensor)
-from . import builtins as B
+from opgen.core import builtins as B
 
 _UNITS = {"B": None, "": None, "KB": "KB", "MB": "MB"}
 

@@ -1,9 +1,9 @@
 """Model → spec text.  ``load_text(print_op(op)) == op`` for every valid model."""
 from __future__ import annotations
 
-from .expr import Expr, quote, to_spec
-from .lower import spec_literal as _lit
-from .model import Attr, Buffer, Constraint, Domain, Op, Product, QuantMode, Range, Shape, ShapeCond, Tensor
+from opgen.lang.expr import Expr, quote, to_spec
+from opgen.lower.literals import spec_literal as _lit
+from opgen.model.decl import Attr, Buffer, Constraint, Domain, Op, Product, QuantMode, Range, Shape, ShapeCond, Tensor
 
 _IND = "    "
 

@@ -18,10 +18,10 @@ Emitted files (paths relative to the op's output directory):
 The kernel dispatches on the tiling key (``10000 + Σ field_i·10^i`` over the spec's ``tiling_key``
 fields; a quant attribute no field carries is read from the tiling data) and on the runtime dtypes.
 Only the (key, dtype) combinations some product can reach are instantiated — decided by evaluating
-every product's checks three-valued (:func:`opgen.lower_ascendc.eval3`).  A routed() tensor whose layout
+every product's checks three-valued (:func:`opgen.lower.ascendc.eval3`).  A routed() tensor whose layout
 the checks leave open ((1,) or (H,) static scales) gets one instantiation per layout, told apart at run time
-by the let that carries its rank or first dim (:meth:`opgen.lower_ascendc.TilingExpr.probe`).  Quant formulas
-come from the spec through :class:`opgen.lower_ascendc.QuantLowering`.  DispatchV2 and CombineV2 share one
+by the let that carries its rank or first dim (:meth:`opgen.lower.ascendc.TilingExpr.probe`).  Quant formulas
+come from the spec through :class:`opgen.lower.ascendc.QuantLowering`.  DispatchV2 and CombineV2 share one
 HCCL window layout (``_helpers.j2``): two alternating data halves of [CombineV2 rows | DispatchV2 rows] and a
 2 MB status tail; the Setup/Teardown family shares another (``_family.j2``).
 """
@@ -30,13 +30,13 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from .dtypes import DTYPES
-from .expr import Call, Cond, Int, Name, walk
-from .lower import cpp_literal
-from .lower_ascendc import (FLOATISH, KernelTypes, LoweringError, QuantLowering, StaticEnv, TilingExpr, cpp_ident,
+from opgen.core.dtypes import DTYPES
+from opgen.lang.expr import Call, Cond, Int, Name, walk
+from opgen.lower.literals import cpp_literal
+from opgen.lower.ascendc import (FLOATISH, KernelTypes, LoweringError, QuantLowering, StaticEnv, TilingExpr, cpp_ident,
                             cpp_type, eval3, fails, float_literal, ge_value, merge_env, possible_values,
                             solve_key_field, type_param)
-from .model import Op, ProductView, ShapeCond, ShapeTuple, snake
+from opgen.model.decl import Op, ProductView, ShapeCond, ShapeTuple, snake
 
 ROUTED_LAYOUTS = ("rows", "vector", "scalar")
 
@@ -52,7 +52,7 @@ class TilingField:
 
 def tiling_fields(op: Op) -> list[TilingField]:
     """The fields of ``<Op>TilingData`` in declaration order (the rule the host tiling fills)."""
-    from .resolve import dim_bindings
+    from opgen.model.resolve import dim_bindings
     out: list[TilingField] = []
     for a in op.attrs:
         if a.type in ("int64", "bool"):
@@ -151,7 +151,7 @@ def _quant_refs(op: Op) -> dict:
 
 def _static_dtype(e, env: StaticEnv, lets: dict, op: Op):
     """The dtype a quant expression yields (as the numpy reference stores it), or None if unknown."""
-    from .expr import Binary, Bool, Float, Int, Unary
+    from opgen.lang.expr import Binary, Bool, Float, Int, Unary
     if isinstance(e, (Int, Float, Bool)):
         return "FLOAT32"
     if isinstance(e, Name):
@@ -218,7 +218,7 @@ def _relevant(op: Op, kind, qv, t: str, tensors: set, env: StaticEnv) -> bool:
 
 def _routed_layout(view: ProductView, env: StaticEnv, tensor: str) -> list[str]:
     """Layouts of a routed() tensor that no check of ``view`` rules out under ``env``."""
-    from .lower_ascendc import Sym
+    from opgen.lower.ascendc import Sym
     out = []
     for layout in ROUTED_LAYOUTS:
         e = StaticEnv(dict(env.names), dict(env.present), dict(env.dtypes), dict(env.ranks), dict(env.dims))
@@ -394,7 +394,7 @@ class KernelKind:
 
 
 def _check_names(op: Op, kind: KernelKind) -> None:
-    from .resolve import dim_bindings
+    from opgen.model.resolve import dim_bindings
     have = {
         "inputs": {t.name for t in op.inputs},
         "outputs": {t.name for t in op.outputs},
@@ -474,7 +474,7 @@ def common_context(op: Op, kind: KernelKind) -> dict:
 
     def static_test(e) -> tuple[str, bool]:
         """A shape test as C++: compile-time over the key parameters where it can be, else over the tiling."""
-        from .expr import Binary, Unary
+        from opgen.lang.expr import Binary, Unary
         if isinstance(e, Binary) and e.op in ("and", "or"):
             a, sa = static_test(e.lhs)
             b, sb = static_test(e.rhs)
@@ -587,7 +587,7 @@ def common_context(op: Op, kind: KernelKind) -> dict:
 
 def _equal_types(op: Op, tensor_types: dict) -> frozenset:
     """Pairs of tensor types that an unconditional ``dtype(a) == dtype(b)`` check forces equal on every product."""
-    from .expr import Binary
+    from opgen.lang.expr import Binary
     per_view = []
     for view in (op.view(p.soc) for p in op.products):
         pairs = set()
@@ -774,7 +774,7 @@ def _digits(key: int, fields) -> list[int]:
 
 
 def _qmax(d: str):
-    from .runtime.dtypes import qmax
+    from opgen.runtime.dtypes import qmax
     try:
         return float_literal(qmax(d))
     except ValueError:
@@ -782,7 +782,7 @@ def _qmax(d: str):
 
 
 def _emax(d: str):
-    from .runtime.dtypes import emax
+    from opgen.runtime.dtypes import emax
     try:
         return cpp_literal(emax(d))
     except ValueError:
@@ -804,7 +804,7 @@ def kernel_problem(op: Op) -> str | None:
 
 
 def emit_cpp_kernel(op: Op) -> list:
-    from .emit import Artifact, render
+    from opgen.emit.pipeline import Artifact, render
     spec_name = op.span.file.rsplit("/", 1)[-1] if op.span else ""
     s = op.snake_name
     files = [Artifact(f"op_kernel/{s}_tiling.h",

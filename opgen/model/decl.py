@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from .builtins import ERROR_CLASSES
-from .expr import Expr, Span
+from opgen.core.builtins import ERROR_CLASSES
+from opgen.lang.expr import Expr, Span
 
 
 def _span() -> Span | None:
@@ -293,7 +293,7 @@ class Op:
         return tuple(p.soc for p in self.products)
 
     def view(self, soc: str) -> "ProductView":
-        from .resolve import resolve_product  # resolve builds on the model; import lazily to keep one direction
+        from opgen.model.resolve import resolve_product  # resolve builds on the model; import lazily to keep one direction
         return resolve_product(self, soc)
 
     @cached_property
@@ -327,7 +327,7 @@ class ProductView:
 
     def tolerance(self, output: str, dtype: str) -> Tolerance:
         """The declared tolerance of an output in a dtype; integer and bool outputs are always exact."""
-        from .dtypes import DTYPES
+        from opgen.core.dtypes import DTYPES
         for t in self.tolerances:
             if t.applies(output, dtype):
                 return t

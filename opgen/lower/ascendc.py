@@ -22,12 +22,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
-from . import builtins as B
-from .dtypes import DTYPES
-from .expr import (Binary, Bool, Call, Cond, Expr, Float, InRange, InSet, Int, Name, Str, Unary, to_spec,
+from opgen.core import builtins as B
+from opgen.core.dtypes import DTYPES
+from opgen.lang.expr import (Binary, Bool, Call, Cond, Expr, Float, InRange, InSet, Int, Name, Str, Unary, to_spec,
                    walk)
-from .lower import cpp_literal
-from .model import Op, QuantMode, ShapeCond, Tensor
+from opgen.lower.literals import cpp_literal
+from opgen.model.decl import Op, QuantMode, ShapeCond, Tensor
 
 
 class LoweringError(Exception):
@@ -110,7 +110,7 @@ def cpp_ident(name: str) -> str:
 
 def inline_defs(op: Op, e: Expr) -> Expr:
     """Expand calls to spec ``def`` macros (shared with the Python lowering)."""
-    from .lower_py import _inline
+    from opgen.lower.python import _inline
     return _inline(op, e)
 
 
@@ -198,7 +198,7 @@ class TilingExpr:
 
     def dim(self, e: Call) -> str:
         """dim(T, i): a bound dim's field, or a let carrying that dim (:meth:`probe`; the tiling data has no other)."""
-        from .resolve import dim_bindings
+        from opgen.model.resolve import dim_bindings
         for name, (tensor, axis) in dim_bindings(self.op).items():
             if isinstance(e.args[0], Name) and e.args[0].id == tensor and isinstance(e.args[1], Int) \
                     and e.args[1].value == axis and name in self.fields:

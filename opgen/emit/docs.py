@@ -1,8 +1,8 @@
 """What the docs template reads: the model, its product views, and the labels CANN docs use."""
 from __future__ import annotations
 
-from . import builtins as B
-from .model import Attr, Op
+from opgen.core import builtins as B
+from opgen.model.decl import Attr, Op
 
 # Column 2 of a CANN parameter table.
 def role_label(p) -> str:
@@ -34,7 +34,7 @@ def tests_summary(op: Op) -> dict | None:
     """What the docs say about the generated suite: case counts and the NPU worlds (None: no suite)."""
     if op.semantics is None:
         return None
-    from .emit_tests import tests_context
+    from opgen.emit.tests import tests_context
     ctx = tests_context(op)
     s = ctx["suite"]
     spec = op.span.file if op.span else f"{op.snake_name}.spec"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 
-from .expr import Expr, format_float, to_spec
+from opgen.lang.expr import Expr, format_float, to_spec
 
 
 def cpp_literal(v) -> str:
@@ -78,7 +78,7 @@ def spec_text(e: Expr) -> str:
 
 def spec_literal(v) -> str:
     """A default value (Python literal from the model) in spec syntax."""
-    from .expr import quote
+    from opgen.lang.expr import quote
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, str):
@@ -99,7 +99,7 @@ def md_escape(s: str) -> str:
 
 def spec_shape(alt) -> str:
     """One shape alternative in spec syntax."""
-    from .printer import _alt
+    from opgen.model.printer import _alt
     return _alt(alt)
 
 

@@ -7,8 +7,8 @@ from importlib import resources
 from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from .diagnostics import Diagnostics
-from .expr import Span
+from opgen.core.diagnostics import Diagnostics
+from opgen.lang.expr import Span
 
 # Readable names for the grammar's anonymous terminals in "expected ..." lists.
 _TOKEN_TEXT = {
@@ -29,7 +29,7 @@ _MAX_ECHOES = 200  # tokens skipped while recovering, before giving up on the fi
 
 @functools.lru_cache(maxsize=1)
 def parser() -> Lark:
-    grammar = resources.files("opgen").joinpath("grammar.lark").read_text(encoding="utf-8")
+    grammar = resources.files("opgen.lang").joinpath("grammar.lark").read_text(encoding="utf-8")
     return Lark(grammar, parser="lalr", propagate_positions=True, cache=True)  # [x] gives None when absent (lark default)
 
 

@@ -15,7 +15,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from .emit import GENERATOR_VERSION, Artifact
+from opgen.emit.pipeline import GENERATOR_VERSION, Artifact
 
 MANIFEST = "MANIFEST.json"
 CACHE = ".opgen-cache.json"  # local, untracked: which spec + generator produced each op directory

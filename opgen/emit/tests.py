@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from .model import Op, snake
+from opgen.model.decl import Op, snake
 
 
 def npu_kwarg(t) -> str:
@@ -63,8 +63,8 @@ def twin_subset(op: Op, positive) -> tuple[str, ...]:
 
 
 def tests_context(op: Op) -> dict:
-    from .runtime.testkit import TWIN_PRELUDES
-    from .testgen.suite import suite
+    from opgen.harness.testkit import TWIN_PRELUDES
+    from opgen.testgen.suite import suite
     s = suite(op)
     pairs = tuple(dict.fromkeys(snake(p) for v in op.views.values() for p in v.pairs_with))
     covered: dict[tuple[str, str], list[str]] = {}
@@ -97,7 +97,7 @@ def tests_context(op: Op) -> dict:
 
 
 def emit_tests(op: Op) -> list:
-    from .emit import Artifact, render  # emit registers this emitter: import lazily, in either order
+    from opgen.emit.pipeline import Artifact, render  # emit registers this emitter: import lazily, in either order
     if op.semantics is None:  # no reference to test
         return []
     ctx = tests_context(op)

@@ -1,0 +1,1 @@
+"""Model -> artefacts: the Jinja renderer, computed plans, one module per artefact, the pipeline."""

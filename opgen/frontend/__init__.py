@@ -1,0 +1,1 @@
+"""Spec text -> validated model: tree -> model, all semantic checks, the loader (imports core, lang, model)."""

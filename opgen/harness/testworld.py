@@ -1,0 +1,397 @@
+"""Test worlds for generated suites: per-rank input data, and what the outputs must satisfy.
+
+A generated suite knows each case by shapes, dtypes, attributes and data recipes (``tests/cases.py``);
+this module turns a case into tensors, one builder per ``semantics`` (the data-movement pattern a spec
+names, as ``opgen.runtime.drivers`` has one driver per pattern).  Inputs an op receives from a partner
+(assist info, counts, staged rows) are produced by routing the case's own tokens with
+``opgen.runtime.moe`` and sending them through identity experts, so the expected results are known in
+closed form: ``x * sum(weights)`` for a combine (computed here by plain fp32 loops in k order), the
+token's own rows for a dispatch.  All data comes from ``opgen.harness.testdata``: the same bytes on
+every machine.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from opgen.runtime import codecs
+from opgen.runtime import moe
+from opgen.harness import testdata
+from opgen.runtime.dtypes import np_dtype
+from opgen.runtime.scope import Meta, Typed, cann_dtype, data
+
+
+@dataclass
+class World:
+    """Per-rank inputs of one case, plus what the builder knows about them (the tokens behind them)."""
+    inputs: list[dict]
+    tokens: list | None = None            # the tokens x of each rank (dispatched, or sent to identity experts)
+    expert_ids: list | None = None
+    masks: list | None = None
+    weights: list | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def key(case_id: str, rank, name: str) -> str:
+    """The data key of one tensor: "<case id>/<rank>/<name>" (no rank for a single call)."""
+    return f"{case_id}/{name}" if rank is None else f"{case_id}/{rank}/{name}"
+
+
+def rank_metas(case: dict) -> dict:
+    """{rank: {input: (dtype, shape)}} of a world case (for a large world: of the ranks it lists)."""
+    out = {}
+    for r in case.get("ranks", range(case["world"])):
+        metas = dict(case["inputs"])
+        for name, shape in case.get("rank_shapes", {}).get(r, {}).items():
+            metas[name] = (metas[name][0], shape)
+        out[r] = metas
+    return out
+
+
+def meta_inputs(case: dict, rank=None, metas: dict | None = None) -> dict:
+    """Inputs as tiling sees them: Meta tensors, except BOOL ones, built by recipe (data checks read them)."""
+    metas = case["inputs"] if metas is None else metas
+    out = {}
+    for name, m in metas.items():
+        if m is None:
+            out[name] = None
+        elif m[0] == "BOOL":
+            out[name] = testdata.mask(key(case["id"], rank, name), m[1], case.get("data", {}).get(name, "all_true"))
+        else:
+            out[name] = Meta(tuple(m[1]), m[0])
+    return out
+
+
+# ---- builders -------------------------------------------------------------------------------------------
+
+def _values(case, rank, name, meta, lo=-4.0, hi=4.0):
+    dtype, shape = meta
+    if dtype == "BOOL":
+        return testdata.mask(key(case["id"], rank, name), shape, case.get("data", {}).get(name, "all_true"))
+    return testdata.values(key(case["id"], rank, name), dtype, shape, lo, hi)
+
+
+# Tokens carry exact rounding ties for the int8 quant modes: every 128-element group starts with 127/32, the
+# largest magnitude of its row and group, so per-token and per-group scales are exactly 1/32, and a few
+# elements per group are odd multiples of 1/64, which quantise to k + 0.5 (RINT and ROUND disagree there).
+# Both values are exact in FLOAT16, BFLOAT16 and FLOAT32; the other elements stay uniform in [-3.9, 3.9).
+_TIE_AMAX = 127.0 / 32.0
+_TIES_PER_GROUP = 4
+
+
+def _tokens(case, rank, meta):
+    dtype, shape = meta
+    if dtype not in ("FLOAT16", "BFLOAT16", "FLOAT32") or len(shape) != 2:
+        return _values(case, rank, "x", meta)
+    x = testdata.uniform(key(case["id"], rank, "x"), shape, -3.9, 3.9)
+    bs, h = (int(d) for d in shape)
+    odd = testdata.integers(key(case["id"], rank, "x/ties"), (bs, h), -127, 127) * 2 + 1  # odd multiples of 1/64
+    for g in range(0, h, 128):
+        x[:, g] = _TIE_AMAX
+        ties = slice(g + 1, min(g + 1 + _TIES_PER_GROUP, h))
+        x[:, ties] = odd[:, ties] / 64.0
+    return x.astype(np_dtype(dtype))
+
+
+def _zeros(meta):
+    dtype, shape = meta
+    z = np.zeros(tuple(shape), dtype=np_dtype(dtype))
+    return Typed(z, dtype) if dtype in ("HIFLOAT8", "FLOAT4_E1M2") else z
+
+
+def _pool(attrs: dict) -> int:
+    return sum(int(attrs.get(n, 0) or 0) for n in ("moeExpertNum", "zeroExpertNum", "copyExpertNum", "constExpertNum"))
+
+
+def _topology(attrs: dict) -> dict:
+    """W, Rs, S, E as the runtime routing takes them (defaults of the MoE family's attributes)."""
+    return dict(W=int(attrs["epWorldSize"]), Rs=int(attrs.get("sharedExpertRankNum", 0) or 0),
+                S=int(attrs.get("sharedExpertNum", 1) if attrs.get("sharedExpertNum") is not None else 1),
+                E=int(attrs["moeExpertNum"]))
+
+
+def _senders(case: dict, attrs: dict, metas: list[dict], x_name: str, x_meta=None) -> World:
+    """Tokens, routes, masks and weights of every rank, from the case's own inputs where it has them."""
+    world = World(inputs=[{} for _ in metas], tokens=[], expert_ids=[], masks=[], weights=[])
+    for r, m in metas.items():
+        bs, k = m["expertIds"][1]
+        xm = m.get(x_name) if x_meta is None else x_meta(m)
+        world.tokens.append(_tokens(case, r, xm))
+        world.expert_ids.append(testdata.distinct_rows(key(case["id"], r, "expertIds"), bs, k, _pool(attrs)))
+        mask_name = "xActiveMaskOptional"
+        world.masks.append(_values(case, r, mask_name, m[mask_name]) if m.get(mask_name) is not None else None)
+        world.weights.append(testdata.uniform(key(case["id"], r, "expertScales"), (bs, k), 0.0, 1.0))
+    return world
+
+
+def moe_dispatch(case: dict, attrs: dict) -> World:
+    """DispatchV2 and DispatchSetup: tokens, distinct routes per token, smooth scales, masks, weights."""
+    metas = rank_metas(case)
+    world = _senders(case, attrs, metas, "x")
+    for r, m in metas.items():
+        inp = world.inputs[r]
+        for name, meta in m.items():
+            if meta is None:
+                inp[name] = None
+            elif name == "x":
+                inp[name] = world.tokens[r]
+            elif name == "expertIds":
+                inp[name] = world.expert_ids[r]
+            elif name == "xActiveMaskOptional":
+                inp[name] = world.masks[r]
+            elif name == "expertScalesOptional":
+                inp[name] = world.weights[r]
+            elif name == "scalesOptional":
+                inp[name] = _values(case, r, name, meta, 0.5, 1.5)
+            elif name in ("elasticInfoOptional", "performanceInfoOptional"):
+                inp[name] = _zeros(meta)
+            else:
+                inp[name] = _values(case, r, name, meta)
+    return world
+
+
+def _put(meta, values) -> np.ndarray:
+    out = _zeros(meta)
+    flat = data(out).reshape(-1)
+    v = np.asarray(values).reshape(-1)[:flat.size]
+    flat[:v.size] = v
+    return out
+
+
+def _expert_rows(world: World, attrs: dict, product: str, metas: list[dict]):
+    """Each rank's dispatch plan and the rows identity experts return (the routed tokens, in plan order)."""
+    topo = _topology(attrs)
+    plans = moe.plan_dispatch_world(world.expert_ids, world.masks, **topo)
+    rows = [moe.gather_rows(world.tokens, p) if p.num_rows else None for p in plans]
+    return plans, rows
+
+
+def moe_combine(case: dict, attrs: dict) -> World:
+    """CombineV2: expandX holds the rows identity experts return, with DispatchV2's assist info and counts."""
+    metas = rank_metas(case)
+    world = _senders(case, attrs, metas, "expandX", lambda m: (m["expandX"][0], (m["expertIds"][1][0],
+                                                                                 m["expandX"][1][1])))
+    plans, rows = _expert_rows(world, attrs, case["product"], metas)
+    topo = _topology(attrs)
+    K = world.expert_ids[0].shape[1]
+    for d, m in metas.items():
+        plan = plans[d]
+        capacity = max(plan.num_rows, m["assistInfoForCombine"][1][0] // 128)
+        a2 = moe.a2_expand_idx(world.expert_ids[d], world.masks[d], topo["E"]) \
+            if case["product"] == "ascend910b" else None
+        routed = moe.dispatch_outputs(plan, W=topo["W"], K=K, product=case["product"], expert_token_nums_type=1,
+                                      capacity_A=capacity, local_expert_num=plan.local_expert_num,
+                                      expert_scales=world.weights, a2_expand_idx=a2)
+        inp = world.inputs[d]
+        for name, meta in m.items():
+            if meta is None:
+                inp[name] = None
+            elif name == "expandX":
+                inp[name] = _put(meta, rows[d] if rows[d] is not None else [])
+            elif name == "expertIds":
+                inp[name] = world.expert_ids[d]
+            elif name == "assistInfoForCombine":
+                inp[name] = _put(meta, routed["assistInfoForCombineOut"])
+            elif name == "epSendCounts":
+                inp[name] = _put(meta, routed["epRecvCountsOut"])
+            elif name == "expandScalesOptional":
+                inp[name] = _put(meta, routed["expandScalesOut"])
+            elif name == "expertScales":
+                inp[name] = world.weights[d]
+            elif name == "xActiveMaskOptional":
+                inp[name] = world.masks[d]
+            elif name in ("tpSendCountsOptional", "elasticInfoOptional", "performanceInfoOptional",
+                          "activationScaleOptional", "weightScaleOptional", "groupListOptional"):
+                inp[name] = _zeros(meta)
+            else:  # oriX, const expert coefficients, sharedExpertX: values
+                inp[name] = _values(case, d, name, meta, -1.0, 1.0)
+    return world
+
+
+def moe_dispatch_teardown(case: dict, attrs: dict) -> World:
+    """DispatchTeardown: y holds what DispatchSetup staged (the tokens themselves when y has x's dtype)."""
+    metas = rank_metas(case)
+    world = _senders(case, attrs, metas, "x")
+    topo = _topology(attrs)
+    for r, m in metas.items():
+        inp = world.inputs[r]
+        for name, meta in m.items():
+            if meta is None:
+                inp[name] = None
+            elif name == "x":
+                inp[name] = world.tokens[r]
+            elif name == "expertIds":
+                inp[name] = world.expert_ids[r]
+            elif name == "y":
+                y = _values(case, r, name, meta)
+                if meta[0] == m["x"][0]:
+                    staged = moe.dispatch_setup_rank(x=world.tokens[r], expert_ids=world.expert_ids[r], **topo)["y"]
+                    y = np.zeros(tuple(meta[1]), dtype=staged.dtype)
+                    y[:staged.shape[0], :staged.shape[1]] = staged
+                inp[name] = y
+            else:
+                inp[name] = _zeros(meta)
+    world.masks = [None] * len(metas)
+    return world
+
+
+def moe_combine_setup(case: dict, attrs: dict) -> World:
+    """CombineSetup: expert rows in DispatchTeardown's order with its cumulative counts."""
+    metas = rank_metas(case)
+    world = _senders(case, attrs, metas, "expandX", lambda m: (m["expandX"][0], (m["expertIds"][1][0],
+                                                                                 m["expandX"][1][1])))
+    world.masks = [None] * len(metas)
+    plans, rows = _expert_rows(world, attrs, case["product"], metas)
+    for d, m in metas.items():
+        inp = world.inputs[d]
+        inp["expandX"] = _put(m["expandX"], rows[d] if rows[d] is not None else [])
+        inp["expertIds"] = world.expert_ids[d]
+        inp["assistInfoForCombine"] = _put(m["assistInfoForCombine"], moe.recv_counts_cumsum(plans[d].counts))
+    return world
+
+
+def moe_combine_teardown(case: dict, attrs: dict) -> World:
+    """CombineTeardown: every expert rank's rows (identity experts) and each owner's expandIdx."""
+    metas = rank_metas(case)
+    world = _senders(case, attrs, metas, "expandX", lambda m: (m["expandX"][0], (m["expertIds"][1][0],
+                                                                                 m["expandX"][1][1])))
+    plans, rows = _expert_rows(world, attrs, case["product"], metas)
+    E = _topology(attrs)["E"]
+    for d, m in metas.items():
+        inp = world.inputs[d]
+        for name, meta in m.items():
+            if meta is None:
+                inp[name] = None
+            elif name == "expandX":
+                inp[name] = _put(meta, rows[d] if rows[d] is not None else [])
+            elif name == "expertIds":
+                inp[name] = world.expert_ids[d]
+            elif name == "expandIdx":
+                inp[name] = moe.a2_expand_idx(world.expert_ids[d], world.masks[d], E)
+            elif name == "expertScales":
+                inp[name] = world.weights[d]
+            elif name == "xActiveMaskOptional":
+                inp[name] = world.masks[d]
+            elif name == "sharedExpertXOptional":
+                inp[name] = _values(case, d, name, meta, -1.0, 1.0)
+            else:
+                inp[name] = _zeros(meta)
+    return world
+
+
+# ---- pipelines: the op whose kernel fills the HCCL windows a Teardown reads ---------------------------------
+
+def prelude_inputs(semantics: str, world: World, attrs: dict) -> list[dict]:
+    """Per rank, the inputs the prelude op (``semantics``) gets in front of a Teardown world: the same tokens
+    and routes, and what the op before the prelude would have passed it."""
+    out = []
+    if semantics == "moe_dispatch_setup":
+        for inp in world.inputs:
+            out.append({"x": inp["x"], "expertIds": inp["expertIds"], "scalesOptional": None,
+                        "xActiveMaskOptional": None})
+        return out
+    if semantics == "moe_combine_setup":
+        topo = _topology(attrs)
+        masks = [data(inp.get("xActiveMaskOptional")) for inp in world.inputs]
+        plans = moe.plan_dispatch_world([data(inp["expertIds"]) for inp in world.inputs], masks, **topo)
+        for inp, plan in zip(world.inputs, plans):
+            rows = np.shape(data(inp["expandX"]))[0]
+            assist = np.zeros(rows * 128, dtype=np.int32)  # (A * 128,): DispatchTeardown's cumulative counts
+            cum = moe.recv_counts_cumsum(plan.counts)
+            assist[:len(cum)] = cum
+            out.append({"expandX": inp["expandX"], "expertIds": inp["expertIds"], "assistInfoForCombine": assist})
+        return out
+    raise ValueError(f"no prelude inputs for {semantics!r}")
+
+
+def generic(case: dict, attrs: dict) -> World:
+    metas = rank_metas(case)
+    return World(inputs=[{n: None if m is None else _values(case, r, n, m) for n, m in ms.items()}
+                         for r, ms in metas.items()])
+
+
+BUILDERS = {
+    "moe_dispatch": moe_dispatch,
+    "moe_dispatch_setup": moe_dispatch,
+    "moe_dispatch_teardown": moe_dispatch_teardown,
+    "moe_combine": moe_combine,
+    "moe_combine_setup": moe_combine_setup,
+    "moe_combine_teardown": moe_combine_teardown,
+}
+
+
+def build(semantics: str, case: dict, attrs: dict) -> World:
+    return BUILDERS.get(semantics, generic)(case, attrs)
+
+
+# ---- what the reference cannot run (cases the suite then validates and shape-checks only) -----------------
+
+def reference_limit(semantics: str, attrs: dict) -> str | None:
+    """Why the numpy reference has no data path for these attributes (None: it has one)."""
+    if semantics == "moe_combine" and int(attrs.get("tpWorldSize", 0) or 0) > 1:
+        return "the CombineV2 reference has no TP (ReduceScatterV) path: the documents give no row order for it"
+    return None
+
+
+# ---- expected results ---------------------------------------------------------------------------------------
+
+def _active(ids: np.ndarray, mask) -> tuple[np.ndarray, np.ndarray]:
+    """(pairs, tokens) a mask selects: 1-D counts its trues (a prefix), 2-D selects pairs."""
+    bs, k = ids.shape
+    if mask is None:
+        return np.ones((bs, k), bool), np.ones(bs, bool)
+    m = np.asarray(mask, bool)
+    if m.ndim == 1:
+        tokens = np.arange(bs) < int(m.sum())
+        return np.repeat(tokens[:, None], k, axis=1), tokens
+    return m, m.any(axis=1)
+
+
+def weighted_sum(world: World, attrs: dict, rank: int, *, shared_rows: int, shared_x=None, ori_x=None,
+                 out_dtype) -> np.ndarray | None:
+    """x * sum(weights) of one owner by plain loops: fp32 products summed in k order, one final cast.
+
+    Zero experts add nothing, copy experts add w * oriX; shared-expert rows and sharedExpertX are added
+    unweighted; inactive tokens stay 0.  None when a const expert is routed (its value is a softmax of
+    dot products whose reduction order the documents leave open).
+    """
+    ids = np.asarray(world.expert_ids[rank])
+    x32 = codecs.to_f32(data(world.tokens[rank]), cann_dtype(world.tokens[rank]))
+    w = np.asarray(world.weights[rank], dtype=np.float32)
+    E = int(attrs["moeExpertNum"])
+    zero_hi = E + int(attrs.get("zeroExpertNum", 0) or 0)
+    copy_hi = zero_hi + int(attrs.get("copyExpertNum", 0) or 0)
+    pairs, tokens = _active(ids, world.masks[rank])
+    bs, K = ids.shape
+    out = np.zeros(x32.shape, dtype=np.float32)
+    for t in range(bs):
+        if not tokens[t]:
+            continue
+        acc = np.zeros(x32.shape[1], dtype=np.float32)
+        for k in range(K):
+            if not pairs[t, k]:
+                continue
+            e = int(ids[t, k])
+            if e < E:
+                acc = (acc + (x32[t] * w[t, k]).astype(np.float32)).astype(np.float32)
+            elif e < zero_hi:
+                continue
+            elif e < copy_hi:
+                ori = codecs.to_f32(data(ori_x), cann_dtype(ori_x))[t]
+                acc = (acc + (ori * w[t, k]).astype(np.float32)).astype(np.float32)
+            else:
+                return None
+        for _ in range(shared_rows):
+            acc = (acc + x32[t]).astype(np.float32)
+        if shared_x is not None:
+            acc = (acc + codecs.to_f32(data(shared_x), cann_dtype(shared_x)).reshape(bs, -1)[t]).astype(np.float32)
+        out[t] = acc
+    return out.astype(out_dtype)
+
+
+def shared_rows(attrs: dict) -> int:
+    """Shared-expert rows a token gets back: S, except that Rs = 0 with S = 1 means none (the tiling's rule)."""
+    rs = int(attrs.get("sharedExpertRankNum", 0) or 0)
+    s = int(attrs.get("sharedExpertNum", 1) if attrs.get("sharedExpertNum") is not None else 1)
+    return 0 if rs == 0 else s

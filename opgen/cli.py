@@ -17,6 +17,9 @@ from opgen.frontend.loader import load
 from opgen.model.decl import Op
 from opgen.tools.write import (build, check, generator_fingerprint, manifest_files as _manifest_files, op_output,
                     remember_build, unchanged_since_last_build)
+from opgen.frontend.loader import load_text
+from opgen.tools.coverage import load_cases, report, run_suite
+from opgen.tools import diff as diff_tool, products as products_tool
 
 EXIT_OK, EXIT_SPEC, EXIT_USAGE, EXIT_ABI_BREAK = 0, 1, 2, 3
 
@@ -103,7 +106,6 @@ def cmd_build(args) -> int:
 
 def cmd_test(args) -> int:
     """Build (writing only what changed), run each op's generated suite, report its coverage."""
-    from opgen.tools.coverage import load_cases, report, run_suite
 
     ops, diags = load_specs(args.specs)
     _report(diags)
@@ -184,9 +186,6 @@ def _git_spec(rev: str, spec: str) -> tuple[str, str]:
 
 
 def cmd_diff(args) -> int:
-    from opgen.tools.diff import diff_ops, generated_changes, render_json, render_md, render_text
-    from opgen.frontend.loader import load_text
-
     if args.rev is not None and len(args.specs) != 1:
         print("opgen diff --rev REV takes one spec (the working copy, compared with its version at REV)",
               file=sys.stderr)
@@ -210,9 +209,9 @@ def cmd_diff(args) -> int:
     _report(diags)
     if diags.has_errors or old is None or new is None:
         return EXIT_SPEC
-    d = diff_ops(old, new)
-    files = generated_changes(old, new) if args.generated else None
-    render = {"text": render_text, "json": render_json, "md": render_md}[args.format]
+    d = diff_tool.diff_ops(old, new)
+    files = diff_tool.generated_changes(old, new) if args.generated else None
+    render = {"text": diff_tool.render_text, "json": diff_tool.render_json, "md": diff_tool.render_md}[args.format]
     sys.stdout.write(render(d, old_label, new_label, files))
     if d.abi_break and not args.allow_abi_break:
         print(f"opgen diff: {len(d.group('abi'))} ABI change(s); pass --allow-abi-break to accept them",
@@ -222,17 +221,16 @@ def cmd_diff(args) -> int:
 
 
 def cmd_products(args) -> int:
-    from opgen.tools.products import product_matrix, render_json, render_md, render_text
-
     ops, diags = load_specs(args.specs)
     _report(diags)
     if diags.has_errors:
         return EXIT_SPEC
-    render = {"text": render_text, "json": render_json, "md": render_md}[args.format]
+    render = {"text": products_tool.render_text, "json": products_tool.render_json,
+              "md": products_tool.render_md}[args.format]
     for i, (p, op) in enumerate(ops):
         if i:
             sys.stdout.write("\n")
-        sys.stdout.write(render(op, product_matrix(op)))
+        sys.stdout.write(render(op, products_tool.product_matrix(op)))
     return EXIT_OK
 
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from opgen.core import builtins as B
 from opgen.core.dtypes import DTYPES
 from opgen.lang.expr import Call, Expr, Float, Int, Name, Str, walk
-from opgen.lower.python import ScalarPy, _inline
+from opgen.lower.python import ScalarPy
+from opgen.model.inline import inline as _inline
 from opgen.model.decl import Op, ProductView, ShapeCond
 from opgen.model.resolve import dim_bindings
 from opgen.runtime import OpError

@@ -15,7 +15,7 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from opgen.lang.expr import Span
+from opgen.core.span import Span
 
 # Stable error codes.  Never renumber: tools and users grep for them.
 CODES: dict[str, tuple[str, str]] = {

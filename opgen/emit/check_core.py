@@ -10,11 +10,15 @@ shape and dtype inference.  Registered in ``opgen.emit.EMITTERS``.  The OpDef / 
 from __future__ import annotations
 
 from opgen.core import builtins as B
+from opgen.core.artifact import Artifact
 from opgen.core.dtypes import DTYPES
+from opgen.emit.registry import emitter
+from opgen.emit.render import render
 from opgen.lower.literals import cpp_literal
 from opgen.lower.cpp import constants, cpp_error_code, real_literal, uses
 from opgen.model.decl import Op
 from opgen.model.resolve import dim_bindings
+from opgen.runtime import dtypes as rt_dtypes
 
 
 def check_core_path(op: Op) -> str:
@@ -25,7 +29,6 @@ def _dtype_tables(op: Op) -> tuple[list, list]:
     """(ge enumerator, C++ value) rows of qmax / emax, only when a scalar expression calls them."""
     qmax, emax = [], []
     if uses(op, "qmax") or uses(op, "emax"):
-        from opgen.runtime import dtypes as rt_dtypes  # numpy side: imported only when an op needs the table
         for d in sorted(DTYPES.values(), key=lambda d: d.ge_value):
             try:
                 qmax.append((d.ge_enum, real_literal(rt_dtypes.qmax(d.name))))
@@ -55,6 +58,6 @@ def check_core_context(op: Op) -> dict:
     )
 
 
-def emit_check_core(op: Op) -> list:
-    from opgen.emit.pipeline import Artifact, render  # emit registers this emitter: import it lazily, in either order
+@emitter
+def emit_check_core(op: Op, plans=None) -> list:
     return [Artifact(check_core_path(op), render("cpp/op_host/op_tiling/check.h.j2", **check_core_context(op)))]

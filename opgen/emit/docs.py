@@ -2,6 +2,10 @@
 from __future__ import annotations
 
 from opgen.core import builtins as B
+from opgen.core.artifact import Artifact
+from opgen.emit.plans import Plans
+from opgen.emit.registry import emitter
+from opgen.emit.render import render
 from opgen.model.decl import Attr, Op
 
 # Column 2 of a CANN parameter table.
@@ -21,23 +25,27 @@ def type_label(p) -> str:
     return "、".join(p.dtypes)
 
 
-def docs_context(op: Op) -> dict:
+def docs_context(op: Op, plans: Plans) -> dict:
     ordered = [soc for soc in B.PRODUCTS if op.product(soc) is not None]
     views = [op.view(soc) for soc in ordered]
     rows = [dict(name=p.name, role=role_label(p), doc=p.doc, default=getattr(p, "default", None),
                  types=type_label(p), formats="、".join(getattr(p, "formats", ("ND",))))
             for p in op.params]
-    return dict(op=op, views=views, params=rows, tests=tests_summary(op))
+    return dict(op=op, views=views, params=rows, tests=tests_summary(op, plans))
 
 
-def tests_summary(op: Op) -> dict | None:
+def tests_summary(op: Op, plans: Plans) -> dict | None:
     """What the docs say about the generated suite: case counts and the NPU worlds (None: no suite)."""
-    if op.semantics is None:
+    s = plans.suite
+    if s is None:
         return None
-    from opgen.emit.tests import tests_context
-    ctx = tests_context(op)
-    s = ctx["suite"]
     spec = op.span.file if op.span else f"{op.snake_name}.spec"
     return dict(positive=len(s.positive), runnable=sum(1 for c in s.positive if c["run"] is None),
-                negative=len(s.negative), unreachable=len(s.unreachable), checks=ctx["n_checks"],
-                worlds=ctx["npu_worlds"], spec=spec.rsplit("/", 1)[-1])
+                negative=len(s.negative), unreachable=len(s.unreachable), checks=plans.n_checks,
+                worlds=plans.npu_worlds, spec=spec.rsplit("/", 1)[-1])
+
+
+@emitter
+def emit_docs(op: Op, plans: Plans | None = None) -> list[Artifact]:
+    ctx = docs_context(op, plans or Plans(op))
+    return [Artifact(f"docs/aclnn{op.name}.md", render("docs/aclnn_op.md.j2", **ctx))]

@@ -19,10 +19,19 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+from opgen.core.artifact import Artifact
 from opgen.core.dtypes import DTYPES, FORMATS
 from opgen.lang.expr import Binary, Bool, Call, Cond, Expr, InRange, InSet, Int, Name, Str, Unary, to_spec
+from opgen.emit.registry import emitter
+from opgen.emit.render import render
 from opgen.lower.literals import cpp_literal, cpp_string
 from opgen.model.decl import Attr, Op, ProductView, Tensor, snake
+from opgen.emit.kernel import tiling_fields as struct_fields
+from opgen.lang.expr import walk
+from opgen.lower.cpp import comment_text as cpp_comment
+from opgen.lower.cpp import cpp_expr, cpp_ge_enum, cpp_ident, cpp_kind_type
+from opgen.lower.cpp import cpp_ident
+from opgen.model.resolve import dim_bindings
 
 # ---------------------------------------------------------------------------------------------
 # Typed lowering helpers (model value → C++ token)
@@ -335,7 +344,6 @@ class _DtypeEval:
 
 
 def _depends_on_dtypes(op: Op, e: Expr) -> bool:
-    from opgen.lang.expr import walk
     for node in walk(e):
         if isinstance(node, Call) and node.fn in ("dtype", "present"):
             return True
@@ -357,7 +365,6 @@ class Columns:
 
 
 def _refs(e: Expr) -> set[str]:
-    from opgen.lang.expr import walk
     return {n.args[0].id for n in walk(e)
             if isinstance(n, Call) and n.fn in ("dtype", "present") and n.args and isinstance(n.args[0], Name)}
 
@@ -652,22 +659,22 @@ def cmake_context(op: Op) -> dict:
 # Emitters (registered in opgen.emit.EMITTERS)
 # ---------------------------------------------------------------------------------------------
 
-def emit_host_opdef(op: Op) -> list:
-    from opgen.emit.pipeline import Artifact, render  # opgen.emit registers these emitters: import it lazily
+@emitter
+def emit_host_opdef(op: Op, plans=None) -> list:
     ctx = opdef_context(op)
     return [Artifact(f"op_host/{op.snake_name}_def.cpp", wrap_cpp(render("cpp/host/op_def.cpp.j2", **ctx)))]
 
 
-def emit_host_aclnn(op: Op) -> list:
-    from opgen.emit.pipeline import Artifact, render  # opgen.emit registers these emitters: import it lazily
+@emitter
+def emit_host_aclnn(op: Op, plans=None) -> list:
     ctx = aclnn_context(op)
     s = op.snake_name
     return [Artifact(f"op_api/aclnn_{s}.h", wrap_cpp(render("cpp/host/aclnn.h.j2", **ctx))),
             Artifact(f"op_api/aclnn_{s}.cpp", wrap_cpp(render("cpp/host/aclnn.cpp.j2", **ctx)))]
 
 
-def emit_host_cmake(op: Op) -> list:
-    from opgen.emit.pipeline import Artifact, render  # opgen.emit registers these emitters: import it lazily
+@emitter
+def emit_host_cmake(op: Op, plans=None) -> list:
     ctx = cmake_context(op)
     return [Artifact("CMakeLists.txt", render("cpp/host/CMakeLists.txt.j2", **ctx)),
             Artifact("op_host/CMakeLists.txt", render("cpp/host/op_host_CMakeLists.txt.j2", **ctx))]
@@ -686,7 +693,6 @@ def index_constants(op: Op) -> dict[str, list[tuple[str, int]]]:
 
 def _attr_reads(op: Op) -> list[dict]:
     """How each attribute is read from gert::RuntimeAttrs into its Params field."""
-    from opgen.lower.cpp import cpp_ident
     out = []
     for a in op.attrs:
         idx = f"ATTR_{const_name(a.ir_name)}_INDEX"
@@ -712,7 +718,6 @@ def _attr_reads(op: Op) -> list[dict]:
 
 def _tensor_fields(op: Op) -> tuple[list[dict], list[dict]]:
     """How each input and output maps onto its Params TensorDesc and IR index constant."""
-    from opgen.lower.cpp import cpp_ident
     rows = []
     for t in op.inputs:
         rows.append(dict(name=t.name, field=f"params.{cpp_ident(t.name)}", optional=t.optional,
@@ -735,7 +740,6 @@ def _hccl_env(op: Op) -> dict | None:
     unit = {"": 1, "B": 1, "KB": 1024, "MB": 1024 * 1024}.get(env.unit)
     if unit is None:
         raise TypeError(f"env {env.name}: unit {env.unit!r} has no byte size")
-    from opgen.lower.cpp import cpp_ident
     return dict(name=env.name, field=f"params.{cpp_ident(env.name)}", unit=env.unit or "B",
                 unit_bytes=cpp_literal(unit), group=group.name)
 
@@ -752,8 +756,8 @@ def common_context(op: Op) -> dict:
 # infershape
 # ---------------------------------------------------------------------------------------------
 
-def emit_host_infershape(op: Op) -> list:
-    from opgen.emit.pipeline import Artifact, render  # opgen.emit registers these emitters: import it lazily
+@emitter
+def emit_host_infershape(op: Op, plans=None) -> list:
     ctx = common_context(op)
     text = wrap_cpp(render("cpp/host/infershape.cpp.j2", **ctx))
     return [Artifact(f"op_host/{op.snake_name}_infershape.cpp", text)]
@@ -777,8 +781,6 @@ _FIXED_FIELDS = ("tilingKey", "aivNum", "totalUbSize", "winSizeBytes")
 def tiling_fields(op: Op) -> list[TilingField]:
     """The fields of the kernel tiling struct ``<Op>TilingData`` (op_kernel/<op>_tiling.h, laid out by
     ``opgen.emit.kernel.tiling_fields``), each with where the tiling function takes its value from."""
-    from opgen.emit.kernel import tiling_fields as struct_fields
-    from opgen.model.resolve import dim_bindings
     attrs = {a.name for a in op.attrs}
     dims = dim_bindings(op)
     inputs = {t.name for t in op.inputs}
@@ -807,7 +809,6 @@ def tiling_fields(op: Op) -> list[TilingField]:
 def comment_lines(text: str, indent: int, width: int = 120) -> list[str]:
     """``// text`` wrapped to ``width`` (the text is one line: block comments never hold spec text)."""
     import textwrap
-    from opgen.lower.cpp import comment_text as cpp_comment
     return ["// " + line for line in textwrap.wrap(cpp_comment(text), width - indent - 3,
                                                     break_long_words=False, break_on_hyphens=False)] or ["//"]
 
@@ -815,7 +816,6 @@ def comment_lines(text: str, indent: int, width: int = 120) -> list[str]:
 def _view_tiling(op: Op, view: ProductView, fields: list[TilingField]) -> dict:
     """What one product's tiling evaluator computes: the tiling key digits, the struct fields, and the dims,
     lets and output dtypes they read (lowered by opgen.lower.cpp exactly as the check core lowers them)."""
-    from opgen.lower.cpp import cpp_expr, cpp_ge_enum, cpp_ident, cpp_kind_type
     lets = {l.name: l for l in view.lets}
     copies, computed = [], []
     for f in fields:
@@ -863,7 +863,6 @@ def _view_tiling(op: Op, view: ProductView, fields: list[TilingField]) -> dict:
 
 
 def tiling_context(op: Op) -> dict:
-    from opgen.model.resolve import dim_bindings
     fields = tiling_fields(op)
     ctx = common_context(op)
     s = op.snake_name
@@ -886,8 +885,8 @@ def tiling_context(op: Op) -> dict:
     return ctx
 
 
-def emit_host_tiling(op: Op) -> list:
-    from opgen.emit.pipeline import Artifact, render  # opgen.emit registers these emitters: import it lazily
+@emitter
+def emit_host_tiling(op: Op, plans=None) -> list:
     ctx = tiling_context(op)
     s = op.snake_name
     return [Artifact(f"op_host/op_tiling/{s}_tiling.h", wrap_cpp(render("cpp/host/tiling.h.j2", **ctx))),

@@ -30,13 +30,23 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
+from opgen.core.artifact import Artifact
 from opgen.core.dtypes import DTYPES
 from opgen.lang.expr import Call, Cond, Int, Name, walk
+from opgen.emit.registry import emitter
+from opgen.emit.render import render
 from opgen.lower.literals import cpp_literal
 from opgen.lower.ascendc import (FLOATISH, KernelTypes, LoweringError, QuantLowering, StaticEnv, TilingExpr, cpp_ident,
                             cpp_type, eval3, fails, float_literal, ge_value, merge_env, possible_values,
                             solve_key_field, type_param)
 from opgen.model.decl import Op, ProductView, ShapeCond, ShapeTuple, snake
+from opgen.lang.expr import Binary
+from opgen.lang.expr import Binary, Bool, Float, Int, Unary
+from opgen.lang.expr import Binary, Unary
+from opgen.lower.ascendc import Sym
+from opgen.model.resolve import dim_bindings
+from opgen.runtime.dtypes import emax
+from opgen.runtime.dtypes import qmax
 
 ROUTED_LAYOUTS = ("rows", "vector", "scalar")
 
@@ -52,7 +62,6 @@ class TilingField:
 
 def tiling_fields(op: Op) -> list[TilingField]:
     """The fields of ``<Op>TilingData`` in declaration order (the rule the host tiling fills)."""
-    from opgen.model.resolve import dim_bindings
     out: list[TilingField] = []
     for a in op.attrs:
         if a.type in ("int64", "bool"):
@@ -151,7 +160,6 @@ def _quant_refs(op: Op) -> dict:
 
 def _static_dtype(e, env: StaticEnv, lets: dict, op: Op):
     """The dtype a quant expression yields (as the numpy reference stores it), or None if unknown."""
-    from opgen.lang.expr import Binary, Bool, Float, Int, Unary
     if isinstance(e, (Int, Float, Bool)):
         return "FLOAT32"
     if isinstance(e, Name):
@@ -218,7 +226,6 @@ def _relevant(op: Op, kind, qv, t: str, tensors: set, env: StaticEnv) -> bool:
 
 def _routed_layout(view: ProductView, env: StaticEnv, tensor: str) -> list[str]:
     """Layouts of a routed() tensor that no check of ``view`` rules out under ``env``."""
-    from opgen.lower.ascendc import Sym
     out = []
     for layout in ROUTED_LAYOUTS:
         e = StaticEnv(dict(env.names), dict(env.present), dict(env.dtypes), dict(env.ranks), dict(env.dims))
@@ -394,7 +401,6 @@ class KernelKind:
 
 
 def _check_names(op: Op, kind: KernelKind) -> None:
-    from opgen.model.resolve import dim_bindings
     have = {
         "inputs": {t.name for t in op.inputs},
         "outputs": {t.name for t in op.outputs},
@@ -474,7 +480,6 @@ def common_context(op: Op, kind: KernelKind) -> dict:
 
     def static_test(e) -> tuple[str, bool]:
         """A shape test as C++: compile-time over the key parameters where it can be, else over the tiling."""
-        from opgen.lang.expr import Binary, Unary
         if isinstance(e, Binary) and e.op in ("and", "or"):
             a, sa = static_test(e.lhs)
             b, sb = static_test(e.rhs)
@@ -587,7 +592,6 @@ def common_context(op: Op, kind: KernelKind) -> dict:
 
 def _equal_types(op: Op, tensor_types: dict) -> frozenset:
     """Pairs of tensor types that an unconditional ``dtype(a) == dtype(b)`` check forces equal on every product."""
-    from opgen.lang.expr import Binary
     per_view = []
     for view in (op.view(p.soc) for p in op.products):
         pairs = set()
@@ -774,7 +778,6 @@ def _digits(key: int, fields) -> list[int]:
 
 
 def _qmax(d: str):
-    from opgen.runtime.dtypes import qmax
     try:
         return float_literal(qmax(d))
     except ValueError:
@@ -782,7 +785,6 @@ def _qmax(d: str):
 
 
 def _emax(d: str):
-    from opgen.runtime.dtypes import emax
     try:
         return cpp_literal(emax(d))
     except ValueError:
@@ -803,8 +805,8 @@ def kernel_problem(op: Op) -> str | None:
     return None
 
 
-def emit_cpp_kernel(op: Op) -> list:
-    from opgen.emit.pipeline import Artifact, render
+@emitter
+def emit_cpp_kernel(op: Op, plans=None) -> list:
     spec_name = op.span.file.rsplit("/", 1)[-1] if op.span else ""
     s = op.snake_name
     files = [Artifact(f"op_kernel/{s}_tiling.h",

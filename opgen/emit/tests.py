@@ -12,6 +12,11 @@ from __future__ import annotations
 
 import math
 
+from opgen.core.artifact import Artifact
+from opgen.emit.plans import Plans
+from opgen.emit.registry import emitter
+from opgen.emit.render import render
+from opgen.harness.testkit import TWIN_PRELUDES
 from opgen.model.decl import Op, snake
 
 
@@ -62,20 +67,12 @@ def twin_subset(op: Op, positive) -> tuple[str, ...]:
     return tuple(best[g][2] for g in sorted(best, key=lambda g: (order.index(g[0]), g[1] or 0)))
 
 
-def tests_context(op: Op) -> dict:
-    from opgen.harness.testkit import TWIN_PRELUDES
-    from opgen.testgen.suite import suite
-    s = suite(op)
+def tests_context(op: Op, plans: Plans) -> dict:
+    s = plans.suite
     pairs = tuple(dict.fromkeys(snake(p) for v in op.views.values() for p in v.pairs_with))
     covered: dict[tuple[str, str], list[str]] = {}
     for n in s.negative:
         covered.setdefault((n["product"], n["check"]), []).append(n["id"])
-    worlds: dict[str, list[int]] = {}
-    for c in s.positive:
-        if c["run"] is None:
-            worlds.setdefault(c["product"], [])
-            if c["world"] not in worlds[c["product"]]:
-                worlds[c["product"]].append(c["world"])
     return dict(
         op=op,
         snake=op.snake_name,
@@ -88,19 +85,19 @@ def tests_context(op: Op) -> dict:
         npu_function="npu_" + op.snake_name,
         npu_inputs={t.name: npu_kwarg(t) for t in op.inputs},
         npu_attrs={a.name: npu_kwarg(a) for a in op.attrs},
-        npu_worlds={p: sorted(w) for p, w in worlds.items()},
-        n_checks=sum(len(v.checks) for v in op.views.values()),
+        npu_worlds=plans.npu_worlds,
+        n_checks=plans.n_checks,
         twin_subset=twin_subset(op, s.positive),
         twin_max_world=TWIN_MAX_WORLD,
         twin_prelude=TWIN_PRELUDES.get(op.semantics),
     )
 
 
-def emit_tests(op: Op) -> list:
-    from opgen.emit.pipeline import Artifact, render  # emit registers this emitter: import lazily, in either order
+@emitter
+def emit_tests(op: Op, plans: Plans | None = None) -> list[Artifact]:
     if op.semantics is None:  # no reference to test
         return []
-    ctx = tests_context(op)
+    ctx = tests_context(op, plans or Plans(op))
     return [
         Artifact("tests/__init__.py", render("tests/__init__.py.j2", **ctx)),
         Artifact("tests/conftest.py", render("tests/conftest.py.j2", **ctx)),

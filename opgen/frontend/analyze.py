@@ -20,6 +20,9 @@ from opgen.lang.expr import (Binary, Bool, Call, Cond, Expr, Float, InRange, InS
 from opgen.model.decl import (Attr, Buffer, CommGroup, Constraint, Def, Domain, Env, Let, Op, Product, QuantMode, QuantStmt,
                     Range, Shape, ShapeCond, ShapeTuple, Tensor, snake, Tolerance, alt_exprs)
 from opgen.model.resolve import dim_bindings
+from opgen.model.spec_text import domain_text
+from opgen.core.diagnostics import did_you_mean
+from opgen.lang.parse import span_of
 
 _OP_NAME = re.compile(r"[A-Z][A-Za-z0-9]*\Z")
 _ESCAPES = {"\\": "\\", '"': '"', "n": "\n", "t": "\t"}
@@ -33,7 +36,6 @@ class _Builder:
 
     # ---- helpers ------------------------------------------------------------------
     def span(self, node) -> Span | None:
-        from opgen.lang.parse import span_of
         return span_of(self.file, node) if node is not None else None
 
     def text(self, node) -> str:
@@ -563,7 +565,7 @@ class _Checker:
             if a.default is not None and not a.type.startswith("list") and len(self.d.items) == before \
                     and _literal_fits(a.default, a.type) and not _in_domain(a.default, a.domain):
                 self.d.error("E107", f"default {_show(a.default)} of attribute '{a.name}' is not "
-                                     f"{_domain_text(a.domain)}", default_span)
+                                     f"{domain_text(a.domain)}", default_span)
         if a.length is not None:
             if a.type != "string":
                 self.d.error("E108", f"`len` only applies to string attributes, '{a.name}' is {a.type}",
@@ -1019,7 +1021,6 @@ class _Checker:
 # ---------------------------------------------------------------------------------------------
 
 def _guess(word: str, pool) -> str | None:
-    from opgen.core.diagnostics import did_you_mean
     g = did_you_mean(word, pool)
     return f"did you mean '{g}'?" if g else None
 
@@ -1063,13 +1064,6 @@ def _w(word: str) -> str:
 
 def _count(n: int) -> str:
     return f"{n} argument{'' if n == 1 else 's'}"
-
-
-def _domain_text(dom: Domain) -> str:
-    if dom.range is not None:
-        r = dom.range
-        return f"in {'[' if r.lo_closed else '('}{to_spec(r.lo)}, {to_spec(r.hi)}{']' if r.hi_closed else ')'}"
-    return "in {" + ", ".join(to_spec(i) for i in dom.items) + "}"
 
 
 _PRODUCT_RE = r"\bproduct\s+(\w+)"

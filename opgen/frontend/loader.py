@@ -7,6 +7,7 @@ from opgen.frontend.analyze import analyze
 from opgen.core.diagnostics import Diagnostics
 from opgen.lang.expr import Span
 from opgen.model.decl import Op
+from opgen.model.resolve import attach_views
 from opgen.lang.parse import parse_text
 
 
@@ -23,7 +24,8 @@ def load_text(text: str, file: str, diags: Diagnostics) -> Op | None:
     tree = parse_text(text, file, diags)
     if tree is None:
         return None
-    return analyze(tree, file, text, diags)
+    op = analyze(tree, file, text, diags)
+    return None if op is None else attach_views(op)
 
 
 def load(path: str | Path, diags: Diagnostics, display: str | None = None) -> Op | None:

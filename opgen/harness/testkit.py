@@ -29,9 +29,14 @@ from opgen.core.dtypes import DTYPES
 from opgen.runtime import OpError
 from opgen.runtime import codecs
 from opgen.runtime import drivers
+from opgen.runtime.calls import call_args, rank_attrs, rank_ids  # noqa: F401 - generated suites call them here
 from opgen.harness import testworld
 from opgen.runtime.dtypes import np_dtype
 from opgen.runtime.scope import data
+from opgen import sim
+from opgen.runtime import moe
+from opgen.runtime.rowbatch import RowBatch
+from opgen.runtime.scope import cann_dtype
 
 
 def ids(case: dict) -> str:
@@ -44,21 +49,6 @@ def full_attrs(ref, case: dict) -> dict:
     if "world" in case:
         attrs.update(rank_ids(ref, case, 0))
     return ref.reference.normalize_attrs(ref.INFO, attrs)
-
-
-def call_args(ref, case: dict, rank: int | None = None):
-    """(attrs with env and rank ids, out_dtypes) of one rank of a world case, or of a single call."""
-    attrs = dict(case["attrs"])
-    if rank is not None:
-        attrs.update(rank_ids(ref, case, rank))
-    attrs.update(case.get("env", {}))
-    return attrs, dict(case.get("out_dtypes", {}))
-
-
-def rank_ids(ref, case: dict, rank: int) -> dict:
-    """The rank attributes world rank ``rank`` gets (the runtime's rule for the op's semantics)."""
-    rule = drivers.RANK_ATTRS.get(ref.INFO.semantics)
-    return {} if rule is None else {k: v for k, v in rule(rank, case["attrs"]).items() if k in ref.ATTRS}
 
 
 def world_attrs(case: dict) -> dict:
@@ -237,7 +227,6 @@ def dispatch_quant_rows(ref, case: dict, world: testworld.World, results: list[d
 
 
 def _cann(t) -> str:
-    from opgen.runtime.scope import cann_dtype
     return cann_dtype(t)
 
 
@@ -485,12 +474,6 @@ def core_rejects(neg: dict, results: dict) -> None:
 
 # ---- outputs of a device (the CPU twin, the NPU mode) against the reference ---------------------------------
 
-def rank_attrs(ref, case: dict, rank: int) -> dict:
-    """Every attribute of one rank of a world: defaults filled in, that rank's ids (env dropped)."""
-    attrs, _ = call_args(ref, case, rank)
-    return ref.reference.normalize_attrs(ref.INFO, attrs)
-
-
 def inferred_dtypes(ref, case: dict, inputs: dict, rank: int) -> dict:
     attrs, out_dtypes = call_args(ref, case, rank)
     return {name: dtype for name, (_, dtype) in ref.infer(inputs, attrs, case["product"], out_dtypes).items()}
@@ -498,7 +481,6 @@ def inferred_dtypes(ref, case: dict, inputs: dict, rank: int) -> dict:
 
 def formula_outputs(ref, case: dict, inputs: dict, rank: int) -> frozenset:
     """The outputs the rank's quant formula assigns (its `when` branches decide), found on one token row."""
-    from opgen.runtime.rowbatch import RowBatch
 
     attrs, out_dtypes = call_args(ref, case, rank)
     s = ref.reference.make_scope(ref.INFO, inputs, attrs, case["product"], out_dtypes or None)
@@ -547,7 +529,6 @@ def _written_region(ref, case, inputs, rank, name, expected):
         if name == "assistInfoForCombineOut":
             return np.s_[:W * L]
     elif semantics == "moe_dispatch_setup" and name == "yOut":  # staged rows; tails past H are opaque
-        from opgen.runtime import moe
         ids = data(inputs["expertIds"])
         staged = moe.dispatch_setup_rank(x=np.zeros((ids.shape[0], 0), np.float32), expert_ids=ids,
                                          mask=data(inputs.get("xActiveMaskOptional")), **testworld._topology(attrs))
@@ -638,7 +619,6 @@ def twin(ref, cases, case: dict, world: testworld.World, results: list[dict], ex
     ``prelude``: (reference, cases, exe) of the Setup op to run first on the same windows (``twin_prelude``);
     its outputs are checked too, and replace the world's inputs they feed.  Returns why the world cannot run
     (its prelude rejects it: no real pipeline reaches it), or None when it ran."""
-    from opgen import sim
 
     windows = None
     problems = []

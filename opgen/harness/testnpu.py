@@ -25,6 +25,8 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from opgen.harness import testkit
+from opgen.runtime.scope import Typed
 
 _SOCS = (("Ascend910_93", "ascend910_93"), ("Ascend910B", "ascend910b"), ("Ascend950", "ascend950"))
 
@@ -84,8 +86,6 @@ _SEED_OPAQUE = {"moe_dispatch": ("assistInfoForCombineOut", "epRecvCountsOut", "
 def run_case(ref, cases, case: dict, rank: int, group_names: dict) -> list[str]:
     import torch
     import torch_npu
-    from opgen.harness import testkit
-    from opgen.runtime.scope import Typed
 
     world = testkit.build_world(ref, case)
     attrs, out_dtypes = testkit.call_args(ref, case, rank)

@@ -9,17 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterator, Union
 
-
-@dataclass(frozen=True)
-class Span:
-    file: str
-    line: int
-    col: int
-    end_line: int
-    end_col: int
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.col}"
+from opgen.core.span import Span  # re-exported: the nodes below carry it
 
 
 def _span() -> Span | None:

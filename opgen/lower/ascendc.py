@@ -27,11 +27,10 @@ from opgen.core.dtypes import DTYPES
 from opgen.lang.expr import (Binary, Bool, Call, Cond, Expr, Float, InRange, InSet, Int, Name, Str, Unary, to_spec,
                    walk)
 from opgen.lower.literals import cpp_literal
+from opgen.core.errors import LoweringError
 from opgen.model.decl import Op, QuantMode, ShapeCond, Tensor
-
-
-class LoweringError(Exception):
-    """A spec construct the Ascend C lowering cannot express."""
+from opgen.model.inline import inline as _inline
+from opgen.model.resolve import dim_bindings
 
 
 # ---- dtypes ------------------------------------------------------------------------------------
@@ -110,7 +109,6 @@ def cpp_ident(name: str) -> str:
 
 def inline_defs(op: Op, e: Expr) -> Expr:
     """Expand calls to spec ``def`` macros (shared with the Python lowering)."""
-    from opgen.lower.python import _inline
     return _inline(op, e)
 
 
@@ -198,7 +196,6 @@ class TilingExpr:
 
     def dim(self, e: Call) -> str:
         """dim(T, i): a bound dim's field, or a let carrying that dim (:meth:`probe`; the tiling data has no other)."""
-        from opgen.model.resolve import dim_bindings
         for name, (tensor, axis) in dim_bindings(self.op).items():
             if isinstance(e.args[0], Name) and e.args[0].id == tensor and isinstance(e.args[1], Int) \
                     and e.args[1].value == axis and name in self.fields:

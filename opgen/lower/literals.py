@@ -10,6 +10,7 @@ import json
 import math
 
 from opgen.lang.expr import Expr, format_float, to_spec
+from opgen.model.spec_text import alt_text, literal as spec_literal
 
 
 def cpp_literal(v) -> str:
@@ -76,35 +77,13 @@ def spec_text(e: Expr) -> str:
     return to_spec(e)
 
 
-def spec_literal(v) -> str:
-    """A default value (Python literal from the model) in spec syntax."""
-    from opgen.lang.expr import quote
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, str):
-        return quote(v)
-    if isinstance(v, tuple):
-        return "[" + ", ".join(spec_literal(x) for x in v) + "]"
-    if isinstance(v, float):
-        return format_float(v) if v >= 0 else "-" + format_float(-v)
-    if isinstance(v, int):
-        return str(v)
-    raise TypeError(f"no spec literal for {type(v).__name__}")
-
-
 def md_escape(s: str) -> str:
     """Text inside a Markdown table cell."""
     return s.replace("|", "\\|").replace("\n", "<br>")
 
 
-def spec_shape(alt) -> str:
-    """One shape alternative in spec syntax."""
-    from opgen.model.printer import _alt
-    return _alt(alt)
-
-
 FILTERS = {
-    "spec_shape": spec_shape,
+    "spec_shape": alt_text,
     "cpp_literal": cpp_literal,
     "cpp_string": cpp_string,
     "py_literal": py_literal,

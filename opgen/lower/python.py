@@ -14,47 +14,20 @@ from __future__ import annotations
 from opgen.core import builtins as B
 from opgen.core.dtypes import DTYPES
 from opgen.lang.expr import Binary, Bool, Call, Cond, Expr, Float, InRange, InSet, Int, Name, Str, Unary
+from opgen.core.errors import LoweringError
 from opgen.lower.literals import py_literal
+from opgen.model.inline import inline as _inline
+from opgen.model.kinds import ScalarKinds
 from opgen.model.decl import Op, ProductView
-
-
-class LoweringError(Exception):
-    """An expression the Python lowering cannot express (a bug: the analyzer should have refused it)."""
-
-
-def _inline(op: Op, e: Expr) -> Expr:
-    """Expand calls to spec `def` macros by substitution."""
-    defs = {d.name: d for d in op.defs}
-
-    def sub(x: Expr, env: dict[str, Expr]) -> Expr:
-        if isinstance(x, Name):
-            return env.get(x.id, x)
-        if isinstance(x, Unary):
-            return Unary(x.op, sub(x.operand, env))
-        if isinstance(x, Binary):
-            return Binary(x.op, sub(x.lhs, env), sub(x.rhs, env))
-        if isinstance(x, InRange):
-            return InRange(sub(x.operand, env), sub(x.lo, env), sub(x.hi, env), x.lo_closed, x.hi_closed)
-        if isinstance(x, InSet):
-            return InSet(sub(x.operand, env), tuple(sub(i, env) for i in x.items), x.negated)
-        if isinstance(x, Cond):
-            return Cond(sub(x.test, env), sub(x.then, env), sub(x.orelse, env))
-        if isinstance(x, Call):
-            args = tuple(sub(a, env) for a in x.args)
-            if x.fn in defs:
-                d = defs[x.fn]
-                return sub(d.body, dict(zip(d.params, args)))
-            return Call(x.fn, args, tuple((k, sub(v, env)) for k, v in x.kwargs))
-        return x
-
-    return sub(e, {})
+from opgen.lang.expr import children
+from opgen.model.decl import ShapeCond
+from opgen.model.resolve import dim_bindings
 
 
 class ScalarPy:
     """Lowering of scalar expressions for one product view."""
 
     def __init__(self, view: ProductView):
-        from opgen.model.resolve import dim_bindings
         self.view = view
         self.op = view.op
         self.bound = dim_bindings(self.op)
@@ -68,7 +41,6 @@ class ScalarPy:
 
     def float_parts(self, e: Expr, parts: list[str]) -> list[str]:
         """Int branches / arguments of a float ``if``, ``min`` or ``max`` become floats first (as in C++)."""
-        from opgen.lower.cpp import ScalarKinds  # the static kinds both lowerings follow
         kinds = ScalarKinds(self.view)
         if not kinds.mixed(e):
             return parts
@@ -218,7 +190,6 @@ class QuantPy:
                 return False
         if isinstance(e, Name):
             return e.id not in self.locals and e.id not in self.inputs
-        from opgen.lang.expr import children
         return all(self.is_static(c) for c in children(e))
 
     def call(self, e: Call) -> str:
@@ -265,7 +236,6 @@ def py_all(conds, view: ProductView) -> str:
 
 def py_shape(shape, view: ProductView) -> str:
     """An output shape as a Python tuple expression (conditional shapes become conditional tuples)."""
-    from opgen.model.decl import ShapeCond
     low = ScalarPy(view)
     if shape is None:
         raise LoweringError("output without a shape")

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cached_property
 
 from opgen.core.builtins import ERROR_CLASSES
+from opgen.core.dtypes import DTYPES
 from opgen.lang.expr import Expr, Span
 
 
@@ -293,12 +293,20 @@ class Op:
         return tuple(p.soc for p in self.products)
 
     def view(self, soc: str) -> "ProductView":
-        from opgen.model.resolve import resolve_product  # resolve builds on the model; import lazily to keep one direction
-        return resolve_product(self, soc)
+        return self.views[soc]
 
-    @cached_property
-    def views(self) -> dict:
-        return {p.soc: self.view(p.soc) for p in self.products}
+    @property
+    def views(self) -> dict[str, "ProductView"]:
+        """Every product's resolved view, in product order.
+
+        Resolution builds on the model (``opgen.model.resolve``), so the model cannot compute its views
+        itself without an import back up; the front end attaches them once (``resolve.attach_views``) to
+        the op it returns, and every later stage only reads them."""
+        try:
+            return self.__dict__["_views"]
+        except KeyError:
+            raise LookupError(f"op {self.name}: product views not attached (load specs through "
+                              "opgen.frontend.loader, or call opgen.model.resolve.attach_views)") from None
 
 
 @dataclass(frozen=True)
@@ -327,7 +335,6 @@ class ProductView:
 
     def tolerance(self, output: str, dtype: str) -> Tolerance:
         """The declared tolerance of an output in a dtype; integer and bool outputs are always exact."""
-        from opgen.core.dtypes import DTYPES
         for t in self.tolerances:
             if t.applies(output, dtype):
                 return t

@@ -2,33 +2,10 @@
 from __future__ import annotations
 
 from opgen.lang.expr import Expr, quote, to_spec
-from opgen.lower.literals import spec_literal as _lit
+from opgen.model.spec_text import domain_text as _domain, literal as _lit, range_text as _range, shape_text as _shape
 from opgen.model.decl import Attr, Buffer, Constraint, Domain, Op, Product, QuantMode, Range, Shape, ShapeCond, Tensor
 
 _IND = "    "
-
-
-def _range(r: Range) -> str:
-    return f"{'[' if r.lo_closed else '('}{to_spec(r.lo)}, {to_spec(r.hi)}{']' if r.hi_closed else ')'}"
-
-
-def _domain(d: Domain) -> str:
-    if d.range is not None:
-        return "in " + _range(d.range)
-    return "in {" + ", ".join(to_spec(i) for i in d.items) + "}"
-
-
-def _alt(a) -> str:
-    if isinstance(a, ShapeCond):
-        return f"if {to_spec(a.test)} then {_alt(a.then)} else {_alt(a.orelse)}"
-    dims = [to_spec(d) for d in a.dims]
-    if not dims:
-        return "()"
-    return "(" + dims[0] + ",)" if len(dims) == 1 else "(" + ", ".join(dims) + ")"
-
-
-def _shape(s: Shape) -> str:
-    return " | ".join(_alt(a) for a in s.alts)
 
 
 def _tensor(t: Tensor) -> str:

@@ -12,6 +12,7 @@ from opgen.lang.expr import Binary, Bool, Call, Cond, Expr, Float, InRange, InSe
 from opgen.model.decl import (Attr, Buffer, Check, Constraint, Domain, Let, Op, Product, ProductView, Shape, ShapeCond,
                     ShapeTuple, Tensor)
 from opgen.core import builtins as B
+from opgen.model.spec_text import domain_expected, range_text, shape_expected
 
 _UNITS = {"B": None, "": None, "KB": "KB", "MB": "MB"}
 
@@ -59,6 +60,15 @@ def _merge_labelled(items: list) -> list:
             out = [o for o in out if o.label != it.label]
         out.append(it)
     return out
+
+
+def attach_views(op: Op) -> Op:
+    """Resolve every product of ``op`` once and attach the views to it (``Op.views``); returns ``op``.
+
+    The op stays frozen for every field that takes part in equality; the views are derived data, stored
+    beside the fields the way ``functools.cached_property`` stores its value."""
+    op.__dict__["_views"] = {p.soc: resolve_product(op, p.soc) for p in op.products}
+    return op
 
 
 def resolve_product(op: Op, soc: str) -> ProductView:
@@ -134,16 +144,16 @@ def _implicit_checks(op: Op, product: Product, inputs, outputs, attrs, unsupport
         pred = _shape_predicate(t, bound)
         if pred is not None:
             conds = (_present(t.name),) if t.optional else ()
-            add("shape", t.name, pred, "tiling", f"shape {_shape_text(t.shape)}", conds,
+            add("shape", t.name, pred, "tiling", f"shape {shape_expected(t.shape)}", conds,
                 Call("shape", (Name(t.name),)), span=t.span)
     for a in attrs:
         if a.length is not None:
             r = a.length
             add("len", a.name, InRange(Call("len", (Name(a.name),)), r.lo, r.hi, r.lo_closed, r.hi_closed),
-                "invalid", f"a string whose length is in {_range_text(r)}", value=Call("len", (Name(a.name),)),
+                "invalid", f"a string whose length is in {range_text(r)}", value=Call("len", (Name(a.name),)),
                 span=a.span)
         if a.domain is not None and not a.type.startswith("list"):
-            add("domain", a.name, _domain_expr(Name(a.name), a.domain), "tiling", _domain_text(a.domain), span=a.span)
+            add("domain", a.name, _domain_expr(Name(a.name), a.domain), "tiling", domain_expected(a.domain), span=a.span)
     for name in unsupported_attrs:
         a = next(x for x in attrs if x.name == name)
         add("unsupported", name, Binary("==", Name(name), _literal(a.default)), "tiling",
@@ -212,27 +222,6 @@ def _domain_expr(x: Expr, d: Domain) -> Expr:
         r = d.range
         return InRange(x, r.lo, r.hi, r.lo_closed, r.hi_closed)
     return InSet(x, d.items)
-
-
-def _range_text(r) -> str:
-    return f"{'[' if r.lo_closed else '('}{to_spec(r.lo)}, {to_spec(r.hi)}{']' if r.hi_closed else ')'}"
-
-
-def _domain_text(d: Domain) -> str:
-    if d.range is not None:
-        return "in " + _range_text(d.range)
-    return "one of {" + ", ".join(to_spec(i) for i in d.items) + "}"
-
-
-def _shape_text(sh: Shape) -> str:
-    return " or ".join(_alt_text(a) for a in sh.alts)
-
-
-def _alt_text(a) -> str:
-    if isinstance(a, ShapeCond):
-        return f"(if {to_spec(a.test)} then {_alt_text(a.then)} else {_alt_text(a.orelse)})"
-    inner = ", ".join(to_spec(d) for d in a.dims)
-    return f"({inner},)" if len(a.dims) == 1 else f"({inner})"
 
 
 def _shape_predicate(t: Tensor, bound: dict[str, tuple[str, int]]) -> Expr | None:

@@ -15,6 +15,7 @@ import numpy as np
 
 from opgen.runtime.errors import OpError
 from opgen.runtime.scope import INVALID, NULLPTR, Check, EvalError, Meta, Scope, Typed, cann_dtype, i64, show
+from opgen.runtime.dtypes import np_dtype
 
 _ATTR_TYPES = {"int64": (int,), "float": (int, float), "bool": (bool,), "string": (str,)}
 
@@ -157,7 +158,6 @@ def world_scopes(info: OpInfo, inputs: Sequence[Mapping], attrs, product: str,
 
 def allocate(info: OpInfo, s: Scope) -> dict[str, np.ndarray]:
     """Zeroed outputs at their inferred (capacity) shapes: rows the op does not write stay 0."""
-    from opgen.runtime.dtypes import np_dtype
     shapes = infer_shapes(info, s)
     return {name: np.zeros(shapes[name], dtype=np_dtype(s.dtype(name))) for name in info.outputs}
 

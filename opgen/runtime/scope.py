@@ -14,6 +14,7 @@ import ml_dtypes
 import numpy as np
 
 from opgen.runtime.errors import OpError
+from opgen.runtime import dtypes
 
 NULLPTR, INVALID, TILING = 161001, 161002, 561002
 
@@ -159,7 +160,6 @@ def exp2(x) -> float:
 
 
 def qmax(dtype: str) -> float:
-    from opgen.runtime import dtypes
     try:
         return dtypes.qmax(dtype)
     except ValueError as err:
@@ -167,7 +167,6 @@ def qmax(dtype: str) -> float:
 
 
 def emax(dtype: str) -> int:
-    from opgen.runtime import dtypes
     try:
         return dtypes.emax(dtype)
     except ValueError as err:

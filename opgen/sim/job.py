@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from opgen.core.dtypes import DTYPES
-from opgen.harness import testkit
+from opgen.runtime.calls import call_args, rank_attrs
 from opgen.runtime.dtypes import np_dtype
 from opgen.runtime.scope import cann_dtype, data
 
@@ -136,7 +136,7 @@ def groups(comm: tuple, rank: int, world: int, attrs: dict) -> list[tuple[int, i
 
 def write_job(ref, case: dict, world, job_dir: Path, *, aiv: int = DEFAULT_AIV,
               timeout: float | None = None, windows_in: Path | None = None, windows_out: bool = False) -> Job:
-    """Write ``job.txt`` and the input files of one positive world (``world``: ``testkit.build_world``).
+    """Write ``job.txt`` and the input files of one positive world (``world``: ``opgen.harness.testkit.build_world``).
 
     A pipeline (DispatchSetup, then DispatchTeardown on the same HCCL windows): the first job sets
     ``windows_out`` (the runner leaves ``windows.bin`` in its directory), the next passes that file as
@@ -160,8 +160,8 @@ def write_job(ref, case: dict, world, job_dir: Path, *, aiv: int = DEFAULT_AIV,
     outputs = []
     for r in range(case["world"]):
         inputs = world.inputs[r]
-        attrs = testkit.rank_attrs(ref, case, r)
-        call_attrs, out_dtypes = testkit.call_args(ref, case, r)
+        attrs = rank_attrs(ref, case, r)
+        call_attrs, out_dtypes = call_args(ref, case, r)
         lines.append(f"rank {r}")
         for g, member, ranks in groups(ref.COMM, r, case["world"], attrs):
             lines.append(f"group {g} {member} {' '.join(map(str, ranks))}")

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from opgen.core.dtypes import DTYPE_NAMES
 from opgen.lang.expr import Call, Cond, Expr, Unary, to_spec, walk
-from opgen.lower.python import _inline
+from opgen.model.inline import inline as _inline
 from opgen.model.decl import Check
 from opgen.testgen.solve import Solver, int_candidates
 from opgen.testgen.space import Case, Field, Space

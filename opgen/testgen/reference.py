@@ -1,7 +1,7 @@
 """The generated numpy reference of an op, loaded at build time from the text `opgen build` writes.
 
 Case generation validates every case through the very ``validate`` the generated suite later calls, so
-the reference is rendered (as ``emit_reference`` does) and executed as a private module; nothing is
+the reference text the build renders (``opgen.emit.plans``) is executed as a private module; nothing is
 written and ``sys.modules`` is left alone.
 """
 from __future__ import annotations
@@ -11,10 +11,9 @@ import types
 from opgen.model.decl import Op
 
 
-def load_reference(op: Op) -> types.ModuleType:
-    from opgen.emit.pipeline import emit_reference
-    artifact = next(a for a in emit_reference(op) if a.path == "reference.py")
+def load_reference(op: Op, source: str) -> types.ModuleType:
+    """Execute ``source`` (the op's generated ``reference.py``, rendered by the caller) as a private module."""
     module = types.ModuleType(f"_opgen_testgen_{op.snake_name}")
     module.__file__ = f"<opgen testgen: {op.snake_name}/reference.py>"
-    exec(compile(artifact.content, module.__file__, "exec"), module.__dict__)  # noqa: S102 - our own output
+    exec(compile(source, module.__file__, "exec"), module.__dict__)  # noqa: S102 - our own output
     return module

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 
 from opgen.core import builtins as B
 from opgen.lang.expr import Binary, Call, Expr, InRange, InSet, Int, Name, Str, walk
-from opgen.lower.python import ScalarPy, _inline
+from opgen.lower.python import ScalarPy
+from opgen.model.inline import inline as _inline
 from opgen.model.decl import Op, ProductView, ShapeCond
 from opgen.model.resolve import dim_bindings
 

@@ -1,6 +1,6 @@
 """One op's generated test suite as data: positive worlds, negative calls, coverage, tolerances.
 
-``suite(op)`` runs the searches of ``positive`` and ``negative`` over every product view against the
+``suite(op, reference_source)`` runs the searches of ``positive`` and ``negative`` over every product view against the
 generated reference (loaded from the text the build writes), turns the cases into plain literals the
 templates print, and verifies each one once more the way the suite will run it (the same ``validate``,
 the same BOOL data).  The result is cached per op: a build, ``--check`` and ``opgen test`` in one process
@@ -29,14 +29,15 @@ class Suite:
     dropped: tuple[str, ...]  # positive cases found by search but rejected on re-verification (a bug if any)
 
 
-def suite(op: Op) -> Suite:
-    return _suite(op)
+def suite(op: Op, reference_source: str) -> Suite:
+    """``reference_source``: the text of the op's generated ``reference.py`` (what the suite will import)."""
+    return _suite(op, reference_source)
 
 
 @functools.lru_cache(maxsize=16)
-def _suite(op: Op) -> Suite:
+def _suite(op: Op, reference_source: str) -> Suite:
     from opgen.harness import testworld
-    ref = load_reference(op)
+    ref = load_reference(op, reference_source)
     pos, neg, unreach, checks, tols, dropped = [], [], [], {}, {}, []
     taken: set[str] = set()
     for p in op.products:

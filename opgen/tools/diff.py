@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from opgen.core import builtins as B
 from opgen.emit.pipeline import emit
 from opgen.lang.expr import Expr, Float, InRange, InSet, Int, Name, Unary, names, quote, to_spec
-from opgen.lower.literals import spec_literal
+from opgen.model.spec_text import literal as spec_literal
 from opgen.model.decl import Buffer, Check, Domain, Op, ProductView, Tensor
-from opgen.model.printer import _domain, _range, _shape
+from opgen.model.spec_text import domain_text as _domain, range_text as _range, shape_text as _shape
 from opgen.model.resolve import dim_bindings
 
 ABI, BEHAVIOUR, DOCS = "abi", "behaviour", "docs"

@@ -18,9 +18,9 @@ import unicodedata
 from dataclasses import dataclass
 
 from opgen.lang.expr import Binary, Expr, InRange, InSet, Name, names, to_spec
-from opgen.lower.literals import spec_literal
+from opgen.model.spec_text import literal as spec_literal
 from opgen.model.decl import Buffer, Check, Op, Product, ProductView
-from opgen.model.printer import _domain, _range, _shape
+from opgen.model.spec_text import domain_text as _domain, range_text as _range, shape_text as _shape
 from opgen.model.resolve import dim_bindings
 
 NONE = "—"

@@ -15,7 +15,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from opgen.emit.pipeline import GENERATOR_VERSION, Artifact
+from opgen.core.artifact import Artifact
+from opgen.emit.render import GENERATOR_VERSION
 
 MANIFEST = "MANIFEST.json"
 CACHE = ".opgen-cache.json"  # local, untracked: which spec + generator produced each op directory

@@ -1,0 +1,45 @@
+"""What several emitters of one op read, computed once per build (torchgen's ``api/``, tblgen's ``Operator``).
+
+The docs quote the generated suite's counts and NPU worlds and the suite prints its cases: both read the one
+``suite`` here instead of one emitter calling another. The test-case search validates its cases through the
+very reference the build writes, so the reference text is rendered here once and handed to the search."""
+from __future__ import annotations
+
+import functools
+
+from opgen.core.artifact import Artifact
+from opgen.emit.reference import render_reference
+from opgen.model.decl import Op
+from opgen.testgen.suite import Suite, suite
+
+
+class Plans:
+    def __init__(self, op: Op):
+        self.op = op
+
+    @functools.cached_property
+    def reference(self) -> tuple[Artifact, ...]:
+        return tuple(render_reference(self.op))
+
+    @functools.cached_property
+    def suite(self) -> Suite | None:
+        """The generated suite's cases (None: the op has no semantics, so no reference to test)."""
+        if self.op.semantics is None:
+            return None
+        source = next(a.content for a in self.reference if a.path == "reference.py")
+        return suite(self.op, source)
+
+    @functools.cached_property
+    def npu_worlds(self) -> dict[str, list[int]]:
+        """Per product, the world sizes of the runnable positive cases (the torchrun commands the docs give)."""
+        worlds: dict[str, list[int]] = {}
+        for c in self.suite.positive:
+            if c["run"] is None:
+                worlds.setdefault(c["product"], [])
+                if c["world"] not in worlds[c["product"]]:
+                    worlds[c["product"]].append(c["world"])
+        return {p: sorted(w) for p, w in worlds.items()}
+
+    @property
+    def n_checks(self) -> int:
+        return sum(len(v.checks) for v in self.op.views.values())

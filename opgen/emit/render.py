@@ -1,0 +1,47 @@
+"""The Jinja environment every emitter renders with: templates read only the model and computed plans.
+
+Templates get typed filters for every piece of generated syntax (never a Python ``repr``), iterate in model
+order (spec order, itself deterministic) and run under ``StrictUndefined``.
+"""
+from __future__ import annotations
+
+import functools
+from importlib import resources
+
+import jinja2
+
+from opgen.lower import ascendc, cpp, literals, python
+from opgen.model.decl import snake
+
+GENERATOR_VERSION = "1"
+# The typed filters, one module per target language.
+FILTER_MODULES = (literals, python, cpp, ascendc)
+
+
+def _load_template(name: str) -> str:
+    try:
+        return resources.files("opgen.templates").joinpath(name).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise jinja2.TemplateNotFound(name) from None
+
+
+@functools.lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FunctionLoader(_load_template),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    for module in FILTER_MODULES:
+        env.filters.update(module.FILTERS)
+    env.filters["snake"] = snake
+    return env
+
+
+def render(template: str, **context) -> str:
+    text = environment().get_template(template).render(**context)
+    # Generated files end in exactly one newline and carry no trailing spaces.
+    return "\n".join(line.rstrip() for line in text.splitlines()) + "\n"

@@ -11,7 +11,7 @@ import pytest
 
 from opgen import cli
 from opgen.tools import write
-from opgen.emit.pipeline import Artifact
+from opgen.core.artifact import Artifact
 
 from .conftest import ROOT
 

@@ -26,7 +26,7 @@ from opgen.emit.registry import emitter
 from opgen.emit.render import render
 from opgen.lower.literals import cpp_literal, cpp_string
 from opgen.model.decl import Attr, Op, ProductView, Tensor, snake
-from opgen.emit.kernel import tiling_fields as struct_fields
+from opgen.emit.tiling_layout import TilingField, tiling_fields
 from opgen.lang.expr import walk
 from opgen.lower.cpp import comment_text as cpp_comment
 from opgen.lower.cpp import cpp_expr, cpp_ge_enum, cpp_ident, cpp_kind_type
@@ -766,45 +766,6 @@ def emit_host_infershape(op: Op, plans=None) -> list:
 # ---------------------------------------------------------------------------------------------
 # tiling
 # ---------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class TilingField:
-    name: str        # field of <Op>TilingData
-    ctype: str       # its C++ type
-    source: str      # "attr" | "let" | "dim" | "dtype" | "has" | "fixed"
-    spec: str        # the spec name it comes from
-
-
-_FIXED_FIELDS = ("tilingKey", "aivNum", "totalUbSize", "winSizeBytes")
-
-
-def tiling_fields(op: Op) -> list[TilingField]:
-    """The fields of the kernel tiling struct ``<Op>TilingData`` (op_kernel/<op>_tiling.h, laid out by
-    ``opgen.emit.kernel.tiling_fields``), each with where the tiling function takes its value from."""
-    attrs = {a.name for a in op.attrs}
-    dims = dim_bindings(op)
-    inputs = {t.name for t in op.inputs}
-    tensors = inputs | {t.name for t in op.outputs}
-    lets = {l.name for l in op.lets} | {l.name for p in op.products for l in p.lets}
-    out = []
-    for f in struct_fields(op):
-        if f.name in _FIXED_FIELDS:
-            source, spec = "fixed", ""
-        elif f.name in attrs:
-            source, spec = "attr", f.name
-        elif f.name in lets:
-            source, spec = "let", f.name
-        elif f.name in dims:
-            source, spec = "dim", f.name
-        elif f.name.startswith("dtype_") and f.name[6:] in tensors:
-            source, spec = "dtype", f.name[6:]
-        elif f.name.startswith("has_") and f.name[4:] in inputs:
-            source, spec = "has", f.name[4:]
-        else:
-            raise TypeError(f"{op.name}: tiling data field {f.name} has no source in the spec")
-        out.append(TilingField(f.name, f.ctype, source, spec))
-    return out
-
 
 def comment_lines(text: str, indent: int, width: int = 120) -> list[str]:
     """``// text`` wrapped to ``width`` (the text is one line: block comments never hold spec text)."""

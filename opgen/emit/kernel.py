@@ -34,6 +34,7 @@ from opgen.core.artifact import Artifact
 from opgen.core.dtypes import DTYPES
 from opgen.lang.expr import Call, Cond, Int, Name, walk
 from opgen.emit.registry import emitter
+from opgen.emit.tiling_layout import TilingField, tiling_fields  # noqa: F401 - TilingField: the fields' type
 from opgen.emit.render import render
 from opgen.lower.literals import cpp_literal
 from opgen.lower.ascendc import (FLOATISH, KernelTypes, LoweringError, QuantLowering, StaticEnv, TilingExpr, cpp_ident,
@@ -52,42 +53,6 @@ ROUTED_LAYOUTS = ("rows", "vector", "scalar")
 
 
 # ---- the tiling struct -------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class TilingField:
-    ctype: str
-    name: str
-    doc: str
-
-
-def tiling_fields(op: Op) -> list[TilingField]:
-    """The fields of ``<Op>TilingData`` in declaration order (the rule the host tiling fills)."""
-    out: list[TilingField] = []
-    for a in op.attrs:
-        if a.type in ("int64", "bool"):
-            out.append(TilingField("int64_t", a.name, f"attr {a.name} ({a.type})"))
-    seen = {f.name for f in out}
-    lets = list(op.lets) + [l for p in op.products for l in p.lets]
-    for l in lets:
-        if l.name not in seen:
-            seen.add(l.name)
-            where = "" if l in op.lets else f", product {next(p.soc for p in op.products if l in p.lets)}"
-            out.append(TilingField("int64_t", l.name, f"let {l.name}{where}"))
-    for name, (tensor, axis) in dim_bindings(op).items():
-        if name not in seen:
-            seen.add(name)
-            out.append(TilingField("int64_t", name, f"dim({tensor}, {axis})"))
-    for t in op.inputs + op.outputs:
-        out.append(TilingField("int32_t", f"dtype_{t.name}", f"ge::DataType of {t.name}"))
-    for t in op.inputs:
-        if t.optional:
-            out.append(TilingField("uint32_t", f"has_{t.name}", f"1 when {t.name} is passed"))
-    out += [TilingField("uint64_t", "tilingKey", "10000 + sum of key field i * 10^i"),
-            TilingField("uint32_t", "aivNum", "vector cores the kernel runs on"),
-            TilingField("uint64_t", "totalUbSize", "bytes of UB per vector core"),
-            TilingField("uint64_t", "winSizeBytes", "bytes of one rank's HCCL window (HCCL_BUFFSIZE)")]
-    return out
-
 
 def tiling_struct_name(op: Op) -> str:
     return f"{op.name}TilingData"

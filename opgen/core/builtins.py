@@ -65,6 +65,18 @@ BUILTINS: dict[str, Builtin] = {b.name: b for b in (
     _B("pad_even", 1, 1, TENSOR, ("quant",), (), (TENSOR,), "append a zero element when the length is odd"),
 )}
 
+def call_result(b: Builtin, arg_kinds) -> str:
+    """The kind of a call of ``b`` from its arguments' kinds: the one rule the front-end checker and the
+    lowerings' typer (``opgen.model.kinds``) share. ``num`` builtins give int when every argument is int,
+    a tensor (a row) when one argument is, else float."""
+    if b.result != "num":
+        return b.result
+    kinds = list(arg_kinds)
+    if TENSOR in kinds:
+        return TENSOR
+    return INT if kinds and all(k == INT for k in kinds) else FLOAT
+
+
 ROUND_MODES = ("rint", "round", "trunc", "floor", "ceil", "none")
 
 # Named constants usable in every expression.

@@ -1010,9 +1010,7 @@ class _Checker:
                 self.d.error("E111", f"argument {i + 1} of '{e.fn}' must be a tensor (a row), got {kinds[i]}",
                              arg.span)
         if b.result == "num":
-            if B.TENSOR in kinds:
-                return B.TENSOR
-            return B.INT if kinds and all(x == B.INT for x in kinds) else B.FLOAT
+            return B.call_result(b, kinds)
         if ctx == "quant" and e.fn in ("floor", "log2", "exp2") and B.TENSOR in kinds:
             return B.TENSOR
         return b.result

@@ -17,8 +17,8 @@ SHAPE, LIST = "shape", "list"
 
 _ATTR_KINDS = {"int64": INT, "float": FLOAT, "bool": BOOL, "string": STR}
 _COMPARE = frozenset(("==", "!=", "<", "<=", ">", ">="))
-_TENSOR_FNS = {"present": BOOL, "rank": INT, "dim": INT, "numel": INT, "dtype": DTYPE, "shape": SHAPE,
-               "prefix_true": BOOL, "all_true": BOOL}
+# Builtins over a tensor parameter (their C++ accessors in opgen.lower.cpp), with their kinds from the table.
+_TENSOR_FNS = {n: b.result for n, b in B.BUILTINS.items() if b.param_kinds[:1] == ("param",) and "scalar" in b.contexts}
 
 
 def attr_kind(typ: str) -> str:
@@ -103,16 +103,11 @@ class ScalarKinds:
         raise LoweringError(f"'if' branches of kinds {a} and {b}")
 
     def call(self, e: Call) -> str:
-        fn = e.fn
-        if fn in _TENSOR_FNS:
-            return _TENSOR_FNS[fn]
-        if fn in ("min", "max", "abs", "floor"):
-            return FLOAT if FLOAT in [self(a) for a in e.args] else INT
-        if fn in ("ceil_div", "align", "len", "emax"):
-            return INT
-        if fn in ("log2", "exp2", "qmax"):
-            return FLOAT
-        raise LoweringError(f"builtin {fn} is not available in scalar expressions")
+        b = B.BUILTINS.get(e.fn)
+        if b is None or "scalar" not in b.contexts:
+            raise LoweringError(f"builtin {e.fn} is not available in scalar expressions", e.span)
+        tensor_args = {i for i, pk in enumerate(b.param_kinds) if pk == "param"}
+        return B.call_result(b, [self(a) for i, a in enumerate(e.args) if i not in tensor_args])
 
     def mixed(self, e: Expr) -> bool:
         """A float ``if`` / ``min`` / ``max`` with an int branch or argument (converted to float first)."""

@@ -10,7 +10,8 @@ from opgen.frontend.loader import load, load_text
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = sorted((ROOT / "specs").glob("*.spec"))
-SEEDS = ROOT.parent / "shared" / "seeds"
+# the source documents the specs encode (copies of the seeds, so the tests read nothing outside the repository)
+SEEDS = ROOT / "specs" / "sources"
 
 
 def load_ok(path) -> "object":

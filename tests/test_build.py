@@ -114,6 +114,7 @@ def _tree(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow
 def test_output_is_byte_identical_across_hash_seeds_and_directories(tmp_path):
     specs = sorted(str(p) for p in (ROOT / "specs").glob("*.spec"))
     trees = []

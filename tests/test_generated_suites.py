@@ -46,6 +46,7 @@ def outcomes(junit: Path) -> dict[str, str]:
     return out
 
 
+@pytest.mark.slow
 def test_every_generated_suite_passes(built, tmp_path):
     dirs = sorted(p for p in built.iterdir() if (p / "tests" / "cases.py").is_file())
     assert len(dirs) == len(SPECS)
@@ -109,6 +110,7 @@ def _mutate(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new, 1), encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_a_flipped_comparison_in_a_reference_check_fails_the_suite(built, tmp_path):
     op_dir = _copy(built, tmp_path)
     _mutate(op_dir / "reference.py", 'ok=lambda s: (s.attr("groupEp") != s.attr("groupTp")),',

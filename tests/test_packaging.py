@@ -1,9 +1,12 @@
 """A non-editable `pip install .` ships the grammar and templates: `opgen build` works from anywhere."""
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
+import site
 import subprocess
+import sysconfig
 import venv
 
 import pytest
@@ -11,16 +14,42 @@ import pytest
 from .conftest import ROOT
 
 
+def parent_site_dirs() -> list[str]:
+    """The running interpreter's site directories (a venv's own when pytest runs in one, else the system's)."""
+    dirs = [*site.getsitepackages(), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
+    if site.ENABLE_USER_SITE:
+        dirs.append(site.getusersitepackages())
+    return list(dict.fromkeys(d for d in dirs if os.path.isdir(d)))
+
+
+def child_venv(env_dir):
+    """A venv that sees the running interpreter's packages (lark, jinja2, numpy, pip) but not its opgen.
+
+    ``system_site_packages=True`` is not enough: inside a venv it exposes the base interpreter's site-packages,
+    not the venv's.  A ``.pth`` file in the child's site-packages appends the parent's site directories to
+    ``sys.path`` after the child's own; the parent's ``.pth`` files (an editable opgen) are not processed, so
+    the opgen the child imports is the one installed into it.
+    """
+    venv.EnvBuilder(with_pip=False).create(env_dir)
+    py = env_dir / "bin" / "python"
+    purelib = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    with open(os.path.join(purelib, "_opgen_test_parent_site.pth"), "w", encoding="utf-8") as f:
+        f.write("".join(d + "\n" for d in parent_site_dirs()))
+    return py
+
+
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git to copy the tracked tree")
+@pytest.mark.skipif(importlib.util.find_spec("pip") is None, reason="needs pip in the running interpreter")
 def test_wheel_install_builds_from_any_directory(tmp_path):
     # Install from a copy so the editable checkout on sys.path cannot mask missing package data.
     src = tmp_path / "src"
     shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns("generated", ".git", "*.egg-info", "build",
                                                              "__pycache__", ".pytest_cache"))
     env_dir = tmp_path / "venv"
-    venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
-    py = env_dir / "bin" / "python"
-    res = subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "-q", str(src)],
+    py = child_venv(env_dir)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    res = subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "-q", str(src)], env=env,
                          capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     shutil.rmtree(src)  # the installed package must not need the source tree
@@ -28,7 +57,6 @@ def test_wheel_install_builds_from_any_directory(tmp_path):
     work.mkdir()
     spec = work / "dispatch_v2.spec"
     shutil.copy(ROOT / "specs" / "dispatch_v2.spec", spec)
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     res = subprocess.run([str(env_dir / "bin" / "opgen"), "build", "dispatch_v2.spec"], cwd=work, env=env,
                          capture_output=True, text=True)
     assert res.returncode == 0, res.stderr

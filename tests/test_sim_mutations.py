@@ -79,6 +79,7 @@ def _build_mutated(monkeypatch, out: Path, template: str, line: str, wrong: str)
     return out / OP
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(MUTATIONS))
 def test_a_wrong_template_line_fails_the_twin(name, monkeypatch, tmp_path):
     from opgen import sim

@@ -1,0 +1,148 @@
+"""The committed generated C++ (generated/<op>/) against the real public CANN headers.
+
+opgen's own declarations (opgen/sim/include) are an imitation of CANN; this compiles the committed generated
+files with ``../shared/cann/tools/cann_syntax_check.sh`` (``g++ -fsyntax-only``) against the public CANN headers
+of ``../shared/cann/headers.tar.gz``, which live beside the clone (developers' machines and CI), not in it.
+
+- host files (``op_host/*.cpp``, ``op_host/op_tiling/*.cpp``) and op_api files (``op_api/*.cpp``): once each.  The
+  script passes the ``--arch`` defines only to kernel compiles, so these do not depend on the arch.
+- kernels (``op_kernel/*.cpp``): for ``dav-3510-vec`` when the op's OpDef registers ascend950.  The Atlas A2/A3
+  arch (``dav-2201-vec``, ascend910b / ascend910_93) is not checked here: every kernel that needs it fails today
+  (``fp8_e8m0_t`` and the FP8 casts exist only for ``__NPU_ARCH__ == 3510``), which a separate issue fixes.
+
+The headers are unpacked once per session into ``$OPGEN_CANN_CACHE`` (kept across sessions, keyed by the
+tarball's hash; the script's ``--work`` dirs, whose kernel stub takes 20-30 s to grow, are kept there too) or
+else the pytest tmp dir.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT
+
+SHARED_CANN = ROOT.parent / "shared" / "cann"
+SCRIPT = SHARED_CANN / "tools" / "cann_syntax_check.sh"
+HEADERS = SHARED_CANN / "headers.tar.gz"
+GENERATED = ROOT / "generated"
+
+# the kernel arch each SoC's vector cores compile for
+SOC_ARCH = {"ascend910b": "dav-2201-vec", "ascend910_93": "dav-2201-vec", "ascend950": "dav-3510-vec"}
+# kernel archs checked here (dav-2201-vec fails for every kernel today, see the module docstring)
+KERNEL_ARCHS = ("dav-3510-vec",)
+
+_missing = [t for t in ("g++", "python3", "bash", "tar") if shutil.which(t) is None]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not SHARED_CANN.is_dir(),
+                       reason="../shared/cann not found: the real-CANN compile checks need the CANN headers "
+                              "beside the clone"),
+    pytest.mark.skipif(bool(_missing), reason=f"the real-CANN compile checks need {', '.join(_missing)}"),
+]
+
+# generated files known to fail against the real headers, run as xfail(strict=True):
+# {(op, path in the op dir, kernel arch or None): the real error}.  None today: every host, op_api and
+# dav-3510-vec kernel file passes.
+KNOWN_FAILURES: dict[tuple[str, str, str | None], str] = {}
+
+
+def op_dirs() -> list[Path]:
+    return sorted(p.parent for p in GENERATED.glob("*/MANIFEST.json"))
+
+
+def op_socs(op_dir: Path) -> list[str]:
+    """The SoCs the op's OpDef registers (``this->AICore().AddConfig("ascend950", ...)``)."""
+    text = (op_dir / "op_host" / f"{op_dir.name}_def.cpp").read_text(encoding="utf-8")
+    return sorted(set(re.findall(r'AddConfig\(\s*"(\w+)"', text)))
+
+
+def cases():
+    out = []
+    for op_dir in op_dirs():
+        op = op_dir.name
+        host = sorted([*op_dir.glob("op_host/*.cpp"), *op_dir.glob("op_host/op_tiling/*.cpp")])
+        for kind, files in (("host", host), ("aclnn", sorted(op_dir.glob("op_api/*.cpp")))):
+            for f in files:
+                out.append((op, kind, f.relative_to(op_dir).as_posix(), None))
+        archs = sorted({SOC_ARCH[s] for s in op_socs(op_dir) if s in SOC_ARCH} & set(KERNEL_ARCHS))
+        for f in sorted(op_dir.glob("op_kernel/*.cpp")):
+            for arch in archs:
+                out.append((op, "kernel", f.relative_to(op_dir).as_posix(), arch))
+    params = []
+    for op, kind, rel, arch in out:
+        marks = []
+        reason = KNOWN_FAILURES.get((op, rel, arch))
+        if reason:
+            marks.append(pytest.mark.xfail(strict=True, reason=reason))
+        params.append(pytest.param(op, kind, rel, arch, marks=marks, id=f"{op}/{rel}" + (f"@{arch}" if arch else "")))
+    return params
+
+
+@pytest.fixture(scope="session")
+def cann(tmp_path_factory):
+    """(repos dir, work root): the headers unpacked once (cached by the tarball's hash)."""
+    digest = hashlib.sha256(HEADERS.read_bytes()).hexdigest()[:16]
+    cache = os.environ.get("OPGEN_CANN_CACHE")
+    root = Path(cache) if cache else tmp_path_factory.mktemp("cann")
+    root.mkdir(parents=True, exist_ok=True)
+    headers = root / f"headers-{digest}"
+    if not (headers / "cann_subset").is_dir():
+        tmp = Path(tempfile.mkdtemp(prefix=f".headers-{digest}-", dir=root))
+        subprocess.run(["tar", "xzf", str(HEADERS), "-C", str(tmp)], check=True)
+        try:
+            tmp.rename(headers)  # atomic: a concurrent session either wins or reuses the winner's tree
+        except OSError:
+            shutil.rmtree(tmp, ignore_errors=True)
+    assert (headers / "cann_subset").is_dir(), f"{HEADERS} did not unpack to cann_subset/"
+    return headers / "cann_subset", root / f"work-{digest}"
+
+
+def syntax_check(cann, op_dir: Path, rel: str, arch: str | None, work: str) -> subprocess.CompletedProcess:
+    repos, work_root = cann
+    cmd = ["bash", str(SCRIPT), "--repos", str(repos), "--ops-transformer", str(repos / "mirror-cann+ops-transformer"),
+           "--work", str(work_root / work), "--def", f"op_host/{op_dir.name}_def.cpp",
+           "-I", "op_kernel", "-I", "op_host", "-I", "op_host/op_tiling", rel]
+    if arch:
+        cmd[2:2] = ["--arch", arch]
+    return subprocess.run(cmd, cwd=op_dir, capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.parametrize("op,kind,rel,arch", cases())
+def test_generated_file_compiles_against_real_cann(cann, op, kind, rel, arch):
+    # host and op_api files share one work dir (the arch does not reach them), each kernel arch has its own
+    res = syntax_check(cann, GENERATED / op, rel, arch, arch or "host")
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-6000:]
+    assert re.search(rf"^PASS \[{kind}\] {re.escape(rel)} ", res.stdout, re.M), out[-3000:]
+
+
+def test_the_set_of_checked_files_covers_every_op():
+    ops = op_dirs()
+    assert len(ops) == len(list((ROOT / "specs").glob("*.spec")))
+    params = cases()
+    for op_dir in ops:
+        assert op_socs(op_dir), f"no AddConfig(...) in {op_dir.name}'s OpDef"
+        kinds = {p.values[1] for p in params if p.values[0] == op_dir.name}
+        assert {"host", "aclnn"} <= kinds, op_dir.name
+        if "ascend950" in op_socs(op_dir):
+            assert "kernel" in kinds, op_dir.name
+
+
+def test_an_undeclared_name_in_a_generated_file_fails(cann, tmp_path):
+    """The check is not vacuous: one unknown identifier in a copy of a host file fails it, naming the line."""
+    op = "moe_distribute_dispatch_v2"
+    op_dir = tmp_path / op
+    shutil.copytree(GENERATED / op, op_dir)
+    tiling = op_dir / "op_host" / "op_tiling" / f"{op}_tiling.cpp"
+    tiling.write_text(tiling.read_text(encoding="utf-8") + "\nstatic int opgenBroken = opgenUndeclaredName;\n",
+                      encoding="utf-8")
+    res = syntax_check(cann, op_dir, tiling.relative_to(op_dir).as_posix(), None, "host")
+    assert res.returncode != 0, res.stdout
+    assert "FAIL [host]" in res.stdout and "opgenUndeclaredName" in res.stdout, res.stdout

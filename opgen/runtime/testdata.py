@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import hashlib
 
-import ml_dtypes
 import numpy as np
 
 from opgen.runtime import codecs
 from opgen.runtime.dtypes import np_dtype
+from opgen.runtime.lazy import ml_dtypes
 from opgen.runtime.scope import Typed
 
 _F64_UNIT = 2.0 ** -53

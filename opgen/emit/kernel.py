@@ -38,7 +38,7 @@ from opgen.emit.tiling_layout import TilingField, tiling_fields  # noqa: F401 - 
 from opgen.emit.render import render
 from opgen.lower.literals import cpp_literal
 from opgen.lower.ascendc import (FLOATISH, KernelTypes, LoweringError, QuantLowering, StaticEnv, TilingExpr, cpp_ident,
-                            cpp_type, eval3, fails, float_literal, ge_value, merge_env, possible_values,
+                            cpp_type, dtype_reads, eval3, fails, float_literal, ge_value, merge_env, possible_values,
                             solve_key_field, type_param)
 from opgen.model.decl import Op, ProductView, ShapeCond, ShapeTuple, snake
 from opgen.lang.expr import Binary
@@ -251,6 +251,30 @@ class KernelPlan:
     excluded: list[str] = field(default_factory=list)   # notes: reachable combinations the kernel cannot run
 
 
+def _passing_combos(view: ProductView, base: StaticEnv, relevant: list[str], dtypes_of: dict):
+    """The dtype combinations of ``relevant`` (itertools.product order) under which no check of ``view``
+    certainly fails.
+
+    A check is decided as soon as the dtypes it reads are chosen, so a failing prefix prunes every
+    combination below it (the answer is the filter of the full product, found without walking it)."""
+    position = {t: i for i, t in enumerate(relevant)}
+    by_depth: list[list] = [[] for _ in range(len(relevant) + 1)]
+    for c in view.checks:
+        by_depth[max((position[t] + 1 for t in dtype_reads(c) if t in position), default=0)].append(c)
+
+    def walk(depth: int, chosen: tuple):
+        env = StaticEnv(base.names, base.present, dict(zip(relevant, chosen)))
+        if any(fails(c, env) for c in by_depth[depth]):
+            return
+        if depth == len(relevant):
+            yield chosen
+            return
+        for d in dtypes_of[relevant[depth]]:
+            yield from walk(depth + 1, chosen + (d,))
+
+    yield from walk(0, ())
+
+
 def plan_instances(op: Op, kind: "KernelKind | None" = None) -> KernelPlan:
     kind = kind or KERNEL_KINDS[op.semantics or "moe_dispatch"]
     fields = key_fields(op)
@@ -280,10 +304,8 @@ def plan_instances(op: Op, kind: "KernelKind | None" = None) -> KernelPlan:
                     continue
                 dtypes_of = {t.name: t.dtypes for t in view.inputs + view.outputs}
                 relevant = [t for t in varying if _relevant(op, kind, qv, t, tensors, base)]
-                for combo in itertools.product(*(dtypes_of[t] for t in relevant)):
+                for combo in _passing_combos(view, base, relevant, dtypes_of):
                     env = StaticEnv(dict(base.names), dict(base.present), dict(zip(relevant, combo)))
-                    if any(fails(c, env) for c in view.checks):
-                        continue
                     if qv is not None and kind.formulas != "unchanged" and not _formula_ok(op, kind, qv, env):
                         continue
                     unsized = _unsized_outputs(op, qv, env, tiling)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 
-import ml_dtypes
+from opgen.runtime.lazy import ml_dtypes
 import numpy as np
 
 from opgen.runtime import codecs

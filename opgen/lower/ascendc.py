@@ -412,7 +412,81 @@ def eval3(e: Expr, env: StaticEnv):
 
 
 def fails(check, env: StaticEnv) -> bool:
-    """True when a check (conditions → expr) certainly fails under ``env``."""
+    """True when a check (conditions → expr) certainly fails under ``env``.
+
+    Memoised on the part of ``env`` the check reads (kernel planning asks the same question for every
+    dtype combination, and most checks read one dtype or none)."""
+    entry = _READS.get(id(check))
+    if entry is None or entry[0] is not check:
+        reads: list = []
+        for c in check.conditions:
+            _reads(c, reads)
+        _reads(check.expr, reads)
+        entry = _READS[id(check)] = (check, tuple(dict.fromkeys(reads)))
+    try:
+        key = (id(check), tuple(_project(kind, name, env) for kind, name in entry[1]))
+        verdict = _FAILS.get(key)
+    except TypeError:  # an unhashable value: evaluate without the memo
+        return _fails(check, env)
+    if verdict is None:
+        verdict = _FAILS[key] = _fails(check, env)
+    return verdict
+
+
+_READS: dict[int, tuple] = {}    # id(check) -> (check, what of a StaticEnv its evaluation reads)
+_FAILS: dict[tuple, bool] = {}   # (id(check), the values read) -> fails()
+_MISSING = object()
+_ENV_PART = {"present": "present", "dtype": "dtypes", "rank": "ranks"}
+
+
+def _reads(e: Expr, out: list) -> None:
+    """What of a StaticEnv eval3(e, env) may read: ("names"|"present"|"dtypes"|"ranks"|"dims", name)."""
+    if isinstance(e, Name):
+        out.append(("names", e.id))
+    elif isinstance(e, Unary):
+        _reads(e.operand, out)
+    elif isinstance(e, Binary):
+        _reads(e.lhs, out)
+        _reads(e.rhs, out)
+    elif isinstance(e, InSet):
+        _reads(e.operand, out)
+        for item in e.items:
+            _reads(item, out)
+    elif isinstance(e, InRange):
+        _reads(e.operand, out)
+        _reads(e.lo, out)
+        _reads(e.hi, out)
+    elif isinstance(e, Cond):
+        _reads(e.test, out)
+        _reads(e.then, out)
+        _reads(e.orelse, out)
+    elif isinstance(e, Call):
+        arg0 = e.args[0].id if e.args and isinstance(e.args[0], Name) else None
+        if e.fn in _ENV_PART:
+            out.append((_ENV_PART[e.fn], arg0))
+        elif e.fn == "dim":
+            out.append(("dims", arg0))
+            _reads(e.args[1], out)
+        else:
+            for a in e.args:
+                _reads(a, out)
+
+
+def _project(kind: str, name, env: StaticEnv):
+    """The value(s) ``env`` holds for one read, typed (True, 1 and 1.0 evaluate differently)."""
+    if kind == "dims":
+        return frozenset((k, type(v), v) for k, v in env.dims.items() if k[0] == name)
+    v = getattr(env, kind).get(name, _MISSING)
+    return (type(v), v)
+
+
+def dtype_reads(check) -> frozenset:
+    """The tensors whose ``dtype(...)`` a check's evaluation (``fails``) may read."""
+    fails(check, StaticEnv())
+    return frozenset(name for kind, name in _READS[id(check)][1] if kind == "dtypes")
+
+
+def _fails(check, env: StaticEnv) -> bool:
     for c in check.conditions:
         if eval3(c, env) is not True:
             return False

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import functools
 
-import ml_dtypes
 import numpy as np
 
 from opgen.runtime.dtypes import info, np_dtype, qmax
+from opgen.runtime.lazy import ml_dtypes
 
 ROUND_MODES = ("rint", "round", "trunc", "floor", "ceil", "none")
 

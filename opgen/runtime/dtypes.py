@@ -6,26 +6,29 @@ FLOAT4_E2M1 uses ml_dtypes.float4_e2m1fn, one value per byte (unpacked).
 """
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 
 from opgen.core.dtypes import DTYPES, DTypeInfo
+from opgen.runtime.lazy import ml_dtypes
 
 _NP_DTYPES: dict[str, np.dtype] = {
     "FLOAT32": np.dtype(np.float32),
     "FLOAT16": np.dtype(np.float16),
-    "BFLOAT16": np.dtype(ml_dtypes.bfloat16),
     "INT8": np.dtype(np.int8),
     "UINT8": np.dtype(np.uint8),
     "INT32": np.dtype(np.int32),
     "INT64": np.dtype(np.int64),
     "BOOL": np.dtype(np.bool_),
     "HIFLOAT8": np.dtype(np.uint8),
-    "FLOAT8_E5M2": np.dtype(ml_dtypes.float8_e5m2),
-    "FLOAT8_E4M3FN": np.dtype(ml_dtypes.float8_e4m3fn),
-    "FLOAT8_E8M0": np.dtype(ml_dtypes.float8_e8m0fnu),
-    "FLOAT4_E2M1": np.dtype(ml_dtypes.float4_e2m1fn),
     "FLOAT4_E1M2": np.dtype(np.uint8),
+}
+# Stored as ml_dtypes types: looked up (and ml_dtypes imported) on first use.
+_ML_DTYPES = {
+    "BFLOAT16": "bfloat16",
+    "FLOAT8_E5M2": "float8_e5m2",
+    "FLOAT8_E4M3FN": "float8_e4m3fn",
+    "FLOAT8_E8M0": "float8_e8m0fnu",
+    "FLOAT4_E2M1": "float4_e2m1fn",
 }
 
 # Largest finite value.  HIFLOAT8 32768 is CANN's HIFP8_MAX_VALUE
@@ -33,7 +36,7 @@ _NP_DTYPES: dict[str, np.dtype] = {
 _QMAX: dict[str, float] = {
     "FLOAT32": float(np.finfo(np.float32).max),
     "FLOAT16": 65504.0,
-    "BFLOAT16": float(ml_dtypes.finfo(ml_dtypes.bfloat16).max),
+    "BFLOAT16": (2 - 2.0**-7) * 2.0**127,  # == float(ml_dtypes.finfo(ml_dtypes.bfloat16).max)
     "INT8": 127.0,
     "UINT8": 255.0,
     "INT32": float(2**31 - 1),
@@ -66,6 +69,8 @@ def info(name: str) -> DTypeInfo:
 def np_dtype(name: str) -> np.dtype:
     """The numpy storage dtype of a CANN dtype (uint8 codes for HIFLOAT8 / FLOAT4_E1M2)."""
     info(name)
+    if name not in _NP_DTYPES:
+        _NP_DTYPES[name] = np.dtype(getattr(ml_dtypes, _ML_DTYPES[name]))
     return _NP_DTYPES[name]
 
 

@@ -10,11 +10,11 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
-import ml_dtypes
 import numpy as np
 
 from opgen.runtime.errors import OpError
 from opgen.runtime import dtypes
+from opgen.runtime.lazy import ml_dtypes
 
 NULLPTR, INVALID, TILING = 161001, 161002, 561002
 
@@ -42,18 +42,22 @@ class Meta:
 
 
 _NP_TO_CANN = {
-    np.dtype(np.float16): "FLOAT16", np.dtype(ml_dtypes.bfloat16): "BFLOAT16", np.dtype(np.float32): "FLOAT32",
+    np.dtype(np.float16): "FLOAT16", np.dtype(np.float32): "FLOAT32",
     np.dtype(np.int8): "INT8", np.dtype(np.int32): "INT32", np.dtype(np.int64): "INT64",
     np.dtype(np.uint8): "UINT8", np.dtype(np.bool_): "BOOL",
-    np.dtype(ml_dtypes.float8_e4m3fn): "FLOAT8_E4M3FN", np.dtype(ml_dtypes.float8_e5m2): "FLOAT8_E5M2",
-    np.dtype(ml_dtypes.float8_e8m0fnu): "FLOAT8_E8M0", np.dtype(ml_dtypes.float4_e2m1fn): "FLOAT4_E2M1",
 }
+# ml_dtypes types, added on the first dtype not above (ml_dtypes is imported lazily: opgen.runtime.lazy).
+_ML_TO_CANN = (("bfloat16", "BFLOAT16"), ("float8_e4m3fn", "FLOAT8_E4M3FN"), ("float8_e5m2", "FLOAT8_E5M2"),
+               ("float8_e8m0fnu", "FLOAT8_E8M0"), ("float4_e2m1fn", "FLOAT4_E2M1"))
 
 
 def cann_dtype(t) -> str:
     if isinstance(t, (Typed, Meta)):
         return t.dtype
     name = _NP_TO_CANN.get(np.asarray(t).dtype)
+    if name is None and len(_NP_TO_CANN) < 7 + len(_ML_TO_CANN):
+        _NP_TO_CANN.update((np.dtype(getattr(ml_dtypes, k)), v) for k, v in _ML_TO_CANN)
+        name = _NP_TO_CANN.get(np.asarray(t).dtype)
     if name is None:
         raise TypeError(f"no CANN dtype for numpy dtype {np.asarray(t).dtype}")
     return name

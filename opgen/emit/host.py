@@ -21,16 +21,14 @@ from dataclasses import dataclass
 
 from opgen.core.artifact import Artifact
 from opgen.core.dtypes import DTYPES, FORMATS
-from opgen.lang.expr import Binary, Bool, Call, Cond, Expr, InRange, InSet, Int, Name, Str, Unary, to_spec
+from opgen.lang.expr import Call, Expr, Name, to_spec, walk
 from opgen.emit.registry import emitter
 from opgen.emit.render import render
 from opgen.lower.literals import cpp_literal, cpp_string
 from opgen.model.decl import Attr, Op, ProductView, Tensor, snake
 from opgen.emit.tiling_layout import TilingField, tiling_fields
-from opgen.lang.expr import walk
-from opgen.lower.cpp import comment_text as cpp_comment
-from opgen.lower.cpp import cpp_expr, cpp_ge_enum, cpp_ident, cpp_kind_type
-from opgen.lower.cpp import cpp_ident
+from opgen.model.static_eval import StaticEnv, fails
+from opgen.lower.cpp import comment_text as cpp_comment, cpp_expr, cpp_ge_enum, cpp_ident, cpp_kind_type
 from opgen.model.resolve import dim_bindings
 
 # ---------------------------------------------------------------------------------------------
@@ -260,89 +258,6 @@ def spec_file(op: Op) -> str:
 # OpDef dtype / format columns
 # ---------------------------------------------------------------------------------------------
 
-_UNKNOWN = object()
-
-
-class _DtypeEval:
-    """Three-valued evaluation of check expressions over one dtype assignment.
-
-    Known: ``dtype(t)`` and ``present(t)`` of the assignment, the quant-mode attribute, dtype names and
-    literals.  Everything else (shapes, other attributes, lets) is unknown, and a check is only taken as
-    failing when it is definitely false — so a column is dropped only when the spec rules it out.
-    """
-
-    def __init__(self, op: Op, dtypes: dict[str, str], present: dict[str, bool], quant: int | None):
-        self.op, self.dtypes, self.present, self.quant = op, dtypes, present, quant
-
-    def __call__(self, e: Expr):
-        U = _UNKNOWN
-        if isinstance(e, (Int, Str, Bool)):
-            return e.value
-        if isinstance(e, Name):
-            if self.quant is not None and e.id == self.op.quant_by:
-                return self.quant
-            if e.id in DTYPES:
-                return ("dtype", e.id)
-            return U
-        if isinstance(e, Call):
-            if e.fn in ("dtype", "present") and e.args and isinstance(e.args[0], Name):
-                t = e.args[0].id
-                if e.fn == "present":
-                    return self.present.get(t, U)
-                d = self.dtypes.get(t)
-                return U if d is None else ("dtype", d)
-            return U
-        if isinstance(e, Unary):
-            v = self(e.operand)
-            if e.op == "not":
-                return U if v is U else (not v)
-            return U if v is U or isinstance(v, tuple) else -v
-        if isinstance(e, Binary):
-            if e.op in ("and", "or"):
-                a = self(e.lhs)
-                if a is not U and bool(a) == (e.op == "or"):
-                    return e.op == "or"
-                b = self(e.rhs)
-                if b is not U and bool(b) == (e.op == "or"):
-                    return e.op == "or"
-                return U if a is U or b is U else (e.op == "and")
-            a, b = self(e.lhs), self(e.rhs)
-            if a is U or b is U:
-                return U
-            if e.op == "==":
-                return a == b
-            if e.op == "!=":
-                return a != b
-            if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
-                if e.op in ("<", "<=", ">", ">="):
-                    return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[e.op]
-                if e.op in ("+", "-", "*"):
-                    return {"+": a + b, "-": a - b, "*": a * b}[e.op]
-            return U
-        if isinstance(e, InSet):
-            v = self(e.operand)
-            if v is U:
-                return U
-            items = [self(i) for i in e.items]
-            if v in [i for i in items if i is not U]:
-                return not e.negated
-            if any(i is U for i in items):
-                return U
-            return e.negated
-        if isinstance(e, InRange):
-            v, lo, hi = self(e.operand), self(e.lo), self(e.hi)
-            if any(x is U or isinstance(x, tuple) for x in (v, lo, hi)):
-                return U
-            return (lo <= v if e.lo_closed else lo < v) and (v <= hi if e.hi_closed else v < hi)
-        if isinstance(e, Cond):
-            t = self(e.test)
-            if t is U:
-                a, b = self(e.then), self(e.orelse)
-                return a if a is not U and a == b else U
-            return self(e.then) if t else self(e.orelse)
-        return U
-
-
 def _depends_on_dtypes(op: Op, e: Expr) -> bool:
     for node in walk(e):
         if isinstance(node, Call) and node.fn in ("dtype", "present"):
@@ -397,8 +312,10 @@ def _view_combos(op: Op, view: ProductView, varying: list[str]) -> list[dict[str
     valid: set[tuple] = set()
 
     def search(depth: int, combo: tuple, dtypes: dict, present: dict, mode) -> None:
-        ev = _DtypeEval(op, dtypes, present, mode)
-        if any(_definitely_fails(ev, c) for c in by_depth.get(depth - 1, ())):
+        # Known: the assignment's dtypes and presence and the quant mode; shapes, other attributes and lets
+        # stay unknown, so a column is dropped only when the spec rules it out.
+        env = StaticEnv(names={} if mode is None else {op.quant_by: mode}, present=present, dtypes=dtypes)
+        if any(fails(c, env) for c in by_depth.get(depth - 1, ())):
             return
         if depth == len(varying):
             valid.add(combo)
@@ -416,15 +333,6 @@ def _view_combos(op: Op, view: ProductView, varying: list[str]) -> list[dict[str
     for mode in modes:
         search(0, (), dict(dtypes0), dict(present0), mode)
     return [dict(zip(varying, c)) for c in itertools.product(*choices) if c in valid]
-
-
-def _definitely_fails(ev: _DtypeEval, check) -> bool:
-    for cond in check.conditions:
-        v = ev(cond)
-        if v is _UNKNOWN or not v:
-            return False
-    v = ev(check.expr)
-    return v is not _UNKNOWN and not v
 
 
 def _fill_absent(combos: list[dict[str, str | None]], dtypes: dict[str, tuple[str, ...]]) -> list[dict[str, str]]:

@@ -18,7 +18,7 @@ Emitted files (paths relative to the op's output directory):
 The kernel dispatches on the tiling key (``10000 + Σ field_i·10^i`` over the spec's ``tiling_key``
 fields; a quant attribute no field carries is read from the tiling data) and on the runtime dtypes.
 Only the (key, dtype) combinations some product can reach are instantiated — decided by evaluating
-every product's checks three-valued (:func:`opgen.lower.ascendc.eval3`).  A routed() tensor whose layout
+every product's checks three-valued (:func:`opgen.model.static_eval.eval3`).  A routed() tensor whose layout
 the checks leave open ((1,) or (H,) static scales) gets one instantiation per layout, told apart at run time
 by the let that carries its rank or first dim (:meth:`opgen.lower.ascendc.TilingExpr.probe`).  Quant formulas
 come from the spec through :class:`opgen.lower.ascendc.QuantLowering`.  DispatchV2 and CombineV2 share one
@@ -32,19 +32,14 @@ from dataclasses import dataclass, field
 
 from opgen.core.artifact import Artifact
 from opgen.core.dtypes import DTYPES
-from opgen.lang.expr import Call, Cond, Int, Name, walk
+from opgen.lang.expr import Binary, Bool, Call, Cond, Float, Int, Name, Unary, walk
 from opgen.emit.registry import emitter
-from opgen.emit.tiling_layout import TilingField, tiling_fields  # noqa: F401 - TilingField: the fields' type
+from opgen.emit.tiling_layout import tiling_fields
 from opgen.emit.render import render
 from opgen.lower.literals import cpp_literal
-from opgen.lower.ascendc import (FLOATISH, KernelTypes, LoweringError, QuantLowering, StaticEnv, TilingExpr, cpp_ident,
-                            cpp_type, dtype_reads, eval3, fails, float_literal, ge_value, merge_env, possible_values,
-                            solve_key_field, type_param)
+from opgen.lower.ascendc import (FLOATISH, KernelTypes, LoweringError, QuantLowering, TilingExpr, cpp_ident, cpp_type, float_literal, ge_value, type_param)
+from opgen.model.static_eval import StaticEnv, Sym, dtype_reads, eval3, fails, merge_env, possible_values, solve_key_field
 from opgen.model.decl import Op, ProductView, ShapeCond, ShapeTuple, snake
-from opgen.lang.expr import Binary
-from opgen.lang.expr import Binary, Bool, Float, Int, Unary
-from opgen.lang.expr import Binary, Unary
-from opgen.lower.ascendc import Sym
 from opgen.model.resolve import dim_bindings
 from opgen.runtime.dtypes import emax
 from opgen.runtime.dtypes import qmax

@@ -16,7 +16,7 @@ from opgen.core import builtins as B
 from opgen.core.diagnostics import Diagnostics
 from opgen.core.dtypes import DTYPES, FORMATS
 from opgen.lang.expr import (Binary, Bool, Call, Cond, Expr, Float, InRange, InSet, Int, Name, Span, Str, Unary,
-                   to_spec, walk)
+                              walk)
 from opgen.model.decl import (Attr, Buffer, CommGroup, Constraint, Def, Domain, Env, Let, Op, Product, QuantMode, QuantStmt,
                     Range, Shape, ShapeCond, ShapeTuple, Tensor, snake, Tolerance, alt_exprs)
 from opgen.model.resolve import dim_bindings

@@ -28,7 +28,6 @@ import numpy as np
 from opgen.core.dtypes import DTYPES
 from opgen.runtime import OpError
 from opgen.runtime import codecs
-from opgen.runtime import drivers
 from opgen.runtime.calls import call_args, rank_attrs, rank_ids  # noqa: F401 - generated suites call them here
 from opgen.harness import testworld
 from opgen.runtime.dtypes import np_dtype

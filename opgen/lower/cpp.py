@@ -35,7 +35,7 @@ from opgen.core.errors import LoweringError
 from opgen.model.inline import inline as _inline
 from opgen.model.decl import Check, Op, ProductView, Shape, ShapeCond
 
-from opgen.model.kinds import _TENSOR_FNS, BOOL, DTYPE, FLOAT, INT, LIST, SHAPE, STR, ScalarKinds, attr_kind
+from opgen.model.kinds import _TENSOR_FNS, BOOL, DTYPE, FLOAT, INT, LIST, SHAPE, STR, ScalarKinds
 from opgen.lang.expr import walk
 
 CPP_TYPES = {INT: "int64_t", FLOAT: "double", BOOL: "bool", STR: "std::string", DTYPE: "DataType", SHAPE: "Dims"}

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from opgen.lang.expr import Expr, quote, to_spec
 from opgen.model.spec_text import domain_text as _domain, literal as _lit, range_text as _range, shape_text as _shape
-from opgen.model.decl import Attr, Buffer, Constraint, Domain, Op, Product, QuantMode, Range, Shape, ShapeCond, Tensor
+from opgen.model.decl import Attr, Buffer, Constraint, Op, Product, QuantMode, Tensor
 
 _IND = "    "
 

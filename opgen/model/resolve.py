@@ -9,7 +9,7 @@ lowers one uniform list and cannot drift from the others.
 from __future__ import annotations
 
 from opgen.lang.expr import Binary, Bool, Call, Cond, Expr, Float, InRange, InSet, Int, Name, Str, Unary, to_spec
-from opgen.model.decl import (Attr, Buffer, Check, Constraint, Domain, Let, Op, Product, ProductView, Shape, ShapeCond,
+from opgen.model.decl import (Attr, Buffer, Check, Constraint, Domain, Let, Op, Product, ProductView, ShapeCond,
                     ShapeTuple, Tensor)
 from opgen.core import builtins as B
 from opgen.model.spec_text import domain_expected, range_text, shape_expected

@@ -33,11 +33,13 @@ def range_text(r: Range) -> str:
     return f"{'[' if r.lo_closed else '('}{to_spec(r.lo)}, {to_spec(r.hi)}{']' if r.hi_closed else ')'}"
 
 
+def _items(d: Domain) -> str:
+    return "{" + ", ".join(to_spec(i) for i in d.items) + "}"
+
+
 def domain_text(d: Domain) -> str:
     """``in [lo, hi]`` or ``in {a, b}``: the domain clause of an attribute."""
-    if d.range is not None:
-        return "in " + range_text(d.range)
-    return "in {" + ", ".join(to_spec(i) for i in d.items) + "}"
+    return "in " + (range_text(d.range) if d.range is not None else _items(d))
 
 
 def alt_text(a) -> str:
@@ -55,9 +57,7 @@ def shape_text(s: Shape) -> str:
 
 
 def domain_expected(d: Domain) -> str:
-    if d.range is not None:
-        return "in " + range_text(d.range)
-    return "one of {" + ", ".join(to_spec(i) for i in d.items) + "}"
+    return "in " + range_text(d.range) if d.range is not None else "one of " + _items(d)
 
 
 def _alt_expected(a) -> str:

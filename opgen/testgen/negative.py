@@ -15,11 +15,13 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 from opgen.core.dtypes import DTYPE_NAMES
-from opgen.lang.expr import Call, Cond, Expr, Unary, to_spec, walk
+from opgen.lang.expr import Binary, Call, Cond, Expr, Int, Name, Str, Unary, to_spec, walk
 from opgen.model.inline import inline as _inline
 from opgen.model.decl import Check
 from opgen.testgen.solve import Solver, int_candidates
 from opgen.testgen.space import Case, Field, Space
+from opgen.harness import testdata
+from opgen.runtime import OpError
 
 DATA_RECIPES = ("not_prefix",)
 
@@ -51,7 +53,6 @@ def rank_case(space: Space, case: Case, rank: int) -> Case:
 
 def data_arrays(space: Space, case: Case, key: str) -> dict:
     """Real tensors for the BOOL inputs of a call (the only data checks read), built as the suite builds them."""
-    from opgen.harness import testdata
     inputs, _, _ = space.call(case, None if not case.world else 0)
     out = {}
     for name, meta in inputs.items():
@@ -61,14 +62,12 @@ def data_arrays(space: Space, case: Case, key: str) -> dict:
 
 
 def _conjuncts(e: Expr) -> list[Expr]:
-    from opgen.lang.expr import Binary
     if isinstance(e, Binary) and e.op == "and":
         return _conjuncts(e.lhs) + _conjuncts(e.rhs)
     return [e]
 
 
 def _disjuncts(e: Expr) -> list[Expr]:
-    from opgen.lang.expr import Binary
     if isinstance(e, Binary) and e.op == "or":
         return _disjuncts(e.lhs) + _disjuncts(e.rhs)
     return [e]
@@ -174,7 +173,6 @@ class NegativeSearch:
         if check.code == 0:  # a warning: the call is accepted and the warning is reported
             if fail is not None:
                 return "other", fail[1]
-            from opgen.runtime import OpError
             s = sp.scope(case, None, data)
             try:  # reported like an error to see whether it fires
                 replace(sp.checks[sp.check_index[check.id]], code=1).run(s, sp.info.name)
@@ -190,7 +188,6 @@ class NegativeSearch:
 
     def impossible(self, g: Expr) -> str | None:
         """Why a condition can never hold in an accepted call, when the product's declarations say so."""
-        from opgen.lang.expr import Binary, Int, Name, Str
         v = self.space.view
         if isinstance(g, Call) and g.fn == "present" and g.args[0].id in v.unsupported_inputs:
             return (f"{g.args[0].id} is not supported on this product: an accepted call passes it null "

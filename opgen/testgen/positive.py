@@ -9,7 +9,7 @@ not allow simply find no case.  Cases are deduplicated and named by what they ar
 """
 from __future__ import annotations
 
-from opgen.testgen.solve import Solver, candidates
+from opgen.testgen.solve import Solver, _domain_ints, candidates
 from opgen.testgen.space import Case, Space, default_case
 
 MAX_DATA_WORLD = 16          # larger worlds are validated and shape-checked only
@@ -45,7 +45,6 @@ def _largest(space: Space, solver: Solver, base: Case, field, tries: int = 5) ->
     values = {x + d for x in space.literals(exprs) for d in (-1, 0, 1)}
     inside = lambda x: True  # noqa: E731
     if field[0] == "attr" and space.attrs[field[1]].domain is not None:
-        from opgen.testgen.solve import _domain_ints
         values |= set(_domain_ints(space, base, field[1]))
         r = space.attrs[field[1]].domain.range
         if r is not None:

@@ -22,6 +22,8 @@ from opgen.lower.python import ScalarPy
 from opgen.model.inline import inline as _inline
 from opgen.model.decl import Op, ProductView, ShapeCond
 from opgen.model.resolve import dim_bindings
+from opgen.runtime import OpError, drivers
+from opgen.runtime.scope import EvalError, Meta
 
 Field = tuple[str, str]  # (kind, name): attr env dim present dtype shape out data ranks
 
@@ -75,7 +77,6 @@ class Space:
     """Fields, shape rules and expression evaluation of one product view, over the generated reference."""
 
     def __init__(self, op: Op, soc: str, ref):
-        from opgen.runtime import drivers
         self.op = op
         self.soc = soc
         self.view: ProductView = op.views[soc]
@@ -105,8 +106,6 @@ class Space:
         entry = self._code.get(id(e))
         if entry is None:
             entry = self._code[id(e)] = (compile(self.lowering(e), "<spec>", "eval"), e)
-        from opgen.runtime import OpError
-        from opgen.runtime.scope import EvalError
         try:
             return eval(entry[0], vars(self.ref), {"s": scope})  # noqa: S307 - lowered spec expressions
         except (EvalError, KeyError, TypeError, ValueError, OpError, ZeroDivisionError, OverflowError):
@@ -213,7 +212,6 @@ class Space:
 
     def call(self, case: Case, rank: int | None = None, data=None):
         """(inputs as Meta tensors, attrs with env, out_dtypes) of one call; ``data``: arrays to use instead."""
-        from opgen.runtime.scope import Meta
         attrs = self.call_attrs(case, rank)
         dims = self.dims(case, rank)
         out_dtypes = {n: d for n, d in case.of_kind("out").items() if d is not None}
@@ -298,7 +296,6 @@ class Space:
 
     def first_failure(self, case: Case, ranks=None, data=None) -> tuple[int, str, object] | None:
         """(check index, check id, the OpError) of the first failing error check over ``ranks``; None: accepted."""
-        from opgen.runtime import OpError
         worst = None
         for rank in (self.ranks(case) if ranks is None else ranks):
             try:
@@ -319,7 +316,6 @@ class Space:
 
     def failures(self, case: Case, ranks=None) -> list[tuple[int, str]]:
         """The error checks failing on any search rank, as sorted (index, id), each check evaluated on its own."""
-        from opgen.runtime import OpError
         out: set[tuple[int, str]] = set()
         for rank in (self.ranks(case) if ranks is None else ranks):
             try:

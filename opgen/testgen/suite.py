@@ -17,6 +17,8 @@ from opgen.testgen.positive import MAX_DATA_ELEMENTS, MAX_DATA_WORLD, case_id, p
 from opgen.testgen.reference import load_reference
 from opgen.testgen.solve import Solver
 from opgen.testgen.space import Case, Space
+from opgen.harness import testkit, testworld
+from opgen.runtime import OpError
 
 
 @dataclass(frozen=True)
@@ -36,7 +38,6 @@ def suite(op: Op, reference_source: str) -> Suite:
 
 @functools.lru_cache(maxsize=16)
 def _suite(op: Op, reference_source: str) -> Suite:
-    from opgen.harness import testworld
     ref = load_reference(op, reference_source)
     pos, neg, unreach, checks, tols, dropped = [], [], [], {}, {}, []
     taken: set[str] = set()
@@ -50,7 +51,7 @@ def _suite(op: Op, reference_source: str) -> Suite:
             if record is None:
                 dropped.append(case_id(space, case, worlds[0]))
                 continue
-            record["run"] = _run_reason(space, ref, case, record, testworld)
+            record["run"] = _run_reason(space, ref, case, record)
             pos.append(record)
             kept.append(case)
         found, missed = negatives(space, solver, kept)
@@ -90,8 +91,6 @@ def _outs(case: Case) -> dict:
 
 def _positive(space: Space, case: Case, base: Case, taken: set) -> dict | None:
     """The literal record of a world, with BOOL recipes that every rank accepts (None: none does)."""
-    from opgen.runtime import OpError
-    from opgen.harness import testkit
     world = space.world_size(case)
     inputs0 = _inputs(space, case, 0)
     ranks = space.ranks(case, limit=MAX_DATA_WORLD)
@@ -133,7 +132,7 @@ def _combinations(choices):
             yield (first,) + rest
 
 
-def _run_reason(space: Space, ref, case: Case, record: dict, testworld) -> str | None:
+def _run_reason(space: Space, ref, case: Case, record: dict) -> str | None:
     """None when the suite runs the world with data; otherwise why it only validates and infers shapes."""
     op = space.op
     world = record["world"]
@@ -144,7 +143,6 @@ def _run_reason(space: Space, ref, case: Case, record: dict, testworld) -> str |
         q = op.quant_mode(case.get(("attr", qb)))
         if q is not None and not q.body and any(m.body for m in op.quant_modes):
             return f"{qb} {q.value} ({q.name}) has no formula in the spec: validated and shape-inferred only"
-    from opgen.harness import testkit
     attrs = testkit.full_attrs(ref, record)
     limit = testworld.reference_limit(op.semantics or "", attrs)
     if limit is not None:

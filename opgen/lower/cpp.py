@@ -35,7 +35,7 @@ from opgen.core.errors import LoweringError
 from opgen.model.inline import inline as _inline
 from opgen.model.decl import Check, Op, ProductView, Shape, ShapeCond
 
-from opgen.model.kinds import _TENSOR_FNS, BOOL, DTYPE, FLOAT, INT, LIST, SHAPE, STR, ScalarKinds
+from opgen.model.kinds import TENSOR_FNS, BOOL, DTYPE, FLOAT, INT, LIST, SHAPE, STR, ScalarKinds
 from opgen.lang.expr import walk
 
 CPP_TYPES = {INT: "int64_t", FLOAT: "double", BOOL: "bool", STR: "std::string", DTYPE: "DataType", SHAPE: "Dims"}
@@ -221,7 +221,7 @@ class ScalarCpp:
 
     def call(self, e: Call) -> str:
         fn = e.fn
-        if fn in _TENSOR_FNS:
+        if fn in TENSOR_FNS:
             return self.tensor_call(e)
         K = self.kind
         args = [_strip(self.lower(a)) for a in e.args]
@@ -263,7 +263,7 @@ class ScalarCpp:
                 return "true"
             if fn == "dtype":
                 return f"dtype_{t}()"
-            return f"Undefined<{CPP_TYPES[_TENSOR_FNS[fn]]}>()"
+            return f"Undefined<{CPP_TYPES[TENSOR_FNS[fn]]}>()"
         if fn == "dim":
             return f"Dim(p.{cpp_ident(t)}, {_strip(self.lower(e.args[1]))})"
         return f"{_ACCESSORS[fn]}(p.{cpp_ident(t)})"

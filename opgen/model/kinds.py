@@ -18,7 +18,7 @@ SHAPE, LIST = "shape", "list"
 _ATTR_KINDS = {"int64": INT, "float": FLOAT, "bool": BOOL, "string": STR}
 _COMPARE = frozenset(("==", "!=", "<", "<=", ">", ">="))
 # Builtins over a tensor parameter (their C++ accessors in opgen.lower.cpp), with their kinds from the table.
-_TENSOR_FNS = {n: b.result for n, b in B.BUILTINS.items() if b.param_kinds[:1] == ("param",) and "scalar" in b.contexts}
+TENSOR_FNS = {n: b.result for n, b in B.BUILTINS.items() if b.param_kinds[:1] == ("param",) and "scalar" in b.contexts}
 
 
 def attr_kind(typ: str) -> str:

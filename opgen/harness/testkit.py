@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from opgen.core.dtypes import DTYPES
+from opgen.core.products import EXPAND_IDX, TRIPLE, ProductFacts
 from opgen.runtime import OpError
 from opgen.runtime import codecs
 from opgen.runtime import drivers
@@ -72,7 +73,12 @@ def accept(ref, case: dict, world: testworld.World | None = None, ranks=None) ->
 
 
 def build_world(ref, case: dict) -> testworld.World:
-    return testworld.build(ref.INFO.semantics, case, full_attrs(ref, case))
+    return testworld.build(ref.INFO.semantics, case, full_attrs(ref, case), facts(ref, case))
+
+
+def facts(ref, case: dict) -> ProductFacts:
+    """The product-table facts of the case's product, as the generated reference carries them."""
+    return ref.INFO.fact(case["product"])
 
 
 def run(ref, case: dict, world: testworld.World) -> list[dict]:
@@ -118,8 +124,9 @@ def compare(name: str, got, want, tolerance) -> None:
 # ---- semantics invariants ------------------------------------------------------------------------------------
 
 def dispatch_invariants(case: dict, world: testworld.World, results: list[dict], attrs: dict,
-                        unspecified: tuple) -> None:
-    """DispatchV2: counts against rows, assist triples against the routes, rows against the tokens."""
+                        unspecified: tuple, facts: ProductFacts) -> None:
+    """DispatchV2: counts against rows, assist triples against the routes, rows against the tokens (``facts``: the
+    case product's, :func:`facts`)."""
     topo = testworld._topology(attrs)
     if int(attrs.get("tpWorldSize", 0) or 0) > 1:
         return  # rows of TP worlds interleave both slices: checked against infer and run_rank only
@@ -134,7 +141,7 @@ def dispatch_invariants(case: dict, world: testworld.World, results: list[dict],
         tokens = out["expertTokenNumsOut"].astype(np.int64)
         assert (tokens.sum() if ent == 1 else tokens[-1]) == n, f"rank {d}: expertTokenNumsOut does not count {n} rows"
         assert not np.asarray(data(out["expandXOut"]))[n:].any(), f"rank {d}: expandXOut rows beyond {n} are not zero"
-        if case["product"] == "ascend910b" or "assistInfoForCombineOut" in unspecified:
+        if facts.assist_layout != TRIPLE or "assistInfoForCombineOut" in unspecified:
             continue
         triples = out["assistInfoForCombineOut"][:3 * n].reshape(n, 3).astype(np.int64)
         first = (d - Rs) * L
@@ -187,7 +194,7 @@ def dispatch_quant_rows(ref, case: dict, world: testworld.World, results: list[d
     attrs = full_attrs(ref, case)
     if mode not in ("pertoken", "pergroup", "mx", "static"):
         return f"quant mode {mode!r} has no scale layout known to the suite"
-    if case["product"] == "ascend910b" or int(attrs.get("tpWorldSize", 0) or 0) > 1:
+    if facts(ref, case).assist_layout != TRIPLE or int(attrs.get("tpWorldSize", 0) or 0) > 1:
         return "rows are matched to tokens through the assist triples of A3 / Ascend 950 without TP"
     if mode != "static" and any(w.get("scalesOptional") is not None for w in world.inputs):
         return "smooth scales select a row per destination expert: the routed rows are checked by the reference tests"
@@ -517,7 +524,8 @@ def _written_region(ref, case, inputs, rank, name, expected):
             shared_rank = int(attrs["epRankId"]) < int(attrs.get("sharedExpertRankNum", 0) or 0)
             return np.s_[:0 if inputs.get("expertScalesOptional") is None or shared_rank else rows]
         if name == "assistInfoForCombineOut":  # A2: the sender's expandIdx; A3 / 950: a triple per own row
-            return np.s_[:np.size(data(inputs["expertIds"])) if case["product"] == "ascend910b" else 3 * own]
+            return np.s_[:np.size(data(inputs["expertIds"])) if facts(ref, case).assist_layout == EXPAND_IDX
+                         else 3 * own]
         if name == "epRecvCountsOut":  # the cumulative counts (A2's output is longer)
             return np.s_[:T * W if T > 1 else W * L]
         if name == "tpRecvCountsOut":  # only a TP exchange counts anything

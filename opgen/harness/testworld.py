@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from opgen.core.products import EXPAND_IDX, ProductFacts
 from opgen.runtime import codecs
 from opgen.runtime import moe
 from opgen.harness import testdata
@@ -125,7 +126,7 @@ def _senders(case: dict, attrs: dict, metas: list[dict], x_name: str, x_meta=Non
     return world
 
 
-def moe_dispatch(case: dict, attrs: dict) -> World:
+def moe_dispatch(case: dict, attrs: dict, facts: ProductFacts) -> World:
     """DispatchV2 and DispatchSetup: tokens, distinct routes per token, smooth scales, masks, weights."""
     metas = rank_metas(case)
     world = _senders(case, attrs, metas, "x")
@@ -167,7 +168,7 @@ def _expert_rows(world: World, attrs: dict, product: str, metas: list[dict]):
     return plans, rows
 
 
-def moe_combine(case: dict, attrs: dict) -> World:
+def moe_combine(case: dict, attrs: dict, facts: ProductFacts) -> World:
     """CombineV2: expandX holds the rows identity experts return, with DispatchV2's assist info and counts."""
     metas = rank_metas(case)
     world = _senders(case, attrs, metas, "expandX", lambda m: (m["expandX"][0], (m["expertIds"][1][0],
@@ -179,8 +180,8 @@ def moe_combine(case: dict, attrs: dict) -> World:
         plan = plans[d]
         capacity = max(plan.num_rows, m["assistInfoForCombine"][1][0] // 128)
         a2 = moe.a2_expand_idx(world.expert_ids[d], world.masks[d], topo["E"]) \
-            if case["product"] == "ascend910b" else None
-        routed = moe.dispatch_outputs(plan, W=topo["W"], K=K, product=case["product"], expert_token_nums_type=1,
+            if facts.assist_layout == EXPAND_IDX else None
+        routed = moe.dispatch_outputs(plan, W=topo["W"], K=K, layout=facts.assist_layout, expert_token_nums_type=1,
                                       capacity_A=capacity, local_expert_num=plan.local_expert_num,
                                       expert_scales=world.weights, a2_expand_idx=a2)
         inp = world.inputs[d]
@@ -209,7 +210,7 @@ def moe_combine(case: dict, attrs: dict) -> World:
     return world
 
 
-def moe_dispatch_teardown(case: dict, attrs: dict) -> World:
+def moe_dispatch_teardown(case: dict, attrs: dict, facts: ProductFacts) -> World:
     """DispatchTeardown: y holds what DispatchSetup staged (the tokens themselves when y has x's dtype)."""
     metas = rank_metas(case)
     world = _senders(case, attrs, metas, "x")
@@ -236,7 +237,7 @@ def moe_dispatch_teardown(case: dict, attrs: dict) -> World:
     return world
 
 
-def moe_combine_setup(case: dict, attrs: dict) -> World:
+def moe_combine_setup(case: dict, attrs: dict, facts: ProductFacts) -> World:
     """CombineSetup: expert rows in DispatchTeardown's order with its cumulative counts."""
     metas = rank_metas(case)
     world = _senders(case, attrs, metas, "expandX", lambda m: (m["expandX"][0], (m["expertIds"][1][0],
@@ -251,7 +252,7 @@ def moe_combine_setup(case: dict, attrs: dict) -> World:
     return world
 
 
-def moe_combine_teardown(case: dict, attrs: dict) -> World:
+def moe_combine_teardown(case: dict, attrs: dict, facts: ProductFacts) -> World:
     """CombineTeardown: every expert rank's rows (identity experts) and each owner's expandIdx."""
     metas = rank_metas(case)
     world = _senders(case, attrs, metas, "expandX", lambda m: (m["expandX"][0], (m["expertIds"][1][0],
@@ -305,7 +306,7 @@ def prelude_inputs(semantics: str, world: World, attrs: dict) -> list[dict]:
     raise ValueError(f"no prelude inputs for {semantics!r}")
 
 
-def generic(case: dict, attrs: dict) -> World:
+def generic(case: dict, attrs: dict, facts: ProductFacts) -> World:
     metas = rank_metas(case)
     return World(inputs=[{n: None if m is None else _values(case, r, n, m) for n, m in ms.items()}
                          for r, ms in metas.items()])
@@ -321,8 +322,9 @@ BUILDERS = {
 }
 
 
-def build(semantics: str, case: dict, attrs: dict) -> World:
-    return BUILDERS.get(semantics, generic)(case, attrs)
+def build(semantics: str, case: dict, attrs: dict, facts: ProductFacts) -> World:
+    """The world of one case; ``facts`` are the case product's (the generated reference's ``INFO.fact``)."""
+    return BUILDERS.get(semantics, generic)(case, attrs, facts)
 
 
 # ---- what the reference cannot run (cases the suite then validates and shape-checks only) -----------------

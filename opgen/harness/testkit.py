@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from opgen.core.dtypes import DTYPES
+from opgen.core.families import FAMILIES
 from opgen.core.products import EXPAND_IDX, TRIPLE, ProductFacts
 from opgen.runtime import OpError
 from opgen.runtime import codecs
@@ -507,42 +508,62 @@ def written(ref, case: dict, world: testworld.World, rank: int, name: str, expec
 
 
 def _written_region(ref, case, inputs, rank, name, expected):
-    semantics, attrs = ref.INFO.semantics, rank_attrs(ref, case, rank)
-    if semantics == "moe_dispatch":
-        T = max(int(attrs.get("tpWorldSize", 0) or 0), 1)
-        W, L = int(attrs["epWorldSize"]), len(expected["expertTokenNumsOut"])
-        if T > 1:  # own rows, then the TP peer's (the reference's AllGatherV)
-            tp = np.asarray(expected["tpRecvCountsOut"]).astype(np.int64)
-            rows, own = int(tp.sum()), int(tp[int(attrs["tpRankId"])])
-        else:
-            rows = own = int(expected["epRecvCountsOut"][W * L - 1]) if W * L else 0
-        if name == "expandXOut":
-            return np.s_[:rows]
-        if name == "dynamicScalesOut":  # only quant modes (and branches) that produce scales write them
-            return np.s_[:rows if name in formula_outputs(ref, case, inputs, rank) else 0]
-        if name == "expandScalesOut":  # the senders' weights of MoE rows: none without them, none on shared ranks
-            shared_rank = int(attrs["epRankId"]) < int(attrs.get("sharedExpertRankNum", 0) or 0)
-            return np.s_[:0 if inputs.get("expertScalesOptional") is None or shared_rank else rows]
-        if name == "assistInfoForCombineOut":  # A2: the sender's expandIdx; A3 / 950: a triple per own row
-            return np.s_[:np.size(data(inputs["expertIds"])) if facts(ref, case).assist_layout == EXPAND_IDX
-                         else 3 * own]
-        if name == "epRecvCountsOut":  # the cumulative counts (A2's output is longer)
-            return np.s_[:T * W if T > 1 else W * L]
-        if name == "tpRecvCountsOut":  # only a TP exchange counts anything
-            return np.s_[:T if T > 1 else 0]
-    elif semantics == "moe_dispatch_teardown":
-        W, L = int(attrs["epWorldSize"]), len(expected["expertTokenNumsOut"])
-        if name in ("expandXOut", "dynamicScalesOut"):
-            return np.s_[:int(expected["assistInfoForCombineOut"][W * L - 1]) if W * L else 0]
-        if name == "assistInfoForCombineOut":
-            return np.s_[:W * L]
-    elif semantics == "moe_dispatch_setup" and name == "yOut":  # staged rows; tails past H are opaque
+    region = WRITTEN_REGIONS.get(ref.INFO.semantics)
+    found = None if region is None else region(ref, case, inputs, rank, rank_attrs(ref, case, rank), name, expected)
+    return np.s_[...] if found is None else found
+
+
+def _dispatch_written(ref, case, inputs, rank, attrs, name, expected):
+    T = max(int(attrs.get("tpWorldSize", 0) or 0), 1)
+    W, L = int(attrs["epWorldSize"]), len(expected["expertTokenNumsOut"])
+    if T > 1:  # own rows, then the TP peer's (the reference's AllGatherV)
+        tp = np.asarray(expected["tpRecvCountsOut"]).astype(np.int64)
+        rows, own = int(tp.sum()), int(tp[int(attrs["tpRankId"])])
+    else:
+        rows = own = int(expected["epRecvCountsOut"][W * L - 1]) if W * L else 0
+    if name == "expandXOut":
+        return np.s_[:rows]
+    if name == "dynamicScalesOut":  # only quant modes (and branches) that produce scales write them
+        return np.s_[:rows if name in formula_outputs(ref, case, inputs, rank) else 0]
+    if name == "expandScalesOut":  # the senders' weights of MoE rows: none without them, none on shared ranks
+        shared_rank = int(attrs["epRankId"]) < int(attrs.get("sharedExpertRankNum", 0) or 0)
+        return np.s_[:0 if inputs.get("expertScalesOptional") is None or shared_rank else rows]
+    if name == "assistInfoForCombineOut":  # A2: the sender's expandIdx; A3 / 950: a triple per own row
+        return np.s_[:np.size(data(inputs["expertIds"])) if facts(ref, case).assist_layout == EXPAND_IDX
+                     else 3 * own]
+    if name == "epRecvCountsOut":  # the cumulative counts (A2's output is longer)
+        return np.s_[:T * W if T > 1 else W * L]
+    if name == "tpRecvCountsOut":  # only a TP exchange counts anything
+        return np.s_[:T if T > 1 else 0]
+    return None
+
+
+def _dispatch_teardown_written(ref, case, inputs, rank, attrs, name, expected):
+    W, L = int(attrs["epWorldSize"]), len(expected["expertTokenNumsOut"])
+    if name in ("expandXOut", "dynamicScalesOut"):
+        return np.s_[:int(expected["assistInfoForCombineOut"][W * L - 1]) if W * L else 0]
+    if name == "assistInfoForCombineOut":
+        return np.s_[:W * L]
+    return None
+
+
+def _dispatch_setup_written(ref, case, inputs, rank, attrs, name, expected):
+    if name == "yOut":  # staged rows; tails past H are opaque
         ids = data(inputs["expertIds"])
         staged = moe.dispatch_setup_rank(x=np.zeros((ids.shape[0], 0), np.float32), expert_ids=ids,
                                          mask=data(inputs.get("xActiveMaskOptional")), **testworld._topology(attrs))
         rows = np.unique(staged["pair_row"][staged["pair_row"] >= 0])
         return np.s_[rows, :np.shape(data(inputs["x"]))[1]]
-    return np.s_[...]
+    return None
+
+
+# family -> (ref, case, inputs, rank, attrs, output, expected) -> the written index, None when all of it is written;
+# a family without an entry writes every output whole
+WRITTEN_REGIONS = {
+    "moe_dispatch": _dispatch_written,
+    "moe_dispatch_teardown": _dispatch_teardown_written,
+    "moe_dispatch_setup": _dispatch_setup_written,
+}
 
 
 def _show(a: np.ndarray, idx: tuple, dtype: str) -> str:
@@ -603,7 +624,8 @@ def output_problems(ref, cases, case: dict, world: testworld.World, rank: int, g
 # A Teardown's kernel reads what its Setup left in the HCCL windows: the twin runs the Setup op (the prelude,
 # by semantics) on the same windows first.  The Setup's outputs become the Teardown's inputs of the same
 # name less "Out" (yOut -> y), so the reference sees exactly what the kernels do.
-TWIN_PRELUDES = {"moe_dispatch_teardown": "moe_dispatch_setup", "moe_combine_teardown": "moe_combine_setup"}
+# family -> the family whose kernel runs first on the same HCCL windows (the families' prelude fact)
+TWIN_PRELUDES = {f.name: f.prelude for f in FAMILIES.values() if f.prelude is not None}
 
 
 def twin_prelude(op_dir: Path, semantics: str):

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from opgen.core.families import FAMILIES
 from opgen.core.products import EXPAND_IDX, ProductFacts
 from opgen.runtime import codecs
 from opgen.runtime import moe
@@ -286,24 +287,32 @@ def moe_combine_teardown(case: dict, attrs: dict, facts: ProductFacts) -> World:
 def prelude_inputs(semantics: str, world: World, attrs: dict) -> list[dict]:
     """Per rank, the inputs the prelude op (``semantics``) gets in front of a Teardown world: the same tokens
     and routes, and what the op before the prelude would have passed it."""
+    if semantics not in PRELUDE_INPUTS:
+        raise ValueError(f"no prelude inputs for {semantics!r}")
+    return PRELUDE_INPUTS[semantics](world, attrs)
+
+
+def _dispatch_setup_inputs(world: World, attrs: dict) -> list[dict]:
+    return [{"x": inp["x"], "expertIds": inp["expertIds"], "scalesOptional": None, "xActiveMaskOptional": None}
+            for inp in world.inputs]
+
+
+def _combine_setup_inputs(world: World, attrs: dict) -> list[dict]:
     out = []
-    if semantics == "moe_dispatch_setup":
-        for inp in world.inputs:
-            out.append({"x": inp["x"], "expertIds": inp["expertIds"], "scalesOptional": None,
-                        "xActiveMaskOptional": None})
-        return out
-    if semantics == "moe_combine_setup":
-        topo = _topology(attrs)
-        masks = [data(inp.get("xActiveMaskOptional")) for inp in world.inputs]
-        plans = moe.plan_dispatch_world([data(inp["expertIds"]) for inp in world.inputs], masks, **topo)
-        for inp, plan in zip(world.inputs, plans):
-            rows = np.shape(data(inp["expandX"]))[0]
-            assist = np.zeros(rows * 128, dtype=np.int32)  # (A * 128,): DispatchTeardown's cumulative counts
-            cum = moe.recv_counts_cumsum(plan.counts)
-            assist[:len(cum)] = cum
-            out.append({"expandX": inp["expandX"], "expertIds": inp["expertIds"], "assistInfoForCombine": assist})
-        return out
-    raise ValueError(f"no prelude inputs for {semantics!r}")
+    topo = _topology(attrs)
+    masks = [data(inp.get("xActiveMaskOptional")) for inp in world.inputs]
+    plans = moe.plan_dispatch_world([data(inp["expertIds"]) for inp in world.inputs], masks, **topo)
+    for inp, plan in zip(world.inputs, plans):
+        rows = np.shape(data(inp["expandX"]))[0]
+        assist = np.zeros(rows * 128, dtype=np.int32)  # (A * 128,): DispatchTeardown's cumulative counts
+        cum = moe.recv_counts_cumsum(plan.counts)
+        assist[:len(cum)] = cum
+        out.append({"expandX": inp["expandX"], "expertIds": inp["expertIds"], "assistInfoForCombine": assist})
+    return out
+
+
+# prelude family -> (world of the Teardown after it, attrs) -> its inputs per rank
+PRELUDE_INPUTS = {"moe_dispatch_setup": _dispatch_setup_inputs, "moe_combine_setup": _combine_setup_inputs}
 
 
 def generic(case: dict, attrs: dict, facts: ProductFacts) -> World:
@@ -331,8 +340,9 @@ def build(semantics: str, case: dict, attrs: dict, facts: ProductFacts) -> World
 
 def reference_limit(semantics: str, attrs: dict) -> str | None:
     """Why the numpy reference has no data path for these attributes (None: it has one)."""
-    if semantics == "moe_combine" and int(attrs.get("tpWorldSize", 0) or 0) > 1:
-        return "the CombineV2 reference has no TP (ReduceScatterV) path: the documents give no row order for it"
+    family = FAMILIES.get(semantics)
+    if family is not None and int(attrs.get("tpWorldSize", 0) or 0) > 1:
+        return family.no_tp_reference
     return None
 
 

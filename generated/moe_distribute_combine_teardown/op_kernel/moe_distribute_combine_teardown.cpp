@@ -834,7 +834,7 @@ __aicore__ inline void MoeDistributeCombineTeardown<MOE_DISTRIBUTE_COMBINE_TEARD
 }
 
 // ---- commQuantMode 0 "none": 通信时不进行量化
-// The returned row as the owner reads it, lowered from the spec's formula (opgen.lower_ascendc).
+// The returned row as the owner reads it, lowered from the spec's formula (opgen.lower.ascendc).
 template <MOE_DISTRIBUTE_COMBINE_TEARDOWN_TPL_CLASS>
 __aicore__ inline void MoeDistributeCombineTeardown<MOE_DISTRIBUTE_COMBINE_TEARDOWN_TPL_FUNC>::QuantRowMode0(
     const LocalTensor<ExpandXT>& xRow, const LocalTensor<uint8_t>& msg, uint32_t tokenIdx, uint32_t expertRow)

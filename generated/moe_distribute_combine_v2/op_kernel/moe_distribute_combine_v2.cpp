@@ -784,7 +784,7 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
 }
 
 // ---- commQuantMode 0 "none": 不量化
-// Lowered from the spec's formula, one statement at a time (opgen.lower_ascendc).
+// Lowered from the spec's formula, one statement at a time (opgen.lower.ascendc).
 template <MOE_DISTRIBUTE_COMBINE_V2_TPL_CLASS>
 __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC>::QuantRowMode0(const LocalTensor<ExpandXT>& xRow,
     const LocalTensor<uint8_t>& msg, uint32_t tokenIdx, uint32_t expertRow)
@@ -801,7 +801,7 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
 }
 
 // ---- commQuantMode 2 "int8": int8通信量化
-// Lowered from the spec's formula, one statement at a time (opgen.lower_ascendc).
+// Lowered from the spec's formula, one statement at a time (opgen.lower.ascendc).
 template <MOE_DISTRIBUTE_COMBINE_V2_TPL_CLASS>
 __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC>::QuantRowMode2(const LocalTensor<ExpandXT>& xRow,
     const LocalTensor<uint8_t>& msg, uint32_t tokenIdx, uint32_t expertRow)
@@ -860,7 +860,7 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
 }
 
 // ---- commQuantMode 3 "mxfp8_e5m2": mxfp8量化（FLOAT8_E5M2）
-// Lowered from the spec's formula, one statement at a time (opgen.lower_ascendc).
+// Lowered from the spec's formula, one statement at a time (opgen.lower.ascendc).
 template <MOE_DISTRIBUTE_COMBINE_V2_TPL_CLASS>
 __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC>::QuantRowMode3(const LocalTensor<ExpandXT>& xRow,
     const LocalTensor<uint8_t>& msg, uint32_t tokenIdx, uint32_t expertRow)
@@ -876,7 +876,7 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
 }
 
 // ---- commQuantMode 4 "mxfp8_e4m3": mxfp8量化（FLOAT8_E4M3FN）
-// Lowered from the spec's formula, one statement at a time (opgen.lower_ascendc).
+// Lowered from the spec's formula, one statement at a time (opgen.lower.ascendc).
 template <MOE_DISTRIBUTE_COMBINE_V2_TPL_CLASS>
 __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC>::QuantRowMode4(const LocalTensor<ExpandXT>& xRow,
     const LocalTensor<uint8_t>& msg, uint32_t tokenIdx, uint32_t expertRow)

@@ -928,7 +928,7 @@ __aicore__ inline void MoeDistributeDispatchSetup<MOE_DISTRIBUTE_DISPATCH_SETUP_
 }
 
 // ---- quantMode 0 "none": 非量化场景
-// Lowered from the spec's formula, one statement at a time (opgen.lower_ascendc).
+// Lowered from the spec's formula, one statement at a time (opgen.lower.ascendc).
 template <MOE_DISTRIBUTE_DISPATCH_SETUP_TPL_CLASS>
 __aicore__ inline void MoeDistributeDispatchSetup<MOE_DISTRIBUTE_DISPATCH_SETUP_TPL_FUNC>::QuantRowMode0(const LocalTensor<XT>& xRow,
     const LocalTensor<uint8_t>& msg, uint32_t tokenIdx, uint32_t expertRow)
@@ -946,7 +946,7 @@ __aicore__ inline void MoeDistributeDispatchSetup<MOE_DISTRIBUTE_DISPATCH_SETUP_
 }
 
 // ---- quantMode 4 "mx": MX量化场景
-// Lowered from the spec's formula, one statement at a time (opgen.lower_ascendc).
+// Lowered from the spec's formula, one statement at a time (opgen.lower.ascendc).
 template <MOE_DISTRIBUTE_DISPATCH_SETUP_TPL_CLASS>
 __aicore__ inline void MoeDistributeDispatchSetup<MOE_DISTRIBUTE_DISPATCH_SETUP_TPL_FUNC>::QuantRowMode4(const LocalTensor<XT>& xRow,
     const LocalTensor<uint8_t>& msg, uint32_t tokenIdx, uint32_t expertRow)

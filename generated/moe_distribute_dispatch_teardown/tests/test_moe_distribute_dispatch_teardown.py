@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from opgen import sim
-from opgen.runtime import testkit, testnpu
+from opgen.harness import testkit, testnpu
 
 from moe_distribute_dispatch_teardown import reference as ref
 

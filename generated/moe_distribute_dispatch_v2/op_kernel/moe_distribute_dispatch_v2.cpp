@@ -983,7 +983,7 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
 }
 
 // ---- quant mode 0 "none": 非量化场景
-// Lowered from the spec's formula, one statement at a time (opgen.lower_ascendc).
+// Lowered from the spec's formula, one statement at a time (opgen.lower.ascendc).
 template <MOE_DISTRIBUTE_DISPATCH_V2_TPL_CLASS>
 __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FUNC>::QuantRowMode0(const LocalTensor<XT>& xRow,
     const LocalTensor<uint8_t>& msg, uint32_t tokenIdx, uint32_t expertRow)
@@ -1019,7 +1019,7 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
 }
 
 // ---- quant mode 1 "static": 静态量化场景
-// Lowered from the spec's formula, one statement at a time (opgen.lower_ascendc).
+// Lowered from the spec's formula, one statement at a time (opgen.lower.ascendc).
 template <MOE_DISTRIBUTE_DISPATCH_V2_TPL_CLASS>
 __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FUNC>::QuantRowMode1(const LocalTensor<XT>& xRow,
     const LocalTensor<uint8_t>& msg, uint32_t tokenIdx, uint32_t expertRow)
@@ -1056,7 +1056,7 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
 }
 
 // ---- quant mode 2 "pertoken": pertoken动态量化场景
-// Lowered from the spec's formula, one statement at a time (opgen.lower_ascendc).
+// Lowered from the spec's formula, one statement at a time (opgen.lower.ascendc).
 template <MOE_DISTRIBUTE_DISPATCH_V2_TPL_CLASS>
 __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FUNC>::QuantRowMode2(const LocalTensor<XT>& xRow,
     const LocalTensor<uint8_t>& msg, uint32_t tokenIdx, uint32_t expertRow)
@@ -1107,7 +1107,7 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
 }
 
 // ---- quant mode 3 "pergroup": pergroup动态量化场景
-// Lowered from the spec's formula, one statement at a time (opgen.lower_ascendc).
+// Lowered from the spec's formula, one statement at a time (opgen.lower.ascendc).
 template <MOE_DISTRIBUTE_DISPATCH_V2_TPL_CLASS>
 __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FUNC>::QuantRowMode3(const LocalTensor<XT>& xRow,
     const LocalTensor<uint8_t>& msg, uint32_t tokenIdx, uint32_t expertRow)
@@ -1165,7 +1165,7 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
 }
 
 // ---- quant mode 4 "mx": mx量化场景
-// Lowered from the spec's formula, one statement at a time (opgen.lower_ascendc).
+// Lowered from the spec's formula, one statement at a time (opgen.lower.ascendc).
 template <MOE_DISTRIBUTE_DISPATCH_V2_TPL_CLASS>
 __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FUNC>::QuantRowMode4(const LocalTensor<XT>& xRow,
     const LocalTensor<uint8_t>& msg, uint32_t tokenIdx, uint32_t expertRow)

@@ -29,7 +29,7 @@
 // An output's TensorDesc.present means the caller fixed its dtype (the aclnn output tensor); when false the spec's
 // dtype rule gives it. Output dims are never read. InferShapes() and InferDtypes() assume Check() accepted the
 // params; they return false when a value is undefined (e.g. a division by zero).
-// Semantics (opgen.lower_cpp): int64 arithmetic with overflow detection; an expression without a value (overflow,
+// Semantics (opgen.lower.cpp): int64 arithmetic with overflow detection; an expression without a value (overflow,
 // division by zero, a null tensor's shape) fails its check. prefix_true() and all_true() read tensor data, which
 // tiling never sees: they hold for every non-null tensor.
 #ifndef OPGEN_CHECK_MOE_DISTRIBUTE_COMBINE_TEARDOWN_CHECK_H_

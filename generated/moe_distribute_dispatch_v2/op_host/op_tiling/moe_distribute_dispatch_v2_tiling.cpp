@@ -27,7 +27,7 @@
 namespace optiling {
 namespace {
 namespace check = opgen_check::moe_distribute_dispatch_v2;
-// The tiling evaluators below are lowered by opgen.lower_cpp, like the check core's own evaluators, and
+// The tiling evaluators below are lowered by opgen.lower.cpp, like the check core's own evaluators, and
 // build on its evaluator base class and builtins.
 using namespace check::detail;
 using check::DataType;

@@ -167,10 +167,10 @@ def dispatch_invariants(case: dict, world: testworld.World, results: list[dict],
 @functools.lru_cache(maxsize=None)
 def representable(dtype: str) -> np.ndarray:
     """Every finite value of a quantised dtype, sorted (decoded from all its codes)."""
-    if dtype in ("INT8", "UINT8"):
+    if DTYPES[dtype].kind == "int":
         info = np.iinfo(np_dtype(dtype))
         return np.arange(info.min, info.max + 1, dtype=np.float32)
-    codes = np.arange(16 if dtype in ("FLOAT4_E2M1", "FLOAT4_E1M2") else 256, dtype=np.uint8)
+    codes = np.arange(1 << DTYPES[dtype].bits, dtype=np.uint8)
     values = codecs.to_f32(codes, dtype)
     return np.unique(values[np.isfinite(values)])
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from opgen.core.dtypes import DTYPES
 from opgen.core.families import FAMILIES
 from opgen.core.products import EXPAND_IDX, ProductFacts
 from opgen.runtime import codecs
@@ -99,7 +100,7 @@ def _tokens(case, rank, meta):
 def _zeros(meta):
     dtype, shape = meta
     z = np.zeros(tuple(shape), dtype=np_dtype(dtype))
-    return Typed(z, dtype) if dtype in ("HIFLOAT8", "FLOAT4_E1M2") else z
+    return Typed(z, dtype) if DTYPES[dtype].coded else z  # uint8 codes carry their dtype
 
 
 def _pool(attrs: dict) -> int:

@@ -20,7 +20,9 @@ from pathlib import Path
 import pytest
 
 from opgen.core.dtypes import DTYPES
-from opgen.emit.pipeline import Artifact, render, shared_checks
+from opgen.core.artifact import Artifact
+from opgen.emit.reference import shared_checks
+from opgen.emit.render import render
 from opgen.emit.check_core import emit_check_core
 from opgen.runtime import OpError
 from opgen.tools.write import build, op_output

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from opgen import cli
-from opgen.emit import pipeline as emit
+from opgen.emit import render as emit
 
 ROOT = Path(__file__).resolve().parents[1]
 GENERATED = ROOT / "generated"

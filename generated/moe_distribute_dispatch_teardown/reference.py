@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 import opgen.runtime as rt
+from opgen.core.products import ProductFacts
 from opgen.runtime import drivers, reference
 from opgen.runtime.scope import (Check, align, ceil_div, div, emax, exp2, floor, floordiv, i64, in_range, log2,
                                   mod, power, qmax)
@@ -48,6 +49,12 @@ ENV = {
 COMM = ("ep", )
 UNSPECIFIED = {
     "ascend950": ("dynamicScalesOut", ),
+}
+# what the runtime, the harness and the twin know of each product's SoC (opgen/core/products.py)
+FACTS = {
+    "ascend950": ProductFacts(
+        soc="ascend950", display="Ascend 950", soc_name="Ascend950", npu_arch=3510, ub_bytes=262144,
+        ranks_per_server=None, assist_layout="triple", hccl_server="mte"),
 }
 
 # ---- derived quantities, per product -------------------------------------------------------
@@ -310,7 +317,7 @@ _QUANT = {
 INFO = reference.OpInfo(
     name=OP, semantics="moe_dispatch_teardown", products=PRODUCTS, inputs=INPUTS, outputs=OUTPUTS,
     attrs=ATTRS, env=ENV, quant_by="quantMode", lets=_LETS, dtype_rules=_DTYPE_RULES,
-    shapes=_SHAPES, checks=_CHECKS, quant=_QUANT, unspecified=UNSPECIFIED,
+    shapes=_SHAPES, checks=_CHECKS, quant=_QUANT, unspecified=UNSPECIFIED, facts=FACTS,
 )
 
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from opgen.core import families as _families
+from opgen.core import products as _products
+
 # Kinds an expression may have.
 INT, FLOAT, BOOL, STR, DTYPE, TENSOR, ROUND, ANY = "int", "float", "bool", "str", "dtype", "tensor", "round", "any"
 NUMERIC = (INT, FLOAT)
@@ -93,14 +96,8 @@ DATA_BUILTINS = ("prefix_true", "all_true")
 
 ATTR_TYPES = ("int64", "float", "bool", "string")
 ERROR_CLASSES: dict[str, int] = {"nullptr": 161001, "invalid": 161002, "tiling": 561002, "warn": 0}
-# Known CANN SoC ids, newest first (the order CANN docs list products in).
-PRODUCTS: dict[str, str] = {
-    "ascend950": "Ascend 950",
-    "ascend910_93": "Atlas A3",
-    "ascend910b": "Atlas A2",
-}
+# Known CANN SoC ids and their display names, newest first: the rows of the product table.
+PRODUCTS: dict[str, str] = {soc: f.display for soc, f in _products.PRODUCTS.items()}
 
-# Data-movement patterns a spec can name with `semantics`; each is a driver in opgen.runtime.drivers
-# written against the aclnn parameter names of that op family.
-SEMANTICS = ("moe_dispatch", "moe_combine", "moe_dispatch_setup", "moe_dispatch_teardown", "moe_combine_setup",
-             "moe_combine_teardown")
+# Data-movement patterns a spec can name with `semantics`: the op families (opgen/core/families.py).
+SEMANTICS = tuple(_families.FAMILIES)

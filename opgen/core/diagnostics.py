@@ -30,8 +30,9 @@ CODES: dict[str, tuple[str, str]] = {
              "def parameter, quant-mode local or builtin constant."),
     "E103": ("unknown dtype", "Dtypes are CANN's names: FLOAT16, BFLOAT16, FLOAT32, INT8, INT32, INT64, BOOL, "
              "FLOAT8_E5M2, FLOAT8_E4M3FN, FLOAT8_E8M0, HIFLOAT8, FLOAT4_E2M1, FLOAT4_E1M2, UINT8."),
-    "E104": ("unknown product", "Products are CANN SoC ids: ascend910b (Atlas A2), ascend910_93 (Atlas A3), "
-             "ascend950 (Ascend 950)."),
+    "E104": ("unknown product", "Products are CANN SoC ids with a row in the product table (opgen/core/products.py): "
+             "ascend910b (Atlas A2), ascend910_93 (Atlas A3), ascend950 (Ascend 950); another id must `extends` "
+             "one of them and runs on that SoC's hardware."),
     "E105": ("unknown format", "Formats are ge::Format names without the FORMAT_ prefix: ND, NCHW, NHWC, FRACTAL_NZ."),
     "E106": ("bad call", "The function is unknown, or it was called with the wrong number of arguments or an "
              "unknown keyword. `opgen explain functions` lists the builtins."),

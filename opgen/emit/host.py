@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from opgen.core.artifact import Artifact
 from opgen.core.dtypes import DTYPES, FORMATS
+from opgen.core.products import AICPU
 from opgen.lang.expr import Call, Expr, Name, to_spec, walk
 from opgen.emit.registry import emitter
 from opgen.emit.render import render
@@ -475,8 +476,6 @@ def opdef_context(op: Op) -> dict:
 _ACLNN_ATTR_TYPES = {"int64": "int64_t ", "string": "const char *", "bool": "bool ", "float": "double ",
                      "list<int64>": "const aclIntArray *"}
 
-# HCCL server type the aclnn layer sets for MC2 ops (semantics §1: 910B → AICPU, otherwise MTE).
-_AICPU_SERVER_SOCS = ("ascend910b",)
 
 
 def _aclnn_decl(t_or_a) -> str:
@@ -523,7 +522,8 @@ def aclnn_context(op: Op) -> dict:
     null_decls = [_aclnn_decl(t) for t in null_tensors] + [_aclnn_decl(a) for a in str_attrs if not a.optional]
     dtype_args = [t.name for t in op.inputs + op.outputs]
     dtype_decls = [_aclnn_decl(t) for t in op.inputs + op.outputs]
-    aicpu = [s for s in _AICPU_SERVER_SOCS if op.product(s) is not None]
+    # HCCL server type the aclnn layer sets for MC2 ops: the products whose hccl_server fact is AICPU (the rest MTE)
+    aicpu = [v.soc for v in (op.views[p.soc] for p in op.products) if v.facts.hccl_server == AICPU]
     return dict(
         op=op, spec=spec_file(op), fn=fn, inner=inner,
         guard=f"OP_API_INC_ACLNN_{op.snake_name.upper()}_H_",

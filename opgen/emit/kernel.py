@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 from opgen.core.artifact import Artifact
 from opgen.core.dtypes import DTYPES
+from opgen.core.products import EXPAND_IDX
 from opgen.lang.expr import Binary, Bool, Call, Cond, Float, Int, Name, Unary, walk
 from opgen.emit.registry import emitter
 from opgen.emit.tiling_layout import tiling_fields
@@ -621,13 +622,21 @@ def _rank_expr(op: Op, tensor: str) -> str:
 
 
 def _a2_expr(op: Op) -> str:
-    """Whether the kernel runs with Atlas A2's assistInfoForCombine layout: the op-level let ``isA2`` that product
-    ascend910b sets (a literal false when the op has no A2 product)."""
-    if op.product("ascend910b") is None:
+    """Whether the kernel runs with Atlas A2's assistInfoForCombine layout (the ``expand_idx`` assist_layout fact):
+    the op-level let ``isA2`` that the products with that layout set (a literal false when the op has none)."""
+    a2 = [p.soc for p in op.products if op.views[p.soc].facts.assist_layout == EXPAND_IDX]
+    if not a2:
         return "false"
     if not any(l.name == "isA2" for l in op.lets):
-        raise LoweringError(f"{op.name}: product ascend910b needs the op-level let isA2 (false, overridden to true "
-                            f"in ascend910b) to pick Atlas A2's assistInfoForCombine layout")
+        raise LoweringError(f"{op.name}: product {a2[0]} needs the op-level let isA2 (false, overridden to true "
+                            f"in {a2[0]}) to pick Atlas A2's assistInfoForCombine layout")
+    for p in op.products:
+        view = op.views[p.soc]
+        let = next(l for l in view.lets if l.name == "isA2")
+        want = view.facts.assist_layout == EXPAND_IDX
+        if isinstance(let.expr, Bool) and let.expr.value != want:
+            raise LoweringError(f"{op.name}: product {p.soc} has the {view.facts.assist_layout} assistInfo layout, "
+                                f"so its let isA2 must be {str(want).lower()}")
     return "(tiling.isA2 != 0)"
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 from opgen.core.artifact import Artifact
+from opgen.core.families import FAMILIES
 from opgen.emit.plans import Plans
 from opgen.emit.registry import emitter
 from opgen.emit.render import render
@@ -90,6 +91,7 @@ def tests_context(op: Op, plans: Plans) -> dict:
         twin_subset=twin_subset(op, s.positive),
         twin_max_world=TWIN_MAX_WORLD,
         twin_prelude=TWIN_PRELUDES.get(op.semantics),
+        family=FAMILIES[op.semantics],
     )
 
 

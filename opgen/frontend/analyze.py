@@ -13,6 +13,7 @@ from typing import Iterable
 from lark import Token, Tree
 
 from opgen.core import builtins as B
+from opgen.core import products
 from opgen.core.diagnostics import Diagnostics
 from opgen.core.dtypes import DTYPES, FORMATS
 from opgen.lang.expr import (Binary, Bool, Call, Cond, Expr, Float, InRange, InSet, Int, Name, Span, Str, Unary,
@@ -711,7 +712,7 @@ class _Checker:
         socs = {p.soc for p in op.products}
         modes = {q.value for q in op.quant_modes}
         for p in op.products:
-            if p.soc not in B.PRODUCTS:
+            if not products.known(p.soc, lambda s: op.product(s).extends if op.product(s) is not None else None):
                 self.d.unknown("E104", "product", p.soc, B.PRODUCTS, self.at(p.span, _PRODUCT_RE))
             if p.extends is not None and p.extends not in socs:
                 self.d.unknown("E109", "base product", p.extends, socs, self.at(p.span, _EXTENDS_RE))

@@ -26,6 +26,8 @@ from pathlib import Path
 import numpy as np
 
 from opgen.core.dtypes import DTYPES
+from opgen.core.families import FAMILIES
+from opgen.core.products import EXPAND_IDX, TRIPLE, ProductFacts
 from opgen.runtime import OpError
 from opgen.runtime import codecs
 from opgen.runtime.calls import call_args, rank_attrs, rank_ids  # noqa: F401 - generated suites call them here
@@ -71,7 +73,12 @@ def accept(ref, case: dict, world: testworld.World | None = None, ranks=None) ->
 
 
 def build_world(ref, case: dict) -> testworld.World:
-    return testworld.build(ref.INFO.semantics, case, full_attrs(ref, case))
+    return testworld.build(ref.INFO.semantics, case, full_attrs(ref, case), facts(ref, case))
+
+
+def facts(ref, case: dict) -> ProductFacts:
+    """The product-table facts of the case's product, as the generated reference carries them."""
+    return ref.INFO.fact(case["product"])
 
 
 def run(ref, case: dict, world: testworld.World) -> list[dict]:
@@ -117,8 +124,9 @@ def compare(name: str, got, want, tolerance) -> None:
 # ---- semantics invariants ------------------------------------------------------------------------------------
 
 def dispatch_invariants(case: dict, world: testworld.World, results: list[dict], attrs: dict,
-                        unspecified: tuple) -> None:
-    """DispatchV2: counts against rows, assist triples against the routes, rows against the tokens."""
+                        unspecified: tuple, facts: ProductFacts) -> None:
+    """DispatchV2: counts against rows, assist triples against the routes, rows against the tokens (``facts``: the
+    case product's, :func:`facts`)."""
     topo = testworld._topology(attrs)
     if int(attrs.get("tpWorldSize", 0) or 0) > 1:
         return  # rows of TP worlds interleave both slices: checked against infer and run_rank only
@@ -133,7 +141,7 @@ def dispatch_invariants(case: dict, world: testworld.World, results: list[dict],
         tokens = out["expertTokenNumsOut"].astype(np.int64)
         assert (tokens.sum() if ent == 1 else tokens[-1]) == n, f"rank {d}: expertTokenNumsOut does not count {n} rows"
         assert not np.asarray(data(out["expandXOut"]))[n:].any(), f"rank {d}: expandXOut rows beyond {n} are not zero"
-        if case["product"] == "ascend910b" or "assistInfoForCombineOut" in unspecified:
+        if facts.assist_layout != TRIPLE or "assistInfoForCombineOut" in unspecified:
             continue
         triples = out["assistInfoForCombineOut"][:3 * n].reshape(n, 3).astype(np.int64)
         first = (d - Rs) * L
@@ -158,10 +166,10 @@ def dispatch_invariants(case: dict, world: testworld.World, results: list[dict],
 @functools.lru_cache(maxsize=None)
 def representable(dtype: str) -> np.ndarray:
     """Every finite value of a quantised dtype, sorted (decoded from all its codes)."""
-    if dtype in ("INT8", "UINT8"):
+    if DTYPES[dtype].kind == "int":
         info = np.iinfo(np_dtype(dtype))
         return np.arange(info.min, info.max + 1, dtype=np.float32)
-    codes = np.arange(16 if dtype in ("FLOAT4_E2M1", "FLOAT4_E1M2") else 256, dtype=np.uint8)
+    codes = np.arange(1 << DTYPES[dtype].bits, dtype=np.uint8)
     values = codecs.to_f32(codes, dtype)
     return np.unique(values[np.isfinite(values)])
 
@@ -186,7 +194,7 @@ def dispatch_quant_rows(ref, case: dict, world: testworld.World, results: list[d
     attrs = full_attrs(ref, case)
     if mode not in ("pertoken", "pergroup", "mx", "static"):
         return f"quant mode {mode!r} has no scale layout known to the suite"
-    if case["product"] == "ascend910b" or int(attrs.get("tpWorldSize", 0) or 0) > 1:
+    if facts(ref, case).assist_layout != TRIPLE or int(attrs.get("tpWorldSize", 0) or 0) > 1:
         return "rows are matched to tokens through the assist triples of A3 / Ascend 950 without TP"
     if mode != "static" and any(w.get("scalesOptional") is not None for w in world.inputs):
         return "smooth scales select a row per destination expert: the routed rows are checked by the reference tests"
@@ -499,41 +507,62 @@ def written(ref, case: dict, world: testworld.World, rank: int, name: str, expec
 
 
 def _written_region(ref, case, inputs, rank, name, expected):
-    semantics, attrs = ref.INFO.semantics, rank_attrs(ref, case, rank)
-    if semantics == "moe_dispatch":
-        T = max(int(attrs.get("tpWorldSize", 0) or 0), 1)
-        W, L = int(attrs["epWorldSize"]), len(expected["expertTokenNumsOut"])
-        if T > 1:  # own rows, then the TP peer's (the reference's AllGatherV)
-            tp = np.asarray(expected["tpRecvCountsOut"]).astype(np.int64)
-            rows, own = int(tp.sum()), int(tp[int(attrs["tpRankId"])])
-        else:
-            rows = own = int(expected["epRecvCountsOut"][W * L - 1]) if W * L else 0
-        if name == "expandXOut":
-            return np.s_[:rows]
-        if name == "dynamicScalesOut":  # only quant modes (and branches) that produce scales write them
-            return np.s_[:rows if name in formula_outputs(ref, case, inputs, rank) else 0]
-        if name == "expandScalesOut":  # the senders' weights of MoE rows: none without them, none on shared ranks
-            shared_rank = int(attrs["epRankId"]) < int(attrs.get("sharedExpertRankNum", 0) or 0)
-            return np.s_[:0 if inputs.get("expertScalesOptional") is None or shared_rank else rows]
-        if name == "assistInfoForCombineOut":  # A2: the sender's expandIdx; A3 / 950: a triple per own row
-            return np.s_[:np.size(data(inputs["expertIds"])) if case["product"] == "ascend910b" else 3 * own]
-        if name == "epRecvCountsOut":  # the cumulative counts (A2's output is longer)
-            return np.s_[:T * W if T > 1 else W * L]
-        if name == "tpRecvCountsOut":  # only a TP exchange counts anything
-            return np.s_[:T if T > 1 else 0]
-    elif semantics == "moe_dispatch_teardown":
-        W, L = int(attrs["epWorldSize"]), len(expected["expertTokenNumsOut"])
-        if name in ("expandXOut", "dynamicScalesOut"):
-            return np.s_[:int(expected["assistInfoForCombineOut"][W * L - 1]) if W * L else 0]
-        if name == "assistInfoForCombineOut":
-            return np.s_[:W * L]
-    elif semantics == "moe_dispatch_setup" and name == "yOut":  # staged rows; tails past H are opaque
+    region = WRITTEN_REGIONS.get(ref.INFO.semantics)
+    found = None if region is None else region(ref, case, inputs, rank, rank_attrs(ref, case, rank), name, expected)
+    return np.s_[...] if found is None else found
+
+
+def _dispatch_written(ref, case, inputs, rank, attrs, name, expected):
+    T = max(int(attrs.get("tpWorldSize", 0) or 0), 1)
+    W, L = int(attrs["epWorldSize"]), len(expected["expertTokenNumsOut"])
+    if T > 1:  # own rows, then the TP peer's (the reference's AllGatherV)
+        tp = np.asarray(expected["tpRecvCountsOut"]).astype(np.int64)
+        rows, own = int(tp.sum()), int(tp[int(attrs["tpRankId"])])
+    else:
+        rows = own = int(expected["epRecvCountsOut"][W * L - 1]) if W * L else 0
+    if name == "expandXOut":
+        return np.s_[:rows]
+    if name == "dynamicScalesOut":  # only quant modes (and branches) that produce scales write them
+        return np.s_[:rows if name in formula_outputs(ref, case, inputs, rank) else 0]
+    if name == "expandScalesOut":  # the senders' weights of MoE rows: none without them, none on shared ranks
+        shared_rank = int(attrs["epRankId"]) < int(attrs.get("sharedExpertRankNum", 0) or 0)
+        return np.s_[:0 if inputs.get("expertScalesOptional") is None or shared_rank else rows]
+    if name == "assistInfoForCombineOut":  # A2: the sender's expandIdx; A3 / 950: a triple per own row
+        return np.s_[:np.size(data(inputs["expertIds"])) if facts(ref, case).assist_layout == EXPAND_IDX
+                     else 3 * own]
+    if name == "epRecvCountsOut":  # the cumulative counts (A2's output is longer)
+        return np.s_[:T * W if T > 1 else W * L]
+    if name == "tpRecvCountsOut":  # only a TP exchange counts anything
+        return np.s_[:T if T > 1 else 0]
+    return None
+
+
+def _dispatch_teardown_written(ref, case, inputs, rank, attrs, name, expected):
+    W, L = int(attrs["epWorldSize"]), len(expected["expertTokenNumsOut"])
+    if name in ("expandXOut", "dynamicScalesOut"):
+        return np.s_[:int(expected["assistInfoForCombineOut"][W * L - 1]) if W * L else 0]
+    if name == "assistInfoForCombineOut":
+        return np.s_[:W * L]
+    return None
+
+
+def _dispatch_setup_written(ref, case, inputs, rank, attrs, name, expected):
+    if name == "yOut":  # staged rows; tails past H are opaque
         ids = data(inputs["expertIds"])
         staged = moe.dispatch_setup_rank(x=np.zeros((ids.shape[0], 0), np.float32), expert_ids=ids,
                                          mask=data(inputs.get("xActiveMaskOptional")), **testworld._topology(attrs))
         rows = np.unique(staged["pair_row"][staged["pair_row"] >= 0])
         return np.s_[rows, :np.shape(data(inputs["x"]))[1]]
-    return np.s_[...]
+    return None
+
+
+# family -> (ref, case, inputs, rank, attrs, output, expected) -> the written index, None when all of it is written;
+# a family without an entry writes every output whole
+WRITTEN_REGIONS = {
+    "moe_dispatch": _dispatch_written,
+    "moe_dispatch_teardown": _dispatch_teardown_written,
+    "moe_dispatch_setup": _dispatch_setup_written,
+}
 
 
 def _show(a: np.ndarray, idx: tuple, dtype: str) -> str:
@@ -594,7 +623,8 @@ def output_problems(ref, cases, case: dict, world: testworld.World, rank: int, g
 # A Teardown's kernel reads what its Setup left in the HCCL windows: the twin runs the Setup op (the prelude,
 # by semantics) on the same windows first.  The Setup's outputs become the Teardown's inputs of the same
 # name less "Out" (yOut -> y), so the reference sees exactly what the kernels do.
-TWIN_PRELUDES = {"moe_dispatch_teardown": "moe_dispatch_setup", "moe_combine_teardown": "moe_combine_setup"}
+# family -> the family whose kernel runs first on the same HCCL windows (the families' prelude fact)
+TWIN_PRELUDES = {f.name: f.prelude for f in FAMILIES.values() if f.prelude is not None}
 
 
 def twin_prelude(op_dir: Path, semantics: str):

@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from opgen.core.dtypes import DTYPES
+from opgen.core.families import FAMILIES
+from opgen.core.products import EXPAND_IDX, ProductFacts
 from opgen.runtime import codecs
 from opgen.runtime import moe
 from opgen.harness import testdata
@@ -97,7 +100,7 @@ def _tokens(case, rank, meta):
 def _zeros(meta):
     dtype, shape = meta
     z = np.zeros(tuple(shape), dtype=np_dtype(dtype))
-    return Typed(z, dtype) if dtype in ("HIFLOAT8", "FLOAT4_E1M2") else z
+    return Typed(z, dtype) if DTYPES[dtype].coded else z  # uint8 codes carry their dtype
 
 
 def _pool(attrs: dict) -> int:
@@ -125,7 +128,7 @@ def _senders(case: dict, attrs: dict, metas: list[dict], x_name: str, x_meta=Non
     return world
 
 
-def moe_dispatch(case: dict, attrs: dict) -> World:
+def moe_dispatch(case: dict, attrs: dict, facts: ProductFacts) -> World:
     """DispatchV2 and DispatchSetup: tokens, distinct routes per token, smooth scales, masks, weights."""
     metas = rank_metas(case)
     world = _senders(case, attrs, metas, "x")
@@ -167,7 +170,7 @@ def _expert_rows(world: World, attrs: dict, product: str, metas: list[dict]):
     return plans, rows
 
 
-def moe_combine(case: dict, attrs: dict) -> World:
+def moe_combine(case: dict, attrs: dict, facts: ProductFacts) -> World:
     """CombineV2: expandX holds the rows identity experts return, with DispatchV2's assist info and counts."""
     metas = rank_metas(case)
     world = _senders(case, attrs, metas, "expandX", lambda m: (m["expandX"][0], (m["expertIds"][1][0],
@@ -179,8 +182,8 @@ def moe_combine(case: dict, attrs: dict) -> World:
         plan = plans[d]
         capacity = max(plan.num_rows, m["assistInfoForCombine"][1][0] // 128)
         a2 = moe.a2_expand_idx(world.expert_ids[d], world.masks[d], topo["E"]) \
-            if case["product"] == "ascend910b" else None
-        routed = moe.dispatch_outputs(plan, W=topo["W"], K=K, product=case["product"], expert_token_nums_type=1,
+            if facts.assist_layout == EXPAND_IDX else None
+        routed = moe.dispatch_outputs(plan, W=topo["W"], K=K, layout=facts.assist_layout, expert_token_nums_type=1,
                                       capacity_A=capacity, local_expert_num=plan.local_expert_num,
                                       expert_scales=world.weights, a2_expand_idx=a2)
         inp = world.inputs[d]
@@ -209,7 +212,7 @@ def moe_combine(case: dict, attrs: dict) -> World:
     return world
 
 
-def moe_dispatch_teardown(case: dict, attrs: dict) -> World:
+def moe_dispatch_teardown(case: dict, attrs: dict, facts: ProductFacts) -> World:
     """DispatchTeardown: y holds what DispatchSetup staged (the tokens themselves when y has x's dtype)."""
     metas = rank_metas(case)
     world = _senders(case, attrs, metas, "x")
@@ -236,7 +239,7 @@ def moe_dispatch_teardown(case: dict, attrs: dict) -> World:
     return world
 
 
-def moe_combine_setup(case: dict, attrs: dict) -> World:
+def moe_combine_setup(case: dict, attrs: dict, facts: ProductFacts) -> World:
     """CombineSetup: expert rows in DispatchTeardown's order with its cumulative counts."""
     metas = rank_metas(case)
     world = _senders(case, attrs, metas, "expandX", lambda m: (m["expandX"][0], (m["expertIds"][1][0],
@@ -251,7 +254,7 @@ def moe_combine_setup(case: dict, attrs: dict) -> World:
     return world
 
 
-def moe_combine_teardown(case: dict, attrs: dict) -> World:
+def moe_combine_teardown(case: dict, attrs: dict, facts: ProductFacts) -> World:
     """CombineTeardown: every expert rank's rows (identity experts) and each owner's expandIdx."""
     metas = rank_metas(case)
     world = _senders(case, attrs, metas, "expandX", lambda m: (m["expandX"][0], (m["expertIds"][1][0],
@@ -285,27 +288,35 @@ def moe_combine_teardown(case: dict, attrs: dict) -> World:
 def prelude_inputs(semantics: str, world: World, attrs: dict) -> list[dict]:
     """Per rank, the inputs the prelude op (``semantics``) gets in front of a Teardown world: the same tokens
     and routes, and what the op before the prelude would have passed it."""
+    if semantics not in PRELUDE_INPUTS:
+        raise ValueError(f"no prelude inputs for {semantics!r}")
+    return PRELUDE_INPUTS[semantics](world, attrs)
+
+
+def _dispatch_setup_inputs(world: World, attrs: dict) -> list[dict]:
+    return [{"x": inp["x"], "expertIds": inp["expertIds"], "scalesOptional": None, "xActiveMaskOptional": None}
+            for inp in world.inputs]
+
+
+def _combine_setup_inputs(world: World, attrs: dict) -> list[dict]:
     out = []
-    if semantics == "moe_dispatch_setup":
-        for inp in world.inputs:
-            out.append({"x": inp["x"], "expertIds": inp["expertIds"], "scalesOptional": None,
-                        "xActiveMaskOptional": None})
-        return out
-    if semantics == "moe_combine_setup":
-        topo = _topology(attrs)
-        masks = [data(inp.get("xActiveMaskOptional")) for inp in world.inputs]
-        plans = moe.plan_dispatch_world([data(inp["expertIds"]) for inp in world.inputs], masks, **topo)
-        for inp, plan in zip(world.inputs, plans):
-            rows = np.shape(data(inp["expandX"]))[0]
-            assist = np.zeros(rows * 128, dtype=np.int32)  # (A * 128,): DispatchTeardown's cumulative counts
-            cum = moe.recv_counts_cumsum(plan.counts)
-            assist[:len(cum)] = cum
-            out.append({"expandX": inp["expandX"], "expertIds": inp["expertIds"], "assistInfoForCombine": assist})
-        return out
-    raise ValueError(f"no prelude inputs for {semantics!r}")
+    topo = _topology(attrs)
+    masks = [data(inp.get("xActiveMaskOptional")) for inp in world.inputs]
+    plans = moe.plan_dispatch_world([data(inp["expertIds"]) for inp in world.inputs], masks, **topo)
+    for inp, plan in zip(world.inputs, plans):
+        rows = np.shape(data(inp["expandX"]))[0]
+        assist = np.zeros(rows * 128, dtype=np.int32)  # (A * 128,): DispatchTeardown's cumulative counts
+        cum = moe.recv_counts_cumsum(plan.counts)
+        assist[:len(cum)] = cum
+        out.append({"expandX": inp["expandX"], "expertIds": inp["expertIds"], "assistInfoForCombine": assist})
+    return out
 
 
-def generic(case: dict, attrs: dict) -> World:
+# prelude family -> (world of the Teardown after it, attrs) -> its inputs per rank
+PRELUDE_INPUTS = {"moe_dispatch_setup": _dispatch_setup_inputs, "moe_combine_setup": _combine_setup_inputs}
+
+
+def generic(case: dict, attrs: dict, facts: ProductFacts) -> World:
     metas = rank_metas(case)
     return World(inputs=[{n: None if m is None else _values(case, r, n, m) for n, m in ms.items()}
                          for r, ms in metas.items()])
@@ -321,16 +332,18 @@ BUILDERS = {
 }
 
 
-def build(semantics: str, case: dict, attrs: dict) -> World:
-    return BUILDERS.get(semantics, generic)(case, attrs)
+def build(semantics: str, case: dict, attrs: dict, facts: ProductFacts) -> World:
+    """The world of one case; ``facts`` are the case product's (the generated reference's ``INFO.fact``)."""
+    return BUILDERS.get(semantics, generic)(case, attrs, facts)
 
 
 # ---- what the reference cannot run (cases the suite then validates and shape-checks only) -----------------
 
 def reference_limit(semantics: str, attrs: dict) -> str | None:
     """Why the numpy reference has no data path for these attributes (None: it has one)."""
-    if semantics == "moe_combine" and int(attrs.get("tpWorldSize", 0) or 0) > 1:
-        return "the CombineV2 reference has no TP (ReduceScatterV) path: the documents give no row order for it"
+    family = FAMILIES.get(semantics)
+    if family is not None and int(attrs.get("tpWorldSize", 0) or 0) > 1:
+        return family.no_tp_reference
     return None
 
 

@@ -34,22 +34,7 @@ from opgen.model.resolve import dim_bindings
 # ---- dtypes ------------------------------------------------------------------------------------
 
 # CANN dtype → Ascend C element type (kernel_operator.h spellings; FP4 types hold two values a byte).
-CPP_TYPES: dict[str, str] = {
-    "FLOAT32": "float",
-    "FLOAT16": "half",
-    "BFLOAT16": "bfloat16_t",
-    "INT8": "int8_t",
-    "UINT8": "uint8_t",
-    "INT32": "int32_t",
-    "INT64": "int64_t",
-    "BOOL": "bool",
-    "HIFLOAT8": "hifloat8_t",
-    "FLOAT8_E5M2": "fp8_e5m2_t",
-    "FLOAT8_E4M3FN": "fp8_e4m3fn_t",
-    "FLOAT8_E8M0": "fp8_e8m0_t",
-    "FLOAT4_E2M1": "fp4x2_e2m1_t",
-    "FLOAT4_E1M2": "fp4x2_e1m2_t",
-}
+CPP_TYPES: dict[str, str] = {n: r.ascendc for n, r in DTYPES.items()}  # the dtype table's Ascend C types
 ROUND_MODES: dict[str, str] = {
     "rint": "RoundMode::CAST_RINT",
     "round": "RoundMode::CAST_ROUND",

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from opgen.core.builtins import ERROR_CLASSES
 from opgen.core.dtypes import DTYPES
+from opgen.core.products import ProductFacts, facts_for
 from opgen.lang.expr import Expr, Span
 
 
@@ -332,6 +333,11 @@ class ProductView:
     @property
     def soc(self) -> str:
         return self.product.soc
+
+    @property
+    def facts(self) -> ProductFacts:
+        """The product-table facts of this product: its own row, else its nearest ancestor's (core.products)."""
+        return facts_for(self.chain)
 
     def tolerance(self, output: str, dtype: str) -> Tolerance:
         """The declared tolerance of an output in a dtype; integer and bool outputs are always exact."""

@@ -12,19 +12,18 @@ import functools
 
 import numpy as np
 
+from opgen.core.dtypes import DTYPES
 from opgen.runtime.dtypes import info, np_dtype, qmax
 from opgen.runtime.lazy import ml_dtypes
 
 ROUND_MODES = ("rint", "round", "trunc", "floor", "ceil", "none")
 
-_INT_RANGES = {
-    "INT8": (-(2**7), 2**7 - 1),
-    "UINT8": (0, 2**8 - 1),
-    "INT32": (-(2**31), 2**31 - 1),
-    "INT64": (-(2**63), 2**63 - 1),
-}
+# from the dtype table: the integer dtypes' ranges, the 4-bit floats
+_INT_RANGES = {n: (int(np.iinfo(np_dtype(n)).min), int(np.iinfo(np_dtype(n)).max))
+               for n, r in DTYPES.items() if r.kind == "int"}
+# the floats a plain ml_dtypes cast rounds as the device does (not E8M0, an exponent; not the uint8-coded ones)
 _ML_FLOATS = ("FLOAT16", "BFLOAT16", "FLOAT32", "FLOAT8_E4M3FN", "FLOAT8_E5M2", "FLOAT4_E2M1")
-_FP4 = ("FLOAT4_E2M1", "FLOAT4_E1M2")
+_FP4 = tuple(n for n, r in DTYPES.items() if r.kind == "float" and r.bits == 4)
 
 
 # --------------------------------------------------------------------------- helpers

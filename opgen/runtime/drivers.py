@@ -12,6 +12,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from opgen.core.products import EXPAND_IDX
 from opgen.runtime import codecs
 from opgen.runtime import moe
 from opgen.runtime.errors import OpError
@@ -126,8 +127,9 @@ def _dispatch_group(info: OpInfo, scopes: list[Scope], product: str, dests: Sequ
             raise OpError(INVALID, "expandXOut", f"rank {d} receives {plan.num_rows} rows but the spec's capacity "
                                                  f"A is {capacity}")
         _quantize_rows(info, scopes, d, plan, out, cache)
-        a2_idx = moe.a2_expand_idx(ids[d], masks[d], topo["E"]) if product == "ascend910b" else None
-        routed = moe.dispatch_outputs(plan, W=topo["W"], K=K, product=product,
+        layout = info.fact(product).assist_layout
+        a2_idx = moe.a2_expand_idx(ids[d], masks[d], topo["E"]) if layout == EXPAND_IDX else None
+        routed = moe.dispatch_outputs(plan, W=topo["W"], K=K, layout=layout,
                                       expert_token_nums_type=sd.attr("expertTokenNumsType"), capacity_A=capacity,
                                       local_expert_num=int(sd.let("localExpertNum")),
                                       expert_scales=expert_scales, a2_expand_idx=a2_idx)
@@ -175,17 +177,18 @@ def moe_dispatch(info: OpInfo, scopes: list[Scope], product: str, dests: Sequenc
 
 # ---- CombineV2 -------------------------------------------------------------------------------
 
-def _returning_rows(scopes: list[Scope], product: str, owner: int) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
+def _returning_rows(scopes: list[Scope], layout: str, owner: int) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
     """For each expert rank d: (d, rows of d's expandX, token, k) of the rows that go back to ``owner``.
 
-    ascend910_93 / ascend950 read the triples DispatchV2 stored in assistInfoForCombine on the
-    expert rank; ascend910b keeps the sender-side index instead (semantics §2.4, §5: the row is
-    the start of the (local expert, owner) block in epSendCounts plus expandIdx[t*K+k]).
+    The ``triple`` layout (ascend910_93 / ascend950) reads the triples DispatchV2 stored in
+    assistInfoForCombine on the expert rank; ``expand_idx`` (ascend910b) keeps the sender-side index
+    instead (semantics §2.4, §5: the row is the start of the (local expert, owner) block in
+    epSendCounts plus expandIdx[t*K+k]).
     """
     topo = _topology(scopes[owner])
     W = topo["W"]
     out = []
-    if product == "ascend910b":
+    if layout == EXPAND_IDX:
         ids = data(scopes[owner].tensor("expertIds"))
         mask = data(scopes[owner].inputs.get("xActiveMaskOptional"))
         L = topo["E"] // W
@@ -228,7 +231,7 @@ def moe_combine(info: OpInfo, scopes: list[Scope], product: str, dests: Sequence
         K, H = ids.shape[1], st.dim("expandX", 1)
         window = np.zeros((ids.shape[0], K + S, H), dtype=np.float32)
         formula = info.quant[st.attr(info.quant_by)]
-        for d, rows, tok, kk in _returning_rows(scopes, product, t):
+        for d, rows, tok, kk in _returning_rows(scopes, info.fact(product).assist_layout, t):
             if len(rows) == 0:
                 continue
             batch = RowBatch(scopes[d], st, rows, np.zeros_like(rows), H)

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from opgen.runtime.moe_combine import (SpecialExperts, combine_rank, combine_world,
                           comm_quant_int8_round_trip, const_expert_value, reduce_window)
-from opgen.runtime.moe_routing import (PRODUCTS, DispatchPlan, Topology, a2_expand_idx, active_pairs,
+from opgen.runtime.moe_routing import (DispatchPlan, Topology, a2_expand_idx, active_pairs,
                           dispatch_outputs, expert_token_nums, gather_rows, pair_mask,
                           plan_dispatch, plan_dispatch_world, recv_counts_cumsum)
 from opgen.runtime.moe_setup import (combine_setup_rank, combine_teardown_rank, dispatch_setup_rank,
                         dispatch_teardown_rank)
 
 __all__ = [
-    "PRODUCTS", "DispatchPlan", "SpecialExperts", "Topology",
+    "DispatchPlan", "SpecialExperts", "Topology",
     "a2_expand_idx", "active_pairs", "pair_mask",
     "plan_dispatch", "plan_dispatch_world", "dispatch_outputs", "gather_rows",
     "recv_counts_cumsum", "expert_token_nums",

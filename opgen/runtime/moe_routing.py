@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-PRODUCTS = ("ascend910b", "ascend910_93", "ascend950")
+from opgen.core.products import ASSIST_LAYOUTS, EXPAND_IDX, TRIPLE as TRIPLE_LAYOUT
+
 ASSIST_INFO_PER_ROW = 128   # assistInfoForCombineOut is (A*128,): capacity only (§2.4)
 TRIPLE = 3                  # (srcRank, tokenIdx, k) per received row on A3/A5
 
@@ -290,7 +291,7 @@ def expert_token_nums(counts: np.ndarray, expert_token_nums_type: int) -> np.nda
     raise ValueError(f"expert_token_nums_type must be 0 or 1, got {expert_token_nums_type}")
 
 
-def dispatch_outputs(plan: DispatchPlan, *, W: int, K: int, product: str,
+def dispatch_outputs(plan: DispatchPlan, *, W: int, K: int, layout: str,
                      expert_token_nums_type: int, capacity_A: int, local_expert_num: int,
                      expert_scales: list | None = None,
                      a2_expand_idx: np.ndarray | None = None) -> dict[str, np.ndarray]:
@@ -300,11 +301,12 @@ def dispatch_outputs(plan: DispatchPlan, *, W: int, K: int, product: str,
     ``expertTokenNumsOut`` (L,) int64, ``expandScalesOut`` (A,) float32.
 
     assistInfoForCombineOut depends on the product (§2.4; the seed says only that the values
-    differ per product and must be passed to combine untouched):
+    differ per product and must be passed to combine untouched); ``layout`` is the product's
+    ``assist_layout`` fact (opgen.core.products):
 
-    * ``ascend910_93`` / ``ascend950``: the triple (srcRank, tokenIdx, k) of row i at
+    * ``triple`` (ascend910_93 / ascend950): the triple (srcRank, tokenIdx, k) of row i at
       [3i, 3i+3), k >= K for shared copies.
-    * ``ascend910b``: A2 fullmesh writes this rank's OWN send-side expandIdx there (entry
+    * ``expand_idx`` (ascend910b): A2 fullmesh writes this rank's OWN send-side expandIdx there (entry
       t*K+k = slot of the pair inside its expert's block, see :func:`a2_expand_idx`), which
       A2 combine adds to the expert's window offset.  It is a property of the sender, not
       of the received rows, so the caller passes it as ``a2_expand_idx`` (BS*K,) and it
@@ -322,28 +324,28 @@ def dispatch_outputs(plan: DispatchPlan, *, W: int, K: int, product: str,
     if plan.num_rows > capacity_A:
         raise ValueError(f"{plan.num_rows} received rows exceed capacity A={capacity_A}")
     return {
-        "assistInfoForCombineOut": _assist_info(plan, product, capacity_A, a2_expand_idx),
+        "assistInfoForCombineOut": _assist_info(plan, layout, capacity_A, a2_expand_idx),
         "epRecvCountsOut": recv_counts_cumsum(plan.counts),
         "expertTokenNumsOut": expert_token_nums(plan.counts, expert_token_nums_type),
         "expandScalesOut": _expand_scales(plan, K, capacity_A, expert_scales),
     }
 
 
-def _assist_info(plan: DispatchPlan, product: str, capacity_A: int,
+def _assist_info(plan: DispatchPlan, layout: str, capacity_A: int,
                  a2_idx: np.ndarray | None) -> np.ndarray:
     out = np.zeros(capacity_A * ASSIST_INFO_PER_ROW, dtype=np.int32)
-    if product == "ascend910b":
+    if layout == EXPAND_IDX:
         if a2_idx is None:
-            raise ValueError("ascend910b needs the rank's own a2_expand_idx (see a2_expand_idx)")
+            raise ValueError("the expand_idx layout needs the rank's own a2_expand_idx (see a2_expand_idx)")
         idx = np.asarray(a2_idx, dtype=np.int32).reshape(-1)
         if len(idx) > len(out):
             raise ValueError(f"a2_expand_idx has {len(idx)} entries, capacity is {len(out)}")
         out[:len(idx)] = idx
-    elif product in ("ascend910_93", "ascend950"):
+    elif layout == TRIPLE_LAYOUT:
         triples = np.stack([plan.src_rank, plan.token, plan.k], axis=1)
         out[:TRIPLE * plan.num_rows] = triples.reshape(-1)
     else:
-        raise ValueError(f"unknown product {product!r}, expected one of {PRODUCTS}")
+        raise ValueError(f"unknown assistInfo layout {layout!r}, expected one of {ASSIST_LAYOUTS}")
     return out
 
 

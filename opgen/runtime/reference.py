@@ -13,6 +13,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from opgen.core.products import ProductFacts
 from opgen.runtime.errors import OpError
 from opgen.runtime.scope import INVALID, NULLPTR, Check, EvalError, Meta, Scope, Typed, cann_dtype, i64, show
 from opgen.runtime.dtypes import np_dtype
@@ -36,6 +37,12 @@ class OpInfo:
     checks: Mapping[str, tuple[Check, ...]]             # product -> ordered checks
     quant: Mapping[int, Callable]                       # quant mode -> fn(RowBatch) -> {output: value}
     unspecified: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    facts: Mapping[str, ProductFacts] = field(default_factory=dict)  # product -> its product-table facts
+
+    def fact(self, product: str) -> ProductFacts:
+        """The facts of one of the op's products (an OpError for a product the op does not have)."""
+        _check_product(self, product)
+        return self.facts[product]
 
     @property
     def tensors(self) -> tuple[str, ...]:

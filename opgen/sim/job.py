@@ -19,10 +19,6 @@ from opgen.runtime.calls import call_args, rank_attrs
 from opgen.runtime.dtypes import np_dtype
 from opgen.runtime.scope import cann_dtype, data
 
-# The platform each product reports to the tiling (PlatformAscendC): Short_SoC_version and the UB bytes of a
-# vector core (192 KiB on Atlas A2 / A3, 256 KiB on Ascend 950).
-SOCS = {"ascend910b": "Ascend910B", "ascend910_93": "Ascend910_93", "ascend950": "Ascend950"}
-UB_BYTES = {"ascend910b": 196608, "ascend910_93": 196608, "ascend950": 262144}
 FORMAT_ND = 2  # ge::FORMAT_ND
 MIB = 1 << 20
 HCCL_BUFFSIZE_DEFAULT = 200  # MiB, CANN's default when the variable is not set
@@ -144,13 +140,16 @@ def write_job(ref, case: dict, world, job_dir: Path, *, aiv: int = DEFAULT_AIV,
     if "ranks" in case:
         raise ValueError(f"{case['id']} lists only some ranks: the twin runs whole worlds")
     product = case["product"]
+    # the platform the product reports to the tiling (PlatformAscendC): Short_SoC_version and the UB bytes of a
+    # vector core, from the product-table facts the generated reference carries
+    facts = ref.INFO.fact(product)
     env = {**ref.ENV, **case.get("env", {})}
     timeout = timeout_default() if timeout is None else timeout
     job_dir.mkdir(parents=True, exist_ok=True)
     lines = [f"# {ref.OP} {case['id']} (opgen.sim.job)",
-             f"world {case['world']}", f"soc {SOCS[product]}", f"node {ref.OP}",
+             f"world {case['world']}", f"soc {facts.soc_name}", f"node {ref.OP}",
              f"aiv {aiv}", f"aic {max(aiv // 2, 1)}",  # the 2:1 vector:cube ratio of these chips
-             f"ub {UB_BYTES[product]}",
+             f"ub {facts.ub_bytes}",
              f"window {int(env.get('HCCL_BUFFSIZE', HCCL_BUFFSIZE_DEFAULT)) * MIB}",
              f"timeout {timeout:g}"]
     if windows_in is not None:

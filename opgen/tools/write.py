@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from opgen.core.artifact import Artifact
-from opgen.emit.render import GENERATOR_VERSION
+from opgen.emit.render import GENERATOR_VERSION, template_root
 
 MANIFEST = "MANIFEST.json"
 CACHE = ".opgen-cache.json"  # local, untracked: which spec + generator produced each op directory
@@ -192,8 +192,7 @@ def generator_fingerprint() -> str:
     import importlib.metadata
     from importlib import resources
     h = hashlib.sha256(f"opgen {GENERATOR_VERSION}".encode())
-    for package in ("opgen", "opgen.templates"):
-        root = resources.files(package)
+    for package, root in (("opgen", resources.files("opgen")), ("opgen.templates", template_root())):
         for path in sorted(_walk(root), key=lambda p: p[0]):
             name, entry = path
             if name.endswith((".py", ".lark", ".j2")):

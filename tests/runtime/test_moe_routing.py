@@ -9,6 +9,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from opgen.core.products import ASSIST_LAYOUTS, EXPAND_IDX, TRIPLE
 from opgen.runtime import moe
 from tests.oracles import moe_loops as oracle
 
@@ -129,11 +130,11 @@ def test_dispatch_matches_oracle(topology, mask_kind):
 def _check_outputs(world, plan, want, d):
     A = world.capacity(d)
     L = len(want["counts"])
-    for product in moe.PRODUCTS:
+    for layout in ASSIST_LAYOUTS:
         for kind in (0, 1):
             a2 = moe.a2_expand_idx(world.ids[d], None if world.masks is None else world.masks[d],
                                    world.E)
-            out = moe.dispatch_outputs(plan, W=world.W, K=world.K, product=product,
+            out = moe.dispatch_outputs(plan, W=world.W, K=world.K, layout=layout,
                                        expert_token_nums_type=kind, capacity_A=A,
                                        local_expert_num=L, expert_scales=world.scales,
                                        a2_expand_idx=a2)
@@ -143,7 +144,7 @@ def _check_outputs(world, plan, want, d):
             assert out["expertTokenNumsOut"].tolist() == oracle.expert_token_nums(want["counts"], kind)
             assist = out["assistInfoForCombineOut"]
             assert assist.dtype == np.int32 and assist.shape == (A * 128,)
-            if product == "ascend910b":
+            if layout == EXPAND_IDX:
                 mask = None if world.masks is None else world.masks[d]
                 head = oracle.a2_expand_idx(world.ids[d], mask, world.E)
                 assert assist.tolist() == head + [0] * (A * 128 - len(head))
@@ -153,7 +154,7 @@ def _check_outputs(world, plan, want, d):
             assert scales.dtype == np.float32 and scales.shape == (A,)
             np.testing.assert_array_equal(
                 scales, np.array(oracle.expand_scales(want["rows"], world.scales, world.K, A)))
-    no_scales = moe.dispatch_outputs(plan, W=world.W, K=world.K, product="ascend910_93",
+    no_scales = moe.dispatch_outputs(plan, W=world.W, K=world.K, layout=TRIPLE,
                                      expert_token_nums_type=1, capacity_A=A,
                                      local_expert_num=L, expert_scales=None)
     assert not no_scales["expandScalesOut"].any()
@@ -181,24 +182,24 @@ def test_known_tiny_world_without_shared_experts():
     assert plans[0].counts.tolist() == [[1, 1], [3, 1]]
     # rank 1: expert 2 (r0 t0k1, r1 t0k0), expert 3 (r0 t2k0, r1 t1k1)
     assert plan_rows(plans[1]) == [(0, 0, 1, 2), (1, 0, 0, 2), (0, 2, 0, 3), (1, 1, 1, 3)]
-    out = moe.dispatch_outputs(plans[0], W=2, K=2, product="ascend910_93",
+    out = moe.dispatch_outputs(plans[0], W=2, K=2, layout=TRIPLE,
                                expert_token_nums_type=1, capacity_A=6, local_expert_num=2)
     assert out["assistInfoForCombineOut"][:18].tolist() == [0, 1, 0, 1, 0, 1, 0, 0, 0,
                                                           0, 1, 1, 0, 2, 1, 1, 1, 0]
     assert not out["assistInfoForCombineOut"][18:].any()
     assert out["epRecvCountsOut"].tolist() == [1, 2, 5, 6]
     assert out["expertTokenNumsOut"].tolist() == [2, 4]
-    type0 = moe.dispatch_outputs(plans[0], W=2, K=2, product="ascend950",
+    type0 = moe.dispatch_outputs(plans[0], W=2, K=2, layout=TRIPLE,
                                  expert_token_nums_type=0, capacity_A=6, local_expert_num=2)
     assert type0["expertTokenNumsOut"].tolist() == [2, 6]
-    out1 = moe.dispatch_outputs(plans[1], W=2, K=2, product="ascend950",
+    out1 = moe.dispatch_outputs(plans[1], W=2, K=2, layout=TRIPLE,
                                 expert_token_nums_type=1, capacity_A=4, local_expert_num=2)
     assert out1["epRecvCountsOut"].tolist() == [1, 2, 3, 4]
     assert out1["expertTokenNumsOut"].tolist() == [2, 2]
     # A2: each sender's slot inside its expert's block, flattened order
     assert moe.a2_expand_idx(ids[0], None, 4).tolist() == [0, 0, 0, 1, 0, 2]
     assert moe.a2_expand_idx(ids[1], None, 4).tolist() == [0, 0, 0, 0]
-    a2 = moe.dispatch_outputs(plans[0], W=2, K=2, product="ascend910b", expert_token_nums_type=1,
+    a2 = moe.dispatch_outputs(plans[0], W=2, K=2, layout=EXPAND_IDX, expert_token_nums_type=1,
                               capacity_A=6, local_expert_num=2,
                               a2_expand_idx=moe.a2_expand_idx(ids[0], None, 4))
     assert a2["assistInfoForCombineOut"][:7].tolist() == [0, 0, 0, 1, 0, 2, 0]
@@ -217,11 +218,11 @@ def test_known_tiny_world_with_shared_experts():
     # MoE rank 2 holds experts 0,1: e0 from r0 t0, r3 t1; e1 from r0 t1, r1 t0; smooth row e+S
     assert plan_rows(plans[2]) == [(0, 0, 0, 1), (3, 1, 0, 1), (0, 1, 0, 2), (1, 0, 0, 2)]
     assert plans[2].counts.tolist() == [[1, 0, 0, 1], [1, 1, 0, 0]]
-    out = moe.dispatch_outputs(plans[2], W=4, K=1, product="ascend910_93",
+    out = moe.dispatch_outputs(plans[2], W=4, K=1, layout=TRIPLE,
                                expert_token_nums_type=1, capacity_A=8, local_expert_num=2)
     assert out["epRecvCountsOut"].tolist() == [1, 1, 1, 2, 3, 4, 4, 4]
     assert out["expertTokenNumsOut"].tolist() == [2, 2]
-    shared = moe.dispatch_outputs(plans[0], W=4, K=1, product="ascend910_93",
+    shared = moe.dispatch_outputs(plans[0], W=4, K=1, layout=TRIPLE,
                                   expert_token_nums_type=1, capacity_A=4, local_expert_num=1,
                                   expert_scales=[np.full((2, 1), 0.5, F32)] * 4)
     assert shared["epRecvCountsOut"].tolist() == [2, 2, 3, 3]
@@ -243,9 +244,9 @@ def test_plan_is_read_only_and_rejects_bad_shapes():
         moe.plan_dispatch_world(ids, None, W=2, Rs=0, S=0, E=3)
     with pytest.raises(ValueError):
         moe.plan_dispatch_world([ids[0], np.zeros((2, 3), np.int32)], None, W=2, Rs=0, S=0, E=2)
-    for bad in (dict(product="ascend910b"), dict(product="ascend310"),
-                dict(product="ascend950", capacity_A=1)):
-        kw = dict(W=2, K=2, product="ascend950", expert_token_nums_type=1, capacity_A=8,
+    for bad in (dict(layout=EXPAND_IDX), dict(layout="ascend310"),
+                dict(layout=TRIPLE, capacity_A=1)):
+        kw = dict(W=2, K=2, layout=TRIPLE, expert_token_nums_type=1, capacity_A=8,
                   local_expert_num=1) | bad
         with pytest.raises(ValueError):
             moe.dispatch_outputs(plan, **kw)

@@ -57,7 +57,7 @@ def test_dispatch_invariants(case):
     """Counts against rows, assist triples against the routes, pass-through rows against the tokens."""
     world, results = _run(case)
     testkit.dispatch_invariants(case, world, results, testkit.full_attrs(ref, case),
-                                cases.UNSPECIFIED[case["product"]])
+                                cases.UNSPECIFIED[case["product"]], testkit.facts(ref, case))
 
 
 QUANTISING = [c for c in RUNNABLE if c["attrs"].get(cases.QUANT_BY, 0) != 0]

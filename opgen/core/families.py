@@ -1,0 +1,54 @@
+"""The op families a spec can name with ``semantics``: one row of static facts each.
+
+A family is a data-movement pattern (the aclnn parameter names its code is written against).  Each layer
+registers its own part keyed by the family name, where it may import it:
+
+* ``opgen.runtime.drivers``  ``DRIVERS`` (the numpy driver) and ``RANK_ATTRS`` (per-rank attributes);
+* ``opgen.harness.testworld`` ``BUILDERS`` (the positive world), ``PRELUDE_INPUTS`` (for a family that is
+  another's prelude);
+* ``opgen.harness.testkit``  ``WRITTEN_REGIONS`` (what a device writes of capacity-shaped outputs);
+* ``opgen.emit.kernel``      ``KERNEL_KINDS`` (the Ascend C kernel template and the names it needs).
+
+``tests/test_families.py`` checks that every family has every part and that the parser accepts exactly these
+names.  Code that behaves differently per family reads these facts or those registries, never the name.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# what the generated suite's round trip checks (see templates/tests/test_op.py.j2)
+DISPATCH_TO_COMBINE = "dispatch_to_combine"  # dispatch -> identity experts -> the paired combine gives x*sum(w)
+WEIGHTED_SUM = "weighted_sum"                # the returned rows of identity experts combine to x*sum(w)
+ROUND_TRIPS = (DISPATCH_TO_COMBINE, WEIGHTED_SUM)
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    doc: str
+    round_trip: str | None = None       # one of ROUND_TRIPS; None: the suite has no round trip for it
+    dispatch_invariants: bool = False   # counts, assist info and rows are checked against the routes
+    shared_expert_x: bool = False       # the combine adds the shared experts' rows (sharedExpertX)
+    prelude: str | None = None          # the family whose kernel fills the HCCL windows first (twin pipelines)
+    no_tp_reference: str | None = None  # why the reference has no tpWorldSize > 1 data path (None: it has one)
+    seed_opaque: tuple[str, ...] = ()   # outputs whose values the seed leaves to product and version (NPU runs
+                                        # compare them only through the partner op)
+
+
+_ROWS = (
+    Family("moe_dispatch", "DispatchV2: tokens to the ranks of their top-K experts (semantics.md §2)",
+           round_trip=DISPATCH_TO_COMBINE, dispatch_invariants=True,
+           seed_opaque=("assistInfoForCombineOut", "epRecvCountsOut", "tpRecvCountsOut")),
+    Family("moe_combine", "CombineV2: expert rows back to their tokens, weighted (semantics.md §5)",
+           round_trip=WEIGHTED_SUM, shared_expert_x=True,
+           no_tp_reference="the CombineV2 reference has no TP (ReduceScatterV) path: the documents give no row "
+                           "order for it"),
+    Family("moe_dispatch_setup", "DispatchSetup: stage the rows in a local buffer y and send them (semantics.md §6)"),
+    Family("moe_dispatch_teardown", "DispatchTeardown: deliver the sent rows in DispatchV2's row order (semantics.md §6)",
+           prelude="moe_dispatch_setup"),
+    Family("moe_combine_setup", "CombineSetup: send each (local expert, src rank) chunk back to its owner's window (semantics.md §6)"),
+    Family("moe_combine_teardown", "CombineTeardown: read each pair's row at expandIdx in its expert's block and reduce (semantics.md §6)",
+           round_trip=WEIGHTED_SUM, prelude="moe_combine_setup"),
+)
+
+FAMILIES: dict[str, Family] = {f.name: f for f in _ROWS}

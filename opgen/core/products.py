@@ -1,0 +1,94 @@
+"""The product table: the facts opgen knows per CANN SoC id, one row each.
+
+Every place that behaves differently per product reads a fact from here (through
+``ProductView.facts`` in the compiler, through the facts the generated reference's
+``INFO`` carries at run time) instead of comparing product id strings.
+
+Which row a product takes (``facts_for``): the row of its own SoC id; a product
+without a row (one a spec defines with ``product X "..." extends Y``) takes the
+row of the nearest product up its ``extends`` chain that has one, i.e. it runs on
+that SoC's hardware.  Its identity stays its own: ``soc`` is its id and
+``soc_name`` (the Short_SoC_version its platform reports, which the generated
+``ParseSoc`` matches case-insensitively) is its id spelt the CANN way.  A new SoC
+with hardware of its own needs one row here.
+
+Pure data (no numpy): the compiler, the runtime, the harness and the twin all read it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable, Iterable
+
+# assistInfoForCombineOut layouts (semantics.md §2.4, §5)
+TRIPLE = "triple"          # (srcRank, tokenIdx, k) per received row, 3 int32 each
+EXPAND_IDX = "expand_idx"  # the sender's own expandIdx (slot of each (token, k) inside its expert's block)
+ASSIST_LAYOUTS = (TRIPLE, EXPAND_IDX)
+# HCCL server type the aclnn layer sets for MC2 ops (semantics.md §1)
+AICPU, MTE = "aicpu", "mte"
+HCCL_SERVERS = (AICPU, MTE)
+
+
+@dataclass(frozen=True)
+class ProductFacts:
+    soc: str                       # CANN SoC id, the spec's product name, e.g. "ascend910_93"
+    display: str                   # short display name, e.g. "Atlas A3"
+    soc_name: str                  # Short_SoC_version the platform reports, e.g. "Ascend910_93"
+    npu_arch: int                  # __NPU_ARCH__ of its AI cores
+    ub_bytes: int                  # unified buffer bytes of one vector core (PlatformAscendC UB size)
+    ranks_per_server: int | None   # NPUs of one server, where the code divides by it; None: no code uses it
+    assist_layout: str             # one of ASSIST_LAYOUTS
+    hccl_server: str               # one of HCCL_SERVERS
+
+    def as_kwargs(self) -> dict:
+        """The fields, in order (what a generated reference writes to rebuild the row)."""
+        return {f: getattr(self, f) for f in self.__dataclass_fields__}
+
+
+# Newest first (the order CANN docs list products in).
+_ROWS = (
+    # Ascend 950 (Ascend950PR / Ascend950DT): __NPU_ARCH__ 3510 (reference/formats.md: "arch35,
+    # __NPU_ARCH__==3510"); 256 KiB UB per vector core (the value the twin's platform has reported since
+    # the first twin, opgen/sim/job.py; the docs here give no UB size); assistInfo triples (semantics.md §2.4 "On A3/A5 ... 3 ints per received row");
+    # HCCL server MTE (semantics.md §1, CCU only with commAlg ccu, which opgen does not generate).
+    ProductFacts("ascend950", "Ascend 950", "Ascend950", 3510, 262144, None, TRIPLE, MTE),
+    # Atlas A3 (Ascend910_93): dav_c220, __NPU_ARCH__ 2201 (mirror-cann/ops-transformer kernels branch on
+    # `__NPU_ARCH__ == 2201` for A2/A3 and `== 3510` for A5); 192 KiB UB; triples (semantics.md §2.4); MTE (§1).
+    ProductFacts("ascend910_93", "Atlas A3", "Ascend910_93", 2201, 196608, None, TRIPLE, MTE),
+    # Atlas A2 (Ascend910B): __NPU_ARCH__ 2201, 192 KiB UB as A3; 8 NPUs per server (the dispatch tiling's
+    # serverNum = epWorldSize / 8, specs/dispatch_v2.spec); A2 fullmesh writes the sender-side expandIdx into
+    # assistInfoForCombineOut (semantics.md §2.4, §5); HCCL server AICPU (semantics.md §1: "910B → AICPU").
+    ProductFacts("ascend910b", "Atlas A2", "Ascend910B", 2201, 196608, 8, EXPAND_IDX, AICPU),
+)
+
+PRODUCTS: dict[str, ProductFacts] = {r.soc: r for r in _ROWS}
+
+
+def soc_name_of(soc: str) -> str:
+    """The Short_SoC_version of a SoC id without a row: the id with its first letter upper-cased."""
+    return soc[:1].upper() + soc[1:]
+
+
+def facts_for(chain: Iterable[str], table: dict[str, ProductFacts] | None = None) -> ProductFacts:
+    """The facts of the first product of ``chain`` (the product, then its ``extends`` ancestors) under the rule
+    of this module: its own row, else the nearest ancestor's hardware with its own identity."""
+    table = PRODUCTS if table is None else table
+    chain = tuple(chain)
+    if not chain:
+        raise KeyError("no product")
+    for soc in chain:
+        if soc in table:
+            row = table[soc]
+            return row if soc == chain[0] else replace(row, soc=chain[0], soc_name=soc_name_of(chain[0]))
+    raise KeyError(f"product {chain[0]} has no row in the product table and extends no product that has one "
+                   f"(known: {', '.join(table)})")
+
+
+def known(soc: str, extends: Callable[[str], str | None]) -> bool:
+    """Whether ``soc`` reaches a table row, its own or through ``extends`` (soc -> base id or None)."""
+    seen = set()
+    while soc is not None and soc not in seen:
+        if soc in PRODUCTS:
+            return True
+        seen.add(soc)
+        soc = extends(soc)
+    return False

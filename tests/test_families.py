@@ -1,0 +1,59 @@
+"""Every op family (opgen/core/families.py) has its part in every layer, and the language names exactly them."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from opgen import cli
+from opgen.core import builtins as B
+from opgen.core.families import FAMILIES, ROUND_TRIPS
+from opgen.emit import kernel
+from opgen.harness import testkit, testworld
+from opgen.runtime import drivers
+
+from .conftest import ROOT, SPECS
+
+
+def test_every_family_has_every_layers_part():
+    names = set(FAMILIES)
+    assert set(B.SEMANTICS) == names
+    assert set(drivers.DRIVERS) == names, "a numpy driver per family (runtime/drivers.py)"
+    assert set(drivers.RANK_ATTRS) == names, "a rank rule per family (runtime/drivers.py)"
+    assert set(testworld.BUILDERS) == names, "a world builder per family (harness/testworld.py)"
+    assert set(kernel.KERNEL_KINDS) == names, "a kernel template per family (emit/kernel.py)"
+    assert set(testkit.WRITTEN_REGIONS) <= names
+    preludes = {f.prelude for f in FAMILIES.values() if f.prelude is not None}
+    assert preludes <= names and set(testworld.PRELUDE_INPUTS) == preludes, "inputs for every prelude family"
+    assert testkit.TWIN_PRELUDES == {f.name: f.prelude for f in FAMILIES.values() if f.prelude}
+    for f in FAMILIES.values():
+        assert f.round_trip in ROUND_TRIPS + (None,), f.name
+        assert FAMILIES.get(f.prelude) is None or FAMILIES[f.prelude].prelude is None, "preludes do not chain"
+
+
+def test_the_facts_name_what_the_specs_declare():
+    """Outputs a family's facts name exist in the spec of that family; a TP limit only where TP exists."""
+    seen = set()
+    for spec in SPECS:
+        ops, _ = cli.load_specs([str(spec)])
+        op = ops[0][1]
+        f = FAMILIES[op.semantics]
+        seen.add(f.name)
+        outputs = {t.name for t in op.outputs}
+        assert set(f.seed_opaque) <= outputs, (f.name, set(f.seed_opaque) - outputs)
+        if f.no_tp_reference is not None:
+            assert op.attr("tpWorldSize") is not None, f.name
+        if f.shared_expert_x:
+            assert op.tensor("sharedExpertXOptional") is not None, f.name
+        if f.dispatch_invariants:
+            assert {"epRecvCountsOut", "expertTokenNumsOut", "assistInfoForCombineOut"} <= outputs, f.name
+    assert seen == set(FAMILIES), "every family has a spec in specs/"
+
+
+def test_a_spec_naming_no_family_is_rejected(tmp_path):
+    text = SPECS[0].read_text(encoding="utf-8")
+    spec = tmp_path / SPECS[0].name
+    spec.write_text(re.sub(r"\bsemantics \w+;", "semantics moe_shuffle;", text, count=1), encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "opgen", "build", str(spec), "-o", str(tmp_path / "out")],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode != 0 and "E122" in proc.stdout + proc.stderr

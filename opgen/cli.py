@@ -12,16 +12,17 @@ from pathlib import Path
 
 from opgen.core import builtins as B
 from opgen.core.diagnostics import CODES, Diagnostics, explain
-from opgen.emit.pipeline import emit
-from opgen.frontend.loader import load
+from opgen.frontend.loader import load, load_text
 from opgen.model.decl import Op
 from opgen.tools.write import (build, check, generator_fingerprint, manifest_files as _manifest_files, op_output,
                     remember_build, unchanged_since_last_build)
-from opgen.frontend.loader import load_text
-from opgen.tools.coverage import load_cases, report, run_suite
-from opgen.tools import diff as diff_tool, products as products_tool
 
 EXIT_OK, EXIT_SPEC, EXIT_USAGE, EXIT_ABI_BREAK = 0, 1, 2, 3
+
+# The emitters, the diff, the product matrix and the suite runner are imported by the subcommands that use them
+# (below, inside those functions): `opgen check`, `opgen explain` and a no-change `opgen build` then start
+# without loading Jinja, the lowerings and the test-case search.  These imports point down the layers like any
+# other (tests/test_layers.py reads them too).
 
 
 def _color(stream) -> bool:
@@ -70,9 +71,11 @@ def emit_changed(ops: list[tuple[str, Op]], out: Path, fingerprint: str) -> tupl
     unchanged = {op.snake_name for _, op in ops
                  if unchanged_since_last_build(out, op.snake_name, op.source, fingerprint)}
     skipped = sum(len(_manifest_files(out, name)) + 1 for name in unchanged)
-    outputs = [op_output(op.snake_name, Path(p).name, op.source, emit(op)) for p, op in ops
-               if op.snake_name not in unchanged]
-    return outputs, skipped
+    todo = [(p, op) for p, op in ops if op.snake_name not in unchanged]
+    if not todo:
+        return [], skipped
+    from opgen.emit.pipeline import emit  # the emitters load only when something is emitted
+    return [op_output(op.snake_name, Path(p).name, op.source, emit(op)) for p, op in todo], skipped
 
 
 def cmd_build(args) -> int:
@@ -106,7 +109,7 @@ def cmd_build(args) -> int:
 
 def cmd_test(args) -> int:
     """Build (writing only what changed), run each op's generated suite, report its coverage."""
-
+    from opgen.tools.coverage import load_cases, report, run_suite
     ops, diags = load_specs(args.specs)
     _report(diags)
     if diags.has_errors:
@@ -186,6 +189,7 @@ def _git_spec(rev: str, spec: str) -> tuple[str, str]:
 
 
 def cmd_diff(args) -> int:
+    from opgen.tools import diff as diff_tool
     if args.rev is not None and len(args.specs) != 1:
         print("opgen diff --rev REV takes one spec (the working copy, compared with its version at REV)",
               file=sys.stderr)
@@ -221,6 +225,7 @@ def cmd_diff(args) -> int:
 
 
 def cmd_products(args) -> int:
+    from opgen.tools import products as products_tool
     ops, diags = load_specs(args.specs)
     _report(diags)
     if diags.has_errors:

@@ -158,8 +158,9 @@ def test_no_change_rebuild_skips_emission_but_not_after_generator_change(tmp_pat
     run(["build", SPEC, "-o", tmp_path], capsys)
     calls = []
     import opgen.cli as cli_module
-    real_emit = cli_module.emit
-    monkeypatch.setattr(cli_module, "emit", lambda op: calls.append(op.name) or real_emit(op))
+    from opgen.emit import pipeline
+    real_emit = pipeline.emit
+    monkeypatch.setattr(pipeline, "emit", lambda op: calls.append(op.name) or real_emit(op))
     code, out, _ = run(["build", SPEC, "-o", tmp_path], capsys)
     assert code == 0 and calls == []  # spec and generator unchanged, files untouched: nothing emitted
     assert out.strip().endswith("unchanged")

@@ -6,29 +6,19 @@ order (spec order, itself deterministic) and run under ``StrictUndefined``.
 from __future__ import annotations
 
 import functools
-from importlib import resources
-from pathlib import Path
 
 import jinja2
 
+from opgen.core.templates import template_root
 from opgen.lower import ascendc, cpp, literals, python
 from opgen.model.decl import snake
 
-GENERATOR_VERSION = "1"
 # The typed filters, one module per target language.
 FILTER_MODULES = (literals, python, cpp, ascendc)
 
 
 # In a source checkout the templates sit beside the package; an editable install's finder maps opgen.templates to
 # the checkout it was installed from, which is another checkout's templates when this one is a git worktree.
-_SOURCE_TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
-
-
-def template_root():
-    """Where the templates are read from: this checkout's ``templates/``, else the installed ``opgen.templates``."""
-    if (_SOURCE_TEMPLATES / "__init__.py").is_file():
-        return _SOURCE_TEMPLATES
-    return resources.files("opgen.templates")
 
 
 def _load_template(name: str) -> str:

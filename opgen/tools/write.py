@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from opgen.core.artifact import Artifact
-from opgen.emit.render import GENERATOR_VERSION, template_root
+from opgen.core.templates import template_root
+
+GENERATOR_VERSION = "1"  # part of every manifest and of the generator fingerprint
 
 MANIFEST = "MANIFEST.json"
 CACHE = ".opgen-cache.json"  # local, untracked: which spec + generator produced each op directory

@@ -35,10 +35,11 @@ ARTEFACTS = {
 class EmitError(Exception):
     """The diagnostics of an op whose artefacts cannot all be generated (nothing is written for it)."""
 
-    def __init__(self, op: Op, diagnostics: list[Diagnostic]):
+    def __init__(self, op: Op, diagnostics: list[Diagnostic], artifacts: list[Artifact] = ()):
         super().__init__("; ".join(f"{d.code}: {d.message}" for d in diagnostics))
         self.op = op
         self.diagnostics = diagnostics
+        self.artifacts = list(artifacts)  # what the other emitters produced (never written by a build)
 
 
 @contextmanager
@@ -68,7 +69,7 @@ def emit(op: Op) -> list[Artifact]:
         with emitting(op, emitter.__module__, failed):
             out.extend(emitter(op, plans))
     if failed:
-        raise EmitError(op, failed)
+        raise EmitError(op, failed, sorted(out, key=lambda a: a.path))
     paths = [a.path for a in out]
     if len(set(paths)) != len(paths):
         dup = sorted({p for p in paths if paths.count(p) > 1})

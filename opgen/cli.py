@@ -62,11 +62,13 @@ def cmd_check(args) -> int:
     return EXIT_OK
 
 
-def emit_changed(ops: list[tuple[str, Op]], out: Path, fingerprint: str) -> tuple[list, int]:
+def emit_changed(ops: list[tuple[str, Op]], out: Path, fingerprint: str,
+                 diags: Diagnostics | None = None) -> tuple[list, int]:
     """Outputs of the ops that need emitting, and the number of files of those that do not.
 
     Ops whose spec and generator are unchanged since they were built, and whose files are untouched,
-    are not emitted again (emitting is the slow part of a build); everything else is.
+    are not emitted again (emitting is the slow part of a build); everything else is. An op a generator
+    cannot express gets no output: its located diagnostics go into ``diags`` (raised without one).
     """
     unchanged = {op.snake_name for _, op in ops
                  if unchanged_since_last_build(out, op.snake_name, op.source, fingerprint)}
@@ -74,8 +76,16 @@ def emit_changed(ops: list[tuple[str, Op]], out: Path, fingerprint: str) -> tupl
     todo = [(p, op) for p, op in ops if op.snake_name not in unchanged]
     if not todo:
         return [], skipped
-    from opgen.emit.pipeline import emit  # the emitters load only when something is emitted
-    return [op_output(op.snake_name, Path(p).name, op.source, emit(op)) for p, op in todo], skipped
+    from opgen.emit.pipeline import EmitError, emit  # the emitters load only when something is emitted
+    outputs = []
+    for p, op in todo:
+        try:
+            outputs.append(op_output(op.snake_name, Path(p).name, op.source, emit(op)))
+        except EmitError as err:
+            if diags is None:
+                raise
+            diags.items.extend(err.diagnostics)
+    return outputs, skipped
 
 
 def cmd_build(args) -> int:
@@ -85,7 +95,15 @@ def cmd_build(args) -> int:
         return EXIT_SPEC
     out = Path(args.output)
     fingerprint = generator_fingerprint()
-    outputs, skipped = emit_changed(ops, out, fingerprint)
+    outputs, skipped = emit_changed(ops, out, fingerprint, diags)
+    if diags.has_errors:  # nothing is written (or compared) for an op a generator cannot express
+        _report(diags)
+        if outputs and not args.check:
+            report = build(out, outputs)
+            remember_build(out, outputs, fingerprint)
+            print(f"{len(report.written)} files written, {len(report.removed)} removed, {report.unchanged} "
+                  f"unchanged; {len({d.span.file for d in diags.items if d.span})} spec(s) not built")
+        return EXIT_SPEC
     if args.check:
         problems = check(out, outputs)
         for pr in problems:
@@ -116,7 +134,10 @@ def cmd_test(args) -> int:
         return EXIT_SPEC
     out = Path(args.output)
     fingerprint = generator_fingerprint()
-    outputs, _ = emit_changed(ops, out, fingerprint)
+    outputs, _ = emit_changed(ops, out, fingerprint, diags)
+    if diags.has_errors:
+        _report(diags)
+        return EXIT_SPEC
     built = build(out, outputs)
     remember_build(out, outputs, fingerprint)
     if built.written or built.removed:

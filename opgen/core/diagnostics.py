@@ -64,6 +64,27 @@ CODES: dict[str, tuple[str, str]] = {
              "moe_dispatch, moe_combine, moe_dispatch_setup, moe_dispatch_teardown, moe_combine_setup, "
              "moe_combine_teardown."),
     "E121": ("bad literal", "A string literal contains an unknown escape, or a number is out of the 64-bit range."),
+    "E123": ("formula shape mismatch", "A quant formula is written for one token row; each value is a per-token "
+             "scalar, a row, or per-block values (block_max(row, n)). An output of rank 1 takes one scalar per "
+             "token, an output of rank 2 or more a row or per-block values; reduce_max and block_max reduce rows, "
+             "per_block(v, n) broadcasts a scalar or blocks of n, and rows combine only with scalars or rows of "
+             "the same blocking. Outputs a mode's products all mark `unspecified` are not checked."),
+    "E124": ("formula dtype mismatch", "A value whose dtype the formula fixes (cast(v, D), e8m0(...), an input "
+             "read unchanged) must be one of the assigned output's declared dtypes (an fp32-family value may "
+             "also go to a FLOAT32 output)."),
+    # back-end (opgen build): the front end accepted the spec, a generator for one artefact cannot express it
+    "E201": ("kernel cannot be generated", "The Ascend C kernel of the op cannot be emitted: its semantics' kernel "
+             "template needs a name the spec does not declare, a quant formula uses a primitive or a combination "
+             "the kernel lowering has no instruction sequence for (e.g. row arithmetic on a non-fp32 row, a "
+             "data-dependent test that is not one comparison), a formula's dtype does not fit its output in a "
+             "reachable configuration, or a declaration the kernel needs is missing. Nothing is written for the "
+             "op; a mode that is meant to have no kernel has an empty formula body."),
+    "E202": ("no target type", "A dtype, format or attribute type of the spec has no representation in a "
+             "generated artefact (e.g. a dtype row without an Ascend C element type in opgen/lower/ascendc.py "
+             "CPP_TYPES, or without a ge::DataType). Add it to the generator's tables, or drop it from the spec."),
+    "E203": ("cannot generate artefact", "A generator other than the kernel's (host code, C++ check core, numpy "
+             "reference, tests, docs) cannot express a declaration or an expression of the spec. Nothing is "
+             "written for the op."),
 }
 
 

@@ -7,7 +7,11 @@ from __future__ import annotations
 
 
 class LoweringError(Exception):
-    def __init__(self, message: str, span=None):
+    """``code``: the diagnostic code (``core.diagnostics.CODES``) when the raiser knows better than the emit
+    stage's default for its artefact (E201 for the kernel, E203 for the others)."""
+
+    def __init__(self, message: str, span=None, code: str | None = None):
         super().__init__(message)
         self.message = message
         self.span = span
+        self.code = code

@@ -11,9 +11,11 @@ Emitted files (paths relative to the op's output directory):
 * ``op_kernel/<op>.cpp`` — the kernel entry and its templated kernel class, for the data-movement
   patterns implemented here (:data:`KERNEL_KINDS`: ``moe_dispatch``, ``moe_combine`` and the Setup/Teardown
   family ``moe_dispatch_setup``, ``moe_dispatch_teardown``, ``moe_combine_setup``, ``moe_combine_teardown``).
-  An op whose ``semantics`` has no kernel template, lacks a name the template is written against, or uses a
-  formula the Ascend C lowering cannot express gets no kernel file (never a stub); :func:`kernel_problem` says
-  why.  Every spec under ``specs/`` gets one (tests/test_kernel_compile.py holds that).
+  An op whose ``semantics`` has no kernel template gets no kernel file; one that lacks a name the template is
+  written against, uses a formula the Ascend C lowering cannot express, or names a dtype without an Ascend C
+  type fails the build with a located ``LoweringError`` (E201/E202, never a stub or a silent omission);
+  :func:`kernel_problem` gives its text.  A quant mode declared with an empty body has no kernel path (the
+  spec's explicit "no formula"); every other reachable (product, mode, dtypes) combination gets one.
 
 The kernel dispatches on the tiling key (``10000 + Σ field_i·10^i`` over the spec's ``tiling_key``
 fields; a quant attribute no field carries is read from the tiling data) and on the runtime dtypes.
@@ -33,12 +35,14 @@ from dataclasses import dataclass, field
 from opgen.core.artifact import Artifact
 from opgen.core.dtypes import DTYPES
 from opgen.core.products import EXPAND_IDX
+from opgen.core.span import find_span
 from opgen.lang.expr import Binary, Bool, Call, Cond, Float, Int, Name, Unary, walk
 from opgen.emit.registry import emitter
 from opgen.emit.tiling_layout import tiling_fields
 from opgen.emit.render import render
 from opgen.lower.literals import cpp_literal
-from opgen.lower.ascendc import (FLOATISH, KernelTypes, LoweringError, QuantLowering, TilingExpr, cpp_ident, cpp_type, float_literal, ge_value, type_param)
+from opgen.lower.ascendc import (CPP_TYPES, FLOATISH, KernelTypes, LoweringError, QuantLowering, TilingExpr, cpp_ident,
+                                 cpp_type, float_literal, ge_value, type_param)
 from opgen.model.static_eval import StaticEnv, Sym, dtype_reads, eval3, fails, merge_env, possible_values, solve_key_field
 from opgen.model.decl import Op, ProductView, ShapeCond, ShapeTuple, snake
 from opgen.model.resolve import dim_bindings
@@ -149,9 +153,15 @@ def _static_dtype(e, env: StaticEnv, lets: dict, op: Op):
     return None
 
 
-def _formula_ok(op: Op, kind, qv: int, env: StaticEnv) -> bool:
-    """The mode's formula assigns the row output and every assignment fits its output's dtype under ``env``."""
+def _formula_ok(op: Op, kind, qv: int, env: StaticEnv, soc: str = "") -> bool:
+    """Whether the mode has a kernel path under ``env``: False for a mode declared with an empty body (the spec's
+    explicit "no formula"). A formula that does not assign the row output, or assigns an output a dtype other
+    than the one ``env`` gives it, cannot be emitted: a ``LoweringError`` at that formula (no silent omission)."""
     q = op.quant_mode(qv)
+    if not q.body:
+        return False
+    where = f"on {soc}, " if soc else ""
+    combo = ", ".join(f"dtype({t}) = {d}" for t, d in env.dtypes.items())
     lets: dict = {}
     assigned = False
     for s in q.body:
@@ -165,10 +175,21 @@ def _formula_ok(op: Op, kind, qv: int, env: StaticEnv) -> bool:
         if d is None or want is None:
             continue
         if d != want and not (want == "FLOAT32" and d in FLOATISH):
-            return False
+            raise LoweringError(f"{where}quant mode {qv} with {combo} assigns {s.name} a {d} value, but the "
+                                f"configuration makes it {want}", s.expr.span or s.span)
         if s.name == kind.row_output:
             assigned = True
-    return assigned
+    if not assigned:
+        raise LoweringError(f"{where}quant mode {qv} with {combo} does not assign the kernel's row output "
+                            f"{kind.row_output} (guard it with `when`, or rule the combination out with a check)",
+                            _word(op, q.span, rf"quant\s+({qv})\b"))
+    return True
+
+
+def _word(op: Op, within, pattern: str):
+    """The span of a word of a declaration (``within``: its span), else the declaration's, else the op's."""
+    file = op.span.file if op.span else ""
+    return find_span(op.source, file, pattern, within) or within or op.span
 
 
 def _relevant(op: Op, kind, qv, t: str, tensors: set, env: StaticEnv) -> bool:
@@ -302,7 +323,7 @@ def plan_instances(op: Op, kind: "KernelKind | None" = None) -> KernelPlan:
                 relevant = [t for t in varying if _relevant(op, kind, qv, t, tensors, base)]
                 for combo in _passing_combos(view, base, relevant, dtypes_of):
                     env = StaticEnv(dict(base.names), dict(base.present), dict(zip(relevant, combo)))
-                    if qv is not None and kind.formulas != "unchanged" and not _formula_ok(op, kind, qv, env):
+                    if qv is not None and kind.formulas != "unchanged" and not _formula_ok(op, kind, qv, env, view.soc):
                         continue
                     unsized = _unsized_outputs(op, qv, env, tiling)
                     if unsized:
@@ -393,7 +414,13 @@ def _check_names(op: Op, kind: KernelKind) -> None:
     }
     missing = [f"{k[:-1]} {n}" for k, ns in kind.required.items() for n in ns if n not in have[k]]
     if missing:
-        raise LoweringError(f"{op.name}: the {kind.semantics} kernel needs {', '.join(missing)}")
+        raise LoweringError(f"the {kind.semantics} kernel needs {', '.join(missing)}",
+                            _word(op, op.span, rf"\bsemantics\s+({kind.semantics})\b"))
+    for t in op.inputs + op.outputs:
+        for d in t.dtypes:
+            if d not in CPP_TYPES:
+                raise LoweringError(f"dtype {d} of {t.name} has no Ascend C element type (CPP_TYPES in "
+                                    f"opgen/lower/ascendc.py)", _word(op, t.span, rf"\b({d})\b"), "E202")
 
 
 def _present_value(f: KeyField) -> int:
@@ -415,8 +442,9 @@ def common_context(op: Op, kind: KernelKind) -> dict:
     if kind.formulas == "unchanged":
         formulas = [q.value for q in op.quant_modes if q.body]
         if formulas:
-            raise LoweringError(f"{op.name}: the {kind.semantics} kernel sends its rows unchanged, but "
-                                f"{op.quant_by} {formulas[0]} has a formula")
+            q = op.quant_mode(formulas[0])
+            raise LoweringError(f"the {kind.semantics} kernel sends its rows unchanged, but "
+                                f"{op.quant_by} {formulas[0]} has a formula", q.body[0].span or q.span)
     lowered = kind.formulas == "lowered"
     carried = [t for t in op.outputs if lowered and t.name != kind.row_output and
                any(s.kind == "assign" and s.name == t.name for q in op.quant_modes for s in q.body)]
@@ -615,9 +643,10 @@ def _rank_expr(op: Op, tensor: str) -> str:
         return f"{cpp_literal(ranks.pop())}U"
     probe = TilingExpr(op, {f.name for f in tiling_fields(op)}, var="tiling").probe("rank", tensor)
     if probe is None:
-        raise LoweringError(f"{op.name}: {tensor} may have rank {' or '.join(str(r) for r in sorted(ranks))} and no "
+        raise LoweringError(f"{tensor} may have rank {' or '.join(str(r) for r in sorted(ranks))} and no "
                             f"let carries rank({tensor}) into the tiling data (e.g. `let maskRank = if "
-                            f"present({tensor}) then rank({tensor}) else 0;`)")
+                            f"present({tensor}) then rank({tensor}) else 0;`)",
+                            _word(op, t.span, rf"\b({tensor})\b"))
     return f"static_cast<uint32_t>({probe})"
 
 
@@ -628,15 +657,16 @@ def _a2_expr(op: Op) -> str:
     if not a2:
         return "false"
     if not any(l.name == "isA2" for l in op.lets):
-        raise LoweringError(f"{op.name}: product {a2[0]} needs the op-level let isA2 (false, overridden to true "
-                            f"in {a2[0]}) to pick Atlas A2's assistInfoForCombine layout")
+        raise LoweringError(f"product {a2[0]} needs the op-level let isA2 (false, overridden to true "
+                            f"in {a2[0]}) to pick Atlas A2's assistInfoForCombine layout",
+                            _word(op, op.product(a2[0]).span, rf"\b({a2[0]})\b"))
     for p in op.products:
         view = op.views[p.soc]
         let = next(l for l in view.lets if l.name == "isA2")
         want = view.facts.assist_layout == EXPAND_IDX
         if isinstance(let.expr, Bool) and let.expr.value != want:
-            raise LoweringError(f"{op.name}: product {p.soc} has the {view.facts.assist_layout} assistInfo layout, "
-                                f"so its let isA2 must be {str(want).lower()}")
+            raise LoweringError(f"product {p.soc} has the {view.facts.assist_layout} assistInfo layout, "
+                                f"so its let isA2 must be {str(want).lower()}", let.expr.span or let.span)
     return "(tiling.isA2 != 0)"
 
 
@@ -662,8 +692,9 @@ def combine_context(op: Op, ctx: dict) -> dict:
             "constExpertVOptional", "xOut")
     is_a2 = _a2_expr(op)
     if is_a2 != "false" and _routed_and_rows(op):
-        raise LoweringError(f"{op.name}: a formula reads {', '.join(sorted(_routed_and_rows(op)))} per (token, k), "
-                            f"which Atlas A2's expert blocks do not carry back")
+        raise LoweringError(f"a formula reads {', '.join(sorted(_routed_and_rows(op)))} per (token, k), "
+                            f"which Atlas A2's expert blocks do not carry back",
+                            _word(op, op.product("ascend910b").span, r"\b(ascend910b)\b"))
     return dict(ctx, tp=False, perf=False, gm_tensors=_gm_tensors(op, used, byte_rows),
                 mask_rank=_rank_expr(op, "xActiveMaskOptional"), is_a2=is_a2)
 
@@ -805,9 +836,6 @@ def emit_cpp_kernel(op: Op, plans=None) -> list:
                              fields=tiling_fields(op), spec_name=spec_name))]
     kind = KERNEL_KINDS.get(op.semantics or "")
     if kind is not None:
-        try:
-            ctx = kernel_context(op)
-        except LoweringError:
-            return files  # no kernel rather than a partial one: kernel_problem(op) says why
+        ctx = kernel_context(op)  # a LoweringError fails the op's build at the declaration or formula (E201)
         files.append(Artifact(f"op_kernel/{s}.cpp", render(kind.template, spec_name=spec_name, **ctx)))
     return files

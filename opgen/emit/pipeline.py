@@ -2,21 +2,74 @@
 
 Importing the artefact modules below is what registers their emitters (``opgen.emit.registry``); nothing else
 imports them, and none of them imports another.
+
+Each emitter runs in a context (:func:`emitting`) that turns the ``LoweringError`` a generator raises for a spec
+construct its target cannot express (or the ``TypeError`` of a typed lowering helper given a model value it has
+no representation for) into a located diagnostic: the span the error carries (the declaration or formula that
+stopped it), else the op's. Every emitter of the op runs, so one build reports all of them; :func:`emit` then
+raises :class:`EmitError` and no file of the op is produced.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from opgen.core.artifact import Artifact
+from opgen.core.diagnostics import Diagnostic
+from opgen.core.errors import LoweringError
 from opgen.emit import check_core, docs, host, kernel, reference, tests  # noqa: F401 - registers the emitters
 from opgen.emit.plans import Plans
 from opgen.emit.registry import EMITTERS
 from opgen.model.decl import Op
 
+# What each artefact module generates, as diagnostics name it, and the code of its lowering errors.
+ARTEFACTS = {
+    kernel.__name__: ("the Ascend C kernel", "E201"),
+    host.__name__: ("the host code", "E203"),
+    check_core.__name__: ("the C++ check core", "E203"),
+    reference.__name__: ("the numpy reference", "E203"),
+    tests.__name__: ("the generated tests", "E203"),
+    docs.__name__: ("the docs", "E203"),
+}
+
+
+class EmitError(Exception):
+    """The diagnostics of an op whose artefacts cannot all be generated (nothing is written for it)."""
+
+    def __init__(self, op: Op, diagnostics: list[Diagnostic], artifacts: list[Artifact] = ()):
+        super().__init__("; ".join(f"{d.code}: {d.message}" for d in diagnostics))
+        self.op = op
+        self.diagnostics = diagnostics
+        self.artifacts = list(artifacts)  # what the other emitters produced (never written by a build)
+
+
+@contextmanager
+def emitting(op: Op, module: str, into: list[Diagnostic]):
+    """Run one generator of ``op``; a lowering failure becomes a diagnostic appended to ``into``."""
+    what, code = ARTEFACTS.get(module, ("the artefacts", "E203"))
+    try:
+        yield
+    except LoweringError as err:
+        _add(into, Diagnostic(err.code or code, f"cannot generate {what} of {op.name}: {err.message}",
+                              err.span or op.span), err.message)
+    except TypeError as err:
+        _add(into, Diagnostic("E202", f"cannot generate {what} of {op.name}: {err}", op.span), str(err))
+
+
+def _add(into: list[Diagnostic], d: Diagnostic, cause: str) -> None:
+    """Once per cause: emitters sharing a plan (docs and tests read the reference's) meet its error again."""
+    if not any(old.span == d.span and old.message.endswith(": " + cause) for old in into):
+        into.append(d)
+
 
 def emit(op: Op) -> list[Artifact]:
+    failed: list[Diagnostic] = []
     plans = Plans(op)
     out: list[Artifact] = []
     for emitter in EMITTERS:
-        out.extend(emitter(op, plans))
+        with emitting(op, emitter.__module__, failed):
+            out.extend(emitter(op, plans))
+    if failed:
+        raise EmitError(op, failed, sorted(out, key=lambda a: a.path))
     paths = [a.path for a in out]
     if len(set(paths)) != len(paths):
         dup = sorted({p for p in paths if paths.count(p) > 1})

@@ -7,6 +7,7 @@ from opgen.frontend.analyze import analyze
 from opgen.core.diagnostics import Diagnostics
 from opgen.lang.expr import Span
 from opgen.model.decl import Op
+from opgen.frontend.formulas import FormulaChecker
 from opgen.model.resolve import attach_views
 from opgen.lang.parse import parse_text
 
@@ -25,7 +26,12 @@ def load_text(text: str, file: str, diags: Diagnostics) -> Op | None:
     if tree is None:
         return None
     op = analyze(tree, file, text, diags)
-    return None if op is None else attach_views(op)
+    if op is None:
+        return None
+    op = attach_views(op)
+    before = len(diags.items)
+    FormulaChecker(op, diags).check()  # the quant formulas' shapes and dtypes (needs the product views)
+    return op if len(diags.items) == before else None
 
 
 def load(path: str | Path, diags: Diagnostics, display: str | None = None) -> Op | None:

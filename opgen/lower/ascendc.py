@@ -126,7 +126,7 @@ class TilingExpr:
                 return f"static_cast<int64_t>({cpp_literal(B.CONSTANTS[e.id])})"
             if e.id in DTYPES:
                 return ge_value(e.id)
-            raise LoweringError(f"{e.id} is not in the tiling data (at {e.span})")
+            raise LoweringError(f"{e.id} is not in the tiling data (at {e.span})", e.span)
         if isinstance(e, Unary):
             return f"(!{L(e.operand)})" if e.op == "not" else f"(-{L(e.operand)})"
         if isinstance(e, Binary):
@@ -139,7 +139,7 @@ class TilingExpr:
                 return f"({a} {'&&' if e.op == 'and' else '||'} {b})"
             if e.op in ("+", "-", "*", "==", "!=", "<", "<=", ">", ">="):
                 return f"({a} {e.op} {b})"
-            raise LoweringError(f"operator {e.op} is not available in tiling expressions (at {e.span})")
+            raise LoweringError(f"operator {e.op} is not available in tiling expressions (at {e.span})", e.span)
         if isinstance(e, InSet):
             v = L(e.operand)
             test = " || ".join(f"({v} == {L(i)})" for i in e.items)
@@ -157,7 +157,7 @@ class TilingExpr:
             if e.fn == "rank" and isinstance(e.args[0], Name):
                 probe = self.probe("rank", e.args[0].id)
                 if probe is None:
-                    raise LoweringError(f"{to_spec(e)} is not in the tiling data (no let carries it)")
+                    raise LoweringError(f"{to_spec(e)} is not in the tiling data (no let carries it)", e.span)
                 return probe
             if e.fn == "present" and isinstance(e.args[0], Name):
                 return f"({self.var}.has_{e.args[0].id} != 0U)"
@@ -175,7 +175,8 @@ class TilingExpr:
                 return out
             if e.fn == "abs":
                 return f"AbsI64({args[0]})"
-        raise LoweringError(f"cannot lower {to_spec(e)} over the tiling data (at {getattr(e, 'span', None)})")
+        raise LoweringError(f"cannot lower {to_spec(e)} over the tiling data (at {getattr(e, 'span', None)})",
+                            getattr(e, "span", None))
 
     def dim(self, e: Call) -> str:
         """dim(T, i): a bound dim's field, or a let carrying that dim (:meth:`probe`; the tiling data has no other)."""
@@ -190,7 +191,7 @@ class TilingExpr:
         for let in list(self.op.lets) + [l for p in self.op.products for l in p.lets]:
             if let.expr == e and let.name in self.fields:
                 return f"{self.var}.{let.name}"
-        raise LoweringError(f"{to_spec(e)} is not in the tiling data (no bound dim or let carries it)")
+        raise LoweringError(f"{to_spec(e)} is not in the tiling data (no bound dim or let carries it)", e.span)
 
     def probe(self, fn: str, tensor: str, axis: int | None = None) -> str | None:
         """The tiling field carrying ``rank(T)`` / ``dim(T, axis)`` wherever that value is defined, or None.
@@ -383,9 +384,14 @@ class QuantLowering:
         span = getattr(e, "span", None)
         return f"{span.file.rsplit('/', 1)[-1]}:{span.line}" if span else "spec"
 
-    def fail(self, e, why: str):
+    def fail(self, e, why: str, code: str | None = None):
+        """The formula ``e`` (the mode's declaration when None) has no Ascend C lowering: a located error."""
         text = to_spec(e) if e is not None else ""
-        raise LoweringError(f"quant mode {self.q.value}: {why}: {text} ({self.where(e)})")
+        span = getattr(e, "span", None)
+        if span is not None:
+            raise LoweringError(f"quant mode {self.q.value}: {why}: {text}", span, code)
+        raise LoweringError(f"quant mode {self.q.value}: {why}{': ' + text if text else ''} ({self.where(e)})",
+                            self.q.span, code)
 
     # ---- statements ----
     def stmt(self, s, assigns: dict) -> None:
@@ -509,6 +515,8 @@ class QuantLowering:
         if isinstance(e, Call) and e.fn == "dtype" and isinstance(e.args[0], Name):
             return self.types.tensor_types[e.args[0].id]
         if isinstance(e, Name) and e.id in DTYPES:
+            if e.id not in CPP_TYPES:
+                self.fail(e, f"dtype {e.id} has no Ascend C element type (CPP_TYPES)", "E202")
             return cpp_type(e.id)
         self.fail(e, "expected a dtype")
 

@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass, field
 
 from opgen.core import builtins as B
-from opgen.emit.pipeline import emit
+from opgen.emit.pipeline import EmitError, emit
 from opgen.lang.expr import Expr, Float, InRange, InSet, Int, Name, Unary, names, quote, to_spec
 from opgen.model.spec_text import literal as spec_literal
 from opgen.model.decl import Buffer, Check, Domain, Op, ProductView, Tensor
@@ -877,11 +877,20 @@ class FileChange:
                 "removed": self.removed}
 
 
+def _emitted(op: Op) -> list:
+    """The files ``op`` generates; for an op a generator cannot express (``opgen build`` fails it with located
+    diagnostics, e.g. an old spec the kernel template no longer fits) the files the other generators produce."""
+    try:
+        return emit(op)
+    except EmitError as err:
+        return err.artifacts
+
+
 def generated_changes(old: Op, new: Op) -> tuple[list[FileChange], int]:
     """The generated files that change, with line counts (difflib over the emitted artefacts), and how many
     files stay byte-identical.  Files of differently named ops are paired after renaming the op in the path."""
-    olds = {a.path: a.content for a in emit(old)}
-    news = {a.path: a.content for a in emit(new)}
+    olds = {a.path: a.content for a in _emitted(old)}
+    news = {a.path: a.content for a in _emitted(new)}
 
     def renamed(path: str) -> str:
         return path.replace(old.name, new.name).replace(old.snake_name, new.snake_name)

@@ -47,17 +47,21 @@ def expected_path(spec: Path) -> Path:
     return spec.with_suffix(".expected")
 
 
-def main(argv: list[str]) -> int:
+def refresh(argv: list[str], specs: list[Path], produce) -> int:
+    """Rewrite (or with ``--check`` only compare) the ``.expected`` file of each spec named in ``argv``.
+
+    ``produce(spec)`` gives the expected text, or ``(None, why)`` when the spec does not fail as a corpus spec
+    must. Shared with ``regen_backend.py``."""
     check = "--check" in argv
     words = [a for a in argv if a != "--check"]
-    stale = empty = 0
-    for spec in specs():
+    stale = bad = 0
+    for spec in specs:
         if words and not any(w in spec.name for w in words):
             continue
-        text = render(spec)
-        if not text:
-            print(f"{display_name(spec)}: no diagnostics (a corpus spec must be bad)", file=sys.stderr)
-            empty += 1
+        text, why = produce(spec)
+        if text is None:
+            print(f"{display_name(spec)}: {why}", file=sys.stderr)
+            bad += 1
             continue
         target = expected_path(spec)
         old = target.read_text(encoding="utf-8") if target.exists() else None
@@ -69,7 +73,14 @@ def main(argv: list[str]) -> int:
         else:
             target.write_text(text, encoding="utf-8", newline="\n")
             print(f"wrote {display_name(target)}")
-    return 1 if empty or (check and stale) else 0
+    return 1 if bad or (check and stale) else 0
+
+
+def main(argv: list[str]) -> int:
+    def produce(spec: Path):
+        text = render(spec)
+        return (text, None) if text else (None, "no diagnostics (a corpus spec must be bad)")
+    return refresh(argv, specs(), produce)
 
 
 if __name__ == "__main__":

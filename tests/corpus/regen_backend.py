@@ -27,6 +27,9 @@ if str(ROOT) not in sys.path:
 
 from opgen import cli  # noqa: E402
 
+sys.path.insert(0, str(BAD.parent))
+import regen  # noqa: E402  (the corpus scripts share refresh())
+
 
 def specs() -> list[Path]:
     return sorted(BAD.glob("*.spec"))
@@ -63,29 +66,13 @@ def expected_path(spec: Path) -> Path:
 
 
 def main(argv: list[str]) -> int:
-    check = "--check" in argv
-    words = [a for a in argv if a != "--check"]
-    stale = bad = 0
-    for spec in specs():
-        if words and not any(w in spec.name for w in words):
-            continue
+    def produce(spec: Path):
         with tempfile.TemporaryDirectory() as tmp:
             code, _, text = build(spec, Path(tmp))
         if code != 1 or not text:
-            print(f"{display_name(spec)}: opgen build exited {code} (a corpus spec must fail)", file=sys.stderr)
-            bad += 1
-            continue
-        target = expected_path(spec)
-        old = target.read_text(encoding="utf-8") if target.exists() else None
-        if old == text:
-            continue
-        stale += 1
-        if check:
-            print(f"{display_name(target)}: stale")
-        else:
-            target.write_text(text, encoding="utf-8", newline="\n")
-            print(f"wrote {display_name(target)}")
-    return 1 if bad or (check and stale) else 0
+            return None, f"opgen build exited {code} (a corpus spec must fail)"
+        return text, None
+    return regen.refresh(argv, specs(), produce)
 
 
 if __name__ == "__main__":

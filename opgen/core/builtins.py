@@ -27,45 +27,49 @@ class Builtin:
     kwargs: tuple[str, ...] = ()
     param_kinds: tuple[str, ...] = ()  # kinds of positional args; "param" = a declared tensor parameter
     doc: str = ""
+    # In a quant formula (one token row): "scalar" one value per token whatever the arguments, "row" a row read
+    # from a tensor parameter, "elementwise" the shape of its arguments, "reduce" row -> one value per token,
+    # "block" row -> one value per block of n, "broadcast" per-block values -> row ("": not in formulas).
+    row_shape: str = ""
 
 
 _B = Builtin
 BUILTINS: dict[str, Builtin] = {b.name: b for b in (
-    _B("min", 2, None, "num", ("scalar", "quant"), doc="smallest argument"),
-    _B("max", 2, None, "num", ("scalar", "quant"), doc="largest argument"),
-    _B("abs", 1, 1, "num", ("scalar", "quant"), doc="absolute value (elementwise on tensors)"),
+    _B("min", 2, None, "num", ("scalar", "quant"), doc="smallest argument", row_shape="elementwise"),
+    _B("max", 2, None, "num", ("scalar", "quant"), doc="largest argument", row_shape="elementwise"),
+    _B("abs", 1, 1, "num", ("scalar", "quant"), doc="absolute value (elementwise on tensors)", row_shape="elementwise"),
     _B("ceil_div", 2, 2, INT, ("scalar",), (), (INT, INT), "ceil(a / b) for positive integers"),
     _B("align", 2, 2, INT, ("scalar",), (), (INT, INT), "a rounded up to a multiple of b"),
-    _B("present", 1, 1, BOOL, ("scalar", "quant"), (), ("param",), "an optional tensor was passed (not null)"),
-    _B("rank", 1, 1, INT, ("scalar",), (), ("param",), "number of dimensions of a tensor"),
-    _B("dim", 2, 2, INT, ("scalar",), (), ("param", INT), "size of dimension i of a tensor"),
-    _B("numel", 1, 1, INT, ("scalar",), (), ("param",), "number of elements of a tensor"),
-    _B("dtype", 1, 1, DTYPE, ("scalar", "quant"), (), ("param",), "dtype of a tensor"),
+    _B("present", 1, 1, BOOL, ("scalar", "quant"), (), ("param",), "an optional tensor was passed (not null)", row_shape="scalar"),
+    _B("rank", 1, 1, INT, ("scalar",), (), ("param",), "number of dimensions of a tensor", row_shape="scalar"),
+    _B("dim", 2, 2, INT, ("scalar",), (), ("param", INT), "size of dimension i of a tensor", row_shape="scalar"),
+    _B("numel", 1, 1, INT, ("scalar",), (), ("param",), "number of elements of a tensor", row_shape="scalar"),
+    _B("dtype", 1, 1, DTYPE, ("scalar", "quant"), (), ("param",), "dtype of a tensor", row_shape="scalar"),
     _B("shape", 1, 1, "shape", ("scalar",), (), ("param",), "the shape of a tensor (shown in messages)"),
     _B("len", 1, 1, INT, ("scalar",), (), (STR,), "length of a string attribute in bytes"),
-    _B("floor", 1, 1, "num", ("scalar", "quant"), doc="round toward -inf"),
-    _B("log2", 1, 1, FLOAT, ("scalar", "quant"), doc="base-2 logarithm"),
-    _B("exp2", 1, 1, FLOAT, ("scalar", "quant"), doc="2 to the power x, exact for integer x"),
+    _B("floor", 1, 1, "num", ("scalar", "quant"), doc="round toward -inf", row_shape="elementwise"),
+    _B("log2", 1, 1, FLOAT, ("scalar", "quant"), doc="base-2 logarithm", row_shape="elementwise"),
+    _B("exp2", 1, 1, FLOAT, ("scalar", "quant"), doc="2 to the power x, exact for integer x", row_shape="elementwise"),
     # Row-level quantization primitives (one token row of H elements).
     _B("cast", 2, 2, TENSOR, ("quant",), ("round", "sat"), (ANY, DTYPE),
-       "cast(x, DTYPE, round=rint|round|trunc|floor|ceil|none, sat=true|false): the device Cast"),
-    _B("reduce_max", 1, 1, FLOAT, ("quant",), (), (TENSOR,), "maximum over the row"),
+       "cast(x, DTYPE, round=rint|round|trunc|floor|ceil|none, sat=true|false): the device Cast", row_shape="elementwise"),
+    _B("reduce_max", 1, 1, FLOAT, ("quant",), (), (TENSOR,), "maximum over the row", row_shape="reduce"),
     _B("block_max", 2, 2, TENSOR, ("quant",), (), (TENSOR, INT),
-       "maximum over consecutive blocks of n elements (tail zero-padded): one value per block"),
+       "maximum over consecutive blocks of n elements (tail zero-padded): one value per block", row_shape="block"),
     _B("per_block", 2, 2, TENSOR, ("quant",), (), (TENSOR, INT),
-       "broadcast one value per block of n elements back to the row"),
+       "broadcast one value per block of n elements back to the row", row_shape="broadcast"),
     _B("exponent", 1, 1, TENSOR, ("quant",), (), ("param",),
-       "biased 8-bit exponent field of each element as BFLOAT16 sees it (fp16 via a TRUNC cast)"),
+       "biased 8-bit exponent field of each element as BFLOAT16 sees it (fp16 via a TRUNC cast)", row_shape="row"),
     _B("routed", 1, 1, TENSOR, ("quant",), (), ("param",),
-       "the row of a per-expert tensor selected by the token's destination expert ((1,) and (H,) broadcast)"),
-    _B("row", 1, 1, TENSOR, ("quant",), (), ("param",), "the token's own row of a per-token tensor"),
+       "the row of a per-expert tensor selected by the token's destination expert ((1,) and (H,) broadcast)", row_shape="row"),
+    _B("row", 1, 1, TENSOR, ("quant",), (), ("param",), "the token's own row of a per-token tensor", row_shape="row"),
     _B("prefix_true", 1, 1, BOOL, ("scalar",), (), ("param",),
        "data check: every true of a 1-D BOOL tensor precedes every false"),
     _B("all_true", 1, 1, BOOL, ("scalar",), (), ("param",), "data check: every element of a BOOL tensor is true"),
-    _B("qmax", 1, 1, FLOAT, ("scalar", "quant"), (), (DTYPE,), "largest finite value of a dtype"),
-    _B("emax", 1, 1, INT, ("scalar", "quant"), (), (DTYPE,), "exponent of the largest normal (OCP MX emax)"),
-    _B("e8m0", 1, 1, TENSOR, ("quant",), (), (TENSOR,), "FLOAT8_E8M0 scale codes from integer codes"),
-    _B("pad_even", 1, 1, TENSOR, ("quant",), (), (TENSOR,), "append a zero element when the length is odd"),
+    _B("qmax", 1, 1, FLOAT, ("scalar", "quant"), (), (DTYPE,), "largest finite value of a dtype", row_shape="scalar"),
+    _B("emax", 1, 1, INT, ("scalar", "quant"), (), (DTYPE,), "exponent of the largest normal (OCP MX emax)", row_shape="scalar"),
+    _B("e8m0", 1, 1, TENSOR, ("quant",), (), (TENSOR,), "FLOAT8_E8M0 scale codes from integer codes", row_shape="elementwise"),
+    _B("pad_even", 1, 1, TENSOR, ("quant",), (), (TENSOR,), "append a zero element when the length is odd", row_shape="elementwise"),
 )}
 
 def call_result(b: Builtin, arg_kinds) -> str:

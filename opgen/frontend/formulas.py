@@ -17,16 +17,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from opgen.core import builtins as B
 from opgen.core.diagnostics import Diagnostics
 from opgen.core.dtypes import DTYPES
 from opgen.lang.expr import Binary, Bool, Call, Cond, Expr, InSet, Int, Name, Unary
 from opgen.model.decl import Op, QuantMode, ShapeCond, ShapeTuple
 from opgen.model.inline import inline
 
-# Builtins whose value is one number per token whatever their arguments.
-_SCALAR_FNS = frozenset(("qmax", "emax", "present", "dtype", "rank", "dim", "numel"))
-# Elementwise builtins: the shape of their arguments.
-_ELEMENTWISE = frozenset(("abs", "min", "max", "floor", "log2", "exp2", "e8m0", "pad_even", "cast"))
 _FLOAT_FAMILY = frozenset(("FLOAT32", "FLOAT16", "BFLOAT16"))
 
 
@@ -200,9 +197,10 @@ class FormulaChecker:
 
     def call(self, e: Call, lets: dict) -> tuple[Shape, frozenset | None]:
         fn = e.fn
-        if fn in _SCALAR_FNS:
+        shape_rule = B.BUILTINS[fn].row_shape if fn in B.BUILTINS else ""
+        if shape_rule == "scalar":
             return SCALAR, None
-        if fn in ("row", "routed", "exponent"):
+        if shape_rule == "row":
             name = e.args[0].id if e.args and isinstance(e.args[0], Name) else None
             if fn == "row" and name is not None and name not in self.inputs:
                 raise _Bad(f"row({name}) reads a token's row of an input, but {name} is an output", e)
@@ -211,15 +209,15 @@ class FormulaChecker:
             return ROW, None
         args = [self.value(a, lets) for a in e.args]
         shapes = [s for s, _ in args]
-        if fn == "reduce_max":
+        if shape_rule == "reduce":
             if shapes[0].kind == "scalar":
                 raise _Bad("reduce_max() of a per-token scalar (it reduces a row to one value per token)", e)
             return SCALAR, None
-        if fn in ("block_max", "per_block"):
+        if shape_rule in ("block", "broadcast"):
             n = e.args[1]
             if not (isinstance(n, Int) and n.value > 0):
                 raise _Bad(f"the block size of {fn}() must be a positive integer literal", n)
-            if fn == "block_max":
+            if shape_rule == "block":
                 if shapes[0].kind in ("scalar", "block"):
                     raise _Bad(f"block_max() of {shapes[0]} (it reduces a full row per block of {n.value})", e)
                 return Shape("block", n.value), None
@@ -227,7 +225,7 @@ class FormulaChecker:
                 raise _Bad(f"per_block(v, {n.value}) of {shapes[0]} (it broadcasts one value per block of "
                            f"{n.value} over the row)", e)
             return ROW, None
-        if fn in _ELEMENTWISE:
+        if shape_rule == "elementwise":
             shape = SCALAR
             for a, s in zip(e.args, shapes):
                 if fn == "cast" and a is not e.args[0]:

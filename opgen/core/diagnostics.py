@@ -107,6 +107,16 @@ def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
     return matches[0]
 
 
+def guess_help(word: str, candidates: Iterable[str]) -> str | None:
+    """The help line of a misspelling: "did you mean 'x'?" (None when nothing is close)."""
+    g = did_you_mean(word, candidates)
+    return f"did you mean '{g}'?" if g else None
+
+
+def count_args(n: int) -> str:
+    return f"{n} argument{'' if n == 1 else 's'}"
+
+
 @dataclass(frozen=True)
 class Diagnostic:
     code: str

@@ -22,7 +22,8 @@ from opgen.model.decl import (Attr, Buffer, CommGroup, Constraint, Def, Domain, 
                     Range, Shape, ShapeCond, ShapeTuple, Tensor, snake, Tolerance, alt_exprs)
 from opgen.model.resolve import dim_bindings
 from opgen.model.spec_text import domain_text
-from opgen.core.diagnostics import did_you_mean
+from opgen.core.diagnostics import count_args as _count, guess_help as _guess
+from opgen.model.kinds import MISSING, Typer, attr_kind as _attr_kind
 from opgen.lang.parse import span_of
 
 _OP_NAME = re.compile(r"[A-Z][A-Za-z0-9]*\Z")
@@ -441,6 +442,7 @@ class _Checker:
         self.let_kinds: dict[str, str | None] = {}
         self.defs = {df.name: df for df in op.defs}
         self.line_starts = [0] + [m.end() for m in re.finditer("\n", op.source)]
+        self.typer = Typer(_OpNames(self), _Report(self))
 
     def at(self, span: Span | None, pattern: str) -> Span | None:
         """Span of group 1 of the first match of ``pattern`` inside ``span`` (``span`` itself when none).
@@ -836,193 +838,50 @@ class _Checker:
                     self.d.error("E110", f"quant mode {q.value} assigns '{s.name}', which is not an output",
                                  self.at(s.span, rf"({_w(s.name)})\b"), _guess(s.name, outputs))
 
-    # ---- typing -------------------------------------------------------------------
+    # ---- typing: the rules are opgen.model.kinds.Typer's; names resolve against the unvalidated op -------------
     def kind(self, e: Expr, scope=("scalar", frozenset()), let_stack=None, skip_names=False) -> str | None:
-        """Kind of ``e`` (see builtins); reports unknown names and type errors. None = unknown."""
-        ctx, local = scope
-        op = self.op
-        k = lambda x: self.kind(x, scope, let_stack, skip_names)
-        if isinstance(e, Int):
-            return B.INT
-        if isinstance(e, Float):
-            return B.FLOAT
-        if isinstance(e, Str):
-            return B.STR
-        if isinstance(e, Bool):
-            return B.BOOL
-        if isinstance(e, Name):
-            n = e.id
-            if n in local:
-                return B.TENSOR if ctx == "quant" else B.ANY
-            t = op.tensor(n)
-            if t is not None:
-                if ctx == "quant":
-                    return B.TENSOR
-                # Outside builtins that take a tensor (dim, dtype, present, ...) a tensor has no value.
-                self.d.error("E111", f"tensor '{n}' has no scalar value", e.span,
-                             "a tensor only appears inside dim(), rank(), numel(), shape(), dtype() or present()")
-                return None
-            a = op.attr(n)
-            if a is not None:
-                return _attr_kind(a.type)
-            env = next((x for x in op.envs if x.name == n), None)
-            if env is not None:
-                return _attr_kind(env.type)
-            let = next((l for l in op.lets if l.name == n), None)
-            if let is not None:
-                return self.let_kind(n, let.expr, let_stack if let_stack is not None else [])
-            if any(l.name == n for p in op.products for l in p.lets):
-                return B.ANY
-            if n in B.CONSTANTS:
-                return B.FLOAT if isinstance(B.CONSTANTS[n], float) else B.INT
-            if n in self.bound:
-                return B.INT
-            if n in DTYPES:
-                return B.DTYPE
-            if n in B.ROUND_MODES:
-                self.d.error("E102", f"rounding mode '{n}' is not a value", e.span,
-                             f"rounding modes only appear as cast(..., round={n})")
-            elif not skip_names:
-                self.d.unknown("E102", "name", n, self.symbols() + list(local), e.span)
-            return None
-        if isinstance(e, Unary):
-            inner = k(e.operand)
-            if e.op == "not":
-                if inner not in (None, B.BOOL, B.ANY, B.TENSOR):
-                    self.d.error("E111", f"'not' needs a boolean, got {inner}", e.span)
-                return B.BOOL
-            if inner not in (None, B.INT, B.FLOAT, B.ANY, B.TENSOR):
-                self.d.error("E111", f"unary '-' needs a number, got {inner}", e.span)
-            return inner
-        if isinstance(e, Binary):
-            l, r = k(e.lhs), k(e.rhs)
-            if e.op in ("and", "or"):
-                for side, kk in ((e.lhs, l), (e.rhs, r)):
-                    if kk not in (None, B.BOOL, B.ANY, B.TENSOR):
-                        self.d.error("E111", f"'{e.op}' needs booleans, got {kk}", side.span)
-                return B.BOOL
-            if e.op in ("==", "!="):
-                if None not in (l, r) and B.ANY not in (l, r) and l != r and not {l, r} <= {B.INT, B.FLOAT} \
-                        and B.TENSOR not in (l, r):
-                    quoted = next((x.value for x in (e.lhs, e.rhs) if isinstance(x, Str)), "")
-                    self.d.error("E111", f"cannot compare {l} with {r}", e.span,
-                                 f"write {quoted} without quotes" if {l, r} == {B.INT, B.STR} and
-                                 re.fullmatch(r"-?[0-9]+", quoted) else None)
-                return B.BOOL
-            if e.op in ("<", "<=", ">", ">="):
-                for side, kk in ((e.lhs, l), (e.rhs, r)):
-                    if kk not in (None, B.INT, B.FLOAT, B.ANY, B.TENSOR):
-                        self.d.error("E111", f"'{e.op}' needs numbers, got {kk}", side.span)
-                return B.BOOL
-            for side, kk in ((e.lhs, l), (e.rhs, r)):
-                if kk not in (None, B.INT, B.FLOAT, B.ANY, B.TENSOR):
-                    self.d.error("E111", f"'{e.op}' needs numbers, got {kk}", side.span)
-            if B.TENSOR in (l, r):
-                return B.TENSOR
-            if e.op == "/" or B.FLOAT in (l, r):
-                return B.FLOAT
-            return B.INT if (l, r) == (B.INT, B.INT) else (B.ANY if None not in (l, r) else None)
-        if isinstance(e, InRange):
-            ok = k(e.operand)
-            for b in (e.lo, e.hi):
-                kb = k(b)
-                if kb not in (None, B.INT, B.FLOAT, B.ANY):
-                    self.d.error("E111", f"range bound must be a number, got {kb}", b.span)
-            if ok not in (None, B.INT, B.FLOAT, B.ANY):
-                self.d.error("E111", f"only numbers can be in a range, got {ok}", e.operand.span)
-            return B.BOOL
-        if isinstance(e, InSet):
-            ok = k(e.operand)
-            for item in e.items:
-                ki = k(item)
-                if None not in (ok, ki) and B.ANY not in (ok, ki) and ok != ki and not {ok, ki} <= {B.INT, B.FLOAT}:
-                    self.d.error("E111", f"set item of kind {ki} cannot match a {ok}", item.span)
-            return B.BOOL
-        if isinstance(e, Cond):
-            t = k(e.test)
-            if t not in (None, B.BOOL, B.ANY, B.TENSOR):
-                self.d.error("E111", f"'if' needs a boolean condition, got {t}", e.test.span)
-            a, b = k(e.then), k(e.orelse)
-            if None in (a, b):
-                return a or b
-            if a == b:
-                return a
-            if {a, b} <= {B.INT, B.FLOAT}:
-                return B.FLOAT
-            if B.TENSOR in (a, b) or B.ANY in (a, b):
-                return B.TENSOR if B.TENSOR in (a, b) else B.ANY
-            self.d.error("E111", f"'if' branches have different kinds: {a} and {b}", e.span)
-            return None
-        if isinstance(e, Call):
-            return self.call_kind(e, scope, let_stack, skip_names)
-        return None
+        return self.typer.kind(e, scope, let_stack, skip_names)
 
-    def call_kind(self, e: Call, scope, let_stack, skip_names) -> str | None:
-        ctx, local = scope
-        b = B.BUILTINS.get(e.fn) if e.fn not in self.defs else None
-        tensor_args = {i for i, pk in enumerate(b.param_kinds) if pk == "param"} if b is not None else set()
-        # Tensor arguments are names, checked below; everything else gets typed (in the builtin's own context when
-        # it is misplaced, which is reported once below, so its arguments do not add errors of their own).
-        arg_scope = (b.contexts[0], local) if b is not None and ctx not in b.contexts else scope
-        kinds = [None if i in tensor_args else self.kind(a, arg_scope, let_stack, skip_names)
-                 for i, a in enumerate(e.args)]
-        if e.fn in self.defs:
-            df = self.defs[e.fn]
-            if len(e.args) != len(df.params) or e.kwargs:
-                self.d.error("E106", f"'{e.fn}' takes {_count(len(df.params))}, got {len(e.args)}", e.span)
-            if let_stack is not None and e.fn in let_stack:
-                self.d.error("E112", f"def '{e.fn}' calls itself", e.span)
-                return None
-            if any(isinstance(n, Call) and n.fn == e.fn for n in walk(df.body)):
-                self.d.error("E112", f"def '{e.fn}' calls itself", self.at(df.span, rf"(?s)=.*?\b({_w(e.fn)})\s*\("))
-                return None
-            return B.INT if all(x == B.INT for x in kinds) else B.ANY
-        b = B.BUILTINS.get(e.fn)
-        if b is None:
-            self.d.unknown("E106", "function", e.fn, list(B.BUILTINS) + list(self.defs),
-                           self.at(e.span, rf"({_w(e.fn)})\b"))
-            return None
-        if ctx not in b.contexts:
-            self.d.error("E106", f"'{e.fn}' cannot be used in {ctx} expressions "
-                                 f"(only in {' and '.join(b.contexts)})", e.span)
-        n = len(e.args)
-        if n < b.min_args or (b.max_args is not None and n > b.max_args):
-            want = _count(b.min_args) if b.max_args == b.min_args else f"at least {_count(b.min_args)}"
-            self.d.error("E106", f"'{e.fn}' takes {want}, got {n}", e.span)
-            return None
-        for key, value in e.kwargs:
-            if key not in b.kwargs:
-                self.d.error("E106", f"'{e.fn}' has no keyword '{key}'", self.at(e.span, rf"\b({_w(key)})\s*="),
-                             _guess(key, b.kwargs) or (f"keywords: {', '.join(b.kwargs)}" if b.kwargs else None))
-            elif key == "round":
-                if not (isinstance(value, Name) and value.id in B.ROUND_MODES):
-                    self.d.unknown("E106", "rounding mode", getattr(value, "id", "?"), B.ROUND_MODES, value.span)
-            else:
-                self.kind(value, scope, let_stack, skip_names)
-        for i, pk in enumerate(b.param_kinds[:n]):
-            arg = e.args[i]
-            if pk == "param":
-                if not (isinstance(arg, Name) and self.op.tensor(arg.id) is not None):
-                    self.d.error("E106", f"'{e.fn}' expects a tensor parameter name", arg.span,
-                                 _guess(getattr(arg, "id", ""), [t.name for t in self.op.inputs + self.op.outputs]))
-            elif pk in (B.INT, B.STR, B.DTYPE) and kinds[i] not in (None, pk, B.ANY):
-                self.d.error("E111", f"argument {i + 1} of '{e.fn}' must be {pk}, got {kinds[i]}", arg.span)
-            elif pk == B.TENSOR and kinds[i] in (B.INT, B.FLOAT, B.BOOL, B.STR, B.DTYPE):
-                self.d.error("E111", f"argument {i + 1} of '{e.fn}' must be a tensor (a row), got {kinds[i]}",
-                             arg.span)
-        if b.result == "num":
-            return B.call_result(b, kinds)
-        if ctx == "quant" and e.fn in ("floor", "log2", "exp2") and B.TENSOR in kinds:
-            return B.TENSOR
-        return b.result
+    def let_kind_of(self, name: str, let_stack):
+        """Names.let_kind for the typer: an op let is typed here (cycles reported); a product's let is
+        typed with its product view, so here it is ``any``."""
+        let = next((l for l in self.op.lets if l.name == name), None)
+        if let is not None:
+            return self.let_kind(name, let.expr, let_stack if let_stack is not None else [])
+        if any(l.name == name for p in self.op.products for l in p.lets):
+            return B.ANY
+        return MISSING
+
+
+class _OpNames:
+    """The checker as the typer's ``Names`` (opgen.model.kinds)."""
+
+    def __init__(self, checker: "_Checker"):
+        self.op = checker.op
+        self.defs = checker.defs
+        self._checker = checker
+
+    @property
+    def bound(self):
+        return self._checker.bound
+
+    def let_kind(self, name, let_stack):
+        return self._checker.let_kind_of(name, let_stack)
+
+    def symbols(self):
+        return self._checker.symbols()
+
+
+class _Report:
+    """Type errors of the checker are diagnostics, narrowed to their word in the source."""
+
+    def __init__(self, checker: "_Checker"):
+        self.error = checker.d.error
+        self.unknown = checker.d.unknown
+        self.at = checker.at
 
 
 # ---------------------------------------------------------------------------------------------
-
-def _guess(word: str, pool) -> str | None:
-    g = did_you_mean(word, pool)
-    return f"did you mean '{g}'?" if g else None
-
 
 def _cycles(graph: dict) -> list[list]:
     """The cycles a depth-first search meets in ``graph`` (node -> successors), each once, in meeting order."""
@@ -1047,22 +906,12 @@ def _cycles(graph: dict) -> list[list]:
     return found
 
 
-def _attr_kind(typ: str) -> str | None:
-    # None (unknown) for a misspelt type: its E113 is enough, uses of the attribute must not add type errors.
-    return {"int64": B.INT, "float": B.FLOAT, "bool": B.BOOL, "string": B.STR}.get(
-        typ, "list" if typ.startswith("list<") else None)
-
-
 def _a(noun: str) -> str:
     return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
 
 
 def _w(word: str) -> str:
     return re.escape(word)
-
-
-def _count(n: int) -> str:
-    return f"{n} argument{'' if n == 1 else 's'}"
 
 
 _PRODUCT_RE = r"\bproduct\s+(\w+)"

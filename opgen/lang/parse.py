@@ -30,7 +30,9 @@ _MAX_ECHOES = 200  # tokens skipped while recovering, before giving up on the fi
 @functools.lru_cache(maxsize=1)
 def parser() -> Lark:
     grammar = resources.files("opgen.lang").joinpath("grammar.lark").read_text(encoding="utf-8")
-    return Lark(grammar, parser="lalr", propagate_positions=True, cache=True)  # [x] gives None when absent (lark default)
+    # No ``cache=True``: lark's cache is a file in the temp directory that outlives the process, and a cold
+    # build must not lean on one (building the LALR tables costs ~0.15 s; see README, Performance).
+    return Lark(grammar, parser="lalr", propagate_positions=True)  # [x] gives None when absent (lark default)
 
 
 def span_of(file: str, node: Tree | Token) -> Span | None:

@@ -67,7 +67,7 @@ def test_generated_host_cpp_compiles(built):
         names = {p.relative_to(op_dir).as_posix() for p in _host_files(op_dir)}
         s = op_dir.name
         for need in (f"op_host/{s}_def.cpp", f"op_host/{s}_infershape.cpp", f"op_host/op_tiling/{s}_tiling.cpp",
-                     f"op_host/op_tiling/{s}_tiling.h", f"op_api/aclnn_{s}.cpp", f"op_api/aclnn_{s}.h"):
+                     f"op_host/op_tiling/{s}_tiling.h", f"op_api/aclnn_{s}_base.cpp", f"op_api/aclnn_{s}_base.h"):
             assert need in names, f"{need} was not generated"
     with ThreadPoolExecutor(max_workers=2) as pool:
         results = list(pool.map(lambda job: _compile(*job), jobs))
@@ -143,10 +143,20 @@ def test_opdef_columns_line_up(built):
 
 
 def test_aclnn_signature_follows_spec_order(built):
+    """Each entry point's header declares its parameters in the order its `aclnn` declaration gives; the base
+    every entry point calls takes every parameter of the OpDef in IR order."""
+    def declared(header: str, fn: str) -> list[str]:
+        m = re.search(rf"\b{fn}\((.*?)\);", header, re.S)
+        assert m, f"no {fn}"
+        return [re.split(r"[\s*]+", p.strip())[-1] for p in m.group(1).split(",")]
+
     for spec in SPECS:
         op = load_ok(spec)
-        header = (built[spec.name] / "op_api" / f"aclnn_{op.snake_name}.h").read_text(encoding="utf-8")
-        m = re.search(rf"aclnn{op.name}GetWorkspaceSize\((.*?)\);", header, re.S)
-        assert m, f"{spec.name}: no aclnn{op.name}GetWorkspaceSize"
-        names = [re.split(r"[\s*]+", p.strip())[-1] for p in m.group(1).split(",")]
-        assert names == [p.name for p in op.params] + ["workspaceSize", "executor"], spec.name
+        api = built[spec.name] / "op_api"
+        base = (api / f"aclnn_{op.snake_name}_base.h").read_text(encoding="utf-8")
+        assert declared(base, f"{op.name}GetWorkspaceSizeBase") == \
+            [p.name for p in op.params] + ["workspaceSize", "executor"], spec.name
+        for entry in op.entries:
+            header = (api / f"aclnn_{entry.stem}.h").read_text(encoding="utf-8")
+            assert declared(header, f"{entry.name}GetWorkspaceSize") == \
+                [p.name for p in entry.params] + ["workspaceSize", "executor"], (spec.name, entry.name)

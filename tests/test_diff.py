@@ -436,3 +436,40 @@ def test_generated_pairs_files_of_renamed_ops(capsys):
     assert code == 0
     assert ("  changed  moe_distribute_dispatch/docs/aclnnMoeDistributeDispatch.md -> "
             "moe_distribute_dispatch_v2/docs/aclnnMoeDistributeDispatchV2.md: +") in out
+
+
+# ---- aclnn entry points ----------------------------------------------------------------------------------
+
+_ENTRY_V1 = "    output countsOut: INT32 shape (worldSize,) doc \"counts\";\n"
+_TWO = _ENTRY_V1 + ("    aclnn aclnnToy(x, groupEp, worldSize, y, countsOut);\n"
+                    "    aclnn aclnnToyV2(x, maskOptional, groupEp, worldSize, mode, y, countsOut);\n")
+
+
+def test_a_new_entry_point_is_not_an_abi_break(capsys, tmp_path):
+    one = toy((_ENTRY_V1, _ENTRY_V1 + "    aclnn aclnnToy(x, groupEp, worldSize, y, countsOut);\n"))
+    got, d = changes(one, toy((_ENTRY_V1, _TWO)), ABI)
+    assert got == [("entry.added", "aclnn aclnnToyV2", ())]
+    assert not d.abi_break
+    (tmp_path / "old.spec").write_text(one, encoding="utf-8")
+    (tmp_path / "new.spec").write_text(toy((_ENTRY_V1, _TWO)), encoding="utf-8")
+    code, out, _ = run(["diff", tmp_path / "old.spec", tmp_path / "new.spec", "--format", "md"], capsys)
+    assert code == 0, out
+    assert "- 新增接口aclnnToyV2（7个参数）；" in out
+
+
+def test_a_removed_or_changed_entry_point_is_an_abi_break():
+    got, d = changes(toy((_ENTRY_V1, _TWO)),
+                     toy((_ENTRY_V1, _ENTRY_V1 + "    aclnn aclnnToy(x, maskOptional, groupEp, worldSize, y, "
+                                                 "countsOut);\n")), ABI)
+    assert got == [("entry.changed", "aclnn aclnnToy", ()), ("entry.removed", "aclnn aclnnToyV2", ())]
+    assert d.abi_break
+    changed = d.changes[0]
+    assert "added `const aclTensor *maskOptional`" in changed.text
+
+
+def test_declaring_the_default_entry_point_changes_nothing():
+    # no `aclnn`: one entry point aclnn<Op> over every parameter, which is what this declares
+    explicit = toy((_ENTRY_V1, _ENTRY_V1 + "    aclnn aclnnToy(x, maskOptional, groupEp, worldSize, mode, alpha, "
+                                           "flag, y, countsOut);\n"))
+    got, _ = changes(BASE, explicit, ABI)
+    assert got == []

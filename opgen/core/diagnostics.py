@@ -64,6 +64,11 @@ CODES: dict[str, tuple[str, str]] = {
              "moe_dispatch, moe_combine, moe_dispatch_setup, moe_dispatch_teardown, moe_combine_setup, "
              "moe_combine_teardown."),
     "E121": ("bad literal", "A string literal contains an unknown escape, or a number is out of the 64-bit range."),
+    "E125": ("bad aclnn entry point", "`aclnn aclnnName(p, ...);` declares an aclnn entry point over the op: its name "
+             "is `aclnn` then UpperCamelCase, unique per op (it names the op_api files); its parameters are the op's "
+             "inputs, attributes and outputs, each once, in the document's order. Every required input, required "
+             "attribute and output must be among them (an omitted optional input is passed as null, an omitted "
+             "optional attribute as its default); `nonconst` only applies to an input tensor or a string attribute."),
     "E123": ("formula shape mismatch", "A quant formula is written for one token row; each value is a per-token "
              "scalar, a row, or per-block values (block_max(row, n)). An output of rank 1 takes one scalar per "
              "token, an output of rank 2 or more a row or per-block values; reduce_max and block_max reduce rows, "

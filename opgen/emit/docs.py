@@ -6,7 +6,9 @@ from opgen.core.artifact import Artifact
 from opgen.emit.plans import Plans
 from opgen.emit.registry import emitter
 from opgen.emit.render import render
-from opgen.model.decl import Attr, Op
+from opgen.lower.aclnn_abi import RUN_PARAMS, workspace_params
+from opgen.model.decl import AclnnEntry, Attr, Op
+from opgen.model.spec_text import literal as spec_literal
 
 # Column 2 of a CANN parameter table.
 def role_label(p) -> str:
@@ -25,13 +27,47 @@ def type_label(p) -> str:
     return "、".join(p.dtypes)
 
 
-def docs_context(op: Op, plans: Plans) -> dict:
+# The aclnn status of each error class, as the 返回值 table of a CANN aclnn document names it.
+_STATUS = {"nullptr": "ACLNN_ERR_PARAM_NULLPTR", "invalid": "ACLNN_ERR_PARAM_INVALID",
+           "tiling": "ACLNN_ERR_INNER_TILING_ERROR"}
+
+
+def _row(p) -> dict:
+    return dict(name=p.name, role=role_label(p), doc=p.doc, default=getattr(p, "default", None),
+                types=type_label(p), formats="、".join(getattr(p, "formats", ("ND",))))
+
+
+def _prototype(fn: str, params) -> str:
+    """A 函数原型 block: one parameter per line, as the aclnn documents write them."""
+    return f"aclnnStatus {fn}(\n" + ",\n".join(f"    {p}" for p in params) + ")"
+
+
+def entry_context(op: Op, entry: AclnnEntry, views) -> dict:
+    """One aclnn document's entry point: its prototypes, its parameters in order, what it leaves out, and the
+    statuses its first stage returns (the error classes of the checks, with the parameters they blame)."""
+    taken = {p.name for p in entry.params}
+    statuses = []
+    for cls, status in _STATUS.items():
+        blamed = list(dict.fromkeys(c.param for v in views for c in v.checks if c.error_class == cls))
+        if blamed:
+            statuses.append(dict(status=status, code=B.ERROR_CLASSES[cls], params=blamed))
+    return dict(
+        name=entry.name,
+        prototypes=[_prototype(f"{entry.name}GetWorkspaceSize", workspace_params(op, entry)),
+                    _prototype(entry.name, RUN_PARAMS)],
+        params=[_row(op.param(p.name)) for p in entry.params],
+        omitted=[dict(name=p.name, value="空指针" if getattr(p, "role", "") == "input" else spec_literal(p.default))
+                 for p in op.params if p.name not in taken],
+        others=[e.name for e in op.entries if e.name != entry.name],
+        statuses=statuses)
+
+
+def docs_context(op: Op, plans: Plans, entry: AclnnEntry | None = None) -> dict:
     ordered = [soc for soc in B.PRODUCTS if op.product(soc) is not None]
     views = [op.view(soc) for soc in ordered]
-    rows = [dict(name=p.name, role=role_label(p), doc=p.doc, default=getattr(p, "default", None),
-                 types=type_label(p), formats="、".join(getattr(p, "formats", ("ND",))))
-            for p in op.params]
-    return dict(op=op, views=views, params=rows, tests=tests_summary(op, plans))
+    entry = entry or op.entries[0]
+    return dict(op=op, views=views, params=[_row(p) for p in op.params], entry=entry_context(op, entry, views),
+                tests=tests_summary(op, plans))
 
 
 def tests_summary(op: Op, plans: Plans) -> dict | None:
@@ -47,5 +83,7 @@ def tests_summary(op: Op, plans: Plans) -> dict | None:
 
 @emitter
 def emit_docs(op: Op, plans: Plans | None = None) -> list[Artifact]:
-    ctx = docs_context(op, plans or Plans(op))
-    return [Artifact(f"docs/aclnn{op.name}.md", render("docs/aclnn_op.md.j2", **ctx))]
+    """One aclnn document per entry point (the op's parts — products, constraints, tests — in each)."""
+    plans = plans or Plans(op)
+    return [Artifact(f"docs/{e.name}.md", render("docs/aclnn_op.md.j2", **docs_context(op, plans, e)))
+            for e in op.entries]

@@ -17,6 +17,7 @@ TypeError), and every list comes out in model (spec) order, so the output is det
 from __future__ import annotations
 
 import itertools
+import textwrap
 from dataclasses import dataclass
 
 from opgen.core.artifact import Artifact
@@ -25,8 +26,9 @@ from opgen.core.products import AICPU
 from opgen.lang.expr import Call, Expr, Name, to_spec, walk
 from opgen.emit.registry import emitter
 from opgen.emit.render import render
+from opgen.lower.aclnn_abi import RUN_PARAMS, WORKSPACE_PARAMS, omitted_value, param_decl, workspace_params
 from opgen.lower.literals import cpp_literal, cpp_string
-from opgen.model.decl import Attr, Op, ProductView, Tensor, snake
+from opgen.model.decl import AclnnEntry, Attr, Op, ProductView, Tensor, snake
 from opgen.emit.tiling_layout import TilingField, tiling_fields
 from opgen.model.static_eval import StaticEnv, fails
 from opgen.lower.cpp import comment_text as cpp_comment, cpp_expr, cpp_ge_enum, cpp_ident, cpp_kind_type
@@ -473,24 +475,8 @@ def opdef_context(op: Op) -> dict:
 # aclnn two-stage API
 # ---------------------------------------------------------------------------------------------
 
-_ACLNN_ATTR_TYPES = {"int64": "int64_t ", "string": "const char *", "bool": "bool ", "float": "double ",
-                     "list<int64>": "const aclIntArray *"}
-
-
-
-def _aclnn_decl(t_or_a) -> str:
-    if isinstance(t_or_a, Attr):
-        ctype = _ACLNN_ATTR_TYPES.get(t_or_a.type)
-        if ctype is None:
-            raise TypeError(f"attribute {t_or_a.name}: no aclnn parameter type for {t_or_a.type}")
-    else:
-        ctype = "const aclTensor *" if t_or_a.role == "input" else "aclTensor *"
-    return f"{ctype}{t_or_a.name}"
-
-
 def _param_doc(direction: str, name: str, doc: str, width: int = 120) -> list[str]:
     """`` * @param [in] name: doc`` wrapped to ``width`` characters (CJK text breaks between characters)."""
-    import textwrap
     head = f" * @param [{direction}] {name}: "
     text = comment_text(doc) or name
     lines = textwrap.wrap(text, width - len(head), break_long_words=True, break_on_hyphens=False)
@@ -498,12 +484,27 @@ def _param_doc(direction: str, name: str, doc: str, width: int = 120) -> list[st
     return [head + lines[0]] + [pad + line for line in lines[1:]]
 
 
-def aclnn_context(op: Op) -> dict:
-    fn = f"aclnn{op.name}"
+def _comment_lines(text: str, width: int = 120) -> list[str]:
+    """`` * text`` wrapped to ``width`` columns (CJK text breaks between characters)."""
+    return [" * " + line for line in textwrap.wrap(comment_text(text), width - 3, break_long_words=True,
+                                                    break_on_hyphens=False)]
+
+
+_RUN_PARAMS = list(RUN_PARAMS)
+_WS_TAIL = list(WORKSPACE_PARAMS)
+
+
+def base_names(op: Op) -> dict:
+    """The shared base every entry point calls: its two functions (C++ linkage) and header."""
+    return dict(ws=f"{op.name}GetWorkspaceSizeBase", run=f"{op.name}Base", header=f"aclnn_{op.snake_name}_base.h",
+                source=f"aclnn_{op.snake_name}_base.cpp")
+
+
+def aclnn_base_context(op: Op) -> dict:
+    """The base over every parameter in IR order: null and dtype checks, then the generated aclnnInner API."""
+    names = base_names(op)
     inner = f"aclnnInner{op.name}"
-    params = [_aclnn_decl(p) for p in op.params]
-    ws_params = params + ["uint64_t *workspaceSize", "aclOpExecutor **executor"]
-    run_params = ["void *workspace", "uint64_t workspaceSize", "aclOpExecutor *executor", "aclrtStream stream"]
+    ws_params = [param_decl(p) for p in op.params] + _WS_TAIL
     union = {t.name: _tensor_union(op, t.name, "dtypes") for t in op.inputs + op.outputs}
     dtype_lists = [dict(name=f"{const_name(t.name)}_DTYPE_SUPPORT_LIST", tensor=t.name, optional=t.optional,
                         decl=init_list(f"const std::initializer_list<op::DataType> "
@@ -519,23 +520,20 @@ def aclnn_context(op: Op) -> dict:
         else:
             call_names.append(p.name)
     null_args = [t.name for t in null_tensors] + [a.name for a in str_attrs if not a.optional]
-    null_decls = [_aclnn_decl(t) for t in null_tensors] + [_aclnn_decl(a) for a in str_attrs if not a.optional]
+    null_decls = [param_decl(t) for t in null_tensors] + [param_decl(a) for a in str_attrs if not a.optional]
     dtype_args = [t.name for t in op.inputs + op.outputs]
-    dtype_decls = [_aclnn_decl(t) for t in op.inputs + op.outputs]
+    dtype_decls = [param_decl(t) for t in op.inputs + op.outputs]
     # HCCL server type the aclnn layer sets for MC2 ops: the products whose hccl_server fact is AICPU (the rest MTE)
     aicpu = [v.soc for v in (op.views[p.soc] for p in op.products) if v.facts.hccl_server == AICPU]
     return dict(
-        op=op, spec=spec_file(op), fn=fn, inner=inner,
-        guard=f"OP_API_INC_ACLNN_{op.snake_name.upper()}_H_",
-        header=f"aclnn_{op.snake_name}.h",
-        ws_decl=call_args(f"ACLNN_API aclnnStatus {fn}GetWorkspaceSize", ws_params, 0, suffix=");"),
-        run_decl=call_args(f"ACLNN_API aclnnStatus {fn}", run_params, 0, suffix=");"),
-        ws_def=call_args(f"aclnnStatus {fn}GetWorkspaceSize", ws_params, 0, suffix=")"),
-        run_def=call_args(f"aclnnStatus {fn}", run_params, 0, suffix=")"),
+        op=op, spec=spec_file(op), base=names, inner=inner,
+        guard=f"OP_API_INC_ACLNN_{op.snake_name.upper()}_BASE_H_",
+        ws_decl=call_args(f"aclnnStatus {names['ws']}", ws_params, 0, suffix=");"),
+        run_decl=call_args(f"aclnnStatus {names['run']}", _RUN_PARAMS, 0, suffix=");"),
+        ws_def=call_args(f"aclnnStatus {names['ws']}", ws_params, 0, suffix=")"),
+        run_def=call_args(f"aclnnStatus {names['run']}", _RUN_PARAMS, 0, suffix=")"),
         inner_ws_decl=call_args(f"extern aclnnStatus {inner}GetWorkspaceSize", ws_params, 0, suffix=");"),
-        inner_run_decl=call_args(f"extern aclnnStatus {inner}", run_params, 0, suffix=");"),
-        doc_params=[_param_doc("in" if (isinstance(p, Attr) or p.role == "input") else "out", p.name, p.doc)
-                    for p in op.params],
+        inner_run_decl=call_args(f"extern aclnnStatus {inner}", _RUN_PARAMS, 0, suffix=");"),
         dtype_lists=dtype_lists,
         null_decl=call_args("bool CheckNotNull", null_decls, 0, suffix=")"),
         null_check=call_args("CHECK_RET(CheckNotNull", null_args, 4, suffix="), ACLNN_ERR_PARAM_NULLPTR);"),
@@ -552,6 +550,32 @@ def aclnn_context(op: Op) -> dict:
     )
 
 
+def aclnn_entry_context(op: Op, entry: AclnnEntry) -> dict:
+    fn = entry.name
+    taken = {p.name: p for p in entry.params}
+    ws_params = workspace_params(op, entry)
+    base_args = [p.name if p.name in taken else f"{omitted_value(p)} /* {p.name} */" for p in op.params]
+    names = base_names(op)
+
+    def direction(decl) -> str:
+        return "in" if isinstance(decl, Attr) or decl.role == "input" else "out"
+
+    return dict(
+        op=op, spec=spec_file(op), fn=fn, base=names,
+        guard=f"OP_API_INC_ACLNN_{entry.stem.upper()}_H_",
+        header=f"aclnn_{entry.stem}.h", source=f"aclnn_{entry.stem}.cpp",
+        ws_decl=call_args(f"ACLNN_API aclnnStatus {fn}GetWorkspaceSize", ws_params, 0, suffix=");"),
+        run_decl=call_args(f"ACLNN_API aclnnStatus {fn}", _RUN_PARAMS, 0, suffix=");"),
+        ws_def=call_args(f"aclnnStatus {fn}GetWorkspaceSize", ws_params, 0, suffix=")"),
+        run_def=call_args(f"aclnnStatus {fn}", _RUN_PARAMS, 0, suffix=")"),
+        doc_params=[_param_doc(direction(op.param(p.name)), p.name, op.param(p.name).doc) for p in entry.params],
+        omitted=_comment_lines("本接口不含参数" + "、".join(p.name for p in op.params if p.name not in taken)
+                               + "：可选输入按空指针、可选属性按默认值处理。")
+        if any(p.name not in taken for p in op.params) else [],
+        base_call=call_args(f"return {names['ws']}", base_args + ["workspaceSize", "executor"], 4, suffix=");"),
+    )
+
+
 # ---------------------------------------------------------------------------------------------
 # CMake
 # ---------------------------------------------------------------------------------------------
@@ -559,7 +583,7 @@ def aclnn_context(op: Op) -> dict:
 def cmake_context(op: Op) -> dict:
     s = op.snake_name
     files = [f"{s}_def.cpp", f"{s}_infershape.cpp", f"op_tiling/{s}_tiling.cpp", f"op_tiling/{s}_tiling.h",
-             f"op_tiling/{s}_check.h", f"../op_api/aclnn_{s}.cpp", f"../op_api/aclnn_{s}.h"]
+             f"op_tiling/{s}_check.h"] + [f"../op_api/{f}" for f in op_api_files(op)]
     return dict(op=op, spec=spec_file(op), snake=s, files=files, op_files=[s], mc2=bool(op.comm_groups))
 
 
@@ -575,10 +599,21 @@ def emit_host_opdef(op: Op, plans=None) -> list:
 
 @emitter
 def emit_host_aclnn(op: Op, plans=None) -> list:
-    ctx = aclnn_context(op)
-    s = op.snake_name
-    return [Artifact(f"op_api/aclnn_{s}.h", wrap_cpp(render("cpp/host/aclnn.h.j2", **ctx))),
-            Artifact(f"op_api/aclnn_{s}.cpp", wrap_cpp(render("cpp/host/aclnn.cpp.j2", **ctx)))]
+    """One op_api header and source per aclnn entry point, over one shared base."""
+    base = aclnn_base_context(op)
+    out = [Artifact(f"op_api/{base['base']['header']}", wrap_cpp(render("cpp/host/aclnn_base.h.j2", **base))),
+           Artifact(f"op_api/{base['base']['source']}", wrap_cpp(render("cpp/host/aclnn_base.cpp.j2", **base)))]
+    for entry in op.entries:
+        ctx = aclnn_entry_context(op, entry)
+        out += [Artifact(f"op_api/aclnn_{entry.stem}.h", wrap_cpp(render("cpp/host/aclnn.h.j2", **ctx))),
+                Artifact(f"op_api/aclnn_{entry.stem}.cpp", wrap_cpp(render("cpp/host/aclnn.cpp.j2", **ctx)))]
+    return out
+
+
+def op_api_files(op: Op) -> list[str]:
+    """Every op_api file of the op, relative to op_api/ (the base first, then each entry point)."""
+    names = base_names(op)
+    return [names["source"], names["header"]] + [f"aclnn_{e.stem}.{x}" for e in op.entries for x in ("cpp", "h")]
 
 
 @emitter

@@ -18,7 +18,7 @@ from opgen.core.diagnostics import Diagnostics
 from opgen.core.dtypes import DTYPES, FORMATS
 from opgen.lang.expr import (Binary, Bool, Call, Cond, Expr, Float, InRange, InSet, Int, Name, Span, Str, Unary,
                               walk)
-from opgen.model.decl import (Attr, Buffer, CommGroup, Constraint, Def, Domain, Env, Let, Op, Product, QuantMode, QuantStmt,
+from opgen.model.decl import (AclnnEntry, AclnnParam, Attr, Buffer, CommGroup, Constraint, Def, Domain, Env, Let, Op, Product, QuantMode, QuantStmt,
                     Range, Shape, ShapeCond, ShapeTuple, Tensor, snake, Tolerance, alt_exprs)
 from opgen.model.resolve import dim_bindings
 from opgen.model.spec_text import domain_text
@@ -27,6 +27,7 @@ from opgen.model.kinds import MISSING, Typer, attr_kind as _attr_kind
 from opgen.lang.parse import span_of
 
 _OP_NAME = re.compile(r"[A-Z][A-Za-z0-9]*\Z")
+_ACLNN_NAME = re.compile(r"aclnn[A-Z][A-Za-z0-9]*\Z")
 _ESCAPES = {"\\": "\\", '"': '"', "n": "\n", "t": "\t"}
 _INT64 = (-(2**63), 2**63 - 1)
 
@@ -190,7 +191,7 @@ class Analyzer(_Builder):
                          f"did you mean '{camel}'?" if _OP_NAME.match(camel) else None)
         fields = dict(version=None, doc="", notes=[], pairs=[], unsupported=[], comm=[], envs=[], inputs=[],
                       outputs=[], attrs=[], lets=[], defs=[], constraints=[], buffers=[], quant=[], products=[],
-                      quant_by=None, semantics=None, tiling_key=[], tolerances=[])
+                      quant_by=None, semantics=None, tiling_key=[], tolerances=[], aclnn=[])
         for item in op_tree.children[1:]:
             self.op_item(item, fields)
         op = Op(
@@ -201,7 +202,7 @@ class Analyzer(_Builder):
             defs=tuple(fields["defs"]), constraints=tuple(fields["constraints"]), buffers=tuple(fields["buffers"]),
             quant_modes=tuple(fields["quant"]), products=tuple(fields["products"]), quant_by=fields["quant_by"],
             semantics=fields["semantics"], tiling_key=tuple(fields["tiling_key"]),
-            tolerances=tuple(fields["tolerances"]),
+            tolerances=tuple(fields["tolerances"]), aclnn=tuple(fields["aclnn"]),
             source=source,
             span=self.span(op_tree))
         self.check_required(op, fields, name_tok)
@@ -258,6 +259,11 @@ class Analyzer(_Builder):
         elif k == "tiling_key_decl":
             for fld in c:
                 f["tiling_key"].append((str(fld.children[0]), self.expr(fld.children[1])))
+        elif k == "aclnn_decl":
+            params = tuple(AclnnParam(str(p.children[1]), p.children[0] is None, span=self.span(p.children[1]))
+                           for p in c[1:-1])
+            doc = self.text(c[-1].children[0]) if c[-1] is not None else ""
+            f["aclnn"].append(AclnnEntry(str(c[0]), params, doc, span=self.span(c[0])))
         elif k == "semantics_stmt":
             f["semantics"] = str(c[0])
             if f["semantics"] not in B.SEMANTICS:
@@ -497,6 +503,7 @@ class _Checker:
         self.check_quant()
         self.check_tiling_key()
         self.check_tolerances()
+        self.check_aclnn()
 
     # ---- namespaces ---------------------------------------------------------------
     def check_duplicates(self) -> None:
@@ -800,6 +807,41 @@ class _Checker:
                     self.d.unknown("E103", "dtype", dt, DTYPES, tol.span)
             if tol.rtol < 0 or tol.atol < 0:
                 self.d.error("E108", f"tolerance of '{tol.output}' must not be negative", tol.span)
+
+    def check_aclnn(self) -> None:
+        op = self.op
+        names = [p.name for p in op.params]
+        stems: dict[str, str] = {}
+        for entry in op.aclnn:
+            if not _ACLNN_NAME.match(entry.name):
+                self.d.error("E125", f"aclnn entry point '{entry.name}' is not `aclnn` followed by UpperCamelCase",
+                             entry.span)
+            elif entry.stem in stems:
+                self.d.error("E125", f"aclnn entry point '{entry.name}' is declared twice" if stems[entry.stem] ==
+                             entry.name else f"aclnn entry points '{stems[entry.stem]}' and '{entry.name}' would "
+                             f"share the op_api files aclnn_{entry.stem}.h/.cpp", entry.span)
+            else:
+                stems[entry.stem] = entry.name
+            seen: set[str] = set()
+            for p in entry.params:
+                decl = op.param(p.name)
+                if decl is None:
+                    self.d.error("E125", f"{entry.name} takes '{p.name}', which is no parameter of {op.name}",
+                                 p.span, _guess(p.name, names))
+                    continue
+                if p.name in seen:
+                    self.d.error("E125", f"{entry.name} takes '{p.name}' twice", p.span)
+                seen.add(p.name)
+                if not p.const and not (isinstance(decl, Tensor) and decl.role == "input" or
+                                        isinstance(decl, Attr) and decl.type == "string"):
+                    self.d.error("E125", f"`nonconst` {p.name}: only an input tensor or a string attribute is passed "
+                                         f"as a const pointer", p.span)
+            for decl in op.params:
+                if decl.name not in seen and not getattr(decl, "optional", False):
+                    what = "output" if isinstance(decl, Tensor) and decl.role == "output" else \
+                        f"required {'input' if isinstance(decl, Tensor) else 'attribute'}"
+                    self.d.error("E125", f"{entry.name} leaves out the {what} '{decl.name}', which has no default",
+                                 entry.span, f"add {decl.name} to its parameters, or make it optional with a default")
 
     def check_tiling_key(self) -> None:
         seen: set[str] = set()

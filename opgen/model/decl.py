@@ -241,6 +241,29 @@ class Check:
 
 
 @dataclass(frozen=True)
+class AclnnParam:
+    name: str              # an input, output or attribute of the op
+    const: bool = True     # pointer parameters: const as the document writes it (a `nonconst` one is not)
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class AclnnEntry:
+    """One aclnn entry point (``aclnnXGetWorkspaceSize`` + ``aclnnX``) over the op's OpDef: the parameters it
+    takes, in its document's order; every other parameter of the op gets its default (null for an optional
+    tensor, the declared default for an attribute)."""
+    name: str              # e.g. aclnnMoeDistributeDispatchV3
+    params: tuple[AclnnParam, ...]
+    doc: str = ""
+    span: Span | None = _span()
+
+    @property
+    def stem(self) -> str:
+        """File stem of its op_api files and document: aclnnMoeDistributeDispatchV3 -> moe_distribute_dispatch_v3."""
+        return snake(self.name[len("aclnn"):])
+
+
+@dataclass(frozen=True)
 class Op:
     name: str
     version: int
@@ -263,6 +286,7 @@ class Op:
     semantics: str | None = None  # the data-movement pattern (a driver in opgen.runtime.drivers)
     tiling_key: tuple[tuple[str, Expr], ...] = ()  # key fields, one decimal digit each, lowest first
     tolerances: tuple[Tolerance, ...] = ()
+    aclnn: tuple[AclnnEntry, ...] = ()  # declared entry points (none: one, aclnn<Name>, over every parameter)
     source: str = field(default="", compare=False)
     span: Span | None = _span()
 
@@ -274,8 +298,19 @@ class Op:
 
     @property
     def params(self) -> tuple:
-        """aclnn parameter order: inputs, then attributes, then outputs."""
+        """The op's parameters in IR order: inputs, then attributes, then outputs."""
         return self.inputs + self.attrs + self.outputs
+
+    @property
+    def entries(self) -> tuple[AclnnEntry, ...]:
+        """The aclnn entry points: the declared ones, else aclnn<Name> over every parameter in IR order."""
+        if self.aclnn:
+            return self.aclnn
+        return (AclnnEntry(f"aclnn{self.name}", tuple(AclnnParam(p.name) for p in self.params), span=self.span),)
+
+    def param(self, name: str):
+        """The input, output or attribute called ``name`` (None: no such parameter)."""
+        return next((p for p in self.params if p.name == name), None)
 
     def tensor(self, name: str) -> Tensor | None:
         return next((t for t in self.inputs + self.outputs if t.name == name), None)

@@ -133,6 +133,10 @@ def print_op(op: Op) -> str:
         lines += [f"{i}{i}{n} = {to_spec(e)};" for n, e in op.tiling_key]
         lines.append(f"{i}}}")
     lines += [i + _tensor(t) for t in op.outputs]
+    for entry in op.aclnn:
+        params = ", ".join(("" if p.const else "nonconst ") + p.name for p in entry.params)
+        doc = f" doc {quote(entry.doc)}" if entry.doc else ""
+        lines.append(f"{i}aclnn {entry.name}({params}){doc};")
     lines += [f"{i}def {d.name}({', '.join(d.params)}) = {to_spec(d.body)};" for d in op.defs]
     lines += [_let(l, i) for l in op.lets]
     lines += [_tolerance(t, i) for t in op.tolerances]

@@ -4,7 +4,8 @@ The diff compares models and their product views, never spec text, so
 reformatting, comments and reordered declarations that mean the same thing
 report nothing.  Changes fall into three groups, reported in this order:
 
-* **ABI** - the aclnn signature and the OpDef: the op name, parameters added,
+* **ABI** - the aclnn entry points and the OpDef: entry points added (新增接口,
+  not a break), removed or with a changed C signature; the op name, parameters added,
   removed, renamed (a removed and an added parameter of the same role, slot
   and type), reordered, and their optionality, type / dtype set, format,
   shape, default or IR name; HCCL comm groups.
@@ -31,6 +32,7 @@ from dataclasses import dataclass, field
 
 from opgen.core import builtins as B
 from opgen.emit.pipeline import EmitError, emit
+from opgen.lower.aclnn_abi import workspace_params
 from opgen.lang.expr import Expr, Float, InRange, InSet, Int, Name, Unary, names, quote, to_spec
 from opgen.model.spec_text import literal as spec_literal
 from opgen.model.decl import Buffer, Check, Domain, Op, ProductView, Tensor
@@ -38,6 +40,7 @@ from opgen.model.spec_text import domain_text as _domain, range_text as _range, 
 from opgen.model.resolve import dim_bindings
 
 ABI, BEHAVIOUR, DOCS = "abi", "behaviour", "docs"
+_COMPATIBLE = frozenset(("entry.added",))  # ABI changes that break no existing caller
 GROUPS = (ABI, BEHAVIOUR, DOCS)
 ROLES = ("input", "attr", "output")
 
@@ -76,7 +79,8 @@ class Diff:
 
     @property
     def abi_break(self) -> bool:
-        return any(c.group == ABI for c in self.changes)
+        """A change a caller built against the old op can notice; a new entry point is not one."""
+        return any(c.group == ABI and c.kind not in _COMPATIBLE for c in self.changes)
 
     def group(self, group: str) -> list[Change]:
         return [c for c in self.changes if c.group == group]
@@ -286,8 +290,34 @@ class _Differ:
             if (d, a) not in new_comm:
                 out.append(Change(ABI, "comm.removed", f"comm {d}", f"HCCL comm group {d} (named by {a}) removed",
                                   old=a))
+        # A successor op's entry points are all new (the rename says it); between two specs that both declare
+        # no entry point, the one default entry point changes exactly as the parameters below do.
+        if old.name == new.name and (old.aclnn or new.aclnn):
+            out += self._entries()
         for role in ROLES:
             out += self._abi_role(role)
+        return out
+
+    def _entries(self) -> list[Change]:
+        """Entry points by name: a new one is 新增接口; a removed one, or one whose C signature changed, breaks
+        the callers linked against it."""
+        olds = {e.name: e for e in self.old.entries}
+        news = {e.name: e for e in self.new.entries}
+        out: list[Change] = []
+        for name, e in news.items():
+            sig = tuple(workspace_params(self.new, e))
+            if name not in olds:
+                out.append(Change(ABI, "entry.added", f"aclnn {name}", f"aclnn entry point {name} added", new=sig))
+                continue
+            was = tuple(workspace_params(self.old, olds[name]))
+            if was != sig:
+                out.append(Change(ABI, "entry.changed", f"aclnn {name}",
+                                  f"aclnn entry point {name}: signature changed ({_sig_delta(was, sig)})",
+                                  old=was, new=sig))
+        for name in olds:
+            if name not in news:
+                out.append(Change(ABI, "entry.removed", f"aclnn {name}", f"aclnn entry point {name} removed",
+                                  old=tuple(workspace_params(self.old, olds[name]))))
         return out
 
     def _abi_role(self, role: str) -> list[Change]:
@@ -743,6 +773,24 @@ class _Differ:
         return Diff(self.old, self.new, tuple(changes), self.replaces)
 
 
+def _sig_delta(old: tuple[str, ...], new: tuple[str, ...], zh: bool = False) -> str:
+    """What changed between two C parameter lists: parameters added, removed, retyped, or only their order."""
+    def name(decl: str) -> str:
+        return re.split(r"[\s*&]+", decl.strip())[-1]
+    was, now = {name(p): p for p in old}, {name(p): p for p in new}
+    added = [p for n, p in now.items() if n not in was]
+    removed = [p for n, p in was.items() if n not in now]
+    retyped = [f"{was[n]} -> {now[n]}" for n in now if n in was and was[n] != now[n]]
+    parts = []
+    for label, zh_label, items in (("added", "新增", added), ("removed", "删除", removed),
+                                   ("retyped", "类型变更", retyped)):
+        if items:
+            parts.append(f"{zh_label if zh else label} " + ", ".join(f"`{x}`" for x in items))
+    if not parts:
+        parts.append("参数顺序调整" if zh else "parameters reordered")
+    return "；".join(parts) if zh else "; ".join(parts)
+
+
 def _modes(modes) -> str:
     return ", ".join(map(str, modes)) or "none"
 
@@ -1024,6 +1072,12 @@ def _md_abi(d: Diff) -> list[str]:
                 out.append(f"原算子中shape为{s.old}的{c.old}{zh}替换为shape为{s.new}的{c.new}参数；")
             else:
                 out.append(f"原算子中的{c.old}{zh}更名为{c.new}；")
+        elif c.kind == "entry.added":
+            out.append(f"新增接口{name}（{len(c.new) - 2}个参数）；")
+        elif c.kind == "entry.removed":
+            out.append(f"删除接口{name}；")
+        elif c.kind == "entry.changed":
+            out.append(f"接口{name}的参数变更：{_sig_delta(c.old, c.new, zh=True)}；")
         elif c.kind == "param.added":
             envs = d.replaces.get(name, ())
             out.append(f"新增{name}{zh}（`{c.new}`）" + ("，代替" + "和".join(envs) + "环境变量" if envs else "") + "；")

@@ -5,81 +5,12 @@
 
 /*!
  * \file aclnn_moe_distribute_combine_setup.cpp
- * \brief aclnnMoeDistributeCombineSetup: null pointer checks (ACLNN_ERR_PARAM_NULLPTR) and dtype checks
- *        (ACLNN_ERR_PARAM_INVALID), then the generated aclnnInnerMoeDistributeCombineSetup API; shapes and values are
- *        checked by the tiling.
+ * \brief aclnnMoeDistributeCombineSetup: the entry point calls the base of MoeDistributeCombineSetup with its own
+ *        parameters.
  */
 
 #include "aclnn_moe_distribute_combine_setup.h"
-
-#include <initializer_list>
-#include "aclnn_kernels/common/op_error_check.h"
-#include "opdev/common_types.h"
-#include "opdev/op_log.h"
-
-using namespace op;
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-enum NnopbaseHcclServerType {
-    NNOPBASE_HCCL_SERVER_TYPE_AICPU = 0,
-    NNOPBASE_HCCL_SERVER_TYPE_MTE,
-    NNOPBASE_HCCL_SERVER_TYPE_END
-};
-
-extern void __attribute__((weak)) NnopbaseSetHcclServerType(void *executor, NnopbaseHcclServerType sType);
-
-extern aclnnStatus aclnnInnerMoeDistributeCombineSetupGetWorkspaceSize(
-    const aclTensor *expandX, const aclTensor *expertIds, const aclTensor *assistInfoForCombine, const char *groupEp,
-    int64_t epWorldSize, int64_t epRankId, int64_t moeExpertNum, int64_t expertShardType, int64_t sharedExpertNum,
-    int64_t sharedExpertRankNum, int64_t globalBs, int64_t commQuantMode, int64_t commType, const char *commAlg,
-    aclTensor *quantExpandXOut, aclTensor *commCmdInfoOut, uint64_t *workspaceSize, aclOpExecutor **executor);
-
-extern aclnnStatus aclnnInnerMoeDistributeCombineSetup(
-    void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);
-
-#ifdef __cplusplus
-}
-#endif
-
-namespace {
-const std::initializer_list<op::DataType> EXPAND_X_DTYPE_SUPPORT_LIST = {
-    op::DataType::DT_FLOAT16, op::DataType::DT_BF16};
-const std::initializer_list<op::DataType> EXPERT_IDS_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> ASSIST_INFO_FOR_COMBINE_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> QUANT_EXPAND_X_OUT_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT8};
-const std::initializer_list<op::DataType> COMM_CMD_INFO_OUT_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-
-bool CheckNotNull(
-    const aclTensor *expandX, const aclTensor *expertIds, const aclTensor *assistInfoForCombine,
-    aclTensor *quantExpandXOut, aclTensor *commCmdInfoOut, const char *groupEp)
-{
-    OP_CHECK_NULL(expandX, return false);
-    OP_CHECK_NULL(expertIds, return false);
-    OP_CHECK_NULL(assistInfoForCombine, return false);
-    OP_CHECK_NULL(quantExpandXOut, return false);
-    OP_CHECK_NULL(commCmdInfoOut, return false);
-    if (groupEp == nullptr) {
-        OP_LOGE(ACLNN_ERR_PARAM_NULLPTR, "groupEp must not be nullptr.");
-        return false;
-    }
-    return true;
-}
-
-bool CheckDtypeValid(
-    const aclTensor *expandX, const aclTensor *expertIds, const aclTensor *assistInfoForCombine,
-    aclTensor *quantExpandXOut, aclTensor *commCmdInfoOut)
-{
-    OP_CHECK_DTYPE_NOT_SUPPORT(expandX, EXPAND_X_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(expertIds, EXPERT_IDS_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(assistInfoForCombine, ASSIST_INFO_FOR_COMBINE_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(quantExpandXOut, QUANT_EXPAND_X_OUT_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(commCmdInfoOut, COMM_CMD_INFO_OUT_DTYPE_SUPPORT_LIST, return false);
-    return true;
-}
-} // namespace
+#include "aclnn_moe_distribute_combine_setup_base.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -91,30 +22,16 @@ aclnnStatus aclnnMoeDistributeCombineSetupGetWorkspaceSize(
     int64_t sharedExpertRankNum, int64_t globalBs, int64_t commQuantMode, int64_t commType, const char *commAlg,
     aclTensor *quantExpandXOut, aclTensor *commCmdInfoOut, uint64_t *workspaceSize, aclOpExecutor **executor)
 {
-    OP_LOGD("aclnnMoeDistributeCombineSetupGetWorkspaceSize start.");
-    CHECK_RET(CheckNotNull(
-        expandX, expertIds, assistInfoForCombine, quantExpandXOut, commCmdInfoOut, groupEp), ACLNN_ERR_PARAM_NULLPTR);
-    CHECK_RET(CheckDtypeValid(
-        expandX, expertIds, assistInfoForCombine, quantExpandXOut, commCmdInfoOut), ACLNN_ERR_PARAM_INVALID);
-    const char *commAlgValue = (commAlg == nullptr) ? "" : commAlg;
-
-    aclnnStatus ret = aclnnInnerMoeDistributeCombineSetupGetWorkspaceSize(
+    return MoeDistributeCombineSetupGetWorkspaceSizeBase(
         expandX, expertIds, assistInfoForCombine, groupEp, epWorldSize, epRankId, moeExpertNum, expertShardType,
-        sharedExpertNum, sharedExpertRankNum, globalBs, commQuantMode, commType, commAlgValue, quantExpandXOut,
+        sharedExpertNum, sharedExpertRankNum, globalBs, commQuantMode, commType, commAlg, quantExpandXOut,
         commCmdInfoOut, workspaceSize, executor);
-    CHECK_RET(ret == ACLNN_SUCCESS, ret);
-    if (NnopbaseSetHcclServerType) {
-        NnopbaseSetHcclServerType(*executor, NNOPBASE_HCCL_SERVER_TYPE_MTE);
-    }
-    OP_LOGD("aclnnMoeDistributeCombineSetupGetWorkspaceSize end.");
-    return ACLNN_SUCCESS;
 }
 
 aclnnStatus aclnnMoeDistributeCombineSetup(
     void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)
 {
-    OP_LOGD("aclnnMoeDistributeCombineSetup start.");
-    return aclnnInnerMoeDistributeCombineSetup(workspace, workspaceSize, executor, stream);
+    return MoeDistributeCombineSetupBase(workspace, workspaceSize, executor, stream);
 }
 
 #ifdef __cplusplus

@@ -5,7 +5,7 @@
 
 /*!
  * \file aclnn_moe_distribute_combine_setup.h
- * \brief The two-stage aclnn API of MoeDistributeCombineSetup.
+ * \brief aclnnMoeDistributeCombineSetup: a two-stage aclnn entry point of the MoeDistributeCombineSetup operator.
  */
 
 #ifndef OP_API_INC_ACLNN_MOE_DISTRIBUTE_COMBINE_SETUP_H_

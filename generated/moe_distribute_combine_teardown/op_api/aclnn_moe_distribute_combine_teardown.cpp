@@ -5,99 +5,12 @@
 
 /*!
  * \file aclnn_moe_distribute_combine_teardown.cpp
- * \brief aclnnMoeDistributeCombineTeardown: null pointer checks (ACLNN_ERR_PARAM_NULLPTR) and dtype checks
- *        (ACLNN_ERR_PARAM_INVALID), then the generated aclnnInnerMoeDistributeCombineTeardown API; shapes and values
- *        are checked by the tiling.
+ * \brief aclnnMoeDistributeCombineTeardown: the entry point calls the base of MoeDistributeCombineTeardown with its own
+ *        parameters.
  */
 
 #include "aclnn_moe_distribute_combine_teardown.h"
-
-#include <initializer_list>
-#include "aclnn_kernels/common/op_error_check.h"
-#include "opdev/common_types.h"
-#include "opdev/op_log.h"
-
-using namespace op;
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-enum NnopbaseHcclServerType {
-    NNOPBASE_HCCL_SERVER_TYPE_AICPU = 0,
-    NNOPBASE_HCCL_SERVER_TYPE_MTE,
-    NNOPBASE_HCCL_SERVER_TYPE_END
-};
-
-extern void __attribute__((weak)) NnopbaseSetHcclServerType(void *executor, NnopbaseHcclServerType sType);
-
-extern aclnnStatus aclnnInnerMoeDistributeCombineTeardownGetWorkspaceSize(
-    const aclTensor *expandX, const aclTensor *quantExpandX, const aclTensor *expertIds, const aclTensor *expandIdx,
-    const aclTensor *expertScales, const aclTensor *commCmdInfo, const aclTensor *xActiveMaskOptional,
-    const aclTensor *sharedExpertXOptional, const char *groupEp, int64_t epWorldSize, int64_t epRankId,
-    int64_t moeExpertNum, int64_t expertShardType, int64_t sharedExpertNum, int64_t sharedExpertRankNum,
-    int64_t globalBs, int64_t commQuantMode, int64_t commType, const char *commAlg, aclTensor *xOut,
-    uint64_t *workspaceSize, aclOpExecutor **executor);
-
-extern aclnnStatus aclnnInnerMoeDistributeCombineTeardown(
-    void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);
-
-#ifdef __cplusplus
-}
-#endif
-
-namespace {
-const std::initializer_list<op::DataType> EXPAND_X_DTYPE_SUPPORT_LIST = {
-    op::DataType::DT_FLOAT16, op::DataType::DT_BF16};
-const std::initializer_list<op::DataType> QUANT_EXPAND_X_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT8};
-const std::initializer_list<op::DataType> EXPERT_IDS_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> EXPAND_IDX_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> EXPERT_SCALES_DTYPE_SUPPORT_LIST = {op::DataType::DT_FLOAT};
-const std::initializer_list<op::DataType> COMM_CMD_INFO_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> X_ACTIVE_MASK_OPTIONAL_DTYPE_SUPPORT_LIST = {op::DataType::DT_BOOL};
-const std::initializer_list<op::DataType> SHARED_EXPERT_X_OPTIONAL_DTYPE_SUPPORT_LIST = {
-    op::DataType::DT_FLOAT16, op::DataType::DT_BF16};
-const std::initializer_list<op::DataType> X_OUT_DTYPE_SUPPORT_LIST = {op::DataType::DT_FLOAT16, op::DataType::DT_BF16};
-
-bool CheckNotNull(
-    const aclTensor *expandX, const aclTensor *quantExpandX, const aclTensor *expertIds, const aclTensor *expandIdx,
-    const aclTensor *expertScales, const aclTensor *commCmdInfo, aclTensor *xOut, const char *groupEp)
-{
-    OP_CHECK_NULL(expandX, return false);
-    OP_CHECK_NULL(quantExpandX, return false);
-    OP_CHECK_NULL(expertIds, return false);
-    OP_CHECK_NULL(expandIdx, return false);
-    OP_CHECK_NULL(expertScales, return false);
-    OP_CHECK_NULL(commCmdInfo, return false);
-    OP_CHECK_NULL(xOut, return false);
-    if (groupEp == nullptr) {
-        OP_LOGE(ACLNN_ERR_PARAM_NULLPTR, "groupEp must not be nullptr.");
-        return false;
-    }
-    return true;
-}
-
-bool CheckDtypeValid(
-    const aclTensor *expandX, const aclTensor *quantExpandX, const aclTensor *expertIds, const aclTensor *expandIdx,
-    const aclTensor *expertScales, const aclTensor *commCmdInfo, const aclTensor *xActiveMaskOptional,
-    const aclTensor *sharedExpertXOptional, aclTensor *xOut)
-{
-    OP_CHECK_DTYPE_NOT_SUPPORT(expandX, EXPAND_X_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(quantExpandX, QUANT_EXPAND_X_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(expertIds, EXPERT_IDS_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(expandIdx, EXPAND_IDX_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(expertScales, EXPERT_SCALES_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(commCmdInfo, COMM_CMD_INFO_DTYPE_SUPPORT_LIST, return false);
-    if (xActiveMaskOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(xActiveMaskOptional, X_ACTIVE_MASK_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
-    }
-    if (sharedExpertXOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(sharedExpertXOptional, SHARED_EXPERT_X_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
-    }
-    OP_CHECK_DTYPE_NOT_SUPPORT(xOut, X_OUT_DTYPE_SUPPORT_LIST, return false);
-    return true;
-}
-} // namespace
+#include "aclnn_moe_distribute_combine_teardown_base.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -111,32 +24,16 @@ aclnnStatus aclnnMoeDistributeCombineTeardownGetWorkspaceSize(
     int64_t globalBs, int64_t commQuantMode, int64_t commType, const char *commAlg, aclTensor *xOut,
     uint64_t *workspaceSize, aclOpExecutor **executor)
 {
-    OP_LOGD("aclnnMoeDistributeCombineTeardownGetWorkspaceSize start.");
-    CHECK_RET(CheckNotNull(
-        expandX, quantExpandX, expertIds, expandIdx, expertScales, commCmdInfo, xOut,
-        groupEp), ACLNN_ERR_PARAM_NULLPTR);
-    CHECK_RET(CheckDtypeValid(
-        expandX, quantExpandX, expertIds, expandIdx, expertScales, commCmdInfo, xActiveMaskOptional,
-        sharedExpertXOptional, xOut), ACLNN_ERR_PARAM_INVALID);
-    const char *commAlgValue = (commAlg == nullptr) ? "" : commAlg;
-
-    aclnnStatus ret = aclnnInnerMoeDistributeCombineTeardownGetWorkspaceSize(
+    return MoeDistributeCombineTeardownGetWorkspaceSizeBase(
         expandX, quantExpandX, expertIds, expandIdx, expertScales, commCmdInfo, xActiveMaskOptional,
         sharedExpertXOptional, groupEp, epWorldSize, epRankId, moeExpertNum, expertShardType, sharedExpertNum,
-        sharedExpertRankNum, globalBs, commQuantMode, commType, commAlgValue, xOut, workspaceSize, executor);
-    CHECK_RET(ret == ACLNN_SUCCESS, ret);
-    if (NnopbaseSetHcclServerType) {
-        NnopbaseSetHcclServerType(*executor, NNOPBASE_HCCL_SERVER_TYPE_MTE);
-    }
-    OP_LOGD("aclnnMoeDistributeCombineTeardownGetWorkspaceSize end.");
-    return ACLNN_SUCCESS;
+        sharedExpertRankNum, globalBs, commQuantMode, commType, commAlg, xOut, workspaceSize, executor);
 }
 
 aclnnStatus aclnnMoeDistributeCombineTeardown(
     void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)
 {
-    OP_LOGD("aclnnMoeDistributeCombineTeardown start.");
-    return aclnnInnerMoeDistributeCombineTeardown(workspace, workspaceSize, executor, stream);
+    return MoeDistributeCombineTeardownBase(workspace, workspaceSize, executor, stream);
 }
 
 #ifdef __cplusplus

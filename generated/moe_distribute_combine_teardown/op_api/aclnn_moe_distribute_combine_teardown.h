@@ -5,7 +5,7 @@
 
 /*!
  * \file aclnn_moe_distribute_combine_teardown.h
- * \brief The two-stage aclnn API of MoeDistributeCombineTeardown.
+ * \brief aclnnMoeDistributeCombineTeardown: a two-stage aclnn entry point of the MoeDistributeCombineTeardown operator.
  */
 
 #ifndef OP_API_INC_ACLNN_MOE_DISTRIBUTE_COMBINE_TEARDOWN_H_

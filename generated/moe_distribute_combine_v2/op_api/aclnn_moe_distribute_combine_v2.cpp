@@ -5,156 +5,12 @@
 
 /*!
  * \file aclnn_moe_distribute_combine_v2.cpp
- * \brief aclnnMoeDistributeCombineV2: null pointer checks (ACLNN_ERR_PARAM_NULLPTR) and dtype checks
- *        (ACLNN_ERR_PARAM_INVALID), then the generated aclnnInnerMoeDistributeCombineV2 API; shapes and values are
- *        checked by the tiling.
+ * \brief aclnnMoeDistributeCombineV2: the entry point calls the base of MoeDistributeCombineV2 with its own parameters,
+ *        null or the default for the others.
  */
 
 #include "aclnn_moe_distribute_combine_v2.h"
-
-#include <initializer_list>
-#include "aclnn_kernels/common/op_error_check.h"
-#include "opdev/common_types.h"
-#include "opdev/op_log.h"
-#include "opdev/platform.h"
-
-using namespace op;
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-enum NnopbaseHcclServerType {
-    NNOPBASE_HCCL_SERVER_TYPE_AICPU = 0,
-    NNOPBASE_HCCL_SERVER_TYPE_MTE,
-    NNOPBASE_HCCL_SERVER_TYPE_END
-};
-
-extern void __attribute__((weak)) NnopbaseSetHcclServerType(void *executor, NnopbaseHcclServerType sType);
-
-extern aclnnStatus aclnnInnerMoeDistributeCombineV2GetWorkspaceSize(
-    const aclTensor *expandX, const aclTensor *expertIds, const aclTensor *assistInfoForCombine,
-    const aclTensor *epSendCounts, const aclTensor *expertScales, const aclTensor *tpSendCountsOptional,
-    const aclTensor *xActiveMaskOptional, const aclTensor *activationScaleOptional,
-    const aclTensor *weightScaleOptional, const aclTensor *groupListOptional, const aclTensor *expandScalesOptional,
-    const aclTensor *sharedExpertXOptional, const aclTensor *elasticInfoOptional, const aclTensor *oriXOptional,
-    const aclTensor *constExpertAlpha1Optional, const aclTensor *constExpertAlpha2Optional,
-    const aclTensor *constExpertVOptional, const aclTensor *performanceInfoOptional, const char *groupEp,
-    int64_t epWorldSize, int64_t epRankId, int64_t moeExpertNum, const char *groupTp, int64_t tpWorldSize,
-    int64_t tpRankId, int64_t expertShardType, int64_t sharedExpertNum, int64_t sharedExpertRankNum, int64_t globalBS,
-    int64_t outDtype, int64_t commQuantMode, int64_t groupListType, const char *commAlg, int64_t zeroExpertNum,
-    int64_t copyExpertNum, int64_t constExpertNum, aclTensor *xOut, uint64_t *workspaceSize, aclOpExecutor **executor);
-
-extern aclnnStatus aclnnInnerMoeDistributeCombineV2(
-    void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);
-
-#ifdef __cplusplus
-}
-#endif
-
-namespace {
-const std::initializer_list<op::DataType> EXPAND_X_DTYPE_SUPPORT_LIST = {
-    op::DataType::DT_FLOAT16, op::DataType::DT_BF16};
-const std::initializer_list<op::DataType> EXPERT_IDS_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> ASSIST_INFO_FOR_COMBINE_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> EP_SEND_COUNTS_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> EXPERT_SCALES_DTYPE_SUPPORT_LIST = {op::DataType::DT_FLOAT};
-const std::initializer_list<op::DataType> TP_SEND_COUNTS_OPTIONAL_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> X_ACTIVE_MASK_OPTIONAL_DTYPE_SUPPORT_LIST = {op::DataType::DT_BOOL};
-const std::initializer_list<op::DataType> ACTIVATION_SCALE_OPTIONAL_DTYPE_SUPPORT_LIST = {op::DataType::DT_FLOAT};
-const std::initializer_list<op::DataType> WEIGHT_SCALE_OPTIONAL_DTYPE_SUPPORT_LIST = {op::DataType::DT_FLOAT};
-const std::initializer_list<op::DataType> GROUP_LIST_OPTIONAL_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT64};
-const std::initializer_list<op::DataType> EXPAND_SCALES_OPTIONAL_DTYPE_SUPPORT_LIST = {op::DataType::DT_FLOAT};
-const std::initializer_list<op::DataType> SHARED_EXPERT_X_OPTIONAL_DTYPE_SUPPORT_LIST = {
-    op::DataType::DT_FLOAT16, op::DataType::DT_BF16};
-const std::initializer_list<op::DataType> ELASTIC_INFO_OPTIONAL_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> ORI_X_OPTIONAL_DTYPE_SUPPORT_LIST = {
-    op::DataType::DT_FLOAT16, op::DataType::DT_BF16};
-const std::initializer_list<op::DataType> CONST_EXPERT_ALPHA1_OPTIONAL_DTYPE_SUPPORT_LIST = {
-    op::DataType::DT_FLOAT16, op::DataType::DT_BF16};
-const std::initializer_list<op::DataType> CONST_EXPERT_ALPHA2_OPTIONAL_DTYPE_SUPPORT_LIST = {
-    op::DataType::DT_FLOAT16, op::DataType::DT_BF16};
-const std::initializer_list<op::DataType> CONST_EXPERT_V_OPTIONAL_DTYPE_SUPPORT_LIST = {
-    op::DataType::DT_FLOAT16, op::DataType::DT_BF16};
-const std::initializer_list<op::DataType> PERFORMANCE_INFO_OPTIONAL_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT64};
-const std::initializer_list<op::DataType> X_OUT_DTYPE_SUPPORT_LIST = {op::DataType::DT_FLOAT16, op::DataType::DT_BF16};
-
-bool CheckNotNull(
-    const aclTensor *expandX, const aclTensor *expertIds, const aclTensor *assistInfoForCombine,
-    const aclTensor *epSendCounts, const aclTensor *expertScales, aclTensor *xOut, const char *groupEp)
-{
-    OP_CHECK_NULL(expandX, return false);
-    OP_CHECK_NULL(expertIds, return false);
-    OP_CHECK_NULL(assistInfoForCombine, return false);
-    OP_CHECK_NULL(epSendCounts, return false);
-    OP_CHECK_NULL(expertScales, return false);
-    OP_CHECK_NULL(xOut, return false);
-    if (groupEp == nullptr) {
-        OP_LOGE(ACLNN_ERR_PARAM_NULLPTR, "groupEp must not be nullptr.");
-        return false;
-    }
-    return true;
-}
-
-bool CheckDtypeValid(
-    const aclTensor *expandX, const aclTensor *expertIds, const aclTensor *assistInfoForCombine,
-    const aclTensor *epSendCounts, const aclTensor *expertScales, const aclTensor *tpSendCountsOptional,
-    const aclTensor *xActiveMaskOptional, const aclTensor *activationScaleOptional,
-    const aclTensor *weightScaleOptional, const aclTensor *groupListOptional, const aclTensor *expandScalesOptional,
-    const aclTensor *sharedExpertXOptional, const aclTensor *elasticInfoOptional, const aclTensor *oriXOptional,
-    const aclTensor *constExpertAlpha1Optional, const aclTensor *constExpertAlpha2Optional,
-    const aclTensor *constExpertVOptional, const aclTensor *performanceInfoOptional, aclTensor *xOut)
-{
-    OP_CHECK_DTYPE_NOT_SUPPORT(expandX, EXPAND_X_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(expertIds, EXPERT_IDS_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(assistInfoForCombine, ASSIST_INFO_FOR_COMBINE_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(epSendCounts, EP_SEND_COUNTS_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(expertScales, EXPERT_SCALES_DTYPE_SUPPORT_LIST, return false);
-    if (tpSendCountsOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(tpSendCountsOptional, TP_SEND_COUNTS_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
-    }
-    if (xActiveMaskOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(xActiveMaskOptional, X_ACTIVE_MASK_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
-    }
-    if (activationScaleOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(activationScaleOptional, ACTIVATION_SCALE_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
-    }
-    if (weightScaleOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(weightScaleOptional, WEIGHT_SCALE_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
-    }
-    if (groupListOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(groupListOptional, GROUP_LIST_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
-    }
-    if (expandScalesOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(expandScalesOptional, EXPAND_SCALES_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
-    }
-    if (sharedExpertXOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(sharedExpertXOptional, SHARED_EXPERT_X_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
-    }
-    if (elasticInfoOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(elasticInfoOptional, ELASTIC_INFO_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
-    }
-    if (oriXOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(oriXOptional, ORI_X_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
-    }
-    if (constExpertAlpha1Optional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(constExpertAlpha1Optional, CONST_EXPERT_ALPHA1_OPTIONAL_DTYPE_SUPPORT_LIST,
-                                   return false);
-    }
-    if (constExpertAlpha2Optional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(constExpertAlpha2Optional, CONST_EXPERT_ALPHA2_OPTIONAL_DTYPE_SUPPORT_LIST,
-                                   return false);
-    }
-    if (constExpertVOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(constExpertVOptional, CONST_EXPERT_V_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
-    }
-    if (performanceInfoOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(performanceInfoOptional, PERFORMANCE_INFO_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
-    }
-    OP_CHECK_DTYPE_NOT_SUPPORT(xOut, X_OUT_DTYPE_SUPPORT_LIST, return false);
-    return true;
-}
-} // namespace
+#include "aclnn_moe_distribute_combine_v2_base.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -165,50 +21,26 @@ aclnnStatus aclnnMoeDistributeCombineV2GetWorkspaceSize(
     const aclTensor *epSendCounts, const aclTensor *expertScales, const aclTensor *tpSendCountsOptional,
     const aclTensor *xActiveMaskOptional, const aclTensor *activationScaleOptional,
     const aclTensor *weightScaleOptional, const aclTensor *groupListOptional, const aclTensor *expandScalesOptional,
-    const aclTensor *sharedExpertXOptional, const aclTensor *elasticInfoOptional, const aclTensor *oriXOptional,
-    const aclTensor *constExpertAlpha1Optional, const aclTensor *constExpertAlpha2Optional,
-    const aclTensor *constExpertVOptional, const aclTensor *performanceInfoOptional, const char *groupEp,
-    int64_t epWorldSize, int64_t epRankId, int64_t moeExpertNum, const char *groupTp, int64_t tpWorldSize,
-    int64_t tpRankId, int64_t expertShardType, int64_t sharedExpertNum, int64_t sharedExpertRankNum, int64_t globalBS,
-    int64_t outDtype, int64_t commQuantMode, int64_t groupListType, const char *commAlg, int64_t zeroExpertNum,
-    int64_t copyExpertNum, int64_t constExpertNum, aclTensor *xOut, uint64_t *workspaceSize, aclOpExecutor **executor)
+    const aclTensor *sharedExpertXOptional, const char *groupEp, int64_t epWorldSize, int64_t epRankId,
+    int64_t moeExpertNum, const char *groupTp, int64_t tpWorldSize, int64_t tpRankId, int64_t expertShardType,
+    int64_t sharedExpertNum, int64_t sharedExpertRankNum, int64_t globalBS, int64_t outDtype, int64_t commQuantMode,
+    int64_t groupListType, const char *commAlg, aclTensor *xOut, uint64_t *workspaceSize, aclOpExecutor **executor)
 {
-    OP_LOGD("aclnnMoeDistributeCombineV2GetWorkspaceSize start.");
-    CHECK_RET(CheckNotNull(
-        expandX, expertIds, assistInfoForCombine, epSendCounts, expertScales, xOut, groupEp), ACLNN_ERR_PARAM_NULLPTR);
-    CHECK_RET(CheckDtypeValid(
+    return MoeDistributeCombineV2GetWorkspaceSizeBase(
         expandX, expertIds, assistInfoForCombine, epSendCounts, expertScales, tpSendCountsOptional, xActiveMaskOptional,
         activationScaleOptional, weightScaleOptional, groupListOptional, expandScalesOptional, sharedExpertXOptional,
-        elasticInfoOptional, oriXOptional, constExpertAlpha1Optional, constExpertAlpha2Optional, constExpertVOptional,
-        performanceInfoOptional, xOut), ACLNN_ERR_PARAM_INVALID);
-    const char *groupTpValue = (groupTp == nullptr) ? "" : groupTp;
-    const char *commAlgValue = (commAlg == nullptr) ? "" : commAlg;
-
-    aclnnStatus ret = aclnnInnerMoeDistributeCombineV2GetWorkspaceSize(
-        expandX, expertIds, assistInfoForCombine, epSendCounts, expertScales, tpSendCountsOptional, xActiveMaskOptional,
-        activationScaleOptional, weightScaleOptional, groupListOptional, expandScalesOptional, sharedExpertXOptional,
-        elasticInfoOptional, oriXOptional, constExpertAlpha1Optional, constExpertAlpha2Optional, constExpertVOptional,
-        performanceInfoOptional, groupEp, epWorldSize, epRankId, moeExpertNum, groupTpValue, tpWorldSize, tpRankId,
-        expertShardType, sharedExpertNum, sharedExpertRankNum, globalBS, outDtype, commQuantMode, groupListType,
-        commAlgValue, zeroExpertNum, copyExpertNum, constExpertNum, xOut, workspaceSize, executor);
-    CHECK_RET(ret == ACLNN_SUCCESS, ret);
-    if (NnopbaseSetHcclServerType) {
-        const op::SocVersion socVersion = op::GetCurrentPlatformInfo().GetSocVersion();
-        if (socVersion == op::SocVersion::ASCEND910B) {
-            NnopbaseSetHcclServerType(*executor, NNOPBASE_HCCL_SERVER_TYPE_AICPU);
-        } else {
-            NnopbaseSetHcclServerType(*executor, NNOPBASE_HCCL_SERVER_TYPE_MTE);
-        }
-    }
-    OP_LOGD("aclnnMoeDistributeCombineV2GetWorkspaceSize end.");
-    return ACLNN_SUCCESS;
+        nullptr /* elasticInfoOptional */, nullptr /* oriXOptional */, nullptr /* constExpertAlpha1Optional */,
+        nullptr /* constExpertAlpha2Optional */, nullptr /* constExpertVOptional */,
+        nullptr /* performanceInfoOptional */, groupEp, epWorldSize, epRankId, moeExpertNum, groupTp, tpWorldSize,
+        tpRankId, expertShardType, sharedExpertNum, sharedExpertRankNum, globalBS, outDtype, commQuantMode,
+        groupListType, commAlg, 0 /* zeroExpertNum */, 0 /* copyExpertNum */, 0 /* constExpertNum */, xOut,
+        workspaceSize, executor);
 }
 
 aclnnStatus aclnnMoeDistributeCombineV2(
     void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)
 {
-    OP_LOGD("aclnnMoeDistributeCombineV2 start.");
-    return aclnnInnerMoeDistributeCombineV2(workspace, workspaceSize, executor, stream);
+    return MoeDistributeCombineV2Base(workspace, workspaceSize, executor, stream);
 }
 
 #ifdef __cplusplus

@@ -5,7 +5,7 @@
 
 /*!
  * \file aclnn_moe_distribute_combine_v2.h
- * \brief The two-stage aclnn API of MoeDistributeCombineV2.
+ * \brief aclnnMoeDistributeCombineV2: a two-stage aclnn entry point of the MoeDistributeCombineV2 operator.
  */
 
 #ifndef OP_API_INC_ACLNN_MOE_DISTRIBUTE_COMBINE_V2_H_
@@ -23,6 +23,8 @@ extern "C" {
 
 /**
  * @brief aclnnMoeDistributeCombineV2的第一段接口，根据具体的计算流程，计算workspace大小。
+ * 本接口不含参数elasticInfoOptional、oriXOptional、constExpertAlpha1Optional、constExpertAlpha2Optional、constExpertVOptional、perf
+ * ormanceInfoOptional、zeroExpertNum、copyExpertNum、constExpertNum：可选输入按空指针、可选属性按默认值处理。
  * @domain aclnn_ops_infer
  * @param [in] expandX: 根据expertIds进行扩展过的token特征。
  * @param [in] expertIds: 每个token的topK个专家索引。
@@ -38,12 +40,6 @@ extern "C" {
  * @param [in] expandScalesOptional: 对应aclnnMoeDistributeDispatchV2中的expandScalesOut输出。
  * @param [in] sharedExpertXOptional: 表示共享专家计算后的token，数据类型需与expandX一致；要求为2D或3D Tensor：2D时shape为(BS,
  *                                    H)，3D时前两维乘积等于BS、第三维等于H。
- * @param [in] elasticInfoOptional: EP通信域动态缩容信息。
- * @param [in] oriXOptional: 表示未经过FFN（Feed-Forward Neural network）的token数据，在使能copyExpert或使能constExpert的场景下需要本输入数据。
- * @param [in] constExpertAlpha1Optional: 在使能constExpert的场景下需要输入的计算系数。
- * @param [in] constExpertAlpha2Optional: 在使能constExpert的场景下需要输入的计算系数。
- * @param [in] constExpertVOptional: 在使能constExpert的场景下需要输入的计算系数。
- * @param [in] performanceInfoOptional: 表示本卡等待各卡数据的通信时间，单位为us（微秒）；单次算子调用各卡通信耗时会累加到该Tensor上，算子内部不进行自动清零。
  * @param [in] groupEp: EP通信域名称（专家并行通信域），字符串长度范围为[1, 128)，不能和groupTp相同。
  * @param [in] epWorldSize: EP通信域大小。
  * @param [in] epRankId: EP域本卡ID，取值范围[0, epWorldSize)，同一个EP通信域中各卡的epRankId不重复。
@@ -61,11 +57,6 @@ extern "C" {
  * @param [in] commQuantMode: 通信量化类型：0表示不量化，2表示int8量化，3表示mxfp8量化e5m2，4表示mxfp8量化e4m3。
  * @param [in] groupListType: group List格式，预留参数，当前版本不支持，传0即可。
  * @param [in] commAlg: 通信亲和内存布局算法。
- * @param [in] zeroExpertNum: 零专家数量，合法的零专家ID为[moeExpertNum, moeExpertNum + zeroExpertNum)。
- * @param [in] copyExpertNum: copy专家数量，合法的copy专家ID为[moeExpertNum + zeroExpertNum, moeExpertNum + zeroExpertNum +
- *                            copyExpertNum)。
- * @param [in] constExpertNum: 常量专家数量，合法的常量专家ID为[moeExpertNum + zeroExpertNum + copyExpertNum, moeExpertNum +
- *                             zeroExpertNum + copyExpertNum + constExpertNum)。
  * @param [out] xOut: 处理后的token，数据类型与expandX一致。
  * @param [out] workspaceSize: 返回需要在Device侧申请的workspace大小。
  * @param [out] executor: 返回op执行器，包含了算子计算流程。
@@ -76,13 +67,10 @@ ACLNN_API aclnnStatus aclnnMoeDistributeCombineV2GetWorkspaceSize(
     const aclTensor *epSendCounts, const aclTensor *expertScales, const aclTensor *tpSendCountsOptional,
     const aclTensor *xActiveMaskOptional, const aclTensor *activationScaleOptional,
     const aclTensor *weightScaleOptional, const aclTensor *groupListOptional, const aclTensor *expandScalesOptional,
-    const aclTensor *sharedExpertXOptional, const aclTensor *elasticInfoOptional, const aclTensor *oriXOptional,
-    const aclTensor *constExpertAlpha1Optional, const aclTensor *constExpertAlpha2Optional,
-    const aclTensor *constExpertVOptional, const aclTensor *performanceInfoOptional, const char *groupEp,
-    int64_t epWorldSize, int64_t epRankId, int64_t moeExpertNum, const char *groupTp, int64_t tpWorldSize,
-    int64_t tpRankId, int64_t expertShardType, int64_t sharedExpertNum, int64_t sharedExpertRankNum, int64_t globalBS,
-    int64_t outDtype, int64_t commQuantMode, int64_t groupListType, const char *commAlg, int64_t zeroExpertNum,
-    int64_t copyExpertNum, int64_t constExpertNum, aclTensor *xOut, uint64_t *workspaceSize, aclOpExecutor **executor);
+    const aclTensor *sharedExpertXOptional, const char *groupEp, int64_t epWorldSize, int64_t epRankId,
+    int64_t moeExpertNum, const char *groupTp, int64_t tpWorldSize, int64_t tpRankId, int64_t expertShardType,
+    int64_t sharedExpertNum, int64_t sharedExpertRankNum, int64_t globalBS, int64_t outDtype, int64_t commQuantMode,
+    int64_t groupListType, const char *commAlg, aclTensor *xOut, uint64_t *workspaceSize, aclOpExecutor **executor);
 
 /**
  * @brief aclnnMoeDistributeCombineV2的第二段接口，用于执行计算。

@@ -5,91 +5,12 @@
 
 /*!
  * \file aclnn_moe_distribute_dispatch_setup.cpp
- * \brief aclnnMoeDistributeDispatchSetup: null pointer checks (ACLNN_ERR_PARAM_NULLPTR) and dtype checks
- *        (ACLNN_ERR_PARAM_INVALID), then the generated aclnnInnerMoeDistributeDispatchSetup API; shapes and values are
- *        checked by the tiling.
+ * \brief aclnnMoeDistributeDispatchSetup: the entry point calls the base of MoeDistributeDispatchSetup with its own
+ *        parameters.
  */
 
 #include "aclnn_moe_distribute_dispatch_setup.h"
-
-#include <initializer_list>
-#include "aclnn_kernels/common/op_error_check.h"
-#include "opdev/common_types.h"
-#include "opdev/op_log.h"
-
-using namespace op;
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-enum NnopbaseHcclServerType {
-    NNOPBASE_HCCL_SERVER_TYPE_AICPU = 0,
-    NNOPBASE_HCCL_SERVER_TYPE_MTE,
-    NNOPBASE_HCCL_SERVER_TYPE_END
-};
-
-extern void __attribute__((weak)) NnopbaseSetHcclServerType(void *executor, NnopbaseHcclServerType sType);
-
-extern aclnnStatus aclnnInnerMoeDistributeDispatchSetupGetWorkspaceSize(
-    const aclTensor *x, const aclTensor *expertIds, const aclTensor *scalesOptional,
-    const aclTensor *xActiveMaskOptional, const char *groupEp, int64_t epWorldSize, int64_t epRankId,
-    int64_t moeExpertNum, int64_t expertShardType, int64_t sharedExpertNum, int64_t sharedExpertRankNum,
-    int64_t quantMode, int64_t globalBs, int64_t commType, const char *commAlg, aclTensor *yOut,
-    aclTensor *expandIdxOut, aclTensor *commCmdInfoOut, uint64_t *workspaceSize, aclOpExecutor **executor);
-
-extern aclnnStatus aclnnInnerMoeDistributeDispatchSetup(
-    void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);
-
-#ifdef __cplusplus
-}
-#endif
-
-namespace {
-const std::initializer_list<op::DataType> X_DTYPE_SUPPORT_LIST = {op::DataType::DT_FLOAT16, op::DataType::DT_BF16};
-const std::initializer_list<op::DataType> EXPERT_IDS_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> SCALES_OPTIONAL_DTYPE_SUPPORT_LIST = {op::DataType::DT_FLOAT};
-const std::initializer_list<op::DataType> X_ACTIVE_MASK_OPTIONAL_DTYPE_SUPPORT_LIST = {op::DataType::DT_BOOL};
-const std::initializer_list<op::DataType> Y_OUT_DTYPE_SUPPORT_LIST = {
-    op::DataType::DT_FLOAT16, op::DataType::DT_BF16, op::DataType::DT_INT8, op::DataType::DT_HIFLOAT8,
-    op::DataType::DT_FLOAT8_E5M2, op::DataType::DT_FLOAT8_E4M3FN};
-const std::initializer_list<op::DataType> EXPAND_IDX_OUT_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> COMM_CMD_INFO_OUT_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-
-bool CheckNotNull(
-    const aclTensor *x, const aclTensor *expertIds, aclTensor *yOut, aclTensor *expandIdxOut, aclTensor *commCmdInfoOut,
-    const char *groupEp)
-{
-    OP_CHECK_NULL(x, return false);
-    OP_CHECK_NULL(expertIds, return false);
-    OP_CHECK_NULL(yOut, return false);
-    OP_CHECK_NULL(expandIdxOut, return false);
-    OP_CHECK_NULL(commCmdInfoOut, return false);
-    if (groupEp == nullptr) {
-        OP_LOGE(ACLNN_ERR_PARAM_NULLPTR, "groupEp must not be nullptr.");
-        return false;
-    }
-    return true;
-}
-
-bool CheckDtypeValid(
-    const aclTensor *x, const aclTensor *expertIds, const aclTensor *scalesOptional,
-    const aclTensor *xActiveMaskOptional, aclTensor *yOut, aclTensor *expandIdxOut, aclTensor *commCmdInfoOut)
-{
-    OP_CHECK_DTYPE_NOT_SUPPORT(x, X_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(expertIds, EXPERT_IDS_DTYPE_SUPPORT_LIST, return false);
-    if (scalesOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(scalesOptional, SCALES_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
-    }
-    if (xActiveMaskOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(xActiveMaskOptional, X_ACTIVE_MASK_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
-    }
-    OP_CHECK_DTYPE_NOT_SUPPORT(yOut, Y_OUT_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(expandIdxOut, EXPAND_IDX_OUT_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(commCmdInfoOut, COMM_CMD_INFO_OUT_DTYPE_SUPPORT_LIST, return false);
-    return true;
-}
-} // namespace
+#include "aclnn_moe_distribute_dispatch_setup_base.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -102,30 +23,16 @@ aclnnStatus aclnnMoeDistributeDispatchSetupGetWorkspaceSize(
     int64_t quantMode, int64_t globalBs, int64_t commType, const char *commAlg, aclTensor *yOut,
     aclTensor *expandIdxOut, aclTensor *commCmdInfoOut, uint64_t *workspaceSize, aclOpExecutor **executor)
 {
-    OP_LOGD("aclnnMoeDistributeDispatchSetupGetWorkspaceSize start.");
-    CHECK_RET(CheckNotNull(x, expertIds, yOut, expandIdxOut, commCmdInfoOut, groupEp), ACLNN_ERR_PARAM_NULLPTR);
-    CHECK_RET(CheckDtypeValid(
-        x, expertIds, scalesOptional, xActiveMaskOptional, yOut, expandIdxOut,
-        commCmdInfoOut), ACLNN_ERR_PARAM_INVALID);
-    const char *commAlgValue = (commAlg == nullptr) ? "" : commAlg;
-
-    aclnnStatus ret = aclnnInnerMoeDistributeDispatchSetupGetWorkspaceSize(
+    return MoeDistributeDispatchSetupGetWorkspaceSizeBase(
         x, expertIds, scalesOptional, xActiveMaskOptional, groupEp, epWorldSize, epRankId, moeExpertNum,
-        expertShardType, sharedExpertNum, sharedExpertRankNum, quantMode, globalBs, commType, commAlgValue, yOut,
+        expertShardType, sharedExpertNum, sharedExpertRankNum, quantMode, globalBs, commType, commAlg, yOut,
         expandIdxOut, commCmdInfoOut, workspaceSize, executor);
-    CHECK_RET(ret == ACLNN_SUCCESS, ret);
-    if (NnopbaseSetHcclServerType) {
-        NnopbaseSetHcclServerType(*executor, NNOPBASE_HCCL_SERVER_TYPE_MTE);
-    }
-    OP_LOGD("aclnnMoeDistributeDispatchSetupGetWorkspaceSize end.");
-    return ACLNN_SUCCESS;
 }
 
 aclnnStatus aclnnMoeDistributeDispatchSetup(
     void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)
 {
-    OP_LOGD("aclnnMoeDistributeDispatchSetup start.");
-    return aclnnInnerMoeDistributeDispatchSetup(workspace, workspaceSize, executor, stream);
+    return MoeDistributeDispatchSetupBase(workspace, workspaceSize, executor, stream);
 }
 
 #ifdef __cplusplus

@@ -5,7 +5,7 @@
 
 /*!
  * \file aclnn_moe_distribute_dispatch_setup.h
- * \brief The two-stage aclnn API of MoeDistributeDispatchSetup.
+ * \brief aclnnMoeDistributeDispatchSetup: a two-stage aclnn entry point of the MoeDistributeDispatchSetup operator.
  */
 
 #ifndef OP_API_INC_ACLNN_MOE_DISTRIBUTE_DISPATCH_SETUP_H_

@@ -5,98 +5,12 @@
 
 /*!
  * \file aclnn_moe_distribute_dispatch_teardown.cpp
- * \brief aclnnMoeDistributeDispatchTeardown: null pointer checks (ACLNN_ERR_PARAM_NULLPTR) and dtype checks
- *        (ACLNN_ERR_PARAM_INVALID), then the generated aclnnInnerMoeDistributeDispatchTeardown API; shapes and values
- *        are checked by the tiling.
+ * \brief aclnnMoeDistributeDispatchTeardown: the entry point calls the base of MoeDistributeDispatchTeardown with its
+ *        own parameters.
  */
 
 #include "aclnn_moe_distribute_dispatch_teardown.h"
-
-#include <initializer_list>
-#include "aclnn_kernels/common/op_error_check.h"
-#include "opdev/common_types.h"
-#include "opdev/op_log.h"
-
-using namespace op;
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-enum NnopbaseHcclServerType {
-    NNOPBASE_HCCL_SERVER_TYPE_AICPU = 0,
-    NNOPBASE_HCCL_SERVER_TYPE_MTE,
-    NNOPBASE_HCCL_SERVER_TYPE_END
-};
-
-extern void __attribute__((weak)) NnopbaseSetHcclServerType(void *executor, NnopbaseHcclServerType sType);
-
-extern aclnnStatus aclnnInnerMoeDistributeDispatchTeardownGetWorkspaceSize(
-    const aclTensor *x, const aclTensor *y, const aclTensor *expertIds, const aclTensor *commCmdInfo,
-    const char *groupEp, int64_t epWorldSize, int64_t epRankId, int64_t moeExpertNum, int64_t expertShardType,
-    int64_t sharedExpertNum, int64_t sharedExpertRankNum, int64_t quantMode, int64_t globalBs,
-    int64_t expertTokenNumsType, int64_t commType, const char *commAlg, aclTensor *expandXOut,
-    aclTensor *dynamicScalesOut, aclTensor *assistInfoForCombineOut, aclTensor *expertTokenNumsOut,
-    uint64_t *workspaceSize, aclOpExecutor **executor);
-
-extern aclnnStatus aclnnInnerMoeDistributeDispatchTeardown(
-    void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);
-
-#ifdef __cplusplus
-}
-#endif
-
-namespace {
-const std::initializer_list<op::DataType> X_DTYPE_SUPPORT_LIST = {op::DataType::DT_FLOAT16, op::DataType::DT_BF16};
-const std::initializer_list<op::DataType> Y_DTYPE_SUPPORT_LIST = {
-    op::DataType::DT_FLOAT16, op::DataType::DT_BF16, op::DataType::DT_INT8, op::DataType::DT_HIFLOAT8,
-    op::DataType::DT_FLOAT8_E5M2, op::DataType::DT_FLOAT8_E4M3FN};
-const std::initializer_list<op::DataType> EXPERT_IDS_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> COMM_CMD_INFO_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> EXPAND_X_OUT_DTYPE_SUPPORT_LIST = {
-    op::DataType::DT_FLOAT16, op::DataType::DT_BF16, op::DataType::DT_INT8, op::DataType::DT_FLOAT8_E5M2,
-    op::DataType::DT_FLOAT8_E4M3FN, op::DataType::DT_HIFLOAT8};
-const std::initializer_list<op::DataType> DYNAMIC_SCALES_OUT_DTYPE_SUPPORT_LIST = {
-    op::DataType::DT_FLOAT, op::DataType::DT_FLOAT8_E8M0};
-const std::initializer_list<op::DataType> ASSIST_INFO_FOR_COMBINE_OUT_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> EXPERT_TOKEN_NUMS_OUT_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT64};
-
-bool CheckNotNull(
-    const aclTensor *x, const aclTensor *y, const aclTensor *expertIds, const aclTensor *commCmdInfo,
-    aclTensor *expandXOut, aclTensor *dynamicScalesOut, aclTensor *assistInfoForCombineOut,
-    aclTensor *expertTokenNumsOut, const char *groupEp)
-{
-    OP_CHECK_NULL(x, return false);
-    OP_CHECK_NULL(y, return false);
-    OP_CHECK_NULL(expertIds, return false);
-    OP_CHECK_NULL(commCmdInfo, return false);
-    OP_CHECK_NULL(expandXOut, return false);
-    OP_CHECK_NULL(dynamicScalesOut, return false);
-    OP_CHECK_NULL(assistInfoForCombineOut, return false);
-    OP_CHECK_NULL(expertTokenNumsOut, return false);
-    if (groupEp == nullptr) {
-        OP_LOGE(ACLNN_ERR_PARAM_NULLPTR, "groupEp must not be nullptr.");
-        return false;
-    }
-    return true;
-}
-
-bool CheckDtypeValid(
-    const aclTensor *x, const aclTensor *y, const aclTensor *expertIds, const aclTensor *commCmdInfo,
-    aclTensor *expandXOut, aclTensor *dynamicScalesOut, aclTensor *assistInfoForCombineOut,
-    aclTensor *expertTokenNumsOut)
-{
-    OP_CHECK_DTYPE_NOT_SUPPORT(x, X_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(y, Y_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(expertIds, EXPERT_IDS_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(commCmdInfo, COMM_CMD_INFO_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(expandXOut, EXPAND_X_OUT_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(dynamicScalesOut, DYNAMIC_SCALES_OUT_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(assistInfoForCombineOut, ASSIST_INFO_FOR_COMBINE_OUT_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(expertTokenNumsOut, EXPERT_TOKEN_NUMS_OUT_DTYPE_SUPPORT_LIST, return false);
-    return true;
-}
-} // namespace
+#include "aclnn_moe_distribute_dispatch_teardown_base.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -106,36 +20,20 @@ aclnnStatus aclnnMoeDistributeDispatchTeardownGetWorkspaceSize(
     const aclTensor *x, const aclTensor *y, const aclTensor *expertIds, const aclTensor *commCmdInfo,
     const char *groupEp, int64_t epWorldSize, int64_t epRankId, int64_t moeExpertNum, int64_t expertShardType,
     int64_t sharedExpertNum, int64_t sharedExpertRankNum, int64_t quantMode, int64_t globalBs,
-    int64_t expertTokenNumsType, int64_t commType, const char *commAlg, aclTensor *expandXOut,
-    aclTensor *dynamicScalesOut, aclTensor *assistInfoForCombineOut, aclTensor *expertTokenNumsOut,
-    uint64_t *workspaceSize, aclOpExecutor **executor)
+    int64_t expertTokenNumsType, int64_t commType, char *commAlg, aclTensor *expandXOut, aclTensor *dynamicScalesOut,
+    aclTensor *assistInfoForCombineOut, aclTensor *expertTokenNumsOut, uint64_t *workspaceSize,
+    aclOpExecutor **executor)
 {
-    OP_LOGD("aclnnMoeDistributeDispatchTeardownGetWorkspaceSize start.");
-    CHECK_RET(CheckNotNull(
-        x, y, expertIds, commCmdInfo, expandXOut, dynamicScalesOut, assistInfoForCombineOut, expertTokenNumsOut,
-        groupEp), ACLNN_ERR_PARAM_NULLPTR);
-    CHECK_RET(CheckDtypeValid(
-        x, y, expertIds, commCmdInfo, expandXOut, dynamicScalesOut, assistInfoForCombineOut,
-        expertTokenNumsOut), ACLNN_ERR_PARAM_INVALID);
-    const char *commAlgValue = (commAlg == nullptr) ? "" : commAlg;
-
-    aclnnStatus ret = aclnnInnerMoeDistributeDispatchTeardownGetWorkspaceSize(
+    return MoeDistributeDispatchTeardownGetWorkspaceSizeBase(
         x, y, expertIds, commCmdInfo, groupEp, epWorldSize, epRankId, moeExpertNum, expertShardType, sharedExpertNum,
-        sharedExpertRankNum, quantMode, globalBs, expertTokenNumsType, commType, commAlgValue, expandXOut,
-        dynamicScalesOut, assistInfoForCombineOut, expertTokenNumsOut, workspaceSize, executor);
-    CHECK_RET(ret == ACLNN_SUCCESS, ret);
-    if (NnopbaseSetHcclServerType) {
-        NnopbaseSetHcclServerType(*executor, NNOPBASE_HCCL_SERVER_TYPE_MTE);
-    }
-    OP_LOGD("aclnnMoeDistributeDispatchTeardownGetWorkspaceSize end.");
-    return ACLNN_SUCCESS;
+        sharedExpertRankNum, quantMode, globalBs, expertTokenNumsType, commType, commAlg, expandXOut, dynamicScalesOut,
+        assistInfoForCombineOut, expertTokenNumsOut, workspaceSize, executor);
 }
 
 aclnnStatus aclnnMoeDistributeDispatchTeardown(
     void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)
 {
-    OP_LOGD("aclnnMoeDistributeDispatchTeardown start.");
-    return aclnnInnerMoeDistributeDispatchTeardown(workspace, workspaceSize, executor, stream);
+    return MoeDistributeDispatchTeardownBase(workspace, workspaceSize, executor, stream);
 }
 
 #ifdef __cplusplus

@@ -5,7 +5,8 @@
 
 /*!
  * \file aclnn_moe_distribute_dispatch_teardown.h
- * \brief The two-stage aclnn API of MoeDistributeDispatchTeardown.
+ * \brief aclnnMoeDistributeDispatchTeardown: a two-stage aclnn entry point of the MoeDistributeDispatchTeardown
+ *        operator.
  */
 
 #ifndef OP_API_INC_ACLNN_MOE_DISTRIBUTE_DISPATCH_TEARDOWN_H_
@@ -53,9 +54,9 @@ ACLNN_API aclnnStatus aclnnMoeDistributeDispatchTeardownGetWorkspaceSize(
     const aclTensor *x, const aclTensor *y, const aclTensor *expertIds, const aclTensor *commCmdInfo,
     const char *groupEp, int64_t epWorldSize, int64_t epRankId, int64_t moeExpertNum, int64_t expertShardType,
     int64_t sharedExpertNum, int64_t sharedExpertRankNum, int64_t quantMode, int64_t globalBs,
-    int64_t expertTokenNumsType, int64_t commType, const char *commAlg, aclTensor *expandXOut,
-    aclTensor *dynamicScalesOut, aclTensor *assistInfoForCombineOut, aclTensor *expertTokenNumsOut,
-    uint64_t *workspaceSize, aclOpExecutor **executor);
+    int64_t expertTokenNumsType, int64_t commType, char *commAlg, aclTensor *expandXOut, aclTensor *dynamicScalesOut,
+    aclTensor *assistInfoForCombineOut, aclTensor *expertTokenNumsOut, uint64_t *workspaceSize,
+    aclOpExecutor **executor);
 
 /**
  * @brief aclnnMoeDistributeDispatchTeardown的第二段接口，用于执行计算。

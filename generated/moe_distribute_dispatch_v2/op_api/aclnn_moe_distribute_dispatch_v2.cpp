@@ -5,129 +5,12 @@
 
 /*!
  * \file aclnn_moe_distribute_dispatch_v2.cpp
- * \brief aclnnMoeDistributeDispatchV2: null pointer checks (ACLNN_ERR_PARAM_NULLPTR) and dtype checks
- *        (ACLNN_ERR_PARAM_INVALID), then the generated aclnnInnerMoeDistributeDispatchV2 API; shapes and values are
- *        checked by the tiling.
+ * \brief aclnnMoeDistributeDispatchV2: the entry point calls the base of MoeDistributeDispatchV2 with its own
+ *        parameters, null or the default for the others.
  */
 
 #include "aclnn_moe_distribute_dispatch_v2.h"
-
-#include <initializer_list>
-#include "aclnn_kernels/common/op_error_check.h"
-#include "opdev/common_types.h"
-#include "opdev/op_log.h"
-#include "opdev/platform.h"
-
-using namespace op;
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-enum NnopbaseHcclServerType {
-    NNOPBASE_HCCL_SERVER_TYPE_AICPU = 0,
-    NNOPBASE_HCCL_SERVER_TYPE_MTE,
-    NNOPBASE_HCCL_SERVER_TYPE_END
-};
-
-extern void __attribute__((weak)) NnopbaseSetHcclServerType(void *executor, NnopbaseHcclServerType sType);
-
-extern aclnnStatus aclnnInnerMoeDistributeDispatchV2GetWorkspaceSize(
-    const aclTensor *x, const aclTensor *expertIds, const aclTensor *scalesOptional,
-    const aclTensor *xActiveMaskOptional, const aclTensor *expertScalesOptional, const aclTensor *elasticInfoOptional,
-    const aclTensor *performanceInfoOptional, const char *groupEp, int64_t epWorldSize, int64_t epRankId,
-    int64_t moeExpertNum, const char *groupTp, int64_t tpWorldSize, int64_t tpRankId, int64_t expertShardType,
-    int64_t sharedExpertNum, int64_t sharedExpertRankNum, int64_t quantMode, int64_t globalBS,
-    int64_t expertTokenNumsType, const char *commAlg, int64_t zeroExpertNum, int64_t copyExpertNum,
-    int64_t constExpertNum, aclTensor *expandXOut, aclTensor *dynamicScalesOut, aclTensor *assistInfoForCombineOut,
-    aclTensor *expertTokenNumsOut, aclTensor *epRecvCountsOut, aclTensor *tpRecvCountsOut, aclTensor *expandScalesOut,
-    uint64_t *workspaceSize, aclOpExecutor **executor);
-
-extern aclnnStatus aclnnInnerMoeDistributeDispatchV2(
-    void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);
-
-#ifdef __cplusplus
-}
-#endif
-
-namespace {
-const std::initializer_list<op::DataType> X_DTYPE_SUPPORT_LIST = {
-    op::DataType::DT_FLOAT16, op::DataType::DT_BF16, op::DataType::DT_FLOAT8_E5M2, op::DataType::DT_FLOAT8_E4M3FN,
-    op::DataType::DT_HIFLOAT8, op::DataType::DT_FLOAT4_E2M1, op::DataType::DT_FLOAT4_E1M2};
-const std::initializer_list<op::DataType> EXPERT_IDS_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> SCALES_OPTIONAL_DTYPE_SUPPORT_LIST = {
-    op::DataType::DT_FLOAT, op::DataType::DT_FLOAT8_E8M0};
-const std::initializer_list<op::DataType> X_ACTIVE_MASK_OPTIONAL_DTYPE_SUPPORT_LIST = {op::DataType::DT_BOOL};
-const std::initializer_list<op::DataType> EXPERT_SCALES_OPTIONAL_DTYPE_SUPPORT_LIST = {op::DataType::DT_FLOAT};
-const std::initializer_list<op::DataType> ELASTIC_INFO_OPTIONAL_DTYPE_SUPPORT_LIST = {op::DataType::DT_FLOAT};
-const std::initializer_list<op::DataType> PERFORMANCE_INFO_OPTIONAL_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT64};
-const std::initializer_list<op::DataType> EXPAND_X_OUT_DTYPE_SUPPORT_LIST = {
-    op::DataType::DT_FLOAT16, op::DataType::DT_BF16, op::DataType::DT_INT8, op::DataType::DT_FLOAT8_E4M3FN,
-    op::DataType::DT_FLOAT8_E5M2, op::DataType::DT_HIFLOAT8, op::DataType::DT_FLOAT4_E2M1,
-    op::DataType::DT_FLOAT4_E1M2};
-const std::initializer_list<op::DataType> DYNAMIC_SCALES_OUT_DTYPE_SUPPORT_LIST = {
-    op::DataType::DT_FLOAT, op::DataType::DT_FLOAT8_E8M0};
-const std::initializer_list<op::DataType> ASSIST_INFO_FOR_COMBINE_OUT_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> EXPERT_TOKEN_NUMS_OUT_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT64};
-const std::initializer_list<op::DataType> EP_RECV_COUNTS_OUT_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> TP_RECV_COUNTS_OUT_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> EXPAND_SCALES_OUT_DTYPE_SUPPORT_LIST = {op::DataType::DT_FLOAT};
-
-bool CheckNotNull(
-    const aclTensor *x, const aclTensor *expertIds, aclTensor *expandXOut, aclTensor *dynamicScalesOut,
-    aclTensor *assistInfoForCombineOut, aclTensor *expertTokenNumsOut, aclTensor *epRecvCountsOut,
-    aclTensor *tpRecvCountsOut, aclTensor *expandScalesOut, const char *groupEp)
-{
-    OP_CHECK_NULL(x, return false);
-    OP_CHECK_NULL(expertIds, return false);
-    OP_CHECK_NULL(expandXOut, return false);
-    OP_CHECK_NULL(dynamicScalesOut, return false);
-    OP_CHECK_NULL(assistInfoForCombineOut, return false);
-    OP_CHECK_NULL(expertTokenNumsOut, return false);
-    OP_CHECK_NULL(epRecvCountsOut, return false);
-    OP_CHECK_NULL(tpRecvCountsOut, return false);
-    OP_CHECK_NULL(expandScalesOut, return false);
-    if (groupEp == nullptr) {
-        OP_LOGE(ACLNN_ERR_PARAM_NULLPTR, "groupEp must not be nullptr.");
-        return false;
-    }
-    return true;
-}
-
-bool CheckDtypeValid(
-    const aclTensor *x, const aclTensor *expertIds, const aclTensor *scalesOptional,
-    const aclTensor *xActiveMaskOptional, const aclTensor *expertScalesOptional, const aclTensor *elasticInfoOptional,
-    const aclTensor *performanceInfoOptional, aclTensor *expandXOut, aclTensor *dynamicScalesOut,
-    aclTensor *assistInfoForCombineOut, aclTensor *expertTokenNumsOut, aclTensor *epRecvCountsOut,
-    aclTensor *tpRecvCountsOut, aclTensor *expandScalesOut)
-{
-    OP_CHECK_DTYPE_NOT_SUPPORT(x, X_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(expertIds, EXPERT_IDS_DTYPE_SUPPORT_LIST, return false);
-    if (scalesOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(scalesOptional, SCALES_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
-    }
-    if (xActiveMaskOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(xActiveMaskOptional, X_ACTIVE_MASK_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
-    }
-    if (expertScalesOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(expertScalesOptional, EXPERT_SCALES_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
-    }
-    if (elasticInfoOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(elasticInfoOptional, ELASTIC_INFO_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
-    }
-    if (performanceInfoOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(performanceInfoOptional, PERFORMANCE_INFO_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
-    }
-    OP_CHECK_DTYPE_NOT_SUPPORT(expandXOut, EXPAND_X_OUT_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(dynamicScalesOut, DYNAMIC_SCALES_OUT_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(assistInfoForCombineOut, ASSIST_INFO_FOR_COMBINE_OUT_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(expertTokenNumsOut, EXPERT_TOKEN_NUMS_OUT_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(epRecvCountsOut, EP_RECV_COUNTS_OUT_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(tpRecvCountsOut, TP_RECV_COUNTS_OUT_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(expandScalesOut, EXPAND_SCALES_OUT_DTYPE_SUPPORT_LIST, return false);
-    return true;
-}
-} // namespace
+#include "aclnn_moe_distribute_dispatch_v2_base.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -135,50 +18,27 @@ extern "C" {
 
 aclnnStatus aclnnMoeDistributeDispatchV2GetWorkspaceSize(
     const aclTensor *x, const aclTensor *expertIds, const aclTensor *scalesOptional,
-    const aclTensor *xActiveMaskOptional, const aclTensor *expertScalesOptional, const aclTensor *elasticInfoOptional,
-    const aclTensor *performanceInfoOptional, const char *groupEp, int64_t epWorldSize, int64_t epRankId,
-    int64_t moeExpertNum, const char *groupTp, int64_t tpWorldSize, int64_t tpRankId, int64_t expertShardType,
-    int64_t sharedExpertNum, int64_t sharedExpertRankNum, int64_t quantMode, int64_t globalBS,
-    int64_t expertTokenNumsType, const char *commAlg, int64_t zeroExpertNum, int64_t copyExpertNum,
-    int64_t constExpertNum, aclTensor *expandXOut, aclTensor *dynamicScalesOut, aclTensor *assistInfoForCombineOut,
-    aclTensor *expertTokenNumsOut, aclTensor *epRecvCountsOut, aclTensor *tpRecvCountsOut, aclTensor *expandScalesOut,
-    uint64_t *workspaceSize, aclOpExecutor **executor)
+    const aclTensor *xActiveMaskOptional, const aclTensor *expertScalesOptional, const char *groupEp,
+    int64_t epWorldSize, int64_t epRankId, int64_t moeExpertNum, const char *groupTp, int64_t tpWorldSize,
+    int64_t tpRankId, int64_t expertShardType, int64_t sharedExpertNum, int64_t sharedExpertRankNum, int64_t quantMode,
+    int64_t globalBS, int64_t expertTokenNumsType, const char *commAlg, aclTensor *expandXOut,
+    aclTensor *dynamicScalesOut, aclTensor *assistInfoForCombineOut, aclTensor *expertTokenNumsOut,
+    aclTensor *epRecvCountsOut, aclTensor *tpRecvCountsOut, aclTensor *expandScalesOut, uint64_t *workspaceSize,
+    aclOpExecutor **executor)
 {
-    OP_LOGD("aclnnMoeDistributeDispatchV2GetWorkspaceSize start.");
-    CHECK_RET(CheckNotNull(
-        x, expertIds, expandXOut, dynamicScalesOut, assistInfoForCombineOut, expertTokenNumsOut, epRecvCountsOut,
-        tpRecvCountsOut, expandScalesOut, groupEp), ACLNN_ERR_PARAM_NULLPTR);
-    CHECK_RET(CheckDtypeValid(
-        x, expertIds, scalesOptional, xActiveMaskOptional, expertScalesOptional, elasticInfoOptional,
-        performanceInfoOptional, expandXOut, dynamicScalesOut, assistInfoForCombineOut, expertTokenNumsOut,
-        epRecvCountsOut, tpRecvCountsOut, expandScalesOut), ACLNN_ERR_PARAM_INVALID);
-    const char *groupTpValue = (groupTp == nullptr) ? "" : groupTp;
-    const char *commAlgValue = (commAlg == nullptr) ? "" : commAlg;
-
-    aclnnStatus ret = aclnnInnerMoeDistributeDispatchV2GetWorkspaceSize(
-        x, expertIds, scalesOptional, xActiveMaskOptional, expertScalesOptional, elasticInfoOptional,
-        performanceInfoOptional, groupEp, epWorldSize, epRankId, moeExpertNum, groupTpValue, tpWorldSize, tpRankId,
-        expertShardType, sharedExpertNum, sharedExpertRankNum, quantMode, globalBS, expertTokenNumsType, commAlgValue,
-        zeroExpertNum, copyExpertNum, constExpertNum, expandXOut, dynamicScalesOut, assistInfoForCombineOut,
-        expertTokenNumsOut, epRecvCountsOut, tpRecvCountsOut, expandScalesOut, workspaceSize, executor);
-    CHECK_RET(ret == ACLNN_SUCCESS, ret);
-    if (NnopbaseSetHcclServerType) {
-        const op::SocVersion socVersion = op::GetCurrentPlatformInfo().GetSocVersion();
-        if (socVersion == op::SocVersion::ASCEND910B) {
-            NnopbaseSetHcclServerType(*executor, NNOPBASE_HCCL_SERVER_TYPE_AICPU);
-        } else {
-            NnopbaseSetHcclServerType(*executor, NNOPBASE_HCCL_SERVER_TYPE_MTE);
-        }
-    }
-    OP_LOGD("aclnnMoeDistributeDispatchV2GetWorkspaceSize end.");
-    return ACLNN_SUCCESS;
+    return MoeDistributeDispatchV2GetWorkspaceSizeBase(
+        x, expertIds, scalesOptional, xActiveMaskOptional, expertScalesOptional, nullptr /* elasticInfoOptional */,
+        nullptr /* performanceInfoOptional */, groupEp, epWorldSize, epRankId, moeExpertNum, groupTp, tpWorldSize,
+        tpRankId, expertShardType, sharedExpertNum, sharedExpertRankNum, quantMode, globalBS, expertTokenNumsType,
+        commAlg, 0 /* zeroExpertNum */, 0 /* copyExpertNum */, 0 /* constExpertNum */, expandXOut, dynamicScalesOut,
+        assistInfoForCombineOut, expertTokenNumsOut, epRecvCountsOut, tpRecvCountsOut, expandScalesOut, workspaceSize,
+        executor);
 }
 
 aclnnStatus aclnnMoeDistributeDispatchV2(
     void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)
 {
-    OP_LOGD("aclnnMoeDistributeDispatchV2 start.");
-    return aclnnInnerMoeDistributeDispatchV2(workspace, workspaceSize, executor, stream);
+    return MoeDistributeDispatchV2Base(workspace, workspaceSize, executor, stream);
 }
 
 #ifdef __cplusplus

@@ -5,7 +5,7 @@
 
 /*!
  * \file aclnn_moe_distribute_dispatch_v2.h
- * \brief The two-stage aclnn API of MoeDistributeDispatchV2.
+ * \brief aclnnMoeDistributeDispatchV2: a two-stage aclnn entry point of the MoeDistributeDispatchV2 operator.
  */
 
 #ifndef OP_API_INC_ACLNN_MOE_DISTRIBUTE_DISPATCH_V2_H_
@@ -23,6 +23,7 @@ extern "C" {
 
 /**
  * @brief aclnnMoeDistributeDispatchV2的第一段接口，根据具体的计算流程，计算workspace大小。
+ * 本接口不含参数elasticInfoOptional、performanceInfoOptional、zeroExpertNum、copyExpertNum、constExpertNum：可选输入按空指针、可选属性按默认值处理。
  * @domain aclnn_ops_infer
  * @param [in] x: 本卡发送的token数据。
  * @param [in] expertIds: 每个token的topK个专家索引。
@@ -30,9 +31,6 @@ extern "C" {
  * @param [in] xActiveMaskOptional: 表示token是否参与通信，可传有效数据或空指针；1D时true需排在false前（例：{true, false,
  *                                  true}非法），2D时token对应K个值全为false则不参与通信；默认所有token参与通信；各卡BS不一致时所有token需有效。
  * @param [in] expertScalesOptional: 每个token的topK个专家权重。
- * @param [in] elasticInfoOptional: EP通信域动态缩容信息。当某些通信卡因异常而从通信域中剔除，实际参与通信的卡数可从本参数中获取。
- * @param [in] performanceInfoOptional: 表示本卡等待各卡数据的通信时间，单位为us（微秒）。单次算子调用各卡通信耗时会累加到该Tensor上，算子内部不进行自动清零，因此用户每次启用此Tensor开始
- *                                      记录耗时前需对Tensor清零。
  * @param [in] groupEp: EP通信域名称（专家并行通信域），字符串长度范围为[1, 128)，不能和groupTp相同。
  * @param [in] epWorldSize: EP通信域大小。
  * @param [in] epRankId: EP域本卡ID，取值范围[0, epWorldSize)，同一个EP通信域中各卡的epRankId不重复。
@@ -50,9 +48,6 @@ extern "C" {
  * @param [in] expertTokenNumsType: 输出expertTokenNums中值的语义类型，支持0：expertTokenNums中的输出为每个专家处理的token数的前缀和，1：expertTokenNums
  *                                  中的输出为每个专家处理的token数量。
  * @param [in] commAlg: 表示通信亲和内存布局算法。
- * @param [in] zeroExpertNum: 零专家数量。
- * @param [in] copyExpertNum: copy专家数量。
- * @param [in] constExpertNum: 常量专家数量。
  * @param [out] expandXOut: 根据expertIds进行扩展过的token特征。
  * @param [out] dynamicScalesOut: 量化场景下，表示本卡输出Token的量化系数。
  * @param [out] assistInfoForCombineOut: 表示给同一专家发送的token个数（对应CombineV2系列算子中的assistInfoForCombine）。
@@ -66,14 +61,13 @@ extern "C" {
  */
 ACLNN_API aclnnStatus aclnnMoeDistributeDispatchV2GetWorkspaceSize(
     const aclTensor *x, const aclTensor *expertIds, const aclTensor *scalesOptional,
-    const aclTensor *xActiveMaskOptional, const aclTensor *expertScalesOptional, const aclTensor *elasticInfoOptional,
-    const aclTensor *performanceInfoOptional, const char *groupEp, int64_t epWorldSize, int64_t epRankId,
-    int64_t moeExpertNum, const char *groupTp, int64_t tpWorldSize, int64_t tpRankId, int64_t expertShardType,
-    int64_t sharedExpertNum, int64_t sharedExpertRankNum, int64_t quantMode, int64_t globalBS,
-    int64_t expertTokenNumsType, const char *commAlg, int64_t zeroExpertNum, int64_t copyExpertNum,
-    int64_t constExpertNum, aclTensor *expandXOut, aclTensor *dynamicScalesOut, aclTensor *assistInfoForCombineOut,
-    aclTensor *expertTokenNumsOut, aclTensor *epRecvCountsOut, aclTensor *tpRecvCountsOut, aclTensor *expandScalesOut,
-    uint64_t *workspaceSize, aclOpExecutor **executor);
+    const aclTensor *xActiveMaskOptional, const aclTensor *expertScalesOptional, const char *groupEp,
+    int64_t epWorldSize, int64_t epRankId, int64_t moeExpertNum, const char *groupTp, int64_t tpWorldSize,
+    int64_t tpRankId, int64_t expertShardType, int64_t sharedExpertNum, int64_t sharedExpertRankNum, int64_t quantMode,
+    int64_t globalBS, int64_t expertTokenNumsType, const char *commAlg, aclTensor *expandXOut,
+    aclTensor *dynamicScalesOut, aclTensor *assistInfoForCombineOut, aclTensor *expertTokenNumsOut,
+    aclTensor *epRecvCountsOut, aclTensor *tpRecvCountsOut, aclTensor *expandScalesOut, uint64_t *workspaceSize,
+    aclOpExecutor **executor);
 
 /**
  * @brief aclnnMoeDistributeDispatchV2的第二段接口，用于执行计算。

@@ -3,7 +3,7 @@
 Do not edit: change the spec and run `opgen build`.
 
 API (a contract other tools rely on):
-    validate(inputs, attrs, product, out_dtypes=None)       -> raises opgen.runtime.OpError
+    validate(inputs, attrs, product, out_dtypes=None, stage="all") -> raises opgen.runtime.OpError
     infer(inputs, attrs, product, out_dtypes=None)           -> {output: (shape, dtype)}
     run_world(inputs, attrs, product, out_dtypes=None)       -> [ {output: ndarray} per rank ]
     run_rank(rank, inputs, attrs, product, out_dtypes=None)  -> {output: ndarray} == run_world(...)[rank]
@@ -321,9 +321,12 @@ INFO = reference.OpInfo(
 )
 
 
-def validate(inputs, attrs, product, out_dtypes=None):
-    """Run every check of ``product`` on one rank; raises opgen.runtime.OpError on the first failure."""
-    reference.validate(INFO, inputs, attrs, product, out_dtypes)
+def validate(inputs, attrs, product, out_dtypes=None, stage="all"):
+    """Run the checks of ``product`` on one rank; raises opgen.runtime.OpError on the first failure.
+
+    ``stage="op_api"``: only the checks the aclnn GetWorkspaceSize runs before tiling (null pointers, 161001;
+    invalid parameters, 161002); "all" (the default): every check, as tiling does."""
+    reference.validate(INFO, inputs, attrs, product, out_dtypes, stage)
 
 
 def infer(inputs, attrs, product, out_dtypes=None):

@@ -100,6 +100,11 @@ DATA_BUILTINS = ("prefix_true", "all_true")
 
 ATTR_TYPES = ("int64", "float", "bool", "string")
 ERROR_CLASSES: dict[str, int] = {"nullptr": 161001, "invalid": 161002, "tiling": 561002, "warn": 0}
+# Where a check runs (../shared/cann/docs/current/aclnn*.md, 返回值: the first stage rejects null tensors with
+# 161001 and unsupported dtypes / parameters with 161002 before tiling; a tiling failure is always 561002). The
+# op_api's GetWorkspaceSize runs the classes of its stage before it calls aclnnInner; tiling (the only stage in
+# graph mode) runs every check.
+STAGES: dict[str, tuple[str, ...]] = {"op_api": ("nullptr", "invalid"), "all": tuple(ERROR_CLASSES)}
 # Known CANN SoC ids and their display names, newest first: the rows of the product table.
 PRODUCTS: dict[str, str] = {soc: f.display for soc, f in _products.PRODUCTS.items()}
 

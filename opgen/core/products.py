@@ -44,6 +44,20 @@ class ProductFacts:
         return {f: getattr(self, f) for f in self.__dataclass_fields__}
 
 
+# The enumerators of op::SocVersion, what the op_api layer reads the SoC as (hicann/opbase
+# include/nnopbase/opdev/platform.h, in ../shared/cann/headers.tar.gz): a product id is one of them upper-cased,
+# or the generated op_api cannot recognise it (it then rejects the call: see op_soc_version).
+OP_SOC_VERSIONS = ("ASCEND910", "ASCEND910B", "ASCEND910_93", "ASCEND910_95", "ASCEND950", "ASCEND910E",
+                   "ASCEND310", "ASCEND310P", "ASCEND310B", "ASCEND310C", "ASCEND610LITE", "KIRINX90",
+                   "KIRIN9030", "ASCEND350")
+
+
+def op_soc_version(soc: str) -> str | None:
+    """The op::SocVersion enumerator of a product id (None: the op_api layer has none for it)."""
+    name = soc.upper()
+    return name if name in OP_SOC_VERSIONS else None
+
+
 # Newest first (the order CANN docs list products in).
 _ROWS = (
     # Ascend 950 (Ascend950PR / Ascend950DT): __NPU_ARCH__ 3510 (reference/formats.md: "arch35,

@@ -6,6 +6,7 @@ from opgen.core.artifact import Artifact
 from opgen.emit.plans import Plans
 from opgen.emit.registry import emitter
 from opgen.emit.render import render
+from opgen.lang.expr import Call, walk
 from opgen.lower.aclnn_abi import RUN_PARAMS, workspace_params
 from opgen.model.decl import AclnnEntry, Attr, Op
 from opgen.model.spec_text import literal as spec_literal
@@ -50,7 +51,8 @@ def entry_context(op: Op, entry: AclnnEntry, views) -> dict:
     for cls, status in _STATUS.items():
         blamed = list(dict.fromkeys(c.param for v in views for c in v.checks if c.error_class == cls))
         if blamed:
-            statuses.append(dict(status=status, code=B.ERROR_CLASSES[cls], params=blamed))
+            where = "调用aclnnInner前的入参校验" if cls in B.STAGES["op_api"] else "tiling"
+            statuses.append(dict(status=status, code=B.ERROR_CLASSES[cls], params=blamed, stage=where))
     return dict(
         name=entry.name,
         prototypes=[_prototype(f"{entry.name}GetWorkspaceSize", workspace_params(op, entry)),
@@ -66,8 +68,11 @@ def docs_context(op: Op, plans: Plans, entry: AclnnEntry | None = None) -> dict:
     ordered = [soc for soc in B.PRODUCTS if op.product(soc) is not None]
     views = [op.view(soc) for soc in ordered]
     entry = entry or op.entries[0]
+    data_checks = {c.id for v in views for c in v.checks
+                   if any(isinstance(n, Call) and n.fn in B.DATA_BUILTINS for e in (c.expr, *c.conditions)
+                          for n in walk(e))}
     return dict(op=op, views=views, params=[_row(p) for p in op.params], entry=entry_context(op, entry, views),
-                tests=tests_summary(op, plans))
+                data_checks=data_checks, tests=tests_summary(op, plans))
 
 
 def tests_summary(op: Op, plans: Plans) -> dict | None:

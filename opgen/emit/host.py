@@ -22,7 +22,9 @@ from dataclasses import dataclass
 
 from opgen.core.artifact import Artifact
 from opgen.core.dtypes import DTYPES, FORMATS
-from opgen.core.products import AICPU
+from opgen.core import builtins as B
+from opgen.core.errors import LoweringError
+from opgen.core.products import AICPU, op_soc_version
 from opgen.lang.expr import Call, Expr, Name, to_spec, walk
 from opgen.emit.registry import emitter
 from opgen.emit.render import render
@@ -31,7 +33,8 @@ from opgen.lower.literals import cpp_literal, cpp_string
 from opgen.model.decl import AclnnEntry, Attr, Op, ProductView, Tensor, snake
 from opgen.emit.tiling_layout import TilingField, tiling_fields
 from opgen.model.static_eval import StaticEnv, fails
-from opgen.lower.cpp import comment_text as cpp_comment, cpp_expr, cpp_ge_enum, cpp_ident, cpp_kind_type
+from opgen.lower.cpp import (comment_text as cpp_comment, cpp_expr, cpp_ge_enum, cpp_ident, cpp_kind_type,
+                             cpp_soc_enum)
 from opgen.model.resolve import dim_bindings
 
 # ---------------------------------------------------------------------------------------------
@@ -501,17 +504,13 @@ def base_names(op: Op) -> dict:
 
 
 def aclnn_base_context(op: Op) -> dict:
-    """The base over every parameter in IR order: null and dtype checks, then the generated aclnnInner API."""
+    """The base over every parameter in IR order: the check core's op_api stage on the aclTensors and attributes,
+    then the generated aclnnInner API (whose tiling runs every check)."""
     names = base_names(op)
     inner = f"aclnnInner{op.name}"
     ws_params = [param_decl(p) for p in op.params] + _WS_TAIL
-    union = {t.name: _tensor_union(op, t.name, "dtypes") for t in op.inputs + op.outputs}
-    dtype_lists = [dict(name=f"{const_name(t.name)}_DTYPE_SUPPORT_LIST", tensor=t.name, optional=t.optional,
-                        decl=init_list(f"const std::initializer_list<op::DataType> "
-                                       f"{const_name(t.name)}_DTYPE_SUPPORT_LIST = ",
-                                       [op_dtype(d) for d in union[t.name]]))
-                   for t in op.inputs + op.outputs]
-    null_tensors = [t for t in op.inputs + op.outputs if not t.optional]
+    for view in (op.views[p.soc] for p in op.products):
+        _op_api_checks_see_no_env(op, view)
     str_attrs = [a for a in op.attrs if a.type == "string"]
     call_names = []
     for p in op.params:
@@ -519,35 +518,63 @@ def aclnn_base_context(op: Op) -> dict:
             call_names.append(f"{p.name}Value")
         else:
             call_names.append(p.name)
-    null_args = [t.name for t in null_tensors] + [a.name for a in str_attrs if not a.optional]
-    null_decls = [param_decl(t) for t in null_tensors] + [param_decl(a) for a in str_attrs if not a.optional]
-    dtype_args = [t.name for t in op.inputs + op.outputs]
-    dtype_decls = [param_decl(t) for t in op.inputs + op.outputs]
+    required_strings = [a for a in str_attrs if not a.optional]
     # HCCL server type the aclnn layer sets for MC2 ops: the products whose hccl_server fact is AICPU (the rest MTE)
-    aicpu = [v.soc for v in (op.views[p.soc] for p in op.products) if v.facts.hccl_server == AICPU]
+    views = [op.views[p.soc] for p in op.products]
+    aicpu = [op_soc_version(v.soc) for v in views if v.facts.hccl_server == AICPU and op_soc_version(v.soc)]
     return dict(
         op=op, spec=spec_file(op), base=names, inner=inner,
         guard=f"OP_API_INC_ACLNN_{op.snake_name.upper()}_BASE_H_",
+        check_include=f"../op_host/op_tiling/{op.snake_name}_check.h",
         ws_decl=call_args(f"aclnnStatus {names['ws']}", ws_params, 0, suffix=");"),
         run_decl=call_args(f"aclnnStatus {names['run']}", _RUN_PARAMS, 0, suffix=");"),
         ws_def=call_args(f"aclnnStatus {names['ws']}", ws_params, 0, suffix=")"),
         run_def=call_args(f"aclnnStatus {names['run']}", _RUN_PARAMS, 0, suffix=")"),
         inner_ws_decl=call_args(f"extern aclnnStatus {inner}GetWorkspaceSize", ws_params, 0, suffix=");"),
         inner_run_decl=call_args(f"extern aclnnStatus {inner}", _RUN_PARAMS, 0, suffix=");"),
-        dtype_lists=dtype_lists,
-        null_decl=call_args("bool CheckNotNull", null_decls, 0, suffix=")"),
-        null_check=call_args("CHECK_RET(CheckNotNull", null_args, 4, suffix="), ACLNN_ERR_PARAM_NULLPTR);"),
-        null_tensors=[t.name for t in null_tensors],
-        null_strings=[a.name for a in str_attrs if not a.optional],
-        dtype_decl=call_args("bool CheckDtypeValid", dtype_decls, 0, suffix=")"),
-        dtype_check=call_args("CHECK_RET(CheckDtypeValid", dtype_args, 4, suffix="), ACLNN_ERR_PARAM_INVALID);"),
+        null_decl=call_args("bool CheckNotNull", [param_decl(a) for a in required_strings], 0, suffix=")"),
+        null_check=call_args("CHECK_RET(CheckNotNull", [a.name for a in required_strings], 4,
+                             suffix="), ACLNN_ERR_PARAM_NULLPTR);"),
+        null_strings=[a.name for a in required_strings],
         optional_strings=[dict(name=a.name, default=cpp_string(a.default if a.default is not None else ""))
                           for a in str_attrs if a.optional],
+        attr_reads=[dict(field=cpp_ident(a.name), value=_attr_value(a)) for a in op.attrs],
+        # a product id that is no op::SocVersion enumerator is not recognised here (the call is rejected)
+        socs=[dict(version=op_soc_version(v.soc), enum=cpp_soc_enum(v.soc)) for v in views if op_soc_version(v.soc)],
         inner_call=call_args(f"aclnnStatus ret = {inner}GetWorkspaceSize",
                              call_names + ["workspaceSize", "executor"], 4, suffix=");"),
         comm=bool(op.comm_groups),
-        aicpu_socs=[f"op::SocVersion::{s.upper()}" for s in aicpu],
+        aicpu_socs=[f"op::SocVersion::{s}" for s in aicpu],
     )
+
+
+def _attr_value(a: Attr) -> str:
+    """The C++ value of an aclnn attribute argument as the check core's Params field takes it."""
+    if a.type == "string":
+        return f"{a.name}Value" if a.optional else a.name
+    if a.type in ("int64", "bool", "float"):
+        return a.name
+    raise TypeError(f"attribute {a.name}: the op_api cannot read a {a.type} into the check core yet")
+
+
+def _op_api_checks_see_no_env(op: Op, view: ProductView) -> None:
+    """The op_api stage sees the call's parameters only: a check of its classes that reads an env variable
+    (through lets too) could not be decided there."""
+    envs = {e.name for e in op.envs}
+    lets = {l.name: l.expr for l in view.lets}
+    for c in view.checks:
+        if c.error_class not in B.STAGES["op_api"]:
+            continue
+        seen: set[str] = set()
+        todo = [c.expr, *c.conditions]
+        while todo:
+            for n in walk(todo.pop()):
+                if isinstance(n, Name) and n.id in envs:
+                    raise LoweringError(f"check {c.id} of class {c.error_class} reads env {n.id}, which aclnn "
+                                        f"GetWorkspaceSize does not see: make it a tiling check", c.span)
+                if isinstance(n, Name) and n.id in lets and n.id not in seen:
+                    seen.add(n.id)
+                    todo.append(lets[n.id])
 
 
 def aclnn_entry_context(op: Op, entry: AclnnEntry) -> dict:

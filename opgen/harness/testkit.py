@@ -37,7 +37,7 @@ from opgen.runtime.scope import data
 from opgen import sim
 from opgen.runtime import moe
 from opgen.runtime.rowbatch import RowBatch
-from opgen.runtime.scope import cann_dtype
+from opgen.runtime.scope import Meta, cann_dtype
 
 
 def ids(case: dict) -> str:
@@ -408,10 +408,12 @@ class CheckCore:
             dims = tok[i + 1 + k]
             shapes[name] = () if dims == "_" else tuple(int(d) for d in dims.split(","))
         j = i + 1 + len(self.outputs)
+        a = j + 1 + len(self.outputs)
         return dict(code=int(tok[0]), id=text(tok[1]), param=text(tok[2]), message=text(tok[3]),
                     warnings=[text(t) for t in tok[5:5 + n_warn]], shapes_ok=tok[i] == "S1", shapes=shapes,
                     dtypes_ok=tok[j] == "D1",
-                    dtypes={name: int(tok[j + 1 + k]) for k, name in enumerate(self.outputs)})
+                    dtypes={name: int(tok[j + 1 + k]) for k, name in enumerate(self.outputs)},
+                    op_api=(int(tok[a][1:]), text(tok[a + 1])))
 
 
 def _encode_value(v, typ: str) -> str:
@@ -451,12 +453,24 @@ def _line(ref, core: CheckCore, case: dict, metas: dict, rank) -> str:
     return core.encode(metas, full, out_dtypes)
 
 
+def op_api_outcome(ref, case: dict, inputs: dict, rank=None) -> tuple[int, str]:
+    """(code, check id) of the reference's op_api stage on one call: what aclnn GetWorkspaceSize returns before
+    tiling runs ((0, "") when it passes the call on)."""
+    attrs, out_dtypes = call_args(ref, case, rank)
+    try:
+        ref.validate(inputs, attrs, case["product"], out_dtypes, stage="op_api")
+    except OpError as err:
+        return err.code, err.message.rsplit("[", 1)[-1].rstrip("]")
+    return 0, ""
+
+
 def core_accepts(ref, case: dict, results: dict) -> None:
-    """Every rank accepted by C++, with the reference's inferred shapes and ge dtypes."""
+    """Every rank accepted by C++ (by the op_api stage too), with the reference's inferred shapes and ge dtypes."""
     metas = testworld.rank_metas(case)
     for r, m in metas.items():
         got = results[(case["id"], r)]
         assert got["code"] == 0, f"rank {r}: the C++ check core rejects it: {got['message']}"
+        assert got["op_api"] == (0, ""), f"rank {r}: the C++ op_api stage rejects it: {got['op_api']}"
         attrs, out_dtypes = call_args(ref, case, r)
         inferred = ref.infer(testworld.meta_inputs(case, r, m), attrs, case["product"], out_dtypes)
         shapes = {k: tuple(v[0]) for k, v in inferred.items()}
@@ -465,8 +479,15 @@ def core_accepts(ref, case: dict, results: dict) -> None:
         assert got["dtypes_ok"] and got["dtypes"] == dtypes, f"rank {r}: C++ dtypes {got['dtypes']} != {dtypes}"
 
 
-def core_rejects(neg: dict, results: dict) -> None:
+def core_rejects(neg: dict, results: dict, ref=None) -> None:
+    """C++ rejects the call with the case's check; its op_api stage returns what the reference's does (the case's
+    check when its class runs there, else a null / invalid check the call also breaks, else nothing). ``ref``:
+    the op's reference (suites generated before the op_api stage existed do not pass it)."""
     got = results[(neg["id"], None)]
+    if ref is not None:  # GetWorkspaceSize sees shapes and dtypes, never tensor contents
+        metas = {n: None if m is None else Meta(tuple(m[1]), m[0]) for n, m in neg["inputs"].items()}
+        want = op_api_outcome(ref, neg, metas)
+        assert got["op_api"] == want, f"C++ op_api stage: {got['op_api']}, the reference's: {want}"
     if neg["code"] == 0:  # a warning: accepted, and reported
         assert got["code"] == 0, f"a warning rejected the call: {got['message']}"
         assert any(w.endswith(f"[{neg['check']}]") for w in got["warnings"]), \

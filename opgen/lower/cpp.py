@@ -364,6 +364,11 @@ def cpp_kind_type(e: Expr, view: ProductView) -> str:
     return CPP_TYPES[kind]
 
 
+def cpp_stage_guard(c: Check) -> str:
+    """``all && `` before a check that only tiling runs (its class is not in the op_api stage), else nothing."""
+    return "" if c.error_class in B.STAGES["op_api"] else "all && "
+
+
 def cpp_error_code(error_class: str) -> str:
     """The header's constant for an error class: ``tiling`` → ``kCodeTiling``."""
     return "kCode" + error_class[:1].upper() + error_class[1:]
@@ -400,6 +405,7 @@ FILTERS = {
     "cpp_ident": cpp_ident,
     "cpp_attr_type": attr_type,
     "cpp_error_code": cpp_error_code,
+    "cpp_stage_guard": cpp_stage_guard,
     "cpp_soc_enum": cpp_soc_enum,
     "cpp_soc_class": cpp_soc_class,
     "cpp_ge_enum": cpp_ge_enum,

@@ -13,6 +13,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from opgen.core.builtins import ERROR_CLASSES, STAGES
 from opgen.core.products import ProductFacts
 from opgen.runtime.errors import OpError
 from opgen.runtime.scope import INVALID, NULLPTR, Check, EvalError, Meta, Scope, Typed, cann_dtype, i64, show
@@ -118,15 +119,24 @@ def make_scope(info: OpInfo, inputs: Mapping, attrs: Mapping, product: str,
                  tensor_names=info.tensors, output_names=info.outputs)
 
 
-def validate_scope(info: OpInfo, s: Scope) -> None:
+def validate_scope(info: OpInfo, s: Scope, stage: str = "all") -> None:
+    """Run the checks of ``stage`` (``core.builtins.STAGES``: "all", or "op_api" as GetWorkspaceSize does)."""
+    codes = _stage_codes(stage)
     for check in info.checks[s.product]:
-        check.run(s, info.name)
+        if check.code in codes:
+            check.run(s, info.name)
+
+
+def _stage_codes(stage: str) -> frozenset[int]:
+    if stage not in STAGES:
+        raise ValueError(f"stage {stage!r}: one of {', '.join(STAGES)}")
+    return frozenset(ERROR_CLASSES[c] for c in STAGES[stage])
 
 
 def validate(info: OpInfo, inputs: Mapping, attrs: Mapping, product: str,
-             out_dtypes: Mapping | None = None) -> Scope:
+             out_dtypes: Mapping | None = None, stage: str = "all") -> Scope:
     s = make_scope(info, inputs, attrs, product, out_dtypes)
-    validate_scope(info, s)
+    validate_scope(info, s, stage)
     return s
 
 

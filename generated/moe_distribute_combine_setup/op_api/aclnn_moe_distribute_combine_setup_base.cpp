@@ -5,17 +5,21 @@
 
 /*!
  * \file aclnn_moe_distribute_combine_setup_base.cpp
- * \brief What every aclnn entry point of MoeDistributeCombineSetup calls, with every parameter of the OpDef: null
- *        pointer checks (ACLNN_ERR_PARAM_NULLPTR) and dtype checks (ACLNN_ERR_PARAM_INVALID), then the generated
- *        aclnnInnerMoeDistributeCombineSetup API; shapes and values are checked by the tiling.
+ * \brief What every aclnn entry point of MoeDistributeCombineSetup calls, with every parameter of the OpDef: the check
+ *        core's op_api stage (null tensors: ACLNN_ERR_PARAM_NULLPTR; dtypes, formats and the spec's `invalid` checks:
+ *        ACLNN_ERR_PARAM_INVALID), then the generated aclnnInnerMoeDistributeCombineSetup API, whose tiling runs every
+ *        check (ACLNN_ERR_INNER_TILING_ERROR).
  */
 
 #include "aclnn_moe_distribute_combine_setup_base.h"
 
-#include <initializer_list>
+#include <cstddef>
+#include <cstdint>
 #include "aclnn_kernels/common/op_error_check.h"
 #include "opdev/common_types.h"
 #include "opdev/op_log.h"
+#include "opdev/platform.h"
+#include "../op_host/op_tiling/moe_distribute_combine_setup_check.h"
 
 using namespace op;
 
@@ -45,22 +49,10 @@ extern aclnnStatus aclnnInnerMoeDistributeCombineSetup(
 #endif
 
 namespace {
-const std::initializer_list<op::DataType> EXPAND_X_DTYPE_SUPPORT_LIST = {
-    op::DataType::DT_FLOAT16, op::DataType::DT_BF16};
-const std::initializer_list<op::DataType> EXPERT_IDS_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> ASSIST_INFO_FOR_COMBINE_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> QUANT_EXPAND_X_OUT_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT8};
-const std::initializer_list<op::DataType> COMM_CMD_INFO_OUT_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
+namespace check = opgen_check::moe_distribute_combine_setup;
 
-bool CheckNotNull(
-    const aclTensor *expandX, const aclTensor *expertIds, const aclTensor *assistInfoForCombine,
-    aclTensor *quantExpandXOut, aclTensor *commCmdInfoOut, const char *groupEp)
+bool CheckNotNull(const char *groupEp)
 {
-    OP_CHECK_NULL(expandX, return false);
-    OP_CHECK_NULL(expertIds, return false);
-    OP_CHECK_NULL(assistInfoForCombine, return false);
-    OP_CHECK_NULL(quantExpandXOut, return false);
-    OP_CHECK_NULL(commCmdInfoOut, return false);
     if (groupEp == nullptr) {
         OP_LOGE(ACLNN_ERR_PARAM_NULLPTR, "groupEp must not be nullptr.");
         return false;
@@ -68,16 +60,37 @@ bool CheckNotNull(
     return true;
 }
 
-bool CheckDtypeValid(
-    const aclTensor *expandX, const aclTensor *expertIds, const aclTensor *assistInfoForCombine,
-    aclTensor *quantExpandXOut, aclTensor *commCmdInfoOut)
+// An aclTensor as the check core reads it: present, ge dtype, view format and (inputs) view dims; the dims
+// of an output are never read, its dtype is the caller's choice.
+void Describe(const aclTensor *tensor, bool input, check::TensorDesc *desc)
 {
-    OP_CHECK_DTYPE_NOT_SUPPORT(expandX, EXPAND_X_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(expertIds, EXPERT_IDS_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(assistInfoForCombine, ASSIST_INFO_FOR_COMBINE_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(quantExpandXOut, QUANT_EXPAND_X_OUT_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(commCmdInfoOut, COMM_CMD_INFO_OUT_DTYPE_SUPPORT_LIST, return false);
-    return true;
+    if (tensor == nullptr) {
+        return;
+    }
+    desc->present = true;
+    desc->dtype = static_cast<int32_t>(tensor->GetDataType());
+    desc->format = static_cast<int32_t>(tensor->GetViewFormat());
+    if (input) {
+        const op::Shape &shape = tensor->GetViewShape();
+        for (size_t i = 0; i < shape.GetDimNum(); ++i) {
+            desc->dims.push_back(shape.GetDim(i));
+        }
+    }
+}
+
+// The product the op runs on, as the platform reports it (op::SocVersion); false: not one of the op's.
+bool CurrentSoc(check::Soc *soc)
+{
+    switch (op::GetCurrentPlatformInfo().GetSocVersion()) {
+        case op::SocVersion::ASCEND950:
+            *soc = check::Soc::kAscend950;
+            return true;
+        case op::SocVersion::ASCEND910_93:
+            *soc = check::Soc::kAscend910_93;
+            return true;
+        default:
+            return false;
+    }
 }
 } // namespace
 
@@ -88,11 +101,37 @@ aclnnStatus MoeDistributeCombineSetupGetWorkspaceSizeBase(
     aclTensor *quantExpandXOut, aclTensor *commCmdInfoOut, uint64_t *workspaceSize, aclOpExecutor **executor)
 {
     OP_LOGD("MoeDistributeCombineSetupGetWorkspaceSizeBase start.");
-    CHECK_RET(CheckNotNull(
-        expandX, expertIds, assistInfoForCombine, quantExpandXOut, commCmdInfoOut, groupEp), ACLNN_ERR_PARAM_NULLPTR);
-    CHECK_RET(CheckDtypeValid(
-        expandX, expertIds, assistInfoForCombine, quantExpandXOut, commCmdInfoOut), ACLNN_ERR_PARAM_INVALID);
+    CHECK_RET(CheckNotNull(groupEp), ACLNN_ERR_PARAM_NULLPTR);
     const char *commAlgValue = (commAlg == nullptr) ? "" : commAlg;
+
+    check::Params params;
+    Describe(expandX, true, &params.expandX);
+    Describe(expertIds, true, &params.expertIds);
+    Describe(assistInfoForCombine, true, &params.assistInfoForCombine);
+    Describe(quantExpandXOut, false, &params.quantExpandXOut);
+    Describe(commCmdInfoOut, false, &params.commCmdInfoOut);
+    params.groupEp = groupEp;
+    params.epWorldSize = epWorldSize;
+    params.epRankId = epRankId;
+    params.moeExpertNum = moeExpertNum;
+    params.expertShardType = expertShardType;
+    params.sharedExpertNum = sharedExpertNum;
+    params.sharedExpertRankNum = sharedExpertRankNum;
+    params.globalBs = globalBs;
+    params.commQuantMode = commQuantMode;
+    params.commType = commType;
+    params.commAlg = commAlgValue;
+    check::Soc soc;
+    if (!CurrentSoc(&soc)) {
+        OP_LOGE(ACLNN_ERR_PARAM_INVALID, "MoeDistributeCombineSetup does not support this SoC (op::SocVersion %d).",
+                static_cast<int>(op::GetCurrentPlatformInfo().GetSocVersion()));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    const check::CheckResult result = check::Check(params, soc, nullptr, check::Stage::kOpApi);
+    if (!result.Ok()) {
+        OP_LOGE(result.code, "%s", result.message.c_str());
+        return result.code;
+    }
 
     aclnnStatus ret = aclnnInnerMoeDistributeCombineSetupGetWorkspaceSize(
         expandX, expertIds, assistInfoForCombine, groupEp, epWorldSize, epRankId, moeExpertNum, expertShardType,

@@ -98,7 +98,7 @@ def test_check_core_accepts(case, core_results):
 @pytest.mark.parametrize("neg", cases.NEGATIVE, ids=testkit.ids)
 def test_check_core_rejects(neg, core_results):
     """The C++ check core rejects with the same check, code and parameter (data checks: tiling accepts)."""
-    testkit.core_rejects(neg, core_results)
+    testkit.core_rejects(neg, core_results, ref)
 
 
 # ---- the CPU twin ---------------------------------------------------------------------------------------------

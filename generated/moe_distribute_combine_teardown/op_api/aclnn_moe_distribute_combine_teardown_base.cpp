@@ -5,17 +5,21 @@
 
 /*!
  * \file aclnn_moe_distribute_combine_teardown_base.cpp
- * \brief What every aclnn entry point of MoeDistributeCombineTeardown calls, with every parameter of the OpDef: null
- *        pointer checks (ACLNN_ERR_PARAM_NULLPTR) and dtype checks (ACLNN_ERR_PARAM_INVALID), then the generated
- *        aclnnInnerMoeDistributeCombineTeardown API; shapes and values are checked by the tiling.
+ * \brief What every aclnn entry point of MoeDistributeCombineTeardown calls, with every parameter of the OpDef: the
+ *        check core's op_api stage (null tensors: ACLNN_ERR_PARAM_NULLPTR; dtypes, formats and the spec's `invalid`
+ *        checks: ACLNN_ERR_PARAM_INVALID), then the generated aclnnInnerMoeDistributeCombineTeardown API, whose tiling
+ *        runs every check (ACLNN_ERR_INNER_TILING_ERROR).
  */
 
 #include "aclnn_moe_distribute_combine_teardown_base.h"
 
-#include <initializer_list>
+#include <cstddef>
+#include <cstdint>
 #include "aclnn_kernels/common/op_error_check.h"
 #include "opdev/common_types.h"
 #include "opdev/op_log.h"
+#include "opdev/platform.h"
+#include "../op_host/op_tiling/moe_distribute_combine_teardown_check.h"
 
 using namespace op;
 
@@ -47,29 +51,10 @@ extern aclnnStatus aclnnInnerMoeDistributeCombineTeardown(
 #endif
 
 namespace {
-const std::initializer_list<op::DataType> EXPAND_X_DTYPE_SUPPORT_LIST = {
-    op::DataType::DT_FLOAT16, op::DataType::DT_BF16};
-const std::initializer_list<op::DataType> QUANT_EXPAND_X_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT8};
-const std::initializer_list<op::DataType> EXPERT_IDS_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> EXPAND_IDX_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> EXPERT_SCALES_DTYPE_SUPPORT_LIST = {op::DataType::DT_FLOAT};
-const std::initializer_list<op::DataType> COMM_CMD_INFO_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> X_ACTIVE_MASK_OPTIONAL_DTYPE_SUPPORT_LIST = {op::DataType::DT_BOOL};
-const std::initializer_list<op::DataType> SHARED_EXPERT_X_OPTIONAL_DTYPE_SUPPORT_LIST = {
-    op::DataType::DT_FLOAT16, op::DataType::DT_BF16};
-const std::initializer_list<op::DataType> X_OUT_DTYPE_SUPPORT_LIST = {op::DataType::DT_FLOAT16, op::DataType::DT_BF16};
+namespace check = opgen_check::moe_distribute_combine_teardown;
 
-bool CheckNotNull(
-    const aclTensor *expandX, const aclTensor *quantExpandX, const aclTensor *expertIds, const aclTensor *expandIdx,
-    const aclTensor *expertScales, const aclTensor *commCmdInfo, aclTensor *xOut, const char *groupEp)
+bool CheckNotNull(const char *groupEp)
 {
-    OP_CHECK_NULL(expandX, return false);
-    OP_CHECK_NULL(quantExpandX, return false);
-    OP_CHECK_NULL(expertIds, return false);
-    OP_CHECK_NULL(expandIdx, return false);
-    OP_CHECK_NULL(expertScales, return false);
-    OP_CHECK_NULL(commCmdInfo, return false);
-    OP_CHECK_NULL(xOut, return false);
     if (groupEp == nullptr) {
         OP_LOGE(ACLNN_ERR_PARAM_NULLPTR, "groupEp must not be nullptr.");
         return false;
@@ -77,25 +62,34 @@ bool CheckNotNull(
     return true;
 }
 
-bool CheckDtypeValid(
-    const aclTensor *expandX, const aclTensor *quantExpandX, const aclTensor *expertIds, const aclTensor *expandIdx,
-    const aclTensor *expertScales, const aclTensor *commCmdInfo, const aclTensor *xActiveMaskOptional,
-    const aclTensor *sharedExpertXOptional, aclTensor *xOut)
+// An aclTensor as the check core reads it: present, ge dtype, view format and (inputs) view dims; the dims
+// of an output are never read, its dtype is the caller's choice.
+void Describe(const aclTensor *tensor, bool input, check::TensorDesc *desc)
 {
-    OP_CHECK_DTYPE_NOT_SUPPORT(expandX, EXPAND_X_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(quantExpandX, QUANT_EXPAND_X_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(expertIds, EXPERT_IDS_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(expandIdx, EXPAND_IDX_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(expertScales, EXPERT_SCALES_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(commCmdInfo, COMM_CMD_INFO_DTYPE_SUPPORT_LIST, return false);
-    if (xActiveMaskOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(xActiveMaskOptional, X_ACTIVE_MASK_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
+    if (tensor == nullptr) {
+        return;
     }
-    if (sharedExpertXOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(sharedExpertXOptional, SHARED_EXPERT_X_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
+    desc->present = true;
+    desc->dtype = static_cast<int32_t>(tensor->GetDataType());
+    desc->format = static_cast<int32_t>(tensor->GetViewFormat());
+    if (input) {
+        const op::Shape &shape = tensor->GetViewShape();
+        for (size_t i = 0; i < shape.GetDimNum(); ++i) {
+            desc->dims.push_back(shape.GetDim(i));
+        }
     }
-    OP_CHECK_DTYPE_NOT_SUPPORT(xOut, X_OUT_DTYPE_SUPPORT_LIST, return false);
-    return true;
+}
+
+// The product the op runs on, as the platform reports it (op::SocVersion); false: not one of the op's.
+bool CurrentSoc(check::Soc *soc)
+{
+    switch (op::GetCurrentPlatformInfo().GetSocVersion()) {
+        case op::SocVersion::ASCEND950:
+            *soc = check::Soc::kAscend950;
+            return true;
+        default:
+            return false;
+    }
 }
 } // namespace
 
@@ -108,13 +102,41 @@ aclnnStatus MoeDistributeCombineTeardownGetWorkspaceSizeBase(
     uint64_t *workspaceSize, aclOpExecutor **executor)
 {
     OP_LOGD("MoeDistributeCombineTeardownGetWorkspaceSizeBase start.");
-    CHECK_RET(CheckNotNull(
-        expandX, quantExpandX, expertIds, expandIdx, expertScales, commCmdInfo, xOut,
-        groupEp), ACLNN_ERR_PARAM_NULLPTR);
-    CHECK_RET(CheckDtypeValid(
-        expandX, quantExpandX, expertIds, expandIdx, expertScales, commCmdInfo, xActiveMaskOptional,
-        sharedExpertXOptional, xOut), ACLNN_ERR_PARAM_INVALID);
+    CHECK_RET(CheckNotNull(groupEp), ACLNN_ERR_PARAM_NULLPTR);
     const char *commAlgValue = (commAlg == nullptr) ? "" : commAlg;
+
+    check::Params params;
+    Describe(expandX, true, &params.expandX);
+    Describe(quantExpandX, true, &params.quantExpandX);
+    Describe(expertIds, true, &params.expertIds);
+    Describe(expandIdx, true, &params.expandIdx);
+    Describe(expertScales, true, &params.expertScales);
+    Describe(commCmdInfo, true, &params.commCmdInfo);
+    Describe(xActiveMaskOptional, true, &params.xActiveMaskOptional);
+    Describe(sharedExpertXOptional, true, &params.sharedExpertXOptional);
+    Describe(xOut, false, &params.xOut);
+    params.groupEp = groupEp;
+    params.epWorldSize = epWorldSize;
+    params.epRankId = epRankId;
+    params.moeExpertNum = moeExpertNum;
+    params.expertShardType = expertShardType;
+    params.sharedExpertNum = sharedExpertNum;
+    params.sharedExpertRankNum = sharedExpertRankNum;
+    params.globalBs = globalBs;
+    params.commQuantMode = commQuantMode;
+    params.commType = commType;
+    params.commAlg = commAlgValue;
+    check::Soc soc;
+    if (!CurrentSoc(&soc)) {
+        OP_LOGE(ACLNN_ERR_PARAM_INVALID, "MoeDistributeCombineTeardown does not support this SoC (op::SocVersion %d).",
+                static_cast<int>(op::GetCurrentPlatformInfo().GetSocVersion()));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    const check::CheckResult result = check::Check(params, soc, nullptr, check::Stage::kOpApi);
+    if (!result.Ok()) {
+        OP_LOGE(result.code, "%s", result.message.c_str());
+        return result.code;
+    }
 
     aclnnStatus ret = aclnnInnerMoeDistributeCombineTeardownGetWorkspaceSize(
         expandX, quantExpandX, expertIds, expandIdx, expertScales, commCmdInfo, xActiveMaskOptional,

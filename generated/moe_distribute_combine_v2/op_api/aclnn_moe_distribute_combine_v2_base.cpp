@@ -5,18 +5,21 @@
 
 /*!
  * \file aclnn_moe_distribute_combine_v2_base.cpp
- * \brief What every aclnn entry point of MoeDistributeCombineV2 calls, with every parameter of the OpDef: null pointer
- *        checks (ACLNN_ERR_PARAM_NULLPTR) and dtype checks (ACLNN_ERR_PARAM_INVALID), then the generated
- *        aclnnInnerMoeDistributeCombineV2 API; shapes and values are checked by the tiling.
+ * \brief What every aclnn entry point of MoeDistributeCombineV2 calls, with every parameter of the OpDef: the check
+ *        core's op_api stage (null tensors: ACLNN_ERR_PARAM_NULLPTR; dtypes, formats and the spec's `invalid` checks:
+ *        ACLNN_ERR_PARAM_INVALID), then the generated aclnnInnerMoeDistributeCombineV2 API, whose tiling runs every
+ *        check (ACLNN_ERR_INNER_TILING_ERROR).
  */
 
 #include "aclnn_moe_distribute_combine_v2_base.h"
 
-#include <initializer_list>
+#include <cstddef>
+#include <cstdint>
 #include "aclnn_kernels/common/op_error_check.h"
 #include "opdev/common_types.h"
 #include "opdev/op_log.h"
 #include "opdev/platform.h"
+#include "../op_host/op_tiling/moe_distribute_combine_v2_check.h"
 
 using namespace op;
 
@@ -53,42 +56,10 @@ extern aclnnStatus aclnnInnerMoeDistributeCombineV2(
 #endif
 
 namespace {
-const std::initializer_list<op::DataType> EXPAND_X_DTYPE_SUPPORT_LIST = {
-    op::DataType::DT_FLOAT16, op::DataType::DT_BF16};
-const std::initializer_list<op::DataType> EXPERT_IDS_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> ASSIST_INFO_FOR_COMBINE_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> EP_SEND_COUNTS_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> EXPERT_SCALES_DTYPE_SUPPORT_LIST = {op::DataType::DT_FLOAT};
-const std::initializer_list<op::DataType> TP_SEND_COUNTS_OPTIONAL_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> X_ACTIVE_MASK_OPTIONAL_DTYPE_SUPPORT_LIST = {op::DataType::DT_BOOL};
-const std::initializer_list<op::DataType> ACTIVATION_SCALE_OPTIONAL_DTYPE_SUPPORT_LIST = {op::DataType::DT_FLOAT};
-const std::initializer_list<op::DataType> WEIGHT_SCALE_OPTIONAL_DTYPE_SUPPORT_LIST = {op::DataType::DT_FLOAT};
-const std::initializer_list<op::DataType> GROUP_LIST_OPTIONAL_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT64};
-const std::initializer_list<op::DataType> EXPAND_SCALES_OPTIONAL_DTYPE_SUPPORT_LIST = {op::DataType::DT_FLOAT};
-const std::initializer_list<op::DataType> SHARED_EXPERT_X_OPTIONAL_DTYPE_SUPPORT_LIST = {
-    op::DataType::DT_FLOAT16, op::DataType::DT_BF16};
-const std::initializer_list<op::DataType> ELASTIC_INFO_OPTIONAL_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> ORI_X_OPTIONAL_DTYPE_SUPPORT_LIST = {
-    op::DataType::DT_FLOAT16, op::DataType::DT_BF16};
-const std::initializer_list<op::DataType> CONST_EXPERT_ALPHA1_OPTIONAL_DTYPE_SUPPORT_LIST = {
-    op::DataType::DT_FLOAT16, op::DataType::DT_BF16};
-const std::initializer_list<op::DataType> CONST_EXPERT_ALPHA2_OPTIONAL_DTYPE_SUPPORT_LIST = {
-    op::DataType::DT_FLOAT16, op::DataType::DT_BF16};
-const std::initializer_list<op::DataType> CONST_EXPERT_V_OPTIONAL_DTYPE_SUPPORT_LIST = {
-    op::DataType::DT_FLOAT16, op::DataType::DT_BF16};
-const std::initializer_list<op::DataType> PERFORMANCE_INFO_OPTIONAL_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT64};
-const std::initializer_list<op::DataType> X_OUT_DTYPE_SUPPORT_LIST = {op::DataType::DT_FLOAT16, op::DataType::DT_BF16};
+namespace check = opgen_check::moe_distribute_combine_v2;
 
-bool CheckNotNull(
-    const aclTensor *expandX, const aclTensor *expertIds, const aclTensor *assistInfoForCombine,
-    const aclTensor *epSendCounts, const aclTensor *expertScales, aclTensor *xOut, const char *groupEp)
+bool CheckNotNull(const char *groupEp)
 {
-    OP_CHECK_NULL(expandX, return false);
-    OP_CHECK_NULL(expertIds, return false);
-    OP_CHECK_NULL(assistInfoForCombine, return false);
-    OP_CHECK_NULL(epSendCounts, return false);
-    OP_CHECK_NULL(expertScales, return false);
-    OP_CHECK_NULL(xOut, return false);
     if (groupEp == nullptr) {
         OP_LOGE(ACLNN_ERR_PARAM_NULLPTR, "groupEp must not be nullptr.");
         return false;
@@ -96,63 +67,40 @@ bool CheckNotNull(
     return true;
 }
 
-bool CheckDtypeValid(
-    const aclTensor *expandX, const aclTensor *expertIds, const aclTensor *assistInfoForCombine,
-    const aclTensor *epSendCounts, const aclTensor *expertScales, const aclTensor *tpSendCountsOptional,
-    const aclTensor *xActiveMaskOptional, const aclTensor *activationScaleOptional,
-    const aclTensor *weightScaleOptional, const aclTensor *groupListOptional, const aclTensor *expandScalesOptional,
-    const aclTensor *sharedExpertXOptional, const aclTensor *elasticInfoOptional, const aclTensor *oriXOptional,
-    const aclTensor *constExpertAlpha1Optional, const aclTensor *constExpertAlpha2Optional,
-    const aclTensor *constExpertVOptional, const aclTensor *performanceInfoOptional, aclTensor *xOut)
+// An aclTensor as the check core reads it: present, ge dtype, view format and (inputs) view dims; the dims
+// of an output are never read, its dtype is the caller's choice.
+void Describe(const aclTensor *tensor, bool input, check::TensorDesc *desc)
 {
-    OP_CHECK_DTYPE_NOT_SUPPORT(expandX, EXPAND_X_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(expertIds, EXPERT_IDS_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(assistInfoForCombine, ASSIST_INFO_FOR_COMBINE_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(epSendCounts, EP_SEND_COUNTS_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(expertScales, EXPERT_SCALES_DTYPE_SUPPORT_LIST, return false);
-    if (tpSendCountsOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(tpSendCountsOptional, TP_SEND_COUNTS_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
+    if (tensor == nullptr) {
+        return;
     }
-    if (xActiveMaskOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(xActiveMaskOptional, X_ACTIVE_MASK_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
+    desc->present = true;
+    desc->dtype = static_cast<int32_t>(tensor->GetDataType());
+    desc->format = static_cast<int32_t>(tensor->GetViewFormat());
+    if (input) {
+        const op::Shape &shape = tensor->GetViewShape();
+        for (size_t i = 0; i < shape.GetDimNum(); ++i) {
+            desc->dims.push_back(shape.GetDim(i));
+        }
     }
-    if (activationScaleOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(activationScaleOptional, ACTIVATION_SCALE_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
+}
+
+// The product the op runs on, as the platform reports it (op::SocVersion); false: not one of the op's.
+bool CurrentSoc(check::Soc *soc)
+{
+    switch (op::GetCurrentPlatformInfo().GetSocVersion()) {
+        case op::SocVersion::ASCEND910B:
+            *soc = check::Soc::kAscend910b;
+            return true;
+        case op::SocVersion::ASCEND910_93:
+            *soc = check::Soc::kAscend910_93;
+            return true;
+        case op::SocVersion::ASCEND950:
+            *soc = check::Soc::kAscend950;
+            return true;
+        default:
+            return false;
     }
-    if (weightScaleOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(weightScaleOptional, WEIGHT_SCALE_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
-    }
-    if (groupListOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(groupListOptional, GROUP_LIST_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
-    }
-    if (expandScalesOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(expandScalesOptional, EXPAND_SCALES_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
-    }
-    if (sharedExpertXOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(sharedExpertXOptional, SHARED_EXPERT_X_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
-    }
-    if (elasticInfoOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(elasticInfoOptional, ELASTIC_INFO_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
-    }
-    if (oriXOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(oriXOptional, ORI_X_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
-    }
-    if (constExpertAlpha1Optional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(constExpertAlpha1Optional, CONST_EXPERT_ALPHA1_OPTIONAL_DTYPE_SUPPORT_LIST,
-                                   return false);
-    }
-    if (constExpertAlpha2Optional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(constExpertAlpha2Optional, CONST_EXPERT_ALPHA2_OPTIONAL_DTYPE_SUPPORT_LIST,
-                                   return false);
-    }
-    if (constExpertVOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(constExpertVOptional, CONST_EXPERT_V_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
-    }
-    if (performanceInfoOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(performanceInfoOptional, PERFORMANCE_INFO_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
-    }
-    OP_CHECK_DTYPE_NOT_SUPPORT(xOut, X_OUT_DTYPE_SUPPORT_LIST, return false);
-    return true;
 }
 } // namespace
 
@@ -170,15 +118,59 @@ aclnnStatus MoeDistributeCombineV2GetWorkspaceSizeBase(
     int64_t copyExpertNum, int64_t constExpertNum, aclTensor *xOut, uint64_t *workspaceSize, aclOpExecutor **executor)
 {
     OP_LOGD("MoeDistributeCombineV2GetWorkspaceSizeBase start.");
-    CHECK_RET(CheckNotNull(
-        expandX, expertIds, assistInfoForCombine, epSendCounts, expertScales, xOut, groupEp), ACLNN_ERR_PARAM_NULLPTR);
-    CHECK_RET(CheckDtypeValid(
-        expandX, expertIds, assistInfoForCombine, epSendCounts, expertScales, tpSendCountsOptional, xActiveMaskOptional,
-        activationScaleOptional, weightScaleOptional, groupListOptional, expandScalesOptional, sharedExpertXOptional,
-        elasticInfoOptional, oriXOptional, constExpertAlpha1Optional, constExpertAlpha2Optional, constExpertVOptional,
-        performanceInfoOptional, xOut), ACLNN_ERR_PARAM_INVALID);
+    CHECK_RET(CheckNotNull(groupEp), ACLNN_ERR_PARAM_NULLPTR);
     const char *groupTpValue = (groupTp == nullptr) ? "" : groupTp;
     const char *commAlgValue = (commAlg == nullptr) ? "" : commAlg;
+
+    check::Params params;
+    Describe(expandX, true, &params.expandX);
+    Describe(expertIds, true, &params.expertIds);
+    Describe(assistInfoForCombine, true, &params.assistInfoForCombine);
+    Describe(epSendCounts, true, &params.epSendCounts);
+    Describe(expertScales, true, &params.expertScales);
+    Describe(tpSendCountsOptional, true, &params.tpSendCountsOptional);
+    Describe(xActiveMaskOptional, true, &params.xActiveMaskOptional);
+    Describe(activationScaleOptional, true, &params.activationScaleOptional);
+    Describe(weightScaleOptional, true, &params.weightScaleOptional);
+    Describe(groupListOptional, true, &params.groupListOptional);
+    Describe(expandScalesOptional, true, &params.expandScalesOptional);
+    Describe(sharedExpertXOptional, true, &params.sharedExpertXOptional);
+    Describe(elasticInfoOptional, true, &params.elasticInfoOptional);
+    Describe(oriXOptional, true, &params.oriXOptional);
+    Describe(constExpertAlpha1Optional, true, &params.constExpertAlpha1Optional);
+    Describe(constExpertAlpha2Optional, true, &params.constExpertAlpha2Optional);
+    Describe(constExpertVOptional, true, &params.constExpertVOptional);
+    Describe(performanceInfoOptional, true, &params.performanceInfoOptional);
+    Describe(xOut, false, &params.xOut);
+    params.groupEp = groupEp;
+    params.epWorldSize = epWorldSize;
+    params.epRankId = epRankId;
+    params.moeExpertNum = moeExpertNum;
+    params.groupTp = groupTpValue;
+    params.tpWorldSize = tpWorldSize;
+    params.tpRankId = tpRankId;
+    params.expertShardType = expertShardType;
+    params.sharedExpertNum = sharedExpertNum;
+    params.sharedExpertRankNum = sharedExpertRankNum;
+    params.globalBS = globalBS;
+    params.outDtype = outDtype;
+    params.commQuantMode = commQuantMode;
+    params.groupListType = groupListType;
+    params.commAlg = commAlgValue;
+    params.zeroExpertNum = zeroExpertNum;
+    params.copyExpertNum = copyExpertNum;
+    params.constExpertNum = constExpertNum;
+    check::Soc soc;
+    if (!CurrentSoc(&soc)) {
+        OP_LOGE(ACLNN_ERR_PARAM_INVALID, "MoeDistributeCombineV2 does not support this SoC (op::SocVersion %d).",
+                static_cast<int>(op::GetCurrentPlatformInfo().GetSocVersion()));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    const check::CheckResult result = check::Check(params, soc, nullptr, check::Stage::kOpApi);
+    if (!result.Ok()) {
+        OP_LOGE(result.code, "%s", result.message.c_str());
+        return result.code;
+    }
 
     aclnnStatus ret = aclnnInnerMoeDistributeCombineV2GetWorkspaceSize(
         expandX, expertIds, assistInfoForCombine, epSendCounts, expertScales, tpSendCountsOptional, xActiveMaskOptional,

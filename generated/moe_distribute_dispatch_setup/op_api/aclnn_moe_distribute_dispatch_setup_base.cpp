@@ -5,17 +5,21 @@
 
 /*!
  * \file aclnn_moe_distribute_dispatch_setup_base.cpp
- * \brief What every aclnn entry point of MoeDistributeDispatchSetup calls, with every parameter of the OpDef: null
- *        pointer checks (ACLNN_ERR_PARAM_NULLPTR) and dtype checks (ACLNN_ERR_PARAM_INVALID), then the generated
- *        aclnnInnerMoeDistributeDispatchSetup API; shapes and values are checked by the tiling.
+ * \brief What every aclnn entry point of MoeDistributeDispatchSetup calls, with every parameter of the OpDef: the check
+ *        core's op_api stage (null tensors: ACLNN_ERR_PARAM_NULLPTR; dtypes, formats and the spec's `invalid` checks:
+ *        ACLNN_ERR_PARAM_INVALID), then the generated aclnnInnerMoeDistributeDispatchSetup API, whose tiling runs every
+ *        check (ACLNN_ERR_INNER_TILING_ERROR).
  */
 
 #include "aclnn_moe_distribute_dispatch_setup_base.h"
 
-#include <initializer_list>
+#include <cstddef>
+#include <cstdint>
 #include "aclnn_kernels/common/op_error_check.h"
 #include "opdev/common_types.h"
 #include "opdev/op_log.h"
+#include "opdev/platform.h"
+#include "../op_host/op_tiling/moe_distribute_dispatch_setup_check.h"
 
 using namespace op;
 
@@ -46,25 +50,10 @@ extern aclnnStatus aclnnInnerMoeDistributeDispatchSetup(
 #endif
 
 namespace {
-const std::initializer_list<op::DataType> X_DTYPE_SUPPORT_LIST = {op::DataType::DT_FLOAT16, op::DataType::DT_BF16};
-const std::initializer_list<op::DataType> EXPERT_IDS_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> SCALES_OPTIONAL_DTYPE_SUPPORT_LIST = {op::DataType::DT_FLOAT};
-const std::initializer_list<op::DataType> X_ACTIVE_MASK_OPTIONAL_DTYPE_SUPPORT_LIST = {op::DataType::DT_BOOL};
-const std::initializer_list<op::DataType> Y_OUT_DTYPE_SUPPORT_LIST = {
-    op::DataType::DT_FLOAT16, op::DataType::DT_BF16, op::DataType::DT_INT8, op::DataType::DT_HIFLOAT8,
-    op::DataType::DT_FLOAT8_E5M2, op::DataType::DT_FLOAT8_E4M3FN};
-const std::initializer_list<op::DataType> EXPAND_IDX_OUT_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> COMM_CMD_INFO_OUT_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
+namespace check = opgen_check::moe_distribute_dispatch_setup;
 
-bool CheckNotNull(
-    const aclTensor *x, const aclTensor *expertIds, aclTensor *yOut, aclTensor *expandIdxOut, aclTensor *commCmdInfoOut,
-    const char *groupEp)
+bool CheckNotNull(const char *groupEp)
 {
-    OP_CHECK_NULL(x, return false);
-    OP_CHECK_NULL(expertIds, return false);
-    OP_CHECK_NULL(yOut, return false);
-    OP_CHECK_NULL(expandIdxOut, return false);
-    OP_CHECK_NULL(commCmdInfoOut, return false);
     if (groupEp == nullptr) {
         OP_LOGE(ACLNN_ERR_PARAM_NULLPTR, "groupEp must not be nullptr.");
         return false;
@@ -72,22 +61,34 @@ bool CheckNotNull(
     return true;
 }
 
-bool CheckDtypeValid(
-    const aclTensor *x, const aclTensor *expertIds, const aclTensor *scalesOptional,
-    const aclTensor *xActiveMaskOptional, aclTensor *yOut, aclTensor *expandIdxOut, aclTensor *commCmdInfoOut)
+// An aclTensor as the check core reads it: present, ge dtype, view format and (inputs) view dims; the dims
+// of an output are never read, its dtype is the caller's choice.
+void Describe(const aclTensor *tensor, bool input, check::TensorDesc *desc)
 {
-    OP_CHECK_DTYPE_NOT_SUPPORT(x, X_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(expertIds, EXPERT_IDS_DTYPE_SUPPORT_LIST, return false);
-    if (scalesOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(scalesOptional, SCALES_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
+    if (tensor == nullptr) {
+        return;
     }
-    if (xActiveMaskOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(xActiveMaskOptional, X_ACTIVE_MASK_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
+    desc->present = true;
+    desc->dtype = static_cast<int32_t>(tensor->GetDataType());
+    desc->format = static_cast<int32_t>(tensor->GetViewFormat());
+    if (input) {
+        const op::Shape &shape = tensor->GetViewShape();
+        for (size_t i = 0; i < shape.GetDimNum(); ++i) {
+            desc->dims.push_back(shape.GetDim(i));
+        }
     }
-    OP_CHECK_DTYPE_NOT_SUPPORT(yOut, Y_OUT_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(expandIdxOut, EXPAND_IDX_OUT_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(commCmdInfoOut, COMM_CMD_INFO_OUT_DTYPE_SUPPORT_LIST, return false);
-    return true;
+}
+
+// The product the op runs on, as the platform reports it (op::SocVersion); false: not one of the op's.
+bool CurrentSoc(check::Soc *soc)
+{
+    switch (op::GetCurrentPlatformInfo().GetSocVersion()) {
+        case op::SocVersion::ASCEND950:
+            *soc = check::Soc::kAscend950;
+            return true;
+        default:
+            return false;
+    }
 }
 } // namespace
 
@@ -99,11 +100,39 @@ aclnnStatus MoeDistributeDispatchSetupGetWorkspaceSizeBase(
     aclTensor *expandIdxOut, aclTensor *commCmdInfoOut, uint64_t *workspaceSize, aclOpExecutor **executor)
 {
     OP_LOGD("MoeDistributeDispatchSetupGetWorkspaceSizeBase start.");
-    CHECK_RET(CheckNotNull(x, expertIds, yOut, expandIdxOut, commCmdInfoOut, groupEp), ACLNN_ERR_PARAM_NULLPTR);
-    CHECK_RET(CheckDtypeValid(
-        x, expertIds, scalesOptional, xActiveMaskOptional, yOut, expandIdxOut,
-        commCmdInfoOut), ACLNN_ERR_PARAM_INVALID);
+    CHECK_RET(CheckNotNull(groupEp), ACLNN_ERR_PARAM_NULLPTR);
     const char *commAlgValue = (commAlg == nullptr) ? "" : commAlg;
+
+    check::Params params;
+    Describe(x, true, &params.x);
+    Describe(expertIds, true, &params.expertIds);
+    Describe(scalesOptional, true, &params.scalesOptional);
+    Describe(xActiveMaskOptional, true, &params.xActiveMaskOptional);
+    Describe(yOut, false, &params.yOut);
+    Describe(expandIdxOut, false, &params.expandIdxOut);
+    Describe(commCmdInfoOut, false, &params.commCmdInfoOut);
+    params.groupEp = groupEp;
+    params.epWorldSize = epWorldSize;
+    params.epRankId = epRankId;
+    params.moeExpertNum = moeExpertNum;
+    params.expertShardType = expertShardType;
+    params.sharedExpertNum = sharedExpertNum;
+    params.sharedExpertRankNum = sharedExpertRankNum;
+    params.quantMode = quantMode;
+    params.globalBs = globalBs;
+    params.commType = commType;
+    params.commAlg = commAlgValue;
+    check::Soc soc;
+    if (!CurrentSoc(&soc)) {
+        OP_LOGE(ACLNN_ERR_PARAM_INVALID, "MoeDistributeDispatchSetup does not support this SoC (op::SocVersion %d).",
+                static_cast<int>(op::GetCurrentPlatformInfo().GetSocVersion()));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    const check::CheckResult result = check::Check(params, soc, nullptr, check::Stage::kOpApi);
+    if (!result.Ok()) {
+        OP_LOGE(result.code, "%s", result.message.c_str());
+        return result.code;
+    }
 
     aclnnStatus ret = aclnnInnerMoeDistributeDispatchSetupGetWorkspaceSize(
         x, expertIds, scalesOptional, xActiveMaskOptional, groupEp, epWorldSize, epRankId, moeExpertNum,

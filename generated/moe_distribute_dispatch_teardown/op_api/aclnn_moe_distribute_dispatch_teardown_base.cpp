@@ -5,17 +5,21 @@
 
 /*!
  * \file aclnn_moe_distribute_dispatch_teardown_base.cpp
- * \brief What every aclnn entry point of MoeDistributeDispatchTeardown calls, with every parameter of the OpDef: null
- *        pointer checks (ACLNN_ERR_PARAM_NULLPTR) and dtype checks (ACLNN_ERR_PARAM_INVALID), then the generated
- *        aclnnInnerMoeDistributeDispatchTeardown API; shapes and values are checked by the tiling.
+ * \brief What every aclnn entry point of MoeDistributeDispatchTeardown calls, with every parameter of the OpDef: the
+ *        check core's op_api stage (null tensors: ACLNN_ERR_PARAM_NULLPTR; dtypes, formats and the spec's `invalid`
+ *        checks: ACLNN_ERR_PARAM_INVALID), then the generated aclnnInnerMoeDistributeDispatchTeardown API, whose tiling
+ *        runs every check (ACLNN_ERR_INNER_TILING_ERROR).
  */
 
 #include "aclnn_moe_distribute_dispatch_teardown_base.h"
 
-#include <initializer_list>
+#include <cstddef>
+#include <cstdint>
 #include "aclnn_kernels/common/op_error_check.h"
 #include "opdev/common_types.h"
 #include "opdev/op_log.h"
+#include "opdev/platform.h"
+#include "../op_host/op_tiling/moe_distribute_dispatch_teardown_check.h"
 
 using namespace op;
 
@@ -47,33 +51,10 @@ extern aclnnStatus aclnnInnerMoeDistributeDispatchTeardown(
 #endif
 
 namespace {
-const std::initializer_list<op::DataType> X_DTYPE_SUPPORT_LIST = {op::DataType::DT_FLOAT16, op::DataType::DT_BF16};
-const std::initializer_list<op::DataType> Y_DTYPE_SUPPORT_LIST = {
-    op::DataType::DT_FLOAT16, op::DataType::DT_BF16, op::DataType::DT_INT8, op::DataType::DT_HIFLOAT8,
-    op::DataType::DT_FLOAT8_E5M2, op::DataType::DT_FLOAT8_E4M3FN};
-const std::initializer_list<op::DataType> EXPERT_IDS_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> COMM_CMD_INFO_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> EXPAND_X_OUT_DTYPE_SUPPORT_LIST = {
-    op::DataType::DT_FLOAT16, op::DataType::DT_BF16, op::DataType::DT_INT8, op::DataType::DT_FLOAT8_E5M2,
-    op::DataType::DT_FLOAT8_E4M3FN, op::DataType::DT_HIFLOAT8};
-const std::initializer_list<op::DataType> DYNAMIC_SCALES_OUT_DTYPE_SUPPORT_LIST = {
-    op::DataType::DT_FLOAT, op::DataType::DT_FLOAT8_E8M0};
-const std::initializer_list<op::DataType> ASSIST_INFO_FOR_COMBINE_OUT_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> EXPERT_TOKEN_NUMS_OUT_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT64};
+namespace check = opgen_check::moe_distribute_dispatch_teardown;
 
-bool CheckNotNull(
-    const aclTensor *x, const aclTensor *y, const aclTensor *expertIds, const aclTensor *commCmdInfo,
-    aclTensor *expandXOut, aclTensor *dynamicScalesOut, aclTensor *assistInfoForCombineOut,
-    aclTensor *expertTokenNumsOut, const char *groupEp)
+bool CheckNotNull(const char *groupEp)
 {
-    OP_CHECK_NULL(x, return false);
-    OP_CHECK_NULL(y, return false);
-    OP_CHECK_NULL(expertIds, return false);
-    OP_CHECK_NULL(commCmdInfo, return false);
-    OP_CHECK_NULL(expandXOut, return false);
-    OP_CHECK_NULL(dynamicScalesOut, return false);
-    OP_CHECK_NULL(assistInfoForCombineOut, return false);
-    OP_CHECK_NULL(expertTokenNumsOut, return false);
     if (groupEp == nullptr) {
         OP_LOGE(ACLNN_ERR_PARAM_NULLPTR, "groupEp must not be nullptr.");
         return false;
@@ -81,20 +62,34 @@ bool CheckNotNull(
     return true;
 }
 
-bool CheckDtypeValid(
-    const aclTensor *x, const aclTensor *y, const aclTensor *expertIds, const aclTensor *commCmdInfo,
-    aclTensor *expandXOut, aclTensor *dynamicScalesOut, aclTensor *assistInfoForCombineOut,
-    aclTensor *expertTokenNumsOut)
+// An aclTensor as the check core reads it: present, ge dtype, view format and (inputs) view dims; the dims
+// of an output are never read, its dtype is the caller's choice.
+void Describe(const aclTensor *tensor, bool input, check::TensorDesc *desc)
 {
-    OP_CHECK_DTYPE_NOT_SUPPORT(x, X_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(y, Y_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(expertIds, EXPERT_IDS_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(commCmdInfo, COMM_CMD_INFO_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(expandXOut, EXPAND_X_OUT_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(dynamicScalesOut, DYNAMIC_SCALES_OUT_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(assistInfoForCombineOut, ASSIST_INFO_FOR_COMBINE_OUT_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(expertTokenNumsOut, EXPERT_TOKEN_NUMS_OUT_DTYPE_SUPPORT_LIST, return false);
-    return true;
+    if (tensor == nullptr) {
+        return;
+    }
+    desc->present = true;
+    desc->dtype = static_cast<int32_t>(tensor->GetDataType());
+    desc->format = static_cast<int32_t>(tensor->GetViewFormat());
+    if (input) {
+        const op::Shape &shape = tensor->GetViewShape();
+        for (size_t i = 0; i < shape.GetDimNum(); ++i) {
+            desc->dims.push_back(shape.GetDim(i));
+        }
+    }
+}
+
+// The product the op runs on, as the platform reports it (op::SocVersion); false: not one of the op's.
+bool CurrentSoc(check::Soc *soc)
+{
+    switch (op::GetCurrentPlatformInfo().GetSocVersion()) {
+        case op::SocVersion::ASCEND950:
+            *soc = check::Soc::kAscend950;
+            return true;
+        default:
+            return false;
+    }
 }
 } // namespace
 
@@ -107,13 +102,41 @@ aclnnStatus MoeDistributeDispatchTeardownGetWorkspaceSizeBase(
     uint64_t *workspaceSize, aclOpExecutor **executor)
 {
     OP_LOGD("MoeDistributeDispatchTeardownGetWorkspaceSizeBase start.");
-    CHECK_RET(CheckNotNull(
-        x, y, expertIds, commCmdInfo, expandXOut, dynamicScalesOut, assistInfoForCombineOut, expertTokenNumsOut,
-        groupEp), ACLNN_ERR_PARAM_NULLPTR);
-    CHECK_RET(CheckDtypeValid(
-        x, y, expertIds, commCmdInfo, expandXOut, dynamicScalesOut, assistInfoForCombineOut,
-        expertTokenNumsOut), ACLNN_ERR_PARAM_INVALID);
+    CHECK_RET(CheckNotNull(groupEp), ACLNN_ERR_PARAM_NULLPTR);
     const char *commAlgValue = (commAlg == nullptr) ? "" : commAlg;
+
+    check::Params params;
+    Describe(x, true, &params.x);
+    Describe(y, true, &params.y);
+    Describe(expertIds, true, &params.expertIds);
+    Describe(commCmdInfo, true, &params.commCmdInfo);
+    Describe(expandXOut, false, &params.expandXOut);
+    Describe(dynamicScalesOut, false, &params.dynamicScalesOut);
+    Describe(assistInfoForCombineOut, false, &params.assistInfoForCombineOut);
+    Describe(expertTokenNumsOut, false, &params.expertTokenNumsOut);
+    params.groupEp = groupEp;
+    params.epWorldSize = epWorldSize;
+    params.epRankId = epRankId;
+    params.moeExpertNum = moeExpertNum;
+    params.expertShardType = expertShardType;
+    params.sharedExpertNum = sharedExpertNum;
+    params.sharedExpertRankNum = sharedExpertRankNum;
+    params.quantMode = quantMode;
+    params.globalBs = globalBs;
+    params.expertTokenNumsType = expertTokenNumsType;
+    params.commType = commType;
+    params.commAlg = commAlgValue;
+    check::Soc soc;
+    if (!CurrentSoc(&soc)) {
+        OP_LOGE(ACLNN_ERR_PARAM_INVALID, "MoeDistributeDispatchTeardown does not support this SoC (op::SocVersion %d).",
+                static_cast<int>(op::GetCurrentPlatformInfo().GetSocVersion()));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    const check::CheckResult result = check::Check(params, soc, nullptr, check::Stage::kOpApi);
+    if (!result.Ok()) {
+        OP_LOGE(result.code, "%s", result.message.c_str());
+        return result.code;
+    }
 
     aclnnStatus ret = aclnnInnerMoeDistributeDispatchTeardownGetWorkspaceSize(
         x, y, expertIds, commCmdInfo, groupEp, epWorldSize, epRankId, moeExpertNum, expertShardType, sharedExpertNum,

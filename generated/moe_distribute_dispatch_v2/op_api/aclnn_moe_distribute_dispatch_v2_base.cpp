@@ -5,18 +5,21 @@
 
 /*!
  * \file aclnn_moe_distribute_dispatch_v2_base.cpp
- * \brief What every aclnn entry point of MoeDistributeDispatchV2 calls, with every parameter of the OpDef: null pointer
- *        checks (ACLNN_ERR_PARAM_NULLPTR) and dtype checks (ACLNN_ERR_PARAM_INVALID), then the generated
- *        aclnnInnerMoeDistributeDispatchV2 API; shapes and values are checked by the tiling.
+ * \brief What every aclnn entry point of MoeDistributeDispatchV2 calls, with every parameter of the OpDef: the check
+ *        core's op_api stage (null tensors: ACLNN_ERR_PARAM_NULLPTR; dtypes, formats and the spec's `invalid` checks:
+ *        ACLNN_ERR_PARAM_INVALID), then the generated aclnnInnerMoeDistributeDispatchV2 API, whose tiling runs every
+ *        check (ACLNN_ERR_INNER_TILING_ERROR).
  */
 
 #include "aclnn_moe_distribute_dispatch_v2_base.h"
 
-#include <initializer_list>
+#include <cstddef>
+#include <cstdint>
 #include "aclnn_kernels/common/op_error_check.h"
 #include "opdev/common_types.h"
 #include "opdev/op_log.h"
 #include "opdev/platform.h"
+#include "../op_host/op_tiling/moe_distribute_dispatch_v2_check.h"
 
 using namespace op;
 
@@ -51,42 +54,10 @@ extern aclnnStatus aclnnInnerMoeDistributeDispatchV2(
 #endif
 
 namespace {
-const std::initializer_list<op::DataType> X_DTYPE_SUPPORT_LIST = {
-    op::DataType::DT_FLOAT16, op::DataType::DT_BF16, op::DataType::DT_FLOAT8_E5M2, op::DataType::DT_FLOAT8_E4M3FN,
-    op::DataType::DT_HIFLOAT8, op::DataType::DT_FLOAT4_E2M1, op::DataType::DT_FLOAT4_E1M2};
-const std::initializer_list<op::DataType> EXPERT_IDS_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> SCALES_OPTIONAL_DTYPE_SUPPORT_LIST = {
-    op::DataType::DT_FLOAT, op::DataType::DT_FLOAT8_E8M0};
-const std::initializer_list<op::DataType> X_ACTIVE_MASK_OPTIONAL_DTYPE_SUPPORT_LIST = {op::DataType::DT_BOOL};
-const std::initializer_list<op::DataType> EXPERT_SCALES_OPTIONAL_DTYPE_SUPPORT_LIST = {op::DataType::DT_FLOAT};
-const std::initializer_list<op::DataType> ELASTIC_INFO_OPTIONAL_DTYPE_SUPPORT_LIST = {op::DataType::DT_FLOAT};
-const std::initializer_list<op::DataType> PERFORMANCE_INFO_OPTIONAL_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT64};
-const std::initializer_list<op::DataType> EXPAND_X_OUT_DTYPE_SUPPORT_LIST = {
-    op::DataType::DT_FLOAT16, op::DataType::DT_BF16, op::DataType::DT_INT8, op::DataType::DT_FLOAT8_E4M3FN,
-    op::DataType::DT_FLOAT8_E5M2, op::DataType::DT_HIFLOAT8, op::DataType::DT_FLOAT4_E2M1,
-    op::DataType::DT_FLOAT4_E1M2};
-const std::initializer_list<op::DataType> DYNAMIC_SCALES_OUT_DTYPE_SUPPORT_LIST = {
-    op::DataType::DT_FLOAT, op::DataType::DT_FLOAT8_E8M0};
-const std::initializer_list<op::DataType> ASSIST_INFO_FOR_COMBINE_OUT_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> EXPERT_TOKEN_NUMS_OUT_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT64};
-const std::initializer_list<op::DataType> EP_RECV_COUNTS_OUT_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> TP_RECV_COUNTS_OUT_DTYPE_SUPPORT_LIST = {op::DataType::DT_INT32};
-const std::initializer_list<op::DataType> EXPAND_SCALES_OUT_DTYPE_SUPPORT_LIST = {op::DataType::DT_FLOAT};
+namespace check = opgen_check::moe_distribute_dispatch_v2;
 
-bool CheckNotNull(
-    const aclTensor *x, const aclTensor *expertIds, aclTensor *expandXOut, aclTensor *dynamicScalesOut,
-    aclTensor *assistInfoForCombineOut, aclTensor *expertTokenNumsOut, aclTensor *epRecvCountsOut,
-    aclTensor *tpRecvCountsOut, aclTensor *expandScalesOut, const char *groupEp)
+bool CheckNotNull(const char *groupEp)
 {
-    OP_CHECK_NULL(x, return false);
-    OP_CHECK_NULL(expertIds, return false);
-    OP_CHECK_NULL(expandXOut, return false);
-    OP_CHECK_NULL(dynamicScalesOut, return false);
-    OP_CHECK_NULL(assistInfoForCombineOut, return false);
-    OP_CHECK_NULL(expertTokenNumsOut, return false);
-    OP_CHECK_NULL(epRecvCountsOut, return false);
-    OP_CHECK_NULL(tpRecvCountsOut, return false);
-    OP_CHECK_NULL(expandScalesOut, return false);
     if (groupEp == nullptr) {
         OP_LOGE(ACLNN_ERR_PARAM_NULLPTR, "groupEp must not be nullptr.");
         return false;
@@ -94,38 +65,40 @@ bool CheckNotNull(
     return true;
 }
 
-bool CheckDtypeValid(
-    const aclTensor *x, const aclTensor *expertIds, const aclTensor *scalesOptional,
-    const aclTensor *xActiveMaskOptional, const aclTensor *expertScalesOptional, const aclTensor *elasticInfoOptional,
-    const aclTensor *performanceInfoOptional, aclTensor *expandXOut, aclTensor *dynamicScalesOut,
-    aclTensor *assistInfoForCombineOut, aclTensor *expertTokenNumsOut, aclTensor *epRecvCountsOut,
-    aclTensor *tpRecvCountsOut, aclTensor *expandScalesOut)
+// An aclTensor as the check core reads it: present, ge dtype, view format and (inputs) view dims; the dims
+// of an output are never read, its dtype is the caller's choice.
+void Describe(const aclTensor *tensor, bool input, check::TensorDesc *desc)
 {
-    OP_CHECK_DTYPE_NOT_SUPPORT(x, X_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(expertIds, EXPERT_IDS_DTYPE_SUPPORT_LIST, return false);
-    if (scalesOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(scalesOptional, SCALES_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
+    if (tensor == nullptr) {
+        return;
     }
-    if (xActiveMaskOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(xActiveMaskOptional, X_ACTIVE_MASK_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
+    desc->present = true;
+    desc->dtype = static_cast<int32_t>(tensor->GetDataType());
+    desc->format = static_cast<int32_t>(tensor->GetViewFormat());
+    if (input) {
+        const op::Shape &shape = tensor->GetViewShape();
+        for (size_t i = 0; i < shape.GetDimNum(); ++i) {
+            desc->dims.push_back(shape.GetDim(i));
+        }
     }
-    if (expertScalesOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(expertScalesOptional, EXPERT_SCALES_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
+}
+
+// The product the op runs on, as the platform reports it (op::SocVersion); false: not one of the op's.
+bool CurrentSoc(check::Soc *soc)
+{
+    switch (op::GetCurrentPlatformInfo().GetSocVersion()) {
+        case op::SocVersion::ASCEND910B:
+            *soc = check::Soc::kAscend910b;
+            return true;
+        case op::SocVersion::ASCEND910_93:
+            *soc = check::Soc::kAscend910_93;
+            return true;
+        case op::SocVersion::ASCEND950:
+            *soc = check::Soc::kAscend950;
+            return true;
+        default:
+            return false;
     }
-    if (elasticInfoOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(elasticInfoOptional, ELASTIC_INFO_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
-    }
-    if (performanceInfoOptional != nullptr) {
-        OP_CHECK_DTYPE_NOT_SUPPORT(performanceInfoOptional, PERFORMANCE_INFO_OPTIONAL_DTYPE_SUPPORT_LIST, return false);
-    }
-    OP_CHECK_DTYPE_NOT_SUPPORT(expandXOut, EXPAND_X_OUT_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(dynamicScalesOut, DYNAMIC_SCALES_OUT_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(assistInfoForCombineOut, ASSIST_INFO_FOR_COMBINE_OUT_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(expertTokenNumsOut, EXPERT_TOKEN_NUMS_OUT_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(epRecvCountsOut, EP_RECV_COUNTS_OUT_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(tpRecvCountsOut, TP_RECV_COUNTS_OUT_DTYPE_SUPPORT_LIST, return false);
-    OP_CHECK_DTYPE_NOT_SUPPORT(expandScalesOut, EXPAND_SCALES_OUT_DTYPE_SUPPORT_LIST, return false);
-    return true;
 }
 } // namespace
 
@@ -141,15 +114,53 @@ aclnnStatus MoeDistributeDispatchV2GetWorkspaceSizeBase(
     uint64_t *workspaceSize, aclOpExecutor **executor)
 {
     OP_LOGD("MoeDistributeDispatchV2GetWorkspaceSizeBase start.");
-    CHECK_RET(CheckNotNull(
-        x, expertIds, expandXOut, dynamicScalesOut, assistInfoForCombineOut, expertTokenNumsOut, epRecvCountsOut,
-        tpRecvCountsOut, expandScalesOut, groupEp), ACLNN_ERR_PARAM_NULLPTR);
-    CHECK_RET(CheckDtypeValid(
-        x, expertIds, scalesOptional, xActiveMaskOptional, expertScalesOptional, elasticInfoOptional,
-        performanceInfoOptional, expandXOut, dynamicScalesOut, assistInfoForCombineOut, expertTokenNumsOut,
-        epRecvCountsOut, tpRecvCountsOut, expandScalesOut), ACLNN_ERR_PARAM_INVALID);
+    CHECK_RET(CheckNotNull(groupEp), ACLNN_ERR_PARAM_NULLPTR);
     const char *groupTpValue = (groupTp == nullptr) ? "" : groupTp;
     const char *commAlgValue = (commAlg == nullptr) ? "" : commAlg;
+
+    check::Params params;
+    Describe(x, true, &params.x);
+    Describe(expertIds, true, &params.expertIds);
+    Describe(scalesOptional, true, &params.scalesOptional);
+    Describe(xActiveMaskOptional, true, &params.xActiveMaskOptional);
+    Describe(expertScalesOptional, true, &params.expertScalesOptional);
+    Describe(elasticInfoOptional, true, &params.elasticInfoOptional);
+    Describe(performanceInfoOptional, true, &params.performanceInfoOptional);
+    Describe(expandXOut, false, &params.expandXOut);
+    Describe(dynamicScalesOut, false, &params.dynamicScalesOut);
+    Describe(assistInfoForCombineOut, false, &params.assistInfoForCombineOut);
+    Describe(expertTokenNumsOut, false, &params.expertTokenNumsOut);
+    Describe(epRecvCountsOut, false, &params.epRecvCountsOut);
+    Describe(tpRecvCountsOut, false, &params.tpRecvCountsOut);
+    Describe(expandScalesOut, false, &params.expandScalesOut);
+    params.groupEp = groupEp;
+    params.epWorldSize = epWorldSize;
+    params.epRankId = epRankId;
+    params.moeExpertNum = moeExpertNum;
+    params.groupTp = groupTpValue;
+    params.tpWorldSize = tpWorldSize;
+    params.tpRankId = tpRankId;
+    params.expertShardType = expertShardType;
+    params.sharedExpertNum = sharedExpertNum;
+    params.sharedExpertRankNum = sharedExpertRankNum;
+    params.quantMode = quantMode;
+    params.globalBS = globalBS;
+    params.expertTokenNumsType = expertTokenNumsType;
+    params.commAlg = commAlgValue;
+    params.zeroExpertNum = zeroExpertNum;
+    params.copyExpertNum = copyExpertNum;
+    params.constExpertNum = constExpertNum;
+    check::Soc soc;
+    if (!CurrentSoc(&soc)) {
+        OP_LOGE(ACLNN_ERR_PARAM_INVALID, "MoeDistributeDispatchV2 does not support this SoC (op::SocVersion %d).",
+                static_cast<int>(op::GetCurrentPlatformInfo().GetSocVersion()));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    const check::CheckResult result = check::Check(params, soc, nullptr, check::Stage::kOpApi);
+    if (!result.Ok()) {
+        OP_LOGE(result.code, "%s", result.message.c_str());
+        return result.code;
+    }
 
     aclnnStatus ret = aclnnInnerMoeDistributeDispatchV2GetWorkspaceSize(
         x, expertIds, scalesOptional, xActiveMaskOptional, expertScalesOptional, elasticInfoOptional,

@@ -16,14 +16,16 @@
 //   struct Params                                 one TensorDesc per input and output, one field per attribute and
 //                                                 env variable (aclnn names; optional ones start at their default)
 //   struct CheckResult { int32_t code; std::string id; std::string param; std::string message; bool Ok() const; };
-//   CheckResult Check(const Params& params, Soc soc, std::vector<CheckResult>* warnings = nullptr);
+//   enum class Stage { kAll, kOpApi };            kOpApi: only the checks aclnn GetWorkspaceSize runs (161001, 161002)
+//   CheckResult Check(const Params& params, Soc soc, std::vector<CheckResult>* warnings = nullptr,
+//                     Stage stage = Stage::kAll);
 //   struct OutputShapes { std::vector<int64_t> <output>; ... };
 //   struct OutputDtypes { int32_t <output>; ... };
 //   bool InferShapes(const Params& params, Soc soc, OutputShapes* shapes);
 //   bool InferDtypes(const Params& params, Soc soc, OutputDtypes* dtypes);
 //   constexpr int32_t kCodeAccepted = 0, kCodeNullptr = 161001, kCodeInvalid = 161002, kCodeTiling = 561002, kCodeWarn = 0;
 //
-// Check() runs the checks in order and returns the first failure (code 161001, 161002, 561002:
+// Check() runs the checks of its stage in order and returns the first failure (code 161001, 161002, 561002:
 // the aclnn status, param the offending parameter, message the CANN log text ending in "[<check id>]"), or code 0
 // when every check holds; checks of class "warn" never fail, they are appended to *warnings (when given).
 // An output's TensorDesc.present means the caller fixed its dtype (the aclnn output tensor); when false the spec's
@@ -95,6 +97,11 @@ inline const char* DataTypeName(int32_t dtype) {
     default: return nullptr;
   }
 }
+
+// Which checks run: kAll in tiling and infershape (the only stages in graph mode), kOpApi in the aclnn
+// GetWorkspaceSize before aclnnInner (a null tensor is 161001 there, an invalid parameter 161002; tiling
+// failures are 561002 whatever the check's class).
+enum class Stage { kAll, kOpApi };
 
 // ---- products -----------------------------------------------------------------------------------
 enum class Soc {
@@ -569,8 +576,10 @@ class Ascend950 : public Eval {
  public:
   explicit Ascend950(const Params& params) : Eval(params) {}
 
-  CheckResult Check(std::vector<CheckResult>* warnings) {
+  CheckResult Check(std::vector<CheckResult>* warnings, Stage stage) {
     static_cast<void>(warnings);  // this product has no warning checks
+    const bool all = stage == Stage::kAll;  // false: only the op_api stage's checks
+    static_cast<void>(all);
     // [null.expandX] present(expandX)
     Reset();
     if (Fails(Present(p.expandX))) {
@@ -678,49 +687,49 @@ class Ascend950 : public Eval {
     }
     // [shape.expandX] rank(expandX) == 2 and dim(expandX, 0) == A
     Reset();
-    if (Fails((Rank(p.expandX) == 2) && (Dim(p.expandX, 0) == let_A()))) {
+    if (all && Fails((Rank(p.expandX) == 2) && (Dim(p.expandX, 0) == let_A()))) {
       Reset();
       return Reject(kCodeTiling, "shape.expandX", "expandX", "shape (A, H)",
                     Shown(ShowShape(Shape(p.expandX))));
     }
     // [shape.quantExpandX] rank(quantExpandX) == 2 and dim(quantExpandX, 0) == A and dim(quantExpandX, 1) == tokenMsgSize
     Reset();
-    if (Fails(((Rank(p.quantExpandX) == 2) && (Dim(p.quantExpandX, 0) == let_A())) && (Dim(p.quantExpandX, 1) == let_tokenMsgSize()))) {
+    if (all && Fails(((Rank(p.quantExpandX) == 2) && (Dim(p.quantExpandX, 0) == let_A())) && (Dim(p.quantExpandX, 1) == let_tokenMsgSize()))) {
       Reset();
       return Reject(kCodeTiling, "shape.quantExpandX", "quantExpandX", "shape (A, tokenMsgSize)",
                     Shown(ShowShape(Shape(p.quantExpandX))));
     }
     // [shape.expertIds] rank(expertIds) == 2
     Reset();
-    if (Fails(Rank(p.expertIds) == 2)) {
+    if (all && Fails(Rank(p.expertIds) == 2)) {
       Reset();
       return Reject(kCodeTiling, "shape.expertIds", "expertIds", "shape (BS, K)",
                     Shown(ShowShape(Shape(p.expertIds))));
     }
     // [shape.expandIdx] rank(expandIdx) == 1 and dim(expandIdx, 0) == BS * K
     Reset();
-    if (Fails((Rank(p.expandIdx) == 1) && (Dim(p.expandIdx, 0) == Mul(dim_BS(), dim_K())))) {
+    if (all && Fails((Rank(p.expandIdx) == 1) && (Dim(p.expandIdx, 0) == Mul(dim_BS(), dim_K())))) {
       Reset();
       return Reject(kCodeTiling, "shape.expandIdx", "expandIdx", "shape (BS * K,)",
                     Shown(ShowShape(Shape(p.expandIdx))));
     }
     // [shape.expertScales] rank(expertScales) == 2 and dim(expertScales, 0) == BS and dim(expertScales, 1) == K
     Reset();
-    if (Fails(((Rank(p.expertScales) == 2) && (Dim(p.expertScales, 0) == dim_BS())) && (Dim(p.expertScales, 1) == dim_K()))) {
+    if (all && Fails(((Rank(p.expertScales) == 2) && (Dim(p.expertScales, 0) == dim_BS())) && (Dim(p.expertScales, 1) == dim_K()))) {
       Reset();
       return Reject(kCodeTiling, "shape.expertScales", "expertScales", "shape (BS, K)",
                     Shown(ShowShape(Shape(p.expertScales))));
     }
     // [shape.commCmdInfo] rank(commCmdInfo) == 1 and dim(commCmdInfo, 0) == (A + epWorldSize) * 16
     Reset();
-    if (Fails((Rank(p.commCmdInfo) == 1) && (Dim(p.commCmdInfo, 0) == Mul(Add(let_A(), p.epWorldSize), 16)))) {
+    if (all && Fails((Rank(p.commCmdInfo) == 1) && (Dim(p.commCmdInfo, 0) == Mul(Add(let_A(), p.epWorldSize), 16)))) {
       Reset();
       return Reject(kCodeTiling, "shape.commCmdInfo", "commCmdInfo", "shape ((A + epWorldSize) * 16,)",
                     Shown(ShowShape(Shape(p.commCmdInfo))));
     }
     // [shape.xActiveMaskOptional] when present(xActiveMaskOptional): rank(xActiveMaskOptional) == 1 and dim(xActiveMaskOptional, 0) == BS
     Reset();
-    if (Applies(Present(p.xActiveMaskOptional)) && Fails((Rank(p.xActiveMaskOptional) == 1) && (Dim(p.xActiveMaskOptional, 0) == dim_BS()))) {
+    if (all && Applies(Present(p.xActiveMaskOptional)) && Fails((Rank(p.xActiveMaskOptional) == 1) && (Dim(p.xActiveMaskOptional, 0) == dim_BS()))) {
       Reset();
       return Reject(kCodeTiling, "shape.xActiveMaskOptional", "xActiveMaskOptional", "shape (BS,)",
                     Shown(ShowShape(Shape(p.xActiveMaskOptional))));
@@ -734,119 +743,119 @@ class Ascend950 : public Eval {
     }
     // [domain.epWorldSize] epWorldSize in {2, 8}
     Reset();
-    if (Fails(OneOf(p.epWorldSize, 2, 8))) {
+    if (all && Fails(OneOf(p.epWorldSize, 2, 8))) {
       Reset();
       return Reject(kCodeTiling, "domain.epWorldSize", "epWorldSize", "one of {2, 8}",
                     Shown(ShowInt(p.epWorldSize)));
     }
     // [domain.moeExpertNum] moeExpertNum in {32}
     Reset();
-    if (Fails(OneOf(p.moeExpertNum, 32))) {
+    if (all && Fails(OneOf(p.moeExpertNum, 32))) {
       Reset();
       return Reject(kCodeTiling, "domain.moeExpertNum", "moeExpertNum", "one of {32}",
                     Shown(ShowInt(p.moeExpertNum)));
     }
     // [domain.expertShardType] expertShardType in {0}
     Reset();
-    if (Fails(OneOf(p.expertShardType, 0))) {
+    if (all && Fails(OneOf(p.expertShardType, 0))) {
       Reset();
       return Reject(kCodeTiling, "domain.expertShardType", "expertShardType", "one of {0}",
                     Shown(ShowInt(p.expertShardType)));
     }
     // [domain.sharedExpertNum] sharedExpertNum in {0}
     Reset();
-    if (Fails(OneOf(p.sharedExpertNum, 0))) {
+    if (all && Fails(OneOf(p.sharedExpertNum, 0))) {
       Reset();
       return Reject(kCodeTiling, "domain.sharedExpertNum", "sharedExpertNum", "one of {0}",
                     Shown(ShowInt(p.sharedExpertNum)));
     }
     // [domain.commQuantMode] commQuantMode in [0, 2]
     Reset();
-    if (Fails(InRange<'[', ']'>(p.commQuantMode, 0, 2))) {
+    if (all && Fails(InRange<'[', ']'>(p.commQuantMode, 0, 2))) {
       Reset();
       return Reject(kCodeTiling, "domain.commQuantMode", "commQuantMode", "in [0, 2]",
                     Shown(ShowInt(p.commQuantMode)));
     }
     // [domain.commType] commType in {2}
     Reset();
-    if (Fails(OneOf(p.commType, 2))) {
+    if (all && Fails(OneOf(p.commType, 2))) {
       Reset();
       return Reject(kCodeTiling, "domain.commType", "commType", "one of {2}",
                     Shown(ShowInt(p.commType)));
     }
     // [unsupported.sharedExpertRankNum] sharedExpertRankNum == 0
     Reset();
-    if (Fails(p.sharedExpertRankNum == 0)) {
+    if (all && Fails(p.sharedExpertRankNum == 0)) {
       Reset();
       return Reject(kCodeTiling, "unsupported.sharedExpertRankNum", "sharedExpertRankNum", "0 (the default; sharedExpertRankNum is not supported on Ascend 950PR/Ascend 950DT)",
                     Shown(ShowInt(p.sharedExpertRankNum)));
     }
     // [unsupported.commAlg] commAlg == ""
     Reset();
-    if (Fails(p.commAlg == ""sv)) {
+    if (all && Fails(p.commAlg == ""sv)) {
       Reset();
       return Reject(kCodeTiling, "unsupported.commAlg", "commAlg", "\"\" (the default; commAlg is not supported on Ascend 950PR/Ascend 950DT)",
                     Shown(ShowStr(p.commAlg)));
     }
     // [quant_mode.commQuantMode] commQuantMode in {0}
     Reset();
-    if (Fails(OneOf(p.commQuantMode, 0))) {
+    if (all && Fails(OneOf(p.commQuantMode, 0))) {
       Reset();
       return Reject(kCodeTiling, "quant_mode.commQuantMode", "commQuantMode", "one of 0 (quant modes supported on Ascend 950PR/Ascend 950DT)",
                     Shown(ShowInt(p.commQuantMode)));
     }
     // [op.epRankId] epRankId in [0, epWorldSize)
     Reset();
-    if (Fails(InRange<'[', ')'>(p.epRankId, 0, p.epWorldSize))) {
+    if (all && Fails(InRange<'[', ')'>(p.epRankId, 0, p.epWorldSize))) {
       Reset();
       return Reject(kCodeTiling, "op.epRankId", "epRankId", "in [0, epWorldSize)",
                     Shown(ShowInt(p.epRankId)));
     }
     // [op.sharedExpertRankNum] sharedExpertRankNum in [0, epWorldSize // 2]
     Reset();
-    if (Fails(InRange<'[', ']'>(p.sharedExpertRankNum, 0, FloorDiv(p.epWorldSize, 2)))) {
+    if (all && Fails(InRange<'[', ']'>(p.sharedExpertRankNum, 0, FloorDiv(p.epWorldSize, 2)))) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertRankNum", "sharedExpertRankNum", "in [0, epWorldSize / 2]",
                     Shown(ShowInt(p.sharedExpertRankNum)));
     }
     // [op.moeExpertNum] moeExpertNum % (epWorldSize - sharedExpertRankNum) == 0
     Reset();
-    if (Fails(Mod(p.moeExpertNum, Sub(p.epWorldSize, p.sharedExpertRankNum)) == 0)) {
+    if (all && Fails(Mod(p.moeExpertNum, Sub(p.epWorldSize, p.sharedExpertRankNum)) == 0)) {
       Reset();
       return Reject(kCodeTiling, "op.moeExpertNum", "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
                     Shown(ShowInt(p.moeExpertNum)));
     }
     // [op.globalBs] globalBs == 0 or globalBs % epWorldSize == 0 and globalBs >= BS * epWorldSize
     Reset();
-    if (Fails((p.globalBs == 0) || ((Mod(p.globalBs, p.epWorldSize) == 0) && (p.globalBs >= Mul(dim_BS(), p.epWorldSize))))) {
+    if (all && Fails((p.globalBs == 0) || ((Mod(p.globalBs, p.epWorldSize) == 0) && (p.globalBs >= Mul(dim_BS(), p.epWorldSize))))) {
       Reset();
       return Reject(kCodeTiling, "op.globalBs", "globalBs", "0, or a multiple of epWorldSize no smaller than BS * epWorldSize",
                     Shown(ShowInt(p.globalBs)));
     }
     // [op.h_range] H in [1024, 8192]
     Reset();
-    if (Fails(InRange<'[', ']'>(dim_H(), 1024, 8192))) {
+    if (all && Fails(InRange<'[', ']'>(dim_H(), 1024, 8192))) {
       Reset();
       return Reject(kCodeTiling, "op.h_range", "expandX", "H in [1024, 8192]",
                     Shown(ShowInt(dim_H())));
     }
     // [op.bs_range] BS in (0, 512]
     Reset();
-    if (Fails(InRange<'(', ']'>(dim_BS(), 0, 512))) {
+    if (all && Fails(InRange<'(', ']'>(dim_BS(), 0, 512))) {
       Reset();
       return Reject(kCodeTiling, "op.bs_range", "expertIds", "BS in (0, 512]",
                     Shown(ShowInt(dim_BS())));
     }
     // [op.expertIds] K in (0, 16]
     Reset();
-    if (Fails(InRange<'(', ']'>(dim_K(), 0, 16))) {
+    if (all && Fails(InRange<'(', ']'>(dim_K(), 0, 16))) {
       Reset();
       return Reject(kCodeTiling, "op.expertIds", "expertIds", "K in (0, 16]",
                     Shown(ShowInt(dim_K())));
     }
     // [op.expertIds.2] K <= moeExpertNum
     Reset();
-    if (Fails(dim_K() <= p.moeExpertNum)) {
+    if (all && Fails(dim_K() <= p.moeExpertNum)) {
       Reset();
       return Reject(kCodeTiling, "op.expertIds.2", "expertIds", "K <= moeExpertNum",
                     Shown(ShowInt(dim_K())));
@@ -860,7 +869,7 @@ class Ascend950 : public Eval {
     }
     // [op.sharedExpertXOptional] when present(sharedExpertXOptional): rank(sharedExpertXOptional) == 2 and dim(sharedExpertXOptional, 0) == BS and dim(sharedExpertXOptional, 1) == H or rank(sharedExpertXOptional) == 3 and dim(sharedExpertXOptional, 0) * dim(sharedExpertXOptional, 1) == BS and dim(sharedExpertXOptional, 2) == H
     Reset();
-    if (Applies(Present(p.sharedExpertXOptional)) && Fails((((Rank(p.sharedExpertXOptional) == 2) && (Dim(p.sharedExpertXOptional, 0) == dim_BS())) && (Dim(p.sharedExpertXOptional, 1) == dim_H())) || (((Rank(p.sharedExpertXOptional) == 3) && (Mul(Dim(p.sharedExpertXOptional, 0), Dim(p.sharedExpertXOptional, 1)) == dim_BS())) && (Dim(p.sharedExpertXOptional, 2) == dim_H())))) {
+    if (all && Applies(Present(p.sharedExpertXOptional)) && Fails((((Rank(p.sharedExpertXOptional) == 2) && (Dim(p.sharedExpertXOptional, 0) == dim_BS())) && (Dim(p.sharedExpertXOptional, 1) == dim_H())) || (((Rank(p.sharedExpertXOptional) == 3) && (Mul(Dim(p.sharedExpertXOptional, 0), Dim(p.sharedExpertXOptional, 1)) == dim_BS())) && (Dim(p.sharedExpertXOptional, 2) == dim_H())))) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertXOptional", "sharedExpertXOptional", "(BS, H), or (a, b, H) with a * b = BS",
                     Shown(ShowShape(Shape(p.sharedExpertXOptional))));
@@ -874,21 +883,21 @@ class Ascend950 : public Eval {
     }
     // [op.sharedExpertXOptional.3] when present(sharedExpertXOptional): sharedExpertNum == 0
     Reset();
-    if (Applies(Present(p.sharedExpertXOptional)) && Fails(p.sharedExpertNum == 0)) {
+    if (all && Applies(Present(p.sharedExpertXOptional)) && Fails(p.sharedExpertNum == 0)) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertXOptional.3", "sharedExpertXOptional", "null unless sharedExpertNum is 0",
                     Shown(ShowTensor(p.sharedExpertXOptional)));
     }
     // [buffer.window_min] HCCL_BUFFSIZE * MB >= 2 * MB
     Reset();
-    if (Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, kMB))) {
+    if (all && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, kMB))) {
       Reset();
       return Reject(kCodeTiling, "buffer.window_min", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
     // [buffer.window] HCCL_BUFFSIZE * MB >= 4 * (localMoeExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))
     Reset();
-    if (Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(4, Add(Mul(Mul(Mul(let_localMoeExpertNum(), let_maxBs()), p.epWorldSize), Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32), 44), 512), 1), 512), 512)), Mul(Mul(Add(dim_K(), p.sharedExpertNum), let_maxBs()), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)))))) {
+    if (all && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(4, Add(Mul(Mul(Mul(let_localMoeExpertNum(), let_maxBs()), p.epWorldSize), Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32), 44), 512), 1), 512), 512)), Mul(Mul(Add(dim_K(), p.sharedExpertNum), let_maxBs()), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)))))) {
       Reset();
       return Reject(kCodeTiling, "buffer.window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 4 * (localExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
@@ -957,9 +966,10 @@ class Ascend950 : public Eval {
 }  // namespace detail
 
 // ---- the API -------------------------------------------------------------------------------------
-inline CheckResult Check(const Params& params, Soc soc, std::vector<CheckResult>* warnings = nullptr) {
+inline CheckResult Check(const Params& params, Soc soc, std::vector<CheckResult>* warnings = nullptr,
+                         Stage stage = Stage::kAll) {
   switch (soc) {
-    case Soc::kAscend950: return detail::Ascend950(params).Check(warnings);
+    case Soc::kAscend950: return detail::Ascend950(params).Check(warnings, stage);
   }
   CheckResult unsupported;  // only a value outside the enum gets here
   unsupported.code = kCodeInvalid;

@@ -16,14 +16,16 @@
 //   struct Params                                 one TensorDesc per input and output, one field per attribute and
 //                                                 env variable (aclnn names; optional ones start at their default)
 //   struct CheckResult { int32_t code; std::string id; std::string param; std::string message; bool Ok() const; };
-//   CheckResult Check(const Params& params, Soc soc, std::vector<CheckResult>* warnings = nullptr);
+//   enum class Stage { kAll, kOpApi };            kOpApi: only the checks aclnn GetWorkspaceSize runs (161001, 161002)
+//   CheckResult Check(const Params& params, Soc soc, std::vector<CheckResult>* warnings = nullptr,
+//                     Stage stage = Stage::kAll);
 //   struct OutputShapes { std::vector<int64_t> <output>; ... };
 //   struct OutputDtypes { int32_t <output>; ... };
 //   bool InferShapes(const Params& params, Soc soc, OutputShapes* shapes);
 //   bool InferDtypes(const Params& params, Soc soc, OutputDtypes* dtypes);
 //   constexpr int32_t kCodeAccepted = 0, kCodeNullptr = 161001, kCodeInvalid = 161002, kCodeTiling = 561002, kCodeWarn = 0;
 //
-// Check() runs the checks in order and returns the first failure (code 161001, 161002, 561002:
+// Check() runs the checks of its stage in order and returns the first failure (code 161001, 161002, 561002:
 // the aclnn status, param the offending parameter, message the CANN log text ending in "[<check id>]"), or code 0
 // when every check holds; checks of class "warn" never fail, they are appended to *warnings (when given).
 // An output's TensorDesc.present means the caller fixed its dtype (the aclnn output tensor); when false the spec's
@@ -95,6 +97,11 @@ inline const char* DataTypeName(int32_t dtype) {
     default: return nullptr;
   }
 }
+
+// Which checks run: kAll in tiling and infershape (the only stages in graph mode), kOpApi in the aclnn
+// GetWorkspaceSize before aclnnInner (a null tensor is 161001 there, an invalid parameter 161002; tiling
+// failures are 561002 whatever the check's class).
+enum class Stage { kAll, kOpApi };
 
 // ---- products -----------------------------------------------------------------------------------
 enum class Soc {
@@ -590,7 +597,9 @@ class Ascend910b : public Eval {
  public:
   explicit Ascend910b(const Params& params) : Eval(params) {}
 
-  CheckResult Check(std::vector<CheckResult>* warnings) {
+  CheckResult Check(std::vector<CheckResult>* warnings, Stage stage) {
+    const bool all = stage == Stage::kAll;  // false: only the op_api stage's checks
+    static_cast<void>(all);
     // [null.expandX] present(expandX)
     Reset();
     if (Fails(Present(p.expandX))) {
@@ -628,42 +637,42 @@ class Ascend910b : public Eval {
     }
     // [unsupported.elasticInfoOptional] not present(elasticInfoOptional)
     Reset();
-    if (Fails(!Present(p.elasticInfoOptional))) {
+    if (all && Fails(!Present(p.elasticInfoOptional))) {
       Reset();
       return Reject(kCodeTiling, "unsupported.elasticInfoOptional", "elasticInfoOptional", "null (it is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowTensor(p.elasticInfoOptional)));
     }
     // [unsupported.tpSendCountsOptional] not present(tpSendCountsOptional)
     Reset();
-    if (Fails(!Present(p.tpSendCountsOptional))) {
+    if (all && Fails(!Present(p.tpSendCountsOptional))) {
       Reset();
       return Reject(kCodeTiling, "unsupported.tpSendCountsOptional", "tpSendCountsOptional", "null (it is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowTensor(p.tpSendCountsOptional)));
     }
     // [unsupported.sharedExpertXOptional] not present(sharedExpertXOptional)
     Reset();
-    if (Fails(!Present(p.sharedExpertXOptional))) {
+    if (all && Fails(!Present(p.sharedExpertXOptional))) {
       Reset();
       return Reject(kCodeTiling, "unsupported.sharedExpertXOptional", "sharedExpertXOptional", "null (it is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowTensor(p.sharedExpertXOptional)));
     }
     // [unsupported.activationScaleOptional] not present(activationScaleOptional)
     Reset();
-    if (Fails(!Present(p.activationScaleOptional))) {
+    if (all && Fails(!Present(p.activationScaleOptional))) {
       Reset();
       return Reject(kCodeTiling, "unsupported.activationScaleOptional", "activationScaleOptional", "null (it is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowTensor(p.activationScaleOptional)));
     }
     // [unsupported.weightScaleOptional] not present(weightScaleOptional)
     Reset();
-    if (Fails(!Present(p.weightScaleOptional))) {
+    if (all && Fails(!Present(p.weightScaleOptional))) {
       Reset();
       return Reject(kCodeTiling, "unsupported.weightScaleOptional", "weightScaleOptional", "null (it is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowTensor(p.weightScaleOptional)));
     }
     // [unsupported.groupListOptional] not present(groupListOptional)
     Reset();
-    if (Fails(!Present(p.groupListOptional))) {
+    if (all && Fails(!Present(p.groupListOptional))) {
       Reset();
       return Reject(kCodeTiling, "unsupported.groupListOptional", "groupListOptional", "null (it is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowTensor(p.groupListOptional)));
@@ -803,98 +812,98 @@ class Ascend910b : public Eval {
     }
     // [shape.expandX] rank(expandX) == 2 and dim(expandX, 0) == max(tpWorldSize, 1) * A
     Reset();
-    if (Fails((Rank(p.expandX) == 2) && (Dim(p.expandX, 0) == Mul(Max({p.tpWorldSize, 1}), let_A())))) {
+    if (all && Fails((Rank(p.expandX) == 2) && (Dim(p.expandX, 0) == Mul(Max({p.tpWorldSize, 1}), let_A())))) {
       Reset();
       return Reject(kCodeTiling, "shape.expandX", "expandX", "shape (max(tpWorldSize, 1) * A, H)",
                     Shown(ShowShape(Shape(p.expandX))));
     }
     // [shape.expertIds] rank(expertIds) == 2
     Reset();
-    if (Fails(Rank(p.expertIds) == 2)) {
+    if (all && Fails(Rank(p.expertIds) == 2)) {
       Reset();
       return Reject(kCodeTiling, "shape.expertIds", "expertIds", "shape (BS, K)",
                     Shown(ShowShape(Shape(p.expertIds))));
     }
     // [shape.assistInfoForCombine] rank(assistInfoForCombine) == 1 and dim(assistInfoForCombine, 0) == A * 128
     Reset();
-    if (Fails((Rank(p.assistInfoForCombine) == 1) && (Dim(p.assistInfoForCombine, 0) == Mul(let_A(), 128)))) {
+    if (all && Fails((Rank(p.assistInfoForCombine) == 1) && (Dim(p.assistInfoForCombine, 0) == Mul(let_A(), 128)))) {
       Reset();
       return Reject(kCodeTiling, "shape.assistInfoForCombine", "assistInfoForCombine", "shape (A * 128,)",
                     Shown(ShowShape(Shape(p.assistInfoForCombine))));
     }
     // [shape.epSendCounts] rank(epSendCounts) == 1 and dim(epSendCounts, 0) == moeExpertNum + 2 * globalBSReal * K * serverNum
     Reset();
-    if (Fails((Rank(p.epSendCounts) == 1) && (Dim(p.epSendCounts, 0) == Add(p.moeExpertNum, Mul(Mul(Mul(2, let_globalBSReal()), dim_K()), let_serverNum()))))) {
+    if (all && Fails((Rank(p.epSendCounts) == 1) && (Dim(p.epSendCounts, 0) == Add(p.moeExpertNum, Mul(Mul(Mul(2, let_globalBSReal()), dim_K()), let_serverNum()))))) {
       Reset();
       return Reject(kCodeTiling, "shape.epSendCounts", "epSendCounts", "shape (moeExpertNum + 2 * globalBSReal * K * serverNum,)",
                     Shown(ShowShape(Shape(p.epSendCounts))));
     }
     // [shape.expertScales] rank(expertScales) == 2 and dim(expertScales, 0) == BS and dim(expertScales, 1) == K
     Reset();
-    if (Fails(((Rank(p.expertScales) == 2) && (Dim(p.expertScales, 0) == dim_BS())) && (Dim(p.expertScales, 1) == dim_K()))) {
+    if (all && Fails(((Rank(p.expertScales) == 2) && (Dim(p.expertScales, 0) == dim_BS())) && (Dim(p.expertScales, 1) == dim_K()))) {
       Reset();
       return Reject(kCodeTiling, "shape.expertScales", "expertScales", "shape (BS, K)",
                     Shown(ShowShape(Shape(p.expertScales))));
     }
     // [shape.tpSendCountsOptional] when present(tpSendCountsOptional): rank(tpSendCountsOptional) == 1 and dim(tpSendCountsOptional, 0) == tpWorldSize
     Reset();
-    if (Applies(Present(p.tpSendCountsOptional)) && Fails((Rank(p.tpSendCountsOptional) == 1) && (Dim(p.tpSendCountsOptional, 0) == p.tpWorldSize))) {
+    if (all && Applies(Present(p.tpSendCountsOptional)) && Fails((Rank(p.tpSendCountsOptional) == 1) && (Dim(p.tpSendCountsOptional, 0) == p.tpWorldSize))) {
       Reset();
       return Reject(kCodeTiling, "shape.tpSendCountsOptional", "tpSendCountsOptional", "shape (tpWorldSize,)",
                     Shown(ShowShape(Shape(p.tpSendCountsOptional))));
     }
     // [shape.xActiveMaskOptional] when present(xActiveMaskOptional): rank(xActiveMaskOptional) == 1 and dim(xActiveMaskOptional, 0) == BS
     Reset();
-    if (Applies(Present(p.xActiveMaskOptional)) && Fails((Rank(p.xActiveMaskOptional) == 1) && (Dim(p.xActiveMaskOptional, 0) == dim_BS()))) {
+    if (all && Applies(Present(p.xActiveMaskOptional)) && Fails((Rank(p.xActiveMaskOptional) == 1) && (Dim(p.xActiveMaskOptional, 0) == dim_BS()))) {
       Reset();
       return Reject(kCodeTiling, "shape.xActiveMaskOptional", "xActiveMaskOptional", "shape (BS,)",
                     Shown(ShowShape(Shape(p.xActiveMaskOptional))));
     }
     // [shape.expandScalesOptional] when present(expandScalesOptional): rank(expandScalesOptional) == 1 and dim(expandScalesOptional, 0) == A
     Reset();
-    if (Applies(Present(p.expandScalesOptional)) && Fails((Rank(p.expandScalesOptional) == 1) && (Dim(p.expandScalesOptional, 0) == let_A()))) {
+    if (all && Applies(Present(p.expandScalesOptional)) && Fails((Rank(p.expandScalesOptional) == 1) && (Dim(p.expandScalesOptional, 0) == let_A()))) {
       Reset();
       return Reject(kCodeTiling, "shape.expandScalesOptional", "expandScalesOptional", "shape (A,)",
                     Shown(ShowShape(Shape(p.expandScalesOptional))));
     }
     // [shape.elasticInfoOptional] when present(elasticInfoOptional): rank(elasticInfoOptional) == 1 and dim(elasticInfoOptional, 0) == 4 + 2 * epWorldSize
     Reset();
-    if (Applies(Present(p.elasticInfoOptional)) && Fails((Rank(p.elasticInfoOptional) == 1) && (Dim(p.elasticInfoOptional, 0) == Add(4, Mul(2, p.epWorldSize))))) {
+    if (all && Applies(Present(p.elasticInfoOptional)) && Fails((Rank(p.elasticInfoOptional) == 1) && (Dim(p.elasticInfoOptional, 0) == Add(4, Mul(2, p.epWorldSize))))) {
       Reset();
       return Reject(kCodeTiling, "shape.elasticInfoOptional", "elasticInfoOptional", "shape (4 + 2 * epWorldSize,)",
                     Shown(ShowShape(Shape(p.elasticInfoOptional))));
     }
     // [shape.oriXOptional] when present(oriXOptional): rank(oriXOptional) == 2 and dim(oriXOptional, 0) == BS and dim(oriXOptional, 1) == H
     Reset();
-    if (Applies(Present(p.oriXOptional)) && Fails(((Rank(p.oriXOptional) == 2) && (Dim(p.oriXOptional, 0) == dim_BS())) && (Dim(p.oriXOptional, 1) == dim_H()))) {
+    if (all && Applies(Present(p.oriXOptional)) && Fails(((Rank(p.oriXOptional) == 2) && (Dim(p.oriXOptional, 0) == dim_BS())) && (Dim(p.oriXOptional, 1) == dim_H()))) {
       Reset();
       return Reject(kCodeTiling, "shape.oriXOptional", "oriXOptional", "shape (BS, H)",
                     Shown(ShowShape(Shape(p.oriXOptional))));
     }
     // [shape.constExpertAlpha1Optional] when present(constExpertAlpha1Optional): rank(constExpertAlpha1Optional) == 2 and dim(constExpertAlpha1Optional, 0) == constExpertNum and dim(constExpertAlpha1Optional, 1) == H
     Reset();
-    if (Applies(Present(p.constExpertAlpha1Optional)) && Fails(((Rank(p.constExpertAlpha1Optional) == 2) && (Dim(p.constExpertAlpha1Optional, 0) == p.constExpertNum)) && (Dim(p.constExpertAlpha1Optional, 1) == dim_H()))) {
+    if (all && Applies(Present(p.constExpertAlpha1Optional)) && Fails(((Rank(p.constExpertAlpha1Optional) == 2) && (Dim(p.constExpertAlpha1Optional, 0) == p.constExpertNum)) && (Dim(p.constExpertAlpha1Optional, 1) == dim_H()))) {
       Reset();
       return Reject(kCodeTiling, "shape.constExpertAlpha1Optional", "constExpertAlpha1Optional", "shape (constExpertNum, H)",
                     Shown(ShowShape(Shape(p.constExpertAlpha1Optional))));
     }
     // [shape.constExpertAlpha2Optional] when present(constExpertAlpha2Optional): rank(constExpertAlpha2Optional) == 2 and dim(constExpertAlpha2Optional, 0) == constExpertNum and dim(constExpertAlpha2Optional, 1) == H
     Reset();
-    if (Applies(Present(p.constExpertAlpha2Optional)) && Fails(((Rank(p.constExpertAlpha2Optional) == 2) && (Dim(p.constExpertAlpha2Optional, 0) == p.constExpertNum)) && (Dim(p.constExpertAlpha2Optional, 1) == dim_H()))) {
+    if (all && Applies(Present(p.constExpertAlpha2Optional)) && Fails(((Rank(p.constExpertAlpha2Optional) == 2) && (Dim(p.constExpertAlpha2Optional, 0) == p.constExpertNum)) && (Dim(p.constExpertAlpha2Optional, 1) == dim_H()))) {
       Reset();
       return Reject(kCodeTiling, "shape.constExpertAlpha2Optional", "constExpertAlpha2Optional", "shape (constExpertNum, H)",
                     Shown(ShowShape(Shape(p.constExpertAlpha2Optional))));
     }
     // [shape.constExpertVOptional] when present(constExpertVOptional): rank(constExpertVOptional) == 2 and dim(constExpertVOptional, 0) == constExpertNum and dim(constExpertVOptional, 1) == H
     Reset();
-    if (Applies(Present(p.constExpertVOptional)) && Fails(((Rank(p.constExpertVOptional) == 2) && (Dim(p.constExpertVOptional, 0) == p.constExpertNum)) && (Dim(p.constExpertVOptional, 1) == dim_H()))) {
+    if (all && Applies(Present(p.constExpertVOptional)) && Fails(((Rank(p.constExpertVOptional) == 2) && (Dim(p.constExpertVOptional, 0) == p.constExpertNum)) && (Dim(p.constExpertVOptional, 1) == dim_H()))) {
       Reset();
       return Reject(kCodeTiling, "shape.constExpertVOptional", "constExpertVOptional", "shape (constExpertNum, H)",
                     Shown(ShowShape(Shape(p.constExpertVOptional))));
     }
     // [shape.performanceInfoOptional] when present(performanceInfoOptional): rank(performanceInfoOptional) == 1 and dim(performanceInfoOptional, 0) == epWorldSize
     Reset();
-    if (Applies(Present(p.performanceInfoOptional)) && Fails((Rank(p.performanceInfoOptional) == 1) && (Dim(p.performanceInfoOptional, 0) == p.epWorldSize))) {
+    if (all && Applies(Present(p.performanceInfoOptional)) && Fails((Rank(p.performanceInfoOptional) == 1) && (Dim(p.performanceInfoOptional, 0) == p.epWorldSize))) {
       Reset();
       return Reject(kCodeTiling, "shape.performanceInfoOptional", "performanceInfoOptional", "shape (epWorldSize,)",
                     Shown(ShowShape(Shape(p.performanceInfoOptional))));
@@ -908,119 +917,119 @@ class Ascend910b : public Eval {
     }
     // [domain.tpWorldSize] tpWorldSize in [0, 2]
     Reset();
-    if (Fails(InRange<'[', ']'>(p.tpWorldSize, 0, 2))) {
+    if (all && Fails(InRange<'[', ']'>(p.tpWorldSize, 0, 2))) {
       Reset();
       return Reject(kCodeTiling, "domain.tpWorldSize", "tpWorldSize", "in [0, 2]",
                     Shown(ShowInt(p.tpWorldSize)));
     }
     // [domain.tpRankId] tpRankId in [0, 1]
     Reset();
-    if (Fails(InRange<'[', ']'>(p.tpRankId, 0, 1))) {
+    if (all && Fails(InRange<'[', ']'>(p.tpRankId, 0, 1))) {
       Reset();
       return Reject(kCodeTiling, "domain.tpRankId", "tpRankId", "in [0, 1]",
                     Shown(ShowInt(p.tpRankId)));
     }
     // [domain.expertShardType] expertShardType in {0}
     Reset();
-    if (Fails(OneOf(p.expertShardType, 0))) {
+    if (all && Fails(OneOf(p.expertShardType, 0))) {
       Reset();
       return Reject(kCodeTiling, "domain.expertShardType", "expertShardType", "one of {0}",
                     Shown(ShowInt(p.expertShardType)));
     }
     // [domain.sharedExpertNum] sharedExpertNum in {0, 1}
     Reset();
-    if (Fails(OneOf(p.sharedExpertNum, 0, 1))) {
+    if (all && Fails(OneOf(p.sharedExpertNum, 0, 1))) {
       Reset();
       return Reject(kCodeTiling, "domain.sharedExpertNum", "sharedExpertNum", "one of {0, 1}",
                     Shown(ShowInt(p.sharedExpertNum)));
     }
     // [domain.outDtype] outDtype in {0}
     Reset();
-    if (Fails(OneOf(p.outDtype, 0))) {
+    if (all && Fails(OneOf(p.outDtype, 0))) {
       Reset();
       return Reject(kCodeTiling, "domain.outDtype", "outDtype", "one of {0}",
                     Shown(ShowInt(p.outDtype)));
     }
     // [domain.groupListType] groupListType in {0}
     Reset();
-    if (Fails(OneOf(p.groupListType, 0))) {
+    if (all && Fails(OneOf(p.groupListType, 0))) {
       Reset();
       return Reject(kCodeTiling, "domain.groupListType", "groupListType", "one of {0}",
                     Shown(ShowInt(p.groupListType)));
     }
     // [domain.commAlg] commAlg in {"", "fullmesh", "hierarchy"}
     Reset();
-    if (Fails(OneOf(p.commAlg, ""sv, "fullmesh"sv, "hierarchy"sv))) {
+    if (all && Fails(OneOf(p.commAlg, ""sv, "fullmesh"sv, "hierarchy"sv))) {
       Reset();
       return Reject(kCodeTiling, "domain.commAlg", "commAlg", "one of {\"\", \"fullmesh\", \"hierarchy\"}",
                     Shown(ShowStr(p.commAlg)));
     }
     // [domain.zeroExpertNum] zeroExpertNum in [0, MAX_INT32)
     Reset();
-    if (Fails(InRange<'[', ')'>(p.zeroExpertNum, 0, kMaxInt32))) {
+    if (all && Fails(InRange<'[', ')'>(p.zeroExpertNum, 0, kMaxInt32))) {
       Reset();
       return Reject(kCodeTiling, "domain.zeroExpertNum", "zeroExpertNum", "in [0, MAX_INT32)",
                     Shown(ShowInt(p.zeroExpertNum)));
     }
     // [domain.copyExpertNum] copyExpertNum in [0, MAX_INT32)
     Reset();
-    if (Fails(InRange<'[', ')'>(p.copyExpertNum, 0, kMaxInt32))) {
+    if (all && Fails(InRange<'[', ')'>(p.copyExpertNum, 0, kMaxInt32))) {
       Reset();
       return Reject(kCodeTiling, "domain.copyExpertNum", "copyExpertNum", "in [0, MAX_INT32)",
                     Shown(ShowInt(p.copyExpertNum)));
     }
     // [domain.constExpertNum] constExpertNum in [0, MAX_INT32)
     Reset();
-    if (Fails(InRange<'[', ')'>(p.constExpertNum, 0, kMaxInt32))) {
+    if (all && Fails(InRange<'[', ')'>(p.constExpertNum, 0, kMaxInt32))) {
       Reset();
       return Reject(kCodeTiling, "domain.constExpertNum", "constExpertNum", "in [0, MAX_INT32)",
                     Shown(ShowInt(p.constExpertNum)));
     }
     // [unsupported.groupTp] groupTp == ""
     Reset();
-    if (Fails(p.groupTp == ""sv)) {
+    if (all && Fails(p.groupTp == ""sv)) {
       Reset();
       return Reject(kCodeTiling, "unsupported.groupTp", "groupTp", "\"\" (the default; groupTp is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowStr(p.groupTp)));
     }
     // [unsupported.tpWorldSize] tpWorldSize == 0
     Reset();
-    if (Fails(p.tpWorldSize == 0)) {
+    if (all && Fails(p.tpWorldSize == 0)) {
       Reset();
       return Reject(kCodeTiling, "unsupported.tpWorldSize", "tpWorldSize", "0 (the default; tpWorldSize is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowInt(p.tpWorldSize)));
     }
     // [unsupported.tpRankId] tpRankId == 0
     Reset();
-    if (Fails(p.tpRankId == 0)) {
+    if (all && Fails(p.tpRankId == 0)) {
       Reset();
       return Reject(kCodeTiling, "unsupported.tpRankId", "tpRankId", "0 (the default; tpRankId is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowInt(p.tpRankId)));
     }
     // [unsupported.expertShardType] expertShardType == 0
     Reset();
-    if (Fails(p.expertShardType == 0)) {
+    if (all && Fails(p.expertShardType == 0)) {
       Reset();
       return Reject(kCodeTiling, "unsupported.expertShardType", "expertShardType", "0 (the default; expertShardType is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowInt(p.expertShardType)));
     }
     // [unsupported.sharedExpertRankNum] sharedExpertRankNum == 0
     Reset();
-    if (Fails(p.sharedExpertRankNum == 0)) {
+    if (all && Fails(p.sharedExpertRankNum == 0)) {
       Reset();
       return Reject(kCodeTiling, "unsupported.sharedExpertRankNum", "sharedExpertRankNum", "0 (the default; sharedExpertRankNum is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowInt(p.sharedExpertRankNum)));
     }
     // [unsupported.constExpertNum] constExpertNum == 0
     Reset();
-    if (Fails(p.constExpertNum == 0)) {
+    if (all && Fails(p.constExpertNum == 0)) {
       Reset();
       return Reject(kCodeTiling, "unsupported.constExpertNum", "constExpertNum", "0 (the default; constExpertNum is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowInt(p.constExpertNum)));
     }
     // [quant_mode.commQuantMode] commQuantMode in {0, 2}
     Reset();
-    if (Fails(OneOf(p.commQuantMode, 0, 2))) {
+    if (all && Fails(OneOf(p.commQuantMode, 0, 2))) {
       Reset();
       return Reject(kCodeTiling, "quant_mode.commQuantMode", "commQuantMode", "one of 0, 2 (quant modes supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowInt(p.commQuantMode)));
@@ -1034,77 +1043,77 @@ class Ascend910b : public Eval {
     }
     // [op.epRankId] epRankId in [0, epWorldSize)
     Reset();
-    if (Fails(InRange<'[', ')'>(p.epRankId, 0, p.epWorldSize))) {
+    if (all && Fails(InRange<'[', ')'>(p.epRankId, 0, p.epWorldSize))) {
       Reset();
       return Reject(kCodeTiling, "op.epRankId", "epRankId", "in [0, epWorldSize)",
                     Shown(ShowInt(p.epRankId)));
     }
     // [op.sharedExpertRankNum] sharedExpertRankNum in [0, epWorldSize)
     Reset();
-    if (Fails(InRange<'[', ')'>(p.sharedExpertRankNum, 0, p.epWorldSize))) {
+    if (all && Fails(InRange<'[', ')'>(p.sharedExpertRankNum, 0, p.epWorldSize))) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertRankNum", "sharedExpertRankNum", "in [0, epWorldSize)",
                     Shown(ShowInt(p.sharedExpertRankNum)));
     }
     // [op.sharedExpertNum] when sharedExpertRankNum == 0: sharedExpertNum in {0, 1}
     Reset();
-    if (Applies(p.sharedExpertRankNum == 0) && Fails(OneOf(p.sharedExpertNum, 0, 1))) {
+    if (all && Applies(p.sharedExpertRankNum == 0) && Fails(OneOf(p.sharedExpertNum, 0, 1))) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertNum", "sharedExpertNum", "0 or 1 when sharedExpertRankNum is 0",
                     Shown(ShowInt(p.sharedExpertNum)));
     }
     // [op.sharedExpertRankNum.2] when sharedExpertRankNum != 0: sharedExpertNum > 0 and sharedExpertRankNum % sharedExpertNum == 0
     Reset();
-    if (Applies(p.sharedExpertRankNum != 0) && Fails((p.sharedExpertNum > 0) && (Mod(p.sharedExpertRankNum, p.sharedExpertNum) == 0))) {
+    if (all && Applies(p.sharedExpertRankNum != 0) && Fails((p.sharedExpertNum > 0) && (Mod(p.sharedExpertRankNum, p.sharedExpertNum) == 0))) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertRankNum.2", "sharedExpertRankNum", "a multiple of sharedExpertNum",
                     Shown(ShowInt(p.sharedExpertRankNum)));
     }
     // [op.moeExpertNum] moeExpertNum > 0 and moeExpertNum % (epWorldSize - sharedExpertRankNum) == 0
     Reset();
-    if (Fails((p.moeExpertNum > 0) && (Mod(p.moeExpertNum, Sub(p.epWorldSize, p.sharedExpertRankNum)) == 0))) {
+    if (all && Fails((p.moeExpertNum > 0) && (Mod(p.moeExpertNum, Sub(p.epWorldSize, p.sharedExpertRankNum)) == 0))) {
       Reset();
       return Reject(kCodeTiling, "op.moeExpertNum", "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
                     Shown(ShowInt(p.moeExpertNum)));
     }
     // [op.expertIds] K in (0, 16]
     Reset();
-    if (Fails(InRange<'(', ']'>(dim_K(), 0, 16))) {
+    if (all && Fails(InRange<'(', ']'>(dim_K(), 0, 16))) {
       Reset();
       return Reject(kCodeTiling, "op.expertIds", "expertIds", "K in (0, 16]",
                     Shown(ShowInt(dim_K())));
     }
     // [op.expertIds.2] K <= moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum
     Reset();
-    if (Fails(dim_K() <= Add(Add(Add(p.moeExpertNum, p.zeroExpertNum), p.copyExpertNum), p.constExpertNum))) {
+    if (all && Fails(dim_K() <= Add(Add(Add(p.moeExpertNum, p.zeroExpertNum), p.copyExpertNum), p.constExpertNum))) {
       Reset();
       return Reject(kCodeTiling, "op.expertIds.2", "expertIds", "K <= moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum",
                     Shown(ShowInt(dim_K())));
     }
     // [op.moeExpertNum.2] moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum <= MAX_INT32
     Reset();
-    if (Fails(Add(Add(Add(p.moeExpertNum, p.zeroExpertNum), p.copyExpertNum), p.constExpertNum) <= kMaxInt32)) {
+    if (all && Fails(Add(Add(Add(p.moeExpertNum, p.zeroExpertNum), p.copyExpertNum), p.constExpertNum) <= kMaxInt32)) {
       Reset();
       return Reject(kCodeTiling, "op.moeExpertNum.2", "moeExpertNum", "moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum <= MAX_INT32",
                     Shown(ShowInt(p.moeExpertNum)));
     }
     // [op.tpWorldSize] tpWorldSize < 2 or localExpertNum == 1
     Reset();
-    if (Fails((p.tpWorldSize < 2) || (let_localExpertNum() == 1))) {
+    if (all && Fails((p.tpWorldSize < 2) || (let_localExpertNum() == 1))) {
       Reset();
       return Reject(kCodeTiling, "op.tpWorldSize", "tpWorldSize", "0 or 1 when localExpertNum > 1",
                     Shown(ShowInt(p.tpWorldSize)));
     }
     // [op.tpRankId] tpRankId < max(tpWorldSize, 1)
     Reset();
-    if (Fails(p.tpRankId < Max({p.tpWorldSize, 1}))) {
+    if (all && Fails(p.tpRankId < Max({p.tpWorldSize, 1}))) {
       Reset();
       return Reject(kCodeTiling, "op.tpRankId", "tpRankId", "in [0, max(tpWorldSize, 1))",
                     Shown(ShowInt(p.tpRankId)));
     }
     // [op.globalBS] globalBS == 0 or globalBS % epWorldSize == 0 and globalBS >= BS * epWorldSize
     Reset();
-    if (Fails((p.globalBS == 0) || ((Mod(p.globalBS, p.epWorldSize) == 0) && (p.globalBS >= Mul(dim_BS(), p.epWorldSize))))) {
+    if (all && Fails((p.globalBS == 0) || ((Mod(p.globalBS, p.epWorldSize) == 0) && (p.globalBS >= Mul(dim_BS(), p.epWorldSize))))) {
       Reset();
       return Reject(kCodeTiling, "op.globalBS", "globalBS", "0, or a multiple of epWorldSize no smaller than BS * epWorldSize",
                     Shown(ShowInt(p.globalBS)));
@@ -1118,7 +1127,7 @@ class Ascend910b : public Eval {
     }
     // [op.xActiveMaskOptional.2] when globalBS > BS * epWorldSize: not present(xActiveMaskOptional)
     Reset();
-    if (Applies(p.globalBS > Mul(dim_BS(), p.epWorldSize)) && Fails(!Present(p.xActiveMaskOptional))) {
+    if (all && Applies(p.globalBS > Mul(dim_BS(), p.epWorldSize)) && Fails(!Present(p.xActiveMaskOptional))) {
       Reset();
       return Reject(kCodeTiling, "op.xActiveMaskOptional.2", "xActiveMaskOptional", "null when BS differs across ranks (globalBS > BS * epWorldSize)",
                     Shown(ShowTensor(p.xActiveMaskOptional)));
@@ -1132,14 +1141,14 @@ class Ascend910b : public Eval {
     }
     // [op.tpSendCountsOptional] when tpWorldSize == 2: present(tpSendCountsOptional)
     Reset();
-    if (Applies(p.tpWorldSize == 2) && Fails(Present(p.tpSendCountsOptional))) {
+    if (all && Applies(p.tpWorldSize == 2) && Fails(Present(p.tpSendCountsOptional))) {
       Reset();
       return Reject(kCodeTiling, "op.tpSendCountsOptional", "tpSendCountsOptional", "a (tpWorldSize,) tensor when tpWorldSize is 2",
                     Shown(ShowTensor(p.tpSendCountsOptional)));
     }
     // [op.sharedExpertXOptional] when present(sharedExpertXOptional): rank(sharedExpertXOptional) == 2 and dim(sharedExpertXOptional, 0) == BS and dim(sharedExpertXOptional, 1) == H or rank(sharedExpertXOptional) == 3 and dim(sharedExpertXOptional, 0) * dim(sharedExpertXOptional, 1) == BS and dim(sharedExpertXOptional, 2) == H
     Reset();
-    if (Applies(Present(p.sharedExpertXOptional)) && Fails((((Rank(p.sharedExpertXOptional) == 2) && (Dim(p.sharedExpertXOptional, 0) == dim_BS())) && (Dim(p.sharedExpertXOptional, 1) == dim_H())) || (((Rank(p.sharedExpertXOptional) == 3) && (Mul(Dim(p.sharedExpertXOptional, 0), Dim(p.sharedExpertXOptional, 1)) == dim_BS())) && (Dim(p.sharedExpertXOptional, 2) == dim_H())))) {
+    if (all && Applies(Present(p.sharedExpertXOptional)) && Fails((((Rank(p.sharedExpertXOptional) == 2) && (Dim(p.sharedExpertXOptional, 0) == dim_BS())) && (Dim(p.sharedExpertXOptional, 1) == dim_H())) || (((Rank(p.sharedExpertXOptional) == 3) && (Mul(Dim(p.sharedExpertXOptional, 0), Dim(p.sharedExpertXOptional, 1)) == dim_BS())) && (Dim(p.sharedExpertXOptional, 2) == dim_H())))) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertXOptional", "sharedExpertXOptional", "(BS, H), or (a, b, H) with a * b = BS",
                     Shown(ShowShape(Shape(p.sharedExpertXOptional))));
@@ -1153,21 +1162,21 @@ class Ascend910b : public Eval {
     }
     // [op.sharedExpertXOptional.3] when present(sharedExpertXOptional): sharedExpertRankNum == 0
     Reset();
-    if (Applies(Present(p.sharedExpertXOptional)) && Fails(p.sharedExpertRankNum == 0)) {
+    if (all && Applies(Present(p.sharedExpertXOptional)) && Fails(p.sharedExpertRankNum == 0)) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertXOptional.3", "sharedExpertXOptional", "null when sharedExpertRankNum is not 0",
                     Shown(ShowTensor(p.sharedExpertXOptional)));
     }
     // [op.oriXOptional] when copyExpertNum > 0 or constExpertNum > 0: present(oriXOptional)
     Reset();
-    if (Applies((p.copyExpertNum > 0) || (p.constExpertNum > 0)) && Fails(Present(p.oriXOptional))) {
+    if (all && Applies((p.copyExpertNum > 0) || (p.constExpertNum > 0)) && Fails(Present(p.oriXOptional))) {
       Reset();
       return Reject(kCodeTiling, "op.oriXOptional", "oriXOptional", "a (BS, H) tensor when copyExpertNum or constExpertNum is positive",
                     Shown(ShowTensor(p.oriXOptional)));
     }
     // [op.constExpertAlpha1Optional] when constExpertNum > 0: present(constExpertAlpha1Optional) and present(constExpertAlpha2Optional) and present(constExpertVOptional)
     Reset();
-    if (Applies(p.constExpertNum > 0) && Fails((Present(p.constExpertAlpha1Optional) && Present(p.constExpertAlpha2Optional)) && Present(p.constExpertVOptional))) {
+    if (all && Applies(p.constExpertNum > 0) && Fails((Present(p.constExpertAlpha1Optional) && Present(p.constExpertAlpha2Optional)) && Present(p.constExpertVOptional))) {
       Reset();
       return Reject(kCodeTiling, "op.constExpertAlpha1Optional", "constExpertAlpha1Optional", "constExpertAlpha1Optional, constExpertAlpha2Optional and constExpertVOptional all given when constExpertNum is positive",
                     Shown(ShowTensor(p.constExpertAlpha1Optional)));
@@ -1202,112 +1211,112 @@ class Ascend910b : public Eval {
     }
     // [ascend910b.expandX] H in (0, 10240] and H % 32 == 0
     Reset();
-    if (Fails(InRange<'(', ']'>(dim_H(), 0, 10240) && (Mod(dim_H(), 32) == 0))) {
+    if (all && Fails(InRange<'(', ']'>(dim_H(), 0, 10240) && (Mod(dim_H(), 32) == 0))) {
       Reset();
       return Reject(kCodeTiling, "ascend910b.expandX", "expandX", "H in (0, 10240] and a multiple of 32",
                     Shown(ShowInt(dim_H())));
     }
     // [ascend910b.commAlg] when commQuantMode == 2: commAlg != "fullmesh"
     Reset();
-    if (Applies(p.commQuantMode == 2) && Fails(p.commAlg != "fullmesh"sv)) {
+    if (all && Applies(p.commQuantMode == 2) && Fails(p.commAlg != "fullmesh"sv)) {
       Reset();
       return Reject(kCodeTiling, "ascend910b.commAlg", "commAlg", "\"hierarchy\" (or \"\" resolving to hierarchy) when commQuantMode is 2",
                     Shown(ShowStr(p.commAlg)));
     }
     // [ascend910b.epWorldSize] when commAlg != "hierarchy": epWorldSize in {2, 3, 4, 5, 6, 7, 8, 16, 32, 64, 128, 192, 256, 384}
     Reset();
-    if (Applies(p.commAlg != "hierarchy"sv) && Fails(OneOf(p.epWorldSize, 2, 3, 4, 5, 6, 7, 8, 16, 32, 64, 128, 192, 256, 384))) {
+    if (all && Applies(p.commAlg != "hierarchy"sv) && Fails(OneOf(p.epWorldSize, 2, 3, 4, 5, 6, 7, 8, 16, 32, 64, 128, 192, 256, 384))) {
       Reset();
       return Reject(kCodeTiling, "ascend910b.epWorldSize", "epWorldSize", "one of 2, 3, 4, 5, 6, 7, 8, 16, 32, 64, 128, 192, 256, 384 for fullmesh",
                     Shown(ShowInt(p.epWorldSize)));
     }
     // [ascend910b.moeExpertNum] when commAlg != "hierarchy": moeExpertNum in (0, 1024]
     Reset();
-    if (Applies(p.commAlg != "hierarchy"sv) && Fails(InRange<'(', ']'>(p.moeExpertNum, 0, 1024))) {
+    if (all && Applies(p.commAlg != "hierarchy"sv) && Fails(InRange<'(', ']'>(p.moeExpertNum, 0, 1024))) {
       Reset();
       return Reject(kCodeTiling, "ascend910b.moeExpertNum", "moeExpertNum", "in (0, 1024] for fullmesh",
                     Shown(ShowInt(p.moeExpertNum)));
     }
     // [ascend910b.expertIds] when commAlg != "hierarchy": BS in (0, 256]
     Reset();
-    if (Applies(p.commAlg != "hierarchy"sv) && Fails(InRange<'(', ']'>(dim_BS(), 0, 256))) {
+    if (all && Applies(p.commAlg != "hierarchy"sv) && Fails(InRange<'(', ']'>(dim_BS(), 0, 256))) {
       Reset();
       return Reject(kCodeTiling, "ascend910b.expertIds", "expertIds", "BS in (0, 256] for fullmesh",
                     Shown(ShowInt(dim_BS())));
     }
     // [ascend910b.epWorldSize.2] when commAlg == "hierarchy": epWorldSize in {16, 32, 64}
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(OneOf(p.epWorldSize, 16, 32, 64))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(OneOf(p.epWorldSize, 16, 32, 64))) {
       Reset();
       return Reject(kCodeTiling, "ascend910b.epWorldSize.2", "epWorldSize", "one of 16, 32, 64 for hierarchy",
                     Shown(ShowInt(p.epWorldSize)));
     }
     // [ascend910b.moeExpertNum.2] when commAlg == "hierarchy": moeExpertNum in (0, 512]
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(InRange<'(', ']'>(p.moeExpertNum, 0, 512))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(InRange<'(', ']'>(p.moeExpertNum, 0, 512))) {
       Reset();
       return Reject(kCodeTiling, "ascend910b.moeExpertNum.2", "moeExpertNum", "in (0, 512] for hierarchy",
                     Shown(ShowInt(p.moeExpertNum)));
     }
     // [ascend910b.expertIds.2] when commAlg == "hierarchy": BS in (0, 512]
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(InRange<'(', ']'>(dim_BS(), 0, 512))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(InRange<'(', ']'>(dim_BS(), 0, 512))) {
       Reset();
       return Reject(kCodeTiling, "ascend910b.expertIds.2", "expertIds", "BS in (0, 512] for hierarchy",
                     Shown(ShowInt(dim_BS())));
     }
     // [ascend910b.xActiveMaskOptional] when commAlg == "hierarchy": not present(xActiveMaskOptional)
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(!Present(p.xActiveMaskOptional))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(!Present(p.xActiveMaskOptional))) {
       Reset();
       return Reject(kCodeTiling, "ascend910b.xActiveMaskOptional", "xActiveMaskOptional", "null when commAlg is hierarchy",
                     Shown(ShowTensor(p.xActiveMaskOptional)));
     }
     // [ascend910b.oriXOptional] when commAlg == "hierarchy": not present(oriXOptional)
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(!Present(p.oriXOptional))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(!Present(p.oriXOptional))) {
       Reset();
       return Reject(kCodeTiling, "ascend910b.oriXOptional", "oriXOptional", "null when commAlg is hierarchy",
                     Shown(ShowTensor(p.oriXOptional)));
     }
     // [ascend910b.zeroExpertNum] when commAlg == "hierarchy": zeroExpertNum == 0
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(p.zeroExpertNum == 0)) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(p.zeroExpertNum == 0)) {
       Reset();
       return Reject(kCodeTiling, "ascend910b.zeroExpertNum", "zeroExpertNum", "0 when commAlg is hierarchy",
                     Shown(ShowInt(p.zeroExpertNum)));
     }
     // [ascend910b.copyExpertNum] when commAlg == "hierarchy": copyExpertNum == 0
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(p.copyExpertNum == 0)) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(p.copyExpertNum == 0)) {
       Reset();
       return Reject(kCodeTiling, "ascend910b.copyExpertNum", "copyExpertNum", "0 when commAlg is hierarchy",
                     Shown(ShowInt(p.copyExpertNum)));
     }
     // [ascend910b.performanceInfoOptional] when commAlg == "hierarchy": not present(performanceInfoOptional)
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(!Present(p.performanceInfoOptional))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(!Present(p.performanceInfoOptional))) {
       Reset();
       return Reject(kCodeTiling, "ascend910b.performanceInfoOptional", "performanceInfoOptional", "null when commAlg is hierarchy",
                     Shown(ShowTensor(p.performanceInfoOptional)));
     }
     // [ascend910b.expandScalesOptional] when commAlg == "hierarchy": present(expandScalesOptional)
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(Present(p.expandScalesOptional))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(Present(p.expandScalesOptional))) {
       Reset();
       return Reject(kCodeTiling, "ascend910b.expandScalesOptional", "expandScalesOptional", "an (A,) tensor when commAlg is hierarchy",
                     Shown(ShowTensor(p.expandScalesOptional)));
     }
     // [buffer.fullmesh_window] when commAlg != "hierarchy": HCCL_BUFFSIZE * MB >= 2 * (BS * epWorldSize * min(localExpertNum, K) * H * 2 + 2 * MB)
     Reset();
-    if (Applies(p.commAlg != "hierarchy"sv) && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, Add(Mul(Mul(Mul(Mul(dim_BS(), p.epWorldSize), Min({let_localExpertNum(), dim_K()})), dim_H()), 2), Mul(2, kMB))))) {
+    if (all && Applies(p.commAlg != "hierarchy"sv) && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, Add(Mul(Mul(Mul(Mul(dim_BS(), p.epWorldSize), Min({let_localExpertNum(), dim_K()})), dim_H()), 2), Mul(2, kMB))))) {
       Reset();
       Warn(warnings, kCodeWarn, "buffer.fullmesh_window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (BS * epWorldSize * min(localExpertNum, K) * H * sizeof(uint16) + 2MB)",
            Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
     // [buffer.hierarchy_window] when commAlg == "hierarchy": HCCL_BUFFSIZE * MB >= (moeExpertNum + epWorldSize // 4) * Align512(maxBS * (H * 2 + 16 * Align8(K))) + 8 * MB
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Add(Mul(Add(p.moeExpertNum, FloorDiv(p.epWorldSize, 4)), Mul(FloorDiv(Sub(Add(Mul(let_maxBS(), Add(Mul(dim_H(), 2), Mul(16, Mul(FloorDiv(Sub(Add(dim_K(), 8), 1), 8), 8)))), 512), 1), 512), 512)), Mul(8, kMB)))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Add(Mul(Add(p.moeExpertNum, FloorDiv(p.epWorldSize, 4)), Mul(FloorDiv(Sub(Add(Mul(let_maxBS(), Add(Mul(dim_H(), 2), Mul(16, Mul(FloorDiv(Sub(Add(dim_K(), 8), 1), 8), 8)))), 512), 1), 512), 512)), Mul(8, kMB)))) {
       Reset();
       Warn(warnings, kCodeWarn, "buffer.hierarchy_window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= (moeExpertNum + epWorldSize / 4) * Align512(maxBS * (H * 2 + 16 * Align8(K))) * 1B + 8MB",
            Shown(ShowInt(p.HCCL_BUFFSIZE)));
@@ -1386,8 +1395,10 @@ class Ascend910_93 : public Eval {
  public:
   explicit Ascend910_93(const Params& params) : Eval(params) {}
 
-  CheckResult Check(std::vector<CheckResult>* warnings) {
+  CheckResult Check(std::vector<CheckResult>* warnings, Stage stage) {
     static_cast<void>(warnings);  // this product has no warning checks
+    const bool all = stage == Stage::kAll;  // false: only the op_api stage's checks
+    static_cast<void>(all);
     // [null.expandX] present(expandX)
     Reset();
     if (Fails(Present(p.expandX))) {
@@ -1425,35 +1436,35 @@ class Ascend910_93 : public Eval {
     }
     // [unsupported.elasticInfoOptional] not present(elasticInfoOptional)
     Reset();
-    if (Fails(!Present(p.elasticInfoOptional))) {
+    if (all && Fails(!Present(p.elasticInfoOptional))) {
       Reset();
       return Reject(kCodeTiling, "unsupported.elasticInfoOptional", "elasticInfoOptional", "null (it is not supported on Atlas A3 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A3 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowTensor(p.elasticInfoOptional)));
     }
     // [unsupported.performanceInfoOptional] not present(performanceInfoOptional)
     Reset();
-    if (Fails(!Present(p.performanceInfoOptional))) {
+    if (all && Fails(!Present(p.performanceInfoOptional))) {
       Reset();
       return Reject(kCodeTiling, "unsupported.performanceInfoOptional", "performanceInfoOptional", "null (it is not supported on Atlas A3 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A3 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowTensor(p.performanceInfoOptional)));
     }
     // [unsupported.activationScaleOptional] not present(activationScaleOptional)
     Reset();
-    if (Fails(!Present(p.activationScaleOptional))) {
+    if (all && Fails(!Present(p.activationScaleOptional))) {
       Reset();
       return Reject(kCodeTiling, "unsupported.activationScaleOptional", "activationScaleOptional", "null (it is not supported on Atlas A3 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A3 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowTensor(p.activationScaleOptional)));
     }
     // [unsupported.weightScaleOptional] not present(weightScaleOptional)
     Reset();
-    if (Fails(!Present(p.weightScaleOptional))) {
+    if (all && Fails(!Present(p.weightScaleOptional))) {
       Reset();
       return Reject(kCodeTiling, "unsupported.weightScaleOptional", "weightScaleOptional", "null (it is not supported on Atlas A3 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A3 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowTensor(p.weightScaleOptional)));
     }
     // [unsupported.groupListOptional] not present(groupListOptional)
     Reset();
-    if (Fails(!Present(p.groupListOptional))) {
+    if (all && Fails(!Present(p.groupListOptional))) {
       Reset();
       return Reject(kCodeTiling, "unsupported.groupListOptional", "groupListOptional", "null (it is not supported on Atlas A3 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A3 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowTensor(p.groupListOptional)));
@@ -1593,98 +1604,98 @@ class Ascend910_93 : public Eval {
     }
     // [shape.expandX] rank(expandX) == 2 and dim(expandX, 0) == max(tpWorldSize, 1) * A
     Reset();
-    if (Fails((Rank(p.expandX) == 2) && (Dim(p.expandX, 0) == Mul(Max({p.tpWorldSize, 1}), let_A())))) {
+    if (all && Fails((Rank(p.expandX) == 2) && (Dim(p.expandX, 0) == Mul(Max({p.tpWorldSize, 1}), let_A())))) {
       Reset();
       return Reject(kCodeTiling, "shape.expandX", "expandX", "shape (max(tpWorldSize, 1) * A, H)",
                     Shown(ShowShape(Shape(p.expandX))));
     }
     // [shape.expertIds] rank(expertIds) == 2
     Reset();
-    if (Fails(Rank(p.expertIds) == 2)) {
+    if (all && Fails(Rank(p.expertIds) == 2)) {
       Reset();
       return Reject(kCodeTiling, "shape.expertIds", "expertIds", "shape (BS, K)",
                     Shown(ShowShape(Shape(p.expertIds))));
     }
     // [shape.assistInfoForCombine] rank(assistInfoForCombine) == 1 and dim(assistInfoForCombine, 0) == A * 128
     Reset();
-    if (Fails((Rank(p.assistInfoForCombine) == 1) && (Dim(p.assistInfoForCombine, 0) == Mul(let_A(), 128)))) {
+    if (all && Fails((Rank(p.assistInfoForCombine) == 1) && (Dim(p.assistInfoForCombine, 0) == Mul(let_A(), 128)))) {
       Reset();
       return Reject(kCodeTiling, "shape.assistInfoForCombine", "assistInfoForCombine", "shape (A * 128,)",
                     Shown(ShowShape(Shape(p.assistInfoForCombine))));
     }
     // [shape.epSendCounts] rank(epSendCounts) == 1 and dim(epSendCounts, 0) == epWorldSize * max(tpWorldSize, 1) * localExpertNum
     Reset();
-    if (Fails((Rank(p.epSendCounts) == 1) && (Dim(p.epSendCounts, 0) == Mul(Mul(p.epWorldSize, Max({p.tpWorldSize, 1})), let_localExpertNum())))) {
+    if (all && Fails((Rank(p.epSendCounts) == 1) && (Dim(p.epSendCounts, 0) == Mul(Mul(p.epWorldSize, Max({p.tpWorldSize, 1})), let_localExpertNum())))) {
       Reset();
       return Reject(kCodeTiling, "shape.epSendCounts", "epSendCounts", "shape (epWorldSize * max(tpWorldSize, 1) * localExpertNum,)",
                     Shown(ShowShape(Shape(p.epSendCounts))));
     }
     // [shape.expertScales] rank(expertScales) == 2 and dim(expertScales, 0) == BS and dim(expertScales, 1) == K
     Reset();
-    if (Fails(((Rank(p.expertScales) == 2) && (Dim(p.expertScales, 0) == dim_BS())) && (Dim(p.expertScales, 1) == dim_K()))) {
+    if (all && Fails(((Rank(p.expertScales) == 2) && (Dim(p.expertScales, 0) == dim_BS())) && (Dim(p.expertScales, 1) == dim_K()))) {
       Reset();
       return Reject(kCodeTiling, "shape.expertScales", "expertScales", "shape (BS, K)",
                     Shown(ShowShape(Shape(p.expertScales))));
     }
     // [shape.tpSendCountsOptional] when present(tpSendCountsOptional): rank(tpSendCountsOptional) == 1 and dim(tpSendCountsOptional, 0) == tpWorldSize
     Reset();
-    if (Applies(Present(p.tpSendCountsOptional)) && Fails((Rank(p.tpSendCountsOptional) == 1) && (Dim(p.tpSendCountsOptional, 0) == p.tpWorldSize))) {
+    if (all && Applies(Present(p.tpSendCountsOptional)) && Fails((Rank(p.tpSendCountsOptional) == 1) && (Dim(p.tpSendCountsOptional, 0) == p.tpWorldSize))) {
       Reset();
       return Reject(kCodeTiling, "shape.tpSendCountsOptional", "tpSendCountsOptional", "shape (tpWorldSize,)",
                     Shown(ShowShape(Shape(p.tpSendCountsOptional))));
     }
     // [shape.xActiveMaskOptional] when present(xActiveMaskOptional): rank(xActiveMaskOptional) == 1 and dim(xActiveMaskOptional, 0) == BS or rank(xActiveMaskOptional) == 2 and dim(xActiveMaskOptional, 0) == BS and dim(xActiveMaskOptional, 1) == K
     Reset();
-    if (Applies(Present(p.xActiveMaskOptional)) && Fails(((Rank(p.xActiveMaskOptional) == 1) && (Dim(p.xActiveMaskOptional, 0) == dim_BS())) || (((Rank(p.xActiveMaskOptional) == 2) && (Dim(p.xActiveMaskOptional, 0) == dim_BS())) && (Dim(p.xActiveMaskOptional, 1) == dim_K())))) {
+    if (all && Applies(Present(p.xActiveMaskOptional)) && Fails(((Rank(p.xActiveMaskOptional) == 1) && (Dim(p.xActiveMaskOptional, 0) == dim_BS())) || (((Rank(p.xActiveMaskOptional) == 2) && (Dim(p.xActiveMaskOptional, 0) == dim_BS())) && (Dim(p.xActiveMaskOptional, 1) == dim_K())))) {
       Reset();
       return Reject(kCodeTiling, "shape.xActiveMaskOptional", "xActiveMaskOptional", "shape (BS,) or (BS, K)",
                     Shown(ShowShape(Shape(p.xActiveMaskOptional))));
     }
     // [shape.expandScalesOptional] when present(expandScalesOptional): rank(expandScalesOptional) == 1 and dim(expandScalesOptional, 0) == A
     Reset();
-    if (Applies(Present(p.expandScalesOptional)) && Fails((Rank(p.expandScalesOptional) == 1) && (Dim(p.expandScalesOptional, 0) == let_A()))) {
+    if (all && Applies(Present(p.expandScalesOptional)) && Fails((Rank(p.expandScalesOptional) == 1) && (Dim(p.expandScalesOptional, 0) == let_A()))) {
       Reset();
       return Reject(kCodeTiling, "shape.expandScalesOptional", "expandScalesOptional", "shape (A,)",
                     Shown(ShowShape(Shape(p.expandScalesOptional))));
     }
     // [shape.elasticInfoOptional] when present(elasticInfoOptional): rank(elasticInfoOptional) == 1 and dim(elasticInfoOptional, 0) == 4 + 2 * epWorldSize
     Reset();
-    if (Applies(Present(p.elasticInfoOptional)) && Fails((Rank(p.elasticInfoOptional) == 1) && (Dim(p.elasticInfoOptional, 0) == Add(4, Mul(2, p.epWorldSize))))) {
+    if (all && Applies(Present(p.elasticInfoOptional)) && Fails((Rank(p.elasticInfoOptional) == 1) && (Dim(p.elasticInfoOptional, 0) == Add(4, Mul(2, p.epWorldSize))))) {
       Reset();
       return Reject(kCodeTiling, "shape.elasticInfoOptional", "elasticInfoOptional", "shape (4 + 2 * epWorldSize,)",
                     Shown(ShowShape(Shape(p.elasticInfoOptional))));
     }
     // [shape.oriXOptional] when present(oriXOptional): rank(oriXOptional) == 2 and dim(oriXOptional, 0) == BS and dim(oriXOptional, 1) == H
     Reset();
-    if (Applies(Present(p.oriXOptional)) && Fails(((Rank(p.oriXOptional) == 2) && (Dim(p.oriXOptional, 0) == dim_BS())) && (Dim(p.oriXOptional, 1) == dim_H()))) {
+    if (all && Applies(Present(p.oriXOptional)) && Fails(((Rank(p.oriXOptional) == 2) && (Dim(p.oriXOptional, 0) == dim_BS())) && (Dim(p.oriXOptional, 1) == dim_H()))) {
       Reset();
       return Reject(kCodeTiling, "shape.oriXOptional", "oriXOptional", "shape (BS, H)",
                     Shown(ShowShape(Shape(p.oriXOptional))));
     }
     // [shape.constExpertAlpha1Optional] when present(constExpertAlpha1Optional): rank(constExpertAlpha1Optional) == 2 and dim(constExpertAlpha1Optional, 0) == constExpertNum and dim(constExpertAlpha1Optional, 1) == H
     Reset();
-    if (Applies(Present(p.constExpertAlpha1Optional)) && Fails(((Rank(p.constExpertAlpha1Optional) == 2) && (Dim(p.constExpertAlpha1Optional, 0) == p.constExpertNum)) && (Dim(p.constExpertAlpha1Optional, 1) == dim_H()))) {
+    if (all && Applies(Present(p.constExpertAlpha1Optional)) && Fails(((Rank(p.constExpertAlpha1Optional) == 2) && (Dim(p.constExpertAlpha1Optional, 0) == p.constExpertNum)) && (Dim(p.constExpertAlpha1Optional, 1) == dim_H()))) {
       Reset();
       return Reject(kCodeTiling, "shape.constExpertAlpha1Optional", "constExpertAlpha1Optional", "shape (constExpertNum, H)",
                     Shown(ShowShape(Shape(p.constExpertAlpha1Optional))));
     }
     // [shape.constExpertAlpha2Optional] when present(constExpertAlpha2Optional): rank(constExpertAlpha2Optional) == 2 and dim(constExpertAlpha2Optional, 0) == constExpertNum and dim(constExpertAlpha2Optional, 1) == H
     Reset();
-    if (Applies(Present(p.constExpertAlpha2Optional)) && Fails(((Rank(p.constExpertAlpha2Optional) == 2) && (Dim(p.constExpertAlpha2Optional, 0) == p.constExpertNum)) && (Dim(p.constExpertAlpha2Optional, 1) == dim_H()))) {
+    if (all && Applies(Present(p.constExpertAlpha2Optional)) && Fails(((Rank(p.constExpertAlpha2Optional) == 2) && (Dim(p.constExpertAlpha2Optional, 0) == p.constExpertNum)) && (Dim(p.constExpertAlpha2Optional, 1) == dim_H()))) {
       Reset();
       return Reject(kCodeTiling, "shape.constExpertAlpha2Optional", "constExpertAlpha2Optional", "shape (constExpertNum, H)",
                     Shown(ShowShape(Shape(p.constExpertAlpha2Optional))));
     }
     // [shape.constExpertVOptional] when present(constExpertVOptional): rank(constExpertVOptional) == 2 and dim(constExpertVOptional, 0) == constExpertNum and dim(constExpertVOptional, 1) == H
     Reset();
-    if (Applies(Present(p.constExpertVOptional)) && Fails(((Rank(p.constExpertVOptional) == 2) && (Dim(p.constExpertVOptional, 0) == p.constExpertNum)) && (Dim(p.constExpertVOptional, 1) == dim_H()))) {
+    if (all && Applies(Present(p.constExpertVOptional)) && Fails(((Rank(p.constExpertVOptional) == 2) && (Dim(p.constExpertVOptional, 0) == p.constExpertNum)) && (Dim(p.constExpertVOptional, 1) == dim_H()))) {
       Reset();
       return Reject(kCodeTiling, "shape.constExpertVOptional", "constExpertVOptional", "shape (constExpertNum, H)",
                     Shown(ShowShape(Shape(p.constExpertVOptional))));
     }
     // [shape.performanceInfoOptional] when present(performanceInfoOptional): rank(performanceInfoOptional) == 1 and dim(performanceInfoOptional, 0) == epWorldSize
     Reset();
-    if (Applies(Present(p.performanceInfoOptional)) && Fails((Rank(p.performanceInfoOptional) == 1) && (Dim(p.performanceInfoOptional, 0) == p.epWorldSize))) {
+    if (all && Applies(Present(p.performanceInfoOptional)) && Fails((Rank(p.performanceInfoOptional) == 1) && (Dim(p.performanceInfoOptional, 0) == p.epWorldSize))) {
       Reset();
       return Reject(kCodeTiling, "shape.performanceInfoOptional", "performanceInfoOptional", "shape (epWorldSize,)",
                     Shown(ShowShape(Shape(p.performanceInfoOptional))));
@@ -1698,91 +1709,91 @@ class Ascend910_93 : public Eval {
     }
     // [domain.epWorldSize] epWorldSize in [2, 768]
     Reset();
-    if (Fails(InRange<'[', ']'>(p.epWorldSize, 2, 768))) {
+    if (all && Fails(InRange<'[', ']'>(p.epWorldSize, 2, 768))) {
       Reset();
       return Reject(kCodeTiling, "domain.epWorldSize", "epWorldSize", "in [2, 768]",
                     Shown(ShowInt(p.epWorldSize)));
     }
     // [domain.moeExpertNum] moeExpertNum in (0, 1024]
     Reset();
-    if (Fails(InRange<'(', ']'>(p.moeExpertNum, 0, 1024))) {
+    if (all && Fails(InRange<'(', ']'>(p.moeExpertNum, 0, 1024))) {
       Reset();
       return Reject(kCodeTiling, "domain.moeExpertNum", "moeExpertNum", "in (0, 1024]",
                     Shown(ShowInt(p.moeExpertNum)));
     }
     // [domain.tpWorldSize] tpWorldSize in [0, 2]
     Reset();
-    if (Fails(InRange<'[', ']'>(p.tpWorldSize, 0, 2))) {
+    if (all && Fails(InRange<'[', ']'>(p.tpWorldSize, 0, 2))) {
       Reset();
       return Reject(kCodeTiling, "domain.tpWorldSize", "tpWorldSize", "in [0, 2]",
                     Shown(ShowInt(p.tpWorldSize)));
     }
     // [domain.tpRankId] tpRankId in [0, 1]
     Reset();
-    if (Fails(InRange<'[', ']'>(p.tpRankId, 0, 1))) {
+    if (all && Fails(InRange<'[', ']'>(p.tpRankId, 0, 1))) {
       Reset();
       return Reject(kCodeTiling, "domain.tpRankId", "tpRankId", "in [0, 1]",
                     Shown(ShowInt(p.tpRankId)));
     }
     // [domain.expertShardType] expertShardType in {0}
     Reset();
-    if (Fails(OneOf(p.expertShardType, 0))) {
+    if (all && Fails(OneOf(p.expertShardType, 0))) {
       Reset();
       return Reject(kCodeTiling, "domain.expertShardType", "expertShardType", "one of {0}",
                     Shown(ShowInt(p.expertShardType)));
     }
     // [domain.sharedExpertNum] sharedExpertNum in [0, 4]
     Reset();
-    if (Fails(InRange<'[', ']'>(p.sharedExpertNum, 0, 4))) {
+    if (all && Fails(InRange<'[', ']'>(p.sharedExpertNum, 0, 4))) {
       Reset();
       return Reject(kCodeTiling, "domain.sharedExpertNum", "sharedExpertNum", "in [0, 4]",
                     Shown(ShowInt(p.sharedExpertNum)));
     }
     // [domain.outDtype] outDtype in {0}
     Reset();
-    if (Fails(OneOf(p.outDtype, 0))) {
+    if (all && Fails(OneOf(p.outDtype, 0))) {
       Reset();
       return Reject(kCodeTiling, "domain.outDtype", "outDtype", "one of {0}",
                     Shown(ShowInt(p.outDtype)));
     }
     // [domain.groupListType] groupListType in {0}
     Reset();
-    if (Fails(OneOf(p.groupListType, 0))) {
+    if (all && Fails(OneOf(p.groupListType, 0))) {
       Reset();
       return Reject(kCodeTiling, "domain.groupListType", "groupListType", "one of {0}",
                     Shown(ShowInt(p.groupListType)));
     }
     // [domain.commAlg] commAlg in {"", "fullmesh_v1", "fullmesh_v2", "hierarchy"}
     Reset();
-    if (Fails(OneOf(p.commAlg, ""sv, "fullmesh_v1"sv, "fullmesh_v2"sv, "hierarchy"sv))) {
+    if (all && Fails(OneOf(p.commAlg, ""sv, "fullmesh_v1"sv, "fullmesh_v2"sv, "hierarchy"sv))) {
       Reset();
       return Reject(kCodeTiling, "domain.commAlg", "commAlg", "one of {\"\", \"fullmesh_v1\", \"fullmesh_v2\", \"hierarchy\"}",
                     Shown(ShowStr(p.commAlg)));
     }
     // [domain.zeroExpertNum] zeroExpertNum in [0, MAX_INT32)
     Reset();
-    if (Fails(InRange<'[', ')'>(p.zeroExpertNum, 0, kMaxInt32))) {
+    if (all && Fails(InRange<'[', ')'>(p.zeroExpertNum, 0, kMaxInt32))) {
       Reset();
       return Reject(kCodeTiling, "domain.zeroExpertNum", "zeroExpertNum", "in [0, MAX_INT32)",
                     Shown(ShowInt(p.zeroExpertNum)));
     }
     // [domain.copyExpertNum] copyExpertNum in [0, MAX_INT32)
     Reset();
-    if (Fails(InRange<'[', ')'>(p.copyExpertNum, 0, kMaxInt32))) {
+    if (all && Fails(InRange<'[', ')'>(p.copyExpertNum, 0, kMaxInt32))) {
       Reset();
       return Reject(kCodeTiling, "domain.copyExpertNum", "copyExpertNum", "in [0, MAX_INT32)",
                     Shown(ShowInt(p.copyExpertNum)));
     }
     // [domain.constExpertNum] constExpertNum in [0, MAX_INT32)
     Reset();
-    if (Fails(InRange<'[', ')'>(p.constExpertNum, 0, kMaxInt32))) {
+    if (all && Fails(InRange<'[', ')'>(p.constExpertNum, 0, kMaxInt32))) {
       Reset();
       return Reject(kCodeTiling, "domain.constExpertNum", "constExpertNum", "in [0, MAX_INT32)",
                     Shown(ShowInt(p.constExpertNum)));
     }
     // [quant_mode.commQuantMode] commQuantMode in {0, 2}
     Reset();
-    if (Fails(OneOf(p.commQuantMode, 0, 2))) {
+    if (all && Fails(OneOf(p.commQuantMode, 0, 2))) {
       Reset();
       return Reject(kCodeTiling, "quant_mode.commQuantMode", "commQuantMode", "one of 0, 2 (quant modes supported on Atlas A3 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A3 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowInt(p.commQuantMode)));
@@ -1796,77 +1807,77 @@ class Ascend910_93 : public Eval {
     }
     // [op.epRankId] epRankId in [0, epWorldSize)
     Reset();
-    if (Fails(InRange<'[', ')'>(p.epRankId, 0, p.epWorldSize))) {
+    if (all && Fails(InRange<'[', ')'>(p.epRankId, 0, p.epWorldSize))) {
       Reset();
       return Reject(kCodeTiling, "op.epRankId", "epRankId", "in [0, epWorldSize)",
                     Shown(ShowInt(p.epRankId)));
     }
     // [op.sharedExpertRankNum] sharedExpertRankNum in [0, epWorldSize)
     Reset();
-    if (Fails(InRange<'[', ')'>(p.sharedExpertRankNum, 0, p.epWorldSize))) {
+    if (all && Fails(InRange<'[', ')'>(p.sharedExpertRankNum, 0, p.epWorldSize))) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertRankNum", "sharedExpertRankNum", "in [0, epWorldSize)",
                     Shown(ShowInt(p.sharedExpertRankNum)));
     }
     // [op.sharedExpertNum] when sharedExpertRankNum == 0: sharedExpertNum in {0, 1}
     Reset();
-    if (Applies(p.sharedExpertRankNum == 0) && Fails(OneOf(p.sharedExpertNum, 0, 1))) {
+    if (all && Applies(p.sharedExpertRankNum == 0) && Fails(OneOf(p.sharedExpertNum, 0, 1))) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertNum", "sharedExpertNum", "0 or 1 when sharedExpertRankNum is 0",
                     Shown(ShowInt(p.sharedExpertNum)));
     }
     // [op.sharedExpertRankNum.2] when sharedExpertRankNum != 0: sharedExpertNum > 0 and sharedExpertRankNum % sharedExpertNum == 0
     Reset();
-    if (Applies(p.sharedExpertRankNum != 0) && Fails((p.sharedExpertNum > 0) && (Mod(p.sharedExpertRankNum, p.sharedExpertNum) == 0))) {
+    if (all && Applies(p.sharedExpertRankNum != 0) && Fails((p.sharedExpertNum > 0) && (Mod(p.sharedExpertRankNum, p.sharedExpertNum) == 0))) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertRankNum.2", "sharedExpertRankNum", "a multiple of sharedExpertNum",
                     Shown(ShowInt(p.sharedExpertRankNum)));
     }
     // [op.moeExpertNum] moeExpertNum > 0 and moeExpertNum % (epWorldSize - sharedExpertRankNum) == 0
     Reset();
-    if (Fails((p.moeExpertNum > 0) && (Mod(p.moeExpertNum, Sub(p.epWorldSize, p.sharedExpertRankNum)) == 0))) {
+    if (all && Fails((p.moeExpertNum > 0) && (Mod(p.moeExpertNum, Sub(p.epWorldSize, p.sharedExpertRankNum)) == 0))) {
       Reset();
       return Reject(kCodeTiling, "op.moeExpertNum", "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
                     Shown(ShowInt(p.moeExpertNum)));
     }
     // [op.expertIds] K in (0, 16]
     Reset();
-    if (Fails(InRange<'(', ']'>(dim_K(), 0, 16))) {
+    if (all && Fails(InRange<'(', ']'>(dim_K(), 0, 16))) {
       Reset();
       return Reject(kCodeTiling, "op.expertIds", "expertIds", "K in (0, 16]",
                     Shown(ShowInt(dim_K())));
     }
     // [op.expertIds.2] K <= moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum
     Reset();
-    if (Fails(dim_K() <= Add(Add(Add(p.moeExpertNum, p.zeroExpertNum), p.copyExpertNum), p.constExpertNum))) {
+    if (all && Fails(dim_K() <= Add(Add(Add(p.moeExpertNum, p.zeroExpertNum), p.copyExpertNum), p.constExpertNum))) {
       Reset();
       return Reject(kCodeTiling, "op.expertIds.2", "expertIds", "K <= moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum",
                     Shown(ShowInt(dim_K())));
     }
     // [op.moeExpertNum.2] moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum <= MAX_INT32
     Reset();
-    if (Fails(Add(Add(Add(p.moeExpertNum, p.zeroExpertNum), p.copyExpertNum), p.constExpertNum) <= kMaxInt32)) {
+    if (all && Fails(Add(Add(Add(p.moeExpertNum, p.zeroExpertNum), p.copyExpertNum), p.constExpertNum) <= kMaxInt32)) {
       Reset();
       return Reject(kCodeTiling, "op.moeExpertNum.2", "moeExpertNum", "moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum <= MAX_INT32",
                     Shown(ShowInt(p.moeExpertNum)));
     }
     // [op.tpWorldSize] tpWorldSize < 2 or localExpertNum == 1
     Reset();
-    if (Fails((p.tpWorldSize < 2) || (let_localExpertNum() == 1))) {
+    if (all && Fails((p.tpWorldSize < 2) || (let_localExpertNum() == 1))) {
       Reset();
       return Reject(kCodeTiling, "op.tpWorldSize", "tpWorldSize", "0 or 1 when localExpertNum > 1",
                     Shown(ShowInt(p.tpWorldSize)));
     }
     // [op.tpRankId] tpRankId < max(tpWorldSize, 1)
     Reset();
-    if (Fails(p.tpRankId < Max({p.tpWorldSize, 1}))) {
+    if (all && Fails(p.tpRankId < Max({p.tpWorldSize, 1}))) {
       Reset();
       return Reject(kCodeTiling, "op.tpRankId", "tpRankId", "in [0, max(tpWorldSize, 1))",
                     Shown(ShowInt(p.tpRankId)));
     }
     // [op.globalBS] globalBS == 0 or globalBS % epWorldSize == 0 and globalBS >= BS * epWorldSize
     Reset();
-    if (Fails((p.globalBS == 0) || ((Mod(p.globalBS, p.epWorldSize) == 0) && (p.globalBS >= Mul(dim_BS(), p.epWorldSize))))) {
+    if (all && Fails((p.globalBS == 0) || ((Mod(p.globalBS, p.epWorldSize) == 0) && (p.globalBS >= Mul(dim_BS(), p.epWorldSize))))) {
       Reset();
       return Reject(kCodeTiling, "op.globalBS", "globalBS", "0, or a multiple of epWorldSize no smaller than BS * epWorldSize",
                     Shown(ShowInt(p.globalBS)));
@@ -1880,7 +1891,7 @@ class Ascend910_93 : public Eval {
     }
     // [op.xActiveMaskOptional.2] when globalBS > BS * epWorldSize: not present(xActiveMaskOptional)
     Reset();
-    if (Applies(p.globalBS > Mul(dim_BS(), p.epWorldSize)) && Fails(!Present(p.xActiveMaskOptional))) {
+    if (all && Applies(p.globalBS > Mul(dim_BS(), p.epWorldSize)) && Fails(!Present(p.xActiveMaskOptional))) {
       Reset();
       return Reject(kCodeTiling, "op.xActiveMaskOptional.2", "xActiveMaskOptional", "null when BS differs across ranks (globalBS > BS * epWorldSize)",
                     Shown(ShowTensor(p.xActiveMaskOptional)));
@@ -1894,14 +1905,14 @@ class Ascend910_93 : public Eval {
     }
     // [op.tpSendCountsOptional] when tpWorldSize == 2: present(tpSendCountsOptional)
     Reset();
-    if (Applies(p.tpWorldSize == 2) && Fails(Present(p.tpSendCountsOptional))) {
+    if (all && Applies(p.tpWorldSize == 2) && Fails(Present(p.tpSendCountsOptional))) {
       Reset();
       return Reject(kCodeTiling, "op.tpSendCountsOptional", "tpSendCountsOptional", "a (tpWorldSize,) tensor when tpWorldSize is 2",
                     Shown(ShowTensor(p.tpSendCountsOptional)));
     }
     // [op.sharedExpertXOptional] when present(sharedExpertXOptional): rank(sharedExpertXOptional) == 2 and dim(sharedExpertXOptional, 0) == BS and dim(sharedExpertXOptional, 1) == H or rank(sharedExpertXOptional) == 3 and dim(sharedExpertXOptional, 0) * dim(sharedExpertXOptional, 1) == BS and dim(sharedExpertXOptional, 2) == H
     Reset();
-    if (Applies(Present(p.sharedExpertXOptional)) && Fails((((Rank(p.sharedExpertXOptional) == 2) && (Dim(p.sharedExpertXOptional, 0) == dim_BS())) && (Dim(p.sharedExpertXOptional, 1) == dim_H())) || (((Rank(p.sharedExpertXOptional) == 3) && (Mul(Dim(p.sharedExpertXOptional, 0), Dim(p.sharedExpertXOptional, 1)) == dim_BS())) && (Dim(p.sharedExpertXOptional, 2) == dim_H())))) {
+    if (all && Applies(Present(p.sharedExpertXOptional)) && Fails((((Rank(p.sharedExpertXOptional) == 2) && (Dim(p.sharedExpertXOptional, 0) == dim_BS())) && (Dim(p.sharedExpertXOptional, 1) == dim_H())) || (((Rank(p.sharedExpertXOptional) == 3) && (Mul(Dim(p.sharedExpertXOptional, 0), Dim(p.sharedExpertXOptional, 1)) == dim_BS())) && (Dim(p.sharedExpertXOptional, 2) == dim_H())))) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertXOptional", "sharedExpertXOptional", "(BS, H), or (a, b, H) with a * b = BS",
                     Shown(ShowShape(Shape(p.sharedExpertXOptional))));
@@ -1915,21 +1926,21 @@ class Ascend910_93 : public Eval {
     }
     // [op.sharedExpertXOptional.3] when present(sharedExpertXOptional): sharedExpertRankNum == 0
     Reset();
-    if (Applies(Present(p.sharedExpertXOptional)) && Fails(p.sharedExpertRankNum == 0)) {
+    if (all && Applies(Present(p.sharedExpertXOptional)) && Fails(p.sharedExpertRankNum == 0)) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertXOptional.3", "sharedExpertXOptional", "null when sharedExpertRankNum is not 0",
                     Shown(ShowTensor(p.sharedExpertXOptional)));
     }
     // [op.oriXOptional] when copyExpertNum > 0 or constExpertNum > 0: present(oriXOptional)
     Reset();
-    if (Applies((p.copyExpertNum > 0) || (p.constExpertNum > 0)) && Fails(Present(p.oriXOptional))) {
+    if (all && Applies((p.copyExpertNum > 0) || (p.constExpertNum > 0)) && Fails(Present(p.oriXOptional))) {
       Reset();
       return Reject(kCodeTiling, "op.oriXOptional", "oriXOptional", "a (BS, H) tensor when copyExpertNum or constExpertNum is positive",
                     Shown(ShowTensor(p.oriXOptional)));
     }
     // [op.constExpertAlpha1Optional] when constExpertNum > 0: present(constExpertAlpha1Optional) and present(constExpertAlpha2Optional) and present(constExpertVOptional)
     Reset();
-    if (Applies(p.constExpertNum > 0) && Fails((Present(p.constExpertAlpha1Optional) && Present(p.constExpertAlpha2Optional)) && Present(p.constExpertVOptional))) {
+    if (all && Applies(p.constExpertNum > 0) && Fails((Present(p.constExpertAlpha1Optional) && Present(p.constExpertAlpha2Optional)) && Present(p.constExpertVOptional))) {
       Reset();
       return Reject(kCodeTiling, "op.constExpertAlpha1Optional", "constExpertAlpha1Optional", "constExpertAlpha1Optional, constExpertAlpha2Optional and constExpertVOptional all given when constExpertNum is positive",
                     Shown(ShowTensor(p.constExpertAlpha1Optional)));
@@ -1964,28 +1975,28 @@ class Ascend910_93 : public Eval {
     }
     // [ascend910_93.expandX] when commAlg != "hierarchy": H in [1024, 8192]
     Reset();
-    if (Applies(p.commAlg != "hierarchy"sv) && Fails(InRange<'[', ']'>(dim_H(), 1024, 8192))) {
+    if (all && Applies(p.commAlg != "hierarchy"sv) && Fails(InRange<'[', ']'>(dim_H(), 1024, 8192))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.expandX", "expandX", "H in [1024, 8192]",
                     Shown(ShowInt(dim_H())));
     }
     // [ascend910_93.expandX.2] when commAlg == "hierarchy": H in (0, 7168] and H % 32 == 0
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(InRange<'(', ']'>(dim_H(), 0, 7168) && (Mod(dim_H(), 32) == 0))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(InRange<'(', ']'>(dim_H(), 0, 7168) && (Mod(dim_H(), 32) == 0))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.expandX.2", "expandX", "H in (0, 7168] and a multiple of 32 when commAlg is hierarchy",
                     Shown(ShowInt(dim_H())));
     }
     // [ascend910_93.bs_range] BS in [1, 512]
     Reset();
-    if (Fails(InRange<'[', ']'>(dim_BS(), 1, 512))) {
+    if (all && Fails(InRange<'[', ']'>(dim_BS(), 1, 512))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.bs_range", "expertIds", "BS in [1, 512]",
                     Shown(ShowInt(dim_BS())));
     }
     // [ascend910_93.moeExpertNum] localMoeExpertNum * epWorldSize <= 2048
     Reset();
-    if (Fails(Mul(let_localMoeExpertNum(), p.epWorldSize) <= 2048)) {
+    if (all && Fails(Mul(let_localMoeExpertNum(), p.epWorldSize) <= 2048)) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.moeExpertNum", "moeExpertNum", "localExpertNum * epWorldSize <= 2048",
                     Shown(ShowInt(p.moeExpertNum)));
@@ -1999,133 +2010,133 @@ class Ascend910_93 : public Eval {
     }
     // [ascend910_93.groupTp.2] when tpWorldSize == 2: groupTp != ""
     Reset();
-    if (Applies(p.tpWorldSize == 2) && Fails(p.groupTp != ""sv)) {
+    if (all && Applies(p.tpWorldSize == 2) && Fails(p.groupTp != ""sv)) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.groupTp.2", "groupTp", "a non-empty name when tpWorldSize is 2",
                     Shown(ShowStr(p.groupTp)));
     }
     // [ascend910_93.comm_quant_tp] commQuantMode == 0 or tpWorldSize < 2
     Reset();
-    if (Fails((p.commQuantMode == 0) || (p.tpWorldSize < 2))) {
+    if (all && Fails((p.commQuantMode == 0) || (p.tpWorldSize < 2))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.comm_quant_tp", "commQuantMode", "0 when tpWorldSize is 2",
                     Shown(ShowInt(p.commQuantMode)));
     }
     // [ascend910_93.tpWorldSize] when commAlg == "fullmesh_v2": tpWorldSize <= 1
     Reset();
-    if (Applies(p.commAlg == "fullmesh_v2"sv) && Fails(p.tpWorldSize <= 1)) {
+    if (all && Applies(p.commAlg == "fullmesh_v2"sv) && Fails(p.tpWorldSize <= 1)) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.tpWorldSize", "tpWorldSize", "0 or 1 when commAlg is fullmesh_v2",
                     Shown(ShowInt(p.tpWorldSize)));
     }
     // [ascend910_93.globalBS] when commAlg == "fullmesh_v2": globalBS == 0 or globalBS == BS * epWorldSize
     Reset();
-    if (Applies(p.commAlg == "fullmesh_v2"sv) && Fails((p.globalBS == 0) || (p.globalBS == Mul(dim_BS(), p.epWorldSize)))) {
+    if (all && Applies(p.commAlg == "fullmesh_v2"sv) && Fails((p.globalBS == 0) || (p.globalBS == Mul(dim_BS(), p.epWorldSize)))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.globalBS", "globalBS", "0 or BS * epWorldSize (equal BS on all ranks) when commAlg is fullmesh_v2",
                     Shown(ShowInt(p.globalBS)));
     }
     // [ascend910_93.xActiveMaskOptional] when commAlg == "fullmesh_v2": not present(xActiveMaskOptional)
     Reset();
-    if (Applies(p.commAlg == "fullmesh_v2"sv) && Fails(!Present(p.xActiveMaskOptional))) {
+    if (all && Applies(p.commAlg == "fullmesh_v2"sv) && Fails(!Present(p.xActiveMaskOptional))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.xActiveMaskOptional", "xActiveMaskOptional", "null when commAlg is fullmesh_v2",
                     Shown(ShowTensor(p.xActiveMaskOptional)));
     }
     // [ascend910_93.zeroExpertNum] when commAlg == "fullmesh_v2": zeroExpertNum + copyExpertNum + constExpertNum == 0
     Reset();
-    if (Applies(p.commAlg == "fullmesh_v2"sv) && Fails(Add(Add(p.zeroExpertNum, p.copyExpertNum), p.constExpertNum) == 0)) {
+    if (all && Applies(p.commAlg == "fullmesh_v2"sv) && Fails(Add(Add(p.zeroExpertNum, p.copyExpertNum), p.constExpertNum) == 0)) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.zeroExpertNum", "zeroExpertNum", "no special experts when commAlg is fullmesh_v2",
                     Shown(ShowInt(p.zeroExpertNum)));
     }
     // [ascend910_93.epWorldSize] when commAlg == "hierarchy": epWorldSize in [16, 256] and epWorldSize % 16 == 0
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(InRange<'[', ']'>(p.epWorldSize, 16, 256) && (Mod(p.epWorldSize, 16) == 0))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(InRange<'[', ']'>(p.epWorldSize, 16, 256) && (Mod(p.epWorldSize, 16) == 0))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.epWorldSize", "epWorldSize", "in [16, 256] and a multiple of 16 when commAlg is hierarchy",
                     Shown(ShowInt(p.epWorldSize)));
     }
     // [ascend910_93.moeExpertNum.2] when commAlg == "hierarchy": moeExpertNum in (0, 512]
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(InRange<'(', ']'>(p.moeExpertNum, 0, 512))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(InRange<'(', ']'>(p.moeExpertNum, 0, 512))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.moeExpertNum.2", "moeExpertNum", "in (0, 512] when commAlg is hierarchy",
                     Shown(ShowInt(p.moeExpertNum)));
     }
     // [ascend910_93.tpWorldSize.2] when commAlg == "hierarchy": tpWorldSize <= 1
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(p.tpWorldSize <= 1)) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(p.tpWorldSize <= 1)) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.tpWorldSize.2", "tpWorldSize", "0 or 1 when commAlg is hierarchy",
                     Shown(ShowInt(p.tpWorldSize)));
     }
     // [ascend910_93.sharedExpertRankNum] when commAlg == "hierarchy": sharedExpertRankNum == 0
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(p.sharedExpertRankNum == 0)) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(p.sharedExpertRankNum == 0)) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.sharedExpertRankNum", "sharedExpertRankNum", "0 when commAlg is hierarchy",
                     Shown(ShowInt(p.sharedExpertRankNum)));
     }
     // [ascend910_93.expertIds] when commAlg == "hierarchy": BS <= 256
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(dim_BS() <= 256)) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(dim_BS() <= 256)) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.expertIds", "expertIds", "BS in [1, 256] when commAlg is hierarchy",
                     Shown(ShowInt(dim_BS())));
     }
     // [ascend910_93.globalBS.2] when commAlg == "hierarchy": globalBS == 0 or globalBS == BS * epWorldSize
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails((p.globalBS == 0) || (p.globalBS == Mul(dim_BS(), p.epWorldSize)))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails((p.globalBS == 0) || (p.globalBS == Mul(dim_BS(), p.epWorldSize)))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.globalBS.2", "globalBS", "0 or BS * epWorldSize (equal BS on all ranks) when commAlg is hierarchy",
                     Shown(ShowInt(p.globalBS)));
     }
     // [ascend910_93.xActiveMaskOptional.2] when commAlg == "hierarchy": not present(xActiveMaskOptional) or rank(xActiveMaskOptional) == 1
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(!Present(p.xActiveMaskOptional) || (Rank(p.xActiveMaskOptional) == 1))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(!Present(p.xActiveMaskOptional) || (Rank(p.xActiveMaskOptional) == 1))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.xActiveMaskOptional.2", "xActiveMaskOptional", "a 1-D mask when commAlg is hierarchy",
                     Shown(ShowTensor(p.xActiveMaskOptional)));
     }
     // [ascend910_93.zeroExpertNum.2] when commAlg == "hierarchy": zeroExpertNum + copyExpertNum + constExpertNum == 0
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(Add(Add(p.zeroExpertNum, p.copyExpertNum), p.constExpertNum) == 0)) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(Add(Add(p.zeroExpertNum, p.copyExpertNum), p.constExpertNum) == 0)) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.zeroExpertNum.2", "zeroExpertNum", "no special experts when commAlg is hierarchy",
                     Shown(ShowInt(p.zeroExpertNum)));
     }
     // [ascend910_93.expandScalesOptional] when commAlg == "hierarchy": present(expandScalesOptional)
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(Present(p.expandScalesOptional))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(Present(p.expandScalesOptional))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.expandScalesOptional", "expandScalesOptional", "an (A,) tensor when commAlg is hierarchy",
                     Shown(ShowTensor(p.expandScalesOptional)));
     }
     // [ascend910_93.expandScalesOptional.2] when commAlg != "hierarchy": not present(expandScalesOptional)
     Reset();
-    if (Applies(p.commAlg != "hierarchy"sv) && Fails(!Present(p.expandScalesOptional))) {
+    if (all && Applies(p.commAlg != "hierarchy"sv) && Fails(!Present(p.expandScalesOptional))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.expandScalesOptional.2", "expandScalesOptional", "null unless commAlg is hierarchy (reserved)",
                     Shown(ShowTensor(p.expandScalesOptional)));
     }
     // [buffer.tp_window] when tpWorldSize == 2: HCCL_BUFFSIZE * MB >= A * (H * 2 + 128) * 2
     Reset();
-    if (Applies(p.tpWorldSize == 2) && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(Mul(let_A(), Add(Mul(dim_H(), 2), 128)), 2))) {
+    if (all && Applies(p.tpWorldSize == 2) && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(Mul(let_A(), Add(Mul(dim_H(), 2), 128)), 2))) {
       Reset();
       return Reject(kCodeTiling, "buffer.tp_window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE (TP domain) >= A * (H * 2 + 128) * 2",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
     // [buffer.window_min] HCCL_BUFFSIZE * MB >= 2 * MB
     Reset();
-    if (Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, kMB))) {
+    if (all && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, kMB))) {
       Reset();
       return Reject(kCodeTiling, "buffer.window_min", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
     // [buffer.window] HCCL_BUFFSIZE * MB >= 2 * (localMoeExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBS * Align512(2 * H))
     Reset();
-    if (Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, Add(Mul(Mul(Mul(let_localMoeExpertNum(), let_maxBS()), p.epWorldSize), Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32), 44), 512), 1), 512), 512)), Mul(Mul(Add(dim_K(), p.sharedExpertNum), let_maxBS()), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)))))) {
+    if (all && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, Add(Mul(Mul(Mul(let_localMoeExpertNum(), let_maxBS()), p.epWorldSize), Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32), 44), 512), 1), 512), 512)), Mul(Mul(Add(dim_K(), p.sharedExpertNum), let_maxBS()), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)))))) {
       Reset();
       return Reject(kCodeTiling, "buffer.window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (localExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBS * Align512(2 * H))",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
@@ -2200,8 +2211,10 @@ class Ascend950 : public Eval {
  public:
   explicit Ascend950(const Params& params) : Eval(params) {}
 
-  CheckResult Check(std::vector<CheckResult>* warnings) {
+  CheckResult Check(std::vector<CheckResult>* warnings, Stage stage) {
     static_cast<void>(warnings);  // this product has no warning checks
+    const bool all = stage == Stage::kAll;  // false: only the op_api stage's checks
+    static_cast<void>(all);
     // [null.expandX] present(expandX)
     Reset();
     if (Fails(Present(p.expandX))) {
@@ -2239,49 +2252,49 @@ class Ascend950 : public Eval {
     }
     // [unsupported.elasticInfoOptional] not present(elasticInfoOptional)
     Reset();
-    if (Fails(!Present(p.elasticInfoOptional))) {
+    if (all && Fails(!Present(p.elasticInfoOptional))) {
       Reset();
       return Reject(kCodeTiling, "unsupported.elasticInfoOptional", "elasticInfoOptional", "null (it is not supported on Ascend 950PR/Ascend 950DT)",
                     Shown(ShowTensor(p.elasticInfoOptional)));
     }
     // [unsupported.performanceInfoOptional] not present(performanceInfoOptional)
     Reset();
-    if (Fails(!Present(p.performanceInfoOptional))) {
+    if (all && Fails(!Present(p.performanceInfoOptional))) {
       Reset();
       return Reject(kCodeTiling, "unsupported.performanceInfoOptional", "performanceInfoOptional", "null (it is not supported on Ascend 950PR/Ascend 950DT)",
                     Shown(ShowTensor(p.performanceInfoOptional)));
     }
     // [unsupported.activationScaleOptional] not present(activationScaleOptional)
     Reset();
-    if (Fails(!Present(p.activationScaleOptional))) {
+    if (all && Fails(!Present(p.activationScaleOptional))) {
       Reset();
       return Reject(kCodeTiling, "unsupported.activationScaleOptional", "activationScaleOptional", "null (it is not supported on Ascend 950PR/Ascend 950DT)",
                     Shown(ShowTensor(p.activationScaleOptional)));
     }
     // [unsupported.weightScaleOptional] not present(weightScaleOptional)
     Reset();
-    if (Fails(!Present(p.weightScaleOptional))) {
+    if (all && Fails(!Present(p.weightScaleOptional))) {
       Reset();
       return Reject(kCodeTiling, "unsupported.weightScaleOptional", "weightScaleOptional", "null (it is not supported on Ascend 950PR/Ascend 950DT)",
                     Shown(ShowTensor(p.weightScaleOptional)));
     }
     // [unsupported.groupListOptional] not present(groupListOptional)
     Reset();
-    if (Fails(!Present(p.groupListOptional))) {
+    if (all && Fails(!Present(p.groupListOptional))) {
       Reset();
       return Reject(kCodeTiling, "unsupported.groupListOptional", "groupListOptional", "null (it is not supported on Ascend 950PR/Ascend 950DT)",
                     Shown(ShowTensor(p.groupListOptional)));
     }
     // [unsupported.tpSendCountsOptional] not present(tpSendCountsOptional)
     Reset();
-    if (Fails(!Present(p.tpSendCountsOptional))) {
+    if (all && Fails(!Present(p.tpSendCountsOptional))) {
       Reset();
       return Reject(kCodeTiling, "unsupported.tpSendCountsOptional", "tpSendCountsOptional", "null (it is not supported on Ascend 950PR/Ascend 950DT)",
                     Shown(ShowTensor(p.tpSendCountsOptional)));
     }
     // [unsupported.expandScalesOptional] not present(expandScalesOptional)
     Reset();
-    if (Fails(!Present(p.expandScalesOptional))) {
+    if (all && Fails(!Present(p.expandScalesOptional))) {
       Reset();
       return Reject(kCodeTiling, "unsupported.expandScalesOptional", "expandScalesOptional", "null (it is not supported on Ascend 950PR/Ascend 950DT)",
                     Shown(ShowTensor(p.expandScalesOptional)));
@@ -2421,98 +2434,98 @@ class Ascend950 : public Eval {
     }
     // [shape.expandX] rank(expandX) == 2 and dim(expandX, 0) == max(tpWorldSize, 1) * A
     Reset();
-    if (Fails((Rank(p.expandX) == 2) && (Dim(p.expandX, 0) == Mul(Max({p.tpWorldSize, 1}), let_A())))) {
+    if (all && Fails((Rank(p.expandX) == 2) && (Dim(p.expandX, 0) == Mul(Max({p.tpWorldSize, 1}), let_A())))) {
       Reset();
       return Reject(kCodeTiling, "shape.expandX", "expandX", "shape (max(tpWorldSize, 1) * A, H)",
                     Shown(ShowShape(Shape(p.expandX))));
     }
     // [shape.expertIds] rank(expertIds) == 2
     Reset();
-    if (Fails(Rank(p.expertIds) == 2)) {
+    if (all && Fails(Rank(p.expertIds) == 2)) {
       Reset();
       return Reject(kCodeTiling, "shape.expertIds", "expertIds", "shape (BS, K)",
                     Shown(ShowShape(Shape(p.expertIds))));
     }
     // [shape.assistInfoForCombine] rank(assistInfoForCombine) == 1 and dim(assistInfoForCombine, 0) == A * 128
     Reset();
-    if (Fails((Rank(p.assistInfoForCombine) == 1) && (Dim(p.assistInfoForCombine, 0) == Mul(let_A(), 128)))) {
+    if (all && Fails((Rank(p.assistInfoForCombine) == 1) && (Dim(p.assistInfoForCombine, 0) == Mul(let_A(), 128)))) {
       Reset();
       return Reject(kCodeTiling, "shape.assistInfoForCombine", "assistInfoForCombine", "shape (A * 128,)",
                     Shown(ShowShape(Shape(p.assistInfoForCombine))));
     }
     // [shape.epSendCounts] rank(epSendCounts) == 1 and dim(epSendCounts, 0) == epWorldSize * max(tpWorldSize, 1) * localExpertNum
     Reset();
-    if (Fails((Rank(p.epSendCounts) == 1) && (Dim(p.epSendCounts, 0) == Mul(Mul(p.epWorldSize, Max({p.tpWorldSize, 1})), let_localExpertNum())))) {
+    if (all && Fails((Rank(p.epSendCounts) == 1) && (Dim(p.epSendCounts, 0) == Mul(Mul(p.epWorldSize, Max({p.tpWorldSize, 1})), let_localExpertNum())))) {
       Reset();
       return Reject(kCodeTiling, "shape.epSendCounts", "epSendCounts", "shape (epWorldSize * max(tpWorldSize, 1) * localExpertNum,)",
                     Shown(ShowShape(Shape(p.epSendCounts))));
     }
     // [shape.expertScales] rank(expertScales) == 2 and dim(expertScales, 0) == BS and dim(expertScales, 1) == K
     Reset();
-    if (Fails(((Rank(p.expertScales) == 2) && (Dim(p.expertScales, 0) == dim_BS())) && (Dim(p.expertScales, 1) == dim_K()))) {
+    if (all && Fails(((Rank(p.expertScales) == 2) && (Dim(p.expertScales, 0) == dim_BS())) && (Dim(p.expertScales, 1) == dim_K()))) {
       Reset();
       return Reject(kCodeTiling, "shape.expertScales", "expertScales", "shape (BS, K)",
                     Shown(ShowShape(Shape(p.expertScales))));
     }
     // [shape.tpSendCountsOptional] when present(tpSendCountsOptional): rank(tpSendCountsOptional) == 1 and dim(tpSendCountsOptional, 0) == tpWorldSize
     Reset();
-    if (Applies(Present(p.tpSendCountsOptional)) && Fails((Rank(p.tpSendCountsOptional) == 1) && (Dim(p.tpSendCountsOptional, 0) == p.tpWorldSize))) {
+    if (all && Applies(Present(p.tpSendCountsOptional)) && Fails((Rank(p.tpSendCountsOptional) == 1) && (Dim(p.tpSendCountsOptional, 0) == p.tpWorldSize))) {
       Reset();
       return Reject(kCodeTiling, "shape.tpSendCountsOptional", "tpSendCountsOptional", "shape (tpWorldSize,)",
                     Shown(ShowShape(Shape(p.tpSendCountsOptional))));
     }
     // [shape.xActiveMaskOptional] when present(xActiveMaskOptional): rank(xActiveMaskOptional) == 1 and dim(xActiveMaskOptional, 0) == BS or rank(xActiveMaskOptional) == 2 and dim(xActiveMaskOptional, 0) == BS and dim(xActiveMaskOptional, 1) == K
     Reset();
-    if (Applies(Present(p.xActiveMaskOptional)) && Fails(((Rank(p.xActiveMaskOptional) == 1) && (Dim(p.xActiveMaskOptional, 0) == dim_BS())) || (((Rank(p.xActiveMaskOptional) == 2) && (Dim(p.xActiveMaskOptional, 0) == dim_BS())) && (Dim(p.xActiveMaskOptional, 1) == dim_K())))) {
+    if (all && Applies(Present(p.xActiveMaskOptional)) && Fails(((Rank(p.xActiveMaskOptional) == 1) && (Dim(p.xActiveMaskOptional, 0) == dim_BS())) || (((Rank(p.xActiveMaskOptional) == 2) && (Dim(p.xActiveMaskOptional, 0) == dim_BS())) && (Dim(p.xActiveMaskOptional, 1) == dim_K())))) {
       Reset();
       return Reject(kCodeTiling, "shape.xActiveMaskOptional", "xActiveMaskOptional", "shape (BS,) or (BS, K)",
                     Shown(ShowShape(Shape(p.xActiveMaskOptional))));
     }
     // [shape.expandScalesOptional] when present(expandScalesOptional): rank(expandScalesOptional) == 1 and dim(expandScalesOptional, 0) == A
     Reset();
-    if (Applies(Present(p.expandScalesOptional)) && Fails((Rank(p.expandScalesOptional) == 1) && (Dim(p.expandScalesOptional, 0) == let_A()))) {
+    if (all && Applies(Present(p.expandScalesOptional)) && Fails((Rank(p.expandScalesOptional) == 1) && (Dim(p.expandScalesOptional, 0) == let_A()))) {
       Reset();
       return Reject(kCodeTiling, "shape.expandScalesOptional", "expandScalesOptional", "shape (A,)",
                     Shown(ShowShape(Shape(p.expandScalesOptional))));
     }
     // [shape.elasticInfoOptional] when present(elasticInfoOptional): rank(elasticInfoOptional) == 1 and dim(elasticInfoOptional, 0) == 4 + 2 * epWorldSize
     Reset();
-    if (Applies(Present(p.elasticInfoOptional)) && Fails((Rank(p.elasticInfoOptional) == 1) && (Dim(p.elasticInfoOptional, 0) == Add(4, Mul(2, p.epWorldSize))))) {
+    if (all && Applies(Present(p.elasticInfoOptional)) && Fails((Rank(p.elasticInfoOptional) == 1) && (Dim(p.elasticInfoOptional, 0) == Add(4, Mul(2, p.epWorldSize))))) {
       Reset();
       return Reject(kCodeTiling, "shape.elasticInfoOptional", "elasticInfoOptional", "shape (4 + 2 * epWorldSize,)",
                     Shown(ShowShape(Shape(p.elasticInfoOptional))));
     }
     // [shape.oriXOptional] when present(oriXOptional): rank(oriXOptional) == 2 and dim(oriXOptional, 0) == BS and dim(oriXOptional, 1) == H
     Reset();
-    if (Applies(Present(p.oriXOptional)) && Fails(((Rank(p.oriXOptional) == 2) && (Dim(p.oriXOptional, 0) == dim_BS())) && (Dim(p.oriXOptional, 1) == dim_H()))) {
+    if (all && Applies(Present(p.oriXOptional)) && Fails(((Rank(p.oriXOptional) == 2) && (Dim(p.oriXOptional, 0) == dim_BS())) && (Dim(p.oriXOptional, 1) == dim_H()))) {
       Reset();
       return Reject(kCodeTiling, "shape.oriXOptional", "oriXOptional", "shape (BS, H)",
                     Shown(ShowShape(Shape(p.oriXOptional))));
     }
     // [shape.constExpertAlpha1Optional] when present(constExpertAlpha1Optional): rank(constExpertAlpha1Optional) == 2 and dim(constExpertAlpha1Optional, 0) == constExpertNum and dim(constExpertAlpha1Optional, 1) == H
     Reset();
-    if (Applies(Present(p.constExpertAlpha1Optional)) && Fails(((Rank(p.constExpertAlpha1Optional) == 2) && (Dim(p.constExpertAlpha1Optional, 0) == p.constExpertNum)) && (Dim(p.constExpertAlpha1Optional, 1) == dim_H()))) {
+    if (all && Applies(Present(p.constExpertAlpha1Optional)) && Fails(((Rank(p.constExpertAlpha1Optional) == 2) && (Dim(p.constExpertAlpha1Optional, 0) == p.constExpertNum)) && (Dim(p.constExpertAlpha1Optional, 1) == dim_H()))) {
       Reset();
       return Reject(kCodeTiling, "shape.constExpertAlpha1Optional", "constExpertAlpha1Optional", "shape (constExpertNum, H)",
                     Shown(ShowShape(Shape(p.constExpertAlpha1Optional))));
     }
     // [shape.constExpertAlpha2Optional] when present(constExpertAlpha2Optional): rank(constExpertAlpha2Optional) == 2 and dim(constExpertAlpha2Optional, 0) == constExpertNum and dim(constExpertAlpha2Optional, 1) == H
     Reset();
-    if (Applies(Present(p.constExpertAlpha2Optional)) && Fails(((Rank(p.constExpertAlpha2Optional) == 2) && (Dim(p.constExpertAlpha2Optional, 0) == p.constExpertNum)) && (Dim(p.constExpertAlpha2Optional, 1) == dim_H()))) {
+    if (all && Applies(Present(p.constExpertAlpha2Optional)) && Fails(((Rank(p.constExpertAlpha2Optional) == 2) && (Dim(p.constExpertAlpha2Optional, 0) == p.constExpertNum)) && (Dim(p.constExpertAlpha2Optional, 1) == dim_H()))) {
       Reset();
       return Reject(kCodeTiling, "shape.constExpertAlpha2Optional", "constExpertAlpha2Optional", "shape (constExpertNum, H)",
                     Shown(ShowShape(Shape(p.constExpertAlpha2Optional))));
     }
     // [shape.constExpertVOptional] when present(constExpertVOptional): rank(constExpertVOptional) == 2 and dim(constExpertVOptional, 0) == constExpertNum and dim(constExpertVOptional, 1) == H
     Reset();
-    if (Applies(Present(p.constExpertVOptional)) && Fails(((Rank(p.constExpertVOptional) == 2) && (Dim(p.constExpertVOptional, 0) == p.constExpertNum)) && (Dim(p.constExpertVOptional, 1) == dim_H()))) {
+    if (all && Applies(Present(p.constExpertVOptional)) && Fails(((Rank(p.constExpertVOptional) == 2) && (Dim(p.constExpertVOptional, 0) == p.constExpertNum)) && (Dim(p.constExpertVOptional, 1) == dim_H()))) {
       Reset();
       return Reject(kCodeTiling, "shape.constExpertVOptional", "constExpertVOptional", "shape (constExpertNum, H)",
                     Shown(ShowShape(Shape(p.constExpertVOptional))));
     }
     // [shape.performanceInfoOptional] when present(performanceInfoOptional): rank(performanceInfoOptional) == 1 and dim(performanceInfoOptional, 0) == epWorldSize
     Reset();
-    if (Applies(Present(p.performanceInfoOptional)) && Fails((Rank(p.performanceInfoOptional) == 1) && (Dim(p.performanceInfoOptional, 0) == p.epWorldSize))) {
+    if (all && Applies(Present(p.performanceInfoOptional)) && Fails((Rank(p.performanceInfoOptional) == 1) && (Dim(p.performanceInfoOptional, 0) == p.epWorldSize))) {
       Reset();
       return Reject(kCodeTiling, "shape.performanceInfoOptional", "performanceInfoOptional", "shape (epWorldSize,)",
                     Shown(ShowShape(Shape(p.performanceInfoOptional))));
@@ -2526,112 +2539,112 @@ class Ascend950 : public Eval {
     }
     // [domain.epWorldSize] epWorldSize in [2, 768]
     Reset();
-    if (Fails(InRange<'[', ']'>(p.epWorldSize, 2, 768))) {
+    if (all && Fails(InRange<'[', ']'>(p.epWorldSize, 2, 768))) {
       Reset();
       return Reject(kCodeTiling, "domain.epWorldSize", "epWorldSize", "in [2, 768]",
                     Shown(ShowInt(p.epWorldSize)));
     }
     // [domain.moeExpertNum] moeExpertNum in (0, 1024]
     Reset();
-    if (Fails(InRange<'(', ']'>(p.moeExpertNum, 0, 1024))) {
+    if (all && Fails(InRange<'(', ']'>(p.moeExpertNum, 0, 1024))) {
       Reset();
       return Reject(kCodeTiling, "domain.moeExpertNum", "moeExpertNum", "in (0, 1024]",
                     Shown(ShowInt(p.moeExpertNum)));
     }
     // [domain.tpWorldSize] tpWorldSize in [0, 2]
     Reset();
-    if (Fails(InRange<'[', ']'>(p.tpWorldSize, 0, 2))) {
+    if (all && Fails(InRange<'[', ']'>(p.tpWorldSize, 0, 2))) {
       Reset();
       return Reject(kCodeTiling, "domain.tpWorldSize", "tpWorldSize", "in [0, 2]",
                     Shown(ShowInt(p.tpWorldSize)));
     }
     // [domain.tpRankId] tpRankId in [0, 1]
     Reset();
-    if (Fails(InRange<'[', ']'>(p.tpRankId, 0, 1))) {
+    if (all && Fails(InRange<'[', ']'>(p.tpRankId, 0, 1))) {
       Reset();
       return Reject(kCodeTiling, "domain.tpRankId", "tpRankId", "in [0, 1]",
                     Shown(ShowInt(p.tpRankId)));
     }
     // [domain.expertShardType] expertShardType in {0}
     Reset();
-    if (Fails(OneOf(p.expertShardType, 0))) {
+    if (all && Fails(OneOf(p.expertShardType, 0))) {
       Reset();
       return Reject(kCodeTiling, "domain.expertShardType", "expertShardType", "one of {0}",
                     Shown(ShowInt(p.expertShardType)));
     }
     // [domain.sharedExpertNum] sharedExpertNum in [0, 4]
     Reset();
-    if (Fails(InRange<'[', ']'>(p.sharedExpertNum, 0, 4))) {
+    if (all && Fails(InRange<'[', ']'>(p.sharedExpertNum, 0, 4))) {
       Reset();
       return Reject(kCodeTiling, "domain.sharedExpertNum", "sharedExpertNum", "in [0, 4]",
                     Shown(ShowInt(p.sharedExpertNum)));
     }
     // [domain.outDtype] outDtype in {0}
     Reset();
-    if (Fails(OneOf(p.outDtype, 0))) {
+    if (all && Fails(OneOf(p.outDtype, 0))) {
       Reset();
       return Reject(kCodeTiling, "domain.outDtype", "outDtype", "one of {0}",
                     Shown(ShowInt(p.outDtype)));
     }
     // [domain.groupListType] groupListType in {0}
     Reset();
-    if (Fails(OneOf(p.groupListType, 0))) {
+    if (all && Fails(OneOf(p.groupListType, 0))) {
       Reset();
       return Reject(kCodeTiling, "domain.groupListType", "groupListType", "one of {0}",
                     Shown(ShowInt(p.groupListType)));
     }
     // [domain.commAlg] commAlg in {"", "fullmesh_v1", "fullmesh_v2"}
     Reset();
-    if (Fails(OneOf(p.commAlg, ""sv, "fullmesh_v1"sv, "fullmesh_v2"sv))) {
+    if (all && Fails(OneOf(p.commAlg, ""sv, "fullmesh_v1"sv, "fullmesh_v2"sv))) {
       Reset();
       return Reject(kCodeTiling, "domain.commAlg", "commAlg", "one of {\"\", \"fullmesh_v1\", \"fullmesh_v2\"}",
                     Shown(ShowStr(p.commAlg)));
     }
     // [domain.zeroExpertNum] zeroExpertNum in [0, MAX_INT32)
     Reset();
-    if (Fails(InRange<'[', ')'>(p.zeroExpertNum, 0, kMaxInt32))) {
+    if (all && Fails(InRange<'[', ')'>(p.zeroExpertNum, 0, kMaxInt32))) {
       Reset();
       return Reject(kCodeTiling, "domain.zeroExpertNum", "zeroExpertNum", "in [0, MAX_INT32)",
                     Shown(ShowInt(p.zeroExpertNum)));
     }
     // [domain.copyExpertNum] copyExpertNum in [0, MAX_INT32)
     Reset();
-    if (Fails(InRange<'[', ')'>(p.copyExpertNum, 0, kMaxInt32))) {
+    if (all && Fails(InRange<'[', ')'>(p.copyExpertNum, 0, kMaxInt32))) {
       Reset();
       return Reject(kCodeTiling, "domain.copyExpertNum", "copyExpertNum", "in [0, MAX_INT32)",
                     Shown(ShowInt(p.copyExpertNum)));
     }
     // [domain.constExpertNum] constExpertNum in [0, MAX_INT32)
     Reset();
-    if (Fails(InRange<'[', ')'>(p.constExpertNum, 0, kMaxInt32))) {
+    if (all && Fails(InRange<'[', ')'>(p.constExpertNum, 0, kMaxInt32))) {
       Reset();
       return Reject(kCodeTiling, "domain.constExpertNum", "constExpertNum", "in [0, MAX_INT32)",
                     Shown(ShowInt(p.constExpertNum)));
     }
     // [unsupported.groupTp] groupTp == ""
     Reset();
-    if (Fails(p.groupTp == ""sv)) {
+    if (all && Fails(p.groupTp == ""sv)) {
       Reset();
       return Reject(kCodeTiling, "unsupported.groupTp", "groupTp", "\"\" (the default; groupTp is not supported on Ascend 950PR/Ascend 950DT)",
                     Shown(ShowStr(p.groupTp)));
     }
     // [unsupported.tpWorldSize] tpWorldSize == 0
     Reset();
-    if (Fails(p.tpWorldSize == 0)) {
+    if (all && Fails(p.tpWorldSize == 0)) {
       Reset();
       return Reject(kCodeTiling, "unsupported.tpWorldSize", "tpWorldSize", "0 (the default; tpWorldSize is not supported on Ascend 950PR/Ascend 950DT)",
                     Shown(ShowInt(p.tpWorldSize)));
     }
     // [unsupported.tpRankId] tpRankId == 0
     Reset();
-    if (Fails(p.tpRankId == 0)) {
+    if (all && Fails(p.tpRankId == 0)) {
       Reset();
       return Reject(kCodeTiling, "unsupported.tpRankId", "tpRankId", "0 (the default; tpRankId is not supported on Ascend 950PR/Ascend 950DT)",
                     Shown(ShowInt(p.tpRankId)));
     }
     // [quant_mode.commQuantMode] commQuantMode in {0, 2, 3, 4}
     Reset();
-    if (Fails(OneOf(p.commQuantMode, 0, 2, 3, 4))) {
+    if (all && Fails(OneOf(p.commQuantMode, 0, 2, 3, 4))) {
       Reset();
       return Reject(kCodeTiling, "quant_mode.commQuantMode", "commQuantMode", "one of 0, 2, 3, 4 (quant modes supported on Ascend 950PR/Ascend 950DT)",
                     Shown(ShowInt(p.commQuantMode)));
@@ -2645,77 +2658,77 @@ class Ascend950 : public Eval {
     }
     // [op.epRankId] epRankId in [0, epWorldSize)
     Reset();
-    if (Fails(InRange<'[', ')'>(p.epRankId, 0, p.epWorldSize))) {
+    if (all && Fails(InRange<'[', ')'>(p.epRankId, 0, p.epWorldSize))) {
       Reset();
       return Reject(kCodeTiling, "op.epRankId", "epRankId", "in [0, epWorldSize)",
                     Shown(ShowInt(p.epRankId)));
     }
     // [op.sharedExpertRankNum] sharedExpertRankNum in [0, epWorldSize)
     Reset();
-    if (Fails(InRange<'[', ')'>(p.sharedExpertRankNum, 0, p.epWorldSize))) {
+    if (all && Fails(InRange<'[', ')'>(p.sharedExpertRankNum, 0, p.epWorldSize))) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertRankNum", "sharedExpertRankNum", "in [0, epWorldSize)",
                     Shown(ShowInt(p.sharedExpertRankNum)));
     }
     // [op.sharedExpertNum] when sharedExpertRankNum == 0: sharedExpertNum in {0, 1}
     Reset();
-    if (Applies(p.sharedExpertRankNum == 0) && Fails(OneOf(p.sharedExpertNum, 0, 1))) {
+    if (all && Applies(p.sharedExpertRankNum == 0) && Fails(OneOf(p.sharedExpertNum, 0, 1))) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertNum", "sharedExpertNum", "0 or 1 when sharedExpertRankNum is 0",
                     Shown(ShowInt(p.sharedExpertNum)));
     }
     // [op.sharedExpertRankNum.2] when sharedExpertRankNum != 0: sharedExpertNum > 0 and sharedExpertRankNum % sharedExpertNum == 0
     Reset();
-    if (Applies(p.sharedExpertRankNum != 0) && Fails((p.sharedExpertNum > 0) && (Mod(p.sharedExpertRankNum, p.sharedExpertNum) == 0))) {
+    if (all && Applies(p.sharedExpertRankNum != 0) && Fails((p.sharedExpertNum > 0) && (Mod(p.sharedExpertRankNum, p.sharedExpertNum) == 0))) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertRankNum.2", "sharedExpertRankNum", "a multiple of sharedExpertNum",
                     Shown(ShowInt(p.sharedExpertRankNum)));
     }
     // [op.moeExpertNum] moeExpertNum > 0 and moeExpertNum % (epWorldSize - sharedExpertRankNum) == 0
     Reset();
-    if (Fails((p.moeExpertNum > 0) && (Mod(p.moeExpertNum, Sub(p.epWorldSize, p.sharedExpertRankNum)) == 0))) {
+    if (all && Fails((p.moeExpertNum > 0) && (Mod(p.moeExpertNum, Sub(p.epWorldSize, p.sharedExpertRankNum)) == 0))) {
       Reset();
       return Reject(kCodeTiling, "op.moeExpertNum", "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
                     Shown(ShowInt(p.moeExpertNum)));
     }
     // [op.expertIds] K in (0, 16]
     Reset();
-    if (Fails(InRange<'(', ']'>(dim_K(), 0, 16))) {
+    if (all && Fails(InRange<'(', ']'>(dim_K(), 0, 16))) {
       Reset();
       return Reject(kCodeTiling, "op.expertIds", "expertIds", "K in (0, 16]",
                     Shown(ShowInt(dim_K())));
     }
     // [op.expertIds.2] K <= moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum
     Reset();
-    if (Fails(dim_K() <= Add(Add(Add(p.moeExpertNum, p.zeroExpertNum), p.copyExpertNum), p.constExpertNum))) {
+    if (all && Fails(dim_K() <= Add(Add(Add(p.moeExpertNum, p.zeroExpertNum), p.copyExpertNum), p.constExpertNum))) {
       Reset();
       return Reject(kCodeTiling, "op.expertIds.2", "expertIds", "K <= moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum",
                     Shown(ShowInt(dim_K())));
     }
     // [op.moeExpertNum.2] moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum <= MAX_INT32
     Reset();
-    if (Fails(Add(Add(Add(p.moeExpertNum, p.zeroExpertNum), p.copyExpertNum), p.constExpertNum) <= kMaxInt32)) {
+    if (all && Fails(Add(Add(Add(p.moeExpertNum, p.zeroExpertNum), p.copyExpertNum), p.constExpertNum) <= kMaxInt32)) {
       Reset();
       return Reject(kCodeTiling, "op.moeExpertNum.2", "moeExpertNum", "moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum <= MAX_INT32",
                     Shown(ShowInt(p.moeExpertNum)));
     }
     // [op.tpWorldSize] tpWorldSize < 2 or localExpertNum == 1
     Reset();
-    if (Fails((p.tpWorldSize < 2) || (let_localExpertNum() == 1))) {
+    if (all && Fails((p.tpWorldSize < 2) || (let_localExpertNum() == 1))) {
       Reset();
       return Reject(kCodeTiling, "op.tpWorldSize", "tpWorldSize", "0 or 1 when localExpertNum > 1",
                     Shown(ShowInt(p.tpWorldSize)));
     }
     // [op.tpRankId] tpRankId < max(tpWorldSize, 1)
     Reset();
-    if (Fails(p.tpRankId < Max({p.tpWorldSize, 1}))) {
+    if (all && Fails(p.tpRankId < Max({p.tpWorldSize, 1}))) {
       Reset();
       return Reject(kCodeTiling, "op.tpRankId", "tpRankId", "in [0, max(tpWorldSize, 1))",
                     Shown(ShowInt(p.tpRankId)));
     }
     // [op.globalBS] globalBS == 0 or globalBS % epWorldSize == 0 and globalBS >= BS * epWorldSize
     Reset();
-    if (Fails((p.globalBS == 0) || ((Mod(p.globalBS, p.epWorldSize) == 0) && (p.globalBS >= Mul(dim_BS(), p.epWorldSize))))) {
+    if (all && Fails((p.globalBS == 0) || ((Mod(p.globalBS, p.epWorldSize) == 0) && (p.globalBS >= Mul(dim_BS(), p.epWorldSize))))) {
       Reset();
       return Reject(kCodeTiling, "op.globalBS", "globalBS", "0, or a multiple of epWorldSize no smaller than BS * epWorldSize",
                     Shown(ShowInt(p.globalBS)));
@@ -2729,7 +2742,7 @@ class Ascend950 : public Eval {
     }
     // [op.xActiveMaskOptional.2] when globalBS > BS * epWorldSize: not present(xActiveMaskOptional)
     Reset();
-    if (Applies(p.globalBS > Mul(dim_BS(), p.epWorldSize)) && Fails(!Present(p.xActiveMaskOptional))) {
+    if (all && Applies(p.globalBS > Mul(dim_BS(), p.epWorldSize)) && Fails(!Present(p.xActiveMaskOptional))) {
       Reset();
       return Reject(kCodeTiling, "op.xActiveMaskOptional.2", "xActiveMaskOptional", "null when BS differs across ranks (globalBS > BS * epWorldSize)",
                     Shown(ShowTensor(p.xActiveMaskOptional)));
@@ -2743,14 +2756,14 @@ class Ascend950 : public Eval {
     }
     // [op.tpSendCountsOptional] when tpWorldSize == 2: present(tpSendCountsOptional)
     Reset();
-    if (Applies(p.tpWorldSize == 2) && Fails(Present(p.tpSendCountsOptional))) {
+    if (all && Applies(p.tpWorldSize == 2) && Fails(Present(p.tpSendCountsOptional))) {
       Reset();
       return Reject(kCodeTiling, "op.tpSendCountsOptional", "tpSendCountsOptional", "a (tpWorldSize,) tensor when tpWorldSize is 2",
                     Shown(ShowTensor(p.tpSendCountsOptional)));
     }
     // [op.sharedExpertXOptional] when present(sharedExpertXOptional): rank(sharedExpertXOptional) == 2 and dim(sharedExpertXOptional, 0) == BS and dim(sharedExpertXOptional, 1) == H or rank(sharedExpertXOptional) == 3 and dim(sharedExpertXOptional, 0) * dim(sharedExpertXOptional, 1) == BS and dim(sharedExpertXOptional, 2) == H
     Reset();
-    if (Applies(Present(p.sharedExpertXOptional)) && Fails((((Rank(p.sharedExpertXOptional) == 2) && (Dim(p.sharedExpertXOptional, 0) == dim_BS())) && (Dim(p.sharedExpertXOptional, 1) == dim_H())) || (((Rank(p.sharedExpertXOptional) == 3) && (Mul(Dim(p.sharedExpertXOptional, 0), Dim(p.sharedExpertXOptional, 1)) == dim_BS())) && (Dim(p.sharedExpertXOptional, 2) == dim_H())))) {
+    if (all && Applies(Present(p.sharedExpertXOptional)) && Fails((((Rank(p.sharedExpertXOptional) == 2) && (Dim(p.sharedExpertXOptional, 0) == dim_BS())) && (Dim(p.sharedExpertXOptional, 1) == dim_H())) || (((Rank(p.sharedExpertXOptional) == 3) && (Mul(Dim(p.sharedExpertXOptional, 0), Dim(p.sharedExpertXOptional, 1)) == dim_BS())) && (Dim(p.sharedExpertXOptional, 2) == dim_H())))) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertXOptional", "sharedExpertXOptional", "(BS, H), or (a, b, H) with a * b = BS",
                     Shown(ShowShape(Shape(p.sharedExpertXOptional))));
@@ -2764,21 +2777,21 @@ class Ascend950 : public Eval {
     }
     // [op.sharedExpertXOptional.3] when present(sharedExpertXOptional): sharedExpertRankNum == 0
     Reset();
-    if (Applies(Present(p.sharedExpertXOptional)) && Fails(p.sharedExpertRankNum == 0)) {
+    if (all && Applies(Present(p.sharedExpertXOptional)) && Fails(p.sharedExpertRankNum == 0)) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertXOptional.3", "sharedExpertXOptional", "null when sharedExpertRankNum is not 0",
                     Shown(ShowTensor(p.sharedExpertXOptional)));
     }
     // [op.oriXOptional] when copyExpertNum > 0 or constExpertNum > 0: present(oriXOptional)
     Reset();
-    if (Applies((p.copyExpertNum > 0) || (p.constExpertNum > 0)) && Fails(Present(p.oriXOptional))) {
+    if (all && Applies((p.copyExpertNum > 0) || (p.constExpertNum > 0)) && Fails(Present(p.oriXOptional))) {
       Reset();
       return Reject(kCodeTiling, "op.oriXOptional", "oriXOptional", "a (BS, H) tensor when copyExpertNum or constExpertNum is positive",
                     Shown(ShowTensor(p.oriXOptional)));
     }
     // [op.constExpertAlpha1Optional] when constExpertNum > 0: present(constExpertAlpha1Optional) and present(constExpertAlpha2Optional) and present(constExpertVOptional)
     Reset();
-    if (Applies(p.constExpertNum > 0) && Fails((Present(p.constExpertAlpha1Optional) && Present(p.constExpertAlpha2Optional)) && Present(p.constExpertVOptional))) {
+    if (all && Applies(p.constExpertNum > 0) && Fails((Present(p.constExpertAlpha1Optional) && Present(p.constExpertAlpha2Optional)) && Present(p.constExpertVOptional))) {
       Reset();
       return Reject(kCodeTiling, "op.constExpertAlpha1Optional", "constExpertAlpha1Optional", "constExpertAlpha1Optional, constExpertAlpha2Optional and constExpertVOptional all given when constExpertNum is positive",
                     Shown(ShowTensor(p.constExpertAlpha1Optional)));
@@ -2813,21 +2826,21 @@ class Ascend950 : public Eval {
     }
     // [ascend910_93.expandX] when commAlg != "hierarchy": H in [1024, 8192]
     Reset();
-    if (Applies(p.commAlg != "hierarchy"sv) && Fails(InRange<'[', ']'>(dim_H(), 1024, 8192))) {
+    if (all && Applies(p.commAlg != "hierarchy"sv) && Fails(InRange<'[', ']'>(dim_H(), 1024, 8192))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.expandX", "expandX", "H in [1024, 8192]",
                     Shown(ShowInt(dim_H())));
     }
     // [ascend910_93.expandX.2] when commAlg == "hierarchy": H in (0, 7168] and H % 32 == 0
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(InRange<'(', ']'>(dim_H(), 0, 7168) && (Mod(dim_H(), 32) == 0))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(InRange<'(', ']'>(dim_H(), 0, 7168) && (Mod(dim_H(), 32) == 0))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.expandX.2", "expandX", "H in (0, 7168] and a multiple of 32 when commAlg is hierarchy",
                     Shown(ShowInt(dim_H())));
     }
     // [ascend910_93.moeExpertNum] localMoeExpertNum * epWorldSize <= 2048
     Reset();
-    if (Fails(Mul(let_localMoeExpertNum(), p.epWorldSize) <= 2048)) {
+    if (all && Fails(Mul(let_localMoeExpertNum(), p.epWorldSize) <= 2048)) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.moeExpertNum", "moeExpertNum", "localExpertNum * epWorldSize <= 2048",
                     Shown(ShowInt(p.moeExpertNum)));
@@ -2841,140 +2854,140 @@ class Ascend950 : public Eval {
     }
     // [ascend910_93.groupTp.2] when tpWorldSize == 2: groupTp != ""
     Reset();
-    if (Applies(p.tpWorldSize == 2) && Fails(p.groupTp != ""sv)) {
+    if (all && Applies(p.tpWorldSize == 2) && Fails(p.groupTp != ""sv)) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.groupTp.2", "groupTp", "a non-empty name when tpWorldSize is 2",
                     Shown(ShowStr(p.groupTp)));
     }
     // [ascend910_93.comm_quant_tp] commQuantMode == 0 or tpWorldSize < 2
     Reset();
-    if (Fails((p.commQuantMode == 0) || (p.tpWorldSize < 2))) {
+    if (all && Fails((p.commQuantMode == 0) || (p.tpWorldSize < 2))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.comm_quant_tp", "commQuantMode", "0 when tpWorldSize is 2",
                     Shown(ShowInt(p.commQuantMode)));
     }
     // [ascend910_93.tpWorldSize] when commAlg == "fullmesh_v2": tpWorldSize <= 1
     Reset();
-    if (Applies(p.commAlg == "fullmesh_v2"sv) && Fails(p.tpWorldSize <= 1)) {
+    if (all && Applies(p.commAlg == "fullmesh_v2"sv) && Fails(p.tpWorldSize <= 1)) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.tpWorldSize", "tpWorldSize", "0 or 1 when commAlg is fullmesh_v2",
                     Shown(ShowInt(p.tpWorldSize)));
     }
     // [ascend910_93.globalBS] when commAlg == "fullmesh_v2": globalBS == 0 or globalBS == BS * epWorldSize
     Reset();
-    if (Applies(p.commAlg == "fullmesh_v2"sv) && Fails((p.globalBS == 0) || (p.globalBS == Mul(dim_BS(), p.epWorldSize)))) {
+    if (all && Applies(p.commAlg == "fullmesh_v2"sv) && Fails((p.globalBS == 0) || (p.globalBS == Mul(dim_BS(), p.epWorldSize)))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.globalBS", "globalBS", "0 or BS * epWorldSize (equal BS on all ranks) when commAlg is fullmesh_v2",
                     Shown(ShowInt(p.globalBS)));
     }
     // [ascend910_93.xActiveMaskOptional] when commAlg == "fullmesh_v2": not present(xActiveMaskOptional)
     Reset();
-    if (Applies(p.commAlg == "fullmesh_v2"sv) && Fails(!Present(p.xActiveMaskOptional))) {
+    if (all && Applies(p.commAlg == "fullmesh_v2"sv) && Fails(!Present(p.xActiveMaskOptional))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.xActiveMaskOptional", "xActiveMaskOptional", "null when commAlg is fullmesh_v2",
                     Shown(ShowTensor(p.xActiveMaskOptional)));
     }
     // [ascend910_93.zeroExpertNum] when commAlg == "fullmesh_v2": zeroExpertNum + copyExpertNum + constExpertNum == 0
     Reset();
-    if (Applies(p.commAlg == "fullmesh_v2"sv) && Fails(Add(Add(p.zeroExpertNum, p.copyExpertNum), p.constExpertNum) == 0)) {
+    if (all && Applies(p.commAlg == "fullmesh_v2"sv) && Fails(Add(Add(p.zeroExpertNum, p.copyExpertNum), p.constExpertNum) == 0)) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.zeroExpertNum", "zeroExpertNum", "no special experts when commAlg is fullmesh_v2",
                     Shown(ShowInt(p.zeroExpertNum)));
     }
     // [ascend910_93.epWorldSize] when commAlg == "hierarchy": epWorldSize in [16, 256] and epWorldSize % 16 == 0
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(InRange<'[', ']'>(p.epWorldSize, 16, 256) && (Mod(p.epWorldSize, 16) == 0))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(InRange<'[', ']'>(p.epWorldSize, 16, 256) && (Mod(p.epWorldSize, 16) == 0))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.epWorldSize", "epWorldSize", "in [16, 256] and a multiple of 16 when commAlg is hierarchy",
                     Shown(ShowInt(p.epWorldSize)));
     }
     // [ascend910_93.moeExpertNum.2] when commAlg == "hierarchy": moeExpertNum in (0, 512]
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(InRange<'(', ']'>(p.moeExpertNum, 0, 512))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(InRange<'(', ']'>(p.moeExpertNum, 0, 512))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.moeExpertNum.2", "moeExpertNum", "in (0, 512] when commAlg is hierarchy",
                     Shown(ShowInt(p.moeExpertNum)));
     }
     // [ascend910_93.tpWorldSize.2] when commAlg == "hierarchy": tpWorldSize <= 1
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(p.tpWorldSize <= 1)) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(p.tpWorldSize <= 1)) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.tpWorldSize.2", "tpWorldSize", "0 or 1 when commAlg is hierarchy",
                     Shown(ShowInt(p.tpWorldSize)));
     }
     // [ascend910_93.sharedExpertRankNum] when commAlg == "hierarchy": sharedExpertRankNum == 0
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(p.sharedExpertRankNum == 0)) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(p.sharedExpertRankNum == 0)) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.sharedExpertRankNum", "sharedExpertRankNum", "0 when commAlg is hierarchy",
                     Shown(ShowInt(p.sharedExpertRankNum)));
     }
     // [ascend910_93.expertIds] when commAlg == "hierarchy": BS <= 256
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(dim_BS() <= 256)) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(dim_BS() <= 256)) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.expertIds", "expertIds", "BS in [1, 256] when commAlg is hierarchy",
                     Shown(ShowInt(dim_BS())));
     }
     // [ascend910_93.globalBS.2] when commAlg == "hierarchy": globalBS == 0 or globalBS == BS * epWorldSize
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails((p.globalBS == 0) || (p.globalBS == Mul(dim_BS(), p.epWorldSize)))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails((p.globalBS == 0) || (p.globalBS == Mul(dim_BS(), p.epWorldSize)))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.globalBS.2", "globalBS", "0 or BS * epWorldSize (equal BS on all ranks) when commAlg is hierarchy",
                     Shown(ShowInt(p.globalBS)));
     }
     // [ascend910_93.xActiveMaskOptional.2] when commAlg == "hierarchy": not present(xActiveMaskOptional) or rank(xActiveMaskOptional) == 1
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(!Present(p.xActiveMaskOptional) || (Rank(p.xActiveMaskOptional) == 1))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(!Present(p.xActiveMaskOptional) || (Rank(p.xActiveMaskOptional) == 1))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.xActiveMaskOptional.2", "xActiveMaskOptional", "a 1-D mask when commAlg is hierarchy",
                     Shown(ShowTensor(p.xActiveMaskOptional)));
     }
     // [ascend910_93.zeroExpertNum.2] when commAlg == "hierarchy": zeroExpertNum + copyExpertNum + constExpertNum == 0
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(Add(Add(p.zeroExpertNum, p.copyExpertNum), p.constExpertNum) == 0)) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(Add(Add(p.zeroExpertNum, p.copyExpertNum), p.constExpertNum) == 0)) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.zeroExpertNum.2", "zeroExpertNum", "no special experts when commAlg is hierarchy",
                     Shown(ShowInt(p.zeroExpertNum)));
     }
     // [ascend910_93.expandScalesOptional] when commAlg == "hierarchy": present(expandScalesOptional)
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(Present(p.expandScalesOptional))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(Present(p.expandScalesOptional))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.expandScalesOptional", "expandScalesOptional", "an (A,) tensor when commAlg is hierarchy",
                     Shown(ShowTensor(p.expandScalesOptional)));
     }
     // [ascend910_93.expandScalesOptional.2] when commAlg != "hierarchy": not present(expandScalesOptional)
     Reset();
-    if (Applies(p.commAlg != "hierarchy"sv) && Fails(!Present(p.expandScalesOptional))) {
+    if (all && Applies(p.commAlg != "hierarchy"sv) && Fails(!Present(p.expandScalesOptional))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.expandScalesOptional.2", "expandScalesOptional", "null unless commAlg is hierarchy (reserved)",
                     Shown(ShowTensor(p.expandScalesOptional)));
     }
     // [ascend950.bs_range] BS in [1, if commAlg == "fullmesh_v2" then 256 else 512]
     Reset();
-    if (Fails(InRange<'[', ']'>(dim_BS(), 1, (p.commAlg == "fullmesh_v2"sv) ? 256 : 512))) {
+    if (all && Fails(InRange<'[', ']'>(dim_BS(), 1, (p.commAlg == "fullmesh_v2"sv) ? 256 : 512))) {
       Reset();
       return Reject(kCodeTiling, "ascend950.bs_range", "expertIds", "BS in (0, 256] for fullmesh_v2, (0, 512] for fullmesh_v1 and \"\"",
                     Shown(ShowInt(dim_BS())));
     }
     // [buffer.tp_window] when tpWorldSize == 2: HCCL_BUFFSIZE * MB >= A * (H * 2 + 128) * 2
     Reset();
-    if (Applies(p.tpWorldSize == 2) && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(Mul(let_A(), Add(Mul(dim_H(), 2), 128)), 2))) {
+    if (all && Applies(p.tpWorldSize == 2) && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(Mul(let_A(), Add(Mul(dim_H(), 2), 128)), 2))) {
       Reset();
       return Reject(kCodeTiling, "buffer.tp_window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE (TP domain) >= A * (H * 2 + 128) * 2",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
     // [buffer.window_min] HCCL_BUFFSIZE * MB >= 2 * MB
     Reset();
-    if (Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, kMB))) {
+    if (all && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, kMB))) {
       Reset();
       return Reject(kCodeTiling, "buffer.window_min", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
     // [buffer.window] HCCL_BUFFSIZE * MB >= 2 * (localMoeExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBS * Align512(2 * H))
     Reset();
-    if (Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, Add(Mul(Mul(Mul(let_localMoeExpertNum(), let_maxBS()), p.epWorldSize), Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32), 44), 512), 1), 512), 512)), Mul(Mul(Add(dim_K(), p.sharedExpertNum), let_maxBS()), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)))))) {
+    if (all && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, Add(Mul(Mul(Mul(let_localMoeExpertNum(), let_maxBS()), p.epWorldSize), Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32), 44), 512), 1), 512), 512)), Mul(Mul(Add(dim_K(), p.sharedExpertNum), let_maxBS()), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)))))) {
       Reset();
       return Reject(kCodeTiling, "buffer.window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (localExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBS * Align512(2 * H))",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
@@ -3047,11 +3060,12 @@ class Ascend950 : public Eval {
 }  // namespace detail
 
 // ---- the API -------------------------------------------------------------------------------------
-inline CheckResult Check(const Params& params, Soc soc, std::vector<CheckResult>* warnings = nullptr) {
+inline CheckResult Check(const Params& params, Soc soc, std::vector<CheckResult>* warnings = nullptr,
+                         Stage stage = Stage::kAll) {
   switch (soc) {
-    case Soc::kAscend910b: return detail::Ascend910b(params).Check(warnings);
-    case Soc::kAscend910_93: return detail::Ascend910_93(params).Check(warnings);
-    case Soc::kAscend950: return detail::Ascend950(params).Check(warnings);
+    case Soc::kAscend910b: return detail::Ascend910b(params).Check(warnings, stage);
+    case Soc::kAscend910_93: return detail::Ascend910_93(params).Check(warnings, stage);
+    case Soc::kAscend950: return detail::Ascend950(params).Check(warnings, stage);
   }
   CheckResult unsupported;  // only a value outside the enum gets here
   unsupported.code = kCodeInvalid;

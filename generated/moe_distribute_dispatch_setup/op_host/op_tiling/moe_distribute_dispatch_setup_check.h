@@ -16,14 +16,16 @@
 //   struct Params                                 one TensorDesc per input and output, one field per attribute and
 //                                                 env variable (aclnn names; optional ones start at their default)
 //   struct CheckResult { int32_t code; std::string id; std::string param; std::string message; bool Ok() const; };
-//   CheckResult Check(const Params& params, Soc soc, std::vector<CheckResult>* warnings = nullptr);
+//   enum class Stage { kAll, kOpApi };            kOpApi: only the checks aclnn GetWorkspaceSize runs (161001, 161002)
+//   CheckResult Check(const Params& params, Soc soc, std::vector<CheckResult>* warnings = nullptr,
+//                     Stage stage = Stage::kAll);
 //   struct OutputShapes { std::vector<int64_t> <output>; ... };
 //   struct OutputDtypes { int32_t <output>; ... };
 //   bool InferShapes(const Params& params, Soc soc, OutputShapes* shapes);
 //   bool InferDtypes(const Params& params, Soc soc, OutputDtypes* dtypes);
 //   constexpr int32_t kCodeAccepted = 0, kCodeNullptr = 161001, kCodeInvalid = 161002, kCodeTiling = 561002, kCodeWarn = 0;
 //
-// Check() runs the checks in order and returns the first failure (code 161001, 161002, 561002:
+// Check() runs the checks of its stage in order and returns the first failure (code 161001, 161002, 561002:
 // the aclnn status, param the offending parameter, message the CANN log text ending in "[<check id>]"), or code 0
 // when every check holds; checks of class "warn" never fail, they are appended to *warnings (when given).
 // An output's TensorDesc.present means the caller fixed its dtype (the aclnn output tensor); when false the spec's
@@ -95,6 +97,11 @@ inline const char* DataTypeName(int32_t dtype) {
     default: return nullptr;
   }
 }
+
+// Which checks run: kAll in tiling and infershape (the only stages in graph mode), kOpApi in the aclnn
+// GetWorkspaceSize before aclnnInner (a null tensor is 161001 there, an invalid parameter 161002; tiling
+// failures are 561002 whatever the check's class).
+enum class Stage { kAll, kOpApi };
 
 // ---- products -----------------------------------------------------------------------------------
 enum class Soc {
@@ -571,8 +578,10 @@ class Ascend950 : public Eval {
  public:
   explicit Ascend950(const Params& params) : Eval(params) {}
 
-  CheckResult Check(std::vector<CheckResult>* warnings) {
+  CheckResult Check(std::vector<CheckResult>* warnings, Stage stage) {
     static_cast<void>(warnings);  // this product has no warning checks
+    const bool all = stage == Stage::kAll;  // false: only the op_api stage's checks
+    static_cast<void>(all);
     // [null.x] present(x)
     Reset();
     if (Fails(Present(p.x))) {
@@ -638,28 +647,28 @@ class Ascend950 : public Eval {
     }
     // [shape.x] rank(x) == 2
     Reset();
-    if (Fails(Rank(p.x) == 2)) {
+    if (all && Fails(Rank(p.x) == 2)) {
       Reset();
       return Reject(kCodeTiling, "shape.x", "x", "shape (BS, H)",
                     Shown(ShowShape(Shape(p.x))));
     }
     // [shape.expertIds] rank(expertIds) == 2 and dim(expertIds, 0) == BS
     Reset();
-    if (Fails((Rank(p.expertIds) == 2) && (Dim(p.expertIds, 0) == dim_BS()))) {
+    if (all && Fails((Rank(p.expertIds) == 2) && (Dim(p.expertIds, 0) == dim_BS()))) {
       Reset();
       return Reject(kCodeTiling, "shape.expertIds", "expertIds", "shape (BS, K)",
                     Shown(ShowShape(Shape(p.expertIds))));
     }
     // [shape.scalesOptional] when present(scalesOptional): rank(scalesOptional) == 2 and dim(scalesOptional, 0) == sharedExpertNum + moeExpertNum and dim(scalesOptional, 1) == H
     Reset();
-    if (Applies(Present(p.scalesOptional)) && Fails(((Rank(p.scalesOptional) == 2) && (Dim(p.scalesOptional, 0) == Add(p.sharedExpertNum, p.moeExpertNum))) && (Dim(p.scalesOptional, 1) == dim_H()))) {
+    if (all && Applies(Present(p.scalesOptional)) && Fails(((Rank(p.scalesOptional) == 2) && (Dim(p.scalesOptional, 0) == Add(p.sharedExpertNum, p.moeExpertNum))) && (Dim(p.scalesOptional, 1) == dim_H()))) {
       Reset();
       return Reject(kCodeTiling, "shape.scalesOptional", "scalesOptional", "shape (sharedExpertNum + moeExpertNum, H)",
                     Shown(ShowShape(Shape(p.scalesOptional))));
     }
     // [shape.xActiveMaskOptional] when present(xActiveMaskOptional): rank(xActiveMaskOptional) == 1 and dim(xActiveMaskOptional, 0) == BS
     Reset();
-    if (Applies(Present(p.xActiveMaskOptional)) && Fails((Rank(p.xActiveMaskOptional) == 1) && (Dim(p.xActiveMaskOptional, 0) == dim_BS()))) {
+    if (all && Applies(Present(p.xActiveMaskOptional)) && Fails((Rank(p.xActiveMaskOptional) == 1) && (Dim(p.xActiveMaskOptional, 0) == dim_BS()))) {
       Reset();
       return Reject(kCodeTiling, "shape.xActiveMaskOptional", "xActiveMaskOptional", "shape (BS,)",
                     Shown(ShowShape(Shape(p.xActiveMaskOptional))));
@@ -673,126 +682,126 @@ class Ascend950 : public Eval {
     }
     // [domain.epWorldSize] epWorldSize in {2, 8}
     Reset();
-    if (Fails(OneOf(p.epWorldSize, 2, 8))) {
+    if (all && Fails(OneOf(p.epWorldSize, 2, 8))) {
       Reset();
       return Reject(kCodeTiling, "domain.epWorldSize", "epWorldSize", "one of {2, 8}",
                     Shown(ShowInt(p.epWorldSize)));
     }
     // [domain.moeExpertNum] moeExpertNum in (0, 512]
     Reset();
-    if (Fails(InRange<'(', ']'>(p.moeExpertNum, 0, 512))) {
+    if (all && Fails(InRange<'(', ']'>(p.moeExpertNum, 0, 512))) {
       Reset();
       return Reject(kCodeTiling, "domain.moeExpertNum", "moeExpertNum", "in (0, 512]",
                     Shown(ShowInt(p.moeExpertNum)));
     }
     // [domain.expertShardType] expertShardType in {0}
     Reset();
-    if (Fails(OneOf(p.expertShardType, 0))) {
+    if (all && Fails(OneOf(p.expertShardType, 0))) {
       Reset();
       return Reject(kCodeTiling, "domain.expertShardType", "expertShardType", "one of {0}",
                     Shown(ShowInt(p.expertShardType)));
     }
     // [domain.sharedExpertNum] sharedExpertNum in [0, 4]
     Reset();
-    if (Fails(InRange<'[', ']'>(p.sharedExpertNum, 0, 4))) {
+    if (all && Fails(InRange<'[', ']'>(p.sharedExpertNum, 0, 4))) {
       Reset();
       return Reject(kCodeTiling, "domain.sharedExpertNum", "sharedExpertNum", "in [0, 4]",
                     Shown(ShowInt(p.sharedExpertNum)));
     }
     // [domain.quantMode] quantMode in [0, 4]
     Reset();
-    if (Fails(InRange<'[', ']'>(p.quantMode, 0, 4))) {
+    if (all && Fails(InRange<'[', ']'>(p.quantMode, 0, 4))) {
       Reset();
       return Reject(kCodeTiling, "domain.quantMode", "quantMode", "in [0, 4]",
                     Shown(ShowInt(p.quantMode)));
     }
     // [domain.commType] commType in {2}
     Reset();
-    if (Fails(OneOf(p.commType, 2))) {
+    if (all && Fails(OneOf(p.commType, 2))) {
       Reset();
       return Reject(kCodeTiling, "domain.commType", "commType", "one of {2}",
                     Shown(ShowInt(p.commType)));
     }
     // [unsupported.commAlg] commAlg == ""
     Reset();
-    if (Fails(p.commAlg == ""sv)) {
+    if (all && Fails(p.commAlg == ""sv)) {
       Reset();
       return Reject(kCodeTiling, "unsupported.commAlg", "commAlg", "\"\" (the default; commAlg is not supported on Ascend 950PR/Ascend 950DT)",
                     Shown(ShowStr(p.commAlg)));
     }
     // [quant_mode.quantMode] quantMode in {0, 4}
     Reset();
-    if (Fails(OneOf(p.quantMode, 0, 4))) {
+    if (all && Fails(OneOf(p.quantMode, 0, 4))) {
       Reset();
       return Reject(kCodeTiling, "quant_mode.quantMode", "quantMode", "one of 0, 4 (quant modes supported on Ascend 950PR/Ascend 950DT)",
                     Shown(ShowInt(p.quantMode)));
     }
     // [op.epRankId] epRankId in [0, epWorldSize)
     Reset();
-    if (Fails(InRange<'[', ')'>(p.epRankId, 0, p.epWorldSize))) {
+    if (all && Fails(InRange<'[', ')'>(p.epRankId, 0, p.epWorldSize))) {
       Reset();
       return Reject(kCodeTiling, "op.epRankId", "epRankId", "in [0, epWorldSize)",
                     Shown(ShowInt(p.epRankId)));
     }
     // [op.sharedExpertRankNum] sharedExpertRankNum in [0, epWorldSize // 2]
     Reset();
-    if (Fails(InRange<'[', ']'>(p.sharedExpertRankNum, 0, FloorDiv(p.epWorldSize, 2)))) {
+    if (all && Fails(InRange<'[', ']'>(p.sharedExpertRankNum, 0, FloorDiv(p.epWorldSize, 2)))) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertRankNum", "sharedExpertRankNum", "in [0, epWorldSize / 2]",
                     Shown(ShowInt(p.sharedExpertRankNum)));
     }
     // [op.moeExpertNum] moeExpertNum % (epWorldSize - sharedExpertRankNum) == 0
     Reset();
-    if (Fails(Mod(p.moeExpertNum, Sub(p.epWorldSize, p.sharedExpertRankNum)) == 0)) {
+    if (all && Fails(Mod(p.moeExpertNum, Sub(p.epWorldSize, p.sharedExpertRankNum)) == 0)) {
       Reset();
       return Reject(kCodeTiling, "op.moeExpertNum", "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
                     Shown(ShowInt(p.moeExpertNum)));
     }
     // [op.sharedExpertNum] when sharedExpertRankNum == 0: sharedExpertNum in {0, 1}
     Reset();
-    if (Applies(p.sharedExpertRankNum == 0) && Fails(OneOf(p.sharedExpertNum, 0, 1))) {
+    if (all && Applies(p.sharedExpertRankNum == 0) && Fails(OneOf(p.sharedExpertNum, 0, 1))) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertNum", "sharedExpertNum", "0 or 1 when sharedExpertRankNum is 0",
                     Shown(ShowInt(p.sharedExpertNum)));
     }
     // [op.sharedExpertRankNum.2] when sharedExpertRankNum != 0: sharedExpertNum > 0 and sharedExpertRankNum % sharedExpertNum == 0
     Reset();
-    if (Applies(p.sharedExpertRankNum != 0) && Fails((p.sharedExpertNum > 0) && (Mod(p.sharedExpertRankNum, p.sharedExpertNum) == 0))) {
+    if (all && Applies(p.sharedExpertRankNum != 0) && Fails((p.sharedExpertNum > 0) && (Mod(p.sharedExpertRankNum, p.sharedExpertNum) == 0))) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertRankNum.2", "sharedExpertRankNum", "a multiple of sharedExpertNum",
                     Shown(ShowInt(p.sharedExpertRankNum)));
     }
     // [op.globalBs] globalBs == 0 or globalBs % epWorldSize == 0 and globalBs >= BS * epWorldSize
     Reset();
-    if (Fails((p.globalBs == 0) || ((Mod(p.globalBs, p.epWorldSize) == 0) && (p.globalBs >= Mul(dim_BS(), p.epWorldSize))))) {
+    if (all && Fails((p.globalBs == 0) || ((Mod(p.globalBs, p.epWorldSize) == 0) && (p.globalBs >= Mul(dim_BS(), p.epWorldSize))))) {
       Reset();
       return Reject(kCodeTiling, "op.globalBs", "globalBs", "0, or a multiple of epWorldSize no smaller than BS * epWorldSize",
                     Shown(ShowInt(p.globalBs)));
     }
     // [op.h_range] H in [1024, 8192]
     Reset();
-    if (Fails(InRange<'[', ']'>(dim_H(), 1024, 8192))) {
+    if (all && Fails(InRange<'[', ']'>(dim_H(), 1024, 8192))) {
       Reset();
       return Reject(kCodeTiling, "op.h_range", "x", "H in [1024, 8192]",
                     Shown(ShowInt(dim_H())));
     }
     // [op.bs_range] BS in (0, 512]
     Reset();
-    if (Fails(InRange<'(', ']'>(dim_BS(), 0, 512))) {
+    if (all && Fails(InRange<'(', ']'>(dim_BS(), 0, 512))) {
       Reset();
       return Reject(kCodeTiling, "op.bs_range", "x", "BS in (0, 512]",
                     Shown(ShowInt(dim_BS())));
     }
     // [op.expertIds] K in (0, 16]
     Reset();
-    if (Fails(InRange<'(', ']'>(dim_K(), 0, 16))) {
+    if (all && Fails(InRange<'(', ']'>(dim_K(), 0, 16))) {
       Reset();
       return Reject(kCodeTiling, "op.expertIds", "expertIds", "K in (0, 16]",
                     Shown(ShowInt(dim_K())));
     }
     // [op.expertIds.2] K <= moeExpertNum
     Reset();
-    if (Fails(dim_K() <= p.moeExpertNum)) {
+    if (all && Fails(dim_K() <= p.moeExpertNum)) {
       Reset();
       return Reject(kCodeTiling, "op.expertIds.2", "expertIds", "K <= moeExpertNum",
                     Shown(ShowInt(dim_K())));
@@ -806,14 +815,14 @@ class Ascend950 : public Eval {
     }
     // [ascend950.scalesOptional] when quantMode == 0: not present(scalesOptional)
     Reset();
-    if (Applies(p.quantMode == 0) && Fails(!Present(p.scalesOptional))) {
+    if (all && Applies(p.quantMode == 0) && Fails(!Present(p.scalesOptional))) {
       Reset();
       return Reject(kCodeTiling, "ascend950.scalesOptional", "scalesOptional", "null when quantMode is 0",
                     Shown(ShowTensor(p.scalesOptional)));
     }
     // [ascend950.scalesOptional.2] when quantMode == 4: not present(scalesOptional)
     Reset();
-    if (Applies(p.quantMode == 4) && Fails(!Present(p.scalesOptional))) {
+    if (all && Applies(p.quantMode == 4) && Fails(!Present(p.scalesOptional))) {
       Reset();
       return Reject(kCodeTiling, "ascend950.scalesOptional.2", "scalesOptional", "null when quantMode is 4 (MX)",
                     Shown(ShowTensor(p.scalesOptional)));
@@ -834,14 +843,14 @@ class Ascend950 : public Eval {
     }
     // [buffer.window_min] HCCL_BUFFSIZE * MB >= 2 * MB
     Reset();
-    if (Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, kMB))) {
+    if (all && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, kMB))) {
       Reset();
       return Reject(kCodeTiling, "buffer.window_min", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
     // [buffer.window] HCCL_BUFFSIZE * MB >= 4 * (localMoeExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))
     Reset();
-    if (Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(4, Add(Mul(Mul(Mul(let_localMoeExpertNum(), let_maxBs()), p.epWorldSize), Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32), 44), 512), 1), 512), 512)), Mul(Mul(Add(dim_K(), p.sharedExpertNum), let_maxBs()), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)))))) {
+    if (all && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(4, Add(Mul(Mul(Mul(let_localMoeExpertNum(), let_maxBs()), p.epWorldSize), Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32), 44), 512), 1), 512), 512)), Mul(Mul(Add(dim_K(), p.sharedExpertNum), let_maxBs()), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)))))) {
       Reset();
       return Reject(kCodeTiling, "buffer.window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 4 * (localExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
@@ -922,9 +931,10 @@ class Ascend950 : public Eval {
 }  // namespace detail
 
 // ---- the API -------------------------------------------------------------------------------------
-inline CheckResult Check(const Params& params, Soc soc, std::vector<CheckResult>* warnings = nullptr) {
+inline CheckResult Check(const Params& params, Soc soc, std::vector<CheckResult>* warnings = nullptr,
+                         Stage stage = Stage::kAll) {
   switch (soc) {
-    case Soc::kAscend950: return detail::Ascend950(params).Check(warnings);
+    case Soc::kAscend950: return detail::Ascend950(params).Check(warnings, stage);
   }
   CheckResult unsupported;  // only a value outside the enum gets here
   unsupported.code = kCodeInvalid;

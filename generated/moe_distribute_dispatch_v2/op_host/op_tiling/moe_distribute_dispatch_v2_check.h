@@ -16,14 +16,16 @@
 //   struct Params                                 one TensorDesc per input and output, one field per attribute and
 //                                                 env variable (aclnn names; optional ones start at their default)
 //   struct CheckResult { int32_t code; std::string id; std::string param; std::string message; bool Ok() const; };
-//   CheckResult Check(const Params& params, Soc soc, std::vector<CheckResult>* warnings = nullptr);
+//   enum class Stage { kAll, kOpApi };            kOpApi: only the checks aclnn GetWorkspaceSize runs (161001, 161002)
+//   CheckResult Check(const Params& params, Soc soc, std::vector<CheckResult>* warnings = nullptr,
+//                     Stage stage = Stage::kAll);
 //   struct OutputShapes { std::vector<int64_t> <output>; ... };
 //   struct OutputDtypes { int32_t <output>; ... };
 //   bool InferShapes(const Params& params, Soc soc, OutputShapes* shapes);
 //   bool InferDtypes(const Params& params, Soc soc, OutputDtypes* dtypes);
 //   constexpr int32_t kCodeAccepted = 0, kCodeNullptr = 161001, kCodeInvalid = 161002, kCodeTiling = 561002, kCodeWarn = 0;
 //
-// Check() runs the checks in order and returns the first failure (code 161001, 161002, 561002:
+// Check() runs the checks of its stage in order and returns the first failure (code 161001, 161002, 561002:
 // the aclnn status, param the offending parameter, message the CANN log text ending in "[<check id>]"), or code 0
 // when every check holds; checks of class "warn" never fail, they are appended to *warnings (when given).
 // An output's TensorDesc.present means the caller fixed its dtype (the aclnn output tensor); when false the spec's
@@ -95,6 +97,11 @@ inline const char* DataTypeName(int32_t dtype) {
     default: return nullptr;
   }
 }
+
+// Which checks run: kAll in tiling and infershape (the only stages in graph mode), kOpApi in the aclnn
+// GetWorkspaceSize before aclnnInner (a null tensor is 161001 there, an invalid parameter 161002; tiling
+// failures are 561002 whatever the check's class).
+enum class Stage { kAll, kOpApi };
 
 // ---- products -----------------------------------------------------------------------------------
 enum class Soc {
@@ -596,7 +603,9 @@ class Ascend910b : public Eval {
  public:
   explicit Ascend910b(const Params& params) : Eval(params) {}
 
-  CheckResult Check(std::vector<CheckResult>* warnings) {
+  CheckResult Check(std::vector<CheckResult>* warnings, Stage stage) {
+    const bool all = stage == Stage::kAll;  // false: only the op_api stage's checks
+    static_cast<void>(all);
     // [null.x] present(x)
     Reset();
     if (Fails(Present(p.x))) {
@@ -613,7 +622,7 @@ class Ascend910b : public Eval {
     }
     // [unsupported.elasticInfoOptional] not present(elasticInfoOptional)
     Reset();
-    if (Fails(!Present(p.elasticInfoOptional))) {
+    if (all && Fails(!Present(p.elasticInfoOptional))) {
       Reset();
       return Reject(kCodeTiling, "unsupported.elasticInfoOptional", "elasticInfoOptional", "null (it is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowTensor(p.elasticInfoOptional)));
@@ -718,42 +727,42 @@ class Ascend910b : public Eval {
     }
     // [shape.x] rank(x) == 2
     Reset();
-    if (Fails(Rank(p.x) == 2)) {
+    if (all && Fails(Rank(p.x) == 2)) {
       Reset();
       return Reject(kCodeTiling, "shape.x", "x", "shape (BS, H)",
                     Shown(ShowShape(Shape(p.x))));
     }
     // [shape.expertIds] rank(expertIds) == 2 and dim(expertIds, 0) == BS
     Reset();
-    if (Fails((Rank(p.expertIds) == 2) && (Dim(p.expertIds, 0) == dim_BS()))) {
+    if (all && Fails((Rank(p.expertIds) == 2) && (Dim(p.expertIds, 0) == dim_BS()))) {
       Reset();
       return Reject(kCodeTiling, "shape.expertIds", "expertIds", "shape (BS, K)",
                     Shown(ShowShape(Shape(p.expertIds))));
     }
     // [shape.xActiveMaskOptional] when present(xActiveMaskOptional): rank(xActiveMaskOptional) == 1 and dim(xActiveMaskOptional, 0) == BS or rank(xActiveMaskOptional) == 2 and dim(xActiveMaskOptional, 0) == BS and dim(xActiveMaskOptional, 1) == K
     Reset();
-    if (Applies(Present(p.xActiveMaskOptional)) && Fails(((Rank(p.xActiveMaskOptional) == 1) && (Dim(p.xActiveMaskOptional, 0) == dim_BS())) || (((Rank(p.xActiveMaskOptional) == 2) && (Dim(p.xActiveMaskOptional, 0) == dim_BS())) && (Dim(p.xActiveMaskOptional, 1) == dim_K())))) {
+    if (all && Applies(Present(p.xActiveMaskOptional)) && Fails(((Rank(p.xActiveMaskOptional) == 1) && (Dim(p.xActiveMaskOptional, 0) == dim_BS())) || (((Rank(p.xActiveMaskOptional) == 2) && (Dim(p.xActiveMaskOptional, 0) == dim_BS())) && (Dim(p.xActiveMaskOptional, 1) == dim_K())))) {
       Reset();
       return Reject(kCodeTiling, "shape.xActiveMaskOptional", "xActiveMaskOptional", "shape (BS,) or (BS, K)",
                     Shown(ShowShape(Shape(p.xActiveMaskOptional))));
     }
     // [shape.expertScalesOptional] when present(expertScalesOptional): rank(expertScalesOptional) == 2 and dim(expertScalesOptional, 0) == BS and dim(expertScalesOptional, 1) == K
     Reset();
-    if (Applies(Present(p.expertScalesOptional)) && Fails(((Rank(p.expertScalesOptional) == 2) && (Dim(p.expertScalesOptional, 0) == dim_BS())) && (Dim(p.expertScalesOptional, 1) == dim_K()))) {
+    if (all && Applies(Present(p.expertScalesOptional)) && Fails(((Rank(p.expertScalesOptional) == 2) && (Dim(p.expertScalesOptional, 0) == dim_BS())) && (Dim(p.expertScalesOptional, 1) == dim_K()))) {
       Reset();
       return Reject(kCodeTiling, "shape.expertScalesOptional", "expertScalesOptional", "shape (BS, K)",
                     Shown(ShowShape(Shape(p.expertScalesOptional))));
     }
     // [shape.elasticInfoOptional] when present(elasticInfoOptional): rank(elasticInfoOptional) == 1 and dim(elasticInfoOptional, 0) == 4 + 2 * epWorldSize
     Reset();
-    if (Applies(Present(p.elasticInfoOptional)) && Fails((Rank(p.elasticInfoOptional) == 1) && (Dim(p.elasticInfoOptional, 0) == Add(4, Mul(2, p.epWorldSize))))) {
+    if (all && Applies(Present(p.elasticInfoOptional)) && Fails((Rank(p.elasticInfoOptional) == 1) && (Dim(p.elasticInfoOptional, 0) == Add(4, Mul(2, p.epWorldSize))))) {
       Reset();
       return Reject(kCodeTiling, "shape.elasticInfoOptional", "elasticInfoOptional", "shape (4 + 2 * epWorldSize,)",
                     Shown(ShowShape(Shape(p.elasticInfoOptional))));
     }
     // [shape.performanceInfoOptional] when present(performanceInfoOptional): rank(performanceInfoOptional) == 1 and dim(performanceInfoOptional, 0) == epWorldSize
     Reset();
-    if (Applies(Present(p.performanceInfoOptional)) && Fails((Rank(p.performanceInfoOptional) == 1) && (Dim(p.performanceInfoOptional, 0) == p.epWorldSize))) {
+    if (all && Applies(Present(p.performanceInfoOptional)) && Fails((Rank(p.performanceInfoOptional) == 1) && (Dim(p.performanceInfoOptional, 0) == p.epWorldSize))) {
       Reset();
       return Reject(kCodeTiling, "shape.performanceInfoOptional", "performanceInfoOptional", "shape (epWorldSize,)",
                     Shown(ShowShape(Shape(p.performanceInfoOptional))));
@@ -767,112 +776,112 @@ class Ascend910b : public Eval {
     }
     // [domain.tpWorldSize] tpWorldSize in [0, 2]
     Reset();
-    if (Fails(InRange<'[', ']'>(p.tpWorldSize, 0, 2))) {
+    if (all && Fails(InRange<'[', ']'>(p.tpWorldSize, 0, 2))) {
       Reset();
       return Reject(kCodeTiling, "domain.tpWorldSize", "tpWorldSize", "in [0, 2]",
                     Shown(ShowInt(p.tpWorldSize)));
     }
     // [domain.tpRankId] tpRankId in [0, 1]
     Reset();
-    if (Fails(InRange<'[', ']'>(p.tpRankId, 0, 1))) {
+    if (all && Fails(InRange<'[', ']'>(p.tpRankId, 0, 1))) {
       Reset();
       return Reject(kCodeTiling, "domain.tpRankId", "tpRankId", "in [0, 1]",
                     Shown(ShowInt(p.tpRankId)));
     }
     // [domain.expertShardType] expertShardType in {0}
     Reset();
-    if (Fails(OneOf(p.expertShardType, 0))) {
+    if (all && Fails(OneOf(p.expertShardType, 0))) {
       Reset();
       return Reject(kCodeTiling, "domain.expertShardType", "expertShardType", "one of {0}",
                     Shown(ShowInt(p.expertShardType)));
     }
     // [domain.expertTokenNumsType] expertTokenNumsType in {0, 1}
     Reset();
-    if (Fails(OneOf(p.expertTokenNumsType, 0, 1))) {
+    if (all && Fails(OneOf(p.expertTokenNumsType, 0, 1))) {
       Reset();
       return Reject(kCodeTiling, "domain.expertTokenNumsType", "expertTokenNumsType", "one of {0, 1}",
                     Shown(ShowInt(p.expertTokenNumsType)));
     }
     // [domain.commAlg] commAlg in {"", "fullmesh", "hierarchy"}
     Reset();
-    if (Fails(OneOf(p.commAlg, ""sv, "fullmesh"sv, "hierarchy"sv))) {
+    if (all && Fails(OneOf(p.commAlg, ""sv, "fullmesh"sv, "hierarchy"sv))) {
       Reset();
       return Reject(kCodeTiling, "domain.commAlg", "commAlg", "one of {\"\", \"fullmesh\", \"hierarchy\"}",
                     Shown(ShowStr(p.commAlg)));
     }
     // [domain.zeroExpertNum] zeroExpertNum in [0, MAX_INT32)
     Reset();
-    if (Fails(InRange<'[', ')'>(p.zeroExpertNum, 0, kMaxInt32))) {
+    if (all && Fails(InRange<'[', ')'>(p.zeroExpertNum, 0, kMaxInt32))) {
       Reset();
       return Reject(kCodeTiling, "domain.zeroExpertNum", "zeroExpertNum", "in [0, MAX_INT32)",
                     Shown(ShowInt(p.zeroExpertNum)));
     }
     // [domain.copyExpertNum] copyExpertNum in [0, MAX_INT32)
     Reset();
-    if (Fails(InRange<'[', ')'>(p.copyExpertNum, 0, kMaxInt32))) {
+    if (all && Fails(InRange<'[', ')'>(p.copyExpertNum, 0, kMaxInt32))) {
       Reset();
       return Reject(kCodeTiling, "domain.copyExpertNum", "copyExpertNum", "in [0, MAX_INT32)",
                     Shown(ShowInt(p.copyExpertNum)));
     }
     // [domain.constExpertNum] constExpertNum in [0, MAX_INT32)
     Reset();
-    if (Fails(InRange<'[', ')'>(p.constExpertNum, 0, kMaxInt32))) {
+    if (all && Fails(InRange<'[', ')'>(p.constExpertNum, 0, kMaxInt32))) {
       Reset();
       return Reject(kCodeTiling, "domain.constExpertNum", "constExpertNum", "in [0, MAX_INT32)",
                     Shown(ShowInt(p.constExpertNum)));
     }
     // [unsupported.sharedExpertNum] sharedExpertNum == 1
     Reset();
-    if (Fails(p.sharedExpertNum == 1)) {
+    if (all && Fails(p.sharedExpertNum == 1)) {
       Reset();
       return Reject(kCodeTiling, "unsupported.sharedExpertNum", "sharedExpertNum", "1 (the default; sharedExpertNum is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowInt(p.sharedExpertNum)));
     }
     // [unsupported.sharedExpertRankNum] sharedExpertRankNum == 0
     Reset();
-    if (Fails(p.sharedExpertRankNum == 0)) {
+    if (all && Fails(p.sharedExpertRankNum == 0)) {
       Reset();
       return Reject(kCodeTiling, "unsupported.sharedExpertRankNum", "sharedExpertRankNum", "0 (the default; sharedExpertRankNum is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowInt(p.sharedExpertRankNum)));
     }
     // [unsupported.expertShardType] expertShardType == 0
     Reset();
-    if (Fails(p.expertShardType == 0)) {
+    if (all && Fails(p.expertShardType == 0)) {
       Reset();
       return Reject(kCodeTiling, "unsupported.expertShardType", "expertShardType", "0 (the default; expertShardType is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowInt(p.expertShardType)));
     }
     // [unsupported.groupTp] groupTp == ""
     Reset();
-    if (Fails(p.groupTp == ""sv)) {
+    if (all && Fails(p.groupTp == ""sv)) {
       Reset();
       return Reject(kCodeTiling, "unsupported.groupTp", "groupTp", "\"\" (the default; groupTp is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowStr(p.groupTp)));
     }
     // [unsupported.tpWorldSize] tpWorldSize == 0
     Reset();
-    if (Fails(p.tpWorldSize == 0)) {
+    if (all && Fails(p.tpWorldSize == 0)) {
       Reset();
       return Reject(kCodeTiling, "unsupported.tpWorldSize", "tpWorldSize", "0 (the default; tpWorldSize is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowInt(p.tpWorldSize)));
     }
     // [unsupported.tpRankId] tpRankId == 0
     Reset();
-    if (Fails(p.tpRankId == 0)) {
+    if (all && Fails(p.tpRankId == 0)) {
       Reset();
       return Reject(kCodeTiling, "unsupported.tpRankId", "tpRankId", "0 (the default; tpRankId is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowInt(p.tpRankId)));
     }
     // [unsupported.constExpertNum] constExpertNum == 0
     Reset();
-    if (Fails(p.constExpertNum == 0)) {
+    if (all && Fails(p.constExpertNum == 0)) {
       Reset();
       return Reject(kCodeTiling, "unsupported.constExpertNum", "constExpertNum", "0 (the default; constExpertNum is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowInt(p.constExpertNum)));
     }
     // [quant_mode.quantMode] quantMode in {0, 2}
     Reset();
-    if (Fails(OneOf(p.quantMode, 0, 2))) {
+    if (all && Fails(OneOf(p.quantMode, 0, 2))) {
       Reset();
       return Reject(kCodeTiling, "quant_mode.quantMode", "quantMode", "one of 0, 2 (quant modes supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowInt(p.quantMode)));
@@ -886,70 +895,70 @@ class Ascend910b : public Eval {
     }
     // [op.epRankId] epRankId in [0, epWorldSize)
     Reset();
-    if (Fails(InRange<'[', ')'>(p.epRankId, 0, p.epWorldSize))) {
+    if (all && Fails(InRange<'[', ')'>(p.epRankId, 0, p.epWorldSize))) {
       Reset();
       return Reject(kCodeTiling, "op.epRankId", "epRankId", "in [0, epWorldSize)",
                     Shown(ShowInt(p.epRankId)));
     }
     // [op.sharedExpertRankNum] sharedExpertRankNum in [0, epWorldSize)
     Reset();
-    if (Fails(InRange<'[', ')'>(p.sharedExpertRankNum, 0, p.epWorldSize))) {
+    if (all && Fails(InRange<'[', ')'>(p.sharedExpertRankNum, 0, p.epWorldSize))) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertRankNum", "sharedExpertRankNum", "in [0, epWorldSize)",
                     Shown(ShowInt(p.sharedExpertRankNum)));
     }
     // [op.sharedExpertNum] when sharedExpertRankNum == 0: sharedExpertNum in {0, 1}
     Reset();
-    if (Applies(p.sharedExpertRankNum == 0) && Fails(OneOf(p.sharedExpertNum, 0, 1))) {
+    if (all && Applies(p.sharedExpertRankNum == 0) && Fails(OneOf(p.sharedExpertNum, 0, 1))) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertNum", "sharedExpertNum", "0 or 1 when sharedExpertRankNum is 0",
                     Shown(ShowInt(p.sharedExpertNum)));
     }
     // [op.sharedExpertRankNum.2] when sharedExpertRankNum != 0: sharedExpertNum > 0 and sharedExpertRankNum % sharedExpertNum == 0
     Reset();
-    if (Applies(p.sharedExpertRankNum != 0) && Fails((p.sharedExpertNum > 0) && (Mod(p.sharedExpertRankNum, p.sharedExpertNum) == 0))) {
+    if (all && Applies(p.sharedExpertRankNum != 0) && Fails((p.sharedExpertNum > 0) && (Mod(p.sharedExpertRankNum, p.sharedExpertNum) == 0))) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertRankNum.2", "sharedExpertRankNum", "a multiple of sharedExpertNum",
                     Shown(ShowInt(p.sharedExpertRankNum)));
     }
     // [op.moeExpertNum] moeExpertNum > 0 and moeExpertNum % (epWorldSize - sharedExpertRankNum) == 0
     Reset();
-    if (Fails((p.moeExpertNum > 0) && (Mod(p.moeExpertNum, Sub(p.epWorldSize, p.sharedExpertRankNum)) == 0))) {
+    if (all && Fails((p.moeExpertNum > 0) && (Mod(p.moeExpertNum, Sub(p.epWorldSize, p.sharedExpertRankNum)) == 0))) {
       Reset();
       return Reject(kCodeTiling, "op.moeExpertNum", "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
                     Shown(ShowInt(p.moeExpertNum)));
     }
     // [op.expertIds] K in (0, 16]
     Reset();
-    if (Fails(InRange<'(', ']'>(dim_K(), 0, 16))) {
+    if (all && Fails(InRange<'(', ']'>(dim_K(), 0, 16))) {
       Reset();
       return Reject(kCodeTiling, "op.expertIds", "expertIds", "K in (0, 16]",
                     Shown(ShowInt(dim_K())));
     }
     // [op.expertIds.2] K <= moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum
     Reset();
-    if (Fails(dim_K() <= Add(Add(Add(p.moeExpertNum, p.zeroExpertNum), p.copyExpertNum), p.constExpertNum))) {
+    if (all && Fails(dim_K() <= Add(Add(Add(p.moeExpertNum, p.zeroExpertNum), p.copyExpertNum), p.constExpertNum))) {
       Reset();
       return Reject(kCodeTiling, "op.expertIds.2", "expertIds", "K <= moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum",
                     Shown(ShowInt(dim_K())));
     }
     // [op.tpWorldSize] tpWorldSize < 2 or localExpertNum == 1
     Reset();
-    if (Fails((p.tpWorldSize < 2) || (let_localExpertNum() == 1))) {
+    if (all && Fails((p.tpWorldSize < 2) || (let_localExpertNum() == 1))) {
       Reset();
       return Reject(kCodeTiling, "op.tpWorldSize", "tpWorldSize", "0 or 1 when localExpertNum > 1",
                     Shown(ShowInt(p.tpWorldSize)));
     }
     // [op.tpRankId] tpRankId < max(tpWorldSize, 1)
     Reset();
-    if (Fails(p.tpRankId < Max({p.tpWorldSize, 1}))) {
+    if (all && Fails(p.tpRankId < Max({p.tpWorldSize, 1}))) {
       Reset();
       return Reject(kCodeTiling, "op.tpRankId", "tpRankId", "in [0, max(tpWorldSize, 1))",
                     Shown(ShowInt(p.tpRankId)));
     }
     // [op.globalBS] globalBS == 0 or globalBS % epWorldSize == 0 and globalBS >= BS * epWorldSize
     Reset();
-    if (Fails((p.globalBS == 0) || ((Mod(p.globalBS, p.epWorldSize) == 0) && (p.globalBS >= Mul(dim_BS(), p.epWorldSize))))) {
+    if (all && Fails((p.globalBS == 0) || ((Mod(p.globalBS, p.epWorldSize) == 0) && (p.globalBS >= Mul(dim_BS(), p.epWorldSize))))) {
       Reset();
       return Reject(kCodeTiling, "op.globalBS", "globalBS", "0, or a multiple of epWorldSize no smaller than BS * epWorldSize",
                     Shown(ShowInt(p.globalBS)));
@@ -977,119 +986,119 @@ class Ascend910b : public Eval {
     }
     // [op.scalesOptional] when present(scalesOptional) and (quantMode == 2 or quantMode == 3): rank(scalesOptional) == 2 and dim(scalesOptional, 0) == (if sharedExpertRankNum != 0 then moeExpertNum + sharedExpertNum else moeExpertNum) and dim(scalesOptional, 1) == H
     Reset();
-    if (Applies(Present(p.scalesOptional) && ((p.quantMode == 2) || (p.quantMode == 3))) && Fails(((Rank(p.scalesOptional) == 2) && (Dim(p.scalesOptional, 0) == ((p.sharedExpertRankNum != 0) ? Add(p.moeExpertNum, p.sharedExpertNum) : p.moeExpertNum))) && (Dim(p.scalesOptional, 1) == dim_H()))) {
+    if (all && Applies(Present(p.scalesOptional) && ((p.quantMode == 2) || (p.quantMode == 3))) && Fails(((Rank(p.scalesOptional) == 2) && (Dim(p.scalesOptional, 0) == ((p.sharedExpertRankNum != 0) ? Add(p.moeExpertNum, p.sharedExpertNum) : p.moeExpertNum))) && (Dim(p.scalesOptional, 1) == dim_H()))) {
       Reset();
       return Reject(kCodeTiling, "op.scalesOptional", "scalesOptional", "(moeExpertNum, H), or (sharedExpertNum + moeExpertNum, H) with shared expert ranks",
                     Shown(ShowShape(Shape(p.scalesOptional))));
     }
     // [ascend910b.x] H in (0, 10240] and H % 32 == 0
     Reset();
-    if (Fails(InRange<'(', ']'>(dim_H(), 0, 10240) && (Mod(dim_H(), 32) == 0))) {
+    if (all && Fails(InRange<'(', ']'>(dim_H(), 0, 10240) && (Mod(dim_H(), 32) == 0))) {
       Reset();
       return Reject(kCodeTiling, "ascend910b.x", "x", "H in (0, 10240] and a multiple of 32",
                     Shown(ShowInt(dim_H())));
     }
     // [ascend910b.epWorldSize] when commAlg != "hierarchy": epWorldSize in {2, 3, 4, 5, 6, 7, 8, 16, 32, 64, 128, 192, 256, 384}
     Reset();
-    if (Applies(p.commAlg != "hierarchy"sv) && Fails(OneOf(p.epWorldSize, 2, 3, 4, 5, 6, 7, 8, 16, 32, 64, 128, 192, 256, 384))) {
+    if (all && Applies(p.commAlg != "hierarchy"sv) && Fails(OneOf(p.epWorldSize, 2, 3, 4, 5, 6, 7, 8, 16, 32, 64, 128, 192, 256, 384))) {
       Reset();
       return Reject(kCodeTiling, "ascend910b.epWorldSize", "epWorldSize", "one of 2, 3, 4, 5, 6, 7, 8, 16, 32, 64, 128, 192, 256, 384 for fullmesh",
                     Shown(ShowInt(p.epWorldSize)));
     }
     // [ascend910b.moeExpertNum] when commAlg != "hierarchy": moeExpertNum in (0, 1024]
     Reset();
-    if (Applies(p.commAlg != "hierarchy"sv) && Fails(InRange<'(', ']'>(p.moeExpertNum, 0, 1024))) {
+    if (all && Applies(p.commAlg != "hierarchy"sv) && Fails(InRange<'(', ']'>(p.moeExpertNum, 0, 1024))) {
       Reset();
       return Reject(kCodeTiling, "ascend910b.moeExpertNum", "moeExpertNum", "in (0, 1024] for fullmesh",
                     Shown(ShowInt(p.moeExpertNum)));
     }
     // [ascend910b.x.2] when commAlg != "hierarchy": BS in (0, 256]
     Reset();
-    if (Applies(p.commAlg != "hierarchy"sv) && Fails(InRange<'(', ']'>(dim_BS(), 0, 256))) {
+    if (all && Applies(p.commAlg != "hierarchy"sv) && Fails(InRange<'(', ']'>(dim_BS(), 0, 256))) {
       Reset();
       return Reject(kCodeTiling, "ascend910b.x.2", "x", "BS in (0, 256] for fullmesh",
                     Shown(ShowInt(dim_BS())));
     }
     // [ascend910b.epWorldSize.2] when commAlg == "hierarchy": epWorldSize in {16, 32, 64}
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(OneOf(p.epWorldSize, 16, 32, 64))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(OneOf(p.epWorldSize, 16, 32, 64))) {
       Reset();
       return Reject(kCodeTiling, "ascend910b.epWorldSize.2", "epWorldSize", "one of 16, 32, 64 for hierarchy",
                     Shown(ShowInt(p.epWorldSize)));
     }
     // [ascend910b.moeExpertNum.2] when commAlg == "hierarchy": moeExpertNum in (0, 512]
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(InRange<'(', ']'>(p.moeExpertNum, 0, 512))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(InRange<'(', ']'>(p.moeExpertNum, 0, 512))) {
       Reset();
       return Reject(kCodeTiling, "ascend910b.moeExpertNum.2", "moeExpertNum", "in (0, 512] for hierarchy",
                     Shown(ShowInt(p.moeExpertNum)));
     }
     // [ascend910b.x.3] when commAlg == "hierarchy": BS in (0, 512]
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(InRange<'(', ']'>(dim_BS(), 0, 512))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(InRange<'(', ']'>(dim_BS(), 0, 512))) {
       Reset();
       return Reject(kCodeTiling, "ascend910b.x.3", "x", "BS in (0, 512] for hierarchy",
                     Shown(ShowInt(dim_BS())));
     }
     // [ascend910b.scalesOptional] when commAlg == "hierarchy": not present(scalesOptional)
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(!Present(p.scalesOptional))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(!Present(p.scalesOptional))) {
       Reset();
       return Reject(kCodeTiling, "ascend910b.scalesOptional", "scalesOptional", "null when commAlg is hierarchy",
                     Shown(ShowTensor(p.scalesOptional)));
     }
     // [ascend910b.xActiveMaskOptional] when commAlg == "hierarchy": not present(xActiveMaskOptional)
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(!Present(p.xActiveMaskOptional))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(!Present(p.xActiveMaskOptional))) {
       Reset();
       return Reject(kCodeTiling, "ascend910b.xActiveMaskOptional", "xActiveMaskOptional", "null when commAlg is hierarchy",
                     Shown(ShowTensor(p.xActiveMaskOptional)));
     }
     // [ascend910b.zeroExpertNum] when commAlg == "hierarchy": zeroExpertNum == 0
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(p.zeroExpertNum == 0)) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(p.zeroExpertNum == 0)) {
       Reset();
       return Reject(kCodeTiling, "ascend910b.zeroExpertNum", "zeroExpertNum", "0 when commAlg is hierarchy",
                     Shown(ShowInt(p.zeroExpertNum)));
     }
     // [ascend910b.copyExpertNum] when commAlg == "hierarchy": copyExpertNum == 0
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(p.copyExpertNum == 0)) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(p.copyExpertNum == 0)) {
       Reset();
       return Reject(kCodeTiling, "ascend910b.copyExpertNum", "copyExpertNum", "0 when commAlg is hierarchy",
                     Shown(ShowInt(p.copyExpertNum)));
     }
     // [ascend910b.expertScalesOptional] when commAlg == "hierarchy": present(expertScalesOptional)
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(Present(p.expertScalesOptional))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(Present(p.expertScalesOptional))) {
       Reset();
       return Reject(kCodeTiling, "ascend910b.expertScalesOptional", "expertScalesOptional", "a tensor when commAlg is hierarchy",
                     Shown(ShowTensor(p.expertScalesOptional)));
     }
     // [ascend910b.performanceInfoOptional] when present(performanceInfoOptional): rank(performanceInfoOptional) == 1 and dim(performanceInfoOptional, 0) == epWorldSize
     Reset();
-    if (Applies(Present(p.performanceInfoOptional)) && Fails((Rank(p.performanceInfoOptional) == 1) && (Dim(p.performanceInfoOptional, 0) == p.epWorldSize))) {
+    if (all && Applies(Present(p.performanceInfoOptional)) && Fails((Rank(p.performanceInfoOptional) == 1) && (Dim(p.performanceInfoOptional, 0) == p.epWorldSize))) {
       Reset();
       return Reject(kCodeTiling, "ascend910b.performanceInfoOptional", "performanceInfoOptional", "a 1-D tensor of shape (epWorldSize,)",
                     Shown(ShowShape(Shape(p.performanceInfoOptional))));
     }
     // [ascend910b.scalesOptional.2] when quantMode == 0: not present(scalesOptional)
     Reset();
-    if (Applies(p.quantMode == 0) && Fails(!Present(p.scalesOptional))) {
+    if (all && Applies(p.quantMode == 0) && Fails(!Present(p.scalesOptional))) {
       Reset();
       return Reject(kCodeTiling, "ascend910b.scalesOptional.2", "scalesOptional", "null when quantMode is 0",
                     Shown(ShowTensor(p.scalesOptional)));
     }
     // [buffer.fullmesh_window] when commAlg != "hierarchy": HCCL_BUFFSIZE * MB >= BS * epWorldSize * min(localExpertNum, K) * H * 4 + 4 * MB
     Reset();
-    if (Applies(p.commAlg != "hierarchy"sv) && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Add(Mul(Mul(Mul(Mul(dim_BS(), p.epWorldSize), Min({let_localExpertNum(), dim_K()})), dim_H()), 4), Mul(4, kMB)))) {
+    if (all && Applies(p.commAlg != "hierarchy"sv) && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Add(Mul(Mul(Mul(Mul(dim_BS(), p.epWorldSize), Min({let_localExpertNum(), dim_K()})), dim_H()), 4), Mul(4, kMB)))) {
       Reset();
       Warn(warnings, kCodeWarn, "buffer.fullmesh_window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= BS * epWorldSize * min(localExpertNum, K) * H * 4B + 4MB",
            Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
     // [buffer.hierarchy_window] when commAlg == "hierarchy": HCCL_BUFFSIZE * MB >= (moeExpertNum + epWorldSize // 4) * Align512(maxBS * (H * 2 + 16 * Align8(K))) + 8 * MB
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Add(Mul(Add(p.moeExpertNum, FloorDiv(p.epWorldSize, 4)), Mul(FloorDiv(Sub(Add(Mul(let_maxBS(), Add(Mul(dim_H(), 2), Mul(16, Mul(FloorDiv(Sub(Add(dim_K(), 8), 1), 8), 8)))), 512), 1), 512), 512)), Mul(8, kMB)))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Add(Mul(Add(p.moeExpertNum, FloorDiv(p.epWorldSize, 4)), Mul(FloorDiv(Sub(Add(Mul(let_maxBS(), Add(Mul(dim_H(), 2), Mul(16, Mul(FloorDiv(Sub(Add(dim_K(), 8), 1), 8), 8)))), 512), 1), 512), 512)), Mul(8, kMB)))) {
       Reset();
       Warn(warnings, kCodeWarn, "buffer.hierarchy_window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= (moeExpertNum + epWorldSize / 4) * Align512(maxBS * (H * 2 + 16 * Align8(K))) * 1B + 8MB",
            Shown(ShowInt(p.HCCL_BUFFSIZE)));
@@ -1236,8 +1245,10 @@ class Ascend910_93 : public Eval {
  public:
   explicit Ascend910_93(const Params& params) : Eval(params) {}
 
-  CheckResult Check(std::vector<CheckResult>* warnings) {
+  CheckResult Check(std::vector<CheckResult>* warnings, Stage stage) {
     static_cast<void>(warnings);  // this product has no warning checks
+    const bool all = stage == Stage::kAll;  // false: only the op_api stage's checks
+    static_cast<void>(all);
     // [null.x] present(x)
     Reset();
     if (Fails(Present(p.x))) {
@@ -1254,14 +1265,14 @@ class Ascend910_93 : public Eval {
     }
     // [unsupported.elasticInfoOptional] not present(elasticInfoOptional)
     Reset();
-    if (Fails(!Present(p.elasticInfoOptional))) {
+    if (all && Fails(!Present(p.elasticInfoOptional))) {
       Reset();
       return Reject(kCodeTiling, "unsupported.elasticInfoOptional", "elasticInfoOptional", "null (it is not supported on Atlas A3 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A3 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowTensor(p.elasticInfoOptional)));
     }
     // [unsupported.performanceInfoOptional] not present(performanceInfoOptional)
     Reset();
-    if (Fails(!Present(p.performanceInfoOptional))) {
+    if (all && Fails(!Present(p.performanceInfoOptional))) {
       Reset();
       return Reject(kCodeTiling, "unsupported.performanceInfoOptional", "performanceInfoOptional", "null (it is not supported on Atlas A3 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A3 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowTensor(p.performanceInfoOptional)));
@@ -1366,42 +1377,42 @@ class Ascend910_93 : public Eval {
     }
     // [shape.x] rank(x) == 2
     Reset();
-    if (Fails(Rank(p.x) == 2)) {
+    if (all && Fails(Rank(p.x) == 2)) {
       Reset();
       return Reject(kCodeTiling, "shape.x", "x", "shape (BS, H)",
                     Shown(ShowShape(Shape(p.x))));
     }
     // [shape.expertIds] rank(expertIds) == 2 and dim(expertIds, 0) == BS
     Reset();
-    if (Fails((Rank(p.expertIds) == 2) && (Dim(p.expertIds, 0) == dim_BS()))) {
+    if (all && Fails((Rank(p.expertIds) == 2) && (Dim(p.expertIds, 0) == dim_BS()))) {
       Reset();
       return Reject(kCodeTiling, "shape.expertIds", "expertIds", "shape (BS, K)",
                     Shown(ShowShape(Shape(p.expertIds))));
     }
     // [shape.xActiveMaskOptional] when present(xActiveMaskOptional): rank(xActiveMaskOptional) == 1 and dim(xActiveMaskOptional, 0) == BS or rank(xActiveMaskOptional) == 2 and dim(xActiveMaskOptional, 0) == BS and dim(xActiveMaskOptional, 1) == K
     Reset();
-    if (Applies(Present(p.xActiveMaskOptional)) && Fails(((Rank(p.xActiveMaskOptional) == 1) && (Dim(p.xActiveMaskOptional, 0) == dim_BS())) || (((Rank(p.xActiveMaskOptional) == 2) && (Dim(p.xActiveMaskOptional, 0) == dim_BS())) && (Dim(p.xActiveMaskOptional, 1) == dim_K())))) {
+    if (all && Applies(Present(p.xActiveMaskOptional)) && Fails(((Rank(p.xActiveMaskOptional) == 1) && (Dim(p.xActiveMaskOptional, 0) == dim_BS())) || (((Rank(p.xActiveMaskOptional) == 2) && (Dim(p.xActiveMaskOptional, 0) == dim_BS())) && (Dim(p.xActiveMaskOptional, 1) == dim_K())))) {
       Reset();
       return Reject(kCodeTiling, "shape.xActiveMaskOptional", "xActiveMaskOptional", "shape (BS,) or (BS, K)",
                     Shown(ShowShape(Shape(p.xActiveMaskOptional))));
     }
     // [shape.expertScalesOptional] when present(expertScalesOptional): rank(expertScalesOptional) == 2 and dim(expertScalesOptional, 0) == BS and dim(expertScalesOptional, 1) == K
     Reset();
-    if (Applies(Present(p.expertScalesOptional)) && Fails(((Rank(p.expertScalesOptional) == 2) && (Dim(p.expertScalesOptional, 0) == dim_BS())) && (Dim(p.expertScalesOptional, 1) == dim_K()))) {
+    if (all && Applies(Present(p.expertScalesOptional)) && Fails(((Rank(p.expertScalesOptional) == 2) && (Dim(p.expertScalesOptional, 0) == dim_BS())) && (Dim(p.expertScalesOptional, 1) == dim_K()))) {
       Reset();
       return Reject(kCodeTiling, "shape.expertScalesOptional", "expertScalesOptional", "shape (BS, K)",
                     Shown(ShowShape(Shape(p.expertScalesOptional))));
     }
     // [shape.elasticInfoOptional] when present(elasticInfoOptional): rank(elasticInfoOptional) == 1 and dim(elasticInfoOptional, 0) == 4 + 2 * epWorldSize
     Reset();
-    if (Applies(Present(p.elasticInfoOptional)) && Fails((Rank(p.elasticInfoOptional) == 1) && (Dim(p.elasticInfoOptional, 0) == Add(4, Mul(2, p.epWorldSize))))) {
+    if (all && Applies(Present(p.elasticInfoOptional)) && Fails((Rank(p.elasticInfoOptional) == 1) && (Dim(p.elasticInfoOptional, 0) == Add(4, Mul(2, p.epWorldSize))))) {
       Reset();
       return Reject(kCodeTiling, "shape.elasticInfoOptional", "elasticInfoOptional", "shape (4 + 2 * epWorldSize,)",
                     Shown(ShowShape(Shape(p.elasticInfoOptional))));
     }
     // [shape.performanceInfoOptional] when present(performanceInfoOptional): rank(performanceInfoOptional) == 1 and dim(performanceInfoOptional, 0) == epWorldSize
     Reset();
-    if (Applies(Present(p.performanceInfoOptional)) && Fails((Rank(p.performanceInfoOptional) == 1) && (Dim(p.performanceInfoOptional, 0) == p.epWorldSize))) {
+    if (all && Applies(Present(p.performanceInfoOptional)) && Fails((Rank(p.performanceInfoOptional) == 1) && (Dim(p.performanceInfoOptional, 0) == p.epWorldSize))) {
       Reset();
       return Reject(kCodeTiling, "shape.performanceInfoOptional", "performanceInfoOptional", "shape (epWorldSize,)",
                     Shown(ShowShape(Shape(p.performanceInfoOptional))));
@@ -1415,84 +1426,84 @@ class Ascend910_93 : public Eval {
     }
     // [domain.epWorldSize] epWorldSize in [2, 768]
     Reset();
-    if (Fails(InRange<'[', ']'>(p.epWorldSize, 2, 768))) {
+    if (all && Fails(InRange<'[', ']'>(p.epWorldSize, 2, 768))) {
       Reset();
       return Reject(kCodeTiling, "domain.epWorldSize", "epWorldSize", "in [2, 768]",
                     Shown(ShowInt(p.epWorldSize)));
     }
     // [domain.moeExpertNum] moeExpertNum in (0, 1024]
     Reset();
-    if (Fails(InRange<'(', ']'>(p.moeExpertNum, 0, 1024))) {
+    if (all && Fails(InRange<'(', ']'>(p.moeExpertNum, 0, 1024))) {
       Reset();
       return Reject(kCodeTiling, "domain.moeExpertNum", "moeExpertNum", "in (0, 1024]",
                     Shown(ShowInt(p.moeExpertNum)));
     }
     // [domain.tpWorldSize] tpWorldSize in [0, 2]
     Reset();
-    if (Fails(InRange<'[', ']'>(p.tpWorldSize, 0, 2))) {
+    if (all && Fails(InRange<'[', ']'>(p.tpWorldSize, 0, 2))) {
       Reset();
       return Reject(kCodeTiling, "domain.tpWorldSize", "tpWorldSize", "in [0, 2]",
                     Shown(ShowInt(p.tpWorldSize)));
     }
     // [domain.tpRankId] tpRankId in [0, 1]
     Reset();
-    if (Fails(InRange<'[', ']'>(p.tpRankId, 0, 1))) {
+    if (all && Fails(InRange<'[', ']'>(p.tpRankId, 0, 1))) {
       Reset();
       return Reject(kCodeTiling, "domain.tpRankId", "tpRankId", "in [0, 1]",
                     Shown(ShowInt(p.tpRankId)));
     }
     // [domain.expertShardType] expertShardType in {0}
     Reset();
-    if (Fails(OneOf(p.expertShardType, 0))) {
+    if (all && Fails(OneOf(p.expertShardType, 0))) {
       Reset();
       return Reject(kCodeTiling, "domain.expertShardType", "expertShardType", "one of {0}",
                     Shown(ShowInt(p.expertShardType)));
     }
     // [domain.sharedExpertNum] sharedExpertNum in [0, 4]
     Reset();
-    if (Fails(InRange<'[', ']'>(p.sharedExpertNum, 0, 4))) {
+    if (all && Fails(InRange<'[', ']'>(p.sharedExpertNum, 0, 4))) {
       Reset();
       return Reject(kCodeTiling, "domain.sharedExpertNum", "sharedExpertNum", "in [0, 4]",
                     Shown(ShowInt(p.sharedExpertNum)));
     }
     // [domain.expertTokenNumsType] expertTokenNumsType in {0, 1}
     Reset();
-    if (Fails(OneOf(p.expertTokenNumsType, 0, 1))) {
+    if (all && Fails(OneOf(p.expertTokenNumsType, 0, 1))) {
       Reset();
       return Reject(kCodeTiling, "domain.expertTokenNumsType", "expertTokenNumsType", "one of {0, 1}",
                     Shown(ShowInt(p.expertTokenNumsType)));
     }
     // [domain.commAlg] commAlg in {"", "fullmesh_v1", "fullmesh_v2", "hierarchy"}
     Reset();
-    if (Fails(OneOf(p.commAlg, ""sv, "fullmesh_v1"sv, "fullmesh_v2"sv, "hierarchy"sv))) {
+    if (all && Fails(OneOf(p.commAlg, ""sv, "fullmesh_v1"sv, "fullmesh_v2"sv, "hierarchy"sv))) {
       Reset();
       return Reject(kCodeTiling, "domain.commAlg", "commAlg", "one of {\"\", \"fullmesh_v1\", \"fullmesh_v2\", \"hierarchy\"}",
                     Shown(ShowStr(p.commAlg)));
     }
     // [domain.zeroExpertNum] zeroExpertNum in [0, MAX_INT32)
     Reset();
-    if (Fails(InRange<'[', ')'>(p.zeroExpertNum, 0, kMaxInt32))) {
+    if (all && Fails(InRange<'[', ')'>(p.zeroExpertNum, 0, kMaxInt32))) {
       Reset();
       return Reject(kCodeTiling, "domain.zeroExpertNum", "zeroExpertNum", "in [0, MAX_INT32)",
                     Shown(ShowInt(p.zeroExpertNum)));
     }
     // [domain.copyExpertNum] copyExpertNum in [0, MAX_INT32)
     Reset();
-    if (Fails(InRange<'[', ')'>(p.copyExpertNum, 0, kMaxInt32))) {
+    if (all && Fails(InRange<'[', ')'>(p.copyExpertNum, 0, kMaxInt32))) {
       Reset();
       return Reject(kCodeTiling, "domain.copyExpertNum", "copyExpertNum", "in [0, MAX_INT32)",
                     Shown(ShowInt(p.copyExpertNum)));
     }
     // [domain.constExpertNum] constExpertNum in [0, MAX_INT32)
     Reset();
-    if (Fails(InRange<'[', ')'>(p.constExpertNum, 0, kMaxInt32))) {
+    if (all && Fails(InRange<'[', ')'>(p.constExpertNum, 0, kMaxInt32))) {
       Reset();
       return Reject(kCodeTiling, "domain.constExpertNum", "constExpertNum", "in [0, MAX_INT32)",
                     Shown(ShowInt(p.constExpertNum)));
     }
     // [quant_mode.quantMode] quantMode in {0, 2}
     Reset();
-    if (Fails(OneOf(p.quantMode, 0, 2))) {
+    if (all && Fails(OneOf(p.quantMode, 0, 2))) {
       Reset();
       return Reject(kCodeTiling, "quant_mode.quantMode", "quantMode", "one of 0, 2 (quant modes supported on Atlas A3 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A3 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowInt(p.quantMode)));
@@ -1506,70 +1517,70 @@ class Ascend910_93 : public Eval {
     }
     // [op.epRankId] epRankId in [0, epWorldSize)
     Reset();
-    if (Fails(InRange<'[', ')'>(p.epRankId, 0, p.epWorldSize))) {
+    if (all && Fails(InRange<'[', ')'>(p.epRankId, 0, p.epWorldSize))) {
       Reset();
       return Reject(kCodeTiling, "op.epRankId", "epRankId", "in [0, epWorldSize)",
                     Shown(ShowInt(p.epRankId)));
     }
     // [op.sharedExpertRankNum] sharedExpertRankNum in [0, epWorldSize)
     Reset();
-    if (Fails(InRange<'[', ')'>(p.sharedExpertRankNum, 0, p.epWorldSize))) {
+    if (all && Fails(InRange<'[', ')'>(p.sharedExpertRankNum, 0, p.epWorldSize))) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertRankNum", "sharedExpertRankNum", "in [0, epWorldSize)",
                     Shown(ShowInt(p.sharedExpertRankNum)));
     }
     // [op.sharedExpertNum] when sharedExpertRankNum == 0: sharedExpertNum in {0, 1}
     Reset();
-    if (Applies(p.sharedExpertRankNum == 0) && Fails(OneOf(p.sharedExpertNum, 0, 1))) {
+    if (all && Applies(p.sharedExpertRankNum == 0) && Fails(OneOf(p.sharedExpertNum, 0, 1))) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertNum", "sharedExpertNum", "0 or 1 when sharedExpertRankNum is 0",
                     Shown(ShowInt(p.sharedExpertNum)));
     }
     // [op.sharedExpertRankNum.2] when sharedExpertRankNum != 0: sharedExpertNum > 0 and sharedExpertRankNum % sharedExpertNum == 0
     Reset();
-    if (Applies(p.sharedExpertRankNum != 0) && Fails((p.sharedExpertNum > 0) && (Mod(p.sharedExpertRankNum, p.sharedExpertNum) == 0))) {
+    if (all && Applies(p.sharedExpertRankNum != 0) && Fails((p.sharedExpertNum > 0) && (Mod(p.sharedExpertRankNum, p.sharedExpertNum) == 0))) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertRankNum.2", "sharedExpertRankNum", "a multiple of sharedExpertNum",
                     Shown(ShowInt(p.sharedExpertRankNum)));
     }
     // [op.moeExpertNum] moeExpertNum > 0 and moeExpertNum % (epWorldSize - sharedExpertRankNum) == 0
     Reset();
-    if (Fails((p.moeExpertNum > 0) && (Mod(p.moeExpertNum, Sub(p.epWorldSize, p.sharedExpertRankNum)) == 0))) {
+    if (all && Fails((p.moeExpertNum > 0) && (Mod(p.moeExpertNum, Sub(p.epWorldSize, p.sharedExpertRankNum)) == 0))) {
       Reset();
       return Reject(kCodeTiling, "op.moeExpertNum", "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
                     Shown(ShowInt(p.moeExpertNum)));
     }
     // [op.expertIds] K in (0, 16]
     Reset();
-    if (Fails(InRange<'(', ']'>(dim_K(), 0, 16))) {
+    if (all && Fails(InRange<'(', ']'>(dim_K(), 0, 16))) {
       Reset();
       return Reject(kCodeTiling, "op.expertIds", "expertIds", "K in (0, 16]",
                     Shown(ShowInt(dim_K())));
     }
     // [op.expertIds.2] K <= moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum
     Reset();
-    if (Fails(dim_K() <= Add(Add(Add(p.moeExpertNum, p.zeroExpertNum), p.copyExpertNum), p.constExpertNum))) {
+    if (all && Fails(dim_K() <= Add(Add(Add(p.moeExpertNum, p.zeroExpertNum), p.copyExpertNum), p.constExpertNum))) {
       Reset();
       return Reject(kCodeTiling, "op.expertIds.2", "expertIds", "K <= moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum",
                     Shown(ShowInt(dim_K())));
     }
     // [op.tpWorldSize] tpWorldSize < 2 or localExpertNum == 1
     Reset();
-    if (Fails((p.tpWorldSize < 2) || (let_localExpertNum() == 1))) {
+    if (all && Fails((p.tpWorldSize < 2) || (let_localExpertNum() == 1))) {
       Reset();
       return Reject(kCodeTiling, "op.tpWorldSize", "tpWorldSize", "0 or 1 when localExpertNum > 1",
                     Shown(ShowInt(p.tpWorldSize)));
     }
     // [op.tpRankId] tpRankId < max(tpWorldSize, 1)
     Reset();
-    if (Fails(p.tpRankId < Max({p.tpWorldSize, 1}))) {
+    if (all && Fails(p.tpRankId < Max({p.tpWorldSize, 1}))) {
       Reset();
       return Reject(kCodeTiling, "op.tpRankId", "tpRankId", "in [0, max(tpWorldSize, 1))",
                     Shown(ShowInt(p.tpRankId)));
     }
     // [op.globalBS] globalBS == 0 or globalBS % epWorldSize == 0 and globalBS >= BS * epWorldSize
     Reset();
-    if (Fails((p.globalBS == 0) || ((Mod(p.globalBS, p.epWorldSize) == 0) && (p.globalBS >= Mul(dim_BS(), p.epWorldSize))))) {
+    if (all && Fails((p.globalBS == 0) || ((Mod(p.globalBS, p.epWorldSize) == 0) && (p.globalBS >= Mul(dim_BS(), p.epWorldSize))))) {
       Reset();
       return Reject(kCodeTiling, "op.globalBS", "globalBS", "0, or a multiple of epWorldSize no smaller than BS * epWorldSize",
                     Shown(ShowInt(p.globalBS)));
@@ -1597,21 +1608,21 @@ class Ascend910_93 : public Eval {
     }
     // [op.scalesOptional] when present(scalesOptional) and (quantMode == 2 or quantMode == 3): rank(scalesOptional) == 2 and dim(scalesOptional, 0) == (if sharedExpertRankNum != 0 then moeExpertNum + sharedExpertNum else moeExpertNum) and dim(scalesOptional, 1) == H
     Reset();
-    if (Applies(Present(p.scalesOptional) && ((p.quantMode == 2) || (p.quantMode == 3))) && Fails(((Rank(p.scalesOptional) == 2) && (Dim(p.scalesOptional, 0) == ((p.sharedExpertRankNum != 0) ? Add(p.moeExpertNum, p.sharedExpertNum) : p.moeExpertNum))) && (Dim(p.scalesOptional, 1) == dim_H()))) {
+    if (all && Applies(Present(p.scalesOptional) && ((p.quantMode == 2) || (p.quantMode == 3))) && Fails(((Rank(p.scalesOptional) == 2) && (Dim(p.scalesOptional, 0) == ((p.sharedExpertRankNum != 0) ? Add(p.moeExpertNum, p.sharedExpertNum) : p.moeExpertNum))) && (Dim(p.scalesOptional, 1) == dim_H()))) {
       Reset();
       return Reject(kCodeTiling, "op.scalesOptional", "scalesOptional", "(moeExpertNum, H), or (sharedExpertNum + moeExpertNum, H) with shared expert ranks",
                     Shown(ShowShape(Shape(p.scalesOptional))));
     }
     // [ascend910_93.x] H in [1024, 8192]
     Reset();
-    if (Fails(InRange<'[', ']'>(dim_H(), 1024, 8192))) {
+    if (all && Fails(InRange<'[', ']'>(dim_H(), 1024, 8192))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.x", "x", "H in [1024, 8192]",
                     Shown(ShowInt(dim_H())));
     }
     // [ascend910_93.bs_range] BS in [1, 512]
     Reset();
-    if (Fails(InRange<'[', ']'>(dim_BS(), 1, 512))) {
+    if (all && Fails(InRange<'[', ']'>(dim_BS(), 1, 512))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.bs_range", "x", "BS in [1, 512]",
                     Shown(ShowInt(dim_BS())));
@@ -1625,105 +1636,105 @@ class Ascend910_93 : public Eval {
     }
     // [ascend910_93.tpWorldSize] when commAlg == "fullmesh_v2": tpWorldSize <= 1
     Reset();
-    if (Applies(p.commAlg == "fullmesh_v2"sv) && Fails(p.tpWorldSize <= 1)) {
+    if (all && Applies(p.commAlg == "fullmesh_v2"sv) && Fails(p.tpWorldSize <= 1)) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.tpWorldSize", "tpWorldSize", "0 or 1 when commAlg is fullmesh_v2",
                     Shown(ShowInt(p.tpWorldSize)));
     }
     // [ascend910_93.globalBS] when commAlg == "fullmesh_v2": globalBS == 0 or globalBS == BS * epWorldSize
     Reset();
-    if (Applies(p.commAlg == "fullmesh_v2"sv) && Fails((p.globalBS == 0) || (p.globalBS == Mul(dim_BS(), p.epWorldSize)))) {
+    if (all && Applies(p.commAlg == "fullmesh_v2"sv) && Fails((p.globalBS == 0) || (p.globalBS == Mul(dim_BS(), p.epWorldSize)))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.globalBS", "globalBS", "0 or BS * epWorldSize (equal BS on all ranks) when commAlg is fullmesh_v2",
                     Shown(ShowInt(p.globalBS)));
     }
     // [ascend910_93.xActiveMaskOptional] when commAlg == "fullmesh_v2": not present(xActiveMaskOptional)
     Reset();
-    if (Applies(p.commAlg == "fullmesh_v2"sv) && Fails(!Present(p.xActiveMaskOptional))) {
+    if (all && Applies(p.commAlg == "fullmesh_v2"sv) && Fails(!Present(p.xActiveMaskOptional))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.xActiveMaskOptional", "xActiveMaskOptional", "null when commAlg is fullmesh_v2",
                     Shown(ShowTensor(p.xActiveMaskOptional)));
     }
     // [ascend910_93.zeroExpertNum] when commAlg == "fullmesh_v2": zeroExpertNum + copyExpertNum + constExpertNum == 0
     Reset();
-    if (Applies(p.commAlg == "fullmesh_v2"sv) && Fails(Add(Add(p.zeroExpertNum, p.copyExpertNum), p.constExpertNum) == 0)) {
+    if (all && Applies(p.commAlg == "fullmesh_v2"sv) && Fails(Add(Add(p.zeroExpertNum, p.copyExpertNum), p.constExpertNum) == 0)) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.zeroExpertNum", "zeroExpertNum", "no special experts when commAlg is fullmesh_v2",
                     Shown(ShowInt(p.zeroExpertNum)));
     }
     // [ascend910_93.epWorldSize] when commAlg == "hierarchy": epWorldSize in [16, 256] and epWorldSize % 16 == 0
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(InRange<'[', ']'>(p.epWorldSize, 16, 256) && (Mod(p.epWorldSize, 16) == 0))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(InRange<'[', ']'>(p.epWorldSize, 16, 256) && (Mod(p.epWorldSize, 16) == 0))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.epWorldSize", "epWorldSize", "in [16, 256] and a multiple of 16 when commAlg is hierarchy",
                     Shown(ShowInt(p.epWorldSize)));
     }
     // [ascend910_93.moeExpertNum] when commAlg == "hierarchy": moeExpertNum in (0, 512]
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(InRange<'(', ']'>(p.moeExpertNum, 0, 512))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(InRange<'(', ']'>(p.moeExpertNum, 0, 512))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.moeExpertNum", "moeExpertNum", "in (0, 512] when commAlg is hierarchy",
                     Shown(ShowInt(p.moeExpertNum)));
     }
     // [ascend910_93.tpWorldSize.2] when commAlg == "hierarchy": tpWorldSize <= 1
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(p.tpWorldSize <= 1)) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(p.tpWorldSize <= 1)) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.tpWorldSize.2", "tpWorldSize", "0 or 1 when commAlg is hierarchy",
                     Shown(ShowInt(p.tpWorldSize)));
     }
     // [ascend910_93.sharedExpertRankNum] when commAlg == "hierarchy": sharedExpertRankNum == 0
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(p.sharedExpertRankNum == 0)) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(p.sharedExpertRankNum == 0)) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.sharedExpertRankNum", "sharedExpertRankNum", "0 when commAlg is hierarchy",
                     Shown(ShowInt(p.sharedExpertRankNum)));
     }
     // [ascend910_93.globalBS.2] when commAlg == "hierarchy": globalBS == 0 or globalBS == BS * epWorldSize
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails((p.globalBS == 0) || (p.globalBS == Mul(dim_BS(), p.epWorldSize)))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails((p.globalBS == 0) || (p.globalBS == Mul(dim_BS(), p.epWorldSize)))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.globalBS.2", "globalBS", "0 or BS * epWorldSize (equal BS on all ranks) when commAlg is hierarchy",
                     Shown(ShowInt(p.globalBS)));
     }
     // [ascend910_93.xActiveMaskOptional.2] when commAlg == "hierarchy": not present(xActiveMaskOptional) or rank(xActiveMaskOptional) == 1
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(!Present(p.xActiveMaskOptional) || (Rank(p.xActiveMaskOptional) == 1))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(!Present(p.xActiveMaskOptional) || (Rank(p.xActiveMaskOptional) == 1))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.xActiveMaskOptional.2", "xActiveMaskOptional", "a 1-D mask when commAlg is hierarchy",
                     Shown(ShowTensor(p.xActiveMaskOptional)));
     }
     // [ascend910_93.zeroExpertNum.2] when commAlg == "hierarchy": zeroExpertNum + copyExpertNum + constExpertNum == 0
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(Add(Add(p.zeroExpertNum, p.copyExpertNum), p.constExpertNum) == 0)) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(Add(Add(p.zeroExpertNum, p.copyExpertNum), p.constExpertNum) == 0)) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.zeroExpertNum.2", "zeroExpertNum", "no special experts when commAlg is hierarchy",
                     Shown(ShowInt(p.zeroExpertNum)));
     }
     // [ascend910_93.expertScalesOptional] when commAlg == "hierarchy": present(expertScalesOptional)
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(Present(p.expertScalesOptional))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(Present(p.expertScalesOptional))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.expertScalesOptional", "expertScalesOptional", "a (BS, K) tensor when commAlg is hierarchy",
                     Shown(ShowTensor(p.expertScalesOptional)));
     }
     // [ascend910_93.scales_quant] quantMode != 0 or not present(scalesOptional)
     Reset();
-    if (Fails((p.quantMode != 0) || !Present(p.scalesOptional))) {
+    if (all && Fails((p.quantMode != 0) || !Present(p.scalesOptional))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.scales_quant", "scalesOptional", "null when quantMode is 0",
                     Shown(ShowTensor(p.scalesOptional)));
     }
     // [buffer.window_min] HCCL_BUFFSIZE * MB >= 2 * MB
     Reset();
-    if (Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, kMB))) {
+    if (all && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, kMB))) {
       Reset();
       return Reject(kCodeTiling, "buffer.window_min", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
     // [buffer.window] HCCL_BUFFSIZE * MB >= 2 * (localMoeExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 64) + (K + sharedExpertNum) * maxBS * Align512(2 * H))
     Reset();
-    if (Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, Add(Mul(Mul(Mul(let_localMoeExpertNum(), let_maxBS()), p.epWorldSize), Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32), 64), 512), 1), 512), 512)), Mul(Mul(Add(dim_K(), p.sharedExpertNum), let_maxBS()), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)))))) {
+    if (all && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, Add(Mul(Mul(Mul(let_localMoeExpertNum(), let_maxBS()), p.epWorldSize), Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32), 64), 512), 1), 512), 512)), Mul(Mul(Add(dim_K(), p.sharedExpertNum), let_maxBS()), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)))))) {
       Reset();
       return Reject(kCodeTiling, "buffer.window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (localExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 64) + (K + sharedExpertNum) * maxBS * Align512(2 * H))",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
@@ -1866,8 +1877,10 @@ class Ascend950 : public Eval {
  public:
   explicit Ascend950(const Params& params) : Eval(params) {}
 
-  CheckResult Check(std::vector<CheckResult>* warnings) {
+  CheckResult Check(std::vector<CheckResult>* warnings, Stage stage) {
     static_cast<void>(warnings);  // this product has no warning checks
+    const bool all = stage == Stage::kAll;  // false: only the op_api stage's checks
+    static_cast<void>(all);
     // [null.x] present(x)
     Reset();
     if (Fails(Present(p.x))) {
@@ -1884,14 +1897,14 @@ class Ascend950 : public Eval {
     }
     // [unsupported.elasticInfoOptional] not present(elasticInfoOptional)
     Reset();
-    if (Fails(!Present(p.elasticInfoOptional))) {
+    if (all && Fails(!Present(p.elasticInfoOptional))) {
       Reset();
       return Reject(kCodeTiling, "unsupported.elasticInfoOptional", "elasticInfoOptional", "null (it is not supported on Ascend 950PR/Ascend 950DT)",
                     Shown(ShowTensor(p.elasticInfoOptional)));
     }
     // [unsupported.performanceInfoOptional] not present(performanceInfoOptional)
     Reset();
-    if (Fails(!Present(p.performanceInfoOptional))) {
+    if (all && Fails(!Present(p.performanceInfoOptional))) {
       Reset();
       return Reject(kCodeTiling, "unsupported.performanceInfoOptional", "performanceInfoOptional", "null (it is not supported on Ascend 950PR/Ascend 950DT)",
                     Shown(ShowTensor(p.performanceInfoOptional)));
@@ -1996,42 +2009,42 @@ class Ascend950 : public Eval {
     }
     // [shape.x] rank(x) == 2
     Reset();
-    if (Fails(Rank(p.x) == 2)) {
+    if (all && Fails(Rank(p.x) == 2)) {
       Reset();
       return Reject(kCodeTiling, "shape.x", "x", "shape (BS, H)",
                     Shown(ShowShape(Shape(p.x))));
     }
     // [shape.expertIds] rank(expertIds) == 2 and dim(expertIds, 0) == BS
     Reset();
-    if (Fails((Rank(p.expertIds) == 2) && (Dim(p.expertIds, 0) == dim_BS()))) {
+    if (all && Fails((Rank(p.expertIds) == 2) && (Dim(p.expertIds, 0) == dim_BS()))) {
       Reset();
       return Reject(kCodeTiling, "shape.expertIds", "expertIds", "shape (BS, K)",
                     Shown(ShowShape(Shape(p.expertIds))));
     }
     // [shape.xActiveMaskOptional] when present(xActiveMaskOptional): rank(xActiveMaskOptional) == 1 and dim(xActiveMaskOptional, 0) == BS or rank(xActiveMaskOptional) == 2 and dim(xActiveMaskOptional, 0) == BS and dim(xActiveMaskOptional, 1) == K
     Reset();
-    if (Applies(Present(p.xActiveMaskOptional)) && Fails(((Rank(p.xActiveMaskOptional) == 1) && (Dim(p.xActiveMaskOptional, 0) == dim_BS())) || (((Rank(p.xActiveMaskOptional) == 2) && (Dim(p.xActiveMaskOptional, 0) == dim_BS())) && (Dim(p.xActiveMaskOptional, 1) == dim_K())))) {
+    if (all && Applies(Present(p.xActiveMaskOptional)) && Fails(((Rank(p.xActiveMaskOptional) == 1) && (Dim(p.xActiveMaskOptional, 0) == dim_BS())) || (((Rank(p.xActiveMaskOptional) == 2) && (Dim(p.xActiveMaskOptional, 0) == dim_BS())) && (Dim(p.xActiveMaskOptional, 1) == dim_K())))) {
       Reset();
       return Reject(kCodeTiling, "shape.xActiveMaskOptional", "xActiveMaskOptional", "shape (BS,) or (BS, K)",
                     Shown(ShowShape(Shape(p.xActiveMaskOptional))));
     }
     // [shape.expertScalesOptional] when present(expertScalesOptional): rank(expertScalesOptional) == 2 and dim(expertScalesOptional, 0) == BS and dim(expertScalesOptional, 1) == K
     Reset();
-    if (Applies(Present(p.expertScalesOptional)) && Fails(((Rank(p.expertScalesOptional) == 2) && (Dim(p.expertScalesOptional, 0) == dim_BS())) && (Dim(p.expertScalesOptional, 1) == dim_K()))) {
+    if (all && Applies(Present(p.expertScalesOptional)) && Fails(((Rank(p.expertScalesOptional) == 2) && (Dim(p.expertScalesOptional, 0) == dim_BS())) && (Dim(p.expertScalesOptional, 1) == dim_K()))) {
       Reset();
       return Reject(kCodeTiling, "shape.expertScalesOptional", "expertScalesOptional", "shape (BS, K)",
                     Shown(ShowShape(Shape(p.expertScalesOptional))));
     }
     // [shape.elasticInfoOptional] when present(elasticInfoOptional): rank(elasticInfoOptional) == 1 and dim(elasticInfoOptional, 0) == 4 + 2 * epWorldSize
     Reset();
-    if (Applies(Present(p.elasticInfoOptional)) && Fails((Rank(p.elasticInfoOptional) == 1) && (Dim(p.elasticInfoOptional, 0) == Add(4, Mul(2, p.epWorldSize))))) {
+    if (all && Applies(Present(p.elasticInfoOptional)) && Fails((Rank(p.elasticInfoOptional) == 1) && (Dim(p.elasticInfoOptional, 0) == Add(4, Mul(2, p.epWorldSize))))) {
       Reset();
       return Reject(kCodeTiling, "shape.elasticInfoOptional", "elasticInfoOptional", "shape (4 + 2 * epWorldSize,)",
                     Shown(ShowShape(Shape(p.elasticInfoOptional))));
     }
     // [shape.performanceInfoOptional] when present(performanceInfoOptional): rank(performanceInfoOptional) == 1 and dim(performanceInfoOptional, 0) == epWorldSize
     Reset();
-    if (Applies(Present(p.performanceInfoOptional)) && Fails((Rank(p.performanceInfoOptional) == 1) && (Dim(p.performanceInfoOptional, 0) == p.epWorldSize))) {
+    if (all && Applies(Present(p.performanceInfoOptional)) && Fails((Rank(p.performanceInfoOptional) == 1) && (Dim(p.performanceInfoOptional, 0) == p.epWorldSize))) {
       Reset();
       return Reject(kCodeTiling, "shape.performanceInfoOptional", "performanceInfoOptional", "shape (epWorldSize,)",
                     Shown(ShowShape(Shape(p.performanceInfoOptional))));
@@ -2045,105 +2058,105 @@ class Ascend950 : public Eval {
     }
     // [domain.epWorldSize] epWorldSize in [2, 768]
     Reset();
-    if (Fails(InRange<'[', ']'>(p.epWorldSize, 2, 768))) {
+    if (all && Fails(InRange<'[', ']'>(p.epWorldSize, 2, 768))) {
       Reset();
       return Reject(kCodeTiling, "domain.epWorldSize", "epWorldSize", "in [2, 768]",
                     Shown(ShowInt(p.epWorldSize)));
     }
     // [domain.moeExpertNum] moeExpertNum in (0, 1024]
     Reset();
-    if (Fails(InRange<'(', ']'>(p.moeExpertNum, 0, 1024))) {
+    if (all && Fails(InRange<'(', ']'>(p.moeExpertNum, 0, 1024))) {
       Reset();
       return Reject(kCodeTiling, "domain.moeExpertNum", "moeExpertNum", "in (0, 1024]",
                     Shown(ShowInt(p.moeExpertNum)));
     }
     // [domain.tpWorldSize] tpWorldSize in [0, 2]
     Reset();
-    if (Fails(InRange<'[', ']'>(p.tpWorldSize, 0, 2))) {
+    if (all && Fails(InRange<'[', ']'>(p.tpWorldSize, 0, 2))) {
       Reset();
       return Reject(kCodeTiling, "domain.tpWorldSize", "tpWorldSize", "in [0, 2]",
                     Shown(ShowInt(p.tpWorldSize)));
     }
     // [domain.tpRankId] tpRankId in [0, 1]
     Reset();
-    if (Fails(InRange<'[', ']'>(p.tpRankId, 0, 1))) {
+    if (all && Fails(InRange<'[', ']'>(p.tpRankId, 0, 1))) {
       Reset();
       return Reject(kCodeTiling, "domain.tpRankId", "tpRankId", "in [0, 1]",
                     Shown(ShowInt(p.tpRankId)));
     }
     // [domain.expertShardType] expertShardType in {0}
     Reset();
-    if (Fails(OneOf(p.expertShardType, 0))) {
+    if (all && Fails(OneOf(p.expertShardType, 0))) {
       Reset();
       return Reject(kCodeTiling, "domain.expertShardType", "expertShardType", "one of {0}",
                     Shown(ShowInt(p.expertShardType)));
     }
     // [domain.sharedExpertNum] sharedExpertNum in [0, 4]
     Reset();
-    if (Fails(InRange<'[', ']'>(p.sharedExpertNum, 0, 4))) {
+    if (all && Fails(InRange<'[', ']'>(p.sharedExpertNum, 0, 4))) {
       Reset();
       return Reject(kCodeTiling, "domain.sharedExpertNum", "sharedExpertNum", "in [0, 4]",
                     Shown(ShowInt(p.sharedExpertNum)));
     }
     // [domain.expertTokenNumsType] expertTokenNumsType in {0, 1}
     Reset();
-    if (Fails(OneOf(p.expertTokenNumsType, 0, 1))) {
+    if (all && Fails(OneOf(p.expertTokenNumsType, 0, 1))) {
       Reset();
       return Reject(kCodeTiling, "domain.expertTokenNumsType", "expertTokenNumsType", "one of {0, 1}",
                     Shown(ShowInt(p.expertTokenNumsType)));
     }
     // [domain.commAlg] commAlg in {"", "fullmesh_v1", "fullmesh_v2"}
     Reset();
-    if (Fails(OneOf(p.commAlg, ""sv, "fullmesh_v1"sv, "fullmesh_v2"sv))) {
+    if (all && Fails(OneOf(p.commAlg, ""sv, "fullmesh_v1"sv, "fullmesh_v2"sv))) {
       Reset();
       return Reject(kCodeTiling, "domain.commAlg", "commAlg", "one of {\"\", \"fullmesh_v1\", \"fullmesh_v2\"}",
                     Shown(ShowStr(p.commAlg)));
     }
     // [domain.zeroExpertNum] zeroExpertNum in [0, MAX_INT32)
     Reset();
-    if (Fails(InRange<'[', ')'>(p.zeroExpertNum, 0, kMaxInt32))) {
+    if (all && Fails(InRange<'[', ')'>(p.zeroExpertNum, 0, kMaxInt32))) {
       Reset();
       return Reject(kCodeTiling, "domain.zeroExpertNum", "zeroExpertNum", "in [0, MAX_INT32)",
                     Shown(ShowInt(p.zeroExpertNum)));
     }
     // [domain.copyExpertNum] copyExpertNum in [0, MAX_INT32)
     Reset();
-    if (Fails(InRange<'[', ')'>(p.copyExpertNum, 0, kMaxInt32))) {
+    if (all && Fails(InRange<'[', ')'>(p.copyExpertNum, 0, kMaxInt32))) {
       Reset();
       return Reject(kCodeTiling, "domain.copyExpertNum", "copyExpertNum", "in [0, MAX_INT32)",
                     Shown(ShowInt(p.copyExpertNum)));
     }
     // [domain.constExpertNum] constExpertNum in [0, MAX_INT32)
     Reset();
-    if (Fails(InRange<'[', ')'>(p.constExpertNum, 0, kMaxInt32))) {
+    if (all && Fails(InRange<'[', ')'>(p.constExpertNum, 0, kMaxInt32))) {
       Reset();
       return Reject(kCodeTiling, "domain.constExpertNum", "constExpertNum", "in [0, MAX_INT32)",
                     Shown(ShowInt(p.constExpertNum)));
     }
     // [unsupported.groupTp] groupTp == ""
     Reset();
-    if (Fails(p.groupTp == ""sv)) {
+    if (all && Fails(p.groupTp == ""sv)) {
       Reset();
       return Reject(kCodeTiling, "unsupported.groupTp", "groupTp", "\"\" (the default; groupTp is not supported on Ascend 950PR/Ascend 950DT)",
                     Shown(ShowStr(p.groupTp)));
     }
     // [unsupported.tpWorldSize] tpWorldSize == 0
     Reset();
-    if (Fails(p.tpWorldSize == 0)) {
+    if (all && Fails(p.tpWorldSize == 0)) {
       Reset();
       return Reject(kCodeTiling, "unsupported.tpWorldSize", "tpWorldSize", "0 (the default; tpWorldSize is not supported on Ascend 950PR/Ascend 950DT)",
                     Shown(ShowInt(p.tpWorldSize)));
     }
     // [unsupported.tpRankId] tpRankId == 0
     Reset();
-    if (Fails(p.tpRankId == 0)) {
+    if (all && Fails(p.tpRankId == 0)) {
       Reset();
       return Reject(kCodeTiling, "unsupported.tpRankId", "tpRankId", "0 (the default; tpRankId is not supported on Ascend 950PR/Ascend 950DT)",
                     Shown(ShowInt(p.tpRankId)));
     }
     // [quant_mode.quantMode] quantMode in {0, 1, 2, 3, 4}
     Reset();
-    if (Fails(OneOf(p.quantMode, 0, 1, 2, 3, 4))) {
+    if (all && Fails(OneOf(p.quantMode, 0, 1, 2, 3, 4))) {
       Reset();
       return Reject(kCodeTiling, "quant_mode.quantMode", "quantMode", "one of 0, 1, 2, 3, 4 (quant modes supported on Ascend 950PR/Ascend 950DT)",
                     Shown(ShowInt(p.quantMode)));
@@ -2157,70 +2170,70 @@ class Ascend950 : public Eval {
     }
     // [op.epRankId] epRankId in [0, epWorldSize)
     Reset();
-    if (Fails(InRange<'[', ')'>(p.epRankId, 0, p.epWorldSize))) {
+    if (all && Fails(InRange<'[', ')'>(p.epRankId, 0, p.epWorldSize))) {
       Reset();
       return Reject(kCodeTiling, "op.epRankId", "epRankId", "in [0, epWorldSize)",
                     Shown(ShowInt(p.epRankId)));
     }
     // [op.sharedExpertRankNum] sharedExpertRankNum in [0, epWorldSize)
     Reset();
-    if (Fails(InRange<'[', ')'>(p.sharedExpertRankNum, 0, p.epWorldSize))) {
+    if (all && Fails(InRange<'[', ')'>(p.sharedExpertRankNum, 0, p.epWorldSize))) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertRankNum", "sharedExpertRankNum", "in [0, epWorldSize)",
                     Shown(ShowInt(p.sharedExpertRankNum)));
     }
     // [op.sharedExpertNum] when sharedExpertRankNum == 0: sharedExpertNum in {0, 1}
     Reset();
-    if (Applies(p.sharedExpertRankNum == 0) && Fails(OneOf(p.sharedExpertNum, 0, 1))) {
+    if (all && Applies(p.sharedExpertRankNum == 0) && Fails(OneOf(p.sharedExpertNum, 0, 1))) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertNum", "sharedExpertNum", "0 or 1 when sharedExpertRankNum is 0",
                     Shown(ShowInt(p.sharedExpertNum)));
     }
     // [op.sharedExpertRankNum.2] when sharedExpertRankNum != 0: sharedExpertNum > 0 and sharedExpertRankNum % sharedExpertNum == 0
     Reset();
-    if (Applies(p.sharedExpertRankNum != 0) && Fails((p.sharedExpertNum > 0) && (Mod(p.sharedExpertRankNum, p.sharedExpertNum) == 0))) {
+    if (all && Applies(p.sharedExpertRankNum != 0) && Fails((p.sharedExpertNum > 0) && (Mod(p.sharedExpertRankNum, p.sharedExpertNum) == 0))) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertRankNum.2", "sharedExpertRankNum", "a multiple of sharedExpertNum",
                     Shown(ShowInt(p.sharedExpertRankNum)));
     }
     // [op.moeExpertNum] moeExpertNum > 0 and moeExpertNum % (epWorldSize - sharedExpertRankNum) == 0
     Reset();
-    if (Fails((p.moeExpertNum > 0) && (Mod(p.moeExpertNum, Sub(p.epWorldSize, p.sharedExpertRankNum)) == 0))) {
+    if (all && Fails((p.moeExpertNum > 0) && (Mod(p.moeExpertNum, Sub(p.epWorldSize, p.sharedExpertRankNum)) == 0))) {
       Reset();
       return Reject(kCodeTiling, "op.moeExpertNum", "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
                     Shown(ShowInt(p.moeExpertNum)));
     }
     // [op.expertIds] K in (0, 16]
     Reset();
-    if (Fails(InRange<'(', ']'>(dim_K(), 0, 16))) {
+    if (all && Fails(InRange<'(', ']'>(dim_K(), 0, 16))) {
       Reset();
       return Reject(kCodeTiling, "op.expertIds", "expertIds", "K in (0, 16]",
                     Shown(ShowInt(dim_K())));
     }
     // [op.expertIds.2] K <= moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum
     Reset();
-    if (Fails(dim_K() <= Add(Add(Add(p.moeExpertNum, p.zeroExpertNum), p.copyExpertNum), p.constExpertNum))) {
+    if (all && Fails(dim_K() <= Add(Add(Add(p.moeExpertNum, p.zeroExpertNum), p.copyExpertNum), p.constExpertNum))) {
       Reset();
       return Reject(kCodeTiling, "op.expertIds.2", "expertIds", "K <= moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum",
                     Shown(ShowInt(dim_K())));
     }
     // [op.tpWorldSize] tpWorldSize < 2 or localExpertNum == 1
     Reset();
-    if (Fails((p.tpWorldSize < 2) || (let_localExpertNum() == 1))) {
+    if (all && Fails((p.tpWorldSize < 2) || (let_localExpertNum() == 1))) {
       Reset();
       return Reject(kCodeTiling, "op.tpWorldSize", "tpWorldSize", "0 or 1 when localExpertNum > 1",
                     Shown(ShowInt(p.tpWorldSize)));
     }
     // [op.tpRankId] tpRankId < max(tpWorldSize, 1)
     Reset();
-    if (Fails(p.tpRankId < Max({p.tpWorldSize, 1}))) {
+    if (all && Fails(p.tpRankId < Max({p.tpWorldSize, 1}))) {
       Reset();
       return Reject(kCodeTiling, "op.tpRankId", "tpRankId", "in [0, max(tpWorldSize, 1))",
                     Shown(ShowInt(p.tpRankId)));
     }
     // [op.globalBS] globalBS == 0 or globalBS % epWorldSize == 0 and globalBS >= BS * epWorldSize
     Reset();
-    if (Fails((p.globalBS == 0) || ((Mod(p.globalBS, p.epWorldSize) == 0) && (p.globalBS >= Mul(dim_BS(), p.epWorldSize))))) {
+    if (all && Fails((p.globalBS == 0) || ((Mod(p.globalBS, p.epWorldSize) == 0) && (p.globalBS >= Mul(dim_BS(), p.epWorldSize))))) {
       Reset();
       return Reject(kCodeTiling, "op.globalBS", "globalBS", "0, or a multiple of epWorldSize no smaller than BS * epWorldSize",
                     Shown(ShowInt(p.globalBS)));
@@ -2248,14 +2261,14 @@ class Ascend950 : public Eval {
     }
     // [op.scalesOptional] when present(scalesOptional) and (quantMode == 2 or quantMode == 3): rank(scalesOptional) == 2 and dim(scalesOptional, 0) == (if sharedExpertRankNum != 0 then moeExpertNum + sharedExpertNum else moeExpertNum) and dim(scalesOptional, 1) == H
     Reset();
-    if (Applies(Present(p.scalesOptional) && ((p.quantMode == 2) || (p.quantMode == 3))) && Fails(((Rank(p.scalesOptional) == 2) && (Dim(p.scalesOptional, 0) == ((p.sharedExpertRankNum != 0) ? Add(p.moeExpertNum, p.sharedExpertNum) : p.moeExpertNum))) && (Dim(p.scalesOptional, 1) == dim_H()))) {
+    if (all && Applies(Present(p.scalesOptional) && ((p.quantMode == 2) || (p.quantMode == 3))) && Fails(((Rank(p.scalesOptional) == 2) && (Dim(p.scalesOptional, 0) == ((p.sharedExpertRankNum != 0) ? Add(p.moeExpertNum, p.sharedExpertNum) : p.moeExpertNum))) && (Dim(p.scalesOptional, 1) == dim_H()))) {
       Reset();
       return Reject(kCodeTiling, "op.scalesOptional", "scalesOptional", "(moeExpertNum, H), or (sharedExpertNum + moeExpertNum, H) with shared expert ranks",
                     Shown(ShowShape(Shape(p.scalesOptional))));
     }
     // [ascend910_93.x] H in [1024, 8192]
     Reset();
-    if (Fails(InRange<'[', ']'>(dim_H(), 1024, 8192))) {
+    if (all && Fails(InRange<'[', ']'>(dim_H(), 1024, 8192))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.x", "x", "H in [1024, 8192]",
                     Shown(ShowInt(dim_H())));
@@ -2269,91 +2282,91 @@ class Ascend950 : public Eval {
     }
     // [ascend910_93.tpWorldSize] when commAlg == "fullmesh_v2": tpWorldSize <= 1
     Reset();
-    if (Applies(p.commAlg == "fullmesh_v2"sv) && Fails(p.tpWorldSize <= 1)) {
+    if (all && Applies(p.commAlg == "fullmesh_v2"sv) && Fails(p.tpWorldSize <= 1)) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.tpWorldSize", "tpWorldSize", "0 or 1 when commAlg is fullmesh_v2",
                     Shown(ShowInt(p.tpWorldSize)));
     }
     // [ascend910_93.globalBS] when commAlg == "fullmesh_v2": globalBS == 0 or globalBS == BS * epWorldSize
     Reset();
-    if (Applies(p.commAlg == "fullmesh_v2"sv) && Fails((p.globalBS == 0) || (p.globalBS == Mul(dim_BS(), p.epWorldSize)))) {
+    if (all && Applies(p.commAlg == "fullmesh_v2"sv) && Fails((p.globalBS == 0) || (p.globalBS == Mul(dim_BS(), p.epWorldSize)))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.globalBS", "globalBS", "0 or BS * epWorldSize (equal BS on all ranks) when commAlg is fullmesh_v2",
                     Shown(ShowInt(p.globalBS)));
     }
     // [ascend910_93.xActiveMaskOptional] when commAlg == "fullmesh_v2": not present(xActiveMaskOptional)
     Reset();
-    if (Applies(p.commAlg == "fullmesh_v2"sv) && Fails(!Present(p.xActiveMaskOptional))) {
+    if (all && Applies(p.commAlg == "fullmesh_v2"sv) && Fails(!Present(p.xActiveMaskOptional))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.xActiveMaskOptional", "xActiveMaskOptional", "null when commAlg is fullmesh_v2",
                     Shown(ShowTensor(p.xActiveMaskOptional)));
     }
     // [ascend910_93.zeroExpertNum] when commAlg == "fullmesh_v2": zeroExpertNum + copyExpertNum + constExpertNum == 0
     Reset();
-    if (Applies(p.commAlg == "fullmesh_v2"sv) && Fails(Add(Add(p.zeroExpertNum, p.copyExpertNum), p.constExpertNum) == 0)) {
+    if (all && Applies(p.commAlg == "fullmesh_v2"sv) && Fails(Add(Add(p.zeroExpertNum, p.copyExpertNum), p.constExpertNum) == 0)) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.zeroExpertNum", "zeroExpertNum", "no special experts when commAlg is fullmesh_v2",
                     Shown(ShowInt(p.zeroExpertNum)));
     }
     // [ascend910_93.epWorldSize] when commAlg == "hierarchy": epWorldSize in [16, 256] and epWorldSize % 16 == 0
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(InRange<'[', ']'>(p.epWorldSize, 16, 256) && (Mod(p.epWorldSize, 16) == 0))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(InRange<'[', ']'>(p.epWorldSize, 16, 256) && (Mod(p.epWorldSize, 16) == 0))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.epWorldSize", "epWorldSize", "in [16, 256] and a multiple of 16 when commAlg is hierarchy",
                     Shown(ShowInt(p.epWorldSize)));
     }
     // [ascend910_93.moeExpertNum] when commAlg == "hierarchy": moeExpertNum in (0, 512]
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(InRange<'(', ']'>(p.moeExpertNum, 0, 512))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(InRange<'(', ']'>(p.moeExpertNum, 0, 512))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.moeExpertNum", "moeExpertNum", "in (0, 512] when commAlg is hierarchy",
                     Shown(ShowInt(p.moeExpertNum)));
     }
     // [ascend910_93.tpWorldSize.2] when commAlg == "hierarchy": tpWorldSize <= 1
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(p.tpWorldSize <= 1)) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(p.tpWorldSize <= 1)) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.tpWorldSize.2", "tpWorldSize", "0 or 1 when commAlg is hierarchy",
                     Shown(ShowInt(p.tpWorldSize)));
     }
     // [ascend910_93.sharedExpertRankNum] when commAlg == "hierarchy": sharedExpertRankNum == 0
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(p.sharedExpertRankNum == 0)) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(p.sharedExpertRankNum == 0)) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.sharedExpertRankNum", "sharedExpertRankNum", "0 when commAlg is hierarchy",
                     Shown(ShowInt(p.sharedExpertRankNum)));
     }
     // [ascend910_93.globalBS.2] when commAlg == "hierarchy": globalBS == 0 or globalBS == BS * epWorldSize
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails((p.globalBS == 0) || (p.globalBS == Mul(dim_BS(), p.epWorldSize)))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails((p.globalBS == 0) || (p.globalBS == Mul(dim_BS(), p.epWorldSize)))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.globalBS.2", "globalBS", "0 or BS * epWorldSize (equal BS on all ranks) when commAlg is hierarchy",
                     Shown(ShowInt(p.globalBS)));
     }
     // [ascend910_93.xActiveMaskOptional.2] when commAlg == "hierarchy": not present(xActiveMaskOptional) or rank(xActiveMaskOptional) == 1
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(!Present(p.xActiveMaskOptional) || (Rank(p.xActiveMaskOptional) == 1))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(!Present(p.xActiveMaskOptional) || (Rank(p.xActiveMaskOptional) == 1))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.xActiveMaskOptional.2", "xActiveMaskOptional", "a 1-D mask when commAlg is hierarchy",
                     Shown(ShowTensor(p.xActiveMaskOptional)));
     }
     // [ascend910_93.zeroExpertNum.2] when commAlg == "hierarchy": zeroExpertNum + copyExpertNum + constExpertNum == 0
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(Add(Add(p.zeroExpertNum, p.copyExpertNum), p.constExpertNum) == 0)) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(Add(Add(p.zeroExpertNum, p.copyExpertNum), p.constExpertNum) == 0)) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.zeroExpertNum.2", "zeroExpertNum", "no special experts when commAlg is hierarchy",
                     Shown(ShowInt(p.zeroExpertNum)));
     }
     // [ascend910_93.expertScalesOptional] when commAlg == "hierarchy": present(expertScalesOptional)
     Reset();
-    if (Applies(p.commAlg == "hierarchy"sv) && Fails(Present(p.expertScalesOptional))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(Present(p.expertScalesOptional))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.expertScalesOptional", "expertScalesOptional", "a (BS, K) tensor when commAlg is hierarchy",
                     Shown(ShowTensor(p.expertScalesOptional)));
     }
     // [ascend950.bs_range] BS in [1, if commAlg == "fullmesh_v2" then 256 else 512]
     Reset();
-    if (Fails(InRange<'[', ']'>(dim_BS(), 1, (p.commAlg == "fullmesh_v2"sv) ? 256 : 512))) {
+    if (all && Fails(InRange<'[', ']'>(dim_BS(), 1, (p.commAlg == "fullmesh_v2"sv) ? 256 : 512))) {
       Reset();
       return Reject(kCodeTiling, "ascend950.bs_range", "x", "BS in (0, 256] for fullmesh_v2, (0, 512] for fullmesh_v1 and \"\"",
                     Shown(ShowInt(dim_BS())));
@@ -2381,7 +2394,7 @@ class Ascend950 : public Eval {
     }
     // [ascend950.scalesOptional] when quantMode == 1: present(scalesOptional)
     Reset();
-    if (Applies(p.quantMode == 1) && Fails(Present(p.scalesOptional))) {
+    if (all && Applies(p.quantMode == 1) && Fails(Present(p.scalesOptional))) {
       Reset();
       return Reject(kCodeTiling, "ascend950.scalesOptional", "scalesOptional", "a tensor when quantMode is 1 (static quant)",
                     Shown(ShowTensor(p.scalesOptional)));
@@ -2409,14 +2422,14 @@ class Ascend950 : public Eval {
     }
     // [ascend950.scalesOptional.2] when quantMode == 4: not present(scalesOptional)
     Reset();
-    if (Applies(p.quantMode == 4) && Fails(!Present(p.scalesOptional))) {
+    if (all && Applies(p.quantMode == 4) && Fails(!Present(p.scalesOptional))) {
       Reset();
       return Reject(kCodeTiling, "ascend950.scalesOptional.2", "scalesOptional", "null when quantMode is 4 (MX)",
                     Shown(ShowTensor(p.scalesOptional)));
     }
     // [ascend950.x.2] when quantMode == 4: dtype(expandXOut) not in {FLOAT4_E2M1, FLOAT4_E1M2} or H % 2 == 0
     Reset();
-    if (Applies(p.quantMode == 4) && Fails(!OneOf(dtype_expandXOut(), DataType::DT_FLOAT4_E2M1, DataType::DT_FLOAT4_E1M2) || (Mod(dim_H(), 2) == 0))) {
+    if (all && Applies(p.quantMode == 4) && Fails(!OneOf(dtype_expandXOut(), DataType::DT_FLOAT4_E2M1, DataType::DT_FLOAT4_E1M2) || (Mod(dim_H(), 2) == 0))) {
       Reset();
       return Reject(kCodeTiling, "ascend950.x.2", "x", "an even H for FP4 output",
                     Shown(ShowInt(dim_H())));
@@ -2437,21 +2450,21 @@ class Ascend950 : public Eval {
     }
     // [ascend950.scalesOptional.3] when quantMode == 1 and present(scalesOptional): rank(scalesOptional) == 1 and dim(scalesOptional, 0) in {1, H} and (dtype(expandXOut) != HIFLOAT8 or dim(scalesOptional, 0) == 1)
     Reset();
-    if (Applies((p.quantMode == 1) && Present(p.scalesOptional)) && Fails(((Rank(p.scalesOptional) == 1) && OneOf(Dim(p.scalesOptional, 0), 1, dim_H())) && ((dtype_expandXOut() != DataType::DT_HIFLOAT8) || (Dim(p.scalesOptional, 0) == 1)))) {
+    if (all && Applies((p.quantMode == 1) && Present(p.scalesOptional)) && Fails(((Rank(p.scalesOptional) == 1) && OneOf(Dim(p.scalesOptional, 0), 1, dim_H())) && ((dtype_expandXOut() != DataType::DT_HIFLOAT8) || (Dim(p.scalesOptional, 0) == 1)))) {
       Reset();
       return Reject(kCodeTiling, "ascend950.scalesOptional.3", "scalesOptional", "(1,) or (H,); (1,) for HIFLOAT8 output",
                     Shown(ShowShape(Shape(p.scalesOptional))));
     }
     // [ascend950.scales_quant] quantMode != 0 or present(scalesOptional) == (dtype(x) not in {FLOAT16, BFLOAT16})
     Reset();
-    if (Fails((p.quantMode != 0) || (Present(p.scalesOptional) == !OneOf(Dtype(p.x), DataType::DT_FLOAT16, DataType::DT_BF16)))) {
+    if (all && Fails((p.quantMode != 0) || (Present(p.scalesOptional) == !OneOf(Dtype(p.x), DataType::DT_FLOAT16, DataType::DT_BF16)))) {
       Reset();
       return Reject(kCodeTiling, "ascend950.scales_quant", "scalesOptional", "a (BS, n) tensor exactly when x is pre-quantised (not FLOAT16/BFLOAT16) and quantMode is 0",
                     Shown(ShowTensor(p.scalesOptional)));
     }
     // [ascend950.scalesOptional.4] when quantMode == 0 and present(scalesOptional): rank(scalesOptional) == 2 and dim(scalesOptional, 0) == BS and dim(scalesOptional, 1) <= H
     Reset();
-    if (Applies((p.quantMode == 0) && Present(p.scalesOptional)) && Fails(((Rank(p.scalesOptional) == 2) && (Dim(p.scalesOptional, 0) == dim_BS())) && (Dim(p.scalesOptional, 1) <= dim_H()))) {
+    if (all && Applies((p.quantMode == 0) && Present(p.scalesOptional)) && Fails(((Rank(p.scalesOptional) == 2) && (Dim(p.scalesOptional, 0) == dim_BS())) && (Dim(p.scalesOptional, 1) <= dim_H()))) {
       Reset();
       return Reject(kCodeTiling, "ascend950.scalesOptional.4", "scalesOptional", "(BS, n) with n <= H",
                     Shown(ShowShape(Shape(p.scalesOptional))));
@@ -2465,14 +2478,14 @@ class Ascend950 : public Eval {
     }
     // [buffer.window_min] HCCL_BUFFSIZE * MB >= 2 * MB
     Reset();
-    if (Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, kMB))) {
+    if (all && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, kMB))) {
       Reset();
       return Reject(kCodeTiling, "buffer.window_min", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
     // [buffer.window] HCCL_BUFFSIZE * MB >= 2 * (localMoeExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 64) + (K + sharedExpertNum) * maxBS * Align512(2 * H))
     Reset();
-    if (Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, Add(Mul(Mul(Mul(let_localMoeExpertNum(), let_maxBS()), p.epWorldSize), Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32), 64), 512), 1), 512), 512)), Mul(Mul(Add(dim_K(), p.sharedExpertNum), let_maxBS()), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)))))) {
+    if (all && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, Add(Mul(Mul(Mul(let_localMoeExpertNum(), let_maxBS()), p.epWorldSize), Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32), 64), 512), 1), 512), 512)), Mul(Mul(Add(dim_K(), p.sharedExpertNum), let_maxBS()), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)))))) {
       Reset();
       return Reject(kCodeTiling, "buffer.window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (localExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 64) + (K + sharedExpertNum) * maxBS * Align512(2 * H))",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
@@ -2613,11 +2626,12 @@ class Ascend950 : public Eval {
 }  // namespace detail
 
 // ---- the API -------------------------------------------------------------------------------------
-inline CheckResult Check(const Params& params, Soc soc, std::vector<CheckResult>* warnings = nullptr) {
+inline CheckResult Check(const Params& params, Soc soc, std::vector<CheckResult>* warnings = nullptr,
+                         Stage stage = Stage::kAll) {
   switch (soc) {
-    case Soc::kAscend910b: return detail::Ascend910b(params).Check(warnings);
-    case Soc::kAscend910_93: return detail::Ascend910_93(params).Check(warnings);
-    case Soc::kAscend950: return detail::Ascend950(params).Check(warnings);
+    case Soc::kAscend910b: return detail::Ascend910b(params).Check(warnings, stage);
+    case Soc::kAscend910_93: return detail::Ascend910_93(params).Check(warnings, stage);
+    case Soc::kAscend950: return detail::Ascend950(params).Check(warnings, stage);
   }
   CheckResult unsupported;  // only a value outside the enum gets here
   unsupported.code = kCodeInvalid;

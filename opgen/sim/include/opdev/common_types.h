@@ -24,6 +24,7 @@ public:
     const op::Shape &GetViewShape() const;
     const op::Shape &GetStorageShape() const;
     op::Format GetStorageFormat() const;
+    op::Format GetViewFormat() const;
     op::DataType GetDataType() const;
     int64_t Numel() const;
     bool IsEmpty() const;

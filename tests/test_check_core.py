@@ -21,7 +21,7 @@ import pytest
 
 from opgen.core.dtypes import DTYPES
 from opgen.core.artifact import Artifact
-from opgen.emit.reference import shared_checks
+from opgen.emit.reference import reference_context
 from opgen.emit.render import render
 from opgen.emit.check_core import emit_check_core
 from opgen.runtime import OpError
@@ -211,9 +211,7 @@ def _build_from_text(text: str, spec_name: str, out: Path):
     a spec without `semantics` works), the reference imported under a unique module name."""
     op, diags = load_src(text, spec_name)
     assert op is not None, diags.render()
-    views = [op.views[p.soc] for p in op.products]
-    reference = render("reference/reference.py.j2", op=op, views=views, spec_name=spec_name,
-                       checks=shared_checks(views))
+    reference = render("reference/reference.py.j2", **reference_context(op))
     artifacts = emit_check_core(op) + [Artifact("reference.py", reference)]
     build(out, [op_output(op.snake_name, spec_name, op.source, artifacts)])
     spec = importlib.util.spec_from_file_location(f"check_core_{out.name}_reference",

@@ -148,7 +148,7 @@ def test_aclnn_signature_follows_spec_order(built):
     def declared(header: str, fn: str) -> list[str]:
         m = re.search(rf"\b{fn}\((.*?)\);", header, re.S)
         assert m, f"no {fn}"
-        return [re.split(r"[\s*]+", p.strip())[-1] for p in m.group(1).split(",")]
+        return [re.split(r"[\s*&]+", p.strip())[-1] for p in m.group(1).split(",")]
 
     for spec in SPECS:
         op = load_ok(spec)
@@ -157,6 +157,11 @@ def test_aclnn_signature_follows_spec_order(built):
         assert declared(base, f"{op.name}GetWorkspaceSizeBase") == \
             [p.name for p in op.params] + ["workspaceSize", "executor"], spec.name
         for entry in op.entries:
-            header = (api / f"aclnn_{entry.stem}.h").read_text(encoding="utf-8")
-            assert declared(header, f"{entry.name}GetWorkspaceSize") == \
-                [p.name for p in entry.params] + ["workspaceSize", "executor"], (spec.name, entry.name)
+            if entry.two_stage:
+                header = (api / f"aclnn_{entry.stem}.h").read_text(encoding="utf-8")
+                assert declared(header, f"{entry.name}GetWorkspaceSize") == \
+                    [p.name for p in entry.params] + ["workspaceSize", "executor"], (spec.name, entry.name)
+            else:  # a size function: in the header of the op's first two-stage entry point
+                header = (api / f"aclnn_{op.files_entry.stem}.h").read_text(encoding="utf-8")
+                assert declared(header, entry.name) == \
+                    [p.name for p in entry.params] + [z.name for z in entry.sizes], (spec.name, entry.name)

@@ -3,12 +3,15 @@
 Do not edit: change the spec and run `opgen build`.
 
 API (a contract other tools rely on):
-    validate(inputs, attrs, product, out_dtypes=None, stage="all") -> raises opgen.runtime.OpError
-    infer(inputs, attrs, product, out_dtypes=None)           -> {output: (shape, dtype)}
+    validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False)
+                                                             -> raises opgen.runtime.OpError (all_errors: a list)
+    infer(inputs, attrs, product, out_dtypes=None, *, env=None, validate=True) -> {output: (shape, dtype)}
+    sizes(name, inputs, attrs, product)                      -> {result: int} of an aclnn size function
     run_world(inputs, attrs, product, out_dtypes=None)       -> [ {output: ndarray} per rank ]
     run_rank(rank, inputs, attrs, product, out_dtypes=None)  -> {output: ndarray} == run_world(...)[rank]
-Keys are the aclnn parameter names; absent optional inputs are missing or None; omitted
-attributes take their spec default.  Rows an output does not write are zero (unspecified).
+Keys are the aclnn parameter names (IR_NAMES maps them to the OpDef's); products are the spec's ids (SOC_NAMES
+maps the platform's SoC names to them); absent optional inputs are missing or None; omitted attributes take
+their spec default.  Rows an output does not write are zero (unspecified).
 """
 # fmt: off
 from __future__ import annotations
@@ -44,6 +47,33 @@ ATTRS = {
 ENV = {
     "HCCL_BUFFSIZE": 200,
 }
+# name maps for tools: aclnn parameter name -> IR (OpDef) name, and the SoC name the platform reports
+# (Short_SoC_version, what tiling's ParseSoc reads) -> product id
+IR_NAMES = {
+    "expandX": "expand_x",
+    "quantExpandX": "quant_expand_x",
+    "expertIds": "expert_ids",
+    "expandIdx": "expand_idx",
+    "expertScales": "expert_scales",
+    "commCmdInfo": "comm_cmd_info",
+    "xActiveMaskOptional": "x_active_mask",
+    "sharedExpertXOptional": "shared_expert_x",
+    "groupEp": "group_ep",
+    "epWorldSize": "ep_world_size",
+    "epRankId": "ep_rank_id",
+    "moeExpertNum": "moe_expert_num",
+    "expertShardType": "expert_shard_type",
+    "sharedExpertNum": "shared_expert_num",
+    "sharedExpertRankNum": "shared_expert_rank_num",
+    "globalBs": "global_bs",
+    "commQuantMode": "comm_quant_mode",
+    "commType": "comm_type",
+    "commAlg": "comm_alg",
+    "xOut": "x",
+}
+SOC_NAMES = {
+    "Ascend950": "ascend950",
+}
 # HCCL communication domains in group order (the kernel's GetHcclContext<index>)
 COMM = ("ep", )
 UNSPECIFIED = {
@@ -72,6 +102,12 @@ _LETS = {
 # ---- default output dtypes (the caller may choose others through out_dtypes) ----------------
 _DTYPE_RULES = {
     "xOut": lambda s: s.dtype("expandX"),
+}
+
+# ---- aclnn size functions, per product: {result: value} --------------------------------------
+_SIZES = {
+    "ascend950": {
+    },
 }
 
 # ---- inferred output shapes, per product ----------------------------------------------------
@@ -319,21 +355,37 @@ _QUANT = {
 INFO = reference.OpInfo(
     name=OP, semantics="moe_combine_teardown", products=PRODUCTS, inputs=INPUTS, outputs=OUTPUTS,
     attrs=ATTRS, env=ENV, quant_by="commQuantMode", lets=_LETS, dtype_rules=_DTYPE_RULES,
-    shapes=_SHAPES, checks=_CHECKS, quant=_QUANT, unspecified=UNSPECIFIED, facts=FACTS,
+    shapes=_SHAPES, checks=_CHECKS, quant=_QUANT, unspecified=UNSPECIFIED, facts=FACTS, sizes=_SIZES,
 )
 
 
-def validate(inputs, attrs, product, out_dtypes=None, stage="all"):
+def validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False):
     """Run the checks of ``product`` on one rank; raises opgen.runtime.OpError on the first failure.
 
     ``stage="op_api"``: only the checks the aclnn GetWorkspaceSize runs before tiling (null pointers, 161001;
-    invalid parameters, 161002); "all" (the default): every check, as tiling does."""
-    reference.validate(INFO, inputs, attrs, product, out_dtypes, stage)
+    invalid parameters, 161002); "all" (the default): every check, as tiling does. ``env``: environment
+    variables ({name: value in its unit}, see ENV), kept apart from ``attrs`` (which may still carry them).
+    ``all_errors=True``: raise nothing; return every failing check's OpError, in check order ([] = accepted)."""
+    if all_errors:
+        return reference.all_errors(INFO, inputs, reference.with_env(INFO, attrs, env), product, out_dtypes, stage)
+    reference.validate(INFO, inputs, reference.with_env(INFO, attrs, env), product, out_dtypes, stage)
+    return None
 
 
-def infer(inputs, attrs, product, out_dtypes=None):
-    """{output: (shape, dtype)} after validation, as infershape / InferDataType compute them."""
-    s = reference.validate(INFO, inputs, attrs, product, out_dtypes)
+def sizes(name, inputs, attrs, product):
+    """{result: value} of the aclnn size function ``name`` (e.g. aclnn<Op>...CalcOutputSize), as its C++ computes
+    them after the op_api stage's checks; raises opgen.runtime.OpError."""
+    return reference.calc_sizes(INFO, name, inputs, attrs, product)
+
+
+def infer(inputs, attrs, product, out_dtypes=None, *, env=None, validate=True):
+    """{output: (shape, dtype)} after validation, as infershape / InferDataType compute them; ``validate=False``:
+    without the checks (an output whose shape has no value then raises OpError)."""
+    attrs = reference.with_env(INFO, attrs, env)
+    if validate:
+        s = reference.validate(INFO, inputs, attrs, product, out_dtypes)
+    else:
+        s = reference.make_scope(INFO, inputs, attrs, product, out_dtypes)
     shapes = reference.infer_shapes(INFO, s)
     return {name: (shapes[name], s.dtype(name)) for name in OUTPUTS}
 

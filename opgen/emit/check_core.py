@@ -55,6 +55,7 @@ def check_core_context(op: Op) -> dict:
         bound=[(name, t, axis) for name, (t, axis) in dim_bindings(op).items()],
         qmax=qmax,
         emax=emax,
+        size_fns=[e for e in op.entries if e.sizes],
     )
 
 

@@ -53,14 +53,21 @@ def entry_context(op: Op, entry: AclnnEntry, views) -> dict:
         if blamed:
             where = "调用aclnnInner前的入参校验" if cls in B.STAGES["op_api"] else "tiling"
             statuses.append(dict(status=status, code=B.ERROR_CLASSES[cls], params=blamed, stage=where))
+    sizes = [e for e in op.entries if e.sizes] if entry is op.files_entry else []
     return dict(
         name=entry.name,
         prototypes=[_prototype(f"{entry.name}GetWorkspaceSize", workspace_params(op, entry)),
-                    _prototype(entry.name, RUN_PARAMS)],
+                    _prototype(entry.name, RUN_PARAMS)] + [_prototype(e.name, workspace_params(op, e)) for e in sizes],
+        size_fns=[dict(name=e.name, params=[_row(op.param(p.name)) if op.param(p.name) is not None else
+                                            dict(name=p.name, role="属性", doc="本接口的参数，不影响计算结果。",
+                                                 default=None, types=type_label(Attr(p.name, p.type, False)),
+                                                 formats="-")
+                                            for p in e.params],
+                       results=[dict(name=z.name, formula=z.expr) for z in e.sizes]) for e in sizes],
         params=[_row(op.param(p.name)) for p in entry.params],
         omitted=[dict(name=p.name, value="空指针" if getattr(p, "role", "") == "input" else spec_literal(p.default))
                  for p in op.params if p.name not in taken],
-        others=[e.name for e in op.entries if e.name != entry.name],
+        others=[e.name for e in op.entries if e.name != entry.name and e.two_stage],
         statuses=statuses)
 
 
@@ -91,4 +98,4 @@ def emit_docs(op: Op, plans: Plans | None = None) -> list[Artifact]:
     """One aclnn document per entry point (the op's parts — products, constraints, tests — in each)."""
     plans = plans or Plans(op)
     return [Artifact(f"docs/{e.name}.md", render("docs/aclnn_op.md.j2", **docs_context(op, plans, e)))
-            for e in op.entries]
+            for e in op.entries if e.two_stage]  # a size function is documented with op.files_entry

@@ -498,9 +498,14 @@ _WS_TAIL = list(WORKSPACE_PARAMS)
 
 
 def base_names(op: Op) -> dict:
-    """The shared base every entry point calls: its two functions (C++ linkage) and header."""
-    return dict(ws=f"{op.name}GetWorkspaceSizeBase", run=f"{op.name}Base", header=f"aclnn_{op.snake_name}_base.h",
-                source=f"aclnn_{op.snake_name}_base.cpp")
+    """The shared base every entry point calls: its functions (C++ linkage) and header."""
+    return dict(ws=f"{op.name}GetWorkspaceSizeBase", run=f"{op.name}Base", sizes=f"{op.name}SizesBase",
+                header=f"aclnn_{op.snake_name}_base.h", source=f"aclnn_{op.snake_name}_base.cpp")
+
+
+def _sizes_base_params(op: Op) -> list[str]:
+    """The base of the size functions: which one, every input and attribute in IR order, the results."""
+    return ["int which"] + [param_decl(p) for p in op.inputs + op.attrs] + ["int64_t *sizes"]
 
 
 def aclnn_base_context(op: Op) -> dict:
@@ -545,6 +550,9 @@ def aclnn_base_context(op: Op) -> dict:
                              call_names + ["workspaceSize", "executor"], 4, suffix=");"),
         comm=bool(op.comm_groups),
         aicpu_socs=[f"op::SocVersion::{s}" for s in aicpu],
+        size_fns=[dict(name=e.name, count=len(e.sizes)) for e in op.entries if e.sizes],
+        sizes_decl=call_args(f"aclnnStatus {names['sizes']}", _sizes_base_params(op), 0, suffix=");"),
+        sizes_def=call_args(f"aclnnStatus {names['sizes']}", _sizes_base_params(op), 0, suffix=")"),
     )
 
 
@@ -577,6 +585,27 @@ def _op_api_checks_see_no_env(op: Op, view: ProductView) -> None:
                     todo.append(lets[n.id])
 
 
+def _size_fn_context(op: Op, entry: AclnnEntry, which: int) -> dict:
+    """A size function: its declaration and a body that calls the sizes base, then casts each result."""
+    taken = {p.name for p in entry.params}
+    names = base_names(op)
+    args = [str(which)] + [p.name if p.name in taken else f"{omitted_value(p)} /* {p.name} */"
+                           for p in op.inputs + op.attrs] + ["sizes"]
+    params = workspace_params(op, entry)
+    return dict(
+        name=entry.name,
+        decl=call_args(f"ACLNN_API aclnnStatus {entry.name}", params, 0, suffix=");"),
+        defn=call_args(f"aclnnStatus {entry.name}", params, 0, suffix=")"),
+        own=[p.name for p in entry.params if p.type is not None],  # the document's, read by no size
+        count=len(entry.sizes),
+        call=call_args(f"const aclnnStatus ret = {names['sizes']}", args, 4, suffix=");"),
+        results=[z.name for z in entry.sizes],
+        doc_params=[_param_doc("in", p.name, op.param(p.name).doc if op.param(p.name) is not None else
+                               "本接口的参数，不影响计算结果。") for p in entry.params]
+        + [_param_doc("out", z.name, f"{z.name} = {to_spec(z.expr)}") for z in entry.sizes],
+    )
+
+
 def aclnn_entry_context(op: Op, entry: AclnnEntry) -> dict:
     fn = entry.name
     taken = {p.name: p for p in entry.params}
@@ -600,6 +629,9 @@ def aclnn_entry_context(op: Op, entry: AclnnEntry) -> dict:
                                + "：可选输入按空指针、可选属性按默认值处理。")
         if any(p.name not in taken for p in op.params) else [],
         base_call=call_args(f"return {names['ws']}", base_args + ["workspaceSize", "executor"], 4, suffix=");"),
+        # size functions live in the files of the op's first two-stage entry point (as CANN ships them)
+        size_fns=[_size_fn_context(op, e, i) for i, e in enumerate(x for x in op.entries if x.sizes)]
+        if entry is op.files_entry else [],
     )
 
 
@@ -630,7 +662,7 @@ def emit_host_aclnn(op: Op, plans=None) -> list:
     base = aclnn_base_context(op)
     out = [Artifact(f"op_api/{base['base']['header']}", wrap_cpp(render("cpp/host/aclnn_base.h.j2", **base))),
            Artifact(f"op_api/{base['base']['source']}", wrap_cpp(render("cpp/host/aclnn_base.cpp.j2", **base)))]
-    for entry in op.entries:
+    for entry in (e for e in op.entries if e.two_stage):
         ctx = aclnn_entry_context(op, entry)
         out += [Artifact(f"op_api/aclnn_{entry.stem}.h", wrap_cpp(render("cpp/host/aclnn.h.j2", **ctx))),
                 Artifact(f"op_api/aclnn_{entry.stem}.cpp", wrap_cpp(render("cpp/host/aclnn.cpp.j2", **ctx)))]
@@ -640,7 +672,8 @@ def emit_host_aclnn(op: Op, plans=None) -> list:
 def op_api_files(op: Op) -> list[str]:
     """Every op_api file of the op, relative to op_api/ (the base first, then each entry point)."""
     names = base_names(op)
-    return [names["source"], names["header"]] + [f"aclnn_{e.stem}.{x}" for e in op.entries for x in ("cpp", "h")]
+    return [names["source"], names["header"]] + [f"aclnn_{e.stem}.{x}" for e in op.entries if e.two_stage
+                                                  for x in ("cpp", "h")]
 
 
 @emitter

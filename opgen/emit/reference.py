@@ -28,13 +28,18 @@ def shared_checks(views) -> dict:
     return {"defs": defs, "uses": uses}
 
 
+def reference_context(op: Op) -> dict:
+    """What the reference templates read."""
+    views = [op.view(p.soc) for p in op.products]
+    return dict(op=op, views=views, spec_name=op.span.file.rsplit("/", 1)[-1] if op.span else "",
+                checks=shared_checks(views), size_fns=[e for e in op.entries if e.sizes])
+
+
 def render_reference(op: Op) -> list[Artifact]:
     """The numpy reference package ``<op_snake>`` (importable with generated/ on sys.path)."""
     if op.semantics is None:
         return []
-    views = [op.view(p.soc) for p in op.products]
-    ctx = dict(op=op, views=views, spec_name=op.span.file.rsplit("/", 1)[-1] if op.span else "",
-               checks=shared_checks(views))
+    ctx = reference_context(op)
     return [Artifact("__init__.py", render("reference/__init__.py.j2", **ctx)),
             Artifact("reference.py", render("reference/reference.py.j2", **ctx))]
 

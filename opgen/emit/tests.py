@@ -83,6 +83,8 @@ def tests_context(op: Op, plans: Plans) -> dict:
         views=[op.views[p.soc] for p in op.products],
         fields=driver_fields(op),
         outputs=tuple(t.name for t in op.outputs),
+        size_fns=[dict(name=e.name, count=len(e.sizes)) for e in op.entries if e.sizes],
+        size_fn_names=tuple(e.name for e in op.entries if e.sizes),
         npu_function="npu_" + op.snake_name,
         npu_inputs={t.name: npu_kwarg(t) for t in op.inputs},
         npu_attrs={a.name: npu_kwarg(a) for a in op.attrs},

@@ -18,7 +18,7 @@ from opgen.core.diagnostics import Diagnostics
 from opgen.core.dtypes import DTYPES, FORMATS
 from opgen.lang.expr import (Binary, Bool, Call, Cond, Expr, Float, InRange, InSet, Int, Name, Span, Str, Unary,
                               walk)
-from opgen.model.decl import (AclnnEntry, AclnnParam, Attr, Buffer, CommGroup, Constraint, Def, Domain, Env, Let, Op, Product, QuantMode, QuantStmt,
+from opgen.model.decl import (AclnnEntry, AclnnParam, AclnnSize, Attr, Buffer, CommGroup, Constraint, Def, Domain, Env, Let, Op, Product, QuantMode, QuantStmt,
                     Range, Shape, ShapeCond, ShapeTuple, Tensor, snake, Tolerance, alt_exprs)
 from opgen.model.resolve import dim_bindings
 from opgen.model.spec_text import domain_text
@@ -260,10 +260,14 @@ class Analyzer(_Builder):
             for fld in c:
                 f["tiling_key"].append((str(fld.children[0]), self.expr(fld.children[1])))
         elif k == "aclnn_decl":
-            params = tuple(AclnnParam(str(p.children[1]), p.children[0] is None, span=self.span(p.children[1]))
-                           for p in c[1:-1])
+            params = tuple(AclnnParam(str(p.children[1]), p.children[0] is None,
+                                      str(p.children[2]) if p.children[2] is not None else None,
+                                      span=self.span(p.children[1]))
+                           for p in c[1:-2])
+            sizes = tuple(AclnnSize(str(z.children[0]), self.expr(z.children[1]), span=self.span(z.children[0]))
+                          for z in (c[-2].children if c[-2] is not None else ()))
             doc = self.text(c[-1].children[0]) if c[-1] is not None else ""
-            f["aclnn"].append(AclnnEntry(str(c[0]), params, doc, span=self.span(c[0])))
+            f["aclnn"].append(AclnnEntry(str(c[0]), params, doc, sizes, span=self.span(c[0])))
         elif k == "semantics_stmt":
             f["semantics"] = str(c[0])
             if f["semantics"] not in B.SEMANTICS:
@@ -825,6 +829,16 @@ class _Checker:
             seen: set[str] = set()
             for p in entry.params:
                 decl = op.param(p.name)
+                if p.type is not None:  # a parameter of this entry point only
+                    if decl is not None:
+                        self.d.error("E125", f"{entry.name}: '{p.name}' is a parameter of {op.name}; write it "
+                                             f"without a type", p.span)
+                    elif p.type not in B.ATTR_TYPES:
+                        self.d.unknown("E113", "parameter type", p.type, B.ATTR_TYPES, p.span)
+                    if p.name in seen:
+                        self.d.error("E125", f"{entry.name} takes '{p.name}' twice", p.span)
+                    seen.add(p.name)
+                    continue
                 if decl is None:
                     self.d.error("E125", f"{entry.name} takes '{p.name}', which is no parameter of {op.name}",
                                  p.span, _guess(p.name, names))
@@ -836,12 +850,59 @@ class _Checker:
                                         isinstance(decl, Attr) and decl.type == "string"):
                     self.d.error("E125", f"`nonconst` {p.name}: only an input tensor or a string attribute is passed "
                                          f"as a const pointer", p.span)
+            if entry.sizes:
+                self.check_sizes(entry, seen)
             for decl in op.params:
+                if entry.sizes and isinstance(decl, Tensor) and decl.role == "output":
+                    continue  # a size function sizes the outputs: it takes none
                 if decl.name not in seen and not getattr(decl, "optional", False):
                     what = "output" if isinstance(decl, Tensor) and decl.role == "output" else \
                         f"required {'input' if isinstance(decl, Tensor) else 'attribute'}"
                     self.d.error("E125", f"{entry.name} leaves out the {what} '{decl.name}', which has no default",
                                  entry.span, f"add {decl.name} to its parameters, or make it optional with a default")
+
+    def check_sizes(self, entry: AclnnEntry, taken: set[str]) -> None:
+        """Each size is an int64 expression of what the size function takes: its parameters, the dims its
+        input tensors bind, lets of those (product lets are typed with their views), constants."""
+        op = self.op
+        names: dict[str, None] = {}
+        for z in entry.sizes:
+            if z.name in names:
+                self.d.error("E125", f"{entry.name} returns '{z.name}' twice", z.span)
+            names[z.name] = None
+            kind = self.kind(z.expr)
+            if kind not in (None, B.INT, B.ANY):
+                self.d.error("E125", f"size {z.name} of {entry.name} must be an int64, got {kind}", z.expr.span)
+            for name in sorted(self._reads(z.expr)):
+                if name not in taken and op.param(name) is not None and not getattr(op.param(name), "optional", False):
+                    self.d.error("E125", f"size {z.name} of {entry.name} reads '{name}', which {entry.name} "
+                                         f"does not take", z.expr.span)
+
+    def _reads(self, e: Expr) -> set[str]:
+        """The op parameters an expression reads, following lets (op and product) and bound dims."""
+        op = self.op
+        lets: dict[str, list[Expr]] = {}
+        for l in list(op.lets) + [l for p in op.products for l in p.lets]:
+            lets.setdefault(l.name, []).append(l.expr)
+        defs = {d.name: d.body for d in op.defs}
+        out: set[str] = set()
+        seen: set[str] = set()
+        todo = [e]
+        while todo:
+            for n in walk(todo.pop()):
+                if isinstance(n, Call) and n.fn in defs and n.fn not in seen:
+                    seen.add(n.fn)
+                    todo.append(defs[n.fn])
+                if not isinstance(n, Name):
+                    continue
+                if op.param(n.id) is not None:
+                    out.add(n.id)
+                elif n.id in self.bound:
+                    out.add(self.bound[n.id][0])
+                elif n.id in lets and n.id not in seen:
+                    seen.add(n.id)
+                    todo += lets[n.id]
+        return out
 
     def check_tiling_key(self) -> None:
         seen: set[str] = set()

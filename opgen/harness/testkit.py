@@ -357,13 +357,15 @@ def reject(ref, neg: dict) -> None:
 class CheckCore:
     """The generated check core compiled with the suite's driver; ``run`` sends calls, returns results."""
 
-    def __init__(self, exe: Path, fields: tuple, outputs: tuple):
+    def __init__(self, exe: Path, fields: tuple, outputs: tuple, size_fns: tuple = ()):
         self.exe = exe
         self.fields = fields
         self.outputs = outputs
+        self.size_fns = tuple(size_fns)
 
     @classmethod
-    def build(cls, op_dir: Path, snake: str, fields: tuple, outputs: tuple, work: Path) -> "CheckCore":
+    def build(cls, op_dir: Path, snake: str, fields: tuple, outputs: tuple, work: Path,
+              size_fns: tuple = ()) -> "CheckCore":
         cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("clang++")
         if cxx is None:
             raise FileNotFoundError("no C++ compiler (g++ or clang++, or $CXX)")
@@ -373,7 +375,7 @@ class CheckCore:
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr[:4000]}")
-        return cls(exe, fields, outputs)
+        return cls(exe, fields, outputs, size_fns)
 
     def encode(self, inputs: dict, attrs: dict, out_dtypes: dict) -> str:
         tokens = []
@@ -413,7 +415,9 @@ class CheckCore:
                     warnings=[text(t) for t in tok[5:5 + n_warn]], shapes_ok=tok[i] == "S1", shapes=shapes,
                     dtypes_ok=tok[j] == "D1",
                     dtypes={name: int(tok[j + 1 + k]) for k, name in enumerate(self.outputs)},
-                    op_api=(int(tok[a][1:]), text(tok[a + 1])))
+                    op_api=(int(tok[a][1:]), text(tok[a + 1])),
+                    sizes={name: (tok[a + 2 + 2 * k] == "Z1", tuple(int(v) for v in tok[a + 3 + 2 * k].split(",")))
+                           for k, name in enumerate(self.size_fns)})
 
 
 def _encode_value(v, typ: str) -> str:
@@ -471,6 +475,9 @@ def core_accepts(ref, case: dict, results: dict) -> None:
         got = results[(case["id"], r)]
         assert got["code"] == 0, f"rank {r}: the C++ check core rejects it: {got['message']}"
         assert got["op_api"] == (0, ""), f"rank {r}: the C++ op_api stage rejects it: {got['op_api']}"
+        for name, (ok, values) in got.get("sizes", {}).items():  # the aclnn size functions on this call
+            want = ref.sizes(name, testworld.meta_inputs(case, r, m), call_args(ref, case, r)[0], case["product"])
+            assert ok and values == tuple(want.values()), f"rank {r}: C++ {name} {values}, the reference's {want}"
         attrs, out_dtypes = call_args(ref, case, r)
         inferred = ref.infer(testworld.meta_inputs(case, r, m), attrs, case["product"], out_dtypes)
         shapes = {k: tuple(v[0]) for k, v in inferred.items()}

@@ -4,7 +4,7 @@ caller compiles against and the prototype its document shows are one thing."""
 from __future__ import annotations
 
 from opgen.lower.literals import cpp_literal, cpp_string
-from opgen.model.decl import AclnnEntry, Attr, Op, Tensor
+from opgen.model.decl import AclnnEntry, AclnnParam, Attr, Op, Tensor
 
 # The aclnn parameter type of each attribute type (types that cannot be attributes of an aclnn op are absent).
 _ATTR_TYPES = {"int64": "int64_t ", "string": "const char *", "bool": "bool ", "float": "double ",
@@ -27,9 +27,20 @@ def param_decl(p: Tensor | Attr, const: bool = True) -> str:
     return f"{ctype}{p.name}"
 
 
+def entry_param_decl(op: Op, p: AclnnParam) -> str:
+    """The C parameter of one parameter of an entry point (its own type, or the op parameter's)."""
+    if p.type is not None:
+        return param_decl(Attr(p.name, p.type, False), p.const)
+    return param_decl(op.param(p.name), p.const)
+
+
 def workspace_params(op: Op, entry: AclnnEntry) -> list[str]:
-    """The parameters of ``<entry>GetWorkspaceSize``, in the entry point's order."""
-    return [param_decl(op.param(p.name), p.const) for p in entry.params] + list(WORKSPACE_PARAMS)
+    """The parameters of ``<entry>GetWorkspaceSize`` in the entry point's order; of a size function, its
+    parameters then one ``uint64_t &`` per size."""
+    params = [entry_param_decl(op, p) for p in entry.params]
+    if entry.sizes:
+        return params + [f"uint64_t &{z.name}" for z in entry.sizes]
+    return params + list(WORKSPACE_PARAMS)
 
 
 def omitted_value(p: Tensor | Attr) -> str:

@@ -242,20 +242,34 @@ class Check:
 
 @dataclass(frozen=True)
 class AclnnParam:
-    name: str              # an input, output or attribute of the op
+    name: str              # an input, output or attribute of the op, or (with a type) one of this entry point only
     const: bool = True     # pointer parameters: const as the document writes it (a `nonconst` one is not)
+    type: str | None = None  # an attribute type: a parameter the document lists that the OpDef does not have
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class AclnnSize:
+    name: str              # the uint64_t& result, e.g. tokenMsgSize
+    expr: Expr             # its value: a scalar expression over the parameters the entry point takes
     span: Span | None = _span()
 
 
 @dataclass(frozen=True)
 class AclnnEntry:
-    """One aclnn entry point (``aclnnXGetWorkspaceSize`` + ``aclnnX``) over the op's OpDef: the parameters it
-    takes, in its document's order; every other parameter of the op gets its default (null for an optional
-    tensor, the declared default for an attribute)."""
+    """One aclnn entry point over the op's OpDef: the parameters it takes, in its document's order; every other
+    parameter of the op gets its default (null for an optional tensor, the declared default for an attribute).
+    Two-stage (``aclnnXGetWorkspaceSize`` + ``aclnnX``), or, with ``sizes``, a size function
+    (``aclnnX(..., uint64_t &size, ...)``, e.g. aclnnMoeDistributeDispatchSetupTeardownCalcOutputSize)."""
     name: str              # e.g. aclnnMoeDistributeDispatchV3
     params: tuple[AclnnParam, ...]
     doc: str = ""
+    sizes: tuple[AclnnSize, ...] = ()
     span: Span | None = _span()
+
+    @property
+    def two_stage(self) -> bool:
+        return not self.sizes
 
     @property
     def stem(self) -> str:
@@ -303,10 +317,19 @@ class Op:
 
     @property
     def entries(self) -> tuple[AclnnEntry, ...]:
-        """The aclnn entry points: the declared ones, else aclnn<Name> over every parameter in IR order."""
-        if self.aclnn:
+        """The aclnn entry points: the declared ones; without a declared two-stage one, aclnn<Name> over every
+        parameter in IR order comes first."""
+        if any(e.two_stage for e in self.aclnn):
             return self.aclnn
-        return (AclnnEntry(f"aclnn{self.name}", tuple(AclnnParam(p.name) for p in self.params), span=self.span),)
+        return (AclnnEntry(f"aclnn{self.name}", tuple(AclnnParam(p.name) for p in self.params), span=self.span),
+                ) + self.aclnn
+
+    @property
+    def files_entry(self) -> "AclnnEntry":
+        """The entry point whose op_api files and document also carry the size functions (the first two-stage
+        one, as CANN declares aclnnMoeDistributeDispatchSetupTeardownCalcOutputSize in
+        aclnn_moe_distribute_dispatch_setup.h)."""
+        return next(e for e in self.entries if e.two_stage)
 
     def param(self, name: str):
         """The input, output or attribute called ``name`` (None: no such parameter)."""

@@ -134,9 +134,11 @@ def print_op(op: Op) -> str:
         lines.append(f"{i}}}")
     lines += [i + _tensor(t) for t in op.outputs]
     for entry in op.aclnn:
-        params = ", ".join(("" if p.const else "nonconst ") + p.name for p in entry.params)
+        params = ", ".join(("" if p.const else "nonconst ") + p.name + (f": {p.type}" if p.type else "")
+                           for p in entry.params)
+        sizes = " -> " + ", ".join(f"{z.name} = {to_spec(z.expr)}" for z in entry.sizes) if entry.sizes else ""
         doc = f" doc {quote(entry.doc)}" if entry.doc else ""
-        lines.append(f"{i}aclnn {entry.name}({params}){doc};")
+        lines.append(f"{i}aclnn {entry.name}({params}){sizes}{doc};")
     lines += [f"{i}def {d.name}({', '.join(d.params)}) = {to_spec(d.body)};" for d in op.defs]
     lines += [_let(l, i) for l in op.lets]
     lines += [_tolerance(t, i) for t in op.tolerances]

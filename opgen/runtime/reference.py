@@ -39,6 +39,7 @@ class OpInfo:
     quant: Mapping[int, Callable]                       # quant mode -> fn(RowBatch) -> {output: value}
     unspecified: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     facts: Mapping[str, ProductFacts] = field(default_factory=dict)  # product -> its product-table facts
+    sizes: Mapping[str, Mapping[str, Callable]] = field(default_factory=dict)  # product -> size function -> fn
 
     def fact(self, product: str) -> ProductFacts:
         """The facts of one of the op's products (an OpError for a product the op does not have)."""
@@ -133,11 +134,60 @@ def _stage_codes(stage: str) -> frozenset[int]:
     return frozenset(ERROR_CLASSES[c] for c in STAGES[stage])
 
 
+def with_env(info: OpInfo, attrs: Mapping, env: Mapping | None) -> dict:
+    """``attrs`` with the environment variables of ``env`` (unknown names and a name given twice are OpErrors)."""
+    out = dict(attrs)
+    for k, v in (env or {}).items():
+        if k not in info.env:
+            raise OpError(INVALID, str(k), f"{info.name} reads no environment variable {k!r}; it reads: "
+                                           f"{', '.join(info.env) or 'none'}")
+        if k in out and out[k] != v:
+            raise OpError(INVALID, str(k), f"{k} is given twice, as {out[k]!r} in attrs and {v!r} in env")
+        out[k] = v
+    return out
+
+
+def all_errors(info: OpInfo, inputs: Mapping, attrs: Mapping, product: str, out_dtypes: Mapping | None = None,
+               stage: str = "all") -> list[OpError]:
+    """Every failing check of ``stage``, each evaluated on its own, in check order (an OpError the call itself
+    raises, such as an unknown attribute, is the only entry)."""
+    try:
+        s = make_scope(info, inputs, attrs, product, out_dtypes)
+    except OpError as err:
+        return [err]
+    codes = _stage_codes(stage)
+    out = []
+    for check in info.checks[s.product]:
+        if check.code in codes:
+            try:
+                check.run(s, info.name)
+            except OpError as err:
+                out.append(err)
+    return out
+
+
 def validate(info: OpInfo, inputs: Mapping, attrs: Mapping, product: str,
              out_dtypes: Mapping | None = None, stage: str = "all") -> Scope:
     s = make_scope(info, inputs, attrs, product, out_dtypes)
     validate_scope(info, s, stage)
     return s
+
+
+def calc_sizes(info: OpInfo, name: str, inputs: Mapping, attrs: Mapping, product: str) -> dict[str, int]:
+    """The results of aclnn size function ``name`` ({result: value}), after the op_api stage's checks, as its
+    generated C++ computes them (int64, each >= 0)."""
+    fns = info.sizes.get(product, {})
+    if name not in fns:
+        raise OpError(INVALID, "name", f"{info.name} has no size function {name!r}; it has: {', '.join(fns)}")
+    s = validate(info, inputs, attrs, product, None, "op_api")
+    try:
+        out = {k: i64(v) for k, v in fns[name](s).items()}
+    except EvalError as err:
+        raise OpError(INVALID, name, f"{name}: a size has no value: {err}") from None
+    for k, v in out.items():
+        if v < 0:
+            raise OpError(INVALID, k, f"{name}: {k} = {v} is negative")
+    return out
 
 
 def _dim(d) -> int:

@@ -11,6 +11,8 @@
 
 #include "aclnn_moe_distribute_combine_setup.h"
 #include "aclnn_moe_distribute_combine_setup_base.h"
+#include "opdev/op_errno.h"
+#include "opdev/op_log.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -32,6 +34,32 @@ aclnnStatus aclnnMoeDistributeCombineSetup(
     void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)
 {
     return MoeDistributeCombineSetupBase(workspace, workspaceSize, executor, stream);
+}
+
+aclnnStatus aclnnMoeDistributeCombineSetupTeardownCalcOutputSize(
+    const aclTensor *expandX, const aclTensor *expertIds, const aclTensor *assistInfoForCombine, const char *groupEp,
+    int64_t epWorldSize, int64_t epRankId, int64_t moeExpertNum, int64_t expertShardType, int64_t sharedExpertNum,
+    int64_t sharedExpertRankNum, int64_t globalBs, int64_t commQuantMode, int64_t commType, const char *commAlg,
+    uint64_t &tokenMsgSize, uint64_t &commCmdInfoOutSize)
+{
+    int64_t sizes[2] = {};
+    const aclnnStatus ret = MoeDistributeCombineSetupSizesBase(
+        0, expandX, expertIds, assistInfoForCombine, groupEp, epWorldSize, epRankId, moeExpertNum, expertShardType,
+        sharedExpertNum, sharedExpertRankNum, globalBs, commQuantMode, commType, commAlg, sizes);
+    if (ret != ACLNN_SUCCESS) {
+        return ret;
+    }
+    for (int64_t size : sizes) {
+        if (size < 0) {
+            OP_LOGE(ACLNN_ERR_PARAM_INVALID,
+                    "aclnnMoeDistributeCombineSetupTeardownCalcOutputSize: the parameters make a size negative (%ld).",
+                    static_cast<long>(size));
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+    }
+    tokenMsgSize = static_cast<uint64_t>(sizes[0]);
+    commCmdInfoOutSize = static_cast<uint64_t>(sizes[1]);
+    return ACLNN_SUCCESS;
 }
 
 #ifdef __cplusplus

@@ -62,6 +62,33 @@ ACLNN_API aclnnStatus aclnnMoeDistributeCombineSetupGetWorkspaceSize(
 ACLNN_API aclnnStatus aclnnMoeDistributeCombineSetup(
     void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);
 
+/**
+ * @brief aclnnMoeDistributeCombineSetupTeardownCalcOutputSize：计算本算子部分输出的size大小。
+ * @param [in] expandX: 根据expertIds进行扩展过的token特征。
+ * @param [in] expertIds: 每个token的topK个专家索引。
+ * @param [in] assistInfoForCombine: 对应aclnnMoeDistributeDispatchTeardown中的assistInfoForCombineOut输出。
+ * @param [in] groupEp: EP通信域名称（专家并行通信域），字符串长度范围为[1, 128)。
+ * @param [in] epWorldSize: EP通信域大小。
+ * @param [in] epRankId: EP域本卡ID，取值范围[0, epWorldSize)，同一个EP通信域中各卡的epRankId不重复。
+ * @param [in] moeExpertNum: MoE专家数量，取值范围(0, 512]，满足moeExpertNum % (epWorldSize - sharedExpertRankNum) = 0。
+ * @param [in] expertShardType: 共享专家卡分布类型，当前仅支持传0，表示共享专家卡排在MoE专家卡前面。
+ * @param [in] sharedExpertNum: 共享专家数量，0表示无共享专家；当前不支持共享专家，仅能传入0。
+ * @param [in] sharedExpertRankNum: 共享专家卡数量，取值范围[0, epWorldSize / 2]。
+ * @param [in] globalBs: EP域全局的batch size大小；各rank BS一致时，globalBs = BS * epWorldSize 或 0；各rank BS不一致时，globalBs = maxBs *
+ *                       epWorldSize（maxBs为单卡BS最大值）。
+ * @param [in] commQuantMode: 通信量化类型，当前仅支持传入0，表示不进行量化。
+ * @param [in] commType: 通信方案选择，取值范围[0, 2]，当前仅支持2，表示URMA通路。
+ * @param [in] commAlg: 通信算法选择，当前版本不支持，传空指针即可。
+ * @param [out] tokenMsgSize: tokenMsgSize = tokenMsgSize
+ * @param [out] commCmdInfoOutSize: commCmdInfoOutSize = (A + epWorldSize) * 16
+ * @return aclnnStatus: 返回状态码。
+ */
+ACLNN_API aclnnStatus aclnnMoeDistributeCombineSetupTeardownCalcOutputSize(
+    const aclTensor *expandX, const aclTensor *expertIds, const aclTensor *assistInfoForCombine, const char *groupEp,
+    int64_t epWorldSize, int64_t epRankId, int64_t moeExpertNum, int64_t expertShardType, int64_t sharedExpertNum,
+    int64_t sharedExpertRankNum, int64_t globalBs, int64_t commQuantMode, int64_t commType, const char *commAlg,
+    uint64_t &tokenMsgSize, uint64_t &commCmdInfoOutSize);
+
 #ifdef __cplusplus
 }
 #endif

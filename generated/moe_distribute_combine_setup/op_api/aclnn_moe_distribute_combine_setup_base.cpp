@@ -151,3 +151,48 @@ aclnnStatus MoeDistributeCombineSetupBase(
     OP_LOGD("MoeDistributeCombineSetupBase start.");
     return aclnnInnerMoeDistributeCombineSetup(workspace, workspaceSize, executor, stream);
 }
+
+aclnnStatus MoeDistributeCombineSetupSizesBase(
+    int which, const aclTensor *expandX, const aclTensor *expertIds, const aclTensor *assistInfoForCombine,
+    const char *groupEp, int64_t epWorldSize, int64_t epRankId, int64_t moeExpertNum, int64_t expertShardType,
+    int64_t sharedExpertNum, int64_t sharedExpertRankNum, int64_t globalBs, int64_t commQuantMode, int64_t commType,
+    const char *commAlg, int64_t *sizes)
+{
+    OP_LOGD("MoeDistributeCombineSetupSizesBase start.");
+    CHECK_RET(CheckNotNull(groupEp), ACLNN_ERR_PARAM_NULLPTR);
+    const char *commAlgValue = (commAlg == nullptr) ? "" : commAlg;
+
+    check::Params params;
+    Describe(expandX, true, &params.expandX);
+    Describe(expertIds, true, &params.expertIds);
+    Describe(assistInfoForCombine, true, &params.assistInfoForCombine);
+    params.groupEp = groupEp;
+    params.epWorldSize = epWorldSize;
+    params.epRankId = epRankId;
+    params.moeExpertNum = moeExpertNum;
+    params.expertShardType = expertShardType;
+    params.sharedExpertNum = sharedExpertNum;
+    params.sharedExpertRankNum = sharedExpertRankNum;
+    params.globalBs = globalBs;
+    params.commQuantMode = commQuantMode;
+    params.commType = commType;
+    params.commAlg = commAlgValue;
+    check::Soc soc;
+    if (!CurrentSoc(&soc)) {
+        OP_LOGE(ACLNN_ERR_PARAM_INVALID, "MoeDistributeCombineSetup does not support this SoC (op::SocVersion %d).",
+                static_cast<int>(op::GetCurrentPlatformInfo().GetSocVersion()));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    const check::CheckResult result = check::Check(params, soc, nullptr, check::Stage::kOpApi);
+    if (!result.Ok()) {
+        OP_LOGE(result.code, "%s", result.message.c_str());
+        return result.code;
+    }
+    if (!check::CalcSizes(params, soc, which, sizes)) {
+        OP_LOGE(ACLNN_ERR_PARAM_INVALID,
+                "MoeDistributeCombineSetup: a size of function %d has no value (overflow or division by "
+                "zero).", which);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    return ACLNN_SUCCESS;
+}

@@ -23,4 +23,12 @@ aclnnStatus MoeDistributeCombineSetupGetWorkspaceSizeBase(
 aclnnStatus MoeDistributeCombineSetupBase(
     void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);
 
+// The size functions (0: aclnnMoeDistributeCombineSetupTeardownCalcOutputSize): the results of function `which` into
+// sizes[].
+aclnnStatus MoeDistributeCombineSetupSizesBase(
+    int which, const aclTensor *expandX, const aclTensor *expertIds, const aclTensor *assistInfoForCombine,
+    const char *groupEp, int64_t epWorldSize, int64_t epRankId, int64_t moeExpertNum, int64_t expertShardType,
+    int64_t sharedExpertNum, int64_t sharedExpertRankNum, int64_t globalBs, int64_t commQuantMode, int64_t commType,
+    const char *commAlg, int64_t *sizes);
+
 #endif // OP_API_INC_ACLNN_MOE_DISTRIBUTE_COMBINE_SETUP_BASE_H_

@@ -17,6 +17,8 @@ QUANT_MODES = {0: "none"}
 # the partner ops whose references a round trip uses when they are built into the same directory
 PAIRS = ("moe_distribute_dispatch_setup", "moe_distribute_dispatch_teardown", "moe_distribute_combine_teardown")
 OUTPUTS = ("quantExpandXOut", "commCmdInfoOut")
+# the aclnn size functions, in the order the check core's CalcSizes numbers them
+SIZE_FNS = ("aclnnMoeDistributeCombineSetupTeardownCalcOutputSize",)
 UNSPECIFIED = {
     "ascend950": ("commCmdInfoOut", "quantExpandXOut"),
     "ascend910_93": ("commCmdInfoOut", "quantExpandXOut"),

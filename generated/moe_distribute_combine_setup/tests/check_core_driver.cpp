@@ -7,8 +7,9 @@
 //   input   "-" (null) or "<ge dtype>:<d0>,<d1>,..."     output  "-" (dtype rule) or "<ge dtype>"
 //   int/bool decimal    float C99 hex float, "inf", "-inf", "nan"    string "h" + hex of its UTF-8 bytes
 //   list    "l" + comma-separated items encoded as above
-// A result is "<code> h<id> h<param> h<message> <n> h<warning>... S<ok> <dims>... D<ok> <dtype>... A<code> h<id>"
-// (dims comma-separated, "_" for rank 0; one per output, in output order; A: Check() of the op_api stage).
+// A result is "<code> h<id> h<param> h<message> <n> h<warning>... S<ok> <dims>... D<ok> <dtype>... A<code> h<id>
+// Z<ok> <sizes>..." (dims comma-separated, "_" for rank 0; one per output, in output order; A: Check() of the
+// op_api stage; one Z per aclnn size function, its results comma-separated).
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -147,6 +148,11 @@ int main(int argc, char** argv) {
     out += " " + std::to_string(dtypes.commCmdInfoOut);
     const ck::CheckResult api = ck::Check(params, soc, nullptr, ck::Stage::kOpApi);
     out += " A" + std::to_string(api.code) + " " + Hex(api.id);
+    {
+      std::vector<int64_t> sizes(2, 0);  // aclnnMoeDistributeCombineSetupTeardownCalcOutputSize
+      out += ck::CalcSizes(params, soc, 0, sizes.data()) ? " Z1 " : " Z0 ";
+      out += Dims(sizes);
+    }
     std::cout << out << '\n';
   }
   return 0;

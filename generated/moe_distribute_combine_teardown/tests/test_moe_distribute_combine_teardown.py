@@ -88,7 +88,7 @@ def test_every_check_has_a_negative_case_or_a_reason():
 def check_core(tmp_path_factory):
     try:
         return testkit.CheckCore.build(OP_DIR, "moe_distribute_combine_teardown", cases.FIELDS, cases.OUTPUTS,
-                                       tmp_path_factory.mktemp("check_core"))
+                                       tmp_path_factory.mktemp("check_core"), cases.SIZE_FNS)
     except FileNotFoundError as err:
         pytest.skip(f"the C++ check core cannot be compiled here: {err}")
 
@@ -101,13 +101,15 @@ def core_results(check_core):
 
 @pytest.mark.parametrize("case", cases.POSITIVE, ids=testkit.ids)
 def test_check_core_accepts(case, core_results):
-    """The C++ check core accepts every rank and infers the shapes and dtypes the reference infers."""
+    """The C++ check core accepts every rank (its op_api stage too), infers the shapes and dtypes the reference
+    infers, and its aclnn size functions give the reference's sizes."""
     testkit.core_accepts(ref, case, core_results)
 
 
 @pytest.mark.parametrize("neg", cases.NEGATIVE, ids=testkit.ids)
 def test_check_core_rejects(neg, core_results):
-    """The C++ check core rejects with the same check, code and parameter (data checks: tiling accepts)."""
+    """The C++ check core rejects with the same check, code and parameter (data checks: tiling accepts), and its
+    op_api stage decides as the reference's."""
     testkit.core_rejects(neg, core_results, ref)
 
 

@@ -17,6 +17,8 @@ QUANT_MODES = {0: "none", 2: "int8", 3: "mxfp8_e5m2", 4: "mxfp8_e4m3"}
 # the partner ops whose references a round trip uses when they are built into the same directory
 PAIRS = ("moe_distribute_dispatch_v2",)
 OUTPUTS = ("xOut",)
+# the aclnn size functions, in the order the check core's CalcSizes numbers them
+SIZE_FNS = ()
 UNSPECIFIED = {
     "ascend910b": (),
     "ascend910_93": (),

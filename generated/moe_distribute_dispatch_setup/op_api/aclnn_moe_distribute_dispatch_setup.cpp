@@ -11,6 +11,8 @@
 
 #include "aclnn_moe_distribute_dispatch_setup.h"
 #include "aclnn_moe_distribute_dispatch_setup_base.h"
+#include "opdev/op_errno.h"
+#include "opdev/op_log.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -33,6 +35,37 @@ aclnnStatus aclnnMoeDistributeDispatchSetup(
     void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)
 {
     return MoeDistributeDispatchSetupBase(workspace, workspaceSize, executor, stream);
+}
+
+aclnnStatus aclnnMoeDistributeDispatchSetupTeardownCalcOutputSize(
+    const aclTensor *x, const aclTensor *expertIds, const aclTensor *scalesOptional,
+    const aclTensor *xActiveMaskOptional, const char *groupEp, int64_t epWorldSize, int64_t epRankId,
+    int64_t moeExpertNum, int64_t expertShardType, int64_t sharedExpertNum, int64_t sharedExpertRankNum,
+    int64_t quantMode, int64_t globalBs, int64_t expertTokenNumsType, int64_t commType, const char *commAlg,
+    uint64_t &tokenMsgSize, uint64_t &expandIdxOutSize, uint64_t &assistInfoForCombineOutSize,
+    uint64_t &commCmdInfoOutSize)
+{
+    static_cast<void>(expertTokenNumsType);  // the document's parameter; no size reads it
+    int64_t sizes[4] = {};
+    const aclnnStatus ret = MoeDistributeDispatchSetupSizesBase(
+        0, x, expertIds, scalesOptional, xActiveMaskOptional, groupEp, epWorldSize, epRankId, moeExpertNum,
+        expertShardType, sharedExpertNum, sharedExpertRankNum, quantMode, globalBs, commType, commAlg, sizes);
+    if (ret != ACLNN_SUCCESS) {
+        return ret;
+    }
+    for (int64_t size : sizes) {
+        if (size < 0) {
+            OP_LOGE(ACLNN_ERR_PARAM_INVALID,
+                    "aclnnMoeDistributeDispatchSetupTeardownCalcOutputSize: the parameters make a size negative (%ld).",
+                    static_cast<long>(size));
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+    }
+    tokenMsgSize = static_cast<uint64_t>(sizes[0]);
+    expandIdxOutSize = static_cast<uint64_t>(sizes[1]);
+    assistInfoForCombineOutSize = static_cast<uint64_t>(sizes[2]);
+    commCmdInfoOutSize = static_cast<uint64_t>(sizes[3]);
+    return ACLNN_SUCCESS;
 }
 
 #ifdef __cplusplus

@@ -65,6 +65,40 @@ ACLNN_API aclnnStatus aclnnMoeDistributeDispatchSetupGetWorkspaceSize(
 ACLNN_API aclnnStatus aclnnMoeDistributeDispatchSetup(
     void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);
 
+/**
+ * @brief aclnnMoeDistributeDispatchSetupTeardownCalcOutputSize：计算本算子部分输出的size大小。
+ * @param [in] x: 表示本卡发送的token数据。
+ * @param [in] expertIds: 每个token的topK个专家索引。
+ * @param [in] scalesOptional: 每个专家的量化平滑参数；非量化场景传空指针，动态量化可选择传入有效数据或传入空指针。
+ * @param [in] xActiveMaskOptional: 表示token是否参与通信；可选择传入有效数据或传入空指针，传入空指针时表示所有token都会参与通信。
+ * @param [in] groupEp: EP通信域名称（专家并行通信域），字符串长度范围为[1, 128)。
+ * @param [in] epWorldSize: EP通信域大小，取值范围[2, 384]。
+ * @param [in] epRankId: EP域本卡ID，取值范围[0, epWorldSize)，同一个EP通信域中各卡的epRankId不重复。
+ * @param [in] moeExpertNum: MoE专家数量，取值范围(0, 512]，满足moeExpertNum % (epWorldSize - sharedExpertRankNum) = 0。
+ * @param [in] expertShardType: 表示共享专家卡分布类型，当前仅支持传入0，表示共享专家卡排在MoE专家卡前面。
+ * @param [in] sharedExpertNum: 表示共享专家数量，取值范围[0, 4]。
+ * @param [in] sharedExpertRankNum: 表示共享专家卡数量，取值范围[0, epWorldSize / 2]。
+ * @param [in] quantMode: 表示量化模式，取值范围[0, 4]：0表示非量化，1表示静态量化，2表示Pertoken动态量化，3表示Pergroup动态量化，4表示MX量化，当前仅支持0和4。
+ * @param [in] globalBs: EP域全局的batch size大小；各rank Bs一致时，globalBs = Bs * epWorldSize或0；各rank Bs不一致时，globalBs = maxBs *
+ *                       epWorldSize（maxBs为单卡Bs最大值）。
+ * @param [in] expertTokenNumsType: 本接口的参数，不影响计算结果。
+ * @param [in] commType: 表示通信方案选择，取值范围[0, 2]，0表示AICPU-SDMA方案，1表示CCU方案，2表示URMA方案，当前版本仅支持2。
+ * @param [in] commAlg: 表示通信亲和内存布局算法，预留字段，当前版本不支持，传空指针或空字符串即可。
+ * @param [out] tokenMsgSize: tokenMsgSize = tokenMsgSize
+ * @param [out] expandIdxOutSize: expandIdxOutSize = BS * K
+ * @param [out] assistInfoForCombineOutSize: assistInfoForCombineOutSize = A * 128
+ * @param [out] commCmdInfoOutSize: commCmdInfoOutSize = (BS * (K + sharedExpertNum) + epWorldSize * localExpertNum) *
+ *                                  16
+ * @return aclnnStatus: 返回状态码。
+ */
+ACLNN_API aclnnStatus aclnnMoeDistributeDispatchSetupTeardownCalcOutputSize(
+    const aclTensor *x, const aclTensor *expertIds, const aclTensor *scalesOptional,
+    const aclTensor *xActiveMaskOptional, const char *groupEp, int64_t epWorldSize, int64_t epRankId,
+    int64_t moeExpertNum, int64_t expertShardType, int64_t sharedExpertNum, int64_t sharedExpertRankNum,
+    int64_t quantMode, int64_t globalBs, int64_t expertTokenNumsType, int64_t commType, const char *commAlg,
+    uint64_t &tokenMsgSize, uint64_t &expandIdxOutSize, uint64_t &assistInfoForCombineOutSize,
+    uint64_t &commCmdInfoOutSize);
+
 #ifdef __cplusplus
 }
 #endif

@@ -24,4 +24,12 @@ aclnnStatus MoeDistributeDispatchSetupGetWorkspaceSizeBase(
 aclnnStatus MoeDistributeDispatchSetupBase(
     void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);
 
+// The size functions (0: aclnnMoeDistributeDispatchSetupTeardownCalcOutputSize): the results of function `which` into
+// sizes[].
+aclnnStatus MoeDistributeDispatchSetupSizesBase(
+    int which, const aclTensor *x, const aclTensor *expertIds, const aclTensor *scalesOptional,
+    const aclTensor *xActiveMaskOptional, const char *groupEp, int64_t epWorldSize, int64_t epRankId,
+    int64_t moeExpertNum, int64_t expertShardType, int64_t sharedExpertNum, int64_t sharedExpertRankNum,
+    int64_t quantMode, int64_t globalBs, int64_t commType, const char *commAlg, int64_t *sizes);
+
 #endif // OP_API_INC_ACLNN_MOE_DISTRIBUTE_DISPATCH_SETUP_BASE_H_

@@ -27,6 +27,7 @@ struct MoeDistributeDispatchSetupTilingData {
     int64_t localExpertNum;  // let localExpertNum
     int64_t globalBsReal;  // let globalBsReal
     int64_t maxBs;  // let maxBs
+    int64_t A;  // let A
     int64_t tokenMsgSize;  // let tokenMsgSize
     int64_t BS;  // dim(x, 0)
     int64_t H;  // dim(x, 1)

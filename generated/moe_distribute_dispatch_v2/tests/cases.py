@@ -17,6 +17,8 @@ QUANT_MODES = {0: "none", 1: "static", 2: "pertoken", 3: "pergroup", 4: "mx"}
 # the partner ops whose references a round trip uses when they are built into the same directory
 PAIRS = ("moe_distribute_combine_v2", "moe_distribute_combine_add_rms_norm")
 OUTPUTS = ("expandXOut", "dynamicScalesOut", "assistInfoForCombineOut", "expertTokenNumsOut", "epRecvCountsOut", "tpRecvCountsOut", "expandScalesOut")
+# the aclnn size functions, in the order the check core's CalcSizes numbers them
+SIZE_FNS = ()
 UNSPECIFIED = {
     "ascend910b": ("tpRecvCountsOut",),
     "ascend910_93": (),

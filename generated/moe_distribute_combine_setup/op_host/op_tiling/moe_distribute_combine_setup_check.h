@@ -23,6 +23,7 @@
 //   struct OutputDtypes { int32_t <output>; ... };
 //   bool InferShapes(const Params& params, Soc soc, OutputShapes* shapes);
 //   bool InferDtypes(const Params& params, Soc soc, OutputDtypes* dtypes);
+//   bool CalcSizes(const Params& params, Soc soc, int which, int64_t* sizes);   the aclnn size functions
 //   constexpr int32_t kCodeAccepted = 0, kCodeNullptr = 161001, kCodeInvalid = 161002, kCodeTiling = 561002, kCodeWarn = 0;
 //
 // Check() runs the checks of its stage in order and returns the first failure (code 161001, 161002, 561002:
@@ -835,6 +836,18 @@ class Ascend950 : public Eval {
     return !undefined_;
   }
 
+  bool Sizes(int which, int64_t* out) {
+    undefined_ = false;
+    switch (which) {
+      case 0:  // aclnnMoeDistributeCombineSetupTeardownCalcOutputSize
+        out[0] = let_tokenMsgSize();  // tokenMsgSize = tokenMsgSize
+        out[1] = Mul(Add(let_A(), p.epWorldSize), 16);  // commCmdInfoOutSize = (A + epWorldSize) * 16
+        return !undefined_;
+      default:
+        return false;
+    }
+  }
+
  private:
   // dims named by the input shapes
   int64_t dim_H() { return Dim(p.expandX, 1); }
@@ -1151,6 +1164,18 @@ class Ascend910_93 : public Eval {
     return !undefined_;
   }
 
+  bool Sizes(int which, int64_t* out) {
+    undefined_ = false;
+    switch (which) {
+      case 0:  // aclnnMoeDistributeCombineSetupTeardownCalcOutputSize
+        out[0] = let_tokenMsgSize();  // tokenMsgSize = tokenMsgSize
+        out[1] = Mul(Add(let_A(), p.epWorldSize), 16);  // commCmdInfoOutSize = (A + epWorldSize) * 16
+        return !undefined_;
+      default:
+        return false;
+    }
+  }
+
  private:
   // dims named by the input shapes
   int64_t dim_H() { return Dim(p.expandX, 1); }
@@ -1226,6 +1251,19 @@ inline bool InferShapes(const Params& params, Soc soc, OutputShapes* shapes) {
   switch (soc) {
     case Soc::kAscend950: return detail::Ascend950(params).Shapes(shapes);
     case Soc::kAscend910_93: return detail::Ascend910_93(params).Shapes(shapes);
+  }
+  return false;
+}
+
+// The results of size function `which` (0: aclnnMoeDistributeCombineSetupTeardownCalcOutputSize),
+// in its declared order, into sizes[]; false when one has no value. Assumes Check(..., Stage::kOpApi) accepted.
+inline bool CalcSizes(const Params& params, Soc soc, int which, int64_t* sizes) {
+  if (sizes == nullptr) {
+    return false;
+  }
+  switch (soc) {
+    case Soc::kAscend950: return detail::Ascend950(params).Sizes(which, sizes);
+    case Soc::kAscend910_93: return detail::Ascend910_93(params).Sizes(which, sizes);
   }
   return false;
 }

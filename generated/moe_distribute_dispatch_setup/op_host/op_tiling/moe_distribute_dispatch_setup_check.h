@@ -23,6 +23,7 @@
 //   struct OutputDtypes { int32_t <output>; ... };
 //   bool InferShapes(const Params& params, Soc soc, OutputShapes* shapes);
 //   bool InferDtypes(const Params& params, Soc soc, OutputDtypes* dtypes);
+//   bool CalcSizes(const Params& params, Soc soc, int which, int64_t* sizes);   the aclnn size functions
 //   constexpr int32_t kCodeAccepted = 0, kCodeNullptr = 161001, kCodeInvalid = 161002, kCodeTiling = 561002, kCodeWarn = 0;
 //
 // Check() runs the checks of its stage in order and returns the first failure (code 161001, 161002, 561002:
@@ -874,6 +875,20 @@ class Ascend950 : public Eval {
     return !undefined_;
   }
 
+  bool Sizes(int which, int64_t* out) {
+    undefined_ = false;
+    switch (which) {
+      case 0:  // aclnnMoeDistributeDispatchSetupTeardownCalcOutputSize
+        out[0] = let_tokenMsgSize();  // tokenMsgSize = tokenMsgSize
+        out[1] = Mul(dim_BS(), dim_K());  // expandIdxOutSize = BS * K
+        out[2] = Mul(let_A(), 128);  // assistInfoForCombineOutSize = A * 128
+        out[3] = Mul(Add(Mul(dim_BS(), Add(dim_K(), p.sharedExpertNum)), Mul(p.epWorldSize, let_localExpertNum())), 16);  // commCmdInfoOutSize = (BS * (K + sharedExpertNum) + epWorldSize * localExpertNum) * 16
+        return !undefined_;
+      default:
+        return false;
+    }
+  }
+
  private:
   // dims named by the input shapes
   int64_t dim_BS() { return Dim(p.x, 0); }
@@ -895,6 +910,9 @@ class Ascend950 : public Eval {
   }
   int64_t let_maxBs() {  // maxBs = globalBsReal // epWorldSize
     return Lazy(memo_maxBs_, [&]() -> int64_t { return FloorDiv(let_globalBsReal(), p.epWorldSize); });
+  }
+  int64_t let_A() {  // A = if isSharedRank then globalBsReal * sharedExpertNum // sharedExpertRankNum else globalBsReal * min(localMoeExpertNum, K)
+    return Lazy(memo_A_, [&]() -> int64_t { return let_isSharedRank() ? FloorDiv(Mul(let_globalBsReal(), p.sharedExpertNum), p.sharedExpertRankNum) : Mul(let_globalBsReal(), Min({let_localMoeExpertNum(), dim_K()})); });
   }
   int64_t let_tokenMsgSize() {  // tokenMsgSize = if quantMode == 0 then align(H, 256) else Align512(Align32(H) + 4)
     return Lazy(memo_tokenMsgSize_, [&]() -> int64_t { return (p.quantMode == 0) ? Align(dim_H(), 256) : Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(dim_H(), 32), 1), 32), 32), 4), 512), 1), 512), 512); });
@@ -925,6 +943,7 @@ class Ascend950 : public Eval {
   Memo<int64_t> memo_localExpertNum_;
   Memo<int64_t> memo_globalBsReal_;
   Memo<int64_t> memo_maxBs_;
+  Memo<int64_t> memo_A_;
   Memo<int64_t> memo_tokenMsgSize_;
 };
 
@@ -949,6 +968,18 @@ inline bool InferShapes(const Params& params, Soc soc, OutputShapes* shapes) {
   }
   switch (soc) {
     case Soc::kAscend950: return detail::Ascend950(params).Shapes(shapes);
+  }
+  return false;
+}
+
+// The results of size function `which` (0: aclnnMoeDistributeDispatchSetupTeardownCalcOutputSize),
+// in its declared order, into sizes[]; false when one has no value. Assumes Check(..., Stage::kOpApi) accepted.
+inline bool CalcSizes(const Params& params, Soc soc, int which, int64_t* sizes) {
+  if (sizes == nullptr) {
+    return false;
+  }
+  switch (soc) {
+    case Soc::kAscend950: return detail::Ascend950(params).Sizes(which, sizes);
   }
   return false;
 }

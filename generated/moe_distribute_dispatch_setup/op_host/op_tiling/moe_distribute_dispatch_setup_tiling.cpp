@@ -184,6 +184,7 @@ public:
                Set(tiling->localExpertNum, "localExpertNum", missing, [&] { return let_localExpertNum(); }) &&
                Set(tiling->globalBsReal, "globalBsReal", missing, [&] { return let_globalBsReal(); }) &&
                Set(tiling->maxBs, "maxBs", missing, [&] { return let_maxBs(); }) &&
+               Set(tiling->A, "A", missing, [&] { return let_A(); }) &&
                Set(tiling->tokenMsgSize, "tokenMsgSize", missing, [&] { return let_tokenMsgSize(); }) &&
                Set(tiling->BS, "BS", missing, [&] { return dim_BS(); }) &&
                Set(tiling->H, "H", missing, [&] { return dim_H(); }) &&
@@ -255,6 +256,16 @@ private:
             return FloorDiv(let_globalBsReal(), p.epWorldSize);
         });
     }
+    // A = if isSharedRank then globalBsReal * sharedExpertNum // sharedExpertRankNum else globalBsReal *
+    // min(localMoeExpertNum, K)
+    int64_t let_A()
+    {
+        return Lazy(memo_A_, [&]() -> int64_t {
+            return let_isSharedRank()
+                ? FloorDiv(Mul(let_globalBsReal(), p.sharedExpertNum), p.sharedExpertRankNum)
+                : Mul(let_globalBsReal(), Min({let_localMoeExpertNum(), dim_K()}));
+        });
+    }
     // tokenMsgSize = if quantMode == 0 then align(H, 256) else Align512(Align32(H) + 4)
     int64_t let_tokenMsgSize()
     {
@@ -293,6 +304,7 @@ private:
     Memo<int64_t> memo_localExpertNum_;
     Memo<int64_t> memo_globalBsReal_;
     Memo<int64_t> memo_maxBs_;
+    Memo<int64_t> memo_A_;
     Memo<int64_t> memo_tokenMsgSize_;
 };
 

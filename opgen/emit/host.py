@@ -537,16 +537,17 @@ def aclnn_base_context(op: Op) -> dict:
         run_def=call_args(f"aclnnStatus {names['run']}", _RUN_PARAMS, 0, suffix=")"),
         inner_ws_decl=call_args(f"extern aclnnStatus {inner}GetWorkspaceSize", ws_params, 0, suffix=");"),
         inner_run_decl=call_args(f"extern aclnnStatus {inner}", _RUN_PARAMS, 0, suffix=");"),
-        null_decl=call_args("bool CheckNotNull", [param_decl(a) for a in required_strings], 0, suffix=")"),
-        null_check=call_args("CHECK_RET(CheckNotNull", [a.name for a in required_strings], 4,
-                             suffix="), ACLNN_ERR_PARAM_NULLPTR);"),
+        read_def=call_args("aclnnStatus ReadParams", [param_decl(p) for p in op.inputs + op.attrs]
+                           + ["check::Params *params"], 0, suffix=")"),
+        read_call=call_args("aclnnStatus ret = ReadParams", [p.name for p in op.inputs + op.attrs] + ["&params"], 4,
+                            suffix=");"),
         null_strings=[a.name for a in required_strings],
         optional_strings=[dict(name=a.name, default=cpp_string(a.default if a.default is not None else ""))
                           for a in str_attrs if a.optional],
         attr_reads=[dict(field=cpp_ident(a.name), value=_attr_value(a)) for a in op.attrs],
         # a product id that is no op::SocVersion enumerator is not recognised here (the call is rejected)
         socs=[dict(version=op_soc_version(v.soc), enum=cpp_soc_enum(v.soc)) for v in views if op_soc_version(v.soc)],
-        inner_call=call_args(f"aclnnStatus ret = {inner}GetWorkspaceSize",
+        inner_call=call_args(f"ret = {inner}GetWorkspaceSize",
                              call_names + ["workspaceSize", "executor"], 4, suffix=");"),
         comm=bool(op.comm_groups),
         aicpu_socs=[f"op::SocVersion::{s}" for s in aicpu],
@@ -558,8 +559,9 @@ def aclnn_base_context(op: Op) -> dict:
 
 def _attr_value(a: Attr) -> str:
     """The C++ value of an aclnn attribute argument as the check core's Params field takes it."""
-    if a.type == "string":
-        return f"{a.name}Value" if a.optional else a.name
+    if a.type == "string":  # an optional string may be null: its default then
+        default = cpp_string(a.default if a.default is not None else "")
+        return f"({a.name} == nullptr) ? {default} : {a.name}" if a.optional else a.name
     if a.type in ("int64", "bool", "float"):
         return a.name
     raise TypeError(f"attribute {a.name}: the op_api cannot read a {a.type} into the check core yet")

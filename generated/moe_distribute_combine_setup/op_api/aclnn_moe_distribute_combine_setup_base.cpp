@@ -51,15 +51,6 @@ extern aclnnStatus aclnnInnerMoeDistributeCombineSetup(
 namespace {
 namespace check = opgen_check::moe_distribute_combine_setup;
 
-bool CheckNotNull(const char *groupEp)
-{
-    if (groupEp == nullptr) {
-        OP_LOGE(ACLNN_ERR_PARAM_NULLPTR, "groupEp must not be nullptr.");
-        return false;
-    }
-    return true;
-}
-
 // An aclTensor as the check core reads it: present, ge dtype, view format and (inputs) view dims; the dims
 // of an output are never read, its dtype is the caller's choice.
 void Describe(const aclTensor *tensor, bool input, check::TensorDesc *desc)
@@ -92,6 +83,50 @@ bool CurrentSoc(check::Soc *soc)
             return false;
     }
 }
+
+// The inputs and attributes of a call as the check core's Params (the caller adds the outputs).
+aclnnStatus ReadParams(
+    const aclTensor *expandX, const aclTensor *expertIds, const aclTensor *assistInfoForCombine, const char *groupEp,
+    int64_t epWorldSize, int64_t epRankId, int64_t moeExpertNum, int64_t expertShardType, int64_t sharedExpertNum,
+    int64_t sharedExpertRankNum, int64_t globalBs, int64_t commQuantMode, int64_t commType, const char *commAlg,
+    check::Params *params)
+{
+    if (groupEp == nullptr) {
+        OP_LOGE(ACLNN_ERR_PARAM_NULLPTR, "groupEp must not be nullptr.");
+        return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    Describe(expandX, true, &params->expandX);
+    Describe(expertIds, true, &params->expertIds);
+    Describe(assistInfoForCombine, true, &params->assistInfoForCombine);
+    params->groupEp = groupEp;
+    params->epWorldSize = epWorldSize;
+    params->epRankId = epRankId;
+    params->moeExpertNum = moeExpertNum;
+    params->expertShardType = expertShardType;
+    params->sharedExpertNum = sharedExpertNum;
+    params->sharedExpertRankNum = sharedExpertRankNum;
+    params->globalBs = globalBs;
+    params->commQuantMode = commQuantMode;
+    params->commType = commType;
+    params->commAlg = (commAlg == nullptr) ? "" : commAlg;
+    return ACLNN_SUCCESS;
+}
+
+// The op_api stage: the product the call runs on, and the checks GetWorkspaceSize runs before aclnnInner.
+aclnnStatus OpApiStage(const check::Params &params, check::Soc *soc)
+{
+    if (!CurrentSoc(soc)) {
+        OP_LOGE(ACLNN_ERR_PARAM_INVALID, "MoeDistributeCombineSetup does not support this SoC (op::SocVersion %d).",
+                static_cast<int>(op::GetCurrentPlatformInfo().GetSocVersion()));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    const check::CheckResult result = check::Check(params, *soc, nullptr, check::Stage::kOpApi);
+    if (!result.Ok()) {
+        OP_LOGE(result.code, "%s", result.message.c_str());
+        return result.code;
+    }
+    return ACLNN_SUCCESS;
+}
 } // namespace
 
 aclnnStatus MoeDistributeCombineSetupGetWorkspaceSizeBase(
@@ -101,39 +136,19 @@ aclnnStatus MoeDistributeCombineSetupGetWorkspaceSizeBase(
     aclTensor *quantExpandXOut, aclTensor *commCmdInfoOut, uint64_t *workspaceSize, aclOpExecutor **executor)
 {
     OP_LOGD("MoeDistributeCombineSetupGetWorkspaceSizeBase start.");
-    CHECK_RET(CheckNotNull(groupEp), ACLNN_ERR_PARAM_NULLPTR);
-    const char *commAlgValue = (commAlg == nullptr) ? "" : commAlg;
-
     check::Params params;
-    Describe(expandX, true, &params.expandX);
-    Describe(expertIds, true, &params.expertIds);
-    Describe(assistInfoForCombine, true, &params.assistInfoForCombine);
+    aclnnStatus ret = ReadParams(
+        expandX, expertIds, assistInfoForCombine, groupEp, epWorldSize, epRankId, moeExpertNum, expertShardType,
+        sharedExpertNum, sharedExpertRankNum, globalBs, commQuantMode, commType, commAlg, &params);
+    CHECK_RET(ret == ACLNN_SUCCESS, ret);
     Describe(quantExpandXOut, false, &params.quantExpandXOut);
     Describe(commCmdInfoOut, false, &params.commCmdInfoOut);
-    params.groupEp = groupEp;
-    params.epWorldSize = epWorldSize;
-    params.epRankId = epRankId;
-    params.moeExpertNum = moeExpertNum;
-    params.expertShardType = expertShardType;
-    params.sharedExpertNum = sharedExpertNum;
-    params.sharedExpertRankNum = sharedExpertRankNum;
-    params.globalBs = globalBs;
-    params.commQuantMode = commQuantMode;
-    params.commType = commType;
-    params.commAlg = commAlgValue;
     check::Soc soc;
-    if (!CurrentSoc(&soc)) {
-        OP_LOGE(ACLNN_ERR_PARAM_INVALID, "MoeDistributeCombineSetup does not support this SoC (op::SocVersion %d).",
-                static_cast<int>(op::GetCurrentPlatformInfo().GetSocVersion()));
-        return ACLNN_ERR_PARAM_INVALID;
-    }
-    const check::CheckResult result = check::Check(params, soc, nullptr, check::Stage::kOpApi);
-    if (!result.Ok()) {
-        OP_LOGE(result.code, "%s", result.message.c_str());
-        return result.code;
-    }
+    ret = OpApiStage(params, &soc);
+    CHECK_RET(ret == ACLNN_SUCCESS, ret);
+    const char *commAlgValue = (commAlg == nullptr) ? "" : commAlg;
 
-    aclnnStatus ret = aclnnInnerMoeDistributeCombineSetupGetWorkspaceSize(
+    ret = aclnnInnerMoeDistributeCombineSetupGetWorkspaceSize(
         expandX, expertIds, assistInfoForCombine, groupEp, epWorldSize, epRankId, moeExpertNum, expertShardType,
         sharedExpertNum, sharedExpertRankNum, globalBs, commQuantMode, commType, commAlgValue, quantExpandXOut,
         commCmdInfoOut, workspaceSize, executor);
@@ -159,35 +174,14 @@ aclnnStatus MoeDistributeCombineSetupSizesBase(
     const char *commAlg, int64_t *sizes)
 {
     OP_LOGD("MoeDistributeCombineSetupSizesBase start.");
-    CHECK_RET(CheckNotNull(groupEp), ACLNN_ERR_PARAM_NULLPTR);
-    const char *commAlgValue = (commAlg == nullptr) ? "" : commAlg;
-
     check::Params params;
-    Describe(expandX, true, &params.expandX);
-    Describe(expertIds, true, &params.expertIds);
-    Describe(assistInfoForCombine, true, &params.assistInfoForCombine);
-    params.groupEp = groupEp;
-    params.epWorldSize = epWorldSize;
-    params.epRankId = epRankId;
-    params.moeExpertNum = moeExpertNum;
-    params.expertShardType = expertShardType;
-    params.sharedExpertNum = sharedExpertNum;
-    params.sharedExpertRankNum = sharedExpertRankNum;
-    params.globalBs = globalBs;
-    params.commQuantMode = commQuantMode;
-    params.commType = commType;
-    params.commAlg = commAlgValue;
+    aclnnStatus ret = ReadParams(
+        expandX, expertIds, assistInfoForCombine, groupEp, epWorldSize, epRankId, moeExpertNum, expertShardType,
+        sharedExpertNum, sharedExpertRankNum, globalBs, commQuantMode, commType, commAlg, &params);
+    CHECK_RET(ret == ACLNN_SUCCESS, ret);
     check::Soc soc;
-    if (!CurrentSoc(&soc)) {
-        OP_LOGE(ACLNN_ERR_PARAM_INVALID, "MoeDistributeCombineSetup does not support this SoC (op::SocVersion %d).",
-                static_cast<int>(op::GetCurrentPlatformInfo().GetSocVersion()));
-        return ACLNN_ERR_PARAM_INVALID;
-    }
-    const check::CheckResult result = check::Check(params, soc, nullptr, check::Stage::kOpApi);
-    if (!result.Ok()) {
-        OP_LOGE(result.code, "%s", result.message.c_str());
-        return result.code;
-    }
+    ret = OpApiStage(params, &soc);
+    CHECK_RET(ret == ACLNN_SUCCESS, ret);
     if (!check::CalcSizes(params, soc, which, sizes)) {
         OP_LOGE(ACLNN_ERR_PARAM_INVALID,
                 "MoeDistributeCombineSetup: a size of function %d has no value (overflow or division by "

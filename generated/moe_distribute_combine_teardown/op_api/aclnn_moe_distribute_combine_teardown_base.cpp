@@ -53,15 +53,6 @@ extern aclnnStatus aclnnInnerMoeDistributeCombineTeardown(
 namespace {
 namespace check = opgen_check::moe_distribute_combine_teardown;
 
-bool CheckNotNull(const char *groupEp)
-{
-    if (groupEp == nullptr) {
-        OP_LOGE(ACLNN_ERR_PARAM_NULLPTR, "groupEp must not be nullptr.");
-        return false;
-    }
-    return true;
-}
-
 // An aclTensor as the check core reads it: present, ge dtype, view format and (inputs) view dims; the dims
 // of an output are never read, its dtype is the caller's choice.
 void Describe(const aclTensor *tensor, bool input, check::TensorDesc *desc)
@@ -91,6 +82,56 @@ bool CurrentSoc(check::Soc *soc)
             return false;
     }
 }
+
+// The inputs and attributes of a call as the check core's Params (the caller adds the outputs).
+aclnnStatus ReadParams(
+    const aclTensor *expandX, const aclTensor *quantExpandX, const aclTensor *expertIds, const aclTensor *expandIdx,
+    const aclTensor *expertScales, const aclTensor *commCmdInfo, const aclTensor *xActiveMaskOptional,
+    const aclTensor *sharedExpertXOptional, const char *groupEp, int64_t epWorldSize, int64_t epRankId,
+    int64_t moeExpertNum, int64_t expertShardType, int64_t sharedExpertNum, int64_t sharedExpertRankNum,
+    int64_t globalBs, int64_t commQuantMode, int64_t commType, const char *commAlg, check::Params *params)
+{
+    if (groupEp == nullptr) {
+        OP_LOGE(ACLNN_ERR_PARAM_NULLPTR, "groupEp must not be nullptr.");
+        return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    Describe(expandX, true, &params->expandX);
+    Describe(quantExpandX, true, &params->quantExpandX);
+    Describe(expertIds, true, &params->expertIds);
+    Describe(expandIdx, true, &params->expandIdx);
+    Describe(expertScales, true, &params->expertScales);
+    Describe(commCmdInfo, true, &params->commCmdInfo);
+    Describe(xActiveMaskOptional, true, &params->xActiveMaskOptional);
+    Describe(sharedExpertXOptional, true, &params->sharedExpertXOptional);
+    params->groupEp = groupEp;
+    params->epWorldSize = epWorldSize;
+    params->epRankId = epRankId;
+    params->moeExpertNum = moeExpertNum;
+    params->expertShardType = expertShardType;
+    params->sharedExpertNum = sharedExpertNum;
+    params->sharedExpertRankNum = sharedExpertRankNum;
+    params->globalBs = globalBs;
+    params->commQuantMode = commQuantMode;
+    params->commType = commType;
+    params->commAlg = (commAlg == nullptr) ? "" : commAlg;
+    return ACLNN_SUCCESS;
+}
+
+// The op_api stage: the product the call runs on, and the checks GetWorkspaceSize runs before aclnnInner.
+aclnnStatus OpApiStage(const check::Params &params, check::Soc *soc)
+{
+    if (!CurrentSoc(soc)) {
+        OP_LOGE(ACLNN_ERR_PARAM_INVALID, "MoeDistributeCombineTeardown does not support this SoC (op::SocVersion %d).",
+                static_cast<int>(op::GetCurrentPlatformInfo().GetSocVersion()));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    const check::CheckResult result = check::Check(params, *soc, nullptr, check::Stage::kOpApi);
+    if (!result.Ok()) {
+        OP_LOGE(result.code, "%s", result.message.c_str());
+        return result.code;
+    }
+    return ACLNN_SUCCESS;
+}
 } // namespace
 
 aclnnStatus MoeDistributeCombineTeardownGetWorkspaceSizeBase(
@@ -102,43 +143,19 @@ aclnnStatus MoeDistributeCombineTeardownGetWorkspaceSizeBase(
     uint64_t *workspaceSize, aclOpExecutor **executor)
 {
     OP_LOGD("MoeDistributeCombineTeardownGetWorkspaceSizeBase start.");
-    CHECK_RET(CheckNotNull(groupEp), ACLNN_ERR_PARAM_NULLPTR);
+    check::Params params;
+    aclnnStatus ret = ReadParams(
+        expandX, quantExpandX, expertIds, expandIdx, expertScales, commCmdInfo, xActiveMaskOptional,
+        sharedExpertXOptional, groupEp, epWorldSize, epRankId, moeExpertNum, expertShardType, sharedExpertNum,
+        sharedExpertRankNum, globalBs, commQuantMode, commType, commAlg, &params);
+    CHECK_RET(ret == ACLNN_SUCCESS, ret);
+    Describe(xOut, false, &params.xOut);
+    check::Soc soc;
+    ret = OpApiStage(params, &soc);
+    CHECK_RET(ret == ACLNN_SUCCESS, ret);
     const char *commAlgValue = (commAlg == nullptr) ? "" : commAlg;
 
-    check::Params params;
-    Describe(expandX, true, &params.expandX);
-    Describe(quantExpandX, true, &params.quantExpandX);
-    Describe(expertIds, true, &params.expertIds);
-    Describe(expandIdx, true, &params.expandIdx);
-    Describe(expertScales, true, &params.expertScales);
-    Describe(commCmdInfo, true, &params.commCmdInfo);
-    Describe(xActiveMaskOptional, true, &params.xActiveMaskOptional);
-    Describe(sharedExpertXOptional, true, &params.sharedExpertXOptional);
-    Describe(xOut, false, &params.xOut);
-    params.groupEp = groupEp;
-    params.epWorldSize = epWorldSize;
-    params.epRankId = epRankId;
-    params.moeExpertNum = moeExpertNum;
-    params.expertShardType = expertShardType;
-    params.sharedExpertNum = sharedExpertNum;
-    params.sharedExpertRankNum = sharedExpertRankNum;
-    params.globalBs = globalBs;
-    params.commQuantMode = commQuantMode;
-    params.commType = commType;
-    params.commAlg = commAlgValue;
-    check::Soc soc;
-    if (!CurrentSoc(&soc)) {
-        OP_LOGE(ACLNN_ERR_PARAM_INVALID, "MoeDistributeCombineTeardown does not support this SoC (op::SocVersion %d).",
-                static_cast<int>(op::GetCurrentPlatformInfo().GetSocVersion()));
-        return ACLNN_ERR_PARAM_INVALID;
-    }
-    const check::CheckResult result = check::Check(params, soc, nullptr, check::Stage::kOpApi);
-    if (!result.Ok()) {
-        OP_LOGE(result.code, "%s", result.message.c_str());
-        return result.code;
-    }
-
-    aclnnStatus ret = aclnnInnerMoeDistributeCombineTeardownGetWorkspaceSize(
+    ret = aclnnInnerMoeDistributeCombineTeardownGetWorkspaceSize(
         expandX, quantExpandX, expertIds, expandIdx, expertScales, commCmdInfo, xActiveMaskOptional,
         sharedExpertXOptional, groupEp, epWorldSize, epRankId, moeExpertNum, expertShardType, sharedExpertNum,
         sharedExpertRankNum, globalBs, commQuantMode, commType, commAlgValue, xOut, workspaceSize, executor);

@@ -58,15 +58,6 @@ extern aclnnStatus aclnnInnerMoeDistributeCombineV2(
 namespace {
 namespace check = opgen_check::moe_distribute_combine_v2;
 
-bool CheckNotNull(const char *groupEp)
-{
-    if (groupEp == nullptr) {
-        OP_LOGE(ACLNN_ERR_PARAM_NULLPTR, "groupEp must not be nullptr.");
-        return false;
-    }
-    return true;
-}
-
 // An aclTensor as the check core reads it: present, ge dtype, view format and (inputs) view dims; the dims
 // of an output are never read, its dtype is the caller's choice.
 void Describe(const aclTensor *tensor, bool input, check::TensorDesc *desc)
@@ -102,6 +93,79 @@ bool CurrentSoc(check::Soc *soc)
             return false;
     }
 }
+
+// The inputs and attributes of a call as the check core's Params (the caller adds the outputs).
+aclnnStatus ReadParams(
+    const aclTensor *expandX, const aclTensor *expertIds, const aclTensor *assistInfoForCombine,
+    const aclTensor *epSendCounts, const aclTensor *expertScales, const aclTensor *tpSendCountsOptional,
+    const aclTensor *xActiveMaskOptional, const aclTensor *activationScaleOptional,
+    const aclTensor *weightScaleOptional, const aclTensor *groupListOptional, const aclTensor *expandScalesOptional,
+    const aclTensor *sharedExpertXOptional, const aclTensor *elasticInfoOptional, const aclTensor *oriXOptional,
+    const aclTensor *constExpertAlpha1Optional, const aclTensor *constExpertAlpha2Optional,
+    const aclTensor *constExpertVOptional, const aclTensor *performanceInfoOptional, const char *groupEp,
+    int64_t epWorldSize, int64_t epRankId, int64_t moeExpertNum, const char *groupTp, int64_t tpWorldSize,
+    int64_t tpRankId, int64_t expertShardType, int64_t sharedExpertNum, int64_t sharedExpertRankNum, int64_t globalBS,
+    int64_t outDtype, int64_t commQuantMode, int64_t groupListType, const char *commAlg, int64_t zeroExpertNum,
+    int64_t copyExpertNum, int64_t constExpertNum, check::Params *params)
+{
+    if (groupEp == nullptr) {
+        OP_LOGE(ACLNN_ERR_PARAM_NULLPTR, "groupEp must not be nullptr.");
+        return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    Describe(expandX, true, &params->expandX);
+    Describe(expertIds, true, &params->expertIds);
+    Describe(assistInfoForCombine, true, &params->assistInfoForCombine);
+    Describe(epSendCounts, true, &params->epSendCounts);
+    Describe(expertScales, true, &params->expertScales);
+    Describe(tpSendCountsOptional, true, &params->tpSendCountsOptional);
+    Describe(xActiveMaskOptional, true, &params->xActiveMaskOptional);
+    Describe(activationScaleOptional, true, &params->activationScaleOptional);
+    Describe(weightScaleOptional, true, &params->weightScaleOptional);
+    Describe(groupListOptional, true, &params->groupListOptional);
+    Describe(expandScalesOptional, true, &params->expandScalesOptional);
+    Describe(sharedExpertXOptional, true, &params->sharedExpertXOptional);
+    Describe(elasticInfoOptional, true, &params->elasticInfoOptional);
+    Describe(oriXOptional, true, &params->oriXOptional);
+    Describe(constExpertAlpha1Optional, true, &params->constExpertAlpha1Optional);
+    Describe(constExpertAlpha2Optional, true, &params->constExpertAlpha2Optional);
+    Describe(constExpertVOptional, true, &params->constExpertVOptional);
+    Describe(performanceInfoOptional, true, &params->performanceInfoOptional);
+    params->groupEp = groupEp;
+    params->epWorldSize = epWorldSize;
+    params->epRankId = epRankId;
+    params->moeExpertNum = moeExpertNum;
+    params->groupTp = (groupTp == nullptr) ? "" : groupTp;
+    params->tpWorldSize = tpWorldSize;
+    params->tpRankId = tpRankId;
+    params->expertShardType = expertShardType;
+    params->sharedExpertNum = sharedExpertNum;
+    params->sharedExpertRankNum = sharedExpertRankNum;
+    params->globalBS = globalBS;
+    params->outDtype = outDtype;
+    params->commQuantMode = commQuantMode;
+    params->groupListType = groupListType;
+    params->commAlg = (commAlg == nullptr) ? "" : commAlg;
+    params->zeroExpertNum = zeroExpertNum;
+    params->copyExpertNum = copyExpertNum;
+    params->constExpertNum = constExpertNum;
+    return ACLNN_SUCCESS;
+}
+
+// The op_api stage: the product the call runs on, and the checks GetWorkspaceSize runs before aclnnInner.
+aclnnStatus OpApiStage(const check::Params &params, check::Soc *soc)
+{
+    if (!CurrentSoc(soc)) {
+        OP_LOGE(ACLNN_ERR_PARAM_INVALID, "MoeDistributeCombineV2 does not support this SoC (op::SocVersion %d).",
+                static_cast<int>(op::GetCurrentPlatformInfo().GetSocVersion()));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    const check::CheckResult result = check::Check(params, *soc, nullptr, check::Stage::kOpApi);
+    if (!result.Ok()) {
+        OP_LOGE(result.code, "%s", result.message.c_str());
+        return result.code;
+    }
+    return ACLNN_SUCCESS;
+}
 } // namespace
 
 aclnnStatus MoeDistributeCombineV2GetWorkspaceSizeBase(
@@ -118,61 +182,23 @@ aclnnStatus MoeDistributeCombineV2GetWorkspaceSizeBase(
     int64_t copyExpertNum, int64_t constExpertNum, aclTensor *xOut, uint64_t *workspaceSize, aclOpExecutor **executor)
 {
     OP_LOGD("MoeDistributeCombineV2GetWorkspaceSizeBase start.");
-    CHECK_RET(CheckNotNull(groupEp), ACLNN_ERR_PARAM_NULLPTR);
+    check::Params params;
+    aclnnStatus ret = ReadParams(
+        expandX, expertIds, assistInfoForCombine, epSendCounts, expertScales, tpSendCountsOptional, xActiveMaskOptional,
+        activationScaleOptional, weightScaleOptional, groupListOptional, expandScalesOptional, sharedExpertXOptional,
+        elasticInfoOptional, oriXOptional, constExpertAlpha1Optional, constExpertAlpha2Optional, constExpertVOptional,
+        performanceInfoOptional, groupEp, epWorldSize, epRankId, moeExpertNum, groupTp, tpWorldSize, tpRankId,
+        expertShardType, sharedExpertNum, sharedExpertRankNum, globalBS, outDtype, commQuantMode, groupListType,
+        commAlg, zeroExpertNum, copyExpertNum, constExpertNum, &params);
+    CHECK_RET(ret == ACLNN_SUCCESS, ret);
+    Describe(xOut, false, &params.xOut);
+    check::Soc soc;
+    ret = OpApiStage(params, &soc);
+    CHECK_RET(ret == ACLNN_SUCCESS, ret);
     const char *groupTpValue = (groupTp == nullptr) ? "" : groupTp;
     const char *commAlgValue = (commAlg == nullptr) ? "" : commAlg;
 
-    check::Params params;
-    Describe(expandX, true, &params.expandX);
-    Describe(expertIds, true, &params.expertIds);
-    Describe(assistInfoForCombine, true, &params.assistInfoForCombine);
-    Describe(epSendCounts, true, &params.epSendCounts);
-    Describe(expertScales, true, &params.expertScales);
-    Describe(tpSendCountsOptional, true, &params.tpSendCountsOptional);
-    Describe(xActiveMaskOptional, true, &params.xActiveMaskOptional);
-    Describe(activationScaleOptional, true, &params.activationScaleOptional);
-    Describe(weightScaleOptional, true, &params.weightScaleOptional);
-    Describe(groupListOptional, true, &params.groupListOptional);
-    Describe(expandScalesOptional, true, &params.expandScalesOptional);
-    Describe(sharedExpertXOptional, true, &params.sharedExpertXOptional);
-    Describe(elasticInfoOptional, true, &params.elasticInfoOptional);
-    Describe(oriXOptional, true, &params.oriXOptional);
-    Describe(constExpertAlpha1Optional, true, &params.constExpertAlpha1Optional);
-    Describe(constExpertAlpha2Optional, true, &params.constExpertAlpha2Optional);
-    Describe(constExpertVOptional, true, &params.constExpertVOptional);
-    Describe(performanceInfoOptional, true, &params.performanceInfoOptional);
-    Describe(xOut, false, &params.xOut);
-    params.groupEp = groupEp;
-    params.epWorldSize = epWorldSize;
-    params.epRankId = epRankId;
-    params.moeExpertNum = moeExpertNum;
-    params.groupTp = groupTpValue;
-    params.tpWorldSize = tpWorldSize;
-    params.tpRankId = tpRankId;
-    params.expertShardType = expertShardType;
-    params.sharedExpertNum = sharedExpertNum;
-    params.sharedExpertRankNum = sharedExpertRankNum;
-    params.globalBS = globalBS;
-    params.outDtype = outDtype;
-    params.commQuantMode = commQuantMode;
-    params.groupListType = groupListType;
-    params.commAlg = commAlgValue;
-    params.zeroExpertNum = zeroExpertNum;
-    params.copyExpertNum = copyExpertNum;
-    params.constExpertNum = constExpertNum;
-    check::Soc soc;
-    if (!CurrentSoc(&soc)) {
-        OP_LOGE(ACLNN_ERR_PARAM_INVALID, "MoeDistributeCombineV2 does not support this SoC (op::SocVersion %d).",
-                static_cast<int>(op::GetCurrentPlatformInfo().GetSocVersion()));
-        return ACLNN_ERR_PARAM_INVALID;
-    }
-    const check::CheckResult result = check::Check(params, soc, nullptr, check::Stage::kOpApi);
-    if (!result.Ok()) {
-        OP_LOGE(result.code, "%s", result.message.c_str());
-        return result.code;
-    }
-
-    aclnnStatus ret = aclnnInnerMoeDistributeCombineV2GetWorkspaceSize(
+    ret = aclnnInnerMoeDistributeCombineV2GetWorkspaceSize(
         expandX, expertIds, assistInfoForCombine, epSendCounts, expertScales, tpSendCountsOptional, xActiveMaskOptional,
         activationScaleOptional, weightScaleOptional, groupListOptional, expandScalesOptional, sharedExpertXOptional,
         elasticInfoOptional, oriXOptional, constExpertAlpha1Optional, constExpertAlpha2Optional, constExpertVOptional,

@@ -53,15 +53,6 @@ extern aclnnStatus aclnnInnerMoeDistributeDispatchTeardown(
 namespace {
 namespace check = opgen_check::moe_distribute_dispatch_teardown;
 
-bool CheckNotNull(const char *groupEp)
-{
-    if (groupEp == nullptr) {
-        OP_LOGE(ACLNN_ERR_PARAM_NULLPTR, "groupEp must not be nullptr.");
-        return false;
-    }
-    return true;
-}
-
 // An aclTensor as the check core reads it: present, ge dtype, view format and (inputs) view dims; the dims
 // of an output are never read, its dtype is the caller's choice.
 void Describe(const aclTensor *tensor, bool input, check::TensorDesc *desc)
@@ -91,6 +82,52 @@ bool CurrentSoc(check::Soc *soc)
             return false;
     }
 }
+
+// The inputs and attributes of a call as the check core's Params (the caller adds the outputs).
+aclnnStatus ReadParams(
+    const aclTensor *x, const aclTensor *y, const aclTensor *expertIds, const aclTensor *commCmdInfo,
+    const char *groupEp, int64_t epWorldSize, int64_t epRankId, int64_t moeExpertNum, int64_t expertShardType,
+    int64_t sharedExpertNum, int64_t sharedExpertRankNum, int64_t quantMode, int64_t globalBs,
+    int64_t expertTokenNumsType, int64_t commType, const char *commAlg, check::Params *params)
+{
+    if (groupEp == nullptr) {
+        OP_LOGE(ACLNN_ERR_PARAM_NULLPTR, "groupEp must not be nullptr.");
+        return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    Describe(x, true, &params->x);
+    Describe(y, true, &params->y);
+    Describe(expertIds, true, &params->expertIds);
+    Describe(commCmdInfo, true, &params->commCmdInfo);
+    params->groupEp = groupEp;
+    params->epWorldSize = epWorldSize;
+    params->epRankId = epRankId;
+    params->moeExpertNum = moeExpertNum;
+    params->expertShardType = expertShardType;
+    params->sharedExpertNum = sharedExpertNum;
+    params->sharedExpertRankNum = sharedExpertRankNum;
+    params->quantMode = quantMode;
+    params->globalBs = globalBs;
+    params->expertTokenNumsType = expertTokenNumsType;
+    params->commType = commType;
+    params->commAlg = (commAlg == nullptr) ? "" : commAlg;
+    return ACLNN_SUCCESS;
+}
+
+// The op_api stage: the product the call runs on, and the checks GetWorkspaceSize runs before aclnnInner.
+aclnnStatus OpApiStage(const check::Params &params, check::Soc *soc)
+{
+    if (!CurrentSoc(soc)) {
+        OP_LOGE(ACLNN_ERR_PARAM_INVALID, "MoeDistributeDispatchTeardown does not support this SoC (op::SocVersion %d).",
+                static_cast<int>(op::GetCurrentPlatformInfo().GetSocVersion()));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    const check::CheckResult result = check::Check(params, *soc, nullptr, check::Stage::kOpApi);
+    if (!result.Ok()) {
+        OP_LOGE(result.code, "%s", result.message.c_str());
+        return result.code;
+    }
+    return ACLNN_SUCCESS;
+}
 } // namespace
 
 aclnnStatus MoeDistributeDispatchTeardownGetWorkspaceSizeBase(
@@ -102,43 +139,21 @@ aclnnStatus MoeDistributeDispatchTeardownGetWorkspaceSizeBase(
     uint64_t *workspaceSize, aclOpExecutor **executor)
 {
     OP_LOGD("MoeDistributeDispatchTeardownGetWorkspaceSizeBase start.");
-    CHECK_RET(CheckNotNull(groupEp), ACLNN_ERR_PARAM_NULLPTR);
-    const char *commAlgValue = (commAlg == nullptr) ? "" : commAlg;
-
     check::Params params;
-    Describe(x, true, &params.x);
-    Describe(y, true, &params.y);
-    Describe(expertIds, true, &params.expertIds);
-    Describe(commCmdInfo, true, &params.commCmdInfo);
+    aclnnStatus ret = ReadParams(
+        x, y, expertIds, commCmdInfo, groupEp, epWorldSize, epRankId, moeExpertNum, expertShardType, sharedExpertNum,
+        sharedExpertRankNum, quantMode, globalBs, expertTokenNumsType, commType, commAlg, &params);
+    CHECK_RET(ret == ACLNN_SUCCESS, ret);
     Describe(expandXOut, false, &params.expandXOut);
     Describe(dynamicScalesOut, false, &params.dynamicScalesOut);
     Describe(assistInfoForCombineOut, false, &params.assistInfoForCombineOut);
     Describe(expertTokenNumsOut, false, &params.expertTokenNumsOut);
-    params.groupEp = groupEp;
-    params.epWorldSize = epWorldSize;
-    params.epRankId = epRankId;
-    params.moeExpertNum = moeExpertNum;
-    params.expertShardType = expertShardType;
-    params.sharedExpertNum = sharedExpertNum;
-    params.sharedExpertRankNum = sharedExpertRankNum;
-    params.quantMode = quantMode;
-    params.globalBs = globalBs;
-    params.expertTokenNumsType = expertTokenNumsType;
-    params.commType = commType;
-    params.commAlg = commAlgValue;
     check::Soc soc;
-    if (!CurrentSoc(&soc)) {
-        OP_LOGE(ACLNN_ERR_PARAM_INVALID, "MoeDistributeDispatchTeardown does not support this SoC (op::SocVersion %d).",
-                static_cast<int>(op::GetCurrentPlatformInfo().GetSocVersion()));
-        return ACLNN_ERR_PARAM_INVALID;
-    }
-    const check::CheckResult result = check::Check(params, soc, nullptr, check::Stage::kOpApi);
-    if (!result.Ok()) {
-        OP_LOGE(result.code, "%s", result.message.c_str());
-        return result.code;
-    }
+    ret = OpApiStage(params, &soc);
+    CHECK_RET(ret == ACLNN_SUCCESS, ret);
+    const char *commAlgValue = (commAlg == nullptr) ? "" : commAlg;
 
-    aclnnStatus ret = aclnnInnerMoeDistributeDispatchTeardownGetWorkspaceSize(
+    ret = aclnnInnerMoeDistributeDispatchTeardownGetWorkspaceSize(
         x, y, expertIds, commCmdInfo, groupEp, epWorldSize, epRankId, moeExpertNum, expertShardType, sharedExpertNum,
         sharedExpertRankNum, quantMode, globalBs, expertTokenNumsType, commType, commAlgValue, expandXOut,
         dynamicScalesOut, assistInfoForCombineOut, expertTokenNumsOut, workspaceSize, executor);

@@ -56,15 +56,6 @@ extern aclnnStatus aclnnInnerMoeDistributeDispatchV2(
 namespace {
 namespace check = opgen_check::moe_distribute_dispatch_v2;
 
-bool CheckNotNull(const char *groupEp)
-{
-    if (groupEp == nullptr) {
-        OP_LOGE(ACLNN_ERR_PARAM_NULLPTR, "groupEp must not be nullptr.");
-        return false;
-    }
-    return true;
-}
-
 // An aclTensor as the check core reads it: present, ge dtype, view format and (inputs) view dims; the dims
 // of an output are never read, its dtype is the caller's choice.
 void Describe(const aclTensor *tensor, bool input, check::TensorDesc *desc)
@@ -100,6 +91,63 @@ bool CurrentSoc(check::Soc *soc)
             return false;
     }
 }
+
+// The inputs and attributes of a call as the check core's Params (the caller adds the outputs).
+aclnnStatus ReadParams(
+    const aclTensor *x, const aclTensor *expertIds, const aclTensor *scalesOptional,
+    const aclTensor *xActiveMaskOptional, const aclTensor *expertScalesOptional, const aclTensor *elasticInfoOptional,
+    const aclTensor *performanceInfoOptional, const char *groupEp, int64_t epWorldSize, int64_t epRankId,
+    int64_t moeExpertNum, const char *groupTp, int64_t tpWorldSize, int64_t tpRankId, int64_t expertShardType,
+    int64_t sharedExpertNum, int64_t sharedExpertRankNum, int64_t quantMode, int64_t globalBS,
+    int64_t expertTokenNumsType, const char *commAlg, int64_t zeroExpertNum, int64_t copyExpertNum,
+    int64_t constExpertNum, check::Params *params)
+{
+    if (groupEp == nullptr) {
+        OP_LOGE(ACLNN_ERR_PARAM_NULLPTR, "groupEp must not be nullptr.");
+        return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    Describe(x, true, &params->x);
+    Describe(expertIds, true, &params->expertIds);
+    Describe(scalesOptional, true, &params->scalesOptional);
+    Describe(xActiveMaskOptional, true, &params->xActiveMaskOptional);
+    Describe(expertScalesOptional, true, &params->expertScalesOptional);
+    Describe(elasticInfoOptional, true, &params->elasticInfoOptional);
+    Describe(performanceInfoOptional, true, &params->performanceInfoOptional);
+    params->groupEp = groupEp;
+    params->epWorldSize = epWorldSize;
+    params->epRankId = epRankId;
+    params->moeExpertNum = moeExpertNum;
+    params->groupTp = (groupTp == nullptr) ? "" : groupTp;
+    params->tpWorldSize = tpWorldSize;
+    params->tpRankId = tpRankId;
+    params->expertShardType = expertShardType;
+    params->sharedExpertNum = sharedExpertNum;
+    params->sharedExpertRankNum = sharedExpertRankNum;
+    params->quantMode = quantMode;
+    params->globalBS = globalBS;
+    params->expertTokenNumsType = expertTokenNumsType;
+    params->commAlg = (commAlg == nullptr) ? "" : commAlg;
+    params->zeroExpertNum = zeroExpertNum;
+    params->copyExpertNum = copyExpertNum;
+    params->constExpertNum = constExpertNum;
+    return ACLNN_SUCCESS;
+}
+
+// The op_api stage: the product the call runs on, and the checks GetWorkspaceSize runs before aclnnInner.
+aclnnStatus OpApiStage(const check::Params &params, check::Soc *soc)
+{
+    if (!CurrentSoc(soc)) {
+        OP_LOGE(ACLNN_ERR_PARAM_INVALID, "MoeDistributeDispatchV2 does not support this SoC (op::SocVersion %d).",
+                static_cast<int>(op::GetCurrentPlatformInfo().GetSocVersion()));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    const check::CheckResult result = check::Check(params, *soc, nullptr, check::Stage::kOpApi);
+    if (!result.Ok()) {
+        OP_LOGE(result.code, "%s", result.message.c_str());
+        return result.code;
+    }
+    return ACLNN_SUCCESS;
+}
 } // namespace
 
 aclnnStatus MoeDistributeDispatchV2GetWorkspaceSizeBase(
@@ -114,18 +162,13 @@ aclnnStatus MoeDistributeDispatchV2GetWorkspaceSizeBase(
     uint64_t *workspaceSize, aclOpExecutor **executor)
 {
     OP_LOGD("MoeDistributeDispatchV2GetWorkspaceSizeBase start.");
-    CHECK_RET(CheckNotNull(groupEp), ACLNN_ERR_PARAM_NULLPTR);
-    const char *groupTpValue = (groupTp == nullptr) ? "" : groupTp;
-    const char *commAlgValue = (commAlg == nullptr) ? "" : commAlg;
-
     check::Params params;
-    Describe(x, true, &params.x);
-    Describe(expertIds, true, &params.expertIds);
-    Describe(scalesOptional, true, &params.scalesOptional);
-    Describe(xActiveMaskOptional, true, &params.xActiveMaskOptional);
-    Describe(expertScalesOptional, true, &params.expertScalesOptional);
-    Describe(elasticInfoOptional, true, &params.elasticInfoOptional);
-    Describe(performanceInfoOptional, true, &params.performanceInfoOptional);
+    aclnnStatus ret = ReadParams(
+        x, expertIds, scalesOptional, xActiveMaskOptional, expertScalesOptional, elasticInfoOptional,
+        performanceInfoOptional, groupEp, epWorldSize, epRankId, moeExpertNum, groupTp, tpWorldSize, tpRankId,
+        expertShardType, sharedExpertNum, sharedExpertRankNum, quantMode, globalBS, expertTokenNumsType, commAlg,
+        zeroExpertNum, copyExpertNum, constExpertNum, &params);
+    CHECK_RET(ret == ACLNN_SUCCESS, ret);
     Describe(expandXOut, false, &params.expandXOut);
     Describe(dynamicScalesOut, false, &params.dynamicScalesOut);
     Describe(assistInfoForCombineOut, false, &params.assistInfoForCombineOut);
@@ -133,36 +176,13 @@ aclnnStatus MoeDistributeDispatchV2GetWorkspaceSizeBase(
     Describe(epRecvCountsOut, false, &params.epRecvCountsOut);
     Describe(tpRecvCountsOut, false, &params.tpRecvCountsOut);
     Describe(expandScalesOut, false, &params.expandScalesOut);
-    params.groupEp = groupEp;
-    params.epWorldSize = epWorldSize;
-    params.epRankId = epRankId;
-    params.moeExpertNum = moeExpertNum;
-    params.groupTp = groupTpValue;
-    params.tpWorldSize = tpWorldSize;
-    params.tpRankId = tpRankId;
-    params.expertShardType = expertShardType;
-    params.sharedExpertNum = sharedExpertNum;
-    params.sharedExpertRankNum = sharedExpertRankNum;
-    params.quantMode = quantMode;
-    params.globalBS = globalBS;
-    params.expertTokenNumsType = expertTokenNumsType;
-    params.commAlg = commAlgValue;
-    params.zeroExpertNum = zeroExpertNum;
-    params.copyExpertNum = copyExpertNum;
-    params.constExpertNum = constExpertNum;
     check::Soc soc;
-    if (!CurrentSoc(&soc)) {
-        OP_LOGE(ACLNN_ERR_PARAM_INVALID, "MoeDistributeDispatchV2 does not support this SoC (op::SocVersion %d).",
-                static_cast<int>(op::GetCurrentPlatformInfo().GetSocVersion()));
-        return ACLNN_ERR_PARAM_INVALID;
-    }
-    const check::CheckResult result = check::Check(params, soc, nullptr, check::Stage::kOpApi);
-    if (!result.Ok()) {
-        OP_LOGE(result.code, "%s", result.message.c_str());
-        return result.code;
-    }
+    ret = OpApiStage(params, &soc);
+    CHECK_RET(ret == ACLNN_SUCCESS, ret);
+    const char *groupTpValue = (groupTp == nullptr) ? "" : groupTp;
+    const char *commAlgValue = (commAlg == nullptr) ? "" : commAlg;
 
-    aclnnStatus ret = aclnnInnerMoeDistributeDispatchV2GetWorkspaceSize(
+    ret = aclnnInnerMoeDistributeDispatchV2GetWorkspaceSize(
         x, expertIds, scalesOptional, xActiveMaskOptional, expertScalesOptional, elasticInfoOptional,
         performanceInfoOptional, groupEp, epWorldSize, epRankId, moeExpertNum, groupTpValue, tpWorldSize, tpRankId,
         expertShardType, sharedExpertNum, sharedExpertRankNum, quantMode, globalBS, expertTokenNumsType, commAlgValue,

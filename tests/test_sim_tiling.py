@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from opgen.core.dtypes import DTYPES
+from opgen.core.dtypes import DTYPES, FORMAT_VALUES
 from opgen.harness import testkit
 from opgen.harness import testworld
 
@@ -46,7 +46,7 @@ pytestmark = pytest.mark.skipif(GXX is None, reason="g++ is not installed")
 AIV, AIC, UB = 40, 20, 192 * 1024
 SOC = {"ascend910b": "Ascend910B", "ascend910_93": "Ascend910_93", "ascend950": "Ascend950"}
 MIB = 1 << 20
-FORMAT_ND = 2
+FORMAT_ND = FORMAT_VALUES["ND"]
 DT_UNDEFINED = 28
 # The generated tiling functions' constants (op_tiling/<op>_tiling.cpp).
 SYSTEM_NEED_WORKSPACE, WORKSPACE_PER_CORE_PAIR, BATCH_MODE = 16 * MIB, 512, 1
@@ -173,7 +173,8 @@ def _request(twin: Twin, call: dict, metas: dict, rank, *, graph: bool) -> tuple
     for kind, name, typ in twin.cases.FIELDS:
         if kind == "input":
             m = metas.get(name)
-            lines.append("input -" if m is None else f"input {DTYPES[m[0]].ge_value} {FORMAT_ND} {_ints(m[1])}")
+            fmt = FORMAT_VALUES[m[2]] if m is not None and len(m) > 2 else FORMAT_ND  # negatives of format checks
+            lines.append("input -" if m is None else f"input {DTYPES[m[0]].ge_value} {fmt} {_ints(m[1])}")
         elif kind == "output":
             shape, dtype = inferred.get(name, ((), out_dtypes.get(name)))
             lines.append("output -" if dtype is None else f"output {DTYPES[dtype].ge_value} {FORMAT_ND} {_ints(shape)}")

@@ -174,116 +174,150 @@ _check_14 = Check("dtype.xOut", 161002, "xOut", "one of FLOAT16, BFLOAT16",
                   ok=lambda s: (s.dtype("xOut") in ("FLOAT16", "BFLOAT16")),
                   value=lambda s: s.dtype("xOut"),
                   )
-_check_15 = Check("shape.expandX", 561002, "expandX", "shape (A, H)",
+_check_15 = Check("format.expandX", 561002, "expandX", "one of ND",
+                  ok=lambda s: (s.format("expandX") in ("ND",)),
+                  value=lambda s: s.format("expandX"),
+                  )
+_check_16 = Check("format.quantExpandX", 561002, "quantExpandX", "one of ND",
+                  ok=lambda s: (s.format("quantExpandX") in ("ND",)),
+                  value=lambda s: s.format("quantExpandX"),
+                  )
+_check_17 = Check("format.expertIds", 561002, "expertIds", "one of ND",
+                  ok=lambda s: (s.format("expertIds") in ("ND",)),
+                  value=lambda s: s.format("expertIds"),
+                  )
+_check_18 = Check("format.expandIdx", 561002, "expandIdx", "one of ND",
+                  ok=lambda s: (s.format("expandIdx") in ("ND",)),
+                  value=lambda s: s.format("expandIdx"),
+                  )
+_check_19 = Check("format.expertScales", 561002, "expertScales", "one of ND",
+                  ok=lambda s: (s.format("expertScales") in ("ND",)),
+                  value=lambda s: s.format("expertScales"),
+                  )
+_check_20 = Check("format.commCmdInfo", 561002, "commCmdInfo", "one of ND",
+                  ok=lambda s: (s.format("commCmdInfo") in ("ND",)),
+                  value=lambda s: s.format("commCmdInfo"),
+                  )
+_check_21 = Check("format.xActiveMaskOptional", 561002, "xActiveMaskOptional", "one of ND",
+                  ok=lambda s: (s.format("xActiveMaskOptional") in ("ND",)),
+                  when=lambda s: s.present("xActiveMaskOptional"),
+                  value=lambda s: s.format("xActiveMaskOptional"),
+                  )
+_check_22 = Check("format.sharedExpertXOptional", 561002, "sharedExpertXOptional", "one of ND",
+                  ok=lambda s: (s.format("sharedExpertXOptional") in ("ND",)),
+                  when=lambda s: s.present("sharedExpertXOptional"),
+                  value=lambda s: s.format("sharedExpertXOptional"),
+                  )
+_check_23 = Check("shape.expandX", 561002, "expandX", "shape (A, H)",
                   ok=lambda s: ((s.rank("expandX") == 2) and (s.dim("expandX", 0) == s.let("A"))),
                   value=lambda s: s.shape("expandX"),
                   )
-_check_16 = Check("shape.quantExpandX", 561002, "quantExpandX", "shape (A, tokenMsgSize)",
+_check_24 = Check("shape.quantExpandX", 561002, "quantExpandX", "shape (A, tokenMsgSize)",
                   ok=lambda s: (((s.rank("quantExpandX") == 2) and (s.dim("quantExpandX", 0) == s.let("A"))) and (s.dim("quantExpandX", 1) == s.let("tokenMsgSize"))),
                   value=lambda s: s.shape("quantExpandX"),
                   )
-_check_17 = Check("shape.expertIds", 561002, "expertIds", "shape (BS, K)",
+_check_25 = Check("shape.expertIds", 561002, "expertIds", "shape (BS, K)",
                   ok=lambda s: (s.rank("expertIds") == 2),
                   value=lambda s: s.shape("expertIds"),
                   )
-_check_18 = Check("shape.expandIdx", 561002, "expandIdx", "shape (BS * K,)",
+_check_26 = Check("shape.expandIdx", 561002, "expandIdx", "shape (BS * K,)",
                   ok=lambda s: ((s.rank("expandIdx") == 1) and (s.dim("expandIdx", 0) == i64(s.dim("expertIds", 0) * s.dim("expertIds", 1)))),
                   value=lambda s: s.shape("expandIdx"),
                   )
-_check_19 = Check("shape.expertScales", 561002, "expertScales", "shape (BS, K)",
+_check_27 = Check("shape.expertScales", 561002, "expertScales", "shape (BS, K)",
                   ok=lambda s: (((s.rank("expertScales") == 2) and (s.dim("expertScales", 0) == s.dim("expertIds", 0))) and (s.dim("expertScales", 1) == s.dim("expertIds", 1))),
                   value=lambda s: s.shape("expertScales"),
                   )
-_check_20 = Check("shape.commCmdInfo", 561002, "commCmdInfo", "shape ((A + epWorldSize) * 16,)",
+_check_28 = Check("shape.commCmdInfo", 561002, "commCmdInfo", "shape ((A + epWorldSize) * 16,)",
                   ok=lambda s: ((s.rank("commCmdInfo") == 1) and (s.dim("commCmdInfo", 0) == i64(i64(s.let("A") + s.attr("epWorldSize")) * 16))),
                   value=lambda s: s.shape("commCmdInfo"),
                   )
-_check_21 = Check("shape.xActiveMaskOptional", 561002, "xActiveMaskOptional", "shape (BS,)",
+_check_29 = Check("shape.xActiveMaskOptional", 561002, "xActiveMaskOptional", "shape (BS,)",
                   ok=lambda s: ((s.rank("xActiveMaskOptional") == 1) and (s.dim("xActiveMaskOptional", 0) == s.dim("expertIds", 0))),
                   when=lambda s: s.present("xActiveMaskOptional"),
                   value=lambda s: s.shape("xActiveMaskOptional"),
                   )
-_check_22 = Check("len.groupEp", 161002, "groupEp", "a string whose length is in [1, 128)",
+_check_30 = Check("len.groupEp", 161002, "groupEp", "a string whose length is in [1, 128)",
                   ok=lambda s: in_range(s.len("groupEp"), 1, 128, True, False),
                   value=lambda s: s.len("groupEp"),
                   )
-_check_23 = Check("domain.epWorldSize", 561002, "epWorldSize", "one of {2, 8}",
+_check_31 = Check("domain.epWorldSize", 561002, "epWorldSize", "one of {2, 8}",
                   ok=lambda s: (s.attr("epWorldSize") in (2, 8)),
                   )
-_check_24 = Check("domain.moeExpertNum", 561002, "moeExpertNum", "one of {32}",
+_check_32 = Check("domain.moeExpertNum", 561002, "moeExpertNum", "one of {32}",
                   ok=lambda s: (s.attr("moeExpertNum") in (32,)),
                   )
-_check_25 = Check("domain.expertShardType", 561002, "expertShardType", "one of {0}",
+_check_33 = Check("domain.expertShardType", 561002, "expertShardType", "one of {0}",
                   ok=lambda s: (s.attr("expertShardType") in (0,)),
                   )
-_check_26 = Check("domain.sharedExpertNum", 561002, "sharedExpertNum", "one of {0}",
+_check_34 = Check("domain.sharedExpertNum", 561002, "sharedExpertNum", "one of {0}",
                   ok=lambda s: (s.attr("sharedExpertNum") in (0,)),
                   )
-_check_27 = Check("domain.commQuantMode", 561002, "commQuantMode", "in [0, 2]",
+_check_35 = Check("domain.commQuantMode", 561002, "commQuantMode", "in [0, 2]",
                   ok=lambda s: in_range(s.attr("commQuantMode"), 0, 2, True, True),
                   )
-_check_28 = Check("domain.commType", 561002, "commType", "one of {2}",
+_check_36 = Check("domain.commType", 561002, "commType", "one of {2}",
                   ok=lambda s: (s.attr("commType") in (2,)),
                   )
-_check_29 = Check("unsupported.sharedExpertRankNum", 561002, "sharedExpertRankNum", "0 (the default; sharedExpertRankNum is not supported on Ascend 950PR/Ascend 950DT)",
+_check_37 = Check("unsupported.sharedExpertRankNum", 561002, "sharedExpertRankNum", "0 (the default; sharedExpertRankNum is not supported on Ascend 950PR/Ascend 950DT)",
                   ok=lambda s: (s.attr("sharedExpertRankNum") == 0),
                   )
-_check_30 = Check("unsupported.commAlg", 561002, "commAlg", "\"\" (the default; commAlg is not supported on Ascend 950PR/Ascend 950DT)",
+_check_38 = Check("unsupported.commAlg", 561002, "commAlg", "\"\" (the default; commAlg is not supported on Ascend 950PR/Ascend 950DT)",
                   ok=lambda s: (s.attr("commAlg") == ""),
                   )
-_check_31 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0 (quant modes supported on Ascend 950PR/Ascend 950DT)",
+_check_39 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0 (quant modes supported on Ascend 950PR/Ascend 950DT)",
                   ok=lambda s: (s.attr("commQuantMode") in (0,)),
                   )
-_check_32 = Check("op.epRankId", 561002, "epRankId", "in [0, epWorldSize)",
+_check_40 = Check("op.epRankId", 561002, "epRankId", "in [0, epWorldSize)",
                   ok=lambda s: in_range(s.attr("epRankId"), 0, s.attr("epWorldSize"), True, False),
                   )
-_check_33 = Check("op.sharedExpertRankNum", 561002, "sharedExpertRankNum", "in [0, epWorldSize / 2]",
+_check_41 = Check("op.sharedExpertRankNum", 561002, "sharedExpertRankNum", "in [0, epWorldSize / 2]",
                   ok=lambda s: in_range(s.attr("sharedExpertRankNum"), 0, floordiv(s.attr("epWorldSize"), 2), True, True),
                   )
-_check_34 = Check("op.moeExpertNum", 561002, "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
+_check_42 = Check("op.moeExpertNum", 561002, "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
                   ok=lambda s: (mod(s.attr("moeExpertNum"), i64(s.attr("epWorldSize") - s.attr("sharedExpertRankNum"))) == 0),
                   )
-_check_35 = Check("op.globalBs", 561002, "globalBs", "0, or a multiple of epWorldSize no smaller than BS * epWorldSize",
+_check_43 = Check("op.globalBs", 561002, "globalBs", "0, or a multiple of epWorldSize no smaller than BS * epWorldSize",
                   ok=lambda s: ((s.attr("globalBs") == 0) or ((mod(s.attr("globalBs"), s.attr("epWorldSize")) == 0) and (s.attr("globalBs") >= i64(s.dim("expertIds", 0) * s.attr("epWorldSize"))))),
                   )
-_check_36 = Check("op.h_range", 561002, "expandX", "H in [1024, 8192]",
+_check_44 = Check("op.h_range", 561002, "expandX", "H in [1024, 8192]",
                   ok=lambda s: in_range(s.dim("expandX", 1), 1024, 8192, True, True),
                   value=lambda s: s.dim("expandX", 1),
                   )
-_check_37 = Check("op.bs_range", 561002, "expertIds", "BS in (0, 512]",
+_check_45 = Check("op.bs_range", 561002, "expertIds", "BS in (0, 512]",
                   ok=lambda s: in_range(s.dim("expertIds", 0), 0, 512, False, True),
                   value=lambda s: s.dim("expertIds", 0),
                   )
-_check_38 = Check("op.expertIds", 561002, "expertIds", "K in (0, 16]",
+_check_46 = Check("op.expertIds", 561002, "expertIds", "K in (0, 16]",
                   ok=lambda s: in_range(s.dim("expertIds", 1), 0, 16, False, True),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_39 = Check("op.expertIds.2", 561002, "expertIds", "K <= moeExpertNum",
+_check_47 = Check("op.expertIds.2", 561002, "expertIds", "K <= moeExpertNum",
                   ok=lambda s: (s.dim("expertIds", 1) <= s.attr("moeExpertNum")),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_40 = Check("op.xOut", 161002, "xOut", "the dtype of expandX",
+_check_48 = Check("op.xOut", 161002, "xOut", "the dtype of expandX",
                   ok=lambda s: (s.dtype("xOut") == s.dtype("expandX")),
                   value=lambda s: s.dtype("xOut"),
                   )
-_check_41 = Check("op.sharedExpertXOptional", 561002, "sharedExpertXOptional", "(BS, H), or (a, b, H) with a * b = BS",
+_check_49 = Check("op.sharedExpertXOptional", 561002, "sharedExpertXOptional", "(BS, H), or (a, b, H) with a * b = BS",
                   ok=lambda s: ((((s.rank("sharedExpertXOptional") == 2) and (s.dim("sharedExpertXOptional", 0) == s.dim("expertIds", 0))) and (s.dim("sharedExpertXOptional", 1) == s.dim("expandX", 1))) or (((s.rank("sharedExpertXOptional") == 3) and (i64(s.dim("sharedExpertXOptional", 0) * s.dim("sharedExpertXOptional", 1)) == s.dim("expertIds", 0))) and (s.dim("sharedExpertXOptional", 2) == s.dim("expandX", 1)))),
                   when=lambda s: s.present("sharedExpertXOptional"),
                   value=lambda s: s.shape("sharedExpertXOptional"),
                   )
-_check_42 = Check("op.sharedExpertXOptional.2", 161002, "sharedExpertXOptional", "the dtype of expandX",
+_check_50 = Check("op.sharedExpertXOptional.2", 161002, "sharedExpertXOptional", "the dtype of expandX",
                   ok=lambda s: (s.dtype("sharedExpertXOptional") == s.dtype("expandX")),
                   when=lambda s: s.present("sharedExpertXOptional"),
                   value=lambda s: s.dtype("sharedExpertXOptional"),
                   )
-_check_43 = Check("op.sharedExpertXOptional.3", 561002, "sharedExpertXOptional", "null unless sharedExpertNum is 0",
+_check_51 = Check("op.sharedExpertXOptional.3", 561002, "sharedExpertXOptional", "null unless sharedExpertNum is 0",
                   ok=lambda s: (s.attr("sharedExpertNum") == 0),
                   when=lambda s: s.present("sharedExpertXOptional"),
                   )
-_check_44 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
+_check_52 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                   ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(2 * 1048576)),
                   )
-_check_45 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 4 * (localExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))",
+_check_53 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 4 * (localExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))",
                   ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(4 * i64(i64(i64(i64(s.let("localMoeExpertNum") * s.let("maxBs")) * s.attr("epWorldSize")) * i64(floordiv(i64(i64(i64(i64(floordiv(i64(i64(i64(2 * s.dim("expandX", 1)) + 32) - 1), 32) * 32) + 44) + 512) - 1), 512) * 512)) + i64(i64(i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum")) * s.let("maxBs")) * i64(floordiv(i64(i64(i64(2 * s.dim("expandX", 1)) + 512) - 1), 512) * 512))))),
                   )
 
@@ -335,6 +369,14 @@ _CHECKS = {
         _check_43,
         _check_44,
         _check_45,
+        _check_46,
+        _check_47,
+        _check_48,
+        _check_49,
+        _check_50,
+        _check_51,
+        _check_52,
+        _check_53,
     ),
 }
 

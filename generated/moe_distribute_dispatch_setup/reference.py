@@ -162,114 +162,132 @@ _check_8 = Check("dtype.commCmdInfoOut", 161002, "commCmdInfoOut", "one of INT32
                  ok=lambda s: (s.dtype("commCmdInfoOut") in ("INT32",)),
                  value=lambda s: s.dtype("commCmdInfoOut"),
                  )
-_check_9 = Check("shape.x", 561002, "x", "shape (BS, H)",
-                 ok=lambda s: (s.rank("x") == 2),
-                 value=lambda s: s.shape("x"),
+_check_9 = Check("format.x", 561002, "x", "one of ND",
+                 ok=lambda s: (s.format("x") in ("ND",)),
+                 value=lambda s: s.format("x"),
                  )
-_check_10 = Check("shape.expertIds", 561002, "expertIds", "shape (BS, K)",
+_check_10 = Check("format.expertIds", 561002, "expertIds", "one of ND",
+                  ok=lambda s: (s.format("expertIds") in ("ND",)),
+                  value=lambda s: s.format("expertIds"),
+                  )
+_check_11 = Check("format.scalesOptional", 561002, "scalesOptional", "one of ND",
+                  ok=lambda s: (s.format("scalesOptional") in ("ND",)),
+                  when=lambda s: s.present("scalesOptional"),
+                  value=lambda s: s.format("scalesOptional"),
+                  )
+_check_12 = Check("format.xActiveMaskOptional", 561002, "xActiveMaskOptional", "one of ND",
+                  ok=lambda s: (s.format("xActiveMaskOptional") in ("ND",)),
+                  when=lambda s: s.present("xActiveMaskOptional"),
+                  value=lambda s: s.format("xActiveMaskOptional"),
+                  )
+_check_13 = Check("shape.x", 561002, "x", "shape (BS, H)",
+                  ok=lambda s: (s.rank("x") == 2),
+                  value=lambda s: s.shape("x"),
+                  )
+_check_14 = Check("shape.expertIds", 561002, "expertIds", "shape (BS, K)",
                   ok=lambda s: ((s.rank("expertIds") == 2) and (s.dim("expertIds", 0) == s.dim("x", 0))),
                   value=lambda s: s.shape("expertIds"),
                   )
-_check_11 = Check("shape.scalesOptional", 561002, "scalesOptional", "shape (sharedExpertNum + moeExpertNum, H)",
+_check_15 = Check("shape.scalesOptional", 561002, "scalesOptional", "shape (sharedExpertNum + moeExpertNum, H)",
                   ok=lambda s: (((s.rank("scalesOptional") == 2) and (s.dim("scalesOptional", 0) == i64(s.attr("sharedExpertNum") + s.attr("moeExpertNum")))) and (s.dim("scalesOptional", 1) == s.dim("x", 1))),
                   when=lambda s: s.present("scalesOptional"),
                   value=lambda s: s.shape("scalesOptional"),
                   )
-_check_12 = Check("shape.xActiveMaskOptional", 561002, "xActiveMaskOptional", "shape (BS,)",
+_check_16 = Check("shape.xActiveMaskOptional", 561002, "xActiveMaskOptional", "shape (BS,)",
                   ok=lambda s: ((s.rank("xActiveMaskOptional") == 1) and (s.dim("xActiveMaskOptional", 0) == s.dim("x", 0))),
                   when=lambda s: s.present("xActiveMaskOptional"),
                   value=lambda s: s.shape("xActiveMaskOptional"),
                   )
-_check_13 = Check("len.groupEp", 161002, "groupEp", "a string whose length is in [1, 128)",
+_check_17 = Check("len.groupEp", 161002, "groupEp", "a string whose length is in [1, 128)",
                   ok=lambda s: in_range(s.len("groupEp"), 1, 128, True, False),
                   value=lambda s: s.len("groupEp"),
                   )
-_check_14 = Check("domain.epWorldSize", 561002, "epWorldSize", "one of {2, 8}",
+_check_18 = Check("domain.epWorldSize", 561002, "epWorldSize", "one of {2, 8}",
                   ok=lambda s: (s.attr("epWorldSize") in (2, 8)),
                   )
-_check_15 = Check("domain.moeExpertNum", 561002, "moeExpertNum", "in (0, 512]",
+_check_19 = Check("domain.moeExpertNum", 561002, "moeExpertNum", "in (0, 512]",
                   ok=lambda s: in_range(s.attr("moeExpertNum"), 0, 512, False, True),
                   )
-_check_16 = Check("domain.expertShardType", 561002, "expertShardType", "one of {0}",
+_check_20 = Check("domain.expertShardType", 561002, "expertShardType", "one of {0}",
                   ok=lambda s: (s.attr("expertShardType") in (0,)),
                   )
-_check_17 = Check("domain.sharedExpertNum", 561002, "sharedExpertNum", "in [0, 4]",
+_check_21 = Check("domain.sharedExpertNum", 561002, "sharedExpertNum", "in [0, 4]",
                   ok=lambda s: in_range(s.attr("sharedExpertNum"), 0, 4, True, True),
                   )
-_check_18 = Check("domain.quantMode", 561002, "quantMode", "in [0, 4]",
+_check_22 = Check("domain.quantMode", 561002, "quantMode", "in [0, 4]",
                   ok=lambda s: in_range(s.attr("quantMode"), 0, 4, True, True),
                   )
-_check_19 = Check("domain.commType", 561002, "commType", "one of {2}",
+_check_23 = Check("domain.commType", 561002, "commType", "one of {2}",
                   ok=lambda s: (s.attr("commType") in (2,)),
                   )
-_check_20 = Check("unsupported.commAlg", 561002, "commAlg", "\"\" (the default; commAlg is not supported on Ascend 950PR/Ascend 950DT)",
+_check_24 = Check("unsupported.commAlg", 561002, "commAlg", "\"\" (the default; commAlg is not supported on Ascend 950PR/Ascend 950DT)",
                   ok=lambda s: (s.attr("commAlg") == ""),
                   )
-_check_21 = Check("quant_mode.quantMode", 561002, "quantMode", "one of 0, 4 (quant modes supported on Ascend 950PR/Ascend 950DT)",
+_check_25 = Check("quant_mode.quantMode", 561002, "quantMode", "one of 0, 4 (quant modes supported on Ascend 950PR/Ascend 950DT)",
                   ok=lambda s: (s.attr("quantMode") in (0, 4)),
                   )
-_check_22 = Check("op.epRankId", 561002, "epRankId", "in [0, epWorldSize)",
+_check_26 = Check("op.epRankId", 561002, "epRankId", "in [0, epWorldSize)",
                   ok=lambda s: in_range(s.attr("epRankId"), 0, s.attr("epWorldSize"), True, False),
                   )
-_check_23 = Check("op.sharedExpertRankNum", 561002, "sharedExpertRankNum", "in [0, epWorldSize / 2]",
+_check_27 = Check("op.sharedExpertRankNum", 561002, "sharedExpertRankNum", "in [0, epWorldSize / 2]",
                   ok=lambda s: in_range(s.attr("sharedExpertRankNum"), 0, floordiv(s.attr("epWorldSize"), 2), True, True),
                   )
-_check_24 = Check("op.moeExpertNum", 561002, "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
+_check_28 = Check("op.moeExpertNum", 561002, "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
                   ok=lambda s: (mod(s.attr("moeExpertNum"), i64(s.attr("epWorldSize") - s.attr("sharedExpertRankNum"))) == 0),
                   )
-_check_25 = Check("op.sharedExpertNum", 561002, "sharedExpertNum", "0 or 1 when sharedExpertRankNum is 0",
+_check_29 = Check("op.sharedExpertNum", 561002, "sharedExpertNum", "0 or 1 when sharedExpertRankNum is 0",
                   ok=lambda s: (s.attr("sharedExpertNum") in (0, 1)),
                   when=lambda s: (s.attr("sharedExpertRankNum") == 0),
                   )
-_check_26 = Check("op.sharedExpertRankNum.2", 561002, "sharedExpertRankNum", "a multiple of sharedExpertNum",
+_check_30 = Check("op.sharedExpertRankNum.2", 561002, "sharedExpertRankNum", "a multiple of sharedExpertNum",
                   ok=lambda s: ((s.attr("sharedExpertNum") > 0) and (mod(s.attr("sharedExpertRankNum"), s.attr("sharedExpertNum")) == 0)),
                   when=lambda s: (s.attr("sharedExpertRankNum") != 0),
                   )
-_check_27 = Check("op.globalBs", 561002, "globalBs", "0, or a multiple of epWorldSize no smaller than BS * epWorldSize",
+_check_31 = Check("op.globalBs", 561002, "globalBs", "0, or a multiple of epWorldSize no smaller than BS * epWorldSize",
                   ok=lambda s: ((s.attr("globalBs") == 0) or ((mod(s.attr("globalBs"), s.attr("epWorldSize")) == 0) and (s.attr("globalBs") >= i64(s.dim("x", 0) * s.attr("epWorldSize"))))),
                   )
-_check_28 = Check("op.h_range", 561002, "x", "H in [1024, 8192]",
+_check_32 = Check("op.h_range", 561002, "x", "H in [1024, 8192]",
                   ok=lambda s: in_range(s.dim("x", 1), 1024, 8192, True, True),
                   value=lambda s: s.dim("x", 1),
                   )
-_check_29 = Check("op.bs_range", 561002, "x", "BS in (0, 512]",
+_check_33 = Check("op.bs_range", 561002, "x", "BS in (0, 512]",
                   ok=lambda s: in_range(s.dim("x", 0), 0, 512, False, True),
                   value=lambda s: s.dim("x", 0),
                   )
-_check_30 = Check("op.expertIds", 561002, "expertIds", "K in (0, 16]",
+_check_34 = Check("op.expertIds", 561002, "expertIds", "K in (0, 16]",
                   ok=lambda s: in_range(s.dim("expertIds", 1), 0, 16, False, True),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_31 = Check("op.expertIds.2", 561002, "expertIds", "K <= moeExpertNum",
+_check_35 = Check("op.expertIds.2", 561002, "expertIds", "K <= moeExpertNum",
                   ok=lambda s: (s.dim("expertIds", 1) <= s.attr("moeExpertNum")),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_32 = Check("op.xActiveMaskOptional", 161002, "xActiveMaskOptional", "a 1-D mask whose true values all precede the false ones",
+_check_36 = Check("op.xActiveMaskOptional", 161002, "xActiveMaskOptional", "a 1-D mask whose true values all precede the false ones",
                   ok=lambda s: s.prefix_true("xActiveMaskOptional"),
                   when=lambda s: s.present("xActiveMaskOptional"),
                   )
-_check_33 = Check("ascend950.scalesOptional", 561002, "scalesOptional", "null when quantMode is 0",
+_check_37 = Check("ascend950.scalesOptional", 561002, "scalesOptional", "null when quantMode is 0",
                   ok=lambda s: (not s.present("scalesOptional")),
                   when=lambda s: (s.attr("quantMode") == 0),
                   )
-_check_34 = Check("ascend950.scalesOptional.2", 561002, "scalesOptional", "null when quantMode is 4 (MX)",
+_check_38 = Check("ascend950.scalesOptional.2", 561002, "scalesOptional", "null when quantMode is 4 (MX)",
                   ok=lambda s: (not s.present("scalesOptional")),
                   when=lambda s: (s.attr("quantMode") == 4),
                   )
-_check_35 = Check("ascend950.yOut", 161002, "yOut", "the dtype of x when quantMode is 0",
+_check_39 = Check("ascend950.yOut", 161002, "yOut", "the dtype of x when quantMode is 0",
                   ok=lambda s: (s.dtype("yOut") == s.dtype("x")),
                   when=lambda s: (s.attr("quantMode") == 0),
                   value=lambda s: s.dtype("yOut"),
                   )
-_check_36 = Check("ascend950.yOut.2", 161002, "yOut", "FLOAT8_E5M2 or FLOAT8_E4M3FN when quantMode is 4",
+_check_40 = Check("ascend950.yOut.2", 161002, "yOut", "FLOAT8_E5M2 or FLOAT8_E4M3FN when quantMode is 4",
                   ok=lambda s: (s.dtype("yOut") in ("FLOAT8_E5M2", "FLOAT8_E4M3FN")),
                   when=lambda s: (s.attr("quantMode") == 4),
                   value=lambda s: s.dtype("yOut"),
                   )
-_check_37 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
+_check_41 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                   ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(2 * 1048576)),
                   )
-_check_38 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 4 * (localExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))",
+_check_42 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 4 * (localExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))",
                   ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(4 * i64(i64(i64(i64(s.let("localMoeExpertNum") * s.let("maxBs")) * s.attr("epWorldSize")) * i64(floordiv(i64(i64(i64(i64(floordiv(i64(i64(i64(2 * s.dim("x", 1)) + 32) - 1), 32) * 32) + 44) + 512) - 1), 512) * 512)) + i64(i64(i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum")) * s.let("maxBs")) * i64(floordiv(i64(i64(i64(2 * s.dim("x", 1)) + 512) - 1), 512) * 512))))),
                   )
 
@@ -314,6 +332,10 @@ _CHECKS = {
         _check_36,
         _check_37,
         _check_38,
+        _check_39,
+        _check_40,
+        _check_41,
+        _check_42,
     ),
 }
 

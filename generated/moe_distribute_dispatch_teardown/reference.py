@@ -169,112 +169,128 @@ _check_11 = Check("dtype.expertTokenNumsOut", 161002, "expertTokenNumsOut", "one
                   ok=lambda s: (s.dtype("expertTokenNumsOut") in ("INT64",)),
                   value=lambda s: s.dtype("expertTokenNumsOut"),
                   )
-_check_12 = Check("shape.x", 561002, "x", "shape (BS, H)",
+_check_12 = Check("format.x", 561002, "x", "one of ND",
+                  ok=lambda s: (s.format("x") in ("ND",)),
+                  value=lambda s: s.format("x"),
+                  )
+_check_13 = Check("format.y", 561002, "y", "one of ND",
+                  ok=lambda s: (s.format("y") in ("ND",)),
+                  value=lambda s: s.format("y"),
+                  )
+_check_14 = Check("format.expertIds", 561002, "expertIds", "one of ND",
+                  ok=lambda s: (s.format("expertIds") in ("ND",)),
+                  value=lambda s: s.format("expertIds"),
+                  )
+_check_15 = Check("format.commCmdInfo", 561002, "commCmdInfo", "one of ND",
+                  ok=lambda s: (s.format("commCmdInfo") in ("ND",)),
+                  value=lambda s: s.format("commCmdInfo"),
+                  )
+_check_16 = Check("shape.x", 561002, "x", "shape (BS, H)",
                   ok=lambda s: (s.rank("x") == 2),
                   value=lambda s: s.shape("x"),
                   )
-_check_13 = Check("shape.y", 561002, "y", "shape (BS * (K + sharedExpertNum), tokenMsgSize)",
+_check_17 = Check("shape.y", 561002, "y", "shape (BS * (K + sharedExpertNum), tokenMsgSize)",
                   ok=lambda s: (((s.rank("y") == 2) and (s.dim("y", 0) == i64(s.dim("x", 0) * i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum"))))) and (s.dim("y", 1) == s.let("tokenMsgSize"))),
                   value=lambda s: s.shape("y"),
                   )
-_check_14 = Check("shape.expertIds", 561002, "expertIds", "shape (BS, K)",
+_check_18 = Check("shape.expertIds", 561002, "expertIds", "shape (BS, K)",
                   ok=lambda s: ((s.rank("expertIds") == 2) and (s.dim("expertIds", 0) == s.dim("x", 0))),
                   value=lambda s: s.shape("expertIds"),
                   )
-_check_15 = Check("shape.commCmdInfo", 561002, "commCmdInfo", "shape ((BS * (K + sharedExpertNum) + epWorldSize * localExpertNum) * 16,)",
+_check_19 = Check("shape.commCmdInfo", 561002, "commCmdInfo", "shape ((BS * (K + sharedExpertNum) + epWorldSize * localExpertNum) * 16,)",
                   ok=lambda s: ((s.rank("commCmdInfo") == 1) and (s.dim("commCmdInfo", 0) == i64(i64(i64(s.dim("x", 0) * i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum"))) + i64(s.attr("epWorldSize") * s.let("localExpertNum"))) * 16))),
                   value=lambda s: s.shape("commCmdInfo"),
                   )
-_check_16 = Check("len.groupEp", 161002, "groupEp", "a string whose length is in [1, 128)",
+_check_20 = Check("len.groupEp", 161002, "groupEp", "a string whose length is in [1, 128)",
                   ok=lambda s: in_range(s.len("groupEp"), 1, 128, True, False),
                   value=lambda s: s.len("groupEp"),
                   )
-_check_17 = Check("domain.epWorldSize", 561002, "epWorldSize", "one of {2, 8}",
+_check_21 = Check("domain.epWorldSize", 561002, "epWorldSize", "one of {2, 8}",
                   ok=lambda s: (s.attr("epWorldSize") in (2, 8)),
                   )
-_check_18 = Check("domain.moeExpertNum", 561002, "moeExpertNum", "in (0, 512]",
+_check_22 = Check("domain.moeExpertNum", 561002, "moeExpertNum", "in (0, 512]",
                   ok=lambda s: in_range(s.attr("moeExpertNum"), 0, 512, False, True),
                   )
-_check_19 = Check("domain.expertShardType", 561002, "expertShardType", "one of {0}",
+_check_23 = Check("domain.expertShardType", 561002, "expertShardType", "one of {0}",
                   ok=lambda s: (s.attr("expertShardType") in (0,)),
                   )
-_check_20 = Check("domain.sharedExpertNum", 561002, "sharedExpertNum", "in [0, 4]",
+_check_24 = Check("domain.sharedExpertNum", 561002, "sharedExpertNum", "in [0, 4]",
                   ok=lambda s: in_range(s.attr("sharedExpertNum"), 0, 4, True, True),
                   )
-_check_21 = Check("domain.quantMode", 561002, "quantMode", "in [0, 4]",
+_check_25 = Check("domain.quantMode", 561002, "quantMode", "in [0, 4]",
                   ok=lambda s: in_range(s.attr("quantMode"), 0, 4, True, True),
                   )
-_check_22 = Check("domain.expertTokenNumsType", 561002, "expertTokenNumsType", "one of {1}",
+_check_26 = Check("domain.expertTokenNumsType", 561002, "expertTokenNumsType", "one of {1}",
                   ok=lambda s: (s.attr("expertTokenNumsType") in (1,)),
                   )
-_check_23 = Check("domain.commType", 561002, "commType", "one of {2}",
+_check_27 = Check("domain.commType", 561002, "commType", "one of {2}",
                   ok=lambda s: (s.attr("commType") in (2,)),
                   )
-_check_24 = Check("unsupported.commAlg", 561002, "commAlg", "\"\" (the default; commAlg is not supported on Ascend 950PR/Ascend 950DT)",
+_check_28 = Check("unsupported.commAlg", 561002, "commAlg", "\"\" (the default; commAlg is not supported on Ascend 950PR/Ascend 950DT)",
                   ok=lambda s: (s.attr("commAlg") == ""),
                   )
-_check_25 = Check("quant_mode.quantMode", 561002, "quantMode", "one of 0, 4 (quant modes supported on Ascend 950PR/Ascend 950DT)",
+_check_29 = Check("quant_mode.quantMode", 561002, "quantMode", "one of 0, 4 (quant modes supported on Ascend 950PR/Ascend 950DT)",
                   ok=lambda s: (s.attr("quantMode") in (0, 4)),
                   )
-_check_26 = Check("op.epRankId", 561002, "epRankId", "in [0, epWorldSize)",
+_check_30 = Check("op.epRankId", 561002, "epRankId", "in [0, epWorldSize)",
                   ok=lambda s: in_range(s.attr("epRankId"), 0, s.attr("epWorldSize"), True, False),
                   )
-_check_27 = Check("op.sharedExpertRankNum", 561002, "sharedExpertRankNum", "in [0, epWorldSize / 2]",
+_check_31 = Check("op.sharedExpertRankNum", 561002, "sharedExpertRankNum", "in [0, epWorldSize / 2]",
                   ok=lambda s: in_range(s.attr("sharedExpertRankNum"), 0, floordiv(s.attr("epWorldSize"), 2), True, True),
                   )
-_check_28 = Check("op.moeExpertNum", 561002, "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
+_check_32 = Check("op.moeExpertNum", 561002, "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
                   ok=lambda s: (mod(s.attr("moeExpertNum"), i64(s.attr("epWorldSize") - s.attr("sharedExpertRankNum"))) == 0),
                   )
-_check_29 = Check("op.sharedExpertNum", 561002, "sharedExpertNum", "0 or 1 when sharedExpertRankNum is 0",
+_check_33 = Check("op.sharedExpertNum", 561002, "sharedExpertNum", "0 or 1 when sharedExpertRankNum is 0",
                   ok=lambda s: (s.attr("sharedExpertNum") in (0, 1)),
                   when=lambda s: (s.attr("sharedExpertRankNum") == 0),
                   )
-_check_30 = Check("op.sharedExpertRankNum.2", 561002, "sharedExpertRankNum", "a multiple of sharedExpertNum",
+_check_34 = Check("op.sharedExpertRankNum.2", 561002, "sharedExpertRankNum", "a multiple of sharedExpertNum",
                   ok=lambda s: ((s.attr("sharedExpertNum") > 0) and (mod(s.attr("sharedExpertRankNum"), s.attr("sharedExpertNum")) == 0)),
                   when=lambda s: (s.attr("sharedExpertRankNum") != 0),
                   )
-_check_31 = Check("op.globalBs", 561002, "globalBs", "0, or a multiple of epWorldSize no smaller than BS * epWorldSize",
+_check_35 = Check("op.globalBs", 561002, "globalBs", "0, or a multiple of epWorldSize no smaller than BS * epWorldSize",
                   ok=lambda s: ((s.attr("globalBs") == 0) or ((mod(s.attr("globalBs"), s.attr("epWorldSize")) == 0) and (s.attr("globalBs") >= i64(s.dim("x", 0) * s.attr("epWorldSize"))))),
                   )
-_check_32 = Check("op.h_range", 561002, "x", "H in [1024, 8192]",
+_check_36 = Check("op.h_range", 561002, "x", "H in [1024, 8192]",
                   ok=lambda s: in_range(s.dim("x", 1), 1024, 8192, True, True),
                   value=lambda s: s.dim("x", 1),
                   )
-_check_33 = Check("op.bs_range", 561002, "x", "BS in (0, 512]",
+_check_37 = Check("op.bs_range", 561002, "x", "BS in (0, 512]",
                   ok=lambda s: in_range(s.dim("x", 0), 0, 512, False, True),
                   value=lambda s: s.dim("x", 0),
                   )
-_check_34 = Check("op.expertIds", 561002, "expertIds", "K in (0, 16]",
+_check_38 = Check("op.expertIds", 561002, "expertIds", "K in (0, 16]",
                   ok=lambda s: in_range(s.dim("expertIds", 1), 0, 16, False, True),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_35 = Check("op.expertIds.2", 561002, "expertIds", "K <= moeExpertNum",
+_check_39 = Check("op.expertIds.2", 561002, "expertIds", "K <= moeExpertNum",
                   ok=lambda s: (s.dim("expertIds", 1) <= s.attr("moeExpertNum")),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_36 = Check("op.expandXOut", 161002, "expandXOut", "the dtype of y",
+_check_40 = Check("op.expandXOut", 161002, "expandXOut", "the dtype of y",
                   ok=lambda s: (s.dtype("expandXOut") == s.dtype("y")),
                   value=lambda s: s.dtype("expandXOut"),
                   )
-_check_37 = Check("ascend950.y", 161002, "y", "the dtype of x when quantMode is 0",
+_check_41 = Check("ascend950.y", 161002, "y", "the dtype of x when quantMode is 0",
                   ok=lambda s: (s.dtype("y") == s.dtype("x")),
                   when=lambda s: (s.attr("quantMode") == 0),
                   value=lambda s: s.dtype("y"),
                   )
-_check_38 = Check("ascend950.y.2", 161002, "y", "FLOAT8_E5M2 or FLOAT8_E4M3FN when quantMode is 4",
+_check_42 = Check("ascend950.y.2", 161002, "y", "FLOAT8_E5M2 or FLOAT8_E4M3FN when quantMode is 4",
                   ok=lambda s: (s.dtype("y") in ("FLOAT8_E5M2", "FLOAT8_E4M3FN")),
                   when=lambda s: (s.attr("quantMode") == 4),
                   value=lambda s: s.dtype("y"),
                   )
-_check_39 = Check("ascend950.dynamicScalesOut", 161002, "dynamicScalesOut", "FLOAT8_E8M0 when quantMode is 4",
+_check_43 = Check("ascend950.dynamicScalesOut", 161002, "dynamicScalesOut", "FLOAT8_E8M0 when quantMode is 4",
                   ok=lambda s: (s.dtype("dynamicScalesOut") == "FLOAT8_E8M0"),
                   when=lambda s: (s.attr("quantMode") == 4),
                   value=lambda s: s.dtype("dynamicScalesOut"),
                   )
-_check_40 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
+_check_44 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                   ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(2 * 1048576)),
                   )
-_check_41 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (localExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))",
+_check_45 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (localExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))",
                   ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(2 * i64(i64(i64(i64(s.let("localMoeExpertNum") * s.let("maxBs")) * s.attr("epWorldSize")) * i64(floordiv(i64(i64(i64(i64(floordiv(i64(i64(i64(2 * s.dim("x", 1)) + 32) - 1), 32) * 32) + 44) + 512) - 1), 512) * 512)) + i64(i64(i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum")) * s.let("maxBs")) * i64(floordiv(i64(i64(i64(2 * s.dim("x", 1)) + 512) - 1), 512) * 512))))),
                   )
 
@@ -322,6 +338,10 @@ _CHECKS = {
         _check_39,
         _check_40,
         _check_41,
+        _check_42,
+        _check_43,
+        _check_44,
+        _check_45,
     ),
 }
 

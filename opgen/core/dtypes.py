@@ -85,3 +85,6 @@ DTYPE_NAMES: tuple[str, ...] = tuple(sorted(DTYPES))
 
 # Formats a spec may name (ge::Format enumerators without the FORMAT_ prefix).
 FORMATS: tuple[str, ...] = ("ND", "NCHW", "NHWC", "FRACTAL_NZ")
+# The ge::Format value of each (hicann/metadef inc/external/graph/types.h, C_FORMAT_*); a tensor's format is
+# its primary storage format (ge::GetPrimaryFormat), as the real tilings read it.
+FORMAT_VALUES: dict[str, int] = {"NCHW": 0, "NHWC": 1, "ND": 2, "FRACTAL_NZ": 29}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from opgen.core import builtins as B
 from opgen.core.artifact import Artifact
-from opgen.core.dtypes import DTYPES
+from opgen.core.dtypes import DTYPES, FORMAT_VALUES
 from opgen.emit.registry import emitter
 from opgen.emit.render import render
 from opgen.lower.literals import cpp_literal
@@ -56,6 +56,7 @@ def check_core_context(op: Op) -> dict:
         qmax=qmax,
         emax=emax,
         size_fns=[e for e in op.entries if e.sizes],
+        formats=sorted(FORMAT_VALUES.items(), key=lambda kv: kv[1]),
     )
 
 

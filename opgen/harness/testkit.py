@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from opgen.core.dtypes import DTYPES
+from opgen.core.dtypes import DTYPES, FORMAT_VALUES
 from opgen.core.families import FAMILIES
 from opgen.core.products import EXPAND_IDX, TRIPLE, ProductFacts
 from opgen.runtime import OpError
@@ -37,7 +37,7 @@ from opgen.runtime.scope import data
 from opgen import sim
 from opgen.runtime import moe
 from opgen.runtime.rowbatch import RowBatch
-from opgen.runtime.scope import Meta, cann_dtype
+from opgen.runtime.scope import cann_dtype
 
 
 def ids(case: dict) -> str:
@@ -382,7 +382,8 @@ class CheckCore:
         for kind, name, typ in self.fields:
             if kind == "input":
                 m = inputs.get(name)
-                tokens.append("-" if m is None else f"{DTYPES[m[0]].ge_value}:" + ",".join(str(d) for d in m[1]))
+                tokens.append("-" if m is None else f"{DTYPES[m[0]].ge_value}:" + ",".join(str(d) for d in m[1])
+                              + (f":{FORMAT_VALUES[m[2]]}" if len(m) > 2 else ""))
             elif kind == "output":
                 d = out_dtypes.get(name)
                 tokens.append("-" if d is None else str(DTYPES[d].ge_value))
@@ -492,7 +493,7 @@ def core_rejects(neg: dict, results: dict, ref=None) -> None:
     the op's reference (suites generated before the op_api stage existed do not pass it)."""
     got = results[(neg["id"], None)]
     if ref is not None:  # GetWorkspaceSize sees shapes and dtypes, never tensor contents
-        metas = {n: None if m is None else Meta(tuple(m[1]), m[0]) for n, m in neg["inputs"].items()}
+        metas = {n: None if m is None else testworld.meta(m) for n, m in neg["inputs"].items()}
         want = op_api_outcome(ref, neg, metas)
         assert got["op_api"] == want, f"C++ op_api stage: {got['op_api']}, the reference's: {want}"
     if neg["code"] == 0:  # a warning: accepted, and reported

@@ -59,11 +59,16 @@ def meta_inputs(case: dict, rank=None, metas: dict | None = None) -> dict:
     for name, m in metas.items():
         if m is None:
             out[name] = None
-        elif m[0] == "BOOL":
+        elif m[0] == "BOOL" and len(m) == 2:
             out[name] = testdata.mask(key(case["id"], rank, name), m[1], case.get("data", {}).get(name, "all_true"))
-        else:
-            out[name] = Meta(tuple(m[1]), m[0])
+        else:  # a third item: a format other than ND (an array would be ND)
+            out[name] = meta(m)
     return out
+
+
+def meta(m) -> Meta:
+    """A case's (dtype, shape[, format]) as a Meta tensor."""
+    return Meta(tuple(m[1]), m[0], m[2] if len(m) > 2 else "ND")
 
 
 # ---- builders -------------------------------------------------------------------------------------------

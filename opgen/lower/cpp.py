@@ -46,7 +46,7 @@ _COMPARE = {"==": "Eq", "!=": "Ne", "<": "Lt", "<=": "Le", ">": "Gt", ">=": "Ge"
 _INT_ARITH = {"+": "Add", "-": "Sub", "*": "Mul", "//": "FloorDiv", "%": "Mod", "**": "Pow"}
 _REAL_ARITH = {"//": "FloorDivReal", "%": "ModReal", "**": "PowReal"}
 _ACCESSORS = {"present": "Present", "rank": "Rank", "dim": "Dim", "numel": "Numel", "dtype": "Dtype",
-              "shape": "Shape", "prefix_true": "PrefixTrue", "all_true": "AllTrue"}
+              "shape": "Shape", "format": "FormatOf", "prefix_true": "PrefixTrue", "all_true": "AllTrue"}
 
 # C++ keywords (and the alternative operator spellings) cannot be field names: such a name gets a trailing '_'.
 CPP_KEYWORDS = frozenset("""
@@ -263,6 +263,8 @@ class ScalarCpp:
                 return "true"
             if fn == "dtype":
                 return f"dtype_{t}()"
+            if fn == "format":
+                raise LoweringError(f"format({t}): the checks read the formats of inputs only")
             return f"Undefined<{CPP_TYPES[TENSOR_FNS[fn]]}>()"
         if fn == "dim":
             return f"Dim(p.{cpp_ident(t)}, {_strip(self.lower(e.args[1]))})"

@@ -139,6 +139,13 @@ def _implicit_checks(op: Op, product: Product, inputs, outputs, attrs, unsupport
         conds = (_present(t.name),) if t.optional and t.role == "input" else ()
         add("dtype", t.name, InSet(Call("dtype", (Name(t.name),)), tuple(Name(d) for d in t.dtypes)), "invalid",
             "one of " + ", ".join(t.dtypes), conds, Call("dtype", (Name(t.name),)), span=t.span)
+    # Formats: the documents' 数据格式 column (ND) decides, as a tiling check; the real tilings (mirror-cann/
+    # ops-transformer mc2/moe_distribute_*_v2/op_host/op_tiling/*_tiling.cpp, CheckTensorFormat) reject FRACTAL_NZ
+    # (GetPrimaryFormat of the storage format) with a tiling failure and let other formats through.
+    for t in inputs:
+        conds = (_present(t.name),) if t.optional else ()
+        add("format", t.name, InSet(Call("format", (Name(t.name),)), tuple(Str(f) for f in t.formats)), "tiling",
+            "one of " + ", ".join(t.formats), conds, Call("format", (Name(t.name),)), span=t.span)
     bound = dim_bindings(op)
     for t in inputs:
         pred = _shape_predicate(t, bound)

@@ -36,9 +36,10 @@ class Typed:
 
 @dataclass(frozen=True)
 class Meta:
-    """A tensor known only by shape and dtype, as tiling sees it: data checks pass (they cannot run)."""
+    """A tensor known only by shape, dtype and format, as tiling sees it: data checks pass (they cannot run)."""
     shape: tuple[int, ...]
     dtype: str
+    format: str = "ND"
 
 
 _NP_TO_CANN = {
@@ -294,6 +295,11 @@ class Scope:
 
     def numel(self, name: str) -> int:
         return i64(math.prod(self.shape(name)))
+
+    def format(self, name: str) -> str:
+        """An input's format name: a Meta's, else ND (a numpy array is a plain ND tensor)."""
+        t = self.tensor(name)
+        return t.format if isinstance(t, Meta) else "ND"
 
     def dtype(self, name: str) -> str:
         if name in self._outputs:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from opgen.core.dtypes import DTYPE_NAMES
+from opgen.core.dtypes import DTYPE_NAMES, FORMATS
 from opgen.lang.expr import Binary, Call, Cond, Expr, Int, Name, Str, Unary, to_spec, walk
 from opgen.model.inline import inline as _inline
 from opgen.model.decl import Check
@@ -133,6 +133,9 @@ class NegativeSearch:
         if kind == "dtype":
             first = list(sp.inputs[name].dtypes)
             return [d for d in dict.fromkeys(first + list(DTYPE_NAMES)) if d != cur]
+        if kind == "format":  # a format the tensor's declaration does not list (FRACTAL_NZ first: the real one)
+            declared = sp.inputs[name].formats
+            return [f for f in sorted(FORMATS, key=lambda f: f != "FRACTAL_NZ") if f not in declared and f != cur]
         if kind == "out":
             first = [None] + list(sp.outputs[name].dtypes)
             return [d for d in dict.fromkeys(first + list(DTYPE_NAMES)) if d != cur]
@@ -158,7 +161,7 @@ class NegativeSearch:
             if recipe is not None:
                 changes[("data", field[1])] = recipe
             return base.update(changes)
-        if field[0] == "shape" and not base.get(("present", field[1])):
+        if field[0] in ("shape", "format") and not base.get(("present", field[1])):
             return base.update({field: value, ("present", field[1]): True})
         return base.set(field, value)
 
@@ -325,6 +328,8 @@ def describe(space: Space, base: Case, field: Field, trial: Case) -> str:
             data = f", {recipe} data" if recipe != base.get(("data", name)) else ""
             return f"{name} given as {trial.get(('dtype', name))} {_show(inputs[name].shape)}{data} (was null)"
         return f"{name} null (was given)"
+    if kind == "format":
+        return f"{name} format {before or 'ND'} -> {after}"
     label = {"attr": name, "env": name, "dim": name, "dtype": f"{name} dtype", "out": f"{name} dtype",
              "data": f"{name} data"}[kind]
     return f"{label} {_show(before)} -> {_show(after)}"

@@ -83,6 +83,8 @@ def candidates(space: Space, case: Case, field: Field, exprs) -> list:
         return [not cur]
     if kind == "dtype":
         return [d for d in space.inputs[name].dtypes if d != cur]
+    if kind == "format":
+        return [f for f in space.inputs[name].formats if f != (cur or "ND")]
     if kind == "shape":
         return [r for r in space.shape_rules(name) if r != cur]
     if kind == "out":

@@ -25,7 +25,7 @@ from opgen.model.resolve import dim_bindings
 from opgen.runtime import OpError, drivers
 from opgen.runtime.scope import EvalError, Meta
 
-Field = tuple[str, str]  # (kind, name): attr env dim present dtype shape out data ranks
+Field = tuple[str, str]  # (kind, name): attr env dim present dtype format shape out data ranks
 
 
 @dataclass(frozen=True)
@@ -124,6 +124,8 @@ class Space:
                     if t in self.inputs:
                         if n.fn == "dtype":
                             kinds = ("dtype",)
+                        elif n.fn == "format":
+                            kinds = ("present", "format")
                         elif n.fn == "present":
                             kinds = ("present",)
                         elif n.fn in ("prefix_true", "all_true"):
@@ -223,7 +225,7 @@ class Space:
             if shape is None:
                 later.append(name)
             else:
-                inputs[name] = Meta(shape, case.get(("dtype", name)))
+                inputs[name] = Meta(shape, case.get(("dtype", name)), case.get(("format", name)) or "ND")
         # The rest read lets of the bound dims (A of (A, H) needs BS), so they are evaluated once every
         # input that binds a dim is in place; a shape that reads another such shape gets a second pass.
         for _ in range(2):
@@ -232,12 +234,12 @@ class Space:
             scope = self.ref.reference.make_scope(self.info, inputs, attrs, self.soc, out_dtypes)
             shapes = {name: self.shape(case, name, dims, scope) for name in later}
             for name in later:
-                inputs[name] = Meta(shapes[name], case.get(("dtype", name)))
+                inputs[name] = Meta(shapes[name], case.get(("dtype", name)), case.get(("format", name)) or "ND")
             if not any(0 in sh for sh in shapes.values()):
                 break
         if data:
-            for name, array in data.items():
-                if inputs.get(name) is not None:
+            for name, array in data.items():  # a tensor of another format stays a descriptor (an array is ND)
+                if inputs.get(name) is not None and case.get(("format", name)) in (None, "ND"):
                     inputs[name] = array
         return inputs, attrs, out_dtypes
 

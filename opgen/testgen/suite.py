@@ -82,7 +82,9 @@ def _env(space: Space, case: Case) -> dict:
 
 def _inputs(space: Space, case: Case, rank) -> dict:
     inputs, _, _ = space.call(case, rank)
-    return {n: (m.dtype, tuple(m.shape)) for n, m in inputs.items() if m is not None}
+    # (dtype, shape), and the format when it is not ND (negative cases of the format checks)
+    return {n: (m.dtype, tuple(m.shape)) + ((m.format,) if m.format != "ND" else ())
+            for n, m in inputs.items() if m is not None}
 
 
 def _outs(case: Case) -> dict:
@@ -108,7 +110,7 @@ def _positive(space: Space, case: Case, base: Case, taken: set) -> dict | None:
                   inputs=inputs0, rank_shapes=rank_shapes, out_dtypes=_outs(case), data={}, run=None)
     if len(ranks) < world:
         record["ranks"] = tuple(ranks)  # a large world: the ranks validated (and given shapes) here
-    bools = [t for t, (dtype, _) in inputs0.items() if dtype == "BOOL"]
+    bools = [t for t, m in inputs0.items() if m[0] == "BOOL"]
     choices = [[("prefix" if len(inputs0[t][1]) == 1 else "random"), "all_true"] for t in bools]
     for pick in _combinations(choices):
         record["data"] = dict(zip(bools, pick))
@@ -166,7 +168,7 @@ def _numel(shape) -> int:
 def _negative(space: Space, n: Negative) -> dict:
     case = n.case
     inputs = _inputs(space, case, None)
-    data = {t: case.get(("data", t)) for t, (dtype, _) in inputs.items() if dtype == "BOOL"}
+    data = {t: case.get(("data", t)) for t, m in inputs.items() if m[0] == "BOOL"}
     return dict(id=n.id, product=space.soc, check=n.check.id, branch=n.branch, code=n.check.code,
                 param=n.check.param, change=n.change, data_check=n.data_check, attrs=_attrs(space, case),
                 env=_env(space, case), inputs=inputs, out_dtypes=_outs(case), data=data)

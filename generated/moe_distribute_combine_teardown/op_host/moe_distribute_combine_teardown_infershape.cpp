@@ -136,7 +136,7 @@ void ReadInput(const gert::Shape *shape, const gert::CompileTimeTensorDesc *desc
     }
     if (desc != nullptr) {
         tensor.dtype = static_cast<int32_t>(desc->GetDataType());
-        tensor.format = static_cast<int32_t>(desc->GetStorageFormat());
+        tensor.format = ge::GetPrimaryFormat(static_cast<int32_t>(desc->GetStorageFormat()));
     }
 }
 

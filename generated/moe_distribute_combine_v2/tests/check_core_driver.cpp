@@ -4,7 +4,8 @@
 //   c++ -std=c++17 -I<op dir>/op_host/op_tiling check_core_driver.cpp
 // Usage: check_core_driver <soc>; one call per stdin line, one result per stdout line.
 // A call is space-separated tokens in the order of tests/cases.py FIELDS:
-//   input   "-" (null) or "<ge dtype>:<d0>,<d1>,..."     output  "-" (dtype rule) or "<ge dtype>"
+//   input   "-" (null) or "<ge dtype>:<d0>,<d1>,...[:<ge format>]" (ND when absent)
+//   output  "-" (dtype rule) or "<ge dtype>"
 //   int/bool decimal    float C99 hex float, "inf", "-inf", "nan"    string "h" + hex of its UTF-8 bytes
 //   list    "l" + comma-separated items encoded as above
 // A result is "<code> h<id> h<param> h<message> <n> h<warning>... S<ok> <dims>... D<ok> <dtype>... A<code> h<id>
@@ -61,11 +62,12 @@ void ReadInput(const std::string& t, ck::TensorDesc* desc) {
   if (!desc->present) {
     return;
   }
-  const std::size_t colon = t.find(':');
-  desc->dtype = static_cast<int32_t>(std::stoi(t.substr(0, colon)));
-  for (const std::string& d : Split(t.substr(colon + 1), ',')) {
+  const std::vector<std::string> parts = Split(t, ':');  // dtype, dims, and a format other than ND
+  desc->dtype = static_cast<int32_t>(std::stoi(parts.at(0)));
+  for (const std::string& d : Split(parts.size() > 1 ? parts[1] : "", ',')) {
     desc->dims.push_back(std::stoll(d));
   }
+  desc->format = parts.size() > 2 ? static_cast<int32_t>(std::stoi(parts[2])) : 2;
 }
 
 void ReadOutput(const std::string& t, ck::TensorDesc* desc) {

@@ -52,8 +52,8 @@ extern aclnnStatus aclnnInnerMoeDistributeDispatchSetup(
 namespace {
 namespace check = opgen_check::moe_distribute_dispatch_setup;
 
-// An aclTensor as the check core reads it: present, ge dtype, view format and (inputs) view dims; the dims
-// of an output are never read, its dtype is the caller's choice.
+// An aclTensor as the check core reads it: present, ge dtype, primary storage format (as tiling reads it) and
+// (inputs) view dims; the dims of an output are never read, its dtype is the caller's choice.
 void Describe(const aclTensor *tensor, bool input, check::TensorDesc *desc)
 {
     if (tensor == nullptr) {
@@ -61,7 +61,7 @@ void Describe(const aclTensor *tensor, bool input, check::TensorDesc *desc)
     }
     desc->present = true;
     desc->dtype = static_cast<int32_t>(tensor->GetDataType());
-    desc->format = static_cast<int32_t>(tensor->GetViewFormat());
+    desc->format = ge::GetPrimaryFormat(static_cast<int32_t>(tensor->GetStorageFormat()));
     if (input) {
         const op::Shape &shape = tensor->GetViewShape();
         for (size_t i = 0; i < shape.GetDimNum(); ++i) {

@@ -139,7 +139,7 @@ inline bool ParseSoc(const char* name, Soc* soc) {
 struct TensorDesc {
   bool present = false;         // inputs: not null; outputs: the caller fixed the dtype
   int32_t dtype = 0;            // ge::DataType value
-  int32_t format = 2;           // ge::Format value (FORMAT_ND = 2); the checks do not read it
+  int32_t format = 2;           // inputs: the primary ge::Format value (FORMAT_ND = 2), read by format()
   std::vector<int64_t> dims;    // inputs only (the checks never read output dims)
 };
 
@@ -523,6 +523,19 @@ class Eval {
   }
   Dims Shape(const TensorDesc& t) { return t.present ? t.dims : Undefined<Dims>(); }
   DataType Dtype(const TensorDesc& t) { return t.present ? static_cast<DataType>(t.dtype) : Undefined<DataType>(); }
+  // The spec's name of an input's format (its ge::Format value; "" for one the spec has no name for).
+  std::string_view FormatOf(const TensorDesc& t) {
+    if (!t.present) {
+      return Undefined<std::string_view>();
+    }
+    switch (t.format) {
+      case 0: return "NCHW"sv;
+      case 1: return "NHWC"sv;
+      case 2: return "ND"sv;
+      case 29: return "FRACTAL_NZ"sv;
+      default: return ""sv;
+    }
+  }
   // Data checks: tiling sees shapes, never tensor contents, so they hold for every non-null tensor.
   bool PrefixTrue(const TensorDesc& t) { return t.present ? true : Undefined<bool>(); }
   bool AllTrue(const TensorDesc& t) { return t.present ? true : Undefined<bool>(); }
@@ -684,6 +697,62 @@ class Ascend950 : public Eval {
       Reset();
       return Reject(kCodeInvalid, "dtype.xOut", "xOut", "one of FLOAT16, BFLOAT16",
                     Shown(ShowDtype(dtype_xOut())));
+    }
+    // [format.expandX] format(expandX) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(p.expandX), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expandX", "expandX", "one of ND",
+                    Shown(ShowStr(FormatOf(p.expandX))));
+    }
+    // [format.quantExpandX] format(quantExpandX) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(p.quantExpandX), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.quantExpandX", "quantExpandX", "one of ND",
+                    Shown(ShowStr(FormatOf(p.quantExpandX))));
+    }
+    // [format.expertIds] format(expertIds) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(p.expertIds), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expertIds", "expertIds", "one of ND",
+                    Shown(ShowStr(FormatOf(p.expertIds))));
+    }
+    // [format.expandIdx] format(expandIdx) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(p.expandIdx), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expandIdx", "expandIdx", "one of ND",
+                    Shown(ShowStr(FormatOf(p.expandIdx))));
+    }
+    // [format.expertScales] format(expertScales) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(p.expertScales), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expertScales", "expertScales", "one of ND",
+                    Shown(ShowStr(FormatOf(p.expertScales))));
+    }
+    // [format.commCmdInfo] format(commCmdInfo) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(p.commCmdInfo), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.commCmdInfo", "commCmdInfo", "one of ND",
+                    Shown(ShowStr(FormatOf(p.commCmdInfo))));
+    }
+    // [format.xActiveMaskOptional] when present(xActiveMaskOptional): format(xActiveMaskOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.xActiveMaskOptional)) && Fails(OneOf(FormatOf(p.xActiveMaskOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.xActiveMaskOptional", "xActiveMaskOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.xActiveMaskOptional))));
+    }
+    // [format.sharedExpertXOptional] when present(sharedExpertXOptional): format(sharedExpertXOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.sharedExpertXOptional)) && Fails(OneOf(FormatOf(p.sharedExpertXOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.sharedExpertXOptional", "sharedExpertXOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.sharedExpertXOptional))));
     }
     // [shape.expandX] rank(expandX) == 2 and dim(expandX, 0) == A
     Reset();

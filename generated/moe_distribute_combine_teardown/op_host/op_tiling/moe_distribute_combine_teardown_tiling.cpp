@@ -120,7 +120,7 @@ void ReadInput(const gert::StorageShape *shape, const gert::CompileTimeTensorDes
         tensor.dims.push_back(dims.GetDim(i));
     }
     tensor.dtype = static_cast<int32_t>(desc->GetDataType());
-    tensor.format = static_cast<int32_t>(desc->GetStorageFormat());
+    tensor.format = ge::GetPrimaryFormat(static_cast<int32_t>(desc->GetStorageFormat()));
 }
 
 // An output's dtype is fixed by the caller (the aclnn output tensor or the graph's inferred dtype).
@@ -129,7 +129,7 @@ void ReadOutput(const gert::CompileTimeTensorDesc *desc, check::TensorDesc &tens
     tensor.present = (desc != nullptr);
     if (desc != nullptr) {
         tensor.dtype = static_cast<int32_t>(desc->GetDataType());
-        tensor.format = static_cast<int32_t>(desc->GetStorageFormat());
+        tensor.format = ge::GetPrimaryFormat(static_cast<int32_t>(desc->GetStorageFormat()));
     }
 }
 

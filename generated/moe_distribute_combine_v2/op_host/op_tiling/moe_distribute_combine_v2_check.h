@@ -143,7 +143,7 @@ inline bool ParseSoc(const char* name, Soc* soc) {
 struct TensorDesc {
   bool present = false;         // inputs: not null; outputs: the caller fixed the dtype
   int32_t dtype = 0;            // ge::DataType value
-  int32_t format = 2;           // ge::Format value (FORMAT_ND = 2); the checks do not read it
+  int32_t format = 2;           // inputs: the primary ge::Format value (FORMAT_ND = 2), read by format()
   std::vector<int64_t> dims;    // inputs only (the checks never read output dims)
 };
 
@@ -544,6 +544,19 @@ class Eval {
   }
   Dims Shape(const TensorDesc& t) { return t.present ? t.dims : Undefined<Dims>(); }
   DataType Dtype(const TensorDesc& t) { return t.present ? static_cast<DataType>(t.dtype) : Undefined<DataType>(); }
+  // The spec's name of an input's format (its ge::Format value; "" for one the spec has no name for).
+  std::string_view FormatOf(const TensorDesc& t) {
+    if (!t.present) {
+      return Undefined<std::string_view>();
+    }
+    switch (t.format) {
+      case 0: return "NCHW"sv;
+      case 1: return "NHWC"sv;
+      case 2: return "ND"sv;
+      case 29: return "FRACTAL_NZ"sv;
+      default: return ""sv;
+    }
+  }
   // Data checks: tiling sees shapes, never tensor contents, so they hold for every non-null tensor.
   bool PrefixTrue(const TensorDesc& t) { return t.present ? true : Undefined<bool>(); }
   bool AllTrue(const TensorDesc& t) { return t.present ? true : Undefined<bool>(); }
@@ -809,6 +822,132 @@ class Ascend910b : public Eval {
       Reset();
       return Reject(kCodeInvalid, "dtype.xOut", "xOut", "one of FLOAT16, BFLOAT16",
                     Shown(ShowDtype(dtype_xOut())));
+    }
+    // [format.expandX] format(expandX) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(p.expandX), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expandX", "expandX", "one of ND",
+                    Shown(ShowStr(FormatOf(p.expandX))));
+    }
+    // [format.expertIds] format(expertIds) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(p.expertIds), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expertIds", "expertIds", "one of ND",
+                    Shown(ShowStr(FormatOf(p.expertIds))));
+    }
+    // [format.assistInfoForCombine] format(assistInfoForCombine) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(p.assistInfoForCombine), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.assistInfoForCombine", "assistInfoForCombine", "one of ND",
+                    Shown(ShowStr(FormatOf(p.assistInfoForCombine))));
+    }
+    // [format.epSendCounts] format(epSendCounts) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(p.epSendCounts), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.epSendCounts", "epSendCounts", "one of ND",
+                    Shown(ShowStr(FormatOf(p.epSendCounts))));
+    }
+    // [format.expertScales] format(expertScales) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(p.expertScales), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expertScales", "expertScales", "one of ND",
+                    Shown(ShowStr(FormatOf(p.expertScales))));
+    }
+    // [format.tpSendCountsOptional] when present(tpSendCountsOptional): format(tpSendCountsOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.tpSendCountsOptional)) && Fails(OneOf(FormatOf(p.tpSendCountsOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.tpSendCountsOptional", "tpSendCountsOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.tpSendCountsOptional))));
+    }
+    // [format.xActiveMaskOptional] when present(xActiveMaskOptional): format(xActiveMaskOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.xActiveMaskOptional)) && Fails(OneOf(FormatOf(p.xActiveMaskOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.xActiveMaskOptional", "xActiveMaskOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.xActiveMaskOptional))));
+    }
+    // [format.activationScaleOptional] when present(activationScaleOptional): format(activationScaleOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.activationScaleOptional)) && Fails(OneOf(FormatOf(p.activationScaleOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.activationScaleOptional", "activationScaleOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.activationScaleOptional))));
+    }
+    // [format.weightScaleOptional] when present(weightScaleOptional): format(weightScaleOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.weightScaleOptional)) && Fails(OneOf(FormatOf(p.weightScaleOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.weightScaleOptional", "weightScaleOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.weightScaleOptional))));
+    }
+    // [format.groupListOptional] when present(groupListOptional): format(groupListOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.groupListOptional)) && Fails(OneOf(FormatOf(p.groupListOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.groupListOptional", "groupListOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.groupListOptional))));
+    }
+    // [format.expandScalesOptional] when present(expandScalesOptional): format(expandScalesOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.expandScalesOptional)) && Fails(OneOf(FormatOf(p.expandScalesOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expandScalesOptional", "expandScalesOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.expandScalesOptional))));
+    }
+    // [format.sharedExpertXOptional] when present(sharedExpertXOptional): format(sharedExpertXOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.sharedExpertXOptional)) && Fails(OneOf(FormatOf(p.sharedExpertXOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.sharedExpertXOptional", "sharedExpertXOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.sharedExpertXOptional))));
+    }
+    // [format.elasticInfoOptional] when present(elasticInfoOptional): format(elasticInfoOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.elasticInfoOptional)) && Fails(OneOf(FormatOf(p.elasticInfoOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.elasticInfoOptional", "elasticInfoOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.elasticInfoOptional))));
+    }
+    // [format.oriXOptional] when present(oriXOptional): format(oriXOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.oriXOptional)) && Fails(OneOf(FormatOf(p.oriXOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.oriXOptional", "oriXOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.oriXOptional))));
+    }
+    // [format.constExpertAlpha1Optional] when present(constExpertAlpha1Optional): format(constExpertAlpha1Optional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.constExpertAlpha1Optional)) && Fails(OneOf(FormatOf(p.constExpertAlpha1Optional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.constExpertAlpha1Optional", "constExpertAlpha1Optional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.constExpertAlpha1Optional))));
+    }
+    // [format.constExpertAlpha2Optional] when present(constExpertAlpha2Optional): format(constExpertAlpha2Optional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.constExpertAlpha2Optional)) && Fails(OneOf(FormatOf(p.constExpertAlpha2Optional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.constExpertAlpha2Optional", "constExpertAlpha2Optional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.constExpertAlpha2Optional))));
+    }
+    // [format.constExpertVOptional] when present(constExpertVOptional): format(constExpertVOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.constExpertVOptional)) && Fails(OneOf(FormatOf(p.constExpertVOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.constExpertVOptional", "constExpertVOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.constExpertVOptional))));
+    }
+    // [format.performanceInfoOptional] when present(performanceInfoOptional): format(performanceInfoOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.performanceInfoOptional)) && Fails(OneOf(FormatOf(p.performanceInfoOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.performanceInfoOptional", "performanceInfoOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.performanceInfoOptional))));
     }
     // [shape.expandX] rank(expandX) == 2 and dim(expandX, 0) == max(tpWorldSize, 1) * A
     Reset();
@@ -1601,6 +1740,132 @@ class Ascend910_93 : public Eval {
       Reset();
       return Reject(kCodeInvalid, "dtype.xOut", "xOut", "one of FLOAT16, BFLOAT16",
                     Shown(ShowDtype(dtype_xOut())));
+    }
+    // [format.expandX] format(expandX) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(p.expandX), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expandX", "expandX", "one of ND",
+                    Shown(ShowStr(FormatOf(p.expandX))));
+    }
+    // [format.expertIds] format(expertIds) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(p.expertIds), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expertIds", "expertIds", "one of ND",
+                    Shown(ShowStr(FormatOf(p.expertIds))));
+    }
+    // [format.assistInfoForCombine] format(assistInfoForCombine) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(p.assistInfoForCombine), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.assistInfoForCombine", "assistInfoForCombine", "one of ND",
+                    Shown(ShowStr(FormatOf(p.assistInfoForCombine))));
+    }
+    // [format.epSendCounts] format(epSendCounts) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(p.epSendCounts), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.epSendCounts", "epSendCounts", "one of ND",
+                    Shown(ShowStr(FormatOf(p.epSendCounts))));
+    }
+    // [format.expertScales] format(expertScales) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(p.expertScales), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expertScales", "expertScales", "one of ND",
+                    Shown(ShowStr(FormatOf(p.expertScales))));
+    }
+    // [format.tpSendCountsOptional] when present(tpSendCountsOptional): format(tpSendCountsOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.tpSendCountsOptional)) && Fails(OneOf(FormatOf(p.tpSendCountsOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.tpSendCountsOptional", "tpSendCountsOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.tpSendCountsOptional))));
+    }
+    // [format.xActiveMaskOptional] when present(xActiveMaskOptional): format(xActiveMaskOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.xActiveMaskOptional)) && Fails(OneOf(FormatOf(p.xActiveMaskOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.xActiveMaskOptional", "xActiveMaskOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.xActiveMaskOptional))));
+    }
+    // [format.activationScaleOptional] when present(activationScaleOptional): format(activationScaleOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.activationScaleOptional)) && Fails(OneOf(FormatOf(p.activationScaleOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.activationScaleOptional", "activationScaleOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.activationScaleOptional))));
+    }
+    // [format.weightScaleOptional] when present(weightScaleOptional): format(weightScaleOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.weightScaleOptional)) && Fails(OneOf(FormatOf(p.weightScaleOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.weightScaleOptional", "weightScaleOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.weightScaleOptional))));
+    }
+    // [format.groupListOptional] when present(groupListOptional): format(groupListOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.groupListOptional)) && Fails(OneOf(FormatOf(p.groupListOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.groupListOptional", "groupListOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.groupListOptional))));
+    }
+    // [format.expandScalesOptional] when present(expandScalesOptional): format(expandScalesOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.expandScalesOptional)) && Fails(OneOf(FormatOf(p.expandScalesOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expandScalesOptional", "expandScalesOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.expandScalesOptional))));
+    }
+    // [format.sharedExpertXOptional] when present(sharedExpertXOptional): format(sharedExpertXOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.sharedExpertXOptional)) && Fails(OneOf(FormatOf(p.sharedExpertXOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.sharedExpertXOptional", "sharedExpertXOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.sharedExpertXOptional))));
+    }
+    // [format.elasticInfoOptional] when present(elasticInfoOptional): format(elasticInfoOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.elasticInfoOptional)) && Fails(OneOf(FormatOf(p.elasticInfoOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.elasticInfoOptional", "elasticInfoOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.elasticInfoOptional))));
+    }
+    // [format.oriXOptional] when present(oriXOptional): format(oriXOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.oriXOptional)) && Fails(OneOf(FormatOf(p.oriXOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.oriXOptional", "oriXOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.oriXOptional))));
+    }
+    // [format.constExpertAlpha1Optional] when present(constExpertAlpha1Optional): format(constExpertAlpha1Optional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.constExpertAlpha1Optional)) && Fails(OneOf(FormatOf(p.constExpertAlpha1Optional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.constExpertAlpha1Optional", "constExpertAlpha1Optional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.constExpertAlpha1Optional))));
+    }
+    // [format.constExpertAlpha2Optional] when present(constExpertAlpha2Optional): format(constExpertAlpha2Optional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.constExpertAlpha2Optional)) && Fails(OneOf(FormatOf(p.constExpertAlpha2Optional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.constExpertAlpha2Optional", "constExpertAlpha2Optional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.constExpertAlpha2Optional))));
+    }
+    // [format.constExpertVOptional] when present(constExpertVOptional): format(constExpertVOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.constExpertVOptional)) && Fails(OneOf(FormatOf(p.constExpertVOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.constExpertVOptional", "constExpertVOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.constExpertVOptional))));
+    }
+    // [format.performanceInfoOptional] when present(performanceInfoOptional): format(performanceInfoOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.performanceInfoOptional)) && Fails(OneOf(FormatOf(p.performanceInfoOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.performanceInfoOptional", "performanceInfoOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.performanceInfoOptional))));
     }
     // [shape.expandX] rank(expandX) == 2 and dim(expandX, 0) == max(tpWorldSize, 1) * A
     Reset();
@@ -2431,6 +2696,132 @@ class Ascend950 : public Eval {
       Reset();
       return Reject(kCodeInvalid, "dtype.xOut", "xOut", "one of FLOAT16, BFLOAT16",
                     Shown(ShowDtype(dtype_xOut())));
+    }
+    // [format.expandX] format(expandX) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(p.expandX), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expandX", "expandX", "one of ND",
+                    Shown(ShowStr(FormatOf(p.expandX))));
+    }
+    // [format.expertIds] format(expertIds) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(p.expertIds), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expertIds", "expertIds", "one of ND",
+                    Shown(ShowStr(FormatOf(p.expertIds))));
+    }
+    // [format.assistInfoForCombine] format(assistInfoForCombine) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(p.assistInfoForCombine), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.assistInfoForCombine", "assistInfoForCombine", "one of ND",
+                    Shown(ShowStr(FormatOf(p.assistInfoForCombine))));
+    }
+    // [format.epSendCounts] format(epSendCounts) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(p.epSendCounts), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.epSendCounts", "epSendCounts", "one of ND",
+                    Shown(ShowStr(FormatOf(p.epSendCounts))));
+    }
+    // [format.expertScales] format(expertScales) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(p.expertScales), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expertScales", "expertScales", "one of ND",
+                    Shown(ShowStr(FormatOf(p.expertScales))));
+    }
+    // [format.tpSendCountsOptional] when present(tpSendCountsOptional): format(tpSendCountsOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.tpSendCountsOptional)) && Fails(OneOf(FormatOf(p.tpSendCountsOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.tpSendCountsOptional", "tpSendCountsOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.tpSendCountsOptional))));
+    }
+    // [format.xActiveMaskOptional] when present(xActiveMaskOptional): format(xActiveMaskOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.xActiveMaskOptional)) && Fails(OneOf(FormatOf(p.xActiveMaskOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.xActiveMaskOptional", "xActiveMaskOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.xActiveMaskOptional))));
+    }
+    // [format.activationScaleOptional] when present(activationScaleOptional): format(activationScaleOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.activationScaleOptional)) && Fails(OneOf(FormatOf(p.activationScaleOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.activationScaleOptional", "activationScaleOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.activationScaleOptional))));
+    }
+    // [format.weightScaleOptional] when present(weightScaleOptional): format(weightScaleOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.weightScaleOptional)) && Fails(OneOf(FormatOf(p.weightScaleOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.weightScaleOptional", "weightScaleOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.weightScaleOptional))));
+    }
+    // [format.groupListOptional] when present(groupListOptional): format(groupListOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.groupListOptional)) && Fails(OneOf(FormatOf(p.groupListOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.groupListOptional", "groupListOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.groupListOptional))));
+    }
+    // [format.expandScalesOptional] when present(expandScalesOptional): format(expandScalesOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.expandScalesOptional)) && Fails(OneOf(FormatOf(p.expandScalesOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expandScalesOptional", "expandScalesOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.expandScalesOptional))));
+    }
+    // [format.sharedExpertXOptional] when present(sharedExpertXOptional): format(sharedExpertXOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.sharedExpertXOptional)) && Fails(OneOf(FormatOf(p.sharedExpertXOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.sharedExpertXOptional", "sharedExpertXOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.sharedExpertXOptional))));
+    }
+    // [format.elasticInfoOptional] when present(elasticInfoOptional): format(elasticInfoOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.elasticInfoOptional)) && Fails(OneOf(FormatOf(p.elasticInfoOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.elasticInfoOptional", "elasticInfoOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.elasticInfoOptional))));
+    }
+    // [format.oriXOptional] when present(oriXOptional): format(oriXOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.oriXOptional)) && Fails(OneOf(FormatOf(p.oriXOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.oriXOptional", "oriXOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.oriXOptional))));
+    }
+    // [format.constExpertAlpha1Optional] when present(constExpertAlpha1Optional): format(constExpertAlpha1Optional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.constExpertAlpha1Optional)) && Fails(OneOf(FormatOf(p.constExpertAlpha1Optional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.constExpertAlpha1Optional", "constExpertAlpha1Optional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.constExpertAlpha1Optional))));
+    }
+    // [format.constExpertAlpha2Optional] when present(constExpertAlpha2Optional): format(constExpertAlpha2Optional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.constExpertAlpha2Optional)) && Fails(OneOf(FormatOf(p.constExpertAlpha2Optional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.constExpertAlpha2Optional", "constExpertAlpha2Optional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.constExpertAlpha2Optional))));
+    }
+    // [format.constExpertVOptional] when present(constExpertVOptional): format(constExpertVOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.constExpertVOptional)) && Fails(OneOf(FormatOf(p.constExpertVOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.constExpertVOptional", "constExpertVOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.constExpertVOptional))));
+    }
+    // [format.performanceInfoOptional] when present(performanceInfoOptional): format(performanceInfoOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.performanceInfoOptional)) && Fails(OneOf(FormatOf(p.performanceInfoOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.performanceInfoOptional", "performanceInfoOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.performanceInfoOptional))));
     }
     // [shape.expandX] rank(expandX) == 2 and dim(expandX, 0) == max(tpWorldSize, 1) * A
     Reset();

@@ -139,7 +139,7 @@ inline bool ParseSoc(const char* name, Soc* soc) {
 struct TensorDesc {
   bool present = false;         // inputs: not null; outputs: the caller fixed the dtype
   int32_t dtype = 0;            // ge::DataType value
-  int32_t format = 2;           // ge::Format value (FORMAT_ND = 2); the checks do not read it
+  int32_t format = 2;           // inputs: the primary ge::Format value (FORMAT_ND = 2), read by format()
   std::vector<int64_t> dims;    // inputs only (the checks never read output dims)
 };
 
@@ -529,6 +529,19 @@ class Eval {
   }
   Dims Shape(const TensorDesc& t) { return t.present ? t.dims : Undefined<Dims>(); }
   DataType Dtype(const TensorDesc& t) { return t.present ? static_cast<DataType>(t.dtype) : Undefined<DataType>(); }
+  // The spec's name of an input's format (its ge::Format value; "" for one the spec has no name for).
+  std::string_view FormatOf(const TensorDesc& t) {
+    if (!t.present) {
+      return Undefined<std::string_view>();
+    }
+    switch (t.format) {
+      case 0: return "NCHW"sv;
+      case 1: return "NHWC"sv;
+      case 2: return "ND"sv;
+      case 29: return "FRACTAL_NZ"sv;
+      default: return ""sv;
+    }
+  }
   // Data checks: tiling sees shapes, never tensor contents, so they hold for every non-null tensor.
   bool PrefixTrue(const TensorDesc& t) { return t.present ? true : Undefined<bool>(); }
   bool AllTrue(const TensorDesc& t) { return t.present ? true : Undefined<bool>(); }
@@ -669,6 +682,34 @@ class Ascend950 : public Eval {
       Reset();
       return Reject(kCodeInvalid, "dtype.expertTokenNumsOut", "expertTokenNumsOut", "one of INT64",
                     Shown(ShowDtype(dtype_expertTokenNumsOut())));
+    }
+    // [format.x] format(x) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(p.x), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.x", "x", "one of ND",
+                    Shown(ShowStr(FormatOf(p.x))));
+    }
+    // [format.y] format(y) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(p.y), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.y", "y", "one of ND",
+                    Shown(ShowStr(FormatOf(p.y))));
+    }
+    // [format.expertIds] format(expertIds) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(p.expertIds), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expertIds", "expertIds", "one of ND",
+                    Shown(ShowStr(FormatOf(p.expertIds))));
+    }
+    // [format.commCmdInfo] format(commCmdInfo) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(p.commCmdInfo), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.commCmdInfo", "commCmdInfo", "one of ND",
+                    Shown(ShowStr(FormatOf(p.commCmdInfo))));
     }
     // [shape.x] rank(x) == 2
     Reset();

@@ -143,7 +143,7 @@ inline bool ParseSoc(const char* name, Soc* soc) {
 struct TensorDesc {
   bool present = false;         // inputs: not null; outputs: the caller fixed the dtype
   int32_t dtype = 0;            // ge::DataType value
-  int32_t format = 2;           // ge::Format value (FORMAT_ND = 2); the checks do not read it
+  int32_t format = 2;           // inputs: the primary ge::Format value (FORMAT_ND = 2), read by format()
   std::vector<int64_t> dims;    // inputs only (the checks never read output dims)
 };
 
@@ -550,6 +550,19 @@ class Eval {
   }
   Dims Shape(const TensorDesc& t) { return t.present ? t.dims : Undefined<Dims>(); }
   DataType Dtype(const TensorDesc& t) { return t.present ? static_cast<DataType>(t.dtype) : Undefined<DataType>(); }
+  // The spec's name of an input's format (its ge::Format value; "" for one the spec has no name for).
+  std::string_view FormatOf(const TensorDesc& t) {
+    if (!t.present) {
+      return Undefined<std::string_view>();
+    }
+    switch (t.format) {
+      case 0: return "NCHW"sv;
+      case 1: return "NHWC"sv;
+      case 2: return "ND"sv;
+      case 29: return "FRACTAL_NZ"sv;
+      default: return ""sv;
+    }
+  }
   // Data checks: tiling sees shapes, never tensor contents, so they hold for every non-null tensor.
   bool PrefixTrue(const TensorDesc& t) { return t.present ? true : Undefined<bool>(); }
   bool AllTrue(const TensorDesc& t) { return t.present ? true : Undefined<bool>(); }
@@ -724,6 +737,55 @@ class Ascend910b : public Eval {
       Reset();
       return Reject(kCodeInvalid, "dtype.expandScalesOut", "expandScalesOut", "one of FLOAT32",
                     Shown(ShowDtype(dtype_expandScalesOut())));
+    }
+    // [format.x] format(x) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(p.x), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.x", "x", "one of ND",
+                    Shown(ShowStr(FormatOf(p.x))));
+    }
+    // [format.expertIds] format(expertIds) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(p.expertIds), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expertIds", "expertIds", "one of ND",
+                    Shown(ShowStr(FormatOf(p.expertIds))));
+    }
+    // [format.scalesOptional] when present(scalesOptional): format(scalesOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.scalesOptional)) && Fails(OneOf(FormatOf(p.scalesOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.scalesOptional", "scalesOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.scalesOptional))));
+    }
+    // [format.xActiveMaskOptional] when present(xActiveMaskOptional): format(xActiveMaskOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.xActiveMaskOptional)) && Fails(OneOf(FormatOf(p.xActiveMaskOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.xActiveMaskOptional", "xActiveMaskOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.xActiveMaskOptional))));
+    }
+    // [format.expertScalesOptional] when present(expertScalesOptional): format(expertScalesOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.expertScalesOptional)) && Fails(OneOf(FormatOf(p.expertScalesOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expertScalesOptional", "expertScalesOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.expertScalesOptional))));
+    }
+    // [format.elasticInfoOptional] when present(elasticInfoOptional): format(elasticInfoOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.elasticInfoOptional)) && Fails(OneOf(FormatOf(p.elasticInfoOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.elasticInfoOptional", "elasticInfoOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.elasticInfoOptional))));
+    }
+    // [format.performanceInfoOptional] when present(performanceInfoOptional): format(performanceInfoOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.performanceInfoOptional)) && Fails(OneOf(FormatOf(p.performanceInfoOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.performanceInfoOptional", "performanceInfoOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.performanceInfoOptional))));
     }
     // [shape.x] rank(x) == 2
     Reset();
@@ -1375,6 +1437,55 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeInvalid, "dtype.expandScalesOut", "expandScalesOut", "one of FLOAT32",
                     Shown(ShowDtype(dtype_expandScalesOut())));
     }
+    // [format.x] format(x) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(p.x), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.x", "x", "one of ND",
+                    Shown(ShowStr(FormatOf(p.x))));
+    }
+    // [format.expertIds] format(expertIds) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(p.expertIds), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expertIds", "expertIds", "one of ND",
+                    Shown(ShowStr(FormatOf(p.expertIds))));
+    }
+    // [format.scalesOptional] when present(scalesOptional): format(scalesOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.scalesOptional)) && Fails(OneOf(FormatOf(p.scalesOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.scalesOptional", "scalesOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.scalesOptional))));
+    }
+    // [format.xActiveMaskOptional] when present(xActiveMaskOptional): format(xActiveMaskOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.xActiveMaskOptional)) && Fails(OneOf(FormatOf(p.xActiveMaskOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.xActiveMaskOptional", "xActiveMaskOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.xActiveMaskOptional))));
+    }
+    // [format.expertScalesOptional] when present(expertScalesOptional): format(expertScalesOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.expertScalesOptional)) && Fails(OneOf(FormatOf(p.expertScalesOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expertScalesOptional", "expertScalesOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.expertScalesOptional))));
+    }
+    // [format.elasticInfoOptional] when present(elasticInfoOptional): format(elasticInfoOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.elasticInfoOptional)) && Fails(OneOf(FormatOf(p.elasticInfoOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.elasticInfoOptional", "elasticInfoOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.elasticInfoOptional))));
+    }
+    // [format.performanceInfoOptional] when present(performanceInfoOptional): format(performanceInfoOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.performanceInfoOptional)) && Fails(OneOf(FormatOf(p.performanceInfoOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.performanceInfoOptional", "performanceInfoOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.performanceInfoOptional))));
+    }
     // [shape.x] rank(x) == 2
     Reset();
     if (all && Fails(Rank(p.x) == 2)) {
@@ -2006,6 +2117,55 @@ class Ascend950 : public Eval {
       Reset();
       return Reject(kCodeInvalid, "dtype.expandScalesOut", "expandScalesOut", "one of FLOAT32",
                     Shown(ShowDtype(dtype_expandScalesOut())));
+    }
+    // [format.x] format(x) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(p.x), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.x", "x", "one of ND",
+                    Shown(ShowStr(FormatOf(p.x))));
+    }
+    // [format.expertIds] format(expertIds) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(p.expertIds), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expertIds", "expertIds", "one of ND",
+                    Shown(ShowStr(FormatOf(p.expertIds))));
+    }
+    // [format.scalesOptional] when present(scalesOptional): format(scalesOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.scalesOptional)) && Fails(OneOf(FormatOf(p.scalesOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.scalesOptional", "scalesOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.scalesOptional))));
+    }
+    // [format.xActiveMaskOptional] when present(xActiveMaskOptional): format(xActiveMaskOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.xActiveMaskOptional)) && Fails(OneOf(FormatOf(p.xActiveMaskOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.xActiveMaskOptional", "xActiveMaskOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.xActiveMaskOptional))));
+    }
+    // [format.expertScalesOptional] when present(expertScalesOptional): format(expertScalesOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.expertScalesOptional)) && Fails(OneOf(FormatOf(p.expertScalesOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expertScalesOptional", "expertScalesOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.expertScalesOptional))));
+    }
+    // [format.elasticInfoOptional] when present(elasticInfoOptional): format(elasticInfoOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.elasticInfoOptional)) && Fails(OneOf(FormatOf(p.elasticInfoOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.elasticInfoOptional", "elasticInfoOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.elasticInfoOptional))));
+    }
+    // [format.performanceInfoOptional] when present(performanceInfoOptional): format(performanceInfoOptional) in {"ND"}
+    Reset();
+    if (all && Applies(Present(p.performanceInfoOptional)) && Fails(OneOf(FormatOf(p.performanceInfoOptional), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.performanceInfoOptional", "performanceInfoOptional", "one of ND",
+                    Shown(ShowStr(FormatOf(p.performanceInfoOptional))));
     }
     // [shape.x] rank(x) == 2
     Reset();

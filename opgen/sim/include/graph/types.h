@@ -44,6 +44,12 @@ enum Format {
 };
 
 int GetSizeByDataType(DataType data_type);
+
+// As hicann/metadef inc/external/graph/types.h: the low byte of a format value (the sub-format and C0 bits off).
+inline int32_t GetPrimaryFormat(int32_t format)
+{
+    return static_cast<int32_t>(static_cast<uint32_t>(format) & 0xffU);
+}
 }  // namespace ge
 
 #endif  // CANN_API_GRAPH_TYPES_H

@@ -3,7 +3,7 @@
 Do not edit: change the spec and run `opgen build`.
 
 API (a contract other tools rely on):
-    validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False)
+    validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False, out_shapes=None)
                                                              -> raises opgen.runtime.OpError (all_errors: a list)
     infer(inputs, attrs, product, out_dtypes=None, *, env=None, validate=True) -> {output: (shape, dtype)}
     sizes(name, inputs, attrs, product)                      -> {result: int} of an aclnn size function
@@ -197,90 +197,100 @@ _check_13 = Check("shape.assistInfoForCombine", 561002, "assistInfoForCombine", 
                   ok=lambda s: ((s.rank("assistInfoForCombine") == 1) and (s.dim("assistInfoForCombine", 0) == i64(s.let("A") * 128))),
                   value=lambda s: s.shape("assistInfoForCombine"),
                   )
-_check_14 = Check("len.groupEp", 161002, "groupEp", "a string whose length is in [1, 128)",
+_check_14 = Check("shape.quantExpandXOut", 561002, "quantExpandXOut", "shape (A, tokenMsgSize)",
+                  ok=lambda s: (((s.rank("quantExpandXOut") == 2) and (s.dim("quantExpandXOut", 0) == s.let("A"))) and (s.dim("quantExpandXOut", 1) == s.let("tokenMsgSize"))),
+                  when=lambda s: s.shaped("quantExpandXOut"),
+                  value=lambda s: s.shape("quantExpandXOut"),
+                  )
+_check_15 = Check("shape.commCmdInfoOut", 561002, "commCmdInfoOut", "shape ((A + epWorldSize) * 16,)",
+                  ok=lambda s: ((s.rank("commCmdInfoOut") == 1) and (s.dim("commCmdInfoOut", 0) == i64(i64(s.let("A") + s.attr("epWorldSize")) * 16))),
+                  when=lambda s: s.shaped("commCmdInfoOut"),
+                  value=lambda s: s.shape("commCmdInfoOut"),
+                  )
+_check_16 = Check("len.groupEp", 161002, "groupEp", "a string whose length is in [1, 128)",
                   ok=lambda s: in_range(s.len("groupEp"), 1, 128, True, False),
                   value=lambda s: s.len("groupEp"),
                   )
-_check_15 = Check("domain.epWorldSize", 561002, "epWorldSize", "one of {2, 4, 8}",
+_check_17 = Check("domain.epWorldSize", 561002, "epWorldSize", "one of {2, 4, 8}",
                   ok=lambda s: (s.attr("epWorldSize") in (2, 4, 8)),
                   )
-_check_16 = Check("domain.moeExpertNum", 561002, "moeExpertNum", "in (0, 512]",
+_check_18 = Check("domain.moeExpertNum", 561002, "moeExpertNum", "in (0, 512]",
                   ok=lambda s: in_range(s.attr("moeExpertNum"), 0, 512, False, True),
                   )
-_check_17 = Check("domain.expertShardType", 561002, "expertShardType", "one of {0}",
+_check_19 = Check("domain.expertShardType", 561002, "expertShardType", "one of {0}",
                   ok=lambda s: (s.attr("expertShardType") in (0,)),
                   )
-_check_18 = Check("domain.sharedExpertNum", 561002, "sharedExpertNum", "one of {0}",
+_check_20 = Check("domain.sharedExpertNum", 561002, "sharedExpertNum", "one of {0}",
                   ok=lambda s: (s.attr("sharedExpertNum") in (0,)),
                   )
-_check_19 = Check("domain.commType", 561002, "commType", "one of {2}",
+_check_21 = Check("domain.commType", 561002, "commType", "one of {2}",
                   ok=lambda s: (s.attr("commType") in (2,)),
                   )
-_check_20 = Check("unsupported.sharedExpertRankNum", 561002, "sharedExpertRankNum", "0 (the default; sharedExpertRankNum is not supported on Ascend 950PR/Ascend 950DT)",
+_check_22 = Check("unsupported.sharedExpertRankNum", 561002, "sharedExpertRankNum", "0 (the default; sharedExpertRankNum is not supported on Ascend 950PR/Ascend 950DT)",
                   ok=lambda s: (s.attr("sharedExpertRankNum") == 0),
                   )
-_check_21 = Check("unsupported.commAlg", 561002, "commAlg", "\"\" (the default; commAlg is not supported on Ascend 950PR/Ascend 950DT)",
+_check_23 = Check("unsupported.commAlg", 561002, "commAlg", "\"\" (the default; commAlg is not supported on Ascend 950PR/Ascend 950DT)",
                   ok=lambda s: (s.attr("commAlg") == ""),
                   )
-_check_22 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0 (quant modes supported on Ascend 950PR/Ascend 950DT)",
+_check_24 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0 (quant modes supported on Ascend 950PR/Ascend 950DT)",
                   ok=lambda s: (s.attr("commQuantMode") in (0,)),
                   )
-_check_23 = Check("op.epRankId", 561002, "epRankId", "in [0, epWorldSize)",
+_check_25 = Check("op.epRankId", 561002, "epRankId", "in [0, epWorldSize)",
                   ok=lambda s: in_range(s.attr("epRankId"), 0, s.attr("epWorldSize"), True, False),
                   )
-_check_24 = Check("op.sharedExpertRankNum", 561002, "sharedExpertRankNum", "in [0, epWorldSize / 2]",
+_check_26 = Check("op.sharedExpertRankNum", 561002, "sharedExpertRankNum", "in [0, epWorldSize / 2]",
                   ok=lambda s: in_range(s.attr("sharedExpertRankNum"), 0, floordiv(s.attr("epWorldSize"), 2), True, True),
                   )
-_check_25 = Check("op.moeExpertNum", 561002, "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
+_check_27 = Check("op.moeExpertNum", 561002, "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
                   ok=lambda s: (mod(s.attr("moeExpertNum"), i64(s.attr("epWorldSize") - s.attr("sharedExpertRankNum"))) == 0),
                   )
-_check_26 = Check("op.globalBs", 561002, "globalBs", "0, or a multiple of epWorldSize no smaller than BS * epWorldSize",
+_check_28 = Check("op.globalBs", 561002, "globalBs", "0, or a multiple of epWorldSize no smaller than BS * epWorldSize",
                   ok=lambda s: ((s.attr("globalBs") == 0) or ((mod(s.attr("globalBs"), s.attr("epWorldSize")) == 0) and (s.attr("globalBs") >= i64(s.dim("expertIds", 0) * s.attr("epWorldSize"))))),
                   )
-_check_27 = Check("op.h_range", 561002, "expandX", "H in [1024, 8192]",
+_check_29 = Check("op.h_range", 561002, "expandX", "H in [1024, 8192]",
                   ok=lambda s: in_range(s.dim("expandX", 1), 1024, 8192, True, True),
                   value=lambda s: s.dim("expandX", 1),
                   )
-_check_28 = Check("op.h_current", 561002, "expandX", "H = 4096 (the only H currently supported)",
+_check_30 = Check("op.h_current", 561002, "expandX", "H = 4096 (the only H currently supported)",
                   ok=lambda s: (s.dim("expandX", 1) == 4096),
                   value=lambda s: s.dim("expandX", 1),
                   )
-_check_29 = Check("op.bs_range", 561002, "expertIds", "BS in (0, 512]",
+_check_31 = Check("op.bs_range", 561002, "expertIds", "BS in (0, 512]",
                   ok=lambda s: in_range(s.dim("expertIds", 0), 0, 512, False, True),
                   value=lambda s: s.dim("expertIds", 0),
                   )
-_check_30 = Check("op.bs_current", 561002, "expertIds", "BS = 16 (the only BS currently supported)",
+_check_32 = Check("op.bs_current", 561002, "expertIds", "BS = 16 (the only BS currently supported)",
                   ok=lambda s: (s.dim("expertIds", 0) == 16),
                   value=lambda s: s.dim("expertIds", 0),
                   )
-_check_31 = Check("op.k_range", 561002, "expertIds", "K in (0, 16]",
+_check_33 = Check("op.k_range", 561002, "expertIds", "K in (0, 16]",
                   ok=lambda s: in_range(s.dim("expertIds", 1), 0, 16, False, True),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_32 = Check("op.expertIds", 561002, "expertIds", "K <= moeExpertNum",
+_check_34 = Check("op.expertIds", 561002, "expertIds", "K <= moeExpertNum",
                   ok=lambda s: (s.dim("expertIds", 1) <= s.attr("moeExpertNum")),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_33 = Check("op.k_current", 561002, "expertIds", "K = 6 (the only K currently supported)",
+_check_35 = Check("op.k_current", 561002, "expertIds", "K = 6 (the only K currently supported)",
                   ok=lambda s: (s.dim("expertIds", 1) == 6),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_34 = Check("op.local_expert_current", 561002, "moeExpertNum", "moeExpertNum / (epWorldSize - sharedExpertRankNum) = 16 (16 experts per MoE rank, the only count currently supported)",
+_check_36 = Check("op.local_expert_current", 561002, "moeExpertNum", "moeExpertNum / (epWorldSize - sharedExpertRankNum) = 16 (16 experts per MoE rank, the only count currently supported)",
                   ok=lambda s: (s.let("isSharedRank") or (s.let("localMoeExpertNum") == 16)),
                   )
-_check_35 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
+_check_37 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                   ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(2 * 1048576)),
                   )
-_check_36 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (localExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))",
+_check_38 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (localExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))",
                   ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(2 * i64(i64(i64(i64(s.let("localMoeExpertNum") * s.let("maxBs")) * s.attr("epWorldSize")) * i64(floordiv(i64(i64(i64(i64(floordiv(i64(i64(i64(2 * s.dim("expandX", 1)) + 32) - 1), 32) * 32) + 44) + 512) - 1), 512) * 512)) + i64(i64(i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum")) * s.let("maxBs")) * i64(floordiv(i64(i64(i64(2 * s.dim("expandX", 1)) + 512) - 1), 512) * 512))))),
                   )
-_check_37 = Check("unsupported.sharedExpertRankNum", 561002, "sharedExpertRankNum", "0 (the default; sharedExpertRankNum is not supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
+_check_39 = Check("unsupported.sharedExpertRankNum", 561002, "sharedExpertRankNum", "0 (the default; sharedExpertRankNum is not supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
                   ok=lambda s: (s.attr("sharedExpertRankNum") == 0),
                   )
-_check_38 = Check("unsupported.commAlg", 561002, "commAlg", "\"\" (the default; commAlg is not supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
+_check_40 = Check("unsupported.commAlg", 561002, "commAlg", "\"\" (the default; commAlg is not supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
                   ok=lambda s: (s.attr("commAlg") == ""),
                   )
-_check_39 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0 (quant modes supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
+_check_41 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0 (quant modes supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
                   ok=lambda s: (s.attr("commQuantMode") in (0,)),
                   )
 
@@ -323,6 +333,8 @@ _CHECKS = {
         _check_34,
         _check_35,
         _check_36,
+        _check_37,
+        _check_38,
     ),
     "ascend910_93": (
         _check_0,
@@ -345,11 +357,11 @@ _CHECKS = {
         _check_17,
         _check_18,
         _check_19,
-        _check_37,
-        _check_38,
+        _check_20,
+        _check_21,
         _check_39,
-        _check_23,
-        _check_24,
+        _check_40,
+        _check_41,
         _check_25,
         _check_26,
         _check_27,
@@ -362,6 +374,8 @@ _CHECKS = {
         _check_34,
         _check_35,
         _check_36,
+        _check_37,
+        _check_38,
     ),
 }
 
@@ -385,16 +399,19 @@ INFO = reference.OpInfo(
 )
 
 
-def validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False):
+def validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False, out_shapes=None):
     """Run the checks of ``product`` on one rank; raises opgen.runtime.OpError on the first failure.
 
     ``stage="op_api"``: only the checks the aclnn GetWorkspaceSize runs before tiling (null pointers, 161001;
     invalid parameters, 161002); "all" (the default): every check, as tiling does. ``env``: environment
     variables ({name: value in its unit}, see ENV), kept apart from ``attrs`` (which may still carry them).
-    ``all_errors=True``: raise nothing; return every failing check's OpError, in check order ([] = accepted)."""
+    ``all_errors=True``: raise nothing; return every failing check's OpError, in check order ([] = accepted).
+    ``out_shapes``: {output: shape} of the buffers the caller has, checked against what the op writes (tiling
+    always knows them; without them the output shape checks do not apply)."""
+    attrs = reference.with_env(INFO, attrs, env)
     if all_errors:
-        return reference.all_errors(INFO, inputs, reference.with_env(INFO, attrs, env), product, out_dtypes, stage)
-    reference.validate(INFO, inputs, reference.with_env(INFO, attrs, env), product, out_dtypes, stage)
+        return reference.all_errors(INFO, inputs, attrs, product, out_dtypes, stage, out_shapes)
+    reference.validate(INFO, inputs, attrs, product, out_dtypes, stage, out_shapes)
     return None
 
 

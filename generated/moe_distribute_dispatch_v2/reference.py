@@ -3,7 +3,7 @@
 Do not edit: change the spec and run `opgen build`.
 
 API (a contract other tools rely on):
-    validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False)
+    validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False, out_shapes=None)
                                                              -> raises opgen.runtime.OpError (all_errors: a list)
     infer(inputs, attrs, product, out_dtypes=None, *, env=None, validate=True) -> {output: (shape, dtype)}
     sizes(name, inputs, attrs, product)                      -> {result: int} of an aclnn size function
@@ -347,374 +347,414 @@ _check_29 = Check("shape.performanceInfoOptional", 561002, "performanceInfoOptio
                   when=lambda s: s.present("performanceInfoOptional"),
                   value=lambda s: s.shape("performanceInfoOptional"),
                   )
-_check_30 = Check("len.groupEp", 161002, "groupEp", "a string whose length is in [1, 128)",
+_check_30 = Check("shape.expandXOut", 561002, "expandXOut", "shape (>= rowsOut, H)",
+                  ok=lambda s: (((s.rank("expandXOut") == 2) and (s.dim("expandXOut", 0) >= s.let("rowsOut"))) and (s.dim("expandXOut", 1) == s.dim("x", 1))),
+                  when=lambda s: s.shaped("expandXOut"),
+                  value=lambda s: s.shape("expandXOut"),
+                  )
+_check_31 = Check("shape.dynamicScalesOut", 561002, "dynamicScalesOut", "shape (if quantMode == 3 then (rowsOut, ceil_div(H, 128)) else (if quantMode == 4 then (rowsOut, align(ceil_div(H, 32), 2)) else (if quantMode == 0 and present(scalesOptional) then (rowsOut, dim(scalesOptional, 1)) else (rowsOut,))))",
+                  ok=lambda s: ((((s.rank("dynamicScalesOut") == 2) and (s.dim("dynamicScalesOut", 0) == s.let("rowsOut"))) and (s.dim("dynamicScalesOut", 1) == ceil_div(s.dim("x", 1), 128))) if (s.attr("quantMode") == 3) else ((((s.rank("dynamicScalesOut") == 2) and (s.dim("dynamicScalesOut", 0) == s.let("rowsOut"))) and (s.dim("dynamicScalesOut", 1) == align(ceil_div(s.dim("x", 1), 32), 2))) if (s.attr("quantMode") == 4) else ((((s.rank("dynamicScalesOut") == 2) and (s.dim("dynamicScalesOut", 0) == s.let("rowsOut"))) and (s.dim("dynamicScalesOut", 1) == s.dim("scalesOptional", 1))) if ((s.attr("quantMode") == 0) and s.present("scalesOptional")) else ((s.rank("dynamicScalesOut") == 1) and (s.dim("dynamicScalesOut", 0) == s.let("rowsOut")))))),
+                  when=lambda s: s.shaped("dynamicScalesOut"),
+                  value=lambda s: s.shape("dynamicScalesOut"),
+                  )
+_check_32 = Check("shape.assistInfoForCombineOut", 561002, "assistInfoForCombineOut", "shape (>= A * 128,)",
+                  ok=lambda s: ((s.rank("assistInfoForCombineOut") == 1) and (s.dim("assistInfoForCombineOut", 0) >= i64(s.let("A") * 128))),
+                  when=lambda s: s.shaped("assistInfoForCombineOut"),
+                  value=lambda s: s.shape("assistInfoForCombineOut"),
+                  )
+_check_33 = Check("shape.expertTokenNumsOut", 561002, "expertTokenNumsOut", "shape (localExpertNum,)",
+                  ok=lambda s: ((s.rank("expertTokenNumsOut") == 1) and (s.dim("expertTokenNumsOut", 0) == s.let("localExpertNum"))),
+                  when=lambda s: s.shaped("expertTokenNumsOut"),
+                  value=lambda s: s.shape("expertTokenNumsOut"),
+                  )
+_check_34 = Check("shape.epRecvCountsOut", 561002, "epRecvCountsOut", "shape (moeExpertNum + 2 * globalBSReal * K * serverNum,)",
+                  ok=lambda s: ((s.rank("epRecvCountsOut") == 1) and (s.dim("epRecvCountsOut", 0) == i64(s.attr("moeExpertNum") + i64(i64(i64(2 * s.let("globalBSReal")) * s.dim("expertIds", 1)) * s.let("serverNum"))))),
+                  when=lambda s: s.shaped("epRecvCountsOut"),
+                  value=lambda s: s.shape("epRecvCountsOut"),
+                  )
+_check_35 = Check("shape.tpRecvCountsOut", 561002, "tpRecvCountsOut", "shape (tpWorldSize,)",
+                  ok=lambda s: ((s.rank("tpRecvCountsOut") == 1) and (s.dim("tpRecvCountsOut", 0) == s.attr("tpWorldSize"))),
+                  when=lambda s: s.shaped("tpRecvCountsOut"),
+                  value=lambda s: s.shape("tpRecvCountsOut"),
+                  )
+_check_36 = Check("shape.expandScalesOut", 561002, "expandScalesOut", "shape (rowsOut,)",
+                  ok=lambda s: ((s.rank("expandScalesOut") == 1) and (s.dim("expandScalesOut", 0) == s.let("rowsOut"))),
+                  when=lambda s: s.shaped("expandScalesOut"),
+                  value=lambda s: s.shape("expandScalesOut"),
+                  )
+_check_37 = Check("len.groupEp", 161002, "groupEp", "a string whose length is in [1, 128)",
                   ok=lambda s: in_range(s.len("groupEp"), 1, 128, True, False),
                   value=lambda s: s.len("groupEp"),
                   )
-_check_31 = Check("domain.tpWorldSize", 561002, "tpWorldSize", "in [0, 2]",
+_check_38 = Check("domain.tpWorldSize", 561002, "tpWorldSize", "in [0, 2]",
                   ok=lambda s: in_range(s.attr("tpWorldSize"), 0, 2, True, True),
                   )
-_check_32 = Check("domain.tpRankId", 561002, "tpRankId", "in [0, 1]",
+_check_39 = Check("domain.tpRankId", 561002, "tpRankId", "in [0, 1]",
                   ok=lambda s: in_range(s.attr("tpRankId"), 0, 1, True, True),
                   )
-_check_33 = Check("domain.expertShardType", 561002, "expertShardType", "one of {0}",
+_check_40 = Check("domain.expertShardType", 561002, "expertShardType", "one of {0}",
                   ok=lambda s: (s.attr("expertShardType") in (0,)),
                   )
-_check_34 = Check("domain.expertTokenNumsType", 561002, "expertTokenNumsType", "one of {0, 1}",
+_check_41 = Check("domain.expertTokenNumsType", 561002, "expertTokenNumsType", "one of {0, 1}",
                   ok=lambda s: (s.attr("expertTokenNumsType") in (0, 1)),
                   )
-_check_35 = Check("domain.commAlg", 561002, "commAlg", "one of {\"\", \"fullmesh\", \"hierarchy\"}",
+_check_42 = Check("domain.commAlg", 561002, "commAlg", "one of {\"\", \"fullmesh\", \"hierarchy\"}",
                   ok=lambda s: (s.attr("commAlg") in ("", "fullmesh", "hierarchy")),
                   )
-_check_36 = Check("domain.zeroExpertNum", 561002, "zeroExpertNum", "in [0, MAX_INT32)",
+_check_43 = Check("domain.zeroExpertNum", 561002, "zeroExpertNum", "in [0, MAX_INT32)",
                   ok=lambda s: in_range(s.attr("zeroExpertNum"), 0, 2147483647, True, False),
                   )
-_check_37 = Check("domain.copyExpertNum", 561002, "copyExpertNum", "in [0, MAX_INT32)",
+_check_44 = Check("domain.copyExpertNum", 561002, "copyExpertNum", "in [0, MAX_INT32)",
                   ok=lambda s: in_range(s.attr("copyExpertNum"), 0, 2147483647, True, False),
                   )
-_check_38 = Check("domain.constExpertNum", 561002, "constExpertNum", "in [0, MAX_INT32)",
+_check_45 = Check("domain.constExpertNum", 561002, "constExpertNum", "in [0, MAX_INT32)",
                   ok=lambda s: in_range(s.attr("constExpertNum"), 0, 2147483647, True, False),
                   )
-_check_39 = Check("unsupported.sharedExpertNum", 561002, "sharedExpertNum", "1 (the default; sharedExpertNum is not supported on Atlas A2 训练系列产品/Atlas A2 推理系列产品)",
+_check_46 = Check("unsupported.sharedExpertNum", 561002, "sharedExpertNum", "1 (the default; sharedExpertNum is not supported on Atlas A2 训练系列产品/Atlas A2 推理系列产品)",
                   ok=lambda s: (s.attr("sharedExpertNum") == 1),
                   )
-_check_40 = Check("unsupported.sharedExpertRankNum", 561002, "sharedExpertRankNum", "0 (the default; sharedExpertRankNum is not supported on Atlas A2 训练系列产品/Atlas A2 推理系列产品)",
+_check_47 = Check("unsupported.sharedExpertRankNum", 561002, "sharedExpertRankNum", "0 (the default; sharedExpertRankNum is not supported on Atlas A2 训练系列产品/Atlas A2 推理系列产品)",
                   ok=lambda s: (s.attr("sharedExpertRankNum") == 0),
                   )
-_check_41 = Check("unsupported.expertShardType", 561002, "expertShardType", "0 (the default; expertShardType is not supported on Atlas A2 训练系列产品/Atlas A2 推理系列产品)",
+_check_48 = Check("unsupported.expertShardType", 561002, "expertShardType", "0 (the default; expertShardType is not supported on Atlas A2 训练系列产品/Atlas A2 推理系列产品)",
                   ok=lambda s: (s.attr("expertShardType") == 0),
                   )
-_check_42 = Check("unsupported.groupTp", 561002, "groupTp", "\"\" (the default; groupTp is not supported on Atlas A2 训练系列产品/Atlas A2 推理系列产品)",
+_check_49 = Check("unsupported.groupTp", 561002, "groupTp", "\"\" (the default; groupTp is not supported on Atlas A2 训练系列产品/Atlas A2 推理系列产品)",
                   ok=lambda s: (s.attr("groupTp") == ""),
                   )
-_check_43 = Check("unsupported.tpWorldSize", 561002, "tpWorldSize", "0 (the default; tpWorldSize is not supported on Atlas A2 训练系列产品/Atlas A2 推理系列产品)",
+_check_50 = Check("unsupported.tpWorldSize", 561002, "tpWorldSize", "0 (the default; tpWorldSize is not supported on Atlas A2 训练系列产品/Atlas A2 推理系列产品)",
                   ok=lambda s: (s.attr("tpWorldSize") == 0),
                   )
-_check_44 = Check("unsupported.tpRankId", 561002, "tpRankId", "0 (the default; tpRankId is not supported on Atlas A2 训练系列产品/Atlas A2 推理系列产品)",
+_check_51 = Check("unsupported.tpRankId", 561002, "tpRankId", "0 (the default; tpRankId is not supported on Atlas A2 训练系列产品/Atlas A2 推理系列产品)",
                   ok=lambda s: (s.attr("tpRankId") == 0),
                   )
-_check_45 = Check("unsupported.constExpertNum", 561002, "constExpertNum", "0 (the default; constExpertNum is not supported on Atlas A2 训练系列产品/Atlas A2 推理系列产品)",
+_check_52 = Check("unsupported.constExpertNum", 561002, "constExpertNum", "0 (the default; constExpertNum is not supported on Atlas A2 训练系列产品/Atlas A2 推理系列产品)",
                   ok=lambda s: (s.attr("constExpertNum") == 0),
                   )
-_check_46 = Check("quant_mode.quantMode", 561002, "quantMode", "one of 0, 2 (quant modes supported on Atlas A2 训练系列产品/Atlas A2 推理系列产品)",
+_check_53 = Check("quant_mode.quantMode", 561002, "quantMode", "one of 0, 2 (quant modes supported on Atlas A2 训练系列产品/Atlas A2 推理系列产品)",
                   ok=lambda s: (s.attr("quantMode") in (0, 2)),
                   )
-_check_47 = Check("op.groupEp", 161002, "groupEp", "a name different from groupTp",
+_check_54 = Check("op.groupEp", 161002, "groupEp", "a name different from groupTp",
                   ok=lambda s: (s.attr("groupEp") != s.attr("groupTp")),
                   )
-_check_48 = Check("op.epRankId", 561002, "epRankId", "in [0, epWorldSize)",
+_check_55 = Check("op.epRankId", 561002, "epRankId", "in [0, epWorldSize)",
                   ok=lambda s: in_range(s.attr("epRankId"), 0, s.attr("epWorldSize"), True, False),
                   )
-_check_49 = Check("op.sharedExpertRankNum", 561002, "sharedExpertRankNum", "in [0, epWorldSize)",
+_check_56 = Check("op.sharedExpertRankNum", 561002, "sharedExpertRankNum", "in [0, epWorldSize)",
                   ok=lambda s: in_range(s.attr("sharedExpertRankNum"), 0, s.attr("epWorldSize"), True, False),
                   )
-_check_50 = Check("op.sharedExpertNum", 561002, "sharedExpertNum", "0 or 1 when sharedExpertRankNum is 0",
+_check_57 = Check("op.sharedExpertNum", 561002, "sharedExpertNum", "0 or 1 when sharedExpertRankNum is 0",
                   ok=lambda s: (s.attr("sharedExpertNum") in (0, 1)),
                   when=lambda s: (s.attr("sharedExpertRankNum") == 0),
                   )
-_check_51 = Check("op.sharedExpertRankNum.2", 561002, "sharedExpertRankNum", "a multiple of sharedExpertNum",
+_check_58 = Check("op.sharedExpertRankNum.2", 561002, "sharedExpertRankNum", "a multiple of sharedExpertNum",
                   ok=lambda s: ((s.attr("sharedExpertNum") > 0) and (mod(s.attr("sharedExpertRankNum"), s.attr("sharedExpertNum")) == 0)),
                   when=lambda s: (s.attr("sharedExpertRankNum") != 0),
                   )
-_check_52 = Check("op.moeExpertNum", 561002, "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
+_check_59 = Check("op.moeExpertNum", 561002, "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
                   ok=lambda s: ((s.attr("moeExpertNum") > 0) and (mod(s.attr("moeExpertNum"), i64(s.attr("epWorldSize") - s.attr("sharedExpertRankNum"))) == 0)),
                   )
-_check_53 = Check("op.expertIds", 561002, "expertIds", "K in (0, 16]",
+_check_60 = Check("op.expertIds", 561002, "expertIds", "K in (0, 16]",
                   ok=lambda s: in_range(s.dim("expertIds", 1), 0, 16, False, True),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_54 = Check("op.expertIds.2", 561002, "expertIds", "K <= moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum",
+_check_61 = Check("op.expertIds.2", 561002, "expertIds", "K <= moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum",
                   ok=lambda s: (s.dim("expertIds", 1) <= i64(i64(i64(s.attr("moeExpertNum") + s.attr("zeroExpertNum")) + s.attr("copyExpertNum")) + s.attr("constExpertNum"))),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_55 = Check("op.tpWorldSize", 561002, "tpWorldSize", "0 or 1 when localExpertNum > 1",
+_check_62 = Check("op.tpWorldSize", 561002, "tpWorldSize", "0 or 1 when localExpertNum > 1",
                   ok=lambda s: ((s.attr("tpWorldSize") < 2) or (s.let("localExpertNum") == 1)),
                   )
-_check_56 = Check("op.tpRankId", 561002, "tpRankId", "in [0, max(tpWorldSize, 1))",
+_check_63 = Check("op.tpRankId", 561002, "tpRankId", "in [0, max(tpWorldSize, 1))",
                   ok=lambda s: (s.attr("tpRankId") < max(s.attr("tpWorldSize"), 1)),
                   )
-_check_57 = Check("op.globalBS", 561002, "globalBS", "0, or a multiple of epWorldSize no smaller than BS * epWorldSize",
+_check_64 = Check("op.globalBS", 561002, "globalBS", "0, or a multiple of epWorldSize no smaller than BS * epWorldSize",
                   ok=lambda s: ((s.attr("globalBS") == 0) or ((mod(s.attr("globalBS"), s.attr("epWorldSize")) == 0) and (s.attr("globalBS") >= i64(s.dim("x", 0) * s.attr("epWorldSize"))))),
                   )
-_check_58 = Check("op.xActiveMaskOptional", 161002, "xActiveMaskOptional", "a 1-D mask whose true values all precede the false ones",
+_check_65 = Check("op.xActiveMaskOptional", 161002, "xActiveMaskOptional", "a 1-D mask whose true values all precede the false ones",
                   ok=lambda s: s.prefix_true("xActiveMaskOptional"),
                   when=lambda s: (s.present("xActiveMaskOptional") and (s.rank("xActiveMaskOptional") == 1)),
                   )
-_check_59 = Check("op.expandXOut", 161002, "expandXOut", "the dtype of x when quantMode is 0",
+_check_66 = Check("op.expandXOut", 161002, "expandXOut", "the dtype of x when quantMode is 0",
                   ok=lambda s: (s.dtype("expandXOut") == s.dtype("x")),
                   when=lambda s: ((s.attr("quantMode") == 0) and (not s.let("castsUnquantised"))),
                   value=lambda s: s.dtype("expandXOut"),
                   )
-_check_60 = Check("op.xActiveMaskOptional.2", 161002, "xActiveMaskOptional", "all true when BS differs across ranks",
+_check_67 = Check("op.xActiveMaskOptional.2", 161002, "xActiveMaskOptional", "all true when BS differs across ranks",
                   ok=lambda s: s.all_true("xActiveMaskOptional"),
                   when=lambda s: ((s.present("xActiveMaskOptional") and (s.attr("globalBS") != 0)) and (i64(s.dim("x", 0) * s.attr("epWorldSize")) != s.attr("globalBS"))),
                   )
-_check_61 = Check("op.scalesOptional", 561002, "scalesOptional", "(moeExpertNum, H), or (sharedExpertNum + moeExpertNum, H) with shared expert ranks",
+_check_68 = Check("op.scalesOptional", 561002, "scalesOptional", "(moeExpertNum, H), or (sharedExpertNum + moeExpertNum, H) with shared expert ranks",
                   ok=lambda s: (((s.rank("scalesOptional") == 2) and (s.dim("scalesOptional", 0) == (i64(s.attr("moeExpertNum") + s.attr("sharedExpertNum")) if (s.attr("sharedExpertRankNum") != 0) else s.attr("moeExpertNum")))) and (s.dim("scalesOptional", 1) == s.dim("x", 1))),
                   when=lambda s: (s.present("scalesOptional") and ((s.attr("quantMode") == 2) or (s.attr("quantMode") == 3))),
                   value=lambda s: s.shape("scalesOptional"),
                   )
-_check_62 = Check("ascend910b.x", 561002, "x", "H in (0, 10240] and a multiple of 32",
+_check_69 = Check("ascend910b.x", 561002, "x", "H in (0, 10240] and a multiple of 32",
                   ok=lambda s: (in_range(s.dim("x", 1), 0, 10240, False, True) and (mod(s.dim("x", 1), 32) == 0)),
                   value=lambda s: s.dim("x", 1),
                   )
-_check_63 = Check("ascend910b.epWorldSize", 561002, "epWorldSize", "one of 2, 3, 4, 5, 6, 7, 8, 16, 32, 64, 128, 192, 256, 384 for fullmesh",
+_check_70 = Check("ascend910b.epWorldSize", 561002, "epWorldSize", "one of 2, 3, 4, 5, 6, 7, 8, 16, 32, 64, 128, 192, 256, 384 for fullmesh",
                   ok=lambda s: (s.attr("epWorldSize") in (2, 3, 4, 5, 6, 7, 8, 16, 32, 64, 128, 192, 256, 384)),
                   when=lambda s: (s.attr("commAlg") != "hierarchy"),
                   )
-_check_64 = Check("ascend910b.moeExpertNum", 561002, "moeExpertNum", "in (0, 1024] for fullmesh",
+_check_71 = Check("ascend910b.moeExpertNum", 561002, "moeExpertNum", "in (0, 1024] for fullmesh",
                   ok=lambda s: in_range(s.attr("moeExpertNum"), 0, 1024, False, True),
                   when=lambda s: (s.attr("commAlg") != "hierarchy"),
                   )
-_check_65 = Check("ascend910b.x.2", 561002, "x", "BS in (0, 256] for fullmesh",
+_check_72 = Check("ascend910b.x.2", 561002, "x", "BS in (0, 256] for fullmesh",
                   ok=lambda s: in_range(s.dim("x", 0), 0, 256, False, True),
                   when=lambda s: (s.attr("commAlg") != "hierarchy"),
                   value=lambda s: s.dim("x", 0),
                   )
-_check_66 = Check("ascend910b.epWorldSize.2", 561002, "epWorldSize", "one of 16, 32, 64 for hierarchy",
+_check_73 = Check("ascend910b.epWorldSize.2", 561002, "epWorldSize", "one of 16, 32, 64 for hierarchy",
                   ok=lambda s: (s.attr("epWorldSize") in (16, 32, 64)),
                   when=lambda s: (s.attr("commAlg") == "hierarchy"),
                   )
-_check_67 = Check("ascend910b.moeExpertNum.2", 561002, "moeExpertNum", "in (0, 512] for hierarchy",
+_check_74 = Check("ascend910b.moeExpertNum.2", 561002, "moeExpertNum", "in (0, 512] for hierarchy",
                   ok=lambda s: in_range(s.attr("moeExpertNum"), 0, 512, False, True),
                   when=lambda s: (s.attr("commAlg") == "hierarchy"),
                   )
-_check_68 = Check("ascend910b.x.3", 561002, "x", "BS in (0, 512] for hierarchy",
+_check_75 = Check("ascend910b.x.3", 561002, "x", "BS in (0, 512] for hierarchy",
                   ok=lambda s: in_range(s.dim("x", 0), 0, 512, False, True),
                   when=lambda s: (s.attr("commAlg") == "hierarchy"),
                   value=lambda s: s.dim("x", 0),
                   )
-_check_69 = Check("ascend910b.scalesOptional", 561002, "scalesOptional", "null when commAlg is hierarchy",
+_check_76 = Check("ascend910b.scalesOptional", 561002, "scalesOptional", "null when commAlg is hierarchy",
                   ok=lambda s: (not s.present("scalesOptional")),
                   when=lambda s: (s.attr("commAlg") == "hierarchy"),
                   )
-_check_70 = Check("ascend910b.xActiveMaskOptional", 561002, "xActiveMaskOptional", "null when commAlg is hierarchy",
+_check_77 = Check("ascend910b.xActiveMaskOptional", 561002, "xActiveMaskOptional", "null when commAlg is hierarchy",
                   ok=lambda s: (not s.present("xActiveMaskOptional")),
                   when=lambda s: (s.attr("commAlg") == "hierarchy"),
                   )
-_check_71 = Check("ascend910b.zeroExpertNum", 561002, "zeroExpertNum", "0 when commAlg is hierarchy",
+_check_78 = Check("ascend910b.zeroExpertNum", 561002, "zeroExpertNum", "0 when commAlg is hierarchy",
                   ok=lambda s: (s.attr("zeroExpertNum") == 0),
                   when=lambda s: (s.attr("commAlg") == "hierarchy"),
                   )
-_check_72 = Check("ascend910b.copyExpertNum", 561002, "copyExpertNum", "0 when commAlg is hierarchy",
+_check_79 = Check("ascend910b.copyExpertNum", 561002, "copyExpertNum", "0 when commAlg is hierarchy",
                   ok=lambda s: (s.attr("copyExpertNum") == 0),
                   when=lambda s: (s.attr("commAlg") == "hierarchy"),
                   )
-_check_73 = Check("ascend910b.expertScalesOptional", 561002, "expertScalesOptional", "a tensor when commAlg is hierarchy",
+_check_80 = Check("ascend910b.expertScalesOptional", 561002, "expertScalesOptional", "a tensor when commAlg is hierarchy",
                   ok=lambda s: s.present("expertScalesOptional"),
                   when=lambda s: (s.attr("commAlg") == "hierarchy"),
                   )
-_check_74 = Check("ascend910b.performanceInfoOptional", 561002, "performanceInfoOptional", "a 1-D tensor of shape (epWorldSize,)",
+_check_81 = Check("ascend910b.performanceInfoOptional", 561002, "performanceInfoOptional", "a 1-D tensor of shape (epWorldSize,)",
                   ok=lambda s: ((s.rank("performanceInfoOptional") == 1) and (s.dim("performanceInfoOptional", 0) == s.attr("epWorldSize"))),
                   when=lambda s: s.present("performanceInfoOptional"),
                   value=lambda s: s.shape("performanceInfoOptional"),
                   )
-_check_75 = Check("ascend910b.scalesOptional.2", 561002, "scalesOptional", "null when quantMode is 0",
+_check_82 = Check("ascend910b.scalesOptional.2", 561002, "scalesOptional", "null when quantMode is 0",
                   ok=lambda s: (not s.present("scalesOptional")),
                   when=lambda s: (s.attr("quantMode") == 0),
                   )
-_check_76 = Check("buffer.fullmesh_window", 0, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= BS * epWorldSize * min(localExpertNum, K) * H * 4B + 4MB",
+_check_83 = Check("buffer.fullmesh_window", 0, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= BS * epWorldSize * min(localExpertNum, K) * H * 4B + 4MB",
                   ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(i64(i64(i64(i64(s.dim("x", 0) * s.attr("epWorldSize")) * min(s.let("localExpertNum"), s.dim("expertIds", 1))) * s.dim("x", 1)) * 4) + i64(4 * 1048576))),
                   when=lambda s: (s.attr("commAlg") != "hierarchy"),
                   )
-_check_77 = Check("buffer.hierarchy_window", 0, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= (moeExpertNum + epWorldSize / 4) * Align512(maxBS * (H * 2 + 16 * Align8(K))) * 1B + 8MB",
+_check_84 = Check("buffer.hierarchy_window", 0, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= (moeExpertNum + epWorldSize / 4) * Align512(maxBS * (H * 2 + 16 * Align8(K))) * 1B + 8MB",
                   ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(i64(i64(s.attr("moeExpertNum") + floordiv(s.attr("epWorldSize"), 4)) * i64(floordiv(i64(i64(i64(s.let("maxBS") * i64(i64(s.dim("x", 1) * 2) + i64(16 * i64(floordiv(i64(i64(s.dim("expertIds", 1) + 8) - 1), 8) * 8)))) + 512) - 1), 512) * 512)) + i64(8 * 1048576))),
                   when=lambda s: (s.attr("commAlg") == "hierarchy"),
                   )
-_check_78 = Check("unsupported.elasticInfoOptional", 561002, "elasticInfoOptional", "null (it is not supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
+_check_85 = Check("unsupported.elasticInfoOptional", 561002, "elasticInfoOptional", "null (it is not supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
                   ok=lambda s: (not s.present("elasticInfoOptional")),
                   )
-_check_79 = Check("unsupported.performanceInfoOptional", 561002, "performanceInfoOptional", "null (it is not supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
+_check_86 = Check("unsupported.performanceInfoOptional", 561002, "performanceInfoOptional", "null (it is not supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
                   ok=lambda s: (not s.present("performanceInfoOptional")),
                   )
-_check_80 = Check("domain.epWorldSize", 561002, "epWorldSize", "in [2, 768]",
+_check_87 = Check("shape.epRecvCountsOut", 561002, "epRecvCountsOut", "shape (>= epWorldSize * max(tpWorldSize, 1) * localExpertNum,)",
+                  ok=lambda s: ((s.rank("epRecvCountsOut") == 1) and (s.dim("epRecvCountsOut", 0) >= i64(i64(s.attr("epWorldSize") * max(s.attr("tpWorldSize"), 1)) * s.let("localExpertNum")))),
+                  when=lambda s: s.shaped("epRecvCountsOut"),
+                  value=lambda s: s.shape("epRecvCountsOut"),
+                  )
+_check_88 = Check("domain.epWorldSize", 561002, "epWorldSize", "in [2, 768]",
                   ok=lambda s: in_range(s.attr("epWorldSize"), 2, 768, True, True),
                   )
-_check_81 = Check("domain.moeExpertNum", 561002, "moeExpertNum", "in (0, 1024]",
+_check_89 = Check("domain.moeExpertNum", 561002, "moeExpertNum", "in (0, 1024]",
                   ok=lambda s: in_range(s.attr("moeExpertNum"), 0, 1024, False, True),
                   )
-_check_82 = Check("domain.sharedExpertNum", 561002, "sharedExpertNum", "in [0, 4]",
+_check_90 = Check("domain.sharedExpertNum", 561002, "sharedExpertNum", "in [0, 4]",
                   ok=lambda s: in_range(s.attr("sharedExpertNum"), 0, 4, True, True),
                   )
-_check_83 = Check("domain.commAlg", 561002, "commAlg", "one of {\"\", \"fullmesh_v1\", \"fullmesh_v2\", \"hierarchy\"}",
+_check_91 = Check("domain.commAlg", 561002, "commAlg", "one of {\"\", \"fullmesh_v1\", \"fullmesh_v2\", \"hierarchy\"}",
                   ok=lambda s: (s.attr("commAlg") in ("", "fullmesh_v1", "fullmesh_v2", "hierarchy")),
                   )
-_check_84 = Check("quant_mode.quantMode", 561002, "quantMode", "one of 0, 2 (quant modes supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
+_check_92 = Check("quant_mode.quantMode", 561002, "quantMode", "one of 0, 2 (quant modes supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
                   ok=lambda s: (s.attr("quantMode") in (0, 2)),
                   )
-_check_85 = Check("ascend910_93.x", 561002, "x", "H in [1024, 8192]",
+_check_93 = Check("ascend910_93.x", 561002, "x", "H in [1024, 8192]",
                   ok=lambda s: in_range(s.dim("x", 1), 1024, 8192, True, True),
                   value=lambda s: s.dim("x", 1),
                   )
-_check_86 = Check("ascend910_93.bs_range", 561002, "x", "BS in [1, 512]",
+_check_94 = Check("ascend910_93.bs_range", 561002, "x", "BS in [1, 512]",
                   ok=lambda s: in_range(s.dim("x", 0), 1, 512, True, True),
                   value=lambda s: s.dim("x", 0),
                   )
-_check_87 = Check("ascend910_93.groupTp", 161002, "groupTp", "a string of length [1, 128) different from groupEp",
+_check_95 = Check("ascend910_93.groupTp", 161002, "groupTp", "a string of length [1, 128) different from groupEp",
                   ok=lambda s: ((s.len("groupTp") < 128) and (s.attr("groupTp") != s.attr("groupEp"))),
                   when=lambda s: (s.attr("groupTp") != ""),
                   )
-_check_88 = Check("ascend910_93.tpWorldSize", 561002, "tpWorldSize", "0 or 1 when commAlg is fullmesh_v2",
+_check_96 = Check("ascend910_93.tpWorldSize", 561002, "tpWorldSize", "0 or 1 when commAlg is fullmesh_v2",
                   ok=lambda s: (s.attr("tpWorldSize") <= 1),
                   when=lambda s: (s.attr("commAlg") == "fullmesh_v2"),
                   )
-_check_89 = Check("ascend910_93.globalBS", 561002, "globalBS", "0 or BS * epWorldSize (equal BS on all ranks) when commAlg is fullmesh_v2",
+_check_97 = Check("ascend910_93.globalBS", 561002, "globalBS", "0 or BS * epWorldSize (equal BS on all ranks) when commAlg is fullmesh_v2",
                   ok=lambda s: ((s.attr("globalBS") == 0) or (s.attr("globalBS") == i64(s.dim("x", 0) * s.attr("epWorldSize")))),
                   when=lambda s: (s.attr("commAlg") == "fullmesh_v2"),
                   )
-_check_90 = Check("ascend910_93.xActiveMaskOptional", 561002, "xActiveMaskOptional", "null when commAlg is fullmesh_v2",
+_check_98 = Check("ascend910_93.xActiveMaskOptional", 561002, "xActiveMaskOptional", "null when commAlg is fullmesh_v2",
                   ok=lambda s: (not s.present("xActiveMaskOptional")),
                   when=lambda s: (s.attr("commAlg") == "fullmesh_v2"),
                   )
-_check_91 = Check("ascend910_93.zeroExpertNum", 561002, "zeroExpertNum", "no special experts when commAlg is fullmesh_v2",
+_check_99 = Check("ascend910_93.zeroExpertNum", 561002, "zeroExpertNum", "no special experts when commAlg is fullmesh_v2",
                   ok=lambda s: (i64(i64(s.attr("zeroExpertNum") + s.attr("copyExpertNum")) + s.attr("constExpertNum")) == 0),
                   when=lambda s: (s.attr("commAlg") == "fullmesh_v2"),
                   )
-_check_92 = Check("ascend910_93.epWorldSize", 561002, "epWorldSize", "in [16, 256] and a multiple of 16 when commAlg is hierarchy",
-                  ok=lambda s: (in_range(s.attr("epWorldSize"), 16, 256, True, True) and (mod(s.attr("epWorldSize"), 16) == 0)),
-                  when=lambda s: (s.attr("commAlg") == "hierarchy"),
-                  )
-_check_93 = Check("ascend910_93.moeExpertNum", 561002, "moeExpertNum", "in (0, 512] when commAlg is hierarchy",
-                  ok=lambda s: in_range(s.attr("moeExpertNum"), 0, 512, False, True),
-                  when=lambda s: (s.attr("commAlg") == "hierarchy"),
-                  )
-_check_94 = Check("ascend910_93.tpWorldSize.2", 561002, "tpWorldSize", "0 or 1 when commAlg is hierarchy",
-                  ok=lambda s: (s.attr("tpWorldSize") <= 1),
-                  when=lambda s: (s.attr("commAlg") == "hierarchy"),
-                  )
-_check_95 = Check("ascend910_93.sharedExpertRankNum", 561002, "sharedExpertRankNum", "0 when commAlg is hierarchy",
-                  ok=lambda s: (s.attr("sharedExpertRankNum") == 0),
-                  when=lambda s: (s.attr("commAlg") == "hierarchy"),
-                  )
-_check_96 = Check("ascend910_93.globalBS.2", 561002, "globalBS", "0 or BS * epWorldSize (equal BS on all ranks) when commAlg is hierarchy",
-                  ok=lambda s: ((s.attr("globalBS") == 0) or (s.attr("globalBS") == i64(s.dim("x", 0) * s.attr("epWorldSize")))),
-                  when=lambda s: (s.attr("commAlg") == "hierarchy"),
-                  )
-_check_97 = Check("ascend910_93.xActiveMaskOptional.2", 561002, "xActiveMaskOptional", "a 1-D mask when commAlg is hierarchy",
-                  ok=lambda s: ((not s.present("xActiveMaskOptional")) or (s.rank("xActiveMaskOptional") == 1)),
-                  when=lambda s: (s.attr("commAlg") == "hierarchy"),
-                  )
-_check_98 = Check("ascend910_93.zeroExpertNum.2", 561002, "zeroExpertNum", "no special experts when commAlg is hierarchy",
-                  ok=lambda s: (i64(i64(s.attr("zeroExpertNum") + s.attr("copyExpertNum")) + s.attr("constExpertNum")) == 0),
-                  when=lambda s: (s.attr("commAlg") == "hierarchy"),
-                  )
-_check_99 = Check("ascend910_93.expertScalesOptional", 561002, "expertScalesOptional", "a (BS, K) tensor when commAlg is hierarchy",
-                  ok=lambda s: s.present("expertScalesOptional"),
-                  when=lambda s: (s.attr("commAlg") == "hierarchy"),
-                  )
-_check_100 = Check("ascend910_93.scales_quant", 561002, "scalesOptional", "null when quantMode is 0",
+_check_100 = Check("ascend910_93.epWorldSize", 561002, "epWorldSize", "in [16, 256] and a multiple of 16 when commAlg is hierarchy",
+                   ok=lambda s: (in_range(s.attr("epWorldSize"), 16, 256, True, True) and (mod(s.attr("epWorldSize"), 16) == 0)),
+                   when=lambda s: (s.attr("commAlg") == "hierarchy"),
+                   )
+_check_101 = Check("ascend910_93.moeExpertNum", 561002, "moeExpertNum", "in (0, 512] when commAlg is hierarchy",
+                   ok=lambda s: in_range(s.attr("moeExpertNum"), 0, 512, False, True),
+                   when=lambda s: (s.attr("commAlg") == "hierarchy"),
+                   )
+_check_102 = Check("ascend910_93.tpWorldSize.2", 561002, "tpWorldSize", "0 or 1 when commAlg is hierarchy",
+                   ok=lambda s: (s.attr("tpWorldSize") <= 1),
+                   when=lambda s: (s.attr("commAlg") == "hierarchy"),
+                   )
+_check_103 = Check("ascend910_93.sharedExpertRankNum", 561002, "sharedExpertRankNum", "0 when commAlg is hierarchy",
+                   ok=lambda s: (s.attr("sharedExpertRankNum") == 0),
+                   when=lambda s: (s.attr("commAlg") == "hierarchy"),
+                   )
+_check_104 = Check("ascend910_93.globalBS.2", 561002, "globalBS", "0 or BS * epWorldSize (equal BS on all ranks) when commAlg is hierarchy",
+                   ok=lambda s: ((s.attr("globalBS") == 0) or (s.attr("globalBS") == i64(s.dim("x", 0) * s.attr("epWorldSize")))),
+                   when=lambda s: (s.attr("commAlg") == "hierarchy"),
+                   )
+_check_105 = Check("ascend910_93.xActiveMaskOptional.2", 561002, "xActiveMaskOptional", "a 1-D mask when commAlg is hierarchy",
+                   ok=lambda s: ((not s.present("xActiveMaskOptional")) or (s.rank("xActiveMaskOptional") == 1)),
+                   when=lambda s: (s.attr("commAlg") == "hierarchy"),
+                   )
+_check_106 = Check("ascend910_93.zeroExpertNum.2", 561002, "zeroExpertNum", "no special experts when commAlg is hierarchy",
+                   ok=lambda s: (i64(i64(s.attr("zeroExpertNum") + s.attr("copyExpertNum")) + s.attr("constExpertNum")) == 0),
+                   when=lambda s: (s.attr("commAlg") == "hierarchy"),
+                   )
+_check_107 = Check("ascend910_93.expertScalesOptional", 561002, "expertScalesOptional", "a (BS, K) tensor when commAlg is hierarchy",
+                   ok=lambda s: s.present("expertScalesOptional"),
+                   when=lambda s: (s.attr("commAlg") == "hierarchy"),
+                   )
+_check_108 = Check("ascend910_93.scales_quant", 561002, "scalesOptional", "null when quantMode is 0",
                    ok=lambda s: ((s.attr("quantMode") != 0) or (not s.present("scalesOptional"))),
                    )
-_check_101 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
+_check_109 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                    ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(2 * 1048576)),
                    )
-_check_102 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (localExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 64) + (K + sharedExpertNum) * maxBS * Align512(2 * H))",
+_check_110 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (localExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 64) + (K + sharedExpertNum) * maxBS * Align512(2 * H))",
                    ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(2 * i64(i64(i64(i64(s.let("localMoeExpertNum") * s.let("maxBS")) * s.attr("epWorldSize")) * i64(floordiv(i64(i64(i64(i64(floordiv(i64(i64(i64(2 * s.dim("x", 1)) + 32) - 1), 32) * 32) + 64) + 512) - 1), 512) * 512)) + i64(i64(i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum")) * s.let("maxBS")) * i64(floordiv(i64(i64(i64(2 * s.dim("x", 1)) + 512) - 1), 512) * 512))))),
                    )
-_check_103 = Check("unsupported.elasticInfoOptional", 561002, "elasticInfoOptional", "null (it is not supported on Ascend 950PR/Ascend 950DT)",
+_check_111 = Check("unsupported.elasticInfoOptional", 561002, "elasticInfoOptional", "null (it is not supported on Ascend 950PR/Ascend 950DT)",
                    ok=lambda s: (not s.present("elasticInfoOptional")),
                    )
-_check_104 = Check("unsupported.performanceInfoOptional", 561002, "performanceInfoOptional", "null (it is not supported on Ascend 950PR/Ascend 950DT)",
+_check_112 = Check("unsupported.performanceInfoOptional", 561002, "performanceInfoOptional", "null (it is not supported on Ascend 950PR/Ascend 950DT)",
                    ok=lambda s: (not s.present("performanceInfoOptional")),
                    )
-_check_105 = Check("dtype.x", 161002, "x", "one of FLOAT16, BFLOAT16, FLOAT8_E5M2, FLOAT8_E4M3FN, HIFLOAT8, FLOAT4_E2M1, FLOAT4_E1M2",
+_check_113 = Check("dtype.x", 161002, "x", "one of FLOAT16, BFLOAT16, FLOAT8_E5M2, FLOAT8_E4M3FN, HIFLOAT8, FLOAT4_E2M1, FLOAT4_E1M2",
                    ok=lambda s: (s.dtype("x") in ("FLOAT16", "BFLOAT16", "FLOAT8_E5M2", "FLOAT8_E4M3FN", "HIFLOAT8", "FLOAT4_E2M1", "FLOAT4_E1M2")),
                    value=lambda s: s.dtype("x"),
                    )
-_check_106 = Check("dtype.expandXOut", 161002, "expandXOut", "one of FLOAT16, BFLOAT16, INT8, FLOAT8_E4M3FN, FLOAT8_E5M2, HIFLOAT8, FLOAT4_E2M1, FLOAT4_E1M2",
+_check_114 = Check("dtype.expandXOut", 161002, "expandXOut", "one of FLOAT16, BFLOAT16, INT8, FLOAT8_E4M3FN, FLOAT8_E5M2, HIFLOAT8, FLOAT4_E2M1, FLOAT4_E1M2",
                    ok=lambda s: (s.dtype("expandXOut") in ("FLOAT16", "BFLOAT16", "INT8", "FLOAT8_E4M3FN", "FLOAT8_E5M2", "HIFLOAT8", "FLOAT4_E2M1", "FLOAT4_E1M2")),
                    value=lambda s: s.dtype("expandXOut"),
                    )
-_check_107 = Check("dtype.dynamicScalesOut", 161002, "dynamicScalesOut", "one of FLOAT32, FLOAT8_E8M0",
+_check_115 = Check("dtype.dynamicScalesOut", 161002, "dynamicScalesOut", "one of FLOAT32, FLOAT8_E8M0",
                    ok=lambda s: (s.dtype("dynamicScalesOut") in ("FLOAT32", "FLOAT8_E8M0")),
                    value=lambda s: s.dtype("dynamicScalesOut"),
                    )
-_check_108 = Check("domain.commAlg", 561002, "commAlg", "one of {\"\", \"fullmesh_v1\", \"fullmesh_v2\"}",
+_check_116 = Check("domain.commAlg", 561002, "commAlg", "one of {\"\", \"fullmesh_v1\", \"fullmesh_v2\"}",
                    ok=lambda s: (s.attr("commAlg") in ("", "fullmesh_v1", "fullmesh_v2")),
                    )
-_check_109 = Check("unsupported.groupTp", 561002, "groupTp", "\"\" (the default; groupTp is not supported on Ascend 950PR/Ascend 950DT)",
+_check_117 = Check("unsupported.groupTp", 561002, "groupTp", "\"\" (the default; groupTp is not supported on Ascend 950PR/Ascend 950DT)",
                    ok=lambda s: (s.attr("groupTp") == ""),
                    )
-_check_110 = Check("unsupported.tpWorldSize", 561002, "tpWorldSize", "0 (the default; tpWorldSize is not supported on Ascend 950PR/Ascend 950DT)",
+_check_118 = Check("unsupported.tpWorldSize", 561002, "tpWorldSize", "0 (the default; tpWorldSize is not supported on Ascend 950PR/Ascend 950DT)",
                    ok=lambda s: (s.attr("tpWorldSize") == 0),
                    )
-_check_111 = Check("unsupported.tpRankId", 561002, "tpRankId", "0 (the default; tpRankId is not supported on Ascend 950PR/Ascend 950DT)",
+_check_119 = Check("unsupported.tpRankId", 561002, "tpRankId", "0 (the default; tpRankId is not supported on Ascend 950PR/Ascend 950DT)",
                    ok=lambda s: (s.attr("tpRankId") == 0),
                    )
-_check_112 = Check("quant_mode.quantMode", 561002, "quantMode", "one of 0, 1, 2, 3, 4 (quant modes supported on Ascend 950PR/Ascend 950DT)",
+_check_120 = Check("quant_mode.quantMode", 561002, "quantMode", "one of 0, 1, 2, 3, 4 (quant modes supported on Ascend 950PR/Ascend 950DT)",
                    ok=lambda s: (s.attr("quantMode") in (0, 1, 2, 3, 4)),
                    )
-_check_113 = Check("ascend950.bs_range", 561002, "x", "BS in (0, 256] for fullmesh_v2, (0, 512] for fullmesh_v1 and \"\"",
+_check_121 = Check("ascend950.bs_range", 561002, "x", "BS in (0, 256] for fullmesh_v2, (0, 512] for fullmesh_v1 and \"\"",
                    ok=lambda s: in_range(s.dim("x", 0), 1, (256 if (s.attr("commAlg") == "fullmesh_v2") else 512), True, True),
                    value=lambda s: s.dim("x", 0),
                    )
-_check_114 = Check("ascend950.expandXOut", 161002, "expandXOut", "the dtype of x (or HIFLOAT8 for FLOAT16/BFLOAT16 x) when quantMode is 0",
+_check_122 = Check("ascend950.expandXOut", 161002, "expandXOut", "the dtype of x (or HIFLOAT8 for FLOAT16/BFLOAT16 x) when quantMode is 0",
                    ok=lambda s: ((s.dtype("expandXOut") == s.dtype("x")) or ((s.dtype("x") in ("FLOAT16", "BFLOAT16")) and (s.dtype("expandXOut") == "HIFLOAT8"))),
                    when=lambda s: (s.attr("quantMode") == 0),
                    value=lambda s: s.dtype("expandXOut"),
                    )
-_check_115 = Check("ascend950.x", 161002, "x", "FLOAT16 or BFLOAT16 when quantising",
+_check_123 = Check("ascend950.x", 161002, "x", "FLOAT16 or BFLOAT16 when quantising",
                    ok=lambda s: (s.dtype("x") in ("FLOAT16", "BFLOAT16")),
                    when=lambda s: (s.attr("quantMode") != 0),
                    value=lambda s: s.dtype("x"),
                    )
-_check_116 = Check("ascend950.expandXOut.2", 161002, "expandXOut", "INT8 or HIFLOAT8 when quantMode is 1",
+_check_124 = Check("ascend950.expandXOut.2", 161002, "expandXOut", "INT8 or HIFLOAT8 when quantMode is 1",
                    ok=lambda s: (s.dtype("expandXOut") in ("INT8", "HIFLOAT8")),
                    when=lambda s: (s.attr("quantMode") == 1),
                    value=lambda s: s.dtype("expandXOut"),
                    )
-_check_117 = Check("ascend950.scalesOptional", 561002, "scalesOptional", "a tensor when quantMode is 1 (static quant)",
+_check_125 = Check("ascend950.scalesOptional", 561002, "scalesOptional", "a tensor when quantMode is 1 (static quant)",
                    ok=lambda s: s.present("scalesOptional"),
                    when=lambda s: (s.attr("quantMode") == 1),
                    )
-_check_118 = Check("ascend950.expandXOut.3", 161002, "expandXOut", "INT8, FLOAT8_E5M2 or FLOAT8_E4M3FN when quantMode is 2",
+_check_126 = Check("ascend950.expandXOut.3", 161002, "expandXOut", "INT8, FLOAT8_E5M2 or FLOAT8_E4M3FN when quantMode is 2",
                    ok=lambda s: (s.dtype("expandXOut") in ("INT8", "FLOAT8_E5M2", "FLOAT8_E4M3FN")),
                    when=lambda s: (s.attr("quantMode") == 2),
                    value=lambda s: s.dtype("expandXOut"),
                    )
-_check_119 = Check("ascend950.expandXOut.4", 161002, "expandXOut", "FLOAT8_E5M2 or FLOAT8_E4M3FN when quantMode is 3",
+_check_127 = Check("ascend950.expandXOut.4", 161002, "expandXOut", "FLOAT8_E5M2 or FLOAT8_E4M3FN when quantMode is 3",
                    ok=lambda s: (s.dtype("expandXOut") in ("FLOAT8_E5M2", "FLOAT8_E4M3FN")),
                    when=lambda s: (s.attr("quantMode") == 3),
                    value=lambda s: s.dtype("expandXOut"),
                    )
-_check_120 = Check("ascend950.expandXOut.5", 161002, "expandXOut", "FLOAT8_E5M2, FLOAT8_E4M3FN, FLOAT4_E2M1 or FLOAT4_E1M2 when quantMode is 4",
+_check_128 = Check("ascend950.expandXOut.5", 161002, "expandXOut", "FLOAT8_E5M2, FLOAT8_E4M3FN, FLOAT4_E2M1 or FLOAT4_E1M2 when quantMode is 4",
                    ok=lambda s: (s.dtype("expandXOut") in ("FLOAT8_E5M2", "FLOAT8_E4M3FN", "FLOAT4_E2M1", "FLOAT4_E1M2")),
                    when=lambda s: (s.attr("quantMode") == 4),
                    value=lambda s: s.dtype("expandXOut"),
                    )
-_check_121 = Check("ascend950.scalesOptional.2", 561002, "scalesOptional", "null when quantMode is 4 (MX)",
+_check_129 = Check("ascend950.scalesOptional.2", 561002, "scalesOptional", "null when quantMode is 4 (MX)",
                    ok=lambda s: (not s.present("scalesOptional")),
                    when=lambda s: (s.attr("quantMode") == 4),
                    )
-_check_122 = Check("ascend950.x.2", 561002, "x", "an even H for FP4 output",
+_check_130 = Check("ascend950.x.2", 561002, "x", "an even H for FP4 output",
                    ok=lambda s: ((s.dtype("expandXOut") not in ("FLOAT4_E2M1", "FLOAT4_E1M2")) or (mod(s.dim("x", 1), 2) == 0)),
                    when=lambda s: (s.attr("quantMode") == 4),
                    value=lambda s: s.dim("x", 1),
                    )
-_check_123 = Check("ascend950.dynamicScalesOut", 161002, "dynamicScalesOut", "FLOAT8_E8M0 when quantMode is 4",
+_check_131 = Check("ascend950.dynamicScalesOut", 161002, "dynamicScalesOut", "FLOAT8_E8M0 when quantMode is 4",
                    ok=lambda s: (s.dtype("dynamicScalesOut") == "FLOAT8_E8M0"),
                    when=lambda s: (s.attr("quantMode") == 4),
                    value=lambda s: s.dtype("dynamicScalesOut"),
                    )
-_check_124 = Check("ascend950.dynamicScalesOut.2", 161002, "dynamicScalesOut", "FLOAT32 when quantMode is 2 or 3",
+_check_132 = Check("ascend950.dynamicScalesOut.2", 161002, "dynamicScalesOut", "FLOAT32 when quantMode is 2 or 3",
                    ok=lambda s: (s.dtype("dynamicScalesOut") == "FLOAT32"),
                    when=lambda s: ((s.attr("quantMode") == 2) or (s.attr("quantMode") == 3)),
                    value=lambda s: s.dtype("dynamicScalesOut"),
                    )
-_check_125 = Check("ascend950.scalesOptional.3", 561002, "scalesOptional", "(1,) or (H,); (1,) for HIFLOAT8 output",
+_check_133 = Check("ascend950.scalesOptional.3", 561002, "scalesOptional", "(1,) or (H,); (1,) for HIFLOAT8 output",
                    ok=lambda s: (((s.rank("scalesOptional") == 1) and (s.dim("scalesOptional", 0) in (1, s.dim("x", 1)))) and ((s.dtype("expandXOut") != "HIFLOAT8") or (s.dim("scalesOptional", 0) == 1))),
                    when=lambda s: ((s.attr("quantMode") == 1) and s.present("scalesOptional")),
                    value=lambda s: s.shape("scalesOptional"),
                    )
-_check_126 = Check("ascend950.scales_quant", 561002, "scalesOptional", "a (BS, n) tensor exactly when x is pre-quantised (not FLOAT16/BFLOAT16) and quantMode is 0",
+_check_134 = Check("ascend950.scales_quant", 561002, "scalesOptional", "a (BS, n) tensor exactly when x is pre-quantised (not FLOAT16/BFLOAT16) and quantMode is 0",
                    ok=lambda s: ((s.attr("quantMode") != 0) or (s.present("scalesOptional") == (s.dtype("x") not in ("FLOAT16", "BFLOAT16")))),
                    )
-_check_127 = Check("ascend950.scalesOptional.4", 561002, "scalesOptional", "(BS, n) with n <= H",
+_check_135 = Check("ascend950.scalesOptional.4", 561002, "scalesOptional", "(BS, n) with n <= H",
                    ok=lambda s: (((s.rank("scalesOptional") == 2) and (s.dim("scalesOptional", 0) == s.dim("x", 0))) and (s.dim("scalesOptional", 1) <= s.dim("x", 1))),
                    when=lambda s: ((s.attr("quantMode") == 0) and s.present("scalesOptional")),
                    value=lambda s: s.shape("scalesOptional"),
                    )
-_check_128 = Check("ascend950.dynamicScalesOut.3", 161002, "dynamicScalesOut", "the dtype of scalesOptional when x is pre-quantised",
+_check_136 = Check("ascend950.dynamicScalesOut.3", 161002, "dynamicScalesOut", "the dtype of scalesOptional when x is pre-quantised",
                    ok=lambda s: (s.dtype("dynamicScalesOut") == s.dtype("scalesOptional")),
                    when=lambda s: ((s.attr("quantMode") == 0) and s.present("scalesOptional")),
                    value=lambda s: s.dtype("dynamicScalesOut"),
@@ -800,12 +840,19 @@ _CHECKS = {
         _check_75,
         _check_76,
         _check_77,
+        _check_78,
+        _check_79,
+        _check_80,
+        _check_81,
+        _check_82,
+        _check_83,
+        _check_84,
     ),
     "ascend910_93": (
         _check_0,
         _check_1,
-        _check_78,
-        _check_79,
+        _check_85,
+        _check_86,
         _check_3,
         _check_4,
         _check_5,
@@ -834,25 +881,25 @@ _CHECKS = {
         _check_28,
         _check_29,
         _check_30,
-        _check_80,
-        _check_81,
         _check_31,
         _check_32,
         _check_33,
-        _check_82,
-        _check_34,
-        _check_83,
+        _check_87,
+        _check_35,
         _check_36,
         _check_37,
+        _check_88,
+        _check_89,
         _check_38,
-        _check_84,
-        _check_47,
-        _check_48,
-        _check_49,
-        _check_50,
-        _check_51,
-        _check_52,
-        _check_53,
+        _check_39,
+        _check_40,
+        _check_90,
+        _check_41,
+        _check_91,
+        _check_43,
+        _check_44,
+        _check_45,
+        _check_92,
         _check_54,
         _check_55,
         _check_56,
@@ -861,14 +908,13 @@ _CHECKS = {
         _check_59,
         _check_60,
         _check_61,
-        _check_85,
-        _check_86,
-        _check_87,
-        _check_88,
-        _check_89,
-        _check_90,
-        _check_91,
-        _check_92,
+        _check_62,
+        _check_63,
+        _check_64,
+        _check_65,
+        _check_66,
+        _check_67,
+        _check_68,
         _check_93,
         _check_94,
         _check_95,
@@ -879,21 +925,29 @@ _CHECKS = {
         _check_100,
         _check_101,
         _check_102,
+        _check_103,
+        _check_104,
+        _check_105,
+        _check_106,
+        _check_107,
+        _check_108,
+        _check_109,
+        _check_110,
     ),
     "ascend950": (
         _check_0,
         _check_1,
-        _check_103,
-        _check_104,
-        _check_105,
+        _check_111,
+        _check_112,
+        _check_113,
         _check_4,
         _check_5,
         _check_6,
         _check_7,
         _check_8,
         _check_9,
-        _check_106,
-        _check_107,
+        _check_114,
+        _check_115,
         _check_12,
         _check_13,
         _check_14,
@@ -913,28 +967,28 @@ _CHECKS = {
         _check_28,
         _check_29,
         _check_30,
-        _check_80,
-        _check_81,
         _check_31,
         _check_32,
         _check_33,
-        _check_82,
-        _check_34,
-        _check_108,
+        _check_87,
+        _check_35,
         _check_36,
         _check_37,
+        _check_88,
+        _check_89,
         _check_38,
-        _check_109,
-        _check_110,
-        _check_111,
-        _check_112,
-        _check_47,
-        _check_48,
-        _check_49,
-        _check_50,
-        _check_51,
-        _check_52,
-        _check_53,
+        _check_39,
+        _check_40,
+        _check_90,
+        _check_41,
+        _check_116,
+        _check_43,
+        _check_44,
+        _check_45,
+        _check_117,
+        _check_118,
+        _check_119,
+        _check_120,
         _check_54,
         _check_55,
         _check_56,
@@ -943,28 +997,27 @@ _CHECKS = {
         _check_59,
         _check_60,
         _check_61,
-        _check_85,
-        _check_87,
-        _check_88,
-        _check_89,
-        _check_90,
-        _check_91,
-        _check_92,
+        _check_62,
+        _check_63,
+        _check_64,
+        _check_65,
+        _check_66,
+        _check_67,
+        _check_68,
         _check_93,
-        _check_94,
         _check_95,
         _check_96,
         _check_97,
         _check_98,
         _check_99,
-        _check_113,
-        _check_114,
-        _check_115,
-        _check_116,
-        _check_117,
-        _check_118,
-        _check_119,
-        _check_120,
+        _check_100,
+        _check_101,
+        _check_102,
+        _check_103,
+        _check_104,
+        _check_105,
+        _check_106,
+        _check_107,
         _check_121,
         _check_122,
         _check_123,
@@ -973,8 +1026,16 @@ _CHECKS = {
         _check_126,
         _check_127,
         _check_128,
-        _check_101,
-        _check_102,
+        _check_129,
+        _check_130,
+        _check_131,
+        _check_132,
+        _check_133,
+        _check_134,
+        _check_135,
+        _check_136,
+        _check_109,
+        _check_110,
     ),
 }
 
@@ -1049,16 +1110,19 @@ INFO = reference.OpInfo(
 )
 
 
-def validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False):
+def validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False, out_shapes=None):
     """Run the checks of ``product`` on one rank; raises opgen.runtime.OpError on the first failure.
 
     ``stage="op_api"``: only the checks the aclnn GetWorkspaceSize runs before tiling (null pointers, 161001;
     invalid parameters, 161002); "all" (the default): every check, as tiling does. ``env``: environment
     variables ({name: value in its unit}, see ENV), kept apart from ``attrs`` (which may still carry them).
-    ``all_errors=True``: raise nothing; return every failing check's OpError, in check order ([] = accepted)."""
+    ``all_errors=True``: raise nothing; return every failing check's OpError, in check order ([] = accepted).
+    ``out_shapes``: {output: shape} of the buffers the caller has, checked against what the op writes (tiling
+    always knows them; without them the output shape checks do not apply)."""
+    attrs = reference.with_env(INFO, attrs, env)
     if all_errors:
-        return reference.all_errors(INFO, inputs, reference.with_env(INFO, attrs, env), product, out_dtypes, stage)
-    reference.validate(INFO, inputs, reference.with_env(INFO, attrs, env), product, out_dtypes, stage)
+        return reference.all_errors(INFO, inputs, attrs, product, out_dtypes, stage, out_shapes)
+    reference.validate(INFO, inputs, attrs, product, out_dtypes, stage, out_shapes)
     return None
 
 

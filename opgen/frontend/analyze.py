@@ -167,7 +167,9 @@ class _Builder:
             return ShapeCond(self.expr(t.children[0]), self.shape_alt(t.children[1]), self.shape_alt(t.children[2]))
         if t.data == "shape_empty":
             return ShapeTuple(())
-        return ShapeTuple(tuple(self.expr(x) for x in t.children))
+        dims = [(d.children[0] is not None, self.expr(d.children[1])) for d in t.children]
+        flags = tuple(f for f, _ in dims)
+        return ShapeTuple(tuple(e for _, e in dims), flags if any(flags) else ())
 
 
 def _name_tokens(t: Tree) -> list[Token]:

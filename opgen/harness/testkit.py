@@ -340,11 +340,12 @@ def reject(ref, neg: dict) -> None:
     """The call fails with exactly the check the case was built for (warn checks: it is accepted)."""
     inputs = testworld.meta_inputs(neg)
     attrs, out_dtypes = call_args(ref, neg)
+    shapes = neg.get("out_shapes") or None  # the buffers the call gives, for the output shape checks
     if neg["code"] == 0:
-        ref.validate(inputs, attrs, neg["product"], out_dtypes)  # a warning never rejects
+        ref.validate(inputs, attrs, neg["product"], out_dtypes, out_shapes=shapes)  # a warning never rejects
         return
     try:
-        ref.validate(inputs, attrs, neg["product"], out_dtypes)
+        ref.validate(inputs, attrs, neg["product"], out_dtypes, out_shapes=shapes)
     except OpError as err:
         got = (err.code, err.param, err.message.rsplit("[", 1)[-1].rstrip("]"))
         assert got == (neg["code"], neg["param"], neg["check"]), f"expected {neg['check']}, got {got}: {err}"
@@ -377,7 +378,7 @@ class CheckCore:
             raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr[:4000]}")
         return cls(exe, fields, outputs, size_fns)
 
-    def encode(self, inputs: dict, attrs: dict, out_dtypes: dict) -> str:
+    def encode(self, inputs: dict, attrs: dict, out_dtypes: dict, out_shapes: dict | None = None) -> str:
         tokens = []
         for kind, name, typ in self.fields:
             if kind == "input":
@@ -386,7 +387,9 @@ class CheckCore:
                               + (f":{FORMAT_VALUES[m[2]]}" if len(m) > 2 else ""))
             elif kind == "output":
                 d = out_dtypes.get(name)
-                tokens.append("-" if d is None else str(DTYPES[d].ge_value))
+                shape = (out_shapes or {}).get(name)
+                tokens.append(("-" if d is None else str(DTYPES[d].ge_value))
+                              + ("" if shape is None else ":" + ",".join(str(x) for x in shape)))
             else:
                 tokens.append(_encode_value(attrs[name], typ))
         return " ".join(tokens)
@@ -455,7 +458,7 @@ def _line(ref, core: CheckCore, case: dict, metas: dict, rank) -> str:
     full = dict(ref.reference.normalize_attrs(ref.INFO, {k: v for k, v in attrs.items() if k in ref.ATTRS}))
     for k, v in ref.ENV.items():
         full[k] = attrs.get(k, v)
-    return core.encode(metas, full, out_dtypes)
+    return core.encode(metas, full, out_dtypes, case.get("out_shapes"))
 
 
 def op_api_outcome(ref, case: dict, inputs: dict, rank=None) -> tuple[int, str]:
@@ -463,7 +466,8 @@ def op_api_outcome(ref, case: dict, inputs: dict, rank=None) -> tuple[int, str]:
     tiling runs ((0, "") when it passes the call on)."""
     attrs, out_dtypes = call_args(ref, case, rank)
     try:
-        ref.validate(inputs, attrs, case["product"], out_dtypes, stage="op_api")
+        ref.validate(inputs, attrs, case["product"], out_dtypes, stage="op_api",
+                     out_shapes=case.get("out_shapes") or None)
     except OpError as err:
         return err.code, err.message.rsplit("[", 1)[-1].rstrip("]")
     return 0, ""

@@ -46,7 +46,8 @@ _COMPARE = {"==": "Eq", "!=": "Ne", "<": "Lt", "<=": "Le", ">": "Gt", ">=": "Ge"
 _INT_ARITH = {"+": "Add", "-": "Sub", "*": "Mul", "//": "FloorDiv", "%": "Mod", "**": "Pow"}
 _REAL_ARITH = {"//": "FloorDivReal", "%": "ModReal", "**": "PowReal"}
 _ACCESSORS = {"present": "Present", "rank": "Rank", "dim": "Dim", "numel": "Numel", "dtype": "Dtype",
-              "shape": "Shape", "format": "FormatOf", "prefix_true": "PrefixTrue", "all_true": "AllTrue"}
+              "shape": "Shape", "format": "FormatOf", "shaped": "Shaped", "prefix_true": "PrefixTrue",
+              "all_true": "AllTrue"}
 
 # C++ keywords (and the alternative operator spellings) cannot be field names: such a name gets a trailing '_'.
 CPP_KEYWORDS = frozenset("""
@@ -257,15 +258,21 @@ class ScalarCpp:
             raise LoweringError(f"{fn}() takes a tensor parameter")
         t = arg.id
         if t in self.kind.outputs:
-            # Outputs are always present; their dtype is the caller's choice or the rule; the checks never see
-            # their shapes (as in Python, where shape(), rank() ... of an output have no value).
+            # Outputs are always present; their dtype is the caller's choice or the rule; their shape is read
+            # where it is known (TensorDesc.shaped: tiling and aclnn, the driver when the case gives one).
             if fn == "present":
                 return "true"
             if fn == "dtype":
                 return f"dtype_{t}()"
             if fn == "format":
                 raise LoweringError(f"format({t}): the checks read the formats of inputs only")
-            return f"Undefined<{CPP_TYPES[TENSOR_FNS[fn]]}>()"
+            if fn == "shaped":
+                return f"p.{cpp_ident(t)}.shaped"
+            if fn in ("prefix_true", "all_true"):
+                return f"Undefined<{CPP_TYPES[TENSOR_FNS[fn]]}>()"
+            if fn == "dim":
+                return f"OutDim(p.{cpp_ident(t)}, {_strip(self.lower(e.args[1]))})"
+            return f"{_ACCESSORS[fn]}(OutDesc(p.{cpp_ident(t)}))"
         if fn == "dim":
             return f"Dim(p.{cpp_ident(t)}, {_strip(self.lower(e.args[1]))})"
         return f"{_ACCESSORS[fn]}(p.{cpp_ident(t)})"

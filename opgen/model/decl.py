@@ -50,6 +50,10 @@ class Domain:
 @dataclass(frozen=True)
 class ShapeTuple:
     dims: tuple[Expr, ...]
+    at_least: tuple[bool, ...] = ()  # per dim: the tensor may be larger there (a capacity); () = every dim exact
+
+    def is_at_least(self, axis: int) -> bool:
+        return axis < len(self.at_least) and self.at_least[axis]
 
 
 @dataclass(frozen=True)

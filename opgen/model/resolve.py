@@ -30,6 +30,8 @@ def dim_bindings(op: Op) -> dict[str, tuple[str, int]]:
         if t.optional or t.shape is None or len(t.shape.alts) != 1 or not isinstance(t.shape.alts[0], ShapeTuple):
             continue
         for axis, d in enumerate(t.shape.alts[0].dims):
+            if t.shape.alts[0].is_at_least(axis):
+                continue  # a capacity: the tensor's dim is not the name's value
             if isinstance(d, Name) and d.id not in declared and d.id not in bound:
                 bound[d.id] = (t.name, axis)
     return bound
@@ -153,6 +155,15 @@ def _implicit_checks(op: Op, product: Product, inputs, outputs, attrs, unsupport
             conds = (_present(t.name),) if t.optional else ()
             add("shape", t.name, pred, "tiling", f"shape {shape_expected(t.shape)}", conds,
                 Call("shape", (Name(t.name),)), span=t.span)
+    # Outputs: the kernel writes the declared shape, so a smaller buffer is refused (the real tilings check the
+    # output dims on A3/950, ">=" for capacities; mirror-cann/ops-transformer moe_distribute_dispatch_v2_tiling.cpp
+    # CheckCommonOutputTensorDim and the dim checks after it). Checked where the shape is known: always in tiling
+    # and aclnn, in the reference when the caller passes out_shapes.
+    for t in outputs:
+        pred = _shape_predicate(t, {})
+        if pred is not None:
+            add("shape", t.name, pred, "tiling", f"shape {shape_expected(t.shape)}", (Call("shaped", (Name(t.name),)),),
+                Call("shape", (Name(t.name),)), span=t.span)
     for a in attrs:
         if a.length is not None:
             r = a.length
@@ -248,5 +259,6 @@ def _alt_predicate(name: str, alt, bound) -> Expr:
     for axis, d in enumerate(alt.dims):
         if isinstance(d, Name) and bound.get(d.id) == (name, axis):
             continue  # this dim defines the name; nothing to compare
-        pred = Binary("and", pred, Binary("==", Call("dim", (Name(name), Int(axis))), d))
+        op = ">=" if alt.is_at_least(axis) else "=="
+        pred = Binary("and", pred, Binary(op, Call("dim", (Name(name), Int(axis))), d))
     return pred

@@ -46,7 +46,7 @@ def alt_text(a) -> str:
     """One shape alternative: ``(BS, H)``, ``(BS,)``, ``()`` or ``if c then (…) else (…)``."""
     if isinstance(a, ShapeCond):
         return f"if {to_spec(a.test)} then {alt_text(a.then)} else {alt_text(a.orelse)}"
-    dims = [to_spec(d) for d in a.dims]
+    dims = [(">= " if a.is_at_least(i) else "") + to_spec(d) for i, d in enumerate(a.dims)]
     if not dims:
         return "()"
     return "(" + dims[0] + ",)" if len(dims) == 1 else "(" + ", ".join(dims) + ")"
@@ -63,7 +63,7 @@ def domain_expected(d: Domain) -> str:
 def _alt_expected(a) -> str:
     if isinstance(a, ShapeCond):
         return f"(if {to_spec(a.test)} then {_alt_expected(a.then)} else {_alt_expected(a.orelse)})"
-    inner = ", ".join(to_spec(d) for d in a.dims)
+    inner = ", ".join((">= " if a.is_at_least(i) else "") + to_spec(d) for i, d in enumerate(a.dims))
     return f"({inner},)" if len(a.dims) == 1 else f"({inner})"
 
 

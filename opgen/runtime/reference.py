@@ -104,7 +104,7 @@ def normalize_inputs(info: OpInfo, inputs: Mapping) -> dict:
 
 
 def make_scope(info: OpInfo, inputs: Mapping, attrs: Mapping, product: str,
-               out_dtypes: Mapping | None = None) -> Scope:
+               out_dtypes: Mapping | None = None, out_shapes: Mapping | None = None) -> Scope:
     _check_product(info, product)
     a = normalize_attrs(info, attrs)
     env = {k: attrs.get(k, v) for k, v in info.env.items()}
@@ -112,12 +112,12 @@ def make_scope(info: OpInfo, inputs: Mapping, attrs: Mapping, product: str,
         if isinstance(default, float) and isinstance(env[k], int) and not isinstance(env[k], bool):
             env[k] = float(env[k])
     chosen = dict(out_dtypes or {})
-    for k in chosen:
+    for k in list(chosen) + list(out_shapes or {}):
         if k not in info.outputs:
             raise OpError(INVALID, str(k), f"{info.name} has no output {k!r}")
     return Scope(op=info.name, product=product, inputs=normalize_inputs(info, inputs), attrs=a, env=env,
                  out_dtypes=chosen, lets=info.lets[product], dtype_rules=info.dtype_rules,
-                 tensor_names=info.tensors, output_names=info.outputs)
+                 tensor_names=info.tensors, output_names=info.outputs, out_shapes=out_shapes)
 
 
 def validate_scope(info: OpInfo, s: Scope, stage: str = "all") -> None:
@@ -148,11 +148,11 @@ def with_env(info: OpInfo, attrs: Mapping, env: Mapping | None) -> dict:
 
 
 def all_errors(info: OpInfo, inputs: Mapping, attrs: Mapping, product: str, out_dtypes: Mapping | None = None,
-               stage: str = "all") -> list[OpError]:
+               stage: str = "all", out_shapes: Mapping | None = None) -> list[OpError]:
     """Every failing check of ``stage``, each evaluated on its own, in check order (an OpError the call itself
     raises, such as an unknown attribute, is the only entry)."""
     try:
-        s = make_scope(info, inputs, attrs, product, out_dtypes)
+        s = make_scope(info, inputs, attrs, product, out_dtypes, out_shapes)
     except OpError as err:
         return [err]
     codes = _stage_codes(stage)
@@ -167,8 +167,8 @@ def all_errors(info: OpInfo, inputs: Mapping, attrs: Mapping, product: str, out_
 
 
 def validate(info: OpInfo, inputs: Mapping, attrs: Mapping, product: str,
-             out_dtypes: Mapping | None = None, stage: str = "all") -> Scope:
-    s = make_scope(info, inputs, attrs, product, out_dtypes)
+             out_dtypes: Mapping | None = None, stage: str = "all", out_shapes: Mapping | None = None) -> Scope:
+    s = make_scope(info, inputs, attrs, product, out_dtypes, out_shapes)
     validate_scope(info, s, stage)
     return s
 

@@ -236,13 +236,14 @@ class Scope:
 
     def __init__(self, *, op: str, product: str, inputs: Mapping, attrs: Mapping, env: Mapping,
                  out_dtypes: Mapping, lets: Mapping[str, Callable], dtype_rules: Mapping[str, Callable],
-                 tensor_names: tuple[str, ...], output_names: tuple[str, ...]):
+                 tensor_names: tuple[str, ...], output_names: tuple[str, ...], out_shapes: Mapping | None = None):
         self.op = op
         self.product = product
         self.inputs = inputs
         self.attrs = attrs
         self.env_values = env
         self.out_dtypes = out_dtypes
+        self.out_shapes = dict(out_shapes or {})  # output -> shape, when the caller gives one
         self._lets = lets
         self._rules = dtype_rules
         self._tensors = tensor_names
@@ -278,7 +279,17 @@ class Scope:
             raise EvalError(f"{name} is null")
         return t
 
+    def shaped(self, name: str) -> bool:
+        """The tensor's shape is known: a present input, an output whose shape the caller gave."""
+        if name in self._outputs:
+            return name in self.out_shapes
+        return self.present(name)
+
     def shape(self, name: str) -> tuple[int, ...]:
+        if name in self._outputs:
+            if name not in self.out_shapes:
+                raise EvalError(f"output {name} has no shape here; pass it in out_shapes")
+            return tuple(int(d) for d in self.out_shapes[name])
         t = self.tensor(name)
         if isinstance(t, Meta):
             return tuple(int(d) for d in t.shape)

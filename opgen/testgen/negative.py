@@ -53,7 +53,7 @@ def rank_case(space: Space, case: Case, rank: int) -> Case:
 
 def data_arrays(space: Space, case: Case, key: str) -> dict:
     """Real tensors for the BOOL inputs of a call (the only data checks read), built as the suite builds them."""
-    inputs, _, _ = space.call(case, None if not case.world else 0)
+    inputs, *_ = space.call(case, None if not case.world else 0)
     out = {}
     for name, meta in inputs.items():
         if meta is not None and meta.dtype == "BOOL":
@@ -136,13 +136,24 @@ class NegativeSearch:
         if kind == "format":  # a format the tensor's declaration does not list (FRACTAL_NZ first: the real one)
             declared = sp.inputs[name].formats
             return [f for f in sorted(FORMATS, key=lambda f: f != "FRACTAL_NZ") if f not in declared and f != cur]
+        if kind == "oshape":  # the buffer the caller gives: the shape the op writes, one dim or the rank off
+            shape = sp.inferred_shape(base, name)
+            if shape is None:
+                return []
+            out = []
+            for i in range(len(shape)):
+                if shape[i] > 0:
+                    out.append(("fixed", shape[:i] + (shape[i] - 1,) + shape[i + 1:]))
+                out.append(("fixed", shape[:i] + (shape[i] + 1,) + shape[i + 1:]))
+            out += [("fixed", shape[:-1]), ("fixed", shape + (1,))]
+            return [v for v in dict.fromkeys(out) if v != cur]
         if kind == "out":
             first = [None] + list(sp.outputs[name].dtypes)
             return [d for d in dict.fromkeys(first + list(DTYPE_NAMES)) if d != cur]
         if kind == "shape":
             out = [r for r in sp.shape_rules(name) if r != cur]
             if base.get(("present", name)):
-                inputs, _, _ = sp.call(base)
+                inputs, *_ = sp.call(base)
                 shape = inputs[name].shape
                 for i in range(len(shape)):
                     out += [("fixed", shape[:i] + (shape[i] + 1,) + shape[i + 1:])]
@@ -298,7 +309,7 @@ class NegativeSearch:
 
     def _data_dims(self, case: Case, check: Check) -> list[int]:
         names = [n.args[0].id for n in walk(check.expr) if getattr(n, "fn", None) in ("prefix_true", "all_true")]
-        inputs, _, _ = self.space.call(case)
+        inputs, *_ = self.space.call(case)
         return [inputs[n].shape[0] if inputs.get(n) is not None and inputs[n].shape else 0 for n in names]
 
     def _two_rows(self, case: Case, check: Check) -> dict:
@@ -317,19 +328,21 @@ def describe(space: Space, base: Case, field: Field, trial: Case) -> str:
     kind, name = field
     before, after = base.get(field), trial.get(field)
     if kind == "shape":
-        b_in, _, _ = space.call(base)
-        t_in, _, _ = space.call(trial)
+        b_in, *_ = space.call(base)
+        t_in, *_ = space.call(trial)
         b = b_in[name].shape if b_in.get(name) is not None else None
         return f"{name} shape {_show(b)} -> {_show(t_in[name].shape)}"
     if kind == "present":
         if after and not before:
-            inputs, _, _ = space.call(trial)
+            inputs, *_ = space.call(trial)
             recipe = trial.get(("data", name))
             data = f", {recipe} data" if recipe != base.get(("data", name)) else ""
             return f"{name} given as {trial.get(('dtype', name))} {_show(inputs[name].shape)}{data} (was null)"
         return f"{name} null (was given)"
     if kind == "format":
         return f"{name} format {before or 'ND'} -> {after}"
+    if kind == "oshape":
+        return f"{name} given as a buffer of shape {_show(tuple(after[1]))} (the op writes {_show(space.inferred_shape(base, name))})"
     label = {"attr": name, "env": name, "dim": name, "dtype": f"{name} dtype", "out": f"{name} dtype",
              "data": f"{name} data"}[kind]
     return f"{label} {_show(before)} -> {_show(after)}"

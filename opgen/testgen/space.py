@@ -25,7 +25,7 @@ from opgen.model.resolve import dim_bindings
 from opgen.runtime import OpError, drivers
 from opgen.runtime.scope import EvalError, Meta
 
-Field = tuple[str, str]  # (kind, name): attr env dim present dtype format shape out data ranks
+Field = tuple[str, str]  # (kind, name): attr env dim present dtype format shape out oshape data ranks
 
 
 @dataclass(frozen=True)
@@ -135,7 +135,7 @@ class Space:
                         for k in kinds:
                             out[(k, t)] = None
                     elif t in self.outputs:
-                        out[("out", t)] = None
+                        out[("oshape" if n.fn in ("rank", "dim", "shape", "numel", "shaped") else "out", t)] = None
                 if not isinstance(n, Name):
                     continue
                 if n.id in self.attrs:
@@ -213,10 +213,12 @@ class Space:
         return dims
 
     def call(self, case: Case, rank: int | None = None, data=None):
-        """(inputs as Meta tensors, attrs with env, out_dtypes) of one call; ``data``: arrays to use instead."""
+        """(inputs as Meta tensors, attrs with env, out_dtypes, out_shapes) of one call; ``data``: arrays to use
+        instead."""
         attrs = self.call_attrs(case, rank)
         dims = self.dims(case, rank)
         out_dtypes = {n: d for n, d in case.of_kind("out").items() if d is not None}
+        out_shapes = {n: tuple(r[1]) for n, r in case.of_kind("oshape").items() if r is not None}
         inputs: dict = {n: None for n in self.inputs}
         present = [n for n in self.inputs if case.get(("present", n), False)]
         later = []
@@ -231,7 +233,7 @@ class Space:
         for _ in range(2):
             if not later:
                 break
-            scope = self.ref.reference.make_scope(self.info, inputs, attrs, self.soc, out_dtypes)
+            scope = self.ref.reference.make_scope(self.info, inputs, attrs, self.soc, out_dtypes, out_shapes)
             shapes = {name: self.shape(case, name, dims, scope) for name in later}
             for name in later:
                 inputs[name] = Meta(shapes[name], case.get(("dtype", name)), case.get(("format", name)) or "ND")
@@ -241,7 +243,7 @@ class Space:
             for name, array in data.items():  # a tensor of another format stays a descriptor (an array is ND)
                 if inputs.get(name) is not None and case.get(("format", name)) in (None, "ND"):
                     inputs[name] = array
-        return inputs, attrs, out_dtypes
+        return inputs, attrs, out_dtypes, out_shapes
 
     def shape(self, case: Case, name: str, dims: dict, scope) -> tuple:
         rule = case.get(("shape", name))
@@ -275,8 +277,8 @@ class Space:
         key = (case.items, case.world, rank)
         if data is None and key in self._scopes:
             return self._scopes[key]
-        inputs, attrs, out_dtypes = self.call(case, rank, data)
-        s = self.ref.reference.make_scope(self.info, inputs, attrs, self.soc, out_dtypes)
+        inputs, attrs, out_dtypes, out_shapes = self.call(case, rank, data)
+        s = self.ref.reference.make_scope(self.info, inputs, attrs, self.soc, out_dtypes, out_shapes)
         if data is None:
             if len(self._scopes) > 20000:
                 self._scopes.clear()
@@ -332,6 +334,14 @@ class Space:
                 except OpError:
                     out.add((i, chk.id))
         return sorted(out)
+
+    def inferred_shape(self, case: Case, name: str) -> tuple | None:
+        """The shape the reference infers for output ``name`` of a call (None: it has none)."""
+        try:
+            s = self.scope(case, 0 if case.world else None)
+            return tuple(self.ref.reference.infer_shapes(self.info, s)[name])
+        except (OpError, EvalError, KeyError):
+            return None
 
     def holds(self, exprs, case: Case, rank=None) -> bool:
         s = self.scope(case, rank)

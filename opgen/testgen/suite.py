@@ -81,7 +81,7 @@ def _env(space: Space, case: Case) -> dict:
 
 
 def _inputs(space: Space, case: Case, rank) -> dict:
-    inputs, _, _ = space.call(case, rank)
+    inputs, *_ = space.call(case, rank)
     # (dtype, shape), and the format when it is not ND (negative cases of the format checks)
     return {n: (m.dtype, tuple(m.shape)) + ((m.format,) if m.format != "ND" else ())
             for n, m in inputs.items() if m is not None}
@@ -149,7 +149,7 @@ def _run_reason(space: Space, ref, case: Case, record: dict) -> str | None:
     limit = testworld.reference_limit(op.semantics or "", attrs)
     if limit is not None:
         return limit + ": validated and shape-inferred only"
-    inputs, call_attrs, outs = space.call(case, 0)
+    inputs, call_attrs, outs, _ = space.call(case, 0)
     inferred = ref.infer(inputs, call_attrs, space.soc, outs)
     elements = sum(_numel(sh) for sh, _ in inferred.values()) + sum(_numel(m.shape) for m in inputs.values() if m)
     if elements * world > MAX_DATA_ELEMENTS:
@@ -171,7 +171,8 @@ def _negative(space: Space, n: Negative) -> dict:
     data = {t: case.get(("data", t)) for t, m in inputs.items() if m[0] == "BOOL"}
     return dict(id=n.id, product=space.soc, check=n.check.id, branch=n.branch, code=n.check.code,
                 param=n.check.param, change=n.change, data_check=n.data_check, attrs=_attrs(space, case),
-                env=_env(space, case), inputs=inputs, out_dtypes=_outs(case), data=data)
+                env=_env(space, case), inputs=inputs, out_dtypes=_outs(case), data=data,
+                out_shapes={t: tuple(r[1]) for t, r in case.of_kind("oshape").items() if r is not None})
 
 
 def _tolerances(space: Space) -> dict:

@@ -1054,6 +1054,12 @@ def render_json(d: Diff, old_label: str, new_label: str, files=None) -> str:
 _ROLE_ZH = {"input": "入参", "attr": "入参", "output": "出参"}
 
 
+def _doc_shape(text) -> str:
+    """A shape as the CANN documents write it: a capacity dim (">= A") is written as its bound, the documents
+    defining the bound's name as a lower limit ("A：表示本卡可能接收的最大token数量，要满足A >= …")."""
+    return re.sub(r"(\(|, )>= ", r"\1", str(text))  # a dim's marker only, not a `>=` inside a shape's `if`
+
+
 def _md_abi(d: Diff) -> list[str]:
     """ABI items in the style of the CANN docs' change lists ("原算子中shape为…的X出参替换为…")."""
     items = d.group(ABI)
@@ -1069,7 +1075,7 @@ def _md_abi(d: Diff) -> list[str]:
             s = shape_of.get(c.subject)
             if s is not None:
                 used.add(items.index(s))
-                out.append(f"原算子中shape为{s.old}的{c.old}{zh}替换为shape为{s.new}的{c.new}参数；")
+                out.append(f"原算子中shape为{_doc_shape(s.old)}的{c.old}{zh}替换为shape为{_doc_shape(s.new)}的{c.new}参数；")
             else:
                 out.append(f"原算子中的{c.old}{zh}更名为{c.new}；")
         elif c.kind == "entry.added":
@@ -1083,8 +1089,10 @@ def _md_abi(d: Diff) -> list[str]:
             out.append(f"新增{name}{zh}（`{c.new}`）" + ("，代替" + "和".join(envs) + "环境变量" if envs else "") + "；")
         elif c.kind == "param.removed":
             out.append(f"删除{name}{zh}（`{c.old}`）；")
+        elif c.kind == "param.shape" and _doc_shape(c.old) == _doc_shape(c.new):
+            out.append(f"{name}{zh}的shape{_doc_shape(c.new)}改为容量下限（可传更大的Tensor）；")
         elif c.kind == "param.shape":
-            out.append(f"{name}{zh}的shape由{c.old}变更为{c.new}；")
+            out.append(f"{name}{zh}的shape由{_doc_shape(c.old)}变更为{_doc_shape(c.new)}；")
         elif c.kind == "param.default":
             out.append(f"{name}{zh}的默认值由{c.old}变更为{c.new}；")
         elif c.kind == "param.reordered":

@@ -54,20 +54,19 @@ namespace {
 namespace check = opgen_check::moe_distribute_combine_teardown;
 
 // An aclTensor as the check core reads it: present, ge dtype, primary storage format (as tiling reads it) and
-// (inputs) view dims; the dims of an output are never read, its dtype is the caller's choice.
+// view dims (of an output: the buffer it provides; its dtype is the caller's choice).
 void Describe(const aclTensor *tensor, bool input, check::TensorDesc *desc)
 {
     if (tensor == nullptr) {
         return;
     }
     desc->present = true;
+    desc->shaped = !input;
     desc->dtype = static_cast<int32_t>(tensor->GetDataType());
     desc->format = ge::GetPrimaryFormat(static_cast<int32_t>(tensor->GetStorageFormat()));
-    if (input) {
-        const op::Shape &shape = tensor->GetViewShape();
-        for (size_t i = 0; i < shape.GetDimNum(); ++i) {
-            desc->dims.push_back(shape.GetDim(i));
-        }
+    const op::Shape &shape = tensor->GetViewShape();
+    for (size_t i = 0; i < shape.GetDimNum(); ++i) {
+        desc->dims.push_back(shape.GetDim(i));
     }
 }
 

@@ -5,7 +5,7 @@
 // Usage: check_core_driver <soc>; one call per stdin line, one result per stdout line.
 // A call is space-separated tokens in the order of tests/cases.py FIELDS:
 //   input   "-" (null) or "<ge dtype>:<d0>,<d1>,...[:<ge format>]" (ND when absent)
-//   output  "-" (dtype rule) or "<ge dtype>"
+//   output  "-" (dtype rule) or "<ge dtype>", then ":<d0>,<d1>,..." when the case gives the buffer's shape
 //   int/bool decimal    float C99 hex float, "inf", "-inf", "nan"    string "h" + hex of its UTF-8 bytes
 //   list    "l" + comma-separated items encoded as above
 // A result is "<code> h<id> h<param> h<message> <n> h<warning>... S<ok> <dims>... D<ok> <dtype>... A<code> h<id>
@@ -71,8 +71,14 @@ void ReadInput(const std::string& t, ck::TensorDesc* desc) {
 }
 
 void ReadOutput(const std::string& t, ck::TensorDesc* desc) {
-  desc->present = t != "-";
-  desc->dtype = desc->present ? static_cast<int32_t>(std::stoi(t)) : 0;
+  const std::vector<std::string> parts = Split(t, ':');  // dtype ("-": the rule), and the buffer's dims when given
+  desc->present = parts.at(0) != "-";
+  desc->dtype = desc->present ? static_cast<int32_t>(std::stoi(parts[0])) : 0;
+  desc->shaped = parts.size() > 1 || (!t.empty() && t.back() == ':');
+  desc->dims.clear();
+  for (const std::string& d : Split(parts.size() > 1 ? parts[1] : "", ',')) {
+    desc->dims.push_back(std::stoll(d));
+  }
 }
 
 template <typename T, typename F>

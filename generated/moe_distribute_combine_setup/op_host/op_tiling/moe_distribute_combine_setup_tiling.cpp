@@ -119,13 +119,22 @@ void ReadInput(const gert::StorageShape *shape, const gert::CompileTimeTensorDes
     tensor.format = ge::GetPrimaryFormat(static_cast<int32_t>(desc->GetStorageFormat()));
 }
 
-// An output's dtype is fixed by the caller (the aclnn output tensor or the graph's inferred dtype).
-void ReadOutput(const gert::CompileTimeTensorDesc *desc, check::TensorDesc &tensor)
+// An output's dtype is fixed by the caller (the aclnn output tensor or the graph's inferred dtype); its storage
+// shape is the buffer the kernel writes, which the output shape checks compare with what it needs.
+void ReadOutput(const gert::StorageShape *shape, const gert::CompileTimeTensorDesc *desc, check::TensorDesc &tensor)
 {
     tensor.present = (desc != nullptr);
     if (desc != nullptr) {
         tensor.dtype = static_cast<int32_t>(desc->GetDataType());
         tensor.format = ge::GetPrimaryFormat(static_cast<int32_t>(desc->GetStorageFormat()));
+    }
+    tensor.shaped = (shape != nullptr);
+    tensor.dims.clear();
+    if (shape != nullptr) {
+        const gert::Shape &dims = shape->GetStorageShape();
+        for (size_t i = 0; i < dims.GetDimNum(); ++i) {
+            tensor.dims.push_back(dims.GetDim(i));
+        }
     }
 }
 
@@ -140,8 +149,10 @@ ge::graphStatus ReadParams(const gert::TilingContext *context, check::Params &pa
     ReadInput(context->GetInputShape(INPUT_ASSIST_INFO_FOR_COMBINE_INDEX),
               context->GetInputDesc(INPUT_ASSIST_INFO_FOR_COMBINE_INDEX),
               params.assistInfoForCombine);
-    ReadOutput(context->GetOutputDesc(OUTPUT_QUANT_EXPAND_X_INDEX), params.quantExpandXOut);
-    ReadOutput(context->GetOutputDesc(OUTPUT_COMM_CMD_INFO_INDEX), params.commCmdInfoOut);
+    ReadOutput(context->GetOutputShape(OUTPUT_QUANT_EXPAND_X_INDEX),
+               context->GetOutputDesc(OUTPUT_QUANT_EXPAND_X_INDEX), params.quantExpandXOut);
+    ReadOutput(context->GetOutputShape(OUTPUT_COMM_CMD_INFO_INDEX), context->GetOutputDesc(OUTPUT_COMM_CMD_INFO_INDEX),
+               params.commCmdInfoOut);
     return ge::GRAPH_SUCCESS;
 }
 

@@ -123,13 +123,22 @@ void ReadInput(const gert::StorageShape *shape, const gert::CompileTimeTensorDes
     tensor.format = ge::GetPrimaryFormat(static_cast<int32_t>(desc->GetStorageFormat()));
 }
 
-// An output's dtype is fixed by the caller (the aclnn output tensor or the graph's inferred dtype).
-void ReadOutput(const gert::CompileTimeTensorDesc *desc, check::TensorDesc &tensor)
+// An output's dtype is fixed by the caller (the aclnn output tensor or the graph's inferred dtype); its storage
+// shape is the buffer the kernel writes, which the output shape checks compare with what it needs.
+void ReadOutput(const gert::StorageShape *shape, const gert::CompileTimeTensorDesc *desc, check::TensorDesc &tensor)
 {
     tensor.present = (desc != nullptr);
     if (desc != nullptr) {
         tensor.dtype = static_cast<int32_t>(desc->GetDataType());
         tensor.format = ge::GetPrimaryFormat(static_cast<int32_t>(desc->GetStorageFormat()));
+    }
+    tensor.shaped = (shape != nullptr);
+    tensor.dims.clear();
+    if (shape != nullptr) {
+        const gert::Shape &dims = shape->GetStorageShape();
+        for (size_t i = 0; i < dims.GetDimNum(); ++i) {
+            tensor.dims.push_back(dims.GetDim(i));
+        }
     }
 }
 
@@ -153,7 +162,7 @@ ge::graphStatus ReadParams(const gert::TilingContext *context, check::Params &pa
               context->GetOptionalInputDesc(INPUT_X_ACTIVE_MASK_INDEX), params.xActiveMaskOptional);
     ReadInput(context->GetOptionalInputShape(INPUT_SHARED_EXPERT_X_INDEX),
               context->GetOptionalInputDesc(INPUT_SHARED_EXPERT_X_INDEX), params.sharedExpertXOptional);
-    ReadOutput(context->GetOutputDesc(OUTPUT_X_INDEX), params.xOut);
+    ReadOutput(context->GetOutputShape(OUTPUT_X_INDEX), context->GetOutputDesc(OUTPUT_X_INDEX), params.xOut);
     return ge::GRAPH_SUCCESS;
 }
 

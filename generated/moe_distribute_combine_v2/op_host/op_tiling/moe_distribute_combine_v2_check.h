@@ -12,7 +12,7 @@
 //   enum class Soc { kAscend910b, kAscend910_93, kAscend950 };
 //   bool ParseSoc(const char* name, Soc* soc);    "ascend910b", "ascend910_93", "ascend950" (ASCII case-insensitive); false otherwise
 //   const char* SocName(Soc soc);
-//   struct TensorDesc { bool present; int32_t dtype; int32_t format; std::vector<int64_t> dims; };
+//   struct TensorDesc { bool present; bool shaped; int32_t dtype; int32_t format; std::vector<int64_t> dims; };
 //   struct Params                                 one TensorDesc per input and output, one field per attribute and
 //                                                 env variable (aclnn names; optional ones start at their default)
 //   struct CheckResult { int32_t code; std::string id; std::string param; std::string message; bool Ok() const; };
@@ -29,7 +29,8 @@
 // the aclnn status, param the offending parameter, message the CANN log text ending in "[<check id>]"), or code 0
 // when every check holds; checks of class "warn" never fail, they are appended to *warnings (when given).
 // An output's TensorDesc.present means the caller fixed its dtype (the aclnn output tensor); when false the spec's
-// dtype rule gives it. Output dims are never read. InferShapes() and InferDtypes() assume Check() accepted the
+// dtype rule gives it; its dims are read when shaped (its shape checks apply only then). InferShapes() and
+// InferDtypes() assume Check() accepted the
 // params; they return false when a value is undefined (e.g. a division by zero).
 // Semantics (opgen.lower.cpp): int64 arithmetic with overflow detection; an expression without a value (overflow,
 // division by zero, a null tensor's shape) fails its check. prefix_true() and all_true() read tensor data, which
@@ -142,17 +143,18 @@ inline bool ParseSoc(const char* name, Soc* soc) {
 // ---- parameters -------------------------------------------------------------------------------
 struct TensorDesc {
   bool present = false;         // inputs: not null; outputs: the caller fixed the dtype
+  bool shaped = false;          // outputs: dims holds the buffer's shape (tiling and aclnn always know it)
   int32_t dtype = 0;            // ge::DataType value
   int32_t format = 2;           // inputs: the primary ge::Format value (FORMAT_ND = 2), read by format()
-  std::vector<int64_t> dims;    // inputs only (the checks never read output dims)
+  std::vector<int64_t> dims;    // inputs; outputs when shaped
 };
 
 struct Params {
   // inputs
-  TensorDesc expandX;  // FLOAT16 | BFLOAT16, shape (max(tpWorldSize, 1) * A, H)
+  TensorDesc expandX;  // FLOAT16 | BFLOAT16, shape (>= max(tpWorldSize, 1) * A, H)
   TensorDesc expertIds;  // INT32, shape (BS, K)
-  TensorDesc assistInfoForCombine;  // INT32, shape (A * 128,)
-  TensorDesc epSendCounts;  // INT32, shape (epWorldSize * max(tpWorldSize, 1) * localExpertNum,)
+  TensorDesc assistInfoForCombine;  // INT32, shape (>= A * 128,)
+  TensorDesc epSendCounts;  // INT32, shape (>= epWorldSize * max(tpWorldSize, 1) * localExpertNum,)
   TensorDesc expertScales;  // FLOAT32, shape (BS, K)
   TensorDesc tpSendCountsOptional;  // optional INT32, shape (tpWorldSize,)
   TensorDesc xActiveMaskOptional;  // optional BOOL, shape (BS,) | (BS, K)
@@ -511,6 +513,14 @@ class Eval {
 
   // ---- tensors: a null tensor has no shape and no dtype ------------------------------------------
   static bool Present(const TensorDesc& t) { return t.present; }
+  static bool Shaped(const TensorDesc& t) { return t.present; }  // an input's shape is known when it is given
+  // An output as the shape accessors read it: its dims when they are known (else every accessor is undefined).
+  static TensorDesc OutDesc(const TensorDesc& t) {
+    TensorDesc out = t;
+    out.present = t.shaped;
+    return out;
+  }
+  int64_t OutDim(const TensorDesc& t, int64_t i) { return Dim(OutDesc(t), i); }
   int64_t Rank(const TensorDesc& t) { return t.present ? static_cast<int64_t>(t.dims.size()) : Undefined<int64_t>(); }
   int64_t Dim(const TensorDesc& t, int64_t i) {
     if (!t.present || i < 0 || i >= static_cast<int64_t>(t.dims.size())) {
@@ -949,11 +959,11 @@ class Ascend910b : public Eval {
       return Reject(kCodeTiling, "format.performanceInfoOptional", "performanceInfoOptional", "one of ND",
                     Shown(ShowStr(FormatOf(p.performanceInfoOptional))));
     }
-    // [shape.expandX] rank(expandX) == 2 and dim(expandX, 0) == max(tpWorldSize, 1) * A
+    // [shape.expandX] rank(expandX) == 2 and dim(expandX, 0) >= max(tpWorldSize, 1) * A
     Reset();
-    if (all && Fails((Rank(p.expandX) == 2) && (Dim(p.expandX, 0) == Mul(Max({p.tpWorldSize, 1}), let_A())))) {
+    if (all && Fails((Rank(p.expandX) == 2) && (Dim(p.expandX, 0) >= Mul(Max({p.tpWorldSize, 1}), let_A())))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expandX", "expandX", "shape (max(tpWorldSize, 1) * A, H)",
+      return Reject(kCodeTiling, "shape.expandX", "expandX", "shape (>= max(tpWorldSize, 1) * A, H)",
                     Shown(ShowShape(Shape(p.expandX))));
     }
     // [shape.expertIds] rank(expertIds) == 2
@@ -963,11 +973,11 @@ class Ascend910b : public Eval {
       return Reject(kCodeTiling, "shape.expertIds", "expertIds", "shape (BS, K)",
                     Shown(ShowShape(Shape(p.expertIds))));
     }
-    // [shape.assistInfoForCombine] rank(assistInfoForCombine) == 1 and dim(assistInfoForCombine, 0) == A * 128
+    // [shape.assistInfoForCombine] rank(assistInfoForCombine) == 1 and dim(assistInfoForCombine, 0) >= A * 128
     Reset();
-    if (all && Fails((Rank(p.assistInfoForCombine) == 1) && (Dim(p.assistInfoForCombine, 0) == Mul(let_A(), 128)))) {
+    if (all && Fails((Rank(p.assistInfoForCombine) == 1) && (Dim(p.assistInfoForCombine, 0) >= Mul(let_A(), 128)))) {
       Reset();
-      return Reject(kCodeTiling, "shape.assistInfoForCombine", "assistInfoForCombine", "shape (A * 128,)",
+      return Reject(kCodeTiling, "shape.assistInfoForCombine", "assistInfoForCombine", "shape (>= A * 128,)",
                     Shown(ShowShape(Shape(p.assistInfoForCombine))));
     }
     // [shape.epSendCounts] rank(epSendCounts) == 1 and dim(epSendCounts, 0) == moeExpertNum + 2 * globalBSReal * K * serverNum
@@ -1046,6 +1056,13 @@ class Ascend910b : public Eval {
       Reset();
       return Reject(kCodeTiling, "shape.performanceInfoOptional", "performanceInfoOptional", "shape (epWorldSize,)",
                     Shown(ShowShape(Shape(p.performanceInfoOptional))));
+    }
+    // [shape.xOut] when shaped(xOut): rank(xOut) == 2 and dim(xOut, 0) == BS and dim(xOut, 1) == H
+    Reset();
+    if (all && Applies(p.xOut.shaped) && Fails(((Rank(OutDesc(p.xOut)) == 2) && (OutDim(p.xOut, 0) == dim_BS())) && (OutDim(p.xOut, 1) == dim_H()))) {
+      Reset();
+      return Reject(kCodeTiling, "shape.xOut", "xOut", "shape (BS, H)",
+                    Shown(ShowShape(Shape(OutDesc(p.xOut)))));
     }
     // [len.groupEp] len(groupEp) in [1, 128)
     Reset();
@@ -1867,11 +1884,11 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeTiling, "format.performanceInfoOptional", "performanceInfoOptional", "one of ND",
                     Shown(ShowStr(FormatOf(p.performanceInfoOptional))));
     }
-    // [shape.expandX] rank(expandX) == 2 and dim(expandX, 0) == max(tpWorldSize, 1) * A
+    // [shape.expandX] rank(expandX) == 2 and dim(expandX, 0) >= max(tpWorldSize, 1) * A
     Reset();
-    if (all && Fails((Rank(p.expandX) == 2) && (Dim(p.expandX, 0) == Mul(Max({p.tpWorldSize, 1}), let_A())))) {
+    if (all && Fails((Rank(p.expandX) == 2) && (Dim(p.expandX, 0) >= Mul(Max({p.tpWorldSize, 1}), let_A())))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expandX", "expandX", "shape (max(tpWorldSize, 1) * A, H)",
+      return Reject(kCodeTiling, "shape.expandX", "expandX", "shape (>= max(tpWorldSize, 1) * A, H)",
                     Shown(ShowShape(Shape(p.expandX))));
     }
     // [shape.expertIds] rank(expertIds) == 2
@@ -1881,18 +1898,18 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeTiling, "shape.expertIds", "expertIds", "shape (BS, K)",
                     Shown(ShowShape(Shape(p.expertIds))));
     }
-    // [shape.assistInfoForCombine] rank(assistInfoForCombine) == 1 and dim(assistInfoForCombine, 0) == A * 128
+    // [shape.assistInfoForCombine] rank(assistInfoForCombine) == 1 and dim(assistInfoForCombine, 0) >= A * 128
     Reset();
-    if (all && Fails((Rank(p.assistInfoForCombine) == 1) && (Dim(p.assistInfoForCombine, 0) == Mul(let_A(), 128)))) {
+    if (all && Fails((Rank(p.assistInfoForCombine) == 1) && (Dim(p.assistInfoForCombine, 0) >= Mul(let_A(), 128)))) {
       Reset();
-      return Reject(kCodeTiling, "shape.assistInfoForCombine", "assistInfoForCombine", "shape (A * 128,)",
+      return Reject(kCodeTiling, "shape.assistInfoForCombine", "assistInfoForCombine", "shape (>= A * 128,)",
                     Shown(ShowShape(Shape(p.assistInfoForCombine))));
     }
-    // [shape.epSendCounts] rank(epSendCounts) == 1 and dim(epSendCounts, 0) == epWorldSize * max(tpWorldSize, 1) * localExpertNum
+    // [shape.epSendCounts] rank(epSendCounts) == 1 and dim(epSendCounts, 0) >= epWorldSize * max(tpWorldSize, 1) * localExpertNum
     Reset();
-    if (all && Fails((Rank(p.epSendCounts) == 1) && (Dim(p.epSendCounts, 0) == Mul(Mul(p.epWorldSize, Max({p.tpWorldSize, 1})), let_localExpertNum())))) {
+    if (all && Fails((Rank(p.epSendCounts) == 1) && (Dim(p.epSendCounts, 0) >= Mul(Mul(p.epWorldSize, Max({p.tpWorldSize, 1})), let_localExpertNum())))) {
       Reset();
-      return Reject(kCodeTiling, "shape.epSendCounts", "epSendCounts", "shape (epWorldSize * max(tpWorldSize, 1) * localExpertNum,)",
+      return Reject(kCodeTiling, "shape.epSendCounts", "epSendCounts", "shape (>= epWorldSize * max(tpWorldSize, 1) * localExpertNum,)",
                     Shown(ShowShape(Shape(p.epSendCounts))));
     }
     // [shape.expertScales] rank(expertScales) == 2 and dim(expertScales, 0) == BS and dim(expertScales, 1) == K
@@ -1964,6 +1981,13 @@ class Ascend910_93 : public Eval {
       Reset();
       return Reject(kCodeTiling, "shape.performanceInfoOptional", "performanceInfoOptional", "shape (epWorldSize,)",
                     Shown(ShowShape(Shape(p.performanceInfoOptional))));
+    }
+    // [shape.xOut] when shaped(xOut): rank(xOut) == 2 and dim(xOut, 0) == BS and dim(xOut, 1) == H
+    Reset();
+    if (all && Applies(p.xOut.shaped) && Fails(((Rank(OutDesc(p.xOut)) == 2) && (OutDim(p.xOut, 0) == dim_BS())) && (OutDim(p.xOut, 1) == dim_H()))) {
+      Reset();
+      return Reject(kCodeTiling, "shape.xOut", "xOut", "shape (BS, H)",
+                    Shown(ShowShape(Shape(OutDesc(p.xOut)))));
     }
     // [len.groupEp] len(groupEp) in [1, 128)
     Reset();
@@ -2823,11 +2847,11 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "format.performanceInfoOptional", "performanceInfoOptional", "one of ND",
                     Shown(ShowStr(FormatOf(p.performanceInfoOptional))));
     }
-    // [shape.expandX] rank(expandX) == 2 and dim(expandX, 0) == max(tpWorldSize, 1) * A
+    // [shape.expandX] rank(expandX) == 2 and dim(expandX, 0) >= max(tpWorldSize, 1) * A
     Reset();
-    if (all && Fails((Rank(p.expandX) == 2) && (Dim(p.expandX, 0) == Mul(Max({p.tpWorldSize, 1}), let_A())))) {
+    if (all && Fails((Rank(p.expandX) == 2) && (Dim(p.expandX, 0) >= Mul(Max({p.tpWorldSize, 1}), let_A())))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expandX", "expandX", "shape (max(tpWorldSize, 1) * A, H)",
+      return Reject(kCodeTiling, "shape.expandX", "expandX", "shape (>= max(tpWorldSize, 1) * A, H)",
                     Shown(ShowShape(Shape(p.expandX))));
     }
     // [shape.expertIds] rank(expertIds) == 2
@@ -2837,18 +2861,18 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "shape.expertIds", "expertIds", "shape (BS, K)",
                     Shown(ShowShape(Shape(p.expertIds))));
     }
-    // [shape.assistInfoForCombine] rank(assistInfoForCombine) == 1 and dim(assistInfoForCombine, 0) == A * 128
+    // [shape.assistInfoForCombine] rank(assistInfoForCombine) == 1 and dim(assistInfoForCombine, 0) >= A * 128
     Reset();
-    if (all && Fails((Rank(p.assistInfoForCombine) == 1) && (Dim(p.assistInfoForCombine, 0) == Mul(let_A(), 128)))) {
+    if (all && Fails((Rank(p.assistInfoForCombine) == 1) && (Dim(p.assistInfoForCombine, 0) >= Mul(let_A(), 128)))) {
       Reset();
-      return Reject(kCodeTiling, "shape.assistInfoForCombine", "assistInfoForCombine", "shape (A * 128,)",
+      return Reject(kCodeTiling, "shape.assistInfoForCombine", "assistInfoForCombine", "shape (>= A * 128,)",
                     Shown(ShowShape(Shape(p.assistInfoForCombine))));
     }
-    // [shape.epSendCounts] rank(epSendCounts) == 1 and dim(epSendCounts, 0) == epWorldSize * max(tpWorldSize, 1) * localExpertNum
+    // [shape.epSendCounts] rank(epSendCounts) == 1 and dim(epSendCounts, 0) >= epWorldSize * max(tpWorldSize, 1) * localExpertNum
     Reset();
-    if (all && Fails((Rank(p.epSendCounts) == 1) && (Dim(p.epSendCounts, 0) == Mul(Mul(p.epWorldSize, Max({p.tpWorldSize, 1})), let_localExpertNum())))) {
+    if (all && Fails((Rank(p.epSendCounts) == 1) && (Dim(p.epSendCounts, 0) >= Mul(Mul(p.epWorldSize, Max({p.tpWorldSize, 1})), let_localExpertNum())))) {
       Reset();
-      return Reject(kCodeTiling, "shape.epSendCounts", "epSendCounts", "shape (epWorldSize * max(tpWorldSize, 1) * localExpertNum,)",
+      return Reject(kCodeTiling, "shape.epSendCounts", "epSendCounts", "shape (>= epWorldSize * max(tpWorldSize, 1) * localExpertNum,)",
                     Shown(ShowShape(Shape(p.epSendCounts))));
     }
     // [shape.expertScales] rank(expertScales) == 2 and dim(expertScales, 0) == BS and dim(expertScales, 1) == K
@@ -2920,6 +2944,13 @@ class Ascend950 : public Eval {
       Reset();
       return Reject(kCodeTiling, "shape.performanceInfoOptional", "performanceInfoOptional", "shape (epWorldSize,)",
                     Shown(ShowShape(Shape(p.performanceInfoOptional))));
+    }
+    // [shape.xOut] when shaped(xOut): rank(xOut) == 2 and dim(xOut, 0) == BS and dim(xOut, 1) == H
+    Reset();
+    if (all && Applies(p.xOut.shaped) && Fails(((Rank(OutDesc(p.xOut)) == 2) && (OutDim(p.xOut, 0) == dim_BS())) && (OutDim(p.xOut, 1) == dim_H()))) {
+      Reset();
+      return Reject(kCodeTiling, "shape.xOut", "xOut", "shape (BS, H)",
+                    Shown(ShowShape(Shape(OutDesc(p.xOut)))));
     }
     // [len.groupEp] len(groupEp) in [1, 128)
     Reset();

@@ -12,7 +12,7 @@
 //   enum class Soc { kAscend950 };
 //   bool ParseSoc(const char* name, Soc* soc);    "ascend950" (ASCII case-insensitive); false otherwise
 //   const char* SocName(Soc soc);
-//   struct TensorDesc { bool present; int32_t dtype; int32_t format; std::vector<int64_t> dims; };
+//   struct TensorDesc { bool present; bool shaped; int32_t dtype; int32_t format; std::vector<int64_t> dims; };
 //   struct Params                                 one TensorDesc per input and output, one field per attribute and
 //                                                 env variable (aclnn names; optional ones start at their default)
 //   struct CheckResult { int32_t code; std::string id; std::string param; std::string message; bool Ok() const; };
@@ -30,7 +30,8 @@
 // the aclnn status, param the offending parameter, message the CANN log text ending in "[<check id>]"), or code 0
 // when every check holds; checks of class "warn" never fail, they are appended to *warnings (when given).
 // An output's TensorDesc.present means the caller fixed its dtype (the aclnn output tensor); when false the spec's
-// dtype rule gives it. Output dims are never read. InferShapes() and InferDtypes() assume Check() accepted the
+// dtype rule gives it; its dims are read when shaped (its shape checks apply only then). InferShapes() and
+// InferDtypes() assume Check() accepted the
 // params; they return false when a value is undefined (e.g. a division by zero).
 // Semantics (opgen.lower.cpp): int64 arithmetic with overflow detection; an expression without a value (overflow,
 // division by zero, a null tensor's shape) fails its check. prefix_true() and all_true() read tensor data, which
@@ -139,9 +140,10 @@ inline bool ParseSoc(const char* name, Soc* soc) {
 // ---- parameters -------------------------------------------------------------------------------
 struct TensorDesc {
   bool present = false;         // inputs: not null; outputs: the caller fixed the dtype
+  bool shaped = false;          // outputs: dims holds the buffer's shape (tiling and aclnn always know it)
   int32_t dtype = 0;            // ge::DataType value
   int32_t format = 2;           // inputs: the primary ge::Format value (FORMAT_ND = 2), read by format()
-  std::vector<int64_t> dims;    // inputs only (the checks never read output dims)
+  std::vector<int64_t> dims;    // inputs; outputs when shaped
 };
 
 struct Params {
@@ -493,6 +495,14 @@ class Eval {
 
   // ---- tensors: a null tensor has no shape and no dtype ------------------------------------------
   static bool Present(const TensorDesc& t) { return t.present; }
+  static bool Shaped(const TensorDesc& t) { return t.present; }  // an input's shape is known when it is given
+  // An output as the shape accessors read it: its dims when they are known (else every accessor is undefined).
+  static TensorDesc OutDesc(const TensorDesc& t) {
+    TensorDesc out = t;
+    out.present = t.shaped;
+    return out;
+  }
+  int64_t OutDim(const TensorDesc& t, int64_t i) { return Dim(OutDesc(t), i); }
   int64_t Rank(const TensorDesc& t) { return t.present ? static_cast<int64_t>(t.dims.size()) : Undefined<int64_t>(); }
   int64_t Dim(const TensorDesc& t, int64_t i) {
     if (!t.present || i < 0 || i >= static_cast<int64_t>(t.dims.size())) {
@@ -714,6 +724,27 @@ class Ascend950 : public Eval {
       Reset();
       return Reject(kCodeTiling, "shape.xActiveMaskOptional", "xActiveMaskOptional", "shape (BS,)",
                     Shown(ShowShape(Shape(p.xActiveMaskOptional))));
+    }
+    // [shape.yOut] when shaped(yOut): rank(yOut) == 2 and dim(yOut, 0) == BS * (K + sharedExpertNum) and dim(yOut, 1) == tokenMsgSize
+    Reset();
+    if (all && Applies(p.yOut.shaped) && Fails(((Rank(OutDesc(p.yOut)) == 2) && (OutDim(p.yOut, 0) == Mul(dim_BS(), Add(dim_K(), p.sharedExpertNum)))) && (OutDim(p.yOut, 1) == let_tokenMsgSize()))) {
+      Reset();
+      return Reject(kCodeTiling, "shape.yOut", "yOut", "shape (BS * (K + sharedExpertNum), tokenMsgSize)",
+                    Shown(ShowShape(Shape(OutDesc(p.yOut)))));
+    }
+    // [shape.expandIdxOut] when shaped(expandIdxOut): rank(expandIdxOut) == 1 and dim(expandIdxOut, 0) == BS * K
+    Reset();
+    if (all && Applies(p.expandIdxOut.shaped) && Fails((Rank(OutDesc(p.expandIdxOut)) == 1) && (OutDim(p.expandIdxOut, 0) == Mul(dim_BS(), dim_K())))) {
+      Reset();
+      return Reject(kCodeTiling, "shape.expandIdxOut", "expandIdxOut", "shape (BS * K,)",
+                    Shown(ShowShape(Shape(OutDesc(p.expandIdxOut)))));
+    }
+    // [shape.commCmdInfoOut] when shaped(commCmdInfoOut): rank(commCmdInfoOut) == 1 and dim(commCmdInfoOut, 0) == (BS * (K + sharedExpertNum) + epWorldSize * localExpertNum) * 16
+    Reset();
+    if (all && Applies(p.commCmdInfoOut.shaped) && Fails((Rank(OutDesc(p.commCmdInfoOut)) == 1) && (OutDim(p.commCmdInfoOut, 0) == Mul(Add(Mul(dim_BS(), Add(dim_K(), p.sharedExpertNum)), Mul(p.epWorldSize, let_localExpertNum())), 16)))) {
+      Reset();
+      return Reject(kCodeTiling, "shape.commCmdInfoOut", "commCmdInfoOut", "shape ((BS * (K + sharedExpertNum) + epWorldSize * localExpertNum) * 16,)",
+                    Shown(ShowShape(Shape(OutDesc(p.commCmdInfoOut)))));
     }
     // [len.groupEp] len(groupEp) in [1, 128)
     Reset();

@@ -12,7 +12,7 @@
 //   enum class Soc { kAscend950 };
 //   bool ParseSoc(const char* name, Soc* soc);    "ascend950" (ASCII case-insensitive); false otherwise
 //   const char* SocName(Soc soc);
-//   struct TensorDesc { bool present; int32_t dtype; int32_t format; std::vector<int64_t> dims; };
+//   struct TensorDesc { bool present; bool shaped; int32_t dtype; int32_t format; std::vector<int64_t> dims; };
 //   struct Params                                 one TensorDesc per input and output, one field per attribute and
 //                                                 env variable (aclnn names; optional ones start at their default)
 //   struct CheckResult { int32_t code; std::string id; std::string param; std::string message; bool Ok() const; };
@@ -29,7 +29,8 @@
 // the aclnn status, param the offending parameter, message the CANN log text ending in "[<check id>]"), or code 0
 // when every check holds; checks of class "warn" never fail, they are appended to *warnings (when given).
 // An output's TensorDesc.present means the caller fixed its dtype (the aclnn output tensor); when false the spec's
-// dtype rule gives it. Output dims are never read. InferShapes() and InferDtypes() assume Check() accepted the
+// dtype rule gives it; its dims are read when shaped (its shape checks apply only then). InferShapes() and
+// InferDtypes() assume Check() accepted the
 // params; they return false when a value is undefined (e.g. a division by zero).
 // Semantics (opgen.lower.cpp): int64 arithmetic with overflow detection; an expression without a value (overflow,
 // division by zero, a null tensor's shape) fails its check. prefix_true() and all_true() read tensor data, which
@@ -138,9 +139,10 @@ inline bool ParseSoc(const char* name, Soc* soc) {
 // ---- parameters -------------------------------------------------------------------------------
 struct TensorDesc {
   bool present = false;         // inputs: not null; outputs: the caller fixed the dtype
+  bool shaped = false;          // outputs: dims holds the buffer's shape (tiling and aclnn always know it)
   int32_t dtype = 0;            // ge::DataType value
   int32_t format = 2;           // inputs: the primary ge::Format value (FORMAT_ND = 2), read by format()
-  std::vector<int64_t> dims;    // inputs only (the checks never read output dims)
+  std::vector<int64_t> dims;    // inputs; outputs when shaped
 };
 
 struct Params {
@@ -496,6 +498,14 @@ class Eval {
 
   // ---- tensors: a null tensor has no shape and no dtype ------------------------------------------
   static bool Present(const TensorDesc& t) { return t.present; }
+  static bool Shaped(const TensorDesc& t) { return t.present; }  // an input's shape is known when it is given
+  // An output as the shape accessors read it: its dims when they are known (else every accessor is undefined).
+  static TensorDesc OutDesc(const TensorDesc& t) {
+    TensorDesc out = t;
+    out.present = t.shaped;
+    return out;
+  }
+  int64_t OutDim(const TensorDesc& t, int64_t i) { return Dim(OutDesc(t), i); }
   int64_t Rank(const TensorDesc& t) { return t.present ? static_cast<int64_t>(t.dims.size()) : Undefined<int64_t>(); }
   int64_t Dim(const TensorDesc& t, int64_t i) {
     if (!t.present || i < 0 || i >= static_cast<int64_t>(t.dims.size())) {
@@ -738,6 +748,34 @@ class Ascend950 : public Eval {
       Reset();
       return Reject(kCodeTiling, "shape.commCmdInfo", "commCmdInfo", "shape ((BS * (K + sharedExpertNum) + epWorldSize * localExpertNum) * 16,)",
                     Shown(ShowShape(Shape(p.commCmdInfo))));
+    }
+    // [shape.expandXOut] when shaped(expandXOut): rank(expandXOut) == 2 and dim(expandXOut, 0) == A and dim(expandXOut, 1) == H
+    Reset();
+    if (all && Applies(p.expandXOut.shaped) && Fails(((Rank(OutDesc(p.expandXOut)) == 2) && (OutDim(p.expandXOut, 0) == let_A())) && (OutDim(p.expandXOut, 1) == dim_H()))) {
+      Reset();
+      return Reject(kCodeTiling, "shape.expandXOut", "expandXOut", "shape (A, H)",
+                    Shown(ShowShape(Shape(OutDesc(p.expandXOut)))));
+    }
+    // [shape.dynamicScalesOut] when shaped(dynamicScalesOut): rank(dynamicScalesOut) == 1 and dim(dynamicScalesOut, 0) == A
+    Reset();
+    if (all && Applies(p.dynamicScalesOut.shaped) && Fails((Rank(OutDesc(p.dynamicScalesOut)) == 1) && (OutDim(p.dynamicScalesOut, 0) == let_A()))) {
+      Reset();
+      return Reject(kCodeTiling, "shape.dynamicScalesOut", "dynamicScalesOut", "shape (A,)",
+                    Shown(ShowShape(Shape(OutDesc(p.dynamicScalesOut)))));
+    }
+    // [shape.assistInfoForCombineOut] when shaped(assistInfoForCombineOut): rank(assistInfoForCombineOut) == 1 and dim(assistInfoForCombineOut, 0) == A * 128
+    Reset();
+    if (all && Applies(p.assistInfoForCombineOut.shaped) && Fails((Rank(OutDesc(p.assistInfoForCombineOut)) == 1) && (OutDim(p.assistInfoForCombineOut, 0) == Mul(let_A(), 128)))) {
+      Reset();
+      return Reject(kCodeTiling, "shape.assistInfoForCombineOut", "assistInfoForCombineOut", "shape (A * 128,)",
+                    Shown(ShowShape(Shape(OutDesc(p.assistInfoForCombineOut)))));
+    }
+    // [shape.expertTokenNumsOut] when shaped(expertTokenNumsOut): rank(expertTokenNumsOut) == 1 and dim(expertTokenNumsOut, 0) == localExpertNum
+    Reset();
+    if (all && Applies(p.expertTokenNumsOut.shaped) && Fails((Rank(OutDesc(p.expertTokenNumsOut)) == 1) && (OutDim(p.expertTokenNumsOut, 0) == let_localExpertNum()))) {
+      Reset();
+      return Reject(kCodeTiling, "shape.expertTokenNumsOut", "expertTokenNumsOut", "shape (localExpertNum,)",
+                    Shown(ShowShape(Shape(OutDesc(p.expertTokenNumsOut)))));
     }
     // [len.groupEp] len(groupEp) in [1, 128)
     Reset();

@@ -12,7 +12,7 @@
 //   enum class Soc { kAscend910b, kAscend910_93, kAscend950 };
 //   bool ParseSoc(const char* name, Soc* soc);    "ascend910b", "ascend910_93", "ascend950" (ASCII case-insensitive); false otherwise
 //   const char* SocName(Soc soc);
-//   struct TensorDesc { bool present; int32_t dtype; int32_t format; std::vector<int64_t> dims; };
+//   struct TensorDesc { bool present; bool shaped; int32_t dtype; int32_t format; std::vector<int64_t> dims; };
 //   struct Params                                 one TensorDesc per input and output, one field per attribute and
 //                                                 env variable (aclnn names; optional ones start at their default)
 //   struct CheckResult { int32_t code; std::string id; std::string param; std::string message; bool Ok() const; };
@@ -29,7 +29,8 @@
 // the aclnn status, param the offending parameter, message the CANN log text ending in "[<check id>]"), or code 0
 // when every check holds; checks of class "warn" never fail, they are appended to *warnings (when given).
 // An output's TensorDesc.present means the caller fixed its dtype (the aclnn output tensor); when false the spec's
-// dtype rule gives it. Output dims are never read. InferShapes() and InferDtypes() assume Check() accepted the
+// dtype rule gives it; its dims are read when shaped (its shape checks apply only then). InferShapes() and
+// InferDtypes() assume Check() accepted the
 // params; they return false when a value is undefined (e.g. a division by zero).
 // Semantics (opgen.lower.cpp): int64 arithmetic with overflow detection; an expression without a value (overflow,
 // division by zero, a null tensor's shape) fails its check. prefix_true() and all_true() read tensor data, which
@@ -142,9 +143,10 @@ inline bool ParseSoc(const char* name, Soc* soc) {
 // ---- parameters -------------------------------------------------------------------------------
 struct TensorDesc {
   bool present = false;         // inputs: not null; outputs: the caller fixed the dtype
+  bool shaped = false;          // outputs: dims holds the buffer's shape (tiling and aclnn always know it)
   int32_t dtype = 0;            // ge::DataType value
   int32_t format = 2;           // inputs: the primary ge::Format value (FORMAT_ND = 2), read by format()
-  std::vector<int64_t> dims;    // inputs only (the checks never read output dims)
+  std::vector<int64_t> dims;    // inputs; outputs when shaped
 };
 
 struct Params {
@@ -517,6 +519,14 @@ class Eval {
 
   // ---- tensors: a null tensor has no shape and no dtype ------------------------------------------
   static bool Present(const TensorDesc& t) { return t.present; }
+  static bool Shaped(const TensorDesc& t) { return t.present; }  // an input's shape is known when it is given
+  // An output as the shape accessors read it: its dims when they are known (else every accessor is undefined).
+  static TensorDesc OutDesc(const TensorDesc& t) {
+    TensorDesc out = t;
+    out.present = t.shaped;
+    return out;
+  }
+  int64_t OutDim(const TensorDesc& t, int64_t i) { return Dim(OutDesc(t), i); }
   int64_t Rank(const TensorDesc& t) { return t.present ? static_cast<int64_t>(t.dims.size()) : Undefined<int64_t>(); }
   int64_t Dim(const TensorDesc& t, int64_t i) {
     if (!t.present || i < 0 || i >= static_cast<int64_t>(t.dims.size())) {
@@ -828,6 +838,55 @@ class Ascend910b : public Eval {
       Reset();
       return Reject(kCodeTiling, "shape.performanceInfoOptional", "performanceInfoOptional", "shape (epWorldSize,)",
                     Shown(ShowShape(Shape(p.performanceInfoOptional))));
+    }
+    // [shape.expandXOut] when shaped(expandXOut): rank(expandXOut) == 2 and dim(expandXOut, 0) >= rowsOut and dim(expandXOut, 1) == H
+    Reset();
+    if (all && Applies(p.expandXOut.shaped) && Fails(((Rank(OutDesc(p.expandXOut)) == 2) && (OutDim(p.expandXOut, 0) >= let_rowsOut())) && (OutDim(p.expandXOut, 1) == dim_H()))) {
+      Reset();
+      return Reject(kCodeTiling, "shape.expandXOut", "expandXOut", "shape (>= rowsOut, H)",
+                    Shown(ShowShape(Shape(OutDesc(p.expandXOut)))));
+    }
+    // [shape.dynamicScalesOut] when shaped(dynamicScalesOut): if quantMode == 3 then rank(dynamicScalesOut) == 2 and dim(dynamicScalesOut, 0) == rowsOut and dim(dynamicScalesOut, 1) == ceil_div(H, 128) else if quantMode == 4 then rank(dynamicScalesOut) == 2 and dim(dynamicScalesOut, 0) == rowsOut and dim(dynamicScalesOut, 1) == align(ceil_div(H, 32), 2) else if quantMode == 0 and present(scalesOptional) then rank(dynamicScalesOut) == 2 and dim(dynamicScalesOut, 0) == rowsOut and dim(dynamicScalesOut, 1) == dim(scalesOptional, 1) else rank(dynamicScalesOut) == 1 and dim(dynamicScalesOut, 0) == rowsOut
+    Reset();
+    if (all && Applies(p.dynamicScalesOut.shaped) && Fails((p.quantMode == 3) ? (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_rowsOut())) && (OutDim(p.dynamicScalesOut, 1) == CeilDiv(dim_H(), 128))) : ((p.quantMode == 4) ? (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_rowsOut())) && (OutDim(p.dynamicScalesOut, 1) == Align(CeilDiv(dim_H(), 32), 2))) : (((p.quantMode == 0) && Present(p.scalesOptional)) ? (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_rowsOut())) && (OutDim(p.dynamicScalesOut, 1) == Dim(p.scalesOptional, 1))) : ((Rank(OutDesc(p.dynamicScalesOut)) == 1) && (OutDim(p.dynamicScalesOut, 0) == let_rowsOut())))))) {
+      Reset();
+      return Reject(kCodeTiling, "shape.dynamicScalesOut", "dynamicScalesOut", "shape (if quantMode == 3 then (rowsOut, ceil_div(H, 128)) else (if quantMode == 4 then (rowsOut, align(ceil_div(H, 32), 2)) else (if quantMode == 0 and present(scalesOptional) then (rowsOut, dim(scalesOptional, 1)) else (rowsOut,))))",
+                    Shown(ShowShape(Shape(OutDesc(p.dynamicScalesOut)))));
+    }
+    // [shape.assistInfoForCombineOut] when shaped(assistInfoForCombineOut): rank(assistInfoForCombineOut) == 1 and dim(assistInfoForCombineOut, 0) >= A * 128
+    Reset();
+    if (all && Applies(p.assistInfoForCombineOut.shaped) && Fails((Rank(OutDesc(p.assistInfoForCombineOut)) == 1) && (OutDim(p.assistInfoForCombineOut, 0) >= Mul(let_A(), 128)))) {
+      Reset();
+      return Reject(kCodeTiling, "shape.assistInfoForCombineOut", "assistInfoForCombineOut", "shape (>= A * 128,)",
+                    Shown(ShowShape(Shape(OutDesc(p.assistInfoForCombineOut)))));
+    }
+    // [shape.expertTokenNumsOut] when shaped(expertTokenNumsOut): rank(expertTokenNumsOut) == 1 and dim(expertTokenNumsOut, 0) == localExpertNum
+    Reset();
+    if (all && Applies(p.expertTokenNumsOut.shaped) && Fails((Rank(OutDesc(p.expertTokenNumsOut)) == 1) && (OutDim(p.expertTokenNumsOut, 0) == let_localExpertNum()))) {
+      Reset();
+      return Reject(kCodeTiling, "shape.expertTokenNumsOut", "expertTokenNumsOut", "shape (localExpertNum,)",
+                    Shown(ShowShape(Shape(OutDesc(p.expertTokenNumsOut)))));
+    }
+    // [shape.epRecvCountsOut] when shaped(epRecvCountsOut): rank(epRecvCountsOut) == 1 and dim(epRecvCountsOut, 0) == moeExpertNum + 2 * globalBSReal * K * serverNum
+    Reset();
+    if (all && Applies(p.epRecvCountsOut.shaped) && Fails((Rank(OutDesc(p.epRecvCountsOut)) == 1) && (OutDim(p.epRecvCountsOut, 0) == Add(p.moeExpertNum, Mul(Mul(Mul(2, let_globalBSReal()), dim_K()), let_serverNum()))))) {
+      Reset();
+      return Reject(kCodeTiling, "shape.epRecvCountsOut", "epRecvCountsOut", "shape (moeExpertNum + 2 * globalBSReal * K * serverNum,)",
+                    Shown(ShowShape(Shape(OutDesc(p.epRecvCountsOut)))));
+    }
+    // [shape.tpRecvCountsOut] when shaped(tpRecvCountsOut): rank(tpRecvCountsOut) == 1 and dim(tpRecvCountsOut, 0) == tpWorldSize
+    Reset();
+    if (all && Applies(p.tpRecvCountsOut.shaped) && Fails((Rank(OutDesc(p.tpRecvCountsOut)) == 1) && (OutDim(p.tpRecvCountsOut, 0) == p.tpWorldSize))) {
+      Reset();
+      return Reject(kCodeTiling, "shape.tpRecvCountsOut", "tpRecvCountsOut", "shape (tpWorldSize,)",
+                    Shown(ShowShape(Shape(OutDesc(p.tpRecvCountsOut)))));
+    }
+    // [shape.expandScalesOut] when shaped(expandScalesOut): rank(expandScalesOut) == 1 and dim(expandScalesOut, 0) == rowsOut
+    Reset();
+    if (all && Applies(p.expandScalesOut.shaped) && Fails((Rank(OutDesc(p.expandScalesOut)) == 1) && (OutDim(p.expandScalesOut, 0) == let_rowsOut()))) {
+      Reset();
+      return Reject(kCodeTiling, "shape.expandScalesOut", "expandScalesOut", "shape (rowsOut,)",
+                    Shown(ShowShape(Shape(OutDesc(p.expandScalesOut)))));
     }
     // [len.groupEp] len(groupEp) in [1, 128)
     Reset();
@@ -1170,9 +1229,9 @@ class Ascend910b : public Eval {
 
   bool Shapes(OutputShapes* out) {
     undefined_ = false;
-    out->expandXOut = Dims{let_rowsOut(), dim_H()};  // (rowsOut, H)
+    out->expandXOut = Dims{let_rowsOut(), dim_H()};  // (>= rowsOut, H)
     out->dynamicScalesOut = (p.quantMode == 3) ? Dims{let_rowsOut(), CeilDiv(dim_H(), 128)} : ((p.quantMode == 4) ? Dims{let_rowsOut(), Align(CeilDiv(dim_H(), 32), 2)} : (((p.quantMode == 0) && Present(p.scalesOptional)) ? Dims{let_rowsOut(), Dim(p.scalesOptional, 1)} : Dims{let_rowsOut()}));  // if quantMode == 3 then (rowsOut, ceil_div(H, 128)) else if quantMode == 4 then (rowsOut, align(ceil_div(H, 32), 2)) else if quantMode == 0 and present(scalesOptional) then (rowsOut, dim(scalesOptional, 1)) else (rowsOut,)
-    out->assistInfoForCombineOut = Dims{Mul(let_A(), 128)};  // (A * 128,)
+    out->assistInfoForCombineOut = Dims{Mul(let_A(), 128)};  // (>= A * 128,)
     out->expertTokenNumsOut = Dims{let_localExpertNum()};  // (localExpertNum,)
     out->epRecvCountsOut = Dims{Add(p.moeExpertNum, Mul(Mul(Mul(2, let_globalBSReal()), dim_K()), let_serverNum()))};  // (moeExpertNum + 2 * globalBSReal * K * serverNum,)
     out->tpRecvCountsOut = Dims{p.tpWorldSize};  // (tpWorldSize,)
@@ -1528,6 +1587,55 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeTiling, "shape.performanceInfoOptional", "performanceInfoOptional", "shape (epWorldSize,)",
                     Shown(ShowShape(Shape(p.performanceInfoOptional))));
     }
+    // [shape.expandXOut] when shaped(expandXOut): rank(expandXOut) == 2 and dim(expandXOut, 0) >= rowsOut and dim(expandXOut, 1) == H
+    Reset();
+    if (all && Applies(p.expandXOut.shaped) && Fails(((Rank(OutDesc(p.expandXOut)) == 2) && (OutDim(p.expandXOut, 0) >= let_rowsOut())) && (OutDim(p.expandXOut, 1) == dim_H()))) {
+      Reset();
+      return Reject(kCodeTiling, "shape.expandXOut", "expandXOut", "shape (>= rowsOut, H)",
+                    Shown(ShowShape(Shape(OutDesc(p.expandXOut)))));
+    }
+    // [shape.dynamicScalesOut] when shaped(dynamicScalesOut): if quantMode == 3 then rank(dynamicScalesOut) == 2 and dim(dynamicScalesOut, 0) == rowsOut and dim(dynamicScalesOut, 1) == ceil_div(H, 128) else if quantMode == 4 then rank(dynamicScalesOut) == 2 and dim(dynamicScalesOut, 0) == rowsOut and dim(dynamicScalesOut, 1) == align(ceil_div(H, 32), 2) else if quantMode == 0 and present(scalesOptional) then rank(dynamicScalesOut) == 2 and dim(dynamicScalesOut, 0) == rowsOut and dim(dynamicScalesOut, 1) == dim(scalesOptional, 1) else rank(dynamicScalesOut) == 1 and dim(dynamicScalesOut, 0) == rowsOut
+    Reset();
+    if (all && Applies(p.dynamicScalesOut.shaped) && Fails((p.quantMode == 3) ? (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_rowsOut())) && (OutDim(p.dynamicScalesOut, 1) == CeilDiv(dim_H(), 128))) : ((p.quantMode == 4) ? (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_rowsOut())) && (OutDim(p.dynamicScalesOut, 1) == Align(CeilDiv(dim_H(), 32), 2))) : (((p.quantMode == 0) && Present(p.scalesOptional)) ? (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_rowsOut())) && (OutDim(p.dynamicScalesOut, 1) == Dim(p.scalesOptional, 1))) : ((Rank(OutDesc(p.dynamicScalesOut)) == 1) && (OutDim(p.dynamicScalesOut, 0) == let_rowsOut())))))) {
+      Reset();
+      return Reject(kCodeTiling, "shape.dynamicScalesOut", "dynamicScalesOut", "shape (if quantMode == 3 then (rowsOut, ceil_div(H, 128)) else (if quantMode == 4 then (rowsOut, align(ceil_div(H, 32), 2)) else (if quantMode == 0 and present(scalesOptional) then (rowsOut, dim(scalesOptional, 1)) else (rowsOut,))))",
+                    Shown(ShowShape(Shape(OutDesc(p.dynamicScalesOut)))));
+    }
+    // [shape.assistInfoForCombineOut] when shaped(assistInfoForCombineOut): rank(assistInfoForCombineOut) == 1 and dim(assistInfoForCombineOut, 0) >= A * 128
+    Reset();
+    if (all && Applies(p.assistInfoForCombineOut.shaped) && Fails((Rank(OutDesc(p.assistInfoForCombineOut)) == 1) && (OutDim(p.assistInfoForCombineOut, 0) >= Mul(let_A(), 128)))) {
+      Reset();
+      return Reject(kCodeTiling, "shape.assistInfoForCombineOut", "assistInfoForCombineOut", "shape (>= A * 128,)",
+                    Shown(ShowShape(Shape(OutDesc(p.assistInfoForCombineOut)))));
+    }
+    // [shape.expertTokenNumsOut] when shaped(expertTokenNumsOut): rank(expertTokenNumsOut) == 1 and dim(expertTokenNumsOut, 0) == localExpertNum
+    Reset();
+    if (all && Applies(p.expertTokenNumsOut.shaped) && Fails((Rank(OutDesc(p.expertTokenNumsOut)) == 1) && (OutDim(p.expertTokenNumsOut, 0) == let_localExpertNum()))) {
+      Reset();
+      return Reject(kCodeTiling, "shape.expertTokenNumsOut", "expertTokenNumsOut", "shape (localExpertNum,)",
+                    Shown(ShowShape(Shape(OutDesc(p.expertTokenNumsOut)))));
+    }
+    // [shape.epRecvCountsOut] when shaped(epRecvCountsOut): rank(epRecvCountsOut) == 1 and dim(epRecvCountsOut, 0) >= epWorldSize * max(tpWorldSize, 1) * localExpertNum
+    Reset();
+    if (all && Applies(p.epRecvCountsOut.shaped) && Fails((Rank(OutDesc(p.epRecvCountsOut)) == 1) && (OutDim(p.epRecvCountsOut, 0) >= Mul(Mul(p.epWorldSize, Max({p.tpWorldSize, 1})), let_localExpertNum())))) {
+      Reset();
+      return Reject(kCodeTiling, "shape.epRecvCountsOut", "epRecvCountsOut", "shape (>= epWorldSize * max(tpWorldSize, 1) * localExpertNum,)",
+                    Shown(ShowShape(Shape(OutDesc(p.epRecvCountsOut)))));
+    }
+    // [shape.tpRecvCountsOut] when shaped(tpRecvCountsOut): rank(tpRecvCountsOut) == 1 and dim(tpRecvCountsOut, 0) == tpWorldSize
+    Reset();
+    if (all && Applies(p.tpRecvCountsOut.shaped) && Fails((Rank(OutDesc(p.tpRecvCountsOut)) == 1) && (OutDim(p.tpRecvCountsOut, 0) == p.tpWorldSize))) {
+      Reset();
+      return Reject(kCodeTiling, "shape.tpRecvCountsOut", "tpRecvCountsOut", "shape (tpWorldSize,)",
+                    Shown(ShowShape(Shape(OutDesc(p.tpRecvCountsOut)))));
+    }
+    // [shape.expandScalesOut] when shaped(expandScalesOut): rank(expandScalesOut) == 1 and dim(expandScalesOut, 0) == rowsOut
+    Reset();
+    if (all && Applies(p.expandScalesOut.shaped) && Fails((Rank(OutDesc(p.expandScalesOut)) == 1) && (OutDim(p.expandScalesOut, 0) == let_rowsOut()))) {
+      Reset();
+      return Reject(kCodeTiling, "shape.expandScalesOut", "expandScalesOut", "shape (rowsOut,)",
+                    Shown(ShowShape(Shape(OutDesc(p.expandScalesOut)))));
+    }
     // [len.groupEp] len(groupEp) in [1, 128)
     Reset();
     if (Fails(InRange<'[', ')'>(Len(p.groupEp), 1, 128))) {
@@ -1855,11 +1963,11 @@ class Ascend910_93 : public Eval {
 
   bool Shapes(OutputShapes* out) {
     undefined_ = false;
-    out->expandXOut = Dims{let_rowsOut(), dim_H()};  // (rowsOut, H)
+    out->expandXOut = Dims{let_rowsOut(), dim_H()};  // (>= rowsOut, H)
     out->dynamicScalesOut = (p.quantMode == 3) ? Dims{let_rowsOut(), CeilDiv(dim_H(), 128)} : ((p.quantMode == 4) ? Dims{let_rowsOut(), Align(CeilDiv(dim_H(), 32), 2)} : (((p.quantMode == 0) && Present(p.scalesOptional)) ? Dims{let_rowsOut(), Dim(p.scalesOptional, 1)} : Dims{let_rowsOut()}));  // if quantMode == 3 then (rowsOut, ceil_div(H, 128)) else if quantMode == 4 then (rowsOut, align(ceil_div(H, 32), 2)) else if quantMode == 0 and present(scalesOptional) then (rowsOut, dim(scalesOptional, 1)) else (rowsOut,)
-    out->assistInfoForCombineOut = Dims{Mul(let_A(), 128)};  // (A * 128,)
+    out->assistInfoForCombineOut = Dims{Mul(let_A(), 128)};  // (>= A * 128,)
     out->expertTokenNumsOut = Dims{let_localExpertNum()};  // (localExpertNum,)
-    out->epRecvCountsOut = Dims{Mul(Mul(p.epWorldSize, Max({p.tpWorldSize, 1})), let_localExpertNum())};  // (epWorldSize * max(tpWorldSize, 1) * localExpertNum,)
+    out->epRecvCountsOut = Dims{Mul(Mul(p.epWorldSize, Max({p.tpWorldSize, 1})), let_localExpertNum())};  // (>= epWorldSize * max(tpWorldSize, 1) * localExpertNum,)
     out->tpRecvCountsOut = Dims{p.tpWorldSize};  // (tpWorldSize,)
     out->expandScalesOut = Dims{let_rowsOut()};  // (rowsOut,)
     return !undefined_;
@@ -2208,6 +2316,55 @@ class Ascend950 : public Eval {
       Reset();
       return Reject(kCodeTiling, "shape.performanceInfoOptional", "performanceInfoOptional", "shape (epWorldSize,)",
                     Shown(ShowShape(Shape(p.performanceInfoOptional))));
+    }
+    // [shape.expandXOut] when shaped(expandXOut): rank(expandXOut) == 2 and dim(expandXOut, 0) >= rowsOut and dim(expandXOut, 1) == H
+    Reset();
+    if (all && Applies(p.expandXOut.shaped) && Fails(((Rank(OutDesc(p.expandXOut)) == 2) && (OutDim(p.expandXOut, 0) >= let_rowsOut())) && (OutDim(p.expandXOut, 1) == dim_H()))) {
+      Reset();
+      return Reject(kCodeTiling, "shape.expandXOut", "expandXOut", "shape (>= rowsOut, H)",
+                    Shown(ShowShape(Shape(OutDesc(p.expandXOut)))));
+    }
+    // [shape.dynamicScalesOut] when shaped(dynamicScalesOut): if quantMode == 3 then rank(dynamicScalesOut) == 2 and dim(dynamicScalesOut, 0) == rowsOut and dim(dynamicScalesOut, 1) == ceil_div(H, 128) else if quantMode == 4 then rank(dynamicScalesOut) == 2 and dim(dynamicScalesOut, 0) == rowsOut and dim(dynamicScalesOut, 1) == align(ceil_div(H, 32), 2) else if quantMode == 0 and present(scalesOptional) then rank(dynamicScalesOut) == 2 and dim(dynamicScalesOut, 0) == rowsOut and dim(dynamicScalesOut, 1) == dim(scalesOptional, 1) else rank(dynamicScalesOut) == 1 and dim(dynamicScalesOut, 0) == rowsOut
+    Reset();
+    if (all && Applies(p.dynamicScalesOut.shaped) && Fails((p.quantMode == 3) ? (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_rowsOut())) && (OutDim(p.dynamicScalesOut, 1) == CeilDiv(dim_H(), 128))) : ((p.quantMode == 4) ? (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_rowsOut())) && (OutDim(p.dynamicScalesOut, 1) == Align(CeilDiv(dim_H(), 32), 2))) : (((p.quantMode == 0) && Present(p.scalesOptional)) ? (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_rowsOut())) && (OutDim(p.dynamicScalesOut, 1) == Dim(p.scalesOptional, 1))) : ((Rank(OutDesc(p.dynamicScalesOut)) == 1) && (OutDim(p.dynamicScalesOut, 0) == let_rowsOut())))))) {
+      Reset();
+      return Reject(kCodeTiling, "shape.dynamicScalesOut", "dynamicScalesOut", "shape (if quantMode == 3 then (rowsOut, ceil_div(H, 128)) else (if quantMode == 4 then (rowsOut, align(ceil_div(H, 32), 2)) else (if quantMode == 0 and present(scalesOptional) then (rowsOut, dim(scalesOptional, 1)) else (rowsOut,))))",
+                    Shown(ShowShape(Shape(OutDesc(p.dynamicScalesOut)))));
+    }
+    // [shape.assistInfoForCombineOut] when shaped(assistInfoForCombineOut): rank(assistInfoForCombineOut) == 1 and dim(assistInfoForCombineOut, 0) >= A * 128
+    Reset();
+    if (all && Applies(p.assistInfoForCombineOut.shaped) && Fails((Rank(OutDesc(p.assistInfoForCombineOut)) == 1) && (OutDim(p.assistInfoForCombineOut, 0) >= Mul(let_A(), 128)))) {
+      Reset();
+      return Reject(kCodeTiling, "shape.assistInfoForCombineOut", "assistInfoForCombineOut", "shape (>= A * 128,)",
+                    Shown(ShowShape(Shape(OutDesc(p.assistInfoForCombineOut)))));
+    }
+    // [shape.expertTokenNumsOut] when shaped(expertTokenNumsOut): rank(expertTokenNumsOut) == 1 and dim(expertTokenNumsOut, 0) == localExpertNum
+    Reset();
+    if (all && Applies(p.expertTokenNumsOut.shaped) && Fails((Rank(OutDesc(p.expertTokenNumsOut)) == 1) && (OutDim(p.expertTokenNumsOut, 0) == let_localExpertNum()))) {
+      Reset();
+      return Reject(kCodeTiling, "shape.expertTokenNumsOut", "expertTokenNumsOut", "shape (localExpertNum,)",
+                    Shown(ShowShape(Shape(OutDesc(p.expertTokenNumsOut)))));
+    }
+    // [shape.epRecvCountsOut] when shaped(epRecvCountsOut): rank(epRecvCountsOut) == 1 and dim(epRecvCountsOut, 0) >= epWorldSize * max(tpWorldSize, 1) * localExpertNum
+    Reset();
+    if (all && Applies(p.epRecvCountsOut.shaped) && Fails((Rank(OutDesc(p.epRecvCountsOut)) == 1) && (OutDim(p.epRecvCountsOut, 0) >= Mul(Mul(p.epWorldSize, Max({p.tpWorldSize, 1})), let_localExpertNum())))) {
+      Reset();
+      return Reject(kCodeTiling, "shape.epRecvCountsOut", "epRecvCountsOut", "shape (>= epWorldSize * max(tpWorldSize, 1) * localExpertNum,)",
+                    Shown(ShowShape(Shape(OutDesc(p.epRecvCountsOut)))));
+    }
+    // [shape.tpRecvCountsOut] when shaped(tpRecvCountsOut): rank(tpRecvCountsOut) == 1 and dim(tpRecvCountsOut, 0) == tpWorldSize
+    Reset();
+    if (all && Applies(p.tpRecvCountsOut.shaped) && Fails((Rank(OutDesc(p.tpRecvCountsOut)) == 1) && (OutDim(p.tpRecvCountsOut, 0) == p.tpWorldSize))) {
+      Reset();
+      return Reject(kCodeTiling, "shape.tpRecvCountsOut", "tpRecvCountsOut", "shape (tpWorldSize,)",
+                    Shown(ShowShape(Shape(OutDesc(p.tpRecvCountsOut)))));
+    }
+    // [shape.expandScalesOut] when shaped(expandScalesOut): rank(expandScalesOut) == 1 and dim(expandScalesOut, 0) == rowsOut
+    Reset();
+    if (all && Applies(p.expandScalesOut.shaped) && Fails((Rank(OutDesc(p.expandScalesOut)) == 1) && (OutDim(p.expandScalesOut, 0) == let_rowsOut()))) {
+      Reset();
+      return Reject(kCodeTiling, "shape.expandScalesOut", "expandScalesOut", "shape (rowsOut,)",
+                    Shown(ShowShape(Shape(OutDesc(p.expandScalesOut)))));
     }
     // [len.groupEp] len(groupEp) in [1, 128)
     Reset();
@@ -2655,11 +2812,11 @@ class Ascend950 : public Eval {
 
   bool Shapes(OutputShapes* out) {
     undefined_ = false;
-    out->expandXOut = Dims{let_rowsOut(), dim_H()};  // (rowsOut, H)
+    out->expandXOut = Dims{let_rowsOut(), dim_H()};  // (>= rowsOut, H)
     out->dynamicScalesOut = (p.quantMode == 3) ? Dims{let_rowsOut(), CeilDiv(dim_H(), 128)} : ((p.quantMode == 4) ? Dims{let_rowsOut(), Align(CeilDiv(dim_H(), 32), 2)} : (((p.quantMode == 0) && Present(p.scalesOptional)) ? Dims{let_rowsOut(), Dim(p.scalesOptional, 1)} : Dims{let_rowsOut()}));  // if quantMode == 3 then (rowsOut, ceil_div(H, 128)) else if quantMode == 4 then (rowsOut, align(ceil_div(H, 32), 2)) else if quantMode == 0 and present(scalesOptional) then (rowsOut, dim(scalesOptional, 1)) else (rowsOut,)
-    out->assistInfoForCombineOut = Dims{Mul(let_A(), 128)};  // (A * 128,)
+    out->assistInfoForCombineOut = Dims{Mul(let_A(), 128)};  // (>= A * 128,)
     out->expertTokenNumsOut = Dims{let_localExpertNum()};  // (localExpertNum,)
-    out->epRecvCountsOut = Dims{Mul(Mul(p.epWorldSize, Max({p.tpWorldSize, 1})), let_localExpertNum())};  // (epWorldSize * max(tpWorldSize, 1) * localExpertNum,)
+    out->epRecvCountsOut = Dims{Mul(Mul(p.epWorldSize, Max({p.tpWorldSize, 1})), let_localExpertNum())};  // (>= epWorldSize * max(tpWorldSize, 1) * localExpertNum,)
     out->tpRecvCountsOut = Dims{p.tpWorldSize};  // (tpWorldSize,)
     out->expandScalesOut = Dims{let_rowsOut()};  // (rowsOut,)
     return !undefined_;

@@ -159,13 +159,22 @@ void ReadInput(const gert::StorageShape *shape, const gert::CompileTimeTensorDes
     tensor.format = ge::GetPrimaryFormat(static_cast<int32_t>(desc->GetStorageFormat()));
 }
 
-// An output's dtype is fixed by the caller (the aclnn output tensor or the graph's inferred dtype).
-void ReadOutput(const gert::CompileTimeTensorDesc *desc, check::TensorDesc &tensor)
+// An output's dtype is fixed by the caller (the aclnn output tensor or the graph's inferred dtype); its storage
+// shape is the buffer the kernel writes, which the output shape checks compare with what it needs.
+void ReadOutput(const gert::StorageShape *shape, const gert::CompileTimeTensorDesc *desc, check::TensorDesc &tensor)
 {
     tensor.present = (desc != nullptr);
     if (desc != nullptr) {
         tensor.dtype = static_cast<int32_t>(desc->GetDataType());
         tensor.format = ge::GetPrimaryFormat(static_cast<int32_t>(desc->GetStorageFormat()));
+    }
+    tensor.shaped = (shape != nullptr);
+    tensor.dims.clear();
+    if (shape != nullptr) {
+        const gert::Shape &dims = shape->GetStorageShape();
+        for (size_t i = 0; i < dims.GetDimNum(); ++i) {
+            tensor.dims.push_back(dims.GetDim(i));
+        }
     }
 }
 
@@ -187,13 +196,20 @@ ge::graphStatus ReadParams(const gert::TilingContext *context, check::Params &pa
               context->GetOptionalInputDesc(INPUT_ELASTIC_INFO_INDEX), params.elasticInfoOptional);
     ReadInput(context->GetOptionalInputShape(INPUT_PERFORMANCE_INFO_INDEX),
               context->GetOptionalInputDesc(INPUT_PERFORMANCE_INFO_INDEX), params.performanceInfoOptional);
-    ReadOutput(context->GetOutputDesc(OUTPUT_EXPAND_X_INDEX), params.expandXOut);
-    ReadOutput(context->GetOutputDesc(OUTPUT_DYNAMIC_SCALES_INDEX), params.dynamicScalesOut);
-    ReadOutput(context->GetOutputDesc(OUTPUT_ASSIST_INFO_FOR_COMBINE_INDEX), params.assistInfoForCombineOut);
-    ReadOutput(context->GetOutputDesc(OUTPUT_EXPERT_TOKEN_NUMS_INDEX), params.expertTokenNumsOut);
-    ReadOutput(context->GetOutputDesc(OUTPUT_EP_RECV_COUNT_INDEX), params.epRecvCountsOut);
-    ReadOutput(context->GetOutputDesc(OUTPUT_TP_RECV_COUNT_INDEX), params.tpRecvCountsOut);
-    ReadOutput(context->GetOutputDesc(OUTPUT_EXPAND_SCALES_INDEX), params.expandScalesOut);
+    ReadOutput(context->GetOutputShape(OUTPUT_EXPAND_X_INDEX), context->GetOutputDesc(OUTPUT_EXPAND_X_INDEX),
+               params.expandXOut);
+    ReadOutput(context->GetOutputShape(OUTPUT_DYNAMIC_SCALES_INDEX),
+               context->GetOutputDesc(OUTPUT_DYNAMIC_SCALES_INDEX), params.dynamicScalesOut);
+    ReadOutput(context->GetOutputShape(OUTPUT_ASSIST_INFO_FOR_COMBINE_INDEX),
+               context->GetOutputDesc(OUTPUT_ASSIST_INFO_FOR_COMBINE_INDEX), params.assistInfoForCombineOut);
+    ReadOutput(context->GetOutputShape(OUTPUT_EXPERT_TOKEN_NUMS_INDEX),
+               context->GetOutputDesc(OUTPUT_EXPERT_TOKEN_NUMS_INDEX), params.expertTokenNumsOut);
+    ReadOutput(context->GetOutputShape(OUTPUT_EP_RECV_COUNT_INDEX), context->GetOutputDesc(OUTPUT_EP_RECV_COUNT_INDEX),
+               params.epRecvCountsOut);
+    ReadOutput(context->GetOutputShape(OUTPUT_TP_RECV_COUNT_INDEX), context->GetOutputDesc(OUTPUT_TP_RECV_COUNT_INDEX),
+               params.tpRecvCountsOut);
+    ReadOutput(context->GetOutputShape(OUTPUT_EXPAND_SCALES_INDEX), context->GetOutputDesc(OUTPUT_EXPAND_SCALES_INDEX),
+               params.expandScalesOut);
     return ge::GRAPH_SUCCESS;
 }
 

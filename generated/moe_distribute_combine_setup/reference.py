@@ -211,8 +211,8 @@ _check_16 = Check("len.groupEp", 161002, "groupEp", "a string whose length is in
                   ok=lambda s: in_range(s.len("groupEp"), 1, 128, True, False),
                   value=lambda s: s.len("groupEp"),
                   )
-_check_17 = Check("domain.epWorldSize", 561002, "epWorldSize", "one of {2, 4, 8}",
-                  ok=lambda s: (s.attr("epWorldSize") in (2, 4, 8)),
+_check_17 = Check("domain.epWorldSize", 561002, "epWorldSize", "one of {2, 8}",
+                  ok=lambda s: (s.attr("epWorldSize") in (2, 8)),
                   )
 _check_18 = Check("domain.moeExpertNum", 561002, "moeExpertNum", "in (0, 512]",
                   ok=lambda s: in_range(s.attr("moeExpertNum"), 0, 512, False, True),

@@ -170,18 +170,6 @@ POSITIVE = (
         "run": None,
     },
     {
-        "id": "ascend950-q0-bs16-h4096-k6-w4-moeExpertNum-64-sharedExpertNum-0-commType-2",
-        "product": "ascend950",
-        "world": 4,
-        "attrs": {"groupEp": "ep", "epWorldSize": 4, "moeExpertNum": 64, "sharedExpertNum": 0, "commType": 2},
-        "env": {},
-        "inputs": {"expandX": ("FLOAT16", (384, 4096)), "expertIds": ("INT32", (16, 6)), "assistInfoForCombine": ("INT32", (49152,))},
-        "rank_shapes": {},
-        "out_dtypes": {},
-        "data": {},
-        "run": "15950464 tensor elements over 4 ranks (more than 4194304): validated and shape-inferred only",
-    },
-    {
         "id": "ascend950-q0-bs16-h4096-k6-w8-moeExpertNum-128-sharedExpertNum-0-commType-2",
         "product": "ascend950",
         "world": 8,
@@ -216,18 +204,6 @@ POSITIVE = (
         "out_dtypes": {},
         "data": {},
         "run": None,
-    },
-    {
-        "id": "ascend910_93-q0-bs16-h4096-k6-w4-moeExpertNum-64-sharedExpertNum-0-commType-2",
-        "product": "ascend910_93",
-        "world": 4,
-        "attrs": {"groupEp": "ep", "epWorldSize": 4, "moeExpertNum": 64, "sharedExpertNum": 0, "commType": 2},
-        "env": {},
-        "inputs": {"expandX": ("FLOAT16", (384, 4096)), "expertIds": ("INT32", (16, 6)), "assistInfoForCombine": ("INT32", (49152,))},
-        "rank_shapes": {},
-        "out_dtypes": {},
-        "data": {},
-        "run": "15950464 tensor elements over 4 ranks (more than 4194304): validated and shape-inferred only",
     },
     {
         "id": "ascend910_93-q0-bs16-h4096-k6-w8-moeExpertNum-128-sharedExpertNum-0-commType-2",
@@ -1315,8 +1291,8 @@ NEGATIVE = (
 )
 
 UNREACHABLE = (
-    {"product": "ascend950", "check": "op.sharedExpertRankNum", "branch": "", "reason": "shadowed: every single-parameter change of an accepted call that breaks it is rejected first by an earlier check: unsupported.sharedExpertRankNum (163), domain.epWorldSize (122), op.local_expert_current (10) of 300 changes"},
-    {"product": "ascend910_93", "check": "op.sharedExpertRankNum", "branch": "", "reason": "shadowed: every single-parameter change of an accepted call that breaks it is rejected first by an earlier check: unsupported.sharedExpertRankNum (163), domain.epWorldSize (122), op.local_expert_current (10) of 300 changes"},
+    {"product": "ascend950", "check": "op.sharedExpertRankNum", "branch": "", "reason": "shadowed: every single-parameter change of an accepted call that breaks it is rejected first by an earlier check: unsupported.sharedExpertRankNum (160), domain.epWorldSize (130), shape.expandX (5) of 300 changes"},
+    {"product": "ascend910_93", "check": "op.sharedExpertRankNum", "branch": "", "reason": "shadowed: every single-parameter change of an accepted call that breaks it is rejected first by an earlier check: unsupported.sharedExpertRankNum (160), domain.epWorldSize (130), shape.expandX (5) of 300 changes"},
 )
 
 # worlds the search found that failed their re-verification (none: the search and validate agree)

@@ -86,7 +86,7 @@ private:
             .AutoContiguous();
         this->Input("elastic_info")
             .ParamType(OPTIONAL)
-            .DataTypeList({ge::DT_FLOAT})
+            .DataTypeList({ge::DT_INT32})
             .FormatList({ge::FORMAT_ND})
             .AutoContiguous();
         this->Input("performance_info")
@@ -202,7 +202,7 @@ private:
             .AutoContiguous();
         config.Input("elastic_info")
             .ParamType(OPTIONAL)
-            .DataTypeList({ge::DT_FLOAT})
+            .DataTypeList({ge::DT_INT32})
             .FormatList({ge::FORMAT_ND})
             .AutoContiguous();
         config.Input("performance_info")
@@ -285,7 +285,7 @@ private:
             .AutoContiguous();
         config.Input("elastic_info")
             .ParamType(OPTIONAL)
-            .DataTypeList({ge::DT_FLOAT})
+            .DataTypeList({ge::DT_INT32})
             .FormatList({ge::FORMAT_ND})
             .AutoContiguous();
         config.Input("performance_info")
@@ -382,7 +382,7 @@ private:
             .AutoContiguous();
         config.Input("elastic_info")
             .ParamType(OPTIONAL)
-            .DataTypeList({ge::DT_FLOAT})
+            .DataTypeList({ge::DT_INT32})
             .FormatList({ge::FORMAT_ND})
             .AutoContiguous();
         config.Input("performance_info")

@@ -723,11 +723,11 @@ class Ascend950 : public Eval {
       return Reject(kCodeInvalid, "len.groupEp", "groupEp", "a string whose length is in [1, 128)",
                     Shown(ShowInt(Len(p.groupEp))));
     }
-    // [domain.epWorldSize] epWorldSize in {2, 4, 8}
+    // [domain.epWorldSize] epWorldSize in {2, 8}
     Reset();
-    if (all && Fails(OneOf(p.epWorldSize, 2, 4, 8))) {
+    if (all && Fails(OneOf(p.epWorldSize, 2, 8))) {
       Reset();
-      return Reject(kCodeTiling, "domain.epWorldSize", "epWorldSize", "one of {2, 4, 8}",
+      return Reject(kCodeTiling, "domain.epWorldSize", "epWorldSize", "one of {2, 8}",
                     Shown(ShowInt(p.epWorldSize)));
     }
     // [domain.moeExpertNum] moeExpertNum in (0, 512]
@@ -1086,11 +1086,11 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeInvalid, "len.groupEp", "groupEp", "a string whose length is in [1, 128)",
                     Shown(ShowInt(Len(p.groupEp))));
     }
-    // [domain.epWorldSize] epWorldSize in {2, 4, 8}
+    // [domain.epWorldSize] epWorldSize in {2, 8}
     Reset();
-    if (all && Fails(OneOf(p.epWorldSize, 2, 4, 8))) {
+    if (all && Fails(OneOf(p.epWorldSize, 2, 8))) {
       Reset();
-      return Reject(kCodeTiling, "domain.epWorldSize", "epWorldSize", "one of {2, 4, 8}",
+      return Reject(kCodeTiling, "domain.epWorldSize", "epWorldSize", "one of {2, 8}",
                     Shown(ShowInt(p.epWorldSize)));
     }
     // [domain.moeExpertNum] moeExpertNum in (0, 512]

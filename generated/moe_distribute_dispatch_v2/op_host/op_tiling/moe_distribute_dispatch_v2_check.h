@@ -156,7 +156,7 @@ struct Params {
   TensorDesc scalesOptional;  // optional FLOAT32 | FLOAT8_E8M0
   TensorDesc xActiveMaskOptional;  // optional BOOL, shape (BS,) | (BS, K)
   TensorDesc expertScalesOptional;  // optional FLOAT32, shape (BS, K)
-  TensorDesc elasticInfoOptional;  // optional FLOAT32, shape (4 + 2 * epWorldSize,)
+  TensorDesc elasticInfoOptional;  // optional INT32, shape (4 + 2 * epWorldSize,)
   TensorDesc performanceInfoOptional;  // optional INT64, shape (epWorldSize,)
   // outputs
   TensorDesc expandXOut;  // FLOAT16 | BFLOAT16 | INT8 | FLOAT8_E4M3FN | FLOAT8_E5M2 | HIFLOAT8 | FLOAT4_E2M1 | FLOAT4_E1M2
@@ -685,11 +685,11 @@ class Ascend910b : public Eval {
       return Reject(kCodeInvalid, "dtype.expertScalesOptional", "expertScalesOptional", "one of FLOAT32",
                     Shown(ShowDtype(Dtype(p.expertScalesOptional))));
     }
-    // [dtype.elasticInfoOptional] when present(elasticInfoOptional): dtype(elasticInfoOptional) in {FLOAT32}
+    // [dtype.elasticInfoOptional] when present(elasticInfoOptional): dtype(elasticInfoOptional) in {INT32}
     Reset();
-    if (Applies(Present(p.elasticInfoOptional)) && Fails(OneOf(Dtype(p.elasticInfoOptional), DataType::DT_FLOAT))) {
+    if (Applies(Present(p.elasticInfoOptional)) && Fails(OneOf(Dtype(p.elasticInfoOptional), DataType::DT_INT32))) {
       Reset();
-      return Reject(kCodeInvalid, "dtype.elasticInfoOptional", "elasticInfoOptional", "one of FLOAT32",
+      return Reject(kCodeInvalid, "dtype.elasticInfoOptional", "elasticInfoOptional", "one of INT32",
                     Shown(ShowDtype(Dtype(p.elasticInfoOptional))));
     }
     // [dtype.performanceInfoOptional] when present(performanceInfoOptional): dtype(performanceInfoOptional) in {INT64}
@@ -916,6 +916,13 @@ class Ascend910b : public Eval {
       return Reject(kCodeTiling, "domain.expertShardType", "expertShardType", "one of {0}",
                     Shown(ShowInt(p.expertShardType)));
     }
+    // [domain.sharedExpertNum] sharedExpertNum in {0, 1}
+    Reset();
+    if (all && Fails(OneOf(p.sharedExpertNum, 0, 1))) {
+      Reset();
+      return Reject(kCodeTiling, "domain.sharedExpertNum", "sharedExpertNum", "one of {0, 1}",
+                    Shown(ShowInt(p.sharedExpertNum)));
+    }
     // [domain.expertTokenNumsType] expertTokenNumsType in {0, 1}
     Reset();
     if (all && Fails(OneOf(p.expertTokenNumsType, 0, 1))) {
@@ -950,13 +957,6 @@ class Ascend910b : public Eval {
       Reset();
       return Reject(kCodeTiling, "domain.constExpertNum", "constExpertNum", "in [0, MAX_INT32)",
                     Shown(ShowInt(p.constExpertNum)));
-    }
-    // [unsupported.sharedExpertNum] sharedExpertNum == 1
-    Reset();
-    if (all && Fails(p.sharedExpertNum == 1)) {
-      Reset();
-      return Reject(kCodeTiling, "unsupported.sharedExpertNum", "sharedExpertNum", "1 (the default; sharedExpertNum is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
-                    Shown(ShowInt(p.sharedExpertNum)));
     }
     // [unsupported.sharedExpertRankNum] sharedExpertRankNum == 0
     Reset();
@@ -1433,11 +1433,11 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeInvalid, "dtype.expertScalesOptional", "expertScalesOptional", "one of FLOAT32",
                     Shown(ShowDtype(Dtype(p.expertScalesOptional))));
     }
-    // [dtype.elasticInfoOptional] when present(elasticInfoOptional): dtype(elasticInfoOptional) in {FLOAT32}
+    // [dtype.elasticInfoOptional] when present(elasticInfoOptional): dtype(elasticInfoOptional) in {INT32}
     Reset();
-    if (Applies(Present(p.elasticInfoOptional)) && Fails(OneOf(Dtype(p.elasticInfoOptional), DataType::DT_FLOAT))) {
+    if (Applies(Present(p.elasticInfoOptional)) && Fails(OneOf(Dtype(p.elasticInfoOptional), DataType::DT_INT32))) {
       Reset();
-      return Reject(kCodeInvalid, "dtype.elasticInfoOptional", "elasticInfoOptional", "one of FLOAT32",
+      return Reject(kCodeInvalid, "dtype.elasticInfoOptional", "elasticInfoOptional", "one of INT32",
                     Shown(ShowDtype(Dtype(p.elasticInfoOptional))));
     }
     // [dtype.performanceInfoOptional] when present(performanceInfoOptional): dtype(performanceInfoOptional) in {INT64}
@@ -2163,11 +2163,11 @@ class Ascend950 : public Eval {
       return Reject(kCodeInvalid, "dtype.expertScalesOptional", "expertScalesOptional", "one of FLOAT32",
                     Shown(ShowDtype(Dtype(p.expertScalesOptional))));
     }
-    // [dtype.elasticInfoOptional] when present(elasticInfoOptional): dtype(elasticInfoOptional) in {FLOAT32}
+    // [dtype.elasticInfoOptional] when present(elasticInfoOptional): dtype(elasticInfoOptional) in {INT32}
     Reset();
-    if (Applies(Present(p.elasticInfoOptional)) && Fails(OneOf(Dtype(p.elasticInfoOptional), DataType::DT_FLOAT))) {
+    if (Applies(Present(p.elasticInfoOptional)) && Fails(OneOf(Dtype(p.elasticInfoOptional), DataType::DT_INT32))) {
       Reset();
-      return Reject(kCodeInvalid, "dtype.elasticInfoOptional", "elasticInfoOptional", "one of FLOAT32",
+      return Reject(kCodeInvalid, "dtype.elasticInfoOptional", "elasticInfoOptional", "one of INT32",
                     Shown(ShowDtype(Dtype(p.elasticInfoOptional))));
     }
     // [dtype.performanceInfoOptional] when present(performanceInfoOptional): dtype(performanceInfoOptional) in {INT64}

@@ -35,7 +35,7 @@ def test_attribute_domains_inherited_and_overridden(matrix, dispatch_v2):
         '{"", "fullmesh_v1", "fullmesh_v2"} (own)')
     assert cells(matrix, dispatch_v2, "attributes", "epWorldSize") == ("—", "[2, 768] (own)", "[2, 768] (from ascend910_93)")
     assert cells(matrix, dispatch_v2, "attributes", "tpWorldSize") == (
-        "unsupported, must be 0 (own)", "[0, 2]", "unsupported, must be 0 (own)")
+        "{0, 1} (own)", "[0, 2]", "{0, 1} (own)")
     assert cells(matrix, dispatch_v2, "attributes", "sharedExpertNum") == (
         "{0, 1} (own)", "[0, 4] (own)", "[0, 4] (from ascend910_93)")
     assert cells(matrix, dispatch_v2, "attributes", "groupEp") == ("length [1, 128)",) * 3

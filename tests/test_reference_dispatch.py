@@ -584,7 +584,8 @@ CASES = [
     (A2, None, dict(BS=257), 561002, "x", "ascend910b.x.2", "257"),
     (A2, None, dict(attrs={"sharedExpertRankNum": 1}), 561002, "sharedExpertRankNum",
      "unsupported.sharedExpertRankNum", "1"),
-    (A2, None, dict(attrs={"tpWorldSize": 2}), 561002, "tpWorldSize", "unsupported.tpWorldSize", "2"),
+    # tpWorldSize 0 and 1 both mean no TP ("传0即可"): only a real TP domain (2) is refused here
+    (A2, None, dict(attrs={"tpWorldSize": 2}), 561002, "tpWorldSize", "domain.tpWorldSize", "2"),
     (A2, None, dict(attrs={"quantMode": 1}), 561002, "quantMode", "quant_mode.quantMode", "1"),
     (A2, None, dict(attrs={"quantMode": 4}), 561002, "quantMode", "quant_mode.quantMode", "4"),
     (A2, None, dict(scales=((360, 256), "FLOAT32")), 561002, "scalesOptional", "ascend910b.scalesOptional.2",
@@ -650,7 +651,7 @@ CASES = [
     (A3, None, dict(attrs={"HCCL_BUFFSIZE": 1}), 561002, "HCCL_BUFFSIZE", "buffer.window_min", "1"),
     (A3, BIGH, dict(attrs={"HCCL_BUFFSIZE": 3}), 561002, "HCCL_BUFFSIZE", "buffer.window", "3"),
     # ---- Ascend 950
-    (A5, None, dict(attrs={"tpWorldSize": 1}), 561002, "tpWorldSize", "unsupported.tpWorldSize", "1"),
+    (A5, None, dict(attrs={"tpWorldSize": 2}), 561002, "tpWorldSize", "domain.tpWorldSize", "2"),
     (A5, None, dict(attrs={"groupTp": "tp"}), 561002, "groupTp", "unsupported.groupTp", '"tp"'),
     (A5, None, dict(elastic=True), 561002, "elasticInfoOptional", "unsupported.elasticInfoOptional", "(12,)"),
     (A5, None, dict(attrs={"commAlg": "hierarchy"}), 561002, "commAlg", "domain.commAlg", '"hierarchy"'),

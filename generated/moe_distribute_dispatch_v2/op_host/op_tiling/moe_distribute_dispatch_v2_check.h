@@ -895,11 +895,11 @@ class Ascend910b : public Eval {
       return Reject(kCodeInvalid, "len.groupEp", "groupEp", "a string whose length is in [1, 128)",
                     Shown(ShowInt(Len(p.groupEp))));
     }
-    // [domain.tpWorldSize] tpWorldSize in [0, 2]
+    // [domain.tpWorldSize] tpWorldSize in {0, 1}
     Reset();
-    if (all && Fails(InRange<'[', ']'>(p.tpWorldSize, 0, 2))) {
+    if (all && Fails(OneOf(p.tpWorldSize, 0, 1))) {
       Reset();
-      return Reject(kCodeTiling, "domain.tpWorldSize", "tpWorldSize", "in [0, 2]",
+      return Reject(kCodeTiling, "domain.tpWorldSize", "tpWorldSize", "one of {0, 1}",
                     Shown(ShowInt(p.tpWorldSize)));
     }
     // [domain.tpRankId] tpRankId in [0, 1]
@@ -978,13 +978,6 @@ class Ascend910b : public Eval {
       Reset();
       return Reject(kCodeTiling, "unsupported.groupTp", "groupTp", "\"\" (the default; groupTp is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowStr(p.groupTp)));
-    }
-    // [unsupported.tpWorldSize] tpWorldSize == 0
-    Reset();
-    if (all && Fails(p.tpWorldSize == 0)) {
-      Reset();
-      return Reject(kCodeTiling, "unsupported.tpWorldSize", "tpWorldSize", "0 (the default; tpWorldSize is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
-                    Shown(ShowInt(p.tpWorldSize)));
     }
     // [unsupported.tpRankId] tpRankId == 0
     Reset();
@@ -2387,11 +2380,11 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "domain.moeExpertNum", "moeExpertNum", "in (0, 1024]",
                     Shown(ShowInt(p.moeExpertNum)));
     }
-    // [domain.tpWorldSize] tpWorldSize in [0, 2]
+    // [domain.tpWorldSize] tpWorldSize in {0, 1}
     Reset();
-    if (all && Fails(InRange<'[', ']'>(p.tpWorldSize, 0, 2))) {
+    if (all && Fails(OneOf(p.tpWorldSize, 0, 1))) {
       Reset();
-      return Reject(kCodeTiling, "domain.tpWorldSize", "tpWorldSize", "in [0, 2]",
+      return Reject(kCodeTiling, "domain.tpWorldSize", "tpWorldSize", "one of {0, 1}",
                     Shown(ShowInt(p.tpWorldSize)));
     }
     // [domain.tpRankId] tpRankId in [0, 1]
@@ -2456,13 +2449,6 @@ class Ascend950 : public Eval {
       Reset();
       return Reject(kCodeTiling, "unsupported.groupTp", "groupTp", "\"\" (the default; groupTp is not supported on Ascend 950PR/Ascend 950DT)",
                     Shown(ShowStr(p.groupTp)));
-    }
-    // [unsupported.tpWorldSize] tpWorldSize == 0
-    Reset();
-    if (all && Fails(p.tpWorldSize == 0)) {
-      Reset();
-      return Reject(kCodeTiling, "unsupported.tpWorldSize", "tpWorldSize", "0 (the default; tpWorldSize is not supported on Ascend 950PR/Ascend 950DT)",
-                    Shown(ShowInt(p.tpWorldSize)));
     }
     // [unsupported.tpRankId] tpRankId == 0
     Reset();

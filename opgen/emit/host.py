@@ -50,11 +50,6 @@ def ge_dtype(name: str) -> str:
     return f"ge::{info.ge_enum}"
 
 
-def op_dtype(name: str) -> str:
-    """``FLOAT16`` → ``op::DataType::DT_FLOAT16`` (op_api spelling of the same enumerator)."""
-    return "op::DataType::" + ge_dtype(name).split("::", 1)[1]
-
-
 def ge_format(name: str) -> str:
     if name not in FORMATS:
         raise TypeError(f"no ge::Format for format {name!r}")
@@ -104,27 +99,6 @@ def brace_list(items, column: int, width: int = 120) -> str:
     lines.append(cur)
     pad = " " * (column + 1)
     return "{" + ("\n" + pad).join(lines) + "}"
-
-
-def init_list(prefix: str, items, indent: int = 0, width: int = 120) -> str:
-    """``prefix{a, b};`` on one line when it fits, else the items packed on lines indented four spaces."""
-    items = list(items)
-    one = prefix + "{" + ", ".join(items) + "};"
-    if indent + len(one) <= width:
-        return one
-    inner = " " * (indent + 4)
-    lines: list[str] = []
-    cur = ""
-    for i, item in enumerate(items):
-        piece = item + ("," if i < len(items) - 1 else "")
-        candidate = f"{cur} {piece}" if cur else piece
-        if cur and len(inner) + len(candidate) > width:
-            lines.append(cur)
-            cur = piece
-        else:
-            cur = candidate
-    lines.append(cur + "};")
-    return prefix + "{\n" + "\n".join(inner + line for line in lines)
 
 
 def call_args(prefix: str, args: list[str], indent: int, width: int = 120, suffix: str = ")") -> str:

@@ -22,7 +22,7 @@ from opgen.model.decl import (AclnnEntry, AclnnParam, AclnnSize, Attr, Buffer, C
                     Range, Shape, ShapeCond, ShapeTuple, Tensor, snake, Tolerance, alt_exprs)
 from opgen.model.resolve import dim_bindings
 from opgen.model.spec_text import domain_text
-from opgen.core.diagnostics import count_args as _count, guess_help as _guess
+from opgen.core.diagnostics import guess_help as _guess
 from opgen.model.kinds import MISSING, Typer, attr_kind as _attr_kind
 from opgen.lang.parse import span_of
 

@@ -48,6 +48,33 @@ def build_reference(spec_name: str, out_dir: Path):
     return importlib.reload(module)
 
 
+def build_seed_era(spec_name: str, out_dir: Path, tag: str):
+    """Build a spec of specs/history/ into ``out_dir`` and load its reference and test cases as the modules
+    ``<tag>_reference`` and ``<tag>_cases`` (the generated package name is the current op's, so importing it
+    by that name would give whichever build was imported first)."""
+    import importlib.util
+
+    from opgen.emit.pipeline import emit
+    from opgen.tools.write import build, op_output
+
+    op = load_ok(ROOT / "specs" / "history" / spec_name)
+    build(out_dir, [op_output(op.snake_name, f"history/{spec_name}", op.source, emit(op))])
+    loaded = []
+    for part, path in (("reference", "reference.py"), ("cases", "tests/cases.py")):
+        spec = importlib.util.spec_from_file_location(f"{tag}_{part}", out_dir / op.snake_name / path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        loaded.append(module)
+    return tuple(loaded)
+
+
+@pytest.fixture(scope="session")
+def seed_era_dispatch(tmp_path_factory):
+    """(reference, cases) of DispatchV2 as the seed era declared it: the last revision whose A3 takes TP (the
+    current documents: TP域通信不再支持). The runtime's and the twin's TP paths stay tested through it."""
+    return build_seed_era("dispatch_v2_2026_05.spec", tmp_path_factory.mktemp("seed_era"), "seed_era_dispatch_v2")
+
+
 @pytest.fixture(scope="session")
 def generated_dir(tmp_path_factory):
     return tmp_path_factory.mktemp("generated")

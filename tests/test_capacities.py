@@ -97,3 +97,24 @@ def test_the_check_core_reads_output_buffers(dispatch, dispatch_core):
     lines = [dispatch_core.encode(metas, full, {}, None if s is None else {"expandXOut": s}) for s in shapes]
     got = [(r["code"], r["id"]) for r in dispatch_core.run(A3, lines)]
     assert got == [(0, ""), (0, ""), (561002, "shape.expandXOut"), (561002, "shape.expandXOut")]
+
+
+def test_combine_setup_takes_a_from_the_rows_of_expand_x():
+    """CombineSetup's A is expandX's dim 0 (the real tiling and infershape): at least the seed's bound on a MoE
+    rank, and every shape that follows A (assistInfoForCombine, quantExpandXOut, commCmdInfoOut) follows it."""
+    ref = _module("moe_distribute_combine_setup", "reference")
+    attrs = {"groupEp": "ep", "epWorldSize": 2, "epRankId": 0, "moeExpertNum": 32, "sharedExpertNum": 0,
+             "commType": 2}
+    bs, k, h = 16, 6, 4096
+    least = bs * 2 * min(16, k)  # globalBs * min(localExpertNum, K) = 192
+    msg = 6144                   # Align512(Align32(H) + Align8(H) / 8 * 4) = Align512(4096 + 2048) for H = 4096
+    for a in (least, least + 8):
+        inputs = {"expandX": Meta((a, h), "FLOAT16"), "expertIds": Meta((bs, k), "INT32"),
+                  "assistInfoForCombine": Meta((a * 128,), "INT32")}
+        shapes = {name: shape for name, (shape, _) in ref.infer(inputs, attrs, "ascend950").items()}
+        assert shapes == {"quantExpandXOut": (a, msg), "commCmdInfoOut": ((a + 2) * 16,)}
+    inputs = {"expandX": Meta((least - 1, h), "FLOAT16"), "expertIds": Meta((bs, k), "INT32"),
+              "assistInfoForCombine": Meta(((least - 1) * 128,), "INT32")}
+    with pytest.raises(OpError) as err:
+        ref.validate(inputs, attrs, "ascend950")
+    assert (err.value.code, err.value.param) == (561002, "expandX") and "[op.a_rows]" in err.value.message

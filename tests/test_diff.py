@@ -16,7 +16,7 @@ from opgen.tools.diff import ABI, BEHAVIOUR, DOCS, diff_ops
 from .conftest import ROOT, load_ok, load_src
 
 V1 = ROOT / "specs" / "history" / "dispatch_v1.spec"
-V2 = ROOT / "specs" / "dispatch_v2.spec"
+V2 = ROOT / "specs" / "history" / "dispatch_v2_2026_05.spec"  # the seed-era V2, V1's successor
 
 BASE = '''op Toy {
     version 1;
@@ -144,7 +144,8 @@ def test_v1_v2_markdown_reproduces_the_seed_sentences(capsys):
     # (the documents write a capacity by its bound: "(A * 128,)" where the spec has "(>= A * 128,)")
     assert "- 原算子中shape为(BS * K,)的expandIdxOut出参替换为shape为(A * 128,)的assistInfoForCombineOut参数；" in out
     assert "代替HCCL_INTRA_PCIE_ENABLE和HCCL_INTRA_ROCE_ENABLE环境变量；" in out
-    assert out.index("## 接口变更（ABI）") < out.index("## 行为变更") < out.index("## 仅文档变更")
+    assert out.index("## 接口变更") < out.index("## 参数变更") < out.index("## 算子变更") < \
+        out.index("## 产品变更") < out.index("## 文档变更")
 
 
 def test_v1_v2_text_output(capsys):
@@ -383,7 +384,7 @@ def test_markdown_output(pair, capsys):
     assert code == 0
     assert out.startswith("# Toy 变更说明\n")
     assert "- alpha入参的默认值由1.0变更为2.0；" in out
-    assert "### ascend950 (Ascend 950)\n\n- attr worldSize: range widened [2, 32] -> [2, 48]" in out
+    assert "## 参数变更\n\n### worldSize\n\n- worldSize（Ascend 950）取值范围由[2, 32]变更为[2, 48]。\n" in out
 
 
 # ---- --rev and --generated ----------------------------------------------------------------------------

@@ -22,14 +22,7 @@ def seed_parameter_table() -> list[tuple[str, str, str]]:
 
 def generated_parameter_table(op, entry: str) -> list[tuple[str, str, str]]:
     """(name, role, dtypes) of the 参数说明 table of one entry point's document (its first stage's parameters)."""
-    doc = next(a for a in emit(op) if a.path == f"docs/{entry}.md").content
-    table = doc.split("- **参数说明**", 1)[1].split("- **返回值**", 1)[0]
-    rows = []
-    for line in table.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
-        if len(cells) == 5 and cells[0] not in ("参数名", "---", "workspaceSize", "executor"):
-            rows.append((cells[0], cells[1], cells[3]))
-    return rows
+    return [(name, role, dtypes) for name, role, _, dtypes in generated_full_table(op, entry)]
 
 
 def test_dispatch_v2_parameter_table_matches_seed(dispatch_v2):
@@ -56,3 +49,43 @@ def test_docs_list_every_product_and_check(dispatch_v2):
     # HCCL_BUFFSIZE formulas per product and comm algorithm are documented
     assert "Align512(maxBS * (H * 2 + 16 * Align8(K)))" in doc
     assert "Align512(Align32(2 * H) + 64)" in doc
+
+
+def current_parameter_table(readme: str) -> list[tuple[str, str, str, str]]:
+    """(name, role, description, dtypes) of the 参数说明 table of a current op README (an HTML table), in order."""
+    import re
+    text = (SEEDS / "current" / readme).read_text(encoding="utf-8")
+    body = text.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    rows = []
+    for tr in re.findall(r"<tr>(.*?)</tr>", body, re.S):
+        cells = [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td>(.*?)</td>", tr, re.S)]
+        rows.append((cells[0], cells[1], cells[2], cells[3]))
+    return rows
+
+
+def generated_full_table(op, entry: str) -> list[tuple[str, str, str, str]]:
+    """(name, role, description, dtypes) of the 参数说明 table of one entry point's document."""
+    doc = next(a for a in emit(op) if a.path == f"docs/{entry}.md").content
+    table = doc.split("- **参数说明**", 1)[1].split("- **返回值**", 1)[0]
+    rows = []
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+        if len(cells) == 5 and cells[0] not in ("参数名", "---", "workspaceSize", "executor"):
+            rows.append((cells[0], cells[1], cells[2], cells[3]))
+    return rows
+
+
+def test_parameter_tables_match_the_current_readmes(dispatch_v2):
+    """Every row of the current op READMEs' 参数说明 tables, description included, as the full entry point (V4)
+    documents it: the specs encode the current release (specs/sources/current/)."""
+    from .conftest import ROOT, load_ok
+    combine_v2 = load_ok(ROOT / "specs" / "combine_v2.spec")
+    for op, readme, entry in ((dispatch_v2, "moe_distribute_dispatch_v2_README.md", "aclnnMoeDistributeDispatchV4"),
+                              (combine_v2, "moe_distribute_combine_v2_README.md", "aclnnMoeDistributeCombineV4")):
+        want = current_parameter_table(readme)
+        # Rows the aclnn documents (the ABI) and the real OpDef overrule: elasticInfoOptional is INT32, and the
+        # three reserved CombineV2 inputs the README types "-" have the OpDef's dtypes (semantics.md §1).
+        opdef = {"elasticInfoOptional": "INT32", "activationScaleOptional": "FLOAT32",
+                 "weightScaleOptional": "FLOAT32", "groupListOptional": "INT64"}
+        want = [(n, r, d, opdef.get(n, t)) for n, r, d, t in want]
+        assert generated_full_table(op, entry) == want, readme

@@ -113,12 +113,13 @@ def _mutate(path: Path, old: str, new: str) -> None:
 @pytest.mark.slow
 def test_a_flipped_comparison_in_a_reference_check_fails_the_suite(built, tmp_path):
     op_dir = _copy(built, tmp_path)
-    _mutate(op_dir / "reference.py", 'ok=lambda s: (s.attr("groupEp") != s.attr("groupTp")),',
-            'ok=lambda s: (s.attr("groupEp") == s.attr("groupTp")),')
+    # epRankId in [0, epWorldSize) becomes (0, epWorldSize): rank 0 is refused
+    _mutate(op_dir / "reference.py", 'in_range(s.attr("epRankId"), 0, s.attr("epWorldSize"), True, False)',
+            'in_range(s.attr("epRankId"), 0, s.attr("epWorldSize"), False, False)')
     text, ok = report(load_cases(op_dir), run_suite(op_dir, ["-k", "accepted or rejected"]), full=False)
     assert not ok and text.rstrip().endswith("FAILED"), text
     # the first product's copy of the check is broken: its accepted worlds are now rejected by it
-    assert "test_accepted[ascend910b-" in text and "[op.groupEp]" in text, text
+    assert "test_accepted[ascend910b-" in text and "[op.epRankId]" in text, text
 
 
 def test_a_changed_quant_rounding_fails_the_suite(built, tmp_path):
@@ -136,7 +137,8 @@ def test_a_changed_quant_rounding_fails_the_suite(built, tmp_path):
 def test_a_flipped_comparison_in_the_cpp_check_core_fails_the_suite(built, tmp_path):
     op_dir = _copy(built, tmp_path)
     header = op_dir / "op_host" / "op_tiling" / f"{DISPATCH}_check.h"
-    _mutate(header, "Fails(p.groupEp != p.groupTp)", "Fails(p.groupEp == p.groupTp)")
+    _mutate(header, "Fails(InRange<'[', ')'>(p.epRankId, 0, p.epWorldSize))",
+            "Fails(InRange<'(', ')'>(p.epRankId, 0, p.epWorldSize))")
     proc = pytest_run([op_dir / "tests"], "-k", "check_core")
     assert proc.returncode == 1, proc.stdout[-3000:]
-    assert "test_check_core_accepts" in proc.stdout and "op.groupEp" in proc.stdout
+    assert "test_check_core_accepts" in proc.stdout and "op.epRankId" in proc.stdout

@@ -91,7 +91,7 @@ def test_tiling_struct_follows_the_field_rule(dispatch_v2):
     names = [n for _, n in declared]
     attrs = [a.name for a in dispatch_v2.attrs if a.type in ("int64", "bool")]
     assert names[:len(attrs)] == attrs
-    for n in ("isSharedRank", "localExpertNum", "A", "rowsOut", "serverNum", "BS", "H", "K"):
+    for n in ("isSharedRank", "localExpertNum", "A", "serverNum", "BS", "H", "K"):
         assert ("int64_t", n) in declared
     assert ("int32_t", "dtype_expandXOut") in declared and ("uint32_t", "has_scalesOptional") in declared
     assert ("uint32_t", "has_x") not in declared  # required inputs carry no presence flag

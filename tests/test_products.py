@@ -33,9 +33,9 @@ def test_attribute_domains_inherited_and_overridden(matrix, dispatch_v2):
         '{"", "fullmesh", "hierarchy"} (own)',
         '{"", "fullmesh_v1", "fullmesh_v2", "hierarchy"} (own)',
         '{"", "fullmesh_v1", "fullmesh_v2"} (own)')
-    assert cells(matrix, dispatch_v2, "attributes", "epWorldSize") == ("—", "[2, 768] (own)", "[2, 768] (from ascend910_93)")
-    assert cells(matrix, dispatch_v2, "attributes", "tpWorldSize") == (
-        "{0, 1} (own)", "[0, 2]", "{0, 1} (own)")
+    assert cells(matrix, dispatch_v2, "attributes", "epWorldSize") == ("—", "[2, 768] (own)", "[2, 1024] (own)")
+    # TP域通信当前版本不再支持: the op's own domain, on every product
+    assert cells(matrix, dispatch_v2, "attributes", "tpWorldSize") == ("{0, 1}",) * 3
     assert cells(matrix, dispatch_v2, "attributes", "sharedExpertNum") == (
         "{0, 1} (own)", "[0, 4] (own)", "[0, 4] (from ascend910_93)")
     assert cells(matrix, dispatch_v2, "attributes", "groupEp") == ("length [1, 128)",) * 3
@@ -53,17 +53,19 @@ def test_tensors(matrix, dispatch_v2):
         "FLOAT32 (own)", "FLOAT32 (own)", "FLOAT32, FLOAT8_E8M0 (own)")
     assert cells(matrix, dispatch_v2, "outputs", "epRecvCountsOut")[0] == \
         "INT32; shape (moeExpertNum + 2 * globalBSReal * K * serverNum,) (own)"
-    assert cells(matrix, dispatch_v2, "outputs", "expandScalesOut") == (
-        "FLOAT32", "FLOAT32", "FLOAT32; contents unspecified (own)")
+    # the current documents: supported on Ascend 950 too (the seed era: 不支持expandScalesOut)
+    assert cells(matrix, dispatch_v2, "outputs", "expandScalesOut") == ("FLOAT32",) * 3
 
 
 def test_shape_limits_from_range_checks(matrix, dispatch_v2):
     assert cells(matrix, dispatch_v2, "shape limits", "BS") == (
         'BS in (0, 256] when commAlg != "hierarchy" (own); BS in (0, 512] when commAlg == "hierarchy" (own)',
-        "BS in [1, 512] (own)",
-        'BS in [1, if commAlg == "fullmesh_v2" then 256 else 512] (own)')
+        'BS in [1, if commAlg == "fullmesh_v2" or commAlg == "hierarchy" then 256 else 512] (own)',
+        "BS in [1, 512] (own)")
     assert cells(matrix, dispatch_v2, "shape limits", "H") == (
-        "H in (0, 10240] and H % 32 == 0 (own)", "H in [1024, 8192] (own)", "H in [1024, 8192] (from ascend910_93)")
+        "H in (0, 10240] and H % 32 == 0 (own)",
+        'H in [1024, 8192] when commAlg != "hierarchy" (own); H in [1024, 7168] and H % 32 == 0 when commAlg == "hierarchy" (own)',
+        'H in [1024, 8192] when commAlg != "hierarchy" (from ascend910_93); H in [1024, 7168] and H % 32 == 0 when commAlg == "hierarchy" (from ascend910_93)')
     assert cells(matrix, dispatch_v2, "shape limits", "K") == ("K in (0, 16]",) * 3
 
 
@@ -94,9 +96,9 @@ def test_cli_json_and_md(capsys):
     assert main(["products", str(V2), "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert [p["soc"] for p in doc["products"]] == list(SOCS)
-    row = next(r for r in doc["rows"] if r["label"] == "epWorldSize")
-    assert row["cells"]["ascend950"] == {"text": "[2, 768] (from ascend910_93)",
-                                         "parts": [{"text": "[2, 768]", "from": "ascend910_93"}]}
+    row = next(r for r in doc["rows"] if r["label"] == "moeExpertNum")
+    assert row["cells"]["ascend950"] == {"text": "(0, 1024] (from ascend910_93)",
+                                         "parts": [{"text": "(0, 1024]", "from": "ascend910_93"}]}
     assert main(["products", str(V2), "--format", "md"]) == 0
     md = capsys.readouterr().out
     assert "| attributes | ascend910b | ascend910_93 | ascend950 |" in md

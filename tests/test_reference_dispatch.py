@@ -383,9 +383,12 @@ def test_tails_beyond_received_rows_are_zero(dispatch_ref):
         assert not outs[d]["assistInfoForCombineOut"][3 * n:].any()
 
 
-def test_tp_allgather_appends_the_peer_rows_a3(dispatch_ref):
-    """tpWorldSize 2 (A3, L = 1): world rank i = (ep i // 2, tp i % 2); each tp slice is an EP group and
-    rank i's outputs are its own rows then its TP peer's (semantics.md §2.4), in tpWorldSize * A rows."""
+def test_tp_allgather_appends_the_peer_rows_a3(seed_era_dispatch):
+    """tpWorldSize 2 (A3 of the seed era, L = 1): world rank i = (ep i // 2, tp i % 2); each tp slice is an EP
+    group and rank i's outputs are its own rows then its TP peer's (semantics.md §2.4), in tpWorldSize * A rows.
+    The current documents removed TP (TP域通信不再支持; test_one_broken_constraint rejects tpWorldSize 2); the
+    runtime's TP path stays tested here for as long as it exists."""
+    dispatch_ref = seed_era_dispatch[0]
     W, T, BS, H, K, E = 2, 2, 3, 1024, 2, 2
     rng = np.random.default_rng(40)
     inputs = [{"x": (rng.standard_normal((BS, H)) * 4).astype(ml_dtypes.bfloat16),
@@ -618,9 +621,10 @@ CASES = [
      "4"),
     (A3, dict(attrs={"sharedExpertRankNum": 2, "sharedExpertNum": 2}), dict(attrs={"sharedExpertRankNum": 3}), 561002,
      "sharedExpertRankNum", "op.sharedExpertRankNum.2", "3"),
-    (A3, None, dict(attrs={"tpWorldSize": 2}), 561002, "tpWorldSize", "op.tpWorldSize", "2"),
+    # the current documents: TP域通信不再支持 (tpWorldSize 0 or 1, tpRankId 0) on every product
+    (A3, None, dict(attrs={"tpWorldSize": 2}), 561002, "tpWorldSize", "domain.tpWorldSize", "2"),
+    (A3, None, dict(attrs={"tpRankId": 1}), 561002, "tpRankId", "domain.tpRankId", "1"),
     (A3, None, dict(attrs={"epRankId": 4}), 561002, "epRankId", "op.epRankId", "4"),
-    (A3, None, dict(attrs={"groupTp": "ep"}), 161002, "groupEp", "op.groupEp", '"ep"'),
     (A3, None, dict(attrs={"groupEp": ""}), 161002, "groupEp", "len.groupEp", "0"),
     (A3, None, dict(attrs={"expertTokenNumsType": 2}), 561002, "expertTokenNumsType",
      "domain.expertTokenNumsType", "2"),
@@ -640,7 +644,7 @@ CASES = [
     (A3, FM2_A3, dict(attrs={"globalBS": 32}), 561002, "globalBS", "ascend910_93.globalBS", "32"),
     (A3, FM2_A3, dict(attrs={"zeroExpertNum": 1}), 561002, "zeroExpertNum", "ascend910_93.zeroExpertNum", "1"),
     (A3, HIER_A3, dict(W=8), 561002, "epWorldSize", "ascend910_93.epWorldSize", "8"),
-    (A3, HIER_A3, dict(E=720), 561002, "moeExpertNum", "ascend910_93.moeExpertNum", "720"),
+    (A3, HIER_A3, dict(E=720), 561002, "moeExpertNum", "ascend910_93.moeExpertNum.2", "720"),
     (A3, HIER_A3, dict(attrs={"sharedExpertRankNum": 1}), 561002, "sharedExpertRankNum",
      "ascend910_93.sharedExpertRankNum", "1"),
     (A3, HIER_A3, dict(mask=np.ones((4, 3), bool)), 561002, "xActiveMaskOptional",
@@ -656,7 +660,7 @@ CASES = [
     (A5, None, dict(elastic=True), 561002, "elasticInfoOptional", "unsupported.elasticInfoOptional", "(12,)"),
     (A5, None, dict(attrs={"commAlg": "hierarchy"}), 561002, "commAlg", "domain.commAlg", '"hierarchy"'),
     (A5, None, dict(attrs={"quantMode": 5}), 561002, "quantMode", "quant_mode.quantMode", "5"),
-    (A5, FM2_A3, dict(BS=257), 561002, "x", "ascend950.bs_range", "257"),
+    (A5, FM2_A3, dict(BS=513), 561002, "x", "ascend950.bs_range", "513"),  # (0, 512] for every commAlg now
     (A5, None, dict(attrs={"HCCL_BUFFSIZE": 1}), 561002, "HCCL_BUFFSIZE", "buffer.window_min", "1"),
     (A5, None, dict(out={"expandXOut": "INT8"}), 161002, "expandXOut", "ascend950.expandXOut", '"INT8"'),
     (A5, PREQ, dict(out={"expandXOut": "HIFLOAT8"}), 161002, "expandXOut", "ascend950.expandXOut", '"HIFLOAT8"'),

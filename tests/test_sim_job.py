@@ -56,8 +56,9 @@ def _blocks(text: str) -> tuple[list[list[str]], dict[int, list[list[str]]]]:
 
 # ---- the job file --------------------------------------------------------------------------------------------
 
-def test_tp_world_job_has_groups_attrs_inputs_and_outputs_per_rank(dispatch, tmp_path):
-    ref, cases = dispatch
+def test_tp_world_job_has_groups_attrs_inputs_and_outputs_per_rank(seed_era_dispatch, tmp_path):
+    """A TP world (the seed era's A3; the current documents removed TP): groups, attrs and tensors per rank."""
+    ref, cases = seed_era_dispatch
     case = _case(cases, "ascend910_93", tpWorldSize=2)
     assert case["world"] == 4 and case["attrs"]["epWorldSize"] == 2
     world = testkit.build_world(ref, case)
@@ -245,8 +246,8 @@ def test_assist_info_and_counts_are_compared_unlike_the_npu_mode(dispatch):
     assert skipped == []
 
 
-def test_tp_rows_are_both_slices(dispatch):
-    ref, cases = dispatch
+def test_tp_rows_are_both_slices(seed_era_dispatch):
+    ref, cases = seed_era_dispatch
     case = _case(cases, "ascend910_93", tpWorldSize=2)
     world = testkit.build_world(ref, case)
     expected = testkit.run(ref, case, world)

@@ -213,8 +213,8 @@ def _expected_fields(twin: Twin, case: dict, rank, metas: dict, seen: dict, key:
             t = m.group(1)
             dtype = inferred[t][1] if t in ref.OUTPUTS else (metas[t][0] if metas.get(t) is not None else None)
             out[name] = DT_UNDEFINED if dtype is None else DTYPES[dtype].ge_value
-        elif m := re.fullmatch(r"1 when (\w+) is passed", doc):
-            out[name] = int(metas.get(m.group(1)) is not None)
+        elif m := re.fullmatch(r"present\((\w+)\): 1 when it is passed .*", doc):
+            out[name] = int(scope.present(m.group(1)))  # passed, and not an empty tensor that means absent
         elif name in platform:
             out[name] = platform[name]
         else:

@@ -77,6 +77,11 @@ UNSPECIFIED = {
     "ascend950": ("commCmdInfoOut", "quantExpandXOut", ),
     "ascend910_93": ("commCmdInfoOut", "quantExpandXOut", ),
 }
+# inputs an empty tensor passes as absent (declared empty_absent), per product
+EMPTY_ABSENT = {
+    "ascend950": (),
+    "ascend910_93": (),
+}
 # what the runtime, the harness and the twin know of each product's SoC (opgen/core/products.py)
 FACTS = {
     "ascend950": ProductFacts(
@@ -95,7 +100,7 @@ _LETS = {
         "localExpertNum": lambda s: (1 if s.let("isSharedRank") else s.let("localMoeExpertNum")),
         "globalBsReal": lambda s: (i64(s.dim("expertIds", 0) * s.attr("epWorldSize")) if (s.attr("globalBs") == 0) else s.attr("globalBs")),
         "maxBs": lambda s: floordiv(s.let("globalBsReal"), s.attr("epWorldSize")),
-        "A": lambda s: (floordiv(i64(s.let("globalBsReal") * s.attr("sharedExpertNum")), s.attr("sharedExpertRankNum")) if s.let("isSharedRank") else i64(s.let("globalBsReal") * min(s.let("localMoeExpertNum"), s.dim("expertIds", 1)))),
+        "minA": lambda s: (floordiv(i64(s.let("globalBsReal") * s.attr("sharedExpertNum")), s.attr("sharedExpertRankNum")) if s.let("isSharedRank") else i64(s.let("globalBsReal") * min(s.let("localMoeExpertNum"), s.dim("expertIds", 1)))),
         "tokenMsgSize": lambda s: i64(floordiv(i64(i64(i64(i64(floordiv(i64(i64(s.dim("expandX", 1) + 32) - 1), 32) * 32) + i64(floordiv(i64(floordiv(i64(i64(s.dim("expandX", 1) + 8) - 1), 8) * 8), 8) * 4)) + 512) - 1), 512) * 512),
     },
     "ascend910_93": {
@@ -104,7 +109,7 @@ _LETS = {
         "localExpertNum": lambda s: (1 if s.let("isSharedRank") else s.let("localMoeExpertNum")),
         "globalBsReal": lambda s: (i64(s.dim("expertIds", 0) * s.attr("epWorldSize")) if (s.attr("globalBs") == 0) else s.attr("globalBs")),
         "maxBs": lambda s: floordiv(s.let("globalBsReal"), s.attr("epWorldSize")),
-        "A": lambda s: (floordiv(i64(s.let("globalBsReal") * s.attr("sharedExpertNum")), s.attr("sharedExpertRankNum")) if s.let("isSharedRank") else i64(s.let("globalBsReal") * min(s.let("localMoeExpertNum"), s.dim("expertIds", 1)))),
+        "minA": lambda s: (floordiv(i64(s.let("globalBsReal") * s.attr("sharedExpertNum")), s.attr("sharedExpertRankNum")) if s.let("isSharedRank") else i64(s.let("globalBsReal") * min(s.let("localMoeExpertNum"), s.dim("expertIds", 1)))),
         "tokenMsgSize": lambda s: i64(floordiv(i64(i64(i64(i64(floordiv(i64(i64(s.dim("expandX", 1) + 32) - 1), 32) * 32) + i64(floordiv(i64(floordiv(i64(i64(s.dim("expandX", 1) + 8) - 1), 8) * 8), 8) * 4)) + 512) - 1), 512) * 512),
     },
 }
@@ -120,13 +125,13 @@ _SIZES = {
     "ascend950": {
         "aclnnMoeDistributeCombineSetupTeardownCalcOutputSize": lambda s: {
             "tokenMsgSize": s.let("tokenMsgSize"),
-            "commCmdInfoOutSize": i64(i64(s.let("A") + s.attr("epWorldSize")) * 16),
+            "commCmdInfoOutSize": i64(i64(s.dim("expandX", 0) + s.attr("epWorldSize")) * 16),
         },
     },
     "ascend910_93": {
         "aclnnMoeDistributeCombineSetupTeardownCalcOutputSize": lambda s: {
             "tokenMsgSize": s.let("tokenMsgSize"),
-            "commCmdInfoOutSize": i64(i64(s.let("A") + s.attr("epWorldSize")) * 16),
+            "commCmdInfoOutSize": i64(i64(s.dim("expandX", 0) + s.attr("epWorldSize")) * 16),
         },
     },
 }
@@ -134,12 +139,12 @@ _SIZES = {
 # ---- inferred output shapes, per product ----------------------------------------------------
 _SHAPES = {
     "ascend950": {
-        "quantExpandXOut": lambda s: (s.let("A"), s.let("tokenMsgSize")),
-        "commCmdInfoOut": lambda s: (i64(i64(s.let("A") + s.attr("epWorldSize")) * 16),),
+        "quantExpandXOut": lambda s: (s.dim("expandX", 0), s.let("tokenMsgSize")),
+        "commCmdInfoOut": lambda s: (i64(i64(s.dim("expandX", 0) + s.attr("epWorldSize")) * 16),),
     },
     "ascend910_93": {
-        "quantExpandXOut": lambda s: (s.let("A"), s.let("tokenMsgSize")),
-        "commCmdInfoOut": lambda s: (i64(i64(s.let("A") + s.attr("epWorldSize")) * 16),),
+        "quantExpandXOut": lambda s: (s.dim("expandX", 0), s.let("tokenMsgSize")),
+        "commCmdInfoOut": lambda s: (i64(i64(s.dim("expandX", 0) + s.attr("epWorldSize")) * 16),),
     },
 }
 
@@ -186,7 +191,7 @@ _check_10 = Check("format.assistInfoForCombine", 561002, "assistInfoForCombine",
                   value=lambda s: s.format("assistInfoForCombine"),
                   )
 _check_11 = Check("shape.expandX", 561002, "expandX", "shape (A, H)",
-                  ok=lambda s: ((s.rank("expandX") == 2) and (s.dim("expandX", 0) == s.let("A"))),
+                  ok=lambda s: (s.rank("expandX") == 2),
                   value=lambda s: s.shape("expandX"),
                   )
 _check_12 = Check("shape.expertIds", 561002, "expertIds", "shape (BS, K)",
@@ -194,16 +199,16 @@ _check_12 = Check("shape.expertIds", 561002, "expertIds", "shape (BS, K)",
                   value=lambda s: s.shape("expertIds"),
                   )
 _check_13 = Check("shape.assistInfoForCombine", 561002, "assistInfoForCombine", "shape (A * 128,)",
-                  ok=lambda s: ((s.rank("assistInfoForCombine") == 1) and (s.dim("assistInfoForCombine", 0) == i64(s.let("A") * 128))),
+                  ok=lambda s: ((s.rank("assistInfoForCombine") == 1) and (s.dim("assistInfoForCombine", 0) == i64(s.dim("expandX", 0) * 128))),
                   value=lambda s: s.shape("assistInfoForCombine"),
                   )
 _check_14 = Check("shape.quantExpandXOut", 561002, "quantExpandXOut", "shape (A, tokenMsgSize)",
-                  ok=lambda s: (((s.rank("quantExpandXOut") == 2) and (s.dim("quantExpandXOut", 0) == s.let("A"))) and (s.dim("quantExpandXOut", 1) == s.let("tokenMsgSize"))),
+                  ok=lambda s: (((s.rank("quantExpandXOut") == 2) and (s.dim("quantExpandXOut", 0) == s.dim("expandX", 0))) and (s.dim("quantExpandXOut", 1) == s.let("tokenMsgSize"))),
                   when=lambda s: s.shaped("quantExpandXOut"),
                   value=lambda s: s.shape("quantExpandXOut"),
                   )
 _check_15 = Check("shape.commCmdInfoOut", 561002, "commCmdInfoOut", "shape ((A + epWorldSize) * 16,)",
-                  ok=lambda s: ((s.rank("commCmdInfoOut") == 1) and (s.dim("commCmdInfoOut", 0) == i64(i64(s.let("A") + s.attr("epWorldSize")) * 16))),
+                  ok=lambda s: ((s.rank("commCmdInfoOut") == 1) and (s.dim("commCmdInfoOut", 0) == i64(i64(s.dim("expandX", 0) + s.attr("epWorldSize")) * 16))),
                   when=lambda s: s.shaped("commCmdInfoOut"),
                   value=lambda s: s.shape("commCmdInfoOut"),
                   )
@@ -235,62 +240,66 @@ _check_23 = Check("unsupported.commAlg", 561002, "commAlg", "\"\" (the default; 
 _check_24 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0 (quant modes supported on Ascend 950PR/Ascend 950DT)",
                   ok=lambda s: (s.attr("commQuantMode") in (0,)),
                   )
-_check_25 = Check("op.epRankId", 561002, "epRankId", "in [0, epWorldSize)",
+_check_25 = Check("op.a_rows", 561002, "expandX", "A (expandX rows) = minA on a shared expert rank, >= minA on a MoE expert rank",
+                  ok=lambda s: ((s.dim("expandX", 0) == s.let("minA")) if s.let("isSharedRank") else (s.dim("expandX", 0) >= s.let("minA"))),
+                  value=lambda s: s.dim("expandX", 0),
+                  )
+_check_26 = Check("op.epRankId", 561002, "epRankId", "in [0, epWorldSize)",
                   ok=lambda s: in_range(s.attr("epRankId"), 0, s.attr("epWorldSize"), True, False),
                   )
-_check_26 = Check("op.sharedExpertRankNum", 561002, "sharedExpertRankNum", "in [0, epWorldSize / 2]",
+_check_27 = Check("op.sharedExpertRankNum", 561002, "sharedExpertRankNum", "in [0, epWorldSize / 2]",
                   ok=lambda s: in_range(s.attr("sharedExpertRankNum"), 0, floordiv(s.attr("epWorldSize"), 2), True, True),
                   )
-_check_27 = Check("op.moeExpertNum", 561002, "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
+_check_28 = Check("op.moeExpertNum", 561002, "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
                   ok=lambda s: (mod(s.attr("moeExpertNum"), i64(s.attr("epWorldSize") - s.attr("sharedExpertRankNum"))) == 0),
                   )
-_check_28 = Check("op.globalBs", 561002, "globalBs", "0, or a multiple of epWorldSize no smaller than BS * epWorldSize",
+_check_29 = Check("op.globalBs", 561002, "globalBs", "0, or a multiple of epWorldSize no smaller than BS * epWorldSize",
                   ok=lambda s: ((s.attr("globalBs") == 0) or ((mod(s.attr("globalBs"), s.attr("epWorldSize")) == 0) and (s.attr("globalBs") >= i64(s.dim("expertIds", 0) * s.attr("epWorldSize"))))),
                   )
-_check_29 = Check("op.h_range", 561002, "expandX", "H in [1024, 8192]",
+_check_30 = Check("op.h_range", 561002, "expandX", "H in [1024, 8192]",
                   ok=lambda s: in_range(s.dim("expandX", 1), 1024, 8192, True, True),
                   value=lambda s: s.dim("expandX", 1),
                   )
-_check_30 = Check("op.h_current", 561002, "expandX", "H = 4096 (the only H currently supported)",
+_check_31 = Check("op.h_current", 561002, "expandX", "H = 4096 (the only H currently supported)",
                   ok=lambda s: (s.dim("expandX", 1) == 4096),
                   value=lambda s: s.dim("expandX", 1),
                   )
-_check_31 = Check("op.bs_range", 561002, "expertIds", "BS in (0, 512]",
+_check_32 = Check("op.bs_range", 561002, "expertIds", "BS in (0, 512]",
                   ok=lambda s: in_range(s.dim("expertIds", 0), 0, 512, False, True),
                   value=lambda s: s.dim("expertIds", 0),
                   )
-_check_32 = Check("op.bs_current", 561002, "expertIds", "BS = 16 (the only BS currently supported)",
+_check_33 = Check("op.bs_current", 561002, "expertIds", "BS = 16 (the only BS currently supported)",
                   ok=lambda s: (s.dim("expertIds", 0) == 16),
                   value=lambda s: s.dim("expertIds", 0),
                   )
-_check_33 = Check("op.k_range", 561002, "expertIds", "K in (0, 16]",
+_check_34 = Check("op.k_range", 561002, "expertIds", "K in (0, 16]",
                   ok=lambda s: in_range(s.dim("expertIds", 1), 0, 16, False, True),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_34 = Check("op.expertIds", 561002, "expertIds", "K <= moeExpertNum",
+_check_35 = Check("op.expertIds", 561002, "expertIds", "K <= moeExpertNum",
                   ok=lambda s: (s.dim("expertIds", 1) <= s.attr("moeExpertNum")),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_35 = Check("op.k_current", 561002, "expertIds", "K = 6 (the only K currently supported)",
+_check_36 = Check("op.k_current", 561002, "expertIds", "K = 6 (the only K currently supported)",
                   ok=lambda s: (s.dim("expertIds", 1) == 6),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_36 = Check("op.local_expert_current", 561002, "moeExpertNum", "moeExpertNum / (epWorldSize - sharedExpertRankNum) = 16 (16 experts per MoE rank, the only count currently supported)",
+_check_37 = Check("op.local_expert_current", 561002, "moeExpertNum", "moeExpertNum / (epWorldSize - sharedExpertRankNum) = 16 (16 experts per MoE rank, the only count currently supported)",
                   ok=lambda s: (s.let("isSharedRank") or (s.let("localMoeExpertNum") == 16)),
                   )
-_check_37 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
+_check_38 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                   ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(2 * 1048576)),
                   )
-_check_38 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (localExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))",
+_check_39 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (localExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))",
                   ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(2 * i64(i64(i64(i64(s.let("localMoeExpertNum") * s.let("maxBs")) * s.attr("epWorldSize")) * i64(floordiv(i64(i64(i64(i64(floordiv(i64(i64(i64(2 * s.dim("expandX", 1)) + 32) - 1), 32) * 32) + 44) + 512) - 1), 512) * 512)) + i64(i64(i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum")) * s.let("maxBs")) * i64(floordiv(i64(i64(i64(2 * s.dim("expandX", 1)) + 512) - 1), 512) * 512))))),
                   )
-_check_39 = Check("unsupported.sharedExpertRankNum", 561002, "sharedExpertRankNum", "0 (the default; sharedExpertRankNum is not supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
+_check_40 = Check("unsupported.sharedExpertRankNum", 561002, "sharedExpertRankNum", "0 (the default; sharedExpertRankNum is not supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
                   ok=lambda s: (s.attr("sharedExpertRankNum") == 0),
                   )
-_check_40 = Check("unsupported.commAlg", 561002, "commAlg", "\"\" (the default; commAlg is not supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
+_check_41 = Check("unsupported.commAlg", 561002, "commAlg", "\"\" (the default; commAlg is not supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
                   ok=lambda s: (s.attr("commAlg") == ""),
                   )
-_check_41 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0 (quant modes supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
+_check_42 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0 (quant modes supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
                   ok=lambda s: (s.attr("commQuantMode") in (0,)),
                   )
 
@@ -335,6 +344,7 @@ _CHECKS = {
         _check_36,
         _check_37,
         _check_38,
+        _check_39,
     ),
     "ascend910_93": (
         _check_0,
@@ -359,9 +369,9 @@ _CHECKS = {
         _check_19,
         _check_20,
         _check_21,
-        _check_39,
         _check_40,
         _check_41,
+        _check_42,
         _check_25,
         _check_26,
         _check_27,
@@ -376,6 +386,7 @@ _CHECKS = {
         _check_36,
         _check_37,
         _check_38,
+        _check_39,
     ),
 }
 
@@ -396,6 +407,7 @@ INFO = reference.OpInfo(
     name=OP, semantics="moe_combine_setup", products=PRODUCTS, inputs=INPUTS, outputs=OUTPUTS,
     attrs=ATTRS, env=ENV, quant_by="commQuantMode", lets=_LETS, dtype_rules=_DTYPE_RULES,
     shapes=_SHAPES, checks=_CHECKS, quant=_QUANT, unspecified=UNSPECIFIED, facts=FACTS, sizes=_SIZES,
+    empty_absent=EMPTY_ABSENT,
 )
 
 

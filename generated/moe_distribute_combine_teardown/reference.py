@@ -79,6 +79,10 @@ COMM = ("ep", )
 UNSPECIFIED = {
     "ascend950": (),
 }
+# inputs an empty tensor passes as absent (declared empty_absent), per product
+EMPTY_ABSENT = {
+    "ascend950": (),
+}
 # what the runtime, the harness and the twin know of each product's SoC (opgen/core/products.py)
 FACTS = {
     "ascend950": ProductFacts(
@@ -404,6 +408,7 @@ INFO = reference.OpInfo(
     name=OP, semantics="moe_combine_teardown", products=PRODUCTS, inputs=INPUTS, outputs=OUTPUTS,
     attrs=ATTRS, env=ENV, quant_by="commQuantMode", lets=_LETS, dtype_rules=_DTYPE_RULES,
     shapes=_SHAPES, checks=_CHECKS, quant=_QUANT, unspecified=UNSPECIFIED, facts=FACTS, sizes=_SIZES,
+    empty_absent=EMPTY_ABSENT,
 )
 
 

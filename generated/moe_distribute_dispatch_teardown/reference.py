@@ -80,6 +80,10 @@ COMM = ("ep", )
 UNSPECIFIED = {
     "ascend950": ("dynamicScalesOut", ),
 }
+# inputs an empty tensor passes as absent (declared empty_absent), per product
+EMPTY_ABSENT = {
+    "ascend950": (),
+}
 # what the runtime, the harness and the twin know of each product's SoC (opgen/core/products.py)
 FACTS = {
     "ascend950": ProductFacts(
@@ -398,6 +402,7 @@ INFO = reference.OpInfo(
     name=OP, semantics="moe_dispatch_teardown", products=PRODUCTS, inputs=INPUTS, outputs=OUTPUTS,
     attrs=ATTRS, env=ENV, quant_by="quantMode", lets=_LETS, dtype_rules=_DTYPE_RULES,
     shapes=_SHAPES, checks=_CHECKS, quant=_QUANT, unspecified=UNSPECIFIED, facts=FACTS, sizes=_SIZES,
+    empty_absent=EMPTY_ABSENT,
 )
 
 

@@ -40,7 +40,10 @@ BUILTINS: dict[str, Builtin] = {b.name: b for b in (
     _B("abs", 1, 1, "num", ("scalar", "quant"), doc="absolute value (elementwise on tensors)", row_shape="elementwise"),
     _B("ceil_div", 2, 2, INT, ("scalar",), (), (INT, INT), "ceil(a / b) for positive integers"),
     _B("align", 2, 2, INT, ("scalar",), (), (INT, INT), "a rounded up to a multiple of b"),
-    _B("present", 1, 1, BOOL, ("scalar", "quant"), (), ("param",), "an optional tensor was passed (not null)", row_shape="scalar"),
+    _B("present", 1, 1, BOOL, ("scalar", "quant"), (), ("param",), "an optional tensor was passed (not null; for an "
+       "input declared empty_absent, not an empty tensor either)", row_shape="scalar"),
+    _B("passed", 1, 1, BOOL, ("scalar",), (), ("param",), "the tensor pointer is not null, even for an empty tensor "
+       "(the null checks of inputs declared empty_absent)"),
     _B("rank", 1, 1, INT, ("scalar",), (), ("param",), "number of dimensions of a tensor", row_shape="scalar"),
     _B("dim", 2, 2, INT, ("scalar",), (), ("param", INT), "size of dimension i of a tensor", row_shape="scalar"),
     _B("numel", 1, 1, INT, ("scalar",), (), ("param",), "number of elements of a tensor", row_shape="scalar"),

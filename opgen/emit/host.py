@@ -764,8 +764,10 @@ def _view_tiling(op: Op, view: ProductView, fields: list[TilingField]) -> dict:
             if op.attr(f.spec).type != "int64":
                 value = f"static_cast<int64_t>({value})"
             copies.append(f"tiling->{f.name} = {value};")
-        elif f.source == "has":
-            copies.append(f"tiling->{f.name} = p.{cpp_ident(f.spec)}.present ? 1U : 0U;")
+        elif f.source == "has":  # present(), as the checks read it (an empty tensor may mean absent)
+            has = f"HasContents(p.{cpp_ident(f.spec)})" if f.spec in view.empty_absent_inputs else \
+                f"p.{cpp_ident(f.spec)}.present"
+            copies.append(f"tiling->{f.name} = {has} ? 1U : 0U;")
         elif f.source == "dtype" and op.tensor(f.spec).role == "input":
             copies.append(f"tiling->{f.name} = InputDtype(p.{cpp_ident(f.spec)});")
         elif f.source == "dtype":

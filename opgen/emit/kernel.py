@@ -38,7 +38,7 @@ from opgen.core.products import EXPAND_IDX
 from opgen.core.span import find_span
 from opgen.lang.expr import Binary, Bool, Call, Cond, Float, Int, Name, Unary, walk
 from opgen.emit.registry import emitter
-from opgen.emit.tiling_layout import tiling_fields
+from opgen.emit.tiling_layout import has_field, tiling_fields
 from opgen.emit.render import render
 from opgen.lower.literals import cpp_literal
 from opgen.lower.ascendc import (CPP_TYPES, FLOATISH, KernelTypes, LoweringError, QuantLowering, TilingExpr, cpp_ident,
@@ -535,7 +535,7 @@ def common_context(op: Op, kind: KernelKind) -> dict:
         t = op.tensor(name)
         if t is None:
             return "false"
-        return f"(tiling.has_{name} != 0U)" if t.optional else "true"
+        return f"(tiling.has_{name} != 0U)" if has_field(op, name) else "true"
 
     def inst_cond(inst: Instance) -> str:
         tests = [f"tiling.{f.name} == {cpp_literal(v)}" for f, v in zip(plan.fields, inst.key_values)

@@ -20,6 +20,14 @@ class TilingField:
     spec: str = ""   # the spec name it comes from ("" for the fixed fields)
 
 
+def has_field(op: Op, name: str) -> bool:
+    """Whether the tiling data carries has_<name>: an input that can be absent on some product (optional, or
+    declared empty_absent there)."""
+    t = op.tensor(name)
+    return t is not None and t.role == "input" and (
+        t.optional or t.empty_absent or any(name in p.empty_absent_inputs for p in op.products))
+
+
 def tiling_fields(op: Op) -> list[TilingField]:
     """The fields of ``<Op>TilingData`` in declaration order."""
     out: list[TilingField] = []
@@ -40,8 +48,9 @@ def tiling_fields(op: Op) -> list[TilingField]:
     for t in op.inputs + op.outputs:
         out.append(TilingField("int32_t", f"dtype_{t.name}", f"ge::DataType of {t.name}", "dtype", t.name))
     for t in op.inputs:
-        if t.optional:
-            out.append(TilingField("uint32_t", f"has_{t.name}", f"1 when {t.name} is passed", "has", t.name))
+        if has_field(op, t.name):
+            doc = f"present({t.name}): 1 when it is passed (with contents where empty means absent)"
+            out.append(TilingField("uint32_t", f"has_{t.name}", doc, "has", t.name))
     out += [TilingField("uint64_t", "tilingKey", "10000 + sum of key field i * 10^i", "fixed"),
             TilingField("uint32_t", "aivNum", "vector cores the kernel runs on", "fixed"),
             TilingField("uint64_t", "totalUbSize", "bytes of UB per vector core", "fixed"),

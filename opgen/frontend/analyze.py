@@ -284,9 +284,14 @@ class Analyzer(_Builder):
             c = c[1:]
         name = str(c[0])
         dtypes = tuple(str(x) for x in _name_tokens(c[1]))
-        formats, shape, doc, ir, rule = ("ND",), None, "", "", None
+        formats, shape, doc, ir, rule, empty_absent = ("ND",), None, "", "", None, False
         for cl in c[2:]:
-            if cl.data == "format_clause":
+            if cl.data == "empty_clause":
+                if role != "input":
+                    self.d.error("E118", f"output '{name}' cannot be empty_absent (only an input can be passed "
+                                         f"as an empty tensor meaning absent)", self.span(cl))
+                empty_absent = role == "input"
+            elif cl.data == "format_clause":
                 formats = tuple(str(x) for x in cl.children)
             elif cl.data == "shape_clause":
                 shape = self.shape(cl.children[0])
@@ -300,7 +305,7 @@ class Analyzer(_Builder):
                                  self.span(cl))
                 rule = self.expr(cl.children[0])
         return Tensor(name, role, optional, dtypes, formats, shape, doc, ir or default_ir_name(name), rule,
-                      span=self.span(t))
+                      empty_absent, span=self.span(t))
 
     def attr(self, t: Tree) -> Attr:
         c = list(t.children)
@@ -393,7 +398,7 @@ class Analyzer(_Builder):
         soc = str(soc_tok)
         f = dict(doc="", notes=[], pairs=[], domains=[], unsup_attrs=[], unsup_inputs=[], in_dtypes=[], in_shapes=[],
                  out_dtypes=[], out_shapes=[], unspecified=[], lets=[], quant=None, constraints=[], buffers=[],
-                 tolerances=[])
+                 tolerances=[], empty_absent=[])
         for item in c[3:]:
             k, ic = item.data, item.children
             if k == "doc_stmt":
@@ -408,6 +413,8 @@ class Analyzer(_Builder):
                 f["unsup_attrs"].append(str(ic[0]))
             elif k == "input_unsupported":
                 f["unsup_inputs"].append(str(ic[0]))
+            elif k == "input_empty_absent":
+                f["empty_absent"].append(str(ic[0]))
             elif k == "input_dtypes":
                 f["in_dtypes"].append((str(ic[0]), tuple(str(x) for x in _name_tokens(ic[1]))))
             elif k == "input_shape":
@@ -430,7 +437,7 @@ class Analyzer(_Builder):
                        tuple(f["domains"]), tuple(f["unsup_attrs"]), tuple(f["unsup_inputs"]), tuple(f["in_dtypes"]),
                        tuple(f["in_shapes"]), tuple(f["out_dtypes"]), tuple(f["out_shapes"]), tuple(f["unspecified"]),
                        tuple(f["lets"]), f["quant"], tuple(f["constraints"]), tuple(f["buffers"]),
-                       tuple(f["tolerances"]), span=self.span(t))
+                       tuple(f["tolerances"]), tuple(f["empty_absent"]), span=self.span(t))
 
 
 def default_ir_name(name: str) -> str:
@@ -747,6 +754,10 @@ class _Checker:
                 elif op.attr(name).type.startswith("list"):
                     self.d.error("E118", f"list attribute '{name}' cannot be unsupported (the check that it keeps "
                                          f"its default needs a scalar)", where)
+            for name in p.empty_absent_inputs:
+                if not any(x.name == name for x in op.inputs):
+                    self.d.unknown("E118", "input", name, [x.name for x in op.inputs],
+                                   self.at(p.span, rf"\binput\s+({_w(name)})\s+empty_absent\b"))
             for name in p.unsupported_inputs:
                 t = next((x for x in op.inputs if x.name == name), None)
                 where = self.at(p.span, rf"\binput\s+({_w(name)})\s+unsupported\b")

@@ -54,7 +54,8 @@ def _describe(token: Token) -> str:
 
 def _expected(names) -> str:
     # ';' and '}' first: when they are possible at all, a forgotten one is the likeliest mistake.
-    shown = sorted({_TOKEN_TEXT.get(n, f"'{n.lower()}'" if n.isupper() and n.isalpha() else n) for n in names},
+    shown = sorted({_TOKEN_TEXT.get(n, f"'{n.lower()}'" if n.isupper() and n.replace("_", "").isalpha() else n)
+                    for n in names},
                    key=lambda t: (t not in ("';'", "'}'"), t))
     if len(shown) > 8:
         shown = shown[:8] + ["..."]

@@ -260,7 +260,7 @@ class ScalarCpp:
         if t in self.kind.outputs:
             # Outputs are always present; their dtype is the caller's choice or the rule; their shape is read
             # where it is known (TensorDesc.shaped: tiling and aclnn, the driver when the case gives one).
-            if fn == "present":
+            if fn in ("present", "passed"):
                 return "true"
             if fn == "dtype":
                 return f"dtype_{t}()"
@@ -275,6 +275,10 @@ class ScalarCpp:
             return f"{_ACCESSORS[fn]}(OutDesc(p.{cpp_ident(t)}))"
         if fn == "dim":
             return f"Dim(p.{cpp_ident(t)}, {_strip(self.lower(e.args[1]))})"
+        if fn == "passed":  # the pointer, for the null check of an input an empty tensor passes as absent
+            return f"Present(p.{cpp_ident(t)})"
+        if fn == "present" and t in self.view.empty_absent_inputs:
+            return f"HasContents(p.{cpp_ident(t)})"
         return f"{_ACCESSORS[fn]}(p.{cpp_ident(t)})"
 
     # ---- display -----------------------------------------------------------------------------

@@ -101,7 +101,7 @@ class ScalarPy:
     def call(self, e: Call) -> str:
         fn = e.fn
         tensor = py_literal(e.args[0].id) if e.args and isinstance(e.args[0], Name) else ""
-        if fn in ("present", "rank", "numel", "dtype", "shape", "format", "shaped", "prefix_true", "all_true"):
+        if fn in ("present", "passed", "rank", "numel", "dtype", "shape", "format", "shaped", "prefix_true", "all_true"):
             return f"s.{fn}({tensor})"
         if fn == "dim":
             return f"s.dim({tensor}, {self.lower(e.args[1])})"

@@ -93,6 +93,7 @@ class Tensor:
     doc: str = ""
     ir_name: str = ""
     dtype_rule: Expr | None = None  # outputs: the default dtype when the caller does not choose
+    empty_absent: bool = False      # inputs: an empty tensor (a dim of 0) means absent (present() false)
     span: Span | None = _span()
 
 
@@ -217,6 +218,7 @@ class Product:
     constraints: tuple[Constraint, ...] = ()
     buffers: tuple[Buffer, ...] = ()
     tolerances: tuple[Tolerance, ...] = ()
+    empty_absent_inputs: tuple[str, ...] = ()  # inputs an empty tensor passes as absent on this product
     span: Span | None = _span()
 
 
@@ -395,6 +397,11 @@ class ProductView:
     @property
     def soc(self) -> str:
         return self.product.soc
+
+    @property
+    def empty_absent_inputs(self) -> tuple[str, ...]:
+        """Inputs an empty tensor passes as absent on this product (declared ``empty_absent``)."""
+        return tuple(t.name for t in self.inputs if t.empty_absent)
 
     @property
     def facts(self) -> ProductFacts:

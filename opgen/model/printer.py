@@ -16,6 +16,8 @@ def _tensor(t: Tensor) -> str:
     if t.dtype_rule is not None:
         parts.append("dtype = " + to_spec(t.dtype_rule))
     parts.append(f"ir {quote(t.ir_name)}")
+    if t.empty_absent:
+        parts.append("empty_absent")
     if t.doc:
         parts.append(f"doc {quote(t.doc)}")
     return " ".join(parts) + ";"
@@ -81,6 +83,7 @@ def _product(p: Product) -> list[str]:
     lines += [f"{i2}attr {n} {_domain(d)};" for n, d in p.attr_domains]
     lines += [f"{i2}attr {n} unsupported;" for n in p.unsupported_attrs]
     lines += [f"{i2}input {n} unsupported;" for n in p.unsupported_inputs]
+    lines += [f"{i2}input {n} empty_absent;" for n in p.empty_absent_inputs]
     lines += [f"{i2}input {n}: {' | '.join(d)};" for n, d in p.input_dtypes]
     lines += [f"{i2}input {n} shape {_shape(s)};" for n, s in p.input_shapes]
     lines += [f"{i2}output {n}: {' | '.join(d)};" for n, d in p.output_dtypes]

@@ -110,10 +110,11 @@ def resolve_product(op: Op, soc: str) -> ProductView:
 def _override_tensor(t: Tensor, chain: list[Product], role: str) -> Tensor:
     dtypes = _nearest(chain, f"{role}_dtypes", t.name) or t.dtypes
     shape = _nearest(chain, f"{role}_shapes", t.name) or t.shape
-    if dtypes is t.dtypes and shape is t.shape:
+    empty_absent = t.empty_absent or any(t.name in p.empty_absent_inputs for p in chain)
+    if dtypes is t.dtypes and shape is t.shape and empty_absent == t.empty_absent:
         return t
     return Tensor(t.name, t.role, t.optional, tuple(dtypes), t.formats, shape, t.doc, t.ir_name, t.dtype_rule,
-                  span=t.span)
+                  empty_absent, span=t.span)
 
 
 # ---- implicit checks -------------------------------------------------------------------
@@ -133,26 +134,32 @@ def _implicit_checks(op: Op, product: Product, inputs, outputs, attrs, unsupport
 
     for t in inputs:
         if not t.optional:
-            add("null", t.name, _present(t.name), "nullptr", "a non-null tensor", span=t.span)
+            # an empty_absent input's null check asks for the pointer (passed), not for contents (present)
+            test = Call("passed", (Name(t.name),)) if t.empty_absent else _present(t.name)
+            add("null", t.name, test, "nullptr", "a non-null tensor", span=t.span)
     for name in unsupported_inputs:
         add("unsupported", name, Unary("not", _present(name)), "tiling", f"null (it is not supported {where})",
             span=product.span)
+    def if_present(t: Tensor) -> tuple:
+        """An input's own checks apply when it is there: always for a required one, unless empty means absent."""
+        return (_present(t.name),) if t.role == "input" and (t.optional or t.empty_absent) else ()
+
     for t in list(inputs) + list(outputs):
-        conds = (_present(t.name),) if t.optional and t.role == "input" else ()
+        conds = if_present(t)
         add("dtype", t.name, InSet(Call("dtype", (Name(t.name),)), tuple(Name(d) for d in t.dtypes)), "invalid",
             "one of " + ", ".join(t.dtypes), conds, Call("dtype", (Name(t.name),)), span=t.span)
     # Formats: the documents' 数据格式 column (ND) decides, as a tiling check; the real tilings (mirror-cann/
     # ops-transformer mc2/moe_distribute_*_v2/op_host/op_tiling/*_tiling.cpp, CheckTensorFormat) reject FRACTAL_NZ
     # (GetPrimaryFormat of the storage format) with a tiling failure and let other formats through.
     for t in inputs:
-        conds = (_present(t.name),) if t.optional else ()
+        conds = if_present(t)
         add("format", t.name, InSet(Call("format", (Name(t.name),)), tuple(Str(f) for f in t.formats)), "tiling",
             "one of " + ", ".join(t.formats), conds, Call("format", (Name(t.name),)), span=t.span)
     bound = dim_bindings(op)
     for t in inputs:
         pred = _shape_predicate(t, bound)
         if pred is not None:
-            conds = (_present(t.name),) if t.optional else ()
+            conds = if_present(t)
             add("shape", t.name, pred, "tiling", f"shape {shape_expected(t.shape)}", conds,
                 Call("shape", (Name(t.name),)), span=t.span)
     # Outputs: the kernel writes the declared shape, so a smaller buffer is refused (the real tilings check the

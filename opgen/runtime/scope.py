@@ -71,6 +71,11 @@ def data(t) -> np.ndarray | None:
     return t.data if isinstance(t, Typed) else np.asarray(t)
 
 
+def _numel(t) -> int:
+    """Elements of an input tensor, array or descriptor."""
+    return math.prod(t.shape) if isinstance(t, (Typed, Meta)) else int(np.asarray(t).size)
+
+
 def shape_text(shape) -> str:
     return "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
 
@@ -236,10 +241,15 @@ class Scope:
 
     def __init__(self, *, op: str, product: str, inputs: Mapping, attrs: Mapping, env: Mapping,
                  out_dtypes: Mapping, lets: Mapping[str, Callable], dtype_rules: Mapping[str, Callable],
-                 tensor_names: tuple[str, ...], output_names: tuple[str, ...], out_shapes: Mapping | None = None):
+                 tensor_names: tuple[str, ...], output_names: tuple[str, ...], out_shapes: Mapping | None = None,
+                 empty_absent: tuple[str, ...] = ()):
         self.op = op
         self.product = product
-        self.inputs = inputs
+        # What the caller passed, and what the op reads: an empty tensor of an input declared empty_absent is
+        # absent from then on (present() false, not read by the drivers); only the null check sees it (passed()).
+        self.passed_inputs = inputs
+        self.inputs = {n: (None if n in empty_absent and t is not None and _numel(t) == 0 else t)
+                       for n, t in inputs.items()}
         self.attrs = attrs
         self.env_values = env
         self.out_dtypes = out_dtypes
@@ -272,6 +282,10 @@ class Scope:
     # tensors
     def present(self, name: str) -> bool:
         return name in self._outputs or self.inputs.get(name) is not None
+
+    def passed(self, name: str) -> bool:
+        """The tensor pointer is not null (an empty tensor of an empty_absent input is passed, not present)."""
+        return name in self._outputs or self.passed_inputs.get(name) is not None
 
     def tensor(self, name: str):
         t = self.inputs.get(name)

@@ -36,6 +36,9 @@ def _scenarios(space: Space, base: Case) -> list[dict]:
     for t in v.outputs:
         if len(t.dtypes) > 1 and t.name not in v.unspecified_outputs:
             out += [{("out", t.name): d} for d in t.dtypes]
+    for name in v.empty_absent_inputs:  # an empty tensor where the documents say it means absent
+        if name not in v.unsupported_inputs:
+            out.append({("present", name): False, ("empty", name): True})
     return out
 
 
@@ -205,6 +208,8 @@ def case_id(space: Space, case: Case, base: Case) -> str:
                 s0 = inputs
             dims = "x".join(str(d) for d in s0[t.name].shape)
             parts.append(f"{_short(t.name)}{dims}")
+        if not present and case.get(("empty", t.name)):
+            parts.append(f"{_short(t.name)}-empty")
         if present and case.get(("dtype", t.name)) != t.dtypes[0]:
             parts.append(f"{_short(t.name)}-{case.get(('dtype', t.name)).lower()}")
     for t in v.outputs:

@@ -25,7 +25,7 @@ from opgen.model.resolve import dim_bindings
 from opgen.runtime import OpError, drivers
 from opgen.runtime.scope import EvalError, Meta
 
-Field = tuple[str, str]  # (kind, name): attr env dim present dtype format shape out oshape data ranks
+Field = tuple[str, str]  # (kind, name): attr env dim present empty dtype format shape out oshape data ranks
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,7 @@ class Space:
         self.bound = dim_bindings(op)
         self.lowering = ScalarPy(self.view)
         self.inputs = {t.name: t for t in self.view.inputs}
+        self.empty_absent = self.view.empty_absent_inputs
         self.outputs = {t.name: t for t in self.view.outputs}
         self.attrs = {a.name: a for a in self.view.attrs}
         self.envs = {e.name: e for e in op.envs}
@@ -239,6 +240,9 @@ class Space:
                 inputs[name] = Meta(shapes[name], case.get(("dtype", name)), case.get(("format", name)) or "ND")
             if not any(0 in sh for sh in shapes.values()):
                 break
+        for name in self.empty_absent:  # absent, passed as an empty tensor (which the op reads as absent)
+            if inputs[name] is None and case.get(("empty", name)):
+                inputs[name] = Meta((0,), case.get(("dtype", name)) or self.inputs[name].dtypes[0], "ND")
         if data:
             for name, array in data.items():  # a tensor of another format stays a descriptor (an array is ND)
                 if inputs.get(name) is not None and case.get(("format", name)) in (None, "ND"):

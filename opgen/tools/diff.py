@@ -19,6 +19,10 @@ report nothing.  Changes fall into three groups, reported in this order:
 * **docs** - doc and note text, product display names, the unsupported
   product list.
 
+``--format md`` writes the list as CANN's own change lists read, in Chinese: the ABI items, then each
+parameter's changes (per product), the op-wide ones, the products', the documents' (the sentences are
+``Change.zh``, made by opgen.tools.changelog_zh where the change is found); text and json keep ``Change.text``.
+
 Two specs of differently named ops (a successor such as MoeDistributeDispatch
 -> MoeDistributeDispatchV2) compare like two versions of one op; the op
 rename is an ABI change and ``Diff.same_op`` is false.
@@ -28,9 +32,10 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from opgen.core import builtins as B
+from opgen.emit.docs import role_label, type_label
 from opgen.emit.pipeline import EmitError, emit
 from opgen.lower.aclnn_abi import workspace_params
 from opgen.lang.expr import Expr, Float, InRange, InSet, Int, Name, Unary, names, quote, to_spec
@@ -38,6 +43,7 @@ from opgen.model.spec_text import literal as spec_literal
 from opgen.model.decl import Buffer, Check, Domain, Op, ProductView, Tensor
 from opgen.model.spec_text import domain_text as _domain, range_text as _range, shape_text as _shape
 from opgen.model.resolve import dim_bindings
+from opgen.tools import changelog_zh as zh
 
 ABI, BEHAVIOUR, DOCS = "abi", "behaviour", "docs"
 _COMPATIBLE = frozenset(("entry.added",))  # ABI changes that break no existing caller
@@ -54,6 +60,11 @@ class Change:
     products: tuple[str, ...] = ()  # the SoCs a change applies to; (): the op as a whole (every product)
     old: object = None        # str, tuple of str, or None
     new: object = None
+    # What `--format md` shows (neither is compared nor in the json): the parameter (or dim, env var) the change
+    # concerns, "" for the op as a whole; the Chinese sentence without that parameter (changelog_zh), "" for a
+    # change the md does not list (a check's message alone) or renders itself (ABI).
+    param: str = field(default="", compare=False)
+    zh: str = field(default="", compare=False)
 
     def __post_init__(self):
         if not isinstance(self.products, tuple):  # one SoC, or None for the whole op
@@ -333,20 +344,20 @@ class _Differ:
                 text = f"{role} {p.name} added as {role} {i + 1} of {len(news)}{where}: {_param_text(p)}"
                 if p.name in self.replaces:
                     text += "; replaces env " + ", ".join(self.replaces[p.name])
-                out.append(Change(ABI, "param.added", subject, text, new=_param_text(p)))
+                out.append(Change(ABI, "param.added", subject, text, new=_param_text(p), param=p.name))
                 continue
             if o.name != p.name:
                 # the IR name follows the parameter's name unless the spec sets it: then it is part of the rename
                 ir = f", IR name {quote(o.ir_name)} -> {quote(p.ir_name)}" if o.ir_name != p.ir_name else ""
                 out.append(Change(ABI, "param.renamed", subject,
                                   f"{role} {o.name} renamed to {p.name} ({role} {i + 1} of {len(news)}{ir})",
-                                  old=o.name, new=p.name))
+                                  old=o.name, new=p.name, param=p.name))
             out += self._abi_fields(role, o, p, subject)
         news_old_names = {self.old_name(p.name) for p in news}
         for p in olds:
             if p.name not in news_old_names:
                 out.append(Change(ABI, "param.removed", f"{role} {p.name}", f"{role} {p.name} removed: "
-                                  f"{_param_text(p)}", old=_param_text(p)))
+                                  f"{_param_text(p)}", old=_param_text(p), param=p.name))
         out += self._reordered(role, olds, news)
         return out
 
@@ -355,11 +366,11 @@ class _Differ:
         name = p.name
 
         def add(kind, label, a, b):
-            out.append(Change(ABI, kind, subject, f"{role} {name}: {label} {a} -> {b}", old=a, new=b))
+            out.append(Change(ABI, kind, subject, f"{role} {name}: {label} {a} -> {b}", old=a, new=b, param=name))
 
         if o.optional != p.optional:
             a, b = ("optional" if x.optional else "required" for x in (o, p))
-            out.append(Change(ABI, "param.optional", subject, f"{role} {name}: {a} -> {b}", old=a, new=b))
+            out.append(Change(ABI, "param.optional", subject, f"{role} {name}: {a} -> {b}", old=a, new=b, param=name))
         if isinstance(p, Tensor):
             if o.dtypes != p.dtypes:
                 plus = [d for d in p.dtypes if d not in o.dtypes]
@@ -368,7 +379,7 @@ class _Differ:
                                              ("-" + " -".join(minus)) if minus else "") if x) or "reordered"
                 out.append(Change(ABI, "param.dtypes", subject,
                                   f"{role} {name}: dtypes {' | '.join(o.dtypes)} -> {' | '.join(p.dtypes)} ({what})",
-                                  old=o.dtypes, new=p.dtypes))
+                                  old=o.dtypes, new=p.dtypes, param=name))
             if o.formats != p.formats:
                 add("param.format", "format", " | ".join(o.formats), " | ".join(p.formats))
             if o.shape != p.shape:
@@ -399,7 +410,7 @@ class _Differ:
             if n in old_seq and n not in kept:
                 out.append(Change(ABI, "param.reordered", f"{role} {n}",
                                   f"{role} {n} moved: {role} {old_pos[n]} of {len(olds)} -> {i + 1} of {len(news)}",
-                                  old=str(old_pos[n]), new=str(i + 1)))
+                                  old=str(old_pos[n]), new=str(i + 1), param=n))
         return out
 
     # ---- behaviour: op-wide ------------------------------------------------------------------
@@ -408,8 +419,8 @@ class _Differ:
         old, new = self.old, self.new
         out: list[Change] = []
 
-        def add(kind, subject, text, a=None, b=None):
-            out.append(Change(BEHAVIOUR, kind, subject, text, old=a, new=b))
+        def add(kind, subject, text, a=None, b=None, sentence="", param=""):
+            out.append(Change(BEHAVIOUR, kind, subject, text, old=a, new=b, param=param, zh=sentence))
 
         old_envs, new_envs = {e.name: e for e in old.envs}, {e.name: e for e in new.envs}
         by_env = {e: a for a, envs in self.replaces.items() for e in envs}
@@ -417,41 +428,47 @@ class _Differ:
             o = old_envs.get(n)
             text = f"{e.type} = {spec_literal(e.default)}{' ' + e.unit if e.unit else ''}"
             if o is None:
-                add("env.added", f"env {n}", f"env {n} added: {text}", b=text)
+                add("env.added", f"env {n}", f"env {n} added: {text}", b=text, sentence=zh.env_added(e))
             else:
                 was = f"{o.type} = {spec_literal(o.default)}{' ' + o.unit if o.unit else ''}"
                 if was != text:
-                    add("env.changed", f"env {n}", f"env {n}: {was} -> {text}", was, text)
+                    add("env.changed", f"env {n}", f"env {n}: {was} -> {text}", was, text, zh.env_changed(o, e))
         for n, o in old_envs.items():
             if n not in new_envs:
                 why = f" (replaced by attr {by_env[n]})" if n in by_env else ""
-                add("env.removed", f"env {n}", f"env {n} removed{why}", a=n)
+                add("env.removed", f"env {n}", f"env {n} removed{why}", a=n, sentence=zh.env_removed(n, by_env.get(n)))
         for kind, olds, news in (("let", old.lets, new.lets), ("def", old.defs, new.defs)):
             out += self._named_exprs(kind, olds, news, None)
         out += self._quant_formulas()
         for what in ("quant_by", "semantics"):
             a, b = getattr(old, what), getattr(new, what)
             if a != b:
-                add(f"{what}.changed", what, f"{what}: {a or 'none'} -> {b or 'none'}", a, b)
+                add(f"{what}.changed", what, f"{what}: {a or 'none'} -> {b or 'none'}", a, b,
+                    zh.op_field_changed(what, a, b))
         old_keys, new_keys = dict(old.tiling_key), dict(new.tiling_key)
         for k, e in new_keys.items():
             if k not in old_keys:
-                add("tiling_key.added", f"tiling_key {k}", f"tiling key field {k} added: {to_spec(e)}", b=to_spec(e))
+                add("tiling_key.added", f"tiling_key {k}", f"tiling key field {k} added: {to_spec(e)}", b=to_spec(e),
+                    sentence=zh.tiling_key_zh("added", k, n=e))
             elif old_keys[k] != e:
                 a, b = to_spec(old_keys[k]), to_spec(e)
-                add("tiling_key.changed", f"tiling_key {k}", f"tiling key field {k}: {a} -> {b}", a, b)
+                add("tiling_key.changed", f"tiling_key {k}", f"tiling key field {k}: {a} -> {b}", a, b,
+                    zh.tiling_key_zh("changed", k, old_keys[k], e))
         for k, e in old_keys.items():
             if k not in new_keys:
-                add("tiling_key.removed", f"tiling_key {k}", f"tiling key field {k} removed", a=to_spec(e))
+                add("tiling_key.removed", f"tiling_key {k}", f"tiling key field {k} removed", a=to_spec(e),
+                    sentence=zh.tiling_key_zh("removed", k, o=e))
         if [k for k in old_keys if k in new_keys] != [k for k in new_keys if k in old_keys]:  # digit positions
             add("tiling_key.reordered", "tiling_key", "tiling key fields reordered: "
-                f"{', '.join(old_keys)} -> {', '.join(new_keys)}", ", ".join(old_keys), ", ".join(new_keys))
+                f"{', '.join(old_keys)} -> {', '.join(new_keys)}", ", ".join(old_keys), ", ".join(new_keys),
+                zh.tiling_key_reordered(old_keys, new_keys))
         for t in new.outputs:
             o = old.tensor(self.old_name(t.name))
             if o is not None and o.dtype_rule != t.dtype_rule:
                 a = to_spec(o.dtype_rule) if o.dtype_rule else "none"
                 b = to_spec(t.dtype_rule) if t.dtype_rule else "none"
-                add("dtype_rule.changed", f"output {t.name}", f"output {t.name}: default dtype {a} -> {b}", a, b)
+                add("dtype_rule.changed", f"output {t.name}", f"output {t.name}: default dtype {a} -> {b}", a, b,
+                    zh.dtype_rule_changed(o.dtype_rule, t.dtype_rule), t.name)
         return out
 
     def _named_exprs(self, kind: str, olds, news, product: str | None) -> list[Change]:
@@ -467,14 +484,15 @@ class _Differ:
             o = old_by.get(n)
             if o is None:
                 out.append(Change(BEHAVIOUR, f"{kind}.added", f"{kind} {n}", f"{label} {text(x)} added",
-                                  product, new=text(x)))
+                                  product, new=text(x), zh=zh.named_added(kind, x)))
             elif text(o) != text(x):
                 out.append(Change(BEHAVIOUR, f"{kind}.changed", f"{kind} {n}",
-                                  f"{label} {n}: {text(o)} -> {text(x)}", product, text(o), text(x)))
+                                  f"{label} {n}: {text(o)} -> {text(x)}", product, text(o), text(x),
+                                  zh=zh.named_changed(kind, o, x)))
         for n, o in old_by.items():
             if n not in new_by:
                 out.append(Change(BEHAVIOUR, f"{kind}.removed", f"{kind} {n}", f"{label} {text(o)} removed",
-                                  product, old=text(o)))
+                                  product, old=text(o), zh=zh.named_removed(kind, o)))
         return out
 
     def _quant_formulas(self) -> list[Change]:
@@ -484,16 +502,17 @@ class _Differ:
             subject = f"quant {q.value}"
             if o is None:
                 out.append(Change(BEHAVIOUR, "quant.added", subject,
-                                  f"quant mode {q.value} ({q.name}) declared, assigning {', '.join(q.outputs)}"))
+                                  f"quant mode {q.value} ({q.name}) declared, assigning {', '.join(q.outputs)}",
+                                  zh=zh.quant_added(q)))
             elif o.body != q.body:
                 out.append(Change(BEHAVIOUR, "quant.changed", subject,
                                   f"quant mode {q.value} ({q.name}): formulas changed "
                                   f"({len(o.body)} -> {len(q.body)} statements)",
-                                  old=_quant_text(o), new=_quant_text(q)))
+                                  old=_quant_text(o), new=_quant_text(q), zh=zh.quant_changed(o, q)))
         for o in self.old.quant_modes:
             if self.new.quant_mode(o.value) is None:
                 out.append(Change(BEHAVIOUR, "quant.removed", f"quant {o.value}",
-                                  f"quant mode {o.value} ({o.name}) no longer declared"))
+                                  f"quant mode {o.value} ({o.name}) no longer declared", zh=zh.quant_removed(o)))
         return out
 
     # ---- behaviour: per product --------------------------------------------------------------
@@ -506,11 +525,13 @@ class _Differ:
                 ext = f", extends {p.extends}" if p.extends else ""
                 out.append(Change(BEHAVIOUR, "product.added", f"product {p.soc}",
                                   f"product {p.soc} added ({p.display}{ext}; quant modes "
-                                  f"{_modes(self.new.views[p.soc].quant_modes)})", p.soc, new=p.display))
+                                  f"{_modes(self.new.views[p.soc].quant_modes)})", p.soc, new=p.display,
+                                  zh=zh.product_added(p.display)))
         for o in self.old.products:
             if self.new.product(o.soc) is None:
                 out.append(Change(BEHAVIOUR, "product.removed", f"product {o.soc}",
-                                  f"product {o.soc} removed ({o.display})", o.soc, old=o.display))
+                                  f"product {o.soc} removed ({o.display})", o.soc, old=o.display,
+                                  zh=zh.product_removed(o.display)))
         # A change found identically on several products is reported once, naming them; on every product
         # both versions have (two or more), it is a change of the whole op.
         where: dict[tuple, list[str]] = {}
@@ -523,7 +544,7 @@ class _Differ:
         for key, socs in where.items():
             c = first[key]
             every = len(self.common) >= 2 and socs == self.common
-            merged.append(Change(c.group, c.kind, c.subject, c.text, () if every else tuple(socs), c.old, c.new))
+            merged.append(replace(c, products=() if every else tuple(socs)))
         return [c for c in merged if not c.products] + out + [c for c in merged if c.products]
 
     def _product(self, soc: str) -> list[Change]:
@@ -532,15 +553,21 @@ class _Differ:
         op_, np_ = old.product(soc), new.product(soc)
         out: list[Change] = []
 
-        def add(kind, subject, text, a=None, b=None):
-            out.append(Change(BEHAVIOUR, kind, subject, text, soc, a, b))
+        def add(kind, subject, text, a=None, b=None, sentence="", param=""):
+            out.append(Change(BEHAVIOUR, kind, subject, text, soc, a, b, param=param, zh=sentence))
+
+        def display(parent):
+            p = (new.product(parent) or old.product(parent)) if parent else None
+            return p.display if p is not None else parent
 
         if op_.extends != np_.extends:
             add("product.extends", f"product {soc}", f"extends {op_.extends or 'nothing'} -> "
-                f"{np_.extends or 'nothing'}", op_.extends, np_.extends)
+                f"{np_.extends or 'nothing'}", op_.extends, np_.extends,
+                zh.product_extends(np_.display, display(op_.extends), display(np_.extends)))
         if ov.pairs_with != nv.pairs_with:
             add("pairs.changed", "pairs_with", f"pairs with {', '.join(ov.pairs_with) or 'nothing'} -> "
-                f"{', '.join(nv.pairs_with) or 'nothing'}", ov.pairs_with, nv.pairs_with)
+                f"{', '.join(nv.pairs_with) or 'nothing'}", ov.pairs_with, nv.pairs_with,
+                zh.pairs_changed(ov.pairs_with, nv.pairs_with))
         old_t = {t.name: t for t in ov.inputs + ov.outputs}
         for t in nv.inputs + nv.outputs:
             decl = new.tensor(t.name)
@@ -549,7 +576,7 @@ class _Differ:
             if o is None:
                 if t.dtypes != decl.dtypes:
                     add("dtypes.declared", subject, f"{subject} (new): {' | '.join(t.dtypes)} on this product",
-                        b=t.dtypes)
+                        b=t.dtypes, sentence=zh.dtypes_declared(t), param=t.name)
                 continue
             odecl = old.tensor(o.name)
             if o.dtypes != t.dtypes and not (o.dtypes == odecl.dtypes and t.dtypes == decl.dtypes):
@@ -557,31 +584,35 @@ class _Differ:
                 minus = tuple(d for d in o.dtypes if d not in t.dtypes)
                 if plus:
                     add("dtype.added", subject, f"{subject}: dtype {', '.join(plus)} added "
-                        f"({' | '.join(o.dtypes)} -> {' | '.join(t.dtypes)})", o.dtypes, t.dtypes)
+                        f"({' | '.join(o.dtypes)} -> {' | '.join(t.dtypes)})", o.dtypes, t.dtypes,
+                        zh.dtypes_added(plus), t.name)
                 if minus:
                     add("dtype.removed", subject, f"{subject}: dtype {', '.join(minus)} removed "
-                        f"({' | '.join(o.dtypes)} -> {' | '.join(t.dtypes)})", o.dtypes, t.dtypes)
+                        f"({' | '.join(o.dtypes)} -> {' | '.join(t.dtypes)})", o.dtypes, t.dtypes,
+                        zh.dtypes_removed(minus), t.name)
             if o.shape != t.shape and not (o.shape == odecl.shape and t.shape == decl.shape):
                 a = _shape(o.shape) if o.shape else "any"
                 b = _shape(t.shape) if t.shape else "any"
-                add("shape.changed", subject, f"{subject}: shape {a} -> {b}", a, b)
+                add("shape.changed", subject, f"{subject}: shape {a} -> {b}", a, b, zh.shape_changed(o.shape, t.shape),
+                    t.name)
         out += self._domains(ov, nv, soc)
         for what, olds, news, live in (
                 ("unsupported", ov.unsupported_attrs, nv.unsupported_attrs, "attr"),
                 ("unsupported", ov.unsupported_inputs, nv.unsupported_inputs, "input"),
-                ("unspecified", ov.unspecified_outputs, nv.unspecified_outputs, "output")):
+                ("unspecified", ov.unspecified_outputs, nv.unspecified_outputs, "output"),
+                ("empty_absent", ov.empty_absent_inputs, nv.empty_absent_inputs, "input")):
             out += self._flags(what, live, olds, news, soc)
         om, nm = set(ov.quant_modes), set(nv.quant_modes)
         for m in sorted(nm - om):
             q = new.quant_mode(m)
             add("quant_mode.added", f"quant_mode {m}", f"quant mode {m} ({q.name if q else '?'}) added "
                 f"({_modes(ov.quant_modes)} -> {_modes(nv.quant_modes)})", _modes(ov.quant_modes),
-                _modes(nv.quant_modes))
+                _modes(nv.quant_modes), zh.quant_mode_changed(m, q.doc if q else "", True), new.quant_by or "")
         for m in sorted(om - nm):
             q = old.quant_mode(m)
             add("quant_mode.removed", f"quant_mode {m}", f"quant mode {m} ({q.name if q else '?'}) removed "
                 f"({_modes(ov.quant_modes)} -> {_modes(nv.quant_modes)})", _modes(ov.quant_modes),
-                _modes(nv.quant_modes))
+                _modes(nv.quant_modes), zh.quant_mode_changed(m, q.doc if q else "", False), new.quant_by or "")
         out += self._product_lets(ov, nv, soc)
         out += self._checks(ov, nv, soc)
         out += self._buffers(ov, nv, soc)
@@ -596,22 +627,25 @@ class _Differ:
             if o is None:
                 if a.domain is not None:
                     out.append(Change(BEHAVIOUR, "domain.added", subject,
-                                      f"attr {a.name} (new): {_domain_text(a.domain)}", soc, new=_domain_text(a.domain)))
+                                      f"attr {a.name} (new): {_domain_text(a.domain)}", soc, new=_domain_text(a.domain),
+                                      param=a.name, zh=zh.domain_added(a.domain, True)))
                 continue
             if o.domain != a.domain:
                 a_txt, b_txt = _domain_text(o.domain), _domain_text(a.domain)
                 if o.domain is None or a.domain is None:
                     kind = "domain.added" if o.domain is None else "domain.removed"
                     text = f"attr {a.name}: {a_txt} -> {b_txt}"
+                    sentence = zh.domain_added(a.domain, False) if o.domain is None else zh.domain_removed(o.domain)
                 else:
                     rel = _domain_relation(o.domain, a.domain, a.type == "int64")
                     kind = f"range.{rel}"
                     text = f"attr {a.name}: range {rel} {a_txt} -> {b_txt}"
+                    sentence = zh.domain_changed(o.domain, a.domain, rel)
                     if o.domain.range is None and a.domain.range is None:
                         moved = ["+" + to_spec(i) for i in a.domain.items if i not in o.domain.items] + \
                             ["-" + to_spec(i) for i in o.domain.items if i not in a.domain.items]
                         text += f" ({', '.join(moved)})" if moved else ""
-                out.append(Change(BEHAVIOUR, kind, subject, text, soc, a_txt, b_txt))
+                out.append(Change(BEHAVIOUR, kind, subject, text, soc, a_txt, b_txt, param=a.name, zh=sentence))
             if o.length != a.length:
                 a_txt = _range(o.length) if o.length else "any"
                 b_txt = _range(a.length) if a.length else "any"
@@ -621,7 +655,8 @@ class _Differ:
                 else:
                     rel = "changed"
                 out.append(Change(BEHAVIOUR, f"range.{rel}", subject,
-                                  f"attr {a.name}: string length {rel} {a_txt} -> {b_txt}", soc, a_txt, b_txt))
+                                  f"attr {a.name}: string length {rel} {a_txt} -> {b_txt}", soc, a_txt, b_txt,
+                                  param=a.name, zh=zh.length_changed(o.length, a.length)))
         return out
 
     def _flags(self, what: str, role: str, olds, news, soc: str) -> list[Change]:
@@ -633,12 +668,13 @@ class _Differ:
             if n not in old_now:
                 new_param = self.old_name(n) not in {p.name for p in self.old.params}
                 out.append(Change(BEHAVIOUR, f"{what}.added", f"{role} {n}",
-                                  f"{role} {n}{' (new)' if new_param else ''} is {what} here", soc))
+                                  f"{role} {n}{' (new)' if new_param else ''} is {what} here", soc,
+                                  param=n, zh=zh.FLAG_SENTENCES[what, True]))
         for n in olds:
             m = self.renamed.get(n, n)
             if m in params and m not in news:
                 out.append(Change(BEHAVIOUR, f"{what}.removed", f"{role} {m}", f"{role} {m} is no longer {what}",
-                                  soc))
+                                  soc, param=m, zh=zh.FLAG_SENTENCES[what, False]))
         return out
 
     def _product_lets(self, ov: ProductView, nv: ProductView, soc: str) -> list[Change]:
@@ -661,22 +697,24 @@ class _Differ:
             o = pairs.get(n.id)
             if n.id in added:
                 out.append(Change(BEHAVIOUR, "constraint.added", f"check {n.id}", f"check {n.id} added: "
-                                  f"{_check_text(n)}", soc, new=_check_text(n)))
+                                  f"{_check_text(n)}", soc, new=_check_text(n), param=zh.check_param(n),
+                                  zh=zh.constraint_added(n)))
             elif o is not None and _check_content(o) != _check_content(n):
                 out.append(self._check_changed(o, n, soc))
         for o in olds:
             if o.id in removed:
                 out.append(Change(BEHAVIOUR, "constraint.removed", f"check {o.id}", f"check {o.id} removed: "
-                                  f"{_check_text(o)}", soc, old=_check_text(o)))
+                                  f"{_check_text(o)}", soc, old=_check_text(o), param=zh.check_param(o),
+                                  zh=zh.constraint_removed(o)))
         return out
 
     def _check_changed(self, o: Check, n: Check, soc: str) -> Change:
-        parts, kind = [], "constraint.changed"
+        parts, kind, rel = [], "constraint.changed", None
         if o.conditions != n.conditions:
             parts.append(f"condition {_conds(o.conditions)} -> {_conds(n.conditions)}")
         if o.expr != n.expr:
-            rel = _expr_relation(o.expr, n.expr, self.integers)
-            if rel is not None and o.conditions == n.conditions:
+            rel = _expr_relation(o.expr, n.expr, self.integers) if o.conditions == n.conditions else None
+            if rel is not None:
                 kind = f"range.{rel}"
                 parts.append(f"range {rel} {to_spec(o.expr)} -> {to_spec(n.expr)}")
             else:
@@ -689,8 +727,9 @@ class _Differ:
             parts.append(f"blames {blame_o} -> {blame_n}")
         if o.message != n.message:
             parts.append(f"message {quote(o.message)} -> {quote(n.message)}")
+        param = zh.check_param(n)
         return Change(BEHAVIOUR, kind, f"check {n.id}", f"check {n.id}: " + "; ".join(parts), soc,
-                      _check_text(o), _check_text(n))
+                      _check_text(o), _check_text(n), param=param, zh=zh.constraint_changed(o, n, rel, param))
 
     def _buffers(self, ov: ProductView, nv: ProductView, soc: str) -> list[Change]:
         def key(b: Buffer) -> str:
@@ -702,7 +741,7 @@ class _Differ:
             o = old_by.get(k)
             if o is None:
                 out.append(Change(BEHAVIOUR, "buffer.added", f"buffer {k}", f"buffer {k} added: {_buffer_text(b)}",
-                                  soc, new=_buffer_text(b)))
+                                  soc, new=_buffer_text(b), param=b.env, zh=zh.constraint_added(b)))
             elif _buffer_text(o) != _buffer_text(b):
                 parts = []
                 if o.expr != b.expr or o.env != b.env:
@@ -714,11 +753,12 @@ class _Differ:
                 if o.message != b.message:
                     parts.append(f"message {quote(o.message)} -> {quote(b.message)}")
                 out.append(Change(BEHAVIOUR, "buffer.changed", f"buffer {k}", f"buffer {k}: " + "; ".join(parts),
-                                  soc, _buffer_text(o), _buffer_text(b)))
+                                  soc, _buffer_text(o), _buffer_text(b), param=b.env, zh=zh.constraint_changed(o, b)))
         for k, o in old_by.items():
             if k not in new_by:
                 out.append(Change(BEHAVIOUR, "buffer.removed", f"buffer {k}", f"buffer {k} removed: "
-                                  f"{_buffer_text(o)}", soc, old=_buffer_text(o)))
+                                  f"{_buffer_text(o)}", soc, old=_buffer_text(o), param=o.env,
+                                  zh=zh.constraint_removed(o)))
         return out
 
     # ---- docs ----------------------------------------------------------------------------------
@@ -727,44 +767,46 @@ class _Differ:
         old, new = self.old, self.new
         out: list[Change] = []
 
-        def text_change(subject, a, b, product=None):
+        def text_change(subject, a, b, product=None, what="", param=""):
             if a != b:
                 out.append(Change(DOCS, "doc.changed", subject, f"{subject}: doc {quote(a)} -> {quote(b)}",
-                                  product, a, b))
+                                  product, a, b, param=param, zh=zh.text_changed(what, a, b)))
 
-        text_change("op", old.doc, new.doc)
+        text_change("op", old.doc, new.doc, what="算子功能说明")
         out += _notes(old.notes, new.notes, None)
         if old.unsupported_products != new.unsupported_products:
             out.append(Change(DOCS, "unsupported_products.changed", "unsupported products",
                               f"unsupported products: {', '.join(old.unsupported_products) or 'none'} -> "
                               f"{', '.join(new.unsupported_products) or 'none'}",
-                              None, old.unsupported_products, new.unsupported_products))
+                              None, old.unsupported_products, new.unsupported_products,
+                              zh=zh.unsupported_products_changed(old.unsupported_products, new.unsupported_products)))
         for p in new.params:
             o = next((x for x in old.params if x.name == self.old_name(p.name) and _role(x) == _role(p)), None)
             if o is not None:
-                text_change(f"{_role(p)} {p.name}", o.doc, p.doc)
+                text_change(f"{_role(p)} {p.name}", o.doc, p.doc, what="参数说明", param=p.name)
         for e in new.envs:
             o = next((x for x in old.envs if x.name == e.name), None)
             if o is not None:
-                text_change(f"env {e.name}", o.doc, e.doc)
+                text_change(f"env {e.name}", o.doc, e.doc, what=f"环境变量{e.name}的说明")
         for l in new.lets:
             o = next((x for x in old.lets if x.name == l.name), None)
             if o is not None:
-                text_change(f"let {l.name}", o.doc, l.doc)
+                text_change(f"let {l.name}", o.doc, l.doc, what=f"派生量{l.name}的说明")
         for q in new.quant_modes:
             o = old.quant_mode(q.value)
             if o is not None and (o.name, o.doc) != (q.name, q.doc):
                 out.append(Change(DOCS, "quant.renamed", f"quant {q.value}", f"quant mode {q.value}: "
                                   f"{o.name} {quote(o.doc)} -> {q.name} {quote(q.doc)}", None,
-                                  f"{o.name} {o.doc}", f"{q.name} {q.doc}"))
+                                  f"{o.name} {o.doc}", f"{q.name} {q.doc}", zh=zh.quant_renamed(o, q)))
         for p in new.products:
             o = old.product(p.soc)
             if o is None:
                 continue
             if o.display != p.display:
                 out.append(Change(DOCS, "display.changed", f"product {p.soc}",
-                                  f"display name {quote(o.display)} -> {quote(p.display)}", p.soc, o.display, p.display))
-            text_change(f"product {p.soc}", o.doc, p.doc, p.soc)
+                                  f"display name {quote(o.display)} -> {quote(p.display)}", p.soc, o.display, p.display,
+                                  zh=zh.display_changed(o.display, p.display)))
+            text_change(f"product {p.soc}", o.doc, p.doc, p.soc, what="产品说明")
             out += _notes(o.notes, p.notes, p.soc)
         return out
 
@@ -822,15 +864,15 @@ def _notes(olds, news, product) -> list[Change]:
         for i in range(i1, i2):
             if i not in paired_old:
                 out.append(Change(DOCS, "note.removed", subject, f"note {i + 1} removed: {quote(olds[i])}", product,
-                                  olds[i]))
+                                  olds[i], zh=zh.note_removed(olds[i])))
         for j in range(j1, j2):
             if j in pairs:
                 a, b = olds[pairs[j]], news[j]
                 out.append(Change(DOCS, "note.changed", subject, f"note {j + 1} changed: {quote(a)} -> {quote(b)}",
-                                  product, a, b))
+                                  product, a, b, zh=zh.note_changed(a, b)))
             else:
                 out.append(Change(DOCS, "note.added", subject, f"note {j + 1} added: {quote(news[j])}", product,
-                                  None, news[j]))
+                                  None, news[j], zh=zh.note_added(news[j])))
     return out
 
 
@@ -967,7 +1009,6 @@ def generated_changes(old: Op, new: Op) -> tuple[list[FileChange], int]:
 # ---- rendering --------------------------------------------------------------------------------------
 
 _HEAD = {ABI: "ABI (aclnn signature / OpDef)", BEHAVIOUR: "Behaviour", DOCS: "Docs only"}
-_MD_HEAD = {ABI: "接口变更（ABI）", BEHAVIOUR: "行为变更", DOCS: "仅文档变更"}
 
 
 def _mark(c: Change) -> str:
@@ -1026,15 +1067,16 @@ def render_text(d: Diff, old_label: str, new_label: str, files=None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _file_rows(changes) -> list[tuple[FileChange, str]]:
+    """Each changed file with the name to show: both paths when the file moved (a renamed op)."""
+    return [(f, f"{f.old_path} -> {f.new_path}" if f.status == "changed" and f.old_path != f.new_path
+             else f.new_path or f.old_path) for f in changes]
+
+
 def _files_text(files) -> list[str]:
     changes, unchanged = files
     lines = [f"Generated files - {len(changes)} changed, {unchanged} unchanged (nothing written)"]
-    for f in changes:
-        if f.status == "changed" and f.old_path != f.new_path:
-            name = f"{f.old_path} -> {f.new_path}"
-        else:
-            name = f.new_path or f.old_path
-        lines.append(f"  {f.status:<8} {name}: +{f.added} -{f.removed}")
+    lines += [f"  {f.status:<8} {name}: +{f.added} -{f.removed}" for f, name in _file_rows(changes)]
     return lines
 
 
@@ -1052,12 +1094,17 @@ def render_json(d: Diff, old_label: str, new_label: str, files=None) -> str:
 
 
 _ROLE_ZH = {"input": "入参", "attr": "入参", "output": "出参"}
+_OPTIONAL_ZH = {"optional": "可选", "required": "必选"}
 
 
-def _doc_shape(text) -> str:
-    """A shape as the CANN documents write it: a capacity dim (">= A") is written as its bound, the documents
-    defining the bound's name as a lower limit ("A：表示本卡可能接收的最大token数量，要满足A >= …")."""
-    return re.sub(r"(\(|, )>= ", r"\1", str(text))  # a dim's marker only, not a `>=` inside a shape's `if`
+def _param_zh(p) -> str:
+    """A parameter as a CANN parameter table row reads: 可选属性，STRING，默认值为"" / 输入，FLOAT16、BFLOAT16."""
+    parts = [role_label(p), type_label(p)]
+    if isinstance(p, Tensor) and p.shape is not None:
+        parts.append(f"shape为{zh.shape_zh(p.shape, capacity=False)}")
+    if not isinstance(p, Tensor) and p.default is not None:
+        parts.append(f"默认值为{spec_literal(p.default)}")
+    return "，".join(parts)
 
 
 def _md_abi(d: Diff) -> list[str]:
@@ -1066,66 +1113,135 @@ def _md_abi(d: Diff) -> list[str]:
     shape_of = {c.subject: c for c in items if c.kind == "param.shape"}
     used: set[int] = set()
     out = []
+
+    def shapes(old_name: str, new_name: str) -> tuple[str, str]:
+        # the documents write a capacity dim (">= A") as its bound, defining the bound's name as a lower limit
+        # ("A：表示本卡可能接收的最大token数量，要满足A >= …")
+        return (zh.shape_zh(d.old.tensor(old_name).shape, capacity=False),
+                zh.shape_zh(d.new.tensor(new_name).shape, capacity=False))
+
     for i, c in enumerate(items):
         if i in used or (c.kind == "op.renamed"):
             continue
         role, name = c.subject.split(" ", 1) if " " in c.subject else ("", c.subject)
-        zh = _ROLE_ZH.get(role, "")
+        role_zh = _ROLE_ZH.get(role, "")
         if c.kind == "param.renamed":
             s = shape_of.get(c.subject)
             if s is not None:
                 used.add(items.index(s))
-                out.append(f"原算子中shape为{_doc_shape(s.old)}的{c.old}{zh}替换为shape为{_doc_shape(s.new)}的{c.new}参数；")
+                a, b = shapes(c.old, c.new)
+                out.append(f"原算子中shape为{a}的{c.old}{role_zh}替换为shape为{b}的{c.new}参数；")
             else:
-                out.append(f"原算子中的{c.old}{zh}更名为{c.new}；")
+                out.append(f"原算子中的{c.old}{role_zh}更名为{c.new}；")
         elif c.kind == "entry.added":
             out.append(f"新增接口{name}（{len(c.new) - 2}个参数）；")
         elif c.kind == "entry.removed":
             out.append(f"删除接口{name}；")
         elif c.kind == "entry.changed":
             out.append(f"接口{name}的参数变更：{_sig_delta(c.old, c.new, zh=True)}；")
+        elif c.kind in ("comm.added", "comm.removed"):
+            verb, was = ("新增", "") if c.kind == "comm.added" else ("删除", "原")
+            out.append(f"{verb}{name.upper()}通信域（{was}由{c.new or c.old}入参指定）；")
         elif c.kind == "param.added":
             envs = d.replaces.get(name, ())
-            out.append(f"新增{name}{zh}（`{c.new}`）" + ("，代替" + "和".join(envs) + "环境变量" if envs else "") + "；")
+            out.append(f"新增{name}{role_zh}（{_param_zh(d.new.param(name))}）" +
+                       ("，代替" + "和".join(envs) + "环境变量" if envs else "") + "；")
         elif c.kind == "param.removed":
-            out.append(f"删除{name}{zh}（`{c.old}`）；")
-        elif c.kind == "param.shape" and _doc_shape(c.old) == _doc_shape(c.new):
-            out.append(f"{name}{zh}的shape{_doc_shape(c.new)}改为容量下限（可传更大的Tensor）；")
+            out.append(f"删除{name}{role_zh}（{_param_zh(d.old.param(name))}）；")
         elif c.kind == "param.shape":
-            out.append(f"{name}{zh}的shape由{_doc_shape(c.old)}变更为{_doc_shape(c.new)}；")
-        elif c.kind == "param.default":
-            out.append(f"{name}{zh}的默认值由{c.old}变更为{c.new}；")
+            a, b = shapes(name, name)
+            out.append(f"{name}{role_zh}的shape{b}改为容量下限（可传更大的Tensor）；" if a == b else
+                       f"{name}{role_zh}的shape由{a}变更为{b}；")
         elif c.kind == "param.reordered":
-            out.append(f"{name}{zh}的位置由第{c.old}个调整为第{c.new}个；")
+            out.append(f"{name}{role_zh}的位置由第{c.old}个调整为第{c.new}个；")
+        elif c.kind in _ABI_FIELDS_ZH:
+            what, a, b = _ABI_FIELDS_ZH[c.kind](d, c, name)
+            out.append(f"{name}{role_zh}{what}由{a}变更为{b}；")
         else:
             out.append(f"{c.text}；")
     return out
 
 
+# A field of a parameter that changed: what the documents call it, and its old and new value as they write it.
+_ABI_FIELDS_ZH = {
+    "param.default": lambda d, c, name: ("的默认值", c.old, c.new),
+    "param.optional": lambda d, c, name: ("", _OPTIONAL_ZH[c.old], _OPTIONAL_ZH[c.new]),
+    "param.dtypes": lambda d, c, name: ("支持的数据类型", "、".join(c.old), "、".join(c.new)),
+    "param.format": lambda d, c, name: ("的数据格式", c.old.replace(" | ", "、"), c.new.replace(" | ", "、")),
+    "param.type": lambda d, c, name: ("的数据类型", type_label(d.old.param(name)), type_label(d.new.param(name))),
+    "param.ir_name": lambda d, c, name: ("在算子原型中的名称", c.old, c.new),
+}
+
+
+# The md sections after the ABI, in order: each parameter's changes (behaviour and its doc), then what concerns
+# the op as a whole, the products, the documents.
+_MD_PRODUCT_KINDS = frozenset(("product.added", "product.removed", "product.extends", "pairs.changed",
+                               "display.changed", "unsupported_products.changed"))
+_MD_NAMES_PRODUCT = frozenset(("product.added", "product.removed", "product.extends", "display.changed"))
+_FILE_STATUS_ZH = {"added": "新增", "removed": "删除", "changed": "变更"}
+
+
+def _md_section(c: Change) -> str:
+    if c.param:
+        return "参数变更"
+    if c.kind in _MD_PRODUCT_KINDS:
+        return "产品变更"
+    return "算子变更" if c.group == BEHAVIOUR else "文档变更"
+
+
+def _md_bullets(d: Diff, items: list[Change], head: str | None) -> list[str]:
+    """One bullet per sentence, naming every product it holds on (the same sentence on several products is one
+    bullet), the whole op first, then in the new spec's product order (removed products last).  ``head``: the
+    parameter the bullets are listed under ("epWorldSize（Ascend 950DT）…"); None: op-wide bullets, which name
+    the products they are limited to ("Atlas A2 训练系列产品/Atlas A2 推理系列产品：…")."""
+    order = [p.soc for p in d.new.products] + [p.soc for p in d.old.products if d.new.product(p.soc) is None]
+    merged: dict[str, tuple[Change, set[str] | None]] = {}
+    for c in items:
+        first, socs = merged.setdefault(c.zh, (c, set()))
+        merged[c.zh] = (first, None if socs is None or not c.products else socs | set(c.products))
+    rows = []
+    for sentence, (c, socs) in merged.items():
+        if socs is not None and set(order[:len(d.new.products)]) <= socs:
+            socs = None
+        where = [s for s in order if s in socs] if socs is not None else []
+        label = "、".join((d.new.product(s) or d.old.product(s)).display for s in where) or "所有产品"
+        if head is not None:
+            text = f"{head}（{label}）{sentence}"
+        else:
+            text = sentence if not where or c.kind in _MD_NAMES_PRODUCT else f"{label}：{sentence}"
+        rows.append(((bool(where), [order.index(s) for s in where]), f"- {text}。"))
+    return [text for _, text in sorted(rows, key=lambda r: r[0])]
+
+
 def render_md(d: Diff, old_label: str, new_label: str, files=None) -> str:
     if d.same_op:
-        lead = f"相较于version {d.old.version}（{old_label}），{d.new.name}（version {d.new.version}）变更如下："
+        lead = f"相较于版本{d.old.version}（{old_label}），{d.new.name}（版本{d.new.version}）变更如下："
     else:
         lead = f"相较于{d.old.name}算子，该算子（{d.new.name}）变更如下："
     lines = [f"# {d.new.name} 变更说明", "", lead]
     if not d.changes:
         lines += ["", "无语义变更。"]
-    for group in GROUPS:
-        items = d.group(group)
+    if d.group(ABI):
+        lines += ["", "## 接口变更", ""] + [f"- {t}" for t in _md_abi(d)]
+    shown = [c for c in d.changes if c.group != ABI and c.zh]
+    params = [p.name for p in d.new.params]
+    params += list(dict.fromkeys(c.param for c in shown if c.param and c.param not in params))
+    for section in ("参数变更", "算子变更", "产品变更", "文档变更"):
+        items = [c for c in shown if _md_section(c) == section]
         if not items:
             continue
-        lines += ["", f"## {_MD_HEAD[group]}", ""]
-        if group == ABI:
-            lines += [f"- {t}" for t in _md_abi(d)]
+        lines += ["", f"## {section}"]
+        if section != "参数变更":
+            lines += [""] + _md_bullets(d, items, None)
             continue
-        for socs, cs in _by_products(d, items):
-            title = "所有产品" if not socs and group == BEHAVIOUR else "算子" if not socs else \
-                _products_title(d, socs, group)
-            lines += [f"### {title}", ""] + [f"- {c.text}" for c in cs] + [""]
-        if lines[-1] == "":
-            lines.pop()
+        for p in params:
+            mine = [c for c in items if c.param == p]
+            if mine:
+                lines += ["", f"### {p}", ""] + _md_bullets(d, mine, p)
+    if d.changes and not shown and not d.group(ABI):
+        lines += ["", "仅报错信息变更。"]
     if files is not None:
-        lines += ["", "## 生成文件变更", ""] + [f"- {t.strip()}" for t in _files_text(files)[1:]]
+        changes, unchanged = files
+        lines += ["", "## 生成文件变更", "", f"{len(changes)}个文件变更，{unchanged}个文件不变（未写入任何文件）。", ""]
+        lines += [f"- {_FILE_STATUS_ZH[f.status]} {name}：+{f.added} -{f.removed}" for f, name in _file_rows(changes)]
     return "\n".join(lines) + "\n"
-
-

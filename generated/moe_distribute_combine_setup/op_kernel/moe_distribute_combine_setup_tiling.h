@@ -27,8 +27,9 @@ struct MoeDistributeCombineSetupTilingData {
     int64_t localExpertNum;  // let localExpertNum
     int64_t globalBsReal;  // let globalBsReal
     int64_t maxBs;  // let maxBs
-    int64_t A;  // let A
+    int64_t minA;  // let minA
     int64_t tokenMsgSize;  // let tokenMsgSize
+    int64_t A;  // dim(expandX, 0)
     int64_t H;  // dim(expandX, 1)
     int64_t BS;  // dim(expertIds, 0)
     int64_t K;  // dim(expertIds, 1)

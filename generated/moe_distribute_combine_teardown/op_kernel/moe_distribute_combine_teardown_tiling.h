@@ -41,8 +41,8 @@ struct MoeDistributeCombineTeardownTilingData {
     int32_t dtype_xActiveMaskOptional;  // ge::DataType of xActiveMaskOptional
     int32_t dtype_sharedExpertXOptional;  // ge::DataType of sharedExpertXOptional
     int32_t dtype_xOut;  // ge::DataType of xOut
-    uint32_t has_xActiveMaskOptional;  // 1 when xActiveMaskOptional is passed
-    uint32_t has_sharedExpertXOptional;  // 1 when sharedExpertXOptional is passed
+    uint32_t has_xActiveMaskOptional;  // present(xActiveMaskOptional): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_sharedExpertXOptional;  // present(sharedExpertXOptional): 1 when it is passed (with contents where empty means absent)
     uint64_t tilingKey;  // 10000 + sum of key field i * 10^i
     uint32_t aivNum;  // vector cores the kernel runs on
     uint64_t totalUbSize;  // bytes of UB per vector core

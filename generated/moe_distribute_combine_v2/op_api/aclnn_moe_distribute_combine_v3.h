@@ -27,46 +27,43 @@ extern "C" {
  * @domain aclnn_ops_infer
  * @param [in] expandX: 根据expertIds进行扩展过的token特征。
  * @param [in] expertIds: 每个token的topK个专家索引。
- * @param [in] assistInfoForCombine: 对应aclnnMoeDistributeDispatchV2中的assistInfoForCombineOut输出。
- * @param [in] epSendCounts: 对应aclnnMoeDistributeDispatchV2中的epRecvCountsOut输出。
- * @param [in] expertScales: 每个token的topK个专家的权重。
- * @param [in] tpSendCountsOptional: 对应aclnnMoeDistributeDispatchV2中的tpRecvCountsOut输出；有TP域通信需传参，无TP域通信传空指针。
- * @param [in] xActiveMaskOptional: 标识token是否参与通信；可传有效数据或空指针，默认所有token参与通信；1D时true需排在false前（例：{true, false,
- *                                  true}非法），2D时token对应K个值全为false则不参与通信；各卡BS不一致时所有token需有效。
+ * @param [in] assistInfoForCombine: 表示同一专家收到的token个数，对应MoeDistributeDispatchV2中的assistInfoForCombineOut输出。
+ * @param [in] epSendCounts: 从EP通信域各卡接收的token数，对应MoeDistributeDispatchV2中的epRecvCounts输出。
+ * @param [in] expertScales: 每个token的topK个专家的权重。非空Tensor的形状为(BS, K)；支持至少一个维度为0的空Tensor，传入空Tensor时不进行加权，直接对专家输出求和。
+ * @param [in] tpSendCountsOptional: 预留参数，TP域通信不再支持，传空指针即可。
+ * @param [in] xActiveMaskOptional: 表示token是否参与通信，可传有效数据或空指针；1D时true需排在false前（例：{true, false,
+ *                                  true}非法），2D时token对应K个值全为false则不参与通信；默认所有token参与通信；各卡BS不一致时所有token需有效。
  * @param [in] activationScaleOptional: 预留参数，当前版本不支持，传空指针即可。
  * @param [in] weightScaleOptional: 预留参数，当前版本不支持，传空指针即可。
  * @param [in] groupListOptional: 预留参数，当前版本不支持，传空指针即可。
- * @param [in] expandScalesOptional: 对应aclnnMoeDistributeDispatchV2中的expandScalesOut输出。
- * @param [in] sharedExpertXOptional: 表示共享专家计算后的token，数据类型需与expandX一致；要求为2D或3D Tensor：2D时shape为(BS,
- *                                    H)，3D时前两维乘积等于BS、第三维等于H。
+ * @param [in] expandScalesOptional: 表示本卡token的权重，对应MoeDistributeDispatchV2中的expandScales输出。
+ * @param [in] sharedExpertXOptional: 表示共享专家计算后的token，数据类型需与expandX一致。
  * @param [in] elasticInfoOptional: EP通信域动态缩容信息。
- * @param [in] oriXOptional: 表示未经过FFN（Feed-Forward Neural network）的token数据，在使能copyExpert或使能constExpert的场景下需要本输入数据。
- * @param [in] constExpertAlpha1Optional: 在使能constExpert的场景下需要输入的计算系数。
- * @param [in] constExpertAlpha2Optional: 在使能constExpert的场景下需要输入的计算系数。
- * @param [in] constExpertVOptional: 在使能constExpert的场景下需要输入的计算系数。
- * @param [in] groupEp: EP通信域名称（专家并行通信域），字符串长度范围为[1, 128)，不能和groupTp相同。
+ * @param [in] oriXOptional: 表示未经过FFN（Feed-Forward Neural network）的token数据，在开启copyExpert或开启constExpert的场景下需要本输入数据。
+ * @param [in] constExpertAlpha1Optional: 在开启constExpert的场景下需要输入的计算系数。
+ * @param [in] constExpertAlpha2Optional: 在开启constExpert的场景下需要输入的计算系数。
+ * @param [in] constExpertVOptional: 在开启constExpert的场景下需要输入的计算系数。
+ * @param [in] groupEp: EP通信域名称（专家并行通信域），字符串长度范围为[1, 128)。
  * @param [in] epWorldSize: EP通信域大小。
  * @param [in] epRankId: EP域本卡ID，取值范围[0, epWorldSize)，同一个EP通信域中各卡的epRankId不重复。
  * @param [in] moeExpertNum: MoE专家数量，满足moeExpertNum % (epWorldSize - sharedExpertRankNum) = 0。
- * @param [in] groupTp: TP通信域名称（数据并行通信域），不能和groupEp相同。
- * @param [in] tpWorldSize: TP通信域大小，取值范围[0, 2]，0和1表示无TP域通信，有TP域通信时仅支持2。
- * @param [in] tpRankId: TP域本卡ID，取值范围[0, 1]，同一个TP通信域中各卡的tpRankId不重复；无TP域通信时传0即可。
- * @param [in] expertShardType: 共享专家卡分布类型，当前仅支持传0，表示共享专家卡排在MoE专家卡前面。
- * @param [in] sharedExpertNum: 共享专家数量（一个共享专家可复制部署到多个卡上）。
- * @param [in] sharedExpertRankNum: 共享专家卡数量，取值范围[0, epWorldSize)；为0时需满足sharedExpertNum为0或1，不为0时需满足sharedExpertRankNum %
- *                                  sharedExpertNum = 0。
- * @param [in] globalBS: EP域全局的batch size大小；各rank BS一致时，globalBS = BS * epWorldSize 或 0；各rank BS不一致时，globalBS = maxBS *
+ * @param [in] groupTp: TP通信域名称（数据并行通信域），预留参数，TP域通信不再支持。
+ * @param [in] tpWorldSize: TP通信域大小，预留参数，TP域通信不再支持，仅允许0或1。
+ * @param [in] tpRankId: TP域本卡ID，无TP域通信时传0即可。
+ * @param [in] expertShardType: 表示共享专家卡分布类型，当前仅支持传0，表示共享专家卡排在MoE专家卡前面。
+ * @param [in] sharedExpertNum: 表示共享专家数量（一个共享专家可复制部署到多个卡上）。
+ * @param [in] sharedExpertRankNum: 表示共享专家卡数量，取值范围[0, epWorldSize)；为0时需满足sharedExpertNum为0或1，不为0时需满足sharedExpertRankNum
+ *                                  % sharedExpertNum = 0。
+ * @param [in] globalBS: EP域全局的batch size大小；各rank BS一致时，globalBS = BS * epWorldSize或0；各rank BS不一致时，globalBS = maxBS *
  *                       epWorldSize（maxBS为单卡BS最大值）。
  * @param [in] outDtype: 用于指定输出x的数据类型，预留参数，当前版本不支持，传0即可。
- * @param [in] commQuantMode: 通信量化类型：0表示不量化，2表示int8量化，3表示mxfp8量化e5m2，4表示mxfp8量化e4m3。
- * @param [in] groupListType: group List格式，预留参数，当前版本不支持，传0即可。
- * @param [in] commAlg: 通信亲和内存布局算法。
- * @param [in] zeroExpertNum: 零专家数量，合法的零专家ID为[moeExpertNum, moeExpertNum + zeroExpertNum)。
- * @param [in] copyExpertNum: copy专家数量，合法的copy专家ID为[moeExpertNum + zeroExpertNum, moeExpertNum + zeroExpertNum +
- *                            copyExpertNum)。
- * @param [in] constExpertNum: 常量专家数量，合法的常量专家ID为[moeExpertNum + zeroExpertNum + copyExpertNum, moeExpertNum +
- *                             zeroExpertNum + copyExpertNum + constExpertNum)。
- * @param [out] xOut: 处理后的token，数据类型与expandX一致。
+ * @param [in] commQuantMode: 通信量化类型，取值范围0或2；0表示通信不量化，2表示通信int8量化。
+ * @param [in] groupListType: groupList格式，预留参数，当前版本不支持，传0即可。
+ * @param [in] commAlg: 表示通信亲和内存布局算法。
+ * @param [in] zeroExpertNum: 零专家数量。
+ * @param [in] copyExpertNum: copy专家数量。
+ * @param [in] constExpertNum: 常量专家数量。
+ * @param [out] xOut: 表示处理后的token，数据类型、数据格式与expandX保持一致。
  * @param [out] workspaceSize: 返回需要在Device侧申请的workspace大小。
  * @param [out] executor: 返回op执行器，包含了算子计算流程。
  * @return aclnnStatus: 返回状态码。

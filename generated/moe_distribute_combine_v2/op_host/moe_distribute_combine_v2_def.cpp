@@ -30,7 +30,7 @@ public:
         DefineAscend910_93Config(aicore_config_ascend910_93);
         this->AICore().AddConfig("ascend910_93", aicore_config_ascend910_93);
 
-        // Ascend 950PR/Ascend 950DT: 2 dtype columns
+        // Ascend 950DT: 2 dtype columns
         OpAICoreConfig aicore_config_ascend950;
         DefineAscend950Config(aicore_config_ascend950);
         this->AICore().AddConfig("ascend950", aicore_config_ascend950);
@@ -383,7 +383,7 @@ private:
             .ExtendCfgInfo("opFile.value", "moe_distribute_combine_v2");
     }
 
-    // Ascend 950PR/Ascend 950DT
+    // Ascend 950DT
     static void DefineAscend950Config(OpAICoreConfig &config)
     {
         config.Input("expand_x")

@@ -618,6 +618,7 @@ private:
     bool isSharedRank_{false};
     bool hasMask_{false};
     bool hasSharedX_{false};
+    bool hasWeights_{true};  // expertScales with contents: an empty one means an unweighted sum
     uint32_t maskRank_{1U};        // 1: (BS,) mask, 2: (BS, K) mask
     bool isA2_{false};             // Atlas A2: rows travel per expert block, located by the owner's expandIdx
     uint32_t maxBs_{0U};
@@ -654,6 +655,7 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
     isSharedRank_ = tiling.isSharedRank != 0;
     hasMask_ = (tiling.has_xActiveMaskOptional != 0U);
     hasSharedX_ = (tiling.has_sharedExpertXOptional != 0U);
+    hasWeights_ = (tiling.has_expertScales != 0U);
     maskRank_ = static_cast<uint32_t>(tiling.maskRank);
     isA2_ = (tiling.isA2 != 0);
     maxBs_ = static_cast<uint32_t>(tiling.maxBS);
@@ -1017,8 +1019,10 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
             SyncFunc<HardEvent::S_MTE2>();  // the previous token's ids, weights and slots have been read
             DataCopyPad(ids, expertIdsGm_[static_cast<uint64_t>(t) * topK_], DataCopyExtParams(1U, topK_ * 4U, 0U, 0U, 0U),
                         DataCopyPadExtParams<int32_t>(false, 0U, 0U, 0U));
-            DataCopyPad(weights, expertScalesGm_[static_cast<uint64_t>(t) * topK_],
-                        DataCopyExtParams(1U, topK_ * 4U, 0U, 0U, 0U), DataCopyPadExtParams<float>(false, 0U, 0U, 0U));
+            if (hasWeights_) {
+                DataCopyPad(weights, expertScalesGm_[static_cast<uint64_t>(t) * topK_],
+                            DataCopyExtParams(1U, topK_ * 4U, 0U, 0U, 0U), DataCopyPadExtParams<float>(false, 0U, 0U, 0U));
+            }
             if (isA2_) {
                 DataCopyPad(slots, assistInfoForCombineGm_[static_cast<uint64_t>(t) * topK_],
                             DataCopyExtParams(1U, topK_ * 4U, 0U, 0U, 0U), DataCopyPadExtParams<int32_t>(false, 0U, 0U, 0U));
@@ -1029,7 +1033,7 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
             }
             for (uint32_t k = 0U; k < topK_; ++k) {
                 const int32_t id = ids.GetValue(k);
-                const float weight = weights.GetValue(k);
+                const float weight = hasWeights_ ? weights.GetValue(k) : 1.0f;
                 if (id < 0 || static_cast<uint32_t>(id) >= constEnd_ || (pairMask && mask.GetValue(t * topK_ + k) == 0U)) {
                     continue;
                 }
@@ -1047,7 +1051,7 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
                 } else {
                     ConstExpertTerm(t, expert - copyEnd_, term);
                 }
-                AddRow(acc, term, weight, true);
+                AddRow(acc, term, weight, hasWeights_);  // no weights: summed as the shared rows are
             }
             for (uint32_t s = 0U; s < sharedExperts_; ++s) {  // shared experts and sharedExpertX are not weighted
                 GlobalTensor<uint8_t> slotGm;

@@ -59,19 +59,20 @@ struct MoeDistributeCombineV2TilingData {
     int32_t dtype_constExpertVOptional;  // ge::DataType of constExpertVOptional
     int32_t dtype_performanceInfoOptional;  // ge::DataType of performanceInfoOptional
     int32_t dtype_xOut;  // ge::DataType of xOut
-    uint32_t has_tpSendCountsOptional;  // 1 when tpSendCountsOptional is passed
-    uint32_t has_xActiveMaskOptional;  // 1 when xActiveMaskOptional is passed
-    uint32_t has_activationScaleOptional;  // 1 when activationScaleOptional is passed
-    uint32_t has_weightScaleOptional;  // 1 when weightScaleOptional is passed
-    uint32_t has_groupListOptional;  // 1 when groupListOptional is passed
-    uint32_t has_expandScalesOptional;  // 1 when expandScalesOptional is passed
-    uint32_t has_sharedExpertXOptional;  // 1 when sharedExpertXOptional is passed
-    uint32_t has_elasticInfoOptional;  // 1 when elasticInfoOptional is passed
-    uint32_t has_oriXOptional;  // 1 when oriXOptional is passed
-    uint32_t has_constExpertAlpha1Optional;  // 1 when constExpertAlpha1Optional is passed
-    uint32_t has_constExpertAlpha2Optional;  // 1 when constExpertAlpha2Optional is passed
-    uint32_t has_constExpertVOptional;  // 1 when constExpertVOptional is passed
-    uint32_t has_performanceInfoOptional;  // 1 when performanceInfoOptional is passed
+    uint32_t has_expertScales;  // present(expertScales): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_tpSendCountsOptional;  // present(tpSendCountsOptional): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_xActiveMaskOptional;  // present(xActiveMaskOptional): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_activationScaleOptional;  // present(activationScaleOptional): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_weightScaleOptional;  // present(weightScaleOptional): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_groupListOptional;  // present(groupListOptional): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_expandScalesOptional;  // present(expandScalesOptional): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_sharedExpertXOptional;  // present(sharedExpertXOptional): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_elasticInfoOptional;  // present(elasticInfoOptional): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_oriXOptional;  // present(oriXOptional): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_constExpertAlpha1Optional;  // present(constExpertAlpha1Optional): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_constExpertAlpha2Optional;  // present(constExpertAlpha2Optional): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_constExpertVOptional;  // present(constExpertVOptional): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_performanceInfoOptional;  // present(performanceInfoOptional): 1 when it is passed (with contents where empty means absent)
     uint64_t tilingKey;  // 10000 + sum of key field i * 10^i
     uint32_t aivNum;  // vector cores the kernel runs on
     uint64_t totalUbSize;  // bytes of UB per vector core

@@ -39,8 +39,8 @@ struct MoeDistributeDispatchSetupTilingData {
     int32_t dtype_yOut;  // ge::DataType of yOut
     int32_t dtype_expandIdxOut;  // ge::DataType of expandIdxOut
     int32_t dtype_commCmdInfoOut;  // ge::DataType of commCmdInfoOut
-    uint32_t has_scalesOptional;  // 1 when scalesOptional is passed
-    uint32_t has_xActiveMaskOptional;  // 1 when xActiveMaskOptional is passed
+    uint32_t has_scalesOptional;  // present(scalesOptional): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_xActiveMaskOptional;  // present(xActiveMaskOptional): 1 when it is passed (with contents where empty means absent)
     uint64_t tilingKey;  // 10000 + sum of key field i * 10^i
     uint32_t aivNum;  // vector cores the kernel runs on
     uint64_t totalUbSize;  // bytes of UB per vector core

@@ -31,19 +31,19 @@ extern "C" {
  * @param [in] xActiveMaskOptional: 表示token是否参与通信，可传有效数据或空指针；1D时true需排在false前（例：{true, false,
  *                                  true}非法），2D时token对应K个值全为false则不参与通信；默认所有token参与通信；各卡BS不一致时所有token需有效。
  * @param [in] expertScalesOptional: 每个token的topK个专家权重。
- * @param [in] groupEp: EP通信域名称（专家并行通信域），字符串长度范围为[1, 128)，不能和groupTp相同。
+ * @param [in] groupEp: EP通信域名称（专家并行通信域），字符串长度范围为[1, 128)。
  * @param [in] epWorldSize: EP通信域大小。
  * @param [in] epRankId: EP域本卡ID，取值范围[0, epWorldSize)，同一个EP通信域中各卡的epRankId不重复。
  * @param [in] moeExpertNum: MoE专家数量，满足moeExpertNum % (epWorldSize - sharedExpertRankNum) = 0。
- * @param [in] groupTp: TP通信域名称（数据并行通信域）。
- * @param [in] tpWorldSize: TP通信域大小，取值范围[0, 2]，0和1表示无TP域通信，有TP域通信时仅支持2。
- * @param [in] tpRankId: TP域本卡ID，取值范围[0, 1]，同一个TP通信域中各卡的tpRankId不重复；无TP域通信时传0即可。
+ * @param [in] groupTp: TP通信域名称（预留参数，当前版本不支持）。
+ * @param [in] tpWorldSize: TP通信域大小（预留参数，当前版本不支持，仅支持传0或1）。
+ * @param [in] tpRankId: TP域本卡ID（预留参数，当前版本不支持，仅支持传0）。
  * @param [in] expertShardType: 表示共享专家卡分布类型，当前仅支持传0，表示共享专家卡排在MoE专家卡前面。
  * @param [in] sharedExpertNum: 表示共享专家数量（一个共享专家可复制部署到多个卡上）。
  * @param [in] sharedExpertRankNum: 表示共享专家卡数量，取值范围[0, epWorldSize)；为0时需满足sharedExpertNum为0或1，不为0时需满足sharedExpertRankNum
  *                                  % sharedExpertNum = 0。
  * @param [in] quantMode: 表示量化模式。
- * @param [in] globalBS: EP域全局的batch size大小；各rank BS一致时，globalBS = BS * epWorldSize 或 0；各rank BS不一致时，globalBS = maxBS *
+ * @param [in] globalBS: EP域全局的batch size大小；各rank BS一致时，globalBS = BS * epWorldSize或0；各rank BS不一致时，globalBS = maxBS *
  *                       epWorldSize（maxBS为单卡BS最大值）。
  * @param [in] expertTokenNumsType: 输出expertTokenNums中值的语义类型，支持0：expertTokenNums中的输出为每个专家处理的token数的前缀和，1：expertTokenNums
  *                                  中的输出为每个专家处理的token数量。
@@ -53,7 +53,7 @@ extern "C" {
  * @param [out] assistInfoForCombineOut: 表示给同一专家发送的token个数（对应CombineV2系列算子中的assistInfoForCombine）。
  * @param [out] expertTokenNumsOut: 表示每个专家收到的token个数。
  * @param [out] epRecvCountsOut: 从EP通信域各卡接收的token数（对应CombineV2系列算子中的epSendCounts）。
- * @param [out] tpRecvCountsOut: 从TP通信域各卡接收的token数（对应CombineV2系列算子中的tpSendCountsOptional），有TP域通信则有该输出，无TP域通信则无该输出。
+ * @param [out] tpRecvCountsOut: 从TP通信域各卡接收的token数（预留输出，当前版本不支持，传空指针即可），无TP域通信则无该输出。
  * @param [out] expandScalesOut: 表示本卡输出token的权重（对应CombineV2系列算子中的expandScalesOptional）。
  * @param [out] workspaceSize: 返回需要在Device侧申请的workspace大小。
  * @param [out] executor: 返回op执行器，包含了算子计算流程。

@@ -35,7 +35,6 @@ struct MoeDistributeDispatchV2TilingData {
     int64_t fp8Quant;  // let fp8Quant
     int64_t castsUnquantised;  // let castsUnquantised
     int64_t A;  // let A
-    int64_t rowsOut;  // let rowsOut
     int64_t maskRank;  // let maskRank
     int64_t scalesLen;  // let scalesLen
     int64_t scalesCols;  // let scalesCols
@@ -58,11 +57,11 @@ struct MoeDistributeDispatchV2TilingData {
     int32_t dtype_epRecvCountsOut;  // ge::DataType of epRecvCountsOut
     int32_t dtype_tpRecvCountsOut;  // ge::DataType of tpRecvCountsOut
     int32_t dtype_expandScalesOut;  // ge::DataType of expandScalesOut
-    uint32_t has_scalesOptional;  // 1 when scalesOptional is passed
-    uint32_t has_xActiveMaskOptional;  // 1 when xActiveMaskOptional is passed
-    uint32_t has_expertScalesOptional;  // 1 when expertScalesOptional is passed
-    uint32_t has_elasticInfoOptional;  // 1 when elasticInfoOptional is passed
-    uint32_t has_performanceInfoOptional;  // 1 when performanceInfoOptional is passed
+    uint32_t has_scalesOptional;  // present(scalesOptional): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_xActiveMaskOptional;  // present(xActiveMaskOptional): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_expertScalesOptional;  // present(expertScalesOptional): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_elasticInfoOptional;  // present(elasticInfoOptional): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_performanceInfoOptional;  // present(performanceInfoOptional): 1 when it is passed (with contents where empty means absent)
     uint64_t tilingKey;  // 10000 + sum of key field i * 10^i
     uint32_t aivNum;  // vector cores the kernel runs on
     uint64_t totalUbSize;  // bytes of UB per vector core

@@ -148,6 +148,19 @@ struct TensorDesc {
   std::vector<int64_t> dims;    // inputs; outputs when shaped
 };
 
+// present() of an input declared empty_absent: passed with contents; an empty tensor (a dim of 0) is absent.
+inline bool HasContents(const TensorDesc& t) {
+  if (!t.present) {
+    return false;
+  }
+  for (int64_t d : t.dims) {
+    if (d == 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
 struct Params {
   // inputs
   TensorDesc expandX;  // FLOAT16 | BFLOAT16, shape (A, H)
@@ -681,9 +694,9 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "format.assistInfoForCombine", "assistInfoForCombine", "one of ND",
                     Shown(ShowStr(FormatOf(p.assistInfoForCombine))));
     }
-    // [shape.expandX] rank(expandX) == 2 and dim(expandX, 0) == A
+    // [shape.expandX] rank(expandX) == 2
     Reset();
-    if (all && Fails((Rank(p.expandX) == 2) && (Dim(p.expandX, 0) == let_A()))) {
+    if (all && Fails(Rank(p.expandX) == 2)) {
       Reset();
       return Reject(kCodeTiling, "shape.expandX", "expandX", "shape (A, H)",
                     Shown(ShowShape(Shape(p.expandX))));
@@ -697,21 +710,21 @@ class Ascend950 : public Eval {
     }
     // [shape.assistInfoForCombine] rank(assistInfoForCombine) == 1 and dim(assistInfoForCombine, 0) == A * 128
     Reset();
-    if (all && Fails((Rank(p.assistInfoForCombine) == 1) && (Dim(p.assistInfoForCombine, 0) == Mul(let_A(), 128)))) {
+    if (all && Fails((Rank(p.assistInfoForCombine) == 1) && (Dim(p.assistInfoForCombine, 0) == Mul(dim_A(), 128)))) {
       Reset();
       return Reject(kCodeTiling, "shape.assistInfoForCombine", "assistInfoForCombine", "shape (A * 128,)",
                     Shown(ShowShape(Shape(p.assistInfoForCombine))));
     }
     // [shape.quantExpandXOut] when shaped(quantExpandXOut): rank(quantExpandXOut) == 2 and dim(quantExpandXOut, 0) == A and dim(quantExpandXOut, 1) == tokenMsgSize
     Reset();
-    if (all && Applies(p.quantExpandXOut.shaped) && Fails(((Rank(OutDesc(p.quantExpandXOut)) == 2) && (OutDim(p.quantExpandXOut, 0) == let_A())) && (OutDim(p.quantExpandXOut, 1) == let_tokenMsgSize()))) {
+    if (all && Applies(p.quantExpandXOut.shaped) && Fails(((Rank(OutDesc(p.quantExpandXOut)) == 2) && (OutDim(p.quantExpandXOut, 0) == dim_A())) && (OutDim(p.quantExpandXOut, 1) == let_tokenMsgSize()))) {
       Reset();
       return Reject(kCodeTiling, "shape.quantExpandXOut", "quantExpandXOut", "shape (A, tokenMsgSize)",
                     Shown(ShowShape(Shape(OutDesc(p.quantExpandXOut)))));
     }
     // [shape.commCmdInfoOut] when shaped(commCmdInfoOut): rank(commCmdInfoOut) == 1 and dim(commCmdInfoOut, 0) == (A + epWorldSize) * 16
     Reset();
-    if (all && Applies(p.commCmdInfoOut.shaped) && Fails((Rank(OutDesc(p.commCmdInfoOut)) == 1) && (OutDim(p.commCmdInfoOut, 0) == Mul(Add(let_A(), p.epWorldSize), 16)))) {
+    if (all && Applies(p.commCmdInfoOut.shaped) && Fails((Rank(OutDesc(p.commCmdInfoOut)) == 1) && (OutDim(p.commCmdInfoOut, 0) == Mul(Add(dim_A(), p.epWorldSize), 16)))) {
       Reset();
       return Reject(kCodeTiling, "shape.commCmdInfoOut", "commCmdInfoOut", "shape ((A + epWorldSize) * 16,)",
                     Shown(ShowShape(Shape(OutDesc(p.commCmdInfoOut)))));
@@ -778,6 +791,13 @@ class Ascend950 : public Eval {
       Reset();
       return Reject(kCodeTiling, "quant_mode.commQuantMode", "commQuantMode", "one of 0 (quant modes supported on Ascend 950PR/Ascend 950DT)",
                     Shown(ShowInt(p.commQuantMode)));
+    }
+    // [op.a_rows] if isSharedRank then A == minA else A >= minA
+    Reset();
+    if (all && Fails(let_isSharedRank() ? (dim_A() == let_minA()) : (dim_A() >= let_minA()))) {
+      Reset();
+      return Reject(kCodeTiling, "op.a_rows", "expandX", "A (expandX rows) = minA on a shared expert rank, >= minA on a MoE expert rank",
+                    Shown(ShowInt(dim_A())));
     }
     // [op.epRankId] epRankId in [0, epWorldSize)
     Reset();
@@ -882,8 +902,8 @@ class Ascend950 : public Eval {
 
   bool Shapes(OutputShapes* out) {
     undefined_ = false;
-    out->quantExpandXOut = Dims{let_A(), let_tokenMsgSize()};  // (A, tokenMsgSize)
-    out->commCmdInfoOut = Dims{Mul(Add(let_A(), p.epWorldSize), 16)};  // ((A + epWorldSize) * 16,)
+    out->quantExpandXOut = Dims{dim_A(), let_tokenMsgSize()};  // (A, tokenMsgSize)
+    out->commCmdInfoOut = Dims{Mul(Add(dim_A(), p.epWorldSize), 16)};  // ((A + epWorldSize) * 16,)
     return !undefined_;
   }
 
@@ -899,7 +919,7 @@ class Ascend950 : public Eval {
     switch (which) {
       case 0:  // aclnnMoeDistributeCombineSetupTeardownCalcOutputSize
         out[0] = let_tokenMsgSize();  // tokenMsgSize = tokenMsgSize
-        out[1] = Mul(Add(let_A(), p.epWorldSize), 16);  // commCmdInfoOutSize = (A + epWorldSize) * 16
+        out[1] = Mul(Add(dim_A(), p.epWorldSize), 16);  // commCmdInfoOutSize = (A + epWorldSize) * 16
         return !undefined_;
       default:
         return false;
@@ -908,6 +928,7 @@ class Ascend950 : public Eval {
 
  private:
   // dims named by the input shapes
+  int64_t dim_A() { return Dim(p.expandX, 0); }
   int64_t dim_H() { return Dim(p.expandX, 1); }
   int64_t dim_BS() { return Dim(p.expertIds, 0); }
   int64_t dim_K() { return Dim(p.expertIds, 1); }
@@ -928,8 +949,8 @@ class Ascend950 : public Eval {
   int64_t let_maxBs() {  // maxBs = globalBsReal // epWorldSize
     return Lazy(memo_maxBs_, [&]() -> int64_t { return FloorDiv(let_globalBsReal(), p.epWorldSize); });
   }
-  int64_t let_A() {  // A = if isSharedRank then globalBsReal * sharedExpertNum // sharedExpertRankNum else globalBsReal * min(localMoeExpertNum, K)
-    return Lazy(memo_A_, [&]() -> int64_t { return let_isSharedRank() ? FloorDiv(Mul(let_globalBsReal(), p.sharedExpertNum), p.sharedExpertRankNum) : Mul(let_globalBsReal(), Min({let_localMoeExpertNum(), dim_K()})); });
+  int64_t let_minA() {  // minA = if isSharedRank then globalBsReal * sharedExpertNum // sharedExpertRankNum else globalBsReal * min(localMoeExpertNum, K)
+    return Lazy(memo_minA_, [&]() -> int64_t { return let_isSharedRank() ? FloorDiv(Mul(let_globalBsReal(), p.sharedExpertNum), p.sharedExpertRankNum) : Mul(let_globalBsReal(), Min({let_localMoeExpertNum(), dim_K()})); });
   }
   int64_t let_tokenMsgSize() {  // tokenMsgSize = Align512(Align32(H) + Align8(H) // 8 * 4)
     return Lazy(memo_tokenMsgSize_, [&]() -> int64_t { return Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(dim_H(), 32), 1), 32), 32), Mul(FloorDiv(Mul(FloorDiv(Sub(Add(dim_H(), 8), 1), 8), 8), 8), 4)), 512), 1), 512), 512); });
@@ -954,7 +975,7 @@ class Ascend950 : public Eval {
   Memo<int64_t> memo_localExpertNum_;
   Memo<int64_t> memo_globalBsReal_;
   Memo<int64_t> memo_maxBs_;
-  Memo<int64_t> memo_A_;
+  Memo<int64_t> memo_minA_;
   Memo<int64_t> memo_tokenMsgSize_;
 };
 
@@ -1044,9 +1065,9 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeTiling, "format.assistInfoForCombine", "assistInfoForCombine", "one of ND",
                     Shown(ShowStr(FormatOf(p.assistInfoForCombine))));
     }
-    // [shape.expandX] rank(expandX) == 2 and dim(expandX, 0) == A
+    // [shape.expandX] rank(expandX) == 2
     Reset();
-    if (all && Fails((Rank(p.expandX) == 2) && (Dim(p.expandX, 0) == let_A()))) {
+    if (all && Fails(Rank(p.expandX) == 2)) {
       Reset();
       return Reject(kCodeTiling, "shape.expandX", "expandX", "shape (A, H)",
                     Shown(ShowShape(Shape(p.expandX))));
@@ -1060,21 +1081,21 @@ class Ascend910_93 : public Eval {
     }
     // [shape.assistInfoForCombine] rank(assistInfoForCombine) == 1 and dim(assistInfoForCombine, 0) == A * 128
     Reset();
-    if (all && Fails((Rank(p.assistInfoForCombine) == 1) && (Dim(p.assistInfoForCombine, 0) == Mul(let_A(), 128)))) {
+    if (all && Fails((Rank(p.assistInfoForCombine) == 1) && (Dim(p.assistInfoForCombine, 0) == Mul(dim_A(), 128)))) {
       Reset();
       return Reject(kCodeTiling, "shape.assistInfoForCombine", "assistInfoForCombine", "shape (A * 128,)",
                     Shown(ShowShape(Shape(p.assistInfoForCombine))));
     }
     // [shape.quantExpandXOut] when shaped(quantExpandXOut): rank(quantExpandXOut) == 2 and dim(quantExpandXOut, 0) == A and dim(quantExpandXOut, 1) == tokenMsgSize
     Reset();
-    if (all && Applies(p.quantExpandXOut.shaped) && Fails(((Rank(OutDesc(p.quantExpandXOut)) == 2) && (OutDim(p.quantExpandXOut, 0) == let_A())) && (OutDim(p.quantExpandXOut, 1) == let_tokenMsgSize()))) {
+    if (all && Applies(p.quantExpandXOut.shaped) && Fails(((Rank(OutDesc(p.quantExpandXOut)) == 2) && (OutDim(p.quantExpandXOut, 0) == dim_A())) && (OutDim(p.quantExpandXOut, 1) == let_tokenMsgSize()))) {
       Reset();
       return Reject(kCodeTiling, "shape.quantExpandXOut", "quantExpandXOut", "shape (A, tokenMsgSize)",
                     Shown(ShowShape(Shape(OutDesc(p.quantExpandXOut)))));
     }
     // [shape.commCmdInfoOut] when shaped(commCmdInfoOut): rank(commCmdInfoOut) == 1 and dim(commCmdInfoOut, 0) == (A + epWorldSize) * 16
     Reset();
-    if (all && Applies(p.commCmdInfoOut.shaped) && Fails((Rank(OutDesc(p.commCmdInfoOut)) == 1) && (OutDim(p.commCmdInfoOut, 0) == Mul(Add(let_A(), p.epWorldSize), 16)))) {
+    if (all && Applies(p.commCmdInfoOut.shaped) && Fails((Rank(OutDesc(p.commCmdInfoOut)) == 1) && (OutDim(p.commCmdInfoOut, 0) == Mul(Add(dim_A(), p.epWorldSize), 16)))) {
       Reset();
       return Reject(kCodeTiling, "shape.commCmdInfoOut", "commCmdInfoOut", "shape ((A + epWorldSize) * 16,)",
                     Shown(ShowShape(Shape(OutDesc(p.commCmdInfoOut)))));
@@ -1141,6 +1162,13 @@ class Ascend910_93 : public Eval {
       Reset();
       return Reject(kCodeTiling, "quant_mode.commQuantMode", "commQuantMode", "one of 0 (quant modes supported on Atlas A3 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A3 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowInt(p.commQuantMode)));
+    }
+    // [op.a_rows] if isSharedRank then A == minA else A >= minA
+    Reset();
+    if (all && Fails(let_isSharedRank() ? (dim_A() == let_minA()) : (dim_A() >= let_minA()))) {
+      Reset();
+      return Reject(kCodeTiling, "op.a_rows", "expandX", "A (expandX rows) = minA on a shared expert rank, >= minA on a MoE expert rank",
+                    Shown(ShowInt(dim_A())));
     }
     // [op.epRankId] epRankId in [0, epWorldSize)
     Reset();
@@ -1245,8 +1273,8 @@ class Ascend910_93 : public Eval {
 
   bool Shapes(OutputShapes* out) {
     undefined_ = false;
-    out->quantExpandXOut = Dims{let_A(), let_tokenMsgSize()};  // (A, tokenMsgSize)
-    out->commCmdInfoOut = Dims{Mul(Add(let_A(), p.epWorldSize), 16)};  // ((A + epWorldSize) * 16,)
+    out->quantExpandXOut = Dims{dim_A(), let_tokenMsgSize()};  // (A, tokenMsgSize)
+    out->commCmdInfoOut = Dims{Mul(Add(dim_A(), p.epWorldSize), 16)};  // ((A + epWorldSize) * 16,)
     return !undefined_;
   }
 
@@ -1262,7 +1290,7 @@ class Ascend910_93 : public Eval {
     switch (which) {
       case 0:  // aclnnMoeDistributeCombineSetupTeardownCalcOutputSize
         out[0] = let_tokenMsgSize();  // tokenMsgSize = tokenMsgSize
-        out[1] = Mul(Add(let_A(), p.epWorldSize), 16);  // commCmdInfoOutSize = (A + epWorldSize) * 16
+        out[1] = Mul(Add(dim_A(), p.epWorldSize), 16);  // commCmdInfoOutSize = (A + epWorldSize) * 16
         return !undefined_;
       default:
         return false;
@@ -1271,6 +1299,7 @@ class Ascend910_93 : public Eval {
 
  private:
   // dims named by the input shapes
+  int64_t dim_A() { return Dim(p.expandX, 0); }
   int64_t dim_H() { return Dim(p.expandX, 1); }
   int64_t dim_BS() { return Dim(p.expertIds, 0); }
   int64_t dim_K() { return Dim(p.expertIds, 1); }
@@ -1291,8 +1320,8 @@ class Ascend910_93 : public Eval {
   int64_t let_maxBs() {  // maxBs = globalBsReal // epWorldSize
     return Lazy(memo_maxBs_, [&]() -> int64_t { return FloorDiv(let_globalBsReal(), p.epWorldSize); });
   }
-  int64_t let_A() {  // A = if isSharedRank then globalBsReal * sharedExpertNum // sharedExpertRankNum else globalBsReal * min(localMoeExpertNum, K)
-    return Lazy(memo_A_, [&]() -> int64_t { return let_isSharedRank() ? FloorDiv(Mul(let_globalBsReal(), p.sharedExpertNum), p.sharedExpertRankNum) : Mul(let_globalBsReal(), Min({let_localMoeExpertNum(), dim_K()})); });
+  int64_t let_minA() {  // minA = if isSharedRank then globalBsReal * sharedExpertNum // sharedExpertRankNum else globalBsReal * min(localMoeExpertNum, K)
+    return Lazy(memo_minA_, [&]() -> int64_t { return let_isSharedRank() ? FloorDiv(Mul(let_globalBsReal(), p.sharedExpertNum), p.sharedExpertRankNum) : Mul(let_globalBsReal(), Min({let_localMoeExpertNum(), dim_K()})); });
   }
   int64_t let_tokenMsgSize() {  // tokenMsgSize = Align512(Align32(H) + Align8(H) // 8 * 4)
     return Lazy(memo_tokenMsgSize_, [&]() -> int64_t { return Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(dim_H(), 32), 1), 32), 32), Mul(FloorDiv(Mul(FloorDiv(Sub(Add(dim_H(), 8), 1), 8), 8), 8), 4)), 512), 1), 512), 512); });
@@ -1317,7 +1346,7 @@ class Ascend910_93 : public Eval {
   Memo<int64_t> memo_localExpertNum_;
   Memo<int64_t> memo_globalBsReal_;
   Memo<int64_t> memo_maxBs_;
-  Memo<int64_t> memo_A_;
+  Memo<int64_t> memo_minA_;
   Memo<int64_t> memo_tokenMsgSize_;
 };
 

@@ -188,8 +188,9 @@ public:
                Set(tiling->localExpertNum, "localExpertNum", missing, [&] { return let_localExpertNum(); }) &&
                Set(tiling->globalBsReal, "globalBsReal", missing, [&] { return let_globalBsReal(); }) &&
                Set(tiling->maxBs, "maxBs", missing, [&] { return let_maxBs(); }) &&
-               Set(tiling->A, "A", missing, [&] { return let_A(); }) &&
+               Set(tiling->minA, "minA", missing, [&] { return let_minA(); }) &&
                Set(tiling->tokenMsgSize, "tokenMsgSize", missing, [&] { return let_tokenMsgSize(); }) &&
+               Set(tiling->A, "A", missing, [&] { return dim_A(); }) &&
                Set(tiling->H, "H", missing, [&] { return dim_H(); }) &&
                Set(tiling->BS, "BS", missing, [&] { return dim_BS(); }) &&
                Set(tiling->K, "K", missing, [&] { return dim_K(); }) &&
@@ -219,6 +220,7 @@ private:
     }
 
     // dims named by the input shapes
+    int64_t dim_A() { return Dim(p.expandX, 0); }
     int64_t dim_H() { return Dim(p.expandX, 1); }
     int64_t dim_BS() { return Dim(p.expertIds, 0); }
     int64_t dim_K() { return Dim(p.expertIds, 1); }
@@ -259,11 +261,11 @@ private:
             return FloorDiv(let_globalBsReal(), p.epWorldSize);
         });
     }
-    // A = if isSharedRank then globalBsReal * sharedExpertNum // sharedExpertRankNum else globalBsReal *
+    // minA = if isSharedRank then globalBsReal * sharedExpertNum // sharedExpertRankNum else globalBsReal *
     // min(localMoeExpertNum, K)
-    int64_t let_A()
+    int64_t let_minA()
     {
-        return Lazy(memo_A_, [&]() -> int64_t {
+        return Lazy(memo_minA_, [&]() -> int64_t {
             return let_isSharedRank()
                 ? FloorDiv(Mul(let_globalBsReal(), p.sharedExpertNum), p.sharedExpertRankNum)
                 : Mul(let_globalBsReal(), Min({let_localMoeExpertNum(), dim_K()}));
@@ -300,7 +302,7 @@ private:
     Memo<int64_t> memo_localExpertNum_;
     Memo<int64_t> memo_globalBsReal_;
     Memo<int64_t> memo_maxBs_;
-    Memo<int64_t> memo_A_;
+    Memo<int64_t> memo_minA_;
     Memo<int64_t> memo_tokenMsgSize_;
 };
 
@@ -336,8 +338,9 @@ public:
                Set(tiling->localExpertNum, "localExpertNum", missing, [&] { return let_localExpertNum(); }) &&
                Set(tiling->globalBsReal, "globalBsReal", missing, [&] { return let_globalBsReal(); }) &&
                Set(tiling->maxBs, "maxBs", missing, [&] { return let_maxBs(); }) &&
-               Set(tiling->A, "A", missing, [&] { return let_A(); }) &&
+               Set(tiling->minA, "minA", missing, [&] { return let_minA(); }) &&
                Set(tiling->tokenMsgSize, "tokenMsgSize", missing, [&] { return let_tokenMsgSize(); }) &&
+               Set(tiling->A, "A", missing, [&] { return dim_A(); }) &&
                Set(tiling->H, "H", missing, [&] { return dim_H(); }) &&
                Set(tiling->BS, "BS", missing, [&] { return dim_BS(); }) &&
                Set(tiling->K, "K", missing, [&] { return dim_K(); }) &&
@@ -367,6 +370,7 @@ private:
     }
 
     // dims named by the input shapes
+    int64_t dim_A() { return Dim(p.expandX, 0); }
     int64_t dim_H() { return Dim(p.expandX, 1); }
     int64_t dim_BS() { return Dim(p.expertIds, 0); }
     int64_t dim_K() { return Dim(p.expertIds, 1); }
@@ -407,11 +411,11 @@ private:
             return FloorDiv(let_globalBsReal(), p.epWorldSize);
         });
     }
-    // A = if isSharedRank then globalBsReal * sharedExpertNum // sharedExpertRankNum else globalBsReal *
+    // minA = if isSharedRank then globalBsReal * sharedExpertNum // sharedExpertRankNum else globalBsReal *
     // min(localMoeExpertNum, K)
-    int64_t let_A()
+    int64_t let_minA()
     {
-        return Lazy(memo_A_, [&]() -> int64_t {
+        return Lazy(memo_minA_, [&]() -> int64_t {
             return let_isSharedRank()
                 ? FloorDiv(Mul(let_globalBsReal(), p.sharedExpertNum), p.sharedExpertRankNum)
                 : Mul(let_globalBsReal(), Min({let_localMoeExpertNum(), dim_K()}));
@@ -448,7 +452,7 @@ private:
     Memo<int64_t> memo_localExpertNum_;
     Memo<int64_t> memo_globalBsReal_;
     Memo<int64_t> memo_maxBs_;
-    Memo<int64_t> memo_A_;
+    Memo<int64_t> memo_minA_;
     Memo<int64_t> memo_tokenMsgSize_;
 };
 

@@ -280,6 +280,7 @@ public:
         tiling->dtype_constExpertAlpha2Optional = InputDtype(p.constExpertAlpha2Optional);
         tiling->dtype_constExpertVOptional = InputDtype(p.constExpertVOptional);
         tiling->dtype_performanceInfoOptional = InputDtype(p.performanceInfoOptional);
+        tiling->has_expertScales = HasContents(p.expertScales) ? 1U : 0U;
         tiling->has_tpSendCountsOptional = p.tpSendCountsOptional.present ? 1U : 0U;
         tiling->has_xActiveMaskOptional = p.xActiveMaskOptional.present ? 1U : 0U;
         tiling->has_activationScaleOptional = p.activationScaleOptional.present ? 1U : 0U;
@@ -468,6 +469,7 @@ public:
         tiling->dtype_constExpertAlpha2Optional = InputDtype(p.constExpertAlpha2Optional);
         tiling->dtype_constExpertVOptional = InputDtype(p.constExpertVOptional);
         tiling->dtype_performanceInfoOptional = InputDtype(p.performanceInfoOptional);
+        tiling->has_expertScales = HasContents(p.expertScales) ? 1U : 0U;
         tiling->has_tpSendCountsOptional = p.tpSendCountsOptional.present ? 1U : 0U;
         tiling->has_xActiveMaskOptional = p.xActiveMaskOptional.present ? 1U : 0U;
         tiling->has_activationScaleOptional = p.activationScaleOptional.present ? 1U : 0U;
@@ -599,7 +601,7 @@ private:
     Memo<bool> memo_isA2_;
 };
 
-// ==== Ascend 950PR/Ascend 950DT (ascend950): tiling key digits and tiling data fields ====
+// ==== Ascend 950DT (ascend950): tiling key digits and tiling data fields ====
 class Ascend950Tiling : public Eval {
 public:
     explicit Ascend950Tiling(const check::Params &params) : Eval(params) {}
@@ -647,6 +649,7 @@ public:
         tiling->dtype_constExpertAlpha2Optional = InputDtype(p.constExpertAlpha2Optional);
         tiling->dtype_constExpertVOptional = InputDtype(p.constExpertVOptional);
         tiling->dtype_performanceInfoOptional = InputDtype(p.performanceInfoOptional);
+        tiling->has_expertScales = HasContents(p.expertScales) ? 1U : 0U;
         tiling->has_tpSendCountsOptional = p.tpSendCountsOptional.present ? 1U : 0U;
         tiling->has_xActiveMaskOptional = p.xActiveMaskOptional.present ? 1U : 0U;
         tiling->has_activationScaleOptional = p.activationScaleOptional.present ? 1U : 0U;

@@ -145,6 +145,19 @@ struct TensorDesc {
   std::vector<int64_t> dims;    // inputs; outputs when shaped
 };
 
+// present() of an input declared empty_absent: passed with contents; an empty tensor (a dim of 0) is absent.
+inline bool HasContents(const TensorDesc& t) {
+  if (!t.present) {
+    return false;
+  }
+  for (int64_t d : t.dims) {
+    if (d == 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
 struct Params {
   // inputs
   TensorDesc x;  // FLOAT16 | BFLOAT16, shape (BS, H)

@@ -108,7 +108,7 @@ enum class Stage { kAll, kOpApi };
 enum class Soc {
   kAscend910b,  // Atlas A2 训练系列产品/Atlas A2 推理系列产品
   kAscend910_93,  // Atlas A3 训练系列产品/Atlas A3 推理系列产品
-  kAscend950,  // Ascend 950PR/Ascend 950DT
+  kAscend950,  // Ascend 950DT
 };
 
 inline const char* SocName(Soc soc) {
@@ -148,6 +148,19 @@ struct TensorDesc {
   int32_t format = 2;           // inputs: the primary ge::Format value (FORMAT_ND = 2), read by format()
   std::vector<int64_t> dims;    // inputs; outputs when shaped
 };
+
+// present() of an input declared empty_absent: passed with contents; an empty tensor (a dim of 0) is absent.
+inline bool HasContents(const TensorDesc& t) {
+  if (!t.present) {
+    return false;
+  }
+  for (int64_t d : t.dims) {
+    if (d == 0) {
+      return false;
+    }
+  }
+  return true;
+}
 
 struct Params {
   // inputs
@@ -839,18 +852,18 @@ class Ascend910b : public Eval {
       return Reject(kCodeTiling, "shape.performanceInfoOptional", "performanceInfoOptional", "shape (epWorldSize,)",
                     Shown(ShowShape(Shape(p.performanceInfoOptional))));
     }
-    // [shape.expandXOut] when shaped(expandXOut): rank(expandXOut) == 2 and dim(expandXOut, 0) >= rowsOut and dim(expandXOut, 1) == H
+    // [shape.expandXOut] when shaped(expandXOut): rank(expandXOut) == 2 and dim(expandXOut, 0) >= A and dim(expandXOut, 1) == H
     Reset();
-    if (all && Applies(p.expandXOut.shaped) && Fails(((Rank(OutDesc(p.expandXOut)) == 2) && (OutDim(p.expandXOut, 0) >= let_rowsOut())) && (OutDim(p.expandXOut, 1) == dim_H()))) {
+    if (all && Applies(p.expandXOut.shaped) && Fails(((Rank(OutDesc(p.expandXOut)) == 2) && (OutDim(p.expandXOut, 0) >= let_A())) && (OutDim(p.expandXOut, 1) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expandXOut", "expandXOut", "shape (>= rowsOut, H)",
+      return Reject(kCodeTiling, "shape.expandXOut", "expandXOut", "shape (>= A, H)",
                     Shown(ShowShape(Shape(OutDesc(p.expandXOut)))));
     }
-    // [shape.dynamicScalesOut] when shaped(dynamicScalesOut): if quantMode == 3 then rank(dynamicScalesOut) == 2 and dim(dynamicScalesOut, 0) == rowsOut and dim(dynamicScalesOut, 1) == ceil_div(H, 128) else if quantMode == 4 then rank(dynamicScalesOut) == 2 and dim(dynamicScalesOut, 0) == rowsOut and dim(dynamicScalesOut, 1) == align(ceil_div(H, 32), 2) else if quantMode == 0 and present(scalesOptional) then rank(dynamicScalesOut) == 2 and dim(dynamicScalesOut, 0) == rowsOut and dim(dynamicScalesOut, 1) == dim(scalesOptional, 1) else rank(dynamicScalesOut) == 1 and dim(dynamicScalesOut, 0) == rowsOut
+    // [shape.dynamicScalesOut] when shaped(dynamicScalesOut): if quantMode == 3 then rank(dynamicScalesOut) == 2 and dim(dynamicScalesOut, 0) == A and dim(dynamicScalesOut, 1) == ceil_div(H, 128) else if quantMode == 4 then rank(dynamicScalesOut) == 2 and dim(dynamicScalesOut, 0) == A and dim(dynamicScalesOut, 1) == align(ceil_div(H, 32), 2) else if quantMode == 0 and present(scalesOptional) then rank(dynamicScalesOut) == 2 and dim(dynamicScalesOut, 0) == A and dim(dynamicScalesOut, 1) == dim(scalesOptional, 1) else rank(dynamicScalesOut) == 1 and dim(dynamicScalesOut, 0) == A
     Reset();
-    if (all && Applies(p.dynamicScalesOut.shaped) && Fails((p.quantMode == 3) ? (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_rowsOut())) && (OutDim(p.dynamicScalesOut, 1) == CeilDiv(dim_H(), 128))) : ((p.quantMode == 4) ? (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_rowsOut())) && (OutDim(p.dynamicScalesOut, 1) == Align(CeilDiv(dim_H(), 32), 2))) : (((p.quantMode == 0) && Present(p.scalesOptional)) ? (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_rowsOut())) && (OutDim(p.dynamicScalesOut, 1) == Dim(p.scalesOptional, 1))) : ((Rank(OutDesc(p.dynamicScalesOut)) == 1) && (OutDim(p.dynamicScalesOut, 0) == let_rowsOut())))))) {
+    if (all && Applies(p.dynamicScalesOut.shaped) && Fails((p.quantMode == 3) ? (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_A())) && (OutDim(p.dynamicScalesOut, 1) == CeilDiv(dim_H(), 128))) : ((p.quantMode == 4) ? (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_A())) && (OutDim(p.dynamicScalesOut, 1) == Align(CeilDiv(dim_H(), 32), 2))) : (((p.quantMode == 0) && Present(p.scalesOptional)) ? (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_A())) && (OutDim(p.dynamicScalesOut, 1) == Dim(p.scalesOptional, 1))) : ((Rank(OutDesc(p.dynamicScalesOut)) == 1) && (OutDim(p.dynamicScalesOut, 0) == let_A())))))) {
       Reset();
-      return Reject(kCodeTiling, "shape.dynamicScalesOut", "dynamicScalesOut", "shape (if quantMode == 3 then (rowsOut, ceil_div(H, 128)) else (if quantMode == 4 then (rowsOut, align(ceil_div(H, 32), 2)) else (if quantMode == 0 and present(scalesOptional) then (rowsOut, dim(scalesOptional, 1)) else (rowsOut,))))",
+      return Reject(kCodeTiling, "shape.dynamicScalesOut", "dynamicScalesOut", "shape (if quantMode == 3 then (A, ceil_div(H, 128)) else (if quantMode == 4 then (A, align(ceil_div(H, 32), 2)) else (if quantMode == 0 and present(scalesOptional) then (A, dim(scalesOptional, 1)) else (A,))))",
                     Shown(ShowShape(Shape(OutDesc(p.dynamicScalesOut)))));
     }
     // [shape.assistInfoForCombineOut] when shaped(assistInfoForCombineOut): rank(assistInfoForCombineOut) == 1 and dim(assistInfoForCombineOut, 0) >= A * 128
@@ -881,11 +894,11 @@ class Ascend910b : public Eval {
       return Reject(kCodeTiling, "shape.tpRecvCountsOut", "tpRecvCountsOut", "shape (tpWorldSize,)",
                     Shown(ShowShape(Shape(OutDesc(p.tpRecvCountsOut)))));
     }
-    // [shape.expandScalesOut] when shaped(expandScalesOut): rank(expandScalesOut) == 1 and dim(expandScalesOut, 0) == rowsOut
+    // [shape.expandScalesOut] when shaped(expandScalesOut): rank(expandScalesOut) == 1 and dim(expandScalesOut, 0) == A
     Reset();
-    if (all && Applies(p.expandScalesOut.shaped) && Fails((Rank(OutDesc(p.expandScalesOut)) == 1) && (OutDim(p.expandScalesOut, 0) == let_rowsOut()))) {
+    if (all && Applies(p.expandScalesOut.shaped) && Fails((Rank(OutDesc(p.expandScalesOut)) == 1) && (OutDim(p.expandScalesOut, 0) == let_A()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expandScalesOut", "expandScalesOut", "shape (rowsOut,)",
+      return Reject(kCodeTiling, "shape.expandScalesOut", "expandScalesOut", "shape (A,)",
                     Shown(ShowShape(Shape(OutDesc(p.expandScalesOut)))));
     }
     // [len.groupEp] len(groupEp) in [1, 128)
@@ -902,11 +915,11 @@ class Ascend910b : public Eval {
       return Reject(kCodeTiling, "domain.tpWorldSize", "tpWorldSize", "one of {0, 1}",
                     Shown(ShowInt(p.tpWorldSize)));
     }
-    // [domain.tpRankId] tpRankId in [0, 1]
+    // [domain.tpRankId] tpRankId in {0}
     Reset();
-    if (all && Fails(InRange<'[', ']'>(p.tpRankId, 0, 1))) {
+    if (all && Fails(OneOf(p.tpRankId, 0))) {
       Reset();
-      return Reject(kCodeTiling, "domain.tpRankId", "tpRankId", "in [0, 1]",
+      return Reject(kCodeTiling, "domain.tpRankId", "tpRankId", "one of {0}",
                     Shown(ShowInt(p.tpRankId)));
     }
     // [domain.expertShardType] expertShardType in {0}
@@ -1000,13 +1013,6 @@ class Ascend910b : public Eval {
       return Reject(kCodeTiling, "quant_mode.quantMode", "quantMode", "one of 0, 2 (quant modes supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowInt(p.quantMode)));
     }
-    // [op.groupEp] groupEp != groupTp
-    Reset();
-    if (Fails(p.groupEp != p.groupTp)) {
-      Reset();
-      return Reject(kCodeInvalid, "op.groupEp", "groupEp", "a name different from groupTp",
-                    Shown(ShowStr(p.groupEp)));
-    }
     // [op.epRankId] epRankId in [0, epWorldSize)
     Reset();
     if (all && Fails(InRange<'[', ')'>(p.epRankId, 0, p.epWorldSize))) {
@@ -1056,20 +1062,6 @@ class Ascend910b : public Eval {
       return Reject(kCodeTiling, "op.expertIds.2", "expertIds", "K <= moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum",
                     Shown(ShowInt(dim_K())));
     }
-    // [op.tpWorldSize] tpWorldSize < 2 or localExpertNum == 1
-    Reset();
-    if (all && Fails((p.tpWorldSize < 2) || (let_localExpertNum() == 1))) {
-      Reset();
-      return Reject(kCodeTiling, "op.tpWorldSize", "tpWorldSize", "0 or 1 when localExpertNum > 1",
-                    Shown(ShowInt(p.tpWorldSize)));
-    }
-    // [op.tpRankId] tpRankId < max(tpWorldSize, 1)
-    Reset();
-    if (all && Fails(p.tpRankId < Max({p.tpWorldSize, 1}))) {
-      Reset();
-      return Reject(kCodeTiling, "op.tpRankId", "tpRankId", "in [0, max(tpWorldSize, 1))",
-                    Shown(ShowInt(p.tpRankId)));
-    }
     // [op.globalBS] globalBS == 0 or globalBS % epWorldSize == 0 and globalBS >= BS * epWorldSize
     Reset();
     if (all && Fails((p.globalBS == 0) || ((Mod(p.globalBS, p.epWorldSize) == 0) && (p.globalBS >= Mul(dim_BS(), p.epWorldSize))))) {
@@ -1104,6 +1096,13 @@ class Ascend910b : public Eval {
       Reset();
       return Reject(kCodeTiling, "op.scalesOptional", "scalesOptional", "(moeExpertNum, H), or (sharedExpertNum + moeExpertNum, H) with shared expert ranks",
                     Shown(ShowShape(Shape(p.scalesOptional))));
+    }
+    // [ascend910b.expandXOut] when quantMode != 0: dtype(expandXOut) == INT8
+    Reset();
+    if (all && Applies(p.quantMode != 0) && Fails(dtype_expandXOut() == DataType::DT_INT8)) {
+      Reset();
+      return Reject(kCodeTiling, "ascend910b.expandXOut", "expandXOut", "INT8 when quantMode is not 0",
+                    Shown(ShowDtype(dtype_expandXOut())));
     }
     // [ascend910b.x] H in (0, 10240] and H % 32 == 0
     Reset();
@@ -1222,13 +1221,13 @@ class Ascend910b : public Eval {
 
   bool Shapes(OutputShapes* out) {
     undefined_ = false;
-    out->expandXOut = Dims{let_rowsOut(), dim_H()};  // (>= rowsOut, H)
-    out->dynamicScalesOut = (p.quantMode == 3) ? Dims{let_rowsOut(), CeilDiv(dim_H(), 128)} : ((p.quantMode == 4) ? Dims{let_rowsOut(), Align(CeilDiv(dim_H(), 32), 2)} : (((p.quantMode == 0) && Present(p.scalesOptional)) ? Dims{let_rowsOut(), Dim(p.scalesOptional, 1)} : Dims{let_rowsOut()}));  // if quantMode == 3 then (rowsOut, ceil_div(H, 128)) else if quantMode == 4 then (rowsOut, align(ceil_div(H, 32), 2)) else if quantMode == 0 and present(scalesOptional) then (rowsOut, dim(scalesOptional, 1)) else (rowsOut,)
+    out->expandXOut = Dims{let_A(), dim_H()};  // (>= A, H)
+    out->dynamicScalesOut = (p.quantMode == 3) ? Dims{let_A(), CeilDiv(dim_H(), 128)} : ((p.quantMode == 4) ? Dims{let_A(), Align(CeilDiv(dim_H(), 32), 2)} : (((p.quantMode == 0) && Present(p.scalesOptional)) ? Dims{let_A(), Dim(p.scalesOptional, 1)} : Dims{let_A()}));  // if quantMode == 3 then (A, ceil_div(H, 128)) else if quantMode == 4 then (A, align(ceil_div(H, 32), 2)) else if quantMode == 0 and present(scalesOptional) then (A, dim(scalesOptional, 1)) else (A,)
     out->assistInfoForCombineOut = Dims{Mul(let_A(), 128)};  // (>= A * 128,)
     out->expertTokenNumsOut = Dims{let_localExpertNum()};  // (localExpertNum,)
     out->epRecvCountsOut = Dims{Add(p.moeExpertNum, Mul(Mul(Mul(2, let_globalBSReal()), dim_K()), let_serverNum()))};  // (moeExpertNum + 2 * globalBSReal * K * serverNum,)
     out->tpRecvCountsOut = Dims{p.tpWorldSize};  // (tpWorldSize,)
-    out->expandScalesOut = Dims{let_rowsOut()};  // (rowsOut,)
+    out->expandScalesOut = Dims{let_A()};  // (A,)
     return !undefined_;
   }
 
@@ -1274,9 +1273,6 @@ class Ascend910b : public Eval {
   }
   int64_t let_A() {  // A = if isSharedRank then maxBS * ceil_div(epWorldSize, sharedExpertRankNum // sharedExpertNum) else globalBSReal * min(localMoeExpertNum, K)
     return Lazy(memo_A_, [&]() -> int64_t { return let_isSharedRank() ? Mul(let_maxBS(), CeilDiv(p.epWorldSize, FloorDiv(p.sharedExpertRankNum, p.sharedExpertNum))) : Mul(let_globalBSReal(), Min({let_localMoeExpertNum(), dim_K()})); });
-  }
-  int64_t let_rowsOut() {  // rowsOut = A * max(tpWorldSize, 1)
-    return Lazy(memo_rowsOut_, [&]() -> int64_t { return Mul(let_A(), Max({p.tpWorldSize, 1})); });
   }
   int64_t let_maskRank() {  // maskRank = if present(xActiveMaskOptional) then rank(xActiveMaskOptional) else 0
     return Lazy(memo_maskRank_, [&]() -> int64_t { return Present(p.xActiveMaskOptional) ? Rank(p.xActiveMaskOptional) : 0; });
@@ -1346,7 +1342,6 @@ class Ascend910b : public Eval {
   Memo<bool> memo_fp8Quant_;
   Memo<bool> memo_castsUnquantised_;
   Memo<int64_t> memo_A_;
-  Memo<int64_t> memo_rowsOut_;
   Memo<int64_t> memo_maskRank_;
   Memo<int64_t> memo_scalesLen_;
   Memo<int64_t> memo_scalesCols_;
@@ -1421,7 +1416,7 @@ class Ascend910_93 : public Eval {
     }
     // [dtype.expertScalesOptional] when present(expertScalesOptional): dtype(expertScalesOptional) in {FLOAT32}
     Reset();
-    if (Applies(Present(p.expertScalesOptional)) && Fails(OneOf(Dtype(p.expertScalesOptional), DataType::DT_FLOAT))) {
+    if (Applies(HasContents(p.expertScalesOptional)) && Fails(OneOf(Dtype(p.expertScalesOptional), DataType::DT_FLOAT))) {
       Reset();
       return Reject(kCodeInvalid, "dtype.expertScalesOptional", "expertScalesOptional", "one of FLOAT32",
                     Shown(ShowDtype(Dtype(p.expertScalesOptional))));
@@ -1519,7 +1514,7 @@ class Ascend910_93 : public Eval {
     }
     // [format.expertScalesOptional] when present(expertScalesOptional): format(expertScalesOptional) in {"ND"}
     Reset();
-    if (all && Applies(Present(p.expertScalesOptional)) && Fails(OneOf(FormatOf(p.expertScalesOptional), "ND"sv))) {
+    if (all && Applies(HasContents(p.expertScalesOptional)) && Fails(OneOf(FormatOf(p.expertScalesOptional), "ND"sv))) {
       Reset();
       return Reject(kCodeTiling, "format.expertScalesOptional", "expertScalesOptional", "one of ND",
                     Shown(ShowStr(FormatOf(p.expertScalesOptional))));
@@ -1561,7 +1556,7 @@ class Ascend910_93 : public Eval {
     }
     // [shape.expertScalesOptional] when present(expertScalesOptional): rank(expertScalesOptional) == 2 and dim(expertScalesOptional, 0) == BS and dim(expertScalesOptional, 1) == K
     Reset();
-    if (all && Applies(Present(p.expertScalesOptional)) && Fails(((Rank(p.expertScalesOptional) == 2) && (Dim(p.expertScalesOptional, 0) == dim_BS())) && (Dim(p.expertScalesOptional, 1) == dim_K()))) {
+    if (all && Applies(HasContents(p.expertScalesOptional)) && Fails(((Rank(p.expertScalesOptional) == 2) && (Dim(p.expertScalesOptional, 0) == dim_BS())) && (Dim(p.expertScalesOptional, 1) == dim_K()))) {
       Reset();
       return Reject(kCodeTiling, "shape.expertScalesOptional", "expertScalesOptional", "shape (BS, K)",
                     Shown(ShowShape(Shape(p.expertScalesOptional))));
@@ -1580,18 +1575,18 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeTiling, "shape.performanceInfoOptional", "performanceInfoOptional", "shape (epWorldSize,)",
                     Shown(ShowShape(Shape(p.performanceInfoOptional))));
     }
-    // [shape.expandXOut] when shaped(expandXOut): rank(expandXOut) == 2 and dim(expandXOut, 0) >= rowsOut and dim(expandXOut, 1) == H
+    // [shape.expandXOut] when shaped(expandXOut): rank(expandXOut) == 2 and dim(expandXOut, 0) >= A and dim(expandXOut, 1) == H
     Reset();
-    if (all && Applies(p.expandXOut.shaped) && Fails(((Rank(OutDesc(p.expandXOut)) == 2) && (OutDim(p.expandXOut, 0) >= let_rowsOut())) && (OutDim(p.expandXOut, 1) == dim_H()))) {
+    if (all && Applies(p.expandXOut.shaped) && Fails(((Rank(OutDesc(p.expandXOut)) == 2) && (OutDim(p.expandXOut, 0) >= let_A())) && (OutDim(p.expandXOut, 1) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expandXOut", "expandXOut", "shape (>= rowsOut, H)",
+      return Reject(kCodeTiling, "shape.expandXOut", "expandXOut", "shape (>= A, H)",
                     Shown(ShowShape(Shape(OutDesc(p.expandXOut)))));
     }
-    // [shape.dynamicScalesOut] when shaped(dynamicScalesOut): if quantMode == 3 then rank(dynamicScalesOut) == 2 and dim(dynamicScalesOut, 0) == rowsOut and dim(dynamicScalesOut, 1) == ceil_div(H, 128) else if quantMode == 4 then rank(dynamicScalesOut) == 2 and dim(dynamicScalesOut, 0) == rowsOut and dim(dynamicScalesOut, 1) == align(ceil_div(H, 32), 2) else if quantMode == 0 and present(scalesOptional) then rank(dynamicScalesOut) == 2 and dim(dynamicScalesOut, 0) == rowsOut and dim(dynamicScalesOut, 1) == dim(scalesOptional, 1) else rank(dynamicScalesOut) == 1 and dim(dynamicScalesOut, 0) == rowsOut
+    // [shape.dynamicScalesOut] when shaped(dynamicScalesOut): if quantMode == 3 then rank(dynamicScalesOut) == 2 and dim(dynamicScalesOut, 0) == A and dim(dynamicScalesOut, 1) == ceil_div(H, 128) else if quantMode == 4 then rank(dynamicScalesOut) == 2 and dim(dynamicScalesOut, 0) == A and dim(dynamicScalesOut, 1) == align(ceil_div(H, 32), 2) else if quantMode == 0 and present(scalesOptional) then rank(dynamicScalesOut) == 2 and dim(dynamicScalesOut, 0) == A and dim(dynamicScalesOut, 1) == dim(scalesOptional, 1) else rank(dynamicScalesOut) == 1 and dim(dynamicScalesOut, 0) == A
     Reset();
-    if (all && Applies(p.dynamicScalesOut.shaped) && Fails((p.quantMode == 3) ? (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_rowsOut())) && (OutDim(p.dynamicScalesOut, 1) == CeilDiv(dim_H(), 128))) : ((p.quantMode == 4) ? (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_rowsOut())) && (OutDim(p.dynamicScalesOut, 1) == Align(CeilDiv(dim_H(), 32), 2))) : (((p.quantMode == 0) && Present(p.scalesOptional)) ? (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_rowsOut())) && (OutDim(p.dynamicScalesOut, 1) == Dim(p.scalesOptional, 1))) : ((Rank(OutDesc(p.dynamicScalesOut)) == 1) && (OutDim(p.dynamicScalesOut, 0) == let_rowsOut())))))) {
+    if (all && Applies(p.dynamicScalesOut.shaped) && Fails((p.quantMode == 3) ? (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_A())) && (OutDim(p.dynamicScalesOut, 1) == CeilDiv(dim_H(), 128))) : ((p.quantMode == 4) ? (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_A())) && (OutDim(p.dynamicScalesOut, 1) == Align(CeilDiv(dim_H(), 32), 2))) : (((p.quantMode == 0) && Present(p.scalesOptional)) ? (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_A())) && (OutDim(p.dynamicScalesOut, 1) == Dim(p.scalesOptional, 1))) : ((Rank(OutDesc(p.dynamicScalesOut)) == 1) && (OutDim(p.dynamicScalesOut, 0) == let_A())))))) {
       Reset();
-      return Reject(kCodeTiling, "shape.dynamicScalesOut", "dynamicScalesOut", "shape (if quantMode == 3 then (rowsOut, ceil_div(H, 128)) else (if quantMode == 4 then (rowsOut, align(ceil_div(H, 32), 2)) else (if quantMode == 0 and present(scalesOptional) then (rowsOut, dim(scalesOptional, 1)) else (rowsOut,))))",
+      return Reject(kCodeTiling, "shape.dynamicScalesOut", "dynamicScalesOut", "shape (if quantMode == 3 then (A, ceil_div(H, 128)) else (if quantMode == 4 then (A, align(ceil_div(H, 32), 2)) else (if quantMode == 0 and present(scalesOptional) then (A, dim(scalesOptional, 1)) else (A,))))",
                     Shown(ShowShape(Shape(OutDesc(p.dynamicScalesOut)))));
     }
     // [shape.assistInfoForCombineOut] when shaped(assistInfoForCombineOut): rank(assistInfoForCombineOut) == 1 and dim(assistInfoForCombineOut, 0) >= A * 128
@@ -1608,11 +1603,11 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeTiling, "shape.expertTokenNumsOut", "expertTokenNumsOut", "shape (localExpertNum,)",
                     Shown(ShowShape(Shape(OutDesc(p.expertTokenNumsOut)))));
     }
-    // [shape.epRecvCountsOut] when shaped(epRecvCountsOut): rank(epRecvCountsOut) == 1 and dim(epRecvCountsOut, 0) >= epWorldSize * max(tpWorldSize, 1) * localExpertNum
+    // [shape.epRecvCountsOut] when shaped(epRecvCountsOut): rank(epRecvCountsOut) == 1 and dim(epRecvCountsOut, 0) >= epWorldSize * localExpertNum
     Reset();
-    if (all && Applies(p.epRecvCountsOut.shaped) && Fails((Rank(OutDesc(p.epRecvCountsOut)) == 1) && (OutDim(p.epRecvCountsOut, 0) >= Mul(Mul(p.epWorldSize, Max({p.tpWorldSize, 1})), let_localExpertNum())))) {
+    if (all && Applies(p.epRecvCountsOut.shaped) && Fails((Rank(OutDesc(p.epRecvCountsOut)) == 1) && (OutDim(p.epRecvCountsOut, 0) >= Mul(p.epWorldSize, let_localExpertNum())))) {
       Reset();
-      return Reject(kCodeTiling, "shape.epRecvCountsOut", "epRecvCountsOut", "shape (>= epWorldSize * max(tpWorldSize, 1) * localExpertNum,)",
+      return Reject(kCodeTiling, "shape.epRecvCountsOut", "epRecvCountsOut", "shape (>= epWorldSize * localExpertNum,)",
                     Shown(ShowShape(Shape(OutDesc(p.epRecvCountsOut)))));
     }
     // [shape.tpRecvCountsOut] when shaped(tpRecvCountsOut): rank(tpRecvCountsOut) == 1 and dim(tpRecvCountsOut, 0) == tpWorldSize
@@ -1622,11 +1617,11 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeTiling, "shape.tpRecvCountsOut", "tpRecvCountsOut", "shape (tpWorldSize,)",
                     Shown(ShowShape(Shape(OutDesc(p.tpRecvCountsOut)))));
     }
-    // [shape.expandScalesOut] when shaped(expandScalesOut): rank(expandScalesOut) == 1 and dim(expandScalesOut, 0) == rowsOut
+    // [shape.expandScalesOut] when shaped(expandScalesOut): rank(expandScalesOut) == 1 and dim(expandScalesOut, 0) == A
     Reset();
-    if (all && Applies(p.expandScalesOut.shaped) && Fails((Rank(OutDesc(p.expandScalesOut)) == 1) && (OutDim(p.expandScalesOut, 0) == let_rowsOut()))) {
+    if (all && Applies(p.expandScalesOut.shaped) && Fails((Rank(OutDesc(p.expandScalesOut)) == 1) && (OutDim(p.expandScalesOut, 0) == let_A()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expandScalesOut", "expandScalesOut", "shape (rowsOut,)",
+      return Reject(kCodeTiling, "shape.expandScalesOut", "expandScalesOut", "shape (A,)",
                     Shown(ShowShape(Shape(OutDesc(p.expandScalesOut)))));
     }
     // [len.groupEp] len(groupEp) in [1, 128)
@@ -1650,18 +1645,18 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeTiling, "domain.moeExpertNum", "moeExpertNum", "in (0, 1024]",
                     Shown(ShowInt(p.moeExpertNum)));
     }
-    // [domain.tpWorldSize] tpWorldSize in [0, 2]
+    // [domain.tpWorldSize] tpWorldSize in {0, 1}
     Reset();
-    if (all && Fails(InRange<'[', ']'>(p.tpWorldSize, 0, 2))) {
+    if (all && Fails(OneOf(p.tpWorldSize, 0, 1))) {
       Reset();
-      return Reject(kCodeTiling, "domain.tpWorldSize", "tpWorldSize", "in [0, 2]",
+      return Reject(kCodeTiling, "domain.tpWorldSize", "tpWorldSize", "one of {0, 1}",
                     Shown(ShowInt(p.tpWorldSize)));
     }
-    // [domain.tpRankId] tpRankId in [0, 1]
+    // [domain.tpRankId] tpRankId in {0}
     Reset();
-    if (all && Fails(InRange<'[', ']'>(p.tpRankId, 0, 1))) {
+    if (all && Fails(OneOf(p.tpRankId, 0))) {
       Reset();
-      return Reject(kCodeTiling, "domain.tpRankId", "tpRankId", "in [0, 1]",
+      return Reject(kCodeTiling, "domain.tpRankId", "tpRankId", "one of {0}",
                     Shown(ShowInt(p.tpRankId)));
     }
     // [domain.expertShardType] expertShardType in {0}
@@ -1720,13 +1715,6 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeTiling, "quant_mode.quantMode", "quantMode", "one of 0, 2 (quant modes supported on Atlas A3 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A3 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowInt(p.quantMode)));
     }
-    // [op.groupEp] groupEp != groupTp
-    Reset();
-    if (Fails(p.groupEp != p.groupTp)) {
-      Reset();
-      return Reject(kCodeInvalid, "op.groupEp", "groupEp", "a name different from groupTp",
-                    Shown(ShowStr(p.groupEp)));
-    }
     // [op.epRankId] epRankId in [0, epWorldSize)
     Reset();
     if (all && Fails(InRange<'[', ')'>(p.epRankId, 0, p.epWorldSize))) {
@@ -1776,20 +1764,6 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeTiling, "op.expertIds.2", "expertIds", "K <= moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum",
                     Shown(ShowInt(dim_K())));
     }
-    // [op.tpWorldSize] tpWorldSize < 2 or localExpertNum == 1
-    Reset();
-    if (all && Fails((p.tpWorldSize < 2) || (let_localExpertNum() == 1))) {
-      Reset();
-      return Reject(kCodeTiling, "op.tpWorldSize", "tpWorldSize", "0 or 1 when localExpertNum > 1",
-                    Shown(ShowInt(p.tpWorldSize)));
-    }
-    // [op.tpRankId] tpRankId < max(tpWorldSize, 1)
-    Reset();
-    if (all && Fails(p.tpRankId < Max({p.tpWorldSize, 1}))) {
-      Reset();
-      return Reject(kCodeTiling, "op.tpRankId", "tpRankId", "in [0, max(tpWorldSize, 1))",
-                    Shown(ShowInt(p.tpRankId)));
-    }
     // [op.globalBS] globalBS == 0 or globalBS % epWorldSize == 0 and globalBS >= BS * epWorldSize
     Reset();
     if (all && Fails((p.globalBS == 0) || ((Mod(p.globalBS, p.epWorldSize) == 0) && (p.globalBS >= Mul(dim_BS(), p.epWorldSize))))) {
@@ -1825,33 +1799,40 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeTiling, "op.scalesOptional", "scalesOptional", "(moeExpertNum, H), or (sharedExpertNum + moeExpertNum, H) with shared expert ranks",
                     Shown(ShowShape(Shape(p.scalesOptional))));
     }
-    // [ascend910_93.x] H in [1024, 8192]
+    // [ascend910_93.expandXOut] when quantMode != 0 and not fp8Quant: dtype(expandXOut) == INT8
     Reset();
-    if (all && Fails(InRange<'[', ']'>(dim_H(), 1024, 8192))) {
+    if (all && Applies((p.quantMode != 0) && !let_fp8Quant()) && Fails(dtype_expandXOut() == DataType::DT_INT8)) {
+      Reset();
+      return Reject(kCodeTiling, "ascend910_93.expandXOut", "expandXOut", "INT8 when quantMode is not 0",
+                    Shown(ShowDtype(dtype_expandXOut())));
+    }
+    // [ascend910_93.x] when commAlg != "hierarchy": H in [1024, 8192]
+    Reset();
+    if (all && Applies(p.commAlg != "hierarchy"sv) && Fails(InRange<'[', ']'>(dim_H(), 1024, 8192))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.x", "x", "H in [1024, 8192]",
                     Shown(ShowInt(dim_H())));
     }
-    // [ascend910_93.bs_range] BS in [1, 512]
+    // [ascend910_93.x.2] when commAlg == "hierarchy": H in [1024, 7168] and H % 32 == 0
     Reset();
-    if (all && Fails(InRange<'[', ']'>(dim_BS(), 1, 512))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(InRange<'[', ']'>(dim_H(), 1024, 7168) && (Mod(dim_H(), 32) == 0))) {
       Reset();
-      return Reject(kCodeTiling, "ascend910_93.bs_range", "x", "BS in [1, 512]",
+      return Reject(kCodeTiling, "ascend910_93.x.2", "x", "H in [1024, 7168] and a multiple of 32 when commAlg is hierarchy",
+                    Shown(ShowInt(dim_H())));
+    }
+    // [ascend910_93.moeExpertNum] localMoeExpertNum * epWorldSize <= 2048
+    Reset();
+    if (all && Fails(Mul(let_localMoeExpertNum(), p.epWorldSize) <= 2048)) {
+      Reset();
+      return Reject(kCodeTiling, "ascend910_93.moeExpertNum", "moeExpertNum", "localExpertNum * epWorldSize <= 2048",
+                    Shown(ShowInt(p.moeExpertNum)));
+    }
+    // [ascend910_93.bs_range] BS in [1, if commAlg == "fullmesh_v2" or commAlg == "hierarchy" then 256 else 512]
+    Reset();
+    if (all && Fails(InRange<'[', ']'>(dim_BS(), 1, ((p.commAlg == "fullmesh_v2"sv) || (p.commAlg == "hierarchy"sv)) ? 256 : 512))) {
+      Reset();
+      return Reject(kCodeTiling, "ascend910_93.bs_range", "x", "BS in (0, 256] for fullmesh_v2 and hierarchy, (0, 512] for fullmesh_v1 and \"\"",
                     Shown(ShowInt(dim_BS())));
-    }
-    // [ascend910_93.groupTp] when groupTp != "": len(groupTp) < 128 and groupTp != groupEp
-    Reset();
-    if (Applies(p.groupTp != ""sv) && Fails((Len(p.groupTp) < 128) && (p.groupTp != p.groupEp))) {
-      Reset();
-      return Reject(kCodeInvalid, "ascend910_93.groupTp", "groupTp", "a string of length [1, 128) different from groupEp",
-                    Shown(ShowStr(p.groupTp)));
-    }
-    // [ascend910_93.tpWorldSize] when commAlg == "fullmesh_v2": tpWorldSize <= 1
-    Reset();
-    if (all && Applies(p.commAlg == "fullmesh_v2"sv) && Fails(p.tpWorldSize <= 1)) {
-      Reset();
-      return Reject(kCodeTiling, "ascend910_93.tpWorldSize", "tpWorldSize", "0 or 1 when commAlg is fullmesh_v2",
-                    Shown(ShowInt(p.tpWorldSize)));
     }
     // [ascend910_93.globalBS] when commAlg == "fullmesh_v2": globalBS == 0 or globalBS == BS * epWorldSize
     Reset();
@@ -1881,19 +1862,12 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeTiling, "ascend910_93.epWorldSize", "epWorldSize", "in [16, 256] and a multiple of 16 when commAlg is hierarchy",
                     Shown(ShowInt(p.epWorldSize)));
     }
-    // [ascend910_93.moeExpertNum] when commAlg == "hierarchy": moeExpertNum in (0, 512]
+    // [ascend910_93.moeExpertNum.2] when commAlg == "hierarchy": moeExpertNum in (0, 512]
     Reset();
     if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(InRange<'(', ']'>(p.moeExpertNum, 0, 512))) {
       Reset();
-      return Reject(kCodeTiling, "ascend910_93.moeExpertNum", "moeExpertNum", "in (0, 512] when commAlg is hierarchy",
+      return Reject(kCodeTiling, "ascend910_93.moeExpertNum.2", "moeExpertNum", "in (0, 512] when commAlg is hierarchy",
                     Shown(ShowInt(p.moeExpertNum)));
-    }
-    // [ascend910_93.tpWorldSize.2] when commAlg == "hierarchy": tpWorldSize <= 1
-    Reset();
-    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(p.tpWorldSize <= 1)) {
-      Reset();
-      return Reject(kCodeTiling, "ascend910_93.tpWorldSize.2", "tpWorldSize", "0 or 1 when commAlg is hierarchy",
-                    Shown(ShowInt(p.tpWorldSize)));
     }
     // [ascend910_93.sharedExpertRankNum] when commAlg == "hierarchy": sharedExpertRankNum == 0
     Reset();
@@ -1925,7 +1899,7 @@ class Ascend910_93 : public Eval {
     }
     // [ascend910_93.expertScalesOptional] when commAlg == "hierarchy": present(expertScalesOptional)
     Reset();
-    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(Present(p.expertScalesOptional))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(HasContents(p.expertScalesOptional))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.expertScalesOptional", "expertScalesOptional", "a (BS, K) tensor when commAlg is hierarchy",
                     Shown(ShowTensor(p.expertScalesOptional)));
@@ -1956,13 +1930,13 @@ class Ascend910_93 : public Eval {
 
   bool Shapes(OutputShapes* out) {
     undefined_ = false;
-    out->expandXOut = Dims{let_rowsOut(), dim_H()};  // (>= rowsOut, H)
-    out->dynamicScalesOut = (p.quantMode == 3) ? Dims{let_rowsOut(), CeilDiv(dim_H(), 128)} : ((p.quantMode == 4) ? Dims{let_rowsOut(), Align(CeilDiv(dim_H(), 32), 2)} : (((p.quantMode == 0) && Present(p.scalesOptional)) ? Dims{let_rowsOut(), Dim(p.scalesOptional, 1)} : Dims{let_rowsOut()}));  // if quantMode == 3 then (rowsOut, ceil_div(H, 128)) else if quantMode == 4 then (rowsOut, align(ceil_div(H, 32), 2)) else if quantMode == 0 and present(scalesOptional) then (rowsOut, dim(scalesOptional, 1)) else (rowsOut,)
+    out->expandXOut = Dims{let_A(), dim_H()};  // (>= A, H)
+    out->dynamicScalesOut = (p.quantMode == 3) ? Dims{let_A(), CeilDiv(dim_H(), 128)} : ((p.quantMode == 4) ? Dims{let_A(), Align(CeilDiv(dim_H(), 32), 2)} : (((p.quantMode == 0) && Present(p.scalesOptional)) ? Dims{let_A(), Dim(p.scalesOptional, 1)} : Dims{let_A()}));  // if quantMode == 3 then (A, ceil_div(H, 128)) else if quantMode == 4 then (A, align(ceil_div(H, 32), 2)) else if quantMode == 0 and present(scalesOptional) then (A, dim(scalesOptional, 1)) else (A,)
     out->assistInfoForCombineOut = Dims{Mul(let_A(), 128)};  // (>= A * 128,)
     out->expertTokenNumsOut = Dims{let_localExpertNum()};  // (localExpertNum,)
-    out->epRecvCountsOut = Dims{Mul(Mul(p.epWorldSize, Max({p.tpWorldSize, 1})), let_localExpertNum())};  // (>= epWorldSize * max(tpWorldSize, 1) * localExpertNum,)
+    out->epRecvCountsOut = Dims{Mul(p.epWorldSize, let_localExpertNum())};  // (>= epWorldSize * localExpertNum,)
     out->tpRecvCountsOut = Dims{p.tpWorldSize};  // (tpWorldSize,)
-    out->expandScalesOut = Dims{let_rowsOut()};  // (rowsOut,)
+    out->expandScalesOut = Dims{let_A()};  // (A,)
     return !undefined_;
   }
 
@@ -2008,9 +1982,6 @@ class Ascend910_93 : public Eval {
   }
   int64_t let_A() {  // A = if isSharedRank then maxBS * ceil_div(epWorldSize, sharedExpertRankNum // sharedExpertNum) else globalBSReal * min(localMoeExpertNum, K)
     return Lazy(memo_A_, [&]() -> int64_t { return let_isSharedRank() ? Mul(let_maxBS(), CeilDiv(p.epWorldSize, FloorDiv(p.sharedExpertRankNum, p.sharedExpertNum))) : Mul(let_globalBSReal(), Min({let_localMoeExpertNum(), dim_K()})); });
-  }
-  int64_t let_rowsOut() {  // rowsOut = A * max(tpWorldSize, 1)
-    return Lazy(memo_rowsOut_, [&]() -> int64_t { return Mul(let_A(), Max({p.tpWorldSize, 1})); });
   }
   int64_t let_maskRank() {  // maskRank = if present(xActiveMaskOptional) then rank(xActiveMaskOptional) else 0
     return Lazy(memo_maskRank_, [&]() -> int64_t { return Present(p.xActiveMaskOptional) ? Rank(p.xActiveMaskOptional) : 0; });
@@ -2077,14 +2048,13 @@ class Ascend910_93 : public Eval {
   Memo<bool> memo_fp8Quant_;
   Memo<bool> memo_castsUnquantised_;
   Memo<int64_t> memo_A_;
-  Memo<int64_t> memo_rowsOut_;
   Memo<int64_t> memo_maskRank_;
   Memo<int64_t> memo_scalesLen_;
   Memo<int64_t> memo_scalesCols_;
   Memo<bool> memo_isA2_;
 };
 
-// ==== Ascend 950PR/Ascend 950DT (ascend950) ====================
+// ==== Ascend 950DT (ascend950) ====================
 class Ascend950 : public Eval {
  public:
   explicit Ascend950(const Params& params) : Eval(params) {}
@@ -2111,14 +2081,14 @@ class Ascend950 : public Eval {
     Reset();
     if (all && Fails(!Present(p.elasticInfoOptional))) {
       Reset();
-      return Reject(kCodeTiling, "unsupported.elasticInfoOptional", "elasticInfoOptional", "null (it is not supported on Ascend 950PR/Ascend 950DT)",
+      return Reject(kCodeTiling, "unsupported.elasticInfoOptional", "elasticInfoOptional", "null (it is not supported on Ascend 950DT)",
                     Shown(ShowTensor(p.elasticInfoOptional)));
     }
     // [unsupported.performanceInfoOptional] not present(performanceInfoOptional)
     Reset();
     if (all && Fails(!Present(p.performanceInfoOptional))) {
       Reset();
-      return Reject(kCodeTiling, "unsupported.performanceInfoOptional", "performanceInfoOptional", "null (it is not supported on Ascend 950PR/Ascend 950DT)",
+      return Reject(kCodeTiling, "unsupported.performanceInfoOptional", "performanceInfoOptional", "null (it is not supported on Ascend 950DT)",
                     Shown(ShowTensor(p.performanceInfoOptional)));
     }
     // [dtype.x] dtype(x) in {FLOAT16, BFLOAT16, FLOAT8_E5M2, FLOAT8_E4M3FN, HIFLOAT8, FLOAT4_E2M1, FLOAT4_E1M2}
@@ -2151,7 +2121,7 @@ class Ascend950 : public Eval {
     }
     // [dtype.expertScalesOptional] when present(expertScalesOptional): dtype(expertScalesOptional) in {FLOAT32}
     Reset();
-    if (Applies(Present(p.expertScalesOptional)) && Fails(OneOf(Dtype(p.expertScalesOptional), DataType::DT_FLOAT))) {
+    if (Applies(HasContents(p.expertScalesOptional)) && Fails(OneOf(Dtype(p.expertScalesOptional), DataType::DT_FLOAT))) {
       Reset();
       return Reject(kCodeInvalid, "dtype.expertScalesOptional", "expertScalesOptional", "one of FLOAT32",
                     Shown(ShowDtype(Dtype(p.expertScalesOptional))));
@@ -2249,7 +2219,7 @@ class Ascend950 : public Eval {
     }
     // [format.expertScalesOptional] when present(expertScalesOptional): format(expertScalesOptional) in {"ND"}
     Reset();
-    if (all && Applies(Present(p.expertScalesOptional)) && Fails(OneOf(FormatOf(p.expertScalesOptional), "ND"sv))) {
+    if (all && Applies(HasContents(p.expertScalesOptional)) && Fails(OneOf(FormatOf(p.expertScalesOptional), "ND"sv))) {
       Reset();
       return Reject(kCodeTiling, "format.expertScalesOptional", "expertScalesOptional", "one of ND",
                     Shown(ShowStr(FormatOf(p.expertScalesOptional))));
@@ -2291,7 +2261,7 @@ class Ascend950 : public Eval {
     }
     // [shape.expertScalesOptional] when present(expertScalesOptional): rank(expertScalesOptional) == 2 and dim(expertScalesOptional, 0) == BS and dim(expertScalesOptional, 1) == K
     Reset();
-    if (all && Applies(Present(p.expertScalesOptional)) && Fails(((Rank(p.expertScalesOptional) == 2) && (Dim(p.expertScalesOptional, 0) == dim_BS())) && (Dim(p.expertScalesOptional, 1) == dim_K()))) {
+    if (all && Applies(HasContents(p.expertScalesOptional)) && Fails(((Rank(p.expertScalesOptional) == 2) && (Dim(p.expertScalesOptional, 0) == dim_BS())) && (Dim(p.expertScalesOptional, 1) == dim_K()))) {
       Reset();
       return Reject(kCodeTiling, "shape.expertScalesOptional", "expertScalesOptional", "shape (BS, K)",
                     Shown(ShowShape(Shape(p.expertScalesOptional))));
@@ -2310,18 +2280,18 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "shape.performanceInfoOptional", "performanceInfoOptional", "shape (epWorldSize,)",
                     Shown(ShowShape(Shape(p.performanceInfoOptional))));
     }
-    // [shape.expandXOut] when shaped(expandXOut): rank(expandXOut) == 2 and dim(expandXOut, 0) >= rowsOut and dim(expandXOut, 1) == H
+    // [shape.expandXOut] when shaped(expandXOut): rank(expandXOut) == 2 and dim(expandXOut, 0) >= A and dim(expandXOut, 1) == H
     Reset();
-    if (all && Applies(p.expandXOut.shaped) && Fails(((Rank(OutDesc(p.expandXOut)) == 2) && (OutDim(p.expandXOut, 0) >= let_rowsOut())) && (OutDim(p.expandXOut, 1) == dim_H()))) {
+    if (all && Applies(p.expandXOut.shaped) && Fails(((Rank(OutDesc(p.expandXOut)) == 2) && (OutDim(p.expandXOut, 0) >= let_A())) && (OutDim(p.expandXOut, 1) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expandXOut", "expandXOut", "shape (>= rowsOut, H)",
+      return Reject(kCodeTiling, "shape.expandXOut", "expandXOut", "shape (>= A, H)",
                     Shown(ShowShape(Shape(OutDesc(p.expandXOut)))));
     }
-    // [shape.dynamicScalesOut] when shaped(dynamicScalesOut): if quantMode == 3 then rank(dynamicScalesOut) == 2 and dim(dynamicScalesOut, 0) == rowsOut and dim(dynamicScalesOut, 1) == ceil_div(H, 128) else if quantMode == 4 then rank(dynamicScalesOut) == 2 and dim(dynamicScalesOut, 0) == rowsOut and dim(dynamicScalesOut, 1) == align(ceil_div(H, 32), 2) else if quantMode == 0 and present(scalesOptional) then rank(dynamicScalesOut) == 2 and dim(dynamicScalesOut, 0) == rowsOut and dim(dynamicScalesOut, 1) == dim(scalesOptional, 1) else rank(dynamicScalesOut) == 1 and dim(dynamicScalesOut, 0) == rowsOut
+    // [shape.dynamicScalesOut] when shaped(dynamicScalesOut): if quantMode == 3 then rank(dynamicScalesOut) == 2 and dim(dynamicScalesOut, 0) == A and dim(dynamicScalesOut, 1) == ceil_div(H, 128) else if quantMode == 4 then rank(dynamicScalesOut) == 2 and dim(dynamicScalesOut, 0) == A and dim(dynamicScalesOut, 1) == align(ceil_div(H, 32), 2) else if quantMode == 0 and present(scalesOptional) then rank(dynamicScalesOut) == 2 and dim(dynamicScalesOut, 0) == A and dim(dynamicScalesOut, 1) == dim(scalesOptional, 1) else rank(dynamicScalesOut) == 1 and dim(dynamicScalesOut, 0) == A
     Reset();
-    if (all && Applies(p.dynamicScalesOut.shaped) && Fails((p.quantMode == 3) ? (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_rowsOut())) && (OutDim(p.dynamicScalesOut, 1) == CeilDiv(dim_H(), 128))) : ((p.quantMode == 4) ? (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_rowsOut())) && (OutDim(p.dynamicScalesOut, 1) == Align(CeilDiv(dim_H(), 32), 2))) : (((p.quantMode == 0) && Present(p.scalesOptional)) ? (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_rowsOut())) && (OutDim(p.dynamicScalesOut, 1) == Dim(p.scalesOptional, 1))) : ((Rank(OutDesc(p.dynamicScalesOut)) == 1) && (OutDim(p.dynamicScalesOut, 0) == let_rowsOut())))))) {
+    if (all && Applies(p.dynamicScalesOut.shaped) && Fails((p.quantMode == 3) ? (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_A())) && (OutDim(p.dynamicScalesOut, 1) == CeilDiv(dim_H(), 128))) : ((p.quantMode == 4) ? (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_A())) && (OutDim(p.dynamicScalesOut, 1) == Align(CeilDiv(dim_H(), 32), 2))) : (((p.quantMode == 0) && Present(p.scalesOptional)) ? (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_A())) && (OutDim(p.dynamicScalesOut, 1) == Dim(p.scalesOptional, 1))) : ((Rank(OutDesc(p.dynamicScalesOut)) == 1) && (OutDim(p.dynamicScalesOut, 0) == let_A())))))) {
       Reset();
-      return Reject(kCodeTiling, "shape.dynamicScalesOut", "dynamicScalesOut", "shape (if quantMode == 3 then (rowsOut, ceil_div(H, 128)) else (if quantMode == 4 then (rowsOut, align(ceil_div(H, 32), 2)) else (if quantMode == 0 and present(scalesOptional) then (rowsOut, dim(scalesOptional, 1)) else (rowsOut,))))",
+      return Reject(kCodeTiling, "shape.dynamicScalesOut", "dynamicScalesOut", "shape (if quantMode == 3 then (A, ceil_div(H, 128)) else (if quantMode == 4 then (A, align(ceil_div(H, 32), 2)) else (if quantMode == 0 and present(scalesOptional) then (A, dim(scalesOptional, 1)) else (A,))))",
                     Shown(ShowShape(Shape(OutDesc(p.dynamicScalesOut)))));
     }
     // [shape.assistInfoForCombineOut] when shaped(assistInfoForCombineOut): rank(assistInfoForCombineOut) == 1 and dim(assistInfoForCombineOut, 0) >= A * 128
@@ -2338,11 +2308,11 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "shape.expertTokenNumsOut", "expertTokenNumsOut", "shape (localExpertNum,)",
                     Shown(ShowShape(Shape(OutDesc(p.expertTokenNumsOut)))));
     }
-    // [shape.epRecvCountsOut] when shaped(epRecvCountsOut): rank(epRecvCountsOut) == 1 and dim(epRecvCountsOut, 0) >= epWorldSize * max(tpWorldSize, 1) * localExpertNum
+    // [shape.epRecvCountsOut] when shaped(epRecvCountsOut): rank(epRecvCountsOut) == 1 and dim(epRecvCountsOut, 0) >= epWorldSize * localExpertNum
     Reset();
-    if (all && Applies(p.epRecvCountsOut.shaped) && Fails((Rank(OutDesc(p.epRecvCountsOut)) == 1) && (OutDim(p.epRecvCountsOut, 0) >= Mul(Mul(p.epWorldSize, Max({p.tpWorldSize, 1})), let_localExpertNum())))) {
+    if (all && Applies(p.epRecvCountsOut.shaped) && Fails((Rank(OutDesc(p.epRecvCountsOut)) == 1) && (OutDim(p.epRecvCountsOut, 0) >= Mul(p.epWorldSize, let_localExpertNum())))) {
       Reset();
-      return Reject(kCodeTiling, "shape.epRecvCountsOut", "epRecvCountsOut", "shape (>= epWorldSize * max(tpWorldSize, 1) * localExpertNum,)",
+      return Reject(kCodeTiling, "shape.epRecvCountsOut", "epRecvCountsOut", "shape (>= epWorldSize * localExpertNum,)",
                     Shown(ShowShape(Shape(OutDesc(p.epRecvCountsOut)))));
     }
     // [shape.tpRecvCountsOut] when shaped(tpRecvCountsOut): rank(tpRecvCountsOut) == 1 and dim(tpRecvCountsOut, 0) == tpWorldSize
@@ -2352,11 +2322,11 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "shape.tpRecvCountsOut", "tpRecvCountsOut", "shape (tpWorldSize,)",
                     Shown(ShowShape(Shape(OutDesc(p.tpRecvCountsOut)))));
     }
-    // [shape.expandScalesOut] when shaped(expandScalesOut): rank(expandScalesOut) == 1 and dim(expandScalesOut, 0) == rowsOut
+    // [shape.expandScalesOut] when shaped(expandScalesOut): rank(expandScalesOut) == 1 and dim(expandScalesOut, 0) == A
     Reset();
-    if (all && Applies(p.expandScalesOut.shaped) && Fails((Rank(OutDesc(p.expandScalesOut)) == 1) && (OutDim(p.expandScalesOut, 0) == let_rowsOut()))) {
+    if (all && Applies(p.expandScalesOut.shaped) && Fails((Rank(OutDesc(p.expandScalesOut)) == 1) && (OutDim(p.expandScalesOut, 0) == let_A()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expandScalesOut", "expandScalesOut", "shape (rowsOut,)",
+      return Reject(kCodeTiling, "shape.expandScalesOut", "expandScalesOut", "shape (A,)",
                     Shown(ShowShape(Shape(OutDesc(p.expandScalesOut)))));
     }
     // [len.groupEp] len(groupEp) in [1, 128)
@@ -2366,11 +2336,11 @@ class Ascend950 : public Eval {
       return Reject(kCodeInvalid, "len.groupEp", "groupEp", "a string whose length is in [1, 128)",
                     Shown(ShowInt(Len(p.groupEp))));
     }
-    // [domain.epWorldSize] epWorldSize in [2, 768]
+    // [domain.epWorldSize] epWorldSize in [2, 1024]
     Reset();
-    if (all && Fails(InRange<'[', ']'>(p.epWorldSize, 2, 768))) {
+    if (all && Fails(InRange<'[', ']'>(p.epWorldSize, 2, 1024))) {
       Reset();
-      return Reject(kCodeTiling, "domain.epWorldSize", "epWorldSize", "in [2, 768]",
+      return Reject(kCodeTiling, "domain.epWorldSize", "epWorldSize", "in [2, 1024]",
                     Shown(ShowInt(p.epWorldSize)));
     }
     // [domain.moeExpertNum] moeExpertNum in (0, 1024]
@@ -2387,11 +2357,11 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "domain.tpWorldSize", "tpWorldSize", "one of {0, 1}",
                     Shown(ShowInt(p.tpWorldSize)));
     }
-    // [domain.tpRankId] tpRankId in [0, 1]
+    // [domain.tpRankId] tpRankId in {0}
     Reset();
-    if (all && Fails(InRange<'[', ']'>(p.tpRankId, 0, 1))) {
+    if (all && Fails(OneOf(p.tpRankId, 0))) {
       Reset();
-      return Reject(kCodeTiling, "domain.tpRankId", "tpRankId", "in [0, 1]",
+      return Reject(kCodeTiling, "domain.tpRankId", "tpRankId", "one of {0}",
                     Shown(ShowInt(p.tpRankId)));
     }
     // [domain.expertShardType] expertShardType in {0}
@@ -2447,29 +2417,22 @@ class Ascend950 : public Eval {
     Reset();
     if (all && Fails(p.groupTp == ""sv)) {
       Reset();
-      return Reject(kCodeTiling, "unsupported.groupTp", "groupTp", "\"\" (the default; groupTp is not supported on Ascend 950PR/Ascend 950DT)",
+      return Reject(kCodeTiling, "unsupported.groupTp", "groupTp", "\"\" (the default; groupTp is not supported on Ascend 950DT)",
                     Shown(ShowStr(p.groupTp)));
     }
     // [unsupported.tpRankId] tpRankId == 0
     Reset();
     if (all && Fails(p.tpRankId == 0)) {
       Reset();
-      return Reject(kCodeTiling, "unsupported.tpRankId", "tpRankId", "0 (the default; tpRankId is not supported on Ascend 950PR/Ascend 950DT)",
+      return Reject(kCodeTiling, "unsupported.tpRankId", "tpRankId", "0 (the default; tpRankId is not supported on Ascend 950DT)",
                     Shown(ShowInt(p.tpRankId)));
     }
     // [quant_mode.quantMode] quantMode in {0, 1, 2, 3, 4}
     Reset();
     if (all && Fails(OneOf(p.quantMode, 0, 1, 2, 3, 4))) {
       Reset();
-      return Reject(kCodeTiling, "quant_mode.quantMode", "quantMode", "one of 0, 1, 2, 3, 4 (quant modes supported on Ascend 950PR/Ascend 950DT)",
+      return Reject(kCodeTiling, "quant_mode.quantMode", "quantMode", "one of 0, 1, 2, 3, 4 (quant modes supported on Ascend 950DT)",
                     Shown(ShowInt(p.quantMode)));
-    }
-    // [op.groupEp] groupEp != groupTp
-    Reset();
-    if (Fails(p.groupEp != p.groupTp)) {
-      Reset();
-      return Reject(kCodeInvalid, "op.groupEp", "groupEp", "a name different from groupTp",
-                    Shown(ShowStr(p.groupEp)));
     }
     // [op.epRankId] epRankId in [0, epWorldSize)
     Reset();
@@ -2520,20 +2483,6 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "op.expertIds.2", "expertIds", "K <= moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum",
                     Shown(ShowInt(dim_K())));
     }
-    // [op.tpWorldSize] tpWorldSize < 2 or localExpertNum == 1
-    Reset();
-    if (all && Fails((p.tpWorldSize < 2) || (let_localExpertNum() == 1))) {
-      Reset();
-      return Reject(kCodeTiling, "op.tpWorldSize", "tpWorldSize", "0 or 1 when localExpertNum > 1",
-                    Shown(ShowInt(p.tpWorldSize)));
-    }
-    // [op.tpRankId] tpRankId < max(tpWorldSize, 1)
-    Reset();
-    if (all && Fails(p.tpRankId < Max({p.tpWorldSize, 1}))) {
-      Reset();
-      return Reject(kCodeTiling, "op.tpRankId", "tpRankId", "in [0, max(tpWorldSize, 1))",
-                    Shown(ShowInt(p.tpRankId)));
-    }
     // [op.globalBS] globalBS == 0 or globalBS % epWorldSize == 0 and globalBS >= BS * epWorldSize
     Reset();
     if (all && Fails((p.globalBS == 0) || ((Mod(p.globalBS, p.epWorldSize) == 0) && (p.globalBS >= Mul(dim_BS(), p.epWorldSize))))) {
@@ -2569,26 +2518,33 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "op.scalesOptional", "scalesOptional", "(moeExpertNum, H), or (sharedExpertNum + moeExpertNum, H) with shared expert ranks",
                     Shown(ShowShape(Shape(p.scalesOptional))));
     }
-    // [ascend910_93.x] H in [1024, 8192]
+    // [ascend910_93.expandXOut] when quantMode != 0 and not fp8Quant: dtype(expandXOut) == INT8
     Reset();
-    if (all && Fails(InRange<'[', ']'>(dim_H(), 1024, 8192))) {
+    if (all && Applies((p.quantMode != 0) && !let_fp8Quant()) && Fails(dtype_expandXOut() == DataType::DT_INT8)) {
+      Reset();
+      return Reject(kCodeTiling, "ascend910_93.expandXOut", "expandXOut", "INT8 when quantMode is not 0",
+                    Shown(ShowDtype(dtype_expandXOut())));
+    }
+    // [ascend910_93.x] when commAlg != "hierarchy": H in [1024, 8192]
+    Reset();
+    if (all && Applies(p.commAlg != "hierarchy"sv) && Fails(InRange<'[', ']'>(dim_H(), 1024, 8192))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.x", "x", "H in [1024, 8192]",
                     Shown(ShowInt(dim_H())));
     }
-    // [ascend910_93.groupTp] when groupTp != "": len(groupTp) < 128 and groupTp != groupEp
+    // [ascend910_93.x.2] when commAlg == "hierarchy": H in [1024, 7168] and H % 32 == 0
     Reset();
-    if (Applies(p.groupTp != ""sv) && Fails((Len(p.groupTp) < 128) && (p.groupTp != p.groupEp))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(InRange<'[', ']'>(dim_H(), 1024, 7168) && (Mod(dim_H(), 32) == 0))) {
       Reset();
-      return Reject(kCodeInvalid, "ascend910_93.groupTp", "groupTp", "a string of length [1, 128) different from groupEp",
-                    Shown(ShowStr(p.groupTp)));
+      return Reject(kCodeTiling, "ascend910_93.x.2", "x", "H in [1024, 7168] and a multiple of 32 when commAlg is hierarchy",
+                    Shown(ShowInt(dim_H())));
     }
-    // [ascend910_93.tpWorldSize] when commAlg == "fullmesh_v2": tpWorldSize <= 1
+    // [ascend910_93.moeExpertNum] localMoeExpertNum * epWorldSize <= 2048
     Reset();
-    if (all && Applies(p.commAlg == "fullmesh_v2"sv) && Fails(p.tpWorldSize <= 1)) {
+    if (all && Fails(Mul(let_localMoeExpertNum(), p.epWorldSize) <= 2048)) {
       Reset();
-      return Reject(kCodeTiling, "ascend910_93.tpWorldSize", "tpWorldSize", "0 or 1 when commAlg is fullmesh_v2",
-                    Shown(ShowInt(p.tpWorldSize)));
+      return Reject(kCodeTiling, "ascend910_93.moeExpertNum", "moeExpertNum", "localExpertNum * epWorldSize <= 2048",
+                    Shown(ShowInt(p.moeExpertNum)));
     }
     // [ascend910_93.globalBS] when commAlg == "fullmesh_v2": globalBS == 0 or globalBS == BS * epWorldSize
     Reset();
@@ -2618,19 +2574,12 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "ascend910_93.epWorldSize", "epWorldSize", "in [16, 256] and a multiple of 16 when commAlg is hierarchy",
                     Shown(ShowInt(p.epWorldSize)));
     }
-    // [ascend910_93.moeExpertNum] when commAlg == "hierarchy": moeExpertNum in (0, 512]
+    // [ascend910_93.moeExpertNum.2] when commAlg == "hierarchy": moeExpertNum in (0, 512]
     Reset();
     if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(InRange<'(', ']'>(p.moeExpertNum, 0, 512))) {
       Reset();
-      return Reject(kCodeTiling, "ascend910_93.moeExpertNum", "moeExpertNum", "in (0, 512] when commAlg is hierarchy",
+      return Reject(kCodeTiling, "ascend910_93.moeExpertNum.2", "moeExpertNum", "in (0, 512] when commAlg is hierarchy",
                     Shown(ShowInt(p.moeExpertNum)));
-    }
-    // [ascend910_93.tpWorldSize.2] when commAlg == "hierarchy": tpWorldSize <= 1
-    Reset();
-    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(p.tpWorldSize <= 1)) {
-      Reset();
-      return Reject(kCodeTiling, "ascend910_93.tpWorldSize.2", "tpWorldSize", "0 or 1 when commAlg is hierarchy",
-                    Shown(ShowInt(p.tpWorldSize)));
     }
     // [ascend910_93.sharedExpertRankNum] when commAlg == "hierarchy": sharedExpertRankNum == 0
     Reset();
@@ -2662,16 +2611,16 @@ class Ascend950 : public Eval {
     }
     // [ascend910_93.expertScalesOptional] when commAlg == "hierarchy": present(expertScalesOptional)
     Reset();
-    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(Present(p.expertScalesOptional))) {
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(HasContents(p.expertScalesOptional))) {
       Reset();
       return Reject(kCodeTiling, "ascend910_93.expertScalesOptional", "expertScalesOptional", "a (BS, K) tensor when commAlg is hierarchy",
                     Shown(ShowTensor(p.expertScalesOptional)));
     }
-    // [ascend950.bs_range] BS in [1, if commAlg == "fullmesh_v2" then 256 else 512]
+    // [ascend950.bs_range] BS in [1, 512]
     Reset();
-    if (all && Fails(InRange<'[', ']'>(dim_BS(), 1, (p.commAlg == "fullmesh_v2"sv) ? 256 : 512))) {
+    if (all && Fails(InRange<'[', ']'>(dim_BS(), 1, 512))) {
       Reset();
-      return Reject(kCodeTiling, "ascend950.bs_range", "x", "BS in (0, 256] for fullmesh_v2, (0, 512] for fullmesh_v1 and \"\"",
+      return Reject(kCodeTiling, "ascend950.bs_range", "x", "BS in (0, 512]",
                     Shown(ShowInt(dim_BS())));
     }
     // [ascend950.expandXOut] when quantMode == 0: dtype(expandXOut) == dtype(x) or dtype(x) in {FLOAT16, BFLOAT16} and dtype(expandXOut) == HIFLOAT8
@@ -2798,13 +2747,13 @@ class Ascend950 : public Eval {
 
   bool Shapes(OutputShapes* out) {
     undefined_ = false;
-    out->expandXOut = Dims{let_rowsOut(), dim_H()};  // (>= rowsOut, H)
-    out->dynamicScalesOut = (p.quantMode == 3) ? Dims{let_rowsOut(), CeilDiv(dim_H(), 128)} : ((p.quantMode == 4) ? Dims{let_rowsOut(), Align(CeilDiv(dim_H(), 32), 2)} : (((p.quantMode == 0) && Present(p.scalesOptional)) ? Dims{let_rowsOut(), Dim(p.scalesOptional, 1)} : Dims{let_rowsOut()}));  // if quantMode == 3 then (rowsOut, ceil_div(H, 128)) else if quantMode == 4 then (rowsOut, align(ceil_div(H, 32), 2)) else if quantMode == 0 and present(scalesOptional) then (rowsOut, dim(scalesOptional, 1)) else (rowsOut,)
+    out->expandXOut = Dims{let_A(), dim_H()};  // (>= A, H)
+    out->dynamicScalesOut = (p.quantMode == 3) ? Dims{let_A(), CeilDiv(dim_H(), 128)} : ((p.quantMode == 4) ? Dims{let_A(), Align(CeilDiv(dim_H(), 32), 2)} : (((p.quantMode == 0) && Present(p.scalesOptional)) ? Dims{let_A(), Dim(p.scalesOptional, 1)} : Dims{let_A()}));  // if quantMode == 3 then (A, ceil_div(H, 128)) else if quantMode == 4 then (A, align(ceil_div(H, 32), 2)) else if quantMode == 0 and present(scalesOptional) then (A, dim(scalesOptional, 1)) else (A,)
     out->assistInfoForCombineOut = Dims{Mul(let_A(), 128)};  // (>= A * 128,)
     out->expertTokenNumsOut = Dims{let_localExpertNum()};  // (localExpertNum,)
-    out->epRecvCountsOut = Dims{Mul(Mul(p.epWorldSize, Max({p.tpWorldSize, 1})), let_localExpertNum())};  // (>= epWorldSize * max(tpWorldSize, 1) * localExpertNum,)
+    out->epRecvCountsOut = Dims{Mul(p.epWorldSize, let_localExpertNum())};  // (>= epWorldSize * localExpertNum,)
     out->tpRecvCountsOut = Dims{p.tpWorldSize};  // (tpWorldSize,)
-    out->expandScalesOut = Dims{let_rowsOut()};  // (rowsOut,)
+    out->expandScalesOut = Dims{let_A()};  // (A,)
     return !undefined_;
   }
 
@@ -2850,9 +2799,6 @@ class Ascend950 : public Eval {
   }
   int64_t let_A() {  // A = if isSharedRank then maxBS * ceil_div(epWorldSize, sharedExpertRankNum // sharedExpertNum) else globalBSReal * min(localMoeExpertNum, K)
     return Lazy(memo_A_, [&]() -> int64_t { return let_isSharedRank() ? Mul(let_maxBS(), CeilDiv(p.epWorldSize, FloorDiv(p.sharedExpertRankNum, p.sharedExpertNum))) : Mul(let_globalBSReal(), Min({let_localMoeExpertNum(), dim_K()})); });
-  }
-  int64_t let_rowsOut() {  // rowsOut = A * max(tpWorldSize, 1)
-    return Lazy(memo_rowsOut_, [&]() -> int64_t { return Mul(let_A(), Max({p.tpWorldSize, 1})); });
   }
   int64_t let_maskRank() {  // maskRank = if present(xActiveMaskOptional) then rank(xActiveMaskOptional) else 0
     return Lazy(memo_maskRank_, [&]() -> int64_t { return Present(p.xActiveMaskOptional) ? Rank(p.xActiveMaskOptional) : 0; });
@@ -2919,7 +2865,6 @@ class Ascend950 : public Eval {
   Memo<bool> memo_fp8Quant_;
   Memo<bool> memo_castsUnquantised_;
   Memo<int64_t> memo_A_;
-  Memo<int64_t> memo_rowsOut_;
   Memo<int64_t> memo_maskRank_;
   Memo<int64_t> memo_scalesLen_;
   Memo<int64_t> memo_scalesCols_;

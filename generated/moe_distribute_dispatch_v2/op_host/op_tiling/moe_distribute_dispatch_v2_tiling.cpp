@@ -283,7 +283,6 @@ public:
                Set(tiling->fp8Quant, "fp8Quant", missing, [&] { return let_fp8Quant(); }) &&
                Set(tiling->castsUnquantised, "castsUnquantised", missing, [&] { return let_castsUnquantised(); }) &&
                Set(tiling->A, "A", missing, [&] { return let_A(); }) &&
-               Set(tiling->rowsOut, "rowsOut", missing, [&] { return let_rowsOut(); }) &&
                Set(tiling->maskRank, "maskRank", missing, [&] { return let_maskRank(); }) &&
                Set(tiling->scalesLen, "scalesLen", missing, [&] { return let_scalesLen(); }) &&
                Set(tiling->scalesCols, "scalesCols", missing, [&] { return let_scalesCols(); }) &&
@@ -392,13 +391,6 @@ private:
                 : Mul(let_globalBSReal(), Min({let_localMoeExpertNum(), dim_K()}));
         });
     }
-    // rowsOut = A * max(tpWorldSize, 1)
-    int64_t let_rowsOut()
-    {
-        return Lazy(memo_rowsOut_, [&]() -> int64_t {
-            return Mul(let_A(), Max({p.tpWorldSize, 1}));
-        });
-    }
     // maskRank = if present(xActiveMaskOptional) then rank(xActiveMaskOptional) else 0
     int64_t let_maskRank()
     {
@@ -500,7 +492,6 @@ private:
     Memo<bool> memo_fp8Quant_;
     Memo<bool> memo_castsUnquantised_;
     Memo<int64_t> memo_A_;
-    Memo<int64_t> memo_rowsOut_;
     Memo<int64_t> memo_maskRank_;
     Memo<int64_t> memo_scalesLen_;
     Memo<int64_t> memo_scalesCols_;
@@ -567,7 +558,7 @@ public:
         tiling->dtype_performanceInfoOptional = InputDtype(p.performanceInfoOptional);
         tiling->has_scalesOptional = p.scalesOptional.present ? 1U : 0U;
         tiling->has_xActiveMaskOptional = p.xActiveMaskOptional.present ? 1U : 0U;
-        tiling->has_expertScalesOptional = p.expertScalesOptional.present ? 1U : 0U;
+        tiling->has_expertScalesOptional = HasContents(p.expertScalesOptional) ? 1U : 0U;
         tiling->has_elasticInfoOptional = p.elasticInfoOptional.present ? 1U : 0U;
         tiling->has_performanceInfoOptional = p.performanceInfoOptional.present ? 1U : 0U;
         return Set(tiling->isSharedRank, "isSharedRank", missing, [&] { return let_isSharedRank(); }) &&
@@ -578,7 +569,6 @@ public:
                Set(tiling->fp8Quant, "fp8Quant", missing, [&] { return let_fp8Quant(); }) &&
                Set(tiling->castsUnquantised, "castsUnquantised", missing, [&] { return let_castsUnquantised(); }) &&
                Set(tiling->A, "A", missing, [&] { return let_A(); }) &&
-               Set(tiling->rowsOut, "rowsOut", missing, [&] { return let_rowsOut(); }) &&
                Set(tiling->maskRank, "maskRank", missing, [&] { return let_maskRank(); }) &&
                Set(tiling->scalesLen, "scalesLen", missing, [&] { return let_scalesLen(); }) &&
                Set(tiling->scalesCols, "scalesCols", missing, [&] { return let_scalesCols(); }) &&
@@ -686,13 +676,6 @@ private:
                 : Mul(let_globalBSReal(), Min({let_localMoeExpertNum(), dim_K()}));
         });
     }
-    // rowsOut = A * max(tpWorldSize, 1)
-    int64_t let_rowsOut()
-    {
-        return Lazy(memo_rowsOut_, [&]() -> int64_t {
-            return Mul(let_A(), Max({p.tpWorldSize, 1}));
-        });
-    }
     // maskRank = if present(xActiveMaskOptional) then rank(xActiveMaskOptional) else 0
     int64_t let_maskRank()
     {
@@ -787,14 +770,13 @@ private:
     Memo<bool> memo_fp8Quant_;
     Memo<bool> memo_castsUnquantised_;
     Memo<int64_t> memo_A_;
-    Memo<int64_t> memo_rowsOut_;
     Memo<int64_t> memo_maskRank_;
     Memo<int64_t> memo_scalesLen_;
     Memo<int64_t> memo_scalesCols_;
     Memo<bool> memo_isA2_;
 };
 
-// ==== Ascend 950PR/Ascend 950DT (ascend950): tiling key digits and tiling data fields ====
+// ==== Ascend 950DT (ascend950): tiling key digits and tiling data fields ====
 class Ascend950Tiling : public Eval {
 public:
     explicit Ascend950Tiling(const check::Params &params) : Eval(params) {}
@@ -853,7 +835,7 @@ public:
         tiling->dtype_performanceInfoOptional = InputDtype(p.performanceInfoOptional);
         tiling->has_scalesOptional = p.scalesOptional.present ? 1U : 0U;
         tiling->has_xActiveMaskOptional = p.xActiveMaskOptional.present ? 1U : 0U;
-        tiling->has_expertScalesOptional = p.expertScalesOptional.present ? 1U : 0U;
+        tiling->has_expertScalesOptional = HasContents(p.expertScalesOptional) ? 1U : 0U;
         tiling->has_elasticInfoOptional = p.elasticInfoOptional.present ? 1U : 0U;
         tiling->has_performanceInfoOptional = p.performanceInfoOptional.present ? 1U : 0U;
         return Set(tiling->isSharedRank, "isSharedRank", missing, [&] { return let_isSharedRank(); }) &&
@@ -864,7 +846,6 @@ public:
                Set(tiling->fp8Quant, "fp8Quant", missing, [&] { return let_fp8Quant(); }) &&
                Set(tiling->castsUnquantised, "castsUnquantised", missing, [&] { return let_castsUnquantised(); }) &&
                Set(tiling->A, "A", missing, [&] { return let_A(); }) &&
-               Set(tiling->rowsOut, "rowsOut", missing, [&] { return let_rowsOut(); }) &&
                Set(tiling->maskRank, "maskRank", missing, [&] { return let_maskRank(); }) &&
                Set(tiling->scalesLen, "scalesLen", missing, [&] { return let_scalesLen(); }) &&
                Set(tiling->scalesCols, "scalesCols", missing, [&] { return let_scalesCols(); }) &&
@@ -972,13 +953,6 @@ private:
                 : Mul(let_globalBSReal(), Min({let_localMoeExpertNum(), dim_K()}));
         });
     }
-    // rowsOut = A * max(tpWorldSize, 1)
-    int64_t let_rowsOut()
-    {
-        return Lazy(memo_rowsOut_, [&]() -> int64_t {
-            return Mul(let_A(), Max({p.tpWorldSize, 1}));
-        });
-    }
     // maskRank = if present(xActiveMaskOptional) then rank(xActiveMaskOptional) else 0
     int64_t let_maskRank()
     {
@@ -1073,7 +1047,6 @@ private:
     Memo<bool> memo_fp8Quant_;
     Memo<bool> memo_castsUnquantised_;
     Memo<int64_t> memo_A_;
-    Memo<int64_t> memo_rowsOut_;
     Memo<int64_t> memo_maskRank_;
     Memo<int64_t> memo_scalesLen_;
     Memo<int64_t> memo_scalesCols_;

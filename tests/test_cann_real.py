@@ -6,9 +6,10 @@ of ``../shared/cann/headers.tar.gz``, which live beside the clone (developers' m
 
 - host files (``op_host/*.cpp``, ``op_host/op_tiling/*.cpp``) and op_api files (``op_api/*.cpp``): once each.  The
   script passes the ``--arch`` defines only to kernel compiles, so these do not depend on the arch.
-- kernels (``op_kernel/*.cpp``): for ``dav-3510-vec`` when the op's OpDef registers ascend950.  The Atlas A2/A3
-  arch (``dav-2201-vec``, ascend910b / ascend910_93) is not checked here: every kernel that needs it fails today
-  (``fp8_e8m0_t`` and the FP8 casts exist only for ``__NPU_ARCH__ == 3510``), which a separate issue fixes.
+- kernels (``op_kernel/*.cpp``): once per arch of the products the op's OpDef registers: ``dav-2201-vec`` for
+  ascend910b / ascend910_93, ``dav-3510-vec`` for ascend950.  The FP8 / HiF8 / FP4 / E8M0 types and casts exist
+  only for ``__NPU_ARCH__ == 3510``; the generated kernels guard what names them (``opgen.emit.kernel.ArchGuards``),
+  and ``test_an_arch35_type_in_a_2201_kernel_fails`` shows the 2201 check is not vacuous.
 
 The headers are unpacked once per session into ``$OPGEN_CANN_CACHE`` (kept across sessions, keyed by the
 tarball's hash; the script's ``--work`` dirs, whose kernel stub takes 20-30 s to grow, are kept there too) or
@@ -35,8 +36,8 @@ GENERATED = ROOT / "generated"
 
 # the kernel arch each SoC's vector cores compile for
 SOC_ARCH = {"ascend910b": "dav-2201-vec", "ascend910_93": "dav-2201-vec", "ascend950": "dav-3510-vec"}
-# kernel archs checked here (dav-2201-vec fails for every kernel today, see the module docstring)
-KERNEL_ARCHS = ("dav-3510-vec",)
+# kernel archs checked here: every arch of a product the ops ship for
+KERNEL_ARCHS = ("dav-2201-vec", "dav-3510-vec")
 
 _missing = [t for t in ("g++", "python3", "bash", "tar") if shutil.which(t) is None]
 pytestmark = [
@@ -48,8 +49,8 @@ pytestmark = [
 ]
 
 # generated files known to fail against the real headers, run as xfail(strict=True):
-# {(op, path in the op dir, kernel arch or None): the real error}.  None today: every host, op_api and
-# dav-3510-vec kernel file passes.
+# {(op, path in the op dir, kernel arch or None): the real error}.  None today: every host, op_api and kernel
+# file passes, each kernel for every arch its products need.
 KNOWN_FAILURES: dict[tuple[str, str, str | None], str] = {}
 
 
@@ -146,3 +147,23 @@ def test_an_undeclared_name_in_a_generated_file_fails(cann, tmp_path):
     res = syntax_check(cann, op_dir, tiling.relative_to(op_dir).as_posix(), None, "host")
     assert res.returncode != 0, res.stdout
     assert "FAIL [host]" in res.stdout and "opgenUndeclaredName" in res.stdout, res.stdout
+
+
+def unguarded_kernel(tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of DispatchV2 whose kernel compiles its arch35 code everywhere: the guards made always-true."""
+    op = "moe_distribute_dispatch_v2"
+    op_dir = tmp_path / op
+    shutil.copytree(GENERATED / op, op_dir)
+    kernel = op_dir / "op_kernel" / f"{op}.cpp"
+    text = kernel.read_text(encoding="utf-8")
+    guard = "#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)"
+    assert guard in text
+    kernel.write_text(text.replace(guard, "#if 1"), encoding="utf-8")
+    return op_dir, kernel
+
+
+def test_an_arch35_type_in_a_2201_kernel_fails(cann, tmp_path):
+    """The 2201 check is not vacuous: without its guards, DispatchV2's kernel names fp8_e8m0_t for Atlas A2/A3."""
+    op_dir, kernel = unguarded_kernel(tmp_path)
+    res = syntax_check(cann, op_dir, kernel.relative_to(op_dir).as_posix(), "dav-2201-vec", "dav-2201-vec")
+    assert res.returncode != 0 and "FAIL [kernel]" in res.stdout, res.stdout

@@ -28,11 +28,11 @@ def test_any_core_count(op, aiv, tmp_path):
     if str(GENERATED) not in sys.path:
         sys.path.insert(0, str(GENERATED))
     ref, cases = importlib.import_module(f"{op}.reference"), importlib.import_module(f"{op}.tests.cases")
+    case = next(c for c in cases.POSITIVE if c["id"] == cases.TWIN_SUBSET[-1])
     try:
-        exe = sim.build(GENERATED / op, ref.OP)
+        exe = sim.build_for(GENERATED / op, ref, case["product"])
     except sim.TwinUnavailable as err:
         pytest.skip(f"the CPU twin cannot be built here: {err}")
-    case = next(c for c in cases.POSITIVE if c["id"] == cases.TWIN_SUBSET[-1])
     world = testkit.build_world(ref, case)
     results = testkit.run(ref, case, world)
     outs = sim.run(exe, ref, case, world, tmp_path, aiv=aiv)

@@ -292,15 +292,17 @@ def test_twin_subset_is_the_cheapest_world_per_product_and_quant_mode(dispatch):
 def test_build_reports_a_missing_compiler_as_unavailable(tmp_path, monkeypatch):
     monkeypatch.setenv("CXX", str(tmp_path / "no-such-compiler"))
     with pytest.raises(sim.TwinUnavailable, match="no C\\+\\+ compiler"):
-        sim.build(tmp_path, "Op")
+        sim.build(tmp_path, "Op", 3510)
     assert issubclass(sim.TwinUnavailable, FileNotFoundError)
 
 
 def test_compile_commands_define_the_generated_sources(tmp_path):
     op_dir = tmp_path / "moe_x"
-    units = sim_build.compile_commands(["g++"], op_dir, "MoeX")
+    units = sim_build.compile_commands(["g++"], op_dir, "MoeX", 2201)
     assert [src.name for src, _ in units] == ["runner.cpp", "kernel_entry.cpp", "tiling_entry.cpp"]
     kernel, tiling = units[1][1], units[2][1]
+    # the kernel is compiled for one arch, as CANN compiles it; host code and the runner have none
+    assert "-D__NPU_ARCH__=2201" in kernel and not any("__NPU_ARCH__" in a for a in units[0][1] + tiling)
     assert f'-DOPGEN_SIM_KERNEL_SOURCE="{op_dir}/op_kernel/moe_x.cpp"' in kernel and "-DOPGEN_SIM_KERNEL=moe_x" in kernel
     assert f'-DOPGEN_SIM_TILING_SOURCE="{op_dir}/op_host/op_tiling/moe_x_tiling.cpp"' in tiling
     assert "-DOPGEN_SIM_TILING_FUNC=optiling::MoeXTilingFunc" in tiling
@@ -312,7 +314,7 @@ def test_the_cache_key_follows_contents_not_location(tmp_path):
     cxx = [sys.executable]  # answers --version like a compiler
 
     def key(op_dir: Path) -> str:
-        commands = [cmd for _, cmd in sim_build.compile_commands(cxx, op_dir, "MoeX")]
+        commands = [cmd for _, cmd in sim_build.compile_commands(cxx, op_dir, "MoeX", 3510)]
         return sim_build.cache_key(cxx, commands, [*cxx, "-pthread"], op_dir)
 
     dirs = [tmp_path / where / "moe_x" for where in ("a", "b")]

@@ -88,10 +88,12 @@ def test_a_wrong_template_line_fails_the_twin(name, monkeypatch, tmp_path):
     template, line, wrong, case_ids = MUTATIONS[name]
     ref, cases = _suite()
     try:
-        good = sim.build(GENERATED / OP, ref.OP)
+        sim.compiler()
     except sim.TwinUnavailable as err:
         pytest.skip(f"the CPU twin cannot be built here: {err}")
-    bad = sim.build(_build_mutated(monkeypatch, tmp_path / "out", template, line, wrong), ref.OP)
+    mutated = _build_mutated(monkeypatch, tmp_path / "out", template, line, wrong)
+    good = lambda product: sim.build_for(GENERATED / OP, ref, product)  # noqa: E731 - one twin per kernel arch
+    bad = lambda product: sim.build_for(mutated, ref, product)  # noqa: E731
     by_id = {c["id"]: c for c in cases.POSITIVE}
     for case_id in case_ids:
         case = by_id[case_id]

@@ -42,13 +42,13 @@ def test_combine_setup_then_teardown(tmp_path):
 
     ref, cases = _op("moe_distribute_combine_teardown")
     op_dir = GENERATED / "moe_distribute_combine_teardown"
+    case = COMBINE_TEARDOWN
     try:
         pref, pcases = testkit.twin_prelude(op_dir, ref.INFO.semantics)
-        prelude = (pref, pcases, sim.build(GENERATED / "moe_distribute_combine_setup", pref.OP))
-        exe = sim.build(op_dir, ref.OP)
+        prelude = (pref, pcases, sim.build_for(GENERATED / "moe_distribute_combine_setup", pref, case["product"]))
+        exe = sim.build_for(op_dir, ref, case["product"])
     except sim.TwinUnavailable as err:
         pytest.skip(f"the CPU twin cannot be built here: {err}")
-    case = COMBINE_TEARDOWN
     testkit.accept(ref, case)
     world = testkit.build_world(ref, case)
     assert testkit.twin(ref, cases, case, world, testkit.run(ref, case, world), exe, tmp_path, prelude) is None

@@ -132,3 +132,23 @@ def test_cast_round_modes_to_int32(twin_cases):
     got = dict(v.split(" ", 1) for v in values)
     for mode, w in want.items():
         assert got[mode] == ",".join(str(int(v)) for v in w), mode
+
+
+@pytest.mark.slow
+def test_the_twin_has_no_arch35_type_in_a_2201_kernel(tmp_path):
+    """No more permissive than the real headers (test_cann_real.test_an_arch35_type_in_a_2201_kernel_fails): the
+    unguarded DispatchV2 kernel fails the twin's 2201 build on an arch35 type, and builds for 3510."""
+    from opgen import sim
+
+    from .test_cann_real import unguarded_kernel
+
+    try:
+        sim.compiler()
+    except sim.TwinUnavailable as err:
+        pytest.skip(f"the CPU twin cannot be built here: {err}")
+    op_dir, _ = unguarded_kernel(tmp_path)
+    with pytest.raises(sim.TwinCompileError) as err:
+        sim.build(op_dir, "MoeDistributeDispatchV2", 2201)
+    assert "moe_distribute_dispatch_v2.cpp" in str(err.value) and "error:" in str(err.value)
+    # the same source builds for 3510: what fails on 2201 is the arch's missing types, nothing else
+    assert sim.build(op_dir, "MoeDistributeDispatchV2", 3510).is_file()

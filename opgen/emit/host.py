@@ -25,7 +25,7 @@ from opgen.core.dtypes import DTYPES, FORMATS
 from opgen.core import builtins as B
 from opgen.core.errors import LoweringError
 from opgen.core.products import AICPU, op_soc_version
-from opgen.lang.expr import Call, Expr, Name, to_spec, walk
+from opgen.lang.expr import Bool, Call, Expr, Int, Name, Str, to_spec, walk
 from opgen.emit.registry import emitter
 from opgen.emit.render import render
 from opgen.lower.aclnn_abi import RUN_PARAMS, WORKSPACE_PARAMS, omitted_value, param_decl, workspace_params
@@ -289,12 +289,15 @@ def _view_combos(op: Op, view: ProductView, varying: list[str]) -> list[dict[str
         refs = _refs(c.expr).union(*[_refs(x) for x in c.conditions])
         by_depth.setdefault(max((position[r] for r in refs if r in position), default=-1), []).append(c)
     modes: list[int | None] = list(view.quant_modes) if op.quant_by and view.quant_modes else [None]
+    # lets the product fixes to a literal (`let fp8Quant = true;`) are known too: the product's switches
+    constants = {l.name: l.expr.value for l in view.lets if isinstance(l.expr, (Bool, Int, Str))}
     valid: set[tuple] = set()
 
     def search(depth: int, combo: tuple, dtypes: dict, present: dict, mode) -> None:
-        # Known: the assignment's dtypes and presence and the quant mode; shapes, other attributes and lets
-        # stay unknown, so a column is dropped only when the spec rules it out.
-        env = StaticEnv(names={} if mode is None else {op.quant_by: mode}, present=present, dtypes=dtypes)
+        # Known: the assignment's dtypes and presence, the quant mode and the literal lets; shapes, other
+        # attributes and lets stay unknown, so a column is dropped only when the spec rules it out.
+        names = dict(constants) if mode is None else {**constants, op.quant_by: mode}
+        env = StaticEnv(names=names, present=present, dtypes=dtypes)
         if any(fails(c, env) for c in by_depth.get(depth - 1, ())):
             return
         if depth == len(varying):

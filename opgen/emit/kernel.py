@@ -30,6 +30,7 @@ HCCL window layout (``_helpers.j2``): two alternating data halves of [CombineV2 
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass, field
 
 from opgen.core.artifact import Artifact
@@ -428,6 +429,45 @@ def _present_value(f: KeyField) -> int:
     return f.expr.then.value
 
 
+class ArchGuards:
+    """``#if`` conditions for kernel code that exists only on some of the op's archs (``__NPU_ARCH__``).
+
+    The kernel is compiled once per arch of the op's products (2201 for Atlas A2/A3, 3510 for Ascend 950,
+    core.products); a type of the dtype table exists only on its ``archs`` (the FP8 / HiF8 / FP4 / E8M0 types
+    only on 3510), so code naming one, and a quant mode only products of some archs support, is guarded: the
+    real headers of the other archs do not declare those types. "" means no guard (every arch of the op)."""
+
+    def __init__(self, op: Op):
+        self.archs = sorted({v.facts.npu_arch for v in op.views.values()})
+        self.by_ctype = {dt.ascendc: set(dt.archs) for dt in DTYPES.values()}
+        self.op = op
+
+    def of_archs(self, archs) -> str:
+        keep = [a for a in self.archs if a in set(archs)]
+        if keep == self.archs:
+            return ""
+        if not keep:  # code no arch of the op compiles: keep it out of every build
+            return "0"
+        return "defined(__NPU_ARCH__) && (" + " || ".join(f"__NPU_ARCH__ == {a}" for a in keep) + ")"
+
+    def _type_archs(self, ctypes) -> set[int]:
+        out = set(self.archs)
+        for c in ctypes:
+            out &= self.by_ctype.get(c, set(self.archs))
+        return out
+
+    def of_types(self, ctypes) -> str:
+        """Where every one of these Ascend C element types exists."""
+        return self.of_archs(self._type_archs(ctypes))
+
+    def of_mode(self, m) -> str:
+        """Where a lowered quant mode can run: the archs of the products that take it, and of the types its code
+        names."""
+        archs = {v.facts.npu_arch for v in self.op.views.values() if m.value in v.quant_modes}
+        named = [c for c in self.by_ctype if any(re.search(rf"\b{re.escape(c)}\b", line) for line in m.lines)]
+        return self.of_archs(archs & self._type_archs(named))
+
+
 def common_context(op: Op, kind: KernelKind) -> dict:
     """What every kernel template needs: the plan, types, lowered quant modes, key dispatch, dtype facts."""
     _check_names(op, kind)
@@ -549,10 +589,13 @@ def common_context(op: Op, kind: KernelKind) -> dict:
         layouts = [f"RowLayout::{lay.upper()}" for lay in inst.layouts]
         return ", ".join(list(inst.types) + params + layouts)
 
+    guards = ArchGuards(op)
     traits = []
     for d in sorted({*(dd for t in op.inputs + op.outputs for dd in t.dtypes), "FLOAT32", "FLOAT16", "INT8", "INT32",
                      "UINT8", "FLOAT8_E8M0"}, key=ge_sort):
-        traits.append(dict(ctype=cpp_type(d), bits=DTYPES[d].bits, max=_qmax(d), emax=_emax(d)))
+        traits.append(dict(ctype=cpp_type(d), bits=DTYPES[d].bits, max=_qmax(d), emax=_emax(d),
+                           guard=guards.of_types([cpp_type(d)])))
+    mode_guards = {m.value: guards.of_mode(m) for m in modes}
     comm = [g.domain for g in op.comm_groups]
     digit_fields = [f for f in plan.fields if f.digit is not None]
     return dict(
@@ -591,6 +634,9 @@ def common_context(op: Op, kind: KernelKind) -> dict:
         has_attr=lambda n: op.attr(n) is not None,
         inst_cond=inst_cond,
         inst_args=inst_args,
+        inst_guard=lambda inst: guards.of_types(inst.types),
+        mode_guards=mode_guards,
+        type_guard=guards.of_types,
         ge_enum=lambda d: DTYPES[d].ge_enum,
         ge_value=ge_value,
         two_pow_minus_64=float_literal(2.0 ** -64),

@@ -678,6 +678,8 @@ def twin(ref, cases, case: dict, world: testworld.World, results: list[dict], ex
          prelude=None) -> str | None:
     """The world on the CPU twin ``exe`` (``opgen.sim.build``): every rank's outputs equal run_world's.
 
+    ``exe`` (and the prelude's): the executable, or a function of the product giving the one built for its
+    kernel arch (``opgen.sim.build_for``).
     ``prelude``: (reference, cases, exe) of the Setup op to run first on the same windows (``twin_prelude``);
     its outputs are checked too, and replace the world's inputs they feed.  Returns why the world cannot run
     (its prelude rejects it: no real pipeline reaches it), or None when it ran."""
@@ -697,6 +699,7 @@ def twin(ref, cases, case: dict, world: testworld.World, results: list[dict], ex
             pexpected = pref.run_world(pinputs, world_attrs(pcase), case["product"], dtypes or None)
         except OpError as err:
             return f"no {pref.OP} call produces this world's inputs: it rejects them ({err})"
+        pexe = pexe(case["product"]) if callable(pexe) else pexe
         pouts = sim.run(pexe, pref, pcase, pworld, work / "prelude", windows_out=True)
         for r, (got, expected) in enumerate(zip(pouts, pexpected)):
             problems += [f"prelude {pref.OP}: {p}" for p in output_problems(pref, pcases, pcase, pworld, r, got,
@@ -710,6 +713,7 @@ def twin(ref, cases, case: dict, world: testworld.World, results: list[dict], ex
         world = dataclasses.replace(world, inputs=inputs)
         results = run(ref, case, world)
         windows = work / "prelude" / sim.job.WINDOWS_FILE
+    exe = exe(case["product"]) if callable(exe) else exe
     outs = sim.run(exe, ref, case, world, work / "op", windows_in=windows)
     for r, (got, expected) in enumerate(zip(outs, results)):
         problems += output_problems(ref, cases, case, world, r, got, expected)

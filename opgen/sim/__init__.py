@@ -5,7 +5,7 @@
 
 See README.md next to this file for the layout and the runner's job protocol.
 """
-from opgen.sim.build import TwinCompileError, TwinUnavailable, build
+from opgen.sim.build import TwinCompileError, TwinUnavailable, build, build_for, compiler
 from opgen.sim.job import TwinError, TwinFault, TwinTilingRejected, run
 
-__all__ = ["build", "run", "TwinCompileError", "TwinError", "TwinFault", "TwinTilingRejected", "TwinUnavailable"]
+__all__ = ["build", "build_for", "compiler", "run", "TwinCompileError", "TwinError", "TwinFault", "TwinTilingRejected", "TwinUnavailable"]

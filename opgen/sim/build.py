@@ -2,7 +2,10 @@
 
 Three translation units compiled in parallel, then linked: ``runner.cpp``, ``kernel_entry.cpp`` (which
 #includes the op's generated kernel) and ``tiling_entry.cpp`` (which #includes its generated tiling); see
-``include/opgen_sim/launch.h``.  The executable is cached under ``$OPGEN_SIM_CACHE`` (default
+``include/opgen_sim/launch.h``.  One executable per kernel arch: the kernel unit is compiled with the
+``__NPU_ARCH__`` of the product a world runs on (2201 for Atlas A2/A3, 3510 for Ascend 950; the product table's
+``npu_arch``), as CANN compiles one kernel per arch, and the twin's headers then declare only that arch's element
+types (``include/opgen_sim/numeric.h``); host code is compiled without it, as on the host.  The executable is cached under ``$OPGEN_SIM_CACHE`` (default
 ``~/.cache/opgen/sim``) keyed by the compiler, the command lines and every source they can read.
 """
 from __future__ import annotations
@@ -43,8 +46,8 @@ def compiler() -> list[str]:
     return cxx
 
 
-def compile_commands(cxx: list[str], op_dir: Path, op_name: str) -> list[tuple[Path, list[str]]]:
-    """(source, command without -o) of the three translation units."""
+def compile_commands(cxx: list[str], op_dir: Path, op_name: str, arch: int) -> list[tuple[Path, list[str]]]:
+    """(source, command without -o) of the three translation units; the kernel's for ``__NPU_ARCH__`` ``arch``."""
     op_dir = op_dir.resolve()
     snake = op_dir.name
     kernel = op_dir / "op_kernel" / f"{snake}.cpp"
@@ -52,7 +55,8 @@ def compile_commands(cxx: list[str], op_dir: Path, op_name: str) -> list[tuple[P
     common = [*cxx, *FLAGS, f"-I{INCLUDE}", f"-I{op_dir / 'op_kernel'}", f"-I{op_dir / 'op_host' / 'op_tiling'}"]
     units = [
         (SIM_DIR / "runner.cpp", []),
-        (SIM_DIR / "kernel_entry.cpp", [f'-DOPGEN_SIM_KERNEL_SOURCE="{kernel}"', f"-DOPGEN_SIM_KERNEL={snake}"]),
+        (SIM_DIR / "kernel_entry.cpp", [f"-D__NPU_ARCH__={int(arch)}", f'-DOPGEN_SIM_KERNEL_SOURCE="{kernel}"',
+                                        f"-DOPGEN_SIM_KERNEL={snake}"]),
         (SIM_DIR / "tiling_entry.cpp", [f'-DOPGEN_SIM_TILING_SOURCE="{tiling}"',
                                         f"-DOPGEN_SIM_TILING_FUNC=optiling::{op_name}TilingFunc"]),
     ]
@@ -85,18 +89,24 @@ def cache_key(cxx: list[str], commands: list[list[str]], link: list[str], op_dir
     return h.hexdigest()
 
 
-def build(op_dir: Path, op_name: str) -> Path:
-    """The twin executable of the op generated in ``op_dir`` (``OpName`` as in the tiling function's name)."""
+def build_for(op_dir: Path, ref, product: str) -> Path:
+    """build() for the kernel arch of ``product``, from the op's generated reference (its product facts)."""
+    return build(op_dir, ref.OP, ref.INFO.fact(product).npu_arch)
+
+
+def build(op_dir: Path, op_name: str, arch: int) -> Path:
+    """The twin executable of the op generated in ``op_dir`` (``OpName`` as in the tiling function's name), its
+    kernel compiled for ``__NPU_ARCH__`` ``arch`` (``ProductFacts.npu_arch`` of the product a world runs on)."""
     cxx = compiler()
     op_dir = op_dir.resolve()
-    units = compile_commands(cxx, op_dir, op_name)
+    units = compile_commands(cxx, op_dir, op_name, arch)
     for src, _ in units:
         if not src.is_file():
             raise FileNotFoundError(f"{src}: a translation unit of the twin is missing")
     link = [*cxx, "-pthread"]
     key = cache_key(cxx, [cmd for _, cmd in units], link, op_dir)
     cache = cache_dir()
-    exe = cache / f"{op_dir.name}-{key[:32]}"
+    exe = cache / f"{op_dir.name}-{int(arch)}-{key[:32]}"
     if exe.is_file():
         return exe
     cache.mkdir(parents=True, exist_ok=True)

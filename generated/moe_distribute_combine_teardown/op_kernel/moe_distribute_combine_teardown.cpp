@@ -90,12 +90,19 @@ template <> struct DTypeTraits<fp8_e8m0_t> {
     static constexpr float MAX = 1.7014118346046923e+38f;
 };
 
+// Element types that exist on some archs only (the dtype table's archs): false where the type does not.
+template <typename T>
+constexpr bool IS_E8M0 =
+    std::is_same<T, fp8_e8m0_t>::value;
+template <typename T>
+constexpr bool IS_FP4 =
+    std::is_same<T, fp4x2_e2m1_t>::value || std::is_same<T, fp4x2_e1m2_t>::value;
+
 template <typename T>
 constexpr bool IS_BYTE_INT = std::is_same<T, int8_t>::value || std::is_same<T, uint8_t>::value;
 // integer and FP4 targets saturate whatever the spec's sat= says (as the numpy reference does)
 template <typename T>
-constexpr bool ALWAYS_SATURATES = IS_BYTE_INT<T> || std::is_same<T, int32_t>::value ||
-                                  std::is_same<T, fp4x2_e2m1_t>::value || std::is_same<T, fp4x2_e1m2_t>::value;
+constexpr bool ALWAYS_SATURATES = IS_BYTE_INT<T> || std::is_same<T, int32_t>::value || IS_FP4<T>;
 
 enum class RowLayout : uint32_t {
     ROWS = 0U,    // (rows, H): the row of the destination expert
@@ -241,7 +248,7 @@ template <typename D, RoundMode RM, bool SAT>
 __aicore__ inline void CastFromFloat(const LocalTensor<D>& dst, const LocalTensor<float>& src, uint32_t count,
                                      const LocalTensor<float>& scratch)
 {
-    static_assert(!std::is_same<D, fp8_e8m0_t>::value, "E8M0 codes come from e8m0(), not cast()");
+    static_assert(!IS_E8M0<D>, "E8M0 codes come from e8m0(), not cast()");
     const int32_t n = static_cast<int32_t>(count);
     if constexpr (IS_BYTE_INT<D>) {
         Maxs(scratch, src, std::is_same<D, int8_t>::value ? -128.0f : 0.0f, n);
@@ -277,7 +284,7 @@ template <typename S>
 __aicore__ inline void CastToFloat(const LocalTensor<float>& dst, const LocalTensor<S>& src, uint32_t count,
                                    const LocalTensor<float>& scratch)
 {
-    if constexpr (std::is_same<S, fp8_e8m0_t>::value) {
+    if constexpr (IS_E8M0<S>) {
         LocalTensor<half> codes = scratch.template ReinterpretCast<half>();
         Cast(codes, src.template ReinterpretCast<uint8_t>(), RoundMode::CAST_NONE, count);
         PipeBarrier<PIPE_V>();
@@ -325,7 +332,7 @@ __aicore__ inline void CastRow(const LocalTensor<D>& dst, const LocalTensor<S>& 
         Cast(dst, src, RoundMode::CAST_NONE, count);  // exact
         PipeBarrier<PIPE_V>();
     } else {
-        static_assert(!IS_BYTE_INT<S> && !std::is_same<S, fp8_e8m0_t>::value,
+        static_assert(!IS_BYTE_INT<S> && !IS_E8M0<S>,
                       "a cast between these types goes through fp32 explicitly in the formula");
         CastToFloat(scratch, src, count, scratch);  // one exact Cast into fp32, then the rounding cast
         CastFromFloat<D, RM, SAT>(dst, scratch, count, scratch);

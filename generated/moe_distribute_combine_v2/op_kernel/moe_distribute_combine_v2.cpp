@@ -96,17 +96,34 @@ template <> struct DTypeTraits<bfloat16_t> {
     static constexpr uint32_t BITS = 16U;
     static constexpr float MAX = 3.3895313892515355e+38f;
 };
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
 template <> struct DTypeTraits<fp8_e8m0_t> {
     static constexpr uint32_t BITS = 8U;
     static constexpr float MAX = 1.7014118346046923e+38f;
 };
+#endif
+
+// Element types that exist on some archs only (the dtype table's archs): false where the type does not.
+template <typename T>
+constexpr bool IS_E8M0 =
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
+    std::is_same<T, fp8_e8m0_t>::value;
+#else
+    false;
+#endif
+template <typename T>
+constexpr bool IS_FP4 =
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
+    std::is_same<T, fp4x2_e2m1_t>::value || std::is_same<T, fp4x2_e1m2_t>::value;
+#else
+    false;
+#endif
 
 template <typename T>
 constexpr bool IS_BYTE_INT = std::is_same<T, int8_t>::value || std::is_same<T, uint8_t>::value;
 // integer and FP4 targets saturate whatever the spec's sat= says (as the numpy reference does)
 template <typename T>
-constexpr bool ALWAYS_SATURATES = IS_BYTE_INT<T> || std::is_same<T, int32_t>::value ||
-                                  std::is_same<T, fp4x2_e2m1_t>::value || std::is_same<T, fp4x2_e1m2_t>::value;
+constexpr bool ALWAYS_SATURATES = IS_BYTE_INT<T> || std::is_same<T, int32_t>::value || IS_FP4<T>;
 
 enum class RowLayout : uint32_t {
     ROWS = 0U,    // (rows, H): the row of the destination expert
@@ -252,7 +269,7 @@ template <typename D, RoundMode RM, bool SAT>
 __aicore__ inline void CastFromFloat(const LocalTensor<D>& dst, const LocalTensor<float>& src, uint32_t count,
                                      const LocalTensor<float>& scratch)
 {
-    static_assert(!std::is_same<D, fp8_e8m0_t>::value, "E8M0 codes come from e8m0(), not cast()");
+    static_assert(!IS_E8M0<D>, "E8M0 codes come from e8m0(), not cast()");
     const int32_t n = static_cast<int32_t>(count);
     if constexpr (IS_BYTE_INT<D>) {
         Maxs(scratch, src, std::is_same<D, int8_t>::value ? -128.0f : 0.0f, n);
@@ -288,7 +305,7 @@ template <typename S>
 __aicore__ inline void CastToFloat(const LocalTensor<float>& dst, const LocalTensor<S>& src, uint32_t count,
                                    const LocalTensor<float>& scratch)
 {
-    if constexpr (std::is_same<S, fp8_e8m0_t>::value) {
+    if constexpr (IS_E8M0<S>) {
         LocalTensor<half> codes = scratch.template ReinterpretCast<half>();
         Cast(codes, src.template ReinterpretCast<uint8_t>(), RoundMode::CAST_NONE, count);
         PipeBarrier<PIPE_V>();
@@ -336,7 +353,7 @@ __aicore__ inline void CastRow(const LocalTensor<D>& dst, const LocalTensor<S>& 
         Cast(dst, src, RoundMode::CAST_NONE, count);  // exact
         PipeBarrier<PIPE_V>();
     } else {
-        static_assert(!IS_BYTE_INT<S> && !std::is_same<S, fp8_e8m0_t>::value,
+        static_assert(!IS_BYTE_INT<S> && !IS_E8M0<S>,
                       "a cast between these types goes through fp32 explicitly in the formula");
         CastToFloat(scratch, src, count, scratch);  // one exact Cast into fp32, then the rounding cast
         CastFromFloat<D, RM, SAT>(dst, scratch, count, scratch);
@@ -446,6 +463,7 @@ __aicore__ inline void PadEvenRow(const LocalTensor<float>& row, uint32_t count)
     }
 }
 
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
 // e8m0: FLOAT8_E8M0 codes from integral fp32 codes in [0, 255] (fp32 → int32 → half → uint8, exact).
 __aicore__ inline void EncodeE8M0Row(const LocalTensor<fp8_e8m0_t>& dst, const LocalTensor<float>& src, uint32_t count,
                                      const LocalTensor<float>& scratch)
@@ -466,6 +484,7 @@ __aicore__ inline void EncodeE8M0Row(const LocalTensor<fp8_e8m0_t>& dst, const L
     Cast(dst.template ReinterpretCast<uint8_t>(), asHalf, RoundMode::CAST_TRUNC, count);
     PipeBarrier<PIPE_V>();
 }
+#endif
 
 // One row of a GM tensor (row `row` of rows of `count` elements) into UB.
 template <typename T>
@@ -551,10 +570,14 @@ private:
                                           uint32_t tokenIdx, uint32_t expertRow);
     __aicore__ inline void QuantRowMode2(const LocalTensor<ExpandXT>& xRow, const LocalTensor<uint8_t>& msg,
                                           uint32_t tokenIdx, uint32_t expertRow);
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
     __aicore__ inline void QuantRowMode3(const LocalTensor<ExpandXT>& xRow, const LocalTensor<uint8_t>& msg,
                                           uint32_t tokenIdx, uint32_t expertRow);
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
     __aicore__ inline void QuantRowMode4(const LocalTensor<ExpandXT>& xRow, const LocalTensor<uint8_t>& msg,
                                           uint32_t tokenIdx, uint32_t expertRow);
+#endif
     __aicore__ inline void Reduce();
     __aicore__ inline void WaitSlots(uint32_t tokenIdx, const LocalTensor<int32_t>& ids, const LocalTensor<uint8_t>& mask,
                                      bool pairMask);
@@ -780,7 +803,8 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
 {
     if constexpr (TK_QUANT == 0U) {
         QuantRowMode0(xRow, msg, tokenIdx, expertRow);
-    } else if constexpr (TK_QUANT == 2U) {
+    }
+    if constexpr (TK_QUANT == 2U) {
         QuantRowMode2(xRow, msg, tokenIdx, expertRow);
     }
 }
@@ -860,6 +884,7 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
     (void)tokenIdx;
     (void)expertRow;
 }
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
 
 // ---- commQuantMode 3 "mxfp8_e5m2": mxfp8量化（FLOAT8_E5M2）
 // Lowered from the spec's formula, one statement at a time (opgen.lower.ascendc).
@@ -876,6 +901,8 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
     (void)tokenIdx;
     (void)expertRow;
 }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
 
 // ---- commQuantMode 4 "mxfp8_e4m3": mxfp8量化（FLOAT8_E4M3FN）
 // Lowered from the spec's formula, one statement at a time (opgen.lower.ascendc).
@@ -892,6 +919,7 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
     (void)tokenIdx;
     (void)expertRow;
 }
+#endif
 
 // ---- 1 (Atlas A2). every (local expert, owner) block goes back to the owner's block of its global expert ----
 template <MOE_DISTRIBUTE_COMBINE_V2_TPL_CLASS>

@@ -108,41 +108,68 @@ template <> struct DTypeTraits<bfloat16_t> {
     static constexpr uint32_t BITS = 16U;
     static constexpr float MAX = 3.3895313892515355e+38f;
 };
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
 template <> struct DTypeTraits<hifloat8_t> {
     static constexpr uint32_t BITS = 8U;
     static constexpr float MAX = 32768.0f;
 };
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
 template <> struct DTypeTraits<fp8_e5m2_t> {
     static constexpr uint32_t BITS = 8U;
     static constexpr float MAX = 57344.0f;
     static constexpr int32_t EMAX = 15;
 };
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
 template <> struct DTypeTraits<fp8_e4m3fn_t> {
     static constexpr uint32_t BITS = 8U;
     static constexpr float MAX = 448.0f;
     static constexpr int32_t EMAX = 8;
 };
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
 template <> struct DTypeTraits<fp8_e8m0_t> {
     static constexpr uint32_t BITS = 8U;
     static constexpr float MAX = 1.7014118346046923e+38f;
 };
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
 template <> struct DTypeTraits<fp4x2_e2m1_t> {
     static constexpr uint32_t BITS = 4U;
     static constexpr float MAX = 6.0f;
     static constexpr int32_t EMAX = 2;
 };
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
 template <> struct DTypeTraits<fp4x2_e1m2_t> {
     static constexpr uint32_t BITS = 4U;
     static constexpr float MAX = 1.75f;
     static constexpr int32_t EMAX = 0;
 };
+#endif
+
+// Element types that exist on some archs only (the dtype table's archs): false where the type does not.
+template <typename T>
+constexpr bool IS_E8M0 =
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
+    std::is_same<T, fp8_e8m0_t>::value;
+#else
+    false;
+#endif
+template <typename T>
+constexpr bool IS_FP4 =
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
+    std::is_same<T, fp4x2_e2m1_t>::value || std::is_same<T, fp4x2_e1m2_t>::value;
+#else
+    false;
+#endif
 
 template <typename T>
 constexpr bool IS_BYTE_INT = std::is_same<T, int8_t>::value || std::is_same<T, uint8_t>::value;
 // integer and FP4 targets saturate whatever the spec's sat= says (as the numpy reference does)
 template <typename T>
-constexpr bool ALWAYS_SATURATES = IS_BYTE_INT<T> || std::is_same<T, int32_t>::value ||
-                                  std::is_same<T, fp4x2_e2m1_t>::value || std::is_same<T, fp4x2_e1m2_t>::value;
+constexpr bool ALWAYS_SATURATES = IS_BYTE_INT<T> || std::is_same<T, int32_t>::value || IS_FP4<T>;
 
 enum class RowLayout : uint32_t {
     ROWS = 0U,    // (rows, H): the row of the destination expert
@@ -288,7 +315,7 @@ template <typename D, RoundMode RM, bool SAT>
 __aicore__ inline void CastFromFloat(const LocalTensor<D>& dst, const LocalTensor<float>& src, uint32_t count,
                                      const LocalTensor<float>& scratch)
 {
-    static_assert(!std::is_same<D, fp8_e8m0_t>::value, "E8M0 codes come from e8m0(), not cast()");
+    static_assert(!IS_E8M0<D>, "E8M0 codes come from e8m0(), not cast()");
     const int32_t n = static_cast<int32_t>(count);
     if constexpr (IS_BYTE_INT<D>) {
         Maxs(scratch, src, std::is_same<D, int8_t>::value ? -128.0f : 0.0f, n);
@@ -324,7 +351,7 @@ template <typename S>
 __aicore__ inline void CastToFloat(const LocalTensor<float>& dst, const LocalTensor<S>& src, uint32_t count,
                                    const LocalTensor<float>& scratch)
 {
-    if constexpr (std::is_same<S, fp8_e8m0_t>::value) {
+    if constexpr (IS_E8M0<S>) {
         LocalTensor<half> codes = scratch.template ReinterpretCast<half>();
         Cast(codes, src.template ReinterpretCast<uint8_t>(), RoundMode::CAST_NONE, count);
         PipeBarrier<PIPE_V>();
@@ -372,7 +399,7 @@ __aicore__ inline void CastRow(const LocalTensor<D>& dst, const LocalTensor<S>& 
         Cast(dst, src, RoundMode::CAST_NONE, count);  // exact
         PipeBarrier<PIPE_V>();
     } else {
-        static_assert(!IS_BYTE_INT<S> && !std::is_same<S, fp8_e8m0_t>::value,
+        static_assert(!IS_BYTE_INT<S> && !IS_E8M0<S>,
                       "a cast between these types goes through fp32 explicitly in the formula");
         CastToFloat(scratch, src, count, scratch);  // one exact Cast into fp32, then the rounding cast
         CastFromFloat<D, RM, SAT>(dst, scratch, count, scratch);
@@ -482,6 +509,7 @@ __aicore__ inline void PadEvenRow(const LocalTensor<float>& row, uint32_t count)
     }
 }
 
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
 // e8m0: FLOAT8_E8M0 codes from integral fp32 codes in [0, 255] (fp32 → int32 → half → uint8, exact).
 __aicore__ inline void EncodeE8M0Row(const LocalTensor<fp8_e8m0_t>& dst, const LocalTensor<float>& src, uint32_t count,
                                      const LocalTensor<float>& scratch)
@@ -502,6 +530,7 @@ __aicore__ inline void EncodeE8M0Row(const LocalTensor<fp8_e8m0_t>& dst, const L
     Cast(dst.template ReinterpretCast<uint8_t>(), asHalf, RoundMode::CAST_TRUNC, count);
     PipeBarrier<PIPE_V>();
 }
+#endif
 
 // One row of a GM tensor (row `row` of rows of `count` elements) into UB.
 template <typename T>
@@ -581,14 +610,20 @@ private:
                                     uint32_t expertRow);
     __aicore__ inline void QuantRowMode0(const LocalTensor<XT>& xRow, const LocalTensor<uint8_t>& msg,
                                           uint32_t tokenIdx, uint32_t expertRow);
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
     __aicore__ inline void QuantRowMode1(const LocalTensor<XT>& xRow, const LocalTensor<uint8_t>& msg,
                                           uint32_t tokenIdx, uint32_t expertRow);
+#endif
     __aicore__ inline void QuantRowMode2(const LocalTensor<XT>& xRow, const LocalTensor<uint8_t>& msg,
                                           uint32_t tokenIdx, uint32_t expertRow);
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
     __aicore__ inline void QuantRowMode3(const LocalTensor<XT>& xRow, const LocalTensor<uint8_t>& msg,
                                           uint32_t tokenIdx, uint32_t expertRow);
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
     __aicore__ inline void QuantRowMode4(const LocalTensor<XT>& xRow, const LocalTensor<uint8_t>& msg,
                                           uint32_t tokenIdx, uint32_t expertRow);
+#endif
     __aicore__ inline void FillInfo(const LocalTensor<uint8_t>& msg, uint32_t tokenIdx, uint32_t k, float expertScale);
     __aicore__ inline void SetStatus();
     __aicore__ inline void WaitStatus();
@@ -971,15 +1006,25 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
 {
     if constexpr (TK_QUANT == 0U) {
         QuantRowMode0(xRow, msg, tokenIdx, expertRow);
-    } else if constexpr (TK_QUANT == 1U) {
+    }
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
+    if constexpr (TK_QUANT == 1U) {
         QuantRowMode1(xRow, msg, tokenIdx, expertRow);
-    } else if constexpr (TK_QUANT == 2U) {
+    }
+#endif
+    if constexpr (TK_QUANT == 2U) {
         QuantRowMode2(xRow, msg, tokenIdx, expertRow);
-    } else if constexpr (TK_QUANT == 3U) {
+    }
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
+    if constexpr (TK_QUANT == 3U) {
         QuantRowMode3(xRow, msg, tokenIdx, expertRow);
-    } else if constexpr (TK_QUANT == 4U) {
+    }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
+    if constexpr (TK_QUANT == 4U) {
         QuantRowMode4(xRow, msg, tokenIdx, expertRow);
     }
+#endif
 }
 
 // ---- quant mode 0 "none": 非量化场景
@@ -1018,6 +1063,7 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
     (void)expertRow;
 }
 
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)  // quant mode 1: the products of these archs take it
 // ---- quant mode 1 "static": 静态量化场景
 // Lowered from the spec's formula, one statement at a time (opgen.lower.ascendc).
 template <MOE_DISTRIBUTE_DISPATCH_V2_TPL_CLASS>
@@ -1054,6 +1100,7 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
     (void)tokenIdx;
     (void)expertRow;
 }
+#endif
 
 // ---- quant mode 2 "pertoken": pertoken动态量化场景
 // Lowered from the spec's formula, one statement at a time (opgen.lower.ascendc).
@@ -1106,6 +1153,7 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
     (void)expertRow;
 }
 
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)  // quant mode 3: the products of these archs take it
 // ---- quant mode 3 "pergroup": pergroup动态量化场景
 // Lowered from the spec's formula, one statement at a time (opgen.lower.ascendc).
 template <MOE_DISTRIBUTE_DISPATCH_V2_TPL_CLASS>
@@ -1163,7 +1211,9 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
     (void)tokenIdx;
     (void)expertRow;
 }
+#endif
 
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)  // quant mode 4: the products of these archs take it
 // ---- quant mode 4 "mx": mx量化场景
 // Lowered from the spec's formula, one statement at a time (opgen.lower.ascendc).
 template <MOE_DISTRIBUTE_DISPATCH_V2_TPL_CLASS>
@@ -1220,6 +1270,7 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
     (void)tokenIdx;
     (void)expertRow;
 }
+#endif
 
 // ---- 2. status: one entry {1.0f, rows} per (destination expert block) -------------------------
 template <MOE_DISTRIBUTE_DISPATCH_V2_TPL_CLASS>
@@ -1555,10 +1606,12 @@ __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeDispa
                 Run<bfloat16_t, float, half, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_expandXOut == GE_DT_HIFLOAT8) {
                 Run<bfloat16_t, float, hifloat8_t, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
             if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_expandXOut == GE_DT_INT8) {
                 Run<bfloat16_t, float, int8_t, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
                 return;
@@ -1571,10 +1624,12 @@ __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeDispa
                 Run<half, float, half, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_expandXOut == GE_DT_HIFLOAT8) {
                 Run<half, float, hifloat8_t, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
             if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_expandXOut == GE_DT_INT8) {
                 Run<half, float, int8_t, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
                 return;
@@ -1591,14 +1646,18 @@ __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeDispa
                 Run<bfloat16_t, float, half, float, 2U, 0U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E4M3FN && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
                 Run<bfloat16_t, float, fp8_e4m3fn_t, float, 2U, 0U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E5M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
                 Run<bfloat16_t, float, fp8_e5m2_t, float, 2U, 0U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
             if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_expandXOut == GE_DT_INT8 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
                 Run<bfloat16_t, float, int8_t, float, 2U, 0U, RowLayout::ROWS>(args, tiling);
                 return;
@@ -1611,14 +1670,18 @@ __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeDispa
                 Run<half, float, half, float, 2U, 0U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E4M3FN && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
                 Run<half, float, fp8_e4m3fn_t, float, 2U, 0U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E5M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
                 Run<half, float, fp8_e5m2_t, float, 2U, 0U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
             if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_expandXOut == GE_DT_INT8 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
                 Run<half, float, int8_t, float, 2U, 0U, RowLayout::ROWS>(args, tiling);
                 return;
@@ -1626,107 +1689,153 @@ __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeDispa
             return;
         case TilingKey(3U, 0U, 0U):
         case TilingKey(3U, 0U, 1U):
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E4M3FN && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
                 Run<bfloat16_t, float, fp8_e4m3fn_t, float, 3U, 0U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E5M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
                 Run<bfloat16_t, float, fp8_e5m2_t, float, 3U, 0U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E4M3FN && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
                 Run<half, float, fp8_e4m3fn_t, float, 3U, 0U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E5M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
                 Run<half, float, fp8_e5m2_t, float, 3U, 0U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
             return;
         case TilingKey(4U, 0U, 0U):
         case TilingKey(4U, 0U, 1U):
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_expandXOut == GE_DT_FLOAT4_E1M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT8_E8M0) {
                 Run<bfloat16_t, float, fp4x2_e1m2_t, fp8_e8m0_t, 4U, 0U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_expandXOut == GE_DT_FLOAT4_E2M1 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT8_E8M0) {
                 Run<bfloat16_t, float, fp4x2_e2m1_t, fp8_e8m0_t, 4U, 0U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E4M3FN && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT8_E8M0) {
                 Run<bfloat16_t, float, fp8_e4m3fn_t, fp8_e8m0_t, 4U, 0U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E5M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT8_E8M0) {
                 Run<bfloat16_t, float, fp8_e5m2_t, fp8_e8m0_t, 4U, 0U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_expandXOut == GE_DT_FLOAT4_E1M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT8_E8M0) {
                 Run<half, float, fp4x2_e1m2_t, fp8_e8m0_t, 4U, 0U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_expandXOut == GE_DT_FLOAT4_E2M1 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT8_E8M0) {
                 Run<half, float, fp4x2_e2m1_t, fp8_e8m0_t, 4U, 0U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E4M3FN && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT8_E8M0) {
                 Run<half, float, fp8_e4m3fn_t, fp8_e8m0_t, 4U, 0U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E5M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT8_E8M0) {
                 Run<half, float, fp8_e5m2_t, fp8_e8m0_t, 4U, 0U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
             return;
         case TilingKey(0U, 1U, 0U):
         case TilingKey(0U, 1U, 1U):
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_FLOAT4_E1M2 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_FLOAT4_E1M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
                 Run<fp4x2_e1m2_t, float, fp4x2_e1m2_t, float, 0U, 1U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_FLOAT4_E1M2 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_FLOAT4_E1M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT8_E8M0) {
                 Run<fp4x2_e1m2_t, fp8_e8m0_t, fp4x2_e1m2_t, fp8_e8m0_t, 0U, 1U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_FLOAT4_E2M1 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_FLOAT4_E2M1 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
                 Run<fp4x2_e2m1_t, float, fp4x2_e2m1_t, float, 0U, 1U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_FLOAT4_E2M1 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_FLOAT4_E2M1 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT8_E8M0) {
                 Run<fp4x2_e2m1_t, fp8_e8m0_t, fp4x2_e2m1_t, fp8_e8m0_t, 0U, 1U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_FLOAT8_E4M3FN && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_FLOAT8_E4M3FN && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
                 Run<fp8_e4m3fn_t, float, fp8_e4m3fn_t, float, 0U, 1U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_FLOAT8_E4M3FN && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E4M3FN && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT8_E8M0) {
                 Run<fp8_e4m3fn_t, fp8_e8m0_t, fp8_e4m3fn_t, fp8_e8m0_t, 0U, 1U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_FLOAT8_E5M2 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_FLOAT8_E5M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
                 Run<fp8_e5m2_t, float, fp8_e5m2_t, float, 0U, 1U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_FLOAT8_E5M2 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E5M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT8_E8M0) {
                 Run<fp8_e5m2_t, fp8_e8m0_t, fp8_e5m2_t, fp8_e8m0_t, 0U, 1U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_HIFLOAT8 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_HIFLOAT8 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
                 Run<hifloat8_t, float, hifloat8_t, float, 0U, 1U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_HIFLOAT8 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_HIFLOAT8 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT8_E8M0) {
                 Run<hifloat8_t, fp8_e8m0_t, hifloat8_t, fp8_e8m0_t, 0U, 1U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
             return;
         case TilingKey(1U, 1U, 0U):
         case TilingKey(1U, 1U, 1U):
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_HIFLOAT8) {
                 Run<bfloat16_t, float, hifloat8_t, float, 1U, 1U, RowLayout::SCALAR>(args, tiling);
                 return;
             }
+#endif
             if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_INT8 && tiling.scalesLen == 1) {
                 Run<bfloat16_t, float, int8_t, float, 1U, 1U, RowLayout::SCALAR>(args, tiling);
                 return;
@@ -1735,22 +1844,30 @@ __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeDispa
                 Run<bfloat16_t, float, int8_t, float, 1U, 1U, RowLayout::VECTOR>(args, tiling);
                 return;
             }
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_HIFLOAT8) {
                 Run<bfloat16_t, fp8_e8m0_t, hifloat8_t, float, 1U, 1U, RowLayout::SCALAR>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_INT8 && tiling.scalesLen == 1) {
                 Run<bfloat16_t, fp8_e8m0_t, int8_t, float, 1U, 1U, RowLayout::SCALAR>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_INT8 && tiling.scalesLen != 1) {
                 Run<bfloat16_t, fp8_e8m0_t, int8_t, float, 1U, 1U, RowLayout::VECTOR>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_HIFLOAT8) {
                 Run<half, float, hifloat8_t, float, 1U, 1U, RowLayout::SCALAR>(args, tiling);
                 return;
             }
+#endif
             if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_INT8 && tiling.scalesLen == 1) {
                 Run<half, float, int8_t, float, 1U, 1U, RowLayout::SCALAR>(args, tiling);
                 return;
@@ -1759,18 +1876,24 @@ __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeDispa
                 Run<half, float, int8_t, float, 1U, 1U, RowLayout::VECTOR>(args, tiling);
                 return;
             }
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_HIFLOAT8) {
                 Run<half, fp8_e8m0_t, hifloat8_t, float, 1U, 1U, RowLayout::SCALAR>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_INT8 && tiling.scalesLen == 1) {
                 Run<half, fp8_e8m0_t, int8_t, float, 1U, 1U, RowLayout::SCALAR>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_INT8 && tiling.scalesLen != 1) {
                 Run<half, fp8_e8m0_t, int8_t, float, 1U, 1U, RowLayout::VECTOR>(args, tiling);
                 return;
             }
+#endif
             return;
         case TilingKey(2U, 1U, 0U):
         case TilingKey(2U, 1U, 1U):
@@ -1783,38 +1906,40 @@ __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeDispa
                 Run<bfloat16_t, float, half, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_FLOAT8_E4M3FN && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
                 Run<bfloat16_t, float, fp8_e4m3fn_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_FLOAT8_E5M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
                 Run<bfloat16_t, float, fp8_e5m2_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
             if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_INT8 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
                 Run<bfloat16_t, float, int8_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
                 return;
             }
-            if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_BF16 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<bfloat16_t, fp8_e8m0_t, bfloat16_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
-            if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_FLOAT16 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<bfloat16_t, fp8_e8m0_t, half, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E4M3FN && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
                 Run<bfloat16_t, fp8_e8m0_t, fp8_e4m3fn_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E5M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
                 Run<bfloat16_t, fp8_e8m0_t, fp8_e5m2_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_INT8 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
                 Run<bfloat16_t, fp8_e8m0_t, int8_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
             if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_BF16 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
                 Run<half, float, bfloat16_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
                 return;
@@ -1823,73 +1948,91 @@ __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeDispa
                 Run<half, float, half, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_FLOAT8_E4M3FN && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
                 Run<half, float, fp8_e4m3fn_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_FLOAT8_E5M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
                 Run<half, float, fp8_e5m2_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
             if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_INT8 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
                 Run<half, float, int8_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
                 return;
             }
-            if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_BF16 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<half, fp8_e8m0_t, bfloat16_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
-            if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_FLOAT16 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<half, fp8_e8m0_t, half, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E4M3FN && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
                 Run<half, fp8_e8m0_t, fp8_e4m3fn_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E5M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
                 Run<half, fp8_e8m0_t, fp8_e5m2_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_INT8 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
                 Run<half, fp8_e8m0_t, int8_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
             return;
         case TilingKey(3U, 1U, 0U):
         case TilingKey(3U, 1U, 1U):
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_FLOAT8_E4M3FN && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
                 Run<bfloat16_t, float, fp8_e4m3fn_t, float, 3U, 1U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_FLOAT8_E5M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
                 Run<bfloat16_t, float, fp8_e5m2_t, float, 3U, 1U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E4M3FN && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
                 Run<bfloat16_t, fp8_e8m0_t, fp8_e4m3fn_t, float, 3U, 1U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E5M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
                 Run<bfloat16_t, fp8_e8m0_t, fp8_e5m2_t, float, 3U, 1U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_FLOAT8_E4M3FN && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
                 Run<half, float, fp8_e4m3fn_t, float, 3U, 1U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_FLOAT8_E5M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
                 Run<half, float, fp8_e5m2_t, float, 3U, 1U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E4M3FN && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
                 Run<half, fp8_e8m0_t, fp8_e4m3fn_t, float, 3U, 1U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
             if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E5M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
                 Run<half, fp8_e8m0_t, fp8_e5m2_t, float, 3U, 1U, RowLayout::ROWS>(args, tiling);
                 return;
             }
+#endif
             return;
         default:
             return;  // not a key of MoeDistributeDispatchV2: the host tiling never produces it

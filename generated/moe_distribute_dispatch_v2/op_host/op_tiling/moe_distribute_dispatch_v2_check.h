@@ -677,11 +677,11 @@ class Ascend910b : public Eval {
       return Reject(kCodeInvalid, "dtype.expertIds", "expertIds", "one of INT32",
                     Shown(ShowDtype(Dtype(p.expertIds))));
     }
-    // [dtype.scalesOptional] when present(scalesOptional): dtype(scalesOptional) in {FLOAT32, FLOAT8_E8M0}
+    // [dtype.scalesOptional] when present(scalesOptional): dtype(scalesOptional) in {FLOAT32}
     Reset();
-    if (Applies(Present(p.scalesOptional)) && Fails(OneOf(Dtype(p.scalesOptional), DataType::DT_FLOAT, DataType::DT_FLOAT8_E8M0))) {
+    if (Applies(Present(p.scalesOptional)) && Fails(OneOf(Dtype(p.scalesOptional), DataType::DT_FLOAT))) {
       Reset();
-      return Reject(kCodeInvalid, "dtype.scalesOptional", "scalesOptional", "one of FLOAT32, FLOAT8_E8M0",
+      return Reject(kCodeInvalid, "dtype.scalesOptional", "scalesOptional", "one of FLOAT32",
                     Shown(ShowDtype(Dtype(p.scalesOptional))));
     }
     // [dtype.xActiveMaskOptional] when present(xActiveMaskOptional): dtype(xActiveMaskOptional) in {BOOL}
@@ -1400,11 +1400,11 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeInvalid, "dtype.expertIds", "expertIds", "one of INT32",
                     Shown(ShowDtype(Dtype(p.expertIds))));
     }
-    // [dtype.scalesOptional] when present(scalesOptional): dtype(scalesOptional) in {FLOAT32, FLOAT8_E8M0}
+    // [dtype.scalesOptional] when present(scalesOptional): dtype(scalesOptional) in {FLOAT32}
     Reset();
-    if (Applies(Present(p.scalesOptional)) && Fails(OneOf(Dtype(p.scalesOptional), DataType::DT_FLOAT, DataType::DT_FLOAT8_E8M0))) {
+    if (Applies(Present(p.scalesOptional)) && Fails(OneOf(Dtype(p.scalesOptional), DataType::DT_FLOAT))) {
       Reset();
-      return Reject(kCodeInvalid, "dtype.scalesOptional", "scalesOptional", "one of FLOAT32, FLOAT8_E8M0",
+      return Reject(kCodeInvalid, "dtype.scalesOptional", "scalesOptional", "one of FLOAT32",
                     Shown(ShowDtype(Dtype(p.scalesOptional))));
     }
     // [dtype.xActiveMaskOptional] when present(xActiveMaskOptional): dtype(xActiveMaskOptional) in {BOOL}

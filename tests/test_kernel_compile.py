@@ -182,8 +182,8 @@ def test_combine_kernel(combine_v2):
             f"GM_ADDR tiling)") in text
     # no tiling_key: commQuantMode is read from the tiling data; modes without a formula are not dispatched
     assert "if (tiling.commQuantMode == 2 && tiling.dtype_expandX == GE_DT_BF16" in text
-    assert "commQuantMode 3 (mxfp8_e5m2): the spec gives no formula" in text
-    mode2 = text[text.index("::QuantRowMode2("):text.index("::QuantRowMode3(")]
+    assert "QuantRowMode3" not in text and "mxfp8" not in text  # not declared: rejected by tiling
+    mode2 = text[text.index("::QuantRowMode2("):text.index("// ---- 1 (Atlas A2).")]
     for needle in ("BlockMaxRow<8U>(", "(1.0f / DTypeTraits<int8_t>::MAX)", "BroadcastBlocks<8U>(", "Div(",
                    "CastRow<int8_t, half, RoundMode::CAST_RINT, true>", "MulBlocks<8U>("):
         assert needle in mode2, needle

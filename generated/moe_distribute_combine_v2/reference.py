@@ -820,8 +820,8 @@ _check_157 = Check("unsupported.groupTp", 561002, "groupTp", "\"\" (the default;
 _check_158 = Check("unsupported.tpRankId", 561002, "tpRankId", "0 (the default; tpRankId is not supported on Ascend 950DT)",
                    ok=lambda s: (s.attr("tpRankId") == 0),
                    )
-_check_159 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0, 2, 3, 4 (quant modes supported on Ascend 950DT)",
-                   ok=lambda s: (s.attr("commQuantMode") in (0, 2, 3, 4)),
+_check_159 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0, 2 (quant modes supported on Ascend 950DT)",
+                   ok=lambda s: (s.attr("commQuantMode") in (0, 2)),
                    )
 _check_160 = Check("ascend950.bs_range", 561002, "expertIds", "BS in (0, 256] for fullmesh_v2, (0, 512] for fullmesh_v1 and \"\"",
                    ok=lambda s: in_range(s.dim("expertIds", 0), 1, (256 if (s.attr("commAlg") == "fullmesh_v2") else 512), True, True),
@@ -1210,23 +1210,9 @@ def _quant_2(q):
     return out
 
 
-def _quant_3(q):
-    """commQuantMode = 3: mxfp8_e5m2 (mxfp8量化（FLOAT8_E5M2）)."""
-    out = {}
-    return out
-
-
-def _quant_4(q):
-    """commQuantMode = 4: mxfp8_e4m3 (mxfp8量化（FLOAT8_E4M3FN）)."""
-    out = {}
-    return out
-
-
 _QUANT = {
     0: _quant_0,
     2: _quant_2,
-    3: _quant_3,
-    4: _quant_4,
 }
 
 INFO = reference.OpInfo(

@@ -558,7 +558,7 @@ public:
 
 private:
     // quant formula rows: UB slots per quant mode (from the lowering)
-    static constexpr uint32_t CALC_SLOTS = (TK_QUANT == 0U) ? 1U : (TK_QUANT == 2U) ? 4U : (TK_QUANT == 3U) ? 1U : (TK_QUANT == 4U) ? 1U : 1U;
+    static constexpr uint32_t CALC_SLOTS = (TK_QUANT == 0U) ? 1U : (TK_QUANT == 2U) ? 4U : 1U;
     static constexpr uint32_t REDUCE_SLOTS = 4U;  // acc, term, aux, scratch
 
     __aicore__ inline void SendBack();
@@ -570,14 +570,6 @@ private:
                                           uint32_t tokenIdx, uint32_t expertRow);
     __aicore__ inline void QuantRowMode2(const LocalTensor<ExpandXT>& xRow, const LocalTensor<uint8_t>& msg,
                                           uint32_t tokenIdx, uint32_t expertRow);
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-    __aicore__ inline void QuantRowMode3(const LocalTensor<ExpandXT>& xRow, const LocalTensor<uint8_t>& msg,
-                                          uint32_t tokenIdx, uint32_t expertRow);
-#endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-    __aicore__ inline void QuantRowMode4(const LocalTensor<ExpandXT>& xRow, const LocalTensor<uint8_t>& msg,
-                                          uint32_t tokenIdx, uint32_t expertRow);
-#endif
     __aicore__ inline void Reduce();
     __aicore__ inline void WaitSlots(uint32_t tokenIdx, const LocalTensor<int32_t>& ids, const LocalTensor<uint8_t>& mask,
                                      bool pairMask);
@@ -884,42 +876,6 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
     (void)tokenIdx;
     (void)expertRow;
 }
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-
-// ---- commQuantMode 3 "mxfp8_e5m2": mxfp8量化（FLOAT8_E5M2）
-// Lowered from the spec's formula, one statement at a time (opgen.lower.ascendc).
-template <MOE_DISTRIBUTE_COMBINE_V2_TPL_CLASS>
-__aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC>::QuantRowMode3(const LocalTensor<ExpandXT>& xRow,
-    const LocalTensor<uint8_t>& msg, uint32_t tokenIdx, uint32_t expertRow)
-{
-    const uint32_t hLen = hLen_;
-    LocalTensor<XOutT> xOutRow = msg.template ReinterpretCast<XOutT>();
-    (void)xOutRow;
-    (void)hLen;
-    // no formula: nothing is quantised in this mode
-    (void)xRow;
-    (void)tokenIdx;
-    (void)expertRow;
-}
-#endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-
-// ---- commQuantMode 4 "mxfp8_e4m3": mxfp8量化（FLOAT8_E4M3FN）
-// Lowered from the spec's formula, one statement at a time (opgen.lower.ascendc).
-template <MOE_DISTRIBUTE_COMBINE_V2_TPL_CLASS>
-__aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC>::QuantRowMode4(const LocalTensor<ExpandXT>& xRow,
-    const LocalTensor<uint8_t>& msg, uint32_t tokenIdx, uint32_t expertRow)
-{
-    const uint32_t hLen = hLen_;
-    LocalTensor<XOutT> xOutRow = msg.template ReinterpretCast<XOutT>();
-    (void)xOutRow;
-    (void)hLen;
-    // no formula: nothing is quantised in this mode
-    (void)xRow;
-    (void)tokenIdx;
-    (void)expertRow;
-}
-#endif
 
 // ---- 1 (Atlas A2). every (local expert, owner) block goes back to the owner's block of its global expert ----
 template <MOE_DISTRIBUTE_COMBINE_V2_TPL_CLASS>
@@ -1235,8 +1191,6 @@ __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeCombi
         Run<half, half, 2U>(args, tiling);
         return;
     }
-    // commQuantMode 3 (mxfp8_e5m2): the spec gives no formula, nothing to dispatch
-    // commQuantMode 4 (mxfp8_e4m3): the spec gives no formula, nothing to dispatch
 }
 #undef MOE_DISTRIBUTE_COMBINE_V2_TPL_CLASS
 #undef MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC

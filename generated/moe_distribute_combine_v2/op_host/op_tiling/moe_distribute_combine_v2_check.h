@@ -2972,11 +2972,11 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "unsupported.tpRankId", "tpRankId", "0 (the default; tpRankId is not supported on Ascend 950DT)",
                     Shown(ShowInt(p.tpRankId)));
     }
-    // [quant_mode.commQuantMode] commQuantMode in {0, 2, 3, 4}
+    // [quant_mode.commQuantMode] commQuantMode in {0, 2}
     Reset();
-    if (all && Fails(OneOf(p.commQuantMode, 0, 2, 3, 4))) {
+    if (all && Fails(OneOf(p.commQuantMode, 0, 2))) {
       Reset();
-      return Reject(kCodeTiling, "quant_mode.commQuantMode", "commQuantMode", "one of 0, 2, 3, 4 (quant modes supported on Ascend 950DT)",
+      return Reject(kCodeTiling, "quant_mode.commQuantMode", "commQuantMode", "one of 0, 2 (quant modes supported on Ascend 950DT)",
                     Shown(ShowInt(p.commQuantMode)));
     }
     // [op.epRankId] epRankId in [0, epWorldSize)

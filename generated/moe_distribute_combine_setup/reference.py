@@ -82,6 +82,11 @@ EMPTY_ABSENT = {
     "ascend950": (),
     "ascend910_93": (),
 }
+# optional inputs a product accepts whatever they are and never reads (declared ignored)
+IGNORED = {
+    "ascend950": (),
+    "ascend910_93": (),
+}
 # what the runtime, the harness and the twin know of each product's SoC (opgen/core/products.py)
 FACTS = {
     "ascend950": ProductFacts(
@@ -407,7 +412,7 @@ INFO = reference.OpInfo(
     name=OP, semantics="moe_combine_setup", products=PRODUCTS, inputs=INPUTS, outputs=OUTPUTS,
     attrs=ATTRS, env=ENV, quant_by="commQuantMode", lets=_LETS, dtype_rules=_DTYPE_RULES,
     shapes=_SHAPES, checks=_CHECKS, quant=_QUANT, unspecified=UNSPECIFIED, facts=FACTS, sizes=_SIZES,
-    empty_absent=EMPTY_ABSENT,
+    empty_absent=EMPTY_ABSENT, ignored=IGNORED,
 )
 
 

@@ -106,6 +106,12 @@ EMPTY_ABSENT = {
     "ascend910_93": ("expertScalesOptional", ),
     "ascend950": ("expertScalesOptional", ),
 }
+# optional inputs a product accepts whatever they are and never reads (declared ignored)
+IGNORED = {
+    "ascend910b": (),
+    "ascend910_93": (),
+    "ascend950": (),
+}
 # what the runtime, the harness and the twin know of each product's SoC (opgen/core/products.py)
 FACTS = {
     "ascend910b": ProductFacts(
@@ -1100,7 +1106,7 @@ INFO = reference.OpInfo(
     name=OP, semantics="moe_dispatch", products=PRODUCTS, inputs=INPUTS, outputs=OUTPUTS,
     attrs=ATTRS, env=ENV, quant_by="quantMode", lets=_LETS, dtype_rules=_DTYPE_RULES,
     shapes=_SHAPES, checks=_CHECKS, quant=_QUANT, unspecified=UNSPECIFIED, facts=FACTS, sizes=_SIZES,
-    empty_absent=EMPTY_ABSENT,
+    empty_absent=EMPTY_ABSENT, ignored=IGNORED,
 )
 
 

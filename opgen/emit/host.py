@@ -769,7 +769,7 @@ def _view_tiling(op: Op, view: ProductView, fields: list[TilingField]) -> dict:
             copies.append(f"tiling->{f.name} = {value};")
         elif f.source == "has":  # present(), as the checks read it (an empty tensor may mean absent)
             has = f"HasContents(p.{cpp_ident(f.spec)})" if f.spec in view.empty_absent_inputs else \
-                f"p.{cpp_ident(f.spec)}.present"
+                "false" if f.spec in view.ignored_inputs else f"p.{cpp_ident(f.spec)}.present"
             copies.append(f"tiling->{f.name} = {has} ? 1U : 0U;")
         elif f.source == "dtype" and op.tensor(f.spec).role == "input":
             copies.append(f"tiling->{f.name} = InputDtype(p.{cpp_ident(f.spec)});")

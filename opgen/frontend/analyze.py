@@ -398,7 +398,7 @@ class Analyzer(_Builder):
         soc = str(soc_tok)
         f = dict(doc="", notes=[], pairs=[], domains=[], unsup_attrs=[], unsup_inputs=[], in_dtypes=[], in_shapes=[],
                  out_dtypes=[], out_shapes=[], unspecified=[], lets=[], quant=None, constraints=[], buffers=[],
-                 tolerances=[], empty_absent=[])
+                 tolerances=[], empty_absent=[], ignored=[])
         for item in c[3:]:
             k, ic = item.data, item.children
             if k == "doc_stmt":
@@ -415,6 +415,8 @@ class Analyzer(_Builder):
                 f["unsup_inputs"].append(str(ic[0]))
             elif k == "input_empty_absent":
                 f["empty_absent"].append(str(ic[0]))
+            elif k == "input_ignored":
+                f["ignored"].append(str(ic[0]))
             elif k == "input_dtypes":
                 f["in_dtypes"].append((str(ic[0]), tuple(str(x) for x in _name_tokens(ic[1]))))
             elif k == "input_shape":
@@ -437,7 +439,7 @@ class Analyzer(_Builder):
                        tuple(f["domains"]), tuple(f["unsup_attrs"]), tuple(f["unsup_inputs"]), tuple(f["in_dtypes"]),
                        tuple(f["in_shapes"]), tuple(f["out_dtypes"]), tuple(f["out_shapes"]), tuple(f["unspecified"]),
                        tuple(f["lets"]), f["quant"], tuple(f["constraints"]), tuple(f["buffers"]),
-                       tuple(f["tolerances"]), tuple(f["empty_absent"]), span=self.span(t))
+                       tuple(f["tolerances"]), tuple(f["empty_absent"]), tuple(f["ignored"]), span=self.span(t))
 
 
 def default_ir_name(name: str) -> str:
@@ -758,6 +760,16 @@ class _Checker:
                 if not any(x.name == name for x in op.inputs):
                     self.d.unknown("E118", "input", name, [x.name for x in op.inputs],
                                    self.at(p.span, rf"\binput\s+({_w(name)})\s+empty_absent\b"))
+            for name in p.ignored_inputs:
+                t = next((x for x in op.inputs if x.name == name), None)
+                where = self.at(p.span, rf"\binput\s+({_w(name)})\s+ignored\b")
+                if t is None:
+                    self.d.unknown("E118", "input", name, [x.name for x in op.inputs], where)
+                elif not t.optional:
+                    self.d.error("E118", f"input '{name}' is required, only optional inputs can be ignored", where)
+                elif name in p.unsupported_inputs:
+                    self.d.error("E118", f"input '{name}' cannot be both unsupported (must be null) and ignored "
+                                         f"(anything accepted, nothing read)", where)
             for name in p.unsupported_inputs:
                 t = next((x for x in op.inputs if x.name == name), None)
                 where = self.at(p.span, rf"\binput\s+({_w(name)})\s+unsupported\b")

@@ -277,6 +277,8 @@ class ScalarCpp:
             return f"Dim(p.{cpp_ident(t)}, {_strip(self.lower(e.args[1]))})"
         if fn == "passed":  # the pointer, for the null check of an input an empty tensor passes as absent
             return f"Present(p.{cpp_ident(t)})"
+        if fn == "present" and t in self.view.ignored_inputs:  # never read, whatever was passed
+            return "false"
         if fn == "present" and t in self.view.empty_absent_inputs:
             return f"HasContents(p.{cpp_ident(t)})"
         return f"{_ACCESSORS[fn]}(p.{cpp_ident(t)})"

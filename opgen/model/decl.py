@@ -94,6 +94,7 @@ class Tensor:
     ir_name: str = ""
     dtype_rule: Expr | None = None  # outputs: the default dtype when the caller does not choose
     empty_absent: bool = False      # inputs: an empty tensor (a dim of 0) means absent (present() false)
+    ignored: bool = False           # optional inputs a product never reads: any tensor is accepted, none is read
     span: Span | None = _span()
 
 
@@ -219,6 +220,7 @@ class Product:
     buffers: tuple[Buffer, ...] = ()
     tolerances: tuple[Tolerance, ...] = ()
     empty_absent_inputs: tuple[str, ...] = ()  # inputs an empty tensor passes as absent on this product
+    ignored_inputs: tuple[str, ...] = ()       # optional inputs this product accepts and never reads
     span: Span | None = _span()
 
 
@@ -402,6 +404,11 @@ class ProductView:
     def empty_absent_inputs(self) -> tuple[str, ...]:
         """Inputs an empty tensor passes as absent on this product (declared ``empty_absent``)."""
         return tuple(t.name for t in self.inputs if t.empty_absent)
+
+    @property
+    def ignored_inputs(self) -> tuple[str, ...]:
+        """Optional inputs this product accepts whatever they are and never reads (declared ``ignored``)."""
+        return tuple(t.name for t in self.inputs if t.ignored)
 
     @property
     def facts(self) -> ProductFacts:

@@ -111,10 +111,11 @@ def _override_tensor(t: Tensor, chain: list[Product], role: str) -> Tensor:
     dtypes = _nearest(chain, f"{role}_dtypes", t.name) or t.dtypes
     shape = _nearest(chain, f"{role}_shapes", t.name) or t.shape
     empty_absent = t.empty_absent or any(t.name in p.empty_absent_inputs for p in chain)
-    if dtypes is t.dtypes and shape is t.shape and empty_absent == t.empty_absent:
+    ignored = any(t.name in p.ignored_inputs for p in chain)
+    if dtypes is t.dtypes and shape is t.shape and empty_absent == t.empty_absent and not ignored:
         return t
     return Tensor(t.name, t.role, t.optional, tuple(dtypes), t.formats, shape, t.doc, t.ir_name, t.dtype_rule,
-                  empty_absent, span=t.span)
+                  empty_absent, ignored, span=t.span)
 
 
 # ---- implicit checks -------------------------------------------------------------------
@@ -144,19 +145,20 @@ def _implicit_checks(op: Op, product: Product, inputs, outputs, attrs, unsupport
         """An input's own checks apply when it is there: always for a required one, unless empty means absent."""
         return (_present(t.name),) if t.role == "input" and (t.optional or t.empty_absent) else ()
 
-    for t in list(inputs) + list(outputs):
+    read = [t for t in inputs if not t.ignored]  # an ignored input is never read, so nothing of it is checked
+    for t in read + list(outputs):
         conds = if_present(t)
         add("dtype", t.name, InSet(Call("dtype", (Name(t.name),)), tuple(Name(d) for d in t.dtypes)), "invalid",
             "one of " + ", ".join(t.dtypes), conds, Call("dtype", (Name(t.name),)), span=t.span)
     # Formats: the documents' 数据格式 column (ND) decides, as a tiling check; the real tilings (mirror-cann/
     # ops-transformer mc2/moe_distribute_*_v2/op_host/op_tiling/*_tiling.cpp, CheckTensorFormat) reject FRACTAL_NZ
     # (GetPrimaryFormat of the storage format) with a tiling failure and let other formats through.
-    for t in inputs:
+    for t in read:
         conds = if_present(t)
         add("format", t.name, InSet(Call("format", (Name(t.name),)), tuple(Str(f) for f in t.formats)), "tiling",
             "one of " + ", ".join(t.formats), conds, Call("format", (Name(t.name),)), span=t.span)
     bound = dim_bindings(op)
-    for t in inputs:
+    for t in read:
         pred = _shape_predicate(t, bound)
         if pred is not None:
             conds = if_present(t)

@@ -41,6 +41,7 @@ class OpInfo:
     facts: Mapping[str, ProductFacts] = field(default_factory=dict)  # product -> its product-table facts
     sizes: Mapping[str, Mapping[str, Callable]] = field(default_factory=dict)  # product -> size function -> fn
     empty_absent: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # product -> inputs empty = absent
+    ignored: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # product -> inputs never read
 
     def fact(self, product: str) -> ProductFacts:
         """The facts of one of the op's products (an OpError for a product the op does not have)."""
@@ -119,7 +120,7 @@ def make_scope(info: OpInfo, inputs: Mapping, attrs: Mapping, product: str,
     return Scope(op=info.name, product=product, inputs=normalize_inputs(info, inputs), attrs=a, env=env,
                  out_dtypes=chosen, lets=info.lets[product], dtype_rules=info.dtype_rules,
                  tensor_names=info.tensors, output_names=info.outputs, out_shapes=out_shapes,
-                 empty_absent=info.empty_absent.get(product, ()))
+                 empty_absent=info.empty_absent.get(product, ()), ignored=info.ignored.get(product, ()))
 
 
 def validate_scope(info: OpInfo, s: Scope, stage: str = "all") -> None:

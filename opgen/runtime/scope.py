@@ -242,13 +242,14 @@ class Scope:
     def __init__(self, *, op: str, product: str, inputs: Mapping, attrs: Mapping, env: Mapping,
                  out_dtypes: Mapping, lets: Mapping[str, Callable], dtype_rules: Mapping[str, Callable],
                  tensor_names: tuple[str, ...], output_names: tuple[str, ...], out_shapes: Mapping | None = None,
-                 empty_absent: tuple[str, ...] = ()):
+                 empty_absent: tuple[str, ...] = (), ignored: tuple[str, ...] = ()):
         self.op = op
         self.product = product
         # What the caller passed, and what the op reads: an empty tensor of an input declared empty_absent is
         # absent from then on (present() false, not read by the drivers); only the null check sees it (passed()).
+        # An ignored input is absent whatever was passed.
         self.passed_inputs = inputs
-        self.inputs = {n: (None if n in empty_absent and t is not None and _numel(t) == 0 else t)
+        self.inputs = {n: (None if n in ignored or (n in empty_absent and t is not None and _numel(t) == 0) else t)
                        for n, t in inputs.items()}
         self.attrs = attrs
         self.env_values = env

@@ -283,6 +283,8 @@ FLAG_SENTENCES = {  # (what, added): the sentence of an attribute / input / outp
     ("unspecified", False): "输出内容变更为有效",
     ("empty_absent", True): "支持传入空Tensor，传入空Tensor时视为未传入",
     ("empty_absent", False): "不再将空Tensor视为未传入",
+    ("ignored", True): "预留参数，传入时不读取（不做校验）",
+    ("ignored", False): "不再忽略，传入时读取并校验",
 }
 
 

@@ -600,7 +600,8 @@ class _Differ:
                 ("unsupported", ov.unsupported_attrs, nv.unsupported_attrs, "attr"),
                 ("unsupported", ov.unsupported_inputs, nv.unsupported_inputs, "input"),
                 ("unspecified", ov.unspecified_outputs, nv.unspecified_outputs, "output"),
-                ("empty_absent", ov.empty_absent_inputs, nv.empty_absent_inputs, "input")):
+                ("empty_absent", ov.empty_absent_inputs, nv.empty_absent_inputs, "input"),
+                ("ignored", ov.ignored_inputs, nv.ignored_inputs, "input")):
             out += self._flags(what, live, olds, news, soc)
         om, nm = set(ov.quant_modes), set(nv.quant_modes)
         for m in sorted(nm - om):

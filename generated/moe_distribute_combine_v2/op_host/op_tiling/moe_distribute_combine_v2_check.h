@@ -1603,13 +1603,6 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeTiling, "unsupported.groupListOptional", "groupListOptional", "null (it is not supported on Atlas A3 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A3 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowTensor(p.groupListOptional)));
     }
-    // [unsupported.tpSendCountsOptional] not present(tpSendCountsOptional)
-    Reset();
-    if (all && Fails(!Present(p.tpSendCountsOptional))) {
-      Reset();
-      return Reject(kCodeTiling, "unsupported.tpSendCountsOptional", "tpSendCountsOptional", "null (it is not supported on Atlas A3 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A3 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
-                    Shown(ShowTensor(p.tpSendCountsOptional)));
-    }
     // [dtype.expandX] dtype(expandX) in {FLOAT16, BFLOAT16}
     Reset();
     if (Fails(OneOf(Dtype(p.expandX), DataType::DT_FLOAT16, DataType::DT_BF16))) {
@@ -1644,13 +1637,6 @@ class Ascend910_93 : public Eval {
       Reset();
       return Reject(kCodeInvalid, "dtype.expertScales", "expertScales", "one of FLOAT32",
                     Shown(ShowDtype(Dtype(p.expertScales))));
-    }
-    // [dtype.tpSendCountsOptional] when present(tpSendCountsOptional): dtype(tpSendCountsOptional) in {INT32}
-    Reset();
-    if (Applies(Present(p.tpSendCountsOptional)) && Fails(OneOf(Dtype(p.tpSendCountsOptional), DataType::DT_INT32))) {
-      Reset();
-      return Reject(kCodeInvalid, "dtype.tpSendCountsOptional", "tpSendCountsOptional", "one of INT32",
-                    Shown(ShowDtype(Dtype(p.tpSendCountsOptional))));
     }
     // [dtype.xActiveMaskOptional] when present(xActiveMaskOptional): dtype(xActiveMaskOptional) in {BOOL}
     Reset();
@@ -1778,13 +1764,6 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeTiling, "format.expertScales", "expertScales", "one of ND",
                     Shown(ShowStr(FormatOf(p.expertScales))));
     }
-    // [format.tpSendCountsOptional] when present(tpSendCountsOptional): format(tpSendCountsOptional) in {"ND"}
-    Reset();
-    if (all && Applies(Present(p.tpSendCountsOptional)) && Fails(OneOf(FormatOf(p.tpSendCountsOptional), "ND"sv))) {
-      Reset();
-      return Reject(kCodeTiling, "format.tpSendCountsOptional", "tpSendCountsOptional", "one of ND",
-                    Shown(ShowStr(FormatOf(p.tpSendCountsOptional))));
-    }
     // [format.xActiveMaskOptional] when present(xActiveMaskOptional): format(xActiveMaskOptional) in {"ND"}
     Reset();
     if (all && Applies(Present(p.xActiveMaskOptional)) && Fails(OneOf(FormatOf(p.xActiveMaskOptional), "ND"sv))) {
@@ -1903,13 +1882,6 @@ class Ascend910_93 : public Eval {
       Reset();
       return Reject(kCodeTiling, "shape.expertScales", "expertScales", "shape (BS, K)",
                     Shown(ShowShape(Shape(p.expertScales))));
-    }
-    // [shape.tpSendCountsOptional] when present(tpSendCountsOptional): rank(tpSendCountsOptional) == 1 and dim(tpSendCountsOptional, 0) == tpWorldSize
-    Reset();
-    if (all && Applies(Present(p.tpSendCountsOptional)) && Fails((Rank(p.tpSendCountsOptional) == 1) && (Dim(p.tpSendCountsOptional, 0) == p.tpWorldSize))) {
-      Reset();
-      return Reject(kCodeTiling, "shape.tpSendCountsOptional", "tpSendCountsOptional", "shape (tpWorldSize,)",
-                    Shown(ShowShape(Shape(p.tpSendCountsOptional))));
     }
     // [shape.xActiveMaskOptional] when present(xActiveMaskOptional): rank(xActiveMaskOptional) == 1 and dim(xActiveMaskOptional, 0) == BS or rank(xActiveMaskOptional) == 2 and dim(xActiveMaskOptional, 0) == BS and dim(xActiveMaskOptional, 1) == K
     Reset();
@@ -2489,13 +2461,6 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "unsupported.groupListOptional", "groupListOptional", "null (it is not supported on Ascend 950DT)",
                     Shown(ShowTensor(p.groupListOptional)));
     }
-    // [unsupported.tpSendCountsOptional] not present(tpSendCountsOptional)
-    Reset();
-    if (all && Fails(!Present(p.tpSendCountsOptional))) {
-      Reset();
-      return Reject(kCodeTiling, "unsupported.tpSendCountsOptional", "tpSendCountsOptional", "null (it is not supported on Ascend 950DT)",
-                    Shown(ShowTensor(p.tpSendCountsOptional)));
-    }
     // [unsupported.expandScalesOptional] not present(expandScalesOptional)
     Reset();
     if (all && Fails(!Present(p.expandScalesOptional))) {
@@ -2537,13 +2502,6 @@ class Ascend950 : public Eval {
       Reset();
       return Reject(kCodeInvalid, "dtype.expertScales", "expertScales", "one of FLOAT32",
                     Shown(ShowDtype(Dtype(p.expertScales))));
-    }
-    // [dtype.tpSendCountsOptional] when present(tpSendCountsOptional): dtype(tpSendCountsOptional) in {INT32}
-    Reset();
-    if (Applies(Present(p.tpSendCountsOptional)) && Fails(OneOf(Dtype(p.tpSendCountsOptional), DataType::DT_INT32))) {
-      Reset();
-      return Reject(kCodeInvalid, "dtype.tpSendCountsOptional", "tpSendCountsOptional", "one of INT32",
-                    Shown(ShowDtype(Dtype(p.tpSendCountsOptional))));
     }
     // [dtype.xActiveMaskOptional] when present(xActiveMaskOptional): dtype(xActiveMaskOptional) in {BOOL}
     Reset();
@@ -2671,13 +2629,6 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "format.expertScales", "expertScales", "one of ND",
                     Shown(ShowStr(FormatOf(p.expertScales))));
     }
-    // [format.tpSendCountsOptional] when present(tpSendCountsOptional): format(tpSendCountsOptional) in {"ND"}
-    Reset();
-    if (all && Applies(Present(p.tpSendCountsOptional)) && Fails(OneOf(FormatOf(p.tpSendCountsOptional), "ND"sv))) {
-      Reset();
-      return Reject(kCodeTiling, "format.tpSendCountsOptional", "tpSendCountsOptional", "one of ND",
-                    Shown(ShowStr(FormatOf(p.tpSendCountsOptional))));
-    }
     // [format.xActiveMaskOptional] when present(xActiveMaskOptional): format(xActiveMaskOptional) in {"ND"}
     Reset();
     if (all && Applies(Present(p.xActiveMaskOptional)) && Fails(OneOf(FormatOf(p.xActiveMaskOptional), "ND"sv))) {
@@ -2796,13 +2747,6 @@ class Ascend950 : public Eval {
       Reset();
       return Reject(kCodeTiling, "shape.expertScales", "expertScales", "shape (BS, K)",
                     Shown(ShowShape(Shape(p.expertScales))));
-    }
-    // [shape.tpSendCountsOptional] when present(tpSendCountsOptional): rank(tpSendCountsOptional) == 1 and dim(tpSendCountsOptional, 0) == tpWorldSize
-    Reset();
-    if (all && Applies(Present(p.tpSendCountsOptional)) && Fails((Rank(p.tpSendCountsOptional) == 1) && (Dim(p.tpSendCountsOptional, 0) == p.tpWorldSize))) {
-      Reset();
-      return Reject(kCodeTiling, "shape.tpSendCountsOptional", "tpSendCountsOptional", "shape (tpWorldSize,)",
-                    Shown(ShowShape(Shape(p.tpSendCountsOptional))));
     }
     // [shape.xActiveMaskOptional] when present(xActiveMaskOptional): rank(xActiveMaskOptional) == 1 and dim(xActiveMaskOptional, 0) == BS or rank(xActiveMaskOptional) == 2 and dim(xActiveMaskOptional, 0) == BS and dim(xActiveMaskOptional, 1) == K
     Reset();

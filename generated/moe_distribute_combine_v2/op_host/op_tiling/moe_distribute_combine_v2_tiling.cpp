@@ -470,7 +470,7 @@ public:
         tiling->dtype_constExpertVOptional = InputDtype(p.constExpertVOptional);
         tiling->dtype_performanceInfoOptional = InputDtype(p.performanceInfoOptional);
         tiling->has_expertScales = HasContents(p.expertScales) ? 1U : 0U;
-        tiling->has_tpSendCountsOptional = p.tpSendCountsOptional.present ? 1U : 0U;
+        tiling->has_tpSendCountsOptional = false ? 1U : 0U;
         tiling->has_xActiveMaskOptional = p.xActiveMaskOptional.present ? 1U : 0U;
         tiling->has_activationScaleOptional = p.activationScaleOptional.present ? 1U : 0U;
         tiling->has_weightScaleOptional = p.weightScaleOptional.present ? 1U : 0U;
@@ -650,7 +650,7 @@ public:
         tiling->dtype_constExpertVOptional = InputDtype(p.constExpertVOptional);
         tiling->dtype_performanceInfoOptional = InputDtype(p.performanceInfoOptional);
         tiling->has_expertScales = HasContents(p.expertScales) ? 1U : 0U;
-        tiling->has_tpSendCountsOptional = p.tpSendCountsOptional.present ? 1U : 0U;
+        tiling->has_tpSendCountsOptional = false ? 1U : 0U;
         tiling->has_xActiveMaskOptional = p.xActiveMaskOptional.present ? 1U : 0U;
         tiling->has_activationScaleOptional = p.activationScaleOptional.present ? 1U : 0U;
         tiling->has_weightScaleOptional = p.weightScaleOptional.present ? 1U : 0U;

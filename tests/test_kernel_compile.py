@@ -380,3 +380,23 @@ def test_combine_teardown_kernel(family):
     assert "CastRow<XOutT, float, RoundMode::CAST_RINT, false>(" in reduce
     assert "sharedExpertXOptionalGm_" not in text  # the reference (and the arch35 kernel) do not add it
     assert "ToggleStateWord(hccl_.GetWindowsInAddr(epRank_) + win_.stateOffset + COMBINE_STATE_WORD" in text
+
+
+
+def test_a_mode_whose_code_an_arch_cannot_compile_is_a_located_error(dispatch_v2):
+    """Lowered code of a mode that Atlas A2/A3 (__NPU_ARCH__ 2201) take, naming fp8_e8m0_t (a 3510 type): the build
+    fails at the mode rather than leaving the mode out of the 2201 kernel (a call that would do nothing).
+    The guards of what only 3510 products take: the MX mode, guarded; pertoken, every arch."""
+    from types import SimpleNamespace
+
+    from opgen.emit.kernel import ArchGuards
+
+    guards = ArchGuards(dispatch_v2)
+    assert guards.archs == [2201, 3510]
+    assert guards.of_mode(SimpleNamespace(value=4, lines=["static_assert(IS_E8M0<fp8_e8m0_t>, \"\");"])) == \
+        "defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)"
+    assert guards.of_mode(SimpleNamespace(value=2, lines=["Cast(dst, src, RoundMode::CAST_RINT, n);"])) == ""
+    with pytest.raises(LoweringError, match=r"quantMode 2 names fp8_e8m0_t, which __NPU_ARCH__ 2201 does not have") as err:
+        guards.of_mode(SimpleNamespace(value=2, lines=["LocalTensor<fp8_e8m0_t> s;"]))
+    src = dispatch_v2.source.split("\n")
+    assert err.value.span.line == next(i for i, l in enumerate(src, 1) if l.startswith("    quant 2 "))

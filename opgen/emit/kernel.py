@@ -465,7 +465,13 @@ class ArchGuards:
         names."""
         archs = {v.facts.npu_arch for v in self.op.views.values() if m.value in v.quant_modes}
         named = [c for c in self.by_ctype if any(re.search(rf"\b{re.escape(c)}\b", line) for line in m.lines)]
-        return self.of_archs(archs & self._type_archs(named))
+        missing = archs - self._type_archs(named)
+        if missing:  # a product takes the mode where its code cannot compile: an error, not a silent gap
+            q = self.op.quant_mode(m.value)
+            raise LoweringError(f"the kernel code of {self.op.quant_by} {m.value} names {', '.join(sorted(named))}, "
+                                f"which __NPU_ARCH__ {', '.join(map(str, sorted(missing)))} does not have, but a "
+                                f"product of that arch takes the mode", q.span if q else None)
+        return self.of_archs(archs)
 
 
 def common_context(op: Op, kind: KernelKind) -> dict:

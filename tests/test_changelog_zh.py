@@ -20,7 +20,8 @@ from .test_diff import BASE, model, toy
 
 HISTORY = ROOT / "specs" / "history"
 PAIRS = [(HISTORY / "dispatch_v1.spec", HISTORY / "dispatch_v2_2026_05.spec"),
-         (HISTORY / "dispatch_v2_2026_05.spec", ROOT / "specs" / "dispatch_v2.spec")]
+         (HISTORY / "dispatch_v2_2026_05.spec", ROOT / "specs" / "dispatch_v2.spec"),
+         (HISTORY / "combine_setup_2026_05.spec", ROOT / "specs" / "combine_setup.spec")]
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -258,7 +259,7 @@ def _md(capsys, old, new) -> str:
     return out
 
 
-@pytest.mark.parametrize("old, new", PAIRS, ids=["v1-v2", "v2_2026_05-current"])
+@pytest.mark.parametrize("old, new", PAIRS, ids=["v1-v2", "v2_2026_05-current", "combine_setup_2026_05-current"])
 def test_real_change_lists_have_no_english(capsys, document_words, old, new):
     out = _md(capsys, old, new)
     a, b = load_ok(old), load_ok(new)
@@ -297,3 +298,21 @@ def test_v2_release_change_list_is_pinned(capsys, monkeypatch):
                  "- expertScalesOptional（Atlas A3 训练系列产品/Atlas A3 推理系列产品、Ascend 950DT）支持传入空Tensor，"
                  "传入空Tensor时视为未传入。"):
         assert line + "\n" in out, line
+
+
+def test_combine_setup_release_changes(capsys, monkeypatch):
+    """CombineSetup, seed era (seed 002 / docs/seed_era) -> current: every "当前仅支持" list the release widened,
+    the 950DT HCCL_BUFFSIZE factor, the product's new name and the URMA-only statement — and nothing about A3,
+    which both revisions' product tables mark ×."""
+    monkeypatch.chdir(ROOT)
+    out = _md(capsys, "specs/history/combine_setup_2026_05.spec", "specs/combine_setup.spec")
+    for line in ("- H（所有产品）约束变更：由「要求H = 4096」变更为「要求H取值为4096或7168」。",
+                 "- BS（所有产品）约束变更：由「要求BS = 16」变更为「要求BS取值为8、16或256」。",
+                 "- K（所有产品）约束变更：由「要求K = 6」变更为「要求K取值为6或8」。",
+                 "- moeExpertNum（所有产品）取值约束由「取值范围为(0, 512]」变更为「取值为32」。",
+                 "- moeExpertNum（所有产品）删除约束：要求isSharedRank或localMoeExpertNum = 16。",
+                 "- 产品名称由「Ascend 950PR/Ascend 950DT」变更为「Ascend 950DT」。",
+                 "- 约束说明新增「通信方式约束：仅支持URMA通信。」。"):
+        assert line + "\n" in out, line
+    assert "HCCL_BUFFSIZE ≥ 2 * (" in out and "变更为「要求HCCL_BUFFSIZE ≥ 4 * (" in out
+    assert "A3" not in out and "接口变更" not in out  # same entry points, same products

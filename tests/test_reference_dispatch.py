@@ -585,8 +585,7 @@ CASES = [
     (A2, None, dict(W=9), 561002, "epWorldSize", "ascend910b.epWorldSize", "9"),
     (A2, None, dict(E=1080), 561002, "moeExpertNum", "ascend910b.moeExpertNum", "1080"),
     (A2, None, dict(BS=257), 561002, "x", "ascend910b.x.2", "257"),
-    (A2, None, dict(attrs={"sharedExpertRankNum": 1}), 561002, "sharedExpertRankNum",
-     "unsupported.sharedExpertRankNum", "1"),
+    (A2, None, dict(attrs={"constExpertNum": 1}), 561002, "constExpertNum", "unsupported.constExpertNum", "1"),
     # tpWorldSize 0 and 1 both mean no TP ("传0即可"): only a real TP domain (2) is refused here
     (A2, None, dict(attrs={"tpWorldSize": 2}), 561002, "tpWorldSize", "domain.tpWorldSize", "2"),
     (A2, None, dict(attrs={"quantMode": 1}), 561002, "quantMode", "quant_mode.quantMode", "1"),

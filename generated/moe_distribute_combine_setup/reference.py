@@ -27,7 +27,7 @@ from opgen.runtime.scope import (Check, align, ceil_div, div, emax, exp2, floor,
                                   mod, power, qmax)
 
 OP = "MoeDistributeCombineSetup"
-PRODUCTS = ("ascend950", "ascend910_93", )
+PRODUCTS = ("ascend950", )
 INPUTS = ("expandX", "expertIds", "assistInfoForCombine", )
 OUTPUTS = ("quantExpandXOut", "commCmdInfoOut", )
 # attribute -> (type, default); default None means required
@@ -69,46 +69,34 @@ IR_NAMES = {
 }
 SOC_NAMES = {
     "Ascend950": "ascend950",
-    "Ascend910_93": "ascend910_93",
 }
 # HCCL communication domains in group order (the kernel's GetHcclContext<index>)
 COMM = ("ep", )
 UNSPECIFIED = {
     "ascend950": ("commCmdInfoOut", "quantExpandXOut", ),
-    "ascend910_93": ("commCmdInfoOut", "quantExpandXOut", ),
 }
 # inputs an empty tensor passes as absent (declared empty_absent), per product
 EMPTY_ABSENT = {
     "ascend950": (),
-    "ascend910_93": (),
 }
 # optional inputs a product accepts whatever they are and never reads (declared ignored)
 IGNORED = {
     "ascend950": (),
-    "ascend910_93": (),
+}
+# optional attributes a product accepts with any value and reads as their default (declared ignored)
+IGNORED_ATTRS = {
+    "ascend950": (),
 }
 # what the runtime, the harness and the twin know of each product's SoC (opgen/core/products.py)
 FACTS = {
     "ascend950": ProductFacts(
         soc="ascend950", display="Ascend 950", soc_name="Ascend950", npu_arch=3510, ub_bytes=262144,
         ranks_per_server=None, assist_layout="triple", hccl_server="mte"),
-    "ascend910_93": ProductFacts(
-        soc="ascend910_93", display="Atlas A3", soc_name="Ascend910_93", npu_arch=2201, ub_bytes=196608,
-        ranks_per_server=None, assist_layout="triple", hccl_server="mte"),
 }
 
 # ---- derived quantities, per product -------------------------------------------------------
 _LETS = {
     "ascend950": {
-        "isSharedRank": lambda s: (s.attr("epRankId") < s.attr("sharedExpertRankNum")),
-        "localMoeExpertNum": lambda s: floordiv(s.attr("moeExpertNum"), i64(s.attr("epWorldSize") - s.attr("sharedExpertRankNum"))),
-        "localExpertNum": lambda s: (1 if s.let("isSharedRank") else s.let("localMoeExpertNum")),
-        "globalBsReal": lambda s: (i64(s.dim("expertIds", 0) * s.attr("epWorldSize")) if (s.attr("globalBs") == 0) else s.attr("globalBs")),
-        "maxBs": lambda s: floordiv(s.let("globalBsReal"), s.attr("epWorldSize")),
-        "minA": lambda s: (floordiv(i64(s.let("globalBsReal") * s.attr("sharedExpertNum")), s.attr("sharedExpertRankNum")) if s.let("isSharedRank") else i64(s.let("globalBsReal") * min(s.let("localMoeExpertNum"), s.dim("expertIds", 1)))),
-        "tokenMsgSize": lambda s: i64(floordiv(i64(i64(i64(i64(floordiv(i64(i64(s.dim("expandX", 1) + 32) - 1), 32) * 32) + i64(floordiv(i64(floordiv(i64(i64(s.dim("expandX", 1) + 8) - 1), 8) * 8), 8) * 4)) + 512) - 1), 512) * 512),
-    },
-    "ascend910_93": {
         "isSharedRank": lambda s: (s.attr("epRankId") < s.attr("sharedExpertRankNum")),
         "localMoeExpertNum": lambda s: floordiv(s.attr("moeExpertNum"), i64(s.attr("epWorldSize") - s.attr("sharedExpertRankNum"))),
         "localExpertNum": lambda s: (1 if s.let("isSharedRank") else s.let("localMoeExpertNum")),
@@ -133,21 +121,11 @@ _SIZES = {
             "commCmdInfoOutSize": i64(i64(s.dim("expandX", 0) + s.attr("epWorldSize")) * 16),
         },
     },
-    "ascend910_93": {
-        "aclnnMoeDistributeCombineSetupTeardownCalcOutputSize": lambda s: {
-            "tokenMsgSize": s.let("tokenMsgSize"),
-            "commCmdInfoOutSize": i64(i64(s.dim("expandX", 0) + s.attr("epWorldSize")) * 16),
-        },
-    },
 }
 
 # ---- inferred output shapes, per product ----------------------------------------------------
 _SHAPES = {
     "ascend950": {
-        "quantExpandXOut": lambda s: (s.dim("expandX", 0), s.let("tokenMsgSize")),
-        "commCmdInfoOut": lambda s: (i64(i64(s.dim("expandX", 0) + s.attr("epWorldSize")) * 16),),
-    },
-    "ascend910_93": {
         "quantExpandXOut": lambda s: (s.dim("expandX", 0), s.let("tokenMsgSize")),
         "commCmdInfoOut": lambda s: (i64(i64(s.dim("expandX", 0) + s.attr("epWorldSize")) * 16),),
     },
@@ -224,8 +202,8 @@ _check_16 = Check("len.groupEp", 161002, "groupEp", "a string whose length is in
 _check_17 = Check("domain.epWorldSize", 561002, "epWorldSize", "one of {2, 8}",
                   ok=lambda s: (s.attr("epWorldSize") in (2, 8)),
                   )
-_check_18 = Check("domain.moeExpertNum", 561002, "moeExpertNum", "in (0, 512]",
-                  ok=lambda s: in_range(s.attr("moeExpertNum"), 0, 512, False, True),
+_check_18 = Check("domain.moeExpertNum", 561002, "moeExpertNum", "one of {32}",
+                  ok=lambda s: (s.attr("moeExpertNum") in (32,)),
                   )
 _check_19 = Check("domain.expertShardType", 561002, "expertShardType", "one of {0}",
                   ok=lambda s: (s.attr("expertShardType") in (0,)),
@@ -236,13 +214,13 @@ _check_20 = Check("domain.sharedExpertNum", 561002, "sharedExpertNum", "one of {
 _check_21 = Check("domain.commType", 561002, "commType", "one of {2}",
                   ok=lambda s: (s.attr("commType") in (2,)),
                   )
-_check_22 = Check("unsupported.sharedExpertRankNum", 561002, "sharedExpertRankNum", "0 (the default; sharedExpertRankNum is not supported on Ascend 950PR/Ascend 950DT)",
+_check_22 = Check("unsupported.sharedExpertRankNum", 561002, "sharedExpertRankNum", "0 (the default; sharedExpertRankNum is not supported on Ascend 950DT)",
                   ok=lambda s: (s.attr("sharedExpertRankNum") == 0),
                   )
-_check_23 = Check("unsupported.commAlg", 561002, "commAlg", "\"\" (the default; commAlg is not supported on Ascend 950PR/Ascend 950DT)",
+_check_23 = Check("unsupported.commAlg", 561002, "commAlg", "\"\" (the default; commAlg is not supported on Ascend 950DT)",
                   ok=lambda s: (s.attr("commAlg") == ""),
                   )
-_check_24 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0 (quant modes supported on Ascend 950PR/Ascend 950DT)",
+_check_24 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0 (quant modes supported on Ascend 950DT)",
                   ok=lambda s: (s.attr("commQuantMode") in (0,)),
                   )
 _check_25 = Check("op.a_rows", 561002, "expandX", "A (expandX rows) = minA on a shared expert rank, >= minA on a MoE expert rank",
@@ -265,16 +243,16 @@ _check_30 = Check("op.h_range", 561002, "expandX", "H in [1024, 8192]",
                   ok=lambda s: in_range(s.dim("expandX", 1), 1024, 8192, True, True),
                   value=lambda s: s.dim("expandX", 1),
                   )
-_check_31 = Check("op.h_current", 561002, "expandX", "H = 4096 (the only H currently supported)",
-                  ok=lambda s: (s.dim("expandX", 1) == 4096),
+_check_31 = Check("op.h_current", 561002, "expandX", "H = 4096 or 7168 (the H currently supported)",
+                  ok=lambda s: (s.dim("expandX", 1) in (4096, 7168)),
                   value=lambda s: s.dim("expandX", 1),
                   )
 _check_32 = Check("op.bs_range", 561002, "expertIds", "BS in (0, 512]",
                   ok=lambda s: in_range(s.dim("expertIds", 0), 0, 512, False, True),
                   value=lambda s: s.dim("expertIds", 0),
                   )
-_check_33 = Check("op.bs_current", 561002, "expertIds", "BS = 16 (the only BS currently supported)",
-                  ok=lambda s: (s.dim("expertIds", 0) == 16),
+_check_33 = Check("op.bs_current", 561002, "expertIds", "BS = 8, 16 or 256 (the BS currently supported)",
+                  ok=lambda s: (s.dim("expertIds", 0) in (8, 16, 256)),
                   value=lambda s: s.dim("expertIds", 0),
                   )
 _check_34 = Check("op.k_range", 561002, "expertIds", "K in (0, 16]",
@@ -285,27 +263,15 @@ _check_35 = Check("op.expertIds", 561002, "expertIds", "K <= moeExpertNum",
                   ok=lambda s: (s.dim("expertIds", 1) <= s.attr("moeExpertNum")),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_36 = Check("op.k_current", 561002, "expertIds", "K = 6 (the only K currently supported)",
-                  ok=lambda s: (s.dim("expertIds", 1) == 6),
+_check_36 = Check("op.k_current", 561002, "expertIds", "K = 6 or 8 (the K currently supported)",
+                  ok=lambda s: (s.dim("expertIds", 1) in (6, 8)),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_37 = Check("op.local_expert_current", 561002, "moeExpertNum", "moeExpertNum / (epWorldSize - sharedExpertRankNum) = 16 (16 experts per MoE rank, the only count currently supported)",
-                  ok=lambda s: (s.let("isSharedRank") or (s.let("localMoeExpertNum") == 16)),
-                  )
-_check_38 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
+_check_37 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                   ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(2 * 1048576)),
                   )
-_check_39 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (localExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))",
-                  ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(2 * i64(i64(i64(i64(s.let("localMoeExpertNum") * s.let("maxBs")) * s.attr("epWorldSize")) * i64(floordiv(i64(i64(i64(i64(floordiv(i64(i64(i64(2 * s.dim("expandX", 1)) + 32) - 1), 32) * 32) + 44) + 512) - 1), 512) * 512)) + i64(i64(i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum")) * s.let("maxBs")) * i64(floordiv(i64(i64(i64(2 * s.dim("expandX", 1)) + 512) - 1), 512) * 512))))),
-                  )
-_check_40 = Check("unsupported.sharedExpertRankNum", 561002, "sharedExpertRankNum", "0 (the default; sharedExpertRankNum is not supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
-                  ok=lambda s: (s.attr("sharedExpertRankNum") == 0),
-                  )
-_check_41 = Check("unsupported.commAlg", 561002, "commAlg", "\"\" (the default; commAlg is not supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
-                  ok=lambda s: (s.attr("commAlg") == ""),
-                  )
-_check_42 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0 (quant modes supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
-                  ok=lambda s: (s.attr("commQuantMode") in (0,)),
+_check_38 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 4 * (localExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))",
+                  ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(4 * i64(i64(i64(i64(s.let("localMoeExpertNum") * s.let("maxBs")) * s.attr("epWorldSize")) * i64(floordiv(i64(i64(i64(i64(floordiv(i64(i64(i64(2 * s.dim("expandX", 1)) + 32) - 1), 32) * 32) + 44) + 512) - 1), 512) * 512)) + i64(i64(i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum")) * s.let("maxBs")) * i64(floordiv(i64(i64(i64(2 * s.dim("expandX", 1)) + 512) - 1), 512) * 512))))),
                   )
 
 _CHECKS = {
@@ -349,49 +315,6 @@ _CHECKS = {
         _check_36,
         _check_37,
         _check_38,
-        _check_39,
-    ),
-    "ascend910_93": (
-        _check_0,
-        _check_1,
-        _check_2,
-        _check_3,
-        _check_4,
-        _check_5,
-        _check_6,
-        _check_7,
-        _check_8,
-        _check_9,
-        _check_10,
-        _check_11,
-        _check_12,
-        _check_13,
-        _check_14,
-        _check_15,
-        _check_16,
-        _check_17,
-        _check_18,
-        _check_19,
-        _check_20,
-        _check_21,
-        _check_40,
-        _check_41,
-        _check_42,
-        _check_25,
-        _check_26,
-        _check_27,
-        _check_28,
-        _check_29,
-        _check_30,
-        _check_31,
-        _check_32,
-        _check_33,
-        _check_34,
-        _check_35,
-        _check_36,
-        _check_37,
-        _check_38,
-        _check_39,
     ),
 }
 
@@ -412,7 +335,7 @@ INFO = reference.OpInfo(
     name=OP, semantics="moe_combine_setup", products=PRODUCTS, inputs=INPUTS, outputs=OUTPUTS,
     attrs=ATTRS, env=ENV, quant_by="commQuantMode", lets=_LETS, dtype_rules=_DTYPE_RULES,
     shapes=_SHAPES, checks=_CHECKS, quant=_QUANT, unspecified=UNSPECIFIED, facts=FACTS, sizes=_SIZES,
-    empty_absent=EMPTY_ABSENT, ignored=IGNORED,
+    empty_absent=EMPTY_ABSENT, ignored=IGNORED, ignored_attrs=IGNORED_ATTRS,
 )
 
 

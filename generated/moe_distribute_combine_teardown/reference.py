@@ -87,6 +87,10 @@ EMPTY_ABSENT = {
 IGNORED = {
     "ascend950": (),
 }
+# optional attributes a product accepts with any value and reads as their default (declared ignored)
+IGNORED_ATTRS = {
+    "ascend950": (),
+}
 # what the runtime, the harness and the twin know of each product's SoC (opgen/core/products.py)
 FACTS = {
     "ascend950": ProductFacts(
@@ -272,13 +276,13 @@ _check_36 = Check("domain.commQuantMode", 561002, "commQuantMode", "in [0, 2]",
 _check_37 = Check("domain.commType", 561002, "commType", "one of {2}",
                   ok=lambda s: (s.attr("commType") in (2,)),
                   )
-_check_38 = Check("unsupported.sharedExpertRankNum", 561002, "sharedExpertRankNum", "0 (the default; sharedExpertRankNum is not supported on Ascend 950PR/Ascend 950DT)",
+_check_38 = Check("unsupported.sharedExpertRankNum", 561002, "sharedExpertRankNum", "0 (the default; sharedExpertRankNum is not supported on Ascend 950DT)",
                   ok=lambda s: (s.attr("sharedExpertRankNum") == 0),
                   )
-_check_39 = Check("unsupported.commAlg", 561002, "commAlg", "\"\" (the default; commAlg is not supported on Ascend 950PR/Ascend 950DT)",
+_check_39 = Check("unsupported.commAlg", 561002, "commAlg", "\"\" (the default; commAlg is not supported on Ascend 950DT)",
                   ok=lambda s: (s.attr("commAlg") == ""),
                   )
-_check_40 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0 (quant modes supported on Ascend 950PR/Ascend 950DT)",
+_check_40 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0 (quant modes supported on Ascend 950DT)",
                   ok=lambda s: (s.attr("commQuantMode") in (0,)),
                   )
 _check_41 = Check("op.epRankId", 561002, "epRankId", "in [0, epWorldSize)",
@@ -297,40 +301,52 @@ _check_45 = Check("op.h_range", 561002, "expandX", "H in [1024, 8192]",
                   ok=lambda s: in_range(s.dim("expandX", 1), 1024, 8192, True, True),
                   value=lambda s: s.dim("expandX", 1),
                   )
-_check_46 = Check("op.bs_range", 561002, "expertIds", "BS in (0, 512]",
+_check_46 = Check("op.h_current", 561002, "expandX", "H = 4096 or 7168 (the H currently supported)",
+                  ok=lambda s: (s.dim("expandX", 1) in (4096, 7168)),
+                  value=lambda s: s.dim("expandX", 1),
+                  )
+_check_47 = Check("op.bs_range", 561002, "expertIds", "BS in (0, 512]",
                   ok=lambda s: in_range(s.dim("expertIds", 0), 0, 512, False, True),
                   value=lambda s: s.dim("expertIds", 0),
                   )
-_check_47 = Check("op.expertIds", 561002, "expertIds", "K in (0, 16]",
+_check_48 = Check("op.bs_current", 561002, "expertIds", "BS = 8, 16 or 256 (the BS currently supported)",
+                  ok=lambda s: (s.dim("expertIds", 0) in (8, 16, 256)),
+                  value=lambda s: s.dim("expertIds", 0),
+                  )
+_check_49 = Check("op.expertIds", 561002, "expertIds", "K in (0, 16]",
                   ok=lambda s: in_range(s.dim("expertIds", 1), 0, 16, False, True),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_48 = Check("op.expertIds.2", 561002, "expertIds", "K <= moeExpertNum",
+_check_50 = Check("op.expertIds.2", 561002, "expertIds", "K <= moeExpertNum",
                   ok=lambda s: (s.dim("expertIds", 1) <= s.attr("moeExpertNum")),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_49 = Check("op.xOut", 161002, "xOut", "the dtype of expandX",
+_check_51 = Check("op.k_current", 561002, "expertIds", "K = 6 or 8 (the K currently supported)",
+                  ok=lambda s: (s.dim("expertIds", 1) in (6, 8)),
+                  value=lambda s: s.dim("expertIds", 1),
+                  )
+_check_52 = Check("op.xOut", 161002, "xOut", "the dtype of expandX",
                   ok=lambda s: (s.dtype("xOut") == s.dtype("expandX")),
                   value=lambda s: s.dtype("xOut"),
                   )
-_check_50 = Check("op.sharedExpertXOptional", 561002, "sharedExpertXOptional", "(BS, H), or (a, b, H) with a * b = BS",
+_check_53 = Check("op.sharedExpertXOptional", 561002, "sharedExpertXOptional", "(BS, H), or (a, b, H) with a * b = BS",
                   ok=lambda s: ((((s.rank("sharedExpertXOptional") == 2) and (s.dim("sharedExpertXOptional", 0) == s.dim("expertIds", 0))) and (s.dim("sharedExpertXOptional", 1) == s.dim("expandX", 1))) or (((s.rank("sharedExpertXOptional") == 3) and (i64(s.dim("sharedExpertXOptional", 0) * s.dim("sharedExpertXOptional", 1)) == s.dim("expertIds", 0))) and (s.dim("sharedExpertXOptional", 2) == s.dim("expandX", 1)))),
                   when=lambda s: s.present("sharedExpertXOptional"),
                   value=lambda s: s.shape("sharedExpertXOptional"),
                   )
-_check_51 = Check("op.sharedExpertXOptional.2", 161002, "sharedExpertXOptional", "the dtype of expandX",
+_check_54 = Check("op.sharedExpertXOptional.2", 161002, "sharedExpertXOptional", "the dtype of expandX",
                   ok=lambda s: (s.dtype("sharedExpertXOptional") == s.dtype("expandX")),
                   when=lambda s: s.present("sharedExpertXOptional"),
                   value=lambda s: s.dtype("sharedExpertXOptional"),
                   )
-_check_52 = Check("op.sharedExpertXOptional.3", 561002, "sharedExpertXOptional", "null unless sharedExpertNum is 0",
+_check_55 = Check("op.sharedExpertXOptional.3", 561002, "sharedExpertXOptional", "null unless sharedExpertNum is 0",
                   ok=lambda s: (s.attr("sharedExpertNum") == 0),
                   when=lambda s: s.present("sharedExpertXOptional"),
                   )
-_check_53 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
+_check_56 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                   ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(2 * 1048576)),
                   )
-_check_54 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 4 * (localExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))",
+_check_57 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 4 * (localExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))",
                   ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(4 * i64(i64(i64(i64(s.let("localMoeExpertNum") * s.let("maxBs")) * s.attr("epWorldSize")) * i64(floordiv(i64(i64(i64(i64(floordiv(i64(i64(i64(2 * s.dim("expandX", 1)) + 32) - 1), 32) * 32) + 44) + 512) - 1), 512) * 512)) + i64(i64(i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum")) * s.let("maxBs")) * i64(floordiv(i64(i64(i64(2 * s.dim("expandX", 1)) + 512) - 1), 512) * 512))))),
                   )
 
@@ -391,6 +407,9 @@ _CHECKS = {
         _check_52,
         _check_53,
         _check_54,
+        _check_55,
+        _check_56,
+        _check_57,
     ),
 }
 
@@ -412,7 +431,7 @@ INFO = reference.OpInfo(
     name=OP, semantics="moe_combine_teardown", products=PRODUCTS, inputs=INPUTS, outputs=OUTPUTS,
     attrs=ATTRS, env=ENV, quant_by="commQuantMode", lets=_LETS, dtype_rules=_DTYPE_RULES,
     shapes=_SHAPES, checks=_CHECKS, quant=_QUANT, unspecified=UNSPECIFIED, facts=FACTS, sizes=_SIZES,
-    empty_absent=EMPTY_ABSENT, ignored=IGNORED,
+    empty_absent=EMPTY_ABSENT, ignored=IGNORED, ignored_attrs=IGNORED_ATTRS,
 )
 
 

@@ -88,6 +88,10 @@ EMPTY_ABSENT = {
 IGNORED = {
     "ascend950": (),
 }
+# optional attributes a product accepts with any value and reads as their default (declared ignored)
+IGNORED_ATTRS = {
+    "ascend950": (),
+}
 # what the runtime, the harness and the twin know of each product's SoC (opgen/core/products.py)
 FACTS = {
     "ascend950": ProductFacts(
@@ -236,8 +240,8 @@ _check_24 = Check("len.groupEp", 161002, "groupEp", "a string whose length is in
 _check_25 = Check("domain.epWorldSize", 561002, "epWorldSize", "one of {2, 8}",
                   ok=lambda s: (s.attr("epWorldSize") in (2, 8)),
                   )
-_check_26 = Check("domain.moeExpertNum", 561002, "moeExpertNum", "in (0, 512]",
-                  ok=lambda s: in_range(s.attr("moeExpertNum"), 0, 512, False, True),
+_check_26 = Check("domain.moeExpertNum", 561002, "moeExpertNum", "one of {32}",
+                  ok=lambda s: (s.attr("moeExpertNum") in (32,)),
                   )
 _check_27 = Check("domain.expertShardType", 561002, "expertShardType", "one of {0}",
                   ok=lambda s: (s.attr("expertShardType") in (0,)),
@@ -254,10 +258,10 @@ _check_30 = Check("domain.expertTokenNumsType", 561002, "expertTokenNumsType", "
 _check_31 = Check("domain.commType", 561002, "commType", "one of {2}",
                   ok=lambda s: (s.attr("commType") in (2,)),
                   )
-_check_32 = Check("unsupported.commAlg", 561002, "commAlg", "\"\" (the default; commAlg is not supported on Ascend 950PR/Ascend 950DT)",
+_check_32 = Check("unsupported.commAlg", 561002, "commAlg", "\"\" (the default; commAlg is not supported on Ascend 950DT)",
                   ok=lambda s: (s.attr("commAlg") == ""),
                   )
-_check_33 = Check("quant_mode.quantMode", 561002, "quantMode", "one of 0, 4 (quant modes supported on Ascend 950PR/Ascend 950DT)",
+_check_33 = Check("quant_mode.quantMode", 561002, "quantMode", "one of 0, 4 (quant modes supported on Ascend 950DT)",
                   ok=lambda s: (s.attr("quantMode") in (0, 4)),
                   )
 _check_34 = Check("op.epRankId", 561002, "epRankId", "in [0, epWorldSize)",
@@ -296,30 +300,42 @@ _check_43 = Check("op.expertIds.2", 561002, "expertIds", "K <= moeExpertNum",
                   ok=lambda s: (s.dim("expertIds", 1) <= s.attr("moeExpertNum")),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_44 = Check("op.expandXOut", 161002, "expandXOut", "the dtype of y",
+_check_44 = Check("op.h_current", 561002, "x", "H = 4096 or 7168 (the H currently supported)",
+                  ok=lambda s: (s.dim("x", 1) in (4096, 7168)),
+                  value=lambda s: s.dim("x", 1),
+                  )
+_check_45 = Check("op.bs_current", 561002, "x", "BS = 8, 16 or 256 (the BS currently supported)",
+                  ok=lambda s: (s.dim("x", 0) in (8, 16, 256)),
+                  value=lambda s: s.dim("x", 0),
+                  )
+_check_46 = Check("op.k_current", 561002, "expertIds", "K = 6 or 8 (the K currently supported)",
+                  ok=lambda s: (s.dim("expertIds", 1) in (6, 8)),
+                  value=lambda s: s.dim("expertIds", 1),
+                  )
+_check_47 = Check("op.expandXOut", 161002, "expandXOut", "the dtype of y",
                   ok=lambda s: (s.dtype("expandXOut") == s.dtype("y")),
                   value=lambda s: s.dtype("expandXOut"),
                   )
-_check_45 = Check("ascend950.y", 161002, "y", "the dtype of x when quantMode is 0",
+_check_48 = Check("ascend950.y", 161002, "y", "the dtype of x when quantMode is 0",
                   ok=lambda s: (s.dtype("y") == s.dtype("x")),
                   when=lambda s: (s.attr("quantMode") == 0),
                   value=lambda s: s.dtype("y"),
                   )
-_check_46 = Check("ascend950.y.2", 161002, "y", "FLOAT8_E5M2 or FLOAT8_E4M3FN when quantMode is 4",
+_check_49 = Check("ascend950.y.2", 161002, "y", "FLOAT8_E5M2 or FLOAT8_E4M3FN when quantMode is 4",
                   ok=lambda s: (s.dtype("y") in ("FLOAT8_E5M2", "FLOAT8_E4M3FN")),
                   when=lambda s: (s.attr("quantMode") == 4),
                   value=lambda s: s.dtype("y"),
                   )
-_check_47 = Check("ascend950.dynamicScalesOut", 161002, "dynamicScalesOut", "FLOAT8_E8M0 when quantMode is 4",
+_check_50 = Check("ascend950.dynamicScalesOut", 161002, "dynamicScalesOut", "FLOAT8_E8M0 when quantMode is 4",
                   ok=lambda s: (s.dtype("dynamicScalesOut") == "FLOAT8_E8M0"),
                   when=lambda s: (s.attr("quantMode") == 4),
                   value=lambda s: s.dtype("dynamicScalesOut"),
                   )
-_check_48 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
+_check_51 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                   ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(2 * 1048576)),
                   )
-_check_49 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (localExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))",
-                  ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(2 * i64(i64(i64(i64(s.let("localMoeExpertNum") * s.let("maxBs")) * s.attr("epWorldSize")) * i64(floordiv(i64(i64(i64(i64(floordiv(i64(i64(i64(2 * s.dim("x", 1)) + 32) - 1), 32) * 32) + 44) + 512) - 1), 512) * 512)) + i64(i64(i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum")) * s.let("maxBs")) * i64(floordiv(i64(i64(i64(2 * s.dim("x", 1)) + 512) - 1), 512) * 512))))),
+_check_52 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 4 * (localExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))",
+                  ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(4 * i64(i64(i64(i64(s.let("localMoeExpertNum") * s.let("maxBs")) * s.attr("epWorldSize")) * i64(floordiv(i64(i64(i64(i64(floordiv(i64(i64(i64(2 * s.dim("x", 1)) + 32) - 1), 32) * 32) + 44) + 512) - 1), 512) * 512)) + i64(i64(i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum")) * s.let("maxBs")) * i64(floordiv(i64(i64(i64(2 * s.dim("x", 1)) + 512) - 1), 512) * 512))))),
                   )
 
 _CHECKS = {
@@ -374,6 +390,9 @@ _CHECKS = {
         _check_47,
         _check_48,
         _check_49,
+        _check_50,
+        _check_51,
+        _check_52,
     ),
 }
 
@@ -406,7 +425,7 @@ INFO = reference.OpInfo(
     name=OP, semantics="moe_dispatch_teardown", products=PRODUCTS, inputs=INPUTS, outputs=OUTPUTS,
     attrs=ATTRS, env=ENV, quant_by="quantMode", lets=_LETS, dtype_rules=_DTYPE_RULES,
     shapes=_SHAPES, checks=_CHECKS, quant=_QUANT, unspecified=UNSPECIFIED, facts=FACTS, sizes=_SIZES,
-    empty_absent=EMPTY_ABSENT, ignored=IGNORED,
+    empty_absent=EMPTY_ABSENT, ignored=IGNORED, ignored_attrs=IGNORED_ATTRS,
 )
 
 

@@ -33,8 +33,8 @@ from opgen.lower.literals import cpp_literal, cpp_string
 from opgen.model.decl import AclnnEntry, Attr, Op, ProductView, Tensor, snake
 from opgen.emit.tiling_layout import TilingField, tiling_fields
 from opgen.model.static_eval import StaticEnv, fails
-from opgen.lower.cpp import (comment_text as cpp_comment, cpp_expr, cpp_ge_enum, cpp_ident, cpp_kind_type,
-                             cpp_soc_enum)
+from opgen.lower.cpp import (ScalarCpp, comment_text as cpp_comment, cpp_expr, cpp_ge_enum, cpp_ident,
+                             cpp_kind_type, cpp_soc_enum)
 from opgen.model.resolve import dim_bindings
 
 # ---------------------------------------------------------------------------------------------
@@ -762,8 +762,8 @@ def _view_tiling(op: Op, view: ProductView, fields: list[TilingField]) -> dict:
     lets = {l.name: l for l in view.lets}
     copies, computed = [], []
     for f in fields:
-        if f.source == "attr":
-            value = f"p.{cpp_ident(f.spec)}"
+        if f.source == "attr":  # an ignored attribute is read as its default, whatever was passed
+            value = ScalarCpp(view).name(f.spec) if f.spec in view.ignored_attrs else f"p.{cpp_ident(f.spec)}"
             if op.attr(f.spec).type != "int64":
                 value = f"static_cast<int64_t>({value})"
             copies.append(f"tiling->{f.name} = {value};")

@@ -398,7 +398,7 @@ class Analyzer(_Builder):
         soc = str(soc_tok)
         f = dict(doc="", notes=[], pairs=[], domains=[], unsup_attrs=[], unsup_inputs=[], in_dtypes=[], in_shapes=[],
                  out_dtypes=[], out_shapes=[], unspecified=[], lets=[], quant=None, constraints=[], buffers=[],
-                 tolerances=[], empty_absent=[], ignored=[])
+                 tolerances=[], empty_absent=[], ignored=[], ignored_attrs=[])
         for item in c[3:]:
             k, ic = item.data, item.children
             if k == "doc_stmt":
@@ -411,6 +411,8 @@ class Analyzer(_Builder):
                 f["domains"].append((str(ic[0]), self.domain(ic[1])))
             elif k == "attr_unsupported":
                 f["unsup_attrs"].append(str(ic[0]))
+            elif k == "attr_ignored":
+                f["ignored_attrs"].append(str(ic[0]))
             elif k == "input_unsupported":
                 f["unsup_inputs"].append(str(ic[0]))
             elif k == "input_empty_absent":
@@ -439,7 +441,8 @@ class Analyzer(_Builder):
                        tuple(f["domains"]), tuple(f["unsup_attrs"]), tuple(f["unsup_inputs"]), tuple(f["in_dtypes"]),
                        tuple(f["in_shapes"]), tuple(f["out_dtypes"]), tuple(f["out_shapes"]), tuple(f["unspecified"]),
                        tuple(f["lets"]), f["quant"], tuple(f["constraints"]), tuple(f["buffers"]),
-                       tuple(f["tolerances"]), tuple(f["empty_absent"]), tuple(f["ignored"]), span=self.span(t))
+                       tuple(f["tolerances"]), tuple(f["empty_absent"]), tuple(f["ignored"]),
+                       tuple(f["ignored_attrs"]), span=self.span(t))
 
 
 def default_ir_name(name: str) -> str:
@@ -756,6 +759,19 @@ class _Checker:
                 elif op.attr(name).type.startswith("list"):
                     self.d.error("E118", f"list attribute '{name}' cannot be unsupported (the check that it keeps "
                                          f"its default needs a scalar)", where)
+            for name in p.ignored_attrs:
+                where = self.at(p.span, rf"\battr\s+({_w(name)})\s+ignored\b")
+                if op.attr(name) is None:
+                    self.d.unknown("E118", "attribute", name, [x.name for x in op.attrs], where)
+                elif not op.attr(name).optional:
+                    self.d.error("E118", f"attribute '{name}' is required, only optional attributes can be ignored "
+                                         f"(an ignored attribute is read as its default)", where)
+                elif name in p.unsupported_attrs:
+                    self.d.error("E118", f"attribute '{name}' cannot be both unsupported (must keep its default) and "
+                                         f"ignored (any value accepted, the default read)", where)
+                elif any(n == name for n, _ in p.attr_domains):
+                    self.d.error("E118", f"attribute '{name}' is ignored, so a domain for it is never checked",
+                                 where)
             for name in p.empty_absent_inputs:
                 if not any(x.name == name for x in op.inputs):
                     self.d.unknown("E118", "input", name, [x.name for x in op.inputs],

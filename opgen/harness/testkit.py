@@ -52,6 +52,12 @@ def full_attrs(ref, case: dict) -> dict:
     return ref.reference.normalize_attrs(ref.INFO, attrs)
 
 
+def read_attrs(ref, case: dict) -> dict:
+    """``full_attrs`` as the op reads them: an attribute the product ignores is its default, whatever the case
+    passes (what the expected rows and the world's topology follow)."""
+    return ref.reference.read_attrs(ref.INFO, full_attrs(ref, case), case["product"])
+
+
 def world_attrs(case: dict) -> dict:
     attrs = dict(case["attrs"])
     attrs.update(case.get("env", {}))
@@ -73,7 +79,7 @@ def accept(ref, case: dict, world: testworld.World | None = None, ranks=None) ->
 
 
 def build_world(ref, case: dict) -> testworld.World:
-    return testworld.build(ref.INFO.semantics, case, full_attrs(ref, case), facts(ref, case))
+    return testworld.build(ref.INFO.semantics, case, read_attrs(ref, case), facts(ref, case))
 
 
 def facts(ref, case: dict) -> ProductFacts:
@@ -191,7 +197,7 @@ def dispatch_quant_rows(ref, case: dict, world: testworld.World, results: list[d
     elements), mx (an E8M0 power of two per 32), static (the smooth scales themselves). Rows are matched to
     their tokens through the assist triples (A3/Ascend 950). Returns why nothing was checked, or None.
     """
-    attrs = full_attrs(ref, case)
+    attrs = read_attrs(ref, case)
     if mode not in ("pertoken", "pergroup", "mx", "static"):
         return f"quant mode {mode!r} has no scale layout known to the suite"
     if facts(ref, case).assist_layout != TRIPLE or int(attrs.get("tpWorldSize", 0) or 0) > 1:
@@ -276,7 +282,7 @@ def _pairable(name: str, inputs_of_pair) -> str | None:
 def dispatch_then_combine(ref, case: dict, world: testworld.World, results: list[dict], pair) -> str | None:
     """DispatchV2 -> identity experts -> the paired CombineV2 reference; None when checked, else why not."""
     cref, cases = pair
-    attrs = full_attrs(ref, case)
+    attrs = read_attrs(ref, case)
     if int(attrs.get(ref.INFO.quant_by, 0)) != 0 or any(r["expandXOut"].dtype != np.asarray(data(world.tokens[0])).dtype
                                                         for r in results):
         return "expandXOut is quantised: identity experts would need a dequantisation the spec does not declare"
@@ -320,7 +326,7 @@ def _combine_wants_expand_scales(cref, attrs: dict, product: str) -> bool:
 def combine_round_trip(ref, case: dict, world: testworld.World, results: list[dict], tolerances: dict,
                        *, with_shared: bool) -> str | None:
     """Combine-like ops fed identity-expert rows return x * sum(weights) (+ shared rows, sharedExpertX)."""
-    attrs = full_attrs(ref, case)
+    attrs = read_attrs(ref, case)
     q = attrs.get(ref.INFO.quant_by, 0) if ref.INFO.quant_by else 0
     if q != 0:
         return f"{ref.INFO.quant_by} {q} quantises the returned rows: the spec's tolerance is for the exact path"
@@ -688,7 +694,7 @@ def twin(ref, cases, case: dict, world: testworld.World, results: list[dict], ex
     problems = []
     if prelude is not None:
         pref, pcases, pexe = prelude
-        pinputs = testworld.prelude_inputs(pref.INFO.semantics, world, full_attrs(ref, case))
+        pinputs = testworld.prelude_inputs(pref.INFO.semantics, world, read_attrs(ref, case))
         feeds = {o: o[:-3] if o.endswith("Out") else o for o in pref.OUTPUTS}
         feeds = {o: t for o, t in feeds.items() if t in ref.INPUTS}
         dtypes = {o: _cann(world.inputs[0][t]) for o, t in feeds.items() if world.inputs[0].get(t) is not None}

@@ -142,6 +142,11 @@ class ScalarCpp:
     # ---- names ------------------------------------------------------------------------------
     def name(self, n: str) -> str:
         k = self.kind
+        if n in self.view.ignored_attrs:  # any value passes, and the op reads the default
+            a = next(x for x in self.view.attrs if x.name == n)
+            value = attr_default(a.default, a.type)
+            return f"std::string_view({value})" if a.type == "string" else \
+                f"{attr_type(a.type)}{value}" if a.type.startswith("list<") else value
         if n in k.attrs or (n not in k.lets and n in k.envs):
             return f"p.{cpp_ident(n)}"
         if n in k.lets:

@@ -108,6 +108,7 @@ class Attr:
     length: Range | None = None
     doc: str = ""
     ir_name: str = ""
+    ignored: bool = False  # optional attributes a product never reads: any value passes, the default is used
     span: Span | None = _span()
 
 
@@ -221,6 +222,7 @@ class Product:
     tolerances: tuple[Tolerance, ...] = ()
     empty_absent_inputs: tuple[str, ...] = ()  # inputs an empty tensor passes as absent on this product
     ignored_inputs: tuple[str, ...] = ()       # optional inputs this product accepts and never reads
+    ignored_attrs: tuple[str, ...] = ()        # optional attributes it accepts with any value and reads as default
     span: Span | None = _span()
 
 
@@ -409,6 +411,11 @@ class ProductView:
     def ignored_inputs(self) -> tuple[str, ...]:
         """Optional inputs this product accepts whatever they are and never reads (declared ``ignored``)."""
         return tuple(t.name for t in self.inputs if t.ignored)
+
+    @property
+    def ignored_attrs(self) -> tuple[str, ...]:
+        """Optional attributes this product accepts with any value and reads as their default (``ignored``)."""
+        return tuple(a.name for a in self.attrs if a.ignored)
 
     @property
     def facts(self) -> ProductFacts:

@@ -85,6 +85,7 @@ def _product(p: Product) -> list[str]:
     lines += [f"{i2}input {n} unsupported;" for n in p.unsupported_inputs]
     lines += [f"{i2}input {n} empty_absent;" for n in p.empty_absent_inputs]
     lines += [f"{i2}input {n} ignored;" for n in p.ignored_inputs]
+    lines += [f"{i2}attr {n} ignored;" for n in p.ignored_attrs]
     lines += [f"{i2}input {n}: {' | '.join(d)};" for n, d in p.input_dtypes]
     lines += [f"{i2}input {n} shape {_shape(s)};" for n, s in p.input_shapes]
     lines += [f"{i2}output {n}: {' | '.join(d)};" for n, d in p.output_dtypes]

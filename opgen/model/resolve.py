@@ -80,9 +80,10 @@ def resolve_product(op: Op, soc: str) -> ProductView:
     product = chain[0]
     ancestry = list(reversed(chain))  # farthest ancestor first
 
+    ignored_attrs = {n for p in chain for n in p.ignored_attrs}
     attrs = tuple(
         Attr(a.name, a.type, a.optional, a.default, _nearest(chain, "attr_domains", a.name) or a.domain, a.length,
-             a.doc, a.ir_name, span=a.span) for a in op.attrs)
+             a.doc, a.ir_name, a.name in ignored_attrs, span=a.span) for a in op.attrs)
     inputs = tuple(_override_tensor(t, chain, "input") for t in op.inputs)
     outputs = tuple(_override_tensor(t, chain, "output") for t in op.outputs)
     unsupported_attrs = tuple(dict.fromkeys(n for p in ancestry for n in p.unsupported_attrs))
@@ -173,7 +174,7 @@ def _implicit_checks(op: Op, product: Product, inputs, outputs, attrs, unsupport
         if pred is not None:
             add("shape", t.name, pred, "tiling", f"shape {shape_expected(t.shape)}", (Call("shaped", (Name(t.name),)),),
                 Call("shape", (Name(t.name),)), span=t.span)
-    for a in attrs:
+    for a in (a for a in attrs if not a.ignored):  # an ignored attribute is read as its default: nothing to check
         if a.length is not None:
             r = a.length
             add("len", a.name, InRange(Call("len", (Name(a.name),)), r.lo, r.hi, r.lo_closed, r.hi_closed),

@@ -42,6 +42,7 @@ class OpInfo:
     sizes: Mapping[str, Mapping[str, Callable]] = field(default_factory=dict)  # product -> size function -> fn
     empty_absent: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # product -> inputs empty = absent
     ignored: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # product -> inputs never read
+    ignored_attrs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # product -> attrs read as default
 
     def fact(self, product: str) -> ProductFacts:
         """The facts of one of the op's products (an OpError for a product the op does not have)."""
@@ -88,6 +89,14 @@ def normalize_attrs(info: OpInfo, attrs: Mapping) -> dict:
     return out
 
 
+def read_attrs(info: OpInfo, attrs: Mapping, product: str) -> dict:
+    """The attributes as the op reads them on ``product``: an ignored one (any value passes) is its default."""
+    out = dict(attrs)
+    for name in info.ignored_attrs.get(product, ()):
+        out[name] = info.attrs[name][1]
+    return out
+
+
 def normalize_inputs(info: OpInfo, inputs: Mapping) -> dict:
     out = {}
     for key in inputs:
@@ -108,7 +117,7 @@ def normalize_inputs(info: OpInfo, inputs: Mapping) -> dict:
 def make_scope(info: OpInfo, inputs: Mapping, attrs: Mapping, product: str,
                out_dtypes: Mapping | None = None, out_shapes: Mapping | None = None) -> Scope:
     _check_product(info, product)
-    a = normalize_attrs(info, attrs)
+    a = read_attrs(info, normalize_attrs(info, attrs), product)
     env = {k: attrs.get(k, v) for k, v in info.env.items()}
     for k, default in info.env.items():  # an env variable keeps its declared (default's) kind: int -> float
         if isinstance(default, float) and isinstance(env[k], int) and not isinstance(env[k], bool):

@@ -212,6 +212,9 @@ class NegativeSearch:
             if a.name in v.unsupported_attrs:
                 allowed = [a.default]
                 why = f"{a.name} is not supported on this product (it keeps its default {_show(a.default)})"
+            elif a.ignored:
+                allowed = [a.default]
+                why = f"{a.name} is ignored on this product (it is read as its default {_show(a.default)})"
             elif a.domain is not None and not a.domain.is_range and \
                     all(isinstance(i, (Int, Str)) for i in a.domain.items):
                 allowed = [i.value for i in a.domain.items]

@@ -72,6 +72,13 @@ def _attr_scenarios(space: Space, solver: Solver, base: Case) -> list[Case]:
         if a.name in skip or a.type.startswith("list"):
             continue
         field = ("attr", a.name)
+        if a.ignored:  # any value passes: one case passes a value other than the default the op reads
+            other = {"int64": lambda d: d + 1, "float": lambda d: d + 1.0, "bool": lambda d: not d,
+                     "string": lambda d: d + "ignored"}[a.type](a.default)
+            c = solver.solve(base, {field: other}, steps=SCENARIO_STEPS, pair_budget=SCENARIO_PAIRS)
+            if c is not None:
+                found.append(c)
+            continue
         if a.type == "int64":
             if a.domain is not None and not a.domain.is_range:
                 vals = [space.eval(i, space.scope(base, 0)) for i in a.domain.items]

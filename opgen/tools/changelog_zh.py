@@ -285,7 +285,21 @@ FLAG_SENTENCES = {  # (what, added): the sentence of an attribute / input / outp
     ("empty_absent", False): "不再将空Tensor视为未传入",
     ("ignored", True): "预留参数，传入时不读取（不做校验）",
     ("ignored", False): "不再忽略，传入时读取并校验",
+    ("ignored", True, "attr"): "预留参数，传入任意值均不校验，按默认值处理",
+    ("ignored", False, "attr"): "不再忽略，传入值参与校验与计算",
 }
+
+
+def unsupported_to_ignored(role: str) -> str:
+    """An unsupported parameter (which had to keep its default, or be null) that is now accepted and ignored."""
+    if role == "attr":
+        return "由「当前版本不支持，需保持默认值」变更为「预留参数，传入任意值均不校验，按默认值处理」"
+    return "由「当前版本不支持，需传空指针」变更为「预留参数，传入时不读取（不做校验）」"
+
+
+def flag_sentence(what: str, role: str, added: bool) -> str:
+    """The sentence of a flag change; a role-specific one (an ignored attribute) before the shared one."""
+    return FLAG_SENTENCES.get((what, added, role)) or FLAG_SENTENCES[what, added]
 
 
 def quant_mode_changed(mode: int, doc: str, added: bool) -> str:

@@ -202,6 +202,23 @@ def _integer_names(op: Op) -> set[str]:
 
 # ---- the diff ---------------------------------------------------------------------------------
 
+def _unsupported_to_ignored(changes: list[Change]) -> list[Change]:
+    """A parameter that was unsupported (must keep its default / be null) and is now ignored (anything accepted)
+    is one change, not "supported again" followed by "reserved"."""
+    now_ignored = {c.subject for c in changes if c.kind == "ignored.added"}
+    was_unsupported = {c.subject for c in changes if c.kind == "unsupported.removed"}
+    out = []
+    for c in changes:
+        if c.kind == "unsupported.removed" and c.subject in now_ignored:
+            continue
+        if c.kind == "ignored.added" and c.subject in was_unsupported:
+            role = c.subject.split()[0]
+            c = replace(c, text=f"{c.subject} was unsupported, is ignored here (any value accepted)",
+                        zh=zh.unsupported_to_ignored(role))
+        out.append(c)
+    return out
+
+
 class _Differ:
     def __init__(self, old: Op, new: Op):
         self.old, self.new = old, new
@@ -601,8 +618,10 @@ class _Differ:
                 ("unsupported", ov.unsupported_inputs, nv.unsupported_inputs, "input"),
                 ("unspecified", ov.unspecified_outputs, nv.unspecified_outputs, "output"),
                 ("empty_absent", ov.empty_absent_inputs, nv.empty_absent_inputs, "input"),
-                ("ignored", ov.ignored_inputs, nv.ignored_inputs, "input")):
+                ("ignored", ov.ignored_inputs, nv.ignored_inputs, "input"),
+                ("ignored", ov.ignored_attrs, nv.ignored_attrs, "attr")):
             out += self._flags(what, live, olds, news, soc)
+        out = _unsupported_to_ignored(out)
         om, nm = set(ov.quant_modes), set(nv.quant_modes)
         for m in sorted(nm - om):
             q = new.quant_mode(m)
@@ -670,12 +689,12 @@ class _Differ:
                 new_param = self.old_name(n) not in {p.name for p in self.old.params}
                 out.append(Change(BEHAVIOUR, f"{what}.added", f"{role} {n}",
                                   f"{role} {n}{' (new)' if new_param else ''} is {what} here", soc,
-                                  param=n, zh=zh.FLAG_SENTENCES[what, True]))
+                                  param=n, zh=zh.flag_sentence(what, role, True)))
         for n in olds:
             m = self.renamed.get(n, n)
             if m in params and m not in news:
                 out.append(Change(BEHAVIOUR, f"{what}.removed", f"{role} {m}", f"{role} {m} is no longer {what}",
-                                  soc, param=m, zh=zh.FLAG_SENTENCES[what, False]))
+                                  soc, param=m, zh=zh.flag_sentence(what, role, False)))
         return out
 
     def _product_lets(self, ov: ProductView, nv: ProductView, soc: str) -> list[Change]:

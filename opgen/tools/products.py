@@ -134,6 +134,8 @@ def product_matrix(op: Op) -> list[Row]:
         def attr(v, c, a=a):
             if a.name in v.unsupported_attrs:
                 return [Part(f"unsupported, must be {spec_literal(a.default)}", _listed(c, "unsupported_attrs", a.name))]
+            if a.name in v.ignored_attrs:
+                return [Part(f"ignored, read as {spec_literal(a.default)}", _listed(c, "ignored_attrs", a.name))]
             domain, origin = _declared(c, "attr_domains", a.name)
             parts = []
             if domain is not None:

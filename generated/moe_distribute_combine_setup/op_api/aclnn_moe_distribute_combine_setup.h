@@ -38,7 +38,7 @@ extern "C" {
  *                       epWorldSize（maxBs为单卡BS最大值）。
  * @param [in] commQuantMode: 通信量化类型，当前仅支持传入0，表示不进行量化。
  * @param [in] commType: 通信方案选择，取值范围[0, 2]，当前仅支持2，表示URMA通路。
- * @param [in] commAlg: 通信算法选择，当前版本不支持，传空指针即可。
+ * @param [in] commAlg: 通信算法选择，预留字段，当前版本不支持，传空指针或空字符串即可。
  * @param [out] quantExpandXOut: 量化处理后的token（通信量化的发送缓冲）。
  * @param [out] commCmdInfoOut: 通信的cmd信息。
  * @param [out] workspaceSize: 返回需要在Device侧申请的workspace大小。
@@ -78,7 +78,7 @@ ACLNN_API aclnnStatus aclnnMoeDistributeCombineSetup(
  *                       epWorldSize（maxBs为单卡BS最大值）。
  * @param [in] commQuantMode: 通信量化类型，当前仅支持传入0，表示不进行量化。
  * @param [in] commType: 通信方案选择，取值范围[0, 2]，当前仅支持2，表示URMA通路。
- * @param [in] commAlg: 通信算法选择，当前版本不支持，传空指针即可。
+ * @param [in] commAlg: 通信算法选择，预留字段，当前版本不支持，传空指针或空字符串即可。
  * @param [out] tokenMsgSize: tokenMsgSize = tokenMsgSize
  * @param [out] commCmdInfoOutSize: commCmdInfoOutSize = (A + epWorldSize) * 16
  * @return aclnnStatus: 返回状态码。

@@ -75,9 +75,6 @@ bool CurrentSoc(check::Soc *soc)
         case op::SocVersion::ASCEND950:
             *soc = check::Soc::kAscend950;
             return true;
-        case op::SocVersion::ASCEND910_93:
-            *soc = check::Soc::kAscend910_93;
-            return true;
         default:
             return false;
     }

@@ -20,15 +20,10 @@ public:
         DefineOutputs();
         DefineAttrs();
 
-        // Ascend 950PR/Ascend 950DT: 2 dtype columns
+        // Ascend 950DT: 2 dtype columns
         OpAICoreConfig aicore_config_ascend950;
         DefineAscend950Config(aicore_config_ascend950);
         this->AICore().AddConfig("ascend950", aicore_config_ascend950);
-
-        // Atlas A3 训练系列产品/Atlas A3 推理系列产品: 2 dtype columns
-        OpAICoreConfig aicore_config_ascend910_93;
-        DefineAscend910_93Config(aicore_config_ascend910_93);
-        this->AICore().AddConfig("ascend910_93", aicore_config_ascend910_93);
 
         this->MC2().HcclGroup({"group_ep"});
     }
@@ -80,47 +75,8 @@ private:
         this->Attr("comm_alg").AttrType(OPTIONAL).String("");
     }
 
-    // Ascend 950PR/Ascend 950DT
+    // Ascend 950DT
     static void DefineAscend950Config(OpAICoreConfig &config)
-    {
-        config.Input("expand_x")
-            .ParamType(REQUIRED)
-            .DataType({ge::DT_FLOAT16, ge::DT_BF16})
-            .FormatList({ge::FORMAT_ND})
-            .AutoContiguous();
-        config.Input("expert_ids")
-            .ParamType(REQUIRED)
-            .DataTypeList({ge::DT_INT32})
-            .FormatList({ge::FORMAT_ND})
-            .AutoContiguous();
-        config.Input("assist_info_for_combine")
-            .ParamType(REQUIRED)
-            .DataTypeList({ge::DT_INT32})
-            .FormatList({ge::FORMAT_ND})
-            .AutoContiguous();
-        config.Output("quant_expand_x")
-            .ParamType(REQUIRED)
-            .DataTypeList({ge::DT_INT8})
-            .FormatList({ge::FORMAT_ND});
-        config.Output("comm_cmd_info")
-            .ParamType(REQUIRED)
-            .DataTypeList({ge::DT_INT32})
-            .FormatList({ge::FORMAT_ND});
-        config.DynamicCompileStaticFlag(true)
-            .DynamicFormatFlag(true)
-            .DynamicRankSupportFlag(true)
-            .DynamicShapeSupportFlag(true)
-            .NeedCheckSupportFlag(false)
-            .PrecisionReduceFlag(true)
-            .ExtendCfgInfo("aclnnSupport.value", "support_aclnn")
-            .ExtendCfgInfo("prebuildPattern.value", "Opaque")
-            .ExtendCfgInfo("jitCompile.flag", "static_true")
-            .ExtendCfgInfo("multiKernelSupportDynamicGraph.value", "multi_kernel")
-            .ExtendCfgInfo("opFile.value", "moe_distribute_combine_setup");
-    }
-
-    // Atlas A3 训练系列产品/Atlas A3 推理系列产品
-    static void DefineAscend910_93Config(OpAICoreConfig &config)
     {
         config.Input("expand_x")
             .ParamType(REQUIRED)

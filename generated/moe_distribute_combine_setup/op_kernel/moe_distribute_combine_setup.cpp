@@ -80,28 +80,18 @@ template <> struct DTypeTraits<bfloat16_t> {
     static constexpr uint32_t BITS = 16U;
     static constexpr float MAX = 3.3895313892515355e+38f;
 };
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
 template <> struct DTypeTraits<fp8_e8m0_t> {
     static constexpr uint32_t BITS = 8U;
     static constexpr float MAX = 1.7014118346046923e+38f;
 };
-#endif
 
 // Element types that exist on some archs only (the dtype table's archs): false where the type does not.
 template <typename T>
 constexpr bool IS_E8M0 =
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
     std::is_same<T, fp8_e8m0_t>::value;
-#else
-    false;
-#endif
 template <typename T>
 constexpr bool IS_FP4 =
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
     std::is_same<T, fp4x2_e2m1_t>::value || std::is_same<T, fp4x2_e1m2_t>::value;
-#else
-    false;
-#endif
 
 template <typename T>
 constexpr bool IS_BYTE_INT = std::is_same<T, int8_t>::value || std::is_same<T, uint8_t>::value;
@@ -447,7 +437,6 @@ __aicore__ inline void PadEvenRow(const LocalTensor<float>& row, uint32_t count)
     }
 }
 
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
 // e8m0: FLOAT8_E8M0 codes from integral fp32 codes in [0, 255] (fp32 → int32 → half → uint8, exact).
 __aicore__ inline void EncodeE8M0Row(const LocalTensor<fp8_e8m0_t>& dst, const LocalTensor<float>& src, uint32_t count,
                                      const LocalTensor<float>& scratch)
@@ -468,7 +457,6 @@ __aicore__ inline void EncodeE8M0Row(const LocalTensor<fp8_e8m0_t>& dst, const L
     Cast(dst.template ReinterpretCast<uint8_t>(), asHalf, RoundMode::CAST_TRUNC, count);
     PipeBarrier<PIPE_V>();
 }
-#endif
 
 // One row of a GM tensor (row `row` of rows of `count` elements) into UB.
 template <typename T>

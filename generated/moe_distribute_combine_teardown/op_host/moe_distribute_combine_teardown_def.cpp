@@ -20,7 +20,7 @@ public:
         DefineOutputs();
         DefineAttrs();
 
-        // Ascend 950PR/Ascend 950DT: 2 dtype columns
+        // Ascend 950DT: 2 dtype columns
         OpAICoreConfig aicore_config_ascend950;
         DefineAscend950Config(aicore_config_ascend950);
         this->AICore().AddConfig("ascend950", aicore_config_ascend950);
@@ -96,7 +96,7 @@ private:
         this->Attr("comm_alg").AttrType(OPTIONAL).String("");
     }
 
-    // Ascend 950PR/Ascend 950DT
+    // Ascend 950DT
     static void DefineAscend950Config(OpAICoreConfig &config)
     {
         config.Input("expand_x")

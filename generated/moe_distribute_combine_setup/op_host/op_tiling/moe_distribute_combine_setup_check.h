@@ -9,8 +9,8 @@
 // API (namespace opgen_check::moe_distribute_combine_setup):
 //   enum class DataType : int32_t                 the ge::DataType values (DT_FLOAT = 0, DT_FLOAT16 = 1, ...)
 //   const char* DataTypeName(int32_t dtype);      "FLOAT16", ... (the spec names); nullptr for other values
-//   enum class Soc { kAscend950, kAscend910_93 };
-//   bool ParseSoc(const char* name, Soc* soc);    "ascend950", "ascend910_93" (ASCII case-insensitive); false otherwise
+//   enum class Soc { kAscend950 };
+//   bool ParseSoc(const char* name, Soc* soc);    "ascend950" (ASCII case-insensitive); false otherwise
 //   const char* SocName(Soc soc);
 //   struct TensorDesc { bool present; bool shaped; int32_t dtype; int32_t format; std::vector<int64_t> dims; };
 //   struct Params                                 one TensorDesc per input and output, one field per attribute and
@@ -107,14 +107,12 @@ enum class Stage { kAll, kOpApi };
 
 // ---- products -----------------------------------------------------------------------------------
 enum class Soc {
-  kAscend950,  // Ascend 950PR/Ascend 950DT
-  kAscend910_93,  // Atlas A3 训练系列产品/Atlas A3 推理系列产品
+  kAscend950,  // Ascend 950DT
 };
 
 inline const char* SocName(Soc soc) {
   switch (soc) {
     case Soc::kAscend950: return "ascend950";
-    case Soc::kAscend910_93: return "ascend910_93";
   }
   return "";
 }
@@ -123,7 +121,7 @@ inline bool ParseSoc(const char* name, Soc* soc) {
   if (name == nullptr || soc == nullptr) {
     return false;
   }
-  const Soc all[] = {Soc::kAscend950, Soc::kAscend910_93};
+  const Soc all[] = {Soc::kAscend950};
   for (Soc candidate : all) {
     const char* a = name;
     const char* b = SocName(candidate);
@@ -608,7 +606,7 @@ class Eval {
   }
 };
 
-// ==== Ascend 950PR/Ascend 950DT (ascend950) ====================
+// ==== Ascend 950DT (ascend950) ====================
 class Ascend950 : public Eval {
  public:
   explicit Ascend950(const Params& params) : Eval(params) {}
@@ -743,11 +741,11 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "domain.epWorldSize", "epWorldSize", "one of {2, 8}",
                     Shown(ShowInt(p.epWorldSize)));
     }
-    // [domain.moeExpertNum] moeExpertNum in (0, 512]
+    // [domain.moeExpertNum] moeExpertNum in {32}
     Reset();
-    if (all && Fails(InRange<'(', ']'>(p.moeExpertNum, 0, 512))) {
+    if (all && Fails(OneOf(p.moeExpertNum, 32))) {
       Reset();
-      return Reject(kCodeTiling, "domain.moeExpertNum", "moeExpertNum", "in (0, 512]",
+      return Reject(kCodeTiling, "domain.moeExpertNum", "moeExpertNum", "one of {32}",
                     Shown(ShowInt(p.moeExpertNum)));
     }
     // [domain.expertShardType] expertShardType in {0}
@@ -775,21 +773,21 @@ class Ascend950 : public Eval {
     Reset();
     if (all && Fails(p.sharedExpertRankNum == 0)) {
       Reset();
-      return Reject(kCodeTiling, "unsupported.sharedExpertRankNum", "sharedExpertRankNum", "0 (the default; sharedExpertRankNum is not supported on Ascend 950PR/Ascend 950DT)",
+      return Reject(kCodeTiling, "unsupported.sharedExpertRankNum", "sharedExpertRankNum", "0 (the default; sharedExpertRankNum is not supported on Ascend 950DT)",
                     Shown(ShowInt(p.sharedExpertRankNum)));
     }
     // [unsupported.commAlg] commAlg == ""
     Reset();
     if (all && Fails(p.commAlg == ""sv)) {
       Reset();
-      return Reject(kCodeTiling, "unsupported.commAlg", "commAlg", "\"\" (the default; commAlg is not supported on Ascend 950PR/Ascend 950DT)",
+      return Reject(kCodeTiling, "unsupported.commAlg", "commAlg", "\"\" (the default; commAlg is not supported on Ascend 950DT)",
                     Shown(ShowStr(p.commAlg)));
     }
     // [quant_mode.commQuantMode] commQuantMode in {0}
     Reset();
     if (all && Fails(OneOf(p.commQuantMode, 0))) {
       Reset();
-      return Reject(kCodeTiling, "quant_mode.commQuantMode", "commQuantMode", "one of 0 (quant modes supported on Ascend 950PR/Ascend 950DT)",
+      return Reject(kCodeTiling, "quant_mode.commQuantMode", "commQuantMode", "one of 0 (quant modes supported on Ascend 950DT)",
                     Shown(ShowInt(p.commQuantMode)));
     }
     // [op.a_rows] if isSharedRank then A == minA else A >= minA
@@ -834,11 +832,11 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "op.h_range", "expandX", "H in [1024, 8192]",
                     Shown(ShowInt(dim_H())));
     }
-    // [op.h_current] H == 4096
+    // [op.h_current] H in {4096, 7168}
     Reset();
-    if (all && Fails(dim_H() == 4096)) {
+    if (all && Fails(OneOf(dim_H(), 4096, 7168))) {
       Reset();
-      return Reject(kCodeTiling, "op.h_current", "expandX", "H = 4096 (the only H currently supported)",
+      return Reject(kCodeTiling, "op.h_current", "expandX", "H = 4096 or 7168 (the H currently supported)",
                     Shown(ShowInt(dim_H())));
     }
     // [op.bs_range] BS in (0, 512]
@@ -848,11 +846,11 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "op.bs_range", "expertIds", "BS in (0, 512]",
                     Shown(ShowInt(dim_BS())));
     }
-    // [op.bs_current] BS == 16
+    // [op.bs_current] BS in {8, 16, 256}
     Reset();
-    if (all && Fails(dim_BS() == 16)) {
+    if (all && Fails(OneOf(dim_BS(), 8, 16, 256))) {
       Reset();
-      return Reject(kCodeTiling, "op.bs_current", "expertIds", "BS = 16 (the only BS currently supported)",
+      return Reject(kCodeTiling, "op.bs_current", "expertIds", "BS = 8, 16 or 256 (the BS currently supported)",
                     Shown(ShowInt(dim_BS())));
     }
     // [op.k_range] K in (0, 16]
@@ -869,19 +867,12 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "op.expertIds", "expertIds", "K <= moeExpertNum",
                     Shown(ShowInt(dim_K())));
     }
-    // [op.k_current] K == 6
+    // [op.k_current] K in {6, 8}
     Reset();
-    if (all && Fails(dim_K() == 6)) {
+    if (all && Fails(OneOf(dim_K(), 6, 8))) {
       Reset();
-      return Reject(kCodeTiling, "op.k_current", "expertIds", "K = 6 (the only K currently supported)",
+      return Reject(kCodeTiling, "op.k_current", "expertIds", "K = 6 or 8 (the K currently supported)",
                     Shown(ShowInt(dim_K())));
-    }
-    // [op.local_expert_current] isSharedRank or localMoeExpertNum == 16
-    Reset();
-    if (all && Fails(let_isSharedRank() || (let_localMoeExpertNum() == 16))) {
-      Reset();
-      return Reject(kCodeTiling, "op.local_expert_current", "moeExpertNum", "moeExpertNum / (epWorldSize - sharedExpertRankNum) = 16 (16 experts per MoE rank, the only count currently supported)",
-                    Shown(ShowInt(p.moeExpertNum)));
     }
     // [buffer.window_min] HCCL_BUFFSIZE * MB >= 2 * MB
     Reset();
@@ -890,382 +881,11 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "buffer.window_min", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
-    // [buffer.window] HCCL_BUFFSIZE * MB >= 2 * (localMoeExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))
+    // [buffer.window] HCCL_BUFFSIZE * MB >= 4 * (localMoeExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))
     Reset();
-    if (all && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, Add(Mul(Mul(Mul(let_localMoeExpertNum(), let_maxBs()), p.epWorldSize), Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32), 44), 512), 1), 512), 512)), Mul(Mul(Add(dim_K(), p.sharedExpertNum), let_maxBs()), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)))))) {
+    if (all && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(4, Add(Mul(Mul(Mul(let_localMoeExpertNum(), let_maxBs()), p.epWorldSize), Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32), 44), 512), 1), 512), 512)), Mul(Mul(Add(dim_K(), p.sharedExpertNum), let_maxBs()), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)))))) {
       Reset();
-      return Reject(kCodeTiling, "buffer.window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (localExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))",
-                    Shown(ShowInt(p.HCCL_BUFFSIZE)));
-    }
-    return CheckResult{};
-  }
-
-  bool Shapes(OutputShapes* out) {
-    undefined_ = false;
-    out->quantExpandXOut = Dims{dim_A(), let_tokenMsgSize()};  // (A, tokenMsgSize)
-    out->commCmdInfoOut = Dims{Mul(Add(dim_A(), p.epWorldSize), 16)};  // ((A + epWorldSize) * 16,)
-    return !undefined_;
-  }
-
-  bool Dtypes(OutputDtypes* out) {
-    undefined_ = false;
-    out->quantExpandXOut = static_cast<int32_t>(dtype_quantExpandXOut());
-    out->commCmdInfoOut = static_cast<int32_t>(dtype_commCmdInfoOut());
-    return !undefined_;
-  }
-
-  bool Sizes(int which, int64_t* out) {
-    undefined_ = false;
-    switch (which) {
-      case 0:  // aclnnMoeDistributeCombineSetupTeardownCalcOutputSize
-        out[0] = let_tokenMsgSize();  // tokenMsgSize = tokenMsgSize
-        out[1] = Mul(Add(dim_A(), p.epWorldSize), 16);  // commCmdInfoOutSize = (A + epWorldSize) * 16
-        return !undefined_;
-      default:
-        return false;
-    }
-  }
-
- private:
-  // dims named by the input shapes
-  int64_t dim_A() { return Dim(p.expandX, 0); }
-  int64_t dim_H() { return Dim(p.expandX, 1); }
-  int64_t dim_BS() { return Dim(p.expertIds, 0); }
-  int64_t dim_K() { return Dim(p.expertIds, 1); }
-
-  // lets
-  bool let_isSharedRank() {  // isSharedRank = epRankId < sharedExpertRankNum
-    return Lazy(memo_isSharedRank_, [&]() -> bool { return p.epRankId < p.sharedExpertRankNum; });
-  }
-  int64_t let_localMoeExpertNum() {  // localMoeExpertNum = moeExpertNum // (epWorldSize - sharedExpertRankNum)
-    return Lazy(memo_localMoeExpertNum_, [&]() -> int64_t { return FloorDiv(p.moeExpertNum, Sub(p.epWorldSize, p.sharedExpertRankNum)); });
-  }
-  int64_t let_localExpertNum() {  // localExpertNum = if isSharedRank then 1 else localMoeExpertNum
-    return Lazy(memo_localExpertNum_, [&]() -> int64_t { return let_isSharedRank() ? 1 : let_localMoeExpertNum(); });
-  }
-  int64_t let_globalBsReal() {  // globalBsReal = if globalBs == 0 then BS * epWorldSize else globalBs
-    return Lazy(memo_globalBsReal_, [&]() -> int64_t { return (p.globalBs == 0) ? Mul(dim_BS(), p.epWorldSize) : p.globalBs; });
-  }
-  int64_t let_maxBs() {  // maxBs = globalBsReal // epWorldSize
-    return Lazy(memo_maxBs_, [&]() -> int64_t { return FloorDiv(let_globalBsReal(), p.epWorldSize); });
-  }
-  int64_t let_minA() {  // minA = if isSharedRank then globalBsReal * sharedExpertNum // sharedExpertRankNum else globalBsReal * min(localMoeExpertNum, K)
-    return Lazy(memo_minA_, [&]() -> int64_t { return let_isSharedRank() ? FloorDiv(Mul(let_globalBsReal(), p.sharedExpertNum), p.sharedExpertRankNum) : Mul(let_globalBsReal(), Min({let_localMoeExpertNum(), dim_K()})); });
-  }
-  int64_t let_tokenMsgSize() {  // tokenMsgSize = Align512(Align32(H) + Align8(H) // 8 * 4)
-    return Lazy(memo_tokenMsgSize_, [&]() -> int64_t { return Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(dim_H(), 32), 1), 32), 32), Mul(FloorDiv(Mul(FloorDiv(Sub(Add(dim_H(), 8), 1), 8), 8), 8), 4)), 512), 1), 512), 512); });
-  }
-
-  // output dtypes: the caller's choice, else the spec's dtype rule
-  DataType dtype_quantExpandXOut() {
-    if (p.quantExpandXOut.present) {
-      return static_cast<DataType>(p.quantExpandXOut.dtype);
-    }
-    return DataType::DT_INT8;
-  }
-  DataType dtype_commCmdInfoOut() {
-    if (p.commCmdInfoOut.present) {
-      return static_cast<DataType>(p.commCmdInfoOut.dtype);
-    }
-    return DataType::DT_INT32;
-  }
-
-  Memo<bool> memo_isSharedRank_;
-  Memo<int64_t> memo_localMoeExpertNum_;
-  Memo<int64_t> memo_localExpertNum_;
-  Memo<int64_t> memo_globalBsReal_;
-  Memo<int64_t> memo_maxBs_;
-  Memo<int64_t> memo_minA_;
-  Memo<int64_t> memo_tokenMsgSize_;
-};
-
-// ==== Atlas A3 训练系列产品/Atlas A3 推理系列产品 (ascend910_93) ====================
-class Ascend910_93 : public Eval {
- public:
-  explicit Ascend910_93(const Params& params) : Eval(params) {}
-
-  CheckResult Check(std::vector<CheckResult>* warnings, Stage stage) {
-    static_cast<void>(warnings);  // this product has no warning checks
-    const bool all = stage == Stage::kAll;  // false: only the op_api stage's checks
-    static_cast<void>(all);
-    // [null.expandX] present(expandX)
-    Reset();
-    if (Fails(Present(p.expandX))) {
-      Reset();
-      return Reject(kCodeNullptr, "null.expandX", "expandX", "a non-null tensor",
-                    Shown(ShowTensor(p.expandX)));
-    }
-    // [null.expertIds] present(expertIds)
-    Reset();
-    if (Fails(Present(p.expertIds))) {
-      Reset();
-      return Reject(kCodeNullptr, "null.expertIds", "expertIds", "a non-null tensor",
-                    Shown(ShowTensor(p.expertIds)));
-    }
-    // [null.assistInfoForCombine] present(assistInfoForCombine)
-    Reset();
-    if (Fails(Present(p.assistInfoForCombine))) {
-      Reset();
-      return Reject(kCodeNullptr, "null.assistInfoForCombine", "assistInfoForCombine", "a non-null tensor",
-                    Shown(ShowTensor(p.assistInfoForCombine)));
-    }
-    // [dtype.expandX] dtype(expandX) in {FLOAT16, BFLOAT16}
-    Reset();
-    if (Fails(OneOf(Dtype(p.expandX), DataType::DT_FLOAT16, DataType::DT_BF16))) {
-      Reset();
-      return Reject(kCodeInvalid, "dtype.expandX", "expandX", "one of FLOAT16, BFLOAT16",
-                    Shown(ShowDtype(Dtype(p.expandX))));
-    }
-    // [dtype.expertIds] dtype(expertIds) in {INT32}
-    Reset();
-    if (Fails(OneOf(Dtype(p.expertIds), DataType::DT_INT32))) {
-      Reset();
-      return Reject(kCodeInvalid, "dtype.expertIds", "expertIds", "one of INT32",
-                    Shown(ShowDtype(Dtype(p.expertIds))));
-    }
-    // [dtype.assistInfoForCombine] dtype(assistInfoForCombine) in {INT32}
-    Reset();
-    if (Fails(OneOf(Dtype(p.assistInfoForCombine), DataType::DT_INT32))) {
-      Reset();
-      return Reject(kCodeInvalid, "dtype.assistInfoForCombine", "assistInfoForCombine", "one of INT32",
-                    Shown(ShowDtype(Dtype(p.assistInfoForCombine))));
-    }
-    // [dtype.quantExpandXOut] dtype(quantExpandXOut) in {INT8}
-    Reset();
-    if (Fails(OneOf(dtype_quantExpandXOut(), DataType::DT_INT8))) {
-      Reset();
-      return Reject(kCodeInvalid, "dtype.quantExpandXOut", "quantExpandXOut", "one of INT8",
-                    Shown(ShowDtype(dtype_quantExpandXOut())));
-    }
-    // [dtype.commCmdInfoOut] dtype(commCmdInfoOut) in {INT32}
-    Reset();
-    if (Fails(OneOf(dtype_commCmdInfoOut(), DataType::DT_INT32))) {
-      Reset();
-      return Reject(kCodeInvalid, "dtype.commCmdInfoOut", "commCmdInfoOut", "one of INT32",
-                    Shown(ShowDtype(dtype_commCmdInfoOut())));
-    }
-    // [format.expandX] format(expandX) in {"ND"}
-    Reset();
-    if (all && Fails(OneOf(FormatOf(p.expandX), "ND"sv))) {
-      Reset();
-      return Reject(kCodeTiling, "format.expandX", "expandX", "one of ND",
-                    Shown(ShowStr(FormatOf(p.expandX))));
-    }
-    // [format.expertIds] format(expertIds) in {"ND"}
-    Reset();
-    if (all && Fails(OneOf(FormatOf(p.expertIds), "ND"sv))) {
-      Reset();
-      return Reject(kCodeTiling, "format.expertIds", "expertIds", "one of ND",
-                    Shown(ShowStr(FormatOf(p.expertIds))));
-    }
-    // [format.assistInfoForCombine] format(assistInfoForCombine) in {"ND"}
-    Reset();
-    if (all && Fails(OneOf(FormatOf(p.assistInfoForCombine), "ND"sv))) {
-      Reset();
-      return Reject(kCodeTiling, "format.assistInfoForCombine", "assistInfoForCombine", "one of ND",
-                    Shown(ShowStr(FormatOf(p.assistInfoForCombine))));
-    }
-    // [shape.expandX] rank(expandX) == 2
-    Reset();
-    if (all && Fails(Rank(p.expandX) == 2)) {
-      Reset();
-      return Reject(kCodeTiling, "shape.expandX", "expandX", "shape (A, H)",
-                    Shown(ShowShape(Shape(p.expandX))));
-    }
-    // [shape.expertIds] rank(expertIds) == 2
-    Reset();
-    if (all && Fails(Rank(p.expertIds) == 2)) {
-      Reset();
-      return Reject(kCodeTiling, "shape.expertIds", "expertIds", "shape (BS, K)",
-                    Shown(ShowShape(Shape(p.expertIds))));
-    }
-    // [shape.assistInfoForCombine] rank(assistInfoForCombine) == 1 and dim(assistInfoForCombine, 0) == A * 128
-    Reset();
-    if (all && Fails((Rank(p.assistInfoForCombine) == 1) && (Dim(p.assistInfoForCombine, 0) == Mul(dim_A(), 128)))) {
-      Reset();
-      return Reject(kCodeTiling, "shape.assistInfoForCombine", "assistInfoForCombine", "shape (A * 128,)",
-                    Shown(ShowShape(Shape(p.assistInfoForCombine))));
-    }
-    // [shape.quantExpandXOut] when shaped(quantExpandXOut): rank(quantExpandXOut) == 2 and dim(quantExpandXOut, 0) == A and dim(quantExpandXOut, 1) == tokenMsgSize
-    Reset();
-    if (all && Applies(p.quantExpandXOut.shaped) && Fails(((Rank(OutDesc(p.quantExpandXOut)) == 2) && (OutDim(p.quantExpandXOut, 0) == dim_A())) && (OutDim(p.quantExpandXOut, 1) == let_tokenMsgSize()))) {
-      Reset();
-      return Reject(kCodeTiling, "shape.quantExpandXOut", "quantExpandXOut", "shape (A, tokenMsgSize)",
-                    Shown(ShowShape(Shape(OutDesc(p.quantExpandXOut)))));
-    }
-    // [shape.commCmdInfoOut] when shaped(commCmdInfoOut): rank(commCmdInfoOut) == 1 and dim(commCmdInfoOut, 0) == (A + epWorldSize) * 16
-    Reset();
-    if (all && Applies(p.commCmdInfoOut.shaped) && Fails((Rank(OutDesc(p.commCmdInfoOut)) == 1) && (OutDim(p.commCmdInfoOut, 0) == Mul(Add(dim_A(), p.epWorldSize), 16)))) {
-      Reset();
-      return Reject(kCodeTiling, "shape.commCmdInfoOut", "commCmdInfoOut", "shape ((A + epWorldSize) * 16,)",
-                    Shown(ShowShape(Shape(OutDesc(p.commCmdInfoOut)))));
-    }
-    // [len.groupEp] len(groupEp) in [1, 128)
-    Reset();
-    if (Fails(InRange<'[', ')'>(Len(p.groupEp), 1, 128))) {
-      Reset();
-      return Reject(kCodeInvalid, "len.groupEp", "groupEp", "a string whose length is in [1, 128)",
-                    Shown(ShowInt(Len(p.groupEp))));
-    }
-    // [domain.epWorldSize] epWorldSize in {2, 8}
-    Reset();
-    if (all && Fails(OneOf(p.epWorldSize, 2, 8))) {
-      Reset();
-      return Reject(kCodeTiling, "domain.epWorldSize", "epWorldSize", "one of {2, 8}",
-                    Shown(ShowInt(p.epWorldSize)));
-    }
-    // [domain.moeExpertNum] moeExpertNum in (0, 512]
-    Reset();
-    if (all && Fails(InRange<'(', ']'>(p.moeExpertNum, 0, 512))) {
-      Reset();
-      return Reject(kCodeTiling, "domain.moeExpertNum", "moeExpertNum", "in (0, 512]",
-                    Shown(ShowInt(p.moeExpertNum)));
-    }
-    // [domain.expertShardType] expertShardType in {0}
-    Reset();
-    if (all && Fails(OneOf(p.expertShardType, 0))) {
-      Reset();
-      return Reject(kCodeTiling, "domain.expertShardType", "expertShardType", "one of {0}",
-                    Shown(ShowInt(p.expertShardType)));
-    }
-    // [domain.sharedExpertNum] sharedExpertNum in {0}
-    Reset();
-    if (all && Fails(OneOf(p.sharedExpertNum, 0))) {
-      Reset();
-      return Reject(kCodeTiling, "domain.sharedExpertNum", "sharedExpertNum", "one of {0}",
-                    Shown(ShowInt(p.sharedExpertNum)));
-    }
-    // [domain.commType] commType in {2}
-    Reset();
-    if (all && Fails(OneOf(p.commType, 2))) {
-      Reset();
-      return Reject(kCodeTiling, "domain.commType", "commType", "one of {2}",
-                    Shown(ShowInt(p.commType)));
-    }
-    // [unsupported.sharedExpertRankNum] sharedExpertRankNum == 0
-    Reset();
-    if (all && Fails(p.sharedExpertRankNum == 0)) {
-      Reset();
-      return Reject(kCodeTiling, "unsupported.sharedExpertRankNum", "sharedExpertRankNum", "0 (the default; sharedExpertRankNum is not supported on Atlas A3 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A3 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
-                    Shown(ShowInt(p.sharedExpertRankNum)));
-    }
-    // [unsupported.commAlg] commAlg == ""
-    Reset();
-    if (all && Fails(p.commAlg == ""sv)) {
-      Reset();
-      return Reject(kCodeTiling, "unsupported.commAlg", "commAlg", "\"\" (the default; commAlg is not supported on Atlas A3 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A3 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
-                    Shown(ShowStr(p.commAlg)));
-    }
-    // [quant_mode.commQuantMode] commQuantMode in {0}
-    Reset();
-    if (all && Fails(OneOf(p.commQuantMode, 0))) {
-      Reset();
-      return Reject(kCodeTiling, "quant_mode.commQuantMode", "commQuantMode", "one of 0 (quant modes supported on Atlas A3 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A3 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
-                    Shown(ShowInt(p.commQuantMode)));
-    }
-    // [op.a_rows] if isSharedRank then A == minA else A >= minA
-    Reset();
-    if (all && Fails(let_isSharedRank() ? (dim_A() == let_minA()) : (dim_A() >= let_minA()))) {
-      Reset();
-      return Reject(kCodeTiling, "op.a_rows", "expandX", "A (expandX rows) = minA on a shared expert rank, >= minA on a MoE expert rank",
-                    Shown(ShowInt(dim_A())));
-    }
-    // [op.epRankId] epRankId in [0, epWorldSize)
-    Reset();
-    if (all && Fails(InRange<'[', ')'>(p.epRankId, 0, p.epWorldSize))) {
-      Reset();
-      return Reject(kCodeTiling, "op.epRankId", "epRankId", "in [0, epWorldSize)",
-                    Shown(ShowInt(p.epRankId)));
-    }
-    // [op.sharedExpertRankNum] sharedExpertRankNum in [0, epWorldSize // 2]
-    Reset();
-    if (all && Fails(InRange<'[', ']'>(p.sharedExpertRankNum, 0, FloorDiv(p.epWorldSize, 2)))) {
-      Reset();
-      return Reject(kCodeTiling, "op.sharedExpertRankNum", "sharedExpertRankNum", "in [0, epWorldSize / 2]",
-                    Shown(ShowInt(p.sharedExpertRankNum)));
-    }
-    // [op.moeExpertNum] moeExpertNum % (epWorldSize - sharedExpertRankNum) == 0
-    Reset();
-    if (all && Fails(Mod(p.moeExpertNum, Sub(p.epWorldSize, p.sharedExpertRankNum)) == 0)) {
-      Reset();
-      return Reject(kCodeTiling, "op.moeExpertNum", "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
-                    Shown(ShowInt(p.moeExpertNum)));
-    }
-    // [op.globalBs] globalBs == 0 or globalBs % epWorldSize == 0 and globalBs >= BS * epWorldSize
-    Reset();
-    if (all && Fails((p.globalBs == 0) || ((Mod(p.globalBs, p.epWorldSize) == 0) && (p.globalBs >= Mul(dim_BS(), p.epWorldSize))))) {
-      Reset();
-      return Reject(kCodeTiling, "op.globalBs", "globalBs", "0, or a multiple of epWorldSize no smaller than BS * epWorldSize",
-                    Shown(ShowInt(p.globalBs)));
-    }
-    // [op.h_range] H in [1024, 8192]
-    Reset();
-    if (all && Fails(InRange<'[', ']'>(dim_H(), 1024, 8192))) {
-      Reset();
-      return Reject(kCodeTiling, "op.h_range", "expandX", "H in [1024, 8192]",
-                    Shown(ShowInt(dim_H())));
-    }
-    // [op.h_current] H == 4096
-    Reset();
-    if (all && Fails(dim_H() == 4096)) {
-      Reset();
-      return Reject(kCodeTiling, "op.h_current", "expandX", "H = 4096 (the only H currently supported)",
-                    Shown(ShowInt(dim_H())));
-    }
-    // [op.bs_range] BS in (0, 512]
-    Reset();
-    if (all && Fails(InRange<'(', ']'>(dim_BS(), 0, 512))) {
-      Reset();
-      return Reject(kCodeTiling, "op.bs_range", "expertIds", "BS in (0, 512]",
-                    Shown(ShowInt(dim_BS())));
-    }
-    // [op.bs_current] BS == 16
-    Reset();
-    if (all && Fails(dim_BS() == 16)) {
-      Reset();
-      return Reject(kCodeTiling, "op.bs_current", "expertIds", "BS = 16 (the only BS currently supported)",
-                    Shown(ShowInt(dim_BS())));
-    }
-    // [op.k_range] K in (0, 16]
-    Reset();
-    if (all && Fails(InRange<'(', ']'>(dim_K(), 0, 16))) {
-      Reset();
-      return Reject(kCodeTiling, "op.k_range", "expertIds", "K in (0, 16]",
-                    Shown(ShowInt(dim_K())));
-    }
-    // [op.expertIds] K <= moeExpertNum
-    Reset();
-    if (all && Fails(dim_K() <= p.moeExpertNum)) {
-      Reset();
-      return Reject(kCodeTiling, "op.expertIds", "expertIds", "K <= moeExpertNum",
-                    Shown(ShowInt(dim_K())));
-    }
-    // [op.k_current] K == 6
-    Reset();
-    if (all && Fails(dim_K() == 6)) {
-      Reset();
-      return Reject(kCodeTiling, "op.k_current", "expertIds", "K = 6 (the only K currently supported)",
-                    Shown(ShowInt(dim_K())));
-    }
-    // [op.local_expert_current] isSharedRank or localMoeExpertNum == 16
-    Reset();
-    if (all && Fails(let_isSharedRank() || (let_localMoeExpertNum() == 16))) {
-      Reset();
-      return Reject(kCodeTiling, "op.local_expert_current", "moeExpertNum", "moeExpertNum / (epWorldSize - sharedExpertRankNum) = 16 (16 experts per MoE rank, the only count currently supported)",
-                    Shown(ShowInt(p.moeExpertNum)));
-    }
-    // [buffer.window_min] HCCL_BUFFSIZE * MB >= 2 * MB
-    Reset();
-    if (all && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, kMB))) {
-      Reset();
-      return Reject(kCodeTiling, "buffer.window_min", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
-                    Shown(ShowInt(p.HCCL_BUFFSIZE)));
-    }
-    // [buffer.window] HCCL_BUFFSIZE * MB >= 2 * (localMoeExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))
-    Reset();
-    if (all && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, Add(Mul(Mul(Mul(let_localMoeExpertNum(), let_maxBs()), p.epWorldSize), Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32), 44), 512), 1), 512), 512)), Mul(Mul(Add(dim_K(), p.sharedExpertNum), let_maxBs()), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)))))) {
-      Reset();
-      return Reject(kCodeTiling, "buffer.window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (localExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))",
+      return Reject(kCodeTiling, "buffer.window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 4 * (localExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
     return CheckResult{};
@@ -1357,7 +977,6 @@ inline CheckResult Check(const Params& params, Soc soc, std::vector<CheckResult>
                          Stage stage = Stage::kAll) {
   switch (soc) {
     case Soc::kAscend950: return detail::Ascend950(params).Check(warnings, stage);
-    case Soc::kAscend910_93: return detail::Ascend910_93(params).Check(warnings, stage);
   }
   CheckResult unsupported;  // only a value outside the enum gets here
   unsupported.code = kCodeInvalid;
@@ -1372,7 +991,6 @@ inline bool InferShapes(const Params& params, Soc soc, OutputShapes* shapes) {
   }
   switch (soc) {
     case Soc::kAscend950: return detail::Ascend950(params).Shapes(shapes);
-    case Soc::kAscend910_93: return detail::Ascend910_93(params).Shapes(shapes);
   }
   return false;
 }
@@ -1385,7 +1003,6 @@ inline bool CalcSizes(const Params& params, Soc soc, int which, int64_t* sizes) 
   }
   switch (soc) {
     case Soc::kAscend950: return detail::Ascend950(params).Sizes(which, sizes);
-    case Soc::kAscend910_93: return detail::Ascend910_93(params).Sizes(which, sizes);
   }
   return false;
 }
@@ -1396,7 +1013,6 @@ inline bool InferDtypes(const Params& params, Soc soc, OutputDtypes* dtypes) {
   }
   switch (soc) {
     case Soc::kAscend950: return detail::Ascend950(params).Dtypes(dtypes);
-    case Soc::kAscend910_93: return detail::Ascend910_93(params).Dtypes(dtypes);
   }
   return false;
 }

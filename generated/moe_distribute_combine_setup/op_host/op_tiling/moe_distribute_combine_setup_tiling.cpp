@@ -156,160 +156,10 @@ ge::graphStatus ReadParams(const gert::TilingContext *context, check::Params &pa
     return ge::GRAPH_SUCCESS;
 }
 
-// ==== Ascend 950PR/Ascend 950DT (ascend950): tiling key digits and tiling data fields ====
+// ==== Ascend 950DT (ascend950): tiling key digits and tiling data fields ====
 class Ascend950Tiling : public Eval {
 public:
     explicit Ascend950Tiling(const check::Params &params) : Eval(params) {}
-
-    // 10000; false when a digit has no value or is not in [0, 9]
-    bool TilingKey(uint64_t *key)
-    {
-        *key = TILING_KEY_BASE;
-        return true;
-    }
-
-    // The tiling data fields of the spec; *missing names the first one without a value.
-    bool Fill(MoeDistributeCombineSetupTilingData *tiling, const char **missing)
-    {
-        tiling->epWorldSize = p.epWorldSize;
-        tiling->epRankId = p.epRankId;
-        tiling->moeExpertNum = p.moeExpertNum;
-        tiling->expertShardType = p.expertShardType;
-        tiling->sharedExpertNum = p.sharedExpertNum;
-        tiling->sharedExpertRankNum = p.sharedExpertRankNum;
-        tiling->globalBs = p.globalBs;
-        tiling->commQuantMode = p.commQuantMode;
-        tiling->commType = p.commType;
-        tiling->dtype_expandX = InputDtype(p.expandX);
-        tiling->dtype_expertIds = InputDtype(p.expertIds);
-        tiling->dtype_assistInfoForCombine = InputDtype(p.assistInfoForCombine);
-        return Set(tiling->isSharedRank, "isSharedRank", missing, [&] { return let_isSharedRank(); }) &&
-               Set(tiling->localMoeExpertNum, "localMoeExpertNum", missing, [&] { return let_localMoeExpertNum(); }) &&
-               Set(tiling->localExpertNum, "localExpertNum", missing, [&] { return let_localExpertNum(); }) &&
-               Set(tiling->globalBsReal, "globalBsReal", missing, [&] { return let_globalBsReal(); }) &&
-               Set(tiling->maxBs, "maxBs", missing, [&] { return let_maxBs(); }) &&
-               Set(tiling->minA, "minA", missing, [&] { return let_minA(); }) &&
-               Set(tiling->tokenMsgSize, "tokenMsgSize", missing, [&] { return let_tokenMsgSize(); }) &&
-               Set(tiling->A, "A", missing, [&] { return dim_A(); }) &&
-               Set(tiling->H, "H", missing, [&] { return dim_H(); }) &&
-               Set(tiling->BS, "BS", missing, [&] { return dim_BS(); }) &&
-               Set(tiling->K, "K", missing, [&] { return dim_K(); }) &&
-               Set(tiling->dtype_quantExpandXOut, "dtype_quantExpandXOut", missing,
-                   [&] { return static_cast<int32_t>(dtype_quantExpandXOut()); }) &&
-               Set(tiling->dtype_commCmdInfoOut, "dtype_commCmdInfoOut", missing,
-                   [&] { return static_cast<int32_t>(dtype_commCmdInfoOut()); });
-    }
-
-private:
-    static int32_t InputDtype(const check::TensorDesc &tensor)
-    {
-        return tensor.present ? tensor.dtype : static_cast<int32_t>(ge::DT_UNDEFINED);
-    }
-
-    template <typename T, typename F>
-    bool Set(T &field, const char *name, const char **missing, F value)
-    {
-        undefined_ = false;
-        const auto computed = value();
-        if (undefined_) {
-            *missing = name;
-            return false;
-        }
-        field = static_cast<T>(computed);
-        return true;
-    }
-
-    // dims named by the input shapes
-    int64_t dim_A() { return Dim(p.expandX, 0); }
-    int64_t dim_H() { return Dim(p.expandX, 1); }
-    int64_t dim_BS() { return Dim(p.expertIds, 0); }
-    int64_t dim_K() { return Dim(p.expertIds, 1); }
-
-    // lets (each evaluated at most once)
-    // isSharedRank = epRankId < sharedExpertRankNum
-    bool let_isSharedRank()
-    {
-        return Lazy(memo_isSharedRank_, [&]() -> bool {
-            return p.epRankId < p.sharedExpertRankNum;
-        });
-    }
-    // localMoeExpertNum = moeExpertNum // (epWorldSize - sharedExpertRankNum)
-    int64_t let_localMoeExpertNum()
-    {
-        return Lazy(memo_localMoeExpertNum_, [&]() -> int64_t {
-            return FloorDiv(p.moeExpertNum, Sub(p.epWorldSize, p.sharedExpertRankNum));
-        });
-    }
-    // localExpertNum = if isSharedRank then 1 else localMoeExpertNum
-    int64_t let_localExpertNum()
-    {
-        return Lazy(memo_localExpertNum_, [&]() -> int64_t {
-            return let_isSharedRank() ? 1 : let_localMoeExpertNum();
-        });
-    }
-    // globalBsReal = if globalBs == 0 then BS * epWorldSize else globalBs
-    int64_t let_globalBsReal()
-    {
-        return Lazy(memo_globalBsReal_, [&]() -> int64_t {
-            return (p.globalBs == 0) ? Mul(dim_BS(), p.epWorldSize) : p.globalBs;
-        });
-    }
-    // maxBs = globalBsReal // epWorldSize
-    int64_t let_maxBs()
-    {
-        return Lazy(memo_maxBs_, [&]() -> int64_t {
-            return FloorDiv(let_globalBsReal(), p.epWorldSize);
-        });
-    }
-    // minA = if isSharedRank then globalBsReal * sharedExpertNum // sharedExpertRankNum else globalBsReal *
-    // min(localMoeExpertNum, K)
-    int64_t let_minA()
-    {
-        return Lazy(memo_minA_, [&]() -> int64_t {
-            return let_isSharedRank()
-                ? FloorDiv(Mul(let_globalBsReal(), p.sharedExpertNum), p.sharedExpertRankNum)
-                : Mul(let_globalBsReal(), Min({let_localMoeExpertNum(), dim_K()}));
-        });
-    }
-    // tokenMsgSize = Align512(Align32(H) + Align8(H) // 8 * 4)
-    int64_t let_tokenMsgSize()
-    {
-        return Lazy(memo_tokenMsgSize_, [&]() -> int64_t {
-            return Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(dim_H(), 32), 1), 32), 32),
-                                            Mul(FloorDiv(Mul(FloorDiv(Sub(Add(dim_H(), 8), 1), 8), 8), 8), 4)), 512),
-                                            1), 512), 512);
-        });
-    }
-
-    // output dtypes: the caller's choice, else the spec's dtype rule
-    DataType dtype_quantExpandXOut()
-    {
-        if (p.quantExpandXOut.present) {
-            return static_cast<DataType>(p.quantExpandXOut.dtype);
-        }
-        return DataType::DT_INT8;
-    }
-    DataType dtype_commCmdInfoOut()
-    {
-        if (p.commCmdInfoOut.present) {
-            return static_cast<DataType>(p.commCmdInfoOut.dtype);
-        }
-        return DataType::DT_INT32;
-    }
-
-    Memo<bool> memo_isSharedRank_;
-    Memo<int64_t> memo_localMoeExpertNum_;
-    Memo<int64_t> memo_localExpertNum_;
-    Memo<int64_t> memo_globalBsReal_;
-    Memo<int64_t> memo_maxBs_;
-    Memo<int64_t> memo_minA_;
-    Memo<int64_t> memo_tokenMsgSize_;
-};
-
-// ==== Atlas A3 训练系列产品/Atlas A3 推理系列产品 (ascend910_93): tiling key digits and tiling data fields ====
-class Ascend910_93Tiling : public Eval {
-public:
-    explicit Ascend910_93Tiling(const check::Params &params) : Eval(params) {}
 
     // 10000; false when a digit has no value or is not in [0, 9]
     bool TilingKey(uint64_t *key)
@@ -462,14 +312,6 @@ bool ComputeTiling(const check::Params &params, check::Soc soc, MoeDistributeCom
     switch (soc) {
         case check::Soc::kAscend950: {
             Ascend950Tiling eval(params);
-            if (!eval.TilingKey(tilingKey)) {
-                *missing = "tilingKey";
-                return false;
-            }
-            return eval.Fill(tiling, missing);
-        }
-        case check::Soc::kAscend910_93: {
-            Ascend910_93Tiling eval(params);
             if (!eval.TilingKey(tilingKey)) {
                 *missing = "tilingKey";
                 return false;

@@ -106,7 +106,7 @@ enum class Stage { kAll, kOpApi };
 
 // ---- products -----------------------------------------------------------------------------------
 enum class Soc {
-  kAscend950,  // Ascend 950PR/Ascend 950DT
+  kAscend950,  // Ascend 950DT
 };
 
 inline const char* SocName(Soc soc) {
@@ -607,7 +607,7 @@ class Eval {
   }
 };
 
-// ==== Ascend 950PR/Ascend 950DT (ascend950) ====================
+// ==== Ascend 950DT (ascend950) ====================
 class Ascend950 : public Eval {
  public:
   explicit Ascend950(const Params& params) : Eval(params) {}
@@ -886,21 +886,21 @@ class Ascend950 : public Eval {
     Reset();
     if (all && Fails(p.sharedExpertRankNum == 0)) {
       Reset();
-      return Reject(kCodeTiling, "unsupported.sharedExpertRankNum", "sharedExpertRankNum", "0 (the default; sharedExpertRankNum is not supported on Ascend 950PR/Ascend 950DT)",
+      return Reject(kCodeTiling, "unsupported.sharedExpertRankNum", "sharedExpertRankNum", "0 (the default; sharedExpertRankNum is not supported on Ascend 950DT)",
                     Shown(ShowInt(p.sharedExpertRankNum)));
     }
     // [unsupported.commAlg] commAlg == ""
     Reset();
     if (all && Fails(p.commAlg == ""sv)) {
       Reset();
-      return Reject(kCodeTiling, "unsupported.commAlg", "commAlg", "\"\" (the default; commAlg is not supported on Ascend 950PR/Ascend 950DT)",
+      return Reject(kCodeTiling, "unsupported.commAlg", "commAlg", "\"\" (the default; commAlg is not supported on Ascend 950DT)",
                     Shown(ShowStr(p.commAlg)));
     }
     // [quant_mode.commQuantMode] commQuantMode in {0}
     Reset();
     if (all && Fails(OneOf(p.commQuantMode, 0))) {
       Reset();
-      return Reject(kCodeTiling, "quant_mode.commQuantMode", "commQuantMode", "one of 0 (quant modes supported on Ascend 950PR/Ascend 950DT)",
+      return Reject(kCodeTiling, "quant_mode.commQuantMode", "commQuantMode", "one of 0 (quant modes supported on Ascend 950DT)",
                     Shown(ShowInt(p.commQuantMode)));
     }
     // [op.epRankId] epRankId in [0, epWorldSize)
@@ -938,11 +938,25 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "op.h_range", "expandX", "H in [1024, 8192]",
                     Shown(ShowInt(dim_H())));
     }
+    // [op.h_current] H in {4096, 7168}
+    Reset();
+    if (all && Fails(OneOf(dim_H(), 4096, 7168))) {
+      Reset();
+      return Reject(kCodeTiling, "op.h_current", "expandX", "H = 4096 or 7168 (the H currently supported)",
+                    Shown(ShowInt(dim_H())));
+    }
     // [op.bs_range] BS in (0, 512]
     Reset();
     if (all && Fails(InRange<'(', ']'>(dim_BS(), 0, 512))) {
       Reset();
       return Reject(kCodeTiling, "op.bs_range", "expertIds", "BS in (0, 512]",
+                    Shown(ShowInt(dim_BS())));
+    }
+    // [op.bs_current] BS in {8, 16, 256}
+    Reset();
+    if (all && Fails(OneOf(dim_BS(), 8, 16, 256))) {
+      Reset();
+      return Reject(kCodeTiling, "op.bs_current", "expertIds", "BS = 8, 16 or 256 (the BS currently supported)",
                     Shown(ShowInt(dim_BS())));
     }
     // [op.expertIds] K in (0, 16]
@@ -957,6 +971,13 @@ class Ascend950 : public Eval {
     if (all && Fails(dim_K() <= p.moeExpertNum)) {
       Reset();
       return Reject(kCodeTiling, "op.expertIds.2", "expertIds", "K <= moeExpertNum",
+                    Shown(ShowInt(dim_K())));
+    }
+    // [op.k_current] K in {6, 8}
+    Reset();
+    if (all && Fails(OneOf(dim_K(), 6, 8))) {
+      Reset();
+      return Reject(kCodeTiling, "op.k_current", "expertIds", "K = 6 or 8 (the K currently supported)",
                     Shown(ShowInt(dim_K())));
     }
     // [op.xOut] dtype(xOut) == dtype(expandX)

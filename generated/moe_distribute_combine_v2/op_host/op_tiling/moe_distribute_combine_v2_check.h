@@ -678,13 +678,6 @@ class Ascend910b : public Eval {
       return Reject(kCodeTiling, "unsupported.elasticInfoOptional", "elasticInfoOptional", "null (it is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowTensor(p.elasticInfoOptional)));
     }
-    // [unsupported.tpSendCountsOptional] not present(tpSendCountsOptional)
-    Reset();
-    if (all && Fails(!Present(p.tpSendCountsOptional))) {
-      Reset();
-      return Reject(kCodeTiling, "unsupported.tpSendCountsOptional", "tpSendCountsOptional", "null (it is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
-                    Shown(ShowTensor(p.tpSendCountsOptional)));
-    }
     // [unsupported.sharedExpertXOptional] not present(sharedExpertXOptional)
     Reset();
     if (all && Fails(!Present(p.sharedExpertXOptional))) {
@@ -747,13 +740,6 @@ class Ascend910b : public Eval {
       Reset();
       return Reject(kCodeInvalid, "dtype.expertScales", "expertScales", "one of FLOAT32",
                     Shown(ShowDtype(Dtype(p.expertScales))));
-    }
-    // [dtype.tpSendCountsOptional] when present(tpSendCountsOptional): dtype(tpSendCountsOptional) in {INT32}
-    Reset();
-    if (Applies(Present(p.tpSendCountsOptional)) && Fails(OneOf(Dtype(p.tpSendCountsOptional), DataType::DT_INT32))) {
-      Reset();
-      return Reject(kCodeInvalid, "dtype.tpSendCountsOptional", "tpSendCountsOptional", "one of INT32",
-                    Shown(ShowDtype(Dtype(p.tpSendCountsOptional))));
     }
     // [dtype.xActiveMaskOptional] when present(xActiveMaskOptional): dtype(xActiveMaskOptional) in {BOOL}
     Reset();
@@ -881,13 +867,6 @@ class Ascend910b : public Eval {
       return Reject(kCodeTiling, "format.expertScales", "expertScales", "one of ND",
                     Shown(ShowStr(FormatOf(p.expertScales))));
     }
-    // [format.tpSendCountsOptional] when present(tpSendCountsOptional): format(tpSendCountsOptional) in {"ND"}
-    Reset();
-    if (all && Applies(Present(p.tpSendCountsOptional)) && Fails(OneOf(FormatOf(p.tpSendCountsOptional), "ND"sv))) {
-      Reset();
-      return Reject(kCodeTiling, "format.tpSendCountsOptional", "tpSendCountsOptional", "one of ND",
-                    Shown(ShowStr(FormatOf(p.tpSendCountsOptional))));
-    }
     // [format.xActiveMaskOptional] when present(xActiveMaskOptional): format(xActiveMaskOptional) in {"ND"}
     Reset();
     if (all && Applies(Present(p.xActiveMaskOptional)) && Fails(OneOf(FormatOf(p.xActiveMaskOptional), "ND"sv))) {
@@ -1007,13 +986,6 @@ class Ascend910b : public Eval {
       return Reject(kCodeTiling, "shape.expertScales", "expertScales", "shape (BS, K)",
                     Shown(ShowShape(Shape(p.expertScales))));
     }
-    // [shape.tpSendCountsOptional] when present(tpSendCountsOptional): rank(tpSendCountsOptional) == 1 and dim(tpSendCountsOptional, 0) == tpWorldSize
-    Reset();
-    if (all && Applies(Present(p.tpSendCountsOptional)) && Fails((Rank(p.tpSendCountsOptional) == 1) && (Dim(p.tpSendCountsOptional, 0) == p.tpWorldSize))) {
-      Reset();
-      return Reject(kCodeTiling, "shape.tpSendCountsOptional", "tpSendCountsOptional", "shape (tpWorldSize,)",
-                    Shown(ShowShape(Shape(p.tpSendCountsOptional))));
-    }
     // [shape.xActiveMaskOptional] when present(xActiveMaskOptional): rank(xActiveMaskOptional) == 1 and dim(xActiveMaskOptional, 0) == BS
     Reset();
     if (all && Applies(Present(p.xActiveMaskOptional)) && Fails((Rank(p.xActiveMaskOptional) == 1) && (Dim(p.xActiveMaskOptional, 0) == dim_BS()))) {
@@ -1091,20 +1063,6 @@ class Ascend910b : public Eval {
       return Reject(kCodeTiling, "domain.tpWorldSize", "tpWorldSize", "one of {0, 1}",
                     Shown(ShowInt(p.tpWorldSize)));
     }
-    // [domain.tpRankId] tpRankId in {0}
-    Reset();
-    if (all && Fails(OneOf(p.tpRankId, 0))) {
-      Reset();
-      return Reject(kCodeTiling, "domain.tpRankId", "tpRankId", "one of {0}",
-                    Shown(ShowInt(p.tpRankId)));
-    }
-    // [domain.expertShardType] expertShardType in {0}
-    Reset();
-    if (all && Fails(OneOf(p.expertShardType, 0))) {
-      Reset();
-      return Reject(kCodeTiling, "domain.expertShardType", "expertShardType", "one of {0}",
-                    Shown(ShowInt(p.expertShardType)));
-    }
     // [domain.sharedExpertNum] sharedExpertNum in {0, 1}
     Reset();
     if (all && Fails(OneOf(p.sharedExpertNum, 0, 1))) {
@@ -1154,34 +1112,6 @@ class Ascend910b : public Eval {
       return Reject(kCodeTiling, "domain.constExpertNum", "constExpertNum", "in [0, MAX_INT32)",
                     Shown(ShowInt(p.constExpertNum)));
     }
-    // [unsupported.groupTp] groupTp == ""
-    Reset();
-    if (all && Fails(p.groupTp == ""sv)) {
-      Reset();
-      return Reject(kCodeTiling, "unsupported.groupTp", "groupTp", "\"\" (the default; groupTp is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
-                    Shown(ShowStr(p.groupTp)));
-    }
-    // [unsupported.tpRankId] tpRankId == 0
-    Reset();
-    if (all && Fails(p.tpRankId == 0)) {
-      Reset();
-      return Reject(kCodeTiling, "unsupported.tpRankId", "tpRankId", "0 (the default; tpRankId is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
-                    Shown(ShowInt(p.tpRankId)));
-    }
-    // [unsupported.expertShardType] expertShardType == 0
-    Reset();
-    if (all && Fails(p.expertShardType == 0)) {
-      Reset();
-      return Reject(kCodeTiling, "unsupported.expertShardType", "expertShardType", "0 (the default; expertShardType is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
-                    Shown(ShowInt(p.expertShardType)));
-    }
-    // [unsupported.sharedExpertRankNum] sharedExpertRankNum == 0
-    Reset();
-    if (all && Fails(p.sharedExpertRankNum == 0)) {
-      Reset();
-      return Reject(kCodeTiling, "unsupported.sharedExpertRankNum", "sharedExpertRankNum", "0 (the default; sharedExpertRankNum is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
-                    Shown(ShowInt(p.sharedExpertRankNum)));
-    }
     // [unsupported.constExpertNum] constExpertNum == 0
     Reset();
     if (all && Fails(p.constExpertNum == 0)) {
@@ -1205,28 +1135,28 @@ class Ascend910b : public Eval {
     }
     // [op.sharedExpertRankNum] sharedExpertRankNum in [0, epWorldSize)
     Reset();
-    if (all && Fails(InRange<'[', ')'>(p.sharedExpertRankNum, 0, p.epWorldSize))) {
+    if (all && Fails(InRange<'[', ')'>(0, 0, p.epWorldSize))) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertRankNum", "sharedExpertRankNum", "in [0, epWorldSize)",
-                    Shown(ShowInt(p.sharedExpertRankNum)));
+                    Shown(ShowInt(0)));
     }
     // [op.sharedExpertNum] when sharedExpertRankNum == 0: sharedExpertNum in {0, 1}
     Reset();
-    if (all && Applies(p.sharedExpertRankNum == 0) && Fails(OneOf(p.sharedExpertNum, 0, 1))) {
+    if (all && Applies(0 == 0) && Fails(OneOf(p.sharedExpertNum, 0, 1))) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertNum", "sharedExpertNum", "0 or 1 when sharedExpertRankNum is 0",
                     Shown(ShowInt(p.sharedExpertNum)));
     }
     // [op.sharedExpertRankNum.2] when sharedExpertRankNum != 0: sharedExpertNum > 0 and sharedExpertRankNum % sharedExpertNum == 0
     Reset();
-    if (all && Applies(p.sharedExpertRankNum != 0) && Fails((p.sharedExpertNum > 0) && (Mod(p.sharedExpertRankNum, p.sharedExpertNum) == 0))) {
+    if (all && Applies(0 != 0) && Fails((p.sharedExpertNum > 0) && (Mod(0, p.sharedExpertNum) == 0))) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertRankNum.2", "sharedExpertRankNum", "a multiple of sharedExpertNum",
-                    Shown(ShowInt(p.sharedExpertRankNum)));
+                    Shown(ShowInt(0)));
     }
     // [op.moeExpertNum] moeExpertNum > 0 and moeExpertNum % (epWorldSize - sharedExpertRankNum) == 0
     Reset();
-    if (all && Fails((p.moeExpertNum > 0) && (Mod(p.moeExpertNum, Sub(p.epWorldSize, p.sharedExpertRankNum)) == 0))) {
+    if (all && Fails((p.moeExpertNum > 0) && (Mod(p.moeExpertNum, Sub(p.epWorldSize, 0)) == 0))) {
       Reset();
       return Reject(kCodeTiling, "op.moeExpertNum", "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
                     Shown(ShowInt(p.moeExpertNum)));
@@ -1296,7 +1226,7 @@ class Ascend910b : public Eval {
     }
     // [op.sharedExpertXOptional.3] when present(sharedExpertXOptional): sharedExpertRankNum == 0
     Reset();
-    if (all && Applies(Present(p.sharedExpertXOptional)) && Fails(p.sharedExpertRankNum == 0)) {
+    if (all && Applies(Present(p.sharedExpertXOptional)) && Fails(0 == 0)) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertXOptional.3", "sharedExpertXOptional", "null when sharedExpertRankNum is not 0",
                     Shown(ShowTensor(p.sharedExpertXOptional)));
@@ -1478,10 +1408,10 @@ class Ascend910b : public Eval {
 
   // lets
   bool let_isSharedRank() {  // isSharedRank = epRankId < sharedExpertRankNum
-    return Lazy(memo_isSharedRank_, [&]() -> bool { return p.epRankId < p.sharedExpertRankNum; });
+    return Lazy(memo_isSharedRank_, [&]() -> bool { return p.epRankId < 0; });
   }
   int64_t let_localMoeExpertNum() {  // localMoeExpertNum = moeExpertNum // (epWorldSize - sharedExpertRankNum)
-    return Lazy(memo_localMoeExpertNum_, [&]() -> int64_t { return FloorDiv(p.moeExpertNum, Sub(p.epWorldSize, p.sharedExpertRankNum)); });
+    return Lazy(memo_localMoeExpertNum_, [&]() -> int64_t { return FloorDiv(p.moeExpertNum, Sub(p.epWorldSize, 0)); });
   }
   int64_t let_localExpertNum() {  // localExpertNum = if isSharedRank then 1 else localMoeExpertNum
     return Lazy(memo_localExpertNum_, [&]() -> int64_t { return let_isSharedRank() ? 1 : let_localMoeExpertNum(); });
@@ -1493,7 +1423,7 @@ class Ascend910b : public Eval {
     return Lazy(memo_globalBSReal_, [&]() -> int64_t { return (p.globalBS == 0) ? Mul(dim_BS(), p.epWorldSize) : p.globalBS; });
   }
   int64_t let_A() {  // A = if isSharedRank then maxBS * ceil_div(epWorldSize, sharedExpertRankNum // sharedExpertNum) else globalBSReal * min(localMoeExpertNum, K)
-    return Lazy(memo_A_, [&]() -> int64_t { return let_isSharedRank() ? Mul(let_maxBS(), CeilDiv(p.epWorldSize, FloorDiv(p.sharedExpertRankNum, p.sharedExpertNum))) : Mul(let_globalBSReal(), Min({let_localMoeExpertNum(), dim_K()})); });
+    return Lazy(memo_A_, [&]() -> int64_t { return let_isSharedRank() ? Mul(let_maxBS(), CeilDiv(p.epWorldSize, FloorDiv(0, p.sharedExpertNum))) : Mul(let_globalBSReal(), Min({let_localMoeExpertNum(), dim_K()})); });
   }
   int64_t let_maskRank() {  // maskRank = if present(xActiveMaskOptional) then rank(xActiveMaskOptional) else 0
     return Lazy(memo_maskRank_, [&]() -> int64_t { return Present(p.xActiveMaskOptional) ? Rank(p.xActiveMaskOptional) : 0; });

@@ -251,10 +251,10 @@ public:
         tiling->epRankId = p.epRankId;
         tiling->moeExpertNum = p.moeExpertNum;
         tiling->tpWorldSize = p.tpWorldSize;
-        tiling->tpRankId = p.tpRankId;
-        tiling->expertShardType = p.expertShardType;
+        tiling->tpRankId = 0;
+        tiling->expertShardType = 0;
         tiling->sharedExpertNum = p.sharedExpertNum;
-        tiling->sharedExpertRankNum = p.sharedExpertRankNum;
+        tiling->sharedExpertRankNum = 0;
         tiling->globalBS = p.globalBS;
         tiling->outDtype = p.outDtype;
         tiling->commQuantMode = p.commQuantMode;
@@ -281,7 +281,7 @@ public:
         tiling->dtype_constExpertVOptional = InputDtype(p.constExpertVOptional);
         tiling->dtype_performanceInfoOptional = InputDtype(p.performanceInfoOptional);
         tiling->has_expertScales = HasContents(p.expertScales) ? 1U : 0U;
-        tiling->has_tpSendCountsOptional = p.tpSendCountsOptional.present ? 1U : 0U;
+        tiling->has_tpSendCountsOptional = false ? 1U : 0U;
         tiling->has_xActiveMaskOptional = p.xActiveMaskOptional.present ? 1U : 0U;
         tiling->has_activationScaleOptional = p.activationScaleOptional.present ? 1U : 0U;
         tiling->has_weightScaleOptional = p.weightScaleOptional.present ? 1U : 0U;
@@ -338,14 +338,14 @@ private:
     bool let_isSharedRank()
     {
         return Lazy(memo_isSharedRank_, [&]() -> bool {
-            return p.epRankId < p.sharedExpertRankNum;
+            return p.epRankId < 0;
         });
     }
     // localMoeExpertNum = moeExpertNum // (epWorldSize - sharedExpertRankNum)
     int64_t let_localMoeExpertNum()
     {
         return Lazy(memo_localMoeExpertNum_, [&]() -> int64_t {
-            return FloorDiv(p.moeExpertNum, Sub(p.epWorldSize, p.sharedExpertRankNum));
+            return FloorDiv(p.moeExpertNum, Sub(p.epWorldSize, 0));
         });
     }
     // localExpertNum = if isSharedRank then 1 else localMoeExpertNum
@@ -375,7 +375,7 @@ private:
     {
         return Lazy(memo_A_, [&]() -> int64_t {
             return let_isSharedRank()
-                ? Mul(let_maxBS(), CeilDiv(p.epWorldSize, FloorDiv(p.sharedExpertRankNum, p.sharedExpertNum)))
+                ? Mul(let_maxBS(), CeilDiv(p.epWorldSize, FloorDiv(0, p.sharedExpertNum)))
                 : Mul(let_globalBSReal(), Min({let_localMoeExpertNum(), dim_K()}));
         });
     }

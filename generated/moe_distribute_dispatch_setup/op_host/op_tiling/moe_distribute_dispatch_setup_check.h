@@ -107,7 +107,7 @@ enum class Stage { kAll, kOpApi };
 
 // ---- products -----------------------------------------------------------------------------------
 enum class Soc {
-  kAscend950,  // Ascend 950PR/Ascend 950DT
+  kAscend950,  // Ascend 950DT
 };
 
 inline const char* SocName(Soc soc) {
@@ -610,7 +610,7 @@ class Eval {
   }
 };
 
-// ==== Ascend 950PR/Ascend 950DT (ascend950) ====================
+// ==== Ascend 950DT (ascend950) ====================
 class Ascend950 : public Eval {
  public:
   explicit Ascend950(const Params& params) : Eval(params) {}
@@ -773,11 +773,11 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "domain.epWorldSize", "epWorldSize", "one of {2, 8}",
                     Shown(ShowInt(p.epWorldSize)));
     }
-    // [domain.moeExpertNum] moeExpertNum in (0, 512]
+    // [domain.moeExpertNum] moeExpertNum in {32}
     Reset();
-    if (all && Fails(InRange<'(', ']'>(p.moeExpertNum, 0, 512))) {
+    if (all && Fails(OneOf(p.moeExpertNum, 32))) {
       Reset();
-      return Reject(kCodeTiling, "domain.moeExpertNum", "moeExpertNum", "in (0, 512]",
+      return Reject(kCodeTiling, "domain.moeExpertNum", "moeExpertNum", "one of {32}",
                     Shown(ShowInt(p.moeExpertNum)));
     }
     // [domain.expertShardType] expertShardType in {0}
@@ -812,14 +812,14 @@ class Ascend950 : public Eval {
     Reset();
     if (all && Fails(p.commAlg == ""sv)) {
       Reset();
-      return Reject(kCodeTiling, "unsupported.commAlg", "commAlg", "\"\" (the default; commAlg is not supported on Ascend 950PR/Ascend 950DT)",
+      return Reject(kCodeTiling, "unsupported.commAlg", "commAlg", "\"\" (the default; commAlg is not supported on Ascend 950DT)",
                     Shown(ShowStr(p.commAlg)));
     }
     // [quant_mode.quantMode] quantMode in {0, 4}
     Reset();
     if (all && Fails(OneOf(p.quantMode, 0, 4))) {
       Reset();
-      return Reject(kCodeTiling, "quant_mode.quantMode", "quantMode", "one of 0, 4 (quant modes supported on Ascend 950PR/Ascend 950DT)",
+      return Reject(kCodeTiling, "quant_mode.quantMode", "quantMode", "one of 0, 4 (quant modes supported on Ascend 950DT)",
                     Shown(ShowInt(p.quantMode)));
     }
     // [op.epRankId] epRankId in [0, epWorldSize)
@@ -890,6 +890,27 @@ class Ascend950 : public Eval {
     if (all && Fails(dim_K() <= p.moeExpertNum)) {
       Reset();
       return Reject(kCodeTiling, "op.expertIds.2", "expertIds", "K <= moeExpertNum",
+                    Shown(ShowInt(dim_K())));
+    }
+    // [op.h_current] H in {4096, 7168}
+    Reset();
+    if (all && Fails(OneOf(dim_H(), 4096, 7168))) {
+      Reset();
+      return Reject(kCodeTiling, "op.h_current", "x", "H = 4096 or 7168 (the H currently supported)",
+                    Shown(ShowInt(dim_H())));
+    }
+    // [op.bs_current] BS in {8, 16, 256}
+    Reset();
+    if (all && Fails(OneOf(dim_BS(), 8, 16, 256))) {
+      Reset();
+      return Reject(kCodeTiling, "op.bs_current", "x", "BS = 8, 16 or 256 (the BS currently supported)",
+                    Shown(ShowInt(dim_BS())));
+    }
+    // [op.k_current] K in {6, 8}
+    Reset();
+    if (all && Fails(OneOf(dim_K(), 6, 8))) {
+      Reset();
+      return Reject(kCodeTiling, "op.k_current", "expertIds", "K = 6 or 8 (the K currently supported)",
                     Shown(ShowInt(dim_K())));
     }
     // [op.xActiveMaskOptional] when present(xActiveMaskOptional): prefix_true(xActiveMaskOptional)

@@ -106,7 +106,7 @@ enum class Stage { kAll, kOpApi };
 
 // ---- products -----------------------------------------------------------------------------------
 enum class Soc {
-  kAscend950,  // Ascend 950PR/Ascend 950DT
+  kAscend950,  // Ascend 950DT
 };
 
 inline const char* SocName(Soc soc) {
@@ -613,7 +613,7 @@ class Eval {
   }
 };
 
-// ==== Ascend 950PR/Ascend 950DT (ascend950) ====================
+// ==== Ascend 950DT (ascend950) ====================
 class Ascend950 : public Eval {
  public:
   explicit Ascend950(const Params& params) : Eval(params) {}
@@ -804,11 +804,11 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "domain.epWorldSize", "epWorldSize", "one of {2, 8}",
                     Shown(ShowInt(p.epWorldSize)));
     }
-    // [domain.moeExpertNum] moeExpertNum in (0, 512]
+    // [domain.moeExpertNum] moeExpertNum in {32}
     Reset();
-    if (all && Fails(InRange<'(', ']'>(p.moeExpertNum, 0, 512))) {
+    if (all && Fails(OneOf(p.moeExpertNum, 32))) {
       Reset();
-      return Reject(kCodeTiling, "domain.moeExpertNum", "moeExpertNum", "in (0, 512]",
+      return Reject(kCodeTiling, "domain.moeExpertNum", "moeExpertNum", "one of {32}",
                     Shown(ShowInt(p.moeExpertNum)));
     }
     // [domain.expertShardType] expertShardType in {0}
@@ -850,14 +850,14 @@ class Ascend950 : public Eval {
     Reset();
     if (all && Fails(p.commAlg == ""sv)) {
       Reset();
-      return Reject(kCodeTiling, "unsupported.commAlg", "commAlg", "\"\" (the default; commAlg is not supported on Ascend 950PR/Ascend 950DT)",
+      return Reject(kCodeTiling, "unsupported.commAlg", "commAlg", "\"\" (the default; commAlg is not supported on Ascend 950DT)",
                     Shown(ShowStr(p.commAlg)));
     }
     // [quant_mode.quantMode] quantMode in {0, 4}
     Reset();
     if (all && Fails(OneOf(p.quantMode, 0, 4))) {
       Reset();
-      return Reject(kCodeTiling, "quant_mode.quantMode", "quantMode", "one of 0, 4 (quant modes supported on Ascend 950PR/Ascend 950DT)",
+      return Reject(kCodeTiling, "quant_mode.quantMode", "quantMode", "one of 0, 4 (quant modes supported on Ascend 950DT)",
                     Shown(ShowInt(p.quantMode)));
     }
     // [op.epRankId] epRankId in [0, epWorldSize)
@@ -930,6 +930,27 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "op.expertIds.2", "expertIds", "K <= moeExpertNum",
                     Shown(ShowInt(dim_K())));
     }
+    // [op.h_current] H in {4096, 7168}
+    Reset();
+    if (all && Fails(OneOf(dim_H(), 4096, 7168))) {
+      Reset();
+      return Reject(kCodeTiling, "op.h_current", "x", "H = 4096 or 7168 (the H currently supported)",
+                    Shown(ShowInt(dim_H())));
+    }
+    // [op.bs_current] BS in {8, 16, 256}
+    Reset();
+    if (all && Fails(OneOf(dim_BS(), 8, 16, 256))) {
+      Reset();
+      return Reject(kCodeTiling, "op.bs_current", "x", "BS = 8, 16 or 256 (the BS currently supported)",
+                    Shown(ShowInt(dim_BS())));
+    }
+    // [op.k_current] K in {6, 8}
+    Reset();
+    if (all && Fails(OneOf(dim_K(), 6, 8))) {
+      Reset();
+      return Reject(kCodeTiling, "op.k_current", "expertIds", "K = 6 or 8 (the K currently supported)",
+                    Shown(ShowInt(dim_K())));
+    }
     // [op.expandXOut] dtype(expandXOut) == dtype(y)
     Reset();
     if (Fails(dtype_expandXOut() == Dtype(p.y))) {
@@ -965,11 +986,11 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "buffer.window_min", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
-    // [buffer.window] HCCL_BUFFSIZE * MB >= 2 * (localMoeExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))
+    // [buffer.window] HCCL_BUFFSIZE * MB >= 4 * (localMoeExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))
     Reset();
-    if (all && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, Add(Mul(Mul(Mul(let_localMoeExpertNum(), let_maxBs()), p.epWorldSize), Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32), 44), 512), 1), 512), 512)), Mul(Mul(Add(dim_K(), p.sharedExpertNum), let_maxBs()), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)))))) {
+    if (all && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(4, Add(Mul(Mul(Mul(let_localMoeExpertNum(), let_maxBs()), p.epWorldSize), Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32), 44), 512), 1), 512), 512)), Mul(Mul(Add(dim_K(), p.sharedExpertNum), let_maxBs()), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)))))) {
       Reset();
-      return Reject(kCodeTiling, "buffer.window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (localExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))",
+      return Reject(kCodeTiling, "buffer.window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 4 * (localExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
     return CheckResult{};

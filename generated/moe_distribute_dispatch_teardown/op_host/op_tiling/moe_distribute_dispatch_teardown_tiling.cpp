@@ -169,7 +169,7 @@ ge::graphStatus ReadParams(const gert::TilingContext *context, check::Params &pa
     return ge::GRAPH_SUCCESS;
 }
 
-// ==== Ascend 950PR/Ascend 950DT (ascend950): tiling key digits and tiling data fields ====
+// ==== Ascend 950DT (ascend950): tiling key digits and tiling data fields ====
 class Ascend950Tiling : public Eval {
 public:
     explicit Ascend950Tiling(const check::Params &params) : Eval(params) {}

@@ -915,20 +915,6 @@ class Ascend910b : public Eval {
       return Reject(kCodeTiling, "domain.tpWorldSize", "tpWorldSize", "one of {0, 1}",
                     Shown(ShowInt(p.tpWorldSize)));
     }
-    // [domain.tpRankId] tpRankId in {0}
-    Reset();
-    if (all && Fails(OneOf(p.tpRankId, 0))) {
-      Reset();
-      return Reject(kCodeTiling, "domain.tpRankId", "tpRankId", "one of {0}",
-                    Shown(ShowInt(p.tpRankId)));
-    }
-    // [domain.expertShardType] expertShardType in {0}
-    Reset();
-    if (all && Fails(OneOf(p.expertShardType, 0))) {
-      Reset();
-      return Reject(kCodeTiling, "domain.expertShardType", "expertShardType", "one of {0}",
-                    Shown(ShowInt(p.expertShardType)));
-    }
     // [domain.sharedExpertNum] sharedExpertNum in {0, 1}
     Reset();
     if (all && Fails(OneOf(p.sharedExpertNum, 0, 1))) {
@@ -971,34 +957,6 @@ class Ascend910b : public Eval {
       return Reject(kCodeTiling, "domain.constExpertNum", "constExpertNum", "in [0, MAX_INT32)",
                     Shown(ShowInt(p.constExpertNum)));
     }
-    // [unsupported.sharedExpertRankNum] sharedExpertRankNum == 0
-    Reset();
-    if (all && Fails(p.sharedExpertRankNum == 0)) {
-      Reset();
-      return Reject(kCodeTiling, "unsupported.sharedExpertRankNum", "sharedExpertRankNum", "0 (the default; sharedExpertRankNum is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
-                    Shown(ShowInt(p.sharedExpertRankNum)));
-    }
-    // [unsupported.expertShardType] expertShardType == 0
-    Reset();
-    if (all && Fails(p.expertShardType == 0)) {
-      Reset();
-      return Reject(kCodeTiling, "unsupported.expertShardType", "expertShardType", "0 (the default; expertShardType is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
-                    Shown(ShowInt(p.expertShardType)));
-    }
-    // [unsupported.groupTp] groupTp == ""
-    Reset();
-    if (all && Fails(p.groupTp == ""sv)) {
-      Reset();
-      return Reject(kCodeTiling, "unsupported.groupTp", "groupTp", "\"\" (the default; groupTp is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
-                    Shown(ShowStr(p.groupTp)));
-    }
-    // [unsupported.tpRankId] tpRankId == 0
-    Reset();
-    if (all && Fails(p.tpRankId == 0)) {
-      Reset();
-      return Reject(kCodeTiling, "unsupported.tpRankId", "tpRankId", "0 (the default; tpRankId is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
-                    Shown(ShowInt(p.tpRankId)));
-    }
     // [unsupported.constExpertNum] constExpertNum == 0
     Reset();
     if (all && Fails(p.constExpertNum == 0)) {
@@ -1022,28 +980,28 @@ class Ascend910b : public Eval {
     }
     // [op.sharedExpertRankNum] sharedExpertRankNum in [0, epWorldSize)
     Reset();
-    if (all && Fails(InRange<'[', ')'>(p.sharedExpertRankNum, 0, p.epWorldSize))) {
+    if (all && Fails(InRange<'[', ')'>(0, 0, p.epWorldSize))) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertRankNum", "sharedExpertRankNum", "in [0, epWorldSize)",
-                    Shown(ShowInt(p.sharedExpertRankNum)));
+                    Shown(ShowInt(0)));
     }
     // [op.sharedExpertNum] when sharedExpertRankNum == 0: sharedExpertNum in {0, 1}
     Reset();
-    if (all && Applies(p.sharedExpertRankNum == 0) && Fails(OneOf(p.sharedExpertNum, 0, 1))) {
+    if (all && Applies(0 == 0) && Fails(OneOf(p.sharedExpertNum, 0, 1))) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertNum", "sharedExpertNum", "0 or 1 when sharedExpertRankNum is 0",
                     Shown(ShowInt(p.sharedExpertNum)));
     }
     // [op.sharedExpertRankNum.2] when sharedExpertRankNum != 0: sharedExpertNum > 0 and sharedExpertRankNum % sharedExpertNum == 0
     Reset();
-    if (all && Applies(p.sharedExpertRankNum != 0) && Fails((p.sharedExpertNum > 0) && (Mod(p.sharedExpertRankNum, p.sharedExpertNum) == 0))) {
+    if (all && Applies(0 != 0) && Fails((p.sharedExpertNum > 0) && (Mod(0, p.sharedExpertNum) == 0))) {
       Reset();
       return Reject(kCodeTiling, "op.sharedExpertRankNum.2", "sharedExpertRankNum", "a multiple of sharedExpertNum",
-                    Shown(ShowInt(p.sharedExpertRankNum)));
+                    Shown(ShowInt(0)));
     }
     // [op.moeExpertNum] moeExpertNum > 0 and moeExpertNum % (epWorldSize - sharedExpertRankNum) == 0
     Reset();
-    if (all && Fails((p.moeExpertNum > 0) && (Mod(p.moeExpertNum, Sub(p.epWorldSize, p.sharedExpertRankNum)) == 0))) {
+    if (all && Fails((p.moeExpertNum > 0) && (Mod(p.moeExpertNum, Sub(p.epWorldSize, 0)) == 0))) {
       Reset();
       return Reject(kCodeTiling, "op.moeExpertNum", "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
                     Shown(ShowInt(p.moeExpertNum)));
@@ -1092,7 +1050,7 @@ class Ascend910b : public Eval {
     }
     // [op.scalesOptional] when present(scalesOptional) and (quantMode == 2 or quantMode == 3): rank(scalesOptional) == 2 and dim(scalesOptional, 0) == (if sharedExpertRankNum != 0 then moeExpertNum + sharedExpertNum else moeExpertNum) and dim(scalesOptional, 1) == H
     Reset();
-    if (all && Applies(Present(p.scalesOptional) && ((p.quantMode == 2) || (p.quantMode == 3))) && Fails(((Rank(p.scalesOptional) == 2) && (Dim(p.scalesOptional, 0) == ((p.sharedExpertRankNum != 0) ? Add(p.moeExpertNum, p.sharedExpertNum) : p.moeExpertNum))) && (Dim(p.scalesOptional, 1) == dim_H()))) {
+    if (all && Applies(Present(p.scalesOptional) && ((p.quantMode == 2) || (p.quantMode == 3))) && Fails(((Rank(p.scalesOptional) == 2) && (Dim(p.scalesOptional, 0) == ((0 != 0) ? Add(p.moeExpertNum, p.sharedExpertNum) : p.moeExpertNum))) && (Dim(p.scalesOptional, 1) == dim_H()))) {
       Reset();
       return Reject(kCodeTiling, "op.scalesOptional", "scalesOptional", "(moeExpertNum, H), or (sharedExpertNum + moeExpertNum, H) with shared expert ranks",
                     Shown(ShowShape(Shape(p.scalesOptional))));
@@ -1251,10 +1209,10 @@ class Ascend910b : public Eval {
 
   // lets
   bool let_isSharedRank() {  // isSharedRank = epRankId < sharedExpertRankNum
-    return Lazy(memo_isSharedRank_, [&]() -> bool { return p.epRankId < p.sharedExpertRankNum; });
+    return Lazy(memo_isSharedRank_, [&]() -> bool { return p.epRankId < 0; });
   }
   int64_t let_localMoeExpertNum() {  // localMoeExpertNum = moeExpertNum // (epWorldSize - sharedExpertRankNum)
-    return Lazy(memo_localMoeExpertNum_, [&]() -> int64_t { return FloorDiv(p.moeExpertNum, Sub(p.epWorldSize, p.sharedExpertRankNum)); });
+    return Lazy(memo_localMoeExpertNum_, [&]() -> int64_t { return FloorDiv(p.moeExpertNum, Sub(p.epWorldSize, 0)); });
   }
   int64_t let_localExpertNum() {  // localExpertNum = if isSharedRank then 1 else localMoeExpertNum
     return Lazy(memo_localExpertNum_, [&]() -> int64_t { return let_isSharedRank() ? 1 : let_localMoeExpertNum(); });
@@ -1272,7 +1230,7 @@ class Ascend910b : public Eval {
     return Lazy(memo_castsUnquantised_, [&]() -> bool { return false; });
   }
   int64_t let_A() {  // A = if isSharedRank then maxBS * ceil_div(epWorldSize, sharedExpertRankNum // sharedExpertNum) else globalBSReal * min(localMoeExpertNum, K)
-    return Lazy(memo_A_, [&]() -> int64_t { return let_isSharedRank() ? Mul(let_maxBS(), CeilDiv(p.epWorldSize, FloorDiv(p.sharedExpertRankNum, p.sharedExpertNum))) : Mul(let_globalBSReal(), Min({let_localMoeExpertNum(), dim_K()})); });
+    return Lazy(memo_A_, [&]() -> int64_t { return let_isSharedRank() ? Mul(let_maxBS(), CeilDiv(p.epWorldSize, FloorDiv(0, p.sharedExpertNum))) : Mul(let_globalBSReal(), Min({let_localMoeExpertNum(), dim_K()})); });
   }
   int64_t let_maskRank() {  // maskRank = if present(xActiveMaskOptional) then rank(xActiveMaskOptional) else 0
     return Lazy(memo_maskRank_, [&]() -> int64_t { return Present(p.xActiveMaskOptional) ? Rank(p.xActiveMaskOptional) : 0; });

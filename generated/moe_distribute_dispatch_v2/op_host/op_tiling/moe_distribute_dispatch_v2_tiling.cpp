@@ -253,10 +253,10 @@ public:
         tiling->epRankId = p.epRankId;
         tiling->moeExpertNum = p.moeExpertNum;
         tiling->tpWorldSize = p.tpWorldSize;
-        tiling->tpRankId = p.tpRankId;
-        tiling->expertShardType = p.expertShardType;
+        tiling->tpRankId = 0;
+        tiling->expertShardType = 0;
         tiling->sharedExpertNum = p.sharedExpertNum;
-        tiling->sharedExpertRankNum = p.sharedExpertRankNum;
+        tiling->sharedExpertRankNum = 0;
         tiling->quantMode = p.quantMode;
         tiling->globalBS = p.globalBS;
         tiling->expertTokenNumsType = p.expertTokenNumsType;
@@ -336,14 +336,14 @@ private:
     bool let_isSharedRank()
     {
         return Lazy(memo_isSharedRank_, [&]() -> bool {
-            return p.epRankId < p.sharedExpertRankNum;
+            return p.epRankId < 0;
         });
     }
     // localMoeExpertNum = moeExpertNum // (epWorldSize - sharedExpertRankNum)
     int64_t let_localMoeExpertNum()
     {
         return Lazy(memo_localMoeExpertNum_, [&]() -> int64_t {
-            return FloorDiv(p.moeExpertNum, Sub(p.epWorldSize, p.sharedExpertRankNum));
+            return FloorDiv(p.moeExpertNum, Sub(p.epWorldSize, 0));
         });
     }
     // localExpertNum = if isSharedRank then 1 else localMoeExpertNum
@@ -387,7 +387,7 @@ private:
     {
         return Lazy(memo_A_, [&]() -> int64_t {
             return let_isSharedRank()
-                ? Mul(let_maxBS(), CeilDiv(p.epWorldSize, FloorDiv(p.sharedExpertRankNum, p.sharedExpertNum)))
+                ? Mul(let_maxBS(), CeilDiv(p.epWorldSize, FloorDiv(0, p.sharedExpertNum)))
                 : Mul(let_globalBSReal(), Min({let_localMoeExpertNum(), dim_K()}));
         });
     }

@@ -96,12 +96,15 @@ def test_v1_v2_abi_is_exactly_the_seed_list(v1_v2):
     assert abi == [
         ("op.renamed", "op", "MoeDistributeDispatch", "MoeDistributeDispatchV2"),
         ("param.added", "attr commAlg", None, 'optional attr commAlg: string = ""'),
+        # not in the seed's list: the IR-only y_dtype of the real V2 OpDef, which the V1 OpDef does not have
+        # (hicann/ops-transformer mc2/moe_distribute_dispatch{,_v2}/op_host/*_def.cpp)
+        ("param.added", "attr yDtype", None, 'optional attr yDtype: int64 = 28'),
         ("param.renamed", "output assistInfoForCombineOut", "expandIdxOut", "assistInfoForCombineOut"),
         ("param.shape", "output assistInfoForCombineOut", "(BS * K,)", "(>= A * 128,)"),
     ]
     texts = [c.text for c in v1_v2.group(ABI)]
     assert texts[1].endswith("replaces env HCCL_INTRA_PCIE_ENABLE, HCCL_INTRA_ROCE_ENABLE")
-    assert "IR name \"expand_idx\" -> \"assist_info_for_combine\"" in texts[2]
+    assert "IR name \"expand_idx\" -> \"assist_info_for_combine\"" in texts[3]
     assert v1_v2.replaces == {"commAlg": ("HCCL_INTRA_PCIE_ENABLE", "HCCL_INTRA_ROCE_ENABLE")}
     assert not v1_v2.same_op and v1_v2.abi_break
 
@@ -127,7 +130,7 @@ def test_v1_v2_behaviour_is_the_commalg_switch_and_nothing_else(v1_v2):
     assert items[("pairs.changed", "pairs_with", ("ascend910b",))].new == ("MoeDistributeCombineV2",)
     # Everything else is identical: every behaviour change is about commAlg, the env switch or the partner op.
     # (When this fails, specs/dispatch_v2.spec changed without specs/history/dispatch_v1.spec: port the change.)
-    about = ("commAlg", "envHierarchy", "HCCL_INTRA_", "MoeDistributeCombine")
+    about = ("commAlg", "envHierarchy", "HCCL_INTRA_", "MoeDistributeCombine", "yDtype")
     assert [c.text for c in v1_v2.group(BEHAVIOUR) if not any(w in c.text for w in about)] == []
 
 
@@ -153,7 +156,7 @@ def test_v1_v2_text_output(capsys):
     assert code == 3 and "--allow-abi-break" in err
     assert out.startswith("MoeDistributeDispatch version 1 (")
     assert "different operators: MoeDistributeDispatchV2 is compared as the successor of MoeDistributeDispatch" in out
-    assert "ABI (aclnn signature / OpDef) - 4 changes: ABI break" in out
+    assert "ABI (aclnn signature / OpDef) - 5 changes: ABI break" in out
     assert "  ~ output assistInfoForCombineOut: shape (BS * K,) -> (>= A * 128,)\n" in out
     assert out.index("ABI (") < out.index("Behaviour - ") < out.index("Docs only - ")
 

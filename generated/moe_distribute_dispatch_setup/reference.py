@@ -23,8 +23,8 @@ import numpy as np
 import opgen.runtime as rt
 from opgen.core.products import ProductFacts
 from opgen.runtime import drivers, reference
-from opgen.runtime.scope import (Check, align, ceil_div, div, emax, exp2, floor, floordiv, i64, in_range, log2,
-                                  mod, power, qmax)
+from opgen.runtime.scope import (Check, align, ceil_div, div, emax, exp2, floor, floordiv, ge_dtype, i64, in_range,
+                                  log2, mod, power, qmax)
 
 OP = "MoeDistributeDispatchSetup"
 PRODUCTS = ("ascend950", )

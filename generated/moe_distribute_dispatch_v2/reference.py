@@ -23,8 +23,8 @@ import numpy as np
 import opgen.runtime as rt
 from opgen.core.products import ProductFacts
 from opgen.runtime import drivers, reference
-from opgen.runtime.scope import (Check, align, ceil_div, div, emax, exp2, floor, floordiv, i64, in_range, log2,
-                                  mod, power, qmax)
+from opgen.runtime.scope import (Check, align, ceil_div, div, emax, exp2, floor, floordiv, ge_dtype, i64, in_range,
+                                  log2, mod, power, qmax)
 
 OP = "MoeDistributeDispatchV2"
 PRODUCTS = ("ascend910b", "ascend910_93", "ascend950", )
@@ -49,6 +49,7 @@ ATTRS = {
     "zeroExpertNum": ("int64", 0),
     "copyExpertNum": ("int64", 0),
     "constExpertNum": ("int64", 0),
+    "yDtype": ("int64", 28),
 }
 ENV = {
     "HCCL_BUFFSIZE": 200,
@@ -80,6 +81,7 @@ IR_NAMES = {
     "zeroExpertNum": "zero_expert_num",
     "copyExpertNum": "copy_expert_num",
     "constExpertNum": "const_expert_num",
+    "yDtype": "y_dtype",
     "expandXOut": "expand_x",
     "dynamicScalesOut": "dynamic_scales",
     "assistInfoForCombineOut": "assist_info_for_combine",
@@ -141,6 +143,7 @@ _LETS = {
         "globalBSReal": lambda s: (i64(s.dim("x", 0) * s.attr("epWorldSize")) if (s.attr("globalBS") == 0) else s.attr("globalBS")),
         "fp8Quant": lambda s: False,
         "castsUnquantised": lambda s: False,
+        "yDtypeRead": lambda s: False,
         "A": lambda s: (i64(s.let("maxBS") * ceil_div(s.attr("epWorldSize"), floordiv(s.attr("sharedExpertRankNum"), s.attr("sharedExpertNum")))) if s.let("isSharedRank") else i64(s.let("globalBSReal") * min(s.let("localMoeExpertNum"), s.dim("expertIds", 1)))),
         "maskRank": lambda s: (s.rank("xActiveMaskOptional") if s.present("xActiveMaskOptional") else 0),
         "scalesLen": lambda s: (s.dim("scalesOptional", 0) if s.present("scalesOptional") else 0),
@@ -156,6 +159,7 @@ _LETS = {
         "globalBSReal": lambda s: (i64(s.dim("x", 0) * s.attr("epWorldSize")) if (s.attr("globalBS") == 0) else s.attr("globalBS")),
         "fp8Quant": lambda s: False,
         "castsUnquantised": lambda s: False,
+        "yDtypeRead": lambda s: False,
         "A": lambda s: (i64(s.let("maxBS") * ceil_div(s.attr("epWorldSize"), floordiv(s.attr("sharedExpertRankNum"), s.attr("sharedExpertNum")))) if s.let("isSharedRank") else i64(s.let("globalBSReal") * min(s.let("localMoeExpertNum"), s.dim("expertIds", 1)))),
         "maskRank": lambda s: (s.rank("xActiveMaskOptional") if s.present("xActiveMaskOptional") else 0),
         "scalesLen": lambda s: (s.dim("scalesOptional", 0) if s.present("scalesOptional") else 0),
@@ -170,6 +174,7 @@ _LETS = {
         "globalBSReal": lambda s: (i64(s.dim("x", 0) * s.attr("epWorldSize")) if (s.attr("globalBS") == 0) else s.attr("globalBS")),
         "fp8Quant": lambda s: True,
         "castsUnquantised": lambda s: True,
+        "yDtypeRead": lambda s: (s.attr("yDtype") != 28),
         "A": lambda s: (i64(s.let("maxBS") * ceil_div(s.attr("epWorldSize"), floordiv(s.attr("sharedExpertRankNum"), s.attr("sharedExpertNum")))) if s.let("isSharedRank") else i64(s.let("globalBSReal") * min(s.let("localMoeExpertNum"), s.dim("expertIds", 1)))),
         "maskRank": lambda s: (s.rank("xActiveMaskOptional") if s.present("xActiveMaskOptional") else 0),
         "scalesLen": lambda s: (s.dim("scalesOptional", 0) if s.present("scalesOptional") else 0),
@@ -180,7 +185,7 @@ _LETS = {
 
 # ---- default output dtypes (the caller may choose others through out_dtypes) ----------------
 _DTYPE_RULES = {
-    "expandXOut": lambda s: (s.dtype("x") if (s.attr("quantMode") == 0) else ("FLOAT8_E4M3FN" if (s.let("fp8Quant") and ((s.attr("quantMode") == 3) or (s.attr("quantMode") == 4))) else "INT8")),
+    "expandXOut": lambda s: (ge_dtype(s.attr("yDtype")) if s.let("yDtypeRead") else (s.dtype("x") if (s.attr("quantMode") == 0) else ("FLOAT8_E4M3FN" if (s.let("fp8Quant") and ((s.attr("quantMode") == 3) or (s.attr("quantMode") == 4))) else "INT8"))),
     "dynamicScalesOut": lambda s: ("FLOAT8_E8M0" if (s.let("fp8Quant") and (s.attr("quantMode") == 4)) else (s.dtype("scalesOptional") if ((s.attr("quantMode") == 0) and s.present("scalesOptional")) else "FLOAT32")),
     "assistInfoForCombineOut": lambda s: "INT32",
     "expertTokenNumsOut": lambda s: "INT64",

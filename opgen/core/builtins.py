@@ -48,6 +48,8 @@ BUILTINS: dict[str, Builtin] = {b.name: b for b in (
     _B("dim", 2, 2, INT, ("scalar",), (), ("param", INT), "size of dimension i of a tensor", row_shape="scalar"),
     _B("numel", 1, 1, INT, ("scalar",), (), ("param",), "number of elements of a tensor", row_shape="scalar"),
     _B("dtype", 1, 1, DTYPE, ("scalar", "quant"), (), ("param",), "dtype of a tensor", row_shape="scalar"),
+    _B("ge_dtype", 1, 1, DTYPE, ("scalar",), (), (INT,), "the dtype whose ge::DataType value (graph/types.h) is the "
+       "argument: an int attribute that carries a dtype, as y_dtype does (no value for other numbers)"),
     _B("shaped", 1, 1, BOOL, ("scalar",), (), ("param",), "the tensor's shape is known: an input that is present, "
        "an output always in tiling and aclnn (in the reference when the caller passes out_shapes)", row_shape="scalar"),
     _B("format", 1, 1, STR, ("scalar",), (), ("param",), "format of an input tensor (\"ND\", \"FRACTAL_NZ\", ...)"),

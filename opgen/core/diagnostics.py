@@ -68,7 +68,9 @@ CODES: dict[str, tuple[str, str]] = {
              "is `aclnn` then UpperCamelCase, unique per op (it names the op_api files); its parameters are the op's "
              "inputs, attributes and outputs, each once, in the document's order. Every required input, required "
              "attribute and output must be among them (an omitted optional input is passed as null, an omitted "
-             "optional attribute as its default); `nonconst` only applies to an input tensor or a string attribute."),
+             "optional attribute as its default, or as `omitted = dtype(t)` says: the ge::DataType value of a "
+             "tensor t the entry point takes, for an int64 attribute); `nonconst` only applies to an input tensor "
+             "or a string attribute."),
     "E123": ("formula shape mismatch", "A quant formula is written for one token row; each value is a per-token "
              "scalar, a row, or per-block values (block_max(row, n)). An output of rank 1 takes one scalar per "
              "token, an output of rank 2 or more a row or per-block values; reduce_max and block_max reduce rows, "

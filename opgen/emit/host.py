@@ -589,7 +589,7 @@ def aclnn_entry_context(op: Op, entry: AclnnEntry) -> dict:
     fn = entry.name
     taken = {p.name: p for p in entry.params}
     ws_params = workspace_params(op, entry)
-    base_args = [p.name if p.name in taken else f"{omitted_value(p)} /* {p.name} */" for p in op.params]
+    base_args = [p.name if p.name in taken else f"{omitted_value(p, set(taken))} /* {p.name} */" for p in op.params]
     names = base_names(op)
 
     def direction(decl) -> str:
@@ -605,8 +605,11 @@ def aclnn_entry_context(op: Op, entry: AclnnEntry) -> dict:
         run_def=call_args(f"aclnnStatus {fn}", _RUN_PARAMS, 0, suffix=")"),
         doc_params=[_param_doc(direction(op.param(p.name)), p.name, op.param(p.name).doc) for p in entry.params],
         omitted=_comment_lines("本接口不含参数" + "、".join(p.name for p in op.params if p.name not in taken)
-                               + "：可选输入按空指针、可选属性按默认值处理。")
+                               + "：可选输入按空指针、可选属性按默认值处理" + "".join(
+                                   f"，{a.name}取{a.omitted.args[0].id}的数据类型" for a in op.attrs
+                                   if a.name not in taken and a.omitted is not None) + "。")
         if any(p.name not in taken for p in op.params) else [],
+        reads_tensors=any(a.name not in taken and a.omitted is not None for a in op.attrs),
         base_call=call_args(f"return {names['ws']}", base_args + ["workspaceSize", "executor"], 4, suffix=");"),
         # size functions live in the files of the op's first two-stage entry point (as CANN ships them)
         size_fns=[_size_fn_context(op, e, i) for i, e in enumerate(x for x in op.entries if x.sizes)]

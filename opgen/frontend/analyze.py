@@ -17,7 +17,7 @@ from opgen.core import products
 from opgen.core.diagnostics import Diagnostics
 from opgen.core.dtypes import DTYPES, FORMATS
 from opgen.lang.expr import (Binary, Bool, Call, Cond, Expr, Float, InRange, InSet, Int, Name, Span, Str, Unary,
-                              walk)
+                              to_spec, walk)
 from opgen.model.decl import (AclnnEntry, AclnnParam, AclnnSize, Attr, Buffer, CommGroup, Constraint, Def, Domain, Env, Let, Op, Product, QuantMode, QuantStmt,
                     Range, Shape, ShapeCond, ShapeTuple, Tensor, snake, Tolerance, alt_exprs)
 from opgen.model.resolve import dim_bindings
@@ -315,7 +315,7 @@ class Analyzer(_Builder):
             typ = f"list<{type_tree.children[0]}>"
         else:
             typ = str(type_tree.children[0])
-        default, domain, length, doc, ir = None, None, None, "", ""
+        default, domain, length, doc, ir, omitted = None, None, None, "", "", None
         for cl in c[3:]:
             if cl.data == "default_clause":
                 default = self.literal(cl.children[0])
@@ -327,8 +327,12 @@ class Analyzer(_Builder):
                 doc = self.text(cl.children[0])
             elif cl.data == "ir_clause":
                 ir = self.unquote(cl.children[0])
+            elif cl.data == "omitted_clause":
+                fn, *args = cl.children
+                omitted = Call(str(fn), tuple(Name(str(a)) for a in args if a is not None), span=self.span(cl))
         name = str(name_tok)
-        return Attr(name, typ, optional, default, domain, length, doc, ir or snake(name), span=self.span(t))
+        return Attr(name, typ, optional, default, domain, length, doc, ir or snake(name), omitted=omitted,
+                    span=self.span(t))
 
     def domain(self, t: Tree) -> Domain:
         if t.data == "range_domain":
@@ -857,6 +861,7 @@ class _Checker:
         op = self.op
         names = [p.name for p in op.params]
         stems: dict[str, str] = {}
+        omitted_ok = self.omitted_forms()
         for entry in op.aclnn:
             if not _ACLNN_NAME.match(entry.name):
                 self.d.error("E125", f"aclnn entry point '{entry.name}' is not `aclnn` followed by UpperCamelCase",
@@ -893,6 +898,9 @@ class _Checker:
                                          f"as a const pointer", p.span)
             if entry.sizes:
                 self.check_sizes(entry, seen)
+            for a in op.attrs:
+                if a.name in omitted_ok and a.name not in seen:
+                    self.check_omitted(entry, a, seen)
             for decl in op.params:
                 if entry.sizes and isinstance(decl, Tensor) and decl.role == "output":
                     continue  # a size function sizes the outputs: it takes none
@@ -901,6 +909,33 @@ class _Checker:
                         f"required {'input' if isinstance(decl, Tensor) else 'attribute'}"
                     self.d.error("E125", f"{entry.name} leaves out the {what} '{decl.name}', which has no default",
                                  entry.span, f"add {decl.name} to its parameters, or make it optional with a default")
+
+    def omitted_forms(self) -> set[str]:
+        """`omitted = dtype(t)` is the one form (an int64 attribute taking a tensor's ge::DataType value, as the
+        real op_api passes y_dtype); the names of the attributes that have it well formed."""
+        ok = set()
+        for a in self.op.attrs:
+            e = a.omitted
+            if e is None:
+                continue
+            if isinstance(e, Call) and e.fn == "dtype" and len(e.args) == 1 and isinstance(e.args[0], Name) \
+                    and isinstance(self.op.param(e.args[0].id), Tensor) and a.type == "int64":
+                ok.add(a.name)
+            else:
+                self.d.error("E125", f"attribute '{a.name}': `omitted =` takes dtype(<tensor>) for an int64 "
+                                     f"attribute (the ge::DataType value the op_api passes)", self._omitted_at(a))
+        return ok
+
+    def _omitted_at(self, a: Attr):
+        return self.at(a.span, r"\bomitted\s*=\s*(\S[^;]*?)\s*(?:doc\b|;|$)")
+
+    def check_omitted(self, entry: AclnnEntry, a: Attr, taken: set[str]) -> None:
+        """An entry point that leaves the attribute out passes the dtype of a tensor it takes (a size function
+        takes no outputs, so it passes the default for an output's dtype)."""
+        t = self.op.param(a.omitted.args[0].id)
+        if t.name not in taken and not (entry.sizes and t.role == "output"):
+            self.d.error("E125", f"{entry.name} leaves out '{a.name}', whose `omitted = {to_spec(a.omitted)}` "
+                                 f"reads '{t.name}', a tensor {entry.name} does not take", self._omitted_at(a))
 
     def check_sizes(self, entry: AclnnEntry, taken: set[str]) -> None:
         """Each size is an int64 expression of what the size function takes: its parameters, the dims its

@@ -43,12 +43,16 @@ def workspace_params(op: Op, entry: AclnnEntry) -> list[str]:
     return params + list(WORKSPACE_PARAMS)
 
 
-def omitted_value(p: Tensor | Attr) -> str:
-    """What an entry point passes the base for a parameter it does not take: null, or the attribute's default."""
+def omitted_value(p: Tensor | Attr, taken: frozenset[str] | set[str] = frozenset()) -> str:
+    """What an entry point passes the base for a parameter it does not take: null, the attribute's default, or
+    (``omitted = dtype(t)``) the dtype of a tensor ``t`` it takes (a size function takes no outputs: the default)."""
     if isinstance(p, Tensor):
         if not p.optional:
             raise TypeError(f"{p.name} is required and has no value to pass when omitted")
         return "nullptr"
+    if p.omitted is not None and p.omitted.args[0].id in taken:  # `omitted = dtype(t)`: t's ge::DataType
+        t = p.omitted.args[0].id
+        return f"({t} != nullptr ? static_cast<int64_t>({t}->GetDataType()) : {cpp_literal(p.default)})"
     if p.type == "string":
         return cpp_string(p.default if p.default is not None else "")
     if p.type == "float":

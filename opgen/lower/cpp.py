@@ -254,6 +254,8 @@ class ScalarCpp:
             return f"QMax({args[0]})"
         if fn == "emax":
             return f"EMax({args[0]})"
+        if fn == "ge_dtype":
+            return f"GeDtype({args[0]})"
         raise LoweringError(f"builtin {fn} is not available in scalar expressions")
 
     def tensor_call(self, e: Call) -> str:

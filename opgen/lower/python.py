@@ -116,7 +116,7 @@ class ScalarPy:
             return f"i64(abs({args[0]}))"
         if fn in ("ceil_div", "align"):
             return f"{fn}({args[0]}, {args[1]})"
-        if fn in ("floor", "log2", "exp2", "qmax", "emax"):
+        if fn in ("floor", "log2", "exp2", "qmax", "emax", "ge_dtype"):
             return f"{fn}({args[0]})"
         raise LoweringError(f"builtin {fn} is not available in scalar expressions")
 

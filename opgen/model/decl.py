@@ -109,6 +109,7 @@ class Attr:
     doc: str = ""
     ir_name: str = ""
     ignored: bool = False  # optional attributes a product never reads: any value passes, the default is used
+    omitted: Expr | None = None  # what an aclnn entry point without it passes: dtype(t), or (None) the default
     span: Span | None = _span()
 
 

@@ -33,6 +33,8 @@ def _attr(a: Attr) -> str:
     if a.length is not None:
         parts.append("len " + _range(a.length))
     parts.append(f"ir {quote(a.ir_name)}")
+    if a.omitted is not None:
+        parts.append(f"omitted = {to_spec(a.omitted)}")
     if a.doc:
         parts.append(f"doc {quote(a.doc)}")
     return " ".join(parts) + ";"

@@ -83,7 +83,7 @@ def resolve_product(op: Op, soc: str) -> ProductView:
     ignored_attrs = {n for p in chain for n in p.ignored_attrs}
     attrs = tuple(
         Attr(a.name, a.type, a.optional, a.default, _nearest(chain, "attr_domains", a.name) or a.domain, a.length,
-             a.doc, a.ir_name, a.name in ignored_attrs, span=a.span) for a in op.attrs)
+             a.doc, a.ir_name, a.name in ignored_attrs, a.omitted, span=a.span) for a in op.attrs)
     inputs = tuple(_override_tensor(t, chain, "input") for t in op.inputs)
     outputs = tuple(_override_tensor(t, chain, "output") for t in op.outputs)
     unsupported_attrs = tuple(dict.fromkeys(n for p in ancestry for n in p.unsupported_attrs))

@@ -12,6 +12,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
+from opgen.core.dtypes import DTYPES
 from opgen.runtime.errors import OpError
 from opgen.runtime import dtypes
 from opgen.runtime.lazy import ml_dtypes
@@ -181,6 +182,17 @@ def emax(dtype: str) -> int:
         return dtypes.emax(dtype)
     except ValueError as err:
         raise EvalError(str(err)) from None
+
+
+_GE_DTYPES = {d.ge_value: name for name, d in DTYPES.items()}
+
+
+def ge_dtype(value: int) -> str:
+    """The dtype whose ge::DataType value is ``value``; no value (EvalError) for any other number."""
+    try:
+        return _GE_DTYPES[value]
+    except (KeyError, TypeError):
+        raise EvalError(f"{value!r} is the ge::DataType value of no dtype") from None
 
 
 def div(a, b):

@@ -11,6 +11,7 @@
 
 #include "aclnn_moe_distribute_dispatch_v2.h"
 #include "aclnn_moe_distribute_dispatch_v2_base.h"
+#include "opdev/common_types.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,9 +31,10 @@ aclnnStatus aclnnMoeDistributeDispatchV2GetWorkspaceSize(
         x, expertIds, scalesOptional, xActiveMaskOptional, expertScalesOptional, nullptr /* elasticInfoOptional */,
         nullptr /* performanceInfoOptional */, groupEp, epWorldSize, epRankId, moeExpertNum, groupTp, tpWorldSize,
         tpRankId, expertShardType, sharedExpertNum, sharedExpertRankNum, quantMode, globalBS, expertTokenNumsType,
-        commAlg, 0 /* zeroExpertNum */, 0 /* copyExpertNum */, 0 /* constExpertNum */, expandXOut, dynamicScalesOut,
-        assistInfoForCombineOut, expertTokenNumsOut, epRecvCountsOut, tpRecvCountsOut, expandScalesOut, workspaceSize,
-        executor);
+        commAlg, 0 /* zeroExpertNum */, 0 /* copyExpertNum */, 0 /* constExpertNum */,
+        (expandXOut != nullptr ? static_cast<int64_t>(expandXOut->GetDataType()) : 28) /* yDtype */, expandXOut,
+        dynamicScalesOut, assistInfoForCombineOut, expertTokenNumsOut, epRecvCountsOut, tpRecvCountsOut,
+        expandScalesOut, workspaceSize, executor);
 }
 
 aclnnStatus aclnnMoeDistributeDispatchV2(

@@ -42,9 +42,9 @@ extern aclnnStatus aclnnInnerMoeDistributeDispatchV2GetWorkspaceSize(
     int64_t moeExpertNum, const char *groupTp, int64_t tpWorldSize, int64_t tpRankId, int64_t expertShardType,
     int64_t sharedExpertNum, int64_t sharedExpertRankNum, int64_t quantMode, int64_t globalBS,
     int64_t expertTokenNumsType, const char *commAlg, int64_t zeroExpertNum, int64_t copyExpertNum,
-    int64_t constExpertNum, aclTensor *expandXOut, aclTensor *dynamicScalesOut, aclTensor *assistInfoForCombineOut,
-    aclTensor *expertTokenNumsOut, aclTensor *epRecvCountsOut, aclTensor *tpRecvCountsOut, aclTensor *expandScalesOut,
-    uint64_t *workspaceSize, aclOpExecutor **executor);
+    int64_t constExpertNum, int64_t yDtype, aclTensor *expandXOut, aclTensor *dynamicScalesOut,
+    aclTensor *assistInfoForCombineOut, aclTensor *expertTokenNumsOut, aclTensor *epRecvCountsOut,
+    aclTensor *tpRecvCountsOut, aclTensor *expandScalesOut, uint64_t *workspaceSize, aclOpExecutor **executor);
 
 extern aclnnStatus aclnnInnerMoeDistributeDispatchV2(
     void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);
@@ -99,7 +99,7 @@ aclnnStatus ReadParams(
     int64_t moeExpertNum, const char *groupTp, int64_t tpWorldSize, int64_t tpRankId, int64_t expertShardType,
     int64_t sharedExpertNum, int64_t sharedExpertRankNum, int64_t quantMode, int64_t globalBS,
     int64_t expertTokenNumsType, const char *commAlg, int64_t zeroExpertNum, int64_t copyExpertNum,
-    int64_t constExpertNum, check::Params *params)
+    int64_t constExpertNum, int64_t yDtype, check::Params *params)
 {
     if (groupEp == nullptr) {
         OP_LOGE(ACLNN_ERR_PARAM_NULLPTR, "groupEp must not be nullptr.");
@@ -129,6 +129,7 @@ aclnnStatus ReadParams(
     params->zeroExpertNum = zeroExpertNum;
     params->copyExpertNum = copyExpertNum;
     params->constExpertNum = constExpertNum;
+    params->yDtype = yDtype;
     return ACLNN_SUCCESS;
 }
 
@@ -156,9 +157,9 @@ aclnnStatus MoeDistributeDispatchV2GetWorkspaceSizeBase(
     int64_t moeExpertNum, const char *groupTp, int64_t tpWorldSize, int64_t tpRankId, int64_t expertShardType,
     int64_t sharedExpertNum, int64_t sharedExpertRankNum, int64_t quantMode, int64_t globalBS,
     int64_t expertTokenNumsType, const char *commAlg, int64_t zeroExpertNum, int64_t copyExpertNum,
-    int64_t constExpertNum, aclTensor *expandXOut, aclTensor *dynamicScalesOut, aclTensor *assistInfoForCombineOut,
-    aclTensor *expertTokenNumsOut, aclTensor *epRecvCountsOut, aclTensor *tpRecvCountsOut, aclTensor *expandScalesOut,
-    uint64_t *workspaceSize, aclOpExecutor **executor)
+    int64_t constExpertNum, int64_t yDtype, aclTensor *expandXOut, aclTensor *dynamicScalesOut,
+    aclTensor *assistInfoForCombineOut, aclTensor *expertTokenNumsOut, aclTensor *epRecvCountsOut,
+    aclTensor *tpRecvCountsOut, aclTensor *expandScalesOut, uint64_t *workspaceSize, aclOpExecutor **executor)
 {
     OP_LOGD("MoeDistributeDispatchV2GetWorkspaceSizeBase start.");
     check::Params params;
@@ -166,7 +167,7 @@ aclnnStatus MoeDistributeDispatchV2GetWorkspaceSizeBase(
         x, expertIds, scalesOptional, xActiveMaskOptional, expertScalesOptional, elasticInfoOptional,
         performanceInfoOptional, groupEp, epWorldSize, epRankId, moeExpertNum, groupTp, tpWorldSize, tpRankId,
         expertShardType, sharedExpertNum, sharedExpertRankNum, quantMode, globalBS, expertTokenNumsType, commAlg,
-        zeroExpertNum, copyExpertNum, constExpertNum, &params);
+        zeroExpertNum, copyExpertNum, constExpertNum, yDtype, &params);
     CHECK_RET(ret == ACLNN_SUCCESS, ret);
     Describe(expandXOut, false, &params.expandXOut);
     Describe(dynamicScalesOut, false, &params.dynamicScalesOut);
@@ -185,7 +186,7 @@ aclnnStatus MoeDistributeDispatchV2GetWorkspaceSizeBase(
         x, expertIds, scalesOptional, xActiveMaskOptional, expertScalesOptional, elasticInfoOptional,
         performanceInfoOptional, groupEp, epWorldSize, epRankId, moeExpertNum, groupTpValue, tpWorldSize, tpRankId,
         expertShardType, sharedExpertNum, sharedExpertRankNum, quantMode, globalBS, expertTokenNumsType, commAlgValue,
-        zeroExpertNum, copyExpertNum, constExpertNum, expandXOut, dynamicScalesOut, assistInfoForCombineOut,
+        zeroExpertNum, copyExpertNum, constExpertNum, yDtype, expandXOut, dynamicScalesOut, assistInfoForCombineOut,
         expertTokenNumsOut, epRecvCountsOut, tpRecvCountsOut, expandScalesOut, workspaceSize, executor);
     CHECK_RET(ret == ACLNN_SUCCESS, ret);
     if (NnopbaseSetHcclServerType) {

@@ -21,9 +21,9 @@ aclnnStatus MoeDistributeDispatchV2GetWorkspaceSizeBase(
     int64_t moeExpertNum, const char *groupTp, int64_t tpWorldSize, int64_t tpRankId, int64_t expertShardType,
     int64_t sharedExpertNum, int64_t sharedExpertRankNum, int64_t quantMode, int64_t globalBS,
     int64_t expertTokenNumsType, const char *commAlg, int64_t zeroExpertNum, int64_t copyExpertNum,
-    int64_t constExpertNum, aclTensor *expandXOut, aclTensor *dynamicScalesOut, aclTensor *assistInfoForCombineOut,
-    aclTensor *expertTokenNumsOut, aclTensor *epRecvCountsOut, aclTensor *tpRecvCountsOut, aclTensor *expandScalesOut,
-    uint64_t *workspaceSize, aclOpExecutor **executor);
+    int64_t constExpertNum, int64_t yDtype, aclTensor *expandXOut, aclTensor *dynamicScalesOut,
+    aclTensor *assistInfoForCombineOut, aclTensor *expertTokenNumsOut, aclTensor *epRecvCountsOut,
+    aclTensor *tpRecvCountsOut, aclTensor *expandScalesOut, uint64_t *workspaceSize, aclOpExecutor **executor);
 
 aclnnStatus MoeDistributeDispatchV2Base(
     void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);

@@ -11,6 +11,7 @@
 
 #include "aclnn_moe_distribute_dispatch_v3.h"
 #include "aclnn_moe_distribute_dispatch_v2_base.h"
+#include "opdev/common_types.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -31,8 +32,10 @@ aclnnStatus aclnnMoeDistributeDispatchV3GetWorkspaceSize(
         x, expertIds, scalesOptional, xActiveMaskOptional, expertScalesOptional, elasticInfoOptional,
         nullptr /* performanceInfoOptional */, groupEp, epWorldSize, epRankId, moeExpertNum, groupTp, tpWorldSize,
         tpRankId, expertShardType, sharedExpertNum, sharedExpertRankNum, quantMode, globalBS, expertTokenNumsType,
-        commAlg, zeroExpertNum, copyExpertNum, constExpertNum, expandXOut, dynamicScalesOut, assistInfoForCombineOut,
-        expertTokenNumsOut, epRecvCountsOut, tpRecvCountsOut, expandScalesOut, workspaceSize, executor);
+        commAlg, zeroExpertNum, copyExpertNum, constExpertNum,
+        (expandXOut != nullptr ? static_cast<int64_t>(expandXOut->GetDataType()) : 28) /* yDtype */, expandXOut,
+        dynamicScalesOut, assistInfoForCombineOut, expertTokenNumsOut, epRecvCountsOut, tpRecvCountsOut,
+        expandScalesOut, workspaceSize, executor);
 }
 
 aclnnStatus aclnnMoeDistributeDispatchV3(

@@ -23,7 +23,7 @@ extern "C" {
 
 /**
  * @brief aclnnMoeDistributeDispatchV3的第一段接口，根据具体的计算流程，计算workspace大小。
- * 本接口不含参数performanceInfoOptional：可选输入按空指针、可选属性按默认值处理。
+ * 本接口不含参数performanceInfoOptional、yDtype：可选输入按空指针、可选属性按默认值处理，yDtype取expandXOut的数据类型。
  * @domain aclnn_ops_infer
  * @param [in] x: 本卡发送的token数据。
  * @param [in] expertIds: 每个token的topK个专家索引。

@@ -6,11 +6,12 @@
 /*!
  * \file aclnn_moe_distribute_dispatch_v4.cpp
  * \brief aclnnMoeDistributeDispatchV4: the entry point calls the base of MoeDistributeDispatchV2 with its own
- *        parameters.
+ *        parameters, null or the default for the others.
  */
 
 #include "aclnn_moe_distribute_dispatch_v4.h"
 #include "aclnn_moe_distribute_dispatch_v2_base.h"
+#include "opdev/common_types.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -31,8 +32,10 @@ aclnnStatus aclnnMoeDistributeDispatchV4GetWorkspaceSize(
         x, expertIds, scalesOptional, xActiveMaskOptional, expertScalesOptional, elasticInfoOptional,
         performanceInfoOptional, groupEp, epWorldSize, epRankId, moeExpertNum, groupTp, tpWorldSize, tpRankId,
         expertShardType, sharedExpertNum, sharedExpertRankNum, quantMode, globalBS, expertTokenNumsType, commAlg,
-        zeroExpertNum, copyExpertNum, constExpertNum, expandXOut, dynamicScalesOut, assistInfoForCombineOut,
-        expertTokenNumsOut, epRecvCountsOut, tpRecvCountsOut, expandScalesOut, workspaceSize, executor);
+        zeroExpertNum, copyExpertNum, constExpertNum,
+        (expandXOut != nullptr ? static_cast<int64_t>(expandXOut->GetDataType()) : 28) /* yDtype */, expandXOut,
+        dynamicScalesOut, assistInfoForCombineOut, expertTokenNumsOut, epRecvCountsOut, tpRecvCountsOut,
+        expandScalesOut, workspaceSize, executor);
 }
 
 aclnnStatus aclnnMoeDistributeDispatchV4(

@@ -163,6 +163,7 @@ private:
         this->Attr("zero_expert_num").AttrType(OPTIONAL).Int(0);
         this->Attr("copy_expert_num").AttrType(OPTIONAL).Int(0);
         this->Attr("const_expert_num").AttrType(OPTIONAL).Int(0);
+        this->Attr("y_dtype").AttrType(OPTIONAL).Int(28);
     }
 
     // Atlas A2 训练系列产品/Atlas A2 推理系列产品

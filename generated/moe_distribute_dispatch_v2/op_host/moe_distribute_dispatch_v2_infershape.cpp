@@ -53,6 +53,7 @@ constexpr size_t ATTR_COMM_ALG_INDEX = 13;
 constexpr size_t ATTR_ZERO_EXPERT_NUM_INDEX = 14;
 constexpr size_t ATTR_COPY_EXPERT_NUM_INDEX = 15;
 constexpr size_t ATTR_CONST_EXPERT_NUM_INDEX = 16;
+constexpr size_t ATTR_Y_DTYPE_INDEX = 17;
 
 constexpr uint32_t SOC_VERSION_LEN = 32U;
 constexpr int64_t UNKNOWN_RANK_DIM = -2;
@@ -151,6 +152,10 @@ ge::graphStatus ReadAttrs(const gert::ExtendedKernelContext *context, check::Par
     const int64_t *constExpertNumPtr = attrs->GetAttrPointer<int64_t>(ATTR_CONST_EXPERT_NUM_INDEX);
     if (constExpertNumPtr != nullptr) {
         params.constExpertNum = *constExpertNumPtr;
+    }
+    const int64_t *yDtypePtr = attrs->GetAttrPointer<int64_t>(ATTR_Y_DTYPE_INDEX);
+    if (yDtypePtr != nullptr) {
+        params.yDtype = *yDtypePtr;
     }
     return ge::GRAPH_SUCCESS;
 }

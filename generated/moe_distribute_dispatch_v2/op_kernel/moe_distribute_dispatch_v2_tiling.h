@@ -27,6 +27,7 @@ struct MoeDistributeDispatchV2TilingData {
     int64_t zeroExpertNum;  // attr zeroExpertNum (int64)
     int64_t copyExpertNum;  // attr copyExpertNum (int64)
     int64_t constExpertNum;  // attr constExpertNum (int64)
+    int64_t yDtype;  // attr yDtype (int64)
     int64_t isSharedRank;  // let isSharedRank
     int64_t localMoeExpertNum;  // let localMoeExpertNum
     int64_t localExpertNum;  // let localExpertNum
@@ -34,6 +35,7 @@ struct MoeDistributeDispatchV2TilingData {
     int64_t globalBSReal;  // let globalBSReal
     int64_t fp8Quant;  // let fp8Quant
     int64_t castsUnquantised;  // let castsUnquantised
+    int64_t yDtypeRead;  // let yDtypeRead
     int64_t A;  // let A
     int64_t maskRank;  // let maskRank
     int64_t scalesLen;  // let scalesLen

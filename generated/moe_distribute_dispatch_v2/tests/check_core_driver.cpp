@@ -123,6 +123,7 @@ void ParseCall(const std::vector<std::string>& tok, ck::Params* p) {
   p->zeroExpertNum = ReadInt(tok.at(i++));
   p->copyExpertNum = ReadInt(tok.at(i++));
   p->constExpertNum = ReadInt(tok.at(i++));
+  p->yDtype = ReadInt(tok.at(i++));
   p->HCCL_BUFFSIZE = ReadInt(tok.at(i++));
 }
 

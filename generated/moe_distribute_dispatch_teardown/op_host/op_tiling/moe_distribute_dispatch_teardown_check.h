@@ -504,6 +504,11 @@ class Eval {
     const double r = std::pow(a, b);
     return (std::isfinite(a) && std::isfinite(b) && !std::isfinite(r)) ? Undefined<double>() : r;
   }
+  // The dtype of a ge::DataType value (an int attribute carrying a dtype); no value for any other number.
+  DataType GeDtype(int64_t v) {
+    return (v >= INT32_MIN && v <= INT32_MAX && DataTypeName(static_cast<int32_t>(v)) != nullptr)
+               ? static_cast<DataType>(v) : Undefined<DataType>();
+  }
   int64_t ToDim(double v) {  // a float output dim truncates toward 0, as Python's int()
     return (std::isfinite(v) && v >= -9223372036854775808.0 && v < 9223372036854775808.0)
                ? static_cast<int64_t>(v) : Undefined<int64_t>();

@@ -197,6 +197,7 @@ struct Params {
   int64_t zeroExpertNum = 0;  // optional
   int64_t copyExpertNum = 0;  // optional
   int64_t constExpertNum = 0;  // optional
+  int64_t yDtype = 28;  // optional
   // environment variables
   int64_t HCCL_BUFFSIZE = 200;  // MB
 };
@@ -524,6 +525,11 @@ class Eval {
   double PowReal(double a, double b) {
     const double r = std::pow(a, b);
     return (std::isfinite(a) && std::isfinite(b) && !std::isfinite(r)) ? Undefined<double>() : r;
+  }
+  // The dtype of a ge::DataType value (an int attribute carrying a dtype); no value for any other number.
+  DataType GeDtype(int64_t v) {
+    return (v >= INT32_MIN && v <= INT32_MAX && DataTypeName(static_cast<int32_t>(v)) != nullptr)
+               ? static_cast<DataType>(v) : Undefined<DataType>();
   }
   int64_t ToDim(double v) {  // a float output dim truncates toward 0, as Python's int()
     return (std::isfinite(v) && v >= -9223372036854775808.0 && v < 9223372036854775808.0)
@@ -1229,6 +1235,9 @@ class Ascend910b : public Eval {
   bool let_castsUnquantised() {  // castsUnquantised = false
     return Lazy(memo_castsUnquantised_, [&]() -> bool { return false; });
   }
+  bool let_yDtypeRead() {  // yDtypeRead = false
+    return Lazy(memo_yDtypeRead_, [&]() -> bool { return false; });
+  }
   int64_t let_A() {  // A = if isSharedRank then maxBS * ceil_div(epWorldSize, sharedExpertRankNum // sharedExpertNum) else globalBSReal * min(localMoeExpertNum, K)
     return Lazy(memo_A_, [&]() -> int64_t { return let_isSharedRank() ? Mul(let_maxBS(), CeilDiv(p.epWorldSize, FloorDiv(0, p.sharedExpertNum))) : Mul(let_globalBSReal(), Min({let_localMoeExpertNum(), dim_K()})); });
   }
@@ -1253,7 +1262,7 @@ class Ascend910b : public Eval {
     if (p.expandXOut.present) {
       return static_cast<DataType>(p.expandXOut.dtype);
     }
-    return (p.quantMode == 0) ? Dtype(p.x) : ((let_fp8Quant() && ((p.quantMode == 3) || (p.quantMode == 4))) ? DataType::DT_FLOAT8_E4M3FN : DataType::DT_INT8);  // if quantMode == 0 then dtype(x) else if fp8Quant and (quantMode == 3 or quantMode == 4) then FLOAT8_E4M3FN else INT8
+    return let_yDtypeRead() ? GeDtype(p.yDtype) : ((p.quantMode == 0) ? Dtype(p.x) : ((let_fp8Quant() && ((p.quantMode == 3) || (p.quantMode == 4))) ? DataType::DT_FLOAT8_E4M3FN : DataType::DT_INT8));  // if yDtypeRead then ge_dtype(yDtype) else if quantMode == 0 then dtype(x) else if fp8Quant and (quantMode == 3 or quantMode == 4) then FLOAT8_E4M3FN else INT8
   }
   DataType dtype_dynamicScalesOut() {
     if (p.dynamicScalesOut.present) {
@@ -1299,6 +1308,7 @@ class Ascend910b : public Eval {
   Memo<int64_t> memo_globalBSReal_;
   Memo<bool> memo_fp8Quant_;
   Memo<bool> memo_castsUnquantised_;
+  Memo<bool> memo_yDtypeRead_;
   Memo<int64_t> memo_A_;
   Memo<int64_t> memo_maskRank_;
   Memo<int64_t> memo_scalesLen_;
@@ -1938,6 +1948,9 @@ class Ascend910_93 : public Eval {
   bool let_castsUnquantised() {  // castsUnquantised = false
     return Lazy(memo_castsUnquantised_, [&]() -> bool { return false; });
   }
+  bool let_yDtypeRead() {  // yDtypeRead = false
+    return Lazy(memo_yDtypeRead_, [&]() -> bool { return false; });
+  }
   int64_t let_A() {  // A = if isSharedRank then maxBS * ceil_div(epWorldSize, sharedExpertRankNum // sharedExpertNum) else globalBSReal * min(localMoeExpertNum, K)
     return Lazy(memo_A_, [&]() -> int64_t { return let_isSharedRank() ? Mul(let_maxBS(), CeilDiv(p.epWorldSize, FloorDiv(p.sharedExpertRankNum, p.sharedExpertNum))) : Mul(let_globalBSReal(), Min({let_localMoeExpertNum(), dim_K()})); });
   }
@@ -1959,7 +1972,7 @@ class Ascend910_93 : public Eval {
     if (p.expandXOut.present) {
       return static_cast<DataType>(p.expandXOut.dtype);
     }
-    return (p.quantMode == 0) ? Dtype(p.x) : ((let_fp8Quant() && ((p.quantMode == 3) || (p.quantMode == 4))) ? DataType::DT_FLOAT8_E4M3FN : DataType::DT_INT8);  // if quantMode == 0 then dtype(x) else if fp8Quant and (quantMode == 3 or quantMode == 4) then FLOAT8_E4M3FN else INT8
+    return let_yDtypeRead() ? GeDtype(p.yDtype) : ((p.quantMode == 0) ? Dtype(p.x) : ((let_fp8Quant() && ((p.quantMode == 3) || (p.quantMode == 4))) ? DataType::DT_FLOAT8_E4M3FN : DataType::DT_INT8));  // if yDtypeRead then ge_dtype(yDtype) else if quantMode == 0 then dtype(x) else if fp8Quant and (quantMode == 3 or quantMode == 4) then FLOAT8_E4M3FN else INT8
   }
   DataType dtype_dynamicScalesOut() {
     if (p.dynamicScalesOut.present) {
@@ -2005,6 +2018,7 @@ class Ascend910_93 : public Eval {
   Memo<int64_t> memo_globalBSReal_;
   Memo<bool> memo_fp8Quant_;
   Memo<bool> memo_castsUnquantised_;
+  Memo<bool> memo_yDtypeRead_;
   Memo<int64_t> memo_A_;
   Memo<int64_t> memo_maskRank_;
   Memo<int64_t> memo_scalesLen_;
@@ -2755,6 +2769,9 @@ class Ascend950 : public Eval {
   bool let_castsUnquantised() {  // castsUnquantised = true
     return Lazy(memo_castsUnquantised_, [&]() -> bool { return true; });
   }
+  bool let_yDtypeRead() {  // yDtypeRead = yDtype != 28
+    return Lazy(memo_yDtypeRead_, [&]() -> bool { return p.yDtype != 28; });
+  }
   int64_t let_A() {  // A = if isSharedRank then maxBS * ceil_div(epWorldSize, sharedExpertRankNum // sharedExpertNum) else globalBSReal * min(localMoeExpertNum, K)
     return Lazy(memo_A_, [&]() -> int64_t { return let_isSharedRank() ? Mul(let_maxBS(), CeilDiv(p.epWorldSize, FloorDiv(p.sharedExpertRankNum, p.sharedExpertNum))) : Mul(let_globalBSReal(), Min({let_localMoeExpertNum(), dim_K()})); });
   }
@@ -2776,7 +2793,7 @@ class Ascend950 : public Eval {
     if (p.expandXOut.present) {
       return static_cast<DataType>(p.expandXOut.dtype);
     }
-    return (p.quantMode == 0) ? Dtype(p.x) : ((let_fp8Quant() && ((p.quantMode == 3) || (p.quantMode == 4))) ? DataType::DT_FLOAT8_E4M3FN : DataType::DT_INT8);  // if quantMode == 0 then dtype(x) else if fp8Quant and (quantMode == 3 or quantMode == 4) then FLOAT8_E4M3FN else INT8
+    return let_yDtypeRead() ? GeDtype(p.yDtype) : ((p.quantMode == 0) ? Dtype(p.x) : ((let_fp8Quant() && ((p.quantMode == 3) || (p.quantMode == 4))) ? DataType::DT_FLOAT8_E4M3FN : DataType::DT_INT8));  // if yDtypeRead then ge_dtype(yDtype) else if quantMode == 0 then dtype(x) else if fp8Quant and (quantMode == 3 or quantMode == 4) then FLOAT8_E4M3FN else INT8
   }
   DataType dtype_dynamicScalesOut() {
     if (p.dynamicScalesOut.present) {
@@ -2822,6 +2839,7 @@ class Ascend950 : public Eval {
   Memo<int64_t> memo_globalBSReal_;
   Memo<bool> memo_fp8Quant_;
   Memo<bool> memo_castsUnquantised_;
+  Memo<bool> memo_yDtypeRead_;
   Memo<int64_t> memo_A_;
   Memo<int64_t> memo_maskRank_;
   Memo<int64_t> memo_scalesLen_;

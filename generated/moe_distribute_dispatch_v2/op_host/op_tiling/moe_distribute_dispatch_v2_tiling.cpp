@@ -63,6 +63,7 @@ constexpr size_t ATTR_COMM_ALG_INDEX = 13;
 constexpr size_t ATTR_ZERO_EXPERT_NUM_INDEX = 14;
 constexpr size_t ATTR_COPY_EXPERT_NUM_INDEX = 15;
 constexpr size_t ATTR_CONST_EXPERT_NUM_INDEX = 16;
+constexpr size_t ATTR_Y_DTYPE_INDEX = 17;
 
 constexpr uint64_t TILING_KEY_BASE = 10000ULL;
 constexpr uint32_t TILING_KEY_DIGITS = 3U;
@@ -139,6 +140,10 @@ ge::graphStatus ReadAttrs(const gert::ExtendedKernelContext *context, check::Par
     const int64_t *constExpertNumPtr = attrs->GetAttrPointer<int64_t>(ATTR_CONST_EXPERT_NUM_INDEX);
     if (constExpertNumPtr != nullptr) {
         params.constExpertNum = *constExpertNumPtr;
+    }
+    const int64_t *yDtypePtr = attrs->GetAttrPointer<int64_t>(ATTR_Y_DTYPE_INDEX);
+    if (yDtypePtr != nullptr) {
+        params.yDtype = *yDtypePtr;
     }
     return ge::GRAPH_SUCCESS;
 }
@@ -263,6 +268,7 @@ public:
         tiling->zeroExpertNum = p.zeroExpertNum;
         tiling->copyExpertNum = p.copyExpertNum;
         tiling->constExpertNum = p.constExpertNum;
+        tiling->yDtype = p.yDtype;
         tiling->dtype_x = InputDtype(p.x);
         tiling->dtype_expertIds = InputDtype(p.expertIds);
         tiling->dtype_scalesOptional = InputDtype(p.scalesOptional);
@@ -282,6 +288,7 @@ public:
                Set(tiling->globalBSReal, "globalBSReal", missing, [&] { return let_globalBSReal(); }) &&
                Set(tiling->fp8Quant, "fp8Quant", missing, [&] { return let_fp8Quant(); }) &&
                Set(tiling->castsUnquantised, "castsUnquantised", missing, [&] { return let_castsUnquantised(); }) &&
+               Set(tiling->yDtypeRead, "yDtypeRead", missing, [&] { return let_yDtypeRead(); }) &&
                Set(tiling->A, "A", missing, [&] { return let_A(); }) &&
                Set(tiling->maskRank, "maskRank", missing, [&] { return let_maskRank(); }) &&
                Set(tiling->scalesLen, "scalesLen", missing, [&] { return let_scalesLen(); }) &&
@@ -381,6 +388,13 @@ private:
             return false;
         });
     }
+    // yDtypeRead = false
+    bool let_yDtypeRead()
+    {
+        return Lazy(memo_yDtypeRead_, [&]() -> bool {
+            return false;
+        });
+    }
     // A = if isSharedRank then maxBS * ceil_div(epWorldSize, sharedExpertRankNum // sharedExpertNum) else globalBSReal
     // * min(localMoeExpertNum, K)
     int64_t let_A()
@@ -433,11 +447,13 @@ private:
         if (p.expandXOut.present) {
             return static_cast<DataType>(p.expandXOut.dtype);
         }
-        return (p.quantMode == 0)
-            ? Dtype(p.x)
-            : ((let_fp8Quant() && ((p.quantMode == 3) || (p.quantMode == 4)))
-               ? DataType::DT_FLOAT8_E4M3FN
-               : DataType::DT_INT8);
+        return let_yDtypeRead()
+            ? GeDtype(p.yDtype)
+            : ((p.quantMode == 0)
+               ? Dtype(p.x)
+               : ((let_fp8Quant() && ((p.quantMode == 3) || (p.quantMode == 4)))
+                  ? DataType::DT_FLOAT8_E4M3FN
+                  : DataType::DT_INT8));
     }
     DataType dtype_dynamicScalesOut()
     {
@@ -491,6 +507,7 @@ private:
     Memo<int64_t> memo_globalBSReal_;
     Memo<bool> memo_fp8Quant_;
     Memo<bool> memo_castsUnquantised_;
+    Memo<bool> memo_yDtypeRead_;
     Memo<int64_t> memo_A_;
     Memo<int64_t> memo_maskRank_;
     Memo<int64_t> memo_scalesLen_;
@@ -549,6 +566,7 @@ public:
         tiling->zeroExpertNum = p.zeroExpertNum;
         tiling->copyExpertNum = p.copyExpertNum;
         tiling->constExpertNum = p.constExpertNum;
+        tiling->yDtype = p.yDtype;
         tiling->dtype_x = InputDtype(p.x);
         tiling->dtype_expertIds = InputDtype(p.expertIds);
         tiling->dtype_scalesOptional = InputDtype(p.scalesOptional);
@@ -568,6 +586,7 @@ public:
                Set(tiling->globalBSReal, "globalBSReal", missing, [&] { return let_globalBSReal(); }) &&
                Set(tiling->fp8Quant, "fp8Quant", missing, [&] { return let_fp8Quant(); }) &&
                Set(tiling->castsUnquantised, "castsUnquantised", missing, [&] { return let_castsUnquantised(); }) &&
+               Set(tiling->yDtypeRead, "yDtypeRead", missing, [&] { return let_yDtypeRead(); }) &&
                Set(tiling->A, "A", missing, [&] { return let_A(); }) &&
                Set(tiling->maskRank, "maskRank", missing, [&] { return let_maskRank(); }) &&
                Set(tiling->scalesLen, "scalesLen", missing, [&] { return let_scalesLen(); }) &&
@@ -666,6 +685,13 @@ private:
             return false;
         });
     }
+    // yDtypeRead = false
+    bool let_yDtypeRead()
+    {
+        return Lazy(memo_yDtypeRead_, [&]() -> bool {
+            return false;
+        });
+    }
     // A = if isSharedRank then maxBS * ceil_div(epWorldSize, sharedExpertRankNum // sharedExpertNum) else globalBSReal
     // * min(localMoeExpertNum, K)
     int64_t let_A()
@@ -711,11 +737,13 @@ private:
         if (p.expandXOut.present) {
             return static_cast<DataType>(p.expandXOut.dtype);
         }
-        return (p.quantMode == 0)
-            ? Dtype(p.x)
-            : ((let_fp8Quant() && ((p.quantMode == 3) || (p.quantMode == 4)))
-               ? DataType::DT_FLOAT8_E4M3FN
-               : DataType::DT_INT8);
+        return let_yDtypeRead()
+            ? GeDtype(p.yDtype)
+            : ((p.quantMode == 0)
+               ? Dtype(p.x)
+               : ((let_fp8Quant() && ((p.quantMode == 3) || (p.quantMode == 4)))
+                  ? DataType::DT_FLOAT8_E4M3FN
+                  : DataType::DT_INT8));
     }
     DataType dtype_dynamicScalesOut()
     {
@@ -769,6 +797,7 @@ private:
     Memo<int64_t> memo_globalBSReal_;
     Memo<bool> memo_fp8Quant_;
     Memo<bool> memo_castsUnquantised_;
+    Memo<bool> memo_yDtypeRead_;
     Memo<int64_t> memo_A_;
     Memo<int64_t> memo_maskRank_;
     Memo<int64_t> memo_scalesLen_;
@@ -826,6 +855,7 @@ public:
         tiling->zeroExpertNum = p.zeroExpertNum;
         tiling->copyExpertNum = p.copyExpertNum;
         tiling->constExpertNum = p.constExpertNum;
+        tiling->yDtype = p.yDtype;
         tiling->dtype_x = InputDtype(p.x);
         tiling->dtype_expertIds = InputDtype(p.expertIds);
         tiling->dtype_scalesOptional = InputDtype(p.scalesOptional);
@@ -845,6 +875,7 @@ public:
                Set(tiling->globalBSReal, "globalBSReal", missing, [&] { return let_globalBSReal(); }) &&
                Set(tiling->fp8Quant, "fp8Quant", missing, [&] { return let_fp8Quant(); }) &&
                Set(tiling->castsUnquantised, "castsUnquantised", missing, [&] { return let_castsUnquantised(); }) &&
+               Set(tiling->yDtypeRead, "yDtypeRead", missing, [&] { return let_yDtypeRead(); }) &&
                Set(tiling->A, "A", missing, [&] { return let_A(); }) &&
                Set(tiling->maskRank, "maskRank", missing, [&] { return let_maskRank(); }) &&
                Set(tiling->scalesLen, "scalesLen", missing, [&] { return let_scalesLen(); }) &&
@@ -943,6 +974,13 @@ private:
             return true;
         });
     }
+    // yDtypeRead = yDtype != 28
+    bool let_yDtypeRead()
+    {
+        return Lazy(memo_yDtypeRead_, [&]() -> bool {
+            return p.yDtype != 28;
+        });
+    }
     // A = if isSharedRank then maxBS * ceil_div(epWorldSize, sharedExpertRankNum // sharedExpertNum) else globalBSReal
     // * min(localMoeExpertNum, K)
     int64_t let_A()
@@ -988,11 +1026,13 @@ private:
         if (p.expandXOut.present) {
             return static_cast<DataType>(p.expandXOut.dtype);
         }
-        return (p.quantMode == 0)
-            ? Dtype(p.x)
-            : ((let_fp8Quant() && ((p.quantMode == 3) || (p.quantMode == 4)))
-               ? DataType::DT_FLOAT8_E4M3FN
-               : DataType::DT_INT8);
+        return let_yDtypeRead()
+            ? GeDtype(p.yDtype)
+            : ((p.quantMode == 0)
+               ? Dtype(p.x)
+               : ((let_fp8Quant() && ((p.quantMode == 3) || (p.quantMode == 4)))
+                  ? DataType::DT_FLOAT8_E4M3FN
+                  : DataType::DT_INT8));
     }
     DataType dtype_dynamicScalesOut()
     {
@@ -1046,6 +1086,7 @@ private:
     Memo<int64_t> memo_globalBSReal_;
     Memo<bool> memo_fp8Quant_;
     Memo<bool> memo_castsUnquantised_;
+    Memo<bool> memo_yDtypeRead_;
     Memo<int64_t> memo_A_;
     Memo<int64_t> memo_maskRank_;
     Memo<int64_t> memo_scalesLen_;

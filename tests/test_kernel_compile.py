@@ -92,8 +92,12 @@ def test_tiling_struct_follows_the_field_rule(dispatch_v2):
     fields = tiling_fields(dispatch_v2)
     assert declared == [(f.ctype, f.name) for f in fields]
     names = [n for _, n in declared]
+    # the HCCL tilings first, as the real tiling data have them (SetCcTilingV2 takes offsets from the init tiling)
+    assert declared[:3] == [("Mc2InitTiling", "mc2InitTiling"), ("Mc2CcTiling", "mc2CcTiling1"),
+                            ("Mc2CcTiling", "mc2CcTiling2")]
+    assert '#include "kernel_tiling/kernel_tiling.h"' in text
     attrs = [a.name for a in dispatch_v2.attrs if a.type in ("int64", "bool")]
-    assert names[:len(attrs)] == attrs
+    assert names[3:3 + len(attrs)] == attrs
     for n in ("isSharedRank", "localExpertNum", "A", "serverNum", "BS", "H", "K"):
         assert ("int64_t", n) in declared
     assert ("int32_t", "dtype_expandXOut") in declared and ("uint32_t", "has_scalesOptional") in declared

@@ -45,6 +45,7 @@ def test_every_row_is_complete_and_consistent():
         assert f.soc == soc and re.fullmatch(r"ascend\w+", soc)
         assert f.soc_name.lower() == soc.lower(), "the generated ParseSoc matches the SoC name case-insensitively"
         assert f.assist_layout in P.ASSIST_LAYOUTS and f.hccl_server in P.HCCL_SERVERS
+        assert f.hccl_op_type in P.HCCL_CMD_NAMES and f.hccl_alg_config.split("=")[0] in ("AlltoAll", "BatchWrite")
         assert f.npu_arch > 0 and f.ub_bytes % 32768 == 0
         assert f.ranks_per_server is None or f.ranks_per_server > 0
     assert B.PRODUCTS == {soc: f.display for soc, f in P.PRODUCTS.items()}

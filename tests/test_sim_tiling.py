@@ -19,6 +19,7 @@ import importlib.util
 import os
 import re
 import shutil
+import struct
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -52,7 +53,13 @@ DT_UNDEFINED = 28
 # The generated tiling functions' constants (op_tiling/<op>_tiling.cpp).
 SYSTEM_NEED_WORKSPACE, WORKSPACE_PER_CORE_PAIR, BATCH_MODE = 16 * MIB, 512, 1
 CTYPES = {"int64_t": ctypes.c_int64, "int32_t": ctypes.c_int32, "uint32_t": ctypes.c_uint32,
-          "uint64_t": ctypes.c_uint64}
+          "uint64_t": ctypes.c_uint64, "Mc2InitTiling": ctypes.c_uint8 * 64, "Mc2CcTiling": ctypes.c_uint8 * 512}
+# What the real MoE tilings put in their HCCL cc tilings, per product (hicann/ops-transformer mc2/
+# moe_distribute_{dispatch,combine}_v2 op_tiling: A3 and the 950 MTE path SetHcommCfg, A2 arch22): opType
+# (HcclCMDType), algConfig and the comm engine (mc2tiling::AIV_ENGINE = 3 on A3/950, the default 0 on A2).
+HCCL_CC = {"ascend910b": (18, "BatchWrite=level0:fullmesh", 0),
+           "ascend910_93": (8, "AlltoAll=level0:fullmesh;level1:pairwise", 3),
+           "ascend950": (8, "AlltoAll=level0:fullmesh;level1:pairwise", 3)}
 KINDS = {"int64": "i", "bool": "b", "float": "f", "string": "s", "list<int64>": "I"}
 
 
@@ -202,6 +209,8 @@ def _expected_fields(twin: Twin, case: dict, rank, metas: dict, seen: dict, key:
     platform = {"tilingKey": key, "aivNum": AIV, "totalUbSize": UB, "winSizeBytes": seen["window"]}
     out = {}
     for name, doc in twin.docs.items():
+        if doc.startswith("hccl "):
+            continue  # opaque HCCL tilings: _check_hccl
         if m := re.fullmatch(r"attr (\w+) \((?:int64|bool)\)", doc):
             # an ignored attribute is what the op reads, its default, whatever the call passed
             ignored = m.group(1) in ref.INFO.ignored_attrs.get(product, ())
@@ -222,6 +231,36 @@ def _expected_fields(twin: Twin, case: dict, rank, metas: dict, seen: dict, key:
         else:
             raise AssertionError(f"{twin.snake}: no rule for tiling data field {name} ({doc})")
     return out
+
+
+def _check_hccl(twin: Twin, case: dict, seen: dict, fields: dict, where: str) -> None:
+    """The HCCL tilings as asc-devkit's Mc2InitTilingInner / Mc2CcTilingInner lay them out
+    (include/adv_api/hccl/internal/hccl_tiling_msg.h): the init tiling lists the cc tilings of the groups in use by
+    their offsets from it, each cc tiling names its group and the product's HCCL algorithm."""
+    groups = [(name, *m.groups()) for name, doc in twin.docs.items()
+              if (m := re.fullmatch(r"hccl cc tiling of the (\w+) group (\w+)", doc))]
+    if not groups:
+        assert "mc2InitTiling" not in fields, where
+        return
+    init = bytes(fields["mc2InitTiling"])
+    version, count = struct.unpack_from("<II", init, 0)
+    offsets = struct.unpack_from("<8I", init, 8)
+    dev_type = init[46]
+    # every group after the first is in use only with its domain's world size above 1 (no current product)
+    in_use = [g for i, g in enumerate(groups) if i == 0 or int(seen["full"].get(f"{g[1]}WorldSize", 0)) > 1]
+    assert (version, count, dev_type) == (100, len(in_use), 0xFF), f"{where}: init tiling {version, count, dev_type}"
+    op_type, alg, engine = HCCL_CC[case["product"]]
+    base = twin.struct.mc2InitTiling.offset
+    for i, (name, domain, attr) in enumerate(groups):
+        cc = bytes(fields[name])
+        if (name, domain, attr) not in in_use:
+            assert cc == bytes(512), f"{where}: {name} filled for the unused {domain} group"
+            continue
+        assert offsets[in_use.index((name, domain, attr))] == getattr(twin.struct, name).offset - base, where
+        group_name = cc[16:144].rstrip(b"\0").decode()
+        alg_config = cc[144:272].rstrip(b"\0").decode()
+        got = (group_name, alg_config, struct.unpack_from("<I", cc, 272)[0], cc[13], cc[3])
+        assert got == (seen["full"][attr], alg, op_type, engine, 1), f"{where}: {name} {got}"
 
 
 def _fields(twin: Twin, data: bytes) -> dict:
@@ -256,6 +295,7 @@ def test_every_positive_rank_tiles_as_the_reference_says(twins, snake):
         want = _expected_fields(twin, case, rank, metas, seen, got["key"])
         diff = {k: (fields[k], v) for k, v in want.items() if fields[k] != v}
         assert not diff, f"{where}: fields (tiling, reference) differ: {diff}"
+        _check_hccl(twin, case, seen, fields, where)
         if graph:
             graph_data[(case["id"], rank)] = (got["key"], got["data"])
         else:

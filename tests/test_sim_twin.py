@@ -65,6 +65,12 @@ FAULTS = {
     "unaligned_datacopy": "DataCopy GM->UB: 3 float elements are 12 bytes, not a whole number of 32-byte blocks",
     "syncall_missing": "SyncAll: 1 of 2 cores of the rank arrived, 1 finished the kernel without calling it",
     "stale_after_reset": "a LocalTensor of a buffer released by TPipe::Reset (UB [0, 256))",
+    # the HCCL contract (asc-devkit impl/adv_api/detail/hccl/impl/platform_v220/hccl_aicpu.h InitV2/SetCcTilingV2)
+    "hccl_init_without_tiling": "Hccl::InitV2: Call InitV2 failed, ensure initTiling is not nullptr!",
+    "hccl_init_unwritten": "Hccl::InitV2: the init tiling has version 0, not 100",
+    "hccl_cc_offset_unlisted": "Hccl::SetCcTilingV2(72): no cc tiling the host built lies at this offset from the "
+                               "init tiling (1 listed)",
+    "hccl_cc_before_init": "Hccl::SetCcTilingV2: Call SetCcTiling failed, ensure Hccl::InitV2 func has been called",
 }
 
 

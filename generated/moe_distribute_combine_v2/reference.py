@@ -129,13 +129,13 @@ IGNORED_ATTRS = {
 FACTS = {
     "ascend910b": ProductFacts(
         soc="ascend910b", display="Atlas A2", soc_name="Ascend910B", npu_arch=2201, ub_bytes=196608,
-        ranks_per_server=8, assist_layout="expand_idx", hccl_server="aicpu"),
+        ranks_per_server=8, assist_layout="expand_idx", hccl_server="aicpu", hccl_op_type=18, hccl_alg_config="BatchWrite=level0:fullmesh"),
     "ascend910_93": ProductFacts(
         soc="ascend910_93", display="Atlas A3", soc_name="Ascend910_93", npu_arch=2201, ub_bytes=196608,
-        ranks_per_server=None, assist_layout="triple", hccl_server="mte"),
+        ranks_per_server=None, assist_layout="triple", hccl_server="mte", hccl_op_type=8, hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise"),
     "ascend950": ProductFacts(
         soc="ascend950", display="Ascend 950", soc_name="Ascend950", npu_arch=3510, ub_bytes=262144,
-        ranks_per_server=None, assist_layout="triple", hccl_server="mte"),
+        ranks_per_server=None, assist_layout="triple", hccl_server="mte", hccl_op_type=8, hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise"),
 }
 
 # ---- derived quantities, per product -------------------------------------------------------

@@ -26,6 +26,12 @@ ASSIST_LAYOUTS = (TRIPLE, EXPAND_IDX)
 # HCCL server type the aclnn layer sets for MC2 ops (semantics.md §1)
 AICPU, MTE = "aicpu", "mte"
 HCCL_SERVERS = (AICPU, MTE)
+# HcclCMDType values (asc-devkit include/adv_api/hccl/hccl_common.h) the products' HCCL cc tilings name
+HCCL_CMD_NAMES = {8: "HCCL_CMD_ALLTOALLV", 18: "HCCL_CMD_BATCH_WRITE"}
+# The mc2tiling engine constant a server's cc tiling names with SetCommEngine (None: the default engine). The
+# A3 and 950 MTE tilings set AIV_ENGINE ("通过不拉起AICPU，提高算子退出性能": no AICPU is launched), the A2 AICPU
+# tilings set none (hicann/ops-transformer mc2/moe_distribute_dispatch_v2 op_tiling SetHcommCfg and arch22).
+HCCL_COMM_ENGINES = {AICPU: None, MTE: "AIV_ENGINE"}
 
 
 @dataclass(frozen=True)
@@ -38,6 +44,8 @@ class ProductFacts:
     ranks_per_server: int | None   # NPUs of one server, where the code divides by it; None: no code uses it
     assist_layout: str             # one of ASSIST_LAYOUTS
     hccl_server: str               # one of HCCL_SERVERS
+    hccl_op_type: int              # the HcclCMDType of its cc tiling (a key of HCCL_CMD_NAMES)
+    hccl_alg_config: str           # the algConfig of its cc tiling
 
     def as_kwargs(self) -> dict:
         """The fields, in order (what a generated reference writes to rebuild the row)."""
@@ -64,14 +72,23 @@ _ROWS = (
     # __NPU_ARCH__==3510"); 256 KiB UB per vector core (the value the twin's platform has reported since
     # the first twin, opgen/sim/job.py; the docs here give no UB size); assistInfo triples (semantics.md §2.4 "On A3/A5 ... 3 ints per received row");
     # HCCL server MTE (semantics.md §1, CCU only with commAlg ccu, which opgen does not generate).
-    ProductFacts("ascend950", "Ascend 950", "Ascend950", 3510, 262144, None, TRIPLE, MTE),
+    # HCCL cc tiling: AlltoAll over fullmesh/pairwise, as the 950 MTE path takes the A3 tiling
+    # (hicann/ops-transformer mc2/moe_distribute_dispatch_v2 op_tiling/arch35, and the 950 Setup tilings).
+    ProductFacts("ascend950", "Ascend 950", "Ascend950", 3510, 262144, None, TRIPLE, MTE,
+                 8, "AlltoAll=level0:fullmesh;level1:pairwise"),
     # Atlas A3 (Ascend910_93): dav_c220, __NPU_ARCH__ 2201 (mirror-cann/ops-transformer kernels branch on
     # `__NPU_ARCH__ == 2201` for A2/A3 and `== 3510` for A5); 192 KiB UB; triples (semantics.md §2.4); MTE (§1).
-    ProductFacts("ascend910_93", "Atlas A3", "Ascend910_93", 2201, 196608, None, TRIPLE, MTE),
+    # HCCL cc tiling: hicann/ops-transformer mc2/moe_distribute_{dispatch,combine}_v2 op_tiling SetHcommCfg
+    # (AlltoAll=level1:hierarchy for the layered template, which the generated kernels do not implement).
+    ProductFacts("ascend910_93", "Atlas A3", "Ascend910_93", 2201, 196608, None, TRIPLE, MTE,
+                 8, "AlltoAll=level0:fullmesh;level1:pairwise"),
     # Atlas A2 (Ascend910B): __NPU_ARCH__ 2201, 192 KiB UB as A3; 8 NPUs per server (the dispatch tiling's
     # serverNum = epWorldSize / 8, specs/dispatch_v2.spec); A2 fullmesh writes the sender-side expandIdx into
     # assistInfoForCombineOut (semantics.md §2.4, §5); HCCL server AICPU (semantics.md §1: "910B → AICPU").
-    ProductFacts("ascend910b", "Atlas A2", "Ascend910B", 2201, 196608, 8, EXPAND_IDX, AICPU),
+    # HCCL cc tiling: BatchWrite (op_tiling/arch22 of the same ops; level1 variants above 8 ranks, which the
+    # generated kernels' intra-server MTE copies do not implement).
+    ProductFacts("ascend910b", "Atlas A2", "Ascend910B", 2201, 196608, 8, EXPAND_IDX, AICPU,
+                 18, "BatchWrite=level0:fullmesh"),
 )
 
 PRODUCTS: dict[str, ProductFacts] = {r.soc: r for r in _ROWS}

@@ -24,14 +24,14 @@ from opgen.core.artifact import Artifact
 from opgen.core.dtypes import DTYPES, FORMATS
 from opgen.core import builtins as B
 from opgen.core.errors import LoweringError
-from opgen.core.products import AICPU, op_soc_version
+from opgen.core.products import AICPU, HCCL_CMD_NAMES, HCCL_COMM_ENGINES, op_soc_version
 from opgen.lang.expr import Bool, Call, Expr, Int, Name, Str, to_spec, walk
 from opgen.emit.registry import emitter
 from opgen.emit.render import render
 from opgen.lower.aclnn_abi import RUN_PARAMS, WORKSPACE_PARAMS, omitted_value, param_decl, workspace_params
 from opgen.lower.literals import cpp_literal, cpp_string
 from opgen.model.decl import AclnnEntry, Attr, Op, ProductView, Tensor, snake
-from opgen.emit.tiling_layout import TilingField, tiling_fields
+from opgen.emit.tiling_layout import TilingField, hccl_cc_field, tiling_fields
 from opgen.model.static_eval import StaticEnv, fails
 from opgen.lower.cpp import (ScalarCpp, comment_text as cpp_comment, cpp_expr, cpp_ge_enum, cpp_ident,
                              cpp_kind_type, cpp_soc_enum)
@@ -807,7 +807,23 @@ def _view_tiling(op: Op, view: ProductView, fields: list[TilingField]) -> dict:
             rule = "Undefined<DataType>()"
         dtype_rows.append(dict(name=t.name, field=cpp_ident(t.name), rule=rule))
     return dict(view=view, copies=copies, sets=sets, key=key, lets=let_rows, dtypes=dtype_rows,
-                display=comment_text(view.product.display))
+                display=comment_text(view.product.display), groups=_groups_in_use(op, view))
+
+
+def _groups_in_use(op: Op, view: ProductView) -> list[dict]:
+    """Where each comm group after the first is in use on a product, as C++ over the tiling evaluator: never where
+    the product ignores or rejects its name, else its spec condition, else where its name is set."""
+    out = []
+    for i, g in enumerate(op.comm_groups[1:], start=1):
+        if g.attr in view.ignored_attrs or g.attr in view.unsupported_attrs:
+            code, why = "false", f"{view.soc} ignores {g.attr}" if g.attr in view.ignored_attrs else \
+                f"{view.soc} does not support {g.attr}"
+        elif g.when is not None:
+            code, why = cpp_expr(g.when, view), to_spec(g.when)
+        else:
+            code, why = f"!p.{cpp_ident(g.attr)}.empty()", f"{g.attr} is set"
+        out.append(dict(index=i, domain=g.domain, code=code, comment=comment_text(why)))
+    return out
 
 
 def tiling_context(op: Op) -> dict:
@@ -829,6 +845,10 @@ def tiling_context(op: Op) -> dict:
         bound=[(name, t, axis) for name, (t, axis) in dim_bindings(op).items()],
         hccl=_hccl_env(op),
         comm=bool(op.comm_groups),
+        cc_groups=[dict(field=hccl_cc_field(i), attr=cpp_ident(g.attr), domain=g.domain)
+                   for i, g in enumerate(op.comm_groups)],
+        cc_socs=[dict(soc=v.soc, op_type=v.facts.hccl_op_type, op_name=HCCL_CMD_NAMES[v.facts.hccl_op_type],
+                      alg=v.facts.hccl_alg_config, engine=HCCL_COMM_ENGINES[v.facts.hccl_server]) for v in (op.views[p.soc] for p in op.products)],
     )
     return ctx
 

@@ -28,9 +28,29 @@ def has_field(op: Op, name: str) -> bool:
         t.optional or t.empty_absent or any(name in p.empty_absent_inputs for p in op.products))
 
 
+# The HCCL tiling blobs of kernel_tiling/kernel_tiling.h (generated at CANN build time from asc-devkit
+# include/adv_api/hccl/hccl_tilingdata.h; in ../shared/cann/headers.tar.gz): opaque, filled by the host's
+# AscendC::Mc2CcTilingConfig::GetTiling and read by the kernel's Hccl::InitV2 / SetCcTilingV2.
+HCCL_TILING_BYTES = {"Mc2InitTiling": 64, "Mc2CcTiling": 512}
+
+
+def hccl_cc_field(index: int) -> str:
+    """The Mc2CcTiling field of the op's communication group ``index`` (0: the first ``comm`` group)."""
+    return f"mc2CcTiling{index + 1}"
+
+
 def tiling_fields(op: Op) -> list[TilingField]:
-    """The fields of ``<Op>TilingData`` in declaration order."""
+    """The fields of ``<Op>TilingData`` in declaration order.  An op that communicates starts with the HCCL
+    tilings, as the real MoE tiling data do (hicann/ops-transformer mc2/moe_distribute_dispatch_v2/op_kernel/
+    moe_distribute_dispatch_v2_tiling.h: Mc2InitTiling mc2InitTiling; Mc2CcTiling mc2CcTiling1; ...): the init
+    tiling must come first, since SetCcTilingV2 takes a cc tiling's offset from it."""
     out: list[TilingField] = []
+    if op.comm_groups:
+        out.append(TilingField("Mc2InitTiling", "mc2InitTiling", "hccl init tiling (Mc2CcTilingConfig::GetTiling)",
+                               "hccl"))
+        for i, g in enumerate(op.comm_groups):
+            out.append(TilingField("Mc2CcTiling", hccl_cc_field(i),
+                                   f"hccl cc tiling of the {g.domain} group {g.attr}", "hccl", g.attr))
     for a in op.attrs:
         if a.type in ("int64", "bool"):
             out.append(TilingField("int64_t", a.name, f"attr {a.name} ({a.type})", "attr", a.name))

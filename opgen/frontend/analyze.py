@@ -233,7 +233,8 @@ class Analyzer(_Builder):
         elif k == "unsupported_stmt":
             f["unsupported"].extend(self.text(x) for x in c[0].children)
         elif k == "comm_stmt":
-            f["comm"].append(CommGroup(str(c[0]), str(c[1])))
+            when = self.expr(c[2].children[0]) if c[2] is not None else None
+            f["comm"].append(CommGroup(str(c[0]), str(c[1]), when))
         elif k == "env_decl":
             unit = self.unquote(c[3].children[0]) if c[3] is not None else ""
             doc = self.text(c[4].children[0]) if c[4] is not None else ""
@@ -512,6 +513,11 @@ class _Checker:
                 self.d.error("E119", f"comm group '{g.domain}' must name a string attribute, got '{g.attr}'",
                              self.at(op.span, rf"\bcomm\s+{_w(g.domain)}\s+({_w(g.attr)})\b"),
                              _guess(g.attr, [x.name for x in op.attrs if x.type == "string"]))
+            if g.when is not None:
+                self.expect_bool(g.when)
+                if g is op.comm_groups[0]:
+                    self.d.error("E119", f"comm group '{g.domain}' is the op's first group, which every call uses: "
+                                 "it takes no 'when'", g.when.span)
         self.check_shapes()
         self.check_lets(op.lets, "op")
         for df in op.defs:

@@ -231,6 +231,7 @@ class Product:
 class CommGroup:
     domain: str  # e.g. "ep", "tp"
     attr: str    # the string attribute naming the HCCL group
+    when: Expr | None = None  # where a group after the first is in use (None: where its name is non-empty)
 
 
 @dataclass(frozen=True)

@@ -124,7 +124,8 @@ def print_op(op: Op) -> str:
         lines.append(f"{i}pairs_with {', '.join(op.pairs_with)};")
     if op.unsupported_products:
         lines.append(f"{i}unsupported {', '.join(quote(u) for u in op.unsupported_products)};")
-    lines += [f"{i}comm {g.domain} {g.attr};" for g in op.comm_groups]
+    lines += [f"{i}comm {g.domain} {g.attr}" + (f" when {to_spec(g.when)}" if g.when is not None else "") + ";"
+              for g in op.comm_groups]
     for e in op.envs:
         unit = f" unit {quote(e.unit)}" if e.unit else ""
         doc = f" doc {quote(e.doc)}" if e.doc else ""

@@ -158,6 +158,11 @@ def _covers(outer, inner) -> bool:
     return lo_ok and hi_ok
 
 
+def _comm_when(g) -> str:
+    """Where a comm group is in use, as the diff shows it."""
+    return to_spec(g.when) if g.when is not None else "its name is set"
+
+
 def _relation(old, new) -> str:
     """'widened', 'narrowed', 'changed' (neither contains the other) or 'rewritten' (the same values, written
     differently) for two intervals (None: bounds that are not constants) or two item sets."""
@@ -318,6 +323,13 @@ class _Differ:
             if (d, a) not in new_comm:
                 out.append(Change(ABI, "comm.removed", f"comm {d}", f"HCCL comm group {d} (named by {a}) removed",
                                   old=a))
+        old_when = {(g.domain, g.attr): _comm_when(g) for g in old.comm_groups}
+        for g in new.comm_groups:
+            before, after = old_when.get((g.domain, g.attr)), _comm_when(g)
+            if before is not None and before != after:
+                out.append(Change(BEHAVIOUR, "comm.when", f"comm {g.domain}",
+                                  f"HCCL comm group {g.domain} in use when {before} -> when {after}",
+                                  old=before, new=after))
         # A successor op's entry points are all new (the rename says it); between two specs that both declare
         # no entry point, the one default entry point changes exactly as the parameters below do.
         if old.name == new.name and (old.aclnn or new.aclnn):

@@ -4,7 +4,9 @@
  * `twin_cases CASE` runs CASE on a world of 2 ranks x 2 cores (UB 192 KiB, 1 s deadline), then prints
  * `fault <message>` per fault and `value <text>` per value the case reports; tests/test_sim_twin.py checks them.
  */
+#include <cstddef>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -14,6 +16,7 @@
 
 #include "kernel_operator.h"
 #include "lib/hccl/hccl.h"
+#include "tiling/hccl/hccl_tiling.h"
 
 using namespace AscendC;
 
@@ -229,6 +232,56 @@ void StaleAfterReset(uint32_t)
     t.SetValue(0, 1.0f);
 }
 
+// The HCCL tilings of one EP group as a host tiling builds them (the twin's Mc2CcTilingConfig), laid out as the
+// generated tiling data start: the init tiling, then the cc tiling.
+struct HcclTilings {
+    Mc2InitTiling init;
+    Mc2CcTiling cc;
+};
+
+const HcclTilings& EpTilings()
+{
+    static const HcclTilings tilings = [] {
+        HcclTilings t{};
+        AscendC::Mc2CcTilingConfig config("ep", 8U, "AlltoAll=level0:fullmesh;level1:pairwise");
+        if (config.GetTiling(t.init) != 0U || config.GetTiling(t.cc) != 0U) {
+            std::abort();
+        }
+        return t;
+    }();
+    return tilings;
+}
+
+// InitV2 with no init tiling: the device reads its device type from it to decode the context.
+void HcclInitWithoutTiling(uint32_t)
+{
+    Hccl<HcclServerType::HCCL_SERVER_TYPE_AICPU> hccl;
+    hccl.InitV2(GetHcclContext<0>(), nullptr);
+}
+
+// An init tiling Mc2CcTilingConfig::GetTiling never wrote.
+void HcclInitUnwritten(uint32_t)
+{
+    static const HcclTilings zero{};
+    Hccl<HcclServerType::HCCL_SERVER_TYPE_AICPU> hccl;
+    hccl.InitV2(GetHcclContext<0>(), &zero.init);
+}
+
+// SetCcTilingV2 at an offset where the host built no cc tiling.
+void HcclCcOffsetUnlisted(uint32_t)
+{
+    Hccl<HcclServerType::HCCL_SERVER_TYPE_AICPU> hccl;
+    hccl.InitV2(GetHcclContext<0>(), &EpTilings().init);
+    hccl.SetCcTilingV2(offsetof(HcclTilings, cc) + 8U);
+}
+
+// SetCcTilingV2 before InitV2.
+void HcclCcBeforeInit(uint32_t)
+{
+    Hccl<HcclServerType::HCCL_SERVER_TYPE_AICPU> hccl;
+    hccl.SetCcTilingV2(offsetof(HcclTilings, cc));
+}
+
 // ---- semantics ------------------------------------------------------------------------------------------------
 // Each rank writes {rank + 1} rows into its peer's window, then a flag; the peer polls the flag and reads.
 void WindowExchange(uint32_t rank)
@@ -237,7 +290,8 @@ void WindowExchange(uint32_t rank)
     TBuf<TPosition::VECCALC> buf;
     pipe.InitBuffer(buf, 64);
     Hccl<HcclServerType::HCCL_SERVER_TYPE_AICPU> hccl;
-    hccl.InitV2(GetHcclContext<0>(), nullptr);
+    hccl.InitV2(GetHcclContext<0>(), &EpTilings().init);
+    hccl.SetCcTilingV2(offsetof(HcclTilings, cc));
     if (GetBlockIdx() != 0) {
         return;
     }
@@ -401,6 +455,10 @@ const std::map<std::string, Case>& Cases()
         {"unaligned_datacopy", UnalignedDataCopy},
         {"syncall_missing", SyncAllMissing},
         {"stale_after_reset", StaleAfterReset},
+        {"hccl_init_without_tiling", HcclInitWithoutTiling},
+        {"hccl_init_unwritten", HcclInitUnwritten},
+        {"hccl_cc_offset_unlisted", HcclCcOffsetUnlisted},
+        {"hccl_cc_before_init", HcclCcBeforeInit},
         {"window_exchange", WindowExchange},
         {"compare_select", CompareSelect},
         {"reduce_maxes", ReduceMaxes},

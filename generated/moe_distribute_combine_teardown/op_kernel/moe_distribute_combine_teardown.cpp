@@ -686,7 +686,10 @@ __aicore__ inline void MoeDistributeCombineTeardown<MOE_DISTRIBUTE_COMBINE_TEARD
     tiling_ = tiling;
     coreIdx_ = static_cast<uint32_t>(GetBlockIdx());
     coreNum_ = static_cast<uint32_t>(GetBlockNum());
-    hccl_.InitV2(GetHcclContext<EP_GROUP>(), nullptr);  // window access only: no AICPU-served task
+    // The HCCL tilings the host built (Mc2CcTilingConfig): the init tiling, then the EP cc tiling by its offset
+    // from it. Only window addresses are read afterwards: no HCCL task is issued.
+    hccl_.InitV2(GetHcclContext<EP_GROUP>(), &tiling_.mc2InitTiling);
+    hccl_.SetCcTilingV2(offsetof(MoeDistributeCombineTeardownTilingData, mc2CcTiling1));
     epRank_ = static_cast<uint32_t>(tiling.epRankId);
     epWorld_ = static_cast<uint32_t>(tiling.epWorldSize);
     bs_ = static_cast<uint32_t>(tiling.BS);

@@ -12,7 +12,11 @@
 
 #include <cstdint>
 
+#include "kernel_tiling/kernel_tiling.h"  // Mc2InitTiling, Mc2CcTiling
+
 struct MoeDistributeDispatchTeardownTilingData {
+    Mc2InitTiling mc2InitTiling;  // hccl init tiling (Mc2CcTilingConfig::GetTiling)
+    Mc2CcTiling mc2CcTiling1;  // hccl cc tiling of the ep group groupEp
     int64_t epWorldSize;  // attr epWorldSize (int64)
     int64_t epRankId;  // attr epRankId (int64)
     int64_t moeExpertNum;  // attr moeExpertNum (int64)

@@ -743,7 +743,10 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
     tiling_ = tiling;
     coreIdx_ = static_cast<uint32_t>(GetBlockIdx());
     coreNum_ = static_cast<uint32_t>(GetBlockNum());
-    hccl_.InitV2(GetHcclContext<EP_GROUP>(), nullptr);  // window access only: no AICPU-served task
+    // The HCCL tilings the host built (Mc2CcTilingConfig): the init tiling, then the EP cc tiling by its offset
+    // from it. Only window addresses are read afterwards: no HCCL task is issued.
+    hccl_.InitV2(GetHcclContext<EP_GROUP>(), &tiling_.mc2InitTiling);
+    hccl_.SetCcTilingV2(offsetof(MoeDistributeDispatchV2TilingData, mc2CcTiling1));
     epRank_ = static_cast<uint32_t>(tiling.epRankId);
     epWorld_ = static_cast<uint32_t>(tiling.epWorldSize);
     bs_ = static_cast<uint32_t>(tiling.BS);
@@ -765,7 +768,8 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
     tpGather_ = tiling.tpWorldSize == 2;
     tpRank_ = static_cast<uint32_t>(tiling.tpRankId);
     if (tpGather_) {
-        hcclTp_.InitV2(GetHcclContext<TP_GROUP>(), nullptr);
+        hcclTp_.InitV2(GetHcclContext<TP_GROUP>(), &tiling_.mc2InitTiling);
+        hcclTp_.SetCcTilingV2(offsetof(MoeDistributeDispatchV2TilingData, mc2CcTiling2));
     }
 
     // the row message: [expandXOut row | scale rows | (srcRank, tokenIdx, k) | expert scale], 512-aligned

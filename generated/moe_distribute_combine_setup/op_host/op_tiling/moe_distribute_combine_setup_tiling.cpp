@@ -21,6 +21,7 @@
 #include "op_host/op_tiling/mc2_tiling_utils.h"
 #include "register/op_impl_registry.h"
 #include "tiling/platform/platform_ascendc.h"
+#include "tiling/hccl/hccl_tiling.h"
 #include "moe_distribute_combine_setup_check.h"
 #include "../../op_kernel/moe_distribute_combine_setup_tiling.h"
 
@@ -337,6 +338,36 @@ uint64_t ReadWindowSize(const char *nodeName, const check::Params &params)
     return windowBytes;
 }
 
+// The HCCL tilings the kernel hands to Hccl::InitV2 / SetCcTilingV2, built as the real MoE tilings build them
+// (AscendC::Mc2CcTilingConfig): the init tiling first, then the cc tiling of each communication group in use.
+ge::graphStatus FillHcclTiling(const char *nodeName, const check::Params &p, check::Soc soc,
+                               MoeDistributeCombineSetupTilingData *tiling)
+{
+    uint32_t opType = 0U;
+    const char *algConfig = "";
+    uint8_t commEngine = 0U;  // the default engine
+    switch (soc) {
+        case check::Soc::kAscend950: {
+            opType = 8U;  // HCCL_CMD_ALLTOALLV
+            algConfig = "AlltoAll=level0:fullmesh;level1:pairwise";
+            commEngine = mc2tiling::AIV_ENGINE;
+            break;
+        }
+    }
+    AscendC::Mc2CcTilingConfig config(p.groupEp, opType, algConfig);
+    if (commEngine != 0U) {
+        OP_CHECK_IF(config.SetCommEngine(commEngine) != 0U,
+                    OP_LOGE(nodeName, "mc2CcTilingConfig SetCommEngine(%u) failed.", commEngine),
+                    return ge::GRAPH_FAILED);
+    }
+    OP_CHECK_IF(config.GetTiling(tiling->mc2InitTiling) != 0U,
+                OP_LOGE(nodeName, "mc2CcTilingConfig GetTiling mc2InitTiling failed."), return ge::GRAPH_FAILED);
+    OP_CHECK_IF(config.GetTiling(tiling->mc2CcTiling1) != 0U,
+                OP_LOGE(nodeName, "mc2CcTilingConfig GetTiling mc2CcTiling1 (ep group) failed."),
+                return ge::GRAPH_FAILED);
+    return ge::GRAPH_SUCCESS;
+}
+
 ge::graphStatus TilingParseForMoeDistributeCombineSetup(gert::TilingParseContext *context)
 {
     (void)context;
@@ -380,6 +411,8 @@ ge::graphStatus MoeDistributeCombineSetupTilingFunc(gert::TilingContext *context
     OP_CHECK_IF(!ComputeTiling(params, soc, tilingData, &tilingKey, &missing),
                 OP_LOGE(nodeName, "The tiling data field %s has no value for these inputs and attributes.", missing),
                 return ge::GRAPH_FAILED);
+    OP_CHECK_IF(FillHcclTiling(nodeName, params, soc, tilingData) != ge::GRAPH_SUCCESS,
+                OP_LOGE(nodeName, "Failed to build the HCCL tiling."), return ge::GRAPH_FAILED);
 
     auto ascendcPlatform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
     const uint32_t aivNum = ascendcPlatform.GetCoreNumAiv();

@@ -21,6 +21,7 @@
 #include "op_host/op_tiling/mc2_tiling_utils.h"
 #include "register/op_impl_registry.h"
 #include "tiling/platform/platform_ascendc.h"
+#include "tiling/hccl/hccl_tiling.h"
 #include "moe_distribute_dispatch_v2_check.h"
 #include "../../op_kernel/moe_distribute_dispatch_v2_tiling.h"
 
@@ -313,6 +314,9 @@ public:
                Set(tiling->dtype_expandScalesOut, "dtype_expandScalesOut", missing,
                    [&] { return static_cast<int32_t>(dtype_expandScalesOut()); });
     }
+
+    // whether the tp comm group is in use: ascend910b ignores groupTp
+    bool UsesGroup1() { return false; }
 
 private:
     static int32_t InputDtype(const check::TensorDesc &tensor)
@@ -611,6 +615,9 @@ public:
                    [&] { return static_cast<int32_t>(dtype_expandScalesOut()); });
     }
 
+    // whether the tp comm group is in use: tpWorldSize > 1
+    bool UsesGroup1() { return p.tpWorldSize > 1; }
+
 private:
     static int32_t InputDtype(const check::TensorDesc &tensor)
     {
@@ -900,6 +907,9 @@ public:
                    [&] { return static_cast<int32_t>(dtype_expandScalesOut()); });
     }
 
+    // whether the tp comm group is in use: ascend950 does not support groupTp
+    bool UsesGroup1() { return false; }
+
 private:
     static int32_t InputDtype(const check::TensorDesc &tensor)
     {
@@ -1141,6 +1151,59 @@ uint64_t ReadWindowSize(const char *nodeName, const check::Params &params)
     return windowBytes;
 }
 
+// The HCCL tilings the kernel hands to Hccl::InitV2 / SetCcTilingV2, built as the real MoE tilings build them
+// (AscendC::Mc2CcTilingConfig): the init tiling first, then the cc tiling of each communication group in use.
+ge::graphStatus FillHcclTiling(const char *nodeName, const check::Params &p, check::Soc soc,
+                               MoeDistributeDispatchV2TilingData *tiling)
+{
+    uint32_t opType = 0U;
+    const char *algConfig = "";
+    uint8_t commEngine = 0U;  // the default engine
+    bool inUse[2] = {true};  // the first group: always
+    switch (soc) {
+        case check::Soc::kAscend910b: {
+            opType = 18U;  // HCCL_CMD_BATCH_WRITE
+            algConfig = "BatchWrite=level0:fullmesh";
+            Ascend910bTiling eval(p);
+            inUse[1] = eval.UsesGroup1();
+            break;
+        }
+        case check::Soc::kAscend910_93: {
+            opType = 8U;  // HCCL_CMD_ALLTOALLV
+            algConfig = "AlltoAll=level0:fullmesh;level1:pairwise";
+            commEngine = mc2tiling::AIV_ENGINE;
+            Ascend910_93Tiling eval(p);
+            inUse[1] = eval.UsesGroup1();
+            break;
+        }
+        case check::Soc::kAscend950: {
+            opType = 8U;  // HCCL_CMD_ALLTOALLV
+            algConfig = "AlltoAll=level0:fullmesh;level1:pairwise";
+            commEngine = mc2tiling::AIV_ENGINE;
+            Ascend950Tiling eval(p);
+            inUse[1] = eval.UsesGroup1();
+            break;
+        }
+    }
+    AscendC::Mc2CcTilingConfig config(p.groupEp, opType, algConfig);
+    if (commEngine != 0U) {
+        OP_CHECK_IF(config.SetCommEngine(commEngine) != 0U,
+                    OP_LOGE(nodeName, "mc2CcTilingConfig SetCommEngine(%u) failed.", commEngine),
+                    return ge::GRAPH_FAILED);
+    }
+    OP_CHECK_IF(config.GetTiling(tiling->mc2InitTiling) != 0U,
+                OP_LOGE(nodeName, "mc2CcTilingConfig GetTiling mc2InitTiling failed."), return ge::GRAPH_FAILED);
+    OP_CHECK_IF(config.GetTiling(tiling->mc2CcTiling1) != 0U,
+                OP_LOGE(nodeName, "mc2CcTilingConfig GetTiling mc2CcTiling1 (ep group) failed."),
+                return ge::GRAPH_FAILED);
+    if (inUse[1]) {
+        OP_CHECK_IF(config.SetGroupName(p.groupTp) != 0U || config.GetTiling(tiling->mc2CcTiling2) != 0U,
+                    OP_LOGE(nodeName, "mc2CcTilingConfig GetTiling mc2CcTiling2 (tp group) failed."),
+                    return ge::GRAPH_FAILED);
+    }
+    return ge::GRAPH_SUCCESS;
+}
+
 ge::graphStatus TilingParseForMoeDistributeDispatchV2(gert::TilingParseContext *context)
 {
     (void)context;
@@ -1184,6 +1247,8 @@ ge::graphStatus MoeDistributeDispatchV2TilingFunc(gert::TilingContext *context)
     OP_CHECK_IF(!ComputeTiling(params, soc, tilingData, &tilingKey, &missing),
                 OP_LOGE(nodeName, "The tiling data field %s has no value for these inputs and attributes.", missing),
                 return ge::GRAPH_FAILED);
+    OP_CHECK_IF(FillHcclTiling(nodeName, params, soc, tilingData) != ge::GRAPH_SUCCESS,
+                OP_LOGE(nodeName, "Failed to build the HCCL tiling."), return ge::GRAPH_FAILED);
 
     auto ascendcPlatform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
     const uint32_t aivNum = ascendcPlatform.GetCoreNumAiv();

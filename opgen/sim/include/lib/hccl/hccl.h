@@ -2,12 +2,18 @@
  * The Ascend C HCCL client the generated kernels use to reach the HCCL windows, implemented by the twin: the
  * context GetHcclContext<index>() returns is the rank's opgen_sim::HcclGroup, whose windows are GM regions of
  * the world.  Mirrors cannmirror/asc-devkit: include/adv_api/hccl/hccl.h (class Hccl) and hccl_common.h
- * (server type, server config).
+ * (server type, server config).  InitV2 and SetCcTilingV2 hold the kernel to the contract of the real AICPU
+ * implementation (impl/adv_api/detail/hccl/impl/platform_v220/hccl_aicpu.h): InitV2 needs the init tiling the
+ * host's Mc2CcTilingConfig wrote (the device reads the debug mode, queue count and device type from it, and
+ * the device type decides how the context is read), SetCcTilingV2 needs InitV2 first and a cc tiling whose
+ * opType is a valid HcclCMDType.  Stricter than the device where the device would go on with garbage: a
+ * missing tiling, an init tiling GetTiling never wrote (version), or an offset the init tiling does not list.
  */
 #ifndef OPGEN_TEST_LIB_HCCL_HCCL_H
 #define OPGEN_TEST_LIB_HCCL_HCCL_H
 
 #include "kernel_operator.h"
+#include "opgen_sim/hccl_tiling_msg.h"
 
 namespace AscendC {
 enum HcclServerType : uint8_t {
@@ -33,7 +39,14 @@ class Hccl {
 public:
     __aicore__ void InitV2(GM_ADDR context, const void* initTiling)
     {
-        (void)initTiling;  // window access only: no task for the AICPU server
+        if (initTiling == nullptr) {
+            opgen_sim::Raise("Hccl::InitV2: Call InitV2 failed, ensure initTiling is not nullptr!");
+        }
+        init_ = static_cast<const opgen_sim::Mc2InitTilingInner*>(initTiling);
+        if (init_->version != opgen_sim::INIT_TILING_VERSION) {
+            opgen_sim::Raise("Hccl::InitV2: the init tiling has version %u, not %u: Mc2CcTilingConfig::GetTiling "
+                             "did not write it", init_->version, opgen_sim::INIT_TILING_VERSION);
+        }
         group_ = reinterpret_cast<opgen_sim::HcclGroup*>(context);
         if (group_ == nullptr || group_->magic != opgen_sim::HcclGroup{}.magic) {
             opgen_sim::Raise("Hccl::InitV2: the context is not one GetHcclContext returned");
@@ -41,7 +54,24 @@ public:
     }
     __aicore__ int32_t SetCcTilingV2(uint64_t offset)
     {
-        (void)offset;
+        if (init_ == nullptr) {
+            opgen_sim::Raise("Hccl::SetCcTilingV2: Call SetCcTiling failed, ensure Hccl::InitV2 func has been "
+                             "called successfully!");
+        }
+        bool listed = false;
+        for (uint32_t i = 0; i < init_->mc2HcommCnt && i < opgen_sim::MAX_CC_TILING_NUM; ++i) {
+            listed = listed || init_->offset[i] == offset;
+        }
+        if (!listed) {
+            opgen_sim::Raise("Hccl::SetCcTilingV2(%llu): no cc tiling the host built lies at this offset from the "
+                             "init tiling (%u listed)", static_cast<unsigned long long>(offset), init_->mc2HcommCnt);
+        }
+        const auto* cc = reinterpret_cast<const opgen_sim::Mc2CcTilingInner*>(
+            reinterpret_cast<const uint8_t*>(init_) + offset);
+        if (cc->opType == 0U || cc->opType >= opgen_sim::HCCL_CMD_ALL) {
+            opgen_sim::Raise("Hccl::SetCcTilingV2: Call SetCcTiling failed, ensure cmdType is valid (opType %u)",
+                             cc->opType);
+        }
         return 0;
     }
     __aicore__ GM_ADDR GetWindowsInAddr(uint32_t rankId)
@@ -71,6 +101,7 @@ private:
         }
     }
     opgen_sim::HcclGroup* group_ = nullptr;
+    const opgen_sim::Mc2InitTilingInner* init_ = nullptr;
 };
 }  // namespace AscendC
 

@@ -12,6 +12,10 @@
 #include "opgen_sim/host.h"
 
 namespace mc2tiling {
+// The HCCL communication engines MC2 tilings pass to Mc2CcTilingConfig::SetCommEngine (same values as CANN).
+constexpr uint8_t AIV_ENGINE = 3;
+constexpr uint8_t A5_CCU_ENGINE = 6;
+
 // Short_SoC_version of the platform, e.g. "Ascend910B", "Ascend910_93".
 inline std::string GetSocVersion(const gert::TilingContext *context)
 {

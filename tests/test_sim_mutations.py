@@ -102,3 +102,23 @@ def test_a_wrong_template_line_fails_the_twin(name, monkeypatch, tmp_path):
         testkit.twin(ref, cases, case, world, results, good, tmp_path / "good" / case_id)
         with pytest.raises((AssertionError, sim.TwinFault)):
             testkit.twin(ref, cases, case, world, results, bad, tmp_path / "bad" / case_id)
+
+
+@pytest.mark.slow
+def test_a_key_the_kernel_has_no_case_for_traps_instead_of_returning(monkeypatch, tmp_path):
+    """A tiling key no case of the kernel's Dispatch takes (here: the kernel decodes keys from a wrong base) aborts
+    the kernel with AscendC::Trap, an error the runtime reports, instead of returning with the outputs unwritten."""
+    from opgen import sim
+    from opgen.harness import testkit
+
+    ref, cases = _suite()
+    try:
+        sim.compiler()
+    except sim.TwinUnavailable as err:
+        pytest.skip(f"the CPU twin cannot be built here: {err}")
+    mutated = _build_mutated(monkeypatch, tmp_path / "out", "cpp/op_kernel/moe_dispatch.cpp.j2",
+                             "    return 10000UL", "    return 20000UL")
+    case = next(c for c in cases.POSITIVE if c["id"] == "ascend910_93-q0-bs4-h1024-k2-w2")
+    world = testkit.build_world(ref, case)
+    with pytest.raises(sim.TwinFault, match=r"AscendC::Trap: the kernel aborted itself"):
+        sim.run(sim.build_for(mutated, ref, case["product"]), ref, case, world, tmp_path / "bad")

@@ -65,6 +65,7 @@ FAULTS = {
     "unaligned_datacopy": "DataCopy GM->UB: 3 float elements are 12 bytes, not a whole number of 32-byte blocks",
     "syncall_missing": "SyncAll: 1 of 2 cores of the rank arrived, 1 finished the kernel without calling it",
     "stale_after_reset": "a LocalTensor of a buffer released by TPipe::Reset (UB [0, 256))",
+    "trap": "AscendC::Trap: the kernel aborted itself",
     # the HCCL contract (asc-devkit impl/adv_api/detail/hccl/impl/platform_v220/hccl_aicpu.h InitV2/SetCcTilingV2)
     "hccl_init_without_tiling": "Hccl::InitV2: Call InitV2 failed, ensure initTiling is not nullptr!",
     "hccl_init_unwritten": "Hccl::InitV2: the init tiling has version 0, not 100",
@@ -89,6 +90,19 @@ def test_window_exchange_through_hccl_windows_and_a_polled_flag(twin_cases):
     values, faults = run(twin_cases, "window_exchange")
     assert not faults
     assert values == ["rank 0 got 200,207 of 2", "rank 1 got 100,107 of 2"]
+
+
+def test_the_twin_counts_scalar_accesses_and_bytes_by_where_they_go(twin_cases):
+    """The cost lines of a run (opgen/sim/README.md) at known accesses: what benchmarks/bench_kernel_cost.py reads."""
+    from opgen.sim.job import parse_result
+
+    proc = subprocess.run([str(twin_cases), "costs"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    costs = parse_result(proc.stdout).costs
+    core0 = dict(scalar=6, gm_read=32, gm_write=36, window_read=32, own_window_write=32, peer_window_write=64,
+                 poll_read=32, poll_scalar=1)
+    idle = dict.fromkeys(core0, 0)
+    assert costs == {(0, 0): core0, (0, 1): idle, (1, 0): core0, (1, 1): idle}
 
 
 def test_a_wait_orders_the_writes_before_its_setflag(twin_cases):

@@ -51,11 +51,17 @@ class Tiling:
     message: str = ""
 
 
+# The columns of a `cost` line after rank and core (opgen_sim::CoreCosts, include/opgen_sim/world.h).
+COST_FIELDS = ("scalar", "gm_read", "gm_write", "window_read", "own_window_write", "peer_window_write", "poll_read",
+               "poll_scalar")
+
+
 @dataclass
 class Result:
     status: str = ""  # ok | fault | tiling ("" when result.txt has no status line)
     tilings: dict = field(default_factory=dict)  # rank -> Tiling
     faults: list = field(default_factory=list)
+    costs: dict = field(default_factory=dict)  # (rank, core) -> {COST_FIELDS name: count}
 
 
 @dataclass
@@ -207,6 +213,8 @@ def parse_result(text: str) -> Result:
                 out.tilings[rank] = Tiling(False, message=_unhex(tok[3] if len(tok) > 3 else ""))
         elif tok[0] == "fault":
             out.faults.append(_unhex(tok[1] if len(tok) > 1 else ""))
+        elif tok[0] == "cost" and len(tok) == 3 + len(COST_FIELDS):
+            out.costs[(int(tok[1]), int(tok[2]))] = dict(zip(COST_FIELDS, map(int, tok[3:])))
         elif tok[0] == "status":
             out.status = tok[1]
     return out
@@ -260,6 +268,11 @@ def run_job(exe: Path, job: Job) -> list[dict]:
                         f"{_where(exe, job)}:\n{stderr}")
     return [{name: read_output(job.dir / file, shape, dtype) for name, (shape, dtype, file) in rank.items()}
             for rank in job.outputs]
+
+
+def read_costs(job_dir: Path) -> dict:
+    """What each core of the last run in ``job_dir`` did: (rank, core) -> {COST_FIELDS name: count}."""
+    return parse_result((Path(job_dir) / "result.txt").read_text(encoding="utf-8")).costs
 
 
 def run(exe: Path, ref, case: dict, world, job_dir: Path, *, aiv: int = DEFAULT_AIV,

@@ -429,6 +429,7 @@ int Run(const std::string& dir)
         for (uint32_t r = 0; r < job.world; ++r) {
             windows[g][r] = gm.Add(job.window, "window of rank " + std::to_string(r) + " (group " + std::to_string(g) +
                                    ")", world, 0);
+            world.regions.back().windowOf = r;
         }
     }
     if (!job.windowsIn.empty()) {
@@ -480,6 +481,16 @@ int Run(const std::string& dir)
         OpgenSimKernel(args[r].data(), static_cast<uint32_t>(args[r].size()));
     });
 
+    for (uint32_t r = 0; r < job.world; ++r) {
+        for (uint32_t c = 0; c < world.ranks[r].costs.size(); ++c) {
+            const opgen_sim::CoreCosts& k = world.ranks[r].costs[c];
+            std::string line = "cost " + std::to_string(r) + " " + std::to_string(c) + " " + std::to_string(k.scalar);
+            for (uint64_t b : k.bytes) {
+                line += " " + std::to_string(b);
+            }
+            lines.push_back(line + " " + std::to_string(k.pollScalar));
+        }
+    }
     if (!world.faults.empty()) {
         for (const std::string& f : world.faults) {
             lines.push_back("fault " + Hex(f));

@@ -322,6 +322,40 @@ void WindowExchange(uint32_t rank)
            std::to_string(ub.GetValue(7)) + " of " + std::to_string(hccl.GetRankDim()));
 }
 
+// What the twin counts (opgen_sim::CoreCosts): known scalar accesses and copies on core 0 of each rank.
+void Costs(uint32_t rank)
+{
+    if (GetBlockIdx() != 0) {
+        return;
+    }
+    Hccl<HcclServerType::HCCL_SERVER_TYPE_AICPU> hccl;
+    hccl.InitV2(GetHcclContext<0>(), &EpTilings().init);
+    hccl.SetCcTilingV2(offsetof(HcclTilings, cc));
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 128);
+    LocalTensor<int32_t> ub = buf.Get<int32_t>();
+    ub.SetValue(0, 1);
+    ub.SetValue(1, 2);
+    ub.SetValue(2, 3);
+    const int32_t sum = ub.GetValue(0) + ub.GetValue(1);  // 5 scalar accesses of UB
+    Sync<HardEvent::S_MTE3>();
+    GlobalTensor<int32_t> own, peer, gm;
+    own.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(hccl.GetWindowsInAddr(rank)));
+    peer.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(hccl.GetWindowsInAddr(1U - rank)));
+    gm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(g_gm[rank]));
+    DataCopy(own, ub, 8);    // 32 bytes into the own window
+    DataCopy(peer, ub, 16);  // 64 bytes into the peer's
+    DataCopy(gm, ub, 8);     // 32 bytes into GM
+    gm.SetValue(64, sum);    // a scalar store: 4 bytes into GM
+    Sync<HardEvent::MTE3_MTE2>();
+    DataCopy(ub[8], gm[16], 8);  // 32 bytes from GM
+    DataCopy(ub[16], own, 8);    // 32 bytes from a window
+    (void)ub.GetValue(2);        // a poll loop's body
+    DataCopy(ub[24], own, 8);    // the same 32 bytes again: a poll
+    Sync<HardEvent::MTE2_S>();
+}
+
 void CompareSelect(uint32_t rank)
 {
     if (rank != 0 || GetBlockIdx() != 0) {
@@ -455,11 +489,13 @@ const std::map<std::string, Case>& Cases()
         {"unaligned_datacopy", UnalignedDataCopy},
         {"syncall_missing", SyncAllMissing},
         {"stale_after_reset", StaleAfterReset},
+        {"trap", [](uint32_t) { Trap(); }},
         {"hccl_init_without_tiling", HcclInitWithoutTiling},
         {"hccl_init_unwritten", HcclInitUnwritten},
         {"hccl_cc_offset_unlisted", HcclCcOffsetUnlisted},
         {"hccl_cc_before_init", HcclCcBeforeInit},
         {"window_exchange", WindowExchange},
+        {"costs", Costs},
         {"compare_select", CompareSelect},
         {"reduce_maxes", ReduceMaxes},
         {"pad_copy", PadCopy},
@@ -489,7 +525,8 @@ int main(int argc, char** argv)
         memory.emplace_back(new uint8_t[WINDOW_BYTES]());
         windows.push_back(memory.back().get());
         world.regions.push_back({reinterpret_cast<uintptr_t>(windows.back()), WINDOW_BYTES,
-                                 "window of rank " + std::to_string(r) + " (group 0)", nullptr});
+                                 "window of rank " + std::to_string(r) + " (group 0)", nullptr,
+                                 static_cast<int64_t>(r)});
     }
     for (uint32_t r = 0; r < 2; ++r) {
         world.ranks[r].blockDim = 2;
@@ -505,6 +542,16 @@ int main(int argc, char** argv)
     }
     for (const std::string& f : world.faults) {
         std::printf("fault %s\n", f.c_str());
+    }
+    for (uint32_t r = 0; r < world.ranks.size(); ++r) {
+        for (uint32_t c = 0; c < world.ranks[r].costs.size(); ++c) {
+            const opgen_sim::CoreCosts& k = world.ranks[r].costs[c];
+            std::printf("cost %u %u %llu", r, c, static_cast<unsigned long long>(k.scalar));
+            for (uint64_t b : k.bytes) {
+                std::printf(" %llu", static_cast<unsigned long long>(b));
+            }
+            std::printf(" %llu\n", static_cast<unsigned long long>(k.pollScalar));
+        }
     }
     return world.faults.empty() ? 0 : 1;
 }

@@ -747,7 +747,7 @@ __aicore__ inline void Run(const KernelArgs& args, const MoeDistributeCombineSet
 __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeCombineSetupTilingData& tiling)
 {
     if (tiling.tilingKey != 10000UL) {
-        return;  // not a key of MoeDistributeCombineSetup: the host tiling never produces it
+        Trap();  // not a key of MoeDistributeCombineSetup: the host tiling never produces it
     }
     if (tiling.commQuantMode == 0 && tiling.dtype_expandX == GE_DT_BF16) {
         Run<bfloat16_t, 0U>(args, tiling);
@@ -757,6 +757,7 @@ __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeCombi
         Run<half, 0U>(args, tiling);
         return;
     }
+    Trap();  // no instance for these dtypes: the host tiling never produces them
 }
 #undef MOE_DISTRIBUTE_COMBINE_SETUP_TPL_CLASS
 #undef MOE_DISTRIBUTE_COMBINE_SETUP_TPL_FUNC

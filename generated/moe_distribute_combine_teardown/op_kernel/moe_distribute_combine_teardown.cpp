@@ -887,7 +887,7 @@ __aicore__ inline void Run(const KernelArgs& args, const MoeDistributeCombineTea
 __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeCombineTeardownTilingData& tiling)
 {
     if (tiling.tilingKey != 10000UL) {
-        return;  // not a key of MoeDistributeCombineTeardown: the host tiling never produces it
+        Trap();  // not a key of MoeDistributeCombineTeardown: the host tiling never produces it
     }
     if (tiling.commQuantMode == 0 && tiling.dtype_expandX == GE_DT_BF16 && tiling.dtype_xOut == GE_DT_BF16) {
         Run<bfloat16_t, bfloat16_t, 0U>(args, tiling);
@@ -897,6 +897,7 @@ __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeCombi
         Run<half, half, 0U>(args, tiling);
         return;
     }
+    Trap();  // no instance for these dtypes: the host tiling never produces them
 }
 #undef MOE_DISTRIBUTE_COMBINE_TEARDOWN_TPL_CLASS
 #undef MOE_DISTRIBUTE_COMBINE_TEARDOWN_TPL_FUNC

@@ -715,7 +715,8 @@ template <MOE_DISTRIBUTE_COMBINE_V2_TPL_CLASS>
 __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC>::Process()
 {
     if (tiling_.tpWorldSize == 2) {
-        return;  // the ReduceScatterV path: the documents give no row order for it (see the numpy reference)
+        Trap();  // the ReduceScatterV path is not implemented (the documents give no row order for it); the current
+                 // release's tiling rejects tpWorldSize 2, as the real one does
     }
     if (isA2_) {
         SendBackBlocks();
@@ -1176,7 +1177,7 @@ __aicore__ inline void Run(const KernelArgs& args, const MoeDistributeCombineV2T
 __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeCombineV2TilingData& tiling)
 {
     if (tiling.tilingKey != 10000UL) {
-        return;  // not a key of MoeDistributeCombineV2: the host tiling never produces it
+        Trap();  // not a key of MoeDistributeCombineV2: the host tiling never produces it
     }
     if (tiling.commQuantMode == 0 && tiling.dtype_expandX == GE_DT_BF16 && tiling.dtype_xOut == GE_DT_BF16) {
         Run<bfloat16_t, bfloat16_t, 0U>(args, tiling);
@@ -1194,6 +1195,7 @@ __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeCombi
         Run<half, half, 2U>(args, tiling);
         return;
     }
+    Trap();  // no instance for these dtypes: the host tiling never produces them
 }
 #undef MOE_DISTRIBUTE_COMBINE_V2_TPL_CLASS
 #undef MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC

@@ -1075,7 +1075,7 @@ __aicore__ inline void Run(const KernelArgs& args, const MoeDistributeDispatchSe
 __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeDispatchSetupTilingData& tiling)
 {
     if (tiling.tilingKey != 10000UL) {
-        return;  // not a key of MoeDistributeDispatchSetup: the host tiling never produces it
+        Trap();  // not a key of MoeDistributeDispatchSetup: the host tiling never produces it
     }
     if (tiling.quantMode == 0 && tiling.dtype_x == GE_DT_BF16 && tiling.dtype_yOut == GE_DT_BF16) {
         Run<bfloat16_t, bfloat16_t, 0U>(args, tiling);
@@ -1101,6 +1101,7 @@ __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeDispa
         Run<half, fp8_e5m2_t, 4U>(args, tiling);
         return;
     }
+    Trap();  // no instance for these dtypes: the host tiling never produces them
 }
 #undef MOE_DISTRIBUTE_DISPATCH_SETUP_TPL_CLASS
 #undef MOE_DISTRIBUTE_DISPATCH_SETUP_TPL_FUNC

@@ -857,7 +857,7 @@ __aicore__ inline void Run(const KernelArgs& args, const MoeDistributeDispatchTe
 __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeDispatchTeardownTilingData& tiling)
 {
     if (tiling.tilingKey != 10000UL) {
-        return;  // not a key of MoeDistributeDispatchTeardown: the host tiling never produces it
+        Trap();  // not a key of MoeDistributeDispatchTeardown: the host tiling never produces it
     }
     if (tiling.quantMode == 0 && tiling.dtype_x == GE_DT_BF16 && tiling.dtype_y == GE_DT_BF16 && tiling.dtype_expandXOut == GE_DT_BF16) {
         Run<bfloat16_t, bfloat16_t, bfloat16_t, float, 0U>(args, tiling);
@@ -883,6 +883,7 @@ __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeDispa
         Run<half, fp8_e5m2_t, fp8_e5m2_t, fp8_e8m0_t, 4U>(args, tiling);
         return;
     }
+    Trap();  // no instance for these dtypes: the host tiling never produces them
 }
 #undef MOE_DISTRIBUTE_DISPATCH_TEARDOWN_TPL_CLASS
 #undef MOE_DISTRIBUTE_DISPATCH_TEARDOWN_TPL_FUNC

@@ -1638,7 +1638,7 @@ __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeDispa
                 Run<half, float, int8_t, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
                 return;
             }
-            return;
+            Trap();  // no instance for these dtypes: the host tiling never produces them
         case TilingKey(2U, 0U, 0U):
         case TilingKey(2U, 0U, 1U):
         case TilingKey(2U, 0U, 2U):
@@ -1690,7 +1690,7 @@ __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeDispa
                 Run<half, float, int8_t, float, 2U, 0U, RowLayout::ROWS>(args, tiling);
                 return;
             }
-            return;
+            Trap();  // no instance for these dtypes: the host tiling never produces them
         case TilingKey(3U, 0U, 0U):
         case TilingKey(3U, 0U, 1U):
 #if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
@@ -1717,7 +1717,7 @@ __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeDispa
                 return;
             }
 #endif
-            return;
+            Trap();  // no instance for these dtypes: the host tiling never produces them
         case TilingKey(4U, 0U, 0U):
         case TilingKey(4U, 0U, 1U):
 #if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
@@ -1768,7 +1768,7 @@ __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeDispa
                 return;
             }
 #endif
-            return;
+            Trap();  // no instance for these dtypes: the host tiling never produces them
         case TilingKey(0U, 1U, 0U):
         case TilingKey(0U, 1U, 1U):
 #if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
@@ -1831,7 +1831,7 @@ __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeDispa
                 return;
             }
 #endif
-            return;
+            Trap();  // no instance for these dtypes: the host tiling never produces them
         case TilingKey(1U, 1U, 0U):
         case TilingKey(1U, 1U, 1U):
 #if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
@@ -1898,7 +1898,7 @@ __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeDispa
                 return;
             }
 #endif
-            return;
+            Trap();  // no instance for these dtypes: the host tiling never produces them
         case TilingKey(2U, 1U, 0U):
         case TilingKey(2U, 1U, 1U):
         case TilingKey(2U, 1U, 2U):
@@ -1986,7 +1986,7 @@ __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeDispa
                 return;
             }
 #endif
-            return;
+            Trap();  // no instance for these dtypes: the host tiling never produces them
         case TilingKey(3U, 1U, 0U):
         case TilingKey(3U, 1U, 1U):
 #if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
@@ -2037,9 +2037,9 @@ __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeDispa
                 return;
             }
 #endif
-            return;
+            Trap();  // no instance for these dtypes: the host tiling never produces them
         default:
-            return;  // not a key of MoeDistributeDispatchV2: the host tiling never produces it
+            Trap();  // not a key of MoeDistributeDispatchV2: the host tiling never produces it
     }
 }
 #undef MOE_DISTRIBUTE_DISPATCH_V2_TPL_CLASS

@@ -107,6 +107,12 @@ __aicore__ inline int64_t GetBlockNum()
     return opgen_sim::t_core != nullptr ? opgen_sim::t_core->blockNum : 1;
 }
 
+// Trap (kernel_operator_sys_var_intf.h): the kernel aborts itself, an AI-core exception the runtime reports.
+__aicore__ inline void Trap()
+{
+    opgen_sim::Raise("AscendC::Trap: the kernel aborted itself");
+}
+
 // The system counter: 50 ticks per microsecond since the world started.
 __aicore__ inline int64_t GetSystemCycle()
 {

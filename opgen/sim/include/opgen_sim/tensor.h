@@ -169,6 +169,7 @@ private:
     uint8_t* Scalar(uint32_t index, const char* what) const
     {
         static_assert(opgen_sim::ElementBits<T>::value % 8 == 0, "scalar access of packed 4-bit elements");
+        opgen_sim::CountScalar();
         return SimSpan(index, 1U, what, false);
     }
 
@@ -206,6 +207,7 @@ public:
     {
         static_assert(opgen_sim::ElementBits<T>::value % 8 == 0, "scalar access of packed 4-bit elements");
         const uint8_t* p = SimSpan(offset, 1U, "GlobalTensor::GetValue");
+        opgen_sim::CountScalar();
         opgen_sim::PollPoint(p, sizeof(PrimType));
         PrimType v;
         std::memcpy(&v, p, sizeof(PrimType));
@@ -215,6 +217,7 @@ public:
     {
         static_assert(opgen_sim::ElementBits<T>::value % 8 == 0, "scalar access of packed 4-bit elements");
         uint8_t* p = SimSpan(offset, 1U, "GlobalTensor::SetValue");
+        opgen_sim::CountScalar();
         opgen_sim::GmWritten(p, sizeof(PrimType));
         std::memcpy(p, &value, sizeof(PrimType));
         std::atomic_thread_fence(std::memory_order_seq_cst);

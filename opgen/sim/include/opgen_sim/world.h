@@ -59,6 +59,29 @@ struct GmRegion {
     uint64_t bytes = 0;
     std::string name;
     std::shared_ptr<WriteLog> writes;  // set: two cores writing the same bytes between SyncAlls is a race
+    int64_t windowOf = -1;             // an HCCL window: the global rank that owns it
+};
+
+// What one core's kernel did, counted by the twin for benchmarks/bench_kernel_cost.py: scalar accesses of UB and
+// GM (GetValue / SetValue / operator(), the scalar unit's loads and stores; the twin cannot see register
+// arithmetic), and bytes moved between UB and GM by where the GM side lies. A read of the bytes the core read
+// last from a window or a region the cores write (a poll of a flag) is counted apart, with the scalar accesses
+// since that last read (the poll loop's body): how often a poll repeats depends on the peers' timing. The same
+// input bytes loaded again are plain GM reads.
+enum CostKind : uint32_t {
+    COST_GM_READ,           // inputs, outputs, workspace, tiling data -> UB
+    COST_GM_WRITE,          // UB -> inputs, outputs, workspace
+    COST_WINDOW_READ,       // any window -> UB
+    COST_OWN_WINDOW_WRITE,  // UB -> this rank's windows
+    COST_PEER_WINDOW_WRITE, // UB -> another rank's windows
+    COST_POLL_READ,         // the same window or written GM bytes read again
+    COST_KINDS
+};
+
+struct CoreCosts {
+    uint64_t scalar = 0;
+    uint64_t bytes[COST_KINDS] = {};
+    uint64_t pollScalar = 0;  // scalar accesses of poll loops (moved out of `scalar`)
 };
 
 // One HCCL communicator as one rank sees it: GetHcclContext<index>() hands the kernel a pointer to this.
@@ -80,6 +103,7 @@ struct RankBarrier {
 
 struct RankState {
     uint32_t blockDim = 0;
+    std::vector<CoreCosts> costs;  // per core, filled in when the core finishes
     std::vector<HcclGroup> groups;
     RankBarrier barrier;
 };
@@ -111,6 +135,8 @@ struct CoreState {
     uintptr_t lastRead = 0;  // the last GM bytes this core read: a poll loop reads the same ones again
     uint64_t lastReadBytes = 0;
     uint64_t sameReads = 0;
+    CoreCosts costs;
+    uint64_t scalarSinceRead = 0;  // scalar accesses since the last GM read
 };
 
 inline thread_local CoreState* t_core = nullptr;
@@ -211,7 +237,19 @@ inline void PollPoint(const void* p, uint64_t bytes)
         throw Abort{};
     }
     const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    const GmRegion* region = FindRegion(a, bytes);
+    // a poll reads again what someone may write: a window or a written region (not an input, not tiling data)
+    const bool mayChange = region != nullptr && (region->windowOf >= 0 || region->writes);
+    const bool window = region != nullptr && region->windowOf >= 0;
     if (a == t_core->lastRead && bytes == t_core->lastReadBytes) {
+        if (mayChange) {
+            t_core->costs.bytes[COST_POLL_READ] += bytes;
+            t_core->costs.scalar -= t_core->scalarSinceRead;  // the loop body that led back to this read
+            t_core->costs.pollScalar += t_core->scalarSinceRead;
+        } else {
+            t_core->costs.bytes[COST_GM_READ] += bytes;  // the same input bytes loaded again
+        }
+        t_core->scalarSinceRead = 0;
         ++t_core->sameReads;
         if (std::chrono::steady_clock::now() > g_world->deadline) {
             Raise("timeout: still waiting after %.0f s, polling %llu bytes at %s (a wait on a flag nobody sets?)",
@@ -219,6 +257,8 @@ inline void PollPoint(const void* p, uint64_t bytes)
         }
         std::this_thread::sleep_for(std::chrono::microseconds(t_core->sameReads < 64U ? 0 : 50));
     } else {
+        t_core->costs.bytes[window ? COST_WINDOW_READ : COST_GM_READ] += bytes;
+        t_core->scalarSinceRead = 0;
         t_core->lastRead = a;
         t_core->lastReadBytes = bytes;
         t_core->sameReads = 0;
@@ -228,6 +268,15 @@ inline void PollPoint(const void* p, uint64_t bytes)
         }
     }
     std::atomic_thread_fence(std::memory_order_seq_cst);  // see the writes of the other cores
+}
+
+// One scalar-unit access of UB or GM by this core.
+inline void CountScalar()
+{
+    if (t_core != nullptr) {
+        ++t_core->costs.scalar;
+        ++t_core->scalarSinceRead;
+    }
 }
 
 inline RankState& MyRank()
@@ -244,6 +293,10 @@ inline void GmWritten(const void* p, uint64_t bytes)
     }
     const uintptr_t a = reinterpret_cast<uintptr_t>(p);
     const GmRegion* region = FindRegion(a, bytes);
+    const int64_t owner = region == nullptr ? -1 : region->windowOf;
+    t_core->costs.bytes[owner < 0 ? COST_GM_WRITE
+                        : owner == static_cast<int64_t>(t_core->rank) ? COST_OWN_WINDOW_WRITE
+                                                                       : COST_PEER_WINDOW_WRITE] += bytes;
     if (region == nullptr || !region->writes) {
         return;
     }
@@ -328,6 +381,7 @@ inline void Barrier()
 // A core returned from the kernel: cores blocked in SyncAll learn that it will never arrive.
 inline void CoreFinished()
 {
+    MyRank().costs[t_core->block] = t_core->costs;
     RankBarrier& b = MyRank().barrier;
     std::lock_guard<std::mutex> lock(b.mu);
     ++b.finished;
@@ -347,6 +401,7 @@ inline void RunWorld(World& world, const std::function<void(uint32_t rank)>& ker
     std::vector<std::thread> threads;
     for (uint32_t r = 0; r < world.ranks.size(); ++r) {
         const uint32_t blockDim = world.ranks[r].blockDim;
+        world.ranks[r].costs.assign(blockDim, CoreCosts{});
         for (uint32_t b = 0; b < blockDim; ++b) {
             threads.emplace_back([&world, &kernel, r, b, blockDim]() {
                 CoreState core;

@@ -699,8 +699,14 @@ CASES = [
 
 
 def _run_validate(ref, c):
+    """Validate one case against the op's rules. The generated kernels' own limit (an Atlas A2 world past one
+    server: transport.epWorldSize, tests/test_transport.py) is not one of them: it rejects every A2 hierarchy
+    world, whose documented rules these cases still check, so its error is left out (it comes last)."""
     inputs, attrs, out = case_inputs(c)
-    ref.validate(inputs, attrs, c["product"], out)
+    errors = [e for e in ref.validate(inputs, attrs, c["product"], out, all_errors=True)
+              if not e.message.endswith("[transport.epWorldSize]")]
+    if errors:
+        raise errors[0]
 
 
 @pytest.mark.parametrize("product, base, change, code, param, check_id, shown", CASES,

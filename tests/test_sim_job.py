@@ -56,6 +56,15 @@ def _blocks(text: str) -> tuple[list[list[str]], dict[int, list[list[str]]]]:
 
 # ---- the job file --------------------------------------------------------------------------------------------
 
+def test_an_a2_job_groups_its_ranks_into_servers_of_8(seed_era_dispatch, tmp_path):
+    """Atlas A2 servers hold 8 NPUs (the product table): the twin faults an MTE copy into another server's window."""
+    ref, cases = seed_era_dispatch
+    case = _case(cases, "ascend910b")
+    job.write_job(ref, case, testkit.build_world(ref, case), tmp_path)
+    header, _ = _blocks((tmp_path / "job.txt").read_text(encoding="utf-8"))
+    assert ["server", "8"] in header and ["soc", "Ascend910B"] in header
+
+
 def test_tp_world_job_has_groups_attrs_inputs_and_outputs_per_rank(seed_era_dispatch, tmp_path):
     """A TP world (the seed era's A3; the current documents removed TP): groups, attrs and tensors per rank."""
     ref, cases = seed_era_dispatch
@@ -65,7 +74,8 @@ def test_tp_world_job_has_groups_attrs_inputs_and_outputs_per_rank(seed_era_disp
     written = job.write_job(ref, case, world, tmp_path, aiv=8, timeout=7)
     header, ranks = _blocks((tmp_path / "job.txt").read_text(encoding="utf-8"))
     assert header == [["world", "4"], ["soc", "Ascend910_93"], ["node", "MoeDistributeDispatchV2"], ["aiv", "8"],
-                      ["aic", "4"], ["ub", "196608"], ["window", str(200 * MIB)], ["timeout", "7"]]
+                      ["aic", "4"], ["ub", "196608"], ["window", str(200 * MIB)], ["timeout", "7"],
+                      ["server", "0"]]  # A3: MTE reaches every rank (A2: 8 ranks per server)
     assert ref.COMM == ("ep", "tp")
     for r, lines in sorted(ranks.items()):
         ep, tp = divmod(r, 2)

@@ -33,6 +33,11 @@ class Family:
     no_tp_reference: str | None = None  # why the reference has no tpWorldSize > 1 data path (None: it has one)
     seed_opaque: tuple[str, ...] = ()   # outputs whose values the seed leaves to product and version (NPU runs
                                         # compare them only through the partner op)
+    # The world-size attribute of a family whose generated kernel reaches the other ranks' HCCL windows with
+    # plain MTE copies: on a product whose servers hold ProductFacts.ranks_per_server ranks (Atlas A2: HCCS
+    # inside a server, RDMA between servers), its tiling rejects a world past one server, since the kernels do
+    # not implement the cross-server HCCL transport (RDMA / BatchWrite) the real A2 ops use.
+    one_server_attr: str | None = "epWorldSize"
 
 
 _ROWS = (

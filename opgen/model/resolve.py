@@ -12,6 +12,8 @@ from opgen.lang.expr import Binary, Bool, Call, Cond, Expr, Float, InRange, InSe
 from opgen.model.decl import (Attr, Buffer, Check, Constraint, Domain, Let, Op, Product, ProductView, ShapeCond,
                     ShapeTuple, Tensor)
 from opgen.core import builtins as B
+from opgen.core.families import FAMILIES
+from opgen.core.products import PRODUCTS
 from opgen.model.spec_text import domain_expected, range_text, shape_expected
 
 _UNITS = {"B": None, "": None, "KB": "KB", "MB": "MB"}
@@ -102,6 +104,7 @@ def resolve_product(op: Op, soc: str) -> ProductView:
     view_checks = _implicit_checks(op, product, inputs, outputs, attrs, unsupported_attrs, unsupported_inputs, quant)
     view_checks += _declared_checks(constraints, chain, op)
     view_checks += _buffer_checks(op, buffers)
+    view_checks += _kernel_checks(op, product, attrs)
     tolerances = tuple(t for p in chain for t in p.tolerances) + op.tolerances
     return ProductView(op, product, tuple(p.soc for p in chain), inputs, outputs, attrs, unsupported_attrs,
                        unsupported_inputs, unspecified, tuple(lets.values()), tuple(quant), pairs, product.notes,
@@ -190,6 +193,21 @@ def _implicit_checks(op: Op, product: Product, inputs, outputs, attrs, unsupport
         add("quant_mode", op.quant_by, InSet(Name(op.quant_by), tuple(Int(m) for m in quant)), "tiling",
             "one of " + ", ".join(map(str, quant)) + f" (quant modes supported {where})", span=product.span)
     return checks
+
+
+def _kernel_checks(op: Op, product: Product, attrs) -> list[Check]:
+    """What the generated kernels of the op's family cannot run on the product, after the op's own rules (a call
+    the documents reject is reported by their rule first)."""
+    family = FAMILIES.get(op.semantics or "")
+    facts = PRODUCTS.get(product.soc)
+    world = family.one_server_attr if family is not None else None
+    if world is None or facts is None or not facts.ranks_per_server or not any(a.name == world for a in attrs):
+        return []
+    n = facts.ranks_per_server
+    return [Check(f"transport.{world}", (), Binary("<=", Name(world), Int(n)), "tiling", world, None,
+                  f"at most {n}, one server on {product.display} (the generated kernels reach other ranks' HCCL "
+                  "windows with MTE copies; the HCCL transport across servers, RDMA or BatchWrite, is not "
+                  "implemented)", "implicit", span=product.span)]
 
 
 def _declared_checks(constraints: list[Constraint], chain: list[Product], op: Op) -> list[Check]:

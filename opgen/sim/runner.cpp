@@ -56,6 +56,7 @@ struct Job {
     uint64_t ub = 0;
     uint64_t window = 0;
     double timeout = 60.0;
+    uint32_t serverRanks = 0;  // ranks per server (0: one server holds the whole world)
     std::string windowsIn;   // window pages an earlier kernel of the pipeline left (windows_in)
     std::string windowsOut;  // where to leave this kernel's window pages for the next one (windows_out)
     std::vector<RankJob> ranks;
@@ -185,6 +186,9 @@ Job ReadJob(const std::string& path)
         } else if (key == "timeout") {
             need(2);
             job.timeout = std::stod(w[1]);
+        } else if (key == "server") {
+            need(2);
+            job.serverRanks = static_cast<uint32_t>(std::stoul(w[1]));
         } else if (key == "windows_in") {
             need(2);
             job.windowsIn = w[1];
@@ -413,6 +417,7 @@ int Run(const std::string& dir)
     opgen_sim::World world;
     world.ubBytes = job.ub;
     world.timeoutSeconds = job.timeout;
+    world.serverRanks = job.serverRanks;
     world.ranks = std::vector<opgen_sim::RankState>(job.world);
     Gm gm;
     std::vector<std::vector<uint8_t*>> args(job.world);

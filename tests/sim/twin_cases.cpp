@@ -252,6 +252,25 @@ const HcclTilings& EpTilings()
     return tilings;
 }
 
+// The EP group's HCCL client, initialised as the generated kernels do it.
+void InitEp(Hccl<HcclServerType::HCCL_SERVER_TYPE_AICPU>& hccl)
+{
+    hccl.InitV2(GetHcclContext<0>(), &EpTilings().init);
+    hccl.SetCcTilingV2(offsetof(HcclTilings, cc));
+}
+
+// One core's EP HCCL client and a UB buffer of `ubBytes`.
+struct EpCore {
+    Hccl<HcclServerType::HCCL_SERVER_TYPE_AICPU> hccl;
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    explicit EpCore(uint32_t ubBytes)
+    {
+        InitEp(hccl);
+        pipe.InitBuffer(buf, ubBytes);
+    }
+};
+
 // InitV2 with no init tiling: the device reads its device type from it to decode the context.
 void HcclInitWithoutTiling(uint32_t)
 {
@@ -290,8 +309,7 @@ void WindowExchange(uint32_t rank)
     TBuf<TPosition::VECCALC> buf;
     pipe.InitBuffer(buf, 64);
     Hccl<HcclServerType::HCCL_SERVER_TYPE_AICPU> hccl;
-    hccl.InitV2(GetHcclContext<0>(), &EpTilings().init);
-    hccl.SetCcTilingV2(offsetof(HcclTilings, cc));
+    InitEp(hccl);
     if (GetBlockIdx() != 0) {
         return;
     }
@@ -322,19 +340,31 @@ void WindowExchange(uint32_t rank)
            std::to_string(ub.GetValue(7)) + " of " + std::to_string(hccl.GetRankDim()));
 }
 
+// A plain copy into the peer's window, run with one rank per server (Atlas A2 across servers): a fault.
+void CrossServerCopy(uint32_t rank)
+{
+    if (GetBlockIdx() != 0) {
+        return;
+    }
+    EpCore core(32U);
+    Hccl<HcclServerType::HCCL_SERVER_TYPE_AICPU>& hccl = core.hccl;
+    LocalTensor<int32_t> ub = core.buf.Get<int32_t>();
+    Duplicate(ub, static_cast<int32_t>(rank), 8);
+    Sync<HardEvent::V_MTE3>();
+    GlobalTensor<int32_t> peer;
+    peer.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(hccl.GetWindowsInAddr(1U - rank)));
+    DataCopy(peer, ub, 8);
+}
+
 // What the twin counts (opgen_sim::CoreCosts): known scalar accesses and copies on core 0 of each rank.
 void Costs(uint32_t rank)
 {
     if (GetBlockIdx() != 0) {
         return;
     }
-    Hccl<HcclServerType::HCCL_SERVER_TYPE_AICPU> hccl;
-    hccl.InitV2(GetHcclContext<0>(), &EpTilings().init);
-    hccl.SetCcTilingV2(offsetof(HcclTilings, cc));
-    TPipe pipe;
-    TBuf<TPosition::VECCALC> buf;
-    pipe.InitBuffer(buf, 128);
-    LocalTensor<int32_t> ub = buf.Get<int32_t>();
+    EpCore core(128U);
+    Hccl<HcclServerType::HCCL_SERVER_TYPE_AICPU>& hccl = core.hccl;
+    LocalTensor<int32_t> ub = core.buf.Get<int32_t>();
     ub.SetValue(0, 1);
     ub.SetValue(1, 2);
     ub.SetValue(2, 3);
@@ -496,6 +526,7 @@ const std::map<std::string, Case>& Cases()
         {"hccl_cc_before_init", HcclCcBeforeInit},
         {"window_exchange", WindowExchange},
         {"costs", Costs},
+        {"cross_server_copy", CrossServerCopy},
         {"compare_select", CompareSelect},
         {"reduce_maxes", ReduceMaxes},
         {"pad_copy", PadCopy},
@@ -528,6 +559,7 @@ int main(int argc, char** argv)
                                  "window of rank " + std::to_string(r) + " (group 0)", nullptr,
                                  static_cast<int64_t>(r)});
     }
+    world.serverRanks = std::string(argv[1]) == "cross_server_copy" ? 1U : 0U;  // one rank per server
     for (uint32_t r = 0; r < 2; ++r) {
         world.ranks[r].blockDim = 2;
         world.ranks[r].groups.resize(1);

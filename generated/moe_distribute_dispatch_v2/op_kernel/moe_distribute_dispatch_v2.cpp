@@ -7,7 +7,7 @@
  *   1. SendRows        every core scans the (token, k) pairs in order (the slot of a pair is the count of
  *                      earlier valid pairs to the same expert; xActiveMaskOptional (BS,) keeps the first
  *                      sum(mask) tokens, (BS, K) sends pair (t, k) iff mask[t, k] and keeps a token iff any of
- *                      its pairs is set), quantises its share of the rows with the spec's
+ *                      its pairs is set), loads each token row of its share once, quantises it with the spec's
  *                      formula (QuantRowMode<q>, lowered from the spec) and writes each row message
  *                      [row | scales | (srcRank, tokenIdx, k) | expert scale] into the destination rank's
  *                      HCCL window: MoE expert e on rank Rs + e / L, block (srcRank * L + e % L); shared
@@ -606,6 +606,8 @@ private:
     __aicore__ inline void SendRows();
     __aicore__ inline void SendRow(uint32_t tokenIdx, uint32_t k, uint32_t expertRow, uint32_t dstRank,
                                    uint64_t offset, float expertScale);
+    __aicore__ inline const LocalTensor<uint8_t>& TokenRow(uint32_t tokenIdx);
+    __aicore__ inline void ReleaseTokenRow();
     __aicore__ inline void QuantRow(const LocalTensor<XT>& xRow, const LocalTensor<uint8_t>& msg, uint32_t tokenIdx,
                                     uint32_t expertRow);
     __aicore__ inline void QuantRowMode0(const LocalTensor<XT>& xRow, const LocalTensor<uint8_t>& msg,
@@ -686,6 +688,8 @@ private:
     TBuf<TPosition::VECCALC> countBuf_;   // rows per wait entry, then their cumulative counts
     TBuf<TPosition::VECCALC> coreBuf_;    // one 32-byte slot per core (row-count exchange)
     TQue<TPosition::VECIN, 1> xInQue_;    // token rows of x
+    LocalTensor<uint8_t> xRow_;           // the loaded row of token xRowToken_ (one load for all its pairs)
+    int64_t xRowToken_{-1};
     TQue<TPosition::VECOUT, 1> msgQue_;   // outgoing row messages
     TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> copyQue_;  // window → outputs
 
@@ -964,6 +968,7 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
         const uint64_t offset = static_cast<uint64_t>(epRank_) * blockBytes_ + static_cast<uint64_t>(slot) * msgStride_;
         SendRow(tokenIdx, topK_ + s, s, dstRank, offset, 0.0f);
     }
+    ReleaseTokenRow();
     if (pairEnd > pairBegin) {  // Atlas A2: assistInfoForCombineOut[t * K + k] = the pair's slot in its expert's rows
         SyncFunc<HardEvent::S_MTE3>();
         DataCopyPad(assistInfoForCombineOutGm_[pairBegin], idx, DataCopyExtParams(1U, (pairEnd - pairBegin) * 4U, 0U, 0U, 0U));
@@ -974,14 +979,9 @@ template <MOE_DISTRIBUTE_DISPATCH_V2_TPL_CLASS>
 __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FUNC>::SendRow(uint32_t tokenIdx, uint32_t k,
     uint32_t expertRow, uint32_t dstRank, uint64_t offset, float expertScale)
 {
-    LocalTensor<uint8_t> xBytes = xInQue_.AllocTensor<uint8_t>();
-    DataCopyPad(xBytes, xGm_[static_cast<uint64_t>(tokenIdx) * rowBytesX_], DataCopyExtParams(1U, rowBytesX_, 0U, 0U, 0U),
-                DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));
-    xInQue_.EnQue(xBytes);
-    xBytes = xInQue_.DeQue<uint8_t>();
+    const LocalTensor<uint8_t>& xBytes = TokenRow(tokenIdx);
     LocalTensor<uint8_t> msg = msgQue_.AllocTensor<uint8_t>();
     QuantRow(xBytes.template ReinterpretCast<XT>(), msg, tokenIdx, expertRow);
-    xInQue_.FreeTensor(xBytes);
     FillInfo(msg, tokenIdx, k, expertScale);
     msgQue_.EnQue(msg);
     msg = msgQue_.DeQue<uint8_t>();
@@ -989,6 +989,32 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
     win.SetGlobalBuffer(WinData(dstRank) + offset);
     DataCopy(win, msg, msgBytes_);
     msgQue_.FreeTensor(msg);
+}
+
+// The row of x of token `tokenIdx` in UB: loaded once for the consecutive pairs of the token (a core's share
+// of the pairs is contiguous in (token, k) order), not once per destination.
+template <MOE_DISTRIBUTE_DISPATCH_V2_TPL_CLASS>
+__aicore__ inline const LocalTensor<uint8_t>& MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FUNC>::TokenRow(uint32_t tokenIdx)
+{
+    if (xRowToken_ != static_cast<int64_t>(tokenIdx)) {
+        ReleaseTokenRow();
+        LocalTensor<uint8_t> xBytes = xInQue_.AllocTensor<uint8_t>();
+        DataCopyPad(xBytes, xGm_[static_cast<uint64_t>(tokenIdx) * rowBytesX_],
+                    DataCopyExtParams(1U, rowBytesX_, 0U, 0U, 0U), DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));
+        xInQue_.EnQue(xBytes);
+        xRow_ = xInQue_.DeQue<uint8_t>();
+        xRowToken_ = static_cast<int64_t>(tokenIdx);
+    }
+    return xRow_;
+}
+
+template <MOE_DISTRIBUTE_DISPATCH_V2_TPL_CLASS>
+__aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FUNC>::ReleaseTokenRow()
+{
+    if (xRowToken_ >= 0) {
+        xInQue_.FreeTensor(xRow_);
+        xRowToken_ = -1;
+    }
 }
 
 template <MOE_DISTRIBUTE_DISPATCH_V2_TPL_CLASS>

@@ -1390,6 +1390,13 @@ class Ascend910b : public Eval {
       Warn(warnings, kCodeWarn, "buffer.hierarchy_window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= (moeExpertNum + epWorldSize / 4) * Align512(maxBS * (H * 2 + 16 * Align8(K))) * 1B + 8MB",
            Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
+    // [transport.epWorldSize] epWorldSize <= 8
+    Reset();
+    if (all && Fails(p.epWorldSize <= 8)) {
+      Reset();
+      return Reject(kCodeTiling, "transport.epWorldSize", "epWorldSize", "at most 8, one server on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201 (the generated kernels reach other ranks' HCCL windows with MTE copies; the HCCL transport across servers, RDMA or BatchWrite, is not implemented)",
+                    Shown(ShowInt(p.epWorldSize)));
+    }
     return CheckResult{};
   }
 

@@ -115,6 +115,7 @@ struct World {
     std::chrono::steady_clock::time_point deadline;
     double timeoutSeconds = 60.0;
     uint64_t ubBytes = 0;
+    uint32_t serverRanks = 0;  // ranks per server: MTE reaches only the windows of the own server (0: all ranks)
     std::atomic<bool> aborted{false};
     std::mutex faultMu;
     std::vector<std::string> faults;
@@ -210,6 +211,23 @@ inline std::string DescribeGm(uintptr_t p)
     return buf;
 }
 
+// An MTE access of another rank's window: on a product whose servers hold serverRanks ranks (Atlas A2), only
+// the windows of the own server are reachable (HCCS); another server's need the HCCL transport (RDMA).
+inline void CheckServer(const GmRegion* region, uintptr_t a, uint64_t bytes, bool write)
+{
+    if (g_world->serverRanks == 0U || region == nullptr || region->windowOf < 0) {
+        return;
+    }
+    const uint32_t mine = t_core->rank / g_world->serverRanks;
+    const uint32_t theirs = static_cast<uint32_t>(region->windowOf) / g_world->serverRanks;
+    if (mine != theirs) {
+        Raise("%s %llu bytes at %s: the window of a rank on server %u, this rank is on server %u (%u ranks per "
+              "server); MTE copies reach only the own server's windows, another server needs HCCL (RDMA)",
+              write ? "MTE write of" : "MTE read of", static_cast<unsigned long long>(bytes), DescribeGm(a).c_str(),
+              theirs, mine, g_world->serverRanks);
+    }
+}
+
 // Every GM access of `bytes` at `p` by the API goes through here.
 inline void CheckGm(const void* p, uint64_t bytes, const char* what)
 {
@@ -238,6 +256,7 @@ inline void PollPoint(const void* p, uint64_t bytes)
     }
     const uintptr_t a = reinterpret_cast<uintptr_t>(p);
     const GmRegion* region = FindRegion(a, bytes);
+    CheckServer(region, a, bytes, false);
     // a poll reads again what someone may write: a window or a written region (not an input, not tiling data)
     const bool mayChange = region != nullptr && (region->windowOf >= 0 || region->writes);
     const bool window = region != nullptr && region->windowOf >= 0;
@@ -293,6 +312,7 @@ inline void GmWritten(const void* p, uint64_t bytes)
     }
     const uintptr_t a = reinterpret_cast<uintptr_t>(p);
     const GmRegion* region = FindRegion(a, bytes);
+    CheckServer(region, a, bytes, true);
     const int64_t owner = region == nullptr ? -1 : region->windowOf;
     t_core->costs.bytes[owner < 0 ? COST_GM_WRITE
                         : owner == static_cast<int64_t>(t_core->rank) ? COST_OWN_WINDOW_WRITE

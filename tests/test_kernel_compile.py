@@ -232,7 +232,8 @@ def test_dispatch_honours_a_two_dimensional_mask(dispatch_v2):
     assert "const uint32_t maskLen = (maskRank_ == 2U) ? pairs : bs_;" in send
     assert "on = on || mask.GetValue(t * topK_ + k) != 0U;" in send          # active iff any(mask[t, :])
     assert "if (pairMask && mask.GetValue(i) == 0U) {" in send                # pair (t, k) sent iff mask[t, k]
-    assert "const uint32_t tokenIdx = static_cast<uint32_t>(act.GetValue(slot));" in send  # shared copies
+    # shared copies: the active tokens are listed only for a 2-D mask (else they are the first ones)
+    assert "const uint32_t tokenIdx = pairMask ? static_cast<uint32_t>(act.GetValue(slot)) : slot;" in send
     assert "first BS values" not in text
 
 
@@ -289,8 +290,9 @@ def test_atlas_a2_assist_info_is_the_sender_side_expand_idx(dispatch_v2):
     assert [l.expr.value for l in dispatch_v2.view("ascend910_93").lets if l.name == "isA2"] == [False]
     text = kernel_files(dispatch_v2)[f"op_kernel/{dispatch_v2.snake_name}.cpp"]
     assert "isA2_ = (tiling.isA2 != 0);" in text
-    assert "idx.SetValue(i - pairBegin, static_cast<int32_t>(slot));" in text
-    assert "DataCopyPad(assistInfoForCombineOutGm_[pairBegin], idx," in text
+    assert "idx.SetValue(i - begin, static_cast<int32_t>(slot));" in text    # the slots of this core's pairs
+    assert "DataCopyPad(assistInfoForCombineOutGm_[begin], idx," in text
+    assert "DataCopyPad(assistInfoForCombineOutGm_[pairItems + z], idx," in text  # inactive tokens' pairs: 0
     assert "if (withInfo && !isA2_) {" in text                              # no triples on A2
     assert "(isA2_ ? moeExperts_ : topK_ + sharedExperts_)" in text         # CombineV2's part of the window
     combine = load_ok(ROOT / "specs" / "combine_v2.spec")

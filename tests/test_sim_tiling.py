@@ -283,12 +283,14 @@ def test_every_positive_rank_tiles_as_the_reference_says(twins, snake):
                 calls.append((case, rank, metas, seen, graph))
                 requests.append(lines)
     assert calls, f"{snake}: no positive case"
-    workspace = SYSTEM_NEED_WORKSPACE + WORKSPACE_PER_CORE_PAIR * AIV * AIV
     graph_data = {}
     for (case, rank, metas, seen, graph), got in zip(calls, twin.run(requests)):
         where = f"{case['id']} rank {rank} ({'graph' if graph else 'aclnn'} mode)"
         assert got["ok"], f"{where}: tiling failed: {got['log']}"
         assert not [line for line in got["log"] if line.startswith("[ERROR]")], f"{where}: {got['log']}"
+        workspace = SYSTEM_NEED_WORKSPACE + WORKSPACE_PER_CORE_PAIR * AIV * AIV
+        if twin.ref.INFO.semantics == "moe_dispatch":  # + each core's slot counts: one int32 per MoE expert
+            workspace += AIV * -(-int(seen["full"]["moeExpertNum"]) * 4 // 32) * 32
         assert (got["block_dim"], got["mode"], got["workspace"]) == (AIV, BATCH_MODE, workspace), where
         fields = _fields(twin, got["data"])
         assert got["key"] == fields["tilingKey"] and got["key"] >= 10000, where

@@ -31,7 +31,8 @@ from opgen.emit.render import render
 from opgen.lower.aclnn_abi import RUN_PARAMS, WORKSPACE_PARAMS, omitted_value, param_decl, workspace_params
 from opgen.lower.literals import cpp_literal, cpp_string
 from opgen.model.decl import AclnnEntry, Attr, Op, ProductView, Tensor, snake
-from opgen.emit.tiling_layout import TilingField, hccl_cc_field, tiling_fields
+from opgen.emit.tiling_layout import (CORE_WORKSPACE, WORKSPACE_PER_CORE_PAIR, TilingField, hccl_cc_field,
+                                      tiling_fields)
 from opgen.model.static_eval import StaticEnv, fails
 from opgen.lower.cpp import (ScalarCpp, comment_text as cpp_comment, cpp_expr, cpp_ge_enum, cpp_ident,
                              cpp_kind_type, cpp_soc_enum)
@@ -826,6 +827,17 @@ def _groups_in_use(op: Op, view: ProductView) -> list[dict]:
     return out
 
 
+def _core_workspace(op: Op) -> dict | None:
+    """The per-core workspace the op's kernel family needs (tiling_layout.CORE_WORKSPACE), or None."""
+    need = CORE_WORKSPACE.get(op.semantics or "")
+    if need is None:
+        return None
+    unit, attr = need
+    if op.attr(attr) is None:
+        raise LoweringError(f"the {op.semantics} kernel sizes its workspace by attribute {attr}, which the op lacks")
+    return dict(bytes=unit, attr=cpp_ident(attr))
+
+
 def tiling_context(op: Op) -> dict:
     fields = tiling_fields(op)
     ctx = common_context(op)
@@ -845,6 +857,8 @@ def tiling_context(op: Op) -> dict:
         bound=[(name, t, axis) for name, (t, axis) in dim_bindings(op).items()],
         hccl=_hccl_env(op),
         comm=bool(op.comm_groups),
+        workspace_per_core_pair=WORKSPACE_PER_CORE_PAIR,
+        core_workspace=_core_workspace(op),
         cc_groups=[dict(field=hccl_cc_field(i), attr=cpp_ident(g.attr), domain=g.domain)
                    for i, g in enumerate(op.comm_groups)],
         cc_socs=[dict(soc=v.soc, op_type=v.facts.hccl_op_type, op_name=HCCL_CMD_NAMES[v.facts.hccl_op_type],

@@ -39,7 +39,7 @@ from opgen.core.products import EXPAND_IDX
 from opgen.core.span import find_span
 from opgen.lang.expr import Binary, Bool, Call, Cond, Float, Int, Name, Unary, walk
 from opgen.emit.registry import emitter
-from opgen.emit.tiling_layout import has_field, hccl_cc_field, tiling_fields
+from opgen.emit.tiling_layout import WORKSPACE_PER_CORE_PAIR, has_field, hccl_cc_field, tiling_fields
 from opgen.emit.render import render
 from opgen.lower.literals import cpp_literal
 from opgen.lower.ascendc import (CPP_TYPES, FLOATISH, KernelTypes, LoweringError, QuantLowering, TilingExpr, cpp_ident,
@@ -636,6 +636,7 @@ def common_context(op: Op, kind: KernelKind) -> dict:
         ep_group=comm.index("ep") if "ep" in comm else 0,
         tp_group=comm.index("tp") if "tp" in comm else 1,
         ep_cc=hccl_cc_field(comm.index("ep") if "ep" in comm else 0),
+        workspace_per_core_pair=WORKSPACE_PER_CORE_PAIR,
         tp_cc=hccl_cc_field(comm.index("tp") if "tp" in comm else 1),
         has_input=has_input,
         has_tensor=lambda n: op.tensor(n) is not None,

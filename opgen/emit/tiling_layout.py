@@ -34,6 +34,15 @@ def has_field(op: Op, name: str) -> bool:
 HCCL_TILING_BYTES = {"Mc2InitTiling": 64, "Mc2CcTiling": 512}
 
 
+# The user workspace the host tiling asks for, per pair of vector cores (on top of CANN's system workspace): the
+# kernels exchange per-core values through it (row counts, per-expert slot counts).
+WORKSPACE_PER_CORE_PAIR = 512
+# Per family, the user workspace its kernel needs per vector core after the per-pair part, as (bytes per unit,
+# the int64 attribute counting the units), rounded up to 32 bytes: DispatchV2's cores exchange their per-expert
+# slot counts, one int32 per MoE expert.
+CORE_WORKSPACE = {"moe_dispatch": (4, "moeExpertNum")}
+
+
 def hccl_cc_field(index: int) -> str:
     """The Mc2CcTiling field of the op's communication group ``index`` (0: the first ``comm`` group)."""
     return f"mc2CcTiling{index + 1}"

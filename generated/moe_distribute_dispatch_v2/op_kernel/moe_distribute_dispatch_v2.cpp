@@ -4,8 +4,8 @@
  * MoeDistributeDispatchV2 kernel (Ascend C, vector cores only), semantics moe_dispatch.
  *
  * Process(), per rank and core:
- *   1. SendRows        every core scans the (token, k) pairs in order (the slot of a pair is the count of
- *                      earlier valid pairs to the same expert; xActiveMaskOptional (BS,) keeps the first
+ *   1. SendRows        each core takes a contiguous share of the (token, k) pairs (the slot of a pair is the count
+ *                      of earlier valid pairs to the same expert: CountSlots; xActiveMaskOptional (BS,) keeps the first
  *                      sum(mask) tokens, (BS, K) sends pair (t, k) iff mask[t, k] and keeps a token iff any of
  *                      its pairs is set), loads each token row of its share once, quantises it with the spec's
  *                      formula (QuantRowMode<q>, lowered from the spec) and writes each row message
@@ -567,6 +567,8 @@ __aicore__ inline void LoadRowF32(const LocalTensor<float>& dst, const LocalTens
     }
 }
 
+// The user workspace per pair of vector cores the host tiling asks for (its WORKSPACE_PER_CORE_PAIR).
+constexpr uint32_t WORKSPACE_PER_CORE_PAIR = 512U;
 // The kernel class's template parameters: the dtypes that vary, the tiling-key fields it specialises on
 #define MOE_DISTRIBUTE_DISPATCH_V2_TPL_CLASS typename XT, typename ScalesOptionalT, typename ExpandXOutT, typename DynamicScalesOutT, uint32_t TK_QUANT, uint32_t TK_SCALES, RowLayout LAYOUT_SCALES_OPTIONAL
 #define MOE_DISTRIBUTE_DISPATCH_V2_TPL_FUNC XT, ScalesOptionalT, ExpandXOutT, DynamicScalesOutT, TK_QUANT, TK_SCALES, LAYOUT_SCALES_OPTIONAL
@@ -607,6 +609,10 @@ private:
     __aicore__ inline void SendRow(uint32_t tokenIdx, uint32_t k, uint32_t expertRow, uint32_t dstRank,
                                    uint64_t offset, float expertScale);
     __aicore__ inline const LocalTensor<uint8_t>& TokenRow(uint32_t tokenIdx);
+    __aicore__ inline int32_t ValidExpert(const LocalTensor<int32_t>& ids, const LocalTensor<uint8_t>& mask,
+                                          bool pairMask, uint32_t i);
+    __aicore__ inline void CountSlots(const LocalTensor<int32_t>& ids, const LocalTensor<uint8_t>& mask,
+                                      bool pairMask, uint32_t begin, uint32_t end);
     __aicore__ inline void ReleaseTokenRow();
     __aicore__ inline void QuantRow(const LocalTensor<XT>& xRow, const LocalTensor<uint8_t>& msg, uint32_t tokenIdx,
                                     uint32_t expertRow);
@@ -683,7 +689,9 @@ private:
     TBuf<TPosition::VECCALC> maskBuf_;    // xActiveMaskOptional (BS, or BS * K when 2-D)
     TBuf<TPosition::VECCALC> actBuf_;     // the active tokens, in token order
     TBuf<TPosition::VECCALC> idxBuf_;     // Atlas A2: this core's share of expandIdx
-    TBuf<TPosition::VECCALC> cntBuf_;     // rows sent so far per MoE expert
+    TBuf<TPosition::VECCALC> cntBuf_;     // per MoE expert: the next slot of this core's rows
+    TBuf<TPosition::VECCALC> totBuf_;     // per MoE expert: the rank's rows (every core's)
+    TBuf<TPosition::VECCALC> rowBuf_;     // one core's counts per MoE expert, read from the workspace
     TBuf<TPosition::VECCALC> statusBuf_;  // status entries of this core's send targets / wait entries
     TBuf<TPosition::VECCALC> countBuf_;   // rows per wait entry, then their cumulative counts
     TBuf<TPosition::VECCALC> coreBuf_;    // one 32-byte slot per core (row-count exchange)
@@ -863,18 +871,13 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
 {
     const uint32_t pairs = bs_ * topK_;
     const uint32_t maskLen = (maskRank_ == 2U) ? pairs : bs_;
-    uint32_t pairBegin = 0U;  // Atlas A2: this core writes expandIdx[pairBegin, pairEnd)
-    uint32_t pairEnd = 0U;
-    if (isA2_) {
-        SplitRange(pairs, pairBegin, pairEnd);
-    }
     const uint32_t idsBytes = AlignUp(pairs * 4U, UB_BLOCK);
     const uint32_t maskBytes = AlignUp(maskLen, UB_BLOCK);
     const uint32_t actBytes = AlignUp(bs_ * 4U, UB_BLOCK);
-    const uint32_t idxBytes = AlignUp((pairEnd - pairBegin + 1U) * 4U, UB_BLOCK);
+    const uint32_t idxBytes = AlignUp((CeilDiv(pairs + bs_ * sharedExperts_, coreNum_) + 1U) * 4U, UB_BLOCK);
     const uint32_t cntBytes = AlignUp(moeExperts_ * 4U, UB_BLOCK);
     const uint32_t statusBytes = (SendTargetsPerCore() + 1U) * FLAG_BYTES;
-    const uint32_t fixedBytes = idsBytes + maskBytes + actBytes + idxBytes + cntBytes + statusBytes +
+    const uint32_t fixedBytes = idsBytes + maskBytes + actBytes + idxBytes + 3U * cntBytes + statusBytes +
                                 CALC_SLOTS * slotBytes_;
     const uint32_t rowBytes = AlignUp(rowBytesX_, UB_BLOCK) + msgBytes_;
     bufDepth_ = (fixedBytes + 2U * rowBytes <= static_cast<uint32_t>(tiling_.totalUbSize)) ? 2U : 1U;
@@ -883,6 +886,8 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
     pipe_->InitBuffer(actBuf_, actBytes);
     pipe_->InitBuffer(idxBuf_, idxBytes);
     pipe_->InitBuffer(cntBuf_, cntBytes);
+    pipe_->InitBuffer(totBuf_, cntBytes);
+    pipe_->InitBuffer(rowBuf_, cntBytes);
     pipe_->InitBuffer(statusBuf_, statusBytes);
     pipe_->InitBuffer(calcBuf_, CALC_SLOTS * slotBytes_);
     pipe_->InitBuffer(xInQue_, bufDepth_, AlignUp(rowBytesX_, UB_BLOCK));
@@ -898,6 +903,9 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
     }
     LocalTensor<int32_t> cnt = cntBuf_.Get<int32_t>();
     Duplicate(cnt, static_cast<int32_t>(0), static_cast<int32_t>(cntBytes / 4U));
+    LocalTensor<int32_t> tot = totBuf_.Get<int32_t>();
+    Duplicate(tot, static_cast<int32_t>(0), static_cast<int32_t>(cntBytes / 4U));
+    Duplicate(rowBuf_.Get<int32_t>(), static_cast<int32_t>(0), static_cast<int32_t>(cntBytes / 4U));
     LocalTensor<int32_t> idx = idxBuf_.Get<int32_t>();
     Duplicate(idx, static_cast<int32_t>(0), static_cast<int32_t>(idxBytes / 4U));
     SyncFunc<HardEvent::MTE2_S>();
@@ -914,44 +922,40 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
             prefix += (mask.GetValue(t) != 0U) ? 1U : 0U;
         }
     }
-    activeTokens_ = 0U;
-    for (uint32_t t = 0U; t < bs_; ++t) {
-        bool on = t < prefix;
-        if (pairMask) {
-            on = false;
+    activeTokens_ = prefix;  // without a 2-D mask, the active tokens are the first `prefix`
+    if (pairMask) {
+        activeTokens_ = 0U;
+        for (uint32_t t = 0U; t < bs_; ++t) {
+            bool on = false;
             for (uint32_t k = 0U; k < topK_; ++k) {
                 on = on || mask.GetValue(t * topK_ + k) != 0U;
             }
-        }
-        if (on) {
-            act.SetValue(activeTokens_, static_cast<int32_t>(t));
-            ++activeTokens_;
+            if (on) {
+                act.SetValue(activeTokens_, static_cast<int32_t>(t));
+                ++activeTokens_;
+            }
         }
     }
     // Send items: the valid (token, k) pairs in flattened order (a 1-D mask: those of the first activeBS tokens;
-    // a 2-D mask: those it sets), then one copy of every active token per shared expert.  Every core scans all
-    // pairs (slots are counts of earlier valid pairs to the same expert) and sends its contiguous share.
+    // a 2-D mask: those it sets), then one copy of every active token per shared expert; each core sends a
+    // contiguous share. The slot of a pair is the count of earlier valid pairs to the same expert: each core
+    // counts its own pairs, the cores exchange the counts through the workspace, and each adds those of the
+    // cores before it (CountSlots), so no core scans the pairs of the others.
     const uint32_t pairItems = pairMask ? pairs : activeTokens_ * topK_;
     uint32_t begin = 0U;
     uint32_t end = 0U;
     SplitRange(pairItems + activeTokens_ * sharedExperts_, begin, end);
-    for (uint32_t i = 0U; i < pairItems; ++i) {
-        const int32_t expert = ids.GetValue(i);
-        if (pairMask && mask.GetValue(i) == 0U) {
-            continue;  // a 2-D mask does not send this pair
-        }
-        if (expert < 0 || static_cast<uint32_t>(expert) >= moeExperts_) {
-            continue;  // zero / copy / constant experts never leave the rank (CombineV2 computes them)
+    const uint32_t ownEnd = MinU32(end, pairItems);  // this core's pairs: [begin, ownEnd)
+    CountSlots(ids, mask, pairMask, begin, ownEnd);
+    for (uint32_t i = begin; i < ownEnd; ++i) {
+        const int32_t expert = ValidExpert(ids, mask, pairMask, i);
+        if (expert < 0) {
+            continue;
         }
         const uint32_t e = static_cast<uint32_t>(expert);
         const uint32_t slot = static_cast<uint32_t>(cnt.GetValue(e));
         cnt.SetValue(e, static_cast<int32_t>(slot + 1U));
-        if (i >= pairBegin && i < pairEnd) {
-            idx.SetValue(i - pairBegin, static_cast<int32_t>(slot));  // Atlas A2 expandIdx (0 for unsent pairs)
-        }
-        if (i < begin || i >= end) {
-            continue;
-        }
+        idx.SetValue(i - begin, static_cast<int32_t>(slot));  // Atlas A2 expandIdx (0 for unsent pairs)
         const uint32_t tokenIdx = i / topK_;
         const uint32_t k = i % topK_;
         const uint32_t dstRank = sharedRanks_ + e / localMoe_;
@@ -963,16 +967,81 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
     for (uint32_t i = (begin > pairItems ? begin : pairItems); i < end; ++i) {
         const uint32_t slot = (i - pairItems) % activeTokens_;  // the token's index among the active tokens
         const uint32_t s = (i - pairItems) / activeTokens_;
-        const uint32_t tokenIdx = static_cast<uint32_t>(act.GetValue(slot));
+        const uint32_t tokenIdx = pairMask ? static_cast<uint32_t>(act.GetValue(slot)) : slot;
         const uint32_t dstRank = epRank_ % ranksPerShared_ + s * ranksPerShared_;
         const uint64_t offset = static_cast<uint64_t>(epRank_) * blockBytes_ + static_cast<uint64_t>(slot) * msgStride_;
         SendRow(tokenIdx, topK_ + s, s, dstRank, offset, 0.0f);
     }
     ReleaseTokenRow();
-    if (pairEnd > pairBegin) {  // Atlas A2: assistInfoForCombineOut[t * K + k] = the pair's slot in its expert's rows
+    if (isA2_) {  // assistInfoForCombineOut[t * K + k] = the pair's slot in its expert's rows, 0 for unsent pairs
         SyncFunc<HardEvent::S_MTE3>();
-        DataCopyPad(assistInfoForCombineOutGm_[pairBegin], idx, DataCopyExtParams(1U, (pairEnd - pairBegin) * 4U, 0U, 0U, 0U));
+        if (ownEnd > begin) {
+            DataCopyPad(assistInfoForCombineOutGm_[begin], idx, DataCopyExtParams(1U, (ownEnd - begin) * 4U, 0U, 0U, 0U));
+        }
+        uint32_t zeroBegin = 0U;  // the pairs of inactive tokens: this core's share of [pairItems, pairs)
+        uint32_t zeroEnd = 0U;
+        SplitRange(pairs - pairItems, zeroBegin, zeroEnd);
+        if (zeroEnd > zeroBegin) {
+            PipeBarrier<PIPE_MTE3>();  // idx is read by the copy above before it is zeroed
+            SyncFunc<HardEvent::MTE3_V>();
+            Duplicate(idx, static_cast<int32_t>(0), static_cast<int32_t>(idxBytes / 4U));
+            SyncFunc<HardEvent::V_MTE3>();
+            for (uint32_t z = zeroBegin; z < zeroEnd; z += idxBytes / 4U) {
+                const uint32_t n = MinU32(idxBytes / 4U, zeroEnd - z);
+                DataCopyPad(assistInfoForCombineOutGm_[pairItems + z], idx, DataCopyExtParams(1U, n * 4U, 0U, 0U, 0U));
+            }
+        }
     }
+}
+
+// The MoE expert of send item `i` (a (token, k) pair), or -1 when the pair is not sent: a 2-D mask does not set
+// it, or it names a zero / copy / constant expert (those never leave the rank: CombineV2 computes them).
+template <MOE_DISTRIBUTE_DISPATCH_V2_TPL_CLASS>
+__aicore__ inline int32_t MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FUNC>::ValidExpert(const LocalTensor<int32_t>& ids,
+    const LocalTensor<uint8_t>& mask, bool pairMask, uint32_t i)
+{
+    if (pairMask && mask.GetValue(i) == 0U) {
+        return -1;
+    }
+    const int32_t expert = ids.GetValue(i);
+    return (expert < 0 || static_cast<uint32_t>(expert) >= moeExperts_) ? -1 : expert;
+}
+
+// cntBuf_ = per MoE expert, the rows of the cores before this one (the first slot of this core's rows);
+// totBuf_ = the rows of all cores (what SetStatus announces). Each core counts its pairs [begin, end) and
+// publishes them in its row of the workspace (tiling_layout.CORE_WORKSPACE); after SyncAll it adds up the rows
+// (vector adds, one per core).
+template <MOE_DISTRIBUTE_DISPATCH_V2_TPL_CLASS>
+__aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FUNC>::CountSlots(const LocalTensor<int32_t>& ids,
+    const LocalTensor<uint8_t>& mask, bool pairMask, uint32_t begin, uint32_t end)
+{
+    LocalTensor<int32_t> cnt = cntBuf_.Get<int32_t>();
+    LocalTensor<int32_t> tot = totBuf_.Get<int32_t>();
+    LocalTensor<int32_t> row = rowBuf_.Get<int32_t>();
+    const uint32_t rowInts = AlignUp(moeExperts_ * 4U, UB_BLOCK) / 4U;
+    // the rows follow the per-core-pair part of the workspace (the host tiling adds rowInts * 4 bytes per core)
+    const GlobalTensor<int32_t> rows = workspaceGm_[WORKSPACE_PER_CORE_PAIR / 4U * coreNum_ * coreNum_];
+    for (uint32_t i = begin; i < end; ++i) {
+        const int32_t expert = ValidExpert(ids, mask, pairMask, i);
+        if (expert >= 0) {
+            row.SetValue(static_cast<uint32_t>(expert), row.GetValue(static_cast<uint32_t>(expert)) + 1);
+        }
+    }
+    SyncFunc<HardEvent::S_MTE3>();
+    DataCopy(rows[coreIdx_ * rowInts], row, rowInts);
+    PipeBarrier<PIPE_ALL>();
+    SyncAll<true>();
+    for (uint32_t c = 0U; c < coreNum_; ++c) {
+        DataCopy(row, rows[c * rowInts], rowInts);
+        SyncFunc<HardEvent::MTE2_V>();
+        Add(tot, tot, row, static_cast<int32_t>(rowInts));
+        if (c < coreIdx_) {
+            Add(cnt, cnt, row, static_cast<int32_t>(rowInts));
+        }
+        PipeBarrier<PIPE_V>();
+        SyncFunc<HardEvent::V_MTE2>();  // the next row lands where the adds read this one
+    }
+    SyncFunc<HardEvent::V_S>();
 }
 
 template <MOE_DISTRIBUTE_DISPATCH_V2_TPL_CLASS>
@@ -1312,13 +1381,13 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
     uint32_t end = 0U;
     SplitRange(sharedRanks_ + moeExperts_, begin, end);
     LocalTensor<int32_t> status = statusBuf_.Get<int32_t>();
-    LocalTensor<int32_t> cnt = cntBuf_.Get<int32_t>();
+    LocalTensor<int32_t> tot = totBuf_.Get<int32_t>();
     for (uint32_t target = begin; target < end; ++target) {
         int32_t rows = 0;
         if (target < sharedRanks_) {  // shared rank `target` takes every active token of ranks in its group
             rows = (target % ranksPerShared_ == epRank_ % ranksPerShared_) ? static_cast<int32_t>(activeTokens_) : 0;
         } else {
-            rows = cnt.GetValue(target - sharedRanks_);
+            rows = tot.GetValue(target - sharedRanks_);
         }
         status.SetValue((target - begin) * WS_SLOT_INTS, FLAG_SET);
         status.SetValue((target - begin) * WS_SLOT_INTS + 1U, rows);

@@ -1267,7 +1267,9 @@ ge::graphStatus MoeDistributeDispatchV2TilingFunc(gert::TilingContext *context)
                 OP_LOGE(nodeName, "Failed to set the batch schedule mode."), return ge::GRAPH_FAILED);
     size_t *workspaces = context->GetWorkspaceSizes(1);
     OP_CHECK_NULL_WITH_CONTEXT(context, workspaces);
-    workspaces[0] = SYSTEM_NEED_WORKSPACE + WORKSPACE_PER_CORE_PAIR * aivNum * aivNum;
+    // the kernel's per-core part: 4 bytes per moeExpertNum, a whole number of 32-byte blocks
+    const size_t perCore = (static_cast<size_t>(tilingData->moeExpertNum) * 4UL + 31UL) / 32UL * 32UL;
+    workspaces[0] = SYSTEM_NEED_WORKSPACE + WORKSPACE_PER_CORE_PAIR * aivNum * aivNum + perCore * aivNum;
     OP_LOGD(nodeName, "Leave MoeDistributeDispatchV2 tiling func: tilingKey=%lu, aivNum=%u, ubSize=%lu.",
             tilingKey, aivNum, ubSize);
     return ge::GRAPH_SUCCESS;

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from opgen.emit.pipeline import emit
+from opgen.lang.expr import to_spec
 from opgen.emit.kernel import (KERNEL_TEMPLATES, emit_cpp_kernel, kernel_problem, key_value, plan_instances,
                                    tiling_fields)
 from opgen.core.errors import LoweringError
@@ -294,7 +295,12 @@ def test_atlas_a2_assist_info_is_the_sender_side_expand_idx(dispatch_v2):
     assert "DataCopyPad(assistInfoForCombineOutGm_[begin], idx," in text
     assert "DataCopyPad(assistInfoForCombineOutGm_[pairItems + z], idx," in text  # inactive tokens' pairs: 0
     assert "if (withInfo && !isA2_) {" in text                              # no triples on A2
-    assert "(isA2_ ? moeExperts_ : topK_ + sharedExperts_)" in text         # CombineV2's part of the window
+    assert "combineBytes_ = static_cast<uint64_t>(tiling.win_dispatch_at);" in text  # after CombineV2's area
+    # the CombineV2 area itself is the spec's: per MoE expert on A2, per (token, k) and shared expert elsewhere
+    assert [to_spec(a.expr) for a in dispatch_v2.view("ascend910b").window.areas][0] == \
+        "maxBS * moeExpertNum * Align512(2 * H)"
+    assert [to_spec(a.expr) for a in dispatch_v2.view("ascend910_93").window.areas][0] == \
+        "maxBS * (K + sharedExpertNum) * Align512(2 * H)"
     combine = load_ok(ROOT / "specs" / "combine_v2.spec")
     ctext = kernel_files(combine)[f"op_kernel/{combine.snake_name}.cpp"]
     assert "isA2_ = (tiling.isA2 != 0);" in ctext and "SendBackBlocks();" in ctext and "WaitBlocks();" in ctext

@@ -749,9 +749,14 @@ def test_messages_state_the_expectation(dispatch_ref):
 
 
 def test_a2_buffer_rule_is_only_a_warning(dispatch_ref):
-    """A2's window sizes are `warn` rules: HCCL_BUFFSIZE=1 is logged by the device, not rejected."""
-    _run_validate(dispatch_ref, dict(variant(A2, attrs={"HCCL_BUFFSIZE": 1}), product=A2))
-    _run_validate(dispatch_ref, dict(variant(A2, HIER_A2, attrs={"HCCL_BUFFSIZE": 1}), product=A2))
+    """A2's documented window sizes are `warn` rules: HCCL_BUFFSIZE=1 passes them (logged by the device); what
+    rejects it is the generated kernels' own layout (window.ep), which no A2 documented rule would."""
+    for v in (variant(A2, attrs={"HCCL_BUFFSIZE": 1}), variant(A2, HIER_A2, attrs={"HCCL_BUFFSIZE": 1})):
+        inputs, attrs, _ = case_inputs(v)
+        with pytest.raises(OpError) as info:
+            dispatch_ref.validate(inputs, attrs, A2)
+        assert (info.value.code, info.value.param) == (561002, "HCCL_BUFFSIZE") and "[window.ep]" in str(info.value)
+    _run_validate(dispatch_ref, dict(variant(A2, attrs={"HCCL_BUFFSIZE": 16}), product=A2))  # 2MB status + the rows
 
 
 def test_missing_required_attribute_and_unknown_names(dispatch_ref):

@@ -215,7 +215,7 @@ def _expected_fields(twin: Twin, case: dict, rank, metas: dict, seen: dict, key:
             # an ignored attribute is what the op reads, its default, whatever the call passed
             ignored = m.group(1) in ref.INFO.ignored_attrs.get(product, ())
             out[name] = int(scope.attrs[m.group(1)] if ignored else seen["full"][m.group(1)])
-        elif m := re.fullmatch(r"let (\w+)(?:, product \w+)?", doc):
+        elif m := re.fullmatch(r"let (\w+)(?:, (?:product|window) \w+)?", doc):
             # a let the product lacks is never filled in: the field keeps its zero
             out[name] = int(scope.let(m.group(1))) if m.group(1) in ref.INFO.lets[product] else 0
         elif m := re.fullmatch(r"dim\((\w+), (\d+)\)", doc):

@@ -106,6 +106,16 @@ _LETS = {
         "maxBs": lambda s: floordiv(s.let("globalBsReal"), s.attr("epWorldSize")),
         "A": lambda s: (floordiv(i64(s.let("globalBsReal") * s.attr("sharedExpertNum")), s.attr("sharedExpertRankNum")) if s.let("isSharedRank") else i64(s.let("globalBsReal") * min(s.let("localMoeExpertNum"), s.dim("expertIds", 1)))),
         "tokenMsgSize": lambda s: (align(s.dim("x", 1), 256) if (s.attr("quantMode") == 0) else i64(floordiv(i64(i64(i64(i64(floordiv(i64(i64(s.dim("x", 1) + 32) - 1), 32) * 32) + 4) + 512) - 1), 512) * 512)),
+        "win_combine": lambda s: i64(s.attr("moeExpertNum") * i64(floordiv(i64(i64(i64(i64(s.let("maxBs") * s.dim("x", 1)) * 2) + 512) - 1), 512) * 512)),
+        "win_combine_at": lambda s: 0,
+        "win_dispatch": lambda s: i64(i64(i64(i64(s.let("localMoeExpertNum") * s.attr("epWorldSize")) * s.let("maxBs")) * s.let("tokenMsgSize")) * (2 if (s.dtype("yOut") in ("FLOAT16", "BFLOAT16")) else 1)),
+        "win_dispatch_at": lambda s: i64(s.let("win_combine_at") + s.let("win_combine")),
+        "win_need": lambda s: i64(s.let("win_dispatch_at") + s.let("win_dispatch")),
+        "win_window": lambda s: i64(s.env("HCCL_BUFFSIZE") * 1048576),
+        "win_halves": lambda s: 2,
+        "win_state": lambda s: i64(2 * 1048576),
+        "win_state_at": lambda s: i64(s.let("win_window") - s.let("win_state")),
+        "win_half": lambda s: i64(floordiv(floordiv(i64(s.let("win_window") - s.let("win_state")), s.let("win_halves")), 512) * 512),
     },
 }
 
@@ -329,6 +339,9 @@ _check_47 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >
 _check_48 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 4 * (localExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))",
                   ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(4 * i64(i64(i64(i64(s.let("localMoeExpertNum") * s.let("maxBs")) * s.attr("epWorldSize")) * i64(floordiv(i64(i64(i64(i64(floordiv(i64(i64(i64(2 * s.dim("x", 1)) + 32) - 1), 32) * 32) + 44) + 512) - 1), 512) * 512)) + i64(i64(i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum")) * s.let("maxBs")) * i64(floordiv(i64(i64(i64(2 * s.dim("x", 1)) + 512) - 1), 512) * 512))))),
                   )
+_check_49 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine + dispatch, and the status area in windowsIn",
+                  ok=lambda s: (s.let("win_need") <= s.let("win_half")),
+                  )
 
 _CHECKS = {
     "ascend950": (
@@ -381,6 +394,7 @@ _CHECKS = {
         _check_46,
         _check_47,
         _check_48,
+        _check_49,
     ),
 }
 

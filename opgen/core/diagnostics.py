@@ -79,6 +79,13 @@ CODES: dict[str, tuple[str, str]] = {
     "E124": ("formula dtype mismatch", "A value whose dtype the formula fixes (cast(v, D), e8m0(...), an input "
              "read unchanged) must be one of the assigned output's declared dtypes (an fp32-family value may "
              "also go to a FLOAT32 output)."),
+    "E126": ("bad window", "`window DOMAIN: ENV { halves N; area NAME = bytes; ...; state windowsIn = bytes; }` "
+             "declares one rank's HCCL window of a comm domain as the kernels lay it out: N data halves of the areas "
+             "in order, then the status area. DOMAIN is a `comm` domain of the op, ENV the env that sizes the "
+             "window, each item is given once, areas at least one and each name once, the status area's window one "
+             "the kernels can reach (windowsIn). One window per op and per product (a product's replaces the op's "
+             "or its base's). Every product of an op family whose kernel addresses window areas (opgen/core/"
+             "families.py window_areas) must have a window declaring them."),
     # back-end (opgen build): the front end accepted the spec, a generator for one artefact cannot express it
     "E201": ("kernel cannot be generated", "The Ascend C kernel of the op cannot be emitted: its semantics' kernel "
              "template needs a name the spec does not declare, a quant formula uses a primitive or a combination "

@@ -403,6 +403,26 @@ class KernelKind:
     # "copied" (the rows arrive formatted by the partner op, whose formulas the spec repeats: not lowered, still
     # deciding which dtype combinations exist) or "unchanged" (rows go out as they are: every formula empty)
     formulas: str = "lowered"
+    # the areas of the spec's `window` the kernel addresses (tiling data fields win_<area>, win_<area>_at), the
+    # first ones of a data half in this order: each finds its area after the one before it
+    window_areas: tuple[str, ...] = ()
+
+
+def _check_window(op: Op, kind: KernelKind) -> None:
+    """Every product's window declares the areas the kernel addresses, first and in order (E201 otherwise)."""
+    for p in op.products:
+        w = op.views[p.soc].window
+        if w is None:
+            raise LoweringError(f"the {kind.semantics} kernel addresses HCCL window areas "
+                                f"{', '.join(kind.window_areas)}, but product {p.soc} has no `window`",
+                                _word(op, p.span, rf"\bproduct\s+({p.soc})\b"))
+        names = [a.name for a in w.areas]
+        if names[:len(kind.window_areas)] != list(kind.window_areas):
+            missing = [a for a in kind.window_areas if a not in names]
+            what = f"lacks area(s) {', '.join(missing)}" if missing else "has them in another order"
+            raise LoweringError(f"the {kind.semantics} kernel addresses HCCL window areas "
+                                f"{', '.join(kind.window_areas)}, the first of a data half and in this order; the "
+                                f"window of product {p.soc} {what}", w.span)
 
 
 def _check_names(op: Op, kind: KernelKind) -> None:
@@ -417,6 +437,7 @@ def _check_names(op: Op, kind: KernelKind) -> None:
     if missing:
         raise LoweringError(f"the {kind.semantics} kernel needs {', '.join(missing)}",
                             _word(op, op.span, rf"\bsemantics\s+({kind.semantics})\b"))
+    _check_window(op, kind)
     for t in op.inputs + op.outputs:
         for d in t.dtypes:
             if d not in CPP_TYPES:
@@ -781,6 +802,7 @@ def combine_teardown_context(op: Op, ctx: dict) -> dict:
 
 _FAMILY_ATTRS = ("epWorldSize", "epRankId", "moeExpertNum", "sharedExpertNum", "sharedExpertRankNum")
 _FAMILY_LETS = ("localMoeExpertNum", "localExpertNum", "maxBs")
+_FAMILY_AREAS = ("combine", "dispatch")  # the family's window: the combine blocks, then the dispatch blocks
 
 KERNEL_KINDS = {
     "moe_dispatch": KernelKind(
@@ -792,7 +814,7 @@ KERNEL_KINDS = {
                    "expertTokenNumsType"),
          "lets": ("localMoeExpertNum", "localExpertNum", "maxBS"),
          "dims": ("BS", "H", "K")},
-        dispatch_context),
+        dispatch_context, window_areas=("combine", "dispatch")),
     "moe_combine": KernelKind(
         "moe_combine", "cpp/op_kernel/moe_combine.cpp.j2", "expandX", "xOut",
         {"inputs": ("expandX", "expertIds", "assistInfoForCombine", "epSendCounts", "expertScales",
@@ -803,7 +825,7 @@ KERNEL_KINDS = {
                    "zeroExpertNum", "copyExpertNum", "constExpertNum"),
          "lets": ("localExpertNum", "maxBS", "isSharedRank"),
          "dims": ("BS", "H", "K")},
-        combine_context),
+        combine_context, window_areas=("combine",)),
     # the Setup/Teardown family (semantics.md §6): four kernels sharing one window layout (_family.j2)
     "moe_dispatch_setup": KernelKind(
         "moe_dispatch_setup", "cpp/op_kernel/moe_dispatch_setup.cpp.j2", "x", "yOut",
@@ -812,7 +834,7 @@ KERNEL_KINDS = {
          "attrs": _FAMILY_ATTRS,
          "lets": _FAMILY_LETS + ("tokenMsgSize",),
          "dims": ("BS", "H", "K")},
-        dispatch_setup_context),
+        dispatch_setup_context, window_areas=_FAMILY_AREAS),
     "moe_dispatch_teardown": KernelKind(
         "moe_dispatch_teardown", "cpp/op_kernel/moe_dispatch_teardown.cpp.j2", "y", "expandXOut",
         {"inputs": ("x", "y", "expertIds"),
@@ -820,7 +842,7 @@ KERNEL_KINDS = {
          "attrs": _FAMILY_ATTRS + ("expertTokenNumsType",),
          "lets": _FAMILY_LETS + ("tokenMsgSize", "isSharedRank"),
          "dims": ("BS", "H", "K")},
-        dispatch_teardown_context, formulas="copied"),
+        dispatch_teardown_context, formulas="copied", window_areas=_FAMILY_AREAS),
     "moe_combine_setup": KernelKind(
         "moe_combine_setup", "cpp/op_kernel/moe_combine_setup.cpp.j2", "expandX", "expandX",
         {"inputs": ("expandX", "expertIds", "assistInfoForCombine"),
@@ -828,7 +850,7 @@ KERNEL_KINDS = {
          "attrs": _FAMILY_ATTRS,
          "lets": _FAMILY_LETS + ("isSharedRank",),
          "dims": ("BS", "H", "K")},
-        combine_setup_context, formulas="unchanged"),
+        combine_setup_context, formulas="unchanged", window_areas=_FAMILY_AREAS[:1]),
     "moe_combine_teardown": KernelKind(
         "moe_combine_teardown", "cpp/op_kernel/moe_combine_teardown.cpp.j2", "expandX", "xOut",
         {"inputs": ("expandX", "expertIds", "expandIdx", "expertScales", "xActiveMaskOptional"),
@@ -836,7 +858,7 @@ KERNEL_KINDS = {
          "attrs": _FAMILY_ATTRS,
          "lets": _FAMILY_LETS,
          "dims": ("BS", "H", "K")},
-        combine_teardown_context),
+        combine_teardown_context, window_areas=_FAMILY_AREAS[:1]),
 }
 KERNEL_TEMPLATES = {k: v.template for k, v in KERNEL_KINDS.items()}
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from opgen.model.decl import Op
-from opgen.model.resolve import dim_bindings
+from opgen.model.resolve import dim_bindings, layout_lets
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,12 @@ def tiling_fields(op: Op) -> list[TilingField]:
             seen.add(l.name)
             where = "" if l in op.lets else f", product {next(p.soc for p in op.products if l in p.lets)}"
             out.append(TilingField("int64_t", l.name, f"let {l.name}{where}", "let", l.name))
+    # the HCCL window layout (the spec's `window`): the kernels address the window with these, and only these
+    for w in [w for w in [op.window] + [p.window for p in op.products] if w is not None]:
+        for l in layout_lets(op, w):
+            if l.name not in seen:
+                seen.add(l.name)
+                out.append(TilingField("int64_t", l.name, f"let {l.name}, window {w.domain}", "let", l.name))
     for name, (tensor, axis) in dim_bindings(op).items():
         if name not in seen:
             seen.add(name)

@@ -19,7 +19,8 @@ from opgen.core.dtypes import DTYPES, FORMATS
 from opgen.lang.expr import (Binary, Bool, Call, Cond, Expr, Float, InRange, InSet, Int, Name, Span, Str, Unary,
                               to_spec, walk)
 from opgen.model.decl import (AclnnEntry, AclnnParam, AclnnSize, Attr, Buffer, CommGroup, Constraint, Def, Domain, Env, Let, Op, Product, QuantMode, QuantStmt,
-                    Range, Shape, ShapeCond, ShapeTuple, Tensor, snake, Tolerance, alt_exprs)
+                    Range, Shape, ShapeCond, ShapeTuple, Tensor, snake, Tolerance, alt_exprs, WINDOW_PLACES, Window,
+                    WindowArea, window_lets)
 from opgen.model.resolve import dim_bindings
 from opgen.model.spec_text import domain_text
 from opgen.core.diagnostics import guess_help as _guess
@@ -193,7 +194,7 @@ class Analyzer(_Builder):
                          f"did you mean '{camel}'?" if _OP_NAME.match(camel) else None)
         fields = dict(version=None, doc="", notes=[], pairs=[], unsupported=[], comm=[], envs=[], inputs=[],
                       outputs=[], attrs=[], lets=[], defs=[], constraints=[], buffers=[], quant=[], products=[],
-                      quant_by=None, semantics=None, tiling_key=[], tolerances=[], aclnn=[])
+                      quant_by=None, semantics=None, tiling_key=[], tolerances=[], aclnn=[], window=None)
         for item in op_tree.children[1:]:
             self.op_item(item, fields)
         op = Op(
@@ -204,7 +205,7 @@ class Analyzer(_Builder):
             defs=tuple(fields["defs"]), constraints=tuple(fields["constraints"]), buffers=tuple(fields["buffers"]),
             quant_modes=tuple(fields["quant"]), products=tuple(fields["products"]), quant_by=fields["quant_by"],
             semantics=fields["semantics"], tiling_key=tuple(fields["tiling_key"]),
-            tolerances=tuple(fields["tolerances"]), aclnn=tuple(fields["aclnn"]),
+            tolerances=tuple(fields["tolerances"]), aclnn=tuple(fields["aclnn"]), window=fields["window"],
             source=source,
             span=self.span(op_tree))
         self.check_required(op, fields, name_tok)
@@ -271,6 +272,8 @@ class Analyzer(_Builder):
                           for z in (c[-2].children if c[-2] is not None else ()))
             doc = self.text(c[-1].children[0]) if c[-1] is not None else ""
             f["aclnn"].append(AclnnEntry(str(c[0]), params, doc, sizes, span=self.span(c[0])))
+        elif k == "window_decl":
+            f["window"] = self.window(t, f["window"], "the op")
         elif k == "semantics_stmt":
             f["semantics"] = str(c[0])
             if f["semantics"] not in B.SEMANTICS:
@@ -403,7 +406,7 @@ class Analyzer(_Builder):
         soc = str(soc_tok)
         f = dict(doc="", notes=[], pairs=[], domains=[], unsup_attrs=[], unsup_inputs=[], in_dtypes=[], in_shapes=[],
                  out_dtypes=[], out_shapes=[], unspecified=[], lets=[], quant=None, constraints=[], buffers=[],
-                 tolerances=[], empty_absent=[], ignored=[], ignored_attrs=[])
+                 tolerances=[], empty_absent=[], ignored=[], ignored_attrs=[], window=None)
         for item in c[3:]:
             k, ic = item.data, item.children
             if k == "doc_stmt":
@@ -440,6 +443,8 @@ class Analyzer(_Builder):
                 f["tolerances"].append(self.tolerance(item))
             elif k == "quant_modes_stmt":
                 f["quant"] = tuple(self.int_value(x) for x in ic[0].children)
+            elif k == "window_decl":
+                f["window"] = self.window(item, f["window"], f"product {soc}")
             else:
                 self.body(item, (), f["constraints"], f["buffers"], f"product {soc}")
         return Product(soc, self.text(display_t), extends, f["doc"], tuple(f["notes"]), tuple(f["pairs"]),
@@ -447,7 +452,48 @@ class Analyzer(_Builder):
                        tuple(f["in_shapes"]), tuple(f["out_dtypes"]), tuple(f["out_shapes"]), tuple(f["unspecified"]),
                        tuple(f["lets"]), f["quant"], tuple(f["constraints"]), tuple(f["buffers"]),
                        tuple(f["tolerances"]), tuple(f["empty_absent"]), tuple(f["ignored"]),
-                       tuple(f["ignored_attrs"]), span=self.span(t))
+                       tuple(f["ignored_attrs"]), f["window"], span=self.span(t))
+
+    def window(self, t: Tree, earlier: Window | None, scope: str) -> Window:
+        """One ``window`` block: its items, each once (areas: each name once, at least one)."""
+        c = t.children
+        if earlier is not None:
+            self.d.error("E126", f"{scope} declares a second window (one per op and per product)", self.span(t))
+        halves, state, areas, lets = None, None, [], []
+        for it in c[2:]:
+            if it.data == "window_let":
+                if any(l.name == str(it.children[0]) for l in lets):
+                    self.d.error("E126", f"window let '{it.children[0]}' is declared twice", self.span(it.children[0]))
+                lets.append(Let(str(it.children[0]), self.expr(it.children[1]), span=self.span(it)))
+            elif it.data == "window_halves":
+                if halves is not None:
+                    self.d.error("E126", "window declares `halves` twice", self.span(it))
+                halves = self.int_value(it.children[0])
+                if halves < 1:
+                    self.d.error("E126", f"window halves must be at least 1, got {halves}", self.span(it.children[0]))
+            elif it.data == "window_area":
+                name = str(it.children[0])
+                if any(a.name == name for a in areas):
+                    self.d.error("E126", f"window area '{name}' is declared twice", self.span(it.children[0]))
+                areas.append(WindowArea(name, self.expr(it.children[1]), span=self.span(it.children[0])))
+            else:
+                if state is not None:
+                    self.d.error("E126", "window declares `state` twice", self.span(it))
+                place = str(it.children[0])
+                if place not in WINDOW_PLACES:
+                    self.d.unknown("E126", "HCCL window", place, WINDOW_PLACES, self.span(it.children[0]))
+                state = (place, self.expr(it.children[1]))
+        for what, missing in (("`halves N;`", halves is None), ("an `area NAME = bytes;`", not areas),
+                              ("`state windowsIn = bytes;`", state is None)):
+            if missing:
+                self.d.error("E126", f"window {c[0]} needs {what}", self.span(c[0]))
+        place, size = state or (WINDOW_PLACES[0], Int(0))
+        return Window(str(c[0]), str(c[1]), halves or 1, tuple(areas), place, size, tuple(lets), span=self.span(t))
+
+
+def _windows(op: Op) -> list[Window]:
+    """The op's window and its products' own."""
+    return [w for w in [op.window] + [p.window for p in op.products] if w is not None]
 
 
 def default_ir_name(name: str) -> str:
@@ -527,6 +573,7 @@ class _Checker:
         for b in op.buffers:
             self.check_buffer(b)
         self.check_products()
+        self.check_windows()
         self.check_cycles()
         self.check_quant()
         self.check_tiling_key()
@@ -540,6 +587,10 @@ class _Checker:
         decls = [(t.name, t.span) for t in op.inputs + op.outputs] + [(a.name, a.span) for a in op.attrs] + \
                 [(l.name, l.span) for l in op.lets] + [(df.name, df.span) for df in op.defs] + \
                 [(e.name, e.span) for e in op.envs]
+        in_windows: set[str] = set()  # a window's lets share the op's namespace; each product's window may
+        for w in _windows(op):        # declare its own of one name
+            decls += [(l.name, l.span) for l in w.lets if l.name not in in_windows]
+            in_windows |= {l.name for l in w.lets}
         for name, span in decls:
             span = self.at(span, rf"\b(?:input|output|attr|let|def|env)\s+({_w(name)})\b")
             if name in seen:
@@ -565,7 +616,7 @@ class _Checker:
         op = self.op
         return [t.name for t in op.inputs + op.outputs] + [a.name for a in op.attrs] + \
             [l.name for l in op.lets] + [e.name for e in op.envs] + list(self.bound) + list(B.CONSTANTS) + \
-            [l.name for p in op.products for l in p.lets]
+            [l.name for p in op.products for l in p.lets] + [l.name for w in _windows(op) for l in w.lets]
 
     # ---- declarations -------------------------------------------------------------
     def check_tensor(self, t: Tensor) -> None:
@@ -673,6 +724,8 @@ class _Checker:
             lets = {l.name: l for l in op.lets}
             for q in reversed(chain):
                 lets.update((l.name, l) for l in q.lets)
+            window = next((q.window for q in chain if q.window is not None), op.window)
+            lets.update((l.name, l) for l in (window.lets if window is not None else ()))
             scopes.append(list(lets.values()))
         for lets in scopes:
             by_name: dict[str, Let] = {l.name: l for l in lets}
@@ -852,6 +905,24 @@ class _Checker:
                 seen.append(cur)
                 cur = parent[cur]
 
+    def check_windows(self) -> None:
+        """Each window's names and its areas' bytes (which areas a kernel needs is the kernel lowering's rule)."""
+        op = self.op
+        domains = [g.domain for g in op.comm_groups]
+        for w in _windows(op):
+            if w.domain not in domains:
+                self.d.unknown("E126", "comm domain", w.domain, domains,
+                               self.at(w.span, rf"\bwindow\s+({_w(w.domain)})"))
+            if w.env not in [e.name for e in op.envs]:
+                self.d.unknown("E102", "env", w.env, [e.name for e in op.envs],
+                               self.at(w.span, rf":\s*({_w(w.env)})\b"))
+            for l in w.lets:
+                self.kind(l.expr)
+            for what, e in [(f"area {a.name}", a.expr) for a in w.areas] + [("state", w.state)]:
+                k = self.kind(e)
+                if k not in (None, B.INT, B.ANY):  # any: a product's or window's let, typed with its view
+                    self.d.error("E111", f"window {what} must be a whole number of bytes, got {k}", e.span)
+
     def check_tolerances(self) -> None:
         outputs = {t.name for t in self.op.outputs}
         for tol in self.op.tolerances + tuple(t for p in self.op.products for t in p.tolerances):
@@ -964,7 +1035,7 @@ class _Checker:
         """The op parameters an expression reads, following lets (op and product) and bound dims."""
         op = self.op
         lets: dict[str, list[Expr]] = {}
-        for l in list(op.lets) + [l for p in op.products for l in p.lets]:
+        for l in list(op.lets) + [l for p in op.products for l in p.lets] + [l for w in _windows(op) for l in w.lets]:
             lets.setdefault(l.name, []).append(l.expr)
         defs = {d.name: d.body for d in op.defs}
         out: set[str] = set()
@@ -1033,8 +1104,9 @@ class _Checker:
         let = next((l for l in self.op.lets if l.name == name), None)
         if let is not None:
             return self.let_kind(name, let.expr, let_stack if let_stack is not None else [])
-        if any(l.name == name for p in self.op.products for l in p.lets):
-            return B.ANY
+        if any(l.name == name for p in self.op.products for l in p.lets) or \
+                any(l.name == name for w in _windows(self.op) for l in window_lets(w, Name(w.env))):
+            return B.ANY  # a window's lets and layout fields too: typed with the view that has the window
         return MISSING
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from opgen.core.builtins import ERROR_CLASSES
 from opgen.core.dtypes import DTYPES
 from opgen.core.products import ProductFacts, facts_for
-from opgen.lang.expr import Expr, Span
+from opgen.lang.expr import Binary, Expr, Int, Name, Span
 
 
 def _span() -> Span | None:
@@ -165,6 +165,62 @@ class Buffer:
 
 
 @dataclass(frozen=True)
+class WindowArea:
+    name: str
+    expr: Expr  # bytes of the area in one data half
+    span: Span | None = _span()
+
+
+# The HCCL windows a status area can live in (the kernels reach them through the HCCL context).
+WINDOW_PLACES = ("windowsIn",)
+
+
+@dataclass(frozen=True)
+class Window:
+    """One rank's HCCL window of a communication domain, as the kernels lay it out: the window the ``env`` sizes,
+    less the status area (``state`` bytes in ``state_in``; windowsIn: at its end), splits into ``halves`` data
+    halves (the kernels alternate between them per call), each holding the ``areas`` in order.  The one source
+    of the layout: tiling checks that the areas fit a half and fills the tiling data fields the kernels address
+    the window with (``window_lets``)."""
+    domain: str
+    env: str
+    halves: int
+    areas: tuple[WindowArea, ...]
+    state_in: str
+    state: Expr  # bytes of the status area
+    lets: tuple["Let", ...] = ()  # the layout's own derived quantities (e.g. a row message's bytes)
+    span: Span | None = _span()
+
+
+def window_lets(w: Window, window_bytes: Expr) -> tuple[Let, ...]:
+    """The layout as lets, one tiling data field each, so that the host computes every number once and the
+    kernels address the window with exactly what tiling checked.  As the real MoE ops split it (code: mc2/
+    moe_distribute_dispatch_v2 op_kernel, winDataSizeOffset = dataState * totalWinSize / 2): the window tiling
+    sees (``win_window``, the env in bytes) less the status area (``win_state`` bytes at ``win_state_at``, the
+    end of windowsIn) splits into ``halves`` data halves of ``win_half`` bytes (512-aligned), and each half holds
+    the areas in order (``win_<area>`` bytes at ``win_<area>_at``), ``win_need`` bytes in all; the window's own
+    lets come first, as declared.  The paired ops
+    see one window, so they agree on the halves as long as they declare the areas they share alike."""
+    out: list[Let] = list(w.lets)
+    at: Expr = Int(0)  # the offset of the next area: the end of the previous one
+    for a in w.areas:
+        out.append(Let(f"win_{a.name}", a.expr, f"bytes of window area {a.name} in one data half", span=a.span))
+        out.append(Let(f"win_{a.name}_at", at, f"offset of window area {a.name} in a data half", span=a.span))
+        at = Binary("+", Name(f"win_{a.name}_at"), Name(f"win_{a.name}"))
+    in_data_window = w.state_in == "windowsIn"
+    data = Binary("-", Name("win_window"), Name("win_state")) if in_data_window else Name("win_window")
+    half = Binary("*", Binary("//", Binary("//", data, Name("win_halves")), Int(512)), Int(512))
+    out += [Let("win_need", at, "bytes the areas need of one data half", span=w.span),
+            Let("win_window", window_bytes, f"bytes of the window ({w.env}) tiling checks", span=w.span),
+            Let("win_halves", Int(w.halves), "data halves (alternating per call)", span=w.span),
+            Let("win_state", w.state, f"bytes of the status area (in {w.state_in})", span=w.span),
+            Let("win_state_at", data if in_data_window else Int(0), f"offset of the status area in {w.state_in}",
+                span=w.span),
+            Let("win_half", half, "bytes of one data half (512-aligned)", span=w.span)]
+    return tuple(out)
+
+
+@dataclass(frozen=True)
 class QuantStmt:
     kind: str  # "let" | "assign"
     name: str
@@ -224,6 +280,7 @@ class Product:
     empty_absent_inputs: tuple[str, ...] = ()  # inputs an empty tensor passes as absent on this product
     ignored_inputs: tuple[str, ...] = ()       # optional inputs this product accepts and never reads
     ignored_attrs: tuple[str, ...] = ()        # optional attributes it accepts with any value and reads as default
+    window: Window | None = None                # replaces the window of the op or of the product it extends
     span: Span | None = _span()
 
 
@@ -313,6 +370,7 @@ class Op:
     tiling_key: tuple[tuple[str, Expr], ...] = ()  # key fields, one decimal digit each, lowest first
     tolerances: tuple[Tolerance, ...] = ()
     aclnn: tuple[AclnnEntry, ...] = ()  # declared entry points (none: one, aclnn<Name>, over every parameter)
+    window: Window | None = None  # the op's HCCL window layout (a product may declare its own)
     source: str = field(default="", compare=False)
     span: Span | None = _span()
 
@@ -399,6 +457,7 @@ class ProductView:
     checks: tuple[Check, ...]
     buffers: tuple[Buffer, ...]
     tolerances: tuple[Tolerance, ...] = ()  # nearest declaration first: the first that applies wins
+    window: Window | None = None            # the nearest declaration (the product's, an ancestor's, the op's)
 
     @property
     def soc(self) -> str:

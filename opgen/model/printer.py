@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from opgen.lang.expr import Expr, quote, to_spec
 from opgen.model.spec_text import domain_text as _domain, literal as _lit, range_text as _range, shape_text as _shape
-from opgen.model.decl import Attr, Buffer, Constraint, Op, Product, QuantMode, Tensor
+from opgen.model.decl import Attr, Buffer, Constraint, Op, Product, QuantMode, Tensor, Window
 
 _IND = "    "
 
@@ -101,8 +101,19 @@ def _product(p: Product) -> list[str]:
         lines += _constraint(c, 2)
     for b in p.buffers:
         lines += _buffer(b, 2)
+    lines += _window(p.window, 2)
     lines.append(f"{_IND}}}")
     return lines
+
+
+def _window(w: Window | None, depth: int) -> list[str]:
+    if w is None:
+        return []
+    ind, inner = _IND * depth, _IND * (depth + 1)
+    return [f"{ind}window {w.domain}: {w.env} {{", f"{inner}halves {w.halves};",
+            *(f"{inner}let {l.name} = {to_spec(l.expr)};" for l in w.lets),
+            *(f"{inner}area {a.name} = {to_spec(a.expr)};" for a in w.areas),
+            f"{inner}state {w.state_in} = {to_spec(w.state)};", f"{ind}}}"]
 
 
 def _tolerance(t, ind: str) -> str:
@@ -154,6 +165,7 @@ def print_op(op: Op) -> str:
         lines += _constraint(c, 1)
     for b in op.buffers:
         lines += _buffer(b, 1)
+    lines += _window(op.window, 1)
     for q in op.quant_modes:
         lines += _quant(q)
     for p in op.products:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from opgen.lang.expr import Binary, Bool, Call, Cond, Expr, Float, InRange, InSet, Int, Name, Str, Unary, to_spec
 from opgen.model.decl import (Attr, Buffer, Check, Constraint, Domain, Let, Op, Product, ProductView, ShapeCond,
-                    ShapeTuple, Tensor)
+                    ShapeTuple, Tensor, Window, window_lets)
 from opgen.core import builtins as B
 from opgen.core.families import FAMILIES
 from opgen.core.products import PRODUCTS
@@ -104,11 +104,16 @@ def resolve_product(op: Op, soc: str) -> ProductView:
     view_checks = _implicit_checks(op, product, inputs, outputs, attrs, unsupported_attrs, unsupported_inputs, quant)
     view_checks += _declared_checks(constraints, chain, op)
     view_checks += _buffer_checks(op, buffers)
+    window = next((p.window for p in chain if p.window is not None), op.window)
+    if window is not None:
+        for l in layout_lets(op, window):
+            lets[l.name] = l
+    view_checks += _window_checks(op, window)
     view_checks += _kernel_checks(op, product, attrs)
     tolerances = tuple(t for p in chain for t in p.tolerances) + op.tolerances
     return ProductView(op, product, tuple(p.soc for p in chain), inputs, outputs, attrs, unsupported_attrs,
                        unsupported_inputs, unspecified, tuple(lets.values()), tuple(quant), pairs, product.notes,
-                       tuple(_unique_ids(view_checks)), tuple(buffers), tolerances)
+                       tuple(_unique_ids(view_checks)), tuple(buffers), tolerances, window)
 
 
 def _override_tensor(t: Tensor, chain: list[Product], role: str) -> Tensor:
@@ -230,6 +235,24 @@ def _buffer_checks(op: Op, buffers: list[Buffer]) -> list[Check]:
         out.append(Check(f"buffer.{b.label or b.env}", b.conditions, Binary(">=", lhs, b.expr), b.error_class,
                          b.env, None, b.message, "declared", span=b.span))
     return out
+
+
+def layout_lets(op: Op, window: Window) -> tuple[Let, ...]:
+    """The lets of a window layout (``window_lets``), its env read in bytes."""
+    env = next((e for e in op.envs if e.name == window.env), None)
+    unit = _UNITS.get(env.unit if env is not None else "")
+    return window_lets(window, Binary("*", Name(window.env), Name(unit)) if unit else Name(window.env))
+
+
+def _window_checks(op: Op, window: Window | None) -> list[Check]:
+    """The areas must fit a data half: after the documented buffer rules (a call the documents reject is reported
+    by their rule first), since the kernels address the layout, not the documents' formula."""
+    if window is None:
+        return []
+    areas = " + ".join(a.name for a in window.areas)
+    return [Check(f"window.{window.domain}", (), Binary("<=", Name("win_need"), Name("win_half")), "tiling",
+                  window.env, None, f"{window.env} >= the kernels' {window.domain} window: {window.halves} data "
+                  f"halves of {areas}, and the status area in {window.state_in}", "implicit", span=window.span)]
 
 
 def _unique_ids(checks: list[Check]) -> list[Check]:

@@ -55,6 +55,7 @@ struct Job {
     uint32_t aic = 0;
     uint64_t ub = 0;
     uint64_t window = 0;
+    uint64_t cclBuffer = 0;    // what GetCclBufferSize reports to tiling (0: the window), e.g. a stale default
     double timeout = 60.0;
     uint32_t serverRanks = 0;  // ranks per server (0: one server holds the whole world)
     std::string windowsIn;   // window pages an earlier kernel of the pipeline left (windows_in)
@@ -183,6 +184,9 @@ Job ReadJob(const std::string& path)
         } else if (key == "window") {
             need(2);
             job.window = std::stoull(w[1]);
+        } else if (key == "ccl_buffer") {
+            need(2);
+            job.cclBuffer = std::stoull(w[1]);
         } else if (key == "timeout") {
             need(2);
             job.timeout = std::stod(w[1]);
@@ -388,7 +392,7 @@ int Run(const std::string& dir)
         req.aivNum = job.aiv;
         req.aicNum = job.aic;
         req.ubBytes = job.ub;
-        req.windowBytes = job.window;
+        req.windowBytes = job.cclBuffer != 0U ? job.cclBuffer : job.window;
         req.attrs = rj.attrs;
         for (const TensorFile& t : rj.inputs) {
             req.inputs.push_back(t.arg);
@@ -471,6 +475,9 @@ int Run(const std::string& dir)
             opgen_sim::HcclGroup& hg = rs.groups[g.index];
             hg.rankId = g.rankId;
             hg.windowBytes = job.window;
+            hg.head.winSize = job.window;
+            hg.head.rankId = g.rankId;
+            hg.head.rankNum = static_cast<uint32_t>(g.members.size());
             for (uint32_t m : g.members) {
                 if (m >= job.world) {
                     throw JobError("group member " + std::to_string(m) + " outside the world");

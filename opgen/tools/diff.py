@@ -40,9 +40,9 @@ from opgen.emit.pipeline import EmitError, emit
 from opgen.lower.aclnn_abi import workspace_params
 from opgen.lang.expr import Expr, Float, InRange, InSet, Int, Name, Unary, names, quote, to_spec
 from opgen.model.spec_text import literal as spec_literal
-from opgen.model.decl import Buffer, Check, Domain, Op, ProductView, Tensor
+from opgen.model.decl import Buffer, Check, Domain, Op, ProductView, Tensor, Window
 from opgen.model.spec_text import domain_text as _domain, range_text as _range, shape_text as _shape
-from opgen.model.resolve import dim_bindings
+from opgen.model.resolve import dim_bindings, layout_lets
 from opgen.tools import changelog_zh as zh
 
 ABI, BEHAVIOUR, DOCS = "abi", "behaviour", "docs"
@@ -115,6 +115,13 @@ def _check_text(c: Check) -> str:
     when = f"when {_conds(c.conditions)}: " if c.conditions else ""
     blame = c.param + (f"({to_spec(c.value)})" if c.value is not None else "")
     return f"{when}{to_spec(c.expr)} else {c.error_class} {blame} {quote(c.message)}"
+
+
+def _window_text(w: Window | None) -> str:
+    if w is None:
+        return ""
+    areas = ", ".join(f"{a.name} = {to_spec(a.expr)}" for a in w.areas)
+    return f"{w.env}: {w.halves} halves of [{areas}], state {w.state_in} = {to_spec(w.state)}"
 
 
 def _buffer_text(b: Buffer) -> str:
@@ -648,7 +655,20 @@ class _Differ:
         out += self._product_lets(ov, nv, soc)
         out += self._checks(ov, nv, soc)
         out += self._buffers(ov, nv, soc)
+        out += self._window(ov.window, nv.window, soc)
         return out
+
+    @staticmethod
+    def _window(o: Window | None, n: Window | None, soc: str) -> list[Change]:
+        """The HCCL window layout: added, removed, or its text changed.  A fact of the generated kernels, which
+        the documents' change lists (``--format md``) never describe: no Chinese sentence."""
+        a, b = _window_text(o), _window_text(n)
+        if a == b:
+            return []
+        kind = "window.added" if o is None else "window.removed" if n is None else "window.changed"
+        w = n or o
+        return [Change(BEHAVIOUR, kind, f"window {w.domain}", f"window {w.domain}: {a or 'none'} -> {b or 'none'}",
+                       soc, a or None, b or None, param=w.env)]
 
     def _domains(self, ov: ProductView, nv: ProductView, soc: str) -> list[Change]:
         out = []
@@ -710,10 +730,13 @@ class _Differ:
         return out
 
     def _product_lets(self, ov: ProductView, nv: ProductView, soc: str) -> list[Change]:
-        """Derived quantities a product overrides (the op-wide ones are reported once, op-wide)."""
+        """Derived quantities a product overrides (the op-wide ones are reported once, op-wide; a window's
+        layout fields are reported as the window)."""
         old_decl, new_decl = {l.name: l for l in self.old.lets}, {l.name: l for l in self.new.lets}
-        olds = [l for l in ov.lets if old_decl.get(l.name) != l]
-        news = [l for l in nv.lets if new_decl.get(l.name) != l]
+        layout = {l.name for v, op in ((ov, self.old), (nv, self.new)) if v.window is not None
+                  for l in layout_lets(op, v.window)}
+        olds = [l for l in ov.lets if old_decl.get(l.name) != l and l.name not in layout]
+        news = [l for l in nv.lets if new_decl.get(l.name) != l and l.name not in layout]
         names_ = {l.name for l in olds} | {l.name for l in news}
         olds = [l for l in ov.lets if l.name in names_]
         news = [l for l in nv.lets if l.name in names_]

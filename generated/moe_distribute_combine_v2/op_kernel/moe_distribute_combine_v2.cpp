@@ -46,9 +46,9 @@ constexpr uint32_t FLOATS_PER_REPEAT = 64U;              // fp32 values in one 2
 constexpr uint32_t REPEAT_BYTES = 256U;
 constexpr uint32_t MAX_REPEATS = 248U;                   // repeats per instruction (<= 255, 32-byte aligned dst)
 constexpr uint64_t WIN_ALIGN = 512UL;                    // a row message starts on a 512-byte boundary
-// HCCL window of every rank (shared by the DispatchV2 and CombineV2 kernels):
-//   two data halves (alternating per call), each [CombineV2 rows | DispatchV2 rows], then STATE_BYTES of status.
-constexpr uint64_t STATE_BYTES = 2UL * 1024UL * 1024UL;
+// HCCL window of every rank: the layout is the spec's `window` (data halves of its areas, then the status area),
+// which tiling checked and hands over in the win_* fields. The DispatchV2 / CombineV2 status area holds:
+constexpr uint64_t STATE_BYTES = 2UL * 1024UL * 1024UL;          // what the entries below need of it
 constexpr uint64_t STATE_HALF = 256UL * 1024UL;                 // DispatchV2 status entries of one data state
 constexpr uint64_t DATA_STATE_OFFSET = 2UL * STATE_HALF;        // DispatchV2 per-core data-state words
 constexpr uint64_t TP_STATE_OFFSET = 3UL * STATE_HALF;          // DispatchV2 TP: {flag, rows} then the counts
@@ -62,6 +62,25 @@ constexpr uint32_t INFO_BYTES = 64U;                     // DispatchV2 message t
 constexpr uint32_t TRIPLE = 3U;                          // assist-info ints per row: (srcRank, tokenIdx, k)
 constexpr uint32_t WS_SLOT_INTS = 8U;                    // workspace: one 32-byte slot per core
 constexpr uint32_t EP_GROUP = 0U;                       // HCCL group of `comm ep`
+
+// The actual size of this rank's window in HCCL group `group`, as its HCCL context reports it (asc-devkit
+// impl/adv_api/detail/hccl/common/hccl_inner_def.h HcclCombineOpParam::winSize; the real A2 ops read it so, the A3
+// and 950 ones through mc2/common's HcclOpResParam / HcclCombinOpParam, whose first fields are the same).
+template <uint32_t group>
+__aicore__ inline uint64_t WindowBytes()
+{
+    return reinterpret_cast<__gm__ HcclCombineOpParam*>(GetHcclContext<group>())->winSize;
+}
+
+// What a kernel puts in a window area, or the whole layout, must fit the bytes tiling gave it: a kernel whose row
+// strides outgrow the spec's `window`, or a window smaller than the layout tiling checked, traps instead of
+// writing past it (the real kernels' CheckWindowSize aborts them on a short window too).
+__aicore__ inline void RequireFits(uint64_t used, uint64_t capacity)
+{
+    if (used > capacity) {
+        Trap();
+    }
+}
 
 // ---- dtype facts the lowered quant formulas use (qmax, emax, storage bits) --------------------
 template <typename T> struct DTypeTraits;
@@ -585,7 +604,10 @@ private:
         return calcBuf_.GetWithOffset<T>(slotBytes_ / static_cast<uint32_t>(sizeof(T)), idx * slotBytes_);
     }
     // CombineV2 rows of the current data state on rank `rank`, and the flag of each row slot.
-    __aicore__ inline GM_ADDR WinRows(uint32_t rank) { return hccl_.GetWindowsInAddr(rank) + dataState_ * halfBytes_; }
+    __aicore__ inline GM_ADDR WinRows(uint32_t rank)
+    {
+        return hccl_.GetWindowsInAddr(rank) + dataState_ * halfBytes_ + combineAt_;
+    }
     __aicore__ inline GM_ADDR WinFlags(uint32_t rank)
     {
         return hccl_.GetWindowsInAddr(rank) + statusOffset_ + COMBINE_FLAGS_OFFSET + dataState_ * COMBINE_FLAGS_HALF;
@@ -640,6 +662,7 @@ private:
     uint32_t rowBytes_{0U};        // one expandX / xOut row
     uint64_t rowStride_{0UL};      // one window row slot: Align512(2 * H)
     uint64_t halfBytes_{0UL};
+    uint64_t combineAt_{0UL};      // the combine area's offset in a data half
     uint64_t statusOffset_{0UL};
     uint32_t dataState_{0U};
     uint32_t slotBytes_{0U};
@@ -679,8 +702,17 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
     maxBs_ = static_cast<uint32_t>(tiling.maxBS);
     rowBytes_ = RowBytes<ExpandXT>(hLen_);
     rowStride_ = AlignUp64(2UL * hLen_, WIN_ALIGN);
-    statusOffset_ = tiling.winSizeBytes - STATE_BYTES;
-    halfBytes_ = statusOffset_ / 2UL;
+    // the window layout tiling checked (the spec's `window`): data halves of [combine | dispatch], then status
+    halfBytes_ = static_cast<uint64_t>(tiling.win_half);
+    combineAt_ = static_cast<uint64_t>(tiling.win_combine_at);
+    statusOffset_ = static_cast<uint64_t>(tiling.win_state_at);
+    // the rows each owner's window receives: Atlas A2 one block of maxBS rows per MoE expert, else one slot per
+    // (token, k) pair and shared expert
+    RequireFits(static_cast<uint64_t>(maxBs_) * (isA2_ ? moeExperts_ : slotsPerToken_) * rowStride_,
+                static_cast<uint64_t>(tiling.win_combine));
+    RequireFits(static_cast<uint64_t>(tiling.win_need), halfBytes_);
+    RequireFits(STATE_BYTES, static_cast<uint64_t>(tiling.win_state));
+    RequireFits(static_cast<uint64_t>(tiling.win_window), WindowBytes<EP_GROUP>());
     slotBytes_ = AlignUp(hLen_ * 4U, REPEAT_BYTES) + AlignUp(CeilDiv(hLen_, 8U), REPEAT_BYTES) + REPEAT_BYTES;
     const uint32_t rowBuf = AlignUp(rowBytes_, UB_BLOCK);
     const uint32_t fixedBytes = (CALC_SLOTS > REDUCE_SLOTS ? CALC_SLOTS : REDUCE_SLOTS) * slotBytes_ + 4U * REPEAT_BYTES;

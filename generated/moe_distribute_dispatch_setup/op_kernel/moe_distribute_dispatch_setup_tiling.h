@@ -33,6 +33,16 @@ struct MoeDistributeDispatchSetupTilingData {
     int64_t maxBs;  // let maxBs
     int64_t A;  // let A
     int64_t tokenMsgSize;  // let tokenMsgSize
+    int64_t win_combine;  // let win_combine, window ep
+    int64_t win_combine_at;  // let win_combine_at, window ep
+    int64_t win_dispatch;  // let win_dispatch, window ep
+    int64_t win_dispatch_at;  // let win_dispatch_at, window ep
+    int64_t win_need;  // let win_need, window ep
+    int64_t win_window;  // let win_window, window ep
+    int64_t win_halves;  // let win_halves, window ep
+    int64_t win_state;  // let win_state, window ep
+    int64_t win_state_at;  // let win_state_at, window ep
+    int64_t win_half;  // let win_half, window ep
     int64_t BS;  // dim(x, 0)
     int64_t H;  // dim(x, 1)
     int64_t K;  // dim(expertIds, 1)

@@ -43,9 +43,9 @@ constexpr uint32_t FLOATS_PER_REPEAT = 64U;              // fp32 values in one 2
 constexpr uint32_t REPEAT_BYTES = 256U;
 constexpr uint32_t MAX_REPEATS = 248U;                   // repeats per instruction (<= 255, 32-byte aligned dst)
 constexpr uint64_t WIN_ALIGN = 512UL;                    // a row message starts on a 512-byte boundary
-// HCCL window of every rank (shared by the DispatchV2 and CombineV2 kernels):
-//   two data halves (alternating per call), each [CombineV2 rows | DispatchV2 rows], then STATE_BYTES of status.
-constexpr uint64_t STATE_BYTES = 2UL * 1024UL * 1024UL;
+// HCCL window of every rank: the layout is the spec's `window` (data halves of its areas, then the status area),
+// which tiling checked and hands over in the win_* fields. The DispatchV2 / CombineV2 status area holds:
+constexpr uint64_t STATE_BYTES = 2UL * 1024UL * 1024UL;          // what the entries below need of it
 constexpr uint64_t STATE_HALF = 256UL * 1024UL;                 // DispatchV2 status entries of one data state
 constexpr uint64_t DATA_STATE_OFFSET = 2UL * STATE_HALF;        // DispatchV2 per-core data-state words
 constexpr uint64_t TP_STATE_OFFSET = 3UL * STATE_HALF;          // DispatchV2 TP: {flag, rows} then the counts
@@ -59,6 +59,25 @@ constexpr uint32_t INFO_BYTES = 64U;                     // DispatchV2 message t
 constexpr uint32_t TRIPLE = 3U;                          // assist-info ints per row: (srcRank, tokenIdx, k)
 constexpr uint32_t WS_SLOT_INTS = 8U;                    // workspace: one 32-byte slot per core
 constexpr uint32_t EP_GROUP = 0U;                       // HCCL group of `comm ep`
+
+// The actual size of this rank's window in HCCL group `group`, as its HCCL context reports it (asc-devkit
+// impl/adv_api/detail/hccl/common/hccl_inner_def.h HcclCombineOpParam::winSize; the real A2 ops read it so, the A3
+// and 950 ones through mc2/common's HcclOpResParam / HcclCombinOpParam, whose first fields are the same).
+template <uint32_t group>
+__aicore__ inline uint64_t WindowBytes()
+{
+    return reinterpret_cast<__gm__ HcclCombineOpParam*>(GetHcclContext<group>())->winSize;
+}
+
+// What a kernel puts in a window area, or the whole layout, must fit the bytes tiling gave it: a kernel whose row
+// strides outgrow the spec's `window`, or a window smaller than the layout tiling checked, traps instead of
+// writing past it (the real kernels' CheckWindowSize aborts them on a short window too).
+__aicore__ inline void RequireFits(uint64_t used, uint64_t capacity)
+{
+    if (used > capacity) {
+        Trap();
+    }
+}
 
 // ---- dtype facts the lowered quant formulas use (qmax, emax, storage bits) --------------------
 template <typename T> struct DTypeTraits;
@@ -518,9 +537,10 @@ __aicore__ inline void LoadRowF32(const LocalTensor<float>& dst, const LocalTens
 }
 
 // ---- the Setup/Teardown family's HCCL window (DispatchSetup, DispatchTeardown, CombineSetup, CombineTeardown) -------
-// The four kernels share one layout of every rank's window (the family owns its EP domain: no other op uses it):
-//   [data half 0 | data half 1 | FAMILY_STATE_BYTES of status]; the halves alternate per call (data state).
-//   data half: [combine blocks | dispatch blocks]
+// The four kernels share one layout of every rank's window (the family owns its EP domain: no other op uses it),
+// the spec's `window` (tiling checked it and hands it over in the win_* fields):
+//   [data half 0 | data half 1 | status]; the halves alternate per call (data state).
+//   data half: [combine area | dispatch area]
 //     combine block g (global MoE expert g, moeExpertNum of them): the rows expert g sends back to this token
 //       owner, slot expandIdx[t * K + k] of the owner's pair (t, k), maxBs rows of H * 2 bytes (packed);
 //     dispatch block b (source rank * localMoeExpertNum + local expert; a shared rank: the source rank): the
@@ -529,7 +549,7 @@ __aicore__ inline void LoadRowF32(const LocalTensor<float>& dst, const LocalTens
 //     dispatch entry (local expert * epWorldSize + source rank, a shared rank: the source rank): {1.0f, rows};
 //     combine entry (source rank): {1.0f, rows}, written after the source's last combine block for this owner.
 // The combine blocks come first so that the combine kernels, which know no quant mode, find them.
-constexpr uint64_t FAMILY_STATE_BYTES = 2UL * 1024UL * 1024UL;
+constexpr uint64_t FAMILY_STATE_BYTES = 2UL * 1024UL * 1024UL;                // what the status entries need
 constexpr uint64_t DISPATCH_ENTRIES_HALF = 256UL * 1024UL;                    // 8192 entries per data state
 constexpr uint64_t COMBINE_ENTRIES_OFFSET = 2UL * DISPATCH_ENTRIES_HALF;
 constexpr uint64_t COMBINE_ENTRIES_HALF = 64UL * 1024UL;                      // 2048 source ranks per data state
@@ -538,19 +558,26 @@ constexpr uint64_t COMBINE_STATE_WORD = DISPATCH_STATE_WORD + UB_BLOCK;       //
 constexpr uint32_t COMBINE_ELEM_BYTES = 2U;                                   // expandX / xOut: FLOAT16 or BFLOAT16
 
 struct FamilyWindow {
-    uint64_t stateOffset;    // start of the status tail
+    uint64_t stateOffset;    // start of the status area
     uint64_t halfBytes;      // one data half
     uint64_t combineBlock;   // one combine block
-    uint64_t combineBytes;   // all combine blocks (the dispatch blocks follow)
+    uint64_t combineBytes;   // where the dispatch area starts in a half: the end of the combine area
 };
 
-__aicore__ inline FamilyWindow MakeFamilyWindow(uint64_t winSizeBytes, uint32_t moeExperts, uint32_t maxBs, uint32_t h)
+// The layout from the tiling data; traps when the combine blocks or the status entries outgrow what tiling gave
+// them, or the window is smaller than the one tiling checked (the dispatch kernels check their own blocks).
+template <typename TilingT>
+__aicore__ inline FamilyWindow MakeFamilyWindow(const TilingT& tiling, uint32_t moeExperts, uint32_t maxBs, uint32_t h)
 {
     FamilyWindow w;
-    w.stateOffset = winSizeBytes - FAMILY_STATE_BYTES;
-    w.halfBytes = w.stateOffset / 2UL;
+    w.stateOffset = static_cast<uint64_t>(tiling.win_state_at);
+    w.halfBytes = static_cast<uint64_t>(tiling.win_half);
     w.combineBlock = AlignUp64(static_cast<uint64_t>(maxBs) * h * COMBINE_ELEM_BYTES, WIN_ALIGN);
-    w.combineBytes = w.combineBlock * moeExperts;
+    w.combineBytes = static_cast<uint64_t>(tiling.win_combine_at + tiling.win_combine);
+    RequireFits(w.combineBlock * moeExperts, static_cast<uint64_t>(tiling.win_combine));
+    RequireFits(static_cast<uint64_t>(tiling.win_need), w.halfBytes);
+    RequireFits(FAMILY_STATE_BYTES, static_cast<uint64_t>(tiling.win_state));
+    RequireFits(static_cast<uint64_t>(tiling.win_window), WindowBytes<EP_GROUP>());
     return w;
 }
 
@@ -708,7 +735,10 @@ __aicore__ inline void MoeDistributeDispatchTeardown<MOE_DISTRIBUTE_DISPATCH_TEA
     rowBytesY_ = RowBytes<ExpandXOutT>(hLen_);
     msgBytes_ = RowBytes<YT>(static_cast<uint32_t>(tiling.tokenMsgSize));
     blockBytes_ = static_cast<uint64_t>(maxBs_) * msgBytes_;
-    win_ = MakeFamilyWindow(tiling.winSizeBytes, static_cast<uint32_t>(tiling.moeExpertNum), maxBs_, hLen_);
+    win_ = MakeFamilyWindow(tiling, static_cast<uint32_t>(tiling.moeExpertNum), maxBs_, hLen_);
+    // this rank's window holds one block per (source rank, local expert), one per source on a shared rank
+    RequireFits(static_cast<uint64_t>(epWorld_) * (isSharedRank_ ? 1U : localExperts_) * blockBytes_,
+                static_cast<uint64_t>(tiling.win_dispatch));
     bufDepth_ = (4U * AlignUp(rowBytesY_, UB_BLOCK) <= static_cast<uint32_t>(tiling.totalUbSize) / 2U) ? 2U : 1U;
     entryNum_ = isSharedRank_ ? epWorld_ : localExperts_ * epWorld_;
 

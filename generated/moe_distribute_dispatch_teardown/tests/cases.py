@@ -82,6 +82,7 @@ CHECKS = {
         ("ascend950.dynamicScalesOut", 161002, "dynamicScalesOut"),
         ("buffer.window_min", 561002, "HCCL_BUFFSIZE"),
         ("buffer.window", 561002, "HCCL_BUFFSIZE"),
+        ("window.ep", 561002, "HCCL_BUFFSIZE"),
     ),
 }
 # the fields of one line of tests/check_core_driver.cpp: (kind, name, type)
@@ -991,6 +992,7 @@ NEGATIVE = (
 UNREACHABLE = (
     {"product": "ascend950", "check": "op.moeExpertNum", "branch": "", "reason": "shadowed: every single-parameter change of an accepted call that breaks it is rejected first by an earlier check: domain.moeExpertNum (114), domain.epWorldSize (93), op.sharedExpertRankNum (78) of 300 changes"},
     {"product": "ascend950", "check": "op.expertIds.2", "branch": "", "reason": "shadowed: every single-parameter change of an accepted call that breaks it is rejected first by an earlier check: domain.moeExpertNum (151), op.expertIds (90), op.k_current (48) of 300 changes"},
+    {"product": "ascend950", "check": "window.ep", "branch": "", "reason": "shadowed: every single-parameter change of an accepted call that breaks it is rejected first by an earlier check: domain.epWorldSize (59), domain.moeExpertNum (32), op.sharedExpertRankNum (31) of 300 changes"},
 )
 
 # worlds the search found that failed their re-verification (none: the search and validate agree)

@@ -56,9 +56,9 @@ constexpr uint32_t FLOATS_PER_REPEAT = 64U;              // fp32 values in one 2
 constexpr uint32_t REPEAT_BYTES = 256U;
 constexpr uint32_t MAX_REPEATS = 248U;                   // repeats per instruction (<= 255, 32-byte aligned dst)
 constexpr uint64_t WIN_ALIGN = 512UL;                    // a row message starts on a 512-byte boundary
-// HCCL window of every rank (shared by the DispatchV2 and CombineV2 kernels):
-//   two data halves (alternating per call), each [CombineV2 rows | DispatchV2 rows], then STATE_BYTES of status.
-constexpr uint64_t STATE_BYTES = 2UL * 1024UL * 1024UL;
+// HCCL window of every rank: the layout is the spec's `window` (data halves of its areas, then the status area),
+// which tiling checked and hands over in the win_* fields. The DispatchV2 / CombineV2 status area holds:
+constexpr uint64_t STATE_BYTES = 2UL * 1024UL * 1024UL;          // what the entries below need of it
 constexpr uint64_t STATE_HALF = 256UL * 1024UL;                 // DispatchV2 status entries of one data state
 constexpr uint64_t DATA_STATE_OFFSET = 2UL * STATE_HALF;        // DispatchV2 per-core data-state words
 constexpr uint64_t TP_STATE_OFFSET = 3UL * STATE_HALF;          // DispatchV2 TP: {flag, rows} then the counts
@@ -73,6 +73,25 @@ constexpr uint32_t TRIPLE = 3U;                          // assist-info ints per
 constexpr uint32_t WS_SLOT_INTS = 8U;                    // workspace: one 32-byte slot per core
 constexpr int64_t CYCLES_PER_US = 50;
 constexpr uint32_t EP_GROUP = 0U;                       // HCCL group of `comm ep`
+
+// The actual size of this rank's window in HCCL group `group`, as its HCCL context reports it (asc-devkit
+// impl/adv_api/detail/hccl/common/hccl_inner_def.h HcclCombineOpParam::winSize; the real A2 ops read it so, the A3
+// and 950 ones through mc2/common's HcclOpResParam / HcclCombinOpParam, whose first fields are the same).
+template <uint32_t group>
+__aicore__ inline uint64_t WindowBytes()
+{
+    return reinterpret_cast<__gm__ HcclCombineOpParam*>(GetHcclContext<group>())->winSize;
+}
+
+// What a kernel puts in a window area, or the whole layout, must fit the bytes tiling gave it: a kernel whose row
+// strides outgrow the spec's `window`, or a window smaller than the layout tiling checked, traps instead of
+// writing past it (the real kernels' CheckWindowSize aborts them on a short window too).
+__aicore__ inline void RequireFits(uint64_t used, uint64_t capacity)
+{
+    if (used > capacity) {
+        Trap();
+    }
+}
 constexpr uint32_t TP_GROUP = 1U;                       // HCCL group of `comm tp`
 
 // ---- dtype facts the lowered quant formulas use (qmax, emax, storage bits) --------------------
@@ -805,10 +824,16 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
     msgBytes_ = infoOffset_ + INFO_BYTES;
     msgStride_ = AlignUp64(msgBytes_, WIN_ALIGN);
     blockBytes_ = static_cast<uint64_t>(maxBs_) * msgStride_;
-    statusOffset_ = tiling.winSizeBytes - STATE_BYTES;
-    halfBytes_ = statusOffset_ / 2UL;
-    combineBytes_ = static_cast<uint64_t>(maxBs_) * (isA2_ ? moeExperts_ : topK_ + sharedExperts_) *
-                    AlignUp64(2UL * hLen_, WIN_ALIGN);
+    // the window layout tiling checked (the spec's `window`): data halves of [combine | dispatch], then status
+    halfBytes_ = static_cast<uint64_t>(tiling.win_half);
+    combineBytes_ = static_cast<uint64_t>(tiling.win_dispatch_at);  // CombineV2's rows come first
+    statusOffset_ = static_cast<uint64_t>(tiling.win_state_at);
+    // every rank's window receives one block per (source rank, local expert), one per source on a shared rank
+    RequireFits(static_cast<uint64_t>(epWorld_) * (localMoe_ > 1U ? localMoe_ : 1U) * blockBytes_,
+                static_cast<uint64_t>(tiling.win_dispatch));
+    RequireFits(static_cast<uint64_t>(tiling.win_need), halfBytes_);
+    RequireFits(STATE_BYTES, static_cast<uint64_t>(tiling.win_state));
+    RequireFits(static_cast<uint64_t>(tiling.win_window), WindowBytes<EP_GROUP>());
     slotBytes_ = AlignUp(hLen_ * 4U, REPEAT_BYTES) + AlignUp(CeilDiv(hLen_, 8U), REPEAT_BYTES) + REPEAT_BYTES;
 
     xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(args.x));

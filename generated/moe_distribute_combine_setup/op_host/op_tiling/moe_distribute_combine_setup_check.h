@@ -893,6 +893,13 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "buffer.window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 4 * (localExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
+    // [window.ep] win_need <= win_half
+    Reset();
+    if (all && Fails(let_win_need() <= let_win_half())) {
+      Reset();
+      return Reject(kCodeTiling, "window.ep", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsIn",
+                    Shown(ShowInt(p.HCCL_BUFFSIZE)));
+    }
     return CheckResult{};
   }
 
@@ -951,6 +958,30 @@ class Ascend950 : public Eval {
   int64_t let_tokenMsgSize() {  // tokenMsgSize = Align512(Align32(H) + Align8(H) // 8 * 4)
     return Lazy(memo_tokenMsgSize_, [&]() -> int64_t { return Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(dim_H(), 32), 1), 32), 32), Mul(FloorDiv(Mul(FloorDiv(Sub(Add(dim_H(), 8), 1), 8), 8), 8), 4)), 512), 1), 512), 512); });
   }
+  int64_t let_win_combine() {  // win_combine = moeExpertNum * Align512(maxBs * H * 2)
+    return Lazy(memo_win_combine_, [&]() -> int64_t { return Mul(p.moeExpertNum, Mul(FloorDiv(Sub(Add(Mul(Mul(let_maxBs(), dim_H()), 2), 512), 1), 512), 512)); });
+  }
+  int64_t let_win_combine_at() {  // win_combine_at = 0
+    return Lazy(memo_win_combine_at_, [&]() -> int64_t { return 0; });
+  }
+  int64_t let_win_need() {  // win_need = win_combine_at + win_combine
+    return Lazy(memo_win_need_, [&]() -> int64_t { return Add(let_win_combine_at(), let_win_combine()); });
+  }
+  int64_t let_win_window() {  // win_window = HCCL_BUFFSIZE * MB
+    return Lazy(memo_win_window_, [&]() -> int64_t { return Mul(p.HCCL_BUFFSIZE, kMB); });
+  }
+  int64_t let_win_halves() {  // win_halves = 2
+    return Lazy(memo_win_halves_, [&]() -> int64_t { return 2; });
+  }
+  int64_t let_win_state() {  // win_state = 2 * MB
+    return Lazy(memo_win_state_, [&]() -> int64_t { return Mul(2, kMB); });
+  }
+  int64_t let_win_state_at() {  // win_state_at = win_window - win_state
+    return Lazy(memo_win_state_at_, [&]() -> int64_t { return Sub(let_win_window(), let_win_state()); });
+  }
+  int64_t let_win_half() {  // win_half = (win_window - win_state) // win_halves // 512 * 512
+    return Lazy(memo_win_half_, [&]() -> int64_t { return Mul(FloorDiv(FloorDiv(Sub(let_win_window(), let_win_state()), let_win_halves()), 512), 512); });
+  }
 
   // output dtypes: the caller's choice, else the spec's dtype rule
   DataType dtype_quantExpandXOut() {
@@ -973,6 +1004,14 @@ class Ascend950 : public Eval {
   Memo<int64_t> memo_maxBs_;
   Memo<int64_t> memo_minA_;
   Memo<int64_t> memo_tokenMsgSize_;
+  Memo<int64_t> memo_win_combine_;
+  Memo<int64_t> memo_win_combine_at_;
+  Memo<int64_t> memo_win_need_;
+  Memo<int64_t> memo_win_window_;
+  Memo<int64_t> memo_win_halves_;
+  Memo<int64_t> memo_win_state_;
+  Memo<int64_t> memo_win_state_at_;
+  Memo<int64_t> memo_win_half_;
 };
 
 }  // namespace detail

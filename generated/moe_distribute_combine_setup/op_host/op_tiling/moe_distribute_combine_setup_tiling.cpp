@@ -191,6 +191,14 @@ public:
                Set(tiling->maxBs, "maxBs", missing, [&] { return let_maxBs(); }) &&
                Set(tiling->minA, "minA", missing, [&] { return let_minA(); }) &&
                Set(tiling->tokenMsgSize, "tokenMsgSize", missing, [&] { return let_tokenMsgSize(); }) &&
+               Set(tiling->win_combine, "win_combine", missing, [&] { return let_win_combine(); }) &&
+               Set(tiling->win_combine_at, "win_combine_at", missing, [&] { return let_win_combine_at(); }) &&
+               Set(tiling->win_need, "win_need", missing, [&] { return let_win_need(); }) &&
+               Set(tiling->win_window, "win_window", missing, [&] { return let_win_window(); }) &&
+               Set(tiling->win_halves, "win_halves", missing, [&] { return let_win_halves(); }) &&
+               Set(tiling->win_state, "win_state", missing, [&] { return let_win_state(); }) &&
+               Set(tiling->win_state_at, "win_state_at", missing, [&] { return let_win_state_at(); }) &&
+               Set(tiling->win_half, "win_half", missing, [&] { return let_win_half(); }) &&
                Set(tiling->A, "A", missing, [&] { return dim_A(); }) &&
                Set(tiling->H, "H", missing, [&] { return dim_H(); }) &&
                Set(tiling->BS, "BS", missing, [&] { return dim_BS(); }) &&
@@ -281,6 +289,62 @@ private:
                                             1), 512), 512);
         });
     }
+    // win_combine = moeExpertNum * Align512(maxBs * H * 2)
+    int64_t let_win_combine()
+    {
+        return Lazy(memo_win_combine_, [&]() -> int64_t {
+            return Mul(p.moeExpertNum, Mul(FloorDiv(Sub(Add(Mul(Mul(let_maxBs(), dim_H()), 2), 512), 1), 512), 512));
+        });
+    }
+    // win_combine_at = 0
+    int64_t let_win_combine_at()
+    {
+        return Lazy(memo_win_combine_at_, [&]() -> int64_t {
+            return 0;
+        });
+    }
+    // win_need = win_combine_at + win_combine
+    int64_t let_win_need()
+    {
+        return Lazy(memo_win_need_, [&]() -> int64_t {
+            return Add(let_win_combine_at(), let_win_combine());
+        });
+    }
+    // win_window = HCCL_BUFFSIZE * MB
+    int64_t let_win_window()
+    {
+        return Lazy(memo_win_window_, [&]() -> int64_t {
+            return Mul(p.HCCL_BUFFSIZE, kMB);
+        });
+    }
+    // win_halves = 2
+    int64_t let_win_halves()
+    {
+        return Lazy(memo_win_halves_, [&]() -> int64_t {
+            return 2;
+        });
+    }
+    // win_state = 2 * MB
+    int64_t let_win_state()
+    {
+        return Lazy(memo_win_state_, [&]() -> int64_t {
+            return Mul(2, kMB);
+        });
+    }
+    // win_state_at = win_window - win_state
+    int64_t let_win_state_at()
+    {
+        return Lazy(memo_win_state_at_, [&]() -> int64_t {
+            return Sub(let_win_window(), let_win_state());
+        });
+    }
+    // win_half = (win_window - win_state) // win_halves // 512 * 512
+    int64_t let_win_half()
+    {
+        return Lazy(memo_win_half_, [&]() -> int64_t {
+            return Mul(FloorDiv(FloorDiv(Sub(let_win_window(), let_win_state()), let_win_halves()), 512), 512);
+        });
+    }
 
     // output dtypes: the caller's choice, else the spec's dtype rule
     DataType dtype_quantExpandXOut()
@@ -305,6 +369,14 @@ private:
     Memo<int64_t> memo_maxBs_;
     Memo<int64_t> memo_minA_;
     Memo<int64_t> memo_tokenMsgSize_;
+    Memo<int64_t> memo_win_combine_;
+    Memo<int64_t> memo_win_combine_at_;
+    Memo<int64_t> memo_win_need_;
+    Memo<int64_t> memo_win_window_;
+    Memo<int64_t> memo_win_halves_;
+    Memo<int64_t> memo_win_state_;
+    Memo<int64_t> memo_win_state_at_;
+    Memo<int64_t> memo_win_half_;
 };
 
 bool ComputeTiling(const check::Params &params, check::Soc soc, MoeDistributeCombineSetupTilingData *tiling,

@@ -1390,6 +1390,13 @@ class Ascend910b : public Eval {
       Warn(warnings, kCodeWarn, "buffer.hierarchy_window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= (moeExpertNum + epWorldSize / 4) * Align512(maxBS * (H * 2 + 16 * Align8(K))) * 1B + 8MB",
            Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
+    // [window.ep] win_need <= win_half
+    Reset();
+    if (all && Fails(let_win_need() <= let_win_half())) {
+      Reset();
+      return Reject(kCodeTiling, "window.ep", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsIn",
+                    Shown(ShowInt(p.HCCL_BUFFSIZE)));
+    }
     // [transport.epWorldSize] epWorldSize <= 8
     Reset();
     if (all && Fails(p.epWorldSize <= 8)) {
@@ -1446,6 +1453,30 @@ class Ascend910b : public Eval {
   int64_t let_serverNum() {  // serverNum = max(epWorldSize // 8, 1)
     return Lazy(memo_serverNum_, [&]() -> int64_t { return Max({FloorDiv(p.epWorldSize, 8), 1}); });
   }
+  int64_t let_win_combine() {  // win_combine = maxBS * moeExpertNum * Align512(2 * H)
+    return Lazy(memo_win_combine_, [&]() -> int64_t { return Mul(Mul(let_maxBS(), p.moeExpertNum), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)); });
+  }
+  int64_t let_win_combine_at() {  // win_combine_at = 0
+    return Lazy(memo_win_combine_at_, [&]() -> int64_t { return 0; });
+  }
+  int64_t let_win_need() {  // win_need = win_combine_at + win_combine
+    return Lazy(memo_win_need_, [&]() -> int64_t { return Add(let_win_combine_at(), let_win_combine()); });
+  }
+  int64_t let_win_window() {  // win_window = HCCL_BUFFSIZE * MB
+    return Lazy(memo_win_window_, [&]() -> int64_t { return Mul(p.HCCL_BUFFSIZE, kMB); });
+  }
+  int64_t let_win_halves() {  // win_halves = 2
+    return Lazy(memo_win_halves_, [&]() -> int64_t { return 2; });
+  }
+  int64_t let_win_state() {  // win_state = 2 * MB
+    return Lazy(memo_win_state_, [&]() -> int64_t { return Mul(2, kMB); });
+  }
+  int64_t let_win_state_at() {  // win_state_at = win_window - win_state
+    return Lazy(memo_win_state_at_, [&]() -> int64_t { return Sub(let_win_window(), let_win_state()); });
+  }
+  int64_t let_win_half() {  // win_half = (win_window - win_state) // win_halves // 512 * 512
+    return Lazy(memo_win_half_, [&]() -> int64_t { return Mul(FloorDiv(FloorDiv(Sub(let_win_window(), let_win_state()), let_win_halves()), 512), 512); });
+  }
 
   // output dtypes: the caller's choice, else the spec's dtype rule
   DataType dtype_xOut() {
@@ -1464,6 +1495,14 @@ class Ascend910b : public Eval {
   Memo<int64_t> memo_maskRank_;
   Memo<bool> memo_isA2_;
   Memo<int64_t> memo_serverNum_;
+  Memo<int64_t> memo_win_combine_;
+  Memo<int64_t> memo_win_combine_at_;
+  Memo<int64_t> memo_win_need_;
+  Memo<int64_t> memo_win_window_;
+  Memo<int64_t> memo_win_halves_;
+  Memo<int64_t> memo_win_state_;
+  Memo<int64_t> memo_win_state_at_;
+  Memo<int64_t> memo_win_half_;
 };
 
 // ==== Atlas A3 训练系列产品/Atlas A3 推理系列产品 (ascend910_93) ====================
@@ -2259,6 +2298,13 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeTiling, "buffer.window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (localExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBS * Align512(2 * H))",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
+    // [window.ep] win_need <= win_half
+    Reset();
+    if (all && Fails(let_win_need() <= let_win_half())) {
+      Reset();
+      return Reject(kCodeTiling, "window.ep", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsIn",
+                    Shown(ShowInt(p.HCCL_BUFFSIZE)));
+    }
     return CheckResult{};
   }
 
@@ -2305,6 +2351,30 @@ class Ascend910_93 : public Eval {
   bool let_isA2() {  // isA2 = false
     return Lazy(memo_isA2_, [&]() -> bool { return false; });
   }
+  int64_t let_win_combine() {  // win_combine = maxBS * (K + sharedExpertNum) * Align512(2 * H)
+    return Lazy(memo_win_combine_, [&]() -> int64_t { return Mul(Mul(let_maxBS(), Add(dim_K(), p.sharedExpertNum)), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)); });
+  }
+  int64_t let_win_combine_at() {  // win_combine_at = 0
+    return Lazy(memo_win_combine_at_, [&]() -> int64_t { return 0; });
+  }
+  int64_t let_win_need() {  // win_need = win_combine_at + win_combine
+    return Lazy(memo_win_need_, [&]() -> int64_t { return Add(let_win_combine_at(), let_win_combine()); });
+  }
+  int64_t let_win_window() {  // win_window = HCCL_BUFFSIZE * MB
+    return Lazy(memo_win_window_, [&]() -> int64_t { return Mul(p.HCCL_BUFFSIZE, kMB); });
+  }
+  int64_t let_win_halves() {  // win_halves = 2
+    return Lazy(memo_win_halves_, [&]() -> int64_t { return 2; });
+  }
+  int64_t let_win_state() {  // win_state = 2 * MB
+    return Lazy(memo_win_state_, [&]() -> int64_t { return Mul(2, kMB); });
+  }
+  int64_t let_win_state_at() {  // win_state_at = win_window - win_state
+    return Lazy(memo_win_state_at_, [&]() -> int64_t { return Sub(let_win_window(), let_win_state()); });
+  }
+  int64_t let_win_half() {  // win_half = (win_window - win_state) // win_halves // 512 * 512
+    return Lazy(memo_win_half_, [&]() -> int64_t { return Mul(FloorDiv(FloorDiv(Sub(let_win_window(), let_win_state()), let_win_halves()), 512), 512); });
+  }
 
   // output dtypes: the caller's choice, else the spec's dtype rule
   DataType dtype_xOut() {
@@ -2322,6 +2392,14 @@ class Ascend910_93 : public Eval {
   Memo<int64_t> memo_A_;
   Memo<int64_t> memo_maskRank_;
   Memo<bool> memo_isA2_;
+  Memo<int64_t> memo_win_combine_;
+  Memo<int64_t> memo_win_combine_at_;
+  Memo<int64_t> memo_win_need_;
+  Memo<int64_t> memo_win_window_;
+  Memo<int64_t> memo_win_halves_;
+  Memo<int64_t> memo_win_state_;
+  Memo<int64_t> memo_win_state_at_;
+  Memo<int64_t> memo_win_half_;
 };
 
 // ==== Ascend 950DT (ascend950) ====================
@@ -3138,6 +3216,13 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "buffer.window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (localExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBS * Align512(2 * H))",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
+    // [window.ep] win_need <= win_half
+    Reset();
+    if (all && Fails(let_win_need() <= let_win_half())) {
+      Reset();
+      return Reject(kCodeTiling, "window.ep", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsIn",
+                    Shown(ShowInt(p.HCCL_BUFFSIZE)));
+    }
     return CheckResult{};
   }
 
@@ -3184,6 +3269,30 @@ class Ascend950 : public Eval {
   bool let_isA2() {  // isA2 = false
     return Lazy(memo_isA2_, [&]() -> bool { return false; });
   }
+  int64_t let_win_combine() {  // win_combine = maxBS * (K + sharedExpertNum) * Align512(2 * H)
+    return Lazy(memo_win_combine_, [&]() -> int64_t { return Mul(Mul(let_maxBS(), Add(dim_K(), p.sharedExpertNum)), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)); });
+  }
+  int64_t let_win_combine_at() {  // win_combine_at = 0
+    return Lazy(memo_win_combine_at_, [&]() -> int64_t { return 0; });
+  }
+  int64_t let_win_need() {  // win_need = win_combine_at + win_combine
+    return Lazy(memo_win_need_, [&]() -> int64_t { return Add(let_win_combine_at(), let_win_combine()); });
+  }
+  int64_t let_win_window() {  // win_window = HCCL_BUFFSIZE * MB
+    return Lazy(memo_win_window_, [&]() -> int64_t { return Mul(p.HCCL_BUFFSIZE, kMB); });
+  }
+  int64_t let_win_halves() {  // win_halves = 2
+    return Lazy(memo_win_halves_, [&]() -> int64_t { return 2; });
+  }
+  int64_t let_win_state() {  // win_state = 2 * MB
+    return Lazy(memo_win_state_, [&]() -> int64_t { return Mul(2, kMB); });
+  }
+  int64_t let_win_state_at() {  // win_state_at = win_window - win_state
+    return Lazy(memo_win_state_at_, [&]() -> int64_t { return Sub(let_win_window(), let_win_state()); });
+  }
+  int64_t let_win_half() {  // win_half = (win_window - win_state) // win_halves // 512 * 512
+    return Lazy(memo_win_half_, [&]() -> int64_t { return Mul(FloorDiv(FloorDiv(Sub(let_win_window(), let_win_state()), let_win_halves()), 512), 512); });
+  }
 
   // output dtypes: the caller's choice, else the spec's dtype rule
   DataType dtype_xOut() {
@@ -3201,6 +3310,14 @@ class Ascend950 : public Eval {
   Memo<int64_t> memo_A_;
   Memo<int64_t> memo_maskRank_;
   Memo<bool> memo_isA2_;
+  Memo<int64_t> memo_win_combine_;
+  Memo<int64_t> memo_win_combine_at_;
+  Memo<int64_t> memo_win_need_;
+  Memo<int64_t> memo_win_window_;
+  Memo<int64_t> memo_win_halves_;
+  Memo<int64_t> memo_win_state_;
+  Memo<int64_t> memo_win_state_at_;
+  Memo<int64_t> memo_win_half_;
 };
 
 }  // namespace detail

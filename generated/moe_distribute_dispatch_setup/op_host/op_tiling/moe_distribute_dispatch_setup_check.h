@@ -967,6 +967,13 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "buffer.window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 4 * (localExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
+    // [window.ep] win_need <= win_half
+    Reset();
+    if (all && Fails(let_win_need() <= let_win_half())) {
+      Reset();
+      return Reject(kCodeTiling, "window.ep", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine + dispatch, and the status area in windowsIn",
+                    Shown(ShowInt(p.HCCL_BUFFSIZE)));
+    }
     return CheckResult{};
   }
 
@@ -1028,6 +1035,36 @@ class Ascend950 : public Eval {
   int64_t let_tokenMsgSize() {  // tokenMsgSize = if quantMode == 0 then align(H, 256) else Align512(Align32(H) + 4)
     return Lazy(memo_tokenMsgSize_, [&]() -> int64_t { return (p.quantMode == 0) ? Align(dim_H(), 256) : Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(dim_H(), 32), 1), 32), 32), 4), 512), 1), 512), 512); });
   }
+  int64_t let_win_combine() {  // win_combine = moeExpertNum * Align512(maxBs * H * 2)
+    return Lazy(memo_win_combine_, [&]() -> int64_t { return Mul(p.moeExpertNum, Mul(FloorDiv(Sub(Add(Mul(Mul(let_maxBs(), dim_H()), 2), 512), 1), 512), 512)); });
+  }
+  int64_t let_win_combine_at() {  // win_combine_at = 0
+    return Lazy(memo_win_combine_at_, [&]() -> int64_t { return 0; });
+  }
+  int64_t let_win_dispatch() {  // win_dispatch = localMoeExpertNum * epWorldSize * maxBs * tokenMsgSize * (if dtype(yOut) in {FLOAT16, BFLOAT16} then 2 else 1)
+    return Lazy(memo_win_dispatch_, [&]() -> int64_t { return Mul(Mul(Mul(Mul(let_localMoeExpertNum(), p.epWorldSize), let_maxBs()), let_tokenMsgSize()), OneOf(dtype_yOut(), DataType::DT_FLOAT16, DataType::DT_BF16) ? 2 : 1); });
+  }
+  int64_t let_win_dispatch_at() {  // win_dispatch_at = win_combine_at + win_combine
+    return Lazy(memo_win_dispatch_at_, [&]() -> int64_t { return Add(let_win_combine_at(), let_win_combine()); });
+  }
+  int64_t let_win_need() {  // win_need = win_dispatch_at + win_dispatch
+    return Lazy(memo_win_need_, [&]() -> int64_t { return Add(let_win_dispatch_at(), let_win_dispatch()); });
+  }
+  int64_t let_win_window() {  // win_window = HCCL_BUFFSIZE * MB
+    return Lazy(memo_win_window_, [&]() -> int64_t { return Mul(p.HCCL_BUFFSIZE, kMB); });
+  }
+  int64_t let_win_halves() {  // win_halves = 2
+    return Lazy(memo_win_halves_, [&]() -> int64_t { return 2; });
+  }
+  int64_t let_win_state() {  // win_state = 2 * MB
+    return Lazy(memo_win_state_, [&]() -> int64_t { return Mul(2, kMB); });
+  }
+  int64_t let_win_state_at() {  // win_state_at = win_window - win_state
+    return Lazy(memo_win_state_at_, [&]() -> int64_t { return Sub(let_win_window(), let_win_state()); });
+  }
+  int64_t let_win_half() {  // win_half = (win_window - win_state) // win_halves // 512 * 512
+    return Lazy(memo_win_half_, [&]() -> int64_t { return Mul(FloorDiv(FloorDiv(Sub(let_win_window(), let_win_state()), let_win_halves()), 512), 512); });
+  }
 
   // output dtypes: the caller's choice, else the spec's dtype rule
   DataType dtype_yOut() {
@@ -1056,6 +1093,16 @@ class Ascend950 : public Eval {
   Memo<int64_t> memo_maxBs_;
   Memo<int64_t> memo_A_;
   Memo<int64_t> memo_tokenMsgSize_;
+  Memo<int64_t> memo_win_combine_;
+  Memo<int64_t> memo_win_combine_at_;
+  Memo<int64_t> memo_win_dispatch_;
+  Memo<int64_t> memo_win_dispatch_at_;
+  Memo<int64_t> memo_win_need_;
+  Memo<int64_t> memo_win_window_;
+  Memo<int64_t> memo_win_halves_;
+  Memo<int64_t> memo_win_state_;
+  Memo<int64_t> memo_win_state_at_;
+  Memo<int64_t> memo_win_half_;
 };
 
 }  // namespace detail

@@ -1180,6 +1180,13 @@ class Ascend910b : public Eval {
       Warn(warnings, kCodeWarn, "buffer.hierarchy_window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= (moeExpertNum + epWorldSize / 4) * Align512(maxBS * (H * 2 + 16 * Align8(K))) * 1B + 8MB",
            Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
+    // [window.ep] win_need <= win_half
+    Reset();
+    if (all && Fails(let_win_need() <= let_win_half())) {
+      Reset();
+      return Reject(kCodeTiling, "window.ep", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine + dispatch, and the status area in windowsIn",
+                    Shown(ShowInt(p.HCCL_BUFFSIZE)));
+    }
     // [transport.epWorldSize] epWorldSize <= 8
     Reset();
     if (all && Fails(p.epWorldSize <= 8)) {
@@ -1263,6 +1270,45 @@ class Ascend910b : public Eval {
   int64_t let_serverNum() {  // serverNum = max(epWorldSize // 8, 1)
     return Lazy(memo_serverNum_, [&]() -> int64_t { return Max({FloorDiv(p.epWorldSize, 8), 1}); });
   }
+  int64_t let_winRowBytes() {  // winRowBytes = if dtype(expandXOut) in {FLOAT16, BFLOAT16} then 2 * H else if dtype(expandXOut) in {FLOAT4_E2M1, FLOAT4_E1M2} then ceil_div(H, 2) else H
+    return Lazy(memo_winRowBytes_, [&]() -> int64_t { return OneOf(dtype_expandXOut(), DataType::DT_FLOAT16, DataType::DT_BF16) ? Mul(2, dim_H()) : (OneOf(dtype_expandXOut(), DataType::DT_FLOAT4_E2M1, DataType::DT_FLOAT4_E1M2) ? CeilDiv(dim_H(), 2) : dim_H()); });
+  }
+  int64_t let_winScaleBytes() {  // winScaleBytes = (if quantMode == 3 then ceil_div(H, 128) else if quantMode == 4 then align(ceil_div(H, 32), 2) else if quantMode == 0 then scalesCols else 1) * (if dtype(dynamicScalesOut) == FLOAT8_E8M0 then 1 else 4)
+    return Lazy(memo_winScaleBytes_, [&]() -> int64_t { return Mul((p.quantMode == 3) ? CeilDiv(dim_H(), 128) : ((p.quantMode == 4) ? Align(CeilDiv(dim_H(), 32), 2) : ((p.quantMode == 0) ? let_scalesCols() : 1)), (dtype_dynamicScalesOut() == DataType::DT_FLOAT8_E8M0) ? 1 : 4); });
+  }
+  int64_t let_winMsgBytes() {  // winMsgBytes = Align512(Align32(winRowBytes) + Align32(winScaleBytes) + 64)
+    return Lazy(memo_winMsgBytes_, [&]() -> int64_t { return Mul(FloorDiv(Sub(Add(Add(Add(Mul(FloorDiv(Sub(Add(let_winRowBytes(), 32), 1), 32), 32), Mul(FloorDiv(Sub(Add(let_winScaleBytes(), 32), 1), 32), 32)), 64), 512), 1), 512), 512); });
+  }
+  int64_t let_win_combine() {  // win_combine = maxBS * moeExpertNum * Align512(2 * H)
+    return Lazy(memo_win_combine_, [&]() -> int64_t { return Mul(Mul(let_maxBS(), p.moeExpertNum), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)); });
+  }
+  int64_t let_win_combine_at() {  // win_combine_at = 0
+    return Lazy(memo_win_combine_at_, [&]() -> int64_t { return 0; });
+  }
+  int64_t let_win_dispatch() {  // win_dispatch = localMoeExpertNum * epWorldSize * maxBS * winMsgBytes
+    return Lazy(memo_win_dispatch_, [&]() -> int64_t { return Mul(Mul(Mul(let_localMoeExpertNum(), p.epWorldSize), let_maxBS()), let_winMsgBytes()); });
+  }
+  int64_t let_win_dispatch_at() {  // win_dispatch_at = win_combine_at + win_combine
+    return Lazy(memo_win_dispatch_at_, [&]() -> int64_t { return Add(let_win_combine_at(), let_win_combine()); });
+  }
+  int64_t let_win_need() {  // win_need = win_dispatch_at + win_dispatch
+    return Lazy(memo_win_need_, [&]() -> int64_t { return Add(let_win_dispatch_at(), let_win_dispatch()); });
+  }
+  int64_t let_win_window() {  // win_window = HCCL_BUFFSIZE * MB
+    return Lazy(memo_win_window_, [&]() -> int64_t { return Mul(p.HCCL_BUFFSIZE, kMB); });
+  }
+  int64_t let_win_halves() {  // win_halves = 2
+    return Lazy(memo_win_halves_, [&]() -> int64_t { return 2; });
+  }
+  int64_t let_win_state() {  // win_state = 2 * MB
+    return Lazy(memo_win_state_, [&]() -> int64_t { return Mul(2, kMB); });
+  }
+  int64_t let_win_state_at() {  // win_state_at = win_window - win_state
+    return Lazy(memo_win_state_at_, [&]() -> int64_t { return Sub(let_win_window(), let_win_state()); });
+  }
+  int64_t let_win_half() {  // win_half = (win_window - win_state) // win_halves // 512 * 512
+    return Lazy(memo_win_half_, [&]() -> int64_t { return Mul(FloorDiv(FloorDiv(Sub(let_win_window(), let_win_state()), let_win_halves()), 512), 512); });
+  }
 
   // output dtypes: the caller's choice, else the spec's dtype rule
   DataType dtype_expandXOut() {
@@ -1322,6 +1368,19 @@ class Ascend910b : public Eval {
   Memo<int64_t> memo_scalesCols_;
   Memo<bool> memo_isA2_;
   Memo<int64_t> memo_serverNum_;
+  Memo<int64_t> memo_winRowBytes_;
+  Memo<int64_t> memo_winScaleBytes_;
+  Memo<int64_t> memo_winMsgBytes_;
+  Memo<int64_t> memo_win_combine_;
+  Memo<int64_t> memo_win_combine_at_;
+  Memo<int64_t> memo_win_dispatch_;
+  Memo<int64_t> memo_win_dispatch_at_;
+  Memo<int64_t> memo_win_need_;
+  Memo<int64_t> memo_win_window_;
+  Memo<int64_t> memo_win_halves_;
+  Memo<int64_t> memo_win_state_;
+  Memo<int64_t> memo_win_state_at_;
+  Memo<int64_t> memo_win_half_;
 };
 
 // ==== Atlas A3 训练系列产品/Atlas A3 推理系列产品 (ascend910_93) ====================
@@ -1900,6 +1959,13 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeTiling, "buffer.window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (localExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 64) + (K + sharedExpertNum) * maxBS * Align512(2 * H))",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
+    // [window.ep] win_need <= win_half
+    Reset();
+    if (all && Fails(let_win_need() <= let_win_half())) {
+      Reset();
+      return Reject(kCodeTiling, "window.ep", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine + dispatch, and the status area in windowsIn",
+                    Shown(ShowInt(p.HCCL_BUFFSIZE)));
+    }
     return CheckResult{};
   }
 
@@ -1973,6 +2039,45 @@ class Ascend910_93 : public Eval {
   bool let_isA2() {  // isA2 = false
     return Lazy(memo_isA2_, [&]() -> bool { return false; });
   }
+  int64_t let_winRowBytes() {  // winRowBytes = if dtype(expandXOut) in {FLOAT16, BFLOAT16} then 2 * H else if dtype(expandXOut) in {FLOAT4_E2M1, FLOAT4_E1M2} then ceil_div(H, 2) else H
+    return Lazy(memo_winRowBytes_, [&]() -> int64_t { return OneOf(dtype_expandXOut(), DataType::DT_FLOAT16, DataType::DT_BF16) ? Mul(2, dim_H()) : (OneOf(dtype_expandXOut(), DataType::DT_FLOAT4_E2M1, DataType::DT_FLOAT4_E1M2) ? CeilDiv(dim_H(), 2) : dim_H()); });
+  }
+  int64_t let_winScaleBytes() {  // winScaleBytes = (if quantMode == 3 then ceil_div(H, 128) else if quantMode == 4 then align(ceil_div(H, 32), 2) else if quantMode == 0 then scalesCols else 1) * (if dtype(dynamicScalesOut) == FLOAT8_E8M0 then 1 else 4)
+    return Lazy(memo_winScaleBytes_, [&]() -> int64_t { return Mul((p.quantMode == 3) ? CeilDiv(dim_H(), 128) : ((p.quantMode == 4) ? Align(CeilDiv(dim_H(), 32), 2) : ((p.quantMode == 0) ? let_scalesCols() : 1)), (dtype_dynamicScalesOut() == DataType::DT_FLOAT8_E8M0) ? 1 : 4); });
+  }
+  int64_t let_winMsgBytes() {  // winMsgBytes = Align512(Align32(winRowBytes) + Align32(winScaleBytes) + 64)
+    return Lazy(memo_winMsgBytes_, [&]() -> int64_t { return Mul(FloorDiv(Sub(Add(Add(Add(Mul(FloorDiv(Sub(Add(let_winRowBytes(), 32), 1), 32), 32), Mul(FloorDiv(Sub(Add(let_winScaleBytes(), 32), 1), 32), 32)), 64), 512), 1), 512), 512); });
+  }
+  int64_t let_win_combine() {  // win_combine = maxBS * (K + sharedExpertNum) * Align512(2 * H)
+    return Lazy(memo_win_combine_, [&]() -> int64_t { return Mul(Mul(let_maxBS(), Add(dim_K(), p.sharedExpertNum)), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)); });
+  }
+  int64_t let_win_combine_at() {  // win_combine_at = 0
+    return Lazy(memo_win_combine_at_, [&]() -> int64_t { return 0; });
+  }
+  int64_t let_win_dispatch() {  // win_dispatch = localMoeExpertNum * epWorldSize * maxBS * winMsgBytes
+    return Lazy(memo_win_dispatch_, [&]() -> int64_t { return Mul(Mul(Mul(let_localMoeExpertNum(), p.epWorldSize), let_maxBS()), let_winMsgBytes()); });
+  }
+  int64_t let_win_dispatch_at() {  // win_dispatch_at = win_combine_at + win_combine
+    return Lazy(memo_win_dispatch_at_, [&]() -> int64_t { return Add(let_win_combine_at(), let_win_combine()); });
+  }
+  int64_t let_win_need() {  // win_need = win_dispatch_at + win_dispatch
+    return Lazy(memo_win_need_, [&]() -> int64_t { return Add(let_win_dispatch_at(), let_win_dispatch()); });
+  }
+  int64_t let_win_window() {  // win_window = HCCL_BUFFSIZE * MB
+    return Lazy(memo_win_window_, [&]() -> int64_t { return Mul(p.HCCL_BUFFSIZE, kMB); });
+  }
+  int64_t let_win_halves() {  // win_halves = 2
+    return Lazy(memo_win_halves_, [&]() -> int64_t { return 2; });
+  }
+  int64_t let_win_state() {  // win_state = 2 * MB
+    return Lazy(memo_win_state_, [&]() -> int64_t { return Mul(2, kMB); });
+  }
+  int64_t let_win_state_at() {  // win_state_at = win_window - win_state
+    return Lazy(memo_win_state_at_, [&]() -> int64_t { return Sub(let_win_window(), let_win_state()); });
+  }
+  int64_t let_win_half() {  // win_half = (win_window - win_state) // win_halves // 512 * 512
+    return Lazy(memo_win_half_, [&]() -> int64_t { return Mul(FloorDiv(FloorDiv(Sub(let_win_window(), let_win_state()), let_win_halves()), 512), 512); });
+  }
 
   // output dtypes: the caller's choice, else the spec's dtype rule
   DataType dtype_expandXOut() {
@@ -2031,6 +2136,19 @@ class Ascend910_93 : public Eval {
   Memo<int64_t> memo_scalesLen_;
   Memo<int64_t> memo_scalesCols_;
   Memo<bool> memo_isA2_;
+  Memo<int64_t> memo_winRowBytes_;
+  Memo<int64_t> memo_winScaleBytes_;
+  Memo<int64_t> memo_winMsgBytes_;
+  Memo<int64_t> memo_win_combine_;
+  Memo<int64_t> memo_win_combine_at_;
+  Memo<int64_t> memo_win_dispatch_;
+  Memo<int64_t> memo_win_dispatch_at_;
+  Memo<int64_t> memo_win_need_;
+  Memo<int64_t> memo_win_window_;
+  Memo<int64_t> memo_win_halves_;
+  Memo<int64_t> memo_win_state_;
+  Memo<int64_t> memo_win_state_at_;
+  Memo<int64_t> memo_win_half_;
 };
 
 // ==== Ascend 950DT (ascend950) ====================
@@ -2721,6 +2839,13 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "buffer.window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (localExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 64) + (K + sharedExpertNum) * maxBS * Align512(2 * H))",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
+    // [window.ep] win_need <= win_half
+    Reset();
+    if (all && Fails(let_win_need() <= let_win_half())) {
+      Reset();
+      return Reject(kCodeTiling, "window.ep", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine + dispatch, and the status area in windowsIn",
+                    Shown(ShowInt(p.HCCL_BUFFSIZE)));
+    }
     return CheckResult{};
   }
 
@@ -2794,6 +2919,45 @@ class Ascend950 : public Eval {
   bool let_isA2() {  // isA2 = false
     return Lazy(memo_isA2_, [&]() -> bool { return false; });
   }
+  int64_t let_winRowBytes() {  // winRowBytes = if dtype(expandXOut) in {FLOAT16, BFLOAT16} then 2 * H else if dtype(expandXOut) in {FLOAT4_E2M1, FLOAT4_E1M2} then ceil_div(H, 2) else H
+    return Lazy(memo_winRowBytes_, [&]() -> int64_t { return OneOf(dtype_expandXOut(), DataType::DT_FLOAT16, DataType::DT_BF16) ? Mul(2, dim_H()) : (OneOf(dtype_expandXOut(), DataType::DT_FLOAT4_E2M1, DataType::DT_FLOAT4_E1M2) ? CeilDiv(dim_H(), 2) : dim_H()); });
+  }
+  int64_t let_winScaleBytes() {  // winScaleBytes = (if quantMode == 3 then ceil_div(H, 128) else if quantMode == 4 then align(ceil_div(H, 32), 2) else if quantMode == 0 then scalesCols else 1) * (if dtype(dynamicScalesOut) == FLOAT8_E8M0 then 1 else 4)
+    return Lazy(memo_winScaleBytes_, [&]() -> int64_t { return Mul((p.quantMode == 3) ? CeilDiv(dim_H(), 128) : ((p.quantMode == 4) ? Align(CeilDiv(dim_H(), 32), 2) : ((p.quantMode == 0) ? let_scalesCols() : 1)), (dtype_dynamicScalesOut() == DataType::DT_FLOAT8_E8M0) ? 1 : 4); });
+  }
+  int64_t let_winMsgBytes() {  // winMsgBytes = Align512(Align32(winRowBytes) + Align32(winScaleBytes) + 64)
+    return Lazy(memo_winMsgBytes_, [&]() -> int64_t { return Mul(FloorDiv(Sub(Add(Add(Add(Mul(FloorDiv(Sub(Add(let_winRowBytes(), 32), 1), 32), 32), Mul(FloorDiv(Sub(Add(let_winScaleBytes(), 32), 1), 32), 32)), 64), 512), 1), 512), 512); });
+  }
+  int64_t let_win_combine() {  // win_combine = maxBS * (K + sharedExpertNum) * Align512(2 * H)
+    return Lazy(memo_win_combine_, [&]() -> int64_t { return Mul(Mul(let_maxBS(), Add(dim_K(), p.sharedExpertNum)), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)); });
+  }
+  int64_t let_win_combine_at() {  // win_combine_at = 0
+    return Lazy(memo_win_combine_at_, [&]() -> int64_t { return 0; });
+  }
+  int64_t let_win_dispatch() {  // win_dispatch = localMoeExpertNum * epWorldSize * maxBS * winMsgBytes
+    return Lazy(memo_win_dispatch_, [&]() -> int64_t { return Mul(Mul(Mul(let_localMoeExpertNum(), p.epWorldSize), let_maxBS()), let_winMsgBytes()); });
+  }
+  int64_t let_win_dispatch_at() {  // win_dispatch_at = win_combine_at + win_combine
+    return Lazy(memo_win_dispatch_at_, [&]() -> int64_t { return Add(let_win_combine_at(), let_win_combine()); });
+  }
+  int64_t let_win_need() {  // win_need = win_dispatch_at + win_dispatch
+    return Lazy(memo_win_need_, [&]() -> int64_t { return Add(let_win_dispatch_at(), let_win_dispatch()); });
+  }
+  int64_t let_win_window() {  // win_window = HCCL_BUFFSIZE * MB
+    return Lazy(memo_win_window_, [&]() -> int64_t { return Mul(p.HCCL_BUFFSIZE, kMB); });
+  }
+  int64_t let_win_halves() {  // win_halves = 2
+    return Lazy(memo_win_halves_, [&]() -> int64_t { return 2; });
+  }
+  int64_t let_win_state() {  // win_state = 2 * MB
+    return Lazy(memo_win_state_, [&]() -> int64_t { return Mul(2, kMB); });
+  }
+  int64_t let_win_state_at() {  // win_state_at = win_window - win_state
+    return Lazy(memo_win_state_at_, [&]() -> int64_t { return Sub(let_win_window(), let_win_state()); });
+  }
+  int64_t let_win_half() {  // win_half = (win_window - win_state) // win_halves // 512 * 512
+    return Lazy(memo_win_half_, [&]() -> int64_t { return Mul(FloorDiv(FloorDiv(Sub(let_win_window(), let_win_state()), let_win_halves()), 512), 512); });
+  }
 
   // output dtypes: the caller's choice, else the spec's dtype rule
   DataType dtype_expandXOut() {
@@ -2852,6 +3016,19 @@ class Ascend950 : public Eval {
   Memo<int64_t> memo_scalesLen_;
   Memo<int64_t> memo_scalesCols_;
   Memo<bool> memo_isA2_;
+  Memo<int64_t> memo_winRowBytes_;
+  Memo<int64_t> memo_winScaleBytes_;
+  Memo<int64_t> memo_winMsgBytes_;
+  Memo<int64_t> memo_win_combine_;
+  Memo<int64_t> memo_win_combine_at_;
+  Memo<int64_t> memo_win_dispatch_;
+  Memo<int64_t> memo_win_dispatch_at_;
+  Memo<int64_t> memo_win_need_;
+  Memo<int64_t> memo_win_window_;
+  Memo<int64_t> memo_win_halves_;
+  Memo<int64_t> memo_win_state_;
+  Memo<int64_t> memo_win_state_at_;
+  Memo<int64_t> memo_win_half_;
 };
 
 }  // namespace detail

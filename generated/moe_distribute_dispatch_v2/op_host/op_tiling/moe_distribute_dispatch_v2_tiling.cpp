@@ -296,6 +296,19 @@ public:
                Set(tiling->scalesCols, "scalesCols", missing, [&] { return let_scalesCols(); }) &&
                Set(tiling->isA2, "isA2", missing, [&] { return let_isA2(); }) &&
                Set(tiling->serverNum, "serverNum", missing, [&] { return let_serverNum(); }) &&
+               Set(tiling->winRowBytes, "winRowBytes", missing, [&] { return let_winRowBytes(); }) &&
+               Set(tiling->winScaleBytes, "winScaleBytes", missing, [&] { return let_winScaleBytes(); }) &&
+               Set(tiling->winMsgBytes, "winMsgBytes", missing, [&] { return let_winMsgBytes(); }) &&
+               Set(tiling->win_combine, "win_combine", missing, [&] { return let_win_combine(); }) &&
+               Set(tiling->win_combine_at, "win_combine_at", missing, [&] { return let_win_combine_at(); }) &&
+               Set(tiling->win_dispatch, "win_dispatch", missing, [&] { return let_win_dispatch(); }) &&
+               Set(tiling->win_dispatch_at, "win_dispatch_at", missing, [&] { return let_win_dispatch_at(); }) &&
+               Set(tiling->win_need, "win_need", missing, [&] { return let_win_need(); }) &&
+               Set(tiling->win_window, "win_window", missing, [&] { return let_win_window(); }) &&
+               Set(tiling->win_halves, "win_halves", missing, [&] { return let_win_halves(); }) &&
+               Set(tiling->win_state, "win_state", missing, [&] { return let_win_state(); }) &&
+               Set(tiling->win_state_at, "win_state_at", missing, [&] { return let_win_state_at(); }) &&
+               Set(tiling->win_half, "win_half", missing, [&] { return let_win_half(); }) &&
                Set(tiling->BS, "BS", missing, [&] { return dim_BS(); }) &&
                Set(tiling->H, "H", missing, [&] { return dim_H(); }) &&
                Set(tiling->K, "K", missing, [&] { return dim_K(); }) &&
@@ -444,6 +457,112 @@ private:
             return Max({FloorDiv(p.epWorldSize, 8), 1});
         });
     }
+    // winRowBytes = if dtype(expandXOut) in {FLOAT16, BFLOAT16} then 2 * H else if dtype(expandXOut) in {FLOAT4_E2M1,
+    // FLOAT4_E1M2} then ceil_div(H, 2) else H
+    int64_t let_winRowBytes()
+    {
+        return Lazy(memo_winRowBytes_, [&]() -> int64_t {
+            return OneOf(dtype_expandXOut(), DataType::DT_FLOAT16, DataType::DT_BF16)
+                ? Mul(2, dim_H())
+                : (OneOf(dtype_expandXOut(), DataType::DT_FLOAT4_E2M1, DataType::DT_FLOAT4_E1M2)
+                   ? CeilDiv(dim_H(), 2)
+                   : dim_H());
+        });
+    }
+    // winScaleBytes = (if quantMode == 3 then ceil_div(H, 128) else if quantMode == 4 then align(ceil_div(H, 32), 2)
+    // else if quantMode == 0 then scalesCols else 1) * (if dtype(dynamicScalesOut) == FLOAT8_E8M0 then 1 else 4)
+    int64_t let_winScaleBytes()
+    {
+        return Lazy(memo_winScaleBytes_, [&]() -> int64_t {
+            return Mul((p.quantMode == 3)
+                       ? CeilDiv(dim_H(), 128)
+                       : ((p.quantMode == 4) ? Align(CeilDiv(dim_H(), 32),
+                                                     2) : ((p.quantMode == 0)
+                                                         ? let_scalesCols()
+                                                         : 1)), (dtype_dynamicScalesOut() == DataType::DT_FLOAT8_E8M0)
+                       ? 1
+                       : 4);
+        });
+    }
+    // winMsgBytes = Align512(Align32(winRowBytes) + Align32(winScaleBytes) + 64)
+    int64_t let_winMsgBytes()
+    {
+        return Lazy(memo_winMsgBytes_, [&]() -> int64_t {
+            return Mul(FloorDiv(Sub(Add(Add(Add(Mul(FloorDiv(Sub(Add(let_winRowBytes(), 32), 1), 32), 32),
+                                                Mul(FloorDiv(Sub(Add(let_winScaleBytes(), 32), 1), 32), 32)), 64), 512),
+                                                1), 512), 512);
+        });
+    }
+    // win_combine = maxBS * moeExpertNum * Align512(2 * H)
+    int64_t let_win_combine()
+    {
+        return Lazy(memo_win_combine_, [&]() -> int64_t {
+            return Mul(Mul(let_maxBS(), p.moeExpertNum), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512));
+        });
+    }
+    // win_combine_at = 0
+    int64_t let_win_combine_at()
+    {
+        return Lazy(memo_win_combine_at_, [&]() -> int64_t {
+            return 0;
+        });
+    }
+    // win_dispatch = localMoeExpertNum * epWorldSize * maxBS * winMsgBytes
+    int64_t let_win_dispatch()
+    {
+        return Lazy(memo_win_dispatch_, [&]() -> int64_t {
+            return Mul(Mul(Mul(let_localMoeExpertNum(), p.epWorldSize), let_maxBS()), let_winMsgBytes());
+        });
+    }
+    // win_dispatch_at = win_combine_at + win_combine
+    int64_t let_win_dispatch_at()
+    {
+        return Lazy(memo_win_dispatch_at_, [&]() -> int64_t {
+            return Add(let_win_combine_at(), let_win_combine());
+        });
+    }
+    // win_need = win_dispatch_at + win_dispatch
+    int64_t let_win_need()
+    {
+        return Lazy(memo_win_need_, [&]() -> int64_t {
+            return Add(let_win_dispatch_at(), let_win_dispatch());
+        });
+    }
+    // win_window = HCCL_BUFFSIZE * MB
+    int64_t let_win_window()
+    {
+        return Lazy(memo_win_window_, [&]() -> int64_t {
+            return Mul(p.HCCL_BUFFSIZE, kMB);
+        });
+    }
+    // win_halves = 2
+    int64_t let_win_halves()
+    {
+        return Lazy(memo_win_halves_, [&]() -> int64_t {
+            return 2;
+        });
+    }
+    // win_state = 2 * MB
+    int64_t let_win_state()
+    {
+        return Lazy(memo_win_state_, [&]() -> int64_t {
+            return Mul(2, kMB);
+        });
+    }
+    // win_state_at = win_window - win_state
+    int64_t let_win_state_at()
+    {
+        return Lazy(memo_win_state_at_, [&]() -> int64_t {
+            return Sub(let_win_window(), let_win_state());
+        });
+    }
+    // win_half = (win_window - win_state) // win_halves // 512 * 512
+    int64_t let_win_half()
+    {
+        return Lazy(memo_win_half_, [&]() -> int64_t {
+            return Mul(FloorDiv(FloorDiv(Sub(let_win_window(), let_win_state()), let_win_halves()), 512), 512);
+        });
+    }
 
     // output dtypes: the caller's choice, else the spec's dtype rule
     DataType dtype_expandXOut()
@@ -518,6 +637,19 @@ private:
     Memo<int64_t> memo_scalesCols_;
     Memo<bool> memo_isA2_;
     Memo<int64_t> memo_serverNum_;
+    Memo<int64_t> memo_winRowBytes_;
+    Memo<int64_t> memo_winScaleBytes_;
+    Memo<int64_t> memo_winMsgBytes_;
+    Memo<int64_t> memo_win_combine_;
+    Memo<int64_t> memo_win_combine_at_;
+    Memo<int64_t> memo_win_dispatch_;
+    Memo<int64_t> memo_win_dispatch_at_;
+    Memo<int64_t> memo_win_need_;
+    Memo<int64_t> memo_win_window_;
+    Memo<int64_t> memo_win_halves_;
+    Memo<int64_t> memo_win_state_;
+    Memo<int64_t> memo_win_state_at_;
+    Memo<int64_t> memo_win_half_;
 };
 
 // ==== Atlas A3 训练系列产品/Atlas A3 推理系列产品 (ascend910_93): tiling key digits and tiling data fields ====
@@ -596,6 +728,19 @@ public:
                Set(tiling->scalesLen, "scalesLen", missing, [&] { return let_scalesLen(); }) &&
                Set(tiling->scalesCols, "scalesCols", missing, [&] { return let_scalesCols(); }) &&
                Set(tiling->isA2, "isA2", missing, [&] { return let_isA2(); }) &&
+               Set(tiling->winRowBytes, "winRowBytes", missing, [&] { return let_winRowBytes(); }) &&
+               Set(tiling->winScaleBytes, "winScaleBytes", missing, [&] { return let_winScaleBytes(); }) &&
+               Set(tiling->winMsgBytes, "winMsgBytes", missing, [&] { return let_winMsgBytes(); }) &&
+               Set(tiling->win_combine, "win_combine", missing, [&] { return let_win_combine(); }) &&
+               Set(tiling->win_combine_at, "win_combine_at", missing, [&] { return let_win_combine_at(); }) &&
+               Set(tiling->win_dispatch, "win_dispatch", missing, [&] { return let_win_dispatch(); }) &&
+               Set(tiling->win_dispatch_at, "win_dispatch_at", missing, [&] { return let_win_dispatch_at(); }) &&
+               Set(tiling->win_need, "win_need", missing, [&] { return let_win_need(); }) &&
+               Set(tiling->win_window, "win_window", missing, [&] { return let_win_window(); }) &&
+               Set(tiling->win_halves, "win_halves", missing, [&] { return let_win_halves(); }) &&
+               Set(tiling->win_state, "win_state", missing, [&] { return let_win_state(); }) &&
+               Set(tiling->win_state_at, "win_state_at", missing, [&] { return let_win_state_at(); }) &&
+               Set(tiling->win_half, "win_half", missing, [&] { return let_win_half(); }) &&
                Set(tiling->BS, "BS", missing, [&] { return dim_BS(); }) &&
                Set(tiling->H, "H", missing, [&] { return dim_H(); }) &&
                Set(tiling->K, "K", missing, [&] { return dim_K(); }) &&
@@ -737,6 +882,112 @@ private:
             return false;
         });
     }
+    // winRowBytes = if dtype(expandXOut) in {FLOAT16, BFLOAT16} then 2 * H else if dtype(expandXOut) in {FLOAT4_E2M1,
+    // FLOAT4_E1M2} then ceil_div(H, 2) else H
+    int64_t let_winRowBytes()
+    {
+        return Lazy(memo_winRowBytes_, [&]() -> int64_t {
+            return OneOf(dtype_expandXOut(), DataType::DT_FLOAT16, DataType::DT_BF16)
+                ? Mul(2, dim_H())
+                : (OneOf(dtype_expandXOut(), DataType::DT_FLOAT4_E2M1, DataType::DT_FLOAT4_E1M2)
+                   ? CeilDiv(dim_H(), 2)
+                   : dim_H());
+        });
+    }
+    // winScaleBytes = (if quantMode == 3 then ceil_div(H, 128) else if quantMode == 4 then align(ceil_div(H, 32), 2)
+    // else if quantMode == 0 then scalesCols else 1) * (if dtype(dynamicScalesOut) == FLOAT8_E8M0 then 1 else 4)
+    int64_t let_winScaleBytes()
+    {
+        return Lazy(memo_winScaleBytes_, [&]() -> int64_t {
+            return Mul((p.quantMode == 3)
+                       ? CeilDiv(dim_H(), 128)
+                       : ((p.quantMode == 4) ? Align(CeilDiv(dim_H(), 32),
+                                                     2) : ((p.quantMode == 0)
+                                                         ? let_scalesCols()
+                                                         : 1)), (dtype_dynamicScalesOut() == DataType::DT_FLOAT8_E8M0)
+                       ? 1
+                       : 4);
+        });
+    }
+    // winMsgBytes = Align512(Align32(winRowBytes) + Align32(winScaleBytes) + 64)
+    int64_t let_winMsgBytes()
+    {
+        return Lazy(memo_winMsgBytes_, [&]() -> int64_t {
+            return Mul(FloorDiv(Sub(Add(Add(Add(Mul(FloorDiv(Sub(Add(let_winRowBytes(), 32), 1), 32), 32),
+                                                Mul(FloorDiv(Sub(Add(let_winScaleBytes(), 32), 1), 32), 32)), 64), 512),
+                                                1), 512), 512);
+        });
+    }
+    // win_combine = maxBS * (K + sharedExpertNum) * Align512(2 * H)
+    int64_t let_win_combine()
+    {
+        return Lazy(memo_win_combine_, [&]() -> int64_t {
+            return Mul(Mul(let_maxBS(), Add(dim_K(), p.sharedExpertNum)), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512));
+        });
+    }
+    // win_combine_at = 0
+    int64_t let_win_combine_at()
+    {
+        return Lazy(memo_win_combine_at_, [&]() -> int64_t {
+            return 0;
+        });
+    }
+    // win_dispatch = localMoeExpertNum * epWorldSize * maxBS * winMsgBytes
+    int64_t let_win_dispatch()
+    {
+        return Lazy(memo_win_dispatch_, [&]() -> int64_t {
+            return Mul(Mul(Mul(let_localMoeExpertNum(), p.epWorldSize), let_maxBS()), let_winMsgBytes());
+        });
+    }
+    // win_dispatch_at = win_combine_at + win_combine
+    int64_t let_win_dispatch_at()
+    {
+        return Lazy(memo_win_dispatch_at_, [&]() -> int64_t {
+            return Add(let_win_combine_at(), let_win_combine());
+        });
+    }
+    // win_need = win_dispatch_at + win_dispatch
+    int64_t let_win_need()
+    {
+        return Lazy(memo_win_need_, [&]() -> int64_t {
+            return Add(let_win_dispatch_at(), let_win_dispatch());
+        });
+    }
+    // win_window = HCCL_BUFFSIZE * MB
+    int64_t let_win_window()
+    {
+        return Lazy(memo_win_window_, [&]() -> int64_t {
+            return Mul(p.HCCL_BUFFSIZE, kMB);
+        });
+    }
+    // win_halves = 2
+    int64_t let_win_halves()
+    {
+        return Lazy(memo_win_halves_, [&]() -> int64_t {
+            return 2;
+        });
+    }
+    // win_state = 2 * MB
+    int64_t let_win_state()
+    {
+        return Lazy(memo_win_state_, [&]() -> int64_t {
+            return Mul(2, kMB);
+        });
+    }
+    // win_state_at = win_window - win_state
+    int64_t let_win_state_at()
+    {
+        return Lazy(memo_win_state_at_, [&]() -> int64_t {
+            return Sub(let_win_window(), let_win_state());
+        });
+    }
+    // win_half = (win_window - win_state) // win_halves // 512 * 512
+    int64_t let_win_half()
+    {
+        return Lazy(memo_win_half_, [&]() -> int64_t {
+            return Mul(FloorDiv(FloorDiv(Sub(let_win_window(), let_win_state()), let_win_halves()), 512), 512);
+        });
+    }
 
     // output dtypes: the caller's choice, else the spec's dtype rule
     DataType dtype_expandXOut()
@@ -810,6 +1061,19 @@ private:
     Memo<int64_t> memo_scalesLen_;
     Memo<int64_t> memo_scalesCols_;
     Memo<bool> memo_isA2_;
+    Memo<int64_t> memo_winRowBytes_;
+    Memo<int64_t> memo_winScaleBytes_;
+    Memo<int64_t> memo_winMsgBytes_;
+    Memo<int64_t> memo_win_combine_;
+    Memo<int64_t> memo_win_combine_at_;
+    Memo<int64_t> memo_win_dispatch_;
+    Memo<int64_t> memo_win_dispatch_at_;
+    Memo<int64_t> memo_win_need_;
+    Memo<int64_t> memo_win_window_;
+    Memo<int64_t> memo_win_halves_;
+    Memo<int64_t> memo_win_state_;
+    Memo<int64_t> memo_win_state_at_;
+    Memo<int64_t> memo_win_half_;
 };
 
 // ==== Ascend 950DT (ascend950): tiling key digits and tiling data fields ====
@@ -888,6 +1152,19 @@ public:
                Set(tiling->scalesLen, "scalesLen", missing, [&] { return let_scalesLen(); }) &&
                Set(tiling->scalesCols, "scalesCols", missing, [&] { return let_scalesCols(); }) &&
                Set(tiling->isA2, "isA2", missing, [&] { return let_isA2(); }) &&
+               Set(tiling->winRowBytes, "winRowBytes", missing, [&] { return let_winRowBytes(); }) &&
+               Set(tiling->winScaleBytes, "winScaleBytes", missing, [&] { return let_winScaleBytes(); }) &&
+               Set(tiling->winMsgBytes, "winMsgBytes", missing, [&] { return let_winMsgBytes(); }) &&
+               Set(tiling->win_combine, "win_combine", missing, [&] { return let_win_combine(); }) &&
+               Set(tiling->win_combine_at, "win_combine_at", missing, [&] { return let_win_combine_at(); }) &&
+               Set(tiling->win_dispatch, "win_dispatch", missing, [&] { return let_win_dispatch(); }) &&
+               Set(tiling->win_dispatch_at, "win_dispatch_at", missing, [&] { return let_win_dispatch_at(); }) &&
+               Set(tiling->win_need, "win_need", missing, [&] { return let_win_need(); }) &&
+               Set(tiling->win_window, "win_window", missing, [&] { return let_win_window(); }) &&
+               Set(tiling->win_halves, "win_halves", missing, [&] { return let_win_halves(); }) &&
+               Set(tiling->win_state, "win_state", missing, [&] { return let_win_state(); }) &&
+               Set(tiling->win_state_at, "win_state_at", missing, [&] { return let_win_state_at(); }) &&
+               Set(tiling->win_half, "win_half", missing, [&] { return let_win_half(); }) &&
                Set(tiling->BS, "BS", missing, [&] { return dim_BS(); }) &&
                Set(tiling->H, "H", missing, [&] { return dim_H(); }) &&
                Set(tiling->K, "K", missing, [&] { return dim_K(); }) &&
@@ -1029,6 +1306,112 @@ private:
             return false;
         });
     }
+    // winRowBytes = if dtype(expandXOut) in {FLOAT16, BFLOAT16} then 2 * H else if dtype(expandXOut) in {FLOAT4_E2M1,
+    // FLOAT4_E1M2} then ceil_div(H, 2) else H
+    int64_t let_winRowBytes()
+    {
+        return Lazy(memo_winRowBytes_, [&]() -> int64_t {
+            return OneOf(dtype_expandXOut(), DataType::DT_FLOAT16, DataType::DT_BF16)
+                ? Mul(2, dim_H())
+                : (OneOf(dtype_expandXOut(), DataType::DT_FLOAT4_E2M1, DataType::DT_FLOAT4_E1M2)
+                   ? CeilDiv(dim_H(), 2)
+                   : dim_H());
+        });
+    }
+    // winScaleBytes = (if quantMode == 3 then ceil_div(H, 128) else if quantMode == 4 then align(ceil_div(H, 32), 2)
+    // else if quantMode == 0 then scalesCols else 1) * (if dtype(dynamicScalesOut) == FLOAT8_E8M0 then 1 else 4)
+    int64_t let_winScaleBytes()
+    {
+        return Lazy(memo_winScaleBytes_, [&]() -> int64_t {
+            return Mul((p.quantMode == 3)
+                       ? CeilDiv(dim_H(), 128)
+                       : ((p.quantMode == 4) ? Align(CeilDiv(dim_H(), 32),
+                                                     2) : ((p.quantMode == 0)
+                                                         ? let_scalesCols()
+                                                         : 1)), (dtype_dynamicScalesOut() == DataType::DT_FLOAT8_E8M0)
+                       ? 1
+                       : 4);
+        });
+    }
+    // winMsgBytes = Align512(Align32(winRowBytes) + Align32(winScaleBytes) + 64)
+    int64_t let_winMsgBytes()
+    {
+        return Lazy(memo_winMsgBytes_, [&]() -> int64_t {
+            return Mul(FloorDiv(Sub(Add(Add(Add(Mul(FloorDiv(Sub(Add(let_winRowBytes(), 32), 1), 32), 32),
+                                                Mul(FloorDiv(Sub(Add(let_winScaleBytes(), 32), 1), 32), 32)), 64), 512),
+                                                1), 512), 512);
+        });
+    }
+    // win_combine = maxBS * (K + sharedExpertNum) * Align512(2 * H)
+    int64_t let_win_combine()
+    {
+        return Lazy(memo_win_combine_, [&]() -> int64_t {
+            return Mul(Mul(let_maxBS(), Add(dim_K(), p.sharedExpertNum)), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512));
+        });
+    }
+    // win_combine_at = 0
+    int64_t let_win_combine_at()
+    {
+        return Lazy(memo_win_combine_at_, [&]() -> int64_t {
+            return 0;
+        });
+    }
+    // win_dispatch = localMoeExpertNum * epWorldSize * maxBS * winMsgBytes
+    int64_t let_win_dispatch()
+    {
+        return Lazy(memo_win_dispatch_, [&]() -> int64_t {
+            return Mul(Mul(Mul(let_localMoeExpertNum(), p.epWorldSize), let_maxBS()), let_winMsgBytes());
+        });
+    }
+    // win_dispatch_at = win_combine_at + win_combine
+    int64_t let_win_dispatch_at()
+    {
+        return Lazy(memo_win_dispatch_at_, [&]() -> int64_t {
+            return Add(let_win_combine_at(), let_win_combine());
+        });
+    }
+    // win_need = win_dispatch_at + win_dispatch
+    int64_t let_win_need()
+    {
+        return Lazy(memo_win_need_, [&]() -> int64_t {
+            return Add(let_win_dispatch_at(), let_win_dispatch());
+        });
+    }
+    // win_window = HCCL_BUFFSIZE * MB
+    int64_t let_win_window()
+    {
+        return Lazy(memo_win_window_, [&]() -> int64_t {
+            return Mul(p.HCCL_BUFFSIZE, kMB);
+        });
+    }
+    // win_halves = 2
+    int64_t let_win_halves()
+    {
+        return Lazy(memo_win_halves_, [&]() -> int64_t {
+            return 2;
+        });
+    }
+    // win_state = 2 * MB
+    int64_t let_win_state()
+    {
+        return Lazy(memo_win_state_, [&]() -> int64_t {
+            return Mul(2, kMB);
+        });
+    }
+    // win_state_at = win_window - win_state
+    int64_t let_win_state_at()
+    {
+        return Lazy(memo_win_state_at_, [&]() -> int64_t {
+            return Sub(let_win_window(), let_win_state());
+        });
+    }
+    // win_half = (win_window - win_state) // win_halves // 512 * 512
+    int64_t let_win_half()
+    {
+        return Lazy(memo_win_half_, [&]() -> int64_t {
+            return Mul(FloorDiv(FloorDiv(Sub(let_win_window(), let_win_state()), let_win_halves()), 512), 512);
+        });
+    }
 
     // output dtypes: the caller's choice, else the spec's dtype rule
     DataType dtype_expandXOut()
@@ -1102,6 +1485,19 @@ private:
     Memo<int64_t> memo_scalesLen_;
     Memo<int64_t> memo_scalesCols_;
     Memo<bool> memo_isA2_;
+    Memo<int64_t> memo_winRowBytes_;
+    Memo<int64_t> memo_winScaleBytes_;
+    Memo<int64_t> memo_winMsgBytes_;
+    Memo<int64_t> memo_win_combine_;
+    Memo<int64_t> memo_win_combine_at_;
+    Memo<int64_t> memo_win_dispatch_;
+    Memo<int64_t> memo_win_dispatch_at_;
+    Memo<int64_t> memo_win_need_;
+    Memo<int64_t> memo_win_window_;
+    Memo<int64_t> memo_win_halves_;
+    Memo<int64_t> memo_win_state_;
+    Memo<int64_t> memo_win_state_at_;
+    Memo<int64_t> memo_win_half_;
 };
 
 bool ComputeTiling(const check::Params &params, check::Soc soc, MoeDistributeDispatchV2TilingData *tiling,

@@ -84,8 +84,19 @@ struct CoreCosts {
     uint64_t pollScalar = 0;  // scalar accesses of poll loops (moved out of `scalar`)
 };
 
+// The first fields of the HCCL context as the device lays it out (asc-devkit impl/adv_api/detail/hccl/common/
+// hccl_inner_def.h HcclCombineOpParam, the prefix of HcclContextDef::HcclOpResParam too): kernels read winSize.
+struct HcclContextHead {
+    uint64_t workSpace = 0;
+    uint64_t workSpaceSize = 0;
+    uint32_t rankId = 0;
+    uint32_t rankNum = 0;
+    uint64_t winSize = 0;  // bytes of each window of the group: what the job allocates, no more
+};
+
 // One HCCL communicator as one rank sees it: GetHcclContext<index>() hands the kernel a pointer to this.
 struct HcclGroup {
+    HcclContextHead head;          // first, where the device keeps these fields
     uint32_t magic = 0x48434c47U;  // "HCLG": InitV2 rejects any other context address
     uint32_t rankId = 0;
     std::vector<uint8_t*> windows;  // the window of every member, by rank id within the group

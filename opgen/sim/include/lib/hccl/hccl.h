@@ -16,6 +16,10 @@
 #include "opgen_sim/hccl_tiling_msg.h"
 
 namespace AscendC {
+// What a kernel may read of the context GetHcclContext returns: these fields only (the device's struct has the
+// window address arrays after them, which the generated kernels do not read directly).
+using HcclCombineOpParam = opgen_sim::HcclContextHead;
+
 enum HcclServerType : uint8_t {
     HCCL_SERVER_TYPE_AICPU = 0,
     HCCL_SERVER_TYPE_END,

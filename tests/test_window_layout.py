@@ -1,0 +1,167 @@
+"""One source for the HCCL window: the spec's `window` is what tiling checks and what the kernels address.
+
+The tiling check (window.<domain>) is compared with the layout written out by hand here (the documents' areas
+plus the generated kernels' 2MB status area), not with the spec's formula; the twin, whose windows are exactly
+HCCL_BUFFSIZE bytes and which faults any access past one, runs the largest worlds it can hold at the smallest
+window tiling accepts for them, on every product of the DispatchV2 / CombineV2 pair; and a window smaller than
+the one tiling checked makes the kernel trap, as the real kernels' CheckWindowSize aborts them.
+"""
+from __future__ import annotations
+
+import importlib
+import math
+import sys
+
+import pytest
+
+from .conftest import ROOT, load_ok
+
+GENERATED = ROOT / "generated"
+MB = 1024 * 1024
+
+
+def _align(v: int, a: int) -> int:
+    return (v + a - 1) // a * a
+
+
+def _generated(op: str):
+    if str(GENERATED) not in sys.path:
+        sys.path.insert(0, str(GENERATED))
+    return importlib.import_module(f"{op}.reference"), importlib.import_module(f"{op}.tests.cases")
+
+
+def _dispatch_min_mb(product: str, bs: int, h: int, k: int, ep: int, moe: int) -> int:
+    """The smallest HCCL_BUFFSIZE (MB) of the generated DispatchV2 kernels' layout, written out by hand: 2MB of
+    status, then two data halves of [CombineV2 rows | DispatchV2 messages] (bf16 rows, no quant, no shared
+    expert ranks): A2 keeps one block of bs rows per MoE expert for CombineV2, A3 / 950 one row per (token, k)
+    and per shared expert (sharedExpertNum's default, 1, which the documents' formula counts)."""
+    row = _align(2 * h, 512)
+    combine = bs * (moe if product == "ascend910b" else k + 1) * row
+    message = _align(_align(2 * h, 32) + 64, 512)  # the row, then 64 bytes of (srcRank, tokenIdx, k) | scale
+    dispatch = (moe // ep) * ep * bs * message
+    return math.ceil((2 * (combine + dispatch) + 2 * MB) / MB)
+
+
+def _case(product: str, bs: int, h: int, k: int, ep: int, moe: int, window_mb: int) -> dict:
+    return {"id": f"{product}-window{window_mb}", "product": product, "world": ep,
+            "attrs": {"groupEp": "ep", "epWorldSize": ep, "moeExpertNum": moe},
+            "env": {"HCCL_BUFFSIZE": window_mb},
+            "inputs": {"x": ("BFLOAT16", (bs, h)), "expertIds": ("INT32", (bs, k))},
+            "rank_shapes": {}, "out_dtypes": {}, "data": {}, "run": None}
+
+
+# the largest worlds the twin holds on this machine: BS and H at their product maxima, K = 8, 8 local experts
+LARGEST = {"ascend910b": (256, 7168, 8, 2, 16), "ascend910_93": (512, 8192, 8, 2, 16),
+           "ascend950": (512, 8192, 8, 2, 16)}
+
+
+@pytest.mark.parametrize("product", sorted(LARGEST))
+def test_tiling_accepts_exactly_the_windows_the_layout_fits(product):
+    ref, _ = _generated("moe_distribute_dispatch_v2")
+    from opgen.harness import testkit
+
+    smallest = _dispatch_min_mb(product, *LARGEST[product])
+    testkit.accept(ref, _case(product, *LARGEST[product], smallest), ranks=[0])
+    with pytest.raises(AssertionError, match=r"HCCL_BUFFSIZE >= the kernels' ep window.*\[window\.ep\]"):
+        testkit.accept(ref, _case(product, *LARGEST[product], smallest - 1), ranks=[0])
+
+
+def test_a3_asks_for_the_documents_formula_plus_the_status_area():
+    """On Atlas A3 the documents' formula is the layout of the data halves; the generated kernels keep their
+    status in windowsIn too (the real op: windowsExp), so tiling needs 2MB more than the documented rule, and
+    it is the window check, not the documented one, that rejects the documented minimum."""
+    from opgen.harness import testkit
+
+    ref, _ = _generated("moe_distribute_dispatch_v2")
+    bs, h, k, ep, moe = LARGEST["ascend910_93"]
+    documented = 2 * ((moe // ep) * bs * ep * _align(_align(2 * h, 32) + 64, 512) + (k + 1) * bs * _align(2 * h, 512))
+    assert _dispatch_min_mb("ascend910_93", bs, h, k, ep, moe) == math.ceil((documented + 2 * MB) / MB)
+    with pytest.raises(AssertionError, match=r"the kernels' ep window"):
+        testkit.accept(ref, _case("ascend910_93", bs, h, k, ep, moe, math.ceil(documented / MB)), ranks=[0])
+
+
+def test_the_pair_lays_out_one_window():
+    """DispatchV2 and CombineV2 share the window of their EP domain: per product, the same halves, the same
+    status area and the same CombineV2 area (DispatchV2's rows follow it)."""
+    dispatch, combine = load_ok(ROOT / "specs" / "dispatch_v2.spec"), load_ok(ROOT / "specs" / "combine_v2.spec")
+    for soc in dispatch.views:
+        d, c = dispatch.view(soc).window, combine.view(soc).window
+        assert (d.domain, d.env, d.halves, d.state_in, d.state) == (c.domain, c.env, c.halves, c.state_in, c.state)
+        assert d.areas[0].name == c.areas[0].name == "combine" and d.areas[0].expr == c.areas[0].expr, soc
+
+
+@pytest.mark.slow
+@pytest.mark.cpu_twin
+@pytest.mark.parametrize("product", sorted(LARGEST))
+@pytest.mark.parametrize("op", ("moe_distribute_dispatch_v2", "moe_distribute_combine_v2"))
+def test_the_largest_world_runs_in_the_smallest_window(op, product, tmp_path):
+    """The twin's windows are exactly HCCL_BUFFSIZE bytes and any access past one faults: the kernels fit the
+    smallest window tiling accepts, with the largest rows and the most local experts the twin holds."""
+    from opgen import sim
+    from opgen.harness import testkit
+
+    ref, cases = _generated(op)
+    bs, h, k, ep, moe = LARGEST[product]
+    case = _case(product, bs, h, k, ep, moe, _dispatch_min_mb(product, bs, h, k, ep, moe))
+    if op == "moe_distribute_combine_v2":
+        case = _combine_case(ref, case)
+    try:
+        exe = sim.build_for(GENERATED / op, ref, product)
+    except sim.TwinUnavailable as err:
+        pytest.skip(f"the CPU twin cannot be built here: {err}")
+    world = testkit.build_world(ref, case)
+    results = testkit.run(ref, case, world)
+    outs = sim.run(exe, ref, case, world, tmp_path)
+    problems = [p for r, (got, want) in enumerate(zip(outs, results))
+                for p in testkit.output_problems(ref, cases, case, world, r, got, want)]
+    assert not problems, "\n".join(problems)
+
+
+def _combine_case(ref, case: dict) -> dict:
+    """CombineV2's world over the same routes: expandX holds A rows of H, the assist info A * 128 ints."""
+    bs, h = case["inputs"]["x"][1]
+    k = case["inputs"]["expertIds"][1][1]
+    ep, moe = case["attrs"]["epWorldSize"], case["attrs"]["moeExpertNum"]
+    a = bs * ep * min(moe // ep, k)
+    # the documents' epSendCounts: Atlas A2 (moeExpertNum + 2 * globalBS * K * serverNum,), else (ep * local,)
+    counts = moe + 2 * bs * ep * k * max(ep // 8, 1) if case["product"] == "ascend910b" else ep * (moe // ep)
+    inputs = {"expandX": ("BFLOAT16", (a, h)), "expertIds": ("INT32", (bs, k)),
+              "assistInfoForCombine": ("INT32", (a * 128,)), "epSendCounts": ("INT32", (counts,)),
+              "expertScales": ("FLOAT32", (bs, k))}
+    return dict(case, inputs=inputs)
+
+
+@pytest.mark.cpu_twin
+def test_a_window_smaller_than_tiling_checked_traps(tmp_path):
+    """The kernel compares the window tiling checked with the one its HCCL context reports (winSize) and traps
+    on a shorter one, instead of writing past it."""
+    from opgen import sim
+    from opgen.harness import testkit
+
+    ref, cases = _generated("moe_distribute_dispatch_v2")
+    case = next(c for c in cases.POSITIVE if c["id"] == cases.TWIN_SUBSET[0])
+    try:
+        exe = sim.build_for(GENERATED / "moe_distribute_dispatch_v2", ref, case["product"])
+    except sim.TwinUnavailable as err:
+        pytest.skip(f"the CPU twin cannot be built here: {err}")
+    world = testkit.build_world(ref, case)
+    job = sim.job.write_job(ref, case, world, tmp_path)
+    text = (job.dir / "job.txt").read_text()
+    window = int(next(line for line in text.splitlines() if line.startswith("window ")).split()[1])
+    sim.job.run_job(exe, job)  # as written: it fits
+    # tiling hears of a window 1MB larger than the one HCCL allocated (say, GetCclBufferSize's size is stale)
+    (job.dir / "job.txt").write_text(text + f"ccl_buffer {window + MB}\n")
+    with pytest.raises(sim.job.TwinFault, match="AscendC::Trap"):
+        sim.job.run_job(exe, job)
+
+
+def test_a_product_inherits_or_replaces_the_window_and_tiling_carries_its_fields():
+    from opgen.emit.tiling_layout import tiling_fields
+
+    op = load_ok(ROOT / "specs" / "dispatch_v2.spec")
+    a2, a3, a950 = (op.view(s).window for s in ("ascend910b", "ascend910_93", "ascend950"))
+    assert a950 is a3 and a2 != a3  # Ascend 950 extends Atlas A3 and declares none of its own
+    names = [f.name for f in tiling_fields(op) if f.name.startswith("win") and f.source == "let"]
+    assert names == ["winRowBytes", "winScaleBytes", "winMsgBytes", "win_combine", "win_combine_at", "win_dispatch",
+                     "win_dispatch_at", "win_need", "win_window", "win_halves", "win_state", "win_state_at",
+                     "win_half"]

@@ -167,3 +167,23 @@ def test_an_arch35_type_in_a_2201_kernel_fails(cann, tmp_path):
     op_dir, kernel = unguarded_kernel(tmp_path)
     res = syntax_check(cann, op_dir, kernel.relative_to(op_dir).as_posix(), "dav-2201-vec", "dav-2201-vec")
     assert res.returncode != 0 and "FAIL [kernel]" in res.stdout, res.stdout
+
+
+def test_the_950_window_facts_follow_the_real_hccl_client(cann):
+    """ProductFacts.context_windows and the twin's 3510 context follow the public asc-devkit: on 3510 the AICPU
+    client's GetWindowsInAddr returns 0, and the context lists HCCL_MAX_RANK_NUM_V310 windows."""
+    from opgen.core.products import PRODUCTS
+
+    hccl = cann[0] / "mirror-cann+asc-devkit" / "impl" / "adv_api" / "detail" / "hccl"
+    inner = (hccl / "common" / "hccl_inner_def.h").read_text(encoding="utf-8")
+    listed = int(re.search(r"HCCL_MAX_RANK_NUM_V310 = (\d+)U;", inner).group(1))
+    assert re.search(r"#if defined\(__NPU_ARCH__\) && __NPU_ARCH__ == 3510\s+uint64_t windowsIn\[HCCL_MAX_RANK_NUM_V310\];",
+                     inner)
+    v310 = (hccl / "impl" / "platform_v310" / "hccl_aicpu.h").read_text(encoding="utf-8")
+    body = re.search(r"::GetWindowsInAddr\(uint32_t rankId\)\s*\{(.*?)\}", v310, re.S).group(1)
+    assert body.split() == ["return", "0UL;"]
+    arch3510 = [f for f in PRODUCTS.values() if f.npu_arch == 3510]
+    assert arch3510 and all(f.context_windows == listed for f in arch3510)
+    assert all(f.context_windows is None for f in PRODUCTS.values() if f.npu_arch != 3510)
+    world = (ROOT / "opgen" / "sim" / "include" / "opgen_sim" / "world.h").read_text(encoding="utf-8")
+    assert f"constexpr uint32_t CONTEXT_WINDOWS_V310 = {listed}U;" in world

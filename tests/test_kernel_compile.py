@@ -124,7 +124,7 @@ def test_kernel_entry_and_tiling_key_dispatch(dispatch_v2):
     # the kernel reads the plain struct and copies rows with the Ascend C queue discipline
     for needle in ("InitTilingData(tiling, &tilingData)", "AllocTensor<uint8_t>()", ".EnQue(", ".DeQue<uint8_t>()",
                    ".FreeTensor(", "DataCopyPad(", "GetBlockIdx()", "GetBlockNum()", "SyncAll<true>()",
-                   "hccl_.GetWindowsInAddr(", "GetHcclContext<EP_GROUP>()"):
+                   "WindowIn<EP_GROUP>(hccl_, ", "GetHcclContext<EP_GROUP>()"):
         assert needle in text, needle
 
 
@@ -366,7 +366,7 @@ def test_dispatch_teardown_kernel(family):
     assert "WaitEntries(WinEntries() + static_cast<uint64_t>(entryStart_) * FLAG_BYTES" in text
     assert "(idx % epWorld_) * localMoe_ + idx / epWorld_" in text
     assert "counts.SetValue(i, static_cast<int32_t>(row));  // assistInfoForCombineOut: inclusive cumulative" in text
-    assert "ToggleStateWord(hccl_.GetWindowsInAddr(epRank_) + win_.stateOffset + DISPATCH_STATE_WORD" in text
+    assert "ToggleStateWord(WindowIn<EP_GROUP>(hccl_, epRank_) + win_.stateOffset + DISPATCH_STATE_WORD" in text
     assert all("tiling.dtype_y == GE_DT_" in c for c, _ in _runs(text))
     assert all(re.search(r"dtype_y == (GE_DT_\w+) && tiling.dtype_expandXOut == \1", c) for c, _ in _runs(text))
 
@@ -391,7 +391,7 @@ def test_combine_teardown_kernel(family):
     assert reduce.index("Muls(term, term, weight, n);") < reduce.index("Add(acc, acc, term, n);")
     assert "CastRow<XOutT, float, RoundMode::CAST_RINT, false>(" in reduce
     assert "sharedExpertXOptionalGm_" not in text  # the reference (and the arch35 kernel) do not add it
-    assert "ToggleStateWord(hccl_.GetWindowsInAddr(epRank_) + win_.stateOffset + COMBINE_STATE_WORD" in text
+    assert "ToggleStateWord(WindowIn<EP_GROUP>(hccl_, epRank_) + win_.stateOffset + COMBINE_STATE_WORD" in text
 
 
 

@@ -18,17 +18,27 @@ INCLUDE = ROOT / "opgen" / "sim" / "include"
 SOURCE = ROOT / "tests" / "sim" / "twin_cases.cpp"
 
 
-@pytest.fixture(scope="module")
-def twin_cases(tmp_path_factory) -> Path:
+def _build_cases(tmp_path_factory, *defines: str) -> Path:
     cxx = os.environ.get("CXX") or shutil.which("g++")
     if cxx is None:
         pytest.skip("no C++ compiler (g++ or $CXX)")
     exe = tmp_path_factory.mktemp("twin") / "twin_cases"
     cmd = [cxx, "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-pthread", "-DASCENDC_CPU_DEBUG=1",
-           "-D__CCE_KT_TEST__=1", f"-I{INCLUDE}", str(SOURCE), "-o", str(exe)]
+           "-D__CCE_KT_TEST__=1", *defines, f"-I{INCLUDE}", str(SOURCE), "-o", str(exe)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return exe
+
+
+@pytest.fixture(scope="module")
+def twin_cases(tmp_path_factory) -> Path:
+    return _build_cases(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def twin_cases_3510(tmp_path_factory) -> Path:
+    """The same cases built as a kernel for __NPU_ARCH__ 3510 (Ascend 950)."""
+    return _build_cases(tmp_path_factory, "-D__NPU_ARCH__=3510")
 
 
 def run(exe: Path, case: str) -> tuple[list[str], list[str]]:
@@ -92,6 +102,21 @@ def test_fault_is_reported_with_the_core_and_the_cause(twin_cases, case):
 
 def test_window_exchange_through_hccl_windows_and_a_polled_flag(twin_cases):
     values, faults = run(twin_cases, "window_exchange")
+    assert not faults
+    assert values == ["rank 0 got 200,207 of 2", "rank 1 got 100,107 of 2"]
+
+
+def test_on_3510_the_windows_come_from_the_context_and_get_windows_in_addr_faults(twin_cases_3510):
+    """No more permissive than the device: on __NPU_ARCH__ 3510 the real Hccl<AICPU>::GetWindowsInAddr returns 0
+    (asc-devkit impl/adv_api/detail/hccl/impl/platform_v310/hccl_aicpu.h), so the twin faults at the call; the
+    context's windowsIn[] (HcclCombineOpParam on 3510) lists the windows, and the exchange works through it."""
+    values, faults = run(twin_cases_3510, "window_exchange")
+    assert values == [] and len(faults) == 2, faults
+    for f in faults:
+        rank = int(f.split()[1])
+        assert f.endswith(f"Hccl::GetWindowsInAddr({1 - rank}): on __NPU_ARCH__ 3510 the AICPU client always "
+                          "returns 0; read windowsIn[] of the HCCL context (HcclCombineOpParam)"), f
+    values, faults = run(twin_cases_3510, "context_window_exchange")
     assert not faults
     assert values == ["rank 0 got 200,207 of 2", "rank 1 got 100,107 of 2"]
 

@@ -129,13 +129,16 @@ IGNORED_ATTRS = {
 FACTS = {
     "ascend910b": ProductFacts(
         soc="ascend910b", display="Atlas A2", soc_name="Ascend910B", npu_arch=2201, ub_bytes=196608,
-        ranks_per_server=8, assist_layout="expand_idx", hccl_server="aicpu", hccl_op_type=18, hccl_alg_config="BatchWrite=level0:fullmesh"),
+        ranks_per_server=8, assist_layout="expand_idx", hccl_server="aicpu", hccl_op_type=18, hccl_alg_config="BatchWrite=level0:fullmesh",
+        context_windows=None),
     "ascend910_93": ProductFacts(
         soc="ascend910_93", display="Atlas A3", soc_name="Ascend910_93", npu_arch=2201, ub_bytes=196608,
-        ranks_per_server=None, assist_layout="triple", hccl_server="mte", hccl_op_type=8, hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise"),
+        ranks_per_server=None, assist_layout="triple", hccl_server="mte", hccl_op_type=8, hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise",
+        context_windows=None),
     "ascend950": ProductFacts(
         soc="ascend950", display="Ascend 950", soc_name="Ascend950", npu_arch=3510, ub_bytes=262144,
-        ranks_per_server=None, assist_layout="triple", hccl_server="mte", hccl_op_type=8, hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise"),
+        ranks_per_server=None, assist_layout="triple", hccl_server="mte", hccl_op_type=8, hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise",
+        context_windows=64),
 }
 
 # ---- derived quantities, per product -------------------------------------------------------
@@ -833,6 +836,9 @@ _check_152 = Check("ascend950.bs_range", 561002, "expertIds", "BS in (0, 256] fo
                    ok=lambda s: in_range(s.dim("expertIds", 0), 1, (256 if (s.attr("commAlg") == "fullmesh_v2") else 512), True, True),
                    value=lambda s: s.dim("expertIds", 0),
                    )
+_check_153 = Check("transport.epWorldSize", 561002, "epWorldSize", "at most 64, the windows the HCCL context lists on Ascend 950DT (the generated kernels read the peers' windowsIn[] from it, as Hccl::GetWindowsInAddr gives no address on this arch; larger worlds need the CCU path, which is not implemented)",
+                   ok=lambda s: (s.attr("epWorldSize") <= 64),
+                   )
 
 _CHECKS = {
     "ascend910b": (
@@ -1178,6 +1184,7 @@ _CHECKS = {
         _check_139,
         _check_140,
         _check_107,
+        _check_153,
     ),
 }
 

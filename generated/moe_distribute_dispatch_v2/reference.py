@@ -124,13 +124,16 @@ IGNORED_ATTRS = {
 FACTS = {
     "ascend910b": ProductFacts(
         soc="ascend910b", display="Atlas A2", soc_name="Ascend910B", npu_arch=2201, ub_bytes=196608,
-        ranks_per_server=8, assist_layout="expand_idx", hccl_server="aicpu", hccl_op_type=18, hccl_alg_config="BatchWrite=level0:fullmesh"),
+        ranks_per_server=8, assist_layout="expand_idx", hccl_server="aicpu", hccl_op_type=18, hccl_alg_config="BatchWrite=level0:fullmesh",
+        context_windows=None),
     "ascend910_93": ProductFacts(
         soc="ascend910_93", display="Atlas A3", soc_name="Ascend910_93", npu_arch=2201, ub_bytes=196608,
-        ranks_per_server=None, assist_layout="triple", hccl_server="mte", hccl_op_type=8, hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise"),
+        ranks_per_server=None, assist_layout="triple", hccl_server="mte", hccl_op_type=8, hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise",
+        context_windows=None),
     "ascend950": ProductFacts(
         soc="ascend950", display="Ascend 950", soc_name="Ascend950", npu_arch=3510, ub_bytes=262144,
-        ranks_per_server=None, assist_layout="triple", hccl_server="mte", hccl_op_type=8, hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise"),
+        ranks_per_server=None, assist_layout="triple", hccl_server="mte", hccl_op_type=8, hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise",
+        context_windows=64),
 }
 
 # ---- derived quantities, per product -------------------------------------------------------
@@ -812,6 +815,9 @@ _check_132 = Check("ascend950.dynamicScalesOut.3", 161002, "dynamicScalesOut", "
                    when=lambda s: ((s.attr("quantMode") == 0) and s.present("scalesOptional")),
                    value=lambda s: s.dtype("dynamicScalesOut"),
                    )
+_check_133 = Check("transport.epWorldSize", 561002, "epWorldSize", "at most 64, the windows the HCCL context lists on Ascend 950DT (the generated kernels read the peers' windowsIn[] from it, as Hccl::GetWindowsInAddr gives no address on this arch; larger worlds need the CCU path, which is not implemented)",
+                   ok=lambda s: (s.attr("epWorldSize") <= 64),
+                   )
 
 _CHECKS = {
     "ascend910b": (
@@ -1077,6 +1083,7 @@ _CHECKS = {
         _check_104,
         _check_105,
         _check_76,
+        _check_133,
     ),
 }
 

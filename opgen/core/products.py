@@ -46,6 +46,10 @@ class ProductFacts:
     hccl_server: str               # one of HCCL_SERVERS
     hccl_op_type: int              # the HcclCMDType of its cc tiling (a key of HCCL_CMD_NAMES)
     hccl_alg_config: str           # the algConfig of its cc tiling
+    # How its kernels find the other ranks' HCCL windows: None through Hccl::GetWindowsInAddr; a number N by
+    # reading windowsIn[] of the HCCL context (HcclCombineOpParam), which lists N ranks, because the arch's
+    # GetWindowsInAddr gives no address.
+    context_windows: int | None = None
 
     def as_kwargs(self) -> dict:
         """The fields, in order (what a generated reference writes to rebuild the row)."""
@@ -74,8 +78,13 @@ _ROWS = (
     # HCCL server MTE (semantics.md §1, CCU only with commAlg ccu, which opgen does not generate).
     # HCCL cc tiling: AlltoAll over fullmesh/pairwise, as the 950 MTE path takes the A3 tiling
     # (hicann/ops-transformer mc2/moe_distribute_dispatch_v2 op_tiling/arch35, and the 950 Setup tilings).
+    # Windows from the context: on __NPU_ARCH__ 3510 the public Hccl<AICPU>::GetWindowsInAddr always returns 0
+    # (mirror-cann/asc-devkit impl/adv_api/detail/hccl/impl/platform_v310/hccl_aicpu.h) and the context struct
+    # lists windowsIn[HCCL_MAX_RANK_NUM_V310 = 64] (impl/adv_api/detail/hccl/common/hccl_inner_def.h); the real 950
+    # MTE ops read windowsIn[rank] from it too (mirror-cann/ops-transformer mc2/common/op_kernel/
+    # moe_distribute_base.h, HcclCombinOpParam of moe_distribute_comm_ctx.h, HCCL_MTE_MAX_RANK_NUM 64).
     ProductFacts("ascend950", "Ascend 950", "Ascend950", 3510, 262144, None, TRIPLE, MTE,
-                 8, "AlltoAll=level0:fullmesh;level1:pairwise"),
+                 8, "AlltoAll=level0:fullmesh;level1:pairwise", context_windows=64),
     # Atlas A3 (Ascend910_93): dav_c220, __NPU_ARCH__ 2201 (mirror-cann/ops-transformer kernels branch on
     # `__NPU_ARCH__ == 2201` for A2/A3 and `== 3510` for A5); 192 KiB UB; triples (semantics.md §2.4); MTE (§1).
     # HCCL cc tiling: hicann/ops-transformer mc2/moe_distribute_{dispatch,combine}_v2 op_tiling SetHcommCfg

@@ -624,6 +624,8 @@ def common_context(op: Op, kind: KernelKind) -> dict:
                            guard=guards.of_types([cpp_type(d)])))
     mode_guards = {m.value: guards.of_mode(m) for m in modes}
     comm = [g.domain for g in op.comm_groups]
+    # archs whose kernels read the peers' windows from the HCCL context (ProductFacts.context_windows)
+    context_archs = {v.facts.npu_arch for v in op.views.values() if v.facts.context_windows}
     digit_fields = [f for f in plan.fields if f.digit is not None]
     return dict(
         op=op,
@@ -638,6 +640,7 @@ def common_context(op: Op, kind: KernelKind) -> dict:
                             why=sorted({n.split(": ", 1)[1] for n in plan.excluded if int(n.split()[2]) == k}))
                        for k in excluded_keys],
         tensor_types=tensor_types,
+        context_window_guard=guards.of_archs(context_archs),
         modes=modes,
         carried=carried,
         width_lines={t.name: width_lines(t, f"{t.name}Width_") for t in carried},

@@ -13,7 +13,7 @@ from opgen.model.decl import (Attr, Buffer, Check, Constraint, Domain, Let, Op, 
                     ShapeTuple, Tensor, Window, window_lets)
 from opgen.core import builtins as B
 from opgen.core.families import FAMILIES
-from opgen.core.products import PRODUCTS
+from opgen.core.products import facts_for
 from opgen.model.spec_text import domain_expected, range_text, shape_expected
 
 _UNITS = {"B": None, "": None, "KB": "KB", "MB": "MB"}
@@ -109,7 +109,7 @@ def resolve_product(op: Op, soc: str) -> ProductView:
         for l in layout_lets(op, window):
             lets[l.name] = l
     view_checks += _window_checks(op, window)
-    view_checks += _kernel_checks(op, product, attrs)
+    view_checks += _kernel_checks(op, chain, attrs)
     tolerances = tuple(t for p in chain for t in p.tolerances) + op.tolerances
     return ProductView(op, product, tuple(p.soc for p in chain), inputs, outputs, attrs, unsupported_attrs,
                        unsupported_inputs, unspecified, tuple(lets.values()), tuple(quant), pairs, product.notes,
@@ -200,19 +200,46 @@ def _implicit_checks(op: Op, product: Product, inputs, outputs, attrs, unsupport
     return checks
 
 
-def _kernel_checks(op: Op, product: Product, attrs) -> list[Check]:
+def _kernel_checks(op: Op, chain: list[Product], attrs) -> list[Check]:
     """What the generated kernels of the op's family cannot run on the product, after the op's own rules (a call
-    the documents reject is reported by their rule first)."""
+    the documents reject is reported by their rule first): a world larger than the ranks whose windows they reach."""
     family = FAMILIES.get(op.semantics or "")
-    facts = PRODUCTS.get(product.soc)
+    product = chain[0]
+    try:  # an extending product runs on its nearest tabled ancestor's hardware (core.products.facts_for)
+        facts = facts_for(p.soc for p in chain)
+    except KeyError:  # no row up the chain: the analyzer has reported the product already
+        facts = None
     world = family.one_server_attr if family is not None else None
-    if world is None or facts is None or not facts.ranks_per_server or not any(a.name == world for a in attrs):
+    if world is None or facts is None or not any(a.name == world for a in attrs):
         return []
-    n = facts.ranks_per_server
+    limits = []  # (ranks, why): the smallest wins
+    if facts.ranks_per_server:
+        limits.append((facts.ranks_per_server, f"one server on {product.display} (the generated kernels reach other "
+                       "ranks' HCCL windows with MTE copies; the HCCL transport across servers, RDMA or BatchWrite, "
+                       "is not implemented)"))
+    if facts.context_windows:
+        limits.append((facts.context_windows, f"the windows the HCCL context lists on {product.display} (the "
+                       "generated kernels read the peers' windowsIn[] from it, as Hccl::GetWindowsInAddr gives no "
+                       "address on this arch; larger worlds need the CCU path, which is not implemented)"))
+    if not limits:
+        return []
+    n, why = min(limits)
+    top = _domain_max(next(a for a in attrs if a.name == world).domain)
+    if top is not None and top <= n:  # the product's own domain keeps the world within the limit
+        return []
     return [Check(f"transport.{world}", (), Binary("<=", Name(world), Int(n)), "tiling", world, None,
-                  f"at most {n}, one server on {product.display} (the generated kernels reach other ranks' HCCL "
-                  "windows with MTE copies; the HCCL transport across servers, RDMA or BatchWrite, is not "
-                  "implemented)", "implicit", span=product.span)]
+                  f"at most {n}, {why}", "implicit", span=product.span)]
+
+
+def _domain_max(domain: Domain | None) -> int | None:
+    """The largest value an integer domain admits (None: unbounded, or not literal integers)."""
+    if domain is None:
+        return None
+    if domain.is_range:
+        hi = domain.range.hi
+        return (hi.value if domain.range.hi_closed else hi.value - 1) if isinstance(hi, Int) else None
+    values = [e.value for e in domain.items if isinstance(e, Int)]
+    return max(values) if values and len(values) == len(domain.items) else None
 
 
 def _declared_checks(constraints: list[Constraint], chain: list[Product], op: Op) -> list[Check]:

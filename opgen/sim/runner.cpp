@@ -472,18 +472,14 @@ int Run(const std::string& dir)
         rs.blockDim = tl.blockDim;
         rs.groups.resize(groupCount);
         for (const GroupSpec& g : rj.groups) {
-            opgen_sim::HcclGroup& hg = rs.groups[g.index];
-            hg.rankId = g.rankId;
-            hg.windowBytes = job.window;
-            hg.head.winSize = job.window;
-            hg.head.rankId = g.rankId;
-            hg.head.rankNum = static_cast<uint32_t>(g.members.size());
+            std::vector<uint8_t*> members;
             for (uint32_t m : g.members) {
                 if (m >= job.world) {
                     throw JobError("group member " + std::to_string(m) + " outside the world");
                 }
-                hg.windows.push_back(windows[g.index][m]);
+                members.push_back(windows[g.index][m]);
             }
+            rs.groups[g.index].Attach(g.rankId, members, job.window);
         }
         if (tl.blockDim == 0U) {
             throw JobError("the tiling of rank " + std::to_string(r) + " set block dim 0");

@@ -302,8 +302,23 @@ void HcclCcBeforeInit(uint32_t)
 }
 
 // ---- semantics ------------------------------------------------------------------------------------------------
+// The base of `rank`'s window: from the HCCL client, or (fromContext) from the context's windowsIn[] list, which
+// only the 3510 context has.
+GM_ADDR WindowOf(Hccl<HcclServerType::HCCL_SERVER_TYPE_AICPU>& hccl, uint32_t rank, bool fromContext)
+{
+#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
+    if (fromContext) {
+        return reinterpret_cast<GM_ADDR>(
+            reinterpret_cast<__gm__ HcclCombineOpParam*>(GetHcclContext<0>())->windowsIn[rank]);
+    }
+#else
+    (void)fromContext;
+#endif
+    return hccl.GetWindowsInAddr(rank);
+}
+
 // Each rank writes {rank + 1} rows into its peer's window, then a flag; the peer polls the flag and reads.
-void WindowExchange(uint32_t rank)
+void WindowExchange(uint32_t rank, bool fromContext)
 {
     TPipe pipe;
     TBuf<TPosition::VECCALC> buf;
@@ -320,7 +335,7 @@ void WindowExchange(uint32_t rank)
     }
     Sync<HardEvent::S_MTE3>();
     GlobalTensor<int32_t> theirs;
-    theirs.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(hccl.GetWindowsInAddr(peer)));
+    theirs.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(WindowOf(hccl, peer, fromContext)));
     DataCopy(theirs, ub, 8);
     PipeBarrier<PIPE_MTE3>();
     Sync<HardEvent::MTE3_S>();
@@ -329,7 +344,7 @@ void WindowExchange(uint32_t rank)
     DataCopy(theirs[8], ub, 8);
     Sync<HardEvent::MTE3_MTE2>();  // ub is read by that copy before the polls below overwrite it
     GlobalTensor<int32_t> mine;
-    mine.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(hccl.GetWindowsInAddr(hccl.GetRankId())));
+    mine.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(WindowOf(hccl, hccl.GetRankId(), fromContext)));
     do {
         DataCopy(ub, mine[8], 8);
         Sync<HardEvent::MTE2_S>();
@@ -524,7 +539,8 @@ const std::map<std::string, Case>& Cases()
         {"hccl_init_unwritten", HcclInitUnwritten},
         {"hccl_cc_offset_unlisted", HcclCcOffsetUnlisted},
         {"hccl_cc_before_init", HcclCcBeforeInit},
-        {"window_exchange", WindowExchange},
+        {"window_exchange", [](uint32_t r) { WindowExchange(r, false); }},
+        {"context_window_exchange", [](uint32_t r) { WindowExchange(r, true); }},
         {"costs", Costs},
         {"cross_server_copy", CrossServerCopy},
         {"compare_select", CompareSelect},
@@ -563,9 +579,7 @@ int main(int argc, char** argv)
     for (uint32_t r = 0; r < 2; ++r) {
         world.ranks[r].blockDim = 2;
         world.ranks[r].groups.resize(1);
-        world.ranks[r].groups[0].rankId = r;
-        world.ranks[r].groups[0].windows = windows;
-        world.ranks[r].groups[0].windowBytes = WINDOW_BYTES;
+        world.ranks[r].groups[0].Attach(r, windows, WINDOW_BYTES);
     }
     opgen_sim::RunWorld(world, Cases().at(argv[1]));
     std::sort(g_values.begin(), g_values.end());

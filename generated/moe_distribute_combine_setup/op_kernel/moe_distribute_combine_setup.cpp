@@ -12,9 +12,9 @@
  *               expert, from slot 0 (so the owner finds pair (t, k) at slot expandIdx[t * K + k]); then the
  *               owner's combine status entry {1.0f, rows}, zero rows included.  A shared-expert rank sends no
  *               rows, only the entries.
- * The sends are copies into the peers' HCCL windows (Hccl::GetWindowsInAddr) in the order a URMA write with
- * notify keeps (data, then its status entry); quantExpandXOut (the staging buffer of comm quantisation) and
- * commCmdInfoOut (the URMA work-request descriptors of the documents) are not written.
+ * The sends are copies into the peers' HCCL windows (WindowIn: the HCCL context's windowsIn[]) in the order a URMA
+ * write with notify keeps (data, then its status entry); quantExpandXOut (the staging buffer of comm quantisation)
+ * and commCmdInfoOut (the URMA work-request descriptors of the documents) are not written.
  */
 #include <type_traits>
 #include "kernel_operator.h"
@@ -72,6 +72,21 @@ __aicore__ inline void RequireFits(uint64_t used, uint64_t capacity)
         Trap();
     }
 }
+
+// The base of rank `rank`'s window in HCCL group `group` (`hccl`: the client initialised on that group). Where the
+// product table says the context lists the windows (ProductFacts.context_windows: __NPU_ARCH__ 3510, whose
+// Hccl<AICPU>::GetWindowsInAddr always returns 0, asc-devkit impl/adv_api/detail/hccl/impl/platform_v310/
+// hccl_aicpu.h), they are read from HcclCombineOpParam::windowsIn[] as the real 950 ops read them; tiling keeps
+// the world within that list, and a rank past it traps.
+template <uint32_t group, typename HcclClient>
+__aicore__ inline GM_ADDR WindowIn(HcclClient& hccl, uint32_t rank)
+{
+    (void)hccl;
+    auto ctx = reinterpret_cast<__gm__ HcclCombineOpParam*>(GetHcclContext<group>());
+    RequireFits(static_cast<uint64_t>(rank) + 1UL, sizeof(ctx->windowsIn) / sizeof(ctx->windowsIn[0]));
+    return reinterpret_cast<GM_ADDR>(ctx->windowsIn[rank]);
+}
+
 
 // ---- dtype facts the lowered quant formulas use (qmax, emax, storage bits) --------------------
 template <typename T> struct DTypeTraits;
@@ -640,11 +655,11 @@ private:
     // The combine blocks of this call's data half on rank `rank`, and its combine status entries.
     __aicore__ inline GM_ADDR WinCombine(uint32_t rank)
     {
-        return hccl_.GetWindowsInAddr(rank) + dataState_ * win_.halfBytes;
+        return WindowIn<EP_GROUP>(hccl_, rank) + dataState_ * win_.halfBytes;
     }
     __aicore__ inline GM_ADDR WinEntries(uint32_t rank)
     {
-        return hccl_.GetWindowsInAddr(rank) + win_.stateOffset + COMBINE_ENTRIES_OFFSET +
+        return WindowIn<EP_GROUP>(hccl_, rank) + win_.stateOffset + COMBINE_ENTRIES_OFFSET +
                dataState_ * COMBINE_ENTRIES_HALF;
     }
 
@@ -699,7 +714,7 @@ __aicore__ inline void MoeDistributeCombineSetup<MOE_DISTRIBUTE_COMBINE_SETUP_TP
 
     // data state of this call (CombineTeardown flips it after its reduce)
     pipe_->InitBuffer(statusBuf_, UB_BLOCK);
-    dataState_ = ReadStateWord(hccl_.GetWindowsInAddr(epRank_) + win_.stateOffset + COMBINE_STATE_WORD,
+    dataState_ = ReadStateWord(WindowIn<EP_GROUP>(hccl_, epRank_) + win_.stateOffset + COMBINE_STATE_WORD,
                                statusBuf_.Get<int32_t>());
     pipe_->Reset();
 }

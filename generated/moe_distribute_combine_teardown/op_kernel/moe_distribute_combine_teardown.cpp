@@ -75,6 +75,21 @@ __aicore__ inline void RequireFits(uint64_t used, uint64_t capacity)
     }
 }
 
+// The base of rank `rank`'s window in HCCL group `group` (`hccl`: the client initialised on that group). Where the
+// product table says the context lists the windows (ProductFacts.context_windows: __NPU_ARCH__ 3510, whose
+// Hccl<AICPU>::GetWindowsInAddr always returns 0, asc-devkit impl/adv_api/detail/hccl/impl/platform_v310/
+// hccl_aicpu.h), they are read from HcclCombineOpParam::windowsIn[] as the real 950 ops read them; tiling keeps
+// the world within that list, and a rank past it traps.
+template <uint32_t group, typename HcclClient>
+__aicore__ inline GM_ADDR WindowIn(HcclClient& hccl, uint32_t rank)
+{
+    (void)hccl;
+    auto ctx = reinterpret_cast<__gm__ HcclCombineOpParam*>(GetHcclContext<group>());
+    RequireFits(static_cast<uint64_t>(rank) + 1UL, sizeof(ctx->windowsIn) / sizeof(ctx->windowsIn[0]));
+    return reinterpret_cast<GM_ADDR>(ctx->windowsIn[rank]);
+}
+
+
 // ---- dtype facts the lowered quant formulas use (qmax, emax, storage bits) --------------------
 template <typename T> struct DTypeTraits;
 template <> struct DTypeTraits<float> {
@@ -663,11 +678,11 @@ private:
     // This rank's combine blocks of this call's data half, and its combine status entries.
     __aicore__ inline GM_ADDR WinCombine()
     {
-        return hccl_.GetWindowsInAddr(epRank_) + dataState_ * win_.halfBytes;
+        return WindowIn<EP_GROUP>(hccl_, epRank_) + dataState_ * win_.halfBytes;
     }
     __aicore__ inline GM_ADDR WinEntries()
     {
-        return hccl_.GetWindowsInAddr(epRank_) + win_.stateOffset + COMBINE_ENTRIES_OFFSET +
+        return WindowIn<EP_GROUP>(hccl_, epRank_) + win_.stateOffset + COMBINE_ENTRIES_OFFSET +
                dataState_ * COMBINE_ENTRIES_HALF;
     }
 
@@ -740,7 +755,7 @@ __aicore__ inline void MoeDistributeCombineTeardown<MOE_DISTRIBUTE_COMBINE_TEARD
 
     // data state of this call: the half CombineSetup of every rank wrote into
     pipe_->InitBuffer(flagBuf_, UB_BLOCK);
-    dataState_ = ReadStateWord(hccl_.GetWindowsInAddr(epRank_) + win_.stateOffset + COMBINE_STATE_WORD,
+    dataState_ = ReadStateWord(WindowIn<EP_GROUP>(hccl_, epRank_) + win_.stateOffset + COMBINE_STATE_WORD,
                                flagBuf_.Get<int32_t>());
     pipe_->Reset();
 }
@@ -897,7 +912,7 @@ __aicore__ inline void MoeDistributeCombineTeardown<MOE_DISTRIBUTE_COMBINE_TEARD
     }
     pipe_->Reset();
     pipe_->InitBuffer(flagBuf_, UB_BLOCK);
-    ToggleStateWord(hccl_.GetWindowsInAddr(epRank_) + win_.stateOffset + COMBINE_STATE_WORD, dataState_,
+    ToggleStateWord(WindowIn<EP_GROUP>(hccl_, epRank_) + win_.stateOffset + COMBINE_STATE_WORD, dataState_,
                     flagBuf_.Get<int32_t>());
 }
 

@@ -82,6 +82,25 @@ __aicore__ inline void RequireFits(uint64_t used, uint64_t capacity)
     }
 }
 
+// The base of rank `rank`'s window in HCCL group `group` (`hccl`: the client initialised on that group). Where the
+// product table says the context lists the windows (ProductFacts.context_windows: __NPU_ARCH__ 3510, whose
+// Hccl<AICPU>::GetWindowsInAddr always returns 0, asc-devkit impl/adv_api/detail/hccl/impl/platform_v310/
+// hccl_aicpu.h), they are read from HcclCombineOpParam::windowsIn[] as the real 950 ops read them; tiling keeps
+// the world within that list, and a rank past it traps.
+template <uint32_t group, typename HcclClient>
+__aicore__ inline GM_ADDR WindowIn(HcclClient& hccl, uint32_t rank)
+{
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
+    (void)hccl;
+    auto ctx = reinterpret_cast<__gm__ HcclCombineOpParam*>(GetHcclContext<group>());
+    RequireFits(static_cast<uint64_t>(rank) + 1UL, sizeof(ctx->windowsIn) / sizeof(ctx->windowsIn[0]));
+    return reinterpret_cast<GM_ADDR>(ctx->windowsIn[rank]);
+#else
+    return hccl.GetWindowsInAddr(rank);
+#endif
+}
+
+
 // ---- dtype facts the lowered quant formulas use (qmax, emax, storage bits) --------------------
 template <typename T> struct DTypeTraits;
 template <> struct DTypeTraits<float> {
@@ -606,11 +625,11 @@ private:
     // CombineV2 rows of the current data state on rank `rank`, and the flag of each row slot.
     __aicore__ inline GM_ADDR WinRows(uint32_t rank)
     {
-        return hccl_.GetWindowsInAddr(rank) + dataState_ * halfBytes_ + combineAt_;
+        return WindowIn<EP_GROUP>(hccl_, rank) + dataState_ * halfBytes_ + combineAt_;
     }
     __aicore__ inline GM_ADDR WinFlags(uint32_t rank)
     {
-        return hccl_.GetWindowsInAddr(rank) + statusOffset_ + COMBINE_FLAGS_OFFSET + dataState_ * COMBINE_FLAGS_HALF;
+        return WindowIn<EP_GROUP>(hccl_, rank) + statusOffset_ + COMBINE_FLAGS_OFFSET + dataState_ * COMBINE_FLAGS_HALF;
     }
 
     TPipe* pipe_{nullptr};
@@ -733,7 +752,7 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
 
     // data state of this call: each core keeps its own word, all toggle together every call
     GlobalTensor<int32_t> stateGm;
-    stateGm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(hccl_.GetWindowsInAddr(epRank_) + statusOffset_ +
+    stateGm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(WindowIn<EP_GROUP>(hccl_, epRank_) + statusOffset_ +
                                                                COMBINE_STATE_OFFSET + coreIdx_ * UB_BLOCK));
     pipe_->InitBuffer(flagBuf_, UB_BLOCK);
     LocalTensor<int32_t> state = flagBuf_.Get<int32_t>();
@@ -1190,7 +1209,7 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
     state.SetValue(0U, static_cast<int32_t>(dataState_ ^ 1U));
     SyncFunc<HardEvent::S_MTE3>();
     GlobalTensor<int32_t> stateGm;
-    stateGm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(hccl_.GetWindowsInAddr(epRank_) + statusOffset_ +
+    stateGm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(WindowIn<EP_GROUP>(hccl_, epRank_) + statusOffset_ +
                                                                COMBINE_STATE_OFFSET + coreIdx_ * UB_BLOCK));
     DataCopy(stateGm, state, WS_SLOT_INTS);
     PipeBarrier<PIPE_ALL>();

@@ -375,6 +375,7 @@ CHECKS = {
         ("buffer.window_min", 561002, "HCCL_BUFFSIZE"),
         ("buffer.window", 561002, "HCCL_BUFFSIZE"),
         ("window.ep", 561002, "HCCL_BUFFSIZE"),
+        ("transport.epWorldSize", 561002, "epWorldSize"),
     ),
 }
 # the fields of one line of tests/check_core_driver.cpp: (kind, name, type)
@@ -1454,19 +1455,6 @@ POSITIVE = (
         "out_dtypes": {},
         "data": {},
         "run": None,
-    },
-    {
-        "id": "ascend950-q0-bs2-h1024-k2-w1024-moeExpertNum-1024",
-        "product": "ascend950",
-        "world": 1024,
-        "ranks": (0, 1, 1022, 1023),
-        "attrs": {"groupEp": "ep", "epWorldSize": 1024, "moeExpertNum": 1024},
-        "env": {},
-        "inputs": {"expandX": ("FLOAT16", (2048, 1024)), "expertIds": ("INT32", (2, 2)), "assistInfoForCombine": ("INT32", (262144,)), "epSendCounts": ("INT32", (1024,)), "expertScales": ("FLOAT32", (2, 2))},
-        "rank_shapes": {},
-        "out_dtypes": {},
-        "data": {},
-        "run": "a world of 1024 ranks: validated (representative ranks) and shape-inferred only",
     },
     {
         "id": "ascend950-q0-bs2-h1024-k2-w2-moeExpertNum-1024",
@@ -5459,6 +5447,7 @@ UNREACHABLE = (
     {"product": "ascend950", "check": "ascend910_93.zeroExpertNum.2", "branch": "", "reason": "commAlg is one of {\"\", \"fullmesh_v1\", \"fullmesh_v2\"} on this product, so the condition commAlg == \"hierarchy\" never holds"},
     {"product": "ascend950", "check": "ascend910_93.expandScalesOptional", "branch": "", "reason": "commAlg is one of {\"\", \"fullmesh_v1\", \"fullmesh_v2\"} on this product, so the condition commAlg == \"hierarchy\" never holds"},
     {"product": "ascend950", "check": "ascend910_93.expandScalesOptional.2", "branch": "", "reason": "shadowed: every single-parameter change of an accepted call that breaks it is rejected first by an earlier check: unsupported.expandScalesOptional (224), domain.commAlg (60) of 284 changes"},
+    {"product": "ascend950", "check": "transport.epWorldSize", "branch": "", "reason": "shadowed: every single-parameter change of an accepted call that breaks it is rejected first by an earlier check: op.moeExpertNum (194), domain.epWorldSize (92), shape.expandX (14) of 300 changes"},
 )
 
 # worlds the search found that failed their re-verification (none: the search and validate agree)

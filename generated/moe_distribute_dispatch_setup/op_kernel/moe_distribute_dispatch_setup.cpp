@@ -18,8 +18,8 @@
  *                  experts): the contiguous yOut rows of a destination go into its window's dispatch block
  *                  (epRankId * localMoeExpertNum + e % localMoeExpertNum on MoE rank S_r + e / localMoeExpertNum;
  *                  block epRankId on a shared rank), then its status entry {1.0f, rows}, zero rows included.
- * The sends are copies into the peers' HCCL windows (Hccl::GetWindowsInAddr) in the order a URMA write with
- * notify keeps (data, then its status entry); commCmdInfoOut (the URMA work-request descriptors of the
+ * The sends are copies into the peers' HCCL windows (WindowIn: the HCCL context's windowsIn[]) in the order a URMA
+ * write with notify keeps (data, then its status entry); commCmdInfoOut (the URMA work-request descriptors of the
  * documents, opaque to every caller) is not written.
  */
 #include <type_traits>
@@ -83,6 +83,21 @@ __aicore__ inline void RequireFits(uint64_t used, uint64_t capacity)
         Trap();
     }
 }
+
+// The base of rank `rank`'s window in HCCL group `group` (`hccl`: the client initialised on that group). Where the
+// product table says the context lists the windows (ProductFacts.context_windows: __NPU_ARCH__ 3510, whose
+// Hccl<AICPU>::GetWindowsInAddr always returns 0, asc-devkit impl/adv_api/detail/hccl/impl/platform_v310/
+// hccl_aicpu.h), they are read from HcclCombineOpParam::windowsIn[] as the real 950 ops read them; tiling keeps
+// the world within that list, and a rank past it traps.
+template <uint32_t group, typename HcclClient>
+__aicore__ inline GM_ADDR WindowIn(HcclClient& hccl, uint32_t rank)
+{
+    (void)hccl;
+    auto ctx = reinterpret_cast<__gm__ HcclCombineOpParam*>(GetHcclContext<group>());
+    RequireFits(static_cast<uint64_t>(rank) + 1UL, sizeof(ctx->windowsIn) / sizeof(ctx->windowsIn[0]));
+    return reinterpret_cast<GM_ADDR>(ctx->windowsIn[rank]);
+}
+
 
 // ---- dtype facts the lowered quant formulas use (qmax, emax, storage bits) --------------------
 template <typename T> struct DTypeTraits;
@@ -686,11 +701,11 @@ private:
     // The dispatch blocks of this call's data half on rank `rank`, and its dispatch status entries.
     __aicore__ inline GM_ADDR WinDispatch(uint32_t rank)
     {
-        return hccl_.GetWindowsInAddr(rank) + dataState_ * win_.halfBytes + win_.combineBytes;
+        return WindowIn<EP_GROUP>(hccl_, rank) + dataState_ * win_.halfBytes + win_.combineBytes;
     }
     __aicore__ inline GM_ADDR WinEntries(uint32_t rank)
     {
-        return hccl_.GetWindowsInAddr(rank) + win_.stateOffset + dataState_ * DISPATCH_ENTRIES_HALF;
+        return WindowIn<EP_GROUP>(hccl_, rank) + win_.stateOffset + dataState_ * DISPATCH_ENTRIES_HALF;
     }
 
     TPipe* pipe_{nullptr};
@@ -784,7 +799,7 @@ __aicore__ inline void MoeDistributeDispatchSetup<MOE_DISTRIBUTE_DISPATCH_SETUP_
 
     // data state of this call (DispatchTeardown flips it after its copy)
     pipe_->InitBuffer(statusBuf_, UB_BLOCK);
-    dataState_ = ReadStateWord(hccl_.GetWindowsInAddr(epRank_) + win_.stateOffset + DISPATCH_STATE_WORD,
+    dataState_ = ReadStateWord(WindowIn<EP_GROUP>(hccl_, epRank_) + win_.stateOffset + DISPATCH_STATE_WORD,
                                statusBuf_.Get<int32_t>());
     pipe_->Reset();
 }

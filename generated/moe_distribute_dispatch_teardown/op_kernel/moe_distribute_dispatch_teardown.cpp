@@ -79,6 +79,21 @@ __aicore__ inline void RequireFits(uint64_t used, uint64_t capacity)
     }
 }
 
+// The base of rank `rank`'s window in HCCL group `group` (`hccl`: the client initialised on that group). Where the
+// product table says the context lists the windows (ProductFacts.context_windows: __NPU_ARCH__ 3510, whose
+// Hccl<AICPU>::GetWindowsInAddr always returns 0, asc-devkit impl/adv_api/detail/hccl/impl/platform_v310/
+// hccl_aicpu.h), they are read from HcclCombineOpParam::windowsIn[] as the real 950 ops read them; tiling keeps
+// the world within that list, and a rank past it traps.
+template <uint32_t group, typename HcclClient>
+__aicore__ inline GM_ADDR WindowIn(HcclClient& hccl, uint32_t rank)
+{
+    (void)hccl;
+    auto ctx = reinterpret_cast<__gm__ HcclCombineOpParam*>(GetHcclContext<group>());
+    RequireFits(static_cast<uint64_t>(rank) + 1UL, sizeof(ctx->windowsIn) / sizeof(ctx->windowsIn[0]));
+    return reinterpret_cast<GM_ADDR>(ctx->windowsIn[rank]);
+}
+
+
 // ---- dtype facts the lowered quant formulas use (qmax, emax, storage bits) --------------------
 template <typename T> struct DTypeTraits;
 template <> struct DTypeTraits<float> {
@@ -668,11 +683,11 @@ private:
     // This rank's dispatch blocks of this call's data half, and its dispatch status entries.
     __aicore__ inline GM_ADDR WinDispatch()
     {
-        return hccl_.GetWindowsInAddr(epRank_) + dataState_ * win_.halfBytes + win_.combineBytes;
+        return WindowIn<EP_GROUP>(hccl_, epRank_) + dataState_ * win_.halfBytes + win_.combineBytes;
     }
     __aicore__ inline GM_ADDR WinEntries()
     {
-        return hccl_.GetWindowsInAddr(epRank_) + win_.stateOffset + dataState_ * DISPATCH_ENTRIES_HALF;
+        return WindowIn<EP_GROUP>(hccl_, epRank_) + win_.stateOffset + dataState_ * DISPATCH_ENTRIES_HALF;
     }
 
     TPipe* pipe_{nullptr};
@@ -749,7 +764,7 @@ __aicore__ inline void MoeDistributeDispatchTeardown<MOE_DISTRIBUTE_DISPATCH_TEA
 
     // data state of this call: the half DispatchSetup of every rank wrote into
     pipe_->InitBuffer(coreBuf_, UB_BLOCK);
-    dataState_ = ReadStateWord(hccl_.GetWindowsInAddr(epRank_) + win_.stateOffset + DISPATCH_STATE_WORD,
+    dataState_ = ReadStateWord(WindowIn<EP_GROUP>(hccl_, epRank_) + win_.stateOffset + DISPATCH_STATE_WORD,
                                coreBuf_.Get<int32_t>());
     pipe_->Reset();
 }
@@ -856,7 +871,7 @@ __aicore__ inline void MoeDistributeDispatchTeardown<MOE_DISTRIBUTE_DISPATCH_TEA
     pipe_->InitBuffer(countBuf_, AlignUp(entryNum_ * 4U, UB_BLOCK));
     pipe_->InitBuffer(coreBuf_, AlignUp(localExperts_ * 8U, UB_BLOCK));
     pipe_->InitBuffer(statusBuf_, UB_BLOCK);
-    ToggleStateWord(hccl_.GetWindowsInAddr(epRank_) + win_.stateOffset + DISPATCH_STATE_WORD, dataState_,
+    ToggleStateWord(WindowIn<EP_GROUP>(hccl_, epRank_) + win_.stateOffset + DISPATCH_STATE_WORD, dataState_,
                     statusBuf_.Get<int32_t>());
     LocalTensor<int32_t> cum = countBuf_.Get<int32_t>();
     DataCopyPad(cum, assistInfoForCombineOutGm_, DataCopyExtParams(1U, entryNum_ * 4U, 0U, 0U, 0U),

@@ -92,6 +92,25 @@ __aicore__ inline void RequireFits(uint64_t used, uint64_t capacity)
         Trap();
     }
 }
+
+// The base of rank `rank`'s window in HCCL group `group` (`hccl`: the client initialised on that group). Where the
+// product table says the context lists the windows (ProductFacts.context_windows: __NPU_ARCH__ 3510, whose
+// Hccl<AICPU>::GetWindowsInAddr always returns 0, asc-devkit impl/adv_api/detail/hccl/impl/platform_v310/
+// hccl_aicpu.h), they are read from HcclCombineOpParam::windowsIn[] as the real 950 ops read them; tiling keeps
+// the world within that list, and a rank past it traps.
+template <uint32_t group, typename HcclClient>
+__aicore__ inline GM_ADDR WindowIn(HcclClient& hccl, uint32_t rank)
+{
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
+    (void)hccl;
+    auto ctx = reinterpret_cast<__gm__ HcclCombineOpParam*>(GetHcclContext<group>());
+    RequireFits(static_cast<uint64_t>(rank) + 1UL, sizeof(ctx->windowsIn) / sizeof(ctx->windowsIn[0]));
+    return reinterpret_cast<GM_ADDR>(ctx->windowsIn[rank]);
+#else
+    return hccl.GetWindowsInAddr(rank);
+#endif
+}
+
 constexpr uint32_t TP_GROUP = 1U;                       // HCCL group of `comm tp`
 
 // ---- dtype facts the lowered quant formulas use (qmax, emax, storage bits) --------------------
@@ -671,16 +690,16 @@ private:
     // This rank's window data half (current data state) on rank `rank`, and its status entries.
     __aicore__ inline GM_ADDR WinData(uint32_t rank)
     {
-        return hccl_.GetWindowsInAddr(rank) + dataState_ * halfBytes_ + combineBytes_;
+        return WindowIn<EP_GROUP>(hccl_, rank) + dataState_ * halfBytes_ + combineBytes_;
     }
     __aicore__ inline GM_ADDR WinStatus(uint32_t rank)
     {
-        return hccl_.GetWindowsInAddr(rank) + statusOffset_ + dataState_ * STATE_HALF;
+        return WindowIn<EP_GROUP>(hccl_, rank) + statusOffset_ + dataState_ * STATE_HALF;
     }
-    __aicore__ inline GM_ADDR TpWinData(uint32_t rank) { return hcclTp_.GetWindowsInAddr(rank) + dataState_ * halfBytes_; }
+    __aicore__ inline GM_ADDR TpWinData(uint32_t rank) { return WindowIn<TP_GROUP>(hcclTp_, rank) + dataState_ * halfBytes_; }
     __aicore__ inline GM_ADDR TpWinStatus(uint32_t rank)
     {
-        return hcclTp_.GetWindowsInAddr(rank) + statusOffset_ + TP_STATE_OFFSET + dataState_ * TP_STATE_BYTES;
+        return WindowIn<TP_GROUP>(hcclTp_, rank) + statusOffset_ + TP_STATE_OFFSET + dataState_ * TP_STATE_BYTES;
     }
 
     TPipe* pipe_{nullptr};
@@ -853,7 +872,7 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
 
     // data state of this call: each core keeps its own word, all toggle together every call
     GlobalTensor<int32_t> stateGm;
-    stateGm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(hccl_.GetWindowsInAddr(epRank_) + statusOffset_ +
+    stateGm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(WindowIn<EP_GROUP>(hccl_, epRank_) + statusOffset_ +
                                                                DATA_STATE_OFFSET + coreIdx_ * UB_BLOCK));
     pipe_->InitBuffer(coreBuf_, UB_BLOCK);
     LocalTensor<int32_t> state = coreBuf_.Get<int32_t>();
@@ -1695,7 +1714,7 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
     state.SetValue(0U, static_cast<int32_t>(dataState_ ^ 1U));
     SyncFunc<HardEvent::S_MTE3>();
     GlobalTensor<int32_t> stateGm;
-    stateGm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(hccl_.GetWindowsInAddr(epRank_) + statusOffset_ +
+    stateGm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(WindowIn<EP_GROUP>(hccl_, epRank_) + statusOffset_ +
                                                                DATA_STATE_OFFSET + coreIdx_ * UB_BLOCK));
     DataCopy(stateGm, state, WS_SLOT_INTS);
     PipeBarrier<PIPE_ALL>();

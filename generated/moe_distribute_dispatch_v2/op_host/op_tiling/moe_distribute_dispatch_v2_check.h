@@ -2846,6 +2846,13 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "window.ep", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine + dispatch, and the status area in windowsIn",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
+    // [transport.epWorldSize] epWorldSize <= 64
+    Reset();
+    if (all && Fails(p.epWorldSize <= 64)) {
+      Reset();
+      return Reject(kCodeTiling, "transport.epWorldSize", "epWorldSize", "at most 64, the windows the HCCL context lists on Ascend 950DT (the generated kernels read the peers' windowsIn[] from it, as Hccl::GetWindowsInAddr gives no address on this arch; larger worlds need the CCU path, which is not implemented)",
+                    Shown(ShowInt(p.epWorldSize)));
+    }
     return CheckResult{};
   }
 

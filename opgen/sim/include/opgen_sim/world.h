@@ -17,6 +17,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdarg>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -86,6 +87,8 @@ struct CoreCosts {
 
 // The first fields of the HCCL context as the device lays it out (asc-devkit impl/adv_api/detail/hccl/common/
 // hccl_inner_def.h HcclCombineOpParam, the prefix of HcclContextDef::HcclOpResParam too): kernels read winSize.
+// What a kernel for __NPU_ARCH__ 2201 may read of it (on Atlas A3 the rest of the device's context is an
+// HcclOpResParam, whose window addresses are not at the places HcclCombineOpParam names).
 struct HcclContextHead {
     uint64_t workSpace = 0;
     uint64_t workSpaceSize = 0;
@@ -94,13 +97,45 @@ struct HcclContextHead {
     uint64_t winSize = 0;  // bytes of each window of the group: what the job allocates, no more
 };
 
+// The context as __NPU_ARCH__ 3510 lays it out (the same HcclCombineOpParam under `__NPU_ARCH__ == 3510`): the
+// head, then the windows of the group's first HCCL_MAX_RANK_NUM_V310 members, where the 950 kernels read them (the
+// arch's Hccl<AICPU>::GetWindowsInAddr always returns 0). A larger group's other windows are not listed.
+constexpr uint32_t CONTEXT_WINDOWS_V310 = 64U;  // HCCL_MAX_RANK_NUM_V310
+struct HcclContextV310 {
+    uint64_t workSpace = 0;
+    uint64_t workSpaceSize = 0;
+    uint32_t rankId = 0;
+    uint32_t rankNum = 0;
+    uint64_t winSize = 0;
+    uint64_t windowsIn[CONTEXT_WINDOWS_V310] = {};
+    uint64_t windowsOut[CONTEXT_WINDOWS_V310] = {};  // all 0: the twin's HCCL allocates no output windows
+};
+static_assert(offsetof(HcclContextV310, winSize) == offsetof(HcclContextHead, winSize) &&
+                  offsetof(HcclContextV310, rankNum) == offsetof(HcclContextHead, rankNum),
+              "the 2201 head is the prefix of the 3510 context");
+
 // One HCCL communicator as one rank sees it: GetHcclContext<index>() hands the kernel a pointer to this.
 struct HcclGroup {
-    HcclContextHead head;          // first, where the device keeps these fields
+    HcclContextV310 context;       // first, where the device keeps these fields (2201 kernels see its head only)
     uint32_t magic = 0x48434c47U;  // "HCLG": InitV2 rejects any other context address
     uint32_t rankId = 0;
     std::vector<uint8_t*> windows;  // the window of every member, by rank id within the group
     uint64_t windowBytes = 0;
+
+    // What HCCL hands rank `rank` of a group whose members' windows (of `bytes` each) are `members`: the context
+    // fields the device fills, and the window list the 3510 context holds (its first CONTEXT_WINDOWS_V310).
+    void Attach(uint32_t rank, const std::vector<uint8_t*>& members, uint64_t bytes)
+    {
+        rankId = rank;
+        windows = members;
+        windowBytes = bytes;
+        context.rankId = rank;
+        context.rankNum = static_cast<uint32_t>(members.size());
+        context.winSize = bytes;
+        for (size_t i = 0; i < members.size() && i < CONTEXT_WINDOWS_V310; ++i) {
+            context.windowsIn[i] = reinterpret_cast<uint64_t>(members[i]);
+        }
+    }
 };
 
 // SyncAll of one rank: a reusable barrier that notices cores which finished without arriving.

@@ -8,6 +8,7 @@
  * the device type decides how the context is read), SetCcTilingV2 needs InitV2 first and a cc tiling whose
  * opType is a valid HcclCMDType.  Stricter than the device where the device would go on with garbage: a
  * missing tiling, an init tiling GetTiling never wrote (version), or an offset the init tiling does not list.
+ * On __NPU_ARCH__ 3510 GetWindowsInAddr faults: the real one always returns 0 there (platform_v310).
  */
 #ifndef OPGEN_TEST_LIB_HCCL_HCCL_H
 #define OPGEN_TEST_LIB_HCCL_HCCL_H
@@ -16,9 +17,13 @@
 #include "opgen_sim/hccl_tiling_msg.h"
 
 namespace AscendC {
-// What a kernel may read of the context GetHcclContext returns: these fields only (the device's struct has the
-// window address arrays after them, which the generated kernels do not read directly).
+// What a kernel may read of the context GetHcclContext returns: on __NPU_ARCH__ 3510 the head and the windowsIn /
+// windowsOut lists (hccl_inner_def.h); on 2201 the head only (an Atlas A3 context is an HcclOpResParam past it).
+#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
+using HcclCombineOpParam = opgen_sim::HcclContextV310;
+#else
 using HcclCombineOpParam = opgen_sim::HcclContextHead;
+#endif
 
 enum HcclServerType : uint8_t {
     HCCL_SERVER_TYPE_AICPU = 0,
@@ -81,6 +86,12 @@ public:
     __aicore__ GM_ADDR GetWindowsInAddr(uint32_t rankId)
     {
         Ready("GetWindowsInAddr");
+#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
+        // The device's AICPU client returns 0 here (impl/adv_api/detail/hccl/impl/platform_v310/hccl_aicpu.h): a
+        // kernel that used the address would write to GM 0. The twin stops at the call instead.
+        opgen_sim::Raise("Hccl::GetWindowsInAddr(%u): on __NPU_ARCH__ 3510 the AICPU client always returns 0; "
+                         "read windowsIn[] of the HCCL context (HcclCombineOpParam)", rankId);
+#endif
         if (rankId >= group_->windows.size()) {
             opgen_sim::Raise("Hccl::GetWindowsInAddr(%u): the group has %zu ranks", rankId, group_->windows.size());
         }

@@ -7,6 +7,7 @@ difference from the reference (or a fault); the same worlds pass on the kernel o
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 from pathlib import Path
 
@@ -53,13 +54,14 @@ MUTATIONS = {
 }
 
 
-def _suite():
+def _suite(op: str = OP):
     if str(GENERATED) not in sys.path:
         sys.path.insert(0, str(GENERATED))
-    return importlib.import_module(f"{OP}.reference"), importlib.import_module(f"{OP}.tests.cases")
+    return importlib.import_module(f"{op}.reference"), importlib.import_module(f"{op}.tests.cases")
 
 
-def _build_mutated(monkeypatch, out: Path, template: str, line: str, wrong: str) -> Path:
+def _build_mutated(monkeypatch, out: Path, template: str, line: str, wrong: str, spec: str = "dispatch_v2.spec",
+                   op: str = OP) -> Path:
     original = emit._load_template
 
     def mutated(name: str) -> str:
@@ -72,12 +74,12 @@ def _build_mutated(monkeypatch, out: Path, template: str, line: str, wrong: str)
     monkeypatch.setattr(emit, "_load_template", mutated)
     emit.environment.cache_clear()
     try:
-        assert cli.main(["build", str(ROOT / "specs" / "dispatch_v2.spec"), "-o", str(out)]) == 0
+        assert cli.main(["build", str(ROOT / "specs" / spec), "-o", str(out)]) == 0
     finally:
         emit.environment.cache_clear()
-    kernel = (out / OP / "op_kernel" / f"{OP}.cpp").read_text(encoding="utf-8")
+    kernel = (out / op / "op_kernel" / f"{op}.cpp").read_text(encoding="utf-8")
     assert (wrong in kernel) if wrong else (line not in kernel), f"the mutation of {template} did not reach the kernel"
-    return out / OP
+    return out / op
 
 
 @pytest.mark.slow
@@ -123,3 +125,45 @@ def test_a_key_the_kernel_has_no_case_for_traps_instead_of_returning(monkeypatch
     world = testkit.build_world(ref, case)
     with pytest.raises(sim.TwinFault, match=r"AscendC::Trap: the kernel aborted itself"):
         sim.run(sim.build_for(mutated, ref, case["product"]), ref, case, world, tmp_path / "bad")
+
+
+# rank 1 never sets the flags it owes its peers: name -> (spec, op, template, line, case id, the report of rank 0)
+SILENT_PEERS = {
+    # DispatchV2: rank 1's status entries (local expert, source rank) never reach any window
+    "dispatch_status": ("dispatch_v2.spec", OP, "cpp/op_kernel/moe_dispatch.cpp.j2",
+                        "        DataCopy(flag, status[(target - begin) * WS_SLOT_INTS], WS_SLOT_INTS);",
+                        "ascend910_93-q0-bs4-h1024-k2-w2", "set by rank 1"),
+    # CombineV2 (Atlas A3): the rows rank 1's expert returns land, their slot flags never do
+    "combine_slots": ("combine_v2.spec", "moe_distribute_combine_v2", "cpp/op_kernel/moe_combine.cpp.j2",
+                      "        DataCopy(slotFlag, flag, WS_SLOT_INTS);",
+                      "ascend910_93-q0-bs2-h1024-k2-w2", "set by the rank of expert 1"),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(SILENT_PEERS))
+def test_a_peer_that_never_sets_its_flag_is_reported_and_the_kernel_traps(name, monkeypatch, tmp_path):
+    """A poll gives up after HCCL_EXEC_TIMEOUT (read by the host tiling, here 1 s, below the twin's own watchdog):
+    the kernel prints which flag of its window it waited for and who sets it, then traps, instead of hanging."""
+    from opgen import sim
+    from opgen.harness import testkit
+
+    spec, op, template, line, case_id, setter = SILENT_PEERS[name]
+    ref, cases = _suite(op)
+    try:
+        sim.compiler()
+    except sim.TwinUnavailable as err:
+        pytest.skip(f"the CPU twin cannot be built here: {err}")
+    indented = line.replace("        DataCopy(", "        if (epRank_ != 1U) {  // opgen mutation: rank 1 stays silent\n"
+                                                "            DataCopy(") + "\n        }"
+    mutated = _build_mutated(monkeypatch, tmp_path / "out", template, line, indented, spec, op)
+    case = next(c for c in cases.POSITIVE if c["id"] == case_id)
+    world = testkit.build_world(ref, case)
+    monkeypatch.setenv("HCCL_EXEC_TIMEOUT", "1")
+    with pytest.raises(sim.TwinFault) as err:
+        sim.run(sim.build_for(mutated, ref, case["product"]), ref, case, world, tmp_path / "bad", timeout=30)
+    report = re.search(r"rank 0 core \d+: AscendC::Trap: the kernel aborted itself after printing: opgen: rank 0 gave "
+                       r"up after 1000000 us \(HCCL_EXEC_TIMEOUT\) waiting for flag (\d+) of its window, (.*)",
+                       str(err.value))
+    assert report, str(err.value)
+    assert report.group(2) == setter, str(err.value)

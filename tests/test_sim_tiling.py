@@ -63,6 +63,13 @@ HCCL_CC = {"ascend910b": (18, "BatchWrite=level0:fullmesh", 0),
 KINDS = {"int64": "i", "bool": "b", "float": "f", "string": "s", "list<int64>": "I"}
 
 
+def poll_timeout_us(env: str | None) -> int:
+    """HCCL_EXEC_TIMEOUT as CANN reads it for communication the AI vector cores orchestrate (CANN 8.5 environment
+    variable reference): whole seconds; unset, 0, above 1091 or not a number mean 1091 s."""
+    seconds = int(env) if env is not None and env.isdigit() else 0
+    return (seconds if 0 < seconds <= 1091 else 1091) * 1_000_000
+
+
 @dataclass
 class Twin:
     snake: str
@@ -206,7 +213,8 @@ def _expected_fields(twin: Twin, case: dict, rank, metas: dict, seen: dict, key:
     attrs, out_dtypes = testkit.call_args(ref, case, rank)
     scope = ref.reference.make_scope(ref.INFO, testworld.meta_inputs(case, rank, metas), attrs, product, out_dtypes)
     inferred = ref.infer(testworld.meta_inputs(case, rank, metas), attrs, product, out_dtypes)
-    platform = {"tilingKey": key, "aivNum": AIV, "totalUbSize": UB, "winSizeBytes": seen["window"]}
+    platform = {"tilingKey": key, "aivNum": AIV, "totalUbSize": UB, "winSizeBytes": seen["window"],
+                "pollTimeoutUs": poll_timeout_us(os.environ.get("HCCL_EXEC_TIMEOUT")) if ref.COMM else 0}
     out = {}
     for name, doc in twin.docs.items():
         if doc.startswith("hccl "):
@@ -303,6 +311,29 @@ def test_every_positive_rank_tiles_as_the_reference_says(twins, snake):
         else:
             assert graph_data[(case["id"], rank)] == (got["key"], got["data"]), \
                 f"{where}: the spec's defaults and dtype rules tile differently from the given values"
+
+
+@pytest.mark.parametrize("env,seconds", [(None, 1091), ("5", 5), ("1091", 1091), ("0", 1091), ("1092", 1091),
+                                         ("-3", 1091), ("5s", 1091)])
+def test_the_polls_wait_what_hccl_exec_timeout_says(twins, monkeypatch, env, seconds):
+    twin = twins["moe_distribute_dispatch_v2"]
+    if env is None:
+        monkeypatch.delenv("HCCL_EXEC_TIMEOUT", raising=False)
+    else:
+        monkeypatch.setenv("HCCL_EXEC_TIMEOUT", env)
+    case = twin.cases.POSITIVE[0]
+    rank, metas = next(iter(testworld.rank_metas(case).items()))
+    lines, _ = _request(twin, case, metas, rank, graph=True)
+    got = twin.run([lines])[0]
+    assert got["ok"], got["log"]
+    assert _fields(twin, got["data"])["pollTimeoutUs"] == seconds * 1_000_000 == poll_timeout_us(env)
+    warned = [line for line in got["log"] if "HCCL_EXEC_TIMEOUT" in line]
+    if env in ("-3", "5s"):  # not a whole number of seconds: a warning naming the value, and the default
+        assert [w.split(": ", 1)[1] for w in warned] == \
+            [f"HCCL_EXEC_TIMEOUT={env} is not a whole number of seconds; the polls wait 1091 s."]
+        assert warned[0].startswith("[WARNING] "), warned
+    else:
+        assert not warned
 
 
 @pytest.mark.parametrize("snake", OPS)

@@ -76,6 +76,7 @@ FAULTS = {
     "syncall_missing": "SyncAll: 1 of 2 cores of the rank arrived, 1 finished the kernel without calling it",
     "stale_after_reset": "a LocalTensor of a buffer released by TPipe::Reset (UB [0, 256))",
     "trap": "AscendC::Trap: the kernel aborted itself",
+    "print_then_trap": "AscendC::Trap: the kernel aborted itself after printing: flag 7 of rank {r}",
     # Atlas A2: MTE reaches the windows of the own server only (run with one rank per server)
     "cross_server_copy": "MTE write of 32 bytes at window of rank {p} (group 0) + 0: the window of a rank on server "
                          "{p}, this rank is on server {r} (1 ranks per server); MTE copies reach only the own "

@@ -165,3 +165,78 @@ def test_a_product_inherits_or_replaces_the_window_and_tiling_carries_its_fields
     assert names == ["winRowBytes", "winScaleBytes", "winMsgBytes", "win_combine", "win_combine_at", "win_dispatch",
                      "win_dispatch_at", "win_need", "win_window", "win_halves", "win_state", "win_state_at",
                      "win_half"]
+
+
+# The Setup/Teardown pipelines (Ascend 950 only) at their largest worlds: epWorldSize 8, moeExpertNum 32 (their
+# only values past 2), DispatchSetup / DispatchTeardown at H 7168, BS 256, K 8 (their largest values); the
+# CombineSetup shapes (H 4096, BS 16, K 6: the only ones it accepts). Per pipeline: (setup op, its case,
+# teardown op, its case); the prelude feeds the teardown's y / commCmdInfo (or quantExpandX / commCmdInfo).
+def _family_cases() -> dict:
+    base = {"product": "ascend950", "world": 8, "rank_shapes": {}, "out_dtypes": {}, "data": {}, "run": None}
+    attrs = {"groupEp": "ep", "epWorldSize": 8, "moeExpertNum": 32, "commType": 2}
+    bs, h, k = 256, 7168, 8
+    rows = bs * k + bs  # yOut: BS * K pair rows, then the BS rows of sharedExpertNum's default 1 shared expert
+    dispatch_setup = dict(base, id="family-dispatch-setup", attrs=attrs,
+                          inputs={"x": ("BFLOAT16", (bs, h)), "expertIds": ("INT32", (bs, k))})
+    dispatch_teardown = dict(base, id="family-dispatch-teardown", attrs=attrs,
+                             inputs={"x": ("BFLOAT16", (bs, h)), "y": ("BFLOAT16", (rows, h)),
+                                     "expertIds": ("INT32", (bs, k)), "commCmdInfo": ("INT32", (37376,))})
+    cattrs = dict(attrs, sharedExpertNum=0)
+    bs, h, k = 16, 4096, 6
+    a = bs * 8 * min(32 // 8, k)
+    combine_setup = dict(base, id="family-combine-setup", attrs=cattrs,
+                         inputs={"expandX": ("BFLOAT16", (a, h)), "expertIds": ("INT32", (bs, k)),
+                                 "assistInfoForCombine": ("INT32", (a * 128,))})
+    combine_teardown = dict(base, id="family-combine-teardown", attrs=cattrs,
+                            inputs={"expandX": ("BFLOAT16", (a, h)), "quantExpandX": ("INT8", (a, 6144)),
+                                    "expertIds": ("INT32", (bs, k)), "expandIdx": ("INT32", (bs * k,)),
+                                    "expertScales": ("FLOAT32", (bs, k)), "commCmdInfo": ("INT32", (8320,))})
+    return {"dispatch": ("moe_distribute_dispatch_setup", dispatch_setup,
+                         "moe_distribute_dispatch_teardown", dispatch_teardown),
+            "combine": ("moe_distribute_combine_setup", combine_setup,
+                        "moe_distribute_combine_teardown", combine_teardown)}
+
+
+def _smallest_window_mb(pairs) -> int:
+    """The smallest HCCL_BUFFSIZE (MB) every (reference, case) accepts: a bisection over the generated checks
+    (the twin run then shows, without trusting their formulas, that the kernels stay inside that window)."""
+    from opgen.harness import testkit
+
+    def accepted(mb: int) -> bool:
+        try:
+            for ref, case in pairs:
+                testkit.accept(ref, dict(case, env={"HCCL_BUFFSIZE": mb}))
+        except AssertionError as err:
+            assert "HCCL_BUFFSIZE" in str(err), err  # only the window may be what a world lacks
+            return False
+        return True
+
+    lo, hi = 1, 1 << 14
+    assert accepted(hi) and not accepted(lo)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if accepted(mid) else (mid, hi)
+    return hi
+
+
+@pytest.mark.slow
+@pytest.mark.cpu_twin
+@pytest.mark.parametrize("family", ("dispatch", "combine"))
+def test_the_family_pipelines_run_their_largest_worlds_in_the_smallest_window(family, tmp_path):
+    """As the pair above, for the Setup/Teardown family: both ops accept the window, both run in it on the twin
+    (windows of exactly HCCL_BUFFSIZE bytes, any access past one faults) and match their references."""
+    from opgen import sim
+    from opgen.harness import testkit
+
+    setup_op, setup_case, teardown_op, case = _family_cases()[family]
+    pref, pcases = _generated(setup_op)
+    ref, cases = _generated(teardown_op)
+    mb = _smallest_window_mb([(pref, setup_case), (ref, case)])
+    case = dict(case, env={"HCCL_BUFFSIZE": mb}, id=f"{case['id']}-window{mb}")
+    try:
+        prelude = (pref, pcases, sim.build_for(GENERATED / setup_op, pref, case["product"]))
+        exe = sim.build_for(GENERATED / teardown_op, ref, case["product"])
+    except sim.TwinUnavailable as err:
+        pytest.skip(f"the CPU twin cannot be built here: {err}")
+    world = testkit.build_world(ref, case)
+    assert testkit.twin(ref, cases, case, world, testkit.run(ref, case, world), exe, tmp_path, prelude) is None

@@ -5,6 +5,7 @@ from opgen.core import builtins as B
 from opgen.core.artifact import Artifact
 from opgen.emit.plans import Plans
 from opgen.emit.registry import emitter
+from opgen.emit.tiling_layout import EXEC_TIMEOUT_AIV_MAX_S, EXEC_TIMEOUT_ENV
 from opgen.emit.render import render
 from opgen.lang.expr import Call, walk
 from opgen.lower.aclnn_abi import RUN_PARAMS, workspace_params
@@ -79,7 +80,8 @@ def docs_context(op: Op, plans: Plans, entry: AclnnEntry | None = None) -> dict:
                    if any(isinstance(n, Call) and n.fn in B.DATA_BUILTINS for e in (c.expr, *c.conditions)
                           for n in walk(e))}
     return dict(op=op, views=views, params=[_row(p) for p in op.params], entry=entry_context(op, entry, views),
-                data_checks=data_checks, tests=tests_summary(op, plans))
+                data_checks=data_checks, tests=tests_summary(op, plans),
+                poll=dict(env=EXEC_TIMEOUT_ENV, max_s=EXEC_TIMEOUT_AIV_MAX_S))
 
 
 def tests_summary(op: Op, plans: Plans) -> dict | None:

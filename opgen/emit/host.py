@@ -31,8 +31,8 @@ from opgen.emit.render import render
 from opgen.lower.aclnn_abi import RUN_PARAMS, WORKSPACE_PARAMS, omitted_value, param_decl, workspace_params
 from opgen.lower.literals import cpp_literal, cpp_string
 from opgen.model.decl import AclnnEntry, Attr, Op, ProductView, Tensor, snake
-from opgen.emit.tiling_layout import (CORE_WORKSPACE, WORKSPACE_PER_CORE_PAIR, TilingField, hccl_cc_field,
-                                      tiling_fields)
+from opgen.emit.tiling_layout import (CORE_WORKSPACE, EXEC_TIMEOUT_AIV_MAX_S, EXEC_TIMEOUT_ENV,
+                                      WORKSPACE_PER_CORE_PAIR, TilingField, hccl_cc_field, tiling_fields)
 from opgen.model.static_eval import StaticEnv, fails
 from opgen.lower.cpp import (ScalarCpp, comment_text as cpp_comment, cpp_expr, cpp_ge_enum, cpp_ident,
                              cpp_kind_type, cpp_soc_enum)
@@ -857,6 +857,7 @@ def tiling_context(op: Op) -> dict:
         bound=[(name, t, axis) for name, (t, axis) in dim_bindings(op).items()],
         hccl=_hccl_env(op),
         comm=bool(op.comm_groups),
+        poll=dict(env=EXEC_TIMEOUT_ENV, max_s=EXEC_TIMEOUT_AIV_MAX_S),
         workspace_per_core_pair=WORKSPACE_PER_CORE_PAIR,
         core_workspace=_core_workspace(op),
         cc_groups=[dict(field=hccl_cc_field(i), attr=cpp_ident(g.attr), domain=g.domain)

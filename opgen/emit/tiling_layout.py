@@ -43,6 +43,15 @@ WORKSPACE_PER_CORE_PAIR = 512
 CORE_WORKSPACE = {"moe_dispatch": (4, "moeExpertNum")}
 
 
+# How long the kernels' polls of a peer's flag wait: HCCL_EXEC_TIMEOUT, read by the host tiling under the rule CANN
+# gives it for communication the AI vector cores orchestrate (HCCL_OP_EXPANSION_MODE=AIV), which is how these
+# kernels communicate: [0, 1091] s, default 1091, 0 or above 1091 taken as 1091 (CANN 8.5 environment variable
+# reference, HCCL_EXEC_TIMEOUT: https://www.hiascend.com/document/detail/zh/CANNCommunityEdition/850/maintenref/
+# envvar/envref_07_0078.html).
+EXEC_TIMEOUT_ENV = "HCCL_EXEC_TIMEOUT"
+EXEC_TIMEOUT_AIV_MAX_S = 1091
+
+
 def hccl_cc_field(index: int) -> str:
     """The Mc2CcTiling field of the op's communication group ``index`` (0: the first ``comm`` group)."""
     return f"mc2CcTiling{index + 1}"
@@ -89,5 +98,7 @@ def tiling_fields(op: Op) -> list[TilingField]:
     out += [TilingField("uint64_t", "tilingKey", "10000 + sum of key field i * 10^i", "fixed"),
             TilingField("uint32_t", "aivNum", "vector cores the kernel runs on", "fixed"),
             TilingField("uint64_t", "totalUbSize", "bytes of UB per vector core", "fixed"),
-            TilingField("uint64_t", "winSizeBytes", "bytes of one rank's HCCL window (HCCL_BUFFSIZE)", "fixed")]
+            TilingField("uint64_t", "winSizeBytes", "bytes of one rank's HCCL window (HCCL_BUFFSIZE)", "fixed"),
+            TilingField("uint64_t", "pollTimeoutUs", "µs a poll of a peer's flag waits before the kernel gives up "
+                        "(HCCL_EXEC_TIMEOUT)", "fixed")]
     return out

@@ -535,6 +535,10 @@ const std::map<std::string, Case>& Cases()
         {"syncall_missing", SyncAllMissing},
         {"stale_after_reset", StaleAfterReset},
         {"trap", [](uint32_t) { Trap(); }},
+        {"print_then_trap", [](uint32_t r) {
+             PRINTF("flag %u of rank %u\n", 7U, r);
+             Trap();
+         }},
         {"hccl_init_without_tiling", HcclInitWithoutTiling},
         {"hccl_init_unwritten", HcclInitUnwritten},
         {"hccl_cc_offset_unlisted", HcclCcOffsetUnlisted},

@@ -90,6 +90,7 @@ struct MoeDistributeCombineV2TilingData {
     uint32_t aivNum;  // vector cores the kernel runs on
     uint64_t totalUbSize;  // bytes of UB per vector core
     uint64_t winSizeBytes;  // bytes of one rank's HCCL window (HCCL_BUFFSIZE)
+    uint64_t pollTimeoutUs;  // µs a poll of a peer's flag waits before the kernel gives up (HCCL_EXEC_TIMEOUT)
 };
 
 #endif  // MOE_DISTRIBUTE_COMBINE_V2_TILING_H

@@ -63,6 +63,7 @@ constexpr int32_t FLAG_SET = 0x3F800000;                 // 1.0f: the sender's r
 constexpr uint32_t INFO_BYTES = 64U;                     // DispatchV2 message tail: (srcRank, tokenIdx, k) | scale
 constexpr uint32_t TRIPLE = 3U;                          // assist-info ints per row: (srcRank, tokenIdx, k)
 constexpr uint32_t WS_SLOT_INTS = 8U;                    // workspace: one 32-byte slot per core
+constexpr int64_t CYCLES_PER_US = 50;  // GetSystemCycle ticks per µs (mc2/common/op_kernel/moe_distribute_base.h TIME_CYCLE)
 constexpr uint32_t EP_GROUP = 0U;                       // HCCL group of `comm ep`
 
 // The actual size of this rank's window in HCCL group `group`, as its HCCL context reports it (asc-devkit
@@ -201,25 +202,67 @@ __aicore__ inline void SyncFunc()
     WaitFlag<EVENT>(eventId);
 }
 
+// A poll of flags other ranks set gives up after the µs the host tiling read from HCCL_EXEC_TIMEOUT
+// (tiling.pollTimeoutUs): a peer that never sets its flag makes the kernel report it and trap, not hang.
+class PollDeadline {
+public:
+    __aicore__ inline explicit PollDeadline(uint64_t timeoutUs)
+        : start_(GetSystemCycle()), cycles_(static_cast<int64_t>(timeoutUs) * CYCLES_PER_US) {}
+    __aicore__ inline bool Passed() const { return GetSystemCycle() - start_ > cycles_; }
+
+private:
+    int64_t start_;
+    int64_t cycles_;
+};
+
+// Who sets a flag a poll waited for: a rank, the rank holding a MoE expert, or a shared expert's rank.
+enum class FlagSetter : uint32_t { RANK, MOE_EXPERT, SHARED_EXPERT };
+
+// The report of a poll that gave up: this rank, the flag (status entry or slot) of its window it waited for, and
+// who sets it; then the kernel aborts, an error the runtime reports.
+__aicore__ inline void PollTimedOut(uint32_t rank, uint32_t flag, FlagSetter setter, uint32_t who, uint64_t timeoutUs)
+{
+    const unsigned long us = static_cast<unsigned long>(timeoutUs);
+    if (setter == FlagSetter::RANK) {
+        PRINTF("opgen: rank %u gave up after %lu us (HCCL_EXEC_TIMEOUT) waiting for flag %u of its window, set by "
+               "rank %u\n", rank, us, flag, who);
+    } else if (setter == FlagSetter::MOE_EXPERT) {
+        PRINTF("opgen: rank %u gave up after %lu us (HCCL_EXEC_TIMEOUT) waiting for flag %u of its window, set by "
+               "the rank of expert %u\n", rank, us, flag, who);
+    } else {
+        PRINTF("opgen: rank %u gave up after %lu us (HCCL_EXEC_TIMEOUT) waiting for flag %u of its window, set by "
+               "the rank of shared expert %u\n", rank, us, flag, who);
+    }
+    Trap();
+}
+
 // Polls `count` 32-byte status entries at `entries` until each holds FLAG_SET, copies their row counts into
 // `rows` (one int32 each), then clears them for the next call with this data state.  `flags` holds count entries.
-__aicore__ inline void WaitEntries(GM_ADDR entries, uint32_t count, const LocalTensor<int32_t>& flags,
-                                   const LocalTensor<int32_t>& rows)
+// Returns count, or after `timeoutUs` the index of the first entry still unset (the caller reports its peer).
+__aicore__ inline uint32_t WaitEntries(GM_ADDR entries, uint32_t count, const LocalTensor<int32_t>& flags,
+                                       const LocalTensor<int32_t>& rows, uint64_t timeoutUs)
 {
     if (count == 0U) {
-        return;
+        return count;
     }
     GlobalTensor<int32_t> gm;
     gm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(entries));
+    const PollDeadline deadline(timeoutUs);
     uint32_t ready = 0U;
     while (ready < count) {
         DataCopy(flags, gm, count * WS_SLOT_INTS);
         SyncFunc<HardEvent::MTE2_S>();
         ready = 0U;
+        uint32_t unset = count;
         for (uint32_t i = 0U; i < count; ++i) {
-            ready += (flags.GetValue(i * WS_SLOT_INTS) == FLAG_SET) ? 1U : 0U;
+            const bool set = flags.GetValue(i * WS_SLOT_INTS) == FLAG_SET;
+            ready += set ? 1U : 0U;
+            unset = (!set && unset == count) ? i : unset;
         }
         SyncFunc<HardEvent::S_MTE2>();
+        if (ready < count && deadline.Passed()) {
+            return unset;
+        }
     }
     for (uint32_t i = 0U; i < count; ++i) {
         rows.SetValue(i, flags.GetValue(i * WS_SLOT_INTS + 1U));
@@ -229,6 +272,7 @@ __aicore__ inline void WaitEntries(GM_ADDR entries, uint32_t count, const LocalT
     SyncFunc<HardEvent::V_MTE3>();
     DataCopy(gm, flags, count * WS_SLOT_INTS);
     PipeBarrier<PIPE_MTE3>();
+    return count;
 }
 
 // Tiling data from GM, 4 bytes at a time (the struct is a plain C struct).

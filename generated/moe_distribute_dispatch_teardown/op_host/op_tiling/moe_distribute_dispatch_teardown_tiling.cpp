@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,9 @@ constexpr uint64_t TILING_KEY_BASE = 10000ULL;
 constexpr size_t SYSTEM_NEED_WORKSPACE = 16UL * 1024UL * 1024UL;
 constexpr size_t WORKSPACE_PER_CORE_PAIR = 512UL;
 constexpr uint32_t BATCH_MODE = 1U;  // all cores start together: the kernel synchronises them (SyncAll)
+// HCCL_EXEC_TIMEOUT as CANN reads it for communication the AI vector cores orchestrate: seconds; unset, 0 or more than
+// 1091 mean 1091 (CANN environment variable reference, HCCL_EXEC_TIMEOUT)
+constexpr uint64_t EXEC_TIMEOUT_MAX_S = 1091ULL;
 constexpr uint64_t HCCL_BUFFSIZE_UNIT_BYTES = 1048576ULL;  // HCCL_BUFFSIZE is set in MB
 
 // The attributes, in IR order; an optional attribute the node does not carry keeps its spec default.
@@ -463,6 +467,25 @@ uint64_t ReadWindowSize(const char *nodeName, const check::Params &params)
     return windowBytes;
 }
 
+
+// How long the kernel's polls of a peer's flag wait before it reports the peer and traps, in µs.
+uint64_t ReadPollTimeoutUs(const char *nodeName)
+{
+    uint64_t seconds = EXEC_TIMEOUT_MAX_S;
+    const char *text = std::getenv("HCCL_EXEC_TIMEOUT");
+    if (text != nullptr && *text != '\0') {
+        char *end = nullptr;
+        const long long value = std::strtoll(text, &end, 10);
+        if (end == text || *end != '\0' || value < 0) {
+            OP_LOGW(nodeName, "HCCL_EXEC_TIMEOUT=%s is not a whole number of seconds; the polls wait %lu s.", text,
+                    seconds);
+        } else if (value > 0 && static_cast<uint64_t>(value) <= EXEC_TIMEOUT_MAX_S) {
+            seconds = static_cast<uint64_t>(value);
+        }
+    }
+    return seconds * 1000000ULL;
+}
+
 // The HCCL tilings the kernel hands to Hccl::InitV2 / SetCcTilingV2, built as the real MoE tilings build them
 // (AscendC::Mc2CcTilingConfig): the init tiling first, then the cc tiling of each communication group in use.
 ge::graphStatus FillHcclTiling(const char *nodeName, const check::Params &p, check::Soc soc,
@@ -547,6 +570,7 @@ ge::graphStatus MoeDistributeDispatchTeardownTilingFunc(gert::TilingContext *con
     tilingData->aivNum = aivNum;
     tilingData->totalUbSize = ubSize;
     tilingData->winSizeBytes = windowBytes;
+    tilingData->pollTimeoutUs = ReadPollTimeoutUs(nodeName);
 
     OP_CHECK_IF(context->SetTilingKey(tilingKey) != ge::GRAPH_SUCCESS,
                 OP_LOGE(nodeName, "Failed to set the tiling key %lu.", tilingKey), return ge::GRAPH_FAILED);

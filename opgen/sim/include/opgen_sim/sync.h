@@ -107,9 +107,36 @@ __aicore__ inline int64_t GetBlockNum()
     return opgen_sim::t_core != nullptr ? opgen_sim::t_core->blockNum : 1;
 }
 
+// PRINTF (kernel_operator_dump_tensor_intf.h): the device puts the text in the kernel's print buffer, which the
+// runtime shows after the kernel ends; the twin writes it to stderr at once and keeps it with the core, so that a
+// Trap after it carries it in its fault.
+template <class... Args>
+__aicore__ inline void PRINTF(const char* fmt, Args... args)
+{
+    std::string text;
+    if constexpr (sizeof...(Args) == 0) {
+        text = fmt;
+    } else {
+        char buf[1024];
+        std::snprintf(buf, sizeof(buf), fmt, args...);
+        text = buf;
+    }
+    while (!text.empty() && text.back() == '\n') {
+        text.pop_back();
+    }
+    std::fprintf(stderr, "[%s] %s\n", opgen_sim::Where().c_str(), text.c_str());
+    if (opgen_sim::t_core != nullptr) {
+        opgen_sim::t_core->printed = text;
+    }
+}
+
 // Trap (kernel_operator_sys_var_intf.h): the kernel aborts itself, an AI-core exception the runtime reports.
 __aicore__ inline void Trap()
 {
+    if (opgen_sim::t_core != nullptr && !opgen_sim::t_core->printed.empty()) {
+        opgen_sim::Raise("AscendC::Trap: the kernel aborted itself after printing: %s",
+                         opgen_sim::t_core->printed.c_str());
+    }
     opgen_sim::Raise("AscendC::Trap: the kernel aborted itself");
 }
 

@@ -184,6 +184,7 @@ struct CoreState {
     uint64_t sameReads = 0;
     CoreCosts costs;
     uint64_t scalarSinceRead = 0;  // scalar accesses since the last GM read
+    std::string printed;           // the last text the core printed (PRINTF)
 };
 
 inline thread_local CoreState* t_core = nullptr;

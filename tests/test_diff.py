@@ -478,3 +478,16 @@ def test_declaring_the_default_entry_point_changes_nothing():
                                            "flag, y, countsOut);\n"))
     got, _ = changes(BASE, explicit, ABI)
     assert got == []
+
+
+def test_the_reason_an_output_is_unspecified_is_a_docs_change():
+    src = (ROOT / "specs" / "combine_setup.spec").read_text(encoding="utf-8")
+    old_reason = "commQuantMode仅支持0（不量化），通信量化暂存区无有效内容"
+    assert src.count(old_reason) == 1
+    new_src = src.replace(old_reason, "通信量化暂存区，commQuantMode为0时无有效内容")
+    old, new = load_src(src, "old.spec")[0], load_src(new_src, "new.spec")[0]
+    d = diff_ops(old, new)
+    got = [(c.group, c.kind, c.subject, c.products, c.old, c.new) for c in d.changes]
+    assert got == [(DOCS, "unspecified.reason", "output quantExpandXOut", ("ascend950",), old_reason,
+                    "通信量化暂存区，commQuantMode为0时无有效内容")]
+    assert not d.abi_break

@@ -5,6 +5,8 @@ import re
 import subprocess
 import sys
 
+import numpy as np
+
 from opgen import cli
 from opgen.core import builtins as B
 from opgen.core.families import FAMILIES, ROUND_TRIPS
@@ -41,6 +43,7 @@ def test_the_facts_name_what_the_specs_declare():
         seen.add(f.name)
         outputs = {t.name for t in op.outputs}
         assert set(f.seed_opaque) <= outputs, (f.name, set(f.seed_opaque) - outputs)
+        assert set(f.writes) <= outputs, (f.name, set(f.writes) - outputs)
         if f.no_tp_reference is not None:
             assert op.attr("tpWorldSize") is not None, f.name
         if f.shared_expert_x:
@@ -57,3 +60,40 @@ def test_a_spec_naming_no_family_is_rejected(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "opgen", "build", str(spec), "-o", str(tmp_path / "out")],
                           capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode != 0 and "E122" in proc.stdout + proc.stderr
+
+
+def test_the_families_write_what_their_rows_say(tmp_path):
+    """Family.writes (with the formula-assigned outputs) is what the numpy drivers write: over the generated
+    suites' runnable worlds, an output outside it stays zero everywhere, and each one inside it (where the
+    product does not mark it unspecified) has contents in some world. E204 relies on the first half."""
+    import importlib
+
+    from opgen.model.written import assigned_by_formulas
+
+    generated = ROOT / "generated"
+    if str(generated) not in sys.path:
+        sys.path.insert(0, str(generated))
+    for spec in SPECS:
+        ops, _ = cli.load_specs([str(spec)])
+        op = ops[0][1]
+        family = FAMILIES[op.semantics]
+        ref = importlib.import_module(f"{op.snake_name}.reference")
+        cases = importlib.import_module(f"{op.snake_name}.tests.cases")
+        runs = [c for c in cases.POSITIVE if c["run"] is None and c["world"] <= 8][:6]
+        assert runs, op.name
+        filled: set[str] = set()
+        for case in runs:
+            view = op.views[case["product"]]
+            written = set(family.writes) | assigned_by_formulas(op, view.quant_modes)
+            world = testkit.build_world(ref, case)
+            for rank, outs in enumerate(testkit.run(ref, case, world)):
+                for name, value in outs.items():
+                    contents = bool(np.any(np.asarray(value.view(np.uint8) if value.dtype.kind == "V" else value)))
+                    if name not in written:
+                        assert not contents, (op.name, case["id"], rank, name, "written but not in Family.writes")
+                    elif contents and name not in view.unspecified_outputs:
+                        filled.add(name)
+        expected = set(family.writes) | assigned_by_formulas(op)
+        unspecified_everywhere = {t.name for t in op.outputs if all(t.name in v.unspecified_outputs
+                                                                    for v in op.views.values())}
+        assert expected - unspecified_everywhere <= filled, (op.name, expected - unspecified_everywhere - filled)

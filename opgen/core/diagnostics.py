@@ -86,6 +86,9 @@ CODES: dict[str, tuple[str, str]] = {
              "the kernels can reach (windowsIn). One window per op and per product (a product's replaces the op's "
              "or its base's). Every product of an op family whose kernel addresses window areas (opgen/core/"
              "families.py window_areas) must have a window declaring them."),
+    "E127": ("unspecified without a reason", "An output nothing writes (the op's semantics does not, opgen/core/"
+             "families.py `writes`, and no quant formula assigns it) is marked `output X unspecified \"why\";` "
+             "with the reason its contents are undefined; the docs show it."),
     # back-end (opgen build): the front end accepted the spec, a generator for one artefact cannot express it
     "E201": ("kernel cannot be generated", "The Ascend C kernel of the op cannot be emitted: its semantics' kernel "
              "template needs a name the spec does not declare, a quant formula uses a primitive or a combination "
@@ -99,6 +102,10 @@ CODES: dict[str, tuple[str, str]] = {
     "E203": ("cannot generate artefact", "A generator other than the kernel's (host code, C++ check core, numpy "
              "reference, tests, docs) cannot express a declaration or an expression of the spec. Nothing is "
              "written for the op."),
+    "E204": ("output never written", "Every declared output is written by the op's semantics (its numpy driver "
+             "and kernel, opgen/core/families.py `writes`) or by a quant formula, or the product marks it "
+             "`output X unspecified \"why\";`: an output nothing writes would pass every test on an untouched "
+             "buffer, so the op is not built."),
 }
 
 

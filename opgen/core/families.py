@@ -38,22 +38,29 @@ class Family:
     # inside a server, RDMA between servers), its tiling rejects a world past one server, since the kernels do
     # not implement the cross-server HCCL transport (RDMA / BatchWrite) the real A2 ops use.
     one_server_attr: str | None = "epWorldSize"
+    # The outputs its numpy driver and its kernel write, besides those the spec's quant formulas assign: any other
+    # declared output keeps no contents, which a spec must say with `output X unspecified "why";` (opgen/model/
+    # written.py: a build fails without it, E204, and the front end wants the reason, E127).
+    writes: tuple[str, ...] = ()
 
 
 _ROWS = (
     Family("moe_dispatch", "DispatchV2: tokens to the ranks of their top-K experts (semantics.md §2)",
            round_trip=DISPATCH_TO_COMBINE, dispatch_invariants=True,
-           seed_opaque=("assistInfoForCombineOut", "epRecvCountsOut", "tpRecvCountsOut")),
+           seed_opaque=("assistInfoForCombineOut", "epRecvCountsOut", "tpRecvCountsOut"),
+           writes=("assistInfoForCombineOut", "epRecvCountsOut", "expertTokenNumsOut", "expandScalesOut",
+                   "tpRecvCountsOut")),
     Family("moe_combine", "CombineV2: expert rows back to their tokens, weighted (semantics.md §5)",
-           round_trip=WEIGHTED_SUM, shared_expert_x=True,
+           round_trip=WEIGHTED_SUM, shared_expert_x=True, writes=("xOut",),
            no_tp_reference="the CombineV2 reference has no TP (ReduceScatterV) path: the documents give no row "
                            "order for it"),
-    Family("moe_dispatch_setup", "DispatchSetup: stage the rows in a local buffer y and send them (semantics.md §6)"),
+    Family("moe_dispatch_setup", "DispatchSetup: stage the rows in a local buffer y and send them (semantics.md §6)",
+           writes=("expandIdxOut",)),
     Family("moe_dispatch_teardown", "DispatchTeardown: deliver the sent rows in DispatchV2's row order (semantics.md §6)",
-           prelude="moe_dispatch_setup"),
+           prelude="moe_dispatch_setup", writes=("expandXOut", "assistInfoForCombineOut", "expertTokenNumsOut")),
     Family("moe_combine_setup", "CombineSetup: send each (local expert, src rank) chunk back to its owner's window (semantics.md §6)"),
     Family("moe_combine_teardown", "CombineTeardown: read each pair's row at expandIdx in its expert's block and reduce (semantics.md §6)",
-           round_trip=WEIGHTED_SUM, prelude="moe_combine_setup"),
+           round_trip=WEIGHTED_SUM, prelude="moe_combine_setup", writes=("xOut",)),
 )
 
 FAMILIES: dict[str, Family] = {f.name: f for f in _ROWS}

@@ -1,11 +1,15 @@
 """Model → the generated numpy reference (``<op_snake>/__init__.py``, ``reference.py``)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from opgen.core.artifact import Artifact
+from opgen.core.errors import LoweringError
 from opgen.emit.registry import emitter
 from opgen.emit.render import render
 from opgen.lower.python import py_all, py_expr
 from opgen.model.decl import Op
+from opgen.model.written import never_written
 
 
 def shared_checks(views) -> dict:
@@ -44,6 +48,23 @@ def render_reference(op: Op) -> list[Artifact]:
             Artifact("reference.py", render("reference/reference.py.j2", **ctx))]
 
 
+def _name_span(t):
+    """The name in ``output NAME: ...`` (the declaration's span when it does not start so)."""
+    sp = t.span
+    if sp is None:
+        return None
+    return replace(sp, col=sp.col + len("output "), end_line=sp.line, end_col=sp.col + len("output ") + len(t.name))
+
+
 @emitter
 def emit_reference(op: Op, plans=None) -> list[Artifact]:
+    silent = never_written(op)
+    if silent:  # the reference (and the kernel) would leave these untouched: their tests could only pass vacuously
+        t, socs = silent[0]
+        others = "".join(f"; output {u.name} on {', '.join(ps)}" for u, ps in silent[1:])
+        raise LoweringError(f"output {t.name} is never written on {', '.join(socs)}: semantics {op.semantics} does "
+                            f"not write it and no quant formula of those products assigns it, so its tests would "
+                            f"pass on the untouched buffer{others}; say why it has no contents with `output "
+                            f'{t.name} unspecified "...";` in product {socs[0]}, or choose a semantics that writes it',
+                            _name_span(t), "E204")
     return list(plans.reference) if plans is not None else render_reference(op)

@@ -16,12 +16,14 @@ from opgen.core import builtins as B
 from opgen.core import products
 from opgen.core.diagnostics import Diagnostics
 from opgen.core.dtypes import DTYPES, FORMATS
+from opgen.core.families import FAMILIES
 from opgen.lang.expr import (Binary, Bool, Call, Cond, Expr, Float, InRange, InSet, Int, Name, Span, Str, Unary,
                               to_spec, walk)
 from opgen.model.decl import (AclnnEntry, AclnnParam, AclnnSize, Attr, Buffer, CommGroup, Constraint, Def, Domain, Env, Let, Op, Product, QuantMode, QuantStmt,
                     Range, Shape, ShapeCond, ShapeTuple, Tensor, snake, Tolerance, alt_exprs, WINDOW_PLACES, Window,
                     WindowArea, window_lets)
 from opgen.model.resolve import dim_bindings
+from opgen.model.written import assigned_by_formulas
 from opgen.model.spec_text import domain_text
 from opgen.core.diagnostics import guess_help as _guess
 from opgen.model.kinds import MISSING, Typer, attr_kind as _attr_kind
@@ -405,8 +407,8 @@ class Analyzer(_Builder):
         extends = str(ext.children[0]) if ext is not None else None
         soc = str(soc_tok)
         f = dict(doc="", notes=[], pairs=[], domains=[], unsup_attrs=[], unsup_inputs=[], in_dtypes=[], in_shapes=[],
-                 out_dtypes=[], out_shapes=[], unspecified=[], lets=[], quant=None, constraints=[], buffers=[],
-                 tolerances=[], empty_absent=[], ignored=[], ignored_attrs=[], window=None)
+                 out_dtypes=[], out_shapes=[], unspecified=[], unspecified_why=[], lets=[], quant=None, constraints=[],
+                 buffers=[], tolerances=[], empty_absent=[], ignored=[], ignored_attrs=[], window=None)
         for item in c[3:]:
             k, ic = item.data, item.children
             if k == "doc_stmt":
@@ -437,6 +439,8 @@ class Analyzer(_Builder):
                 f["out_shapes"].append((str(ic[0]), self.shape(ic[1])))
             elif k == "output_unspecified":
                 f["unspecified"].append(str(ic[0]))
+                if ic[1] is not None:
+                    f["unspecified_why"].append((str(ic[0]), self.text(ic[1])))
             elif k == "let_decl":
                 f["lets"].append(self.let(item))
             elif k == "tolerance_stmt":
@@ -452,7 +456,7 @@ class Analyzer(_Builder):
                        tuple(f["in_shapes"]), tuple(f["out_dtypes"]), tuple(f["out_shapes"]), tuple(f["unspecified"]),
                        tuple(f["lets"]), f["quant"], tuple(f["constraints"]), tuple(f["buffers"]),
                        tuple(f["tolerances"]), tuple(f["empty_absent"]), tuple(f["ignored"]),
-                       tuple(f["ignored_attrs"]), f["window"], span=self.span(t))
+                       tuple(f["ignored_attrs"]), f["window"], tuple(f["unspecified_why"]), span=self.span(t))
 
     def window(self, t: Tree, earlier: Window | None, scope: str) -> Window:
         """One ``window`` block: its items, each once (areas: each name once, at least one)."""
@@ -801,6 +805,10 @@ class _Checker:
         op = self.op
         socs = {p.soc for p in op.products}
         modes = {q.value for q in op.quant_modes}
+        family = FAMILIES.get(op.semantics or "")
+        # outputs something writes on some product: the family's driver and kernel, or a quant formula
+        written_somewhere = set(family.writes if family is not None else (t.name for t in op.outputs))
+        written_somewhere |= assigned_by_formulas(op)
         for p in op.products:
             if not products.known(p.soc, lambda s: op.product(s).extends if op.product(s) is not None else None):
                 self.d.unknown("E104", "product", p.soc, B.PRODUCTS, self.at(p.span, _PRODUCT_RE))
@@ -872,10 +880,16 @@ class _Checker:
                     if not any(x.name == name for x in pool):
                         self.d.unknown("E118", role, name, [x.name for x in pool],
                                        self.at(p.span, rf"\b{role}\s+({_w(name)})\s+shape\b"))
+            why = dict(p.unspecified_why)
             for name in p.unspecified_outputs:
                 if op.tensor(name) is None or op.tensor(name).role != "output":
                     self.d.unknown("E118", "output", name, [x.name for x in op.outputs],
                                    self.at(p.span, rf"\boutput\s+({_w(name)})\s+unspecified\b"))
+                elif not why.get(name) and name not in written_somewhere:
+                    self.d.error("E127", f"output {name} is unspecified on product {p.soc} without a reason: "
+                                 f"nothing writes it (semantics {op.semantics} does not, no quant formula "
+                                 "assigns it)", self.at(p.span, rf"\boutput\s+({_w(name)})\s+unspecified\b"),
+                                 f'say why it has no contents: `output {name} unspecified "...";` (shown in the docs)')
             for m in p.quant_modes or ():
                 if m not in modes:
                     self.d.error("E110", f"product {p.soc} lists quant mode {m}, which the op does not declare",

@@ -281,6 +281,8 @@ class Product:
     ignored_inputs: tuple[str, ...] = ()       # optional inputs this product accepts and never reads
     ignored_attrs: tuple[str, ...] = ()        # optional attributes it accepts with any value and reads as default
     window: Window | None = None                # replaces the window of the op or of the product it extends
+    # why an unspecified output has no contents here (`output X unspecified "why";`), by output; "" when not said
+    unspecified_why: tuple[tuple[str, str], ...] = ()
     span: Span | None = _span()
 
 
@@ -458,10 +460,15 @@ class ProductView:
     buffers: tuple[Buffer, ...]
     tolerances: tuple[Tolerance, ...] = ()  # nearest declaration first: the first that applies wins
     window: Window | None = None            # the nearest declaration (the product's, an ancestor's, the op's)
+    unspecified_why: tuple[tuple[str, str], ...] = ()  # per unspecified output, the nearest declaration's reason
 
     @property
     def soc(self) -> str:
         return self.product.soc
+
+    def unspecified_reason(self, output: str) -> str:
+        """Why ``output`` has no contents on this product, as the spec says it ("" when it does not)."""
+        return dict(self.unspecified_why).get(output, "")
 
     @property
     def empty_absent_inputs(self) -> tuple[str, ...]:

@@ -92,7 +92,8 @@ def _product(p: Product) -> list[str]:
     lines += [f"{i2}input {n} shape {_shape(s)};" for n, s in p.input_shapes]
     lines += [f"{i2}output {n}: {' | '.join(d)};" for n, d in p.output_dtypes]
     lines += [f"{i2}output {n} shape {_shape(s)};" for n, s in p.output_shapes]
-    lines += [f"{i2}output {n} unspecified;" for n in p.unspecified_outputs]
+    why = dict(p.unspecified_why)
+    lines += [f"{i2}output {n} unspecified{' ' + quote(why[n]) if why.get(n) else ''};" for n in p.unspecified_outputs]
     lines += [_let(l, i2) for l in p.lets]
     if p.quant_modes is not None:
         lines.append(f"{i2}quant_modes {', '.join(map(str, p.quant_modes))};")

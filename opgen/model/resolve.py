@@ -91,6 +91,7 @@ def resolve_product(op: Op, soc: str) -> ProductView:
     unsupported_attrs = tuple(dict.fromkeys(n for p in ancestry for n in p.unsupported_attrs))
     unsupported_inputs = tuple(dict.fromkeys(n for p in ancestry for n in p.unsupported_inputs))
     unspecified = tuple(dict.fromkeys(n for p in ancestry for n in p.unspecified_outputs))
+    why = {n: r for p in ancestry for n, r in p.unspecified_why if r}  # ancestry is farthest first: nearest wins
     lets: dict[str, Let] = {l.name: l for l in op.lets}
     for p in ancestry:
         for l in p.lets:
@@ -113,7 +114,8 @@ def resolve_product(op: Op, soc: str) -> ProductView:
     tolerances = tuple(t for p in chain for t in p.tolerances) + op.tolerances
     return ProductView(op, product, tuple(p.soc for p in chain), inputs, outputs, attrs, unsupported_attrs,
                        unsupported_inputs, unspecified, tuple(lets.values()), tuple(quant), pairs, product.notes,
-                       tuple(_unique_ids(view_checks)), tuple(buffers), tolerances, window)
+                       tuple(_unique_ids(view_checks)), tuple(buffers), tolerances, window,
+                       tuple((n, why[n]) for n in unspecified if n in why))
 
 
 def _override_tensor(t: Tensor, chain: list[Product], role: str) -> Tensor:

@@ -863,6 +863,15 @@ class _Differ:
                                   zh=zh.display_changed(o.display, p.display)))
             text_change(f"product {p.soc}", o.doc, p.doc, p.soc, what="产品说明")
             out += _notes(o.notes, p.notes, p.soc)
+            # why an output stays unspecified (the docs show it): the output's status itself is a behaviour change
+            ov, nv = old.view(p.soc), new.view(p.soc)
+            for name in nv.unspecified_outputs:
+                was = self.old_name(name)
+                if was in ov.unspecified_outputs and ov.unspecified_reason(was) != nv.unspecified_reason(name):
+                    a, b = ov.unspecified_reason(was), nv.unspecified_reason(name)
+                    out.append(Change(DOCS, "unspecified.reason", f"output {name}",
+                                      f"output {name}: why it is unspecified {quote(a)} -> {quote(b)}", p.soc, a, b,
+                                      param=name, zh=f"无有效内容的原因变更为：{b}" if b else "删除无有效内容的原因说明"))
         return out
 
     def run(self) -> Diff:

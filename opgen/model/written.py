@@ -1,0 +1,32 @@
+"""Which declared outputs something writes: the op's semantics, or its quant formulas.
+
+An op's semantics writes some outputs (its numpy driver and kernel: ``Family.writes``), its quant formulas assign
+others; any other declared output stays as the caller passed it, so a test of it could only pass on the untouched
+buffer.  Where that happens the spec marks the output ``unspecified "why"`` (the docs show the reason); a build of
+a spec that does not fails (E204), and the front end asks for the reason (E127).
+"""
+from __future__ import annotations
+
+from opgen.core.families import FAMILIES
+from opgen.model.decl import Op, Tensor
+
+
+def assigned_by_formulas(op: Op, modes=None) -> set[str]:
+    """Outputs the quant formulas assign (of the modes ``modes``; all when None)."""
+    return {s.name for q in op.quant_modes if modes is None or q.value in modes for s in q.body if s.kind == "assign"}
+
+
+def never_written(op: Op) -> list[tuple[Tensor, tuple[str, ...]]]:
+    """(output, the products where nothing writes it and the spec does not mark it unspecified), per output."""
+    family = FAMILIES.get(op.semantics or "")
+    if family is None:
+        return []
+    out = []
+    for t in op.outputs:
+        silent = tuple(p.soc for p in op.products
+                       if t.name not in family.writes
+                       and t.name not in assigned_by_formulas(op, op.views[p.soc].quant_modes)
+                       and t.name not in op.views[p.soc].unspecified_outputs)
+        if silent:
+            out.append((t, silent))
+    return out

@@ -167,3 +167,26 @@ def test_a_peer_that_never_sets_its_flag_is_reported_and_the_kernel_traps(name, 
                        str(err.value))
     assert report, str(err.value)
     assert report.group(2) == setter, str(err.value)
+
+
+@pytest.mark.slow
+def test_a_950_kernel_that_asks_hccl_for_window_addresses_faults(monkeypatch, tmp_path):
+    """On __NPU_ARCH__ 3510 the real Hccl<AICPU>::GetWindowsInAddr always returns 0, so the generated kernels read
+    the context's windowsIn[] (WindowIn); one that asks the client instead faults on the twin, as it would write
+    to GM 0 on the device."""
+    from opgen import sim
+    from opgen.harness import testkit
+
+    ref, cases = _suite()
+    try:
+        sim.compiler()
+    except sim.TwinUnavailable as err:
+        pytest.skip(f"the CPU twin cannot be built here: {err}")
+    mutated = _build_mutated(monkeypatch, tmp_path / "out", "cpp/op_kernel/_helpers.j2",
+                             "    return reinterpret_cast<GM_ADDR>(ctx->windowsIn[rank]);",
+                             "    return hccl.GetWindowsInAddr(rank);")
+    case = next(c for c in cases.POSITIVE if c["product"] == "ascend950" and c["run"] is None and c["world"] == 2)
+    world = testkit.build_world(ref, case)
+    with pytest.raises(sim.TwinFault, match=r"Hccl::GetWindowsInAddr\(\d+\): on __NPU_ARCH__ 3510 the AICPU client "
+                                            r"always returns 0"):
+        sim.run(sim.build_for(mutated, ref, case["product"]), ref, case, world, tmp_path / "bad")

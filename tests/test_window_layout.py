@@ -158,13 +158,52 @@ def test_a_window_smaller_than_tiling_checked_traps(tmp_path):
 def test_a_product_inherits_or_replaces_the_window_and_tiling_carries_its_fields():
     from opgen.emit.tiling_layout import tiling_fields
 
+    history = load_ok(ROOT / "specs" / "history" / "dispatch_v2_2026_05.spec")
+    assert history.view("ascend950").window is history.view("ascend910_93").window  # extends, declares none
     op = load_ok(ROOT / "specs" / "dispatch_v2.spec")
     a2, a3, a950 = (op.view(s).window for s in ("ascend910b", "ascend910_93", "ascend950"))
-    assert a950 is a3 and a2 != a3  # Ascend 950 extends Atlas A3 and declares none of its own
+    assert a2 != a3 and a950 is not a3  # Ascend 950 replaces Atlas A3's: the same areas, the status area first
+    assert (a950.areas, a950.lets, a950.state, a950.state_at_start) == (a3.areas, a3.lets, a3.state, True)
+    assert not a3.state_at_start and not a2.state_at_start
     names = [f.name for f in tiling_fields(op) if f.name.startswith("win") and f.source == "let"]
     assert names == ["winRowBytes", "winScaleBytes", "winMsgBytes", "win_combine", "win_combine_at", "win_dispatch",
                      "win_dispatch_at", "win_need", "win_window", "win_halves", "win_state", "win_state_at",
-                     "win_half"]
+                     "win_data_at", "win_half"]
+
+
+@pytest.mark.parametrize("op", ("moe_distribute_dispatch_v2", "moe_distribute_combine_v2"))
+def test_the_status_area_sits_where_the_real_ops_keep_it(op):
+    """Atlas A2 / A3: after the data halves (at the end of windowsIn); Ascend 950: at the start of windowsIn, the
+    data halves after it (the real 950 MTE ops, mc2/common/op_kernel/moe_distribute_base.h). Both halves and the
+    status area tile the window without overlap."""
+    ref, cases = _generated(op)
+    case = next(c for c in cases.POSITIVE if c["product"] == "ascend950" and "ranks" not in c)
+    window = 200 * MB
+    for product in ("ascend910b", "ascend910_93", "ascend950"):
+        c = dict(case, product=product)
+        scope = ref.reference.make_scope(ref.INFO, _meta_inputs(c), _attrs(ref, c), product)
+        state, state_at = int(scope.let("win_state")), int(scope.let("win_state_at"))
+        data_at, half = int(scope.let("win_data_at")), int(scope.let("win_half"))
+        assert state == 2 * MB and half == (window - state) // 2 // 512 * 512
+        if product == "ascend950":
+            assert (state_at, data_at) == (0, 2 * MB)
+        else:
+            assert (state_at, data_at) == (window - 2 * MB, 0)
+        spans = sorted([(state_at, state_at + state), (data_at, data_at + 2 * half)])
+        assert spans[0][1] <= spans[1][0] and spans[1][1] <= window, (product, spans)
+
+
+def _meta_inputs(case: dict) -> dict:
+    from opgen.harness import testworld
+
+    metas = testworld.rank_metas(case)
+    return testworld.meta_inputs(case, 0, metas[0])
+
+
+def _attrs(ref, case: dict) -> dict:
+    from opgen.harness import testkit
+
+    return testkit.call_args(ref, case, 0)[0]
 
 
 # The Setup/Teardown pipelines (Ascend 950 only) at their largest worlds: epWorldSize 8, moeExpertNum 32 (their

@@ -116,6 +116,7 @@ _LETS = {
         "win_halves": lambda s: 2,
         "win_state": lambda s: i64(2 * 1048576),
         "win_state_at": lambda s: i64(s.let("win_window") - s.let("win_state")),
+        "win_data_at": lambda s: 0,
         "win_half": lambda s: i64(floordiv(floordiv(i64(s.let("win_window") - s.let("win_state")), s.let("win_halves")), 512) * 512),
     },
 }

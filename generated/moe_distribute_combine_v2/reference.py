@@ -160,6 +160,7 @@ _LETS = {
         "win_halves": lambda s: 2,
         "win_state": lambda s: i64(2 * 1048576),
         "win_state_at": lambda s: i64(s.let("win_window") - s.let("win_state")),
+        "win_data_at": lambda s: 0,
         "win_half": lambda s: i64(floordiv(floordiv(i64(s.let("win_window") - s.let("win_state")), s.let("win_halves")), 512) * 512),
     },
     "ascend910_93": {
@@ -178,6 +179,7 @@ _LETS = {
         "win_halves": lambda s: 2,
         "win_state": lambda s: i64(2 * 1048576),
         "win_state_at": lambda s: i64(s.let("win_window") - s.let("win_state")),
+        "win_data_at": lambda s: 0,
         "win_half": lambda s: i64(floordiv(floordiv(i64(s.let("win_window") - s.let("win_state")), s.let("win_halves")), 512) * 512),
     },
     "ascend950": {
@@ -195,7 +197,8 @@ _LETS = {
         "win_window": lambda s: i64(s.env("HCCL_BUFFSIZE") * 1048576),
         "win_halves": lambda s: 2,
         "win_state": lambda s: i64(2 * 1048576),
-        "win_state_at": lambda s: i64(s.let("win_window") - s.let("win_state")),
+        "win_state_at": lambda s: 0,
+        "win_data_at": lambda s: s.let("win_state"),
         "win_half": lambda s: i64(floordiv(floordiv(i64(s.let("win_window") - s.let("win_state")), s.let("win_halves")), 512) * 512),
     },
 }

@@ -486,13 +486,14 @@ class Analyzer(_Builder):
                 place = str(it.children[0])
                 if place not in WINDOW_PLACES:
                     self.d.unknown("E126", "HCCL window", place, WINDOW_PLACES, self.span(it.children[0]))
-                state = (place, self.expr(it.children[1]))
+                state = (place, self.expr(it.children[1]), it.data == "window_state_at_start")
         for what, missing in (("`halves N;`", halves is None), ("an `area NAME = bytes;`", not areas),
                               ("`state windowsIn = bytes;`", state is None)):
             if missing:
                 self.d.error("E126", f"window {c[0]} needs {what}", self.span(c[0]))
-        place, size = state or (WINDOW_PLACES[0], Int(0))
-        return Window(str(c[0]), str(c[1]), halves or 1, tuple(areas), place, size, tuple(lets), span=self.span(t))
+        place, size, at_start = state or (WINDOW_PLACES[0], Int(0), False)
+        return Window(str(c[0]), str(c[1]), halves or 1, tuple(areas), place, size, tuple(lets), at_start,
+                      span=self.span(t))
 
 
 def _windows(op: Op) -> list[Window]:

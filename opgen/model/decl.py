@@ -189,6 +189,7 @@ class Window:
     state_in: str
     state: Expr  # bytes of the status area
     lets: tuple["Let", ...] = ()  # the layout's own derived quantities (e.g. a row message's bytes)
+    state_at_start: bool = False  # the status area first and the data halves after it (else: status at the end)
     span: Span | None = _span()
 
 
@@ -210,12 +211,15 @@ def window_lets(w: Window, window_bytes: Expr) -> tuple[Let, ...]:
     in_data_window = w.state_in == "windowsIn"
     data = Binary("-", Name("win_window"), Name("win_state")) if in_data_window else Name("win_window")
     half = Binary("*", Binary("//", Binary("//", data, Name("win_halves")), Int(512)), Int(512))
+    first = in_data_window and w.state_at_start
     out += [Let("win_need", at, "bytes the areas need of one data half", span=w.span),
             Let("win_window", window_bytes, f"bytes of the window ({w.env}) tiling checks", span=w.span),
             Let("win_halves", Int(w.halves), "data halves (alternating per call)", span=w.span),
             Let("win_state", w.state, f"bytes of the status area (in {w.state_in})", span=w.span),
-            Let("win_state_at", data if in_data_window else Int(0), f"offset of the status area in {w.state_in}",
-                span=w.span),
+            Let("win_state_at", Int(0) if first or not in_data_window else data,
+                f"offset of the status area in {w.state_in}", span=w.span),
+            Let("win_data_at", Name("win_state") if first else Int(0),
+                "offset of the first data half in windowsIn", span=w.span),
             Let("win_half", half, "bytes of one data half (512-aligned)", span=w.span)]
     return tuple(out)
 

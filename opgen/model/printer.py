@@ -114,7 +114,7 @@ def _window(w: Window | None, depth: int) -> list[str]:
     return [f"{ind}window {w.domain}: {w.env} {{", f"{inner}halves {w.halves};",
             *(f"{inner}let {l.name} = {to_spec(l.expr)};" for l in w.lets),
             *(f"{inner}area {a.name} = {to_spec(a.expr)};" for a in w.areas),
-            f"{inner}state {w.state_in} = {to_spec(w.state)};", f"{ind}}}"]
+            f"{inner}state {w.state_in}{' at_start' if w.state_at_start else ''} = {to_spec(w.state)};", f"{ind}}}"]
 
 
 def _tolerance(t, ind: str) -> str:

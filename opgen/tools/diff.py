@@ -121,7 +121,8 @@ def _window_text(w: Window | None) -> str:
     if w is None:
         return ""
     areas = ", ".join(f"{a.name} = {to_spec(a.expr)}" for a in w.areas)
-    return f"{w.env}: {w.halves} halves of [{areas}], state {w.state_in} = {to_spec(w.state)}"
+    where = " at_start" if w.state_at_start else ""
+    return f"{w.env}: {w.halves} halves of [{areas}], state {w.state_in}{where} = {to_spec(w.state)}"
 
 
 def _buffer_text(b: Buffer) -> str:

@@ -39,8 +39,9 @@ constexpr uint32_t FLOATS_PER_REPEAT = 64U;              // fp32 values in one 2
 constexpr uint32_t REPEAT_BYTES = 256U;
 constexpr uint32_t MAX_REPEATS = 248U;                   // repeats per instruction (<= 255, 32-byte aligned dst)
 constexpr uint64_t WIN_ALIGN = 512UL;                    // a row message starts on a 512-byte boundary
-// HCCL window of every rank: the layout is the spec's `window` (data halves of its areas, then the status area),
-// which tiling checked and hands over in the win_* fields. The DispatchV2 / CombineV2 status area holds:
+// HCCL window of every rank: the layout is the spec's `window` (data halves of its areas from win_data_at, the
+// status area at win_state_at: after them, or before with `at_start`), which tiling checked and hands over in the
+// win_* fields. The DispatchV2 / CombineV2 status area holds:
 constexpr uint64_t STATE_BYTES = 2UL * 1024UL * 1024UL;          // what the entries below need of it
 constexpr uint64_t STATE_HALF = 256UL * 1024UL;                 // DispatchV2 status entries of one data state
 constexpr uint64_t DATA_STATE_OFFSET = 2UL * STATE_HALF;        // DispatchV2 per-core data-state words
@@ -600,6 +601,7 @@ constexpr uint32_t COMBINE_ELEM_BYTES = 2U;                                   //
 struct FamilyWindow {
     uint64_t stateOffset;    // start of the status area
     uint64_t halfBytes;      // one data half
+    uint64_t dataAt;         // where the data halves start
     uint64_t combineBlock;   // one combine block
     uint64_t combineBytes;   // where the dispatch area starts in a half: the end of the combine area
 };
@@ -612,6 +614,7 @@ __aicore__ inline FamilyWindow MakeFamilyWindow(const TilingT& tiling, uint32_t 
     FamilyWindow w;
     w.stateOffset = static_cast<uint64_t>(tiling.win_state_at);
     w.halfBytes = static_cast<uint64_t>(tiling.win_half);
+    w.dataAt = static_cast<uint64_t>(tiling.win_data_at);
     w.combineBlock = AlignUp64(static_cast<uint64_t>(maxBs) * h * COMBINE_ELEM_BYTES, WIN_ALIGN);
     w.combineBytes = static_cast<uint64_t>(tiling.win_combine_at + tiling.win_combine);
     RequireFits(w.combineBlock * moeExperts, static_cast<uint64_t>(tiling.win_combine));
@@ -722,7 +725,7 @@ private:
     // This rank's combine blocks of this call's data half, and its combine status entries.
     __aicore__ inline GM_ADDR WinCombine()
     {
-        return WindowIn<EP_GROUP>(hccl_, epRank_) + dataState_ * win_.halfBytes;
+        return WindowIn<EP_GROUP>(hccl_, epRank_) + win_.dataAt + dataState_ * win_.halfBytes;
     }
     __aicore__ inline GM_ADDR WinEntries()
     {

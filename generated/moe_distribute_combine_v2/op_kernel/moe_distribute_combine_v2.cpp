@@ -46,8 +46,9 @@ constexpr uint32_t FLOATS_PER_REPEAT = 64U;              // fp32 values in one 2
 constexpr uint32_t REPEAT_BYTES = 256U;
 constexpr uint32_t MAX_REPEATS = 248U;                   // repeats per instruction (<= 255, 32-byte aligned dst)
 constexpr uint64_t WIN_ALIGN = 512UL;                    // a row message starts on a 512-byte boundary
-// HCCL window of every rank: the layout is the spec's `window` (data halves of its areas, then the status area),
-// which tiling checked and hands over in the win_* fields. The DispatchV2 / CombineV2 status area holds:
+// HCCL window of every rank: the layout is the spec's `window` (data halves of its areas from win_data_at, the
+// status area at win_state_at: after them, or before with `at_start`), which tiling checked and hands over in the
+// win_* fields. The DispatchV2 / CombineV2 status area holds:
 constexpr uint64_t STATE_BYTES = 2UL * 1024UL * 1024UL;          // what the entries below need of it
 constexpr uint64_t STATE_HALF = 256UL * 1024UL;                 // DispatchV2 status entries of one data state
 constexpr uint64_t DATA_STATE_OFFSET = 2UL * STATE_HALF;        // DispatchV2 per-core data-state words
@@ -669,7 +670,7 @@ private:
     // CombineV2 rows of the current data state on rank `rank`, and the flag of each row slot.
     __aicore__ inline GM_ADDR WinRows(uint32_t rank)
     {
-        return WindowIn<EP_GROUP>(hccl_, rank) + dataState_ * halfBytes_ + combineAt_;
+        return WindowIn<EP_GROUP>(hccl_, rank) + dataAt_ + dataState_ * halfBytes_ + combineAt_;
     }
     __aicore__ inline GM_ADDR WinFlags(uint32_t rank)
     {
@@ -726,6 +727,7 @@ private:
     uint32_t rowBytes_{0U};        // one expandX / xOut row
     uint64_t rowStride_{0UL};      // one window row slot: Align512(2 * H)
     uint64_t halfBytes_{0UL};
+    uint64_t dataAt_{0UL};     // where the data halves start in windowsIn (tiling.win_data_at)
     uint64_t combineAt_{0UL};      // the combine area's offset in a data half
     uint64_t statusOffset_{0UL};
     uint32_t dataState_{0U};
@@ -769,6 +771,7 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
     rowStride_ = AlignUp64(2UL * hLen_, WIN_ALIGN);
     // the window layout tiling checked (the spec's `window`): data halves of [combine | dispatch], then status
     halfBytes_ = static_cast<uint64_t>(tiling.win_half);
+    dataAt_ = static_cast<uint64_t>(tiling.win_data_at);
     combineAt_ = static_cast<uint64_t>(tiling.win_combine_at);
     statusOffset_ = static_cast<uint64_t>(tiling.win_state_at);
     // the rows each owner's window receives: Atlas A2 one block of maxBS rows per MoE expert, else one slot per

@@ -56,8 +56,9 @@ constexpr uint32_t FLOATS_PER_REPEAT = 64U;              // fp32 values in one 2
 constexpr uint32_t REPEAT_BYTES = 256U;
 constexpr uint32_t MAX_REPEATS = 248U;                   // repeats per instruction (<= 255, 32-byte aligned dst)
 constexpr uint64_t WIN_ALIGN = 512UL;                    // a row message starts on a 512-byte boundary
-// HCCL window of every rank: the layout is the spec's `window` (data halves of its areas, then the status area),
-// which tiling checked and hands over in the win_* fields. The DispatchV2 / CombineV2 status area holds:
+// HCCL window of every rank: the layout is the spec's `window` (data halves of its areas from win_data_at, the
+// status area at win_state_at: after them, or before with `at_start`), which tiling checked and hands over in the
+// win_* fields. The DispatchV2 / CombineV2 status area holds:
 constexpr uint64_t STATE_BYTES = 2UL * 1024UL * 1024UL;          // what the entries below need of it
 constexpr uint64_t STATE_HALF = 256UL * 1024UL;                 // DispatchV2 status entries of one data state
 constexpr uint64_t DATA_STATE_OFFSET = 2UL * STATE_HALF;        // DispatchV2 per-core data-state words
@@ -733,13 +734,13 @@ private:
     // This rank's window data half (current data state) on rank `rank`, and its status entries.
     __aicore__ inline GM_ADDR WinData(uint32_t rank)
     {
-        return WindowIn<EP_GROUP>(hccl_, rank) + dataState_ * halfBytes_ + combineBytes_;
+        return WindowIn<EP_GROUP>(hccl_, rank) + dataAt_ + dataState_ * halfBytes_ + combineBytes_;
     }
     __aicore__ inline GM_ADDR WinStatus(uint32_t rank)
     {
         return WindowIn<EP_GROUP>(hccl_, rank) + statusOffset_ + dataState_ * STATE_HALF;
     }
-    __aicore__ inline GM_ADDR TpWinData(uint32_t rank) { return WindowIn<TP_GROUP>(hcclTp_, rank) + dataState_ * halfBytes_; }
+    __aicore__ inline GM_ADDR TpWinData(uint32_t rank) { return WindowIn<TP_GROUP>(hcclTp_, rank) + dataAt_ + dataState_ * halfBytes_; }
     __aicore__ inline GM_ADDR TpWinStatus(uint32_t rank)
     {
         return WindowIn<TP_GROUP>(hcclTp_, rank) + statusOffset_ + TP_STATE_OFFSET + dataState_ * TP_STATE_BYTES;
@@ -816,6 +817,7 @@ private:
     uint64_t msgStride_{0UL};
     uint64_t blockBytes_{0UL};     // one (source rank, local expert) block: maxBS messages
     uint64_t halfBytes_{0UL};
+    uint64_t dataAt_{0UL};     // where the data halves start in windowsIn (tiling.win_data_at)
     uint64_t combineBytes_{0UL};   // the CombineV2 part of each window half comes first
     uint64_t statusOffset_{0UL};
     uint32_t dataState_{0U};
@@ -890,6 +892,7 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
     blockBytes_ = static_cast<uint64_t>(maxBs_) * msgStride_;
     // the window layout tiling checked (the spec's `window`): data halves of [combine | dispatch], then status
     halfBytes_ = static_cast<uint64_t>(tiling.win_half);
+    dataAt_ = static_cast<uint64_t>(tiling.win_data_at);
     combineBytes_ = static_cast<uint64_t>(tiling.win_dispatch_at);  // CombineV2's rows come first
     statusOffset_ = static_cast<uint64_t>(tiling.win_state_at);
     // every rank's window receives one block per (source rank, local expert), one per source on a shared rank

@@ -1098,6 +1098,9 @@ class Ascend950 : public Eval {
   int64_t let_win_state_at() {  // win_state_at = win_window - win_state
     return Lazy(memo_win_state_at_, [&]() -> int64_t { return Sub(let_win_window(), let_win_state()); });
   }
+  int64_t let_win_data_at() {  // win_data_at = 0
+    return Lazy(memo_win_data_at_, [&]() -> int64_t { return 0; });
+  }
   int64_t let_win_half() {  // win_half = (win_window - win_state) // win_halves // 512 * 512
     return Lazy(memo_win_half_, [&]() -> int64_t { return Mul(FloorDiv(FloorDiv(Sub(let_win_window(), let_win_state()), let_win_halves()), 512), 512); });
   }
@@ -1124,6 +1127,7 @@ class Ascend950 : public Eval {
   Memo<int64_t> memo_win_halves_;
   Memo<int64_t> memo_win_state_;
   Memo<int64_t> memo_win_state_at_;
+  Memo<int64_t> memo_win_data_at_;
   Memo<int64_t> memo_win_half_;
 };
 

@@ -1474,6 +1474,9 @@ class Ascend910b : public Eval {
   int64_t let_win_state_at() {  // win_state_at = win_window - win_state
     return Lazy(memo_win_state_at_, [&]() -> int64_t { return Sub(let_win_window(), let_win_state()); });
   }
+  int64_t let_win_data_at() {  // win_data_at = 0
+    return Lazy(memo_win_data_at_, [&]() -> int64_t { return 0; });
+  }
   int64_t let_win_half() {  // win_half = (win_window - win_state) // win_halves // 512 * 512
     return Lazy(memo_win_half_, [&]() -> int64_t { return Mul(FloorDiv(FloorDiv(Sub(let_win_window(), let_win_state()), let_win_halves()), 512), 512); });
   }
@@ -1502,6 +1505,7 @@ class Ascend910b : public Eval {
   Memo<int64_t> memo_win_halves_;
   Memo<int64_t> memo_win_state_;
   Memo<int64_t> memo_win_state_at_;
+  Memo<int64_t> memo_win_data_at_;
   Memo<int64_t> memo_win_half_;
 };
 
@@ -2372,6 +2376,9 @@ class Ascend910_93 : public Eval {
   int64_t let_win_state_at() {  // win_state_at = win_window - win_state
     return Lazy(memo_win_state_at_, [&]() -> int64_t { return Sub(let_win_window(), let_win_state()); });
   }
+  int64_t let_win_data_at() {  // win_data_at = 0
+    return Lazy(memo_win_data_at_, [&]() -> int64_t { return 0; });
+  }
   int64_t let_win_half() {  // win_half = (win_window - win_state) // win_halves // 512 * 512
     return Lazy(memo_win_half_, [&]() -> int64_t { return Mul(FloorDiv(FloorDiv(Sub(let_win_window(), let_win_state()), let_win_halves()), 512), 512); });
   }
@@ -2399,6 +2406,7 @@ class Ascend910_93 : public Eval {
   Memo<int64_t> memo_win_halves_;
   Memo<int64_t> memo_win_state_;
   Memo<int64_t> memo_win_state_at_;
+  Memo<int64_t> memo_win_data_at_;
   Memo<int64_t> memo_win_half_;
 };
 
@@ -3294,8 +3302,11 @@ class Ascend950 : public Eval {
   int64_t let_win_state() {  // win_state = 2 * MB
     return Lazy(memo_win_state_, [&]() -> int64_t { return Mul(2, kMB); });
   }
-  int64_t let_win_state_at() {  // win_state_at = win_window - win_state
-    return Lazy(memo_win_state_at_, [&]() -> int64_t { return Sub(let_win_window(), let_win_state()); });
+  int64_t let_win_state_at() {  // win_state_at = 0
+    return Lazy(memo_win_state_at_, [&]() -> int64_t { return 0; });
+  }
+  int64_t let_win_data_at() {  // win_data_at = win_state
+    return Lazy(memo_win_data_at_, [&]() -> int64_t { return let_win_state(); });
   }
   int64_t let_win_half() {  // win_half = (win_window - win_state) // win_halves // 512 * 512
     return Lazy(memo_win_half_, [&]() -> int64_t { return Mul(FloorDiv(FloorDiv(Sub(let_win_window(), let_win_state()), let_win_halves()), 512), 512); });
@@ -3324,6 +3335,7 @@ class Ascend950 : public Eval {
   Memo<int64_t> memo_win_halves_;
   Memo<int64_t> memo_win_state_;
   Memo<int64_t> memo_win_state_at_;
+  Memo<int64_t> memo_win_data_at_;
   Memo<int64_t> memo_win_half_;
 };
 

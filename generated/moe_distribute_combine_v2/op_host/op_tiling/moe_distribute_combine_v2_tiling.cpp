@@ -315,6 +315,7 @@ public:
                Set(tiling->win_halves, "win_halves", missing, [&] { return let_win_halves(); }) &&
                Set(tiling->win_state, "win_state", missing, [&] { return let_win_state(); }) &&
                Set(tiling->win_state_at, "win_state_at", missing, [&] { return let_win_state_at(); }) &&
+               Set(tiling->win_data_at, "win_data_at", missing, [&] { return let_win_data_at(); }) &&
                Set(tiling->win_half, "win_half", missing, [&] { return let_win_half(); }) &&
                Set(tiling->H, "H", missing, [&] { return dim_H(); }) &&
                Set(tiling->BS, "BS", missing, [&] { return dim_BS(); }) &&
@@ -465,6 +466,13 @@ private:
             return Sub(let_win_window(), let_win_state());
         });
     }
+    // win_data_at = 0
+    int64_t let_win_data_at()
+    {
+        return Lazy(memo_win_data_at_, [&]() -> int64_t {
+            return 0;
+        });
+    }
     // win_half = (win_window - win_state) // win_halves // 512 * 512
     int64_t let_win_half()
     {
@@ -498,6 +506,7 @@ private:
     Memo<int64_t> memo_win_halves_;
     Memo<int64_t> memo_win_state_;
     Memo<int64_t> memo_win_state_at_;
+    Memo<int64_t> memo_win_data_at_;
     Memo<int64_t> memo_win_half_;
 };
 
@@ -578,6 +587,7 @@ public:
                Set(tiling->win_halves, "win_halves", missing, [&] { return let_win_halves(); }) &&
                Set(tiling->win_state, "win_state", missing, [&] { return let_win_state(); }) &&
                Set(tiling->win_state_at, "win_state_at", missing, [&] { return let_win_state_at(); }) &&
+               Set(tiling->win_data_at, "win_data_at", missing, [&] { return let_win_data_at(); }) &&
                Set(tiling->win_half, "win_half", missing, [&] { return let_win_half(); }) &&
                Set(tiling->H, "H", missing, [&] { return dim_H(); }) &&
                Set(tiling->BS, "BS", missing, [&] { return dim_BS(); }) &&
@@ -721,6 +731,13 @@ private:
             return Sub(let_win_window(), let_win_state());
         });
     }
+    // win_data_at = 0
+    int64_t let_win_data_at()
+    {
+        return Lazy(memo_win_data_at_, [&]() -> int64_t {
+            return 0;
+        });
+    }
     // win_half = (win_window - win_state) // win_halves // 512 * 512
     int64_t let_win_half()
     {
@@ -753,6 +770,7 @@ private:
     Memo<int64_t> memo_win_halves_;
     Memo<int64_t> memo_win_state_;
     Memo<int64_t> memo_win_state_at_;
+    Memo<int64_t> memo_win_data_at_;
     Memo<int64_t> memo_win_half_;
 };
 
@@ -833,6 +851,7 @@ public:
                Set(tiling->win_halves, "win_halves", missing, [&] { return let_win_halves(); }) &&
                Set(tiling->win_state, "win_state", missing, [&] { return let_win_state(); }) &&
                Set(tiling->win_state_at, "win_state_at", missing, [&] { return let_win_state_at(); }) &&
+               Set(tiling->win_data_at, "win_data_at", missing, [&] { return let_win_data_at(); }) &&
                Set(tiling->win_half, "win_half", missing, [&] { return let_win_half(); }) &&
                Set(tiling->H, "H", missing, [&] { return dim_H(); }) &&
                Set(tiling->BS, "BS", missing, [&] { return dim_BS(); }) &&
@@ -969,11 +988,18 @@ private:
             return Mul(2, kMB);
         });
     }
-    // win_state_at = win_window - win_state
+    // win_state_at = 0
     int64_t let_win_state_at()
     {
         return Lazy(memo_win_state_at_, [&]() -> int64_t {
-            return Sub(let_win_window(), let_win_state());
+            return 0;
+        });
+    }
+    // win_data_at = win_state
+    int64_t let_win_data_at()
+    {
+        return Lazy(memo_win_data_at_, [&]() -> int64_t {
+            return let_win_state();
         });
     }
     // win_half = (win_window - win_state) // win_halves // 512 * 512
@@ -1008,6 +1034,7 @@ private:
     Memo<int64_t> memo_win_halves_;
     Memo<int64_t> memo_win_state_;
     Memo<int64_t> memo_win_state_at_;
+    Memo<int64_t> memo_win_data_at_;
     Memo<int64_t> memo_win_half_;
 };
 

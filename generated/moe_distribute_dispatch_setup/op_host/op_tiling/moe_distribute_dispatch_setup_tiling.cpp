@@ -211,6 +211,7 @@ public:
                Set(tiling->win_halves, "win_halves", missing, [&] { return let_win_halves(); }) &&
                Set(tiling->win_state, "win_state", missing, [&] { return let_win_state(); }) &&
                Set(tiling->win_state_at, "win_state_at", missing, [&] { return let_win_state_at(); }) &&
+               Set(tiling->win_data_at, "win_data_at", missing, [&] { return let_win_data_at(); }) &&
                Set(tiling->win_half, "win_half", missing, [&] { return let_win_half(); }) &&
                Set(tiling->BS, "BS", missing, [&] { return dim_BS(); }) &&
                Set(tiling->H, "H", missing, [&] { return dim_H(); }) &&
@@ -368,6 +369,13 @@ private:
             return Sub(let_win_window(), let_win_state());
         });
     }
+    // win_data_at = 0
+    int64_t let_win_data_at()
+    {
+        return Lazy(memo_win_data_at_, [&]() -> int64_t {
+            return 0;
+        });
+    }
     // win_half = (win_window - win_state) // win_halves // 512 * 512
     int64_t let_win_half()
     {
@@ -415,6 +423,7 @@ private:
     Memo<int64_t> memo_win_halves_;
     Memo<int64_t> memo_win_state_;
     Memo<int64_t> memo_win_state_at_;
+    Memo<int64_t> memo_win_data_at_;
     Memo<int64_t> memo_win_half_;
 };
 

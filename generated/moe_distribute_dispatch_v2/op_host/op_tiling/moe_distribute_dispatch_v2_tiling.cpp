@@ -312,6 +312,7 @@ public:
                Set(tiling->win_halves, "win_halves", missing, [&] { return let_win_halves(); }) &&
                Set(tiling->win_state, "win_state", missing, [&] { return let_win_state(); }) &&
                Set(tiling->win_state_at, "win_state_at", missing, [&] { return let_win_state_at(); }) &&
+               Set(tiling->win_data_at, "win_data_at", missing, [&] { return let_win_data_at(); }) &&
                Set(tiling->win_half, "win_half", missing, [&] { return let_win_half(); }) &&
                Set(tiling->BS, "BS", missing, [&] { return dim_BS(); }) &&
                Set(tiling->H, "H", missing, [&] { return dim_H(); }) &&
@@ -560,6 +561,13 @@ private:
             return Sub(let_win_window(), let_win_state());
         });
     }
+    // win_data_at = 0
+    int64_t let_win_data_at()
+    {
+        return Lazy(memo_win_data_at_, [&]() -> int64_t {
+            return 0;
+        });
+    }
     // win_half = (win_window - win_state) // win_halves // 512 * 512
     int64_t let_win_half()
     {
@@ -653,6 +661,7 @@ private:
     Memo<int64_t> memo_win_halves_;
     Memo<int64_t> memo_win_state_;
     Memo<int64_t> memo_win_state_at_;
+    Memo<int64_t> memo_win_data_at_;
     Memo<int64_t> memo_win_half_;
 };
 
@@ -744,6 +753,7 @@ public:
                Set(tiling->win_halves, "win_halves", missing, [&] { return let_win_halves(); }) &&
                Set(tiling->win_state, "win_state", missing, [&] { return let_win_state(); }) &&
                Set(tiling->win_state_at, "win_state_at", missing, [&] { return let_win_state_at(); }) &&
+               Set(tiling->win_data_at, "win_data_at", missing, [&] { return let_win_data_at(); }) &&
                Set(tiling->win_half, "win_half", missing, [&] { return let_win_half(); }) &&
                Set(tiling->BS, "BS", missing, [&] { return dim_BS(); }) &&
                Set(tiling->H, "H", missing, [&] { return dim_H(); }) &&
@@ -985,6 +995,13 @@ private:
             return Sub(let_win_window(), let_win_state());
         });
     }
+    // win_data_at = 0
+    int64_t let_win_data_at()
+    {
+        return Lazy(memo_win_data_at_, [&]() -> int64_t {
+            return 0;
+        });
+    }
     // win_half = (win_window - win_state) // win_halves // 512 * 512
     int64_t let_win_half()
     {
@@ -1077,6 +1094,7 @@ private:
     Memo<int64_t> memo_win_halves_;
     Memo<int64_t> memo_win_state_;
     Memo<int64_t> memo_win_state_at_;
+    Memo<int64_t> memo_win_data_at_;
     Memo<int64_t> memo_win_half_;
 };
 
@@ -1168,6 +1186,7 @@ public:
                Set(tiling->win_halves, "win_halves", missing, [&] { return let_win_halves(); }) &&
                Set(tiling->win_state, "win_state", missing, [&] { return let_win_state(); }) &&
                Set(tiling->win_state_at, "win_state_at", missing, [&] { return let_win_state_at(); }) &&
+               Set(tiling->win_data_at, "win_data_at", missing, [&] { return let_win_data_at(); }) &&
                Set(tiling->win_half, "win_half", missing, [&] { return let_win_half(); }) &&
                Set(tiling->BS, "BS", missing, [&] { return dim_BS(); }) &&
                Set(tiling->H, "H", missing, [&] { return dim_H(); }) &&
@@ -1402,11 +1421,18 @@ private:
             return Mul(2, kMB);
         });
     }
-    // win_state_at = win_window - win_state
+    // win_state_at = 0
     int64_t let_win_state_at()
     {
         return Lazy(memo_win_state_at_, [&]() -> int64_t {
-            return Sub(let_win_window(), let_win_state());
+            return 0;
+        });
+    }
+    // win_data_at = win_state
+    int64_t let_win_data_at()
+    {
+        return Lazy(memo_win_data_at_, [&]() -> int64_t {
+            return let_win_state();
         });
     }
     // win_half = (win_window - win_state) // win_halves // 512 * 512
@@ -1501,6 +1527,7 @@ private:
     Memo<int64_t> memo_win_halves_;
     Memo<int64_t> memo_win_state_;
     Memo<int64_t> memo_win_state_at_;
+    Memo<int64_t> memo_win_data_at_;
     Memo<int64_t> memo_win_half_;
 };
 

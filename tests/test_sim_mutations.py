@@ -60,6 +60,15 @@ def _suite(op: str = OP):
     return importlib.import_module(f"{op}.reference"), importlib.import_module(f"{op}.tests.cases")
 
 
+def _require_twin() -> None:
+    from opgen import sim
+
+    try:
+        sim.compiler()
+    except sim.TwinUnavailable as err:
+        pytest.skip(f"the CPU twin cannot be built here: {err}")
+
+
 def _build_mutated(monkeypatch, out: Path, template: str, line: str, wrong: str, spec: str = "dispatch_v2.spec",
                    op: str = OP) -> Path:
     original = emit._load_template
@@ -90,10 +99,7 @@ def test_a_wrong_template_line_fails_the_twin(name, monkeypatch, tmp_path):
 
     template, line, wrong, case_ids = MUTATIONS[name]
     ref, cases = _suite()
-    try:
-        sim.compiler()
-    except sim.TwinUnavailable as err:
-        pytest.skip(f"the CPU twin cannot be built here: {err}")
+    _require_twin()
     mutated = _build_mutated(monkeypatch, tmp_path / "out", template, line, wrong)
     good = lambda product: sim.build_for(GENERATED / OP, ref, product)  # noqa: E731 - one twin per kernel arch
     bad = lambda product: sim.build_for(mutated, ref, product)  # noqa: E731
@@ -115,10 +121,7 @@ def test_a_key_the_kernel_has_no_case_for_traps_instead_of_returning(monkeypatch
     from opgen.harness import testkit
 
     ref, cases = _suite()
-    try:
-        sim.compiler()
-    except sim.TwinUnavailable as err:
-        pytest.skip(f"the CPU twin cannot be built here: {err}")
+    _require_twin()
     mutated = _build_mutated(monkeypatch, tmp_path / "out", "cpp/op_kernel/moe_dispatch.cpp.j2",
                              "    return 10000UL", "    return 20000UL")
     case = next(c for c in cases.POSITIVE if c["id"] == "ascend910_93-q0-bs4-h1024-k2-w2")
@@ -150,10 +153,7 @@ def test_a_peer_that_never_sets_its_flag_is_reported_and_the_kernel_traps(name, 
 
     spec, op, template, line, case_id, setter = SILENT_PEERS[name]
     ref, cases = _suite(op)
-    try:
-        sim.compiler()
-    except sim.TwinUnavailable as err:
-        pytest.skip(f"the CPU twin cannot be built here: {err}")
+    _require_twin()
     indented = line.replace("        DataCopy(", "        if (epRank_ != 1U) {  // opgen mutation: rank 1 stays silent\n"
                                                 "            DataCopy(") + "\n        }"
     mutated = _build_mutated(monkeypatch, tmp_path / "out", template, line, indented, spec, op)
@@ -178,10 +178,7 @@ def test_a_950_kernel_that_asks_hccl_for_window_addresses_faults(monkeypatch, tm
     from opgen.harness import testkit
 
     ref, cases = _suite()
-    try:
-        sim.compiler()
-    except sim.TwinUnavailable as err:
-        pytest.skip(f"the CPU twin cannot be built here: {err}")
+    _require_twin()
     mutated = _build_mutated(monkeypatch, tmp_path / "out", "cpp/op_kernel/_helpers.j2",
                              "    return reinterpret_cast<GM_ADDR>(ctx->windowsIn[rank]);",
                              "    return hccl.GetWindowsInAddr(rank);")

@@ -491,3 +491,14 @@ def test_the_reason_an_output_is_unspecified_is_a_docs_change():
     assert got == [(DOCS, "unspecified.reason", "output quantExpandXOut", ("ascend950",), old_reason,
                     "通信量化暂存区，commQuantMode为0时无有效内容")]
     assert not d.abi_break
+
+
+def test_an_unreachable_mark_is_a_docs_change():
+    src = (ROOT / "specs" / "combine_setup.spec").read_text(encoding="utf-8")
+    mark = src[src.index("        unreachable op.expertIds "):]
+    mark = mark[:mark.index("\n") + 1]
+    old, new = load_src(src.replace(mark, ""), "old.spec")[0], load_src(src, "new.spec")[0]
+    got = [(c.group, c.kind, c.subject, c.products, c.old) for c in diff_ops(old, new).changes]
+    assert got == [(DOCS, "unreachable.added", "check op.expertIds", ("ascend950",), None)]
+    back = [(c.kind, c.new) for c in diff_ops(new, old).changes]
+    assert back == [("unreachable.removed", None)]

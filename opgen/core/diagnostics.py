@@ -89,6 +89,9 @@ CODES: dict[str, tuple[str, str]] = {
     "E127": ("unspecified without a reason", "An output nothing writes (the op's semantics does not, opgen/core/"
              "families.py `writes`, and no quant formula assigns it) is marked `output X unspecified \"why\";` "
              "with the reason its contents are undefined; the docs show it."),
+    "E128": ("unknown check in a mark", "`unreachable ID, ... \"why\";` in a product names checks of that "
+             "product's view by the ids the coverage report and the docs print (`dtype.x`, `op.moeExpertNum.2`, "
+             "`ascend910b.epWorldSize`, `transport.epWorldSize`), each once per product."),
     # back-end (opgen build): the front end accepted the spec, a generator for one artefact cannot express it
     "E201": ("kernel cannot be generated", "The Ascend C kernel of the op cannot be emitted: its semantics' kernel "
              "template needs a name the spec does not declare, a quant formula uses a primitive or a combination "
@@ -106,6 +109,14 @@ CODES: dict[str, tuple[str, str]] = {
              "and kernel, opgen/core/families.py `writes`) or by a quant formula, or the product marks it "
              "`output X unspecified \"why\";`: an output nothing writes would pass every test on an untouched "
              "buffer, so the op is not built."),
+    "E205": ("unreachable check", "The negative search (opgen/testgen/negative.py) found no accepted call that "
+             "one change, or a change and a second one satisfying the earlier check that caught it, lets through "
+             "to this check: it can never be the check that rejects a call, so an `opgen test` that says ok would "
+             "not have tested it. A check the product's own declarations switch off (an unsupported input, an "
+             "ignored attribute, a domain its condition leaves out) needs nothing; any other is either dead (drop "
+             "it, or fix the check that shadows it) or unreachable for a reason the spec states with "
+             "`unreachable ID \"why\";` in that product. A mark on a check some negative test trips is an error "
+             "too, so marks stay true."),
 }
 
 

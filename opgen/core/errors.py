@@ -10,8 +10,9 @@ class LoweringError(Exception):
     """``code``: the diagnostic code (``core.diagnostics.CODES``) when the raiser knows better than the emit
     stage's default for its artefact (E201 for the kernel, E203 for the others)."""
 
-    def __init__(self, message: str, span=None, code: str | None = None):
+    def __init__(self, message: str, span=None, code: str | None = None, also: tuple["LoweringError", ...] = ()):
         super().__init__(message)
         self.message = message
         self.span = span
         self.code = code
+        self.also = tuple(also)  # further errors of the same artefact found in the same pass (all are reported)

@@ -48,9 +48,10 @@ def emitting(op: Op, module: str, into: list[Diagnostic]):
     what, code = ARTEFACTS.get(module, ("the artefacts", "E203"))
     try:
         yield
-    except LoweringError as err:
-        _add(into, Diagnostic(err.code or code, f"cannot generate {what} of {op.name}: {err.message}",
-                              err.span or op.span), err.message)
+    except LoweringError as first:
+        for err in (first, *first.also):
+            _add(into, Diagnostic(err.code or code, f"cannot generate {what} of {op.name}: {err.message}",
+                                  err.span or op.span), err.message)
     except TypeError as err:
         _add(into, Diagnostic("E202", f"cannot generate {what} of {op.name}: {err}", op.span), str(err))
 

@@ -11,12 +11,15 @@ the real op.
 from __future__ import annotations
 
 import math
+import re
 
 from opgen.core.artifact import Artifact
+from opgen.core.errors import LoweringError
 from opgen.core.families import FAMILIES
 from opgen.emit.plans import Plans
 from opgen.emit.registry import emitter
 from opgen.emit.render import render
+from opgen.core.span import find_span
 from opgen.harness.testkit import TWIN_PRELUDES
 from opgen.model.decl import Op, snake
 
@@ -97,11 +100,49 @@ def tests_context(op: Op, plans: Plans) -> dict:
     )
 
 
+def unreachable_errors(op: Op, suite) -> list[LoweringError]:
+    """E205: a check the search cannot trip that neither the product's declarations switch off nor the spec marks
+    (``unreachable ID "why";``), and a mark on a check that a negative test trips (or that the search never
+    judged unreachable). One error per check and per mark, in spec order."""
+    errors: list[LoweringError] = []
+    for p in op.products:
+        view = op.views[p.soc]
+        by_check = {c.id: c for c in view.checks}
+        found = [u for u in suite.unreachable if u["product"] == p.soc]
+        unmarked: dict[str, list[dict]] = {}
+        for u in found:
+            if not u["declared"] and not u["marked"]:
+                unmarked.setdefault(u["check"], []).append(u)
+        for cid, us in unmarked.items():
+            branches = "".join(f" [{u['branch']}]" for u in us if u["branch"])
+            errors.append(LoweringError(
+                f"check {cid}{branches} can never reject a call on {p.soc}: {us[0]['reason']}; drop or fix it, or "
+                f'say why with `unreachable {cid} "...";` in product {p.soc}', by_check[cid].span, "E205"))
+        judged = {u["check"] for u in found if not u["declared"]}
+        tripped = {n["check"]: n["id"] for n in suite.negative if n["product"] == p.soc}
+        for mark in view.unreachable_marks:
+            for cid in mark.checks:
+                if cid in judged:
+                    continue
+                why = (f"negative test {tripped[cid]} trips it" if cid in tripped else
+                       "the product's declarations already switch it off" if cid in {u['check'] for u in found}
+                       else "it has a negative test on every branch")
+                at = find_span(op.source, mark.span.file, rf"(?<![\w.])({re.escape(cid)})(?![\w.])", mark.span) \
+                    if mark.span is not None else None
+                errors.append(LoweringError(f"check {cid} is marked unreachable on {p.soc}, but {why}; remove it "
+                                            "from the mark", at or mark.span, "E205"))
+    return errors
+
+
 @emitter
 def emit_tests(op: Op, plans: Plans | None = None) -> list[Artifact]:
     if op.semantics is None:  # no reference to test
         return []
-    ctx = tests_context(op, plans or Plans(op))
+    plans = plans or Plans(op)
+    errors = unreachable_errors(op, plans.suite)
+    if errors:  # its tests would say ok without ever having tested the check
+        raise LoweringError(errors[0].message, errors[0].span, "E205", also=tuple(errors[1:]))
+    ctx = tests_context(op, plans)
     return [
         Artifact("tests/__init__.py", render("tests/__init__.py.j2", **ctx)),
         Artifact("tests/conftest.py", render("tests/conftest.py.j2", **ctx)),

@@ -20,7 +20,7 @@ from opgen.core.families import FAMILIES
 from opgen.lang.expr import (Binary, Bool, Call, Cond, Expr, Float, InRange, InSet, Int, Name, Span, Str, Unary,
                               to_spec, walk)
 from opgen.model.decl import (AclnnEntry, AclnnParam, AclnnSize, Attr, Buffer, CommGroup, Constraint, Def, Domain, Env, Let, Op, Product, QuantMode, QuantStmt,
-                    Range, Shape, ShapeCond, ShapeTuple, Tensor, snake, Tolerance, alt_exprs, WINDOW_PLACES, Window,
+                    Range, Shape, ShapeCond, ShapeTuple, Tensor, snake, Tolerance, UnreachableMark, alt_exprs, WINDOW_PLACES, Window,
                     WindowArea, window_lets)
 from opgen.model.resolve import dim_bindings
 from opgen.model.written import assigned_by_formulas
@@ -408,7 +408,8 @@ class Analyzer(_Builder):
         soc = str(soc_tok)
         f = dict(doc="", notes=[], pairs=[], domains=[], unsup_attrs=[], unsup_inputs=[], in_dtypes=[], in_shapes=[],
                  out_dtypes=[], out_shapes=[], unspecified=[], unspecified_why=[], lets=[], quant=None, constraints=[],
-                 buffers=[], tolerances=[], empty_absent=[], ignored=[], ignored_attrs=[], window=None)
+                 buffers=[], tolerances=[], empty_absent=[], ignored=[], ignored_attrs=[], window=None,
+                 unreachable=[])
         for item in c[3:]:
             k, ic = item.data, item.children
             if k == "doc_stmt":
@@ -449,6 +450,10 @@ class Analyzer(_Builder):
                 f["quant"] = tuple(self.int_value(x) for x in ic[0].children)
             elif k == "window_decl":
                 f["window"] = self.window(item, f["window"], f"product {soc}")
+            elif k == "unreachable_stmt":
+                ids = tuple("".join(str(x) if i == 0 else f".{x}" for i, x in enumerate(r.children))
+                            for r in ic[:-1])
+                f["unreachable"].append(UnreachableMark(ids, self.text(ic[-1]), span=self.span(item)))
             else:
                 self.body(item, (), f["constraints"], f["buffers"], f"product {soc}")
         return Product(soc, self.text(display_t), extends, f["doc"], tuple(f["notes"]), tuple(f["pairs"]),
@@ -456,7 +461,8 @@ class Analyzer(_Builder):
                        tuple(f["in_shapes"]), tuple(f["out_dtypes"]), tuple(f["out_shapes"]), tuple(f["unspecified"]),
                        tuple(f["lets"]), f["quant"], tuple(f["constraints"]), tuple(f["buffers"]),
                        tuple(f["tolerances"]), tuple(f["empty_absent"]), tuple(f["ignored"]),
-                       tuple(f["ignored_attrs"]), f["window"], tuple(f["unspecified_why"]), span=self.span(t))
+                       tuple(f["ignored_attrs"]), f["window"], tuple(f["unspecified_why"]), tuple(f["unreachable"]),
+                       span=self.span(t))
 
     def window(self, t: Tree, earlier: Window | None, scope: str) -> Window:
         """One ``window`` block: its items, each once (areas: each name once, at least one)."""

@@ -8,6 +8,7 @@ from opgen.core.diagnostics import Diagnostics
 from opgen.lang.expr import Span
 from opgen.model.decl import Op
 from opgen.frontend.formulas import FormulaChecker
+from opgen.frontend.marks import check_marks
 from opgen.model.resolve import attach_views
 from opgen.lang.parse import parse_text
 
@@ -31,6 +32,7 @@ def load_text(text: str, file: str, diags: Diagnostics) -> Op | None:
     op = attach_views(op)
     before = len(diags.items)
     FormulaChecker(op, diags).check()  # the quant formulas' shapes and dtypes (needs the product views)
+    check_marks(op, diags)  # the unreachable marks name checks of their product's view (needs the views too)
     return op if len(diags.items) == before else None
 
 

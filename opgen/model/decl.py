@@ -287,6 +287,18 @@ class Product:
     window: Window | None = None                # replaces the window of the op or of the product it extends
     # why an unspecified output has no contents here (`output X unspecified "why";`), by output; "" when not said
     unspecified_why: tuple[tuple[str, str], ...] = ()
+    unreachable: tuple[UnreachableMark, ...] = ()  # checks this product says no accepted call can trip
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class UnreachableMark:
+    """``unreachable ID, ... "why";`` in a product: these checks of its view can never be the one that rejects an
+    accepted call the negative search can build, for the reason given. Products that extend it inherit the
+    reasons; the build fails on an unreachable check without one and on a product's own mark whose check a
+    negative test trips."""
+    checks: tuple[str, ...]
+    reason: str
     span: Span | None = _span()
 
 
@@ -469,6 +481,22 @@ class ProductView:
     @property
     def soc(self) -> str:
         return self.product.soc
+
+    @property
+    def unreachable_marks(self) -> tuple[UnreachableMark, ...]:
+        """The product's own ``unreachable`` marks (a base product's do not carry over)."""
+        return self.product.unreachable
+
+    def unreachable_reason(self, check_id: str) -> str:
+        """Why the spec says check ``check_id`` cannot trip on this product, the nearest mark of its chain first
+        ("" when none says). An inherited mark explains only where the check is unreachable here too; only the
+        product's own marks must be true of it (the build checks that)."""
+        for soc in self.chain:
+            p = self.op.product(soc)
+            for m in (p.unreachable if p is not None else ()):
+                if check_id in m.checks:
+                    return m.reason
+        return ""
 
     def unspecified_reason(self, output: str) -> str:
         """Why ``output`` has no contents on this product, as the spec says it ("" when it does not)."""

@@ -103,6 +103,7 @@ def _product(p: Product) -> list[str]:
     for b in p.buffers:
         lines += _buffer(b, 2)
     lines += _window(p.window, 2)
+    lines += [f"{i2}unreachable {', '.join(m.checks)} {quote(m.reason)};" for m in p.unreachable]
     lines.append(f"{_IND}}}")
     return lines
 

@@ -5,7 +5,9 @@ the search takes accepted single-rank calls (the ranks of the positive worlds) o
 conditions hold, then tries single-parameter changes of the fields the check reads: an attribute or
 environment value, a bound dim (every tensor that has it follows), an input's presence, dtype or shape, an
 output's dtype, or a BOOL input's contents.  A change counts only when the generated reference rejects the
-call with exactly this check's id, code and parameter, and the conditions still hold.  A check no change can
+call with exactly this check's id, code and parameter, and the conditions still hold.  Where every such change
+is caught first by an earlier check, a second change of a field that earlier check reads may let the call through
+to this one (epWorldSize past a limit together with a moeExpertNum it still divides).  A check no change can
 trip is recorded as unreachable with the reason the search saw (which earlier check catches the changes, or
 that no accepted call meets its conditions); nothing is faked.
 """
@@ -41,6 +43,7 @@ class Unreachable:
     check: Check
     branch: str
     reason: str
+    declared: bool  # the product's own declarations switch it off (unsupported, ignored, a domain): no mark needed
 
 
 def rank_case(space: Space, case: Case, rank: int) -> Case:
@@ -59,6 +62,31 @@ def data_arrays(space: Space, case: Case, key: str) -> dict:
         if meta is not None and meta.dtype == "BOOL":
             out[name] = testdata.mask(f"{key}/{name}", meta.shape, case.get(("data", name), "random"))
     return out
+
+
+_COMPARE = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
+            "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
+
+
+def _holds(op: str, a, b) -> bool:
+    try:
+        return bool(_COMPARE[op](a, b))
+    except TypeError:  # a string against an integer: never equal, never ordered
+        return op == "!="
+
+
+def _finite(domain) -> list | None:
+    """The values of a domain of literals, or of an integer range of at most 64 values; None otherwise."""
+    if domain is None:
+        return None
+    if not domain.is_range:
+        items = domain.items
+        return [i.value for i in items] if all(isinstance(i, (Int, Str)) for i in items) else None
+    r = domain.range
+    if not (isinstance(r.lo, Int) and isinstance(r.hi, Int)):
+        return None
+    lo, hi = r.lo.value + (0 if r.lo_closed else 1), r.hi.value - (0 if r.hi_closed else 1)
+    return list(range(lo, hi + 1)) if 0 <= hi - lo < 64 else None
 
 
 def _conjuncts(e: Expr) -> list[Expr]:
@@ -94,6 +122,7 @@ class NegativeSearch:
         self.space = space
         self.solver = solver
         self.bases = bases
+        self._declared: dict = {}
 
     # ---- one-parameter changes ---------------------------------------------------------------------------
     def changes(self, base: Case, field: Field, exprs) -> list:
@@ -203,13 +232,20 @@ class NegativeSearch:
     def impossible(self, g: Expr) -> str | None:
         """Why a condition can never hold in an accepted call, when the product's declarations say so."""
         v = self.space.view
+        for part in _conjuncts(g):  # a part that reads nothing of the call: the product's lets fix it
+            if not self.space.related([part]) and self.bases and \
+                    self.space.eval(part, self.space.scope(self.bases[0])) is False:
+                return f"{to_spec(part)} is false on this product (its lets fix it), so the condition {to_spec(g)} never holds"
         if isinstance(g, Call) and g.fn == "present" and g.args[0].id in v.unsupported_inputs:
             return (f"{g.args[0].id} is not supported on this product: an accepted call passes it null "
                     f"(unsupported.{g.args[0].id}), so the condition {to_spec(g)} never holds")
-        if isinstance(g, Binary) and g.op in ("==", "!=") and isinstance(g.lhs, Name) and \
+        if isinstance(g, Binary) and g.op in _COMPARE and isinstance(g.lhs, Name) and \
                 isinstance(g.rhs, (Int, Str)) and g.lhs.id in self.space.attrs:
             a = self.space.attrs[g.lhs.id]
-            if a.name in v.unsupported_attrs:
+            if a.name == self.space.op.quant_by and v.quant_modes:
+                allowed = list(v.quant_modes)
+                why = f"{a.name} is one of the product's quant modes {{{', '.join(map(str, allowed))}}}"
+            elif a.name in v.unsupported_attrs:
                 allowed = [a.default]
                 why = f"{a.name} is not supported on this product (it keeps its default {_show(a.default)})"
             elif a.ignored:
@@ -221,7 +257,7 @@ class NegativeSearch:
                 why = f"{a.name} is one of {{{', '.join(_show(x) for x in allowed)}}} on this product"
             else:
                 return None
-            if not any((x == g.rhs.value) == (g.op == "==") for x in allowed):
+            if not any(_holds(g.op, x, g.rhs.value) for x in allowed):
                 return f"{why}, so the condition {to_spec(g)} never holds"
         return None
 
@@ -245,12 +281,78 @@ class NegativeSearch:
                 return [found]
         return []
 
+    def declared_off(self, check: Check, goal: tuple) -> str | None:
+        """Why the product's declarations alone switch ``check`` (or its branch) off, or None: a condition they
+        make impossible, or an expression that holds for every value their finite domains allow."""
+        key = (check.id, goal)
+        if key not in self._declared:
+            goals = tuple(check.conditions) + goal
+            self._declared[key] = next((r for r in map(self.impossible, goals) if r is not None), None) or \
+                self.always_holds(check, goals)
+        return self._declared[key]
+
+    def always_holds(self, check: Check, goals: tuple) -> str | None:
+        """The reason ``check`` can never fail when every field it reads is an attribute the product pins to a
+        finite set (a domain of literals, or unsupported / ignored: its default): each combination is evaluated
+        on an accepted call, none fails. None when a field is free (a dim, a range, a tensor) or one fails."""
+        if check.value is None:  # `P or Q`: one part that always holds is enough
+            for part in _disjuncts(_inline(self.space.op, check.expr)):
+                reason = self._always_true(check, part)
+                if reason is not None:
+                    return reason
+            return None
+        return self._always_true(check, check.expr, check.value)
+
+    def _always_true(self, check: Check, expr: Expr, value: Expr | None = None) -> str | None:
+        sp, v = self.space, self.space.view
+        # only what the expression reads: the conditions decide whether it runs, not whether it can fail
+        fields = sp.related([expr] + ([value] if value is not None else []))
+        if check.code == 0 or not fields or not self.bases or \
+                any(f[0] != "attr" and f != ("present", f[1]) for f in fields):
+            return None
+        values, said = [], []
+        here = sp.check_index[check.id]
+
+        def pinned_before(kind: str, name: str) -> bool:  # the check that enforces the pin runs first
+            return sp.check_index.get(f"{kind}.{name}", here) < here
+
+        for kind, name in fields:
+            if kind == "present":  # an unsupported input is null in every call that gets this far
+                if name not in v.unsupported_inputs or not pinned_before("unsupported", name):
+                    return None
+                values.append([False])
+                said.append(f"{name} unsupported (null)")
+                continue
+            a = sp.attrs[name]
+            if a.ignored or (name in v.unsupported_attrs and pinned_before("unsupported", name)):
+                values.append([a.default])
+                said.append(f"{name} {'unsupported' if name in v.unsupported_attrs else 'ignored'} "
+                            f"({_show(a.default)})")
+            elif pinned_before("domain", name) and _finite(a.domain) is not None:
+                values.append(_finite(a.domain))
+                said.append(f"{name} in {{{', '.join(_show(x) for x in values[-1])}}}")
+            else:
+                return None
+        combos = [[]]
+        for vs in values:
+            combos = [c + [x] for c in combos for x in vs]
+            if len(combos) > 256:
+                return None
+        for combo in combos:
+            case = self.bases[0].update(dict(zip(fields, combo)))
+            try:
+                if sp.eval(expr, sp.scope(case)) is not True:
+                    return None
+            except Exception:  # the combination does not make a call (cannot be bound): nothing proven
+                return None
+        return (f"holds for every value the product's declarations allow ({'; '.join(said)}), so it never "
+                f"rejects a call")
+
     def search(self, check: Check, branch: str, goal: tuple, key: str):
         goals = tuple(check.conditions) + goal
-        for g in goals:
-            reason = self.impossible(g)
-            if reason is not None:
-                return None, reason
+        reason = self.declared_off(check, goal)
+        if reason is not None:
+            return None, reason
         hit, seen, bases_found = self._search(check, goals, key)
         if hit is not None:
             return hit, None
@@ -272,7 +374,8 @@ class NegativeSearch:
         if caught:
             top = ", ".join(f"{cid} ({n})" for cid, n in caught[:3])
             return None, (f"shadowed: every single-parameter change of an accepted call that breaks it is "
-                          f"rejected first by an earlier check: {top} of {sum(seen.values())} changes")
+                          f"rejected first by an earlier check, and no second change satisfying that check "
+                          f"lets it through: {top} of {sum(seen.values())} changes")
         return None, "no single-parameter change of an accepted call makes it fail"
 
     def _search(self, check: Check, goals: tuple, key: str, extra_goals: int = 0, budget: int = 300):
@@ -296,19 +399,79 @@ class NegativeSearch:
         if is_data_check(check):
             fields = [f for f in fields if f[0] == "data"] + fields
         exprs = [check.expr, *check.conditions]
+        blocked = []  # (trial, field, earlier check): changes that break this check but an earlier one catches
         for base in bases:
             for field in fields:
                 for value in self.changes(base, field, exprs)[:32]:
                     budget -= 1
                     if budget < 0:
-                        return None, seen, met
+                        return self._pair(check, check_goals, key, blocked) or \
+                            self._through(check, check_goals, key, bases), seen, met
                     trial = self.apply(base, field, value)
                     verdict, what = self.verdict(trial, check, check_goals, key)
                     if verdict == "hit":
-                        return (base, field, trial), seen, True
+                        return (base, [field], trial), seen, True
                     if what is not None:
                         seen[what] += 1
-        return None, seen, met
+                    if what in self.space.check_index and self.breaks(trial, check, check_goals, key):
+                        blocked.append((base, field, trial, what))
+        return self._pair(check, check_goals, key, blocked) or self._through(check, check_goals, key, bases), \
+            seen, met
+
+    def _through(self, check: Check, goals, key: str, bases: list[Case]):
+        """A call that passes every check before ``check`` and breaks it, found by the repair search from an
+        accepted call (several fields at once: epWorldSize, sharedExpertRankNum and a moeExpertNum that
+        together exceed a per-product limit). Tried only when no one- or two-field change got through."""
+        if check.code == 0 or check.id not in self.space.check_index:
+            return None
+        solver = Solver(self.space, steps=12, pair_budget=120, upto=self.space.check_index[check.id])
+        breaking = (Unary("not", check.expr),) + tuple(goals)
+        for base in bases[:2]:
+            found = solver.solve(base, goals=breaking)
+            if found is not None and self.verdict(found, check, goals, key)[0] == "hit":
+                return base, [f for f, _ in found.items if base.get(f) != found.get(f)], found
+        return None
+
+    def breaks(self, case: Case, check: Check, goals, key: str) -> bool:
+        """Whether ``check`` on its own rejects ``case`` (with its code and parameter) and its goals hold."""
+        sp = self.space
+        if check.code == 0 or (goals and not sp.holds(goals, case)):
+            return False
+        try:
+            sp.checks[sp.check_index[check.id]].run(sp.scope(case, None, data_arrays(sp, case, key)), sp.info.name)
+        except OpError as err:
+            return err.code == check.code and err.param == check.param
+        except Exception:  # the call itself is malformed (e.g. a shape the scope cannot bind)
+            return False
+        return False
+
+    def _pair(self, check: Check, goals, key: str, blocked: list, budget: int = 240):
+        """A second change that satisfies the earlier check which caught a breaking change, so that this check
+        is the first to reject (e.g. epWorldSize past a transport limit and a moeExpertNum it still divides).
+        The repair may not touch the field the first change broke; the verdict is the full one."""
+        sp = self.space
+        tried: set = set()
+        per_field: Counter = Counter()
+        for base, field, trial, caught in blocked:
+            # the same breaking value caught by the same check repairs the same way on every base; a few values
+            # per field (epWorldSize 9 may be refused where 16 is not)
+            if (field, trial.get(field), caught) in tried or per_field[field, caught] >= 3:
+                continue
+            tried.add((field, trial.get(field), caught))
+            per_field[field, caught] += 1
+            earlier = next(c for c in sp.view.checks if c.id == caught)
+            exprs2 = [earlier.expr, *earlier.conditions]
+            for field2 in sp.related(exprs2):
+                if field2 == field or field2[0] == "data":
+                    continue
+                for value in self.changes(trial, field2, exprs2)[:24]:
+                    budget -= 1
+                    if budget < 0:
+                        return None
+                    trial2 = self.apply(trial, field2, value)
+                    if self.verdict(trial2, check, goals, key)[0] == "hit":
+                        return base, [field, field2], trial2
+        return None
 
     def _data_dims(self, case: Case, check: Check) -> list[int]:
         names = [n.args[0].id for n in walk(check.expr) if getattr(n, "fn", None) in ("prefix_true", "all_true")]
@@ -377,9 +540,9 @@ def negatives(space: Space, solver: Solver, positives: list[Case]) -> tuple[list
                                                  if label else "")
             hit, reason = search.search(check, label, goal, nid)
             if hit is None:
-                unreachable.append(Unreachable(check, label, reason))
+                unreachable.append(Unreachable(check, label, reason, search.declared_off(check, goal) is not None))
                 continue
-            base, field, trial = hit
-            found.append(Negative(nid, check, label, trial, describe(space, base, field, trial),
-                                  is_data_check(check)))
+            base, fields, trial = hit
+            change = ", ".join(describe(space, base, f, trial) for f in fields)
+            found.append(Negative(nid, check, label, trial, change, is_data_check(check)))
     return found, unreachable

@@ -97,10 +97,13 @@ def candidates(space: Space, case: Case, field: Field, exprs) -> list:
 class Solver:
     """Repair search over one product view."""
 
-    def __init__(self, space: Space, steps: int = 40, pair_budget: int = 200):
+    def __init__(self, space: Space, steps: int = 40, pair_budget: int = 200, upto: int | None = None):
+        """``upto``: only the checks before this index count (a negative search asks for a call that passes
+        every check before one and breaks that one)."""
         self.space = space
         self.steps = steps
         self.pair_budget = pair_budget
+        self.upto = upto
         self.evaluations = 0
         self._memo: dict = {}
 
@@ -127,6 +130,8 @@ class Solver:
                     break
                 met += 1
         failing = sp.failures(case)
+        if self.upto is not None:
+            failing = [f for f in failing if f[0] < self.upto]
         ids = frozenset(f[1] for f in failing) | ({f"goal{met}"} if met < len(goals) else set())
         if met < len(goals):
             return met, -len(failing), -1, goals[met], ids

@@ -56,7 +56,8 @@ def _suite(op: Op, reference_source: str) -> Suite:
             kept.append(case)
         found, missed = negatives(space, solver, kept)
         neg += [_negative(space, n) for n in found]
-        unreach += [dict(product=p.soc, check=u.check.id, branch=u.branch, reason=u.reason) for u in missed]
+        unreach += [dict(product=p.soc, check=u.check.id, branch=u.branch, reason=u.reason, declared=u.declared,
+                         marked=space.view.unreachable_reason(u.check.id)) for u in missed]
         checks[p.soc] = tuple((c.id, c.code, c.param) for c in space.view.checks)
         tols[p.soc] = _tolerances(space)
     return Suite(tuple(pos), tuple(neg), tuple(unreach), checks, tols, tuple(dropped))

@@ -873,6 +873,20 @@ class _Differ:
                     out.append(Change(DOCS, "unspecified.reason", f"output {name}",
                                       f"output {name}: why it is unspecified {quote(a)} -> {quote(b)}", p.soc, a, b,
                                       param=name, zh=f"无有效内容的原因变更为：{b}" if b else "删除无有效内容的原因说明"))
+            # which checks the spec says no call can reach, and why: what the generated suite leaves untested
+            marks_o = {c: m.reason for m in o.unreachable for c in m.checks}
+            marks_n = {c: m.reason for m in p.unreachable for c in m.checks}
+            for cid in sorted(marks_o.keys() | marks_n.keys()):
+                a, b = marks_o.get(cid), marks_n.get(cid)
+                if a == b:
+                    continue
+                kind = "unreachable.added" if a is None else "unreachable.removed" if b is None else \
+                    "unreachable.reason"
+                text = (f"check {cid}: marked unreachable ({quote(b)})" if a is None else
+                        f"check {cid}: no longer marked unreachable" if b is None else
+                        f"check {cid}: why it is unreachable {quote(a)} -> {quote(b)}")
+                # no zh sentence: the Chinese change list is the documents' (render_md shows only changes with one)
+                out.append(Change(DOCS, kind, f"check {cid}", text, p.soc, a, b))
         return out
 
     def run(self) -> Diff:

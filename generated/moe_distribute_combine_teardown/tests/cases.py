@@ -5,9 +5,11 @@ reference when it was written.
 * POSITIVE: accepted worlds, one per product x quant mode x optional input x dtype x corner of the ranges.
   ``inputs`` are rank 0's (dtype, shape); ``rank_shapes`` the ranks whose shapes differ; ``data`` the recipe
   of each BOOL input; ``run`` None, or why the world is only validated and shape-checked.
-* NEGATIVE: one accepted call with one parameter changed (``change``) so that exactly ``check`` rejects it
-  with ``code`` and ``param`` (a ``data_check`` reads tensor contents, which tiling cannot see).
-* UNREACHABLE: checks no single-parameter change can trip, with the reason the search found.
+* NEGATIVE: one accepted call with one parameter changed (``change``; or two, where the first alone is caught
+  by an earlier check) so that exactly ``check`` rejects it with ``code`` and ``param`` (a ``data_check`` reads
+  tensor contents, which tiling cannot see).
+* UNREACHABLE: checks no such change can trip, with the reason the search found; ``declared``: the product's
+  declarations switch the check off; ``marked``: the reason the spec gives (``unreachable ID "why";``).
 """
 # fmt: off
 OP = "MoeDistributeCombineTeardown"
@@ -985,11 +987,11 @@ NEGATIVE = (
 )
 
 UNREACHABLE = (
-    {"product": "ascend950", "check": "op.sharedExpertRankNum", "branch": "", "reason": "shadowed: every single-parameter change of an accepted call that breaks it is rejected first by an earlier check: unsupported.sharedExpertRankNum (156), domain.epWorldSize (127), shape.expandX (6) of 300 changes"},
-    {"product": "ascend950", "check": "op.moeExpertNum", "branch": "", "reason": "shadowed: every single-parameter change of an accepted call that breaks it is rejected first by an earlier check: domain.moeExpertNum (108), domain.epWorldSize (92), unsupported.sharedExpertRankNum (84) of 300 changes"},
-    {"product": "ascend950", "check": "op.expertIds.2", "branch": "", "reason": "shadowed: every single-parameter change of an accepted call that breaks it is rejected first by an earlier check: domain.moeExpertNum (157), op.expertIds (84), op.k_current (48) of 300 changes"},
-    {"product": "ascend950", "check": "op.sharedExpertXOptional.3", "branch": "", "reason": "shadowed: every single-parameter change of an accepted call that breaks it is rejected first by an earlier check: domain.sharedExpertNum (104) of 104 changes"},
-    {"product": "ascend950", "check": "window.ep", "branch": "", "reason": "shadowed: every single-parameter change of an accepted call that breaks it is rejected first by an earlier check: domain.moeExpertNum (64), op.h_range (58), domain.epWorldSize (40) of 300 changes"},
+    {"product": "ascend950", "check": "op.sharedExpertRankNum", "branch": "", "reason": "holds for every value the product's declarations allow (sharedExpertRankNum unsupported (0); epWorldSize in {2, 8}), so it never rejects a call", "declared": True, "marked": ""},
+    {"product": "ascend950", "check": "op.moeExpertNum", "branch": "", "reason": "holds for every value the product's declarations allow (moeExpertNum in {32}; epWorldSize in {2, 8}; sharedExpertRankNum unsupported (0)), so it never rejects a call", "declared": True, "marked": ""},
+    {"product": "ascend950", "check": "op.expertIds.2", "branch": "", "reason": "shadowed: every single-parameter change of an accepted call that breaks it is rejected first by an earlier check, and no second change satisfying that check lets it through: domain.moeExpertNum (157), op.expertIds (84), op.k_current (48) of 300 changes", "declared": False, "marked": "moeExpertNum is 32 on this product (attr moeExpertNum in {32}) and K in (0, 16] is checked first, so K <= moeExpertNum always holds"},
+    {"product": "ascend950", "check": "op.sharedExpertXOptional.3", "branch": "", "reason": "holds for every value the product's declarations allow (sharedExpertNum in {0}), so it never rejects a call", "declared": True, "marked": ""},
+    {"product": "ascend950", "check": "window.ep", "branch": "", "reason": "shadowed: every single-parameter change of an accepted call that breaks it is rejected first by an earlier check, and no second change satisfying that check lets it through: domain.moeExpertNum (64), op.h_range (58), domain.epWorldSize (40) of 300 changes", "declared": False, "marked": "the documents' rule buffer.window asks at least what the kernels' layout needs for every shape this product accepts (H 4096 or 7168, BS 8, 16 or 256, K 6 or 8, moeExpertNum 32), so it rejects first any HCCL_BUFFSIZE the layout would overrun; window.ep guards the layout should the rule change (tests/test_window_layout.py runs the largest of those worlds at their smallest accepted window on the twin)"},
 )
 
 # worlds the search found that failed their re-verification (none: the search and validate agree)

@@ -5,9 +5,11 @@ reference when it was written.
 * POSITIVE: accepted worlds, one per product x quant mode x optional input x dtype x corner of the ranges.
   ``inputs`` are rank 0's (dtype, shape); ``rank_shapes`` the ranks whose shapes differ; ``data`` the recipe
   of each BOOL input; ``run`` None, or why the world is only validated and shape-checked.
-* NEGATIVE: one accepted call with one parameter changed (``change``) so that exactly ``check`` rejects it
-  with ``code`` and ``param`` (a ``data_check`` reads tensor contents, which tiling cannot see).
-* UNREACHABLE: checks no single-parameter change can trip, with the reason the search found.
+* NEGATIVE: one accepted call with one parameter changed (``change``; or two, where the first alone is caught
+  by an earlier check) so that exactly ``check`` rejects it with ``code`` and ``param`` (a ``data_check`` reads
+  tensor contents, which tiling cannot see).
+* UNREACHABLE: checks no such change can trip, with the reason the search found; ``declared``: the product's
+  declarations switch the check off; ``marked``: the reason the spec gives (``unreachable ID "why";``).
 """
 # fmt: off
 OP = "MoeDistributeDispatchTeardown"
@@ -778,6 +780,20 @@ NEGATIVE = (
         "data": {},
     },
     {
+        "id": "ascend950-op.moeExpertNum",
+        "product": "ascend950",
+        "check": "op.moeExpertNum",
+        "code": 561002,
+        "param": "moeExpertNum",
+        "change": "sharedExpertRankNum 0 -> 2, epWorldSize 2 -> 8",
+        "data_check": False,
+        "attrs": {"groupEp": "ep", "epWorldSize": 8, "epRankId": 0, "moeExpertNum": 32, "sharedExpertRankNum": 2, "commType": 2},
+        "env": {},
+        "inputs": {"x": ("FLOAT16", (8, 4096)), "y": ("FLOAT16", (56, 4096)), "expertIds": ("INT32", (8, 6)), "commCmdInfo": ("INT32", (1024,))},
+        "out_dtypes": {},
+        "data": {},
+    },
+    {
         "id": "ascend950-op.sharedExpertNum",
         "product": "ascend950",
         "check": "op.sharedExpertNum",
@@ -990,9 +1006,8 @@ NEGATIVE = (
 )
 
 UNREACHABLE = (
-    {"product": "ascend950", "check": "op.moeExpertNum", "branch": "", "reason": "shadowed: every single-parameter change of an accepted call that breaks it is rejected first by an earlier check: domain.moeExpertNum (114), domain.epWorldSize (93), op.sharedExpertRankNum (78) of 300 changes"},
-    {"product": "ascend950", "check": "op.expertIds.2", "branch": "", "reason": "shadowed: every single-parameter change of an accepted call that breaks it is rejected first by an earlier check: domain.moeExpertNum (151), op.expertIds (90), op.k_current (48) of 300 changes"},
-    {"product": "ascend950", "check": "window.ep", "branch": "", "reason": "shadowed: every single-parameter change of an accepted call that breaks it is rejected first by an earlier check: domain.epWorldSize (59), domain.moeExpertNum (32), op.sharedExpertRankNum (31) of 300 changes"},
+    {"product": "ascend950", "check": "op.expertIds.2", "branch": "", "reason": "shadowed: every single-parameter change of an accepted call that breaks it is rejected first by an earlier check, and no second change satisfying that check lets it through: domain.moeExpertNum (151), op.expertIds (90), op.k_current (48) of 300 changes", "declared": False, "marked": "moeExpertNum is 32 on this product (attr moeExpertNum in {32}) and K in (0, 16] is checked first, so K <= moeExpertNum always holds"},
+    {"product": "ascend950", "check": "window.ep", "branch": "", "reason": "shadowed: every single-parameter change of an accepted call that breaks it is rejected first by an earlier check, and no second change satisfying that check lets it through: domain.epWorldSize (59), domain.moeExpertNum (32), op.sharedExpertRankNum (31) of 300 changes", "declared": False, "marked": "the documents' rule buffer.window asks at least what the kernels' layout needs for every shape this product accepts (H 4096 or 7168, BS 8, 16 or 256, K 6 or 8, moeExpertNum 32), so it rejects first any HCCL_BUFFSIZE the layout would overrun; window.ep guards the layout should the rule change (tests/test_window_layout.py runs the largest of those worlds at their smallest accepted window on the twin)"},
 )
 
 # worlds the search found that failed their re-verification (none: the search and validate agree)

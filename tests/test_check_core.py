@@ -81,8 +81,9 @@ def cores(tmp_path_factory):
 def _product_params():
     for spec in SPECS:
         op = load_ok(spec)
-        for p in op.products:
-            yield pytest.param(spec.name, p.soc, id=f"{spec.stem}-{p.soc}")
+        for i, p in enumerate(op.products):  # every op's first product by default, the others in the slow tier
+            yield pytest.param(spec.name, p.soc, id=f"{spec.stem}-{p.soc}",
+                               marks=(pytest.mark.slow,) if i else ())
 
 
 def _run_driver(exe: Path, soc: str, lines: list[str]) -> list[str]:
@@ -221,6 +222,7 @@ def _build_from_text(text: str, spec_name: str, out: Path):
     return op, module, _header_dir(out, op)
 
 
+@pytest.mark.slow
 def test_an_added_constraint_reaches_both_validators(cores, tmp_path):
     """One extra `require` in a spec copy changes the Python validator and the C++ check alike, no hand edit."""
     spec_name, soc = "dispatch_v2.spec", "ascend910_93"

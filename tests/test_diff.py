@@ -436,6 +436,7 @@ def test_generated_lists_changed_files_with_line_counts(tmp_path, capsys, monkey
             "status": "changed"} in files
 
 
+@pytest.mark.slow
 def test_generated_pairs_files_of_renamed_ops(capsys):
     code, out, _ = run(["diff", V1, V2, "--generated", "--allow-abi-break"], capsys)
     assert code == 0

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SPECS = sorted((ROOT / "specs").glob("*.spec"))
 
 TOTAL_MUTANTS = 1000          # at least this many over all specs together
-CHUNKS_PER_SPEC = 4           # test items per spec (keeps failures readable and reports progress)
+CHUNKS_PER_SPEC = 8           # test items per spec (the first in the default tier, the rest in the slow tier)
 CLI_EVERY = 25                # every n-th mutant also runs `opgen check` on a temporary file
 
 # Lexer-like tokens: long strings, strings, names, numbers, two-character operators, any other character.
@@ -138,8 +138,8 @@ def _run_cli(path: Path) -> tuple[int | None, str]:
 
 def _chunks():
     for spec in SPECS:
-        for k in range(CHUNKS_PER_SPEC):
-            yield pytest.param(spec, k, id=f"{spec.stem}-{k}")
+        for k in range(CHUNKS_PER_SPEC):  # an eighth of the mutants by default
+            yield pytest.param(spec, k, id=f"{spec.stem}-{k}", marks=(pytest.mark.slow,) if k else ())
 
 
 def test_fuzzing_covers_enough_mutants():

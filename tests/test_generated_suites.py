@@ -133,6 +133,7 @@ def test_a_changed_quant_rounding_fails_the_suite(built, tmp_path):
     assert "test_quantised_rows_are_nearest" in proc.stdout and "not the nearest" in proc.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("g++") is None, reason="the check-core tests need g++")
 def test_a_flipped_comparison_in_the_cpp_check_core_fails_the_suite(built, tmp_path):
     op_dir = _copy(built, tmp_path)

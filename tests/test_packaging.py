@@ -39,6 +39,7 @@ def child_venv(env_dir):
     return py
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git to copy the tracked tree")
 @pytest.mark.skipif(importlib.util.find_spec("pip") is None, reason="needs pip in the running interpreter")
 def test_wheel_install_builds_from_any_directory(tmp_path):

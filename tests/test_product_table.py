@@ -82,6 +82,7 @@ def test_the_generated_references_carry_the_table(tmp_path):
         assert f == P.PRODUCTS[soc]
 
 
+@pytest.mark.slow
 def test_a_product_defined_by_extends_builds_and_its_suite_passes(tmp_path):
     spec = _with_product(ROOT / "specs" / "dispatch_v2.spec", tmp_path)
     out = tmp_path / "generated"

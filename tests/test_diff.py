@@ -503,3 +503,17 @@ def test_an_unreachable_mark_is_a_docs_change():
     assert got == [(DOCS, "unreachable.added", "check op.expertIds", ("ascend950",), None)]
     back = [(c.kind, c.new) for c in diff_ops(new, old).changes]
     assert back == [("unreachable.removed", None)]
+
+
+def test_a_special_expert_formula_change_is_a_behaviour_change():
+    src = (ROOT / "specs" / "combine_v2.spec").read_text(encoding="utf-8")
+    old_f = "Moe = cast(oriXOptional, FLOAT32);"
+    assert src.count(old_f) == 1
+    new_src = src.replace(old_f, "Moe = cast(oriXOptional, FLOAT32) * 2.0;")
+    old, new = load_src(src, "old.spec")[0], load_src(new_src, "new.spec")[0]
+    got = [(c.group, c.kind, c.subject) for c in diff_ops(old, new).changes]
+    assert got == [(BEHAVIOUR, "special.changed", "special copy")]
+    dropped = load_src(src.replace("    special zero: zeroExpertNum \"零专家\" {\n        Moe = 0;\n    }\n", ""),
+                       "dropped.spec")[0]
+    kinds = sorted(c.kind for c in diff_ops(old, dropped).changes)
+    assert "special.removed" in kinds

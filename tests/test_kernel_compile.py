@@ -192,8 +192,15 @@ def test_combine_kernel(combine_v2):
     for needle in ("BlockMaxRow<8U>(", "(1.0f / DTypeTraits<int8_t>::MAX)", "BroadcastBlocks<8U>(", "Div(",
                    "CastRow<int8_t, half, RoundMode::CAST_RINT, true>", "MulBlocks<8U>("):
         assert needle in mode2, needle
-    reduce = text[text.index("::AddRow("):text.index("::ConstExpertTerm(")]
+    reduce = text[text.index("::AddRow("):text.index("::SpecialTerm1(")]
     assert reduce.index("Muls(term, term, weight, n)") < reduce.index("Add(acc, acc, term, n)")
+    # the special experts, lowered from the spec's formulas (the documents' const expert: alpha1 * x + alpha2 * v)
+    assert "} else if (expert < zeroEnd_) {\n                    continue;" in text
+    const = text[text.index("::SpecialTerm2("):text.index("// Toggle this core's data state word")]
+    for needle in ("LoadRowF32<ExpandXT, RowLayout::ROWS>(t1, t2, constExpertAlpha1OptionalGm_, expertRow, hLen);",
+                   "LoadRow(t3, oriXOptionalGm_, tokenIdx,", "Mul(t1, t1, t4,", "Add(t1, t1, t6,"):
+        assert needle in const, needle
+    assert "Exp(" not in const and "ReduceSum" not in const
 
 
 @pytest.fixture(scope="module")

@@ -70,6 +70,50 @@ def test_dispatch_then_combine_is_x_times_sum_of_weights(refs, product, shared, 
         assert out[r]["xOut"].tobytes() == want.tobytes(), f"rank {r}"
 
 
+@pytest.mark.parametrize("product", ["ascend910_93", "ascend950"])
+def test_special_experts_follow_the_documents_formulas(refs, product):
+    """Zero, copy and const experts (ids after the MoE experts, in that order) as aclnnMoeDistributeCombineV3.md
+    defines them: Moe(oriX) = 0, oriX, alpha1 * oriX + alpha2 * V, written here as loops (fp32 products, their
+    sum, the weight, the k-ordered sum, one RNE cast), not from the spec."""
+    rng = np.random.default_rng(11)
+    W, BS, H, K, E, zero, copy, const = 2, 5, 1024, 4, 4, 1, 1, 2
+    specials = E + zero + copy + const
+    inputs = [{"x": rng.standard_normal((BS, H)).astype(BF16),
+               "expertIds": np.argsort(rng.random((BS, specials)), axis=1)[:, :K].astype(np.int32),
+               "expertScalesOptional": rng.random((BS, K)).astype(np.float32)} for _ in range(W)]
+    alpha1, alpha2, v = (rng.standard_normal((const, H)).astype(BF16) for _ in range(3))
+    attrs = {"groupEp": "ep", "epWorldSize": W, "moeExpertNum": E, "zeroExpertNum": zero, "copyExpertNum": copy,
+             "constExpertNum": const}
+    d = refs["dispatch_v2"].run_world(inputs, attrs, product)
+    cin = [{"expandX": d[r]["expandXOut"], "expertIds": inputs[r]["expertIds"],
+            "assistInfoForCombine": d[r]["assistInfoForCombineOut"], "epSendCounts": d[r]["epRecvCountsOut"],
+            "expertScales": inputs[r]["expertScalesOptional"], "oriXOptional": inputs[r]["x"],
+            "constExpertAlpha1Optional": alpha1, "constExpertAlpha2Optional": alpha2, "constExpertVOptional": v}
+           for r in range(W)]
+    out = refs["combine_v2"].run_world(cin, attrs, product)
+    f32 = np.float32
+    for r in range(W):
+        x, ids, w = inputs[r]["x"].astype(f32), inputs[r]["expertIds"], inputs[r]["expertScalesOptional"]
+        want = np.zeros((BS, H), BF16)
+        for t in range(BS):
+            acc = np.zeros(H, f32)
+            for k in range(K):
+                e = int(ids[t, k])
+                if e < E:  # identity experts: the row comes back as sent
+                    term = x[t]
+                elif e < E + zero:
+                    term = np.zeros(H, f32)
+                elif e < E + zero + copy:
+                    term = x[t]
+                else:
+                    c = e - E - zero - copy
+                    term = np.array([f32(f32(f32(alpha1[c, h]) * x[t, h]) + f32(f32(alpha2[c, h]) * f32(v[c, h])))
+                                     for h in range(H)], f32)
+                acc = (acc + (term * f32(w[t, k])).astype(f32)).astype(f32)
+            want[t] = acc.astype(BF16)
+        assert out[r]["xOut"].tobytes() == want.tobytes(), f"rank {r}"
+
+
 def test_int8_comm_quant_round_trip_matches_block_oracle(refs):
     """commQuantMode 2: each returned row goes through 8-element int8 blocks (semantics §5), then the k-sum."""
     rng = np.random.default_rng(3)

@@ -1217,10 +1217,39 @@ _QUANT = {
     2: _quant_2,
 }
 
+# ---- special experts, lowered from the spec (one token row each; routed(T): the expert's row of T) ----------
+
+
+def _special_zero(q):
+    """zero (zeroExpertNum of them): 零专家."""
+    out = {}
+    out["Moe"] = 0
+    return out
+
+
+def _special_copy(q):
+    """copy (copyExpertNum of them): copy专家."""
+    out = {}
+    out["Moe"] = q.cast(q.rows("oriXOptional"), "FLOAT32", round="rint", sat=False)
+    return out
+
+
+def _special_const(q):
+    """const (constExpertNum of them): 常量专家."""
+    out = {}
+    out["Moe"] = ((q.routed("constExpertAlpha1Optional") * q.cast(q.rows("oriXOptional"), "FLOAT32", round="rint", sat=False)) + (q.routed("constExpertAlpha2Optional") * q.routed("constExpertVOptional")))
+    return out
+
+_SPECIALS = (
+    ("zero", "zeroExpertNum", _special_zero),
+    ("copy", "copyExpertNum", _special_copy),
+    ("const", "constExpertNum", _special_const),
+)
+
 INFO = reference.OpInfo(
     name=OP, semantics="moe_combine", products=PRODUCTS, inputs=INPUTS, outputs=OUTPUTS,
     attrs=ATTRS, env=ENV, quant_by="commQuantMode", lets=_LETS, dtype_rules=_DTYPE_RULES,
-    shapes=_SHAPES, checks=_CHECKS, quant=_QUANT, unspecified=UNSPECIFIED, facts=FACTS, sizes=_SIZES,
+    shapes=_SHAPES, checks=_CHECKS, quant=_QUANT, specials=_SPECIALS, unspecified=UNSPECIFIED, facts=FACTS, sizes=_SIZES,
     empty_absent=EMPTY_ABSENT, ignored=IGNORED, ignored_attrs=IGNORED_ATTRS,
 )
 

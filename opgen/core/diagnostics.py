@@ -92,6 +92,10 @@ CODES: dict[str, tuple[str, str]] = {
     "E128": ("unknown check in a mark", "`unreachable ID, ... \"why\";` in a product names checks of that "
              "product's view by the ids the coverage report and the docs print (`dtype.x`, `op.moeExpertNum.2`, "
              "`ascend910b.epWorldSize`, `transport.epWorldSize`), each once per product."),
+    "E129": ("bad special expert", "`special NAME: COUNT \"doc\" { Moe = ...; }` declares COUNT expert ids after the "
+             "MoE experts (consecutive ranges in declaration order) whose value the combine side computes itself: "
+             "COUNT is an int64 attribute, the body is a quant formula for one token row that assigns Moe exactly "
+             "once, outside `when` (`routed(T)` is T's row of this special expert; `Moe = 0` adds nothing)."),
     # back-end (opgen build): the front end accepted the spec, a generator for one artefact cannot express it
     "E201": ("kernel cannot be generated", "The Ascend C kernel of the op cannot be emitted: its semantics' kernel "
              "template needs a name the spec does not declare, a quant formula uses a primitive or a combination "

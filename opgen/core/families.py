@@ -42,6 +42,8 @@ class Family:
     # declared output keeps no contents, which a spec must say with `output X unspecified "why";` (opgen/model/
     # written.py: a build fails without it, E204, and the front end wants the reason, E127).
     writes: tuple[str, ...] = ()
+    # its driver and kernel compute the spec's `special` experts (the ids after the MoE experts)
+    special_experts: bool = False
 
 
 _ROWS = (
@@ -51,7 +53,7 @@ _ROWS = (
            writes=("assistInfoForCombineOut", "epRecvCountsOut", "expertTokenNumsOut", "expandScalesOut",
                    "tpRecvCountsOut")),
     Family("moe_combine", "CombineV2: expert rows back to their tokens, weighted (semantics.md §5)",
-           round_trip=WEIGHTED_SUM, shared_expert_x=True, writes=("xOut",),
+           round_trip=WEIGHTED_SUM, shared_expert_x=True, writes=("xOut",), special_experts=True,
            no_tp_reference="the CombineV2 reference has no TP (ReduceScatterV) path: the documents give no row "
                            "order for it"),
     Family("moe_dispatch_setup", "DispatchSetup: stage the rows in a local buffer y and send them (semantics.md §6)",

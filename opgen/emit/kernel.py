@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from opgen.core.artifact import Artifact
 from opgen.core.dtypes import DTYPES
@@ -45,7 +45,7 @@ from opgen.lower.literals import cpp_literal
 from opgen.lower.ascendc import (CPP_TYPES, FLOATISH, KernelTypes, LoweringError, QuantLowering, TilingExpr, cpp_ident,
                                  cpp_type, float_literal, ge_value, type_param)
 from opgen.model.static_eval import StaticEnv, Sym, dtype_reads, eval3, fails, merge_env, possible_values, solve_key_field
-from opgen.model.decl import Op, ProductView, ShapeCond, ShapeTuple, snake
+from opgen.model.decl import Op, ProductView, QuantMode, ShapeCond, ShapeTuple, SpecialExpert, snake
 from opgen.model.resolve import dim_bindings
 from opgen.runtime.dtypes import emax
 from opgen.runtime.dtypes import qmax
@@ -677,6 +677,7 @@ def common_context(op: Op, kind: KernelKind) -> dict:
         snake=snake,
         row_input=kind.row_input,
         row_output=kind.row_output,
+        quant_types=types,
     )
 
 
@@ -774,8 +775,54 @@ def combine_context(op: Op, ctx: dict) -> dict:
         raise LoweringError(f"a formula reads {', '.join(sorted(_routed_and_rows(op)))} per (token, k), "
                             f"which Atlas A2's expert blocks do not carry back",
                             _word(op, op.product("ascend910b").span, r"\b(ascend910b)\b"))
+    specials = special_terms(op, ctx)
     return dict(ctx, tp=False, perf=False, gm_tensors=_gm_tensors(op, used, byte_rows),
-                mask_rank=_rank_expr(op, "xActiveMaskOptional"), is_a2=is_a2)
+                mask_rank=_rank_expr(op, "xActiveMaskOptional"), is_a2=is_a2, specials=specials,
+                reduce_slots=REDUCE_SLOTS)
+
+
+# the combine reduce's calc slots: acc, term, aux, scratch. A special expert's formula uses slot 1 (term) and up;
+# the kernel takes more slots only in calls where such a special expert is in use (UB: 4 rows of H = 10240 on A2).
+REDUCE_SLOTS = 4
+
+
+def _dtype_twin(op: Op, t: str, varying: list[str], tensor_types: dict) -> str:
+    """The C++ type of input ``t`` in a special expert's formula: its own when it has one dtype or varies, else the
+    type of the varying tensor every product's checks hold it equal to (oriXOptional: dtype of expandX)."""
+    tensor = op.tensor(t)
+    if t in varying or len(tensor.dtypes) == 1:
+        return tensor_types[t]
+    for v in varying:
+        eq = Binary("==", Call("dtype", (Name(t),)), Call("dtype", (Name(v),)))
+        if all(any(c.expr == eq for c in view.checks) for view in op.views.values()):
+            return tensor_types[v]
+    raise LoweringError(f"a special expert's formula reads {t}, whose dtype ({' | '.join(tensor.dtypes)}) the kernel "
+                        f"does not specialise on and no check ties to one it does", tensor.span, "E201")
+
+
+def special_terms(op: Op, ctx: dict) -> list[dict]:
+    """Each special expert's formula as the body of ``SpecialTerm<i>(tokenIdx, expertRow, term)``: the fp32 row it
+    adds (``expertRow``: its index in its kind), lowered like a quant formula into calc slots 1 and up (slot 0 is the
+    reduce's accumulator); ``Moe = 0`` adds nothing and has no body."""
+    types = ctx["quant_types"]
+    read = {n.args[0].id if isinstance(n, Call) and n.args and isinstance(n.args[0], Name) else getattr(n, "id", "")
+            for s in op.specials for st in s.body for n in walk(st.expr)}
+    tensor_types = dict(types.tensor_types)
+    for t in read:
+        if op.tensor(t) is not None and op.tensor(t).role == "input":
+            tensor_types[t] = _dtype_twin(op, t, ctx["plan"].varying, types.tensor_types)
+    tensor_types[SpecialExpert.TARGET] = "float"
+    stypes = replace(types, tensor_types=tensor_types, row_input="", out_views={SpecialExpert.TARGET: "term"},
+                     out_counts={SpecialExpert.TARGET: "hLen"})
+    out = []
+    for i, s in enumerate(op.specials):
+        if s.adds_nothing:
+            out.append(dict(index=i, special=s, zero=True, lines=[], slots=0))
+            continue
+        m = QuantLowering(op, stypes, slot_base=1, out_slot=1).lower_mode(
+            QuantMode(0, s.name, s.doc, s.body, span=s.span))
+        out.append(dict(index=i, special=s, zero=False, lines=m.lines, slots=m.slots))
+    return out
 
 
 def dispatch_setup_context(op: Op, ctx: dict) -> dict:

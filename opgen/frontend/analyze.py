@@ -20,7 +20,7 @@ from opgen.core.families import FAMILIES
 from opgen.lang.expr import (Binary, Bool, Call, Cond, Expr, Float, InRange, InSet, Int, Name, Span, Str, Unary,
                               to_spec, walk)
 from opgen.model.decl import (AclnnEntry, AclnnParam, AclnnSize, Attr, Buffer, CommGroup, Constraint, Def, Domain, Env, Let, Op, Product, QuantMode, QuantStmt,
-                    Range, Shape, ShapeCond, ShapeTuple, Tensor, snake, Tolerance, UnreachableMark, alt_exprs, WINDOW_PLACES, Window,
+                    Range, Shape, ShapeCond, ShapeTuple, Tensor, snake, SpecialExpert, Tolerance, UnreachableMark, alt_exprs, WINDOW_PLACES, Window,
                     WindowArea, window_lets)
 from opgen.model.resolve import dim_bindings
 from opgen.model.written import assigned_by_formulas
@@ -196,7 +196,7 @@ class Analyzer(_Builder):
                          f"did you mean '{camel}'?" if _OP_NAME.match(camel) else None)
         fields = dict(version=None, doc="", notes=[], pairs=[], unsupported=[], comm=[], envs=[], inputs=[],
                       outputs=[], attrs=[], lets=[], defs=[], constraints=[], buffers=[], quant=[], products=[],
-                      quant_by=None, semantics=None, tiling_key=[], tolerances=[], aclnn=[], window=None)
+                      quant_by=None, semantics=None, tiling_key=[], tolerances=[], aclnn=[], window=None, specials=[])
         for item in op_tree.children[1:]:
             self.op_item(item, fields)
         op = Op(
@@ -208,7 +208,7 @@ class Analyzer(_Builder):
             quant_modes=tuple(fields["quant"]), products=tuple(fields["products"]), quant_by=fields["quant_by"],
             semantics=fields["semantics"], tiling_key=tuple(fields["tiling_key"]),
             tolerances=tuple(fields["tolerances"]), aclnn=tuple(fields["aclnn"]), window=fields["window"],
-            source=source,
+            specials=tuple(fields["specials"]), source=source,
             span=self.span(op_tree))
         self.check_required(op, fields, name_tok)
         _Checker(op, self.d).run()
@@ -256,6 +256,9 @@ class Analyzer(_Builder):
         elif k == "quant_decl":
             f["quant"].append(QuantMode(self.int_value(c[0]), str(c[1]), self.text(c[2]),
                                         tuple(self.quant_body(c[3:], ())), span=self.span(t)))
+        elif k == "special_decl":
+            f["specials"].append(SpecialExpert(str(c[0]), str(c[1]), self.text(c[2]),
+                                               tuple(self.quant_body(c[3:], ())), span=self.span(t)))
         elif k == "product_decl":
             f["products"].append(self.product(t))
         elif k == "quant_by_stmt":
@@ -1104,16 +1107,58 @@ class _Checker:
         for q in self.op.quant_modes:
             if q.value < 0:
                 self.d.error("E110", f"quant mode {q.value} must be non-negative", q.span)
-            locals_: set[str] = set()
-            for s in q.body:
-                for cond in s.conditions:
-                    self.kind(cond, scope=("quant", locals_))
-                self.kind(s.expr, scope=("quant", locals_))
-                if s.kind == "let":
-                    locals_.add(s.name)
-                elif s.name not in outputs:
+            for s in self.typed_assignments(q.body):
+                if s.name not in outputs:
                     self.d.error("E110", f"quant mode {q.value} assigns '{s.name}', which is not an output",
                                  self.at(s.span, rf"({_w(s.name)})\b"), _guess(s.name, outputs))
+        self.check_specials()
+
+    def typed_assignments(self, body) -> list:
+        """Type a formula body (each let in scope after its statement); its assignments, in order."""
+        locals_: set[str] = set()
+        assigns = []
+        for s in body:
+            for cond in s.conditions:
+                self.kind(cond, scope=("quant", locals_))
+            self.kind(s.expr, scope=("quant", locals_))
+            if s.kind == "let":
+                locals_.add(s.name)
+            else:
+                assigns.append(s)
+        return assigns
+
+    def check_specials(self) -> None:
+        """``special NAME: COUNT "doc" { Moe = ...; }``: COUNT an int64 attribute, the body assigns Moe once and
+        only Moe, outside any `when` (E129); its expressions are typed as a quant formula's."""
+        seen: set[str] = set()
+        ints = [a.name for a in self.op.attrs if a.type == "int64"]
+        family = FAMILIES.get(self.op.semantics or "")
+        if self.op.specials and (family is None or not family.special_experts):
+            self.d.error("E129", f"semantics {self.op.semantics} computes no special experts; only "
+                         f"{', '.join(f.name for f in FAMILIES.values() if f.special_experts)} does",
+                         self.op.specials[0].span)
+        for sp in self.op.specials:
+            if sp.name in seen:
+                self.d.error("E129", f"special expert '{sp.name}' is declared twice", sp.span)
+            seen.add(sp.name)
+            a = self.op.attr(sp.count)
+            if a is None or a.type != "int64":
+                self.d.error("E129", f"special expert {sp.name} counts its experts with '{sp.count}', which is not "
+                             "an int64 attribute", self.at(sp.span, rf":\s*({_w(sp.count)})\b"), _guess(sp.count, ints))
+            assigns, wrong = 0, False
+            for s in self.typed_assignments(sp.body):
+                if s.name != SpecialExpert.TARGET:
+                    wrong = True
+                    self.d.error("E129", f"special expert {sp.name} assigns '{s.name}'; its formula assigns only "
+                                 f"{SpecialExpert.TARGET}", self.at(s.span, rf"({_w(s.name)})\b"))
+                elif s.conditions:
+                    self.d.error("E129", f"special expert {sp.name} assigns {SpecialExpert.TARGET} under `when`; "
+                                 "it has one value for every token", s.span)
+                else:
+                    assigns += 1
+            if assigns != 1 and not (wrong and assigns == 0):
+                self.d.error("E129", f"special expert {sp.name} must assign {SpecialExpert.TARGET} exactly once "
+                             f"(it does {assigns} times)", sp.span)
 
     # ---- typing: the rules are opgen.model.kinds.Typer's; names resolve against the unvalidated op -------------
     def kind(self, e: Expr, scope=("scalar", frozenset()), let_stack=None, skip_names=False) -> str | None:

@@ -289,11 +289,17 @@ class QuantLowering:
     UB rows are reused as soon as a value dies (each let knows how many uses it has left).
     """
 
-    def __init__(self, op: Op, types: KernelTypes):
+    def __init__(self, op: Op, types: KernelTypes, slot_base: int = 0, out_slot: int | None = None):
+        """``slot_base``: the first calc slot the formula may use (the slots below it stay live around it, e.g.
+        the combine reduce's accumulator while a special expert's term is computed). ``out_slot``: the calc slot
+        the (single, fp32 row) output view is; the formula may use it as a temporary and, when its value ends
+        there, nothing is copied."""
         self.op = op
         self.types = types
+        self.slot_base = slot_base
+        self.out_slot = out_slot
         self.inputs = {t.name for t in op.inputs}
-        self.outputs = {t.name for t in op.outputs}
+        self.outputs = {t.name for t in op.outputs} | set(types.out_views)
 
     # ---- entry ----
     def lower_mode(self, q: QuantMode) -> LoweredMode:
@@ -301,7 +307,7 @@ class QuantLowering:
         self.lines: list[str] = []
         self.depth = 1
         self.free: list[int] = []
-        self.nslots = 0
+        self.nslots = self.slot_base  # the next new slot; LoweredMode.slots is the highest used + 1
         self.lets: dict[str, Val] = {}
         self.uses: dict[str, int] = {}
         self.tmp = 0
@@ -450,6 +456,17 @@ class QuantLowering:
     def assign(self, out: str, e: Expr) -> None:
         dst_type = self.types.tensor_types[out]
         dst = Val("row", dst_type, self.types.out_views[out], self.types.out_counts[out])
+        if self.out_slot is not None:  # the output view is a calc slot: evaluate first, copy only if elsewhere
+            self.width_hint = dst.count
+            v = self.lower(e)
+            self.width_hint = None
+            if v.kind != "row":
+                self.fail(e, f"{out} must be a row here (a scalar has no row to add)")
+            if v.slots == (self.out_slot,) and v.ctype == dst_type:
+                self.release(v)
+                return
+            self.store(dst, v)
+            return
         # A cast to the output's own dtype writes straight into the output row.
         if isinstance(e, Call) and e.fn == "cast" and self.same_type(self.static_type(e.args[1]), dst_type):
             self.cast_into(dst, e)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from opgen.core.builtins import ERROR_CLASSES
 from opgen.core.dtypes import DTYPES
 from opgen.core.products import ProductFacts, facts_for
-from opgen.lang.expr import Binary, Expr, Int, Name, Span
+from opgen.lang.expr import Binary, Expr, Float, Int, Name, Span
 
 
 def _span() -> Span | None:
@@ -234,6 +234,31 @@ class QuantStmt:
 
 
 @dataclass(frozen=True)
+class SpecialExpert:
+    """``special NAME: COUNT "doc" { Moe = ...; }``: COUNT expert ids after the MoE experts (the specials take
+    consecutive ranges in declaration order) whose value for a token the combine side computes itself, never
+    sent: the formula is written for one token row, as a quant formula; ``routed(T)`` is the row of T for this
+    special expert (its index within its kind), ``Moe`` the fp32 row that is weighted and summed (0: nothing)."""
+    name: str
+    count: str
+    doc: str
+    body: tuple[QuantStmt, ...]
+    span: Span | None = _span()
+
+    TARGET = "Moe"
+
+    @property
+    def value(self) -> Expr | None:
+        return next((s.expr for s in reversed(self.body) if s.kind == "assign" and s.name == self.TARGET), None)
+
+    @property
+    def adds_nothing(self) -> bool:
+        """``Moe = 0``: the expert contributes nothing (the kernel skips it)."""
+        v = self.value
+        return isinstance(v, (Int, Float)) and v.value == 0
+
+
+@dataclass(frozen=True)
 class QuantMode:
     value: int
     name: str
@@ -389,6 +414,7 @@ class Op:
     tolerances: tuple[Tolerance, ...] = ()
     aclnn: tuple[AclnnEntry, ...] = ()  # declared entry points (none: one, aclnn<Name>, over every parameter)
     window: Window | None = None  # the op's HCCL window layout (a product may declare its own)
+    specials: tuple[SpecialExpert, ...] = ()  # special experts after the MoE experts, in id order
     source: str = field(default="", compare=False)
     span: Span | None = _span()
 

@@ -170,6 +170,12 @@ def print_op(op: Op) -> str:
     lines += _window(op.window, 1)
     for q in op.quant_modes:
         lines += _quant(q)
+    for sp in op.specials:
+        lines.append(f"{_IND}special {sp.name}: {sp.count} {quote(sp.doc)} {{")
+        for s in sp.body:
+            stmt = f"let {s.name} = {to_spec(s.expr)};" if s.kind == "let" else f"{s.name} = {to_spec(s.expr)};"
+            lines += _wrap(s.conditions, stmt, 2)
+        lines.append(f"{_IND}}}")
     for p in op.products:
         lines += _product(p)
     lines.append("}")

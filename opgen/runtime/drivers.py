@@ -177,6 +177,24 @@ def moe_dispatch(info: OpInfo, scopes: list[Scope], product: str, dests: Sequenc
 
 # ---- CombineV2 -------------------------------------------------------------------------------
 
+def special_terms(info: OpInfo, st: Scope, E: int, H: int) -> tuple:
+    """The spec's special experts on one token owner: consecutive id ranges after the E MoE experts, each term
+    its formula over the owner's token rows (``routed(T)`` the row of T for the expert's index in its kind)."""
+    out, lo = [], E
+    for name, count_attr, formula in info.specials:
+        n = int(st.attr(count_attr) or 0)
+
+        def term(tokens, c, formula=formula, name=name):
+            value = formula(RowBatch(st, st, tokens, np.asarray(c), H)).get("Moe")
+            if value is None:
+                raise OpError(INVALID, name, f"special expert {name} has no value (its formula assigns no Moe)")
+            return np.broadcast_to(np.asarray(value, dtype=np.float32), (len(tokens), H))
+
+        out.append(moe.SpecialTerm(lo, lo + n, term))
+        lo += n
+    return tuple(out)
+
+
 def _returning_rows(scopes: list[Scope], layout: str, owner: int) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
     """For each expert rank d: (d, rows of d's expandX, token, k) of the rows that go back to ``owner``.
 
@@ -245,11 +263,7 @@ def moe_combine(info: OpInfo, scopes: list[Scope], product: str, dests: Sequence
         out["xOut"][:] = moe.reduce_window(
             window, expert_ids=ids, expert_scales=data(st.inputs.get("expertScales")),
             mask=data(st.inputs.get("xActiveMaskOptional")), S=S, E=topo["E"], K=K,
-            zero_num=st.attr("zeroExpertNum"), copy_num=st.attr("copyExpertNum"),
-            const_num=st.attr("constExpertNum"), ori_x=data(st.inputs.get("oriXOptional")),
-            const_alpha1=data(st.inputs.get("constExpertAlpha1Optional")),
-            const_alpha2=data(st.inputs.get("constExpertAlpha2Optional")),
-            const_v=data(st.inputs.get("constExpertVOptional")),
+            specials=special_terms(info, st, topo["E"], H),
             shared_expert_x=None if shared_x is None else shared_x.reshape(ids.shape[0], H),
             out_dtype=out["xOut"].dtype)
         results[t] = out

@@ -11,8 +11,8 @@ which one it follows.  Implementation lives in:
 """
 from __future__ import annotations
 
-from opgen.runtime.moe_combine import (SpecialExperts, combine_rank, combine_world,
-                          comm_quant_int8_round_trip, const_expert_value, reduce_window)
+from opgen.runtime.moe_combine import (SpecialTerm, combine_rank, combine_world,
+                          comm_quant_int8_round_trip, reduce_window)
 from opgen.runtime.moe_routing import (DispatchPlan, Topology, a2_expand_idx, active_pairs,
                           dispatch_outputs, expert_token_nums, gather_rows, pair_mask,
                           plan_dispatch, plan_dispatch_world, recv_counts_cumsum)
@@ -20,11 +20,11 @@ from opgen.runtime.moe_setup import (combine_setup_rank, combine_teardown_rank, 
                         dispatch_teardown_rank)
 
 __all__ = [
-    "DispatchPlan", "SpecialExperts", "Topology",
+    "DispatchPlan", "SpecialTerm", "Topology",
     "a2_expand_idx", "active_pairs", "pair_mask",
     "plan_dispatch", "plan_dispatch_world", "dispatch_outputs", "gather_rows",
     "recv_counts_cumsum", "expert_token_nums",
-    "combine_rank", "combine_world", "reduce_window", "comm_quant_int8_round_trip", "const_expert_value",
+    "combine_rank", "combine_world", "reduce_window", "comm_quant_int8_round_trip",
     "dispatch_setup_rank", "dispatch_teardown_rank", "combine_setup_rank",
     "combine_teardown_rank",
 ]

@@ -2,10 +2,9 @@
 
 The reduce is fp32 in k order with two roundings per term (Muls, then Add; the device
 has no FMA here) and one RINT cast at the end.  numpy's float32 ufuncs and
-``astype(float16 / ml_dtypes.bfloat16)`` are IEEE round-to-nearest-even, so MoE, zero
-and copy experts are bit-exact.  Const experts are not: their two dot products are a
-hardware reduction tree on device (and Exp is not correctly rounded there), which no
-sequential numpy sum reproduces bit for bit; here they are ``np.dot`` in float32.
+``astype(float16 / ml_dtypes.bfloat16)`` are IEEE round-to-nearest-even, so MoE experts are
+bit-exact, and so are special experts whose spec formula is elementwise fp32 arithmetic (the
+specs' zero / copy / const experts, as the current documents define them).
 """
 from __future__ import annotations
 
@@ -73,72 +72,40 @@ def returned_rows(rank: int, expert_outputs_per_rank: list, plans: list[Dispatch
     return window
 
 
-def const_expert_value(x32: np.ndarray, alpha1: np.ndarray, alpha2: np.ndarray,
-                       v: np.ndarray) -> np.ndarray:
-    """softmax(alpha1.x, alpha2.x) weighted mix p1*x + p2*v, kernel op order, fp32.
-
-    Follows the code (``ProcessConstantExpert``), not the V3 docs' ``alpha1*x + alpha2*v``.
-    """
-    a1 = np.dot(x32, np.asarray(alpha1, dtype=np.float32))
-    a2 = np.dot(x32, np.asarray(alpha2, dtype=np.float32))
-    top = np.maximum(a1, a2)
-    e1, e2 = np.exp(a1 - top), np.exp(a2 - top)
-    total = e1 + e2
-    p1, p2 = (e1 / total)[:, None], (e2 / total)[:, None]
-    return x32 * p1 + np.asarray(v, dtype=np.float32)[None, :] * p2
-
-
 @dataclass(frozen=True)
-class SpecialExperts:
-    """Zero/copy/const experts: ids [E, E+zero), [.., +copy), [.., +const), computed locally."""
+class SpecialTerm:
+    """One kind of special expert: ids [lo, hi), computed on the token's rank, never sent.
 
-    E: int
-    zero: int = 0
-    copy: int = 0
-    const: int = 0
-    alpha1: np.ndarray | None = None   # (const, H)
-    alpha2: np.ndarray | None = None   # (const, H)
-    v: np.ndarray | None = None        # (const, H)
+    ``term(tokens, c)`` is the unweighted fp32 contribution (n, H) for the tokens (row indices) whose pair chose
+    ids ``lo + c``; None: the kind adds nothing (a zero expert). The generated references build these from the
+    spec's ``special`` formulas."""
 
-    @property
-    def copy_lo(self) -> int:
-        return self.E + self.zero
-
-    @property
-    def const_lo(self) -> int:
-        return self.E + self.zero + self.copy
-
-    @property
-    def end(self) -> int:
-        return self.const_lo + self.const
+    lo: int
+    hi: int
+    term: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
 
 
-def _term_for_k(ids_k: np.ndarray, on: np.ndarray, returned_k: np.ndarray,
-                ori32: np.ndarray | None, sp: SpecialExperts) -> np.ndarray:
+def _term_for_k(ids_k: np.ndarray, on: np.ndarray, returned_k: np.ndarray, E: int,
+                specials: tuple[SpecialTerm, ...]) -> np.ndarray:
     """Unweighted fp32 contribution of one top-k slot for every token (0 where none)."""
-    if np.any(on & (ids_k >= sp.end)):
-        raise ValueError(f"expert id beyond E+zero+copy+const = {sp.end}")
+    end = specials[-1].hi if specials else E
+    if np.any(on & (ids_k >= end)):
+        raise ValueError(f"expert id beyond the MoE and special experts = {end}")
     term = np.zeros(returned_k.shape, dtype=np.float32)
-    moe = on & (ids_k < sp.E)
+    moe = on & (ids_k < E)
     term[moe] = returned_k[moe]
-    copy = on & (ids_k >= sp.copy_lo) & (ids_k < sp.const_lo)
-    const = on & (ids_k >= sp.const_lo)
-    if (copy.any() or const.any()) and ori32 is None:
-        raise ValueError("copy/const experts need ori_x")
-    if copy.any():
-        term[copy] = ori32[copy]
-    for c in np.unique(ids_k[const]) - sp.const_lo:
-        rows = const & (ids_k == sp.const_lo + c)
-        term[rows] = const_expert_value(ori32[rows], sp.alpha1[c], sp.alpha2[c], sp.v[c])
+    for sp in specials:
+        rows = on & (ids_k >= sp.lo) & (ids_k < sp.hi)
+        if sp.term is not None and rows.any():
+            tokens = np.flatnonzero(rows)
+            term[tokens] = sp.term(tokens, ids_k[tokens] - sp.lo)
     return term
 
 
 def combine_rank(rank: int, *, expert_outputs_per_rank: list, plans: list[DispatchPlan],
                  expert_ids: np.ndarray, expert_scales: np.ndarray | None,
                  mask: np.ndarray | None, W: int, Rs: int, S: int, E: int, K: int,
-                 zero_num: int = 0, copy_num: int = 0, const_num: int = 0,
-                 ori_x: np.ndarray | None = None, const_alpha1: np.ndarray | None = None,
-                 const_alpha2: np.ndarray | None = None, const_v: np.ndarray | None = None,
+                 specials: tuple[SpecialTerm, ...] = (),
                  shared_expert_x: np.ndarray | None = None, out_dtype,
                  comm_quant: CommQuant | None = None) -> np.ndarray:
     """xOut (BS,H) of token owner ``rank`` (§5 step 2); rows of inactive tokens stay 0.
@@ -161,15 +128,11 @@ def combine_rank(rank: int, *, expert_outputs_per_rank: list, plans: list[Dispat
         raise ValueError(f"expert_ids shape {ids.shape} is not (BS, K={K})")
     window = returned_rows(rank, expert_outputs_per_rank, plans, ids.shape[0], K + topo.S, comm_quant)
     return reduce_window(window, expert_ids=ids, expert_scales=expert_scales, mask=mask, S=topo.S, E=E, K=K,
-                         zero_num=zero_num, copy_num=copy_num, const_num=const_num, ori_x=ori_x,
-                         const_alpha1=const_alpha1, const_alpha2=const_alpha2, const_v=const_v,
-                         shared_expert_x=shared_expert_x, out_dtype=out_dtype)
+                         specials=specials, shared_expert_x=shared_expert_x, out_dtype=out_dtype)
 
 
 def reduce_window(window: np.ndarray, *, expert_ids: np.ndarray, expert_scales: np.ndarray | None,
-                  mask: np.ndarray | None, S: int, E: int, K: int, zero_num: int = 0, copy_num: int = 0,
-                  const_num: int = 0, ori_x: np.ndarray | None = None, const_alpha1: np.ndarray | None = None,
-                  const_alpha2: np.ndarray | None = None, const_v: np.ndarray | None = None,
+                  mask: np.ndarray | None, S: int, E: int, K: int, specials: tuple[SpecialTerm, ...] = (),
                   shared_expert_x: np.ndarray | None = None, out_dtype) -> np.ndarray:
     """§5 step 2 on a token owner's fp32 window (BS, K+S, H) of returned rows: the k-ordered sum.
 
@@ -180,13 +143,11 @@ def reduce_window(window: np.ndarray, *, expert_ids: np.ndarray, expert_scales: 
     if window.shape[:2] != (bs, K + S):
         raise ValueError(f"window shape {window.shape} is not (BS={bs}, K+S={K + S}, H)")
     pairs_on, tokens_on = pair_mask(ids, mask)   # a 1-D mask already covers every pair
-    ori32 = None if ori_x is None else np.asarray(ori_x).astype(np.float32)
-    special = SpecialExperts(E, zero_num, copy_num, const_num, const_alpha1, const_alpha2, const_v)
     weights = None if expert_scales is None else np.asarray(expert_scales, dtype=np.float32)
 
     acc = np.zeros((bs, window.shape[2]), dtype=np.float32)
     for k in range(K):
-        term = _term_for_k(ids[:, k], pairs_on[:, k], window[:, k], ori32, special)
+        term = _term_for_k(ids[:, k], pairs_on[:, k], window[:, k], E, tuple(specials))
         if weights is not None:
             term = term * weights[:, k:k + 1]        # Muls: rounded to fp32 ...
         acc = np.where(pairs_on[:, k:k + 1], acc + term, acc)  # ... then Add: second rounding
@@ -202,21 +163,18 @@ def reduce_window(window: np.ndarray, *, expert_ids: np.ndarray, expert_scales: 
 
 def combine_world(*, expert_outputs_per_rank: list, plans: list[DispatchPlan],
                   expert_ids: list, expert_scales: list | None, masks: list | None,
-                  W: int, Rs: int, S: int, E: int, K: int, zero_num: int = 0,
-                  copy_num: int = 0, const_num: int = 0, ori_x: list | None = None,
-                  const_alpha1: np.ndarray | None = None, const_alpha2: np.ndarray | None = None,
-                  const_v: np.ndarray | None = None, shared_expert_x: list | None = None,
+                  W: int, Rs: int, S: int, E: int, K: int, specials: list | None = None,
+                  shared_expert_x: list | None = None,
                   out_dtype, comm_quant: CommQuant | None = None) -> list[np.ndarray]:
-    """:func:`combine_rank` for every rank; per-rank inputs are lists indexed by rank."""
+    """:func:`combine_rank` for every rank; per-rank inputs are lists indexed by rank (``specials[r]``: rank r's
+    special experts, their terms read that rank's tokens)."""
     def per_rank(xs: list | None, r: int):
         return None if xs is None else xs[r]
 
     return [combine_rank(r, expert_outputs_per_rank=expert_outputs_per_rank, plans=plans,
                          expert_ids=expert_ids[r], expert_scales=per_rank(expert_scales, r),
                          mask=per_rank(masks, r), W=W, Rs=Rs, S=S, E=E, K=K,
-                         zero_num=zero_num, copy_num=copy_num, const_num=const_num,
-                         ori_x=per_rank(ori_x, r), const_alpha1=const_alpha1,
-                         const_alpha2=const_alpha2, const_v=const_v,
+                         specials=tuple(per_rank(specials, r) or ()),
                          shared_expert_x=per_rank(shared_expert_x, r), out_dtype=out_dtype,
                          comm_quant=comm_quant)
             for r in range(W)]

@@ -43,6 +43,8 @@ class OpInfo:
     empty_absent: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # product -> inputs empty = absent
     ignored: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # product -> inputs never read
     ignored_attrs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # product -> attrs read as default
+    # special experts in id order after the MoE experts: (name, count attribute, fn(RowBatch) -> {"Moe": value})
+    specials: tuple[tuple[str, str, Callable], ...] = ()
 
     def fact(self, product: str) -> ProductFacts:
         """The facts of one of the op's products (an OpError for a product the op does not have)."""

@@ -477,6 +477,7 @@ class _Differ:
         for kind, olds, news in (("let", old.lets, new.lets), ("def", old.defs, new.defs)):
             out += self._named_exprs(kind, olds, news, None)
         out += self._quant_formulas()
+        out += self._special_formulas()
         for what in ("quant_by", "semantics"):
             a, b = getattr(old, what), getattr(new, what)
             if a != b:
@@ -550,6 +551,33 @@ class _Differ:
             if self.new.quant_mode(o.value) is None:
                 out.append(Change(BEHAVIOUR, "quant.removed", f"quant {o.value}",
                                   f"quant mode {o.value} ({o.name}) no longer declared", zh=zh.quant_removed(o)))
+        return out
+
+    def _special_formulas(self) -> list[Change]:
+        """Special experts added, removed, re-counted or recomputed (their order is their id ranges)."""
+        out = []
+        old = {s.name: s for s in self.old.specials}
+        order_o, order_n = [s.name for s in self.old.specials], [s.name for s in self.new.specials]
+        for s in self.new.specials:
+            o = old.get(s.name)
+            subject = f"special {s.name}"
+            text = _special_text(s)
+            if o is None:
+                out.append(Change(BEHAVIOUR, "special.added", subject, f"special expert {s.name} ({s.count}) "
+                                  f"declared: {text}", new=text, zh=f"新增特殊专家{s.doc}（{s.count}）：{text}"))
+            elif (o.count, o.body) != (s.count, s.body):
+                out.append(Change(BEHAVIOUR, "special.changed", subject, f"special expert {s.name}: "
+                                  f"{_special_text(o)} -> {text}", old=_special_text(o), new=text,
+                                  zh=f"特殊专家{s.doc}的计算公式由「{_special_text(o)}」变更为「{text}」"))
+        for o in self.old.specials:
+            if o.name not in {s.name for s in self.new.specials}:
+                out.append(Change(BEHAVIOUR, "special.removed", f"special {o.name}", f"special expert {o.name} "
+                                  "no longer declared", old=_special_text(o), zh=f"删除特殊专家{o.doc}"))
+        kept_o = [n for n in order_o if n in order_n]
+        if kept_o != [n for n in order_n if n in order_o]:
+            out.append(Change(BEHAVIOUR, "special.order", "special experts", "special experts reordered (their "
+                              f"ids move): {', '.join(order_o)} -> {', '.join(order_n)}", ", ".join(order_o),
+                              ", ".join(order_n), zh="特殊专家顺序（专家ID区间）变更为" + "、".join(order_n)))
         return out
 
     # ---- behaviour: per product --------------------------------------------------------------
@@ -914,6 +942,11 @@ def _sig_delta(old: tuple[str, ...], new: tuple[str, ...], zh: bool = False) -> 
 
 def _modes(modes) -> str:
     return ", ".join(map(str, modes)) or "none"
+
+
+def _special_text(s) -> str:
+    return f"{s.count}: " + "; ".join(("let " if x.kind == "let" else "") + f"{x.name} = {to_spec(x.expr)}"
+                                      for x in s.body)
 
 
 def _quant_text(q) -> tuple[str, ...]:

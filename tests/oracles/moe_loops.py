@@ -203,13 +203,13 @@ def combine_oracle(rank, *, dispatch, expert_outputs, ids, scales, mask, K, S, E
 
 
 def const_value(x, alpha1, alpha2, v):
-    a1 = F32(np.dot(np.asarray(alpha1).astype(np.float32), x))
-    a2 = F32(np.dot(np.asarray(alpha2).astype(np.float32), x))
-    top = a1 if a1 > a2 else a2
-    e1, e2 = F32(np.exp(F32(a1 - top))), F32(np.exp(F32(a2 - top)))
-    total = F32(e1 + e2)
-    p1, p2 = F32(e1 / total), F32(e2 / total)
-    return x * p1 + np.asarray(v).astype(np.float32) * p2
+    """The current documents' const expert (aclnnMoeDistributeCombineV3.md): alpha1 * oriX + alpha2 * V, element
+    by element in fp32 (two products, then their sum), written here by hand, not from the spec."""
+    f = lambda a: np.asarray(a).astype(np.float32)  # noqa: E731
+    out = np.empty(len(x), dtype=np.float32)
+    for h in range(len(x)):
+        out[h] = F32(F32(f(alpha1)[h] * F32(x[h])) + F32(f(alpha2)[h] * f(v)[h]))
+    return out
 
 
 # --------------------------------------------------------------------------- setup family

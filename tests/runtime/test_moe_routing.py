@@ -289,7 +289,7 @@ def test_round_trip_identity_experts(topology, mask_kind):
             outs = moe.combine_world(
                 expert_outputs_per_rank=identity_experts(world, plans), plans=plans,
                 expert_ids=world.ids, expert_scales=world.scales, masks=world.masks,
-                K=world.K, zero_num=1, copy_num=1, ori_x=world.xs, out_dtype=dtype, **world.topo)
+                K=world.K, specials=[_specials(E, x)[:2] for x in world.xs], out_dtype=dtype, **world.topo)
             for r in range(W):
                 want = hand_round_trip(world, r, dtype)
                 assert outs[r].dtype == dtype
@@ -384,6 +384,14 @@ def _const_world(rng, exact):
     return world, alpha[0], alpha[1], const_v
 
 
+def _specials(E, ori_x, alpha1=None, alpha2=None, const_v=None):
+    """One zero, one copy and two const experts after the E MoE experts, as the documents define them."""
+    x32 = np.asarray(ori_x).astype(F32)
+    f = lambda a: np.asarray(a).astype(F32)  # noqa: E731
+    return (moe.SpecialTerm(E, E + 1, None), moe.SpecialTerm(E + 1, E + 2, lambda t, c: x32[t]),
+            moe.SpecialTerm(E + 2, E + 4, lambda t, c: f(alpha1)[c] * x32[t] + f(alpha2)[c] * f(const_v)[c]))
+
+
 @pytest.mark.parametrize("exact", [True, False])
 def test_combine_special_experts_match_oracle(exact):
     rng = np.random.default_rng(5 if exact else 6)
@@ -394,29 +402,26 @@ def test_combine_special_experts_match_oracle(exact):
         dispatch = oracle.dispatch_oracle(world.ids, world.masks, K=world.K, **world.topo)
         outs = moe.combine_world(
             expert_outputs_per_rank=outputs, plans=plans, expert_ids=world.ids,
-            expert_scales=world.scales, masks=None, K=world.K, zero_num=1, copy_num=1,
-            const_num=2, ori_x=world.xs, const_alpha1=alpha1, const_alpha2=alpha2,
-            const_v=const_v, out_dtype=BF16, **world.topo)
+            expert_scales=world.scales, masks=None, K=world.K,
+            specials=[_specials(world.E, x, alpha1, alpha2, const_v) for x in world.xs], out_dtype=BF16,
+            **world.topo)
         for r in range(world.W):
             want = oracle.combine_oracle(
                 r, dispatch=dispatch, expert_outputs=outputs, ids=world.ids[r],
                 scales=world.scales[r], mask=None, K=world.K, S=0, E=world.E, zero=1, copy=1,
                 ori_x=world.xs[r], alpha1=alpha1, alpha2=alpha2, const_v=const_v,
                 out_dtype=BF16)
-            if exact:
-                np.testing.assert_array_equal(outs[r].view(np.uint16), want.view(np.uint16))
-            else:  # dot-product summation order may differ by an ulp before the bf16 cast
-                np.testing.assert_allclose(outs[r].astype(F32), want.astype(F32),
-                                           rtol=1e-2, atol=1e-2)
+            # elementwise fp32, as the documents define the const expert: bit-exact for any values
+            np.testing.assert_array_equal(outs[r].view(np.uint16), want.view(np.uint16))
 
 
-def test_combine_rejects_missing_ori_x_and_short_outputs():
+def test_combine_rejects_ids_past_the_experts_and_short_outputs():
+    # (a copy expert without oriX is the spec's check: `require present(oriXOptional)` when copyExpertNum > 0)
     ids = [np.array([[0, 2]], np.int32), np.array([[1, 0]], np.int32)]
     xs = [np.ones((1, 8), np.float16)] * 2
     plans = moe.plan_dispatch_world(ids, None, W=2, Rs=0, S=0, E=2)
     outputs = [moe.gather_rows(xs, p) for p in plans]
-    kw = dict(plans=plans, expert_scales=None, mask=None, W=2, Rs=0, S=0, E=2, K=2, copy_num=1,
-              out_dtype=np.float16)
+    kw = dict(plans=plans, expert_scales=None, mask=None, W=2, Rs=0, S=0, E=2, K=2, out_dtype=np.float16)
     with pytest.raises(ValueError):
         moe.combine_rank(0, expert_outputs_per_rank=outputs, expert_ids=ids[0], **kw)
     with pytest.raises(ValueError):

@@ -18,8 +18,10 @@
  *                 the cores first wait for every expert block's flag; pair (t, k) reads slot
  *                 assistInfoForCombine[t * K + k] of its expert's block) and computes, in fp32 and k order,
  *                 xOut[t] = Cast(RINT, Σ_k w[t,k] * term_k + Σ_s shared_s + sharedExpertX[t]) with term_k the
- *                 returned row (MoE expert), 0 (zero expert), oriX[t] (copy expert) or
- *                 p1 * oriX[t] + p2 * v[c], (p1, p2) = softmax(alpha1[c]·oriX[t], alpha2[c]·oriX[t]) (const expert).
+ *                 returned row (MoE expert) or, for the special experts after the MoE experts, the spec's formula
+ *                 (zero: Moe = 0, adds nothing)
+ *                 (copy: Moe = cast(oriXOptional, FLOAT32))
+ *                 (const: Moe = routed(constExpertAlpha1Optional) * cast(oriXOptional, FLOAT32) + routed(constExpertAlpha2Optional) * routed(constExpertVOptional))
  *                 Inactive tokens get zero rows.
  * The rows use the CombineV2 part of the window half DispatchV2 leaves free; halves alternate per call.
  */
@@ -658,7 +660,8 @@ private:
                                      bool pairMask);
     __aicore__ inline void AddRow(const LocalTensor<float>& acc, const LocalTensor<float>& term, float weight,
                                   bool weighted);
-    __aicore__ inline void ConstExpertTerm(uint32_t tokenIdx, uint32_t c, const LocalTensor<float>& term);
+    __aicore__ inline void SpecialTerm1(uint32_t tokenIdx, uint32_t expertRow, const LocalTensor<float>& term);
+    __aicore__ inline void SpecialTerm2(uint32_t tokenIdx, uint32_t expertRow, const LocalTensor<float>& term);
     __aicore__ inline void UpdateDataState();
     __aicore__ inline void SplitRange(uint32_t total, uint32_t& begin, uint32_t& end) const;
 
@@ -697,7 +700,6 @@ private:
     TBuf<TPosition::VECCALC> calcBuf_;    // quant rows, then the reduce rows
     TBuf<TPosition::VECCALC> infoBuf_;    // this core's triples, then the token's expert ids and weights
     TBuf<TPosition::VECCALC> flagBuf_;    // one slot flag to send, then a token's slot flags
-    TBuf<TPosition::VECCALC> smallBuf_;   // ReduceSum / Exp scalars of the const experts
     TBuf<TPosition::VECCALC> maskBuf_;    // xActiveMaskOptional (BS, or BS * K when 2-D)
     TQue<TPosition::VECIN, 1> xInQue_;    // rows of expandX
     TQue<TPosition::VECOUT, 1> msgQue_;   // returned rows, then the reduced xOut rows
@@ -712,9 +714,12 @@ private:
     uint32_t topK_{0U};
     uint32_t slotsPerToken_{0U};   // K + S
     uint32_t moeExperts_{0U};
-    uint32_t zeroEnd_{0U};         // ids [E, zeroEnd_) are zero experts, [zeroEnd_, copyEnd_) copy experts,
-    uint32_t copyEnd_{0U};         // [copyEnd_, constEnd_) const experts
-    uint32_t constEnd_{0U};
+    // the special experts take consecutive ids after the MoE experts, in the spec's order
+    uint32_t zeroEnd_{0U};  // ids [moeExperts_, zeroEnd_): zero experts
+    uint32_t copyEnd_{0U};  // ids [zeroEnd_, copyEnd_): copy experts
+    uint32_t constEnd_{0U};  // ids [copyEnd_, constEnd_): const experts
+    uint32_t expertEnd_{0U};       // every id at or past it is no expert
+    uint32_t reduceSlots_{REDUCE_SLOTS};  // the reduce's calc slots: more only where a special expert in use needs them
     uint32_t sharedExperts_{0U};   // 0 when sharedExpertRankNum is 0 (sharedExpertNum 1 then means none)
     uint32_t localExperts_{1U};
     bool isSharedRank_{false};
@@ -754,9 +759,16 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
     hLen_ = static_cast<uint32_t>(tiling.H);
     topK_ = static_cast<uint32_t>(tiling.K);
     moeExperts_ = static_cast<uint32_t>(tiling.moeExpertNum);
-    zeroEnd_ = moeExperts_ + static_cast<uint32_t>(tiling.zeroExpertNum);
-    copyEnd_ = zeroEnd_ + static_cast<uint32_t>(tiling.copyExpertNum);
-    constEnd_ = copyEnd_ + static_cast<uint32_t>(tiling.constExpertNum);
+    expertEnd_ = moeExperts_;
+    expertEnd_ += static_cast<uint32_t>(tiling.zeroExpertNum);
+    zeroEnd_ = expertEnd_;
+    expertEnd_ += static_cast<uint32_t>(tiling.copyExpertNum);
+    copyEnd_ = expertEnd_;
+    expertEnd_ += static_cast<uint32_t>(tiling.constExpertNum);
+    constEnd_ = expertEnd_;
+    if (tiling.constExpertNum > 0) {  // its formula uses calc slots 1..4 beside the accumulator
+        reduceSlots_ = reduceSlots_ > 5U ? reduceSlots_ : 5U;
+    }
     sharedExperts_ = (tiling.sharedExpertRankNum == 0) ? 0U : static_cast<uint32_t>(tiling.sharedExpertNum);
     slotsPerToken_ = topK_ + sharedExperts_;
     localExperts_ = static_cast<uint32_t>(tiling.localExpertNum);
@@ -783,7 +795,7 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
     RequireFits(static_cast<uint64_t>(tiling.win_window), WindowBytes<EP_GROUP>());
     slotBytes_ = AlignUp(hLen_ * 4U, REPEAT_BYTES) + AlignUp(CeilDiv(hLen_, 8U), REPEAT_BYTES) + REPEAT_BYTES;
     const uint32_t rowBuf = AlignUp(rowBytes_, UB_BLOCK);
-    const uint32_t fixedBytes = (CALC_SLOTS > REDUCE_SLOTS ? CALC_SLOTS : REDUCE_SLOTS) * slotBytes_ + 4U * REPEAT_BYTES;
+    const uint32_t fixedBytes = (CALC_SLOTS > reduceSlots_ ? CALC_SLOTS : reduceSlots_) * slotBytes_ + 4U * REPEAT_BYTES;
     bufDepth_ = (fixedBytes + 4U * rowBuf <= static_cast<uint32_t>(tiling.totalUbSize)) ? 2U : 1U;
 
     expandXGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(args.expandX));
@@ -1064,11 +1076,10 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
     const uint32_t pairs = bs_ * topK_;
     const uint32_t maskLen = (maskRank_ == 2U) ? pairs : bs_;
     const uint32_t kBytes = AlignUp(topK_ * 4U, UB_BLOCK);
-    pipe_->InitBuffer(calcBuf_, REDUCE_SLOTS * slotBytes_);
+    pipe_->InitBuffer(calcBuf_, reduceSlots_ * slotBytes_);
     pipe_->InitBuffer(infoBuf_, 3U * kBytes);
     pipe_->InitBuffer(maskBuf_, AlignUp(maskLen, UB_BLOCK));
     pipe_->InitBuffer(flagBuf_, slotsPerToken_ * FLAG_BYTES);
-    pipe_->InitBuffer(smallBuf_, 2U * REPEAT_BYTES);
     pipe_->InitBuffer(msgQue_, bufDepth_, AlignUp(rowBytes_, UB_BLOCK));
     LocalTensor<int32_t> ids = infoBuf_.Get<int32_t>();
     LocalTensor<float> weights = infoBuf_.GetWithOffset<float>(kBytes / 4U, kBytes);
@@ -1125,7 +1136,7 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
             for (uint32_t k = 0U; k < topK_; ++k) {
                 const int32_t id = ids.GetValue(k);
                 const float weight = hasWeights_ ? weights.GetValue(k) : 1.0f;
-                if (id < 0 || static_cast<uint32_t>(id) >= constEnd_ || (pairMask && mask.GetValue(t * topK_ + k) == 0U)) {
+                if (id < 0 || static_cast<uint32_t>(id) >= expertEnd_ || (pairMask && mask.GetValue(t * topK_ + k) == 0U)) {
                     continue;
                 }
                 const uint32_t expert = static_cast<uint32_t>(id);
@@ -1136,11 +1147,11 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
                     slotGm.SetGlobalBuffer(WinRows(epRank_) + slot * rowStride_);
                     LoadRowF32<XOutT, RowLayout::ROWS>(term, scratch, slotGm, 0U, hLen_);
                 } else if (expert < zeroEnd_) {
-                    continue;  // zero expert: adds nothing
+                    continue;  // zero expert: Moe = 0 adds nothing
                 } else if (expert < copyEnd_) {
-                    LoadRowF32<ExpandXT, RowLayout::ROWS>(term, scratch, oriXOptionalGm_, t, hLen_);
-                } else {
-                    ConstExpertTerm(t, expert - copyEnd_, term);
+                    SpecialTerm1(t, expert - zeroEnd_, term);
+                } else if (expert < constEnd_) {
+                    SpecialTerm2(t, expert - copyEnd_, term);
                 }
                 AddRow(acc, term, weight, hasWeights_);  // no weights: summed as the shared rows are
             }
@@ -1222,44 +1233,58 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
     PipeBarrier<PIPE_V>();
 }
 
-// term = p1 * oriX[t] + p2 * v[c] with (p1, p2) = softmax(alpha1[c] . oriX[t], alpha2[c] . oriX[t]).
+// special expert copy (copy专家): Moe = cast(oriXOptional, FLOAT32), lowered from the spec into
+// `term`; expertRow is its index among the copy experts
 template <MOE_DISTRIBUTE_COMBINE_V2_TPL_CLASS>
-__aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC>::ConstExpertTerm(uint32_t tokenIdx, uint32_t c,
+__aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC>::SpecialTerm1(uint32_t tokenIdx, uint32_t expertRow,
     const LocalTensor<float>& term)
 {
-    const int32_t n = static_cast<int32_t>(hLen_);
-    LocalTensor<float> aux = CalcSlot<float>(2U);
-    LocalTensor<float> scratch = CalcSlot<float>(3U);
-    LocalTensor<float> small = smallBuf_.Get<float>();
-    LoadRowF32<ExpandXT, RowLayout::ROWS>(term, scratch, oriXOptionalGm_, tokenIdx, hLen_);  // x = oriX[t]
-    float dots[2] = {0.0f, 0.0f};
-    for (uint32_t j = 0U; j < 2U; ++j) {
-        LoadRowF32<ExpandXT, RowLayout::ROWS>(aux, scratch, j == 0U ? constExpertAlpha1OptionalGm_
-                                                                    : constExpertAlpha2OptionalGm_, c, hLen_);
-        Mul(aux, aux, term, n);
-        PipeBarrier<PIPE_V>();
-        ReduceSum<float>(small, aux, scratch, n);
-        SyncFunc<HardEvent::V_S>();
-        dots[j] = small.GetValue(0U);
-        SyncFunc<HardEvent::S_V>();
-    }
-    const float top = MaxF(dots[0], dots[1]);
-    small.SetValue(0U, dots[0] - top);
-    small.SetValue(1U, dots[1] - top);
-    SyncFunc<HardEvent::S_V>();
-    Exp(small, small, 2);
-    SyncFunc<HardEvent::V_S>();
-    const float e1 = small.GetValue(0U);
-    const float e2 = small.GetValue(1U);
-    SyncFunc<HardEvent::S_V>();
-    const float total = e1 + e2;
-    LoadRowF32<ExpandXT, RowLayout::ROWS>(aux, scratch, constExpertVOptionalGm_, c, hLen_);
-    Muls(term, term, e1 / total, n);
+    const uint32_t hLen = hLen_;
+    const LocalTensor<float>& xRow = term;  // a special expert reads no returned row
+    // Moe = cast(oriXOptional, FLOAT32)
+    LocalTensor<ExpandXT> t1 = CalcSlot<ExpandXT>(1U);
+    LoadRow(t1, oriXOptionalGm_, tokenIdx, static_cast<uint32_t>(hLen));  // the token's row of oriXOptional
+    LocalTensor<float> t2 = CalcSlot<float>(2U);
+    LocalTensor<float> t3 = CalcSlot<float>(3U);
+    CastRow<float, ExpandXT, RoundMode::CAST_RINT, false>(t2, t1, static_cast<uint32_t>(hLen), t3);
+    CopyRow(term, t2, static_cast<uint32_t>(hLen));
+    (void)xRow;
+    (void)tokenIdx;
+    (void)expertRow;
+}
+
+// special expert const (常量专家): Moe = routed(constExpertAlpha1Optional) * cast(oriXOptional, FLOAT32) + routed(constExpertAlpha2Optional) * routed(constExpertVOptional), lowered from the spec into
+// `term`; expertRow is its index among the const experts
+template <MOE_DISTRIBUTE_COMBINE_V2_TPL_CLASS>
+__aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC>::SpecialTerm2(uint32_t tokenIdx, uint32_t expertRow,
+    const LocalTensor<float>& term)
+{
+    const uint32_t hLen = hLen_;
+    const LocalTensor<float>& xRow = term;  // a special expert reads no returned row
+    // Moe = routed(constExpertAlpha1Optional) * cast(oriXOptional, FLOAT32) + routed(constExpertAlpha2Optional) * routed(constExpertVOptional)
+    LocalTensor<float> t1 = CalcSlot<float>(1U);
+    LocalTensor<float> t2 = CalcSlot<float>(2U);
+    LoadRowF32<ExpandXT, RowLayout::ROWS>(t1, t2, constExpertAlpha1OptionalGm_, expertRow, hLen);  // constExpertAlpha1Optional as fp32: the destination expert's row ((E, H)), or its (H,) / (1,) broadcast
+    LocalTensor<ExpandXT> t3 = CalcSlot<ExpandXT>(2U);
+    LoadRow(t3, oriXOptionalGm_, tokenIdx, static_cast<uint32_t>(hLen));  // the token's row of oriXOptional
+    LocalTensor<float> t4 = CalcSlot<float>(3U);
+    LocalTensor<float> t5 = CalcSlot<float>(4U);
+    CastRow<float, ExpandXT, RoundMode::CAST_RINT, false>(t4, t3, static_cast<uint32_t>(hLen), t5);
+    Mul(t1, t1, t4, static_cast<int32_t>(hLen));
     PipeBarrier<PIPE_V>();
-    Muls(aux, aux, e2 / total, n);
+    LocalTensor<float> t6 = CalcSlot<float>(3U);
+    LocalTensor<float> t7 = CalcSlot<float>(2U);
+    LoadRowF32<ExpandXT, RowLayout::ROWS>(t6, t7, constExpertAlpha2OptionalGm_, expertRow, hLen);  // constExpertAlpha2Optional as fp32: the destination expert's row ((E, H)), or its (H,) / (1,) broadcast
+    LocalTensor<float> t8 = CalcSlot<float>(2U);
+    LocalTensor<float> t9 = CalcSlot<float>(4U);
+    LoadRowF32<ExpandXT, RowLayout::ROWS>(t8, t9, constExpertVOptionalGm_, expertRow, hLen);  // constExpertVOptional as fp32: the destination expert's row ((E, H)), or its (H,) / (1,) broadcast
+    Mul(t6, t6, t8, static_cast<int32_t>(hLen));
     PipeBarrier<PIPE_V>();
-    Add(term, term, aux, n);
+    Add(t1, t1, t6, static_cast<int32_t>(hLen));
     PipeBarrier<PIPE_V>();
+    (void)xRow;
+    (void)tokenIdx;
+    (void)expertRow;
 }
 
 // Toggle this core's data state word: the next call uses the other window half and slot flags.

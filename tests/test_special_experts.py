@@ -1,0 +1,52 @@
+"""Special experts from the spec (#14 item 4): the kernel computes each one's `special` formula in UB beside the
+reduce's accumulator, so the UB must hold them at the largest rows a product accepts.
+
+The formulas' values are checked against hand-written loops in tests/test_reference_roundtrip.py (the generated
+reference) and tests/runtime/test_moe_routing.py (the runtime); here the CPU twin, whose UB is the product's
+(196608 bytes on Atlas A3) and which faults any buffer past it, runs CombineV2's worst case for the reduce's UB:
+BS 512, H 8192, K 16, a 2-D mask and every kind of special expert, and must match the reference bit for bit.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+
+import pytest
+
+from .conftest import ROOT
+from .test_window_layout import _case, _combine_case, _dispatch_min_mb
+
+GENERATED = ROOT / "generated"
+OP = "moe_distribute_combine_v2"
+
+
+@pytest.mark.slow
+@pytest.mark.cpu_twin
+@pytest.mark.parametrize("product", ["ascend910_93", "ascend950"])
+def test_special_experts_fit_the_ub_at_the_largest_rows(product, tmp_path):
+    from opgen import sim
+    from opgen.harness import testkit
+
+    if str(GENERATED) not in sys.path:
+        sys.path.insert(0, str(GENERATED))
+    ref, cases = importlib.import_module(f"{OP}.reference"), importlib.import_module(f"{OP}.tests.cases")
+    bs, h, k, ep, moe = 512, 8192, 16, 2, 16
+    case = _combine_case(ref, _case(product, bs, h, k, ep, moe, _dispatch_min_mb(product, bs, h, k, ep, moe)))
+    case["attrs"].update(zeroExpertNum=1, copyExpertNum=1, constExpertNum=2)
+    case["inputs"].update(oriXOptional=("BFLOAT16", (bs, h)), xActiveMaskOptional=("BOOL", (bs, k)),
+                          **{name: ("BFLOAT16", (2, h)) for name in ("constExpertAlpha1Optional",
+                                                                      "constExpertAlpha2Optional",
+                                                                      "constExpertVOptional")})
+    case["data"] = {"xActiveMaskOptional": "random"}
+    try:
+        exe = sim.build_for(GENERATED / OP, ref, product)
+    except sim.TwinUnavailable as err:
+        pytest.skip(f"the CPU twin cannot be built here: {err}")
+    world = testkit.build_world(ref, case)
+    routed = {int(e) for w in world.inputs for e in w["expertIds"].ravel()}
+    assert {moe, moe + 1, moe + 2, moe + 3} <= routed, "the world routes to every kind of special expert"
+    results = testkit.run(ref, case, world)
+    outs = sim.run(exe, ref, case, world, tmp_path)
+    problems = [p for r, (got, want) in enumerate(zip(outs, results))
+                for p in testkit.output_problems(ref, cases, case, world, r, got, want)]
+    assert not problems, "\n".join(problems)

@@ -765,11 +765,11 @@ def dispatch_context(op: Op, ctx: dict) -> dict:
 
 
 def combine_context(op: Op, ctx: dict) -> dict:
-    byte_rows = {"expandX", "xOut", "xActiveMaskOptional", "sharedExpertXOptional", "oriXOptional",
-                 "constExpertAlpha1Optional", "constExpertAlpha2Optional", "constExpertVOptional"}
+    reads = _special_reads(op)  # the special experts' formulas name what they read
+    special_inputs = tuple(t.name for t in op.inputs if t.name in reads)
+    byte_rows = {"expandX", "xOut", "xActiveMaskOptional", "sharedExpertXOptional", *special_inputs}
     used = ("expandX", "expertIds", "assistInfoForCombine", "epSendCounts", "expertScales", "xActiveMaskOptional",
-            "sharedExpertXOptional", "oriXOptional", "constExpertAlpha1Optional", "constExpertAlpha2Optional",
-            "constExpertVOptional", "xOut")
+            "sharedExpertXOptional") + special_inputs + ("xOut",)
     is_a2 = _a2_expr(op)
     if is_a2 != "false" and _routed_and_rows(op):
         raise LoweringError(f"a formula reads {', '.join(sorted(_routed_and_rows(op)))} per (token, k), "
@@ -800,17 +800,21 @@ def _dtype_twin(op: Op, t: str, varying: list[str], tensor_types: dict) -> str:
                         f"does not specialise on and no check ties to one it does", tensor.span, "E201")
 
 
+def _special_reads(op: Op) -> set:
+    """The inputs the special experts' formulas read (by name, or through row() / routed())."""
+    names = {n.args[0].id if isinstance(n, Call) and n.args and isinstance(n.args[0], Name) else getattr(n, "id", "")
+             for s in op.specials for st in s.body for n in walk(st.expr)}
+    return {t for t in names if op.tensor(t) is not None and op.tensor(t).role == "input"}
+
+
 def special_terms(op: Op, ctx: dict) -> list[dict]:
     """Each special expert's formula as the body of ``SpecialTerm<i>(tokenIdx, expertRow, term)``: the fp32 row it
     adds (``expertRow``: its index in its kind), lowered like a quant formula into calc slots 1 and up (slot 0 is the
     reduce's accumulator); ``Moe = 0`` adds nothing and has no body."""
     types = ctx["quant_types"]
-    read = {n.args[0].id if isinstance(n, Call) and n.args and isinstance(n.args[0], Name) else getattr(n, "id", "")
-            for s in op.specials for st in s.body for n in walk(st.expr)}
     tensor_types = dict(types.tensor_types)
-    for t in read:
-        if op.tensor(t) is not None and op.tensor(t).role == "input":
-            tensor_types[t] = _dtype_twin(op, t, ctx["plan"].varying, types.tensor_types)
+    for t in _special_reads(op):
+        tensor_types[t] = _dtype_twin(op, t, ctx["plan"].varying, types.tensor_types)
     tensor_types[SpecialExpert.TARGET] = "float"
     stypes = replace(types, tensor_types=tensor_types, row_input="", out_views={SpecialExpert.TARGET: "term"},
                      out_counts={SpecialExpert.TARGET: "hLen"})
@@ -868,11 +872,10 @@ KERNEL_KINDS = {
     "moe_combine": KernelKind(
         "moe_combine", "cpp/op_kernel/moe_combine.cpp.j2", "expandX", "xOut",
         {"inputs": ("expandX", "expertIds", "assistInfoForCombine", "epSendCounts", "expertScales",
-                    "xActiveMaskOptional", "sharedExpertXOptional", "oriXOptional", "constExpertAlpha1Optional",
-                    "constExpertAlpha2Optional", "constExpertVOptional"),
+                    "xActiveMaskOptional", "sharedExpertXOptional"),
          "outputs": ("xOut",),
-         "attrs": ("epWorldSize", "epRankId", "moeExpertNum", "sharedExpertNum", "sharedExpertRankNum",
-                   "zeroExpertNum", "copyExpertNum", "constExpertNum"),
+         # the special experts' counts and inputs are the spec's `special` declarations, not names the kernel needs
+         "attrs": ("epWorldSize", "epRankId", "moeExpertNum", "sharedExpertNum", "sharedExpertRankNum"),
          "lets": ("localExpertNum", "maxBS", "isSharedRank"),
          "dims": ("BS", "H", "K")},
         combine_context, window_areas=("combine",)),

@@ -160,8 +160,8 @@ def test_aclnn_signature_follows_spec_order(built):
             if entry.two_stage:
                 header = (api / f"aclnn_{entry.stem}.h").read_text(encoding="utf-8")
                 assert declared(header, f"{entry.name}GetWorkspaceSize") == \
-                    [p.name for p in entry.params] + ["workspaceSize", "executor"], (spec.name, entry.name)
+                    [p.c_name for p in entry.params] + ["workspaceSize", "executor"], (spec.name, entry.name)
             else:  # a size function: in the header of the op's first two-stage entry point
                 header = (api / f"aclnn_{op.files_entry.stem}.h").read_text(encoding="utf-8")
                 assert declared(header, entry.name) == \
-                    [p.name for p in entry.params] + [z.name for z in entry.sizes], (spec.name, entry.name)
+                    [p.c_name for p in entry.params] + [z.name for z in entry.sizes], (spec.name, entry.name)

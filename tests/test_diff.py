@@ -517,3 +517,14 @@ def test_a_special_expert_formula_change_is_a_behaviour_change():
                        "dropped.spec")[0]
     kinds = sorted(c.kind for c in diff_ops(old, dropped).changes)
     assert "special.removed" in kinds
+
+
+def test_a_post_stage_change_is_a_behaviour_change():
+    src = (ROOT / "specs" / "combine_add_rms_norm.spec").read_text(encoding="utf-8")
+    old_f = "xOut = cast(x, dtype(xOut));"
+    assert src.count(old_f) == 1
+    new_src = src.replace(old_f, "xOut = cast(x, dtype(xOut), round=trunc);")
+    old, new = load_src(src, "old.spec")[0], load_src(new_src, "new.spec")[0]
+    got = [(c.group, c.kind, c.subject) for c in diff_ops(old, new).changes]
+    assert got == [(BEHAVIOUR, "post.changed", "post")]
+    assert "round=trunc" in diff_ops(old, new).changes[0].new

@@ -89,3 +89,26 @@ def test_parameter_tables_match_the_current_readmes(dispatch_v2):
                  "weightScaleOptional": "FLOAT32", "groupListOptional": "INT64"}
         want = [(n, r, d, opdef.get(n, t)) for n, r, d, t in want]
         assert generated_full_table(op, entry) == want, readme
+
+
+def test_combine_add_rms_norm_table_matches_its_readme():
+    """The CombineAddRmsNorm README's 参数说明 table has eight columns (描述, then 使用说明, then 数据类型): every
+    row, in order, is a row of the generated V1 document, whose description starts with the README's 描述 and
+    whose dtype is the README's (where it gives one; "-" is a reserved input, typed by the real OpDef)."""
+    import re
+
+    from .conftest import ROOT, load_ok
+    op = load_ok(ROOT / "specs" / "combine_add_rms_norm.spec")
+    text = (SEEDS / "current" / "moe_distribute_combine_add_rms_norm_README.md").read_text(encoding="utf-8")
+    body = text.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    want = []
+    for tr in re.findall(r"<tr>(.*?)</tr>", body, re.S):
+        cells = [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td>(.*?)</td>", tr, re.S)]
+        if cells[0] not in ("workspaceSize", "executor"):
+            want.append((cells[0], cells[2], cells[4]))
+    got = generated_full_table(op, "aclnnMoeDistributeCombineAddRmsNorm")
+    assert [w[0] for w in want] == [g[0] for g in got]
+    for (name, doc, dtype), (_, _, got_doc, got_dtype) in zip(want, got):
+        assert got_doc.startswith(doc.rstrip("。")), (name, doc, got_doc)
+        if dtype != "-":
+            assert got_dtype == dtype, (name, dtype, got_dtype)

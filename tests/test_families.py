@@ -63,12 +63,12 @@ def test_a_spec_naming_no_family_is_rejected(tmp_path):
 
 
 def test_the_families_write_what_their_rows_say(tmp_path):
-    """Family.writes (with the formula-assigned outputs) is what the numpy drivers write: over the generated
+    """Family.writes (with the formula-assigned outputs and a post stage's) is what the numpy drivers write: over the generated
     suites' runnable worlds, an output outside it stays zero everywhere, and each one inside it (where the
     product does not mark it unspecified) has contents in some world. E204 relies on the first half."""
     import importlib
 
-    from opgen.model.written import assigned_by_formulas
+    from opgen.model.written import assigned_by_formulas, family_writes
 
     generated = ROOT / "generated"
     if str(generated) not in sys.path:
@@ -84,7 +84,7 @@ def test_the_families_write_what_their_rows_say(tmp_path):
         filled: set[str] = set()
         for case in runs:
             view = op.views[case["product"]]
-            written = set(family.writes) | assigned_by_formulas(op, view.quant_modes)
+            written = family_writes(op) | assigned_by_formulas(op, view.quant_modes)
             world = testkit.build_world(ref, case)
             for rank, outs in enumerate(testkit.run(ref, case, world)):
                 for name, value in outs.items():
@@ -93,7 +93,7 @@ def test_the_families_write_what_their_rows_say(tmp_path):
                         assert not contents, (op.name, case["id"], rank, name, "written but not in Family.writes")
                     elif contents and name not in view.unspecified_outputs:
                         filled.add(name)
-        expected = set(family.writes) | assigned_by_formulas(op)
+        expected = family_writes(op) | assigned_by_formulas(op)
         unspecified_everywhere = {t.name for t in op.outputs if all(t.name in v.unspecified_outputs
                                                                     for v in op.views.values())}
         assert expected - unspecified_everywhere <= filled, (op.name, expected - unspecified_everywhere - filled)

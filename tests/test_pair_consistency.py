@@ -24,7 +24,18 @@ OPS = {op.name: op for op in (load(p, Diagnostics()) for p in sorted((ROOT / "sp
 # ([0, 4]), while the Combine documents and code allow none.
 _SHARED = "the Combine ops support no shared experts (document and code); the Dispatch documents contradict " \
           "themselves and the real Dispatch tilings accept [0, 4]"
+_ARN = "MoeDistributeCombineAddRmsNorm", "MoeDistributeDispatchV2"
+_ARN_NARROWER = "the CombineAddRmsNorm documents accept a subset of DispatchV2's values (a caller of the pair uses " \
+                "the intersection)"
 KNOWN = {
+    (*_ARN, "ascend910_93", "commAlg"): f"{_ARN_NARROWER}: commAlg 预留字段，当前版本不支持，传入空指针即可",
+    (*_ARN, "ascend950", "commAlg"): f"{_ARN_NARROWER}: commAlg 预留字段，当前版本不支持，传入空指针即可",
+    (*_ARN, "ascend910_93", "sharedExpertNum"): f"{_ARN_NARROWER}: sharedExpertNum 当前版本不支持，仅支持传入0",
+    (*_ARN, "ascend950", "sharedExpertNum"): f"{_ARN_NARROWER}: sharedExpertNum 当前版本不支持，仅支持传入0",
+    (*_ARN, "ascend910_93", "sharedExpertRankNum"): f"{_ARN_NARROWER}: sharedExpertRankNum 仅支持传入0",
+    (*_ARN, "ascend950", "sharedExpertRankNum"): f"{_ARN_NARROWER}: sharedExpertRankNum 仅支持传入0",
+    (*_ARN, "ascend950", "epWorldSize"): f"{_ARN_NARROWER}: epWorldSize (1, 768] (aclnnMoeDistributeCombineAddRmsNormV2.md) "
+                                          "where DispatchV2's current Ascend 950 documents give [2, 1024]",
     ("MoeDistributeCombineSetup", "MoeDistributeCombineTeardown", "ascend950", "commQuantMode"):
         "CombineSetup declares commQuantMode without a domain (its quant_modes 0 decide); Teardown in [0, 2]",
     ("MoeDistributeCombineSetup", "MoeDistributeDispatchSetup", "ascend950", "sharedExpertNum"): _SHARED,
@@ -66,7 +77,9 @@ def differences() -> dict:
 def test_the_pairs_are_found():
     found = {(a.name, b.name) for a, b in pairs()}
     assert ("MoeDistributeCombineV2", "MoeDistributeDispatchV2") in found
-    assert len(found) == 1 + len(list(itertools.combinations(range(4), 2)))  # the V2 pair; the Setup/Teardown four
+    assert ("MoeDistributeCombineAddRmsNorm", "MoeDistributeDispatchV2") in found
+    # the two V2 pairs; the Setup/Teardown four
+    assert len(found) == 2 + len(list(itertools.combinations(range(4), 2)))
 
 
 def test_paired_ops_share_domains_and_dtypes():

@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from opgen.core.dtypes import DTYPES, FORMAT_VALUES
@@ -52,7 +53,7 @@ FORMAT_ND = FORMAT_VALUES["ND"]
 DT_UNDEFINED = 28
 # The generated tiling functions' constants (op_tiling/<op>_tiling.cpp).
 SYSTEM_NEED_WORKSPACE, WORKSPACE_PER_CORE_PAIR, BATCH_MODE = 16 * MIB, 512, 1
-CTYPES = {"int64_t": ctypes.c_int64, "int32_t": ctypes.c_int32, "uint32_t": ctypes.c_uint32,
+CTYPES = {"int64_t": ctypes.c_int64, "float": ctypes.c_float, "int32_t": ctypes.c_int32, "uint32_t": ctypes.c_uint32,
           "uint64_t": ctypes.c_uint64, "Mc2InitTiling": ctypes.c_uint8 * 64, "Mc2CcTiling": ctypes.c_uint8 * 512}
 # What the real MoE tilings put in their HCCL cc tilings, per product (hicann/ops-transformer mc2/
 # moe_distribute_{dispatch,combine}_v2 op_tiling: A3 and the 950 MTE path SetHcommCfg, A2 arch22): opType
@@ -223,6 +224,8 @@ def _expected_fields(twin: Twin, case: dict, rank, metas: dict, seen: dict, key:
             # an ignored attribute is what the op reads, its default, whatever the call passed
             ignored = m.group(1) in ref.INFO.ignored_attrs.get(product, ())
             out[name] = int(scope.attrs[m.group(1)] if ignored else seen["full"][m.group(1)])
+        elif m := re.fullmatch(r"attr (\w+) \(float\)", doc):
+            out[name] = float(np.float32(seen["full"][m.group(1)]))  # fp32, as the kernels compute with it
         elif m := re.fullmatch(r"let (\w+)(?:, (?:product|window) \w+)?", doc):
             # a let the product lacks is never filled in: the field keeps its zero
             out[name] = int(scope.let(m.group(1))) if m.group(1) in ref.INFO.lets[product] else 0

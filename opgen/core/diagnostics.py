@@ -96,6 +96,10 @@ CODES: dict[str, tuple[str, str]] = {
              "MoE experts (consecutive ranges in declaration order) whose value the combine side computes itself: "
              "COUNT is an int64 attribute, the body is a quant formula for one token row that assigns Moe exactly "
              "once, outside `when` (`routed(T)` is T's row of this special expert; `Moe = 0` adds nothing)."),
+    "E130": ("bad post-reduction stage", "`post NAME \"doc\" { OUT = ...; }` is a formula over one token's reduced "
+             "row NAME (the fp32 weighted sum over the token's experts, before any cast): only a family that reduces "
+             "(opgen/core/families.py `reduced`) has one, once per op; its body assigns outputs, each once and "
+             "outside `when`, never NAME itself."),
     # back-end (opgen build): the front end accepted the spec, a generator for one artefact cannot express it
     "E201": ("kernel cannot be generated", "The Ascend C kernel of the op cannot be emitted: its semantics' kernel "
              "template needs a name the spec does not declare, a quant formula uses a primitive or a combination "

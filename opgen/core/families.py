@@ -44,6 +44,11 @@ class Family:
     writes: tuple[str, ...] = ()
     # its driver and kernel compute the spec's `special` experts (the ids after the MoE experts)
     special_experts: bool = False
+    # The output the family writes from each token's reduced row (a cast of the fp32 row to its dtype), the dtype
+    # the returned rows travel in, and the output its quant formulas assign (the row one sender returns). A spec
+    # may replace that last step by a `post` stage over the reduced row (opgen/model/decl.py PostStage), which
+    # then writes the outputs itself. None: the family does not reduce (no `post` stage).
+    reduced: str | None = None
 
 
 _ROWS = (
@@ -53,7 +58,7 @@ _ROWS = (
            writes=("assistInfoForCombineOut", "epRecvCountsOut", "expertTokenNumsOut", "expandScalesOut",
                    "tpRecvCountsOut")),
     Family("moe_combine", "CombineV2: expert rows back to their tokens, weighted (semantics.md §5)",
-           round_trip=WEIGHTED_SUM, shared_expert_x=True, writes=("xOut",), special_experts=True,
+           round_trip=WEIGHTED_SUM, shared_expert_x=True, writes=("xOut",), special_experts=True, reduced="xOut",
            no_tp_reference="the CombineV2 reference has no TP (ReduceScatterV) path: the documents give no row "
                            "order for it"),
     Family("moe_dispatch_setup", "DispatchSetup: stage the rows in a local buffer y and send them (semantics.md §6)",

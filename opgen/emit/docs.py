@@ -65,7 +65,7 @@ def entry_context(op: Op, entry: AclnnEntry, views) -> dict:
                                                  formats="-")
                                             for p in e.params],
                        results=[dict(name=z.name, formula=z.expr) for z in e.sizes]) for e in sizes],
-        params=[_row(op.param(p.name)) for p in entry.params],
+        params=[dict(_row(op.param(p.name)), name=p.c_name) for p in entry.params],
         omitted=[dict(name=p.name, value="空指针" if getattr(p, "role", "") == "input" else spec_literal(p.default))
                  for p in op.params if p.name not in taken],
         others=[e.name for e in op.entries if e.name != entry.name and e.two_stage],

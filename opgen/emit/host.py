@@ -569,7 +569,8 @@ def _size_fn_context(op: Op, entry: AclnnEntry, which: int) -> dict:
     """A size function: its declaration and a body that calls the sizes base, then casts each result."""
     taken = {p.name for p in entry.params}
     names = base_names(op)
-    args = [str(which)] + [p.name if p.name in taken else f"{omitted_value(p)} /* {p.name} */"
+    c_names = {p.name: p.c_name for p in entry.params}
+    args = [str(which)] + [c_names[p.name] if p.name in taken else f"{omitted_value(p)} /* {p.name} */"
                            for p in op.inputs + op.attrs] + ["sizes"]
     params = workspace_params(op, entry)
     return dict(
@@ -580,7 +581,7 @@ def _size_fn_context(op: Op, entry: AclnnEntry, which: int) -> dict:
         count=len(entry.sizes),
         call=call_args(f"const aclnnStatus ret = {names['sizes']}", args, 4, suffix=");"),
         results=[z.name for z in entry.sizes],
-        doc_params=[_param_doc("in", p.name, op.param(p.name).doc if op.param(p.name) is not None else
+        doc_params=[_param_doc("in", p.c_name, op.param(p.name).doc if op.param(p.name) is not None else
                                "本接口的参数，不影响计算结果。") for p in entry.params]
         + [_param_doc("out", z.name, f"{z.name} = {to_spec(z.expr)}") for z in entry.sizes],
     )
@@ -590,7 +591,8 @@ def aclnn_entry_context(op: Op, entry: AclnnEntry) -> dict:
     fn = entry.name
     taken = {p.name: p for p in entry.params}
     ws_params = workspace_params(op, entry)
-    base_args = [p.name if p.name in taken else f"{omitted_value(p, set(taken))} /* {p.name} */" for p in op.params]
+    base_args = [taken[p.name].c_name if p.name in taken else f"{omitted_value(p, set(taken))} /* {p.name} */"
+                 for p in op.params]
     names = base_names(op)
 
     def direction(decl) -> str:
@@ -604,7 +606,7 @@ def aclnn_entry_context(op: Op, entry: AclnnEntry) -> dict:
         run_decl=call_args(f"ACLNN_API aclnnStatus {fn}", _RUN_PARAMS, 0, suffix=");"),
         ws_def=call_args(f"aclnnStatus {fn}GetWorkspaceSize", ws_params, 0, suffix=")"),
         run_def=call_args(f"aclnnStatus {fn}", _RUN_PARAMS, 0, suffix=")"),
-        doc_params=[_param_doc(direction(op.param(p.name)), p.name, op.param(p.name).doc) for p in entry.params],
+        doc_params=[_param_doc(direction(op.param(p.name)), p.c_name, op.param(p.name).doc) for p in entry.params],
         omitted=_comment_lines("本接口不含参数" + "、".join(p.name for p in op.params if p.name not in taken)
                                + "：可选输入按空指针、可选属性按默认值处理" + "".join(
                                    f"，{a.name}取{a.omitted.args[0].id}的数据类型" for a in op.attrs
@@ -768,7 +770,9 @@ def _view_tiling(op: Op, view: ProductView, fields: list[TilingField]) -> dict:
     for f in fields:
         if f.source == "attr":  # an ignored attribute is read as its default, whatever was passed
             value = ScalarCpp(view).name(f.spec) if f.spec in view.ignored_attrs else f"p.{cpp_ident(f.spec)}"
-            if op.attr(f.spec).type != "int64":
+            if op.attr(f.spec).type == "float":
+                value = f"static_cast<float>({value})"
+            elif op.attr(f.spec).type != "int64":
                 value = f"static_cast<int64_t>({value})"
             copies.append(f"tiling->{f.name} = {value};")
         elif f.source == "has":  # present(), as the checks read it (an empty tensor may mean absent)

@@ -42,7 +42,7 @@ from opgen.emit.registry import emitter
 from opgen.emit.tiling_layout import WORKSPACE_PER_CORE_PAIR, has_field, hccl_cc_field, tiling_fields
 from opgen.emit.render import render
 from opgen.lower.literals import cpp_literal
-from opgen.lower.ascendc import (CPP_TYPES, FLOATISH, KernelTypes, LoweringError, QuantLowering, TilingExpr, cpp_ident,
+from opgen.lower.ascendc import (CPP_TYPES, FLOATISH, KernelTypes, LoweringError, PostLowering, QuantLowering, Val, TilingExpr, cpp_ident,
                                  cpp_type, float_literal, ge_value, type_param)
 from opgen.model.static_eval import StaticEnv, Sym, dtype_reads, eval3, fails, merge_env, possible_values, solve_key_field
 from opgen.model.decl import Op, ProductView, QuantMode, ShapeCond, ShapeTuple, SpecialExpert, snake
@@ -124,6 +124,15 @@ def _quant_refs(op: Op) -> dict:
     return refs
 
 
+def _dtype_of(name: str, env: StaticEnv, op: Op):
+    """A tensor's dtype under ``env``: a tensor of one declared dtype is not one of the configurations' variables."""
+    d = env.dtypes.get(name)
+    if d is None:
+        t = op.tensor(name)
+        d = t.dtypes[0] if t is not None and len(t.dtypes) == 1 else None
+    return d
+
+
 def _static_dtype(e, env: StaticEnv, lets: dict, op: Op):
     """The dtype a quant expression yields (as the numpy reference stores it), or None if unknown."""
     if isinstance(e, (Int, Float, Bool)):
@@ -132,13 +141,13 @@ def _static_dtype(e, env: StaticEnv, lets: dict, op: Op):
         if e.id in lets:
             return lets[e.id]
         if op.tensor(e.id) is not None:
-            return env.dtypes.get(e.id)
+            return _dtype_of(e.id, env, op)
         return "FLOAT32"
     if isinstance(e, Call):
         if e.fn == "cast":
             return eval3(e.args[1], env)
         if e.fn == "row":
-            return env.dtypes.get(e.args[0].id)
+            return _dtype_of(e.args[0].id, env, op)
         if e.fn == "e8m0":
             return "FLOAT8_E8M0"
         if e.fn in ("pad_even", "per_block"):
@@ -172,7 +181,7 @@ def _formula_ok(op: Op, kind, qv: int, env: StaticEnv, soc: str = "") -> bool:
         if s.kind == "let":
             lets[s.name] = d
             continue
-        want = env.dtypes.get(s.name)
+        want = _dtype_of(s.name, env, op)
         if d is None or want is None:
             continue
         if d != want and not (want == "FLOAT32" and d in FLOATISH):
@@ -527,6 +536,7 @@ def common_context(op: Op, kind: KernelKind) -> dict:
         out_views=out_views,
         out_counts=out_counts,
         routed_layout={t: f"LAYOUT_{snake(t).upper()}" for t in plan.routed},
+        dims=frozenset(dim_bindings(op)),
     )
     modes = [QuantLowering(op, types).lower_mode(q) for q in op.quant_modes] if lowered else []
 
@@ -677,6 +687,8 @@ def common_context(op: Op, kind: KernelKind) -> dict:
         snake=snake,
         row_input=kind.row_input,
         row_output=kind.row_output,
+        fixed_row_types=[(type_param(t), tensor_types[t]) for t in dict.fromkeys((kind.row_input, kind.row_output))
+                         if op.tensor(t) is not None and t not in plan.varying],
         quant_types=types,
     )
 
@@ -765,20 +777,22 @@ def dispatch_context(op: Op, ctx: dict) -> dict:
 
 
 def combine_context(op: Op, ctx: dict) -> dict:
-    reads = _special_reads(op)  # the special experts' formulas name what they read
+    reads = _special_reads(op) | _post_reads(op)  # the special experts' and the post stage's formulas name them
     special_inputs = tuple(t.name for t in op.inputs if t.name in reads)
-    byte_rows = {"expandX", "xOut", "xActiveMaskOptional", "sharedExpertXOptional", *special_inputs}
+    post_outputs = op.post.assigned if op.post is not None else ()
+    byte_rows = {"expandX", "xOut", "xActiveMaskOptional", "sharedExpertXOptional", *special_inputs, *post_outputs}
     used = ("expandX", "expertIds", "assistInfoForCombine", "epSendCounts", "expertScales", "xActiveMaskOptional",
-            "sharedExpertXOptional") + special_inputs + ("xOut",)
+            "sharedExpertXOptional") + special_inputs + ("xOut",) + post_outputs
     is_a2 = _a2_expr(op)
     if is_a2 != "false" and _routed_and_rows(op):
         raise LoweringError(f"a formula reads {', '.join(sorted(_routed_and_rows(op)))} per (token, k), "
                             f"which Atlas A2's expert blocks do not carry back",
                             _word(op, op.product("ascend910b").span, r"\b(ascend910b)\b"))
     specials = special_terms(op, ctx)
+    post = post_stage(op, ctx)
     return dict(ctx, tp=False, perf=False, gm_tensors=_gm_tensors(op, used, byte_rows),
-                mask_rank=_rank_expr(op, "xActiveMaskOptional"), is_a2=is_a2, specials=specials,
-                reduce_slots=REDUCE_SLOTS)
+                mask_rank=_rank_expr(op, "xActiveMaskOptional"), is_a2=is_a2, specials=specials, post=post,
+                reduce_slots=max(REDUCE_SLOTS, post["slots"]) if post else REDUCE_SLOTS)
 
 
 # the combine reduce's calc slots: acc, term, aux, scratch. A special expert's formula uses slot 1 (term) and up;
@@ -827,6 +841,70 @@ def special_terms(op: Op, ctx: dict) -> list[dict]:
             QuantMode(0, s.name, s.doc, s.body, span=s.span))
         out.append(dict(index=i, special=s, zero=False, lines=m.lines, slots=m.slots))
     return out
+
+
+def _post_reads(op: Op) -> set:
+    """The inputs the post stage reads (by name, or through row() / routed())."""
+    if op.post is None:
+        return set()
+    names = {n.args[0].id if isinstance(n, Call) and n.args and isinstance(n.args[0], Name) else getattr(n, "id", "")
+             for st in op.post.body for x in (st.expr,) + st.conditions for n in walk(x)}
+    return {t for t in names if op.tensor(t) is not None and op.tensor(t).role == "input"}
+
+
+def _row_count(op: Op, t) -> str:
+    """C++ element count of one token row of tensor ``t`` (its dims past the first: literals and H)."""
+    if t.shape is None or len(t.shape.alts) != 1 or not isinstance(t.shape.alts[0], ShapeTuple):
+        raise LoweringError(f"the post stage writes {t.name}, whose shape is not one fixed tuple", t.span, "E201")
+    parts = []
+    for d in t.shape.alts[0].dims[1:]:
+        if isinstance(d, Int):
+            parts.append(f"{d.value}U")
+        elif isinstance(d, Name) and d.id == "H":
+            parts.append("hLen")
+        else:
+            raise LoweringError(f"the post stage writes {t.name}, whose row dim {d!r} is neither a literal nor H "
+                                f"(the kernel's row length)", t.span, "E201")
+    return " * ".join(parts) if parts else "1U"
+
+
+def _vector_layout(op: Op, t: str, at) -> str:
+    """The row layout of a tensor a post stage reads with routed() (the call ``at``): one (H,) row or one (1,)
+    value for every token."""
+    tensor = op.tensor(t)
+    dims = tensor.shape.alts[0].dims if tensor.shape is not None and len(tensor.shape.alts) == 1 else ()
+    if len(dims) == 1 and isinstance(dims[0], Name) and dims[0].id == "H":
+        return "RowLayout::VECTOR"
+    if len(dims) == 1 and isinstance(dims[0], Int) and dims[0].value == 1:
+        return "RowLayout::SCALAR"
+    raise LoweringError(f"the post stage reads routed({t}); after the reduce there is no expert, so {t} must be "
+                        f"one (H,) row or one (1,) value", at.span or tensor.span, "E201")
+
+
+def post_stage(op: Op, ctx: dict) -> dict | None:
+    """The spec's `post` stage as the body of ``PostStage(tokenIdx, reduced)``: the formulas over the token's fp32
+    reduced row (calc slot 0, the accumulator), lowered like a quant formula into calc slots 1 and up; each output
+    it assigns is stored to its GM row as soon as it is computed."""
+    post = op.post
+    if post is None:
+        return None
+    types = ctx["quant_types"]
+    tensor_types = dict(types.tensor_types)
+    for t in _post_reads(op):
+        tensor_types[t] = _dtype_twin(op, t, ctx["plan"].varying, types.tensor_types)
+    counts = {}
+    for name in post.assigned:
+        t = op.tensor(name)
+        tensor_types[name] = _dtype_twin(op, name, ctx["plan"].varying, types.tensor_types)
+        counts[name] = _row_count(op, t)
+    layouts = {n.args[0].id: _vector_layout(op, n.args[0].id, n) for st in post.body for n in walk(st.expr)
+               if isinstance(n, Call) and n.fn == "routed"}
+    ptypes = replace(types, tensor_types=tensor_types, row_input="", out_views={n: n for n in post.assigned},
+                     out_counts=counts, routed_layout=layouts)
+    reduced = Val("row", "float", "reduced", "hLen", None, (0,), False)
+    m = PostLowering(op, ptypes, slot_base=1, given={post.name: reduced}, label=f"post {post.name}").lower_mode(
+        QuantMode(0, "post", post.doc, post.body, span=post.span))
+    return dict(name=post.name, doc=post.doc, lines=m.lines, slots=m.slots, outputs=post.assigned)
 
 
 def dispatch_setup_context(op: Op, ctx: dict) -> dict:

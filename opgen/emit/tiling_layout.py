@@ -72,6 +72,8 @@ def tiling_fields(op: Op) -> list[TilingField]:
     for a in op.attrs:
         if a.type in ("int64", "bool"):
             out.append(TilingField("int64_t", a.name, f"attr {a.name} ({a.type})", "attr", a.name))
+        elif a.type == "float":  # fp32, as the kernels compute with it (the real tilings copy a float attr)
+            out.append(TilingField("float", a.name, f"attr {a.name} (float)", "attr", a.name))
     seen = {f.name for f in out}
     lets = list(op.lets) + [l for p in op.products for l in p.lets]
     for l in lets:

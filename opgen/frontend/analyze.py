@@ -20,10 +20,10 @@ from opgen.core.families import FAMILIES
 from opgen.lang.expr import (Binary, Bool, Call, Cond, Expr, Float, InRange, InSet, Int, Name, Span, Str, Unary,
                               to_spec, walk)
 from opgen.model.decl import (AclnnEntry, AclnnParam, AclnnSize, Attr, Buffer, CommGroup, Constraint, Def, Domain, Env, Let, Op, Product, QuantMode, QuantStmt,
-                    Range, Shape, ShapeCond, ShapeTuple, Tensor, snake, SpecialExpert, Tolerance, UnreachableMark, alt_exprs, WINDOW_PLACES, Window,
+                    Range, Shape, ShapeCond, ShapeTuple, Tensor, snake, SpecialExpert, PostStage, Tolerance, UnreachableMark, alt_exprs, WINDOW_PLACES, Window,
                     WindowArea, window_lets)
 from opgen.model.resolve import dim_bindings
-from opgen.model.written import assigned_by_formulas
+from opgen.model.written import assigned_by_formulas, family_writes
 from opgen.model.spec_text import domain_text
 from opgen.core.diagnostics import guess_help as _guess
 from opgen.model.kinds import MISSING, Typer, attr_kind as _attr_kind
@@ -196,7 +196,7 @@ class Analyzer(_Builder):
                          f"did you mean '{camel}'?" if _OP_NAME.match(camel) else None)
         fields = dict(version=None, doc="", notes=[], pairs=[], unsupported=[], comm=[], envs=[], inputs=[],
                       outputs=[], attrs=[], lets=[], defs=[], constraints=[], buffers=[], quant=[], products=[],
-                      quant_by=None, semantics=None, tiling_key=[], tolerances=[], aclnn=[], window=None, specials=[])
+                      quant_by=None, semantics=None, tiling_key=[], tolerances=[], aclnn=[], window=None, specials=[], post=[])
         for item in op_tree.children[1:]:
             self.op_item(item, fields)
         op = Op(
@@ -208,7 +208,7 @@ class Analyzer(_Builder):
             quant_modes=tuple(fields["quant"]), products=tuple(fields["products"]), quant_by=fields["quant_by"],
             semantics=fields["semantics"], tiling_key=tuple(fields["tiling_key"]),
             tolerances=tuple(fields["tolerances"]), aclnn=tuple(fields["aclnn"]), window=fields["window"],
-            specials=tuple(fields["specials"]), source=source,
+            specials=tuple(fields["specials"]), post=fields["post"][0] if fields["post"] else None, source=source,
             span=self.span(op_tree))
         self.check_required(op, fields, name_tok)
         _Checker(op, self.d).run()
@@ -259,6 +259,12 @@ class Analyzer(_Builder):
         elif k == "special_decl":
             f["specials"].append(SpecialExpert(str(c[0]), str(c[1]), self.text(c[2]),
                                                tuple(self.quant_body(c[3:], ())), span=self.span(t)))
+        elif k == "post_decl":
+            stage = PostStage(str(c[0]), self.text(c[1]), tuple(self.quant_body(c[2:], ())), span=self.span(t))
+            if f["post"]:
+                self.d.error("E130", "an op has one `post` stage; this is the second", stage.span)
+            else:
+                f["post"].append(stage)
         elif k == "product_decl":
             f["products"].append(self.product(t))
         elif k == "quant_by_stmt":
@@ -271,6 +277,7 @@ class Analyzer(_Builder):
         elif k == "aclnn_decl":
             params = tuple(AclnnParam(str(p.children[1]), p.children[0] is None,
                                       str(p.children[2]) if p.children[2] is not None else None,
+                                      str(p.children[3]) if p.children[3] is not None else None,
                                       span=self.span(p.children[1]))
                            for p in c[1:-2])
             sizes = tuple(AclnnSize(str(z.children[0]), self.expr(z.children[1]), span=self.span(z.children[0]))
@@ -817,7 +824,7 @@ class _Checker:
         modes = {q.value for q in op.quant_modes}
         family = FAMILIES.get(op.semantics or "")
         # outputs something writes on some product: the family's driver and kernel, or a quant formula
-        written_somewhere = set(family.writes if family is not None else (t.name for t in op.outputs))
+        written_somewhere = family_writes(op) if family is not None else {t.name for t in op.outputs}
         written_somewhere |= assigned_by_formulas(op)
         for p in op.products:
             if not products.known(p.soc, lambda s: op.product(s).extends if op.product(s) is not None else None):
@@ -974,8 +981,12 @@ class _Checker:
             else:
                 stems[entry.stem] = entry.name
             seen: set[str] = set()
+            c_names = [p.c_name for p in entry.params]
             for p in entry.params:
                 decl = op.param(p.name)
+                if p.alias is not None and (c_names.count(p.alias) > 1 or p.alias in names and p.alias != p.name):
+                    self.d.error("E125", f"{entry.name}: the C name '{p.alias}' of {p.name} is another parameter's",
+                                 p.span)
                 if p.type is not None:  # a parameter of this entry point only
                     if decl is not None:
                         self.d.error("E125", f"{entry.name}: '{p.name}' is a parameter of {op.name}; write it "
@@ -1112,10 +1123,12 @@ class _Checker:
                     self.d.error("E110", f"quant mode {q.value} assigns '{s.name}', which is not an output",
                                  self.at(s.span, rf"({_w(s.name)})\b"), _guess(s.name, outputs))
         self.check_specials()
+        self.check_post(outputs)
 
-    def typed_assignments(self, body) -> list:
-        """Type a formula body (each let in scope after its statement); its assignments, in order."""
-        locals_: set[str] = set()
+    def typed_assignments(self, body, given=()) -> list:
+        """Type a formula body (each let in scope after its statement, ``given`` rows in scope from the start);
+        its assignments, in order."""
+        locals_: set[str] = set(given)
         assigns = []
         for s in body:
             for cond in s.conditions:
@@ -1159,6 +1172,35 @@ class _Checker:
             if assigns != 1 and not (wrong and assigns == 0):
                 self.d.error("E129", f"special expert {sp.name} must assign {SpecialExpert.TARGET} exactly once "
                              f"(it does {assigns} times)", sp.span)
+
+    def check_post(self, outputs) -> None:
+        """``post NAME "doc" { OUT = ...; }`` (E130): the family reduces, NAME is a fresh name, each assignment is
+        an output, once, outside `when`."""
+        post = self.op.post
+        if post is None:
+            return
+        family = FAMILIES.get(self.op.semantics or "")
+        if family is None or family.reduced is None:
+            self.d.error("E130", f"semantics {self.op.semantics} has no reduction to follow; a `post` stage belongs "
+                         f"to {', '.join(f.name for f in FAMILIES.values() if f.reduced) or 'no family'}",
+                         self.at(post.span, r"\b(post)\b"))
+        if post.name in self.typer.names.symbols():
+            self.d.error("E130", f"the reduced row's name '{post.name}' is already declared", 
+                         self.at(post.span, rf"post\s+({_w(post.name)})\b"))
+        seen: set[str] = set()
+        for s in self.typed_assignments(post.body, given=(post.name,)):
+            where = self.at(s.span, rf"({_w(s.name)})\b")
+            if s.name == post.name:
+                self.d.error("E130", f"the post stage assigns its reduced row '{s.name}'; it assigns outputs", where)
+            elif s.name not in outputs:
+                self.d.error("E130", f"the post stage assigns '{s.name}', which is not an output", where,
+                             _guess(s.name, outputs))
+            elif s.name in seen:
+                self.d.error("E130", f"the post stage assigns {s.name} twice", where)
+            elif s.conditions:
+                self.d.error("E130", f"the post stage assigns {s.name} under `when`; every token row gets one value",
+                             s.span)
+            seen.add(s.name)
 
     # ---- typing: the rules are opgen.model.kinds.Typer's; names resolve against the unvalidated op -------------
     def kind(self, e: Expr, scope=("scalar", frozenset()), let_stack=None, skip_names=False) -> str | None:

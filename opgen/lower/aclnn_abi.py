@@ -6,16 +6,18 @@ from __future__ import annotations
 from opgen.lower.literals import cpp_literal, cpp_string
 from opgen.model.decl import AclnnEntry, AclnnParam, Attr, Op, Tensor
 
-# The aclnn parameter type of each attribute type (types that cannot be attributes of an aclnn op are absent).
-_ATTR_TYPES = {"int64": "int64_t ", "string": "const char *", "bool": "bool ", "float": "double ",
+# The aclnn parameter type of each attribute type (types that cannot be attributes of an aclnn op are absent; a
+# float attribute is an fp32 `float`, as aclnnMoeDistributeCombineAddRmsNorm.md declares normEps).
+_ATTR_TYPES = {"int64": "int64_t ", "string": "const char *", "bool": "bool ", "float": "float ",
                "list<int64>": "const aclIntArray *"}
 WORKSPACE_PARAMS = ("uint64_t *workspaceSize", "aclOpExecutor **executor")
 RUN_PARAMS = ("void *workspace", "uint64_t workspaceSize", "aclOpExecutor *executor", "aclrtStream stream")
 
 
-def param_decl(p: Tensor | Attr, const: bool = True) -> str:
+def param_decl(p: Tensor | Attr, const: bool = True, c_name: str | None = None) -> str:
     """``const aclTensor *x``, ``int64_t epWorldSize`` ...; ``const=False``: the pointer as a document writes it
-    without const (``char *commAlg``).  An attribute type aclnn has no parameter type for raises TypeError."""
+    without const (``char *commAlg``); ``c_name``: the parameter's name there, where not the op's.  An attribute
+    type aclnn has no parameter type for raises TypeError."""
     if isinstance(p, Attr):
         ctype = _ATTR_TYPES.get(p.type)
         if ctype is None:
@@ -24,14 +26,14 @@ def param_decl(p: Tensor | Attr, const: bool = True) -> str:
             ctype = ctype.replace("const ", "", 1)
     else:
         ctype = "const aclTensor *" if p.role == "input" and const else "aclTensor *"
-    return f"{ctype}{p.name}"
+    return f"{ctype}{c_name or p.name}"
 
 
 def entry_param_decl(op: Op, p: AclnnParam) -> str:
     """The C parameter of one parameter of an entry point (its own type, or the op parameter's)."""
     if p.type is not None:
-        return param_decl(Attr(p.name, p.type, False), p.const)
-    return param_decl(op.param(p.name), p.const)
+        return param_decl(Attr(p.name, p.type, False), p.const, p.c_name)
+    return param_decl(op.param(p.name), p.const, p.c_name)
 
 
 def workspace_params(op: Op, entry: AclnnEntry) -> list[str]:

@@ -250,6 +250,7 @@ class KernelTypes:
     out_counts: dict            # assigned output → C++ element count expression of its row
     routed_layout: dict = field(default_factory=dict)  # routed() tensor → C++ RowLayout constant expression
     equal_types: frozenset = frozenset()  # pairs of C++ types every product's checks force equal
+    dims: frozenset = frozenset()  # shape variables the tiling data carries (H, BS, K ...: tiling_.<name>)
 
 
 @dataclass
@@ -289,7 +290,8 @@ class QuantLowering:
     UB rows are reused as soon as a value dies (each let knows how many uses it has left).
     """
 
-    def __init__(self, op: Op, types: KernelTypes, slot_base: int = 0, out_slot: int | None = None):
+    def __init__(self, op: Op, types: KernelTypes, slot_base: int = 0, out_slot: int | None = None,
+                 given: dict | None = None, label: str | None = None):
         """``slot_base``: the first calc slot the formula may use (the slots below it stay live around it, e.g.
         the combine reduce's accumulator while a special expert's term is computed). ``out_slot``: the calc slot
         the (single, fp32 row) output view is; the formula may use it as a temporary and, when its value ends
@@ -300,6 +302,8 @@ class QuantLowering:
         self.out_slot = out_slot
         self.inputs = {t.name for t in op.inputs}
         self.outputs = {t.name for t in op.outputs} | set(types.out_views)
+        self.given = dict(given or {})  # rows in scope from the start (a post stage's reduced row), by name
+        self.label = label              # how errors name the formula (default: its quant mode)
 
     # ---- entry ----
     def lower_mode(self, q: QuantMode) -> LoweredMode:
@@ -308,12 +312,15 @@ class QuantLowering:
         self.depth = 1
         self.free: list[int] = []
         self.nslots = self.slot_base  # the next new slot; LoweredMode.slots is the highest used + 1
-        self.lets: dict[str, Val] = {}
+        self.lets: dict[str, Val] = dict(self.given)
         self.uses: dict[str, int] = {}
         self.tmp = 0
         self.known_eq: list[set] = []
         body = [replace(s, expr=inline_defs(self.op, s.expr),
                         conditions=tuple(inline_defs(self.op, c) for c in s.conditions)) for s in q.body]
+        for name in self.given:
+            self.uses[name] = sum(1 for st in body for x in (st.expr,) + st.conditions
+                                  for node in walk(x) if isinstance(node, Name) and node.id == name)
         for i, s in enumerate(body):
             if s.kind != "let":
                 continue
@@ -394,10 +401,10 @@ class QuantLowering:
         """The formula ``e`` (the mode's declaration when None) has no Ascend C lowering: a located error."""
         text = to_spec(e) if e is not None else ""
         span = getattr(e, "span", None)
+        what = self.label or f"quant mode {self.q.value}"
         if span is not None:
-            raise LoweringError(f"quant mode {self.q.value}: {why}: {text}", span, code)
-        raise LoweringError(f"quant mode {self.q.value}: {why}{': ' + text if text else ''} ({self.where(e)})",
-                            self.q.span, code)
+            raise LoweringError(f"{what}: {why}: {text}", span, code)
+        raise LoweringError(f"{what}: {why}{': ' + text if text else ''} ({self.where(e)})", self.q.span, code)
 
     # ---- statements ----
     def stmt(self, s, assigns: dict) -> None:
@@ -611,7 +618,10 @@ class QuantLowering:
             return Val("scalar", "int64_t", cpp_literal(v), static=True)
         if n == self.op.quant_by and self.types.quant_value is not None:
             return Val("scalar", "int64_t", self.types.quant_value, static=True)
-        if self.op.attr(n) is not None or any(l.name == n for l in self.op.lets):
+        a = self.op.attr(n)
+        if a is not None and a.type == "float":
+            return Val("scalar", "float", f"tiling_.{n}")
+        if a is not None or any(l.name == n for l in self.op.lets) or n in self.types.dims:
             return Val("scalar", "int64_t", f"tiling_.{n}")
         self.fail(e, f"name {n} has no value in a kernel quant formula")
 
@@ -800,9 +810,9 @@ class QuantLowering:
                 return self.lets[e.id].kind
             return "row" if e.id in self.inputs else "scalar"
         if isinstance(e, Call):
-            if e.fn in ("reduce_max", "qmax", "emax", "present", "dtype"):
+            if e.fn in ("reduce_max", "reduce_sum", "qmax", "emax", "present", "dtype"):
                 return "scalar"
-            if e.fn in ("min", "max", "abs", "floor", "log2", "exp2"):
+            if e.fn in ("min", "max", "abs", "floor", "log2", "exp2", "sqrt", "rsqrt"):
                 return "row" if "row" in {self.shape_kind(a) for a in e.args} else "scalar"
             return "row"
         if isinstance(e, Binary):
@@ -856,6 +866,36 @@ class QuantLowering:
             self.emit(f"const float {var} = ReduceMaxRow({v.ref}, static_cast<uint32_t>({v.count}), {work.ref});")
             self.release(work, v)
             return Val("scalar", "float", var)
+        if fn == "reduce_sum":
+            v = self.lower(e.args[0])
+            if v.kind != "row":
+                self.fail(e, "reduce_sum of a scalar")
+            self.need_float(e, v)
+            work = self.scratch()
+            var = self.fresh("rsum")
+            self.emit(f"const float {var} = ReduceSumRow({v.ref}, static_cast<uint32_t>({v.count}), {work.ref});")
+            self.release(work, v)
+            return Val("scalar", "float", var)
+        if fn in ("sqrt", "rsqrt"):
+            # the vector Sqrt (a scalar goes through one block of it, as the real kernels compute rstd); rsqrt is
+            # 1 / Sqrt with a Div, never the approximate Rsqrt
+            v = self.lower(e.args[0])
+            if v.kind == "scalar":
+                work = self.scratch()
+                var = self.fresh("sqrt")
+                self.emit(f"const float {var} = SqrtScalar({self.as_float(v)}, {work.ref});")
+                self.release(work)
+                return Val("scalar", "float", f"(1.0f / {var})" if fn == "rsqrt" else var)
+            self.need_float(e, v)
+            d = self.dest("float", v.count, v.block, v)
+            self.vec(f"Sqrt({d.ref}, {v.ref}, static_cast<int32_t>({v.count}));")
+            if fn == "rsqrt":
+                c = self.alloc("float", v.count, v.block)
+                self.vec(f"Duplicate({c.ref}, 1.0f, static_cast<int32_t>({v.count}));")
+                self.vec(f"Div({d.ref}, {c.ref}, {d.ref}, static_cast<int32_t>({v.count}));")
+                self.release(c)
+            self.release_unless(d, v)
+            return d
         if fn == "block_max":
             n = self.block_size(e)
             v = self.lower(e.args[0])
@@ -1045,6 +1085,41 @@ class QuantLowering:
         d = self.alloc(ctype, width)
         self.emit(f"LoadRow({d.ref}, {t}Gm_, tokenIdx, static_cast<uint32_t>({width}));  // the token's row of {t}")
         return d
+
+
+class PostLowering(QuantLowering):
+    """A `post` stage → the body of ``PostStage(tokenIdx, reduced)`` (one token row after the reduce).
+
+    The reduced row is given (a calc slot, free to reuse after its last read); each output it assigns is converted
+    to the output's dtype in a calc slot and stored to the output's GM row ``tokenIdx`` right away (``StoreRow``:
+    no output queue beside the reduce's slots). A scalar (one value per token, e.g. a (BS, 1, 1) output) is stored
+    as a one-element row."""
+
+    def assign(self, out: str, e: Expr) -> None:
+        ctype = self.types.tensor_types[out]
+        count = self.types.out_counts[out]
+        self.width_hint = count
+        v = self.lower(e)
+        self.width_hint = None
+        if v.kind == "scalar":
+            d = self.alloc(ctype, count)
+            self.emit(f"{d.ref}.SetValue(0U, static_cast<{ctype}>({v.ref}));")
+            self.emit(f"StoreRow<{ctype}, HardEvent::S_MTE3>({out}Gm_, tokenIdx, {d.ref}, "
+                      f"static_cast<uint32_t>({count}));  // the token's value of {out}")
+            self.release(d)
+            return
+        if v.kind != "row":
+            self.fail(e, f"{out} must be a row or one value per token")
+        if not self.same_type(v.ctype, ctype):
+            d = self.alloc(ctype, count)
+            sc = self.scratch()
+            self.emit(f"CastRow<{ctype}, {v.ctype}, RoundMode::CAST_RINT, false>({d.ref}, {v.ref}, "
+                      f"static_cast<uint32_t>({count}), {sc.ref});")
+            self.release(sc, v)
+            v = d
+        self.emit(f"StoreRow<{ctype}, HardEvent::V_MTE3>({out}Gm_, tokenIdx, {v.ref}, "
+                  f"static_cast<uint32_t>({count}));  // the token's row of {out}")
+        self.release(v)
 
 
 # ---- Jinja filters -----------------------------------------------------------------------------

@@ -134,6 +134,7 @@ class QuantPy:
         self.tensors = {t.name for t in op.inputs + op.outputs}
         self.inputs = {t.name for t in op.inputs}
         self.locals: set[str] = set()
+        self.bound = dim_bindings(op)  # shape variables (H, BS ...): a dim of the tensor that binds them
 
     def __call__(self, e: Expr) -> str:
         return self.lower(_inline(self.op, e))
@@ -157,6 +158,9 @@ class QuantPy:
             if n in B.CONSTANTS:
                 v = B.CONSTANTS[n]
                 return f"np.float32({py_literal(v)})" if isinstance(v, float) else py_literal(v)
+            if n in self.bound:
+                t, axis = self.bound[n]
+                return f"q.dim({py_literal(t)}, {axis})"
             return f"q.attr({py_literal(n)})"
         if isinstance(e, Unary):
             return f"np.logical_not({L(e.operand)})" if e.op == "not" else f"(-{L(e.operand)})"
@@ -186,7 +190,7 @@ class QuantPy:
         if isinstance(e, Call):
             if e.fn in ("present", "dtype", "qmax", "emax"):
                 return True
-            if e.fn in ("routed", "row", "exponent", "cast", "reduce_max", "block_max", "per_block"):
+            if e.fn in ("routed", "row", "exponent", "cast", "reduce_max", "reduce_sum", "block_max", "per_block"):
                 return False
         if isinstance(e, Name):
             return e.id not in self.locals and e.id not in self.inputs
@@ -212,8 +216,8 @@ class QuantPy:
             for a in args[1:]:
                 out = f"np.{'minimum' if fn == 'min' else 'maximum'}({out}, {a})"
             return out
-        if fn == "reduce_max":
-            return f"q.reduce_max({args[0]})"
+        if fn in ("reduce_max", "reduce_sum", "sqrt", "rsqrt"):
+            return f"q.{fn}({args[0]})"
         if fn == "block_max":
             return f"q.block_max({args[0]}, {args[1]})"
         if fn == "per_block":
@@ -252,8 +256,11 @@ def py_shape(shape, view: ProductView) -> str:
 
 
 def py_quant_body(q, op: Op) -> list[str]:
-    """Statements of one quant mode as Python lines (4-space indents for `when` blocks)."""
+    """Statements of one quant mode (a special expert's, the post stage's) as Python lines (4-space indents for
+    `when` blocks); the post stage's reduced row is the local of its name."""
     low = QuantPy(op)
+    if getattr(q, "name", None) is not None and q is op.post:
+        low.locals.add(q.name)
     lines: list[str] = []
     for s in q.body:
         depth = 0
@@ -272,4 +279,5 @@ FILTERS = {
     "py_all": py_all,
     "py_shape": py_shape,
     "py_quant_body": py_quant_body,
+    "py_local": local_name,
 }

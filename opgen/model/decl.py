@@ -259,6 +259,23 @@ class SpecialExpert:
 
 
 @dataclass(frozen=True)
+class PostStage:
+    """``post NAME "doc" { OUT = ...; }``: formulas over one token row after the family's reduction. ``NAME`` is the
+    token's reduced row (fp32, before any cast: for the combine family the weighted sum over its experts plus the
+    shared rows and sharedExpertX); the body assigns outputs, each one token row of it (an output (BS, 1, H) takes
+    a row, (BS, 1, 1) one value per token). Without one the family writes its reduced output itself
+    (``Family.reduced``: CombineV2's xOut = Cast(RINT, NAME))."""
+    name: str
+    doc: str
+    body: tuple[QuantStmt, ...]
+    span: Span | None = _span()
+
+    @property
+    def assigned(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.body if s.kind == "assign")
+
+
+@dataclass(frozen=True)
 class QuantMode:
     value: int
     name: str
@@ -357,7 +374,12 @@ class AclnnParam:
     name: str              # an input, output or attribute of the op, or (with a type) one of this entry point only
     const: bool = True     # pointer parameters: const as the document writes it (a `nonconst` one is not)
     type: str | None = None  # an attribute type: a parameter the document lists that the OpDef does not have
+    alias: str | None = None  # its C name where the document writes another (`globalBS as globalBs`)
     span: Span | None = _span()
+
+    @property
+    def c_name(self) -> str:
+        return self.alias or self.name
 
 
 @dataclass(frozen=True)
@@ -415,6 +437,7 @@ class Op:
     aclnn: tuple[AclnnEntry, ...] = ()  # declared entry points (none: one, aclnn<Name>, over every parameter)
     window: Window | None = None  # the op's HCCL window layout (a product may declare its own)
     specials: tuple[SpecialExpert, ...] = ()  # special experts after the MoE experts, in id order
+    post: PostStage | None = None  # formulas over the reduced row (none: the family writes its reduced output)
     source: str = field(default="", compare=False)
     span: Span | None = _span()
 

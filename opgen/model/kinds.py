@@ -250,7 +250,7 @@ class Typer:
                         arg.span)
         if b.result == "num":
             return B.call_result(b, [x for i, x in enumerate(kinds) if i not in tensor_args])
-        if ctx == "quant" and e.fn in ("floor", "log2", "exp2") and B.TENSOR in kinds:
+        if ctx == "quant" and e.fn in ("floor", "log2", "exp2", "sqrt", "rsqrt") and B.TENSOR in kinds:
             return B.TENSOR
         return b.result
 

@@ -156,7 +156,7 @@ def print_op(op: Op) -> str:
     lines += [i + _tensor(t) for t in op.outputs]
     for entry in op.aclnn:
         params = ", ".join(("" if p.const else "nonconst ") + p.name + (f": {p.type}" if p.type else "")
-                           for p in entry.params)
+                           + (f" as {p.alias}" if p.alias else "") for p in entry.params)
         sizes = " -> " + ", ".join(f"{z.name} = {to_spec(z.expr)}" for z in entry.sizes) if entry.sizes else ""
         doc = f" doc {quote(entry.doc)}" if entry.doc else ""
         lines.append(f"{i}aclnn {entry.name}({params}){sizes}{doc};")
@@ -173,6 +173,12 @@ def print_op(op: Op) -> str:
     for sp in op.specials:
         lines.append(f"{_IND}special {sp.name}: {sp.count} {quote(sp.doc)} {{")
         for s in sp.body:
+            stmt = f"let {s.name} = {to_spec(s.expr)};" if s.kind == "let" else f"{s.name} = {to_spec(s.expr)};"
+            lines += _wrap(s.conditions, stmt, 2)
+        lines.append(f"{_IND}}}")
+    if op.post is not None:
+        lines.append(f"{_IND}post {op.post.name} {quote(op.post.doc)} {{")
+        for s in op.post.body:
             stmt = f"let {s.name} = {to_spec(s.expr)};" if s.kind == "let" else f"{s.name} = {to_spec(s.expr)};"
             lines += _wrap(s.conditions, stmt, 2)
         lines.append(f"{_IND}}}")

@@ -16,15 +16,29 @@ def assigned_by_formulas(op: Op, modes=None) -> set[str]:
     return {s.name for q in op.quant_modes if modes is None or q.value in modes for s in q.body if s.kind == "assign"}
 
 
+def family_writes(op: Op) -> set[str]:
+    """Outputs the op's semantics writes: the family's, and with a `post` stage those its formulas assign (the
+    family's reduced output only if the stage assigns it)."""
+    family = FAMILIES.get(op.semantics or "")
+    if family is None:
+        return set()
+    writes = set(family.writes)
+    if op.post is not None:
+        writes.discard(family.reduced)
+        writes |= set(op.post.assigned)
+    return writes
+
+
 def never_written(op: Op) -> list[tuple[Tensor, tuple[str, ...]]]:
     """(output, the products where nothing writes it and the spec does not mark it unspecified), per output."""
     family = FAMILIES.get(op.semantics or "")
     if family is None:
         return []
+    writes = family_writes(op)
     out = []
     for t in op.outputs:
         silent = tuple(p.soc for p in op.products
-                       if t.name not in family.writes
+                       if t.name not in writes
                        and t.name not in assigned_by_formulas(op, op.views[p.soc].quant_modes)
                        and t.name not in op.views[p.soc].unspecified_outputs)
         if silent:

@@ -403,3 +403,25 @@ def block_broadcast(s, block: int, n: int) -> np.ndarray:
     if a.ndim == 0 or a.shape[-1] != -(-n // block):
         raise ValueError(f"expected {-(-n // block)} blocks on the last axis, got shape {a.shape}")
     return np.repeat(a, block, axis=-1)[..., :n]
+
+
+# ReduceSum of the first n elements (the count interface) on Atlas A2 / A3: a binary tree of adjacent pairs inside
+# each 256-byte repeat, then the repeats' results added in order ("方式二", the Ascend C ReduceSum documentation,
+# hiascend.com atlasascendc_api_07_0078). fp32 throughout; a short last repeat adds zeros, which changes nothing.
+REDUCE_REPEAT_FLOATS = 64
+
+
+def repeat_tree_sum(v: np.ndarray) -> np.ndarray:
+    """The sum over the last axis in the device's ReduceSum order; keeps that axis (length 1)."""
+    v = np.asarray(v, dtype=np.float32)
+    n = v.shape[-1]
+    lead = v.shape[:-1]
+    pad = -n % REDUCE_REPEAT_FLOATS if n else REDUCE_REPEAT_FLOATS
+    blocks = np.concatenate([v, np.zeros(lead + (pad,), np.float32)], axis=-1)
+    blocks = blocks.reshape(lead + (-1, REDUCE_REPEAT_FLOATS))
+    while blocks.shape[-1] > 1:
+        blocks = blocks[..., 0::2] + blocks[..., 1::2]
+    acc = np.zeros(lead, np.float32)
+    for r in range(blocks.shape[-2]):
+        acc = acc + blocks[..., r, 0]
+    return acc[..., None]

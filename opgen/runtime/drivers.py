@@ -195,6 +195,17 @@ def special_terms(info: OpInfo, st: Scope, E: int, H: int) -> tuple:
     return tuple(out)
 
 
+def post_stage(info: OpInfo, st: Scope, reduced: np.ndarray, out: dict) -> tuple[str, ...]:
+    """The spec's `post` stage over every token's fp32 reduced row (BS, H): each output it assigns gets one row
+    per token (its shape past the first dim: (1, H), (1, 1), ...). Tokens the mask leaves out reduce to 0.
+    Returns the outputs it wrote."""
+    batch = RowBatch(st, st, ALL_ROWS, None, reduced.shape[1], count=reduced.shape[0])
+    values = info.post(batch, reduced)
+    for name, value in values.items():
+        out[name][:] = batch.finish(name, value, out[name].shape[1:])
+    return tuple(values)
+
+
 def _returning_rows(scopes: list[Scope], layout: str, owner: int) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
     """For each expert rank d: (d, rows of d's expandX, token, k) of the rows that go back to ``owner``.
 
@@ -260,12 +271,16 @@ def moe_combine(info: OpInfo, scopes: list[Scope], product: str, dests: Sequence
             window[tok, kk] = codecs.to_f32(batch.finish("xOut", returned, (H,)), st.dtype("xOut"))
         shared_x = data(st.inputs.get("sharedExpertXOptional"))
         out = allocate(info, st)
-        out["xOut"][:] = moe.reduce_window(
+        reduced = moe.reduce_window(
             window, expert_ids=ids, expert_scales=data(st.inputs.get("expertScales")),
             mask=data(st.inputs.get("xActiveMaskOptional")), S=S, E=topo["E"], K=K,
             specials=special_terms(info, st, topo["E"], H),
             shared_expert_x=None if shared_x is None else shared_x.reshape(ids.shape[0], H),
-            out_dtype=out["xOut"].dtype)
+            out_dtype=np.float32 if info.post else out["xOut"].dtype)
+        if info.post is None:
+            out["xOut"][:] = reduced
+        else:
+            post_stage(info, st, reduced, out)
         results[t] = out
     return results
 

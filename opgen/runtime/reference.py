@@ -45,6 +45,9 @@ class OpInfo:
     ignored_attrs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # product -> attrs read as default
     # special experts in id order after the MoE experts: (name, count attribute, fn(RowBatch) -> {"Moe": value})
     specials: tuple[tuple[str, str, Callable], ...] = ()
+    # the spec's `post` stage: fn(RowBatch of every token, reduced fp32 rows (BS, H)) -> {output: rows}; None: the
+    # family casts the reduced rows to its reduced output
+    post: Callable | None = None
 
     def fact(self, product: str) -> ProductFacts:
         """The facts of one of the op's products (an OpError for a product the op does not have)."""

@@ -39,12 +39,18 @@ class RowBatch:
         if name not in self._rows:
             t = self.src.tensor(name)
             r = data(t) if self.tokens is ALL_ROWS else data(t)[self.tokens]
+            if r.ndim > 2:  # a (BS, 1, H) input: one row of H per token
+                r = r.reshape(r.shape[0], -1)
             self._rows[name] = r
             self._raw[id(r)] = cann_dtype(t)
         return self._rows[name]
 
     def attr(self, name: str):
         return self.src.value_of(name)
+
+    def dim(self, tensor: str, axis: int) -> int:
+        """A shape variable (H, BS ...), as the dim of the tensor that binds it."""
+        return self.src.dim(tensor, axis)
 
     def present(self, name: str) -> bool:
         return self.dst.present(name) if name in self.dst._outputs else self.src.present(name)
@@ -82,6 +88,18 @@ class RowBatch:
     @staticmethod
     def reduce_max(v: np.ndarray) -> np.ndarray:
         return np.max(v, axis=-1, keepdims=True)
+
+    @staticmethod
+    def reduce_sum(v: np.ndarray) -> np.ndarray:
+        return codecs.repeat_tree_sum(np.asarray(v, dtype=np.float32))
+
+    @staticmethod
+    def sqrt(v) -> np.ndarray:
+        return np.sqrt(np.asarray(v, dtype=np.float32))
+
+    @staticmethod
+    def rsqrt(v) -> np.ndarray:
+        return np.float32(1) / np.sqrt(np.asarray(v, dtype=np.float32))
 
     @staticmethod
     def block_max(v: np.ndarray, block: int) -> np.ndarray:

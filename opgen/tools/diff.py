@@ -478,6 +478,7 @@ class _Differ:
             out += self._named_exprs(kind, olds, news, None)
         out += self._quant_formulas()
         out += self._special_formulas()
+        out += self._post_stage()
         for what in ("quant_by", "semantics"):
             a, b = getattr(old, what), getattr(new, what)
             if a != b:
@@ -579,6 +580,24 @@ class _Differ:
                               f"ids move): {', '.join(order_o)} -> {', '.join(order_n)}", ", ".join(order_o),
                               ", ".join(order_n), zh="特殊专家顺序（专家ID区间）变更为" + "、".join(order_n)))
         return out
+
+    def _post_stage(self) -> list[Change]:
+        """The post stage added, removed or recomputed (what the outputs after the reduce are)."""
+        o, n = self.old.post, self.new.post
+        if o is None and n is None:
+            return []
+        if o is None:
+            text = _post_text(n)
+            return [Change(BEHAVIOUR, "post.added", "post", f"post stage over {n.name} declared: {text}", new=text,
+                           zh=f"新增归约后计算（{n.doc}）：{text}")]
+        if n is None:
+            return [Change(BEHAVIOUR, "post.removed", "post", "post stage no longer declared: the family writes "
+                           "its reduced output", old=_post_text(o), zh=f"删除归约后计算（{o.doc}）")]
+        if (o.name, o.body) != (n.name, n.body):
+            return [Change(BEHAVIOUR, "post.changed", "post", f"post stage: {_post_text(o)} -> {_post_text(n)}",
+                           old=_post_text(o), new=_post_text(n),
+                           zh=f"归约后计算（{n.doc}）由「{_post_text(o)}」变更为「{_post_text(n)}」")]
+        return []
 
     # ---- behaviour: per product --------------------------------------------------------------
 
@@ -947,6 +966,10 @@ def _modes(modes) -> str:
 def _special_text(s) -> str:
     return f"{s.count}: " + "; ".join(("let " if x.kind == "let" else "") + f"{x.name} = {to_spec(x.expr)}"
                                       for x in s.body)
+
+
+def _post_text(p) -> str:
+    return f"{p.name}: " + "; ".join(_quant_text(p))
 
 
 def _quant_text(q) -> tuple[str, ...]:

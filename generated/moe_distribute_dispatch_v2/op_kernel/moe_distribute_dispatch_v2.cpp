@@ -498,6 +498,28 @@ __aicore__ inline float ReduceMaxRow(const LocalTensor<float>& src, uint32_t cou
     return value;
 }
 
+// The sum of a row (reduce_sum): the device ReduceSum, fp32.
+__aicore__ inline float ReduceSumRow(const LocalTensor<float>& src, uint32_t count, const LocalTensor<float>& work)
+{
+    ReduceSum<float>(work, src, work[FLOATS_PER_REPEAT], static_cast<int32_t>(count));
+    SyncFunc<HardEvent::V_S>();
+    const float value = work.GetValue(0U);
+    SyncFunc<HardEvent::S_V>();
+    return value;
+}
+
+// sqrt of one fp32 value through the vector Sqrt (one block), as the real kernels take the root of a row statistic.
+__aicore__ inline float SqrtScalar(float v, const LocalTensor<float>& work)
+{
+    Duplicate(work, v, static_cast<int32_t>(UB_BLOCK / sizeof(float)));
+    PipeBarrier<PIPE_V>();
+    Sqrt(work, work, static_cast<int32_t>(UB_BLOCK / sizeof(float)));
+    SyncFunc<HardEvent::V_S>();
+    const float value = work.GetValue(0U);
+    SyncFunc<HardEvent::S_V>();
+    return value;
+}
+
 // dst[b] = max(src[b*N, b*N+N)) over blocks of N values, the last block zero-padded (block_max).
 template <uint32_t N>
 __aicore__ inline void BlockMaxRow(const LocalTensor<float>& dst, const LocalTensor<float>& src, uint32_t count)
@@ -623,6 +645,21 @@ __aicore__ inline void LoadRow(const LocalTensor<T>& dst, const GlobalTensor<uin
     DataCopyPad(dst.template ReinterpretCast<uint8_t>(), gm[row * bytes], DataCopyExtParams(1U, bytes, 0U, 0U, 0U),
                 DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));
     SyncFunc<HardEvent::MTE2_V>();
+}
+
+// One row from UB to row `row` of a GM tensor of rows of `count` elements; BEFORE orders the copy after the unit
+// that wrote the row (V_MTE3 for a vector result, S_MTE3 for SetValue); afterwards the vector unit (and the
+// scalar one, for a SetValue row) may reuse the buffer.
+template <typename T, HardEvent BEFORE>
+__aicore__ inline void StoreRow(const GlobalTensor<uint8_t>& gm, uint64_t row, const LocalTensor<T>& src, uint32_t count)
+{
+    const uint32_t bytes = RowBytes<T>(count);
+    SyncFunc<BEFORE>();
+    DataCopyPad(gm[row * bytes], src.template ReinterpretCast<uint8_t>(), DataCopyExtParams(1U, bytes, 0U, 0U, 0U));
+    SyncFunc<HardEvent::MTE3_V>();
+    if constexpr (BEFORE == HardEvent::S_MTE3) {
+        SyncFunc<HardEvent::MTE3_S>();
+    }
 }
 
 // routed(T) as an fp32 row: the row `expertRow` of a (rows, H) tensor, or the (H,) / (1,) broadcast.

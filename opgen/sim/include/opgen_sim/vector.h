@@ -108,6 +108,13 @@ __aicore__ inline void Exp(const LocalTensor<T>& dst, const LocalTensor<T>& src,
 {
     sim::Unary(dst, src, count, "Exp", sim::Fp1<T>([](float a) { return std::exp(a); }));
 }
+// fp32 Sqrt: the correctly rounded square root (IEEE), which the device's vsqrt is for fp32 (no document says it is
+// not; the post stages' tolerances cover one ulp either way)
+template <typename T>
+__aicore__ inline void Sqrt(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count)
+{
+    sim::Unary(dst, src, count, "Sqrt", sim::Fp1<T>([](float a) { return std::sqrt(a); }));
+}
 template <typename T>
 __aicore__ inline void Ln(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count)
 {
@@ -353,7 +360,10 @@ __aicore__ inline void ReduceMax(const LocalTensor<T>& dst, const LocalTensor<T>
     }
 }
 
-// dst[0] = the sum of src[0, count), accumulated in order in single precision.
+// dst[0] = the sum of src[0, count) in the order the Ascend C documentation gives for the count interface on
+// Atlas A2 / A3 ("方式二", atlasascendc_api_07_0078): a binary tree of adjacent pairs inside each 256-byte repeat
+// (a short last repeat adds zeros), then the repeats' results in order; each addition rounded to T (single
+// precision for float). opgen/runtime/codecs.py repeat_tree_sum is the same order for the numpy references.
 template <typename T, bool isSetMask = true>
 __aicore__ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
                                  const LocalTensor<T>& sharedTmpBuffer, const int32_t count)
@@ -361,11 +371,21 @@ __aicore__ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>
     sim::CheckCount(count, "ReduceSum");
     (void)sharedTmpBuffer.SimSpan(0U, 1U, "ReduceSum work");
     const uint8_t* s = src.SimRead(0U, count, "ReduceSum src");
-    float sum = 0.0f;
-    for (int32_t i = 0; i < count; ++i) {
-        sum += sim::ToF(sim::Load<T>(s, i));
+    constexpr int32_t PER_REPEAT = static_cast<int32_t>(256U / sizeof(T));
+    T total = sim::FromF<T>(0.0f);
+    for (int32_t base = 0; base < count; base += PER_REPEAT) {
+        T lanes[PER_REPEAT];
+        for (int32_t j = 0; j < PER_REPEAT; ++j) {
+            lanes[j] = (base + j < count) ? sim::Load<T>(s, base + j) : sim::FromF<T>(0.0f);
+        }
+        for (int32_t width = PER_REPEAT; width > 1; width /= 2) {
+            for (int32_t j = 0; j < width / 2; ++j) {
+                lanes[j] = sim::FromF<T>(sim::ToF(lanes[2 * j]) + sim::ToF(lanes[2 * j + 1]));
+            }
+        }
+        total = sim::FromF<T>(sim::ToF(total) + sim::ToF(lanes[0]));
     }
-    sim::Store<T>(dst.SimWrite(0U, 1U, "ReduceSum dst"), 0U, sim::FromF<T>(sum));
+    sim::Store<T>(dst.SimWrite(0U, 1U, "ReduceSum dst"), 0U, total);
 }
 
 // Per repeat r: the max of `mask` elements at src + r * srcRepStride * 32 bytes (srcBlkStride 32-byte blocks

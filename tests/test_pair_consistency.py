@@ -88,3 +88,19 @@ def test_paired_ops_share_domains_and_dtypes():
     assert not unexplained, unexplained
     gone = sorted(set(KNOWN) - set(got))
     assert not gone, f"no longer different, remove from KNOWN: {gone}"
+
+
+def test_paired_ops_give_special_experts_the_same_id_ranges():
+    """A dispatch leaves the ids of its special experts unsent and its combine computes them: the two must cut the
+    ids after the MoE experts into the same ranges (same kinds, same count attributes, same order), or a route
+    the dispatch keeps home is one the combine reads as another kind (the current documents give the ranges on
+    both sides: "合法的零专家的ID的值是[moeExpertNum, moeExpertNum + zeroExpertNum)" ...)."""
+    checked = 0
+    for a, b in pairs():
+        ranges_a, ranges_b = ([(s.name, s.count) for s in op.specials] for op in (a, b))
+        if ranges_a or ranges_b:
+            assert ranges_a == ranges_b, (a.name, b.name, ranges_a, ranges_b)
+            assert {s.body is None for s in a.specials} != {s.body is None for s in b.specials}, \
+                "one op of the pair leaves the ids unsent, the other computes them"
+            checked += 1
+    assert checked == 2  # DispatchV2 with CombineV2 and with CombineAddRmsNorm

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import sys
 
+import numpy as np
 import pytest
 
 from .conftest import ROOT
@@ -18,6 +19,37 @@ from .test_window_layout import _case, _combine_case, _dispatch_min_mb
 
 GENERATED = ROOT / "generated"
 OP = "moe_distribute_combine_v2"
+
+
+@pytest.mark.parametrize("op", ["moe_distribute_dispatch_v2", OP])
+def test_the_worlds_route_into_the_ranges_the_spec_declares(op):
+    """Both sides of the pair take the special experts' id ranges from their spec (DispatchV2 declares them
+    without a formula): the world's routes reach every range and nothing past the last, and the loop oracle
+    values each range by its kind (a zero expert adds nothing, a copy expert w * oriX)."""
+    from opgen.harness import testkit, testworld
+
+    if str(GENERATED) not in sys.path:
+        sys.path.insert(0, str(GENERATED))
+    ref = importlib.import_module(f"{op}.reference")
+    bs, h, k, ep, moe = 16, 1024, 4, 2, 4
+    case = _case("ascend910_93", bs, h, k, ep, moe, 64)
+    if op == OP:
+        case = _combine_case(ref, case)
+    case["attrs"].update(zeroExpertNum=2, copyExpertNum=1, constExpertNum=0)
+    world = testkit.build_world(ref, case)
+    assert world.specials == (("zero", 4, 6), ("copy", 6, 7), ("const", 7, 7))
+    routed = {int(e) for ids in world.expert_ids for e in ids.ravel()}
+    assert {4, 5, 6} <= routed and max(routed) == 6
+    # rank 0's oracle row by hand: only its MoE experts (weighted x) and its copy expert (weighted oriX) count
+    ori = world.tokens[0] * 2  # any oriX that differs from x
+    got = testworld.weighted_sum(world, case["attrs"], 0, shared_rows=0, ori_x=ori, out_dtype=np.float32)
+    x, ids, w = (np.asarray(a, np.float32) for a in (world.tokens[0], world.expert_ids[0], world.weights[0]))
+    want = np.zeros_like(x)
+    for t in range(bs):
+        for j in range(k):
+            row = x[t] if ids[t, j] < 4 else 2 * x[t] if ids[t, j] == 6 else 0 * x[t]
+            want[t] = (want[t] + (row * w[t, j]).astype(np.float32)).astype(np.float32)
+    np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.slow

@@ -139,6 +139,10 @@ _SHAPES = {
     },
 }
 
+# ---- the shapes of the inputs the post stage reads, per product (what a caller chaining another op builds) ----
+_POST_INPUTS = {
+}
+
 # ---- every check, once; then each product's ordered list (implicit checks first, then the spec's) ----
 _check_0 = Check("null.expandX", 161001, "expandX", "a non-null tensor",
                  ok=lambda s: s.present("expandX"),
@@ -441,13 +445,14 @@ _QUANT = {
     0: _quant_0,
 }
 
+# (name, count attribute, formula or None where this op only leaves the ids unsent, the tensors the formula reads)
 _SPECIALS = (
 )
 
 INFO = reference.OpInfo(
     name=OP, semantics="moe_combine_teardown", products=PRODUCTS, inputs=INPUTS, outputs=OUTPUTS,
     attrs=ATTRS, env=ENV, quant_by="commQuantMode", lets=_LETS, dtype_rules=_DTYPE_RULES,
-    shapes=_SHAPES, checks=_CHECKS, quant=_QUANT, specials=_SPECIALS, post=None, unspecified=UNSPECIFIED, facts=FACTS, sizes=_SIZES,
+    shapes=_SHAPES, checks=_CHECKS, quant=_QUANT, specials=_SPECIALS, post=None, post_inputs=_POST_INPUTS, unspecified=UNSPECIFIED, facts=FACTS, sizes=_SIZES,
     empty_absent=EMPTY_ABSENT, ignored=IGNORED, ignored_attrs=IGNORED_ATTRS,
 )
 

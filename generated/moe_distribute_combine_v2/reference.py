@@ -231,6 +231,10 @@ _SHAPES = {
     },
 }
 
+# ---- the shapes of the inputs the post stage reads, per product (what a caller chaining another op builds) ----
+_POST_INPUTS = {
+}
+
 # ---- every check, once; then each product's ordered list (implicit checks first, then the spec's) ----
 _check_0 = Check("null.expandX", 161001, "expandX", "a non-null tensor",
                  ok=lambda s: s.present("expandX"),
@@ -1240,16 +1244,17 @@ def _special_const(q):
     out["Moe"] = ((q.routed("constExpertAlpha1Optional") * q.cast(q.rows("oriXOptional"), "FLOAT32", round="rint", sat=False)) + (q.routed("constExpertAlpha2Optional") * q.routed("constExpertVOptional")))
     return out
 
+# (name, count attribute, formula or None where this op only leaves the ids unsent, the tensors the formula reads)
 _SPECIALS = (
-    ("zero", "zeroExpertNum", _special_zero),
-    ("copy", "copyExpertNum", _special_copy),
-    ("const", "constExpertNum", _special_const),
+    ("zero", "zeroExpertNum", _special_zero, ()),
+    ("copy", "copyExpertNum", _special_copy, ("oriXOptional",)),
+    ("const", "constExpertNum", _special_const, ("constExpertAlpha1Optional", "constExpertAlpha2Optional", "constExpertVOptional", "oriXOptional")),
 )
 
 INFO = reference.OpInfo(
     name=OP, semantics="moe_combine", products=PRODUCTS, inputs=INPUTS, outputs=OUTPUTS,
     attrs=ATTRS, env=ENV, quant_by="commQuantMode", lets=_LETS, dtype_rules=_DTYPE_RULES,
-    shapes=_SHAPES, checks=_CHECKS, quant=_QUANT, specials=_SPECIALS, post=None, unspecified=UNSPECIFIED, facts=FACTS, sizes=_SIZES,
+    shapes=_SHAPES, checks=_CHECKS, quant=_QUANT, specials=_SPECIALS, post=None, post_inputs=_POST_INPUTS, unspecified=UNSPECIFIED, facts=FACTS, sizes=_SIZES,
     empty_absent=EMPTY_ABSENT, ignored=IGNORED, ignored_attrs=IGNORED_ATTRS,
 )
 

@@ -95,7 +95,9 @@ CODES: dict[str, tuple[str, str]] = {
     "E129": ("bad special expert", "`special NAME: COUNT \"doc\" { Moe = ...; }` declares COUNT expert ids after the "
              "MoE experts (consecutive ranges in declaration order) whose value the combine side computes itself: "
              "COUNT is an int64 attribute, the body is a quant formula for one token row that assigns Moe exactly "
-             "once, outside `when` (`routed(T)` is T's row of this special expert; `Moe = 0` adds nothing)."),
+             "once, outside `when` (`routed(T)` is T's row of this special expert; `Moe = 0` adds nothing). A family "
+             "that only leaves those ids unsent (the dispatch side) declares the range alone, `special NAME: COUNT "
+             "\"doc\";`, and a formula there is an error, as a missing one is on the combine side."),
     "E130": ("bad post-reduction stage", "`post NAME \"doc\" { OUT = ...; }` is a formula over one token's reduced "
              "row NAME (the fp32 weighted sum over the token's experts, before any cast): only a family that reduces "
              "(opgen/core/families.py `reduced`) has one, once per op; its body assigns outputs, each once and "

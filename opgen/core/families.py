@@ -21,6 +21,10 @@ DISPATCH_TO_COMBINE = "dispatch_to_combine"  # dispatch -> identity experts -> t
 WEIGHTED_SUM = "weighted_sum"                # the returned rows of identity experts combine to x*sum(w)
 ROUND_TRIPS = (DISPATCH_TO_COMBINE, WEIGHTED_SUM)
 
+# what a family does with special experts (Family.special_experts)
+SPECIALS_COMPUTED = "computed"   # the combine side: each one's formula, on the token's own rank
+SPECIALS_UNSENT = "unsent"       # the dispatch side: ids in their ranges are never sent
+
 
 @dataclass(frozen=True)
 class Family:
@@ -42,8 +46,11 @@ class Family:
     # declared output keeps no contents, which a spec must say with `output X unspecified "why";` (opgen/model/
     # written.py: a build fails without it, E204, and the front end wants the reason, E127).
     writes: tuple[str, ...] = ()
-    # its driver and kernel compute the spec's `special` experts (the ids after the MoE experts)
-    special_experts: bool = False
+    # What the family does with the spec's `special` experts (the ids after the MoE experts): SPECIALS_COMPUTED,
+    # its driver and kernel compute each one's formula (`special NAME: COUNT "doc" { Moe = ...; }`); SPECIALS_UNSENT,
+    # it sends nothing to those ids and the spec declares their ranges alone (`special NAME: COUNT "doc";`), so the
+    # worlds route tokens to them; None: a spec of the family declares none.
+    special_experts: str | None = None
     # The output the family writes from each token's reduced row (a cast of the fp32 row to its dtype), the dtype
     # the returned rows travel in, and the output its quant formulas assign (the row one sender returns). A spec
     # may replace that last step by a `post` stage over the reduced row (opgen/model/decl.py PostStage), which
@@ -53,12 +60,13 @@ class Family:
 
 _ROWS = (
     Family("moe_dispatch", "DispatchV2: tokens to the ranks of their top-K experts (semantics.md §2)",
-           round_trip=DISPATCH_TO_COMBINE, dispatch_invariants=True,
+           round_trip=DISPATCH_TO_COMBINE, dispatch_invariants=True, special_experts=SPECIALS_UNSENT,
            seed_opaque=("assistInfoForCombineOut", "epRecvCountsOut", "tpRecvCountsOut"),
            writes=("assistInfoForCombineOut", "epRecvCountsOut", "expertTokenNumsOut", "expandScalesOut",
                    "tpRecvCountsOut")),
     Family("moe_combine", "CombineV2: expert rows back to their tokens, weighted (semantics.md §5)",
-           round_trip=WEIGHTED_SUM, shared_expert_x=True, writes=("xOut",), special_experts=True, reduced="xOut",
+           round_trip=WEIGHTED_SUM, shared_expert_x=True, writes=("xOut",), special_experts=SPECIALS_COMPUTED,
+           reduced="xOut",
            no_tp_reference="the CombineV2 reference has no TP (ReduceScatterV) path: the documents give no row "
                            "order for it"),
     Family("moe_dispatch_setup", "DispatchSetup: stage the rows in a local buffer y and send them (semantics.md §6)",

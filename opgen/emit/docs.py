@@ -81,6 +81,7 @@ def docs_context(op: Op, plans: Plans, entry: AclnnEntry | None = None) -> dict:
                           for n in walk(e))}
     return dict(op=op, views=views, params=[_row(p) for p in op.params], entry=entry_context(op, entry, views),
                 data_checks=data_checks, tests=tests_summary(op, plans),
+                special_formulas=any(s.body is not None for s in op.specials),
                 poll=dict(env=EXEC_TIMEOUT_ENV, max_s=EXEC_TIMEOUT_AIV_MAX_S))
 
 

@@ -816,8 +816,7 @@ def _dtype_twin(op: Op, t: str, varying: list[str], tensor_types: dict) -> str:
 
 def _special_reads(op: Op) -> set:
     """The inputs the special experts' formulas read (by name, or through row() / routed())."""
-    names = {n.args[0].id if isinstance(n, Call) and n.args and isinstance(n.args[0], Name) else getattr(n, "id", "")
-             for s in op.specials for st in s.body for n in walk(st.expr)}
+    names = {n for s in op.specials for n in s.reads()}
     return {t for t in names if op.tensor(t) is not None and op.tensor(t).role == "input"}
 
 

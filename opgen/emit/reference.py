@@ -36,7 +36,12 @@ def reference_context(op: Op) -> dict:
     """What the reference templates read."""
     views = [op.view(p.soc) for p in op.products]
     return dict(op=op, views=views, spec_name=op.span.file.rsplit("/", 1)[-1] if op.span else "",
-                checks=shared_checks(views), size_fns=[e for e in op.entries if e.sizes])
+                checks=shared_checks(views), size_fns=[e for e in op.entries if e.sizes],
+                formula_specials=[s for s in op.specials if s.body is not None],
+                special_reads={s.name: tuple(sorted(n for n in s.reads() if op.tensor(n) is not None))
+                               for s in op.specials},
+                post_inputs={v.soc: [t for t in v.inputs if t.name in op.post.reads()] for v in views}
+                if op.post is not None else {})
 
 
 def render_reference(op: Op) -> list[Artifact]:

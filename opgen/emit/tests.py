@@ -73,7 +73,7 @@ def twin_subset(op: Op, positive) -> tuple[str, ...]:
 
 def tests_context(op: Op, plans: Plans) -> dict:
     s = plans.suite
-    pairs = tuple(dict.fromkeys(snake(p) for v in op.views.values() for p in v.pairs_with))
+    pairs = {p.soc: tuple(snake(x) for x in op.views[p.soc].pairs_with) for p in op.products}
     covered: dict[tuple[str, str], list[str]] = {}
     for n in s.negative:
         covered.setdefault((n["product"], n["check"]), []).append(n["id"])

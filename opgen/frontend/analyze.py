@@ -16,7 +16,7 @@ from opgen.core import builtins as B
 from opgen.core import products
 from opgen.core.diagnostics import Diagnostics
 from opgen.core.dtypes import DTYPES, FORMATS
-from opgen.core.families import FAMILIES
+from opgen.core.families import FAMILIES, SPECIALS_COMPUTED, SPECIALS_UNSENT
 from opgen.lang.expr import (Binary, Bool, Call, Cond, Expr, Float, InRange, InSet, Int, Name, Span, Str, Unary,
                               to_spec, walk)
 from opgen.model.decl import (AclnnEntry, AclnnParam, AclnnSize, Attr, Buffer, CommGroup, Constraint, Def, Domain, Env, Let, Op, Product, QuantMode, QuantStmt,
@@ -257,8 +257,10 @@ class Analyzer(_Builder):
             f["quant"].append(QuantMode(self.int_value(c[0]), str(c[1]), self.text(c[2]),
                                         tuple(self.quant_body(c[3:], ())), span=self.span(t)))
         elif k == "special_decl":
+            body = c[3]
             f["specials"].append(SpecialExpert(str(c[0]), str(c[1]), self.text(c[2]),
-                                               tuple(self.quant_body(c[3:], ())), span=self.span(t)))
+                                               tuple(self.quant_body(body.children, ()))
+                                               if body.data == "special_formula" else None, span=self.span(t)))
         elif k == "post_decl":
             stage = PostStage(str(c[0]), self.text(c[1]), tuple(self.quant_body(c[2:], ())), span=self.span(t))
             if f["post"]:
@@ -1142,15 +1144,25 @@ class _Checker:
 
     def check_specials(self) -> None:
         """``special NAME: COUNT "doc" { Moe = ...; }``: COUNT an int64 attribute, the body assigns Moe once and
-        only Moe, outside any `when` (E129); its expressions are typed as a quant formula's."""
+        only Moe, outside any `when` (E129); its expressions are typed as a quant formula's. A family that
+        computes special experts needs the formula; one that only leaves their ids unsent takes none."""
         seen: set[str] = set()
         ints = [a.name for a in self.op.attrs if a.type == "int64"]
         family = FAMILIES.get(self.op.semantics or "")
-        if self.op.specials and (family is None or not family.special_experts):
-            self.d.error("E129", f"semantics {self.op.semantics} computes no special experts; only "
-                         f"{', '.join(f.name for f in FAMILIES.values() if f.special_experts)} does",
+        handling = family.special_experts if family is not None else None
+        if self.op.specials and handling is None:
+            self.d.error("E129", f"semantics {self.op.semantics} has no special experts; only "
+                         f"{', '.join(f.name for f in FAMILIES.values() if f.special_experts)} do",
                          self.op.specials[0].span)
         for sp in self.op.specials:
+            if handling == SPECIALS_COMPUTED and sp.body is None:
+                self.d.error("E129", f"special expert {sp.name} has no formula; semantics {self.op.semantics} "
+                             f"computes each special expert's value: write `{{ {SpecialExpert.TARGET} = ...; }}`",
+                             sp.span)
+            elif handling == SPECIALS_UNSENT and sp.body is not None:
+                self.d.error("E129", f"special expert {sp.name} has a formula, but semantics {self.op.semantics} "
+                             "computes nothing for special experts (it only sends no row to their ids): declare "
+                             f"`special {sp.name}: {sp.count} \"...\";` without a body", sp.span)
             if sp.name in seen:
                 self.d.error("E129", f"special expert '{sp.name}' is declared twice", sp.span)
             seen.add(sp.name)
@@ -1158,6 +1170,8 @@ class _Checker:
             if a is None or a.type != "int64":
                 self.d.error("E129", f"special expert {sp.name} counts its experts with '{sp.count}', which is not "
                              "an int64 attribute", self.at(sp.span, rf":\s*({_w(sp.count)})\b"), _guess(sp.count, ints))
+            if sp.body is None:
+                continue
             assigns, wrong = 0, False
             for s in self.typed_assignments(sp.body):
                 if s.name != SpecialExpert.TARGET:

@@ -31,7 +31,7 @@ from opgen.core.products import EXPAND_IDX, TRIPLE, ProductFacts
 from opgen.runtime import OpError
 from opgen.runtime import codecs
 from opgen.runtime.calls import call_args, rank_attrs, rank_ids  # noqa: F401 - generated suites call them here
-from opgen.harness import testworld
+from opgen.harness import testdata, testworld
 from opgen.runtime.dtypes import np_dtype
 from opgen.runtime.scope import data
 from opgen import sim
@@ -81,7 +81,9 @@ def accept(ref, case: dict, world: testworld.World | None = None, ranks=None) ->
 
 
 def build_world(ref, case: dict) -> testworld.World:
-    return testworld.build(ref.INFO.semantics, case, read_attrs(ref, case), facts(ref, case))
+    attrs = read_attrs(ref, case)
+    return testworld.build(ref.INFO.semantics, case, attrs, facts(ref, case),
+                           testworld.special_ranges(ref.INFO.specials, attrs))
 
 
 def facts(ref, case: dict) -> ProductFacts:
@@ -255,15 +257,6 @@ def sibling(name: str):
         return None
 
 
-def first_sibling(names):
-    """The first partner op of ``names`` built into the same output directory (None when none is)."""
-    for name in names:
-        found = sibling(name)
-        if found is not None:
-            return found
-    return None
-
-
 def combine_expectation(world: testworld.World, attrs: dict, rank: int, out_dtype, *, with_shared: bool,
                         inputs: dict | None = None) -> np.ndarray | None:
     inp = world.inputs[rank] if inputs is None else inputs
@@ -281,8 +274,29 @@ def _pairable(name: str, inputs_of_pair) -> str | None:
     return None
 
 
+def _post_inputs(cref, case: dict, rank: int, inputs: dict, attrs: dict, dtype: str) -> dict:
+    """Values for the inputs the partner's post stage reads that no dispatch output feeds (CombineAddRmsNorm's
+    residualX and gamma): their declared shape on this rank, the tokens' dtype, data keyed by case, rank and op."""
+    scope = cref.reference.make_scope(cref.INFO, inputs, attrs, case["product"], None)
+    return {name: testdata.values(testworld.key(case["id"], rank, f"{cref.OP}/{name}"), dtype, shape(scope), -1.0, 1.0)
+            for name, shape in cref.INFO.post_inputs.get(case["product"], {}).items() if name not in inputs}
+
+
+def _float_dtype(a: np.ndarray) -> str:
+    return next(k for k, v in DTYPES.items() if np_dtype(k) == a.dtype and v.kind == "float")
+
+
+def _compare_post(ref, scope, reduced: np.ndarray, got: dict, tolerances: dict, rank: int) -> None:
+    """The spec's post stage over the loop oracle's fp32 rows against what the op wrote: the data movement is
+    checked independently here, the post stage's arithmetic by the hand-written oracles in tests/."""
+    want = allocate(ref.INFO, scope)
+    for name in post_stage(ref.INFO, scope, reduced, want):
+        compare(f"rank {rank} {name}", got[name], want[name], tolerances[name][_float_dtype(got[name])])
+
+
 def dispatch_then_combine(ref, case: dict, world: testworld.World, results: list[dict], pair) -> str | None:
-    """DispatchV2 -> identity experts -> the paired CombineV2 reference; None when checked, else why not."""
+    """DispatchV2 -> identity experts -> a paired combine's reference (CombineV2, or CombineAddRmsNorm through its
+    post stage); None when checked, else why not."""
     cref, cases = pair
     attrs = read_attrs(ref, case)
     if int(attrs.get(ref.INFO.quant_by, 0)) != 0 or any(r["expandXOut"].dtype != np.asarray(data(world.tokens[0])).dtype
@@ -296,30 +310,42 @@ def dispatch_then_combine(ref, case: dict, world: testworld.World, results: list
         c["expertScales"] = world.weights[r]
         if world.masks[r] is not None and "xActiveMaskOptional" in cref.INPUTS:
             c["xActiveMaskOptional"] = world.masks[r]
-        if "oriXOptional" in cref.INPUTS and (attrs.get("copyExpertNum", 0) or attrs.get("constExpertNum", 0)):
-            c["oriXOptional"] = world.tokens[r]  # copy and const experts read the tokens before the FFN
+        if "oriXOptional" in _special_reads(cref, combine_attrs):
+            c["oriXOptional"] = world.tokens[r]  # the special experts' formulas read the tokens before the FFN
         c = {k: v for k, v in c.items() if k in cref.INPUTS}
         if int(attrs.get("tpWorldSize", 0) or 0) < 2:
             c.pop("tpSendCountsOptional", None)
         if not _combine_wants_expand_scales(cref, combine_attrs, case["product"]):
             c.pop("expandScalesOptional", None)
+        c.update(_post_inputs(cref, case, r, c, dict(combine_attrs, **rank_ids(cref, case, r)),
+                              cann_dtype(world.tokens[r])))
         cin.append(c)
     try:
         combined = cref.run_world(cin, combine_attrs, case["product"])
     except OpError as err:
         return f"the paired {cref.OP} rejects this world: {err}"
-    if cref.INFO.post is not None:
-        return f"the paired {cref.OP} has a post stage over inputs this dispatch world does not build"
+    tolerances = cases.TOLERANCES[case["product"]]
     for r in range(case["world"]):
+        scope = cref.reference.make_scope(cref.INFO, cin[r], dict(combine_attrs, **rank_ids(cref, case, r)),
+                                          case["product"], None)
+        if cref.INFO.post is not None:
+            reduced = combine_expectation(world, attrs, r, np.float32, with_shared=True, inputs=cin[r])
+            if reduced is None:
+                return "a const expert is routed: its value has no closed form here"
+            _compare_post(cref, scope, reduced, combined[r], tolerances, r)
+            continue
         got = combined[r]["xOut"]
         want = combine_expectation(world, attrs, r, got.dtype, with_shared=True, inputs=cin[r])
         if want is None:
             return "a const expert is routed: its value has no closed form here"
-        tol = cases.TOLERANCES[case["product"]]["xOut"][cref.INFO.dtype_rules["xOut"](
-            cref.reference.make_scope(cref.INFO, cin[r], dict(combine_attrs, **rank_ids(cref, case, r)),
-                                      case["product"], None))]
-        compare(f"rank {r} xOut", got, want, tol)
+        compare(f"rank {r} xOut", got, want, tolerances["xOut"][cref.INFO.dtype_rules["xOut"](scope)])
     return None
+
+
+def _special_reads(cref, attrs: dict) -> set:
+    """The inputs the partner's special experts read in this world (those with at least one expert)."""
+    return {t for name, lo, hi in testworld.special_ranges(cref.INFO.specials, attrs) if hi > lo
+            for n, _, _, reads in cref.INFO.specials if n == name for t in reads}
 
 
 def _combine_wants_expand_scales(cref, attrs: dict, product: str) -> bool:
@@ -336,25 +362,18 @@ def combine_round_trip(ref, case: dict, world: testworld.World, results: list[di
         return f"{ref.INFO.quant_by} {q} quantises the returned rows: the spec's tolerance is for the exact path"
     for r, out in enumerate(results):
         if ref.INFO.post is not None:
-            # the loop oracle's fp32 rows, then the spec's post stage over them: the data movement is checked
-            # independently here, the post stage's arithmetic by the hand-written oracles in tests/
             reduced = combine_expectation(world, attrs, r, np.float32, with_shared=with_shared)
             if reduced is None:
                 return "a const expert is routed: its value has no closed form here"
             scope = ref.reference.make_scope(ref.INFO, world.inputs[r], dict(attrs, **rank_ids(ref, case, r)),
                                              case["product"], None)
-            want = allocate(ref.INFO, scope)
-            for name in post_stage(ref.INFO, scope, reduced, want):
-                got = out[name]
-                dtype = next(k for k, v in DTYPES.items() if np_dtype(k) == got.dtype and v.kind == "float")
-                compare(f"rank {r} {name}", got, want[name], tolerances[case["product"]][name][dtype])
+            _compare_post(ref, scope, reduced, out, tolerances[case["product"]], r)
             continue
         got = out["xOut"]
         want = combine_expectation(world, attrs, r, got.dtype, with_shared=with_shared)
         if want is None:
             return "a const expert is routed: its value has no closed form here"
-        dtype = next(k for k, v in DTYPES.items() if np_dtype(k) == got.dtype and v.kind == "float")
-        compare(f"rank {r} xOut", got, want, tolerances[case["product"]]["xOut"][dtype])
+        compare(f"rank {r} xOut", got, want, tolerances[case["product"]]["xOut"][_float_dtype(got)])
     return None
 
 

@@ -34,6 +34,8 @@ class World:
     masks: list | None = None
     weights: list | None = None
     extra: dict = field(default_factory=dict)
+    # the spec's special experts in this world: (name, first id, end id) in id order after the MoE experts
+    specials: tuple[tuple[str, int, int], ...] = ()
 
 
 def key(case_id: str, rank, name: str) -> str:
@@ -108,8 +110,20 @@ def _zeros(meta):
     return Typed(z, dtype) if DTYPES[dtype].coded else z  # uint8 codes carry their dtype
 
 
-def _pool(attrs: dict) -> int:
-    return sum(int(attrs.get(n, 0) or 0) for n in ("moeExpertNum", "zeroExpertNum", "copyExpertNum", "constExpertNum"))
+def special_ranges(specials, attrs: dict) -> tuple[tuple[str, int, int], ...]:
+    """The id range [lo, hi) of each special expert the spec declares ((name, count attribute, ...) in id order,
+    the reference's ``INFO.specials``), after the attrs' MoE experts."""
+    out, lo = [], int(attrs["moeExpertNum"])
+    for name, count_attr, *_ in specials:
+        n = int(attrs.get(count_attr, 0) or 0)
+        out.append((name, lo, lo + n))
+        lo += n
+    return tuple(out)
+
+
+def _pool(attrs: dict, specials: tuple) -> int:
+    """How many expert ids the routes draw from: the MoE experts, then the special experts' ranges."""
+    return specials[-1][2] if specials else int(attrs["moeExpertNum"])
 
 
 def _topology(attrs: dict) -> dict:
@@ -119,24 +133,26 @@ def _topology(attrs: dict) -> dict:
                 E=int(attrs["moeExpertNum"]))
 
 
-def _senders(case: dict, attrs: dict, metas: list[dict], x_name: str, x_meta=None) -> World:
-    """Tokens, routes, masks and weights of every rank, from the case's own inputs where it has them."""
-    world = World(inputs=[{} for _ in metas], tokens=[], expert_ids=[], masks=[], weights=[])
+def _senders(case: dict, attrs: dict, metas: list[dict], x_name: str, x_meta=None, specials=()) -> World:
+    """Tokens, routes, masks and weights of every rank, from the case's own inputs where it has them; routes
+    reach the special experts' ids too (``specials``: :func:`special_ranges`)."""
+    world = World(inputs=[{} for _ in metas], tokens=[], expert_ids=[], masks=[], weights=[], specials=specials)
     for r, m in metas.items():
         bs, k = m["expertIds"][1]
         xm = m.get(x_name) if x_meta is None else x_meta(m)
         world.tokens.append(_tokens(case, r, xm))
-        world.expert_ids.append(testdata.distinct_rows(key(case["id"], r, "expertIds"), bs, k, _pool(attrs)))
+        world.expert_ids.append(testdata.distinct_rows(key(case["id"], r, "expertIds"), bs, k,
+                                                       _pool(attrs, specials)))
         mask_name = "xActiveMaskOptional"
         world.masks.append(_values(case, r, mask_name, m[mask_name]) if m.get(mask_name) is not None else None)
         world.weights.append(testdata.uniform(key(case["id"], r, "expertScales"), (bs, k), 0.0, 1.0))
     return world
 
 
-def moe_dispatch(case: dict, attrs: dict, facts: ProductFacts) -> World:
+def moe_dispatch(case: dict, attrs: dict, facts: ProductFacts, specials: tuple = ()) -> World:
     """DispatchV2 and DispatchSetup: tokens, distinct routes per token, smooth scales, masks, weights."""
     metas = rank_metas(case)
-    world = _senders(case, attrs, metas, "x")
+    world = _senders(case, attrs, metas, "x", specials=specials)
     for r, m in metas.items():
         inp = world.inputs[r]
         for name, meta in m.items():
@@ -175,11 +191,11 @@ def _expert_rows(world: World, attrs: dict, product: str, metas: list[dict]):
     return plans, rows
 
 
-def moe_combine(case: dict, attrs: dict, facts: ProductFacts) -> World:
+def moe_combine(case: dict, attrs: dict, facts: ProductFacts, specials: tuple = ()) -> World:
     """CombineV2: expandX holds the rows identity experts return, with DispatchV2's assist info and counts."""
     metas = rank_metas(case)
     world = _senders(case, attrs, metas, "expandX", lambda m: (m["expandX"][0], (m["expertIds"][1][0],
-                                                                                 m["expandX"][1][1])))
+                                                                                 m["expandX"][1][1])), specials)
     plans, rows = _expert_rows(world, attrs, case["product"], metas)
     topo = _topology(attrs)
     K = world.expert_ids[0].shape[1]
@@ -217,10 +233,10 @@ def moe_combine(case: dict, attrs: dict, facts: ProductFacts) -> World:
     return world
 
 
-def moe_dispatch_teardown(case: dict, attrs: dict, facts: ProductFacts) -> World:
+def moe_dispatch_teardown(case: dict, attrs: dict, facts: ProductFacts, specials: tuple = ()) -> World:
     """DispatchTeardown: y holds what DispatchSetup staged (the tokens themselves when y has x's dtype)."""
     metas = rank_metas(case)
-    world = _senders(case, attrs, metas, "x")
+    world = _senders(case, attrs, metas, "x", specials=specials)
     topo = _topology(attrs)
     for r, m in metas.items():
         inp = world.inputs[r]
@@ -244,7 +260,7 @@ def moe_dispatch_teardown(case: dict, attrs: dict, facts: ProductFacts) -> World
     return world
 
 
-def moe_combine_setup(case: dict, attrs: dict, facts: ProductFacts) -> World:
+def moe_combine_setup(case: dict, attrs: dict, facts: ProductFacts, specials: tuple = ()) -> World:
     """CombineSetup: expert rows in DispatchTeardown's order with its cumulative counts."""
     metas = rank_metas(case)
     world = _senders(case, attrs, metas, "expandX", lambda m: (m["expandX"][0], (m["expertIds"][1][0],
@@ -259,7 +275,7 @@ def moe_combine_setup(case: dict, attrs: dict, facts: ProductFacts) -> World:
     return world
 
 
-def moe_combine_teardown(case: dict, attrs: dict, facts: ProductFacts) -> World:
+def moe_combine_teardown(case: dict, attrs: dict, facts: ProductFacts, specials: tuple = ()) -> World:
     """CombineTeardown: every expert rank's rows (identity experts) and each owner's expandIdx."""
     metas = rank_metas(case)
     world = _senders(case, attrs, metas, "expandX", lambda m: (m["expandX"][0], (m["expertIds"][1][0],
@@ -321,7 +337,7 @@ def _combine_setup_inputs(world: World, attrs: dict) -> list[dict]:
 PRELUDE_INPUTS = {"moe_dispatch_setup": _dispatch_setup_inputs, "moe_combine_setup": _combine_setup_inputs}
 
 
-def generic(case: dict, attrs: dict, facts: ProductFacts) -> World:
+def generic(case: dict, attrs: dict, facts: ProductFacts, specials: tuple = ()) -> World:
     metas = rank_metas(case)
     return World(inputs=[{n: None if m is None else _values(case, r, n, m) for n, m in ms.items()}
                          for r, ms in metas.items()])
@@ -337,9 +353,9 @@ BUILDERS = {
 }
 
 
-def build(semantics: str, case: dict, attrs: dict, facts: ProductFacts) -> World:
+def build(semantics: str, case: dict, attrs: dict, facts: ProductFacts, specials: tuple = ()) -> World:
     """The world of one case; ``facts`` are the case product's (the generated reference's ``INFO.fact``)."""
-    return BUILDERS.get(semantics, generic)(case, attrs, facts)
+    return BUILDERS.get(semantics, generic)(case, attrs, facts, specials)
 
 
 # ---- what the reference cannot run (cases the suite then validates and shape-checks only) -----------------
@@ -370,16 +386,15 @@ def weighted_sum(world: World, attrs: dict, rank: int, *, shared_rows: int, shar
                  out_dtype) -> np.ndarray | None:
     """x * sum(weights) of one owner by plain loops: fp32 products summed in k order, one final cast.
 
-    Zero experts add nothing, copy experts add w * oriX; shared-expert rows and sharedExpertX are added
-    unweighted; inactive tokens stay 0.  None when a const expert is routed (its value is a softmax of
-    dot products whose reduction order the documents leave open).
+    Special experts come from ``world.specials`` (the spec's id ranges), valued as the documents define the kinds
+    by hand: ``zero`` adds nothing, ``copy`` adds w * oriX; shared-expert rows and sharedExpertX are added
+    unweighted; inactive tokens stay 0.  None when an expert of another kind is routed (const: its rows come from
+    the const inputs, which tests/test_special_experts.py checks with loops of its own).
     """
     ids = np.asarray(world.expert_ids[rank])
     x32 = codecs.to_f32(data(world.tokens[rank]), cann_dtype(world.tokens[rank]))
     w = np.asarray(world.weights[rank], dtype=np.float32)
     E = int(attrs["moeExpertNum"])
-    zero_hi = E + int(attrs.get("zeroExpertNum", 0) or 0)
-    copy_hi = zero_hi + int(attrs.get("copyExpertNum", 0) or 0)
     pairs, tokens = _active(ids, world.masks[rank])
     bs, K = ids.shape
     out = np.zeros(x32.shape, dtype=np.float32)
@@ -391,11 +406,12 @@ def weighted_sum(world: World, attrs: dict, rank: int, *, shared_rows: int, shar
             if not pairs[t, k]:
                 continue
             e = int(ids[t, k])
-            if e < E:
+            kind = "moe" if e < E else next((n for n, lo, hi in world.specials if lo <= e < hi), None)
+            if kind == "moe":
                 acc = (acc + (x32[t] * w[t, k]).astype(np.float32)).astype(np.float32)
-            elif e < zero_hi:
+            elif kind == "zero":
                 continue
-            elif e < copy_hi:
+            elif kind == "copy":
                 ori = codecs.to_f32(data(ori_x), cann_dtype(ori_x))[t]
                 acc = (acc + (ori * w[t, k]).astype(np.float32)).astype(np.float32)
             else:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from opgen.core.builtins import ERROR_CLASSES
 from opgen.core.dtypes import DTYPES
 from opgen.core.products import ProductFacts, facts_for
-from opgen.lang.expr import Binary, Expr, Float, Int, Name, Span
+from opgen.lang.expr import Binary, Call, Expr, Float, Int, Name, Span, walk
 
 
 def _span() -> Span | None:
@@ -233,23 +233,38 @@ class QuantStmt:
     span: Span | None = _span()
 
 
+def body_reads(body) -> frozenset[str]:
+    """The names a formula body reads (a bare name, or the tensor a builtin such as row() / routed() takes)."""
+    return frozenset(n.args[0].id if isinstance(n, Call) and n.args and isinstance(n.args[0], Name)
+                     else getattr(n, "id", "") for st in body for e in (st.expr, *st.conditions)
+                     for n in walk(e)) - {""}
+
+
 @dataclass(frozen=True)
 class SpecialExpert:
     """``special NAME: COUNT "doc" { Moe = ...; }``: COUNT expert ids after the MoE experts (the specials take
     consecutive ranges in declaration order) whose value for a token the combine side computes itself, never
     sent: the formula is written for one token row, as a quant formula; ``routed(T)`` is the row of T for this
-    special expert (its index within its kind), ``Moe`` the fp32 row that is weighted and summed (0: nothing)."""
+    special expert (its index within its kind), ``Moe`` the fp32 row that is weighted and summed (0: nothing).
+
+    ``special NAME: COUNT "doc";`` (``body`` None) declares the id range alone: the dispatch side, which sends no
+    row to these ids and computes nothing for them (the documents define the ranges on both ops of the pair)."""
     name: str
     count: str
     doc: str
-    body: tuple[QuantStmt, ...]
+    body: tuple[QuantStmt, ...] | None
     span: Span | None = _span()
 
     TARGET = "Moe"
 
     @property
     def value(self) -> Expr | None:
-        return next((s.expr for s in reversed(self.body) if s.kind == "assign" and s.name == self.TARGET), None)
+        return next((s.expr for s in reversed(self.body or ()) if s.kind == "assign" and s.name == self.TARGET),
+                    None)
+
+    def reads(self) -> frozenset[str]:
+        """The names its formula reads (directly, or through row() / routed()); none without a formula."""
+        return body_reads(self.body or ())
 
     @property
     def adds_nothing(self) -> bool:
@@ -273,6 +288,10 @@ class PostStage:
     @property
     def assigned(self) -> tuple[str, ...]:
         return tuple(s.name for s in self.body if s.kind == "assign")
+
+    def reads(self) -> frozenset[str]:
+        """The names its formulas read (directly, or through row() / routed())."""
+        return body_reads(self.body)
 
 
 @dataclass(frozen=True)

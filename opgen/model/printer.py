@@ -171,6 +171,9 @@ def print_op(op: Op) -> str:
     for q in op.quant_modes:
         lines += _quant(q)
     for sp in op.specials:
+        if sp.body is None:
+            lines.append(f"{_IND}special {sp.name}: {sp.count} {quote(sp.doc)};")
+            continue
         lines.append(f"{_IND}special {sp.name}: {sp.count} {quote(sp.doc)} {{")
         for s in sp.body:
             stmt = f"let {s.name} = {to_spec(s.expr)};" if s.kind == "let" else f"{s.name} = {to_spec(s.expr)};"

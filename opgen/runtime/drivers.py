@@ -181,8 +181,11 @@ def special_terms(info: OpInfo, st: Scope, E: int, H: int) -> tuple:
     """The spec's special experts on one token owner: consecutive id ranges after the E MoE experts, each term
     its formula over the owner's token rows (``routed(T)`` the row of T for the expert's index in its kind)."""
     out, lo = [], E
-    for name, count_attr, formula in info.specials:
+    for name, count_attr, formula, _ in info.specials:
         n = int(st.attr(count_attr) or 0)
+        if formula is None:
+            raise OpError(INVALID, name, f"special expert {name} has no formula on {info.name}: it only declares "
+                                         "the ids a dispatch leaves unsent")
 
         def term(tokens, c, formula=formula, name=name):
             value = formula(RowBatch(st, st, tokens, np.asarray(c), H)).get("Moe")

@@ -43,11 +43,14 @@ class OpInfo:
     empty_absent: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # product -> inputs empty = absent
     ignored: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # product -> inputs never read
     ignored_attrs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # product -> attrs read as default
-    # special experts in id order after the MoE experts: (name, count attribute, fn(RowBatch) -> {"Moe": value})
-    specials: tuple[tuple[str, str, Callable], ...] = ()
+    # special experts in id order after the MoE experts: (name, count attribute, fn(RowBatch) -> {"Moe": value},
+    # the tensors it reads); fn is None where the op only leaves those ids unsent (the dispatch side)
+    specials: tuple[tuple[str, str, Callable | None, tuple[str, ...]], ...] = ()
     # the spec's `post` stage: fn(RowBatch of every token, reduced fp32 rows (BS, H)) -> {output: rows}; None: the
     # family casts the reduced rows to its reduced output
     post: Callable | None = None
+    # product -> input the post stage reads -> fn(scope) -> its declared shape (the smallest where it may be larger)
+    post_inputs: Mapping[str, Mapping[str, Callable]] = field(default_factory=dict)
 
     def fact(self, product: str) -> ProductFacts:
         """The facts of one of the op's products (an OpError for a product the op does not have)."""

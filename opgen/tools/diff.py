@@ -565,11 +565,11 @@ class _Differ:
             text = _special_text(s)
             if o is None:
                 out.append(Change(BEHAVIOUR, "special.added", subject, f"special expert {s.name} ({s.count}) "
-                                  f"declared: {text}", new=text, zh=f"新增特殊专家{s.doc}（{s.count}）：{text}"))
+                                  f"declared: {text}", new=text, zh=f"新增特殊专家{s.doc}（{s.count}）：{_special_zh(s)}"))
             elif (o.count, o.body) != (s.count, s.body):
                 out.append(Change(BEHAVIOUR, "special.changed", subject, f"special expert {s.name}: "
                                   f"{_special_text(o)} -> {text}", old=_special_text(o), new=text,
-                                  zh=f"特殊专家{s.doc}的计算公式由「{_special_text(o)}」变更为「{text}」"))
+                                  zh=f"特殊专家{s.doc}的计算公式由「{_special_zh(o)}」变更为「{_special_zh(s)}」"))
         for o in self.old.specials:
             if o.name not in {s.name for s in self.new.specials}:
                 out.append(Change(BEHAVIOUR, "special.removed", f"special {o.name}", f"special expert {o.name} "
@@ -964,8 +964,15 @@ def _modes(modes) -> str:
 
 
 def _special_text(s) -> str:
+    if s.body is None:
+        return f"{s.count}: ids only (never sent)"
     return f"{s.count}: " + "; ".join(("let " if x.kind == "let" else "") + f"{x.name} = {to_spec(x.expr)}"
                                       for x in s.body)
+
+
+def _special_zh(s) -> str:
+    """The change lists' wording: the formula as the spec writes it, or that the op only leaves the ids unsent."""
+    return f"{s.count}个专家ID，不发送" if s.body is None else _special_text(s)
 
 
 def _post_text(p) -> str:

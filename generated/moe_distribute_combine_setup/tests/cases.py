@@ -17,7 +17,7 @@ SEMANTICS = "moe_combine_setup"
 QUANT_BY = "commQuantMode"
 QUANT_MODES = {0: "none"}
 # the partner ops whose references a round trip uses when they are built into the same directory
-PAIRS = ("moe_distribute_dispatch_setup", "moe_distribute_dispatch_teardown", "moe_distribute_combine_teardown")
+PAIRS = {"ascend950": ("moe_distribute_dispatch_setup", "moe_distribute_dispatch_teardown", "moe_distribute_combine_teardown")}  # product -> the ops this one pairs with there (`pairs_with`)
 OUTPUTS = ("quantExpandXOut", "commCmdInfoOut")
 # the aclnn size functions, in the order the check core's CalcSizes numbers them
 SIZE_FNS = ("aclnnMoeDistributeCombineSetupTeardownCalcOutputSize",)

@@ -17,7 +17,7 @@ SEMANTICS = "moe_combine"
 QUANT_BY = "commQuantMode"
 QUANT_MODES = {0: "none", 2: "int8"}
 # the partner ops whose references a round trip uses when they are built into the same directory
-PAIRS = ("moe_distribute_dispatch_v2",)
+PAIRS = {"ascend910b": ("moe_distribute_dispatch_v2",), "ascend910_93": ("moe_distribute_dispatch_v2",), "ascend950": ("moe_distribute_dispatch_v2",)}  # product -> the ops this one pairs with there (`pairs_with`)
 OUTPUTS = ("xOut",)
 # the aclnn size functions, in the order the check core's CalcSizes numbers them
 SIZE_FNS = ()

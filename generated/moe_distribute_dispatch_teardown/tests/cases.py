@@ -17,7 +17,7 @@ SEMANTICS = "moe_dispatch_teardown"
 QUANT_BY = "quantMode"
 QUANT_MODES = {0: "none", 4: "mx"}
 # the partner ops whose references a round trip uses when they are built into the same directory
-PAIRS = ("moe_distribute_dispatch_setup", "moe_distribute_combine_setup", "moe_distribute_combine_teardown")
+PAIRS = {"ascend950": ("moe_distribute_dispatch_setup", "moe_distribute_combine_setup", "moe_distribute_combine_teardown")}  # product -> the ops this one pairs with there (`pairs_with`)
 OUTPUTS = ("expandXOut", "dynamicScalesOut", "assistInfoForCombineOut", "expertTokenNumsOut")
 # the aclnn size functions, in the order the check core's CalcSizes numbers them
 SIZE_FNS = ()

@@ -17,7 +17,7 @@ SEMANTICS = "moe_dispatch"
 QUANT_BY = "quantMode"
 QUANT_MODES = {0: "none", 1: "static", 2: "pertoken", 3: "pergroup", 4: "mx"}
 # the partner ops whose references a round trip uses when they are built into the same directory
-PAIRS = ("moe_distribute_combine_v2", "moe_distribute_combine_add_rms_norm")
+PAIRS = {"ascend910b": ("moe_distribute_combine_v2",), "ascend910_93": ("moe_distribute_combine_v2", "moe_distribute_combine_add_rms_norm"), "ascend950": ("moe_distribute_combine_v2", "moe_distribute_combine_add_rms_norm")}  # product -> the ops this one pairs with there (`pairs_with`)
 OUTPUTS = ("expandXOut", "dynamicScalesOut", "assistInfoForCombineOut", "expertTokenNumsOut", "epRecvCountsOut", "tpRecvCountsOut", "expandScalesOut")
 # the aclnn size functions, in the order the check core's CalcSizes numbers them
 SIZE_FNS = ()

@@ -73,12 +73,14 @@ def test_quantised_rows_are_nearest(case):
         pytest.skip(why_not)
 
 
-@pytest.mark.parametrize("case", RUNNABLE, ids=testkit.ids)
-def test_round_trip(case):
-    """Dispatch -> identity experts -> the paired combine gives back x * sum(weights) (+ shared experts)."""
-    partner = testkit.first_sibling(cases.PAIRS)
+@pytest.mark.parametrize("case, partner_op", [(c, p) for c in RUNNABLE for p in cases.PAIRS[c["product"]]],
+                         ids=lambda v: v if isinstance(v, str) else testkit.ids(v))
+def test_round_trip(case, partner_op):
+    """Dispatch -> identity experts -> each paired combine gives back x * sum(weights) (+ shared experts), through
+    the partner's post stage where it has one."""
+    partner = testkit.sibling(partner_op)
     if partner is None:
-        pytest.skip(f"none of {', '.join(cases.PAIRS)} is built into {OP_DIR.parent}: build one there for the round trip")
+        pytest.skip(f"{partner_op} is not built into {OP_DIR.parent}: build it there for this round trip")
     world, results = _run(case)
     why_not = testkit.dispatch_then_combine(ref, case, world, results, partner)
     if why_not is not None:

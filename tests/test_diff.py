@@ -528,3 +528,15 @@ def test_a_post_stage_change_is_a_behaviour_change():
     got = [(c.group, c.kind, c.subject) for c in diff_ops(old, new).changes]
     assert got == [(BEHAVIOUR, "post.changed", "post")]
     assert "round=trunc" in diff_ops(old, new).changes[0].new
+
+
+def test_a_dispatch_sides_special_expert_range_is_a_docs_change():
+    """DispatchV2 declares the ranges alone (it sends nothing to them either way): adding, re-counting or dropping
+    one changes the documents, not what the op computes."""
+    src = (ROOT / "specs" / "dispatch_v2.spec").read_text(encoding="utf-8")
+    decl = '    special copy: copyExpertNum "copy专家";\n'
+    assert src.count(decl) == 1
+    old, new = load_src(src.replace(decl, ""), "old.spec")[0], load_src(src, "new.spec")[0]
+    got = [(c.group, c.kind, c.subject) for c in diff_ops(old, new).changes]
+    assert got == [(DOCS, "special.added", "special copy")]
+    assert [(c.group, c.kind) for c in diff_ops(new, old).changes] == [(DOCS, "special.removed")]

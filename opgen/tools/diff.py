@@ -563,20 +563,23 @@ class _Differ:
             o = old.get(s.name)
             subject = f"special {s.name}"
             text = _special_text(s)
+            # a range declared alone (the dispatch side) changes what the docs say, not what the op computes
+            kind = DOCS if s.body is None and (o is None or o.body is None) else BEHAVIOUR
             if o is None:
-                out.append(Change(BEHAVIOUR, "special.added", subject, f"special expert {s.name} ({s.count}) "
+                out.append(Change(kind, "special.added", subject, f"special expert {s.name} ({s.count}) "
                                   f"declared: {text}", new=text, zh=f"新增特殊专家{s.doc}（{s.count}）：{_special_zh(s)}"))
             elif (o.count, o.body) != (s.count, s.body):
-                out.append(Change(BEHAVIOUR, "special.changed", subject, f"special expert {s.name}: "
+                out.append(Change(kind, "special.changed", subject, f"special expert {s.name}: "
                                   f"{_special_text(o)} -> {text}", old=_special_text(o), new=text,
                                   zh=f"特殊专家{s.doc}的计算公式由「{_special_zh(o)}」变更为「{_special_zh(s)}」"))
         for o in self.old.specials:
             if o.name not in {s.name for s in self.new.specials}:
-                out.append(Change(BEHAVIOUR, "special.removed", f"special {o.name}", f"special expert {o.name} "
+                out.append(Change(DOCS if o.body is None else BEHAVIOUR, "special.removed", f"special {o.name}", f"special expert {o.name} "
                                   "no longer declared", old=_special_text(o), zh=f"删除特殊专家{o.doc}"))
         kept_o = [n for n in order_o if n in order_n]
         if kept_o != [n for n in order_n if n in order_o]:
-            out.append(Change(BEHAVIOUR, "special.order", "special experts", "special experts reordered (their "
+            ranges_only = all(x.body is None for x in (*self.old.specials, *self.new.specials))
+            out.append(Change(DOCS if ranges_only else BEHAVIOUR, "special.order", "special experts", "special experts reordered (their "
                               f"ids move): {', '.join(order_o)} -> {', '.join(order_n)}", ", ".join(order_o),
                               ", ".join(order_n), zh="特殊专家顺序（专家ID区间）变更为" + "、".join(order_n)))
         return out

@@ -344,8 +344,8 @@ def dispatch_then_combine(ref, case: dict, world: testworld.World, results: list
 
 def _special_reads(cref, attrs: dict) -> set:
     """The inputs the partner's special experts read in this world (those with at least one expert)."""
-    return {t for name, lo, hi in testworld.special_ranges(cref.INFO.specials, attrs) if hi > lo
-            for n, _, _, reads in cref.INFO.specials if n == name for t in reads}
+    ranges = testworld.special_ranges(cref.INFO.specials, attrs)  # one per INFO.specials entry, in its order
+    return {t for (_, lo, hi), (*_, reads) in zip(ranges, cref.INFO.specials) if hi > lo for t in reads}
 
 
 def _combine_wants_expand_scales(cref, attrs: dict, product: str) -> bool:

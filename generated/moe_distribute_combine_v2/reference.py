@@ -557,8 +557,8 @@ _check_76 = Check("op.expertIds.2", 561002, "expertIds", "K <= moeExpertNum + ze
                   ok=lambda s: (s.dim("expertIds", 1) <= i64(i64(i64(s.attr("moeExpertNum") + s.attr("zeroExpertNum")) + s.attr("copyExpertNum")) + s.attr("constExpertNum"))),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_77 = Check("op.moeExpertNum.2", 561002, "moeExpertNum", "moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum <= MAX_INT32",
-                  ok=lambda s: (i64(i64(i64(s.attr("moeExpertNum") + s.attr("zeroExpertNum")) + s.attr("copyExpertNum")) + s.attr("constExpertNum")) <= 2147483647),
+_check_77 = Check("op.moeExpertNum.2", 561002, "moeExpertNum", "moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum < MAX_INT32",
+                  ok=lambda s: (i64(i64(i64(s.attr("moeExpertNum") + s.attr("zeroExpertNum")) + s.attr("copyExpertNum")) + s.attr("constExpertNum")) < 2147483647),
                   )
 _check_78 = Check("op.globalBS", 561002, "globalBS", "0, or a multiple of epWorldSize no smaller than BS * epWorldSize",
                   ok=lambda s: ((s.attr("globalBS") == 0) or ((mod(s.attr("globalBS"), s.attr("epWorldSize")) == 0) and (s.attr("globalBS") >= i64(s.dim("expertIds", 0) * s.attr("epWorldSize"))))),

@@ -1180,11 +1180,11 @@ class Ascend910b : public Eval {
       return Reject(kCodeTiling, "op.expertIds.2", "expertIds", "K <= moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum",
                     Shown(ShowInt(dim_K())));
     }
-    // [op.moeExpertNum.2] moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum <= MAX_INT32
+    // [op.moeExpertNum.2] moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum < MAX_INT32
     Reset();
-    if (all && Fails(Add(Add(Add(p.moeExpertNum, p.zeroExpertNum), p.copyExpertNum), p.constExpertNum) <= kMaxInt32)) {
+    if (all && Fails(Add(Add(Add(p.moeExpertNum, p.zeroExpertNum), p.copyExpertNum), p.constExpertNum) < kMaxInt32)) {
       Reset();
-      return Reject(kCodeTiling, "op.moeExpertNum.2", "moeExpertNum", "moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum <= MAX_INT32",
+      return Reject(kCodeTiling, "op.moeExpertNum.2", "moeExpertNum", "moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum < MAX_INT32",
                     Shown(ShowInt(p.moeExpertNum)));
     }
     // [op.globalBS] globalBS == 0 or globalBS % epWorldSize == 0 and globalBS >= BS * epWorldSize
@@ -2078,11 +2078,11 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeTiling, "op.expertIds.2", "expertIds", "K <= moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum",
                     Shown(ShowInt(dim_K())));
     }
-    // [op.moeExpertNum.2] moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum <= MAX_INT32
+    // [op.moeExpertNum.2] moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum < MAX_INT32
     Reset();
-    if (all && Fails(Add(Add(Add(p.moeExpertNum, p.zeroExpertNum), p.copyExpertNum), p.constExpertNum) <= kMaxInt32)) {
+    if (all && Fails(Add(Add(Add(p.moeExpertNum, p.zeroExpertNum), p.copyExpertNum), p.constExpertNum) < kMaxInt32)) {
       Reset();
-      return Reject(kCodeTiling, "op.moeExpertNum.2", "moeExpertNum", "moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum <= MAX_INT32",
+      return Reject(kCodeTiling, "op.moeExpertNum.2", "moeExpertNum", "moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum < MAX_INT32",
                     Shown(ShowInt(p.moeExpertNum)));
     }
     // [op.globalBS] globalBS == 0 or globalBS % epWorldSize == 0 and globalBS >= BS * epWorldSize
@@ -3000,11 +3000,11 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "op.expertIds.2", "expertIds", "K <= moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum",
                     Shown(ShowInt(dim_K())));
     }
-    // [op.moeExpertNum.2] moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum <= MAX_INT32
+    // [op.moeExpertNum.2] moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum < MAX_INT32
     Reset();
-    if (all && Fails(Add(Add(Add(p.moeExpertNum, p.zeroExpertNum), p.copyExpertNum), p.constExpertNum) <= kMaxInt32)) {
+    if (all && Fails(Add(Add(Add(p.moeExpertNum, p.zeroExpertNum), p.copyExpertNum), p.constExpertNum) < kMaxInt32)) {
       Reset();
-      return Reject(kCodeTiling, "op.moeExpertNum.2", "moeExpertNum", "moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum <= MAX_INT32",
+      return Reject(kCodeTiling, "op.moeExpertNum.2", "moeExpertNum", "moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum < MAX_INT32",
                     Shown(ShowInt(p.moeExpertNum)));
     }
     // [op.globalBS] globalBS == 0 or globalBS % epWorldSize == 0 and globalBS >= BS * epWorldSize

@@ -1026,6 +1026,13 @@ class Ascend910b : public Eval {
       return Reject(kCodeTiling, "op.expertIds.2", "expertIds", "K <= moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum",
                     Shown(ShowInt(dim_K())));
     }
+    // [op.moeExpertNum.2] moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum < MAX_INT32
+    Reset();
+    if (all && Fails(Add(Add(Add(p.moeExpertNum, p.zeroExpertNum), p.copyExpertNum), p.constExpertNum) < kMaxInt32)) {
+      Reset();
+      return Reject(kCodeTiling, "op.moeExpertNum.2", "moeExpertNum", "moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum < MAX_INT32",
+                    Shown(ShowInt(p.moeExpertNum)));
+    }
     // [op.globalBS] globalBS == 0 or globalBS % epWorldSize == 0 and globalBS >= BS * epWorldSize
     Reset();
     if (all && Fails((p.globalBS == 0) || ((Mod(p.globalBS, p.epWorldSize) == 0) && (p.globalBS >= Mul(dim_BS(), p.epWorldSize))))) {
@@ -1801,6 +1808,13 @@ class Ascend910_93 : public Eval {
       Reset();
       return Reject(kCodeTiling, "op.expertIds.2", "expertIds", "K <= moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum",
                     Shown(ShowInt(dim_K())));
+    }
+    // [op.moeExpertNum.2] moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum < MAX_INT32
+    Reset();
+    if (all && Fails(Add(Add(Add(p.moeExpertNum, p.zeroExpertNum), p.copyExpertNum), p.constExpertNum) < kMaxInt32)) {
+      Reset();
+      return Reject(kCodeTiling, "op.moeExpertNum.2", "moeExpertNum", "moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum < MAX_INT32",
+                    Shown(ShowInt(p.moeExpertNum)));
     }
     // [op.globalBS] globalBS == 0 or globalBS % epWorldSize == 0 and globalBS >= BS * epWorldSize
     Reset();
@@ -2587,6 +2601,13 @@ class Ascend950 : public Eval {
       Reset();
       return Reject(kCodeTiling, "op.expertIds.2", "expertIds", "K <= moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum",
                     Shown(ShowInt(dim_K())));
+    }
+    // [op.moeExpertNum.2] moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum < MAX_INT32
+    Reset();
+    if (all && Fails(Add(Add(Add(p.moeExpertNum, p.zeroExpertNum), p.copyExpertNum), p.constExpertNum) < kMaxInt32)) {
+      Reset();
+      return Reject(kCodeTiling, "op.moeExpertNum.2", "moeExpertNum", "moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum < MAX_INT32",
+                    Shown(ShowInt(p.moeExpertNum)));
     }
     // [op.globalBS] globalBS == 0 or globalBS % epWorldSize == 0 and globalBS >= BS * epWorldSize
     Reset();

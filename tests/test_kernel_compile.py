@@ -188,10 +188,21 @@ def test_combine_kernel(combine_v2):
     # no tiling_key: commQuantMode is read from the tiling data; modes without a formula are not dispatched
     assert "if (tiling.commQuantMode == 2 && tiling.dtype_expandX == GE_DT_BF16" in text
     assert "QuantRowMode3" not in text and "mxfp8" not in text  # not declared: rejected by tiling
+    # the sender quantises and writes the int8 row and its block scales (`send q, stored;`), 32-byte aligned
     mode2 = text[text.index("::QuantRowMode2("):text.index("// ---- 1 (Atlas A2).")]
     for needle in ("BlockMaxRow<8U>(", "(1.0f / DTypeTraits<int8_t>::MAX)", "BroadcastBlocks<8U>(", "Div(",
-                   "CastRow<int8_t, half, RoundMode::CAST_RINT, true>", "MulBlocks<8U>("):
+                   "CastRow<int8_t, half, RoundMode::CAST_RINT, true>",
+                   "LocalTensor<int8_t> wire_q = msg[0U].template ReinterpretCast<int8_t>();",
+                   "LocalTensor<ExpandXT> wire_stored = msg[AlignUp(RowBytes<int8_t>(static_cast<uint32_t>(hLen)), "
+                   "UB_BLOCK)].template ReinterpretCast<ExpandXT>();"):
         assert needle in mode2, needle
+    assert "MulBlocks" not in mode2 and "(xOutRow," not in mode2  # no dequantisation, no xOut row on the sender
+    # the owner dequantises the message it received into the fp32 row it adds
+    receive = text[text.index("::ReceiveRowMode2("):text.index("// acc += weight * term")]
+    for needle in ("MulBlocks<8U>(", "CastRow<half, int8_t, RoundMode::CAST_RINT, false>(t1, wire_q",
+                   "CastRow<float, ExpandXT, RoundMode::CAST_RINT, false>(term, "):
+        assert needle in receive, needle
+    assert "DataCopyPad(msg, slotGm, DataCopyExtParams(1U, sendBytes_, 0U, 0U, 0U)" in text
     reduce = text[text.index("::AddRow("):text.index("::SpecialTerm1(")]
     assert reduce.index("Muls(term, term, weight, n)") < reduce.index("Add(acc, acc, term, n)")
     # the special experts, lowered from the spec's formulas (the documents' const expert: alpha1 * x + alpha2 * v)

@@ -102,6 +102,12 @@ CODES: dict[str, tuple[str, str]] = {
              "row NAME (the fp32 weighted sum over the token's experts, before any cast): only a family that reduces "
              "(opgen/core/families.py `reduced`) has one, once per op; its body assigns outputs, each once and "
              "outside `when`, never NAME itself."),
+    "E131": ("bad send", "`send a, b;` splits a quant mode between ranks: the statements before it run on the "
+             "rank that sends the row, the named lets are what travels, the statements after it run on the "
+             "rank that receives them. It stands once, at the top level of a quant mode of a family whose "
+             "kernel splits formulas (moe_combine: the row an expert returns); it names lets of the part "
+             "before it; outputs are assigned only after it, and the part after it reads no tensor or let "
+             "of the sender's part but the sent ones (dtype(t) is known on both ranks)."),
     # back-end (opgen build): the front end accepted the spec, a generator for one artefact cannot express it
     "E201": ("kernel cannot be generated", "The Ascend C kernel of the op cannot be emitted: its semantics' kernel "
              "template needs a name the spec does not declare, a quant formula uses a primitive or a combination "

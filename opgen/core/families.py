@@ -56,6 +56,9 @@ class Family:
     # may replace that last step by a `post` stage over the reduced row (opgen/model/decl.py PostStage), which
     # then writes the outputs itself. None: the family does not reduce (no `post` stage).
     reduced: str | None = None
+    # Whether its kernel can split a quant formula at a `send` (opgen/model/decl.py Send): the part before it runs
+    # on the rank that sends the row, the sent values travel, the rest runs on the rank that receives them.
+    quant_send: bool = False
 
 
 _ROWS = (
@@ -66,7 +69,7 @@ _ROWS = (
                    "tpRecvCountsOut")),
     Family("moe_combine", "CombineV2: expert rows back to their tokens, weighted (semantics.md §5)",
            round_trip=WEIGHTED_SUM, shared_expert_x=True, writes=("xOut",), special_experts=SPECIALS_COMPUTED,
-           reduced="xOut",
+           reduced="xOut", quant_send=True,
            no_tp_reference="the CombineV2 reference has no TP (ReduceScatterV) path: the documents give no row "
                            "order for it"),
     Family("moe_dispatch_setup", "DispatchSetup: stage the rows in a local buffer y and send them (semantics.md §6)",

@@ -43,7 +43,7 @@ from opgen.emit.tiling_layout import WORKSPACE_PER_CORE_PAIR, has_field, hccl_cc
 from opgen.emit.render import render
 from opgen.lower.literals import cpp_literal
 from opgen.lower.ascendc import (CPP_TYPES, FLOATISH, KernelTypes, LoweringError, PostLowering, QuantLowering, Val, TilingExpr, cpp_ident,
-                                 cpp_type, float_literal, ge_value, type_param)
+                                 cpp_type, float_literal, ge_value, type_param, wire_offsets)
 from opgen.model.static_eval import StaticEnv, Sym, dtype_reads, eval3, fails, merge_env, possible_values, solve_key_field
 from opgen.model.decl import Op, ProductView, QuantMode, ShapeCond, ShapeTuple, SpecialExpert, snake
 from opgen.model.resolve import dim_bindings
@@ -792,7 +792,8 @@ def combine_context(op: Op, ctx: dict) -> dict:
     post = post_stage(op, ctx)
     return dict(ctx, tp=False, perf=False, gm_tensors=_gm_tensors(op, used, byte_rows),
                 mask_rank=_rank_expr(op, "xActiveMaskOptional"), is_a2=is_a2, specials=specials, post=post,
-                reduce_slots=max(REDUCE_SLOTS, post["slots"]) if post else REDUCE_SLOTS)
+                reduce_slots=max(REDUCE_SLOTS, post["slots"]) if post else REDUCE_SLOTS,
+                receives=receive_modes(op, ctx))
 
 
 # the combine reduce's calc slots: acc, term, aux, scratch. A special expert's formula uses slot 1 (term) and up;
@@ -839,6 +840,38 @@ def special_terms(op: Op, ctx: dict) -> list[dict]:
         m = QuantLowering(op, stypes, slot_base=1, out_slot=1).lower_mode(
             QuantMode(0, s.name, s.doc, s.body, span=s.span))
         out.append(dict(index=i, special=s, zero=False, lines=m.lines, slots=m.slots))
+    return out
+
+
+# The receiving side of a split quant mode in the combine reduce: the message is loaded into calc slot 1 (term), the
+# formula's temporaries come from slot 2 up (aux and scratch are free while a returned row is loaded), and its
+# output goes into term last, once the message is read (a given row is copied out first, QuantLowering.assign);
+# slot 0 holds the accumulator. No buffer beside the slots: 5 slots of H = 8192 fit Atlas A3's UB.
+WIRE_FIRST_SLOT = 2
+
+
+def receive_modes(op: Op, ctx: dict) -> list[dict]:
+    """Each split quant mode's part after its ``send`` as the body of ``ReceiveRowMode<q>(msg, term)``: the sent
+    values are views of the message (``msg``, in the order and at the offsets the sender wrote them), the row the
+    formula assigns goes into ``term`` as fp32 (the reduce adds fp32 rows; the formula's last cast to the output
+    dtype stays, so the value is the one the unsplit formula gives)."""
+    types = ctx["quant_types"]
+    out = []
+    for m in ctx["modes"]:
+        if not m.wire:
+            continue
+        q = op.quant_mode(m.value)
+        rtypes = replace(types, row_input="", out_views={o: "term" for o in q.outputs},
+                         out_counts={o: "hLen" for o in q.outputs},
+                         tensor_types={**types.tensor_types, **{o: "float" for o in q.outputs}})
+        given = {w.name: Val("row", w.ctype, w.ref, w.count, w.block) for w in m.wire}
+        recv = QuantLowering(op, rtypes, slot_base=WIRE_FIRST_SLOT, out_slot=1, given=given,
+                             label=f"quant mode {q.value} (after its `send`)").lower_mode(
+            QuantMode(q.value, q.name, q.doc, q.receiver, span=q.span))
+        offsets = wire_offsets(m.wire)
+        out.append(dict(value=m.value, wire=[dict(part=w, at=at) for w, at in zip(m.wire, offsets)],
+                        msg_bytes=offsets[-1], lines=recv.lines, slots=recv.slots,
+                        guard=ctx["mode_guards"][m.value]))
     return out
 
 

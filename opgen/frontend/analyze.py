@@ -18,8 +18,8 @@ from opgen.core.diagnostics import Diagnostics
 from opgen.core.dtypes import DTYPES, FORMATS
 from opgen.core.families import FAMILIES, SPECIALS_COMPUTED, SPECIALS_UNSENT
 from opgen.lang.expr import (Binary, Bool, Call, Cond, Expr, Float, InRange, InSet, Int, Name, Span, Str, Unary,
-                              to_spec, walk)
-from opgen.model.decl import (AclnnEntry, AclnnParam, AclnnSize, Attr, Buffer, CommGroup, Constraint, Def, Domain, Env, Let, Op, Product, QuantMode, QuantStmt,
+                              children, to_spec, walk)
+from opgen.model.decl import (AclnnEntry, AclnnParam, AclnnSize, Attr, Buffer, CommGroup, Constraint, Def, Domain, Env, Let, Op, Product, QuantMode, QuantStmt, Send,
                     Range, Shape, ShapeCond, ShapeTuple, Tensor, snake, SpecialExpert, PostStage, Tolerance, UnreachableMark, alt_exprs, WINDOW_PLACES, Window,
                     WindowArea, window_lets)
 from opgen.model.resolve import dim_bindings
@@ -33,6 +33,18 @@ _OP_NAME = re.compile(r"[A-Z][A-Za-z0-9]*\Z")
 _ACLNN_NAME = re.compile(r"aclnn[A-Z][A-Za-z0-9]*\Z")
 _ESCAPES = {"\\": "\\", '"': '"', "n": "\n", "t": "\t"}
 _INT64 = (-(2**63), 2**63 - 1)
+
+
+def _value_names(e: Expr):
+    """The names whose values ``e`` reads: not a tensor named only for its dtype (``dtype(t)``), which both ranks
+    know."""
+    if isinstance(e, Call) and e.fn == "dtype":
+        return
+    if isinstance(e, Name):
+        yield e.id
+        return
+    for child in children(e):
+        yield from _value_names(child)
 
 
 class _Builder:
@@ -254,8 +266,12 @@ class Analyzer(_Builder):
             f["defs"].append(Def(str(c[0]), tuple(str(x) for x in _name_tokens(c[1])), self.expr(c[2]),
                                  span=self.span(t)))
         elif k == "quant_decl":
-            f["quant"].append(QuantMode(self.int_value(c[0]), str(c[1]), self.text(c[2]),
-                                        tuple(self.quant_body(c[3:], ())), span=self.span(t)))
+            sends: list[Send] = []
+            body = tuple(self.quant_body(c[3:], (), sends))
+            for extra in sends[1:]:
+                self.d.error("E131", "a quant mode has one `send`; this is the second", extra.span)
+            f["quant"].append(QuantMode(self.int_value(c[0]), str(c[1]), self.text(c[2]), body, span=self.span(t),
+                                        send=sends[0] if sends else None))
         elif k == "special_decl":
             body = c[3]
             f["specials"].append(SpecialExpert(str(c[0]), str(c[1]), self.text(c[2]),
@@ -362,11 +378,21 @@ class Analyzer(_Builder):
         doc = self.text(c[2].children[0]) if len(c) > 2 and c[2] is not None else ""
         return Let(str(c[0]), self.expr(c[1]), doc, span=self.span(t))
 
-    def quant_body(self, items: Iterable[Tree], conds: tuple[Expr, ...]) -> list[QuantStmt]:
+    def quant_body(self, items: Iterable[Tree], conds: tuple[Expr, ...],
+                   sends: list | None = None) -> list[QuantStmt]:
+        """A formula body's statements; a quant mode's top-level `send` goes to ``sends`` (None: no `send` here)."""
         out: list[QuantStmt] = []
         for s in items:
             if s.data == "quant_when":
-                out.extend(self.quant_body(s.children[1:], conds + (self.expr(s.children[0]),)))
+                out.extend(self.quant_body(s.children[1:], conds + (self.expr(s.children[0]),),
+                                           None if sends is None else []))
+            elif s.data == "quant_send":
+                if sends is None or conds:
+                    self.d.error("E131", "`send` splits a quant mode between the sending and the receiving rank; "
+                                 + ("it stands at the top level of the mode, not under `when`" if conds else
+                                    "a special expert or post stage runs on one rank"), self.span(s))
+                else:
+                    sends.append(Send(tuple(str(n) for n in s.children), len(out), span=self.span(s)))
             else:
                 kind = "let" if s.data == "quant_let" else "assign"
                 out.append(QuantStmt(kind, str(s.children[0]), self.expr(s.children[1]), conds, span=self.span(s)))
@@ -1124,8 +1150,47 @@ class _Checker:
                 if s.name not in outputs:
                     self.d.error("E110", f"quant mode {q.value} assigns '{s.name}', which is not an output",
                                  self.at(s.span, rf"({_w(s.name)})\b"), _guess(s.name, outputs))
+            if q.send is not None:
+                self.check_send(q)
         self.check_specials()
         self.check_post(outputs)
+
+    def check_send(self, q: QuantMode) -> None:
+        """``send a, b;`` (E131): the family runs a quant formula's rest on the receiving rank, the sent names are
+        lets of the sender's part, no output is assigned before the split, and the receiver's part reads no value
+        of the sending rank (a tensor, a let) but the sent ones; a tensor's dtype is known on both ranks."""
+        family = FAMILIES.get(self.op.semantics or "")
+        where = self.at(q.send.span, r"\b(send)\b")
+        if family is None or not family.quant_send:
+            self.d.error("E131", f"semantics {self.op.semantics} does not split a quant formula between ranks; "
+                         f"`send` belongs to {', '.join(f.name for f in FAMILIES.values() if f.quant_send) or 'no family'}",
+                         where)
+            return
+        sender, receiver = q.sender, q.receiver
+        lets = {st.name for st in sender if st.kind == "let"}
+        for n in dict.fromkeys(q.send.names):
+            if n not in lets:
+                self.d.error("E131", f"quant mode {q.value} sends '{n}', which is not a let before the `send`",
+                             self.at(q.send.span, rf"\b({_w(n)})\b"), _guess(n, sorted(lets)))
+        if len(set(q.send.names)) != len(q.send.names):
+            self.d.error("E131", f"quant mode {q.value} sends a value twice", where)
+        for st in sender:
+            if st.kind == "assign":
+                self.d.error("E131", f"quant mode {q.value} assigns {st.name} before its `send`; the outputs are "
+                             "the receiving rank's", self.at(st.span, rf"({_w(st.name)})\b"))
+        if not any(st.kind == "assign" for st in receiver):
+            self.d.error("E131", f"quant mode {q.value} assigns nothing after its `send`: the receiving rank has no "
+                         "row to add", where)
+        tensors = {t.name for t in self.op.inputs + self.op.outputs}
+        sent = set(q.send.names)
+        for st in receiver:
+            for e in (*st.conditions, st.expr):
+                for n in _value_names(e):
+                    if (n in tensors and n not in sent) or (n in lets and n not in sent):
+                        what = "tensor" if n in tensors else "let"
+                        self.d.error("E131", f"quant mode {q.value} reads the {what} {n} after its `send`; the "
+                                     f"receiving rank has only the sent values ({', '.join(q.send.names)})",
+                                     self.at(st.span, rf"\b({_w(n)})\b"))
 
     def typed_assignments(self, body, given=()) -> list:
         """Type a formula body (each let in scope after its statement, ``given`` rows in scope from the start);

@@ -84,7 +84,8 @@ def values(key: str, dtype: str, shape, lo: float = -4.0, hi: float = 4.0):
 
 def mask(key: str, shape, recipe: str) -> np.ndarray:
     """A BOOL tensor by recipe: ``all_true``, ``prefix`` (1-D: trues then falses), ``not_prefix`` (a false
-    before a true: breaks both prefix and all-true requirements) or ``random`` (3 in 4 true)."""
+    before a true: breaks both prefix and all-true requirements), ``random`` (3 in 4 true) or ``sparse`` (1 in 16
+    true: a 2-D mask of the largest shape that sends few rows, for worlds that test buffer sizes)."""
     shape = tuple(int(d) for d in shape)
     if recipe == "all_true":
         return np.ones(shape, dtype=bool)
@@ -100,4 +101,6 @@ def mask(key: str, shape, recipe: str) -> np.ndarray:
         return m
     if recipe == "random":
         return unit(key, shape) < 0.75
+    if recipe == "sparse":
+        return unit(key, shape) < 1.0 / 16.0
     raise ValueError(f"unknown mask recipe {recipe!r}")

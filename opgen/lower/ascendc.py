@@ -269,6 +269,20 @@ class Val:
         return self.slots[0] if self.slots else None
 
 
+@dataclass(frozen=True)
+class WirePart:
+    """One value a split quant mode sends (``send``): its row's element type and count, in message order; each
+    part starts 32-byte aligned in the message."""
+    name: str
+    ctype: str
+    count: str                  # C++ element count expression (over ``hLen``)
+    block: int | None           # per-block values of blocks of this size (None: one value per element)
+
+    @property
+    def ref(self) -> str:
+        return f"wire_{cpp_ident(self.name)}"
+
+
 @dataclass
 class LoweredMode:
     value: int
@@ -277,6 +291,17 @@ class LoweredMode:
     lines: list[str]
     slots: int
     assigns: dict               # output name → C++ constant condition under which the mode assigns it
+    wire: tuple[WirePart, ...] = ()  # a split mode's message (``send``): the lines end by writing it into ``msg``
+
+
+def wire_offsets(wire) -> list[str]:
+    """C++ byte offset of each part of a message (parts 32-byte aligned, in order), and the message's size last."""
+    out, at = [], "0U"
+    for w in wire:
+        out.append(at)
+        size = f"AlignUp(RowBytes<{w.ctype}>(static_cast<uint32_t>({w.count})), UB_BLOCK)"
+        at = size if at == "0U" else f"{at} + {size}"
+    return out + [at]
 
 
 class QuantLowering:
@@ -316,8 +341,10 @@ class QuantLowering:
         self.uses: dict[str, int] = {}
         self.tmp = 0
         self.known_eq: list[set] = []
+        # a split mode (`send`): this rank runs the statements before it, then writes the sent values into `msg`
+        sent = q.send.names if q.send is not None else ()
         body = [replace(s, expr=inline_defs(self.op, s.expr),
-                        conditions=tuple(inline_defs(self.op, c) for c in s.conditions)) for s in q.body]
+                        conditions=tuple(inline_defs(self.op, c) for c in s.conditions)) for s in q.sender]
         for name in self.given:
             self.uses[name] = sum(1 for st in body for x in (st.expr,) + st.conditions
                                   for node in walk(x) if isinstance(node, Name) and node.id == name)
@@ -325,7 +352,7 @@ class QuantLowering:
             if s.kind != "let":
                 continue
             n = sum(1 for later in body[i + 1:] for x in (later.expr,) + later.conditions
-                    for node in walk(x) if isinstance(node, Name) and node.id == s.name)
+                    for node in walk(x) if isinstance(node, Name) and node.id == s.name) + (s.name in sent)
             if n:
                 self.uses[s.name] = n
         assigns: dict[str, list[str]] = {}
@@ -334,10 +361,30 @@ class QuantLowering:
         conds = {out: ("true" if "true" in cs else " || ".join(f"({c})" for c in cs)) for out, cs in assigns.items()}
         if not body:
             self.comment("no formula: nothing is quantised in this mode")
+        wire = self.send(q) if q.send is not None else ()
+        if wire:
+            receiver = q.receiver
+            conds = {out: "true" for out in dict.fromkeys(st.name for st in receiver if st.kind == "assign")}
         self.emit("(void)xRow;")
         self.emit("(void)tokenIdx;")
         self.emit("(void)expertRow;")
-        return LoweredMode(q.value, q.name, q.doc, self.lines, self.nslots, conds)
+        return LoweredMode(q.value, q.name, q.doc, self.lines, self.nslots, conds, wire)
+
+    def send(self, q: QuantMode) -> tuple[WirePart, ...]:
+        """``send a, b;``: each sent row into ``msg`` at its 32-byte aligned offset, in order."""
+        parts = []
+        for n in q.send.names:
+            v = self.lets[n]
+            if v.kind != "row":
+                raise LoweringError(f"quant mode {q.value}: `send` of {n}, which is not a row (the message carries "
+                                    "rows)", q.send.span, "E201")
+            parts.append((n, v))
+        wire = tuple(WirePart(n, v.ctype, v.count, v.block) for n, v in parts)
+        self.comment(f"send {', '.join(q.send.names)}: the message this rank writes into the window slot")
+        for w, (n, v), at in zip(wire, parts, wire_offsets(wire)):
+            self.emit(f"LocalTensor<{w.ctype}> {w.ref} = msg[{at}].template ReinterpretCast<{w.ctype}>();")
+            self.emit(f"CopyRow({w.ref}, {v.ref}, static_cast<uint32_t>({w.count}));")
+        return wire
 
     # ---- emission helpers ----
     def emit(self, line: str) -> None:
@@ -472,6 +519,11 @@ class QuantLowering:
             if v.slots == (self.out_slot,) and v.ctype == dst_type:
                 self.release(v)
                 return
+            if not v.slots and v.ref != "xRow":
+                # a given row (a received message's view) may lie in the output's own slot: copy it out first
+                c = self.alloc(v.ctype, v.count, v.block)
+                self.emit(f"CopyRow({c.ref}, {v.ref}, static_cast<uint32_t>({v.count}));")
+                v = c
             self.store(dst, v)
             return
         # A cast to the output's own dtype writes straight into the output row.

@@ -295,16 +295,38 @@ class PostStage:
 
 
 @dataclass(frozen=True)
+class Send:
+    """``send a, b;`` in a quant mode: the lets ``names`` are what travels between the ranks. The first ``at``
+    statements of the body run on the sending rank, the rest on the receiving one, which reads only the sent values
+    (and attributes, dtypes): the body's value is the same as without the split, so the reference evaluates it
+    whole; the kernel sends the named values instead of the formula's output row."""
+    names: tuple[str, ...]
+    at: int
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
 class QuantMode:
     value: int
     name: str
     doc: str
     body: tuple[QuantStmt, ...]
     span: Span | None = _span()
+    send: Send | None = None
 
     @property
     def outputs(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(s.name for s in self.body if s.kind == "assign"))
+
+    @property
+    def sender(self) -> tuple[QuantStmt, ...]:
+        """The statements the sending rank runs (the whole body without a ``send``)."""
+        return self.body if self.send is None else self.body[:self.send.at]
+
+    @property
+    def receiver(self) -> tuple[QuantStmt, ...]:
+        """The statements the receiving rank runs over the sent values (none without a ``send``)."""
+        return () if self.send is None else self.body[self.send.at:]
 
 
 @dataclass(frozen=True)

@@ -66,7 +66,9 @@ def _buffer(b: Buffer, depth: int) -> list[str]:
 
 def _quant(q: QuantMode) -> list[str]:
     lines = [f"{_IND}quant {q.value} {q.name} {quote(q.doc)} {{"]
-    for s in q.body:
+    for i, s in enumerate(q.body):
+        if q.send is not None and q.send.at == i:
+            lines.append(f"{_IND * 2}send {', '.join(q.send.names)};")
         stmt = f"let {s.name} = {to_spec(s.expr)};" if s.kind == "let" else f"{s.name} = {to_spec(s.expr)};"
         lines += _wrap(s.conditions, stmt, 2)
     lines.append(f"{_IND}}}")

@@ -543,7 +543,7 @@ class _Differ:
                 out.append(Change(BEHAVIOUR, "quant.added", subject,
                                   f"quant mode {q.value} ({q.name}) declared, assigning {', '.join(q.outputs)}",
                                   zh=zh.quant_added(q)))
-            elif o.body != q.body:
+            elif o.body != q.body or _wire(o) != _wire(q):  # what travels between the ranks is behaviour too
                 out.append(Change(BEHAVIOUR, "quant.changed", subject,
                                   f"quant mode {q.value} ({q.name}): formulas changed "
                                   f"({len(o.body)} -> {len(q.body)} statements)",
@@ -982,9 +982,18 @@ def _post_text(p) -> str:
     return f"{p.name}: " + "; ".join(_quant_text(p))
 
 
+def _wire(q) -> tuple | None:
+    """Where a quant mode splits between the ranks and what it sends (None: no split)."""
+    return (q.send.names, q.send.at) if q.send is not None else None
+
+
 def _quant_text(q) -> tuple[str, ...]:
+    """A formula body as text lines (a quant mode, a special expert, a post stage; only a quant mode splits)."""
     out = []
-    for s in q.body:
+    send = getattr(q, "send", None)
+    for i, s in enumerate(q.body):
+        if send is not None and send.at == i:
+            out.append(f"send {', '.join(send.names)}")
         stmt = f"let {s.name} = {to_spec(s.expr)}" if s.kind == "let" else f"{s.name} = {to_spec(s.expr)}"
         out.append((f"when {_conds(s.conditions)}: " if s.conditions else "") + stmt)
     return tuple(out)

@@ -177,6 +177,7 @@ __aicore__ inline uint32_t CeilDiv(uint32_t a, uint32_t b) { return (a + b - 1U)
 __aicore__ inline uint32_t AlignUp(uint32_t a, uint32_t b) { return CeilDiv(a, b) * b; }
 __aicore__ inline uint64_t AlignUp64(uint64_t a, uint64_t b) { return (a + b - 1UL) / b * b; }
 __aicore__ inline uint32_t MinU32(uint32_t a, uint32_t b) { return a < b ? a : b; }
+__aicore__ inline uint32_t MaxU32(uint32_t a, uint32_t b) { return a < b ? b : a; }
 __aicore__ inline int64_t FloorDivI64(int64_t a, int64_t b)
 {
     const int64_t q = a / b;
@@ -694,6 +695,8 @@ private:
                                     uint32_t tokenIdx, uint32_t expertRow);
     __aicore__ inline void QuantRowMode0(const LocalTensor<ExpandXT>& xRow, const LocalTensor<uint8_t>& msg,
                                           uint32_t tokenIdx, uint32_t expertRow);
+    __aicore__ inline void LoadReturned(const LocalTensor<float>& term, const LocalTensor<float>& scratch,
+                                        const GlobalTensor<uint8_t>& slotGm);
     __aicore__ inline void Reduce();
     __aicore__ inline void WaitSlots(uint32_t tokenIdx, const LocalTensor<int32_t>& ids, const LocalTensor<uint8_t>& mask,
                                      bool pairMask);
@@ -775,6 +778,7 @@ private:
     uint32_t maxBs_{0U};
     uint32_t rowBytes_{0U};        // one expandX / xOut row
     uint64_t rowStride_{0UL};      // one window row slot: Align512(2 * H)
+    uint32_t sendBytes_{0U};       // what a returned row's message holds: the row, or a split mode's sent values
     uint64_t halfBytes_{0UL};
     uint64_t dataAt_{0UL};     // where the data halves start in windowsIn (tiling.win_data_at)
     uint64_t combineAt_{0UL};      // the combine area's offset in a data half
@@ -825,6 +829,7 @@ __aicore__ inline void MoeDistributeCombineAddRmsNorm<MOE_DISTRIBUTE_COMBINE_ADD
     maxBs_ = static_cast<uint32_t>(tiling.maxBS);
     rowBytes_ = RowBytes<ExpandXT>(hLen_);
     rowStride_ = AlignUp64(2UL * hLen_, WIN_ALIGN);
+    sendBytes_ = AlignUp(rowBytes_, UB_BLOCK);
     // the window layout tiling checked (the spec's `window`): data halves of [combine | dispatch], then status
     halfBytes_ = static_cast<uint64_t>(tiling.win_half);
     dataAt_ = static_cast<uint64_t>(tiling.win_data_at);
@@ -838,6 +843,8 @@ __aicore__ inline void MoeDistributeCombineAddRmsNorm<MOE_DISTRIBUTE_COMBINE_ADD
     RequireFits(STATE_BYTES, static_cast<uint64_t>(tiling.win_state));
     RequireFits(static_cast<uint64_t>(tiling.win_window), WindowBytes<EP_GROUP>());
     slotBytes_ = AlignUp(hLen_ * 4U, REPEAT_BYTES) + AlignUp(CeilDiv(hLen_, 8U), REPEAT_BYTES) + REPEAT_BYTES;
+    RequireFits(sendBytes_, rowStride_);  // a message fits its window slot
+    RequireFits(sendBytes_, slotBytes_);  // and the calc slot (term) the owner receives it in
     const uint32_t rowBuf = AlignUp(rowBytes_, UB_BLOCK);
     const uint32_t fixedBytes = (CALC_SLOTS > reduceSlots_ ? CALC_SLOTS : reduceSlots_) * slotBytes_ + 4U * REPEAT_BYTES;
     bufDepth_ = (fixedBytes + 4U * rowBuf <= static_cast<uint32_t>(tiling.totalUbSize)) ? 2U : 1U;
@@ -912,7 +919,7 @@ __aicore__ inline void MoeDistributeCombineAddRmsNorm<MOE_DISTRIBUTE_COMBINE_ADD
     pipe_->InitBuffer(infoBuf_, AlignUp((rows + 1U) * TRIPLE * 4U, UB_BLOCK));
     pipe_->InitBuffer(flagBuf_, UB_BLOCK);
     pipe_->InitBuffer(xInQue_, bufDepth_, AlignUp(rowBytes_, UB_BLOCK));
-    pipe_->InitBuffer(msgQue_, bufDepth_, AlignUp(rowBytes_, UB_BLOCK));
+    pipe_->InitBuffer(msgQue_, bufDepth_, MaxU32(AlignUp(rowBytes_, UB_BLOCK), sendBytes_));
     LocalTensor<int32_t> flag = flagBuf_.Get<int32_t>();
     for (uint32_t i = 0U; i < WS_SLOT_INTS; ++i) {
         flag.SetValue(i, i == 0U ? FLAG_SET : 0);
@@ -943,7 +950,7 @@ __aicore__ inline void MoeDistributeCombineAddRmsNorm<MOE_DISTRIBUTE_COMBINE_ADD
         msg = msgQue_.DeQue<uint8_t>();
         GlobalTensor<uint8_t> win;
         win.SetGlobalBuffer(WinRows(owner) + slot * rowStride_);
-        DataCopy(win, msg, AlignUp(rowBytes_, UB_BLOCK));
+        DataCopy(win, msg, sendBytes_);
         PipeBarrier<PIPE_MTE3>();  // the row lands before its flag
         GlobalTensor<int32_t> slotFlag;
         slotFlag.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(WinFlags(owner) + slot * FLAG_BYTES));
@@ -991,7 +998,7 @@ __aicore__ inline void MoeDistributeCombineAddRmsNorm<MOE_DISTRIBUTE_COMBINE_ADD
     pipe_->InitBuffer(infoBuf_, AlignUp((entries + 1U) * 4U, UB_BLOCK));
     pipe_->InitBuffer(flagBuf_, UB_BLOCK);
     pipe_->InitBuffer(xInQue_, bufDepth_, AlignUp(rowBytes_, UB_BLOCK));
-    pipe_->InitBuffer(msgQue_, bufDepth_, AlignUp(rowBytes_, UB_BLOCK));
+    pipe_->InitBuffer(msgQue_, bufDepth_, MaxU32(AlignUp(rowBytes_, UB_BLOCK), sendBytes_));
     LocalTensor<int32_t> flag = flagBuf_.Get<int32_t>();
     for (uint32_t i = 0U; i < WS_SLOT_INTS; ++i) {
         flag.SetValue(i, i == 0U ? FLAG_SET : 0);
@@ -1024,7 +1031,7 @@ __aicore__ inline void MoeDistributeCombineAddRmsNorm<MOE_DISTRIBUTE_COMBINE_ADD
             msg = msgQue_.DeQue<uint8_t>();
             GlobalTensor<uint8_t> win;
             win.SetGlobalBuffer(block + static_cast<uint64_t>(j) * rowStride_);
-            DataCopy(win, msg, AlignUp(rowBytes_, UB_BLOCK));
+            DataCopy(win, msg, sendBytes_);
             msgQue_.FreeTensor(msg);
         }
         PipeBarrier<PIPE_MTE3>();  // the block's rows land before its flag
@@ -1130,7 +1137,7 @@ __aicore__ inline void MoeDistributeCombineAddRmsNorm<MOE_DISTRIBUTE_COMBINE_ADD
                                                 : static_cast<uint64_t>(t) * slotsPerToken_ + k;
                     GlobalTensor<uint8_t> slotGm;
                     slotGm.SetGlobalBuffer(WinRows(epRank_) + slot * rowStride_);
-                    LoadRowF32<XOutT, RowLayout::ROWS>(term, scratch, slotGm, 0U, hLen_);
+                    LoadReturned(term, scratch, slotGm);
                 } else if (expert < zeroEnd_) {
                     continue;  // zero expert: Moe = 0 adds nothing
                 } else if (expert < copyEnd_) {
@@ -1144,7 +1151,7 @@ __aicore__ inline void MoeDistributeCombineAddRmsNorm<MOE_DISTRIBUTE_COMBINE_ADD
                 GlobalTensor<uint8_t> slotGm;
                 slotGm.SetGlobalBuffer(WinRows(epRank_) +
                                        (static_cast<uint64_t>(t) * slotsPerToken_ + topK_ + s) * rowStride_);
-                LoadRowF32<XOutT, RowLayout::ROWS>(term, scratch, slotGm, 0U, hLen_);
+                LoadReturned(term, scratch, slotGm);
                 AddRow(acc, term, 1.0f, false);
             }
             if (hasSharedX_) {
@@ -1197,6 +1204,15 @@ __aicore__ inline void MoeDistributeCombineAddRmsNorm<MOE_DISTRIBUTE_COMBINE_ADD
     SyncFunc<HardEvent::V_MTE3>();
     DataCopy(flagsGm, flags, slotsPerToken_ * WS_SLOT_INTS);
     SyncFunc<HardEvent::MTE3_MTE2>();
+}
+
+// The row a sender returned into `slotGm`, as fp32 in `term`: a split quant mode's message goes through the part of
+// its formula after the `send`; otherwise the slot holds the row itself.
+template <MOE_DISTRIBUTE_COMBINE_ADD_RMS_NORM_TPL_CLASS>
+__aicore__ inline void MoeDistributeCombineAddRmsNorm<MOE_DISTRIBUTE_COMBINE_ADD_RMS_NORM_TPL_FUNC>::LoadReturned(const LocalTensor<float>& term,
+    const LocalTensor<float>& scratch, const GlobalTensor<uint8_t>& slotGm)
+{
+    LoadRowF32<XOutT, RowLayout::ROWS>(term, scratch, slotGm, 0U, hLen_);
 }
 
 // acc += weight * term (a Muls then an Add: two fp32 roundings, no fused multiply-add), or acc += term.

@@ -151,6 +151,7 @@ __aicore__ inline uint32_t CeilDiv(uint32_t a, uint32_t b) { return (a + b - 1U)
 __aicore__ inline uint32_t AlignUp(uint32_t a, uint32_t b) { return CeilDiv(a, b) * b; }
 __aicore__ inline uint64_t AlignUp64(uint64_t a, uint64_t b) { return (a + b - 1UL) / b * b; }
 __aicore__ inline uint32_t MinU32(uint32_t a, uint32_t b) { return a < b ? a : b; }
+__aicore__ inline uint32_t MaxU32(uint32_t a, uint32_t b) { return a < b ? b : a; }
 __aicore__ inline int64_t FloorDivI64(int64_t a, int64_t b)
 {
     const int64_t q = a / b;

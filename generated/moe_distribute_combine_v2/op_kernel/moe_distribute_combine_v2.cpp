@@ -178,6 +178,7 @@ __aicore__ inline uint32_t CeilDiv(uint32_t a, uint32_t b) { return (a + b - 1U)
 __aicore__ inline uint32_t AlignUp(uint32_t a, uint32_t b) { return CeilDiv(a, b) * b; }
 __aicore__ inline uint64_t AlignUp64(uint64_t a, uint64_t b) { return (a + b - 1UL) / b * b; }
 __aicore__ inline uint32_t MinU32(uint32_t a, uint32_t b) { return a < b ? a : b; }
+__aicore__ inline uint32_t MaxU32(uint32_t a, uint32_t b) { return a < b ? b : a; }
 __aicore__ inline int64_t FloorDivI64(int64_t a, int64_t b)
 {
     const int64_t q = a / b;
@@ -692,6 +693,9 @@ private:
                                           uint32_t tokenIdx, uint32_t expertRow);
     __aicore__ inline void QuantRowMode2(const LocalTensor<ExpandXT>& xRow, const LocalTensor<uint8_t>& msg,
                                           uint32_t tokenIdx, uint32_t expertRow);
+    __aicore__ inline void ReceiveRowMode2(const LocalTensor<uint8_t>& msg, const LocalTensor<float>& term);
+    __aicore__ inline void LoadReturned(const LocalTensor<float>& term, const LocalTensor<float>& scratch,
+                                        const GlobalTensor<uint8_t>& slotGm);
     __aicore__ inline void Reduce();
     __aicore__ inline void WaitSlots(uint32_t tokenIdx, const LocalTensor<int32_t>& ids, const LocalTensor<uint8_t>& mask,
                                      bool pairMask);
@@ -768,6 +772,7 @@ private:
     uint32_t maxBs_{0U};
     uint32_t rowBytes_{0U};        // one expandX / xOut row
     uint64_t rowStride_{0UL};      // one window row slot: Align512(2 * H)
+    uint32_t sendBytes_{0U};       // what a returned row's message holds: the row, or a split mode's sent values
     uint64_t halfBytes_{0UL};
     uint64_t dataAt_{0UL};     // where the data halves start in windowsIn (tiling.win_data_at)
     uint64_t combineAt_{0UL};      // the combine area's offset in a data half
@@ -818,6 +823,12 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
     maxBs_ = static_cast<uint32_t>(tiling.maxBS);
     rowBytes_ = RowBytes<ExpandXT>(hLen_);
     rowStride_ = AlignUp64(2UL * hLen_, WIN_ALIGN);
+    sendBytes_ = AlignUp(rowBytes_, UB_BLOCK);
+    if constexpr (TK_QUANT == 2U) {  // `send q, stored`: the sent values travel
+        const uint32_t hLen = hLen_;
+        sendBytes_ = AlignUp(RowBytes<int8_t>(static_cast<uint32_t>(hLen)), UB_BLOCK) + AlignUp(RowBytes<ExpandXT>(static_cast<uint32_t>(CeilDiv(hLen, 8U))), UB_BLOCK);
+        reduceSlots_ = reduceSlots_ > 5U ? reduceSlots_ : 5U;  // the receiving formula's slots
+    }
     // the window layout tiling checked (the spec's `window`): data halves of [combine | dispatch], then status
     halfBytes_ = static_cast<uint64_t>(tiling.win_half);
     dataAt_ = static_cast<uint64_t>(tiling.win_data_at);
@@ -831,6 +842,8 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
     RequireFits(STATE_BYTES, static_cast<uint64_t>(tiling.win_state));
     RequireFits(static_cast<uint64_t>(tiling.win_window), WindowBytes<EP_GROUP>());
     slotBytes_ = AlignUp(hLen_ * 4U, REPEAT_BYTES) + AlignUp(CeilDiv(hLen_, 8U), REPEAT_BYTES) + REPEAT_BYTES;
+    RequireFits(sendBytes_, rowStride_);  // a message fits its window slot
+    RequireFits(sendBytes_, slotBytes_);  // and the calc slot (term) the owner receives it in
     const uint32_t rowBuf = AlignUp(rowBytes_, UB_BLOCK);
     const uint32_t fixedBytes = (CALC_SLOTS > reduceSlots_ ? CALC_SLOTS : reduceSlots_) * slotBytes_ + 4U * REPEAT_BYTES;
     bufDepth_ = (fixedBytes + 4U * rowBuf <= static_cast<uint32_t>(tiling.totalUbSize)) ? 2U : 1U;
@@ -901,7 +914,7 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
     pipe_->InitBuffer(infoBuf_, AlignUp((rows + 1U) * TRIPLE * 4U, UB_BLOCK));
     pipe_->InitBuffer(flagBuf_, UB_BLOCK);
     pipe_->InitBuffer(xInQue_, bufDepth_, AlignUp(rowBytes_, UB_BLOCK));
-    pipe_->InitBuffer(msgQue_, bufDepth_, AlignUp(rowBytes_, UB_BLOCK));
+    pipe_->InitBuffer(msgQue_, bufDepth_, MaxU32(AlignUp(rowBytes_, UB_BLOCK), sendBytes_));
     LocalTensor<int32_t> flag = flagBuf_.Get<int32_t>();
     for (uint32_t i = 0U; i < WS_SLOT_INTS; ++i) {
         flag.SetValue(i, i == 0U ? FLAG_SET : 0);
@@ -932,7 +945,7 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
         msg = msgQue_.DeQue<uint8_t>();
         GlobalTensor<uint8_t> win;
         win.SetGlobalBuffer(WinRows(owner) + slot * rowStride_);
-        DataCopy(win, msg, AlignUp(rowBytes_, UB_BLOCK));
+        DataCopy(win, msg, sendBytes_);
         PipeBarrier<PIPE_MTE3>();  // the row lands before its flag
         GlobalTensor<int32_t> slotFlag;
         slotFlag.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(WinFlags(owner) + slot * FLAG_BYTES));
@@ -1012,19 +1025,11 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
     LocalTensor<float> t11 = CalcSlot<float>(2U);
     CastRow<int8_t, half, RoundMode::CAST_RINT, true>(t10, t8, static_cast<uint32_t>(hLen), t11);
     LocalTensor<int8_t> q = t10;
-    // xOut = cast(cast(cast(q, FLOAT16), FLOAT32) * per_block(cast(stored, FLOAT32), 8), dtype(expandX), round=rint)
-    LocalTensor<half> t12 = CalcSlot<half>(3U);
-    LocalTensor<float> t13 = CalcSlot<float>(2U);
-    CastRow<half, int8_t, RoundMode::CAST_RINT, false>(t12, q, static_cast<uint32_t>(hLen), t13);
-    LocalTensor<float> t14 = CalcSlot<float>(0U);
-    LocalTensor<float> t15 = CalcSlot<float>(2U);
-    CastRow<float, half, RoundMode::CAST_RINT, false>(t14, t12, static_cast<uint32_t>(hLen), t15);
-    LocalTensor<float> t16 = CalcSlot<float>(3U);
-    LocalTensor<float> t17 = CalcSlot<float>(2U);
-    CastRow<float, ExpandXT, RoundMode::CAST_RINT, false>(t16, stored, static_cast<uint32_t>(CeilDiv(hLen, 8U)), t17);
-    MulBlocks<8U>(t14, t14, t16, static_cast<uint32_t>(hLen));
-    LocalTensor<float> t18 = CalcSlot<float>(3U);
-    CastRow<XOutT, float, RoundMode::CAST_RINT, false>(xOutRow, t14, static_cast<uint32_t>(hLen), t18);
+    // send q, stored: the message this rank writes into the window slot
+    LocalTensor<int8_t> wire_q = msg[0U].template ReinterpretCast<int8_t>();
+    CopyRow(wire_q, q, static_cast<uint32_t>(hLen));
+    LocalTensor<ExpandXT> wire_stored = msg[AlignUp(RowBytes<int8_t>(static_cast<uint32_t>(hLen)), UB_BLOCK)].template ReinterpretCast<ExpandXT>();
+    CopyRow(wire_stored, stored, static_cast<uint32_t>(CeilDiv(hLen, 8U)));
     (void)xRow;
     (void)tokenIdx;
     (void)expertRow;
@@ -1042,7 +1047,7 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
     pipe_->InitBuffer(infoBuf_, AlignUp((entries + 1U) * 4U, UB_BLOCK));
     pipe_->InitBuffer(flagBuf_, UB_BLOCK);
     pipe_->InitBuffer(xInQue_, bufDepth_, AlignUp(rowBytes_, UB_BLOCK));
-    pipe_->InitBuffer(msgQue_, bufDepth_, AlignUp(rowBytes_, UB_BLOCK));
+    pipe_->InitBuffer(msgQue_, bufDepth_, MaxU32(AlignUp(rowBytes_, UB_BLOCK), sendBytes_));
     LocalTensor<int32_t> flag = flagBuf_.Get<int32_t>();
     for (uint32_t i = 0U; i < WS_SLOT_INTS; ++i) {
         flag.SetValue(i, i == 0U ? FLAG_SET : 0);
@@ -1075,7 +1080,7 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
             msg = msgQue_.DeQue<uint8_t>();
             GlobalTensor<uint8_t> win;
             win.SetGlobalBuffer(block + static_cast<uint64_t>(j) * rowStride_);
-            DataCopy(win, msg, AlignUp(rowBytes_, UB_BLOCK));
+            DataCopy(win, msg, sendBytes_);
             msgQue_.FreeTensor(msg);
         }
         PipeBarrier<PIPE_MTE3>();  // the block's rows land before its flag
@@ -1182,7 +1187,7 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
                                                 : static_cast<uint64_t>(t) * slotsPerToken_ + k;
                     GlobalTensor<uint8_t> slotGm;
                     slotGm.SetGlobalBuffer(WinRows(epRank_) + slot * rowStride_);
-                    LoadRowF32<XOutT, RowLayout::ROWS>(term, scratch, slotGm, 0U, hLen_);
+                    LoadReturned(term, scratch, slotGm);
                 } else if (expert < zeroEnd_) {
                     continue;  // zero expert: Moe = 0 adds nothing
                 } else if (expert < copyEnd_) {
@@ -1196,7 +1201,7 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
                 GlobalTensor<uint8_t> slotGm;
                 slotGm.SetGlobalBuffer(WinRows(epRank_) +
                                        (static_cast<uint64_t>(t) * slotsPerToken_ + topK_ + s) * rowStride_);
-                LoadRowF32<XOutT, RowLayout::ROWS>(term, scratch, slotGm, 0U, hLen_);
+                LoadReturned(term, scratch, slotGm);
                 AddRow(acc, term, 1.0f, false);
             }
             if (hasSharedX_) {
@@ -1254,6 +1259,57 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
     SyncFunc<HardEvent::V_MTE3>();
     DataCopy(flagsGm, flags, slotsPerToken_ * WS_SLOT_INTS);
     SyncFunc<HardEvent::MTE3_MTE2>();
+}
+
+// The row a sender returned into `slotGm`, as fp32 in `term`: a split quant mode's message goes through the part of
+// its formula after the `send`; otherwise the slot holds the row itself.
+template <MOE_DISTRIBUTE_COMBINE_V2_TPL_CLASS>
+__aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC>::LoadReturned(const LocalTensor<float>& term,
+    const LocalTensor<float>& scratch, const GlobalTensor<uint8_t>& slotGm)
+{
+    if constexpr (TK_QUANT == 2U) {
+        LocalTensor<uint8_t> msg = term.template ReinterpretCast<uint8_t>();  // read before the row is written there
+        SyncFunc<HardEvent::V_MTE2>();  // the slot may still be read by earlier vector instructions
+        DataCopyPad(msg, slotGm, DataCopyExtParams(1U, sendBytes_, 0U, 0U, 0U),
+                    DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));
+        SyncFunc<HardEvent::MTE2_V>();
+        ReceiveRowMode2(msg, term);
+        return;
+    }
+    LoadRowF32<XOutT, RowLayout::ROWS>(term, scratch, slotGm, 0U, hLen_);
+}
+
+// ---- commQuantMode 2, the receiving rank: the formula after its `send`, over the sent values
+// (q: int8_t x hLen at byte 0U; stored: ExpandXT x CeilDiv(hLen, 8U) at byte AlignUp(RowBytes<int8_t>(static_cast<uint32_t>(hLen)), UB_BLOCK)).
+template <MOE_DISTRIBUTE_COMBINE_V2_TPL_CLASS>
+__aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC>::ReceiveRowMode2(const LocalTensor<uint8_t>& msg,
+    const LocalTensor<float>& term)
+{
+    const uint32_t hLen = hLen_;
+    const uint32_t tokenIdx = 0U;   // the receiving part reads only the sent values
+    const uint32_t expertRow = 0U;
+    const LocalTensor<float>& xRow = term;
+    LocalTensor<int8_t> wire_q = msg[0U].template ReinterpretCast<int8_t>();
+    LocalTensor<ExpandXT> wire_stored = msg[AlignUp(RowBytes<int8_t>(static_cast<uint32_t>(hLen)), UB_BLOCK)].template ReinterpretCast<ExpandXT>();
+    // xOut = cast(cast(cast(q, FLOAT16), FLOAT32) * per_block(cast(stored, FLOAT32), 8), dtype(expandX), round=rint)
+    LocalTensor<half> t1 = CalcSlot<half>(2U);
+    LocalTensor<float> t2 = CalcSlot<float>(3U);
+    CastRow<half, int8_t, RoundMode::CAST_RINT, false>(t1, wire_q, static_cast<uint32_t>(hLen), t2);
+    LocalTensor<float> t3 = CalcSlot<float>(3U);
+    LocalTensor<float> t4 = CalcSlot<float>(4U);
+    CastRow<float, half, RoundMode::CAST_RINT, false>(t3, t1, static_cast<uint32_t>(hLen), t4);
+    LocalTensor<float> t5 = CalcSlot<float>(2U);
+    LocalTensor<float> t6 = CalcSlot<float>(4U);
+    CastRow<float, ExpandXT, RoundMode::CAST_RINT, false>(t5, wire_stored, static_cast<uint32_t>(CeilDiv(hLen, 8U)), t6);
+    MulBlocks<8U>(t3, t3, t5, static_cast<uint32_t>(hLen));
+    LocalTensor<ExpandXT> t7 = CalcSlot<ExpandXT>(2U);
+    LocalTensor<float> t8 = CalcSlot<float>(4U);
+    CastRow<ExpandXT, float, RoundMode::CAST_RINT, false>(t7, t3, static_cast<uint32_t>(hLen), t8);
+    LocalTensor<float> t9 = CalcSlot<float>(3U);
+    CastRow<float, ExpandXT, RoundMode::CAST_RINT, false>(term, t7, static_cast<uint32_t>(hLen), t9);
+    (void)xRow;
+    (void)tokenIdx;
+    (void)expertRow;
 }
 
 // acc += weight * term (a Muls then an Add: two fp32 roundings, no fused multiply-add), or acc += term.

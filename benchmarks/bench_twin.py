@@ -1,7 +1,7 @@
 """The CPU twin's costs: compiling the DispatchV2 kernel at -O0 against -O1, and running a world on the twin
 against the numpy reference's run_world.
 
-Compile: the kernel translation unit alone (the largest of the three), once per level.  Run: the worlds of
+Compile: the kernel translation unit alone (the largest of the three) for one OpDef column, once per level.  Run: the worlds of
 the generated suite's TWIN_SUBSET, the executable already built, best of N runs of each (the machines are
 noisy); the twin's figure includes writing the job, the process and reading the outputs back.
 Usage: python benchmarks/bench_twin.py [N]
@@ -23,7 +23,9 @@ OP = "moe_distribute_dispatch_v2"
 def compile_seconds(flags_o: str, out: Path) -> float:
     from opgen.sim.build import compile_commands, compiler
 
-    cmds = compile_commands(compiler(), GENERATED / OP, "MoeDistributeDispatchV2", 3510)  # the widest arch
+    # the widest arch, one OpDef column (bf16 rows quantised to int8: the quant modes with the most instances)
+    column = {"x": "BFLOAT16", "expand_x": "INT8", "dynamic_scales": "FLOAT32"}
+    cmds = compile_commands(compiler(), GENERATED / OP, "MoeDistributeDispatchV2", 3510, column)
     src, cmd = next((s, c) for s, c in cmds if s.name == "kernel_entry.cpp")
     cmd = [flags_o if a in ("-O0", "-O1", "-O2") else a for a in cmd]
     t0 = time.perf_counter()
@@ -57,7 +59,7 @@ def main() -> None:
         for case_id in cases.TWIN_SUBSET:
             case = next(c for c in cases.POSITIVE if c["id"] == case_id)
             world = testkit.build_world(ref, case)
-            exe = sim.build_for(GENERATED / OP, ref, case["product"])  # the twin of the product's kernel arch
+            exe = sim.build_for(GENERATED / OP, ref, case["product"])  # the product's arch; the world's column
             t_ref = best(lambda: testkit.run(ref, case, world), n)
             t_twin = best(lambda: sim.run(exe, ref, case, world, work / case_id), n)
             print(f"| {case_id} | {case['world']} | {t_ref * 1e3:.1f} ms | {t_twin * 1e3:.1f} ms | "

@@ -2,11 +2,15 @@
 
 The check compiles against opgen/sim/include (kernel_operator.h, lib/hccl/hccl.h, kernel_tiling/kernel_tiling.h:
 the CPU twin's implementation, with the real headers' signatures) the way CANN's CPU-debug build sees a kernel:
-``g++ -std=c++17 -fsyntax-only -Wall -Werror -DASCENDC_CPU_DEBUG=1 -D__CCE_KT_TEST__=1``.  Every (tiling key,
-dtype) combination a product can reach is instantiated, so every lowered quant formula is type-checked.
+``g++ -std=c++17 -fsyntax-only -Wall -Werror -DASCENDC_CPU_DEBUG=1 -D__CCE_KT_TEST__=1``, once per kernel arch and
+OpDef column (DTYPE_<NAME> / ORIG_DTYPE_<NAME> defined, as CANN's op build compiles it). The columns compiled are
+a cover (opgen.emit.kernel.column_builds): every (tiling key, dtype) instance a product can reach is instantiated
+in at least one of them, so every lowered quant formula is type-checked (the slow tier builds the whole cover, the
+default one the column with the most instances per op and arch).
 """
 from __future__ import annotations
 
+import importlib
 import re
 import shutil
 import subprocess
@@ -17,13 +21,15 @@ import pytest
 
 from opgen.emit.pipeline import emit
 from opgen.lang.expr import to_spec
-from opgen.emit.kernel import (KERNEL_TEMPLATES, emit_cpp_kernel, kernel_problem, key_value, plan_instances,
-                                   tiling_fields)
+from opgen.emit.kernel import (KERNEL_TEMPLATES, column_builds, emit_cpp_kernel, kernel_problem, key_value,
+                               plan_instances, tiling_fields)
+
 from opgen.core.errors import LoweringError
 from opgen.tools.write import build, op_output
 
 from .conftest import ROOT, SPECS, load_ok, load_src
 
+sim_build = importlib.import_module("opgen.sim.build")  # the package re-exports build(), which hides the module
 CXX = shutil.which("g++") or shutil.which("clang++")
 CANN_API = ROOT / "opgen" / "sim" / "include"
 FLAGS = ["-std=c++17", "-fsyntax-only", "-Wall", "-Werror", "-DASCENDC_CPU_DEBUG=1", "-D__CCE_KT_TEST__=1"]
@@ -34,11 +40,16 @@ def kernel_files(op) -> dict[str, str]:
     return {a.path: a.content for a in emit_cpp_kernel(op)}
 
 
-def syntax_check(path: Path, op_kernel: Path, arch: int = 3510) -> subprocess.CompletedProcess:
-    """g++ -fsyntax-only against the twin's headers, for one kernel arch (__NPU_ARCH__)."""
+def syntax_check(path: Path, op_kernel: Path, arch: int = 3510, defines=()) -> subprocess.CompletedProcess:
+    """g++ -fsyntax-only against the twin's headers, for one kernel arch (__NPU_ARCH__) and OpDef column."""
     lang = ["-x", "c++"] if path.suffix == ".h" else []
-    return subprocess.run([CXX, *FLAGS, f"-D__NPU_ARCH__={arch}", "-I", str(CANN_API), "-I", str(op_kernel), *lang,
-                           str(path)], capture_output=True, text=True, timeout=120)
+    return subprocess.run([CXX, *FLAGS, f"-D__NPU_ARCH__={arch}", *defines, "-I", str(CANN_API), "-I",
+                           str(op_kernel), *lang, str(path)], capture_output=True, text=True, timeout=120)
+
+
+def column_defines(op, column: dict) -> list[str]:
+    """-D flags of one OpDef column (tensor -> dtype), by the tensors' IR names."""
+    return sim_build.column_defines({op.tensor(t).ir_name: d for t, d in column.items()})
 
 
 @pytest.fixture(scope="module")
@@ -50,17 +61,65 @@ def built(tmp_path_factory):
     return out, ops
 
 
+def _check_kernels(built, columns) -> None:
+    """Syntax-check every kernel file of every op for each arch of its products (2201 Atlas A2/A3, 3510 Ascend
+    950), as CANN compiles it: the .cpp once per OpDef column ``columns(cover)`` picks from the arch's cover, the
+    headers once per arch."""
+    out, ops = built
+    files = []
+    for op in ops:
+        for arch in sorted({v.facts.npu_arch for v in op.views.values()}):
+            cover, empty = column_builds(op, arch)
+            assert cover and not empty, (op.name, arch, empty)
+            for p in sorted((out / op.snake_name / "op_kernel").glob("*")):
+                if p.suffix == ".h":
+                    files.append((p, arch, ()))
+                elif p.suffix == ".cpp":
+                    files += [(p, arch, tuple(column_defines(op, col))) for col in columns(cover)]
+    assert any(p.suffix == ".cpp" for p, _, _ in files) and {a for _, a, _ in files} == {2201, 3510}
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(lambda f: (f, syntax_check(f[0], f[0].parent, f[1], f[2])), files))
+    failed = [f"{p} (__NPU_ARCH__ {a}, {' '.join(d)}):\n{r.stderr[-4000:]}" for (p, a, d), r in results
+              if r.returncode != 0]
+    assert not failed, "\n".join(failed)
+
+
 @needs_cxx
 def test_every_generated_kernel_file_compiles(built):
+    """Per op and arch, the column whose build holds the most instances (the cover's first)."""
+    _check_kernels(built, lambda cover: cover[:1])
+
+
+@needs_cxx
+@pytest.mark.slow
+def test_every_kernel_instance_compiles(built):
+    """Per op and arch, every column of the cover: each instance a product can reach is instantiated once."""
+    _check_kernels(built, lambda cover: cover)
+
+
+@needs_cxx
+def test_a_kernel_holds_only_its_columns_instances(built):
+    """The dtype instances are chosen at build time: preprocessed for one OpDef column, DispatchV2's kernel keeps
+    exactly the Run<...> instances of that column (bf16 x, int8 expandXOut: quant 2 and 1 ... with those types),
+    and without a column it stops with #error instead of compiling none."""
     out, ops = built
-    # each kernel for every arch of its products (2201 Atlas A2/A3, 3510 Ascend 950), as CANN compiles it
-    files = sorted((p, arch) for op in ops for arch in sorted({v.facts.npu_arch for v in op.views.values()})
-                   for p in (out / op.snake_name / "op_kernel").glob("*") if p.suffix in (".h", ".cpp"))
-    assert any(p.suffix == ".cpp" for p, _ in files) and {a for _, a in files} == {2201, 3510}
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        results = list(pool.map(lambda pa: (pa, syntax_check(pa[0], pa[0].parent, pa[1])), files))
-    failed = [f"{p} (__NPU_ARCH__ {a}):\n{r.stderr[-4000:]}" for (p, a), r in results if r.returncode != 0]
-    assert not failed, "\n".join(failed)
+    op = next(o for o in ops if o.name == "MoeDistributeDispatchV2")
+    kernel = out / op.snake_name / "op_kernel" / f"{op.snake_name}.cpp"
+    col = {"x": "BFLOAT16", "expandXOut": "INT8", "dynamicScalesOut": "FLOAT32"}
+    proc = subprocess.run([CXX, "-E", "-P", *FLAGS[:1], "-DASCENDC_CPU_DEBUG=1", "-D__CCE_KT_TEST__=1",
+                           "-D__NPU_ARCH__=2201", *column_defines(op, col), "-I", str(CANN_API), "-I",
+                           str(kernel.parent), str(kernel)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    runs = set(re.findall(r"Run<([^>]*)>\(args, tiling\)", proc.stdout))
+    plan = plan_instances(op)
+    want = {", ".join(i.types) for i in plan.instances
+            if "ascend910_93" in i.products and all(col.get(t) == d for t, d in i.checks)}
+    assert runs and {r.split(", ")[0] + ", " + r.split(", ")[2] for r in runs} == {"bfloat16_t, int8_t"}
+    assert {", ".join(r.split(", ")[:4]) for r in runs} == want
+    text = kernel.read_text(encoding="utf-8")
+    assert "tiling.dtype_" not in text[text.index("inline void Dispatch("):]  # no run-time dtype switch
+    res = syntax_check(kernel, kernel.parent, 2201)
+    assert res.returncode != 0 and "#error \"ORIG_DTYPE_X is not defined" in res.stderr
 
 
 def test_every_spec_gets_a_kernel(built):
@@ -165,7 +224,9 @@ def test_changing_a_formula_changes_the_kernel(tmp_path):
     kdir.mkdir()
     for path, content in files.items():
         (tmp_path / path).write_text(content, encoding="utf-8")
-    r = syntax_check(kdir / f"{op.snake_name}.cpp", kdir)
+    # a column whose binary holds quant mode 2 (bf16 x, int8 expandXOut): the changed formula is instantiated
+    col = {"x": "BFLOAT16", "expandXOut": "INT8", "dynamicScalesOut": "FLOAT32"}
+    r = syntax_check(kdir / f"{op.snake_name}.cpp", kdir, 3510, column_defines(op, col))
     assert r.returncode == 0, r.stderr[-4000:]
 
 
@@ -186,7 +247,8 @@ def test_combine_kernel(combine_v2):
     assert (f'extern "C" __global__ __aicore__ void {combine_v2.snake_name}({params}, GM_ADDR workspace, '
             f"GM_ADDR tiling)") in text
     # no tiling_key: commQuantMode is read from the tiling data; modes without a formula are not dispatched
-    assert "if (tiling.commQuantMode == 2 && tiling.dtype_expandX == GE_DT_BF16" in text
+    assert ("#if (ORIG_DTYPE_EXPAND_X == DT_BF16) && (ORIG_DTYPE_X == DT_BF16)\n    if (tiling.commQuantMode == 2) {"
+            in text)
     assert "QuantRowMode3" not in text and "mxfp8" not in text  # not declared: rejected by tiling
     # the sender quantises and writes the int8 row and its block scales (`send q, stored;`), 32-byte aligned
     mode2 = text[text.index("::QuantRowMode2("):text.index("// ---- 1 (Atlas A2).")]
@@ -222,8 +284,13 @@ def combine_v2():
 # ---- DispatchV2 / CombineV2: the mask rank, static-scale layouts, pre-quantised x, Atlas A2 ---------------
 
 def _runs(text: str) -> list[tuple[str, str]]:
-    """(condition, Run<...> arguments) of every instantiation the Dispatch function can pick."""
-    return re.findall(r"if \((.*?)\) \{\n\s+Run<(.*?)>\(args, tiling\);", text)
+    """(condition, Run<...> arguments) of every instantiation the Dispatch function can pick: its #if guard (arch,
+    OpDef column) and its run-time test, joined by &&."""
+    out = []
+    for guard, test, args in re.findall(r"(?:#if (.*)\n)?[ \t]*(?:if \((.*?)\) \{\n\s+)?Run<(.*?)>\(args, tiling\);",
+                                        text):
+        out.append((" && ".join(c for c in (guard, test) if c), args))
+    return out
 
 
 def _variant(text: str, old: str, new: str, tmp_path):
@@ -277,10 +344,10 @@ def test_a_spec_without_the_mask_rank_gets_no_dispatch_kernel(tmp_path):
 def test_static_scales_of_shape_one_or_h_are_told_apart_at_run_time(dispatch_v2):
     text = kernel_files(dispatch_v2)[f"op_kernel/{dispatch_v2.snake_name}.cpp"]
     static = [(c, a) for c, a in _runs(text) if ", 1U, 1U, RowLayout::" in a]
-    int8 = [(c, a) for c, a in static if "dtype_expandXOut == GE_DT_INT8" in c]
+    int8 = [(c, a) for c, a in static if "ORIG_DTYPE_EXPAND_X == DT_INT8" in c]
     assert int8 and all(("tiling.scalesLen == 1" in c) == a.endswith("RowLayout::SCALAR") for c, a in int8)
     assert {a.rsplit("::", 1)[1] for _, a in int8} == {"SCALAR", "VECTOR"}
-    hif8 = [(c, a) for c, a in static if "GE_DT_HIFLOAT8" in c]  # HIFLOAT8 takes (1,) only: no run-time test
+    hif8 = [(c, a) for c, a in static if "DT_HIFLOAT8" in c]  # HIFLOAT8 takes (1,) only: no run-time test
     assert hif8 and all(a.endswith("SCALAR") and "scalesLen" not in c for c, a in hif8)
     mode1 = text[text.index("::QuantRowMode1("):text.index("::QuantRowMode2(")]
     assert "LoadRowF32<ScalesOptionalT, LAYOUT_SCALES_OPTIONAL>" in mode1  # (1,) broadcast over the row
@@ -299,7 +366,8 @@ def test_prequantised_x_carries_its_scales(dispatch_v2):
     assert "dynamicScalesOutWidth_ = static_cast<uint32_t>((tiling_.scalesCols));" in text
     assert "reachable per the spec" not in text and "static_assert(TK_QUANT != TK_QUANT" not in text
     prequant = [(c, a) for c, a in _runs(text) if ", 0U, 1U, RowLayout::" in a]
-    assert any("GE_DT_FLOAT8_E4M3FN" in c and "dtype_scalesOptional == GE_DT_FLOAT8_E8M0" in c for c, _ in prequant)
+    assert any("ORIG_DTYPE_X == DT_FLOAT8_E4M3FN" in c and
+               "defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0" in c for c, _ in prequant)
     mode0 = text[text.index("::QuantRowMode0("):text.index("::QuantRowMode1(")]
     assert "LoadRow(t4, scalesOptionalGm_, tokenIdx, static_cast<uint32_t>(dynamicScalesOutWidth_));" in mode0
 
@@ -374,7 +442,7 @@ def test_dispatch_setup_kernel(family):
     send = text[text.index("::SendChunks()"):]
     assert send.index("CopyGmBytes(copyQue_") < send.index("PostEntry(WinEntries(dstRank)")
     assert "block = epRank_ * localMoe_ + e % localMoe_;" in send
-    assert ("tiling.quantMode == 4 && tiling.dtype_x == GE_DT_BF16 && tiling.dtype_yOut == GE_DT_FLOAT8_E4M3FN",
+    assert ("(ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_Y == DT_FLOAT8_E4M3FN) && tiling.quantMode == 4",
             "bfloat16_t, fp8_e4m3fn_t, 4U") in _runs(text)
 
 
@@ -385,8 +453,8 @@ def test_dispatch_teardown_kernel(family):
     assert "(idx % epWorld_) * localMoe_ + idx / epWorld_" in text
     assert "counts.SetValue(i, static_cast<int32_t>(row));  // assistInfoForCombineOut: inclusive cumulative" in text
     assert "ToggleStateWord(WindowIn<EP_GROUP>(hccl_, epRank_) + win_.stateOffset + DISPATCH_STATE_WORD" in text
-    assert all("tiling.dtype_y == GE_DT_" in c for c, _ in _runs(text))
-    assert all(re.search(r"dtype_y == (GE_DT_\w+) && tiling.dtype_expandXOut == \1", c) for c, _ in _runs(text))
+    assert _runs(text) and all("ORIG_DTYPE_Y == DT_" in c for c, _ in _runs(text))
+    assert all(re.search(r"ORIG_DTYPE_Y == (DT_\w+)\) && \(ORIG_DTYPE_EXPAND_X == \1\)", c) for c, _ in _runs(text))
 
 
 def test_combine_setup_kernel(family, tmp_path):

@@ -320,6 +320,25 @@ def test_compile_commands_define_the_generated_sources(tmp_path):
         assert cmd[1:7] == list(sim_build.FLAGS) and f"-I{sim_build.INCLUDE}" in cmd
 
 
+def test_the_kernel_is_compiled_for_one_opdef_column(tmp_path):
+    """As CANN's op build, the kernel unit gets DTYPE_<NAME> and ORIG_DTYPE_<NAME> of each tensor of one OpDef
+    column (IR names; the DT_ ids of basic_api/kernel_type.h); the runner and the tiling unit get none, so their
+    objects are shared between columns."""
+    op_dir = tmp_path / "moe_x"
+    units = sim_build.compile_commands(["g++"], op_dir, "MoeX", 2201, {"expand_x": "BFLOAT16", "x": "INT8"})
+    runner, kernel, tiling = (cmd for _, cmd in units)
+    assert [a for a in kernel if "DTYPE" in a] == ["-DDTYPE_EXPAND_X=bfloat16_t", "-DORIG_DTYPE_EXPAND_X=DT_BF16",
+                                                     "-DDTYPE_X=int8_t", "-DORIG_DTYPE_X=DT_INT8"]
+    assert not any("DTYPE" in a for a in runner + tiling)
+    assert units[0][1] == sim_build.compile_commands(["g++"], op_dir, "MoeX", 3510, {"x": "FLOAT16"})[0][1]
+
+
+def test_a_twin_picks_the_column_of_the_world(tmp_path):
+    twin = sim.Twin(tmp_path, "MoeX", 2201, {"x": "x", "expertIds": "expert_ids", "expandXOut": "expand_x"})
+    assert twin.column({"x": "BFLOAT16", "expertIds": "INT32"}, {"expandXOut": "INT8"}) == \
+        {"x": "BFLOAT16", "expert_ids": "INT32", "expand_x": "INT8"}
+
+
 def test_the_cache_key_follows_contents_not_location(tmp_path):
     cxx = [sys.executable]  # answers --version like a compiler
 

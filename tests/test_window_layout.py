@@ -146,6 +146,7 @@ def test_a_window_smaller_than_tiling_checked_traps(tmp_path):
         pytest.skip(f"the CPU twin cannot be built here: {err}")
     world = testkit.build_world(ref, case)
     job = sim.job.write_job(ref, case, world, tmp_path)
+    exe = sim.job.executable(exe, ref, world, job)  # the world's OpDef column
     text = (job.dir / "job.txt").read_text()
     window = int(next(line for line in text.splitlines() if line.startswith("window ")).split()[1])
     sim.job.run_job(exe, job)  # as written: it fits

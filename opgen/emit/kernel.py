@@ -18,9 +18,12 @@ Emitted files (paths relative to the op's output directory):
   spec's explicit "no formula"); every other reachable (product, mode, dtypes) combination gets one.
 
 The kernel dispatches on the tiling key (``10000 + Σ field_i·10^i`` over the spec's ``tiling_key``
-fields; a quant attribute no field carries is read from the tiling data) and on the runtime dtypes.
+fields; a quant attribute no field carries is read from the tiling data). The dtypes are chosen when it is built:
+CANN's op build compiles a kernel once per OpDef column with ``ORIG_DTYPE_<NAME>`` defined, and each instance
+stands under an ``#if`` over those macros (:func:`column_test`), so one column's binary holds its own instances.
 Only the (key, dtype) combinations some product can reach are instantiated — decided by evaluating
-every product's checks three-valued (:func:`opgen.model.static_eval.eval3`).  A routed() tensor whose layout
+every product's checks three-valued (:func:`opgen.model.static_eval.eval3`), then kept only for the OpDef
+columns of their products (the combinations tiling accepts, :func:`opgen.emit.host.opdef_columns`).  A routed() tensor whose layout
 the checks leave open ((1,) or (H,) static scales) gets one instantiation per layout, told apart at run time
 by the let that carries its rank or first dim (:meth:`opgen.lower.ascendc.TilingExpr.probe`).  Quant formulas
 come from the spec through :class:`opgen.lower.ascendc.QuantLowering`.  DispatchV2 and CombineV2 share one
@@ -38,6 +41,7 @@ from opgen.core.dtypes import DTYPES
 from opgen.core.products import EXPAND_IDX
 from opgen.core.span import find_span
 from opgen.lang.expr import Binary, Bool, Call, Cond, Float, Int, Name, Unary, walk
+from opgen.emit.host import opdef_columns
 from opgen.emit.registry import emitter
 from opgen.emit.tiling_layout import WORKSPACE_PER_CORE_PAIR, has_field, hccl_cc_field, tiling_fields
 from opgen.emit.render import render
@@ -367,9 +371,23 @@ def plan_instances(op: Op, kind: "KernelKind | None" = None) -> KernelPlan:
                             k = (values, types, layouts, checks, runtime)
                             inst = instances.setdefault(k, Instance(values, types, layouts, checks, runtime))
                             inst.products.add(view.soc)
-    ordered = sorted(instances.values(), key=lambda i: (key_value(i.key_values, fields), i.key_values, i.checks,
-                                                        i.types, i.layouts, i.runtime))
+    # an instance exists for the OpDef columns of its products (the dtype combinations tiling accepts, exactly):
+    # the three-valued search above may keep a combination no product's tiling takes, and no binary would hold it
+    columns = {soc: _columns(op, soc) for soc in op.socs}
+    for inst in instances.values():
+        inst.products &= {soc for soc in inst.products
+                          if any(all(col[t] == d for t, d in inst.checks) for col in columns[soc])}
+    ordered = sorted((i for i in instances.values() if i.products),
+                     key=lambda i: (key_value(i.key_values, fields), i.key_values, i.checks, i.types, i.layouts,
+                                    i.runtime))
     return KernelPlan(fields, varying, routed, ordered, sorted(ambiguous), sorted(excluded))
+
+
+def _columns(op: Op, soc: str) -> list[dict]:
+    """The OpDef columns of product ``soc``, each tensor -> dtype."""
+    cols = opdef_columns(op, soc)
+    return [{t: rows[j] for t, rows in cols.dtype_rows.items()}
+            for j in range(len(next(iter(cols.dtype_rows.values()), ())))]
 
 
 def _layout_tests(probes: TilingExpr, tensor: str, options: list[str]) -> dict[str, str] | None:
@@ -615,11 +633,19 @@ def common_context(op: Op, kind: KernelKind) -> dict:
         return f"(tiling.has_{name} != 0U)" if has_field(op, name) else "true"
 
     def inst_cond(inst: Instance) -> str:
+        """What the kernel tests at run time: key fields without a digit and runtime conditions. The dtypes are
+        not among them: the binary of one OpDef column holds only that column's instances (inst_guard)."""
         tests = [f"tiling.{f.name} == {cpp_literal(v)}" for f, v in zip(plan.fields, inst.key_values)
                  if f.digit is None]
-        tests += [f"tiling.dtype_{t} == GE_{DTYPES[d].ge_enum}" for t, d in inst.checks]
         tests += list(inst.runtime)
         return " && ".join(tests) if tests else "true"
+
+    def inst_guard(inst: Instance) -> str:
+        """Where an instance is compiled: the archs that have its element types, and the OpDef columns whose
+        dtypes it takes (CANN's op build compiles the kernel once per column, with ORIG_DTYPE_<NAME> defined)."""
+        parts = [g for g in (guards.of_types(inst.types),) if g]
+        parts += [column_test(op, t, d) for t, d in inst.checks]
+        return " && ".join(f"({p})" for p in parts) if len(parts) > 1 else (parts[0] if parts else "")
 
     def inst_args(inst: Instance) -> str:
         params = [cpp_literal(v) + "U" for f, v in zip(plan.fields, inst.key_values) if f.param]
@@ -677,7 +703,8 @@ def common_context(op: Op, kind: KernelKind) -> dict:
         has_attr=lambda n: op.attr(n) is not None,
         inst_cond=inst_cond,
         inst_args=inst_args,
-        inst_guard=lambda inst: guards.of_types(inst.types),
+        inst_guard=inst_guard,
+        column_macros=column_macros(op, plan),
         mode_guards=mode_guards,
         type_guard=guards.of_types,
         ge_enum=lambda d: DTYPES[d].ge_enum,
@@ -691,6 +718,58 @@ def common_context(op: Op, kind: KernelKind) -> dict:
                          if op.tensor(t) is not None and t not in plan.varying],
         quant_types=types,
     )
+
+
+def dtype_macro(t) -> str:
+    """The macro CANN's op build defines for a tensor's dtype id in the kernel of one OpDef column (its IR name in
+    capitals: ORIG_DTYPE_EXPAND_X), beside DTYPE_<NAME>, the element type."""
+    return f"ORIG_DTYPE_{t.ir_name.upper()}"
+
+
+def column_test(op: Op, name: str, dtype: str) -> str:
+    """``#if`` test that the column being compiled gives tensor ``name`` the dtype ``dtype``; an optional input's
+    macro is tested for being defined first (an undefined macro is 0 in ``#if``, and DT_FLOAT is 0)."""
+    t = op.tensor(name)
+    test = f"{dtype_macro(t)} == {DTYPES[dtype].ge_enum}"
+    return f"defined({dtype_macro(t)}) && {test}" if t.optional else test
+
+
+def column_macros(op: Op, plan: KernelPlan) -> list[tuple[str, str]]:
+    """(tensor, macro) of the dtype macros the kernel's instance selection reads for tensors every call has: a
+    build without them (not compiled for one OpDef column) stops with #error instead of compiling no instance, and
+    a launch whose tiling data names other dtypes traps."""
+    names = dict.fromkeys(t for inst in plan.instances for t, _ in inst.checks)
+    irs = [t.ir_name for t in op.inputs + op.outputs]
+    if len(set(irs)) != len(irs):
+        raise LoweringError(f"{op.name}: two tensors share an IR name, so their dtype macros would clash",
+                            op.span, "E201")
+    return [(n, dtype_macro(op.tensor(n))) for n in names if not op.tensor(n).optional]
+
+
+def column_builds(op: Op, arch: int) -> tuple[list[dict], list[dict]]:
+    """The OpDef columns (tensor -> dtype) of the op's products of kernel arch ``arch`` whose builds together
+    compile every kernel instance of that arch at least once (a greedy cover: a column compiles the instances whose
+    dtype checks it meets, ArchGuards and all), and the columns whose build compiles no instance at all (an OpDef
+    column with no kernel: none, when the OpDef and the kernel plan agree). What the compile checks build."""
+    plan = plan_instances(op, KERNEL_KINDS[op.semantics])
+    guards = ArchGuards(op)
+    socs = [soc for soc in op.socs if op.views[soc].facts.npu_arch == arch]
+    wanted = {i for i, inst in enumerate(plan.instances)
+              if arch in guards._type_archs(inst.types) and inst.products & set(socs)}
+    columns = []
+    for soc in socs:
+        for col in _columns(op, soc):
+            if col not in [c for c, _ in columns]:
+                got = frozenset(i for i in wanted if all(col[t] == d for t, d in plan.instances[i].checks))
+                columns.append((col, got))
+    cover, left = [], set(wanted)
+    while left:
+        col, got = max(columns, key=lambda cg: len(cg[1] & left), default=({}, frozenset()))
+        if not got & left:  # plan_instances keeps an instance only for its products' columns
+            raise RuntimeError(f"internal: {op.name} instances {sorted(left)} of arch {arch} are in no OpDef column")
+        cover.append(col)
+        left -= got
+    return cover, [col for col, got in columns if not got]
 
 
 def _equal_types(op: Op, tensor_types: dict) -> frozenset:

@@ -5,7 +5,10 @@ Three translation units compiled in parallel, then linked: ``runner.cpp``, ``ker
 ``include/opgen_sim/launch.h``.  One executable per kernel arch: the kernel unit is compiled with the
 ``__NPU_ARCH__`` of the product a world runs on (2201 for Atlas A2/A3, 3510 for Ascend 950; the product table's
 ``npu_arch``), as CANN compiles one kernel per arch, and the twin's headers then declare only that arch's element
-types (``include/opgen_sim/numeric.h``); host code is compiled without it, as on the host.  The executable is cached under ``$OPGEN_SIM_CACHE`` (default
+types (``include/opgen_sim/numeric.h``); host code is compiled without it, as on the host. And one per OpDef
+column: CANN compiles the kernel once per column with DTYPE_<NAME> / ORIG_DTYPE_<NAME> defined, and the generated
+kernels select their dtype instances with those macros (``Twin``). Each object is cached on its own, so a new
+column compiles the kernel unit alone.  The executable is cached under ``$OPGEN_SIM_CACHE`` (default
 ``~/.cache/opgen/sim``) keyed by the compiler, the command lines and every source they can read.
 """
 from __future__ import annotations
@@ -17,7 +20,10 @@ import shutil
 import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
+
+from opgen.core.dtypes import DTYPES
 
 SIM_DIR = Path(__file__).resolve().parent
 INCLUDE = SIM_DIR / "include"
@@ -46,8 +52,20 @@ def compiler() -> list[str]:
     return cxx
 
 
-def compile_commands(cxx: list[str], op_dir: Path, op_name: str, arch: int) -> list[tuple[Path, list[str]]]:
-    """(source, command without -o) of the three translation units; the kernel's for ``__NPU_ARCH__`` ``arch``."""
+def column_defines(column: dict[str, str]) -> list[str]:
+    """The defines CANN's op build gives the kernel of one OpDef column: DTYPE_<NAME> (the element type) and
+    ORIG_DTYPE_<NAME> (the DT_ id of basic_api/kernel_type.h) per tensor; ``column`` maps the IR name to the dtype."""
+    out = []
+    for ir, dtype in sorted(column.items()):
+        row = DTYPES[dtype]
+        out += [f"-DDTYPE_{ir.upper()}={row.ascendc}", f"-DORIG_DTYPE_{ir.upper()}={row.ge_enum}"]
+    return out
+
+
+def compile_commands(cxx: list[str], op_dir: Path, op_name: str, arch: int,
+                     column: dict[str, str] | None = None) -> list[tuple[Path, list[str]]]:
+    """(source, command without -o) of the three translation units; the kernel's for ``__NPU_ARCH__`` ``arch`` and
+    the OpDef column ``column`` (IR name -> dtype; the generated kernels stop with #error without one)."""
     op_dir = op_dir.resolve()
     snake = op_dir.name
     kernel = op_dir / "op_kernel" / f"{snake}.cpp"
@@ -55,8 +73,8 @@ def compile_commands(cxx: list[str], op_dir: Path, op_name: str, arch: int) -> l
     common = [*cxx, *FLAGS, f"-I{INCLUDE}", f"-I{op_dir / 'op_kernel'}", f"-I{op_dir / 'op_host' / 'op_tiling'}"]
     units = [
         (SIM_DIR / "runner.cpp", []),
-        (SIM_DIR / "kernel_entry.cpp", [f"-D__NPU_ARCH__={int(arch)}", f'-DOPGEN_SIM_KERNEL_SOURCE="{kernel}"',
-                                        f"-DOPGEN_SIM_KERNEL={snake}"]),
+        (SIM_DIR / "kernel_entry.cpp", [f"-D__NPU_ARCH__={int(arch)}", *column_defines(column or {}),
+                                        f'-DOPGEN_SIM_KERNEL_SOURCE="{kernel}"', f"-DOPGEN_SIM_KERNEL={snake}"]),
         (SIM_DIR / "tiling_entry.cpp", [f'-DOPGEN_SIM_TILING_SOURCE="{tiling}"',
                                         f"-DOPGEN_SIM_TILING_FUNC=optiling::{op_name}TilingFunc"]),
     ]
@@ -89,17 +107,38 @@ def cache_key(cxx: list[str], commands: list[list[str]], link: list[str], op_dir
     return h.hexdigest()
 
 
-def build_for(op_dir: Path, ref, product: str) -> Path:
-    """build() for the kernel arch of ``product``, from the op's generated reference (its product facts)."""
-    return build(op_dir, ref.OP, ref.INFO.fact(product).npu_arch)
+@dataclass(frozen=True)
+class Twin:
+    """The twins of one generated op for one kernel arch: as CANN builds a kernel binary per OpDef column, the twin
+    builds one executable per column, the first time a world of that column runs (``opgen.sim.run`` resolves it
+    from the world's tensors and the job's inferred outputs)."""
+    op_dir: Path
+    op_name: str
+    arch: int
+    ir_names: dict  # aclnn parameter name -> IR name (the reference's IR_NAMES)
+
+    def column(self, inputs: dict, outputs: dict) -> dict[str, str]:
+        """IR name -> dtype of one rank's present inputs (name -> CANN dtype) and outputs."""
+        return {self.ir_names[n]: d for n, d in {**inputs, **outputs}.items()}
+
+    def exe(self, column: dict[str, str]) -> Path:
+        return build(self.op_dir, self.op_name, self.arch, column)
 
 
-def build(op_dir: Path, op_name: str, arch: int) -> Path:
+def build_for(op_dir: Path, ref, product: str) -> Twin:
+    """The twins of the op for the kernel arch of ``product``, from the op's generated reference (its product facts
+    and IR names); each OpDef column's executable is built when a world of it runs."""
+    compiler()  # no compiler: TwinUnavailable now, not at the first run
+    return Twin(Path(op_dir).resolve(), ref.OP, ref.INFO.fact(product).npu_arch, dict(ref.IR_NAMES))
+
+
+def build(op_dir: Path, op_name: str, arch: int, column: dict[str, str] | None = None) -> Path:
     """The twin executable of the op generated in ``op_dir`` (``OpName`` as in the tiling function's name), its
-    kernel compiled for ``__NPU_ARCH__`` ``arch`` (``ProductFacts.npu_arch`` of the product a world runs on)."""
+    kernel compiled for ``__NPU_ARCH__`` ``arch`` (``ProductFacts.npu_arch`` of the product a world runs on) and
+    the OpDef column ``column`` (IR name -> dtype)."""
     cxx = compiler()
     op_dir = op_dir.resolve()
-    units = compile_commands(cxx, op_dir, op_name, arch)
+    units = compile_commands(cxx, op_dir, op_name, arch, column)
     for src, _ in units:
         if not src.is_file():
             raise FileNotFoundError(f"{src}: a translation unit of the twin is missing")
@@ -113,14 +152,20 @@ def build(op_dir: Path, op_name: str, arch: int) -> Path:
     # a private directory, then one rename: parallel sessions never see a half-written executable
     work = Path(tempfile.mkdtemp(prefix=f"{op_dir.name}-", dir=cache))
     try:
-        objects = [work / f"{src.stem}.o" for src, _ in units]
-        commands = [cmd + ["-o", str(obj)] for (_, cmd), obj in zip(units, objects)]
-        with ThreadPoolExecutor(max_workers=len(commands)) as pool:
+        # each object is cached on its own (keyed like the executable): the runner and the tiling unit do not
+        # depend on the kernel's arch or OpDef column, so a new column compiles the kernel unit alone
+        objects = [cache / "obj" / f"{src.stem}-{cache_key(cxx, [cmd], [], op_dir)[:32]}.o" for src, cmd in units]
+        todo = [(cmd, obj) for (_, cmd), obj in zip(units, objects) if not obj.is_file()]
+        commands = [cmd + ["-o", str(work / obj.name)] for cmd, obj in todo]
+        with ThreadPoolExecutor(max_workers=max(len(commands), 1)) as pool:
             procs = list(pool.map(lambda c: subprocess.run(c, capture_output=True, text=True), commands))
         failed = [(cmd, p) for cmd, p in zip(commands, procs) if p.returncode != 0]
         if failed:
             raise TwinCompileError("\n\n".join(f"{shlex.join(cmd)}\nfailed ({p.returncode}):\n{p.stderr[-12000:]}"
                                                for cmd, p in failed))
+        (cache / "obj").mkdir(exist_ok=True)
+        for _, obj in todo:
+            os.replace(work / obj.name, obj)
         out = work / "twin"
         cmd = [*link, *map(str, objects), "-o", str(out)]
         proc = subprocess.run(cmd, capture_output=True, text=True)

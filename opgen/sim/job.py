@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from opgen.core.dtypes import DTYPES
+from opgen.sim.build import Twin
 from opgen.runtime.calls import call_args, rank_attrs
 from opgen.runtime.dtypes import np_dtype
 from opgen.runtime.scope import cann_dtype, data
@@ -277,8 +278,19 @@ def read_costs(job_dir: Path) -> dict:
     return parse_result((Path(job_dir) / "result.txt").read_text(encoding="utf-8")).costs
 
 
-def run(exe: Path, ref, case: dict, world, job_dir: Path, *, aiv: int = DEFAULT_AIV,
+def run(exe, ref, case: dict, world, job_dir: Path, *, aiv: int = DEFAULT_AIV,
         timeout: float | None = None, windows_in: Path | None = None, windows_out: bool = False) -> list[dict]:
-    """Per rank {output: ndarray} of one positive world on the twin ``exe`` (``opgen.sim.build``)."""
-    return run_job(exe, write_job(ref, case, world, job_dir, aiv=aiv, timeout=timeout, windows_in=windows_in,
-                                  windows_out=windows_out))
+    """Per rank {output: ndarray} of one positive world on the twin ``exe``: an executable (``opgen.sim.build``),
+    or the op's ``Twin`` (``opgen.sim.build_for``), whose executable for the world's OpDef column is built here."""
+    job = write_job(ref, case, world, job_dir, aiv=aiv, timeout=timeout, windows_in=windows_in,
+                    windows_out=windows_out)
+    return run_job(executable(exe, ref, world, job), job)
+
+
+def executable(exe, ref, world, job: Job) -> Path:
+    """The executable that runs ``job``: ``exe`` itself, or the ``Twin``'s for the world's OpDef column (the dtypes
+    of rank 0's present inputs and of the outputs the job infers), built first if need be."""
+    if not isinstance(exe, Twin):
+        return exe
+    inputs = {n: cann_dtype(v) for n, v in world.inputs[0].items() if v is not None and n in ref.INPUTS}
+    return exe.exe(exe.column(inputs, {n: dtype for n, (_, dtype, _) in job.outputs[0].items()}))

@@ -14,9 +14,11 @@
 #include <string>
 #include <vector>
 
+// the host header first: the kernel headers define the DT_* / FORMAT_* ids as macros (basic_api/kernel_type.h,
+// kernel code only, as in CANN), which would rewrite ge::DataType's enumerators after them
+#include "tiling/hccl/hccl_tiling.h"
 #include "kernel_operator.h"
 #include "lib/hccl/hccl.h"
-#include "tiling/hccl/hccl_tiling.h"
 
 using namespace AscendC;
 

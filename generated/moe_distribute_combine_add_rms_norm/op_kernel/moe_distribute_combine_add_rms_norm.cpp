@@ -1372,6 +1372,9 @@ __aicore__ inline void Run(const KernelArgs& args, const MoeDistributeCombineAdd
 }
 
 // Tiling key = 10000 + 0 (no key fields); commQuantMode is read from the tiling data.
+// The dtypes are chosen when the kernel is built, not at run time: CANN's op build compiles it once per OpDef
+// column with DTYPE_<NAME> / ORIG_DTYPE_<NAME> defined for every input and output, and each column's binary holds
+// only the instances of that column (the #if around each Run below).
 __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeCombineAddRmsNormTilingData& tiling)
 {
     if (tiling.tilingKey != 10000UL) {
@@ -1381,7 +1384,7 @@ __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeCombi
         Run<0U>(args, tiling);
         return;
     }
-    Trap();  // no instance for these dtypes: the host tiling never produces them
+    Trap();  // no instance of this OpDef column for this key: the host tiling never produces it
 }
 #undef MOE_DISTRIBUTE_COMBINE_ADD_RMS_NORM_TPL_CLASS
 #undef MOE_DISTRIBUTE_COMBINE_ADD_RMS_NORM_TPL_FUNC

@@ -871,20 +871,39 @@ __aicore__ inline void Run(const KernelArgs& args, const MoeDistributeCombineSet
 }
 
 // Tiling key = 10000 (the spec declares no tiling_key); commQuantMode and the dtypes are read from the tiling data.
+// The dtypes are chosen when the kernel is built, not at run time: CANN's op build compiles it once per OpDef
+// column with DTYPE_<NAME> / ORIG_DTYPE_<NAME> defined for every input and output, and each column's binary holds
+// only the instances of that column (the #if around each Run below).
+#ifndef ORIG_DTYPE_EXPAND_X
+#error "ORIG_DTYPE_EXPAND_X is not defined: build this kernel for one OpDef column (DTYPE_<NAME> and ORIG_DTYPE_<NAME> of every input and output)"
+#endif
+// The runtime launches the binary of the call's column; tiling data naming other dtypes is not this binary's call.
+__aicore__ inline bool ColumnMatches(const MoeDistributeCombineSetupTilingData& tiling)
+{
+    return tiling.dtype_expandX == ORIG_DTYPE_EXPAND_X;
+}
+
 __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeCombineSetupTilingData& tiling)
 {
+    if (!ColumnMatches(tiling)) {
+        Trap();  // launched for another OpDef column's dtypes: the runtime never does
+    }
     if (tiling.tilingKey != 10000UL) {
         Trap();  // not a key of MoeDistributeCombineSetup: the host tiling never produces it
     }
-    if (tiling.commQuantMode == 0 && tiling.dtype_expandX == GE_DT_BF16) {
+#if ORIG_DTYPE_EXPAND_X == DT_BF16
+    if (tiling.commQuantMode == 0) {
         Run<bfloat16_t, 0U>(args, tiling);
         return;
     }
-    if (tiling.commQuantMode == 0 && tiling.dtype_expandX == GE_DT_FLOAT16) {
+#endif
+#if ORIG_DTYPE_EXPAND_X == DT_FLOAT16
+    if (tiling.commQuantMode == 0) {
         Run<half, 0U>(args, tiling);
         return;
     }
-    Trap();  // no instance for these dtypes: the host tiling never produces them
+#endif
+    Trap();  // no instance of this OpDef column for this key: the host tiling never produces it
 }
 #undef MOE_DISTRIBUTE_COMBINE_SETUP_TPL_CLASS
 #undef MOE_DISTRIBUTE_COMBINE_SETUP_TPL_FUNC

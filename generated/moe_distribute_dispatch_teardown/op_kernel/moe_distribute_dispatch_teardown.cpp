@@ -989,36 +989,75 @@ __aicore__ inline void Run(const KernelArgs& args, const MoeDistributeDispatchTe
 }
 
 // Tiling key = 10000 (the spec declares no tiling_key); quantMode and the dtypes are read from the tiling data.
+// The dtypes are chosen when the kernel is built, not at run time: CANN's op build compiles it once per OpDef
+// column with DTYPE_<NAME> / ORIG_DTYPE_<NAME> defined for every input and output, and each column's binary holds
+// only the instances of that column (the #if around each Run below).
+#ifndef ORIG_DTYPE_X
+#error "ORIG_DTYPE_X is not defined: build this kernel for one OpDef column (DTYPE_<NAME> and ORIG_DTYPE_<NAME> of every input and output)"
+#endif
+#ifndef ORIG_DTYPE_Y
+#error "ORIG_DTYPE_Y is not defined: build this kernel for one OpDef column (DTYPE_<NAME> and ORIG_DTYPE_<NAME> of every input and output)"
+#endif
+#ifndef ORIG_DTYPE_EXPAND_X
+#error "ORIG_DTYPE_EXPAND_X is not defined: build this kernel for one OpDef column (DTYPE_<NAME> and ORIG_DTYPE_<NAME> of every input and output)"
+#endif
+#ifndef ORIG_DTYPE_DYNAMIC_SCALES
+#error "ORIG_DTYPE_DYNAMIC_SCALES is not defined: build this kernel for one OpDef column (DTYPE_<NAME> and ORIG_DTYPE_<NAME> of every input and output)"
+#endif
+// The runtime launches the binary of the call's column; tiling data naming other dtypes is not this binary's call.
+__aicore__ inline bool ColumnMatches(const MoeDistributeDispatchTeardownTilingData& tiling)
+{
+    return tiling.dtype_x == ORIG_DTYPE_X &&
+           tiling.dtype_y == ORIG_DTYPE_Y &&
+           tiling.dtype_expandXOut == ORIG_DTYPE_EXPAND_X &&
+           tiling.dtype_dynamicScalesOut == ORIG_DTYPE_DYNAMIC_SCALES;
+}
+
 __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeDispatchTeardownTilingData& tiling)
 {
+    if (!ColumnMatches(tiling)) {
+        Trap();  // launched for another OpDef column's dtypes: the runtime never does
+    }
     if (tiling.tilingKey != 10000UL) {
         Trap();  // not a key of MoeDistributeDispatchTeardown: the host tiling never produces it
     }
-    if (tiling.quantMode == 0 && tiling.dtype_x == GE_DT_BF16 && tiling.dtype_y == GE_DT_BF16 && tiling.dtype_expandXOut == GE_DT_BF16) {
+#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_Y == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_BF16)
+    if (tiling.quantMode == 0) {
         Run<bfloat16_t, bfloat16_t, bfloat16_t, float, 0U>(args, tiling);
         return;
     }
-    if (tiling.quantMode == 0 && tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_y == GE_DT_FLOAT16 && tiling.dtype_expandXOut == GE_DT_FLOAT16) {
+#endif
+#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_Y == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT16)
+    if (tiling.quantMode == 0) {
         Run<half, half, half, float, 0U>(args, tiling);
         return;
     }
-    if (tiling.quantMode == 4 && tiling.dtype_x == GE_DT_BF16 && tiling.dtype_y == GE_DT_FLOAT8_E4M3FN && tiling.dtype_expandXOut == GE_DT_FLOAT8_E4M3FN && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT8_E8M0) {
+#endif
+#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_Y == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
+    if (tiling.quantMode == 4) {
         Run<bfloat16_t, fp8_e4m3fn_t, fp8_e4m3fn_t, fp8_e8m0_t, 4U>(args, tiling);
         return;
     }
-    if (tiling.quantMode == 4 && tiling.dtype_x == GE_DT_BF16 && tiling.dtype_y == GE_DT_FLOAT8_E5M2 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E5M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT8_E8M0) {
+#endif
+#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_Y == DT_FLOAT8_E5M2) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
+    if (tiling.quantMode == 4) {
         Run<bfloat16_t, fp8_e5m2_t, fp8_e5m2_t, fp8_e8m0_t, 4U>(args, tiling);
         return;
     }
-    if (tiling.quantMode == 4 && tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_y == GE_DT_FLOAT8_E4M3FN && tiling.dtype_expandXOut == GE_DT_FLOAT8_E4M3FN && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT8_E8M0) {
+#endif
+#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_Y == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
+    if (tiling.quantMode == 4) {
         Run<half, fp8_e4m3fn_t, fp8_e4m3fn_t, fp8_e8m0_t, 4U>(args, tiling);
         return;
     }
-    if (tiling.quantMode == 4 && tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_y == GE_DT_FLOAT8_E5M2 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E5M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT8_E8M0) {
+#endif
+#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_Y == DT_FLOAT8_E5M2) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
+    if (tiling.quantMode == 4) {
         Run<half, fp8_e5m2_t, fp8_e5m2_t, fp8_e8m0_t, 4U>(args, tiling);
         return;
     }
-    Trap();  // no instance for these dtypes: the host tiling never produces them
+#endif
+    Trap();  // no instance of this OpDef column for this key: the host tiling never produces it
 }
 #undef MOE_DISTRIBUTE_DISPATCH_TEARDOWN_TPL_CLASS
 #undef MOE_DISTRIBUTE_DISPATCH_TEARDOWN_TPL_FUNC

@@ -1834,448 +1834,355 @@ __aicore__ inline constexpr uint64_t TilingKey(uint32_t quant, uint32_t scales, 
     return 10000UL + static_cast<uint64_t>(quant) * 1UL + static_cast<uint64_t>(scales) * 10UL + static_cast<uint64_t>(template_) * 100UL;
 }
 
+// The dtypes are chosen when the kernel is built, not at run time: CANN's op build compiles it once per OpDef
+// column with DTYPE_<NAME> / ORIG_DTYPE_<NAME> defined for every input and output, and each column's binary holds
+// only the instances of that column (the #if around each Run below).
+#ifndef ORIG_DTYPE_X
+#error "ORIG_DTYPE_X is not defined: build this kernel for one OpDef column (DTYPE_<NAME> and ORIG_DTYPE_<NAME> of every input and output)"
+#endif
+#ifndef ORIG_DTYPE_EXPAND_X
+#error "ORIG_DTYPE_EXPAND_X is not defined: build this kernel for one OpDef column (DTYPE_<NAME> and ORIG_DTYPE_<NAME> of every input and output)"
+#endif
+#ifndef ORIG_DTYPE_DYNAMIC_SCALES
+#error "ORIG_DTYPE_DYNAMIC_SCALES is not defined: build this kernel for one OpDef column (DTYPE_<NAME> and ORIG_DTYPE_<NAME> of every input and output)"
+#endif
+// The runtime launches the binary of the call's column; tiling data naming other dtypes is not this binary's call.
+__aicore__ inline bool ColumnMatches(const MoeDistributeDispatchV2TilingData& tiling)
+{
+    return tiling.dtype_x == ORIG_DTYPE_X &&
+           tiling.dtype_expandXOut == ORIG_DTYPE_EXPAND_X &&
+           tiling.dtype_dynamicScalesOut == ORIG_DTYPE_DYNAMIC_SCALES;
+}
+
 __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeDispatchV2TilingData& tiling)
 {
+    if (!ColumnMatches(tiling)) {
+        Trap();  // launched for another OpDef column's dtypes: the runtime never does
+    }
     switch (tiling.tilingKey) {
         case TilingKey(0U, 0U, 0U):
         case TilingKey(0U, 0U, 1U):
         case TilingKey(0U, 0U, 2U):
-            if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_expandXOut == GE_DT_BF16) {
-                Run<bfloat16_t, float, bfloat16_t, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
-            if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_expandXOut == GE_DT_FLOAT16) {
-                Run<bfloat16_t, float, half, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_expandXOut == GE_DT_HIFLOAT8) {
-                Run<bfloat16_t, float, hifloat8_t, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_BF16)
+            Run<bfloat16_t, float, bfloat16_t, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-            if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_expandXOut == GE_DT_INT8) {
-                Run<bfloat16_t, float, int8_t, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
-            if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_expandXOut == GE_DT_BF16) {
-                Run<half, float, bfloat16_t, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
-            if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_expandXOut == GE_DT_FLOAT16) {
-                Run<half, float, half, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_expandXOut == GE_DT_HIFLOAT8) {
-                Run<half, float, hifloat8_t, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_HIFLOAT8)
+            Run<bfloat16_t, float, hifloat8_t, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-            if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_expandXOut == GE_DT_INT8) {
-                Run<half, float, int8_t, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
-            Trap();  // no instance for these dtypes: the host tiling never produces them
+#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_INT8)
+            Run<bfloat16_t, float, int8_t, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
+            return;
+#endif
+#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT16)
+            Run<half, float, half, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
+            return;
+#endif
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_HIFLOAT8)
+            Run<half, float, hifloat8_t, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
+            return;
+#endif
+#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_INT8)
+            Run<half, float, int8_t, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
+            return;
+#endif
+            Trap();  // no instance of this OpDef column for this key: the host tiling never produces it
         case TilingKey(2U, 0U, 0U):
         case TilingKey(2U, 0U, 1U):
         case TilingKey(2U, 0U, 2U):
-            if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_expandXOut == GE_DT_BF16 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<bfloat16_t, float, bfloat16_t, float, 2U, 0U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
-            if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_expandXOut == GE_DT_FLOAT16 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<bfloat16_t, float, half, float, 2U, 0U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E4M3FN && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<bfloat16_t, float, fp8_e4m3fn_t, float, 2U, 0U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_BF16) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<bfloat16_t, float, bfloat16_t, float, 2U, 0U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E5M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<bfloat16_t, float, fp8_e5m2_t, float, 2U, 0U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<bfloat16_t, float, fp8_e4m3fn_t, float, 2U, 0U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-            if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_expandXOut == GE_DT_INT8 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<bfloat16_t, float, int8_t, float, 2U, 0U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
-            if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_expandXOut == GE_DT_BF16 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<half, float, bfloat16_t, float, 2U, 0U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
-            if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_expandXOut == GE_DT_FLOAT16 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<half, float, half, float, 2U, 0U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E4M3FN && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<half, float, fp8_e4m3fn_t, float, 2U, 0U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<bfloat16_t, float, fp8_e5m2_t, float, 2U, 0U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E5M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<half, float, fp8_e5m2_t, float, 2U, 0U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_INT8) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<bfloat16_t, float, int8_t, float, 2U, 0U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-            if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_expandXOut == GE_DT_INT8 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<half, float, int8_t, float, 2U, 0U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
-            Trap();  // no instance for these dtypes: the host tiling never produces them
+#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT16) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<half, float, half, float, 2U, 0U, RowLayout::ROWS>(args, tiling);
+            return;
+#endif
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<half, float, fp8_e4m3fn_t, float, 2U, 0U, RowLayout::ROWS>(args, tiling);
+            return;
+#endif
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<half, float, fp8_e5m2_t, float, 2U, 0U, RowLayout::ROWS>(args, tiling);
+            return;
+#endif
+#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_INT8) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<half, float, int8_t, float, 2U, 0U, RowLayout::ROWS>(args, tiling);
+            return;
+#endif
+            Trap();  // no instance of this OpDef column for this key: the host tiling never produces it
         case TilingKey(3U, 0U, 0U):
         case TilingKey(3U, 0U, 1U):
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E4M3FN && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<bfloat16_t, float, fp8_e4m3fn_t, float, 3U, 0U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<bfloat16_t, float, fp8_e4m3fn_t, float, 3U, 0U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E5M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<bfloat16_t, float, fp8_e5m2_t, float, 3U, 0U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<bfloat16_t, float, fp8_e5m2_t, float, 3U, 0U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E4M3FN && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<half, float, fp8_e4m3fn_t, float, 3U, 0U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<half, float, fp8_e4m3fn_t, float, 3U, 0U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E5M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<half, float, fp8_e5m2_t, float, 3U, 0U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<half, float, fp8_e5m2_t, float, 3U, 0U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-            Trap();  // no instance for these dtypes: the host tiling never produces them
+            Trap();  // no instance of this OpDef column for this key: the host tiling never produces it
         case TilingKey(4U, 0U, 0U):
         case TilingKey(4U, 0U, 1U):
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_expandXOut == GE_DT_FLOAT4_E1M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT8_E8M0) {
-                Run<bfloat16_t, float, fp4x2_e1m2_t, fp8_e8m0_t, 4U, 0U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT4_E1M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
+            Run<bfloat16_t, float, fp4x2_e1m2_t, fp8_e8m0_t, 4U, 0U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_expandXOut == GE_DT_FLOAT4_E2M1 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT8_E8M0) {
-                Run<bfloat16_t, float, fp4x2_e2m1_t, fp8_e8m0_t, 4U, 0U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT4_E2M1) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
+            Run<bfloat16_t, float, fp4x2_e2m1_t, fp8_e8m0_t, 4U, 0U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E4M3FN && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT8_E8M0) {
-                Run<bfloat16_t, float, fp8_e4m3fn_t, fp8_e8m0_t, 4U, 0U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
+            Run<bfloat16_t, float, fp8_e4m3fn_t, fp8_e8m0_t, 4U, 0U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E5M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT8_E8M0) {
-                Run<bfloat16_t, float, fp8_e5m2_t, fp8_e8m0_t, 4U, 0U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
+            Run<bfloat16_t, float, fp8_e5m2_t, fp8_e8m0_t, 4U, 0U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_expandXOut == GE_DT_FLOAT4_E1M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT8_E8M0) {
-                Run<half, float, fp4x2_e1m2_t, fp8_e8m0_t, 4U, 0U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT4_E1M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
+            Run<half, float, fp4x2_e1m2_t, fp8_e8m0_t, 4U, 0U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_expandXOut == GE_DT_FLOAT4_E2M1 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT8_E8M0) {
-                Run<half, float, fp4x2_e2m1_t, fp8_e8m0_t, 4U, 0U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT4_E2M1) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
+            Run<half, float, fp4x2_e2m1_t, fp8_e8m0_t, 4U, 0U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E4M3FN && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT8_E8M0) {
-                Run<half, float, fp8_e4m3fn_t, fp8_e8m0_t, 4U, 0U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
+            Run<half, float, fp8_e4m3fn_t, fp8_e8m0_t, 4U, 0U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E5M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT8_E8M0) {
-                Run<half, float, fp8_e5m2_t, fp8_e8m0_t, 4U, 0U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
+            Run<half, float, fp8_e5m2_t, fp8_e8m0_t, 4U, 0U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-            Trap();  // no instance for these dtypes: the host tiling never produces them
+            Trap();  // no instance of this OpDef column for this key: the host tiling never produces it
         case TilingKey(0U, 1U, 0U):
         case TilingKey(0U, 1U, 1U):
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_FLOAT4_E1M2 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_FLOAT4_E1M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<fp4x2_e1m2_t, float, fp4x2_e1m2_t, float, 0U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_FLOAT4_E1M2) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT4_E1M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<fp4x2_e1m2_t, float, fp4x2_e1m2_t, float, 0U, 1U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_FLOAT4_E1M2 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_FLOAT4_E1M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT8_E8M0) {
-                Run<fp4x2_e1m2_t, fp8_e8m0_t, fp4x2_e1m2_t, fp8_e8m0_t, 0U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_FLOAT4_E1M2) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT4_E1M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
+            Run<fp4x2_e1m2_t, fp8_e8m0_t, fp4x2_e1m2_t, fp8_e8m0_t, 0U, 1U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_FLOAT4_E2M1 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_FLOAT4_E2M1 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<fp4x2_e2m1_t, float, fp4x2_e2m1_t, float, 0U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_FLOAT4_E2M1) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT4_E2M1) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<fp4x2_e2m1_t, float, fp4x2_e2m1_t, float, 0U, 1U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_FLOAT4_E2M1 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_FLOAT4_E2M1 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT8_E8M0) {
-                Run<fp4x2_e2m1_t, fp8_e8m0_t, fp4x2_e2m1_t, fp8_e8m0_t, 0U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_FLOAT4_E2M1) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT4_E2M1) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
+            Run<fp4x2_e2m1_t, fp8_e8m0_t, fp4x2_e2m1_t, fp8_e8m0_t, 0U, 1U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_FLOAT8_E4M3FN && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_FLOAT8_E4M3FN && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<fp8_e4m3fn_t, float, fp8_e4m3fn_t, float, 0U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_FLOAT8_E4M3FN) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<fp8_e4m3fn_t, float, fp8_e4m3fn_t, float, 0U, 1U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_FLOAT8_E4M3FN && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E4M3FN && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT8_E8M0) {
-                Run<fp8_e4m3fn_t, fp8_e8m0_t, fp8_e4m3fn_t, fp8_e8m0_t, 0U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_FLOAT8_E4M3FN) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
+            Run<fp8_e4m3fn_t, fp8_e8m0_t, fp8_e4m3fn_t, fp8_e8m0_t, 0U, 1U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_FLOAT8_E5M2 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_FLOAT8_E5M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<fp8_e5m2_t, float, fp8_e5m2_t, float, 0U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_FLOAT8_E5M2) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<fp8_e5m2_t, float, fp8_e5m2_t, float, 0U, 1U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_FLOAT8_E5M2 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E5M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT8_E8M0) {
-                Run<fp8_e5m2_t, fp8_e8m0_t, fp8_e5m2_t, fp8_e8m0_t, 0U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_FLOAT8_E5M2) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
+            Run<fp8_e5m2_t, fp8_e8m0_t, fp8_e5m2_t, fp8_e8m0_t, 0U, 1U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_HIFLOAT8 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_HIFLOAT8 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<hifloat8_t, float, hifloat8_t, float, 0U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_HIFLOAT8) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) && (ORIG_DTYPE_EXPAND_X == DT_HIFLOAT8) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<hifloat8_t, float, hifloat8_t, float, 0U, 1U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_HIFLOAT8 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_HIFLOAT8 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT8_E8M0) {
-                Run<hifloat8_t, fp8_e8m0_t, hifloat8_t, fp8_e8m0_t, 0U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_HIFLOAT8) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) && (ORIG_DTYPE_EXPAND_X == DT_HIFLOAT8) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
+            Run<hifloat8_t, fp8_e8m0_t, hifloat8_t, fp8_e8m0_t, 0U, 1U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-            Trap();  // no instance for these dtypes: the host tiling never produces them
+            Trap();  // no instance of this OpDef column for this key: the host tiling never produces it
         case TilingKey(1U, 1U, 0U):
         case TilingKey(1U, 1U, 1U):
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_HIFLOAT8) {
-                Run<bfloat16_t, float, hifloat8_t, float, 1U, 1U, RowLayout::SCALAR>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) && (ORIG_DTYPE_EXPAND_X == DT_HIFLOAT8)
+            Run<bfloat16_t, float, hifloat8_t, float, 1U, 1U, RowLayout::SCALAR>(args, tiling);
+            return;
 #endif
-            if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_INT8 && tiling.scalesLen == 1) {
+#if (ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) && (ORIG_DTYPE_EXPAND_X == DT_INT8)
+            if (tiling.scalesLen == 1) {
                 Run<bfloat16_t, float, int8_t, float, 1U, 1U, RowLayout::SCALAR>(args, tiling);
                 return;
             }
-            if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_INT8 && tiling.scalesLen != 1) {
+#endif
+#if (ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) && (ORIG_DTYPE_EXPAND_X == DT_INT8)
+            if (tiling.scalesLen != 1) {
                 Run<bfloat16_t, float, int8_t, float, 1U, 1U, RowLayout::VECTOR>(args, tiling);
                 return;
             }
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_HIFLOAT8) {
-                Run<bfloat16_t, fp8_e8m0_t, hifloat8_t, float, 1U, 1U, RowLayout::SCALAR>(args, tiling);
-                return;
-            }
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_INT8 && tiling.scalesLen == 1) {
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) && (ORIG_DTYPE_EXPAND_X == DT_HIFLOAT8)
+            Run<bfloat16_t, fp8_e8m0_t, hifloat8_t, float, 1U, 1U, RowLayout::SCALAR>(args, tiling);
+            return;
+#endif
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) && (ORIG_DTYPE_EXPAND_X == DT_INT8)
+            if (tiling.scalesLen == 1) {
                 Run<bfloat16_t, fp8_e8m0_t, int8_t, float, 1U, 1U, RowLayout::SCALAR>(args, tiling);
                 return;
             }
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_INT8 && tiling.scalesLen != 1) {
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) && (ORIG_DTYPE_EXPAND_X == DT_INT8)
+            if (tiling.scalesLen != 1) {
                 Run<bfloat16_t, fp8_e8m0_t, int8_t, float, 1U, 1U, RowLayout::VECTOR>(args, tiling);
                 return;
             }
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_HIFLOAT8) {
-                Run<half, float, hifloat8_t, float, 1U, 1U, RowLayout::SCALAR>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_FLOAT16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) && (ORIG_DTYPE_EXPAND_X == DT_HIFLOAT8)
+            Run<half, float, hifloat8_t, float, 1U, 1U, RowLayout::SCALAR>(args, tiling);
+            return;
 #endif
-            if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_INT8 && tiling.scalesLen == 1) {
+#if (ORIG_DTYPE_X == DT_FLOAT16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) && (ORIG_DTYPE_EXPAND_X == DT_INT8)
+            if (tiling.scalesLen == 1) {
                 Run<half, float, int8_t, float, 1U, 1U, RowLayout::SCALAR>(args, tiling);
                 return;
             }
-            if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_INT8 && tiling.scalesLen != 1) {
+#endif
+#if (ORIG_DTYPE_X == DT_FLOAT16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) && (ORIG_DTYPE_EXPAND_X == DT_INT8)
+            if (tiling.scalesLen != 1) {
                 Run<half, float, int8_t, float, 1U, 1U, RowLayout::VECTOR>(args, tiling);
                 return;
             }
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_HIFLOAT8) {
-                Run<half, fp8_e8m0_t, hifloat8_t, float, 1U, 1U, RowLayout::SCALAR>(args, tiling);
-                return;
-            }
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_INT8 && tiling.scalesLen == 1) {
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_FLOAT16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) && (ORIG_DTYPE_EXPAND_X == DT_HIFLOAT8)
+            Run<half, fp8_e8m0_t, hifloat8_t, float, 1U, 1U, RowLayout::SCALAR>(args, tiling);
+            return;
+#endif
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_FLOAT16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) && (ORIG_DTYPE_EXPAND_X == DT_INT8)
+            if (tiling.scalesLen == 1) {
                 Run<half, fp8_e8m0_t, int8_t, float, 1U, 1U, RowLayout::SCALAR>(args, tiling);
                 return;
             }
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_INT8 && tiling.scalesLen != 1) {
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_FLOAT16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) && (ORIG_DTYPE_EXPAND_X == DT_INT8)
+            if (tiling.scalesLen != 1) {
                 Run<half, fp8_e8m0_t, int8_t, float, 1U, 1U, RowLayout::VECTOR>(args, tiling);
                 return;
             }
 #endif
-            Trap();  // no instance for these dtypes: the host tiling never produces them
+            Trap();  // no instance of this OpDef column for this key: the host tiling never produces it
         case TilingKey(2U, 1U, 0U):
         case TilingKey(2U, 1U, 1U):
         case TilingKey(2U, 1U, 2U):
-            if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_BF16 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<bfloat16_t, float, bfloat16_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
-            if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_FLOAT16 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<bfloat16_t, float, half, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_FLOAT8_E4M3FN && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<bfloat16_t, float, fp8_e4m3fn_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) && (ORIG_DTYPE_EXPAND_X == DT_BF16) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<bfloat16_t, float, bfloat16_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_FLOAT8_E5M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<bfloat16_t, float, fp8_e5m2_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<bfloat16_t, float, fp8_e4m3fn_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-            if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_INT8 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<bfloat16_t, float, int8_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E4M3FN && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<bfloat16_t, fp8_e8m0_t, fp8_e4m3fn_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<bfloat16_t, float, fp8_e5m2_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E5M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<bfloat16_t, fp8_e8m0_t, fp8_e5m2_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) && (ORIG_DTYPE_EXPAND_X == DT_INT8) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<bfloat16_t, float, int8_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_INT8 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<bfloat16_t, fp8_e8m0_t, int8_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<bfloat16_t, fp8_e8m0_t, fp8_e4m3fn_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-            if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_BF16 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<half, float, bfloat16_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
-            if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_FLOAT16 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<half, float, half, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_FLOAT8_E4M3FN && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<half, float, fp8_e4m3fn_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<bfloat16_t, fp8_e8m0_t, fp8_e5m2_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_FLOAT8_E5M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<half, float, fp8_e5m2_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) && (ORIG_DTYPE_EXPAND_X == DT_INT8) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<bfloat16_t, fp8_e8m0_t, int8_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-            if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_INT8 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<half, float, int8_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E4M3FN && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<half, fp8_e8m0_t, fp8_e4m3fn_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (ORIG_DTYPE_X == DT_FLOAT16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT16) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<half, float, half, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E5M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<half, fp8_e8m0_t, fp8_e5m2_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_FLOAT16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<half, float, fp8_e4m3fn_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_INT8 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<half, fp8_e8m0_t, int8_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_FLOAT16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<half, float, fp8_e5m2_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-            Trap();  // no instance for these dtypes: the host tiling never produces them
+#if (ORIG_DTYPE_X == DT_FLOAT16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) && (ORIG_DTYPE_EXPAND_X == DT_INT8) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<half, float, int8_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
+            return;
+#endif
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_FLOAT16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<half, fp8_e8m0_t, fp8_e4m3fn_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
+            return;
+#endif
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_FLOAT16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<half, fp8_e8m0_t, fp8_e5m2_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
+            return;
+#endif
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_FLOAT16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) && (ORIG_DTYPE_EXPAND_X == DT_INT8) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<half, fp8_e8m0_t, int8_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
+            return;
+#endif
+            Trap();  // no instance of this OpDef column for this key: the host tiling never produces it
         case TilingKey(3U, 1U, 0U):
         case TilingKey(3U, 1U, 1U):
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_FLOAT8_E4M3FN && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<bfloat16_t, float, fp8_e4m3fn_t, float, 3U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<bfloat16_t, float, fp8_e4m3fn_t, float, 3U, 1U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_FLOAT8_E5M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<bfloat16_t, float, fp8_e5m2_t, float, 3U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<bfloat16_t, float, fp8_e5m2_t, float, 3U, 1U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E4M3FN && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<bfloat16_t, fp8_e8m0_t, fp8_e4m3fn_t, float, 3U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<bfloat16_t, fp8_e8m0_t, fp8_e4m3fn_t, float, 3U, 1U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_BF16 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E5M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<bfloat16_t, fp8_e8m0_t, fp8_e5m2_t, float, 3U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<bfloat16_t, fp8_e8m0_t, fp8_e5m2_t, float, 3U, 1U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_FLOAT8_E4M3FN && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<half, float, fp8_e4m3fn_t, float, 3U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_FLOAT16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<half, float, fp8_e4m3fn_t, float, 3U, 1U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_scalesOptional == GE_DT_FLOAT && tiling.dtype_expandXOut == GE_DT_FLOAT8_E5M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<half, float, fp8_e5m2_t, float, 3U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_FLOAT16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<half, float, fp8_e5m2_t, float, 3U, 1U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E4M3FN && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<half, fp8_e8m0_t, fp8_e4m3fn_t, float, 3U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_FLOAT16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<half, fp8_e8m0_t, fp8_e4m3fn_t, float, 3U, 1U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-            if (tiling.dtype_x == GE_DT_FLOAT16 && tiling.dtype_scalesOptional == GE_DT_FLOAT8_E8M0 && tiling.dtype_expandXOut == GE_DT_FLOAT8_E5M2 && tiling.dtype_dynamicScalesOut == GE_DT_FLOAT) {
-                Run<half, fp8_e8m0_t, fp8_e5m2_t, float, 3U, 1U, RowLayout::ROWS>(args, tiling);
-                return;
-            }
+#if (defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)) && (ORIG_DTYPE_X == DT_FLOAT16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+            Run<half, fp8_e8m0_t, fp8_e5m2_t, float, 3U, 1U, RowLayout::ROWS>(args, tiling);
+            return;
 #endif
-            Trap();  // no instance for these dtypes: the host tiling never produces them
+            Trap();  // no instance of this OpDef column for this key: the host tiling never produces it
         default:
             Trap();  // not a key of MoeDistributeDispatchV2: the host tiling never produces it
     }

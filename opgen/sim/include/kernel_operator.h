@@ -24,6 +24,8 @@
 // ---- element types (bisheng builtins / kernel_type.h) and RoundMode: opgen_sim/numeric.h --------------
 #include "opgen_sim/numeric.h"
 #include "opgen_sim/world.h"
+// ---- the data-type ids of `#if ORIG_DTYPE_<NAME> == DT_...` (kernel code only, as in the real header) -------
+#include "basic_api/kernel_type.h"
 
 // ---- pipes (the CCE builtin enum pipe_t) -------------------------------------------------------------
 enum pipe_t {

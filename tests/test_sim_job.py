@@ -63,6 +63,7 @@ def test_an_a2_job_groups_its_ranks_into_servers_of_8(seed_era_dispatch, tmp_pat
     job.write_job(ref, case, testkit.build_world(ref, case), tmp_path)
     header, _ = _blocks((tmp_path / "job.txt").read_text(encoding="utf-8"))
     assert ["server", "8"] in header and ["soc", "Ascend910B"] in header
+    assert ["exp_window", "0"] in header  # an A2 context lists no windowsExp (A3's does: ProductFacts.exp_window)
 
 
 def test_tp_world_job_has_groups_attrs_inputs_and_outputs_per_rank(seed_era_dispatch, tmp_path):
@@ -74,8 +75,8 @@ def test_tp_world_job_has_groups_attrs_inputs_and_outputs_per_rank(seed_era_disp
     written = job.write_job(ref, case, world, tmp_path, aiv=8, timeout=7)
     header, ranks = _blocks((tmp_path / "job.txt").read_text(encoding="utf-8"))
     assert header == [["world", "4"], ["soc", "Ascend910_93"], ["node", "MoeDistributeDispatchV2"], ["aiv", "8"],
-                      ["aic", "4"], ["ub", "196608"], ["window", str(200 * MIB)], ["timeout", "7"],
-                      ["server", "0"]]  # A3: MTE reaches every rank (A2: 8 ranks per server)
+                      ["aic", "4"], ["ub", "196608"], ["window", str(200 * MIB)], ["exp_window", str(MIB)],
+                      ["timeout", "7"], ["server", "0"]]  # A3: MTE reaches every rank (A2: 8 ranks per server)
     assert ref.COMM == ("ep", "tp")
     for r, lines in sorted(ranks.items()):
         ep, tp = divmod(r, 2)

@@ -87,6 +87,9 @@ FAULTS = {
     "hccl_cc_offset_unlisted": "Hccl::SetCcTilingV2(72): no cc tiling the host built lies at this offset from the "
                                "init tiling (1 listed)",
     "hccl_cc_before_init": "Hccl::SetCcTilingV2: Call SetCcTiling failed, ensure Hccl::InitV2 func has been called",
+    # Atlas A3's windowsExp is exactly winExpSize bytes (ProductFacts.exp_window for a product's jobs)
+    "exp_window_overrun": "DataCopy UB->GM dst: out-of-bounds GM access of 64 bytes at windowsExp of rank {p} "
+                          "(group 0) + 16352",
 }
 
 
@@ -120,6 +123,14 @@ def test_on_3510_the_windows_come_from_the_context_and_get_windows_in_addr_fault
     values, faults = run(twin_cases_3510, "context_window_exchange")
     assert not faults
     assert values == ["rank 0 got 200,207 of 2", "rank 1 got 100,107 of 2"]
+
+
+def test_an_a3_context_lists_every_ranks_windows_exp(twin_cases):
+    """Atlas A3's context is HcclContextDef::HcclOpResParam (asc-devkit hccl_inner_def.h): the rank's own
+    windowsExp at localWindowsExp, a peer's through the RemoteResPtr list at rWinStart, winExpSize bytes each."""
+    values, faults = run(twin_cases, "exp_window_flag")
+    assert not faults
+    assert values == ["rank 0 got 1 of 16384 bytes", "rank 1 got 0 of 16384 bytes"]
 
 
 def test_the_twin_counts_scalar_accesses_and_bytes_by_where_they_go(twin_cases):

@@ -1,7 +1,8 @@
 """One source for the HCCL window: the spec's `window` is what tiling checks and what the kernels address.
 
 The tiling check (window.<domain>) is compared with the layout written out by hand here (the documents' areas
-plus the generated kernels' 2MB status area), not with the spec's formula; the twin, whose windows are exactly
+plus the generated kernels' 2MB status area where it shares windowsIn; Atlas A3 keeps it in windowsExp), not
+with the spec's formula; the twin, whose windows are exactly
 HCCL_BUFFSIZE bytes and which faults any access past one, runs the largest worlds it can hold at the smallest
 window tiling accepts for them, on every product of the DispatchV2 / CombineV2 pair; and a window smaller than
 the one tiling checked makes the kernel trap, as the real kernels' CheckWindowSize aborts them.
@@ -30,16 +31,24 @@ def _generated(op: str):
     return importlib.import_module(f"{op}.reference"), importlib.import_module(f"{op}.tests.cases")
 
 
+# the status area's bytes in windowsIn: Atlas A3 keeps it in windowsExp, as the real A3 ops do
+STATUS_IN_WINDOW = {"ascend910b": 2 * MB, "ascend910_93": 0, "ascend950": 2 * MB}
+# the check that rejects a window one MB smaller than the smallest the layout fits: the kernels' layout check,
+# or on Atlas A3 the documents' rule, whose formula is exactly the layout of the data halves there
+SMALLER_REJECTED_BY = {"ascend910b": "window.ep", "ascend910_93": "buffer.window", "ascend950": "window.ep"}
+
+
 def _dispatch_min_mb(product: str, bs: int, h: int, k: int, ep: int, moe: int) -> int:
-    """The smallest HCCL_BUFFSIZE (MB) of the generated DispatchV2 kernels' layout, written out by hand: 2MB of
-    status, then two data halves of [CombineV2 rows | DispatchV2 messages] (bf16 rows, no quant, no shared
-    expert ranks): A2 keeps one block of bs rows per MoE expert for CombineV2, A3 / 950 one row per (token, k)
-    and per shared expert (sharedExpertNum's default, 1, which the documents' formula counts)."""
+    """The smallest HCCL_BUFFSIZE (MB) of the generated DispatchV2 kernels' layout, written out by hand: the
+    status area (where it shares windowsIn), then two data halves of [CombineV2 rows | DispatchV2 messages] (bf16
+    rows, no quant, no shared expert ranks): A2 keeps one block of bs rows per MoE expert for CombineV2, A3 / 950
+    one row per (token, k) and per shared expert (sharedExpertNum's default, 1, which the documents' formula
+    counts)."""
     row = _align(2 * h, 512)
     combine = bs * (moe if product == "ascend910b" else k + 1) * row
     message = _align(_align(2 * h, 32) + 64, 512)  # the row, then 64 bytes of (srcRank, tokenIdx, k) | scale
     dispatch = (moe // ep) * ep * bs * message
-    return math.ceil((2 * (combine + dispatch) + 2 * MB) / MB)
+    return math.ceil((2 * (combine + dispatch) + STATUS_IN_WINDOW[product]) / MB)
 
 
 def _case(product: str, bs: int, h: int, k: int, ep: int, moe: int, window_mb: int) -> dict:
@@ -62,22 +71,21 @@ def test_tiling_accepts_exactly_the_windows_the_layout_fits(product):
 
     smallest = _dispatch_min_mb(product, *LARGEST[product])
     testkit.accept(ref, _case(product, *LARGEST[product], smallest), ranks=[0])
-    with pytest.raises(AssertionError, match=r"HCCL_BUFFSIZE >= the kernels' ep window.*\[window\.ep\]"):
+    rejecter = SMALLER_REJECTED_BY[product].replace(".", r"\.")
+    with pytest.raises(AssertionError, match=rf"HCCL_BUFFSIZE >= .*\[{rejecter}\]"):
         testkit.accept(ref, _case(product, *LARGEST[product], smallest - 1), ranks=[0])
 
 
-def test_a3_asks_for_the_documents_formula_plus_the_status_area():
-    """On Atlas A3 the documents' formula is the layout of the data halves; the generated kernels keep their
-    status in windowsIn too (the real op: windowsExp), so tiling needs 2MB more than the documented rule, and
-    it is the window check, not the documented one, that rejects the documented minimum."""
+def test_a3_asks_for_exactly_the_documents_formula():
+    """On Atlas A3 the documents' formula is the layout of the data halves, and the status area is in windowsExp
+    (where the real A3 op keeps it), so tiling accepts the documented minimum and nothing less."""
     from opgen.harness import testkit
 
     ref, _ = _generated("moe_distribute_dispatch_v2")
     bs, h, k, ep, moe = LARGEST["ascend910_93"]
     documented = 2 * ((moe // ep) * bs * ep * _align(_align(2 * h, 32) + 64, 512) + (k + 1) * bs * _align(2 * h, 512))
-    assert _dispatch_min_mb("ascend910_93", bs, h, k, ep, moe) == math.ceil((documented + 2 * MB) / MB)
-    with pytest.raises(AssertionError, match=r"the kernels' ep window"):
-        testkit.accept(ref, _case("ascend910_93", bs, h, k, ep, moe, math.ceil(documented / MB)), ranks=[0])
+    assert _dispatch_min_mb("ascend910_93", bs, h, k, ep, moe) == math.ceil(documented / MB)
+    testkit.accept(ref, _case("ascend910_93", bs, h, k, ep, moe, math.ceil(documented / MB)), ranks=[0])
 
 
 def test_the_pair_lays_out_one_window():
@@ -156,6 +164,47 @@ def test_a_window_smaller_than_tiling_checked_traps(tmp_path):
         sim.job.run_job(exe, job)
 
 
+def _window_pages(path) -> dict[tuple[int, int, int], list[int]]:
+    """The pages a twin job left (runner.cpp SaveWindows: kind u32, group u32, rank u32, offset u64, page), as
+    (kind, group, rank) -> page offsets; kind 0 is windowsIn, 1 windowsExp."""
+    import struct
+
+    data, at, pages = path.read_bytes(), 0, {}
+    while at < len(data):
+        kind, group, rank, offset = struct.unpack_from("<IIIQ", data, at)
+        at += 20 + 4096  # the twin's windows are whole pages (HCCL_BUFFSIZE MB, 1 MiB windowsExp)
+        pages.setdefault((kind, group, rank), []).append(offset)
+    return pages
+
+
+@pytest.mark.cpu_twin
+@pytest.mark.parametrize("op", ("moe_distribute_dispatch_v2", "moe_distribute_combine_v2"))
+def test_on_atlas_a3_the_status_lives_in_windows_exp(op, tmp_path):
+    """The A3 kernels write their status flags into windowsExp (1 MiB, ProductFacts.exp_window), as the real A3
+    ops do, and touch windowsIn only inside its two data halves."""
+    from opgen import sim
+    from opgen.harness import testkit
+
+    ref, cases = _generated(op)
+    case = next(c for c in cases.POSITIVE if c["product"] == "ascend910_93" and "ranks" not in c
+                and c["id"] in cases.TWIN_SUBSET)
+    try:
+        exe = sim.build_for(GENERATED / op, ref, case["product"])
+    except sim.TwinUnavailable as err:
+        pytest.skip(f"the CPU twin cannot be built here: {err}")
+    world = testkit.build_world(ref, case)
+    job = sim.job.write_job(ref, case, world, tmp_path, windows_out=True)
+    assert f"exp_window {MB}" in (job.dir / "job.txt").read_text().splitlines()
+    sim.job.run_job(sim.job.executable(exe, ref, world, job), job)
+    pages = _window_pages(job.dir / sim.job.WINDOWS_FILE)
+    scope = ref.reference.make_scope(ref.INFO, _meta_inputs(case), _attrs(ref, case), "ascend910_93")
+    data_end = int(scope.let("win_data_at")) + 2 * int(scope.let("win_half"))
+    exp_ranks = {rank for (kind, _, rank) in pages if kind == 1}
+    assert exp_ranks == set(range(case["world"])), pages.keys()  # every rank's status: flags and data states
+    for (kind, group, rank), offsets in pages.items():
+        assert max(offsets) < (MB if kind == 1 else data_end), (kind, group, rank, max(offsets))
+
+
 def test_a_product_inherits_or_replaces_the_window_and_tiling_carries_its_fields():
     from opgen.emit.tiling_layout import tiling_fields
 
@@ -164,19 +213,21 @@ def test_a_product_inherits_or_replaces_the_window_and_tiling_carries_its_fields
     op = load_ok(ROOT / "specs" / "dispatch_v2.spec")
     a2, a3, a950 = (op.view(s).window for s in ("ascend910b", "ascend910_93", "ascend950"))
     assert a2 != a3 and a950 is not a3  # Ascend 950 replaces Atlas A3's: the same areas, the status area first
-    assert (a950.areas, a950.lets, a950.state, a950.state_at_start) == (a3.areas, a3.lets, a3.state, True)
+    assert (a950.areas, a950.lets, a950.state_at_start) == (a3.areas, a3.lets, True)
+    assert (a2.state_in, a3.state_in, a950.state_in) == ("windowsIn", "windowsExp", "windowsIn")
     assert not a3.state_at_start and not a2.state_at_start
     names = [f.name for f in tiling_fields(op) if f.name.startswith("win") and f.source == "let"]
     assert names == ["winRowBytes", "winScaleBytes", "winMsgBytes", "win_combine", "win_combine_at", "win_dispatch",
-                     "win_dispatch_at", "win_need", "win_window", "win_halves", "win_state", "win_state_at",
-                     "win_data_at", "win_half"]
+                     "win_dispatch_at", "win_need", "win_window", "win_halves", "win_state", "win_state_exp",
+                     "win_state_at", "win_data_at", "win_half"]
 
 
 @pytest.mark.parametrize("op", ("moe_distribute_dispatch_v2", "moe_distribute_combine_v2"))
 def test_the_status_area_sits_where_the_real_ops_keep_it(op):
-    """Atlas A2 / A3: after the data halves (at the end of windowsIn); Ascend 950: at the start of windowsIn, the
-    data halves after it (the real 950 MTE ops, mc2/common/op_kernel/moe_distribute_base.h). Both halves and the
-    status area tile the window without overlap."""
+    """Atlas A2: after the data halves (at the end of windowsIn); Atlas A3: at the start of windowsExp, the data
+    halves taking all of windowsIn; Ascend 950: at the start of windowsIn, the data halves after it (the real A3
+    and 950 ops, mc2/common/op_kernel/moe_distribute_base.h). Both halves and a status area in windowsIn tile the
+    window without overlap."""
     ref, cases = _generated(op)
     case = next(c for c in cases.POSITIVE if c["product"] == "ascend950" and "ranks" not in c)
     window = 200 * MB
@@ -185,7 +236,11 @@ def test_the_status_area_sits_where_the_real_ops_keep_it(op):
         scope = ref.reference.make_scope(ref.INFO, _meta_inputs(c), _attrs(ref, c), product)
         state, state_at = int(scope.let("win_state")), int(scope.let("win_state_at"))
         data_at, half = int(scope.let("win_data_at")), int(scope.let("win_half"))
-        assert state == 2 * MB and half == (window - state) // 2 // 512 * 512
+        in_exp = int(scope.let("win_state_exp"))
+        if product == "ascend910_93":  # 1 MiB of windowsExp (ProductFacts.exp_window), none of windowsIn
+            assert (in_exp, state, state_at, data_at) == (1, MB, 0, 0) and half == window // 2 // 512 * 512
+            continue
+        assert in_exp == 0 and state == 2 * MB and half == (window - state) // 2 // 512 * 512
         if product == "ascend950":
             assert (state_at, data_at) == (0, 2 * MB)
         else:

@@ -130,11 +130,11 @@ FACTS = {
     "ascend910_93": ProductFacts(
         soc="ascend910_93", display="Atlas A3", soc_name="Ascend910_93", npu_arch=2201, ub_bytes=196608,
         ranks_per_server=None, assist_layout="triple", hccl_server="mte", hccl_op_type=8, hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise",
-        context_windows=None),
+        context_windows=None, exp_window=1048576),
     "ascend950": ProductFacts(
         soc="ascend950", display="Ascend 950", soc_name="Ascend950", npu_arch=3510, ub_bytes=262144,
         ranks_per_server=None, assist_layout="triple", hccl_server="mte", hccl_op_type=8, hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise",
-        context_windows=64),
+        context_windows=64, exp_window=None),
 }
 
 # ---- derived quantities, per product -------------------------------------------------------
@@ -153,10 +153,11 @@ _LETS = {
         "win_need": lambda s: i64(s.let("win_combine_at") + s.let("win_combine")),
         "win_window": lambda s: i64(s.env("HCCL_BUFFSIZE") * 1048576),
         "win_halves": lambda s: 2,
-        "win_state": lambda s: i64(2 * 1048576),
-        "win_state_at": lambda s: i64(s.let("win_window") - s.let("win_state")),
+        "win_state": lambda s: i64(1 * 1048576),
+        "win_state_exp": lambda s: 1,
+        "win_state_at": lambda s: 0,
         "win_data_at": lambda s: 0,
-        "win_half": lambda s: i64(floordiv(floordiv(i64(s.let("win_window") - s.let("win_state")), s.let("win_halves")), 512) * 512),
+        "win_half": lambda s: i64(floordiv(floordiv(s.let("win_window"), s.let("win_halves")), 512) * 512),
     },
     "ascend950": {
         "isSharedRank": lambda s: (s.attr("epRankId") < s.attr("sharedExpertRankNum")),
@@ -173,6 +174,7 @@ _LETS = {
         "win_window": lambda s: i64(s.env("HCCL_BUFFSIZE") * 1048576),
         "win_halves": lambda s: 2,
         "win_state": lambda s: i64(2 * 1048576),
+        "win_state_exp": lambda s: 0,
         "win_state_at": lambda s: 0,
         "win_data_at": lambda s: s.let("win_state"),
         "win_half": lambda s: i64(floordiv(floordiv(i64(s.let("win_window") - s.let("win_state")), s.let("win_halves")), 512) * 512),
@@ -607,7 +609,7 @@ _check_95 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >
 _check_96 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "1024 ^ 2 * (HCCL_BUFFSIZE - 2) / 2 >= Bs * 2 * (H + 128) * (epWorldSize * localExpertNum + K + 1)",
                   ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(i64(2 * 1048576) + i64(2 * i64(i64(i64(s.dim("expertIds", 0) * 2) * i64(s.dim("expandX", 1) + 128)) * i64(i64(i64(s.attr("epWorldSize") * s.let("localMoeExpertNum")) + s.dim("expertIds", 1)) + 1))))),
                   )
-_check_97 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsIn",
+_check_97 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsExp",
                   ok=lambda s: (s.let("win_need") <= s.let("win_half")),
                   )
 _check_98 = Check("unsupported.elasticInfoOptional", 561002, "elasticInfoOptional", "null (it is not supported on Ascend 950DT)",
@@ -628,7 +630,10 @@ _check_102 = Check("unsupported.expandScalesOptional", 561002, "expandScalesOpti
 _check_103 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0 (quant modes supported on Ascend 950DT)",
                    ok=lambda s: (s.attr("commQuantMode") in (0,)),
                    )
-_check_104 = Check("transport.epWorldSize", 561002, "epWorldSize", "at most 64, the windows the HCCL context lists on Ascend 950DT (the generated kernels read the peers' windowsIn[] from it, as Hccl::GetWindowsInAddr gives no address on this arch; larger worlds need the CCU path, which is not implemented)",
+_check_104 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsIn",
+                   ok=lambda s: (s.let("win_need") <= s.let("win_half")),
+                   )
+_check_105 = Check("transport.epWorldSize", 561002, "epWorldSize", "at most 64, the windows the HCCL context lists on Ascend 950DT (the generated kernels read the peers' windowsIn[] from it, as Hccl::GetWindowsInAddr gives no address on this arch; larger worlds need the CCU path, which is not implemented)",
                    ok=lambda s: (s.attr("epWorldSize") <= 64),
                    )
 
@@ -831,8 +836,8 @@ _CHECKS = {
         _check_94,
         _check_95,
         _check_96,
-        _check_97,
         _check_104,
+        _check_105,
     ),
 }
 

@@ -130,15 +130,15 @@ FACTS = {
     "ascend910b": ProductFacts(
         soc="ascend910b", display="Atlas A2", soc_name="Ascend910B", npu_arch=2201, ub_bytes=196608,
         ranks_per_server=8, assist_layout="expand_idx", hccl_server="aicpu", hccl_op_type=18, hccl_alg_config="BatchWrite=level0:fullmesh",
-        context_windows=None),
+        context_windows=None, exp_window=None),
     "ascend910_93": ProductFacts(
         soc="ascend910_93", display="Atlas A3", soc_name="Ascend910_93", npu_arch=2201, ub_bytes=196608,
         ranks_per_server=None, assist_layout="triple", hccl_server="mte", hccl_op_type=8, hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise",
-        context_windows=None),
+        context_windows=None, exp_window=1048576),
     "ascend950": ProductFacts(
         soc="ascend950", display="Ascend 950", soc_name="Ascend950", npu_arch=3510, ub_bytes=262144,
         ranks_per_server=None, assist_layout="triple", hccl_server="mte", hccl_op_type=8, hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise",
-        context_windows=64),
+        context_windows=64, exp_window=None),
 }
 
 # ---- derived quantities, per product -------------------------------------------------------
@@ -159,6 +159,7 @@ _LETS = {
         "win_window": lambda s: i64(s.env("HCCL_BUFFSIZE") * 1048576),
         "win_halves": lambda s: 2,
         "win_state": lambda s: i64(2 * 1048576),
+        "win_state_exp": lambda s: 0,
         "win_state_at": lambda s: i64(s.let("win_window") - s.let("win_state")),
         "win_data_at": lambda s: 0,
         "win_half": lambda s: i64(floordiv(floordiv(i64(s.let("win_window") - s.let("win_state")), s.let("win_halves")), 512) * 512),
@@ -177,10 +178,11 @@ _LETS = {
         "win_need": lambda s: i64(s.let("win_combine_at") + s.let("win_combine")),
         "win_window": lambda s: i64(s.env("HCCL_BUFFSIZE") * 1048576),
         "win_halves": lambda s: 2,
-        "win_state": lambda s: i64(2 * 1048576),
-        "win_state_at": lambda s: i64(s.let("win_window") - s.let("win_state")),
+        "win_state": lambda s: i64(1 * 1048576),
+        "win_state_exp": lambda s: 1,
+        "win_state_at": lambda s: 0,
         "win_data_at": lambda s: 0,
-        "win_half": lambda s: i64(floordiv(floordiv(i64(s.let("win_window") - s.let("win_state")), s.let("win_halves")), 512) * 512),
+        "win_half": lambda s: i64(floordiv(floordiv(s.let("win_window"), s.let("win_halves")), 512) * 512),
     },
     "ascend950": {
         "isSharedRank": lambda s: (s.attr("epRankId") < s.attr("sharedExpertRankNum")),
@@ -197,6 +199,7 @@ _LETS = {
         "win_window": lambda s: i64(s.env("HCCL_BUFFSIZE") * 1048576),
         "win_halves": lambda s: 2,
         "win_state": lambda s: i64(2 * 1048576),
+        "win_state_exp": lambda s: 0,
         "win_state_at": lambda s: 0,
         "win_data_at": lambda s: s.let("win_state"),
         "win_half": lambda s: i64(floordiv(floordiv(i64(s.let("win_window") - s.let("win_state")), s.let("win_halves")), 512) * 512),
@@ -806,44 +809,47 @@ _check_139 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE 
 _check_140 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (localExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBS * Align512(2 * H))",
                    ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(2 * i64(i64(i64(i64(s.let("localMoeExpertNum") * s.let("maxBS")) * s.attr("epWorldSize")) * i64(floordiv(i64(i64(i64(i64(floordiv(i64(i64(i64(2 * s.dim("expandX", 1)) + 32) - 1), 32) * 32) + 44) + 512) - 1), 512) * 512)) + i64(i64(i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum")) * s.let("maxBS")) * i64(floordiv(i64(i64(i64(2 * s.dim("expandX", 1)) + 512) - 1), 512) * 512))))),
                    )
-_check_141 = Check("unsupported.elasticInfoOptional", 561002, "elasticInfoOptional", "null (it is not supported on Ascend 950DT)",
+_check_141 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsExp",
+                   ok=lambda s: (s.let("win_need") <= s.let("win_half")),
+                   )
+_check_142 = Check("unsupported.elasticInfoOptional", 561002, "elasticInfoOptional", "null (it is not supported on Ascend 950DT)",
                    ok=lambda s: (not s.present("elasticInfoOptional")),
                    )
-_check_142 = Check("unsupported.performanceInfoOptional", 561002, "performanceInfoOptional", "null (it is not supported on Ascend 950DT)",
+_check_143 = Check("unsupported.performanceInfoOptional", 561002, "performanceInfoOptional", "null (it is not supported on Ascend 950DT)",
                    ok=lambda s: (not s.present("performanceInfoOptional")),
                    )
-_check_143 = Check("unsupported.activationScaleOptional", 561002, "activationScaleOptional", "null (it is not supported on Ascend 950DT)",
+_check_144 = Check("unsupported.activationScaleOptional", 561002, "activationScaleOptional", "null (it is not supported on Ascend 950DT)",
                    ok=lambda s: (not s.present("activationScaleOptional")),
                    )
-_check_144 = Check("unsupported.weightScaleOptional", 561002, "weightScaleOptional", "null (it is not supported on Ascend 950DT)",
+_check_145 = Check("unsupported.weightScaleOptional", 561002, "weightScaleOptional", "null (it is not supported on Ascend 950DT)",
                    ok=lambda s: (not s.present("weightScaleOptional")),
                    )
-_check_145 = Check("unsupported.groupListOptional", 561002, "groupListOptional", "null (it is not supported on Ascend 950DT)",
+_check_146 = Check("unsupported.groupListOptional", 561002, "groupListOptional", "null (it is not supported on Ascend 950DT)",
                    ok=lambda s: (not s.present("groupListOptional")),
                    )
-_check_146 = Check("unsupported.expandScalesOptional", 561002, "expandScalesOptional", "null (it is not supported on Ascend 950DT)",
+_check_147 = Check("unsupported.expandScalesOptional", 561002, "expandScalesOptional", "null (it is not supported on Ascend 950DT)",
                    ok=lambda s: (not s.present("expandScalesOptional")),
                    )
-_check_147 = Check("domain.epWorldSize", 561002, "epWorldSize", "in [2, 1024]",
+_check_148 = Check("domain.epWorldSize", 561002, "epWorldSize", "in [2, 1024]",
                    ok=lambda s: in_range(s.attr("epWorldSize"), 2, 1024, True, True),
                    )
-_check_148 = Check("domain.commAlg", 561002, "commAlg", "one of {\"\", \"fullmesh_v1\", \"fullmesh_v2\"}",
+_check_149 = Check("domain.commAlg", 561002, "commAlg", "one of {\"\", \"fullmesh_v1\", \"fullmesh_v2\"}",
                    ok=lambda s: (s.attr("commAlg") in ("", "fullmesh_v1", "fullmesh_v2")),
                    )
-_check_149 = Check("unsupported.groupTp", 561002, "groupTp", "\"\" (the default; groupTp is not supported on Ascend 950DT)",
+_check_150 = Check("unsupported.groupTp", 561002, "groupTp", "\"\" (the default; groupTp is not supported on Ascend 950DT)",
                    ok=lambda s: (s.attr("groupTp") == ""),
                    )
-_check_150 = Check("unsupported.tpRankId", 561002, "tpRankId", "0 (the default; tpRankId is not supported on Ascend 950DT)",
+_check_151 = Check("unsupported.tpRankId", 561002, "tpRankId", "0 (the default; tpRankId is not supported on Ascend 950DT)",
                    ok=lambda s: (s.attr("tpRankId") == 0),
                    )
-_check_151 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0, 2 (quant modes supported on Ascend 950DT)",
+_check_152 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0, 2 (quant modes supported on Ascend 950DT)",
                    ok=lambda s: (s.attr("commQuantMode") in (0, 2)),
                    )
-_check_152 = Check("ascend950.bs_range", 561002, "expertIds", "BS in (0, 256] for fullmesh_v2, (0, 512] for fullmesh_v1 and \"\"",
+_check_153 = Check("ascend950.bs_range", 561002, "expertIds", "BS in (0, 256] for fullmesh_v2, (0, 512] for fullmesh_v1 and \"\"",
                    ok=lambda s: in_range(s.dim("expertIds", 0), 1, (256 if (s.attr("commAlg") == "fullmesh_v2") else 512), True, True),
                    value=lambda s: s.dim("expertIds", 0),
                    )
-_check_153 = Check("transport.epWorldSize", 561002, "epWorldSize", "at most 64, the windows the HCCL context lists on Ascend 950DT (the generated kernels read the peers' windowsIn[] from it, as Hccl::GetWindowsInAddr gives no address on this arch; larger worlds need the CCU path, which is not implemented)",
+_check_154 = Check("transport.epWorldSize", 561002, "epWorldSize", "at most 64, the windows the HCCL context lists on Ascend 950DT (the generated kernels read the peers' windowsIn[] from it, as Hccl::GetWindowsInAddr gives no address on this arch; larger worlds need the CCU path, which is not implemented)",
                    ok=lambda s: (s.attr("epWorldSize") <= 64),
                    )
 
@@ -1072,7 +1078,7 @@ _CHECKS = {
         _check_138,
         _check_139,
         _check_140,
-        _check_107,
+        _check_141,
     ),
     "ascend950": (
         _check_0,
@@ -1080,12 +1086,12 @@ _CHECKS = {
         _check_2,
         _check_3,
         _check_4,
-        _check_141,
         _check_142,
         _check_143,
         _check_144,
         _check_145,
         _check_146,
+        _check_147,
         _check_10,
         _check_11,
         _check_12,
@@ -1136,7 +1142,7 @@ _CHECKS = {
         _check_57,
         _check_58,
         _check_59,
-        _check_147,
+        _check_148,
         _check_117,
         _check_60,
         _check_118,
@@ -1144,13 +1150,13 @@ _CHECKS = {
         _check_120,
         _check_62,
         _check_63,
-        _check_148,
+        _check_149,
         _check_65,
         _check_66,
         _check_67,
-        _check_149,
         _check_150,
         _check_151,
+        _check_152,
         _check_70,
         _check_71,
         _check_72,
@@ -1187,11 +1193,11 @@ _CHECKS = {
         _check_136,
         _check_137,
         _check_138,
-        _check_152,
+        _check_153,
         _check_139,
         _check_140,
         _check_107,
-        _check_153,
+        _check_154,
     ),
 }
 

@@ -97,7 +97,7 @@ FACTS = {
     "ascend950": ProductFacts(
         soc="ascend950", display="Ascend 950", soc_name="Ascend950", npu_arch=3510, ub_bytes=262144,
         ranks_per_server=None, assist_layout="triple", hccl_server="mte", hccl_op_type=8, hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise",
-        context_windows=64),
+        context_windows=64, exp_window=None),
 }
 
 # ---- derived quantities, per product -------------------------------------------------------
@@ -118,6 +118,7 @@ _LETS = {
         "win_window": lambda s: i64(s.env("HCCL_BUFFSIZE") * 1048576),
         "win_halves": lambda s: 2,
         "win_state": lambda s: i64(2 * 1048576),
+        "win_state_exp": lambda s: 0,
         "win_state_at": lambda s: i64(s.let("win_window") - s.let("win_state")),
         "win_data_at": lambda s: 0,
         "win_half": lambda s: i64(floordiv(floordiv(i64(s.let("win_window") - s.let("win_state")), s.let("win_halves")), 512) * 512),

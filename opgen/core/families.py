@@ -59,17 +59,21 @@ class Family:
     # Whether its kernel can split a quant formula at a `send` (opgen/model/decl.py Send): the part before it runs
     # on the rank that sends the row, the sent values travel, the rest runs on the rank that receives them.
     quant_send: bool = False
+    # The HCCL windows its kernel can keep the status area in (a spec's `window ... { state PLACE = ...; }`, one
+    # of opgen/model/decl.py WINDOW_PLACES): windowsExp only where the kernel reads it from the HCCL context.
+    status_places: tuple[str, ...] = ("windowsIn",)
 
 
 _ROWS = (
     Family("moe_dispatch", "DispatchV2: tokens to the ranks of their top-K experts (semantics.md §2)",
            round_trip=DISPATCH_TO_COMBINE, dispatch_invariants=True, special_experts=SPECIALS_UNSENT,
+           status_places=("windowsIn", "windowsExp"),
            seed_opaque=("assistInfoForCombineOut", "epRecvCountsOut", "tpRecvCountsOut"),
            writes=("assistInfoForCombineOut", "epRecvCountsOut", "expertTokenNumsOut", "expandScalesOut",
                    "tpRecvCountsOut")),
     Family("moe_combine", "CombineV2: expert rows back to their tokens, weighted (semantics.md §5)",
            round_trip=WEIGHTED_SUM, shared_expert_x=True, writes=("xOut",), special_experts=SPECIALS_COMPUTED,
-           reduced="xOut", quant_send=True,
+           reduced="xOut", quant_send=True, status_places=("windowsIn", "windowsExp"),
            no_tp_reference="the CombineV2 reference has no TP (ReduceScatterV) path: the documents give no row "
                            "order for it"),
     Family("moe_dispatch_setup", "DispatchSetup: stage the rows in a local buffer y and send them (semantics.md §6)",

@@ -50,6 +50,9 @@ class ProductFacts:
     # reading windowsIn[] of the HCCL context (HcclCombineOpParam), which lists N ranks, because the arch's
     # GetWindowsInAddr gives no address.
     context_windows: int | None = None
+    # Bytes of the HCCL expansion window (windowsExp) its context lists for every rank, where the real ops keep
+    # their status area; None: the context lists none (a spec's `state windowsExp` is an error there).
+    exp_window: int | None = None
 
     def as_kwargs(self) -> dict:
         """The fields, in order (what a generated reference writes to rebuild the row)."""
@@ -89,8 +92,15 @@ _ROWS = (
     # `__NPU_ARCH__ == 2201` for A2/A3 and `== 3510` for A5); 192 KiB UB; triples (semantics.md §2.4); MTE (§1).
     # HCCL cc tiling: hicann/ops-transformer mc2/moe_distribute_{dispatch,combine}_v2 op_tiling SetHcommCfg
     # (AlltoAll=level1:hierarchy for the layered template, which the generated kernels do not implement).
+    # windowsExp: its context is HcclContextDef::HcclOpResParam (asc-devkit impl/adv_api/detail/hccl/common/
+    # hccl_inner_def.h: winExpSize, localWindowsExp; a peer's windowsExp through rWinStart's RemoteResPtr list), and
+    # the real A3 ops keep their status there (mirror-cann/ops-transformer mc2/common/op_kernel/
+    # moe_distribute_base.h GetBaseWindStateAddrByRankId). Its size is not documented: 1 MiB is what the real A3
+    # kernels assume of it (moe_distribute_dispatch_v2_full_mesh.h reserves STATE_SIZE = 1M for the status where
+    # it carves it from the data window instead, and addresses status up to ~1000 KiB), so a kernel that fits
+    # 1 MiB runs wherever theirs do; the twin allocates exactly this much.
     ProductFacts("ascend910_93", "Atlas A3", "Ascend910_93", 2201, 196608, None, TRIPLE, MTE,
-                 8, "AlltoAll=level0:fullmesh;level1:pairwise"),
+                 8, "AlltoAll=level0:fullmesh;level1:pairwise", exp_window=1024 * 1024),
     # Atlas A2 (Ascend910B): __NPU_ARCH__ 2201, 192 KiB UB as A3; 8 NPUs per server (the dispatch tiling's
     # serverNum = epWorldSize / 8, specs/dispatch_v2.spec); A2 fullmesh writes the sender-side expandIdx into
     # assistInfoForCombineOut (semantics.md §2.4, §5); HCCL server AICPU (semantics.md §1: "910B → AICPU").

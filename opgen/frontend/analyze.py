@@ -766,10 +766,7 @@ class _Checker:
         reported: set[frozenset] = set()
         scopes: list[list[Let]] = [list(op.lets)]
         for p in op.products:
-            chain, cur = [], p
-            while cur is not None and cur not in chain:
-                chain.append(cur)
-                cur = op.product(cur.extends) if cur.extends else None
+            chain = _chain(op, p)
             lets = {l.name: l for l in op.lets}
             for q in reversed(chain):
                 lets.update((l.name, l) for l in q.lets)
@@ -981,6 +978,25 @@ class _Checker:
                 k = self.kind(e)
                 if k not in (None, B.INT, B.ANY):  # any: a product's or window's let, typed with its view
                     self.d.error("E111", f"window {what} must be a whole number of bytes, got {k}", e.span)
+        family = FAMILIES.get(op.semantics or "")
+        for w in _windows(op):  # the family's kernel must know where to find the status area
+            if family is not None and w.state_in not in family.status_places:
+                self.d.error("E126", f"the {family.name} kernel keeps no status area in {w.state_in} (it can: "
+                             f"{', '.join(family.status_places)}; opgen/core/families.py status_places)",
+                             self.at(w.span, rf"\bstate\s+({_w(w.state_in)})\b"))
+        for p in op.products:  # the status area's window must be one the product's HCCL context lists
+            chain = _chain(op, p)
+            w = next((q.window for q in chain if q.window is not None), op.window)
+            if w is None or w.state_in != "windowsExp":
+                continue
+            try:
+                facts = products.facts_for(q.soc for q in chain)
+            except KeyError:  # no table row up the chain: reported as E104
+                continue
+            if not facts.exp_window:
+                self.d.error("E126", f"product {p.soc} ({facts.display}) has no windowsExp: its HCCL context lists "
+                             "none (ProductFacts.exp_window); keep its status area in windowsIn",
+                             self.at(w.span, r"\bstate\s+(windowsExp)\b"))
 
     def check_tolerances(self) -> None:
         outputs = {t.name for t in self.op.outputs}
@@ -1359,6 +1375,17 @@ def _w(word: str) -> str:
 
 
 _PRODUCT_RE = r"\bproduct\s+(\w+)"
+
+
+def _chain(op: Op, p: Product) -> list[Product]:
+    """The product, then the products it extends (up to a cycle, which check_products reports)."""
+    chain, cur = [], p
+    while cur is not None and cur not in chain:
+        chain.append(cur)
+        cur = op.product(cur.extends) if cur.extends else None
+    return chain
+
+
 _EXTENDS_RE = r"\bextends\s+(\w+)"
 _DEFAULT_RE = r'(=\s*(?:"(?:[^"\\\n]|\\.)*"|\[[^\]]*\]|[^\s;]+))'
 

@@ -171,8 +171,9 @@ class WindowArea:
     span: Span | None = _span()
 
 
-# The HCCL windows a status area can live in (the kernels reach them through the HCCL context).
-WINDOW_PLACES = ("windowsIn",)
+# The HCCL windows a status area can live in (the kernels reach them through the HCCL context): the data window,
+# or the expansion window where the product's context lists one (ProductFacts.exp_window).
+WINDOW_PLACES = ("windowsIn", "windowsExp")
 
 
 @dataclass(frozen=True)
@@ -192,13 +193,19 @@ class Window:
     state_at_start: bool = False  # the status area first and the data halves after it (else: status at the end)
     span: Span | None = _span()
 
+    @property
+    def state_in_data(self) -> bool:
+        """Whether the status area shares the data window (windowsIn) rather than having one of its own."""
+        return self.state_in == WINDOW_PLACES[0]
+
 
 def window_lets(w: Window, window_bytes: Expr) -> tuple[Let, ...]:
     """The layout as lets, one tiling data field each, so that the host computes every number once and the
     kernels address the window with exactly what tiling checked.  As the real MoE ops split it (code: mc2/
     moe_distribute_dispatch_v2 op_kernel, winDataSizeOffset = dataState * totalWinSize / 2): the window tiling
     sees (``win_window``, the env in bytes) less the status area (``win_state`` bytes at ``win_state_at``, the
-    end of windowsIn) splits into ``halves`` data halves of ``win_half`` bytes (512-aligned), and each half holds
+    end of windowsIn, or its start with ``at_start``; in windowsExp (``win_state_exp`` 1) the status takes none of
+    it) splits into ``halves`` data halves of ``win_half`` bytes (512-aligned), and each half holds
     the areas in order (``win_<area>`` bytes at ``win_<area>_at``), ``win_need`` bytes in all; the window's own
     lets come first, as declared.  The paired ops
     see one window, so they agree on the halves as long as they declare the areas they share alike."""
@@ -208,7 +215,7 @@ def window_lets(w: Window, window_bytes: Expr) -> tuple[Let, ...]:
         out.append(Let(f"win_{a.name}", a.expr, f"bytes of window area {a.name} in one data half", span=a.span))
         out.append(Let(f"win_{a.name}_at", at, f"offset of window area {a.name} in a data half", span=a.span))
         at = Binary("+", Name(f"win_{a.name}_at"), Name(f"win_{a.name}"))
-    in_data_window = w.state_in == "windowsIn"
+    in_data_window = w.state_in_data
     data = Binary("-", Name("win_window"), Name("win_state")) if in_data_window else Name("win_window")
     half = Binary("*", Binary("//", Binary("//", data, Name("win_halves")), Int(512)), Int(512))
     first = in_data_window and w.state_at_start
@@ -216,6 +223,8 @@ def window_lets(w: Window, window_bytes: Expr) -> tuple[Let, ...]:
             Let("win_window", window_bytes, f"bytes of the window ({w.env}) tiling checks", span=w.span),
             Let("win_halves", Int(w.halves), "data halves (alternating per call)", span=w.span),
             Let("win_state", w.state, f"bytes of the status area (in {w.state_in})", span=w.span),
+            Let("win_state_exp", Int(0 if in_data_window else 1),
+                "1: the status area is in windowsExp (else in windowsIn)", span=w.span),
             Let("win_state_at", Int(0) if first or not in_data_window else data,
                 f"offset of the status area in {w.state_in}", span=w.span),
             Let("win_data_at", Name("win_state") if first else Int(0),

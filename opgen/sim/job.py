@@ -158,6 +158,8 @@ def write_job(ref, case: dict, world, job_dir: Path, *, aiv: int = DEFAULT_AIV,
              f"aiv {aiv}", f"aic {max(aiv // 2, 1)}",  # the 2:1 vector:cube ratio of these chips
              f"ub {facts.ub_bytes}",
              f"window {int(env.get('HCCL_BUFFSIZE', HCCL_BUFFSIZE_DEFAULT)) * MIB}",
+             # every rank's windowsExp where the product's HCCL context lists one (Atlas A3), at its size
+             f"exp_window {facts.exp_window or 0}",
              f"timeout {timeout:g}",
              # ranks per server where MTE stops at the server (Atlas A2), else 0: one server
              f"server {facts.ranks_per_server or 0}"]

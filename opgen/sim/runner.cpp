@@ -55,6 +55,7 @@ struct Job {
     uint32_t aic = 0;
     uint64_t ub = 0;
     uint64_t window = 0;
+    uint64_t expWindow = 0;    // bytes of every rank's windowsExp (0: the product's HCCL context lists none)
     uint64_t cclBuffer = 0;    // what GetCclBufferSize reports to tiling (0: the window), e.g. a stale default
     double timeout = 60.0;
     uint32_t serverRanks = 0;  // ranks per server (0: one server holds the whole world)
@@ -184,6 +185,9 @@ Job ReadJob(const std::string& path)
         } else if (key == "window") {
             need(2);
             job.window = std::stoull(w[1]);
+        } else if (key == "exp_window") {
+            need(2);
+            job.expWindow = std::stoull(w[1]);
         } else if (key == "ccl_buffer") {
             need(2);
             job.cclBuffer = std::stoull(w[1]);
@@ -322,25 +326,36 @@ struct Gm {
     }
 };
 
+// The windows of one kind (windowsIn, windowsExp) of every (group, rank): bases[g][r], `bytes` each.
+struct WindowSet {
+    std::vector<std::vector<uint8_t*>> bases;
+    uint64_t bytes = 0;
+};
+
 // Window pages carried from one kernel of a pipeline to the next (DispatchSetup -> DispatchTeardown): the
-// file lists, per (group, rank) window, its non-zero 4 KiB pages as (group u32, rank u32, offset u64, page).
+// file lists, per (kind, group, rank) window, its non-zero 4 KiB pages as (kind u32, group u32, rank u32,
+// offset u64, page).
 constexpr uint64_t PAGE = 4096;
 
-void SaveWindows(const std::string& path, const std::vector<std::vector<uint8_t*>>& windows, uint64_t bytes)
+void SaveWindows(const std::string& path, const std::vector<WindowSet>& sets)
 {
     std::ofstream out(path, std::ios::binary);
     static const uint8_t zero[PAGE] = {};
-    for (uint32_t g = 0; g < windows.size(); ++g) {
-        for (uint32_t r = 0; r < windows[g].size(); ++r) {
-            for (uint64_t off = 0; off < bytes; off += PAGE) {
-                const uint64_t n = std::min<uint64_t>(PAGE, bytes - off);
-                if (std::memcmp(windows[g][r] + off, zero, n) == 0) {
-                    continue;
+    for (uint32_t k = 0; k < sets.size(); ++k) {
+        const WindowSet& ws = sets[k];
+        for (uint32_t g = 0; g < ws.bases.size(); ++g) {
+            for (uint32_t r = 0; r < ws.bases[g].size(); ++r) {
+                for (uint64_t off = 0; off < ws.bytes; off += PAGE) {
+                    const uint64_t n = std::min<uint64_t>(PAGE, ws.bytes - off);
+                    if (std::memcmp(ws.bases[g][r] + off, zero, n) == 0) {
+                        continue;
+                    }
+                    out.write(reinterpret_cast<const char*>(&k), sizeof(k));
+                    out.write(reinterpret_cast<const char*>(&g), sizeof(g));
+                    out.write(reinterpret_cast<const char*>(&r), sizeof(r));
+                    out.write(reinterpret_cast<const char*>(&off), sizeof(off));
+                    out.write(reinterpret_cast<const char*>(ws.bases[g][r] + off), static_cast<std::streamsize>(n));
                 }
-                out.write(reinterpret_cast<const char*>(&g), sizeof(g));
-                out.write(reinterpret_cast<const char*>(&r), sizeof(r));
-                out.write(reinterpret_cast<const char*>(&off), sizeof(off));
-                out.write(reinterpret_cast<const char*>(windows[g][r] + off), static_cast<std::streamsize>(n));
             }
         }
     }
@@ -349,21 +364,24 @@ void SaveWindows(const std::string& path, const std::vector<std::vector<uint8_t*
     }
 }
 
-void LoadWindows(const std::string& path, const std::vector<std::vector<uint8_t*>>& windows, uint64_t bytes)
+void LoadWindows(const std::string& path, const std::vector<WindowSet>& sets)
 {
     std::ifstream in(path, std::ios::binary);
     if (!in) {
         throw JobError("cannot read " + path);
     }
-    uint32_t g = 0, r = 0;
+    uint32_t k = 0, g = 0, r = 0;
     uint64_t off = 0;
-    while (in.read(reinterpret_cast<char*>(&g), sizeof(g))) {
+    while (in.read(reinterpret_cast<char*>(&k), sizeof(k))) {
+        in.read(reinterpret_cast<char*>(&g), sizeof(g));
         in.read(reinterpret_cast<char*>(&r), sizeof(r));
         in.read(reinterpret_cast<char*>(&off), sizeof(off));
-        if (!in || g >= windows.size() || r >= windows[g].size() || off >= bytes) {
+        if (!in || k >= sets.size() || g >= sets[k].bases.size() || r >= sets[k].bases[g].size() ||
+            off >= sets[k].bytes) {
             throw JobError(path + ": a page outside this job's windows (different world or window size?)");
         }
-        in.read(reinterpret_cast<char*>(windows[g][r] + off), static_cast<std::streamsize>(std::min(PAGE, bytes - off)));
+        const WindowSet& ws = sets[k];
+        in.read(reinterpret_cast<char*>(ws.bases[g][r] + off), static_cast<std::streamsize>(std::min(PAGE, ws.bytes - off)));
     }
 }
 
@@ -432,17 +450,24 @@ int Run(const std::string& dir)
             groupCount = std::max(groupCount, g.index + 1U);
         }
     }
-    // windows[g][r]: the window of global rank r in group g
-    std::vector<std::vector<uint8_t*>> windows(groupCount, std::vector<uint8_t*>(job.world, nullptr));
-    for (uint32_t g = 0; g < groupCount; ++g) {
-        for (uint32_t r = 0; r < job.world; ++r) {
-            windows[g][r] = gm.Add(job.window, "window of rank " + std::to_string(r) + " (group " + std::to_string(g) +
-                                   ")", world, 0);
-            world.regions.back().windowOf = r;
+    // sets[0].bases[g][r]: the window (windowsIn) of global rank r in group g, HCCL_BUFFSIZE bytes; sets[1] its
+    // windowsExp, of the product's size, where the product's context lists one
+    std::vector<WindowSet> sets(job.expWindow != 0U ? 2U : 1U);
+    const char* kinds[] = {"window", "windowsExp"};
+    for (uint32_t k = 0; k < sets.size(); ++k) {
+        sets[k].bytes = k == 0U ? job.window : job.expWindow;
+        sets[k].bases.assign(groupCount, std::vector<uint8_t*>(job.world, nullptr));
+        for (uint32_t g = 0; g < groupCount; ++g) {
+            for (uint32_t r = 0; r < job.world; ++r) {
+                sets[k].bases[g][r] = gm.Add(sets[k].bytes, std::string(kinds[k]) + " of rank " + std::to_string(r) +
+                                             " (group " + std::to_string(g) + ")", world, 0);
+                world.regions.back().windowOf = r;
+            }
         }
     }
+    const std::vector<std::vector<uint8_t*>>& windows = sets[0].bases;
     if (!job.windowsIn.empty()) {
-        LoadWindows(InJob(dir, job.windowsIn), windows, job.window);
+        LoadWindows(InJob(dir, job.windowsIn), sets);
     }
     for (uint32_t r = 0; r < job.world; ++r) {
         const RankJob& rj = job.ranks[r];
@@ -472,14 +497,17 @@ int Run(const std::string& dir)
         rs.blockDim = tl.blockDim;
         rs.groups.resize(groupCount);
         for (const GroupSpec& g : rj.groups) {
-            std::vector<uint8_t*> members;
+            std::vector<uint8_t*> members, exps;
             for (uint32_t m : g.members) {
                 if (m >= job.world) {
                     throw JobError("group member " + std::to_string(m) + " outside the world");
                 }
                 members.push_back(windows[g.index][m]);
+                if (sets.size() > 1U) {
+                    exps.push_back(sets[1].bases[g.index][m]);
+                }
             }
-            rs.groups[g.index].Attach(g.rankId, members, job.window);
+            rs.groups[g.index].Attach(g.rankId, members, job.window, exps, job.expWindow);
         }
         if (tl.blockDim == 0U) {
             throw JobError("the tiling of rank " + std::to_string(r) + " set block dim 0");
@@ -516,7 +544,7 @@ int Run(const std::string& dir)
         }
     }
     if (!job.windowsOut.empty()) {
-        SaveWindows(InJob(dir, job.windowsOut), windows, job.window);
+        SaveWindows(InJob(dir, job.windowsOut), sets);
     }
     WriteResult(dir, lines, "ok");
     return 0;

@@ -25,6 +25,7 @@ using namespace AscendC;
 namespace {
 constexpr uint64_t GM_BYTES = 4096;
 constexpr uint64_t WINDOW_BYTES = 64 * 1024;
+constexpr uint64_t EXP_BYTES = 16 * 1024;  // the windowsExp of the exp_* cases (an Atlas A3 context)
 std::vector<uint8_t*> g_gm;  // per rank
 std::mutex g_outMu;
 std::vector<std::string> g_values;
@@ -373,6 +374,49 @@ void CrossServerCopy(uint32_t rank)
     DataCopy(peer, ub, 8);
 }
 
+// A rank's windowsExp as an Atlas A3 kernel finds it in the context (HcclContextDef::HcclOpResParam): its own at
+// localWindowsExp, a peer's through the RemoteResPtr list at rWinStart.
+GM_ADDR ExpWindowOf(uint32_t rank)
+{
+    auto ctx = reinterpret_cast<__gm__ HcclContextDef::HcclOpResParam*>(GetHcclContext<0>());
+    if (rank == ctx->rankId) {
+        return reinterpret_cast<GM_ADDR>(ctx->localWindowsExp);
+    }
+    auto remote = reinterpret_cast<__gm__ HcclContextDef::RemoteResPtr*>(
+        reinterpret_cast<__gm__ uint8_t*>(ctx) + ctx->rWinStart);
+    return reinterpret_cast<GM_ADDR>(remote[rank].nextDevicePtr->windowsExp);
+}
+
+// Each rank sets a flag at `at` bytes into its peer's windowsExp and polls its own (at < winExpSize), or writes
+// 64 bytes that straddle the end of the peer's windowsExp (a fault).
+void ExpWindowFlag(uint32_t rank, bool overrun)
+{
+    if (GetBlockIdx() != 0) {
+        return;
+    }
+    EpCore core(64U);
+    LocalTensor<int32_t> ub = core.buf.Get<int32_t>();
+    auto ctx = reinterpret_cast<__gm__ HcclContextDef::HcclOpResParam*>(GetHcclContext<0>());
+    const uint64_t at = overrun ? ctx->winExpSize - 32U : 1024U;
+    Duplicate(ub, 0x3F800000 + static_cast<int32_t>(rank), 16);
+    Sync<HardEvent::V_MTE3>();
+    GlobalTensor<int32_t> theirs;
+    theirs.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(ExpWindowOf(1U - rank) + at));
+    DataCopy(theirs, ub, overrun ? 16U : 8U);
+    if (overrun) {
+        return;
+    }
+    Sync<HardEvent::MTE3_MTE2>();
+    GlobalTensor<int32_t> mine;
+    mine.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(ExpWindowOf(rank) + at));
+    do {
+        DataCopy(ub, mine, 8);
+        Sync<HardEvent::MTE2_S>();
+    } while (ub.GetValue(0) == 0);
+    Report("rank " + std::to_string(rank) + " got " + std::to_string(ub.GetValue(0) - 0x3F800000) + " of " +
+           std::to_string(ctx->winExpSize) + " bytes");
+}
+
 // What the twin counts (opgen_sim::CoreCosts): known scalar accesses and copies on core 0 of each rank.
 void Costs(uint32_t rank)
 {
@@ -549,6 +593,8 @@ const std::map<std::string, Case>& Cases()
         {"context_window_exchange", [](uint32_t r) { WindowExchange(r, true); }},
         {"costs", Costs},
         {"cross_server_copy", CrossServerCopy},
+        {"exp_window_flag", [](uint32_t r) { ExpWindowFlag(r, false); }},
+        {"exp_window_overrun", [](uint32_t r) { ExpWindowFlag(r, true); }},
         {"compare_select", CompareSelect},
         {"reduce_maxes", ReduceMaxes},
         {"pad_copy", PadCopy},
@@ -569,7 +615,8 @@ int main(int argc, char** argv)
     world.timeoutSeconds = 1.0;
     world.ranks = std::vector<opgen_sim::RankState>(2);
     std::vector<std::unique_ptr<uint8_t[]>> memory;
-    std::vector<uint8_t*> windows;
+    std::vector<uint8_t*> windows, exps;
+    const bool withExp = std::string(argv[1]).rfind("exp_", 0) == 0;  // an Atlas A3 context, with windowsExp
     for (uint32_t r = 0; r < 2; ++r) {
         memory.emplace_back(new uint8_t[GM_BYTES]());
         g_gm.push_back(memory.back().get());
@@ -580,12 +627,19 @@ int main(int argc, char** argv)
         world.regions.push_back({reinterpret_cast<uintptr_t>(windows.back()), WINDOW_BYTES,
                                  "window of rank " + std::to_string(r) + " (group 0)", nullptr,
                                  static_cast<int64_t>(r)});
+        if (withExp) {
+            memory.emplace_back(new uint8_t[EXP_BYTES]());
+            exps.push_back(memory.back().get());
+            world.regions.push_back({reinterpret_cast<uintptr_t>(exps.back()), EXP_BYTES,
+                                     "windowsExp of rank " + std::to_string(r) + " (group 0)", nullptr,
+                                     static_cast<int64_t>(r)});
+        }
     }
     world.serverRanks = std::string(argv[1]) == "cross_server_copy" ? 1U : 0U;  // one rank per server
     for (uint32_t r = 0; r < 2; ++r) {
         world.ranks[r].blockDim = 2;
         world.ranks[r].groups.resize(1);
-        world.ranks[r].groups[0].Attach(r, windows, WINDOW_BYTES);
+        world.ranks[r].groups[0].Attach(r, windows, WINDOW_BYTES, exps, withExp ? EXP_BYTES : 0U);
     }
     opgen_sim::RunWorld(world, Cases().at(argv[1]));
     std::sort(g_values.begin(), g_values.end());

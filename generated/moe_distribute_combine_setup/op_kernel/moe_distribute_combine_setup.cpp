@@ -38,16 +38,20 @@ constexpr uint32_t REPEAT_BYTES = 256U;
 constexpr uint32_t MAX_REPEATS = 248U;                   // repeats per instruction (<= 255, 32-byte aligned dst)
 constexpr uint64_t WIN_ALIGN = 512UL;                    // a row message starts on a 512-byte boundary
 // HCCL window of every rank: the layout is the spec's `window` (data halves of its areas from win_data_at, the
-// status area at win_state_at: after them, or before with `at_start`), which tiling checked and hands over in the
-// win_* fields. The DispatchV2 / CombineV2 status area holds:
-constexpr uint64_t STATE_BYTES = 2UL * 1024UL * 1024UL;          // what the entries below need of it
-constexpr uint64_t STATE_HALF = 256UL * 1024UL;                 // DispatchV2 status entries of one data state
+// status area at win_state_at: after them, or before with `at_start`; or at the start of windowsExp where the
+// product keeps it there, win_state_exp), which tiling checked and hands over in the win_* fields. The DispatchV2 /
+// CombineV2 status area holds, in STATE_BYTES (within the 1 MiB of Atlas A3's windowsExp, ProductFacts.exp_window;
+// each region's use is checked against its size at Init):
+constexpr uint64_t STATE_HALF = 128UL * 1024UL;                 // DispatchV2 status entries of one data state:
+                                                                // 4096 (localExpertNum * epWorldSize <= 2048)
 constexpr uint64_t DATA_STATE_OFFSET = 2UL * STATE_HALF;        // DispatchV2 per-core data-state words
-constexpr uint64_t TP_STATE_OFFSET = 3UL * STATE_HALF;          // DispatchV2 TP: {flag, rows} then the counts
+constexpr uint64_t CORE_WORDS_BYTES = 8UL * 1024UL;             // one 32-byte word per core
+constexpr uint64_t TP_STATE_OFFSET = DATA_STATE_OFFSET + CORE_WORDS_BYTES;  // DispatchV2 TP: {flag, rows}, counts
 constexpr uint64_t TP_STATE_BYTES = 16UL * 1024UL;              // per data state (epWorldSize <= 4088 counts)
-constexpr uint64_t COMBINE_FLAGS_OFFSET = 1024UL * 1024UL;      // CombineV2 per-slot flags of two data states
-constexpr uint64_t COMBINE_FLAGS_HALF = 448UL * 1024UL;         // maxBS * (K + S) slots of 32 bytes
+constexpr uint64_t COMBINE_FLAGS_OFFSET = TP_STATE_OFFSET + 2UL * TP_STATE_BYTES;  // CombineV2 per-slot flags
+constexpr uint64_t COMBINE_FLAGS_HALF = 320UL * 1024UL;         // maxBS * (K + S) <= 512 * 20 slots of 32 bytes
 constexpr uint64_t COMBINE_STATE_OFFSET = COMBINE_FLAGS_OFFSET + 2UL * COMBINE_FLAGS_HALF;  // per-core words
+constexpr uint64_t STATE_BYTES = COMBINE_STATE_OFFSET + CORE_WORDS_BYTES;  // what the regions above need of it
 constexpr uint32_t FLAG_BYTES = 32U;                     // one status entry: {flag, rows, 6 reserved} int32
 constexpr int32_t FLAG_SET = 0x3F800000;                 // 1.0f: the sender's rows are in the window
 constexpr uint32_t INFO_BYTES = 64U;                     // DispatchV2 message tail: (srcRank, tokenIdx, k) | scale
@@ -87,6 +91,35 @@ __aicore__ inline GM_ADDR WindowIn(HcclClient& hccl, uint32_t rank)
     auto ctx = reinterpret_cast<__gm__ HcclCombineOpParam*>(GetHcclContext<group>());
     RequireFits(static_cast<uint64_t>(rank) + 1UL, sizeof(ctx->windowsIn) / sizeof(ctx->windowsIn[0]));
     return reinterpret_cast<GM_ADDR>(ctx->windowsIn[rank]);
+}
+
+// Where rank `rank`'s status area starts in HCCL group `group`: `offset` (tiling.win_state_at) into its windowsIn,
+// or, where the product keeps it there (`inExp`: tiling.win_state_exp), the start of its windowsExp, which the HCCL
+// context of Atlas A3 lists (asc-devkit impl/adv_api/detail/hccl/common/hccl_inner_def.h HcclContextDef::
+// HcclOpResParam: localWindowsExp for the rank itself, a peer's through the RemoteResPtr list at rWinStart, as the
+// real A3 ops read it: mirror-cann/ops-transformer mc2/common/op_kernel/moe_distribute_base.h
+// GetBaseWindStateAddrByRankId). A rank past the group traps.
+template <uint32_t group, typename HcclClient>
+__aicore__ inline GM_ADDR StatusArea(HcclClient& hccl, uint32_t rank, bool inExp, uint64_t offset)
+{
+    if (!inExp) {
+        return WindowIn<group>(hccl, rank) + offset;
+    }
+    auto ctx = reinterpret_cast<__gm__ HcclContextDef::HcclOpResParam*>(GetHcclContext<group>());
+    RequireFits(static_cast<uint64_t>(rank) + 1UL, ctx->rankNum);
+    if (rank == ctx->rankId) {
+        return reinterpret_cast<GM_ADDR>(ctx->localWindowsExp);
+    }
+    auto remote = reinterpret_cast<__gm__ HcclContextDef::RemoteResPtr*>(
+        reinterpret_cast<__gm__ uint8_t*>(ctx) + ctx->rWinStart);
+    return reinterpret_cast<GM_ADDR>(remote[rank].nextDevicePtr->windowsExp);
+}
+
+// The bytes of windowsExp the HCCL context of group `group` reports (HcclOpResParam::winExpSize).
+template <uint32_t group>
+__aicore__ inline uint64_t ExpWindowBytes()
+{
+    return reinterpret_cast<__gm__ HcclContextDef::HcclOpResParam*>(GetHcclContext<group>())->winExpSize;
 }
 
 

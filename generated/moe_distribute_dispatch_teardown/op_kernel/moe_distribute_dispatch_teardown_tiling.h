@@ -42,6 +42,7 @@ struct MoeDistributeDispatchTeardownTilingData {
     int64_t win_window;  // let win_window, window ep
     int64_t win_halves;  // let win_halves, window ep
     int64_t win_state;  // let win_state, window ep
+    int64_t win_state_exp;  // let win_state_exp, window ep
     int64_t win_state_at;  // let win_state_at, window ep
     int64_t win_data_at;  // let win_data_at, window ep
     int64_t win_half;  // let win_half, window ep

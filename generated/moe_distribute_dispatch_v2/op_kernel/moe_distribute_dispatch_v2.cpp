@@ -57,16 +57,20 @@ constexpr uint32_t REPEAT_BYTES = 256U;
 constexpr uint32_t MAX_REPEATS = 248U;                   // repeats per instruction (<= 255, 32-byte aligned dst)
 constexpr uint64_t WIN_ALIGN = 512UL;                    // a row message starts on a 512-byte boundary
 // HCCL window of every rank: the layout is the spec's `window` (data halves of its areas from win_data_at, the
-// status area at win_state_at: after them, or before with `at_start`), which tiling checked and hands over in the
-// win_* fields. The DispatchV2 / CombineV2 status area holds:
-constexpr uint64_t STATE_BYTES = 2UL * 1024UL * 1024UL;          // what the entries below need of it
-constexpr uint64_t STATE_HALF = 256UL * 1024UL;                 // DispatchV2 status entries of one data state
+// status area at win_state_at: after them, or before with `at_start`; or at the start of windowsExp where the
+// product keeps it there, win_state_exp), which tiling checked and hands over in the win_* fields. The DispatchV2 /
+// CombineV2 status area holds, in STATE_BYTES (within the 1 MiB of Atlas A3's windowsExp, ProductFacts.exp_window;
+// each region's use is checked against its size at Init):
+constexpr uint64_t STATE_HALF = 128UL * 1024UL;                 // DispatchV2 status entries of one data state:
+                                                                // 4096 (localExpertNum * epWorldSize <= 2048)
 constexpr uint64_t DATA_STATE_OFFSET = 2UL * STATE_HALF;        // DispatchV2 per-core data-state words
-constexpr uint64_t TP_STATE_OFFSET = 3UL * STATE_HALF;          // DispatchV2 TP: {flag, rows} then the counts
+constexpr uint64_t CORE_WORDS_BYTES = 8UL * 1024UL;             // one 32-byte word per core
+constexpr uint64_t TP_STATE_OFFSET = DATA_STATE_OFFSET + CORE_WORDS_BYTES;  // DispatchV2 TP: {flag, rows}, counts
 constexpr uint64_t TP_STATE_BYTES = 16UL * 1024UL;              // per data state (epWorldSize <= 4088 counts)
-constexpr uint64_t COMBINE_FLAGS_OFFSET = 1024UL * 1024UL;      // CombineV2 per-slot flags of two data states
-constexpr uint64_t COMBINE_FLAGS_HALF = 448UL * 1024UL;         // maxBS * (K + S) slots of 32 bytes
+constexpr uint64_t COMBINE_FLAGS_OFFSET = TP_STATE_OFFSET + 2UL * TP_STATE_BYTES;  // CombineV2 per-slot flags
+constexpr uint64_t COMBINE_FLAGS_HALF = 320UL * 1024UL;         // maxBS * (K + S) <= 512 * 20 slots of 32 bytes
 constexpr uint64_t COMBINE_STATE_OFFSET = COMBINE_FLAGS_OFFSET + 2UL * COMBINE_FLAGS_HALF;  // per-core words
+constexpr uint64_t STATE_BYTES = COMBINE_STATE_OFFSET + CORE_WORDS_BYTES;  // what the regions above need of it
 constexpr uint32_t FLAG_BYTES = 32U;                     // one status entry: {flag, rows, 6 reserved} int32
 constexpr int32_t FLAG_SET = 0x3F800000;                 // 1.0f: the sender's rows are in the window
 constexpr uint32_t INFO_BYTES = 64U;                     // DispatchV2 message tail: (srcRank, tokenIdx, k) | scale
@@ -110,6 +114,35 @@ __aicore__ inline GM_ADDR WindowIn(HcclClient& hccl, uint32_t rank)
 #else
     return hccl.GetWindowsInAddr(rank);
 #endif
+}
+
+// Where rank `rank`'s status area starts in HCCL group `group`: `offset` (tiling.win_state_at) into its windowsIn,
+// or, where the product keeps it there (`inExp`: tiling.win_state_exp), the start of its windowsExp, which the HCCL
+// context of Atlas A3 lists (asc-devkit impl/adv_api/detail/hccl/common/hccl_inner_def.h HcclContextDef::
+// HcclOpResParam: localWindowsExp for the rank itself, a peer's through the RemoteResPtr list at rWinStart, as the
+// real A3 ops read it: mirror-cann/ops-transformer mc2/common/op_kernel/moe_distribute_base.h
+// GetBaseWindStateAddrByRankId). A rank past the group traps.
+template <uint32_t group, typename HcclClient>
+__aicore__ inline GM_ADDR StatusArea(HcclClient& hccl, uint32_t rank, bool inExp, uint64_t offset)
+{
+    if (!inExp) {
+        return WindowIn<group>(hccl, rank) + offset;
+    }
+    auto ctx = reinterpret_cast<__gm__ HcclContextDef::HcclOpResParam*>(GetHcclContext<group>());
+    RequireFits(static_cast<uint64_t>(rank) + 1UL, ctx->rankNum);
+    if (rank == ctx->rankId) {
+        return reinterpret_cast<GM_ADDR>(ctx->localWindowsExp);
+    }
+    auto remote = reinterpret_cast<__gm__ HcclContextDef::RemoteResPtr*>(
+        reinterpret_cast<__gm__ uint8_t*>(ctx) + ctx->rWinStart);
+    return reinterpret_cast<GM_ADDR>(remote[rank].nextDevicePtr->windowsExp);
+}
+
+// The bytes of windowsExp the HCCL context of group `group` reports (HcclOpResParam::winExpSize).
+template <uint32_t group>
+__aicore__ inline uint64_t ExpWindowBytes()
+{
+    return reinterpret_cast<__gm__ HcclContextDef::HcclOpResParam*>(GetHcclContext<group>())->winExpSize;
 }
 
 constexpr uint32_t TP_GROUP = 1U;                       // HCCL group of `comm tp`
@@ -776,12 +809,13 @@ private:
     }
     __aicore__ inline GM_ADDR WinStatus(uint32_t rank)
     {
-        return WindowIn<EP_GROUP>(hccl_, rank) + statusOffset_ + dataState_ * STATE_HALF;
+        return StatusArea<EP_GROUP>(hccl_, rank, statusInExp_, statusOffset_) + dataState_ * STATE_HALF;
     }
     __aicore__ inline GM_ADDR TpWinData(uint32_t rank) { return WindowIn<TP_GROUP>(hcclTp_, rank) + dataAt_ + dataState_ * halfBytes_; }
     __aicore__ inline GM_ADDR TpWinStatus(uint32_t rank)
     {
-        return WindowIn<TP_GROUP>(hcclTp_, rank) + statusOffset_ + TP_STATE_OFFSET + dataState_ * TP_STATE_BYTES;
+        return StatusArea<TP_GROUP>(hcclTp_, rank, statusInExp_, statusOffset_) + TP_STATE_OFFSET +
+               dataState_ * TP_STATE_BYTES;
     }
 
     TPipe* pipe_{nullptr};
@@ -858,6 +892,7 @@ private:
     uint64_t dataAt_{0UL};     // where the data halves start in windowsIn (tiling.win_data_at)
     uint64_t combineBytes_{0UL};   // the CombineV2 part of each window half comes first
     uint64_t statusOffset_{0UL};
+    bool statusInExp_{false};      // the status area is in windowsExp (tiling.win_state_exp), else in windowsIn
     uint32_t dataState_{0U};
     uint32_t slotBytes_{0U};
     uint32_t bufDepth_{1U};
@@ -933,12 +968,22 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
     dataAt_ = static_cast<uint64_t>(tiling.win_data_at);
     combineBytes_ = static_cast<uint64_t>(tiling.win_dispatch_at);  // CombineV2's rows come first
     statusOffset_ = static_cast<uint64_t>(tiling.win_state_at);
-    // every rank's window receives one block per (source rank, local expert), one per source on a shared rank
+    statusInExp_ = tiling.win_state_exp != 0;
+    // every rank's window receives one block per (source rank, local expert), one per source on a shared rank,
+    // and its status area one entry per block
     RequireFits(static_cast<uint64_t>(epWorld_) * (localMoe_ > 1U ? localMoe_ : 1U) * blockBytes_,
                 static_cast<uint64_t>(tiling.win_dispatch));
+    RequireFits(static_cast<uint64_t>(epWorld_) * (localMoe_ > 1U ? localMoe_ : 1U) * FLAG_BYTES, STATE_HALF);
+    RequireFits(static_cast<uint64_t>(GetBlockNum()) * UB_BLOCK, CORE_WORDS_BYTES);
     RequireFits(static_cast<uint64_t>(tiling.win_need), halfBytes_);
     RequireFits(STATE_BYTES, static_cast<uint64_t>(tiling.win_state));
     RequireFits(static_cast<uint64_t>(tiling.win_window), WindowBytes<EP_GROUP>());
+    if (statusInExp_) {
+        RequireFits(static_cast<uint64_t>(tiling.win_state), ExpWindowBytes<EP_GROUP>());
+        if (tpGather_) {
+            RequireFits(static_cast<uint64_t>(tiling.win_state), ExpWindowBytes<TP_GROUP>());
+        }
+    }
     slotBytes_ = AlignUp(hLen_ * 4U, REPEAT_BYTES) + AlignUp(CeilDiv(hLen_, 8U), REPEAT_BYTES) + REPEAT_BYTES;
 
     xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(args.x));
@@ -958,8 +1003,8 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
 
     // data state of this call: each core keeps its own word, all toggle together every call
     GlobalTensor<int32_t> stateGm;
-    stateGm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(WindowIn<EP_GROUP>(hccl_, epRank_) + statusOffset_ +
-                                                               DATA_STATE_OFFSET + coreIdx_ * UB_BLOCK));
+    stateGm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(
+        StatusArea<EP_GROUP>(hccl_, epRank_, statusInExp_, statusOffset_) + DATA_STATE_OFFSET + coreIdx_ * UB_BLOCK));
     pipe_->InitBuffer(coreBuf_, UB_BLOCK);
     LocalTensor<int32_t> state = coreBuf_.Get<int32_t>();
     DataCopy(state, stateGm, WS_SLOT_INTS);
@@ -1813,8 +1858,8 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
     state.SetValue(0U, static_cast<int32_t>(dataState_ ^ 1U));
     SyncFunc<HardEvent::S_MTE3>();
     GlobalTensor<int32_t> stateGm;
-    stateGm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(WindowIn<EP_GROUP>(hccl_, epRank_) + statusOffset_ +
-                                                               DATA_STATE_OFFSET + coreIdx_ * UB_BLOCK));
+    stateGm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(
+        StatusArea<EP_GROUP>(hccl_, epRank_, statusInExp_, statusOffset_) + DATA_STATE_OFFSET + coreIdx_ * UB_BLOCK));
     DataCopy(stateGm, state, WS_SLOT_INTS);
     PipeBarrier<PIPE_ALL>();
 }

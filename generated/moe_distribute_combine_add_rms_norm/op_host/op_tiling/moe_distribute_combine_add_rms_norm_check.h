@@ -1331,7 +1331,7 @@ class Ascend910_93 : public Eval {
     Reset();
     if (all && Fails(let_win_need() <= let_win_half())) {
       Reset();
-      return Reject(kCodeTiling, "window.ep", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsIn",
+      return Reject(kCodeTiling, "window.ep", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsExp",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
     return CheckResult{};
@@ -1399,17 +1399,20 @@ class Ascend910_93 : public Eval {
   int64_t let_win_halves() {  // win_halves = 2
     return Lazy(memo_win_halves_, [&]() -> int64_t { return 2; });
   }
-  int64_t let_win_state() {  // win_state = 2 * MB
-    return Lazy(memo_win_state_, [&]() -> int64_t { return Mul(2, kMB); });
+  int64_t let_win_state() {  // win_state = 1 * MB
+    return Lazy(memo_win_state_, [&]() -> int64_t { return Mul(1, kMB); });
   }
-  int64_t let_win_state_at() {  // win_state_at = win_window - win_state
-    return Lazy(memo_win_state_at_, [&]() -> int64_t { return Sub(let_win_window(), let_win_state()); });
+  int64_t let_win_state_exp() {  // win_state_exp = 1
+    return Lazy(memo_win_state_exp_, [&]() -> int64_t { return 1; });
+  }
+  int64_t let_win_state_at() {  // win_state_at = 0
+    return Lazy(memo_win_state_at_, [&]() -> int64_t { return 0; });
   }
   int64_t let_win_data_at() {  // win_data_at = 0
     return Lazy(memo_win_data_at_, [&]() -> int64_t { return 0; });
   }
-  int64_t let_win_half() {  // win_half = (win_window - win_state) // win_halves // 512 * 512
-    return Lazy(memo_win_half_, [&]() -> int64_t { return Mul(FloorDiv(FloorDiv(Sub(let_win_window(), let_win_state()), let_win_halves()), 512), 512); });
+  int64_t let_win_half() {  // win_half = win_window // win_halves // 512 * 512
+    return Lazy(memo_win_half_, [&]() -> int64_t { return Mul(FloorDiv(FloorDiv(let_win_window(), let_win_halves()), 512), 512); });
   }
 
   // output dtypes: the caller's choice, else the spec's dtype rule
@@ -1446,6 +1449,7 @@ class Ascend910_93 : public Eval {
   Memo<int64_t> memo_win_window_;
   Memo<int64_t> memo_win_halves_;
   Memo<int64_t> memo_win_state_;
+  Memo<int64_t> memo_win_state_exp_;
   Memo<int64_t> memo_win_state_at_;
   Memo<int64_t> memo_win_data_at_;
   Memo<int64_t> memo_win_half_;
@@ -2221,6 +2225,9 @@ class Ascend950 : public Eval {
   int64_t let_win_state() {  // win_state = 2 * MB
     return Lazy(memo_win_state_, [&]() -> int64_t { return Mul(2, kMB); });
   }
+  int64_t let_win_state_exp() {  // win_state_exp = 0
+    return Lazy(memo_win_state_exp_, [&]() -> int64_t { return 0; });
+  }
   int64_t let_win_state_at() {  // win_state_at = 0
     return Lazy(memo_win_state_at_, [&]() -> int64_t { return 0; });
   }
@@ -2265,6 +2272,7 @@ class Ascend950 : public Eval {
   Memo<int64_t> memo_win_window_;
   Memo<int64_t> memo_win_halves_;
   Memo<int64_t> memo_win_state_;
+  Memo<int64_t> memo_win_state_exp_;
   Memo<int64_t> memo_win_state_at_;
   Memo<int64_t> memo_win_data_at_;
   Memo<int64_t> memo_win_half_;

@@ -1095,6 +1095,9 @@ class Ascend950 : public Eval {
   int64_t let_win_state() {  // win_state = 2 * MB
     return Lazy(memo_win_state_, [&]() -> int64_t { return Mul(2, kMB); });
   }
+  int64_t let_win_state_exp() {  // win_state_exp = 0
+    return Lazy(memo_win_state_exp_, [&]() -> int64_t { return 0; });
+  }
   int64_t let_win_state_at() {  // win_state_at = win_window - win_state
     return Lazy(memo_win_state_at_, [&]() -> int64_t { return Sub(let_win_window(), let_win_state()); });
   }
@@ -1126,6 +1129,7 @@ class Ascend950 : public Eval {
   Memo<int64_t> memo_win_window_;
   Memo<int64_t> memo_win_halves_;
   Memo<int64_t> memo_win_state_;
+  Memo<int64_t> memo_win_state_exp_;
   Memo<int64_t> memo_win_state_at_;
   Memo<int64_t> memo_win_data_at_;
   Memo<int64_t> memo_win_half_;

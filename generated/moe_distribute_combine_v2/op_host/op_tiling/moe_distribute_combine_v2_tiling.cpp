@@ -314,6 +314,7 @@ public:
                Set(tiling->win_window, "win_window", missing, [&] { return let_win_window(); }) &&
                Set(tiling->win_halves, "win_halves", missing, [&] { return let_win_halves(); }) &&
                Set(tiling->win_state, "win_state", missing, [&] { return let_win_state(); }) &&
+               Set(tiling->win_state_exp, "win_state_exp", missing, [&] { return let_win_state_exp(); }) &&
                Set(tiling->win_state_at, "win_state_at", missing, [&] { return let_win_state_at(); }) &&
                Set(tiling->win_data_at, "win_data_at", missing, [&] { return let_win_data_at(); }) &&
                Set(tiling->win_half, "win_half", missing, [&] { return let_win_half(); }) &&
@@ -459,6 +460,13 @@ private:
             return Mul(2, kMB);
         });
     }
+    // win_state_exp = 0
+    int64_t let_win_state_exp()
+    {
+        return Lazy(memo_win_state_exp_, [&]() -> int64_t {
+            return 0;
+        });
+    }
     // win_state_at = win_window - win_state
     int64_t let_win_state_at()
     {
@@ -505,6 +513,7 @@ private:
     Memo<int64_t> memo_win_window_;
     Memo<int64_t> memo_win_halves_;
     Memo<int64_t> memo_win_state_;
+    Memo<int64_t> memo_win_state_exp_;
     Memo<int64_t> memo_win_state_at_;
     Memo<int64_t> memo_win_data_at_;
     Memo<int64_t> memo_win_half_;
@@ -586,6 +595,7 @@ public:
                Set(tiling->win_window, "win_window", missing, [&] { return let_win_window(); }) &&
                Set(tiling->win_halves, "win_halves", missing, [&] { return let_win_halves(); }) &&
                Set(tiling->win_state, "win_state", missing, [&] { return let_win_state(); }) &&
+               Set(tiling->win_state_exp, "win_state_exp", missing, [&] { return let_win_state_exp(); }) &&
                Set(tiling->win_state_at, "win_state_at", missing, [&] { return let_win_state_at(); }) &&
                Set(tiling->win_data_at, "win_data_at", missing, [&] { return let_win_data_at(); }) &&
                Set(tiling->win_half, "win_half", missing, [&] { return let_win_half(); }) &&
@@ -717,18 +727,25 @@ private:
             return 2;
         });
     }
-    // win_state = 2 * MB
+    // win_state = 1 * MB
     int64_t let_win_state()
     {
         return Lazy(memo_win_state_, [&]() -> int64_t {
-            return Mul(2, kMB);
+            return Mul(1, kMB);
         });
     }
-    // win_state_at = win_window - win_state
+    // win_state_exp = 1
+    int64_t let_win_state_exp()
+    {
+        return Lazy(memo_win_state_exp_, [&]() -> int64_t {
+            return 1;
+        });
+    }
+    // win_state_at = 0
     int64_t let_win_state_at()
     {
         return Lazy(memo_win_state_at_, [&]() -> int64_t {
-            return Sub(let_win_window(), let_win_state());
+            return 0;
         });
     }
     // win_data_at = 0
@@ -738,11 +755,11 @@ private:
             return 0;
         });
     }
-    // win_half = (win_window - win_state) // win_halves // 512 * 512
+    // win_half = win_window // win_halves // 512 * 512
     int64_t let_win_half()
     {
         return Lazy(memo_win_half_, [&]() -> int64_t {
-            return Mul(FloorDiv(FloorDiv(Sub(let_win_window(), let_win_state()), let_win_halves()), 512), 512);
+            return Mul(FloorDiv(FloorDiv(let_win_window(), let_win_halves()), 512), 512);
         });
     }
 
@@ -769,6 +786,7 @@ private:
     Memo<int64_t> memo_win_window_;
     Memo<int64_t> memo_win_halves_;
     Memo<int64_t> memo_win_state_;
+    Memo<int64_t> memo_win_state_exp_;
     Memo<int64_t> memo_win_state_at_;
     Memo<int64_t> memo_win_data_at_;
     Memo<int64_t> memo_win_half_;
@@ -850,6 +868,7 @@ public:
                Set(tiling->win_window, "win_window", missing, [&] { return let_win_window(); }) &&
                Set(tiling->win_halves, "win_halves", missing, [&] { return let_win_halves(); }) &&
                Set(tiling->win_state, "win_state", missing, [&] { return let_win_state(); }) &&
+               Set(tiling->win_state_exp, "win_state_exp", missing, [&] { return let_win_state_exp(); }) &&
                Set(tiling->win_state_at, "win_state_at", missing, [&] { return let_win_state_at(); }) &&
                Set(tiling->win_data_at, "win_data_at", missing, [&] { return let_win_data_at(); }) &&
                Set(tiling->win_half, "win_half", missing, [&] { return let_win_half(); }) &&
@@ -988,6 +1007,13 @@ private:
             return Mul(2, kMB);
         });
     }
+    // win_state_exp = 0
+    int64_t let_win_state_exp()
+    {
+        return Lazy(memo_win_state_exp_, [&]() -> int64_t {
+            return 0;
+        });
+    }
     // win_state_at = 0
     int64_t let_win_state_at()
     {
@@ -1033,6 +1059,7 @@ private:
     Memo<int64_t> memo_win_window_;
     Memo<int64_t> memo_win_halves_;
     Memo<int64_t> memo_win_state_;
+    Memo<int64_t> memo_win_state_exp_;
     Memo<int64_t> memo_win_state_at_;
     Memo<int64_t> memo_win_data_at_;
     Memo<int64_t> memo_win_half_;

@@ -210,6 +210,7 @@ public:
                Set(tiling->win_window, "win_window", missing, [&] { return let_win_window(); }) &&
                Set(tiling->win_halves, "win_halves", missing, [&] { return let_win_halves(); }) &&
                Set(tiling->win_state, "win_state", missing, [&] { return let_win_state(); }) &&
+               Set(tiling->win_state_exp, "win_state_exp", missing, [&] { return let_win_state_exp(); }) &&
                Set(tiling->win_state_at, "win_state_at", missing, [&] { return let_win_state_at(); }) &&
                Set(tiling->win_data_at, "win_data_at", missing, [&] { return let_win_data_at(); }) &&
                Set(tiling->win_half, "win_half", missing, [&] { return let_win_half(); }) &&
@@ -362,6 +363,13 @@ private:
             return Mul(2, kMB);
         });
     }
+    // win_state_exp = 0
+    int64_t let_win_state_exp()
+    {
+        return Lazy(memo_win_state_exp_, [&]() -> int64_t {
+            return 0;
+        });
+    }
     // win_state_at = win_window - win_state
     int64_t let_win_state_at()
     {
@@ -422,6 +430,7 @@ private:
     Memo<int64_t> memo_win_window_;
     Memo<int64_t> memo_win_halves_;
     Memo<int64_t> memo_win_state_;
+    Memo<int64_t> memo_win_state_exp_;
     Memo<int64_t> memo_win_state_at_;
     Memo<int64_t> memo_win_data_at_;
     Memo<int64_t> memo_win_half_;

@@ -311,6 +311,7 @@ public:
                Set(tiling->win_window, "win_window", missing, [&] { return let_win_window(); }) &&
                Set(tiling->win_halves, "win_halves", missing, [&] { return let_win_halves(); }) &&
                Set(tiling->win_state, "win_state", missing, [&] { return let_win_state(); }) &&
+               Set(tiling->win_state_exp, "win_state_exp", missing, [&] { return let_win_state_exp(); }) &&
                Set(tiling->win_state_at, "win_state_at", missing, [&] { return let_win_state_at(); }) &&
                Set(tiling->win_data_at, "win_data_at", missing, [&] { return let_win_data_at(); }) &&
                Set(tiling->win_half, "win_half", missing, [&] { return let_win_half(); }) &&
@@ -554,6 +555,13 @@ private:
             return Mul(2, kMB);
         });
     }
+    // win_state_exp = 0
+    int64_t let_win_state_exp()
+    {
+        return Lazy(memo_win_state_exp_, [&]() -> int64_t {
+            return 0;
+        });
+    }
     // win_state_at = win_window - win_state
     int64_t let_win_state_at()
     {
@@ -660,6 +668,7 @@ private:
     Memo<int64_t> memo_win_window_;
     Memo<int64_t> memo_win_halves_;
     Memo<int64_t> memo_win_state_;
+    Memo<int64_t> memo_win_state_exp_;
     Memo<int64_t> memo_win_state_at_;
     Memo<int64_t> memo_win_data_at_;
     Memo<int64_t> memo_win_half_;
@@ -752,6 +761,7 @@ public:
                Set(tiling->win_window, "win_window", missing, [&] { return let_win_window(); }) &&
                Set(tiling->win_halves, "win_halves", missing, [&] { return let_win_halves(); }) &&
                Set(tiling->win_state, "win_state", missing, [&] { return let_win_state(); }) &&
+               Set(tiling->win_state_exp, "win_state_exp", missing, [&] { return let_win_state_exp(); }) &&
                Set(tiling->win_state_at, "win_state_at", missing, [&] { return let_win_state_at(); }) &&
                Set(tiling->win_data_at, "win_data_at", missing, [&] { return let_win_data_at(); }) &&
                Set(tiling->win_half, "win_half", missing, [&] { return let_win_half(); }) &&
@@ -981,18 +991,25 @@ private:
             return 2;
         });
     }
-    // win_state = 2 * MB
+    // win_state = 1 * MB
     int64_t let_win_state()
     {
         return Lazy(memo_win_state_, [&]() -> int64_t {
-            return Mul(2, kMB);
+            return Mul(1, kMB);
         });
     }
-    // win_state_at = win_window - win_state
+    // win_state_exp = 1
+    int64_t let_win_state_exp()
+    {
+        return Lazy(memo_win_state_exp_, [&]() -> int64_t {
+            return 1;
+        });
+    }
+    // win_state_at = 0
     int64_t let_win_state_at()
     {
         return Lazy(memo_win_state_at_, [&]() -> int64_t {
-            return Sub(let_win_window(), let_win_state());
+            return 0;
         });
     }
     // win_data_at = 0
@@ -1002,11 +1019,11 @@ private:
             return 0;
         });
     }
-    // win_half = (win_window - win_state) // win_halves // 512 * 512
+    // win_half = win_window // win_halves // 512 * 512
     int64_t let_win_half()
     {
         return Lazy(memo_win_half_, [&]() -> int64_t {
-            return Mul(FloorDiv(FloorDiv(Sub(let_win_window(), let_win_state()), let_win_halves()), 512), 512);
+            return Mul(FloorDiv(FloorDiv(let_win_window(), let_win_halves()), 512), 512);
         });
     }
 
@@ -1093,6 +1110,7 @@ private:
     Memo<int64_t> memo_win_window_;
     Memo<int64_t> memo_win_halves_;
     Memo<int64_t> memo_win_state_;
+    Memo<int64_t> memo_win_state_exp_;
     Memo<int64_t> memo_win_state_at_;
     Memo<int64_t> memo_win_data_at_;
     Memo<int64_t> memo_win_half_;
@@ -1185,6 +1203,7 @@ public:
                Set(tiling->win_window, "win_window", missing, [&] { return let_win_window(); }) &&
                Set(tiling->win_halves, "win_halves", missing, [&] { return let_win_halves(); }) &&
                Set(tiling->win_state, "win_state", missing, [&] { return let_win_state(); }) &&
+               Set(tiling->win_state_exp, "win_state_exp", missing, [&] { return let_win_state_exp(); }) &&
                Set(tiling->win_state_at, "win_state_at", missing, [&] { return let_win_state_at(); }) &&
                Set(tiling->win_data_at, "win_data_at", missing, [&] { return let_win_data_at(); }) &&
                Set(tiling->win_half, "win_half", missing, [&] { return let_win_half(); }) &&
@@ -1421,6 +1440,13 @@ private:
             return Mul(2, kMB);
         });
     }
+    // win_state_exp = 0
+    int64_t let_win_state_exp()
+    {
+        return Lazy(memo_win_state_exp_, [&]() -> int64_t {
+            return 0;
+        });
+    }
     // win_state_at = 0
     int64_t let_win_state_at()
     {
@@ -1526,6 +1552,7 @@ private:
     Memo<int64_t> memo_win_window_;
     Memo<int64_t> memo_win_halves_;
     Memo<int64_t> memo_win_state_;
+    Memo<int64_t> memo_win_state_exp_;
     Memo<int64_t> memo_win_state_at_;
     Memo<int64_t> memo_win_data_at_;
     Memo<int64_t> memo_win_half_;

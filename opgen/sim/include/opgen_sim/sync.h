@@ -173,7 +173,7 @@ __aicore__ inline __gm__ uint8_t* GetHcclContext(void)
     if (index >= groups.size()) {
         opgen_sim::Raise("GetHcclContext<%u>: the rank belongs to %zu HCCL groups", index, groups.size());
     }
-    return reinterpret_cast<uint8_t*>(&groups[index]);
+    return groups[index].Context();
 }
 
 template <typename T, CacheLine entireType, DcciDst dcciDst>

@@ -25,6 +25,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <new>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -114,27 +115,112 @@ static_assert(offsetof(HcclContextV310, winSize) == offsetof(HcclContextHead, wi
                   offsetof(HcclContextV310, rankNum) == offsetof(HcclContextHead, rankNum),
               "the 2201 head is the prefix of the 3510 context");
 
-// One HCCL communicator as one rank sees it: GetHcclContext<index>() hands the kernel a pointer to this.
+// The context of Atlas A3 (asc-devkit impl/adv_api/detail/hccl/common/hccl_inner_def.h, namespace
+// HcclContextDef; the device's HcclOpResParam goes on past rWinStart, the twin's stops there): the same head, then
+// the rank's own windows, its windowsExp and, at rWinStart bytes from the context, one RemoteResPtr per rank of
+// the group, whose nextDevicePtr holds that rank's window addresses. A kernel reads windowsExp from it.
+struct HcclRankRelationResV2 {
+    uint32_t remoteUsrRankId = 0;
+    uint32_t remoteWorldRank = 0;
+    uint64_t windowsIn = 0;
+    uint64_t windowsOut = 0;
+    uint64_t windowsExp = 0;
+};
+struct RemoteResPtr {
+    HcclRankRelationResV2* nextHostPtr = nullptr;
+    HcclRankRelationResV2* nextDevicePtr = nullptr;
+};
+struct HcclOpResContext {
+    uint64_t workSpace = 0;
+    uint64_t workSpaceSize = 0;
+    uint32_t rankId = 0;
+    uint32_t rankNum = 0;
+    uint64_t winSize = 0;
+    uint64_t localWindowsIn = 0;
+    uint64_t localWindowsOut = 0;  // 0: the twin's HCCL allocates no output windows
+    char hcomId[128] = {};
+    uint64_t winExpSize = 0;
+    uint64_t localWindowsExp = 0;
+    uint32_t rWinStart = 0;
+};
+static_assert(offsetof(HcclOpResContext, winSize) == offsetof(HcclContextHead, winSize) &&
+                  offsetof(HcclOpResContext, rankNum) == offsetof(HcclContextHead, rankNum),
+              "the 2201 head is the prefix of the A3 context");
+
+struct HcclGroup;
+// What lies in front of every context GetHcclContext hands out: InitV2 finds its group through it.
+struct ContextTag {
+    uint64_t magic = 0x48434c47U;  // "HCLG": InitV2 rejects any other context address
+    HcclGroup* group = nullptr;
+};
+
+// One HCCL communicator as one rank sees it: GetHcclContext<index>() hands the kernel Context(), the context as
+// the product's device lays it out (ProductFacts: with windowsExp, Atlas A3's HcclOpResParam; else the
+// HcclCombineOpParam of __NPU_ARCH__ 3510, whose head is all a 2201 kernel may read).
 struct HcclGroup {
-    HcclContextV310 context;       // first, where the device keeps these fields (2201 kernels see its head only)
-    uint32_t magic = 0x48434c47U;  // "HCLG": InitV2 rejects any other context address
     uint32_t rankId = 0;
     std::vector<uint8_t*> windows;  // the window of every member, by rank id within the group
     uint64_t windowBytes = 0;
+    std::vector<uint8_t*> expWindows;  // the windowsExp of every member (empty: the context lists none)
+    uint64_t expBytes = 0;
+    std::vector<uint64_t> block;  // ContextTag, then the context (and A3's remote lists), 8-byte aligned
 
-    // What HCCL hands rank `rank` of a group whose members' windows (of `bytes` each) are `members`: the context
-    // fields the device fills, and the window list the 3510 context holds (its first CONTEXT_WINDOWS_V310).
-    void Attach(uint32_t rank, const std::vector<uint8_t*>& members, uint64_t bytes)
+    uint8_t* Context() { return reinterpret_cast<uint8_t*>(block.data()) + sizeof(ContextTag); }
+
+    // What HCCL hands rank `rank` of a group whose members' windows (of `bytes` each) are `members`, and whose
+    // windowsExp (of `expBytes` each) are `exps` where the product's context lists them: the context fields the
+    // device fills.
+    void Attach(uint32_t rank, const std::vector<uint8_t*>& members, uint64_t bytes,
+                const std::vector<uint8_t*>& exps = {}, uint64_t expSize = 0)
     {
         rankId = rank;
         windows = members;
         windowBytes = bytes;
-        context.rankId = rank;
-        context.rankNum = static_cast<uint32_t>(members.size());
-        context.winSize = bytes;
-        for (size_t i = 0; i < members.size() && i < CONTEXT_WINDOWS_V310; ++i) {
-            context.windowsIn[i] = reinterpret_cast<uint64_t>(members[i]);
+        expWindows = exps;
+        expBytes = expSize;
+        const size_t n = members.size();
+        const size_t remoteAt = (sizeof(HcclOpResContext) + 7U) / 8U * 8U;
+        const size_t bytesNeeded = sizeof(ContextTag) + (exps.empty() ? sizeof(HcclContextV310)
+            : remoteAt + n * (sizeof(RemoteResPtr) + sizeof(HcclRankRelationResV2)));
+        block.assign((bytesNeeded + 7U) / 8U, 0U);
+        new (block.data()) ContextTag{ContextTag{}.magic, this};
+        if (exps.empty()) {
+            auto* ctx = new (Context()) HcclContextV310{};
+            ctx->rankId = rank;
+            ctx->rankNum = static_cast<uint32_t>(n);
+            ctx->winSize = bytes;
+            for (size_t i = 0; i < n && i < CONTEXT_WINDOWS_V310; ++i) {
+                ctx->windowsIn[i] = reinterpret_cast<uint64_t>(members[i]);
+            }
+            return;
         }
+        auto* ctx = new (Context()) HcclOpResContext{};
+        ctx->rankId = rank;
+        ctx->rankNum = static_cast<uint32_t>(n);
+        ctx->winSize = bytes;
+        ctx->localWindowsIn = reinterpret_cast<uint64_t>(members[rank]);
+        ctx->winExpSize = expSize;
+        ctx->localWindowsExp = reinterpret_cast<uint64_t>(exps[rank]);
+        ctx->rWinStart = static_cast<uint32_t>(remoteAt);
+        auto* remote = reinterpret_cast<RemoteResPtr*>(Context() + remoteAt);
+        auto* relation = reinterpret_cast<HcclRankRelationResV2*>(Context() + remoteAt + n * sizeof(RemoteResPtr));
+        for (size_t i = 0; i < n; ++i) {
+            // its own entry stays 0: a kernel finds its own windows at localWindows*, as the real A3 ones do
+            relation[i] = HcclRankRelationResV2{static_cast<uint32_t>(i), static_cast<uint32_t>(i),
+                                                i == rank ? 0U : reinterpret_cast<uint64_t>(members[i]), 0U,
+                                                i == rank ? 0U : reinterpret_cast<uint64_t>(exps[i])};
+            remote[i] = RemoteResPtr{&relation[i], &relation[i]};
+        }
+    }
+
+    // The group a context address belongs to (nullptr: not one GetHcclContext handed out).
+    static HcclGroup* Of(uint8_t* context)
+    {
+        if (context == nullptr) {
+            return nullptr;
+        }
+        const auto* tag = reinterpret_cast<const ContextTag*>(context - sizeof(ContextTag));
+        return tag->magic == ContextTag{}.magic ? tag->group : nullptr;
     }
 };
 

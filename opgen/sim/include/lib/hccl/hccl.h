@@ -9,6 +9,8 @@
  * opType is a valid HcclCMDType.  Stricter than the device where the device would go on with garbage: a
  * missing tiling, an init tiling GetTiling never wrote (version), or an offset the init tiling does not list.
  * On __NPU_ARCH__ 3510 GetWindowsInAddr faults: the real one always returns 0 there (platform_v310).
+ * Atlas A3's context is HcclContextDef::HcclOpResParam with the ranks' windowsExp (of the product's size, the
+ * job's `exp_window`); on every other product the context has no windowsExp.
  */
 #ifndef OPGEN_TEST_LIB_HCCL_HCCL_H
 #define OPGEN_TEST_LIB_HCCL_HCCL_H
@@ -24,6 +26,13 @@ using HcclCombineOpParam = opgen_sim::HcclContextV310;
 #else
 using HcclCombineOpParam = opgen_sim::HcclContextHead;
 #endif
+// Atlas A3's context (hccl_inner_def.h declares it for every arch): only a product whose context it is
+// (ProductFacts.exp_window) fills its fields past the head; elsewhere they read what the arch's context holds there.
+namespace HcclContextDef {
+using HcclRankRelationResV2 = opgen_sim::HcclRankRelationResV2;
+using RemoteResPtr = opgen_sim::RemoteResPtr;
+using HcclOpResParam = opgen_sim::HcclOpResContext;
+}  // namespace HcclContextDef
 
 enum HcclServerType : uint8_t {
     HCCL_SERVER_TYPE_AICPU = 0,
@@ -56,8 +65,8 @@ public:
             opgen_sim::Raise("Hccl::InitV2: the init tiling has version %u, not %u: Mc2CcTilingConfig::GetTiling "
                              "did not write it", init_->version, opgen_sim::INIT_TILING_VERSION);
         }
-        group_ = reinterpret_cast<opgen_sim::HcclGroup*>(context);
-        if (group_ == nullptr || group_->magic != opgen_sim::HcclGroup{}.magic) {
+        group_ = opgen_sim::HcclGroup::Of(context);
+        if (group_ == nullptr) {
             opgen_sim::Raise("Hccl::InitV2: the context is not one GetHcclContext returned");
         }
     }

@@ -139,6 +139,39 @@ def _combine_case(ref, case: dict) -> dict:
     return dict(case, inputs=inputs)
 
 
+def test_the_combine_status_flags_bound_max_bs_where_the_kernel_keeps_them_per_slot():
+    """CombineV2's kernel keeps one status flag per (token, k) and shared-expert slot of maxBS tokens, 10240 per
+    data state (templates/cpp/op_kernel/_helpers.j2 COMBINE_FLAGS_HALF / FLAG_BYTES): tiling rejects a globalBS past
+    that with kernel.status_slots, after the documents' rules, instead of a kernel that traps. Atlas A2 flags per
+    expert block and has no such check."""
+    from opgen.harness import testkit
+    from opgen.lang.expr import to_spec
+
+    op = load_ok(ROOT / "specs" / "combine_v2.spec")
+    tables = {soc: [c for c in op.view(soc).checks if c.id.startswith("kernel.")] for soc in op.views}
+    assert {soc: [c.id for c in cs] for soc, cs in tables.items()} == {
+        "ascend910b": [], "ascend910_93": ["kernel.status_slots"], "ascend950": ["kernel.status_slots"]}
+    check = tables["ascend910_93"][0]
+    assert (to_spec(check.expr), check.param) == ("maxBS * (K + sharedExpertNum) <= 10240", "globalBS")
+
+    ref, _ = _generated("moe_distribute_combine_v2")
+    bs, h, k, ep, moe = 8, 1024, 8, 2, 16  # K + sharedExpertNum (default 1) = 9 slots per token
+
+    def case(max_bs: int) -> dict:
+        a = max_bs * ep * min(moe // ep, k)
+        return {"id": f"a3-maxbs{max_bs}", "product": "ascend910_93", "world": ep,
+                "attrs": {"groupEp": "ep", "epWorldSize": ep, "moeExpertNum": moe, "globalBS": max_bs * ep},
+                "env": {"HCCL_BUFFSIZE": 200},
+                "inputs": {"expandX": ("BFLOAT16", (a, h)), "expertIds": ("INT32", (bs, k)),
+                           "assistInfoForCombine": ("INT32", (a * 128,)), "epSendCounts": ("INT32", (moe,)),
+                           "expertScales": ("FLOAT32", (bs, k))},
+                "rank_shapes": {}, "out_dtypes": {}, "data": {}, "run": None}
+
+    testkit.accept(ref, case(10240 // 9), ranks=[0])  # 1137 * 9 = 10233 slots
+    with pytest.raises(AssertionError, match=r"\[kernel\.status_slots\]"):
+        testkit.accept(ref, case(10240 // 9 + 1), ranks=[0])
+
+
 @pytest.mark.cpu_twin
 def test_a_window_smaller_than_tiling_checked_traps(tmp_path):
     """The kernel compares the window tiling checked with the one its HCCL context reports (winSize) and traps

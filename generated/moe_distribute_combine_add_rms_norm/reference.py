@@ -612,28 +612,31 @@ _check_96 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "1024 ^ 2 * (HCCL_BU
 _check_97 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsExp",
                   ok=lambda s: (s.let("win_need") <= s.let("win_half")),
                   )
-_check_98 = Check("unsupported.elasticInfoOptional", 561002, "elasticInfoOptional", "null (it is not supported on Ascend 950DT)",
+_check_98 = Check("kernel.status_slots", 561002, "globalBS", "maxBS * (K + sharedExpertNum) <= 10240, the row-slot flags one data state of the kernel's status area holds (the generated kernel)",
+                  ok=lambda s: (i64(s.let("maxBS") * i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum"))) <= 10240),
+                  )
+_check_99 = Check("unsupported.elasticInfoOptional", 561002, "elasticInfoOptional", "null (it is not supported on Ascend 950DT)",
                   ok=lambda s: (not s.present("elasticInfoOptional")),
                   )
-_check_99 = Check("unsupported.activationScaleOptional", 561002, "activationScaleOptional", "null (it is not supported on Ascend 950DT)",
-                  ok=lambda s: (not s.present("activationScaleOptional")),
-                  )
-_check_100 = Check("unsupported.weightScaleOptional", 561002, "weightScaleOptional", "null (it is not supported on Ascend 950DT)",
+_check_100 = Check("unsupported.activationScaleOptional", 561002, "activationScaleOptional", "null (it is not supported on Ascend 950DT)",
+                   ok=lambda s: (not s.present("activationScaleOptional")),
+                   )
+_check_101 = Check("unsupported.weightScaleOptional", 561002, "weightScaleOptional", "null (it is not supported on Ascend 950DT)",
                    ok=lambda s: (not s.present("weightScaleOptional")),
                    )
-_check_101 = Check("unsupported.groupListOptional", 561002, "groupListOptional", "null (it is not supported on Ascend 950DT)",
+_check_102 = Check("unsupported.groupListOptional", 561002, "groupListOptional", "null (it is not supported on Ascend 950DT)",
                    ok=lambda s: (not s.present("groupListOptional")),
                    )
-_check_102 = Check("unsupported.expandScalesOptional", 561002, "expandScalesOptional", "null (it is not supported on Ascend 950DT)",
+_check_103 = Check("unsupported.expandScalesOptional", 561002, "expandScalesOptional", "null (it is not supported on Ascend 950DT)",
                    ok=lambda s: (not s.present("expandScalesOptional")),
                    )
-_check_103 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0 (quant modes supported on Ascend 950DT)",
+_check_104 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0 (quant modes supported on Ascend 950DT)",
                    ok=lambda s: (s.attr("commQuantMode") in (0,)),
                    )
-_check_104 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsIn",
+_check_105 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsIn",
                    ok=lambda s: (s.let("win_need") <= s.let("win_half")),
                    )
-_check_105 = Check("transport.epWorldSize", 561002, "epWorldSize", "at most 64, the windows the HCCL context lists on Ascend 950DT (the generated kernels read the peers' windowsIn[] from it, as Hccl::GetWindowsInAddr gives no address on this arch; larger worlds need the CCU path, which is not implemented)",
+_check_106 = Check("transport.epWorldSize", 561002, "epWorldSize", "at most 64, the windows the HCCL context lists on Ascend 950DT (the generated kernels read the peers' windowsIn[] from it, as Hccl::GetWindowsInAddr gives no address on this arch; larger worlds need the CCU path, which is not implemented)",
                    ok=lambda s: (s.attr("epWorldSize") <= 64),
                    )
 
@@ -737,6 +740,7 @@ _CHECKS = {
         _check_95,
         _check_96,
         _check_97,
+        _check_98,
     ),
     "ascend950": (
         _check_0,
@@ -746,11 +750,11 @@ _CHECKS = {
         _check_4,
         _check_5,
         _check_6,
-        _check_98,
         _check_99,
         _check_100,
         _check_101,
         _check_102,
+        _check_103,
         _check_12,
         _check_13,
         _check_14,
@@ -819,7 +823,7 @@ _CHECKS = {
         _check_77,
         _check_78,
         _check_79,
-        _check_103,
+        _check_104,
         _check_81,
         _check_82,
         _check_83,
@@ -836,8 +840,9 @@ _CHECKS = {
         _check_94,
         _check_95,
         _check_96,
-        _check_104,
         _check_105,
+        _check_106,
+        _check_98,
     ),
 }
 

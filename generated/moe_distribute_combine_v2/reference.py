@@ -812,44 +812,47 @@ _check_140 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2
 _check_141 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsExp",
                    ok=lambda s: (s.let("win_need") <= s.let("win_half")),
                    )
-_check_142 = Check("unsupported.elasticInfoOptional", 561002, "elasticInfoOptional", "null (it is not supported on Ascend 950DT)",
+_check_142 = Check("kernel.status_slots", 561002, "globalBS", "maxBS * (K + sharedExpertNum) <= 10240, the row-slot flags one data state of the kernel's status area holds (the generated kernel)",
+                   ok=lambda s: (i64(s.let("maxBS") * i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum"))) <= 10240),
+                   )
+_check_143 = Check("unsupported.elasticInfoOptional", 561002, "elasticInfoOptional", "null (it is not supported on Ascend 950DT)",
                    ok=lambda s: (not s.present("elasticInfoOptional")),
                    )
-_check_143 = Check("unsupported.performanceInfoOptional", 561002, "performanceInfoOptional", "null (it is not supported on Ascend 950DT)",
+_check_144 = Check("unsupported.performanceInfoOptional", 561002, "performanceInfoOptional", "null (it is not supported on Ascend 950DT)",
                    ok=lambda s: (not s.present("performanceInfoOptional")),
                    )
-_check_144 = Check("unsupported.activationScaleOptional", 561002, "activationScaleOptional", "null (it is not supported on Ascend 950DT)",
+_check_145 = Check("unsupported.activationScaleOptional", 561002, "activationScaleOptional", "null (it is not supported on Ascend 950DT)",
                    ok=lambda s: (not s.present("activationScaleOptional")),
                    )
-_check_145 = Check("unsupported.weightScaleOptional", 561002, "weightScaleOptional", "null (it is not supported on Ascend 950DT)",
+_check_146 = Check("unsupported.weightScaleOptional", 561002, "weightScaleOptional", "null (it is not supported on Ascend 950DT)",
                    ok=lambda s: (not s.present("weightScaleOptional")),
                    )
-_check_146 = Check("unsupported.groupListOptional", 561002, "groupListOptional", "null (it is not supported on Ascend 950DT)",
+_check_147 = Check("unsupported.groupListOptional", 561002, "groupListOptional", "null (it is not supported on Ascend 950DT)",
                    ok=lambda s: (not s.present("groupListOptional")),
                    )
-_check_147 = Check("unsupported.expandScalesOptional", 561002, "expandScalesOptional", "null (it is not supported on Ascend 950DT)",
+_check_148 = Check("unsupported.expandScalesOptional", 561002, "expandScalesOptional", "null (it is not supported on Ascend 950DT)",
                    ok=lambda s: (not s.present("expandScalesOptional")),
                    )
-_check_148 = Check("domain.epWorldSize", 561002, "epWorldSize", "in [2, 1024]",
+_check_149 = Check("domain.epWorldSize", 561002, "epWorldSize", "in [2, 1024]",
                    ok=lambda s: in_range(s.attr("epWorldSize"), 2, 1024, True, True),
                    )
-_check_149 = Check("domain.commAlg", 561002, "commAlg", "one of {\"\", \"fullmesh_v1\", \"fullmesh_v2\"}",
+_check_150 = Check("domain.commAlg", 561002, "commAlg", "one of {\"\", \"fullmesh_v1\", \"fullmesh_v2\"}",
                    ok=lambda s: (s.attr("commAlg") in ("", "fullmesh_v1", "fullmesh_v2")),
                    )
-_check_150 = Check("unsupported.groupTp", 561002, "groupTp", "\"\" (the default; groupTp is not supported on Ascend 950DT)",
+_check_151 = Check("unsupported.groupTp", 561002, "groupTp", "\"\" (the default; groupTp is not supported on Ascend 950DT)",
                    ok=lambda s: (s.attr("groupTp") == ""),
                    )
-_check_151 = Check("unsupported.tpRankId", 561002, "tpRankId", "0 (the default; tpRankId is not supported on Ascend 950DT)",
+_check_152 = Check("unsupported.tpRankId", 561002, "tpRankId", "0 (the default; tpRankId is not supported on Ascend 950DT)",
                    ok=lambda s: (s.attr("tpRankId") == 0),
                    )
-_check_152 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0, 2 (quant modes supported on Ascend 950DT)",
+_check_153 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0, 2 (quant modes supported on Ascend 950DT)",
                    ok=lambda s: (s.attr("commQuantMode") in (0, 2)),
                    )
-_check_153 = Check("ascend950.bs_range", 561002, "expertIds", "BS in (0, 256] for fullmesh_v2, (0, 512] for fullmesh_v1 and \"\"",
+_check_154 = Check("ascend950.bs_range", 561002, "expertIds", "BS in (0, 256] for fullmesh_v2, (0, 512] for fullmesh_v1 and \"\"",
                    ok=lambda s: in_range(s.dim("expertIds", 0), 1, (256 if (s.attr("commAlg") == "fullmesh_v2") else 512), True, True),
                    value=lambda s: s.dim("expertIds", 0),
                    )
-_check_154 = Check("transport.epWorldSize", 561002, "epWorldSize", "at most 64, the windows the HCCL context lists on Ascend 950DT (the generated kernels read the peers' windowsIn[] from it, as Hccl::GetWindowsInAddr gives no address on this arch; larger worlds need the CCU path, which is not implemented)",
+_check_155 = Check("transport.epWorldSize", 561002, "epWorldSize", "at most 64, the windows the HCCL context lists on Ascend 950DT (the generated kernels read the peers' windowsIn[] from it, as Hccl::GetWindowsInAddr gives no address on this arch; larger worlds need the CCU path, which is not implemented)",
                    ok=lambda s: (s.attr("epWorldSize") <= 64),
                    )
 
@@ -1079,6 +1082,7 @@ _CHECKS = {
         _check_139,
         _check_140,
         _check_141,
+        _check_142,
     ),
     "ascend950": (
         _check_0,
@@ -1086,12 +1090,12 @@ _CHECKS = {
         _check_2,
         _check_3,
         _check_4,
-        _check_142,
         _check_143,
         _check_144,
         _check_145,
         _check_146,
         _check_147,
+        _check_148,
         _check_10,
         _check_11,
         _check_12,
@@ -1142,7 +1146,7 @@ _CHECKS = {
         _check_57,
         _check_58,
         _check_59,
-        _check_148,
+        _check_149,
         _check_117,
         _check_60,
         _check_118,
@@ -1150,13 +1154,13 @@ _CHECKS = {
         _check_120,
         _check_62,
         _check_63,
-        _check_149,
+        _check_150,
         _check_65,
         _check_66,
         _check_67,
-        _check_150,
         _check_151,
         _check_152,
+        _check_153,
         _check_70,
         _check_71,
         _check_72,
@@ -1193,11 +1197,12 @@ _CHECKS = {
         _check_136,
         _check_137,
         _check_138,
-        _check_153,
+        _check_154,
         _check_139,
         _check_140,
         _check_107,
-        _check_154,
+        _check_155,
+        _check_142,
     ),
 }
 

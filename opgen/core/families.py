@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from opgen.core.products import TRIPLE
+
 # what the generated suite's round trip checks (see templates/tests/test_op.py.j2)
 DISPATCH_TO_COMBINE = "dispatch_to_combine"  # dispatch -> identity experts -> the paired combine gives x*sum(w)
 WEIGHTED_SUM = "weighted_sum"                # the returned rows of identity experts combine to x*sum(w)
@@ -24,6 +26,21 @@ ROUND_TRIPS = (DISPATCH_TO_COMBINE, WEIGHTED_SUM)
 # what a family does with special experts (Family.special_experts)
 SPECIALS_COMPUTED = "computed"   # the combine side: each one's formula, on the token's own rank
 SPECIALS_UNSENT = "unsent"       # the dispatch side: ids in their ranges are never sent
+
+
+@dataclass(frozen=True)
+class KernelTable:
+    """A fixed-size table of the family's kernel whose use grows with the call: the product of ``factors`` (each a
+    sum of spec names) must stay within ``capacity`` entries.  Tiling checks it (``kernel.<name>``, reported on
+    ``param``) after the op's own rules, so a call the documents reject is reported by their rule first, on the
+    products whose assist layout is in ``layouts`` (the kernel path that uses the table); the kernel traps past it
+    too."""
+    name: str
+    param: str
+    factors: tuple[tuple[str, ...], ...]
+    capacity: int
+    layouts: tuple[str, ...]
+    what: str
 
 
 @dataclass(frozen=True)
@@ -62,6 +79,8 @@ class Family:
     # The HCCL windows its kernel can keep the status area in (a spec's `window ... { state PLACE = ...; }`, one
     # of opgen/model/decl.py WINDOW_PLACES): windowsExp only where the kernel reads it from the HCCL context.
     status_places: tuple[str, ...] = ("windowsIn",)
+    # The fixed-size tables of its kernel that tiling keeps within their capacity (KernelTable).
+    kernel_tables: tuple[KernelTable, ...] = ()
 
 
 _ROWS = (
@@ -74,6 +93,10 @@ _ROWS = (
     Family("moe_combine", "CombineV2: expert rows back to their tokens, weighted (semantics.md §5)",
            round_trip=WEIGHTED_SUM, shared_expert_x=True, writes=("xOut",), special_experts=SPECIALS_COMPUTED,
            reduced="xOut", quant_send=True, status_places=("windowsIn", "windowsExp"),
+           # one flag per (token, k) and shared-expert slot of a data state in the status area: COMBINE_FLAGS_HALF /
+           # FLAG_BYTES of templates/cpp/op_kernel/_helpers.j2 (Atlas A2 flags per expert block instead)
+           kernel_tables=(KernelTable("status_slots", "globalBS", (("maxBS",), ("K", "sharedExpertNum")), 10240,
+                                      (TRIPLE,), "row-slot flags one data state of the kernel's status area holds"),),
            no_tp_reference="the CombineV2 reference has no TP (ReduceScatterV) path: the documents give no row "
                            "order for it"),
     Family("moe_dispatch_setup", "DispatchSetup: stage the rows in a local buffer y and send them (semantics.md §6)",

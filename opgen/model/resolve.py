@@ -111,6 +111,7 @@ def resolve_product(op: Op, soc: str) -> ProductView:
             lets[l.name] = l
     view_checks += _window_checks(op, window)
     view_checks += _kernel_checks(op, chain, attrs)
+    view_checks += _kernel_table_checks(op, chain, {a.name for a in attrs} | set(lets) | set(dim_bindings(op)))
     tolerances = tuple(t for p in chain for t in p.tolerances) + op.tolerances
     return ProductView(op, product, tuple(p.soc for p in chain), inputs, outputs, attrs, unsupported_attrs,
                        unsupported_inputs, unspecified, tuple(lets.values()), tuple(quant), pairs, product.notes,
@@ -231,6 +232,31 @@ def _kernel_checks(op: Op, chain: list[Product], attrs) -> list[Check]:
         return []
     return [Check(f"transport.{world}", (), Binary("<=", Name(world), Int(n)), "tiling", world, None,
                   f"at most {n}, {why}", "implicit", span=product.span)]
+
+
+def _kernel_table_checks(op: Op, chain: list[Product], names: set[str]) -> list[Check]:
+    """The family's fixed-size kernel tables (core.families.KernelTable) on the products whose kernel path uses
+    them: after the op's own rules and its buffer and window checks, so a call the documents reject is reported
+    by their rule first.  A table whose names the op does not declare is the family check's to report."""
+    family = FAMILIES.get(op.semantics or "")
+    try:
+        facts = facts_for(p.soc for p in chain)
+    except KeyError:  # no row up the chain: the analyzer has reported the product already
+        return []
+    out = []
+    for t in family.kernel_tables if family is not None else ():
+        if facts.assist_layout not in t.layouts or not all(n in names for f in t.factors for n in f):
+            continue
+        expr: Expr | None = None
+        for f in t.factors:
+            term: Expr = Name(f[0])
+            for n in f[1:]:
+                term = Binary("+", term, Name(n))
+            expr = term if expr is None else Binary("*", expr, term)
+        out.append(Check(f"kernel.{t.name}", (), Binary("<=", expr, Int(t.capacity)), "tiling", t.param, None,
+                         f"{to_spec(expr)} <= {t.capacity}, the {t.what} (the generated kernel)", "implicit",
+                         span=chain[0].span))
+    return out
 
 
 def _domain_max(domain: Domain | None) -> int | None:

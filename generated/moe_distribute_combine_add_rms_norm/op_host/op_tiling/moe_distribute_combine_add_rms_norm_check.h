@@ -1334,6 +1334,13 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeTiling, "window.ep", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsExp",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
+    // [kernel.status_slots] maxBS * (K + sharedExpertNum) <= 10240
+    Reset();
+    if (all && Fails(Mul(let_maxBS(), Add(dim_K(), p.sharedExpertNum)) <= 10240)) {
+      Reset();
+      return Reject(kCodeTiling, "kernel.status_slots", "globalBS", "maxBS * (K + sharedExpertNum) <= 10240, the row-slot flags one data state of the kernel's status area holds (the generated kernel)",
+                    Shown(ShowInt(p.globalBS)));
+    }
     return CheckResult{};
   }
 
@@ -2156,6 +2163,13 @@ class Ascend950 : public Eval {
       Reset();
       return Reject(kCodeTiling, "transport.epWorldSize", "epWorldSize", "at most 64, the windows the HCCL context lists on Ascend 950DT (the generated kernels read the peers' windowsIn[] from it, as Hccl::GetWindowsInAddr gives no address on this arch; larger worlds need the CCU path, which is not implemented)",
                     Shown(ShowInt(p.epWorldSize)));
+    }
+    // [kernel.status_slots] maxBS * (K + sharedExpertNum) <= 10240
+    Reset();
+    if (all && Fails(Mul(let_maxBS(), Add(dim_K(), p.sharedExpertNum)) <= 10240)) {
+      Reset();
+      return Reject(kCodeTiling, "kernel.status_slots", "globalBS", "maxBS * (K + sharedExpertNum) <= 10240, the row-slot flags one data state of the kernel's status area holds (the generated kernel)",
+                    Shown(ShowInt(p.globalBS)));
     }
     return CheckResult{};
   }

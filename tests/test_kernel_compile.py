@@ -21,8 +21,9 @@ import pytest
 
 from opgen.emit.pipeline import emit
 from opgen.lang.expr import to_spec
-from opgen.emit.kernel import (KERNEL_TEMPLATES, column_builds, emit_cpp_kernel, kernel_problem, key_value,
-                               plan_instances, tiling_fields)
+from opgen.emit.kernel import KERNEL_TEMPLATES, column_builds, emit_cpp_kernel, kernel_problem, plan_instances
+from opgen.emit.kernel_lib import key_value
+from opgen.emit.tiling_layout import tiling_fields
 
 from opgen.core.errors import LoweringError
 from opgen.tools.write import build, op_output
@@ -487,7 +488,7 @@ def test_a_mode_whose_code_an_arch_cannot_compile_is_a_located_error(dispatch_v2
     The guards of what only 3510 products take: the MX mode, guarded; pertoken, every arch."""
     from types import SimpleNamespace
 
-    from opgen.emit.kernel import ArchGuards
+    from opgen.emit.kernel_lib import ArchGuards
 
     guards = ArchGuards(dispatch_v2)
     assert guards.archs == [2201, 3510]

@@ -1,6 +1,7 @@
 """opgen imports in one direction: no import cycle (imports inside functions count), and no layer reaches up."""
 from __future__ import annotations
 
+from opgen.core.family_parts import PARTS
 from opgen.tools.imports import cycles, graph
 
 from .conftest import ROOT
@@ -26,7 +27,11 @@ COMPAT_ALIASES = {f"opgen.runtime.{m}" for m in ("testkit", "testworld", "testda
 
 
 def _layer(module: str) -> str:
+    """The layer a module's imports follow: its sub-package, or for a family folder's module (opgen/families/<name>/
+    <part>.py) its part's layer, so that a family is one folder whose parts each stay in their layer."""
     parts = module.split(".")
+    if parts[1:2] == ["families"]:
+        return PARTS[parts[3]] if len(parts) == 4 else "core"
     return parts[1] if len(parts) > 1 else "opgen"
 
 
@@ -41,6 +46,16 @@ def test_every_import_points_down():
                  if a not in COMPAT_ALIASES and _layer(a) != _layer(b) and _layer(a) != "opgen"
                  and _layer(b) not in BELOW[_layer(a)] and _layer(b) != "opgen")
     assert bad == []
+
+
+def test_a_family_folder_holds_only_its_parts():
+    """Every module of a family folder is one of the parts (each has a layer), and the loaders' calls are edges."""
+    edges = graph(ROOT / "opgen")
+    family_modules = [m for m in edges if m.startswith("opgen.families.") and m.count(".") == 3]
+    assert family_modules and {m.rsplit(".", 1)[1] for m in family_modules} <= set(PARTS)
+    assert "opgen.families.moe_combine.driver" in edges["opgen.runtime.drivers"]
+    assert "opgen.families.moe_combine.kernel" in edges["opgen.emit.kernel"]
+    assert not any(m.startswith("opgen.families.") for m in edges["opgen.runtime.driving"])
 
 
 def test_cycle_through_a_function_level_import_is_found(tmp_path):

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.cpu_twin
 MUTATIONS = {
     # every pair to an expert takes the next slot: skipping one misplaces rows (a world where a core sends
     # several pairs to one expert: each core counts its own pairs after the slots of the cores before it)
-    "slot_count_off_by_one": ("cpp/op_kernel/moe_dispatch.cpp.j2",
+    "slot_count_off_by_one": ("families/moe_dispatch/kernel.cpp.j2",
                               "cnt.SetValue(e, static_cast<int32_t>(slot + 1U));",
                               "cnt.SetValue(e, static_cast<int32_t>(slot + 2U));",
                               ("ascend910_93-q0-bs512-h1024-k2-w2",)),
@@ -122,7 +122,7 @@ def test_a_key_the_kernel_has_no_case_for_traps_instead_of_returning(monkeypatch
 
     ref, cases = _suite()
     _require_twin()
-    mutated = _build_mutated(monkeypatch, tmp_path / "out", "cpp/op_kernel/moe_dispatch.cpp.j2",
+    mutated = _build_mutated(monkeypatch, tmp_path / "out", "families/moe_dispatch/kernel.cpp.j2",
                              "    return 10000UL", "    return 20000UL")
     case = next(c for c in cases.POSITIVE if c["id"] == "ascend910_93-q0-bs4-h1024-k2-w2")
     world = testkit.build_world(ref, case)
@@ -133,11 +133,11 @@ def test_a_key_the_kernel_has_no_case_for_traps_instead_of_returning(monkeypatch
 # rank 1 never sets the flags it owes its peers: name -> (spec, op, template, line, case id, the report of rank 0)
 SILENT_PEERS = {
     # DispatchV2: rank 1's status entries (local expert, source rank) never reach any window
-    "dispatch_status": ("dispatch_v2.spec", OP, "cpp/op_kernel/moe_dispatch.cpp.j2",
+    "dispatch_status": ("dispatch_v2.spec", OP, "families/moe_dispatch/kernel.cpp.j2",
                         "        DataCopy(flag, status[(target - begin) * WS_SLOT_INTS], WS_SLOT_INTS);",
                         "ascend910_93-q0-bs4-h1024-k2-w2", "set by rank 1"),
     # CombineV2 (Atlas A3): the rows rank 1's expert returns land, their slot flags never do
-    "combine_slots": ("combine_v2.spec", "moe_distribute_combine_v2", "cpp/op_kernel/moe_combine.cpp.j2",
+    "combine_slots": ("combine_v2.spec", "moe_distribute_combine_v2", "families/moe_combine/kernel.cpp.j2",
                       "        DataCopy(slotFlag, flag, WS_SLOT_INTS);",
                       "ascend910_93-q0-bs2-h1024-k2-w2", "set by the rank of expert 1"),
 }

@@ -120,5 +120,5 @@ STAGES: dict[str, tuple[str, ...]] = {"op_api": ("nullptr", "invalid"), "all": t
 # Known CANN SoC ids and their display names, newest first: the rows of the product table.
 PRODUCTS: dict[str, str] = {soc: f.display for soc, f in _products.PRODUCTS.items()}
 
-# Data-movement patterns a spec can name with `semantics`: the op families (opgen/core/families.py).
+# Data-movement patterns a spec can name with `semantics`: the op families (the folders of opgen/families).
 SEMANTICS = tuple(_families.FAMILIES)

@@ -101,14 +101,19 @@ CODES: dict[str, tuple[str, str]] = {
              "\"doc\";`, and a formula there is an error, as a missing one is on the combine side."),
     "E130": ("bad post-reduction stage", "`post NAME \"doc\" { OUT = ...; }` is a formula over one token's reduced "
              "row NAME (the fp32 weighted sum over the token's experts, before any cast): only a family that reduces "
-             "(opgen/core/families.py `reduced`) has one, once per op; its body assigns outputs, each once and "
-             "outside `when`, never NAME itself."),
+             "(opgen/families/<name>/facts.py `reduced`) has one, once per op; its body assigns outputs, each once "
+             "and outside `when`, never NAME itself."),
     "E131": ("bad send", "`send a, b;` splits a quant mode between ranks: the statements before it run on the "
              "rank that sends the row, the named lets are what travels, the statements after it run on the "
              "rank that receives them. It stands once, at the top level of a quant mode of a family whose "
              "kernel splits formulas (moe_combine: the row an expert returns); it names lets of the part "
              "before it; outputs are assigned only after it, and the part after it reads no tensor or let "
              "of the sender's part but the sent ones (dtype(t) is known on both ranks)."),
+    "E132": ("bad role binding", "`role ROLE = PARAM;` names the parameter an op family's code calls ROLE (its "
+             "default name, e.g. assistInfoForCombine) where the op's documents call it PARAM (e.g. expandIdx): ROLE "
+             "is a role its family declares (opgen/families/<name>/facts.py `roles`) and PARAM a declared "
+             "parameter of the same kind (input, output, attr). Each role and each parameter is bound once, a "
+             "role is not bound to its own name, and the op declares no other parameter under the role's name."),
     # back-end (opgen build): the front end accepted the spec, a generator for one artefact cannot express it
     "E201": ("kernel cannot be generated", "The Ascend C kernel of the op cannot be emitted: its semantics' kernel "
              "template needs a name the spec does not declare, a quant formula uses a primitive or a combination "
@@ -123,7 +128,7 @@ CODES: dict[str, tuple[str, str]] = {
              "reference, tests, docs) cannot express a declaration or an expression of the spec. Nothing is "
              "written for the op."),
     "E204": ("output never written", "Every declared output is written by the op's semantics (its numpy driver "
-             "and kernel, opgen/core/families.py `writes`) or by a quant formula, or the product marks it "
+             "and kernel, opgen/families/<name>/facts.py `writes`) or by a quant formula, or the product marks it "
              "`output X unspecified \"why\";`: an output nothing writes would pass every test on an untouched "
              "buffer, so the op is not built."),
     "E205": ("unreachable check", "The negative search (opgen/testgen/negative.py) found no accepted call that "

@@ -24,6 +24,7 @@ from opgen.core.artifact import Artifact
 from opgen.core.dtypes import DTYPES, FORMATS
 from opgen.core import builtins as B
 from opgen.core.errors import LoweringError
+from opgen.core.families import FAMILIES
 from opgen.core.products import AICPU, HCCL_CMD_NAMES, HCCL_COMM_ENGINES, op_soc_version
 from opgen.lang.expr import Bool, Call, Expr, Int, Name, Str, to_spec, walk
 from opgen.emit.registry import emitter
@@ -31,7 +32,7 @@ from opgen.emit.render import render
 from opgen.lower.aclnn_abi import RUN_PARAMS, WORKSPACE_PARAMS, omitted_value, param_decl, workspace_params
 from opgen.lower.literals import cpp_literal, cpp_string
 from opgen.model.decl import AclnnEntry, Attr, Op, ProductView, Tensor, snake
-from opgen.emit.tiling_layout import (CORE_WORKSPACE, EXEC_TIMEOUT_AIV_MAX_S, EXEC_TIMEOUT_ENV,
+from opgen.emit.tiling_layout import (EXEC_TIMEOUT_AIV_MAX_S, EXEC_TIMEOUT_ENV,
                                       WORKSPACE_PER_CORE_PAIR, TilingField, hccl_cc_field, tiling_fields)
 from opgen.model.static_eval import StaticEnv, fails
 from opgen.lower.cpp import (ScalarCpp, comment_text as cpp_comment, cpp_expr, cpp_ge_enum, cpp_ident,
@@ -832,14 +833,16 @@ def _groups_in_use(op: Op, view: ProductView) -> list[dict]:
 
 
 def _core_workspace(op: Op) -> dict | None:
-    """The per-core workspace the op's kernel family needs (tiling_layout.CORE_WORKSPACE), or None."""
-    need = CORE_WORKSPACE.get(op.semantics or "")
+    """The per-core workspace the op's kernel family needs (Family.core_workspace), or None."""
+    family = FAMILIES.get(op.semantics or "")
+    need = family.core_workspace if family is not None else None
     if need is None:
         return None
-    unit, attr = need
-    if op.attr(attr) is None:
-        raise LoweringError(f"the {op.semantics} kernel sizes its workspace by attribute {attr}, which the op lacks")
-    return dict(bytes=unit, attr=cpp_ident(attr))
+    unit, role = need
+    if op.attr(op.named(role)) is None:
+        raise LoweringError(f"the {op.semantics} kernel sizes its workspace by attribute {op.named(role)}, which the "
+                            "op lacks")
+    return dict(bytes=unit, attr=cpp_ident(role))  # the tiling data field, named by role
 
 
 def tiling_context(op: Op) -> dict:

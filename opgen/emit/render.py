@@ -9,6 +9,7 @@ import functools
 
 import jinja2
 
+from opgen.core.family_parts import ROOT as FAMILIES_ROOT
 from opgen.core.templates import template_root
 from opgen.lower import ascendc, cpp, literals, python
 from opgen.model.decl import snake
@@ -22,7 +23,11 @@ FILTER_MODULES = (literals, python, cpp, ascendc)
 
 
 def _load_template(name: str) -> str:
+    # a family's kernel template lives in its folder (opgen/core/family_parts.py template_name)
+    family = name.removeprefix("families/")
     try:
+        if family != name:
+            return FAMILIES_ROOT.joinpath(family).read_text(encoding="utf-8")
         return template_root().joinpath(name).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise jinja2.TemplateNotFound(name) from None

@@ -37,10 +37,7 @@ HCCL_TILING_BYTES = {"Mc2InitTiling": 64, "Mc2CcTiling": 512}
 # The user workspace the host tiling asks for, per pair of vector cores (on top of CANN's system workspace): the
 # kernels exchange per-core values through it (row counts, per-expert slot counts).
 WORKSPACE_PER_CORE_PAIR = 512
-# Per family, the user workspace its kernel needs per vector core after the per-pair part, as (bytes per unit,
-# the int64 attribute counting the units), rounded up to 32 bytes: DispatchV2's cores exchange their per-expert
-# slot counts, one int32 per MoE expert.
-CORE_WORKSPACE = {"moe_dispatch": (4, "moeExpertNum")}
+# A family's kernel may need more per vector core after the per-pair part: Family.core_workspace.
 
 
 # How long the kernels' polls of a peer's flag wait: HCCL_EXEC_TIMEOUT, read by the host tiling under the rule CANN
@@ -69,11 +66,14 @@ def tiling_fields(op: Op) -> list[TilingField]:
         for i, g in enumerate(op.comm_groups):
             out.append(TilingField("Mc2CcTiling", hccl_cc_field(i),
                                    f"hccl cc tiling of the {g.domain} group {g.attr}", "hccl", g.attr))
+    # Fields of the family's parameters are named by role (opgen/model/roles.py): the tiling data is private to
+    # the host tiling and the kernel, whose template reads one set of names whatever the op calls them.
+    role = op.role_of
     for a in op.attrs:
         if a.type in ("int64", "bool"):
-            out.append(TilingField("int64_t", a.name, f"attr {a.name} ({a.type})", "attr", a.name))
+            out.append(TilingField("int64_t", role(a.name), f"attr {a.name} ({a.type})", "attr", a.name))
         elif a.type == "float":  # fp32, as the kernels compute with it (the real tilings copy a float attr)
-            out.append(TilingField("float", a.name, f"attr {a.name} (float)", "attr", a.name))
+            out.append(TilingField("float", role(a.name), f"attr {a.name} (float)", "attr", a.name))
     seen = {f.name for f in out}
     lets = list(op.lets) + [l for p in op.products for l in p.lets]
     for l in lets:
@@ -92,11 +92,11 @@ def tiling_fields(op: Op) -> list[TilingField]:
             seen.add(name)
             out.append(TilingField("int64_t", name, f"dim({tensor}, {axis})", "dim", name))
     for t in op.inputs + op.outputs:
-        out.append(TilingField("int32_t", f"dtype_{t.name}", f"ge::DataType of {t.name}", "dtype", t.name))
+        out.append(TilingField("int32_t", f"dtype_{role(t.name)}", f"ge::DataType of {t.name}", "dtype", t.name))
     for t in op.inputs:
         if has_field(op, t.name):
             doc = f"present({t.name}): 1 when it is passed (with contents where empty means absent)"
-            out.append(TilingField("uint32_t", f"has_{t.name}", doc, "has", t.name))
+            out.append(TilingField("uint32_t", f"has_{role(t.name)}", doc, "has", t.name))
     out += [TilingField("uint64_t", "tilingKey", "10000 + sum of key field i * 10^i", "fixed"),
             TilingField("uint32_t", "aivNum", "vector cores the kernel runs on", "fixed"),
             TilingField("uint64_t", "totalUbSize", "bytes of UB per vector core", "fixed"),

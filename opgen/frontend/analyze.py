@@ -19,7 +19,7 @@ from opgen.core.dtypes import DTYPES, FORMATS
 from opgen.core.families import FAMILIES, SPECIALS_COMPUTED, SPECIALS_UNSENT
 from opgen.lang.expr import (Binary, Bool, Call, Cond, Expr, Float, InRange, InSet, Int, Name, Span, Str, Unary,
                               children, to_spec, walk)
-from opgen.model.decl import (AclnnEntry, AclnnParam, AclnnSize, Attr, Buffer, CommGroup, Constraint, Def, Domain, Env, Let, Op, Product, QuantMode, QuantStmt, Send,
+from opgen.model.decl import (AclnnEntry, AclnnParam, AclnnSize, Attr, Buffer, CommGroup, Constraint, Def, Domain, Env, Let, Op, Product, QuantMode, QuantStmt, RoleBinding, Send,
                     Range, Shape, ShapeCond, ShapeTuple, Tensor, snake, SpecialExpert, PostStage, Tolerance, UnreachableMark, alt_exprs, WINDOW_PLACES, Window,
                     WindowArea, window_lets)
 from opgen.model.resolve import dim_bindings
@@ -208,7 +208,8 @@ class Analyzer(_Builder):
                          f"did you mean '{camel}'?" if _OP_NAME.match(camel) else None)
         fields = dict(version=None, doc="", notes=[], pairs=[], unsupported=[], comm=[], envs=[], inputs=[],
                       outputs=[], attrs=[], lets=[], defs=[], constraints=[], buffers=[], quant=[], products=[],
-                      quant_by=None, semantics=None, tiling_key=[], tolerances=[], aclnn=[], window=None, specials=[], post=[])
+                      quant_by=None, semantics=None, tiling_key=[], tolerances=[], aclnn=[], window=None, specials=[], post=[],
+                      roles=[])
         for item in op_tree.children[1:]:
             self.op_item(item, fields)
         op = Op(
@@ -220,7 +221,8 @@ class Analyzer(_Builder):
             quant_modes=tuple(fields["quant"]), products=tuple(fields["products"]), quant_by=fields["quant_by"],
             semantics=fields["semantics"], tiling_key=tuple(fields["tiling_key"]),
             tolerances=tuple(fields["tolerances"]), aclnn=tuple(fields["aclnn"]), window=fields["window"],
-            specials=tuple(fields["specials"]), post=fields["post"][0] if fields["post"] else None, source=source,
+            specials=tuple(fields["specials"]), post=fields["post"][0] if fields["post"] else None,
+            roles=tuple(fields["roles"]), source=source,
             span=self.span(op_tree))
         self.check_required(op, fields, name_tok)
         _Checker(op, self.d).run()
@@ -304,6 +306,8 @@ class Analyzer(_Builder):
             f["aclnn"].append(AclnnEntry(str(c[0]), params, doc, sizes, span=self.span(c[0])))
         elif k == "window_decl":
             f["window"] = self.window(t, f["window"], "the op")
+        elif k == "role_stmt":
+            f["roles"].append(RoleBinding(str(c[0]), str(c[1]), span=self.span(t)))
         elif k == "semantics_stmt":
             f["semantics"] = str(c[0])
             if f["semantics"] not in B.SEMANTICS:
@@ -628,6 +632,55 @@ class _Checker:
         self.check_tiling_key()
         self.check_tolerances()
         self.check_aclnn()
+        self.check_roles()
+
+    def check_roles(self) -> None:
+        """``role ROLE = PARAM;`` (E132): ROLE is a role of the op's family, PARAM a declared parameter of that
+        kind; each role and each parameter is bound once, and the op does not also declare a parameter under the
+        role's default name (the family's code would then read two parameters under one name)."""
+        op = self.op
+        if not op.roles:
+            return
+        family = FAMILIES.get(op.semantics or "")
+        if family is None:
+            self.d.error("E132", "a `role` binds a parameter of the op's family, but the op names no family "
+                         "(`semantics NAME;`)", self.at(op.roles[0].span, r"\b(role)\b"))
+            return
+        kinds = family.role_kinds
+        declared = {t.name: t.role for t in op.inputs + op.outputs} | {a.name: "attr" for a in op.attrs}
+        roles_seen: set[str] = set()
+        names_seen: dict[str, str] = {}
+        for r in op.roles:
+            role_at = self.at(r.span, rf"\brole\s+({_w(r.role)})\b")
+            name_at = self.at(r.span, rf"=\s*({_w(r.name)})\b")
+            if r.role not in kinds:
+                self.d.unknown("E132", f"{family.name} role", r.role, kinds, role_at)
+                continue
+            if r.role in roles_seen:
+                self.d.error("E132", f"role {r.role} is bound twice", role_at)
+            roles_seen.add(r.role)
+            if r.name == r.role:
+                self.d.error("E132", f"role {r.role} is bound to its own name; only a parameter named differently "
+                             "needs a `role`", name_at)
+                continue
+            if r.name not in declared:
+                self.d.unknown("E132", "parameter", r.name, [n for n, k in declared.items() if k == kinds[r.role]],
+                               name_at)
+            elif declared[r.name] != kinds[r.role]:
+                self.d.error("E132", f"role {r.role} of semantics {family.name} is an {kinds[r.role]}, but {r.name} "
+                             f"is an {declared[r.name]}", name_at)
+            if r.name in names_seen:
+                self.d.error("E132", f"{r.name} is bound to two roles, {names_seen[r.name]} and {r.role}", name_at)
+            names_seen.setdefault(r.name, r.role)
+            if r.role in declared:
+                self.d.error("E132", f"the op declares a parameter named {r.role}, so role {r.role} cannot be "
+                             f"{r.name}: the family's code would read both under one name", role_at)
+        for r in op.roles:  # a bound parameter's own name must not be another role the family reads by default
+            other = kinds.get(r.name)
+            if other is not None and r.name != r.role and r.name not in roles_seen and r.role in kinds:
+                self.d.error("E132", f"{r.name} is itself a role of semantics {family.name}; binding it to role "
+                             f"{r.role} leaves role {r.name} without its parameter: bind role {r.name} too",
+                             self.at(r.span, rf"=\s*({_w(r.name)})\b"))
 
     # ---- namespaces ---------------------------------------------------------------
     def check_duplicates(self) -> None:
@@ -982,7 +1035,7 @@ class _Checker:
         for w in _windows(op):  # the family's kernel must know where to find the status area
             if family is not None and w.state_in not in family.status_places:
                 self.d.error("E126", f"the {family.name} kernel keeps no status area in {w.state_in} (it can: "
-                             f"{', '.join(family.status_places)}; opgen/core/families.py status_places)",
+                             f"{', '.join(family.status_places)}; opgen/families/{family.name}/facts.py status_places)",
                              self.at(w.span, rf"\bstate\s+({_w(w.state_in)})\b"))
         for p in op.products:  # the status area's window must be one the product's HCCL context lists
             chain = _chain(op, p)

@@ -27,18 +27,17 @@ import numpy as np
 
 from opgen.core.dtypes import DTYPES, FORMAT_VALUES
 from opgen.core.families import FAMILIES
-from opgen.core.products import EXPAND_IDX, TRIPLE, ProductFacts
+from opgen.core.products import TRIPLE, ProductFacts
 from opgen.runtime import OpError
 from opgen.runtime import codecs
 from opgen.runtime.calls import call_args, rank_attrs, rank_ids  # noqa: F401 - generated suites call them here
-from opgen.harness import testdata, testworld
+from opgen.harness import family_worlds, testdata, testworld
 from opgen.runtime.dtypes import np_dtype
 from opgen.runtime.scope import data
 from opgen import sim
-from opgen.runtime import moe
-from opgen.runtime.drivers import post_stage
+from opgen.runtime.driving import post_stage
 from opgen.runtime.reference import allocate
-from opgen.runtime.rowbatch import RowBatch
+from opgen.runtime.roles import aliased
 from opgen.runtime.scope import cann_dtype
 
 
@@ -56,8 +55,19 @@ def full_attrs(ref, case: dict) -> dict:
 
 def read_attrs(ref, case: dict) -> dict:
     """``full_attrs`` as the op reads them: an attribute the product ignores is its default, whatever the case
-    passes (what the expected rows and the world's topology follow)."""
-    return ref.reference.read_attrs(ref.INFO, full_attrs(ref, case), case["product"])
+    passes (what the expected rows and the world's topology follow); it answers the family's role names too."""
+    return aliased(ref.reference.read_attrs(ref.INFO, full_attrs(ref, case), case["product"]), ref.INFO.roles)
+
+
+def named(ref, role: str) -> str:
+    """The op's name of the parameter its family calls ``role`` (opgen.runtime.roles)."""
+    return ref.INFO.roles.get(role, role)
+
+
+def _role_names(ref, names) -> dict:
+    """{role name: the op's name} of ``names`` (the op's names)."""
+    back = {n: r for r, n in ref.INFO.roles.items()}
+    return {back.get(n, n): n for n in names}
 
 
 def world_attrs(case: dict) -> dict:
@@ -82,8 +92,8 @@ def accept(ref, case: dict, world: testworld.World | None = None, ranks=None) ->
 
 def build_world(ref, case: dict) -> testworld.World:
     attrs = read_attrs(ref, case)
-    return testworld.build(ref.INFO.semantics, case, attrs, facts(ref, case),
-                           testworld.special_ranges(ref.INFO.specials, attrs))
+    return family_worlds.build(ref.INFO.semantics, case, attrs, facts(ref, case),
+                               testworld.special_ranges(ref.INFO.specials, attrs), ref.INFO.roles)
 
 
 def facts(ref, case: dict) -> ProductFacts:
@@ -137,7 +147,8 @@ def dispatch_invariants(case: dict, world: testworld.World, results: list[dict],
                         unspecified: tuple, facts: ProductFacts) -> None:
     """DispatchV2: counts against rows, assist triples against the routes, rows against the tokens (``facts``: the
     case product's, :func:`facts`)."""
-    topo = testworld._topology(attrs)
+    topo = testworld.topology(attrs)
+    on = world.roles.get
     if int(attrs.get("tpWorldSize", 0) or 0) > 1:
         return  # rows of TP worlds interleave both slices: checked against infer and run_rank only
     W, Rs, E = topo["W"], topo["Rs"], topo["E"]
@@ -151,18 +162,19 @@ def dispatch_invariants(case: dict, world: testworld.World, results: list[dict],
         tokens = out["expertTokenNumsOut"].astype(np.int64)
         assert (tokens.sum() if ent == 1 else tokens[-1]) == n, f"rank {d}: expertTokenNumsOut does not count {n} rows"
         assert not np.asarray(data(out["expandXOut"]))[n:].any(), f"rank {d}: expandXOut rows beyond {n} are not zero"
-        if facts.assist_layout != TRIPLE or "assistInfoForCombineOut" in unspecified:
+        if facts.assist_layout != TRIPLE or on("assistInfoForCombineOut", "assistInfoForCombineOut") in unspecified:
             continue
         triples = out["assistInfoForCombineOut"][:3 * n].reshape(n, 3).astype(np.int64)
         first = (d - Rs) * L
         same = out["expandXOut"].dtype == np.asarray(data(world.tokens[0])).dtype and \
-            case.get("out_dtypes", {}).get("expandXOut") in (None, case["inputs"]["x"][0]) and \
+            case.get("out_dtypes", {}).get(on("expandXOut", "expandXOut")) in (None, case["inputs"][on("x", "x")][0]) and \
             int(attrs.get("quantMode", 0)) == 0
         for i, (src, t, k) in enumerate(triples):
             if k < K:
                 e = int(world.expert_ids[src][t, k])
                 assert d >= Rs and first <= e < first + L, f"rank {d} row {i}: token ({src}, {t}, {k}) routed elsewhere"
-                if "expandScalesOut" not in unspecified and world.inputs[src].get("expertScalesOptional") is not None:
+                if on("expandScalesOut", "expandScalesOut") not in unspecified and \
+                        world.inputs[src].get("expertScalesOptional") is not None:
                     assert out["expandScalesOut"][i] == world.weights[src][t, k], f"rank {d} row {i}: expandScales"
             else:
                 assert d < Rs, f"rank {d} row {i}: a shared-expert copy on a MoE rank"
@@ -211,7 +223,7 @@ def dispatch_quant_rows(ref, case: dict, world: testworld.World, results: list[d
     for d, out in enumerate(results):
         attrs_d, out_dtypes = call_args(ref, case, d)
         inferred = ref.infer(world.inputs[d], attrs_d, case["product"], out_dtypes)
-        dtype = inferred["expandXOut"][1]
+        dtype = inferred[named(ref, "expandXOut")][1]
         per_expert = len(out["expertTokenNumsOut"])
         n = int(out["epRecvCountsOut"][int(attrs["epWorldSize"]) * per_expert - 1])
         triples = out["assistInfoForCombineOut"][:3 * n].reshape(n, 3).astype(np.int64)
@@ -299,20 +311,32 @@ def dispatch_then_combine(ref, case: dict, world: testworld.World, results: list
     post stage); None when checked, else why not."""
     cref, cases = pair
     attrs = read_attrs(ref, case)
+    partner = _role_names(cref, cref.INPUTS)  # the partner's inputs by role
     if int(attrs.get(ref.INFO.quant_by, 0)) != 0 or any(r["expandXOut"].dtype != np.asarray(data(world.tokens[0])).dtype
                                                         for r in results):
         return "expandXOut is quantised: identity experts would need a dequantisation the spec does not declare"
-    combine_attrs = {k: v for k, v in world_attrs(case).items() if k in cref.ATTRS or k in cref.ENV}
+    # the pair's attributes share their roles (and the env its names)
+    mine = {n: r for r, n in _role_names(ref, ref.ATTRS).items()}
+    theirs = _role_names(cref, cref.ATTRS)
+    combine_attrs = {theirs.get(mine.get(k, k), k): v for k, v in world_attrs(case).items()}
+    combine_attrs = aliased({k: v for k, v in combine_attrs.items() if k in cref.ATTRS or k in cref.ENV},
+                            cref.INFO.roles)
+    outputs = _role_names(ref, ref.OUTPUTS)
     cin = []
     for r, out in enumerate(results):
-        c = {name: out[o] for o in out if (name := _pairable(o, cref.INPUTS)) is not None}
+        c = aliased({}, cref.INFO.roles)  # keyed by the partner's names, filled by role
+        for role, name in outputs.items():
+            target = _pairable(role, partner)
+            if target is not None:
+                c[target] = out[name]
         c["expertIds"] = world.expert_ids[r]
         c["expertScales"] = world.weights[r]
-        if world.masks[r] is not None and "xActiveMaskOptional" in cref.INPUTS:
+        if world.masks[r] is not None and "xActiveMaskOptional" in partner:
             c["xActiveMaskOptional"] = world.masks[r]
-        if "oriXOptional" in _special_reads(cref, combine_attrs):
+        if named(cref, "oriXOptional") in _special_reads(cref, combine_attrs):
             c["oriXOptional"] = world.tokens[r]  # the special experts' formulas read the tokens before the FFN
-        c = {k: v for k, v in c.items() if k in cref.INPUTS}
+        for k in [k for k in c if k not in cref.INPUTS]:
+            del c[k]
         if int(attrs.get("tpWorldSize", 0) or 0) < 2:
             c.pop("tpSendCountsOptional", None)
         if not _combine_wants_expand_scales(cref, combine_attrs, case["product"]):
@@ -338,7 +362,8 @@ def dispatch_then_combine(ref, case: dict, world: testworld.World, results: list
         want = combine_expectation(world, attrs, r, got.dtype, with_shared=True, inputs=cin[r])
         if want is None:
             return "a const expert is routed: its value has no closed form here"
-        compare(f"rank {r} xOut", got, want, tolerances["xOut"][cref.INFO.dtype_rules["xOut"](scope)])
+        x_out = named(cref, "xOut")
+        compare(f"rank {r} {x_out}", got, want, tolerances[x_out][cref.INFO.dtype_rules[x_out](scope)])
     return None
 
 
@@ -373,7 +398,8 @@ def combine_round_trip(ref, case: dict, world: testworld.World, results: list[di
         want = combine_expectation(world, attrs, r, got.dtype, with_shared=with_shared)
         if want is None:
             return "a const expert is routed: its value has no closed form here"
-        compare(f"rank {r} xOut", got, want, tolerances[case["product"]]["xOut"][_float_dtype(got)])
+        x_out = named(ref, "xOut")
+        compare(f"rank {r} {x_out}", got, want, tolerances[case["product"]][x_out][_float_dtype(got)])
     return None
 
 
@@ -562,15 +588,6 @@ def inferred_dtypes(ref, case: dict, inputs: dict, rank: int) -> dict:
     return {name: dtype for name, (_, dtype) in ref.infer(inputs, attrs, case["product"], out_dtypes).items()}
 
 
-def formula_outputs(ref, case: dict, inputs: dict, rank: int) -> frozenset:
-    """The outputs the rank's quant formula assigns (its `when` branches decide), found on one token row."""
-
-    attrs, out_dtypes = call_args(ref, case, rank)
-    s = ref.reference.make_scope(ref.INFO, inputs, attrs, case["product"], out_dtypes or None)
-    one = np.zeros(1, dtype=np.int64)  # token 0, smooth-scale row 0
-    return frozenset(ref.INFO.quant[s.attr(ref.INFO.quant_by)](RowBatch(s, s, one, one, s.dim("x", 1))))
-
-
 def written(ref, case: dict, world: testworld.World, rank: int, name: str, expected: dict) -> np.ndarray:
     """Mask of the elements of output ``name`` the op writes on world rank ``rank``.
 
@@ -583,62 +600,13 @@ def written(ref, case: dict, world: testworld.World, rank: int, name: str, expec
 
 
 def _written_region(ref, case, inputs, rank, name, expected):
-    region = WRITTEN_REGIONS.get(ref.INFO.semantics)
-    found = None if region is None else region(ref, case, inputs, rank, rank_attrs(ref, case, rank), name, expected)
+    region = family_worlds.WRITTEN_REGIONS.get(ref.INFO.semantics)
+    roles = ref.INFO.roles
+    role = {n: r for r, n in roles.items()}.get(name, name)  # the family's region names outputs by role
+    found = None if region is None else region(ref, case, aliased(inputs, roles), rank,
+                                               aliased(rank_attrs(ref, case, rank), roles), role,
+                                               aliased(expected, roles))
     return np.s_[...] if found is None else found
-
-
-def _dispatch_written(ref, case, inputs, rank, attrs, name, expected):
-    T = max(int(attrs.get("tpWorldSize", 0) or 0), 1)
-    W, L = int(attrs["epWorldSize"]), len(expected["expertTokenNumsOut"])
-    if T > 1:  # own rows, then the TP peer's (the reference's AllGatherV)
-        tp = np.asarray(expected["tpRecvCountsOut"]).astype(np.int64)
-        rows, own = int(tp.sum()), int(tp[int(attrs["tpRankId"])])
-    else:
-        rows = own = int(expected["epRecvCountsOut"][W * L - 1]) if W * L else 0
-    if name == "expandXOut":
-        return np.s_[:rows]
-    if name == "dynamicScalesOut":  # only quant modes (and branches) that produce scales write them
-        return np.s_[:rows if name in formula_outputs(ref, case, inputs, rank) else 0]
-    if name == "expandScalesOut":  # the senders' weights of MoE rows: none without them, none on shared ranks
-        shared_rank = int(attrs["epRankId"]) < int(attrs.get("sharedExpertRankNum", 0) or 0)
-        return np.s_[:0 if inputs.get("expertScalesOptional") is None or shared_rank else rows]
-    if name == "assistInfoForCombineOut":  # A2: the sender's expandIdx; A3 / 950: a triple per own row
-        return np.s_[:np.size(data(inputs["expertIds"])) if facts(ref, case).assist_layout == EXPAND_IDX
-                     else 3 * own]
-    if name == "epRecvCountsOut":  # the cumulative counts (A2's output is longer)
-        return np.s_[:T * W if T > 1 else W * L]
-    if name == "tpRecvCountsOut":  # only a TP exchange counts anything
-        return np.s_[:T if T > 1 else 0]
-    return None
-
-
-def _dispatch_teardown_written(ref, case, inputs, rank, attrs, name, expected):
-    W, L = int(attrs["epWorldSize"]), len(expected["expertTokenNumsOut"])
-    if name in ("expandXOut", "dynamicScalesOut"):
-        return np.s_[:int(expected["assistInfoForCombineOut"][W * L - 1]) if W * L else 0]
-    if name == "assistInfoForCombineOut":
-        return np.s_[:W * L]
-    return None
-
-
-def _dispatch_setup_written(ref, case, inputs, rank, attrs, name, expected):
-    if name == "yOut":  # staged rows; tails past H are opaque
-        ids = data(inputs["expertIds"])
-        staged = moe.dispatch_setup_rank(x=np.zeros((ids.shape[0], 0), np.float32), expert_ids=ids,
-                                         mask=data(inputs.get("xActiveMaskOptional")), **testworld._topology(attrs))
-        rows = np.unique(staged["pair_row"][staged["pair_row"] >= 0])
-        return np.s_[rows, :np.shape(data(inputs["x"]))[1]]
-    return None
-
-
-# family -> (ref, case, inputs, rank, attrs, output, expected) -> the written index, None when all of it is written;
-# a family without an entry writes every output whole
-WRITTEN_REGIONS = {
-    "moe_dispatch": _dispatch_written,
-    "moe_dispatch_teardown": _dispatch_teardown_written,
-    "moe_dispatch_setup": _dispatch_setup_written,
-}
 
 
 def _show(a: np.ndarray, idx: tuple, dtype: str) -> str:
@@ -731,9 +699,11 @@ def twin(ref, cases, case: dict, world: testworld.World, results: list[dict], ex
     problems = []
     if prelude is not None:
         pref, pcases, pexe = prelude
-        pinputs = testworld.prelude_inputs(pref.INFO.semantics, world, read_attrs(ref, case))
-        feeds = {o: o[:-3] if o.endswith("Out") else o for o in pref.OUTPUTS}
-        feeds = {o: t for o, t in feeds.items() if t in ref.INPUTS}
+        pinputs = family_worlds.prelude_inputs(pref.INFO.semantics, world, read_attrs(ref, case), pref.INFO.roles)
+        # the prelude's output OUT feeds this op's input of the role OUT less "Out" (yOut -> y)
+        mine = _role_names(ref, ref.INPUTS)
+        feeds = {o: mine.get(r[:-3] if r.endswith("Out") else r) for r, o in _role_names(pref, pref.OUTPUTS).items()}
+        feeds = {o: t for o, t in feeds.items() if t is not None}
         dtypes = {o: _cann(world.inputs[0][t]) for o, t in feeds.items() if world.inputs[0].get(t) is not None}
         pcase = dict(case, id=f"{case['id']}.prelude", out_dtypes=dtypes,
                      attrs={k: v for k, v in case["attrs"].items() if k in pref.ATTRS})

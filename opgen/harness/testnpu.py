@@ -107,7 +107,7 @@ def run_case(ref, cases, case: dict, rank: int, group_names: dict) -> list[str]:
     outs = outs if isinstance(outs, (tuple, list)) else (outs,)
     got = {name: t.cpu().numpy() for name, t in zip(cases.OUTPUTS, outs)}
     return testkit.output_problems(ref, cases, case, world, rank, got, expected,
-                                   skip=FAMILIES[cases.SEMANTICS].seed_opaque)
+                                   skip=tuple(ref.INFO.roles.get(n, n) for n in FAMILIES[cases.SEMANTICS].seed_opaque))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -133,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     for case in picked:
         groups = {}
         for attr in ("groupEp", "groupTp"):
-            if attr in cases.NPU_ATTRS and (attr == "groupEp" or int(case["attrs"].get("tpWorldSize", 0)) > 1):
+            tp_world = ref.INFO.roles.get("tpWorldSize", "tpWorldSize")
+            if attr in cases.NPU_ATTRS and (attr == "groupEp" or int(case["attrs"].get(tp_world, 0)) > 1):
                 group = dist.new_group(backend="hccl", ranks=list(range(world_size)))
                 groups[attr] = group._get_backend(torch.device("npu")).get_hccl_comm_name(rank)
         found = run_case(ref, cases, case, rank, groups)

@@ -1,8 +1,8 @@
 """Test worlds for generated suites: per-rank input data, and what the outputs must satisfy.
 
 A generated suite knows each case by shapes, dtypes, attributes and data recipes (``tests/cases.py``);
-this module turns a case into tensors, one builder per ``semantics`` (the data-movement pattern a spec
-names, as ``opgen.runtime.drivers`` has one driver per pattern).  Inputs an op receives from a partner
+this module holds what the op families' world builders (the ``world`` part of each family folder,
+``opgen/families/<name>/world.py``) are made of, and turns a case into tensors.  Inputs an op receives from a partner
 (assist info, counts, staged rows) are produced by routing the case's own tokens with
 ``opgen.runtime.moe`` and sending them through identity experts, so the expected results are known in
 closed form: ``x * sum(weights)`` for a combine (computed here by plain fp32 loops in k order), the
@@ -17,11 +17,13 @@ import numpy as np
 
 from opgen.core.dtypes import DTYPES
 from opgen.core.families import FAMILIES
-from opgen.core.products import EXPAND_IDX, ProductFacts
+from opgen.core.products import ProductFacts
 from opgen.runtime import codecs
 from opgen.runtime import moe
 from opgen.harness import testdata
+from opgen.runtime.calls import call_args
 from opgen.runtime.dtypes import np_dtype
+from opgen.runtime.rowbatch import RowBatch
 from opgen.runtime.scope import Meta, Typed, cann_dtype, data
 
 
@@ -36,6 +38,8 @@ class World:
     extra: dict = field(default_factory=dict)
     # the spec's special experts in this world: (name, first id, end id) in id order after the MoE experts
     specials: tuple[tuple[str, int, int], ...] = ()
+    # the family's parameters the op names differently: role -> the op's name (opgen.runtime.roles)
+    roles: dict = field(default_factory=dict)
 
 
 def key(case_id: str, rank, name: str) -> str:
@@ -75,7 +79,7 @@ def meta(m) -> Meta:
 
 # ---- builders -------------------------------------------------------------------------------------------
 
-def _values(case, rank, name, meta, lo=-4.0, hi=4.0):
+def values(case, rank, name, meta, lo=-4.0, hi=4.0):
     dtype, shape = meta
     if dtype == "BOOL":
         return testdata.mask(key(case["id"], rank, name), shape, case.get("data", {}).get(name, "all_true"))
@@ -90,10 +94,10 @@ _TIE_AMAX = 127.0 / 32.0
 _TIES_PER_GROUP = 4
 
 
-def _tokens(case, rank, meta):
+def tokens(case, rank, meta):
     dtype, shape = meta
     if dtype not in ("FLOAT16", "BFLOAT16", "FLOAT32") or len(shape) != 2:
-        return _values(case, rank, "x", meta)
+        return values(case, rank, "x", meta)
     x = testdata.uniform(key(case["id"], rank, "x"), shape, -3.9, 3.9)
     bs, h = (int(d) for d in shape)
     odd = testdata.integers(key(case["id"], rank, "x/ties"), (bs, h), -127, 127) * 2 + 1  # odd multiples of 1/64
@@ -104,7 +108,7 @@ def _tokens(case, rank, meta):
     return x.astype(np_dtype(dtype))
 
 
-def _zeros(meta):
+def zeros(meta):
     dtype, shape = meta
     z = np.zeros(tuple(shape), dtype=np_dtype(dtype))
     return Typed(z, dtype) if DTYPES[dtype].coded else z  # uint8 codes carry their dtype
@@ -126,33 +130,33 @@ def _pool(attrs: dict, specials: tuple) -> int:
     return specials[-1][2] if specials else int(attrs["moeExpertNum"])
 
 
-def _topology(attrs: dict) -> dict:
+def topology(attrs: dict) -> dict:
     """W, Rs, S, E as the runtime routing takes them (defaults of the MoE family's attributes)."""
     return dict(W=int(attrs["epWorldSize"]), Rs=int(attrs.get("sharedExpertRankNum", 0) or 0),
                 S=int(attrs.get("sharedExpertNum", 1) if attrs.get("sharedExpertNum") is not None else 1),
                 E=int(attrs["moeExpertNum"]))
 
 
-def _senders(case: dict, attrs: dict, metas: list[dict], x_name: str, x_meta=None, specials=()) -> World:
+def senders(case: dict, attrs: dict, metas: list[dict], x_name: str, x_meta=None, specials=()) -> World:
     """Tokens, routes, masks and weights of every rank, from the case's own inputs where it has them; routes
     reach the special experts' ids too (``specials``: :func:`special_ranges`)."""
     world = World(inputs=[{} for _ in metas], tokens=[], expert_ids=[], masks=[], weights=[], specials=specials)
     for r, m in metas.items():
         bs, k = m["expertIds"][1]
         xm = m.get(x_name) if x_meta is None else x_meta(m)
-        world.tokens.append(_tokens(case, r, xm))
+        world.tokens.append(tokens(case, r, xm))
         world.expert_ids.append(testdata.distinct_rows(key(case["id"], r, "expertIds"), bs, k,
                                                        _pool(attrs, specials)))
         mask_name = "xActiveMaskOptional"
-        world.masks.append(_values(case, r, mask_name, m[mask_name]) if m.get(mask_name) is not None else None)
+        world.masks.append(values(case, r, mask_name, m[mask_name]) if m.get(mask_name) is not None else None)
         world.weights.append(testdata.uniform(key(case["id"], r, "expertScales"), (bs, k), 0.0, 1.0))
     return world
 
 
-def moe_dispatch(case: dict, attrs: dict, facts: ProductFacts, specials: tuple = ()) -> World:
+def token_world(case: dict, attrs: dict, facts: ProductFacts, specials: tuple = ()) -> World:
     """DispatchV2 and DispatchSetup: tokens, distinct routes per token, smooth scales, masks, weights."""
     metas = rank_metas(case)
-    world = _senders(case, attrs, metas, "x", specials=specials)
+    world = senders(case, attrs, metas, "x", specials=specials)
     for r, m in metas.items():
         inp = world.inputs[r]
         for name, meta in m.items():
@@ -167,195 +171,39 @@ def moe_dispatch(case: dict, attrs: dict, facts: ProductFacts, specials: tuple =
             elif name == "expertScalesOptional":
                 inp[name] = world.weights[r]
             elif name == "scalesOptional":
-                inp[name] = _values(case, r, name, meta, 0.5, 1.5)
+                inp[name] = values(case, r, name, meta, 0.5, 1.5)
             elif name in ("elasticInfoOptional", "performanceInfoOptional"):
-                inp[name] = _zeros(meta)
+                inp[name] = zeros(meta)
             else:
-                inp[name] = _values(case, r, name, meta)
+                inp[name] = values(case, r, name, meta)
     return world
 
 
-def _put(meta, values) -> np.ndarray:
-    out = _zeros(meta)
+def put(meta, rows) -> np.ndarray:
+    """A zero tensor of ``meta`` with ``rows`` in its leading elements (what fits)."""
+    out = zeros(meta)
     flat = data(out).reshape(-1)
-    v = np.asarray(values).reshape(-1)[:flat.size]
+    v = np.asarray(rows).reshape(-1)[:flat.size]
     flat[:v.size] = v
     return out
 
 
-def _expert_rows(world: World, attrs: dict, product: str, metas: list[dict]):
+def expert_rows(world: World, attrs: dict, product: str, metas: list[dict]):
     """Each rank's dispatch plan and the rows identity experts return (the routed tokens, in plan order)."""
-    topo = _topology(attrs)
+    topo = topology(attrs)
     plans = moe.plan_dispatch_world(world.expert_ids, world.masks, **topo)
     rows = [moe.gather_rows(world.tokens, p) if p.num_rows else None for p in plans]
     return plans, rows
 
 
-def moe_combine(case: dict, attrs: dict, facts: ProductFacts, specials: tuple = ()) -> World:
-    """CombineV2: expandX holds the rows identity experts return, with DispatchV2's assist info and counts."""
-    metas = rank_metas(case)
-    world = _senders(case, attrs, metas, "expandX", lambda m: (m["expandX"][0], (m["expertIds"][1][0],
-                                                                                 m["expandX"][1][1])), specials)
-    plans, rows = _expert_rows(world, attrs, case["product"], metas)
-    topo = _topology(attrs)
-    K = world.expert_ids[0].shape[1]
-    for d, m in metas.items():
-        plan = plans[d]
-        capacity = max(plan.num_rows, m["assistInfoForCombine"][1][0] // 128)
-        a2 = moe.a2_expand_idx(world.expert_ids[d], world.masks[d], topo["E"]) \
-            if facts.assist_layout == EXPAND_IDX else None
-        routed = moe.dispatch_outputs(plan, W=topo["W"], K=K, layout=facts.assist_layout, expert_token_nums_type=1,
-                                      capacity_A=capacity, local_expert_num=plan.local_expert_num,
-                                      expert_scales=world.weights, a2_expand_idx=a2)
-        inp = world.inputs[d]
-        for name, meta in m.items():
-            if meta is None:
-                inp[name] = None
-            elif name == "expandX":
-                inp[name] = _put(meta, rows[d] if rows[d] is not None else [])
-            elif name == "expertIds":
-                inp[name] = world.expert_ids[d]
-            elif name == "assistInfoForCombine":
-                inp[name] = _put(meta, routed["assistInfoForCombineOut"])
-            elif name == "epSendCounts":
-                inp[name] = _put(meta, routed["epRecvCountsOut"])
-            elif name == "expandScalesOptional":
-                inp[name] = _put(meta, routed["expandScalesOut"])
-            elif name == "expertScales":
-                inp[name] = world.weights[d]
-            elif name == "xActiveMaskOptional":
-                inp[name] = world.masks[d]
-            elif name in ("tpSendCountsOptional", "elasticInfoOptional", "performanceInfoOptional",
-                          "activationScaleOptional", "weightScaleOptional", "groupListOptional"):
-                inp[name] = _zeros(meta)
-            else:  # oriX, const expert coefficients, sharedExpertX: values
-                inp[name] = _values(case, d, name, meta, -1.0, 1.0)
-    return world
+def formula_outputs(ref, case: dict, inputs: dict, rank: int) -> frozenset:
+    """The outputs the rank's quant formula assigns (its `when` branches decide), found on one token row."""
+    attrs, out_dtypes = call_args(ref, case, rank)
+    s = ref.reference.make_scope(ref.INFO, inputs, attrs, case["product"], out_dtypes or None)
+    one = np.zeros(1, dtype=np.int64)  # token 0, smooth-scale row 0
+    names = frozenset(ref.INFO.quant[s.attr(ref.INFO.quant_by)](RowBatch(s, s, one, one, s.dim("x", 1))))
+    return names | {r for r, n in ref.INFO.roles.items() if n in names}  # and their role names
 
-
-def moe_dispatch_teardown(case: dict, attrs: dict, facts: ProductFacts, specials: tuple = ()) -> World:
-    """DispatchTeardown: y holds what DispatchSetup staged (the tokens themselves when y has x's dtype)."""
-    metas = rank_metas(case)
-    world = _senders(case, attrs, metas, "x", specials=specials)
-    topo = _topology(attrs)
-    for r, m in metas.items():
-        inp = world.inputs[r]
-        for name, meta in m.items():
-            if meta is None:
-                inp[name] = None
-            elif name == "x":
-                inp[name] = world.tokens[r]
-            elif name == "expertIds":
-                inp[name] = world.expert_ids[r]
-            elif name == "y":
-                y = _values(case, r, name, meta)
-                if meta[0] == m["x"][0]:
-                    staged = moe.dispatch_setup_rank(x=world.tokens[r], expert_ids=world.expert_ids[r], **topo)["y"]
-                    y = np.zeros(tuple(meta[1]), dtype=staged.dtype)
-                    y[:staged.shape[0], :staged.shape[1]] = staged
-                inp[name] = y
-            else:
-                inp[name] = _zeros(meta)
-    world.masks = [None] * len(metas)
-    return world
-
-
-def moe_combine_setup(case: dict, attrs: dict, facts: ProductFacts, specials: tuple = ()) -> World:
-    """CombineSetup: expert rows in DispatchTeardown's order with its cumulative counts."""
-    metas = rank_metas(case)
-    world = _senders(case, attrs, metas, "expandX", lambda m: (m["expandX"][0], (m["expertIds"][1][0],
-                                                                                 m["expandX"][1][1])))
-    world.masks = [None] * len(metas)
-    plans, rows = _expert_rows(world, attrs, case["product"], metas)
-    for d, m in metas.items():
-        inp = world.inputs[d]
-        inp["expandX"] = _put(m["expandX"], rows[d] if rows[d] is not None else [])
-        inp["expertIds"] = world.expert_ids[d]
-        inp["assistInfoForCombine"] = _put(m["assistInfoForCombine"], moe.recv_counts_cumsum(plans[d].counts))
-    return world
-
-
-def moe_combine_teardown(case: dict, attrs: dict, facts: ProductFacts, specials: tuple = ()) -> World:
-    """CombineTeardown: every expert rank's rows (identity experts) and each owner's expandIdx."""
-    metas = rank_metas(case)
-    world = _senders(case, attrs, metas, "expandX", lambda m: (m["expandX"][0], (m["expertIds"][1][0],
-                                                                                 m["expandX"][1][1])))
-    plans, rows = _expert_rows(world, attrs, case["product"], metas)
-    E = _topology(attrs)["E"]
-    for d, m in metas.items():
-        inp = world.inputs[d]
-        for name, meta in m.items():
-            if meta is None:
-                inp[name] = None
-            elif name == "expandX":
-                inp[name] = _put(meta, rows[d] if rows[d] is not None else [])
-            elif name == "expertIds":
-                inp[name] = world.expert_ids[d]
-            elif name == "expandIdx":
-                inp[name] = moe.a2_expand_idx(world.expert_ids[d], world.masks[d], E)
-            elif name == "expertScales":
-                inp[name] = world.weights[d]
-            elif name == "xActiveMaskOptional":
-                inp[name] = world.masks[d]
-            elif name == "sharedExpertXOptional":
-                inp[name] = _values(case, d, name, meta, -1.0, 1.0)
-            else:
-                inp[name] = _zeros(meta)
-    return world
-
-
-# ---- pipelines: the op whose kernel fills the HCCL windows a Teardown reads ---------------------------------
-
-def prelude_inputs(semantics: str, world: World, attrs: dict) -> list[dict]:
-    """Per rank, the inputs the prelude op (``semantics``) gets in front of a Teardown world: the same tokens
-    and routes, and what the op before the prelude would have passed it."""
-    if semantics not in PRELUDE_INPUTS:
-        raise ValueError(f"no prelude inputs for {semantics!r}")
-    return PRELUDE_INPUTS[semantics](world, attrs)
-
-
-def _dispatch_setup_inputs(world: World, attrs: dict) -> list[dict]:
-    return [{"x": inp["x"], "expertIds": inp["expertIds"], "scalesOptional": None, "xActiveMaskOptional": None}
-            for inp in world.inputs]
-
-
-def _combine_setup_inputs(world: World, attrs: dict) -> list[dict]:
-    out = []
-    topo = _topology(attrs)
-    masks = [data(inp.get("xActiveMaskOptional")) for inp in world.inputs]
-    plans = moe.plan_dispatch_world([data(inp["expertIds"]) for inp in world.inputs], masks, **topo)
-    for inp, plan in zip(world.inputs, plans):
-        rows = np.shape(data(inp["expandX"]))[0]
-        assist = np.zeros(rows * 128, dtype=np.int32)  # (A * 128,): DispatchTeardown's cumulative counts
-        cum = moe.recv_counts_cumsum(plan.counts)
-        assist[:len(cum)] = cum
-        out.append({"expandX": inp["expandX"], "expertIds": inp["expertIds"], "assistInfoForCombine": assist})
-    return out
-
-
-# prelude family -> (world of the Teardown after it, attrs) -> its inputs per rank
-PRELUDE_INPUTS = {"moe_dispatch_setup": _dispatch_setup_inputs, "moe_combine_setup": _combine_setup_inputs}
-
-
-def generic(case: dict, attrs: dict, facts: ProductFacts, specials: tuple = ()) -> World:
-    metas = rank_metas(case)
-    return World(inputs=[{n: None if m is None else _values(case, r, n, m) for n, m in ms.items()}
-                         for r, ms in metas.items()])
-
-
-BUILDERS = {
-    "moe_dispatch": moe_dispatch,
-    "moe_dispatch_setup": moe_dispatch,
-    "moe_dispatch_teardown": moe_dispatch_teardown,
-    "moe_combine": moe_combine,
-    "moe_combine_setup": moe_combine_setup,
-    "moe_combine_teardown": moe_combine_teardown,
-}
-
-
-def build(semantics: str, case: dict, attrs: dict, facts: ProductFacts, specials: tuple = ()) -> World:
-    """The world of one case; ``facts`` are the case product's (the generated reference's ``INFO.fact``)."""
-    return BUILDERS.get(semantics, generic)(case, attrs, facts, specials)
 
 
 # ---- what the reference cannot run (cases the suite then validates and shape-checks only) -----------------

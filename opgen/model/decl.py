@@ -283,6 +283,15 @@ class SpecialExpert:
 
 
 @dataclass(frozen=True)
+class RoleBinding:
+    """``role ROLE = PARAM;``: the parameter the op family's code calls ROLE (its default name, the one the
+    family's first op uses) is PARAM in this op, whose documents name it differently."""
+    role: str
+    name: str
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
 class PostStage:
     """``post NAME "doc" { OUT = ...; }``: formulas over one token row after the family's reduction. ``NAME`` is the
     token's reduced row (fp32, before any cast: for the combine family the weighted sum over its experts plus the
@@ -488,6 +497,7 @@ class Op:
     window: Window | None = None  # the op's HCCL window layout (a product may declare its own)
     specials: tuple[SpecialExpert, ...] = ()  # special experts after the MoE experts, in id order
     post: PostStage | None = None  # formulas over the reduced row (none: the family writes its reduced output)
+    roles: tuple[RoleBinding, ...] = ()  # the family's parameters this op names differently
     source: str = field(default="", compare=False)
     span: Span | None = _span()
 
@@ -517,6 +527,19 @@ class Op:
         one, as CANN declares aclnnMoeDistributeDispatchSetupTeardownCalcOutputSize in
         aclnn_moe_distribute_dispatch_setup.h)."""
         return next(e for e in self.entries if e.two_stage)
+
+    @property
+    def role_names(self) -> dict[str, str]:
+        """Role -> the op's name of it, for the roles the spec binds (every other role keeps its default name)."""
+        return {r.role: r.name for r in self.roles}
+
+    def named(self, role: str) -> str:
+        """The op's name of the parameter its family's code calls ``role``."""
+        return next((r.name for r in self.roles if r.role == role), role)
+
+    def role_of(self, name: str) -> str:
+        """The family's name (role) of the op's parameter ``name``: ``name`` itself unless the spec binds it."""
+        return next((r.role for r in self.roles if r.name == name), name)
 
     def param(self, name: str):
         """The input, output or attribute called ``name`` (None: no such parameter)."""

@@ -212,7 +212,7 @@ def _kernel_checks(op: Op, chain: list[Product], attrs) -> list[Check]:
         facts = facts_for(p.soc for p in chain)
     except KeyError:  # no row up the chain: the analyzer has reported the product already
         facts = None
-    world = family.one_server_attr if family is not None else None
+    world = op.named(family.one_server_attr) if family is not None and family.one_server_attr else None
     if world is None or facts is None or not any(a.name == world for a in attrs):
         return []
     limits = []  # (ranks, why): the smallest wins
@@ -235,7 +235,7 @@ def _kernel_checks(op: Op, chain: list[Product], attrs) -> list[Check]:
 
 
 def _kernel_table_checks(op: Op, chain: list[Product], names: set[str]) -> list[Check]:
-    """The family's fixed-size kernel tables (core.families.KernelTable) on the products whose kernel path uses
+    """The family's fixed-size kernel tables (core.family.KernelTable) on the products whose kernel path uses
     them: after the op's own rules and its buffer and window checks, so a call the documents reject is reported
     by their rule first.  A table whose names the op does not declare is the family check's to report."""
     family = FAMILIES.get(op.semantics or "")
@@ -245,15 +245,16 @@ def _kernel_table_checks(op: Op, chain: list[Product], names: set[str]) -> list[
         return []
     out = []
     for t in family.kernel_tables if family is not None else ():
-        if facts.assist_layout not in t.layouts or not all(n in names for f in t.factors for n in f):
+        factors = [[op.named(n) for n in f] for f in t.factors]  # a factor's names may be roles of the family
+        if facts.assist_layout not in t.layouts or not all(n in names for f in factors for n in f):
             continue
         expr: Expr | None = None
-        for f in t.factors:
+        for f in factors:
             term: Expr = Name(f[0])
             for n in f[1:]:
                 term = Binary("+", term, Name(n))
             expr = term if expr is None else Binary("*", expr, term)
-        out.append(Check(f"kernel.{t.name}", (), Binary("<=", expr, Int(t.capacity)), "tiling", t.param, None,
+        out.append(Check(f"kernel.{t.name}", (), Binary("<=", expr, Int(t.capacity)), "tiling", op.named(t.param), None,
                          f"{to_spec(expr)} <= {t.capacity}, the {t.what} (the generated kernel)", "implicit",
                          span=chain[0].span))
     return out

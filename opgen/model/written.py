@@ -22,9 +22,9 @@ def family_writes(op: Op) -> set[str]:
     family = FAMILIES.get(op.semantics or "")
     if family is None:
         return set()
-    writes = set(family.writes)
+    writes = {op.named(w) for w in family.writes}  # the family names them by role
     if op.post is not None:
-        writes.discard(family.reduced)
+        writes.discard(op.named(family.reduced))
         writes |= set(op.post.assigned)
     return writes
 

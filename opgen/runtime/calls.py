@@ -18,7 +18,7 @@ def call_args(ref, case: dict, rank: int | None = None):
 
 def rank_ids(ref, case: dict, rank: int) -> dict:
     """The rank attributes world rank ``rank`` gets (the runtime's rule for the op's semantics)."""
-    rule = drivers.RANK_ATTRS.get(ref.INFO.semantics)
+    rule = drivers.rank_rule(ref.INFO.semantics, ref.INFO.roles)
     return {} if rule is None else {k: v for k, v in rule(rank, case["attrs"]).items() if k in ref.ATTRS}
 
 

@@ -16,6 +16,7 @@ import numpy as np
 from opgen.core.builtins import ERROR_CLASSES, STAGES
 from opgen.core.products import ProductFacts
 from opgen.runtime.errors import OpError
+from opgen.runtime.roles import aliased, to_op_names
 from opgen.runtime.scope import INVALID, NULLPTR, Check, EvalError, Meta, Scope, Typed, cann_dtype, i64, show
 from opgen.runtime.dtypes import np_dtype
 
@@ -51,6 +52,8 @@ class OpInfo:
     post: Callable | None = None
     # product -> input the post stage reads -> fn(scope) -> its declared shape (the smallest where it may be larger)
     post_inputs: Mapping[str, Mapping[str, Callable]] = field(default_factory=dict)
+    # role -> the op's name, for the family's parameters the op names differently (opgen.runtime.roles)
+    roles: Mapping[str, str] = field(default_factory=dict)
 
     def fact(self, product: str) -> ProductFacts:
         """The facts of one of the op's products (an OpError for a product the op does not have)."""
@@ -137,7 +140,8 @@ def make_scope(info: OpInfo, inputs: Mapping, attrs: Mapping, product: str,
     return Scope(op=info.name, product=product, inputs=normalize_inputs(info, inputs), attrs=a, env=env,
                  out_dtypes=chosen, lets=info.lets[product], dtype_rules=info.dtype_rules,
                  tensor_names=info.tensors, output_names=info.outputs, out_shapes=out_shapes,
-                 empty_absent=info.empty_absent.get(product, ()), ignored=info.ignored.get(product, ()))
+                 empty_absent=info.empty_absent.get(product, ()), ignored=info.ignored.get(product, ()),
+                 aliases=info.roles)
 
 
 def validate_scope(info: OpInfo, s: Scope, stage: str = "all") -> None:
@@ -232,7 +236,9 @@ def world_scopes(info: OpInfo, inputs: Sequence[Mapping], attrs, product: str,
                  out_dtypes: Mapping | None, rank_attrs: Callable[[int, Mapping], Mapping]) -> list[Scope]:
     """One validated scope per rank; ``attrs`` is shared (rank ids filled in) or per rank."""
     if isinstance(attrs, Mapping):
-        per_rank = [dict(attrs, **rank_attrs(i, attrs)) for i in range(len(inputs))]
+        # the family's rank rule reads and names attributes by role
+        per_rank = [dict(attrs, **to_op_names(rank_attrs(i, aliased(attrs, info.roles)), info.roles))
+                    for i in range(len(inputs))]
     else:
         per_rank = [dict(a) for a in attrs]
         if len(per_rank) != len(inputs):
@@ -246,7 +252,7 @@ def world_scopes(info: OpInfo, inputs: Sequence[Mapping], attrs, product: str,
 def allocate(info: OpInfo, s: Scope) -> dict[str, np.ndarray]:
     """Zeroed outputs at their inferred (capacity) shapes: rows the op does not write stay 0."""
     shapes = infer_shapes(info, s)
-    return {name: np.zeros(shapes[name], dtype=np_dtype(s.dtype(name))) for name in info.outputs}
+    return aliased({name: np.zeros(shapes[name], dtype=np_dtype(s.dtype(name))) for name in info.outputs}, info.roles)
 
 
 def null_check(name: str, value, op: str) -> None:

@@ -14,6 +14,7 @@ import numpy as np
 
 from opgen.core.dtypes import DTYPES
 from opgen.runtime.errors import OpError
+from opgen.runtime.roles import aliased
 from opgen.runtime import dtypes
 from opgen.runtime.lazy import ml_dtypes
 
@@ -254,23 +255,25 @@ class Scope:
     def __init__(self, *, op: str, product: str, inputs: Mapping, attrs: Mapping, env: Mapping,
                  out_dtypes: Mapping, lets: Mapping[str, Callable], dtype_rules: Mapping[str, Callable],
                  tensor_names: tuple[str, ...], output_names: tuple[str, ...], out_shapes: Mapping | None = None,
-                 empty_absent: tuple[str, ...] = (), ignored: tuple[str, ...] = ()):
+                 empty_absent: tuple[str, ...] = (), ignored: tuple[str, ...] = (), aliases: Mapping | None = None):
         self.op = op
         self.product = product
+        # role -> the op's name (opgen.runtime.roles): the family's code asks by role, the spec's formulas by name
+        self.aliases = dict(aliases or {})
         # What the caller passed, and what the op reads: an empty tensor of an input declared empty_absent is
         # absent from then on (present() false, not read by the drivers); only the null check sees it (passed()).
         # An ignored input is absent whatever was passed.
-        self.passed_inputs = inputs
-        self.inputs = {n: (None if n in ignored or (n in empty_absent and t is not None and _numel(t) == 0) else t)
-                       for n, t in inputs.items()}
-        self.attrs = attrs
+        self.passed_inputs = aliased(inputs, self.aliases)
+        self.inputs = aliased({n: (None if n in ignored or (n in empty_absent and t is not None and _numel(t) == 0)
+                                   else t) for n, t in inputs.items()}, self.aliases)
+        self.attrs = aliased(attrs, self.aliases)
         self.env_values = env
-        self.out_dtypes = out_dtypes
-        self.out_shapes = dict(out_shapes or {})  # output -> shape, when the caller gives one
+        self.out_dtypes = aliased(out_dtypes, self.aliases)
+        self.out_shapes = aliased(dict(out_shapes or {}), self.aliases)  # output -> shape, when the caller gives one
         self._lets = lets
-        self._rules = dtype_rules
-        self._tensors = tensor_names
-        self._outputs = output_names
+        self._rules = aliased(dtype_rules, self.aliases)
+        self._tensors = frozenset(tensor_names) | {r for r, n in self.aliases.items() if n in tensor_names}
+        self._outputs = frozenset(output_names) | {r for r, n in self.aliases.items() if n in output_names}
         self._cache: dict[str, object] = {}
         self._busy: set[str] = set()
 
@@ -303,7 +306,7 @@ class Scope:
     def tensor(self, name: str):
         t = self.inputs.get(name)
         if t is None:
-            raise EvalError(f"{name} is null")
+            raise EvalError(f"{self.aliases.get(name, name)} is null")
         return t
 
     def shaped(self, name: str) -> bool:

@@ -16,6 +16,7 @@ import numpy as np
 
 from opgen.core.dtypes import DTYPES
 from opgen.sim.build import Twin
+from opgen.runtime.roles import aliased
 from opgen.runtime.calls import call_args, rank_attrs
 from opgen.runtime.dtypes import np_dtype
 from opgen.runtime.scope import cann_dtype, data
@@ -173,7 +174,8 @@ def write_job(ref, case: dict, world, job_dir: Path, *, aiv: int = DEFAULT_AIV,
         attrs = rank_attrs(ref, case, r)
         call_attrs, out_dtypes = call_args(ref, case, r)
         lines.append(f"rank {r}")
-        for g, member, ranks in groups(ref.COMM, r, case["world"], attrs):
+        # the rank rule names the family's attributes by role (opgen.runtime.roles)
+        for g, member, ranks in groups(ref.COMM, r, case["world"], aliased(attrs, ref.INFO.roles)):
             lines.append(f"group {g} {member} {' '.join(map(str, ranks))}")
         for i, (name, (typ, _)) in enumerate(ref.ATTRS.items()):
             lines.append(f"attr {i} {name} {attr_value(typ, attrs.get(name))}")

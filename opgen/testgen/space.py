@@ -23,6 +23,7 @@ from opgen.model.inline import inline as _inline
 from opgen.model.decl import Op, ProductView, ShapeCond
 from opgen.model.resolve import dim_bindings
 from opgen.runtime import OpError, drivers
+from opgen.runtime.driving import EP_RANK_ATTRS
 from opgen.runtime.scope import EvalError, Meta
 
 Field = tuple[str, str]  # (kind, name): attr env dim present empty dtype format shape out oshape data ranks
@@ -92,11 +93,13 @@ class Space:
         self.attrs = {a.name: a for a in self.view.attrs}
         self.envs = {e.name: e for e in op.envs}
         self.lets = {l.name: l for l in self.view.lets}
-        rank_rule = drivers.RANK_ATTRS.get(op.semantics or "")
+        rank_rule = drivers.rank_rule(op.semantics, op.role_names)
         self.rank_rule = rank_rule
-        self.rank_attrs = tuple(n for n in ("epRankId", "tpRankId") if rank_rule is not None and n in self.attrs)
-        self.world_attrs = tuple(f"{g.domain}WorldSize" for g in op.comm_groups
-                                 if f"{g.domain}WorldSize" in self.attrs)
+        self.rank_attrs = tuple(op.named(n) for n in EP_RANK_ATTRS
+                                if rank_rule is not None and op.named(n) in self.attrs)
+        # a group's world size: <domain>WorldSize in the family's role names
+        self.world_attrs = tuple(op.named(f"{g.domain}WorldSize") for g in op.comm_groups
+                                 if op.named(f"{g.domain}WorldSize") in self.attrs)
         self._code: dict[int, tuple] = {}
         self._scopes: dict = {}
         self.shape_cands = {t.name: self._shape_candidates(t) for t in self.view.inputs}

@@ -479,6 +479,7 @@ class _Differ:
         out += self._quant_formulas()
         out += self._special_formulas()
         out += self._post_stage()
+        out += self._roles()
         for what in ("quant_by", "semantics"):
             a, b = getattr(old, what), getattr(new, what)
             if a != b:
@@ -582,6 +583,24 @@ class _Differ:
             out.append(Change(DOCS if ranges_only else BEHAVIOUR, "special.order", "special experts", "special experts reordered (their "
                               f"ids move): {', '.join(order_o)} -> {', '.join(order_n)}", ", ".join(order_o),
                               ", ".join(order_n), zh="特殊专家顺序（专家ID区间）变更为" + "、".join(order_n)))
+        return out
+
+    def _roles(self) -> list[Change]:
+        """Role bindings added, removed or rebound: which of the op's parameters the family reads as what."""
+        o, n = self.old.role_names, self.new.role_names
+        out = []
+        for role, name in n.items():
+            if role not in o:
+                out.append(Change(BEHAVIOUR, "role.added", f"role {role}", f"role {role} is now parameter {name}",
+                                  new=name, zh=f"{name}承担{self.new.semantics}的{role}角色"))
+            elif o[role] != name:
+                out.append(Change(BEHAVIOUR, "role.changed", f"role {role}", f"role {role}: {o[role]} -> {name}",
+                                  old=o[role], new=name, zh=f"{self.new.semantics}的{role}角色由{o[role]}改为{name}"))
+        for role, name in o.items():
+            if role not in n:
+                out.append(Change(BEHAVIOUR, "role.removed", f"role {role}", f"role {role} is no longer bound to "
+                                  f"{name}: the family reads the parameter named {role}", old=name,
+                                  zh=f"{name}不再承担{role}角色"))
         return out
 
     def _post_stage(self) -> list[Change]:

@@ -9,6 +9,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+# Calls that import modules by name: opgen.core.family_parts loads the part ``<first argument>`` of every family
+# folder (``<package>.families.<family>.<part>``), so each call counts as an import of all of them.
+FAMILY_LOADERS = ("load_family_parts", "part_attr")
+
 
 def modules(root: Path) -> dict[str, tuple[Path, bool]]:
     """Dotted module name → (file, is a package ``__init__``) for every ``.py`` under the package ``root``."""
@@ -30,11 +34,15 @@ def _absolute(module: str, is_pkg: bool, level: int, name: str | None) -> str:
 def graph(root: Path) -> dict[str, set[str]]:
     """Module → the package's modules it imports anywhere in its body (functions and classes included).
 
-    ``from pkg import name`` counts as an import of ``pkg.name`` when that is a module, else of ``pkg``."""
+    ``from pkg import name`` counts as an import of ``pkg.name`` when that is a module, else of ``pkg``; a call of
+    a family-part loader (:data:`FAMILY_LOADERS`) as an import of every family module of its part."""
     mods = modules(root)
     edges: dict[str, set[str]] = {m: set() for m in mods}
     for mod, (path, is_pkg) in mods.items():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Call):
+                edges[mod] |= _family_parts(node, mods, root.name) - {mod}
+                continue
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom):
@@ -48,6 +56,15 @@ def graph(root: Path) -> dict[str, set[str]]:
                 if t and t != mod:
                     edges[mod].add(t)
     return edges
+
+
+def _family_parts(call: ast.Call, mods, package: str) -> set[str]:
+    """The family part modules a loader call imports (nothing for any other call)."""
+    fn = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", None)
+    if fn not in FAMILY_LOADERS or not call.args or not isinstance(call.args[0], ast.Constant):
+        return set()
+    prefix = f"{package}.families."
+    return {m for m in mods if m.startswith(prefix) and m.count(".") == 3 and m.endswith(f".{call.args[0].value}")}
 
 
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:

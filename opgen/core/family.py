@@ -1,0 +1,96 @@
+"""What an op family is: the static facts of a data-movement pattern (one ``facts`` part per family folder).
+
+A family's folder (``opgen/families/<name>/``, see :mod:`opgen.core.family_parts`) holds its row of these facts
+beside its driver, world builder and kernel; this module is the row's type, which every layer may read.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# what the generated suite's round trip checks (see templates/tests/test_op.py.j2)
+DISPATCH_TO_COMBINE = "dispatch_to_combine"  # dispatch -> identity experts -> the paired combine gives x*sum(w)
+WEIGHTED_SUM = "weighted_sum"                # the returned rows of identity experts combine to x*sum(w)
+ROUND_TRIPS = (DISPATCH_TO_COMBINE, WEIGHTED_SUM)
+
+# what a family does with special experts (Family.special_experts)
+SPECIALS_COMPUTED = "computed"   # the combine side: each one's formula, on the token's own rank
+SPECIALS_UNSENT = "unsent"       # the dispatch side: ids in their ranges are never sent
+
+
+def inputs(*names: str) -> tuple[tuple[str, str], ...]:
+    return tuple((n, "input") for n in names)
+
+
+def outputs(*names: str) -> tuple[tuple[str, str], ...]:
+    return tuple((n, "output") for n in names)
+
+
+def attrs(*names: str) -> tuple[tuple[str, str], ...]:
+    return tuple((n, "attr") for n in names)
+
+
+@dataclass(frozen=True)
+class KernelTable:
+    """A fixed-size table of the family's kernel whose use grows with the call: the product of ``factors`` (each a
+    sum of spec names) must stay within ``capacity`` entries.  Tiling checks it (``kernel.<name>``, reported on
+    ``param``) after the op's own rules, so a call the documents reject is reported by their rule first, on the
+    products whose assist layout is in ``layouts`` (the kernel path that uses the table); the kernel traps past it
+    too."""
+    name: str
+    param: str
+    factors: tuple[tuple[str, ...], ...]
+    capacity: int
+    layouts: tuple[str, ...]
+    what: str
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    doc: str
+    round_trip: str | None = None       # one of ROUND_TRIPS; None: the suite has no round trip for it
+    dispatch_invariants: bool = False   # counts, assist info and rows are checked against the routes
+    shared_expert_x: bool = False       # the combine adds the shared experts' rows (sharedExpertX)
+    prelude: str | None = None          # the family whose kernel fills the HCCL windows first (twin pipelines)
+    no_tp_reference: str | None = None  # why the reference has no tpWorldSize > 1 data path (None: it has one)
+    seed_opaque: tuple[str, ...] = ()   # outputs whose values the seed leaves to product and version (NPU runs
+                                        # compare them only through the partner op)
+    # The world-size attribute of a family whose generated kernel reaches the other ranks' HCCL windows with
+    # plain MTE copies: on a product whose servers hold ProductFacts.ranks_per_server ranks (Atlas A2: HCCS
+    # inside a server, RDMA between servers), its tiling rejects a world past one server, since the kernels do
+    # not implement the cross-server HCCL transport (RDMA / BatchWrite) the real A2 ops use.
+    one_server_attr: str | None = "epWorldSize"
+    # The outputs its numpy driver and its kernel write, besides those the spec's quant formulas assign: any other
+    # declared output keeps no contents, which a spec must say with `output X unspecified "why";` (opgen/model/
+    # written.py: a build fails without it, E204, and the front end wants the reason, E127).
+    writes: tuple[str, ...] = ()
+    # What the family does with the spec's `special` experts (the ids after the MoE experts): SPECIALS_COMPUTED,
+    # its driver and kernel compute each one's formula (`special NAME: COUNT "doc" { Moe = ...; }`); SPECIALS_UNSENT,
+    # it sends nothing to those ids and the spec declares their ranges alone (`special NAME: COUNT "doc";`), so the
+    # worlds route tokens to them; None: a spec of the family declares none.
+    special_experts: str | None = None
+    # The output the family writes from each token's reduced row (a cast of the fp32 row to its dtype), the dtype
+    # the returned rows travel in, and the output its quant formulas assign (the row one sender returns). A spec
+    # may replace that last step by a `post` stage over the reduced row (opgen/model/decl.py PostStage), which
+    # then writes the outputs itself. None: the family does not reduce (no `post` stage).
+    reduced: str | None = None
+    # Whether its kernel can split a quant formula at a `send` (opgen/model/decl.py Send): the part before it runs
+    # on the rank that sends the row, the sent values travel, the rest runs on the rank that receives them.
+    quant_send: bool = False
+    # The HCCL windows its kernel can keep the status area in (a spec's `window ... { state PLACE = ...; }`, one
+    # of opgen/model/decl.py WINDOW_PLACES): windowsExp only where the kernel reads it from the HCCL context.
+    status_places: tuple[str, ...] = ("windowsIn",)
+    # The fixed-size tables of its kernel that tiling keeps within their capacity (KernelTable).
+    kernel_tables: tuple[KernelTable, ...] = ()
+    # The user workspace its kernel needs per vector core on top of opgen/emit/tiling_layout.py's per-pair part, as
+    # (bytes per unit, the int64 attribute counting the units), rounded up to 32 bytes (None: none).
+    core_workspace: tuple[int, str] | None = None
+    # The parameters its driver, world builder and kernel name, as (role, kind "input" / "output" / "attr"): the
+    # role is the default name (the aclnn name of the family's first op). An op whose documents name one
+    # differently binds it, `role assistInfoForCombine = expandIdx;` (E132), and every part of the family then
+    # reads that parameter; opgen/model/decl.py Op.named.
+    roles: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def role_kinds(self) -> dict[str, str]:
+        return dict(self.roles)

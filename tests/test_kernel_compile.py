@@ -163,7 +163,7 @@ def test_tiling_struct_follows_the_field_rule(dispatch_v2):
         assert ("int64_t", n) in declared
     assert ("int32_t", "dtype_expandXOut") in declared and ("uint32_t", "has_scalesOptional") in declared
     assert ("uint32_t", "has_x") not in declared  # required inputs carry no presence flag
-    assert names[-5:] == ["tilingKey", "aivNum", "totalUbSize", "winSizeBytes", "pollTimeoutUs"]
+    assert names[-6:] == ["tilingKey", "aivNum", "totalUbSize", "winSizeBytes", "pollTimeoutUs", "serverRanks"]
     assert "BEGIN_TILING_DATA_DEF" not in text and "TILING_DATA_FIELD_DEF" not in text
 
 

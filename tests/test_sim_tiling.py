@@ -58,7 +58,7 @@ CTYPES = {"int64_t": ctypes.c_int64, "float": ctypes.c_float, "int32_t": ctypes.
 # What the real MoE tilings put in their HCCL cc tilings, per product (hicann/ops-transformer mc2/
 # moe_distribute_{dispatch,combine}_v2 op_tiling: A3 and the 950 MTE path SetHcommCfg, A2 arch22): opType
 # (HcclCMDType), algConfig and the comm engine (mc2tiling::AIV_ENGINE = 3 on A3/950, the default 0 on A2).
-HCCL_CC = {"ascend910b": (18, "BatchWrite=level0:fullmesh", 0),
+HCCL_CC = {"ascend910b": (18, "BatchWrite=level1:fullmesh", 0),
            "ascend910_93": (8, "AlltoAll=level0:fullmesh;level1:pairwise", 3),
            "ascend950": (8, "AlltoAll=level0:fullmesh;level1:pairwise", 3)}
 KINDS = {"int64": "i", "bool": "b", "float": "f", "string": "s", "list<int64>": "I"}
@@ -215,7 +215,10 @@ def _expected_fields(twin: Twin, case: dict, rank, metas: dict, seen: dict, key:
     scope = ref.reference.make_scope(ref.INFO, testworld.meta_inputs(case, rank, metas), attrs, product, out_dtypes)
     inferred = ref.infer(testworld.meta_inputs(case, rank, metas), attrs, product, out_dtypes)
     platform = {"tilingKey": key, "aivNum": AIV, "totalUbSize": UB, "winSizeBytes": seen["window"],
-                "pollTimeoutUs": poll_timeout_us(os.environ.get("HCCL_EXEC_TIMEOUT")) if ref.COMM else 0}
+                "pollTimeoutUs": poll_timeout_us(os.environ.get("HCCL_EXEC_TIMEOUT")) if ref.COMM else 0,
+                # the ranks of one server where MTE copies stop at the server (Atlas A2: 8): the kernels reach
+                # the other servers through BatchWrite
+                "serverRanks": {"ascend910b": 8}.get(product, 0) if ref.COMM else 0}
     out = {}
     for name, doc in twin.docs.items():
         if doc.startswith("hccl "):
@@ -302,6 +305,8 @@ def test_every_positive_rank_tiles_as_the_reference_says(twins, snake):
         workspace = SYSTEM_NEED_WORKSPACE + WORKSPACE_PER_CORE_PAIR * AIV * AIV
         if twin.ref.INFO.semantics == "moe_dispatch":  # + each core's slot counts: one int32 per MoE expert
             workspace += AIV * -(-int(seen["full"]["moeExpertNum"]) * 4 // 32) * 32
+        if case["product"] == "ascend910b":  # + the BatchWrite items to the other servers: 2 of 32 bytes per unit
+            workspace += 2 * 32 * (int(seen["full"]["moeExpertNum"]) + int(seen["full"]["epWorldSize"]))
         assert (got["block_dim"], got["mode"], got["workspace"]) == (AIV, BATCH_MODE, workspace), where
         fields = _fields(twin, got["data"])
         assert got["key"] == fields["tilingKey"] and got["key"] >= 10000, where

@@ -87,6 +87,23 @@ FAULTS = {
     "hccl_cc_offset_unlisted": "Hccl::SetCcTilingV2(72): no cc tiling the host built lies at this offset from the "
                                "init tiling (1 listed)",
     "hccl_cc_before_init": "Hccl::SetCcTilingV2: Call SetCcTiling failed, ensure Hccl::InitV2 func has been called",
+    # BatchWrite (asc-devkit include/adv_api/hccl/hccl.h, common/hccl_aicpu_impl.h, platform_v220/hccl_aicpu.h):
+    # the server's writes to another A2 server's windows, by the contract of the AICPU client
+    "batch_write_not_working_core": "Hccl::BatchWrite on block 1: only block 0 (the HcclServerConfig's blockId) "
+                                    "sends messages to the server; the device drops this one",
+    "batch_write_without_cc_tiling": "Hccl::BatchWrite: no cc tiling of opType HCCL_CMD_BATCH_WRITE (18) was set "
+                                     "with SetCcTilingV2",
+    "batch_write_remote_past_window": "Hccl::BatchWrite: item 0 writes 32 bytes at window of rank {p} (group 0) + "
+                                      "65520: the remote buffer must lie in the windowsIn of rank {p} (65536 bytes)",
+    "batch_write_local_not_window": "Hccl::BatchWrite: item 0 reads 32 bytes at gm of rank {r} + 0: the local "
+                                    "buffer must lie in this rank's windowsIn or windowsOut",
+    "batch_write_source_changed": "Hccl::BatchWrite (handle 0): the 32 source bytes of item 0 at windowsOut of rank "
+                                  "{r} (group 0) + 0 changed between BatchWrite and the task's end",
+    "batch_write_commit_again": "Hccl::Commit(0): call num is 2, expected no larger than task num 1 (BatchWrite on "
+                                "__NPU_ARCH__ 2201 commits its task itself)",
+    "batch_write_without_aicpu": "Hccl::BatchWrite: the launch has no AI CPU core to serve the task: the host "
+                                 "tiling set none (TilingContext::SetAicpuBlockDim)",
+    "batch_write_without_finalize": "the kernel returned without Hccl::Finalize after Hccl::BatchWrite (handle 1)",
     # Atlas A3's windowsExp is exactly winExpSize bytes (ProductFacts.exp_window for a product's jobs)
     "exp_window_overrun": "DataCopy UB->GM dst: out-of-bounds GM access of 64 bytes at windowsExp of rank {p} "
                           "(group 0) + 16352",
@@ -108,6 +125,18 @@ def test_window_exchange_through_hccl_windows_and_a_polled_flag(twin_cases):
     values, faults = run(twin_cases, "window_exchange")
     assert not faults
     assert values == ["rank 0 got 200,207 of 2", "rank 1 got 100,107 of 2"]
+
+
+def test_batch_write_reaches_another_servers_window_where_mte_copies_fault(twin_cases, twin_cases_3510):
+    """One rank per server: the plain copy faults (cross_server_copy), the AICPU server's BatchWrite delivers, and
+    the flag sent after Wait returned finds the rows there. On 3510 the client gives no windowsOut address."""
+    values, faults = run(twin_cases, "batch_write_exchange")
+    assert not faults
+    assert values == ["rank 0 got 200,207", "rank 1 got 100,107"]
+    values, faults = run(twin_cases_3510, "batch_write_exchange")
+    assert values == [] and len(faults) == 2, faults
+    for f in faults:
+        assert "Hccl::GetWindowsOutAddr" in f and "on __NPU_ARCH__ 3510 the AICPU client always returns 0" in f, f
 
 
 def test_on_3510_the_windows_come_from_the_context_and_get_windows_in_addr_faults(twin_cases_3510):

@@ -1,16 +1,20 @@
-"""Worlds whose windows the generated kernels cannot reach, the generated op does not accept.
+"""How the generated kernels reach the other ranks' HCCL windows, per product, and the worlds that follows.
 
 The kernels move rows with MTE copies into the other ranks' HCCL windows. On Atlas A2 (8 NPUs per server,
-ProductFacts.ranks_per_server) those reach only the windows of the own server (HCCS); the real A2 ops send to
-other servers through HCCL (RDMA, or BatchWrite served by the AICPU), which the generated kernels do not
-implement. So every family's tiling rejects an A2 world past one server (an implicit check, families.py
-one_server_attr), and the CPU twin faults an MTE copy into another server's window (test_sim_twin).
+ProductFacts.ranks_per_server) those reach only the windows of the own server (HCCS); the real A2 fullmesh ops
+send to the other servers with HCCL BatchWrite, served by the AI CPU, and so do the generated DispatchV2 and
+CombineV2 kernels (Family.batch_write): they stage what another server's rank gets in their windowsOut and core 0
+hands the server one item per block, rows first, flags after. The host tiling says where the servers end
+(tiling.serverRanks), launches the AI CPU cores and sizes the items' workspace. The CPU twin faults an MTE copy
+into another server's window and holds BatchWrite to the client's contract (test_sim_twin).
 
 On Ascend 950 (__NPU_ARCH__ 3510) Hccl<AICPU>::GetWindowsInAddr gives no address (it always returns 0), so the
 kernels read the peers' windows from the HCCL context's windowsIn[], which lists 64 ranks
-(ProductFacts.context_windows): a larger world is rejected the same way.
+(ProductFacts.context_windows): a larger world is rejected (an implicit check, transport.epWorldSize).
 """
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -19,18 +23,20 @@ from opgen.runtime import OpError
 
 from .conftest import ROOT, build_reference, load_ok
 
+GENERATED = ROOT / "generated"
 
-def test_a2_views_reject_a_world_past_one_server_and_the_others_do_not():
+
+def test_a2_accepts_worlds_across_servers_and_950_keeps_its_context_limit():
     for name in ("dispatch_v2", "combine_v2"):
         op = load_ok(ROOT / "specs" / f"{name}.spec")
-        a2 = {c.id: c for c in op.views["ascend910b"].checks}
-        check = a2["transport.epWorldSize"]
-        assert (check.origin, check.error_class, check.param) == ("implicit", "tiling", "epWorldSize")
-        assert check.message.startswith("at most 8, one server on Atlas A2")
-        assert "transport.epWorldSize" not in {c.id for c in op.views["ascend910_93"].checks}
+        for soc in ("ascend910b", "ascend910_93"):
+            assert "transport.epWorldSize" not in {c.id for c in op.views[soc].checks}, (name, soc)
         a5 = {c.id: c for c in op.views["ascend950"].checks}["transport.epWorldSize"]
         assert a5.expr == Binary("<=", Name("epWorldSize"), Int(64))
         assert a5.message.startswith("at most 64, the windows the HCCL context lists on Ascend 950DT")
+        # the A2 hierarchy template is not generated: the op rejects it, after the documents' own hierarchy rules
+        no_hierarchy = [c for c in op.views["ascend910b"].checks if "do not implement hierarchy" in c.message]
+        assert [(c.param, c.error_class) for c in no_hierarchy] == [("commAlg", "tiling")], name
     # Ascend 950 only, epWorldSize in {2, 8}: the domain keeps the world within both limits, so no check
     for name in ("dispatch_setup", "dispatch_teardown", "combine_setup", "combine_teardown"):
         family = load_ok(ROOT / "specs" / f"{name}.spec")
@@ -47,17 +53,90 @@ def _inputs(bs=2, h=32, k=1):
     return {"x": np.zeros((bs, h), dtype=np.float16), "expertIds": np.zeros((bs, k), dtype=np.int32)}
 
 
-def test_the_reference_names_the_limit(dispatch):
+def test_the_reference_accepts_two_a2_servers_and_names_what_it_rejects(dispatch):
     attrs = {"groupEp": "ep", "epWorldSize": 16, "epRankId": 0, "moeExpertNum": 16, "commAlg": "fullmesh"}
+    dispatch.validate(_inputs(), attrs, "ascend910b")  # two servers: BatchWrite between them
+    dispatch.validate(_inputs(), dict(attrs, epWorldSize=384, moeExpertNum=384), "ascend910b")  # the documents' top
+    hierarchy = dict(attrs, commAlg="hierarchy")
+    import numpy as np
     with pytest.raises(OpError) as err:
-        dispatch.validate(_inputs(), attrs, "ascend910b")
-    assert "epWorldSize" in str(err.value) and "at most 8, one server on Atlas A2" in str(err.value)
-    dispatch.validate(_inputs(), dict(attrs, epWorldSize=8, moeExpertNum=8), "ascend910b")  # one server: accepted
-    # A3 reaches every rank with MTE
-    dispatch.validate(_inputs(h=1024), dict(attrs, commAlg=""), "ascend910_93")
+        dispatch.validate(dict(_inputs(), expertScalesOptional=np.zeros((2, 1), np.float32)), hierarchy, "ascend910b")
+    assert "commAlg" in str(err.value) and "the generated kernels do not implement hierarchy" in str(err.value)
     # Ascend 950: 64 ranks, the windows its HCCL context lists (the documents accept up to 1024)
     a5 = dict(attrs, commAlg="", epWorldSize=128, moeExpertNum=128)
     with pytest.raises(OpError) as err:
         dispatch.validate(_inputs(h=1024), a5, "ascend950")
     assert "epWorldSize" in str(err.value) and "at most 64, the windows the HCCL context lists" in str(err.value)
     dispatch.validate(_inputs(h=1024), dict(a5, epWorldSize=64, moeExpertNum=64), "ascend950")
+
+
+@pytest.mark.parametrize("op", ["moe_distribute_dispatch_v2", "moe_distribute_combine_v2"])
+def test_the_host_tiling_marks_the_servers_launches_the_ai_cpu_and_sizes_the_items(op):
+    tiling = (GENERATED / op / "op_host" / "op_tiling" / f"{op}_tiling.cpp").read_text(encoding="utf-8")
+    a2 = tiling[tiling.index("case check::Soc::kAscend910b:", tiling.index("FillHcclTiling(")):]
+    a2 = a2[:a2.index("break;")]
+    assert "tiling->serverRanks = 8U;" in a2 and '"BatchWrite=level1:fullmesh"' in a2
+    assert tiling.count("tiling->serverRanks =") == 1  # A3 and 950 keep 0: MTE reaches every rank
+    assert "context->SetAicpuBlockDim(mc2tiling::AICPU_NUM_BLOCKS_A2)" in tiling
+    assert ("units += static_cast<size_t>(tilingData->moeExpertNum);\n"
+            "        units += static_cast<size_t>(tilingData->epWorldSize);") in tiling
+    assert "userWorkspace += 2UL * 32UL * units;" in tiling
+    kernel = (GENERATED / op / "op_kernel" / f"{op}.cpp").read_text(encoding="utf-8")
+    assert "hccl.template BatchWrite<true>(itemsAddr_, count_)" in kernel and "hccl_.Finalize();" in kernel
+
+
+def test_every_suite_of_a_family_with_batch_write_runs_a_world_across_a2_servers_on_the_twin():
+    import importlib
+    import sys
+    if str(GENERATED) not in sys.path:
+        sys.path.insert(0, str(GENERATED))
+    for op in ("moe_distribute_dispatch_v2", "moe_distribute_combine_v2"):
+        cases = importlib.import_module(f"{op}.tests.cases")
+        by_id = {c["id"]: c for c in cases.POSITIVE}
+        across = [i for i in cases.TWIN_SUBSET if by_id[i]["product"] == "ascend910b" and by_id[i]["world"] > 8]
+        assert across and by_id[across[0]]["run"] is None, op
+
+
+# ---- the twin: the generated kernels across two A2 servers, and what a wrong transport does there ------------
+
+CASE = "ascend910b-q0-bs4-h32-k1-w16-moeExpertNum-16"
+
+
+def _suite(op):
+    import importlib
+    import sys
+    if str(GENERATED) not in sys.path:
+        sys.path.insert(0, str(GENERATED))
+    return importlib.import_module(f"{op}.reference"), importlib.import_module(f"{op}.tests.cases")
+
+
+@pytest.mark.slow
+@pytest.mark.cpu_twin
+@pytest.mark.parametrize("line, wrong, fault", [
+    # every row and flag by MTE, as if one server held the world: the twin stops the first copy to server 1
+    ("    __aicore__ inline bool OtherServer(uint32_t rank) const { return OnOtherServer(serverRanks_, epRank_, rank); }",
+     "    __aicore__ inline bool OtherServer(uint32_t rank) const { return false; }",
+     r"MTE (write|read) of \d+ bytes at window of rank \d+ \(group 0\) \+ \d+: the window of a rank on server \d, this "
+     r"rank is on server \d \(8 ranks per server\); MTE copies reach only the own server's windows"),
+    # the AI CPU server is never told the kernel is done
+    ("        hccl_.Finalize();  // no more BatchWrite tasks: the AICPU server may exit\n", "",
+     r"the kernel returned without Hccl::Finalize after Hccl::BatchWrite \(handle 1\)"),
+])
+def test_a_wrong_transport_across_a2_servers_faults_on_the_twin(line, wrong, fault, monkeypatch, tmp_path):
+    from opgen import sim
+    from opgen.harness import testkit
+
+    from .test_sim_mutations import _build_mutated, _require_twin
+
+    ref, cases = _suite("moe_distribute_dispatch_v2")
+    _require_twin()
+    case = {c["id"]: c for c in cases.POSITIVE}[CASE]
+    world = testkit.build_world(ref, case)
+    results = testkit.run(ref, case, world)
+    good = lambda product: sim.build_for(GENERATED / "moe_distribute_dispatch_v2", ref, product)  # noqa: E731
+    testkit.twin(ref, cases, case, world, results, good, tmp_path / "good")
+    mutated = _build_mutated(monkeypatch, tmp_path / "out", "families/moe_dispatch/kernel.cpp.j2", line, wrong)
+    bad = lambda product: sim.build_for(mutated, ref, product)  # noqa: E731
+    with pytest.raises(sim.TwinFault) as err:
+        testkit.twin(ref, cases, case, world, results, bad, tmp_path / "bad")
+    assert re.search(fault, str(err.value)), str(err.value)[:2000]

@@ -124,7 +124,7 @@ IGNORED_ATTRS = {
 FACTS = {
     "ascend910b": ProductFacts(
         soc="ascend910b", display="Atlas A2", soc_name="Ascend910B", npu_arch=2201, ub_bytes=196608,
-        ranks_per_server=8, assist_layout="expand_idx", hccl_server="aicpu", hccl_op_type=18, hccl_alg_config="BatchWrite=level0:fullmesh",
+        ranks_per_server=8, assist_layout="expand_idx", hccl_server="aicpu", hccl_op_type=18, hccl_alg_config="BatchWrite=level1:fullmesh",
         context_windows=None, exp_window=None),
     "ascend910_93": ProductFacts(
         soc="ascend910_93", display="Atlas A3", soc_name="Ascend910_93", npu_arch=2201, ub_bytes=196608,
@@ -589,28 +589,28 @@ _check_72 = Check("ascend910b.expertScalesOptional", 561002, "expertScalesOption
                   ok=lambda s: s.present("expertScalesOptional"),
                   when=lambda s: (s.attr("commAlg") == "hierarchy"),
                   )
-_check_73 = Check("ascend910b.performanceInfoOptional", 561002, "performanceInfoOptional", "a 1-D tensor of shape (epWorldSize,)",
+_check_73 = Check("ascend910b.commAlg", 561002, "commAlg", "\"\" or \"fullmesh\": the generated kernels do not implement hierarchy",
+                  ok=lambda s: (s.attr("commAlg") != "hierarchy"),
+                  )
+_check_74 = Check("ascend910b.performanceInfoOptional", 561002, "performanceInfoOptional", "a 1-D tensor of shape (epWorldSize,)",
                   ok=lambda s: ((s.rank("performanceInfoOptional") == 1) and (s.dim("performanceInfoOptional", 0) == s.attr("epWorldSize"))),
                   when=lambda s: s.present("performanceInfoOptional"),
                   value=lambda s: s.shape("performanceInfoOptional"),
                   )
-_check_74 = Check("ascend910b.scalesOptional.2", 561002, "scalesOptional", "null when quantMode is 0",
+_check_75 = Check("ascend910b.scalesOptional.2", 561002, "scalesOptional", "null when quantMode is 0",
                   ok=lambda s: (not s.present("scalesOptional")),
                   when=lambda s: (s.attr("quantMode") == 0),
                   )
-_check_75 = Check("buffer.fullmesh_window", 0, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= BS * epWorldSize * min(localExpertNum, K) * H * 4B + 4MB",
+_check_76 = Check("buffer.fullmesh_window", 0, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= BS * epWorldSize * min(localExpertNum, K) * H * 4B + 4MB",
                   ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(i64(i64(i64(i64(s.dim("x", 0) * s.attr("epWorldSize")) * min(s.let("localExpertNum"), s.dim("expertIds", 1))) * s.dim("x", 1)) * 4) + i64(4 * 1048576))),
                   when=lambda s: (s.attr("commAlg") != "hierarchy"),
                   )
-_check_76 = Check("buffer.hierarchy_window", 0, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= (moeExpertNum + epWorldSize / 4) * Align512(maxBS * (H * 2 + 16 * Align8(K))) * 1B + 8MB",
+_check_77 = Check("buffer.hierarchy_window", 0, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= (moeExpertNum + epWorldSize / 4) * Align512(maxBS * (H * 2 + 16 * Align8(K))) * 1B + 8MB",
                   ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(i64(i64(s.attr("moeExpertNum") + floordiv(s.attr("epWorldSize"), 4)) * i64(floordiv(i64(i64(i64(s.let("maxBS") * i64(i64(s.dim("x", 1) * 2) + i64(16 * i64(floordiv(i64(i64(s.dim("expertIds", 1) + 8) - 1), 8) * 8)))) + 512) - 1), 512) * 512)) + i64(8 * 1048576))),
                   when=lambda s: (s.attr("commAlg") == "hierarchy"),
                   )
-_check_77 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine + dispatch, and the status area in windowsIn",
+_check_78 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine + dispatch, and the status area in windowsIn",
                   ok=lambda s: (s.let("win_need") <= s.let("win_half")),
-                  )
-_check_78 = Check("transport.epWorldSize", 561002, "epWorldSize", "at most 8, one server on Atlas A2 训练系列产品/Atlas A2 推理系列产品 (the generated kernels reach other ranks' HCCL windows with MTE copies; the HCCL transport across servers, RDMA or BatchWrite, is not implemented)",
-                  ok=lambda s: (s.attr("epWorldSize") <= 8),
                   )
 _check_79 = Check("unsupported.elasticInfoOptional", 561002, "elasticInfoOptional", "null (it is not supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
                   ok=lambda s: (not s.present("elasticInfoOptional")),
@@ -1101,7 +1101,7 @@ _CHECKS = {
         _check_134,
         _check_105,
         _check_106,
-        _check_77,
+        _check_78,
         _check_135,
     ),
 }

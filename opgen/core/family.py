@@ -57,9 +57,15 @@ class Family:
                                         # compare them only through the partner op)
     # The world-size attribute of a family whose generated kernel reaches the other ranks' HCCL windows with
     # plain MTE copies: on a product whose servers hold ProductFacts.ranks_per_server ranks (Atlas A2: HCCS
-    # inside a server, RDMA between servers), its tiling rejects a world past one server, since the kernels do
-    # not implement the cross-server HCCL transport (RDMA / BatchWrite) the real A2 ops use.
+    # inside a server, RDMA between servers), its tiling rejects a world past one server unless the family's
+    # kernel sends across servers through HCCL BatchWrite (batch_write), as the real A2 ops do.
     one_server_attr: str | None = "epWorldSize"
+    # A family whose kernel sends to the ranks of other servers through HCCL BatchWrite (the AICPU server's RDMA
+    # writes) where ProductFacts.ranks_per_server says MTE copies stop at the server, and MTE copies inside the
+    # server: the int64 attributes (roles) whose sum bounds the (rows, flag) item pairs of one call. The host
+    # tiling adds 2 items of BATCH_WRITE_ITEM_BYTES per unit to the user workspace, after the per-core parts, and
+    # launches the AI CPU cores that serve them. Empty: MTE copies only (the one-server limit stands).
+    batch_write: tuple[str, ...] = ()
     # The outputs its numpy driver and its kernel write, besides those the spec's quant formulas assign: any other
     # declared output keeps no contents, which a spec must say with `output X unspecified "why";` (opgen/model/
     # written.py: a build fails without it, E204, and the front end wants the reason, E127).

@@ -104,10 +104,12 @@ _ROWS = (
     # Atlas A2 (Ascend910B): __NPU_ARCH__ 2201, 192 KiB UB as A3; 8 NPUs per server (the dispatch tiling's
     # serverNum = epWorldSize / 8, specs/dispatch_v2.spec); A2 fullmesh writes the sender-side expandIdx into
     # assistInfoForCombineOut (semantics.md §2.4, §5); HCCL server AICPU (semantics.md §1: "910B → AICPU").
-    # HCCL cc tiling: BatchWrite (op_tiling/arch22 of the same ops; level1 variants above 8 ranks, which the
-    # generated kernels' intra-server MTE copies do not implement).
+    # HCCL cc tiling: BatchWrite, algConfig "BatchWrite=level1:fullmesh" as the real A2 fullmesh tilings set it
+    # (mirror-cann/ops-transformer mc2/moe_distribute_{dispatch,combine}_v2 op_tiling for arch22; the Mc2CcTilingConfig
+    # documents call algConfig reserved on A2, which supports FullMesh only). The kernels send to the ranks of other
+    # servers with BatchWrite (Family.batch_write), whose AI CPU server the tiling launches.
     ProductFacts("ascend910b", "Atlas A2", "Ascend910B", 2201, 196608, 8, EXPAND_IDX, AICPU,
-                 18, "BatchWrite=level0:fullmesh"),
+                 18, "BatchWrite=level1:fullmesh"),
 )
 
 PRODUCTS: dict[str, ProductFacts] = {r.soc: r for r in _ROWS}

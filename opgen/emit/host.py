@@ -32,7 +32,7 @@ from opgen.emit.render import render
 from opgen.lower.aclnn_abi import RUN_PARAMS, WORKSPACE_PARAMS, omitted_value, param_decl, workspace_params
 from opgen.lower.literals import cpp_literal, cpp_string
 from opgen.model.decl import AclnnEntry, Attr, Op, ProductView, Tensor, snake
-from opgen.emit.tiling_layout import (EXEC_TIMEOUT_AIV_MAX_S, EXEC_TIMEOUT_ENV,
+from opgen.emit.tiling_layout import (BATCH_WRITE_ITEM_BYTES, EXEC_TIMEOUT_AIV_MAX_S, EXEC_TIMEOUT_ENV,
                                       WORKSPACE_PER_CORE_PAIR, TilingField, hccl_cc_field, tiling_fields)
 from opgen.model.static_eval import StaticEnv, fails
 from opgen.lower.cpp import (ScalarCpp, comment_text as cpp_comment, cpp_expr, cpp_ge_enum, cpp_ident,
@@ -832,7 +832,23 @@ def _groups_in_use(op: Op, view: ProductView) -> list[dict]:
     return out
 
 
-def _core_workspace(op: Op) -> dict | None:
+def batch_write_items(op: Op) -> dict | None:
+    """The BatchWrite items the op's kernel family sends across servers (Family.batch_write) and the products
+    where it does (a server limit in the product table), or None."""
+    family = FAMILIES.get(op.semantics or "")
+    if family is None or not family.batch_write or not op.comm_groups:
+        return None
+    socs = [p.soc for p in op.products if op.views[p.soc].facts.ranks_per_server]
+    if not socs:
+        return None
+    for role in family.batch_write:
+        if op.attr(op.named(role)) is None:
+            raise LoweringError(f"the {op.semantics} kernel sizes its BatchWrite items by attribute {op.named(role)}, "
+                                "which the op lacks")
+    return dict(units=[cpp_ident(r) for r in family.batch_write], item_bytes=BATCH_WRITE_ITEM_BYTES, socs=socs)
+
+
+def core_workspace(op: Op) -> dict | None:
     """The per-core workspace the op's kernel family needs (Family.core_workspace), or None."""
     family = FAMILIES.get(op.semantics or "")
     need = family.core_workspace if family is not None else None
@@ -866,11 +882,14 @@ def tiling_context(op: Op) -> dict:
         comm=bool(op.comm_groups),
         poll=dict(env=EXEC_TIMEOUT_ENV, max_s=EXEC_TIMEOUT_AIV_MAX_S),
         workspace_per_core_pair=WORKSPACE_PER_CORE_PAIR,
-        core_workspace=_core_workspace(op),
+        core_workspace=core_workspace(op),
+        batch_write=batch_write_items(op),
         cc_groups=[dict(field=hccl_cc_field(i), attr=cpp_ident(g.attr), domain=g.domain)
                    for i, g in enumerate(op.comm_groups)],
         cc_socs=[dict(soc=v.soc, op_type=v.facts.hccl_op_type, op_name=HCCL_CMD_NAMES[v.facts.hccl_op_type],
-                      alg=v.facts.hccl_alg_config, engine=HCCL_COMM_ENGINES[v.facts.hccl_server]) for v in (op.views[p.soc] for p in op.products)],
+                      alg=v.facts.hccl_alg_config, engine=HCCL_COMM_ENGINES[v.facts.hccl_server],
+                      server_ranks=(v.facts.ranks_per_server or 0) if batch_write_items(op) else 0)
+                 for v in (op.views[p.soc] for p in op.products)],
     )
     return ctx
 

@@ -32,8 +32,9 @@ from opgen.core.family_parts import template_name
 from opgen.core.products import EXPAND_IDX
 from opgen.core.span import find_span
 from opgen.lang.expr import Binary, Bool, Call, Cond, Float, Int, Name, Unary, walk
-from opgen.emit.host import opdef_columns
-from opgen.emit.tiling_layout import WORKSPACE_PER_CORE_PAIR, has_field, hccl_cc_field, tiling_fields
+from opgen.emit.host import core_workspace, opdef_columns
+from opgen.emit.tiling_layout import (BATCH_WRITE_ITEM_BYTES, WORKSPACE_PER_CORE_PAIR, has_field, hccl_cc_field,
+                                      tiling_fields)
 from opgen.lower.literals import cpp_literal
 from opgen.lower.ascendc import (CPP_TYPES, FLOATISH, KernelTypes, LoweringError, PostLowering, QuantLowering, Val, TilingExpr, cpp_ident,
                                  cpp_type, float_literal, ge_value, type_param, wire_offsets)
@@ -688,6 +689,9 @@ def common_context(op: Op, kind: KernelKind) -> dict:
         tp_group=comm.index("tp") if "tp" in comm else 1,
         ep_cc=hccl_cc_field(comm.index("ep") if "ep" in comm else 0),
         workspace_per_core_pair=WORKSPACE_PER_CORE_PAIR,
+        # the user workspace as the host tiling lays it out, for the BatchWrite items (templates/cpp/op_kernel/
+        # _batch_write.j2): the part per pair of cores, the family's part per core
+        bw=dict(per_pair=WORKSPACE_PER_CORE_PAIR, core=core_workspace(op), item_bytes=BATCH_WRITE_ITEM_BYTES),
         tp_cc=hccl_cc_field(comm.index("tp") if "tp" in comm else 1),
         has_input=has_input,
         has_tensor=lambda n: op.tensor(n) is not None,

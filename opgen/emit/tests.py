@@ -54,21 +54,30 @@ def _input_elements(case: dict) -> int:
 
 
 def twin_subset(op: Op, positive) -> tuple[str, ...]:
-    """The CPU-twin cases of the default backend: per product x quant mode, its cheapest runnable world.
+    """The CPU-twin cases of the default backend: per product x quant mode, its cheapest runnable world; and, on a
+    product whose MTE copies stop at a server (ProductFacts.ranks_per_server), its cheapest runnable world past one
+    server, whatever its size, so the transport between servers runs too.
 
     Cheapest: fewest ranks, then fewest input elements over all ranks, then the id; worlds of more than
-    TWIN_MAX_WORLD ranks and worlds the reference only validates are left out."""
+    TWIN_MAX_WORLD ranks (but those across servers) and worlds the reference only validates are left out."""
     quant_default = op.attr(op.quant_by).default if op.quant_by else None
     best: dict[tuple, tuple] = {}
     for c in positive:
-        if c["run"] is not None or c["world"] > TWIN_MAX_WORLD or "ranks" in c:
+        if c["run"] is not None or "ranks" in c:
             continue
-        group = (c["product"], c["attrs"].get(op.quant_by, quant_default) if op.quant_by else None)
+        servers = op.views[c["product"]].facts.ranks_per_server
+        if servers and c["world"] > servers:
+            group = (c["product"], "servers")
+        elif c["world"] <= TWIN_MAX_WORLD:
+            group = (c["product"], c["attrs"].get(op.quant_by, quant_default) if op.quant_by else None)
+        else:
+            continue
         cost = (c["world"], _input_elements(c), c["id"])
         if group not in best or cost < best[group]:
             best[group] = cost
     order = [p.soc for p in op.products]
-    return tuple(best[g][2] for g in sorted(best, key=lambda g: (order.index(g[0]), g[1] or 0)))
+    rank = lambda g: (order.index(g[0]), g[1] == "servers", g[1] if isinstance(g[1], int) else 0)  # noqa: E731
+    return tuple(best[g][2] for g in sorted(best, key=rank))
 
 
 def tests_context(op: Op, plans: Plans) -> dict:

@@ -37,7 +37,10 @@ HCCL_TILING_BYTES = {"Mc2InitTiling": 64, "Mc2CcTiling": 512}
 # The user workspace the host tiling asks for, per pair of vector cores (on top of CANN's system workspace): the
 # kernels exchange per-core values through it (row counts, per-expert slot counts).
 WORKSPACE_PER_CORE_PAIR = 512
-# A family's kernel may need more per vector core after the per-pair part: Family.core_workspace.
+# A family's kernel may need more per vector core after the per-pair part: Family.core_workspace. After both, the
+# HCCL BatchWrite items of a family that sends across servers (Family.batch_write), 32 bytes each as the AICPU
+# client reads them (asc-devkit include/adv_api/hccl/hccl.h BatchWriteItem).
+BATCH_WRITE_ITEM_BYTES = 32
 
 
 # How long the kernels' polls of a peer's flag wait: HCCL_EXEC_TIMEOUT, read by the host tiling under the rule CANN
@@ -103,4 +106,8 @@ def tiling_fields(op: Op) -> list[TilingField]:
             TilingField("uint64_t", "winSizeBytes", "bytes of one rank's HCCL window (HCCL_BUFFSIZE)", "fixed"),
             TilingField("uint64_t", "pollTimeoutUs", "µs a poll of a peer's flag waits before the kernel gives up "
                         "(HCCL_EXEC_TIMEOUT)", "fixed")]
+    if op.comm_groups:
+        out.append(TilingField("uint32_t", "serverRanks", "ranks per server where MTE copies stop at the server and "
+                               "the kernel sends to other servers through HCCL BatchWrite (0: MTE reaches every rank)",
+                               "fixed"))
     return out

@@ -205,7 +205,9 @@ def _implicit_checks(op: Op, product: Product, inputs, outputs, attrs, unsupport
 
 def _kernel_checks(op: Op, chain: list[Product], attrs) -> list[Check]:
     """What the generated kernels of the op's family cannot run on the product, after the op's own rules (a call
-    the documents reject is reported by their rule first): a world larger than the ranks whose windows they reach."""
+    the documents reject is reported by their rule first): a world larger than the ranks whose windows they reach
+    (one server where MTE copies stop at the server and the family has no BatchWrite path; the windows the HCCL
+    context lists where the kernels read them from it)."""
     family = FAMILIES.get(op.semantics or "")
     product = chain[0]
     try:  # an extending product runs on its nearest tabled ancestor's hardware (core.products.facts_for)
@@ -216,7 +218,7 @@ def _kernel_checks(op: Op, chain: list[Product], attrs) -> list[Check]:
     if world is None or facts is None or not any(a.name == world for a in attrs):
         return []
     limits = []  # (ranks, why): the smallest wins
-    if facts.ranks_per_server:
+    if facts.ranks_per_server and not family.batch_write:
         limits.append((facts.ranks_per_server, f"one server on {product.display} (the generated kernels reach other "
                        "ranks' HCCL windows with MTE copies; the HCCL transport across servers, RDMA or BatchWrite, "
                        "is not implemented)"))

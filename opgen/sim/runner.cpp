@@ -466,6 +466,18 @@ int Run(const std::string& dir)
         }
     }
     const std::vector<std::vector<uint8_t*>>& windows = sets[0].bases;
+    // every rank's windowsOut, HCCL_BUFFSIZE bytes as windowsIn (HCCL allocates both; what a BatchWrite sends from).
+    // Not carried through a pipeline: a kernel leaves nothing there for the next one.
+    WindowSet outSet;
+    outSet.bytes = job.window;
+    outSet.bases.assign(groupCount, std::vector<uint8_t*>(job.world, nullptr));
+    for (uint32_t g = 0; g < groupCount; ++g) {
+        for (uint32_t r = 0; r < job.world; ++r) {
+            outSet.bases[g][r] = gm.Add(outSet.bytes, "windowsOut of rank " + std::to_string(r) + " (group " +
+                                        std::to_string(g) + ")", world, 0);
+            world.regions.back().windowOf = r;
+        }
+    }
     if (!job.windowsIn.empty()) {
         LoadWindows(InJob(dir, job.windowsIn), sets);
     }
@@ -495,19 +507,21 @@ int Run(const std::string& dir)
         args[r].push_back(tiling);
         opgen_sim::RankState& rs = world.ranks[r];
         rs.blockDim = tl.blockDim;
+        rs.aicpuBlocks = tl.aicpuBlocks;
         rs.groups.resize(groupCount);
         for (const GroupSpec& g : rj.groups) {
-            std::vector<uint8_t*> members, exps;
+            std::vector<uint8_t*> members, exps, outsOf;
             for (uint32_t m : g.members) {
                 if (m >= job.world) {
                     throw JobError("group member " + std::to_string(m) + " outside the world");
                 }
                 members.push_back(windows[g.index][m]);
+                outsOf.push_back(outSet.bases[g.index][m]);
                 if (sets.size() > 1U) {
                     exps.push_back(sets[1].bases[g.index][m]);
                 }
             }
-            rs.groups[g.index].Attach(g.rankId, members, job.window, exps, job.expWindow);
+            rs.groups[g.index].Attach(g.rankId, members, job.window, exps, job.expWindow, outsOf);
         }
         if (tl.blockDim == 0U) {
             throw JobError("the tiling of rank " + std::to_string(r) + " set block dim 0");

@@ -143,6 +143,7 @@ opgen_sim::TilingResult OpgenSimTiling(const opgen_sim::TilingRequest &request)
     result.data.assign(bytes, bytes + data.GetDataSize());
     result.tilingKey = context.GetTilingKey();
     result.blockDim = context.GetBlockDim();
+    result.aicpuBlocks = context.GetAicpuNumBlocks();
     result.scheduleMode = context.OpgenSimScheduleMode();
     const std::vector<size_t> &workspaces = context.OpgenSimWorkspaceSizes();
     result.workspaceBytes = workspaces.empty() ? 0 : workspaces[0];

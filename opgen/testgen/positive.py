@@ -9,6 +9,7 @@ not allow simply find no case.  Cases are deduplicated and named by what they ar
 """
 from __future__ import annotations
 
+from opgen.core.families import FAMILIES
 from opgen.testgen.solve import Solver, _domain_ints, candidates
 from opgen.testgen.space import Case, Space, default_case
 
@@ -151,6 +152,18 @@ def _uneven(space: Space, solver: Solver, base: Case) -> Case | None:
     return None
 
 
+def _across_servers(space: Space, solver: Solver, base: Case) -> Case | None:
+    """A world of two servers where the product's MTE copies stop at the server (ProductFacts.ranks_per_server) and
+    the family's kernel reaches the other server through HCCL BatchWrite (Family.batch_write): the transport a
+    suite must run, which the smallest worlds never reach."""
+    family = FAMILIES.get(space.op.semantics or "")
+    servers = space.view.facts.ranks_per_server
+    if family is None or not family.batch_write or not servers or not family.one_server_attr:
+        return None
+    world = space.op.named(family.one_server_attr)
+    return solver.solve(base, {("attr", world): 2 * servers}, steps=SCENARIO_STEPS, pair_budget=SCENARIO_PAIRS)
+
+
 def positives(space: Space, solver: Solver) -> list[Case]:
     base = solver.solve(default_case(space))
     if base is None:
@@ -165,9 +178,9 @@ def positives(space: Space, solver: Solver) -> list[Case]:
         if c is not None:
             cases.append(c)
     cases += _attr_scenarios(space, solver, base)
-    c = _uneven(space, solver, base)
-    if c is not None:
-        cases.append(c)
+    for c in (_uneven(space, solver, base), _across_servers(space, solver, base)):
+        if c is not None:
+            cases.append(c)
     unique: dict = {}
     for c in cases:
         unique.setdefault(c.items, c)

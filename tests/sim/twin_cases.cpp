@@ -242,16 +242,19 @@ struct HcclTilings {
     Mc2CcTiling cc;
 };
 
+HcclTilings BuildTilings(uint32_t opType, const char* algConfig)
+{
+    HcclTilings t{};
+    AscendC::Mc2CcTilingConfig config("ep", opType, algConfig);
+    if (config.GetTiling(t.init) != 0U || config.GetTiling(t.cc) != 0U) {
+        std::abort();
+    }
+    return t;
+}
+
 const HcclTilings& EpTilings()
 {
-    static const HcclTilings tilings = [] {
-        HcclTilings t{};
-        AscendC::Mc2CcTilingConfig config("ep", 8U, "AlltoAll=level0:fullmesh;level1:pairwise");
-        if (config.GetTiling(t.init) != 0U || config.GetTiling(t.cc) != 0U) {
-            std::abort();
-        }
-        return t;
-    }();
+    static const HcclTilings tilings = BuildTilings(8U, "AlltoAll=level0:fullmesh;level1:pairwise");
     return tilings;
 }
 
@@ -320,6 +323,15 @@ GM_ADDR WindowOf(Hccl<HcclServerType::HCCL_SERVER_TYPE_AICPU>& hccl, uint32_t ra
     return hccl.GetWindowsInAddr(rank);
 }
 
+// The 8 ints a rank sends: 100 * (rank + 1) + i, ready for MTE3.
+void FillRankRow(const LocalTensor<int32_t>& ub, uint32_t rank)
+{
+    for (uint32_t i = 0; i < 8; ++i) {
+        ub.SetValue(i, static_cast<int32_t>(100 * (rank + 1) + i));
+    }
+    Sync<HardEvent::S_MTE3>();
+}
+
 // Each rank writes {rank + 1} rows into its peer's window, then a flag; the peer polls the flag and reads.
 void WindowExchange(uint32_t rank, bool fromContext)
 {
@@ -333,10 +345,7 @@ void WindowExchange(uint32_t rank, bool fromContext)
     }
     const uint32_t peer = 1U - hccl.GetRankId();
     LocalTensor<int32_t> ub = buf.Get<int32_t>();
-    for (uint32_t i = 0; i < 8; ++i) {
-        ub.SetValue(i, static_cast<int32_t>(100 * (rank + 1) + i));
-    }
-    Sync<HardEvent::S_MTE3>();
+    FillRankRow(ub, rank);
     GlobalTensor<int32_t> theirs;
     theirs.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(WindowOf(hccl, peer, fromContext)));
     DataCopy(theirs, ub, 8);
@@ -372,6 +381,89 @@ void CrossServerCopy(uint32_t rank)
     GlobalTensor<int32_t> peer;
     peer.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(hccl.GetWindowsInAddr(1U - rank)));
     DataCopy(peer, ub, 8);
+}
+
+// ---- BatchWrite: the AICPU server's writes into a peer's window (Atlas A2 across servers) -------------------
+// The HCCL tilings of a BatchWrite group (opType HCCL_CMD_BATCH_WRITE), as the A2 tilings build them.
+const HcclTilings& BatchWriteTilings()
+{
+    static const HcclTilings tilings = BuildTilings(18U, "BatchWrite=level1:fullmesh");
+    return tilings;
+}
+
+enum class BatchWriteFlaw { NONE, NOT_WORKING_CORE, NO_CC_TILING, REMOTE_PAST_WINDOW, LOCAL_NOT_WINDOW,
+                            SOURCE_CHANGED, NO_FINALIZE, COMMIT_AGAIN };
+
+// Core 0 of each rank stages 8 ints in its windowsOut and BatchWrites them into the peer's windowsIn, waits, then
+// sends a flag the same way; the peer polls its own window for the flag and reads the ints. Run with one rank per
+// server: the server's writes are not MTE copies, so they reach another server.
+void BatchWriteExchange(uint32_t rank, BatchWriteFlaw flaw)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 64);
+    Hccl<HcclServerType::HCCL_SERVER_TYPE_AICPU> hccl;
+    const HcclTilings& tilings = flaw == BatchWriteFlaw::NO_CC_TILING ? EpTilings() : BatchWriteTilings();
+    hccl.InitV2(GetHcclContext<0>(), &tilings.init);
+    hccl.SetCcTilingV2(offsetof(HcclTilings, cc));
+    const uint32_t working = flaw == BatchWriteFlaw::NOT_WORKING_CORE ? 1U : 0U;
+    if (GetBlockIdx() != working) {
+        return;
+    }
+    const uint32_t peer = 1U - hccl.GetRankId();
+    LocalTensor<int32_t> ub = buf.Get<int32_t>();
+    FillRankRow(ub, rank);
+    GM_ADDR out = hccl.GetWindowsOutAddr(hccl.GetRankId());
+    GlobalTensor<int32_t> staged;
+    staged.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(out));
+    DataCopy(staged, ub, 8);
+    Sync<HardEvent::MTE3_S>();
+    // the items, in this rank's GM: {local, remote, count, dataType, remoteRankId}
+    GlobalTensor<uint64_t> items;
+    items.SetGlobalBuffer(reinterpret_cast<__gm__ uint64_t*>(g_gm[rank] + 1024));
+    uint64_t local = reinterpret_cast<uint64_t>(out);
+    if (flaw == BatchWriteFlaw::LOCAL_NOT_WINDOW) {
+        local = reinterpret_cast<uint64_t>(g_gm[rank]);
+    }
+    const uint64_t remoteOffset = flaw == BatchWriteFlaw::REMOTE_PAST_WINDOW ? WINDOW_BYTES - 16U : 0U;
+    items.SetValue(0, local);
+    items.SetValue(1, reinterpret_cast<uint64_t>(hccl.GetWindowsInAddr(peer)) + remoteOffset);
+    items.SetValue(2, 8U);
+    items.SetValue(3, (static_cast<uint64_t>(peer) << 32) | HCCL_DATA_TYPE_INT32);
+    HcclHandle data = hccl.BatchWrite<true>(g_gm[rank] + 1024, 1U);
+    if (flaw == BatchWriteFlaw::COMMIT_AGAIN) {
+        hccl.Commit(data);
+    }
+    if (flaw == BatchWriteFlaw::SOURCE_CHANGED) {
+        ub.SetValue(0, 0);
+        Sync<HardEvent::S_MTE3>();
+        DataCopy(staged, ub, 8);
+        Sync<HardEvent::MTE3_S>();
+    }
+    hccl.Wait(data);
+    // the flag: 1 at int 8 of the peer's window, sent once the rows are there
+    ub.SetValue(0, 1);
+    Sync<HardEvent::S_MTE3>();
+    DataCopy(staged[8], ub, 8);
+    Sync<HardEvent::MTE3_S>();
+    items.SetValue(0, local + 32U);
+    items.SetValue(1, reinterpret_cast<uint64_t>(hccl.GetWindowsInAddr(peer)) + 32U);
+    HcclHandle flag = hccl.BatchWrite<true>(g_gm[rank] + 1024, 1U);
+    hccl.Wait(flag);
+    GlobalTensor<int32_t> mine;
+    mine.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(hccl.GetWindowsInAddr(hccl.GetRankId())));
+    Sync<HardEvent::MTE3_MTE2>();
+    do {
+        DataCopy(ub, mine[8], 8);
+        Sync<HardEvent::MTE2_S>();
+    } while (ub.GetValue(0) != 1);
+    DataCopy(ub, mine, 8);
+    Sync<HardEvent::MTE2_S>();
+    Report("rank " + std::to_string(rank) + " got " + std::to_string(ub.GetValue(0)) + "," +
+           std::to_string(ub.GetValue(7)));
+    if (flaw != BatchWriteFlaw::NO_FINALIZE) {
+        hccl.Finalize();
+    }
 }
 
 // A rank's windowsExp as an Atlas A3 kernel finds it in the context (HcclContextDef::HcclOpResParam): its own at
@@ -593,6 +685,16 @@ const std::map<std::string, Case>& Cases()
         {"context_window_exchange", [](uint32_t r) { WindowExchange(r, true); }},
         {"costs", Costs},
         {"cross_server_copy", CrossServerCopy},
+        {"batch_write_exchange", [](uint32_t r) { BatchWriteExchange(r, BatchWriteFlaw::NONE); }},
+        {"batch_write_not_working_core", [](uint32_t r) { BatchWriteExchange(r, BatchWriteFlaw::NOT_WORKING_CORE); }},
+        {"batch_write_without_cc_tiling", [](uint32_t r) { BatchWriteExchange(r, BatchWriteFlaw::NO_CC_TILING); }},
+        {"batch_write_remote_past_window",
+         [](uint32_t r) { BatchWriteExchange(r, BatchWriteFlaw::REMOTE_PAST_WINDOW); }},
+        {"batch_write_local_not_window", [](uint32_t r) { BatchWriteExchange(r, BatchWriteFlaw::LOCAL_NOT_WINDOW); }},
+        {"batch_write_source_changed", [](uint32_t r) { BatchWriteExchange(r, BatchWriteFlaw::SOURCE_CHANGED); }},
+        {"batch_write_without_finalize", [](uint32_t r) { BatchWriteExchange(r, BatchWriteFlaw::NO_FINALIZE); }},
+        {"batch_write_commit_again", [](uint32_t r) { BatchWriteExchange(r, BatchWriteFlaw::COMMIT_AGAIN); }},
+        {"batch_write_without_aicpu", [](uint32_t r) { BatchWriteExchange(r, BatchWriteFlaw::NONE); }},
         {"exp_window_flag", [](uint32_t r) { ExpWindowFlag(r, false); }},
         {"exp_window_overrun", [](uint32_t r) { ExpWindowFlag(r, true); }},
         {"compare_select", CompareSelect},
@@ -615,7 +717,7 @@ int main(int argc, char** argv)
     world.timeoutSeconds = 1.0;
     world.ranks = std::vector<opgen_sim::RankState>(2);
     std::vector<std::unique_ptr<uint8_t[]>> memory;
-    std::vector<uint8_t*> windows, exps;
+    std::vector<uint8_t*> windows, exps, outs;
     const bool withExp = std::string(argv[1]).rfind("exp_", 0) == 0;  // an Atlas A3 context, with windowsExp
     for (uint32_t r = 0; r < 2; ++r) {
         memory.emplace_back(new uint8_t[GM_BYTES]());
@@ -627,6 +729,11 @@ int main(int argc, char** argv)
         world.regions.push_back({reinterpret_cast<uintptr_t>(windows.back()), WINDOW_BYTES,
                                  "window of rank " + std::to_string(r) + " (group 0)", nullptr,
                                  static_cast<int64_t>(r)});
+        memory.emplace_back(new uint8_t[WINDOW_BYTES]());
+        outs.push_back(memory.back().get());
+        world.regions.push_back({reinterpret_cast<uintptr_t>(outs.back()), WINDOW_BYTES,
+                                 "windowsOut of rank " + std::to_string(r) + " (group 0)", nullptr,
+                                 static_cast<int64_t>(r)});
         if (withExp) {
             memory.emplace_back(new uint8_t[EXP_BYTES]());
             exps.push_back(memory.back().get());
@@ -635,11 +742,14 @@ int main(int argc, char** argv)
                                      static_cast<int64_t>(r)});
         }
     }
-    world.serverRanks = std::string(argv[1]) == "cross_server_copy" ? 1U : 0U;  // one rank per server
+    // one rank per server: the cases that reach the peer across servers
+    const std::string name = argv[1];
+    world.serverRanks = (name == "cross_server_copy" || name.rfind("batch_write_", 0) == 0) ? 1U : 0U;
     for (uint32_t r = 0; r < 2; ++r) {
         world.ranks[r].blockDim = 2;
+        world.ranks[r].aicpuBlocks = name == "batch_write_without_aicpu" ? 0U : 6U;  // mc2tiling::AICPU_NUM_BLOCKS_A2
         world.ranks[r].groups.resize(1);
-        world.ranks[r].groups[0].Attach(r, windows, WINDOW_BYTES, exps, withExp ? EXP_BYTES : 0U);
+        world.ranks[r].groups[0].Attach(r, windows, WINDOW_BYTES, exps, withExp ? EXP_BYTES : 0U, outs);
     }
     opgen_sim::RunWorld(world, Cases().at(argv[1]));
     std::sort(g_values.begin(), g_values.end());

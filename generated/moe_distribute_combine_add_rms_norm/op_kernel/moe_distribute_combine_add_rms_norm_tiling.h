@@ -94,6 +94,7 @@ struct MoeDistributeCombineAddRmsNormTilingData {
     uint64_t totalUbSize;  // bytes of UB per vector core
     uint64_t winSizeBytes;  // bytes of one rank's HCCL window (HCCL_BUFFSIZE)
     uint64_t pollTimeoutUs;  // µs a poll of a peer's flag waits before the kernel gives up (HCCL_EXEC_TIMEOUT)
+    uint32_t serverRanks;  // ranks per server where MTE copies stop at the server and the kernel sends to other servers through HCCL BatchWrite (0: MTE reaches every rank)
 };
 
 #endif  // MOE_DISTRIBUTE_COMBINE_ADD_RMS_NORM_TILING_H

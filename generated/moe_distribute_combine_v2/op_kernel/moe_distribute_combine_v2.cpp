@@ -23,6 +23,9 @@
  *                 (copy: Moe = cast(oriXOptional, FLOAT32))
  *                 (const: Moe = routed(constExpertAlpha1Optional) * cast(oriXOptional, FLOAT32) + routed(constExpertAlpha2Optional) * routed(constExpertVOptional))
  *                 Inactive tokens get zero rows.
+ * Where MTE copies stop at the server (tiling.serverRanks, Atlas A2), an owner on another server gets its blocks
+ * through HCCL BatchWrite: the cores stage them in this rank's windowsOut (one area per (owner, local expert)), and
+ * after SyncAll core 0 sends the rows, waits, then the blocks' flags (_batch_write.j2); Finalize ends the call.
  * The rows use the CombineV2 part of the window half DispatchV2 leaves free; halves alternate per call.
  */
 #include <type_traits>
@@ -677,6 +680,108 @@ __aicore__ inline void LoadRowF32(const LocalTensor<float>& dst, const LocalTens
     }
 }
 
+// ---- the ranks of other servers: HCCL BatchWrite ------------------------------------------------------------
+// Where MTE copies stop at the server (tiling.serverRanks, the product table's ranks_per_server: Atlas A2, whose
+// servers reach each other over RDMA only), a kernel stages what it sends to another server's rank in its own
+// windowsOut; core 0 then hands the AICPU server one item per contiguous piece ({local, remote, count, dataType,
+// rank}: asc-devkit include/adv_api/hccl/hccl.h BatchWriteItem) and waits for the task, first the rows, then their
+// flags, so a rank that sees a flag finds its rows. The real A2 fullmesh kernels send to other servers with
+// BatchWrite from core 0 too (mirror-cann/ops-transformer mc2/moe_distribute_dispatch_v2, op_kernel for arch22).
+constexpr uint32_t BW_ITEM_U64 = 4U;  // one item: 4 uint64 words
+constexpr uint32_t BW_CHUNK = 16U;                    // items built in UB per copy to the workspace
+constexpr uint32_t BW_UB_BYTES = BW_CHUNK * 32U + FLAG_BYTES;  // the item chunk and one staged flag
+
+// Whether rank `rank` is on another server than rank `me`, where MTE copies reach the ranks of servers of
+// `serverRanks` (0: every rank).
+__aicore__ inline bool OnOtherServer(uint32_t serverRanks, uint32_t me, uint32_t rank)
+{
+    return serverRanks != 0U && rank / serverRanks != me / serverRanks;
+}
+
+// The base of rank `rank`'s windowsOut in HCCL group `group`, found as WindowIn finds windowsIn.
+template <uint32_t group, typename HcclClient>
+__aicore__ inline GM_ADDR WindowOut(HcclClient& hccl, uint32_t rank)
+{
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
+    (void)hccl;
+    auto ctx = reinterpret_cast<__gm__ HcclCombineOpParam*>(GetHcclContext<group>());
+    RequireFits(static_cast<uint64_t>(rank) + 1UL, sizeof(ctx->windowsOut) / sizeof(ctx->windowsOut[0]));
+    return reinterpret_cast<GM_ADDR>(ctx->windowsOut[rank]);
+#else
+    return hccl.GetWindowsOutAddr(rank);
+#endif
+}
+
+// Where the BatchWrite items start in the user workspace: past the part per pair of cores and the family's part per
+// core, as the host tiling lays the workspace out (it adds the items only where tiling.serverRanks is set).
+template <typename TilingData>
+__aicore__ inline uint64_t BatchWriteItemsAt(const TilingData& tiling)
+{
+    const uint64_t cores = static_cast<uint64_t>(GetBlockNum());
+    (void)tiling;
+    const uint64_t perCore = 0UL;
+    return 512UL * cores * cores + perCore * cores;
+}
+
+// One BatchWrite task in the making, on core 0 (the HcclServerConfig's working core, the only one whose messages
+// reach the server): items are built in UB and copied to the workspace BW_CHUNK at a time.
+class BatchWriteList {
+public:
+    __aicore__ inline void Init(GM_ADDR items, uint32_t capacity, const LocalTensor<uint64_t>& ub)
+    {
+        itemsAddr_ = items;
+        items_.SetGlobalBuffer(reinterpret_cast<__gm__ uint64_t*>(items));
+        capacity_ = capacity;
+        ub_ = ub;
+        count_ = 0U;
+    }
+    // A write of `bytes` from this rank's window at `local` to rank `rank`'s windowsIn at `remote`.
+    __aicore__ inline void Add(GM_ADDR local, GM_ADDR remote, uint64_t bytes, uint32_t rank)
+    {
+        RequireFits(static_cast<uint64_t>(count_) + 1UL, capacity_);
+        const uint32_t at = (count_ % BW_CHUNK) * BW_ITEM_U64;
+        ub_.SetValue(at, reinterpret_cast<uint64_t>(local));
+        ub_.SetValue(at + 1U, reinterpret_cast<uint64_t>(remote));
+        ub_.SetValue(at + 2U, bytes);  // elements of HCCL_DATA_TYPE_INT8: bytes
+        ub_.SetValue(at + 3U, (static_cast<uint64_t>(rank) << 32U) | static_cast<uint64_t>(HCCL_DATA_TYPE_INT8));
+        ++count_;
+        if (count_ % BW_CHUNK == 0U) {
+            Flush(BW_CHUNK);
+        }
+    }
+    // Sends the items added since the last Send as one task and waits until the server has written them all.
+    template <typename HcclClient>
+    __aicore__ inline void Send(HcclClient& hccl)
+    {
+        if (count_ % BW_CHUNK != 0U) {
+            Flush(count_ % BW_CHUNK);
+        }
+        if (count_ == 0U) {
+            return;  // a task of no items is invalid (the client returns handle -1)
+        }
+        PipeBarrier<PIPE_ALL>();  // the items are in GM before the server reads them
+        const HcclHandle handle = hccl.template BatchWrite<true>(itemsAddr_, count_);
+        if (handle < 0) {
+            Trap();  // the client refused the task (too many tasks in one kernel): nothing was sent
+        }
+        hccl.Wait(handle);
+        count_ = 0U;
+    }
+
+private:
+    __aicore__ inline void Flush(uint32_t n)
+    {
+        SyncFunc<HardEvent::S_MTE3>();
+        DataCopy(items_[static_cast<uint64_t>(count_ - n) * BW_ITEM_U64], ub_, n * BW_ITEM_U64);
+        SyncFunc<HardEvent::MTE3_S>();
+    }
+
+    GM_ADDR itemsAddr_{nullptr};
+    GlobalTensor<uint64_t> items_;
+    LocalTensor<uint64_t> ub_;
+    uint32_t capacity_{0U};
+    uint32_t count_{0U};
+};
 // The kernel class's template parameters: the dtypes that vary, the tiling-key fields it specialises on
 #define MOE_DISTRIBUTE_COMBINE_V2_TPL_CLASS typename ExpandXT, typename XOutT, uint32_t TK_QUANT
 #define MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC ExpandXT, XOutT, TK_QUANT
@@ -719,6 +824,7 @@ private:
 
     __aicore__ inline void SendBack();
     __aicore__ inline void SendBackBlocks();
+    __aicore__ inline void SendBlocksToOtherServers(const LocalTensor<int32_t>& cum, uint32_t entries);
     __aicore__ inline void WaitBlocks();
     __aicore__ inline void QuantRow(const LocalTensor<ExpandXT>& xRow, const LocalTensor<uint8_t>& msg,
                                     uint32_t tokenIdx, uint32_t expertRow);
@@ -754,6 +860,18 @@ private:
         return StatusArea<EP_GROUP>(hccl_, rank, statusInExp_, statusOffset_) + COMBINE_FLAGS_OFFSET +
                dataState_ * COMBINE_FLAGS_HALF;
     }
+    __aicore__ inline bool OtherServer(uint32_t rank) const { return OnOtherServer(serverRanks_, epRank_, rank); }
+    // This rank's windowsOut: the rows of (local expert, owner) block `entry` (localExpert * epWorldSize + owner),
+    // laid out as the combine area's blocks; and the flag every block's flag item sends.
+    __aicore__ inline GM_ADDR StageRows(uint32_t entry)
+    {
+        return WindowOut<EP_GROUP>(hccl_, epRank_) + dataAt_ + combineAt_ +
+               static_cast<uint64_t>(entry) * maxBs_ * rowStride_;
+    }
+    __aicore__ inline GM_ADDR StageFlag()
+    {
+        return WindowOut<EP_GROUP>(hccl_, epRank_) + statusOffset_ + COMBINE_FLAGS_OFFSET;
+    }
 
     TPipe* pipe_{nullptr};
     MoeDistributeCombineV2TilingData tiling_;
@@ -776,6 +894,9 @@ private:
     TBuf<TPosition::VECCALC> infoBuf_;    // this core's triples, then the token's expert ids and weights
     TBuf<TPosition::VECCALC> flagBuf_;    // one slot flag to send, then a token's slot flags
     TBuf<TPosition::VECCALC> maskBuf_;    // xActiveMaskOptional (BS, or BS * K when 2-D)
+    TBuf<TPosition::VECCALC> bwBuf_;      // core 0 with serverRanks: BatchWrite items, the staged flag
+    BatchWriteList bw_;
+    GM_ADDR userWorkspace_{nullptr};
     TQue<TPosition::VECIN, 1> xInQue_;    // rows of expandX
     TQue<TPosition::VECOUT, 1> msgQue_;   // returned rows, then the reduced xOut rows
 
@@ -784,6 +905,7 @@ private:
     uint32_t epRank_{0U};
     uint64_t pollUs_{0UL};  // how long a poll of a peer's flag waits (tiling.pollTimeoutUs)
     uint32_t epWorld_{1U};
+    uint32_t serverRanks_{0U};     // tiling.serverRanks: MTE copies reach the ranks of this many (0: all)
     uint32_t bs_{0U};
     uint32_t hLen_{0U};
     uint32_t topK_{0U};
@@ -826,12 +948,15 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
     coreIdx_ = static_cast<uint32_t>(GetBlockIdx());
     coreNum_ = static_cast<uint32_t>(GetBlockNum());
     // The HCCL tilings the host built (Mc2CcTilingConfig): the init tiling, then the EP cc tiling by its offset
-    // from it. Only window addresses are read afterwards: no HCCL task is issued.
+    // from it. Afterwards window addresses are read, and the only HCCL tasks are the BatchWrites to the ranks of
+    // other servers where MTE copies stop at the server (tiling.serverRanks).
     hccl_.InitV2(GetHcclContext<EP_GROUP>(), &tiling_.mc2InitTiling);
     hccl_.SetCcTilingV2(offsetof(MoeDistributeCombineV2TilingData, mc2CcTiling1));
     epRank_ = static_cast<uint32_t>(tiling.epRankId);
     pollUs_ = static_cast<uint64_t>(tiling.pollTimeoutUs);
     epWorld_ = static_cast<uint32_t>(tiling.epWorldSize);
+    serverRanks_ = static_cast<uint32_t>(tiling.serverRanks);
+    userWorkspace_ = GetUserWorkspace(args.workspace);
     bs_ = static_cast<uint32_t>(tiling.BS);
     hLen_ = static_cast<uint32_t>(tiling.H);
     topK_ = static_cast<uint32_t>(tiling.K);
@@ -875,6 +1000,15 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
     RequireFits(static_cast<uint64_t>(maxBs_) * (isA2_ ? moeExperts_ : slotsPerToken_) * rowStride_,
                 static_cast<uint64_t>(tiling.win_combine));
     RequireFits(static_cast<uint64_t>(isA2_ ? moeExperts_ : maxBs_ * slotsPerToken_) * FLAG_BYTES, COMBINE_FLAGS_HALF);
+    if (serverRanks_ != 0U) {
+        // windowsOut (winSize bytes, as windowsIn) mirrors the first data half: one block per (local expert, owner);
+        // only the A2 block layout sends whole blocks, and the staged flag mirrors a status area in windowsIn
+        if (!isA2_ || statusInExp_) {
+            Trap();  // no product with a server limit has another layout or status place
+        }
+        RequireFits(static_cast<uint64_t>(localExperts_) * epWorld_ * maxBs_ * rowStride_,
+                    static_cast<uint64_t>(tiling.win_combine));
+    }
     RequireFits(static_cast<uint64_t>(GetBlockNum()) * UB_BLOCK, CORE_WORDS_BYTES);
     RequireFits(static_cast<uint64_t>(tiling.win_need), halfBytes_);
     RequireFits(STATE_BYTES, static_cast<uint64_t>(tiling.win_state));
@@ -886,7 +1020,8 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
     RequireFits(sendBytes_, rowStride_);  // a message fits its window slot
     RequireFits(sendBytes_, slotBytes_);  // and the calc slot (term) the owner receives it in
     const uint32_t rowBuf = AlignUp(rowBytes_, UB_BLOCK);
-    const uint32_t fixedBytes = (CALC_SLOTS > reduceSlots_ ? CALC_SLOTS : reduceSlots_) * slotBytes_ + 4U * REPEAT_BYTES;
+    const uint32_t fixedBytes = (CALC_SLOTS > reduceSlots_ ? CALC_SLOTS : reduceSlots_) * slotBytes_ + 4U * REPEAT_BYTES +
+                                ((serverRanks_ != 0U && coreIdx_ == 0U) ? BW_UB_BYTES : 0U);
     bufDepth_ = (fixedBytes + 4U * rowBuf <= static_cast<uint32_t>(tiling.totalUbSize)) ? 2U : 1U;
 
     expandXGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(args.expandX));
@@ -929,6 +1064,9 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
     }
     Reduce();
     UpdateDataState();
+    if (serverRanks_ != 0U) {
+        hccl_.Finalize();  // no more BatchWrite tasks: the AICPU server may exit
+    }
 }
 
 template <MOE_DISTRIBUTE_COMBINE_V2_TPL_CLASS>
@@ -1087,6 +1225,9 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
     pipe_->InitBuffer(calcBuf_, CALC_SLOTS * slotBytes_);
     pipe_->InitBuffer(infoBuf_, AlignUp((entries + 1U) * 4U, UB_BLOCK));
     pipe_->InitBuffer(flagBuf_, UB_BLOCK);
+    if (serverRanks_ != 0U && coreIdx_ == 0U) {
+        pipe_->InitBuffer(bwBuf_, BW_UB_BYTES);
+    }
     pipe_->InitBuffer(xInQue_, bufDepth_, AlignUp(rowBytes_, UB_BLOCK));
     pipe_->InitBuffer(msgQue_, bufDepth_, MaxU32(AlignUp(rowBytes_, UB_BLOCK), sendBytes_));
     LocalTensor<int32_t> flag = flagBuf_.Get<int32_t>();
@@ -1106,7 +1247,8 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
         const uint32_t expert = firstExpert + i / epWorld_;
         const uint32_t first = (i == 0U) ? 0U : static_cast<uint32_t>(cum.GetValue(i - 1U));
         const uint32_t rows = static_cast<uint32_t>(cum.GetValue(i)) - first;
-        GM_ADDR block = WinRows(owner) + static_cast<uint64_t>(expert) * maxBs_ * rowStride_;
+        const bool staged = OtherServer(owner);  // sent by BatchWrite after SyncAll (SendBlocksToOtherServers)
+        GM_ADDR block = staged ? StageRows(i) : WinRows(owner) + static_cast<uint64_t>(expert) * maxBs_ * rowStride_;
         for (uint32_t j = 0U; j < rows; ++j) {
             LocalTensor<uint8_t> xBytes = xInQue_.AllocTensor<uint8_t>();
             DataCopyPad(xBytes, expandXGm_[static_cast<uint64_t>(first + j) * rowBytes_],
@@ -1124,12 +1266,59 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
             DataCopy(win, msg, sendBytes_);
             msgQue_.FreeTensor(msg);
         }
+        if (staged) {
+            continue;
+        }
         PipeBarrier<PIPE_MTE3>();  // the block's rows land before its flag
         GlobalTensor<int32_t> blockFlag;
         blockFlag.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(WinFlags(owner) + static_cast<uint64_t>(expert) * FLAG_BYTES));
         DataCopy(blockFlag, flag, WS_SLOT_INTS);
     }
     PipeBarrier<PIPE_ALL>();
+    if (serverRanks_ != 0U) {
+        SyncAll<true>();  // every core's blocks are staged
+        if (coreIdx_ == 0U) {
+            SendBlocksToOtherServers(cum, entries);
+        }
+    }
+}
+
+// Core 0: the rows of each (local expert, owner) block whose owner is on another server, in one BatchWrite task,
+// then, once the server wrote them, the block's flag in a second one (`cum`: epSendCounts, `entries` of it).
+template <MOE_DISTRIBUTE_COMBINE_V2_TPL_CLASS>
+__aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC>::SendBlocksToOtherServers(const LocalTensor<int32_t>& cum,
+                                                                                  uint32_t entries)
+{
+    const uint32_t firstExpert = (epRank_ - static_cast<uint32_t>(tiling_.sharedExpertRankNum)) * localExperts_;
+    bw_.Init(userWorkspace_ + BatchWriteItemsAt(tiling_), 2U * (moeExperts_ + epWorld_), bwBuf_.Get<uint64_t>());
+    for (uint32_t i = 0U; i < entries; ++i) {
+        const uint32_t owner = i % epWorld_;
+        const uint32_t first = (i == 0U) ? 0U : static_cast<uint32_t>(cum.GetValue(i - 1U));
+        const uint32_t rows = static_cast<uint32_t>(cum.GetValue(i)) - first;
+        if (OtherServer(owner) && rows > 0U) {
+            const uint64_t expert = firstExpert + i / epWorld_;
+            bw_.Add(StageRows(i), WinRows(owner) + expert * maxBs_ * rowStride_,
+                    static_cast<uint64_t>(rows - 1U) * rowStride_ + sendBytes_, owner);
+        }
+    }
+    bw_.Send(hccl_);
+    LocalTensor<int32_t> flag = bwBuf_.GetWithOffset<int32_t>(WS_SLOT_INTS, BW_CHUNK * 32U);
+    for (uint32_t w = 0U; w < WS_SLOT_INTS; ++w) {
+        flag.SetValue(w, w == 0U ? FLAG_SET : 0);
+    }
+    SyncFunc<HardEvent::S_MTE3>();
+    GlobalTensor<int32_t> stage;
+    stage.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(StageFlag()));
+    DataCopy(stage, flag, WS_SLOT_INTS);
+    SyncFunc<HardEvent::MTE3_S>();
+    for (uint32_t i = 0U; i < entries; ++i) {
+        const uint32_t owner = i % epWorld_;
+        if (OtherServer(owner)) {
+            const uint64_t expert = firstExpert + i / epWorld_;
+            bw_.Add(StageFlag(), WinFlags(owner) + expert * FLAG_BYTES, FLAG_BYTES, owner);
+        }
+    }
+    bw_.Send(hccl_);
 }
 
 // Atlas A2: every expert rank flags each of its blocks on every owner; the cores wait for all moeExpertNum flags.

@@ -62,6 +62,7 @@ struct MoeDistributeDispatchSetupTilingData {
     uint64_t totalUbSize;  // bytes of UB per vector core
     uint64_t winSizeBytes;  // bytes of one rank's HCCL window (HCCL_BUFFSIZE)
     uint64_t pollTimeoutUs;  // µs a poll of a peer's flag waits before the kernel gives up (HCCL_EXEC_TIMEOUT)
+    uint32_t serverRanks;  // ranks per server where MTE copies stop at the server and the kernel sends to other servers through HCCL BatchWrite (0: MTE reaches every rank)
 };
 
 #endif  // MOE_DISTRIBUTE_DISPATCH_SETUP_TILING_H

@@ -112,7 +112,8 @@ FIELDS = (
     ("env", "HCCL_BUFFSIZE", "int64"),
 )
 # the CPU twin under the default backend (OPGEN_BACKEND=cpu-twin runs every runnable world): per product x
-# quant mode, the runnable world of at most 8 ranks with the fewest ranks, then input elements
+# quant mode, the runnable world of at most 8 ranks with the fewest ranks, then input elements; per
+# product whose MTE copies stop at a server, its cheapest runnable world across servers
 TWIN_SUBSET = (
     # each runs a moe_dispatch_setup op first on the same HCCL windows (it must be built alongside)
     "ascend950-q0-bs8-h4096-k6-w2-commType-2",

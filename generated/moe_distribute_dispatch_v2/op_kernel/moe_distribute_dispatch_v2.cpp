@@ -22,6 +22,10 @@
  *                      inclusive cumulative count in the same order.
  *   5. WriteTokenNums  expertTokenNumsOut (expertTokenNumsType 0: cumulative, 1: per expert),
  *                      the TP AllGatherV when tpWorldSize is 2, performanceInfoOptional.
+ * Where MTE copies stop at the server (tiling.serverRanks, Atlas A2), steps 1 and 2 reach the ranks of other
+ * servers through HCCL BatchWrite: a message for such a rank goes to this rank's windowsOut (one area per destination
+ * rank, laid out as that rank's part of the dispatch area), its status entry too; after SyncAll core 0 sends each
+ * (destination, local expert) block's rows, waits, then the entries (_batch_write.j2), and Finalize ends the calls.
  * Window halves alternate between calls (data state), so a fast rank never overwrites rows a slow rank
  * has not copied yet.  The CombineV2 part of a half holds maxBS * (K + S) row slots, on Atlas A2 one block of
  * maxBS rows per MoE expert (the layout its combine reads through expandIdx).
@@ -720,6 +724,107 @@ __aicore__ inline void LoadRowF32(const LocalTensor<float>& dst, const LocalTens
     }
 }
 
+// ---- the ranks of other servers: HCCL BatchWrite ------------------------------------------------------------
+// Where MTE copies stop at the server (tiling.serverRanks, the product table's ranks_per_server: Atlas A2, whose
+// servers reach each other over RDMA only), a kernel stages what it sends to another server's rank in its own
+// windowsOut; core 0 then hands the AICPU server one item per contiguous piece ({local, remote, count, dataType,
+// rank}: asc-devkit include/adv_api/hccl/hccl.h BatchWriteItem) and waits for the task, first the rows, then their
+// flags, so a rank that sees a flag finds its rows. The real A2 fullmesh kernels send to other servers with
+// BatchWrite from core 0 too (mirror-cann/ops-transformer mc2/moe_distribute_dispatch_v2, op_kernel for arch22).
+constexpr uint32_t BW_ITEM_U64 = 4U;  // one item: 4 uint64 words
+constexpr uint32_t BW_CHUNK = 16U;                    // items built in UB per copy to the workspace
+constexpr uint32_t BW_UB_BYTES = BW_CHUNK * 32U + FLAG_BYTES;  // the item chunk and one staged flag
+
+// Whether rank `rank` is on another server than rank `me`, where MTE copies reach the ranks of servers of
+// `serverRanks` (0: every rank).
+__aicore__ inline bool OnOtherServer(uint32_t serverRanks, uint32_t me, uint32_t rank)
+{
+    return serverRanks != 0U && rank / serverRanks != me / serverRanks;
+}
+
+// The base of rank `rank`'s windowsOut in HCCL group `group`, found as WindowIn finds windowsIn.
+template <uint32_t group, typename HcclClient>
+__aicore__ inline GM_ADDR WindowOut(HcclClient& hccl, uint32_t rank)
+{
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
+    (void)hccl;
+    auto ctx = reinterpret_cast<__gm__ HcclCombineOpParam*>(GetHcclContext<group>());
+    RequireFits(static_cast<uint64_t>(rank) + 1UL, sizeof(ctx->windowsOut) / sizeof(ctx->windowsOut[0]));
+    return reinterpret_cast<GM_ADDR>(ctx->windowsOut[rank]);
+#else
+    return hccl.GetWindowsOutAddr(rank);
+#endif
+}
+
+// Where the BatchWrite items start in the user workspace: past the part per pair of cores and the family's part per
+// core, as the host tiling lays the workspace out (it adds the items only where tiling.serverRanks is set).
+template <typename TilingData>
+__aicore__ inline uint64_t BatchWriteItemsAt(const TilingData& tiling)
+{
+    const uint64_t cores = static_cast<uint64_t>(GetBlockNum());
+    const uint64_t perCore = AlignUp64(static_cast<uint64_t>(tiling.moeExpertNum) * 4UL, 32UL);
+    return 512UL * cores * cores + perCore * cores;
+}
+
+// One BatchWrite task in the making, on core 0 (the HcclServerConfig's working core, the only one whose messages
+// reach the server): items are built in UB and copied to the workspace BW_CHUNK at a time.
+class BatchWriteList {
+public:
+    __aicore__ inline void Init(GM_ADDR items, uint32_t capacity, const LocalTensor<uint64_t>& ub)
+    {
+        itemsAddr_ = items;
+        items_.SetGlobalBuffer(reinterpret_cast<__gm__ uint64_t*>(items));
+        capacity_ = capacity;
+        ub_ = ub;
+        count_ = 0U;
+    }
+    // A write of `bytes` from this rank's window at `local` to rank `rank`'s windowsIn at `remote`.
+    __aicore__ inline void Add(GM_ADDR local, GM_ADDR remote, uint64_t bytes, uint32_t rank)
+    {
+        RequireFits(static_cast<uint64_t>(count_) + 1UL, capacity_);
+        const uint32_t at = (count_ % BW_CHUNK) * BW_ITEM_U64;
+        ub_.SetValue(at, reinterpret_cast<uint64_t>(local));
+        ub_.SetValue(at + 1U, reinterpret_cast<uint64_t>(remote));
+        ub_.SetValue(at + 2U, bytes);  // elements of HCCL_DATA_TYPE_INT8: bytes
+        ub_.SetValue(at + 3U, (static_cast<uint64_t>(rank) << 32U) | static_cast<uint64_t>(HCCL_DATA_TYPE_INT8));
+        ++count_;
+        if (count_ % BW_CHUNK == 0U) {
+            Flush(BW_CHUNK);
+        }
+    }
+    // Sends the items added since the last Send as one task and waits until the server has written them all.
+    template <typename HcclClient>
+    __aicore__ inline void Send(HcclClient& hccl)
+    {
+        if (count_ % BW_CHUNK != 0U) {
+            Flush(count_ % BW_CHUNK);
+        }
+        if (count_ == 0U) {
+            return;  // a task of no items is invalid (the client returns handle -1)
+        }
+        PipeBarrier<PIPE_ALL>();  // the items are in GM before the server reads them
+        const HcclHandle handle = hccl.template BatchWrite<true>(itemsAddr_, count_);
+        if (handle < 0) {
+            Trap();  // the client refused the task (too many tasks in one kernel): nothing was sent
+        }
+        hccl.Wait(handle);
+        count_ = 0U;
+    }
+
+private:
+    __aicore__ inline void Flush(uint32_t n)
+    {
+        SyncFunc<HardEvent::S_MTE3>();
+        DataCopy(items_[static_cast<uint64_t>(count_ - n) * BW_ITEM_U64], ub_, n * BW_ITEM_U64);
+        SyncFunc<HardEvent::MTE3_S>();
+    }
+
+    GM_ADDR itemsAddr_{nullptr};
+    GlobalTensor<uint64_t> items_;
+    LocalTensor<uint64_t> ub_;
+    uint32_t capacity_{0U};
+    uint32_t count_{0U};
+};
 // The user workspace per pair of vector cores the host tiling asks for (its WORKSPACE_PER_CORE_PAIR).
 constexpr uint32_t WORKSPACE_PER_CORE_PAIR = 512U;
 // The kernel class's template parameters: the dtypes that vary, the tiling-key fields it specialises on
@@ -760,7 +865,7 @@ private:
 
     __aicore__ inline void SendRows();
     __aicore__ inline void SendRow(uint32_t tokenIdx, uint32_t k, uint32_t expertRow, uint32_t dstRank,
-                                   uint64_t offset, float expertScale);
+                                   uint64_t offset, uint64_t stageOffset, float expertScale);
     __aicore__ inline const LocalTensor<uint8_t>& TokenRow(uint32_t tokenIdx);
     __aicore__ inline int32_t ValidExpert(const LocalTensor<int32_t>& ids, const LocalTensor<uint8_t>& mask,
                                           bool pairMask, uint32_t i);
@@ -787,6 +892,9 @@ private:
 #endif
     __aicore__ inline void FillInfo(const LocalTensor<uint8_t>& msg, uint32_t tokenIdx, uint32_t k, float expertScale);
     __aicore__ inline void SetStatus();
+    __aicore__ inline void SendOtherServers();
+    __aicore__ inline uint32_t TargetRank(uint32_t target, uint32_t& entry, uint64_t& blockAt, uint64_t& stageAt) const;
+    __aicore__ inline uint32_t TargetRows(uint32_t target, const LocalTensor<int32_t>& tot) const;
     __aicore__ inline void WaitStatus();
     __aicore__ inline void LocalWindowCopy();
     __aicore__ inline void CopyRowOut(GM_ADDR message, uint32_t row, bool withInfo);
@@ -810,6 +918,18 @@ private:
     __aicore__ inline GM_ADDR WinStatus(uint32_t rank)
     {
         return StatusArea<EP_GROUP>(hccl_, rank, statusInExp_, statusOffset_) + dataState_ * STATE_HALF;
+    }
+    __aicore__ inline bool OtherServer(uint32_t rank) const { return OnOtherServer(serverRanks_, epRank_, rank); }
+    // This rank's windowsOut: the messages for rank `rank` (laid out as this rank's part of its dispatch area), and
+    // the status entry of send target `target`.
+    __aicore__ inline GM_ADDR StageData(uint32_t rank)
+    {
+        return WindowOut<EP_GROUP>(hccl_, epRank_) + dataAt_ + combineBytes_ +
+               static_cast<uint64_t>(rank) * localMoe_ * blockBytes_;
+    }
+    __aicore__ inline GM_ADDR StageStatus(uint32_t target)
+    {
+        return WindowOut<EP_GROUP>(hccl_, epRank_) + statusOffset_ + static_cast<uint64_t>(target) * FLAG_BYTES;
     }
     __aicore__ inline GM_ADDR TpWinData(uint32_t rank) { return WindowIn<TP_GROUP>(hcclTp_, rank) + dataAt_ + dataState_ * halfBytes_; }
     __aicore__ inline GM_ADDR TpWinStatus(uint32_t rank)
@@ -849,6 +969,9 @@ private:
     TBuf<TPosition::VECCALC> statusBuf_;  // status entries of this core's send targets / wait entries
     TBuf<TPosition::VECCALC> countBuf_;   // rows per wait entry, then their cumulative counts
     TBuf<TPosition::VECCALC> coreBuf_;    // one 32-byte slot per core (row-count exchange)
+    TBuf<TPosition::VECCALC> bwBuf_;      // core 0 with serverRanks: BatchWrite items, one staged status entry
+    BatchWriteList bw_;
+    GM_ADDR userWorkspace_{nullptr};
     TQue<TPosition::VECIN, 1> xInQue_;    // token rows of x
     LocalTensor<uint8_t> xRow_;           // the loaded row of token xRowToken_ (one load for all its pairs)
     int64_t xRowToken_{-1};
@@ -860,6 +983,7 @@ private:
     uint32_t epRank_{0U};
     uint64_t pollUs_{0UL};  // how long a poll of a peer's flag waits (tiling.pollTimeoutUs)
     uint32_t epWorld_{1U};
+    uint32_t serverRanks_{0U};     // tiling.serverRanks: MTE copies reach the ranks of this many (0: all)
     uint32_t bs_{0U};
     uint32_t hLen_{0U};
     uint32_t topK_{0U};
@@ -913,12 +1037,14 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
     coreIdx_ = static_cast<uint32_t>(GetBlockIdx());
     coreNum_ = static_cast<uint32_t>(GetBlockNum());
     // The HCCL tilings the host built (Mc2CcTilingConfig): the init tiling, then the EP cc tiling by its offset
-    // from it. Only window addresses are read afterwards: no HCCL task is issued.
+    // from it. Afterwards window addresses are read, and the only HCCL tasks are the BatchWrites to the ranks of
+    // other servers where MTE copies stop at the server (tiling.serverRanks).
     hccl_.InitV2(GetHcclContext<EP_GROUP>(), &tiling_.mc2InitTiling);
     hccl_.SetCcTilingV2(offsetof(MoeDistributeDispatchV2TilingData, mc2CcTiling1));
     epRank_ = static_cast<uint32_t>(tiling.epRankId);
     pollUs_ = static_cast<uint64_t>(tiling.pollTimeoutUs);
     epWorld_ = static_cast<uint32_t>(tiling.epWorldSize);
+    serverRanks_ = static_cast<uint32_t>(tiling.serverRanks);
     bs_ = static_cast<uint32_t>(tiling.BS);
     hLen_ = static_cast<uint32_t>(tiling.H);
     topK_ = static_cast<uint32_t>(tiling.K);
@@ -984,6 +1110,14 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
             RequireFits(static_cast<uint64_t>(tiling.win_state), ExpWindowBytes<TP_GROUP>());
         }
     }
+    if (serverRanks_ != 0U) {
+        // windowsOut (winSize bytes, as windowsIn) mirrors the first data half: one area of localMoe blocks per
+        // destination rank, and one status entry per send target from the status offset
+        if (statusInExp_) {
+            Trap();  // the staged entries mirror a status area in windowsIn: no product keeps it elsewhere here
+        }
+        RequireFits(static_cast<uint64_t>(sharedRanks_ + moeExperts_) * FLAG_BYTES, STATE_HALF);
+    }
     slotBytes_ = AlignUp(hLen_ * 4U, REPEAT_BYTES) + AlignUp(CeilDiv(hLen_, 8U), REPEAT_BYTES) + REPEAT_BYTES;
 
     xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(args.x));
@@ -999,7 +1133,8 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
     tpRecvCountsOutGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(args.tpRecvCountsOut));
     expandScalesOutGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(args.expandScalesOut));
     performanceInfoOptionalGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t*>(args.performanceInfoOptional));
-    workspaceGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(GetUserWorkspace(args.workspace)));
+    userWorkspace_ = GetUserWorkspace(args.workspace);
+    workspaceGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(userWorkspace_));
 
     // data state of this call: each core keeps its own word, all toggle together every call
     GlobalTensor<int32_t> stateGm;
@@ -1022,6 +1157,9 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
     LocalWindowCopy();
     WriteTokenNums();
     UpdateDataState();
+    if (serverRanks_ != 0U) {
+        hccl_.Finalize();  // no more BatchWrite tasks: the AICPU server may exit
+    }
 }
 
 template <MOE_DISTRIBUTE_DISPATCH_V2_TPL_CLASS>
@@ -1052,8 +1190,9 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
     const uint32_t idxBytes = AlignUp((CeilDiv(pairs + bs_ * sharedExperts_, coreNum_) + 1U) * 4U, UB_BLOCK);
     const uint32_t cntBytes = AlignUp(moeExperts_ * 4U, UB_BLOCK);
     const uint32_t statusBytes = (SendTargetsPerCore() + 1U) * FLAG_BYTES;
+    const uint32_t bwBytes = (serverRanks_ != 0U && coreIdx_ == 0U) ? BW_UB_BYTES : 0U;
     const uint32_t fixedBytes = idsBytes + maskBytes + actBytes + idxBytes + 3U * cntBytes + statusBytes +
-                                CALC_SLOTS * slotBytes_;
+                                CALC_SLOTS * slotBytes_ + bwBytes;
     const uint32_t rowBytes = AlignUp(rowBytesX_, UB_BLOCK) + msgBytes_;
     bufDepth_ = (fixedBytes + 2U * rowBytes <= static_cast<uint32_t>(tiling_.totalUbSize)) ? 2U : 1U;
     pipe_->InitBuffer(idsBuf_, idsBytes);
@@ -1065,6 +1204,9 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
     pipe_->InitBuffer(rowBuf_, cntBytes);
     pipe_->InitBuffer(statusBuf_, statusBytes);
     pipe_->InitBuffer(calcBuf_, CALC_SLOTS * slotBytes_);
+    if (bwBytes != 0U) {
+        pipe_->InitBuffer(bwBuf_, bwBytes);
+    }
     pipe_->InitBuffer(xInQue_, bufDepth_, AlignUp(rowBytesX_, UB_BLOCK));
     pipe_->InitBuffer(msgQue_, bufDepth_, msgBytes_);
 
@@ -1134,18 +1276,18 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
         const uint32_t tokenIdx = i / topK_;
         const uint32_t k = i % topK_;
         const uint32_t dstRank = sharedRanks_ + e / localMoe_;
-        const uint64_t offset = (static_cast<uint64_t>(epRank_) * localMoe_ + e % localMoe_) * blockBytes_ +
-                                static_cast<uint64_t>(slot) * msgStride_;
+        const uint64_t inBlock = static_cast<uint64_t>(e % localMoe_) * blockBytes_ + static_cast<uint64_t>(slot) * msgStride_;
+        const uint64_t offset = static_cast<uint64_t>(epRank_) * localMoe_ * blockBytes_ + inBlock;
         const float expertScale = hasExpertScales_ ? expertScalesOptionalGm_.GetValue(i) : 0.0f;
-        SendRow(tokenIdx, k, e + sharedExperts_, dstRank, offset, expertScale);
+        SendRow(tokenIdx, k, e + sharedExperts_, dstRank, offset, inBlock, expertScale);
     }
     for (uint32_t i = (begin > pairItems ? begin : pairItems); i < end; ++i) {
         const uint32_t slot = (i - pairItems) % activeTokens_;  // the token's index among the active tokens
         const uint32_t s = (i - pairItems) / activeTokens_;
         const uint32_t tokenIdx = pairMask ? static_cast<uint32_t>(act.GetValue(slot)) : slot;
         const uint32_t dstRank = epRank_ % ranksPerShared_ + s * ranksPerShared_;
-        const uint64_t offset = static_cast<uint64_t>(epRank_) * blockBytes_ + static_cast<uint64_t>(slot) * msgStride_;
-        SendRow(tokenIdx, topK_ + s, s, dstRank, offset, 0.0f);
+        const uint64_t inBlock = static_cast<uint64_t>(slot) * msgStride_;
+        SendRow(tokenIdx, topK_ + s, s, dstRank, static_cast<uint64_t>(epRank_) * blockBytes_ + inBlock, inBlock, 0.0f);
     }
     ReleaseTokenRow();
     if (isA2_) {  // assistInfoForCombineOut[t * K + k] = the pair's slot in its expert's rows, 0 for unsent pairs
@@ -1221,7 +1363,7 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
 
 template <MOE_DISTRIBUTE_DISPATCH_V2_TPL_CLASS>
 __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FUNC>::SendRow(uint32_t tokenIdx, uint32_t k,
-    uint32_t expertRow, uint32_t dstRank, uint64_t offset, float expertScale)
+    uint32_t expertRow, uint32_t dstRank, uint64_t offset, uint64_t stageOffset, float expertScale)
 {
     const LocalTensor<uint8_t>& xBytes = TokenRow(tokenIdx);
     LocalTensor<uint8_t> msg = msgQue_.AllocTensor<uint8_t>();
@@ -1229,8 +1371,8 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
     FillInfo(msg, tokenIdx, k, expertScale);
     msgQue_.EnQue(msg);
     msg = msgQue_.DeQue<uint8_t>();
-    GlobalTensor<uint8_t> win;
-    win.SetGlobalBuffer(WinData(dstRank) + offset);
+    GlobalTensor<uint8_t> win;  // another server's rank: staged in windowsOut, sent by BatchWrite after SyncAll
+    win.SetGlobalBuffer(OtherServer(dstRank) ? StageData(dstRank) + stageOffset : WinData(dstRank) + offset);
     DataCopy(win, msg, msgBytes_);
     msgQue_.FreeTensor(msg);
 }
@@ -1558,29 +1700,100 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
     LocalTensor<int32_t> status = statusBuf_.Get<int32_t>();
     LocalTensor<int32_t> tot = totBuf_.Get<int32_t>();
     for (uint32_t target = begin; target < end; ++target) {
-        int32_t rows = 0;
-        if (target < sharedRanks_) {  // shared rank `target` takes every active token of ranks in its group
-            rows = (target % ranksPerShared_ == epRank_ % ranksPerShared_) ? static_cast<int32_t>(activeTokens_) : 0;
-        } else {
-            rows = tot.GetValue(target - sharedRanks_);
-        }
         status.SetValue((target - begin) * WS_SLOT_INTS, FLAG_SET);
-        status.SetValue((target - begin) * WS_SLOT_INTS + 1U, rows);
+        status.SetValue((target - begin) * WS_SLOT_INTS + 1U, static_cast<int32_t>(TargetRows(target, tot)));
     }
     SyncFunc<HardEvent::S_MTE3>();
     for (uint32_t target = begin; target < end; ++target) {
-        uint32_t dstRank = target;
-        uint32_t entry = epRank_;
-        if (target >= sharedRanks_) {
-            const uint32_t e = target - sharedRanks_;
-            dstRank = sharedRanks_ + e / localMoe_;
-            entry = (e % localMoe_) * epWorld_ + epRank_;
+        uint32_t entry = 0U;
+        uint64_t blockAt = 0UL;
+        uint64_t stageAt = 0UL;
+        const uint32_t dstRank = TargetRank(target, entry, blockAt, stageAt);
+        if (OtherServer(dstRank)) {
+            continue;  // core 0 sends it after the rows (SendOtherServers)
         }
         GlobalTensor<int32_t> flag;
         flag.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(WinStatus(dstRank) + entry * FLAG_BYTES));
         DataCopy(flag, status[(target - begin) * WS_SLOT_INTS], WS_SLOT_INTS);
     }
     PipeBarrier<PIPE_ALL>();
+    if (serverRanks_ != 0U && coreIdx_ == 0U) {
+        SendOtherServers();
+    }
+}
+
+// Send target `target` (a shared-expert rank, then the MoE experts): its rank, the index of this rank's status entry
+// there, where this rank's block of its rows starts in that rank's dispatch area and in this rank's staging area.
+template <MOE_DISTRIBUTE_DISPATCH_V2_TPL_CLASS>
+__aicore__ inline uint32_t MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FUNC>::TargetRank(uint32_t target, uint32_t& entry,
+    uint64_t& blockAt, uint64_t& stageAt) const
+{
+    if (target < sharedRanks_) {
+        entry = epRank_;
+        blockAt = static_cast<uint64_t>(epRank_) * blockBytes_;
+        stageAt = 0UL;
+        return target;
+    }
+    const uint32_t e = target - sharedRanks_;
+    entry = (e % localMoe_) * epWorld_ + epRank_;
+    blockAt = (static_cast<uint64_t>(epRank_) * localMoe_ + e % localMoe_) * blockBytes_;
+    stageAt = static_cast<uint64_t>(e % localMoe_) * blockBytes_;
+    return sharedRanks_ + e / localMoe_;
+}
+
+// The rows this rank sends send target `target`: a shared rank takes every active token of the ranks in its group, a
+// MoE expert its rows of every core (`tot`).
+template <MOE_DISTRIBUTE_DISPATCH_V2_TPL_CLASS>
+__aicore__ inline uint32_t MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FUNC>::TargetRows(uint32_t target, const LocalTensor<int32_t>& tot) const
+{
+    if (target < sharedRanks_) {
+        return (target % ranksPerShared_ == epRank_ % ranksPerShared_) ? activeTokens_ : 0U;
+    }
+    return static_cast<uint32_t>(tot.GetValue(target - sharedRanks_));
+}
+
+// Core 0, every core's rows staged (SyncAll): the rows of each send target on another server, in one BatchWrite
+// task, then, once the server wrote them, its status entry {1.0f, rows} in a second one.
+template <MOE_DISTRIBUTE_DISPATCH_V2_TPL_CLASS>
+__aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FUNC>::SendOtherServers()
+{
+    const uint32_t targets = sharedRanks_ + moeExperts_;
+    LocalTensor<int32_t> tot = totBuf_.Get<int32_t>();
+    bw_.Init(userWorkspace_ + BatchWriteItemsAt(tiling_), 2U * (moeExperts_ + epWorld_),
+             bwBuf_.Get<uint64_t>());
+    for (uint32_t target = 0U; target < targets; ++target) {
+        uint32_t entry = 0U;
+        uint64_t blockAt = 0UL;
+        uint64_t stageAt = 0UL;
+        const uint32_t dstRank = TargetRank(target, entry, blockAt, stageAt);
+        const uint32_t rows = TargetRows(target, tot);
+        if (OtherServer(dstRank) && rows > 0U) {
+            bw_.Add(StageData(dstRank) + stageAt, WinData(dstRank) + blockAt,
+                    static_cast<uint64_t>(rows - 1U) * msgStride_ + msgBytes_, dstRank);
+        }
+    }
+    bw_.Send(hccl_);
+    LocalTensor<int32_t> staged = bwBuf_.GetWithOffset<int32_t>(WS_SLOT_INTS, BW_CHUNK * 32U);
+    for (uint32_t target = 0U; target < targets; ++target) {
+        uint32_t entry = 0U;
+        uint64_t blockAt = 0UL;
+        uint64_t stageAt = 0UL;
+        const uint32_t dstRank = TargetRank(target, entry, blockAt, stageAt);
+        if (!OtherServer(dstRank)) {
+            continue;
+        }
+        const uint32_t rows = TargetRows(target, tot);
+        for (uint32_t w = 0U; w < WS_SLOT_INTS; ++w) {
+            staged.SetValue(w, w == 0U ? FLAG_SET : (w == 1U ? static_cast<int32_t>(rows) : 0));
+        }
+        SyncFunc<HardEvent::S_MTE3>();
+        GlobalTensor<int32_t> stage;
+        stage.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(StageStatus(target)));
+        DataCopy(stage, staged, WS_SLOT_INTS);
+        SyncFunc<HardEvent::MTE3_S>();
+        bw_.Add(StageStatus(target), WinStatus(dstRank) + entry * FLAG_BYTES, FLAG_BYTES, dstRank);
+    }
+    bw_.Send(hccl_);
 }
 
 // ---- 3. wait: this core's share of the (local expert, source rank) entries ----------------------

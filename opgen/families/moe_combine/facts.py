@@ -8,6 +8,8 @@ FAMILY = Family(
     "moe_combine", "CombineV2, CombineAddRmsNorm: expert rows back to their tokens, weighted (semantics.md §5)",
     round_trip=WEIGHTED_SUM, shared_expert_x=True, writes=("xOut",), special_experts=SPECIALS_COMPUTED,
     reduced="xOut", quant_send=True, status_places=("windowsIn", "windowsExp"),
+    # Atlas A2 across servers: each (local expert, owner) block's rows and its flag, at most moeExpertNum blocks
+    batch_write=("moeExpertNum", "epWorldSize"),
     # one flag per (token, k) and shared-expert slot of a data state in the status area: COMBINE_FLAGS_HALF /
     # FLAG_BYTES of templates/cpp/op_kernel/_helpers.j2 (Atlas A2 flags per expert block instead)
     kernel_tables=(KernelTable("status_slots", "globalBS", (("maxBS",), ("K", "sharedExpertNum")), 10240,

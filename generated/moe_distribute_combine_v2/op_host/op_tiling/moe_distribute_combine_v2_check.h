@@ -1376,6 +1376,13 @@ class Ascend910b : public Eval {
       return Reject(kCodeTiling, "ascend910b.expandScalesOptional", "expandScalesOptional", "an (A,) tensor when commAlg is hierarchy",
                     Shown(ShowTensor(p.expandScalesOptional)));
     }
+    // [ascend910b.commAlg.2] commAlg != "hierarchy"
+    Reset();
+    if (all && Fails(p.commAlg != "hierarchy"sv)) {
+      Reset();
+      return Reject(kCodeTiling, "ascend910b.commAlg.2", "commAlg", "\"\" or \"fullmesh\": the generated kernels do not implement hierarchy",
+                    Shown(ShowStr(p.commAlg)));
+    }
     // [buffer.fullmesh_window] when commAlg != "hierarchy": HCCL_BUFFSIZE * MB >= 2 * (BS * epWorldSize * min(localExpertNum, K) * H * 2 + 2 * MB)
     Reset();
     if (all && Applies(p.commAlg != "hierarchy"sv) && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, Add(Mul(Mul(Mul(Mul(dim_BS(), p.epWorldSize), Min({let_localExpertNum(), dim_K()})), dim_H()), 2), Mul(2, kMB))))) {
@@ -1396,13 +1403,6 @@ class Ascend910b : public Eval {
       Reset();
       return Reject(kCodeTiling, "window.ep", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsIn",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
-    }
-    // [transport.epWorldSize] epWorldSize <= 8
-    Reset();
-    if (all && Fails(p.epWorldSize <= 8)) {
-      Reset();
-      return Reject(kCodeTiling, "transport.epWorldSize", "epWorldSize", "at most 8, one server on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201 (the generated kernels reach other ranks' HCCL windows with MTE copies; the HCCL transport across servers, RDMA or BatchWrite, is not implemented)",
-                    Shown(ShowInt(p.epWorldSize)));
     }
     return CheckResult{};
   }

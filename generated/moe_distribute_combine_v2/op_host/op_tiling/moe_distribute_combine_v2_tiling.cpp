@@ -1143,7 +1143,9 @@ ge::graphStatus FillHcclTiling(const char *nodeName, const check::Params &p, che
     switch (soc) {
         case check::Soc::kAscend910b: {
             opType = 18U;  // HCCL_CMD_BATCH_WRITE
-            algConfig = "BatchWrite=level0:fullmesh";
+            algConfig = "BatchWrite=level1:fullmesh";
+            // MTE copies stop at a server of 8 ranks: the kernel sends to the others through BatchWrite
+            tiling->serverRanks = 8U;
             Ascend910bTiling eval(p);
             inUse[1] = eval.UsesGroup1();
             break;
@@ -1246,9 +1248,22 @@ ge::graphStatus MoeDistributeCombineV2TilingFunc(gert::TilingContext *context)
                 OP_LOGE(nodeName, "Failed to set the block dim."), return ge::GRAPH_FAILED);
     OP_CHECK_IF(context->SetScheduleMode(BATCH_MODE) != ge::GRAPH_SUCCESS,
                 OP_LOGE(nodeName, "Failed to set the batch schedule mode."), return ge::GRAPH_FAILED);
+    if (tilingData->serverRanks != 0U) {
+        // the AI CPU cores that serve the kernel's HCCL BatchWrite tasks, as the real A2 MC2 tilings launch them
+        OP_CHECK_IF(context->SetAicpuBlockDim(mc2tiling::AICPU_NUM_BLOCKS_A2) != ge::GRAPH_SUCCESS,
+                    OP_LOGE(nodeName, "Failed to set the AI CPU block dim."), return ge::GRAPH_FAILED);
+    }
     size_t *workspaces = context->GetWorkspaceSizes(1);
     OP_CHECK_NULL_WITH_CONTEXT(context, workspaces);
-    workspaces[0] = SYSTEM_NEED_WORKSPACE + WORKSPACE_PER_CORE_PAIR * aivNum * aivNum;
+    size_t userWorkspace = WORKSPACE_PER_CORE_PAIR * aivNum * aivNum;
+    if (tilingData->serverRanks != 0U) {
+        // the kernel's BatchWrite items: a (rows, flag) pair of 32-byte items per moeExpertNum + epWorldSize
+        size_t units = 0UL;
+        units += static_cast<size_t>(tilingData->moeExpertNum);
+        units += static_cast<size_t>(tilingData->epWorldSize);
+        userWorkspace += 2UL * 32UL * units;
+    }
+    workspaces[0] = SYSTEM_NEED_WORKSPACE + userWorkspace;
     OP_LOGD(nodeName, "Leave MoeDistributeCombineV2 tiling func: tilingKey=%lu, aivNum=%u, ubSize=%lu.",
             tilingKey, aivNum, ubSize);
     return ge::GRAPH_SUCCESS;

@@ -580,7 +580,8 @@ ge::graphStatus MoeDistributeDispatchSetupTilingFunc(gert::TilingContext *contex
                 OP_LOGE(nodeName, "Failed to set the batch schedule mode."), return ge::GRAPH_FAILED);
     size_t *workspaces = context->GetWorkspaceSizes(1);
     OP_CHECK_NULL_WITH_CONTEXT(context, workspaces);
-    workspaces[0] = SYSTEM_NEED_WORKSPACE + WORKSPACE_PER_CORE_PAIR * aivNum * aivNum;
+    size_t userWorkspace = WORKSPACE_PER_CORE_PAIR * aivNum * aivNum;
+    workspaces[0] = SYSTEM_NEED_WORKSPACE + userWorkspace;
     OP_LOGD(nodeName, "Leave MoeDistributeDispatchSetup tiling func: tilingKey=%lu, aivNum=%u, ubSize=%lu.",
             tilingKey, aivNum, ubSize);
     return ge::GRAPH_SUCCESS;

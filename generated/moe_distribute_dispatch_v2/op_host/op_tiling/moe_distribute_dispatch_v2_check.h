@@ -1159,6 +1159,13 @@ class Ascend910b : public Eval {
       return Reject(kCodeTiling, "ascend910b.expertScalesOptional", "expertScalesOptional", "a tensor when commAlg is hierarchy",
                     Shown(ShowTensor(p.expertScalesOptional)));
     }
+    // [ascend910b.commAlg] commAlg != "hierarchy"
+    Reset();
+    if (all && Fails(p.commAlg != "hierarchy"sv)) {
+      Reset();
+      return Reject(kCodeTiling, "ascend910b.commAlg", "commAlg", "\"\" or \"fullmesh\": the generated kernels do not implement hierarchy",
+                    Shown(ShowStr(p.commAlg)));
+    }
     // [ascend910b.performanceInfoOptional] when present(performanceInfoOptional): rank(performanceInfoOptional) == 1 and dim(performanceInfoOptional, 0) == epWorldSize
     Reset();
     if (all && Applies(Present(p.performanceInfoOptional)) && Fails((Rank(p.performanceInfoOptional) == 1) && (Dim(p.performanceInfoOptional, 0) == p.epWorldSize))) {
@@ -1193,13 +1200,6 @@ class Ascend910b : public Eval {
       Reset();
       return Reject(kCodeTiling, "window.ep", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine + dispatch, and the status area in windowsIn",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
-    }
-    // [transport.epWorldSize] epWorldSize <= 8
-    Reset();
-    if (all && Fails(p.epWorldSize <= 8)) {
-      Reset();
-      return Reject(kCodeTiling, "transport.epWorldSize", "epWorldSize", "at most 8, one server on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201 (the generated kernels reach other ranks' HCCL windows with MTE copies; the HCCL transport across servers, RDMA or BatchWrite, is not implemented)",
-                    Shown(ShowInt(p.epWorldSize)));
     }
     return CheckResult{};
   }

@@ -15,6 +15,7 @@ constexpr uint32_t MAX_CC_TILING_NUM = 8U;
 constexpr uint32_t HCCL_GROUP_NAME_SIZE = 128U;
 constexpr uint32_t HCCL_ALG_CONFIG_SIZE = 128U;
 constexpr uint32_t HCCL_CMD_ALL = 21U;  // HcclCMDType::HCCL_CMD_ALL (hccl_common.h): valid types are 1 .. 20
+constexpr uint32_t HCCL_CMD_BATCH_WRITE = 18U;  // HcclCMDType::HCCL_CMD_BATCH_WRITE
 
 struct Mc2InitTilingInner {
     uint32_t version;

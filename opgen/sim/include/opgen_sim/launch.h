@@ -54,6 +54,7 @@ struct TilingResult {
     std::vector<uint8_t> data;  // the tiling data struct, sizeof(<Op>TilingData) bytes
     uint64_t tilingKey = 0;
     uint32_t blockDim = 0;
+    uint32_t aicpuBlocks = 0;  // AI CPU cores the tiling asked for: the HCCL server of BatchWrite tasks
     uint32_t scheduleMode = 0;
     uint64_t workspaceBytes = 0;  // GetWorkspaceSizes(1)[0]
     std::string log;  // every OP_LOGE / OP_LOGW line the tiling function printed, '\n'-separated

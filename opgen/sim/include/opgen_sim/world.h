@@ -109,7 +109,7 @@ struct HcclContextV310 {
     uint32_t rankNum = 0;
     uint64_t winSize = 0;
     uint64_t windowsIn[CONTEXT_WINDOWS_V310] = {};
-    uint64_t windowsOut[CONTEXT_WINDOWS_V310] = {};  // all 0: the twin's HCCL allocates no output windows
+    uint64_t windowsOut[CONTEXT_WINDOWS_V310] = {};
 };
 static_assert(offsetof(HcclContextV310, winSize) == offsetof(HcclContextHead, winSize) &&
                   offsetof(HcclContextV310, rankNum) == offsetof(HcclContextHead, rankNum),
@@ -137,7 +137,7 @@ struct HcclOpResContext {
     uint32_t rankNum = 0;
     uint64_t winSize = 0;
     uint64_t localWindowsIn = 0;
-    uint64_t localWindowsOut = 0;  // 0: the twin's HCCL allocates no output windows
+    uint64_t localWindowsOut = 0;
     char hcomId[128] = {};
     uint64_t winExpSize = 0;
     uint64_t localWindowsExp = 0;
@@ -159,23 +159,25 @@ struct ContextTag {
 // HcclCombineOpParam of __NPU_ARCH__ 3510, whose head is all a 2201 kernel may read).
 struct HcclGroup {
     uint32_t rankId = 0;
-    std::vector<uint8_t*> windows;  // the window of every member, by rank id within the group
+    std::vector<uint8_t*> windows;  // the window (windowsIn) of every member, by rank id within the group
     uint64_t windowBytes = 0;
+    std::vector<uint8_t*> outWindows;  // the windowsOut of every member, windowBytes each (empty: none listed)
     std::vector<uint8_t*> expWindows;  // the windowsExp of every member (empty: the context lists none)
     uint64_t expBytes = 0;
     std::vector<uint64_t> block;  // ContextTag, then the context (and A3's remote lists), 8-byte aligned
 
     uint8_t* Context() { return reinterpret_cast<uint8_t*>(block.data()) + sizeof(ContextTag); }
 
-    // What HCCL hands rank `rank` of a group whose members' windows (of `bytes` each) are `members`, and whose
-    // windowsExp (of `expBytes` each) are `exps` where the product's context lists them: the context fields the
-    // device fills.
+    // What HCCL hands rank `rank` of a group whose members' windows (windowsIn, of `bytes` each) are `members`,
+    // whose windowsOut (of the same size) are `outs`, and whose windowsExp (of `expBytes` each) are `exps` where
+    // the product's context lists them: the context fields the device fills.
     void Attach(uint32_t rank, const std::vector<uint8_t*>& members, uint64_t bytes,
-                const std::vector<uint8_t*>& exps = {}, uint64_t expSize = 0)
+                const std::vector<uint8_t*>& exps = {}, uint64_t expSize = 0, const std::vector<uint8_t*>& outs = {})
     {
         rankId = rank;
         windows = members;
         windowBytes = bytes;
+        outWindows = outs;
         expWindows = exps;
         expBytes = expSize;
         const size_t n = members.size();
@@ -191,6 +193,7 @@ struct HcclGroup {
             ctx->winSize = bytes;
             for (size_t i = 0; i < n && i < CONTEXT_WINDOWS_V310; ++i) {
                 ctx->windowsIn[i] = reinterpret_cast<uint64_t>(members[i]);
+                ctx->windowsOut[i] = i < outs.size() ? reinterpret_cast<uint64_t>(outs[i]) : 0U;
             }
             return;
         }
@@ -199,6 +202,7 @@ struct HcclGroup {
         ctx->rankNum = static_cast<uint32_t>(n);
         ctx->winSize = bytes;
         ctx->localWindowsIn = reinterpret_cast<uint64_t>(members[rank]);
+        ctx->localWindowsOut = rank < outs.size() ? reinterpret_cast<uint64_t>(outs[rank]) : 0U;
         ctx->winExpSize = expSize;
         ctx->localWindowsExp = reinterpret_cast<uint64_t>(exps[rank]);
         ctx->rWinStart = static_cast<uint32_t>(remoteAt);
@@ -207,7 +211,8 @@ struct HcclGroup {
         for (size_t i = 0; i < n; ++i) {
             // its own entry stays 0: a kernel finds its own windows at localWindows*, as the real A3 ones do
             relation[i] = HcclRankRelationResV2{static_cast<uint32_t>(i), static_cast<uint32_t>(i),
-                                                i == rank ? 0U : reinterpret_cast<uint64_t>(members[i]), 0U,
+                                                i == rank ? 0U : reinterpret_cast<uint64_t>(members[i]),
+                                                i == rank || i >= outs.size() ? 0U : reinterpret_cast<uint64_t>(outs[i]),
                                                 i == rank ? 0U : reinterpret_cast<uint64_t>(exps[i])};
             remote[i] = RemoteResPtr{&relation[i], &relation[i]};
         }
@@ -235,6 +240,7 @@ struct RankBarrier {
 
 struct RankState {
     uint32_t blockDim = 0;
+    uint32_t aicpuBlocks = 0;  // the AI CPU cores launched with the kernel (TilingContext::SetAicpuNumBlocks)
     std::vector<CoreCosts> costs;  // per core, filled in when the core finishes
     std::vector<HcclGroup> groups;
     RankBarrier barrier;
@@ -271,6 +277,9 @@ struct CoreState {
     CoreCosts costs;
     uint64_t scalarSinceRead = 0;  // scalar accesses since the last GM read
     std::string printed;           // the last text the core printed (PRINTF)
+    // An HCCL client of this core that sent the AICPU server a task and no Finalize yet (lib/hccl/hccl.h): what
+    // it sent. A kernel that returns with one open leaves the server waiting (the device hangs).
+    std::string hcclOpen;
 };
 
 inline thread_local CoreState* t_core = nullptr;
@@ -569,6 +578,10 @@ inline void RunWorld(World& world, const std::function<void(uint32_t rank)>& ker
                 t_core = &core;
                 try {
                     kernel(r);
+                    if (!core.hcclOpen.empty()) {
+                        Raise("the kernel returned without Hccl::Finalize after %s: the AICPU server serves the "
+                              "group until the client's Finalize message (the device hangs)", core.hcclOpen.c_str());
+                    }
                 } catch (const Fault&) {
                     // recorded by Raise
                 } catch (const Abort&) {

@@ -26,6 +26,15 @@ public:
     uint64_t GetTilingKey() const;
     ge::graphStatus SetBlockDim(uint32_t block_dim);
     uint32_t GetBlockDim() const;
+    // the AI CPU cores the launch schedules (the server of HCCL BatchWrite tasks); deprecated name first
+    ge::graphStatus SetAicpuBlockDim(uint32_t block_dim) { return SetAicpuNumBlocks(block_dim); }
+    ge::graphStatus SetAicpuNumBlocks(uint32_t num_blocks)
+    {
+        aicpu_blocks_ = num_blocks;
+        return ge::GRAPH_SUCCESS;
+    }
+    uint32_t GetAicpuBlockDim() const { return aicpu_blocks_; }
+    uint32_t GetAicpuNumBlocks() const { return aicpu_blocks_; }
     ge::graphStatus SetScheduleMode(uint32_t schedule_mode);
     ge::graphStatus SetNeedAtomic(bool atomic);
     size_t *GetWorkspaceSizes(size_t workspace_count);
@@ -62,6 +71,7 @@ private:
     const void *compile_info_ = nullptr;
     uint64_t tiling_key_ = 0;
     uint32_t block_dim_ = 0;
+    uint32_t aicpu_blocks_ = 0;
     uint32_t schedule_mode_ = 0;
     bool need_atomic_ = false;
     std::vector<size_t> workspace_sizes_;

@@ -9,6 +9,18 @@
  * opType is a valid HcclCMDType.  Stricter than the device where the device would go on with garbage: a
  * missing tiling, an init tiling GetTiling never wrote (version), or an offset the init tiling does not list.
  * On __NPU_ARCH__ 3510 GetWindowsInAddr faults: the real one always returns 0 there (platform_v310).
+ *
+ * BatchWrite (the AICPU server's RDMA writes, how Atlas A2 reaches another server's windows) follows the same
+ * client (include/adv_api/hccl/hccl.h, impl/adv_api/detail/hccl/common/hccl_aicpu_impl.h CommonPrepareImpl / Wait /
+ * Commit / Finalize, platform_v220 BatchWrite, which always commits; platform_v310 BatchWrite, which returns -1).
+ * The twin's server runs a task's items when the core waits for it (Wait, or Finalize, which waits for the last
+ * task): the latest moment the device may complete it, so a kernel that reads the written bytes before its Wait
+ * returned finds them absent. The device may also complete it at once, so a source the kernel changes between
+ * BatchWrite and that moment is a fault. Only the working core (the config's blockId, 0) sends messages to the
+ * server: the device silently drops another core's; the twin faults. Stricter than the device where the device
+ * logs an error and goes on: an item the server would reject or whose bytes lie outside the windows (its local
+ * buffer in this rank's windowsIn / windowsOut, its remote one in the peer's windowsIn), a write to the rank
+ * itself, a Commit or Wait the task does not allow, a kernel returning without Finalize.
  * Atlas A3's context is HcclContextDef::HcclOpResParam with the ranks' windowsExp (of the product's size, the
  * job's `exp_window`); on every other product the context has no windowsExp.
  */
@@ -33,6 +45,31 @@ using HcclRankRelationResV2 = opgen_sim::HcclRankRelationResV2;
 using RemoteResPtr = opgen_sim::RemoteResPtr;
 using HcclOpResParam = opgen_sim::HcclOpResContext;
 }  // namespace HcclContextDef
+
+using HcclHandle = int8_t;
+
+// HcclDataType as include/adv_api/hccl/hccl_common.h numbers it
+enum HcclDataType {
+    HCCL_DATA_TYPE_INT8 = 0,
+    HCCL_DATA_TYPE_INT16 = 1,
+    HCCL_DATA_TYPE_INT32 = 2,
+    HCCL_DATA_TYPE_FP16 = 3,
+    HCCL_DATA_TYPE_FP32 = 4,
+    HCCL_DATA_TYPE_INT64 = 5,
+    HCCL_DATA_TYPE_UINT64 = 6,
+    HCCL_DATA_TYPE_UINT8 = 7,
+    HCCL_DATA_TYPE_UINT16 = 8,
+    HCCL_DATA_TYPE_UINT32 = 9,
+    HCCL_DATA_TYPE_FP64 = 10,
+    HCCL_DATA_TYPE_BFP16 = 11,
+    HCCL_DATA_TYPE_INT128 = 12,
+    HCCL_DATA_TYPE_HIF8 = 14,
+    HCCL_DATA_TYPE_FP8E4M3 = 15,
+    HCCL_DATA_TYPE_FP8E5M2 = 16,
+    HCCL_DATA_TYPE_FP8E8M0 = 17,
+    HCCL_DATA_TYPE_MXFP8 = 18,
+    HCCL_DATA_TYPE_RESERVED = 255
+};
 
 enum HcclServerType : uint8_t {
     HCCL_SERVER_TYPE_AICPU = 0,
@@ -90,7 +127,120 @@ public:
             opgen_sim::Raise("Hccl::SetCcTilingV2: Call SetCcTiling failed, ensure cmdType is valid (opType %u)",
                              cc->opType);
         }
+        ccSet_[cc->opType] = true;  // the client's table of cc tilings by HcclCMDType (ccOpTilingDataTable_)
         return 0;
+    }
+
+    // One task of BatchWrite: itemNum items of 32 bytes at batchWriteInfo (GM), each a write of `count` elements of
+    // `dataType` from this rank's window to `remoteRankId`'s windowsIn.
+    template <bool commit = false>
+    __aicore__ HcclHandle BatchWrite(GM_ADDR batchWriteInfo, uint32_t itemNum, uint16_t queueID = 0U)
+    {
+        Ready("BatchWrite");
+#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
+        (void)batchWriteInfo;
+        (void)itemNum;
+        (void)queueID;
+        opgen_sim::Raise("Hccl::BatchWrite: on __NPU_ARCH__ 3510 the AICPU client's BatchWrite always returns -1 "
+                         "(platform_v310): no task is sent");
+#else
+        constexpr bool committed = true;  // platform_v220: CommonPrepareImpl<true> whatever `commit` says
+        (void)commit;
+        Working("BatchWrite");
+        if (opgen_sim::MyRank().aicpuBlocks == 0U) {
+            opgen_sim::Raise("Hccl::BatchWrite: the launch has no AI CPU core to serve the task: the host tiling "
+                             "set none (TilingContext::SetAicpuBlockDim)");
+        }
+        if (!ccSet_[opgen_sim::HCCL_CMD_BATCH_WRITE]) {
+            opgen_sim::Raise("Hccl::BatchWrite: no cc tiling of opType HCCL_CMD_BATCH_WRITE (%u) was set with "
+                             "SetCcTilingV2: the server has no tiling for the task", opgen_sim::HCCL_CMD_BATCH_WRITE);
+        }
+        if (queueID != 0U && queueID >= init_->queueNum) {
+            opgen_sim::Raise("Hccl::BatchWrite: queue %u, the init tiling has %u queues", queueID, init_->queueNum);
+        }
+        if (itemNum == 0U) {  // CheckCommonPrepareParamValid: a count of 0 is invalid, the device returns -1
+            opgen_sim::Raise("Hccl::BatchWrite: Call Prepare[%u] failed, param sendCount/recvCount is 0, invalid "
+                             "(the device returns handle -1 and sends nothing)", opgen_sim::HCCL_CMD_BATCH_WRITE);
+        }
+        if (tasks_.size() + 1U >= static_cast<size_t>(HCCL_MAX_HANDLE_ID) || messages_ + 1U >= HCCL_MSG_CNT) {
+            opgen_sim::Raise("Hccl::BatchWrite: Prepare interface call num is %zu, expected no more than %d "
+                             "(messages: %u of %u)", tasks_.size() + 1U, HCCL_MAX_HANDLE_ID, messages_ + 1U,
+                             HCCL_MSG_CNT);
+        }
+        opgen_sim::CheckGm(batchWriteInfo, static_cast<uint64_t>(itemNum) * sizeof(BatchWriteItem),
+                           "Hccl::BatchWrite items");
+        Task task;
+        task.items.resize(itemNum);
+        std::memcpy(task.items.data(), batchWriteInfo, itemNum * sizeof(BatchWriteItem));
+        for (uint32_t i = 0; i < itemNum; ++i) {
+            task.sums.push_back(Checked(task.items[i], i));
+        }
+        task.committed = committed;
+        tasks_.push_back(std::move(task));
+        ++messages_;
+        const HcclHandle handle = static_cast<HcclHandle>(tasks_.size() - 1U);
+        opgen_sim::t_core->hcclOpen = "Hccl::BatchWrite (handle " + std::to_string(handle) + ")";
+        return handle;
+#endif
+    }
+    __aicore__ void Commit(HcclHandle handleId)
+    {
+        Task& task = TaskOf("Commit", handleId);
+        Working("Commit");
+        if (task.committed) {
+            opgen_sim::Raise("Hccl::Commit(%d): call num is 2, expected no larger than task num 1 (BatchWrite on "
+                             "__NPU_ARCH__ 2201 commits its task itself)", handleId);
+        }
+        task.committed = true;
+    }
+    // Blocks until the task is done; 0. The twin's server runs the task here.
+    __aicore__ int32_t Wait(HcclHandle handleId)
+    {
+        Task& task = TaskOf("Wait", handleId);
+        if (!task.committed) {
+            opgen_sim::Raise("Hccl::Wait(%d): Failed to wait, call num of Wait is 1, expected to be no larger than "
+                             "Commit num 0", handleId);
+        }
+        if (task.waited) {
+            opgen_sim::Raise("Hccl::Wait(%d): Failed to wait, call num of Wait is 2, expected to be no larger than "
+                             "Commit num 1", handleId);
+        }
+        Complete(handleId, task);
+        task.waited = true;
+        return 0;
+    }
+    // No more tasks: the working core waits for the last one (sync), the server exits.
+    template <bool sync = true>
+    __aicore__ void Finalize()
+    {
+        Ready("Finalize");
+        static_assert(sync, "the twin implements Finalize<true> only");
+        if (!WorkingCore()) {  // the device only advances the message position of another core
+            return;
+        }
+        for (size_t h = 0; h < tasks_.size(); ++h) {
+            if (!tasks_[h].committed) {
+                opgen_sim::Raise("Hccl::Finalize: task %zu was never committed: the server never runs it", h);
+            }
+            if (!tasks_[h].done) {
+                Complete(static_cast<HcclHandle>(h), tasks_[h]);
+            }
+        }
+        finalized_ = true;
+        opgen_sim::t_core->hcclOpen.clear();
+    }
+    __aicore__ GM_ADDR GetWindowsOutAddr(uint32_t rankId)
+    {
+        Ready("GetWindowsOutAddr");
+#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
+        opgen_sim::Raise("Hccl::GetWindowsOutAddr(%u): on __NPU_ARCH__ 3510 the AICPU client always returns 0; "
+                         "read windowsOut[] of the HCCL context (HcclCombineOpParam)", rankId);
+#endif
+        if (rankId >= group_->outWindows.size()) {
+            opgen_sim::Raise("Hccl::GetWindowsOutAddr(%u): the group has %zu ranks with windowsOut", rankId,
+                             group_->outWindows.size());
+        }
+        return group_->outWindows[rankId];
     }
     __aicore__ GM_ADDR GetWindowsInAddr(uint32_t rankId)
     {
@@ -118,14 +268,143 @@ public:
     }
 
 private:
+    static constexpr int8_t HCCL_MAX_HANDLE_ID = 63;  // include/adv_api/hccl/internal/hccl_msg.h
+    static constexpr uint32_t HCCL_MSG_CNT = 64U;
+    // BatchWriteItem, as include/adv_api/hccl/hccl.h documents it
+    struct BatchWriteItem {
+        uint64_t localBuf;
+        uint64_t remoteBuf;
+        uint64_t count;
+        uint32_t dataType;
+        uint32_t remoteRankId;
+    };
+    static_assert(sizeof(BatchWriteItem) == 32U, "32-byte items");
+    struct Task {
+        std::vector<BatchWriteItem> items;
+        std::vector<uint64_t> sums;  // of each item's source bytes when the task was sent
+        bool committed = false;
+        bool done = false;
+        bool waited = false;
+    };
+
     void Ready(const char* what) const
     {
         if (group_ == nullptr) {
             opgen_sim::Raise("Hccl::%s before InitV2", what);
         }
     }
+    bool WorkingCore() const { return GetBlockIdx() == config.blockId; }
+    void Working(const char* what) const
+    {
+        if (!WorkingCore()) {
+            opgen_sim::Raise("Hccl::%s on block %lld: only block %lld (the HcclServerConfig's blockId) sends messages "
+                             "to the server; the device drops this one", what, static_cast<long long>(GetBlockIdx()),
+                             static_cast<long long>(config.blockId));
+        }
+    }
+    Task& TaskOf(const char* what, HcclHandle handleId)
+    {
+        Ready(what);
+        if (handleId < 0 || static_cast<size_t>(handleId) >= tasks_.size()) {
+            opgen_sim::Raise("Hccl::%s(%d): handleId[%d] was not got by Prepare interface (%zu tasks)", what, handleId,
+                             handleId, tasks_.size());
+        }
+        if (finalized_) {
+            opgen_sim::Raise("Hccl::%s(%d) after Finalize", what, handleId);
+        }
+        return tasks_[static_cast<size_t>(handleId)];
+    }
+    static uint64_t ElementBytes(uint32_t dataType)
+    {
+        switch (dataType) {
+            case HCCL_DATA_TYPE_INT8: case HCCL_DATA_TYPE_UINT8: case HCCL_DATA_TYPE_HIF8:
+            case HCCL_DATA_TYPE_FP8E4M3: case HCCL_DATA_TYPE_FP8E5M2: case HCCL_DATA_TYPE_FP8E8M0:
+                return 1U;
+            case HCCL_DATA_TYPE_INT16: case HCCL_DATA_TYPE_UINT16: case HCCL_DATA_TYPE_FP16:
+            case HCCL_DATA_TYPE_BFP16:
+                return 2U;
+            case HCCL_DATA_TYPE_INT32: case HCCL_DATA_TYPE_UINT32: case HCCL_DATA_TYPE_FP32:
+                return 4U;
+            case HCCL_DATA_TYPE_INT64: case HCCL_DATA_TYPE_UINT64: case HCCL_DATA_TYPE_FP64:
+                return 8U;
+            case HCCL_DATA_TYPE_INT128:
+                return 16U;
+            default:
+                return 0U;
+        }
+    }
+    static bool Inside(uint64_t p, uint64_t bytes, const uint8_t* base, uint64_t size)
+    {
+        const uint64_t b = reinterpret_cast<uint64_t>(base);
+        return base != nullptr && p >= b && p - b <= size && bytes <= size - (p - b);
+    }
+    static uint64_t Sum(const uint8_t* p, uint64_t bytes)
+    {
+        uint64_t h = 1469598103934665603ULL;  // FNV-1a
+        for (uint64_t i = 0; i < bytes; ++i) {
+            h = (h ^ p[i]) * 1099511628211ULL;
+        }
+        return h;
+    }
+    // The item's byte count, after the checks of its addresses; the sum of its source bytes.
+    uint64_t Checked(const BatchWriteItem& it, uint32_t i) const
+    {
+        const uint64_t size = ElementBytes(it.dataType);
+        if (size == 0U) {
+            opgen_sim::Raise("Hccl::BatchWrite: item %u has dataType %u, not an HcclDataType of fixed size", i,
+                             it.dataType);
+        }
+        if (it.count == 0U) {
+            opgen_sim::Raise("Hccl::BatchWrite: item %u writes 0 elements", i);
+        }
+        const uint64_t bytes = it.count * size;
+        const uint32_t me = group_->rankId;
+        if (it.remoteRankId >= group_->windows.size() || it.remoteRankId == me) {
+            opgen_sim::Raise("Hccl::BatchWrite: item %u writes to rank %u: a peer of the group's %zu ranks, not the "
+                             "rank itself (%u), is expected", i, it.remoteRankId, group_->windows.size(), me);
+        }
+        const uint64_t win = group_->windowBytes;
+        const uint8_t* out = me < group_->outWindows.size() ? group_->outWindows[me] : nullptr;
+        if (!Inside(it.localBuf, bytes, group_->windows[me], win) && !Inside(it.localBuf, bytes, out, win)) {
+            opgen_sim::Raise("Hccl::BatchWrite: item %u reads %llu bytes at %s: the local buffer must lie in this "
+                             "rank's windowsIn or windowsOut (%llu bytes each)", i,
+                             static_cast<unsigned long long>(bytes), opgen_sim::DescribeGm(it.localBuf).c_str(),
+                             static_cast<unsigned long long>(win));
+        }
+        if (!Inside(it.remoteBuf, bytes, group_->windows[it.remoteRankId], win)) {
+            opgen_sim::Raise("Hccl::BatchWrite: item %u writes %llu bytes at %s: the remote buffer must lie in the "
+                             "windowsIn of rank %u (%llu bytes)", i, static_cast<unsigned long long>(bytes),
+                             opgen_sim::DescribeGm(it.remoteBuf).c_str(), it.remoteRankId,
+                             static_cast<unsigned long long>(win));
+        }
+        return Sum(reinterpret_cast<const uint8_t*>(it.localBuf), bytes);
+    }
+    // The server runs the task: every item's bytes land in the peer's window, last item first (the device gives
+    // the items of a task no order: a flag sent in the same task as its rows may arrive before them).
+    void Complete(HcclHandle handleId, Task& task)
+    {
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        for (size_t i = task.items.size(); i-- > 0;) {
+            const BatchWriteItem& it = task.items[i];
+            const uint64_t bytes = it.count * ElementBytes(it.dataType);
+            if (Sum(reinterpret_cast<const uint8_t*>(it.localBuf), bytes) != task.sums[i]) {
+                opgen_sim::Raise("Hccl::BatchWrite (handle %d): the %llu source bytes of item %zu at %s changed "
+                                 "between BatchWrite and the task's end: the server may have sent either", handleId,
+                                 static_cast<unsigned long long>(bytes), i, opgen_sim::DescribeGm(it.localBuf).c_str());
+            }
+            std::memmove(reinterpret_cast<uint8_t*>(it.remoteBuf), reinterpret_cast<const uint8_t*>(it.localBuf),
+                         bytes);
+        }
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        task.done = true;
+    }
+
     opgen_sim::HcclGroup* group_ = nullptr;
     const opgen_sim::Mc2InitTilingInner* init_ = nullptr;
+    bool ccSet_[opgen_sim::HCCL_CMD_ALL] = {};
+    std::vector<Task> tasks_;
+    uint32_t messages_ = 0U;
+    bool finalized_ = false;
 };
 }  // namespace AscendC
 

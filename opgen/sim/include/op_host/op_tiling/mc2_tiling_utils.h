@@ -15,6 +15,8 @@ namespace mc2tiling {
 // The HCCL communication engines MC2 tilings pass to Mc2CcTilingConfig::SetCommEngine (same values as CANN).
 constexpr uint8_t AIV_ENGINE = 3;
 constexpr uint8_t A5_CCU_ENGINE = 6;
+// The AI CPU cores the Atlas A2 MC2 tilings launch to serve HCCL BatchWrite (same value as CANN).
+constexpr uint32_t AICPU_NUM_BLOCKS_A2 = 6U;
 
 // Short_SoC_version of the platform, e.g. "Ascend910B", "Ascend910_93".
 inline std::string GetSocVersion(const gert::TilingContext *context)

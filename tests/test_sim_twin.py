@@ -99,6 +99,8 @@ FAULTS = {
                                     "buffer must lie in this rank's windowsIn or windowsOut",
     "batch_write_source_changed": "Hccl::BatchWrite (handle 0): the 32 source bytes of item 0 at windowsOut of rank "
                                   "{r} (group 0) + 0 changed between BatchWrite and the task's end",
+    "batch_write_items_changed": "Hccl::BatchWrite (handle 0): its 1 items at gm of rank {r} + 1024 changed before "
+                                 "the task's end: the server reads them after BatchWrite returns",
     "batch_write_commit_again": "Hccl::Commit(0): call num is 2, expected no larger than task num 1 (BatchWrite on "
                                 "__NPU_ARCH__ 2201 commits its task itself)",
     "batch_write_without_aicpu": "Hccl::BatchWrite: the launch has no AI CPU core to serve the task: the host "

@@ -392,7 +392,7 @@ const HcclTilings& BatchWriteTilings()
 }
 
 enum class BatchWriteFlaw { NONE, NOT_WORKING_CORE, NO_CC_TILING, REMOTE_PAST_WINDOW, LOCAL_NOT_WINDOW,
-                            SOURCE_CHANGED, NO_FINALIZE, COMMIT_AGAIN };
+                            SOURCE_CHANGED, ITEMS_CHANGED, NO_FINALIZE, COMMIT_AGAIN };
 
 // Core 0 of each rank stages 8 ints in its windowsOut and BatchWrites them into the peer's windowsIn, waits, then
 // sends a flag the same way; the peer polls its own window for the flag and reads the ints. Run with one rank per
@@ -433,6 +433,9 @@ void BatchWriteExchange(uint32_t rank, BatchWriteFlaw flaw)
     HcclHandle data = hccl.BatchWrite<true>(g_gm[rank] + 1024, 1U);
     if (flaw == BatchWriteFlaw::COMMIT_AGAIN) {
         hccl.Commit(data);
+    }
+    if (flaw == BatchWriteFlaw::ITEMS_CHANGED) {
+        items.SetValue(2, 4U);  // the server has not necessarily read the count yet
     }
     if (flaw == BatchWriteFlaw::SOURCE_CHANGED) {
         ub.SetValue(0, 0);
@@ -692,6 +695,7 @@ const std::map<std::string, Case>& Cases()
          [](uint32_t r) { BatchWriteExchange(r, BatchWriteFlaw::REMOTE_PAST_WINDOW); }},
         {"batch_write_local_not_window", [](uint32_t r) { BatchWriteExchange(r, BatchWriteFlaw::LOCAL_NOT_WINDOW); }},
         {"batch_write_source_changed", [](uint32_t r) { BatchWriteExchange(r, BatchWriteFlaw::SOURCE_CHANGED); }},
+        {"batch_write_items_changed", [](uint32_t r) { BatchWriteExchange(r, BatchWriteFlaw::ITEMS_CHANGED); }},
         {"batch_write_without_finalize", [](uint32_t r) { BatchWriteExchange(r, BatchWriteFlaw::NO_FINALIZE); }},
         {"batch_write_commit_again", [](uint32_t r) { BatchWriteExchange(r, BatchWriteFlaw::COMMIT_AGAIN); }},
         {"batch_write_without_aicpu", [](uint32_t r) { BatchWriteExchange(r, BatchWriteFlaw::NONE); }},

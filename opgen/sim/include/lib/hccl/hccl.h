@@ -172,6 +172,8 @@ public:
         Task task;
         task.items.resize(itemNum);
         std::memcpy(task.items.data(), batchWriteInfo, itemNum * sizeof(BatchWriteItem));
+        task.itemsAt = batchWriteInfo;  // the server reads them after the message: they must stay as they are
+        task.itemsSum = Sum(batchWriteInfo, itemNum * sizeof(BatchWriteItem));
         for (uint32_t i = 0; i < itemNum; ++i) {
             task.sums.push_back(Checked(task.items[i], i));
         }
@@ -281,6 +283,8 @@ private:
     static_assert(sizeof(BatchWriteItem) == 32U, "32-byte items");
     struct Task {
         std::vector<BatchWriteItem> items;
+        const uint8_t* itemsAt = nullptr;
+        uint64_t itemsSum = 0;
         std::vector<uint64_t> sums;  // of each item's source bytes when the task was sent
         bool committed = false;
         bool done = false;
@@ -384,6 +388,11 @@ private:
     void Complete(HcclHandle handleId, Task& task)
     {
         std::atomic_thread_fence(std::memory_order_seq_cst);
+        if (Sum(task.itemsAt, task.items.size() * sizeof(BatchWriteItem)) != task.itemsSum) {
+            opgen_sim::Raise("Hccl::BatchWrite (handle %d): its %zu items at %s changed before the task's end: the "
+                             "server reads them after BatchWrite returns", handleId, task.items.size(),
+                             opgen_sim::DescribeGm(reinterpret_cast<uintptr_t>(task.itemsAt)).c_str());
+        }
         for (size_t i = task.items.size(); i-- > 0;) {
             const BatchWriteItem& it = task.items[i];
             const uint64_t bytes = it.count * ElementBytes(it.dataType);

@@ -6,8 +6,9 @@ of ``../shared/cann/headers.tar.gz``, which live beside the clone (developers' m
 
 - host files (``op_host/*.cpp``, ``op_host/op_tiling/*.cpp``) and op_api files (``op_api/*.cpp``): once each.  The
   script passes the ``--arch`` defines only to kernel compiles, so these do not depend on the arch.
-- kernels (``op_kernel/*.cpp``): once per arch of the products the op's OpDef registers: ``dav-2201-vec`` for
-  ascend910b / ascend910_93, ``dav-3510-vec`` for ascend950.  The FP8 / HiF8 / FP4 / E8M0 types and casts exist
+- kernels: each kernel entry an OpDef config names (``opFile.value``: ``op_kernel/<arch dir>/<opFile>.cpp``, none:
+  ``op_kernel/<op>.cpp``), once per arch of the SoCs whose configs name it: ``dav-2201-vec`` for ascend910b /
+  ascend910_93, ``dav-3510-vec`` for ascend950.  The FP8 / HiF8 / FP4 / E8M0 types and casts exist
   only for ``__NPU_ARCH__ == 3510``; the generated kernels guard what names them (``opgen.emit.kernel.ArchGuards``),
   and ``test_an_arch35_type_in_a_2201_kernel_fails`` shows the 2201 check is not vacuous.
 
@@ -39,6 +40,8 @@ GENERATED = ROOT / "generated"
 SOC_ARCH = {"ascend910b": "dav-2201-vec", "ascend910_93": "dav-2201-vec", "ascend950": "dav-3510-vec"}
 # kernel archs checked here: every arch of a product the ops ship for
 KERNEL_ARCHS = ("dav-2201-vec", "dav-3510-vec")
+# where each SoC's kernel entries live when its config names an opFile (the real ops' op_kernel/arch22, arch35)
+SOC_KERNEL_DIR = {"ascend910b": "arch22", "ascend910_93": "arch22", "ascend950": "arch35"}
 
 _missing = [t for t in ("g++", "python3", "bash", "tar") if shutil.which(t) is None]
 pytestmark = [
@@ -59,10 +62,19 @@ def op_dirs() -> list[Path]:
     return sorted(p.parent for p in GENERATED.glob("*/MANIFEST.json"))
 
 
-def op_socs(op_dir: Path) -> list[str]:
-    """The SoCs the op's OpDef registers (``this->AICore().AddConfig("ascend950", ...)``)."""
+def op_entries(op_dir: Path) -> dict[str, list[str]]:
+    """Kernel entry (path in the op dir) -> the SoCs whose OpDef configs name it, read from the op's def as CANN's
+    build reads it: ``AddConfig("<soc>", cfg)``, the config function that fills ``cfg``, its ``opFile.value``."""
     text = (op_dir / "op_host" / f"{op_dir.name}_def.cpp").read_text(encoding="utf-8")
-    return sorted(set(re.findall(r'AddConfig\(\s*"(\w+)"', text)))
+    out: dict[str, list[str]] = {}
+    for soc, var in re.findall(r'AddConfig\(\s*"(\w+)",\s*(\w+)\)', text):
+        fn = re.search(rf"(\w+)\({var}\);", text).group(1)
+        body = text[text.index(f"static void {fn}("):]
+        body = body[:body.index("\n    }\n")]
+        op_file = re.search(r'ExtendCfgInfo\("opFile\.value", "(\w+)"\)', body)
+        rel = f"op_kernel/{SOC_KERNEL_DIR[soc]}/{op_file.group(1)}.cpp" if op_file else f"op_kernel/{op_dir.name}.cpp"
+        out.setdefault(rel, []).append(soc)
+    return out
 
 
 def cases():
@@ -73,10 +85,9 @@ def cases():
         for kind, files in (("host", host), ("aclnn", sorted(op_dir.glob("op_api/*.cpp")))):
             for f in files:
                 out.append((op, kind, f.relative_to(op_dir).as_posix(), None))
-        archs = sorted({SOC_ARCH[s] for s in op_socs(op_dir) if s in SOC_ARCH} & set(KERNEL_ARCHS))
-        for f in sorted(op_dir.glob("op_kernel/*.cpp")):
-            for arch in archs:
-                out.append((op, "kernel", f.relative_to(op_dir).as_posix(), arch))
+        for rel, socs in sorted(op_entries(op_dir).items()):
+            for arch in sorted({SOC_ARCH[s] for s in socs if s in SOC_ARCH} & set(KERNEL_ARCHS)):
+                out.append((op, "kernel", rel, arch))
     params = []
     for op, kind, rel, arch in out:
         marks = []
@@ -117,14 +128,15 @@ def syntax_check(cann, op_dir: Path, rel: str, arch: str | None, work: str,
     return subprocess.run(cmd, cwd=op_dir, capture_output=True, text=True, timeout=600)
 
 
-def kernel_columns(op_name: str, arch: str) -> list[list[str]]:
-    """The -D flags of the OpDef columns whose builds instantiate every kernel instance of the op for the arch
-    (opgen.emit.kernel.column_builds), as CANN's op build defines them per column."""
+def kernel_columns(op_name: str, rel: str, arch: str) -> list[list[str]]:
+    """The -D flags of the OpDef columns whose builds instantiate every kernel instance of the entry ``rel`` for the
+    arch (opgen.emit.kernel.column_builds over the SoCs whose configs name it), as CANN's op build defines them."""
     from opgen.emit.kernel import column_builds
     from opgen.sim.build import column_defines
 
     op = next(o for o in map(load_ok, SPECS) if o.snake_name == op_name)
-    cover, empty = column_builds(op, int(arch.split("-")[1]))
+    socs = op_entries(GENERATED / op_name)[rel]
+    cover, empty = column_builds(op, socs, int(arch.split("-")[1]))
     assert cover and not empty, (op_name, arch, empty)
     return [column_defines({op.tensor(t).ir_name: d for t, d in col.items()}) for col in cover]
 
@@ -135,7 +147,7 @@ def test_generated_file_compiles_against_real_cann(cann, op, kind, rel, arch):
     # kernel is checked once per OpDef column of a cover, two at a time, each of the two in a work dir of its own:
     # the script grows its intrinsic stub and writes its generated headers there, which two checks at once would
     # race on (one reads a stub the other is rewriting)
-    builds = kernel_columns(op, arch) if kind == "kernel" else [[]]
+    builds = kernel_columns(op, rel, arch) if kind == "kernel" else [[]]
     workers = min(2, len(builds))
 
     def check(lane: int) -> list[tuple[list[str], subprocess.CompletedProcess]]:
@@ -155,10 +167,14 @@ def test_the_set_of_checked_files_covers_every_op():
     assert len(ops) == len(list((ROOT / "specs").glob("*.spec")))
     params = cases()
     for op_dir in ops:
-        assert op_socs(op_dir), f"no AddConfig(...) in {op_dir.name}'s OpDef"
+        entries = op_entries(op_dir)
+        socs = {s for v in entries.values() for s in v}
+        assert socs, f"no AddConfig(...) in {op_dir.name}'s OpDef"
+        # the def and the tree agree: every entry a config names exists, and no other entry does
+        assert sorted(entries) == sorted(p.relative_to(op_dir).as_posix() for p in op_dir.glob("op_kernel/**/*.cpp"))
         kinds = {p.values[1] for p in params if p.values[0] == op_dir.name}
         assert {"host", "aclnn"} <= kinds, op_dir.name
-        if "ascend950" in op_socs(op_dir):
+        if "ascend950" in socs:
             assert "kernel" in kinds, op_dir.name
 
 
@@ -176,16 +192,17 @@ def test_an_undeclared_name_in_a_generated_file_fails(cann, tmp_path):
 
 
 def unguarded_kernel(tmp_path: Path) -> tuple[Path, Path]:
-    """A copy of DispatchV2 whose kernel compiles its arch35 code everywhere: the guards made always-true."""
+    """A copy of DispatchV2 whose kernel class compiles its arch35 code everywhere (the guards of its body header
+    made always-true), and its Atlas A3 entry."""
     op = "moe_distribute_dispatch_v2"
     op_dir = tmp_path / op
     shutil.copytree(GENERATED / op, op_dir)
-    kernel = op_dir / "op_kernel" / f"{op}.cpp"
-    text = kernel.read_text(encoding="utf-8")
+    body = op_dir / "op_kernel" / f"{op}.h"
+    text = body.read_text(encoding="utf-8")
     guard = "#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)"
     assert guard in text
-    kernel.write_text(text.replace(guard, "#if 1"), encoding="utf-8")
-    return op_dir, kernel
+    body.write_text(text.replace(guard, "#if 1"), encoding="utf-8")
+    return op_dir, op_dir / "op_kernel" / "arch22" / f"{op}_a3.cpp"
 
 
 # an Ascend 950 column of DispatchV2 (MX quant: FP8 rows, E8M0 scales): its instances name arch35 types
@@ -205,7 +222,8 @@ def test_a_kernel_without_an_opdef_column_fails(cann):
     """The generated kernels select their dtype instances at build time: compiled without a column's
     ORIG_DTYPE_<NAME> (as no CANN op build does) they stop with #error rather than hold no instance."""
     op_dir = GENERATED / "moe_distribute_dispatch_v2"
-    res = syntax_check(cann, op_dir, "op_kernel/moe_distribute_dispatch_v2.cpp", "dav-2201-vec", "dav-2201-vec")
+    res = syntax_check(cann, op_dir, "op_kernel/arch22/moe_distribute_dispatch_v2_a3.cpp", "dav-2201-vec",
+                       "dav-2201-vec")
     assert res.returncode != 0 and "ORIG_DTYPE_X is not defined" in res.stdout, res.stdout
 
 

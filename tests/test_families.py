@@ -165,7 +165,8 @@ def test_a_new_family_is_a_folder(tmp_path):
     res = subprocess.run([sys.executable, "-m", "opgen", "build", str(spec), "-o", str(tmp_path / "out")],
                          cwd=copy, env=env, capture_output=True, text=True)
     assert res.returncode == 0, res.stdout + res.stderr
-    kernel_file = tmp_path / "out" / "moe_distribute_combine_setup" / "op_kernel" / "moe_distribute_combine_setup.cpp"
-    assert kernel_file.read_text(encoding="utf-8") == \
-        (ROOT / "generated" / "moe_distribute_combine_setup" / "op_kernel" / "moe_distribute_combine_setup.cpp")\
-        .read_text(encoding="utf-8").replace("combine_setup.spec", "echo.spec")
+    for name in ("moe_distribute_combine_setup.h", "moe_distribute_combine_setup.cpp"):  # the class, the entry
+        kernel_file = tmp_path / "out" / "moe_distribute_combine_setup" / "op_kernel" / name
+        assert kernel_file.read_text(encoding="utf-8") == \
+            (ROOT / "generated" / "moe_distribute_combine_setup" / "op_kernel" / name)\
+            .read_text(encoding="utf-8").replace("combine_setup.spec", "echo.spec")

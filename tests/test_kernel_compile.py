@@ -22,6 +22,7 @@ import pytest
 from opgen.emit.pipeline import emit
 from opgen.lang.expr import to_spec
 from opgen.emit.kernel import KERNEL_TEMPLATES, column_builds, emit_cpp_kernel, kernel_problem, plan_instances
+from opgen.emit.kernel_lib import kernel_entries
 from opgen.emit.kernel_lib import key_value
 from opgen.emit.tiling_layout import tiling_fields
 
@@ -39,6 +40,12 @@ needs_cxx = pytest.mark.skipif(CXX is None, reason="no C++ compiler")
 
 def kernel_files(op) -> dict[str, str]:
     return {a.path: a.content for a in emit_cpp_kernel(op)}
+
+
+def kernel_text(op) -> str:
+    """The op's kernel code: its body header, then every kernel entry (Dispatch and the __global__ function)."""
+    files = kernel_files(op)
+    return files[f"op_kernel/{op.snake_name}.h"] + "".join(files[p] for p in kernel_entries(op))
 
 
 def syntax_check(path: Path, op_kernel: Path, arch: int = 3510, defines=()) -> subprocess.CompletedProcess:
@@ -63,20 +70,20 @@ def built(tmp_path_factory):
 
 
 def _check_kernels(built, columns) -> None:
-    """Syntax-check every kernel file of every op for each arch of its products (2201 Atlas A2/A3, 3510 Ascend
-    950), as CANN compiles it: the .cpp once per OpDef column ``columns(cover)`` picks from the arch's cover, the
-    headers once per arch."""
+    """Syntax-check every kernel file of every op as CANN compiles it: each kernel entry (the file the OpDef configs
+    of some products name) for each arch of those products (2201 Atlas A2/A3, 3510 Ascend 950), once per OpDef
+    column ``columns(cover)`` picks from their cover; the other headers once per arch of the op."""
     out, ops = built
     files = []
     for op in ops:
-        for arch in sorted({v.facts.npu_arch for v in op.views.values()}):
-            cover, empty = column_builds(op, arch)
-            assert cover and not empty, (op.name, arch, empty)
-            for p in sorted((out / op.snake_name / "op_kernel").glob("*")):
-                if p.suffix == ".h":
-                    files.append((p, arch, ()))
-                elif p.suffix == ".cpp":
-                    files += [(p, arch, tuple(column_defines(op, col))) for col in columns(cover)]
+        kdir = out / op.snake_name / "op_kernel"
+        for path, socs in kernel_entries(op).items():
+            for arch in sorted({op.views[s].facts.npu_arch for s in socs}):
+                cover, empty = column_builds(op, socs, arch)
+                assert cover and not empty, (op.name, path, arch, empty)
+                files += [(out / op.snake_name / path, arch, tuple(column_defines(op, col))) for col in columns(cover)]
+        for arch in sorted({v.facts.npu_arch for v in op.views.values()}):  # the body header: through the entries
+            files += [(p, arch, ()) for p in sorted(kdir.glob("*.h")) if p.name != f"{op.snake_name}.h"]
     assert any(p.suffix == ".cpp" for p, _, _ in files) and {a for _, a, _ in files} == {2201, 3510}
     with ThreadPoolExecutor(max_workers=8) as pool:
         results = list(pool.map(lambda f: (f, syntax_check(f[0], f[0].parent, f[1], f[2])), files))
@@ -105,7 +112,7 @@ def test_a_kernel_holds_only_its_columns_instances(built):
     and without a column it stops with #error instead of compiling none."""
     out, ops = built
     op = next(o for o in ops if o.name == "MoeDistributeDispatchV2")
-    kernel = out / op.snake_name / "op_kernel" / f"{op.snake_name}.cpp"
+    kernel = out / op.snake_name / op.views["ascend910_93"].kernel_entry
     col = {"x": "BFLOAT16", "expandXOut": "INT8", "dynamicScalesOut": "FLOAT32"}
     proc = subprocess.run([CXX, "-E", "-P", *FLAGS[:1], "-DASCENDC_CPU_DEBUG=1", "-D__CCE_KT_TEST__=1",
                            "-D__NPU_ARCH__=2201", *column_defines(op, col), "-I", str(CANN_API), "-I",
@@ -131,7 +138,8 @@ def test_every_spec_gets_a_kernel(built):
         kdir = out / op.snake_name / "op_kernel"
         assert (kdir / f"{op.snake_name}_tiling.h").is_file()
         assert kernel_problem(op) is None, (op.name, kernel_problem(op))
-        assert (kdir / f"{op.snake_name}.cpp").is_file(), op.name
+        assert (kdir / f"{op.snake_name}.h").is_file(), op.name
+        assert all((out / op.snake_name / v.kernel_entry).is_file() for v in op.views.values()), op.name
     assert {op.semantics for op in ops} == set(KERNEL_TEMPLATES)
 
 
@@ -168,7 +176,7 @@ def test_tiling_struct_follows_the_field_rule(dispatch_v2):
 
 
 def test_kernel_entry_and_tiling_key_dispatch(dispatch_v2):
-    text = kernel_files(dispatch_v2)[f"op_kernel/{dispatch_v2.snake_name}.cpp"]
+    text = kernel_text(dispatch_v2)
     params = ", ".join(f"GM_ADDR {t.name}" for t in dispatch_v2.inputs + dispatch_v2.outputs)
     assert (f'extern "C" __global__ __aicore__ void {dispatch_v2.snake_name}({params}, GM_ADDR workspace, '
             f"GM_ADDR tiling)") in text
@@ -189,7 +197,7 @@ def test_kernel_entry_and_tiling_key_dispatch(dispatch_v2):
 
 
 def test_quant_formulas_come_from_the_spec(dispatch_v2):
-    text = kernel_files(dispatch_v2)[f"op_kernel/{dispatch_v2.snake_name}.cpp"]
+    text = kernel_text(dispatch_v2)
     mode2 = text[text.index("::QuantRowMode2("):text.index("::QuantRowMode3(")]
     assert "ReduceMaxRow(" in mode2 and "Abs(" in mode2
     assert "const float ds = (DTypeTraits<ExpandXOutT>::MAX / " in mode2          # scalar fp32 divide
@@ -217,17 +225,17 @@ def test_changing_a_formula_changes_the_kernel(tmp_path):
     op, diags = load_src(changed, str(tmp_path / "dispatch_v2.spec"))
     assert op is not None, diags.render()
     files = kernel_files(op)
-    kernel = files[f"op_kernel/{op.snake_name}.cpp"]
+    kernel = files[f"op_kernel/{op.snake_name}.h"]
     mode2 = kernel[kernel.index("::QuantRowMode2("):kernel.index("::QuantRowMode3(")]
     assert "RoundMode::CAST_FLOOR, false>(expandXOutRow" in mode2 and "Maxs(" in mode2
     assert "RoundMode::CAST_RINT, true>(expandXOutRow" not in mode2
-    kdir = tmp_path / "op_kernel"
-    kdir.mkdir()
     for path, content in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(content, encoding="utf-8")
     # a column whose binary holds quant mode 2 (bf16 x, int8 expandXOut): the changed formula is instantiated
     col = {"x": "BFLOAT16", "expandXOut": "INT8", "dynamicScalesOut": "FLOAT32"}
-    r = syntax_check(kdir / f"{op.snake_name}.cpp", kdir, 3510, column_defines(op, col))
+    entry = tmp_path / op.views["ascend950"].kernel_entry
+    r = syntax_check(entry, entry.parent, 3510, column_defines(op, col))
     assert r.returncode == 0, r.stderr[-4000:]
 
 
@@ -235,7 +243,7 @@ def test_changing_a_formula_changes_the_kernel(tmp_path):
 def test_kernel_output_is_deterministic_and_clean(spec):
     op = load_ok(ROOT / "specs" / spec)
     a, b = kernel_files(op), kernel_files(op)
-    assert a == b and f"op_kernel/{op.snake_name}.cpp" in a
+    assert a == b and f"op_kernel/{op.snake_name}.h" in a and set(kernel_entries(op)) <= set(a)
     for path, text in a.items():
         for word in ("TODO", "FIXME", "XXX", "placeholder", "stub", "None", "True", "False", "Open point"):
             assert not re.search(rf"\b{word}\b", text), (path, word)
@@ -243,7 +251,7 @@ def test_kernel_output_is_deterministic_and_clean(spec):
 
 
 def test_combine_kernel(combine_v2):
-    text = kernel_files(combine_v2)[f"op_kernel/{combine_v2.snake_name}.cpp"]
+    text = kernel_text(combine_v2)
     params = ", ".join(f"GM_ADDR {t.name}" for t in combine_v2.inputs + combine_v2.outputs)
     assert (f'extern "C" __global__ __aicore__ void {combine_v2.snake_name}({params}, GM_ADDR workspace, '
             f"GM_ADDR tiling)") in text
@@ -313,7 +321,7 @@ def test_tiling_probes_find_the_lets_carrying_ranks_and_dims(dispatch_v2):
 
 def test_dispatch_honours_a_two_dimensional_mask(dispatch_v2):
     assert ("int64_t", "maskRank") in [(f.ctype, f.name) for f in tiling_fields(dispatch_v2)]
-    text = kernel_files(dispatch_v2)[f"op_kernel/{dispatch_v2.snake_name}.cpp"]
+    text = kernel_text(dispatch_v2)
     assert "maskRank_ = static_cast<uint32_t>(tiling.maskRank);" in text
     send = text[text.index("::SendRows()"):text.index("::SendRow(uint32_t")]
     assert "const uint32_t maskLen = (maskRank_ == 2U) ? pairs : bs_;" in send
@@ -326,7 +334,7 @@ def test_dispatch_honours_a_two_dimensional_mask(dispatch_v2):
 
 def test_combine_honours_a_two_dimensional_mask():
     combine = load_ok(ROOT / "specs" / "combine_v2.spec")
-    text = kernel_files(combine)[f"op_kernel/{combine.snake_name}.cpp"]
+    text = kernel_text(combine)
     reduce = text[text.index("::Reduce()\n"):text.index("::WaitSlots(")]
     assert "active = active || mask.GetValue(t * topK_ + k) != 0U;" in reduce
     assert "(pairMask && mask.GetValue(t * topK_ + k) == 0U)" in reduce
@@ -343,7 +351,7 @@ def test_a_spec_without_the_mask_rank_gets_no_dispatch_kernel(tmp_path):
 
 
 def test_static_scales_of_shape_one_or_h_are_told_apart_at_run_time(dispatch_v2):
-    text = kernel_files(dispatch_v2)[f"op_kernel/{dispatch_v2.snake_name}.cpp"]
+    text = kernel_text(dispatch_v2)
     static = [(c, a) for c, a in _runs(text) if ", 1U, 1U, RowLayout::" in a]
     int8 = [(c, a) for c, a in static if "ORIG_DTYPE_EXPAND_X == DT_INT8" in c]
     assert int8 and all(("tiling.scalesLen == 1" in c) == a.endswith("RowLayout::SCALAR") for c, a in int8)
@@ -358,12 +366,12 @@ def test_without_a_first_dim_let_the_scales_layout_stays_an_open_point(tmp_path)
     op = _variant("dispatch_v2.spec", "let scalesLen = if present(scalesOptional) then dim(scalesOptional, 0) else 0",
                   "let scalesLen = 0", tmp_path)
     assert kernel_problem(op) is None
-    text = kernel_files(op)[f"op_kernel/{op.snake_name}.cpp"]
+    text = kernel_text(op)
     assert "scalesOptional may be (H,) or (1,)" in text and "scalesLen ==" not in text
 
 
 def test_prequantised_x_carries_its_scales(dispatch_v2):
-    text = kernel_files(dispatch_v2)[f"op_kernel/{dispatch_v2.snake_name}.cpp"]
+    text = kernel_text(dispatch_v2)
     assert "dynamicScalesOutWidth_ = static_cast<uint32_t>((tiling_.scalesCols));" in text
     assert "reachable per the spec" not in text and "static_assert(TK_QUANT != TK_QUANT" not in text
     prequant = [(c, a) for c, a in _runs(text) if ", 0U, 1U, RowLayout::" in a]
@@ -376,7 +384,7 @@ def test_prequantised_x_carries_its_scales(dispatch_v2):
 def test_atlas_a2_assist_info_is_the_sender_side_expand_idx(dispatch_v2):
     assert [l.expr.value for l in dispatch_v2.view("ascend910b").lets if l.name == "isA2"] == [True]
     assert [l.expr.value for l in dispatch_v2.view("ascend910_93").lets if l.name == "isA2"] == [False]
-    text = kernel_files(dispatch_v2)[f"op_kernel/{dispatch_v2.snake_name}.cpp"]
+    text = kernel_text(dispatch_v2)
     assert "isA2_ = (tiling.isA2 != 0);" in text
     assert "idx.SetValue(i - begin, static_cast<int32_t>(slot));" in text    # the slots of this core's pairs
     assert "DataCopyPad(assistInfoForCombineOutGm_[begin], idx," in text
@@ -389,7 +397,7 @@ def test_atlas_a2_assist_info_is_the_sender_side_expand_idx(dispatch_v2):
     assert [to_spec(a.expr) for a in dispatch_v2.view("ascend910_93").window.areas][0] == \
         "maxBS * (K + sharedExpertNum) * Align512(2 * H)"
     combine = load_ok(ROOT / "specs" / "combine_v2.spec")
-    ctext = kernel_files(combine)[f"op_kernel/{combine.snake_name}.cpp"]
+    ctext = kernel_text(combine)
     assert "isA2_ = (tiling.isA2 != 0);" in ctext and "SendBackBlocks();" in ctext and "WaitBlocks();" in ctext
     assert "static_cast<uint64_t>(expert) * maxBs_ + static_cast<uint32_t>(slots.GetValue(k))" in ctext
     assert "DataCopyPad(slots, assistInfoForCombineGm_[static_cast<uint64_t>(t) * topK_]," in ctext
@@ -411,7 +419,9 @@ def family():
 
 
 def _kernel(family, spec: str) -> str:
-    return next(text for path, text in family[spec].items() if path.endswith(".cpp"))
+    """The kernel body header and the entries of the op of ``spec``."""
+    files = family[spec]
+    return "".join(files[p] for p in sorted(files, key=lambda p: not p.endswith(".h")) if not p.endswith("_tiling.h"))
 
 
 def test_family_kernels_share_one_window_layout(family):

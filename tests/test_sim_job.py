@@ -327,6 +327,25 @@ def test_compile_commands_define_the_generated_sources(tmp_path):
         assert cmd[1:7] == list(sim_build.FLAGS) and f"-I{sim_build.INCLUDE}" in cmd
 
 
+def test_the_kernel_unit_compiles_the_entry_the_product_builds(tmp_path, generated_dir, dispatch_ref):
+    """A product whose OpDef config names its own kernel entry runs that entry on the twin: the reference's
+    INFO.kernels gives it, and the kernel unit #includes it (A2 and A3 share an arch, not an entry)."""
+    op_dir = tmp_path / "moe_x"
+    units = sim_build.compile_commands(["g++"], op_dir, "MoeX", 2201, None, "op_kernel/arch22/moe_x_a2.cpp")
+    assert f'-DOPGEN_SIM_KERNEL_SOURCE="{op_dir}/op_kernel/arch22/moe_x_a2.cpp"' in units[1][1]
+    ref = dispatch_ref
+    assert ref.INFO.kernels == {"ascend910b": "op_kernel/arch22/moe_distribute_dispatch_v2_a2.cpp",
+                                "ascend910_93": "op_kernel/arch22/moe_distribute_dispatch_v2_a3.cpp",
+                                "ascend950": "op_kernel/arch35/moe_distribute_dispatch_v2_apt.cpp"}
+    try:
+        twins = {p: sim.build_for(generated_dir / "moe_distribute_dispatch_v2", ref, p) for p in ref.PRODUCTS}
+    except sim.TwinUnavailable as err:
+        pytest.skip(f"the CPU twin cannot be built here: {err}")
+    assert {p: (t.arch, t.kernel) for p, t in twins.items()} == {
+        p: (ref.INFO.fact(p).npu_arch, ref.INFO.kernels[p]) for p in ref.PRODUCTS}
+    assert all((t.op_dir / t.kernel).is_file() for t in twins.values())
+
+
 def test_the_kernel_is_compiled_for_one_opdef_column(tmp_path):
     """As CANN's op build, the kernel unit gets DTYPE_<NAME> and ORIG_DTYPE_<NAME> of each tensor of one OpDef
     column (IR names; the DT_ ids of basic_api/kernel_type.h); the runner and the tiling unit get none, so their

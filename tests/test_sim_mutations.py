@@ -86,7 +86,8 @@ def _build_mutated(monkeypatch, out: Path, template: str, line: str, wrong: str,
         assert cli.main(["build", str(ROOT / "specs" / spec), "-o", str(out)]) == 0
     finally:
         emit.environment.cache_clear()
-    kernel = (out / op / "op_kernel" / f"{op}.cpp").read_text(encoding="utf-8")
+    kernel = "".join(p.read_text(encoding="utf-8") for p in sorted((out / op / "op_kernel").rglob("*"))
+                     if p.suffix in (".h", ".cpp"))  # the kernel class and its entries
     assert (wrong in kernel) if wrong else (line not in kernel), f"the mutation of {template} did not reach the kernel"
     return out / op
 
@@ -122,7 +123,7 @@ def test_a_key_the_kernel_has_no_case_for_traps_instead_of_returning(monkeypatch
 
     ref, cases = _suite()
     _require_twin()
-    mutated = _build_mutated(monkeypatch, tmp_path / "out", "families/moe_dispatch/kernel.cpp.j2",
+    mutated = _build_mutated(monkeypatch, tmp_path / "out", "cpp/op_kernel/_run.j2",
                              "    return 10000UL", "    return 20000UL")
     case = next(c for c in cases.POSITIVE if c["id"] == "ascend910_93-q0-bs4-h1024-k2-w2")
     world = testkit.build_world(ref, case)

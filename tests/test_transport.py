@@ -81,7 +81,7 @@ def test_the_host_tiling_marks_the_servers_launches_the_ai_cpu_and_sizes_the_ite
     assert ("units += static_cast<size_t>(tilingData->moeExpertNum);\n"
             "        units += static_cast<size_t>(tilingData->epWorldSize);") in tiling
     assert "userWorkspace += 2UL * 32UL * units;" in tiling
-    kernel = (GENERATED / op / "op_kernel" / f"{op}.cpp").read_text(encoding="utf-8")
+    kernel = (GENERATED / op / "op_kernel" / f"{op}.h").read_text(encoding="utf-8")  # the class every entry runs
     assert "hccl.template BatchWrite<true>(itemsAddr_, count_)" in kernel and "hccl_.Finalize();" in kernel
 
 

@@ -92,9 +92,13 @@ IGNORED_ATTRS = {
 # what the runtime, the harness and the twin know of each product's SoC (opgen/core/products.py)
 FACTS = {
     "ascend950": ProductFacts(
-        soc="ascend950", display="Ascend 950", soc_name="Ascend950", npu_arch=3510, ub_bytes=262144,
-        ranks_per_server=None, assist_layout="triple", hccl_server="mte", hccl_op_type=8, hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise",
-        context_windows=64, exp_window=None),
+        soc="ascend950", display="Ascend 950", soc_name="Ascend950", npu_arch=3510, kernel_dir="arch35",
+        ub_bytes=262144, ranks_per_server=None, assist_layout="triple", hccl_server="mte", hccl_op_type=8,
+        hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise", context_windows=64, exp_window=None),
+}
+# the kernel entry each product's OpDef config builds, relative to this op's directory (the file the twin compiles)
+KERNELS = {
+    "ascend950": "op_kernel/moe_distribute_dispatch_setup.cpp",
 }
 
 # ---- derived quantities, per product -------------------------------------------------------
@@ -437,7 +441,7 @@ _SPECIALS = (
 INFO = reference.OpInfo(
     name=OP, semantics="moe_dispatch_setup", products=PRODUCTS, inputs=INPUTS, outputs=OUTPUTS,
     attrs=ATTRS, env=ENV, quant_by="quantMode", lets=_LETS, dtype_rules=_DTYPE_RULES,
-    shapes=_SHAPES, checks=_CHECKS, quant=_QUANT, specials=_SPECIALS, post=None, post_inputs=_POST_INPUTS, unspecified=UNSPECIFIED, facts=FACTS, sizes=_SIZES,
+    shapes=_SHAPES, checks=_CHECKS, quant=_QUANT, specials=_SPECIALS, post=None, post_inputs=_POST_INPUTS, unspecified=UNSPECIFIED, facts=FACTS, kernels=KERNELS, sizes=_SIZES,
     empty_absent=EMPTY_ABSENT, ignored=IGNORED, ignored_attrs=IGNORED_ATTRS,
 )
 

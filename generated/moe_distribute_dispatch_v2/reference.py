@@ -123,17 +123,23 @@ IGNORED_ATTRS = {
 # what the runtime, the harness and the twin know of each product's SoC (opgen/core/products.py)
 FACTS = {
     "ascend910b": ProductFacts(
-        soc="ascend910b", display="Atlas A2", soc_name="Ascend910B", npu_arch=2201, ub_bytes=196608,
-        ranks_per_server=8, assist_layout="expand_idx", hccl_server="aicpu", hccl_op_type=18, hccl_alg_config="BatchWrite=level1:fullmesh",
-        context_windows=None, exp_window=None),
+        soc="ascend910b", display="Atlas A2", soc_name="Ascend910B", npu_arch=2201, kernel_dir="arch22",
+        ub_bytes=196608, ranks_per_server=8, assist_layout="expand_idx", hccl_server="aicpu", hccl_op_type=18,
+        hccl_alg_config="BatchWrite=level1:fullmesh", context_windows=None, exp_window=None),
     "ascend910_93": ProductFacts(
-        soc="ascend910_93", display="Atlas A3", soc_name="Ascend910_93", npu_arch=2201, ub_bytes=196608,
-        ranks_per_server=None, assist_layout="triple", hccl_server="mte", hccl_op_type=8, hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise",
-        context_windows=None, exp_window=1048576),
+        soc="ascend910_93", display="Atlas A3", soc_name="Ascend910_93", npu_arch=2201, kernel_dir="arch22",
+        ub_bytes=196608, ranks_per_server=None, assist_layout="triple", hccl_server="mte", hccl_op_type=8,
+        hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise", context_windows=None, exp_window=1048576),
     "ascend950": ProductFacts(
-        soc="ascend950", display="Ascend 950", soc_name="Ascend950", npu_arch=3510, ub_bytes=262144,
-        ranks_per_server=None, assist_layout="triple", hccl_server="mte", hccl_op_type=8, hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise",
-        context_windows=64, exp_window=None),
+        soc="ascend950", display="Ascend 950", soc_name="Ascend950", npu_arch=3510, kernel_dir="arch35",
+        ub_bytes=262144, ranks_per_server=None, assist_layout="triple", hccl_server="mte", hccl_op_type=8,
+        hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise", context_windows=64, exp_window=None),
+}
+# the kernel entry each product's OpDef config builds, relative to this op's directory (the file the twin compiles)
+KERNELS = {
+    "ascend910b": "op_kernel/arch22/moe_distribute_dispatch_v2_a2.cpp",
+    "ascend910_93": "op_kernel/arch22/moe_distribute_dispatch_v2_a3.cpp",
+    "ascend950": "op_kernel/arch35/moe_distribute_dispatch_v2_apt.cpp",
 }
 
 # ---- derived quantities, per product -------------------------------------------------------
@@ -1180,7 +1186,7 @@ _SPECIALS = (
 INFO = reference.OpInfo(
     name=OP, semantics="moe_dispatch", products=PRODUCTS, inputs=INPUTS, outputs=OUTPUTS,
     attrs=ATTRS, env=ENV, quant_by="quantMode", lets=_LETS, dtype_rules=_DTYPE_RULES,
-    shapes=_SHAPES, checks=_CHECKS, quant=_QUANT, specials=_SPECIALS, post=None, post_inputs=_POST_INPUTS, unspecified=UNSPECIFIED, facts=FACTS, sizes=_SIZES,
+    shapes=_SHAPES, checks=_CHECKS, quant=_QUANT, specials=_SPECIALS, post=None, post_inputs=_POST_INPUTS, unspecified=UNSPECIFIED, facts=FACTS, kernels=KERNELS, sizes=_SIZES,
     empty_absent=EMPTY_ABSENT, ignored=IGNORED, ignored_attrs=IGNORED_ATTRS,
 )
 

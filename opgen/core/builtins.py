@@ -117,6 +117,10 @@ ERROR_CLASSES: dict[str, int] = {"nullptr": 161001, "invalid": 161002, "tiling":
 # op_api's GetWorkspaceSize runs the classes of its stage before it calls aclnnInner; tiling (the only stage in
 # graph mode) runs every check.
 STAGES: dict[str, tuple[str, ...]] = {"op_api": ("nullptr", "invalid"), "all": tuple(ERROR_CLASSES)}
+# jitCompile.flag of an OpDef AI Core config (a product's `jit_compile`): the values the real MC2 op defs set
+# (hicann/ops-transformer mc2/moe_distribute_*/op_host/*_def.cpp, e.g. DispatchV2 "static_false" on ascend910b and
+# "static_true" on ascend910_93 / ascend950). The first is what a product that declares none takes.
+JIT_COMPILE_FLAGS = ("static_true", "static_false")
 # Known CANN SoC ids and their display names, newest first: the rows of the product table.
 PRODUCTS: dict[str, str] = {soc: f.display for soc, f in _products.PRODUCTS.items()}
 

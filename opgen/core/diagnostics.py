@@ -114,6 +114,11 @@ CODES: dict[str, tuple[str, str]] = {
              "is a role its family declares (opgen/families/<name>/facts.py `roles`) and PARAM a declared "
              "parameter of the same kind (input, output, attr). Each role and each parameter is bound once, a "
              "role is not bound to its own name, and the op declares no other parameter under the role's name."),
+    "E133": ("bad OpDef config", "`op_file \"NAME\";` and `jit_compile FLAG;` in a product set its AI Core config "
+             "of the OpDef: NAME is the kernel entry it builds (opFile.value, the file op_kernel/<arch dir>/NAME.cpp; "
+             "a C identifier), FLAG its jitCompile.flag (static_true, the default, or static_false). Each is given "
+             "once per product; a product that gives neither takes the nearest product it extends, else the op's "
+             "one entry op_kernel/<op>.cpp and static_true."),
     # back-end (opgen build): the front end accepted the spec, a generator for one artefact cannot express it
     "E201": ("kernel cannot be generated", "The Ascend C kernel of the op cannot be emitted: its semantics' kernel "
              "template needs a name the spec does not declare, a quant formula uses a primitive or a combination "

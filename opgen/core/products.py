@@ -40,6 +40,11 @@ class ProductFacts:
     display: str                   # short display name, e.g. "Atlas A3"
     soc_name: str                  # Short_SoC_version the platform reports, e.g. "Ascend910_93"
     npu_arch: int                  # __NPU_ARCH__ of its AI cores
+    # the folder of op_kernel/ that holds the kernel entries of its arch, where a product's OpDef config names an
+    # entry of its own (`op_file`): the real ops keep the A2/A3 entries in op_kernel/arch22/ and the 950 ones in
+    # op_kernel/arch35/ (hicann/ops-transformer mc2/moe_distribute_dispatch_v2/op_host/..._def.cpp: "opFile ->
+    # arch22/..._a2.cpp", "arch35/..._apt.cpp"; the op_kernel folders of DispatchV2, CombineV2, CombineAddRmsNorm)
+    kernel_dir: str
     ub_bytes: int                  # unified buffer bytes of one vector core (PlatformAscendC UB size)
     ranks_per_server: int | None   # NPUs of one server, where the code divides by it; None: no code uses it
     assist_layout: str             # one of ASSIST_LAYOUTS
@@ -86,7 +91,7 @@ _ROWS = (
     # lists windowsIn[HCCL_MAX_RANK_NUM_V310 = 64] (impl/adv_api/detail/hccl/common/hccl_inner_def.h); the real 950
     # MTE ops read windowsIn[rank] from it too (mirror-cann/ops-transformer mc2/common/op_kernel/
     # moe_distribute_base.h, HcclCombinOpParam of moe_distribute_comm_ctx.h, HCCL_MTE_MAX_RANK_NUM 64).
-    ProductFacts("ascend950", "Ascend 950", "Ascend950", 3510, 262144, None, TRIPLE, MTE,
+    ProductFacts("ascend950", "Ascend 950", "Ascend950", 3510, "arch35", 262144, None, TRIPLE, MTE,
                  8, "AlltoAll=level0:fullmesh;level1:pairwise", context_windows=64),
     # Atlas A3 (Ascend910_93): dav_c220, __NPU_ARCH__ 2201 (mirror-cann/ops-transformer kernels branch on
     # `__NPU_ARCH__ == 2201` for A2/A3 and `== 3510` for A5); 192 KiB UB; triples (semantics.md §2.4); MTE (§1).
@@ -99,7 +104,7 @@ _ROWS = (
     # kernels assume of it (moe_distribute_dispatch_v2_full_mesh.h reserves STATE_SIZE = 1M for the status where
     # it carves it from the data window instead, and addresses status up to ~1000 KiB), so a kernel that fits
     # 1 MiB runs wherever theirs do; the twin allocates exactly this much.
-    ProductFacts("ascend910_93", "Atlas A3", "Ascend910_93", 2201, 196608, None, TRIPLE, MTE,
+    ProductFacts("ascend910_93", "Atlas A3", "Ascend910_93", 2201, "arch22", 196608, None, TRIPLE, MTE,
                  8, "AlltoAll=level0:fullmesh;level1:pairwise", exp_window=1024 * 1024),
     # Atlas A2 (Ascend910B): __NPU_ARCH__ 2201, 192 KiB UB as A3; 8 NPUs per server (the dispatch tiling's
     # serverNum = epWorldSize / 8, specs/dispatch_v2.spec); A2 fullmesh writes the sender-side expandIdx into
@@ -108,7 +113,7 @@ _ROWS = (
     # (mirror-cann/ops-transformer mc2/moe_distribute_{dispatch,combine}_v2 op_tiling for arch22; the Mc2CcTilingConfig
     # documents call algConfig reserved on A2, which supports FullMesh only). The kernels send to the ranks of other
     # servers with BatchWrite (Family.batch_write), whose AI CPU server the tiling launches.
-    ProductFacts("ascend910b", "Atlas A2", "Ascend910B", 2201, 196608, 8, EXPAND_IDX, AICPU,
+    ProductFacts("ascend910b", "Atlas A2", "Ascend910B", 2201, "arch22", 196608, 8, EXPAND_IDX, AICPU,
                  18, "BatchWrite=level1:fullmesh"),
 )
 

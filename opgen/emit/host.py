@@ -445,8 +445,8 @@ def opdef_context(op: Op) -> dict:
                         calls=_param_calls(t, cols, ind)) for t in op.inputs + op.outputs]
         configs.append(dict(soc=p.soc, soc_string=cpp_string(p.soc), display=comment_text(p.display),
                             var=f"aicore_config_{p.soc}", fn=f"Define{soc_suffix(p.soc)}Config",
-                            columns=cols.count, params=cparams,
-                            op_file=cpp_string(op.snake_name)))
+                            columns=cols.count, params=cparams, entry=op.views[p.soc].kernel_entry,
+                            op_file=op.views[p.soc].op_file, jit_compile=op.views[p.soc].jit_compile))
     groups = [op.attr(g.attr).ir_name for g in op.comm_groups if op.attr(g.attr) is not None]
     return dict(op=op, spec=spec_file(op), params=params, attrs=[_attr_call(a) for a in op.attrs],
                 configs=configs, columns=op_cols.count,
@@ -629,7 +629,10 @@ def cmake_context(op: Op) -> dict:
     s = op.snake_name
     files = [f"{s}_def.cpp", f"{s}_infershape.cpp", f"op_tiling/{s}_tiling.cpp", f"op_tiling/{s}_tiling.h",
              f"op_tiling/{s}_check.h"] + [f"../op_api/{f}" for f in op_api_files(op)]
-    return dict(op=op, spec=spec_file(op), snake=s, files=files, op_files=[s], mc2=bool(op.comm_groups))
+    # the kernel entries' dependencies, one per opFile the configs name and the op's own name (the real op_host
+    # CMakeLists do the same: hicann/ops-transformer mc2/moe_distribute_dispatch_v2/op_host/CMakeLists.txt)
+    op_files = list(dict.fromkeys([s] + [op.views[p.soc].op_file for p in op.products if op.views[p.soc].op_file]))
+    return dict(op=op, spec=spec_file(op), snake=s, files=files, op_files=op_files, mc2=bool(op.comm_groups))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -8,16 +8,21 @@ Emitted files (paths relative to the op's output directory):
   input dim, named as in the spec; ``int32_t dtype_<tensor>`` (ge::DataType) per tensor;
   ``uint32_t has_<input>`` per optional input; then ``tilingKey``, ``aivNum``, ``totalUbSize``,
   ``winSizeBytes``.
-* ``op_kernel/<op>.cpp`` — the kernel entry and its templated kernel class, from the ``kernel`` part of the op's
-  family (:data:`KERNEL_KINDS`, one per folder of ``opgen/families``; how it is built: :mod:`opgen.emit.kernel_lib`).
-  An op of no family gets no kernel file; one its family's kernel cannot be built for fails the build with a
+* ``op_kernel/<op>.h`` — the templated kernel class, from the ``kernel`` part of the op's family
+  (:data:`KERNEL_KINDS`, one per folder of ``opgen/families``; how it is built: :mod:`opgen.emit.kernel_lib`).
+* the kernel entries, one per file the products' OpDef configs name (``ProductView.kernel_entry``): a product
+  with an ``op_file`` builds ``op_kernel/<arch dir>/<op_file>.cpp`` (``arch22/..._a2.cpp`` as the real ops lay
+  them out), the others share ``op_kernel/<op>.cpp``. An entry holds Dispatch over its products' instances alone
+  and the ``__global__`` function, named after the op in every entry (CANN's kernel name).
+  An op of no family gets no kernel files; one its family's kernel cannot be built for fails the build with a
   located ``LoweringError`` (E201/E202): :func:`kernel_problem` gives its text.
 """
 from __future__ import annotations
 
 from opgen.core.artifact import Artifact
 from opgen.core.family_parts import part_attr
-from opgen.emit.kernel_lib import ArchGuards, KernelKind, KernelPlan, columns_of, common_context, tiling_struct_name
+from opgen.emit.kernel_lib import (ArchGuards, KernelKind, KernelPlan, columns_of, common_context, entry_context,
+                                   kernel_entries, tiling_struct_name)
 from opgen.emit.kernel_lib import plan_instances as _plan_instances
 from opgen.emit.registry import emitter
 from opgen.emit.render import render
@@ -45,15 +50,16 @@ def kernel_context(op: Op) -> dict:
     return kind.context(op, common_context(op, kind))
 
 
-def column_builds(op: Op, arch: int) -> tuple[list[dict], list[dict]]:
-    """The OpDef columns (tensor -> dtype) of the op's products of kernel arch ``arch`` whose builds together
-    compile every kernel instance of that arch at least once (a greedy cover: a column compiles the instances whose
-    dtype checks it meets, ArchGuards and all), and the columns whose build compiles no instance at all (an OpDef
-    column with no kernel: none, when the OpDef and the kernel plan agree). What the compile checks build."""
+def column_builds(op: Op, socs, arch: int) -> tuple[list[dict], list[dict]]:
+    """The OpDef columns (tensor -> dtype) of the products ``socs`` of kernel arch ``arch`` (those that build one
+    kernel entry, :func:`kernel_entries`) whose builds together compile every kernel instance of theirs at least
+    once (a greedy cover: a column compiles the instances whose dtype checks it meets, ArchGuards and all), and the
+    columns whose build compiles no instance at all (an OpDef column with no kernel: none, when the OpDef and the
+    kernel plan agree). What the compile checks build."""
     op = in_role_names(op)
     plan = plan_instances(op)
     guards = ArchGuards(op)
-    socs = [soc for soc in op.socs if op.views[soc].facts.npu_arch == arch]
+    socs = [soc for soc in socs if op.views[soc].facts.npu_arch == arch]
     wanted = {i for i, inst in enumerate(plan.instances)
               if arch in guards._type_archs(inst.types) and inst.products & set(socs)}
     columns = []
@@ -96,5 +102,9 @@ def emit_cpp_kernel(op: Op, plans=None) -> list:
     kind = KERNEL_KINDS.get(op.semantics or "")
     if kind is not None:
         ctx = kernel_context(op)  # a LoweringError fails the op's build at the declaration or formula (E201)
-        files.append(Artifact(f"op_kernel/{s}.cpp", render(kind.template, spec_name=spec_name, **ctx)))
+        files.append(Artifact(f"op_kernel/{s}.h", render(kind.template, spec_name=spec_name, **ctx)))
+        rop = ctx["op"]  # the op in its family's role names, as the kernel plan names its tensors
+        for path, socs in kernel_entries(rop).items():
+            files.append(Artifact(path, render("cpp/op_kernel/entry.cpp.j2", spec_name=spec_name,
+                                               **entry_context(rop, ctx, path, socs))))
     return files

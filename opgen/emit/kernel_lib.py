@@ -3,8 +3,9 @@
 A family's ``kernel`` part (``opgen/families/<name>/kernel.py``) defines ``KIND``, a :class:`KernelKind`: the
 names its template (the folder's ``kernel.cpp.j2``) is written against, its window areas, and the function that
 adds the family's own entries to :func:`common_context`.  ``opgen.emit.kernel`` collects them and emits
-``op_kernel/<op>.cpp``.  An op that lacks a name the template is written against, uses a formula the Ascend C
-lowering cannot express, or names a dtype without an Ascend C type fails the build with a located
+``op_kernel/<op>.h`` and the kernel entries (:func:`kernel_entries`, :func:`entry_context`).  An op that lacks a
+name the template is written against, uses a formula the Ascend C lowering cannot express, or names a dtype
+without an Ascend C type fails the build with a located
 ``LoweringError`` (E201/E202, never a stub or a silent omission).  A quant mode declared with an empty body has no
 kernel path (the spec's explicit "no formula"); every other reachable (product, mode, dtypes) combination gets one.
 
@@ -477,8 +478,9 @@ class ArchGuards:
     only on 3510), so code naming one, and a quant mode only products of some archs support, is guarded: the
     real headers of the other archs do not declare those types. "" means no guard (every arch of the op)."""
 
-    def __init__(self, op: Op):
-        self.archs = sorted({v.facts.npu_arch for v in op.views.values()})
+    def __init__(self, op: Op, socs=None):
+        # the archs of the products whose builds read the code: all the op's, or those of one kernel entry's
+        self.archs = sorted({v.facts.npu_arch for s, v in op.views.items() if socs is None or s in socs})
         self.by_ctype = {dt.ascendc: set(dt.archs) for dt in DTYPES.values()}
         self.op = op
 
@@ -512,6 +514,54 @@ class ArchGuards:
                                 f"which __NPU_ARCH__ {', '.join(map(str, sorted(missing)))} does not have, but a "
                                 f"product of that arch takes the mode", q.span if q else None)
         return self.of_archs(archs)
+
+
+def dispatch_groups(plan: KernelPlan, instances) -> list[dict]:
+    """The case groups of Dispatch over ``instances`` (of ``plan``): tiling keys that reach the same instantiations
+    share their case labels (the class does not specialise on fields without a parameter, e.g. DispatchV2's
+    comm-algorithm template). Each: {"keys": {key: digit values}, "instances": [...]}."""
+    groups: dict[tuple, dict] = {}
+    for inst in instances:
+        key = key_value(inst.key_values, plan.fields)
+        params = tuple(v for f, v in zip(plan.fields, inst.key_values) if f.param and f.digit is not None)
+        g = groups.setdefault(params, {"keys": {}, "instances": []})
+        g["keys"][key] = [v for f, v in zip(plan.fields, inst.key_values) if f.digit is not None]
+        ident = (inst.types, inst.layouts, inst.checks, inst.runtime, inst.key_values)
+        if ident not in [(i.types, i.layouts, i.checks, i.runtime, i.key_values) for i in g["instances"]]:
+            if not any((i.types, i.layouts, i.checks, i.runtime) == ident[:4] and _same_params(plan, i, inst)
+                       for i in g["instances"]):
+                g["instances"].append(inst)
+    return list(groups.values())
+
+
+def instance_guard(op: Op, guards: ArchGuards, inst: Instance) -> str:
+    """Where an instance is compiled: the archs (of ``guards``) that have its element types, and the OpDef columns
+    whose dtypes it takes (CANN's op build compiles the kernel once per column, with ORIG_DTYPE_<NAME> defined)."""
+    parts = [g for g in (guards.of_types(inst.types),) if g]
+    parts += [column_test(op, t, d) for t, d in inst.checks]
+    return " && ".join(f"({p})" for p in parts) if len(parts) > 1 else (parts[0] if parts else "")
+
+
+def kernel_entries(op: Op) -> dict[str, tuple[str, ...]]:
+    """Kernel entry file (relative to the op's directory) -> the products whose OpDef configs build it
+    (ProductView.kernel_entry), in the op's product order."""
+    out: dict[str, list[str]] = {}
+    for p in op.products:
+        out.setdefault(op.views[p.soc].kernel_entry, []).append(p.soc)
+    return {path: tuple(socs) for path, socs in out.items()}
+
+
+def entry_context(op: Op, ctx: dict, path: str, socs: tuple[str, ...]) -> dict:
+    """The kernel context (``ctx``, :func:`common_context` and the family's) for the entry ``path`` that the
+    products ``socs`` build: its Dispatch holds their instances alone, guarded for their archs alone."""
+    plan = ctx["plan"]
+    guards = ArchGuards(op, socs)
+    depth = path.count("/") - 1  # op_kernel/<entry>.cpp: 0; op_kernel/<arch dir>/<entry>.cpp: 1
+    header = f"op_kernel/{op.snake_name}.h"
+    return dict(ctx, groups=dispatch_groups(plan, [i for i in plan.instances if i.products & set(socs)]),
+                inst_guard=lambda inst: instance_guard(op, guards, inst),
+                entry_socs=list(socs), entry_op_file=op.views[socs[0]].op_file, body_header=header,
+                body_include="../" * depth + f"{op.snake_name}.h")
 
 
 def common_context(op: Op, kind: KernelKind) -> dict:
@@ -550,20 +600,7 @@ def common_context(op: Op, kind: KernelKind) -> dict:
     )
     modes = [QuantLowering(op, types).lower_mode(q) for q in op.quant_modes] if lowered else []
 
-    # tiling keys that reach the same instantiations share their case labels (the class does not
-    # specialise on fields without a parameter, e.g. DispatchV2's comm-algorithm template)
-    groups: dict[tuple, dict] = {}
-    for inst in plan.instances:
-        key = key_value(inst.key_values, plan.fields)
-        params = tuple(v for f, v in zip(plan.fields, inst.key_values) if f.param and f.digit is not None)
-        g = groups.setdefault(params, {"keys": {}, "instances": []})
-        g["keys"][key] = [v for f, v in zip(plan.fields, inst.key_values) if f.digit is not None]
-        ident = (inst.types, inst.layouts, inst.checks, inst.runtime, inst.key_values)
-        if ident not in [(i.types, i.layouts, i.checks, i.runtime, i.key_values) for i in g["instances"]]:
-            if not any((i.types, i.layouts, i.checks, i.runtime) == ident[:4] and _same_params(plan, i, inst)
-                       for i in g["instances"]):
-                g["instances"].append(inst)
-    dispatched = {k for g in groups.values() for k in g["keys"]}
+    dispatched = {k for g in dispatch_groups(plan, plan.instances) for k in g["keys"]}
     excluded_keys = sorted({int(n.split()[2]) for n in plan.excluded} - dispatched)
 
     qparam = quant_field.param if quant_field else None
@@ -632,13 +669,6 @@ def common_context(op: Op, kind: KernelKind) -> dict:
         tests += list(inst.runtime)
         return " && ".join(tests) if tests else "true"
 
-    def inst_guard(inst: Instance) -> str:
-        """Where an instance is compiled: the archs that have its element types, and the OpDef columns whose
-        dtypes it takes (CANN's op build compiles the kernel once per column, with ORIG_DTYPE_<NAME> defined)."""
-        parts = [g for g in (guards.of_types(inst.types),) if g]
-        parts += [column_test(op, t, d) for t, d in inst.checks]
-        return " && ".join(f"({p})" for p in parts) if len(parts) > 1 else (parts[0] if parts else "")
-
     def inst_args(inst: Instance) -> str:
         params = [cpp_literal(v) + "U" for f, v in zip(plan.fields, inst.key_values) if f.param]
         layouts = [f"RowLayout::{lay.upper()}" for lay in inst.layouts]
@@ -663,7 +693,6 @@ def common_context(op: Op, kind: KernelKind) -> dict:
         struct=tiling_struct_name(op),
         fields=fields_,
         plan=plan,
-        groups=list(groups.values()),
         excluded_keys=[dict(key=k, values=_digits(k, digit_fields),
                             why=sorted({n.split(": ", 1)[1] for n in plan.excluded if int(n.split()[2]) == k}))
                        for k in excluded_keys],
@@ -698,7 +727,6 @@ def common_context(op: Op, kind: KernelKind) -> dict:
         has_attr=lambda n: op.attr(n) is not None,
         inst_cond=inst_cond,
         inst_args=inst_args,
-        inst_guard=inst_guard,
         column_macros=column_macros(op, plan),
         mode_guards=mode_guards,
         type_guard=guards.of_types,

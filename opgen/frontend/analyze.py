@@ -451,7 +451,7 @@ class Analyzer(_Builder):
         f = dict(doc="", notes=[], pairs=[], domains=[], unsup_attrs=[], unsup_inputs=[], in_dtypes=[], in_shapes=[],
                  out_dtypes=[], out_shapes=[], unspecified=[], unspecified_why=[], lets=[], quant=None, constraints=[],
                  buffers=[], tolerances=[], empty_absent=[], ignored=[], ignored_attrs=[], window=None,
-                 unreachable=[])
+                 unreachable=[], op_file=None, jit_compile=None)
         for item in c[3:]:
             k, ic = item.data, item.children
             if k == "doc_stmt":
@@ -496,6 +496,8 @@ class Analyzer(_Builder):
                 ids = tuple("".join(str(x) if i == 0 else f".{x}" for i, x in enumerate(r.children))
                             for r in ic[:-1])
                 f["unreachable"].append(UnreachableMark(ids, self.text(ic[-1]), span=self.span(item)))
+            elif k in ("op_file_stmt", "jit_compile_stmt"):
+                self.opdef_config(item, f, soc)
             else:
                 self.body(item, (), f["constraints"], f["buffers"], f"product {soc}")
         return Product(soc, self.text(display_t), extends, f["doc"], tuple(f["notes"]), tuple(f["pairs"]),
@@ -504,7 +506,28 @@ class Analyzer(_Builder):
                        tuple(f["lets"]), f["quant"], tuple(f["constraints"]), tuple(f["buffers"]),
                        tuple(f["tolerances"]), tuple(f["empty_absent"]), tuple(f["ignored"]),
                        tuple(f["ignored_attrs"]), f["window"], tuple(f["unspecified_why"]), tuple(f["unreachable"]),
-                       span=self.span(t))
+                       op_file=f["op_file"], jit_compile=f["jit_compile"], span=self.span(t))
+
+    def opdef_config(self, item: Tree, f: dict, soc: str) -> None:
+        """``op_file "NAME";`` / ``jit_compile FLAG;`` of product ``soc`` (E133): each once, NAME a C identifier
+        (it names a file and the build flow's kernel entry), FLAG a known jitCompile.flag."""
+        key = "op_file" if item.data == "op_file_stmt" else "jit_compile"
+        if f[key] is not None:
+            self.d.error("E133", f"product {soc} gives `{key}` twice (once per product)", self.span(item))
+            return
+        if key == "op_file":
+            name = self.text(item.children[0])
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+                self.d.error("E133", f"op_file {name!r} of product {soc} is not a C identifier: it names the "
+                                     f"kernel entry file op_kernel/<arch dir>/{name}.cpp", self.span(item.children[0]))
+                return
+            f[key] = name
+        else:
+            flag = str(item.children[0])
+            if flag not in B.JIT_COMPILE_FLAGS:
+                self.d.unknown("E133", "jitCompile.flag", flag, B.JIT_COMPILE_FLAGS, self.span(item.children[0]))
+                return
+            f[key] = flag
 
     def window(self, t: Tree, earlier: Window | None, scope: str) -> Window:
         """One ``window`` block: its items, each once (areas: each name once, at least one)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from opgen.core.builtins import ERROR_CLASSES
+from opgen.core.builtins import ERROR_CLASSES, JIT_COMPILE_FLAGS
 from opgen.core.dtypes import DTYPES
 from opgen.core.products import ProductFacts, facts_for
 from opgen.lang.expr import Binary, Call, Expr, Float, Int, Name, Span, walk
@@ -389,6 +389,10 @@ class Product:
     # why an unspecified output has no contents here (`output X unspecified "why";`), by output; "" when not said
     unspecified_why: tuple[tuple[str, str], ...] = ()
     unreachable: tuple[UnreachableMark, ...] = ()  # checks this product says no accepted call can trip
+    # its AI Core config of the OpDef: the kernel entry (`op_file`, opFile.value) and jitCompile.flag; None: not
+    # declared here (the nearest product it extends decides, else the defaults: ProductView.op_file / jit_compile)
+    op_file: str | None = None
+    jit_compile: str | None = None
     span: Span | None = _span()
 
 
@@ -619,6 +623,34 @@ class ProductView:
                 if check_id in m.checks:
                     return m.reason
         return ""
+
+    def _nearest(self, field_name: str):
+        for soc in self.chain:
+            p = self.op.product(soc)
+            value = getattr(p, field_name) if p is not None else None
+            if value is not None:
+                return value
+        return None
+
+    @property
+    def op_file(self) -> str | None:
+        """The kernel entry its OpDef config names (opFile.value; the file op_kernel/<kernel_dir>/<op_file>.cpp), the
+        nearest declaration of its chain; None: the op's one entry for every such product, op_kernel/<op>.cpp."""
+        return self._nearest("op_file")
+
+    @property
+    def kernel_entry(self) -> str:
+        """The kernel entry file its OpDef config builds, relative to the op's directory: op_kernel/<kernel_dir of
+        its product-table row>/<op_file>.cpp, or the op's one entry op_kernel/<op>.cpp without an op_file."""
+        if self.op_file is None:
+            return f"op_kernel/{self.op.snake_name}.cpp"
+        return f"op_kernel/{self.facts.kernel_dir}/{self.op_file}.cpp"
+
+    @property
+    def jit_compile(self) -> str:
+        """jitCompile.flag of its OpDef config: the nearest declaration of its chain, else the default (the first
+        of builtins.JIT_COMPILE_FLAGS)."""
+        return self._nearest("jit_compile") or JIT_COMPILE_FLAGS[0]
 
     def unspecified_reason(self, output: str) -> str:
         """Why ``output`` has no contents on this product, as the spec says it ("" when it does not)."""

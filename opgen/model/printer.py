@@ -106,6 +106,10 @@ def _product(p: Product) -> list[str]:
         lines += _buffer(b, 2)
     lines += _window(p.window, 2)
     lines += [f"{i2}unreachable {', '.join(m.checks)} {quote(m.reason)};" for m in p.unreachable]
+    if p.op_file is not None:
+        lines.append(f"{i2}op_file {quote(p.op_file)};")
+    if p.jit_compile is not None:
+        lines.append(f"{i2}jit_compile {p.jit_compile};")
     lines.append(f"{_IND}}}")
     return lines
 

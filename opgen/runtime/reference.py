@@ -40,6 +40,7 @@ class OpInfo:
     quant: Mapping[int, Callable]                       # quant mode -> fn(RowBatch) -> {output: value}
     unspecified: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     facts: Mapping[str, ProductFacts] = field(default_factory=dict)  # product -> its product-table facts
+    kernels: Mapping[str, str] = field(default_factory=dict)  # product -> its kernel entry file, in the op's dir
     sizes: Mapping[str, Mapping[str, Callable]] = field(default_factory=dict)  # product -> size function -> fn
     empty_absent: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # product -> inputs empty = absent
     ignored: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # product -> inputs never read

@@ -1,10 +1,11 @@
 """Compile the twin executable of one generated op (cached, safe under parallel pytest sessions).
 
 Three translation units compiled in parallel, then linked: ``runner.cpp``, ``kernel_entry.cpp`` (which
-#includes the op's generated kernel) and ``tiling_entry.cpp`` (which #includes its generated tiling); see
-``include/opgen_sim/launch.h``.  One executable per kernel arch: the kernel unit is compiled with the
-``__NPU_ARCH__`` of the product a world runs on (2201 for Atlas A2/A3, 3510 for Ascend 950; the product table's
-``npu_arch``), as CANN compiles one kernel per arch, and the twin's headers then declare only that arch's element
+#includes the op's generated kernel entry) and ``tiling_entry.cpp`` (which #includes its generated tiling); see
+``include/opgen_sim/launch.h``.  One executable per kernel entry and arch: the kernel unit compiles the entry the
+OpDef config of the product a world runs on names (its own, e.g. op_kernel/arch22/<op>_a2.cpp, or the op's one
+entry), with that product's ``__NPU_ARCH__`` (2201 for Atlas A2/A3, 3510 for Ascend 950; the product table's
+``npu_arch``), as CANN compiles each SoC's opFile for its arch, and the twin's headers then declare only that arch's element
 types (``include/opgen_sim/numeric.h``); host code is compiled without it, as on the host. And one per OpDef
 column: CANN compiles the kernel once per column with DTYPE_<NAME> / ORIG_DTYPE_<NAME> defined, and the generated
 kernels select their dtype instances with those macros (``Twin``). Each object is cached on its own, so a new
@@ -63,12 +64,14 @@ def column_defines(column: dict[str, str]) -> list[str]:
 
 
 def compile_commands(cxx: list[str], op_dir: Path, op_name: str, arch: int,
-                     column: dict[str, str] | None = None) -> list[tuple[Path, list[str]]]:
-    """(source, command without -o) of the three translation units; the kernel's for ``__NPU_ARCH__`` ``arch`` and
-    the OpDef column ``column`` (IR name -> dtype; the generated kernels stop with #error without one)."""
+                     column: dict[str, str] | None = None, kernel: str | None = None) -> list[tuple[Path, list[str]]]:
+    """(source, command without -o) of the three translation units; the kernel's for ``__NPU_ARCH__`` ``arch``, the
+    OpDef column ``column`` (IR name -> dtype; the generated kernels stop with #error without one) and the kernel
+    entry ``kernel`` (relative to ``op_dir``: the file the product's OpDef config builds, the reference's
+    ``INFO.kernels``; None: the op's one entry, op_kernel/<op>.cpp)."""
     op_dir = op_dir.resolve()
     snake = op_dir.name
-    kernel = op_dir / "op_kernel" / f"{snake}.cpp"
+    kernel = op_dir / (kernel or f"op_kernel/{snake}.cpp")
     tiling = op_dir / "op_host" / "op_tiling" / f"{snake}_tiling.cpp"
     common = [*cxx, *FLAGS, f"-I{INCLUDE}", f"-I{op_dir / 'op_kernel'}", f"-I{op_dir / 'op_host' / 'op_tiling'}"]
     units = [
@@ -85,7 +88,7 @@ def _sources(op_dir: Path) -> list[Path]:
     """Every file a translation unit can read: the twin's C++ and the op's generated kernel and host tiling."""
     sim = [p for p in SIM_DIR.glob("*") if p.suffix in (".cpp", ".h")] + \
         [p for p in INCLUDE.rglob("*") if p.is_file()]
-    op = [p for sub in ("op_kernel", "op_host/op_tiling") for p in (op_dir / sub).glob("*") if p.is_file()]
+    op = [p for sub in ("op_kernel", "op_host/op_tiling") for p in (op_dir / sub).rglob("*") if p.is_file()]
     return sorted(sim) + sorted(op)
 
 
@@ -116,29 +119,33 @@ class Twin:
     op_name: str
     arch: int
     ir_names: dict  # aclnn parameter name -> IR name (the reference's IR_NAMES)
+    kernel: str | None = None  # the kernel entry the product's OpDef config builds (the reference's INFO.kernels)
 
     def column(self, inputs: dict, outputs: dict) -> dict[str, str]:
         """IR name -> dtype of one rank's present inputs (name -> CANN dtype) and outputs."""
         return {self.ir_names[n]: d for n, d in {**inputs, **outputs}.items()}
 
     def exe(self, column: dict[str, str]) -> Path:
-        return build(self.op_dir, self.op_name, self.arch, column)
+        return build(self.op_dir, self.op_name, self.arch, column, self.kernel)
 
 
 def build_for(op_dir: Path, ref, product: str) -> Twin:
-    """The twins of the op for the kernel arch of ``product``, from the op's generated reference (its product facts
-    and IR names); each OpDef column's executable is built when a world of it runs."""
+    """The twins of the op for ``product``: its kernel entry (the file its OpDef config builds) compiled for its kernel
+    arch, from the op's generated reference (its product facts, kernel entries and IR names); each OpDef column's
+    executable is built when a world of it runs."""
     compiler()  # no compiler: TwinUnavailable now, not at the first run
-    return Twin(Path(op_dir).resolve(), ref.OP, ref.INFO.fact(product).npu_arch, dict(ref.IR_NAMES))
+    return Twin(Path(op_dir).resolve(), ref.OP, ref.INFO.fact(product).npu_arch, dict(ref.IR_NAMES),
+                ref.INFO.kernels[product])
 
 
-def build(op_dir: Path, op_name: str, arch: int, column: dict[str, str] | None = None) -> Path:
+def build(op_dir: Path, op_name: str, arch: int, column: dict[str, str] | None = None,
+          kernel: str | None = None) -> Path:
     """The twin executable of the op generated in ``op_dir`` (``OpName`` as in the tiling function's name), its
     kernel compiled for ``__NPU_ARCH__`` ``arch`` (``ProductFacts.npu_arch`` of the product a world runs on) and
     the OpDef column ``column`` (IR name -> dtype)."""
     cxx = compiler()
     op_dir = op_dir.resolve()
-    units = compile_commands(cxx, op_dir, op_name, arch, column)
+    units = compile_commands(cxx, op_dir, op_name, arch, column, kernel)
     for src, _ in units:
         if not src.is_file():
             raise FileNotFoundError(f"{src}: a translation unit of the twin is missing")

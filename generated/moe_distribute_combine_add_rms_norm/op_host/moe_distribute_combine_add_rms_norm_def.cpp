@@ -20,12 +20,13 @@ public:
         DefineOutputs();
         DefineAttrs();
 
-        // Atlas A3 训练系列产品/Atlas A3 推理系列产品: 1 dtype column
+        // Atlas A3 训练系列产品/Atlas A3 推理系列产品: 1 dtype column, kernel entry
+        // op_kernel/arch22/moe_distribute_combine_add_rms_norm_a3.cpp
         OpAICoreConfig aicore_config_ascend910_93;
         DefineAscend910_93Config(aicore_config_ascend910_93);
         this->AICore().AddConfig("ascend910_93", aicore_config_ascend910_93);
 
-        // Ascend 950DT: 1 dtype column
+        // Ascend 950DT: 1 dtype column, kernel entry op_kernel/arch35/moe_distribute_combine_add_rms_norm_apt.cpp
         OpAICoreConfig aicore_config_ascend950;
         DefineAscend950Config(aicore_config_ascend950);
         this->AICore().AddConfig("ascend950", aicore_config_ascend950);
@@ -292,7 +293,7 @@ private:
             .ExtendCfgInfo("prebuildPattern.value", "Opaque")
             .ExtendCfgInfo("jitCompile.flag", "static_true")
             .ExtendCfgInfo("multiKernelSupportDynamicGraph.value", "multi_kernel")
-            .ExtendCfgInfo("opFile.value", "moe_distribute_combine_add_rms_norm");
+            .ExtendCfgInfo("opFile.value", "moe_distribute_combine_add_rms_norm_a3");
     }
 
     // Ascend 950DT
@@ -415,7 +416,7 @@ private:
             .ExtendCfgInfo("prebuildPattern.value", "Opaque")
             .ExtendCfgInfo("jitCompile.flag", "static_true")
             .ExtendCfgInfo("multiKernelSupportDynamicGraph.value", "multi_kernel")
-            .ExtendCfgInfo("opFile.value", "moe_distribute_combine_add_rms_norm");
+            .ExtendCfgInfo("opFile.value", "moe_distribute_combine_add_rms_norm_apt");
     }
 };
 

@@ -20,7 +20,7 @@ public:
         DefineOutputs();
         DefineAttrs();
 
-        // Ascend 950DT: 2 dtype columns
+        // Ascend 950DT: 2 dtype columns, kernel entry op_kernel/moe_distribute_combine_teardown.cpp
         OpAICoreConfig aicore_config_ascend950;
         DefineAscend950Config(aicore_config_ascend950);
         this->AICore().AddConfig("ascend950", aicore_config_ascend950);
@@ -152,8 +152,7 @@ private:
             .ExtendCfgInfo("aclnnSupport.value", "support_aclnn")
             .ExtendCfgInfo("prebuildPattern.value", "Opaque")
             .ExtendCfgInfo("jitCompile.flag", "static_true")
-            .ExtendCfgInfo("multiKernelSupportDynamicGraph.value", "multi_kernel")
-            .ExtendCfgInfo("opFile.value", "moe_distribute_combine_teardown");
+            .ExtendCfgInfo("multiKernelSupportDynamicGraph.value", "multi_kernel");
     }
 };
 

@@ -20,17 +20,19 @@ public:
         DefineOutputs();
         DefineAttrs();
 
-        // Atlas A2 训练系列产品/Atlas A2 推理系列产品: 2 dtype columns
+        // Atlas A2 训练系列产品/Atlas A2 推理系列产品: 2 dtype columns, kernel entry
+        // op_kernel/arch22/moe_distribute_combine_v2_a2.cpp
         OpAICoreConfig aicore_config_ascend910b;
         DefineAscend910bConfig(aicore_config_ascend910b);
         this->AICore().AddConfig("ascend910b", aicore_config_ascend910b);
 
-        // Atlas A3 训练系列产品/Atlas A3 推理系列产品: 2 dtype columns
+        // Atlas A3 训练系列产品/Atlas A3 推理系列产品: 2 dtype columns, kernel entry
+        // op_kernel/arch22/moe_distribute_combine_v2_a3.cpp
         OpAICoreConfig aicore_config_ascend910_93;
         DefineAscend910_93Config(aicore_config_ascend910_93);
         this->AICore().AddConfig("ascend910_93", aicore_config_ascend910_93);
 
-        // Ascend 950DT: 2 dtype columns
+        // Ascend 950DT: 2 dtype columns, kernel entry op_kernel/arch35/moe_distribute_combine_v2_apt.cpp
         OpAICoreConfig aicore_config_ascend950;
         DefineAscend950Config(aicore_config_ascend950);
         this->AICore().AddConfig("ascend950", aicore_config_ascend950);
@@ -268,9 +270,9 @@ private:
             .PrecisionReduceFlag(true)
             .ExtendCfgInfo("aclnnSupport.value", "support_aclnn")
             .ExtendCfgInfo("prebuildPattern.value", "Opaque")
-            .ExtendCfgInfo("jitCompile.flag", "static_true")
+            .ExtendCfgInfo("jitCompile.flag", "static_false")
             .ExtendCfgInfo("multiKernelSupportDynamicGraph.value", "multi_kernel")
-            .ExtendCfgInfo("opFile.value", "moe_distribute_combine_v2");
+            .ExtendCfgInfo("opFile.value", "moe_distribute_combine_v2_a2");
     }
 
     // Atlas A3 训练系列产品/Atlas A3 推理系列产品
@@ -380,7 +382,7 @@ private:
             .ExtendCfgInfo("prebuildPattern.value", "Opaque")
             .ExtendCfgInfo("jitCompile.flag", "static_true")
             .ExtendCfgInfo("multiKernelSupportDynamicGraph.value", "multi_kernel")
-            .ExtendCfgInfo("opFile.value", "moe_distribute_combine_v2");
+            .ExtendCfgInfo("opFile.value", "moe_distribute_combine_v2_a3");
     }
 
     // Ascend 950DT
@@ -490,7 +492,7 @@ private:
             .ExtendCfgInfo("prebuildPattern.value", "Opaque")
             .ExtendCfgInfo("jitCompile.flag", "static_true")
             .ExtendCfgInfo("multiKernelSupportDynamicGraph.value", "multi_kernel")
-            .ExtendCfgInfo("opFile.value", "moe_distribute_combine_v2");
+            .ExtendCfgInfo("opFile.value", "moe_distribute_combine_v2_apt");
     }
 };
 

@@ -20,7 +20,7 @@ public:
         DefineOutputs();
         DefineAttrs();
 
-        // Ascend 950DT: 8 dtype columns
+        // Ascend 950DT: 8 dtype columns, kernel entry op_kernel/moe_distribute_dispatch_teardown.cpp
         OpAICoreConfig aicore_config_ascend950;
         DefineAscend950Config(aicore_config_ascend950);
         this->AICore().AddConfig("ascend950", aicore_config_ascend950);
@@ -144,9 +144,8 @@ private:
             .PrecisionReduceFlag(true)
             .ExtendCfgInfo("aclnnSupport.value", "support_aclnn")
             .ExtendCfgInfo("prebuildPattern.value", "Opaque")
-            .ExtendCfgInfo("jitCompile.flag", "static_true")
-            .ExtendCfgInfo("multiKernelSupportDynamicGraph.value", "multi_kernel")
-            .ExtendCfgInfo("opFile.value", "moe_distribute_dispatch_teardown");
+            .ExtendCfgInfo("jitCompile.flag", "static_false")
+            .ExtendCfgInfo("multiKernelSupportDynamicGraph.value", "multi_kernel");
     }
 };
 

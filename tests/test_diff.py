@@ -543,3 +543,23 @@ def test_a_dispatch_sides_special_expert_range_is_a_docs_change():
     got = [(c.group, c.kind, c.subject) for c in diff_ops(old, new).changes]
     assert got == [(DOCS, "special.added", "special copy")]
     assert [(c.group, c.kind) for c in diff_ops(new, old).changes] == [(DOCS, "special.removed")]
+
+
+def test_a_products_opdef_config_change_is_reported_per_product_and_kept_out_of_the_md(capsys):
+    """The seed-era DispatchV2 built one kernel entry for every SoC; the current one gives each SoC its own and A2
+    jitCompile.flag "static_false": behaviour changes per product (the generated tree and the op build change),
+    not an ABI break, and no sentence of the Chinese change list (CANN's lists never mention them)."""
+    d = diff_ops(load_ok(ROOT / "specs" / "history" / "dispatch_v2_2026_05.spec"),
+                 load_ok(ROOT / "specs" / "dispatch_v2.spec"))
+    got = sorted((c.kind, c.products, c.old, c.new) for c in d.group(BEHAVIOUR) if c.kind.startswith("opdef."))
+    one = "op_kernel/moe_distribute_dispatch_v2.cpp"
+    assert got == [
+        ("opdef.jit_compile", ("ascend910b",), "static_true", "static_false"),
+        ("opdef.op_file", ("ascend910_93",), one, "op_kernel/arch22/moe_distribute_dispatch_v2_a3.cpp"),
+        ("opdef.op_file", ("ascend910b",), one, "op_kernel/arch22/moe_distribute_dispatch_v2_a2.cpp"),
+        ("opdef.op_file", ("ascend950",), one, "op_kernel/arch35/moe_distribute_dispatch_v2_apt.cpp"),
+    ]
+    assert all(c.zh == "" for c in d.group(BEHAVIOUR) if c.kind.startswith("opdef."))
+    code, out, _ = run(["diff", ROOT / "specs" / "history" / "dispatch_v2_2026_05.spec",
+                        ROOT / "specs" / "dispatch_v2.spec", "--format", "md", "--allow-abi-break"], capsys)
+    assert code == 0 and "opFile" not in out and "jitCompile" not in out and "op_kernel" not in out

@@ -13,7 +13,8 @@ report nothing.  Changes fall into three groups, reported in this order:
   string lengths (range widened / narrowed, both ranges shown), dtypes,
   shapes, unsupported attributes / inputs, quant modes, declared checks
   (matched by id, compared by condition, expression, class, blame and
-  message), buffer formulas, products added / removed; and op-wide facts:
+  message), buffer formulas, products added / removed, each product's OpDef
+  config (its kernel entry, jitCompile.flag; not in the md); and op-wide facts:
   env vars, derived quantities, quant formulas, tiling key, semantics.  A
   change that is the same on every product is reported once, for all.
 * **docs** - doc and note text, product display names, the unsupported
@@ -674,6 +675,14 @@ class _Differ:
             add("pairs.changed", "pairs_with", f"pairs with {', '.join(ov.pairs_with) or 'nothing'} -> "
                 f"{', '.join(nv.pairs_with) or 'nothing'}", ov.pairs_with, nv.pairs_with,
                 zh.pairs_changed(ov.pairs_with, nv.pairs_with))
+        # its OpDef config (the kernel entry its SoC builds, jitCompile.flag): what the generated tree and the op
+        # build do, which CANN's change lists never mention (no md sentence)
+        if ov.op_file != nv.op_file:  # (the op's one entry moves with its name: the rename says so)
+            add("opdef.op_file", "OpDef config", f"kernel entry (opFile) {ov.kernel_entry} -> {nv.kernel_entry}",
+                ov.kernel_entry, nv.kernel_entry)
+        if ov.jit_compile != nv.jit_compile:
+            add("opdef.jit_compile", "OpDef config", f"jitCompile.flag {ov.jit_compile} -> {nv.jit_compile}",
+                ov.jit_compile, nv.jit_compile)
         old_t = {t.name: t for t in ov.inputs + ov.outputs}
         for t in nv.inputs + nv.outputs:
             decl = new.tensor(t.name)

@@ -28,6 +28,16 @@ def test_quant_modes(matrix, dispatch_v2):
         ("0, 2 (own)", "0, 2 (own)", "0, 1, 2, 3, 4 (own)")
 
 
+def test_opdef_configs(matrix, dispatch_v2):
+    """Each product's kernel entry and jitCompile.flag, with where they come from (the default: unmarked)."""
+    assert cells(matrix, dispatch_v2, "product", "kernel entry") == (
+        "op_kernel/arch22/moe_distribute_dispatch_v2_a2.cpp (own)",
+        "op_kernel/arch22/moe_distribute_dispatch_v2_a3.cpp (own)",
+        "op_kernel/arch35/moe_distribute_dispatch_v2_apt.cpp (own)")
+    assert cells(matrix, dispatch_v2, "product", "jitCompile.flag") == \
+        ("static_false (own)", "static_true", "static_true")
+
+
 def test_attribute_domains_inherited_and_overridden(matrix, dispatch_v2):
     assert cells(matrix, dispatch_v2, "attributes", "commAlg") == (
         '{"", "fullmesh", "hierarchy"} (own)',

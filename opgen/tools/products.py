@@ -106,6 +106,12 @@ def product_matrix(op: Op) -> list[Row]:
     row("product", "extends", lambda v, c: [Part(v.product.extends, None)] if v.product.extends else [])
     row("product", "pairs with", lambda v, c: [Part(", ".join(v.pairs_with), next(
         (p.soc for p in c if p.pairs_with), None))] if v.pairs_with else [])
+    # its OpDef config: the kernel entry it builds (the op's one entry when no product of its chain names one)
+    # and jitCompile.flag (the default when none declares it)
+    row("product", "kernel entry", lambda v, c: [Part(v.kernel_entry, next(
+        (p.soc for p in c if p.op_file is not None), None))])
+    row("product", "jitCompile.flag", lambda v, c: [Part(v.jit_compile, next(
+        (p.soc for p in c if p.jit_compile is not None), None))])
 
     for t in op.inputs:
         def tensor_in(v, c, t=t):

@@ -9,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable, Mapping, Sequence
 
+import numpy as np
+
 from opgen.core.family_parts import part_attr
 from opgen.runtime.driving import Driver, RankAttrs
 from opgen.runtime.errors import OpError
@@ -29,22 +31,29 @@ def rank_rule(semantics: str | None, roles: Mapping[str, str]) -> RankAttrs | No
     return lambda i, attrs: to_op_names(rule(i, aliased(attrs, roles)), roles)
 
 
-def _answering_roles(fn: Callable | None, aliases) -> Callable | None:
+def _ieee(fn: Callable | None, aliases) -> Callable | None:
+    """A formula as the device computes it: fp32 IEEE arithmetic, whose x/0, 0*inf and overflow have defined
+    results (inf, NaN) that numpy would also warn about; its results answer the family's role names."""
     if fn is None:
         return None
-    return lambda *args: aliased(fn(*args), aliases)
+
+    def formula(*args):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return aliased(fn(*args), aliases)
+    return formula
 
 
-def _role_view(info: OpInfo) -> OpInfo:
-    """``info`` whose formulas' results answer the family's role names (itself when the op binds no role)."""
-    if not info.roles:
-        return info
-    return dataclasses.replace(info, quant={q: _answering_roles(fn, info.roles) for q, fn in info.quant.items()},
-                               post=_answering_roles(info.post, info.roles))
+def _formula_view(info: OpInfo) -> OpInfo:
+    """``info`` whose formulas (quant modes, special experts, the post stage) compute with IEEE results and
+    answer the family's role names."""
+    r = info.roles
+    return dataclasses.replace(info, quant={q: _ieee(fn, r) for q, fn in info.quant.items()},
+                               post=_ieee(info.post, r),
+                               specials=tuple((n, c, _ieee(fn, r), reads) for n, c, fn, reads in info.specials))
 
 
 def run(info: OpInfo, scopes: list[Scope], product: str, dests: Sequence[int]) -> dict[int, dict]:
     try:
-        return DRIVERS[info.semantics](_role_view(info), scopes, product, dests)
+        return DRIVERS[info.semantics](_formula_view(info), scopes, product, dests)
     except OpError as err:
         raise op_error(err, info.roles) from None

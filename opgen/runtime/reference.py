@@ -16,9 +16,10 @@ import numpy as np
 from opgen.core.builtins import ERROR_CLASSES, STAGES
 from opgen.core.products import ProductFacts
 from opgen.runtime.errors import OpError
+from opgen.runtime.expert_ids import check_expert_ids
 from opgen.runtime.roles import aliased, to_op_names
 from opgen.runtime.scope import INVALID, NULLPTR, Check, EvalError, Meta, Scope, Typed, cann_dtype, i64, show
-from opgen.runtime.dtypes import np_dtype
+from opgen.runtime.dtypes import dtype_name, np_dtype
 
 _ATTR_TYPES = {"int64": (int,), "float": (int, float), "bool": (bool,), "string": (str,)}
 
@@ -134,7 +135,7 @@ def make_scope(info: OpInfo, inputs: Mapping, attrs: Mapping, product: str,
     for k, default in info.env.items():  # an env variable keeps its declared (default's) kind: int -> float
         if isinstance(default, float) and isinstance(env[k], int) and not isinstance(env[k], bool):
             env[k] = float(env[k])
-    chosen = dict(out_dtypes or {})
+    chosen = {k: _out_dtype(info, k, v) for k, v in (out_dtypes or {}).items()}
     for k in list(chosen) + list(out_shapes or {}):
         if k not in info.outputs:
             raise OpError(INVALID, str(k), f"{info.name} has no output {k!r}")
@@ -145,12 +146,25 @@ def make_scope(info: OpInfo, inputs: Mapping, attrs: Mapping, product: str,
                  aliases=info.roles)
 
 
+def _out_dtype(info: OpInfo, name, dtype):
+    """A dtype the caller chose for an output: a CANN name as given (the dtype checks judge it), a numpy dtype or
+    type as the CANN name it stands for."""
+    if dtype is None or isinstance(dtype, str):
+        return dtype
+    try:
+        return dtype_name(dtype)
+    except ValueError as err:
+        raise OpError(INVALID, str(name), f"out_dtypes[{name!r}] of {info.name}: {err}") from None
+
+
 def validate_scope(info: OpInfo, s: Scope, stage: str = "all") -> None:
     """Run the checks of ``stage`` (``core.builtins.STAGES``: "all", or "op_api" as GetWorkspaceSize does)."""
     codes = _stage_codes(stage)
     for check in info.checks[s.product]:
         if check.code in codes:
             check.run(s, info.name)
+    if INVALID in codes:
+        check_expert_ids(info, s)
 
 
 def _stage_codes(stage: str) -> frozenset[int]:
@@ -188,6 +202,11 @@ def all_errors(info: OpInfo, inputs: Mapping, attrs: Mapping, product: str, out_
                 check.run(s, info.name)
             except OpError as err:
                 out.append(err)
+    if INVALID in codes and not out:  # ids are read only once the call's shapes are accepted
+        try:
+            check_expert_ids(info, s)
+        except OpError as err:
+            out.append(err)
     return out
 
 
@@ -236,18 +255,31 @@ def infer_dtypes(info: OpInfo, s: Scope) -> dict[str, str]:
 def world_scopes(info: OpInfo, inputs: Sequence[Mapping], attrs, product: str,
                  out_dtypes: Mapping | None, rank_attrs: Callable[[int, Mapping], Mapping]) -> list[Scope]:
     """One validated scope per rank; ``attrs`` is shared (rank ids filled in) or per rank."""
+    inputs = _per_rank(info, "inputs", inputs)
     if isinstance(attrs, Mapping):
         # the family's rank rule reads and names attributes by role
         per_rank = [dict(attrs, **to_op_names(rank_attrs(i, aliased(attrs, info.roles)), info.roles))
                     for i in range(len(inputs))]
     else:
-        per_rank = [dict(a) for a in attrs]
+        per_rank = [dict(a) for a in _per_rank(info, "attrs", attrs)]
         if len(per_rank) != len(inputs):
             raise OpError(INVALID, "attrs", f"{len(per_rank)} attribute sets for {len(inputs)} ranks")
     scopes = [make_scope(info, inputs[i], per_rank[i], product, out_dtypes) for i in range(len(inputs))]
     for s in scopes:
         validate_scope(info, s)
     return scopes
+
+
+def _per_rank(info: OpInfo, what: str, value) -> list:
+    """A list of one mapping per rank (rank i at index i): anything else is an OpError naming what was given."""
+    if isinstance(value, Mapping) or not isinstance(value, (list, tuple)):
+        raise OpError(INVALID, what, f"{what} of {info.name} must be a list with one mapping per rank (rank i at "
+                                     f"index i), got {type(value).__name__}")
+    for i, item in enumerate(value):
+        if not isinstance(item, Mapping):
+            raise OpError(INVALID, what, f"{what}[{i}] of {info.name} must be a mapping (name -> value), got "
+                                         f"{type(item).__name__}")
+    return list(value)
 
 
 def allocate(info: OpInfo, s: Scope) -> dict[str, np.ndarray]:

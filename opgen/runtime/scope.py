@@ -16,7 +16,6 @@ from opgen.core.dtypes import DTYPES
 from opgen.runtime.errors import OpError
 from opgen.runtime.roles import aliased
 from opgen.runtime import dtypes
-from opgen.runtime.lazy import ml_dtypes
 
 NULLPTR, INVALID, TILING = 161001, 161002, 561002
 
@@ -40,29 +39,21 @@ class Typed:
 class Meta:
     """A tensor known only by shape, dtype and format, as tiling sees it: data checks pass (they cannot run)."""
     shape: tuple[int, ...]
-    dtype: str
+    dtype: str  # a CANN name, or a numpy dtype / type naming one (np.int8, ml_dtypes.bfloat16)
     format: str = "ND"
 
-
-_NP_TO_CANN = {
-    np.dtype(np.float16): "FLOAT16", np.dtype(np.float32): "FLOAT32",
-    np.dtype(np.int8): "INT8", np.dtype(np.int32): "INT32", np.dtype(np.int64): "INT64",
-    np.dtype(np.uint8): "UINT8", np.dtype(np.bool_): "BOOL",
-}
-# ml_dtypes types, added on the first dtype not above (ml_dtypes is imported lazily: opgen.runtime.lazy).
-_ML_TO_CANN = (("bfloat16", "BFLOAT16"), ("float8_e4m3fn", "FLOAT8_E4M3FN"), ("float8_e5m2", "FLOAT8_E5M2"),
-               ("float8_e8m0fnu", "FLOAT8_E8M0"), ("float4_e2m1fn", "FLOAT4_E2M1"))
+    def __post_init__(self):
+        if not isinstance(self.dtype, str):
+            object.__setattr__(self, "dtype", dtypes.dtype_name(self.dtype))
 
 
 def cann_dtype(t) -> str:
     if isinstance(t, (Typed, Meta)):
         return t.dtype
-    name = _NP_TO_CANN.get(np.asarray(t).dtype)
-    if name is None and len(_NP_TO_CANN) < 7 + len(_ML_TO_CANN):
-        _NP_TO_CANN.update((np.dtype(getattr(ml_dtypes, k)), v) for k, v in _ML_TO_CANN)
-        name = _NP_TO_CANN.get(np.asarray(t).dtype)
+    dt = np.asarray(t).dtype
+    name = dtypes.from_numpy(dt)
     if name is None:
-        raise TypeError(f"no CANN dtype for numpy dtype {np.asarray(t).dtype}")
+        raise TypeError(f"no CANN dtype for numpy dtype {dt}")
     return name
 
 
@@ -229,6 +220,8 @@ class Check:
     ok: Callable[["Scope"], bool]
     when: Callable[["Scope"], bool] | None = None
     value: Callable[["Scope"], object] | None = None
+    # the concrete expectation (shape (4, 2) = (BS, K) with BS=4) stated instead of ``expected`` where it has a value
+    detail: Callable[["Scope"], str] | None = None
 
     def run(self, s: "Scope", op_name: str) -> None:
         try:
@@ -244,9 +237,15 @@ class Check:
             shown = "(undefined)"
         if self.code == 0:
             return  # warn class: logged by the device code, never an error
+        expected = self.expected
+        if self.detail is not None:
+            try:
+                expected = self.detail(s)
+            except EvalError:
+                pass  # a value it states has none: the rule is what the call can be told
         raise OpError(self.code, self.param,
                       f"Parameter {self.param} of operator {op_name} has incorrect value {shown}. "
-                      f"It should be {self.expected}. [{self.id}]")
+                      f"It should be {expected}. [{self.id}]")
 
 
 class Scope:

@@ -1,6 +1,6 @@
 """The generated reference as an API for tools: env apart from attrs, every failing check at once, the op_api
 stage, infer() without validation, the exported name maps; the old calls keep working. Bad calls: expert ids
-outside the documents' range, a world given as a dict, numpy dtypes for dtype
+outside the documents' range, shapes told as concrete numbers, a world given as a dict, numpy dtypes for dtype
 names; and no numpy warning where the semantics define the result (this module runs with warnings as errors)."""
 from __future__ import annotations
 
@@ -127,6 +127,29 @@ def test_special_expert_ids_widen_the_range_and_masked_pairs_are_not_read(dispat
     for r in masked:  # the pair holding 99 is masked out: the op never routes it
         r["xActiveMaskOptional"] = np.array([[1, 1], [1, 1], [1, 0], [1, 1]], dtype=bool)
     dispatch_ref.run_world(masked, WORLD_ATTRS, A3)
+
+
+def test_shape_errors_state_the_concrete_shape(dispatch_ref):
+    bad = [dict(r, expertIds=r["expertIds"][:3]) for r in world()]
+    with pytest.raises(OpError, match=exact(
+            f"Parameter expertIds of operator {OP} has incorrect value (3, 2). It should be shape (4, K) = (BS, K) "
+            f"with BS=4. [shape.expertIds]")):
+        dispatch_ref.run_world(bad, WORLD_ATTRS, A3)
+    inputs = dict(world()[0], expertScalesOptional=np.ones((4, 3), np.float32))
+    with pytest.raises(OpError, match=exact(
+            f"Parameter expertScalesOptional of operator {OP} has incorrect value (4, 3). It should be shape (4, 2) "
+            f"= (BS, K) with BS=4, K=2. [shape.expertScalesOptional]")):
+        dispatch_ref.validate(inputs, dict(WORLD_ATTRS, epRankId=0), A3)
+    # a conditional shape states the branch the call takes, never the rule's if … then … else
+    with pytest.raises(OpError, match=exact(
+            f"Parameter dynamicScalesOut of operator {OP} has incorrect value (8, 8). It should be shape (16,) = (A,) "
+            f"with quantMode=2, A=16. [shape.dynamicScalesOut]")):
+        dispatch_ref.validate(world()[0], dict(WORLD_ATTRS, epRankId=0, quantMode=2), A3,
+                              out_shapes={"dynamicScalesOut": (8, 8)})
+    with pytest.raises(OpError, match=exact(
+            f"Parameter expandXOut of operator {OP} has incorrect value (15, 1024). It should be shape (>= 16, 1024) "
+            f"= (>= A, H) with A=16, H=1024. [shape.expandXOut]")):  # A = BS * epWorldSize * min(localExpertNum, K)
+        dispatch_ref.validate(world()[0], dict(WORLD_ATTRS, epRankId=0), A3, out_shapes={"expandXOut": (15, 1024)})
 
 
 def test_a_world_is_a_list_of_ranks(dispatch_ref):

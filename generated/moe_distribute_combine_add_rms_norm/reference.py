@@ -24,7 +24,7 @@ import opgen.runtime as rt
 from opgen.core.products import ProductFacts
 from opgen.runtime import drivers, reference
 from opgen.runtime.scope import (Check, align, ceil_div, div, emax, exp2, floor, floordiv, ge_dtype, i64, in_range,
-                                  log2, mod, power, qmax)
+                                  log2, mod, power, qmax, show)
 
 OP = "MoeDistributeCombineAddRmsNorm"
 PRODUCTS = ("ascend910_93", "ascend950", )
@@ -445,6 +445,7 @@ _check_50 = Check("format.constExpertVOptional", 561002, "constExpertVOptional",
 _check_51 = Check("shape.expandX", 561002, "expandX", "shape (>= A, H)",
                   ok=lambda s: ((s.rank("expandX") == 2) and (s.dim("expandX", 0) >= s.let("A"))),
                   value=lambda s: s.shape("expandX"),
+                  detail=lambda s: "shape (>= " + show(s.let("A")) + ", H) = (>= A, H) with A=" + show(s.let("A")),
                   )
 _check_52 = Check("shape.expertIds", 561002, "expertIds", "shape (BS, K)",
                   ok=lambda s: (s.rank("expertIds") == 2),
@@ -453,62 +454,75 @@ _check_52 = Check("shape.expertIds", 561002, "expertIds", "shape (BS, K)",
 _check_53 = Check("shape.assistInfoForCombine", 561002, "assistInfoForCombine", "shape (>= A * 128,)",
                   ok=lambda s: ((s.rank("assistInfoForCombine") == 1) and (s.dim("assistInfoForCombine", 0) >= i64(s.let("A") * 128))),
                   value=lambda s: s.shape("assistInfoForCombine"),
+                  detail=lambda s: "shape (>= " + show(i64(s.let("A") * 128)) + ",) = (>= A * 128,) with A=" + show(s.let("A")),
                   )
 _check_54 = Check("shape.epSendCounts", 561002, "epSendCounts", "shape (>= epWorldSize * localExpertNum,)",
                   ok=lambda s: ((s.rank("epSendCounts") == 1) and (s.dim("epSendCounts", 0) >= i64(s.attr("epWorldSize") * s.let("localExpertNum")))),
                   value=lambda s: s.shape("epSendCounts"),
+                  detail=lambda s: "shape (>= " + show(i64(s.attr("epWorldSize") * s.let("localExpertNum"))) + ",) = (>= epWorldSize * localExpertNum,) with epWorldSize=" + show(s.attr("epWorldSize")) + ", localExpertNum=" + show(s.let("localExpertNum")),
                   )
 _check_55 = Check("shape.expertScales", 561002, "expertScales", "shape (BS, K)",
                   ok=lambda s: (((s.rank("expertScales") == 2) and (s.dim("expertScales", 0) == s.dim("expertIds", 0))) and (s.dim("expertScales", 1) == s.dim("expertIds", 1))),
                   value=lambda s: s.shape("expertScales"),
+                  detail=lambda s: "shape (" + show(s.dim("expertIds", 0)) + ", " + show(s.dim("expertIds", 1)) + ") = (BS, K) with BS=" + show(s.dim("expertIds", 0)) + ", K=" + show(s.dim("expertIds", 1)),
                   )
 _check_56 = Check("shape.residualX", 561002, "residualX", "shape (BS, 1, H)",
                   ok=lambda s: ((((s.rank("residualX") == 3) and (s.dim("residualX", 0) == s.dim("expertIds", 0))) and (s.dim("residualX", 1) == 1)) and (s.dim("residualX", 2) == s.dim("expandX", 1))),
                   value=lambda s: s.shape("residualX"),
+                  detail=lambda s: "shape (" + show(s.dim("expertIds", 0)) + ", " + show(1) + ", " + show(s.dim("expandX", 1)) + ") = (BS, 1, H) with BS=" + show(s.dim("expertIds", 0)) + ", H=" + show(s.dim("expandX", 1)),
                   )
 _check_57 = Check("shape.gamma", 561002, "gamma", "shape (H,)",
                   ok=lambda s: ((s.rank("gamma") == 1) and (s.dim("gamma", 0) == s.dim("expandX", 1))),
                   value=lambda s: s.shape("gamma"),
+                  detail=lambda s: "shape (" + show(s.dim("expandX", 1)) + ",) = (H,) with H=" + show(s.dim("expandX", 1)),
                   )
 _check_58 = Check("shape.xActiveMaskOptional", 561002, "xActiveMaskOptional", "shape (BS,) or (BS, K)",
                   ok=lambda s: (((s.rank("xActiveMaskOptional") == 1) and (s.dim("xActiveMaskOptional", 0) == s.dim("expertIds", 0))) or (((s.rank("xActiveMaskOptional") == 2) and (s.dim("xActiveMaskOptional", 0) == s.dim("expertIds", 0))) and (s.dim("xActiveMaskOptional", 1) == s.dim("expertIds", 1)))),
                   when=lambda s: s.present("xActiveMaskOptional"),
                   value=lambda s: s.shape("xActiveMaskOptional"),
+                  detail=lambda s: "shape (" + show(s.dim("expertIds", 0)) + ",) or (" + show(s.dim("expertIds", 0)) + ", " + show(s.dim("expertIds", 1)) + ") = (BS,) or (BS, K) with BS=" + show(s.dim("expertIds", 0)) + ", K=" + show(s.dim("expertIds", 1)),
                   )
 _check_59 = Check("shape.oriXOptional", 561002, "oriXOptional", "shape (BS, H)",
                   ok=lambda s: (((s.rank("oriXOptional") == 2) and (s.dim("oriXOptional", 0) == s.dim("expertIds", 0))) and (s.dim("oriXOptional", 1) == s.dim("expandX", 1))),
                   when=lambda s: s.present("oriXOptional"),
                   value=lambda s: s.shape("oriXOptional"),
+                  detail=lambda s: "shape (" + show(s.dim("expertIds", 0)) + ", " + show(s.dim("expandX", 1)) + ") = (BS, H) with BS=" + show(s.dim("expertIds", 0)) + ", H=" + show(s.dim("expandX", 1)),
                   )
 _check_60 = Check("shape.constExpertAlpha1Optional", 561002, "constExpertAlpha1Optional", "shape (constExpertNum, H)",
                   ok=lambda s: (((s.rank("constExpertAlpha1Optional") == 2) and (s.dim("constExpertAlpha1Optional", 0) == s.attr("constExpertNum"))) and (s.dim("constExpertAlpha1Optional", 1) == s.dim("expandX", 1))),
                   when=lambda s: s.present("constExpertAlpha1Optional"),
                   value=lambda s: s.shape("constExpertAlpha1Optional"),
+                  detail=lambda s: "shape (" + show(s.attr("constExpertNum")) + ", " + show(s.dim("expandX", 1)) + ") = (constExpertNum, H) with constExpertNum=" + show(s.attr("constExpertNum")) + ", H=" + show(s.dim("expandX", 1)),
                   )
 _check_61 = Check("shape.constExpertAlpha2Optional", 561002, "constExpertAlpha2Optional", "shape (constExpertNum, H)",
                   ok=lambda s: (((s.rank("constExpertAlpha2Optional") == 2) and (s.dim("constExpertAlpha2Optional", 0) == s.attr("constExpertNum"))) and (s.dim("constExpertAlpha2Optional", 1) == s.dim("expandX", 1))),
                   when=lambda s: s.present("constExpertAlpha2Optional"),
                   value=lambda s: s.shape("constExpertAlpha2Optional"),
+                  detail=lambda s: "shape (" + show(s.attr("constExpertNum")) + ", " + show(s.dim("expandX", 1)) + ") = (constExpertNum, H) with constExpertNum=" + show(s.attr("constExpertNum")) + ", H=" + show(s.dim("expandX", 1)),
                   )
 _check_62 = Check("shape.constExpertVOptional", 561002, "constExpertVOptional", "shape (constExpertNum, H)",
                   ok=lambda s: (((s.rank("constExpertVOptional") == 2) and (s.dim("constExpertVOptional", 0) == s.attr("constExpertNum"))) and (s.dim("constExpertVOptional", 1) == s.dim("expandX", 1))),
                   when=lambda s: s.present("constExpertVOptional"),
                   value=lambda s: s.shape("constExpertVOptional"),
+                  detail=lambda s: "shape (" + show(s.attr("constExpertNum")) + ", " + show(s.dim("expandX", 1)) + ") = (constExpertNum, H) with constExpertNum=" + show(s.attr("constExpertNum")) + ", H=" + show(s.dim("expandX", 1)),
                   )
 _check_63 = Check("shape.yOut", 561002, "yOut", "shape (BS, 1, H)",
                   ok=lambda s: ((((s.rank("yOut") == 3) and (s.dim("yOut", 0) == s.dim("expertIds", 0))) and (s.dim("yOut", 1) == 1)) and (s.dim("yOut", 2) == s.dim("expandX", 1))),
                   when=lambda s: s.shaped("yOut"),
                   value=lambda s: s.shape("yOut"),
+                  detail=lambda s: "shape (" + show(s.dim("expertIds", 0)) + ", " + show(1) + ", " + show(s.dim("expandX", 1)) + ") = (BS, 1, H) with BS=" + show(s.dim("expertIds", 0)) + ", H=" + show(s.dim("expandX", 1)),
                   )
 _check_64 = Check("shape.rstdOut", 561002, "rstdOut", "shape (BS, 1, 1)",
                   ok=lambda s: ((((s.rank("rstdOut") == 3) and (s.dim("rstdOut", 0) == s.dim("expertIds", 0))) and (s.dim("rstdOut", 1) == 1)) and (s.dim("rstdOut", 2) == 1)),
                   when=lambda s: s.shaped("rstdOut"),
                   value=lambda s: s.shape("rstdOut"),
+                  detail=lambda s: "shape (" + show(s.dim("expertIds", 0)) + ", " + show(1) + ", " + show(1) + ") = (BS, 1, 1) with BS=" + show(s.dim("expertIds", 0)),
                   )
 _check_65 = Check("shape.xOut", 561002, "xOut", "shape (BS, 1, H)",
                   ok=lambda s: ((((s.rank("xOut") == 3) and (s.dim("xOut", 0) == s.dim("expertIds", 0))) and (s.dim("xOut", 1) == 1)) and (s.dim("xOut", 2) == s.dim("expandX", 1))),
                   when=lambda s: s.shaped("xOut"),
                   value=lambda s: s.shape("xOut"),
+                  detail=lambda s: "shape (" + show(s.dim("expertIds", 0)) + ", " + show(1) + ", " + show(s.dim("expandX", 1)) + ") = (BS, 1, H) with BS=" + show(s.dim("expertIds", 0)) + ", H=" + show(s.dim("expandX", 1)),
                   )
 _check_66 = Check("len.groupEp", 161002, "groupEp", "a string whose length is in [1, 128)",
                   ok=lambda s: in_range(s.len("groupEp"), 1, 128, True, False),

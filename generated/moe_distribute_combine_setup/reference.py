@@ -24,7 +24,7 @@ import opgen.runtime as rt
 from opgen.core.products import ProductFacts
 from opgen.runtime import drivers, reference
 from opgen.runtime.scope import (Check, align, ceil_div, div, emax, exp2, floor, floordiv, ge_dtype, i64, in_range,
-                                  log2, mod, power, qmax)
+                                  log2, mod, power, qmax, show)
 
 OP = "MoeDistributeCombineSetup"
 PRODUCTS = ("ascend950", )
@@ -203,16 +203,19 @@ _check_12 = Check("shape.expertIds", 561002, "expertIds", "shape (BS, K)",
 _check_13 = Check("shape.assistInfoForCombine", 561002, "assistInfoForCombine", "shape (A * 128,)",
                   ok=lambda s: ((s.rank("assistInfoForCombine") == 1) and (s.dim("assistInfoForCombine", 0) == i64(s.dim("expandX", 0) * 128))),
                   value=lambda s: s.shape("assistInfoForCombine"),
+                  detail=lambda s: "shape (" + show(i64(s.dim("expandX", 0) * 128)) + ",) = (A * 128,) with A=" + show(s.dim("expandX", 0)),
                   )
 _check_14 = Check("shape.quantExpandXOut", 561002, "quantExpandXOut", "shape (A, tokenMsgSize)",
                   ok=lambda s: (((s.rank("quantExpandXOut") == 2) and (s.dim("quantExpandXOut", 0) == s.dim("expandX", 0))) and (s.dim("quantExpandXOut", 1) == s.let("tokenMsgSize"))),
                   when=lambda s: s.shaped("quantExpandXOut"),
                   value=lambda s: s.shape("quantExpandXOut"),
+                  detail=lambda s: "shape (" + show(s.dim("expandX", 0)) + ", " + show(s.let("tokenMsgSize")) + ") = (A, tokenMsgSize) with A=" + show(s.dim("expandX", 0)) + ", tokenMsgSize=" + show(s.let("tokenMsgSize")),
                   )
 _check_15 = Check("shape.commCmdInfoOut", 561002, "commCmdInfoOut", "shape ((A + epWorldSize) * 16,)",
                   ok=lambda s: ((s.rank("commCmdInfoOut") == 1) and (s.dim("commCmdInfoOut", 0) == i64(i64(s.dim("expandX", 0) + s.attr("epWorldSize")) * 16))),
                   when=lambda s: s.shaped("commCmdInfoOut"),
                   value=lambda s: s.shape("commCmdInfoOut"),
+                  detail=lambda s: "shape (" + show(i64(i64(s.dim("expandX", 0) + s.attr("epWorldSize")) * 16)) + ",) = ((A + epWorldSize) * 16,) with A=" + show(s.dim("expandX", 0)) + ", epWorldSize=" + show(s.attr("epWorldSize")),
                   )
 _check_16 = Check("len.groupEp", 161002, "groupEp", "a string whose length is in [1, 128)",
                   ok=lambda s: in_range(s.len("groupEp"), 1, 128, True, False),

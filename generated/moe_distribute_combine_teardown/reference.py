@@ -24,7 +24,7 @@ import opgen.runtime as rt
 from opgen.core.products import ProductFacts
 from opgen.runtime import drivers, reference
 from opgen.runtime.scope import (Check, align, ceil_div, div, emax, exp2, floor, floordiv, ge_dtype, i64, in_range,
-                                  log2, mod, power, qmax)
+                                  log2, mod, power, qmax, show)
 
 OP = "MoeDistributeCombineTeardown"
 PRODUCTS = ("ascend950", )
@@ -242,10 +242,12 @@ _check_22 = Check("format.sharedExpertXOptional", 561002, "sharedExpertXOptional
 _check_23 = Check("shape.expandX", 561002, "expandX", "shape (A, H)",
                   ok=lambda s: ((s.rank("expandX") == 2) and (s.dim("expandX", 0) == s.let("A"))),
                   value=lambda s: s.shape("expandX"),
+                  detail=lambda s: "shape (" + show(s.let("A")) + ", H) = (A, H) with A=" + show(s.let("A")),
                   )
 _check_24 = Check("shape.quantExpandX", 561002, "quantExpandX", "shape (A, tokenMsgSize)",
                   ok=lambda s: (((s.rank("quantExpandX") == 2) and (s.dim("quantExpandX", 0) == s.let("A"))) and (s.dim("quantExpandX", 1) == s.let("tokenMsgSize"))),
                   value=lambda s: s.shape("quantExpandX"),
+                  detail=lambda s: "shape (" + show(s.let("A")) + ", " + show(s.let("tokenMsgSize")) + ") = (A, tokenMsgSize) with A=" + show(s.let("A")) + ", tokenMsgSize=" + show(s.let("tokenMsgSize")),
                   )
 _check_25 = Check("shape.expertIds", 561002, "expertIds", "shape (BS, K)",
                   ok=lambda s: (s.rank("expertIds") == 2),
@@ -254,24 +256,29 @@ _check_25 = Check("shape.expertIds", 561002, "expertIds", "shape (BS, K)",
 _check_26 = Check("shape.expandIdx", 561002, "expandIdx", "shape (BS * K,)",
                   ok=lambda s: ((s.rank("expandIdx") == 1) and (s.dim("expandIdx", 0) == i64(s.dim("expertIds", 0) * s.dim("expertIds", 1)))),
                   value=lambda s: s.shape("expandIdx"),
+                  detail=lambda s: "shape (" + show(i64(s.dim("expertIds", 0) * s.dim("expertIds", 1))) + ",) = (BS * K,) with BS=" + show(s.dim("expertIds", 0)) + ", K=" + show(s.dim("expertIds", 1)),
                   )
 _check_27 = Check("shape.expertScales", 561002, "expertScales", "shape (BS, K)",
                   ok=lambda s: (((s.rank("expertScales") == 2) and (s.dim("expertScales", 0) == s.dim("expertIds", 0))) and (s.dim("expertScales", 1) == s.dim("expertIds", 1))),
                   value=lambda s: s.shape("expertScales"),
+                  detail=lambda s: "shape (" + show(s.dim("expertIds", 0)) + ", " + show(s.dim("expertIds", 1)) + ") = (BS, K) with BS=" + show(s.dim("expertIds", 0)) + ", K=" + show(s.dim("expertIds", 1)),
                   )
 _check_28 = Check("shape.commCmdInfo", 561002, "commCmdInfo", "shape ((A + epWorldSize) * 16,)",
                   ok=lambda s: ((s.rank("commCmdInfo") == 1) and (s.dim("commCmdInfo", 0) == i64(i64(s.let("A") + s.attr("epWorldSize")) * 16))),
                   value=lambda s: s.shape("commCmdInfo"),
+                  detail=lambda s: "shape (" + show(i64(i64(s.let("A") + s.attr("epWorldSize")) * 16)) + ",) = ((A + epWorldSize) * 16,) with A=" + show(s.let("A")) + ", epWorldSize=" + show(s.attr("epWorldSize")),
                   )
 _check_29 = Check("shape.xActiveMaskOptional", 561002, "xActiveMaskOptional", "shape (BS,)",
                   ok=lambda s: ((s.rank("xActiveMaskOptional") == 1) and (s.dim("xActiveMaskOptional", 0) == s.dim("expertIds", 0))),
                   when=lambda s: s.present("xActiveMaskOptional"),
                   value=lambda s: s.shape("xActiveMaskOptional"),
+                  detail=lambda s: "shape (" + show(s.dim("expertIds", 0)) + ",) = (BS,) with BS=" + show(s.dim("expertIds", 0)),
                   )
 _check_30 = Check("shape.xOut", 561002, "xOut", "shape (BS, H)",
                   ok=lambda s: (((s.rank("xOut") == 2) and (s.dim("xOut", 0) == s.dim("expertIds", 0))) and (s.dim("xOut", 1) == s.dim("expandX", 1))),
                   when=lambda s: s.shaped("xOut"),
                   value=lambda s: s.shape("xOut"),
+                  detail=lambda s: "shape (" + show(s.dim("expertIds", 0)) + ", " + show(s.dim("expandX", 1)) + ") = (BS, H) with BS=" + show(s.dim("expertIds", 0)) + ", H=" + show(s.dim("expandX", 1)),
                   )
 _check_31 = Check("len.groupEp", 161002, "groupEp", "a string whose length is in [1, 128)",
                   ok=lambda s: in_range(s.len("groupEp"), 1, 128, True, False),

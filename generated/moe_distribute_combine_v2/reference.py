@@ -24,7 +24,7 @@ import opgen.runtime as rt
 from opgen.core.products import ProductFacts
 from opgen.runtime import drivers, reference
 from opgen.runtime.scope import (Check, align, ceil_div, div, emax, exp2, floor, floordiv, ge_dtype, i64, in_range,
-                                  log2, mod, power, qmax)
+                                  log2, mod, power, qmax, show)
 
 OP = "MoeDistributeCombineV2"
 PRODUCTS = ("ascend910b", "ascend910_93", "ascend950", )
@@ -444,6 +444,7 @@ _check_44 = Check("format.performanceInfoOptional", 561002, "performanceInfoOpti
 _check_45 = Check("shape.expandX", 561002, "expandX", "shape (>= A, H)",
                   ok=lambda s: ((s.rank("expandX") == 2) and (s.dim("expandX", 0) >= s.let("A"))),
                   value=lambda s: s.shape("expandX"),
+                  detail=lambda s: "shape (>= " + show(s.let("A")) + ", H) = (>= A, H) with A=" + show(s.let("A")),
                   )
 _check_46 = Check("shape.expertIds", 561002, "expertIds", "shape (BS, K)",
                   ok=lambda s: (s.rank("expertIds") == 2),
@@ -452,60 +453,72 @@ _check_46 = Check("shape.expertIds", 561002, "expertIds", "shape (BS, K)",
 _check_47 = Check("shape.assistInfoForCombine", 561002, "assistInfoForCombine", "shape (>= A * 128,)",
                   ok=lambda s: ((s.rank("assistInfoForCombine") == 1) and (s.dim("assistInfoForCombine", 0) >= i64(s.let("A") * 128))),
                   value=lambda s: s.shape("assistInfoForCombine"),
+                  detail=lambda s: "shape (>= " + show(i64(s.let("A") * 128)) + ",) = (>= A * 128,) with A=" + show(s.let("A")),
                   )
 _check_48 = Check("shape.epSendCounts", 561002, "epSendCounts", "shape (moeExpertNum + 2 * globalBSReal * K * serverNum,)",
                   ok=lambda s: ((s.rank("epSendCounts") == 1) and (s.dim("epSendCounts", 0) == i64(s.attr("moeExpertNum") + i64(i64(i64(2 * s.let("globalBSReal")) * s.dim("expertIds", 1)) * s.let("serverNum"))))),
                   value=lambda s: s.shape("epSendCounts"),
+                  detail=lambda s: "shape (" + show(i64(s.attr("moeExpertNum") + i64(i64(i64(2 * s.let("globalBSReal")) * s.dim("expertIds", 1)) * s.let("serverNum")))) + ",) = (moeExpertNum + 2 * globalBSReal * K * serverNum,) with moeExpertNum=" + show(s.attr("moeExpertNum")) + ", globalBSReal=" + show(s.let("globalBSReal")) + ", K=" + show(s.dim("expertIds", 1)) + ", serverNum=" + show(s.let("serverNum")),
                   )
 _check_49 = Check("shape.expertScales", 561002, "expertScales", "shape (BS, K)",
                   ok=lambda s: (((s.rank("expertScales") == 2) and (s.dim("expertScales", 0) == s.dim("expertIds", 0))) and (s.dim("expertScales", 1) == s.dim("expertIds", 1))),
                   when=lambda s: s.present("expertScales"),
                   value=lambda s: s.shape("expertScales"),
+                  detail=lambda s: "shape (" + show(s.dim("expertIds", 0)) + ", " + show(s.dim("expertIds", 1)) + ") = (BS, K) with BS=" + show(s.dim("expertIds", 0)) + ", K=" + show(s.dim("expertIds", 1)),
                   )
 _check_50 = Check("shape.xActiveMaskOptional", 561002, "xActiveMaskOptional", "shape (BS,)",
                   ok=lambda s: ((s.rank("xActiveMaskOptional") == 1) and (s.dim("xActiveMaskOptional", 0) == s.dim("expertIds", 0))),
                   when=lambda s: s.present("xActiveMaskOptional"),
                   value=lambda s: s.shape("xActiveMaskOptional"),
+                  detail=lambda s: "shape (" + show(s.dim("expertIds", 0)) + ",) = (BS,) with BS=" + show(s.dim("expertIds", 0)),
                   )
 _check_51 = Check("shape.expandScalesOptional", 561002, "expandScalesOptional", "shape (A,)",
                   ok=lambda s: ((s.rank("expandScalesOptional") == 1) and (s.dim("expandScalesOptional", 0) == s.let("A"))),
                   when=lambda s: s.present("expandScalesOptional"),
                   value=lambda s: s.shape("expandScalesOptional"),
+                  detail=lambda s: "shape (" + show(s.let("A")) + ",) = (A,) with A=" + show(s.let("A")),
                   )
 _check_52 = Check("shape.elasticInfoOptional", 561002, "elasticInfoOptional", "shape (4 + 2 * epWorldSize,)",
                   ok=lambda s: ((s.rank("elasticInfoOptional") == 1) and (s.dim("elasticInfoOptional", 0) == i64(4 + i64(2 * s.attr("epWorldSize"))))),
                   when=lambda s: s.present("elasticInfoOptional"),
                   value=lambda s: s.shape("elasticInfoOptional"),
+                  detail=lambda s: "shape (" + show(i64(4 + i64(2 * s.attr("epWorldSize")))) + ",) = (4 + 2 * epWorldSize,) with epWorldSize=" + show(s.attr("epWorldSize")),
                   )
 _check_53 = Check("shape.oriXOptional", 561002, "oriXOptional", "shape (BS, H)",
                   ok=lambda s: (((s.rank("oriXOptional") == 2) and (s.dim("oriXOptional", 0) == s.dim("expertIds", 0))) and (s.dim("oriXOptional", 1) == s.dim("expandX", 1))),
                   when=lambda s: s.present("oriXOptional"),
                   value=lambda s: s.shape("oriXOptional"),
+                  detail=lambda s: "shape (" + show(s.dim("expertIds", 0)) + ", " + show(s.dim("expandX", 1)) + ") = (BS, H) with BS=" + show(s.dim("expertIds", 0)) + ", H=" + show(s.dim("expandX", 1)),
                   )
 _check_54 = Check("shape.constExpertAlpha1Optional", 561002, "constExpertAlpha1Optional", "shape (constExpertNum, H)",
                   ok=lambda s: (((s.rank("constExpertAlpha1Optional") == 2) and (s.dim("constExpertAlpha1Optional", 0) == s.attr("constExpertNum"))) and (s.dim("constExpertAlpha1Optional", 1) == s.dim("expandX", 1))),
                   when=lambda s: s.present("constExpertAlpha1Optional"),
                   value=lambda s: s.shape("constExpertAlpha1Optional"),
+                  detail=lambda s: "shape (" + show(s.attr("constExpertNum")) + ", " + show(s.dim("expandX", 1)) + ") = (constExpertNum, H) with constExpertNum=" + show(s.attr("constExpertNum")) + ", H=" + show(s.dim("expandX", 1)),
                   )
 _check_55 = Check("shape.constExpertAlpha2Optional", 561002, "constExpertAlpha2Optional", "shape (constExpertNum, H)",
                   ok=lambda s: (((s.rank("constExpertAlpha2Optional") == 2) and (s.dim("constExpertAlpha2Optional", 0) == s.attr("constExpertNum"))) and (s.dim("constExpertAlpha2Optional", 1) == s.dim("expandX", 1))),
                   when=lambda s: s.present("constExpertAlpha2Optional"),
                   value=lambda s: s.shape("constExpertAlpha2Optional"),
+                  detail=lambda s: "shape (" + show(s.attr("constExpertNum")) + ", " + show(s.dim("expandX", 1)) + ") = (constExpertNum, H) with constExpertNum=" + show(s.attr("constExpertNum")) + ", H=" + show(s.dim("expandX", 1)),
                   )
 _check_56 = Check("shape.constExpertVOptional", 561002, "constExpertVOptional", "shape (constExpertNum, H)",
                   ok=lambda s: (((s.rank("constExpertVOptional") == 2) and (s.dim("constExpertVOptional", 0) == s.attr("constExpertNum"))) and (s.dim("constExpertVOptional", 1) == s.dim("expandX", 1))),
                   when=lambda s: s.present("constExpertVOptional"),
                   value=lambda s: s.shape("constExpertVOptional"),
+                  detail=lambda s: "shape (" + show(s.attr("constExpertNum")) + ", " + show(s.dim("expandX", 1)) + ") = (constExpertNum, H) with constExpertNum=" + show(s.attr("constExpertNum")) + ", H=" + show(s.dim("expandX", 1)),
                   )
 _check_57 = Check("shape.performanceInfoOptional", 561002, "performanceInfoOptional", "shape (epWorldSize,)",
                   ok=lambda s: ((s.rank("performanceInfoOptional") == 1) and (s.dim("performanceInfoOptional", 0) == s.attr("epWorldSize"))),
                   when=lambda s: s.present("performanceInfoOptional"),
                   value=lambda s: s.shape("performanceInfoOptional"),
+                  detail=lambda s: "shape (" + show(s.attr("epWorldSize")) + ",) = (epWorldSize,) with epWorldSize=" + show(s.attr("epWorldSize")),
                   )
 _check_58 = Check("shape.xOut", 561002, "xOut", "shape (BS, H)",
                   ok=lambda s: (((s.rank("xOut") == 2) and (s.dim("xOut", 0) == s.dim("expertIds", 0))) and (s.dim("xOut", 1) == s.dim("expandX", 1))),
                   when=lambda s: s.shaped("xOut"),
                   value=lambda s: s.shape("xOut"),
+                  detail=lambda s: "shape (" + show(s.dim("expertIds", 0)) + ", " + show(s.dim("expandX", 1)) + ") = (BS, H) with BS=" + show(s.dim("expertIds", 0)) + ", H=" + show(s.dim("expandX", 1)),
                   )
 _check_59 = Check("len.groupEp", 161002, "groupEp", "a string whose length is in [1, 128)",
                   ok=lambda s: in_range(s.len("groupEp"), 1, 128, True, False),
@@ -716,11 +729,13 @@ _check_113 = Check("unsupported.groupListOptional", 561002, "groupListOptional",
 _check_114 = Check("shape.epSendCounts", 561002, "epSendCounts", "shape (>= epWorldSize * localExpertNum,)",
                    ok=lambda s: ((s.rank("epSendCounts") == 1) and (s.dim("epSendCounts", 0) >= i64(s.attr("epWorldSize") * s.let("localExpertNum")))),
                    value=lambda s: s.shape("epSendCounts"),
+                   detail=lambda s: "shape (>= " + show(i64(s.attr("epWorldSize") * s.let("localExpertNum"))) + ",) = (>= epWorldSize * localExpertNum,) with epWorldSize=" + show(s.attr("epWorldSize")) + ", localExpertNum=" + show(s.let("localExpertNum")),
                    )
 _check_115 = Check("shape.xActiveMaskOptional", 561002, "xActiveMaskOptional", "shape (BS,) or (BS, K)",
                    ok=lambda s: (((s.rank("xActiveMaskOptional") == 1) and (s.dim("xActiveMaskOptional", 0) == s.dim("expertIds", 0))) or (((s.rank("xActiveMaskOptional") == 2) and (s.dim("xActiveMaskOptional", 0) == s.dim("expertIds", 0))) and (s.dim("xActiveMaskOptional", 1) == s.dim("expertIds", 1)))),
                    when=lambda s: s.present("xActiveMaskOptional"),
                    value=lambda s: s.shape("xActiveMaskOptional"),
+                   detail=lambda s: "shape (" + show(s.dim("expertIds", 0)) + ",) or (" + show(s.dim("expertIds", 0)) + ", " + show(s.dim("expertIds", 1)) + ") = (BS,) or (BS, K) with BS=" + show(s.dim("expertIds", 0)) + ", K=" + show(s.dim("expertIds", 1)),
                    )
 _check_116 = Check("domain.epWorldSize", 561002, "epWorldSize", "in [2, 768]",
                    ok=lambda s: in_range(s.attr("epWorldSize"), 2, 768, True, True),

@@ -24,7 +24,7 @@ import opgen.runtime as rt
 from opgen.core.products import ProductFacts
 from opgen.runtime import drivers, reference
 from opgen.runtime.scope import (Check, align, ceil_div, div, emax, exp2, floor, floordiv, ge_dtype, i64, in_range,
-                                  log2, mod, power, qmax)
+                                  log2, mod, power, qmax, show)
 
 OP = "MoeDistributeDispatchSetup"
 PRODUCTS = ("ascend950", )
@@ -220,31 +220,37 @@ _check_13 = Check("shape.x", 561002, "x", "shape (BS, H)",
 _check_14 = Check("shape.expertIds", 561002, "expertIds", "shape (BS, K)",
                   ok=lambda s: ((s.rank("expertIds") == 2) and (s.dim("expertIds", 0) == s.dim("x", 0))),
                   value=lambda s: s.shape("expertIds"),
+                  detail=lambda s: "shape (" + show(s.dim("x", 0)) + ", K) = (BS, K) with BS=" + show(s.dim("x", 0)),
                   )
 _check_15 = Check("shape.scalesOptional", 561002, "scalesOptional", "shape (sharedExpertNum + moeExpertNum, H)",
                   ok=lambda s: (((s.rank("scalesOptional") == 2) and (s.dim("scalesOptional", 0) == i64(s.attr("sharedExpertNum") + s.attr("moeExpertNum")))) and (s.dim("scalesOptional", 1) == s.dim("x", 1))),
                   when=lambda s: s.present("scalesOptional"),
                   value=lambda s: s.shape("scalesOptional"),
+                  detail=lambda s: "shape (" + show(i64(s.attr("sharedExpertNum") + s.attr("moeExpertNum"))) + ", " + show(s.dim("x", 1)) + ") = (sharedExpertNum + moeExpertNum, H) with sharedExpertNum=" + show(s.attr("sharedExpertNum")) + ", moeExpertNum=" + show(s.attr("moeExpertNum")) + ", H=" + show(s.dim("x", 1)),
                   )
 _check_16 = Check("shape.xActiveMaskOptional", 561002, "xActiveMaskOptional", "shape (BS,)",
                   ok=lambda s: ((s.rank("xActiveMaskOptional") == 1) and (s.dim("xActiveMaskOptional", 0) == s.dim("x", 0))),
                   when=lambda s: s.present("xActiveMaskOptional"),
                   value=lambda s: s.shape("xActiveMaskOptional"),
+                  detail=lambda s: "shape (" + show(s.dim("x", 0)) + ",) = (BS,) with BS=" + show(s.dim("x", 0)),
                   )
 _check_17 = Check("shape.yOut", 561002, "yOut", "shape (BS * (K + sharedExpertNum), tokenMsgSize)",
                   ok=lambda s: (((s.rank("yOut") == 2) and (s.dim("yOut", 0) == i64(s.dim("x", 0) * i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum"))))) and (s.dim("yOut", 1) == s.let("tokenMsgSize"))),
                   when=lambda s: s.shaped("yOut"),
                   value=lambda s: s.shape("yOut"),
+                  detail=lambda s: "shape (" + show(i64(s.dim("x", 0) * i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum")))) + ", " + show(s.let("tokenMsgSize")) + ") = (BS * (K + sharedExpertNum), tokenMsgSize) with BS=" + show(s.dim("x", 0)) + ", K=" + show(s.dim("expertIds", 1)) + ", sharedExpertNum=" + show(s.attr("sharedExpertNum")) + ", tokenMsgSize=" + show(s.let("tokenMsgSize")),
                   )
 _check_18 = Check("shape.expandIdxOut", 561002, "expandIdxOut", "shape (BS * K,)",
                   ok=lambda s: ((s.rank("expandIdxOut") == 1) and (s.dim("expandIdxOut", 0) == i64(s.dim("x", 0) * s.dim("expertIds", 1)))),
                   when=lambda s: s.shaped("expandIdxOut"),
                   value=lambda s: s.shape("expandIdxOut"),
+                  detail=lambda s: "shape (" + show(i64(s.dim("x", 0) * s.dim("expertIds", 1))) + ",) = (BS * K,) with BS=" + show(s.dim("x", 0)) + ", K=" + show(s.dim("expertIds", 1)),
                   )
 _check_19 = Check("shape.commCmdInfoOut", 561002, "commCmdInfoOut", "shape ((BS * (K + sharedExpertNum) + epWorldSize * localExpertNum) * 16,)",
                   ok=lambda s: ((s.rank("commCmdInfoOut") == 1) and (s.dim("commCmdInfoOut", 0) == i64(i64(i64(s.dim("x", 0) * i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum"))) + i64(s.attr("epWorldSize") * s.let("localExpertNum"))) * 16))),
                   when=lambda s: s.shaped("commCmdInfoOut"),
                   value=lambda s: s.shape("commCmdInfoOut"),
+                  detail=lambda s: "shape (" + show(i64(i64(i64(s.dim("x", 0) * i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum"))) + i64(s.attr("epWorldSize") * s.let("localExpertNum"))) * 16)) + ",) = ((BS * (K + sharedExpertNum) + epWorldSize * localExpertNum) * 16,) with BS=" + show(s.dim("x", 0)) + ", K=" + show(s.dim("expertIds", 1)) + ", sharedExpertNum=" + show(s.attr("sharedExpertNum")) + ", epWorldSize=" + show(s.attr("epWorldSize")) + ", localExpertNum=" + show(s.let("localExpertNum")),
                   )
 _check_20 = Check("len.groupEp", 161002, "groupEp", "a string whose length is in [1, 128)",
                   ok=lambda s: in_range(s.len("groupEp"), 1, 128, True, False),

@@ -24,7 +24,7 @@ import opgen.runtime as rt
 from opgen.core.products import ProductFacts
 from opgen.runtime import drivers, reference
 from opgen.runtime.scope import (Check, align, ceil_div, div, emax, exp2, floor, floordiv, ge_dtype, i64, in_range,
-                                  log2, mod, power, qmax)
+                                  log2, mod, power, qmax, show)
 
 OP = "MoeDistributeDispatchTeardown"
 PRODUCTS = ("ascend950", )
@@ -225,34 +225,41 @@ _check_16 = Check("shape.x", 561002, "x", "shape (BS, H)",
 _check_17 = Check("shape.y", 561002, "y", "shape (BS * (K + sharedExpertNum), tokenMsgSize)",
                   ok=lambda s: (((s.rank("y") == 2) and (s.dim("y", 0) == i64(s.dim("x", 0) * i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum"))))) and (s.dim("y", 1) == s.let("tokenMsgSize"))),
                   value=lambda s: s.shape("y"),
+                  detail=lambda s: "shape (" + show(i64(s.dim("x", 0) * i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum")))) + ", " + show(s.let("tokenMsgSize")) + ") = (BS * (K + sharedExpertNum), tokenMsgSize) with BS=" + show(s.dim("x", 0)) + ", K=" + show(s.dim("expertIds", 1)) + ", sharedExpertNum=" + show(s.attr("sharedExpertNum")) + ", tokenMsgSize=" + show(s.let("tokenMsgSize")),
                   )
 _check_18 = Check("shape.expertIds", 561002, "expertIds", "shape (BS, K)",
                   ok=lambda s: ((s.rank("expertIds") == 2) and (s.dim("expertIds", 0) == s.dim("x", 0))),
                   value=lambda s: s.shape("expertIds"),
+                  detail=lambda s: "shape (" + show(s.dim("x", 0)) + ", K) = (BS, K) with BS=" + show(s.dim("x", 0)),
                   )
 _check_19 = Check("shape.commCmdInfo", 561002, "commCmdInfo", "shape ((BS * (K + sharedExpertNum) + epWorldSize * localExpertNum) * 16,)",
                   ok=lambda s: ((s.rank("commCmdInfo") == 1) and (s.dim("commCmdInfo", 0) == i64(i64(i64(s.dim("x", 0) * i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum"))) + i64(s.attr("epWorldSize") * s.let("localExpertNum"))) * 16))),
                   value=lambda s: s.shape("commCmdInfo"),
+                  detail=lambda s: "shape (" + show(i64(i64(i64(s.dim("x", 0) * i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum"))) + i64(s.attr("epWorldSize") * s.let("localExpertNum"))) * 16)) + ",) = ((BS * (K + sharedExpertNum) + epWorldSize * localExpertNum) * 16,) with BS=" + show(s.dim("x", 0)) + ", K=" + show(s.dim("expertIds", 1)) + ", sharedExpertNum=" + show(s.attr("sharedExpertNum")) + ", epWorldSize=" + show(s.attr("epWorldSize")) + ", localExpertNum=" + show(s.let("localExpertNum")),
                   )
 _check_20 = Check("shape.expandXOut", 561002, "expandXOut", "shape (A, H)",
                   ok=lambda s: (((s.rank("expandXOut") == 2) and (s.dim("expandXOut", 0) == s.let("A"))) and (s.dim("expandXOut", 1) == s.dim("x", 1))),
                   when=lambda s: s.shaped("expandXOut"),
                   value=lambda s: s.shape("expandXOut"),
+                  detail=lambda s: "shape (" + show(s.let("A")) + ", " + show(s.dim("x", 1)) + ") = (A, H) with A=" + show(s.let("A")) + ", H=" + show(s.dim("x", 1)),
                   )
 _check_21 = Check("shape.dynamicScalesOut", 561002, "dynamicScalesOut", "shape (A,)",
                   ok=lambda s: ((s.rank("dynamicScalesOut") == 1) and (s.dim("dynamicScalesOut", 0) == s.let("A"))),
                   when=lambda s: s.shaped("dynamicScalesOut"),
                   value=lambda s: s.shape("dynamicScalesOut"),
+                  detail=lambda s: "shape (" + show(s.let("A")) + ",) = (A,) with A=" + show(s.let("A")),
                   )
 _check_22 = Check("shape.assistInfoForCombineOut", 561002, "assistInfoForCombineOut", "shape (A * 128,)",
                   ok=lambda s: ((s.rank("assistInfoForCombineOut") == 1) and (s.dim("assistInfoForCombineOut", 0) == i64(s.let("A") * 128))),
                   when=lambda s: s.shaped("assistInfoForCombineOut"),
                   value=lambda s: s.shape("assistInfoForCombineOut"),
+                  detail=lambda s: "shape (" + show(i64(s.let("A") * 128)) + ",) = (A * 128,) with A=" + show(s.let("A")),
                   )
 _check_23 = Check("shape.expertTokenNumsOut", 561002, "expertTokenNumsOut", "shape (localExpertNum,)",
                   ok=lambda s: ((s.rank("expertTokenNumsOut") == 1) and (s.dim("expertTokenNumsOut", 0) == s.let("localExpertNum"))),
                   when=lambda s: s.shaped("expertTokenNumsOut"),
                   value=lambda s: s.shape("expertTokenNumsOut"),
+                  detail=lambda s: "shape (" + show(s.let("localExpertNum")) + ",) = (localExpertNum,) with localExpertNum=" + show(s.let("localExpertNum")),
                   )
 _check_24 = Check("len.groupEp", 161002, "groupEp", "a string whose length is in [1, 128)",
                   ok=lambda s: in_range(s.len("groupEp"), 1, 128, True, False),

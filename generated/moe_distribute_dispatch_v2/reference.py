@@ -24,7 +24,7 @@ import opgen.runtime as rt
 from opgen.core.products import ProductFacts
 from opgen.runtime import drivers, reference
 from opgen.runtime.scope import (Check, align, ceil_div, div, emax, exp2, floor, floordiv, ge_dtype, i64, in_range,
-                                  log2, mod, power, qmax)
+                                  log2, mod, power, qmax, show)
 
 OP = "MoeDistributeDispatchV2"
 PRODUCTS = ("ascend910b", "ascend910_93", "ascend950", )
@@ -404,61 +404,73 @@ _check_24 = Check("shape.x", 561002, "x", "shape (BS, H)",
 _check_25 = Check("shape.expertIds", 561002, "expertIds", "shape (BS, K)",
                   ok=lambda s: ((s.rank("expertIds") == 2) and (s.dim("expertIds", 0) == s.dim("x", 0))),
                   value=lambda s: s.shape("expertIds"),
+                  detail=lambda s: "shape (" + show(s.dim("x", 0)) + ", K) = (BS, K) with BS=" + show(s.dim("x", 0)),
                   )
 _check_26 = Check("shape.xActiveMaskOptional", 561002, "xActiveMaskOptional", "shape (BS,) or (BS, K)",
                   ok=lambda s: (((s.rank("xActiveMaskOptional") == 1) and (s.dim("xActiveMaskOptional", 0) == s.dim("x", 0))) or (((s.rank("xActiveMaskOptional") == 2) and (s.dim("xActiveMaskOptional", 0) == s.dim("x", 0))) and (s.dim("xActiveMaskOptional", 1) == s.dim("expertIds", 1)))),
                   when=lambda s: s.present("xActiveMaskOptional"),
                   value=lambda s: s.shape("xActiveMaskOptional"),
+                  detail=lambda s: "shape (" + show(s.dim("x", 0)) + ",) or (" + show(s.dim("x", 0)) + ", " + show(s.dim("expertIds", 1)) + ") = (BS,) or (BS, K) with BS=" + show(s.dim("x", 0)) + ", K=" + show(s.dim("expertIds", 1)),
                   )
 _check_27 = Check("shape.expertScalesOptional", 561002, "expertScalesOptional", "shape (BS, K)",
                   ok=lambda s: (((s.rank("expertScalesOptional") == 2) and (s.dim("expertScalesOptional", 0) == s.dim("x", 0))) and (s.dim("expertScalesOptional", 1) == s.dim("expertIds", 1))),
                   when=lambda s: s.present("expertScalesOptional"),
                   value=lambda s: s.shape("expertScalesOptional"),
+                  detail=lambda s: "shape (" + show(s.dim("x", 0)) + ", " + show(s.dim("expertIds", 1)) + ") = (BS, K) with BS=" + show(s.dim("x", 0)) + ", K=" + show(s.dim("expertIds", 1)),
                   )
 _check_28 = Check("shape.elasticInfoOptional", 561002, "elasticInfoOptional", "shape (4 + 2 * epWorldSize,)",
                   ok=lambda s: ((s.rank("elasticInfoOptional") == 1) and (s.dim("elasticInfoOptional", 0) == i64(4 + i64(2 * s.attr("epWorldSize"))))),
                   when=lambda s: s.present("elasticInfoOptional"),
                   value=lambda s: s.shape("elasticInfoOptional"),
+                  detail=lambda s: "shape (" + show(i64(4 + i64(2 * s.attr("epWorldSize")))) + ",) = (4 + 2 * epWorldSize,) with epWorldSize=" + show(s.attr("epWorldSize")),
                   )
 _check_29 = Check("shape.performanceInfoOptional", 561002, "performanceInfoOptional", "shape (epWorldSize,)",
                   ok=lambda s: ((s.rank("performanceInfoOptional") == 1) and (s.dim("performanceInfoOptional", 0) == s.attr("epWorldSize"))),
                   when=lambda s: s.present("performanceInfoOptional"),
                   value=lambda s: s.shape("performanceInfoOptional"),
+                  detail=lambda s: "shape (" + show(s.attr("epWorldSize")) + ",) = (epWorldSize,) with epWorldSize=" + show(s.attr("epWorldSize")),
                   )
 _check_30 = Check("shape.expandXOut", 561002, "expandXOut", "shape (>= A, H)",
                   ok=lambda s: (((s.rank("expandXOut") == 2) and (s.dim("expandXOut", 0) >= s.let("A"))) and (s.dim("expandXOut", 1) == s.dim("x", 1))),
                   when=lambda s: s.shaped("expandXOut"),
                   value=lambda s: s.shape("expandXOut"),
+                  detail=lambda s: "shape (>= " + show(s.let("A")) + ", " + show(s.dim("x", 1)) + ") = (>= A, H) with A=" + show(s.let("A")) + ", H=" + show(s.dim("x", 1)),
                   )
 _check_31 = Check("shape.dynamicScalesOut", 561002, "dynamicScalesOut", "shape (if quantMode == 3 then (A, ceil_div(H, 128)) else (if quantMode == 4 then (A, align(ceil_div(H, 32), 2)) else (if quantMode == 0 and present(scalesOptional) then (A, dim(scalesOptional, 1)) else (A,))))",
                   ok=lambda s: ((((s.rank("dynamicScalesOut") == 2) and (s.dim("dynamicScalesOut", 0) == s.let("A"))) and (s.dim("dynamicScalesOut", 1) == ceil_div(s.dim("x", 1), 128))) if (s.attr("quantMode") == 3) else ((((s.rank("dynamicScalesOut") == 2) and (s.dim("dynamicScalesOut", 0) == s.let("A"))) and (s.dim("dynamicScalesOut", 1) == align(ceil_div(s.dim("x", 1), 32), 2))) if (s.attr("quantMode") == 4) else ((((s.rank("dynamicScalesOut") == 2) and (s.dim("dynamicScalesOut", 0) == s.let("A"))) and (s.dim("dynamicScalesOut", 1) == s.dim("scalesOptional", 1))) if ((s.attr("quantMode") == 0) and s.present("scalesOptional")) else ((s.rank("dynamicScalesOut") == 1) and (s.dim("dynamicScalesOut", 0) == s.let("A")))))),
                   when=lambda s: s.shaped("dynamicScalesOut"),
                   value=lambda s: s.shape("dynamicScalesOut"),
+                  detail=lambda s: ("shape (" + show(s.let("A")) + ", " + show(ceil_div(s.dim("x", 1), 128)) + ") = (A, ceil_div(H, 128)) with quantMode=" + show(s.attr("quantMode")) + ", A=" + show(s.let("A")) + ", H=" + show(s.dim("x", 1)) if (s.attr("quantMode") == 3) else ("shape (" + show(s.let("A")) + ", " + show(align(ceil_div(s.dim("x", 1), 32), 2)) + ") = (A, align(ceil_div(H, 32), 2)) with quantMode=" + show(s.attr("quantMode")) + ", A=" + show(s.let("A")) + ", H=" + show(s.dim("x", 1)) if (s.attr("quantMode") == 4) else ("shape (" + show(s.let("A")) + ", " + show(s.dim("scalesOptional", 1)) + ") = (A, dim(scalesOptional, 1)) with quantMode=" + show(s.attr("quantMode")) + ", A=" + show(s.let("A")) if ((s.attr("quantMode") == 0) and s.present("scalesOptional")) else "shape (" + show(s.let("A")) + ",) = (A,) with quantMode=" + show(s.attr("quantMode")) + ", A=" + show(s.let("A"))))),
                   )
 _check_32 = Check("shape.assistInfoForCombineOut", 561002, "assistInfoForCombineOut", "shape (>= A * 128,)",
                   ok=lambda s: ((s.rank("assistInfoForCombineOut") == 1) and (s.dim("assistInfoForCombineOut", 0) >= i64(s.let("A") * 128))),
                   when=lambda s: s.shaped("assistInfoForCombineOut"),
                   value=lambda s: s.shape("assistInfoForCombineOut"),
+                  detail=lambda s: "shape (>= " + show(i64(s.let("A") * 128)) + ",) = (>= A * 128,) with A=" + show(s.let("A")),
                   )
 _check_33 = Check("shape.expertTokenNumsOut", 561002, "expertTokenNumsOut", "shape (localExpertNum,)",
                   ok=lambda s: ((s.rank("expertTokenNumsOut") == 1) and (s.dim("expertTokenNumsOut", 0) == s.let("localExpertNum"))),
                   when=lambda s: s.shaped("expertTokenNumsOut"),
                   value=lambda s: s.shape("expertTokenNumsOut"),
+                  detail=lambda s: "shape (" + show(s.let("localExpertNum")) + ",) = (localExpertNum,) with localExpertNum=" + show(s.let("localExpertNum")),
                   )
 _check_34 = Check("shape.epRecvCountsOut", 561002, "epRecvCountsOut", "shape (moeExpertNum + 2 * globalBSReal * K * serverNum,)",
                   ok=lambda s: ((s.rank("epRecvCountsOut") == 1) and (s.dim("epRecvCountsOut", 0) == i64(s.attr("moeExpertNum") + i64(i64(i64(2 * s.let("globalBSReal")) * s.dim("expertIds", 1)) * s.let("serverNum"))))),
                   when=lambda s: s.shaped("epRecvCountsOut"),
                   value=lambda s: s.shape("epRecvCountsOut"),
+                  detail=lambda s: "shape (" + show(i64(s.attr("moeExpertNum") + i64(i64(i64(2 * s.let("globalBSReal")) * s.dim("expertIds", 1)) * s.let("serverNum")))) + ",) = (moeExpertNum + 2 * globalBSReal * K * serverNum,) with moeExpertNum=" + show(s.attr("moeExpertNum")) + ", globalBSReal=" + show(s.let("globalBSReal")) + ", K=" + show(s.dim("expertIds", 1)) + ", serverNum=" + show(s.let("serverNum")),
                   )
 _check_35 = Check("shape.tpRecvCountsOut", 561002, "tpRecvCountsOut", "shape (tpWorldSize,)",
                   ok=lambda s: ((s.rank("tpRecvCountsOut") == 1) and (s.dim("tpRecvCountsOut", 0) == s.attr("tpWorldSize"))),
                   when=lambda s: s.shaped("tpRecvCountsOut"),
                   value=lambda s: s.shape("tpRecvCountsOut"),
+                  detail=lambda s: "shape (" + show(s.attr("tpWorldSize")) + ",) = (tpWorldSize,) with tpWorldSize=" + show(s.attr("tpWorldSize")),
                   )
 _check_36 = Check("shape.expandScalesOut", 561002, "expandScalesOut", "shape (A,)",
                   ok=lambda s: ((s.rank("expandScalesOut") == 1) and (s.dim("expandScalesOut", 0) == s.let("A"))),
                   when=lambda s: s.shaped("expandScalesOut"),
                   value=lambda s: s.shape("expandScalesOut"),
+                  detail=lambda s: "shape (" + show(s.let("A")) + ",) = (A,) with A=" + show(s.let("A")),
                   )
 _check_37 = Check("len.groupEp", 161002, "groupEp", "a string whose length is in [1, 128)",
                   ok=lambda s: in_range(s.len("groupEp"), 1, 128, True, False),
@@ -628,6 +640,7 @@ _check_81 = Check("shape.epRecvCountsOut", 561002, "epRecvCountsOut", "shape (>=
                   ok=lambda s: ((s.rank("epRecvCountsOut") == 1) and (s.dim("epRecvCountsOut", 0) >= i64(s.attr("epWorldSize") * s.let("localExpertNum")))),
                   when=lambda s: s.shaped("epRecvCountsOut"),
                   value=lambda s: s.shape("epRecvCountsOut"),
+                  detail=lambda s: "shape (>= " + show(i64(s.attr("epWorldSize") * s.let("localExpertNum"))) + ",) = (>= epWorldSize * localExpertNum,) with epWorldSize=" + show(s.attr("epWorldSize")) + ", localExpertNum=" + show(s.let("localExpertNum")),
                   )
 _check_82 = Check("domain.epWorldSize", 561002, "epWorldSize", "in [2, 768]",
                   ok=lambda s: in_range(s.attr("epWorldSize"), 2, 768, True, True),

@@ -7,7 +7,7 @@ from opgen.core.artifact import Artifact
 from opgen.core.errors import LoweringError
 from opgen.emit.registry import emitter
 from opgen.emit.render import render
-from opgen.lower.python import py_all, py_expr
+from opgen.lower.python import py_all, py_expr, py_text
 from opgen.model.decl import Op
 from opgen.model.written import never_written
 
@@ -24,7 +24,8 @@ def shared_checks(views) -> dict:
         uses[v.soc] = []
         for c in v.checks:
             key = (c.id, c.code, c.param, c.message, py_expr(c.expr, v), py_all(c.conditions, v),
-                   py_expr(c.value, v) if c.value is not None else None)
+                   py_expr(c.value, v) if c.value is not None else None,
+                   py_text(c.detail, v) if c.detail is not None else None)
             if key not in names:
                 names[key] = f"_check_{len(names)}"
                 defs.append((names[key], c, v))

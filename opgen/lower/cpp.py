@@ -33,7 +33,7 @@ from opgen.lang.expr import Binary, Bool, Call, Cond, Expr, Float, InRange, InSe
 from opgen.lower.literals import cpp_literal, cpp_string
 from opgen.core.errors import LoweringError
 from opgen.model.inline import inline as _inline
-from opgen.model.decl import Check, Op, ProductView, Shape, ShapeCond
+from opgen.model.decl import Check, Op, ProductView, Shape, ShapeCond, TextChoice
 
 from opgen.model.kinds import TENSOR_FNS, BOOL, DTYPE, FLOAT, INT, LIST, SHAPE, STR, ScalarKinds
 from opgen.lang.expr import walk
@@ -374,6 +374,25 @@ def cpp_shown(c: Check, view: ProductView) -> str:
     return low.show(c.value) if c.value is not None else low.show_param(c.param)
 
 
+def cpp_text(parts, view: ProductView) -> str:
+    """A check's concrete expectation (``decl.TextPart`` parts) as a std::string expression, equal to the Python
+    lowering's text (values shown by the Show* functions, a choice as a conditional)."""
+    low = ScalarCpp(view)
+
+    def text(ps) -> str:
+        code = ["std::string()"]
+        for p in ps:
+            if isinstance(p, str):
+                code.append(cpp_string(p))
+            elif isinstance(p, TextChoice):
+                code.append(f"({low.lower(_inline(view.op, p.test))} ? {text(p.then)} : {text(p.orelse)})")
+            else:
+                code.append(low.show(p))
+        return "(" + " + ".join(code) + ")"
+
+    return text(parts)
+
+
 def cpp_shape(shape, view: ProductView) -> str:
     return ScalarCpp(view).shape(shape)
 
@@ -424,6 +443,7 @@ FILTERS = {
     "cpp_kind_type": cpp_kind_type,
     "cpp_shown": cpp_shown,
     "cpp_shape": cpp_shape,
+    "cpp_text": cpp_text,
     "cpp_ident": cpp_ident,
     "cpp_attr_type": attr_type,
     "cpp_error_code": cpp_error_code,

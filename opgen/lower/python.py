@@ -20,7 +20,7 @@ from opgen.model.inline import inline as _inline
 from opgen.model.kinds import ScalarKinds
 from opgen.model.decl import Op, ProductView
 from opgen.lang.expr import children
-from opgen.model.decl import ShapeCond
+from opgen.model.decl import ShapeCond, TextChoice
 from opgen.model.resolve import dim_bindings
 
 
@@ -238,6 +238,25 @@ def py_all(conds, view: ProductView) -> str:
     return " and ".join(low(c) for c in conds)
 
 
+def py_text(parts, view: ProductView) -> str:
+    """A check's concrete expectation (``decl.TextPart`` parts) as a str expression over ``s``: values shown as
+    ``opgen.runtime.scope.show`` prints them, a choice as a conditional."""
+    low = ScalarPy(view)
+
+    def text(ps) -> str:
+        code = []
+        for p in ps:
+            if isinstance(p, str):
+                code.append(py_literal(p))
+            elif isinstance(p, TextChoice):
+                code.append(f"({text(p.then)} if {low(p.test)} else {text(p.orelse)})")
+            else:
+                code.append(f"show({low(p)})")
+        return " + ".join(code) if code else '""'
+
+    return text(parts)
+
+
 def py_shape(shape, view: ProductView) -> str:
     """An output shape as a Python tuple expression (conditional shapes become conditional tuples)."""
     low = ScalarPy(view)
@@ -278,6 +297,7 @@ FILTERS = {
     "py_expr": py_expr,
     "py_all": py_all,
     "py_shape": py_shape,
+    "py_text": py_text,
     "py_quant_body": py_quant_body,
     "py_local": local_name,
 }

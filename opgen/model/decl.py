@@ -415,6 +415,20 @@ class CommGroup:
 
 
 @dataclass(frozen=True)
+class TextChoice:
+    """A part of a check's concrete expectation that depends on a condition (a conditional shape's branch)."""
+    test: Expr
+    then: tuple
+    orelse: tuple
+
+
+# The concrete expectation a failing check states instead of its message, as parts: text, the value of an
+# expression (shown as the messages show values) and choices. Evaluated when the check fails; where a value has
+# none, the check states its message.
+TextPart = str | Expr | TextChoice
+
+
+@dataclass(frozen=True)
 class Check:
     """One executable check of a product view: the unit both validators lower."""
     id: str
@@ -426,6 +440,7 @@ class Check:
     message: str
     origin: str  # "declared" | "implicit"
     span: Span | None = _span()
+    detail: tuple[TextPart, ...] | None = None  # the concrete expectation (TextPart), None: the message is
 
     @property
     def code(self) -> int:

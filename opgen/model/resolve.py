@@ -14,6 +14,7 @@ from opgen.model.decl import (Attr, Buffer, Check, Constraint, Domain, Let, Op, 
 from opgen.core import builtins as B
 from opgen.core.families import FAMILIES
 from opgen.core.products import facts_for
+from opgen.model.concrete import shape_detail
 from opgen.model.spec_text import domain_expected, range_text, shape_expected
 
 _UNITS = {"B": None, "": None, "KB": "KB", "MB": "MB"}
@@ -141,9 +142,10 @@ def _implicit_checks(op: Op, product: Product, inputs, outputs, attrs, unsupport
     checks: list[Check] = []
     where = f"on {product.display}"
 
-    def add(kind: str, param: str, expr: Expr, cls: str, message: str, conds=(), value=None, span=None):
+    def add(kind: str, param: str, expr: Expr, cls: str, message: str, conds=(), value=None, span=None,
+            detail=None):
         checks.append(Check(f"{kind}.{param}", tuple(conds), expr, cls, param, value, message, "implicit",
-                            span=span))
+                            span=span, detail=detail))
 
     for t in inputs:
         if not t.optional:
@@ -175,7 +177,7 @@ def _implicit_checks(op: Op, product: Product, inputs, outputs, attrs, unsupport
         if pred is not None:
             conds = if_present(t)
             add("shape", t.name, pred, "tiling", f"shape {shape_expected(t.shape)}", conds,
-                Call("shape", (Name(t.name),)), span=t.span)
+                Call("shape", (Name(t.name),)), span=t.span, detail=shape_detail(op, t, bound))
     # Outputs: the kernel writes the declared shape, so a smaller buffer is refused (the real tilings check the
     # output dims on A3/950, ">=" for capacities; mirror-cann/ops-transformer moe_distribute_dispatch_v2_tiling.cpp
     # CheckCommonOutputTensorDim and the dim checks after it). Checked where the shape is known: always in tiling
@@ -184,7 +186,7 @@ def _implicit_checks(op: Op, product: Product, inputs, outputs, attrs, unsupport
         pred = _shape_predicate(t, {})
         if pred is not None:
             add("shape", t.name, pred, "tiling", f"shape {shape_expected(t.shape)}", (Call("shaped", (Name(t.name),)),),
-                Call("shape", (Name(t.name),)), span=t.span)
+                Call("shape", (Name(t.name),)), span=t.span, detail=shape_detail(op, t, {}))
     for a in (a for a in attrs if not a.ignored):  # an ignored attribute is read as its default: nothing to check
         if a.length is not None:
             r = a.length
@@ -321,7 +323,7 @@ def _unique_ids(checks: list[Check]) -> list[Check]:
         seen[c.id] = n
         if n > 1:
             c = Check(f"{c.id}.{n}", c.conditions, c.expr, c.error_class, c.param, c.value, c.message, c.origin,
-                      span=c.span)
+                      span=c.span, detail=c.detail)
         out.append(c)
     return out
 

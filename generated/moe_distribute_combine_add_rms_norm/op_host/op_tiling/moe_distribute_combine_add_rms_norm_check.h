@@ -621,7 +621,8 @@ class Eval {
   bool Fails(bool holds) const { return !holds || undefined_; }
   std::string Shown(const std::string& text) const { return undefined_ ? std::string("(undefined)") : text; }
 
-  static CheckResult Reject(int32_t code, const char* id, const char* param, const char* expected,
+  // expected: the check's rule, or its concrete expectation where every value it states has one
+  static CheckResult Reject(int32_t code, const char* id, const char* param, const std::string& expected,
                             const std::string& shown) {
     CheckResult r;
     r.code = code;
@@ -1009,8 +1010,11 @@ class Ascend910_93 : public Eval {
     Reset();
     if (all && Fails((Rank(p.expandX) == 2) && (Dim(p.expandX, 0) >= let_A()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expandX", "expandX", "shape (>= A, H)",
-                    Shown(ShowShape(Shape(p.expandX))));
+      const std::string shown = Shown(ShowShape(Shape(p.expandX)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (>= " + ShowInt(let_A()) + ", H) = (>= A, H) with A=" + ShowInt(let_A()));
+      return Reject(kCodeTiling, "shape.expandX", "expandX",
+                    undefined_ ? std::string("shape (>= A, H)") : concrete, shown);
     }
     // [shape.expertIds] rank(expertIds) == 2
     Reset();
@@ -1023,92 +1027,131 @@ class Ascend910_93 : public Eval {
     Reset();
     if (all && Fails((Rank(p.assistInfoForCombine) == 1) && (Dim(p.assistInfoForCombine, 0) >= Mul(let_A(), 128)))) {
       Reset();
-      return Reject(kCodeTiling, "shape.assistInfoForCombine", "assistInfoForCombine", "shape (>= A * 128,)",
-                    Shown(ShowShape(Shape(p.assistInfoForCombine))));
+      const std::string shown = Shown(ShowShape(Shape(p.assistInfoForCombine)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (>= " + ShowInt(Mul(let_A(), 128)) + ",) = (>= A * 128,) with A=" + ShowInt(let_A()));
+      return Reject(kCodeTiling, "shape.assistInfoForCombine", "assistInfoForCombine",
+                    undefined_ ? std::string("shape (>= A * 128,)") : concrete, shown);
     }
     // [shape.epSendCounts] rank(epSendCounts) == 1 and dim(epSendCounts, 0) >= epWorldSize * localExpertNum
     Reset();
     if (all && Fails((Rank(p.epSendCounts) == 1) && (Dim(p.epSendCounts, 0) >= Mul(p.epWorldSize, let_localExpertNum())))) {
       Reset();
-      return Reject(kCodeTiling, "shape.epSendCounts", "epSendCounts", "shape (>= epWorldSize * localExpertNum,)",
-                    Shown(ShowShape(Shape(p.epSendCounts))));
+      const std::string shown = Shown(ShowShape(Shape(p.epSendCounts)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (>= " + ShowInt(Mul(p.epWorldSize, let_localExpertNum())) + ",) = (>= epWorldSize * localExpertNum,) with epWorldSize=" + ShowInt(p.epWorldSize) + ", localExpertNum=" + ShowInt(let_localExpertNum()));
+      return Reject(kCodeTiling, "shape.epSendCounts", "epSendCounts",
+                    undefined_ ? std::string("shape (>= epWorldSize * localExpertNum,)") : concrete, shown);
     }
     // [shape.expertScales] rank(expertScales) == 2 and dim(expertScales, 0) == BS and dim(expertScales, 1) == K
     Reset();
     if (all && Fails(((Rank(p.expertScales) == 2) && (Dim(p.expertScales, 0) == dim_BS())) && (Dim(p.expertScales, 1) == dim_K()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expertScales", "expertScales", "shape (BS, K)",
-                    Shown(ShowShape(Shape(p.expertScales))));
+      const std::string shown = Shown(ShowShape(Shape(p.expertScales)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ", " + ShowInt(dim_K()) + ") = (BS, K) with BS=" + ShowInt(dim_BS()) + ", K=" + ShowInt(dim_K()));
+      return Reject(kCodeTiling, "shape.expertScales", "expertScales",
+                    undefined_ ? std::string("shape (BS, K)") : concrete, shown);
     }
     // [shape.residualX] rank(residualX) == 3 and dim(residualX, 0) == BS and dim(residualX, 1) == 1 and dim(residualX, 2) == H
     Reset();
     if (all && Fails((((Rank(p.residualX) == 3) && (Dim(p.residualX, 0) == dim_BS())) && (Dim(p.residualX, 1) == 1)) && (Dim(p.residualX, 2) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.residualX", "residualX", "shape (BS, 1, H)",
-                    Shown(ShowShape(Shape(p.residualX))));
+      const std::string shown = Shown(ShowShape(Shape(p.residualX)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ", " + ShowInt(1) + ", " + ShowInt(dim_H()) + ") = (BS, 1, H) with BS=" + ShowInt(dim_BS()) + ", H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.residualX", "residualX",
+                    undefined_ ? std::string("shape (BS, 1, H)") : concrete, shown);
     }
     // [shape.gamma] rank(gamma) == 1 and dim(gamma, 0) == H
     Reset();
     if (all && Fails((Rank(p.gamma) == 1) && (Dim(p.gamma, 0) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.gamma", "gamma", "shape (H,)",
-                    Shown(ShowShape(Shape(p.gamma))));
+      const std::string shown = Shown(ShowShape(Shape(p.gamma)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_H()) + ",) = (H,) with H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.gamma", "gamma",
+                    undefined_ ? std::string("shape (H,)") : concrete, shown);
     }
     // [shape.xActiveMaskOptional] when present(xActiveMaskOptional): rank(xActiveMaskOptional) == 1 and dim(xActiveMaskOptional, 0) == BS or rank(xActiveMaskOptional) == 2 and dim(xActiveMaskOptional, 0) == BS and dim(xActiveMaskOptional, 1) == K
     Reset();
     if (all && Applies(Present(p.xActiveMaskOptional)) && Fails(((Rank(p.xActiveMaskOptional) == 1) && (Dim(p.xActiveMaskOptional, 0) == dim_BS())) || (((Rank(p.xActiveMaskOptional) == 2) && (Dim(p.xActiveMaskOptional, 0) == dim_BS())) && (Dim(p.xActiveMaskOptional, 1) == dim_K())))) {
       Reset();
-      return Reject(kCodeTiling, "shape.xActiveMaskOptional", "xActiveMaskOptional", "shape (BS,) or (BS, K)",
-                    Shown(ShowShape(Shape(p.xActiveMaskOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.xActiveMaskOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ",) or (" + ShowInt(dim_BS()) + ", " + ShowInt(dim_K()) + ") = (BS,) or (BS, K) with BS=" + ShowInt(dim_BS()) + ", K=" + ShowInt(dim_K()));
+      return Reject(kCodeTiling, "shape.xActiveMaskOptional", "xActiveMaskOptional",
+                    undefined_ ? std::string("shape (BS,) or (BS, K)") : concrete, shown);
     }
     // [shape.oriXOptional] when present(oriXOptional): rank(oriXOptional) == 2 and dim(oriXOptional, 0) == BS and dim(oriXOptional, 1) == H
     Reset();
     if (all && Applies(Present(p.oriXOptional)) && Fails(((Rank(p.oriXOptional) == 2) && (Dim(p.oriXOptional, 0) == dim_BS())) && (Dim(p.oriXOptional, 1) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.oriXOptional", "oriXOptional", "shape (BS, H)",
-                    Shown(ShowShape(Shape(p.oriXOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.oriXOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ", " + ShowInt(dim_H()) + ") = (BS, H) with BS=" + ShowInt(dim_BS()) + ", H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.oriXOptional", "oriXOptional",
+                    undefined_ ? std::string("shape (BS, H)") : concrete, shown);
     }
     // [shape.constExpertAlpha1Optional] when present(constExpertAlpha1Optional): rank(constExpertAlpha1Optional) == 2 and dim(constExpertAlpha1Optional, 0) == constExpertNum and dim(constExpertAlpha1Optional, 1) == H
     Reset();
     if (all && Applies(Present(p.constExpertAlpha1Optional)) && Fails(((Rank(p.constExpertAlpha1Optional) == 2) && (Dim(p.constExpertAlpha1Optional, 0) == p.constExpertNum)) && (Dim(p.constExpertAlpha1Optional, 1) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.constExpertAlpha1Optional", "constExpertAlpha1Optional", "shape (constExpertNum, H)",
-                    Shown(ShowShape(Shape(p.constExpertAlpha1Optional))));
+      const std::string shown = Shown(ShowShape(Shape(p.constExpertAlpha1Optional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(p.constExpertNum) + ", " + ShowInt(dim_H()) + ") = (constExpertNum, H) with constExpertNum=" + ShowInt(p.constExpertNum) + ", H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.constExpertAlpha1Optional", "constExpertAlpha1Optional",
+                    undefined_ ? std::string("shape (constExpertNum, H)") : concrete, shown);
     }
     // [shape.constExpertAlpha2Optional] when present(constExpertAlpha2Optional): rank(constExpertAlpha2Optional) == 2 and dim(constExpertAlpha2Optional, 0) == constExpertNum and dim(constExpertAlpha2Optional, 1) == H
     Reset();
     if (all && Applies(Present(p.constExpertAlpha2Optional)) && Fails(((Rank(p.constExpertAlpha2Optional) == 2) && (Dim(p.constExpertAlpha2Optional, 0) == p.constExpertNum)) && (Dim(p.constExpertAlpha2Optional, 1) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.constExpertAlpha2Optional", "constExpertAlpha2Optional", "shape (constExpertNum, H)",
-                    Shown(ShowShape(Shape(p.constExpertAlpha2Optional))));
+      const std::string shown = Shown(ShowShape(Shape(p.constExpertAlpha2Optional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(p.constExpertNum) + ", " + ShowInt(dim_H()) + ") = (constExpertNum, H) with constExpertNum=" + ShowInt(p.constExpertNum) + ", H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.constExpertAlpha2Optional", "constExpertAlpha2Optional",
+                    undefined_ ? std::string("shape (constExpertNum, H)") : concrete, shown);
     }
     // [shape.constExpertVOptional] when present(constExpertVOptional): rank(constExpertVOptional) == 2 and dim(constExpertVOptional, 0) == constExpertNum and dim(constExpertVOptional, 1) == H
     Reset();
     if (all && Applies(Present(p.constExpertVOptional)) && Fails(((Rank(p.constExpertVOptional) == 2) && (Dim(p.constExpertVOptional, 0) == p.constExpertNum)) && (Dim(p.constExpertVOptional, 1) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.constExpertVOptional", "constExpertVOptional", "shape (constExpertNum, H)",
-                    Shown(ShowShape(Shape(p.constExpertVOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.constExpertVOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(p.constExpertNum) + ", " + ShowInt(dim_H()) + ") = (constExpertNum, H) with constExpertNum=" + ShowInt(p.constExpertNum) + ", H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.constExpertVOptional", "constExpertVOptional",
+                    undefined_ ? std::string("shape (constExpertNum, H)") : concrete, shown);
     }
     // [shape.yOut] when shaped(yOut): rank(yOut) == 3 and dim(yOut, 0) == BS and dim(yOut, 1) == 1 and dim(yOut, 2) == H
     Reset();
     if (all && Applies(p.yOut.shaped) && Fails((((Rank(OutDesc(p.yOut)) == 3) && (OutDim(p.yOut, 0) == dim_BS())) && (OutDim(p.yOut, 1) == 1)) && (OutDim(p.yOut, 2) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.yOut", "yOut", "shape (BS, 1, H)",
-                    Shown(ShowShape(Shape(OutDesc(p.yOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.yOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ", " + ShowInt(1) + ", " + ShowInt(dim_H()) + ") = (BS, 1, H) with BS=" + ShowInt(dim_BS()) + ", H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.yOut", "yOut",
+                    undefined_ ? std::string("shape (BS, 1, H)") : concrete, shown);
     }
     // [shape.rstdOut] when shaped(rstdOut): rank(rstdOut) == 3 and dim(rstdOut, 0) == BS and dim(rstdOut, 1) == 1 and dim(rstdOut, 2) == 1
     Reset();
     if (all && Applies(p.rstdOut.shaped) && Fails((((Rank(OutDesc(p.rstdOut)) == 3) && (OutDim(p.rstdOut, 0) == dim_BS())) && (OutDim(p.rstdOut, 1) == 1)) && (OutDim(p.rstdOut, 2) == 1))) {
       Reset();
-      return Reject(kCodeTiling, "shape.rstdOut", "rstdOut", "shape (BS, 1, 1)",
-                    Shown(ShowShape(Shape(OutDesc(p.rstdOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.rstdOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ", " + ShowInt(1) + ", " + ShowInt(1) + ") = (BS, 1, 1) with BS=" + ShowInt(dim_BS()));
+      return Reject(kCodeTiling, "shape.rstdOut", "rstdOut",
+                    undefined_ ? std::string("shape (BS, 1, 1)") : concrete, shown);
     }
     // [shape.xOut] when shaped(xOut): rank(xOut) == 3 and dim(xOut, 0) == BS and dim(xOut, 1) == 1 and dim(xOut, 2) == H
     Reset();
     if (all && Applies(p.xOut.shaped) && Fails((((Rank(OutDesc(p.xOut)) == 3) && (OutDim(p.xOut, 0) == dim_BS())) && (OutDim(p.xOut, 1) == 1)) && (OutDim(p.xOut, 2) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.xOut", "xOut", "shape (BS, 1, H)",
-                    Shown(ShowShape(Shape(OutDesc(p.xOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.xOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ", " + ShowInt(1) + ", " + ShowInt(dim_H()) + ") = (BS, 1, H) with BS=" + ShowInt(dim_BS()) + ", H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.xOut", "xOut",
+                    undefined_ ? std::string("shape (BS, 1, H)") : concrete, shown);
     }
     // [len.groupEp] len(groupEp) in [1, 128)
     Reset();
@@ -1832,8 +1875,11 @@ class Ascend950 : public Eval {
     Reset();
     if (all && Fails((Rank(p.expandX) == 2) && (Dim(p.expandX, 0) >= let_A()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expandX", "expandX", "shape (>= A, H)",
-                    Shown(ShowShape(Shape(p.expandX))));
+      const std::string shown = Shown(ShowShape(Shape(p.expandX)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (>= " + ShowInt(let_A()) + ", H) = (>= A, H) with A=" + ShowInt(let_A()));
+      return Reject(kCodeTiling, "shape.expandX", "expandX",
+                    undefined_ ? std::string("shape (>= A, H)") : concrete, shown);
     }
     // [shape.expertIds] rank(expertIds) == 2
     Reset();
@@ -1846,92 +1892,131 @@ class Ascend950 : public Eval {
     Reset();
     if (all && Fails((Rank(p.assistInfoForCombine) == 1) && (Dim(p.assistInfoForCombine, 0) >= Mul(let_A(), 128)))) {
       Reset();
-      return Reject(kCodeTiling, "shape.assistInfoForCombine", "assistInfoForCombine", "shape (>= A * 128,)",
-                    Shown(ShowShape(Shape(p.assistInfoForCombine))));
+      const std::string shown = Shown(ShowShape(Shape(p.assistInfoForCombine)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (>= " + ShowInt(Mul(let_A(), 128)) + ",) = (>= A * 128,) with A=" + ShowInt(let_A()));
+      return Reject(kCodeTiling, "shape.assistInfoForCombine", "assistInfoForCombine",
+                    undefined_ ? std::string("shape (>= A * 128,)") : concrete, shown);
     }
     // [shape.epSendCounts] rank(epSendCounts) == 1 and dim(epSendCounts, 0) >= epWorldSize * localExpertNum
     Reset();
     if (all && Fails((Rank(p.epSendCounts) == 1) && (Dim(p.epSendCounts, 0) >= Mul(p.epWorldSize, let_localExpertNum())))) {
       Reset();
-      return Reject(kCodeTiling, "shape.epSendCounts", "epSendCounts", "shape (>= epWorldSize * localExpertNum,)",
-                    Shown(ShowShape(Shape(p.epSendCounts))));
+      const std::string shown = Shown(ShowShape(Shape(p.epSendCounts)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (>= " + ShowInt(Mul(p.epWorldSize, let_localExpertNum())) + ",) = (>= epWorldSize * localExpertNum,) with epWorldSize=" + ShowInt(p.epWorldSize) + ", localExpertNum=" + ShowInt(let_localExpertNum()));
+      return Reject(kCodeTiling, "shape.epSendCounts", "epSendCounts",
+                    undefined_ ? std::string("shape (>= epWorldSize * localExpertNum,)") : concrete, shown);
     }
     // [shape.expertScales] rank(expertScales) == 2 and dim(expertScales, 0) == BS and dim(expertScales, 1) == K
     Reset();
     if (all && Fails(((Rank(p.expertScales) == 2) && (Dim(p.expertScales, 0) == dim_BS())) && (Dim(p.expertScales, 1) == dim_K()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expertScales", "expertScales", "shape (BS, K)",
-                    Shown(ShowShape(Shape(p.expertScales))));
+      const std::string shown = Shown(ShowShape(Shape(p.expertScales)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ", " + ShowInt(dim_K()) + ") = (BS, K) with BS=" + ShowInt(dim_BS()) + ", K=" + ShowInt(dim_K()));
+      return Reject(kCodeTiling, "shape.expertScales", "expertScales",
+                    undefined_ ? std::string("shape (BS, K)") : concrete, shown);
     }
     // [shape.residualX] rank(residualX) == 3 and dim(residualX, 0) == BS and dim(residualX, 1) == 1 and dim(residualX, 2) == H
     Reset();
     if (all && Fails((((Rank(p.residualX) == 3) && (Dim(p.residualX, 0) == dim_BS())) && (Dim(p.residualX, 1) == 1)) && (Dim(p.residualX, 2) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.residualX", "residualX", "shape (BS, 1, H)",
-                    Shown(ShowShape(Shape(p.residualX))));
+      const std::string shown = Shown(ShowShape(Shape(p.residualX)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ", " + ShowInt(1) + ", " + ShowInt(dim_H()) + ") = (BS, 1, H) with BS=" + ShowInt(dim_BS()) + ", H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.residualX", "residualX",
+                    undefined_ ? std::string("shape (BS, 1, H)") : concrete, shown);
     }
     // [shape.gamma] rank(gamma) == 1 and dim(gamma, 0) == H
     Reset();
     if (all && Fails((Rank(p.gamma) == 1) && (Dim(p.gamma, 0) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.gamma", "gamma", "shape (H,)",
-                    Shown(ShowShape(Shape(p.gamma))));
+      const std::string shown = Shown(ShowShape(Shape(p.gamma)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_H()) + ",) = (H,) with H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.gamma", "gamma",
+                    undefined_ ? std::string("shape (H,)") : concrete, shown);
     }
     // [shape.xActiveMaskOptional] when present(xActiveMaskOptional): rank(xActiveMaskOptional) == 1 and dim(xActiveMaskOptional, 0) == BS or rank(xActiveMaskOptional) == 2 and dim(xActiveMaskOptional, 0) == BS and dim(xActiveMaskOptional, 1) == K
     Reset();
     if (all && Applies(Present(p.xActiveMaskOptional)) && Fails(((Rank(p.xActiveMaskOptional) == 1) && (Dim(p.xActiveMaskOptional, 0) == dim_BS())) || (((Rank(p.xActiveMaskOptional) == 2) && (Dim(p.xActiveMaskOptional, 0) == dim_BS())) && (Dim(p.xActiveMaskOptional, 1) == dim_K())))) {
       Reset();
-      return Reject(kCodeTiling, "shape.xActiveMaskOptional", "xActiveMaskOptional", "shape (BS,) or (BS, K)",
-                    Shown(ShowShape(Shape(p.xActiveMaskOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.xActiveMaskOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ",) or (" + ShowInt(dim_BS()) + ", " + ShowInt(dim_K()) + ") = (BS,) or (BS, K) with BS=" + ShowInt(dim_BS()) + ", K=" + ShowInt(dim_K()));
+      return Reject(kCodeTiling, "shape.xActiveMaskOptional", "xActiveMaskOptional",
+                    undefined_ ? std::string("shape (BS,) or (BS, K)") : concrete, shown);
     }
     // [shape.oriXOptional] when present(oriXOptional): rank(oriXOptional) == 2 and dim(oriXOptional, 0) == BS and dim(oriXOptional, 1) == H
     Reset();
     if (all && Applies(Present(p.oriXOptional)) && Fails(((Rank(p.oriXOptional) == 2) && (Dim(p.oriXOptional, 0) == dim_BS())) && (Dim(p.oriXOptional, 1) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.oriXOptional", "oriXOptional", "shape (BS, H)",
-                    Shown(ShowShape(Shape(p.oriXOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.oriXOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ", " + ShowInt(dim_H()) + ") = (BS, H) with BS=" + ShowInt(dim_BS()) + ", H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.oriXOptional", "oriXOptional",
+                    undefined_ ? std::string("shape (BS, H)") : concrete, shown);
     }
     // [shape.constExpertAlpha1Optional] when present(constExpertAlpha1Optional): rank(constExpertAlpha1Optional) == 2 and dim(constExpertAlpha1Optional, 0) == constExpertNum and dim(constExpertAlpha1Optional, 1) == H
     Reset();
     if (all && Applies(Present(p.constExpertAlpha1Optional)) && Fails(((Rank(p.constExpertAlpha1Optional) == 2) && (Dim(p.constExpertAlpha1Optional, 0) == p.constExpertNum)) && (Dim(p.constExpertAlpha1Optional, 1) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.constExpertAlpha1Optional", "constExpertAlpha1Optional", "shape (constExpertNum, H)",
-                    Shown(ShowShape(Shape(p.constExpertAlpha1Optional))));
+      const std::string shown = Shown(ShowShape(Shape(p.constExpertAlpha1Optional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(p.constExpertNum) + ", " + ShowInt(dim_H()) + ") = (constExpertNum, H) with constExpertNum=" + ShowInt(p.constExpertNum) + ", H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.constExpertAlpha1Optional", "constExpertAlpha1Optional",
+                    undefined_ ? std::string("shape (constExpertNum, H)") : concrete, shown);
     }
     // [shape.constExpertAlpha2Optional] when present(constExpertAlpha2Optional): rank(constExpertAlpha2Optional) == 2 and dim(constExpertAlpha2Optional, 0) == constExpertNum and dim(constExpertAlpha2Optional, 1) == H
     Reset();
     if (all && Applies(Present(p.constExpertAlpha2Optional)) && Fails(((Rank(p.constExpertAlpha2Optional) == 2) && (Dim(p.constExpertAlpha2Optional, 0) == p.constExpertNum)) && (Dim(p.constExpertAlpha2Optional, 1) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.constExpertAlpha2Optional", "constExpertAlpha2Optional", "shape (constExpertNum, H)",
-                    Shown(ShowShape(Shape(p.constExpertAlpha2Optional))));
+      const std::string shown = Shown(ShowShape(Shape(p.constExpertAlpha2Optional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(p.constExpertNum) + ", " + ShowInt(dim_H()) + ") = (constExpertNum, H) with constExpertNum=" + ShowInt(p.constExpertNum) + ", H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.constExpertAlpha2Optional", "constExpertAlpha2Optional",
+                    undefined_ ? std::string("shape (constExpertNum, H)") : concrete, shown);
     }
     // [shape.constExpertVOptional] when present(constExpertVOptional): rank(constExpertVOptional) == 2 and dim(constExpertVOptional, 0) == constExpertNum and dim(constExpertVOptional, 1) == H
     Reset();
     if (all && Applies(Present(p.constExpertVOptional)) && Fails(((Rank(p.constExpertVOptional) == 2) && (Dim(p.constExpertVOptional, 0) == p.constExpertNum)) && (Dim(p.constExpertVOptional, 1) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.constExpertVOptional", "constExpertVOptional", "shape (constExpertNum, H)",
-                    Shown(ShowShape(Shape(p.constExpertVOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.constExpertVOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(p.constExpertNum) + ", " + ShowInt(dim_H()) + ") = (constExpertNum, H) with constExpertNum=" + ShowInt(p.constExpertNum) + ", H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.constExpertVOptional", "constExpertVOptional",
+                    undefined_ ? std::string("shape (constExpertNum, H)") : concrete, shown);
     }
     // [shape.yOut] when shaped(yOut): rank(yOut) == 3 and dim(yOut, 0) == BS and dim(yOut, 1) == 1 and dim(yOut, 2) == H
     Reset();
     if (all && Applies(p.yOut.shaped) && Fails((((Rank(OutDesc(p.yOut)) == 3) && (OutDim(p.yOut, 0) == dim_BS())) && (OutDim(p.yOut, 1) == 1)) && (OutDim(p.yOut, 2) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.yOut", "yOut", "shape (BS, 1, H)",
-                    Shown(ShowShape(Shape(OutDesc(p.yOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.yOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ", " + ShowInt(1) + ", " + ShowInt(dim_H()) + ") = (BS, 1, H) with BS=" + ShowInt(dim_BS()) + ", H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.yOut", "yOut",
+                    undefined_ ? std::string("shape (BS, 1, H)") : concrete, shown);
     }
     // [shape.rstdOut] when shaped(rstdOut): rank(rstdOut) == 3 and dim(rstdOut, 0) == BS and dim(rstdOut, 1) == 1 and dim(rstdOut, 2) == 1
     Reset();
     if (all && Applies(p.rstdOut.shaped) && Fails((((Rank(OutDesc(p.rstdOut)) == 3) && (OutDim(p.rstdOut, 0) == dim_BS())) && (OutDim(p.rstdOut, 1) == 1)) && (OutDim(p.rstdOut, 2) == 1))) {
       Reset();
-      return Reject(kCodeTiling, "shape.rstdOut", "rstdOut", "shape (BS, 1, 1)",
-                    Shown(ShowShape(Shape(OutDesc(p.rstdOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.rstdOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ", " + ShowInt(1) + ", " + ShowInt(1) + ") = (BS, 1, 1) with BS=" + ShowInt(dim_BS()));
+      return Reject(kCodeTiling, "shape.rstdOut", "rstdOut",
+                    undefined_ ? std::string("shape (BS, 1, 1)") : concrete, shown);
     }
     // [shape.xOut] when shaped(xOut): rank(xOut) == 3 and dim(xOut, 0) == BS and dim(xOut, 1) == 1 and dim(xOut, 2) == H
     Reset();
     if (all && Applies(p.xOut.shaped) && Fails((((Rank(OutDesc(p.xOut)) == 3) && (OutDim(p.xOut, 0) == dim_BS())) && (OutDim(p.xOut, 1) == 1)) && (OutDim(p.xOut, 2) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.xOut", "xOut", "shape (BS, 1, H)",
-                    Shown(ShowShape(Shape(OutDesc(p.xOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.xOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ", " + ShowInt(1) + ", " + ShowInt(dim_H()) + ") = (BS, 1, H) with BS=" + ShowInt(dim_BS()) + ", H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.xOut", "xOut",
+                    undefined_ ? std::string("shape (BS, 1, H)") : concrete, shown);
     }
     // [len.groupEp] len(groupEp) in [1, 128)
     Reset();

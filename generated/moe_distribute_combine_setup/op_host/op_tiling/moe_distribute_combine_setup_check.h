@@ -593,7 +593,8 @@ class Eval {
   bool Fails(bool holds) const { return !holds || undefined_; }
   std::string Shown(const std::string& text) const { return undefined_ ? std::string("(undefined)") : text; }
 
-  static CheckResult Reject(int32_t code, const char* id, const char* param, const char* expected,
+  // expected: the check's rule, or its concrete expectation where every value it states has one
+  static CheckResult Reject(int32_t code, const char* id, const char* param, const std::string& expected,
                             const std::string& shown) {
     CheckResult r;
     r.code = code;
@@ -715,22 +716,31 @@ class Ascend950 : public Eval {
     Reset();
     if (all && Fails((Rank(p.assistInfoForCombine) == 1) && (Dim(p.assistInfoForCombine, 0) == Mul(dim_A(), 128)))) {
       Reset();
-      return Reject(kCodeTiling, "shape.assistInfoForCombine", "assistInfoForCombine", "shape (A * 128,)",
-                    Shown(ShowShape(Shape(p.assistInfoForCombine))));
+      const std::string shown = Shown(ShowShape(Shape(p.assistInfoForCombine)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(Mul(dim_A(), 128)) + ",) = (A * 128,) with A=" + ShowInt(dim_A()));
+      return Reject(kCodeTiling, "shape.assistInfoForCombine", "assistInfoForCombine",
+                    undefined_ ? std::string("shape (A * 128,)") : concrete, shown);
     }
     // [shape.quantExpandXOut] when shaped(quantExpandXOut): rank(quantExpandXOut) == 2 and dim(quantExpandXOut, 0) == A and dim(quantExpandXOut, 1) == tokenMsgSize
     Reset();
     if (all && Applies(p.quantExpandXOut.shaped) && Fails(((Rank(OutDesc(p.quantExpandXOut)) == 2) && (OutDim(p.quantExpandXOut, 0) == dim_A())) && (OutDim(p.quantExpandXOut, 1) == let_tokenMsgSize()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.quantExpandXOut", "quantExpandXOut", "shape (A, tokenMsgSize)",
-                    Shown(ShowShape(Shape(OutDesc(p.quantExpandXOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.quantExpandXOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_A()) + ", " + ShowInt(let_tokenMsgSize()) + ") = (A, tokenMsgSize) with A=" + ShowInt(dim_A()) + ", tokenMsgSize=" + ShowInt(let_tokenMsgSize()));
+      return Reject(kCodeTiling, "shape.quantExpandXOut", "quantExpandXOut",
+                    undefined_ ? std::string("shape (A, tokenMsgSize)") : concrete, shown);
     }
     // [shape.commCmdInfoOut] when shaped(commCmdInfoOut): rank(commCmdInfoOut) == 1 and dim(commCmdInfoOut, 0) == (A + epWorldSize) * 16
     Reset();
     if (all && Applies(p.commCmdInfoOut.shaped) && Fails((Rank(OutDesc(p.commCmdInfoOut)) == 1) && (OutDim(p.commCmdInfoOut, 0) == Mul(Add(dim_A(), p.epWorldSize), 16)))) {
       Reset();
-      return Reject(kCodeTiling, "shape.commCmdInfoOut", "commCmdInfoOut", "shape ((A + epWorldSize) * 16,)",
-                    Shown(ShowShape(Shape(OutDesc(p.commCmdInfoOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.commCmdInfoOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(Mul(Add(dim_A(), p.epWorldSize), 16)) + ",) = ((A + epWorldSize) * 16,) with A=" + ShowInt(dim_A()) + ", epWorldSize=" + ShowInt(p.epWorldSize));
+      return Reject(kCodeTiling, "shape.commCmdInfoOut", "commCmdInfoOut",
+                    undefined_ ? std::string("shape ((A + epWorldSize) * 16,)") : concrete, shown);
     }
     // [len.groupEp] len(groupEp) in [1, 128)
     Reset();

@@ -594,7 +594,8 @@ class Eval {
   bool Fails(bool holds) const { return !holds || undefined_; }
   std::string Shown(const std::string& text) const { return undefined_ ? std::string("(undefined)") : text; }
 
-  static CheckResult Reject(int32_t code, const char* id, const char* param, const char* expected,
+  // expected: the check's rule, or its concrete expectation where every value it states has one
+  static CheckResult Reject(int32_t code, const char* id, const char* param, const std::string& expected,
                             const std::string& shown) {
     CheckResult r;
     r.code = code;
@@ -786,15 +787,21 @@ class Ascend950 : public Eval {
     Reset();
     if (all && Fails((Rank(p.expandX) == 2) && (Dim(p.expandX, 0) == let_A()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expandX", "expandX", "shape (A, H)",
-                    Shown(ShowShape(Shape(p.expandX))));
+      const std::string shown = Shown(ShowShape(Shape(p.expandX)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(let_A()) + ", H) = (A, H) with A=" + ShowInt(let_A()));
+      return Reject(kCodeTiling, "shape.expandX", "expandX",
+                    undefined_ ? std::string("shape (A, H)") : concrete, shown);
     }
     // [shape.quantExpandX] rank(quantExpandX) == 2 and dim(quantExpandX, 0) == A and dim(quantExpandX, 1) == tokenMsgSize
     Reset();
     if (all && Fails(((Rank(p.quantExpandX) == 2) && (Dim(p.quantExpandX, 0) == let_A())) && (Dim(p.quantExpandX, 1) == let_tokenMsgSize()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.quantExpandX", "quantExpandX", "shape (A, tokenMsgSize)",
-                    Shown(ShowShape(Shape(p.quantExpandX))));
+      const std::string shown = Shown(ShowShape(Shape(p.quantExpandX)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(let_A()) + ", " + ShowInt(let_tokenMsgSize()) + ") = (A, tokenMsgSize) with A=" + ShowInt(let_A()) + ", tokenMsgSize=" + ShowInt(let_tokenMsgSize()));
+      return Reject(kCodeTiling, "shape.quantExpandX", "quantExpandX",
+                    undefined_ ? std::string("shape (A, tokenMsgSize)") : concrete, shown);
     }
     // [shape.expertIds] rank(expertIds) == 2
     Reset();
@@ -807,36 +814,51 @@ class Ascend950 : public Eval {
     Reset();
     if (all && Fails((Rank(p.expandIdx) == 1) && (Dim(p.expandIdx, 0) == Mul(dim_BS(), dim_K())))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expandIdx", "expandIdx", "shape (BS * K,)",
-                    Shown(ShowShape(Shape(p.expandIdx))));
+      const std::string shown = Shown(ShowShape(Shape(p.expandIdx)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(Mul(dim_BS(), dim_K())) + ",) = (BS * K,) with BS=" + ShowInt(dim_BS()) + ", K=" + ShowInt(dim_K()));
+      return Reject(kCodeTiling, "shape.expandIdx", "expandIdx",
+                    undefined_ ? std::string("shape (BS * K,)") : concrete, shown);
     }
     // [shape.expertScales] rank(expertScales) == 2 and dim(expertScales, 0) == BS and dim(expertScales, 1) == K
     Reset();
     if (all && Fails(((Rank(p.expertScales) == 2) && (Dim(p.expertScales, 0) == dim_BS())) && (Dim(p.expertScales, 1) == dim_K()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expertScales", "expertScales", "shape (BS, K)",
-                    Shown(ShowShape(Shape(p.expertScales))));
+      const std::string shown = Shown(ShowShape(Shape(p.expertScales)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ", " + ShowInt(dim_K()) + ") = (BS, K) with BS=" + ShowInt(dim_BS()) + ", K=" + ShowInt(dim_K()));
+      return Reject(kCodeTiling, "shape.expertScales", "expertScales",
+                    undefined_ ? std::string("shape (BS, K)") : concrete, shown);
     }
     // [shape.commCmdInfo] rank(commCmdInfo) == 1 and dim(commCmdInfo, 0) == (A + epWorldSize) * 16
     Reset();
     if (all && Fails((Rank(p.commCmdInfo) == 1) && (Dim(p.commCmdInfo, 0) == Mul(Add(let_A(), p.epWorldSize), 16)))) {
       Reset();
-      return Reject(kCodeTiling, "shape.commCmdInfo", "commCmdInfo", "shape ((A + epWorldSize) * 16,)",
-                    Shown(ShowShape(Shape(p.commCmdInfo))));
+      const std::string shown = Shown(ShowShape(Shape(p.commCmdInfo)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(Mul(Add(let_A(), p.epWorldSize), 16)) + ",) = ((A + epWorldSize) * 16,) with A=" + ShowInt(let_A()) + ", epWorldSize=" + ShowInt(p.epWorldSize));
+      return Reject(kCodeTiling, "shape.commCmdInfo", "commCmdInfo",
+                    undefined_ ? std::string("shape ((A + epWorldSize) * 16,)") : concrete, shown);
     }
     // [shape.xActiveMaskOptional] when present(xActiveMaskOptional): rank(xActiveMaskOptional) == 1 and dim(xActiveMaskOptional, 0) == BS
     Reset();
     if (all && Applies(Present(p.xActiveMaskOptional)) && Fails((Rank(p.xActiveMaskOptional) == 1) && (Dim(p.xActiveMaskOptional, 0) == dim_BS()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.xActiveMaskOptional", "xActiveMaskOptional", "shape (BS,)",
-                    Shown(ShowShape(Shape(p.xActiveMaskOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.xActiveMaskOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ",) = (BS,) with BS=" + ShowInt(dim_BS()));
+      return Reject(kCodeTiling, "shape.xActiveMaskOptional", "xActiveMaskOptional",
+                    undefined_ ? std::string("shape (BS,)") : concrete, shown);
     }
     // [shape.xOut] when shaped(xOut): rank(xOut) == 2 and dim(xOut, 0) == BS and dim(xOut, 1) == H
     Reset();
     if (all && Applies(p.xOut.shaped) && Fails(((Rank(OutDesc(p.xOut)) == 2) && (OutDim(p.xOut, 0) == dim_BS())) && (OutDim(p.xOut, 1) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.xOut", "xOut", "shape (BS, H)",
-                    Shown(ShowShape(Shape(OutDesc(p.xOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.xOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ", " + ShowInt(dim_H()) + ") = (BS, H) with BS=" + ShowInt(dim_BS()) + ", H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.xOut", "xOut",
+                    undefined_ ? std::string("shape (BS, H)") : concrete, shown);
     }
     // [len.groupEp] len(groupEp) in [1, 128)
     Reset();

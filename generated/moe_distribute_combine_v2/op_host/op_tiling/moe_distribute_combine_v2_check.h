@@ -615,7 +615,8 @@ class Eval {
   bool Fails(bool holds) const { return !holds || undefined_; }
   std::string Shown(const std::string& text) const { return undefined_ ? std::string("(undefined)") : text; }
 
-  static CheckResult Reject(int32_t code, const char* id, const char* param, const char* expected,
+  // expected: the check's rule, or its concrete expectation where every value it states has one
+  static CheckResult Reject(int32_t code, const char* id, const char* param, const std::string& expected,
                             const std::string& shown) {
     CheckResult r;
     r.code = code;
@@ -960,8 +961,11 @@ class Ascend910b : public Eval {
     Reset();
     if (all && Fails((Rank(p.expandX) == 2) && (Dim(p.expandX, 0) >= let_A()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expandX", "expandX", "shape (>= A, H)",
-                    Shown(ShowShape(Shape(p.expandX))));
+      const std::string shown = Shown(ShowShape(Shape(p.expandX)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (>= " + ShowInt(let_A()) + ", H) = (>= A, H) with A=" + ShowInt(let_A()));
+      return Reject(kCodeTiling, "shape.expandX", "expandX",
+                    undefined_ ? std::string("shape (>= A, H)") : concrete, shown);
     }
     // [shape.expertIds] rank(expertIds) == 2
     Reset();
@@ -974,85 +978,121 @@ class Ascend910b : public Eval {
     Reset();
     if (all && Fails((Rank(p.assistInfoForCombine) == 1) && (Dim(p.assistInfoForCombine, 0) >= Mul(let_A(), 128)))) {
       Reset();
-      return Reject(kCodeTiling, "shape.assistInfoForCombine", "assistInfoForCombine", "shape (>= A * 128,)",
-                    Shown(ShowShape(Shape(p.assistInfoForCombine))));
+      const std::string shown = Shown(ShowShape(Shape(p.assistInfoForCombine)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (>= " + ShowInt(Mul(let_A(), 128)) + ",) = (>= A * 128,) with A=" + ShowInt(let_A()));
+      return Reject(kCodeTiling, "shape.assistInfoForCombine", "assistInfoForCombine",
+                    undefined_ ? std::string("shape (>= A * 128,)") : concrete, shown);
     }
     // [shape.epSendCounts] rank(epSendCounts) == 1 and dim(epSendCounts, 0) == moeExpertNum + 2 * globalBSReal * K * serverNum
     Reset();
     if (all && Fails((Rank(p.epSendCounts) == 1) && (Dim(p.epSendCounts, 0) == Add(p.moeExpertNum, Mul(Mul(Mul(2, let_globalBSReal()), dim_K()), let_serverNum()))))) {
       Reset();
-      return Reject(kCodeTiling, "shape.epSendCounts", "epSendCounts", "shape (moeExpertNum + 2 * globalBSReal * K * serverNum,)",
-                    Shown(ShowShape(Shape(p.epSendCounts))));
+      const std::string shown = Shown(ShowShape(Shape(p.epSendCounts)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(Add(p.moeExpertNum, Mul(Mul(Mul(2, let_globalBSReal()), dim_K()), let_serverNum()))) + ",) = (moeExpertNum + 2 * globalBSReal * K * serverNum,) with moeExpertNum=" + ShowInt(p.moeExpertNum) + ", globalBSReal=" + ShowInt(let_globalBSReal()) + ", K=" + ShowInt(dim_K()) + ", serverNum=" + ShowInt(let_serverNum()));
+      return Reject(kCodeTiling, "shape.epSendCounts", "epSendCounts",
+                    undefined_ ? std::string("shape (moeExpertNum + 2 * globalBSReal * K * serverNum,)") : concrete, shown);
     }
     // [shape.expertScales] when present(expertScales): rank(expertScales) == 2 and dim(expertScales, 0) == BS and dim(expertScales, 1) == K
     Reset();
     if (all && Applies(HasContents(p.expertScales)) && Fails(((Rank(p.expertScales) == 2) && (Dim(p.expertScales, 0) == dim_BS())) && (Dim(p.expertScales, 1) == dim_K()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expertScales", "expertScales", "shape (BS, K)",
-                    Shown(ShowShape(Shape(p.expertScales))));
+      const std::string shown = Shown(ShowShape(Shape(p.expertScales)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ", " + ShowInt(dim_K()) + ") = (BS, K) with BS=" + ShowInt(dim_BS()) + ", K=" + ShowInt(dim_K()));
+      return Reject(kCodeTiling, "shape.expertScales", "expertScales",
+                    undefined_ ? std::string("shape (BS, K)") : concrete, shown);
     }
     // [shape.xActiveMaskOptional] when present(xActiveMaskOptional): rank(xActiveMaskOptional) == 1 and dim(xActiveMaskOptional, 0) == BS
     Reset();
     if (all && Applies(Present(p.xActiveMaskOptional)) && Fails((Rank(p.xActiveMaskOptional) == 1) && (Dim(p.xActiveMaskOptional, 0) == dim_BS()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.xActiveMaskOptional", "xActiveMaskOptional", "shape (BS,)",
-                    Shown(ShowShape(Shape(p.xActiveMaskOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.xActiveMaskOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ",) = (BS,) with BS=" + ShowInt(dim_BS()));
+      return Reject(kCodeTiling, "shape.xActiveMaskOptional", "xActiveMaskOptional",
+                    undefined_ ? std::string("shape (BS,)") : concrete, shown);
     }
     // [shape.expandScalesOptional] when present(expandScalesOptional): rank(expandScalesOptional) == 1 and dim(expandScalesOptional, 0) == A
     Reset();
     if (all && Applies(Present(p.expandScalesOptional)) && Fails((Rank(p.expandScalesOptional) == 1) && (Dim(p.expandScalesOptional, 0) == let_A()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expandScalesOptional", "expandScalesOptional", "shape (A,)",
-                    Shown(ShowShape(Shape(p.expandScalesOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.expandScalesOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(let_A()) + ",) = (A,) with A=" + ShowInt(let_A()));
+      return Reject(kCodeTiling, "shape.expandScalesOptional", "expandScalesOptional",
+                    undefined_ ? std::string("shape (A,)") : concrete, shown);
     }
     // [shape.elasticInfoOptional] when present(elasticInfoOptional): rank(elasticInfoOptional) == 1 and dim(elasticInfoOptional, 0) == 4 + 2 * epWorldSize
     Reset();
     if (all && Applies(Present(p.elasticInfoOptional)) && Fails((Rank(p.elasticInfoOptional) == 1) && (Dim(p.elasticInfoOptional, 0) == Add(4, Mul(2, p.epWorldSize))))) {
       Reset();
-      return Reject(kCodeTiling, "shape.elasticInfoOptional", "elasticInfoOptional", "shape (4 + 2 * epWorldSize,)",
-                    Shown(ShowShape(Shape(p.elasticInfoOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.elasticInfoOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(Add(4, Mul(2, p.epWorldSize))) + ",) = (4 + 2 * epWorldSize,) with epWorldSize=" + ShowInt(p.epWorldSize));
+      return Reject(kCodeTiling, "shape.elasticInfoOptional", "elasticInfoOptional",
+                    undefined_ ? std::string("shape (4 + 2 * epWorldSize,)") : concrete, shown);
     }
     // [shape.oriXOptional] when present(oriXOptional): rank(oriXOptional) == 2 and dim(oriXOptional, 0) == BS and dim(oriXOptional, 1) == H
     Reset();
     if (all && Applies(Present(p.oriXOptional)) && Fails(((Rank(p.oriXOptional) == 2) && (Dim(p.oriXOptional, 0) == dim_BS())) && (Dim(p.oriXOptional, 1) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.oriXOptional", "oriXOptional", "shape (BS, H)",
-                    Shown(ShowShape(Shape(p.oriXOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.oriXOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ", " + ShowInt(dim_H()) + ") = (BS, H) with BS=" + ShowInt(dim_BS()) + ", H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.oriXOptional", "oriXOptional",
+                    undefined_ ? std::string("shape (BS, H)") : concrete, shown);
     }
     // [shape.constExpertAlpha1Optional] when present(constExpertAlpha1Optional): rank(constExpertAlpha1Optional) == 2 and dim(constExpertAlpha1Optional, 0) == constExpertNum and dim(constExpertAlpha1Optional, 1) == H
     Reset();
     if (all && Applies(Present(p.constExpertAlpha1Optional)) && Fails(((Rank(p.constExpertAlpha1Optional) == 2) && (Dim(p.constExpertAlpha1Optional, 0) == p.constExpertNum)) && (Dim(p.constExpertAlpha1Optional, 1) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.constExpertAlpha1Optional", "constExpertAlpha1Optional", "shape (constExpertNum, H)",
-                    Shown(ShowShape(Shape(p.constExpertAlpha1Optional))));
+      const std::string shown = Shown(ShowShape(Shape(p.constExpertAlpha1Optional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(p.constExpertNum) + ", " + ShowInt(dim_H()) + ") = (constExpertNum, H) with constExpertNum=" + ShowInt(p.constExpertNum) + ", H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.constExpertAlpha1Optional", "constExpertAlpha1Optional",
+                    undefined_ ? std::string("shape (constExpertNum, H)") : concrete, shown);
     }
     // [shape.constExpertAlpha2Optional] when present(constExpertAlpha2Optional): rank(constExpertAlpha2Optional) == 2 and dim(constExpertAlpha2Optional, 0) == constExpertNum and dim(constExpertAlpha2Optional, 1) == H
     Reset();
     if (all && Applies(Present(p.constExpertAlpha2Optional)) && Fails(((Rank(p.constExpertAlpha2Optional) == 2) && (Dim(p.constExpertAlpha2Optional, 0) == p.constExpertNum)) && (Dim(p.constExpertAlpha2Optional, 1) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.constExpertAlpha2Optional", "constExpertAlpha2Optional", "shape (constExpertNum, H)",
-                    Shown(ShowShape(Shape(p.constExpertAlpha2Optional))));
+      const std::string shown = Shown(ShowShape(Shape(p.constExpertAlpha2Optional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(p.constExpertNum) + ", " + ShowInt(dim_H()) + ") = (constExpertNum, H) with constExpertNum=" + ShowInt(p.constExpertNum) + ", H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.constExpertAlpha2Optional", "constExpertAlpha2Optional",
+                    undefined_ ? std::string("shape (constExpertNum, H)") : concrete, shown);
     }
     // [shape.constExpertVOptional] when present(constExpertVOptional): rank(constExpertVOptional) == 2 and dim(constExpertVOptional, 0) == constExpertNum and dim(constExpertVOptional, 1) == H
     Reset();
     if (all && Applies(Present(p.constExpertVOptional)) && Fails(((Rank(p.constExpertVOptional) == 2) && (Dim(p.constExpertVOptional, 0) == p.constExpertNum)) && (Dim(p.constExpertVOptional, 1) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.constExpertVOptional", "constExpertVOptional", "shape (constExpertNum, H)",
-                    Shown(ShowShape(Shape(p.constExpertVOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.constExpertVOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(p.constExpertNum) + ", " + ShowInt(dim_H()) + ") = (constExpertNum, H) with constExpertNum=" + ShowInt(p.constExpertNum) + ", H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.constExpertVOptional", "constExpertVOptional",
+                    undefined_ ? std::string("shape (constExpertNum, H)") : concrete, shown);
     }
     // [shape.performanceInfoOptional] when present(performanceInfoOptional): rank(performanceInfoOptional) == 1 and dim(performanceInfoOptional, 0) == epWorldSize
     Reset();
     if (all && Applies(Present(p.performanceInfoOptional)) && Fails((Rank(p.performanceInfoOptional) == 1) && (Dim(p.performanceInfoOptional, 0) == p.epWorldSize))) {
       Reset();
-      return Reject(kCodeTiling, "shape.performanceInfoOptional", "performanceInfoOptional", "shape (epWorldSize,)",
-                    Shown(ShowShape(Shape(p.performanceInfoOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.performanceInfoOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(p.epWorldSize) + ",) = (epWorldSize,) with epWorldSize=" + ShowInt(p.epWorldSize));
+      return Reject(kCodeTiling, "shape.performanceInfoOptional", "performanceInfoOptional",
+                    undefined_ ? std::string("shape (epWorldSize,)") : concrete, shown);
     }
     // [shape.xOut] when shaped(xOut): rank(xOut) == 2 and dim(xOut, 0) == BS and dim(xOut, 1) == H
     Reset();
     if (all && Applies(p.xOut.shaped) && Fails(((Rank(OutDesc(p.xOut)) == 2) && (OutDim(p.xOut, 0) == dim_BS())) && (OutDim(p.xOut, 1) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.xOut", "xOut", "shape (BS, H)",
-                    Shown(ShowShape(Shape(OutDesc(p.xOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.xOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ", " + ShowInt(dim_H()) + ") = (BS, H) with BS=" + ShowInt(dim_BS()) + ", H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.xOut", "xOut",
+                    undefined_ ? std::string("shape (BS, H)") : concrete, shown);
     }
     // [len.groupEp] len(groupEp) in [1, 128)
     Reset();
@@ -1841,8 +1881,11 @@ class Ascend910_93 : public Eval {
     Reset();
     if (all && Fails((Rank(p.expandX) == 2) && (Dim(p.expandX, 0) >= let_A()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expandX", "expandX", "shape (>= A, H)",
-                    Shown(ShowShape(Shape(p.expandX))));
+      const std::string shown = Shown(ShowShape(Shape(p.expandX)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (>= " + ShowInt(let_A()) + ", H) = (>= A, H) with A=" + ShowInt(let_A()));
+      return Reject(kCodeTiling, "shape.expandX", "expandX",
+                    undefined_ ? std::string("shape (>= A, H)") : concrete, shown);
     }
     // [shape.expertIds] rank(expertIds) == 2
     Reset();
@@ -1855,85 +1898,121 @@ class Ascend910_93 : public Eval {
     Reset();
     if (all && Fails((Rank(p.assistInfoForCombine) == 1) && (Dim(p.assistInfoForCombine, 0) >= Mul(let_A(), 128)))) {
       Reset();
-      return Reject(kCodeTiling, "shape.assistInfoForCombine", "assistInfoForCombine", "shape (>= A * 128,)",
-                    Shown(ShowShape(Shape(p.assistInfoForCombine))));
+      const std::string shown = Shown(ShowShape(Shape(p.assistInfoForCombine)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (>= " + ShowInt(Mul(let_A(), 128)) + ",) = (>= A * 128,) with A=" + ShowInt(let_A()));
+      return Reject(kCodeTiling, "shape.assistInfoForCombine", "assistInfoForCombine",
+                    undefined_ ? std::string("shape (>= A * 128,)") : concrete, shown);
     }
     // [shape.epSendCounts] rank(epSendCounts) == 1 and dim(epSendCounts, 0) >= epWorldSize * localExpertNum
     Reset();
     if (all && Fails((Rank(p.epSendCounts) == 1) && (Dim(p.epSendCounts, 0) >= Mul(p.epWorldSize, let_localExpertNum())))) {
       Reset();
-      return Reject(kCodeTiling, "shape.epSendCounts", "epSendCounts", "shape (>= epWorldSize * localExpertNum,)",
-                    Shown(ShowShape(Shape(p.epSendCounts))));
+      const std::string shown = Shown(ShowShape(Shape(p.epSendCounts)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (>= " + ShowInt(Mul(p.epWorldSize, let_localExpertNum())) + ",) = (>= epWorldSize * localExpertNum,) with epWorldSize=" + ShowInt(p.epWorldSize) + ", localExpertNum=" + ShowInt(let_localExpertNum()));
+      return Reject(kCodeTiling, "shape.epSendCounts", "epSendCounts",
+                    undefined_ ? std::string("shape (>= epWorldSize * localExpertNum,)") : concrete, shown);
     }
     // [shape.expertScales] when present(expertScales): rank(expertScales) == 2 and dim(expertScales, 0) == BS and dim(expertScales, 1) == K
     Reset();
     if (all && Applies(HasContents(p.expertScales)) && Fails(((Rank(p.expertScales) == 2) && (Dim(p.expertScales, 0) == dim_BS())) && (Dim(p.expertScales, 1) == dim_K()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expertScales", "expertScales", "shape (BS, K)",
-                    Shown(ShowShape(Shape(p.expertScales))));
+      const std::string shown = Shown(ShowShape(Shape(p.expertScales)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ", " + ShowInt(dim_K()) + ") = (BS, K) with BS=" + ShowInt(dim_BS()) + ", K=" + ShowInt(dim_K()));
+      return Reject(kCodeTiling, "shape.expertScales", "expertScales",
+                    undefined_ ? std::string("shape (BS, K)") : concrete, shown);
     }
     // [shape.xActiveMaskOptional] when present(xActiveMaskOptional): rank(xActiveMaskOptional) == 1 and dim(xActiveMaskOptional, 0) == BS or rank(xActiveMaskOptional) == 2 and dim(xActiveMaskOptional, 0) == BS and dim(xActiveMaskOptional, 1) == K
     Reset();
     if (all && Applies(Present(p.xActiveMaskOptional)) && Fails(((Rank(p.xActiveMaskOptional) == 1) && (Dim(p.xActiveMaskOptional, 0) == dim_BS())) || (((Rank(p.xActiveMaskOptional) == 2) && (Dim(p.xActiveMaskOptional, 0) == dim_BS())) && (Dim(p.xActiveMaskOptional, 1) == dim_K())))) {
       Reset();
-      return Reject(kCodeTiling, "shape.xActiveMaskOptional", "xActiveMaskOptional", "shape (BS,) or (BS, K)",
-                    Shown(ShowShape(Shape(p.xActiveMaskOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.xActiveMaskOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ",) or (" + ShowInt(dim_BS()) + ", " + ShowInt(dim_K()) + ") = (BS,) or (BS, K) with BS=" + ShowInt(dim_BS()) + ", K=" + ShowInt(dim_K()));
+      return Reject(kCodeTiling, "shape.xActiveMaskOptional", "xActiveMaskOptional",
+                    undefined_ ? std::string("shape (BS,) or (BS, K)") : concrete, shown);
     }
     // [shape.expandScalesOptional] when present(expandScalesOptional): rank(expandScalesOptional) == 1 and dim(expandScalesOptional, 0) == A
     Reset();
     if (all && Applies(Present(p.expandScalesOptional)) && Fails((Rank(p.expandScalesOptional) == 1) && (Dim(p.expandScalesOptional, 0) == let_A()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expandScalesOptional", "expandScalesOptional", "shape (A,)",
-                    Shown(ShowShape(Shape(p.expandScalesOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.expandScalesOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(let_A()) + ",) = (A,) with A=" + ShowInt(let_A()));
+      return Reject(kCodeTiling, "shape.expandScalesOptional", "expandScalesOptional",
+                    undefined_ ? std::string("shape (A,)") : concrete, shown);
     }
     // [shape.elasticInfoOptional] when present(elasticInfoOptional): rank(elasticInfoOptional) == 1 and dim(elasticInfoOptional, 0) == 4 + 2 * epWorldSize
     Reset();
     if (all && Applies(Present(p.elasticInfoOptional)) && Fails((Rank(p.elasticInfoOptional) == 1) && (Dim(p.elasticInfoOptional, 0) == Add(4, Mul(2, p.epWorldSize))))) {
       Reset();
-      return Reject(kCodeTiling, "shape.elasticInfoOptional", "elasticInfoOptional", "shape (4 + 2 * epWorldSize,)",
-                    Shown(ShowShape(Shape(p.elasticInfoOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.elasticInfoOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(Add(4, Mul(2, p.epWorldSize))) + ",) = (4 + 2 * epWorldSize,) with epWorldSize=" + ShowInt(p.epWorldSize));
+      return Reject(kCodeTiling, "shape.elasticInfoOptional", "elasticInfoOptional",
+                    undefined_ ? std::string("shape (4 + 2 * epWorldSize,)") : concrete, shown);
     }
     // [shape.oriXOptional] when present(oriXOptional): rank(oriXOptional) == 2 and dim(oriXOptional, 0) == BS and dim(oriXOptional, 1) == H
     Reset();
     if (all && Applies(Present(p.oriXOptional)) && Fails(((Rank(p.oriXOptional) == 2) && (Dim(p.oriXOptional, 0) == dim_BS())) && (Dim(p.oriXOptional, 1) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.oriXOptional", "oriXOptional", "shape (BS, H)",
-                    Shown(ShowShape(Shape(p.oriXOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.oriXOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ", " + ShowInt(dim_H()) + ") = (BS, H) with BS=" + ShowInt(dim_BS()) + ", H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.oriXOptional", "oriXOptional",
+                    undefined_ ? std::string("shape (BS, H)") : concrete, shown);
     }
     // [shape.constExpertAlpha1Optional] when present(constExpertAlpha1Optional): rank(constExpertAlpha1Optional) == 2 and dim(constExpertAlpha1Optional, 0) == constExpertNum and dim(constExpertAlpha1Optional, 1) == H
     Reset();
     if (all && Applies(Present(p.constExpertAlpha1Optional)) && Fails(((Rank(p.constExpertAlpha1Optional) == 2) && (Dim(p.constExpertAlpha1Optional, 0) == p.constExpertNum)) && (Dim(p.constExpertAlpha1Optional, 1) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.constExpertAlpha1Optional", "constExpertAlpha1Optional", "shape (constExpertNum, H)",
-                    Shown(ShowShape(Shape(p.constExpertAlpha1Optional))));
+      const std::string shown = Shown(ShowShape(Shape(p.constExpertAlpha1Optional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(p.constExpertNum) + ", " + ShowInt(dim_H()) + ") = (constExpertNum, H) with constExpertNum=" + ShowInt(p.constExpertNum) + ", H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.constExpertAlpha1Optional", "constExpertAlpha1Optional",
+                    undefined_ ? std::string("shape (constExpertNum, H)") : concrete, shown);
     }
     // [shape.constExpertAlpha2Optional] when present(constExpertAlpha2Optional): rank(constExpertAlpha2Optional) == 2 and dim(constExpertAlpha2Optional, 0) == constExpertNum and dim(constExpertAlpha2Optional, 1) == H
     Reset();
     if (all && Applies(Present(p.constExpertAlpha2Optional)) && Fails(((Rank(p.constExpertAlpha2Optional) == 2) && (Dim(p.constExpertAlpha2Optional, 0) == p.constExpertNum)) && (Dim(p.constExpertAlpha2Optional, 1) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.constExpertAlpha2Optional", "constExpertAlpha2Optional", "shape (constExpertNum, H)",
-                    Shown(ShowShape(Shape(p.constExpertAlpha2Optional))));
+      const std::string shown = Shown(ShowShape(Shape(p.constExpertAlpha2Optional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(p.constExpertNum) + ", " + ShowInt(dim_H()) + ") = (constExpertNum, H) with constExpertNum=" + ShowInt(p.constExpertNum) + ", H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.constExpertAlpha2Optional", "constExpertAlpha2Optional",
+                    undefined_ ? std::string("shape (constExpertNum, H)") : concrete, shown);
     }
     // [shape.constExpertVOptional] when present(constExpertVOptional): rank(constExpertVOptional) == 2 and dim(constExpertVOptional, 0) == constExpertNum and dim(constExpertVOptional, 1) == H
     Reset();
     if (all && Applies(Present(p.constExpertVOptional)) && Fails(((Rank(p.constExpertVOptional) == 2) && (Dim(p.constExpertVOptional, 0) == p.constExpertNum)) && (Dim(p.constExpertVOptional, 1) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.constExpertVOptional", "constExpertVOptional", "shape (constExpertNum, H)",
-                    Shown(ShowShape(Shape(p.constExpertVOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.constExpertVOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(p.constExpertNum) + ", " + ShowInt(dim_H()) + ") = (constExpertNum, H) with constExpertNum=" + ShowInt(p.constExpertNum) + ", H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.constExpertVOptional", "constExpertVOptional",
+                    undefined_ ? std::string("shape (constExpertNum, H)") : concrete, shown);
     }
     // [shape.performanceInfoOptional] when present(performanceInfoOptional): rank(performanceInfoOptional) == 1 and dim(performanceInfoOptional, 0) == epWorldSize
     Reset();
     if (all && Applies(Present(p.performanceInfoOptional)) && Fails((Rank(p.performanceInfoOptional) == 1) && (Dim(p.performanceInfoOptional, 0) == p.epWorldSize))) {
       Reset();
-      return Reject(kCodeTiling, "shape.performanceInfoOptional", "performanceInfoOptional", "shape (epWorldSize,)",
-                    Shown(ShowShape(Shape(p.performanceInfoOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.performanceInfoOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(p.epWorldSize) + ",) = (epWorldSize,) with epWorldSize=" + ShowInt(p.epWorldSize));
+      return Reject(kCodeTiling, "shape.performanceInfoOptional", "performanceInfoOptional",
+                    undefined_ ? std::string("shape (epWorldSize,)") : concrete, shown);
     }
     // [shape.xOut] when shaped(xOut): rank(xOut) == 2 and dim(xOut, 0) == BS and dim(xOut, 1) == H
     Reset();
     if (all && Applies(p.xOut.shaped) && Fails(((Rank(OutDesc(p.xOut)) == 2) && (OutDim(p.xOut, 0) == dim_BS())) && (OutDim(p.xOut, 1) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.xOut", "xOut", "shape (BS, H)",
-                    Shown(ShowShape(Shape(OutDesc(p.xOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.xOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ", " + ShowInt(dim_H()) + ") = (BS, H) with BS=" + ShowInt(dim_BS()) + ", H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.xOut", "xOut",
+                    undefined_ ? std::string("shape (BS, H)") : concrete, shown);
     }
     // [len.groupEp] len(groupEp) in [1, 128)
     Reset();
@@ -2760,8 +2839,11 @@ class Ascend950 : public Eval {
     Reset();
     if (all && Fails((Rank(p.expandX) == 2) && (Dim(p.expandX, 0) >= let_A()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expandX", "expandX", "shape (>= A, H)",
-                    Shown(ShowShape(Shape(p.expandX))));
+      const std::string shown = Shown(ShowShape(Shape(p.expandX)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (>= " + ShowInt(let_A()) + ", H) = (>= A, H) with A=" + ShowInt(let_A()));
+      return Reject(kCodeTiling, "shape.expandX", "expandX",
+                    undefined_ ? std::string("shape (>= A, H)") : concrete, shown);
     }
     // [shape.expertIds] rank(expertIds) == 2
     Reset();
@@ -2774,85 +2856,121 @@ class Ascend950 : public Eval {
     Reset();
     if (all && Fails((Rank(p.assistInfoForCombine) == 1) && (Dim(p.assistInfoForCombine, 0) >= Mul(let_A(), 128)))) {
       Reset();
-      return Reject(kCodeTiling, "shape.assistInfoForCombine", "assistInfoForCombine", "shape (>= A * 128,)",
-                    Shown(ShowShape(Shape(p.assistInfoForCombine))));
+      const std::string shown = Shown(ShowShape(Shape(p.assistInfoForCombine)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (>= " + ShowInt(Mul(let_A(), 128)) + ",) = (>= A * 128,) with A=" + ShowInt(let_A()));
+      return Reject(kCodeTiling, "shape.assistInfoForCombine", "assistInfoForCombine",
+                    undefined_ ? std::string("shape (>= A * 128,)") : concrete, shown);
     }
     // [shape.epSendCounts] rank(epSendCounts) == 1 and dim(epSendCounts, 0) >= epWorldSize * localExpertNum
     Reset();
     if (all && Fails((Rank(p.epSendCounts) == 1) && (Dim(p.epSendCounts, 0) >= Mul(p.epWorldSize, let_localExpertNum())))) {
       Reset();
-      return Reject(kCodeTiling, "shape.epSendCounts", "epSendCounts", "shape (>= epWorldSize * localExpertNum,)",
-                    Shown(ShowShape(Shape(p.epSendCounts))));
+      const std::string shown = Shown(ShowShape(Shape(p.epSendCounts)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (>= " + ShowInt(Mul(p.epWorldSize, let_localExpertNum())) + ",) = (>= epWorldSize * localExpertNum,) with epWorldSize=" + ShowInt(p.epWorldSize) + ", localExpertNum=" + ShowInt(let_localExpertNum()));
+      return Reject(kCodeTiling, "shape.epSendCounts", "epSendCounts",
+                    undefined_ ? std::string("shape (>= epWorldSize * localExpertNum,)") : concrete, shown);
     }
     // [shape.expertScales] when present(expertScales): rank(expertScales) == 2 and dim(expertScales, 0) == BS and dim(expertScales, 1) == K
     Reset();
     if (all && Applies(HasContents(p.expertScales)) && Fails(((Rank(p.expertScales) == 2) && (Dim(p.expertScales, 0) == dim_BS())) && (Dim(p.expertScales, 1) == dim_K()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expertScales", "expertScales", "shape (BS, K)",
-                    Shown(ShowShape(Shape(p.expertScales))));
+      const std::string shown = Shown(ShowShape(Shape(p.expertScales)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ", " + ShowInt(dim_K()) + ") = (BS, K) with BS=" + ShowInt(dim_BS()) + ", K=" + ShowInt(dim_K()));
+      return Reject(kCodeTiling, "shape.expertScales", "expertScales",
+                    undefined_ ? std::string("shape (BS, K)") : concrete, shown);
     }
     // [shape.xActiveMaskOptional] when present(xActiveMaskOptional): rank(xActiveMaskOptional) == 1 and dim(xActiveMaskOptional, 0) == BS or rank(xActiveMaskOptional) == 2 and dim(xActiveMaskOptional, 0) == BS and dim(xActiveMaskOptional, 1) == K
     Reset();
     if (all && Applies(Present(p.xActiveMaskOptional)) && Fails(((Rank(p.xActiveMaskOptional) == 1) && (Dim(p.xActiveMaskOptional, 0) == dim_BS())) || (((Rank(p.xActiveMaskOptional) == 2) && (Dim(p.xActiveMaskOptional, 0) == dim_BS())) && (Dim(p.xActiveMaskOptional, 1) == dim_K())))) {
       Reset();
-      return Reject(kCodeTiling, "shape.xActiveMaskOptional", "xActiveMaskOptional", "shape (BS,) or (BS, K)",
-                    Shown(ShowShape(Shape(p.xActiveMaskOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.xActiveMaskOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ",) or (" + ShowInt(dim_BS()) + ", " + ShowInt(dim_K()) + ") = (BS,) or (BS, K) with BS=" + ShowInt(dim_BS()) + ", K=" + ShowInt(dim_K()));
+      return Reject(kCodeTiling, "shape.xActiveMaskOptional", "xActiveMaskOptional",
+                    undefined_ ? std::string("shape (BS,) or (BS, K)") : concrete, shown);
     }
     // [shape.expandScalesOptional] when present(expandScalesOptional): rank(expandScalesOptional) == 1 and dim(expandScalesOptional, 0) == A
     Reset();
     if (all && Applies(Present(p.expandScalesOptional)) && Fails((Rank(p.expandScalesOptional) == 1) && (Dim(p.expandScalesOptional, 0) == let_A()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expandScalesOptional", "expandScalesOptional", "shape (A,)",
-                    Shown(ShowShape(Shape(p.expandScalesOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.expandScalesOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(let_A()) + ",) = (A,) with A=" + ShowInt(let_A()));
+      return Reject(kCodeTiling, "shape.expandScalesOptional", "expandScalesOptional",
+                    undefined_ ? std::string("shape (A,)") : concrete, shown);
     }
     // [shape.elasticInfoOptional] when present(elasticInfoOptional): rank(elasticInfoOptional) == 1 and dim(elasticInfoOptional, 0) == 4 + 2 * epWorldSize
     Reset();
     if (all && Applies(Present(p.elasticInfoOptional)) && Fails((Rank(p.elasticInfoOptional) == 1) && (Dim(p.elasticInfoOptional, 0) == Add(4, Mul(2, p.epWorldSize))))) {
       Reset();
-      return Reject(kCodeTiling, "shape.elasticInfoOptional", "elasticInfoOptional", "shape (4 + 2 * epWorldSize,)",
-                    Shown(ShowShape(Shape(p.elasticInfoOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.elasticInfoOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(Add(4, Mul(2, p.epWorldSize))) + ",) = (4 + 2 * epWorldSize,) with epWorldSize=" + ShowInt(p.epWorldSize));
+      return Reject(kCodeTiling, "shape.elasticInfoOptional", "elasticInfoOptional",
+                    undefined_ ? std::string("shape (4 + 2 * epWorldSize,)") : concrete, shown);
     }
     // [shape.oriXOptional] when present(oriXOptional): rank(oriXOptional) == 2 and dim(oriXOptional, 0) == BS and dim(oriXOptional, 1) == H
     Reset();
     if (all && Applies(Present(p.oriXOptional)) && Fails(((Rank(p.oriXOptional) == 2) && (Dim(p.oriXOptional, 0) == dim_BS())) && (Dim(p.oriXOptional, 1) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.oriXOptional", "oriXOptional", "shape (BS, H)",
-                    Shown(ShowShape(Shape(p.oriXOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.oriXOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ", " + ShowInt(dim_H()) + ") = (BS, H) with BS=" + ShowInt(dim_BS()) + ", H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.oriXOptional", "oriXOptional",
+                    undefined_ ? std::string("shape (BS, H)") : concrete, shown);
     }
     // [shape.constExpertAlpha1Optional] when present(constExpertAlpha1Optional): rank(constExpertAlpha1Optional) == 2 and dim(constExpertAlpha1Optional, 0) == constExpertNum and dim(constExpertAlpha1Optional, 1) == H
     Reset();
     if (all && Applies(Present(p.constExpertAlpha1Optional)) && Fails(((Rank(p.constExpertAlpha1Optional) == 2) && (Dim(p.constExpertAlpha1Optional, 0) == p.constExpertNum)) && (Dim(p.constExpertAlpha1Optional, 1) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.constExpertAlpha1Optional", "constExpertAlpha1Optional", "shape (constExpertNum, H)",
-                    Shown(ShowShape(Shape(p.constExpertAlpha1Optional))));
+      const std::string shown = Shown(ShowShape(Shape(p.constExpertAlpha1Optional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(p.constExpertNum) + ", " + ShowInt(dim_H()) + ") = (constExpertNum, H) with constExpertNum=" + ShowInt(p.constExpertNum) + ", H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.constExpertAlpha1Optional", "constExpertAlpha1Optional",
+                    undefined_ ? std::string("shape (constExpertNum, H)") : concrete, shown);
     }
     // [shape.constExpertAlpha2Optional] when present(constExpertAlpha2Optional): rank(constExpertAlpha2Optional) == 2 and dim(constExpertAlpha2Optional, 0) == constExpertNum and dim(constExpertAlpha2Optional, 1) == H
     Reset();
     if (all && Applies(Present(p.constExpertAlpha2Optional)) && Fails(((Rank(p.constExpertAlpha2Optional) == 2) && (Dim(p.constExpertAlpha2Optional, 0) == p.constExpertNum)) && (Dim(p.constExpertAlpha2Optional, 1) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.constExpertAlpha2Optional", "constExpertAlpha2Optional", "shape (constExpertNum, H)",
-                    Shown(ShowShape(Shape(p.constExpertAlpha2Optional))));
+      const std::string shown = Shown(ShowShape(Shape(p.constExpertAlpha2Optional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(p.constExpertNum) + ", " + ShowInt(dim_H()) + ") = (constExpertNum, H) with constExpertNum=" + ShowInt(p.constExpertNum) + ", H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.constExpertAlpha2Optional", "constExpertAlpha2Optional",
+                    undefined_ ? std::string("shape (constExpertNum, H)") : concrete, shown);
     }
     // [shape.constExpertVOptional] when present(constExpertVOptional): rank(constExpertVOptional) == 2 and dim(constExpertVOptional, 0) == constExpertNum and dim(constExpertVOptional, 1) == H
     Reset();
     if (all && Applies(Present(p.constExpertVOptional)) && Fails(((Rank(p.constExpertVOptional) == 2) && (Dim(p.constExpertVOptional, 0) == p.constExpertNum)) && (Dim(p.constExpertVOptional, 1) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.constExpertVOptional", "constExpertVOptional", "shape (constExpertNum, H)",
-                    Shown(ShowShape(Shape(p.constExpertVOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.constExpertVOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(p.constExpertNum) + ", " + ShowInt(dim_H()) + ") = (constExpertNum, H) with constExpertNum=" + ShowInt(p.constExpertNum) + ", H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.constExpertVOptional", "constExpertVOptional",
+                    undefined_ ? std::string("shape (constExpertNum, H)") : concrete, shown);
     }
     // [shape.performanceInfoOptional] when present(performanceInfoOptional): rank(performanceInfoOptional) == 1 and dim(performanceInfoOptional, 0) == epWorldSize
     Reset();
     if (all && Applies(Present(p.performanceInfoOptional)) && Fails((Rank(p.performanceInfoOptional) == 1) && (Dim(p.performanceInfoOptional, 0) == p.epWorldSize))) {
       Reset();
-      return Reject(kCodeTiling, "shape.performanceInfoOptional", "performanceInfoOptional", "shape (epWorldSize,)",
-                    Shown(ShowShape(Shape(p.performanceInfoOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.performanceInfoOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(p.epWorldSize) + ",) = (epWorldSize,) with epWorldSize=" + ShowInt(p.epWorldSize));
+      return Reject(kCodeTiling, "shape.performanceInfoOptional", "performanceInfoOptional",
+                    undefined_ ? std::string("shape (epWorldSize,)") : concrete, shown);
     }
     // [shape.xOut] when shaped(xOut): rank(xOut) == 2 and dim(xOut, 0) == BS and dim(xOut, 1) == H
     Reset();
     if (all && Applies(p.xOut.shaped) && Fails(((Rank(OutDesc(p.xOut)) == 2) && (OutDim(p.xOut, 0) == dim_BS())) && (OutDim(p.xOut, 1) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.xOut", "xOut", "shape (BS, H)",
-                    Shown(ShowShape(Shape(OutDesc(p.xOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.xOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ", " + ShowInt(dim_H()) + ") = (BS, H) with BS=" + ShowInt(dim_BS()) + ", H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.xOut", "xOut",
+                    undefined_ ? std::string("shape (BS, H)") : concrete, shown);
     }
     // [len.groupEp] len(groupEp) in [1, 128)
     Reset();

@@ -597,7 +597,8 @@ class Eval {
   bool Fails(bool holds) const { return !holds || undefined_; }
   std::string Shown(const std::string& text) const { return undefined_ ? std::string("(undefined)") : text; }
 
-  static CheckResult Reject(int32_t code, const char* id, const char* param, const char* expected,
+  // expected: the check's rule, or its concrete expectation where every value it states has one
+  static CheckResult Reject(int32_t code, const char* id, const char* param, const std::string& expected,
                             const std::string& shown) {
     CheckResult r;
     r.code = code;
@@ -726,43 +727,61 @@ class Ascend950 : public Eval {
     Reset();
     if (all && Fails((Rank(p.expertIds) == 2) && (Dim(p.expertIds, 0) == dim_BS()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expertIds", "expertIds", "shape (BS, K)",
-                    Shown(ShowShape(Shape(p.expertIds))));
+      const std::string shown = Shown(ShowShape(Shape(p.expertIds)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ", K) = (BS, K) with BS=" + ShowInt(dim_BS()));
+      return Reject(kCodeTiling, "shape.expertIds", "expertIds",
+                    undefined_ ? std::string("shape (BS, K)") : concrete, shown);
     }
     // [shape.scalesOptional] when present(scalesOptional): rank(scalesOptional) == 2 and dim(scalesOptional, 0) == sharedExpertNum + moeExpertNum and dim(scalesOptional, 1) == H
     Reset();
     if (all && Applies(Present(p.scalesOptional)) && Fails(((Rank(p.scalesOptional) == 2) && (Dim(p.scalesOptional, 0) == Add(p.sharedExpertNum, p.moeExpertNum))) && (Dim(p.scalesOptional, 1) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.scalesOptional", "scalesOptional", "shape (sharedExpertNum + moeExpertNum, H)",
-                    Shown(ShowShape(Shape(p.scalesOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.scalesOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(Add(p.sharedExpertNum, p.moeExpertNum)) + ", " + ShowInt(dim_H()) + ") = (sharedExpertNum + moeExpertNum, H) with sharedExpertNum=" + ShowInt(p.sharedExpertNum) + ", moeExpertNum=" + ShowInt(p.moeExpertNum) + ", H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.scalesOptional", "scalesOptional",
+                    undefined_ ? std::string("shape (sharedExpertNum + moeExpertNum, H)") : concrete, shown);
     }
     // [shape.xActiveMaskOptional] when present(xActiveMaskOptional): rank(xActiveMaskOptional) == 1 and dim(xActiveMaskOptional, 0) == BS
     Reset();
     if (all && Applies(Present(p.xActiveMaskOptional)) && Fails((Rank(p.xActiveMaskOptional) == 1) && (Dim(p.xActiveMaskOptional, 0) == dim_BS()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.xActiveMaskOptional", "xActiveMaskOptional", "shape (BS,)",
-                    Shown(ShowShape(Shape(p.xActiveMaskOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.xActiveMaskOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ",) = (BS,) with BS=" + ShowInt(dim_BS()));
+      return Reject(kCodeTiling, "shape.xActiveMaskOptional", "xActiveMaskOptional",
+                    undefined_ ? std::string("shape (BS,)") : concrete, shown);
     }
     // [shape.yOut] when shaped(yOut): rank(yOut) == 2 and dim(yOut, 0) == BS * (K + sharedExpertNum) and dim(yOut, 1) == tokenMsgSize
     Reset();
     if (all && Applies(p.yOut.shaped) && Fails(((Rank(OutDesc(p.yOut)) == 2) && (OutDim(p.yOut, 0) == Mul(dim_BS(), Add(dim_K(), p.sharedExpertNum)))) && (OutDim(p.yOut, 1) == let_tokenMsgSize()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.yOut", "yOut", "shape (BS * (K + sharedExpertNum), tokenMsgSize)",
-                    Shown(ShowShape(Shape(OutDesc(p.yOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.yOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(Mul(dim_BS(), Add(dim_K(), p.sharedExpertNum))) + ", " + ShowInt(let_tokenMsgSize()) + ") = (BS * (K + sharedExpertNum), tokenMsgSize) with BS=" + ShowInt(dim_BS()) + ", K=" + ShowInt(dim_K()) + ", sharedExpertNum=" + ShowInt(p.sharedExpertNum) + ", tokenMsgSize=" + ShowInt(let_tokenMsgSize()));
+      return Reject(kCodeTiling, "shape.yOut", "yOut",
+                    undefined_ ? std::string("shape (BS * (K + sharedExpertNum), tokenMsgSize)") : concrete, shown);
     }
     // [shape.expandIdxOut] when shaped(expandIdxOut): rank(expandIdxOut) == 1 and dim(expandIdxOut, 0) == BS * K
     Reset();
     if (all && Applies(p.expandIdxOut.shaped) && Fails((Rank(OutDesc(p.expandIdxOut)) == 1) && (OutDim(p.expandIdxOut, 0) == Mul(dim_BS(), dim_K())))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expandIdxOut", "expandIdxOut", "shape (BS * K,)",
-                    Shown(ShowShape(Shape(OutDesc(p.expandIdxOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.expandIdxOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(Mul(dim_BS(), dim_K())) + ",) = (BS * K,) with BS=" + ShowInt(dim_BS()) + ", K=" + ShowInt(dim_K()));
+      return Reject(kCodeTiling, "shape.expandIdxOut", "expandIdxOut",
+                    undefined_ ? std::string("shape (BS * K,)") : concrete, shown);
     }
     // [shape.commCmdInfoOut] when shaped(commCmdInfoOut): rank(commCmdInfoOut) == 1 and dim(commCmdInfoOut, 0) == (BS * (K + sharedExpertNum) + epWorldSize * localExpertNum) * 16
     Reset();
     if (all && Applies(p.commCmdInfoOut.shaped) && Fails((Rank(OutDesc(p.commCmdInfoOut)) == 1) && (OutDim(p.commCmdInfoOut, 0) == Mul(Add(Mul(dim_BS(), Add(dim_K(), p.sharedExpertNum)), Mul(p.epWorldSize, let_localExpertNum())), 16)))) {
       Reset();
-      return Reject(kCodeTiling, "shape.commCmdInfoOut", "commCmdInfoOut", "shape ((BS * (K + sharedExpertNum) + epWorldSize * localExpertNum) * 16,)",
-                    Shown(ShowShape(Shape(OutDesc(p.commCmdInfoOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.commCmdInfoOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(Mul(Add(Mul(dim_BS(), Add(dim_K(), p.sharedExpertNum)), Mul(p.epWorldSize, let_localExpertNum())), 16)) + ",) = ((BS * (K + sharedExpertNum) + epWorldSize * localExpertNum) * 16,) with BS=" + ShowInt(dim_BS()) + ", K=" + ShowInt(dim_K()) + ", sharedExpertNum=" + ShowInt(p.sharedExpertNum) + ", epWorldSize=" + ShowInt(p.epWorldSize) + ", localExpertNum=" + ShowInt(let_localExpertNum()));
+      return Reject(kCodeTiling, "shape.commCmdInfoOut", "commCmdInfoOut",
+                    undefined_ ? std::string("shape ((BS * (K + sharedExpertNum) + epWorldSize * localExpertNum) * 16,)") : concrete, shown);
     }
     // [len.groupEp] len(groupEp) in [1, 128)
     Reset();

@@ -600,7 +600,8 @@ class Eval {
   bool Fails(bool holds) const { return !holds || undefined_; }
   std::string Shown(const std::string& text) const { return undefined_ ? std::string("(undefined)") : text; }
 
-  static CheckResult Reject(int32_t code, const char* id, const char* param, const char* expected,
+  // expected: the check's rule, or its concrete expectation where every value it states has one
+  static CheckResult Reject(int32_t code, const char* id, const char* param, const std::string& expected,
                             const std::string& shown) {
     CheckResult r;
     r.code = code;
@@ -750,50 +751,71 @@ class Ascend950 : public Eval {
     Reset();
     if (all && Fails(((Rank(p.y) == 2) && (Dim(p.y, 0) == Mul(dim_BS(), Add(dim_K(), p.sharedExpertNum)))) && (Dim(p.y, 1) == let_tokenMsgSize()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.y", "y", "shape (BS * (K + sharedExpertNum), tokenMsgSize)",
-                    Shown(ShowShape(Shape(p.y))));
+      const std::string shown = Shown(ShowShape(Shape(p.y)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(Mul(dim_BS(), Add(dim_K(), p.sharedExpertNum))) + ", " + ShowInt(let_tokenMsgSize()) + ") = (BS * (K + sharedExpertNum), tokenMsgSize) with BS=" + ShowInt(dim_BS()) + ", K=" + ShowInt(dim_K()) + ", sharedExpertNum=" + ShowInt(p.sharedExpertNum) + ", tokenMsgSize=" + ShowInt(let_tokenMsgSize()));
+      return Reject(kCodeTiling, "shape.y", "y",
+                    undefined_ ? std::string("shape (BS * (K + sharedExpertNum), tokenMsgSize)") : concrete, shown);
     }
     // [shape.expertIds] rank(expertIds) == 2 and dim(expertIds, 0) == BS
     Reset();
     if (all && Fails((Rank(p.expertIds) == 2) && (Dim(p.expertIds, 0) == dim_BS()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expertIds", "expertIds", "shape (BS, K)",
-                    Shown(ShowShape(Shape(p.expertIds))));
+      const std::string shown = Shown(ShowShape(Shape(p.expertIds)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ", K) = (BS, K) with BS=" + ShowInt(dim_BS()));
+      return Reject(kCodeTiling, "shape.expertIds", "expertIds",
+                    undefined_ ? std::string("shape (BS, K)") : concrete, shown);
     }
     // [shape.commCmdInfo] rank(commCmdInfo) == 1 and dim(commCmdInfo, 0) == (BS * (K + sharedExpertNum) + epWorldSize * localExpertNum) * 16
     Reset();
     if (all && Fails((Rank(p.commCmdInfo) == 1) && (Dim(p.commCmdInfo, 0) == Mul(Add(Mul(dim_BS(), Add(dim_K(), p.sharedExpertNum)), Mul(p.epWorldSize, let_localExpertNum())), 16)))) {
       Reset();
-      return Reject(kCodeTiling, "shape.commCmdInfo", "commCmdInfo", "shape ((BS * (K + sharedExpertNum) + epWorldSize * localExpertNum) * 16,)",
-                    Shown(ShowShape(Shape(p.commCmdInfo))));
+      const std::string shown = Shown(ShowShape(Shape(p.commCmdInfo)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(Mul(Add(Mul(dim_BS(), Add(dim_K(), p.sharedExpertNum)), Mul(p.epWorldSize, let_localExpertNum())), 16)) + ",) = ((BS * (K + sharedExpertNum) + epWorldSize * localExpertNum) * 16,) with BS=" + ShowInt(dim_BS()) + ", K=" + ShowInt(dim_K()) + ", sharedExpertNum=" + ShowInt(p.sharedExpertNum) + ", epWorldSize=" + ShowInt(p.epWorldSize) + ", localExpertNum=" + ShowInt(let_localExpertNum()));
+      return Reject(kCodeTiling, "shape.commCmdInfo", "commCmdInfo",
+                    undefined_ ? std::string("shape ((BS * (K + sharedExpertNum) + epWorldSize * localExpertNum) * 16,)") : concrete, shown);
     }
     // [shape.expandXOut] when shaped(expandXOut): rank(expandXOut) == 2 and dim(expandXOut, 0) == A and dim(expandXOut, 1) == H
     Reset();
     if (all && Applies(p.expandXOut.shaped) && Fails(((Rank(OutDesc(p.expandXOut)) == 2) && (OutDim(p.expandXOut, 0) == let_A())) && (OutDim(p.expandXOut, 1) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expandXOut", "expandXOut", "shape (A, H)",
-                    Shown(ShowShape(Shape(OutDesc(p.expandXOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.expandXOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(let_A()) + ", " + ShowInt(dim_H()) + ") = (A, H) with A=" + ShowInt(let_A()) + ", H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.expandXOut", "expandXOut",
+                    undefined_ ? std::string("shape (A, H)") : concrete, shown);
     }
     // [shape.dynamicScalesOut] when shaped(dynamicScalesOut): rank(dynamicScalesOut) == 1 and dim(dynamicScalesOut, 0) == A
     Reset();
     if (all && Applies(p.dynamicScalesOut.shaped) && Fails((Rank(OutDesc(p.dynamicScalesOut)) == 1) && (OutDim(p.dynamicScalesOut, 0) == let_A()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.dynamicScalesOut", "dynamicScalesOut", "shape (A,)",
-                    Shown(ShowShape(Shape(OutDesc(p.dynamicScalesOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.dynamicScalesOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(let_A()) + ",) = (A,) with A=" + ShowInt(let_A()));
+      return Reject(kCodeTiling, "shape.dynamicScalesOut", "dynamicScalesOut",
+                    undefined_ ? std::string("shape (A,)") : concrete, shown);
     }
     // [shape.assistInfoForCombineOut] when shaped(assistInfoForCombineOut): rank(assistInfoForCombineOut) == 1 and dim(assistInfoForCombineOut, 0) == A * 128
     Reset();
     if (all && Applies(p.assistInfoForCombineOut.shaped) && Fails((Rank(OutDesc(p.assistInfoForCombineOut)) == 1) && (OutDim(p.assistInfoForCombineOut, 0) == Mul(let_A(), 128)))) {
       Reset();
-      return Reject(kCodeTiling, "shape.assistInfoForCombineOut", "assistInfoForCombineOut", "shape (A * 128,)",
-                    Shown(ShowShape(Shape(OutDesc(p.assistInfoForCombineOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.assistInfoForCombineOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(Mul(let_A(), 128)) + ",) = (A * 128,) with A=" + ShowInt(let_A()));
+      return Reject(kCodeTiling, "shape.assistInfoForCombineOut", "assistInfoForCombineOut",
+                    undefined_ ? std::string("shape (A * 128,)") : concrete, shown);
     }
     // [shape.expertTokenNumsOut] when shaped(expertTokenNumsOut): rank(expertTokenNumsOut) == 1 and dim(expertTokenNumsOut, 0) == localExpertNum
     Reset();
     if (all && Applies(p.expertTokenNumsOut.shaped) && Fails((Rank(OutDesc(p.expertTokenNumsOut)) == 1) && (OutDim(p.expertTokenNumsOut, 0) == let_localExpertNum()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expertTokenNumsOut", "expertTokenNumsOut", "shape (localExpertNum,)",
-                    Shown(ShowShape(Shape(OutDesc(p.expertTokenNumsOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.expertTokenNumsOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(let_localExpertNum()) + ",) = (localExpertNum,) with localExpertNum=" + ShowInt(let_localExpertNum()));
+      return Reject(kCodeTiling, "shape.expertTokenNumsOut", "expertTokenNumsOut",
+                    undefined_ ? std::string("shape (localExpertNum,)") : concrete, shown);
     }
     // [len.groupEp] len(groupEp) in [1, 128)
     Reset();

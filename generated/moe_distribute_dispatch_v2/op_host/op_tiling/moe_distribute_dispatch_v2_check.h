@@ -622,7 +622,8 @@ class Eval {
   bool Fails(bool holds) const { return !holds || undefined_; }
   std::string Shown(const std::string& text) const { return undefined_ ? std::string("(undefined)") : text; }
 
-  static CheckResult Reject(int32_t code, const char* id, const char* param, const char* expected,
+  // expected: the check's rule, or its concrete expectation where every value it states has one
+  static CheckResult Reject(int32_t code, const char* id, const char* param, const std::string& expected,
                             const std::string& shown) {
     CheckResult r;
     r.code = code;
@@ -827,85 +828,121 @@ class Ascend910b : public Eval {
     Reset();
     if (all && Fails((Rank(p.expertIds) == 2) && (Dim(p.expertIds, 0) == dim_BS()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expertIds", "expertIds", "shape (BS, K)",
-                    Shown(ShowShape(Shape(p.expertIds))));
+      const std::string shown = Shown(ShowShape(Shape(p.expertIds)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ", K) = (BS, K) with BS=" + ShowInt(dim_BS()));
+      return Reject(kCodeTiling, "shape.expertIds", "expertIds",
+                    undefined_ ? std::string("shape (BS, K)") : concrete, shown);
     }
     // [shape.xActiveMaskOptional] when present(xActiveMaskOptional): rank(xActiveMaskOptional) == 1 and dim(xActiveMaskOptional, 0) == BS or rank(xActiveMaskOptional) == 2 and dim(xActiveMaskOptional, 0) == BS and dim(xActiveMaskOptional, 1) == K
     Reset();
     if (all && Applies(Present(p.xActiveMaskOptional)) && Fails(((Rank(p.xActiveMaskOptional) == 1) && (Dim(p.xActiveMaskOptional, 0) == dim_BS())) || (((Rank(p.xActiveMaskOptional) == 2) && (Dim(p.xActiveMaskOptional, 0) == dim_BS())) && (Dim(p.xActiveMaskOptional, 1) == dim_K())))) {
       Reset();
-      return Reject(kCodeTiling, "shape.xActiveMaskOptional", "xActiveMaskOptional", "shape (BS,) or (BS, K)",
-                    Shown(ShowShape(Shape(p.xActiveMaskOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.xActiveMaskOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ",) or (" + ShowInt(dim_BS()) + ", " + ShowInt(dim_K()) + ") = (BS,) or (BS, K) with BS=" + ShowInt(dim_BS()) + ", K=" + ShowInt(dim_K()));
+      return Reject(kCodeTiling, "shape.xActiveMaskOptional", "xActiveMaskOptional",
+                    undefined_ ? std::string("shape (BS,) or (BS, K)") : concrete, shown);
     }
     // [shape.expertScalesOptional] when present(expertScalesOptional): rank(expertScalesOptional) == 2 and dim(expertScalesOptional, 0) == BS and dim(expertScalesOptional, 1) == K
     Reset();
     if (all && Applies(Present(p.expertScalesOptional)) && Fails(((Rank(p.expertScalesOptional) == 2) && (Dim(p.expertScalesOptional, 0) == dim_BS())) && (Dim(p.expertScalesOptional, 1) == dim_K()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expertScalesOptional", "expertScalesOptional", "shape (BS, K)",
-                    Shown(ShowShape(Shape(p.expertScalesOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.expertScalesOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ", " + ShowInt(dim_K()) + ") = (BS, K) with BS=" + ShowInt(dim_BS()) + ", K=" + ShowInt(dim_K()));
+      return Reject(kCodeTiling, "shape.expertScalesOptional", "expertScalesOptional",
+                    undefined_ ? std::string("shape (BS, K)") : concrete, shown);
     }
     // [shape.elasticInfoOptional] when present(elasticInfoOptional): rank(elasticInfoOptional) == 1 and dim(elasticInfoOptional, 0) == 4 + 2 * epWorldSize
     Reset();
     if (all && Applies(Present(p.elasticInfoOptional)) && Fails((Rank(p.elasticInfoOptional) == 1) && (Dim(p.elasticInfoOptional, 0) == Add(4, Mul(2, p.epWorldSize))))) {
       Reset();
-      return Reject(kCodeTiling, "shape.elasticInfoOptional", "elasticInfoOptional", "shape (4 + 2 * epWorldSize,)",
-                    Shown(ShowShape(Shape(p.elasticInfoOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.elasticInfoOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(Add(4, Mul(2, p.epWorldSize))) + ",) = (4 + 2 * epWorldSize,) with epWorldSize=" + ShowInt(p.epWorldSize));
+      return Reject(kCodeTiling, "shape.elasticInfoOptional", "elasticInfoOptional",
+                    undefined_ ? std::string("shape (4 + 2 * epWorldSize,)") : concrete, shown);
     }
     // [shape.performanceInfoOptional] when present(performanceInfoOptional): rank(performanceInfoOptional) == 1 and dim(performanceInfoOptional, 0) == epWorldSize
     Reset();
     if (all && Applies(Present(p.performanceInfoOptional)) && Fails((Rank(p.performanceInfoOptional) == 1) && (Dim(p.performanceInfoOptional, 0) == p.epWorldSize))) {
       Reset();
-      return Reject(kCodeTiling, "shape.performanceInfoOptional", "performanceInfoOptional", "shape (epWorldSize,)",
-                    Shown(ShowShape(Shape(p.performanceInfoOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.performanceInfoOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(p.epWorldSize) + ",) = (epWorldSize,) with epWorldSize=" + ShowInt(p.epWorldSize));
+      return Reject(kCodeTiling, "shape.performanceInfoOptional", "performanceInfoOptional",
+                    undefined_ ? std::string("shape (epWorldSize,)") : concrete, shown);
     }
     // [shape.expandXOut] when shaped(expandXOut): rank(expandXOut) == 2 and dim(expandXOut, 0) >= A and dim(expandXOut, 1) == H
     Reset();
     if (all && Applies(p.expandXOut.shaped) && Fails(((Rank(OutDesc(p.expandXOut)) == 2) && (OutDim(p.expandXOut, 0) >= let_A())) && (OutDim(p.expandXOut, 1) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expandXOut", "expandXOut", "shape (>= A, H)",
-                    Shown(ShowShape(Shape(OutDesc(p.expandXOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.expandXOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (>= " + ShowInt(let_A()) + ", " + ShowInt(dim_H()) + ") = (>= A, H) with A=" + ShowInt(let_A()) + ", H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.expandXOut", "expandXOut",
+                    undefined_ ? std::string("shape (>= A, H)") : concrete, shown);
     }
     // [shape.dynamicScalesOut] when shaped(dynamicScalesOut): if quantMode == 3 then rank(dynamicScalesOut) == 2 and dim(dynamicScalesOut, 0) == A and dim(dynamicScalesOut, 1) == ceil_div(H, 128) else if quantMode == 4 then rank(dynamicScalesOut) == 2 and dim(dynamicScalesOut, 0) == A and dim(dynamicScalesOut, 1) == align(ceil_div(H, 32), 2) else if quantMode == 0 and present(scalesOptional) then rank(dynamicScalesOut) == 2 and dim(dynamicScalesOut, 0) == A and dim(dynamicScalesOut, 1) == dim(scalesOptional, 1) else rank(dynamicScalesOut) == 1 and dim(dynamicScalesOut, 0) == A
     Reset();
     if (all && Applies(p.dynamicScalesOut.shaped) && Fails((p.quantMode == 3) ? (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_A())) && (OutDim(p.dynamicScalesOut, 1) == CeilDiv(dim_H(), 128))) : ((p.quantMode == 4) ? (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_A())) && (OutDim(p.dynamicScalesOut, 1) == Align(CeilDiv(dim_H(), 32), 2))) : (((p.quantMode == 0) && Present(p.scalesOptional)) ? (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_A())) && (OutDim(p.dynamicScalesOut, 1) == Dim(p.scalesOptional, 1))) : ((Rank(OutDesc(p.dynamicScalesOut)) == 1) && (OutDim(p.dynamicScalesOut, 0) == let_A())))))) {
       Reset();
-      return Reject(kCodeTiling, "shape.dynamicScalesOut", "dynamicScalesOut", "shape (if quantMode == 3 then (A, ceil_div(H, 128)) else (if quantMode == 4 then (A, align(ceil_div(H, 32), 2)) else (if quantMode == 0 and present(scalesOptional) then (A, dim(scalesOptional, 1)) else (A,))))",
-                    Shown(ShowShape(Shape(OutDesc(p.dynamicScalesOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.dynamicScalesOut))));
+      Reset();
+      const std::string concrete = (std::string() + ((p.quantMode == 3) ? (std::string() + "shape (" + ShowInt(let_A()) + ", " + ShowInt(CeilDiv(dim_H(), 128)) + ") = (A, ceil_div(H, 128)) with quantMode=" + ShowInt(p.quantMode) + ", A=" + ShowInt(let_A()) + ", H=" + ShowInt(dim_H())) : (std::string() + ((p.quantMode == 4) ? (std::string() + "shape (" + ShowInt(let_A()) + ", " + ShowInt(Align(CeilDiv(dim_H(), 32), 2)) + ") = (A, align(ceil_div(H, 32), 2)) with quantMode=" + ShowInt(p.quantMode) + ", A=" + ShowInt(let_A()) + ", H=" + ShowInt(dim_H())) : (std::string() + (((p.quantMode == 0) && Present(p.scalesOptional)) ? (std::string() + "shape (" + ShowInt(let_A()) + ", " + ShowInt(Dim(p.scalesOptional, 1)) + ") = (A, dim(scalesOptional, 1)) with quantMode=" + ShowInt(p.quantMode) + ", A=" + ShowInt(let_A())) : (std::string() + "shape (" + ShowInt(let_A()) + ",) = (A,) with quantMode=" + ShowInt(p.quantMode) + ", A=" + ShowInt(let_A()))))))));
+      return Reject(kCodeTiling, "shape.dynamicScalesOut", "dynamicScalesOut",
+                    undefined_ ? std::string("shape (if quantMode == 3 then (A, ceil_div(H, 128)) else (if quantMode == 4 then (A, align(ceil_div(H, 32), 2)) else (if quantMode == 0 and present(scalesOptional) then (A, dim(scalesOptional, 1)) else (A,))))") : concrete, shown);
     }
     // [shape.assistInfoForCombineOut] when shaped(assistInfoForCombineOut): rank(assistInfoForCombineOut) == 1 and dim(assistInfoForCombineOut, 0) >= A * 128
     Reset();
     if (all && Applies(p.assistInfoForCombineOut.shaped) && Fails((Rank(OutDesc(p.assistInfoForCombineOut)) == 1) && (OutDim(p.assistInfoForCombineOut, 0) >= Mul(let_A(), 128)))) {
       Reset();
-      return Reject(kCodeTiling, "shape.assistInfoForCombineOut", "assistInfoForCombineOut", "shape (>= A * 128,)",
-                    Shown(ShowShape(Shape(OutDesc(p.assistInfoForCombineOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.assistInfoForCombineOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (>= " + ShowInt(Mul(let_A(), 128)) + ",) = (>= A * 128,) with A=" + ShowInt(let_A()));
+      return Reject(kCodeTiling, "shape.assistInfoForCombineOut", "assistInfoForCombineOut",
+                    undefined_ ? std::string("shape (>= A * 128,)") : concrete, shown);
     }
     // [shape.expertTokenNumsOut] when shaped(expertTokenNumsOut): rank(expertTokenNumsOut) == 1 and dim(expertTokenNumsOut, 0) == localExpertNum
     Reset();
     if (all && Applies(p.expertTokenNumsOut.shaped) && Fails((Rank(OutDesc(p.expertTokenNumsOut)) == 1) && (OutDim(p.expertTokenNumsOut, 0) == let_localExpertNum()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expertTokenNumsOut", "expertTokenNumsOut", "shape (localExpertNum,)",
-                    Shown(ShowShape(Shape(OutDesc(p.expertTokenNumsOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.expertTokenNumsOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(let_localExpertNum()) + ",) = (localExpertNum,) with localExpertNum=" + ShowInt(let_localExpertNum()));
+      return Reject(kCodeTiling, "shape.expertTokenNumsOut", "expertTokenNumsOut",
+                    undefined_ ? std::string("shape (localExpertNum,)") : concrete, shown);
     }
     // [shape.epRecvCountsOut] when shaped(epRecvCountsOut): rank(epRecvCountsOut) == 1 and dim(epRecvCountsOut, 0) == moeExpertNum + 2 * globalBSReal * K * serverNum
     Reset();
     if (all && Applies(p.epRecvCountsOut.shaped) && Fails((Rank(OutDesc(p.epRecvCountsOut)) == 1) && (OutDim(p.epRecvCountsOut, 0) == Add(p.moeExpertNum, Mul(Mul(Mul(2, let_globalBSReal()), dim_K()), let_serverNum()))))) {
       Reset();
-      return Reject(kCodeTiling, "shape.epRecvCountsOut", "epRecvCountsOut", "shape (moeExpertNum + 2 * globalBSReal * K * serverNum,)",
-                    Shown(ShowShape(Shape(OutDesc(p.epRecvCountsOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.epRecvCountsOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(Add(p.moeExpertNum, Mul(Mul(Mul(2, let_globalBSReal()), dim_K()), let_serverNum()))) + ",) = (moeExpertNum + 2 * globalBSReal * K * serverNum,) with moeExpertNum=" + ShowInt(p.moeExpertNum) + ", globalBSReal=" + ShowInt(let_globalBSReal()) + ", K=" + ShowInt(dim_K()) + ", serverNum=" + ShowInt(let_serverNum()));
+      return Reject(kCodeTiling, "shape.epRecvCountsOut", "epRecvCountsOut",
+                    undefined_ ? std::string("shape (moeExpertNum + 2 * globalBSReal * K * serverNum,)") : concrete, shown);
     }
     // [shape.tpRecvCountsOut] when shaped(tpRecvCountsOut): rank(tpRecvCountsOut) == 1 and dim(tpRecvCountsOut, 0) == tpWorldSize
     Reset();
     if (all && Applies(p.tpRecvCountsOut.shaped) && Fails((Rank(OutDesc(p.tpRecvCountsOut)) == 1) && (OutDim(p.tpRecvCountsOut, 0) == p.tpWorldSize))) {
       Reset();
-      return Reject(kCodeTiling, "shape.tpRecvCountsOut", "tpRecvCountsOut", "shape (tpWorldSize,)",
-                    Shown(ShowShape(Shape(OutDesc(p.tpRecvCountsOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.tpRecvCountsOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(p.tpWorldSize) + ",) = (tpWorldSize,) with tpWorldSize=" + ShowInt(p.tpWorldSize));
+      return Reject(kCodeTiling, "shape.tpRecvCountsOut", "tpRecvCountsOut",
+                    undefined_ ? std::string("shape (tpWorldSize,)") : concrete, shown);
     }
     // [shape.expandScalesOut] when shaped(expandScalesOut): rank(expandScalesOut) == 1 and dim(expandScalesOut, 0) == A
     Reset();
     if (all && Applies(p.expandScalesOut.shaped) && Fails((Rank(OutDesc(p.expandScalesOut)) == 1) && (OutDim(p.expandScalesOut, 0) == let_A()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expandScalesOut", "expandScalesOut", "shape (A,)",
-                    Shown(ShowShape(Shape(OutDesc(p.expandScalesOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.expandScalesOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(let_A()) + ",) = (A,) with A=" + ShowInt(let_A()));
+      return Reject(kCodeTiling, "shape.expandScalesOut", "expandScalesOut",
+                    undefined_ ? std::string("shape (A,)") : concrete, shown);
     }
     // [len.groupEp] len(groupEp) in [1, 128)
     Reset();
@@ -1593,85 +1630,121 @@ class Ascend910_93 : public Eval {
     Reset();
     if (all && Fails((Rank(p.expertIds) == 2) && (Dim(p.expertIds, 0) == dim_BS()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expertIds", "expertIds", "shape (BS, K)",
-                    Shown(ShowShape(Shape(p.expertIds))));
+      const std::string shown = Shown(ShowShape(Shape(p.expertIds)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ", K) = (BS, K) with BS=" + ShowInt(dim_BS()));
+      return Reject(kCodeTiling, "shape.expertIds", "expertIds",
+                    undefined_ ? std::string("shape (BS, K)") : concrete, shown);
     }
     // [shape.xActiveMaskOptional] when present(xActiveMaskOptional): rank(xActiveMaskOptional) == 1 and dim(xActiveMaskOptional, 0) == BS or rank(xActiveMaskOptional) == 2 and dim(xActiveMaskOptional, 0) == BS and dim(xActiveMaskOptional, 1) == K
     Reset();
     if (all && Applies(Present(p.xActiveMaskOptional)) && Fails(((Rank(p.xActiveMaskOptional) == 1) && (Dim(p.xActiveMaskOptional, 0) == dim_BS())) || (((Rank(p.xActiveMaskOptional) == 2) && (Dim(p.xActiveMaskOptional, 0) == dim_BS())) && (Dim(p.xActiveMaskOptional, 1) == dim_K())))) {
       Reset();
-      return Reject(kCodeTiling, "shape.xActiveMaskOptional", "xActiveMaskOptional", "shape (BS,) or (BS, K)",
-                    Shown(ShowShape(Shape(p.xActiveMaskOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.xActiveMaskOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ",) or (" + ShowInt(dim_BS()) + ", " + ShowInt(dim_K()) + ") = (BS,) or (BS, K) with BS=" + ShowInt(dim_BS()) + ", K=" + ShowInt(dim_K()));
+      return Reject(kCodeTiling, "shape.xActiveMaskOptional", "xActiveMaskOptional",
+                    undefined_ ? std::string("shape (BS,) or (BS, K)") : concrete, shown);
     }
     // [shape.expertScalesOptional] when present(expertScalesOptional): rank(expertScalesOptional) == 2 and dim(expertScalesOptional, 0) == BS and dim(expertScalesOptional, 1) == K
     Reset();
     if (all && Applies(HasContents(p.expertScalesOptional)) && Fails(((Rank(p.expertScalesOptional) == 2) && (Dim(p.expertScalesOptional, 0) == dim_BS())) && (Dim(p.expertScalesOptional, 1) == dim_K()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expertScalesOptional", "expertScalesOptional", "shape (BS, K)",
-                    Shown(ShowShape(Shape(p.expertScalesOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.expertScalesOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ", " + ShowInt(dim_K()) + ") = (BS, K) with BS=" + ShowInt(dim_BS()) + ", K=" + ShowInt(dim_K()));
+      return Reject(kCodeTiling, "shape.expertScalesOptional", "expertScalesOptional",
+                    undefined_ ? std::string("shape (BS, K)") : concrete, shown);
     }
     // [shape.elasticInfoOptional] when present(elasticInfoOptional): rank(elasticInfoOptional) == 1 and dim(elasticInfoOptional, 0) == 4 + 2 * epWorldSize
     Reset();
     if (all && Applies(Present(p.elasticInfoOptional)) && Fails((Rank(p.elasticInfoOptional) == 1) && (Dim(p.elasticInfoOptional, 0) == Add(4, Mul(2, p.epWorldSize))))) {
       Reset();
-      return Reject(kCodeTiling, "shape.elasticInfoOptional", "elasticInfoOptional", "shape (4 + 2 * epWorldSize,)",
-                    Shown(ShowShape(Shape(p.elasticInfoOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.elasticInfoOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(Add(4, Mul(2, p.epWorldSize))) + ",) = (4 + 2 * epWorldSize,) with epWorldSize=" + ShowInt(p.epWorldSize));
+      return Reject(kCodeTiling, "shape.elasticInfoOptional", "elasticInfoOptional",
+                    undefined_ ? std::string("shape (4 + 2 * epWorldSize,)") : concrete, shown);
     }
     // [shape.performanceInfoOptional] when present(performanceInfoOptional): rank(performanceInfoOptional) == 1 and dim(performanceInfoOptional, 0) == epWorldSize
     Reset();
     if (all && Applies(Present(p.performanceInfoOptional)) && Fails((Rank(p.performanceInfoOptional) == 1) && (Dim(p.performanceInfoOptional, 0) == p.epWorldSize))) {
       Reset();
-      return Reject(kCodeTiling, "shape.performanceInfoOptional", "performanceInfoOptional", "shape (epWorldSize,)",
-                    Shown(ShowShape(Shape(p.performanceInfoOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.performanceInfoOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(p.epWorldSize) + ",) = (epWorldSize,) with epWorldSize=" + ShowInt(p.epWorldSize));
+      return Reject(kCodeTiling, "shape.performanceInfoOptional", "performanceInfoOptional",
+                    undefined_ ? std::string("shape (epWorldSize,)") : concrete, shown);
     }
     // [shape.expandXOut] when shaped(expandXOut): rank(expandXOut) == 2 and dim(expandXOut, 0) >= A and dim(expandXOut, 1) == H
     Reset();
     if (all && Applies(p.expandXOut.shaped) && Fails(((Rank(OutDesc(p.expandXOut)) == 2) && (OutDim(p.expandXOut, 0) >= let_A())) && (OutDim(p.expandXOut, 1) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expandXOut", "expandXOut", "shape (>= A, H)",
-                    Shown(ShowShape(Shape(OutDesc(p.expandXOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.expandXOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (>= " + ShowInt(let_A()) + ", " + ShowInt(dim_H()) + ") = (>= A, H) with A=" + ShowInt(let_A()) + ", H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.expandXOut", "expandXOut",
+                    undefined_ ? std::string("shape (>= A, H)") : concrete, shown);
     }
     // [shape.dynamicScalesOut] when shaped(dynamicScalesOut): if quantMode == 3 then rank(dynamicScalesOut) == 2 and dim(dynamicScalesOut, 0) == A and dim(dynamicScalesOut, 1) == ceil_div(H, 128) else if quantMode == 4 then rank(dynamicScalesOut) == 2 and dim(dynamicScalesOut, 0) == A and dim(dynamicScalesOut, 1) == align(ceil_div(H, 32), 2) else if quantMode == 0 and present(scalesOptional) then rank(dynamicScalesOut) == 2 and dim(dynamicScalesOut, 0) == A and dim(dynamicScalesOut, 1) == dim(scalesOptional, 1) else rank(dynamicScalesOut) == 1 and dim(dynamicScalesOut, 0) == A
     Reset();
     if (all && Applies(p.dynamicScalesOut.shaped) && Fails((p.quantMode == 3) ? (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_A())) && (OutDim(p.dynamicScalesOut, 1) == CeilDiv(dim_H(), 128))) : ((p.quantMode == 4) ? (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_A())) && (OutDim(p.dynamicScalesOut, 1) == Align(CeilDiv(dim_H(), 32), 2))) : (((p.quantMode == 0) && Present(p.scalesOptional)) ? (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_A())) && (OutDim(p.dynamicScalesOut, 1) == Dim(p.scalesOptional, 1))) : ((Rank(OutDesc(p.dynamicScalesOut)) == 1) && (OutDim(p.dynamicScalesOut, 0) == let_A())))))) {
       Reset();
-      return Reject(kCodeTiling, "shape.dynamicScalesOut", "dynamicScalesOut", "shape (if quantMode == 3 then (A, ceil_div(H, 128)) else (if quantMode == 4 then (A, align(ceil_div(H, 32), 2)) else (if quantMode == 0 and present(scalesOptional) then (A, dim(scalesOptional, 1)) else (A,))))",
-                    Shown(ShowShape(Shape(OutDesc(p.dynamicScalesOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.dynamicScalesOut))));
+      Reset();
+      const std::string concrete = (std::string() + ((p.quantMode == 3) ? (std::string() + "shape (" + ShowInt(let_A()) + ", " + ShowInt(CeilDiv(dim_H(), 128)) + ") = (A, ceil_div(H, 128)) with quantMode=" + ShowInt(p.quantMode) + ", A=" + ShowInt(let_A()) + ", H=" + ShowInt(dim_H())) : (std::string() + ((p.quantMode == 4) ? (std::string() + "shape (" + ShowInt(let_A()) + ", " + ShowInt(Align(CeilDiv(dim_H(), 32), 2)) + ") = (A, align(ceil_div(H, 32), 2)) with quantMode=" + ShowInt(p.quantMode) + ", A=" + ShowInt(let_A()) + ", H=" + ShowInt(dim_H())) : (std::string() + (((p.quantMode == 0) && Present(p.scalesOptional)) ? (std::string() + "shape (" + ShowInt(let_A()) + ", " + ShowInt(Dim(p.scalesOptional, 1)) + ") = (A, dim(scalesOptional, 1)) with quantMode=" + ShowInt(p.quantMode) + ", A=" + ShowInt(let_A())) : (std::string() + "shape (" + ShowInt(let_A()) + ",) = (A,) with quantMode=" + ShowInt(p.quantMode) + ", A=" + ShowInt(let_A()))))))));
+      return Reject(kCodeTiling, "shape.dynamicScalesOut", "dynamicScalesOut",
+                    undefined_ ? std::string("shape (if quantMode == 3 then (A, ceil_div(H, 128)) else (if quantMode == 4 then (A, align(ceil_div(H, 32), 2)) else (if quantMode == 0 and present(scalesOptional) then (A, dim(scalesOptional, 1)) else (A,))))") : concrete, shown);
     }
     // [shape.assistInfoForCombineOut] when shaped(assistInfoForCombineOut): rank(assistInfoForCombineOut) == 1 and dim(assistInfoForCombineOut, 0) >= A * 128
     Reset();
     if (all && Applies(p.assistInfoForCombineOut.shaped) && Fails((Rank(OutDesc(p.assistInfoForCombineOut)) == 1) && (OutDim(p.assistInfoForCombineOut, 0) >= Mul(let_A(), 128)))) {
       Reset();
-      return Reject(kCodeTiling, "shape.assistInfoForCombineOut", "assistInfoForCombineOut", "shape (>= A * 128,)",
-                    Shown(ShowShape(Shape(OutDesc(p.assistInfoForCombineOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.assistInfoForCombineOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (>= " + ShowInt(Mul(let_A(), 128)) + ",) = (>= A * 128,) with A=" + ShowInt(let_A()));
+      return Reject(kCodeTiling, "shape.assistInfoForCombineOut", "assistInfoForCombineOut",
+                    undefined_ ? std::string("shape (>= A * 128,)") : concrete, shown);
     }
     // [shape.expertTokenNumsOut] when shaped(expertTokenNumsOut): rank(expertTokenNumsOut) == 1 and dim(expertTokenNumsOut, 0) == localExpertNum
     Reset();
     if (all && Applies(p.expertTokenNumsOut.shaped) && Fails((Rank(OutDesc(p.expertTokenNumsOut)) == 1) && (OutDim(p.expertTokenNumsOut, 0) == let_localExpertNum()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expertTokenNumsOut", "expertTokenNumsOut", "shape (localExpertNum,)",
-                    Shown(ShowShape(Shape(OutDesc(p.expertTokenNumsOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.expertTokenNumsOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(let_localExpertNum()) + ",) = (localExpertNum,) with localExpertNum=" + ShowInt(let_localExpertNum()));
+      return Reject(kCodeTiling, "shape.expertTokenNumsOut", "expertTokenNumsOut",
+                    undefined_ ? std::string("shape (localExpertNum,)") : concrete, shown);
     }
     // [shape.epRecvCountsOut] when shaped(epRecvCountsOut): rank(epRecvCountsOut) == 1 and dim(epRecvCountsOut, 0) >= epWorldSize * localExpertNum
     Reset();
     if (all && Applies(p.epRecvCountsOut.shaped) && Fails((Rank(OutDesc(p.epRecvCountsOut)) == 1) && (OutDim(p.epRecvCountsOut, 0) >= Mul(p.epWorldSize, let_localExpertNum())))) {
       Reset();
-      return Reject(kCodeTiling, "shape.epRecvCountsOut", "epRecvCountsOut", "shape (>= epWorldSize * localExpertNum,)",
-                    Shown(ShowShape(Shape(OutDesc(p.epRecvCountsOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.epRecvCountsOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (>= " + ShowInt(Mul(p.epWorldSize, let_localExpertNum())) + ",) = (>= epWorldSize * localExpertNum,) with epWorldSize=" + ShowInt(p.epWorldSize) + ", localExpertNum=" + ShowInt(let_localExpertNum()));
+      return Reject(kCodeTiling, "shape.epRecvCountsOut", "epRecvCountsOut",
+                    undefined_ ? std::string("shape (>= epWorldSize * localExpertNum,)") : concrete, shown);
     }
     // [shape.tpRecvCountsOut] when shaped(tpRecvCountsOut): rank(tpRecvCountsOut) == 1 and dim(tpRecvCountsOut, 0) == tpWorldSize
     Reset();
     if (all && Applies(p.tpRecvCountsOut.shaped) && Fails((Rank(OutDesc(p.tpRecvCountsOut)) == 1) && (OutDim(p.tpRecvCountsOut, 0) == p.tpWorldSize))) {
       Reset();
-      return Reject(kCodeTiling, "shape.tpRecvCountsOut", "tpRecvCountsOut", "shape (tpWorldSize,)",
-                    Shown(ShowShape(Shape(OutDesc(p.tpRecvCountsOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.tpRecvCountsOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(p.tpWorldSize) + ",) = (tpWorldSize,) with tpWorldSize=" + ShowInt(p.tpWorldSize));
+      return Reject(kCodeTiling, "shape.tpRecvCountsOut", "tpRecvCountsOut",
+                    undefined_ ? std::string("shape (tpWorldSize,)") : concrete, shown);
     }
     // [shape.expandScalesOut] when shaped(expandScalesOut): rank(expandScalesOut) == 1 and dim(expandScalesOut, 0) == A
     Reset();
     if (all && Applies(p.expandScalesOut.shaped) && Fails((Rank(OutDesc(p.expandScalesOut)) == 1) && (OutDim(p.expandScalesOut, 0) == let_A()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expandScalesOut", "expandScalesOut", "shape (A,)",
-                    Shown(ShowShape(Shape(OutDesc(p.expandScalesOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.expandScalesOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(let_A()) + ",) = (A,) with A=" + ShowInt(let_A()));
+      return Reject(kCodeTiling, "shape.expandScalesOut", "expandScalesOut",
+                    undefined_ ? std::string("shape (A,)") : concrete, shown);
     }
     // [len.groupEp] len(groupEp) in [1, 128)
     Reset();
@@ -2376,85 +2449,121 @@ class Ascend950 : public Eval {
     Reset();
     if (all && Fails((Rank(p.expertIds) == 2) && (Dim(p.expertIds, 0) == dim_BS()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expertIds", "expertIds", "shape (BS, K)",
-                    Shown(ShowShape(Shape(p.expertIds))));
+      const std::string shown = Shown(ShowShape(Shape(p.expertIds)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ", K) = (BS, K) with BS=" + ShowInt(dim_BS()));
+      return Reject(kCodeTiling, "shape.expertIds", "expertIds",
+                    undefined_ ? std::string("shape (BS, K)") : concrete, shown);
     }
     // [shape.xActiveMaskOptional] when present(xActiveMaskOptional): rank(xActiveMaskOptional) == 1 and dim(xActiveMaskOptional, 0) == BS or rank(xActiveMaskOptional) == 2 and dim(xActiveMaskOptional, 0) == BS and dim(xActiveMaskOptional, 1) == K
     Reset();
     if (all && Applies(Present(p.xActiveMaskOptional)) && Fails(((Rank(p.xActiveMaskOptional) == 1) && (Dim(p.xActiveMaskOptional, 0) == dim_BS())) || (((Rank(p.xActiveMaskOptional) == 2) && (Dim(p.xActiveMaskOptional, 0) == dim_BS())) && (Dim(p.xActiveMaskOptional, 1) == dim_K())))) {
       Reset();
-      return Reject(kCodeTiling, "shape.xActiveMaskOptional", "xActiveMaskOptional", "shape (BS,) or (BS, K)",
-                    Shown(ShowShape(Shape(p.xActiveMaskOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.xActiveMaskOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ",) or (" + ShowInt(dim_BS()) + ", " + ShowInt(dim_K()) + ") = (BS,) or (BS, K) with BS=" + ShowInt(dim_BS()) + ", K=" + ShowInt(dim_K()));
+      return Reject(kCodeTiling, "shape.xActiveMaskOptional", "xActiveMaskOptional",
+                    undefined_ ? std::string("shape (BS,) or (BS, K)") : concrete, shown);
     }
     // [shape.expertScalesOptional] when present(expertScalesOptional): rank(expertScalesOptional) == 2 and dim(expertScalesOptional, 0) == BS and dim(expertScalesOptional, 1) == K
     Reset();
     if (all && Applies(HasContents(p.expertScalesOptional)) && Fails(((Rank(p.expertScalesOptional) == 2) && (Dim(p.expertScalesOptional, 0) == dim_BS())) && (Dim(p.expertScalesOptional, 1) == dim_K()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expertScalesOptional", "expertScalesOptional", "shape (BS, K)",
-                    Shown(ShowShape(Shape(p.expertScalesOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.expertScalesOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(dim_BS()) + ", " + ShowInt(dim_K()) + ") = (BS, K) with BS=" + ShowInt(dim_BS()) + ", K=" + ShowInt(dim_K()));
+      return Reject(kCodeTiling, "shape.expertScalesOptional", "expertScalesOptional",
+                    undefined_ ? std::string("shape (BS, K)") : concrete, shown);
     }
     // [shape.elasticInfoOptional] when present(elasticInfoOptional): rank(elasticInfoOptional) == 1 and dim(elasticInfoOptional, 0) == 4 + 2 * epWorldSize
     Reset();
     if (all && Applies(Present(p.elasticInfoOptional)) && Fails((Rank(p.elasticInfoOptional) == 1) && (Dim(p.elasticInfoOptional, 0) == Add(4, Mul(2, p.epWorldSize))))) {
       Reset();
-      return Reject(kCodeTiling, "shape.elasticInfoOptional", "elasticInfoOptional", "shape (4 + 2 * epWorldSize,)",
-                    Shown(ShowShape(Shape(p.elasticInfoOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.elasticInfoOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(Add(4, Mul(2, p.epWorldSize))) + ",) = (4 + 2 * epWorldSize,) with epWorldSize=" + ShowInt(p.epWorldSize));
+      return Reject(kCodeTiling, "shape.elasticInfoOptional", "elasticInfoOptional",
+                    undefined_ ? std::string("shape (4 + 2 * epWorldSize,)") : concrete, shown);
     }
     // [shape.performanceInfoOptional] when present(performanceInfoOptional): rank(performanceInfoOptional) == 1 and dim(performanceInfoOptional, 0) == epWorldSize
     Reset();
     if (all && Applies(Present(p.performanceInfoOptional)) && Fails((Rank(p.performanceInfoOptional) == 1) && (Dim(p.performanceInfoOptional, 0) == p.epWorldSize))) {
       Reset();
-      return Reject(kCodeTiling, "shape.performanceInfoOptional", "performanceInfoOptional", "shape (epWorldSize,)",
-                    Shown(ShowShape(Shape(p.performanceInfoOptional))));
+      const std::string shown = Shown(ShowShape(Shape(p.performanceInfoOptional)));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(p.epWorldSize) + ",) = (epWorldSize,) with epWorldSize=" + ShowInt(p.epWorldSize));
+      return Reject(kCodeTiling, "shape.performanceInfoOptional", "performanceInfoOptional",
+                    undefined_ ? std::string("shape (epWorldSize,)") : concrete, shown);
     }
     // [shape.expandXOut] when shaped(expandXOut): rank(expandXOut) == 2 and dim(expandXOut, 0) >= A and dim(expandXOut, 1) == H
     Reset();
     if (all && Applies(p.expandXOut.shaped) && Fails(((Rank(OutDesc(p.expandXOut)) == 2) && (OutDim(p.expandXOut, 0) >= let_A())) && (OutDim(p.expandXOut, 1) == dim_H()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expandXOut", "expandXOut", "shape (>= A, H)",
-                    Shown(ShowShape(Shape(OutDesc(p.expandXOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.expandXOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (>= " + ShowInt(let_A()) + ", " + ShowInt(dim_H()) + ") = (>= A, H) with A=" + ShowInt(let_A()) + ", H=" + ShowInt(dim_H()));
+      return Reject(kCodeTiling, "shape.expandXOut", "expandXOut",
+                    undefined_ ? std::string("shape (>= A, H)") : concrete, shown);
     }
     // [shape.dynamicScalesOut] when shaped(dynamicScalesOut): if quantMode == 3 then rank(dynamicScalesOut) == 2 and dim(dynamicScalesOut, 0) == A and dim(dynamicScalesOut, 1) == ceil_div(H, 128) else if quantMode == 4 then rank(dynamicScalesOut) == 2 and dim(dynamicScalesOut, 0) == A and dim(dynamicScalesOut, 1) == align(ceil_div(H, 32), 2) else if quantMode == 0 and present(scalesOptional) then rank(dynamicScalesOut) == 2 and dim(dynamicScalesOut, 0) == A and dim(dynamicScalesOut, 1) == dim(scalesOptional, 1) else rank(dynamicScalesOut) == 1 and dim(dynamicScalesOut, 0) == A
     Reset();
     if (all && Applies(p.dynamicScalesOut.shaped) && Fails((p.quantMode == 3) ? (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_A())) && (OutDim(p.dynamicScalesOut, 1) == CeilDiv(dim_H(), 128))) : ((p.quantMode == 4) ? (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_A())) && (OutDim(p.dynamicScalesOut, 1) == Align(CeilDiv(dim_H(), 32), 2))) : (((p.quantMode == 0) && Present(p.scalesOptional)) ? (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_A())) && (OutDim(p.dynamicScalesOut, 1) == Dim(p.scalesOptional, 1))) : ((Rank(OutDesc(p.dynamicScalesOut)) == 1) && (OutDim(p.dynamicScalesOut, 0) == let_A())))))) {
       Reset();
-      return Reject(kCodeTiling, "shape.dynamicScalesOut", "dynamicScalesOut", "shape (if quantMode == 3 then (A, ceil_div(H, 128)) else (if quantMode == 4 then (A, align(ceil_div(H, 32), 2)) else (if quantMode == 0 and present(scalesOptional) then (A, dim(scalesOptional, 1)) else (A,))))",
-                    Shown(ShowShape(Shape(OutDesc(p.dynamicScalesOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.dynamicScalesOut))));
+      Reset();
+      const std::string concrete = (std::string() + ((p.quantMode == 3) ? (std::string() + "shape (" + ShowInt(let_A()) + ", " + ShowInt(CeilDiv(dim_H(), 128)) + ") = (A, ceil_div(H, 128)) with quantMode=" + ShowInt(p.quantMode) + ", A=" + ShowInt(let_A()) + ", H=" + ShowInt(dim_H())) : (std::string() + ((p.quantMode == 4) ? (std::string() + "shape (" + ShowInt(let_A()) + ", " + ShowInt(Align(CeilDiv(dim_H(), 32), 2)) + ") = (A, align(ceil_div(H, 32), 2)) with quantMode=" + ShowInt(p.quantMode) + ", A=" + ShowInt(let_A()) + ", H=" + ShowInt(dim_H())) : (std::string() + (((p.quantMode == 0) && Present(p.scalesOptional)) ? (std::string() + "shape (" + ShowInt(let_A()) + ", " + ShowInt(Dim(p.scalesOptional, 1)) + ") = (A, dim(scalesOptional, 1)) with quantMode=" + ShowInt(p.quantMode) + ", A=" + ShowInt(let_A())) : (std::string() + "shape (" + ShowInt(let_A()) + ",) = (A,) with quantMode=" + ShowInt(p.quantMode) + ", A=" + ShowInt(let_A()))))))));
+      return Reject(kCodeTiling, "shape.dynamicScalesOut", "dynamicScalesOut",
+                    undefined_ ? std::string("shape (if quantMode == 3 then (A, ceil_div(H, 128)) else (if quantMode == 4 then (A, align(ceil_div(H, 32), 2)) else (if quantMode == 0 and present(scalesOptional) then (A, dim(scalesOptional, 1)) else (A,))))") : concrete, shown);
     }
     // [shape.assistInfoForCombineOut] when shaped(assistInfoForCombineOut): rank(assistInfoForCombineOut) == 1 and dim(assistInfoForCombineOut, 0) >= A * 128
     Reset();
     if (all && Applies(p.assistInfoForCombineOut.shaped) && Fails((Rank(OutDesc(p.assistInfoForCombineOut)) == 1) && (OutDim(p.assistInfoForCombineOut, 0) >= Mul(let_A(), 128)))) {
       Reset();
-      return Reject(kCodeTiling, "shape.assistInfoForCombineOut", "assistInfoForCombineOut", "shape (>= A * 128,)",
-                    Shown(ShowShape(Shape(OutDesc(p.assistInfoForCombineOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.assistInfoForCombineOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (>= " + ShowInt(Mul(let_A(), 128)) + ",) = (>= A * 128,) with A=" + ShowInt(let_A()));
+      return Reject(kCodeTiling, "shape.assistInfoForCombineOut", "assistInfoForCombineOut",
+                    undefined_ ? std::string("shape (>= A * 128,)") : concrete, shown);
     }
     // [shape.expertTokenNumsOut] when shaped(expertTokenNumsOut): rank(expertTokenNumsOut) == 1 and dim(expertTokenNumsOut, 0) == localExpertNum
     Reset();
     if (all && Applies(p.expertTokenNumsOut.shaped) && Fails((Rank(OutDesc(p.expertTokenNumsOut)) == 1) && (OutDim(p.expertTokenNumsOut, 0) == let_localExpertNum()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expertTokenNumsOut", "expertTokenNumsOut", "shape (localExpertNum,)",
-                    Shown(ShowShape(Shape(OutDesc(p.expertTokenNumsOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.expertTokenNumsOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(let_localExpertNum()) + ",) = (localExpertNum,) with localExpertNum=" + ShowInt(let_localExpertNum()));
+      return Reject(kCodeTiling, "shape.expertTokenNumsOut", "expertTokenNumsOut",
+                    undefined_ ? std::string("shape (localExpertNum,)") : concrete, shown);
     }
     // [shape.epRecvCountsOut] when shaped(epRecvCountsOut): rank(epRecvCountsOut) == 1 and dim(epRecvCountsOut, 0) >= epWorldSize * localExpertNum
     Reset();
     if (all && Applies(p.epRecvCountsOut.shaped) && Fails((Rank(OutDesc(p.epRecvCountsOut)) == 1) && (OutDim(p.epRecvCountsOut, 0) >= Mul(p.epWorldSize, let_localExpertNum())))) {
       Reset();
-      return Reject(kCodeTiling, "shape.epRecvCountsOut", "epRecvCountsOut", "shape (>= epWorldSize * localExpertNum,)",
-                    Shown(ShowShape(Shape(OutDesc(p.epRecvCountsOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.epRecvCountsOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (>= " + ShowInt(Mul(p.epWorldSize, let_localExpertNum())) + ",) = (>= epWorldSize * localExpertNum,) with epWorldSize=" + ShowInt(p.epWorldSize) + ", localExpertNum=" + ShowInt(let_localExpertNum()));
+      return Reject(kCodeTiling, "shape.epRecvCountsOut", "epRecvCountsOut",
+                    undefined_ ? std::string("shape (>= epWorldSize * localExpertNum,)") : concrete, shown);
     }
     // [shape.tpRecvCountsOut] when shaped(tpRecvCountsOut): rank(tpRecvCountsOut) == 1 and dim(tpRecvCountsOut, 0) == tpWorldSize
     Reset();
     if (all && Applies(p.tpRecvCountsOut.shaped) && Fails((Rank(OutDesc(p.tpRecvCountsOut)) == 1) && (OutDim(p.tpRecvCountsOut, 0) == p.tpWorldSize))) {
       Reset();
-      return Reject(kCodeTiling, "shape.tpRecvCountsOut", "tpRecvCountsOut", "shape (tpWorldSize,)",
-                    Shown(ShowShape(Shape(OutDesc(p.tpRecvCountsOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.tpRecvCountsOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(p.tpWorldSize) + ",) = (tpWorldSize,) with tpWorldSize=" + ShowInt(p.tpWorldSize));
+      return Reject(kCodeTiling, "shape.tpRecvCountsOut", "tpRecvCountsOut",
+                    undefined_ ? std::string("shape (tpWorldSize,)") : concrete, shown);
     }
     // [shape.expandScalesOut] when shaped(expandScalesOut): rank(expandScalesOut) == 1 and dim(expandScalesOut, 0) == A
     Reset();
     if (all && Applies(p.expandScalesOut.shaped) && Fails((Rank(OutDesc(p.expandScalesOut)) == 1) && (OutDim(p.expandScalesOut, 0) == let_A()))) {
       Reset();
-      return Reject(kCodeTiling, "shape.expandScalesOut", "expandScalesOut", "shape (A,)",
-                    Shown(ShowShape(Shape(OutDesc(p.expandScalesOut)))));
+      const std::string shown = Shown(ShowShape(Shape(OutDesc(p.expandScalesOut))));
+      Reset();
+      const std::string concrete = (std::string() + "shape (" + ShowInt(let_A()) + ",) = (A,) with A=" + ShowInt(let_A()));
+      return Reject(kCodeTiling, "shape.expandScalesOut", "expandScalesOut",
+                    undefined_ ? std::string("shape (A,)") : concrete, shown);
     }
     // [len.groupEp] len(groupEp) in [1, 128)
     Reset();

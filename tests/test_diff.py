@@ -17,6 +17,7 @@ from .conftest import ROOT, load_ok, load_src
 
 V1 = ROOT / "specs" / "history" / "dispatch_v1.spec"
 V2 = ROOT / "specs" / "history" / "dispatch_v2_2026_05.spec"  # the seed-era V2, V1's successor
+SIG = "<signature>"  # an entry point's C parameters, written so in the ABI lists below
 
 BASE = '''op Toy {
     version 1;
@@ -92,9 +93,15 @@ def test_history_spec_is_valid_and_outside_the_build_glob(capsys):
 
 
 def test_v1_v2_abi_is_exactly_the_seed_list(v1_v2):
-    abi = [(c.kind, c.subject, c.old, c.new) for c in v1_v2.group(ABI)]
+    abi = [(c.kind, c.subject, SIG if c.kind.startswith("entry.") and c.old else c.old,
+            SIG if c.kind.startswith("entry.") and c.new else c.new) for c in v1_v2.group(ABI)]
     assert abi == [
-        ("op.renamed", "op", "MoeDistributeDispatch", "MoeDistributeDispatchV2"),
+        ("op.new", "op", "MoeDistributeDispatch", "MoeDistributeDispatchV2"),
+        # entry points by name: the V1 op's one default entry point is gone, the documents' three are new
+        ("entry.added", "aclnn aclnnMoeDistributeDispatchV2", None, SIG),
+        ("entry.added", "aclnn aclnnMoeDistributeDispatchV3", None, SIG),
+        ("entry.added", "aclnn aclnnMoeDistributeDispatchV4", None, SIG),
+        ("entry.removed", "aclnn aclnnMoeDistributeDispatch", SIG, None),
         ("param.added", "attr commAlg", None, 'optional attr commAlg: string = ""'),
         # not in the seed's list: the IR-only y_dtype of the real V2 OpDef, which the V1 OpDef does not have
         # (hicann/ops-transformer mc2/moe_distribute_dispatch{,_v2}/op_host/*_def.cpp)
@@ -103,8 +110,8 @@ def test_v1_v2_abi_is_exactly_the_seed_list(v1_v2):
         ("param.shape", "output assistInfoForCombineOut", "(BS * K,)", "(>= A * 128,)"),
     ]
     texts = [c.text for c in v1_v2.group(ABI)]
-    assert texts[1].endswith("replaces env HCCL_INTRA_PCIE_ENABLE, HCCL_INTRA_ROCE_ENABLE")
-    assert "IR name \"expand_idx\" -> \"assist_info_for_combine\"" in texts[3]
+    assert texts[5].endswith("replaces env HCCL_INTRA_PCIE_ENABLE, HCCL_INTRA_ROCE_ENABLE")
+    assert "IR name \"expand_idx\" -> \"assist_info_for_combine\"" in texts[7]
     assert v1_v2.replaces == {"commAlg": ("HCCL_INTRA_PCIE_ENABLE", "HCCL_INTRA_ROCE_ENABLE")}
     assert not v1_v2.same_op and v1_v2.abi_break
 
@@ -148,6 +155,7 @@ def test_v1_v2_markdown_reproduces_the_seed_sentences(capsys):
     assert code == 0
     assert "相较于MoeDistributeDispatch算子，该算子（MoeDistributeDispatchV2）变更如下：" in out
     # (the documents write a capacity by its bound: "(A * 128,)" where the spec has "(>= A * 128,)")
+    assert "- 新增接口aclnnMoeDistributeDispatchV2（26个参数）；" in out and "- 删除接口aclnnMoeDistributeDispatch；" in out
     assert "- 原算子中shape为(BS * K,)的expandIdxOut出参替换为shape为(A * 128,)的assistInfoForCombineOut参数；" in out
     assert "代替HCCL_INTRA_PCIE_ENABLE和HCCL_INTRA_ROCE_ENABLE环境变量；" in out
     assert out.index("## 接口变更") < out.index("## 参数变更") < out.index("## 算子变更") < \
@@ -159,7 +167,10 @@ def test_v1_v2_text_output(capsys):
     assert code == 3 and "--allow-abi-break" in err
     assert out.startswith("MoeDistributeDispatch version 1 (")
     assert "different operators: MoeDistributeDispatchV2 is compared as the successor of MoeDistributeDispatch" in out
-    assert "ABI (aclnn signature / OpDef) - 5 changes: ABI break" in out
+    assert "ABI (aclnn signature / OpDef) - 9 changes: ABI break" in out
+    assert "  + new IR op MoeDistributeDispatchV2 (the successor of MoeDistributeDispatch, which it does not " \
+           "register)\n  + aclnn entry point aclnnMoeDistributeDispatchV2 added\n" in out
+    assert "  - aclnn entry point aclnnMoeDistributeDispatch removed\n" in out
     assert "  ~ output assistInfoForCombineOut: shape (BS * K,) -> (>= A * 128,)\n" in out
     assert out.index("ABI (") < out.index("Behaviour - ") < out.index("Docs only - ")
 
@@ -474,6 +485,30 @@ def test_a_removed_or_changed_entry_point_is_an_abi_break():
     assert d.abi_break
     changed = d.changes[0]
     assert "added `const aclTensor *maskOptional`" in changed.text
+
+
+def test_a_successor_op_lists_its_entry_points_by_name_in_every_format(capsys, tmp_path):
+    """A new op name is a new IR op: the old op's entry points are removed, the new op's added, an entry point of
+    the same name compared, never "renamed" (DispatchV2 -> DispatchV3: V2/V3/V4 gone, V5 new)."""
+    successor = toy((_ENTRY_V1, _ENTRY_V1 + "    aclnn aclnnToyV2(x, maskOptional, groupEp, worldSize, mode, y, "
+                                            "countsOut);\n    aclnn aclnnToyV5(x, groupEp, worldSize, y, countsOut);\n"),
+                    ("op Toy {", "op ToyV3 {"))
+    got, d = changes(toy((_ENTRY_V1, _TWO)), successor, ABI)
+    assert got == [("op.new", "op", ()), ("entry.added", "aclnn aclnnToyV5", ()),
+                   ("entry.removed", "aclnn aclnnToy", ())]
+    assert not d.same_op and d.abi_break
+    (tmp_path / "old.spec").write_text(toy((_ENTRY_V1, _TWO)), encoding="utf-8")
+    (tmp_path / "new.spec").write_text(successor, encoding="utf-8")
+    args = ["diff", tmp_path / "old.spec", tmp_path / "new.spec", "--allow-abi-break"]
+    code, text, _ = run(args, capsys)
+    assert code == 0 and "renamed" not in text
+    assert "  + new IR op ToyV3 (the successor of Toy, which it does not register)\n" \
+           "  + aclnn entry point aclnnToyV5 added\n  - aclnn entry point aclnnToy removed\n" in text
+    code, md, _ = run(args + ["--format", "md"], capsys)
+    assert "- 新增接口aclnnToyV5（5个参数）；\n- 删除接口aclnnToy；\n" in md
+    code, js, _ = run(args + ["--format", "json"], capsys)
+    abi = [(c["kind"], c["subject"]) for c in json.loads(js)["changes"]["abi"]]
+    assert abi == [("op.new", "op"), ("entry.added", "aclnn aclnnToyV5"), ("entry.removed", "aclnn aclnnToy")]
 
 
 def test_declaring_the_default_entry_point_changes_nothing():

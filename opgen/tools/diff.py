@@ -25,8 +25,9 @@ parameter's changes (per product), the op-wide ones, the products', the document
 ``Change.zh``, made by opgen.tools.changelog_zh where the change is found); text and json keep ``Change.text``.
 
 Two specs of differently named ops (a successor such as MoeDistributeDispatch
--> MoeDistributeDispatchV2) compare like two versions of one op; the op
-rename is an ABI change and ``Diff.same_op`` is false.
+-> MoeDistributeDispatchV2) compare like two versions of one op: the new name is a
+new IR op (an ABI change, ``Diff.same_op`` false), and its aclnn entry points are
+compared with the old op's by name (removed, added, changed), never as renamed.
 """
 from __future__ import annotations
 
@@ -318,9 +319,8 @@ class _Differ:
         old, new = self.old, self.new
         out: list[Change] = []
         if old.name != new.name:
-            out.append(Change(ABI, "op.renamed", "op",
-                              f"op renamed: {old.name} -> {new.name} (aclnn{old.name}GetWorkspaceSize / "
-                              f"aclnn{old.name} -> aclnn{new.name}GetWorkspaceSize / aclnn{new.name})",
+            out.append(Change(ABI, "op.new", "op",
+                              f"new IR op {new.name} (the successor of {old.name}, which it does not register)",
                               old=old.name, new=new.name))
         old_comm = [(g.domain, g.attr) for g in old.comm_groups]
         new_comm = [(g.domain, g.attr) for g in new.comm_groups]
@@ -339,9 +339,10 @@ class _Differ:
                 out.append(Change(BEHAVIOUR, "comm.when", f"comm {g.domain}",
                                   f"HCCL comm group {g.domain} in use when {before} -> when {after}",
                                   old=before, new=after))
-        # A successor op's entry points are all new (the rename says it); between two specs that both declare
-        # no entry point, the one default entry point changes exactly as the parameters below do.
-        if old.name == new.name and (old.aclnn or new.aclnn):
+        # Entry points are compared by name, a successor op's too (its entry points are new names, not renames);
+        # between two specs of one op that both declare no entry point, the one default entry point changes
+        # exactly as the parameters below do.
+        if old.name != new.name or old.aclnn or new.aclnn:
             out += self._entries()
         for role in ROLES:
             out += self._abi_role(role)
@@ -1194,7 +1195,7 @@ _HEAD = {ABI: "ABI (aclnn signature / OpDef)", BEHAVIOUR: "Behaviour", DOCS: "Do
 
 
 def _mark(c: Change) -> str:
-    if c.kind.endswith(".added") or c.kind.endswith(".widened"):
+    if c.kind.endswith((".added", ".widened", ".new")):
         return "+"
     if c.kind.endswith(".removed") or c.kind.endswith(".narrowed"):
         return "-"
@@ -1303,7 +1304,7 @@ def _md_abi(d: Diff) -> list[str]:
                 zh.shape_zh(d.new.tensor(new_name).shape, capacity=False))
 
     for i, c in enumerate(items):
-        if i in used or (c.kind == "op.renamed"):
+        if i in used or (c.kind == "op.new"):  # (the lead sentence names the predecessor)
             continue
         role, name = c.subject.split(" ", 1) if " " in c.subject else ("", c.subject)
         role_zh = _ROLE_ZH.get(role, "")

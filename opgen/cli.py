@@ -12,6 +12,7 @@ from pathlib import Path
 
 from opgen.core import builtins as B
 from opgen.core.diagnostics import CODES, Diagnostics, explain
+from opgen.core.families import roles_text
 from opgen.frontend.loader import load, load_text
 from opgen.model.decl import Op
 from opgen.tools.write import (build, check, generator_fingerprint, manifest_files as _manifest_files, op_output,
@@ -171,6 +172,9 @@ def cmd_explain(args) -> int:
             print(f"{b.name}({arity} args{', ' + ', '.join(k + '=' for k in b.kwargs) if b.kwargs else ''}): "
                   f"{b.doc} [{', '.join(b.contexts)}]")
         return EXIT_OK
+    if args.code == "roles":
+        print(roles_text(), end="")
+        return EXIT_OK
     text = explain(args.code)
     if text is None:
         print(f"unknown error code {args.code!r}; known codes: {', '.join(sorted(CODES))}", file=sys.stderr)
@@ -304,7 +308,7 @@ def make_parser() -> argparse.ArgumentParser:
                         "environment's OPGEN_BACKEND, else reference")
     t.set_defaults(func=cmd_test)
 
-    e = sub.add_parser("explain", help="explain an error code (or `functions` for the builtins)")
+    e = sub.add_parser("explain", help="explain an error code (`functions`: the builtins; `roles`: each op family's roles)")
     e.add_argument("code", metavar="CODE")
     e.set_defaults(func=cmd_explain)
     return ap

@@ -94,3 +94,19 @@ def test_python_dash_m_explain():
     assert r.stdout == explain("E102")
     r = _run("explain", "E000")
     assert r.returncode == 2 and r.stdout == "" and "unknown error code 'E000'" in r.stderr, r
+
+
+def test_explain_roles_lists_each_family_s_roles_by_kind(capsys):
+    assert cli.main(["explain", "roles"]) == 0
+    out = capsys.readouterr().out
+    from opgen.core.families import FAMILIES
+    blocks = out.split("\n")
+    for name, family in FAMILIES.items():
+        head = next(i for i, l in enumerate(blocks) if l.startswith(f"{name}: "))
+        attrs = next(l for l in blocks[head + 1:] if l.startswith("  attrs: "))
+        assert attrs == "  attrs: " + ", ".join(r for r, k in family.roles if k == "attr")
+    # the combine family's globalBS (CombineV3's documents write globalBs) and its optional inputs, bracketed
+    assert "  attrs: epWorldSize, epRankId, moeExpertNum, sharedExpertNum, sharedExpertRankNum, tpWorldSize, " \
+           "tpRankId, globalBS\n" in out
+    assert "  inputs: x, expertIds, [scalesOptional], [xActiveMaskOptional], [expertScalesOptional], " \
+           "[elasticInfoOptional], [performanceInfoOptional]\n" in out

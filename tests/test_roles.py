@@ -154,6 +154,12 @@ def test_every_name_a_family_reads_is_one_of_its_roles():
             assert kinds.get(n) == "attr", (name, n)
 
 
+def test_a_family_s_optional_roles_are_its_inputs():
+    """An op may leave out only inputs (read as absent); every other role is expected of each op (E132)."""
+    for name, family in FAMILIES.items():
+        assert all(family.role_kinds.get(r) == "input" for r in family.optional_roles), name
+
+
 def test_alias_maps_answer_both_names_and_keep_the_op_s():
     m = AliasMap({"expandIdx": 1, "y": 2}, {"assistInfoForCombine": "expandIdx"})
     assert m["assistInfoForCombine"] == 1 and m.get("assistInfoForCombine") == 1 and "assistInfoForCombine" in m

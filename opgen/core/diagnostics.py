@@ -109,11 +109,15 @@ CODES: dict[str, tuple[str, str]] = {
              "kernel splits formulas (moe_combine: the row an expert returns); it names lets of the part "
              "before it; outputs are assigned only after it, and the part after it reads no tensor or let "
              "of the sender's part but the sent ones (dtype(t) is known on both ranks)."),
-    "E132": ("bad role binding", "`role ROLE = PARAM;` names the parameter an op family's code calls ROLE (its "
+    "E132": ("bad or missing role binding", "`role ROLE = PARAM;` names the parameter an op family's code calls ROLE (its "
              "default name, e.g. assistInfoForCombine) where the op's documents call it PARAM (e.g. expandIdx): ROLE "
              "is a role its family declares (opgen/families/<name>/facts.py `roles`) and PARAM a declared "
              "parameter of the same kind (input, output, attr). Each role and each parameter is bound once, a "
-             "role is not bound to its own name, and the op declares no other parameter under the role's name."),
+             "role is not bound to its own name, and the op declares no other parameter under the role's name. "
+             "Every role the family reads unconditionally (all but its `optional_roles`, the optional inputs it "
+             "reads as absent) is a parameter of the op, under the role's name or bound: the error at the op's "
+             "`semantics` names the roles of that kind the family expects (`opgen explain roles` lists every "
+             "family's)."),
     "E133": ("bad OpDef config", "`op_file \"NAME\";` and `jit_compile FLAG;` in a product set its AI Core config "
              "of the OpDef: NAME is the kernel entry it builds (opFile.value, the file op_kernel/<arch dir>/NAME.cpp; "
              "a C identifier), FLAG its jitCompile.flag (static_true, the default, or static_false). Each is given "

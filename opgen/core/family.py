@@ -96,7 +96,16 @@ class Family:
     # differently binds it, `role assistInfoForCombine = expandIdx;` (E132), and every part of the family then
     # reads that parameter; opgen/model/decl.py Op.named.
     roles: tuple[tuple[str, str], ...] = ()
+    # The input roles an op of the family may leave out (its parts read them as absent, a null tensor, as the
+    # documents' optional inputs): every other role is one its parts read unconditionally, so an op of the family
+    # declares it or binds it (E132 at the op's `semantics` otherwise).
+    optional_roles: tuple[str, ...] = ()
 
     @property
     def role_kinds(self) -> dict[str, str]:
         return dict(self.roles)
+
+    @property
+    def expected_roles(self) -> tuple[tuple[str, str], ...]:
+        """The (role, kind) pairs every op of the family declares or binds."""
+        return tuple(r for r in self.roles if r[0] not in self.optional_roles)

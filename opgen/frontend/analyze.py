@@ -25,7 +25,7 @@ from opgen.model.decl import (AclnnEntry, AclnnParam, AclnnSize, Attr, Buffer, C
 from opgen.model.resolve import dim_bindings
 from opgen.model.written import assigned_by_formulas, family_writes
 from opgen.model.spec_text import domain_text
-from opgen.core.diagnostics import guess_help as _guess
+from opgen.core.diagnostics import did_you_mean, guess_help as _guess
 from opgen.model.kinds import MISSING, Typer, attr_kind as _attr_kind
 from opgen.lang.parse import span_of
 
@@ -657,11 +657,41 @@ class _Checker:
         self.check_aclnn()
         self.check_roles()
 
+    def check_missing_roles(self) -> None:
+        """Every role the op's family reads unconditionally (``Family.expected_roles``) is a parameter of the op,
+        under the role's name or bound to it (E132 at ``semantics``, naming the roles the family expects and the
+        op's parameter of that kind whose name is near)."""
+        op = self.op
+        family = FAMILIES.get(op.semantics or "")
+        if family is None:
+            return
+        kinds = family.role_kinds
+        declared = {t.name: t.role for t in op.inputs + op.outputs} | {a.name: "attr" for a in op.attrs}
+        have = set(declared) | {r.role for r in op.roles if r.role in kinds}
+        missing = [(r, k) for r, k in family.expected_roles if r not in have]
+        if not missing:
+            return
+        at = self.at(op.span, rf"\bsemantics\s+({_w(family.name)})\b")
+        for kind in ("input", "output", "attr"):  # one error per kind, naming every role of it the op lacks
+            lacks = [r for r, k in missing if k == kind]
+            if not lacks:
+                continue
+            expected = ", ".join(r for r, k in family.expected_roles if k == kind)
+            free = [n for n, k in declared.items() if k == kind and n not in kinds]
+            near = {r: g for r in lacks if (g := did_you_mean(r, free)) is not None}
+            binds = " ".join(f"`role {r} = {g};`" for r, g in near.items())
+            help_ = (f"did you mean {', '.join(repr(g) for g in near.values())}? bind: {binds}" if near else
+                     f"declare the {kind}, or bind the op's {kind} of that meaning: `role ROLE = PARAM;`")
+            self.d.error("E132", f"semantics {family.name} reads {kind}{'s' if len(lacks) > 1 else ''} "
+                         f"{', '.join(lacks)}, which op {op.name} neither declares nor binds; the {kind}s it "
+                         f"expects: {expected}", at, help_)
+
     def check_roles(self) -> None:
         """``role ROLE = PARAM;`` (E132): ROLE is a role of the op's family, PARAM a declared parameter of that
         kind; each role and each parameter is bound once, and the op does not also declare a parameter under the
         role's default name (the family's code would then read two parameters under one name)."""
         op = self.op
+        self.check_missing_roles()
         if not op.roles:
             return
         family = FAMILIES.get(op.semantics or "")

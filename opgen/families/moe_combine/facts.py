@@ -22,4 +22,7 @@ FAMILY = Family(
                   "groupListOptional", "oriXOptional")
            + outputs("xOut")
            + attrs("epWorldSize", "epRankId", "moeExpertNum", "sharedExpertNum", "sharedExpertRankNum", "tpWorldSize",
-                   "tpRankId", "globalBS")))
+                   "tpRankId", "globalBS")),
+    optional_roles=("xActiveMaskOptional", "sharedExpertXOptional", "expandScalesOptional", "tpSendCountsOptional",
+                    "elasticInfoOptional", "performanceInfoOptional", "activationScaleOptional",
+                    "weightScaleOptional", "groupListOptional", "oriXOptional"))

@@ -9,4 +9,5 @@ FAMILY = Family(
     round_trip=WEIGHTED_SUM, prelude="moe_combine_setup", writes=("xOut",),
     roles=(inputs("expandX", "expertIds", "expandIdx", "expertScales", "xActiveMaskOptional", "sharedExpertXOptional")
            + outputs("xOut")
-           + attrs("epWorldSize", "epRankId", "moeExpertNum", "sharedExpertNum", "sharedExpertRankNum")))
+           + attrs("epWorldSize", "epRankId", "moeExpertNum", "sharedExpertNum", "sharedExpertRankNum")),
+    optional_roles=("xActiveMaskOptional", "sharedExpertXOptional"))

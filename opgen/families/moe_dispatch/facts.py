@@ -20,4 +20,6 @@ FAMILY = Family(
            + outputs("expandXOut", "dynamicScalesOut", "assistInfoForCombineOut", "expertTokenNumsOut",
                      "epRecvCountsOut", "tpRecvCountsOut", "expandScalesOut")
            + attrs("epWorldSize", "epRankId", "moeExpertNum", "sharedExpertNum", "sharedExpertRankNum",
-                   "expertTokenNumsType", "tpWorldSize", "tpRankId")))
+                   "expertTokenNumsType", "tpWorldSize", "tpRankId")),
+    optional_roles=("scalesOptional", "xActiveMaskOptional", "expertScalesOptional", "elasticInfoOptional",
+                    "performanceInfoOptional"))

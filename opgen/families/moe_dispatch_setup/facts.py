@@ -8,4 +8,5 @@ FAMILY = Family(
     writes=("expandIdxOut",),
     roles=(inputs("x", "expertIds", "scalesOptional", "xActiveMaskOptional")
            + outputs("yOut", "expandIdxOut")
-           + attrs("epWorldSize", "epRankId", "moeExpertNum", "sharedExpertNum", "sharedExpertRankNum")))
+           + attrs("epWorldSize", "epRankId", "moeExpertNum", "sharedExpertNum", "sharedExpertRankNum")),
+    optional_roles=("scalesOptional", "xActiveMaskOptional"))

@@ -143,3 +143,23 @@ def test_a_flipped_comparison_in_the_cpp_check_core_fails_the_suite(built, tmp_p
     proc = pytest_run([op_dir / "tests"], "-k", "check_core")
     assert proc.returncode == 1, proc.stdout[-3000:]
     assert "test_check_core_accepts" in proc.stdout and "op.epRankId" in proc.stdout
+
+
+def test_a_world_family_that_ran_no_world_fails_opgen_test():
+    """No hollow green: a round trip (or twin subset) whose every world skipped checked nothing, and `opgen test`
+    fails saying why; one world run is enough for the family (other partners may be unbuilt)."""
+    from types import SimpleNamespace
+
+    from opgen.tools.coverage import Outcome
+    cases = SimpleNamespace(OP="Toy", POSITIVE=[{"id": "a"}, {"id": "b"}], NEGATIVE=[], UNREACHABLE=[], CHECKS={})
+    skip = "the paired op rejects this world: MoeDistributeCombineV3 needs context (161001 nullptr)"
+    outcome = Outcome(results={("test_accepted", "a"): "passed", ("test_round_trip", "a-P"): "skipped",
+                               ("test_round_trip", "b-P"): "skipped", ("test_cpu_twin", "a"): "passed"},
+                      messages={("test_round_trip", "a-P"): skip, ("test_round_trip", "b-P"): skip})
+    text, ok = report(cases, outcome, full=False)
+    assert not ok and text.endswith("FAILED\n"), text
+    assert f"  the round trip (test_round_trip) ran no world: all 2 case(s) skipped: {skip}\n" in text
+    assert "twin" not in text
+    outcome.results[("test_round_trip", "b-P")] = "passed"
+    text, ok = report(cases, outcome, full=False)
+    assert ok and text.endswith("ok\n"), text

@@ -2,7 +2,8 @@
 
 The suite runs in a pytest subprocess (so the generated packages import cleanly) with a JUnit report; the
 cases come from the generated ``tests/cases.py`` itself, so the report describes exactly what ran.  The
-run fails when a test fails or when a check has neither a negative test nor a recorded reason.
+run fails when a test fails, when a check has neither a negative test nor a recorded reason, or when a family of
+world checks (the round trip, the CPU twin subset) ran no world at all (every case skipped: nothing was checked).
 """
 from __future__ import annotations
 
@@ -67,6 +68,23 @@ def _read_junit(path: Path, outcome: Outcome) -> None:
         outcome.messages[key] = message
 
 
+# The suite's checks that each run a family of worlds: a family whose every case was skipped checked nothing, and
+# a run that reports ok over it would be a hollow green.
+WORLD_FAMILIES = (("test_round_trip", "round trip"), ("test_cpu_twin", "CPU twin subset"))
+
+
+def worlds_not_run(outcome: Outcome) -> list[str]:
+    """Each world family that had cases and ran none of them, with why (its distinct skip reasons, the first 3)."""
+    out = []
+    for test, what in WORLD_FAMILIES:
+        keys = [k for k in outcome.results if k[0] == test]
+        if keys and all(outcome.results[k] == "skipped" for k in keys):
+            why = list(dict.fromkeys(outcome.messages.get(k, "") for k in keys))
+            out.append(f"the {what} ({test}) ran no world: all {len(keys)} case(s) skipped: "
+                       + "; ".join(w[:200] for w in why[:3]) + ("; ..." if len(why) > 3 else ""))
+    return out
+
+
 def report(cases, outcome: Outcome, full: bool) -> tuple[str, bool]:
     """(text, ok): the coverage table (``full``) or its summary, and whether the run passes."""
     lines: list[str] = []
@@ -120,8 +138,12 @@ def report(cases, outcome: Outcome, full: bool) -> tuple[str, bool]:
     elif bad:
         lines.append("negative tests that did not pass:")
         lines += [f"  {b}" for b in bad]
+    hollow = worlds_not_run(outcome)
+    if hollow:
+        lines.append(f"check families that ran no world ({len(hollow)}):")
+        lines += [f"  {h}" for h in hollow]
     ok = outcome.returncode == 0 and not missing and not unexplained and not failed and not bad and \
-        bool(outcome.results)
+        not hollow and bool(outcome.results)
     if not outcome.results:
         lines.append("the suite did not run:")
         lines.append(outcome.output[-4000:])

@@ -195,3 +195,17 @@ def test_opgen_diff_reports_role_bindings():
         [("role.added", "tokenMaskOptional")]
     assert [(c.kind, c.old) for c in diff_ops(one, plain).changes if c.kind.startswith("role")] == \
         [("role.removed", "tokenMaskOptional")]
+
+
+def test_inputs_outside_both_families_roles_reach_the_partner_by_name():
+    """The round trip forwards an input neither family reads by role (DispatchV3 / CombineV3's MC2 `context`) to
+    the partner under its name; role inputs go by role, and an input only one side has stays home."""
+    from types import SimpleNamespace
+
+    from opgen.harness.testkit import shared_inputs
+    disp = SimpleNamespace(INPUTS=("context", "x", "expertIds", "cookie"),
+                           INFO=SimpleNamespace(semantics="moe_dispatch", roles={}))
+    comb = SimpleNamespace(INPUTS=("context", "expandX", "expertIds", "assistInfo", "expertScales"),
+                           INFO=SimpleNamespace(semantics="moe_combine", roles={"assistInfoForCombine": "assistInfo"}))
+    world = SimpleNamespace(inputs=[{"context": 0, "x": 1, "expertIds": 2, "cookie": 3}] * 2)
+    assert shared_inputs(disp, comb, world) == ["context"]

@@ -322,6 +322,7 @@ def dispatch_then_combine(ref, case: dict, world: testworld.World, results: list
     combine_attrs = aliased({k: v for k, v in combine_attrs.items() if k in cref.ATTRS or k in cref.ENV},
                             cref.INFO.roles)
     outputs = _role_names(ref, ref.OUTPUTS)
+    unpaired = shared_inputs(ref, cref, world)
     cin = []
     for r, out in enumerate(results):
         c = aliased({}, cref.INFO.roles)  # keyed by the partner's names, filled by role
@@ -329,6 +330,8 @@ def dispatch_then_combine(ref, case: dict, world: testworld.World, results: list
             target = _pairable(role, partner)
             if target is not None:
                 c[target] = out[name]
+        for name in unpaired:  # an input neither family reads by role (an MC2 context) passes by its name
+            c[name] = world.inputs[r][name]
         c["expertIds"] = world.expert_ids[r]
         c["expertScales"] = world.weights[r]
         if world.masks[r] is not None and "xActiveMaskOptional" in partner:
@@ -365,6 +368,14 @@ def dispatch_then_combine(ref, case: dict, world: testworld.World, results: list
         x_out = named(cref, "xOut")
         compare(f"rank {r} {x_out}", got, want, tolerances[x_out][cref.INFO.dtype_rules[x_out](scope)])
     return None
+
+
+def shared_inputs(ref, cref, world: testworld.World) -> list[str]:
+    """The inputs of this op outside its family's roles that the partner takes under the same name, outside its
+    own family's roles too (the MC2 context of the V3 pair): the partner gets this rank's tensor as it is."""
+    mine = set(_role_names(ref, ref.INPUTS)) - set(FAMILIES[ref.INFO.semantics].role_kinds)
+    theirs = set(_role_names(cref, cref.INPUTS)) - set(FAMILIES[cref.INFO.semantics].role_kinds)
+    return [n for n in ref.INPUTS if n in mine & theirs and all(n in inp for inp in world.inputs)]
 
 
 def _special_reads(cref, attrs: dict) -> set:

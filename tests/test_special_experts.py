@@ -52,6 +52,25 @@ def test_the_worlds_route_into_the_ranges_the_spec_declares(op):
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("spec", ["dispatch_v2", "combine_v2", "combine_add_rms_norm"])
+def test_the_positive_search_runs_every_special_expert_kind(spec):
+    """No kernel path without a world: every special-expert kind has a positive world with data and a positive
+    count on each product whose domain allows one (the const expert's four inputs given together)."""
+    from opgen.tools.coverage import load_cases
+
+    from .conftest import load_ok
+    op = load_ok(ROOT / "specs" / f"{spec}.spec")
+    cases = load_cases(GENERATED / op.snake_name)
+    assert op.specials
+    for soc, view in op.views.items():
+        for sp in op.specials:
+            if sp.count in view.unsupported_attrs:
+                continue
+            hits = [c["id"] for c in cases.POSITIVE if c["product"] == soc and c["attrs"].get(sp.count, 0) > 0
+                    and c["run"] is None]
+            assert hits, (spec, soc, sp.name)
+
+
 @pytest.mark.slow
 @pytest.mark.cpu_twin
 @pytest.mark.parametrize("product", ["ascend910_93", "ascend950"])

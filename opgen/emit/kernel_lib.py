@@ -29,10 +29,11 @@ import re
 from dataclasses import dataclass, field, replace
 
 from opgen.core.dtypes import DTYPES
+from opgen.core.families import FAMILIES
 from opgen.core.family_parts import template_name
 from opgen.core.products import EXPAND_IDX
 from opgen.core.span import find_span
-from opgen.lang.expr import Binary, Bool, Call, Cond, Float, Int, Name, Unary, walk
+from opgen.lang.expr import Binary, Bool, Call, Cond, Float, Int, Name, Unary, to_spec, walk
 from opgen.emit.host import core_workspace, opdef_columns
 from opgen.emit.tiling_layout import (BATCH_WRITE_ITEM_BYTES, WORKSPACE_PER_CORE_PAIR, has_field, hccl_cc_field,
                                       tiling_fields)
@@ -42,6 +43,7 @@ from opgen.lower.ascendc import (CPP_TYPES, FLOATISH, KernelTypes, LoweringError
 from opgen.model.static_eval import StaticEnv, Sym, dtype_reads, eval3, fails, merge_env, possible_values, solve_key_field
 from opgen.model.decl import Op, ProductView, QuantMode, ShapeCond, ShapeTuple, SpecialExpert, snake
 from opgen.model.resolve import dim_bindings
+from opgen.model.spec_text import shape_text
 from opgen.runtime.dtypes import emax
 from opgen.runtime.dtypes import qmax
 
@@ -863,6 +865,42 @@ def special_reads(op: Op) -> set:
     return {t for t in names if op.tensor(t) is not None and op.tensor(t).role == "input"}
 
 
+def _check_special_shapes(op: Op, s: SpecialExpert) -> None:
+    """The kernel reads a special expert's inputs as H-element rows: ``routed(T)`` the row of the special expert
+    (its index in its kind), a bare input the token's row; a tensor declared another shape would be read past its
+    end (CombineV3's const_expert_alpha_1 is (const_expert_num,), CombineV2's (constExpertNum, H)): E201."""
+    reduced = _only_dims(op.tensor(FAMILIES[op.semantics].reduced or ""))  # one row per token: (BS, H)
+    token_dim = reduced[0] if reduced else None
+    for st in s.body or ():
+        for e in (st.expr, *st.conditions):
+            routed_args = {id(n.args[0]) for n in walk(e) if isinstance(n, Call) and n.fn == "routed" and n.args}
+            for n in walk(e):
+                if id(n) in routed_args:
+                    continue
+                if isinstance(n, Call) and n.fn == "routed" and n.args and isinstance(n.args[0], Name):
+                    t, want, how = n.args[0].id, (Name(s.count), Name("H")), f"routed({n.args[0].id})"
+                elif isinstance(n, Name) and op.tensor(n.id) is not None and op.tensor(n.id).role == "input":
+                    t, want, how = n.id, (token_dim, Name("H")), n.id
+                else:
+                    continue
+                got = _only_dims(op.tensor(t))
+                if got != want:
+                    shown = shape_text(op.tensor(t).shape) if op.tensor(t).shape is not None else "no shape"
+                    raise LoweringError(
+                        f"special {s.name} reads {how}, which the {op.semantics} kernel loads as one row of H "
+                        f"elements per {'token' if how == t else s.name + ' expert'}: shape "
+                        f"({to_spec(want[0]) if want[0] is not None else 'BS'}, H); {t} is declared {shown}, so "
+                        f"the kernel would read past it", word(op, n.span or s.span, rf"\b({t})\b"))
+
+
+def _only_dims(t) -> tuple | None:
+    """The dims of a tensor declared one exact shape, else None."""
+    if t is None or t.shape is None or len(t.shape.alts) != 1 or not isinstance(t.shape.alts[0], ShapeTuple):
+        return None
+    alt = t.shape.alts[0]
+    return None if any(alt.at_least) else alt.dims
+
+
 def special_terms(op: Op, ctx: dict) -> list[dict]:
     """Each special expert's formula as the body of ``SpecialTerm<i>(tokenIdx, expertRow, term)``: the fp32 row it
     adds (``expertRow``: its index in its kind), lowered like a quant formula into calc slots 1 and up (slot 0 is the
@@ -876,6 +914,7 @@ def special_terms(op: Op, ctx: dict) -> list[dict]:
                      out_counts={SpecialExpert.TARGET: "hLen"})
     out = []
     for i, s in enumerate(op.specials):
+        _check_special_shapes(op, s)
         if s.adds_nothing:
             out.append(dict(index=i, special=s, zero=True, lines=[], slots=0))
             continue

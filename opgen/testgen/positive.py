@@ -164,6 +164,25 @@ def _across_servers(space: Space, solver: Solver, base: Case) -> Case | None:
     return solver.solve(base, {("attr", world): 2 * servers}, steps=SCENARIO_STEPS, pair_budget=SCENARIO_PAIRS)
 
 
+def _special_scenarios(space: Space, solver: Solver, base: Case) -> list[Case]:
+    """One world per special-expert kind with a positive count (the smallest the spec accepts), its formula's
+    optional inputs given: a kind no world routes to is a kernel path no suite runs."""
+    v = space.view
+    found: list[Case] = []
+    for sp in space.op.specials:
+        if sp.count in v.unsupported_attrs or ("attr", sp.count) not in base.index:
+            continue
+        reads = {("present", t.name): True for t in v.inputs
+                 if t.optional and t.name in sp.reads() and t.name not in v.unsupported_inputs}
+        exprs = [c.expr for c in v.checks if ("attr", sp.count) in space.related([c.expr, *c.conditions])]
+        for x in sorted(x for x in candidates(space, base, ("attr", sp.count), exprs) if x > 0)[:4]:
+            c = solver.solve(base, {("attr", sp.count): x, **reads})
+            if c is not None:
+                found.append(c)
+                break
+    return found
+
+
 def positives(space: Space, solver: Solver) -> list[Case]:
     base = solver.solve(default_case(space))
     if base is None:
@@ -178,6 +197,7 @@ def positives(space: Space, solver: Solver) -> list[Case]:
         if c is not None:
             cases.append(c)
     cases += _attr_scenarios(space, solver, base)
+    cases += _special_scenarios(space, solver, base)
     for c in (_uneven(space, solver, base), _across_servers(space, solver, base)):
         if c is not None:
             cases.append(c)

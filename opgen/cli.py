@@ -14,6 +14,7 @@ from opgen.core import builtins as B
 from opgen.core.diagnostics import CODES, Diagnostics, explain
 from opgen.core.families import roles_text
 from opgen.frontend.loader import load, load_text
+from opgen.frontend.pairs import check_pairs
 from opgen.model.decl import Op
 from opgen.tools.write import (build, check, generator_fingerprint, manifest_files as _manifest_files, op_output,
                     remember_build, unchanged_since_last_build)
@@ -49,11 +50,14 @@ def _report(diags: Diagnostics) -> None:
     if diags.items:
         sys.stderr.write(diags.render(color=_color(sys.stderr)))
         n = sum(1 for d in diags.items if d.severity == "error")
-        sys.stderr.write(f"{n} error{'s' if n != 1 else ''}\n")
+        w = len(diags.items) - n
+        sys.stderr.write(f"{n} error{'s' if n != 1 else ''}" + (f", {w} warning{'s' if w != 1 else ''}" if w else "")
+                         + "\n")
 
 
 def cmd_check(args) -> int:
     ops, diags = load_specs(args.specs)
+    check_pairs([op for _, op in ops], diags)  # the pairs among the specs checked together
     _report(diags)
     if diags.has_errors:
         return EXIT_SPEC

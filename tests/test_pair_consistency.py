@@ -9,10 +9,12 @@ and on a listed one that is gone (then remove it from the list).
 from __future__ import annotations
 
 import itertools
+import re
 from pathlib import Path
 
 from opgen.core.diagnostics import Diagnostics
 from opgen.frontend.loader import load
+from opgen.frontend.pairs import op_pairs
 from opgen.model.spec_text import domain_text
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,14 +48,7 @@ KNOWN = {
 
 
 def pairs():
-    seen = set()
-    for op in OPS.values():
-        partners = set(op.pairs_with) | {p for v in op.views.values() for p in v.pairs_with}
-        for other in sorted(partners & set(OPS)):
-            key = tuple(sorted((op.name, other)))
-            if key not in seen:
-                seen.add(key)
-                yield OPS[key[0]], OPS[key[1]]
+    yield from op_pairs(list(OPS.values()))
 
 
 def differences() -> dict:
@@ -104,3 +99,38 @@ def test_paired_ops_give_special_experts_the_same_id_ranges():
                 "one op of the pair leaves the ids unsent, the other computes them"
             checked += 1
     assert checked == 2  # DispatchV2 with CombineV2 and with CombineAddRmsNorm
+
+
+def test_opgen_check_of_a_pair_warns_at_both_domains(capsys, monkeypatch):
+    """`opgen check` of two paired specs reports each shared attribute whose domain differs per product, as a
+    warning at the domain in both specs (exit 0); the known differences above are exactly these."""
+    from opgen import cli
+    monkeypatch.chdir(ROOT)  # the messages name the specs as given
+    code = cli.main(["check", "specs/dispatch_v2.spec", "specs/combine_add_rms_norm.spec"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    heads = re.findall(r"^(\S+):\d+:\d+: warning\[E134\]: paired ops (\w+) and (\w+) disagree on (\w+) on (\w+)", err,
+                       re.M)
+    assert {(a, b, soc, p) for _, a, b, p, soc in heads} == \
+        {k for k in KNOWN if k[:2] == _ARN}
+    assert {f for f, *_ in heads} == {"specs/dispatch_v2.spec", "specs/combine_add_rms_norm.spec"}
+    assert ("specs/combine_add_rms_norm.spec:90:5: warning[E134]: paired ops MoeDistributeCombineAddRmsNorm and "
+            "MoeDistributeDispatchV2 disagree on epWorldSize on ascend950: MoeDistributeCombineAddRmsNorm accepts in "
+            "[2, 768], MoeDistributeDispatchV2 in [2, 1024]\n") in err
+    assert "      = help: the other side is declared at specs/dispatch_v2.spec:517:14\n" in err
+
+
+def test_opgen_check_of_a_pair_no_world_can_satisfy_is_an_error(tmp_path, capsys):
+    from opgen import cli
+    src = (ROOT / "specs" / "combine_v2.spec").read_text(encoding="utf-8")
+    assert src.count("        attr epWorldSize in [2, 768];") == 1
+    bad = tmp_path / "combine_v2.spec"
+    bad.write_text(src.replace("        attr epWorldSize in [2, 768];", "        attr epWorldSize in [1000, 2000];"),
+                   encoding="utf-8")
+    code = cli.main(["check", str(ROOT / "specs" / "dispatch_v2.spec"), str(bad)])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    errors = [l for l in err.splitlines() if "error[E134]" in l]
+    assert len(errors) == 2 and all("disagree on epWorldSize on ascend910_93" in l and
+                                    "no value is accepted by both" in l for l in errors), err
+    assert "Traceback" not in err

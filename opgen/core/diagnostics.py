@@ -123,6 +123,11 @@ CODES: dict[str, tuple[str, str]] = {
              "a C identifier), FLAG its jitCompile.flag (static_true, the default, or static_false). Each is given "
              "once per product; a product that gives neither takes the nearest product it extends, else the op's "
              "one entry op_kernel/<op>.cpp and static_true."),
+    "E134": ("paired ops disagree", "Checked together (`opgen check A.spec B.spec`), two ops of a pair "
+             "(`pairs_with`) must accept the same values of a parameter they share, on every product both support: "
+             "the documents require both ops to get the same value. A difference is a warning at the domain in "
+             "both specs (a caller of the pair can use only the values both accept); domains with no value in "
+             "common are an error, as every world the pairing runs is rejected by one side."),
     # back-end (opgen build): the front end accepted the spec, a generator for one artefact cannot express it
     "E201": ("kernel cannot be generated", "The Ascend C kernel of the op cannot be emitted: its semantics' kernel "
              "template needs a name the spec does not declare, a quant formula uses a primitive or a combination "
@@ -199,6 +204,11 @@ class Diagnostics:
         if code not in CODES:
             raise KeyError(f"unregistered diagnostic code {code}")
         self.items.append(Diagnostic(code, message, span, help))
+
+    def warning(self, code: str, message: str, span: Span | None, help: str | None = None) -> None:
+        if code not in CODES:
+            raise KeyError(f"unregistered diagnostic code {code}")
+        self.items.append(Diagnostic(code, message, span, help, "warning"))
 
     def unknown(self, code: str, what: str, word: str, candidates: Iterable[str], span: Span | None) -> None:
         guess = did_you_mean(word, candidates)

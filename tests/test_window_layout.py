@@ -372,3 +372,25 @@ def test_the_family_pipelines_run_their_largest_worlds_in_the_smallest_window(fa
         pytest.skip(f"the CPU twin cannot be built here: {err}")
     world = testkit.build_world(ref, case)
     assert testkit.twin(ref, cases, case, world, testkit.run(ref, case, world), exe, tmp_path, prelude) is None
+
+
+def test_a_window_sized_by_attributes_is_read_by_tiling_and_blames_the_attribute():
+    """`window ep: cclBufferSize - 1 * MB {` (the MC2 context ops' ccl_buffer_size less 1 MiB): the window's bytes
+    are that expression of attributes, which tiling reads like any attribute; a too small window blames the
+    attribute; the printer writes the expression back."""
+    from opgen.lang.expr import to_spec
+    from opgen.model.printer import print_op
+
+    from .conftest import load_src
+    src = (ROOT / "specs" / "dispatch_v2.spec").read_text(encoding="utf-8")
+    src = src.replace("window ep: HCCL_BUFFSIZE {", "window ep: cclBufferSize - 1 * MB {")
+    at = src.index("    optional attr commAlg")
+    src = src[:at] + '    optional attr cclBufferSize: int64 = 210763776 in [1, MAX_INT32) doc "bytes";\n' + src[at:]
+    op, diags = load_src(src, "attr_window.spec")
+    assert op is not None, diags.render()
+    for soc, view in op.views.items():
+        check = next(c for c in view.checks if c.id == "window.ep")
+        assert check.param == "cclBufferSize" and check.message.startswith("cclBufferSize - 1 * MB >= "), soc
+        assert to_spec(next(l for l in view.lets if l.name == "win_window").expr) == "cclBufferSize - 1 * MB"
+    again, diags = load_src(print_op(op), "printed.spec")
+    assert again is not None and again.products[0].window.size == op.products[0].window.size, diags.render()

@@ -109,15 +109,11 @@ CODES: dict[str, tuple[str, str]] = {
              "kernel splits formulas (moe_combine: the row an expert returns); it names lets of the part "
              "before it; outputs are assigned only after it, and the part after it reads no tensor or let "
              "of the sender's part but the sent ones (dtype(t) is known on both ranks)."),
-    "E132": ("bad or missing role binding", "`role ROLE = PARAM;` names the parameter an op family's code calls ROLE (its "
+    "E132": ("bad role binding", "`role ROLE = PARAM;` names the parameter an op family's code calls ROLE (its "
              "default name, e.g. assistInfoForCombine) where the op's documents call it PARAM (e.g. expandIdx): ROLE "
              "is a role its family declares (opgen/families/<name>/facts.py `roles`) and PARAM a declared "
              "parameter of the same kind (input, output, attr). Each role and each parameter is bound once, a "
-             "role is not bound to its own name, and the op declares no other parameter under the role's name. "
-             "Every role the family reads unconditionally (all but its `optional_roles`, the optional inputs it "
-             "reads as absent) is a parameter of the op, under the role's name or bound: the error at the op's "
-             "`semantics` names the roles of that kind the family expects (`opgen explain roles` lists every "
-             "family's)."),
+             "role is not bound to its own name, and the op declares no other parameter under the role's name."),
     "E133": ("bad OpDef config", "`op_file \"NAME\";` and `jit_compile FLAG;` in a product set its AI Core config "
              "of the OpDef: NAME is the kernel entry it builds (opFile.value, the file op_kernel/<arch dir>/NAME.cpp; "
              "a C identifier), FLAG its jitCompile.flag (static_true, the default, or static_false). Each is given "
@@ -145,6 +141,13 @@ CODES: dict[str, tuple[str, str]] = {
              "and kernel, opgen/families/<name>/facts.py `writes`) or by a quant formula, or the product marks it "
              "`output X unspecified \"why\";`: an output nothing writes would pass every test on an untouched "
              "buffer, so the op is not built."),
+    "E206": ("missing role", "Every generator reads the op in its family's role names (opgen/model/roles.py): each "
+             "role the family reads unconditionally (all but its `optional_roles`, the optional inputs it reads as "
+             "absent) is a parameter of the op, under the role's name or bound with `role ROLE = PARAM;`. The error "
+             "at the op's `semantics` names the roles of that kind the family expects and a near parameter name "
+             "(`opgen explain roles` lists every family's); nothing is generated for the op. `opgen check` accepts "
+             "such a spec (a spec that is only diffed, as specs/history/dispatch_v1.spec, needs no buildable "
+             "family)."),
     "E205": ("unreachable check", "The negative search (opgen/testgen/negative.py) found no accepted call that "
              "one change, or a change and a second one satisfying the earlier check that caught it, lets through "
              "to this check: it can never be the check that rejects a call, so an `opgen test` that says ok would "

@@ -25,6 +25,7 @@ from opgen.core.dtypes import DTYPES, FORMATS
 from opgen.core import builtins as B
 from opgen.core.errors import LoweringError
 from opgen.core.families import FAMILIES
+from opgen.core.span import find_span
 from opgen.core.products import AICPU, HCCL_CMD_NAMES, HCCL_COMM_ENGINES, op_soc_version
 from opgen.lang.expr import Bool, Call, Expr, Int, Name, Str, to_spec, walk
 from opgen.emit.registry import emitter
@@ -32,8 +33,8 @@ from opgen.emit.render import render
 from opgen.lower.aclnn_abi import RUN_PARAMS, WORKSPACE_PARAMS, omitted_value, param_decl, workspace_params
 from opgen.lower.literals import cpp_literal, cpp_string
 from opgen.model.decl import AclnnEntry, Attr, Op, ProductView, Tensor, snake
-from opgen.emit.tiling_layout import (BATCH_WRITE_ITEM_BYTES, EXEC_TIMEOUT_AIV_MAX_S, EXEC_TIMEOUT_ENV,
-                                      WORKSPACE_PER_CORE_PAIR, TilingField, hccl_cc_field, tiling_fields)
+from opgen.emit.tiling_layout import (BATCH_WRITE_ITEM_BYTES, CCL_BUFFER_ENV, EXEC_TIMEOUT_AIV_MAX_S,
+                                      EXEC_TIMEOUT_ENV, WORKSPACE_PER_CORE_PAIR, TilingField, hccl_cc_field, tiling_fields)
 from opgen.model.static_eval import StaticEnv, fails
 from opgen.lower.cpp import (ScalarCpp, comment_text as cpp_comment, cpp_expr, cpp_ge_enum, cpp_ident,
                              cpp_kind_type, cpp_soc_enum)
@@ -723,9 +724,24 @@ def _check_ns(op: Op) -> str:
     return f"opgen_check::{op.snake_name}"
 
 
+def _unreadable_windows(op: Op) -> None:
+    """A window sized by an env the tiling cannot read (every env but CCL_BUFFER_ENV, which it reads per group)
+    would be checked against the env's default, never the window HCCL allocated: E203 at the window's source."""
+    for w in [op.window] + [p.window for p in op.products]:
+        if w is not None and w.size is None and (w.env != CCL_BUFFER_ENV or not op.comm_groups):
+            why = "the op names no HCCL group to read it from" if w.env == CCL_BUFFER_ENV else \
+                f"the host tiling reads no env but {CCL_BUFFER_ENV} (per HCCL group, mc2tiling::GetCclBufferSize)"
+            raise LoweringError(f"window {w.domain} is sized by env {w.env}, which the tiling cannot read: {why}; "
+                                f"it would check the env's default instead of the window HCCL allocated. Size it by "
+                                f"{CCL_BUFFER_ENV} or by attributes (`window {w.domain}: ATTR - 1 * MB {{`)",
+                                find_span(op.source, op.span.file if op.span else "", rf":\s*({w.env})\b", w.span)
+                                or w.span, "E203")
+
+
 def _hccl_env(op: Op) -> dict | None:
     """The HCCL window env variable (read from the first comm group's buffer), if the spec declares one."""
-    env = next((e for e in op.envs if e.name == "HCCL_BUFFSIZE"), None)
+    _unreadable_windows(op)
+    env = next((e for e in op.envs if e.name == CCL_BUFFER_ENV), None)
     if env is None or not op.comm_groups:
         return None
     group = op.attr(op.comm_groups[0].attr)

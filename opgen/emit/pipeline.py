@@ -19,7 +19,9 @@ from opgen.core.errors import LoweringError
 from opgen.emit import check_core, docs, host, kernel, reference, tests  # noqa: F401 - registers the emitters
 from opgen.emit.plans import Plans
 from opgen.emit.registry import EMITTERS
+from opgen.core.span import find_span
 from opgen.model.decl import Op
+from opgen.model.roles import missing_roles
 
 # What each artefact module generates, as diagnostics name it, and the code of its lowering errors.
 ARTEFACTS = {
@@ -62,8 +64,17 @@ def _add(into: list[Diagnostic], d: Diagnostic, cause: str) -> None:
         into.append(d)
 
 
+def _roles_first(op: Op) -> list[Diagnostic]:
+    """Every emitter reads the op in its family's role names: an op lacking one is refused before any runs
+    (E206 at its `semantics`), never met as a missing name deep in a generator."""
+    at = find_span(op.source, op.span.file if op.span else "", rf"\bsemantics\s+({op.semantics})\b", op.span)
+    return [Diagnostic("E206", message, at or op.span, help_) for message, help_ in missing_roles(op)]
+
+
 def emit(op: Op) -> list[Artifact]:
-    failed: list[Diagnostic] = []
+    failed = _roles_first(op)
+    if failed:
+        raise EmitError(op, failed, [])
     plans = Plans(op)
     out: list[Artifact] = []
     for emitter in EMITTERS:

@@ -51,6 +51,11 @@ BATCH_WRITE_ITEM_BYTES = 32
 EXEC_TIMEOUT_ENV = "HCCL_EXEC_TIMEOUT"
 EXEC_TIMEOUT_AIV_MAX_S = 1091
 
+# The env variable HCCL sizes each communication group's window with, which a host tiling reads for its group
+# (mc2tiling::GetCclBufferSize; code: mc2/common/op_host): the one env a window's size can come from. An attribute
+# expression is the other source (the MC2 context ops' ccl_buffer_size).
+CCL_BUFFER_ENV = "HCCL_BUFFSIZE"
+
 
 def hccl_cc_field(index: int) -> str:
     """The Mc2CcTiling field of the op's communication group ``index`` (0: the first ``comm`` group)."""

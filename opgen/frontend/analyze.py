@@ -25,7 +25,7 @@ from opgen.model.decl import (AclnnEntry, AclnnParam, AclnnSize, Attr, Buffer, C
 from opgen.model.resolve import dim_bindings
 from opgen.model.written import assigned_by_formulas, family_writes
 from opgen.model.spec_text import domain_text
-from opgen.core.diagnostics import did_you_mean, guess_help as _guess
+from opgen.core.diagnostics import guess_help as _guess
 from opgen.model.kinds import MISSING, Typer, attr_kind as _attr_kind
 from opgen.lang.parse import span_of
 
@@ -563,8 +563,15 @@ class Analyzer(_Builder):
             if missing:
                 self.d.error("E126", f"window {c[0]} needs {what}", self.span(c[0]))
         place, size, at_start = state or (WINDOW_PLACES[0], Int(0), False)
-        return Window(str(c[0]), str(c[1]), halves or 1, tuple(areas), place, size, tuple(lets), at_start,
-                      span=self.span(t))
+        source = self.expr(c[1])
+        if isinstance(source, Name):  # an env variable sizes the window, in its unit
+            return Window(str(c[0]), source.id, halves or 1, tuple(areas), place, size, tuple(lets), at_start,
+                          span=self.span(t))
+        # bytes computed from attributes (the MC2 context ops: ccl_buffer_size less 1 MiB): a too small window
+        # blames the first attribute the expression reads
+        blamed = next((n.id for n in walk(source) if isinstance(n, Name) and n.id not in B.CONSTANTS), "")
+        return Window(str(c[0]), blamed, halves or 1, tuple(areas), place, size, tuple(lets), at_start,
+                      span=self.span(t), size=source)
 
 
 def _windows(op: Op) -> list[Window]:
@@ -657,41 +664,11 @@ class _Checker:
         self.check_aclnn()
         self.check_roles()
 
-    def check_missing_roles(self) -> None:
-        """Every role the op's family reads unconditionally (``Family.expected_roles``) is a parameter of the op,
-        under the role's name or bound to it (E132 at ``semantics``, naming the roles the family expects and the
-        op's parameter of that kind whose name is near)."""
-        op = self.op
-        family = FAMILIES.get(op.semantics or "")
-        if family is None:
-            return
-        kinds = family.role_kinds
-        declared = {t.name: t.role for t in op.inputs + op.outputs} | {a.name: "attr" for a in op.attrs}
-        have = set(declared) | {r.role for r in op.roles if r.role in kinds}
-        missing = [(r, k) for r, k in family.expected_roles if r not in have]
-        if not missing:
-            return
-        at = self.at(op.span, rf"\bsemantics\s+({_w(family.name)})\b")
-        for kind in ("input", "output", "attr"):  # one error per kind, naming every role of it the op lacks
-            lacks = [r for r, k in missing if k == kind]
-            if not lacks:
-                continue
-            expected = ", ".join(r for r, k in family.expected_roles if k == kind)
-            free = [n for n, k in declared.items() if k == kind and n not in kinds]
-            near = {r: g for r in lacks if (g := did_you_mean(r, free)) is not None}
-            binds = " ".join(f"`role {r} = {g};`" for r, g in near.items())
-            help_ = (f"did you mean {', '.join(repr(g) for g in near.values())}? bind: {binds}" if near else
-                     f"declare the {kind}, or bind the op's {kind} of that meaning: `role ROLE = PARAM;`")
-            self.d.error("E132", f"semantics {family.name} reads {kind}{'s' if len(lacks) > 1 else ''} "
-                         f"{', '.join(lacks)}, which op {op.name} neither declares nor binds; the {kind}s it "
-                         f"expects: {expected}", at, help_)
-
     def check_roles(self) -> None:
         """``role ROLE = PARAM;`` (E132): ROLE is a role of the op's family, PARAM a declared parameter of that
         kind; each role and each parameter is bound once, and the op does not also declare a parameter under the
         role's default name (the family's code would then read two parameters under one name)."""
         op = self.op
-        self.check_missing_roles()
         if not op.roles:
             return
         family = FAMILIES.get(op.semantics or "")
@@ -1075,7 +1052,20 @@ class _Checker:
             if w.domain not in domains:
                 self.d.unknown("E126", "comm domain", w.domain, domains,
                                self.at(w.span, rf"\bwindow\s+({_w(w.domain)})"))
-            if w.env not in [e.name for e in op.envs]:
+            if w.size is not None:  # bytes from attributes: int64 attributes and constants only
+                reads = [n for n in walk(w.size) if isinstance(n, Name) and n.id not in B.CONSTANTS]
+                for n in reads:
+                    if op.attr(n.id) is None:
+                        self.d.unknown("E102", "attribute", n.id, [a.name for a in op.attrs if a.type == "int64"],
+                                       n.span)
+                k = self.kind(w.size) if all(op.attr(n.id) is not None for n in reads) else None
+                if not w.env:
+                    self.d.error("E126", f"window {w.domain}: its size reads no attribute (a window sized by an env "
+                                 "names the env alone: `window DOMAIN: ENV {`)", w.size.span)
+                elif k not in (None, B.INT):
+                    self.d.error("E111", f"window {w.domain} size must be a whole number of bytes, got {k}",
+                                 w.size.span)
+            elif w.env not in [e.name for e in op.envs]:
                 self.d.unknown("E102", "env", w.env, [e.name for e in op.envs],
                                self.at(w.span, rf":\s*({_w(w.env)})\b"))
             for l in w.lets:
@@ -1414,7 +1404,7 @@ class _Checker:
         if let is not None:
             return self.let_kind(name, let.expr, let_stack if let_stack is not None else [])
         if any(l.name == name for p in self.op.products for l in p.lets) or \
-                any(l.name == name for w in _windows(self.op) for l in window_lets(w, Name(w.env))):
+                any(l.name == name for w in _windows(self.op) for l in window_lets(w, w.size or Name(w.env))):
             return B.ANY  # a window's lets and layout fields too: typed with the view that has the window
         return MISSING
 

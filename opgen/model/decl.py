@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from opgen.core.builtins import ERROR_CLASSES, JIT_COMPILE_FLAGS
 from opgen.core.dtypes import DTYPES
 from opgen.core.products import ProductFacts, facts_for
-from opgen.lang.expr import Binary, Call, Expr, Float, Int, Name, Span, walk
+from opgen.lang.expr import Binary, Call, Expr, Float, Int, Name, Span, to_spec, walk
 
 
 def _span() -> Span | None:
@@ -192,6 +192,14 @@ class Window:
     lets: tuple["Let", ...] = ()  # the layout's own derived quantities (e.g. a row message's bytes)
     state_at_start: bool = False  # the status area first and the data halves after it (else: status at the end)
     span: Span | None = _span()
+    # the window's bytes as an expression over attributes (`window ep: cclBufferSize - 1 * MB`, the MC2 context
+    # ops' window size): None when the env ``env`` sizes it; else ``env`` is the attribute a too small window blames
+    size: Expr | None = None
+
+    @property
+    def source_text(self) -> str:
+        """What sizes the window, as the spec writes it."""
+        return self.env if self.size is None else to_spec(self.size)
 
     @property
     def state_in_data(self) -> bool:
@@ -220,7 +228,7 @@ def window_lets(w: Window, window_bytes: Expr) -> tuple[Let, ...]:
     half = Binary("*", Binary("//", Binary("//", data, Name("win_halves")), Int(512)), Int(512))
     first = in_data_window and w.state_at_start
     out += [Let("win_need", at, "bytes the areas need of one data half", span=w.span),
-            Let("win_window", window_bytes, f"bytes of the window ({w.env}) tiling checks", span=w.span),
+            Let("win_window", window_bytes, f"bytes of the window ({w.source_text}) tiling checks", span=w.span),
             Let("win_halves", Int(w.halves), "data halves (alternating per call)", span=w.span),
             Let("win_state", w.state, f"bytes of the status area (in {w.state_in})", span=w.span),
             Let("win_state_exp", Int(0 if in_data_window else 1),

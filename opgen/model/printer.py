@@ -118,7 +118,7 @@ def _window(w: Window | None, depth: int) -> list[str]:
     if w is None:
         return []
     ind, inner = _IND * depth, _IND * (depth + 1)
-    return [f"{ind}window {w.domain}: {w.env} {{", f"{inner}halves {w.halves};",
+    return [f"{ind}window {w.domain}: {w.source_text} {{", f"{inner}halves {w.halves};",
             *(f"{inner}let {l.name} = {to_spec(l.expr)};" for l in w.lets),
             *(f"{inner}area {a.name} = {to_spec(a.expr)};" for a in w.areas),
             f"{inner}state {w.state_in}{' at_start' if w.state_at_start else ''} = {to_spec(w.state)};", f"{ind}}}"]

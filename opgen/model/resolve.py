@@ -298,7 +298,9 @@ def _buffer_checks(op: Op, buffers: list[Buffer]) -> list[Check]:
 
 
 def layout_lets(op: Op, window: Window) -> tuple[Let, ...]:
-    """The lets of a window layout (``window_lets``), its env read in bytes."""
+    """The lets of a window layout (``window_lets``), its env read in bytes (or its bytes from attributes)."""
+    if window.size is not None:
+        return window_lets(window, window.size)
     env = next((e for e in op.envs if e.name == window.env), None)
     unit = _UNITS.get(env.unit if env is not None else "")
     return window_lets(window, Binary("*", Name(window.env), Name(unit)) if unit else Name(window.env))
@@ -311,7 +313,7 @@ def _window_checks(op: Op, window: Window | None) -> list[Check]:
         return []
     areas = " + ".join(a.name for a in window.areas)
     return [Check(f"window.{window.domain}", (), Binary("<=", Name("win_need"), Name("win_half")), "tiling",
-                  window.env, None, f"{window.env} >= the kernels' {window.domain} window: {window.halves} data "
+                  window.env, None, f"{window.source_text} >= the kernels' {window.domain} window: {window.halves} data "
                   f"halves of {areas}, and the status area in {window.state_in}", "implicit", span=window.span)]
 
 

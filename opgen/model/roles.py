@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from opgen.core.diagnostics import did_you_mean
+from opgen.core.families import FAMILIES
 from opgen.lang.expr import Name, Str
 from opgen.model.decl import Op
 from opgen.model.resolve import attach_views
@@ -50,3 +52,30 @@ def in_role_names(op: Op) -> Op:
         names = {r.name: r.role for r in op.roles}
         cached = op.__dict__["_in_role_names"] = attach_views(_rename(dataclasses.replace(op, roles=()), names))
     return cached
+
+
+def missing_roles(op: Op) -> list[tuple[str, str]]:
+    """(message, help) per parameter kind of which the op lacks roles its family reads unconditionally
+    (``Family.expected_roles``: neither declared under the role's name nor bound), naming the roles of that kind
+    the family expects and the op's parameter of that kind whose name is near."""
+    family = FAMILIES.get(op.semantics or "")
+    if family is None:
+        return []
+    kinds = family.role_kinds
+    declared = {t.name: t.role for t in op.inputs + op.outputs} | {a.name: "attr" for a in op.attrs}
+    have = set(declared) | {r.role for r in op.roles}
+    out = []
+    for kind in ("input", "output", "attr"):
+        lacks = [r for r, k in family.expected_roles if k == kind and r not in have]
+        if not lacks:
+            continue
+        expected = ", ".join(r for r, k in family.expected_roles if k == kind)
+        free = [n for n, k in declared.items() if k == kind and n not in kinds]
+        near = {r: g for r in lacks if (g := did_you_mean(r, free)) is not None}
+        binds = " ".join(f"`role {r} = {g};`" for r, g in near.items())
+        out.append((f"semantics {family.name} reads {kind}{'s' if len(lacks) > 1 else ''} {', '.join(lacks)}, "
+                    f"which op {op.name} neither declares nor binds; the {kind}s it expects: {expected}",
+                    f"did you mean {', '.join(repr(g) for g in near.values())}? bind: {binds}" if near else
+                    f"declare the {kind}, or bind the op's {kind} of that meaning: `role ROLE = PARAM;` "
+                    f"(`opgen explain roles` lists every family's)"))
+    return out

@@ -124,7 +124,7 @@ def _window_text(w: Window | None) -> str:
         return ""
     areas = ", ".join(f"{a.name} = {to_spec(a.expr)}" for a in w.areas)
     where = " at_start" if w.state_at_start else ""
-    return f"{w.env}: {w.halves} halves of [{areas}], state {w.state_in}{where} = {to_spec(w.state)}"
+    return f"{w.source_text}: {w.halves} halves of [{areas}], state {w.state_in}{where} = {to_spec(w.state)}"
 
 
 def _buffer_text(b: Buffer) -> str:

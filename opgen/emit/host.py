@@ -529,7 +529,7 @@ def aclnn_base_context(op: Op) -> dict:
         socs=[dict(version=op_soc_version(v.soc), enum=cpp_soc_enum(v.soc)) for v in views if op_soc_version(v.soc)],
         inner_call=call_args(f"ret = {inner}GetWorkspaceSize",
                              call_names + ["workspaceSize", "executor"], 4, suffix=");"),
-        comm=bool(op.comm_groups),
+        comm=bool(op.hccl_groups),  # the HCCL server type of an HCCL group (an MC2 context has none: code: the V5 op_api)
         aicpu_socs=[f"op::SocVersion::{s}" for s in aicpu],
         size_fns=[dict(name=e.name, count=len(e.sizes)) for e in op.entries if e.sizes],
         sizes_decl=call_args(f"aclnnStatus {names['sizes']}", _sizes_base_params(op), 0, suffix=");"),
@@ -728,7 +728,7 @@ def _unreadable_windows(op: Op) -> None:
     """A window sized by an env the tiling cannot read (every env but CCL_BUFFER_ENV, which it reads per group)
     would be checked against the env's default, never the window HCCL allocated: E203 at the window's source."""
     for w in [op.window] + [p.window for p in op.products]:
-        if w is not None and w.size is None and (w.env != CCL_BUFFER_ENV or not op.comm_groups):
+        if w is not None and w.size is None and (w.env != CCL_BUFFER_ENV or not op.hccl_groups):
             why = "the op names no HCCL group to read it from" if w.env == CCL_BUFFER_ENV else \
                 f"the host tiling reads no env but {CCL_BUFFER_ENV} (per HCCL group, mc2tiling::GetCclBufferSize)"
             raise LoweringError(f"window {w.domain} is sized by env {w.env}, which the tiling cannot read: {why}; "
@@ -742,9 +742,9 @@ def _hccl_env(op: Op) -> dict | None:
     """The HCCL window env variable (read from the first comm group's buffer), if the spec declares one."""
     _unreadable_windows(op)
     env = next((e for e in op.envs if e.name == CCL_BUFFER_ENV), None)
-    if env is None or not op.comm_groups:
+    if env is None or not op.hccl_groups:
         return None
-    group = op.attr(op.comm_groups[0].attr)
+    group = op.attr(op.hccl_groups[0].attr)
     unit = {"": 1, "B": 1, "KB": 1024, "MB": 1024 * 1024}.get(env.unit)
     if unit is None:
         raise TypeError(f"env {env.name}: unit {env.unit!r} has no byte size")
@@ -904,7 +904,7 @@ def tiling_context(op: Op) -> dict:
         core_workspace=core_workspace(op),
         batch_write=batch_write_items(op),
         cc_groups=[dict(field=hccl_cc_field(i), attr=cpp_ident(g.attr), domain=g.domain)
-                   for i, g in enumerate(op.comm_groups)],
+                   for i, g in enumerate(op.hccl_groups)],
         cc_socs=[dict(soc=v.soc, op_type=v.facts.hccl_op_type, op_name=HCCL_CMD_NAMES[v.facts.hccl_op_type],
                       alg=v.facts.hccl_alg_config, engine=HCCL_COMM_ENGINES[v.facts.hccl_server],
                       server_ranks=(v.facts.ranks_per_server or 0) if batch_write_items(op) else 0)

@@ -684,6 +684,7 @@ def common_context(op: Op, kind: KernelKind) -> dict:
                            guard=guards.of_types([cpp_type(d)])))
     mode_guards = {m.value: guards.of_mode(m) for m in modes}
     comm = [g.domain for g in op.comm_groups]
+    mc2_context = _mc2_context(op)
     # archs whose kernels read the peers' windows from the HCCL context (ProductFacts.context_windows)
     context_archs = {v.facts.npu_arch for v in op.views.values() if v.facts.context_windows}
     digit_fields = [f for f in plan.fields if f.digit is not None]
@@ -700,6 +701,7 @@ def common_context(op: Op, kind: KernelKind) -> dict:
                        for k in excluded_keys],
         tensor_types=tensor_types,
         context_window_guard=guards.of_archs(context_archs),
+        mc2_context=mc2_context,
         modes=modes,
         carried=carried,
         width_lines={t.name: width_lines(t, f"{t.name}Width_") for t in carried},
@@ -863,6 +865,28 @@ def special_reads(op: Op) -> set:
     """The inputs the special experts' formulas read (by name, or through row() / routed())."""
     names = {n for s in op.specials for n in s.reads()}
     return {t for t in names if op.tensor(t) is not None and op.tensor(t).role == "input"}
+
+
+def _mc2_context(op: Op) -> str | None:
+    """The input carrying the EP domain's MC2 context (`comm ep CONTEXT;`), or None. The kernels read every rank's
+    window from it and keep the status area at the window's start, as the real context holder does: a product
+    sending across servers through HCCL BatchWrite, or keeping its status in windowsExp (neither of which the
+    context provides), cannot take it (E201)."""
+    g = op.context_group
+    if g is None:
+        return None
+    at = word(op, op.span, rf"\bcomm\s+{g.domain}\s+({g.attr})\b")
+    if g.domain != "ep":
+        raise LoweringError(f"the kernels take only the EP domain's windows from an MC2 context, not {g.domain}'s", at)
+    for p in op.products:
+        v = op.views[p.soc]
+        if v.facts.ranks_per_server:
+            raise LoweringError(f"product {p.soc} sends across servers through HCCL BatchWrite, which an MC2 context "
+                                f"({g.attr}) provides no HCCL client for", at)
+        if v.window is not None and not v.window.state_in_data:
+            raise LoweringError(f"product {p.soc} keeps the status area in {v.window.state_in}; an MC2 context lists "
+                                "windowsIn only (state windowsIn at_start)", v.window.span or at)
+    return g.attr
 
 
 def _check_special_shapes(op: Op, s: SpecialExpert) -> None:

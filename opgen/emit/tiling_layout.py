@@ -68,10 +68,10 @@ def tiling_fields(op: Op) -> list[TilingField]:
     moe_distribute_dispatch_v2_tiling.h: Mc2InitTiling mc2InitTiling; Mc2CcTiling mc2CcTiling1; ...): the init
     tiling must come first, since SetCcTilingV2 takes a cc tiling's offset from it."""
     out: list[TilingField] = []
-    if op.comm_groups:
+    if op.hccl_groups:  # (an MC2 context domain has no HCCL client: code: the V2 tiling skips SetHcommCfg for it)
         out.append(TilingField("Mc2InitTiling", "mc2InitTiling", "hccl init tiling (Mc2CcTilingConfig::GetTiling)",
                                "hccl"))
-        for i, g in enumerate(op.comm_groups):
+        for i, g in enumerate(op.hccl_groups):
             out.append(TilingField("Mc2CcTiling", hccl_cc_field(i),
                                    f"hccl cc tiling of the {g.domain} group {g.attr}", "hccl", g.attr))
     # Fields of the family's parameters are named by role (opgen/model/roles.py): the tiling data is private to

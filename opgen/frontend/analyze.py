@@ -7,6 +7,7 @@ error was found: later stages only ever see a valid model.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import re
 from typing import Iterable
 
@@ -212,10 +213,15 @@ class Analyzer(_Builder):
                       roles=[])
         for item in op_tree.children[1:]:
             self.op_item(item, fields)
+        attr_names = {a.name for a in fields["attrs"]} - {e.name for e in fields["envs"]}
+        fields["window"] = _attribute_sized(fields["window"], attr_names)
+        fields["products"] = [dataclasses.replace(p, window=_attribute_sized(p.window, attr_names))
+                              if p.window is not None else p for p in fields["products"]]
         op = Op(
             name=name, version=fields["version"] or 0, doc=fields["doc"], notes=tuple(fields["notes"]),
             pairs_with=tuple(fields["pairs"]), unsupported_products=tuple(fields["unsupported"]),
-            comm_groups=tuple(fields["comm"]), envs=tuple(fields["envs"]), inputs=tuple(fields["inputs"]),
+            comm_groups=tuple(_with_handles(fields["comm"], fields["inputs"])), envs=tuple(fields["envs"]),
+            inputs=tuple(fields["inputs"]),
             outputs=tuple(fields["outputs"]), attrs=tuple(fields["attrs"]), lets=tuple(fields["lets"]),
             defs=tuple(fields["defs"]), constraints=tuple(fields["constraints"]), buffers=tuple(fields["buffers"]),
             quant_modes=tuple(fields["quant"]), products=tuple(fields["products"]), quant_by=fields["quant_by"],
@@ -574,6 +580,19 @@ class Analyzer(_Builder):
                       span=self.span(t), size=source)
 
 
+def _attribute_sized(w: Window | None, attrs: set[str]) -> Window | None:
+    """`window DOMAIN: NAME {` with NAME an attribute (not an env): the window is that many bytes."""
+    if w is None or w.size is not None or w.env not in attrs:
+        return w
+    return dataclasses.replace(w, size=Name(w.env, span=w.span))
+
+
+def _with_handles(groups: list[CommGroup], inputs: list[Tensor]) -> list[CommGroup]:
+    """A comm group whose handle names an input is an MC2 context domain (CommGroup.context)."""
+    names = {t.name for t in inputs}
+    return [dataclasses.replace(g, context=True) if g.attr in names else g for g in groups]
+
+
 def _windows(op: Op) -> list[Window]:
     """The op's window and its products' own."""
     return [w for w in [op.window] + [p.window for p in op.products] if w is not None]
@@ -637,9 +656,13 @@ class _Checker:
                 self.d.error("E107", f"default {_show(e.default)} of env '{e.name}' is not {_a(e.type)}",
                              self.at(e.span, _DEFAULT_RE))
         for g in op.comm_groups:
+            if g.context:
+                self.check_context_group(g)
+                continue
             a = op.attr(g.attr)
             if a is None or a.type != "string":
-                self.d.error("E119", f"comm group '{g.domain}' must name a string attribute, got '{g.attr}'",
+                self.d.error("E119", f"comm group '{g.domain}' must name a string attribute (the HCCL group) or an "
+                             f"INT32 input (an MC2 context), got '{g.attr}'",
                              self.at(op.span, rf"\bcomm\s+{_w(g.domain)}\s+({_w(g.attr)})\b"),
                              _guess(g.attr, [x.name for x in op.attrs if x.type == "string"]))
             if g.when is not None:
@@ -663,6 +686,25 @@ class _Checker:
         self.check_tolerances()
         self.check_aclnn()
         self.check_roles()
+
+    def check_context_group(self, g: CommGroup) -> None:
+        """``comm DOMAIN CONTEXT;`` with CONTEXT an input: the op's one domain (the real MC2 context ops have no
+        other group), a required INT32 1-D tensor, its window sized by attributes (E119)."""
+        op, t = self.op, self.op.tensor(g.attr)
+        at = self.at(op.span, rf"\bcomm\s+{_w(g.domain)}\s+({_w(g.attr)})\b")
+        if len(op.comm_groups) > 1:
+            self.d.error("E119", f"comm group '{g.domain}' is an MC2 context ({g.attr}): it is the op's only "
+                         "communication domain (the context carries no other group's windows)", at)
+        if t.optional or t.dtypes != ("INT32",) or t.shape is None or any(
+                len(alt.dims) != 1 for alt in t.shape.alts if isinstance(alt, ShapeTuple)):
+            self.d.error("E119", f"the MC2 context {g.attr} of comm group '{g.domain}' is a required INT32 1-D "
+                         f"input (code: mc2/moe_distribute_dispatch_v2 op_tiling CheckMc2Context)", at)
+        for w in [op.window] + [p.window for p in op.products]:
+            if w is not None and w.domain == g.domain and w.size is None:
+                self.d.error("E119", f"window {w.domain} of the MC2 context domain is sized by env {w.env}, which "
+                             "no HCCL group reports here: size it by attributes (`window "
+                             f"{w.domain}: cclBufferSize {{`, the ccl_buffer_size the context was built with)",
+                             self.at(w.span, rf":\s*({_w(w.env)})\b"))
 
     def check_roles(self) -> None:
         """``role ROLE = PARAM;`` (E132): ROLE is a role of the op's family, PARAM a declared parameter of that

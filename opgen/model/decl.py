@@ -418,8 +418,12 @@ class UnreachableMark:
 @dataclass(frozen=True)
 class CommGroup:
     domain: str  # e.g. "ep", "tp"
-    attr: str    # the string attribute naming the HCCL group
+    attr: str    # the string attribute naming the HCCL group, or the INT32 input carrying an MC2 context
     when: Expr | None = None  # where a group after the first is in use (None: where its name is non-empty)
+    # True: ``attr`` is an input, the MC2 context the caller's op_api built for the domain (MoeDistributeDispatchV3:
+    # input 0, an INT32 tensor holding Mc2MoeContext): no HCCL group in the OpDef, no HCCL client or cc tiling, the
+    # kernel reads every rank's window from the tensor (code: mc2/common/op_kernel/mc2_moe_context.h)
+    context: bool = False
 
 
 @dataclass(frozen=True)
@@ -538,6 +542,17 @@ class Op:
     def params(self) -> tuple:
         """The op's parameters in IR order: inputs, then attributes, then outputs."""
         return self.inputs + self.attrs + self.outputs
+
+    @property
+    def hccl_groups(self) -> tuple[CommGroup, ...]:
+        """The comm groups named by a string attribute: the HCCL groups of the OpDef, the host's cc tilings and
+        the kernel's HCCL clients (an MC2 context domain is none of them)."""
+        return tuple(g for g in self.comm_groups if not g.context)
+
+    @property
+    def context_group(self) -> CommGroup | None:
+        """The comm group whose handle is an input tensor (an MC2 context), if any."""
+        return next((g for g in self.comm_groups if g.context), None)
 
     @property
     def entries(self) -> tuple[AclnnEntry, ...]:

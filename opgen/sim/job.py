@@ -154,11 +154,15 @@ def write_job(ref, case: dict, world, job_dir: Path, *, aiv: int = DEFAULT_AIV,
     env = {**ref.ENV, **case.get("env", {})}
     timeout = timeout_default() if timeout is None else timeout
     job_dir.mkdir(parents=True, exist_ok=True)
+    # an MC2 context domain's window is the ccl_buffer_size its context was built with: the spec's window size
+    mc2_contexts = getattr(ref, "MC2_CONTEXT", {})
+    window = int(env.get('HCCL_BUFFSIZE', HCCL_BUFFSIZE_DEFAULT)) * MIB if not mc2_contexts else \
+        int(ref.reference.make_scope(ref.INFO, world.inputs[0], rank_attrs(ref, case, 0), product).let("win_window"))
     lines = [f"# {ref.OP} {case['id']} (opgen.sim.job)",
              f"world {case['world']}", f"soc {facts.soc_name}", f"node {ref.OP}",
              f"aiv {aiv}", f"aic {max(aiv // 2, 1)}",  # the 2:1 vector:cube ratio of these chips
              f"ub {facts.ub_bytes}",
-             f"window {int(env.get('HCCL_BUFFSIZE', HCCL_BUFFSIZE_DEFAULT)) * MIB}",
+             f"window {window}",
              # every rank's windowsExp where the product's HCCL context lists one (Atlas A3), at its size
              f"exp_window {facts.exp_window or 0}",
              f"timeout {timeout:g}",
@@ -177,6 +181,8 @@ def write_job(ref, case: dict, world, job_dir: Path, *, aiv: int = DEFAULT_AIV,
         # the rank rule names the family's attributes by role (opgen.runtime.roles)
         for g, member, ranks in groups(ref.COMM, r, case["world"], aliased(attrs, ref.INFO.roles)):
             lines.append(f"group {g} {member} {' '.join(map(str, ranks))}")
+        for domain, name in mc2_contexts.items():  # the op_api's context of the domain, which the runner fills
+            lines.append(f"mc2_context {list(ref.INPUTS).index(name)} {ref.COMM.index(domain)}")
         for i, (name, (typ, _)) in enumerate(ref.ATTRS.items()):
             lines.append(f"attr {i} {name} {attr_value(typ, attrs.get(name))}")
         for i, name in enumerate(ref.INPUTS):

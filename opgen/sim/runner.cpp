@@ -40,8 +40,14 @@ struct GroupSpec {
     std::vector<uint32_t> members;
 };
 
+struct Mc2ContextSpec {
+    uint32_t input = 0;  // the op's input the caller's op_api filled with the domain's Mc2MoeContext
+    uint32_t group = 0;  // the domain's group: its windows are what the context lists
+};
+
 struct RankJob {
     std::vector<GroupSpec> groups;
+    std::vector<Mc2ContextSpec> contexts;
     std::vector<opgen_sim::AttrArg> attrs;
     std::vector<TensorFile> inputs;
     std::vector<TensorFile> outputs;
@@ -62,6 +68,19 @@ struct Job {
     std::string windowsIn;   // window pages an earlier kernel of the pipeline left (windows_in)
     std::string windowsOut;  // where to leave this kernel's window pages for the next one (windows_out)
     std::vector<RankJob> ranks;
+};
+
+// What the caller's op_api puts in the MC2 context input of an op whose EP domain is one (Mc2MoeContext, code:
+// mc2/common/op_kernel/mc2_moe_context.h; the op_api builds it, mc2/common/op_api/mc2_context.cpp): the rank's id in
+// the domain, the ranks per server, then the base of every member's window (status area first); the group's HCCL
+// context is not handed to the kernel.
+constexpr uint32_t MC2_CONTEXT_RANKS = 1024U;
+struct Mc2MoeContextLayout {
+    uint32_t epRankId;
+    uint32_t rankSizePerServer;
+    uint64_t kfcContextAddr;
+    uint64_t epHcclBuffer[MC2_CONTEXT_RANKS];
+    uint64_t hcommHandle[MC2_CONTEXT_RANKS];
 };
 
 std::string Unhex(const std::string& hex)
@@ -223,6 +242,10 @@ Job ReadJob(const std::string& path)
                 g.members.push_back(static_cast<uint32_t>(std::stoul(w[i])));
             }
             rank->groups.push_back(g);
+        } else if (key == "mc2_context") {
+            need(3);
+            rank->contexts.push_back(Mc2ContextSpec{static_cast<uint32_t>(std::stoul(w[1])),
+                                                    static_cast<uint32_t>(std::stoul(w[2]))});
         } else if (key == "attr") {
             need(4);
             const size_t index = std::stoul(w[1]);
@@ -394,6 +417,31 @@ void WriteResult(const std::string& dir, const std::vector<std::string>& lines, 
     out << "status " << status << "\n";
 }
 
+void FillMc2Context(const RankJob& rj, const Mc2ContextSpec& c, opgen_sim::RankState& rs,
+                    const std::vector<uint8_t*>& args, uint32_t rank)
+{
+    const std::string who = "mc2_context of rank " + std::to_string(rank);
+    if (c.input >= rj.inputs.size() || !rj.inputs[c.input].arg.present || c.group >= rs.groups.size()) {
+        throw JobError(who + ": no such input or group");
+    }
+    if (TensorBytes(rj.inputs[c.input].arg) < sizeof(Mc2MoeContextLayout)) {
+        throw JobError(who + ": input " + rj.inputs[c.input].name + " holds fewer bytes than Mc2MoeContext (" +
+                       std::to_string(sizeof(Mc2MoeContextLayout)) + ")");
+    }
+    opgen_sim::HcclGroup& g = rs.groups[c.group];
+    if (g.windows.size() > MC2_CONTEXT_RANKS) {
+        throw JobError(who + ": the group has more ranks than the context lists");
+    }
+    Mc2MoeContextLayout ctx{};
+    ctx.epRankId = g.rankId;
+    ctx.rankSizePerServer = static_cast<uint32_t>(g.windows.size());
+    for (size_t i = 0; i < g.windows.size(); ++i) {
+        ctx.epHcclBuffer[i] = reinterpret_cast<uint64_t>(g.windows[i]);
+    }
+    std::memcpy(args[c.input], &ctx, sizeof(ctx));
+    g.mc2Input = rj.inputs[c.input].name;
+}
+
 int Run(const std::string& dir)
 {
     const Job job = ReadJob(dir + "/job.txt");
@@ -522,6 +570,9 @@ int Run(const std::string& dir)
                 }
             }
             rs.groups[g.index].Attach(g.rankId, members, job.window, exps, job.expWindow, outsOf);
+        }
+        for (const Mc2ContextSpec& c : rj.contexts) {
+            FillMc2Context(rj, c, rs, args[r], r);
         }
         if (tl.blockDim == 0U) {
             throw JobError("the tiling of rank " + std::to_string(r) + " set block dim 0");

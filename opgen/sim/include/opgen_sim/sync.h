@@ -173,6 +173,10 @@ __aicore__ inline __gm__ uint8_t* GetHcclContext(void)
     if (index >= groups.size()) {
         opgen_sim::Raise("GetHcclContext<%u>: the rank belongs to %zu HCCL groups", index, groups.size());
     }
+    if (!groups[index].mc2Input.empty()) {
+        opgen_sim::Raise("GetHcclContext<%u>: the group is an MC2 context domain: its windows are in input %s, and "
+                         "HCCL hands the kernel no context for it", index, groups[index].mc2Input.c_str());
+    }
     return groups[index].Context();
 }
 

@@ -165,6 +165,9 @@ struct HcclGroup {
     std::vector<uint8_t*> expWindows;  // the windowsExp of every member (empty: the context lists none)
     uint64_t expBytes = 0;
     std::vector<uint64_t> block;  // ContextTag, then the context (and A3's remote lists), 8-byte aligned
+    // An MC2 context domain (the job's `mc2_context`): the caller's op_api built the windows' addresses into this
+    // input of the op, and HCCL hands the kernel no context for the group (GetHcclContext faults)
+    std::string mc2Input;
 
     uint8_t* Context() { return reinterpret_cast<uint8_t*>(block.data()) + sizeof(ContextTag); }
 

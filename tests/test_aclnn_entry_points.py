@@ -69,8 +69,16 @@ def test_every_documented_prototype_is_generated_exactly(fn):
     assert got == want, f"{where} declares {fn} differently from {doc}"
 
 
+# Entry points of ops the current documents do not cover yet, declared from the real op_api instead
+# (tests/test_v3_pair.py compares them with it).
+FROM_CODE = {"aclnnMoeDistributeDispatchV5": "mc2/moe_distribute_dispatch_v3/op_api/aclnn_moe_distribute_dispatch_v5.cpp",
+             "aclnnMoeDistributeCombineV5": "mc2/moe_distribute_combine_v3/op_api/aclnn_moe_distribute_combine_v5.cpp"}
+
+
 def test_no_undocumented_entry_point_is_generated():
-    assert set(GENERATED) <= set(DOCUMENTED), sorted(set(GENERATED) - set(DOCUMENTED))
+    from_code = {n for e in FROM_CODE for n in (e, f"{e}GetWorkspaceSize")}  # both stages
+    assert set(GENERATED) - from_code <= set(DOCUMENTED), sorted(set(GENERATED) - set(DOCUMENTED))
+    assert not set(FROM_CODE) & set(DOCUMENTED), "documented now: compare with the document, drop from FROM_CODE"
 
 
 def test_the_params_reading_is_exact():

@@ -73,8 +73,9 @@ def test_the_pairs_are_found():
     found = {(a.name, b.name) for a, b in pairs()}
     assert ("MoeDistributeCombineV2", "MoeDistributeDispatchV2") in found
     assert ("MoeDistributeCombineAddRmsNorm", "MoeDistributeDispatchV2") in found
-    # the two V2 pairs; the Setup/Teardown four
-    assert len(found) == 2 + len(list(itertools.combinations(range(4), 2)))
+    assert ("MoeDistributeCombineV3", "MoeDistributeDispatchV3") in found
+    # the two V2 pairs, the V3 pair; the Setup/Teardown four
+    assert len(found) == 3 + len(list(itertools.combinations(range(4), 2)))
 
 
 def test_paired_ops_share_domains_and_dtypes():
@@ -98,7 +99,7 @@ def test_paired_ops_give_special_experts_the_same_id_ranges():
             assert {s.body is None for s in a.specials} != {s.body is None for s in b.specials}, \
                 "one op of the pair leaves the ids unsent, the other computes them"
             checked += 1
-    assert checked == 2  # DispatchV2 with CombineV2 and with CombineAddRmsNorm
+    assert checked == 3  # DispatchV2 with CombineV2 and with CombineAddRmsNorm, DispatchV3 with CombineV3
 
 
 def test_opgen_check_of_a_pair_warns_at_both_domains(capsys, monkeypatch):

@@ -168,6 +168,11 @@ def _covers(outer, inner) -> bool:
     return lo_ok and hi_ok
 
 
+def _comm_text(domain: str, handle: str, context: bool) -> str:
+    return f"MC2 context domain {domain} (its context in input {handle})" if context else \
+        f"HCCL comm group {domain} (named by {handle})"
+
+
 def _comm_when(g) -> str:
     """Where a comm group is in use, as the diff shows it."""
     return to_spec(g.when) if g.when is not None else "its name is set"
@@ -322,16 +327,14 @@ class _Differ:
             out.append(Change(ABI, "op.new", "op",
                               f"new IR op {new.name} (the successor of {old.name}, which it does not register)",
                               old=old.name, new=new.name))
-        old_comm = [(g.domain, g.attr) for g in old.comm_groups]
-        new_comm = [(g.domain, g.attr) for g in new.comm_groups]
-        for d, a in new_comm:
-            if (d, a) not in old_comm:
-                out.append(Change(ABI, "comm.added", f"comm {d}", f"HCCL comm group {d} (named by {a}) added",
-                                  new=a))
-        for d, a in old_comm:
-            if (d, a) not in new_comm:
-                out.append(Change(ABI, "comm.removed", f"comm {d}", f"HCCL comm group {d} (named by {a}) removed",
-                                  old=a))
+        old_comm = [(g.domain, g.attr, g.context) for g in old.comm_groups]
+        new_comm = [(g.domain, g.attr, g.context) for g in new.comm_groups]
+        for d, a, ctx in new_comm:
+            if (d, a, ctx) not in old_comm:
+                out.append(Change(ABI, "comm.added", f"comm {d}", f"{_comm_text(d, a, ctx)} added", new=a))
+        for d, a, ctx in old_comm:
+            if (d, a, ctx) not in new_comm:
+                out.append(Change(ABI, "comm.removed", f"comm {d}", f"{_comm_text(d, a, ctx)} removed", old=a))
         old_when = {(g.domain, g.attr): _comm_when(g) for g in old.comm_groups}
         for g in new.comm_groups:
             before, after = old_when.get((g.domain, g.attr)), _comm_when(g)

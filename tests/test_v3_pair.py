@@ -113,3 +113,32 @@ def test_opgen_diff_from_the_v2_op_names_the_entry_points(capsys, monkeypatch):
     md = capsys.readouterr().out
     assert "- 新增接口aclnnMoeDistributeCombineV5（37个参数）；" in md
     assert all(f"- 删除接口aclnnMoeDistributeCombine{v}；" in md for v in ("V2", "V3", "V4"))
+
+
+@pytest.mark.parametrize("expert_scales", [False, True])
+def test_infershape_is_the_real_one(expert_scales):
+    """The shapes the generated reference (and the C++ check core behind the generated infershape) infers for a
+    call, against the real infershape's rules written out (mc2/moe_distribute_dispatch_v3/op_host/
+    moe_distribute_dispatch_v3_infershape.cpp, Atlas A3, no TP): A = globalBs * min(localExpertNum, K), ep_recv_count
+    ep_world_size * local_expert_num, plus globalBs * 2 * K * ep_world_size / 8 with expert_scales. One known
+    difference: without expert_scales the real infershape gives expand_scales (0,); the moe_dispatch family always
+    writes its A weights, so the spec keeps (A,)."""
+    import importlib
+    import sys
+
+    from opgen.runtime.scope import Meta
+    if str(GENERATED) not in sys.path:
+        sys.path.insert(0, str(GENERATED))
+    ref = importlib.import_module("moe_distribute_dispatch_v3.reference")
+    W, BS, H, K, E = 8, 4, 1024, 2, 8
+    inputs = {"context": Meta((4100,), "INT32"), "x": Meta((BS, H), "BFLOAT16"), "expertIds": Meta((BS, K), "INT32")}
+    if expert_scales:
+        inputs["expertScalesOptional"] = Meta((BS, K), "FLOAT32")
+    attrs = {"epWorldSize": W, "epRankId": 1, "moeExpertNum": E, "cclBufferSize": 200 * 1024 * 1024}
+    got = {n: tuple(s) for n, (s, _) in ref.infer(inputs, attrs, "ascend910_93", validate=False).items()}
+    global_bs, local = BS * W, E // W
+    a = global_bs * min(local, K)
+    assert got == {"expandXOut": (a, H), "dynamicScalesOut": (a,), "assistInfoForCombineOut": (a * 128,),
+                   "expertTokenNumsOut": (local,),
+                   "epRecvCountsOut": (W * local + (global_bs * 2 * K * W // 8 if expert_scales else 0),),
+                   "tpRecvCountsOut": (0,), "expandScalesOut": (a,)}

@@ -180,7 +180,7 @@ _SHAPES = {
         "dynamicScalesOut": lambda s: ((s.let("A"), ceil_div(s.dim("x", 1), 128)) if (s.attr("quantMode") == 3) else ((s.let("A"), align(ceil_div(s.dim("x", 1), 32), 2)) if (s.attr("quantMode") == 4) else ((s.let("A"), s.dim("scalesOptional", 1)) if ((s.attr("quantMode") == 0) and s.present("scalesOptional")) else (s.let("A"),)))),
         "assistInfoForCombineOut": lambda s: (i64(s.let("A") * 128),),
         "expertTokenNumsOut": lambda s: (s.let("localExpertNum"),),
-        "epRecvCountsOut": lambda s: (i64(s.attr("epWorldSize") * s.let("localExpertNum")),),
+        "epRecvCountsOut": lambda s: ((i64(i64(s.attr("epWorldSize") * s.let("localExpertNum")) + floordiv(i64(i64(i64(s.let("globalBSReal") * 2) * s.dim("expertIds", 1)) * s.attr("epWorldSize")), 8)),) if s.present("expertScalesOptional") else (i64(s.attr("epWorldSize") * s.let("localExpertNum")),)),
         "tpRecvCountsOut": lambda s: (s.attr("tpWorldSize"),),
         "expandScalesOut": lambda s: (s.let("A"),),
     },
@@ -369,11 +369,11 @@ _check_38 = Check("shape.expertTokenNumsOut", 561002, "expertTokenNumsOut", "sha
                   value=lambda s: s.shape("expertTokenNumsOut"),
                   detail=lambda s: "shape (" + show(s.let("localExpertNum")) + ",) = (localExpertNum,) with localExpertNum=" + show(s.let("localExpertNum")),
                   )
-_check_39 = Check("shape.epRecvCountsOut", 561002, "epRecvCountsOut", "shape (>= epWorldSize * localExpertNum,)",
-                  ok=lambda s: ((s.rank("epRecvCountsOut") == 1) and (s.dim("epRecvCountsOut", 0) >= i64(s.attr("epWorldSize") * s.let("localExpertNum")))),
+_check_39 = Check("shape.epRecvCountsOut", 561002, "epRecvCountsOut", "shape (if present(expertScalesOptional) then (>= epWorldSize * localExpertNum + globalBSReal * 2 * K * epWorldSize // 8,) else (>= epWorldSize * localExpertNum,))",
+                  ok=lambda s: (((s.rank("epRecvCountsOut") == 1) and (s.dim("epRecvCountsOut", 0) >= i64(i64(s.attr("epWorldSize") * s.let("localExpertNum")) + floordiv(i64(i64(i64(s.let("globalBSReal") * 2) * s.dim("expertIds", 1)) * s.attr("epWorldSize")), 8)))) if s.present("expertScalesOptional") else ((s.rank("epRecvCountsOut") == 1) and (s.dim("epRecvCountsOut", 0) >= i64(s.attr("epWorldSize") * s.let("localExpertNum"))))),
                   when=lambda s: s.shaped("epRecvCountsOut"),
                   value=lambda s: s.shape("epRecvCountsOut"),
-                  detail=lambda s: "shape (>= " + show(i64(s.attr("epWorldSize") * s.let("localExpertNum"))) + ",) = (>= epWorldSize * localExpertNum,) with epWorldSize=" + show(s.attr("epWorldSize")) + ", localExpertNum=" + show(s.let("localExpertNum")),
+                  detail=lambda s: ("shape (>= " + show(i64(i64(s.attr("epWorldSize") * s.let("localExpertNum")) + floordiv(i64(i64(i64(s.let("globalBSReal") * 2) * s.dim("expertIds", 1)) * s.attr("epWorldSize")), 8))) + ",) = (>= epWorldSize * localExpertNum + globalBSReal * 2 * K * epWorldSize // 8,) with epWorldSize=" + show(s.attr("epWorldSize")) + ", localExpertNum=" + show(s.let("localExpertNum")) + ", globalBSReal=" + show(s.let("globalBSReal")) + ", K=" + show(s.dim("expertIds", 1)) if s.present("expertScalesOptional") else "shape (>= " + show(i64(s.attr("epWorldSize") * s.let("localExpertNum"))) + ",) = (>= epWorldSize * localExpertNum,) with epWorldSize=" + show(s.attr("epWorldSize")) + ", localExpertNum=" + show(s.let("localExpertNum"))),
                   )
 _check_40 = Check("shape.tpRecvCountsOut", 561002, "tpRecvCountsOut", "shape (tpWorldSize,)",
                   ok=lambda s: ((s.rank("tpRecvCountsOut") == 1) and (s.dim("tpRecvCountsOut", 0) == s.attr("tpWorldSize"))),

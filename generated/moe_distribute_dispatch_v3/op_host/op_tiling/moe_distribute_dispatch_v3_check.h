@@ -944,15 +944,15 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeTiling, "shape.expertTokenNumsOut", "expertTokenNumsOut",
                     undefined_ ? std::string("shape (localExpertNum,)") : concrete, shown);
     }
-    // [shape.epRecvCountsOut] when shaped(epRecvCountsOut): rank(epRecvCountsOut) == 1 and dim(epRecvCountsOut, 0) >= epWorldSize * localExpertNum
+    // [shape.epRecvCountsOut] when shaped(epRecvCountsOut): if present(expertScalesOptional) then rank(epRecvCountsOut) == 1 and dim(epRecvCountsOut, 0) >= epWorldSize * localExpertNum + globalBSReal * 2 * K * epWorldSize // 8 else rank(epRecvCountsOut) == 1 and dim(epRecvCountsOut, 0) >= epWorldSize * localExpertNum
     Reset();
-    if (all && Applies(p.epRecvCountsOut.shaped) && Fails((Rank(OutDesc(p.epRecvCountsOut)) == 1) && (OutDim(p.epRecvCountsOut, 0) >= Mul(p.epWorldSize, let_localExpertNum())))) {
+    if (all && Applies(p.epRecvCountsOut.shaped) && Fails(HasContents(p.expertScalesOptional) ? ((Rank(OutDesc(p.epRecvCountsOut)) == 1) && (OutDim(p.epRecvCountsOut, 0) >= Add(Mul(p.epWorldSize, let_localExpertNum()), FloorDiv(Mul(Mul(Mul(let_globalBSReal(), 2), dim_K()), p.epWorldSize), 8)))) : ((Rank(OutDesc(p.epRecvCountsOut)) == 1) && (OutDim(p.epRecvCountsOut, 0) >= Mul(p.epWorldSize, let_localExpertNum()))))) {
       Reset();
       const std::string shown = Shown(ShowShape(Shape(OutDesc(p.epRecvCountsOut))));
       Reset();
-      const std::string concrete = (std::string() + "shape (>= " + ShowInt(Mul(p.epWorldSize, let_localExpertNum())) + ",) = (>= epWorldSize * localExpertNum,) with epWorldSize=" + ShowInt(p.epWorldSize) + ", localExpertNum=" + ShowInt(let_localExpertNum()));
+      const std::string concrete = (std::string() + (HasContents(p.expertScalesOptional) ? (std::string() + "shape (>= " + ShowInt(Add(Mul(p.epWorldSize, let_localExpertNum()), FloorDiv(Mul(Mul(Mul(let_globalBSReal(), 2), dim_K()), p.epWorldSize), 8))) + ",) = (>= epWorldSize * localExpertNum + globalBSReal * 2 * K * epWorldSize // 8,) with epWorldSize=" + ShowInt(p.epWorldSize) + ", localExpertNum=" + ShowInt(let_localExpertNum()) + ", globalBSReal=" + ShowInt(let_globalBSReal()) + ", K=" + ShowInt(dim_K())) : (std::string() + "shape (>= " + ShowInt(Mul(p.epWorldSize, let_localExpertNum())) + ",) = (>= epWorldSize * localExpertNum,) with epWorldSize=" + ShowInt(p.epWorldSize) + ", localExpertNum=" + ShowInt(let_localExpertNum()))));
       return Reject(kCodeTiling, "shape.epRecvCountsOut", "epRecvCountsOut",
-                    undefined_ ? std::string("shape (>= epWorldSize * localExpertNum,)") : concrete, shown);
+                    undefined_ ? std::string("shape (if present(expertScalesOptional) then (>= epWorldSize * localExpertNum + globalBSReal * 2 * K * epWorldSize // 8,) else (>= epWorldSize * localExpertNum,))") : concrete, shown);
     }
     // [shape.tpRecvCountsOut] when shaped(tpRecvCountsOut): rank(tpRecvCountsOut) == 1 and dim(tpRecvCountsOut, 0) == tpWorldSize
     Reset();
@@ -1235,7 +1235,7 @@ class Ascend910_93 : public Eval {
     out->dynamicScalesOut = (p.quantMode == 3) ? Dims{let_A(), CeilDiv(dim_H(), 128)} : ((p.quantMode == 4) ? Dims{let_A(), Align(CeilDiv(dim_H(), 32), 2)} : (((p.quantMode == 0) && Present(p.scalesOptional)) ? Dims{let_A(), Dim(p.scalesOptional, 1)} : Dims{let_A()}));  // if quantMode == 3 then (A, ceil_div(H, 128)) else if quantMode == 4 then (A, align(ceil_div(H, 32), 2)) else if quantMode == 0 and present(scalesOptional) then (A, dim(scalesOptional, 1)) else (A,)
     out->assistInfoForCombineOut = Dims{Mul(let_A(), 128)};  // (>= A * 128,)
     out->expertTokenNumsOut = Dims{let_localExpertNum()};  // (localExpertNum,)
-    out->epRecvCountsOut = Dims{Mul(p.epWorldSize, let_localExpertNum())};  // (>= epWorldSize * localExpertNum,)
+    out->epRecvCountsOut = HasContents(p.expertScalesOptional) ? Dims{Add(Mul(p.epWorldSize, let_localExpertNum()), FloorDiv(Mul(Mul(Mul(let_globalBSReal(), 2), dim_K()), p.epWorldSize), 8))} : Dims{Mul(p.epWorldSize, let_localExpertNum())};  // if present(expertScalesOptional) then (>= epWorldSize * localExpertNum + globalBSReal * 2 * K * epWorldSize // 8,) else (>= epWorldSize * localExpertNum,)
     out->tpRecvCountsOut = Dims{p.tpWorldSize};  // (tpWorldSize,)
     out->expandScalesOut = Dims{let_A()};  // (A,)
     return !undefined_;

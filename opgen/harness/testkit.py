@@ -410,11 +410,12 @@ def reject(ref, neg: dict) -> None:
     inputs = testworld.meta_inputs(neg)
     attrs, out_dtypes = call_args(ref, neg)
     shapes = neg.get("out_shapes") or None  # the buffers the call gives, for the output shape checks
-    if neg["code"] == 0:
-        ref.validate(inputs, attrs, neg["product"], out_dtypes, out_shapes=shapes)  # a warning never rejects
+    formats = neg.get("out_formats") or None  # and their formats, for the output format checks
+    if neg["code"] == 0:  # a warning never rejects
+        ref.validate(inputs, attrs, neg["product"], out_dtypes, out_shapes=shapes, out_formats=formats)
         return
     try:
-        ref.validate(inputs, attrs, neg["product"], out_dtypes, out_shapes=shapes)
+        ref.validate(inputs, attrs, neg["product"], out_dtypes, out_shapes=shapes, out_formats=formats)
     except OpError as err:
         got = (err.code, err.param, err.message.rsplit("[", 1)[-1].rstrip("]"))
         assert got == (neg["code"], neg["param"], neg["check"]), f"expected {neg['check']}, got {got}: {err}"
@@ -447,7 +448,8 @@ class CheckCore:
             raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr[:4000]}")
         return cls(exe, fields, outputs, size_fns)
 
-    def encode(self, inputs: dict, attrs: dict, out_dtypes: dict, out_shapes: dict | None = None) -> str:
+    def encode(self, inputs: dict, attrs: dict, out_dtypes: dict, out_shapes: dict | None = None,
+               out_formats: dict | None = None) -> str:
         tokens = []
         for kind, name, typ in self.fields:
             if kind == "input":
@@ -457,8 +459,10 @@ class CheckCore:
             elif kind == "output":
                 d = out_dtypes.get(name)
                 shape = (out_shapes or {}).get(name)
+                fmt = (out_formats or {}).get(name, "ND")
                 tokens.append(("-" if d is None else str(DTYPES[d].ge_value))
-                              + ("" if shape is None else ":" + ",".join(str(x) for x in shape)))
+                              + ("" if shape is None else ":" + ",".join(str(x) for x in shape))
+                              + ("" if fmt == "ND" else f"@{FORMAT_VALUES[fmt]}"))
             else:
                 tokens.append(_encode_value(attrs[name], typ))
         return " ".join(tokens)
@@ -527,7 +531,7 @@ def _line(ref, core: CheckCore, case: dict, metas: dict, rank) -> str:
     full = dict(ref.reference.normalize_attrs(ref.INFO, {k: v for k, v in attrs.items() if k in ref.ATTRS}))
     for k, v in ref.ENV.items():
         full[k] = attrs.get(k, v)
-    return core.encode(metas, full, out_dtypes, case.get("out_shapes"))
+    return core.encode(metas, full, out_dtypes, case.get("out_shapes"), case.get("out_formats"))
 
 
 def op_api_outcome(ref, case: dict, inputs: dict, rank=None) -> tuple[int, str]:
@@ -536,7 +540,7 @@ def op_api_outcome(ref, case: dict, inputs: dict, rank=None) -> tuple[int, str]:
     attrs, out_dtypes = call_args(ref, case, rank)
     try:
         ref.validate(inputs, attrs, case["product"], out_dtypes, stage="op_api",
-                     out_shapes=case.get("out_shapes") or None)
+                     out_shapes=case.get("out_shapes") or None, out_formats=case.get("out_formats") or None)
     except OpError as err:
         return err.code, err.message.rsplit("[", 1)[-1].rstrip("]")
     return 0, ""

@@ -173,7 +173,8 @@ def _negative(space: Space, n: Negative) -> dict:
     return dict(id=n.id, product=space.soc, check=n.check.id, branch=n.branch, code=n.check.code,
                 param=n.check.param, change=n.change, data_check=n.data_check, attrs=_attrs(space, case),
                 env=_env(space, case), inputs=inputs, out_dtypes=_outs(case), data=data,
-                out_shapes={t: tuple(r[1]) for t, r in case.of_kind("oshape").items() if r is not None})
+                out_shapes={t: tuple(r[1]) for t, r in case.of_kind("oshape").items() if r is not None},
+                out_formats={t: f for t, f in case.of_kind("oformat").items() if f not in (None, "ND")})
 
 
 def _tolerances(space: Space) -> dict:

@@ -145,7 +145,7 @@ struct TensorDesc {
   bool present = false;         // inputs: not null; outputs: the caller fixed the dtype
   bool shaped = false;          // outputs: dims holds the buffer's shape (tiling and aclnn always know it)
   int32_t dtype = 0;            // ge::DataType value
-  int32_t format = 2;           // inputs: the primary ge::Format value (FORMAT_ND = 2), read by format()
+  int32_t format = 2;           // the primary ge::Format value (FORMAT_ND = 2), read by format()
   std::vector<int64_t> dims;    // inputs; outputs when shaped
 };
 
@@ -539,6 +539,12 @@ class Eval {
     return out;
   }
   int64_t OutDim(const TensorDesc& t, int64_t i) { return Dim(OutDesc(t), i); }
+  // An output's desc for format(): its format is always known (TensorDesc.format, ND unless set).
+  static TensorDesc OutFormatDesc(const TensorDesc& t) {
+    TensorDesc out = t;
+    out.present = true;
+    return out;
+  }
   int64_t Rank(const TensorDesc& t) { return t.present ? static_cast<int64_t>(t.dims.size()) : Undefined<int64_t>(); }
   int64_t Dim(const TensorDesc& t, int64_t i) {
     if (!t.present || i < 0 || i >= static_cast<int64_t>(t.dims.size())) {
@@ -956,6 +962,13 @@ class Ascend910b : public Eval {
       Reset();
       return Reject(kCodeTiling, "format.performanceInfoOptional", "performanceInfoOptional", "one of ND",
                     Shown(ShowStr(FormatOf(p.performanceInfoOptional))));
+    }
+    // [format.xOut] format(xOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.xOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.xOut", "xOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.xOut)))));
     }
     // [shape.expandX] rank(expandX) == 2 and dim(expandX, 0) >= A
     Reset();
@@ -1402,13 +1415,6 @@ class Ascend910b : public Eval {
       return Reject(kCodeTiling, "ascend910b.copyExpertNum", "copyExpertNum", "0 when commAlg is hierarchy",
                     Shown(ShowInt(p.copyExpertNum)));
     }
-    // [ascend910b.performanceInfoOptional] when commAlg == "hierarchy": not present(performanceInfoOptional)
-    Reset();
-    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(!Present(p.performanceInfoOptional))) {
-      Reset();
-      return Reject(kCodeTiling, "ascend910b.performanceInfoOptional", "performanceInfoOptional", "null when commAlg is hierarchy",
-                    Shown(ShowTensor(p.performanceInfoOptional)));
-    }
     // [ascend910b.expandScalesOptional] when commAlg == "hierarchy": present(expandScalesOptional)
     Reset();
     if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(Present(p.expandScalesOptional))) {
@@ -1603,13 +1609,6 @@ class Ascend910_93 : public Eval {
       Reset();
       return Reject(kCodeTiling, "unsupported.elasticInfoOptional", "elasticInfoOptional", "null (it is not supported on Atlas A3 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A3 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowTensor(p.elasticInfoOptional)));
-    }
-    // [unsupported.performanceInfoOptional] not present(performanceInfoOptional)
-    Reset();
-    if (all && Fails(!Present(p.performanceInfoOptional))) {
-      Reset();
-      return Reject(kCodeTiling, "unsupported.performanceInfoOptional", "performanceInfoOptional", "null (it is not supported on Atlas A3 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A3 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
-                    Shown(ShowTensor(p.performanceInfoOptional)));
     }
     // [unsupported.activationScaleOptional] not present(activationScaleOptional)
     Reset();
@@ -1876,6 +1875,13 @@ class Ascend910_93 : public Eval {
       Reset();
       return Reject(kCodeTiling, "format.performanceInfoOptional", "performanceInfoOptional", "one of ND",
                     Shown(ShowStr(FormatOf(p.performanceInfoOptional))));
+    }
+    // [format.xOut] format(xOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.xOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.xOut", "xOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.xOut)))));
     }
     // [shape.expandX] rank(expandX) == 2 and dim(expandX, 0) >= A
     Reset();
@@ -2364,6 +2370,13 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeTiling, "ascend910_93.expandScalesOptional", "expandScalesOptional", "an (A,) tensor when commAlg is hierarchy",
                     Shown(ShowTensor(p.expandScalesOptional)));
     }
+    // [ascend910_93.performanceInfoOptional] when commAlg == "hierarchy": not present(performanceInfoOptional)
+    Reset();
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(!Present(p.performanceInfoOptional))) {
+      Reset();
+      return Reject(kCodeTiling, "ascend910_93.performanceInfoOptional", "performanceInfoOptional", "null when commAlg is hierarchy",
+                    Shown(ShowTensor(p.performanceInfoOptional)));
+    }
     // [ascend910_93.expandScalesOptional.2] when commAlg != "hierarchy": not present(expandScalesOptional)
     Reset();
     if (all && Applies(p.commAlg != "hierarchy"sv) && Fails(!Present(p.expandScalesOptional))) {
@@ -2378,11 +2391,18 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeTiling, "buffer.window_min", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
-    // [buffer.window] HCCL_BUFFSIZE * MB >= 2 * (localMoeExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBS * Align512(2 * H))
+    // [buffer.window] when commAlg != "hierarchy": HCCL_BUFFSIZE * MB >= 2 * (localMoeExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBS * Align512(2 * H))
     Reset();
-    if (all && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, Add(Mul(Mul(Mul(let_localMoeExpertNum(), let_maxBS()), p.epWorldSize), Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32), 44), 512), 1), 512), 512)), Mul(Mul(Add(dim_K(), p.sharedExpertNum), let_maxBS()), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)))))) {
+    if (all && Applies(p.commAlg != "hierarchy"sv) && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, Add(Mul(Mul(Mul(let_localMoeExpertNum(), let_maxBS()), p.epWorldSize), Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32), 44), 512), 1), 512), 512)), Mul(Mul(Add(dim_K(), p.sharedExpertNum), let_maxBS()), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)))))) {
       Reset();
       return Reject(kCodeTiling, "buffer.window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (localExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBS * Align512(2 * H))",
+                    Shown(ShowInt(p.HCCL_BUFFSIZE)));
+    }
+    // [buffer.hierarchy_window] when commAlg == "hierarchy": HCCL_BUFFSIZE * MB >= moeExpertNum * maxBS * (H * 2 + 3 * (K + 7) // 8 * 8 * 4 + 64) + 404 * MB
+    Reset();
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Add(Mul(Mul(p.moeExpertNum, let_maxBS()), Add(Add(Mul(dim_H(), 2), Mul(Mul(FloorDiv(Mul(3, Add(dim_K(), 7)), 8), 8), 4)), 64)), Mul(404, kMB)))) {
+      Reset();
+      return Reject(kCodeTiling, "buffer.hierarchy_window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= moeExpertNum * maxBS * (H * 2 + (3 * (K + 7) / 8 * 8) * 4 + 64) + 404MB when commAlg is hierarchy",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
     // [window.ep] win_need <= win_half
@@ -2554,13 +2574,6 @@ class Ascend950 : public Eval {
       Reset();
       return Reject(kCodeTiling, "unsupported.elasticInfoOptional", "elasticInfoOptional", "null (it is not supported on Ascend 950DT)",
                     Shown(ShowTensor(p.elasticInfoOptional)));
-    }
-    // [unsupported.performanceInfoOptional] not present(performanceInfoOptional)
-    Reset();
-    if (all && Fails(!Present(p.performanceInfoOptional))) {
-      Reset();
-      return Reject(kCodeTiling, "unsupported.performanceInfoOptional", "performanceInfoOptional", "null (it is not supported on Ascend 950DT)",
-                    Shown(ShowTensor(p.performanceInfoOptional)));
     }
     // [unsupported.activationScaleOptional] not present(activationScaleOptional)
     Reset();
@@ -2834,6 +2847,13 @@ class Ascend950 : public Eval {
       Reset();
       return Reject(kCodeTiling, "format.performanceInfoOptional", "performanceInfoOptional", "one of ND",
                     Shown(ShowStr(FormatOf(p.performanceInfoOptional))));
+    }
+    // [format.xOut] format(xOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.xOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.xOut", "xOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.xOut)))));
     }
     // [shape.expandX] rank(expandX) == 2 and dim(expandX, 0) >= A
     Reset();
@@ -3329,6 +3349,13 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "ascend910_93.expandScalesOptional", "expandScalesOptional", "an (A,) tensor when commAlg is hierarchy",
                     Shown(ShowTensor(p.expandScalesOptional)));
     }
+    // [ascend910_93.performanceInfoOptional] when commAlg == "hierarchy": not present(performanceInfoOptional)
+    Reset();
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(!Present(p.performanceInfoOptional))) {
+      Reset();
+      return Reject(kCodeTiling, "ascend910_93.performanceInfoOptional", "performanceInfoOptional", "null when commAlg is hierarchy",
+                    Shown(ShowTensor(p.performanceInfoOptional)));
+    }
     // [ascend910_93.expandScalesOptional.2] when commAlg != "hierarchy": not present(expandScalesOptional)
     Reset();
     if (all && Applies(p.commAlg != "hierarchy"sv) && Fails(!Present(p.expandScalesOptional))) {
@@ -3350,11 +3377,18 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "buffer.window_min", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
-    // [buffer.window] HCCL_BUFFSIZE * MB >= 2 * (localMoeExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBS * Align512(2 * H))
+    // [buffer.window] when commAlg != "hierarchy": HCCL_BUFFSIZE * MB >= 2 * (localMoeExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBS * Align512(2 * H))
     Reset();
-    if (all && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, Add(Mul(Mul(Mul(let_localMoeExpertNum(), let_maxBS()), p.epWorldSize), Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32), 44), 512), 1), 512), 512)), Mul(Mul(Add(dim_K(), p.sharedExpertNum), let_maxBS()), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)))))) {
+    if (all && Applies(p.commAlg != "hierarchy"sv) && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, Add(Mul(Mul(Mul(let_localMoeExpertNum(), let_maxBS()), p.epWorldSize), Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32), 44), 512), 1), 512), 512)), Mul(Mul(Add(dim_K(), p.sharedExpertNum), let_maxBS()), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)))))) {
       Reset();
       return Reject(kCodeTiling, "buffer.window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (localExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBS * Align512(2 * H))",
+                    Shown(ShowInt(p.HCCL_BUFFSIZE)));
+    }
+    // [buffer.hierarchy_window] when commAlg == "hierarchy": HCCL_BUFFSIZE * MB >= moeExpertNum * maxBS * (H * 2 + 3 * (K + 7) // 8 * 8 * 4 + 64) + 404 * MB
+    Reset();
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Add(Mul(Mul(p.moeExpertNum, let_maxBS()), Add(Add(Mul(dim_H(), 2), Mul(Mul(FloorDiv(Mul(3, Add(dim_K(), 7)), 8), 8), 4)), 64)), Mul(404, kMB)))) {
+      Reset();
+      return Reject(kCodeTiling, "buffer.hierarchy_window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= moeExpertNum * maxBS * (H * 2 + (3 * (K + 7) / 8 * 8) * 4 + 64) + 404MB when commAlg is hierarchy",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
     // [window.ep] win_need <= win_half

@@ -145,7 +145,7 @@ struct TensorDesc {
   bool present = false;         // inputs: not null; outputs: the caller fixed the dtype
   bool shaped = false;          // outputs: dims holds the buffer's shape (tiling and aclnn always know it)
   int32_t dtype = 0;            // ge::DataType value
-  int32_t format = 2;           // inputs: the primary ge::Format value (FORMAT_ND = 2), read by format()
+  int32_t format = 2;           // the primary ge::Format value (FORMAT_ND = 2), read by format()
   std::vector<int64_t> dims;    // inputs; outputs when shaped
 };
 
@@ -546,6 +546,12 @@ class Eval {
     return out;
   }
   int64_t OutDim(const TensorDesc& t, int64_t i) { return Dim(OutDesc(t), i); }
+  // An output's desc for format(): its format is always known (TensorDesc.format, ND unless set).
+  static TensorDesc OutFormatDesc(const TensorDesc& t) {
+    TensorDesc out = t;
+    out.present = true;
+    return out;
+  }
   int64_t Rank(const TensorDesc& t) { return t.present ? static_cast<int64_t>(t.dims.size()) : Undefined<int64_t>(); }
   int64_t Dim(const TensorDesc& t, int64_t i) {
     if (!t.present || i < 0 || i >= static_cast<int64_t>(t.dims.size())) {
@@ -817,6 +823,55 @@ class Ascend910b : public Eval {
       return Reject(kCodeTiling, "format.performanceInfoOptional", "performanceInfoOptional", "one of ND",
                     Shown(ShowStr(FormatOf(p.performanceInfoOptional))));
     }
+    // [format.expandXOut] format(expandXOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.expandXOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expandXOut", "expandXOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.expandXOut)))));
+    }
+    // [format.dynamicScalesOut] format(dynamicScalesOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.dynamicScalesOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.dynamicScalesOut", "dynamicScalesOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.dynamicScalesOut)))));
+    }
+    // [format.assistInfoForCombineOut] format(assistInfoForCombineOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.assistInfoForCombineOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.assistInfoForCombineOut", "assistInfoForCombineOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.assistInfoForCombineOut)))));
+    }
+    // [format.expertTokenNumsOut] format(expertTokenNumsOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.expertTokenNumsOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expertTokenNumsOut", "expertTokenNumsOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.expertTokenNumsOut)))));
+    }
+    // [format.epRecvCountsOut] format(epRecvCountsOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.epRecvCountsOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.epRecvCountsOut", "epRecvCountsOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.epRecvCountsOut)))));
+    }
+    // [format.tpRecvCountsOut] format(tpRecvCountsOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.tpRecvCountsOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.tpRecvCountsOut", "tpRecvCountsOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.tpRecvCountsOut)))));
+    }
+    // [format.expandScalesOut] format(expandScalesOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.expandScalesOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expandScalesOut", "expandScalesOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.expandScalesOut)))));
+    }
     // [shape.x] rank(x) == 2
     Reset();
     if (all && Fails(Rank(p.x) == 2)) {
@@ -924,15 +979,15 @@ class Ascend910b : public Eval {
       return Reject(kCodeTiling, "shape.epRecvCountsOut", "epRecvCountsOut",
                     undefined_ ? std::string("shape (moeExpertNum + 2 * globalBSReal * K * serverNum,)") : concrete, shown);
     }
-    // [shape.tpRecvCountsOut] when shaped(tpRecvCountsOut): rank(tpRecvCountsOut) == 1 and dim(tpRecvCountsOut, 0) == tpWorldSize
+    // [shape.tpRecvCountsOut] when shaped(tpRecvCountsOut): rank(tpRecvCountsOut) == 1 and dim(tpRecvCountsOut, 0) >= tpWorldSize
     Reset();
-    if (all && Applies(p.tpRecvCountsOut.shaped) && Fails((Rank(OutDesc(p.tpRecvCountsOut)) == 1) && (OutDim(p.tpRecvCountsOut, 0) == p.tpWorldSize))) {
+    if (all && Applies(p.tpRecvCountsOut.shaped) && Fails((Rank(OutDesc(p.tpRecvCountsOut)) == 1) && (OutDim(p.tpRecvCountsOut, 0) >= p.tpWorldSize))) {
       Reset();
       const std::string shown = Shown(ShowShape(Shape(OutDesc(p.tpRecvCountsOut))));
       Reset();
-      const std::string concrete = (std::string() + "shape (" + ShowInt(p.tpWorldSize) + ",) = (tpWorldSize,) with tpWorldSize=" + ShowInt(p.tpWorldSize));
+      const std::string concrete = (std::string() + "shape (>= " + ShowInt(p.tpWorldSize) + ",) = (>= tpWorldSize,) with tpWorldSize=" + ShowInt(p.tpWorldSize));
       return Reject(kCodeTiling, "shape.tpRecvCountsOut", "tpRecvCountsOut",
-                    undefined_ ? std::string("shape (tpWorldSize,)") : concrete, shown);
+                    undefined_ ? std::string("shape (>= tpWorldSize,)") : concrete, shown);
     }
     // [shape.expandScalesOut] when shaped(expandScalesOut): rank(expandScalesOut) == 1 and dim(expandScalesOut, 0) == A
     Reset();
@@ -1248,7 +1303,7 @@ class Ascend910b : public Eval {
     out->assistInfoForCombineOut = Dims{Mul(let_A(), 128)};  // (>= A * 128,)
     out->expertTokenNumsOut = Dims{let_localExpertNum()};  // (localExpertNum,)
     out->epRecvCountsOut = Dims{Add(p.moeExpertNum, Mul(Mul(Mul(2, let_globalBSReal()), dim_K()), let_serverNum()))};  // (moeExpertNum + 2 * globalBSReal * K * serverNum,)
-    out->tpRecvCountsOut = Dims{p.tpWorldSize};  // (tpWorldSize,)
+    out->tpRecvCountsOut = Dims{p.tpWorldSize};  // (>= tpWorldSize,)
     out->expandScalesOut = Dims{let_A()};  // (A,)
     return !undefined_;
   }
@@ -1619,6 +1674,55 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeTiling, "format.performanceInfoOptional", "performanceInfoOptional", "one of ND",
                     Shown(ShowStr(FormatOf(p.performanceInfoOptional))));
     }
+    // [format.expandXOut] format(expandXOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.expandXOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expandXOut", "expandXOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.expandXOut)))));
+    }
+    // [format.dynamicScalesOut] format(dynamicScalesOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.dynamicScalesOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.dynamicScalesOut", "dynamicScalesOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.dynamicScalesOut)))));
+    }
+    // [format.assistInfoForCombineOut] format(assistInfoForCombineOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.assistInfoForCombineOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.assistInfoForCombineOut", "assistInfoForCombineOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.assistInfoForCombineOut)))));
+    }
+    // [format.expertTokenNumsOut] format(expertTokenNumsOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.expertTokenNumsOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expertTokenNumsOut", "expertTokenNumsOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.expertTokenNumsOut)))));
+    }
+    // [format.epRecvCountsOut] format(epRecvCountsOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.epRecvCountsOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.epRecvCountsOut", "epRecvCountsOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.epRecvCountsOut)))));
+    }
+    // [format.tpRecvCountsOut] format(tpRecvCountsOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.tpRecvCountsOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.tpRecvCountsOut", "tpRecvCountsOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.tpRecvCountsOut)))));
+    }
+    // [format.expandScalesOut] format(expandScalesOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.expandScalesOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expandScalesOut", "expandScalesOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.expandScalesOut)))));
+    }
     // [shape.x] rank(x) == 2
     Reset();
     if (all && Fails(Rank(p.x) == 2)) {
@@ -1726,15 +1830,15 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeTiling, "shape.epRecvCountsOut", "epRecvCountsOut",
                     undefined_ ? std::string("shape (>= epWorldSize * localExpertNum,)") : concrete, shown);
     }
-    // [shape.tpRecvCountsOut] when shaped(tpRecvCountsOut): rank(tpRecvCountsOut) == 1 and dim(tpRecvCountsOut, 0) == tpWorldSize
+    // [shape.tpRecvCountsOut] when shaped(tpRecvCountsOut): rank(tpRecvCountsOut) == 1 and dim(tpRecvCountsOut, 0) >= tpWorldSize
     Reset();
-    if (all && Applies(p.tpRecvCountsOut.shaped) && Fails((Rank(OutDesc(p.tpRecvCountsOut)) == 1) && (OutDim(p.tpRecvCountsOut, 0) == p.tpWorldSize))) {
+    if (all && Applies(p.tpRecvCountsOut.shaped) && Fails((Rank(OutDesc(p.tpRecvCountsOut)) == 1) && (OutDim(p.tpRecvCountsOut, 0) >= p.tpWorldSize))) {
       Reset();
       const std::string shown = Shown(ShowShape(Shape(OutDesc(p.tpRecvCountsOut))));
       Reset();
-      const std::string concrete = (std::string() + "shape (" + ShowInt(p.tpWorldSize) + ",) = (tpWorldSize,) with tpWorldSize=" + ShowInt(p.tpWorldSize));
+      const std::string concrete = (std::string() + "shape (>= " + ShowInt(p.tpWorldSize) + ",) = (>= tpWorldSize,) with tpWorldSize=" + ShowInt(p.tpWorldSize));
       return Reject(kCodeTiling, "shape.tpRecvCountsOut", "tpRecvCountsOut",
-                    undefined_ ? std::string("shape (tpWorldSize,)") : concrete, shown);
+                    undefined_ ? std::string("shape (>= tpWorldSize,)") : concrete, shown);
     }
     // [shape.expandScalesOut] when shaped(expandScalesOut): rank(expandScalesOut) == 1 and dim(expandScalesOut, 0) == A
     Reset();
@@ -2071,7 +2175,7 @@ class Ascend910_93 : public Eval {
     out->assistInfoForCombineOut = Dims{Mul(let_A(), 128)};  // (>= A * 128,)
     out->expertTokenNumsOut = Dims{let_localExpertNum()};  // (localExpertNum,)
     out->epRecvCountsOut = Dims{Mul(p.epWorldSize, let_localExpertNum())};  // (>= epWorldSize * localExpertNum,)
-    out->tpRecvCountsOut = Dims{p.tpWorldSize};  // (tpWorldSize,)
+    out->tpRecvCountsOut = Dims{p.tpWorldSize};  // (>= tpWorldSize,)
     out->expandScalesOut = Dims{let_A()};  // (A,)
     return !undefined_;
   }
@@ -2438,6 +2542,55 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "format.performanceInfoOptional", "performanceInfoOptional", "one of ND",
                     Shown(ShowStr(FormatOf(p.performanceInfoOptional))));
     }
+    // [format.expandXOut] format(expandXOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.expandXOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expandXOut", "expandXOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.expandXOut)))));
+    }
+    // [format.dynamicScalesOut] format(dynamicScalesOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.dynamicScalesOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.dynamicScalesOut", "dynamicScalesOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.dynamicScalesOut)))));
+    }
+    // [format.assistInfoForCombineOut] format(assistInfoForCombineOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.assistInfoForCombineOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.assistInfoForCombineOut", "assistInfoForCombineOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.assistInfoForCombineOut)))));
+    }
+    // [format.expertTokenNumsOut] format(expertTokenNumsOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.expertTokenNumsOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expertTokenNumsOut", "expertTokenNumsOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.expertTokenNumsOut)))));
+    }
+    // [format.epRecvCountsOut] format(epRecvCountsOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.epRecvCountsOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.epRecvCountsOut", "epRecvCountsOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.epRecvCountsOut)))));
+    }
+    // [format.tpRecvCountsOut] format(tpRecvCountsOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.tpRecvCountsOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.tpRecvCountsOut", "tpRecvCountsOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.tpRecvCountsOut)))));
+    }
+    // [format.expandScalesOut] format(expandScalesOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.expandScalesOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expandScalesOut", "expandScalesOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.expandScalesOut)))));
+    }
     // [shape.x] rank(x) == 2
     Reset();
     if (all && Fails(Rank(p.x) == 2)) {
@@ -2545,15 +2698,15 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "shape.epRecvCountsOut", "epRecvCountsOut",
                     undefined_ ? std::string("shape (>= epWorldSize * localExpertNum,)") : concrete, shown);
     }
-    // [shape.tpRecvCountsOut] when shaped(tpRecvCountsOut): rank(tpRecvCountsOut) == 1 and dim(tpRecvCountsOut, 0) == tpWorldSize
+    // [shape.tpRecvCountsOut] when shaped(tpRecvCountsOut): rank(tpRecvCountsOut) == 1 and dim(tpRecvCountsOut, 0) >= tpWorldSize
     Reset();
-    if (all && Applies(p.tpRecvCountsOut.shaped) && Fails((Rank(OutDesc(p.tpRecvCountsOut)) == 1) && (OutDim(p.tpRecvCountsOut, 0) == p.tpWorldSize))) {
+    if (all && Applies(p.tpRecvCountsOut.shaped) && Fails((Rank(OutDesc(p.tpRecvCountsOut)) == 1) && (OutDim(p.tpRecvCountsOut, 0) >= p.tpWorldSize))) {
       Reset();
       const std::string shown = Shown(ShowShape(Shape(OutDesc(p.tpRecvCountsOut))));
       Reset();
-      const std::string concrete = (std::string() + "shape (" + ShowInt(p.tpWorldSize) + ",) = (tpWorldSize,) with tpWorldSize=" + ShowInt(p.tpWorldSize));
+      const std::string concrete = (std::string() + "shape (>= " + ShowInt(p.tpWorldSize) + ",) = (>= tpWorldSize,) with tpWorldSize=" + ShowInt(p.tpWorldSize));
       return Reject(kCodeTiling, "shape.tpRecvCountsOut", "tpRecvCountsOut",
-                    undefined_ ? std::string("shape (tpWorldSize,)") : concrete, shown);
+                    undefined_ ? std::string("shape (>= tpWorldSize,)") : concrete, shown);
     }
     // [shape.expandScalesOut] when shaped(expandScalesOut): rank(expandScalesOut) == 1 and dim(expandScalesOut, 0) == A
     Reset();
@@ -3009,7 +3162,7 @@ class Ascend950 : public Eval {
     out->assistInfoForCombineOut = Dims{Mul(let_A(), 128)};  // (>= A * 128,)
     out->expertTokenNumsOut = Dims{let_localExpertNum()};  // (localExpertNum,)
     out->epRecvCountsOut = Dims{Mul(p.epWorldSize, let_localExpertNum())};  // (>= epWorldSize * localExpertNum,)
-    out->tpRecvCountsOut = Dims{p.tpWorldSize};  // (tpWorldSize,)
+    out->tpRecvCountsOut = Dims{p.tpWorldSize};  // (>= tpWorldSize,)
     out->expandScalesOut = Dims{let_A()};  // (A,)
     return !undefined_;
   }

@@ -574,7 +574,7 @@ def test_a_narrower_mark_is_a_docs_change():
     got = [(c.group, c.kind, c.subject, c.products, c.new) for c in diff_ops(old, new).changes]
     assert got == [(DOCS, "narrower.added", "check op.h_current", ("ascend950",), "H in [1024, 8192]")]
     assert [c.zh for c in diff_ops(old, new).changes] == [
-        "文档范围窄于算子实现：检查op.h_current，算子实现接受H in [1024, 8192]。"]
+        "x的文档范围窄于算子实现，算子实现接受H in [1024, 8192]"]  # the parameter, not the check id
     assert [(c.group, c.kind) for c in diff_ops(new, old).changes] == [(DOCS, "narrower.removed")]
     edited = load_src(src.replace(mark, mark.replace('"H in [1024, 8192]"', '"H in [512, 8192]"')), "edited.spec")[0]
     assert [(c.group, c.kind, c.old, c.new) for c in diff_ops(new, edited).changes] == [

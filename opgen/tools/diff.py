@@ -966,7 +966,9 @@ class _Differ:
                 # no zh sentence: the Chinese change list is the documents' (render_md shows only changes with one)
                 out.append(Change(DOCS, kind, f"check {cid}", text, p.soc, a, b))
             # where the documents are narrower than the real op (the checks stay; the docs show the op's range)
-            out += _narrower_changes(o, p)
+            params = {c.id: c.param for view in (self.old.views.get(o.soc), self.new.views.get(p.soc)) if view
+                      for c in view.checks}
+            out += _narrower_changes(o, p, params)
         return out
 
     def run(self) -> Diff:
@@ -974,8 +976,9 @@ class _Differ:
         return Diff(self.old, self.new, tuple(changes), self.replaces)
 
 
-def _narrower_changes(old: Product, new: Product) -> list[Change]:
-    """``narrower`` marks added, removed or changed on one product: docs only (the checks do not change)."""
+def _narrower_changes(old: Product, new: Product, params: dict[str, str]) -> list[Change]:
+    """``narrower`` marks added, removed or changed on one product: docs only (the checks do not change). The
+    Chinese line names the check's parameter, as the documents would, not its internal id."""
     was = {m.check: (m.accepts, m.source) for m in old.narrower}
     now = {m.check: (m.accepts, m.source) for m in new.narrower}
     out = []
@@ -987,8 +990,9 @@ def _narrower_changes(old: Product, new: Product) -> list[Change]:
         text = (f"check {cid}: documented narrower than the op, which accepts {b[0]} (code: {b[1]})" if a is None else
                 f"check {cid}: no longer marked narrower than the op" if b is None else
                 f"check {cid}: the op accepts {a[0]} (code: {a[1]}) -> {b[0]} (code: {b[1]})")
-        zh = (f"文档范围窄于算子实现：检查{cid}，算子实现接受{b[0]}。" if b is not None else
-              f"删除检查{cid}的“文档范围窄于算子实现”说明。")
+        param = params.get(cid, cid)
+        zh = (f"{param}的文档范围窄于算子实现，算子实现接受{b[0]}" if b is not None else
+              f"删除{param}的“文档范围窄于算子实现”说明")
         out.append(Change(DOCS, kind, f"check {cid}", text, new.soc, a and a[0], b and b[0], zh=zh))
     return out
 

@@ -130,7 +130,9 @@ def _hierarchy(e: int, bs: int, h: int, k: int, w: int = 16) -> tuple[dict, dict
     local = e // w
     a = bs * w * min(local, k)
     inputs = {"expandX": ("BFLOAT16", (a, h)), "expertIds": ("INT32", (bs, k)),
-              "assistInfoForCombine": ("INT32", (a * 128,)), "epSendCounts": ("INT32", (w * local,)),
+              "assistInfoForCombine": ("INT32", (a * 128,)),
+              # the layered meta area after the counts (CheckSendCountTensorShape, isLayered; its k is a bool: 1)
+              "epSendCounts": ("INT32", (w * local + bs * w * 2 * w // 8,)),
               "expertScales": ("FLOAT32", (bs, k)), "expandScalesOptional": ("FLOAT32", (a,))}
     return inputs, {"groupEp": "ep", "epWorldSize": w, "epRankId": 0, "moeExpertNum": e, "commAlg": "hierarchy"}
 

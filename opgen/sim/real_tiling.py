@@ -20,7 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from opgen.core.dtypes import DTYPES, FORMAT_VALUES
@@ -292,6 +292,12 @@ class RealTilingResult:
     tilings: dict               # rank -> jobs.Tiling (ok ranks: key, block dim, workspace)
     data: dict                  # rank -> the TilingData bytes (status ok)
     faults: list                # what the twin could not model
+    aicpu_blocks: dict = field(default_factory=dict)  # rank -> the context's AI CPU block count (status ok)
+    logs: dict = field(default_factory=dict)          # rank -> what an accepting tiling logged (status ok)
+
+    def errors_logged(self, rank: int) -> list[str]:
+        """The ERROR lines an accepted rank's tiling logged: a check that reported a failure the call did not take."""
+        return [line for line in self.logs.get(rank, "").splitlines() if line.startswith("[ERROR]")]
 
 
 def write_call_job(ref, product: str, attrs: dict, inputs: dict, outputs: dict, job_dir: Path) -> None:
@@ -317,9 +323,10 @@ def write_call_job(ref, product: str, attrs: dict, inputs: dict, outputs: dict, 
     (job_dir / "job.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def tile(exe: Path, ref, case: dict, world, job_dir: Path) -> RealTilingResult:
-    """Every rank of one world tiled by the real tiling ``exe`` (``build_tiling``), through the job protocol."""
-    jobs.write_job(ref, case, world, job_dir)
+def tile(exe: Path, ref, case: dict, world, job_dir: Path, *, aiv: int = jobs.DEFAULT_AIV) -> RealTilingResult:
+    """Every rank of one world tiled by the real tiling ``exe`` (``build_tiling``), through the job protocol, on a
+    platform of ``aiv`` vector cores."""
+    jobs.write_job(ref, case, world, job_dir, aiv=aiv)
     return run_tiling(exe, job_dir)
 
 
@@ -332,9 +339,13 @@ def run_tiling(exe: Path, job_dir: Path) -> RealTilingResult:
         raise jobs.TwinError(f"the tiling runner failed ({proc.returncode}) on {job_dir}:\n{proc.stderr[-4000:]}")
     text = result_file.read_text(encoding="utf-8")
     parsed = jobs.parse_result(text)
-    data = {}
+    data, aicpu, logs = {}, {}, {}
     for line in text.splitlines():
         tok = line.split()
         if len(tok) == 3 and tok[0] == "tiling_data":
             data[int(tok[1])] = b"" if tok[2] == "_" else bytes.fromhex(tok[2])
-    return RealTilingResult(parsed.status, parsed.tilings, data, parsed.faults)
+        elif len(tok) == 4 and tok[0] == "tiling_context":
+            aicpu[int(tok[1])] = int(tok[2])
+        elif len(tok) == 3 and tok[0] == "tiling_log":
+            logs[int(tok[1])] = bytes.fromhex(tok[2]).decode("utf-8", "replace")
+    return RealTilingResult(parsed.status, parsed.tilings, data, parsed.faults, aicpu, logs)

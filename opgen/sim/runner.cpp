@@ -449,11 +449,18 @@ int Run(const std::string& dir)
         return 2;
     }
 #ifdef OPGEN_SIM_TILING_ONLY
-    // a tiling-only runner (no kernel unit): every rank's tiling data, then done
+    // a tiling-only runner (no kernel unit): every rank's tiling data, the context outputs the result line lacks
+    // (AI CPU blocks, schedule mode) and what the tiling logged while accepting (a check that logs an error and
+    // does not fail the call), then done
     for (uint32_t r = 0; r < job.world; ++r) {
         const std::vector<uint8_t>& data = tilings[r].data;
         lines.push_back("tiling_data " + std::to_string(r) + " " +
                         (data.empty() ? std::string("_") : Hex(std::string(data.begin(), data.end()))));
+        lines.push_back("tiling_context " + std::to_string(r) + " " + std::to_string(tilings[r].aicpuBlocks) + " " +
+                        std::to_string(tilings[r].scheduleMode));
+        if (!tilings[r].log.empty()) {
+            lines.push_back("tiling_log " + std::to_string(r) + " " + Hex(tilings[r].log));
+        }
     }
     WriteResult(dir, lines, "ok");
     return 0;

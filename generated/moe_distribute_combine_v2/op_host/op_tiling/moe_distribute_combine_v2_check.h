@@ -683,6 +683,27 @@ class Ascend910b : public Eval {
       return Reject(kCodeNullptr, "null.expertScales", "expertScales", "a non-null tensor",
                     Shown(ShowTensor(p.expertScales)));
     }
+    // [unsupported.constExpertAlpha1Optional] not present(constExpertAlpha1Optional)
+    Reset();
+    if (all && Fails(!Present(p.constExpertAlpha1Optional))) {
+      Reset();
+      return Reject(kCodeTiling, "unsupported.constExpertAlpha1Optional", "constExpertAlpha1Optional", "null (it is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
+                    Shown(ShowTensor(p.constExpertAlpha1Optional)));
+    }
+    // [unsupported.constExpertAlpha2Optional] not present(constExpertAlpha2Optional)
+    Reset();
+    if (all && Fails(!Present(p.constExpertAlpha2Optional))) {
+      Reset();
+      return Reject(kCodeTiling, "unsupported.constExpertAlpha2Optional", "constExpertAlpha2Optional", "null (it is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
+                    Shown(ShowTensor(p.constExpertAlpha2Optional)));
+    }
+    // [unsupported.constExpertVOptional] not present(constExpertVOptional)
+    Reset();
+    if (all && Fails(!Present(p.constExpertVOptional))) {
+      Reset();
+      return Reject(kCodeTiling, "unsupported.constExpertVOptional", "constExpertVOptional", "null (it is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
+                    Shown(ShowTensor(p.constExpertVOptional)));
+    }
     // [unsupported.elasticInfoOptional] not present(elasticInfoOptional)
     Reset();
     if (all && Fails(!Present(p.elasticInfoOptional))) {
@@ -1338,12 +1359,12 @@ class Ascend910b : public Eval {
       return Reject(kCodeTiling, "ascend910b.expandX", "expandX", "H in (0, 10240] and a multiple of 32",
                     Shown(ShowInt(dim_H())));
     }
-    // [ascend910b.commAlg] when commQuantMode == 2: commAlg != "fullmesh"
+    // [ascend910b.commQuantMode] when commQuantMode == 2: commAlg == "hierarchy"
     Reset();
-    if (all && Applies(p.commQuantMode == 2) && Fails(p.commAlg != "fullmesh"sv)) {
+    if (all && Applies(p.commQuantMode == 2) && Fails(p.commAlg == "hierarchy"sv)) {
       Reset();
-      return Reject(kCodeTiling, "ascend910b.commAlg", "commAlg", "\"hierarchy\" (or \"\" resolving to hierarchy) when commQuantMode is 2",
-                    Shown(ShowStr(p.commAlg)));
+      return Reject(kCodeTiling, "ascend910b.commQuantMode", "commQuantMode", "0 unless commAlg is hierarchy (layered)",
+                    Shown(ShowInt(p.commQuantMode)));
     }
     // [ascend910b.epWorldSize] when commAlg != "hierarchy": epWorldSize in {2, 3, 4, 5, 6, 7, 8, 16, 32, 64, 128, 192, 256, 384}
     Reset();
@@ -1422,11 +1443,11 @@ class Ascend910b : public Eval {
       return Reject(kCodeTiling, "ascend910b.expandScalesOptional", "expandScalesOptional", "an (A,) tensor when commAlg is hierarchy",
                     Shown(ShowTensor(p.expandScalesOptional)));
     }
-    // [ascend910b.commAlg.2] commAlg != "hierarchy"
+    // [ascend910b.commAlg] commAlg != "hierarchy"
     Reset();
     if (all && Fails(p.commAlg != "hierarchy"sv)) {
       Reset();
-      return Reject(kCodeTiling, "ascend910b.commAlg.2", "commAlg", "\"\" or \"fullmesh\": the generated kernels do not implement hierarchy",
+      return Reject(kCodeTiling, "ascend910b.commAlg", "commAlg", "\"\" or \"fullmesh\": the generated kernels do not implement hierarchy",
                     Shown(ShowStr(p.commAlg)));
     }
     // [buffer.fullmesh_window] when commAlg != "hierarchy": HCCL_BUFFSIZE * MB >= 2 * (BS * epWorldSize * min(localExpertNum, K) * H * 2 + 2 * MB)
@@ -1910,15 +1931,15 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeTiling, "shape.assistInfoForCombine", "assistInfoForCombine",
                     undefined_ ? std::string("shape (>= A * 128,)") : concrete, shown);
     }
-    // [shape.epSendCounts] rank(epSendCounts) == 1 and dim(epSendCounts, 0) >= epWorldSize * localExpertNum
+    // [shape.epSendCounts] if commAlg == "hierarchy" then rank(epSendCounts) == 1 and dim(epSendCounts, 0) >= epWorldSize * localMoeExpertNum + globalBSReal * 2 * epWorldSize // 8 else rank(epSendCounts) == 1 and dim(epSendCounts, 0) >= epWorldSize * localExpertNum
     Reset();
-    if (all && Fails((Rank(p.epSendCounts) == 1) && (Dim(p.epSendCounts, 0) >= Mul(p.epWorldSize, let_localExpertNum())))) {
+    if (all && Fails((p.commAlg == "hierarchy"sv) ? ((Rank(p.epSendCounts) == 1) && (Dim(p.epSendCounts, 0) >= Add(Mul(p.epWorldSize, let_localMoeExpertNum()), FloorDiv(Mul(Mul(let_globalBSReal(), 2), p.epWorldSize), 8)))) : ((Rank(p.epSendCounts) == 1) && (Dim(p.epSendCounts, 0) >= Mul(p.epWorldSize, let_localExpertNum()))))) {
       Reset();
       const std::string shown = Shown(ShowShape(Shape(p.epSendCounts)));
       Reset();
-      const std::string concrete = (std::string() + "shape (>= " + ShowInt(Mul(p.epWorldSize, let_localExpertNum())) + ",) = (>= epWorldSize * localExpertNum,) with epWorldSize=" + ShowInt(p.epWorldSize) + ", localExpertNum=" + ShowInt(let_localExpertNum()));
+      const std::string concrete = (std::string() + ((p.commAlg == "hierarchy"sv) ? (std::string() + "shape (>= " + ShowInt(Add(Mul(p.epWorldSize, let_localMoeExpertNum()), FloorDiv(Mul(Mul(let_globalBSReal(), 2), p.epWorldSize), 8))) + ",) = (>= epWorldSize * localMoeExpertNum + globalBSReal * 2 * epWorldSize // 8,) with commAlg=" + ShowStr(p.commAlg) + ", epWorldSize=" + ShowInt(p.epWorldSize) + ", localMoeExpertNum=" + ShowInt(let_localMoeExpertNum()) + ", globalBSReal=" + ShowInt(let_globalBSReal())) : (std::string() + "shape (>= " + ShowInt(Mul(p.epWorldSize, let_localExpertNum())) + ",) = (>= epWorldSize * localExpertNum,) with commAlg=" + ShowStr(p.commAlg) + ", epWorldSize=" + ShowInt(p.epWorldSize) + ", localExpertNum=" + ShowInt(let_localExpertNum()))));
       return Reject(kCodeTiling, "shape.epSendCounts", "epSendCounts",
-                    undefined_ ? std::string("shape (>= epWorldSize * localExpertNum,)") : concrete, shown);
+                    undefined_ ? std::string("shape (if commAlg == \"hierarchy\" then (>= epWorldSize * localMoeExpertNum + globalBSReal * 2 * epWorldSize // 8,) else (>= epWorldSize * localExpertNum,))") : concrete, shown);
     }
     // [shape.expertScales] when present(expertScales): rank(expertScales) == 2 and dim(expertScales, 0) == BS and dim(expertScales, 1) == K
     Reset();
@@ -2882,15 +2903,15 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "shape.assistInfoForCombine", "assistInfoForCombine",
                     undefined_ ? std::string("shape (>= A * 128,)") : concrete, shown);
     }
-    // [shape.epSendCounts] rank(epSendCounts) == 1 and dim(epSendCounts, 0) >= epWorldSize * localExpertNum
+    // [shape.epSendCounts] if commAlg == "hierarchy" then rank(epSendCounts) == 1 and dim(epSendCounts, 0) >= epWorldSize * localMoeExpertNum + globalBSReal * 2 * epWorldSize // 8 else rank(epSendCounts) == 1 and dim(epSendCounts, 0) >= epWorldSize * localExpertNum
     Reset();
-    if (all && Fails((Rank(p.epSendCounts) == 1) && (Dim(p.epSendCounts, 0) >= Mul(p.epWorldSize, let_localExpertNum())))) {
+    if (all && Fails((p.commAlg == "hierarchy"sv) ? ((Rank(p.epSendCounts) == 1) && (Dim(p.epSendCounts, 0) >= Add(Mul(p.epWorldSize, let_localMoeExpertNum()), FloorDiv(Mul(Mul(let_globalBSReal(), 2), p.epWorldSize), 8)))) : ((Rank(p.epSendCounts) == 1) && (Dim(p.epSendCounts, 0) >= Mul(p.epWorldSize, let_localExpertNum()))))) {
       Reset();
       const std::string shown = Shown(ShowShape(Shape(p.epSendCounts)));
       Reset();
-      const std::string concrete = (std::string() + "shape (>= " + ShowInt(Mul(p.epWorldSize, let_localExpertNum())) + ",) = (>= epWorldSize * localExpertNum,) with epWorldSize=" + ShowInt(p.epWorldSize) + ", localExpertNum=" + ShowInt(let_localExpertNum()));
+      const std::string concrete = (std::string() + ((p.commAlg == "hierarchy"sv) ? (std::string() + "shape (>= " + ShowInt(Add(Mul(p.epWorldSize, let_localMoeExpertNum()), FloorDiv(Mul(Mul(let_globalBSReal(), 2), p.epWorldSize), 8))) + ",) = (>= epWorldSize * localMoeExpertNum + globalBSReal * 2 * epWorldSize // 8,) with commAlg=" + ShowStr(p.commAlg) + ", epWorldSize=" + ShowInt(p.epWorldSize) + ", localMoeExpertNum=" + ShowInt(let_localMoeExpertNum()) + ", globalBSReal=" + ShowInt(let_globalBSReal())) : (std::string() + "shape (>= " + ShowInt(Mul(p.epWorldSize, let_localExpertNum())) + ",) = (>= epWorldSize * localExpertNum,) with commAlg=" + ShowStr(p.commAlg) + ", epWorldSize=" + ShowInt(p.epWorldSize) + ", localExpertNum=" + ShowInt(let_localExpertNum()))));
       return Reject(kCodeTiling, "shape.epSendCounts", "epSendCounts",
-                    undefined_ ? std::string("shape (>= epWorldSize * localExpertNum,)") : concrete, shown);
+                    undefined_ ? std::string("shape (if commAlg == \"hierarchy\" then (>= epWorldSize * localMoeExpertNum + globalBSReal * 2 * epWorldSize // 8,) else (>= epWorldSize * localExpertNum,))") : concrete, shown);
     }
     // [shape.expertScales] when present(expertScales): rank(expertScales) == 2 and dim(expertScales, 0) == BS and dim(expertScales, 1) == K
     Reset();
@@ -3055,11 +3076,11 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "domain.groupListType", "groupListType", "one of {0}",
                     Shown(ShowInt(p.groupListType)));
     }
-    // [domain.commAlg] commAlg in {"", "fullmesh_v1", "fullmesh_v2"}
+    // [domain.commAlg] commAlg in {""}
     Reset();
-    if (all && Fails(OneOf(p.commAlg, ""sv, "fullmesh_v1"sv, "fullmesh_v2"sv))) {
+    if (all && Fails(OneOf(p.commAlg, ""sv))) {
       Reset();
-      return Reject(kCodeTiling, "domain.commAlg", "commAlg", "one of {\"\", \"fullmesh_v1\", \"fullmesh_v2\"}",
+      return Reject(kCodeTiling, "domain.commAlg", "commAlg", "one of {\"\"}",
                     Shown(ShowStr(p.commAlg)));
     }
     // [domain.zeroExpertNum] zeroExpertNum in [0, MAX_INT32)
@@ -3363,11 +3384,11 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "ascend910_93.expandScalesOptional.2", "expandScalesOptional", "null unless commAlg is hierarchy (reserved)",
                     Shown(ShowTensor(p.expandScalesOptional)));
     }
-    // [ascend950.bs_range] BS in [1, if commAlg == "fullmesh_v2" then 256 else 512]
+    // [ascend950.bs_range] BS in [1, 512]
     Reset();
-    if (all && Fails(InRange<'[', ']'>(dim_BS(), 1, (p.commAlg == "fullmesh_v2"sv) ? 256 : 512))) {
+    if (all && Fails(InRange<'[', ']'>(dim_BS(), 1, 512))) {
       Reset();
-      return Reject(kCodeTiling, "ascend950.bs_range", "expertIds", "BS in (0, 256] for fullmesh_v2, (0, 512] for fullmesh_v1 and \"\"",
+      return Reject(kCodeTiling, "ascend950.bs_range", "expertIds", "BS in (0, 512]",
                     Shown(ShowInt(dim_BS())));
     }
     // [buffer.window_min] HCCL_BUFFSIZE * MB >= 2 * MB

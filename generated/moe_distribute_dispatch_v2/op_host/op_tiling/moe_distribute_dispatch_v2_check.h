@@ -1820,15 +1820,15 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeTiling, "shape.expertTokenNumsOut", "expertTokenNumsOut",
                     undefined_ ? std::string("shape (localExpertNum,)") : concrete, shown);
     }
-    // [shape.epRecvCountsOut] when shaped(epRecvCountsOut): rank(epRecvCountsOut) == 1 and dim(epRecvCountsOut, 0) >= epWorldSize * localExpertNum
+    // [shape.epRecvCountsOut] when shaped(epRecvCountsOut): if commAlg == "hierarchy" then rank(epRecvCountsOut) == 1 and dim(epRecvCountsOut, 0) >= epWorldSize * localMoeExpertNum + globalBSReal * 2 * K * epWorldSize // 8 else rank(epRecvCountsOut) == 1 and dim(epRecvCountsOut, 0) >= epWorldSize * localExpertNum
     Reset();
-    if (all && Applies(p.epRecvCountsOut.shaped) && Fails((Rank(OutDesc(p.epRecvCountsOut)) == 1) && (OutDim(p.epRecvCountsOut, 0) >= Mul(p.epWorldSize, let_localExpertNum())))) {
+    if (all && Applies(p.epRecvCountsOut.shaped) && Fails((p.commAlg == "hierarchy"sv) ? ((Rank(OutDesc(p.epRecvCountsOut)) == 1) && (OutDim(p.epRecvCountsOut, 0) >= Add(Mul(p.epWorldSize, let_localMoeExpertNum()), FloorDiv(Mul(Mul(Mul(let_globalBSReal(), 2), dim_K()), p.epWorldSize), 8)))) : ((Rank(OutDesc(p.epRecvCountsOut)) == 1) && (OutDim(p.epRecvCountsOut, 0) >= Mul(p.epWorldSize, let_localExpertNum()))))) {
       Reset();
       const std::string shown = Shown(ShowShape(Shape(OutDesc(p.epRecvCountsOut))));
       Reset();
-      const std::string concrete = (std::string() + "shape (>= " + ShowInt(Mul(p.epWorldSize, let_localExpertNum())) + ",) = (>= epWorldSize * localExpertNum,) with epWorldSize=" + ShowInt(p.epWorldSize) + ", localExpertNum=" + ShowInt(let_localExpertNum()));
+      const std::string concrete = (std::string() + ((p.commAlg == "hierarchy"sv) ? (std::string() + "shape (>= " + ShowInt(Add(Mul(p.epWorldSize, let_localMoeExpertNum()), FloorDiv(Mul(Mul(Mul(let_globalBSReal(), 2), dim_K()), p.epWorldSize), 8))) + ",) = (>= epWorldSize * localMoeExpertNum + globalBSReal * 2 * K * epWorldSize // 8,) with commAlg=" + ShowStr(p.commAlg) + ", epWorldSize=" + ShowInt(p.epWorldSize) + ", localMoeExpertNum=" + ShowInt(let_localMoeExpertNum()) + ", globalBSReal=" + ShowInt(let_globalBSReal()) + ", K=" + ShowInt(dim_K())) : (std::string() + "shape (>= " + ShowInt(Mul(p.epWorldSize, let_localExpertNum())) + ",) = (>= epWorldSize * localExpertNum,) with commAlg=" + ShowStr(p.commAlg) + ", epWorldSize=" + ShowInt(p.epWorldSize) + ", localExpertNum=" + ShowInt(let_localExpertNum()))));
       return Reject(kCodeTiling, "shape.epRecvCountsOut", "epRecvCountsOut",
-                    undefined_ ? std::string("shape (>= epWorldSize * localExpertNum,)") : concrete, shown);
+                    undefined_ ? std::string("shape (if commAlg == \"hierarchy\" then (>= epWorldSize * localMoeExpertNum + globalBSReal * 2 * K * epWorldSize // 8,) else (>= epWorldSize * localExpertNum,))") : concrete, shown);
     }
     // [shape.tpRecvCountsOut] when shaped(tpRecvCountsOut): rank(tpRecvCountsOut) == 1 and dim(tpRecvCountsOut, 0) >= tpWorldSize
     Reset();
@@ -2151,11 +2151,18 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeTiling, "buffer.window_min", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
-    // [buffer.window] HCCL_BUFFSIZE * MB >= 2 * (localMoeExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 64) + (K + sharedExpertNum) * maxBS * Align512(2 * H))
+    // [buffer.window] when commAlg != "hierarchy": HCCL_BUFFSIZE * MB >= 2 * (localMoeExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 64) + (K + sharedExpertNum) * maxBS * Align512(2 * H))
     Reset();
-    if (all && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, Add(Mul(Mul(Mul(let_localMoeExpertNum(), let_maxBS()), p.epWorldSize), Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32), 64), 512), 1), 512), 512)), Mul(Mul(Add(dim_K(), p.sharedExpertNum), let_maxBS()), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)))))) {
+    if (all && Applies(p.commAlg != "hierarchy"sv) && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, Add(Mul(Mul(Mul(let_localMoeExpertNum(), let_maxBS()), p.epWorldSize), Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32), 64), 512), 1), 512), 512)), Mul(Mul(Add(dim_K(), p.sharedExpertNum), let_maxBS()), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)))))) {
       Reset();
       return Reject(kCodeTiling, "buffer.window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (localExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 64) + (K + sharedExpertNum) * maxBS * Align512(2 * H))",
+                    Shown(ShowInt(p.HCCL_BUFFSIZE)));
+    }
+    // [buffer.hierarchy_window] when commAlg == "hierarchy": HCCL_BUFFSIZE * MB >= moeExpertNum * maxBS * (H * 2 + 3 * (K + 7) // 8 * 8 * 4 + 64) + 404 * MB
+    Reset();
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Add(Mul(Mul(p.moeExpertNum, let_maxBS()), Add(Add(Mul(dim_H(), 2), Mul(Mul(FloorDiv(Mul(3, Add(dim_K(), 7)), 8), 8), 4)), 64)), Mul(404, kMB)))) {
+      Reset();
+      return Reject(kCodeTiling, "buffer.hierarchy_window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= moeExpertNum * maxBS * (H * 2 + (3 * (K + 7) / 8 * 8) * 4 + 64) + 404MB when commAlg is hierarchy",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
     // [window.ep] win_need <= win_half
@@ -2174,7 +2181,7 @@ class Ascend910_93 : public Eval {
     out->dynamicScalesOut = (p.quantMode == 3) ? Dims{let_A(), CeilDiv(dim_H(), 128)} : ((p.quantMode == 4) ? Dims{let_A(), Align(CeilDiv(dim_H(), 32), 2)} : (((p.quantMode == 0) && Present(p.scalesOptional)) ? Dims{let_A(), Dim(p.scalesOptional, 1)} : Dims{let_A()}));  // if quantMode == 3 then (A, ceil_div(H, 128)) else if quantMode == 4 then (A, align(ceil_div(H, 32), 2)) else if quantMode == 0 and present(scalesOptional) then (A, dim(scalesOptional, 1)) else (A,)
     out->assistInfoForCombineOut = Dims{Mul(let_A(), 128)};  // (>= A * 128,)
     out->expertTokenNumsOut = Dims{let_localExpertNum()};  // (localExpertNum,)
-    out->epRecvCountsOut = Dims{Mul(p.epWorldSize, let_localExpertNum())};  // (>= epWorldSize * localExpertNum,)
+    out->epRecvCountsOut = (p.commAlg == "hierarchy"sv) ? Dims{Add(Mul(p.epWorldSize, let_localMoeExpertNum()), FloorDiv(Mul(Mul(Mul(let_globalBSReal(), 2), dim_K()), p.epWorldSize), 8))} : Dims{Mul(p.epWorldSize, let_localExpertNum())};  // if commAlg == "hierarchy" then (>= epWorldSize * localMoeExpertNum + globalBSReal * 2 * K * epWorldSize // 8,) else (>= epWorldSize * localExpertNum,)
     out->tpRecvCountsOut = Dims{p.tpWorldSize};  // (>= tpWorldSize,)
     out->expandScalesOut = Dims{let_A()};  // (A,)
     return !undefined_;
@@ -2688,15 +2695,15 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "shape.expertTokenNumsOut", "expertTokenNumsOut",
                     undefined_ ? std::string("shape (localExpertNum,)") : concrete, shown);
     }
-    // [shape.epRecvCountsOut] when shaped(epRecvCountsOut): rank(epRecvCountsOut) == 1 and dim(epRecvCountsOut, 0) >= epWorldSize * localExpertNum
+    // [shape.epRecvCountsOut] when shaped(epRecvCountsOut): if commAlg == "hierarchy" then rank(epRecvCountsOut) == 1 and dim(epRecvCountsOut, 0) >= epWorldSize * localMoeExpertNum + globalBSReal * 2 * K * epWorldSize // 8 else rank(epRecvCountsOut) == 1 and dim(epRecvCountsOut, 0) >= epWorldSize * localExpertNum
     Reset();
-    if (all && Applies(p.epRecvCountsOut.shaped) && Fails((Rank(OutDesc(p.epRecvCountsOut)) == 1) && (OutDim(p.epRecvCountsOut, 0) >= Mul(p.epWorldSize, let_localExpertNum())))) {
+    if (all && Applies(p.epRecvCountsOut.shaped) && Fails((p.commAlg == "hierarchy"sv) ? ((Rank(OutDesc(p.epRecvCountsOut)) == 1) && (OutDim(p.epRecvCountsOut, 0) >= Add(Mul(p.epWorldSize, let_localMoeExpertNum()), FloorDiv(Mul(Mul(Mul(let_globalBSReal(), 2), dim_K()), p.epWorldSize), 8)))) : ((Rank(OutDesc(p.epRecvCountsOut)) == 1) && (OutDim(p.epRecvCountsOut, 0) >= Mul(p.epWorldSize, let_localExpertNum()))))) {
       Reset();
       const std::string shown = Shown(ShowShape(Shape(OutDesc(p.epRecvCountsOut))));
       Reset();
-      const std::string concrete = (std::string() + "shape (>= " + ShowInt(Mul(p.epWorldSize, let_localExpertNum())) + ",) = (>= epWorldSize * localExpertNum,) with epWorldSize=" + ShowInt(p.epWorldSize) + ", localExpertNum=" + ShowInt(let_localExpertNum()));
+      const std::string concrete = (std::string() + ((p.commAlg == "hierarchy"sv) ? (std::string() + "shape (>= " + ShowInt(Add(Mul(p.epWorldSize, let_localMoeExpertNum()), FloorDiv(Mul(Mul(Mul(let_globalBSReal(), 2), dim_K()), p.epWorldSize), 8))) + ",) = (>= epWorldSize * localMoeExpertNum + globalBSReal * 2 * K * epWorldSize // 8,) with commAlg=" + ShowStr(p.commAlg) + ", epWorldSize=" + ShowInt(p.epWorldSize) + ", localMoeExpertNum=" + ShowInt(let_localMoeExpertNum()) + ", globalBSReal=" + ShowInt(let_globalBSReal()) + ", K=" + ShowInt(dim_K())) : (std::string() + "shape (>= " + ShowInt(Mul(p.epWorldSize, let_localExpertNum())) + ",) = (>= epWorldSize * localExpertNum,) with commAlg=" + ShowStr(p.commAlg) + ", epWorldSize=" + ShowInt(p.epWorldSize) + ", localExpertNum=" + ShowInt(let_localExpertNum()))));
       return Reject(kCodeTiling, "shape.epRecvCountsOut", "epRecvCountsOut",
-                    undefined_ ? std::string("shape (>= epWorldSize * localExpertNum,)") : concrete, shown);
+                    undefined_ ? std::string("shape (if commAlg == \"hierarchy\" then (>= epWorldSize * localMoeExpertNum + globalBSReal * 2 * K * epWorldSize // 8,) else (>= epWorldSize * localExpertNum,))") : concrete, shown);
     }
     // [shape.tpRecvCountsOut] when shaped(tpRecvCountsOut): rank(tpRecvCountsOut) == 1 and dim(tpRecvCountsOut, 0) >= tpWorldSize
     Reset();
@@ -3117,6 +3124,27 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "ascend950.scalesOptional.4", "scalesOptional", "(BS, n) with n <= H",
                     Shown(ShowShape(Shape(p.scalesOptional))));
     }
+    // [ascend950.scalesOptional.5] when quantMode == 0 and present(scalesOptional): dtype(x) != HIFLOAT8 or dtype(scalesOptional) == FLOAT32
+    Reset();
+    if (Applies((p.quantMode == 0) && Present(p.scalesOptional)) && Fails((Dtype(p.x) != DataType::DT_HIFLOAT8) || (Dtype(p.scalesOptional) == DataType::DT_FLOAT))) {
+      Reset();
+      return Reject(kCodeInvalid, "ascend950.scalesOptional.5", "scalesOptional", "FLOAT32 when x is HIFLOAT8",
+                    Shown(ShowDtype(Dtype(p.scalesOptional))));
+    }
+    // [ascend950.scalesOptional.6] when quantMode == 0 and present(scalesOptional): dtype(x) not in {FLOAT4_E2M1, FLOAT4_E1M2} or dtype(scalesOptional) == FLOAT8_E8M0
+    Reset();
+    if (Applies((p.quantMode == 0) && Present(p.scalesOptional)) && Fails(!OneOf(Dtype(p.x), DataType::DT_FLOAT4_E2M1, DataType::DT_FLOAT4_E1M2) || (Dtype(p.scalesOptional) == DataType::DT_FLOAT8_E8M0))) {
+      Reset();
+      return Reject(kCodeInvalid, "ascend950.scalesOptional.6", "scalesOptional", "FLOAT8_E8M0 when x is FLOAT4_E2M1 or FLOAT4_E1M2",
+                    Shown(ShowDtype(Dtype(p.scalesOptional))));
+    }
+    // [ascend950.x.3] when quantMode == 0 and present(scalesOptional): dtype(x) not in {FLOAT4_E2M1, FLOAT4_E1M2} or H % 2 == 0
+    Reset();
+    if (all && Applies((p.quantMode == 0) && Present(p.scalesOptional)) && Fails(!OneOf(Dtype(p.x), DataType::DT_FLOAT4_E2M1, DataType::DT_FLOAT4_E1M2) || (Mod(dim_H(), 2) == 0))) {
+      Reset();
+      return Reject(kCodeTiling, "ascend950.x.3", "x", "an even H when x is FLOAT4_E2M1 or FLOAT4_E1M2",
+                    Shown(ShowInt(dim_H())));
+    }
     // [ascend950.dynamicScalesOut.3] when quantMode == 0 and present(scalesOptional): dtype(dynamicScalesOut) == dtype(scalesOptional)
     Reset();
     if (Applies((p.quantMode == 0) && Present(p.scalesOptional)) && Fails(dtype_dynamicScalesOut() == Dtype(p.scalesOptional))) {
@@ -3131,11 +3159,18 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "buffer.window_min", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
-    // [buffer.window] HCCL_BUFFSIZE * MB >= 2 * (localMoeExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 64) + (K + sharedExpertNum) * maxBS * Align512(2 * H))
+    // [buffer.window] when commAlg != "hierarchy": HCCL_BUFFSIZE * MB >= 2 * (localMoeExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 64) + (K + sharedExpertNum) * maxBS * Align512(2 * H))
     Reset();
-    if (all && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, Add(Mul(Mul(Mul(let_localMoeExpertNum(), let_maxBS()), p.epWorldSize), Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32), 64), 512), 1), 512), 512)), Mul(Mul(Add(dim_K(), p.sharedExpertNum), let_maxBS()), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)))))) {
+    if (all && Applies(p.commAlg != "hierarchy"sv) && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, Add(Mul(Mul(Mul(let_localMoeExpertNum(), let_maxBS()), p.epWorldSize), Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32), 64), 512), 1), 512), 512)), Mul(Mul(Add(dim_K(), p.sharedExpertNum), let_maxBS()), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)))))) {
       Reset();
       return Reject(kCodeTiling, "buffer.window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (localExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 64) + (K + sharedExpertNum) * maxBS * Align512(2 * H))",
+                    Shown(ShowInt(p.HCCL_BUFFSIZE)));
+    }
+    // [buffer.hierarchy_window] when commAlg == "hierarchy": HCCL_BUFFSIZE * MB >= moeExpertNum * maxBS * (H * 2 + 3 * (K + 7) // 8 * 8 * 4 + 64) + 404 * MB
+    Reset();
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Add(Mul(Mul(p.moeExpertNum, let_maxBS()), Add(Add(Mul(dim_H(), 2), Mul(Mul(FloorDiv(Mul(3, Add(dim_K(), 7)), 8), 8), 4)), 64)), Mul(404, kMB)))) {
+      Reset();
+      return Reject(kCodeTiling, "buffer.hierarchy_window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= moeExpertNum * maxBS * (H * 2 + (3 * (K + 7) / 8 * 8) * 4 + 64) + 404MB when commAlg is hierarchy",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
     // [window.ep] win_need <= win_half
@@ -3161,7 +3196,7 @@ class Ascend950 : public Eval {
     out->dynamicScalesOut = (p.quantMode == 3) ? Dims{let_A(), CeilDiv(dim_H(), 128)} : ((p.quantMode == 4) ? Dims{let_A(), Align(CeilDiv(dim_H(), 32), 2)} : (((p.quantMode == 0) && Present(p.scalesOptional)) ? Dims{let_A(), Dim(p.scalesOptional, 1)} : Dims{let_A()}));  // if quantMode == 3 then (A, ceil_div(H, 128)) else if quantMode == 4 then (A, align(ceil_div(H, 32), 2)) else if quantMode == 0 and present(scalesOptional) then (A, dim(scalesOptional, 1)) else (A,)
     out->assistInfoForCombineOut = Dims{Mul(let_A(), 128)};  // (>= A * 128,)
     out->expertTokenNumsOut = Dims{let_localExpertNum()};  // (localExpertNum,)
-    out->epRecvCountsOut = Dims{Mul(p.epWorldSize, let_localExpertNum())};  // (>= epWorldSize * localExpertNum,)
+    out->epRecvCountsOut = (p.commAlg == "hierarchy"sv) ? Dims{Add(Mul(p.epWorldSize, let_localMoeExpertNum()), FloorDiv(Mul(Mul(Mul(let_globalBSReal(), 2), dim_K()), p.epWorldSize), 8))} : Dims{Mul(p.epWorldSize, let_localExpertNum())};  // if commAlg == "hierarchy" then (>= epWorldSize * localMoeExpertNum + globalBSReal * 2 * K * epWorldSize // 8,) else (>= epWorldSize * localExpertNum,)
     out->tpRecvCountsOut = Dims{p.tpWorldSize};  // (>= tpWorldSize,)
     out->expandScalesOut = Dims{let_A()};  // (A,)
     return !undefined_;

@@ -101,7 +101,7 @@ def _produce(args, progress: Progress):
     items = plan(args.specs, out, generator_fingerprint(), diags, progress, use_cache=not args.no_cache)
     if diags.has_errors:
         return items, diags, True
-    emit_planned(items, not args.no_cache, diags, progress)
+    emit_planned(items, not args.no_cache, diags, progress, args.jobs)
     return items, diags, False
 
 
@@ -305,11 +305,24 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"opgen: error: {message}\n")
 
 
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def _jobs(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of processes >= 1, got {text!r}")
+    return int(text)
+
+
 def _build_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", default="generated", help="output directory (default: generated)")
     p.add_argument("--no-cache", action="store_true",
                    help="the cold path: read and write no cache (the build cache, lark's tables, compiled "
                         "templates, the output directory's record of its last build)")
+    p.add_argument("-j", "--jobs", type=_jobs, default=_cores(), metavar="N",
+                   help="emit up to N specs at once, each in a process of its own (default: the usable cores, "
+                        f"here {_cores()})")
     talk = p.add_mutually_exclusive_group()
     talk.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     talk.add_argument("-v", "--verbose", action="store_true",

@@ -244,3 +244,16 @@ def test_fingerprint_reads_the_library_versions_importlib_reports():
 
     from opgen.core.fingerprint import _LIBRARIES, _library_versions
     assert _library_versions() == {d: importlib.metadata.version(d) for d in _LIBRARIES}
+
+
+def test_specs_emitted_in_worker_processes_give_the_serial_bytes(tmp_path, capsys):
+    specs = [SPEC, ROOT / "specs" / "combine_setup.spec"]
+    assert run(["build", *specs, "-o", tmp_path / "serial", "--no-cache", "-j", "1"], capsys)[0] == 0
+    code, out, _ = run(["build", *specs, "-o", tmp_path / "parallel", "--no-cache", "-j", "2", "-v"], capsys)
+    assert code == 0 and out.count(": emitted (") == 2
+    assert tree(tmp_path / "parallel") == tree(tmp_path / "serial")
+    with pytest.raises(SystemExit) as e:
+        cli.main(["build", str(SPEC), "-j", "0"])
+    assert e.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == \
+        "opgen: error: argument -j/--jobs: expected a number of processes >= 1, got '0'"

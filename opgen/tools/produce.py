@@ -10,10 +10,12 @@ every spec.  Nothing is loaded for a spec found by its key, unless its op direct
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
+from opgen.core import cache_dir
 from opgen.core.diagnostics import Diagnostics
 from opgen.tools.build_cache import Store, build_key
 from opgen.tools.progress import Progress
@@ -96,24 +98,65 @@ def plan(paths: list[str], out: Path, fingerprint: str, diags: Diagnostics, prog
     return items
 
 
-def emit_planned(items: list[Planned], store_cache: bool, diags: Diagnostics, progress: Progress) -> None:
-    """Emit every loaded spec; an op a generator cannot express gets no output, its diagnostics go to ``diags``."""
+def emit_planned(items: list[Planned], store_cache: bool, diags: Diagnostics, progress: Progress,
+                 jobs: int = 1) -> None:
+    """Emit every loaded spec (in ``jobs`` processes when several are due); an op a generator cannot express gets
+    no output, its diagnostics go to ``diags``."""
     todo = [(i, it) for i, it in enumerate(items, 1) if it.op is not None and not it.how]
     if not todo:
         return
-    from opgen.emit.pipeline import EmitError, emit  # the emitters load only when something is emitted
+    if jobs > 1 and len(todo) > 1:
+        results = _emit_in_processes(todo, len(items), jobs, progress)
+    else:
+        results = (_emit(it.op, progress.for_spec(i, len(items), it.path)) for i, it in todo)
     store = Store.open() if store_cache else None
-    for i, item in todo:
-        say: Callable[[str], None] = progress.for_spec(i, len(items), item.path)
-        try:
-            artifacts = emit(item.op, say)
-        except EmitError as err:
-            diags.items.extend(err.diagnostics)
+    for (_, item), (artifacts, failures) in zip(todo, results):
+        if failures:
+            diags.items.extend(failures)
             continue
         item.output = op_output(item.op.snake_name, Path(item.path).name, item.op.source, artifacts)
         item.how = "emitted"
         if store is not None and item.key is not None:
             store.put(item.key, item.output)
+
+
+def _emit(op: "Op", say: Callable[[str], None] | None) -> tuple[list, list]:
+    """(artifacts, []) or ([], the diagnostics of a generator that cannot express the op)."""
+    from opgen.emit.pipeline import EmitError, emit  # the emitters load only when something is emitted
+    try:
+        return emit(op, say), []
+    except EmitError as err:
+        return [], err.diagnostics
+
+
+def _emit_in_processes(todo: list, total: int, jobs: int, progress: Progress) -> list:
+    """Each op emitted in a process of its own, ``jobs`` at a time (a forkserver: no thread state is forked).
+    Emitting is a function of the spec's text and path, so a worker's files are the ones emitting here gives."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["opgen.emit.pipeline"])
+    workers = min(jobs, len(todo))
+    progress.say(f"emitting {len(todo)} specs in {workers} processes")
+    pool = ProcessPoolExecutor(workers, mp_context=context)
+    try:
+        futures = {pool.submit(_emit_worker, item.path, item.op.source, cache_dir.enabled(), str(cache_dir.root())):
+                   (i, item) for i, item in todo}
+        for future in as_completed(futures):
+            i, item = futures[future]
+            future.result()  # a worker's exception is raised here, as it would be without workers
+            progress.for_spec(i, total, item.path)("emitted")
+        return [future.result() for future in futures]  # in the order of ``todo``
+    finally:
+        pool.shutdown(cancel_futures=True)
+
+
+def _emit_worker(path: str, text: str, cache_on: bool, cache_root: str) -> tuple[list, list]:
+    os.environ[cache_dir.ENV] = cache_root  # the parent's caches (lark's tables, compiled templates)
+    cache_dir.configure(cache_on)
+    op = load_text(text, path, Diagnostics())  # the parent checked it: no diagnostics
+    return _emit(op, None)
 
 
 def unchanged_files(out: Path, items: list[Planned]) -> int:

@@ -58,3 +58,14 @@ def _walk(root, prefix: str = ""):
                 yield from _walk(entry, name + "/")
         else:
             yield name, entry
+
+
+def content_key(kind: str, *parts: str) -> str:
+    """A cache key: the hash of ``parts``, each length-prefixed (no two different lists hash alike by shifting
+    text from one part to the next)."""
+    h = hashlib.sha256(kind.encode())
+    for part in parts:
+        data = part.encode("utf-8", "surrogateescape")
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    return h.hexdigest()

@@ -10,7 +10,6 @@ atomic rename; a torn or foreign entry fails its checks (gzip's CRC, the key it 
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import zlib
 from dataclasses import dataclass
@@ -18,18 +17,14 @@ from pathlib import Path, PurePosixPath
 
 from opgen.core import cache_dir
 from opgen.core.files import atomic_write
+from opgen.core.fingerprint import content_key
 from opgen.tools.write import OpOutput, sha256
 
 FORMAT = "opgen-build-cache 1"
 
 
 def build_key(spec_path: str, spec_text: str, fingerprint: str) -> str:
-    h = hashlib.sha256(FORMAT.encode())
-    for part in (fingerprint, spec_path, spec_text):
-        data = part.encode("utf-8", "surrogateescape")
-        h.update(len(data).to_bytes(8, "little"))
-        h.update(data)
-    return h.hexdigest()
+    return content_key(FORMAT, fingerprint, spec_path, spec_text)
 
 
 @dataclass(frozen=True)

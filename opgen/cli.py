@@ -21,7 +21,7 @@ from opgen.core import cache_dir
 from opgen.core.diagnostics import CODES, Diagnostics, explain
 from opgen.core.fingerprint import generator_fingerprint
 from opgen.tools.produce import check_unique, emit_planned, load, load_text, plan, unchanged_files
-from opgen.tools.progress import Progress, plural, summary
+from opgen.tools.progress import Progress, summary
 from opgen.tools.write import OutputError, build, check, remember_build
 
 if TYPE_CHECKING:
@@ -117,7 +117,7 @@ def cmd_build(args) -> int:
     progress = _progress(args)
     out = Path(args.output)
     items, diags, front_end_failed = _produce(args, progress)
-    if front_end_failed or (diags.has_errors and args.check):
+    if front_end_failed or (diags.has_errors and (args.check or not any(it.output for it in items))):
         _report(diags)
         return EXIT_SPEC
     if args.check:
@@ -129,8 +129,8 @@ def cmd_build(args) -> int:
                   f"(hand-edited files will be overwritten: move the change into the spec)", file=sys.stderr)
             return EXIT_SPEC
         if not args.quiet:
-            files = sum(len(it.output.files) + 1 for it in items if it.output is not None) + unchanged_files(out, items)
-            print(f"{files} files up to date")
+            compared = sum(len(it.output.files) + 1 for it in items if it.output is not None)
+            print(f"{compared + unchanged_files(out, items)} files up to date")
         return EXIT_OK
     progress.say("writing")
     report, skipped = _write(out, items)
@@ -144,10 +144,9 @@ def cmd_build(args) -> int:
                 print(f"{it.path}: {it.how or 'not built'}{f' ({out / it.directory})' if it.directory else ''}")
         print(summary(sum(1 for it in items if it.output is not None or it.how == "unchanged"),
                       len(report.written), report.unchanged + skipped, len(report.removed),
-                      time.perf_counter() - started))
+                      time.perf_counter() - started, sum(1 for it in items if not it.how)))
     if diags.has_errors:  # nothing is written for an op a generator cannot express; the others are built
         _report(diags)
-        print(f"{plural(len({d.span.file for d in diags.items if d.span}), 'spec')} not built", file=sys.stderr)
         return EXIT_SPEC
     return EXIT_OK
 

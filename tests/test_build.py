@@ -123,8 +123,9 @@ def test_output_is_byte_identical_across_hash_seeds_and_directories(tmp_path):
         out = tmp_path / f"out{seed}"
         env = dict(os.environ, PYTHONHASHSEED=seed)
         # run from an unrelated working directory: nothing may depend on the cwd
-        subprocess.run([sys.executable, "-m", "opgen", "build", *specs, "-o", str(out)], check=True, env=env,
-                       cwd=tmp_path, capture_output=True)
+        # --no-cache: the second run must emit too, not find the first one's files in the build cache
+        subprocess.run([sys.executable, "-m", "opgen", "build", *specs, "-o", str(out), "--no-cache"], check=True,
+                       env=env, cwd=tmp_path, capture_output=True)
         trees.append(_tree(out))
     assert trees[0] == trees[1]
     assert trees[0]

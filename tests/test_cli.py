@@ -299,3 +299,13 @@ def test_lark_tables_from_the_cache_parse_like_fresh_ones(tmp_path, monkeypatch)
     for path in files:
         text = path.read_text(encoding="utf-8", errors="surrogateescape")
         assert parsed(cached, text) == parsed(fresh, text), path.name
+
+
+def test_two_specs_of_one_op_are_e101_even_when_both_are_cached(tmp_path, capsys):
+    copy = tmp_path / "copy.spec"
+    copy.write_bytes(SPEC.read_bytes())
+    assert run(["build", SPEC, "-o", tmp_path / "a"], capsys)[0] == 0
+    assert run(["build", copy, "-o", tmp_path / "b"], capsys)[0] == 0  # both now have build-cache entries
+    code, out, err = run(["build", SPEC, copy, "-o", tmp_path / "c"], capsys)
+    assert code == 1 and out == "" and not (tmp_path / "c").exists()
+    assert f"{copy}:21:1: error[E101]: op MoeDistributeDispatchSetup is also declared in {SPEC}" in err

@@ -68,6 +68,9 @@ def _environment(bytecode_dir: str | None) -> jinja2.Environment:
     return env
 
 
+environment.cache_clear = _environment.cache_clear  # forget compiled templates (tests that mutate a template)
+
+
 def render(template: str, **context) -> str:
     text = environment().get_template(template).render(**context)
     # Generated files end in exactly one newline and carry no trailing spaces.

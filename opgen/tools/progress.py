@@ -26,7 +26,8 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def summary(specs: int, written: int, unchanged: int, removed: int, seconds: float) -> str:
-    """The line every build ends with: ``2 specs, 31 files written, 31 unchanged, 0 removed, in 3.4 s``."""
+def summary(specs: int, written: int, unchanged: int, removed: int, seconds: float, not_built: int = 0) -> str:
+    """The line every build ends with: ``2 specs, 31 files written, 31 unchanged, 0 removed, in 3.4 s``, and
+    ``; 1 spec not built`` when a generator could not express an op."""
     return (f"{plural(specs, 'spec')}, {plural(written, 'file')} written, {unchanged} unchanged, {removed} removed, "
-            f"in {seconds:.1f} s")
+            f"in {seconds:.1f} s" + (f"; {plural(not_built, 'spec')} not built" if not_built else ""))

@@ -119,6 +119,11 @@ static_assert(offsetof(HcclContextV310, winSize) == offsetof(HcclContextHead, wi
 // HcclContextDef; the device's HcclOpResParam goes on past rWinStart, the twin's stops there): the same head, then
 // the rank's own windows, its windowsExp and, at rWinStart bytes from the context, one RemoteResPtr per rank of
 // the group, whose nextDevicePtr holds that rank's window addresses. A kernel reads windowsExp from it.
+// rWinStart is where the device's HcclOpResParam holds its remoteRes array (asc-devkit impl/adv_api/detail/hccl/cc/
+// src/aicpu_kfc/pub_inc/aicpu_operator_pub.h: "rWinStart: where HcclRankRelationRes starts"): the real kernels read
+// remoteRes[rank] as a member of that struct (code: mc2/common/op_kernel/moe_distribute_base.h
+// GetBaseWindAddrByRankId), asc-devkit's GetRemoteRankAddrs through rWinStart; both land on the same list.
+constexpr size_t A3_REMOTE_RES_OFFSET = 2984U;  // offsetof(HcclOpResParam, remoteRes) in the device's LP64 layout
 struct HcclRankRelationResV2 {
     uint32_t remoteUsrRankId = 0;
     uint32_t remoteWorldRank = 0;
@@ -143,6 +148,8 @@ struct HcclOpResContext {
     uint64_t localWindowsExp = 0;
     uint32_t rWinStart = 0;
 };
+static_assert(sizeof(HcclOpResContext) <= A3_REMOTE_RES_OFFSET && A3_REMOTE_RES_OFFSET % 8U == 0U,
+              "the remote list lies past the fields the twin fills");
 static_assert(offsetof(HcclOpResContext, winSize) == offsetof(HcclContextHead, winSize) &&
                   offsetof(HcclOpResContext, rankNum) == offsetof(HcclContextHead, rankNum),
               "the 2201 head is the prefix of the A3 context");
@@ -181,7 +188,7 @@ struct HcclGroup {
         expWindows = exps;
         expBytes = expSize;
         const size_t n = members.size();
-        const size_t remoteAt = (sizeof(HcclOpResContext) + 7U) / 8U * 8U;
+        const size_t remoteAt = A3_REMOTE_RES_OFFSET;
         const size_t bytesNeeded = sizeof(ContextTag) + (exps.empty() ? sizeof(HcclContextV310)
             : remoteAt + n * (sizeof(RemoteResPtr) + sizeof(HcclRankRelationResV2)));
         block.assign((bytesNeeded + 7U) / 8U, 0U);

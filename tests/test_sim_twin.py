@@ -215,6 +215,20 @@ def test_datacopy_pad_blocks_and_strides(twin_cases):
     assert sorted(set(values)) == ["out 1,2,3,4,5,0,11,12,13,14,15", "pad 1,5,11,15"]
 
 
+def test_datacopy_params_bursts_and_block_gaps(twin_cases):
+    values, faults = run(twin_cases, "burst_copy")
+    assert not faults
+    # GM int32 0..47: bursts GM [0, 8) and [16, 24) land at UB elements 0 and 24, go back packed to GM [64, 80)
+    assert sorted(set(values)) == ["in 0,7,16,23", "out 0,16,23"]
+
+
+def test_atomic_stores_combine_with_gm_and_are_no_race(twin_cases):
+    values, faults = run(twin_cases, "atomic_stores")
+    assert not faults
+    # GM starts at 0: 0 + 1.5 + 2.5 (the two cores' floats); max(0, -5, 5) as int32
+    assert sorted(set(values)) == ["sum 4.000000,4.000000 max 5,5"]
+
+
 def test_cast_round_modes_to_int32(twin_cases):
     values, faults = run(twin_cases, "casts")
     assert not faults

@@ -13,6 +13,7 @@
  */
 #include OPGEN_SIM_KERNEL_SOURCE
 
+#include <type_traits>
 #include <utility>
 
 #include "opgen_sim/launch.h"
@@ -50,7 +51,7 @@ void Call(uint8_t* const* args, std::index_sequence<I...>)
     ENTRY(args[I]...);
 }
 
-constexpr uint32_t ARITY = KernelArity<decltype(ENTRY)>::value;
+constexpr uint32_t ARITY = KernelArity<std::remove_const_t<decltype(ENTRY)>>::value;
 }  // namespace
 
 uint32_t OpgenSimKernelArity()

@@ -625,6 +625,63 @@ void PadCopy(uint32_t rank)
     Report("out " + s);
 }
 
+// DataCopyParams: bursts of whole 32-byte blocks, gaps in 32-byte blocks on both sides
+void BurstCopy(uint32_t rank)
+{
+    if (GetBlockIdx() != 0) {
+        return;
+    }
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 256);
+    GlobalTensor<int32_t> gm;
+    gm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(g_gm[rank]));
+    for (uint32_t i = 0; i < 48; ++i) {
+        gm.SetValue(i, static_cast<int32_t>(i));
+    }
+    LocalTensor<int32_t> ub = buf.Get<int32_t>();
+    // 2 bursts of 1 block (8 int32), 1 block apart in GM, 2 blocks apart in UB: GM [0, 8), [16, 24) -> UB 0, 24
+    DataCopy(ub, gm, DataCopyParams(2, 1, 1, 2));
+    Sync<HardEvent::MTE2_S>();
+    Report("in " + std::to_string(ub.GetValue(0)) + "," + std::to_string(ub.GetValue(7)) + "," +
+           std::to_string(ub.GetValue(24)) + "," + std::to_string(ub.GetValue(31)));
+    Sync<HardEvent::MTE2_MTE3>();
+    DataCopy(gm[64], ub, DataCopyParams(2, 1, 2, 0));  // back out, packed: GM [64, 80)
+    Sync<HardEvent::MTE3_S>();
+    Report("out " + std::to_string(gm.GetValue(64)) + "," + std::to_string(gm.GetValue(72)) + "," +
+           std::to_string(gm.GetValue(79)));
+}
+
+// SetAtomicAdd / SetAtomicMax: both cores of a rank store into the same GM elements with no SyncAll between; no race
+void AtomicStores(uint32_t rank)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 64);
+    GlobalTensor<float> sum;
+    sum.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(g_gm[rank] + 512));
+    GlobalTensor<int32_t> most;
+    most.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(g_gm[rank] + 1024));
+    LocalTensor<float> f = buf.Get<float>();
+    Duplicate(f, 1.5f + GetBlockIdx(), 8);
+    Sync<HardEvent::V_MTE3>();
+    SetAtomicAdd<float>();
+    DataCopy(sum, f, 8);
+    SetAtomicNone();
+    Sync<HardEvent::MTE3_V>();
+    LocalTensor<int32_t> n = buf.Get<int32_t>();
+    Duplicate(n, static_cast<int32_t>(10 * GetBlockIdx() - 5), 8);
+    Sync<HardEvent::V_MTE3>();
+    SetAtomicMax<int32_t>();
+    DataCopy(most, n, 8);
+    SetAtomicNone();
+    SyncAll();
+    if (GetBlockIdx() == 0) {
+        Report("sum " + std::to_string(sum.GetValue(0)) + "," + std::to_string(sum.GetValue(7)) + " max " +
+               std::to_string(most.GetValue(0)) + "," + std::to_string(most.GetValue(7)));
+    }
+}
+
 void Casts(uint32_t rank)
 {
     if (rank != 0 || GetBlockIdx() != 0) {
@@ -705,6 +762,8 @@ const std::map<std::string, Case>& Cases()
         {"reduce_maxes", ReduceMaxes},
         {"pad_copy", PadCopy},
         {"casts", Casts},
+        {"burst_copy", BurstCopy},
+        {"atomic_stores", AtomicStores},
     };
     return cases;
 }

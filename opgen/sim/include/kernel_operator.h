@@ -209,9 +209,12 @@ struct BinaryRepeatParams {
 }  // namespace AscendC
 
 // ---- include/basic_api/kernel_tensor.h, kernel_tpipe.h, data copy, vector instructions -------------------
+#include "opgen_sim/utils.h"
 #include "opgen_sim/tensor.h"
 #include "opgen_sim/copy.h"
+#include "opgen_sim/copy_params.h"
 #include "opgen_sim/vector.h"
+#include "opgen_sim/atomic.h"
 #include "opgen_sim/sync.h"
 
 #endif  // OPGEN_TEST_KERNEL_OPERATOR_H

@@ -98,6 +98,14 @@ public:
     }
     __aicore__ uint32_t GetSize() const { return size_; }
     __aicore__ void SetSize(const uint32_t size) { size_ = size; }
+    // The device's UB address of element 0 (offset): what a device kernel computes UB sizes from (kernel_tensor.h,
+    // the non-CPU-debug declaration; the twin is the device).
+    __aicore__ uint64_t GetPhyAddr() const
+    {
+        Live("LocalTensor::GetPhyAddr");
+        return off_;
+    }
+    __aicore__ uint64_t GetPhyAddr(const uint32_t offset) const { return (*this)[offset].GetPhyAddr(); }
 
     // ---- twin only ----
     // The UB bytes of elements [first, first + count), checked against the tensor's buffer; `aligned`

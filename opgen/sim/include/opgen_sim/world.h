@@ -284,6 +284,10 @@ struct CoreState {
     CoreCosts costs;
     uint64_t scalarSinceRead = 0;  // scalar accesses since the last GM read
     std::string printed;           // the last text the core printed (PRINTF)
+    // SetAtomicAdd / Max / Min<T>: UB->GM copies combine with what GM holds, element by element as T (nullptr:
+    // SetAtomicNone, plain stores); `atomicName` names the mode in faults
+    void (*atomic)(uint8_t* gm, const uint8_t* ub, uint64_t bytes) = nullptr;
+    const char* atomicName = nullptr;
     // An HCCL client of this core that sent the AICPU server a task and no Finalize yet (lib/hccl/hccl.h): what
     // it sent. A kernel that returns with one open leaves the server waiting (the device hangs).
     std::string hcclOpen;
@@ -452,6 +456,22 @@ inline RankState& MyRank()
     return g_world->ranks[t_core->rank];
 }
 
+// A GM write of `bytes` at `p` by this core: counted by where it lands; the region it lands in (nullptr: none).
+inline const GmRegion* GmWriteCounted(const void* p, uint64_t bytes)
+{
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    const GmRegion* region = FindRegion(a, bytes);
+    CheckServer(region, a, bytes, true);
+    const int64_t owner = region == nullptr ? -1 : region->windowOf;
+    t_core->costs.bytes[owner < 0 ? COST_GM_WRITE
+                        : owner == static_cast<int64_t>(t_core->rank) ? COST_OWN_WINDOW_WRITE
+                                                                       : COST_PEER_WINDOW_WRITE] += bytes;
+    return region;
+}
+
+// The device's atomic UB->GM stores of all cores are serialised element by element; the twin serialises them whole.
+inline std::mutex g_atomicMu;
+
 // A GM write of `bytes` at `p` by this core: in a region whose writes are logged, bytes another core of the rank
 // wrote since the last SyncAll make a race (the device gives no order between the cores' writes).
 inline void GmWritten(const void* p, uint64_t bytes)
@@ -460,12 +480,7 @@ inline void GmWritten(const void* p, uint64_t bytes)
         return;
     }
     const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-    const GmRegion* region = FindRegion(a, bytes);
-    CheckServer(region, a, bytes, true);
-    const int64_t owner = region == nullptr ? -1 : region->windowOf;
-    t_core->costs.bytes[owner < 0 ? COST_GM_WRITE
-                        : owner == static_cast<int64_t>(t_core->rank) ? COST_OWN_WINDOW_WRITE
-                                                                       : COST_PEER_WINDOW_WRITE] += bytes;
+    const GmRegion* region = GmWriteCounted(p, bytes);
     if (region == nullptr || !region->writes) {
         return;
     }

@@ -31,6 +31,24 @@
 #include "opgen_sim/hccl_tiling_msg.h"
 
 namespace AscendC {
+// hccl_inner_def.h: the RDMA memory descriptors of an Atlas A2 context (the twin's contexts list none: a kernel that
+// posts RDMA work requests from the AI core itself reads them, which the twin does not model; see README) and the
+// rank bounds of the contexts' window lists
+struct MemDetails {
+    uint64_t size;
+    uint64_t addr;
+    uint32_t key;
+};
+struct IbVerbsData {
+    MemDetails remoteInput;
+    MemDetails remoteOutput;
+    MemDetails localInput;
+    MemDetails localOutput;
+    uint8_t res[24];
+};
+constexpr uint32_t HCCL_MAX_RANK_NUM = 32U;
+constexpr uint32_t HCCL_MAX_RANK_NUM_V310 = 64U;
+
 // What a kernel may read of the context GetHcclContext returns: on __NPU_ARCH__ 3510 the head and the windowsIn /
 // windowsOut lists (hccl_inner_def.h); on 2201 the head only (an Atlas A3 context is an HcclOpResParam past it).
 #if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510

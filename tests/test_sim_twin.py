@@ -109,6 +109,14 @@ FAULTS = {
     # Atlas A3's windowsExp is exactly winExpSize bytes (ProductFacts.exp_window for a product's jobs)
     "exp_window_overrun": "DataCopy UB->GM dst: out-of-bounds GM access of 64 bytes at windowsExp of rank {p} "
                           "(group 0) + 16352",
+    # level-0 vector forms: the mask, the repeats and the strides as asc-devkit checks and the device addresses them
+    "level0_mask_too_wide": "Duplicate: mask 65 outside [1, 64] for float",
+    "level0_high_mask_b32": "Duplicate: mask[1] = 0x1 for float: a repeat has 64 lanes, mask[1] must be 0",
+    "level0_repeat_past_buffer": "Duplicate: out-of-bounds UB access: float elements [0, 192) need bytes [0, 768) "
+                                 "of UB, the tensor's buffer is [0, 512)",
+    "gathermask_count_zero": "GatherMask: reduceMode with mask 0: at least 1 element a repeat",
+    "sum_inner_unaligned": "Sum: SumParams {{outter 1, inner 20, n 20}}: need outter >= 1, 1 <= n <= inner and "
+                           "inner * 4 bytes a multiple of 32",
 }
 
 
@@ -261,3 +269,26 @@ def test_the_twin_has_no_arch35_type_in_a_2201_kernel(tmp_path):
     # the same class builds for 3510, in the 950 entry: what fails on 2201 is the arch's missing types
     assert sim.build(op_dir, "MoeDistributeDispatchV2", 3510, column,
                      "op_kernel/arch35/moe_distribute_dispatch_v2_apt.cpp").is_file()
+
+
+def test_level0_forms_address_lanes_by_mask_repeat_and_strides(twin_cases):
+    """Duplicate / GatherMask / ReduceSum / Sum / BlockReduceMax / Brcb / Copy / CreateVecIndex / ScalarGetSFFValue,
+    the forms the hand-written MoE kernels call; expected values computed here from the documented addressing."""
+    values, faults = run(twin_cases, "level0_forms")
+    assert not faults
+    x = np.arange(512) % 97
+    idx = 100 + np.arange(64)
+    gathered = [idx[r * 16 + j] for r in range(2) for j in (0, 2, 9)]
+    block_max = [int(x[b * 8:b * 8 + 8].max()) for b in range(16)]
+    fmt = ",".join
+    assert values == sorted([
+        "duplicate 7,7,-1,7,-1,7,7,7",
+        f"gathermask 6:{fmt(map(str, gathered))}",
+        f"reducesum {int(x[0:40:8].sum())}",
+        f"sum {int(x[0:70].sum())},{int(x[72:142].sum())}",
+        f"blockmax {fmt(map(str, block_max))}",
+        f"brcb {block_max[9]},{block_max[15]}",
+        "copy 68,69",
+        "sff 4,-1",
+    ])
+

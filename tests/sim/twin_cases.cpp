@@ -19,6 +19,7 @@
 #include "tiling/hccl/hccl_tiling.h"
 #include "kernel_operator.h"
 #include "lib/hccl/hccl.h"
+#include "adv_api/reduce/sum.h"
 
 using namespace AscendC;
 
@@ -682,6 +683,114 @@ void AtomicStores(uint32_t rank)
     }
 }
 
+// The level-0 forms (mask + repeats + strides) and the instructions the hand-written MoE kernels call.
+struct Scratch {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    Scratch() { pipe.InitBuffer(buf, 8192); }
+    template <typename T>
+    LocalTensor<T> At(uint32_t byteOffset, uint32_t elems)
+    {
+        return buf.GetWithOffset<T>(elems, byteOffset);
+    }
+};
+
+void Level0Forms(uint32_t rank)
+{
+    if (rank != 0 || GetBlockIdx() != 0) {
+        return;
+    }
+    Scratch s;
+    LocalTensor<float> x = s.At<float>(0, 512);
+    LocalTensor<int32_t> d = s.At<int32_t>(2048, 256);
+    LocalTensor<int32_t> idx = s.At<int32_t>(3072, 64);
+    LocalTensor<uint32_t> pattern = s.At<uint32_t>(3328, 8);
+    LocalTensor<int32_t> g = s.At<int32_t>(3584, 64);
+    LocalTensor<float> out = s.At<float>(4096, 64);
+    LocalTensor<float> work = s.At<float>(4352, 64);
+    for (uint32_t i = 0; i < 512; ++i) {
+        x.SetValue(i, static_cast<float>(i % 97U));
+    }
+    Sync<HardEvent::S_V>();
+    // Duplicate, bit mask: lanes 0..3 and 40 of 64, 2 repeats 16 blocks apart, over a first fill of 4 whole repeats
+    uint64_t bits[2] = {0xFULL | (1ULL << 40), 0ULL};
+    Duplicate<int32_t>(d, -1, 64, 4, 1, 8);
+    PipeBarrier<PIPE_V>();
+    Duplicate<int32_t>(d, 7, bits, 2, 1, 16);
+    // CreateVecIndex + GatherMask (counter mode, 10 elements a repeat, one pattern for both repeats)
+    CreateVecIndex(idx, 100, 64);
+    pattern.SetValue(0, 0x205U);  // elements 0, 2, 9
+    Sync<HardEvent::S_V>();
+    PipeBarrier<PIPE_V>();
+    uint64_t kept = 0;
+    GatherMask(g, idx, pattern, true, 10, {1, 2, 2, 0}, kept);  // repeat 1 starts 2 blocks (16 elements) on
+    // ReduceSum level 0: element 0 of each of 5 blocks
+    ReduceSum(out, x, work, 1, 5, 1);
+    // Sum of 70 elements in 2 rows of 72
+    PipeBarrier<PIPE_V>();
+    Sum(out[8], x, work.ReinterpretCast<uint8_t>(), SumParams{2, 72, 70});
+    // BlockReduceMax of 2 repeats, then Brcb of the 16 block maxima
+    LocalTensor<float> bmax = s.At<float>(4608, 16);
+    LocalTensor<float> wide = s.At<float>(5120, 128);
+    BlockReduceMax(bmax, x, 2, 64, 1, 1, 8);
+    PipeBarrier<PIPE_V>();
+    Brcb(wide, bmax, 2, {1, 8});
+    // counter mode set by the kernel, used by a call with isSetMask = false: 70 elements of Copy
+    LocalTensor<float> copy = s.At<float>(5632, 80);
+    SetMaskCount();
+    SetVectorMask<float, MaskMode::COUNTER>(0, 70);
+    Copy<float, false>(copy, x, MASK_PLACEHOLDER, 1, {1, 1, 8, 8});
+    SetMaskNorm();
+    ResetMask();
+    Sync<HardEvent::V_S>();
+    std::string dup;
+    for (uint32_t i : {0U, 3U, 4U, 40U, 64U, 128U, 131U, 168U}) {
+        dup += (dup.empty() ? "" : ",") + std::to_string(d.GetValue(i));
+    }
+    Report("duplicate " + dup);
+    std::string gathered;
+    for (uint64_t i = 0; i < kept; ++i) {
+        gathered += (i ? "," : "") + std::to_string(g.GetValue(i));
+    }
+    Report("gathermask " + std::to_string(kept) + ":" + gathered);
+    Report("reducesum " + Floats(out, 1));
+    Report("sum " + Floats(out[8], 2));
+    Report("blockmax " + Floats(bmax, 16));
+    Report("brcb " + Floats(wide[8 * 9], 1) + "," + Floats(wide[8 * 15 + 7], 1));
+    Report("copy " + Floats(copy[68], 2));
+    Report("sff " + std::to_string(ScalarGetSFFValue<1>(0x50ULL)) + "," + std::to_string(ScalarGetSFFValue<0>(~0ULL)));
+}
+
+void Level0Misuse(uint32_t rank, int which)
+{
+    if (rank != 0 || GetBlockIdx() != 0) {
+        return;
+    }
+    Scratch s;
+    LocalTensor<float> x = s.At<float>(0, 128);
+    LocalTensor<float> y = s.At<float>(1024, 64);
+    uint64_t kept = 0;
+    switch (which) {
+        case 0:  // a continuous mask wider than a repeat of float
+            Duplicate<float>(x, 1.0f, 65, 1, 1, 8);
+            break;
+        case 1:  // reduceMode with mask 0
+            GatherMask(y, x, static_cast<uint8_t>(7), true, 0, {1, 1, 0, 0}, kept);
+            break;
+        case 2:  // SumParams whose inner is not 32-byte aligned
+            Sum(y, x, SumParams{1, 20, 20});
+            break;
+        case 3:  // 2 repeats, 8 blocks apart, past the 128 floats of x
+            Duplicate<float>(x, 1.0f, 64, 3, 1, 8);
+            break;
+        default:  // mask[1] set for a 32-bit type
+        {
+            uint64_t bits[2] = {1ULL, 1ULL};
+            Duplicate<float>(x, 1.0f, bits, 1, 1, 8);
+        }
+    }
+}
+
 void Casts(uint32_t rank)
 {
     if (rank != 0 || GetBlockIdx() != 0) {
@@ -764,6 +873,12 @@ const std::map<std::string, Case>& Cases()
         {"casts", Casts},
         {"burst_copy", BurstCopy},
         {"atomic_stores", AtomicStores},
+        {"level0_forms", Level0Forms},
+        {"level0_mask_too_wide", [](uint32_t r) { Level0Misuse(r, 0); }},
+        {"gathermask_count_zero", [](uint32_t r) { Level0Misuse(r, 1); }},
+        {"sum_inner_unaligned", [](uint32_t r) { Level0Misuse(r, 2); }},
+        {"level0_repeat_past_buffer", [](uint32_t r) { Level0Misuse(r, 3); }},
+        {"level0_high_mask_b32", [](uint32_t r) { Level0Misuse(r, 4); }},
     };
     return cases;
 }

@@ -134,14 +134,19 @@ inline void UbWritten(uint8_t pipe, uint32_t begin, uint32_t end, const char* wh
 }
 
 // WaitFlag of a SetFlag: what `from` did up to access number `upTo` is ordered before `to`'s later accesses,
-// and so is every access `from` was already ordered after.
+// and so is every access `from` was already ordered after. A wait of the scalar unit (X_S) orders them before
+// every pipe: the scalar unit issues every later instruction, so none starts before the wait returns (the real
+// kernels rely on it: moe_distribute_dispatch_v2.h polls with DataCopy, MTE2_V, ReduceSum, V_S, GetValue and the
+// next DataCopy overwrites what ReduceSum read; code: mc2/moe_distribute_dispatch_v2/op_kernel/
+// moe_distribute_dispatch_v2.h WaitStatus).
 inline void MakeVisible(uint8_t from, uint8_t to, uint64_t upTo)
 {
+    const uint8_t after = to == PIPE_S_ ? ALL_PIPES : static_cast<uint8_t>(1U << to);
     for (UbAccess& a : t_hazards.accesses) {
         const bool own = a.pipe == from && a.seq <= upTo;
         const bool seen = a.pipe != from && (a.ordered & (1U << from)) != 0U;
         if (own || seen) {
-            a.ordered = static_cast<uint8_t>(a.ordered | (1U << to));
+            a.ordered = static_cast<uint8_t>(a.ordered | after);
         }
     }
 }

@@ -230,6 +230,16 @@ public:
         std::memcpy(p, &value, sizeof(PrimType));
         std::atomic_thread_fence(std::memory_order_seq_cst);
     }
+    // A reference to the GM element for the scalar unit: checked like GetValue; a store through it is not recorded
+    // for the GM race check (the twin cannot see it happen).
+    __aicore__ __gm__ PrimType& operator()(const uint64_t offset) const
+    {
+        static_assert(opgen_sim::ElementBits<T>::value % 8 == 0, "scalar access of packed 4-bit elements");
+        uint8_t* p = SimSpan(offset, 1U, "GlobalTensor::operator()");
+        opgen_sim::CountScalar();
+        opgen_sim::PollPoint(p, sizeof(PrimType));
+        return *reinterpret_cast<PrimType*>(p);
+    }
     __aicore__ uint64_t GetSize() const { return size_; }
     __aicore__ GlobalTensor operator[](const uint64_t offset) const
     {

@@ -291,6 +291,10 @@ struct CoreState {
     // An HCCL client of this core that sent the AICPU server a task and no Finalize yet (lib/hccl/hccl.h): what
     // it sent. A kernel that returns with one open leaves the server waiting (the device hangs).
     std::string hcclOpen;
+    // The vector unit's mask register and mode (vec_mask.h): normal mode, every lane on, as a kernel starts
+    bool maskCounter = false;
+    uint64_t maskHigh = ~0ULL;
+    uint64_t maskLow = ~0ULL;
 };
 
 inline thread_local CoreState* t_core = nullptr;

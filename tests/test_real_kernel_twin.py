@@ -11,6 +11,7 @@ DispatchV2 (QuantMode, ScaleMode, FullMesh, CommMode, ArchTag) and CombineV2 (Qu
 from __future__ import annotations
 
 import importlib
+import subprocess
 import shutil
 import sys
 
@@ -54,3 +55,53 @@ def reference(snake: str):
 def test_real_a3_entry_compiles_unmodified_on_the_twin(ops_root, snake, key, column):
     obj = kernel_object(ops_root, reference(snake), A3, key, column)
     assert obj.stat().st_size > 0
+
+
+# ---- the twin's strictness on code this project did not write ----------------------------------------------------
+# code: mc2/moe_distribute_dispatch_v2/op_kernel/check_winsize.h CheckWindowSize: when HCCL's window is smaller than
+# the one tiling assumed, the real kernel aborts the device on purpose with `DataCopy(exceptionLocal[1],
+# exceptionGlobal, 1)`, 4 bytes, which MTE2 rejects (a DataCopy moves whole 32-byte blocks).
+CHECK_WINSIZE = "mc2/moe_distribute_dispatch_v2/op_kernel/check_winsize.h"
+TRAP_COPY = "AscendC::DataCopy(exceptionLocal[1], exceptionGlobal, 1);"
+TRAP_BUFFER = "tpipe_->InitBuffer(exceptionBuf, 1);"
+
+
+def _run_check_winsize(header, tmp_path):
+    from .test_sim_twin import INCLUDE as TWIN_INCLUDE, SOURCE, run
+    exe = tmp_path / "twin_cases"
+    cmd = ["g++", "-std=c++17", "-O1", "-pthread", "-DASCENDC_CPU_DEBUG=1", "-D__CCE_KT_TEST__=1",
+           f"-I{TWIN_INCLUDE}", f"-I{header.parent}", f'-DOPGEN_SIM_REAL_CHECK_WINSIZE="{header}"', str(SOURCE),
+           "-o", str(exe)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return run(exe, "real_check_winsize")
+
+
+def _mutated(ops_root, tmp_path, copy: str):
+    """A temp copy of the real op_kernel folder whose check_winsize.h copies with ``copy`` into a 64-byte buffer."""
+    folder = tmp_path / "op_kernel"
+    shutil.copytree((ops_root / CHECK_WINSIZE).parent, folder)
+    text = (folder / "check_winsize.h").read_text()
+    assert TRAP_COPY in text and TRAP_BUFFER in text, "the real check_winsize.h changed: update the mutation"
+    (folder / "check_winsize.h").write_text(text.replace(TRAP_COPY, copy).replace(
+        TRAP_BUFFER, "tpipe_->InitBuffer(exceptionBuf, 64);"))
+    return folder / "check_winsize.h"
+
+
+def test_the_real_window_check_faults_at_its_datacopy(ops_root, tmp_path):
+    _, faults = _run_check_winsize(ops_root / CHECK_WINSIZE, tmp_path)
+    assert faults and all(f.endswith("DataCopy GM->UB: 1 int32_t elements are 4 bytes, not a whole number of "
+                                     "32-byte blocks (use DataCopyPad)") for f in faults), faults
+
+
+@pytest.mark.parametrize("count,fault", [
+    (8, None),  # one whole block: what MTE2 moves
+    (12, "DataCopy GM->UB: 12 int32_t elements are 48 bytes, not a whole number of 32-byte blocks (use DataCopyPad)"),
+])
+def test_a_mutated_real_kernel_file_faults_on_a_misaligned_datacopy_length(ops_root, tmp_path, count, fault):
+    header = _mutated(ops_root, tmp_path, f"AscendC::DataCopy(exceptionLocal, exceptionGlobal, {count});")
+    _, faults = _run_check_winsize(header, tmp_path)
+    if fault is None:
+        assert not faults
+    else:
+        assert faults and all(f.endswith(fault) for f in faults), faults

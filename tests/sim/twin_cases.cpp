@@ -791,6 +791,21 @@ void Level0Misuse(uint32_t rank, int which)
     }
 }
 
+#ifdef OPGEN_SIM_REAL_CHECK_WINSIZE
+// A real kernel helper of the hand-written ops (check_winsize.h of ../shared/cann, or a mutated temp copy): the
+// window check traps the device on purpose with a DataCopy the hardware rejects when HCCL's window is smaller than
+// the one tiling assumed (tests/test_real_kernel_twin.py).
+#include OPGEN_SIM_REAL_CHECK_WINSIZE
+void RealCheckWindowSize(uint32_t rank)
+{
+    if (GetBlockIdx() != 0) {
+        return;
+    }
+    TPipe pipe;
+    CheckWindowSize(2U << 20U, 1U << 20U, &pipe, reinterpret_cast<GM_ADDR>(g_gm[rank]));
+}
+#endif
+
 void Casts(uint32_t rank)
 {
     if (rank != 0 || GetBlockIdx() != 0) {
@@ -874,6 +889,9 @@ const std::map<std::string, Case>& Cases()
         {"burst_copy", BurstCopy},
         {"atomic_stores", AtomicStores},
         {"level0_forms", Level0Forms},
+#ifdef OPGEN_SIM_REAL_CHECK_WINSIZE
+        {"real_check_winsize", RealCheckWindowSize},
+#endif
         {"level0_mask_too_wide", [](uint32_t r) { Level0Misuse(r, 0); }},
         {"gathermask_count_zero", [](uint32_t r) { Level0Misuse(r, 1); }},
         {"sum_inner_unaligned", [](uint32_t r) { Level0Misuse(r, 2); }},

@@ -114,6 +114,7 @@ FAULTS = {
     "level0_high_mask_b32": "Duplicate: mask[1] = 0x1 for float: a repeat has 64 lanes, mask[1] must be 0",
     "level0_repeat_past_buffer": "Duplicate: out-of-bounds UB access: float elements [0, 192) need bytes [0, 768) "
                                  "of UB, the tensor's buffer is [0, 512)",
+    "scalar_reference_store": "Adds: reads UB [0, 32) on pipe V (vector), written on pipe S (scalar) at [4, 8)",
     "gathermask_count_zero": "GatherMask: reduceMode with mask 0: at least 1 element a repeat",
     "sum_inner_unaligned": "Sum: SumParams {{outter 1, inner 20, n 20}}: need outter >= 1, 1 <= n <= inner and "
                            "inner * 4 bytes a multiple of 32",
@@ -291,4 +292,10 @@ def test_level0_forms_address_lanes_by_mask_repeat_and_strides(twin_cases):
         "copy 68,69",
         "sff 4,-1",
     ])
+
+
+def test_a_read_through_local_tensor_operator_call_needs_no_scalar_to_vector_sync(twin_cases):
+    values, faults = run(twin_cases, "scalar_reference_read")
+    assert not faults and values == ["scalar reference 6", "scalar reference 6", "scalar reference 6",
+                                     "scalar reference 6"]
 

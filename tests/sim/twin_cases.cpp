@@ -171,6 +171,28 @@ void WriteAfterSetFlag(uint32_t rank, uint32_t readFrom)
     (void)rank;
 }
 
+// LocalTensor::operator() hands out a reference: reading through it, as the real dispatch does
+// (`int32_t n = dstExpIdTensor_(0);`), orders nothing and needs no S_V before the next vector write; storing
+// through it is a scalar write a vector read must wait for.
+void ScalarReference(uint32_t, bool store)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 64);
+    LocalTensor<int32_t> x = buf.Get<int32_t>();
+    Duplicate(x, 5, 8);
+    SetFlag<HardEvent::V_S>(0);
+    WaitFlag<HardEvent::V_S>(0);
+    const int32_t seen = x(0);
+    if (store) {
+        x(1) = seen + 1;
+    }
+    Adds(x, x, 1, 8);
+    SetFlag<HardEvent::V_S>(0);
+    WaitFlag<HardEvent::V_S>(0);
+    Report("scalar reference " + std::to_string(x.GetValue(0)));
+}
+
 void MissingPipeBarrierV(uint32_t)
 {
     TPipe pipe;
@@ -889,6 +911,8 @@ const std::map<std::string, Case>& Cases()
         {"burst_copy", BurstCopy},
         {"atomic_stores", AtomicStores},
         {"level0_forms", Level0Forms},
+        {"scalar_reference_read", [](uint32_t r) { ScalarReference(r, false); }},
+        {"scalar_reference_store", [](uint32_t r) { ScalarReference(r, true); }},
 #ifdef OPGEN_SIM_REAL_CHECK_WINSIZE
         {"real_check_winsize", RealCheckWindowSize},
 #endif

@@ -59,8 +59,8 @@ public:
     {
         uint8_t* p = Scalar(offset, "LocalTensor::operator()");  // read or written by the scalar unit
         const uint32_t begin = static_cast<uint32_t>(p - ub_);
-        opgen_sim::UbRead(opgen_sim::PIPE_S_, begin, begin + sizeof(PrimType), "LocalTensor::operator()");
-        opgen_sim::UbWritten(opgen_sim::PIPE_S_, begin, begin + sizeof(PrimType), "LocalTensor::operator()");
+        // a write through the reference is told from a read by the bytes it leaves (hazard.h UbScalarRef)
+        opgen_sim::UbScalarRef(p, begin, begin + sizeof(PrimType), "LocalTensor::operator()");
         return *reinterpret_cast<PrimType*>(p);
     }
     template <typename U>

@@ -1,0 +1,112 @@
+"""The hand-written ops as the kernel oracle: the real op_host tiling and the real kernel entry of
+``../shared/cann`` (both unmodified) run a positive world of the generated suites on the twin, and every output is
+compared with the numpy reference (bit-exact where the spec is exact, else its tolerance; outputs the spec leaves
+unspecified and elements the op does not write are not compared: ``opgen.harness.testkit.output_problems``).
+
+Atlas A3, quant mode 0 then 2: the real DispatchV2 on the suite's first world of the mode, then the real CombineV2
+on the real dispatch's outputs (identity experts, ``testkit.combine_inputs``) with comm quant mode 0 and 2 (the
+combine's own quant mode: DispatchV2's int8 rows are no CombineV2 input, its expandX is FLOAT16 / BFLOAT16).
+Worlds run with ``opgen.sim.real_world.REAL_AIV`` vector cores per rank (the real dispatch assumes a multiple of 8).
+
+The real tiling comes from ``opgen.sim.real_tiling`` (the real op_host tiling on the twin's host runtime); where
+this tree does not have it, the tests skip and say so.
+"""
+from __future__ import annotations
+
+import importlib
+import shutil
+import sys
+
+import pytest
+
+from opgen.harness import testkit
+from opgen.runtime.scope import cann_dtype
+from opgen.sim import job as jobs
+from opgen.sim.real_kernel import kernel_object
+from opgen.sim.real_world import REAL_AIV, Inputs, executable
+from .conftest import ROOT
+from .real_cann import MISSING, SHARED_CANN, cache_root
+
+try:
+    from opgen.sim import real_tiling
+except ImportError:  # the real tiling helper lands from the real-tiling work (issue 32)
+    real_tiling = None
+
+pytestmark = [
+    pytest.mark.skipif(not SHARED_CANN.is_dir(), reason=MISSING),
+    pytest.mark.skipif(shutil.which("g++") is None, reason="compiles C++: needs g++"),
+    pytest.mark.skipif(real_tiling is None, reason="opgen/sim/real_tiling.py (the real op_host tiling on the twin) "
+                                                   "is not in this tree: the real kernels need the real tiling data"),
+]
+
+A3 = "ascend910_93"
+ARCH = "arch22"
+
+
+def _suite(snake: str):
+    generated = str(ROOT / "generated")
+    if generated not in sys.path:
+        sys.path.insert(0, generated)
+    return importlib.import_module(f"{snake}.reference"), importlib.import_module(f"{snake}.tests.cases")
+
+
+DISPATCH = _suite("moe_distribute_dispatch_v2")
+COMBINE = _suite("moe_distribute_combine_v2")
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory):
+    return real_tiling.unpack(SHARED_CANN, cache_root(tmp_path_factory.mktemp("cann")))
+
+
+def real_run(tree, ref, case: dict, world, work):
+    """Per rank {output: ndarray} of the real op on the twin: the real tiling picks the key, the entry's instance
+    of that key runs."""
+    tiled = real_tiling.tile(real_tiling.build_tiling(tree, ref.OP, ARCH), ref, case, world, work / "tiling")
+    rejected = {r: t.message for r, t in tiled.tilings.items() if not t.ok}
+    assert tiled.status == "ok" and not rejected and not tiled.faults, (tiled.status, rejected, tiled.faults)
+    keys = {t.key for t in tiled.tilings.values()}
+    assert len(keys) == 1, f"the ranks' tilings set different keys {keys}"
+    job = jobs.write_job(ref, case, world, work / "run", aiv=REAL_AIV)
+    present = {n: cann_dtype(v) for n, v in world.inputs[0].items() if v is not None and n in ref.INPUTS}
+    outputs = {n: dtype for n, (_, dtype, _) in job.outputs[0].items()}
+    column = {ref.IR_NAMES[n]: d for n, d in {**present, **outputs}.items()}
+    exe = executable(kernel_object(tree.ops, ref, case["product"], keys.pop(), column),
+                     real_tiling.tiling_objects(tree, ref.OP, ARCH))
+    return jobs.run_job(exe, job)
+
+
+def first_world(cases, quant: int) -> dict:
+    return next(c for c in cases.POSITIVE if c["product"] == A3 and "ranks" not in c
+                and int(c["attrs"].get(cases.QUANT_BY, 0)) == quant)
+
+
+def assert_agrees(ref, cases, case, world, got):
+    want = testkit.run(ref, case, world)
+    problems = [p for r in range(case["world"])
+                for p in testkit.output_problems(ref, cases, case, world, r, got[r], want[r])]
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("quant", [0, 2])
+def test_real_a3_dispatch_agrees_with_the_reference(tree, tmp_path, quant):
+    ref, cases = DISPATCH
+    case = first_world(cases, quant)
+    world = testkit.build_world(ref, case)
+    assert_agrees(ref, cases, case, world, real_run(tree, ref, case, world, tmp_path / "dispatch"))
+
+
+@pytest.mark.parametrize("comm_quant", [0, 2])
+def test_real_a3_combine_on_the_real_dispatch_agrees_with_the_reference(tree, tmp_path, comm_quant):
+    ref, cases = DISPATCH
+    cref, ccases = COMBINE
+    case = first_world(cases, 0)
+    world = testkit.build_world(ref, case)
+    dispatched = real_run(tree, ref, case, world, tmp_path / "dispatch")
+    cin, cattrs = testkit.combine_inputs(ref, case, world, dispatched, cref)
+    attrs = {k: v for k, v in cattrs.items() if k in cref.ATTRS}
+    attrs[cref.INFO.quant_by] = comm_quant
+    ccase = {"id": f"{case['id']}-combine-q{comm_quant}", "world": case["world"], "product": A3, "attrs": attrs,
+             "env": {k: v for k, v in cattrs.items() if k in cref.ENV}}
+    cworld = Inputs(cin)
+    assert_agrees(cref, ccases, ccase, cworld, real_run(tree, cref, ccase, cworld, tmp_path / "combine"))

@@ -115,6 +115,8 @@ FAULTS = {
     "level0_repeat_past_buffer": "Duplicate: out-of-bounds UB access: float elements [0, 192) need bytes [0, 768) "
                                  "of UB, the tensor's buffer is [0, 512)",
     "scalar_reference_store": "Adds: reads UB [0, 32) on pipe V (vector), written on pipe S (scalar) at [4, 8)",
+    "masked_lane_written": "LocalTensor::GetValue: reads UB [32, 36) on pipe S (scalar), written on pipe V (vector) at "
+                           "[32, 36)",
     "gathermask_count_zero": "GatherMask: reduceMode with mask 0: at least 1 element a repeat",
     "sum_inner_unaligned": "Sum: SumParams {{outter 1, inner 20, n 20}}: need outter >= 1, 1 <= n <= inner and "
                            "inner * 4 bytes a multiple of 32",
@@ -298,4 +300,11 @@ def test_a_read_through_local_tensor_operator_call_needs_no_scalar_to_vector_syn
     values, faults = run(twin_cases, "scalar_reference_read")
     assert not faults and values == ["scalar reference 6", "scalar reference 6", "scalar reference 6",
                                      "scalar reference 6"]
+
+
+def test_a_masked_instruction_leaves_the_lanes_it_does_not_run_untouched(twin_cases):
+    values, faults = run(twin_cases, "masked_lane_untouched")
+    # element 1 keeps the bytes the twin fills a core's UB with (0xCD), on each of the 4 cores
+    poison = int(np.frombuffer(bytes([0xCD] * 4), dtype=np.int32)[0])
+    assert not faults and values == [f"masked lane {poison}"] * 4
 

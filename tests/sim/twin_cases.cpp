@@ -193,6 +193,22 @@ void ScalarReference(uint32_t, bool store)
     Report("scalar reference " + std::to_string(x.GetValue(0)));
 }
 
+// A level-0 instruction touches the lanes its mask runs, nothing between them: with mask bits 0x0101... a
+// Duplicate writes element 0 of each 32-byte block, so the scalar unit may read element 1 at once (the real
+// dispatch fills sumCoreTensor and statusTensor_ so); element 8 needs a V_S first.
+void MaskedLanes(uint32_t, uint32_t index)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 256);
+    LocalTensor<int32_t> x = buf.Get<int32_t>();
+    uint64_t bits[2] = {0x0101010101010101ULL, 0ULL};
+    Duplicate<int32_t>(x, 5, bits, 1, 1, 8);
+    Report("masked lane " + std::to_string(x.GetValue(index)));
+    SetFlag<HardEvent::V_S>(0);
+    WaitFlag<HardEvent::V_S>(0);
+}
+
 void MissingPipeBarrierV(uint32_t)
 {
     TPipe pipe;
@@ -911,6 +927,8 @@ const std::map<std::string, Case>& Cases()
         {"burst_copy", BurstCopy},
         {"atomic_stores", AtomicStores},
         {"level0_forms", Level0Forms},
+        {"masked_lane_untouched", [](uint32_t r) { MaskedLanes(r, 1); }},
+        {"masked_lane_written", [](uint32_t r) { MaskedLanes(r, 8); }},
         {"scalar_reference_read", [](uint32_t r) { ScalarReference(r, false); }},
         {"scalar_reference_store", [](uint32_t r) { ScalarReference(r, true); }},
 #ifdef OPGEN_SIM_REAL_CHECK_WINSIZE

@@ -17,7 +17,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 #include "opgen_sim/world.h"
@@ -44,18 +43,8 @@ struct UbAccess {
     uint64_t seq;
 };
 
-// A scalar access through LocalTensor::operator(), which hands out a reference: a read or a write, told apart
-// by whether the bytes changed by the next event the hazard model sees (an access, a flag, a barrier).
-struct ScalarRef {
-    uint8_t* p;
-    uint32_t begin;
-    uint32_t end;
-    uint8_t bytes[16];
-};
-
 struct HazardState {
     std::vector<UbAccess> accesses;
-    std::vector<ScalarRef> scalarRefs;
     uint64_t seq = 0;
     uint64_t snapshot = 0;  // seq at the last SetFlag: accesses before it are never merged with later ones
 };
@@ -105,32 +94,12 @@ inline void Record(uint8_t pipe, uint32_t begin, uint32_t end, bool write)
     as.push_back({begin, end, pipe, write, own, ++t_hazards.seq});
 }
 
-inline void CheckWriteAfterRead(uint8_t pipe, uint32_t begin, uint32_t end, const char* what);
-
-// The operator() references since the last event: the ones whose bytes changed were scalar writes (recorded
-// now, in their place before the event); the others were reads (scalar reads complete when issued).
-inline void ResolveScalarRefs()
-{
-    if (t_hazards.scalarRefs.empty()) {
-        return;
-    }
-    std::vector<ScalarRef> refs;
-    refs.swap(t_hazards.scalarRefs);
-    for (const ScalarRef& r : refs) {
-        if (std::memcmp(r.p, r.bytes, r.end - r.begin) != 0) {
-            CheckWriteAfterRead(PIPE_S_, r.begin, r.end, "LocalTensor::operator() (a store)");
-            Record(PIPE_S_, r.begin, r.end, true);
-        }
-    }
-}
-
 // A read by `pipe` of UB bytes [begin, end): every overlapping write must be ordered before it.
 inline void UbRead(uint8_t pipe, uint32_t begin, uint32_t end, const char* what)
 {
     if (t_core == nullptr || begin >= end) {
         return;
     }
-    ResolveScalarRefs();
     for (const UbAccess& a : t_hazards.accesses) {
         if (a.write && a.begin < end && begin < a.end && (a.ordered & (1U << pipe)) == 0U) {
             if (a.pipe == pipe) {
@@ -148,9 +117,12 @@ inline void UbRead(uint8_t pipe, uint32_t begin, uint32_t end, const char* what)
     }
 }
 
-// Every read by another pipe overlapping a write by `pipe` of UB bytes [begin, end) must be ordered before it.
-inline void CheckWriteAfterRead(uint8_t pipe, uint32_t begin, uint32_t end, const char* what)
+// A write by `pipe` of UB bytes [begin, end): every overlapping read by another pipe must be ordered before it.
+inline void UbWritten(uint8_t pipe, uint32_t begin, uint32_t end, const char* what = "a write")
 {
+    if (t_core == nullptr || begin >= end) {
+        return;
+    }
     for (const UbAccess& a : t_hazards.accesses) {
         if (!a.write && a.begin < end && begin < a.end && (a.ordered & (1U << pipe)) == 0U) {
             Raise("%s: overwrites UB [%u, %u) on pipe %s, read on pipe %s at [%u, %u) with no sync between the two "
@@ -158,16 +130,6 @@ inline void CheckWriteAfterRead(uint8_t pipe, uint32_t begin, uint32_t end, cons
                   "before they are read", what, begin, end, PipeName(pipe), PipeName(a.pipe), a.begin, a.end);
         }
     }
-}
-
-// A write by `pipe` of UB bytes [begin, end): every overlapping read by another pipe must be ordered before it.
-inline void UbWritten(uint8_t pipe, uint32_t begin, uint32_t end, const char* what = "a write")
-{
-    if (t_core == nullptr || begin >= end) {
-        return;
-    }
-    ResolveScalarRefs();
-    CheckWriteAfterRead(pipe, begin, end, what);
     Record(pipe, begin, end, true);
 }
 
@@ -179,7 +141,6 @@ inline void UbWritten(uint8_t pipe, uint32_t begin, uint32_t end, const char* wh
 // moe_distribute_dispatch_v2.h WaitStatus).
 inline void MakeVisible(uint8_t from, uint8_t to, uint64_t upTo)
 {
-    ResolveScalarRefs();
     const uint8_t after = to == PIPE_S_ ? ALL_PIPES : static_cast<uint8_t>(1U << to);
     for (UbAccess& a : t_hazards.accesses) {
         const bool own = a.pipe == from && a.seq <= upTo;
@@ -193,7 +154,6 @@ inline void MakeVisible(uint8_t from, uint8_t to, uint64_t upTo)
 // Every access so far, or every one overlapping [begin, end), is ordered before every pipe.
 inline void MakeAllVisible(uint32_t begin = 0U, uint32_t end = UINT32_MAX)
 {
-    ResolveScalarRefs();
     for (UbAccess& a : t_hazards.accesses) {
         if (a.begin < end && begin < a.end) {
             a.ordered = ALL_PIPES;
@@ -204,27 +164,12 @@ inline void MakeAllVisible(uint32_t begin = 0U, uint32_t end = UINT32_MAX)
 // SetFlag: the accesses so far, for its WaitFlag to order (MakeVisible's upTo).
 inline uint64_t Snapshot()
 {
-    ResolveScalarRefs();
     t_hazards.snapshot = t_hazards.seq;
     return t_hazards.seq;
 }
 
-// A scalar access of UB bytes [begin, end) at `p` through a reference (LocalTensor::operator()): a read now (every
-// write to it must be ordered before), a write too if the bytes differ at the next event.
-inline void UbScalarRef(uint8_t* p, uint32_t begin, uint32_t end, const char* what)
-{
-    if (t_core == nullptr || begin >= end) {
-        return;
-    }
-    UbRead(PIPE_S_, begin, end, what);
-    ScalarRef r{p, begin, end, {}};
-    std::memcpy(r.bytes, p, std::min<size_t>(end - begin, sizeof(r.bytes)));
-    t_hazards.scalarRefs.push_back(r);
-}
-
 inline void ResetHazards()
 {
-    t_hazards.scalarRefs.clear();
     t_hazards.accesses.clear();
     t_hazards.seq = 0;
     t_hazards.snapshot = 0;

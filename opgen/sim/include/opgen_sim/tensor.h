@@ -38,6 +38,36 @@ constexpr uint64_t SimBytes(uint64_t elems)
     return (elems * SimBits<T>() + 7U) / 8U;
 }
 
+// What LocalTensor::operator() hands out: the element at UB offset `at`, read or written by the scalar unit.
+template <typename T>
+class UbScalar {
+public:
+    UbScalar(uint8_t* p, uint32_t at) : p_(p), at_(at) {}
+    UbScalar(const UbScalar&) = default;
+    operator T() const
+    {
+        opgen_sim::UbRead(opgen_sim::PIPE_S_, at_, at_ + sizeof(T), "LocalTensor::operator() (a read)");
+        T v;
+        std::memcpy(&v, p_, sizeof(T));
+        return v;
+    }
+    const UbScalar& operator=(const T& v) const
+    {
+        opgen_sim::UbWritten(opgen_sim::PIPE_S_, at_, at_ + sizeof(T), "LocalTensor::operator() (a store)");
+        std::memcpy(p_, &v, sizeof(T));
+        return *this;
+    }
+    const UbScalar& operator=(const UbScalar& o) const { return *this = static_cast<T>(o); }
+    template <typename U>
+    const UbScalar& operator+=(const U& v) const { return *this = static_cast<T>(static_cast<T>(*this) + v); }
+    template <typename U>
+    const UbScalar& operator-=(const U& v) const { return *this = static_cast<T>(static_cast<T>(*this) - v); }
+
+private:
+    uint8_t* p_;
+    uint32_t at_;
+};
+
 template <typename T>
 class LocalTensor {
 public:
@@ -55,13 +85,12 @@ public:
                           static_cast<uint32_t>(off_ + (index + 1U) * sizeof(PrimType)), "LocalTensor::GetValue");
         return v;
     }
-    __aicore__ PrimType& operator()(const uint32_t offset) const
+    // The element for the scalar unit (kernel_tensor.h returns a reference): a read where the kernel reads it, a
+    // write where it assigns to it, each checked against the other pipes like GetValue / SetValue.
+    __aicore__ UbScalar<PrimType> operator()(const uint32_t offset) const
     {
-        uint8_t* p = Scalar(offset, "LocalTensor::operator()");  // read or written by the scalar unit
-        const uint32_t begin = static_cast<uint32_t>(p - ub_);
-        // a write through the reference is told from a read by the bytes it leaves (hazard.h UbScalarRef)
-        opgen_sim::UbScalarRef(p, begin, begin + sizeof(PrimType), "LocalTensor::operator()");
-        return *reinterpret_cast<PrimType*>(p);
+        uint8_t* p = Scalar(offset, "LocalTensor::operator()");
+        return UbScalar<PrimType>(p, static_cast<uint32_t>(p - ub_));
     }
     template <typename U>
     __aicore__ LocalTensor<U> ReinterpretCast() const

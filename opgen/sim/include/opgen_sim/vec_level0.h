@@ -7,6 +7,7 @@
 #ifndef OPGEN_SIM_VEC_LEVEL0_H
 #define OPGEN_SIM_VEC_LEVEL0_H
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -73,6 +74,48 @@ struct Operand {
     uint64_t rep;
 };
 
+// The UB bytes of operand `t` up to its highest element in `elems` (checked against its buffer), the access recorded
+// for the hazard checks as runs of adjacent elements: the lanes a mask or a stride leaves out are not touched.
+template <typename T>
+inline uint8_t* Touch(const LocalTensor<T>& t, std::vector<uint64_t> elems, bool write, const char* what,
+                      bool aligned = true)
+{
+    std::sort(elems.begin(), elems.end());
+    elems.erase(std::unique(elems.begin(), elems.end()), elems.end());
+    uint8_t* p = t.SimSpan(0U, elems.empty() ? 0U : elems.back() + 1U, what, aligned);
+    const uint32_t base = t.SimOffset();
+    for (size_t i = 0U; i < elems.size();) {
+        size_t k = i + 1U;
+        while (k < elems.size() && elems[k] == elems[k - 1U] + 1U) {
+            ++k;
+        }
+        const uint32_t begin = static_cast<uint32_t>(base + elems[i] * sizeof(T));
+        const uint32_t end = static_cast<uint32_t>(base + (elems[k - 1U] + 1U) * sizeof(T));
+        if (write) {
+            opgen_sim::UbWritten(opgen_sim::PIPE_V_, begin, end, what);
+        } else {
+            opgen_sim::UbRead(opgen_sim::PIPE_V_, begin, end, what);
+        }
+        i = k;
+    }
+    return p;
+}
+
+// The elements of an operand with these strides that the instruction's lanes touch.
+template <typename T>
+inline std::vector<uint64_t> LaneElems(const Lanes<T>& l, uint64_t blk, uint64_t rep)
+{
+    std::vector<uint64_t> out;
+    for (uint64_t r = 0U; r < l.repeats; ++r) {
+        for (uint64_t j = 0U; j < Lanes<T>::PER_REPEAT; ++j) {
+            if (l.On(r, j)) {
+                out.push_back(Lanes<T>::At(r, j, blk, rep));
+            }
+        }
+    }
+    return out;
+}
+
 // dst lane = f(src lanes...) for every lane the mask runs. The sources are read in full before dst is written
 // (the instruction reads its operands before it writes: an in-place call sees the old values).
 template <typename T, typename F, typename... S>
@@ -86,12 +129,12 @@ inline void ForLanes(const char* what, const Lanes<T>& l, const Operand<T>& dst,
     const auto read = [&](const auto& s) {
         using U = typename std::decay_t<decltype(s.t)>::PrimType;
         const uint64_t n = l.Extent(s.blk, s.rep);
-        const uint8_t* p = s.t.SimRead(0U, n, what);
+        const uint8_t* p = Touch(s.t, LaneElems<T>(l, s.blk, s.rep), false, what);
         in.emplace_back(p, p + n * sizeof(U));
     };
     (read(src), ...);
     (void)read;  // Duplicate has no source
-    uint8_t* d = dst.t.SimWrite(0U, l.Extent(dst.blk, dst.rep), what);
+    uint8_t* d = Touch(dst.t, LaneElems<T>(l, dst.blk, dst.rep), true, what);
     for (uint64_t r = 0U; r < l.repeats; ++r) {
         for (uint64_t j = 0U; j < Lanes<T>::PER_REPEAT; ++j) {
             if (!l.On(r, j)) {
@@ -240,7 +283,8 @@ __aicore__ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>
     sim::MaskCore().maskCounter = false;  // the implementation runs in normal mode
     const auto l = sim::Level0<T, true>(static_cast<uint64_t>(mask), static_cast<uint64_t>(repeatTime),
                                         "ReduceSum (level 0)");
-    const uint8_t* s = src.SimRead(0U, l.Extent(1U, static_cast<uint64_t>(srcRepStride)), "ReduceSum src");
+    const uint8_t* s = sim::Touch(src, sim::LaneElems<T>(l, 1U, static_cast<uint64_t>(srcRepStride)), false,
+                                  "ReduceSum src");
     std::vector<T> sums;
     for (uint64_t r = 0U; r < l.repeats; ++r) {
         T lanes[sim::Lanes<T>::PER_REPEAT];
@@ -279,12 +323,13 @@ inline void GatherMaskLanes(const LocalTensor<T>& dst, const LocalTensor<T>& src
     const auto at = [&](uint64_t r, uint64_t j) {
         return r * p.src0RepeatStride * PER_BLOCK + (j / PER_BLOCK) * p.src0BlockStride * PER_BLOCK + j % PER_BLOCK;
     };
-    uint64_t extent = 0U;
+    std::vector<uint64_t> elems;
     for (uint64_t r = 0U; r < repeats; ++r) {
-        const uint64_t top = at(r, perRepeat - 1U) + 1U;
-        extent = top > extent ? top : extent;
+        for (uint64_t j = 0U; j < perRepeat; ++j) {
+            elems.push_back(at(r, j));
+        }
     }
-    const uint8_t* s = src0.SimRead(0U, extent, "GatherMask src0");
+    const uint8_t* s = Touch(src0, std::move(elems), false, "GatherMask src0");
     std::vector<T> out;
     for (uint64_t r = 0U; r < repeats; ++r) {
         for (uint64_t j = 0U; j < perRepeat; ++j) {
@@ -358,7 +403,7 @@ __aicore__ inline void BlockReduceMax(const LocalTensor<T>& dst, const LocalTens
         return;
     }
     constexpr uint64_t PER_BLOCK = sim::Lanes<T>::PER_BLOCK;
-    const uint8_t* s = src.SimRead(0U, l.Extent(srcBlkStride, srcRepStride), "BlockReduceMax src");
+    const uint8_t* s = sim::Touch(src, sim::LaneElems<T>(l, srcBlkStride, srcRepStride), false, "BlockReduceMax src");
     uint8_t* d = dst.SimWrite(0U, (l.repeats - 1U) * dstRepStride * 8U + 8U, "BlockReduceMax dst", false);
     for (uint64_t r = 0U; r < l.repeats; ++r) {
         for (uint64_t b = 0U; b < 8U; ++b) {

@@ -110,3 +110,45 @@ def test_real_a3_combine_on_the_real_dispatch_agrees_with_the_reference(tree, tm
              "env": {k: v for k, v in cattrs.items() if k in cref.ENV}}
     cworld = Inputs(cin)
     assert_agrees(cref, ccases, ccase, cworld, real_run(tree, cref, ccase, cworld, tmp_path / "combine"))
+
+
+# Known disagreements of the real ops on the A3 positive worlds, with the real code as the evidence.
+FULLMESH_V2_TRIPLE = (
+    "the real A3 fullmesh_v2 dispatch stores the (rank, token, k) triple past its input queue buffer: FillTriple "
+    "writes int32 element tokenQuantAlign_ (H * 2 / 4 = 512 for H = 1024 FLOAT16) of an inQueue buffer of "
+    "hAlignSize_ = Ceil(H * 2, 32) * 32 = 2048 bytes, and the Copy after it reads blockCntPerToken_ 480-byte rows "
+    "from there (code: mc2/moe_distribute_dispatch_v2/op_kernel/moe_distribute_dispatch_v2_full_mesh.h FillTriple, "
+    "TokenToExpert, InitBuffer(inQueue, BUFFER_NUM, hAlignSize_); moe_distribute_dispatch_v2_quant.h QuantInit): "
+    "on the device it lands in the next buffer; the twin faults on a UB access past the tensor's buffer")
+HIERARCHY = ("the real A3 tiling with commAlg hierarchy (layered) rejects the generated suite's count shape (code: "
+             "mc2/moe_distribute_{op}/op_host/op_tiling/moe_distribute_{op}_tiling.cpp {fn}); the layered kernels "
+             "need the AICPU-side algorithm the twin does not model")
+KNOWN = {
+    "ascend910_93-q0-bs4-h1024-k2-w2-commAlg-fullmesh_v2": FULLMESH_V2_TRIPLE,
+    "ascend910_93-q0-bs4-h1024-k2-w16-moeExpertNum-16-commAlg-hierarchy-expertScales4x2":
+        HIERARCHY.format(op="dispatch_v2", fn="CheckRecvCountTensorShape"),
+    "ascend910_93-q0-bs2-h1024-k2-w16-moeExpertNum-16-commAlg-hierarchy-expandScales32":
+        HIERARCHY.format(op="combine_v2", fn="CheckSendCountTensorShape"),
+}
+
+
+def _every_world():
+    out = []
+    for suite in (DISPATCH, COMBINE):
+        ref, cases = suite
+        for case in cases.POSITIVE:
+            if case["product"] != A3 or "ranks" in case:
+                continue
+            marks = [pytest.mark.slow]
+            if case["id"] in KNOWN:
+                marks.append(pytest.mark.xfail(strict=True, reason=KNOWN[case["id"]]))
+            out.append(pytest.param(suite, case, marks=marks, id=f"{ref.OP}-{case['id']}"))
+    return out
+
+
+@pytest.mark.parametrize("suite,case", _every_world())
+def test_real_a3_op_agrees_with_the_reference_on_every_positive_world(tree, tmp_path, suite, case):
+    """Each op on the suite's own world (the combine's inputs as the reference's dispatch lays them out)."""
+    ref, cases = suite
+    world = testkit.build_world(ref, case)
+    assert_agrees(ref, cases, case, world, real_run(tree, ref, case, world, tmp_path))

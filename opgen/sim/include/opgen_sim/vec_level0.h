@@ -342,6 +342,11 @@ inline void GatherMaskLanes(const LocalTensor<T>& dst, const LocalTensor<T>& src
         std::memcpy(dst.SimWrite(0U, out.size(), "GatherMask dst"), out.data(), out.size() * sizeof(T));
     }
     rsvdCnt = out.size();
+    // the count comes back to the scalar unit from the vector unit's RSVD_CNT register, read right after the
+    // instruction with no flag (code: asc-devkit impl/basic_api/dav_c220/kernel_operator_vec_gather_mask_impl.h
+    // GatherMaskImpl: vreducev2, then rsvdCnt = AscendCUtils::GetRsvdCnt()): the scalar unit waits for the vector
+    // pipe there, as after WaitFlag<V_S>
+    opgen_sim::MakeVisible(opgen_sim::PIPE_V_, opgen_sim::PIPE_S_, opgen_sim::Snapshot());
     SetMaskNorm();
 }
 }  // namespace sim

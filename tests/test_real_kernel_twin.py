@@ -37,6 +37,14 @@ INSTANCES = [
     ("moe_distribute_combine_v2", 16, {"expand_x": "BFLOAT16", "x": "BFLOAT16"}),         # quant 0
     ("moe_distribute_combine_v2", 17, {"expand_x": "BFLOAT16", "x": "BFLOAT16"}),         # quant 2 (int8 comm)
 ]
+A2 = "ascend910b"
+# the Atlas A2 instances (ArchTag index 0): the dispatch of quant 0 and 2, the fullmesh combine (comm quant 0 only:
+# the A2 tiling takes comm quant 2 only when layered)
+INSTANCES_A2 = [
+    ("moe_distribute_dispatch_v2", 0, {"x": "BFLOAT16", "expand_x": "BFLOAT16"}),
+    ("moe_distribute_dispatch_v2", 2, {"x": "BFLOAT16", "expand_x": "INT8"}),
+    ("moe_distribute_combine_v2", 0, {"expand_x": "BFLOAT16", "x": "BFLOAT16"}),
+]
 
 
 @pytest.fixture(scope="module")
@@ -54,6 +62,13 @@ def reference(snake: str):
 @pytest.mark.parametrize("snake,key,column", INSTANCES, ids=[f"{s.split('_')[2]}-{k}" for s, k, _ in INSTANCES])
 def test_real_a3_entry_compiles_unmodified_on_the_twin(ops_root, snake, key, column):
     obj = kernel_object(ops_root, reference(snake), A3, key, column)
+    assert obj.stat().st_size > 0
+
+
+@pytest.mark.parametrize("snake,key,column", INSTANCES_A2,
+                         ids=[f"{s.split('_')[2]}-{k}" for s, k, _ in INSTANCES_A2])
+def test_real_a2_entry_compiles_unmodified_on_the_twin(ops_root, snake, key, column):
+    obj = kernel_object(ops_root, reference(snake), A2, key, column)
     assert obj.stat().st_size > 0
 
 

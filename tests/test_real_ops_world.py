@@ -3,7 +3,8 @@
 compared with the numpy reference (bit-exact where the spec is exact, else its tolerance; outputs the spec leaves
 unspecified and elements the op does not write are not compared: ``opgen.harness.testkit.output_problems``).
 
-Atlas A3, quant mode 0 then 2: the real DispatchV2 on the suite's first world of the mode, then the real CombineV2
+Atlas A3 and Atlas A2 (one server), quant mode 0 then 2: the real DispatchV2 on the suite's first world of the
+mode; on A3 then the real CombineV2
 on the real dispatch's outputs (identity experts, ``testkit.combine_inputs``) with comm quant mode 0 and 2 (the
 combine's own quant mode: DispatchV2's int8 rows are no CombineV2 input, its expandX is FLOAT16 / BFLOAT16).
 Worlds run with ``opgen.sim.real_world.REAL_AIV`` vector cores per rank (the real dispatch assumes a multiple of 8).
@@ -40,6 +41,7 @@ pytestmark = [
 ]
 
 A3 = "ascend910_93"
+A2 = "ascend910b"  # one server: the suite's first worlds have 2 ranks
 ARCH = "arch22"
 
 
@@ -76,8 +78,8 @@ def real_run(tree, ref, case: dict, world, work):
     return jobs.run_job(exe, job)
 
 
-def first_world(cases, quant: int) -> dict:
-    return next(c for c in cases.POSITIVE if c["product"] == A3 and "ranks" not in c
+def first_world(cases, quant: int, product: str = A3) -> dict:
+    return next(c for c in cases.POSITIVE if c["product"] == product and "ranks" not in c
                 and int(c["attrs"].get(cases.QUANT_BY, 0)) == quant)
 
 
@@ -88,10 +90,11 @@ def assert_agrees(ref, cases, case, world, got):
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.parametrize("product", [A3, A2])
 @pytest.mark.parametrize("quant", [0, 2])
-def test_real_a3_dispatch_agrees_with_the_reference(tree, tmp_path, quant):
+def test_real_dispatch_agrees_with_the_reference(tree, tmp_path, quant, product):
     ref, cases = DISPATCH
-    case = first_world(cases, quant)
+    case = first_world(cases, quant, product)
     world = testkit.build_world(ref, case)
     assert_agrees(ref, cases, case, world, real_run(tree, ref, case, world, tmp_path / "dispatch"))
 

@@ -117,6 +117,8 @@ FAULTS = {
     "scalar_reference_store": "Adds: reads UB [0, 32) on pipe V (vector), written on pipe S (scalar) at [4, 8)",
     "masked_lane_written": "LocalTensor::GetValue: reads UB [32, 36) on pipe S (scalar), written on pipe V (vector) at "
                            "[32, 36)",
+    "acc_val_unwritten": "GetAccVal: no ReduceSum has written the ACC_VAL register",
+    "raw_ub_tensor_past_ub": "LocalTensor(pos, addr 196576, 16 float elements): 32 bytes past the 196608-byte UB",
     "gathermask_count_zero": "GatherMask: reduceMode with mask 0: at least 1 element a repeat",
     "sum_inner_unaligned": "Sum: SumParams {{outter 1, inner 20, n 20}}: need outter >= 1, 1 <= n <= inner and "
                            "inner * 4 bytes a multiple of 32",
@@ -307,4 +309,11 @@ def test_a_masked_instruction_leaves_the_lanes_it_does_not_run_untouched(twin_ca
     # element 1 keeps the bytes the twin fills a core's UB with (0xCD), on each of the 4 cores
     poison = int(np.frombuffer(bytes([0xCD] * 4), dtype=np.int32)[0])
     assert not faults and values == [f"masked lane {poison}"] * 4
+
+
+def test_tensors_on_ub_addresses_acc_val_and_not(twin_cases):
+    """~0x00F0 as int16 is -241; the int16 tensor of 16 elements is 8 int32 through ReinterpretCast; the count-form
+    ReduceSum of 0..63 leaves 2016 in ACC_VAL."""
+    values, faults = run(twin_cases, "raw_ub_tensors")
+    assert not faults and values == ["raw -241 8 2016"] * 4
 

@@ -38,7 +38,10 @@ def _snake(ref) -> str:
 def kernel_command(cxx: list[str], entry: Path, arch: int, key: int, column: dict[str, str]) -> list[str]:
     """The kernel unit's command line (without -o) for the entry's instance of tiling key ``key``."""
     op_kernel = next(p for p in entry.parents if p.name == "op_kernel")
-    return [*cxx, *FLAGS, f"-I{INCLUDE}", f"-I{entry.parent}", f"-I{op_kernel}", f"-D__NPU_ARCH__={int(arch)}",
+    # the op build injects the tiling data definitions into the kernel source with -include (code: cmake/
+    # func_utest.cmake: "在 NPU 编译时, 编译框架使用 ccec 编译器并使用 -include 编译选项注入所需的多个 TilingData 定义头文件")
+    return [*cxx, *FLAGS, f"-I{INCLUDE}", f"-I{entry.parent}", f"-I{op_kernel}", "-include", "kernel_tiling/kernel_tiling.h",
+            f"-D__NPU_ARCH__={int(arch)}",
             *column_defines(column), f'-DOPGEN_SIM_KERNEL_SOURCE="{entry}"',
             f"-DOPGEN_SIM_KERNEL={op_kernel.parent.name}", f"-DOPGEN_SIM_TILING_KEY={int(key)}",
             "-c", str(SIM_DIR / "kernel_entry.cpp")]

@@ -209,6 +209,42 @@ void MaskedLanes(uint32_t, uint32_t index)
     WaitFlag<HardEvent::V_S>(0);
 }
 
+// What the real A2 kernels use: tensors made on a UB address (bounded by the UB, GetSize() the declared count, kept
+// through ReinterpretCast), the ACC_VAL register a count-form ReduceSum leaves its sum in, Not.
+void RawUbTensors(uint32_t, int which)
+{
+    TPipe pipe;
+    LocalTensor<int16_t> a{TPosition::LCM, 0, 16};
+    LocalTensor<float> f{TPosition::LCM, 1024, 64};
+    LocalTensor<float> work{TPosition::LCM, 2048, 64};
+    switch (which) {
+        case 0: {
+            Duplicate<int16_t>(a, static_cast<int16_t>(0x00F0), 16);
+            PipeBarrier<PIPE_V>();
+            Not(a, a, 16);
+            for (uint32_t i = 0; i < 64; ++i) {
+                f.SetValue(i, static_cast<float>(i));
+            }
+            SetFlag<HardEvent::S_V>(0);
+            WaitFlag<HardEvent::S_V>(0);
+            ReduceSum(work, f, work[32], 64);
+            SetFlag<HardEvent::V_S>(0);
+            WaitFlag<HardEvent::V_S>(0);
+            Report("raw " + std::to_string(a.GetValue(3)) + " " + std::to_string(a.ReinterpretCast<int32_t>().GetSize()) +
+                   " " + std::to_string(static_cast<int>(GetAccVal<float>())));
+            break;
+        }
+        case 1:  // no ReduceSum wrote ACC_VAL yet
+            (void)GetAccVal<float>();
+            break;
+        default:  // past the end of the UB
+        {
+            LocalTensor<float> tail{TPosition::LCM, 192 * 1024 - 32, 16};
+            (void)tail;
+        }
+    }
+}
+
 void MissingPipeBarrierV(uint32_t)
 {
     TPipe pipe;
@@ -929,6 +965,9 @@ const std::map<std::string, Case>& Cases()
         {"level0_forms", Level0Forms},
         {"masked_lane_untouched", [](uint32_t r) { MaskedLanes(r, 1); }},
         {"masked_lane_written", [](uint32_t r) { MaskedLanes(r, 8); }},
+        {"raw_ub_tensors", [](uint32_t r) { RawUbTensors(r, 0); }},
+        {"acc_val_unwritten", [](uint32_t r) { RawUbTensors(r, 1); }},
+        {"raw_ub_tensor_past_ub", [](uint32_t r) { RawUbTensors(r, 2); }},
         {"scalar_reference_read", [](uint32_t r) { ScalarReference(r, false); }},
         {"scalar_reference_store", [](uint32_t r) { ScalarReference(r, true); }},
 #ifdef OPGEN_SIM_REAL_CHECK_WINSIZE

@@ -68,10 +68,15 @@ inline void Forget(std::vector<UbAccess>& as)
 inline void Record(uint8_t pipe, uint32_t begin, uint32_t end, bool write)
 {
     std::vector<UbAccess>& as = t_hazards.accesses;
-    if (write) {  // earlier writes of this pipe wholly under this one no longer decide what a read sees
+    // earlier writes wholly under this one, of any pipe, no longer decide what a read sees: the twin keeps the last
+    // writer of the bytes (two pipes' writes of the same bytes with no sync between them, a write-after-write race,
+    // are not checked: the real A2 dispatch counts into statusTensor_ at UB 0 with scalar stores and then DataCopies
+    // tokens over it with no S_MTE2 on all but its last core; code: mc2/moe_distribute_dispatch_v2/op_kernel/
+    // arch22/moe_distribute_dispatch_a2.h IndexSort, ReorderTokens)
+    if (write) {
         size_t keep = 0;
         for (size_t i = 0; i < as.size(); ++i) {
-            if (!(as[i].write && as[i].pipe == pipe && as[i].begin >= begin && as[i].end <= end)) {
+            if (!(as[i].write && as[i].begin >= begin && as[i].end <= end)) {
                 as[keep++] = as[i];
             }
         }

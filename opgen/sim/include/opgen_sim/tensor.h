@@ -58,6 +58,13 @@ public:
         return *this;
     }
     const UbScalar& operator=(const UbScalar& o) const { return *this = static_cast<T>(o); }
+    const UbScalar& operator++() const { return *this = static_cast<T>(static_cast<T>(*this) + 1); }
+    T operator++(int) const
+    {
+        const T old = *this;
+        *this = static_cast<T>(old + 1);
+        return old;
+    }
     template <typename U>
     const UbScalar& operator+=(const U& v) const { return *this = static_cast<T>(static_cast<T>(*this) + v); }
     template <typename U>
@@ -74,6 +81,31 @@ public:
     using PrimType = T;
     __aicore__ LocalTensor() = default;
     __aicore__ LocalTensor(const LocalTensor<T>& other) = default;
+    // A tensor of `tileSize` elements at UB byte `addr`, outside any TPipe buffer (kernel_tensor.h): a base address
+    // in the UB, as the device has it. The device checks nothing here and knows no bound but the UB's, so the twin
+    // checks its accesses against [addr, UB end) and DataCopy / vector operands for their 32-byte alignment where they
+    // are used; GetSize() is tileSize. (asc-devkit's CPU-debug CreateTensor also asserts addr and the length 32-byte
+    // aligned and tileSize > 0, and its operand checks hold a call to tileSize, neither of which the real A2 kernels
+    // keep: moe_distribute_dispatch_a2.h makes LocalTensor<uint16_t>{TPosition::LCM, 448, 4}, 8 bytes, and
+    // CleanUpFlags Duplicates worldSize * statusSize bytes over statusTensor_, 4160 bytes over 256 at w2.)
+    __aicore__ LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize)
+    {
+        const uint64_t bytes = SimBytes<T>(tileSize);
+        const uint64_t ubBytes = opgen_sim::g_world != nullptr ? opgen_sim::g_world->ubBytes : 0U;
+        if (pos == TPosition::GM || pos == TPosition::MAX || opgen_sim::t_core == nullptr) {
+            opgen_sim::Raise("LocalTensor(pos %d, %u, %u): not a UB position or not on a kernel core",
+                             static_cast<int>(pos), addr, tileSize);
+        }
+        if (addr + bytes > ubBytes) {
+            opgen_sim::Raise("LocalTensor(pos, addr %u, %u %s elements): %llu bytes past the %llu-byte UB", addr,
+                             tileSize, opgen_sim::TypeName<T>(), static_cast<unsigned long long>(addr + bytes - ubBytes),
+                             static_cast<unsigned long long>(ubBytes));
+        }
+        ub_ = opgen_sim::t_core->ub;
+        off_ = addr;
+        end_ = static_cast<uint32_t>(ubBytes);
+        size_ = tileSize;
+    }
     __aicore__ LocalTensor<T>& operator=(const LocalTensor<T>& other) = default;
     __aicore__ ~LocalTensor() = default;
 
@@ -101,7 +133,8 @@ public:
         r.end_ = end_;
         r.gen_ = gen_;
         r.pipe_ = pipe_;
-        r.size_ = static_cast<uint32_t>((static_cast<uint64_t>(end_ - off_) * 8U) / SimBits<U>());
+        // the same bytes as U (kernel_tensor.h keeps dataLen): a tensor made on a UB address keeps its declared size
+        r.size_ = static_cast<uint32_t>((static_cast<uint64_t>(size_) * SimBits<T>()) / SimBits<U>());
         return r;
     }
     template <typename S>

@@ -34,6 +34,12 @@ __aicore__ inline uint32_t Ceil(uint32_t a, uint32_t b)
     return (a + b - 1) / b;
 }
 const uint32_t CACHE_LINE_SIZE = 64;
+// impl/basic_api/utils/kernel_utils_constants.h: a vector core's UB bytes per arch
+#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
+const uint32_t TOTAL_UB_SIZE = 248 * 1024;
+#else
+const uint32_t TOTAL_UB_SIZE = 192 * 1024;
+#endif
 
 namespace Std {
 template <typename Tp, typename Up>

@@ -270,6 +270,13 @@ OPGEN_SIM_BITWISE(And, &)
 OPGEN_SIM_BITWISE(Or, |)
 #undef OPGEN_SIM_BITWISE
 
+template <typename T>
+__aicore__ inline void Not(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count)
+{
+    static_assert(sizeof(T) == 2U, "Not takes int16_t / uint16_t");
+    sim::Unary(dst, src, count, "Not", [](T a) { return sim::Bitwise(a, a, [](auto x, auto) { return ~x; }); });
+}
+
 // ---- ReduceSum, level 0 (kernel_operator_vec_reduce_intf.h; dav_c220 ReduceSumImpl): vcadd sums each repeat's
 // lanes into sharedTmpBuffer[r], then those repeatTime sums are added in counter mode into dst[0]
 template <typename T>

@@ -402,6 +402,24 @@ __aicore__ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>
         total = sim::FromF<T>(sim::ToF(total) + sim::ToF(lanes[0]));
     }
     sim::Store<T>(dst.SimWrite(0U, 1U, "ReduceSum dst"), 0U, total);
+    if (opgen_sim::t_core != nullptr) {  // the sum is also left in ACC_VAL (dav_c220 ReduceSumImpl: get_acc_val)
+        opgen_sim::t_core->accVal = 0U;
+        std::memcpy(&opgen_sim::t_core->accVal, &total, sizeof(T));
+        opgen_sim::t_core->accValSet = true;
+    }
+}
+
+// The sum the last count-form ReduceSum left in the ACC_VAL register (kernel_operator_vec_reduce_intf.h GetAccVal).
+template <typename T>
+__aicore__ inline T GetAccVal()
+{
+    if (opgen_sim::t_core == nullptr || !opgen_sim::t_core->accValSet) {
+        opgen_sim::Raise("GetAccVal: no ReduceSum has written the ACC_VAL register");
+    }
+    opgen_sim::CountScalar();
+    T v;
+    std::memcpy(&v, &opgen_sim::t_core->accVal, sizeof(T));
+    return v;
 }
 
 // Per repeat r: the max of `mask` elements at src + r * srcRepStride * 32 bytes (srcBlkStride 32-byte blocks

@@ -295,6 +295,9 @@ struct CoreState {
     bool maskCounter = false;
     uint64_t maskHigh = ~0ULL;
     uint64_t maskLow = ~0ULL;
+    // The ACC_VAL register the count form of ReduceSum leaves its sum in (GetAccVal); accValSet: written at all
+    uint64_t accVal = 0;
+    bool accValSet = false;
 };
 
 inline thread_local CoreState* t_core = nullptr;

@@ -381,9 +381,12 @@ private:
         }
         const uint64_t bytes = it.count * size;
         const uint32_t me = group_->rankId;
-        if (it.remoteRankId >= group_->windows.size() || it.remoteRankId == me) {
-            opgen_sim::Raise("Hccl::BatchWrite: item %u writes to rank %u: a peer of the group's %zu ranks, not the "
-                             "rank itself (%u), is expected", i, it.remoteRankId, group_->windows.size(), me);
+        // the rank itself is a valid target: the real A2 dispatch sends every rank's slice, its own included, by
+        // BatchWrite (code: mc2/moe_distribute_dispatch_v2/op_kernel/arch22/moe_distribute_dispatch_a2.h
+        // ConstructBatchWriteInfo loops over all ranks of its share)
+        if (it.remoteRankId >= group_->windows.size()) {
+            opgen_sim::Raise("Hccl::BatchWrite: item %u writes to rank %u, not one of the group's %zu ranks", i,
+                             it.remoteRankId, group_->windows.size());
         }
         const uint64_t win = group_->windowBytes;
         const uint8_t* out = me < group_->outWindows.size() ? group_->outWindows[me] : nullptr;

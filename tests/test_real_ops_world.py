@@ -136,11 +136,6 @@ KNOWN = {
 
 
 # Atlas A2
-A2_TWO_SERVERS = (
-    "the twin's HCCL server runs a BatchWrite task when the core waits for it (Wait / Finalize), while the real A2 "
-    "kernels with ranks on two servers poll the flags their BatchWrite<true> delivers before Finalize (code: "
-    "mc2/moe_distribute_dispatch_v2/op_kernel/arch22/moe_distribute_dispatch_a2.h SendToMoeExpert, WaitDispatch): "
-    "the twin's ranks time out waiting; the twin's server must make progress while a kernel polls")
 A2_COMBINE_FLAG = (
     "the real A2 fullmesh combine stores its flag into UB with the scalar unit and copies it out with MTE3 with no "
     "S_MTE3 sync between (code: mc2/moe_distribute_combine_v2/op_kernel/arch22/moe_distribute_combine_a2.h "
@@ -155,8 +150,6 @@ A2_SEND_COUNTS = (
 
 
 def _known_a2(op: str, case_id: str) -> str | None:
-    if "-w16-" in case_id:
-        return A2_TWO_SERVERS
     if op == "MoeDistributeCombineV2":
         if "-q2-" in case_id or "constExpert" in case_id:
             return A2_COMBINE_REJECTED

@@ -298,6 +298,10 @@ struct CoreState {
     // The ACC_VAL register the count form of ReduceSum leaves its sum in (GetAccVal); accValSet: written at all
     uint64_t accVal = 0;
     bool accValSet = false;
+    // HCCL BatchWrite tasks this core committed and the AICPU server has not run yet (lib/hccl/hccl.h): run when the
+    // core reads its own rank's window (a kernel waiting for what the peers' tasks deliver: the device's server
+    // progresses meanwhile), at the latest at the core's Wait / Finalize
+    std::vector<std::function<void()>> unserved;
 };
 
 inline thread_local CoreState* t_core = nullptr;
@@ -420,6 +424,13 @@ inline void PollPoint(const void* p, uint64_t bytes)
     // a poll reads again what someone may write: a window or a written region (not an input, not tiling data)
     const bool mayChange = region != nullptr && (region->windowOf >= 0 || region->writes);
     const bool window = region != nullptr && region->windowOf >= 0;
+    if (window && region->windowOf == static_cast<int64_t>(t_core->rank) && !t_core->unserved.empty()) {
+        std::vector<std::function<void()>> run;
+        run.swap(t_core->unserved);
+        for (auto& task : run) {
+            task();
+        }
+    }
     if (a == t_core->lastRead && bytes == t_core->lastReadBytes) {
         if (mayChange) {
             t_core->costs.bytes[COST_POLL_READ] += bytes;

@@ -14,13 +14,15 @@
  * client (include/adv_api/hccl/hccl.h, impl/adv_api/detail/hccl/common/hccl_aicpu_impl.h CommonPrepareImpl / Wait /
  * Commit / Finalize, platform_v220 BatchWrite, which always commits; platform_v310 BatchWrite, which returns -1).
  * The twin's server runs a task's items when the core waits for it (Wait, or Finalize, which waits for the last
- * task): the latest moment the device may complete it, so a kernel that reads the written bytes before its Wait
- * returned finds them absent. The device may also complete it at once, so a source the kernel changes between
+ * task), or earlier when the core reads its own rank's window, waiting for what the peers send (the device's server
+ * progresses on its own: the real A2 kernels with ranks on two servers poll the flags their BatchWrite<true>
+ * delivers before Finalize; code: mc2/moe_distribute_dispatch_v2/op_kernel/arch22/moe_distribute_dispatch_a2.h
+ * SendToMoeExpert, WaitDispatch). So a kernel that reads the written bytes in the peer's window before its Wait
+ * returned (and reads no window of its own in between) finds them absent. The device may also complete it at once, so a source the kernel changes between
  * BatchWrite and that moment is a fault. Only the working core (the config's blockId, 0) sends messages to the
  * server: the device silently drops another core's; the twin faults. Stricter than the device where the device
  * logs an error and goes on: an item the server would reject or whose bytes lie outside the windows (its local
- * buffer in this rank's windowsIn / windowsOut, its remote one in the peer's windowsIn), a write to the rank
- * itself, a Commit or Wait the task does not allow, a kernel returning without Finalize.
+ * buffer in this rank's windowsIn / windowsOut, its remote one in the peer's windowsIn), a Commit or Wait the task does not allow, a kernel returning without Finalize.
  * Atlas A3's context is HcclContextDef::HcclOpResParam with the ranks' windowsExp (of the product's size, the
  * job's `exp_window`); on every other product the context has no windowsExp.
  */
@@ -200,6 +202,12 @@ public:
         ++messages_;
         const HcclHandle handle = static_cast<HcclHandle>(tasks_.size() - 1U);
         opgen_sim::t_core->hcclOpen = "Hccl::BatchWrite (handle " + std::to_string(handle) + ")";
+        opgen_sim::t_core->unserved.push_back([this, handle]() {
+            Task& t = tasks_[static_cast<size_t>(handle)];
+            if (t.committed && !t.done) {
+                Complete(handle, t);
+            }
+        });
         return handle;
 #endif
     }
@@ -248,6 +256,7 @@ public:
         }
         finalized_ = true;
         opgen_sim::t_core->hcclOpen.clear();
+        opgen_sim::t_core->unserved.clear();
     }
     __aicore__ GM_ADDR GetWindowsOutAddr(uint32_t rankId)
     {

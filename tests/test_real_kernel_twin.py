@@ -1,6 +1,6 @@
 """The hand-written DispatchV2 / CombineV2 kernel entries of the real ops (``../shared/cann``), unmodified, on the
-twin: they compile against the twin's Ascend C API (opgen/sim/include) for the tiling keys the real A3 tiling
-sets, quant modes 0 and 2.
+twin: they compile against the twin's Ascend C API (opgen/sim/include) for the tiling keys the real tiling
+sets on Atlas A3 and A2, quant modes 0 and 2.
 
 The keys are CANN's own encoding of the entries' template arguments (asc-devkit FastEncodeTilingKeyDirect over
 the ops' ASCENDC_TPL_ARGS_DECL; tests/test_sim_tiling_key.py checks the twin decodes them the same way):
@@ -17,7 +17,10 @@ import sys
 
 import pytest
 
+from opgen.harness import testkit
+from opgen.sim import job as jobs
 from opgen.sim.real_kernel import kernel_object
+from opgen.sim.real_world import column
 from .conftest import ROOT
 from .real_cann import MISSING, OPS_TRANSFORMER, SHARED_CANN, cache_root, unpacked
 
@@ -27,23 +30,22 @@ pytestmark = [
 ]
 
 A3 = "ascend910_93"
-# (op folder, key, OpDef column the instance is built for): the A3 MTE instances of quant modes 0 and 2
-# dispatch key = QuantMode index | ScaleMode << 4 | FullMesh << 5 | CommMode << 7 | ArchTag index (A3: 1) << 9;
-# combine key = QuantMode index (0, INT8 1) | LayeredMode << 2 | ArchTag index << 4
-INSTANCES = [
-    ("moe_distribute_dispatch_v2", 512, {"x": "BFLOAT16", "expand_x": "BFLOAT16"}),       # quant 0
-    ("moe_distribute_dispatch_v2", 514, {"x": "BFLOAT16", "expand_x": "INT8"}),           # quant 2 (per token)
-    ("moe_distribute_dispatch_v2", 544, {"x": "BFLOAT16", "expand_x": "BFLOAT16"}),       # quant 0, fullmesh_v2
-    ("moe_distribute_combine_v2", 16, {"expand_x": "BFLOAT16", "x": "BFLOAT16"}),         # quant 0
-    ("moe_distribute_combine_v2", 17, {"expand_x": "BFLOAT16", "x": "BFLOAT16"}),         # quant 2 (int8 comm)
-]
 A2 = "ascend910b"
-# the Atlas A2 instances (ArchTag index 0): the dispatch of quant 0 and 2, the fullmesh combine (comm quant 0 only:
-# the A2 tiling takes comm quant 2 only when layered)
-INSTANCES_A2 = [
-    ("moe_distribute_dispatch_v2", 0, {"x": "BFLOAT16", "expand_x": "BFLOAT16"}),
-    ("moe_distribute_dispatch_v2", 2, {"x": "BFLOAT16", "expand_x": "INT8"}),
-    ("moe_distribute_combine_v2", 0, {"expand_x": "BFLOAT16", "x": "BFLOAT16"}),
+# (op folder, product, tiling key, quant mode of the suite world whose OpDef column the instance is built for):
+# dispatch key = QuantMode index | ScaleMode << 4 | FullMesh << 5 | CommMode << 7 | ArchTag index << 9 (A2 0, A3 1);
+# combine key = QuantMode index (0, INT8 1) | LayeredMode << 2 | ArchTag index << 4. The columns are the suite's
+# first worlds', as tests/test_real_ops_world.py runs them: the objects are shared through the build cache.
+SLOW = pytest.mark.slow
+INSTANCES = [
+    pytest.param("moe_distribute_dispatch_v2", A3, 512, 0, id="a3-dispatch-512"),            # quant 0
+    pytest.param("moe_distribute_dispatch_v2", A3, 514, 2, id="a3-dispatch-514"),            # quant 2 (per token)
+    pytest.param("moe_distribute_dispatch_v2", A3, 544, 0, id="a3-dispatch-544", marks=SLOW),  # fullmesh_v2
+    pytest.param("moe_distribute_combine_v2", A3, 16, 0, id="a3-combine-16"),                # comm quant 0
+    pytest.param("moe_distribute_combine_v2", A3, 17, 2, id="a3-combine-17"),                # comm quant 2 (int8)
+    pytest.param("moe_distribute_dispatch_v2", A2, 0, 0, id="a2-dispatch-0"),
+    pytest.param("moe_distribute_dispatch_v2", A2, 2, 2, id="a2-dispatch-2"),
+    # the A2 tiling takes comm quant 2 only when layered
+    pytest.param("moe_distribute_combine_v2", A2, 0, 0, id="a2-combine-0", marks=SLOW),
 ]
 
 
@@ -52,23 +54,20 @@ def ops_root(tmp_path_factory):
     return unpacked(OPS_TRANSFORMER, cache_root(tmp_path_factory.mktemp("cann")), "ops-transformer")
 
 
-def reference(snake: str):
+def suite(snake: str):
     generated = str(ROOT / "generated")
     if generated not in sys.path:
         sys.path.insert(0, generated)
-    return importlib.import_module(f"{snake}.reference")
+    return importlib.import_module(f"{snake}.reference"), importlib.import_module(f"{snake}.tests.cases")
 
 
-@pytest.mark.parametrize("snake,key,column", INSTANCES, ids=[f"{s.split('_')[2]}-{k}" for s, k, _ in INSTANCES])
-def test_real_a3_entry_compiles_unmodified_on_the_twin(ops_root, snake, key, column):
-    obj = kernel_object(ops_root, reference(snake), A3, key, column)
-    assert obj.stat().st_size > 0
-
-
-@pytest.mark.parametrize("snake,key,column", INSTANCES_A2,
-                         ids=[f"{s.split('_')[2]}-{k}" for s, k, _ in INSTANCES_A2])
-def test_real_a2_entry_compiles_unmodified_on_the_twin(ops_root, snake, key, column):
-    obj = kernel_object(ops_root, reference(snake), A2, key, column)
+@pytest.mark.parametrize("snake,product,key,quant", INSTANCES)
+def test_real_entry_compiles_unmodified_on_the_twin(ops_root, tmp_path, snake, product, key, quant):
+    ref, cases = suite(snake)
+    case = next(c for c in cases.POSITIVE if c["product"] == product and "ranks" not in c
+                and int(c["attrs"].get(cases.QUANT_BY, 0)) == quant)
+    world = testkit.build_world(ref, case)
+    obj = kernel_object(ops_root, ref, product, key, column(ref, world, jobs.write_job(ref, case, world, tmp_path)))
     assert obj.stat().st_size > 0
 
 
@@ -110,7 +109,7 @@ def test_the_real_window_check_faults_at_its_datacopy(ops_root, tmp_path):
 
 
 @pytest.mark.parametrize("count,fault", [
-    (8, None),  # one whole block: what MTE2 moves
+    pytest.param(8, None, marks=SLOW),  # one whole block: what MTE2 moves (the control)
     (12, "DataCopy GM->UB: 12 int32_t elements are 48 bytes, not a whole number of 32-byte blocks (use DataCopyPad)"),
 ])
 def test_a_mutated_real_kernel_file_faults_on_a_misaligned_datacopy_length(ops_root, tmp_path, count, fault):

@@ -21,10 +21,9 @@ import sys
 import pytest
 
 from opgen.harness import testkit
-from opgen.runtime.scope import cann_dtype
 from opgen.sim import job as jobs
 from opgen.sim.real_kernel import kernel_object
-from opgen.sim.real_world import REAL_AIV, Inputs, executable
+from opgen.sim.real_world import REAL_AIV, Inputs, column, executable
 from .conftest import ROOT
 from .real_cann import MISSING, SHARED_CANN, cache_root
 
@@ -70,10 +69,7 @@ def real_run(tree, ref, case: dict, world, work):
     keys = {t.key for t in tiled.tilings.values()}
     assert len(keys) == 1, f"the ranks' tilings set different keys {keys}"
     job = jobs.write_job(ref, case, world, work / "run", aiv=REAL_AIV)
-    present = {n: cann_dtype(v) for n, v in world.inputs[0].items() if v is not None and n in ref.INPUTS}
-    outputs = {n: dtype for n, (_, dtype, _) in job.outputs[0].items()}
-    column = {ref.IR_NAMES[n]: d for n, d in {**present, **outputs}.items()}
-    exe = executable(kernel_object(tree.ops, ref, case["product"], keys.pop(), column),
+    exe = executable(kernel_object(tree.ops, ref, case["product"], keys.pop(), column(ref, world, job)),
                      real_tiling.tiling_objects(tree, ref.OP, ARCH))
     return jobs.run_job(exe, job)
 

@@ -16,6 +16,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from opgen.runtime.scope import cann_dtype
 from opgen.sim.build import FLAGS, INCLUDE, SIM_DIR, TwinCompileError, cache_dir, compiler
 
 # Vector cores per rank of a real op's world: the real A3 dispatch sizes sumCoreBuf_ as aivNum * 32 bytes and fills
@@ -68,6 +69,14 @@ def executable(kernel: Path, tiling: list[Path]) -> Path:
     objects = [runner_object(), kernel, *tiling]
     return _cached_build("twin", [" ".join(cxx).encode(), *(p.read_bytes() for p in objects)],
                          lambda out: _run([*cxx, "-pthread", *map(str, objects), "-ldl", "-o", out]))
+
+
+def column(ref, world, job) -> dict:
+    """The OpDef column of a world (IR name -> dtype): rank 0's present inputs and the outputs the job infers, as
+    CANN builds one kernel per column."""
+    present = {n: cann_dtype(v) for n, v in world.inputs[0].items() if v is not None and n in ref.INPUTS}
+    outputs = {n: dtype for n, (_, dtype, _) in job.outputs[0].items()}
+    return {ref.IR_NAMES[n]: d for n, d in {**present, **outputs}.items()}
 
 
 @dataclass

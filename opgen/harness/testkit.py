@@ -306,15 +306,11 @@ def _compare_post(ref, scope, reduced: np.ndarray, got: dict, tolerances: dict, 
         compare(f"rank {rank} {name}", got[name], want[name], tolerances[name][_float_dtype(got[name])])
 
 
-def dispatch_then_combine(ref, case: dict, world: testworld.World, results: list[dict], pair) -> str | None:
-    """DispatchV2 -> identity experts -> a paired combine's reference (CombineV2, or CombineAddRmsNorm through its
-    post stage); None when checked, else why not."""
-    cref, cases = pair
+def combine_inputs(ref, case: dict, world: testworld.World, results: list[dict], cref) -> tuple[list[dict], dict]:
+    """The paired combine's per-rank inputs and attributes from DispatchV2's ``results`` through identity experts
+    (each dispatch output feeds the partner input of its role; the world's routing, weights and masks)."""
     attrs = read_attrs(ref, case)
     partner = _role_names(cref, cref.INPUTS)  # the partner's inputs by role
-    if int(attrs.get(ref.INFO.quant_by, 0)) != 0 or any(r["expandXOut"].dtype != np.asarray(data(world.tokens[0])).dtype
-                                                        for r in results):
-        return "expandXOut is quantised: identity experts would need a dequantisation the spec does not declare"
     # the pair's attributes share their roles (and the env its names)
     mine = {n: r for r, n in _role_names(ref, ref.ATTRS).items()}
     theirs = _role_names(cref, cref.ATTRS)
@@ -344,6 +340,18 @@ def dispatch_then_combine(ref, case: dict, world: testworld.World, results: list
         c.update(_post_inputs(cref, case, r, c, dict(combine_attrs, **rank_ids(cref, case, r)),
                               cann_dtype(world.tokens[r])))
         cin.append(c)
+    return cin, combine_attrs
+
+
+def dispatch_then_combine(ref, case: dict, world: testworld.World, results: list[dict], pair) -> str | None:
+    """DispatchV2 -> identity experts -> a paired combine's reference (CombineV2, or CombineAddRmsNorm through its
+    post stage); None when checked, else why not."""
+    cref, cases = pair
+    attrs = read_attrs(ref, case)
+    if int(attrs.get(ref.INFO.quant_by, 0)) != 0 or any(r["expandXOut"].dtype != np.asarray(data(world.tokens[0])).dtype
+                                                        for r in results):
+        return "expandXOut is quantised: identity experts would need a dequantisation the spec does not declare"
+    cin, combine_attrs = combine_inputs(ref, case, world, results, cref)
     try:
         combined = cref.run_world(cin, combine_attrs, case["product"])
     except OpError as err:

@@ -558,8 +558,8 @@ int Run(const std::string& dir)
             throw JobError("the tiling of rank " + std::to_string(r) + " set block dim 0");
         }
     }
-    opgen_sim::RunWorld(world, [&args](uint32_t r) {
-        OpgenSimKernel(args[r].data(), static_cast<uint32_t>(args[r].size()));
+    opgen_sim::RunWorld(world, [&args, &tilings](uint32_t r) {
+        OpgenSimKernel(args[r].data(), static_cast<uint32_t>(args[r].size()), tilings[r].tilingKey);
     });
 
     for (uint32_t r = 0; r < job.world; ++r) {

@@ -72,7 +72,9 @@ struct TilingResult {
 // Defined in the tiling TU.
 opgen_sim::TilingResult OpgenSimTiling(const opgen_sim::TilingRequest& request);
 // Defined in the kernel TU: args = inputs (nullptr when absent), outputs, workspace, tiling; count checked.
-void OpgenSimKernel(uint8_t* const* args, uint32_t count);
+// tilingKey: the key the rank's tiling set; a kernel TU built for one template tiling key (a CANN hand-written
+// entry, -DOPGEN_SIM_TILING_KEY) faults on any other.
+void OpgenSimKernel(uint8_t* const* args, uint32_t count, uint64_t tilingKey);
 // Defined in the kernel TU: the number of GM parameters of the kernel.
 uint32_t OpgenSimKernelArity();
 

@@ -1,34 +1,47 @@
 """The `opgen` command line.
 
-Exit codes: 0 success, 1 spec errors (or a stale tree for `build --check`),
-2 usage errors (argparse's convention), 3 an ABI break found by `diff`.
+Exit codes (README, Commands): 0 success; 1 spec or generator errors (a stale tree for `build --check`, a failed
+generated test for `test`); 2 usage errors (argparse's convention); 3 an ABI break found by `diff`; 4 the output
+directory cannot be written (a file in its place, no permission, a full or read-only disk) or another I/O error;
+130 interrupted (Ctrl-C; every generated file is replaced whole, so none is left half-written).
+Every failure is one line `opgen: error: ...` (or compiler-style diagnostics for spec errors), never a traceback.
 """
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+import time
 from pathlib import Path
 
-from opgen.core import builtins as B
-from opgen.core.diagnostics import CODES, Diagnostics, explain
-from opgen.core.families import roles_text
-from opgen.frontend.loader import load, load_text
-from opgen.frontend.pairs import check_pairs
-from opgen.model.decl import Op
-from opgen.tools.write import (build, check, generator_fingerprint, manifest_files as _manifest_files, op_output,
-                    remember_build, unchanged_since_last_build)
+from typing import TYPE_CHECKING
 
-EXIT_OK, EXIT_SPEC, EXIT_USAGE, EXIT_ABI_BREAK = 0, 1, 2, 3
+from opgen import __version__
+from opgen.core import cache_dir
+from opgen.core.diagnostics import CODES, Diagnostics, explain
+from opgen.core.fingerprint import generator_fingerprint
+from opgen.tools.produce import check_unique, emit_planned, load, load_text, plan, unchanged_files
+from opgen.tools.progress import Progress, summary
+from opgen.tools.write import OutputError, build, check, remember_build
+
+if TYPE_CHECKING:
+    from opgen.model.decl import Op
+
+EXIT_OK, EXIT_SPEC, EXIT_USAGE, EXIT_ABI_BREAK, EXIT_IO, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 
 # The emitters, the diff, the product matrix and the suite runner are imported by the subcommands that use them
-# (below, inside those functions): `opgen check`, `opgen explain` and a no-change `opgen build` then start
-# without loading Jinja, the lowerings and the test-case search.  These imports point down the layers like any
-# other (tests/test_layers.py reads them too).
+# (below, inside those functions), the front end when a spec is loaded (opgen/tools/produce.py): `opgen explain`
+# and a build that finds every spec by its key then start without loading lark, the model, Jinja, the lowerings
+# and the test-case search.  These imports point down the layers
+# like any other (tests/test_layers.py reads them too).
+
+
+def _tty(stream) -> bool:
+    return hasattr(stream, "isatty") and stream.isatty()
 
 
 def _color(stream) -> bool:
-    return hasattr(stream, "isatty") and stream.isatty() and not os.environ.get("NO_COLOR")
+    return _tty(stream) and not os.environ.get("NO_COLOR")
 
 
 def load_specs(paths: list[str]) -> tuple[list[tuple[str, Op]], Diagnostics]:
@@ -38,11 +51,7 @@ def load_specs(paths: list[str]) -> tuple[list[tuple[str, Op]], Diagnostics]:
         op = load(p, diags)
         if op is not None:
             ops.append((p, op))
-    seen: dict[str, str] = {}
-    for p, op in ops:
-        if op.snake_name in seen:
-            diags.error("E101", f"op {op.name} is also declared in {seen[op.snake_name]}", op.span)
-        seen[op.snake_name] = p
+    check_unique(ops, diags)
     return ops, diags
 
 
@@ -56,6 +65,7 @@ def _report(diags: Diagnostics) -> None:
 
 
 def cmd_check(args) -> int:
+    from opgen.frontend.pairs import check_pairs
     ops, diags = load_specs(args.specs)
     check_pairs([op for _, op in ops], diags)  # the pairs among the specs checked together
     _report(diags)
@@ -67,96 +77,109 @@ def cmd_check(args) -> int:
     return EXIT_OK
 
 
-def emit_changed(ops: list[tuple[str, Op]], out: Path, fingerprint: str,
-                 diags: Diagnostics | None = None) -> tuple[list, int]:
-    """Outputs of the ops that need emitting, and the number of files of those that do not.
+def _progress(args) -> Progress:
+    """Stage lines on stderr when it is a terminal (quiet when piped), always with -v, never with -q."""
+    return Progress(not args.quiet and (args.verbose or _tty(sys.stderr)))
 
-    Ops whose spec and generator are unchanged since they were built, and whose files are untouched,
-    are not emitted again (emitting is the slow part of a build); everything else is. An op a generator
-    cannot express gets no output: its located diagnostics go into ``diags`` (raised without one).
-    """
-    unchanged = {op.snake_name for _, op in ops
-                 if unchanged_since_last_build(out, op.snake_name, op.source, fingerprint)}
-    skipped = sum(len(_manifest_files(out, name)) + 1 for name in unchanged)
-    todo = [(p, op) for p, op in ops if op.snake_name not in unchanged]
-    if not todo:
-        return [], skipped
-    from opgen.emit.pipeline import EmitError, emit  # the emitters load only when something is emitted
-    outputs = []
-    for p, op in todo:
-        try:
-            outputs.append(op_output(op.snake_name, Path(p).name, op.source, emit(op)))
-        except EmitError as err:
-            if diags is None:
-                raise
-            diags.items.extend(err.diagnostics)
-    return outputs, skipped
+
+def _output_dir(out: Path, writing: bool) -> None:
+    """Refuse an output path that cannot become a directory before any work (exit 4 with the reason); it is
+    created only when there is something to write into it."""
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"the output directory {out} is a file, not a directory")
+    parent = next((a for a in out.absolute().parents if a.exists()), None)
+    if not out.exists() and parent is not None and not parent.is_dir():
+        raise OutputError(f"cannot create the output directory {out}: {parent} is a file")
+    existing = out if out.exists() else parent
+    if writing and existing is not None and not os.access(existing, os.W_OK | os.X_OK):
+        raise OutputError(f"cannot write into {existing}: Permission denied")
+
+
+def _produce(args, progress: Progress):
+    """(planned specs, diagnostics, whether the front end failed): every spec resolved by its key, from the cache
+    or emitted.  Front-end errors stop the build before anything is emitted or written."""
+    cache_dir.configure(not args.no_cache)
+    out = Path(args.output)
+    _output_dir(out, writing=not getattr(args, "check", False))
+    diags = Diagnostics()
+    items = plan(args.specs, out, generator_fingerprint(), diags, progress, use_cache=not args.no_cache)
+    if diags.has_errors:
+        return items, diags, True
+    emit_planned(items, not args.no_cache, diags, progress, args.jobs)
+    return items, diags, False
+
+
+def _write(out: Path, items) -> tuple:
+    """Write what the build produced and record each op directory's key; (report, files left as they were)."""
+    report = build(out, [it.output for it in items if it.output is not None])
+    remember_build(out, {it.directory: it.key for it in items if it.output is not None and it.key})
+    return report, unchanged_files(out, items)
 
 
 def cmd_build(args) -> int:
-    ops, diags = load_specs(args.specs)
-    _report(diags)
-    if diags.has_errors:
-        return EXIT_SPEC
+    started = time.perf_counter()
+    progress = _progress(args)
     out = Path(args.output)
-    fingerprint = generator_fingerprint()
-    outputs, skipped = emit_changed(ops, out, fingerprint, diags)
-    if diags.has_errors:  # nothing is written (or compared) for an op a generator cannot express
+    items, diags, front_end_failed = _produce(args, progress)
+    if front_end_failed or (diags.has_errors and (args.check or not any(it.output for it in items))):
         _report(diags)
-        if outputs and not args.check:
-            report = build(out, outputs)
-            remember_build(out, outputs, fingerprint)
-            print(f"{len(report.written)} files written, {len(report.removed)} removed, {report.unchanged} "
-                  f"unchanged; {len({d.span.file for d in diags.items if d.span})} spec(s) not built")
         return EXIT_SPEC
     if args.check:
-        problems = check(out, outputs)
+        problems = check(out, [it.output for it in items if it.output is not None])
         for pr in problems:
             print(f"{out / pr.path}: {pr.kind}")
         if problems:
             print(f"{len(problems)} file(s) differ from what the specs generate; run `opgen build` "
                   f"(hand-edited files will be overwritten: move the change into the spec)", file=sys.stderr)
             return EXIT_SPEC
-        print(f"{sum(len(o.files) + 1 for o in outputs) + skipped} files up to date")
+        if not args.quiet:
+            compared = sum(len(it.output.files) + 1 for it in items if it.output is not None)
+            print(f"{compared + unchanged_files(out, items)} files up to date")
         return EXIT_OK
-    report = build(out, outputs)
-    remember_build(out, outputs, fingerprint)
-    report.unchanged += skipped
-    for f in report.written:
-        print(f"wrote {out / f}")
-    for f in report.removed:
-        print(f"removed {out / f}")
-    print(f"{len(report.written)} files written, {len(report.removed)} removed, {report.unchanged} unchanged")
+    progress.say("writing")
+    report, skipped = _write(out, items)
+    if not args.quiet:
+        for f in report.written if args.verbose else ():
+            print(f"wrote {out / f}")
+        for f in report.removed:
+            print(f"removed {out / f}")
+        if args.verbose:
+            for it in items:
+                print(f"{it.path}: {it.how or 'not built'}{f' ({out / it.directory})' if it.directory else ''}")
+        print(summary(sum(1 for it in items if it.output is not None or it.how == "unchanged"),
+                      len(report.written), report.unchanged + skipped, len(report.removed),
+                      time.perf_counter() - started, sum(1 for it in items if not it.how)))
+    if diags.has_errors:  # nothing is written for an op a generator cannot express; the others are built
+        _report(diags)
+        return EXIT_SPEC
     return EXIT_OK
 
 
 def cmd_test(args) -> int:
     """Build (writing only what changed), run each op's generated suite, report its coverage."""
     from opgen.tools.coverage import load_cases, report, run_suite
-    ops, diags = load_specs(args.specs)
-    _report(diags)
-    if diags.has_errors:
-        return EXIT_SPEC
+    started = time.perf_counter()
+    progress = _progress(args)
     out = Path(args.output)
-    fingerprint = generator_fingerprint()
-    outputs, _ = emit_changed(ops, out, fingerprint, diags)
+    items, diags, _ = _produce(args, progress)
     if diags.has_errors:
         _report(diags)
         return EXIT_SPEC
-    built = build(out, outputs)
-    remember_build(out, outputs, fingerprint)
-    if built.written or built.removed:
-        print(f"built {out}: {len(built.written)} files written, {len(built.removed)} removed")
+    built, skipped = _write(out, items)
+    if not args.quiet and (built.written or built.removed):
+        print(summary(len(items), len(built.written), built.unchanged + skipped, len(built.removed),
+                      time.perf_counter() - started))
     status = EXIT_OK
     saved = os.environ.get("OPGEN_BACKEND")
     if args.backend:  # the suites run in a pytest subprocess, which reads it from the environment
         os.environ["OPGEN_BACKEND"] = args.backend
     try:
-        for p, op in ops:
-            op_dir = out / op.snake_name
+        for it in items:
+            op_dir = out / it.directory
             if not (op_dir / "tests" / "cases.py").is_file():
-                print(f"{p}: {op.name} has no generated suite (the spec names no semantics)")
+                print(f"{it.path}: {it.directory} has no generated suite (the spec names no semantics)")
                 continue
+            progress.say(f"{it.path}: running {op_dir / 'tests'}")
             text, ok = report(load_cases(op_dir), run_suite(op_dir), full=args.report)
             sys.stdout.write(text)
             if not ok:
@@ -171,12 +194,14 @@ def cmd_test(args) -> int:
 
 def cmd_explain(args) -> int:
     if args.code == "functions":
+        from opgen.core import builtins as B
         for b in B.BUILTINS.values():
             arity = f"{b.min_args}" if b.min_args == b.max_args else f"{b.min_args}+"
             print(f"{b.name}({arity} args{', ' + ', '.join(k + '=' for k in b.kwargs) if b.kwargs else ''}): "
                   f"{b.doc} [{', '.join(b.contexts)}]")
         return EXIT_OK
     if args.code == "roles":
+        from opgen.core.families import roles_text
         print(roles_text(), end="")
         return EXIT_OK
     text = explain(args.code)
@@ -268,13 +293,58 @@ def cmd_products(args) -> int:
     return EXIT_OK
 
 
+class _Parser(argparse.ArgumentParser):
+    """No abbreviated options (`--out` is not `--output`); a subcommand's own usage with its errors; errors as
+    `opgen: error: ...` (exit 2)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
+
+    def parse_known_args(self, args=None, namespace=None):
+        parsed, extra = super().parse_known_args(args, namespace)
+        if extra:  # argparse would hand a subcommand's unknown flags to the top level, which shows its own usage
+            self.error(f"unrecognized argument{'s' if len(extra) > 1 else ''}: {' '.join(extra)}")
+        return parsed, extra
+
+    def error(self, message: str):
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"opgen: error: {message}\n")
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def _jobs(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of processes >= 1, got {text!r}")
+    return int(text)
+
+
+def _build_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-o", "--output", default="generated", help="output directory (default: generated)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="the cold path: read and write no cache (the build cache, lark's tables, compiled "
+                        "templates, the output directory's record of its last build)")
+    p.add_argument("-j", "--jobs", type=_jobs, default=_cores(), metavar="N",
+                   help="emit up to N specs at once, each in a process of its own (default: the usable cores, "
+                        f"here {_cores()})")
+    talk = p.add_mutually_exclusive_group()
+    talk.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    talk.add_argument("-v", "--verbose", action="store_true",
+                      help="progress on stderr even when it is not a terminal; every file written; how each spec "
+                           "was resolved (unchanged, from the build cache, emitted)")
+
+
 def make_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="opgen", description="Generate CANN operator artefacts from one spec.")
+    ap = _Parser(prog="opgen", description="Generate CANN operator artefacts from one spec.")
+    ap.add_argument("--version", action="version", version=f"opgen {__version__}")
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     b = sub.add_parser("build", help="generate files for one or more specs")
     b.add_argument("specs", nargs="+", metavar="SPEC")
-    b.add_argument("-o", "--output", default="generated", help="output directory (default: generated)")
+    _build_options(b)
     b.add_argument("--check", action="store_true",
                    help="write nothing; exit 1 naming each missing, stale or hand-edited file")
     b.set_defaults(func=cmd_build)
@@ -304,7 +374,7 @@ def make_parser() -> argparse.ArgumentParser:
                                    "print each check's negative tests and their results. Exit 1 when a test fails or "
                                    "a check has neither a negative test nor a recorded reason.")
     t.add_argument("specs", nargs="+", metavar="SPEC")
-    t.add_argument("-o", "--output", default="generated", help="output directory (default: generated)")
+    _build_options(t)
     t.add_argument("--report", action="store_true", help="list every check with its negative tests and results")
     t.add_argument("--backend", choices=("reference", "cpu-twin", "npu"),
                    help="OPGEN_BACKEND of the suites: reference (numpy, C++ check core, the CPU twin on a subset), "
@@ -323,10 +393,20 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
+        return _fail("interrupted (every file is replaced whole: none is left half-written)", EXIT_INTERRUPTED)
+    except BrokenPipeError:  # `opgen ... | head`: the reader left; say nothing more, and let exit not flush
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
+    except OutputError as err:
+        return _fail(str(err), EXIT_IO)
+    except OSError as err:
+        where = f" {err.filename}" if err.filename else ""
+        return _fail(f"cannot access{where}: {err.strerror or err}", EXIT_IO)
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"opgen: error: {message}", file=sys.stderr)
+    return code
 
 
 if __name__ == "__main__":

@@ -1,9 +1,19 @@
 """Shared fixtures: the repository root and loaders for the real specs."""
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
+
+# The tests never read (or fill) a developer's build cache: every run, and every `opgen` it starts, gets an
+# empty one of its own (opgen/core/cache_dir.py), so a result never depends on what an earlier build left there.
+_CACHE = tempfile.mkdtemp(prefix="opgen-test-cache-")
+os.environ["OPGEN_CACHE_DIR"] = _CACHE
+atexit.register(shutil.rmtree, _CACHE, True)
 
 from opgen.core.diagnostics import Diagnostics
 from opgen.frontend.loader import load, load_text

@@ -95,7 +95,7 @@ def test_one_build_reports_every_failing_op_and_builds_the_others(tmp_path):
         assert expected[:trailer.start()] in err
     assert err.endswith(f"{total} errors\n")
     assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == ["moe_distribute_combine_setup"]
-    assert good.is_file() and "2 spec(s) not built" in out
+    assert good.is_file() and out.strip().endswith("; 2 specs not built")
 
 
 def test_a_dtype_without_an_ascend_c_type_is_located(tmp_path, monkeypatch):

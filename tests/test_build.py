@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -37,7 +38,7 @@ def test_build_then_rebuild_writes_nothing(tmp_path, capsys):
         assert write.sha256((tmp_path / OP_DIR / rel).read_bytes()) == digest
     code, out, _ = run(["build", SPEC, "-o", tmp_path], capsys)
     assert code == 0
-    assert out.strip().splitlines()[-1].startswith("0 files written, 0 removed")
+    assert re.fullmatch(r"1 spec, 0 files written, 31 unchanged, 0 removed, in \d+\.\d s", out.strip())
 
 
 def test_check_names_hand_edited_missing_and_stale_files(tmp_path, capsys):
@@ -122,8 +123,9 @@ def test_output_is_byte_identical_across_hash_seeds_and_directories(tmp_path):
         out = tmp_path / f"out{seed}"
         env = dict(os.environ, PYTHONHASHSEED=seed)
         # run from an unrelated working directory: nothing may depend on the cwd
-        subprocess.run([sys.executable, "-m", "opgen", "build", *specs, "-o", str(out)], check=True, env=env,
-                       cwd=tmp_path, capture_output=True)
+        # --no-cache: the second run must emit too, not find the first one's files in the build cache
+        subprocess.run([sys.executable, "-m", "opgen", "build", *specs, "-o", str(out), "--no-cache"], check=True,
+                       env=env, cwd=tmp_path, capture_output=True)
         trees.append(_tree(out))
     assert trees[0] == trees[1]
     assert trees[0]
@@ -155,21 +157,21 @@ def test_missing_spec_file_is_a_diagnostic(tmp_path, capsys):
 
 
 def test_no_change_rebuild_skips_emission_but_not_after_generator_change(tmp_path, capsys, monkeypatch):
-    run(["build", SPEC, "-o", tmp_path], capsys)
+    run(["build", SPEC, "-o", tmp_path, "--no-cache"], capsys)
     calls = []
     import opgen.cli as cli_module
     from opgen.emit import pipeline
     real_emit = pipeline.emit
-    monkeypatch.setattr(pipeline, "emit", lambda op: calls.append(op.name) or real_emit(op))
+    monkeypatch.setattr(pipeline, "emit", lambda op, *a: calls.append(op.name) or real_emit(op, *a))
     code, out, _ = run(["build", SPEC, "-o", tmp_path], capsys)
     assert code == 0 and calls == []  # spec and generator unchanged, files untouched: nothing emitted
-    assert out.strip().endswith("unchanged")
+    assert "31 unchanged" in out
     monkeypatch.setattr(cli_module, "generator_fingerprint", lambda: "another generator")
     code, out, _ = run(["build", SPEC, "-o", tmp_path], capsys)
     assert code == 0 and calls == ["MoeDistributeDispatchV2"]  # a different generator re-emits
-    assert out.strip().splitlines()[-1].startswith("0 files written")  # ...and finds the same bytes
+    assert out.startswith("1 spec, 0 files written")  # ...and finds the same bytes
     (tmp_path / DOC).write_text("edited\n")
     calls.clear()
-    monkeypatch.setattr(cli_module, "generator_fingerprint", lambda: "another generator")
+    monkeypatch.setattr(cli_module, "generator_fingerprint", lambda: "a third generator")
     code, out, _ = run(["build", "--check", SPEC, "-o", tmp_path], capsys)
     assert code == 1 and calls == ["MoeDistributeDispatchV2"] and "hand-edited" in out

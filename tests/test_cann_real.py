@@ -18,22 +18,18 @@ else the pytest tmp dir.
 """
 from __future__ import annotations
 
-import hashlib
-import os
 import re
 import shutil
 import subprocess
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from .conftest import ROOT, SPECS, load_ok
+from .real_cann import HEADERS, SHARED_CANN, cache_root, unpacked
 
-SHARED_CANN = ROOT.parent / "shared" / "cann"
 SCRIPT = SHARED_CANN / "tools" / "cann_syntax_check.sh"
-HEADERS = SHARED_CANN / "headers.tar.gz"
 GENERATED = ROOT / "generated"
 
 # the kernel arch each SoC's vector cores compile for
@@ -101,20 +97,10 @@ def cases():
 @pytest.fixture(scope="session")
 def cann(tmp_path_factory):
     """(repos dir, work root): the headers unpacked once (cached by the tarball's hash)."""
-    digest = hashlib.sha256(HEADERS.read_bytes()).hexdigest()[:16]
-    cache = os.environ.get("OPGEN_CANN_CACHE")
-    root = Path(cache) if cache else tmp_path_factory.mktemp("cann")
-    root.mkdir(parents=True, exist_ok=True)
-    headers = root / f"headers-{digest}"
-    if not (headers / "cann_subset").is_dir():
-        tmp = Path(tempfile.mkdtemp(prefix=f".headers-{digest}-", dir=root))
-        subprocess.run(["tar", "xzf", str(HEADERS), "-C", str(tmp)], check=True)
-        try:
-            tmp.rename(headers)  # atomic: a concurrent session either wins or reuses the winner's tree
-        except OSError:
-            shutil.rmtree(tmp, ignore_errors=True)
-    assert (headers / "cann_subset").is_dir(), f"{HEADERS} did not unpack to cann_subset/"
-    return headers / "cann_subset", root / f"work-{digest}"
+    root = cache_root(tmp_path_factory.mktemp("cann"))
+    repos = unpacked(HEADERS, root, "cann_subset")
+    digest = repos.parent.name.rsplit("-", 1)[1]
+    return repos, root / f"work-{digest}"
 
 
 def syntax_check(cann, op_dir: Path, rel: str, arch: str | None, work: str,

@@ -598,3 +598,19 @@ def test_a_products_opdef_config_change_is_reported_per_product_and_kept_out_of_
     code, out, _ = run(["diff", ROOT / "specs" / "history" / "dispatch_v2_2026_05.spec",
                         ROOT / "specs" / "dispatch_v2.spec", "--format", "md", "--allow-abi-break"], capsys)
     assert code == 0 and "opFile" not in out and "jitCompile" not in out and "op_kernel" not in out
+
+
+def test_a_narrower_mark_is_a_docs_change():
+    """`narrower ID "RANGE" code "SOURCE";` changes no check: added, removed or edited it is docs only."""
+    src = (ROOT / "specs" / "dispatch_teardown.spec").read_text(encoding="utf-8")
+    mark = src[src.index("        narrower op.h_current "):]
+    mark = mark[:mark.index("\n") + 1]
+    old, new = load_src(src.replace(mark, ""), "old.spec")[0], load_src(src, "new.spec")[0]
+    got = [(c.group, c.kind, c.subject, c.products, c.new) for c in diff_ops(old, new).changes]
+    assert got == [(DOCS, "narrower.added", "check op.h_current", ("ascend950",), "H in [1024, 8192]")]
+    assert [c.zh for c in diff_ops(old, new).changes] == [
+        "x的文档范围窄于算子实现，算子实现接受H in [1024, 8192]"]  # the parameter, not the check id
+    assert [(c.group, c.kind) for c in diff_ops(new, old).changes] == [(DOCS, "narrower.removed")]
+    edited = load_src(src.replace(mark, mark.replace('"H in [1024, 8192]"', '"H in [512, 8192]"')), "edited.spec")[0]
+    assert [(c.group, c.kind, c.old, c.new) for c in diff_ops(new, edited).changes] == [
+        (DOCS, "narrower.changed", "H in [1024, 8192]", "H in [512, 8192]")]

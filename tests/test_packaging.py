@@ -58,8 +58,9 @@ def test_wheel_install_builds_from_any_directory(tmp_path):
     work.mkdir()
     spec = work / "dispatch_v2.spec"
     shutil.copy(ROOT / "specs" / "dispatch_v2.spec", spec)
-    res = subprocess.run([str(env_dir / "bin" / "opgen"), "build", "dispatch_v2.spec"], cwd=work, env=env,
-                         capture_output=True, text=True)
+    # --no-cache: the installed templates and grammar must render it, not an entry an earlier test left
+    res = subprocess.run([str(env_dir / "bin" / "opgen"), "build", "dispatch_v2.spec", "--no-cache"], cwd=work,
+                         env=env, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     assert (work / "generated" / "moe_distribute_dispatch_v2" / "docs" / "aclnnMoeDistributeDispatchV2.md").is_file()
     # and the installed copy is the one that ran

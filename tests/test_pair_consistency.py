@@ -38,6 +38,10 @@ KNOWN = {
     (*_ARN, "ascend950", "sharedExpertRankNum"): f"{_ARN_NARROWER}: sharedExpertRankNum 仅支持传入0",
     (*_ARN, "ascend950", "epWorldSize"): f"{_ARN_NARROWER}: epWorldSize (1, 768] (aclnnMoeDistributeCombineAddRmsNormV2.md) "
                                           "where DispatchV2's current Ascend 950 documents give [2, 1024]",
+    ("MoeDistributeCombineV2", "MoeDistributeDispatchV2", "ascend950", "commAlg"):
+        "the current CombineV2 documents take no commAlg on Ascend 950DT (commAlg当前版本不支持，传空指针即可) and its "
+        "arch35 tiling rejects fullmesh_v1 / fullmesh_v2 ('' or 'ccu' only); DispatchV2's list \"\", fullmesh_v1, "
+        "fullmesh_v2 (a caller of the pair uses \"\")",
     ("MoeDistributeCombineSetup", "MoeDistributeCombineTeardown", "ascend950", "commQuantMode"):
         "CombineSetup declares commQuantMode without a domain (its quant_modes 0 decide); Teardown in [0, 2]",
     ("MoeDistributeCombineSetup", "MoeDistributeDispatchSetup", "ascend950", "sharedExpertNum"): _SHARED,

@@ -187,6 +187,7 @@ def _request(twin: Twin, call: dict, metas: dict, rank, *, graph: bool) -> tuple
     except OpError:
         inferred = {}
     given = call.get("out_shapes") or {}
+    formats = call.get("out_formats") or {}  # an output buffer of another format (negatives of format checks)
     buffsize = attrs.get("HCCL_BUFFSIZE", ref.ENV.get("HCCL_BUFFSIZE", 200))
     lines = [f"node {ref.OP}_{call['id']}_{rank}", f"soc {SOC[call['product']]}", f"aiv {AIV}", f"aic {AIC}",
              f"ub {UB}", f"window {int(buffsize) * MIB}"]
@@ -199,10 +200,11 @@ def _request(twin: Twin, call: dict, metas: dict, rank, *, graph: bool) -> tuple
             # a graph node fixes every output's dtype; an aclnn call the ones it chose (the rest: the spec's rule,
             # no desc, so no buffer the output shape checks could read), and any whose buffer the case gives
             shape, dtype = inferred.get(name, ((), None))
-            if not graph and name not in given:
+            if not graph and name not in given and name not in formats:
                 dtype = out_dtypes.get(name)
             shape = given.get(name, shape)
-            lines.append("output -" if dtype is None else f"output {DTYPES[dtype].ge_value} {FORMAT_ND} {_ints(shape)}")
+            fmt = FORMAT_VALUES[formats[name]] if name in formats else FORMAT_ND
+            lines.append("output -" if dtype is None else f"output {DTYPES[dtype].ge_value} {fmt} {_ints(shape)}")
         elif kind == "attr":
             lines.append(_attr(KINDS[typ], full[name]) if graph or name in attrs else "attr -")
     return lines, dict(attrs=attrs, full=full, window=int(buffsize) * MIB)

@@ -109,6 +109,19 @@ FAULTS = {
     # Atlas A3's windowsExp is exactly winExpSize bytes (ProductFacts.exp_window for a product's jobs)
     "exp_window_overrun": "DataCopy UB->GM dst: out-of-bounds GM access of 64 bytes at windowsExp of rank {p} "
                           "(group 0) + 16352",
+    # level-0 vector forms: the mask, the repeats and the strides as asc-devkit checks and the device addresses them
+    "level0_mask_too_wide": "Duplicate: mask 65 outside [1, 64] for float",
+    "level0_high_mask_b32": "Duplicate: mask[1] = 0x1 for float: a repeat has 64 lanes, mask[1] must be 0",
+    "level0_repeat_past_buffer": "Duplicate: out-of-bounds UB access: float elements [0, 192) need bytes [0, 768) "
+                                 "of UB, the tensor's buffer is [0, 512)",
+    "scalar_reference_store": "Adds: reads UB [0, 32) on pipe V (vector), written on pipe S (scalar) at [4, 8)",
+    "masked_lane_written": "LocalTensor::GetValue: reads UB [32, 36) on pipe S (scalar), written on pipe V (vector) at "
+                           "[32, 36)",
+    "acc_val_unwritten": "GetAccVal: no ReduceSum has written the ACC_VAL register",
+    "raw_ub_tensor_past_ub": "LocalTensor(pos, addr 196576, 16 float elements): 32 bytes past the 196608-byte UB",
+    "gathermask_count_zero": "GatherMask: reduceMode with mask 0: at least 1 element a repeat",
+    "sum_inner_unaligned": "Sum: SumParams {{outter 1, inner 20, n 20}}: need outter >= 1, 1 <= n <= inner and "
+                           "inner * 4 bytes a multiple of 32",
 }
 
 
@@ -215,6 +228,20 @@ def test_datacopy_pad_blocks_and_strides(twin_cases):
     assert sorted(set(values)) == ["out 1,2,3,4,5,0,11,12,13,14,15", "pad 1,5,11,15"]
 
 
+def test_datacopy_params_bursts_and_block_gaps(twin_cases):
+    values, faults = run(twin_cases, "burst_copy")
+    assert not faults
+    # GM int32 0..47: bursts GM [0, 8) and [16, 24) land at UB elements 0 and 24, go back packed to GM [64, 80)
+    assert sorted(set(values)) == ["in 0,7,16,23", "out 0,16,23"]
+
+
+def test_atomic_stores_combine_with_gm_and_are_no_race(twin_cases):
+    values, faults = run(twin_cases, "atomic_stores")
+    assert not faults
+    # GM starts at 0: 0 + 1.5 + 2.5 (the two cores' floats); max(0, -5, 5) as int32
+    assert sorted(set(values)) == ["sum 4.000000,4.000000 max 5,5"]
+
+
 def test_cast_round_modes_to_int32(twin_cases):
     values, faults = run(twin_cases, "casts")
     assert not faults
@@ -247,3 +274,46 @@ def test_the_twin_has_no_arch35_type_in_a_2201_kernel(tmp_path):
     # the same class builds for 3510, in the 950 entry: what fails on 2201 is the arch's missing types
     assert sim.build(op_dir, "MoeDistributeDispatchV2", 3510, column,
                      "op_kernel/arch35/moe_distribute_dispatch_v2_apt.cpp").is_file()
+
+
+def test_level0_forms_address_lanes_by_mask_repeat_and_strides(twin_cases):
+    """Duplicate / GatherMask / ReduceSum / Sum / BlockReduceMax / Brcb / Copy / CreateVecIndex / ScalarGetSFFValue,
+    the forms the hand-written MoE kernels call; expected values computed here from the documented addressing."""
+    values, faults = run(twin_cases, "level0_forms")
+    assert not faults
+    x = np.arange(512) % 97
+    idx = 100 + np.arange(64)
+    gathered = [idx[r * 16 + j] for r in range(2) for j in (0, 2, 9)]
+    block_max = [int(x[b * 8:b * 8 + 8].max()) for b in range(16)]
+    fmt = ",".join
+    assert values == sorted([
+        "duplicate 7,7,-1,7,-1,7,7,7",
+        f"gathermask 6:{fmt(map(str, gathered))}",
+        f"reducesum {int(x[0:40:8].sum())}",
+        f"sum {int(x[0:70].sum())},{int(x[72:142].sum())}",
+        f"blockmax {fmt(map(str, block_max))}",
+        f"brcb {block_max[9]},{block_max[15]}",
+        "copy 68,69",
+        "sff 4,-1",
+    ])
+
+
+def test_a_read_through_local_tensor_operator_call_needs_no_scalar_to_vector_sync(twin_cases):
+    values, faults = run(twin_cases, "scalar_reference_read")
+    assert not faults and values == ["scalar reference 6", "scalar reference 6", "scalar reference 6",
+                                     "scalar reference 6"]
+
+
+def test_a_masked_instruction_leaves_the_lanes_it_does_not_run_untouched(twin_cases):
+    values, faults = run(twin_cases, "masked_lane_untouched")
+    # element 1 keeps the bytes the twin fills a core's UB with (0xCD), on each of the 4 cores
+    poison = int(np.frombuffer(bytes([0xCD] * 4), dtype=np.int32)[0])
+    assert not faults and values == [f"masked lane {poison}"] * 4
+
+
+def test_tensors_on_ub_addresses_acc_val_and_not(twin_cases):
+    """~0x00F0 as int16 is -241; the int16 tensor of 16 elements is 8 int32 through ReinterpretCast; the count-form
+    ReduceSum of 0..63 leaves 2016 in ACC_VAL."""
+    values, faults = run(twin_cases, "raw_ub_tensors")
+    assert not faults and values == ["raw -241 8 2016"] * 4
+

@@ -3,8 +3,8 @@
 Do not edit: change the spec and run `opgen build`.
 
 API (a contract other tools rely on):
-    validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False, out_shapes=None)
-                                                             -> raises opgen.runtime.OpError (all_errors: a list)
+    validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False, out_shapes=None,
+             out_formats=None)                               -> raises opgen.runtime.OpError (all_errors: a list)
     infer(inputs, attrs, product, out_dtypes=None, *, env=None, validate=True) -> {output: (shape, dtype)}
     sizes(name, inputs, attrs, product)                      -> {result: int} of an aclnn size function
     run_world(inputs, attrs, product, out_dtypes=None)       -> [ {output: ndarray} per rank ]
@@ -442,220 +442,232 @@ _check_50 = Check("format.constExpertVOptional", 561002, "constExpertVOptional",
                   when=lambda s: s.present("constExpertVOptional"),
                   value=lambda s: s.format("constExpertVOptional"),
                   )
-_check_51 = Check("shape.expandX", 561002, "expandX", "shape (>= A, H)",
+_check_51 = Check("format.yOut", 561002, "yOut", "one of ND",
+                  ok=lambda s: (s.format("yOut") in ("ND",)),
+                  value=lambda s: s.format("yOut"),
+                  )
+_check_52 = Check("format.rstdOut", 561002, "rstdOut", "one of ND",
+                  ok=lambda s: (s.format("rstdOut") in ("ND",)),
+                  value=lambda s: s.format("rstdOut"),
+                  )
+_check_53 = Check("format.xOut", 561002, "xOut", "one of ND",
+                  ok=lambda s: (s.format("xOut") in ("ND",)),
+                  value=lambda s: s.format("xOut"),
+                  )
+_check_54 = Check("shape.expandX", 561002, "expandX", "shape (>= A, H)",
                   ok=lambda s: ((s.rank("expandX") == 2) and (s.dim("expandX", 0) >= s.let("A"))),
                   value=lambda s: s.shape("expandX"),
                   detail=lambda s: "shape (>= " + show(s.let("A")) + ", H) = (>= A, H) with A=" + show(s.let("A")),
                   )
-_check_52 = Check("shape.expertIds", 561002, "expertIds", "shape (BS, K)",
+_check_55 = Check("shape.expertIds", 561002, "expertIds", "shape (BS, K)",
                   ok=lambda s: (s.rank("expertIds") == 2),
                   value=lambda s: s.shape("expertIds"),
                   )
-_check_53 = Check("shape.assistInfoForCombine", 561002, "assistInfoForCombine", "shape (>= A * 128,)",
+_check_56 = Check("shape.assistInfoForCombine", 561002, "assistInfoForCombine", "shape (>= A * 128,)",
                   ok=lambda s: ((s.rank("assistInfoForCombine") == 1) and (s.dim("assistInfoForCombine", 0) >= i64(s.let("A") * 128))),
                   value=lambda s: s.shape("assistInfoForCombine"),
                   detail=lambda s: "shape (>= " + show(i64(s.let("A") * 128)) + ",) = (>= A * 128,) with A=" + show(s.let("A")),
                   )
-_check_54 = Check("shape.epSendCounts", 561002, "epSendCounts", "shape (>= epWorldSize * localExpertNum,)",
+_check_57 = Check("shape.epSendCounts", 561002, "epSendCounts", "shape (>= epWorldSize * localExpertNum,)",
                   ok=lambda s: ((s.rank("epSendCounts") == 1) and (s.dim("epSendCounts", 0) >= i64(s.attr("epWorldSize") * s.let("localExpertNum")))),
                   value=lambda s: s.shape("epSendCounts"),
                   detail=lambda s: "shape (>= " + show(i64(s.attr("epWorldSize") * s.let("localExpertNum"))) + ",) = (>= epWorldSize * localExpertNum,) with epWorldSize=" + show(s.attr("epWorldSize")) + ", localExpertNum=" + show(s.let("localExpertNum")),
                   )
-_check_55 = Check("shape.expertScales", 561002, "expertScales", "shape (BS, K)",
+_check_58 = Check("shape.expertScales", 561002, "expertScales", "shape (BS, K)",
                   ok=lambda s: (((s.rank("expertScales") == 2) and (s.dim("expertScales", 0) == s.dim("expertIds", 0))) and (s.dim("expertScales", 1) == s.dim("expertIds", 1))),
                   value=lambda s: s.shape("expertScales"),
                   detail=lambda s: "shape (" + show(s.dim("expertIds", 0)) + ", " + show(s.dim("expertIds", 1)) + ") = (BS, K) with BS=" + show(s.dim("expertIds", 0)) + ", K=" + show(s.dim("expertIds", 1)),
                   )
-_check_56 = Check("shape.residualX", 561002, "residualX", "shape (BS, 1, H)",
+_check_59 = Check("shape.residualX", 561002, "residualX", "shape (BS, 1, H)",
                   ok=lambda s: ((((s.rank("residualX") == 3) and (s.dim("residualX", 0) == s.dim("expertIds", 0))) and (s.dim("residualX", 1) == 1)) and (s.dim("residualX", 2) == s.dim("expandX", 1))),
                   value=lambda s: s.shape("residualX"),
                   detail=lambda s: "shape (" + show(s.dim("expertIds", 0)) + ", " + show(1) + ", " + show(s.dim("expandX", 1)) + ") = (BS, 1, H) with BS=" + show(s.dim("expertIds", 0)) + ", H=" + show(s.dim("expandX", 1)),
                   )
-_check_57 = Check("shape.gamma", 561002, "gamma", "shape (H,)",
+_check_60 = Check("shape.gamma", 561002, "gamma", "shape (H,)",
                   ok=lambda s: ((s.rank("gamma") == 1) and (s.dim("gamma", 0) == s.dim("expandX", 1))),
                   value=lambda s: s.shape("gamma"),
                   detail=lambda s: "shape (" + show(s.dim("expandX", 1)) + ",) = (H,) with H=" + show(s.dim("expandX", 1)),
                   )
-_check_58 = Check("shape.xActiveMaskOptional", 561002, "xActiveMaskOptional", "shape (BS,) or (BS, K)",
+_check_61 = Check("shape.xActiveMaskOptional", 561002, "xActiveMaskOptional", "shape (BS,) or (BS, K)",
                   ok=lambda s: (((s.rank("xActiveMaskOptional") == 1) and (s.dim("xActiveMaskOptional", 0) == s.dim("expertIds", 0))) or (((s.rank("xActiveMaskOptional") == 2) and (s.dim("xActiveMaskOptional", 0) == s.dim("expertIds", 0))) and (s.dim("xActiveMaskOptional", 1) == s.dim("expertIds", 1)))),
                   when=lambda s: s.present("xActiveMaskOptional"),
                   value=lambda s: s.shape("xActiveMaskOptional"),
                   detail=lambda s: "shape (" + show(s.dim("expertIds", 0)) + ",) or (" + show(s.dim("expertIds", 0)) + ", " + show(s.dim("expertIds", 1)) + ") = (BS,) or (BS, K) with BS=" + show(s.dim("expertIds", 0)) + ", K=" + show(s.dim("expertIds", 1)),
                   )
-_check_59 = Check("shape.oriXOptional", 561002, "oriXOptional", "shape (BS, H)",
+_check_62 = Check("shape.oriXOptional", 561002, "oriXOptional", "shape (BS, H)",
                   ok=lambda s: (((s.rank("oriXOptional") == 2) and (s.dim("oriXOptional", 0) == s.dim("expertIds", 0))) and (s.dim("oriXOptional", 1) == s.dim("expandX", 1))),
                   when=lambda s: s.present("oriXOptional"),
                   value=lambda s: s.shape("oriXOptional"),
                   detail=lambda s: "shape (" + show(s.dim("expertIds", 0)) + ", " + show(s.dim("expandX", 1)) + ") = (BS, H) with BS=" + show(s.dim("expertIds", 0)) + ", H=" + show(s.dim("expandX", 1)),
                   )
-_check_60 = Check("shape.constExpertAlpha1Optional", 561002, "constExpertAlpha1Optional", "shape (constExpertNum, H)",
+_check_63 = Check("shape.constExpertAlpha1Optional", 561002, "constExpertAlpha1Optional", "shape (constExpertNum, H)",
                   ok=lambda s: (((s.rank("constExpertAlpha1Optional") == 2) and (s.dim("constExpertAlpha1Optional", 0) == s.attr("constExpertNum"))) and (s.dim("constExpertAlpha1Optional", 1) == s.dim("expandX", 1))),
                   when=lambda s: s.present("constExpertAlpha1Optional"),
                   value=lambda s: s.shape("constExpertAlpha1Optional"),
                   detail=lambda s: "shape (" + show(s.attr("constExpertNum")) + ", " + show(s.dim("expandX", 1)) + ") = (constExpertNum, H) with constExpertNum=" + show(s.attr("constExpertNum")) + ", H=" + show(s.dim("expandX", 1)),
                   )
-_check_61 = Check("shape.constExpertAlpha2Optional", 561002, "constExpertAlpha2Optional", "shape (constExpertNum, H)",
+_check_64 = Check("shape.constExpertAlpha2Optional", 561002, "constExpertAlpha2Optional", "shape (constExpertNum, H)",
                   ok=lambda s: (((s.rank("constExpertAlpha2Optional") == 2) and (s.dim("constExpertAlpha2Optional", 0) == s.attr("constExpertNum"))) and (s.dim("constExpertAlpha2Optional", 1) == s.dim("expandX", 1))),
                   when=lambda s: s.present("constExpertAlpha2Optional"),
                   value=lambda s: s.shape("constExpertAlpha2Optional"),
                   detail=lambda s: "shape (" + show(s.attr("constExpertNum")) + ", " + show(s.dim("expandX", 1)) + ") = (constExpertNum, H) with constExpertNum=" + show(s.attr("constExpertNum")) + ", H=" + show(s.dim("expandX", 1)),
                   )
-_check_62 = Check("shape.constExpertVOptional", 561002, "constExpertVOptional", "shape (constExpertNum, H)",
+_check_65 = Check("shape.constExpertVOptional", 561002, "constExpertVOptional", "shape (constExpertNum, H)",
                   ok=lambda s: (((s.rank("constExpertVOptional") == 2) and (s.dim("constExpertVOptional", 0) == s.attr("constExpertNum"))) and (s.dim("constExpertVOptional", 1) == s.dim("expandX", 1))),
                   when=lambda s: s.present("constExpertVOptional"),
                   value=lambda s: s.shape("constExpertVOptional"),
                   detail=lambda s: "shape (" + show(s.attr("constExpertNum")) + ", " + show(s.dim("expandX", 1)) + ") = (constExpertNum, H) with constExpertNum=" + show(s.attr("constExpertNum")) + ", H=" + show(s.dim("expandX", 1)),
                   )
-_check_63 = Check("shape.yOut", 561002, "yOut", "shape (BS, 1, H)",
+_check_66 = Check("shape.yOut", 561002, "yOut", "shape (BS, 1, H)",
                   ok=lambda s: ((((s.rank("yOut") == 3) and (s.dim("yOut", 0) == s.dim("expertIds", 0))) and (s.dim("yOut", 1) == 1)) and (s.dim("yOut", 2) == s.dim("expandX", 1))),
                   when=lambda s: s.shaped("yOut"),
                   value=lambda s: s.shape("yOut"),
                   detail=lambda s: "shape (" + show(s.dim("expertIds", 0)) + ", " + show(1) + ", " + show(s.dim("expandX", 1)) + ") = (BS, 1, H) with BS=" + show(s.dim("expertIds", 0)) + ", H=" + show(s.dim("expandX", 1)),
                   )
-_check_64 = Check("shape.rstdOut", 561002, "rstdOut", "shape (BS, 1, 1)",
+_check_67 = Check("shape.rstdOut", 561002, "rstdOut", "shape (BS, 1, 1)",
                   ok=lambda s: ((((s.rank("rstdOut") == 3) and (s.dim("rstdOut", 0) == s.dim("expertIds", 0))) and (s.dim("rstdOut", 1) == 1)) and (s.dim("rstdOut", 2) == 1)),
                   when=lambda s: s.shaped("rstdOut"),
                   value=lambda s: s.shape("rstdOut"),
                   detail=lambda s: "shape (" + show(s.dim("expertIds", 0)) + ", " + show(1) + ", " + show(1) + ") = (BS, 1, 1) with BS=" + show(s.dim("expertIds", 0)),
                   )
-_check_65 = Check("shape.xOut", 561002, "xOut", "shape (BS, 1, H)",
+_check_68 = Check("shape.xOut", 561002, "xOut", "shape (BS, 1, H)",
                   ok=lambda s: ((((s.rank("xOut") == 3) and (s.dim("xOut", 0) == s.dim("expertIds", 0))) and (s.dim("xOut", 1) == 1)) and (s.dim("xOut", 2) == s.dim("expandX", 1))),
                   when=lambda s: s.shaped("xOut"),
                   value=lambda s: s.shape("xOut"),
                   detail=lambda s: "shape (" + show(s.dim("expertIds", 0)) + ", " + show(1) + ", " + show(s.dim("expandX", 1)) + ") = (BS, 1, H) with BS=" + show(s.dim("expertIds", 0)) + ", H=" + show(s.dim("expandX", 1)),
                   )
-_check_66 = Check("len.groupEp", 161002, "groupEp", "a string whose length is in [1, 128)",
+_check_69 = Check("len.groupEp", 161002, "groupEp", "a string whose length is in [1, 128)",
                   ok=lambda s: in_range(s.len("groupEp"), 1, 128, True, False),
                   value=lambda s: s.len("groupEp"),
                   )
-_check_67 = Check("domain.epWorldSize", 561002, "epWorldSize", "in [2, 768]",
+_check_70 = Check("domain.epWorldSize", 561002, "epWorldSize", "in [2, 768]",
                   ok=lambda s: in_range(s.attr("epWorldSize"), 2, 768, True, True),
                   )
-_check_68 = Check("domain.moeExpertNum", 561002, "moeExpertNum", "in (0, 1024]",
+_check_71 = Check("domain.moeExpertNum", 561002, "moeExpertNum", "in (0, 1024]",
                   ok=lambda s: in_range(s.attr("moeExpertNum"), 0, 1024, False, True),
                   )
-_check_69 = Check("domain.tpWorldSize", 561002, "tpWorldSize", "one of {0, 1}",
+_check_72 = Check("domain.tpWorldSize", 561002, "tpWorldSize", "one of {0, 1}",
                   ok=lambda s: (s.attr("tpWorldSize") in (0, 1)),
                   )
-_check_70 = Check("domain.tpRankId", 561002, "tpRankId", "one of {0}",
+_check_73 = Check("domain.tpRankId", 561002, "tpRankId", "one of {0}",
                   ok=lambda s: (s.attr("tpRankId") in (0,)),
                   )
-_check_71 = Check("domain.expertShardType", 561002, "expertShardType", "one of {0}",
+_check_74 = Check("domain.expertShardType", 561002, "expertShardType", "one of {0}",
                   ok=lambda s: (s.attr("expertShardType") in (0,)),
                   )
-_check_72 = Check("domain.sharedExpertNum", 561002, "sharedExpertNum", "one of {0}",
+_check_75 = Check("domain.sharedExpertNum", 561002, "sharedExpertNum", "one of {0}",
                   ok=lambda s: (s.attr("sharedExpertNum") in (0,)),
                   )
-_check_73 = Check("domain.sharedExpertRankNum", 561002, "sharedExpertRankNum", "one of {0}",
+_check_76 = Check("domain.sharedExpertRankNum", 561002, "sharedExpertRankNum", "one of {0}",
                   ok=lambda s: (s.attr("sharedExpertRankNum") in (0,)),
                   )
-_check_74 = Check("domain.outDtype", 561002, "outDtype", "one of {0}",
+_check_77 = Check("domain.outDtype", 561002, "outDtype", "one of {0}",
                   ok=lambda s: (s.attr("outDtype") in (0,)),
                   )
-_check_75 = Check("domain.groupListType", 561002, "groupListType", "one of {0}",
+_check_78 = Check("domain.groupListType", 561002, "groupListType", "one of {0}",
                   ok=lambda s: (s.attr("groupListType") in (0,)),
                   )
-_check_76 = Check("domain.commAlg", 561002, "commAlg", "one of {\"\"}",
+_check_79 = Check("domain.commAlg", 561002, "commAlg", "one of {\"\"}",
                   ok=lambda s: (s.attr("commAlg") in ("",)),
                   )
-_check_77 = Check("domain.zeroExpertNum", 561002, "zeroExpertNum", "in [0, MAX_INT32)",
+_check_80 = Check("domain.zeroExpertNum", 561002, "zeroExpertNum", "in [0, MAX_INT32)",
                   ok=lambda s: in_range(s.attr("zeroExpertNum"), 0, 2147483647, True, False),
                   )
-_check_78 = Check("domain.copyExpertNum", 561002, "copyExpertNum", "in [0, MAX_INT32)",
+_check_81 = Check("domain.copyExpertNum", 561002, "copyExpertNum", "in [0, MAX_INT32)",
                   ok=lambda s: in_range(s.attr("copyExpertNum"), 0, 2147483647, True, False),
                   )
-_check_79 = Check("domain.constExpertNum", 561002, "constExpertNum", "in [0, MAX_INT32)",
+_check_82 = Check("domain.constExpertNum", 561002, "constExpertNum", "in [0, MAX_INT32)",
                   ok=lambda s: in_range(s.attr("constExpertNum"), 0, 2147483647, True, False),
                   )
-_check_80 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0 (quant modes supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
+_check_83 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0 (quant modes supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
                   ok=lambda s: (s.attr("commQuantMode") in (0,)),
                   )
-_check_81 = Check("op.epRankId", 561002, "epRankId", "in [0, epWorldSize)",
+_check_84 = Check("op.epRankId", 561002, "epRankId", "in [0, epWorldSize)",
                   ok=lambda s: in_range(s.attr("epRankId"), 0, s.attr("epWorldSize"), True, False),
                   )
-_check_82 = Check("op.moeExpertNum", 561002, "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
+_check_85 = Check("op.moeExpertNum", 561002, "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
                   ok=lambda s: (mod(s.attr("moeExpertNum"), i64(s.attr("epWorldSize") - s.attr("sharedExpertRankNum"))) == 0),
                   )
-_check_83 = Check("op.expandX", 561002, "expandX", "H in [1024, 8192]",
+_check_86 = Check("op.expandX", 561002, "expandX", "H in [1024, 8192]",
                   ok=lambda s: in_range(s.dim("expandX", 1), 1024, 8192, True, True),
                   value=lambda s: s.dim("expandX", 1),
                   )
-_check_84 = Check("op.expertIds", 561002, "expertIds", "Bs in (0, 512]",
+_check_87 = Check("op.expertIds", 561002, "expertIds", "Bs in (0, 512]",
                   ok=lambda s: in_range(s.dim("expertIds", 0), 0, 512, False, True),
                   value=lambda s: s.dim("expertIds", 0),
                   )
-_check_85 = Check("op.expertIds.2", 561002, "expertIds", "K in (0, 16]",
+_check_88 = Check("op.expertIds.2", 561002, "expertIds", "K in (0, 16]",
                   ok=lambda s: in_range(s.dim("expertIds", 1), 0, 16, False, True),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_86 = Check("op.expertIds.3", 561002, "expertIds", "K <= moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum",
+_check_89 = Check("op.expertIds.3", 561002, "expertIds", "K <= moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum",
                   ok=lambda s: (s.dim("expertIds", 1) <= i64(i64(i64(s.attr("moeExpertNum") + s.attr("zeroExpertNum")) + s.attr("copyExpertNum")) + s.attr("constExpertNum"))),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_87 = Check("op.moeExpertNum.2", 561002, "moeExpertNum", "moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum < MAX_INT32",
+_check_90 = Check("op.moeExpertNum.2", 561002, "moeExpertNum", "moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum < MAX_INT32",
                   ok=lambda s: (i64(i64(i64(s.attr("moeExpertNum") + s.attr("zeroExpertNum")) + s.attr("copyExpertNum")) + s.attr("constExpertNum")) < 2147483647),
                   )
-_check_88 = Check("op.moeExpertNum.3", 561002, "moeExpertNum", "localExpertNum * epWorldSize <= 2048",
+_check_91 = Check("op.moeExpertNum.3", 561002, "moeExpertNum", "localExpertNum * epWorldSize <= 2048",
                   ok=lambda s: (i64(s.let("localMoeExpertNum") * s.attr("epWorldSize")) <= 2048),
                   )
-_check_89 = Check("op.globalBS", 561002, "globalBS", "0, or a multiple of epWorldSize no smaller than Bs * epWorldSize",
+_check_92 = Check("op.globalBS", 561002, "globalBS", "0, or a multiple of epWorldSize no smaller than Bs * epWorldSize",
                   ok=lambda s: ((s.attr("globalBS") == 0) or ((mod(s.attr("globalBS"), s.attr("epWorldSize")) == 0) and (s.attr("globalBS") >= i64(s.dim("expertIds", 0) * s.attr("epWorldSize"))))),
                   )
-_check_90 = Check("op.xActiveMaskOptional", 561002, "xActiveMaskOptional", "null when Bs differs across ranks (globalBS > Bs * epWorldSize)",
+_check_93 = Check("op.xActiveMaskOptional", 561002, "xActiveMaskOptional", "null when Bs differs across ranks (globalBS > Bs * epWorldSize)",
                   ok=lambda s: (not s.present("xActiveMaskOptional")),
                   when=lambda s: (s.attr("globalBS") > i64(s.dim("expertIds", 0) * s.attr("epWorldSize"))),
                   )
-_check_91 = Check("op.xActiveMaskOptional.2", 161002, "xActiveMaskOptional", "a 1-D mask whose true values all precede the false ones",
+_check_94 = Check("op.xActiveMaskOptional.2", 161002, "xActiveMaskOptional", "a 1-D mask whose true values all precede the false ones",
                   ok=lambda s: s.prefix_true("xActiveMaskOptional"),
                   when=lambda s: (s.present("xActiveMaskOptional") and (s.rank("xActiveMaskOptional") == 1)),
                   )
-_check_92 = Check("op.sharedExpertXOptional", 561002, "sharedExpertXOptional", "(Bs, H), or (a, b, H) with a * b = Bs",
+_check_95 = Check("op.sharedExpertXOptional", 561002, "sharedExpertXOptional", "(Bs, H), or (a, b, H) with a * b = Bs",
                   ok=lambda s: ((((s.rank("sharedExpertXOptional") == 2) and (s.dim("sharedExpertXOptional", 0) == s.dim("expertIds", 0))) and (s.dim("sharedExpertXOptional", 1) == s.dim("expandX", 1))) or (((s.rank("sharedExpertXOptional") == 3) and (i64(s.dim("sharedExpertXOptional", 0) * s.dim("sharedExpertXOptional", 1)) == s.dim("expertIds", 0))) and (s.dim("sharedExpertXOptional", 2) == s.dim("expandX", 1)))),
                   when=lambda s: s.present("sharedExpertXOptional"),
                   value=lambda s: s.shape("sharedExpertXOptional"),
                   )
-_check_93 = Check("op.oriXOptional", 561002, "oriXOptional", "a (Bs, H) tensor when copyExpertNum or constExpertNum is positive",
+_check_96 = Check("op.oriXOptional", 561002, "oriXOptional", "a (Bs, H) tensor when copyExpertNum or constExpertNum is positive",
                   ok=lambda s: s.present("oriXOptional"),
                   when=lambda s: ((s.attr("copyExpertNum") > 0) or (s.attr("constExpertNum") > 0)),
                   )
-_check_94 = Check("op.constExpertAlpha1Optional", 561002, "constExpertAlpha1Optional", "constExpertAlpha1Optional, constExpertAlpha2Optional and constExpertVOptional all given when constExpertNum is positive",
+_check_97 = Check("op.constExpertAlpha1Optional", 561002, "constExpertAlpha1Optional", "constExpertAlpha1Optional, constExpertAlpha2Optional and constExpertVOptional all given when constExpertNum is positive",
                   ok=lambda s: ((s.present("constExpertAlpha1Optional") and s.present("constExpertAlpha2Optional")) and s.present("constExpertVOptional")),
                   when=lambda s: (s.attr("constExpertNum") > 0),
                   )
-_check_95 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
+_check_98 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                   ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(2 * 1048576)),
                   )
-_check_96 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "1024 ^ 2 * (HCCL_BUFFSIZE - 2) / 2 >= Bs * 2 * (H + 128) * (epWorldSize * localExpertNum + K + 1)",
+_check_99 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "1024 ^ 2 * (HCCL_BUFFSIZE - 2) / 2 >= Bs * 2 * (H + 128) * (epWorldSize * localExpertNum + K + 1)",
                   ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(i64(2 * 1048576) + i64(2 * i64(i64(i64(s.dim("expertIds", 0) * 2) * i64(s.dim("expandX", 1) + 128)) * i64(i64(i64(s.attr("epWorldSize") * s.let("localMoeExpertNum")) + s.dim("expertIds", 1)) + 1))))),
                   )
-_check_97 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsExp",
-                  ok=lambda s: (s.let("win_need") <= s.let("win_half")),
-                  )
-_check_98 = Check("kernel.status_slots", 561002, "globalBS", "maxBS * (K + sharedExpertNum) <= 10240, the row-slot flags one data state of the kernel's status area holds (the generated kernel)",
-                  ok=lambda s: (i64(s.let("maxBS") * i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum"))) <= 10240),
-                  )
-_check_99 = Check("unsupported.elasticInfoOptional", 561002, "elasticInfoOptional", "null (it is not supported on Ascend 950DT)",
-                  ok=lambda s: (not s.present("elasticInfoOptional")),
-                  )
-_check_100 = Check("unsupported.activationScaleOptional", 561002, "activationScaleOptional", "null (it is not supported on Ascend 950DT)",
-                   ok=lambda s: (not s.present("activationScaleOptional")),
-                   )
-_check_101 = Check("unsupported.weightScaleOptional", 561002, "weightScaleOptional", "null (it is not supported on Ascend 950DT)",
-                   ok=lambda s: (not s.present("weightScaleOptional")),
-                   )
-_check_102 = Check("unsupported.groupListOptional", 561002, "groupListOptional", "null (it is not supported on Ascend 950DT)",
-                   ok=lambda s: (not s.present("groupListOptional")),
-                   )
-_check_103 = Check("unsupported.expandScalesOptional", 561002, "expandScalesOptional", "null (it is not supported on Ascend 950DT)",
-                   ok=lambda s: (not s.present("expandScalesOptional")),
-                   )
-_check_104 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0 (quant modes supported on Ascend 950DT)",
-                   ok=lambda s: (s.attr("commQuantMode") in (0,)),
-                   )
-_check_105 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsIn",
+_check_100 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsExp",
                    ok=lambda s: (s.let("win_need") <= s.let("win_half")),
                    )
-_check_106 = Check("transport.epWorldSize", 561002, "epWorldSize", "at most 64, the windows the HCCL context lists on Ascend 950DT (the generated kernels read the peers' windowsIn[] from it, as Hccl::GetWindowsInAddr gives no address on this arch; larger worlds need the CCU path, which is not implemented)",
+_check_101 = Check("kernel.status_slots", 561002, "globalBS", "maxBS * (K + sharedExpertNum) <= 10240, the row-slot flags one data state of the kernel's status area holds (the generated kernel)",
+                   ok=lambda s: (i64(s.let("maxBS") * i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum"))) <= 10240),
+                   )
+_check_102 = Check("unsupported.elasticInfoOptional", 561002, "elasticInfoOptional", "null (it is not supported on Ascend 950DT)",
+                   ok=lambda s: (not s.present("elasticInfoOptional")),
+                   )
+_check_103 = Check("unsupported.activationScaleOptional", 561002, "activationScaleOptional", "null (it is not supported on Ascend 950DT)",
+                   ok=lambda s: (not s.present("activationScaleOptional")),
+                   )
+_check_104 = Check("unsupported.weightScaleOptional", 561002, "weightScaleOptional", "null (it is not supported on Ascend 950DT)",
+                   ok=lambda s: (not s.present("weightScaleOptional")),
+                   )
+_check_105 = Check("unsupported.groupListOptional", 561002, "groupListOptional", "null (it is not supported on Ascend 950DT)",
+                   ok=lambda s: (not s.present("groupListOptional")),
+                   )
+_check_106 = Check("unsupported.expandScalesOptional", 561002, "expandScalesOptional", "null (it is not supported on Ascend 950DT)",
+                   ok=lambda s: (not s.present("expandScalesOptional")),
+                   )
+_check_107 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0 (quant modes supported on Ascend 950DT)",
+                   ok=lambda s: (s.attr("commQuantMode") in (0,)),
+                   )
+_check_108 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsIn",
+                   ok=lambda s: (s.let("win_need") <= s.let("win_half")),
+                   )
+_check_109 = Check("transport.epWorldSize", 561002, "epWorldSize", "at most 64, the windows the HCCL context lists on Ascend 950DT (the generated kernels read the peers' windowsIn[] from it, as Hccl::GetWindowsInAddr gives no address on this arch; larger worlds need the CCU path, which is not implemented)",
                    ok=lambda s: (s.attr("epWorldSize") <= 64),
                    )
 
@@ -760,6 +772,9 @@ _CHECKS = {
         _check_96,
         _check_97,
         _check_98,
+        _check_99,
+        _check_100,
+        _check_101,
     ),
     "ascend950": (
         _check_0,
@@ -769,11 +784,11 @@ _CHECKS = {
         _check_4,
         _check_5,
         _check_6,
-        _check_99,
-        _check_100,
-        _check_101,
         _check_102,
         _check_103,
+        _check_104,
+        _check_105,
+        _check_106,
         _check_12,
         _check_13,
         _check_14,
@@ -842,10 +857,10 @@ _CHECKS = {
         _check_77,
         _check_78,
         _check_79,
-        _check_104,
+        _check_80,
         _check_81,
         _check_82,
-        _check_83,
+        _check_107,
         _check_84,
         _check_85,
         _check_86,
@@ -859,9 +874,12 @@ _CHECKS = {
         _check_94,
         _check_95,
         _check_96,
-        _check_105,
-        _check_106,
+        _check_97,
         _check_98,
+        _check_99,
+        _check_108,
+        _check_109,
+        _check_101,
     ),
 }
 
@@ -930,7 +948,8 @@ INFO = reference.OpInfo(
 )
 
 
-def validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False, out_shapes=None):
+def validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False, out_shapes=None,
+             out_formats=None):
     """Run the checks of ``product`` on one rank; raises opgen.runtime.OpError on the first failure.
 
     ``stage="op_api"``: only the checks the aclnn GetWorkspaceSize runs before tiling (null pointers, 161001;
@@ -938,11 +957,12 @@ def validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, 
     variables ({name: value in its unit}, see ENV), kept apart from ``attrs`` (which may still carry them).
     ``all_errors=True``: raise nothing; return every failing check's OpError, in check order ([] = accepted).
     ``out_shapes``: {output: shape} of the buffers the caller has, checked against what the op writes (tiling
-    always knows them; without them the output shape checks do not apply)."""
+    always knows them; without them the output shape checks do not apply). ``out_formats``: {output: format
+    name} of those buffers ("ND" when not given), checked against each output's declared formats."""
     attrs = reference.with_env(INFO, attrs, env)
     if all_errors:
-        return reference.all_errors(INFO, inputs, attrs, product, out_dtypes, stage, out_shapes)
-    reference.validate(INFO, inputs, attrs, product, out_dtypes, stage, out_shapes)
+        return reference.all_errors(INFO, inputs, attrs, product, out_dtypes, stage, out_shapes, out_formats)
+    reference.validate(INFO, inputs, attrs, product, out_dtypes, stage, out_shapes, out_formats)
     return None
 
 

@@ -3,8 +3,8 @@
 Do not edit: change the spec and run `opgen build`.
 
 API (a contract other tools rely on):
-    validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False, out_shapes=None)
-                                                             -> raises opgen.runtime.OpError (all_errors: a list)
+    validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False, out_shapes=None,
+             out_formats=None)                               -> raises opgen.runtime.OpError (all_errors: a list)
     infer(inputs, attrs, product, out_dtypes=None, *, env=None, validate=True) -> {output: (shape, dtype)}
     sizes(name, inputs, attrs, product)                      -> {result: int} of an aclnn size function
     run_world(inputs, attrs, product, out_dtypes=None)       -> [ {output: ndarray} per rank ]
@@ -192,110 +192,118 @@ _check_10 = Check("format.assistInfoForCombine", 561002, "assistInfoForCombine",
                   ok=lambda s: (s.format("assistInfoForCombine") in ("ND",)),
                   value=lambda s: s.format("assistInfoForCombine"),
                   )
-_check_11 = Check("shape.expandX", 561002, "expandX", "shape (A, H)",
+_check_11 = Check("format.quantExpandXOut", 561002, "quantExpandXOut", "one of ND",
+                  ok=lambda s: (s.format("quantExpandXOut") in ("ND",)),
+                  value=lambda s: s.format("quantExpandXOut"),
+                  )
+_check_12 = Check("format.commCmdInfoOut", 561002, "commCmdInfoOut", "one of ND",
+                  ok=lambda s: (s.format("commCmdInfoOut") in ("ND",)),
+                  value=lambda s: s.format("commCmdInfoOut"),
+                  )
+_check_13 = Check("shape.expandX", 561002, "expandX", "shape (A, H)",
                   ok=lambda s: (s.rank("expandX") == 2),
                   value=lambda s: s.shape("expandX"),
                   )
-_check_12 = Check("shape.expertIds", 561002, "expertIds", "shape (BS, K)",
+_check_14 = Check("shape.expertIds", 561002, "expertIds", "shape (BS, K)",
                   ok=lambda s: (s.rank("expertIds") == 2),
                   value=lambda s: s.shape("expertIds"),
                   )
-_check_13 = Check("shape.assistInfoForCombine", 561002, "assistInfoForCombine", "shape (A * 128,)",
+_check_15 = Check("shape.assistInfoForCombine", 561002, "assistInfoForCombine", "shape (A * 128,)",
                   ok=lambda s: ((s.rank("assistInfoForCombine") == 1) and (s.dim("assistInfoForCombine", 0) == i64(s.dim("expandX", 0) * 128))),
                   value=lambda s: s.shape("assistInfoForCombine"),
                   detail=lambda s: "shape (" + show(i64(s.dim("expandX", 0) * 128)) + ",) = (A * 128,) with A=" + show(s.dim("expandX", 0)),
                   )
-_check_14 = Check("shape.quantExpandXOut", 561002, "quantExpandXOut", "shape (A, tokenMsgSize)",
+_check_16 = Check("shape.quantExpandXOut", 561002, "quantExpandXOut", "shape (A, tokenMsgSize)",
                   ok=lambda s: (((s.rank("quantExpandXOut") == 2) and (s.dim("quantExpandXOut", 0) == s.dim("expandX", 0))) and (s.dim("quantExpandXOut", 1) == s.let("tokenMsgSize"))),
                   when=lambda s: s.shaped("quantExpandXOut"),
                   value=lambda s: s.shape("quantExpandXOut"),
                   detail=lambda s: "shape (" + show(s.dim("expandX", 0)) + ", " + show(s.let("tokenMsgSize")) + ") = (A, tokenMsgSize) with A=" + show(s.dim("expandX", 0)) + ", tokenMsgSize=" + show(s.let("tokenMsgSize")),
                   )
-_check_15 = Check("shape.commCmdInfoOut", 561002, "commCmdInfoOut", "shape ((A + epWorldSize) * 16,)",
+_check_17 = Check("shape.commCmdInfoOut", 561002, "commCmdInfoOut", "shape ((A + epWorldSize) * 16,)",
                   ok=lambda s: ((s.rank("commCmdInfoOut") == 1) and (s.dim("commCmdInfoOut", 0) == i64(i64(s.dim("expandX", 0) + s.attr("epWorldSize")) * 16))),
                   when=lambda s: s.shaped("commCmdInfoOut"),
                   value=lambda s: s.shape("commCmdInfoOut"),
                   detail=lambda s: "shape (" + show(i64(i64(s.dim("expandX", 0) + s.attr("epWorldSize")) * 16)) + ",) = ((A + epWorldSize) * 16,) with A=" + show(s.dim("expandX", 0)) + ", epWorldSize=" + show(s.attr("epWorldSize")),
                   )
-_check_16 = Check("len.groupEp", 161002, "groupEp", "a string whose length is in [1, 128)",
+_check_18 = Check("len.groupEp", 161002, "groupEp", "a string whose length is in [1, 128)",
                   ok=lambda s: in_range(s.len("groupEp"), 1, 128, True, False),
                   value=lambda s: s.len("groupEp"),
                   )
-_check_17 = Check("domain.epWorldSize", 561002, "epWorldSize", "one of {2, 8}",
+_check_19 = Check("domain.epWorldSize", 561002, "epWorldSize", "one of {2, 8}",
                   ok=lambda s: (s.attr("epWorldSize") in (2, 8)),
                   )
-_check_18 = Check("domain.moeExpertNum", 561002, "moeExpertNum", "one of {32}",
+_check_20 = Check("domain.moeExpertNum", 561002, "moeExpertNum", "one of {32}",
                   ok=lambda s: (s.attr("moeExpertNum") in (32,)),
                   )
-_check_19 = Check("domain.expertShardType", 561002, "expertShardType", "one of {0}",
+_check_21 = Check("domain.expertShardType", 561002, "expertShardType", "one of {0}",
                   ok=lambda s: (s.attr("expertShardType") in (0,)),
                   )
-_check_20 = Check("domain.sharedExpertNum", 561002, "sharedExpertNum", "one of {0}",
+_check_22 = Check("domain.sharedExpertNum", 561002, "sharedExpertNum", "one of {0}",
                   ok=lambda s: (s.attr("sharedExpertNum") in (0,)),
                   )
-_check_21 = Check("domain.commType", 561002, "commType", "one of {2}",
+_check_23 = Check("domain.commType", 561002, "commType", "one of {2}",
                   ok=lambda s: (s.attr("commType") in (2,)),
                   )
-_check_22 = Check("unsupported.sharedExpertRankNum", 561002, "sharedExpertRankNum", "0 (the default; sharedExpertRankNum is not supported on Ascend 950DT)",
+_check_24 = Check("unsupported.sharedExpertRankNum", 561002, "sharedExpertRankNum", "0 (the default; sharedExpertRankNum is not supported on Ascend 950DT)",
                   ok=lambda s: (s.attr("sharedExpertRankNum") == 0),
                   )
-_check_23 = Check("unsupported.commAlg", 561002, "commAlg", "\"\" (the default; commAlg is not supported on Ascend 950DT)",
+_check_25 = Check("unsupported.commAlg", 561002, "commAlg", "\"\" (the default; commAlg is not supported on Ascend 950DT)",
                   ok=lambda s: (s.attr("commAlg") == ""),
                   )
-_check_24 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0 (quant modes supported on Ascend 950DT)",
+_check_26 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0 (quant modes supported on Ascend 950DT)",
                   ok=lambda s: (s.attr("commQuantMode") in (0,)),
                   )
-_check_25 = Check("op.a_rows", 561002, "expandX", "A (expandX rows) = minA on a shared expert rank, >= minA on a MoE expert rank",
+_check_27 = Check("op.a_rows", 561002, "expandX", "A (expandX rows) = minA on a shared expert rank, >= minA on a MoE expert rank",
                   ok=lambda s: ((s.dim("expandX", 0) == s.let("minA")) if s.let("isSharedRank") else (s.dim("expandX", 0) >= s.let("minA"))),
                   value=lambda s: s.dim("expandX", 0),
                   )
-_check_26 = Check("op.epRankId", 561002, "epRankId", "in [0, epWorldSize)",
+_check_28 = Check("op.epRankId", 561002, "epRankId", "in [0, epWorldSize)",
                   ok=lambda s: in_range(s.attr("epRankId"), 0, s.attr("epWorldSize"), True, False),
                   )
-_check_27 = Check("op.sharedExpertRankNum", 561002, "sharedExpertRankNum", "in [0, epWorldSize / 2]",
+_check_29 = Check("op.sharedExpertRankNum", 561002, "sharedExpertRankNum", "in [0, epWorldSize / 2]",
                   ok=lambda s: in_range(s.attr("sharedExpertRankNum"), 0, floordiv(s.attr("epWorldSize"), 2), True, True),
                   )
-_check_28 = Check("op.moeExpertNum", 561002, "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
+_check_30 = Check("op.moeExpertNum", 561002, "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
                   ok=lambda s: (mod(s.attr("moeExpertNum"), i64(s.attr("epWorldSize") - s.attr("sharedExpertRankNum"))) == 0),
                   )
-_check_29 = Check("op.globalBs", 561002, "globalBs", "0, or a multiple of epWorldSize no smaller than BS * epWorldSize",
+_check_31 = Check("op.globalBs", 561002, "globalBs", "0, or a multiple of epWorldSize no smaller than BS * epWorldSize",
                   ok=lambda s: ((s.attr("globalBs") == 0) or ((mod(s.attr("globalBs"), s.attr("epWorldSize")) == 0) and (s.attr("globalBs") >= i64(s.dim("expertIds", 0) * s.attr("epWorldSize"))))),
                   )
-_check_30 = Check("op.h_range", 561002, "expandX", "H in [1024, 8192]",
+_check_32 = Check("op.h_range", 561002, "expandX", "H in [1024, 8192]",
                   ok=lambda s: in_range(s.dim("expandX", 1), 1024, 8192, True, True),
                   value=lambda s: s.dim("expandX", 1),
                   )
-_check_31 = Check("op.h_current", 561002, "expandX", "H = 4096 or 7168 (the H currently supported)",
+_check_33 = Check("op.h_current", 561002, "expandX", "H = 4096 or 7168 (the H currently supported)",
                   ok=lambda s: (s.dim("expandX", 1) in (4096, 7168)),
                   value=lambda s: s.dim("expandX", 1),
                   )
-_check_32 = Check("op.bs_range", 561002, "expertIds", "BS in (0, 512]",
+_check_34 = Check("op.bs_range", 561002, "expertIds", "BS in (0, 512]",
                   ok=lambda s: in_range(s.dim("expertIds", 0), 0, 512, False, True),
                   value=lambda s: s.dim("expertIds", 0),
                   )
-_check_33 = Check("op.bs_current", 561002, "expertIds", "BS = 8, 16 or 256 (the BS currently supported)",
+_check_35 = Check("op.bs_current", 561002, "expertIds", "BS = 8, 16 or 256 (the BS currently supported)",
                   ok=lambda s: (s.dim("expertIds", 0) in (8, 16, 256)),
                   value=lambda s: s.dim("expertIds", 0),
                   )
-_check_34 = Check("op.k_range", 561002, "expertIds", "K in (0, 16]",
+_check_36 = Check("op.k_range", 561002, "expertIds", "K in (0, 16]",
                   ok=lambda s: in_range(s.dim("expertIds", 1), 0, 16, False, True),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_35 = Check("op.expertIds", 561002, "expertIds", "K <= moeExpertNum",
+_check_37 = Check("op.expertIds", 561002, "expertIds", "K <= moeExpertNum",
                   ok=lambda s: (s.dim("expertIds", 1) <= s.attr("moeExpertNum")),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_36 = Check("op.k_current", 561002, "expertIds", "K = 6 or 8 (the K currently supported)",
+_check_38 = Check("op.k_current", 561002, "expertIds", "K = 6 or 8 (the K currently supported)",
                   ok=lambda s: (s.dim("expertIds", 1) in (6, 8)),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_37 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
+_check_39 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                   ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(2 * 1048576)),
                   )
-_check_38 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 4 * (localExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))",
+_check_40 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 4 * (localExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))",
                   ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(4 * i64(i64(i64(i64(s.let("localMoeExpertNum") * s.let("maxBs")) * s.attr("epWorldSize")) * i64(floordiv(i64(i64(i64(i64(floordiv(i64(i64(i64(2 * s.dim("expandX", 1)) + 32) - 1), 32) * 32) + 44) + 512) - 1), 512) * 512)) + i64(i64(i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum")) * s.let("maxBs")) * i64(floordiv(i64(i64(i64(2 * s.dim("expandX", 1)) + 512) - 1), 512) * 512))))),
                   )
-_check_39 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsIn",
+_check_41 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsIn",
                   ok=lambda s: (s.let("win_need") <= s.let("win_half")),
                   )
 
@@ -341,6 +349,8 @@ _CHECKS = {
         _check_37,
         _check_38,
         _check_39,
+        _check_40,
+        _check_41,
     ),
 }
 
@@ -369,7 +379,8 @@ INFO = reference.OpInfo(
 )
 
 
-def validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False, out_shapes=None):
+def validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False, out_shapes=None,
+             out_formats=None):
     """Run the checks of ``product`` on one rank; raises opgen.runtime.OpError on the first failure.
 
     ``stage="op_api"``: only the checks the aclnn GetWorkspaceSize runs before tiling (null pointers, 161001;
@@ -377,11 +388,12 @@ def validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, 
     variables ({name: value in its unit}, see ENV), kept apart from ``attrs`` (which may still carry them).
     ``all_errors=True``: raise nothing; return every failing check's OpError, in check order ([] = accepted).
     ``out_shapes``: {output: shape} of the buffers the caller has, checked against what the op writes (tiling
-    always knows them; without them the output shape checks do not apply)."""
+    always knows them; without them the output shape checks do not apply). ``out_formats``: {output: format
+    name} of those buffers ("ND" when not given), checked against each output's declared formats."""
     attrs = reference.with_env(INFO, attrs, env)
     if all_errors:
-        return reference.all_errors(INFO, inputs, attrs, product, out_dtypes, stage, out_shapes)
-    reference.validate(INFO, inputs, attrs, product, out_dtypes, stage, out_shapes)
+        return reference.all_errors(INFO, inputs, attrs, product, out_dtypes, stage, out_shapes, out_formats)
+    reference.validate(INFO, inputs, attrs, product, out_dtypes, stage, out_shapes, out_formats)
     return None
 
 

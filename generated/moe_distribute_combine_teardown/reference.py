@@ -3,8 +3,8 @@
 Do not edit: change the spec and run `opgen build`.
 
 API (a contract other tools rely on):
-    validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False, out_shapes=None)
-                                                             -> raises opgen.runtime.OpError (all_errors: a list)
+    validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False, out_shapes=None,
+             out_formats=None)                               -> raises opgen.runtime.OpError (all_errors: a list)
     infer(inputs, attrs, product, out_dtypes=None, *, env=None, validate=True) -> {output: (shape, dtype)}
     sizes(name, inputs, attrs, product)                      -> {result: int} of an aclnn size function
     run_world(inputs, attrs, product, out_dtypes=None)       -> [ {output: ndarray} per rank ]
@@ -239,143 +239,147 @@ _check_22 = Check("format.sharedExpertXOptional", 561002, "sharedExpertXOptional
                   when=lambda s: s.present("sharedExpertXOptional"),
                   value=lambda s: s.format("sharedExpertXOptional"),
                   )
-_check_23 = Check("shape.expandX", 561002, "expandX", "shape (A, H)",
+_check_23 = Check("format.xOut", 561002, "xOut", "one of ND",
+                  ok=lambda s: (s.format("xOut") in ("ND",)),
+                  value=lambda s: s.format("xOut"),
+                  )
+_check_24 = Check("shape.expandX", 561002, "expandX", "shape (A, H)",
                   ok=lambda s: ((s.rank("expandX") == 2) and (s.dim("expandX", 0) == s.let("A"))),
                   value=lambda s: s.shape("expandX"),
                   detail=lambda s: "shape (" + show(s.let("A")) + ", H) = (A, H) with A=" + show(s.let("A")),
                   )
-_check_24 = Check("shape.quantExpandX", 561002, "quantExpandX", "shape (A, tokenMsgSize)",
+_check_25 = Check("shape.quantExpandX", 561002, "quantExpandX", "shape (A, tokenMsgSize)",
                   ok=lambda s: (((s.rank("quantExpandX") == 2) and (s.dim("quantExpandX", 0) == s.let("A"))) and (s.dim("quantExpandX", 1) == s.let("tokenMsgSize"))),
                   value=lambda s: s.shape("quantExpandX"),
                   detail=lambda s: "shape (" + show(s.let("A")) + ", " + show(s.let("tokenMsgSize")) + ") = (A, tokenMsgSize) with A=" + show(s.let("A")) + ", tokenMsgSize=" + show(s.let("tokenMsgSize")),
                   )
-_check_25 = Check("shape.expertIds", 561002, "expertIds", "shape (BS, K)",
+_check_26 = Check("shape.expertIds", 561002, "expertIds", "shape (BS, K)",
                   ok=lambda s: (s.rank("expertIds") == 2),
                   value=lambda s: s.shape("expertIds"),
                   )
-_check_26 = Check("shape.expandIdx", 561002, "expandIdx", "shape (BS * K,)",
+_check_27 = Check("shape.expandIdx", 561002, "expandIdx", "shape (BS * K,)",
                   ok=lambda s: ((s.rank("expandIdx") == 1) and (s.dim("expandIdx", 0) == i64(s.dim("expertIds", 0) * s.dim("expertIds", 1)))),
                   value=lambda s: s.shape("expandIdx"),
                   detail=lambda s: "shape (" + show(i64(s.dim("expertIds", 0) * s.dim("expertIds", 1))) + ",) = (BS * K,) with BS=" + show(s.dim("expertIds", 0)) + ", K=" + show(s.dim("expertIds", 1)),
                   )
-_check_27 = Check("shape.expertScales", 561002, "expertScales", "shape (BS, K)",
+_check_28 = Check("shape.expertScales", 561002, "expertScales", "shape (BS, K)",
                   ok=lambda s: (((s.rank("expertScales") == 2) and (s.dim("expertScales", 0) == s.dim("expertIds", 0))) and (s.dim("expertScales", 1) == s.dim("expertIds", 1))),
                   value=lambda s: s.shape("expertScales"),
                   detail=lambda s: "shape (" + show(s.dim("expertIds", 0)) + ", " + show(s.dim("expertIds", 1)) + ") = (BS, K) with BS=" + show(s.dim("expertIds", 0)) + ", K=" + show(s.dim("expertIds", 1)),
                   )
-_check_28 = Check("shape.commCmdInfo", 561002, "commCmdInfo", "shape ((A + epWorldSize) * 16,)",
+_check_29 = Check("shape.commCmdInfo", 561002, "commCmdInfo", "shape ((A + epWorldSize) * 16,)",
                   ok=lambda s: ((s.rank("commCmdInfo") == 1) and (s.dim("commCmdInfo", 0) == i64(i64(s.let("A") + s.attr("epWorldSize")) * 16))),
                   value=lambda s: s.shape("commCmdInfo"),
                   detail=lambda s: "shape (" + show(i64(i64(s.let("A") + s.attr("epWorldSize")) * 16)) + ",) = ((A + epWorldSize) * 16,) with A=" + show(s.let("A")) + ", epWorldSize=" + show(s.attr("epWorldSize")),
                   )
-_check_29 = Check("shape.xActiveMaskOptional", 561002, "xActiveMaskOptional", "shape (BS,)",
+_check_30 = Check("shape.xActiveMaskOptional", 561002, "xActiveMaskOptional", "shape (BS,)",
                   ok=lambda s: ((s.rank("xActiveMaskOptional") == 1) and (s.dim("xActiveMaskOptional", 0) == s.dim("expertIds", 0))),
                   when=lambda s: s.present("xActiveMaskOptional"),
                   value=lambda s: s.shape("xActiveMaskOptional"),
                   detail=lambda s: "shape (" + show(s.dim("expertIds", 0)) + ",) = (BS,) with BS=" + show(s.dim("expertIds", 0)),
                   )
-_check_30 = Check("shape.xOut", 561002, "xOut", "shape (BS, H)",
+_check_31 = Check("shape.xOut", 561002, "xOut", "shape (BS, H)",
                   ok=lambda s: (((s.rank("xOut") == 2) and (s.dim("xOut", 0) == s.dim("expertIds", 0))) and (s.dim("xOut", 1) == s.dim("expandX", 1))),
                   when=lambda s: s.shaped("xOut"),
                   value=lambda s: s.shape("xOut"),
                   detail=lambda s: "shape (" + show(s.dim("expertIds", 0)) + ", " + show(s.dim("expandX", 1)) + ") = (BS, H) with BS=" + show(s.dim("expertIds", 0)) + ", H=" + show(s.dim("expandX", 1)),
                   )
-_check_31 = Check("len.groupEp", 161002, "groupEp", "a string whose length is in [1, 128)",
+_check_32 = Check("len.groupEp", 161002, "groupEp", "a string whose length is in [1, 128)",
                   ok=lambda s: in_range(s.len("groupEp"), 1, 128, True, False),
                   value=lambda s: s.len("groupEp"),
                   )
-_check_32 = Check("domain.epWorldSize", 561002, "epWorldSize", "one of {2, 8}",
+_check_33 = Check("domain.epWorldSize", 561002, "epWorldSize", "one of {2, 8}",
                   ok=lambda s: (s.attr("epWorldSize") in (2, 8)),
                   )
-_check_33 = Check("domain.moeExpertNum", 561002, "moeExpertNum", "one of {32}",
+_check_34 = Check("domain.moeExpertNum", 561002, "moeExpertNum", "one of {32}",
                   ok=lambda s: (s.attr("moeExpertNum") in (32,)),
                   )
-_check_34 = Check("domain.expertShardType", 561002, "expertShardType", "one of {0}",
+_check_35 = Check("domain.expertShardType", 561002, "expertShardType", "one of {0}",
                   ok=lambda s: (s.attr("expertShardType") in (0,)),
                   )
-_check_35 = Check("domain.sharedExpertNum", 561002, "sharedExpertNum", "one of {0}",
+_check_36 = Check("domain.sharedExpertNum", 561002, "sharedExpertNum", "one of {0}",
                   ok=lambda s: (s.attr("sharedExpertNum") in (0,)),
                   )
-_check_36 = Check("domain.commQuantMode", 561002, "commQuantMode", "in [0, 2]",
+_check_37 = Check("domain.commQuantMode", 561002, "commQuantMode", "in [0, 2]",
                   ok=lambda s: in_range(s.attr("commQuantMode"), 0, 2, True, True),
                   )
-_check_37 = Check("domain.commType", 561002, "commType", "one of {2}",
+_check_38 = Check("domain.commType", 561002, "commType", "one of {2}",
                   ok=lambda s: (s.attr("commType") in (2,)),
                   )
-_check_38 = Check("unsupported.sharedExpertRankNum", 561002, "sharedExpertRankNum", "0 (the default; sharedExpertRankNum is not supported on Ascend 950DT)",
+_check_39 = Check("unsupported.sharedExpertRankNum", 561002, "sharedExpertRankNum", "0 (the default; sharedExpertRankNum is not supported on Ascend 950DT)",
                   ok=lambda s: (s.attr("sharedExpertRankNum") == 0),
                   )
-_check_39 = Check("unsupported.commAlg", 561002, "commAlg", "\"\" (the default; commAlg is not supported on Ascend 950DT)",
+_check_40 = Check("unsupported.commAlg", 561002, "commAlg", "\"\" (the default; commAlg is not supported on Ascend 950DT)",
                   ok=lambda s: (s.attr("commAlg") == ""),
                   )
-_check_40 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0 (quant modes supported on Ascend 950DT)",
+_check_41 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0 (quant modes supported on Ascend 950DT)",
                   ok=lambda s: (s.attr("commQuantMode") in (0,)),
                   )
-_check_41 = Check("op.epRankId", 561002, "epRankId", "in [0, epWorldSize)",
+_check_42 = Check("op.epRankId", 561002, "epRankId", "in [0, epWorldSize)",
                   ok=lambda s: in_range(s.attr("epRankId"), 0, s.attr("epWorldSize"), True, False),
                   )
-_check_42 = Check("op.sharedExpertRankNum", 561002, "sharedExpertRankNum", "in [0, epWorldSize / 2]",
+_check_43 = Check("op.sharedExpertRankNum", 561002, "sharedExpertRankNum", "in [0, epWorldSize / 2]",
                   ok=lambda s: in_range(s.attr("sharedExpertRankNum"), 0, floordiv(s.attr("epWorldSize"), 2), True, True),
                   )
-_check_43 = Check("op.moeExpertNum", 561002, "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
+_check_44 = Check("op.moeExpertNum", 561002, "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
                   ok=lambda s: (mod(s.attr("moeExpertNum"), i64(s.attr("epWorldSize") - s.attr("sharedExpertRankNum"))) == 0),
                   )
-_check_44 = Check("op.globalBs", 561002, "globalBs", "0, or a multiple of epWorldSize no smaller than BS * epWorldSize",
+_check_45 = Check("op.globalBs", 561002, "globalBs", "0, or a multiple of epWorldSize no smaller than BS * epWorldSize",
                   ok=lambda s: ((s.attr("globalBs") == 0) or ((mod(s.attr("globalBs"), s.attr("epWorldSize")) == 0) and (s.attr("globalBs") >= i64(s.dim("expertIds", 0) * s.attr("epWorldSize"))))),
                   )
-_check_45 = Check("op.h_range", 561002, "expandX", "H in [1024, 8192]",
+_check_46 = Check("op.h_range", 561002, "expandX", "H in [1024, 8192]",
                   ok=lambda s: in_range(s.dim("expandX", 1), 1024, 8192, True, True),
                   value=lambda s: s.dim("expandX", 1),
                   )
-_check_46 = Check("op.h_current", 561002, "expandX", "H = 4096 or 7168 (the H currently supported)",
+_check_47 = Check("op.h_current", 561002, "expandX", "H = 4096 or 7168 (the H currently supported)",
                   ok=lambda s: (s.dim("expandX", 1) in (4096, 7168)),
                   value=lambda s: s.dim("expandX", 1),
                   )
-_check_47 = Check("op.bs_range", 561002, "expertIds", "BS in (0, 512]",
+_check_48 = Check("op.bs_range", 561002, "expertIds", "BS in (0, 512]",
                   ok=lambda s: in_range(s.dim("expertIds", 0), 0, 512, False, True),
                   value=lambda s: s.dim("expertIds", 0),
                   )
-_check_48 = Check("op.bs_current", 561002, "expertIds", "BS = 8, 16 or 256 (the BS currently supported)",
+_check_49 = Check("op.bs_current", 561002, "expertIds", "BS = 8, 16 or 256 (the BS currently supported)",
                   ok=lambda s: (s.dim("expertIds", 0) in (8, 16, 256)),
                   value=lambda s: s.dim("expertIds", 0),
                   )
-_check_49 = Check("op.expertIds", 561002, "expertIds", "K in (0, 16]",
+_check_50 = Check("op.expertIds", 561002, "expertIds", "K in (0, 16]",
                   ok=lambda s: in_range(s.dim("expertIds", 1), 0, 16, False, True),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_50 = Check("op.expertIds.2", 561002, "expertIds", "K <= moeExpertNum",
+_check_51 = Check("op.expertIds.2", 561002, "expertIds", "K <= moeExpertNum",
                   ok=lambda s: (s.dim("expertIds", 1) <= s.attr("moeExpertNum")),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_51 = Check("op.k_current", 561002, "expertIds", "K = 6 or 8 (the K currently supported)",
+_check_52 = Check("op.k_current", 561002, "expertIds", "K = 6 or 8 (the K currently supported)",
                   ok=lambda s: (s.dim("expertIds", 1) in (6, 8)),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_52 = Check("op.xOut", 161002, "xOut", "the dtype of expandX",
+_check_53 = Check("op.xOut", 161002, "xOut", "the dtype of expandX",
                   ok=lambda s: (s.dtype("xOut") == s.dtype("expandX")),
                   value=lambda s: s.dtype("xOut"),
                   )
-_check_53 = Check("op.sharedExpertXOptional", 561002, "sharedExpertXOptional", "(BS, H), or (a, b, H) with a * b = BS",
+_check_54 = Check("op.sharedExpertXOptional", 561002, "sharedExpertXOptional", "(BS, H), or (a, b, H) with a * b = BS",
                   ok=lambda s: ((((s.rank("sharedExpertXOptional") == 2) and (s.dim("sharedExpertXOptional", 0) == s.dim("expertIds", 0))) and (s.dim("sharedExpertXOptional", 1) == s.dim("expandX", 1))) or (((s.rank("sharedExpertXOptional") == 3) and (i64(s.dim("sharedExpertXOptional", 0) * s.dim("sharedExpertXOptional", 1)) == s.dim("expertIds", 0))) and (s.dim("sharedExpertXOptional", 2) == s.dim("expandX", 1)))),
                   when=lambda s: s.present("sharedExpertXOptional"),
                   value=lambda s: s.shape("sharedExpertXOptional"),
                   )
-_check_54 = Check("op.sharedExpertXOptional.2", 161002, "sharedExpertXOptional", "the dtype of expandX",
+_check_55 = Check("op.sharedExpertXOptional.2", 161002, "sharedExpertXOptional", "the dtype of expandX",
                   ok=lambda s: (s.dtype("sharedExpertXOptional") == s.dtype("expandX")),
                   when=lambda s: s.present("sharedExpertXOptional"),
                   value=lambda s: s.dtype("sharedExpertXOptional"),
                   )
-_check_55 = Check("op.sharedExpertXOptional.3", 561002, "sharedExpertXOptional", "null unless sharedExpertNum is 0",
+_check_56 = Check("op.sharedExpertXOptional.3", 561002, "sharedExpertXOptional", "null unless sharedExpertNum is 0",
                   ok=lambda s: (s.attr("sharedExpertNum") == 0),
                   when=lambda s: s.present("sharedExpertXOptional"),
                   )
-_check_56 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
+_check_57 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                   ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(2 * 1048576)),
                   )
-_check_57 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 4 * (localExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))",
+_check_58 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 4 * (localExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))",
                   ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(4 * i64(i64(i64(i64(s.let("localMoeExpertNum") * s.let("maxBs")) * s.attr("epWorldSize")) * i64(floordiv(i64(i64(i64(i64(floordiv(i64(i64(i64(2 * s.dim("expandX", 1)) + 32) - 1), 32) * 32) + 44) + 512) - 1), 512) * 512)) + i64(i64(i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum")) * s.let("maxBs")) * i64(floordiv(i64(i64(i64(2 * s.dim("expandX", 1)) + 512) - 1), 512) * 512))))),
                   )
-_check_58 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsIn",
+_check_59 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsIn",
                   ok=lambda s: (s.let("win_need") <= s.let("win_half")),
                   )
 
@@ -440,6 +444,7 @@ _CHECKS = {
         _check_56,
         _check_57,
         _check_58,
+        _check_59,
     ),
 }
 
@@ -469,7 +474,8 @@ INFO = reference.OpInfo(
 )
 
 
-def validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False, out_shapes=None):
+def validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False, out_shapes=None,
+             out_formats=None):
     """Run the checks of ``product`` on one rank; raises opgen.runtime.OpError on the first failure.
 
     ``stage="op_api"``: only the checks the aclnn GetWorkspaceSize runs before tiling (null pointers, 161001;
@@ -477,11 +483,12 @@ def validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, 
     variables ({name: value in its unit}, see ENV), kept apart from ``attrs`` (which may still carry them).
     ``all_errors=True``: raise nothing; return every failing check's OpError, in check order ([] = accepted).
     ``out_shapes``: {output: shape} of the buffers the caller has, checked against what the op writes (tiling
-    always knows them; without them the output shape checks do not apply)."""
+    always knows them; without them the output shape checks do not apply). ``out_formats``: {output: format
+    name} of those buffers ("ND" when not given), checked against each output's declared formats."""
     attrs = reference.with_env(INFO, attrs, env)
     if all_errors:
-        return reference.all_errors(INFO, inputs, attrs, product, out_dtypes, stage, out_shapes)
-    reference.validate(INFO, inputs, attrs, product, out_dtypes, stage, out_shapes)
+        return reference.all_errors(INFO, inputs, attrs, product, out_dtypes, stage, out_shapes, out_formats)
+    reference.validate(INFO, inputs, attrs, product, out_dtypes, stage, out_shapes, out_formats)
     return None
 
 

@@ -3,8 +3,8 @@
 Do not edit: change the spec and run `opgen build`.
 
 API (a contract other tools rely on):
-    validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False, out_shapes=None)
-                                                             -> raises opgen.runtime.OpError (all_errors: a list)
+    validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False, out_shapes=None,
+             out_formats=None)                               -> raises opgen.runtime.OpError (all_errors: a list)
     infer(inputs, attrs, product, out_dtypes=None, *, env=None, validate=True) -> {output: (shape, dtype)}
     sizes(name, inputs, attrs, product)                      -> {result: int} of an aclnn size function
     run_world(inputs, attrs, product, out_dtypes=None)       -> [ {output: ndarray} per rank ]
@@ -260,620 +260,632 @@ _check_3 = Check("null.epSendCounts", 161001, "epSendCounts", "a non-null tensor
 _check_4 = Check("null.expertScales", 161001, "expertScales", "a non-null tensor",
                  ok=lambda s: s.passed("expertScales"),
                  )
-_check_5 = Check("unsupported.elasticInfoOptional", 561002, "elasticInfoOptional", "null (it is not supported on Atlas A2 训练系列产品/Atlas A2 推理系列产品)",
+_check_5 = Check("unsupported.constExpertAlpha1Optional", 561002, "constExpertAlpha1Optional", "null (it is not supported on Atlas A2 训练系列产品/Atlas A2 推理系列产品)",
+                 ok=lambda s: (not s.present("constExpertAlpha1Optional")),
+                 )
+_check_6 = Check("unsupported.constExpertAlpha2Optional", 561002, "constExpertAlpha2Optional", "null (it is not supported on Atlas A2 训练系列产品/Atlas A2 推理系列产品)",
+                 ok=lambda s: (not s.present("constExpertAlpha2Optional")),
+                 )
+_check_7 = Check("unsupported.constExpertVOptional", 561002, "constExpertVOptional", "null (it is not supported on Atlas A2 训练系列产品/Atlas A2 推理系列产品)",
+                 ok=lambda s: (not s.present("constExpertVOptional")),
+                 )
+_check_8 = Check("unsupported.elasticInfoOptional", 561002, "elasticInfoOptional", "null (it is not supported on Atlas A2 训练系列产品/Atlas A2 推理系列产品)",
                  ok=lambda s: (not s.present("elasticInfoOptional")),
                  )
-_check_6 = Check("unsupported.sharedExpertXOptional", 561002, "sharedExpertXOptional", "null (it is not supported on Atlas A2 训练系列产品/Atlas A2 推理系列产品)",
+_check_9 = Check("unsupported.sharedExpertXOptional", 561002, "sharedExpertXOptional", "null (it is not supported on Atlas A2 训练系列产品/Atlas A2 推理系列产品)",
                  ok=lambda s: (not s.present("sharedExpertXOptional")),
                  )
-_check_7 = Check("unsupported.activationScaleOptional", 561002, "activationScaleOptional", "null (it is not supported on Atlas A2 训练系列产品/Atlas A2 推理系列产品)",
-                 ok=lambda s: (not s.present("activationScaleOptional")),
-                 )
-_check_8 = Check("unsupported.weightScaleOptional", 561002, "weightScaleOptional", "null (it is not supported on Atlas A2 训练系列产品/Atlas A2 推理系列产品)",
-                 ok=lambda s: (not s.present("weightScaleOptional")),
-                 )
-_check_9 = Check("unsupported.groupListOptional", 561002, "groupListOptional", "null (it is not supported on Atlas A2 训练系列产品/Atlas A2 推理系列产品)",
-                 ok=lambda s: (not s.present("groupListOptional")),
-                 )
-_check_10 = Check("dtype.expandX", 161002, "expandX", "one of FLOAT16, BFLOAT16",
+_check_10 = Check("unsupported.activationScaleOptional", 561002, "activationScaleOptional", "null (it is not supported on Atlas A2 训练系列产品/Atlas A2 推理系列产品)",
+                  ok=lambda s: (not s.present("activationScaleOptional")),
+                  )
+_check_11 = Check("unsupported.weightScaleOptional", 561002, "weightScaleOptional", "null (it is not supported on Atlas A2 训练系列产品/Atlas A2 推理系列产品)",
+                  ok=lambda s: (not s.present("weightScaleOptional")),
+                  )
+_check_12 = Check("unsupported.groupListOptional", 561002, "groupListOptional", "null (it is not supported on Atlas A2 训练系列产品/Atlas A2 推理系列产品)",
+                  ok=lambda s: (not s.present("groupListOptional")),
+                  )
+_check_13 = Check("dtype.expandX", 161002, "expandX", "one of FLOAT16, BFLOAT16",
                   ok=lambda s: (s.dtype("expandX") in ("FLOAT16", "BFLOAT16")),
                   value=lambda s: s.dtype("expandX"),
                   )
-_check_11 = Check("dtype.expertIds", 161002, "expertIds", "one of INT32",
+_check_14 = Check("dtype.expertIds", 161002, "expertIds", "one of INT32",
                   ok=lambda s: (s.dtype("expertIds") in ("INT32",)),
                   value=lambda s: s.dtype("expertIds"),
                   )
-_check_12 = Check("dtype.assistInfoForCombine", 161002, "assistInfoForCombine", "one of INT32",
+_check_15 = Check("dtype.assistInfoForCombine", 161002, "assistInfoForCombine", "one of INT32",
                   ok=lambda s: (s.dtype("assistInfoForCombine") in ("INT32",)),
                   value=lambda s: s.dtype("assistInfoForCombine"),
                   )
-_check_13 = Check("dtype.epSendCounts", 161002, "epSendCounts", "one of INT32",
+_check_16 = Check("dtype.epSendCounts", 161002, "epSendCounts", "one of INT32",
                   ok=lambda s: (s.dtype("epSendCounts") in ("INT32",)),
                   value=lambda s: s.dtype("epSendCounts"),
                   )
-_check_14 = Check("dtype.expertScales", 161002, "expertScales", "one of FLOAT32",
+_check_17 = Check("dtype.expertScales", 161002, "expertScales", "one of FLOAT32",
                   ok=lambda s: (s.dtype("expertScales") in ("FLOAT32",)),
                   when=lambda s: s.present("expertScales"),
                   value=lambda s: s.dtype("expertScales"),
                   )
-_check_15 = Check("dtype.xActiveMaskOptional", 161002, "xActiveMaskOptional", "one of BOOL",
+_check_18 = Check("dtype.xActiveMaskOptional", 161002, "xActiveMaskOptional", "one of BOOL",
                   ok=lambda s: (s.dtype("xActiveMaskOptional") in ("BOOL",)),
                   when=lambda s: s.present("xActiveMaskOptional"),
                   value=lambda s: s.dtype("xActiveMaskOptional"),
                   )
-_check_16 = Check("dtype.activationScaleOptional", 161002, "activationScaleOptional", "one of FLOAT32",
+_check_19 = Check("dtype.activationScaleOptional", 161002, "activationScaleOptional", "one of FLOAT32",
                   ok=lambda s: (s.dtype("activationScaleOptional") in ("FLOAT32",)),
                   when=lambda s: s.present("activationScaleOptional"),
                   value=lambda s: s.dtype("activationScaleOptional"),
                   )
-_check_17 = Check("dtype.weightScaleOptional", 161002, "weightScaleOptional", "one of FLOAT32",
+_check_20 = Check("dtype.weightScaleOptional", 161002, "weightScaleOptional", "one of FLOAT32",
                   ok=lambda s: (s.dtype("weightScaleOptional") in ("FLOAT32",)),
                   when=lambda s: s.present("weightScaleOptional"),
                   value=lambda s: s.dtype("weightScaleOptional"),
                   )
-_check_18 = Check("dtype.groupListOptional", 161002, "groupListOptional", "one of INT64",
+_check_21 = Check("dtype.groupListOptional", 161002, "groupListOptional", "one of INT64",
                   ok=lambda s: (s.dtype("groupListOptional") in ("INT64",)),
                   when=lambda s: s.present("groupListOptional"),
                   value=lambda s: s.dtype("groupListOptional"),
                   )
-_check_19 = Check("dtype.expandScalesOptional", 161002, "expandScalesOptional", "one of FLOAT32",
+_check_22 = Check("dtype.expandScalesOptional", 161002, "expandScalesOptional", "one of FLOAT32",
                   ok=lambda s: (s.dtype("expandScalesOptional") in ("FLOAT32",)),
                   when=lambda s: s.present("expandScalesOptional"),
                   value=lambda s: s.dtype("expandScalesOptional"),
                   )
-_check_20 = Check("dtype.sharedExpertXOptional", 161002, "sharedExpertXOptional", "one of FLOAT16, BFLOAT16",
+_check_23 = Check("dtype.sharedExpertXOptional", 161002, "sharedExpertXOptional", "one of FLOAT16, BFLOAT16",
                   ok=lambda s: (s.dtype("sharedExpertXOptional") in ("FLOAT16", "BFLOAT16")),
                   when=lambda s: s.present("sharedExpertXOptional"),
                   value=lambda s: s.dtype("sharedExpertXOptional"),
                   )
-_check_21 = Check("dtype.elasticInfoOptional", 161002, "elasticInfoOptional", "one of INT32",
+_check_24 = Check("dtype.elasticInfoOptional", 161002, "elasticInfoOptional", "one of INT32",
                   ok=lambda s: (s.dtype("elasticInfoOptional") in ("INT32",)),
                   when=lambda s: s.present("elasticInfoOptional"),
                   value=lambda s: s.dtype("elasticInfoOptional"),
                   )
-_check_22 = Check("dtype.oriXOptional", 161002, "oriXOptional", "one of FLOAT16, BFLOAT16",
+_check_25 = Check("dtype.oriXOptional", 161002, "oriXOptional", "one of FLOAT16, BFLOAT16",
                   ok=lambda s: (s.dtype("oriXOptional") in ("FLOAT16", "BFLOAT16")),
                   when=lambda s: s.present("oriXOptional"),
                   value=lambda s: s.dtype("oriXOptional"),
                   )
-_check_23 = Check("dtype.constExpertAlpha1Optional", 161002, "constExpertAlpha1Optional", "one of FLOAT16, BFLOAT16",
+_check_26 = Check("dtype.constExpertAlpha1Optional", 161002, "constExpertAlpha1Optional", "one of FLOAT16, BFLOAT16",
                   ok=lambda s: (s.dtype("constExpertAlpha1Optional") in ("FLOAT16", "BFLOAT16")),
                   when=lambda s: s.present("constExpertAlpha1Optional"),
                   value=lambda s: s.dtype("constExpertAlpha1Optional"),
                   )
-_check_24 = Check("dtype.constExpertAlpha2Optional", 161002, "constExpertAlpha2Optional", "one of FLOAT16, BFLOAT16",
+_check_27 = Check("dtype.constExpertAlpha2Optional", 161002, "constExpertAlpha2Optional", "one of FLOAT16, BFLOAT16",
                   ok=lambda s: (s.dtype("constExpertAlpha2Optional") in ("FLOAT16", "BFLOAT16")),
                   when=lambda s: s.present("constExpertAlpha2Optional"),
                   value=lambda s: s.dtype("constExpertAlpha2Optional"),
                   )
-_check_25 = Check("dtype.constExpertVOptional", 161002, "constExpertVOptional", "one of FLOAT16, BFLOAT16",
+_check_28 = Check("dtype.constExpertVOptional", 161002, "constExpertVOptional", "one of FLOAT16, BFLOAT16",
                   ok=lambda s: (s.dtype("constExpertVOptional") in ("FLOAT16", "BFLOAT16")),
                   when=lambda s: s.present("constExpertVOptional"),
                   value=lambda s: s.dtype("constExpertVOptional"),
                   )
-_check_26 = Check("dtype.performanceInfoOptional", 161002, "performanceInfoOptional", "one of INT64",
+_check_29 = Check("dtype.performanceInfoOptional", 161002, "performanceInfoOptional", "one of INT64",
                   ok=lambda s: (s.dtype("performanceInfoOptional") in ("INT64",)),
                   when=lambda s: s.present("performanceInfoOptional"),
                   value=lambda s: s.dtype("performanceInfoOptional"),
                   )
-_check_27 = Check("dtype.xOut", 161002, "xOut", "one of FLOAT16, BFLOAT16",
+_check_30 = Check("dtype.xOut", 161002, "xOut", "one of FLOAT16, BFLOAT16",
                   ok=lambda s: (s.dtype("xOut") in ("FLOAT16", "BFLOAT16")),
                   value=lambda s: s.dtype("xOut"),
                   )
-_check_28 = Check("format.expandX", 561002, "expandX", "one of ND",
+_check_31 = Check("format.expandX", 561002, "expandX", "one of ND",
                   ok=lambda s: (s.format("expandX") in ("ND",)),
                   value=lambda s: s.format("expandX"),
                   )
-_check_29 = Check("format.expertIds", 561002, "expertIds", "one of ND",
+_check_32 = Check("format.expertIds", 561002, "expertIds", "one of ND",
                   ok=lambda s: (s.format("expertIds") in ("ND",)),
                   value=lambda s: s.format("expertIds"),
                   )
-_check_30 = Check("format.assistInfoForCombine", 561002, "assistInfoForCombine", "one of ND",
+_check_33 = Check("format.assistInfoForCombine", 561002, "assistInfoForCombine", "one of ND",
                   ok=lambda s: (s.format("assistInfoForCombine") in ("ND",)),
                   value=lambda s: s.format("assistInfoForCombine"),
                   )
-_check_31 = Check("format.epSendCounts", 561002, "epSendCounts", "one of ND",
+_check_34 = Check("format.epSendCounts", 561002, "epSendCounts", "one of ND",
                   ok=lambda s: (s.format("epSendCounts") in ("ND",)),
                   value=lambda s: s.format("epSendCounts"),
                   )
-_check_32 = Check("format.expertScales", 561002, "expertScales", "one of ND",
+_check_35 = Check("format.expertScales", 561002, "expertScales", "one of ND",
                   ok=lambda s: (s.format("expertScales") in ("ND",)),
                   when=lambda s: s.present("expertScales"),
                   value=lambda s: s.format("expertScales"),
                   )
-_check_33 = Check("format.xActiveMaskOptional", 561002, "xActiveMaskOptional", "one of ND",
+_check_36 = Check("format.xActiveMaskOptional", 561002, "xActiveMaskOptional", "one of ND",
                   ok=lambda s: (s.format("xActiveMaskOptional") in ("ND",)),
                   when=lambda s: s.present("xActiveMaskOptional"),
                   value=lambda s: s.format("xActiveMaskOptional"),
                   )
-_check_34 = Check("format.activationScaleOptional", 561002, "activationScaleOptional", "one of ND",
+_check_37 = Check("format.activationScaleOptional", 561002, "activationScaleOptional", "one of ND",
                   ok=lambda s: (s.format("activationScaleOptional") in ("ND",)),
                   when=lambda s: s.present("activationScaleOptional"),
                   value=lambda s: s.format("activationScaleOptional"),
                   )
-_check_35 = Check("format.weightScaleOptional", 561002, "weightScaleOptional", "one of ND",
+_check_38 = Check("format.weightScaleOptional", 561002, "weightScaleOptional", "one of ND",
                   ok=lambda s: (s.format("weightScaleOptional") in ("ND",)),
                   when=lambda s: s.present("weightScaleOptional"),
                   value=lambda s: s.format("weightScaleOptional"),
                   )
-_check_36 = Check("format.groupListOptional", 561002, "groupListOptional", "one of ND",
+_check_39 = Check("format.groupListOptional", 561002, "groupListOptional", "one of ND",
                   ok=lambda s: (s.format("groupListOptional") in ("ND",)),
                   when=lambda s: s.present("groupListOptional"),
                   value=lambda s: s.format("groupListOptional"),
                   )
-_check_37 = Check("format.expandScalesOptional", 561002, "expandScalesOptional", "one of ND",
+_check_40 = Check("format.expandScalesOptional", 561002, "expandScalesOptional", "one of ND",
                   ok=lambda s: (s.format("expandScalesOptional") in ("ND",)),
                   when=lambda s: s.present("expandScalesOptional"),
                   value=lambda s: s.format("expandScalesOptional"),
                   )
-_check_38 = Check("format.sharedExpertXOptional", 561002, "sharedExpertXOptional", "one of ND",
+_check_41 = Check("format.sharedExpertXOptional", 561002, "sharedExpertXOptional", "one of ND",
                   ok=lambda s: (s.format("sharedExpertXOptional") in ("ND",)),
                   when=lambda s: s.present("sharedExpertXOptional"),
                   value=lambda s: s.format("sharedExpertXOptional"),
                   )
-_check_39 = Check("format.elasticInfoOptional", 561002, "elasticInfoOptional", "one of ND",
+_check_42 = Check("format.elasticInfoOptional", 561002, "elasticInfoOptional", "one of ND",
                   ok=lambda s: (s.format("elasticInfoOptional") in ("ND",)),
                   when=lambda s: s.present("elasticInfoOptional"),
                   value=lambda s: s.format("elasticInfoOptional"),
                   )
-_check_40 = Check("format.oriXOptional", 561002, "oriXOptional", "one of ND",
+_check_43 = Check("format.oriXOptional", 561002, "oriXOptional", "one of ND",
                   ok=lambda s: (s.format("oriXOptional") in ("ND",)),
                   when=lambda s: s.present("oriXOptional"),
                   value=lambda s: s.format("oriXOptional"),
                   )
-_check_41 = Check("format.constExpertAlpha1Optional", 561002, "constExpertAlpha1Optional", "one of ND",
+_check_44 = Check("format.constExpertAlpha1Optional", 561002, "constExpertAlpha1Optional", "one of ND",
                   ok=lambda s: (s.format("constExpertAlpha1Optional") in ("ND",)),
                   when=lambda s: s.present("constExpertAlpha1Optional"),
                   value=lambda s: s.format("constExpertAlpha1Optional"),
                   )
-_check_42 = Check("format.constExpertAlpha2Optional", 561002, "constExpertAlpha2Optional", "one of ND",
+_check_45 = Check("format.constExpertAlpha2Optional", 561002, "constExpertAlpha2Optional", "one of ND",
                   ok=lambda s: (s.format("constExpertAlpha2Optional") in ("ND",)),
                   when=lambda s: s.present("constExpertAlpha2Optional"),
                   value=lambda s: s.format("constExpertAlpha2Optional"),
                   )
-_check_43 = Check("format.constExpertVOptional", 561002, "constExpertVOptional", "one of ND",
+_check_46 = Check("format.constExpertVOptional", 561002, "constExpertVOptional", "one of ND",
                   ok=lambda s: (s.format("constExpertVOptional") in ("ND",)),
                   when=lambda s: s.present("constExpertVOptional"),
                   value=lambda s: s.format("constExpertVOptional"),
                   )
-_check_44 = Check("format.performanceInfoOptional", 561002, "performanceInfoOptional", "one of ND",
+_check_47 = Check("format.performanceInfoOptional", 561002, "performanceInfoOptional", "one of ND",
                   ok=lambda s: (s.format("performanceInfoOptional") in ("ND",)),
                   when=lambda s: s.present("performanceInfoOptional"),
                   value=lambda s: s.format("performanceInfoOptional"),
                   )
-_check_45 = Check("shape.expandX", 561002, "expandX", "shape (>= A, H)",
+_check_48 = Check("format.xOut", 561002, "xOut", "one of ND",
+                  ok=lambda s: (s.format("xOut") in ("ND",)),
+                  value=lambda s: s.format("xOut"),
+                  )
+_check_49 = Check("shape.expandX", 561002, "expandX", "shape (>= A, H)",
                   ok=lambda s: ((s.rank("expandX") == 2) and (s.dim("expandX", 0) >= s.let("A"))),
                   value=lambda s: s.shape("expandX"),
                   detail=lambda s: "shape (>= " + show(s.let("A")) + ", H) = (>= A, H) with A=" + show(s.let("A")),
                   )
-_check_46 = Check("shape.expertIds", 561002, "expertIds", "shape (BS, K)",
+_check_50 = Check("shape.expertIds", 561002, "expertIds", "shape (BS, K)",
                   ok=lambda s: (s.rank("expertIds") == 2),
                   value=lambda s: s.shape("expertIds"),
                   )
-_check_47 = Check("shape.assistInfoForCombine", 561002, "assistInfoForCombine", "shape (>= A * 128,)",
+_check_51 = Check("shape.assistInfoForCombine", 561002, "assistInfoForCombine", "shape (>= A * 128,)",
                   ok=lambda s: ((s.rank("assistInfoForCombine") == 1) and (s.dim("assistInfoForCombine", 0) >= i64(s.let("A") * 128))),
                   value=lambda s: s.shape("assistInfoForCombine"),
                   detail=lambda s: "shape (>= " + show(i64(s.let("A") * 128)) + ",) = (>= A * 128,) with A=" + show(s.let("A")),
                   )
-_check_48 = Check("shape.epSendCounts", 561002, "epSendCounts", "shape (moeExpertNum + 2 * globalBSReal * K * serverNum,)",
+_check_52 = Check("shape.epSendCounts", 561002, "epSendCounts", "shape (moeExpertNum + 2 * globalBSReal * K * serverNum,)",
                   ok=lambda s: ((s.rank("epSendCounts") == 1) and (s.dim("epSendCounts", 0) == i64(s.attr("moeExpertNum") + i64(i64(i64(2 * s.let("globalBSReal")) * s.dim("expertIds", 1)) * s.let("serverNum"))))),
                   value=lambda s: s.shape("epSendCounts"),
                   detail=lambda s: "shape (" + show(i64(s.attr("moeExpertNum") + i64(i64(i64(2 * s.let("globalBSReal")) * s.dim("expertIds", 1)) * s.let("serverNum")))) + ",) = (moeExpertNum + 2 * globalBSReal * K * serverNum,) with moeExpertNum=" + show(s.attr("moeExpertNum")) + ", globalBSReal=" + show(s.let("globalBSReal")) + ", K=" + show(s.dim("expertIds", 1)) + ", serverNum=" + show(s.let("serverNum")),
                   )
-_check_49 = Check("shape.expertScales", 561002, "expertScales", "shape (BS, K)",
+_check_53 = Check("shape.expertScales", 561002, "expertScales", "shape (BS, K)",
                   ok=lambda s: (((s.rank("expertScales") == 2) and (s.dim("expertScales", 0) == s.dim("expertIds", 0))) and (s.dim("expertScales", 1) == s.dim("expertIds", 1))),
                   when=lambda s: s.present("expertScales"),
                   value=lambda s: s.shape("expertScales"),
                   detail=lambda s: "shape (" + show(s.dim("expertIds", 0)) + ", " + show(s.dim("expertIds", 1)) + ") = (BS, K) with BS=" + show(s.dim("expertIds", 0)) + ", K=" + show(s.dim("expertIds", 1)),
                   )
-_check_50 = Check("shape.xActiveMaskOptional", 561002, "xActiveMaskOptional", "shape (BS,)",
+_check_54 = Check("shape.xActiveMaskOptional", 561002, "xActiveMaskOptional", "shape (BS,)",
                   ok=lambda s: ((s.rank("xActiveMaskOptional") == 1) and (s.dim("xActiveMaskOptional", 0) == s.dim("expertIds", 0))),
                   when=lambda s: s.present("xActiveMaskOptional"),
                   value=lambda s: s.shape("xActiveMaskOptional"),
                   detail=lambda s: "shape (" + show(s.dim("expertIds", 0)) + ",) = (BS,) with BS=" + show(s.dim("expertIds", 0)),
                   )
-_check_51 = Check("shape.expandScalesOptional", 561002, "expandScalesOptional", "shape (A,)",
+_check_55 = Check("shape.expandScalesOptional", 561002, "expandScalesOptional", "shape (A,)",
                   ok=lambda s: ((s.rank("expandScalesOptional") == 1) and (s.dim("expandScalesOptional", 0) == s.let("A"))),
                   when=lambda s: s.present("expandScalesOptional"),
                   value=lambda s: s.shape("expandScalesOptional"),
                   detail=lambda s: "shape (" + show(s.let("A")) + ",) = (A,) with A=" + show(s.let("A")),
                   )
-_check_52 = Check("shape.elasticInfoOptional", 561002, "elasticInfoOptional", "shape (4 + 2 * epWorldSize,)",
+_check_56 = Check("shape.elasticInfoOptional", 561002, "elasticInfoOptional", "shape (4 + 2 * epWorldSize,)",
                   ok=lambda s: ((s.rank("elasticInfoOptional") == 1) and (s.dim("elasticInfoOptional", 0) == i64(4 + i64(2 * s.attr("epWorldSize"))))),
                   when=lambda s: s.present("elasticInfoOptional"),
                   value=lambda s: s.shape("elasticInfoOptional"),
                   detail=lambda s: "shape (" + show(i64(4 + i64(2 * s.attr("epWorldSize")))) + ",) = (4 + 2 * epWorldSize,) with epWorldSize=" + show(s.attr("epWorldSize")),
                   )
-_check_53 = Check("shape.oriXOptional", 561002, "oriXOptional", "shape (BS, H)",
+_check_57 = Check("shape.oriXOptional", 561002, "oriXOptional", "shape (BS, H)",
                   ok=lambda s: (((s.rank("oriXOptional") == 2) and (s.dim("oriXOptional", 0) == s.dim("expertIds", 0))) and (s.dim("oriXOptional", 1) == s.dim("expandX", 1))),
                   when=lambda s: s.present("oriXOptional"),
                   value=lambda s: s.shape("oriXOptional"),
                   detail=lambda s: "shape (" + show(s.dim("expertIds", 0)) + ", " + show(s.dim("expandX", 1)) + ") = (BS, H) with BS=" + show(s.dim("expertIds", 0)) + ", H=" + show(s.dim("expandX", 1)),
                   )
-_check_54 = Check("shape.constExpertAlpha1Optional", 561002, "constExpertAlpha1Optional", "shape (constExpertNum, H)",
+_check_58 = Check("shape.constExpertAlpha1Optional", 561002, "constExpertAlpha1Optional", "shape (constExpertNum, H)",
                   ok=lambda s: (((s.rank("constExpertAlpha1Optional") == 2) and (s.dim("constExpertAlpha1Optional", 0) == s.attr("constExpertNum"))) and (s.dim("constExpertAlpha1Optional", 1) == s.dim("expandX", 1))),
                   when=lambda s: s.present("constExpertAlpha1Optional"),
                   value=lambda s: s.shape("constExpertAlpha1Optional"),
                   detail=lambda s: "shape (" + show(s.attr("constExpertNum")) + ", " + show(s.dim("expandX", 1)) + ") = (constExpertNum, H) with constExpertNum=" + show(s.attr("constExpertNum")) + ", H=" + show(s.dim("expandX", 1)),
                   )
-_check_55 = Check("shape.constExpertAlpha2Optional", 561002, "constExpertAlpha2Optional", "shape (constExpertNum, H)",
+_check_59 = Check("shape.constExpertAlpha2Optional", 561002, "constExpertAlpha2Optional", "shape (constExpertNum, H)",
                   ok=lambda s: (((s.rank("constExpertAlpha2Optional") == 2) and (s.dim("constExpertAlpha2Optional", 0) == s.attr("constExpertNum"))) and (s.dim("constExpertAlpha2Optional", 1) == s.dim("expandX", 1))),
                   when=lambda s: s.present("constExpertAlpha2Optional"),
                   value=lambda s: s.shape("constExpertAlpha2Optional"),
                   detail=lambda s: "shape (" + show(s.attr("constExpertNum")) + ", " + show(s.dim("expandX", 1)) + ") = (constExpertNum, H) with constExpertNum=" + show(s.attr("constExpertNum")) + ", H=" + show(s.dim("expandX", 1)),
                   )
-_check_56 = Check("shape.constExpertVOptional", 561002, "constExpertVOptional", "shape (constExpertNum, H)",
+_check_60 = Check("shape.constExpertVOptional", 561002, "constExpertVOptional", "shape (constExpertNum, H)",
                   ok=lambda s: (((s.rank("constExpertVOptional") == 2) and (s.dim("constExpertVOptional", 0) == s.attr("constExpertNum"))) and (s.dim("constExpertVOptional", 1) == s.dim("expandX", 1))),
                   when=lambda s: s.present("constExpertVOptional"),
                   value=lambda s: s.shape("constExpertVOptional"),
                   detail=lambda s: "shape (" + show(s.attr("constExpertNum")) + ", " + show(s.dim("expandX", 1)) + ") = (constExpertNum, H) with constExpertNum=" + show(s.attr("constExpertNum")) + ", H=" + show(s.dim("expandX", 1)),
                   )
-_check_57 = Check("shape.performanceInfoOptional", 561002, "performanceInfoOptional", "shape (epWorldSize,)",
+_check_61 = Check("shape.performanceInfoOptional", 561002, "performanceInfoOptional", "shape (epWorldSize,)",
                   ok=lambda s: ((s.rank("performanceInfoOptional") == 1) and (s.dim("performanceInfoOptional", 0) == s.attr("epWorldSize"))),
                   when=lambda s: s.present("performanceInfoOptional"),
                   value=lambda s: s.shape("performanceInfoOptional"),
                   detail=lambda s: "shape (" + show(s.attr("epWorldSize")) + ",) = (epWorldSize,) with epWorldSize=" + show(s.attr("epWorldSize")),
                   )
-_check_58 = Check("shape.xOut", 561002, "xOut", "shape (BS, H)",
+_check_62 = Check("shape.xOut", 561002, "xOut", "shape (BS, H)",
                   ok=lambda s: (((s.rank("xOut") == 2) and (s.dim("xOut", 0) == s.dim("expertIds", 0))) and (s.dim("xOut", 1) == s.dim("expandX", 1))),
                   when=lambda s: s.shaped("xOut"),
                   value=lambda s: s.shape("xOut"),
                   detail=lambda s: "shape (" + show(s.dim("expertIds", 0)) + ", " + show(s.dim("expandX", 1)) + ") = (BS, H) with BS=" + show(s.dim("expertIds", 0)) + ", H=" + show(s.dim("expandX", 1)),
                   )
-_check_59 = Check("len.groupEp", 161002, "groupEp", "a string whose length is in [1, 128)",
+_check_63 = Check("len.groupEp", 161002, "groupEp", "a string whose length is in [1, 128)",
                   ok=lambda s: in_range(s.len("groupEp"), 1, 128, True, False),
                   value=lambda s: s.len("groupEp"),
                   )
-_check_60 = Check("domain.tpWorldSize", 561002, "tpWorldSize", "one of {0, 1}",
+_check_64 = Check("domain.tpWorldSize", 561002, "tpWorldSize", "one of {0, 1}",
                   ok=lambda s: (s.attr("tpWorldSize") in (0, 1)),
                   )
-_check_61 = Check("domain.sharedExpertNum", 561002, "sharedExpertNum", "one of {0, 1}",
+_check_65 = Check("domain.sharedExpertNum", 561002, "sharedExpertNum", "one of {0, 1}",
                   ok=lambda s: (s.attr("sharedExpertNum") in (0, 1)),
                   )
-_check_62 = Check("domain.outDtype", 561002, "outDtype", "one of {0}",
+_check_66 = Check("domain.outDtype", 561002, "outDtype", "one of {0}",
                   ok=lambda s: (s.attr("outDtype") in (0,)),
                   )
-_check_63 = Check("domain.groupListType", 561002, "groupListType", "one of {0}",
+_check_67 = Check("domain.groupListType", 561002, "groupListType", "one of {0}",
                   ok=lambda s: (s.attr("groupListType") in (0,)),
                   )
-_check_64 = Check("domain.commAlg", 561002, "commAlg", "one of {\"\", \"fullmesh\", \"hierarchy\"}",
+_check_68 = Check("domain.commAlg", 561002, "commAlg", "one of {\"\", \"fullmesh\", \"hierarchy\"}",
                   ok=lambda s: (s.attr("commAlg") in ("", "fullmesh", "hierarchy")),
                   )
-_check_65 = Check("domain.zeroExpertNum", 561002, "zeroExpertNum", "in [0, MAX_INT32)",
+_check_69 = Check("domain.zeroExpertNum", 561002, "zeroExpertNum", "in [0, MAX_INT32)",
                   ok=lambda s: in_range(s.attr("zeroExpertNum"), 0, 2147483647, True, False),
                   )
-_check_66 = Check("domain.copyExpertNum", 561002, "copyExpertNum", "in [0, MAX_INT32)",
+_check_70 = Check("domain.copyExpertNum", 561002, "copyExpertNum", "in [0, MAX_INT32)",
                   ok=lambda s: in_range(s.attr("copyExpertNum"), 0, 2147483647, True, False),
                   )
-_check_67 = Check("domain.constExpertNum", 561002, "constExpertNum", "in [0, MAX_INT32)",
+_check_71 = Check("domain.constExpertNum", 561002, "constExpertNum", "in [0, MAX_INT32)",
                   ok=lambda s: in_range(s.attr("constExpertNum"), 0, 2147483647, True, False),
                   )
-_check_68 = Check("unsupported.constExpertNum", 561002, "constExpertNum", "0 (the default; constExpertNum is not supported on Atlas A2 训练系列产品/Atlas A2 推理系列产品)",
+_check_72 = Check("unsupported.constExpertNum", 561002, "constExpertNum", "0 (the default; constExpertNum is not supported on Atlas A2 训练系列产品/Atlas A2 推理系列产品)",
                   ok=lambda s: (s.attr("constExpertNum") == 0),
                   )
-_check_69 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0, 2 (quant modes supported on Atlas A2 训练系列产品/Atlas A2 推理系列产品)",
+_check_73 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0, 2 (quant modes supported on Atlas A2 训练系列产品/Atlas A2 推理系列产品)",
                   ok=lambda s: (s.attr("commQuantMode") in (0, 2)),
                   )
-_check_70 = Check("op.epRankId", 561002, "epRankId", "in [0, epWorldSize)",
+_check_74 = Check("op.epRankId", 561002, "epRankId", "in [0, epWorldSize)",
                   ok=lambda s: in_range(s.attr("epRankId"), 0, s.attr("epWorldSize"), True, False),
                   )
-_check_71 = Check("op.sharedExpertRankNum", 561002, "sharedExpertRankNum", "in [0, epWorldSize)",
+_check_75 = Check("op.sharedExpertRankNum", 561002, "sharedExpertRankNum", "in [0, epWorldSize)",
                   ok=lambda s: in_range(s.attr("sharedExpertRankNum"), 0, s.attr("epWorldSize"), True, False),
                   )
-_check_72 = Check("op.sharedExpertNum", 561002, "sharedExpertNum", "0 or 1 when sharedExpertRankNum is 0",
+_check_76 = Check("op.sharedExpertNum", 561002, "sharedExpertNum", "0 or 1 when sharedExpertRankNum is 0",
                   ok=lambda s: (s.attr("sharedExpertNum") in (0, 1)),
                   when=lambda s: (s.attr("sharedExpertRankNum") == 0),
                   )
-_check_73 = Check("op.sharedExpertRankNum.2", 561002, "sharedExpertRankNum", "a multiple of sharedExpertNum",
+_check_77 = Check("op.sharedExpertRankNum.2", 561002, "sharedExpertRankNum", "a multiple of sharedExpertNum",
                   ok=lambda s: ((s.attr("sharedExpertNum") > 0) and (mod(s.attr("sharedExpertRankNum"), s.attr("sharedExpertNum")) == 0)),
                   when=lambda s: (s.attr("sharedExpertRankNum") != 0),
                   )
-_check_74 = Check("op.moeExpertNum", 561002, "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
+_check_78 = Check("op.moeExpertNum", 561002, "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
                   ok=lambda s: ((s.attr("moeExpertNum") > 0) and (mod(s.attr("moeExpertNum"), i64(s.attr("epWorldSize") - s.attr("sharedExpertRankNum"))) == 0)),
                   )
-_check_75 = Check("op.expertIds", 561002, "expertIds", "K in (0, 16]",
+_check_79 = Check("op.expertIds", 561002, "expertIds", "K in (0, 16]",
                   ok=lambda s: in_range(s.dim("expertIds", 1), 0, 16, False, True),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_76 = Check("op.expertIds.2", 561002, "expertIds", "K <= moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum",
+_check_80 = Check("op.expertIds.2", 561002, "expertIds", "K <= moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum",
                   ok=lambda s: (s.dim("expertIds", 1) <= i64(i64(i64(s.attr("moeExpertNum") + s.attr("zeroExpertNum")) + s.attr("copyExpertNum")) + s.attr("constExpertNum"))),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_77 = Check("op.moeExpertNum.2", 561002, "moeExpertNum", "moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum < MAX_INT32",
+_check_81 = Check("op.moeExpertNum.2", 561002, "moeExpertNum", "moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum < MAX_INT32",
                   ok=lambda s: (i64(i64(i64(s.attr("moeExpertNum") + s.attr("zeroExpertNum")) + s.attr("copyExpertNum")) + s.attr("constExpertNum")) < 2147483647),
                   )
-_check_78 = Check("op.globalBS", 561002, "globalBS", "0, or a multiple of epWorldSize no smaller than BS * epWorldSize",
+_check_82 = Check("op.globalBS", 561002, "globalBS", "0, or a multiple of epWorldSize no smaller than BS * epWorldSize",
                   ok=lambda s: ((s.attr("globalBS") == 0) or ((mod(s.attr("globalBS"), s.attr("epWorldSize")) == 0) and (s.attr("globalBS") >= i64(s.dim("expertIds", 0) * s.attr("epWorldSize"))))),
                   )
-_check_79 = Check("op.xActiveMaskOptional", 161002, "xActiveMaskOptional", "a 1-D mask whose true values all precede the false ones",
+_check_83 = Check("op.xActiveMaskOptional", 161002, "xActiveMaskOptional", "a 1-D mask whose true values all precede the false ones",
                   ok=lambda s: s.prefix_true("xActiveMaskOptional"),
                   when=lambda s: (s.present("xActiveMaskOptional") and (s.rank("xActiveMaskOptional") == 1)),
                   )
-_check_80 = Check("op.xActiveMaskOptional.2", 561002, "xActiveMaskOptional", "null when BS differs across ranks (globalBS > BS * epWorldSize)",
+_check_84 = Check("op.xActiveMaskOptional.2", 561002, "xActiveMaskOptional", "null when BS differs across ranks (globalBS > BS * epWorldSize)",
                   ok=lambda s: (not s.present("xActiveMaskOptional")),
                   when=lambda s: (s.attr("globalBS") > i64(s.dim("expertIds", 0) * s.attr("epWorldSize"))),
                   )
-_check_81 = Check("op.xOut", 161002, "xOut", "the dtype of expandX",
+_check_85 = Check("op.xOut", 161002, "xOut", "the dtype of expandX",
                   ok=lambda s: (s.dtype("xOut") == s.dtype("expandX")),
                   value=lambda s: s.dtype("xOut"),
                   )
-_check_82 = Check("op.sharedExpertXOptional", 561002, "sharedExpertXOptional", "(BS, H), or (a, b, H) with a * b = BS",
+_check_86 = Check("op.sharedExpertXOptional", 561002, "sharedExpertXOptional", "(BS, H), or (a, b, H) with a * b = BS",
                   ok=lambda s: ((((s.rank("sharedExpertXOptional") == 2) and (s.dim("sharedExpertXOptional", 0) == s.dim("expertIds", 0))) and (s.dim("sharedExpertXOptional", 1) == s.dim("expandX", 1))) or (((s.rank("sharedExpertXOptional") == 3) and (i64(s.dim("sharedExpertXOptional", 0) * s.dim("sharedExpertXOptional", 1)) == s.dim("expertIds", 0))) and (s.dim("sharedExpertXOptional", 2) == s.dim("expandX", 1)))),
                   when=lambda s: s.present("sharedExpertXOptional"),
                   value=lambda s: s.shape("sharedExpertXOptional"),
                   )
-_check_83 = Check("op.sharedExpertXOptional.2", 161002, "sharedExpertXOptional", "the dtype of expandX",
+_check_87 = Check("op.sharedExpertXOptional.2", 161002, "sharedExpertXOptional", "the dtype of expandX",
                   ok=lambda s: (s.dtype("sharedExpertXOptional") == s.dtype("expandX")),
                   when=lambda s: s.present("sharedExpertXOptional"),
                   value=lambda s: s.dtype("sharedExpertXOptional"),
                   )
-_check_84 = Check("op.sharedExpertXOptional.3", 561002, "sharedExpertXOptional", "null when sharedExpertRankNum is not 0",
+_check_88 = Check("op.sharedExpertXOptional.3", 561002, "sharedExpertXOptional", "null when sharedExpertRankNum is not 0",
                   ok=lambda s: (s.attr("sharedExpertRankNum") == 0),
                   when=lambda s: s.present("sharedExpertXOptional"),
                   )
-_check_85 = Check("op.oriXOptional", 561002, "oriXOptional", "a (BS, H) tensor when copyExpertNum or constExpertNum is positive",
+_check_89 = Check("op.oriXOptional", 561002, "oriXOptional", "a (BS, H) tensor when copyExpertNum or constExpertNum is positive",
                   ok=lambda s: s.present("oriXOptional"),
                   when=lambda s: ((s.attr("copyExpertNum") > 0) or (s.attr("constExpertNum") > 0)),
                   )
-_check_86 = Check("op.constExpertAlpha1Optional", 561002, "constExpertAlpha1Optional", "constExpertAlpha1Optional, constExpertAlpha2Optional and constExpertVOptional all given when constExpertNum is positive",
+_check_90 = Check("op.constExpertAlpha1Optional", 561002, "constExpertAlpha1Optional", "constExpertAlpha1Optional, constExpertAlpha2Optional and constExpertVOptional all given when constExpertNum is positive",
                   ok=lambda s: ((s.present("constExpertAlpha1Optional") and s.present("constExpertAlpha2Optional")) and s.present("constExpertVOptional")),
                   when=lambda s: (s.attr("constExpertNum") > 0),
                   )
-_check_87 = Check("op.oriXOptional.2", 161002, "oriXOptional", "the dtype of expandX",
+_check_91 = Check("op.oriXOptional.2", 161002, "oriXOptional", "the dtype of expandX",
                   ok=lambda s: (s.dtype("oriXOptional") == s.dtype("expandX")),
                   when=lambda s: s.present("oriXOptional"),
                   value=lambda s: s.dtype("oriXOptional"),
                   )
-_check_88 = Check("op.constExpertAlpha1Optional.2", 161002, "constExpertAlpha1Optional", "the dtype of expandX",
+_check_92 = Check("op.constExpertAlpha1Optional.2", 161002, "constExpertAlpha1Optional", "the dtype of expandX",
                   ok=lambda s: (s.dtype("constExpertAlpha1Optional") == s.dtype("expandX")),
                   when=lambda s: s.present("constExpertAlpha1Optional"),
                   value=lambda s: s.dtype("constExpertAlpha1Optional"),
                   )
-_check_89 = Check("op.constExpertAlpha2Optional", 161002, "constExpertAlpha2Optional", "the dtype of expandX",
+_check_93 = Check("op.constExpertAlpha2Optional", 161002, "constExpertAlpha2Optional", "the dtype of expandX",
                   ok=lambda s: (s.dtype("constExpertAlpha2Optional") == s.dtype("expandX")),
                   when=lambda s: s.present("constExpertAlpha2Optional"),
                   value=lambda s: s.dtype("constExpertAlpha2Optional"),
                   )
-_check_90 = Check("op.constExpertVOptional", 161002, "constExpertVOptional", "the dtype of expandX",
+_check_94 = Check("op.constExpertVOptional", 161002, "constExpertVOptional", "the dtype of expandX",
                   ok=lambda s: (s.dtype("constExpertVOptional") == s.dtype("expandX")),
                   when=lambda s: s.present("constExpertVOptional"),
                   value=lambda s: s.dtype("constExpertVOptional"),
                   )
-_check_91 = Check("ascend910b.expandX", 561002, "expandX", "H in (0, 10240] and a multiple of 32",
+_check_95 = Check("ascend910b.expandX", 561002, "expandX", "H in (0, 10240] and a multiple of 32",
                   ok=lambda s: (in_range(s.dim("expandX", 1), 0, 10240, False, True) and (mod(s.dim("expandX", 1), 32) == 0)),
                   value=lambda s: s.dim("expandX", 1),
                   )
-_check_92 = Check("ascend910b.commAlg", 561002, "commAlg", "\"hierarchy\" (or \"\" resolving to hierarchy) when commQuantMode is 2",
-                  ok=lambda s: (s.attr("commAlg") != "fullmesh"),
+_check_96 = Check("ascend910b.commQuantMode", 561002, "commQuantMode", "0 unless commAlg is hierarchy (layered)",
+                  ok=lambda s: (s.attr("commAlg") == "hierarchy"),
                   when=lambda s: (s.attr("commQuantMode") == 2),
                   )
-_check_93 = Check("ascend910b.epWorldSize", 561002, "epWorldSize", "one of 2, 3, 4, 5, 6, 7, 8, 16, 32, 64, 128, 192, 256, 384 for fullmesh",
+_check_97 = Check("ascend910b.epWorldSize", 561002, "epWorldSize", "one of 2, 3, 4, 5, 6, 7, 8, 16, 32, 64, 128, 192, 256, 384 for fullmesh",
                   ok=lambda s: (s.attr("epWorldSize") in (2, 3, 4, 5, 6, 7, 8, 16, 32, 64, 128, 192, 256, 384)),
                   when=lambda s: (s.attr("commAlg") != "hierarchy"),
                   )
-_check_94 = Check("ascend910b.moeExpertNum", 561002, "moeExpertNum", "in (0, 1024] for fullmesh",
+_check_98 = Check("ascend910b.moeExpertNum", 561002, "moeExpertNum", "in (0, 1024] for fullmesh",
                   ok=lambda s: in_range(s.attr("moeExpertNum"), 0, 1024, False, True),
                   when=lambda s: (s.attr("commAlg") != "hierarchy"),
                   )
-_check_95 = Check("ascend910b.expertIds", 561002, "expertIds", "BS in (0, 256] for fullmesh",
+_check_99 = Check("ascend910b.expertIds", 561002, "expertIds", "BS in (0, 256] for fullmesh",
                   ok=lambda s: in_range(s.dim("expertIds", 0), 0, 256, False, True),
                   when=lambda s: (s.attr("commAlg") != "hierarchy"),
                   value=lambda s: s.dim("expertIds", 0),
                   )
-_check_96 = Check("ascend910b.epWorldSize.2", 561002, "epWorldSize", "one of 16, 32, 64 for hierarchy",
-                  ok=lambda s: (s.attr("epWorldSize") in (16, 32, 64)),
-                  when=lambda s: (s.attr("commAlg") == "hierarchy"),
-                  )
-_check_97 = Check("ascend910b.moeExpertNum.2", 561002, "moeExpertNum", "in (0, 512] for hierarchy",
-                  ok=lambda s: in_range(s.attr("moeExpertNum"), 0, 512, False, True),
-                  when=lambda s: (s.attr("commAlg") == "hierarchy"),
-                  )
-_check_98 = Check("ascend910b.expertIds.2", 561002, "expertIds", "BS in (0, 512] for hierarchy",
-                  ok=lambda s: in_range(s.dim("expertIds", 0), 0, 512, False, True),
-                  when=lambda s: (s.attr("commAlg") == "hierarchy"),
-                  value=lambda s: s.dim("expertIds", 0),
-                  )
-_check_99 = Check("ascend910b.xActiveMaskOptional", 561002, "xActiveMaskOptional", "null when commAlg is hierarchy",
-                  ok=lambda s: (not s.present("xActiveMaskOptional")),
-                  when=lambda s: (s.attr("commAlg") == "hierarchy"),
-                  )
-_check_100 = Check("ascend910b.oriXOptional", 561002, "oriXOptional", "null when commAlg is hierarchy",
+_check_100 = Check("ascend910b.epWorldSize.2", 561002, "epWorldSize", "one of 16, 32, 64 for hierarchy",
+                   ok=lambda s: (s.attr("epWorldSize") in (16, 32, 64)),
+                   when=lambda s: (s.attr("commAlg") == "hierarchy"),
+                   )
+_check_101 = Check("ascend910b.moeExpertNum.2", 561002, "moeExpertNum", "in (0, 512] for hierarchy",
+                   ok=lambda s: in_range(s.attr("moeExpertNum"), 0, 512, False, True),
+                   when=lambda s: (s.attr("commAlg") == "hierarchy"),
+                   )
+_check_102 = Check("ascend910b.expertIds.2", 561002, "expertIds", "BS in (0, 512] for hierarchy",
+                   ok=lambda s: in_range(s.dim("expertIds", 0), 0, 512, False, True),
+                   when=lambda s: (s.attr("commAlg") == "hierarchy"),
+                   value=lambda s: s.dim("expertIds", 0),
+                   )
+_check_103 = Check("ascend910b.xActiveMaskOptional", 561002, "xActiveMaskOptional", "null when commAlg is hierarchy",
+                   ok=lambda s: (not s.present("xActiveMaskOptional")),
+                   when=lambda s: (s.attr("commAlg") == "hierarchy"),
+                   )
+_check_104 = Check("ascend910b.oriXOptional", 561002, "oriXOptional", "null when commAlg is hierarchy",
                    ok=lambda s: (not s.present("oriXOptional")),
                    when=lambda s: (s.attr("commAlg") == "hierarchy"),
                    )
-_check_101 = Check("ascend910b.zeroExpertNum", 561002, "zeroExpertNum", "0 when commAlg is hierarchy",
+_check_105 = Check("ascend910b.zeroExpertNum", 561002, "zeroExpertNum", "0 when commAlg is hierarchy",
                    ok=lambda s: (s.attr("zeroExpertNum") == 0),
                    when=lambda s: (s.attr("commAlg") == "hierarchy"),
                    )
-_check_102 = Check("ascend910b.copyExpertNum", 561002, "copyExpertNum", "0 when commAlg is hierarchy",
+_check_106 = Check("ascend910b.copyExpertNum", 561002, "copyExpertNum", "0 when commAlg is hierarchy",
                    ok=lambda s: (s.attr("copyExpertNum") == 0),
                    when=lambda s: (s.attr("commAlg") == "hierarchy"),
                    )
-_check_103 = Check("ascend910b.performanceInfoOptional", 561002, "performanceInfoOptional", "null when commAlg is hierarchy",
-                   ok=lambda s: (not s.present("performanceInfoOptional")),
-                   when=lambda s: (s.attr("commAlg") == "hierarchy"),
-                   )
-_check_104 = Check("ascend910b.expandScalesOptional", 561002, "expandScalesOptional", "an (A,) tensor when commAlg is hierarchy",
+_check_107 = Check("ascend910b.expandScalesOptional", 561002, "expandScalesOptional", "an (A,) tensor when commAlg is hierarchy",
                    ok=lambda s: s.present("expandScalesOptional"),
                    when=lambda s: (s.attr("commAlg") == "hierarchy"),
                    )
-_check_105 = Check("ascend910b.commAlg.2", 561002, "commAlg", "\"\" or \"fullmesh\": the generated kernels do not implement hierarchy",
+_check_108 = Check("ascend910b.commAlg", 561002, "commAlg", "\"\" or \"fullmesh\": the generated kernels do not implement hierarchy",
                    ok=lambda s: (s.attr("commAlg") != "hierarchy"),
                    )
-_check_106 = Check("buffer.fullmesh_window", 0, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (BS * epWorldSize * min(localExpertNum, K) * H * sizeof(uint16) + 2MB)",
+_check_109 = Check("buffer.fullmesh_window", 0, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (BS * epWorldSize * min(localExpertNum, K) * H * sizeof(uint16) + 2MB)",
                    ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(2 * i64(i64(i64(i64(i64(s.dim("expertIds", 0) * s.attr("epWorldSize")) * min(s.let("localExpertNum"), s.dim("expertIds", 1))) * s.dim("expandX", 1)) * 2) + i64(2 * 1048576)))),
                    when=lambda s: (s.attr("commAlg") != "hierarchy"),
                    )
-_check_107 = Check("buffer.hierarchy_window", 0, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= (moeExpertNum + epWorldSize / 4) * Align512(maxBS * (H * 2 + 16 * Align8(K))) * 1B + 8MB",
+_check_110 = Check("buffer.hierarchy_window", 0, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= (moeExpertNum + epWorldSize / 4) * Align512(maxBS * (H * 2 + 16 * Align8(K))) * 1B + 8MB",
                    ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(i64(i64(s.attr("moeExpertNum") + floordiv(s.attr("epWorldSize"), 4)) * i64(floordiv(i64(i64(i64(s.let("maxBS") * i64(i64(s.dim("expandX", 1) * 2) + i64(16 * i64(floordiv(i64(i64(s.dim("expertIds", 1) + 8) - 1), 8) * 8)))) + 512) - 1), 512) * 512)) + i64(8 * 1048576))),
                    when=lambda s: (s.attr("commAlg") == "hierarchy"),
                    )
-_check_108 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsIn",
+_check_111 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsIn",
                    ok=lambda s: (s.let("win_need") <= s.let("win_half")),
                    )
-_check_109 = Check("unsupported.elasticInfoOptional", 561002, "elasticInfoOptional", "null (it is not supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
+_check_112 = Check("unsupported.elasticInfoOptional", 561002, "elasticInfoOptional", "null (it is not supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
                    ok=lambda s: (not s.present("elasticInfoOptional")),
                    )
-_check_110 = Check("unsupported.performanceInfoOptional", 561002, "performanceInfoOptional", "null (it is not supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
-                   ok=lambda s: (not s.present("performanceInfoOptional")),
-                   )
-_check_111 = Check("unsupported.activationScaleOptional", 561002, "activationScaleOptional", "null (it is not supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
+_check_113 = Check("unsupported.activationScaleOptional", 561002, "activationScaleOptional", "null (it is not supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
                    ok=lambda s: (not s.present("activationScaleOptional")),
                    )
-_check_112 = Check("unsupported.weightScaleOptional", 561002, "weightScaleOptional", "null (it is not supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
+_check_114 = Check("unsupported.weightScaleOptional", 561002, "weightScaleOptional", "null (it is not supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
                    ok=lambda s: (not s.present("weightScaleOptional")),
                    )
-_check_113 = Check("unsupported.groupListOptional", 561002, "groupListOptional", "null (it is not supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
+_check_115 = Check("unsupported.groupListOptional", 561002, "groupListOptional", "null (it is not supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
                    ok=lambda s: (not s.present("groupListOptional")),
                    )
-_check_114 = Check("shape.epSendCounts", 561002, "epSendCounts", "shape (>= epWorldSize * localExpertNum,)",
-                   ok=lambda s: ((s.rank("epSendCounts") == 1) and (s.dim("epSendCounts", 0) >= i64(s.attr("epWorldSize") * s.let("localExpertNum")))),
+_check_116 = Check("shape.epSendCounts", 561002, "epSendCounts", "shape (if commAlg == \"hierarchy\" then (>= epWorldSize * localMoeExpertNum + globalBSReal * 2 * epWorldSize // 8,) else (>= epWorldSize * localExpertNum,))",
+                   ok=lambda s: (((s.rank("epSendCounts") == 1) and (s.dim("epSendCounts", 0) >= i64(i64(s.attr("epWorldSize") * s.let("localMoeExpertNum")) + floordiv(i64(i64(s.let("globalBSReal") * 2) * s.attr("epWorldSize")), 8)))) if (s.attr("commAlg") == "hierarchy") else ((s.rank("epSendCounts") == 1) and (s.dim("epSendCounts", 0) >= i64(s.attr("epWorldSize") * s.let("localExpertNum"))))),
                    value=lambda s: s.shape("epSendCounts"),
-                   detail=lambda s: "shape (>= " + show(i64(s.attr("epWorldSize") * s.let("localExpertNum"))) + ",) = (>= epWorldSize * localExpertNum,) with epWorldSize=" + show(s.attr("epWorldSize")) + ", localExpertNum=" + show(s.let("localExpertNum")),
+                   detail=lambda s: ("shape (>= " + show(i64(i64(s.attr("epWorldSize") * s.let("localMoeExpertNum")) + floordiv(i64(i64(s.let("globalBSReal") * 2) * s.attr("epWorldSize")), 8))) + ",) = (>= epWorldSize * localMoeExpertNum + globalBSReal * 2 * epWorldSize // 8,) with commAlg=" + show(s.attr("commAlg")) + ", epWorldSize=" + show(s.attr("epWorldSize")) + ", localMoeExpertNum=" + show(s.let("localMoeExpertNum")) + ", globalBSReal=" + show(s.let("globalBSReal")) if (s.attr("commAlg") == "hierarchy") else "shape (>= " + show(i64(s.attr("epWorldSize") * s.let("localExpertNum"))) + ",) = (>= epWorldSize * localExpertNum,) with commAlg=" + show(s.attr("commAlg")) + ", epWorldSize=" + show(s.attr("epWorldSize")) + ", localExpertNum=" + show(s.let("localExpertNum"))),
                    )
-_check_115 = Check("shape.xActiveMaskOptional", 561002, "xActiveMaskOptional", "shape (BS,) or (BS, K)",
+_check_117 = Check("shape.xActiveMaskOptional", 561002, "xActiveMaskOptional", "shape (BS,) or (BS, K)",
                    ok=lambda s: (((s.rank("xActiveMaskOptional") == 1) and (s.dim("xActiveMaskOptional", 0) == s.dim("expertIds", 0))) or (((s.rank("xActiveMaskOptional") == 2) and (s.dim("xActiveMaskOptional", 0) == s.dim("expertIds", 0))) and (s.dim("xActiveMaskOptional", 1) == s.dim("expertIds", 1)))),
                    when=lambda s: s.present("xActiveMaskOptional"),
                    value=lambda s: s.shape("xActiveMaskOptional"),
                    detail=lambda s: "shape (" + show(s.dim("expertIds", 0)) + ",) or (" + show(s.dim("expertIds", 0)) + ", " + show(s.dim("expertIds", 1)) + ") = (BS,) or (BS, K) with BS=" + show(s.dim("expertIds", 0)) + ", K=" + show(s.dim("expertIds", 1)),
                    )
-_check_116 = Check("domain.epWorldSize", 561002, "epWorldSize", "in [2, 768]",
+_check_118 = Check("domain.epWorldSize", 561002, "epWorldSize", "in [2, 768]",
                    ok=lambda s: in_range(s.attr("epWorldSize"), 2, 768, True, True),
                    )
-_check_117 = Check("domain.moeExpertNum", 561002, "moeExpertNum", "in (0, 1024]",
+_check_119 = Check("domain.moeExpertNum", 561002, "moeExpertNum", "in (0, 1024]",
                    ok=lambda s: in_range(s.attr("moeExpertNum"), 0, 1024, False, True),
                    )
-_check_118 = Check("domain.tpRankId", 561002, "tpRankId", "one of {0}",
+_check_120 = Check("domain.tpRankId", 561002, "tpRankId", "one of {0}",
                    ok=lambda s: (s.attr("tpRankId") in (0,)),
                    )
-_check_119 = Check("domain.expertShardType", 561002, "expertShardType", "one of {0}",
+_check_121 = Check("domain.expertShardType", 561002, "expertShardType", "one of {0}",
                    ok=lambda s: (s.attr("expertShardType") in (0,)),
                    )
-_check_120 = Check("domain.sharedExpertNum", 561002, "sharedExpertNum", "in [0, 4]",
+_check_122 = Check("domain.sharedExpertNum", 561002, "sharedExpertNum", "in [0, 4]",
                    ok=lambda s: in_range(s.attr("sharedExpertNum"), 0, 4, True, True),
                    )
-_check_121 = Check("domain.commAlg", 561002, "commAlg", "one of {\"\", \"fullmesh_v1\", \"fullmesh_v2\", \"hierarchy\"}",
+_check_123 = Check("domain.commAlg", 561002, "commAlg", "one of {\"\", \"fullmesh_v1\", \"fullmesh_v2\", \"hierarchy\"}",
                    ok=lambda s: (s.attr("commAlg") in ("", "fullmesh_v1", "fullmesh_v2", "hierarchy")),
                    )
-_check_122 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0, 2 (quant modes supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
+_check_124 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0, 2 (quant modes supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
                    ok=lambda s: (s.attr("commQuantMode") in (0, 2)),
                    )
-_check_123 = Check("ascend910_93.expandX", 561002, "expandX", "H in [1024, 8192]",
+_check_125 = Check("ascend910_93.expandX", 561002, "expandX", "H in [1024, 8192]",
                    ok=lambda s: in_range(s.dim("expandX", 1), 1024, 8192, True, True),
                    when=lambda s: (s.attr("commAlg") != "hierarchy"),
                    value=lambda s: s.dim("expandX", 1),
                    )
-_check_124 = Check("ascend910_93.expandX.2", 561002, "expandX", "H in [1024, 7168] and a multiple of 32 when commAlg is hierarchy",
+_check_126 = Check("ascend910_93.expandX.2", 561002, "expandX", "H in [1024, 7168] and a multiple of 32 when commAlg is hierarchy",
                    ok=lambda s: (in_range(s.dim("expandX", 1), 1024, 7168, True, True) and (mod(s.dim("expandX", 1), 32) == 0)),
                    when=lambda s: (s.attr("commAlg") == "hierarchy"),
                    value=lambda s: s.dim("expandX", 1),
                    )
-_check_125 = Check("ascend910_93.bs_range", 561002, "expertIds", "BS in [1, 512]",
+_check_127 = Check("ascend910_93.bs_range", 561002, "expertIds", "BS in [1, 512]",
                    ok=lambda s: in_range(s.dim("expertIds", 0), 1, 512, True, True),
                    value=lambda s: s.dim("expertIds", 0),
                    )
-_check_126 = Check("ascend910_93.moeExpertNum", 561002, "moeExpertNum", "localExpertNum * epWorldSize <= 2048",
+_check_128 = Check("ascend910_93.moeExpertNum", 561002, "moeExpertNum", "localExpertNum * epWorldSize <= 2048",
                    ok=lambda s: (i64(s.let("localMoeExpertNum") * s.attr("epWorldSize")) <= 2048),
                    )
-_check_127 = Check("ascend910_93.globalBS", 561002, "globalBS", "0 or BS * epWorldSize (equal BS on all ranks) when commAlg is fullmesh_v2",
+_check_129 = Check("ascend910_93.globalBS", 561002, "globalBS", "0 or BS * epWorldSize (equal BS on all ranks) when commAlg is fullmesh_v2",
                    ok=lambda s: ((s.attr("globalBS") == 0) or (s.attr("globalBS") == i64(s.dim("expertIds", 0) * s.attr("epWorldSize")))),
                    when=lambda s: (s.attr("commAlg") == "fullmesh_v2"),
                    )
-_check_128 = Check("ascend910_93.xActiveMaskOptional", 561002, "xActiveMaskOptional", "null when commAlg is fullmesh_v2",
+_check_130 = Check("ascend910_93.xActiveMaskOptional", 561002, "xActiveMaskOptional", "null when commAlg is fullmesh_v2",
                    ok=lambda s: (not s.present("xActiveMaskOptional")),
                    when=lambda s: (s.attr("commAlg") == "fullmesh_v2"),
                    )
-_check_129 = Check("ascend910_93.zeroExpertNum", 561002, "zeroExpertNum", "no special experts when commAlg is fullmesh_v2",
+_check_131 = Check("ascend910_93.zeroExpertNum", 561002, "zeroExpertNum", "no special experts when commAlg is fullmesh_v2",
                    ok=lambda s: (i64(i64(s.attr("zeroExpertNum") + s.attr("copyExpertNum")) + s.attr("constExpertNum")) == 0),
                    when=lambda s: (s.attr("commAlg") == "fullmesh_v2"),
                    )
-_check_130 = Check("ascend910_93.epWorldSize", 561002, "epWorldSize", "in [16, 256] and a multiple of 16 when commAlg is hierarchy",
+_check_132 = Check("ascend910_93.epWorldSize", 561002, "epWorldSize", "in [16, 256] and a multiple of 16 when commAlg is hierarchy",
                    ok=lambda s: (in_range(s.attr("epWorldSize"), 16, 256, True, True) and (mod(s.attr("epWorldSize"), 16) == 0)),
                    when=lambda s: (s.attr("commAlg") == "hierarchy"),
                    )
-_check_131 = Check("ascend910_93.moeExpertNum.2", 561002, "moeExpertNum", "in (0, 512] when commAlg is hierarchy",
+_check_133 = Check("ascend910_93.moeExpertNum.2", 561002, "moeExpertNum", "in (0, 512] when commAlg is hierarchy",
                    ok=lambda s: in_range(s.attr("moeExpertNum"), 0, 512, False, True),
                    when=lambda s: (s.attr("commAlg") == "hierarchy"),
                    )
-_check_132 = Check("ascend910_93.sharedExpertRankNum", 561002, "sharedExpertRankNum", "0 when commAlg is hierarchy",
+_check_134 = Check("ascend910_93.sharedExpertRankNum", 561002, "sharedExpertRankNum", "0 when commAlg is hierarchy",
                    ok=lambda s: (s.attr("sharedExpertRankNum") == 0),
                    when=lambda s: (s.attr("commAlg") == "hierarchy"),
                    )
-_check_133 = Check("ascend910_93.expertIds", 561002, "expertIds", "BS in [1, 256] when commAlg is hierarchy",
+_check_135 = Check("ascend910_93.expertIds", 561002, "expertIds", "BS in [1, 256] when commAlg is hierarchy",
                    ok=lambda s: (s.dim("expertIds", 0) <= 256),
                    when=lambda s: (s.attr("commAlg") == "hierarchy"),
                    value=lambda s: s.dim("expertIds", 0),
                    )
-_check_134 = Check("ascend910_93.globalBS.2", 561002, "globalBS", "0 or BS * epWorldSize (equal BS on all ranks) when commAlg is hierarchy",
+_check_136 = Check("ascend910_93.globalBS.2", 561002, "globalBS", "0 or BS * epWorldSize (equal BS on all ranks) when commAlg is hierarchy",
                    ok=lambda s: ((s.attr("globalBS") == 0) or (s.attr("globalBS") == i64(s.dim("expertIds", 0) * s.attr("epWorldSize")))),
                    when=lambda s: (s.attr("commAlg") == "hierarchy"),
                    )
-_check_135 = Check("ascend910_93.xActiveMaskOptional.2", 561002, "xActiveMaskOptional", "a 1-D mask when commAlg is hierarchy",
+_check_137 = Check("ascend910_93.xActiveMaskOptional.2", 561002, "xActiveMaskOptional", "a 1-D mask when commAlg is hierarchy",
                    ok=lambda s: ((not s.present("xActiveMaskOptional")) or (s.rank("xActiveMaskOptional") == 1)),
                    when=lambda s: (s.attr("commAlg") == "hierarchy"),
                    )
-_check_136 = Check("ascend910_93.zeroExpertNum.2", 561002, "zeroExpertNum", "no special experts when commAlg is hierarchy",
+_check_138 = Check("ascend910_93.zeroExpertNum.2", 561002, "zeroExpertNum", "no special experts when commAlg is hierarchy",
                    ok=lambda s: (i64(i64(s.attr("zeroExpertNum") + s.attr("copyExpertNum")) + s.attr("constExpertNum")) == 0),
                    when=lambda s: (s.attr("commAlg") == "hierarchy"),
                    )
-_check_137 = Check("ascend910_93.expandScalesOptional", 561002, "expandScalesOptional", "an (A,) tensor when commAlg is hierarchy",
+_check_139 = Check("ascend910_93.expandScalesOptional", 561002, "expandScalesOptional", "an (A,) tensor when commAlg is hierarchy",
                    ok=lambda s: s.present("expandScalesOptional"),
                    when=lambda s: (s.attr("commAlg") == "hierarchy"),
                    )
-_check_138 = Check("ascend910_93.expandScalesOptional.2", 561002, "expandScalesOptional", "null unless commAlg is hierarchy (reserved)",
+_check_140 = Check("ascend910_93.performanceInfoOptional", 561002, "performanceInfoOptional", "null when commAlg is hierarchy",
+                   ok=lambda s: (not s.present("performanceInfoOptional")),
+                   when=lambda s: (s.attr("commAlg") == "hierarchy"),
+                   )
+_check_141 = Check("ascend910_93.expandScalesOptional.2", 561002, "expandScalesOptional", "null unless commAlg is hierarchy (reserved)",
                    ok=lambda s: (not s.present("expandScalesOptional")),
                    when=lambda s: (s.attr("commAlg") != "hierarchy"),
                    )
-_check_139 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
+_check_142 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                    ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(2 * 1048576)),
                    )
-_check_140 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (localExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBS * Align512(2 * H))",
+_check_143 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (localExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBS * Align512(2 * H))",
                    ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(2 * i64(i64(i64(i64(s.let("localMoeExpertNum") * s.let("maxBS")) * s.attr("epWorldSize")) * i64(floordiv(i64(i64(i64(i64(floordiv(i64(i64(i64(2 * s.dim("expandX", 1)) + 32) - 1), 32) * 32) + 44) + 512) - 1), 512) * 512)) + i64(i64(i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum")) * s.let("maxBS")) * i64(floordiv(i64(i64(i64(2 * s.dim("expandX", 1)) + 512) - 1), 512) * 512))))),
+                   when=lambda s: (s.attr("commAlg") != "hierarchy"),
                    )
-_check_141 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsExp",
+_check_144 = Check("buffer.hierarchy_window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= moeExpertNum * maxBS * (H * 2 + (3 * (K + 7) / 8 * 8) * 4 + 64) + 404MB when commAlg is hierarchy",
+                   ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(i64(i64(s.attr("moeExpertNum") * s.let("maxBS")) * i64(i64(i64(s.dim("expandX", 1) * 2) + i64(i64(floordiv(i64(3 * i64(s.dim("expertIds", 1) + 7)), 8) * 8) * 4)) + 64)) + i64(404 * 1048576))),
+                   when=lambda s: (s.attr("commAlg") == "hierarchy"),
+                   )
+_check_145 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsExp",
                    ok=lambda s: (s.let("win_need") <= s.let("win_half")),
                    )
-_check_142 = Check("kernel.status_slots", 561002, "globalBS", "maxBS * (K + sharedExpertNum) <= 10240, the row-slot flags one data state of the kernel's status area holds (the generated kernel)",
+_check_146 = Check("kernel.status_slots", 561002, "globalBS", "maxBS * (K + sharedExpertNum) <= 10240, the row-slot flags one data state of the kernel's status area holds (the generated kernel)",
                    ok=lambda s: (i64(s.let("maxBS") * i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum"))) <= 10240),
                    )
-_check_143 = Check("unsupported.elasticInfoOptional", 561002, "elasticInfoOptional", "null (it is not supported on Ascend 950DT)",
+_check_147 = Check("unsupported.elasticInfoOptional", 561002, "elasticInfoOptional", "null (it is not supported on Ascend 950DT)",
                    ok=lambda s: (not s.present("elasticInfoOptional")),
                    )
-_check_144 = Check("unsupported.performanceInfoOptional", 561002, "performanceInfoOptional", "null (it is not supported on Ascend 950DT)",
-                   ok=lambda s: (not s.present("performanceInfoOptional")),
-                   )
-_check_145 = Check("unsupported.activationScaleOptional", 561002, "activationScaleOptional", "null (it is not supported on Ascend 950DT)",
+_check_148 = Check("unsupported.activationScaleOptional", 561002, "activationScaleOptional", "null (it is not supported on Ascend 950DT)",
                    ok=lambda s: (not s.present("activationScaleOptional")),
                    )
-_check_146 = Check("unsupported.weightScaleOptional", 561002, "weightScaleOptional", "null (it is not supported on Ascend 950DT)",
+_check_149 = Check("unsupported.weightScaleOptional", 561002, "weightScaleOptional", "null (it is not supported on Ascend 950DT)",
                    ok=lambda s: (not s.present("weightScaleOptional")),
                    )
-_check_147 = Check("unsupported.groupListOptional", 561002, "groupListOptional", "null (it is not supported on Ascend 950DT)",
+_check_150 = Check("unsupported.groupListOptional", 561002, "groupListOptional", "null (it is not supported on Ascend 950DT)",
                    ok=lambda s: (not s.present("groupListOptional")),
                    )
-_check_148 = Check("unsupported.expandScalesOptional", 561002, "expandScalesOptional", "null (it is not supported on Ascend 950DT)",
+_check_151 = Check("unsupported.expandScalesOptional", 561002, "expandScalesOptional", "null (it is not supported on Ascend 950DT)",
                    ok=lambda s: (not s.present("expandScalesOptional")),
                    )
-_check_149 = Check("domain.epWorldSize", 561002, "epWorldSize", "in [2, 1024]",
+_check_152 = Check("domain.epWorldSize", 561002, "epWorldSize", "in [2, 1024]",
                    ok=lambda s: in_range(s.attr("epWorldSize"), 2, 1024, True, True),
                    )
-_check_150 = Check("domain.commAlg", 561002, "commAlg", "one of {\"\", \"fullmesh_v1\", \"fullmesh_v2\"}",
-                   ok=lambda s: (s.attr("commAlg") in ("", "fullmesh_v1", "fullmesh_v2")),
+_check_153 = Check("domain.commAlg", 561002, "commAlg", "one of {\"\"}",
+                   ok=lambda s: (s.attr("commAlg") in ("",)),
                    )
-_check_151 = Check("unsupported.groupTp", 561002, "groupTp", "\"\" (the default; groupTp is not supported on Ascend 950DT)",
+_check_154 = Check("unsupported.groupTp", 561002, "groupTp", "\"\" (the default; groupTp is not supported on Ascend 950DT)",
                    ok=lambda s: (s.attr("groupTp") == ""),
                    )
-_check_152 = Check("unsupported.tpRankId", 561002, "tpRankId", "0 (the default; tpRankId is not supported on Ascend 950DT)",
+_check_155 = Check("unsupported.tpRankId", 561002, "tpRankId", "0 (the default; tpRankId is not supported on Ascend 950DT)",
                    ok=lambda s: (s.attr("tpRankId") == 0),
                    )
-_check_153 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0, 2 (quant modes supported on Ascend 950DT)",
+_check_156 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0, 2 (quant modes supported on Ascend 950DT)",
                    ok=lambda s: (s.attr("commQuantMode") in (0, 2)),
                    )
-_check_154 = Check("ascend950.bs_range", 561002, "expertIds", "BS in (0, 256] for fullmesh_v2, (0, 512] for fullmesh_v1 and \"\"",
-                   ok=lambda s: in_range(s.dim("expertIds", 0), 1, (256 if (s.attr("commAlg") == "fullmesh_v2") else 512), True, True),
+_check_157 = Check("ascend950.bs_range", 561002, "expertIds", "BS in (0, 512]",
+                   ok=lambda s: in_range(s.dim("expertIds", 0), 1, 512, True, True),
                    value=lambda s: s.dim("expertIds", 0),
                    )
-_check_155 = Check("transport.epWorldSize", 561002, "epWorldSize", "at most 64, the windows the HCCL context lists on Ascend 950DT (the generated kernels read the peers' windowsIn[] from it, as Hccl::GetWindowsInAddr gives no address on this arch; larger worlds need the CCU path, which is not implemented)",
+_check_158 = Check("transport.epWorldSize", 561002, "epWorldSize", "at most 64, the windows the HCCL context lists on Ascend 950DT (the generated kernels read the peers' windowsIn[] from it, as Hccl::GetWindowsInAddr gives no address on this arch; larger worlds need the CCU path, which is not implemented)",
                    ok=lambda s: (s.attr("epWorldSize") <= 64),
                    )
 
@@ -988,6 +1000,9 @@ _CHECKS = {
         _check_106,
         _check_107,
         _check_108,
+        _check_109,
+        _check_110,
+        _check_111,
     ),
     "ascend910_93": (
         _check_0,
@@ -995,14 +1010,10 @@ _CHECKS = {
         _check_2,
         _check_3,
         _check_4,
-        _check_109,
-        _check_110,
-        _check_111,
         _check_112,
         _check_113,
-        _check_10,
-        _check_11,
-        _check_12,
+        _check_114,
+        _check_115,
         _check_13,
         _check_14,
         _check_15,
@@ -1038,35 +1049,35 @@ _CHECKS = {
         _check_45,
         _check_46,
         _check_47,
-        _check_114,
+        _check_48,
         _check_49,
-        _check_115,
+        _check_50,
         _check_51,
-        _check_52,
+        _check_116,
         _check_53,
-        _check_54,
+        _check_117,
         _check_55,
         _check_56,
         _check_57,
         _check_58,
         _check_59,
-        _check_116,
-        _check_117,
         _check_60,
-        _check_118,
-        _check_119,
-        _check_120,
+        _check_61,
         _check_62,
         _check_63,
+        _check_118,
+        _check_119,
+        _check_64,
+        _check_120,
         _check_121,
-        _check_65,
+        _check_122,
         _check_66,
         _check_67,
-        _check_122,
+        _check_123,
+        _check_69,
         _check_70,
         _check_71,
-        _check_72,
-        _check_73,
+        _check_124,
         _check_74,
         _check_75,
         _check_76,
@@ -1084,8 +1095,10 @@ _CHECKS = {
         _check_88,
         _check_89,
         _check_90,
-        _check_123,
-        _check_124,
+        _check_91,
+        _check_92,
+        _check_93,
+        _check_94,
         _check_125,
         _check_126,
         _check_127,
@@ -1104,6 +1117,10 @@ _CHECKS = {
         _check_140,
         _check_141,
         _check_142,
+        _check_143,
+        _check_144,
+        _check_145,
+        _check_146,
     ),
     "ascend950": (
         _check_0,
@@ -1111,15 +1128,11 @@ _CHECKS = {
         _check_2,
         _check_3,
         _check_4,
-        _check_143,
-        _check_144,
-        _check_145,
-        _check_146,
         _check_147,
         _check_148,
-        _check_10,
-        _check_11,
-        _check_12,
+        _check_149,
+        _check_150,
+        _check_151,
         _check_13,
         _check_14,
         _check_15,
@@ -1155,37 +1168,37 @@ _CHECKS = {
         _check_45,
         _check_46,
         _check_47,
-        _check_114,
+        _check_48,
         _check_49,
-        _check_115,
+        _check_50,
         _check_51,
-        _check_52,
+        _check_116,
         _check_53,
-        _check_54,
+        _check_117,
         _check_55,
         _check_56,
         _check_57,
         _check_58,
         _check_59,
-        _check_149,
-        _check_117,
         _check_60,
-        _check_118,
-        _check_119,
-        _check_120,
+        _check_61,
         _check_62,
         _check_63,
-        _check_150,
-        _check_65,
+        _check_152,
+        _check_119,
+        _check_64,
+        _check_120,
+        _check_121,
+        _check_122,
         _check_66,
         _check_67,
-        _check_151,
-        _check_152,
         _check_153,
+        _check_69,
         _check_70,
         _check_71,
-        _check_72,
-        _check_73,
+        _check_154,
+        _check_155,
+        _check_156,
         _check_74,
         _check_75,
         _check_76,
@@ -1203,10 +1216,12 @@ _CHECKS = {
         _check_88,
         _check_89,
         _check_90,
-        _check_123,
-        _check_124,
+        _check_91,
+        _check_92,
+        _check_93,
+        _check_94,
+        _check_125,
         _check_126,
-        _check_127,
         _check_128,
         _check_129,
         _check_130,
@@ -1218,12 +1233,16 @@ _CHECKS = {
         _check_136,
         _check_137,
         _check_138,
-        _check_154,
         _check_139,
         _check_140,
-        _check_108,
-        _check_155,
+        _check_141,
+        _check_157,
         _check_142,
+        _check_143,
+        _check_144,
+        _check_111,
+        _check_158,
+        _check_146,
     ),
 }
 
@@ -1291,7 +1310,8 @@ INFO = reference.OpInfo(
 )
 
 
-def validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False, out_shapes=None):
+def validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False, out_shapes=None,
+             out_formats=None):
     """Run the checks of ``product`` on one rank; raises opgen.runtime.OpError on the first failure.
 
     ``stage="op_api"``: only the checks the aclnn GetWorkspaceSize runs before tiling (null pointers, 161001;
@@ -1299,11 +1319,12 @@ def validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, 
     variables ({name: value in its unit}, see ENV), kept apart from ``attrs`` (which may still carry them).
     ``all_errors=True``: raise nothing; return every failing check's OpError, in check order ([] = accepted).
     ``out_shapes``: {output: shape} of the buffers the caller has, checked against what the op writes (tiling
-    always knows them; without them the output shape checks do not apply)."""
+    always knows them; without them the output shape checks do not apply). ``out_formats``: {output: format
+    name} of those buffers ("ND" when not given), checked against each output's declared formats."""
     attrs = reference.with_env(INFO, attrs, env)
     if all_errors:
-        return reference.all_errors(INFO, inputs, attrs, product, out_dtypes, stage, out_shapes)
-    reference.validate(INFO, inputs, attrs, product, out_dtypes, stage, out_shapes)
+        return reference.all_errors(INFO, inputs, attrs, product, out_dtypes, stage, out_shapes, out_formats)
+    reference.validate(INFO, inputs, attrs, product, out_dtypes, stage, out_shapes, out_formats)
     return None
 
 

@@ -3,8 +3,8 @@
 Do not edit: change the spec and run `opgen build`.
 
 API (a contract other tools rely on):
-    validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False, out_shapes=None)
-                                                             -> raises opgen.runtime.OpError (all_errors: a list)
+    validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False, out_shapes=None,
+             out_formats=None)                               -> raises opgen.runtime.OpError (all_errors: a list)
     infer(inputs, attrs, product, out_dtypes=None, *, env=None, validate=True) -> {output: (shape, dtype)}
     sizes(name, inputs, attrs, product)                      -> {result: int} of an aclnn size function
     run_world(inputs, attrs, product, out_dtypes=None)       -> [ {output: ndarray} per rank ]
@@ -384,234 +384,238 @@ _check_48 = Check("format.performanceInfoOptional", 561002, "performanceInfoOpti
                   when=lambda s: s.present("performanceInfoOptional"),
                   value=lambda s: s.format("performanceInfoOptional"),
                   )
-_check_49 = Check("shape.context", 561002, "context", "shape (4100,)",
+_check_49 = Check("format.xOut", 561002, "xOut", "one of ND",
+                  ok=lambda s: (s.format("xOut") in ("ND",)),
+                  value=lambda s: s.format("xOut"),
+                  )
+_check_50 = Check("shape.context", 561002, "context", "shape (4100,)",
                   ok=lambda s: ((s.rank("context") == 1) and (s.dim("context", 0) == 4100)),
                   value=lambda s: s.shape("context"),
                   )
-_check_50 = Check("shape.expandX", 561002, "expandX", "shape (>= A, H)",
+_check_51 = Check("shape.expandX", 561002, "expandX", "shape (>= A, H)",
                   ok=lambda s: ((s.rank("expandX") == 2) and (s.dim("expandX", 0) >= s.let("A"))),
                   value=lambda s: s.shape("expandX"),
                   detail=lambda s: "shape (>= " + show(s.let("A")) + ", H) = (>= A, H) with A=" + show(s.let("A")),
                   )
-_check_51 = Check("shape.expertIds", 561002, "expertIds", "shape (BS, K)",
+_check_52 = Check("shape.expertIds", 561002, "expertIds", "shape (BS, K)",
                   ok=lambda s: (s.rank("expertIds") == 2),
                   value=lambda s: s.shape("expertIds"),
                   )
-_check_52 = Check("shape.assistInfoForCombine", 561002, "assistInfoForCombine", "shape (>= A * 128,)",
+_check_53 = Check("shape.assistInfoForCombine", 561002, "assistInfoForCombine", "shape (>= A * 128,)",
                   ok=lambda s: ((s.rank("assistInfoForCombine") == 1) and (s.dim("assistInfoForCombine", 0) >= i64(s.let("A") * 128))),
                   value=lambda s: s.shape("assistInfoForCombine"),
                   detail=lambda s: "shape (>= " + show(i64(s.let("A") * 128)) + ",) = (>= A * 128,) with A=" + show(s.let("A")),
                   )
-_check_53 = Check("shape.epSendCounts", 561002, "epSendCounts", "shape (>= epWorldSize * localExpertNum,)",
+_check_54 = Check("shape.epSendCounts", 561002, "epSendCounts", "shape (>= epWorldSize * localExpertNum,)",
                   ok=lambda s: ((s.rank("epSendCounts") == 1) and (s.dim("epSendCounts", 0) >= i64(s.attr("epWorldSize") * s.let("localExpertNum")))),
                   value=lambda s: s.shape("epSendCounts"),
                   detail=lambda s: "shape (>= " + show(i64(s.attr("epWorldSize") * s.let("localExpertNum"))) + ",) = (>= epWorldSize * localExpertNum,) with epWorldSize=" + show(s.attr("epWorldSize")) + ", localExpertNum=" + show(s.let("localExpertNum")),
                   )
-_check_54 = Check("shape.expertScales", 561002, "expertScales", "shape (BS, K)",
+_check_55 = Check("shape.expertScales", 561002, "expertScales", "shape (BS, K)",
                   ok=lambda s: (((s.rank("expertScales") == 2) and (s.dim("expertScales", 0) == s.dim("expertIds", 0))) and (s.dim("expertScales", 1) == s.dim("expertIds", 1))),
                   when=lambda s: s.present("expertScales"),
                   value=lambda s: s.shape("expertScales"),
                   detail=lambda s: "shape (" + show(s.dim("expertIds", 0)) + ", " + show(s.dim("expertIds", 1)) + ") = (BS, K) with BS=" + show(s.dim("expertIds", 0)) + ", K=" + show(s.dim("expertIds", 1)),
                   )
-_check_55 = Check("shape.xActiveMaskOptional", 561002, "xActiveMaskOptional", "shape (BS,) or (BS, K)",
+_check_56 = Check("shape.xActiveMaskOptional", 561002, "xActiveMaskOptional", "shape (BS,) or (BS, K)",
                   ok=lambda s: (((s.rank("xActiveMaskOptional") == 1) and (s.dim("xActiveMaskOptional", 0) == s.dim("expertIds", 0))) or (((s.rank("xActiveMaskOptional") == 2) and (s.dim("xActiveMaskOptional", 0) == s.dim("expertIds", 0))) and (s.dim("xActiveMaskOptional", 1) == s.dim("expertIds", 1)))),
                   when=lambda s: s.present("xActiveMaskOptional"),
                   value=lambda s: s.shape("xActiveMaskOptional"),
                   detail=lambda s: "shape (" + show(s.dim("expertIds", 0)) + ",) or (" + show(s.dim("expertIds", 0)) + ", " + show(s.dim("expertIds", 1)) + ") = (BS,) or (BS, K) with BS=" + show(s.dim("expertIds", 0)) + ", K=" + show(s.dim("expertIds", 1)),
                   )
-_check_56 = Check("shape.expandScalesOptional", 561002, "expandScalesOptional", "shape (A,)",
+_check_57 = Check("shape.expandScalesOptional", 561002, "expandScalesOptional", "shape (A,)",
                   ok=lambda s: ((s.rank("expandScalesOptional") == 1) and (s.dim("expandScalesOptional", 0) == s.let("A"))),
                   when=lambda s: s.present("expandScalesOptional"),
                   value=lambda s: s.shape("expandScalesOptional"),
                   detail=lambda s: "shape (" + show(s.let("A")) + ",) = (A,) with A=" + show(s.let("A")),
                   )
-_check_57 = Check("shape.elasticInfoOptional", 561002, "elasticInfoOptional", "shape (4 + 2 * epWorldSize,)",
+_check_58 = Check("shape.elasticInfoOptional", 561002, "elasticInfoOptional", "shape (4 + 2 * epWorldSize,)",
                   ok=lambda s: ((s.rank("elasticInfoOptional") == 1) and (s.dim("elasticInfoOptional", 0) == i64(4 + i64(2 * s.attr("epWorldSize"))))),
                   when=lambda s: s.present("elasticInfoOptional"),
                   value=lambda s: s.shape("elasticInfoOptional"),
                   detail=lambda s: "shape (" + show(i64(4 + i64(2 * s.attr("epWorldSize")))) + ",) = (4 + 2 * epWorldSize,) with epWorldSize=" + show(s.attr("epWorldSize")),
                   )
-_check_58 = Check("shape.oriXOptional", 561002, "oriXOptional", "shape (BS, H)",
+_check_59 = Check("shape.oriXOptional", 561002, "oriXOptional", "shape (BS, H)",
                   ok=lambda s: (((s.rank("oriXOptional") == 2) and (s.dim("oriXOptional", 0) == s.dim("expertIds", 0))) and (s.dim("oriXOptional", 1) == s.dim("expandX", 1))),
                   when=lambda s: s.present("oriXOptional"),
                   value=lambda s: s.shape("oriXOptional"),
                   detail=lambda s: "shape (" + show(s.dim("expertIds", 0)) + ", " + show(s.dim("expandX", 1)) + ") = (BS, H) with BS=" + show(s.dim("expertIds", 0)) + ", H=" + show(s.dim("expandX", 1)),
                   )
-_check_59 = Check("shape.constExpertAlpha1Optional", 561002, "constExpertAlpha1Optional", "shape (constExpertNum, H)",
+_check_60 = Check("shape.constExpertAlpha1Optional", 561002, "constExpertAlpha1Optional", "shape (constExpertNum, H)",
                   ok=lambda s: (((s.rank("constExpertAlpha1Optional") == 2) and (s.dim("constExpertAlpha1Optional", 0) == s.attr("constExpertNum"))) and (s.dim("constExpertAlpha1Optional", 1) == s.dim("expandX", 1))),
                   when=lambda s: s.present("constExpertAlpha1Optional"),
                   value=lambda s: s.shape("constExpertAlpha1Optional"),
                   detail=lambda s: "shape (" + show(s.attr("constExpertNum")) + ", " + show(s.dim("expandX", 1)) + ") = (constExpertNum, H) with constExpertNum=" + show(s.attr("constExpertNum")) + ", H=" + show(s.dim("expandX", 1)),
                   )
-_check_60 = Check("shape.constExpertAlpha2Optional", 561002, "constExpertAlpha2Optional", "shape (constExpertNum, H)",
+_check_61 = Check("shape.constExpertAlpha2Optional", 561002, "constExpertAlpha2Optional", "shape (constExpertNum, H)",
                   ok=lambda s: (((s.rank("constExpertAlpha2Optional") == 2) and (s.dim("constExpertAlpha2Optional", 0) == s.attr("constExpertNum"))) and (s.dim("constExpertAlpha2Optional", 1) == s.dim("expandX", 1))),
                   when=lambda s: s.present("constExpertAlpha2Optional"),
                   value=lambda s: s.shape("constExpertAlpha2Optional"),
                   detail=lambda s: "shape (" + show(s.attr("constExpertNum")) + ", " + show(s.dim("expandX", 1)) + ") = (constExpertNum, H) with constExpertNum=" + show(s.attr("constExpertNum")) + ", H=" + show(s.dim("expandX", 1)),
                   )
-_check_61 = Check("shape.constExpertVOptional", 561002, "constExpertVOptional", "shape (constExpertNum, H)",
+_check_62 = Check("shape.constExpertVOptional", 561002, "constExpertVOptional", "shape (constExpertNum, H)",
                   ok=lambda s: (((s.rank("constExpertVOptional") == 2) and (s.dim("constExpertVOptional", 0) == s.attr("constExpertNum"))) and (s.dim("constExpertVOptional", 1) == s.dim("expandX", 1))),
                   when=lambda s: s.present("constExpertVOptional"),
                   value=lambda s: s.shape("constExpertVOptional"),
                   detail=lambda s: "shape (" + show(s.attr("constExpertNum")) + ", " + show(s.dim("expandX", 1)) + ") = (constExpertNum, H) with constExpertNum=" + show(s.attr("constExpertNum")) + ", H=" + show(s.dim("expandX", 1)),
                   )
-_check_62 = Check("shape.performanceInfoOptional", 561002, "performanceInfoOptional", "shape (epWorldSize,)",
+_check_63 = Check("shape.performanceInfoOptional", 561002, "performanceInfoOptional", "shape (epWorldSize,)",
                   ok=lambda s: ((s.rank("performanceInfoOptional") == 1) and (s.dim("performanceInfoOptional", 0) == s.attr("epWorldSize"))),
                   when=lambda s: s.present("performanceInfoOptional"),
                   value=lambda s: s.shape("performanceInfoOptional"),
                   detail=lambda s: "shape (" + show(s.attr("epWorldSize")) + ",) = (epWorldSize,) with epWorldSize=" + show(s.attr("epWorldSize")),
                   )
-_check_63 = Check("shape.xOut", 561002, "xOut", "shape (BS, H)",
+_check_64 = Check("shape.xOut", 561002, "xOut", "shape (BS, H)",
                   ok=lambda s: (((s.rank("xOut") == 2) and (s.dim("xOut", 0) == s.dim("expertIds", 0))) and (s.dim("xOut", 1) == s.dim("expandX", 1))),
                   when=lambda s: s.shaped("xOut"),
                   value=lambda s: s.shape("xOut"),
                   detail=lambda s: "shape (" + show(s.dim("expertIds", 0)) + ", " + show(s.dim("expandX", 1)) + ") = (BS, H) with BS=" + show(s.dim("expertIds", 0)) + ", H=" + show(s.dim("expandX", 1)),
                   )
-_check_64 = Check("domain.epWorldSize", 561002, "epWorldSize", "in [2, 768]",
+_check_65 = Check("domain.epWorldSize", 561002, "epWorldSize", "in [2, 768]",
                   ok=lambda s: in_range(s.attr("epWorldSize"), 2, 768, True, True),
                   )
-_check_65 = Check("domain.moeExpertNum", 561002, "moeExpertNum", "in (0, 1024]",
+_check_66 = Check("domain.moeExpertNum", 561002, "moeExpertNum", "in (0, 1024]",
                   ok=lambda s: in_range(s.attr("moeExpertNum"), 0, 1024, False, True),
                   )
-_check_66 = Check("domain.cclBufferSize", 561002, "cclBufferSize", "in [1 * MB, MAX_INT64]",
+_check_67 = Check("domain.cclBufferSize", 561002, "cclBufferSize", "in [1 * MB, MAX_INT64]",
                   ok=lambda s: in_range(s.attr("cclBufferSize"), i64(1 * 1048576), 9223372036854775807, True, True),
                   )
-_check_67 = Check("domain.tpWorldSize", 561002, "tpWorldSize", "one of {0, 1}",
+_check_68 = Check("domain.tpWorldSize", 561002, "tpWorldSize", "one of {0, 1}",
                   ok=lambda s: (s.attr("tpWorldSize") in (0, 1)),
                   )
-_check_68 = Check("domain.tpRankId", 561002, "tpRankId", "one of {0}",
+_check_69 = Check("domain.tpRankId", 561002, "tpRankId", "one of {0}",
                   ok=lambda s: (s.attr("tpRankId") in (0,)),
                   )
-_check_69 = Check("domain.expertShardType", 561002, "expertShardType", "one of {0}",
+_check_70 = Check("domain.expertShardType", 561002, "expertShardType", "one of {0}",
                   ok=lambda s: (s.attr("expertShardType") in (0,)),
                   )
-_check_70 = Check("domain.sharedExpertNum", 561002, "sharedExpertNum", "in [0, 4]",
+_check_71 = Check("domain.sharedExpertNum", 561002, "sharedExpertNum", "in [0, 4]",
                   ok=lambda s: in_range(s.attr("sharedExpertNum"), 0, 4, True, True),
                   )
-_check_71 = Check("domain.outDtype", 561002, "outDtype", "one of {0}",
+_check_72 = Check("domain.outDtype", 561002, "outDtype", "one of {0}",
                   ok=lambda s: (s.attr("outDtype") in (0,)),
                   )
-_check_72 = Check("domain.groupListType", 561002, "groupListType", "one of {0}",
+_check_73 = Check("domain.groupListType", 561002, "groupListType", "one of {0}",
                   ok=lambda s: (s.attr("groupListType") in (0,)),
                   )
-_check_73 = Check("domain.commAlg", 561002, "commAlg", "one of {\"\", \"fullmesh_v1\", \"fullmesh_v2\"}",
+_check_74 = Check("domain.commAlg", 561002, "commAlg", "one of {\"\", \"fullmesh_v1\", \"fullmesh_v2\"}",
                   ok=lambda s: (s.attr("commAlg") in ("", "fullmesh_v1", "fullmesh_v2")),
                   )
-_check_74 = Check("domain.zeroExpertNum", 561002, "zeroExpertNum", "in [0, MAX_INT32)",
+_check_75 = Check("domain.zeroExpertNum", 561002, "zeroExpertNum", "in [0, MAX_INT32)",
                   ok=lambda s: in_range(s.attr("zeroExpertNum"), 0, 2147483647, True, False),
                   )
-_check_75 = Check("domain.copyExpertNum", 561002, "copyExpertNum", "in [0, MAX_INT32)",
+_check_76 = Check("domain.copyExpertNum", 561002, "copyExpertNum", "in [0, MAX_INT32)",
                   ok=lambda s: in_range(s.attr("copyExpertNum"), 0, 2147483647, True, False),
                   )
-_check_76 = Check("domain.constExpertNum", 561002, "constExpertNum", "in [0, MAX_INT32)",
+_check_77 = Check("domain.constExpertNum", 561002, "constExpertNum", "in [0, MAX_INT32)",
                   ok=lambda s: in_range(s.attr("constExpertNum"), 0, 2147483647, True, False),
                   )
-_check_77 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0, 2 (quant modes supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
+_check_78 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0, 2 (quant modes supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
                   ok=lambda s: (s.attr("commQuantMode") in (0, 2)),
                   )
-_check_78 = Check("op.epRankId", 561002, "epRankId", "in [0, epWorldSize)",
+_check_79 = Check("op.epRankId", 561002, "epRankId", "in [0, epWorldSize)",
                   ok=lambda s: in_range(s.attr("epRankId"), 0, s.attr("epWorldSize"), True, False),
                   )
-_check_79 = Check("op.sharedExpertRankNum", 561002, "sharedExpertRankNum", "in [0, epWorldSize)",
+_check_80 = Check("op.sharedExpertRankNum", 561002, "sharedExpertRankNum", "in [0, epWorldSize)",
                   ok=lambda s: in_range(s.attr("sharedExpertRankNum"), 0, s.attr("epWorldSize"), True, False),
                   )
-_check_80 = Check("op.sharedExpertNum", 561002, "sharedExpertNum", "0 or 1 when sharedExpertRankNum is 0",
+_check_81 = Check("op.sharedExpertNum", 561002, "sharedExpertNum", "0 or 1 when sharedExpertRankNum is 0",
                   ok=lambda s: (s.attr("sharedExpertNum") in (0, 1)),
                   when=lambda s: (s.attr("sharedExpertRankNum") == 0),
                   )
-_check_81 = Check("op.sharedExpertRankNum.2", 561002, "sharedExpertRankNum", "a multiple of sharedExpertNum",
+_check_82 = Check("op.sharedExpertRankNum.2", 561002, "sharedExpertRankNum", "a multiple of sharedExpertNum",
                   ok=lambda s: ((s.attr("sharedExpertNum") > 0) and (mod(s.attr("sharedExpertRankNum"), s.attr("sharedExpertNum")) == 0)),
                   when=lambda s: (s.attr("sharedExpertRankNum") != 0),
                   )
-_check_82 = Check("op.moeExpertNum", 561002, "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
+_check_83 = Check("op.moeExpertNum", 561002, "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
                   ok=lambda s: ((s.attr("moeExpertNum") > 0) and (mod(s.attr("moeExpertNum"), i64(s.attr("epWorldSize") - s.attr("sharedExpertRankNum"))) == 0)),
                   )
-_check_83 = Check("op.expertIds", 561002, "expertIds", "K in (0, 16]",
+_check_84 = Check("op.expertIds", 561002, "expertIds", "K in (0, 16]",
                   ok=lambda s: in_range(s.dim("expertIds", 1), 0, 16, False, True),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_84 = Check("op.expertIds.2", 561002, "expertIds", "K <= moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum",
+_check_85 = Check("op.expertIds.2", 561002, "expertIds", "K <= moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum",
                   ok=lambda s: (s.dim("expertIds", 1) <= i64(i64(i64(s.attr("moeExpertNum") + s.attr("zeroExpertNum")) + s.attr("copyExpertNum")) + s.attr("constExpertNum"))),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_85 = Check("op.moeExpertNum.2", 561002, "moeExpertNum", "moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum < MAX_INT32",
+_check_86 = Check("op.moeExpertNum.2", 561002, "moeExpertNum", "moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum < MAX_INT32",
                   ok=lambda s: (i64(i64(i64(s.attr("moeExpertNum") + s.attr("zeroExpertNum")) + s.attr("copyExpertNum")) + s.attr("constExpertNum")) < 2147483647),
                   )
-_check_86 = Check("op.globalBS", 561002, "globalBS", "0, or a multiple of epWorldSize no smaller than BS * epWorldSize",
+_check_87 = Check("op.globalBS", 561002, "globalBS", "0, or a multiple of epWorldSize no smaller than BS * epWorldSize",
                   ok=lambda s: ((s.attr("globalBS") == 0) or ((mod(s.attr("globalBS"), s.attr("epWorldSize")) == 0) and (s.attr("globalBS") >= i64(s.dim("expertIds", 0) * s.attr("epWorldSize"))))),
                   )
-_check_87 = Check("op.xActiveMaskOptional", 161002, "xActiveMaskOptional", "a 1-D mask whose true values all precede the false ones",
+_check_88 = Check("op.xActiveMaskOptional", 161002, "xActiveMaskOptional", "a 1-D mask whose true values all precede the false ones",
                   ok=lambda s: s.prefix_true("xActiveMaskOptional"),
                   when=lambda s: (s.present("xActiveMaskOptional") and (s.rank("xActiveMaskOptional") == 1)),
                   )
-_check_88 = Check("op.xActiveMaskOptional.2", 561002, "xActiveMaskOptional", "null when BS differs across ranks (globalBS > BS * epWorldSize)",
+_check_89 = Check("op.xActiveMaskOptional.2", 561002, "xActiveMaskOptional", "null when BS differs across ranks (globalBS > BS * epWorldSize)",
                   ok=lambda s: (not s.present("xActiveMaskOptional")),
                   when=lambda s: (s.attr("globalBS") > i64(s.dim("expertIds", 0) * s.attr("epWorldSize"))),
                   )
-_check_89 = Check("op.xOut", 161002, "xOut", "the dtype of expandX",
+_check_90 = Check("op.xOut", 161002, "xOut", "the dtype of expandX",
                   ok=lambda s: (s.dtype("xOut") == s.dtype("expandX")),
                   value=lambda s: s.dtype("xOut"),
                   )
-_check_90 = Check("op.sharedExpertXOptional", 561002, "sharedExpertXOptional", "(BS, H), or (a, b, H) with a * b = BS",
+_check_91 = Check("op.sharedExpertXOptional", 561002, "sharedExpertXOptional", "(BS, H), or (a, b, H) with a * b = BS",
                   ok=lambda s: ((((s.rank("sharedExpertXOptional") == 2) and (s.dim("sharedExpertXOptional", 0) == s.dim("expertIds", 0))) and (s.dim("sharedExpertXOptional", 1) == s.dim("expandX", 1))) or (((s.rank("sharedExpertXOptional") == 3) and (i64(s.dim("sharedExpertXOptional", 0) * s.dim("sharedExpertXOptional", 1)) == s.dim("expertIds", 0))) and (s.dim("sharedExpertXOptional", 2) == s.dim("expandX", 1)))),
                   when=lambda s: s.present("sharedExpertXOptional"),
                   value=lambda s: s.shape("sharedExpertXOptional"),
                   )
-_check_91 = Check("op.sharedExpertXOptional.2", 161002, "sharedExpertXOptional", "the dtype of expandX",
+_check_92 = Check("op.sharedExpertXOptional.2", 161002, "sharedExpertXOptional", "the dtype of expandX",
                   ok=lambda s: (s.dtype("sharedExpertXOptional") == s.dtype("expandX")),
                   when=lambda s: s.present("sharedExpertXOptional"),
                   value=lambda s: s.dtype("sharedExpertXOptional"),
                   )
-_check_92 = Check("op.sharedExpertXOptional.3", 561002, "sharedExpertXOptional", "null when sharedExpertRankNum is not 0",
+_check_93 = Check("op.sharedExpertXOptional.3", 561002, "sharedExpertXOptional", "null when sharedExpertRankNum is not 0",
                   ok=lambda s: (s.attr("sharedExpertRankNum") == 0),
                   when=lambda s: s.present("sharedExpertXOptional"),
                   )
-_check_93 = Check("op.oriXOptional", 561002, "oriXOptional", "a (BS, H) tensor when copyExpertNum or constExpertNum is positive",
+_check_94 = Check("op.oriXOptional", 561002, "oriXOptional", "a (BS, H) tensor when copyExpertNum or constExpertNum is positive",
                   ok=lambda s: s.present("oriXOptional"),
                   when=lambda s: ((s.attr("copyExpertNum") > 0) or (s.attr("constExpertNum") > 0)),
                   )
-_check_94 = Check("op.constExpertAlpha1Optional", 561002, "constExpertAlpha1Optional", "constExpertAlpha1Optional, constExpertAlpha2Optional and constExpertVOptional all given when constExpertNum is positive",
+_check_95 = Check("op.constExpertAlpha1Optional", 561002, "constExpertAlpha1Optional", "constExpertAlpha1Optional, constExpertAlpha2Optional and constExpertVOptional all given when constExpertNum is positive",
                   ok=lambda s: ((s.present("constExpertAlpha1Optional") and s.present("constExpertAlpha2Optional")) and s.present("constExpertVOptional")),
                   when=lambda s: (s.attr("constExpertNum") > 0),
                   )
-_check_95 = Check("op.oriXOptional.2", 161002, "oriXOptional", "the dtype of expandX",
+_check_96 = Check("op.oriXOptional.2", 161002, "oriXOptional", "the dtype of expandX",
                   ok=lambda s: (s.dtype("oriXOptional") == s.dtype("expandX")),
                   when=lambda s: s.present("oriXOptional"),
                   value=lambda s: s.dtype("oriXOptional"),
                   )
-_check_96 = Check("op.constExpertAlpha1Optional.2", 161002, "constExpertAlpha1Optional", "the dtype of expandX",
+_check_97 = Check("op.constExpertAlpha1Optional.2", 161002, "constExpertAlpha1Optional", "the dtype of expandX",
                   ok=lambda s: (s.dtype("constExpertAlpha1Optional") == s.dtype("expandX")),
                   when=lambda s: s.present("constExpertAlpha1Optional"),
                   value=lambda s: s.dtype("constExpertAlpha1Optional"),
                   )
-_check_97 = Check("op.constExpertAlpha2Optional", 161002, "constExpertAlpha2Optional", "the dtype of expandX",
+_check_98 = Check("op.constExpertAlpha2Optional", 161002, "constExpertAlpha2Optional", "the dtype of expandX",
                   ok=lambda s: (s.dtype("constExpertAlpha2Optional") == s.dtype("expandX")),
                   when=lambda s: s.present("constExpertAlpha2Optional"),
                   value=lambda s: s.dtype("constExpertAlpha2Optional"),
                   )
-_check_98 = Check("op.constExpertVOptional", 161002, "constExpertVOptional", "the dtype of expandX",
+_check_99 = Check("op.constExpertVOptional", 161002, "constExpertVOptional", "the dtype of expandX",
                   ok=lambda s: (s.dtype("constExpertVOptional") == s.dtype("expandX")),
                   when=lambda s: s.present("constExpertVOptional"),
                   value=lambda s: s.dtype("constExpertVOptional"),
                   )
-_check_99 = Check("ascend910_93.expandX", 561002, "expandX", "H in [1024, 8192]",
-                  ok=lambda s: in_range(s.dim("expandX", 1), 1024, 8192, True, True),
-                  value=lambda s: s.dim("expandX", 1),
-                  )
-_check_100 = Check("ascend910_93.bs_range", 561002, "expertIds", "BS in [1, 512]",
+_check_100 = Check("ascend910_93.expandX", 561002, "expandX", "H in [1024, 8192]",
+                   ok=lambda s: in_range(s.dim("expandX", 1), 1024, 8192, True, True),
+                   value=lambda s: s.dim("expandX", 1),
+                   )
+_check_101 = Check("ascend910_93.bs_range", 561002, "expertIds", "BS in [1, 512]",
                    ok=lambda s: in_range(s.dim("expertIds", 0), 1, 512, True, True),
                    value=lambda s: s.dim("expertIds", 0),
                    )
-_check_101 = Check("ascend910_93.moeExpertNum", 561002, "moeExpertNum", "localExpertNum * epWorldSize <= 2048",
+_check_102 = Check("ascend910_93.moeExpertNum", 561002, "moeExpertNum", "localExpertNum * epWorldSize <= 2048",
                    ok=lambda s: (i64(s.let("localMoeExpertNum") * s.attr("epWorldSize")) <= 2048),
                    )
-_check_102 = Check("ascend910_93.window", 561002, "cclBufferSize", "cclBufferSize - 1MB >= 2 * (localExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBS * Align512(2 * H))",
+_check_103 = Check("ascend910_93.window", 561002, "cclBufferSize", "cclBufferSize - 1MB >= 2 * (localExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBS * Align512(2 * H))",
                    ok=lambda s: (i64(s.attr("cclBufferSize") - i64(1 * 1048576)) >= i64(2 * i64(i64(i64(i64(s.let("localMoeExpertNum") * s.let("maxBS")) * s.attr("epWorldSize")) * i64(floordiv(i64(i64(i64(i64(floordiv(i64(i64(i64(2 * s.dim("expandX", 1)) + 32) - 1), 32) * 32) + 44) + 512) - 1), 512) * 512)) + i64(i64(i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum")) * s.let("maxBS")) * i64(floordiv(i64(i64(i64(2 * s.dim("expandX", 1)) + 512) - 1), 512) * 512))))),
                    )
-_check_103 = Check("window.ep", 561002, "cclBufferSize", "cclBufferSize >= the kernels' ep window: 2 data halves of combine, and the status area in windowsIn",
+_check_104 = Check("window.ep", 561002, "cclBufferSize", "cclBufferSize >= the kernels' ep window: 2 data halves of combine, and the status area in windowsIn",
                    ok=lambda s: (s.let("win_need") <= s.let("win_half")),
                    )
-_check_104 = Check("kernel.status_slots", 561002, "globalBS", "maxBS * (K + sharedExpertNum) <= 10240, the row-slot flags one data state of the kernel's status area holds (the generated kernel)",
+_check_105 = Check("kernel.status_slots", 561002, "globalBS", "maxBS * (K + sharedExpertNum) <= 10240, the row-slot flags one data state of the kernel's status area holds (the generated kernel)",
                    ok=lambda s: (i64(s.let("maxBS") * i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum"))) <= 10240),
                    )
 
@@ -722,6 +726,7 @@ _CHECKS = {
         _check_102,
         _check_103,
         _check_104,
+        _check_105,
     ),
 }
 
@@ -789,7 +794,8 @@ INFO = reference.OpInfo(
 )
 
 
-def validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False, out_shapes=None):
+def validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False, out_shapes=None,
+             out_formats=None):
     """Run the checks of ``product`` on one rank; raises opgen.runtime.OpError on the first failure.
 
     ``stage="op_api"``: only the checks the aclnn GetWorkspaceSize runs before tiling (null pointers, 161001;
@@ -797,11 +803,12 @@ def validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, 
     variables ({name: value in its unit}, see ENV), kept apart from ``attrs`` (which may still carry them).
     ``all_errors=True``: raise nothing; return every failing check's OpError, in check order ([] = accepted).
     ``out_shapes``: {output: shape} of the buffers the caller has, checked against what the op writes (tiling
-    always knows them; without them the output shape checks do not apply)."""
+    always knows them; without them the output shape checks do not apply). ``out_formats``: {output: format
+    name} of those buffers ("ND" when not given), checked against each output's declared formats."""
     attrs = reference.with_env(INFO, attrs, env)
     if all_errors:
-        return reference.all_errors(INFO, inputs, attrs, product, out_dtypes, stage, out_shapes)
-    reference.validate(INFO, inputs, attrs, product, out_dtypes, stage, out_shapes)
+        return reference.all_errors(INFO, inputs, attrs, product, out_dtypes, stage, out_shapes, out_formats)
+    reference.validate(INFO, inputs, attrs, product, out_dtypes, stage, out_shapes, out_formats)
     return None
 
 

@@ -3,8 +3,8 @@
 Do not edit: change the spec and run `opgen build`.
 
 API (a contract other tools rely on):
-    validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False, out_shapes=None)
-                                                             -> raises opgen.runtime.OpError (all_errors: a list)
+    validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False, out_shapes=None,
+             out_formats=None)                               -> raises opgen.runtime.OpError (all_errors: a list)
     infer(inputs, attrs, product, out_dtypes=None, *, env=None, validate=True) -> {output: (shape, dtype)}
     sizes(name, inputs, attrs, product)                      -> {result: int} of an aclnn size function
     run_world(inputs, attrs, product, out_dtypes=None)       -> [ {output: ndarray} per rank ]
@@ -213,150 +213,162 @@ _check_12 = Check("format.xActiveMaskOptional", 561002, "xActiveMaskOptional", "
                   when=lambda s: s.present("xActiveMaskOptional"),
                   value=lambda s: s.format("xActiveMaskOptional"),
                   )
-_check_13 = Check("shape.x", 561002, "x", "shape (BS, H)",
+_check_13 = Check("format.yOut", 561002, "yOut", "one of ND",
+                  ok=lambda s: (s.format("yOut") in ("ND",)),
+                  value=lambda s: s.format("yOut"),
+                  )
+_check_14 = Check("format.expandIdxOut", 561002, "expandIdxOut", "one of ND",
+                  ok=lambda s: (s.format("expandIdxOut") in ("ND",)),
+                  value=lambda s: s.format("expandIdxOut"),
+                  )
+_check_15 = Check("format.commCmdInfoOut", 561002, "commCmdInfoOut", "one of ND",
+                  ok=lambda s: (s.format("commCmdInfoOut") in ("ND",)),
+                  value=lambda s: s.format("commCmdInfoOut"),
+                  )
+_check_16 = Check("shape.x", 561002, "x", "shape (BS, H)",
                   ok=lambda s: (s.rank("x") == 2),
                   value=lambda s: s.shape("x"),
                   )
-_check_14 = Check("shape.expertIds", 561002, "expertIds", "shape (BS, K)",
+_check_17 = Check("shape.expertIds", 561002, "expertIds", "shape (BS, K)",
                   ok=lambda s: ((s.rank("expertIds") == 2) and (s.dim("expertIds", 0) == s.dim("x", 0))),
                   value=lambda s: s.shape("expertIds"),
                   detail=lambda s: "shape (" + show(s.dim("x", 0)) + ", K) = (BS, K) with BS=" + show(s.dim("x", 0)),
                   )
-_check_15 = Check("shape.scalesOptional", 561002, "scalesOptional", "shape (sharedExpertNum + moeExpertNum, H)",
+_check_18 = Check("shape.scalesOptional", 561002, "scalesOptional", "shape (sharedExpertNum + moeExpertNum, H)",
                   ok=lambda s: (((s.rank("scalesOptional") == 2) and (s.dim("scalesOptional", 0) == i64(s.attr("sharedExpertNum") + s.attr("moeExpertNum")))) and (s.dim("scalesOptional", 1) == s.dim("x", 1))),
                   when=lambda s: s.present("scalesOptional"),
                   value=lambda s: s.shape("scalesOptional"),
                   detail=lambda s: "shape (" + show(i64(s.attr("sharedExpertNum") + s.attr("moeExpertNum"))) + ", " + show(s.dim("x", 1)) + ") = (sharedExpertNum + moeExpertNum, H) with sharedExpertNum=" + show(s.attr("sharedExpertNum")) + ", moeExpertNum=" + show(s.attr("moeExpertNum")) + ", H=" + show(s.dim("x", 1)),
                   )
-_check_16 = Check("shape.xActiveMaskOptional", 561002, "xActiveMaskOptional", "shape (BS,)",
+_check_19 = Check("shape.xActiveMaskOptional", 561002, "xActiveMaskOptional", "shape (BS,)",
                   ok=lambda s: ((s.rank("xActiveMaskOptional") == 1) and (s.dim("xActiveMaskOptional", 0) == s.dim("x", 0))),
                   when=lambda s: s.present("xActiveMaskOptional"),
                   value=lambda s: s.shape("xActiveMaskOptional"),
                   detail=lambda s: "shape (" + show(s.dim("x", 0)) + ",) = (BS,) with BS=" + show(s.dim("x", 0)),
                   )
-_check_17 = Check("shape.yOut", 561002, "yOut", "shape (BS * (K + sharedExpertNum), tokenMsgSize)",
+_check_20 = Check("shape.yOut", 561002, "yOut", "shape (BS * (K + sharedExpertNum), tokenMsgSize)",
                   ok=lambda s: (((s.rank("yOut") == 2) and (s.dim("yOut", 0) == i64(s.dim("x", 0) * i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum"))))) and (s.dim("yOut", 1) == s.let("tokenMsgSize"))),
                   when=lambda s: s.shaped("yOut"),
                   value=lambda s: s.shape("yOut"),
                   detail=lambda s: "shape (" + show(i64(s.dim("x", 0) * i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum")))) + ", " + show(s.let("tokenMsgSize")) + ") = (BS * (K + sharedExpertNum), tokenMsgSize) with BS=" + show(s.dim("x", 0)) + ", K=" + show(s.dim("expertIds", 1)) + ", sharedExpertNum=" + show(s.attr("sharedExpertNum")) + ", tokenMsgSize=" + show(s.let("tokenMsgSize")),
                   )
-_check_18 = Check("shape.expandIdxOut", 561002, "expandIdxOut", "shape (BS * K,)",
+_check_21 = Check("shape.expandIdxOut", 561002, "expandIdxOut", "shape (BS * K,)",
                   ok=lambda s: ((s.rank("expandIdxOut") == 1) and (s.dim("expandIdxOut", 0) == i64(s.dim("x", 0) * s.dim("expertIds", 1)))),
                   when=lambda s: s.shaped("expandIdxOut"),
                   value=lambda s: s.shape("expandIdxOut"),
                   detail=lambda s: "shape (" + show(i64(s.dim("x", 0) * s.dim("expertIds", 1))) + ",) = (BS * K,) with BS=" + show(s.dim("x", 0)) + ", K=" + show(s.dim("expertIds", 1)),
                   )
-_check_19 = Check("shape.commCmdInfoOut", 561002, "commCmdInfoOut", "shape ((BS * (K + sharedExpertNum) + epWorldSize * localExpertNum) * 16,)",
+_check_22 = Check("shape.commCmdInfoOut", 561002, "commCmdInfoOut", "shape ((BS * (K + sharedExpertNum) + epWorldSize * localExpertNum) * 16,)",
                   ok=lambda s: ((s.rank("commCmdInfoOut") == 1) and (s.dim("commCmdInfoOut", 0) == i64(i64(i64(s.dim("x", 0) * i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum"))) + i64(s.attr("epWorldSize") * s.let("localExpertNum"))) * 16))),
                   when=lambda s: s.shaped("commCmdInfoOut"),
                   value=lambda s: s.shape("commCmdInfoOut"),
                   detail=lambda s: "shape (" + show(i64(i64(i64(s.dim("x", 0) * i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum"))) + i64(s.attr("epWorldSize") * s.let("localExpertNum"))) * 16)) + ",) = ((BS * (K + sharedExpertNum) + epWorldSize * localExpertNum) * 16,) with BS=" + show(s.dim("x", 0)) + ", K=" + show(s.dim("expertIds", 1)) + ", sharedExpertNum=" + show(s.attr("sharedExpertNum")) + ", epWorldSize=" + show(s.attr("epWorldSize")) + ", localExpertNum=" + show(s.let("localExpertNum")),
                   )
-_check_20 = Check("len.groupEp", 161002, "groupEp", "a string whose length is in [1, 128)",
+_check_23 = Check("len.groupEp", 161002, "groupEp", "a string whose length is in [1, 128)",
                   ok=lambda s: in_range(s.len("groupEp"), 1, 128, True, False),
                   value=lambda s: s.len("groupEp"),
                   )
-_check_21 = Check("domain.epWorldSize", 561002, "epWorldSize", "one of {2, 8}",
+_check_24 = Check("domain.epWorldSize", 561002, "epWorldSize", "one of {2, 8}",
                   ok=lambda s: (s.attr("epWorldSize") in (2, 8)),
                   )
-_check_22 = Check("domain.moeExpertNum", 561002, "moeExpertNum", "one of {32}",
+_check_25 = Check("domain.moeExpertNum", 561002, "moeExpertNum", "one of {32}",
                   ok=lambda s: (s.attr("moeExpertNum") in (32,)),
                   )
-_check_23 = Check("domain.expertShardType", 561002, "expertShardType", "one of {0}",
+_check_26 = Check("domain.expertShardType", 561002, "expertShardType", "one of {0}",
                   ok=lambda s: (s.attr("expertShardType") in (0,)),
                   )
-_check_24 = Check("domain.sharedExpertNum", 561002, "sharedExpertNum", "in [0, 4]",
+_check_27 = Check("domain.sharedExpertNum", 561002, "sharedExpertNum", "in [0, 4]",
                   ok=lambda s: in_range(s.attr("sharedExpertNum"), 0, 4, True, True),
                   )
-_check_25 = Check("domain.quantMode", 561002, "quantMode", "in [0, 4]",
+_check_28 = Check("domain.quantMode", 561002, "quantMode", "in [0, 4]",
                   ok=lambda s: in_range(s.attr("quantMode"), 0, 4, True, True),
                   )
-_check_26 = Check("domain.commType", 561002, "commType", "one of {2}",
+_check_29 = Check("domain.commType", 561002, "commType", "one of {2}",
                   ok=lambda s: (s.attr("commType") in (2,)),
                   )
-_check_27 = Check("unsupported.commAlg", 561002, "commAlg", "\"\" (the default; commAlg is not supported on Ascend 950DT)",
+_check_30 = Check("unsupported.commAlg", 561002, "commAlg", "\"\" (the default; commAlg is not supported on Ascend 950DT)",
                   ok=lambda s: (s.attr("commAlg") == ""),
                   )
-_check_28 = Check("quant_mode.quantMode", 561002, "quantMode", "one of 0, 4 (quant modes supported on Ascend 950DT)",
+_check_31 = Check("quant_mode.quantMode", 561002, "quantMode", "one of 0, 4 (quant modes supported on Ascend 950DT)",
                   ok=lambda s: (s.attr("quantMode") in (0, 4)),
                   )
-_check_29 = Check("op.epRankId", 561002, "epRankId", "in [0, epWorldSize)",
+_check_32 = Check("op.epRankId", 561002, "epRankId", "in [0, epWorldSize)",
                   ok=lambda s: in_range(s.attr("epRankId"), 0, s.attr("epWorldSize"), True, False),
                   )
-_check_30 = Check("op.sharedExpertRankNum", 561002, "sharedExpertRankNum", "in [0, epWorldSize / 2]",
+_check_33 = Check("op.sharedExpertRankNum", 561002, "sharedExpertRankNum", "in [0, epWorldSize / 2]",
                   ok=lambda s: in_range(s.attr("sharedExpertRankNum"), 0, floordiv(s.attr("epWorldSize"), 2), True, True),
                   )
-_check_31 = Check("op.moeExpertNum", 561002, "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
+_check_34 = Check("op.moeExpertNum", 561002, "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
                   ok=lambda s: (mod(s.attr("moeExpertNum"), i64(s.attr("epWorldSize") - s.attr("sharedExpertRankNum"))) == 0),
                   )
-_check_32 = Check("op.sharedExpertNum", 561002, "sharedExpertNum", "0 or 1 when sharedExpertRankNum is 0",
+_check_35 = Check("op.sharedExpertNum", 561002, "sharedExpertNum", "0 or 1 when sharedExpertRankNum is 0",
                   ok=lambda s: (s.attr("sharedExpertNum") in (0, 1)),
                   when=lambda s: (s.attr("sharedExpertRankNum") == 0),
                   )
-_check_33 = Check("op.sharedExpertRankNum.2", 561002, "sharedExpertRankNum", "a multiple of sharedExpertNum",
+_check_36 = Check("op.sharedExpertRankNum.2", 561002, "sharedExpertRankNum", "a multiple of sharedExpertNum",
                   ok=lambda s: ((s.attr("sharedExpertNum") > 0) and (mod(s.attr("sharedExpertRankNum"), s.attr("sharedExpertNum")) == 0)),
                   when=lambda s: (s.attr("sharedExpertRankNum") != 0),
                   )
-_check_34 = Check("op.globalBs", 561002, "globalBs", "0, or a multiple of epWorldSize no smaller than BS * epWorldSize",
+_check_37 = Check("op.globalBs", 561002, "globalBs", "0, or a multiple of epWorldSize no smaller than BS * epWorldSize",
                   ok=lambda s: ((s.attr("globalBs") == 0) or ((mod(s.attr("globalBs"), s.attr("epWorldSize")) == 0) and (s.attr("globalBs") >= i64(s.dim("x", 0) * s.attr("epWorldSize"))))),
                   )
-_check_35 = Check("op.h_range", 561002, "x", "H in [1024, 8192]",
+_check_38 = Check("op.h_range", 561002, "x", "H in [1024, 8192]",
                   ok=lambda s: in_range(s.dim("x", 1), 1024, 8192, True, True),
                   value=lambda s: s.dim("x", 1),
                   )
-_check_36 = Check("op.bs_range", 561002, "x", "BS in (0, 512]",
+_check_39 = Check("op.bs_range", 561002, "x", "BS in (0, 512]",
                   ok=lambda s: in_range(s.dim("x", 0), 0, 512, False, True),
                   value=lambda s: s.dim("x", 0),
                   )
-_check_37 = Check("op.expertIds", 561002, "expertIds", "K in (0, 16]",
+_check_40 = Check("op.expertIds", 561002, "expertIds", "K in (0, 16]",
                   ok=lambda s: in_range(s.dim("expertIds", 1), 0, 16, False, True),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_38 = Check("op.expertIds.2", 561002, "expertIds", "K <= moeExpertNum",
+_check_41 = Check("op.expertIds.2", 561002, "expertIds", "K <= moeExpertNum",
                   ok=lambda s: (s.dim("expertIds", 1) <= s.attr("moeExpertNum")),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_39 = Check("op.h_current", 561002, "x", "H = 4096 or 7168 (the H currently supported)",
+_check_42 = Check("op.h_current", 561002, "x", "H = 4096 or 7168 (the H currently supported)",
                   ok=lambda s: (s.dim("x", 1) in (4096, 7168)),
                   value=lambda s: s.dim("x", 1),
                   )
-_check_40 = Check("op.bs_current", 561002, "x", "BS = 8, 16 or 256 (the BS currently supported)",
+_check_43 = Check("op.bs_current", 561002, "x", "BS = 8, 16 or 256 (the BS currently supported)",
                   ok=lambda s: (s.dim("x", 0) in (8, 16, 256)),
                   value=lambda s: s.dim("x", 0),
                   )
-_check_41 = Check("op.k_current", 561002, "expertIds", "K = 6 or 8 (the K currently supported)",
+_check_44 = Check("op.k_current", 561002, "expertIds", "K = 6 or 8 (the K currently supported)",
                   ok=lambda s: (s.dim("expertIds", 1) in (6, 8)),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_42 = Check("op.xActiveMaskOptional", 161002, "xActiveMaskOptional", "a 1-D mask whose true values all precede the false ones",
+_check_45 = Check("op.xActiveMaskOptional", 161002, "xActiveMaskOptional", "a 1-D mask whose true values all precede the false ones",
                   ok=lambda s: s.prefix_true("xActiveMaskOptional"),
                   when=lambda s: s.present("xActiveMaskOptional"),
                   )
-_check_43 = Check("ascend950.scalesOptional", 561002, "scalesOptional", "null when quantMode is 0",
+_check_46 = Check("ascend950.scalesOptional", 561002, "scalesOptional", "null when quantMode is 0",
                   ok=lambda s: (not s.present("scalesOptional")),
                   when=lambda s: (s.attr("quantMode") == 0),
                   )
-_check_44 = Check("ascend950.scalesOptional.2", 561002, "scalesOptional", "null when quantMode is 4 (MX)",
+_check_47 = Check("ascend950.scalesOptional.2", 561002, "scalesOptional", "null when quantMode is 4 (MX)",
                   ok=lambda s: (not s.present("scalesOptional")),
                   when=lambda s: (s.attr("quantMode") == 4),
                   )
-_check_45 = Check("ascend950.yOut", 161002, "yOut", "the dtype of x when quantMode is 0",
+_check_48 = Check("ascend950.yOut", 161002, "yOut", "the dtype of x when quantMode is 0",
                   ok=lambda s: (s.dtype("yOut") == s.dtype("x")),
                   when=lambda s: (s.attr("quantMode") == 0),
                   value=lambda s: s.dtype("yOut"),
                   )
-_check_46 = Check("ascend950.yOut.2", 161002, "yOut", "FLOAT8_E5M2 or FLOAT8_E4M3FN when quantMode is 4",
+_check_49 = Check("ascend950.yOut.2", 161002, "yOut", "FLOAT8_E5M2 or FLOAT8_E4M3FN when quantMode is 4",
                   ok=lambda s: (s.dtype("yOut") in ("FLOAT8_E5M2", "FLOAT8_E4M3FN")),
                   when=lambda s: (s.attr("quantMode") == 4),
                   value=lambda s: s.dtype("yOut"),
                   )
-_check_47 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
+_check_50 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                   ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(2 * 1048576)),
                   )
-_check_48 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 4 * (localExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))",
+_check_51 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 4 * (localExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))",
                   ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(4 * i64(i64(i64(i64(s.let("localMoeExpertNum") * s.let("maxBs")) * s.attr("epWorldSize")) * i64(floordiv(i64(i64(i64(i64(floordiv(i64(i64(i64(2 * s.dim("x", 1)) + 32) - 1), 32) * 32) + 44) + 512) - 1), 512) * 512)) + i64(i64(i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum")) * s.let("maxBs")) * i64(floordiv(i64(i64(i64(2 * s.dim("x", 1)) + 512) - 1), 512) * 512))))),
                   )
-_check_49 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine + dispatch, and the status area in windowsIn",
+_check_52 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine + dispatch, and the status area in windowsIn",
                   ok=lambda s: (s.let("win_need") <= s.let("win_half")),
                   )
 
@@ -412,6 +424,9 @@ _CHECKS = {
         _check_47,
         _check_48,
         _check_49,
+        _check_50,
+        _check_51,
+        _check_52,
     ),
 }
 
@@ -452,7 +467,8 @@ INFO = reference.OpInfo(
 )
 
 
-def validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False, out_shapes=None):
+def validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False, out_shapes=None,
+             out_formats=None):
     """Run the checks of ``product`` on one rank; raises opgen.runtime.OpError on the first failure.
 
     ``stage="op_api"``: only the checks the aclnn GetWorkspaceSize runs before tiling (null pointers, 161001;
@@ -460,11 +476,12 @@ def validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, 
     variables ({name: value in its unit}, see ENV), kept apart from ``attrs`` (which may still carry them).
     ``all_errors=True``: raise nothing; return every failing check's OpError, in check order ([] = accepted).
     ``out_shapes``: {output: shape} of the buffers the caller has, checked against what the op writes (tiling
-    always knows them; without them the output shape checks do not apply)."""
+    always knows them; without them the output shape checks do not apply). ``out_formats``: {output: format
+    name} of those buffers ("ND" when not given), checked against each output's declared formats."""
     attrs = reference.with_env(INFO, attrs, env)
     if all_errors:
-        return reference.all_errors(INFO, inputs, attrs, product, out_dtypes, stage, out_shapes)
-    reference.validate(INFO, inputs, attrs, product, out_dtypes, stage, out_shapes)
+        return reference.all_errors(INFO, inputs, attrs, product, out_dtypes, stage, out_shapes, out_formats)
+    reference.validate(INFO, inputs, attrs, product, out_dtypes, stage, out_shapes, out_formats)
     return None
 
 

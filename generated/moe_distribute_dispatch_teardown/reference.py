@@ -3,8 +3,8 @@
 Do not edit: change the spec and run `opgen build`.
 
 API (a contract other tools rely on):
-    validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False, out_shapes=None)
-                                                             -> raises opgen.runtime.OpError (all_errors: a list)
+    validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False, out_shapes=None,
+             out_formats=None)                               -> raises opgen.runtime.OpError (all_errors: a list)
     infer(inputs, attrs, product, out_dtypes=None, *, env=None, validate=True) -> {output: (shape, dtype)}
     sizes(name, inputs, attrs, product)                      -> {result: int} of an aclnn size function
     run_world(inputs, attrs, product, out_dtypes=None)       -> [ {output: ndarray} per rank ]
@@ -218,154 +218,165 @@ _check_15 = Check("format.commCmdInfo", 561002, "commCmdInfo", "one of ND",
                   ok=lambda s: (s.format("commCmdInfo") in ("ND",)),
                   value=lambda s: s.format("commCmdInfo"),
                   )
-_check_16 = Check("shape.x", 561002, "x", "shape (BS, H)",
+_check_16 = Check("format.expandXOut", 561002, "expandXOut", "one of ND",
+                  ok=lambda s: (s.format("expandXOut") in ("ND",)),
+                  value=lambda s: s.format("expandXOut"),
+                  )
+_check_17 = Check("format.dynamicScalesOut", 561002, "dynamicScalesOut", "one of ND",
+                  ok=lambda s: (s.format("dynamicScalesOut") in ("ND",)),
+                  value=lambda s: s.format("dynamicScalesOut"),
+                  )
+_check_18 = Check("format.assistInfoForCombineOut", 561002, "assistInfoForCombineOut", "one of ND",
+                  ok=lambda s: (s.format("assistInfoForCombineOut") in ("ND",)),
+                  value=lambda s: s.format("assistInfoForCombineOut"),
+                  )
+_check_19 = Check("format.expertTokenNumsOut", 561002, "expertTokenNumsOut", "one of ND",
+                  ok=lambda s: (s.format("expertTokenNumsOut") in ("ND",)),
+                  value=lambda s: s.format("expertTokenNumsOut"),
+                  )
+_check_20 = Check("shape.x", 561002, "x", "shape (BS, H)",
                   ok=lambda s: (s.rank("x") == 2),
                   value=lambda s: s.shape("x"),
                   )
-_check_17 = Check("shape.y", 561002, "y", "shape (BS * (K + sharedExpertNum), tokenMsgSize)",
+_check_21 = Check("shape.y", 561002, "y", "shape (BS * (K + sharedExpertNum), tokenMsgSize)",
                   ok=lambda s: (((s.rank("y") == 2) and (s.dim("y", 0) == i64(s.dim("x", 0) * i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum"))))) and (s.dim("y", 1) == s.let("tokenMsgSize"))),
                   value=lambda s: s.shape("y"),
                   detail=lambda s: "shape (" + show(i64(s.dim("x", 0) * i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum")))) + ", " + show(s.let("tokenMsgSize")) + ") = (BS * (K + sharedExpertNum), tokenMsgSize) with BS=" + show(s.dim("x", 0)) + ", K=" + show(s.dim("expertIds", 1)) + ", sharedExpertNum=" + show(s.attr("sharedExpertNum")) + ", tokenMsgSize=" + show(s.let("tokenMsgSize")),
                   )
-_check_18 = Check("shape.expertIds", 561002, "expertIds", "shape (BS, K)",
+_check_22 = Check("shape.expertIds", 561002, "expertIds", "shape (BS, K)",
                   ok=lambda s: ((s.rank("expertIds") == 2) and (s.dim("expertIds", 0) == s.dim("x", 0))),
                   value=lambda s: s.shape("expertIds"),
                   detail=lambda s: "shape (" + show(s.dim("x", 0)) + ", K) = (BS, K) with BS=" + show(s.dim("x", 0)),
                   )
-_check_19 = Check("shape.commCmdInfo", 561002, "commCmdInfo", "shape ((BS * (K + sharedExpertNum) + epWorldSize * localExpertNum) * 16,)",
+_check_23 = Check("shape.commCmdInfo", 561002, "commCmdInfo", "shape ((BS * (K + sharedExpertNum) + epWorldSize * localExpertNum) * 16,)",
                   ok=lambda s: ((s.rank("commCmdInfo") == 1) and (s.dim("commCmdInfo", 0) == i64(i64(i64(s.dim("x", 0) * i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum"))) + i64(s.attr("epWorldSize") * s.let("localExpertNum"))) * 16))),
                   value=lambda s: s.shape("commCmdInfo"),
                   detail=lambda s: "shape (" + show(i64(i64(i64(s.dim("x", 0) * i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum"))) + i64(s.attr("epWorldSize") * s.let("localExpertNum"))) * 16)) + ",) = ((BS * (K + sharedExpertNum) + epWorldSize * localExpertNum) * 16,) with BS=" + show(s.dim("x", 0)) + ", K=" + show(s.dim("expertIds", 1)) + ", sharedExpertNum=" + show(s.attr("sharedExpertNum")) + ", epWorldSize=" + show(s.attr("epWorldSize")) + ", localExpertNum=" + show(s.let("localExpertNum")),
                   )
-_check_20 = Check("shape.expandXOut", 561002, "expandXOut", "shape (A, H)",
+_check_24 = Check("shape.expandXOut", 561002, "expandXOut", "shape (A, H)",
                   ok=lambda s: (((s.rank("expandXOut") == 2) and (s.dim("expandXOut", 0) == s.let("A"))) and (s.dim("expandXOut", 1) == s.dim("x", 1))),
                   when=lambda s: s.shaped("expandXOut"),
                   value=lambda s: s.shape("expandXOut"),
                   detail=lambda s: "shape (" + show(s.let("A")) + ", " + show(s.dim("x", 1)) + ") = (A, H) with A=" + show(s.let("A")) + ", H=" + show(s.dim("x", 1)),
                   )
-_check_21 = Check("shape.dynamicScalesOut", 561002, "dynamicScalesOut", "shape (A,)",
+_check_25 = Check("shape.dynamicScalesOut", 561002, "dynamicScalesOut", "shape (A,)",
                   ok=lambda s: ((s.rank("dynamicScalesOut") == 1) and (s.dim("dynamicScalesOut", 0) == s.let("A"))),
                   when=lambda s: s.shaped("dynamicScalesOut"),
                   value=lambda s: s.shape("dynamicScalesOut"),
                   detail=lambda s: "shape (" + show(s.let("A")) + ",) = (A,) with A=" + show(s.let("A")),
                   )
-_check_22 = Check("shape.assistInfoForCombineOut", 561002, "assistInfoForCombineOut", "shape (A * 128,)",
+_check_26 = Check("shape.assistInfoForCombineOut", 561002, "assistInfoForCombineOut", "shape (A * 128,)",
                   ok=lambda s: ((s.rank("assistInfoForCombineOut") == 1) and (s.dim("assistInfoForCombineOut", 0) == i64(s.let("A") * 128))),
                   when=lambda s: s.shaped("assistInfoForCombineOut"),
                   value=lambda s: s.shape("assistInfoForCombineOut"),
                   detail=lambda s: "shape (" + show(i64(s.let("A") * 128)) + ",) = (A * 128,) with A=" + show(s.let("A")),
                   )
-_check_23 = Check("shape.expertTokenNumsOut", 561002, "expertTokenNumsOut", "shape (localExpertNum,)",
+_check_27 = Check("shape.expertTokenNumsOut", 561002, "expertTokenNumsOut", "shape (localExpertNum,)",
                   ok=lambda s: ((s.rank("expertTokenNumsOut") == 1) and (s.dim("expertTokenNumsOut", 0) == s.let("localExpertNum"))),
                   when=lambda s: s.shaped("expertTokenNumsOut"),
                   value=lambda s: s.shape("expertTokenNumsOut"),
                   detail=lambda s: "shape (" + show(s.let("localExpertNum")) + ",) = (localExpertNum,) with localExpertNum=" + show(s.let("localExpertNum")),
                   )
-_check_24 = Check("len.groupEp", 161002, "groupEp", "a string whose length is in [1, 128)",
+_check_28 = Check("len.groupEp", 161002, "groupEp", "a string whose length is in [1, 128)",
                   ok=lambda s: in_range(s.len("groupEp"), 1, 128, True, False),
                   value=lambda s: s.len("groupEp"),
                   )
-_check_25 = Check("domain.epWorldSize", 561002, "epWorldSize", "one of {2, 8}",
+_check_29 = Check("domain.epWorldSize", 561002, "epWorldSize", "one of {2, 8}",
                   ok=lambda s: (s.attr("epWorldSize") in (2, 8)),
                   )
-_check_26 = Check("domain.moeExpertNum", 561002, "moeExpertNum", "one of {32}",
+_check_30 = Check("domain.moeExpertNum", 561002, "moeExpertNum", "one of {32}",
                   ok=lambda s: (s.attr("moeExpertNum") in (32,)),
                   )
-_check_27 = Check("domain.expertShardType", 561002, "expertShardType", "one of {0}",
+_check_31 = Check("domain.expertShardType", 561002, "expertShardType", "one of {0}",
                   ok=lambda s: (s.attr("expertShardType") in (0,)),
                   )
-_check_28 = Check("domain.sharedExpertNum", 561002, "sharedExpertNum", "in [0, 4]",
+_check_32 = Check("domain.sharedExpertNum", 561002, "sharedExpertNum", "in [0, 4]",
                   ok=lambda s: in_range(s.attr("sharedExpertNum"), 0, 4, True, True),
                   )
-_check_29 = Check("domain.quantMode", 561002, "quantMode", "in [0, 4]",
+_check_33 = Check("domain.quantMode", 561002, "quantMode", "in [0, 4]",
                   ok=lambda s: in_range(s.attr("quantMode"), 0, 4, True, True),
                   )
-_check_30 = Check("domain.expertTokenNumsType", 561002, "expertTokenNumsType", "one of {1}",
+_check_34 = Check("domain.expertTokenNumsType", 561002, "expertTokenNumsType", "one of {1}",
                   ok=lambda s: (s.attr("expertTokenNumsType") in (1,)),
                   )
-_check_31 = Check("domain.commType", 561002, "commType", "one of {2}",
+_check_35 = Check("domain.commType", 561002, "commType", "one of {2}",
                   ok=lambda s: (s.attr("commType") in (2,)),
                   )
-_check_32 = Check("unsupported.commAlg", 561002, "commAlg", "\"\" (the default; commAlg is not supported on Ascend 950DT)",
+_check_36 = Check("unsupported.commAlg", 561002, "commAlg", "\"\" (the default; commAlg is not supported on Ascend 950DT)",
                   ok=lambda s: (s.attr("commAlg") == ""),
                   )
-_check_33 = Check("quant_mode.quantMode", 561002, "quantMode", "one of 0, 4 (quant modes supported on Ascend 950DT)",
+_check_37 = Check("quant_mode.quantMode", 561002, "quantMode", "one of 0, 4 (quant modes supported on Ascend 950DT)",
                   ok=lambda s: (s.attr("quantMode") in (0, 4)),
                   )
-_check_34 = Check("op.epRankId", 561002, "epRankId", "in [0, epWorldSize)",
+_check_38 = Check("op.epRankId", 561002, "epRankId", "in [0, epWorldSize)",
                   ok=lambda s: in_range(s.attr("epRankId"), 0, s.attr("epWorldSize"), True, False),
                   )
-_check_35 = Check("op.sharedExpertRankNum", 561002, "sharedExpertRankNum", "in [0, epWorldSize / 2]",
+_check_39 = Check("op.sharedExpertRankNum", 561002, "sharedExpertRankNum", "in [0, epWorldSize / 2]",
                   ok=lambda s: in_range(s.attr("sharedExpertRankNum"), 0, floordiv(s.attr("epWorldSize"), 2), True, True),
                   )
-_check_36 = Check("op.moeExpertNum", 561002, "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
+_check_40 = Check("op.moeExpertNum", 561002, "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
                   ok=lambda s: (mod(s.attr("moeExpertNum"), i64(s.attr("epWorldSize") - s.attr("sharedExpertRankNum"))) == 0),
                   )
-_check_37 = Check("op.sharedExpertNum", 561002, "sharedExpertNum", "0 or 1 when sharedExpertRankNum is 0",
+_check_41 = Check("op.sharedExpertNum", 561002, "sharedExpertNum", "0 or 1 when sharedExpertRankNum is 0",
                   ok=lambda s: (s.attr("sharedExpertNum") in (0, 1)),
                   when=lambda s: (s.attr("sharedExpertRankNum") == 0),
                   )
-_check_38 = Check("op.sharedExpertRankNum.2", 561002, "sharedExpertRankNum", "a multiple of sharedExpertNum",
+_check_42 = Check("op.sharedExpertRankNum.2", 561002, "sharedExpertRankNum", "a multiple of sharedExpertNum",
                   ok=lambda s: ((s.attr("sharedExpertNum") > 0) and (mod(s.attr("sharedExpertRankNum"), s.attr("sharedExpertNum")) == 0)),
                   when=lambda s: (s.attr("sharedExpertRankNum") != 0),
                   )
-_check_39 = Check("op.globalBs", 561002, "globalBs", "0, or a multiple of epWorldSize no smaller than BS * epWorldSize",
+_check_43 = Check("op.globalBs", 561002, "globalBs", "0, or a multiple of epWorldSize no smaller than BS * epWorldSize",
                   ok=lambda s: ((s.attr("globalBs") == 0) or ((mod(s.attr("globalBs"), s.attr("epWorldSize")) == 0) and (s.attr("globalBs") >= i64(s.dim("x", 0) * s.attr("epWorldSize"))))),
                   )
-_check_40 = Check("op.h_range", 561002, "x", "H in [1024, 8192]",
+_check_44 = Check("op.h_range", 561002, "x", "H in [1024, 8192]",
                   ok=lambda s: in_range(s.dim("x", 1), 1024, 8192, True, True),
                   value=lambda s: s.dim("x", 1),
                   )
-_check_41 = Check("op.bs_range", 561002, "x", "BS in (0, 512]",
+_check_45 = Check("op.bs_range", 561002, "x", "BS in (0, 512]",
                   ok=lambda s: in_range(s.dim("x", 0), 0, 512, False, True),
                   value=lambda s: s.dim("x", 0),
                   )
-_check_42 = Check("op.expertIds", 561002, "expertIds", "K in (0, 16]",
+_check_46 = Check("op.expertIds", 561002, "expertIds", "K in (0, 16]",
                   ok=lambda s: in_range(s.dim("expertIds", 1), 0, 16, False, True),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_43 = Check("op.expertIds.2", 561002, "expertIds", "K <= moeExpertNum",
+_check_47 = Check("op.expertIds.2", 561002, "expertIds", "K <= moeExpertNum",
                   ok=lambda s: (s.dim("expertIds", 1) <= s.attr("moeExpertNum")),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_44 = Check("op.h_current", 561002, "x", "H = 4096 or 7168 (the H currently supported)",
+_check_48 = Check("op.h_current", 561002, "x", "H = 4096 or 7168 (the H currently supported)",
                   ok=lambda s: (s.dim("x", 1) in (4096, 7168)),
                   value=lambda s: s.dim("x", 1),
                   )
-_check_45 = Check("op.bs_current", 561002, "x", "BS = 8, 16 or 256 (the BS currently supported)",
+_check_49 = Check("op.bs_current", 561002, "x", "BS = 8, 16 or 256 (the BS currently supported)",
                   ok=lambda s: (s.dim("x", 0) in (8, 16, 256)),
                   value=lambda s: s.dim("x", 0),
                   )
-_check_46 = Check("op.k_current", 561002, "expertIds", "K = 6 or 8 (the K currently supported)",
+_check_50 = Check("op.k_current", 561002, "expertIds", "K = 6 or 8 (the K currently supported)",
                   ok=lambda s: (s.dim("expertIds", 1) in (6, 8)),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_47 = Check("op.expandXOut", 161002, "expandXOut", "the dtype of y",
+_check_51 = Check("op.expandXOut", 161002, "expandXOut", "the dtype of y",
                   ok=lambda s: (s.dtype("expandXOut") == s.dtype("y")),
                   value=lambda s: s.dtype("expandXOut"),
                   )
-_check_48 = Check("ascend950.y", 161002, "y", "the dtype of x when quantMode is 0",
+_check_52 = Check("ascend950.y", 161002, "y", "the dtype of x when quantMode is 0",
                   ok=lambda s: (s.dtype("y") == s.dtype("x")),
                   when=lambda s: (s.attr("quantMode") == 0),
                   value=lambda s: s.dtype("y"),
                   )
-_check_49 = Check("ascend950.y.2", 161002, "y", "FLOAT8_E5M2 or FLOAT8_E4M3FN when quantMode is 4",
-                  ok=lambda s: (s.dtype("y") in ("FLOAT8_E5M2", "FLOAT8_E4M3FN")),
-                  when=lambda s: (s.attr("quantMode") == 4),
-                  value=lambda s: s.dtype("y"),
-                  )
-_check_50 = Check("ascend950.dynamicScalesOut", 161002, "dynamicScalesOut", "FLOAT8_E8M0 when quantMode is 4",
+_check_53 = Check("ascend950.dynamicScalesOut", 161002, "dynamicScalesOut", "FLOAT8_E8M0 when quantMode is 4",
                   ok=lambda s: (s.dtype("dynamicScalesOut") == "FLOAT8_E8M0"),
                   when=lambda s: (s.attr("quantMode") == 4),
                   value=lambda s: s.dtype("dynamicScalesOut"),
                   )
-_check_51 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
+_check_54 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                   ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(2 * 1048576)),
                   )
-_check_52 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 4 * (localExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))",
+_check_55 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 4 * (localExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))",
                   ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(4 * i64(i64(i64(i64(s.let("localMoeExpertNum") * s.let("maxBs")) * s.attr("epWorldSize")) * i64(floordiv(i64(i64(i64(i64(floordiv(i64(i64(i64(2 * s.dim("x", 1)) + 32) - 1), 32) * 32) + 44) + 512) - 1), 512) * 512)) + i64(i64(i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum")) * s.let("maxBs")) * i64(floordiv(i64(i64(i64(2 * s.dim("x", 1)) + 512) - 1), 512) * 512))))),
                   )
-_check_53 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine + dispatch, and the status area in windowsIn",
+_check_56 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine + dispatch, and the status area in windowsIn",
                   ok=lambda s: (s.let("win_need") <= s.let("win_half")),
                   )
 
@@ -425,6 +436,9 @@ _CHECKS = {
         _check_51,
         _check_52,
         _check_53,
+        _check_54,
+        _check_55,
+        _check_56,
     ),
 }
 
@@ -465,7 +479,8 @@ INFO = reference.OpInfo(
 )
 
 
-def validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False, out_shapes=None):
+def validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False, out_shapes=None,
+             out_formats=None):
     """Run the checks of ``product`` on one rank; raises opgen.runtime.OpError on the first failure.
 
     ``stage="op_api"``: only the checks the aclnn GetWorkspaceSize runs before tiling (null pointers, 161001;
@@ -473,11 +488,12 @@ def validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, 
     variables ({name: value in its unit}, see ENV), kept apart from ``attrs`` (which may still carry them).
     ``all_errors=True``: raise nothing; return every failing check's OpError, in check order ([] = accepted).
     ``out_shapes``: {output: shape} of the buffers the caller has, checked against what the op writes (tiling
-    always knows them; without them the output shape checks do not apply)."""
+    always knows them; without them the output shape checks do not apply). ``out_formats``: {output: format
+    name} of those buffers ("ND" when not given), checked against each output's declared formats."""
     attrs = reference.with_env(INFO, attrs, env)
     if all_errors:
-        return reference.all_errors(INFO, inputs, attrs, product, out_dtypes, stage, out_shapes)
-    reference.validate(INFO, inputs, attrs, product, out_dtypes, stage, out_shapes)
+        return reference.all_errors(INFO, inputs, attrs, product, out_dtypes, stage, out_shapes, out_formats)
+    reference.validate(INFO, inputs, attrs, product, out_dtypes, stage, out_shapes, out_formats)
     return None
 
 

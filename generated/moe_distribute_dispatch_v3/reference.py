@@ -3,8 +3,8 @@
 Do not edit: change the spec and run `opgen build`.
 
 API (a contract other tools rely on):
-    validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False, out_shapes=None)
-                                                             -> raises opgen.runtime.OpError (all_errors: a list)
+    validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False, out_shapes=None,
+             out_formats=None)                               -> raises opgen.runtime.OpError (all_errors: a list)
     infer(inputs, attrs, product, out_dtypes=None, *, env=None, validate=True) -> {output: (shape, dtype)}
     sizes(name, inputs, attrs, product)                      -> {result: int} of an aclnn size function
     run_world(inputs, attrs, product, out_dtypes=None)       -> [ {output: ndarray} per rank ]
@@ -308,208 +308,236 @@ _check_27 = Check("format.performanceInfoOptional", 561002, "performanceInfoOpti
                   when=lambda s: s.present("performanceInfoOptional"),
                   value=lambda s: s.format("performanceInfoOptional"),
                   )
-_check_28 = Check("shape.context", 561002, "context", "shape (4100,)",
+_check_28 = Check("format.expandXOut", 561002, "expandXOut", "one of ND",
+                  ok=lambda s: (s.format("expandXOut") in ("ND",)),
+                  value=lambda s: s.format("expandXOut"),
+                  )
+_check_29 = Check("format.dynamicScalesOut", 561002, "dynamicScalesOut", "one of ND",
+                  ok=lambda s: (s.format("dynamicScalesOut") in ("ND",)),
+                  value=lambda s: s.format("dynamicScalesOut"),
+                  )
+_check_30 = Check("format.assistInfoForCombineOut", 561002, "assistInfoForCombineOut", "one of ND",
+                  ok=lambda s: (s.format("assistInfoForCombineOut") in ("ND",)),
+                  value=lambda s: s.format("assistInfoForCombineOut"),
+                  )
+_check_31 = Check("format.expertTokenNumsOut", 561002, "expertTokenNumsOut", "one of ND",
+                  ok=lambda s: (s.format("expertTokenNumsOut") in ("ND",)),
+                  value=lambda s: s.format("expertTokenNumsOut"),
+                  )
+_check_32 = Check("format.epRecvCountsOut", 561002, "epRecvCountsOut", "one of ND",
+                  ok=lambda s: (s.format("epRecvCountsOut") in ("ND",)),
+                  value=lambda s: s.format("epRecvCountsOut"),
+                  )
+_check_33 = Check("format.tpRecvCountsOut", 561002, "tpRecvCountsOut", "one of ND",
+                  ok=lambda s: (s.format("tpRecvCountsOut") in ("ND",)),
+                  value=lambda s: s.format("tpRecvCountsOut"),
+                  )
+_check_34 = Check("format.expandScalesOut", 561002, "expandScalesOut", "one of ND",
+                  ok=lambda s: (s.format("expandScalesOut") in ("ND",)),
+                  value=lambda s: s.format("expandScalesOut"),
+                  )
+_check_35 = Check("shape.context", 561002, "context", "shape (4100,)",
                   ok=lambda s: ((s.rank("context") == 1) and (s.dim("context", 0) == 4100)),
                   value=lambda s: s.shape("context"),
                   )
-_check_29 = Check("shape.x", 561002, "x", "shape (BS, H)",
+_check_36 = Check("shape.x", 561002, "x", "shape (BS, H)",
                   ok=lambda s: (s.rank("x") == 2),
                   value=lambda s: s.shape("x"),
                   )
-_check_30 = Check("shape.expertIds", 561002, "expertIds", "shape (BS, K)",
+_check_37 = Check("shape.expertIds", 561002, "expertIds", "shape (BS, K)",
                   ok=lambda s: ((s.rank("expertIds") == 2) and (s.dim("expertIds", 0) == s.dim("x", 0))),
                   value=lambda s: s.shape("expertIds"),
                   detail=lambda s: "shape (" + show(s.dim("x", 0)) + ", K) = (BS, K) with BS=" + show(s.dim("x", 0)),
                   )
-_check_31 = Check("shape.xActiveMaskOptional", 561002, "xActiveMaskOptional", "shape (BS,) or (BS, K)",
+_check_38 = Check("shape.xActiveMaskOptional", 561002, "xActiveMaskOptional", "shape (BS,) or (BS, K)",
                   ok=lambda s: (((s.rank("xActiveMaskOptional") == 1) and (s.dim("xActiveMaskOptional", 0) == s.dim("x", 0))) or (((s.rank("xActiveMaskOptional") == 2) and (s.dim("xActiveMaskOptional", 0) == s.dim("x", 0))) and (s.dim("xActiveMaskOptional", 1) == s.dim("expertIds", 1)))),
                   when=lambda s: s.present("xActiveMaskOptional"),
                   value=lambda s: s.shape("xActiveMaskOptional"),
                   detail=lambda s: "shape (" + show(s.dim("x", 0)) + ",) or (" + show(s.dim("x", 0)) + ", " + show(s.dim("expertIds", 1)) + ") = (BS,) or (BS, K) with BS=" + show(s.dim("x", 0)) + ", K=" + show(s.dim("expertIds", 1)),
                   )
-_check_32 = Check("shape.expertScalesOptional", 561002, "expertScalesOptional", "shape (BS, K)",
+_check_39 = Check("shape.expertScalesOptional", 561002, "expertScalesOptional", "shape (BS, K)",
                   ok=lambda s: (((s.rank("expertScalesOptional") == 2) and (s.dim("expertScalesOptional", 0) == s.dim("x", 0))) and (s.dim("expertScalesOptional", 1) == s.dim("expertIds", 1))),
                   when=lambda s: s.present("expertScalesOptional"),
                   value=lambda s: s.shape("expertScalesOptional"),
                   detail=lambda s: "shape (" + show(s.dim("x", 0)) + ", " + show(s.dim("expertIds", 1)) + ") = (BS, K) with BS=" + show(s.dim("x", 0)) + ", K=" + show(s.dim("expertIds", 1)),
                   )
-_check_33 = Check("shape.elasticInfoOptional", 561002, "elasticInfoOptional", "shape (4 + 2 * epWorldSize,)",
+_check_40 = Check("shape.elasticInfoOptional", 561002, "elasticInfoOptional", "shape (4 + 2 * epWorldSize,)",
                   ok=lambda s: ((s.rank("elasticInfoOptional") == 1) and (s.dim("elasticInfoOptional", 0) == i64(4 + i64(2 * s.attr("epWorldSize"))))),
                   when=lambda s: s.present("elasticInfoOptional"),
                   value=lambda s: s.shape("elasticInfoOptional"),
                   detail=lambda s: "shape (" + show(i64(4 + i64(2 * s.attr("epWorldSize")))) + ",) = (4 + 2 * epWorldSize,) with epWorldSize=" + show(s.attr("epWorldSize")),
                   )
-_check_34 = Check("shape.performanceInfoOptional", 561002, "performanceInfoOptional", "shape (epWorldSize,)",
+_check_41 = Check("shape.performanceInfoOptional", 561002, "performanceInfoOptional", "shape (epWorldSize,)",
                   ok=lambda s: ((s.rank("performanceInfoOptional") == 1) and (s.dim("performanceInfoOptional", 0) == s.attr("epWorldSize"))),
                   when=lambda s: s.present("performanceInfoOptional"),
                   value=lambda s: s.shape("performanceInfoOptional"),
                   detail=lambda s: "shape (" + show(s.attr("epWorldSize")) + ",) = (epWorldSize,) with epWorldSize=" + show(s.attr("epWorldSize")),
                   )
-_check_35 = Check("shape.expandXOut", 561002, "expandXOut", "shape (>= A, H)",
+_check_42 = Check("shape.expandXOut", 561002, "expandXOut", "shape (>= A, H)",
                   ok=lambda s: (((s.rank("expandXOut") == 2) and (s.dim("expandXOut", 0) >= s.let("A"))) and (s.dim("expandXOut", 1) == s.dim("x", 1))),
                   when=lambda s: s.shaped("expandXOut"),
                   value=lambda s: s.shape("expandXOut"),
                   detail=lambda s: "shape (>= " + show(s.let("A")) + ", " + show(s.dim("x", 1)) + ") = (>= A, H) with A=" + show(s.let("A")) + ", H=" + show(s.dim("x", 1)),
                   )
-_check_36 = Check("shape.dynamicScalesOut", 561002, "dynamicScalesOut", "shape (if quantMode == 3 then (A, ceil_div(H, 128)) else (if quantMode == 4 then (A, align(ceil_div(H, 32), 2)) else (if quantMode == 0 and present(scalesOptional) then (A, dim(scalesOptional, 1)) else (A,))))",
+_check_43 = Check("shape.dynamicScalesOut", 561002, "dynamicScalesOut", "shape (if quantMode == 3 then (A, ceil_div(H, 128)) else (if quantMode == 4 then (A, align(ceil_div(H, 32), 2)) else (if quantMode == 0 and present(scalesOptional) then (A, dim(scalesOptional, 1)) else (A,))))",
                   ok=lambda s: ((((s.rank("dynamicScalesOut") == 2) and (s.dim("dynamicScalesOut", 0) == s.let("A"))) and (s.dim("dynamicScalesOut", 1) == ceil_div(s.dim("x", 1), 128))) if (s.attr("quantMode") == 3) else ((((s.rank("dynamicScalesOut") == 2) and (s.dim("dynamicScalesOut", 0) == s.let("A"))) and (s.dim("dynamicScalesOut", 1) == align(ceil_div(s.dim("x", 1), 32), 2))) if (s.attr("quantMode") == 4) else ((((s.rank("dynamicScalesOut") == 2) and (s.dim("dynamicScalesOut", 0) == s.let("A"))) and (s.dim("dynamicScalesOut", 1) == s.dim("scalesOptional", 1))) if ((s.attr("quantMode") == 0) and s.present("scalesOptional")) else ((s.rank("dynamicScalesOut") == 1) and (s.dim("dynamicScalesOut", 0) == s.let("A")))))),
                   when=lambda s: s.shaped("dynamicScalesOut"),
                   value=lambda s: s.shape("dynamicScalesOut"),
                   detail=lambda s: ("shape (" + show(s.let("A")) + ", " + show(ceil_div(s.dim("x", 1), 128)) + ") = (A, ceil_div(H, 128)) with quantMode=" + show(s.attr("quantMode")) + ", A=" + show(s.let("A")) + ", H=" + show(s.dim("x", 1)) if (s.attr("quantMode") == 3) else ("shape (" + show(s.let("A")) + ", " + show(align(ceil_div(s.dim("x", 1), 32), 2)) + ") = (A, align(ceil_div(H, 32), 2)) with quantMode=" + show(s.attr("quantMode")) + ", A=" + show(s.let("A")) + ", H=" + show(s.dim("x", 1)) if (s.attr("quantMode") == 4) else ("shape (" + show(s.let("A")) + ", " + show(s.dim("scalesOptional", 1)) + ") = (A, dim(scalesOptional, 1)) with quantMode=" + show(s.attr("quantMode")) + ", A=" + show(s.let("A")) if ((s.attr("quantMode") == 0) and s.present("scalesOptional")) else "shape (" + show(s.let("A")) + ",) = (A,) with quantMode=" + show(s.attr("quantMode")) + ", A=" + show(s.let("A"))))),
                   )
-_check_37 = Check("shape.assistInfoForCombineOut", 561002, "assistInfoForCombineOut", "shape (>= A * 128,)",
+_check_44 = Check("shape.assistInfoForCombineOut", 561002, "assistInfoForCombineOut", "shape (>= A * 128,)",
                   ok=lambda s: ((s.rank("assistInfoForCombineOut") == 1) and (s.dim("assistInfoForCombineOut", 0) >= i64(s.let("A") * 128))),
                   when=lambda s: s.shaped("assistInfoForCombineOut"),
                   value=lambda s: s.shape("assistInfoForCombineOut"),
                   detail=lambda s: "shape (>= " + show(i64(s.let("A") * 128)) + ",) = (>= A * 128,) with A=" + show(s.let("A")),
                   )
-_check_38 = Check("shape.expertTokenNumsOut", 561002, "expertTokenNumsOut", "shape (localExpertNum,)",
+_check_45 = Check("shape.expertTokenNumsOut", 561002, "expertTokenNumsOut", "shape (localExpertNum,)",
                   ok=lambda s: ((s.rank("expertTokenNumsOut") == 1) and (s.dim("expertTokenNumsOut", 0) == s.let("localExpertNum"))),
                   when=lambda s: s.shaped("expertTokenNumsOut"),
                   value=lambda s: s.shape("expertTokenNumsOut"),
                   detail=lambda s: "shape (" + show(s.let("localExpertNum")) + ",) = (localExpertNum,) with localExpertNum=" + show(s.let("localExpertNum")),
                   )
-_check_39 = Check("shape.epRecvCountsOut", 561002, "epRecvCountsOut", "shape (if present(expertScalesOptional) then (>= epWorldSize * localExpertNum + globalBSReal * 2 * K * epWorldSize // 8,) else (>= epWorldSize * localExpertNum,))",
+_check_46 = Check("shape.epRecvCountsOut", 561002, "epRecvCountsOut", "shape (if present(expertScalesOptional) then (>= epWorldSize * localExpertNum + globalBSReal * 2 * K * epWorldSize // 8,) else (>= epWorldSize * localExpertNum,))",
                   ok=lambda s: (((s.rank("epRecvCountsOut") == 1) and (s.dim("epRecvCountsOut", 0) >= i64(i64(s.attr("epWorldSize") * s.let("localExpertNum")) + floordiv(i64(i64(i64(s.let("globalBSReal") * 2) * s.dim("expertIds", 1)) * s.attr("epWorldSize")), 8)))) if s.present("expertScalesOptional") else ((s.rank("epRecvCountsOut") == 1) and (s.dim("epRecvCountsOut", 0) >= i64(s.attr("epWorldSize") * s.let("localExpertNum"))))),
                   when=lambda s: s.shaped("epRecvCountsOut"),
                   value=lambda s: s.shape("epRecvCountsOut"),
                   detail=lambda s: ("shape (>= " + show(i64(i64(s.attr("epWorldSize") * s.let("localExpertNum")) + floordiv(i64(i64(i64(s.let("globalBSReal") * 2) * s.dim("expertIds", 1)) * s.attr("epWorldSize")), 8))) + ",) = (>= epWorldSize * localExpertNum + globalBSReal * 2 * K * epWorldSize // 8,) with epWorldSize=" + show(s.attr("epWorldSize")) + ", localExpertNum=" + show(s.let("localExpertNum")) + ", globalBSReal=" + show(s.let("globalBSReal")) + ", K=" + show(s.dim("expertIds", 1)) if s.present("expertScalesOptional") else "shape (>= " + show(i64(s.attr("epWorldSize") * s.let("localExpertNum"))) + ",) = (>= epWorldSize * localExpertNum,) with epWorldSize=" + show(s.attr("epWorldSize")) + ", localExpertNum=" + show(s.let("localExpertNum"))),
                   )
-_check_40 = Check("shape.tpRecvCountsOut", 561002, "tpRecvCountsOut", "shape (tpWorldSize,)",
+_check_47 = Check("shape.tpRecvCountsOut", 561002, "tpRecvCountsOut", "shape (tpWorldSize,)",
                   ok=lambda s: ((s.rank("tpRecvCountsOut") == 1) and (s.dim("tpRecvCountsOut", 0) == s.attr("tpWorldSize"))),
                   when=lambda s: s.shaped("tpRecvCountsOut"),
                   value=lambda s: s.shape("tpRecvCountsOut"),
                   detail=lambda s: "shape (" + show(s.attr("tpWorldSize")) + ",) = (tpWorldSize,) with tpWorldSize=" + show(s.attr("tpWorldSize")),
                   )
-_check_41 = Check("shape.expandScalesOut", 561002, "expandScalesOut", "shape (A,)",
+_check_48 = Check("shape.expandScalesOut", 561002, "expandScalesOut", "shape (A,)",
                   ok=lambda s: ((s.rank("expandScalesOut") == 1) and (s.dim("expandScalesOut", 0) == s.let("A"))),
                   when=lambda s: s.shaped("expandScalesOut"),
                   value=lambda s: s.shape("expandScalesOut"),
                   detail=lambda s: "shape (" + show(s.let("A")) + ",) = (A,) with A=" + show(s.let("A")),
                   )
-_check_42 = Check("domain.epWorldSize", 561002, "epWorldSize", "in [2, 768]",
+_check_49 = Check("domain.epWorldSize", 561002, "epWorldSize", "in [2, 768]",
                   ok=lambda s: in_range(s.attr("epWorldSize"), 2, 768, True, True),
                   )
-_check_43 = Check("domain.moeExpertNum", 561002, "moeExpertNum", "in (0, 1024]",
+_check_50 = Check("domain.moeExpertNum", 561002, "moeExpertNum", "in (0, 1024]",
                   ok=lambda s: in_range(s.attr("moeExpertNum"), 0, 1024, False, True),
                   )
-_check_44 = Check("domain.cclBufferSize", 561002, "cclBufferSize", "in [1 * MB, MAX_INT64]",
+_check_51 = Check("domain.cclBufferSize", 561002, "cclBufferSize", "in [1 * MB, MAX_INT64]",
                   ok=lambda s: in_range(s.attr("cclBufferSize"), i64(1 * 1048576), 9223372036854775807, True, True),
                   )
-_check_45 = Check("domain.tpWorldSize", 561002, "tpWorldSize", "one of {0, 1}",
+_check_52 = Check("domain.tpWorldSize", 561002, "tpWorldSize", "one of {0, 1}",
                   ok=lambda s: (s.attr("tpWorldSize") in (0, 1)),
                   )
-_check_46 = Check("domain.tpRankId", 561002, "tpRankId", "one of {0}",
+_check_53 = Check("domain.tpRankId", 561002, "tpRankId", "one of {0}",
                   ok=lambda s: (s.attr("tpRankId") in (0,)),
                   )
-_check_47 = Check("domain.expertShardType", 561002, "expertShardType", "one of {0}",
+_check_54 = Check("domain.expertShardType", 561002, "expertShardType", "one of {0}",
                   ok=lambda s: (s.attr("expertShardType") in (0,)),
                   )
-_check_48 = Check("domain.sharedExpertNum", 561002, "sharedExpertNum", "in [0, 4]",
+_check_55 = Check("domain.sharedExpertNum", 561002, "sharedExpertNum", "in [0, 4]",
                   ok=lambda s: in_range(s.attr("sharedExpertNum"), 0, 4, True, True),
                   )
-_check_49 = Check("domain.expertTokenNumsType", 561002, "expertTokenNumsType", "one of {0, 1}",
+_check_56 = Check("domain.expertTokenNumsType", 561002, "expertTokenNumsType", "one of {0, 1}",
                   ok=lambda s: (s.attr("expertTokenNumsType") in (0, 1)),
                   )
-_check_50 = Check("domain.commAlg", 561002, "commAlg", "one of {\"\", \"fullmesh_v1\", \"fullmesh_v2\"}",
+_check_57 = Check("domain.commAlg", 561002, "commAlg", "one of {\"\", \"fullmesh_v1\", \"fullmesh_v2\"}",
                   ok=lambda s: (s.attr("commAlg") in ("", "fullmesh_v1", "fullmesh_v2")),
                   )
-_check_51 = Check("domain.zeroExpertNum", 561002, "zeroExpertNum", "in [0, MAX_INT32)",
+_check_58 = Check("domain.zeroExpertNum", 561002, "zeroExpertNum", "in [0, MAX_INT32)",
                   ok=lambda s: in_range(s.attr("zeroExpertNum"), 0, 2147483647, True, False),
                   )
-_check_52 = Check("domain.copyExpertNum", 561002, "copyExpertNum", "in [0, MAX_INT32)",
+_check_59 = Check("domain.copyExpertNum", 561002, "copyExpertNum", "in [0, MAX_INT32)",
                   ok=lambda s: in_range(s.attr("copyExpertNum"), 0, 2147483647, True, False),
                   )
-_check_53 = Check("domain.constExpertNum", 561002, "constExpertNum", "in [0, MAX_INT32)",
+_check_60 = Check("domain.constExpertNum", 561002, "constExpertNum", "in [0, MAX_INT32)",
                   ok=lambda s: in_range(s.attr("constExpertNum"), 0, 2147483647, True, False),
                   )
-_check_54 = Check("quant_mode.quantMode", 561002, "quantMode", "one of 0, 2 (quant modes supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
+_check_61 = Check("quant_mode.quantMode", 561002, "quantMode", "one of 0, 2 (quant modes supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
                   ok=lambda s: (s.attr("quantMode") in (0, 2)),
                   )
-_check_55 = Check("op.epRankId", 561002, "epRankId", "in [0, epWorldSize)",
+_check_62 = Check("op.epRankId", 561002, "epRankId", "in [0, epWorldSize)",
                   ok=lambda s: in_range(s.attr("epRankId"), 0, s.attr("epWorldSize"), True, False),
                   )
-_check_56 = Check("op.sharedExpertRankNum", 561002, "sharedExpertRankNum", "in [0, epWorldSize)",
+_check_63 = Check("op.sharedExpertRankNum", 561002, "sharedExpertRankNum", "in [0, epWorldSize)",
                   ok=lambda s: in_range(s.attr("sharedExpertRankNum"), 0, s.attr("epWorldSize"), True, False),
                   )
-_check_57 = Check("op.sharedExpertNum", 561002, "sharedExpertNum", "0 or 1 when sharedExpertRankNum is 0",
+_check_64 = Check("op.sharedExpertNum", 561002, "sharedExpertNum", "0 or 1 when sharedExpertRankNum is 0",
                   ok=lambda s: (s.attr("sharedExpertNum") in (0, 1)),
                   when=lambda s: (s.attr("sharedExpertRankNum") == 0),
                   )
-_check_58 = Check("op.sharedExpertRankNum.2", 561002, "sharedExpertRankNum", "a multiple of sharedExpertNum",
+_check_65 = Check("op.sharedExpertRankNum.2", 561002, "sharedExpertRankNum", "a multiple of sharedExpertNum",
                   ok=lambda s: ((s.attr("sharedExpertNum") > 0) and (mod(s.attr("sharedExpertRankNum"), s.attr("sharedExpertNum")) == 0)),
                   when=lambda s: (s.attr("sharedExpertRankNum") != 0),
                   )
-_check_59 = Check("op.moeExpertNum", 561002, "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
+_check_66 = Check("op.moeExpertNum", 561002, "moeExpertNum", "divisible by (epWorldSize - sharedExpertRankNum)",
                   ok=lambda s: ((s.attr("moeExpertNum") > 0) and (mod(s.attr("moeExpertNum"), i64(s.attr("epWorldSize") - s.attr("sharedExpertRankNum"))) == 0)),
                   )
-_check_60 = Check("op.expertIds", 561002, "expertIds", "K in (0, 16]",
+_check_67 = Check("op.expertIds", 561002, "expertIds", "K in (0, 16]",
                   ok=lambda s: in_range(s.dim("expertIds", 1), 0, 16, False, True),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_61 = Check("op.expertIds.2", 561002, "expertIds", "K <= moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum",
+_check_68 = Check("op.expertIds.2", 561002, "expertIds", "K <= moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum",
                   ok=lambda s: (s.dim("expertIds", 1) <= i64(i64(i64(s.attr("moeExpertNum") + s.attr("zeroExpertNum")) + s.attr("copyExpertNum")) + s.attr("constExpertNum"))),
                   value=lambda s: s.dim("expertIds", 1),
                   )
-_check_62 = Check("op.moeExpertNum.2", 561002, "moeExpertNum", "moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum < MAX_INT32",
+_check_69 = Check("op.moeExpertNum.2", 561002, "moeExpertNum", "moeExpertNum + zeroExpertNum + copyExpertNum + constExpertNum < MAX_INT32",
                   ok=lambda s: (i64(i64(i64(s.attr("moeExpertNum") + s.attr("zeroExpertNum")) + s.attr("copyExpertNum")) + s.attr("constExpertNum")) < 2147483647),
                   )
-_check_63 = Check("op.globalBS", 561002, "globalBS", "0, or a multiple of epWorldSize no smaller than BS * epWorldSize",
+_check_70 = Check("op.globalBS", 561002, "globalBS", "0, or a multiple of epWorldSize no smaller than BS * epWorldSize",
                   ok=lambda s: ((s.attr("globalBS") == 0) or ((mod(s.attr("globalBS"), s.attr("epWorldSize")) == 0) and (s.attr("globalBS") >= i64(s.dim("x", 0) * s.attr("epWorldSize"))))),
                   )
-_check_64 = Check("op.xActiveMaskOptional", 161002, "xActiveMaskOptional", "a 1-D mask whose true values all precede the false ones",
+_check_71 = Check("op.xActiveMaskOptional", 161002, "xActiveMaskOptional", "a 1-D mask whose true values all precede the false ones",
                   ok=lambda s: s.prefix_true("xActiveMaskOptional"),
                   when=lambda s: (s.present("xActiveMaskOptional") and (s.rank("xActiveMaskOptional") == 1)),
                   )
-_check_65 = Check("op.expandXOut", 161002, "expandXOut", "the dtype of x when quantMode is 0",
+_check_72 = Check("op.expandXOut", 161002, "expandXOut", "the dtype of x when quantMode is 0",
                   ok=lambda s: (s.dtype("expandXOut") == s.dtype("x")),
                   when=lambda s: ((s.attr("quantMode") == 0) and (not s.let("castsUnquantised"))),
                   value=lambda s: s.dtype("expandXOut"),
                   )
-_check_66 = Check("op.xActiveMaskOptional.2", 161002, "xActiveMaskOptional", "all true when BS differs across ranks",
+_check_73 = Check("op.xActiveMaskOptional.2", 161002, "xActiveMaskOptional", "all true when BS differs across ranks",
                   ok=lambda s: s.all_true("xActiveMaskOptional"),
                   when=lambda s: ((s.present("xActiveMaskOptional") and (s.attr("globalBS") != 0)) and (i64(s.dim("x", 0) * s.attr("epWorldSize")) != s.attr("globalBS"))),
                   )
-_check_67 = Check("op.scalesOptional", 561002, "scalesOptional", "(moeExpertNum, H), or (sharedExpertNum + moeExpertNum, H) with shared expert ranks",
+_check_74 = Check("op.scalesOptional", 561002, "scalesOptional", "(moeExpertNum, H), or (sharedExpertNum + moeExpertNum, H) with shared expert ranks",
                   ok=lambda s: (((s.rank("scalesOptional") == 2) and (s.dim("scalesOptional", 0) == (i64(s.attr("moeExpertNum") + s.attr("sharedExpertNum")) if (s.attr("sharedExpertRankNum") != 0) else s.attr("moeExpertNum")))) and (s.dim("scalesOptional", 1) == s.dim("x", 1))),
                   when=lambda s: (s.present("scalesOptional") and ((s.attr("quantMode") == 2) or (s.attr("quantMode") == 3))),
                   value=lambda s: s.shape("scalesOptional"),
                   )
-_check_68 = Check("ascend910_93.expandXOut", 561002, "expandXOut", "INT8 when quantMode is not 0",
+_check_75 = Check("ascend910_93.expandXOut", 561002, "expandXOut", "INT8 when quantMode is not 0",
                   ok=lambda s: (s.dtype("expandXOut") == "INT8"),
                   when=lambda s: ((s.attr("quantMode") != 0) and (not s.let("fp8Quant"))),
                   value=lambda s: s.dtype("expandXOut"),
                   )
-_check_69 = Check("ascend910_93.x", 561002, "x", "H in [1024, 8192]",
+_check_76 = Check("ascend910_93.x", 561002, "x", "H in [1024, 8192]",
                   ok=lambda s: in_range(s.dim("x", 1), 1024, 8192, True, True),
                   value=lambda s: s.dim("x", 1),
                   )
-_check_70 = Check("ascend910_93.moeExpertNum", 561002, "moeExpertNum", "localExpertNum * epWorldSize <= 2048",
+_check_77 = Check("ascend910_93.moeExpertNum", 561002, "moeExpertNum", "localExpertNum * epWorldSize <= 2048",
                   ok=lambda s: (i64(s.let("localMoeExpertNum") * s.attr("epWorldSize")) <= 2048),
                   )
-_check_71 = Check("ascend910_93.bs_range", 561002, "x", "BS in [1, 512]",
+_check_78 = Check("ascend910_93.bs_range", 561002, "x", "BS in [1, 512]",
                   ok=lambda s: in_range(s.dim("x", 0), 1, 512, True, True),
                   value=lambda s: s.dim("x", 0),
                   )
-_check_72 = Check("ascend910_93.globalBS", 561002, "globalBS", "0 or BS * epWorldSize (equal BS on all ranks) when commAlg is fullmesh_v2",
+_check_79 = Check("ascend910_93.globalBS", 561002, "globalBS", "0 or BS * epWorldSize (equal BS on all ranks) when commAlg is fullmesh_v2",
                   ok=lambda s: ((s.attr("globalBS") == 0) or (s.attr("globalBS") == i64(s.dim("x", 0) * s.attr("epWorldSize")))),
                   when=lambda s: (s.attr("commAlg") == "fullmesh_v2"),
                   )
-_check_73 = Check("ascend910_93.xActiveMaskOptional", 561002, "xActiveMaskOptional", "null when commAlg is fullmesh_v2",
+_check_80 = Check("ascend910_93.xActiveMaskOptional", 561002, "xActiveMaskOptional", "null when commAlg is fullmesh_v2",
                   ok=lambda s: (not s.present("xActiveMaskOptional")),
                   when=lambda s: (s.attr("commAlg") == "fullmesh_v2"),
                   )
-_check_74 = Check("ascend910_93.zeroExpertNum", 561002, "zeroExpertNum", "no special experts when commAlg is fullmesh_v2",
+_check_81 = Check("ascend910_93.zeroExpertNum", 561002, "zeroExpertNum", "no special experts when commAlg is fullmesh_v2",
                   ok=lambda s: (i64(i64(s.attr("zeroExpertNum") + s.attr("copyExpertNum")) + s.attr("constExpertNum")) == 0),
                   when=lambda s: (s.attr("commAlg") == "fullmesh_v2"),
                   )
-_check_75 = Check("ascend910_93.scales_quant", 561002, "scalesOptional", "null when quantMode is 0",
+_check_82 = Check("ascend910_93.scales_quant", 561002, "scalesOptional", "null when quantMode is 0",
                   ok=lambda s: ((s.attr("quantMode") != 0) or (not s.present("scalesOptional"))),
                   )
-_check_76 = Check("ascend910_93.window", 561002, "cclBufferSize", "cclBufferSize - 1MB >= 2 * (localExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 64) + (K + sharedExpertNum) * maxBS * Align512(2 * H))",
+_check_83 = Check("ascend910_93.window", 561002, "cclBufferSize", "cclBufferSize - 1MB >= 2 * (localExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 64) + (K + sharedExpertNum) * maxBS * Align512(2 * H))",
                   ok=lambda s: (i64(s.attr("cclBufferSize") - i64(1 * 1048576)) >= i64(2 * i64(i64(i64(i64(s.let("localMoeExpertNum") * s.let("maxBS")) * s.attr("epWorldSize")) * i64(floordiv(i64(i64(i64(i64(floordiv(i64(i64(i64(2 * s.dim("x", 1)) + 32) - 1), 32) * 32) + 64) + 512) - 1), 512) * 512)) + i64(i64(i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum")) * s.let("maxBS")) * i64(floordiv(i64(i64(i64(2 * s.dim("x", 1)) + 512) - 1), 512) * 512))))),
                   )
-_check_77 = Check("window.ep", 561002, "cclBufferSize", "cclBufferSize >= the kernels' ep window: 2 data halves of combine + dispatch, and the status area in windowsIn",
+_check_84 = Check("window.ep", 561002, "cclBufferSize", "cclBufferSize >= the kernels' ep window: 2 data halves of combine + dispatch, and the status area in windowsIn",
                   ok=lambda s: (s.let("win_need") <= s.let("win_half")),
                   )
 
@@ -593,6 +621,13 @@ _CHECKS = {
         _check_75,
         _check_76,
         _check_77,
+        _check_78,
+        _check_79,
+        _check_80,
+        _check_81,
+        _check_82,
+        _check_83,
+        _check_84,
     ),
 }
 
@@ -675,7 +710,8 @@ INFO = reference.OpInfo(
 )
 
 
-def validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False, out_shapes=None):
+def validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, all_errors=False, out_shapes=None,
+             out_formats=None):
     """Run the checks of ``product`` on one rank; raises opgen.runtime.OpError on the first failure.
 
     ``stage="op_api"``: only the checks the aclnn GetWorkspaceSize runs before tiling (null pointers, 161001;
@@ -683,11 +719,12 @@ def validate(inputs, attrs, product, out_dtypes=None, stage="all", *, env=None, 
     variables ({name: value in its unit}, see ENV), kept apart from ``attrs`` (which may still carry them).
     ``all_errors=True``: raise nothing; return every failing check's OpError, in check order ([] = accepted).
     ``out_shapes``: {output: shape} of the buffers the caller has, checked against what the op writes (tiling
-    always knows them; without them the output shape checks do not apply)."""
+    always knows them; without them the output shape checks do not apply). ``out_formats``: {output: format
+    name} of those buffers ("ND" when not given), checked against each output's declared formats."""
     attrs = reference.with_env(INFO, attrs, env)
     if all_errors:
-        return reference.all_errors(INFO, inputs, attrs, product, out_dtypes, stage, out_shapes)
-    reference.validate(INFO, inputs, attrs, product, out_dtypes, stage, out_shapes)
+        return reference.all_errors(INFO, inputs, attrs, product, out_dtypes, stage, out_shapes, out_formats)
+    reference.validate(INFO, inputs, attrs, product, out_dtypes, stage, out_shapes, out_formats)
     return None
 
 

@@ -90,9 +90,12 @@ CODES: dict[str, tuple[str, str]] = {
     "E127": ("unspecified without a reason", "An output nothing writes (the op's semantics does not, opgen/core/"
              "families.py `writes`, and no quant formula assigns it) is marked `output X unspecified \"why\";` "
              "with the reason its contents are undefined; the docs show it."),
-    "E128": ("unknown check in a mark", "`unreachable ID, ... \"why\";` in a product names checks of that "
-             "product's view by the ids the coverage report and the docs print (`dtype.x`, `op.moeExpertNum.2`, "
-             "`ascend910b.epWorldSize`, `transport.epWorldSize`), each once per product."),
+    "E128": ("unknown check in a mark", "`unreachable ID, ... \"why\";` and `narrower ID \"RANGE\" code \"SOURCE\";` "
+             "in a product name checks of that product's view by the ids the coverage report and the docs print "
+             "(`dtype.x`, `op.moeExpertNum.2`, `ascend910b.epWorldSize`, `transport.epWorldSize`), each once per "
+             "product and kind of mark. A `narrower` mark says the documented domain the check keeps is narrower "
+             "than what the real op accepts (RANGE, read in the code file SOURCE); `opgen products` and the "
+             "generated docs show it."),
     "E129": ("bad special expert", "`special NAME: COUNT \"doc\" { Moe = ...; }` declares COUNT expert ids after the "
              "MoE experts (consecutive ranges in declaration order) whose value the combine side computes itself: "
              "COUNT is an int64 attribute, the body is a quant formula for one token row that assigns Moe exactly "

@@ -12,6 +12,7 @@ raises :class:`EmitError` and no file of the op is produced.
 from __future__ import annotations
 
 from contextlib import contextmanager
+from typing import Callable
 
 from opgen.core.artifact import Artifact
 from opgen.core.diagnostics import Diagnostic
@@ -71,13 +72,19 @@ def _roles_first(op: Op) -> list[Diagnostic]:
     return [Diagnostic("E206", message, at or op.span, help_) for message, help_ in missing_roles(op)]
 
 
-def emit(op: Op) -> list[Artifact]:
+def emit(op: Op, progress: Callable[[str], None] | None = None) -> list[Artifact]:
+    """Every generated file of ``op``; ``progress`` (if given) is told each stage as it starts."""
     failed = _roles_first(op)
     if failed:
         raise EmitError(op, failed, [])
-    plans = Plans(op)
+    plans = Plans(op, progress)
     out: list[Artifact] = []
+    stage = None
     for emitter in EMITTERS:
+        what = ARTEFACTS.get(emitter.__module__, ("the artefacts", "E203"))[0]
+        if progress is not None and what != stage:
+            progress(f"emitting {what}")
+            stage = what
         with emitting(op, emitter.__module__, failed):
             out.extend(emitter(op, plans))
     if failed:

@@ -6,6 +6,7 @@ very reference the build writes, so the reference text is rendered here once and
 from __future__ import annotations
 
 import functools
+from typing import Callable
 
 from opgen.core.artifact import Artifact
 from opgen.emit.reference import render_reference
@@ -14,8 +15,9 @@ from opgen.testgen.suite import Suite, suite
 
 
 class Plans:
-    def __init__(self, op: Op):
+    def __init__(self, op: Op, progress: Callable[[str], None] | None = None):
         self.op = op
+        self.progress = progress  # told what starts when a plan takes long to compute (the CLI's progress)
 
     @functools.cached_property
     def reference(self) -> tuple[Artifact, ...]:
@@ -27,6 +29,8 @@ class Plans:
         if self.op.semantics is None:
             return None
         source = next(a.content for a in self.reference if a.path == "reference.py")
+        if self.progress is not None:
+            self.progress("searching test cases")
         return suite(self.op, source)
 
     @functools.cached_property

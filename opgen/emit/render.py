@@ -9,7 +9,9 @@ import functools
 
 import jinja2
 
+from opgen.core import cache_dir
 from opgen.core.family_parts import ROOT as FAMILIES_ROOT
+from opgen.core.fingerprint import generator_fingerprint
 from opgen.core.templates import template_root
 from opgen.lower import ascendc, cpp, literals, python
 from opgen.model.decl import snake
@@ -33,8 +35,24 @@ def _load_template(name: str) -> str:
         raise jinja2.TemplateNotFound(name) from None
 
 
-@functools.lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
+    return _environment(_bytecode_dir())
+
+
+def _bytecode_dir() -> str | None:
+    return _jinja_cache(cache_dir.enabled(), str(cache_dir.root()))
+
+
+@functools.lru_cache(maxsize=4)
+def _jinja_cache(enabled: bool, root: str) -> str | None:
+    """Compiled templates are cached per generator fingerprint: jinja checks each template's source itself, but
+    not the environment's options or filters, which live in opgen's code the fingerprint covers."""
+    d = cache_dir.subdir(f"jinja/{generator_fingerprint()[:32]}") if enabled else None
+    return str(d) if d is not None else None
+
+
+@functools.lru_cache(maxsize=2)
+def _environment(bytecode_dir: str | None) -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FunctionLoader(_load_template),
         undefined=jinja2.StrictUndefined,
@@ -42,11 +60,15 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
+        bytecode_cache=jinja2.FileSystemBytecodeCache(bytecode_dir) if bytecode_dir else None,
     )
     for module in FILTER_MODULES:
         env.filters.update(module.FILTERS)
     env.filters["snake"] = snake
     return env
+
+
+environment.cache_clear = _environment.cache_clear  # forget compiled templates (tests that mutate a template)
 
 
 def render(template: str, **context) -> str:

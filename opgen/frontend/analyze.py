@@ -21,7 +21,7 @@ from opgen.core.families import FAMILIES, SPECIALS_COMPUTED, SPECIALS_UNSENT
 from opgen.lang.expr import (Binary, Bool, Call, Cond, Expr, Float, InRange, InSet, Int, Name, Span, Str, Unary,
                               children, to_spec, walk)
 from opgen.model.decl import (AclnnEntry, AclnnParam, AclnnSize, Attr, Buffer, CommGroup, Constraint, Def, Domain, Env, Let, Op, Product, QuantMode, QuantStmt, RoleBinding, Send,
-                    Range, Shape, ShapeCond, ShapeTuple, Tensor, snake, SpecialExpert, PostStage, Tolerance, UnreachableMark, alt_exprs, WINDOW_PLACES, Window,
+                    Range, Shape, ShapeCond, ShapeTuple, Tensor, snake, SpecialExpert, PostStage, Tolerance, UnreachableMark, NarrowerMark, alt_exprs, WINDOW_PLACES, Window,
                     WindowArea, window_lets)
 from opgen.model.resolve import dim_bindings
 from opgen.model.written import assigned_by_formulas, family_writes
@@ -457,7 +457,7 @@ class Analyzer(_Builder):
         f = dict(doc="", notes=[], pairs=[], domains=[], unsup_attrs=[], unsup_inputs=[], in_dtypes=[], in_shapes=[],
                  out_dtypes=[], out_shapes=[], unspecified=[], unspecified_why=[], lets=[], quant=None, constraints=[],
                  buffers=[], tolerances=[], empty_absent=[], ignored=[], ignored_attrs=[], window=None,
-                 unreachable=[], op_file=None, jit_compile=None)
+                 unreachable=[], narrower=[], op_file=None, jit_compile=None)
         for item in c[3:]:
             k, ic = item.data, item.children
             if k == "doc_stmt":
@@ -502,6 +502,9 @@ class Analyzer(_Builder):
                 ids = tuple("".join(str(x) if i == 0 else f".{x}" for i, x in enumerate(r.children))
                             for r in ic[:-1])
                 f["unreachable"].append(UnreachableMark(ids, self.text(ic[-1]), span=self.span(item)))
+            elif k == "narrower_stmt":
+                cid = "".join(str(x) if i == 0 else f".{x}" for i, x in enumerate(ic[0].children))
+                f["narrower"].append(NarrowerMark(cid, self.text(ic[1]), self.text(ic[2]), span=self.span(item)))
             elif k in ("op_file_stmt", "jit_compile_stmt"):
                 self.opdef_config(item, f, soc)
             else:
@@ -512,7 +515,8 @@ class Analyzer(_Builder):
                        tuple(f["lets"]), f["quant"], tuple(f["constraints"]), tuple(f["buffers"]),
                        tuple(f["tolerances"]), tuple(f["empty_absent"]), tuple(f["ignored"]),
                        tuple(f["ignored_attrs"]), f["window"], tuple(f["unspecified_why"]), tuple(f["unreachable"]),
-                       op_file=f["op_file"], jit_compile=f["jit_compile"], span=self.span(t))
+                       op_file=f["op_file"], jit_compile=f["jit_compile"], narrower=tuple(f["narrower"]),
+                       span=self.span(t))
 
     def opdef_config(self, item: Tree, f: dict, soc: str) -> None:
         """``op_file "NAME";`` / ``jit_compile FLAG;`` of product ``soc`` (E133): each once, NAME a C identifier

@@ -1,5 +1,5 @@
-"""The ``unreachable`` marks of the products (``unreachable ID, ... "why";``): every ID names a check of that
-product's view, once (E128). Runs after the views are attached, since a view's check ids (``dtype.x``,
+"""The marks of the products, ``unreachable ID, ... "why";`` and ``narrower ID "RANGE" code "SOURCE";``: every
+ID names a check of that product's view, once per kind of mark (E128). Runs after the views are attached, since a view's check ids (``dtype.x``,
 ``op.moeExpertNum.2``, ``transport.epWorldSize``) come from resolving the product. Whether each marked check
 really is unreachable is the negative search's verdict, checked by the build (E205)."""
 from __future__ import annotations
@@ -25,6 +25,14 @@ def check_marks(op: Op, diags: Diagnostics) -> None:
                 elif cid in seen:
                     diags.error("E128", f"check {cid} is marked unreachable twice on product {p.soc}", at)
                 seen.add(cid)
+        narrowed: set[str] = set()
+        for mark in p.narrower:
+            at = id_span(op.source, mark.span, mark.check)
+            if mark.check not in ids:
+                diags.unknown("E128", f"check of product {p.soc}", mark.check, ids, at)
+            elif mark.check in narrowed:
+                diags.error("E128", f"check {mark.check} is marked narrower twice on product {p.soc}", at)
+            narrowed.add(mark.check)
 
 
 def id_span(source: str, span: Span | None, cid: str) -> Span | None:

@@ -306,15 +306,11 @@ def _compare_post(ref, scope, reduced: np.ndarray, got: dict, tolerances: dict, 
         compare(f"rank {rank} {name}", got[name], want[name], tolerances[name][_float_dtype(got[name])])
 
 
-def dispatch_then_combine(ref, case: dict, world: testworld.World, results: list[dict], pair) -> str | None:
-    """DispatchV2 -> identity experts -> a paired combine's reference (CombineV2, or CombineAddRmsNorm through its
-    post stage); None when checked, else why not."""
-    cref, cases = pair
+def combine_inputs(ref, case: dict, world: testworld.World, results: list[dict], cref) -> tuple[list[dict], dict]:
+    """The paired combine's per-rank inputs and attributes from DispatchV2's ``results`` through identity experts
+    (each dispatch output feeds the partner input of its role; the world's routing, weights and masks)."""
     attrs = read_attrs(ref, case)
     partner = _role_names(cref, cref.INPUTS)  # the partner's inputs by role
-    if int(attrs.get(ref.INFO.quant_by, 0)) != 0 or any(r["expandXOut"].dtype != np.asarray(data(world.tokens[0])).dtype
-                                                        for r in results):
-        return "expandXOut is quantised: identity experts would need a dequantisation the spec does not declare"
     # the pair's attributes share their roles (and the env its names)
     mine = {n: r for r, n in _role_names(ref, ref.ATTRS).items()}
     theirs = _role_names(cref, cref.ATTRS)
@@ -347,6 +343,18 @@ def dispatch_then_combine(ref, case: dict, world: testworld.World, results: list
         c.update(_post_inputs(cref, case, r, c, dict(combine_attrs, **rank_ids(cref, case, r)),
                               cann_dtype(world.tokens[r])))
         cin.append(c)
+    return cin, combine_attrs
+
+
+def dispatch_then_combine(ref, case: dict, world: testworld.World, results: list[dict], pair) -> str | None:
+    """DispatchV2 -> identity experts -> a paired combine's reference (CombineV2, or CombineAddRmsNorm through its
+    post stage); None when checked, else why not."""
+    cref, cases = pair
+    attrs = read_attrs(ref, case)
+    if int(attrs.get(ref.INFO.quant_by, 0)) != 0 or any(r["expandXOut"].dtype != np.asarray(data(world.tokens[0])).dtype
+                                                        for r in results):
+        return "expandXOut is quantised: identity experts would need a dequantisation the spec does not declare"
+    cin, combine_attrs = combine_inputs(ref, case, world, results, cref)
     try:
         combined = cref.run_world(cin, combine_attrs, case["product"])
     except OpError as err:
@@ -421,11 +429,12 @@ def reject(ref, neg: dict) -> None:
     inputs = testworld.meta_inputs(neg)
     attrs, out_dtypes = call_args(ref, neg)
     shapes = neg.get("out_shapes") or None  # the buffers the call gives, for the output shape checks
-    if neg["code"] == 0:
-        ref.validate(inputs, attrs, neg["product"], out_dtypes, out_shapes=shapes)  # a warning never rejects
+    formats = neg.get("out_formats") or None  # and their formats, for the output format checks
+    if neg["code"] == 0:  # a warning never rejects
+        ref.validate(inputs, attrs, neg["product"], out_dtypes, out_shapes=shapes, out_formats=formats)
         return
     try:
-        ref.validate(inputs, attrs, neg["product"], out_dtypes, out_shapes=shapes)
+        ref.validate(inputs, attrs, neg["product"], out_dtypes, out_shapes=shapes, out_formats=formats)
     except OpError as err:
         got = (err.code, err.param, err.message.rsplit("[", 1)[-1].rstrip("]"))
         assert got == (neg["code"], neg["param"], neg["check"]), f"expected {neg['check']}, got {got}: {err}"
@@ -458,7 +467,8 @@ class CheckCore:
             raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr[:4000]}")
         return cls(exe, fields, outputs, size_fns)
 
-    def encode(self, inputs: dict, attrs: dict, out_dtypes: dict, out_shapes: dict | None = None) -> str:
+    def encode(self, inputs: dict, attrs: dict, out_dtypes: dict, out_shapes: dict | None = None,
+               out_formats: dict | None = None) -> str:
         tokens = []
         for kind, name, typ in self.fields:
             if kind == "input":
@@ -468,8 +478,10 @@ class CheckCore:
             elif kind == "output":
                 d = out_dtypes.get(name)
                 shape = (out_shapes or {}).get(name)
+                fmt = (out_formats or {}).get(name, "ND")
                 tokens.append(("-" if d is None else str(DTYPES[d].ge_value))
-                              + ("" if shape is None else ":" + ",".join(str(x) for x in shape)))
+                              + ("" if shape is None else ":" + ",".join(str(x) for x in shape))
+                              + ("" if fmt == "ND" else f"@{FORMAT_VALUES[fmt]}"))
             else:
                 tokens.append(_encode_value(attrs[name], typ))
         return " ".join(tokens)
@@ -538,7 +550,7 @@ def _line(ref, core: CheckCore, case: dict, metas: dict, rank) -> str:
     full = dict(ref.reference.normalize_attrs(ref.INFO, {k: v for k, v in attrs.items() if k in ref.ATTRS}))
     for k, v in ref.ENV.items():
         full[k] = attrs.get(k, v)
-    return core.encode(metas, full, out_dtypes, case.get("out_shapes"))
+    return core.encode(metas, full, out_dtypes, case.get("out_shapes"), case.get("out_formats"))
 
 
 def op_api_outcome(ref, case: dict, inputs: dict, rank=None) -> tuple[int, str]:
@@ -547,7 +559,7 @@ def op_api_outcome(ref, case: dict, inputs: dict, rank=None) -> tuple[int, str]:
     attrs, out_dtypes = call_args(ref, case, rank)
     try:
         ref.validate(inputs, attrs, case["product"], out_dtypes, stage="op_api",
-                     out_shapes=case.get("out_shapes") or None)
+                     out_shapes=case.get("out_shapes") or None, out_formats=case.get("out_formats") or None)
     except OpError as err:
         return err.code, err.message.rsplit("[", 1)[-1].rstrip("]")
     return 0, ""

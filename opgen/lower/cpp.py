@@ -266,13 +266,14 @@ class ScalarCpp:
         t = arg.id
         if t in self.kind.outputs:
             # Outputs are always present; their dtype is the caller's choice or the rule; their shape is read
-            # where it is known (TensorDesc.shaped: tiling and aclnn, the driver when the case gives one).
+            # where it is known (TensorDesc.shaped: tiling and aclnn, the driver when the case gives one); their
+            # format always.
             if fn in ("present", "passed"):
                 return "true"
             if fn == "dtype":
                 return f"dtype_{t}()"
-            if fn == "format":
-                raise LoweringError(f"format({t}): the checks read the formats of inputs only")
+            if fn == "format":  # always known: tiling and aclnn read the output's desc (the driver: ND unless given)
+                return f"FormatOf(OutFormatDesc(p.{cpp_ident(t)}))"
             if fn == "shaped":
                 return f"p.{cpp_ident(t)}.shaped"
             if fn in ("prefix_true", "all_true"):

@@ -397,6 +397,7 @@ class Product:
     # why an unspecified output has no contents here (`output X unspecified "why";`), by output; "" when not said
     unspecified_why: tuple[tuple[str, str], ...] = ()
     unreachable: tuple[UnreachableMark, ...] = ()  # checks this product says no accepted call can trip
+    narrower: tuple[NarrowerMark, ...] = ()  # checks whose documented domain is narrower than the real op's
     # its AI Core config of the OpDef: the kernel entry (`op_file`, opFile.value) and jitCompile.flag; None: not
     # declared here (the nearest product it extends decides, else the defaults: ProductView.op_file / jit_compile)
     op_file: str | None = None
@@ -413,6 +414,25 @@ class UnreachableMark:
     checks: tuple[str, ...]
     reason: str
     span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class NarrowerMark:
+    """``narrower ID "RANGE" code "SOURCE";`` in a product: check ID of its view keeps the documents' domain,
+    which is narrower than what the real op accepts, RANGE, as read in the code file SOURCE. The check stays as
+    it is; the mark makes the narrowing visible (``opgen products``, the generated docs). Products that extend
+    it inherit the mark where they have the check."""
+    check: str
+    accepts: str
+    source: str
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Narrowing:
+    """A narrowing as a product view shows it: the check (its documented requirement) and the mark."""
+    check: Check
+    mark: NarrowerMark
 
 
 @dataclass(frozen=True)
@@ -661,6 +681,17 @@ class ProductView:
                 if check_id in m.checks:
                     return m.reason
         return ""
+
+    @property
+    def narrowings(self) -> tuple[Narrowing, ...]:
+        """The checks of this view whose documented domain is narrower than the real op's, in check order: the
+        nearest ``narrower`` mark of the chain for each (an inherited mark applies where the check is here)."""
+        marks: dict[str, NarrowerMark] = {}
+        for soc in reversed(self.chain):  # farthest first: the nearest mark wins
+            p = self.op.product(soc)
+            for m in (p.narrower if p is not None else ()):
+                marks[m.check] = m
+        return tuple(Narrowing(c, marks[c.id]) for c in self.checks if c.id in marks)
 
     def _nearest(self, field_name: str):
         for soc in self.chain:

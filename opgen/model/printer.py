@@ -106,6 +106,7 @@ def _product(p: Product) -> list[str]:
         lines += _buffer(b, 2)
     lines += _window(p.window, 2)
     lines += [f"{i2}unreachable {', '.join(m.checks)} {quote(m.reason)};" for m in p.unreachable]
+    lines += [f"{i2}narrower {m.check} {quote(m.accepts)} code {quote(m.source)};" for m in p.narrower]
     if p.op_file is not None:
         lines.append(f"{i2}op_file {quote(p.op_file)};")
     if p.jit_compile is not None:

@@ -166,8 +166,12 @@ def _implicit_checks(op: Op, product: Product, inputs, outputs, attrs, unsupport
             "one of " + ", ".join(t.dtypes), conds, Call("dtype", (Name(t.name),)), span=t.span)
     # Formats: the documents' 数据格式 column (ND) decides, as a tiling check; the real tilings (mirror-cann/
     # ops-transformer mc2/moe_distribute_*_v2/op_host/op_tiling/*_tiling.cpp, CheckTensorFormat) reject FRACTAL_NZ
-    # (GetPrimaryFormat of the storage format) with a tiling failure and let other formats through.
-    for t in read:
+    # (GetPrimaryFormat of the storage format) with a tiling failure and let other formats through, of the inputs
+    # and of the outputs alike (code: moe_distribute_dispatch_v2_tiling.cpp, moe_distribute_combine_v2_tiling.cpp,
+    # moe_distribute_combine_setup_tiling_base.cpp, moe_distribute_combine_teardown_tiling_base.cpp: expandX,
+    # assistInfoForCombine, ..., x, quantExpandXOut, commCmdInfoOut). An output's format is always known: tiling
+    # and aclnn read its desc; the reference takes it from out_formats (ND when not given, as an array is ND).
+    for t in read + list(outputs):
         conds = if_present(t)
         add("format", t.name, InSet(Call("format", (Name(t.name),)), tuple(Str(f) for f in t.formats)), "tiling",
             "one of " + ", ".join(t.formats), conds, Call("format", (Name(t.name),)), span=t.span)

@@ -128,7 +128,8 @@ def normalize_inputs(info: OpInfo, inputs: Mapping) -> dict:
 
 
 def make_scope(info: OpInfo, inputs: Mapping, attrs: Mapping, product: str,
-               out_dtypes: Mapping | None = None, out_shapes: Mapping | None = None) -> Scope:
+               out_dtypes: Mapping | None = None, out_shapes: Mapping | None = None,
+               out_formats: Mapping | None = None) -> Scope:
     _check_product(info, product)
     a = read_attrs(info, normalize_attrs(info, attrs), product)
     env = {k: attrs.get(k, v) for k, v in info.env.items()}
@@ -136,12 +137,13 @@ def make_scope(info: OpInfo, inputs: Mapping, attrs: Mapping, product: str,
         if isinstance(default, float) and isinstance(env[k], int) and not isinstance(env[k], bool):
             env[k] = float(env[k])
     chosen = {k: _out_dtype(info, k, v) for k, v in (out_dtypes or {}).items()}
-    for k in list(chosen) + list(out_shapes or {}):
+    for k in list(chosen) + list(out_shapes or {}) + list(out_formats or {}):
         if k not in info.outputs:
             raise OpError(INVALID, str(k), f"{info.name} has no output {k!r}")
     return Scope(op=info.name, product=product, inputs=normalize_inputs(info, inputs), attrs=a, env=env,
                  out_dtypes=chosen, lets=info.lets[product], dtype_rules=info.dtype_rules,
                  tensor_names=info.tensors, output_names=info.outputs, out_shapes=out_shapes,
+                 out_formats=out_formats,
                  empty_absent=info.empty_absent.get(product, ()), ignored=info.ignored.get(product, ()),
                  aliases=info.roles)
 
@@ -187,11 +189,12 @@ def with_env(info: OpInfo, attrs: Mapping, env: Mapping | None) -> dict:
 
 
 def all_errors(info: OpInfo, inputs: Mapping, attrs: Mapping, product: str, out_dtypes: Mapping | None = None,
-               stage: str = "all", out_shapes: Mapping | None = None) -> list[OpError]:
+               stage: str = "all", out_shapes: Mapping | None = None,
+               out_formats: Mapping | None = None) -> list[OpError]:
     """Every failing check of ``stage``, each evaluated on its own, in check order (an OpError the call itself
     raises, such as an unknown attribute, is the only entry)."""
     try:
-        s = make_scope(info, inputs, attrs, product, out_dtypes, out_shapes)
+        s = make_scope(info, inputs, attrs, product, out_dtypes, out_shapes, out_formats)
     except OpError as err:
         return [err]
     codes = _stage_codes(stage)
@@ -211,8 +214,9 @@ def all_errors(info: OpInfo, inputs: Mapping, attrs: Mapping, product: str, out_
 
 
 def validate(info: OpInfo, inputs: Mapping, attrs: Mapping, product: str,
-             out_dtypes: Mapping | None = None, stage: str = "all", out_shapes: Mapping | None = None) -> Scope:
-    s = make_scope(info, inputs, attrs, product, out_dtypes, out_shapes)
+             out_dtypes: Mapping | None = None, stage: str = "all", out_shapes: Mapping | None = None,
+             out_formats: Mapping | None = None) -> Scope:
+    s = make_scope(info, inputs, attrs, product, out_dtypes, out_shapes, out_formats)
     validate_scope(info, s, stage)
     return s
 

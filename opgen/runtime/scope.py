@@ -254,7 +254,7 @@ class Scope:
     def __init__(self, *, op: str, product: str, inputs: Mapping, attrs: Mapping, env: Mapping,
                  out_dtypes: Mapping, lets: Mapping[str, Callable], dtype_rules: Mapping[str, Callable],
                  tensor_names: tuple[str, ...], output_names: tuple[str, ...], out_shapes: Mapping | None = None,
-                 empty_absent: tuple[str, ...] = (), ignored: tuple[str, ...] = (), aliases: Mapping | None = None):
+                 out_formats: Mapping | None = None, empty_absent: tuple[str, ...] = (), ignored: tuple[str, ...] = (), aliases: Mapping | None = None):
         self.op = op
         self.product = product
         # role -> the op's name (opgen.runtime.roles): the family's code asks by role, the spec's formulas by name
@@ -269,6 +269,7 @@ class Scope:
         self.env_values = env
         self.out_dtypes = aliased(out_dtypes, self.aliases)
         self.out_shapes = aliased(dict(out_shapes or {}), self.aliases)  # output -> shape, when the caller gives one
+        self.out_formats = aliased(dict(out_formats or {}), self.aliases)  # output -> format name (ND when not given)
         self._lets = lets
         self._rules = aliased(dtype_rules, self.aliases)
         self._tensors = frozenset(tensor_names) | {r for r, n in self.aliases.items() if n in tensor_names}
@@ -337,7 +338,10 @@ class Scope:
         return i64(math.prod(self.shape(name)))
 
     def format(self, name: str) -> str:
-        """An input's format name: a Meta's, else ND (a numpy array is a plain ND tensor)."""
+        """A tensor's format name: an input's Meta's, else ND (a numpy array is a plain ND tensor); an output's
+        as the caller gives it in out_formats, else ND (the buffers the reference allocates)."""
+        if name in self._outputs:
+            return self.out_formats.get(name, "ND")
         t = self.tensor(name)
         return t.format if isinstance(t, Meta) else "ND"
 

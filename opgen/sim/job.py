@@ -138,6 +138,30 @@ def groups(comm: tuple, rank: int, world: int, attrs: dict) -> list[tuple[int, i
     return out
 
 
+def header_lines(ref, product: str, world: int, env: dict, aiv: int, timeout: float,
+                 window: int | None = None) -> list[str]:
+    """The job's world and platform directives: the platform the product reports to the tiling (PlatformAscendC:
+    Short_SoC_version, NpuArch, the UB bytes of a vector core) from the product-table facts the generated reference
+    carries, and its HCCL windows (``window``: bytes of each rank's window, by default HCCL_BUFFSIZE of ``env``)."""
+    facts = ref.INFO.fact(product)
+    if window is None:
+        window = int(env.get('HCCL_BUFFSIZE', HCCL_BUFFSIZE_DEFAULT)) * MIB
+    return [f"world {world}", f"soc {facts.soc_name}", f"npu_arch {facts.npu_arch}", f"node {ref.OP}",
+            f"aiv {aiv}", f"aic {max(aiv // 2, 1)}",  # the 2:1 vector:cube ratio of these chips
+            f"ub {facts.ub_bytes}",
+            f"window {window}",
+            # every rank's windowsExp where the product's HCCL context lists one (Atlas A3), at its size
+            f"exp_window {facts.exp_window or 0}",
+            f"timeout {timeout:g}",
+            # ranks per server where MTE stops at the server (Atlas A2), else 0: one server
+            f"server {facts.ranks_per_server or 0}"]
+
+
+def attr_lines(ref, attrs: dict) -> list[str]:
+    """One `attr` line per IR attribute of one rank (``attrs``: every attribute by name, None: not given)."""
+    return [f"attr {i} {name} {attr_value(typ, attrs.get(name))}" for i, (name, (typ, _)) in enumerate(ref.ATTRS.items())]
+
+
 def write_job(ref, case: dict, world, job_dir: Path, *, aiv: int = DEFAULT_AIV,
               timeout: float | None = None, windows_in: Path | None = None, windows_out: bool = False) -> Job:
     """Write ``job.txt`` and the input files of one positive world (``world``: ``opgen.harness.testkit.build_world``).
@@ -147,27 +171,17 @@ def write_job(ref, case: dict, world, job_dir: Path, *, aiv: int = DEFAULT_AIV,
     ``windows_in``."""
     if "ranks" in case:
         raise ValueError(f"{case['id']} lists only some ranks: the twin runs whole worlds")
-    product = case["product"]
-    # the platform the product reports to the tiling (PlatformAscendC): Short_SoC_version and the UB bytes of a
-    # vector core, from the product-table facts the generated reference carries
-    facts = ref.INFO.fact(product)
-    env = {**ref.ENV, **case.get("env", {})}
     timeout = timeout_default() if timeout is None else timeout
     job_dir.mkdir(parents=True, exist_ok=True)
     # an MC2 context domain's window is the ccl_buffer_size its context was built with: the spec's window size
     mc2_contexts = getattr(ref, "MC2_CONTEXT", {})
-    window = int(env.get('HCCL_BUFFSIZE', HCCL_BUFFSIZE_DEFAULT)) * MIB if not mc2_contexts else \
-        int(ref.reference.make_scope(ref.INFO, world.inputs[0], rank_attrs(ref, case, 0), product).let("win_window"))
+    window = None
+    if mc2_contexts:
+        scope = ref.reference.make_scope(ref.INFO, world.inputs[0], rank_attrs(ref, case, 0), case["product"])
+        window = int(scope.let("win_window"))
     lines = [f"# {ref.OP} {case['id']} (opgen.sim.job)",
-             f"world {case['world']}", f"soc {facts.soc_name}", f"node {ref.OP}",
-             f"aiv {aiv}", f"aic {max(aiv // 2, 1)}",  # the 2:1 vector:cube ratio of these chips
-             f"ub {facts.ub_bytes}",
-             f"window {window}",
-             # every rank's windowsExp where the product's HCCL context lists one (Atlas A3), at its size
-             f"exp_window {facts.exp_window or 0}",
-             f"timeout {timeout:g}",
-             # ranks per server where MTE stops at the server (Atlas A2), else 0: one server
-             f"server {facts.ranks_per_server or 0}"]
+             *header_lines(ref, case["product"], case["world"], {**ref.ENV, **case.get("env", {})}, aiv, timeout,
+                           window)]
     if windows_in is not None:
         lines.append(f"windows_in {Path(windows_in).resolve()}")
     if windows_out:
@@ -183,8 +197,7 @@ def write_job(ref, case: dict, world, job_dir: Path, *, aiv: int = DEFAULT_AIV,
             lines.append(f"group {g} {member} {' '.join(map(str, ranks))}")
         for domain, name in mc2_contexts.items():  # the op_api's context of the domain, which the runner fills
             lines.append(f"mc2_context {list(ref.INPUTS).index(name)} {ref.COMM.index(domain)}")
-        for i, (name, (typ, _)) in enumerate(ref.ATTRS.items()):
-            lines.append(f"attr {i} {name} {attr_value(typ, attrs.get(name))}")
+        lines += attr_lines(ref, attrs)
         for i, name in enumerate(ref.INPUTS):
             value = inputs.get(name)
             if value is None:
@@ -193,7 +206,7 @@ def write_job(ref, case: dict, world, job_dir: Path, *, aiv: int = DEFAULT_AIV,
             dtype, file = cann_dtype(value), f"r{r}.in{i}.bin"
             (job_dir / file).write_bytes(tensor_bytes(value, dtype))
             lines.append(f"input {i} {name} {DTYPES[dtype].ge_value} {FORMAT_ND} {_ints(data(value).shape)} {file}")
-        inferred = ref.infer(inputs, call_attrs, product, out_dtypes)
+        inferred = ref.infer(inputs, call_attrs, case["product"], out_dtypes)
         mine = {}
         for i, name in enumerate(ref.OUTPUTS):
             shape, dtype = inferred[name]

@@ -63,6 +63,7 @@ struct Job {
     uint64_t window = 0;
     uint64_t expWindow = 0;    // bytes of every rank's windowsExp (0: the product's HCCL context lists none)
     uint64_t cclBuffer = 0;    // what GetCclBufferSize reports to tiling (0: the window), e.g. a stale default
+    uint32_t npuArch = 0;      // the platform's NpuArch (0: not reported); the real op_host tilings read it
     double timeout = 60.0;
     uint32_t serverRanks = 0;  // ranks per server (0: one server holds the whole world)
     std::string windowsIn;   // window pages an earlier kernel of the pipeline left (windows_in)
@@ -210,6 +211,9 @@ Job ReadJob(const std::string& path)
         } else if (key == "ccl_buffer") {
             need(2);
             job.cclBuffer = std::stoull(w[1]);
+        } else if (key == "npu_arch") {
+            need(2);
+            job.npuArch = static_cast<uint32_t>(std::stoul(w[1]));
         } else if (key == "timeout") {
             need(2);
             job.timeout = std::stod(w[1]);
@@ -450,6 +454,7 @@ int Run(const std::string& dir)
     // ---- tiling, per rank ----
     std::vector<opgen_sim::TilingResult> tilings;
     bool rejected = false;
+    bool faulted = false;
     for (uint32_t r = 0; r < job.world; ++r) {
         const RankJob& rj = job.ranks[r];
         opgen_sim::TilingRequest req;
@@ -459,6 +464,8 @@ int Run(const std::string& dir)
         req.aicNum = job.aic;
         req.ubBytes = job.ub;
         req.windowBytes = job.cclBuffer != 0U ? job.cclBuffer : job.window;
+        req.npuArch = job.npuArch;
+        req.hcclBufferBytes = job.window;
         req.attrs = rj.attrs;
         for (const TensorFile& t : rj.inputs) {
             req.inputs.push_back(t.arg);
@@ -468,7 +475,10 @@ int Run(const std::string& dir)
         }
         opgen_sim::TilingResult res = OpgenSimTiling(req);
         char buf[160];
-        if (res.ok) {
+        if (!res.fault.empty()) {
+            lines.push_back("fault " + Hex("rank " + std::to_string(r) + " tiling: " + res.fault));
+            faulted = true;
+        } else if (res.ok) {
             std::snprintf(buf, sizeof(buf), "tiling %u ok %" PRIu64 " %u %" PRIu64, r, res.tilingKey, res.blockDim,
                           res.workspaceBytes);
             lines.push_back(buf);
@@ -478,10 +488,31 @@ int Run(const std::string& dir)
         }
         tilings.push_back(std::move(res));
     }
+    if (faulted) {
+        WriteResult(dir, lines, "fault");
+        return 1;
+    }
     if (rejected) {
         WriteResult(dir, lines, "tiling");
         return 2;
     }
+#ifdef OPGEN_SIM_TILING_ONLY
+    // a tiling-only runner (no kernel unit): every rank's tiling data, the context outputs the result line lacks
+    // (AI CPU blocks, schedule mode) and what the tiling logged while accepting (a check that logs an error and
+    // does not fail the call), then done
+    for (uint32_t r = 0; r < job.world; ++r) {
+        const std::vector<uint8_t>& data = tilings[r].data;
+        lines.push_back("tiling_data " + std::to_string(r) + " " +
+                        (data.empty() ? std::string("_") : Hex(std::string(data.begin(), data.end()))));
+        lines.push_back("tiling_context " + std::to_string(r) + " " + std::to_string(tilings[r].aicpuBlocks) + " " +
+                        std::to_string(tilings[r].scheduleMode));
+        if (!tilings[r].log.empty()) {
+            lines.push_back("tiling_log " + std::to_string(r) + " " + Hex(tilings[r].log));
+        }
+    }
+    WriteResult(dir, lines, "ok");
+    return 0;
+#else
 
     // ---- GM: inputs, outputs, workspace, tiling data, windows ----
     opgen_sim::World world;
@@ -578,8 +609,8 @@ int Run(const std::string& dir)
             throw JobError("the tiling of rank " + std::to_string(r) + " set block dim 0");
         }
     }
-    opgen_sim::RunWorld(world, [&args](uint32_t r) {
-        OpgenSimKernel(args[r].data(), static_cast<uint32_t>(args[r].size()));
+    opgen_sim::RunWorld(world, [&args, &tilings](uint32_t r) {
+        OpgenSimKernel(args[r].data(), static_cast<uint32_t>(args[r].size()), tilings[r].tilingKey);
     });
 
     for (uint32_t r = 0; r < job.world; ++r) {
@@ -613,6 +644,7 @@ int Run(const std::string& dir)
     }
     WriteResult(dir, lines, "ok");
     return 0;
+#endif
 }
 
 }  // namespace

@@ -165,6 +165,9 @@ class NegativeSearch:
         if kind == "format":  # a format the tensor's declaration does not list (FRACTAL_NZ first: the real one)
             declared = sp.inputs[name].formats
             return [f for f in sorted(FORMATS, key=lambda f: f != "FRACTAL_NZ") if f not in declared and f != cur]
+        if kind == "oformat":  # an output buffer of a format its declaration does not list (FRACTAL_NZ first)
+            declared = sp.outputs[name].formats
+            return [f for f in sorted(FORMATS, key=lambda f: f != "FRACTAL_NZ") if f not in declared and f != cur]
         if kind == "oshape":  # the buffer the caller gives: the shape the op writes, one dim or the rank off
             shape = sp.inferred_shape(base, name)
             if shape is None:
@@ -507,6 +510,8 @@ def describe(space: Space, base: Case, field: Field, trial: Case) -> str:
         return f"{name} null (was given)"
     if kind == "format":
         return f"{name} format {before or 'ND'} -> {after}"
+    if kind == "oformat":
+        return f"{name} buffer format {before or 'ND'} -> {after}"
     if kind == "oshape":
         return f"{name} given as a buffer of shape {_show(tuple(after[1]))} (the op writes {_show(space.inferred_shape(base, name))})"
     label = {"attr": name, "env": name, "dim": name, "dtype": f"{name} dtype", "out": f"{name} dtype",

@@ -87,6 +87,8 @@ def candidates(space: Space, case: Case, field: Field, exprs) -> list:
         return [f for f in space.inputs[name].formats if f != (cur or "ND")]
     if kind == "oshape":
         return [None] if cur is not None else []
+    if kind == "oformat":
+        return [f for f in space.outputs[name].formats if f != (cur or "ND")]
     if kind == "shape":
         return [r for r in space.shape_rules(name) if r != cur]
     if kind == "out":

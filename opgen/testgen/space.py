@@ -26,7 +26,7 @@ from opgen.runtime import OpError, drivers
 from opgen.runtime.driving import EP_RANK_ATTRS
 from opgen.runtime.scope import EvalError, Meta
 
-Field = tuple[str, str]  # (kind, name): attr env dim present empty dtype format shape out oshape data ranks
+Field = tuple[str, str]  # (kind, name): attr env dim present empty dtype format shape out oshape oformat data ranks
 
 
 @dataclass(frozen=True)
@@ -139,7 +139,9 @@ class Space:
                         for k in kinds:
                             out[(k, t)] = None
                     elif t in self.outputs:
-                        out[("oshape" if n.fn in ("rank", "dim", "shape", "numel", "shaped") else "out", t)] = None
+                        kind = "oshape" if n.fn in ("rank", "dim", "shape", "numel", "shaped") else \
+                            "oformat" if n.fn == "format" else "out"
+                        out[(kind, t)] = None
                 if not isinstance(n, Name):
                     continue
                 if n.id in self.attrs:
@@ -252,6 +254,11 @@ class Space:
                     inputs[name] = array
         return inputs, attrs, out_dtypes, out_shapes
 
+    @staticmethod
+    def out_formats(case: Case) -> dict:
+        """The formats of the output buffers a case gives (the others are ND)."""
+        return {n: f for n, f in case.of_kind("oformat").items() if f is not None}
+
     def shape(self, case: Case, name: str, dims: dict, scope) -> tuple:
         rule = case.get(("shape", name))
         if rule[0] == "fixed":
@@ -285,7 +292,8 @@ class Space:
         if data is None and key in self._scopes:
             return self._scopes[key]
         inputs, attrs, out_dtypes, out_shapes = self.call(case, rank, data)
-        s = self.ref.reference.make_scope(self.info, inputs, attrs, self.soc, out_dtypes, out_shapes)
+        s = self.ref.reference.make_scope(self.info, inputs, attrs, self.soc, out_dtypes, out_shapes,
+                                          self.out_formats(case))
         if data is None:
             if len(self._scopes) > 20000:
                 self._scopes.clear()

@@ -4,7 +4,7 @@
 generated reference (loaded from the text the build writes), turns the cases into plain literals the
 templates print, and verifies each one once more the way the suite will run it (the same ``validate``,
 the same BOOL data).  The result is cached per op: a build, ``--check`` and ``opgen test`` in one process
-search once.
+search once, and across processes by content (``suite_cache``).
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from opgen.testgen.positive import MAX_DATA_ELEMENTS, MAX_DATA_WORLD, case_id, p
 from opgen.testgen.reference import load_reference
 from opgen.testgen.solve import Solver
 from opgen.testgen.space import Case, Space
+from opgen.testgen.suite_cache import cached_search
 from opgen.harness import testkit, testworld
 from opgen.runtime import OpError
 
@@ -33,7 +34,7 @@ class Suite:
 
 def suite(op: Op, reference_source: str) -> Suite:
     """``reference_source``: the text of the op's generated ``reference.py`` (what the suite will import)."""
-    return _suite(op, reference_source)
+    return cached_search(op, reference_source, lambda: _suite(op, reference_source))
 
 
 @functools.lru_cache(maxsize=16)
@@ -173,7 +174,8 @@ def _negative(space: Space, n: Negative) -> dict:
     return dict(id=n.id, product=space.soc, check=n.check.id, branch=n.branch, code=n.check.code,
                 param=n.check.param, change=n.change, data_check=n.data_check, attrs=_attrs(space, case),
                 env=_env(space, case), inputs=inputs, out_dtypes=_outs(case), data=data,
-                out_shapes={t: tuple(r[1]) for t, r in case.of_kind("oshape").items() if r is not None})
+                out_shapes={t: tuple(r[1]) for t, r in case.of_kind("oshape").items() if r is not None},
+                out_formats={t: f for t, f in case.of_kind("oformat").items() if f not in (None, "ND")})
 
 
 def _tolerances(space: Space) -> dict:

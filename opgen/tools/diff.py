@@ -42,7 +42,7 @@ from opgen.emit.pipeline import EmitError, emit
 from opgen.lower.aclnn_abi import workspace_params
 from opgen.lang.expr import Expr, Float, InRange, InSet, Int, Name, Unary, names, quote, to_spec
 from opgen.model.spec_text import literal as spec_literal
-from opgen.model.decl import Buffer, Check, Domain, Op, ProductView, Tensor, Window
+from opgen.model.decl import Buffer, Check, Domain, Op, Product, ProductView, Tensor, Window
 from opgen.model.spec_text import domain_text as _domain, range_text as _range, shape_text as _shape
 from opgen.model.resolve import dim_bindings, layout_lets
 from opgen.tools import changelog_zh as zh
@@ -969,11 +969,36 @@ class _Differ:
                         f"check {cid}: why it is unreachable {quote(a)} -> {quote(b)}")
                 # no zh sentence: the Chinese change list is the documents' (render_md shows only changes with one)
                 out.append(Change(DOCS, kind, f"check {cid}", text, p.soc, a, b))
+            # where the documents are narrower than the real op (the checks stay; the docs show the op's range)
+            params = {c.id: c.param for view in (self.old.views.get(o.soc), self.new.views.get(p.soc)) if view
+                      for c in view.checks}
+            out += _narrower_changes(o, p, params)
         return out
 
     def run(self) -> Diff:
         changes = self.abi() + self.op_behaviour() + self.products() + self.docs()
         return Diff(self.old, self.new, tuple(changes), self.replaces)
+
+
+def _narrower_changes(old: Product, new: Product, params: dict[str, str]) -> list[Change]:
+    """``narrower`` marks added, removed or changed on one product: docs only (the checks do not change). The
+    Chinese line names the check's parameter, as the documents would, not its internal id."""
+    was = {m.check: (m.accepts, m.source) for m in old.narrower}
+    now = {m.check: (m.accepts, m.source) for m in new.narrower}
+    out = []
+    for cid in sorted(was.keys() | now.keys()):
+        a, b = was.get(cid), now.get(cid)
+        if a == b:
+            continue
+        kind = "narrower.added" if a is None else "narrower.removed" if b is None else "narrower.changed"
+        text = (f"check {cid}: documented narrower than the op, which accepts {b[0]} (code: {b[1]})" if a is None else
+                f"check {cid}: no longer marked narrower than the op" if b is None else
+                f"check {cid}: the op accepts {a[0]} (code: {a[1]}) -> {b[0]} (code: {b[1]})")
+        param = params.get(cid, cid)
+        zh = (f"{param}的文档范围窄于算子实现，算子实现接受{b[0]}" if b is not None else
+              f"删除{param}的“文档范围窄于算子实现”说明")
+        out.append(Change(DOCS, kind, f"check {cid}", text, new.soc, a and a[0], b and b[0], zh=zh))
+    return out
 
 
 def _sig_delta(old: tuple[str, ...], new: tuple[str, ...], zh: bool = False) -> str:

@@ -183,6 +183,17 @@ def product_matrix(op: Op) -> list[Row]:
             return [Part(text, next((p.soc for p in c if b in p.buffers), None))]
         row("buffers", key, buffer)
 
+    # checks that keep the documents' domain where the real op accepts more (`narrower` marks)
+    narrowed = list(dict.fromkeys(n.check.id for v in views for n in v.narrowings))
+    for cid in narrowed:
+        def narrowing(v, c, cid=cid):
+            n = next((x for x in v.narrowings if x.check.id == cid), None)
+            if n is None:
+                return []
+            return [Part(f"documented narrower than the op: {n.check.message}; the code accepts {n.mark.accepts} "
+                         f"(code: {n.mark.source})", next((p.soc for p in c if n.mark in p.narrower), None))]
+        row("documented narrower than the op", cid, narrowing)
+
     row("checks", "checks", lambda v, c: [Part(
         f"{len(v.checks)} ({sum(ch.origin == 'declared' for ch in v.checks)} declared)", None)])
     return rows

@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from opgen.core.artifact import Artifact
-from opgen.core.templates import template_root
-
-GENERATOR_VERSION = "1"  # part of every manifest and of the generator fingerprint
+from opgen.core.files import atomic_write
+from opgen.core.fingerprint import GENERATOR_VERSION
 
 MANIFEST = "MANIFEST.json"
 CACHE = ".opgen-cache.json"  # local, untracked: which spec + generator produced each op directory
@@ -66,21 +64,6 @@ def _inside(root: Path, rel: str) -> Path:
     return target
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write via a temp file in the same directory and rename: readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _read(path: Path) -> bytes | None:
     try:
         return path.read_bytes()
@@ -104,6 +87,19 @@ def _old_manifest(op_dir: Path) -> dict[str, str]:
     return {str(k): str(v) for k, v in files.items()} if isinstance(files, dict) else {}
 
 
+class OutputError(Exception):
+    """The output tree cannot be written: a file where a directory must be, no permission, a full or read-only
+    disk (the CLI's exit 4, one line, never a traceback)."""
+
+
+@contextmanager
+def _writing(path: Path):
+    try:
+        yield
+    except OSError as err:
+        raise OutputError(f"cannot write {err.filename or path}: {err.strerror or err}") from None
+
+
 @dataclass
 class BuildReport:
     written: list[str] = field(default_factory=list)
@@ -113,7 +109,8 @@ class BuildReport:
 
 def build(out: Path, outputs: list[OpOutput]) -> BuildReport:
     report = BuildReport()
-    out.mkdir(parents=True, exist_ok=True)
+    with _writing(out):
+        out.mkdir(parents=True, exist_ok=True)
     for o in outputs:
         op_dir = _inside(out, o.directory)
         old = _old_manifest(op_dir)
@@ -122,7 +119,8 @@ def build(out: Path, outputs: list[OpOutput]) -> BuildReport:
             if _read(target) == data:
                 report.unchanged += 1
                 continue
-            atomic_write(target, data)
+            with _writing(target):
+                atomic_write(target, data)
             report.written.append(f"{o.directory}/{rel}")
         for rel in sorted(set(old) - set(o.files)):
             try:
@@ -130,12 +128,14 @@ def build(out: Path, outputs: list[OpOutput]) -> BuildReport:
             except ValueError:
                 continue  # a manifest entry pointing outside: never follow it
             if target.is_file():
-                target.unlink()
+                with _writing(target):
+                    target.unlink()
                 report.removed.append(f"{o.directory}/{rel}")
                 _prune_empty_dirs(target.parent, op_dir)
         manifest = o.manifest()
         if _read(op_dir / MANIFEST) != manifest:  # last: a build interrupted before this re-runs cleanly
-            atomic_write(op_dir / MANIFEST, manifest)
+            with _writing(op_dir / MANIFEST):
+                atomic_write(op_dir / MANIFEST, manifest)
             report.written.append(f"{o.directory}/{MANIFEST}")
         else:
             report.unchanged += 1
@@ -185,37 +185,10 @@ def check(out: Path, outputs: list[OpOutput]) -> list[Problem]:
 
 # ---- no-change rebuilds --------------------------------------------------------------------------
 #
-# Emitting every artefact of an op takes seconds (test-case search, kernel instance planning).  When the
-# spec text and the generator itself (its code, grammar, templates and the libraries that render them)
-# are what produced the files on disk, and the files still match their manifest, emitting again would
-# give the same bytes: the build can skip that op.  Any change to any of those inputs re-emits.
-
-def generator_fingerprint() -> str:
-    import importlib.metadata
-    from importlib import resources
-    h = hashlib.sha256(f"opgen {GENERATOR_VERSION}".encode())
-    for package, root in (("opgen", resources.files("opgen")), ("opgen.templates", template_root())):
-        for path in sorted(_walk(root), key=lambda p: p[0]):
-            name, entry = path
-            if name.endswith((".py", ".lark", ".j2")):
-                h.update(f"{package}/{name}\0".encode())
-                h.update(entry.read_bytes())
-    for dist in ("jinja2", "lark", "numpy", "ml_dtypes"):
-        try:
-            h.update(f"{dist}={importlib.metadata.version(dist)}".encode())
-        except importlib.metadata.PackageNotFoundError:
-            h.update(f"{dist}=?".encode())
-    return h.hexdigest()
-
-
-def _walk(root, prefix: str = ""):
-    for entry in root.iterdir():
-        name = f"{prefix}{entry.name}"
-        if entry.is_dir():
-            if entry.name != "__pycache__":
-                yield from _walk(entry, name + "/")
-        else:
-            yield name, entry
+# Emitting every artefact of an op takes seconds (the test-case search).  ``CACHE`` records, per op directory,
+# the build key (opgen/tools/build_cache.py: the spec's path and text and the generator fingerprint) of the
+# build that wrote it; a build with the same key whose files still match their manifest would write the same
+# bytes, so it skips that op without emitting or reading anything else.
 
 
 def _read_cache(out: Path) -> dict:
@@ -227,23 +200,27 @@ def _read_cache(out: Path) -> dict:
     return doc if isinstance(doc, dict) else {}
 
 
-def unchanged_since_last_build(out: Path, directory: str, spec_text: str, fingerprint: str) -> bool:
-    """True when ``directory`` was built from this spec text by this generator and nobody touched it."""
-    entry = _read_cache(out).get(directory)
-    if entry != {"spec_sha256": sha256(spec_text.encode("utf-8")), "generator": fingerprint}:
-        return False
+def unchanged_directory(out: Path, key: str) -> str | None:
+    """The op directory the build ``key`` wrote last into ``out``, if nobody touched its files since."""
+    directory = next((d for d, k in _read_cache(out).items() if k == key and _SAFE_DIR.match(d)), None)
+    if directory is None:
+        return None
     op_dir = out / directory
     recorded = _old_manifest(op_dir)
     if not recorded:
-        return False
-    return all(_read(op_dir / rel) is not None and sha256(_read(op_dir / rel)) == digest
-               for rel, digest in recorded.items())
+        return None
+    for rel, digest in recorded.items():
+        data = _read(op_dir / rel)
+        if data is None or sha256(data) != digest:
+            return None
+    return directory
 
 
-def remember_build(out: Path, outputs: list[OpOutput], fingerprint: str) -> None:
+def remember_build(out: Path, keys: dict[str, str]) -> None:
+    """Record ``{op directory: build key}`` of the ops just written into ``out``."""
     cache = _read_cache(out)
-    for o in outputs:
-        cache[o.directory] = {"spec_sha256": o.spec_sha256, "generator": fingerprint}
+    cache.update(keys)
     data = (json.dumps(cache, indent=2, sort_keys=True) + "\n").encode("utf-8")
     if _read(out / CACHE) != data:
-        atomic_write(out / CACHE, data)
+        with _writing(out / CACHE):
+            atomic_write(out / CACHE, data)

@@ -19,6 +19,7 @@
 #include "tiling/hccl/hccl_tiling.h"
 #include "kernel_operator.h"
 #include "lib/hccl/hccl.h"
+#include "adv_api/reduce/sum.h"
 
 using namespace AscendC;
 
@@ -168,6 +169,80 @@ void WriteAfterSetFlag(uint32_t rank, uint32_t readFrom)
     LocalTensor<float> y = x[readFrom];
     Adds(y, y, 1.0f, 1);
     (void)rank;
+}
+
+// LocalTensor::operator() hands out a reference: reading through it, as the real dispatch does
+// (`int32_t n = dstExpIdTensor_(0);`), orders nothing and needs no S_V before the next vector write; storing
+// through it is a scalar write a vector read must wait for.
+void ScalarReference(uint32_t, bool store)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 64);
+    LocalTensor<int32_t> x = buf.Get<int32_t>();
+    Duplicate(x, 5, 8);
+    SetFlag<HardEvent::V_S>(0);
+    WaitFlag<HardEvent::V_S>(0);
+    const int32_t seen = x(0);
+    if (store) {
+        x(1) = seen + 1;
+    }
+    Adds(x, x, 1, 8);
+    SetFlag<HardEvent::V_S>(0);
+    WaitFlag<HardEvent::V_S>(0);
+    Report("scalar reference " + std::to_string(x.GetValue(0)));
+}
+
+// A level-0 instruction touches the lanes its mask runs, nothing between them: with mask bits 0x0101... a
+// Duplicate writes element 0 of each 32-byte block, so the scalar unit may read element 1 at once (the real
+// dispatch fills sumCoreTensor and statusTensor_ so); element 8 needs a V_S first.
+void MaskedLanes(uint32_t, uint32_t index)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 256);
+    LocalTensor<int32_t> x = buf.Get<int32_t>();
+    uint64_t bits[2] = {0x0101010101010101ULL, 0ULL};
+    Duplicate<int32_t>(x, 5, bits, 1, 1, 8);
+    Report("masked lane " + std::to_string(x.GetValue(index)));
+    SetFlag<HardEvent::V_S>(0);
+    WaitFlag<HardEvent::V_S>(0);
+}
+
+// What the real A2 kernels use: tensors made on a UB address (bounded by the UB, GetSize() the declared count, kept
+// through ReinterpretCast), the ACC_VAL register a count-form ReduceSum leaves its sum in, Not.
+void RawUbTensors(uint32_t, int which)
+{
+    TPipe pipe;
+    LocalTensor<int16_t> a{TPosition::LCM, 0, 16};
+    LocalTensor<float> f{TPosition::LCM, 1024, 64};
+    LocalTensor<float> work{TPosition::LCM, 2048, 64};
+    switch (which) {
+        case 0: {
+            Duplicate<int16_t>(a, static_cast<int16_t>(0x00F0), 16);
+            PipeBarrier<PIPE_V>();
+            Not(a, a, 16);
+            for (uint32_t i = 0; i < 64; ++i) {
+                f.SetValue(i, static_cast<float>(i));
+            }
+            SetFlag<HardEvent::S_V>(0);
+            WaitFlag<HardEvent::S_V>(0);
+            ReduceSum(work, f, work[32], 64);
+            SetFlag<HardEvent::V_S>(0);
+            WaitFlag<HardEvent::V_S>(0);
+            Report("raw " + std::to_string(a.GetValue(3)) + " " + std::to_string(a.ReinterpretCast<int32_t>().GetSize()) +
+                   " " + std::to_string(static_cast<int>(GetAccVal<float>())));
+            break;
+        }
+        case 1:  // no ReduceSum wrote ACC_VAL yet
+            (void)GetAccVal<float>();
+            break;
+        default:  // past the end of the UB
+        {
+            LocalTensor<float> tail{TPosition::LCM, 192 * 1024 - 32, 16};
+            (void)tail;
+        }
+    }
 }
 
 void MissingPipeBarrierV(uint32_t)
@@ -625,6 +700,186 @@ void PadCopy(uint32_t rank)
     Report("out " + s);
 }
 
+// DataCopyParams: bursts of whole 32-byte blocks, gaps in 32-byte blocks on both sides
+void BurstCopy(uint32_t rank)
+{
+    if (GetBlockIdx() != 0) {
+        return;
+    }
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 256);
+    GlobalTensor<int32_t> gm;
+    gm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(g_gm[rank]));
+    for (uint32_t i = 0; i < 48; ++i) {
+        gm.SetValue(i, static_cast<int32_t>(i));
+    }
+    LocalTensor<int32_t> ub = buf.Get<int32_t>();
+    // 2 bursts of 1 block (8 int32), 1 block apart in GM, 2 blocks apart in UB: GM [0, 8), [16, 24) -> UB 0, 24
+    DataCopy(ub, gm, DataCopyParams(2, 1, 1, 2));
+    Sync<HardEvent::MTE2_S>();
+    Report("in " + std::to_string(ub.GetValue(0)) + "," + std::to_string(ub.GetValue(7)) + "," +
+           std::to_string(ub.GetValue(24)) + "," + std::to_string(ub.GetValue(31)));
+    Sync<HardEvent::MTE2_MTE3>();
+    DataCopy(gm[64], ub, DataCopyParams(2, 1, 2, 0));  // back out, packed: GM [64, 80)
+    Sync<HardEvent::MTE3_S>();
+    Report("out " + std::to_string(gm.GetValue(64)) + "," + std::to_string(gm.GetValue(72)) + "," +
+           std::to_string(gm.GetValue(79)));
+}
+
+// SetAtomicAdd / SetAtomicMax: both cores of a rank store into the same GM elements with no SyncAll between; no race
+void AtomicStores(uint32_t rank)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 64);
+    GlobalTensor<float> sum;
+    sum.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(g_gm[rank] + 512));
+    GlobalTensor<int32_t> most;
+    most.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(g_gm[rank] + 1024));
+    LocalTensor<float> f = buf.Get<float>();
+    Duplicate(f, 1.5f + GetBlockIdx(), 8);
+    Sync<HardEvent::V_MTE3>();
+    SetAtomicAdd<float>();
+    DataCopy(sum, f, 8);
+    SetAtomicNone();
+    Sync<HardEvent::MTE3_V>();
+    LocalTensor<int32_t> n = buf.Get<int32_t>();
+    Duplicate(n, static_cast<int32_t>(10 * GetBlockIdx() - 5), 8);
+    Sync<HardEvent::V_MTE3>();
+    SetAtomicMax<int32_t>();
+    DataCopy(most, n, 8);
+    SetAtomicNone();
+    SyncAll();
+    if (GetBlockIdx() == 0) {
+        Report("sum " + std::to_string(sum.GetValue(0)) + "," + std::to_string(sum.GetValue(7)) + " max " +
+               std::to_string(most.GetValue(0)) + "," + std::to_string(most.GetValue(7)));
+    }
+}
+
+// The level-0 forms (mask + repeats + strides) and the instructions the hand-written MoE kernels call.
+struct Scratch {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    Scratch() { pipe.InitBuffer(buf, 8192); }
+    template <typename T>
+    LocalTensor<T> At(uint32_t byteOffset, uint32_t elems)
+    {
+        return buf.GetWithOffset<T>(elems, byteOffset);
+    }
+};
+
+void Level0Forms(uint32_t rank)
+{
+    if (rank != 0 || GetBlockIdx() != 0) {
+        return;
+    }
+    Scratch s;
+    LocalTensor<float> x = s.At<float>(0, 512);
+    LocalTensor<int32_t> d = s.At<int32_t>(2048, 256);
+    LocalTensor<int32_t> idx = s.At<int32_t>(3072, 64);
+    LocalTensor<uint32_t> pattern = s.At<uint32_t>(3328, 8);
+    LocalTensor<int32_t> g = s.At<int32_t>(3584, 64);
+    LocalTensor<float> out = s.At<float>(4096, 64);
+    LocalTensor<float> work = s.At<float>(4352, 64);
+    for (uint32_t i = 0; i < 512; ++i) {
+        x.SetValue(i, static_cast<float>(i % 97U));
+    }
+    Sync<HardEvent::S_V>();
+    // Duplicate, bit mask: lanes 0..3 and 40 of 64, 2 repeats 16 blocks apart, over a first fill of 4 whole repeats
+    uint64_t bits[2] = {0xFULL | (1ULL << 40), 0ULL};
+    Duplicate<int32_t>(d, -1, 64, 4, 1, 8);
+    PipeBarrier<PIPE_V>();
+    Duplicate<int32_t>(d, 7, bits, 2, 1, 16);
+    // CreateVecIndex + GatherMask (counter mode, 10 elements a repeat, one pattern for both repeats)
+    CreateVecIndex(idx, 100, 64);
+    pattern.SetValue(0, 0x205U);  // elements 0, 2, 9
+    Sync<HardEvent::S_V>();
+    PipeBarrier<PIPE_V>();
+    uint64_t kept = 0;
+    GatherMask(g, idx, pattern, true, 10, {1, 2, 2, 0}, kept);  // repeat 1 starts 2 blocks (16 elements) on
+    // ReduceSum level 0: element 0 of each of 5 blocks
+    ReduceSum(out, x, work, 1, 5, 1);
+    // Sum of 70 elements in 2 rows of 72
+    PipeBarrier<PIPE_V>();
+    Sum(out[8], x, work.ReinterpretCast<uint8_t>(), SumParams{2, 72, 70});
+    // BlockReduceMax of 2 repeats, then Brcb of the 16 block maxima
+    LocalTensor<float> bmax = s.At<float>(4608, 16);
+    LocalTensor<float> wide = s.At<float>(5120, 128);
+    BlockReduceMax(bmax, x, 2, 64, 1, 1, 8);
+    PipeBarrier<PIPE_V>();
+    Brcb(wide, bmax, 2, {1, 8});
+    // counter mode set by the kernel, used by a call with isSetMask = false: 70 elements of Copy
+    LocalTensor<float> copy = s.At<float>(5632, 80);
+    SetMaskCount();
+    SetVectorMask<float, MaskMode::COUNTER>(0, 70);
+    Copy<float, false>(copy, x, MASK_PLACEHOLDER, 1, {1, 1, 8, 8});
+    SetMaskNorm();
+    ResetMask();
+    Sync<HardEvent::V_S>();
+    std::string dup;
+    for (uint32_t i : {0U, 3U, 4U, 40U, 64U, 128U, 131U, 168U}) {
+        dup += (dup.empty() ? "" : ",") + std::to_string(d.GetValue(i));
+    }
+    Report("duplicate " + dup);
+    std::string gathered;
+    for (uint64_t i = 0; i < kept; ++i) {
+        gathered += (i ? "," : "") + std::to_string(g.GetValue(i));
+    }
+    Report("gathermask " + std::to_string(kept) + ":" + gathered);
+    Report("reducesum " + Floats(out, 1));
+    Report("sum " + Floats(out[8], 2));
+    Report("blockmax " + Floats(bmax, 16));
+    Report("brcb " + Floats(wide[8 * 9], 1) + "," + Floats(wide[8 * 15 + 7], 1));
+    Report("copy " + Floats(copy[68], 2));
+    Report("sff " + std::to_string(ScalarGetSFFValue<1>(0x50ULL)) + "," + std::to_string(ScalarGetSFFValue<0>(~0ULL)));
+}
+
+void Level0Misuse(uint32_t rank, int which)
+{
+    if (rank != 0 || GetBlockIdx() != 0) {
+        return;
+    }
+    Scratch s;
+    LocalTensor<float> x = s.At<float>(0, 128);
+    LocalTensor<float> y = s.At<float>(1024, 64);
+    uint64_t kept = 0;
+    switch (which) {
+        case 0:  // a continuous mask wider than a repeat of float
+            Duplicate<float>(x, 1.0f, 65, 1, 1, 8);
+            break;
+        case 1:  // reduceMode with mask 0
+            GatherMask(y, x, static_cast<uint8_t>(7), true, 0, {1, 1, 0, 0}, kept);
+            break;
+        case 2:  // SumParams whose inner is not 32-byte aligned
+            Sum(y, x, SumParams{1, 20, 20});
+            break;
+        case 3:  // 2 repeats, 8 blocks apart, past the 128 floats of x
+            Duplicate<float>(x, 1.0f, 64, 3, 1, 8);
+            break;
+        default:  // mask[1] set for a 32-bit type
+        {
+            uint64_t bits[2] = {1ULL, 1ULL};
+            Duplicate<float>(x, 1.0f, bits, 1, 1, 8);
+        }
+    }
+}
+
+#ifdef OPGEN_SIM_REAL_CHECK_WINSIZE
+// A real kernel helper of the hand-written ops (check_winsize.h of ../shared/cann, or a mutated temp copy): the
+// window check traps the device on purpose with a DataCopy the hardware rejects when HCCL's window is smaller than
+// the one tiling assumed (tests/test_real_kernel_twin.py).
+#include OPGEN_SIM_REAL_CHECK_WINSIZE
+void RealCheckWindowSize(uint32_t rank)
+{
+    if (GetBlockIdx() != 0) {
+        return;
+    }
+    TPipe pipe;
+    CheckWindowSize(2U << 20U, 1U << 20U, &pipe, reinterpret_cast<GM_ADDR>(g_gm[rank]));
+}
+#endif
+
 void Casts(uint32_t rank)
 {
     if (rank != 0 || GetBlockIdx() != 0) {
@@ -705,6 +960,24 @@ const std::map<std::string, Case>& Cases()
         {"reduce_maxes", ReduceMaxes},
         {"pad_copy", PadCopy},
         {"casts", Casts},
+        {"burst_copy", BurstCopy},
+        {"atomic_stores", AtomicStores},
+        {"level0_forms", Level0Forms},
+        {"masked_lane_untouched", [](uint32_t r) { MaskedLanes(r, 1); }},
+        {"masked_lane_written", [](uint32_t r) { MaskedLanes(r, 8); }},
+        {"raw_ub_tensors", [](uint32_t r) { RawUbTensors(r, 0); }},
+        {"acc_val_unwritten", [](uint32_t r) { RawUbTensors(r, 1); }},
+        {"raw_ub_tensor_past_ub", [](uint32_t r) { RawUbTensors(r, 2); }},
+        {"scalar_reference_read", [](uint32_t r) { ScalarReference(r, false); }},
+        {"scalar_reference_store", [](uint32_t r) { ScalarReference(r, true); }},
+#ifdef OPGEN_SIM_REAL_CHECK_WINSIZE
+        {"real_check_winsize", RealCheckWindowSize},
+#endif
+        {"level0_mask_too_wide", [](uint32_t r) { Level0Misuse(r, 0); }},
+        {"gathermask_count_zero", [](uint32_t r) { Level0Misuse(r, 1); }},
+        {"sum_inner_unaligned", [](uint32_t r) { Level0Misuse(r, 2); }},
+        {"level0_repeat_past_buffer", [](uint32_t r) { Level0Misuse(r, 3); }},
+        {"level0_high_mask_b32", [](uint32_t r) { Level0Misuse(r, 4); }},
     };
     return cases;
 }

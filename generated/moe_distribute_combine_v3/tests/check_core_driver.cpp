@@ -5,7 +5,8 @@
 // Usage: check_core_driver <soc>; one call per stdin line, one result per stdout line.
 // A call is space-separated tokens in the order of tests/cases.py FIELDS:
 //   input   "-" (null) or "<ge dtype>:<d0>,<d1>,...[:<ge format>]" (ND when absent)
-//   output  "-" (dtype rule) or "<ge dtype>", then ":<d0>,<d1>,..." when the case gives the buffer's shape
+//   output  "-" (dtype rule) or "<ge dtype>", then ":<d0>,<d1>,..." when the case gives the buffer's shape, then
+//           "@<ge format>" when it gives a format other than ND
 //   int/bool decimal    float C99 hex float, "inf", "-inf", "nan"    string "h" + hex of its UTF-8 bytes
 //   list    "l" + comma-separated items encoded as above
 // A result is "<code> h<id> h<param> h<message> <n> h<warning>... S<ok> <dims>... D<ok> <dtype>... A<code> h<id>
@@ -70,7 +71,10 @@ void ReadInput(const std::string& t, ck::TensorDesc* desc) {
   desc->format = parts.size() > 2 ? static_cast<int32_t>(std::stoi(parts[2])) : 2;
 }
 
-void ReadOutput(const std::string& t, ck::TensorDesc* desc) {
+void ReadOutput(const std::string& token, ck::TensorDesc* desc) {
+  const std::size_t at = token.find('@');  // "@<format>": a format other than ND
+  desc->format = at == std::string::npos ? 2 : static_cast<int32_t>(std::stoi(token.substr(at + 1)));
+  const std::string t = token.substr(0, at);
   const std::vector<std::string> parts = Split(t, ':');  // dtype ("-": the rule), and the buffer's dims when given
   desc->present = parts.at(0) != "-";
   desc->dtype = desc->present ? static_cast<int32_t>(std::stoi(parts[0])) : 0;

@@ -28,6 +28,18 @@ __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeDispa
         return;
     }
 #endif
+#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_Y == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_BF16) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
+    if (tiling.quantMode == 4) {
+        Run<bfloat16_t, bfloat16_t, bfloat16_t, fp8_e8m0_t, 4U>(args, tiling);
+        return;
+    }
+#endif
+#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_Y == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT16) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
+    if (tiling.quantMode == 4) {
+        Run<bfloat16_t, half, half, fp8_e8m0_t, 4U>(args, tiling);
+        return;
+    }
+#endif
 #if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_Y == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
     if (tiling.quantMode == 4) {
         Run<bfloat16_t, fp8_e4m3fn_t, fp8_e4m3fn_t, fp8_e8m0_t, 4U>(args, tiling);
@@ -40,6 +52,30 @@ __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeDispa
         return;
     }
 #endif
+#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_Y == DT_HIFLOAT8) && (ORIG_DTYPE_EXPAND_X == DT_HIFLOAT8) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
+    if (tiling.quantMode == 4) {
+        Run<bfloat16_t, hifloat8_t, hifloat8_t, fp8_e8m0_t, 4U>(args, tiling);
+        return;
+    }
+#endif
+#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_Y == DT_INT8) && (ORIG_DTYPE_EXPAND_X == DT_INT8) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
+    if (tiling.quantMode == 4) {
+        Run<bfloat16_t, int8_t, int8_t, fp8_e8m0_t, 4U>(args, tiling);
+        return;
+    }
+#endif
+#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_Y == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_BF16) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
+    if (tiling.quantMode == 4) {
+        Run<half, bfloat16_t, bfloat16_t, fp8_e8m0_t, 4U>(args, tiling);
+        return;
+    }
+#endif
+#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_Y == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT16) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
+    if (tiling.quantMode == 4) {
+        Run<half, half, half, fp8_e8m0_t, 4U>(args, tiling);
+        return;
+    }
+#endif
 #if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_Y == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
     if (tiling.quantMode == 4) {
         Run<half, fp8_e4m3fn_t, fp8_e4m3fn_t, fp8_e8m0_t, 4U>(args, tiling);
@@ -49,6 +85,18 @@ __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeDispa
 #if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_Y == DT_FLOAT8_E5M2) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
     if (tiling.quantMode == 4) {
         Run<half, fp8_e5m2_t, fp8_e5m2_t, fp8_e8m0_t, 4U>(args, tiling);
+        return;
+    }
+#endif
+#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_Y == DT_HIFLOAT8) && (ORIG_DTYPE_EXPAND_X == DT_HIFLOAT8) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
+    if (tiling.quantMode == 4) {
+        Run<half, hifloat8_t, hifloat8_t, fp8_e8m0_t, 4U>(args, tiling);
+        return;
+    }
+#endif
+#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_Y == DT_INT8) && (ORIG_DTYPE_EXPAND_X == DT_INT8) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
+    if (tiling.quantMode == 4) {
+        Run<half, int8_t, int8_t, fp8_e8m0_t, 4U>(args, tiling);
         return;
     }
 #endif

@@ -50,6 +50,10 @@ enum KernelMetaType {
     KERNEL_TYPE_MIX_AIC_1_1,
     KERNEL_TYPE_MIX_AIC_1_2,
 };
+// impl/utils/sys_macros.h: the core type a branch runs on; every twin core is a vector core (AIV)
+#define ASCEND_IS_AIV (true)
+#define ASCEND_IS_AIC (false)
+#define ASCEND_IS_NOT_AIC (true)
 #define KERNEL_TASK_TYPE_DEFAULT(type) static_assert((type) == (type), "kernel type")
 
 namespace AscendC {
@@ -151,6 +155,8 @@ enum class CacheMode : uint8_t {
 };
 
 using TEventID = int8_t;
+// the CCE builtin event ids a kernel casts a fetched TEventID to (SetFlag / WaitFlag take them as ids)
+enum event_t { EVENT_ID0 = 0, EVENT_ID1, EVENT_ID2, EVENT_ID3, EVENT_ID4, EVENT_ID5, EVENT_ID6, EVENT_ID7 };
 
 
 // ---- include/basic_api/kernel_struct_data_copy.h ----------------------------------------------------------
@@ -209,9 +215,14 @@ struct BinaryRepeatParams {
 }  // namespace AscendC
 
 // ---- include/basic_api/kernel_tensor.h, kernel_tpipe.h, data copy, vector instructions -------------------
+#include "opgen_sim/utils.h"
 #include "opgen_sim/tensor.h"
 #include "opgen_sim/copy.h"
+#include "opgen_sim/copy_params.h"
 #include "opgen_sim/vector.h"
+#include "opgen_sim/vec_mask.h"
+#include "opgen_sim/vec_level0.h"
+#include "opgen_sim/atomic.h"
 #include "opgen_sim/sync.h"
 
 #endif  // OPGEN_TEST_KERNEL_OPERATOR_H

@@ -142,7 +142,7 @@ struct TensorDesc {
   bool present = false;         // inputs: not null; outputs: the caller fixed the dtype
   bool shaped = false;          // outputs: dims holds the buffer's shape (tiling and aclnn always know it)
   int32_t dtype = 0;            // ge::DataType value
-  int32_t format = 2;           // inputs: the primary ge::Format value (FORMAT_ND = 2), read by format()
+  int32_t format = 2;           // the primary ge::Format value (FORMAT_ND = 2), read by format()
   std::vector<int64_t> dims;    // inputs; outputs when shaped
 };
 
@@ -517,6 +517,12 @@ class Eval {
     return out;
   }
   int64_t OutDim(const TensorDesc& t, int64_t i) { return Dim(OutDesc(t), i); }
+  // An output's desc for format(): its format is always known (TensorDesc.format, ND unless set).
+  static TensorDesc OutFormatDesc(const TensorDesc& t) {
+    TensorDesc out = t;
+    out.present = true;
+    return out;
+  }
   int64_t Rank(const TensorDesc& t) { return t.present ? static_cast<int64_t>(t.dims.size()) : Undefined<int64_t>(); }
   int64_t Dim(const TensorDesc& t, int64_t i) {
     if (!t.present || i < 0 || i >= static_cast<int64_t>(t.dims.size())) {
@@ -697,6 +703,20 @@ class Ascend950 : public Eval {
       Reset();
       return Reject(kCodeTiling, "format.assistInfoForCombine", "assistInfoForCombine", "one of ND",
                     Shown(ShowStr(FormatOf(p.assistInfoForCombine))));
+    }
+    // [format.quantExpandXOut] format(quantExpandXOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.quantExpandXOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.quantExpandXOut", "quantExpandXOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.quantExpandXOut)))));
+    }
+    // [format.commCmdInfoOut] format(commCmdInfoOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.commCmdInfoOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.commCmdInfoOut", "commCmdInfoOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.commCmdInfoOut)))));
     }
     // [shape.expandX] rank(expandX) == 2
     Reset();

@@ -145,7 +145,7 @@ struct TensorDesc {
   bool present = false;         // inputs: not null; outputs: the caller fixed the dtype
   bool shaped = false;          // outputs: dims holds the buffer's shape (tiling and aclnn always know it)
   int32_t dtype = 0;            // ge::DataType value
-  int32_t format = 2;           // inputs: the primary ge::Format value (FORMAT_ND = 2), read by format()
+  int32_t format = 2;           // the primary ge::Format value (FORMAT_ND = 2), read by format()
   std::vector<int64_t> dims;    // inputs; outputs when shaped
 };
 
@@ -539,6 +539,12 @@ class Eval {
     return out;
   }
   int64_t OutDim(const TensorDesc& t, int64_t i) { return Dim(OutDesc(t), i); }
+  // An output's desc for format(): its format is always known (TensorDesc.format, ND unless set).
+  static TensorDesc OutFormatDesc(const TensorDesc& t) {
+    TensorDesc out = t;
+    out.present = true;
+    return out;
+  }
   int64_t Rank(const TensorDesc& t) { return t.present ? static_cast<int64_t>(t.dims.size()) : Undefined<int64_t>(); }
   int64_t Dim(const TensorDesc& t, int64_t i) {
     if (!t.present || i < 0 || i >= static_cast<int64_t>(t.dims.size())) {
@@ -676,6 +682,27 @@ class Ascend910b : public Eval {
       Reset();
       return Reject(kCodeNullptr, "null.expertScales", "expertScales", "a non-null tensor",
                     Shown(ShowTensor(p.expertScales)));
+    }
+    // [unsupported.constExpertAlpha1Optional] not present(constExpertAlpha1Optional)
+    Reset();
+    if (all && Fails(!Present(p.constExpertAlpha1Optional))) {
+      Reset();
+      return Reject(kCodeTiling, "unsupported.constExpertAlpha1Optional", "constExpertAlpha1Optional", "null (it is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
+                    Shown(ShowTensor(p.constExpertAlpha1Optional)));
+    }
+    // [unsupported.constExpertAlpha2Optional] not present(constExpertAlpha2Optional)
+    Reset();
+    if (all && Fails(!Present(p.constExpertAlpha2Optional))) {
+      Reset();
+      return Reject(kCodeTiling, "unsupported.constExpertAlpha2Optional", "constExpertAlpha2Optional", "null (it is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
+                    Shown(ShowTensor(p.constExpertAlpha2Optional)));
+    }
+    // [unsupported.constExpertVOptional] not present(constExpertVOptional)
+    Reset();
+    if (all && Fails(!Present(p.constExpertVOptional))) {
+      Reset();
+      return Reject(kCodeTiling, "unsupported.constExpertVOptional", "constExpertVOptional", "null (it is not supported on Atlas A2 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A2 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
+                    Shown(ShowTensor(p.constExpertVOptional)));
     }
     // [unsupported.elasticInfoOptional] not present(elasticInfoOptional)
     Reset();
@@ -956,6 +983,13 @@ class Ascend910b : public Eval {
       Reset();
       return Reject(kCodeTiling, "format.performanceInfoOptional", "performanceInfoOptional", "one of ND",
                     Shown(ShowStr(FormatOf(p.performanceInfoOptional))));
+    }
+    // [format.xOut] format(xOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.xOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.xOut", "xOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.xOut)))));
     }
     // [shape.expandX] rank(expandX) == 2 and dim(expandX, 0) >= A
     Reset();
@@ -1325,12 +1359,12 @@ class Ascend910b : public Eval {
       return Reject(kCodeTiling, "ascend910b.expandX", "expandX", "H in (0, 10240] and a multiple of 32",
                     Shown(ShowInt(dim_H())));
     }
-    // [ascend910b.commAlg] when commQuantMode == 2: commAlg != "fullmesh"
+    // [ascend910b.commQuantMode] when commQuantMode == 2: commAlg == "hierarchy"
     Reset();
-    if (all && Applies(p.commQuantMode == 2) && Fails(p.commAlg != "fullmesh"sv)) {
+    if (all && Applies(p.commQuantMode == 2) && Fails(p.commAlg == "hierarchy"sv)) {
       Reset();
-      return Reject(kCodeTiling, "ascend910b.commAlg", "commAlg", "\"hierarchy\" (or \"\" resolving to hierarchy) when commQuantMode is 2",
-                    Shown(ShowStr(p.commAlg)));
+      return Reject(kCodeTiling, "ascend910b.commQuantMode", "commQuantMode", "0 unless commAlg is hierarchy (layered)",
+                    Shown(ShowInt(p.commQuantMode)));
     }
     // [ascend910b.epWorldSize] when commAlg != "hierarchy": epWorldSize in {2, 3, 4, 5, 6, 7, 8, 16, 32, 64, 128, 192, 256, 384}
     Reset();
@@ -1402,13 +1436,6 @@ class Ascend910b : public Eval {
       return Reject(kCodeTiling, "ascend910b.copyExpertNum", "copyExpertNum", "0 when commAlg is hierarchy",
                     Shown(ShowInt(p.copyExpertNum)));
     }
-    // [ascend910b.performanceInfoOptional] when commAlg == "hierarchy": not present(performanceInfoOptional)
-    Reset();
-    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(!Present(p.performanceInfoOptional))) {
-      Reset();
-      return Reject(kCodeTiling, "ascend910b.performanceInfoOptional", "performanceInfoOptional", "null when commAlg is hierarchy",
-                    Shown(ShowTensor(p.performanceInfoOptional)));
-    }
     // [ascend910b.expandScalesOptional] when commAlg == "hierarchy": present(expandScalesOptional)
     Reset();
     if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(Present(p.expandScalesOptional))) {
@@ -1416,11 +1443,11 @@ class Ascend910b : public Eval {
       return Reject(kCodeTiling, "ascend910b.expandScalesOptional", "expandScalesOptional", "an (A,) tensor when commAlg is hierarchy",
                     Shown(ShowTensor(p.expandScalesOptional)));
     }
-    // [ascend910b.commAlg.2] commAlg != "hierarchy"
+    // [ascend910b.commAlg] commAlg != "hierarchy"
     Reset();
     if (all && Fails(p.commAlg != "hierarchy"sv)) {
       Reset();
-      return Reject(kCodeTiling, "ascend910b.commAlg.2", "commAlg", "\"\" or \"fullmesh\": the generated kernels do not implement hierarchy",
+      return Reject(kCodeTiling, "ascend910b.commAlg", "commAlg", "\"\" or \"fullmesh\": the generated kernels do not implement hierarchy",
                     Shown(ShowStr(p.commAlg)));
     }
     // [buffer.fullmesh_window] when commAlg != "hierarchy": HCCL_BUFFSIZE * MB >= 2 * (BS * epWorldSize * min(localExpertNum, K) * H * 2 + 2 * MB)
@@ -1603,13 +1630,6 @@ class Ascend910_93 : public Eval {
       Reset();
       return Reject(kCodeTiling, "unsupported.elasticInfoOptional", "elasticInfoOptional", "null (it is not supported on Atlas A3 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A3 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
                     Shown(ShowTensor(p.elasticInfoOptional)));
-    }
-    // [unsupported.performanceInfoOptional] not present(performanceInfoOptional)
-    Reset();
-    if (all && Fails(!Present(p.performanceInfoOptional))) {
-      Reset();
-      return Reject(kCodeTiling, "unsupported.performanceInfoOptional", "performanceInfoOptional", "null (it is not supported on Atlas A3 \350\256\255\347\273\203\347\263\273\345\210\227\344\272\247\345\223\201/Atlas A3 \346\216\250\347\220\206\347\263\273\345\210\227\344\272\247\345\223\201)",
-                    Shown(ShowTensor(p.performanceInfoOptional)));
     }
     // [unsupported.activationScaleOptional] not present(activationScaleOptional)
     Reset();
@@ -1877,6 +1897,13 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeTiling, "format.performanceInfoOptional", "performanceInfoOptional", "one of ND",
                     Shown(ShowStr(FormatOf(p.performanceInfoOptional))));
     }
+    // [format.xOut] format(xOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.xOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.xOut", "xOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.xOut)))));
+    }
     // [shape.expandX] rank(expandX) == 2 and dim(expandX, 0) >= A
     Reset();
     if (all && Fails((Rank(p.expandX) == 2) && (Dim(p.expandX, 0) >= let_A()))) {
@@ -1904,15 +1931,15 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeTiling, "shape.assistInfoForCombine", "assistInfoForCombine",
                     undefined_ ? std::string("shape (>= A * 128,)") : concrete, shown);
     }
-    // [shape.epSendCounts] rank(epSendCounts) == 1 and dim(epSendCounts, 0) >= epWorldSize * localExpertNum
+    // [shape.epSendCounts] if commAlg == "hierarchy" then rank(epSendCounts) == 1 and dim(epSendCounts, 0) >= epWorldSize * localMoeExpertNum + globalBSReal * 2 * epWorldSize // 8 else rank(epSendCounts) == 1 and dim(epSendCounts, 0) >= epWorldSize * localExpertNum
     Reset();
-    if (all && Fails((Rank(p.epSendCounts) == 1) && (Dim(p.epSendCounts, 0) >= Mul(p.epWorldSize, let_localExpertNum())))) {
+    if (all && Fails((p.commAlg == "hierarchy"sv) ? ((Rank(p.epSendCounts) == 1) && (Dim(p.epSendCounts, 0) >= Add(Mul(p.epWorldSize, let_localMoeExpertNum()), FloorDiv(Mul(Mul(let_globalBSReal(), 2), p.epWorldSize), 8)))) : ((Rank(p.epSendCounts) == 1) && (Dim(p.epSendCounts, 0) >= Mul(p.epWorldSize, let_localExpertNum()))))) {
       Reset();
       const std::string shown = Shown(ShowShape(Shape(p.epSendCounts)));
       Reset();
-      const std::string concrete = (std::string() + "shape (>= " + ShowInt(Mul(p.epWorldSize, let_localExpertNum())) + ",) = (>= epWorldSize * localExpertNum,) with epWorldSize=" + ShowInt(p.epWorldSize) + ", localExpertNum=" + ShowInt(let_localExpertNum()));
+      const std::string concrete = (std::string() + ((p.commAlg == "hierarchy"sv) ? (std::string() + "shape (>= " + ShowInt(Add(Mul(p.epWorldSize, let_localMoeExpertNum()), FloorDiv(Mul(Mul(let_globalBSReal(), 2), p.epWorldSize), 8))) + ",) = (>= epWorldSize * localMoeExpertNum + globalBSReal * 2 * epWorldSize // 8,) with commAlg=" + ShowStr(p.commAlg) + ", epWorldSize=" + ShowInt(p.epWorldSize) + ", localMoeExpertNum=" + ShowInt(let_localMoeExpertNum()) + ", globalBSReal=" + ShowInt(let_globalBSReal())) : (std::string() + "shape (>= " + ShowInt(Mul(p.epWorldSize, let_localExpertNum())) + ",) = (>= epWorldSize * localExpertNum,) with commAlg=" + ShowStr(p.commAlg) + ", epWorldSize=" + ShowInt(p.epWorldSize) + ", localExpertNum=" + ShowInt(let_localExpertNum()))));
       return Reject(kCodeTiling, "shape.epSendCounts", "epSendCounts",
-                    undefined_ ? std::string("shape (>= epWorldSize * localExpertNum,)") : concrete, shown);
+                    undefined_ ? std::string("shape (if commAlg == \"hierarchy\" then (>= epWorldSize * localMoeExpertNum + globalBSReal * 2 * epWorldSize // 8,) else (>= epWorldSize * localExpertNum,))") : concrete, shown);
     }
     // [shape.expertScales] when present(expertScales): rank(expertScales) == 2 and dim(expertScales, 0) == BS and dim(expertScales, 1) == K
     Reset();
@@ -2364,6 +2391,13 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeTiling, "ascend910_93.expandScalesOptional", "expandScalesOptional", "an (A,) tensor when commAlg is hierarchy",
                     Shown(ShowTensor(p.expandScalesOptional)));
     }
+    // [ascend910_93.performanceInfoOptional] when commAlg == "hierarchy": not present(performanceInfoOptional)
+    Reset();
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(!Present(p.performanceInfoOptional))) {
+      Reset();
+      return Reject(kCodeTiling, "ascend910_93.performanceInfoOptional", "performanceInfoOptional", "null when commAlg is hierarchy",
+                    Shown(ShowTensor(p.performanceInfoOptional)));
+    }
     // [ascend910_93.expandScalesOptional.2] when commAlg != "hierarchy": not present(expandScalesOptional)
     Reset();
     if (all && Applies(p.commAlg != "hierarchy"sv) && Fails(!Present(p.expandScalesOptional))) {
@@ -2378,11 +2412,18 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeTiling, "buffer.window_min", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
-    // [buffer.window] HCCL_BUFFSIZE * MB >= 2 * (localMoeExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBS * Align512(2 * H))
+    // [buffer.window] when commAlg != "hierarchy": HCCL_BUFFSIZE * MB >= 2 * (localMoeExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBS * Align512(2 * H))
     Reset();
-    if (all && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, Add(Mul(Mul(Mul(let_localMoeExpertNum(), let_maxBS()), p.epWorldSize), Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32), 44), 512), 1), 512), 512)), Mul(Mul(Add(dim_K(), p.sharedExpertNum), let_maxBS()), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)))))) {
+    if (all && Applies(p.commAlg != "hierarchy"sv) && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, Add(Mul(Mul(Mul(let_localMoeExpertNum(), let_maxBS()), p.epWorldSize), Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32), 44), 512), 1), 512), 512)), Mul(Mul(Add(dim_K(), p.sharedExpertNum), let_maxBS()), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)))))) {
       Reset();
       return Reject(kCodeTiling, "buffer.window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (localExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBS * Align512(2 * H))",
+                    Shown(ShowInt(p.HCCL_BUFFSIZE)));
+    }
+    // [buffer.hierarchy_window] when commAlg == "hierarchy": HCCL_BUFFSIZE * MB >= moeExpertNum * maxBS * (H * 2 + 3 * (K + 7) // 8 * 8 * 4 + 64) + 404 * MB
+    Reset();
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Add(Mul(Mul(p.moeExpertNum, let_maxBS()), Add(Add(Mul(dim_H(), 2), Mul(Mul(FloorDiv(Mul(3, Add(dim_K(), 7)), 8), 8), 4)), 64)), Mul(404, kMB)))) {
+      Reset();
+      return Reject(kCodeTiling, "buffer.hierarchy_window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= moeExpertNum * maxBS * (H * 2 + (3 * (K + 7) / 8 * 8) * 4 + 64) + 404MB when commAlg is hierarchy",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
     // [window.ep] win_need <= win_half
@@ -2554,13 +2595,6 @@ class Ascend950 : public Eval {
       Reset();
       return Reject(kCodeTiling, "unsupported.elasticInfoOptional", "elasticInfoOptional", "null (it is not supported on Ascend 950DT)",
                     Shown(ShowTensor(p.elasticInfoOptional)));
-    }
-    // [unsupported.performanceInfoOptional] not present(performanceInfoOptional)
-    Reset();
-    if (all && Fails(!Present(p.performanceInfoOptional))) {
-      Reset();
-      return Reject(kCodeTiling, "unsupported.performanceInfoOptional", "performanceInfoOptional", "null (it is not supported on Ascend 950DT)",
-                    Shown(ShowTensor(p.performanceInfoOptional)));
     }
     // [unsupported.activationScaleOptional] not present(activationScaleOptional)
     Reset();
@@ -2835,6 +2869,13 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "format.performanceInfoOptional", "performanceInfoOptional", "one of ND",
                     Shown(ShowStr(FormatOf(p.performanceInfoOptional))));
     }
+    // [format.xOut] format(xOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.xOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.xOut", "xOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.xOut)))));
+    }
     // [shape.expandX] rank(expandX) == 2 and dim(expandX, 0) >= A
     Reset();
     if (all && Fails((Rank(p.expandX) == 2) && (Dim(p.expandX, 0) >= let_A()))) {
@@ -2862,15 +2903,15 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "shape.assistInfoForCombine", "assistInfoForCombine",
                     undefined_ ? std::string("shape (>= A * 128,)") : concrete, shown);
     }
-    // [shape.epSendCounts] rank(epSendCounts) == 1 and dim(epSendCounts, 0) >= epWorldSize * localExpertNum
+    // [shape.epSendCounts] if commAlg == "hierarchy" then rank(epSendCounts) == 1 and dim(epSendCounts, 0) >= epWorldSize * localMoeExpertNum + globalBSReal * 2 * epWorldSize // 8 else rank(epSendCounts) == 1 and dim(epSendCounts, 0) >= epWorldSize * localExpertNum
     Reset();
-    if (all && Fails((Rank(p.epSendCounts) == 1) && (Dim(p.epSendCounts, 0) >= Mul(p.epWorldSize, let_localExpertNum())))) {
+    if (all && Fails((p.commAlg == "hierarchy"sv) ? ((Rank(p.epSendCounts) == 1) && (Dim(p.epSendCounts, 0) >= Add(Mul(p.epWorldSize, let_localMoeExpertNum()), FloorDiv(Mul(Mul(let_globalBSReal(), 2), p.epWorldSize), 8)))) : ((Rank(p.epSendCounts) == 1) && (Dim(p.epSendCounts, 0) >= Mul(p.epWorldSize, let_localExpertNum()))))) {
       Reset();
       const std::string shown = Shown(ShowShape(Shape(p.epSendCounts)));
       Reset();
-      const std::string concrete = (std::string() + "shape (>= " + ShowInt(Mul(p.epWorldSize, let_localExpertNum())) + ",) = (>= epWorldSize * localExpertNum,) with epWorldSize=" + ShowInt(p.epWorldSize) + ", localExpertNum=" + ShowInt(let_localExpertNum()));
+      const std::string concrete = (std::string() + ((p.commAlg == "hierarchy"sv) ? (std::string() + "shape (>= " + ShowInt(Add(Mul(p.epWorldSize, let_localMoeExpertNum()), FloorDiv(Mul(Mul(let_globalBSReal(), 2), p.epWorldSize), 8))) + ",) = (>= epWorldSize * localMoeExpertNum + globalBSReal * 2 * epWorldSize // 8,) with commAlg=" + ShowStr(p.commAlg) + ", epWorldSize=" + ShowInt(p.epWorldSize) + ", localMoeExpertNum=" + ShowInt(let_localMoeExpertNum()) + ", globalBSReal=" + ShowInt(let_globalBSReal())) : (std::string() + "shape (>= " + ShowInt(Mul(p.epWorldSize, let_localExpertNum())) + ",) = (>= epWorldSize * localExpertNum,) with commAlg=" + ShowStr(p.commAlg) + ", epWorldSize=" + ShowInt(p.epWorldSize) + ", localExpertNum=" + ShowInt(let_localExpertNum()))));
       return Reject(kCodeTiling, "shape.epSendCounts", "epSendCounts",
-                    undefined_ ? std::string("shape (>= epWorldSize * localExpertNum,)") : concrete, shown);
+                    undefined_ ? std::string("shape (if commAlg == \"hierarchy\" then (>= epWorldSize * localMoeExpertNum + globalBSReal * 2 * epWorldSize // 8,) else (>= epWorldSize * localExpertNum,))") : concrete, shown);
     }
     // [shape.expertScales] when present(expertScales): rank(expertScales) == 2 and dim(expertScales, 0) == BS and dim(expertScales, 1) == K
     Reset();
@@ -3035,11 +3076,11 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "domain.groupListType", "groupListType", "one of {0}",
                     Shown(ShowInt(p.groupListType)));
     }
-    // [domain.commAlg] commAlg in {"", "fullmesh_v1", "fullmesh_v2"}
+    // [domain.commAlg] commAlg in {""}
     Reset();
-    if (all && Fails(OneOf(p.commAlg, ""sv, "fullmesh_v1"sv, "fullmesh_v2"sv))) {
+    if (all && Fails(OneOf(p.commAlg, ""sv))) {
       Reset();
-      return Reject(kCodeTiling, "domain.commAlg", "commAlg", "one of {\"\", \"fullmesh_v1\", \"fullmesh_v2\"}",
+      return Reject(kCodeTiling, "domain.commAlg", "commAlg", "one of {\"\"}",
                     Shown(ShowStr(p.commAlg)));
     }
     // [domain.zeroExpertNum] zeroExpertNum in [0, MAX_INT32)
@@ -3329,6 +3370,13 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "ascend910_93.expandScalesOptional", "expandScalesOptional", "an (A,) tensor when commAlg is hierarchy",
                     Shown(ShowTensor(p.expandScalesOptional)));
     }
+    // [ascend910_93.performanceInfoOptional] when commAlg == "hierarchy": not present(performanceInfoOptional)
+    Reset();
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(!Present(p.performanceInfoOptional))) {
+      Reset();
+      return Reject(kCodeTiling, "ascend910_93.performanceInfoOptional", "performanceInfoOptional", "null when commAlg is hierarchy",
+                    Shown(ShowTensor(p.performanceInfoOptional)));
+    }
     // [ascend910_93.expandScalesOptional.2] when commAlg != "hierarchy": not present(expandScalesOptional)
     Reset();
     if (all && Applies(p.commAlg != "hierarchy"sv) && Fails(!Present(p.expandScalesOptional))) {
@@ -3336,11 +3384,11 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "ascend910_93.expandScalesOptional.2", "expandScalesOptional", "null unless commAlg is hierarchy (reserved)",
                     Shown(ShowTensor(p.expandScalesOptional)));
     }
-    // [ascend950.bs_range] BS in [1, if commAlg == "fullmesh_v2" then 256 else 512]
+    // [ascend950.bs_range] BS in [1, 512]
     Reset();
-    if (all && Fails(InRange<'[', ']'>(dim_BS(), 1, (p.commAlg == "fullmesh_v2"sv) ? 256 : 512))) {
+    if (all && Fails(InRange<'[', ']'>(dim_BS(), 1, 512))) {
       Reset();
-      return Reject(kCodeTiling, "ascend950.bs_range", "expertIds", "BS in (0, 256] for fullmesh_v2, (0, 512] for fullmesh_v1 and \"\"",
+      return Reject(kCodeTiling, "ascend950.bs_range", "expertIds", "BS in (0, 512]",
                     Shown(ShowInt(dim_BS())));
     }
     // [buffer.window_min] HCCL_BUFFSIZE * MB >= 2 * MB
@@ -3350,11 +3398,18 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "buffer.window_min", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
-    // [buffer.window] HCCL_BUFFSIZE * MB >= 2 * (localMoeExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBS * Align512(2 * H))
+    // [buffer.window] when commAlg != "hierarchy": HCCL_BUFFSIZE * MB >= 2 * (localMoeExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBS * Align512(2 * H))
     Reset();
-    if (all && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, Add(Mul(Mul(Mul(let_localMoeExpertNum(), let_maxBS()), p.epWorldSize), Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32), 44), 512), 1), 512), 512)), Mul(Mul(Add(dim_K(), p.sharedExpertNum), let_maxBS()), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)))))) {
+    if (all && Applies(p.commAlg != "hierarchy"sv) && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, Add(Mul(Mul(Mul(let_localMoeExpertNum(), let_maxBS()), p.epWorldSize), Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32), 44), 512), 1), 512), 512)), Mul(Mul(Add(dim_K(), p.sharedExpertNum), let_maxBS()), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)))))) {
       Reset();
       return Reject(kCodeTiling, "buffer.window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (localExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBS * Align512(2 * H))",
+                    Shown(ShowInt(p.HCCL_BUFFSIZE)));
+    }
+    // [buffer.hierarchy_window] when commAlg == "hierarchy": HCCL_BUFFSIZE * MB >= moeExpertNum * maxBS * (H * 2 + 3 * (K + 7) // 8 * 8 * 4 + 64) + 404 * MB
+    Reset();
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Add(Mul(Mul(p.moeExpertNum, let_maxBS()), Add(Add(Mul(dim_H(), 2), Mul(Mul(FloorDiv(Mul(3, Add(dim_K(), 7)), 8), 8), 4)), 64)), Mul(404, kMB)))) {
+      Reset();
+      return Reject(kCodeTiling, "buffer.hierarchy_window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= moeExpertNum * maxBS * (H * 2 + (3 * (K + 7) / 8 * 8) * 4 + 64) + 404MB when commAlg is hierarchy",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
     // [window.ep] win_need <= win_half

@@ -141,7 +141,7 @@ struct TensorDesc {
   bool present = false;         // inputs: not null; outputs: the caller fixed the dtype
   bool shaped = false;          // outputs: dims holds the buffer's shape (tiling and aclnn always know it)
   int32_t dtype = 0;            // ge::DataType value
-  int32_t format = 2;           // inputs: the primary ge::Format value (FORMAT_ND = 2), read by format()
+  int32_t format = 2;           // the primary ge::Format value (FORMAT_ND = 2), read by format()
   std::vector<int64_t> dims;    // inputs; outputs when shaped
 };
 
@@ -524,6 +524,12 @@ class Eval {
     return out;
   }
   int64_t OutDim(const TensorDesc& t, int64_t i) { return Dim(OutDesc(t), i); }
+  // An output's desc for format(): its format is always known (TensorDesc.format, ND unless set).
+  static TensorDesc OutFormatDesc(const TensorDesc& t) {
+    TensorDesc out = t;
+    out.present = true;
+    return out;
+  }
   int64_t Rank(const TensorDesc& t) { return t.present ? static_cast<int64_t>(t.dims.size()) : Undefined<int64_t>(); }
   int64_t Dim(const TensorDesc& t, int64_t i) {
     if (!t.present || i < 0 || i >= static_cast<int64_t>(t.dims.size())) {
@@ -739,6 +745,34 @@ class Ascend950 : public Eval {
       Reset();
       return Reject(kCodeTiling, "format.commCmdInfo", "commCmdInfo", "one of ND",
                     Shown(ShowStr(FormatOf(p.commCmdInfo))));
+    }
+    // [format.expandXOut] format(expandXOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.expandXOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expandXOut", "expandXOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.expandXOut)))));
+    }
+    // [format.dynamicScalesOut] format(dynamicScalesOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.dynamicScalesOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.dynamicScalesOut", "dynamicScalesOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.dynamicScalesOut)))));
+    }
+    // [format.assistInfoForCombineOut] format(assistInfoForCombineOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.assistInfoForCombineOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.assistInfoForCombineOut", "assistInfoForCombineOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.assistInfoForCombineOut)))));
+    }
+    // [format.expertTokenNumsOut] format(expertTokenNumsOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.expertTokenNumsOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expertTokenNumsOut", "expertTokenNumsOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.expertTokenNumsOut)))));
     }
     // [shape.x] rank(x) == 2
     Reset();
@@ -990,13 +1024,6 @@ class Ascend950 : public Eval {
     if (Applies(p.quantMode == 0) && Fails(Dtype(p.y) == Dtype(p.x))) {
       Reset();
       return Reject(kCodeInvalid, "ascend950.y", "y", "the dtype of x when quantMode is 0",
-                    Shown(ShowDtype(Dtype(p.y))));
-    }
-    // [ascend950.y.2] when quantMode == 4: dtype(y) in {FLOAT8_E5M2, FLOAT8_E4M3FN}
-    Reset();
-    if (Applies(p.quantMode == 4) && Fails(OneOf(Dtype(p.y), DataType::DT_FLOAT8_E5M2, DataType::DT_FLOAT8_E4M3FN))) {
-      Reset();
-      return Reject(kCodeInvalid, "ascend950.y.2", "y", "FLOAT8_E5M2 or FLOAT8_E4M3FN when quantMode is 4",
                     Shown(ShowDtype(Dtype(p.y))));
     }
     // [ascend950.dynamicScalesOut] when quantMode == 4: dtype(dynamicScalesOut) == FLOAT8_E8M0

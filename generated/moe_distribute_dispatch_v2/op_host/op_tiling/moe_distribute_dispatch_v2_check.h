@@ -145,7 +145,7 @@ struct TensorDesc {
   bool present = false;         // inputs: not null; outputs: the caller fixed the dtype
   bool shaped = false;          // outputs: dims holds the buffer's shape (tiling and aclnn always know it)
   int32_t dtype = 0;            // ge::DataType value
-  int32_t format = 2;           // inputs: the primary ge::Format value (FORMAT_ND = 2), read by format()
+  int32_t format = 2;           // the primary ge::Format value (FORMAT_ND = 2), read by format()
   std::vector<int64_t> dims;    // inputs; outputs when shaped
 };
 
@@ -546,6 +546,12 @@ class Eval {
     return out;
   }
   int64_t OutDim(const TensorDesc& t, int64_t i) { return Dim(OutDesc(t), i); }
+  // An output's desc for format(): its format is always known (TensorDesc.format, ND unless set).
+  static TensorDesc OutFormatDesc(const TensorDesc& t) {
+    TensorDesc out = t;
+    out.present = true;
+    return out;
+  }
   int64_t Rank(const TensorDesc& t) { return t.present ? static_cast<int64_t>(t.dims.size()) : Undefined<int64_t>(); }
   int64_t Dim(const TensorDesc& t, int64_t i) {
     if (!t.present || i < 0 || i >= static_cast<int64_t>(t.dims.size())) {
@@ -817,6 +823,55 @@ class Ascend910b : public Eval {
       return Reject(kCodeTiling, "format.performanceInfoOptional", "performanceInfoOptional", "one of ND",
                     Shown(ShowStr(FormatOf(p.performanceInfoOptional))));
     }
+    // [format.expandXOut] format(expandXOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.expandXOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expandXOut", "expandXOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.expandXOut)))));
+    }
+    // [format.dynamicScalesOut] format(dynamicScalesOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.dynamicScalesOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.dynamicScalesOut", "dynamicScalesOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.dynamicScalesOut)))));
+    }
+    // [format.assistInfoForCombineOut] format(assistInfoForCombineOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.assistInfoForCombineOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.assistInfoForCombineOut", "assistInfoForCombineOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.assistInfoForCombineOut)))));
+    }
+    // [format.expertTokenNumsOut] format(expertTokenNumsOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.expertTokenNumsOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expertTokenNumsOut", "expertTokenNumsOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.expertTokenNumsOut)))));
+    }
+    // [format.epRecvCountsOut] format(epRecvCountsOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.epRecvCountsOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.epRecvCountsOut", "epRecvCountsOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.epRecvCountsOut)))));
+    }
+    // [format.tpRecvCountsOut] format(tpRecvCountsOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.tpRecvCountsOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.tpRecvCountsOut", "tpRecvCountsOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.tpRecvCountsOut)))));
+    }
+    // [format.expandScalesOut] format(expandScalesOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.expandScalesOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expandScalesOut", "expandScalesOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.expandScalesOut)))));
+    }
     // [shape.x] rank(x) == 2
     Reset();
     if (all && Fails(Rank(p.x) == 2)) {
@@ -924,15 +979,15 @@ class Ascend910b : public Eval {
       return Reject(kCodeTiling, "shape.epRecvCountsOut", "epRecvCountsOut",
                     undefined_ ? std::string("shape (moeExpertNum + 2 * globalBSReal * K * serverNum,)") : concrete, shown);
     }
-    // [shape.tpRecvCountsOut] when shaped(tpRecvCountsOut): rank(tpRecvCountsOut) == 1 and dim(tpRecvCountsOut, 0) == tpWorldSize
+    // [shape.tpRecvCountsOut] when shaped(tpRecvCountsOut): rank(tpRecvCountsOut) == 1 and dim(tpRecvCountsOut, 0) >= tpWorldSize
     Reset();
-    if (all && Applies(p.tpRecvCountsOut.shaped) && Fails((Rank(OutDesc(p.tpRecvCountsOut)) == 1) && (OutDim(p.tpRecvCountsOut, 0) == p.tpWorldSize))) {
+    if (all && Applies(p.tpRecvCountsOut.shaped) && Fails((Rank(OutDesc(p.tpRecvCountsOut)) == 1) && (OutDim(p.tpRecvCountsOut, 0) >= p.tpWorldSize))) {
       Reset();
       const std::string shown = Shown(ShowShape(Shape(OutDesc(p.tpRecvCountsOut))));
       Reset();
-      const std::string concrete = (std::string() + "shape (" + ShowInt(p.tpWorldSize) + ",) = (tpWorldSize,) with tpWorldSize=" + ShowInt(p.tpWorldSize));
+      const std::string concrete = (std::string() + "shape (>= " + ShowInt(p.tpWorldSize) + ",) = (>= tpWorldSize,) with tpWorldSize=" + ShowInt(p.tpWorldSize));
       return Reject(kCodeTiling, "shape.tpRecvCountsOut", "tpRecvCountsOut",
-                    undefined_ ? std::string("shape (tpWorldSize,)") : concrete, shown);
+                    undefined_ ? std::string("shape (>= tpWorldSize,)") : concrete, shown);
     }
     // [shape.expandScalesOut] when shaped(expandScalesOut): rank(expandScalesOut) == 1 and dim(expandScalesOut, 0) == A
     Reset();
@@ -1248,7 +1303,7 @@ class Ascend910b : public Eval {
     out->assistInfoForCombineOut = Dims{Mul(let_A(), 128)};  // (>= A * 128,)
     out->expertTokenNumsOut = Dims{let_localExpertNum()};  // (localExpertNum,)
     out->epRecvCountsOut = Dims{Add(p.moeExpertNum, Mul(Mul(Mul(2, let_globalBSReal()), dim_K()), let_serverNum()))};  // (moeExpertNum + 2 * globalBSReal * K * serverNum,)
-    out->tpRecvCountsOut = Dims{p.tpWorldSize};  // (tpWorldSize,)
+    out->tpRecvCountsOut = Dims{p.tpWorldSize};  // (>= tpWorldSize,)
     out->expandScalesOut = Dims{let_A()};  // (A,)
     return !undefined_;
   }
@@ -1619,6 +1674,55 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeTiling, "format.performanceInfoOptional", "performanceInfoOptional", "one of ND",
                     Shown(ShowStr(FormatOf(p.performanceInfoOptional))));
     }
+    // [format.expandXOut] format(expandXOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.expandXOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expandXOut", "expandXOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.expandXOut)))));
+    }
+    // [format.dynamicScalesOut] format(dynamicScalesOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.dynamicScalesOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.dynamicScalesOut", "dynamicScalesOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.dynamicScalesOut)))));
+    }
+    // [format.assistInfoForCombineOut] format(assistInfoForCombineOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.assistInfoForCombineOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.assistInfoForCombineOut", "assistInfoForCombineOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.assistInfoForCombineOut)))));
+    }
+    // [format.expertTokenNumsOut] format(expertTokenNumsOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.expertTokenNumsOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expertTokenNumsOut", "expertTokenNumsOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.expertTokenNumsOut)))));
+    }
+    // [format.epRecvCountsOut] format(epRecvCountsOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.epRecvCountsOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.epRecvCountsOut", "epRecvCountsOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.epRecvCountsOut)))));
+    }
+    // [format.tpRecvCountsOut] format(tpRecvCountsOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.tpRecvCountsOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.tpRecvCountsOut", "tpRecvCountsOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.tpRecvCountsOut)))));
+    }
+    // [format.expandScalesOut] format(expandScalesOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.expandScalesOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expandScalesOut", "expandScalesOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.expandScalesOut)))));
+    }
     // [shape.x] rank(x) == 2
     Reset();
     if (all && Fails(Rank(p.x) == 2)) {
@@ -1716,25 +1820,25 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeTiling, "shape.expertTokenNumsOut", "expertTokenNumsOut",
                     undefined_ ? std::string("shape (localExpertNum,)") : concrete, shown);
     }
-    // [shape.epRecvCountsOut] when shaped(epRecvCountsOut): rank(epRecvCountsOut) == 1 and dim(epRecvCountsOut, 0) >= epWorldSize * localExpertNum
+    // [shape.epRecvCountsOut] when shaped(epRecvCountsOut): if commAlg == "hierarchy" then rank(epRecvCountsOut) == 1 and dim(epRecvCountsOut, 0) >= epWorldSize * localMoeExpertNum + globalBSReal * 2 * K * epWorldSize // 8 else rank(epRecvCountsOut) == 1 and dim(epRecvCountsOut, 0) >= epWorldSize * localExpertNum
     Reset();
-    if (all && Applies(p.epRecvCountsOut.shaped) && Fails((Rank(OutDesc(p.epRecvCountsOut)) == 1) && (OutDim(p.epRecvCountsOut, 0) >= Mul(p.epWorldSize, let_localExpertNum())))) {
+    if (all && Applies(p.epRecvCountsOut.shaped) && Fails((p.commAlg == "hierarchy"sv) ? ((Rank(OutDesc(p.epRecvCountsOut)) == 1) && (OutDim(p.epRecvCountsOut, 0) >= Add(Mul(p.epWorldSize, let_localMoeExpertNum()), FloorDiv(Mul(Mul(Mul(let_globalBSReal(), 2), dim_K()), p.epWorldSize), 8)))) : ((Rank(OutDesc(p.epRecvCountsOut)) == 1) && (OutDim(p.epRecvCountsOut, 0) >= Mul(p.epWorldSize, let_localExpertNum()))))) {
       Reset();
       const std::string shown = Shown(ShowShape(Shape(OutDesc(p.epRecvCountsOut))));
       Reset();
-      const std::string concrete = (std::string() + "shape (>= " + ShowInt(Mul(p.epWorldSize, let_localExpertNum())) + ",) = (>= epWorldSize * localExpertNum,) with epWorldSize=" + ShowInt(p.epWorldSize) + ", localExpertNum=" + ShowInt(let_localExpertNum()));
+      const std::string concrete = (std::string() + ((p.commAlg == "hierarchy"sv) ? (std::string() + "shape (>= " + ShowInt(Add(Mul(p.epWorldSize, let_localMoeExpertNum()), FloorDiv(Mul(Mul(Mul(let_globalBSReal(), 2), dim_K()), p.epWorldSize), 8))) + ",) = (>= epWorldSize * localMoeExpertNum + globalBSReal * 2 * K * epWorldSize // 8,) with commAlg=" + ShowStr(p.commAlg) + ", epWorldSize=" + ShowInt(p.epWorldSize) + ", localMoeExpertNum=" + ShowInt(let_localMoeExpertNum()) + ", globalBSReal=" + ShowInt(let_globalBSReal()) + ", K=" + ShowInt(dim_K())) : (std::string() + "shape (>= " + ShowInt(Mul(p.epWorldSize, let_localExpertNum())) + ",) = (>= epWorldSize * localExpertNum,) with commAlg=" + ShowStr(p.commAlg) + ", epWorldSize=" + ShowInt(p.epWorldSize) + ", localExpertNum=" + ShowInt(let_localExpertNum()))));
       return Reject(kCodeTiling, "shape.epRecvCountsOut", "epRecvCountsOut",
-                    undefined_ ? std::string("shape (>= epWorldSize * localExpertNum,)") : concrete, shown);
+                    undefined_ ? std::string("shape (if commAlg == \"hierarchy\" then (>= epWorldSize * localMoeExpertNum + globalBSReal * 2 * K * epWorldSize // 8,) else (>= epWorldSize * localExpertNum,))") : concrete, shown);
     }
-    // [shape.tpRecvCountsOut] when shaped(tpRecvCountsOut): rank(tpRecvCountsOut) == 1 and dim(tpRecvCountsOut, 0) == tpWorldSize
+    // [shape.tpRecvCountsOut] when shaped(tpRecvCountsOut): rank(tpRecvCountsOut) == 1 and dim(tpRecvCountsOut, 0) >= tpWorldSize
     Reset();
-    if (all && Applies(p.tpRecvCountsOut.shaped) && Fails((Rank(OutDesc(p.tpRecvCountsOut)) == 1) && (OutDim(p.tpRecvCountsOut, 0) == p.tpWorldSize))) {
+    if (all && Applies(p.tpRecvCountsOut.shaped) && Fails((Rank(OutDesc(p.tpRecvCountsOut)) == 1) && (OutDim(p.tpRecvCountsOut, 0) >= p.tpWorldSize))) {
       Reset();
       const std::string shown = Shown(ShowShape(Shape(OutDesc(p.tpRecvCountsOut))));
       Reset();
-      const std::string concrete = (std::string() + "shape (" + ShowInt(p.tpWorldSize) + ",) = (tpWorldSize,) with tpWorldSize=" + ShowInt(p.tpWorldSize));
+      const std::string concrete = (std::string() + "shape (>= " + ShowInt(p.tpWorldSize) + ",) = (>= tpWorldSize,) with tpWorldSize=" + ShowInt(p.tpWorldSize));
       return Reject(kCodeTiling, "shape.tpRecvCountsOut", "tpRecvCountsOut",
-                    undefined_ ? std::string("shape (tpWorldSize,)") : concrete, shown);
+                    undefined_ ? std::string("shape (>= tpWorldSize,)") : concrete, shown);
     }
     // [shape.expandScalesOut] when shaped(expandScalesOut): rank(expandScalesOut) == 1 and dim(expandScalesOut, 0) == A
     Reset();
@@ -2047,11 +2151,18 @@ class Ascend910_93 : public Eval {
       return Reject(kCodeTiling, "buffer.window_min", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
-    // [buffer.window] HCCL_BUFFSIZE * MB >= 2 * (localMoeExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 64) + (K + sharedExpertNum) * maxBS * Align512(2 * H))
+    // [buffer.window] when commAlg != "hierarchy": HCCL_BUFFSIZE * MB >= 2 * (localMoeExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 64) + (K + sharedExpertNum) * maxBS * Align512(2 * H))
     Reset();
-    if (all && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, Add(Mul(Mul(Mul(let_localMoeExpertNum(), let_maxBS()), p.epWorldSize), Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32), 64), 512), 1), 512), 512)), Mul(Mul(Add(dim_K(), p.sharedExpertNum), let_maxBS()), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)))))) {
+    if (all && Applies(p.commAlg != "hierarchy"sv) && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, Add(Mul(Mul(Mul(let_localMoeExpertNum(), let_maxBS()), p.epWorldSize), Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32), 64), 512), 1), 512), 512)), Mul(Mul(Add(dim_K(), p.sharedExpertNum), let_maxBS()), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)))))) {
       Reset();
       return Reject(kCodeTiling, "buffer.window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (localExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 64) + (K + sharedExpertNum) * maxBS * Align512(2 * H))",
+                    Shown(ShowInt(p.HCCL_BUFFSIZE)));
+    }
+    // [buffer.hierarchy_window] when commAlg == "hierarchy": HCCL_BUFFSIZE * MB >= moeExpertNum * maxBS * (H * 2 + 3 * (K + 7) // 8 * 8 * 4 + 64) + 404 * MB
+    Reset();
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Add(Mul(Mul(p.moeExpertNum, let_maxBS()), Add(Add(Mul(dim_H(), 2), Mul(Mul(FloorDiv(Mul(3, Add(dim_K(), 7)), 8), 8), 4)), 64)), Mul(404, kMB)))) {
+      Reset();
+      return Reject(kCodeTiling, "buffer.hierarchy_window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= moeExpertNum * maxBS * (H * 2 + (3 * (K + 7) / 8 * 8) * 4 + 64) + 404MB when commAlg is hierarchy",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
     // [window.ep] win_need <= win_half
@@ -2070,8 +2181,8 @@ class Ascend910_93 : public Eval {
     out->dynamicScalesOut = (p.quantMode == 3) ? Dims{let_A(), CeilDiv(dim_H(), 128)} : ((p.quantMode == 4) ? Dims{let_A(), Align(CeilDiv(dim_H(), 32), 2)} : (((p.quantMode == 0) && Present(p.scalesOptional)) ? Dims{let_A(), Dim(p.scalesOptional, 1)} : Dims{let_A()}));  // if quantMode == 3 then (A, ceil_div(H, 128)) else if quantMode == 4 then (A, align(ceil_div(H, 32), 2)) else if quantMode == 0 and present(scalesOptional) then (A, dim(scalesOptional, 1)) else (A,)
     out->assistInfoForCombineOut = Dims{Mul(let_A(), 128)};  // (>= A * 128,)
     out->expertTokenNumsOut = Dims{let_localExpertNum()};  // (localExpertNum,)
-    out->epRecvCountsOut = Dims{Mul(p.epWorldSize, let_localExpertNum())};  // (>= epWorldSize * localExpertNum,)
-    out->tpRecvCountsOut = Dims{p.tpWorldSize};  // (tpWorldSize,)
+    out->epRecvCountsOut = (p.commAlg == "hierarchy"sv) ? Dims{Add(Mul(p.epWorldSize, let_localMoeExpertNum()), FloorDiv(Mul(Mul(Mul(let_globalBSReal(), 2), dim_K()), p.epWorldSize), 8))} : Dims{Mul(p.epWorldSize, let_localExpertNum())};  // if commAlg == "hierarchy" then (>= epWorldSize * localMoeExpertNum + globalBSReal * 2 * K * epWorldSize // 8,) else (>= epWorldSize * localExpertNum,)
+    out->tpRecvCountsOut = Dims{p.tpWorldSize};  // (>= tpWorldSize,)
     out->expandScalesOut = Dims{let_A()};  // (A,)
     return !undefined_;
   }
@@ -2438,6 +2549,55 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "format.performanceInfoOptional", "performanceInfoOptional", "one of ND",
                     Shown(ShowStr(FormatOf(p.performanceInfoOptional))));
     }
+    // [format.expandXOut] format(expandXOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.expandXOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expandXOut", "expandXOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.expandXOut)))));
+    }
+    // [format.dynamicScalesOut] format(dynamicScalesOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.dynamicScalesOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.dynamicScalesOut", "dynamicScalesOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.dynamicScalesOut)))));
+    }
+    // [format.assistInfoForCombineOut] format(assistInfoForCombineOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.assistInfoForCombineOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.assistInfoForCombineOut", "assistInfoForCombineOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.assistInfoForCombineOut)))));
+    }
+    // [format.expertTokenNumsOut] format(expertTokenNumsOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.expertTokenNumsOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expertTokenNumsOut", "expertTokenNumsOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.expertTokenNumsOut)))));
+    }
+    // [format.epRecvCountsOut] format(epRecvCountsOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.epRecvCountsOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.epRecvCountsOut", "epRecvCountsOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.epRecvCountsOut)))));
+    }
+    // [format.tpRecvCountsOut] format(tpRecvCountsOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.tpRecvCountsOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.tpRecvCountsOut", "tpRecvCountsOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.tpRecvCountsOut)))));
+    }
+    // [format.expandScalesOut] format(expandScalesOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.expandScalesOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expandScalesOut", "expandScalesOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.expandScalesOut)))));
+    }
     // [shape.x] rank(x) == 2
     Reset();
     if (all && Fails(Rank(p.x) == 2)) {
@@ -2535,25 +2695,25 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "shape.expertTokenNumsOut", "expertTokenNumsOut",
                     undefined_ ? std::string("shape (localExpertNum,)") : concrete, shown);
     }
-    // [shape.epRecvCountsOut] when shaped(epRecvCountsOut): rank(epRecvCountsOut) == 1 and dim(epRecvCountsOut, 0) >= epWorldSize * localExpertNum
+    // [shape.epRecvCountsOut] when shaped(epRecvCountsOut): if commAlg == "hierarchy" then rank(epRecvCountsOut) == 1 and dim(epRecvCountsOut, 0) >= epWorldSize * localMoeExpertNum + globalBSReal * 2 * K * epWorldSize // 8 else rank(epRecvCountsOut) == 1 and dim(epRecvCountsOut, 0) >= epWorldSize * localExpertNum
     Reset();
-    if (all && Applies(p.epRecvCountsOut.shaped) && Fails((Rank(OutDesc(p.epRecvCountsOut)) == 1) && (OutDim(p.epRecvCountsOut, 0) >= Mul(p.epWorldSize, let_localExpertNum())))) {
+    if (all && Applies(p.epRecvCountsOut.shaped) && Fails((p.commAlg == "hierarchy"sv) ? ((Rank(OutDesc(p.epRecvCountsOut)) == 1) && (OutDim(p.epRecvCountsOut, 0) >= Add(Mul(p.epWorldSize, let_localMoeExpertNum()), FloorDiv(Mul(Mul(Mul(let_globalBSReal(), 2), dim_K()), p.epWorldSize), 8)))) : ((Rank(OutDesc(p.epRecvCountsOut)) == 1) && (OutDim(p.epRecvCountsOut, 0) >= Mul(p.epWorldSize, let_localExpertNum()))))) {
       Reset();
       const std::string shown = Shown(ShowShape(Shape(OutDesc(p.epRecvCountsOut))));
       Reset();
-      const std::string concrete = (std::string() + "shape (>= " + ShowInt(Mul(p.epWorldSize, let_localExpertNum())) + ",) = (>= epWorldSize * localExpertNum,) with epWorldSize=" + ShowInt(p.epWorldSize) + ", localExpertNum=" + ShowInt(let_localExpertNum()));
+      const std::string concrete = (std::string() + ((p.commAlg == "hierarchy"sv) ? (std::string() + "shape (>= " + ShowInt(Add(Mul(p.epWorldSize, let_localMoeExpertNum()), FloorDiv(Mul(Mul(Mul(let_globalBSReal(), 2), dim_K()), p.epWorldSize), 8))) + ",) = (>= epWorldSize * localMoeExpertNum + globalBSReal * 2 * K * epWorldSize // 8,) with commAlg=" + ShowStr(p.commAlg) + ", epWorldSize=" + ShowInt(p.epWorldSize) + ", localMoeExpertNum=" + ShowInt(let_localMoeExpertNum()) + ", globalBSReal=" + ShowInt(let_globalBSReal()) + ", K=" + ShowInt(dim_K())) : (std::string() + "shape (>= " + ShowInt(Mul(p.epWorldSize, let_localExpertNum())) + ",) = (>= epWorldSize * localExpertNum,) with commAlg=" + ShowStr(p.commAlg) + ", epWorldSize=" + ShowInt(p.epWorldSize) + ", localExpertNum=" + ShowInt(let_localExpertNum()))));
       return Reject(kCodeTiling, "shape.epRecvCountsOut", "epRecvCountsOut",
-                    undefined_ ? std::string("shape (>= epWorldSize * localExpertNum,)") : concrete, shown);
+                    undefined_ ? std::string("shape (if commAlg == \"hierarchy\" then (>= epWorldSize * localMoeExpertNum + globalBSReal * 2 * K * epWorldSize // 8,) else (>= epWorldSize * localExpertNum,))") : concrete, shown);
     }
-    // [shape.tpRecvCountsOut] when shaped(tpRecvCountsOut): rank(tpRecvCountsOut) == 1 and dim(tpRecvCountsOut, 0) == tpWorldSize
+    // [shape.tpRecvCountsOut] when shaped(tpRecvCountsOut): rank(tpRecvCountsOut) == 1 and dim(tpRecvCountsOut, 0) >= tpWorldSize
     Reset();
-    if (all && Applies(p.tpRecvCountsOut.shaped) && Fails((Rank(OutDesc(p.tpRecvCountsOut)) == 1) && (OutDim(p.tpRecvCountsOut, 0) == p.tpWorldSize))) {
+    if (all && Applies(p.tpRecvCountsOut.shaped) && Fails((Rank(OutDesc(p.tpRecvCountsOut)) == 1) && (OutDim(p.tpRecvCountsOut, 0) >= p.tpWorldSize))) {
       Reset();
       const std::string shown = Shown(ShowShape(Shape(OutDesc(p.tpRecvCountsOut))));
       Reset();
-      const std::string concrete = (std::string() + "shape (" + ShowInt(p.tpWorldSize) + ",) = (tpWorldSize,) with tpWorldSize=" + ShowInt(p.tpWorldSize));
+      const std::string concrete = (std::string() + "shape (>= " + ShowInt(p.tpWorldSize) + ",) = (>= tpWorldSize,) with tpWorldSize=" + ShowInt(p.tpWorldSize));
       return Reject(kCodeTiling, "shape.tpRecvCountsOut", "tpRecvCountsOut",
-                    undefined_ ? std::string("shape (tpWorldSize,)") : concrete, shown);
+                    undefined_ ? std::string("shape (>= tpWorldSize,)") : concrete, shown);
     }
     // [shape.expandScalesOut] when shaped(expandScalesOut): rank(expandScalesOut) == 1 and dim(expandScalesOut, 0) == A
     Reset();
@@ -2964,6 +3124,27 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "ascend950.scalesOptional.4", "scalesOptional", "(BS, n) with n <= H",
                     Shown(ShowShape(Shape(p.scalesOptional))));
     }
+    // [ascend950.scalesOptional.5] when quantMode == 0 and present(scalesOptional): dtype(x) != HIFLOAT8 or dtype(scalesOptional) == FLOAT32
+    Reset();
+    if (Applies((p.quantMode == 0) && Present(p.scalesOptional)) && Fails((Dtype(p.x) != DataType::DT_HIFLOAT8) || (Dtype(p.scalesOptional) == DataType::DT_FLOAT))) {
+      Reset();
+      return Reject(kCodeInvalid, "ascend950.scalesOptional.5", "scalesOptional", "FLOAT32 when x is HIFLOAT8",
+                    Shown(ShowDtype(Dtype(p.scalesOptional))));
+    }
+    // [ascend950.scalesOptional.6] when quantMode == 0 and present(scalesOptional): dtype(x) not in {FLOAT4_E2M1, FLOAT4_E1M2} or dtype(scalesOptional) == FLOAT8_E8M0
+    Reset();
+    if (Applies((p.quantMode == 0) && Present(p.scalesOptional)) && Fails(!OneOf(Dtype(p.x), DataType::DT_FLOAT4_E2M1, DataType::DT_FLOAT4_E1M2) || (Dtype(p.scalesOptional) == DataType::DT_FLOAT8_E8M0))) {
+      Reset();
+      return Reject(kCodeInvalid, "ascend950.scalesOptional.6", "scalesOptional", "FLOAT8_E8M0 when x is FLOAT4_E2M1 or FLOAT4_E1M2",
+                    Shown(ShowDtype(Dtype(p.scalesOptional))));
+    }
+    // [ascend950.x.3] when quantMode == 0 and present(scalesOptional): dtype(x) not in {FLOAT4_E2M1, FLOAT4_E1M2} or H % 2 == 0
+    Reset();
+    if (all && Applies((p.quantMode == 0) && Present(p.scalesOptional)) && Fails(!OneOf(Dtype(p.x), DataType::DT_FLOAT4_E2M1, DataType::DT_FLOAT4_E1M2) || (Mod(dim_H(), 2) == 0))) {
+      Reset();
+      return Reject(kCodeTiling, "ascend950.x.3", "x", "an even H when x is FLOAT4_E2M1 or FLOAT4_E1M2",
+                    Shown(ShowInt(dim_H())));
+    }
     // [ascend950.dynamicScalesOut.3] when quantMode == 0 and present(scalesOptional): dtype(dynamicScalesOut) == dtype(scalesOptional)
     Reset();
     if (Applies((p.quantMode == 0) && Present(p.scalesOptional)) && Fails(dtype_dynamicScalesOut() == Dtype(p.scalesOptional))) {
@@ -2978,11 +3159,18 @@ class Ascend950 : public Eval {
       return Reject(kCodeTiling, "buffer.window_min", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
-    // [buffer.window] HCCL_BUFFSIZE * MB >= 2 * (localMoeExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 64) + (K + sharedExpertNum) * maxBS * Align512(2 * H))
+    // [buffer.window] when commAlg != "hierarchy": HCCL_BUFFSIZE * MB >= 2 * (localMoeExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 64) + (K + sharedExpertNum) * maxBS * Align512(2 * H))
     Reset();
-    if (all && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, Add(Mul(Mul(Mul(let_localMoeExpertNum(), let_maxBS()), p.epWorldSize), Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32), 64), 512), 1), 512), 512)), Mul(Mul(Add(dim_K(), p.sharedExpertNum), let_maxBS()), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)))))) {
+    if (all && Applies(p.commAlg != "hierarchy"sv) && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, Add(Mul(Mul(Mul(let_localMoeExpertNum(), let_maxBS()), p.epWorldSize), Mul(FloorDiv(Sub(Add(Add(Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32), 64), 512), 1), 512), 512)), Mul(Mul(Add(dim_K(), p.sharedExpertNum), let_maxBS()), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)))))) {
       Reset();
       return Reject(kCodeTiling, "buffer.window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (localExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 64) + (K + sharedExpertNum) * maxBS * Align512(2 * H))",
+                    Shown(ShowInt(p.HCCL_BUFFSIZE)));
+    }
+    // [buffer.hierarchy_window] when commAlg == "hierarchy": HCCL_BUFFSIZE * MB >= moeExpertNum * maxBS * (H * 2 + 3 * (K + 7) // 8 * 8 * 4 + 64) + 404 * MB
+    Reset();
+    if (all && Applies(p.commAlg == "hierarchy"sv) && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Add(Mul(Mul(p.moeExpertNum, let_maxBS()), Add(Add(Mul(dim_H(), 2), Mul(Mul(FloorDiv(Mul(3, Add(dim_K(), 7)), 8), 8), 4)), 64)), Mul(404, kMB)))) {
+      Reset();
+      return Reject(kCodeTiling, "buffer.hierarchy_window", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= moeExpertNum * maxBS * (H * 2 + (3 * (K + 7) / 8 * 8) * 4 + 64) + 404MB when commAlg is hierarchy",
                     Shown(ShowInt(p.HCCL_BUFFSIZE)));
     }
     // [window.ep] win_need <= win_half
@@ -3008,8 +3196,8 @@ class Ascend950 : public Eval {
     out->dynamicScalesOut = (p.quantMode == 3) ? Dims{let_A(), CeilDiv(dim_H(), 128)} : ((p.quantMode == 4) ? Dims{let_A(), Align(CeilDiv(dim_H(), 32), 2)} : (((p.quantMode == 0) && Present(p.scalesOptional)) ? Dims{let_A(), Dim(p.scalesOptional, 1)} : Dims{let_A()}));  // if quantMode == 3 then (A, ceil_div(H, 128)) else if quantMode == 4 then (A, align(ceil_div(H, 32), 2)) else if quantMode == 0 and present(scalesOptional) then (A, dim(scalesOptional, 1)) else (A,)
     out->assistInfoForCombineOut = Dims{Mul(let_A(), 128)};  // (>= A * 128,)
     out->expertTokenNumsOut = Dims{let_localExpertNum()};  // (localExpertNum,)
-    out->epRecvCountsOut = Dims{Mul(p.epWorldSize, let_localExpertNum())};  // (>= epWorldSize * localExpertNum,)
-    out->tpRecvCountsOut = Dims{p.tpWorldSize};  // (tpWorldSize,)
+    out->epRecvCountsOut = (p.commAlg == "hierarchy"sv) ? Dims{Add(Mul(p.epWorldSize, let_localMoeExpertNum()), FloorDiv(Mul(Mul(Mul(let_globalBSReal(), 2), dim_K()), p.epWorldSize), 8))} : Dims{Mul(p.epWorldSize, let_localExpertNum())};  // if commAlg == "hierarchy" then (>= epWorldSize * localMoeExpertNum + globalBSReal * 2 * K * epWorldSize // 8,) else (>= epWorldSize * localExpertNum,)
+    out->tpRecvCountsOut = Dims{p.tpWorldSize};  // (>= tpWorldSize,)
     out->expandScalesOut = Dims{let_A()};  // (A,)
     return !undefined_;
   }

@@ -116,16 +116,8 @@ __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeDispa
             Trap();  // no instance of this OpDef column for this key: the host tiling never produces it
         case TilingKey(0U, 1U, 0U):
         case TilingKey(0U, 1U, 1U):
-#if (ORIG_DTYPE_X == DT_FLOAT4_E1M2) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT4_E1M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-            Run<fp4x2_e1m2_t, float, fp4x2_e1m2_t, float, 0U, 1U, RowLayout::ROWS>(args, tiling);
-            return;
-#endif
 #if (ORIG_DTYPE_X == DT_FLOAT4_E1M2) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT4_E1M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
             Run<fp4x2_e1m2_t, fp8_e8m0_t, fp4x2_e1m2_t, fp8_e8m0_t, 0U, 1U, RowLayout::ROWS>(args, tiling);
-            return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT4_E2M1) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT4_E2M1) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-            Run<fp4x2_e2m1_t, float, fp4x2_e2m1_t, float, 0U, 1U, RowLayout::ROWS>(args, tiling);
             return;
 #endif
 #if (ORIG_DTYPE_X == DT_FLOAT4_E2M1) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT4_E2M1) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
@@ -150,10 +142,6 @@ __aicore__ inline void Dispatch(const KernelArgs& args, const MoeDistributeDispa
 #endif
 #if (ORIG_DTYPE_X == DT_HIFLOAT8) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) && (ORIG_DTYPE_EXPAND_X == DT_HIFLOAT8) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
             Run<hifloat8_t, float, hifloat8_t, float, 0U, 1U, RowLayout::ROWS>(args, tiling);
-            return;
-#endif
-#if (ORIG_DTYPE_X == DT_HIFLOAT8) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) && (ORIG_DTYPE_EXPAND_X == DT_HIFLOAT8) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
-            Run<hifloat8_t, fp8_e8m0_t, hifloat8_t, fp8_e8m0_t, 0U, 1U, RowLayout::ROWS>(args, tiling);
             return;
 #endif
             Trap();  // no instance of this OpDef column for this key: the host tiling never produces it

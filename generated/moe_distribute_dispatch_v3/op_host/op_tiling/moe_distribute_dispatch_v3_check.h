@@ -141,7 +141,7 @@ struct TensorDesc {
   bool present = false;         // inputs: not null; outputs: the caller fixed the dtype
   bool shaped = false;          // outputs: dims holds the buffer's shape (tiling and aclnn always know it)
   int32_t dtype = 0;            // ge::DataType value
-  int32_t format = 2;           // inputs: the primary ge::Format value (FORMAT_ND = 2), read by format()
+  int32_t format = 2;           // the primary ge::Format value (FORMAT_ND = 2), read by format()
   std::vector<int64_t> dims;    // inputs; outputs when shaped
 };
 
@@ -540,6 +540,12 @@ class Eval {
     return out;
   }
   int64_t OutDim(const TensorDesc& t, int64_t i) { return Dim(OutDesc(t), i); }
+  // An output's desc for format(): its format is always known (TensorDesc.format, ND unless set).
+  static TensorDesc OutFormatDesc(const TensorDesc& t) {
+    TensorDesc out = t;
+    out.present = true;
+    return out;
+  }
   int64_t Rank(const TensorDesc& t) { return t.present ? static_cast<int64_t>(t.dims.size()) : Undefined<int64_t>(); }
   int64_t Dim(const TensorDesc& t, int64_t i) {
     if (!t.present || i < 0 || i >= static_cast<int64_t>(t.dims.size())) {
@@ -839,6 +845,55 @@ class Ascend910_93 : public Eval {
       Reset();
       return Reject(kCodeTiling, "format.performanceInfoOptional", "performanceInfoOptional", "one of ND",
                     Shown(ShowStr(FormatOf(p.performanceInfoOptional))));
+    }
+    // [format.expandXOut] format(expandXOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.expandXOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expandXOut", "expandXOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.expandXOut)))));
+    }
+    // [format.dynamicScalesOut] format(dynamicScalesOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.dynamicScalesOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.dynamicScalesOut", "dynamicScalesOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.dynamicScalesOut)))));
+    }
+    // [format.assistInfoForCombineOut] format(assistInfoForCombineOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.assistInfoForCombineOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.assistInfoForCombineOut", "assistInfoForCombineOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.assistInfoForCombineOut)))));
+    }
+    // [format.expertTokenNumsOut] format(expertTokenNumsOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.expertTokenNumsOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expertTokenNumsOut", "expertTokenNumsOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.expertTokenNumsOut)))));
+    }
+    // [format.epRecvCountsOut] format(epRecvCountsOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.epRecvCountsOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.epRecvCountsOut", "epRecvCountsOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.epRecvCountsOut)))));
+    }
+    // [format.tpRecvCountsOut] format(tpRecvCountsOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.tpRecvCountsOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.tpRecvCountsOut", "tpRecvCountsOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.tpRecvCountsOut)))));
+    }
+    // [format.expandScalesOut] format(expandScalesOut) in {"ND"}
+    Reset();
+    if (all && Fails(OneOf(FormatOf(OutFormatDesc(p.expandScalesOut)), "ND"sv))) {
+      Reset();
+      return Reject(kCodeTiling, "format.expandScalesOut", "expandScalesOut", "one of ND",
+                    Shown(ShowStr(FormatOf(OutFormatDesc(p.expandScalesOut)))));
     }
     // [shape.context] rank(context) == 1 and dim(context, 0) == 4100
     Reset();

@@ -30,10 +30,19 @@ inline void GmRead(void* dst, const uint8_t* src, uint64_t bytes)
     std::memcpy(dst, src, bytes);
 }
 
+// A UB->GM store: plain, or combined with GM's elements under the core's atomic mode (SetAtomicAdd / Max / Min),
+// which orders no two cores' stores and so is no race.
 inline void GmWrite(uint8_t* dst, const void* src, uint64_t bytes)
 {
-    opgen_sim::GmWritten(dst, bytes);
-    std::memcpy(dst, src, bytes);
+    opgen_sim::CoreState* core = opgen_sim::t_core;
+    if (core != nullptr && core->atomic != nullptr && bytes != 0U) {
+        (void)opgen_sim::GmWriteCounted(dst, bytes);
+        std::lock_guard<std::mutex> lock(opgen_sim::g_atomicMu);
+        core->atomic(dst, static_cast<const uint8_t*>(src), bytes);
+    } else {
+        opgen_sim::GmWritten(dst, bytes);
+        std::memcpy(dst, src, bytes);
+    }
     std::atomic_thread_fence(std::memory_order_seq_cst);  // the other cores see the bytes
 }
 }  // namespace sim

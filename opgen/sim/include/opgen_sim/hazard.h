@@ -68,10 +68,15 @@ inline void Forget(std::vector<UbAccess>& as)
 inline void Record(uint8_t pipe, uint32_t begin, uint32_t end, bool write)
 {
     std::vector<UbAccess>& as = t_hazards.accesses;
-    if (write) {  // earlier writes of this pipe wholly under this one no longer decide what a read sees
+    // earlier writes wholly under this one, of any pipe, no longer decide what a read sees: the twin keeps the last
+    // writer of the bytes (two pipes' writes of the same bytes with no sync between them, a write-after-write race,
+    // are not checked: the real A2 dispatch counts into statusTensor_ at UB 0 with scalar stores and then DataCopies
+    // tokens over it with no S_MTE2 on all but its last core; code: mc2/moe_distribute_dispatch_v2/op_kernel/
+    // arch22/moe_distribute_dispatch_a2.h IndexSort, ReorderTokens)
+    if (write) {
         size_t keep = 0;
         for (size_t i = 0; i < as.size(); ++i) {
-            if (!(as[i].write && as[i].pipe == pipe && as[i].begin >= begin && as[i].end <= end)) {
+            if (!(as[i].write && as[i].begin >= begin && as[i].end <= end)) {
                 as[keep++] = as[i];
             }
         }
@@ -134,14 +139,19 @@ inline void UbWritten(uint8_t pipe, uint32_t begin, uint32_t end, const char* wh
 }
 
 // WaitFlag of a SetFlag: what `from` did up to access number `upTo` is ordered before `to`'s later accesses,
-// and so is every access `from` was already ordered after.
+// and so is every access `from` was already ordered after. A wait of the scalar unit (X_S) orders them before
+// every pipe: the scalar unit issues every later instruction, so none starts before the wait returns (the real
+// kernels rely on it: moe_distribute_dispatch_v2.h polls with DataCopy, MTE2_V, ReduceSum, V_S, GetValue and the
+// next DataCopy overwrites what ReduceSum read; code: mc2/moe_distribute_dispatch_v2/op_kernel/
+// moe_distribute_dispatch_v2.h WaitStatus).
 inline void MakeVisible(uint8_t from, uint8_t to, uint64_t upTo)
 {
+    const uint8_t after = to == PIPE_S_ ? ALL_PIPES : static_cast<uint8_t>(1U << to);
     for (UbAccess& a : t_hazards.accesses) {
         const bool own = a.pipe == from && a.seq <= upTo;
         const bool seen = a.pipe != from && (a.ordered & (1U << from)) != 0U;
         if (own || seen) {
-            a.ordered = static_cast<uint8_t>(a.ordered | (1U << to));
+            a.ordered = static_cast<uint8_t>(a.ordered | after);
         }
     }
 }

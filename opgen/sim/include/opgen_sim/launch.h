@@ -44,6 +44,10 @@ struct TilingRequest {
     uint32_t aicNum = 0;     // GetCoreNumAic()
     uint64_t ubBytes = 0;    // GetCoreMemSize(UB)
     uint64_t windowBytes = 0;  // mc2tiling::GetCclBufferSize of every group
+    // Read by the real op_host tilings only (opgen/sim/real_host): the platform's NpuArch (2201, 3510; 0: the
+    // platform does not report one) and the process's HCCL_BUFFSIZE in bytes (the job's window).
+    uint32_t npuArch = 0;
+    uint64_t hcclBufferBytes = 0;
     std::vector<TensorArg> inputs;   // IR order; absent optional inputs have present == false
     std::vector<TensorArg> outputs;  // IR order
     std::vector<AttrArg> attrs;      // IR order
@@ -58,6 +62,9 @@ struct TilingResult {
     uint32_t scheduleMode = 0;
     uint64_t workspaceBytes = 0;  // GetWorkspaceSizes(1)[0]
     std::string log;  // every OP_LOGE / OP_LOGW line the tiling function printed, '\n'-separated
+    // Non-empty: the tiling asked the host for something the twin does not model (real_host/README.md); the call
+    // neither accepted nor rejected the rank.
+    std::string fault;
 };
 
 }  // namespace opgen_sim
@@ -65,7 +72,9 @@ struct TilingResult {
 // Defined in the tiling TU.
 opgen_sim::TilingResult OpgenSimTiling(const opgen_sim::TilingRequest& request);
 // Defined in the kernel TU: args = inputs (nullptr when absent), outputs, workspace, tiling; count checked.
-void OpgenSimKernel(uint8_t* const* args, uint32_t count);
+// tilingKey: the key the rank's tiling set; a kernel TU built for one template tiling key (a CANN hand-written
+// entry, -DOPGEN_SIM_TILING_KEY) faults on any other.
+void OpgenSimKernel(uint8_t* const* args, uint32_t count, uint64_t tilingKey);
 // Defined in the kernel TU: the number of GM parameters of the kernel.
 uint32_t OpgenSimKernelArity();
 

@@ -162,6 +162,8 @@ __aicore__ inline GM_ADDR GetUserWorkspace(GM_ADDR workspace)
     return workspace + SIM_SYSTEM_WORKSPACE;
 }
 
+constexpr uint32_t HCCL_GROUP_ID_0 = 0;  // adv_api/hccl/hccl_common.h: the first communication group
+
 // The context of HCCL group `index` of this rank (what Hccl::InitV2 takes).
 template <uint32_t index>
 __aicore__ inline __gm__ uint8_t* GetHcclContext(void)

@@ -38,12 +38,74 @@ constexpr uint64_t SimBytes(uint64_t elems)
     return (elems * SimBits<T>() + 7U) / 8U;
 }
 
+// What LocalTensor::operator() hands out: the element at UB offset `at`, read or written by the scalar unit.
+template <typename T>
+class UbScalar {
+public:
+    UbScalar(uint8_t* p, uint32_t at) : p_(p), at_(at) {}
+    UbScalar(const UbScalar&) = default;
+    operator T() const
+    {
+        opgen_sim::UbRead(opgen_sim::PIPE_S_, at_, at_ + sizeof(T), "LocalTensor::operator() (a read)");
+        T v;
+        std::memcpy(&v, p_, sizeof(T));
+        return v;
+    }
+    const UbScalar& operator=(const T& v) const
+    {
+        opgen_sim::UbWritten(opgen_sim::PIPE_S_, at_, at_ + sizeof(T), "LocalTensor::operator() (a store)");
+        std::memcpy(p_, &v, sizeof(T));
+        return *this;
+    }
+    const UbScalar& operator=(const UbScalar& o) const { return *this = static_cast<T>(o); }
+    const UbScalar& operator++() const { return *this = static_cast<T>(static_cast<T>(*this) + 1); }
+    T operator++(int) const
+    {
+        const T old = *this;
+        *this = static_cast<T>(old + 1);
+        return old;
+    }
+    template <typename U>
+    const UbScalar& operator+=(const U& v) const { return *this = static_cast<T>(static_cast<T>(*this) + v); }
+    template <typename U>
+    const UbScalar& operator-=(const U& v) const { return *this = static_cast<T>(static_cast<T>(*this) - v); }
+
+private:
+    uint8_t* p_;
+    uint32_t at_;
+};
+
 template <typename T>
 class LocalTensor {
 public:
     using PrimType = T;
     __aicore__ LocalTensor() = default;
     __aicore__ LocalTensor(const LocalTensor<T>& other) = default;
+    // A tensor of `tileSize` elements at UB byte `addr`, outside any TPipe buffer (kernel_tensor.h): a base address
+    // in the UB, as the device has it. The device checks nothing here and knows no bound but the UB's, so the twin
+    // checks its accesses against [addr, UB end) and DataCopy / vector operands for their 32-byte alignment where they
+    // are used; GetSize() is tileSize. (asc-devkit's CPU-debug CreateTensor also asserts addr and the length 32-byte
+    // aligned and tileSize > 0, and its operand checks hold a call to tileSize, neither of which the real A2 kernels
+    // keep: moe_distribute_dispatch_a2.h makes LocalTensor<uint16_t>{TPosition::LCM, 448, 4}, 8 bytes, and
+    // CleanUpFlags Duplicates worldSize * statusSize bytes over statusTensor_, 4160 bytes over 256 at w2.)
+    __aicore__ LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize)
+    {
+        const uint64_t bytes = SimBytes<T>(tileSize);
+        const uint64_t ubBytes = opgen_sim::g_world != nullptr ? opgen_sim::g_world->ubBytes : 0U;
+        if (pos == TPosition::GM || pos == TPosition::MAX || opgen_sim::t_core == nullptr) {
+            opgen_sim::Raise("LocalTensor(pos %d, %u, %u): not a UB position or not on a kernel core",
+                             static_cast<int>(pos), addr, tileSize);
+        }
+        if (addr + bytes > ubBytes) {
+            opgen_sim::Raise("LocalTensor(pos, addr %u, %u %s elements): %llu bytes past the %llu-byte UB", addr,
+                             tileSize, opgen_sim::TypeName<T>(), static_cast<unsigned long long>(addr + bytes - ubBytes),
+                             static_cast<unsigned long long>(ubBytes));
+        }
+        ub_ = opgen_sim::t_core->ub;
+        off_ = addr;
+        end_ = static_cast<uint32_t>(ubBytes);
+        size_ = tileSize;
+    }
     __aicore__ LocalTensor<T>& operator=(const LocalTensor<T>& other) = default;
     __aicore__ ~LocalTensor() = default;
 
@@ -55,13 +117,12 @@ public:
                           static_cast<uint32_t>(off_ + (index + 1U) * sizeof(PrimType)), "LocalTensor::GetValue");
         return v;
     }
-    __aicore__ PrimType& operator()(const uint32_t offset) const
+    // The element for the scalar unit (kernel_tensor.h returns a reference): a read where the kernel reads it, a
+    // write where it assigns to it, each checked against the other pipes like GetValue / SetValue.
+    __aicore__ UbScalar<PrimType> operator()(const uint32_t offset) const
     {
-        uint8_t* p = Scalar(offset, "LocalTensor::operator()");  // read or written by the scalar unit
-        const uint32_t begin = static_cast<uint32_t>(p - ub_);
-        opgen_sim::UbRead(opgen_sim::PIPE_S_, begin, begin + sizeof(PrimType), "LocalTensor::operator()");
-        opgen_sim::UbWritten(opgen_sim::PIPE_S_, begin, begin + sizeof(PrimType), "LocalTensor::operator()");
-        return *reinterpret_cast<PrimType*>(p);
+        uint8_t* p = Scalar(offset, "LocalTensor::operator()");
+        return UbScalar<PrimType>(p, static_cast<uint32_t>(p - ub_));
     }
     template <typename U>
     __aicore__ LocalTensor<U> ReinterpretCast() const
@@ -72,7 +133,8 @@ public:
         r.end_ = end_;
         r.gen_ = gen_;
         r.pipe_ = pipe_;
-        r.size_ = static_cast<uint32_t>((static_cast<uint64_t>(end_ - off_) * 8U) / SimBits<U>());
+        // the same bytes as U (kernel_tensor.h keeps dataLen): a tensor made on a UB address keeps its declared size
+        r.size_ = static_cast<uint32_t>((static_cast<uint64_t>(size_) * SimBits<T>()) / SimBits<U>());
         return r;
     }
     template <typename S>
@@ -98,6 +160,14 @@ public:
     }
     __aicore__ uint32_t GetSize() const { return size_; }
     __aicore__ void SetSize(const uint32_t size) { size_ = size; }
+    // The device's UB address of element 0 (offset): what a device kernel computes UB sizes from (kernel_tensor.h,
+    // the non-CPU-debug declaration; the twin is the device).
+    __aicore__ uint64_t GetPhyAddr() const
+    {
+        Live("LocalTensor::GetPhyAddr");
+        return off_;
+    }
+    __aicore__ uint64_t GetPhyAddr(const uint32_t offset) const { return (*this)[offset].GetPhyAddr(); }
 
     // ---- twin only ----
     // The UB bytes of elements [first, first + count), checked against the tensor's buffer; `aligned`
@@ -221,6 +291,16 @@ public:
         opgen_sim::GmWritten(p, sizeof(PrimType));
         std::memcpy(p, &value, sizeof(PrimType));
         std::atomic_thread_fence(std::memory_order_seq_cst);
+    }
+    // A reference to the GM element for the scalar unit: checked like GetValue; a store through it is not recorded
+    // for the GM race check (the twin cannot see it happen).
+    __aicore__ __gm__ PrimType& operator()(const uint64_t offset) const
+    {
+        static_assert(opgen_sim::ElementBits<T>::value % 8 == 0, "scalar access of packed 4-bit elements");
+        uint8_t* p = SimSpan(offset, 1U, "GlobalTensor::operator()");
+        opgen_sim::CountScalar();
+        opgen_sim::PollPoint(p, sizeof(PrimType));
+        return *reinterpret_cast<PrimType*>(p);
     }
     __aicore__ uint64_t GetSize() const { return size_; }
     __aicore__ GlobalTensor operator[](const uint64_t offset) const

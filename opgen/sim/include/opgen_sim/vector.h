@@ -330,34 +330,50 @@ __aicore__ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& s
 }
 
 // ---- reductions (kernel_operator_vec_reduce_intf.h) --------------------------------------------------------------
-// dst[0] = max(src[0, count)); with calIndex, dst[1] holds the index of the first maximum (its bits as uint32).
-template <typename T>
-__aicore__ inline void ReduceMax(const LocalTensor<T>& dst, const LocalTensor<T>& src,
-                                 const LocalTensor<T>& sharedTmpBuffer, const int32_t count, bool calIndex = 0)
+namespace sim {
+// dst[0] = the extreme of src[0, count) by `better` (NaN wins, as max / min propagate it); with calIndex, dst[1]
+// holds the index of its first occurrence (its bits as uint32).
+template <typename T, typename Better>
+inline void ReduceExtreme(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& sharedTmpBuffer,
+                          const int32_t count, bool calIndex, const char* what, Better better)
 {
-    sim::CheckCount(count, "ReduceMax");
+    CheckCount(count, what);
     if (count == 0) {
-        opgen_sim::Raise("ReduceMax of 0 elements");
+        opgen_sim::Raise("%s of 0 elements", what);
     }
-    (void)sharedTmpBuffer.SimSpan(0U, 1U, "ReduceMax work");
-    const uint8_t* s = src.SimRead(0U, count, "ReduceMax src");
-    float best = sim::ToF(sim::Load<T>(s, 0U));
+    (void)sharedTmpBuffer.SimSpan(0U, 1U, what);
+    const uint8_t* s = src.SimRead(0U, count, what);
+    float best = ToF(Load<T>(s, 0U));
     uint32_t at = 0U;
     for (int32_t i = 1; i < count; ++i) {
-        const float v = sim::ToF(sim::Load<T>(s, i));
+        const float v = ToF(Load<T>(s, i));
         if (std::isnan(best)) {
             break;
         }
-        if (std::isnan(v) || v > best) {
+        if (std::isnan(v) || better(v, best)) {
             best = v;
             at = static_cast<uint32_t>(i);
         }
     }
-    uint8_t* d = dst.SimWrite(0U, calIndex ? 2U : 1U, "ReduceMax dst");
-    sim::Store<T>(d, 0U, sim::FromF<T>(best));
+    uint8_t* d = dst.SimWrite(0U, calIndex ? 2U : 1U, what);
+    Store<T>(d, 0U, FromF<T>(best));
     if (calIndex) {
         std::memcpy(d + sizeof(T), &at, sizeof(T) < sizeof(at) ? sizeof(T) : sizeof(at));
     }
+}
+}  // namespace sim
+
+template <typename T>
+__aicore__ inline void ReduceMax(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                                 const LocalTensor<T>& sharedTmpBuffer, const int32_t count, bool calIndex = 0)
+{
+    sim::ReduceExtreme(dst, src, sharedTmpBuffer, count, calIndex, "ReduceMax", [](float v, float b) { return v > b; });
+}
+template <typename T>
+__aicore__ inline void ReduceMin(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                                 const LocalTensor<T>& sharedTmpBuffer, const int32_t count, bool calIndex = 0)
+{
+    sim::ReduceExtreme(dst, src, sharedTmpBuffer, count, calIndex, "ReduceMin", [](float v, float b) { return v < b; });
 }
 
 // dst[0] = the sum of src[0, count) in the order the Ascend C documentation gives for the count interface on
@@ -386,6 +402,24 @@ __aicore__ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>
         total = sim::FromF<T>(sim::ToF(total) + sim::ToF(lanes[0]));
     }
     sim::Store<T>(dst.SimWrite(0U, 1U, "ReduceSum dst"), 0U, total);
+    if (opgen_sim::t_core != nullptr) {  // the sum is also left in ACC_VAL (dav_c220 ReduceSumImpl: get_acc_val)
+        opgen_sim::t_core->accVal = 0U;
+        std::memcpy(&opgen_sim::t_core->accVal, &total, sizeof(T));
+        opgen_sim::t_core->accValSet = true;
+    }
+}
+
+// The sum the last count-form ReduceSum left in the ACC_VAL register (kernel_operator_vec_reduce_intf.h GetAccVal).
+template <typename T>
+__aicore__ inline T GetAccVal()
+{
+    if (opgen_sim::t_core == nullptr || !opgen_sim::t_core->accValSet) {
+        opgen_sim::Raise("GetAccVal: no ReduceSum has written the ACC_VAL register");
+    }
+    opgen_sim::CountScalar();
+    T v;
+    std::memcpy(&v, &opgen_sim::t_core->accVal, sizeof(T));
+    return v;
 }
 
 // Per repeat r: the max of `mask` elements at src + r * srcRepStride * 32 bytes (srcBlkStride 32-byte blocks

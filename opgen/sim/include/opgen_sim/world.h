@@ -119,6 +119,11 @@ static_assert(offsetof(HcclContextV310, winSize) == offsetof(HcclContextHead, wi
 // HcclContextDef; the device's HcclOpResParam goes on past rWinStart, the twin's stops there): the same head, then
 // the rank's own windows, its windowsExp and, at rWinStart bytes from the context, one RemoteResPtr per rank of
 // the group, whose nextDevicePtr holds that rank's window addresses. A kernel reads windowsExp from it.
+// rWinStart is where the device's HcclOpResParam holds its remoteRes array (asc-devkit impl/adv_api/detail/hccl/cc/
+// src/aicpu_kfc/pub_inc/aicpu_operator_pub.h: "rWinStart: where HcclRankRelationRes starts"): the real kernels read
+// remoteRes[rank] as a member of that struct (code: mc2/common/op_kernel/moe_distribute_base.h
+// GetBaseWindAddrByRankId), asc-devkit's GetRemoteRankAddrs through rWinStart; both land on the same list.
+constexpr size_t A3_REMOTE_RES_OFFSET = 2984U;  // offsetof(HcclOpResParam, remoteRes) in the device's LP64 layout
 struct HcclRankRelationResV2 {
     uint32_t remoteUsrRankId = 0;
     uint32_t remoteWorldRank = 0;
@@ -143,6 +148,8 @@ struct HcclOpResContext {
     uint64_t localWindowsExp = 0;
     uint32_t rWinStart = 0;
 };
+static_assert(sizeof(HcclOpResContext) <= A3_REMOTE_RES_OFFSET && A3_REMOTE_RES_OFFSET % 8U == 0U,
+              "the remote list lies past the fields the twin fills");
 static_assert(offsetof(HcclOpResContext, winSize) == offsetof(HcclContextHead, winSize) &&
                   offsetof(HcclOpResContext, rankNum) == offsetof(HcclContextHead, rankNum),
               "the 2201 head is the prefix of the A3 context");
@@ -184,7 +191,7 @@ struct HcclGroup {
         expWindows = exps;
         expBytes = expSize;
         const size_t n = members.size();
-        const size_t remoteAt = (sizeof(HcclOpResContext) + 7U) / 8U * 8U;
+        const size_t remoteAt = A3_REMOTE_RES_OFFSET;
         const size_t bytesNeeded = sizeof(ContextTag) + (exps.empty() ? sizeof(HcclContextV310)
             : remoteAt + n * (sizeof(RemoteResPtr) + sizeof(HcclRankRelationResV2)));
         block.assign((bytesNeeded + 7U) / 8U, 0U);
@@ -280,9 +287,24 @@ struct CoreState {
     CoreCosts costs;
     uint64_t scalarSinceRead = 0;  // scalar accesses since the last GM read
     std::string printed;           // the last text the core printed (PRINTF)
+    // SetAtomicAdd / Max / Min<T>: UB->GM copies combine with what GM holds, element by element as T (nullptr:
+    // SetAtomicNone, plain stores); `atomicName` names the mode in faults
+    void (*atomic)(uint8_t* gm, const uint8_t* ub, uint64_t bytes) = nullptr;
+    const char* atomicName = nullptr;
     // An HCCL client of this core that sent the AICPU server a task and no Finalize yet (lib/hccl/hccl.h): what
     // it sent. A kernel that returns with one open leaves the server waiting (the device hangs).
     std::string hcclOpen;
+    // The vector unit's mask register and mode (vec_mask.h): normal mode, every lane on, as a kernel starts
+    bool maskCounter = false;
+    uint64_t maskHigh = ~0ULL;
+    uint64_t maskLow = ~0ULL;
+    // The ACC_VAL register the count form of ReduceSum leaves its sum in (GetAccVal); accValSet: written at all
+    uint64_t accVal = 0;
+    bool accValSet = false;
+    // HCCL BatchWrite tasks this core committed and the AICPU server has not run yet (lib/hccl/hccl.h): run when the
+    // core reads its own rank's window (a kernel waiting for what the peers' tasks deliver: the device's server
+    // progresses meanwhile), at the latest at the core's Wait / Finalize
+    std::vector<std::function<void()>> unserved;
 };
 
 inline thread_local CoreState* t_core = nullptr;
@@ -405,6 +427,13 @@ inline void PollPoint(const void* p, uint64_t bytes)
     // a poll reads again what someone may write: a window or a written region (not an input, not tiling data)
     const bool mayChange = region != nullptr && (region->windowOf >= 0 || region->writes);
     const bool window = region != nullptr && region->windowOf >= 0;
+    if (window && region->windowOf == static_cast<int64_t>(t_core->rank) && !t_core->unserved.empty()) {
+        std::vector<std::function<void()>> run;
+        run.swap(t_core->unserved);
+        for (auto& task : run) {
+            task();
+        }
+    }
     if (a == t_core->lastRead && bytes == t_core->lastReadBytes) {
         if (mayChange) {
             t_core->costs.bytes[COST_POLL_READ] += bytes;
@@ -448,6 +477,22 @@ inline RankState& MyRank()
     return g_world->ranks[t_core->rank];
 }
 
+// A GM write of `bytes` at `p` by this core: counted by where it lands; the region it lands in (nullptr: none).
+inline const GmRegion* GmWriteCounted(const void* p, uint64_t bytes)
+{
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    const GmRegion* region = FindRegion(a, bytes);
+    CheckServer(region, a, bytes, true);
+    const int64_t owner = region == nullptr ? -1 : region->windowOf;
+    t_core->costs.bytes[owner < 0 ? COST_GM_WRITE
+                        : owner == static_cast<int64_t>(t_core->rank) ? COST_OWN_WINDOW_WRITE
+                                                                       : COST_PEER_WINDOW_WRITE] += bytes;
+    return region;
+}
+
+// The device's atomic UB->GM stores of all cores are serialised element by element; the twin serialises them whole.
+inline std::mutex g_atomicMu;
+
 // A GM write of `bytes` at `p` by this core: in a region whose writes are logged, bytes another core of the rank
 // wrote since the last SyncAll make a race (the device gives no order between the cores' writes).
 inline void GmWritten(const void* p, uint64_t bytes)
@@ -456,12 +501,7 @@ inline void GmWritten(const void* p, uint64_t bytes)
         return;
     }
     const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-    const GmRegion* region = FindRegion(a, bytes);
-    CheckServer(region, a, bytes, true);
-    const int64_t owner = region == nullptr ? -1 : region->windowOf;
-    t_core->costs.bytes[owner < 0 ? COST_GM_WRITE
-                        : owner == static_cast<int64_t>(t_core->rank) ? COST_OWN_WINDOW_WRITE
-                                                                       : COST_PEER_WINDOW_WRITE] += bytes;
+    const GmRegion* region = GmWriteCounted(p, bytes);
     if (region == nullptr || !region->writes) {
         return;
     }

@@ -14,13 +14,15 @@
  * client (include/adv_api/hccl/hccl.h, impl/adv_api/detail/hccl/common/hccl_aicpu_impl.h CommonPrepareImpl / Wait /
  * Commit / Finalize, platform_v220 BatchWrite, which always commits; platform_v310 BatchWrite, which returns -1).
  * The twin's server runs a task's items when the core waits for it (Wait, or Finalize, which waits for the last
- * task): the latest moment the device may complete it, so a kernel that reads the written bytes before its Wait
- * returned finds them absent. The device may also complete it at once, so a source the kernel changes between
+ * task), or earlier when the core reads its own rank's window, waiting for what the peers send (the device's server
+ * progresses on its own: the real A2 kernels with ranks on two servers poll the flags their BatchWrite<true>
+ * delivers before Finalize; code: mc2/moe_distribute_dispatch_v2/op_kernel/arch22/moe_distribute_dispatch_a2.h
+ * SendToMoeExpert, WaitDispatch). So a kernel that reads the written bytes in the peer's window before its Wait
+ * returned (and reads no window of its own in between) finds them absent. The device may also complete it at once, so a source the kernel changes between
  * BatchWrite and that moment is a fault. Only the working core (the config's blockId, 0) sends messages to the
  * server: the device silently drops another core's; the twin faults. Stricter than the device where the device
  * logs an error and goes on: an item the server would reject or whose bytes lie outside the windows (its local
- * buffer in this rank's windowsIn / windowsOut, its remote one in the peer's windowsIn), a write to the rank
- * itself, a Commit or Wait the task does not allow, a kernel returning without Finalize.
+ * buffer in this rank's windowsIn / windowsOut, its remote one in the peer's windowsIn), a Commit or Wait the task does not allow, a kernel returning without Finalize.
  * Atlas A3's context is HcclContextDef::HcclOpResParam with the ranks' windowsExp (of the product's size, the
  * job's `exp_window`); on every other product the context has no windowsExp.
  */
@@ -31,6 +33,24 @@
 #include "opgen_sim/hccl_tiling_msg.h"
 
 namespace AscendC {
+// hccl_inner_def.h: the RDMA memory descriptors of an Atlas A2 context (the twin's contexts list none: a kernel that
+// posts RDMA work requests from the AI core itself reads them, which the twin does not model; see README) and the
+// rank bounds of the contexts' window lists
+struct MemDetails {
+    uint64_t size;
+    uint64_t addr;
+    uint32_t key;
+};
+struct IbVerbsData {
+    MemDetails remoteInput;
+    MemDetails remoteOutput;
+    MemDetails localInput;
+    MemDetails localOutput;
+    uint8_t res[24];
+};
+constexpr uint32_t HCCL_MAX_RANK_NUM = 32U;
+constexpr uint32_t HCCL_MAX_RANK_NUM_V310 = 64U;
+
 // What a kernel may read of the context GetHcclContext returns: on __NPU_ARCH__ 3510 the head and the windowsIn /
 // windowsOut lists (hccl_inner_def.h); on 2201 the head only (an Atlas A3 context is an HcclOpResParam past it).
 #if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
@@ -182,6 +202,12 @@ public:
         ++messages_;
         const HcclHandle handle = static_cast<HcclHandle>(tasks_.size() - 1U);
         opgen_sim::t_core->hcclOpen = "Hccl::BatchWrite (handle " + std::to_string(handle) + ")";
+        opgen_sim::t_core->unserved.push_back([this, handle]() {
+            Task& t = tasks_[static_cast<size_t>(handle)];
+            if (t.committed && !t.done) {
+                Complete(handle, t);
+            }
+        });
         return handle;
 #endif
     }
@@ -230,6 +256,7 @@ public:
         }
         finalized_ = true;
         opgen_sim::t_core->hcclOpen.clear();
+        opgen_sim::t_core->unserved.clear();
     }
     __aicore__ GM_ADDR GetWindowsOutAddr(uint32_t rankId)
     {
@@ -363,9 +390,12 @@ private:
         }
         const uint64_t bytes = it.count * size;
         const uint32_t me = group_->rankId;
-        if (it.remoteRankId >= group_->windows.size() || it.remoteRankId == me) {
-            opgen_sim::Raise("Hccl::BatchWrite: item %u writes to rank %u: a peer of the group's %zu ranks, not the "
-                             "rank itself (%u), is expected", i, it.remoteRankId, group_->windows.size(), me);
+        // the rank itself is a valid target: the real A2 dispatch sends every rank's slice, its own included, by
+        // BatchWrite (code: mc2/moe_distribute_dispatch_v2/op_kernel/arch22/moe_distribute_dispatch_a2.h
+        // ConstructBatchWriteInfo loops over all ranks of its share)
+        if (it.remoteRankId >= group_->windows.size()) {
+            opgen_sim::Raise("Hccl::BatchWrite: item %u writes to rank %u, not one of the group's %zu ranks", i,
+                             it.remoteRankId, group_->windows.size());
         }
         const uint64_t win = group_->windowBytes;
         const uint8_t* out = me < group_->outWindows.size() ? group_->outWindows[me] : nullptr;

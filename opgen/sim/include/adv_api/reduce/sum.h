@@ -1,0 +1,62 @@
+/**
+ * asc-devkit include/adv_api/reduce/sum.h: Sum over the last axis, `outter` rows of `inner` elements (32-byte
+ * aligned), the first `n` of each row added (sum_utils.h SumParams). On __NPU_ARCH__ 2201 (impl/adv_api/detail/
+ * reduce/sum/sum_common_impl.h) a row is added by vcadd in counter mode: each 256-byte repeat's lanes as a tree of
+ * adjacent pairs, then those repeat sums the same way until one is left (opgen_sim/vec_level0.h CounterSum); each
+ * addition rounded to T. The form without sharedTmpBuffer takes its scratch from the UB the pipe left free.
+ */
+#ifndef OPGEN_SIM_ADV_API_REDUCE_SUM_H
+#define OPGEN_SIM_ADV_API_REDUCE_SUM_H
+
+#include "kernel_operator.h"
+
+namespace AscendC {
+struct SumParams {
+    uint32_t outter = 1;
+    uint32_t inner;  // n rounded up to 32 bytes
+    uint32_t n;      // elements of a row to add
+};
+
+namespace sim {
+template <typename T>
+inline void SumRows(const LocalTensor<T>& dst, const LocalTensor<T>& src, const SumParams& p, uint64_t tmpBytes)
+{
+    static_assert(std::is_same<T, half>::value || std::is_same<T, float>::value, "Sum adds half / float");
+    if (p.n < 1U || p.n > p.inner || (static_cast<uint64_t>(p.inner) * sizeof(T)) % 32U != 0U || p.outter < 1U) {
+        opgen_sim::Raise("Sum: SumParams {outter %u, inner %u, n %u}: need outter >= 1, 1 <= n <= inner and inner * "
+                         "%zu bytes a multiple of 32", p.outter, p.inner, p.n, sizeof(T));
+    }
+    constexpr uint64_t PER_REPEAT = 256U / sizeof(T);
+    const uint64_t repeats = (p.n + PER_REPEAT - 1U) / PER_REPEAT;
+    if (repeats > 1U && tmpBytes < repeats * sizeof(T)) {
+        opgen_sim::Raise("Sum: sharedTmpBuffer of %llu bytes, the %llu repeat sums of a row need %llu",
+                         static_cast<unsigned long long>(tmpBytes), static_cast<unsigned long long>(repeats),
+                         static_cast<unsigned long long>(repeats * sizeof(T)));
+    }
+    const uint8_t* s = src.SimRead(0U, static_cast<uint64_t>(p.outter - 1U) * p.inner + p.n, "Sum src");
+    uint8_t* d = dst.SimWrite(0U, p.outter, "Sum dst");
+    for (uint64_t row = 0U; row < p.outter; ++row) {
+        std::vector<T> v(p.n);
+        std::memcpy(v.data(), s + row * p.inner * sizeof(T), p.n * sizeof(T));
+        Store<T>(d, row, CounterSum<T>(std::move(v)));
+    }
+    SetMaskNorm();
+    ResetMask();
+}
+}  // namespace sim
+
+template <typename T, int32_t reduceDim = -1, bool isReuseSource = false, bool isBasicBlock = false>
+__aicore__ inline void Sum(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor,
+                           const LocalTensor<uint8_t>& sharedTmpBuffer, const SumParams& sumParams)
+{
+    sim::SumRows(dstTensor, srcTensor, sumParams,
+                 sharedTmpBuffer.SimEnd() - sharedTmpBuffer.SimOffset());
+}
+template <typename T, int32_t reduceDim = -1, bool isReuseSource = false, bool isBasicBlock = false>
+__aicore__ inline void Sum(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, const SumParams& sumParams)
+{
+    sim::SumRows(dstTensor, srcTensor, sumParams, ~0ULL);
+}
+}  // namespace AscendC
+
+#endif  // OPGEN_SIM_ADV_API_REDUCE_SUM_H

@@ -10,10 +10,11 @@ generated DispatchV2 -> real CombineV2, and two MoE layers on one communicator (
 pair; and the other order, slow). Issue 32 expected them to fail; measured, they agree with the reference, and
 why: both protocols clear each flag after reading it, and the words they keep across calls lie apart at this
 size (windowsExp: generated dispatch data state at 256K, real dispatch state at 768K, real combine at 818K-820K,
-generated combine at 936K; the generated combine flags in [296K, 936K) reach 768K only from slot 4864 (a world with
-BS * (K + S) > 4864). What the twin cannot show here: it runs each op as a job that ends on every rank before the next
-starts, a barrier the device does not have; the real ops' double-buffered halves exist for a fast rank's next op
-writing into a window a slow rank still reads, and that race is not modelled.
+generated combine at 936K; the generated combine flags in [296K, 936K) reach 768K only from slot 4864, in a world
+with BS * (K + S) > 4864, where they zero the real state words on every rank alike, which the next real pair
+survives: slow test below). What the twin cannot show here: it runs each op as a job that ends on every rank
+before the next starts, a barrier the device does not have; the real ops' double-buffered halves exist for a fast
+rank's next op writing into a window a slow rank still reads, and that race is not modelled.
 
 Atlas A2 (2 ranks, BS 128, H 7168, K 2, FLOAT16): real DispatchV2 -> generated CombineV2, twice. It fails, and is
 ``xfail(strict=True)`` with the measured reason, the exception type pinned with ``raises``: the generated combine
@@ -131,3 +132,19 @@ def test_a2_real_dispatch_then_generated_combine_twice_on_one_communicator(tree,
             "rank_shapes": {}, "out_dtypes": {}, "data": {}, "run": None}
     moe_layer(comm, REAL, GEN, case)  # rows of 14336 bytes: the combine's reach past 1 MiB of windowsIn
     moe_layer(comm, REAL, GEN, dict(case, id=f"{case['id']}-layer2"))
+
+
+@pytest.mark.slow
+def test_a3_generated_combine_flags_over_the_real_state_words(tree, tmp_path):
+    """Real pair, two generated pairs, real pair on one communicator, at BS * K = 5120 slots: the second generated
+    combine's flags (the upper half, [616K, 936K) of windowsExp) reach 768K, the real dispatch's state words.
+    Measured: after it the page at 768K is zero on both ranks (dataState, opCnt and the DFX words gone), and the
+    last real pair still agrees with the reference: both ranks read dataState 0 and address the same halves.
+    code: mc2/moe_distribute_dispatch_v2/op_kernel/moe_distribute_v2_base.h InitWinState"""
+    comm = Communicator(tree, tmp_path)
+    case = {"id": "interop-ascend910_93-bs512-h1024-k10-w2", "product": A3, "world": 2,
+            "attrs": {"groupEp": "ep", "epWorldSize": 2, "moeExpertNum": 10}, "env": {},
+            "inputs": {"x": ("FLOAT16", (512, 1024)), "expertIds": ("INT32", (512, 10))},
+            "rank_shapes": {}, "out_dtypes": {}, "data": {}, "run": None}
+    for layer, kind in enumerate((REAL, GEN, GEN, REAL)):  # the second generated call uses its flags' upper half
+        moe_layer(comm, kind, kind, dict(case, id=f"{case['id']}-layer{layer}"))

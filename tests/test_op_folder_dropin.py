@@ -12,6 +12,7 @@ two folders are compared too.
 """
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -19,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import ROOT
-from .real_cann import MISSING, OPS_TRANSFORMER, SHARED_CANN, cache_root, unpacked
+from .real_cann import HEADERS, MISSING, OPS_TRANSFORMER, SHARED_CANN, cache_root, unpacked
 
 OP = "moe_distribute_dispatch_v2"
 GENERATED = ROOT / "generated" / OP
@@ -134,3 +135,36 @@ def test_file_kinds_match_the_real_op(tmp_path):
     }
     # what the generated folder adds: opgen's own (the reference, its tests, the manifest)
     assert gen - real == {"*.json", "*.py", "tests/*.py", "tests/*.cpp"}
+
+
+def _reg_op(text: str) -> list[tuple[str, str, str]]:
+    """(kind, name, arguments) of every REG_OP line, whitespace folded, dtype lists as sorted sets."""
+    body = re.sub(r"\s+", " ", text[text.index("REG_OP("):text.index(".OP_END_FACTORY_REG")])
+    items = re.findall(r"\.(\w+)\((\w+), ((?:[^()]|\([^()]*\))*)\)", body)
+    return [(k, n, " ".join(sorted(re.findall(r"DT_\w+", a))) if "TensorType" in a else a) for k, n, a in items]
+
+
+def test_graph_proto_is_the_real_ops(tmp_path):
+    """DispatchV2's REG_OP: the real proto's inputs, outputs and attributes, in order, with the same dtype sets
+    and defaults (the other ops' protos differ where their specs follow the OpDef rather than the proto)."""
+    src = unpacked(OPS_TRANSFORMER, cache_root(tmp_path / "cache"), "ops-transformer")
+    real = _reg_op((src / "mc2" / OP / "op_graph" / f"{OP}_proto.h").read_text(encoding="utf-8"))
+    gen = _reg_op((GENERATED / "op_graph" / f"{OP}_proto.h").read_text(encoding="utf-8"))
+    assert len(real) == 7 + 7 + 18
+    assert gen == real
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_every_graph_proto_compiles_against_the_real_headers(tmp_path):
+    """Each generated REG_OP against the real graph/operator_reg.h (hicann/ge, hicann/metadef)."""
+    repos = unpacked(HEADERS, cache_root(tmp_path / "cache"), "cann_subset")
+    includes = [repos / "hicann+ge/inc/graph_metadef/external", repos / "hicann+ge/inc/graph_metadef",
+                repos / "hicann+metadef/inc/external", repos / "hicann+metadef/inc",
+                repos / "openeuler-mirror+libboundscheck/include"]
+    protos = sorted((ROOT / "generated").glob("*/op_graph/*_proto.h"))
+    assert len(protos) == len(list((ROOT / "generated").glob("*/MANIFEST.json")))
+    for proto in protos:
+        run = subprocess.run(["g++", "-std=c++17", "-fsyntax-only", "-Wall", "-Werror", "-x", "c++",
+                              *[f"-I{i}" for i in includes], str(proto)], capture_output=True, text=True,
+                             timeout=120)
+        assert run.returncode == 0, f"{proto}:\n{run.stderr[:3000]}"

@@ -15,14 +15,15 @@
 // infer(). Plain C++17 over the standard library only (no CANN headers), shared by the tiling, infershape and
 // aclnn code.
 //
+// clang-format off: the API table keeps its columns
 // API (namespace opgen_check::moe_distribute_combine_v2):
 //   enum class DataType : int32_t                 the ge::DataType values (DT_FLOAT = 0, DT_FLOAT16 = 1, ...)
 //   const char* DataTypeName(int32_t dtype);      "FLOAT16", ... (the spec names); nullptr for other values
 //   enum class Soc { kAscend910b, kAscend910_93, kAscend950 };
-//   bool ParseSoc(const char* name, Soc* soc);    "ascend910b", "ascend910_93", "ascend950" (ASCII case-insensitive);
-//   false otherwise const char* SocName(Soc soc); struct TensorDesc { bool present; bool shaped; int32_t dtype; int32_t
-//   format; std::vector<int64_t> dims; }; struct Params                                 one TensorDesc per input and
-//   output, one field per attribute and
+//   bool ParseSoc(const char* name, Soc* soc);    "ascend910b", "ascend910_93", "ascend950" (ASCII case-insensitive); false otherwise
+//   const char* SocName(Soc soc);
+//   struct TensorDesc { bool present; bool shaped; int32_t dtype; int32_t format; std::vector<int64_t> dims; };
+//   struct Params                                 one TensorDesc per input and output, one field per attribute and
 //                                                 env variable (aclnn names; optional ones start at their default)
 //   struct CheckResult { int32_t code; std::string id; std::string param; std::string message; bool Ok() const; };
 //   enum class Stage { kAll, kOpApi };            kOpApi: only the checks aclnn GetWorkspaceSize runs (161001, 161002)
@@ -32,8 +33,8 @@
 //   struct OutputDtypes { int32_t <output>; ... };
 //   bool InferShapes(const Params& params, Soc soc, OutputShapes* shapes);
 //   bool InferDtypes(const Params& params, Soc soc, OutputDtypes* dtypes);
-//   constexpr int32_t kCodeAccepted = 0, kCodeNullptr = 161001, kCodeInvalid = 161002, kCodeTiling = 561002, kCodeWarn
-//   = 0;
+//   constexpr int32_t kCodeAccepted = 0, kCodeNullptr = 161001, kCodeInvalid = 161002, kCodeTiling = 561002, kCodeWarn = 0;
+// clang-format on
 //
 // Check() runs the checks of its stage in order and returns the first failure (code 161001, 161002, 561002:
 // the aclnn status, param the offending parameter, message the CANN log text ending in "[<check id>]"), or code 0

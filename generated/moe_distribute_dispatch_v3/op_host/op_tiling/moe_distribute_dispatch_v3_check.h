@@ -15,6 +15,7 @@
 // infer(). Plain C++17 over the standard library only (no CANN headers), shared by the tiling, infershape and
 // aclnn code.
 //
+// clang-format off: the API table keeps its columns
 // API (namespace opgen_check::moe_distribute_dispatch_v3):
 //   enum class DataType : int32_t                 the ge::DataType values (DT_FLOAT = 0, DT_FLOAT16 = 1, ...)
 //   const char* DataTypeName(int32_t dtype);      "FLOAT16", ... (the spec names); nullptr for other values
@@ -32,8 +33,8 @@
 //   struct OutputDtypes { int32_t <output>; ... };
 //   bool InferShapes(const Params& params, Soc soc, OutputShapes* shapes);
 //   bool InferDtypes(const Params& params, Soc soc, OutputDtypes* dtypes);
-//   constexpr int32_t kCodeAccepted = 0, kCodeNullptr = 161001, kCodeInvalid = 161002, kCodeTiling = 561002, kCodeWarn
-//   = 0;
+//   constexpr int32_t kCodeAccepted = 0, kCodeNullptr = 161001, kCodeInvalid = 161002, kCodeTiling = 561002, kCodeWarn = 0;
+// clang-format on
 //
 // Check() runs the checks of its stage in order and returns the first failure (code 161001, 161002, 561002:
 // the aclnn status, param the offending parameter, message the CANN log text ending in "[<check id>]"), or code 0

@@ -23,58 +23,57 @@
 
 #include "kernel_tiling/kernel_tiling.h" // Mc2InitTiling, Mc2CcTiling
 
+// clang-format off: one field a line, its doc after it (the host tiling and the tests read the struct this way)
 struct MoeDistributeCombineTeardownTilingData {
-    Mc2InitTiling mc2InitTiling;         // hccl init tiling (Mc2CcTilingConfig::GetTiling)
-    Mc2CcTiling mc2CcTiling1;            // hccl cc tiling of the ep group groupEp
-    int64_t epWorldSize;                 // attr epWorldSize (int64)
-    int64_t epRankId;                    // attr epRankId (int64)
-    int64_t moeExpertNum;                // attr moeExpertNum (int64)
-    int64_t expertShardType;             // attr expertShardType (int64)
-    int64_t sharedExpertNum;             // attr sharedExpertNum (int64)
-    int64_t sharedExpertRankNum;         // attr sharedExpertRankNum (int64)
-    int64_t globalBs;                    // attr globalBs (int64)
-    int64_t commQuantMode;               // attr commQuantMode (int64)
-    int64_t commType;                    // attr commType (int64)
-    int64_t isSharedRank;                // let isSharedRank
-    int64_t localMoeExpertNum;           // let localMoeExpertNum
-    int64_t localExpertNum;              // let localExpertNum
-    int64_t globalBsReal;                // let globalBsReal
-    int64_t maxBs;                       // let maxBs
-    int64_t A;                           // let A
-    int64_t tokenMsgSize;                // let tokenMsgSize
-    int64_t win_combine;                 // let win_combine, window ep
-    int64_t win_combine_at;              // let win_combine_at, window ep
-    int64_t win_need;                    // let win_need, window ep
-    int64_t win_window;                  // let win_window, window ep
-    int64_t win_halves;                  // let win_halves, window ep
-    int64_t win_state;                   // let win_state, window ep
-    int64_t win_state_exp;               // let win_state_exp, window ep
-    int64_t win_state_at;                // let win_state_at, window ep
-    int64_t win_data_at;                 // let win_data_at, window ep
-    int64_t win_half;                    // let win_half, window ep
-    int64_t H;                           // dim(expandX, 1)
-    int64_t BS;                          // dim(expertIds, 0)
-    int64_t K;                           // dim(expertIds, 1)
-    int32_t dtype_expandX;               // ge::DataType of expandX
-    int32_t dtype_quantExpandX;          // ge::DataType of quantExpandX
-    int32_t dtype_expertIds;             // ge::DataType of expertIds
-    int32_t dtype_expandIdx;             // ge::DataType of expandIdx
-    int32_t dtype_expertScales;          // ge::DataType of expertScales
-    int32_t dtype_commCmdInfo;           // ge::DataType of commCmdInfo
-    int32_t dtype_xActiveMaskOptional;   // ge::DataType of xActiveMaskOptional
-    int32_t dtype_sharedExpertXOptional; // ge::DataType of sharedExpertXOptional
-    int32_t dtype_xOut;                  // ge::DataType of xOut
-    uint32_t has_xActiveMaskOptional;    // present(xActiveMaskOptional): 1 when it is passed (with contents where empty
-                                         // means absent)
-    uint32_t has_sharedExpertXOptional;  // present(sharedExpertXOptional): 1 when it is passed (with contents where
-                                         // empty means absent)
-    uint64_t tilingKey;                  // 10000 + sum of key field i * 10^i
-    uint32_t aivNum;                     // vector cores the kernel runs on
-    uint64_t totalUbSize;                // bytes of UB per vector core
-    uint64_t winSizeBytes;               // bytes of one rank's HCCL window (HCCL_BUFFSIZE)
-    uint64_t pollTimeoutUs; // µs a poll of a peer's flag waits before the kernel gives up (HCCL_EXEC_TIMEOUT)
-    uint32_t serverRanks; // ranks per server where MTE copies stop at the server and the kernel sends to other servers
-                          // through HCCL BatchWrite (0: MTE reaches every rank)
+    Mc2InitTiling mc2InitTiling;  // hccl init tiling (Mc2CcTilingConfig::GetTiling)
+    Mc2CcTiling mc2CcTiling1;  // hccl cc tiling of the ep group groupEp
+    int64_t epWorldSize;  // attr epWorldSize (int64)
+    int64_t epRankId;  // attr epRankId (int64)
+    int64_t moeExpertNum;  // attr moeExpertNum (int64)
+    int64_t expertShardType;  // attr expertShardType (int64)
+    int64_t sharedExpertNum;  // attr sharedExpertNum (int64)
+    int64_t sharedExpertRankNum;  // attr sharedExpertRankNum (int64)
+    int64_t globalBs;  // attr globalBs (int64)
+    int64_t commQuantMode;  // attr commQuantMode (int64)
+    int64_t commType;  // attr commType (int64)
+    int64_t isSharedRank;  // let isSharedRank
+    int64_t localMoeExpertNum;  // let localMoeExpertNum
+    int64_t localExpertNum;  // let localExpertNum
+    int64_t globalBsReal;  // let globalBsReal
+    int64_t maxBs;  // let maxBs
+    int64_t A;  // let A
+    int64_t tokenMsgSize;  // let tokenMsgSize
+    int64_t win_combine;  // let win_combine, window ep
+    int64_t win_combine_at;  // let win_combine_at, window ep
+    int64_t win_need;  // let win_need, window ep
+    int64_t win_window;  // let win_window, window ep
+    int64_t win_halves;  // let win_halves, window ep
+    int64_t win_state;  // let win_state, window ep
+    int64_t win_state_exp;  // let win_state_exp, window ep
+    int64_t win_state_at;  // let win_state_at, window ep
+    int64_t win_data_at;  // let win_data_at, window ep
+    int64_t win_half;  // let win_half, window ep
+    int64_t H;  // dim(expandX, 1)
+    int64_t BS;  // dim(expertIds, 0)
+    int64_t K;  // dim(expertIds, 1)
+    int32_t dtype_expandX;  // ge::DataType of expandX
+    int32_t dtype_quantExpandX;  // ge::DataType of quantExpandX
+    int32_t dtype_expertIds;  // ge::DataType of expertIds
+    int32_t dtype_expandIdx;  // ge::DataType of expandIdx
+    int32_t dtype_expertScales;  // ge::DataType of expertScales
+    int32_t dtype_commCmdInfo;  // ge::DataType of commCmdInfo
+    int32_t dtype_xActiveMaskOptional;  // ge::DataType of xActiveMaskOptional
+    int32_t dtype_sharedExpertXOptional;  // ge::DataType of sharedExpertXOptional
+    int32_t dtype_xOut;  // ge::DataType of xOut
+    uint32_t has_xActiveMaskOptional;  // present(xActiveMaskOptional): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_sharedExpertXOptional;  // present(sharedExpertXOptional): 1 when it is passed (with contents where empty means absent)
+    uint64_t tilingKey;  // 10000 + sum of key field i * 10^i
+    uint32_t aivNum;  // vector cores the kernel runs on
+    uint64_t totalUbSize;  // bytes of UB per vector core
+    uint64_t winSizeBytes;  // bytes of one rank's HCCL window (HCCL_BUFFSIZE)
+    uint64_t pollTimeoutUs;  // µs a poll of a peer's flag waits before the kernel gives up (HCCL_EXEC_TIMEOUT)
+    uint32_t serverRanks;  // ranks per server where MTE copies stop at the server and the kernel sends to other servers through HCCL BatchWrite (0: MTE reaches every rank)
 };
+// clang-format on
 
 #endif // MOE_DISTRIBUTE_COMBINE_TEARDOWN_TILING_H

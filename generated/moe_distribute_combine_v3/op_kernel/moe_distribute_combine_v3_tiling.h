@@ -22,97 +22,86 @@
 
 #include "kernel_tiling/kernel_tiling.h" // Mc2InitTiling, Mc2CcTiling
 
+// clang-format off: one field a line, its doc after it (the host tiling and the tests read the struct this way)
 struct MoeDistributeCombineV3TilingData {
-    int64_t epWorldSize;                     // attr epWorldSize (int64)
-    int64_t epRankId;                        // attr epRankId (int64)
-    int64_t moeExpertNum;                    // attr moeExpertNum (int64)
-    int64_t cclBufferSize;                   // attr cclBufferSize (int64)
-    int64_t tpWorldSize;                     // attr tpWorldSize (int64)
-    int64_t tpRankId;                        // attr tpRankId (int64)
-    int64_t expertShardType;                 // attr expertShardType (int64)
-    int64_t sharedExpertNum;                 // attr sharedExpertNum (int64)
-    int64_t sharedExpertRankNum;             // attr sharedExpertRankNum (int64)
-    int64_t globalBS;                        // attr globalBS (int64)
-    int64_t outDtype;                        // attr outDtype (int64)
-    int64_t commQuantMode;                   // attr commQuantMode (int64)
-    int64_t groupListType;                   // attr groupListType (int64)
-    int64_t zeroExpertNum;                   // attr zeroExpertNum (int64)
-    int64_t copyExpertNum;                   // attr copyExpertNum (int64)
-    int64_t constExpertNum;                  // attr constExpertNum (int64)
-    int64_t isSharedRank;                    // let isSharedRank
-    int64_t localMoeExpertNum;               // let localMoeExpertNum
-    int64_t localExpertNum;                  // let localExpertNum
-    int64_t maxBS;                           // let maxBS
-    int64_t globalBSReal;                    // let globalBSReal
-    int64_t A;                               // let A
-    int64_t maskRank;                        // let maskRank
-    int64_t isA2;                            // let isA2
-    int64_t win_combine;                     // let win_combine, window ep
-    int64_t win_combine_at;                  // let win_combine_at, window ep
-    int64_t win_need;                        // let win_need, window ep
-    int64_t win_window;                      // let win_window, window ep
-    int64_t win_halves;                      // let win_halves, window ep
-    int64_t win_state;                       // let win_state, window ep
-    int64_t win_state_exp;                   // let win_state_exp, window ep
-    int64_t win_state_at;                    // let win_state_at, window ep
-    int64_t win_data_at;                     // let win_data_at, window ep
-    int64_t win_half;                        // let win_half, window ep
-    int64_t H;                               // dim(expandX, 1)
-    int64_t BS;                              // dim(expertIds, 0)
-    int64_t K;                               // dim(expertIds, 1)
-    int32_t dtype_context;                   // ge::DataType of context
-    int32_t dtype_expandX;                   // ge::DataType of expandX
-    int32_t dtype_expertIds;                 // ge::DataType of expertIds
-    int32_t dtype_assistInfoForCombine;      // ge::DataType of assistInfoForCombine
-    int32_t dtype_epSendCounts;              // ge::DataType of epSendCounts
-    int32_t dtype_expertScales;              // ge::DataType of expertScales
-    int32_t dtype_tpSendCountsOptional;      // ge::DataType of tpSendCountsOptional
-    int32_t dtype_xActiveMaskOptional;       // ge::DataType of xActiveMaskOptional
-    int32_t dtype_activationScaleOptional;   // ge::DataType of activationScaleOptional
-    int32_t dtype_weightScaleOptional;       // ge::DataType of weightScaleOptional
-    int32_t dtype_groupListOptional;         // ge::DataType of groupListOptional
-    int32_t dtype_expandScalesOptional;      // ge::DataType of expandScalesOptional
-    int32_t dtype_sharedExpertXOptional;     // ge::DataType of sharedExpertXOptional
-    int32_t dtype_elasticInfoOptional;       // ge::DataType of elasticInfoOptional
-    int32_t dtype_oriXOptional;              // ge::DataType of oriXOptional
-    int32_t dtype_constExpertAlpha1Optional; // ge::DataType of constExpertAlpha1Optional
-    int32_t dtype_constExpertAlpha2Optional; // ge::DataType of constExpertAlpha2Optional
-    int32_t dtype_constExpertVOptional;      // ge::DataType of constExpertVOptional
-    int32_t dtype_performanceInfoOptional;   // ge::DataType of performanceInfoOptional
-    int32_t dtype_xOut;                      // ge::DataType of xOut
-    uint32_t has_expertScales; // present(expertScales): 1 when it is passed (with contents where empty means absent)
-    uint32_t has_tpSendCountsOptional; // present(tpSendCountsOptional): 1 when it is passed (with contents where empty
-                                       // means absent)
-    uint32_t has_xActiveMaskOptional;  // present(xActiveMaskOptional): 1 when it is passed (with contents where empty
-                                       // means absent)
-    uint32_t has_activationScaleOptional; // present(activationScaleOptional): 1 when it is passed (with contents where
-                                          // empty means absent)
-    uint32_t has_weightScaleOptional; // present(weightScaleOptional): 1 when it is passed (with contents where empty
-                                      // means absent)
-    uint32_t has_groupListOptional; // present(groupListOptional): 1 when it is passed (with contents where empty means
-                                    // absent)
-    uint32_t has_expandScalesOptional;  // present(expandScalesOptional): 1 when it is passed (with contents where empty
-                                        // means absent)
-    uint32_t has_sharedExpertXOptional; // present(sharedExpertXOptional): 1 when it is passed (with contents where
-                                        // empty means absent)
-    uint32_t has_elasticInfoOptional;   // present(elasticInfoOptional): 1 when it is passed (with contents where empty
-                                        // means absent)
-    uint32_t has_oriXOptional; // present(oriXOptional): 1 when it is passed (with contents where empty means absent)
-    uint32_t has_constExpertAlpha1Optional; // present(constExpertAlpha1Optional): 1 when it is passed (with contents
-                                            // where empty means absent)
-    uint32_t has_constExpertAlpha2Optional; // present(constExpertAlpha2Optional): 1 when it is passed (with contents
-                                            // where empty means absent)
-    uint32_t has_constExpertVOptional; // present(constExpertVOptional): 1 when it is passed (with contents where empty
-                                       // means absent)
-    uint32_t has_performanceInfoOptional; // present(performanceInfoOptional): 1 when it is passed (with contents where
-                                          // empty means absent)
-    uint64_t tilingKey;                   // 10000 + sum of key field i * 10^i
-    uint32_t aivNum;                      // vector cores the kernel runs on
-    uint64_t totalUbSize;                 // bytes of UB per vector core
-    uint64_t winSizeBytes;                // bytes of one rank's HCCL window (HCCL_BUFFSIZE)
-    uint64_t pollTimeoutUs; // µs a poll of a peer's flag waits before the kernel gives up (HCCL_EXEC_TIMEOUT)
-    uint32_t serverRanks; // ranks per server where MTE copies stop at the server and the kernel sends to other servers
-                          // through HCCL BatchWrite (0: MTE reaches every rank)
+    int64_t epWorldSize;  // attr epWorldSize (int64)
+    int64_t epRankId;  // attr epRankId (int64)
+    int64_t moeExpertNum;  // attr moeExpertNum (int64)
+    int64_t cclBufferSize;  // attr cclBufferSize (int64)
+    int64_t tpWorldSize;  // attr tpWorldSize (int64)
+    int64_t tpRankId;  // attr tpRankId (int64)
+    int64_t expertShardType;  // attr expertShardType (int64)
+    int64_t sharedExpertNum;  // attr sharedExpertNum (int64)
+    int64_t sharedExpertRankNum;  // attr sharedExpertRankNum (int64)
+    int64_t globalBS;  // attr globalBS (int64)
+    int64_t outDtype;  // attr outDtype (int64)
+    int64_t commQuantMode;  // attr commQuantMode (int64)
+    int64_t groupListType;  // attr groupListType (int64)
+    int64_t zeroExpertNum;  // attr zeroExpertNum (int64)
+    int64_t copyExpertNum;  // attr copyExpertNum (int64)
+    int64_t constExpertNum;  // attr constExpertNum (int64)
+    int64_t isSharedRank;  // let isSharedRank
+    int64_t localMoeExpertNum;  // let localMoeExpertNum
+    int64_t localExpertNum;  // let localExpertNum
+    int64_t maxBS;  // let maxBS
+    int64_t globalBSReal;  // let globalBSReal
+    int64_t A;  // let A
+    int64_t maskRank;  // let maskRank
+    int64_t isA2;  // let isA2
+    int64_t win_combine;  // let win_combine, window ep
+    int64_t win_combine_at;  // let win_combine_at, window ep
+    int64_t win_need;  // let win_need, window ep
+    int64_t win_window;  // let win_window, window ep
+    int64_t win_halves;  // let win_halves, window ep
+    int64_t win_state;  // let win_state, window ep
+    int64_t win_state_exp;  // let win_state_exp, window ep
+    int64_t win_state_at;  // let win_state_at, window ep
+    int64_t win_data_at;  // let win_data_at, window ep
+    int64_t win_half;  // let win_half, window ep
+    int64_t H;  // dim(expandX, 1)
+    int64_t BS;  // dim(expertIds, 0)
+    int64_t K;  // dim(expertIds, 1)
+    int32_t dtype_context;  // ge::DataType of context
+    int32_t dtype_expandX;  // ge::DataType of expandX
+    int32_t dtype_expertIds;  // ge::DataType of expertIds
+    int32_t dtype_assistInfoForCombine;  // ge::DataType of assistInfoForCombine
+    int32_t dtype_epSendCounts;  // ge::DataType of epSendCounts
+    int32_t dtype_expertScales;  // ge::DataType of expertScales
+    int32_t dtype_tpSendCountsOptional;  // ge::DataType of tpSendCountsOptional
+    int32_t dtype_xActiveMaskOptional;  // ge::DataType of xActiveMaskOptional
+    int32_t dtype_activationScaleOptional;  // ge::DataType of activationScaleOptional
+    int32_t dtype_weightScaleOptional;  // ge::DataType of weightScaleOptional
+    int32_t dtype_groupListOptional;  // ge::DataType of groupListOptional
+    int32_t dtype_expandScalesOptional;  // ge::DataType of expandScalesOptional
+    int32_t dtype_sharedExpertXOptional;  // ge::DataType of sharedExpertXOptional
+    int32_t dtype_elasticInfoOptional;  // ge::DataType of elasticInfoOptional
+    int32_t dtype_oriXOptional;  // ge::DataType of oriXOptional
+    int32_t dtype_constExpertAlpha1Optional;  // ge::DataType of constExpertAlpha1Optional
+    int32_t dtype_constExpertAlpha2Optional;  // ge::DataType of constExpertAlpha2Optional
+    int32_t dtype_constExpertVOptional;  // ge::DataType of constExpertVOptional
+    int32_t dtype_performanceInfoOptional;  // ge::DataType of performanceInfoOptional
+    int32_t dtype_xOut;  // ge::DataType of xOut
+    uint32_t has_expertScales;  // present(expertScales): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_tpSendCountsOptional;  // present(tpSendCountsOptional): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_xActiveMaskOptional;  // present(xActiveMaskOptional): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_activationScaleOptional;  // present(activationScaleOptional): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_weightScaleOptional;  // present(weightScaleOptional): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_groupListOptional;  // present(groupListOptional): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_expandScalesOptional;  // present(expandScalesOptional): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_sharedExpertXOptional;  // present(sharedExpertXOptional): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_elasticInfoOptional;  // present(elasticInfoOptional): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_oriXOptional;  // present(oriXOptional): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_constExpertAlpha1Optional;  // present(constExpertAlpha1Optional): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_constExpertAlpha2Optional;  // present(constExpertAlpha2Optional): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_constExpertVOptional;  // present(constExpertVOptional): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_performanceInfoOptional;  // present(performanceInfoOptional): 1 when it is passed (with contents where empty means absent)
+    uint64_t tilingKey;  // 10000 + sum of key field i * 10^i
+    uint32_t aivNum;  // vector cores the kernel runs on
+    uint64_t totalUbSize;  // bytes of UB per vector core
+    uint64_t winSizeBytes;  // bytes of one rank's HCCL window (HCCL_BUFFSIZE)
+    uint64_t pollTimeoutUs;  // µs a poll of a peer's flag waits before the kernel gives up (HCCL_EXEC_TIMEOUT)
+    uint32_t serverRanks;  // ranks per server where MTE copies stop at the server and the kernel sends to other servers through HCCL BatchWrite (0: MTE reaches every rank)
 };
+// clang-format on
 
 #endif // MOE_DISTRIBUTE_COMBINE_V3_TILING_H

@@ -22,88 +22,84 @@
 
 #include "kernel_tiling/kernel_tiling.h" // Mc2InitTiling, Mc2CcTiling
 
+// clang-format off: one field a line, its doc after it (the host tiling and the tests read the struct this way)
 struct MoeDistributeDispatchV2TilingData {
-    Mc2InitTiling mc2InitTiling;           // hccl init tiling (Mc2CcTilingConfig::GetTiling)
-    Mc2CcTiling mc2CcTiling1;              // hccl cc tiling of the ep group groupEp
-    Mc2CcTiling mc2CcTiling2;              // hccl cc tiling of the tp group groupTp
-    int64_t epWorldSize;                   // attr epWorldSize (int64)
-    int64_t epRankId;                      // attr epRankId (int64)
-    int64_t moeExpertNum;                  // attr moeExpertNum (int64)
-    int64_t tpWorldSize;                   // attr tpWorldSize (int64)
-    int64_t tpRankId;                      // attr tpRankId (int64)
-    int64_t expertShardType;               // attr expertShardType (int64)
-    int64_t sharedExpertNum;               // attr sharedExpertNum (int64)
-    int64_t sharedExpertRankNum;           // attr sharedExpertRankNum (int64)
-    int64_t quantMode;                     // attr quantMode (int64)
-    int64_t globalBS;                      // attr globalBS (int64)
-    int64_t expertTokenNumsType;           // attr expertTokenNumsType (int64)
-    int64_t zeroExpertNum;                 // attr zeroExpertNum (int64)
-    int64_t copyExpertNum;                 // attr copyExpertNum (int64)
-    int64_t constExpertNum;                // attr constExpertNum (int64)
-    int64_t yDtype;                        // attr yDtype (int64)
-    int64_t isSharedRank;                  // let isSharedRank
-    int64_t localMoeExpertNum;             // let localMoeExpertNum
-    int64_t localExpertNum;                // let localExpertNum
-    int64_t maxBS;                         // let maxBS
-    int64_t globalBSReal;                  // let globalBSReal
-    int64_t fp8Quant;                      // let fp8Quant
-    int64_t castsUnquantised;              // let castsUnquantised
-    int64_t yDtypeRead;                    // let yDtypeRead
-    int64_t A;                             // let A
-    int64_t maskRank;                      // let maskRank
-    int64_t scalesLen;                     // let scalesLen
-    int64_t scalesCols;                    // let scalesCols
-    int64_t isA2;                          // let isA2
-    int64_t serverNum;                     // let serverNum, product ascend910b
-    int64_t winRowBytes;                   // let winRowBytes, window ep
-    int64_t winScaleBytes;                 // let winScaleBytes, window ep
-    int64_t winMsgBytes;                   // let winMsgBytes, window ep
-    int64_t win_combine;                   // let win_combine, window ep
-    int64_t win_combine_at;                // let win_combine_at, window ep
-    int64_t win_dispatch;                  // let win_dispatch, window ep
-    int64_t win_dispatch_at;               // let win_dispatch_at, window ep
-    int64_t win_need;                      // let win_need, window ep
-    int64_t win_window;                    // let win_window, window ep
-    int64_t win_halves;                    // let win_halves, window ep
-    int64_t win_state;                     // let win_state, window ep
-    int64_t win_state_exp;                 // let win_state_exp, window ep
-    int64_t win_state_at;                  // let win_state_at, window ep
-    int64_t win_data_at;                   // let win_data_at, window ep
-    int64_t win_half;                      // let win_half, window ep
-    int64_t BS;                            // dim(x, 0)
-    int64_t H;                             // dim(x, 1)
-    int64_t K;                             // dim(expertIds, 1)
-    int32_t dtype_x;                       // ge::DataType of x
-    int32_t dtype_expertIds;               // ge::DataType of expertIds
-    int32_t dtype_scalesOptional;          // ge::DataType of scalesOptional
-    int32_t dtype_xActiveMaskOptional;     // ge::DataType of xActiveMaskOptional
-    int32_t dtype_expertScalesOptional;    // ge::DataType of expertScalesOptional
-    int32_t dtype_elasticInfoOptional;     // ge::DataType of elasticInfoOptional
-    int32_t dtype_performanceInfoOptional; // ge::DataType of performanceInfoOptional
-    int32_t dtype_expandXOut;              // ge::DataType of expandXOut
-    int32_t dtype_dynamicScalesOut;        // ge::DataType of dynamicScalesOut
-    int32_t dtype_assistInfoForCombineOut; // ge::DataType of assistInfoForCombineOut
-    int32_t dtype_expertTokenNumsOut;      // ge::DataType of expertTokenNumsOut
-    int32_t dtype_epRecvCountsOut;         // ge::DataType of epRecvCountsOut
-    int32_t dtype_tpRecvCountsOut;         // ge::DataType of tpRecvCountsOut
-    int32_t dtype_expandScalesOut;         // ge::DataType of expandScalesOut
-    uint32_t
-        has_scalesOptional; // present(scalesOptional): 1 when it is passed (with contents where empty means absent)
-    uint32_t has_xActiveMaskOptional;  // present(xActiveMaskOptional): 1 when it is passed (with contents where empty
-                                       // means absent)
-    uint32_t has_expertScalesOptional; // present(expertScalesOptional): 1 when it is passed (with contents where empty
-                                       // means absent)
-    uint32_t has_elasticInfoOptional;  // present(elasticInfoOptional): 1 when it is passed (with contents where empty
-                                       // means absent)
-    uint32_t has_performanceInfoOptional; // present(performanceInfoOptional): 1 when it is passed (with contents where
-                                          // empty means absent)
-    uint64_t tilingKey;                   // 10000 + sum of key field i * 10^i
-    uint32_t aivNum;                      // vector cores the kernel runs on
-    uint64_t totalUbSize;                 // bytes of UB per vector core
-    uint64_t winSizeBytes;                // bytes of one rank's HCCL window (HCCL_BUFFSIZE)
-    uint64_t pollTimeoutUs; // µs a poll of a peer's flag waits before the kernel gives up (HCCL_EXEC_TIMEOUT)
-    uint32_t serverRanks; // ranks per server where MTE copies stop at the server and the kernel sends to other servers
-                          // through HCCL BatchWrite (0: MTE reaches every rank)
+    Mc2InitTiling mc2InitTiling;  // hccl init tiling (Mc2CcTilingConfig::GetTiling)
+    Mc2CcTiling mc2CcTiling1;  // hccl cc tiling of the ep group groupEp
+    Mc2CcTiling mc2CcTiling2;  // hccl cc tiling of the tp group groupTp
+    int64_t epWorldSize;  // attr epWorldSize (int64)
+    int64_t epRankId;  // attr epRankId (int64)
+    int64_t moeExpertNum;  // attr moeExpertNum (int64)
+    int64_t tpWorldSize;  // attr tpWorldSize (int64)
+    int64_t tpRankId;  // attr tpRankId (int64)
+    int64_t expertShardType;  // attr expertShardType (int64)
+    int64_t sharedExpertNum;  // attr sharedExpertNum (int64)
+    int64_t sharedExpertRankNum;  // attr sharedExpertRankNum (int64)
+    int64_t quantMode;  // attr quantMode (int64)
+    int64_t globalBS;  // attr globalBS (int64)
+    int64_t expertTokenNumsType;  // attr expertTokenNumsType (int64)
+    int64_t zeroExpertNum;  // attr zeroExpertNum (int64)
+    int64_t copyExpertNum;  // attr copyExpertNum (int64)
+    int64_t constExpertNum;  // attr constExpertNum (int64)
+    int64_t yDtype;  // attr yDtype (int64)
+    int64_t isSharedRank;  // let isSharedRank
+    int64_t localMoeExpertNum;  // let localMoeExpertNum
+    int64_t localExpertNum;  // let localExpertNum
+    int64_t maxBS;  // let maxBS
+    int64_t globalBSReal;  // let globalBSReal
+    int64_t fp8Quant;  // let fp8Quant
+    int64_t castsUnquantised;  // let castsUnquantised
+    int64_t yDtypeRead;  // let yDtypeRead
+    int64_t A;  // let A
+    int64_t maskRank;  // let maskRank
+    int64_t scalesLen;  // let scalesLen
+    int64_t scalesCols;  // let scalesCols
+    int64_t isA2;  // let isA2
+    int64_t serverNum;  // let serverNum, product ascend910b
+    int64_t winRowBytes;  // let winRowBytes, window ep
+    int64_t winScaleBytes;  // let winScaleBytes, window ep
+    int64_t winMsgBytes;  // let winMsgBytes, window ep
+    int64_t win_combine;  // let win_combine, window ep
+    int64_t win_combine_at;  // let win_combine_at, window ep
+    int64_t win_dispatch;  // let win_dispatch, window ep
+    int64_t win_dispatch_at;  // let win_dispatch_at, window ep
+    int64_t win_need;  // let win_need, window ep
+    int64_t win_window;  // let win_window, window ep
+    int64_t win_halves;  // let win_halves, window ep
+    int64_t win_state;  // let win_state, window ep
+    int64_t win_state_exp;  // let win_state_exp, window ep
+    int64_t win_state_at;  // let win_state_at, window ep
+    int64_t win_data_at;  // let win_data_at, window ep
+    int64_t win_half;  // let win_half, window ep
+    int64_t BS;  // dim(x, 0)
+    int64_t H;  // dim(x, 1)
+    int64_t K;  // dim(expertIds, 1)
+    int32_t dtype_x;  // ge::DataType of x
+    int32_t dtype_expertIds;  // ge::DataType of expertIds
+    int32_t dtype_scalesOptional;  // ge::DataType of scalesOptional
+    int32_t dtype_xActiveMaskOptional;  // ge::DataType of xActiveMaskOptional
+    int32_t dtype_expertScalesOptional;  // ge::DataType of expertScalesOptional
+    int32_t dtype_elasticInfoOptional;  // ge::DataType of elasticInfoOptional
+    int32_t dtype_performanceInfoOptional;  // ge::DataType of performanceInfoOptional
+    int32_t dtype_expandXOut;  // ge::DataType of expandXOut
+    int32_t dtype_dynamicScalesOut;  // ge::DataType of dynamicScalesOut
+    int32_t dtype_assistInfoForCombineOut;  // ge::DataType of assistInfoForCombineOut
+    int32_t dtype_expertTokenNumsOut;  // ge::DataType of expertTokenNumsOut
+    int32_t dtype_epRecvCountsOut;  // ge::DataType of epRecvCountsOut
+    int32_t dtype_tpRecvCountsOut;  // ge::DataType of tpRecvCountsOut
+    int32_t dtype_expandScalesOut;  // ge::DataType of expandScalesOut
+    uint32_t has_scalesOptional;  // present(scalesOptional): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_xActiveMaskOptional;  // present(xActiveMaskOptional): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_expertScalesOptional;  // present(expertScalesOptional): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_elasticInfoOptional;  // present(elasticInfoOptional): 1 when it is passed (with contents where empty means absent)
+    uint32_t has_performanceInfoOptional;  // present(performanceInfoOptional): 1 when it is passed (with contents where empty means absent)
+    uint64_t tilingKey;  // 10000 + sum of key field i * 10^i
+    uint32_t aivNum;  // vector cores the kernel runs on
+    uint64_t totalUbSize;  // bytes of UB per vector core
+    uint64_t winSizeBytes;  // bytes of one rank's HCCL window (HCCL_BUFFSIZE)
+    uint64_t pollTimeoutUs;  // µs a poll of a peer's flag waits before the kernel gives up (HCCL_EXEC_TIMEOUT)
+    uint32_t serverRanks;  // ranks per server where MTE copies stop at the server and the kernel sends to other servers through HCCL BatchWrite (0: MTE reaches every rank)
 };
+// clang-format on
 
 #endif // MOE_DISTRIBUTE_DISPATCH_V2_TILING_H

@@ -1,89 +1,172 @@
-"""What the generated DispatchV2 and CombineV2 kernels cost, counted by the CPU twin at a realistic shape.
+"""What the hand-written (real) and the generated DispatchV2 / CombineV2 kernels cost on the same worlds, counted by
+the CPU twin: exact counts of one run each, no timing.
 
-One world per op on Atlas A3 (ep=16, BS=256, H=7168, K=8, one MoE expert per rank, BF16, no quantisation); the
-twin counts per core the scalar-unit accesses of UB and GM and the bytes moved between UB and GM by where the GM
-side lies (opgen/sim/README.md, `cost` lines).  Two ratios per op, against what the semantics need at least:
+Worlds (H = 7168, K = 8, BS = 256 tokens per rank, BF16, one MoE expert per rank):
 
-* communication bytes: the bytes the kernel writes into HCCL windows (its own and its peers'), over each row's
-  bytes once per destination (dispatch: every received row; combine: every expanded row sent back);
-* scalar accesses: the busiest core's, over BS*K / cores (the (token, k) pairs one core would own if the work
-  were split): O(1) per pair is the goal; a per-core scan of every pair grows with the core count.
+* Atlas A3, ep = 16, quant mode 0 and 2 (DispatchV2 quantMode; CombineV2 commQuantMode). Quant 2 at BS = 64, the
+  one change from the issue's worlds: at BS = 256 the generated comm-quant-2 CombineV2 was still running on the
+  twin after 600 s on 2 cores (its busiest core's scalar accesses are ~46x the real kernel's at the smoke size);
+* Atlas A2, 16 ranks on two servers (8 per server), quant mode 0 (the real A2 tiling takes comm quant 2 only
+  layered), HCCL_BUFFSIZE = 300 (MiB; the default 200 is below the generated A2 kernels' window at this shape);
+* Ascend 950, ep = 8: the generated kernels only; the real arch35 kernels do not run on the twin yet (they need the
+  register vector API, opgen/sim/README.md), so their column says so instead of a number.
 
-Both are exact counts of one run (no timing); the polls (repeated reads of a flag) are reported apart.
-Usage: python benchmarks/bench_kernel_cost.py [aiv]   (vector cores per rank, default 8)
+DispatchV2 runs on the world's tokens and routing; CombineV2 on DispatchV2's reference outputs through identity
+experts (``opgen.harness.testkit.combine_inputs``; quant 2: the same quant-0 rows, the combine quantising them on the
+wire), so both kernels of a pair see the same inputs. Each world runs with ``real_world.REAL_AIV`` vector cores per
+rank (the real dispatch assumes a multiple of 8). Every run's outputs are compared with the reference first: a
+count of a wrong run is no cost.
+
+Per op, real | generated | generated / real, from the twin's ``cost`` lines (opgen/sim/README.md) summed over
+every rank and core: bytes moved between UB and GM by where the GM side lies (the rank's own GM; any window, read;
+into windows, this rank's and its peers'), bytes of polls (repeated reads of a flag), and the busiest core's
+scalar-unit accesses of UB and GM. The twin counts no vector instructions and no barriers or flag waits: those rows
+say so rather than print a number. The twin calls a poll only the same GM bytes read again back to back; the real
+A3 DispatchV2 waits with one strided DataCopy of many 32-byte status blocks per round (code: mc2/
+moe_distribute_dispatch_v2/op_kernel/moe_distribute_dispatch_v2.h WaitStatus: DataCopy(statusFp32Tensor_, ...,
+{recStatusNumPerCore_, 1, 0, 0}), then ReduceSum, until the sum is reached), which the twin reads block by block,
+so its wait rounds count as window reads and scalar accesses: those two figures of the real dispatch depend on
+the peers' timing (two smoke runs: 5,417,408 / 4,231,488 window bytes read, 10,641 / 2,254 scalar accesses), and
+its poll bytes read 0.
+
+Usage: python benchmarks/bench_kernel_cost.py [--smoke] [--world TEXT]
+  (--smoke: BS = 8, H = 1024, for checking the script; --world: only the worlds whose title contains TEXT)
 """
 from __future__ import annotations
 
+import argparse
 import importlib
+import os
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERATED = ROOT / "generated"
-PRODUCT, EP, BS, H, K, MOE = "ascend910_93", 16, 256, 7168, 8, 16
-ROW_BYTES = H * 2  # BF16
-A = BS * EP * min(MOE // EP, K)  # expanded rows a rank can receive (the specs' A)
-
-CASES = {
-    "moe_distribute_dispatch_v2": {
-        "attrs": {"groupEp": "ep", "epWorldSize": EP, "moeExpertNum": MOE},
-        "inputs": {"x": ("BFLOAT16", (BS, H)), "expertIds": ("INT32", (BS, K))},
-    },
-    "moe_distribute_combine_v2": {
-        "attrs": {"groupEp": "ep", "epWorldSize": EP, "moeExpertNum": MOE},
-        "inputs": {"expandX": ("BFLOAT16", (A, H)), "expertIds": ("INT32", (BS, K)),
-                   "assistInfoForCombine": ("INT32", (A * 128,)), "epSendCounts": ("INT32", (EP * (MOE // EP),)),
-                   "expertScales": ("FLOAT32", (BS, K))},
-    },
-}
+SHARED_CANN = ROOT.parent / "shared" / "cann"
+DISPATCH, COMBINE = "moe_distribute_dispatch_v2", "moe_distribute_combine_v2"
+TIMEOUT = 1200.0  # seconds of a twin core waiting or running (a slow world, not a hang)
+NOT_COUNTED = "not counted by the twin"
+NOT_RUNNABLE = "real: not runnable on the twin (arch35 kernels not yet supported)"
 
 
-def _case(snake: str) -> dict:
-    return {"id": f"cost-{PRODUCT}-bs{BS}-h{H}-k{K}-w{EP}", "product": PRODUCT, "world": EP, "env": {},
-            "rank_shapes": {}, "out_dtypes": {}, "data": {}, "run": None, **CASES[snake]}
+@dataclass(frozen=True)
+class World:
+    title: str
+    product: str
+    ep: int
+    quant: int
+    real: bool  # the real kernels run on the twin for this product
+    bs: int = 256  # tokens per rank
+    env: tuple = ()  # (variable, value) the world sets
 
 
-def measure(snake: str, aiv: int, work: Path) -> dict:
+WORLDS = (
+    World("Atlas A3, ep 16, quant 0", "ascend910_93", 16, 0, True),
+    # BS 64: at 256 the generated comm-quant-2 CombineV2 was still running on the twin after 600 s (2 cores)
+    World("Atlas A3, ep 16, quant 2", "ascend910_93", 16, 2, True, bs=64),
+    # HCCL_BUFFSIZE 300: the default 200 MiB is below the generated A2 kernels' window at this shape (window.ep)
+    World("Atlas A2, 16 ranks on two servers, quant 0", "ascend910b", 16, 0, True, env=(("HCCL_BUFFSIZE", 300),)),
+    World("Ascend 950, ep 8, quant 0", "ascend950", 8, 0, False),
+)
+
+# (label, the figure of a run's costs); the busiest core's scalar accesses is a max, the rest sums
+PATHS = (
+    ("UB<->GM bytes, own GM", lambda c: sum(k["gm_read"] + k["gm_write"] for k in c.values())),
+    ("window bytes read", lambda c: sum(k["window_read"] for k in c.values())),
+    ("bytes into windows", lambda c: sum(k["own_window_write"] + k["peer_window_write"] for k in c.values())),
+    ("poll bytes", lambda c: sum(k["poll_read"] for k in c.values())),
+    ("busiest core's scalar accesses", lambda c: max(k["scalar"] for k in c.values())),
+)
+UNCOUNTED = ("vector instructions", "barriers / flag waits")
+
+
+def dispatch_case(w: World, bs: int, h: int, k: int) -> dict:
+    return {"id": f"cost-{w.product}-q{w.quant}-bs{bs}-h{h}-k{k}-w{w.ep}", "product": w.product, "world": w.ep,
+            "attrs": {"groupEp": "ep", "epWorldSize": w.ep, "moeExpertNum": w.ep, "quantMode": w.quant},
+            "env": dict(w.env), "inputs": {"x": ("BFLOAT16", (bs, h)), "expertIds": ("INT32", (bs, k))},
+            "rank_shapes": {}, "out_dtypes": {}, "data": {}, "run": None}
+
+
+def run_op(kind: str, tree, ref, cases, case: dict, world, work: Path) -> dict:
+    """(rank, core) -> costs of one run of the ``kind`` ("real" / "generated") kernel, its outputs checked."""
     from opgen import sim
     from opgen.harness import testkit
+    from opgen.sim import real_world
 
-    ref = importlib.import_module(f"{snake}.reference")
-    case = _case(snake)
-    world = testkit.build_world(ref, case)
-    expected = testkit.run(ref, case, world)
-    exe = sim.build_for(GENERATED / snake, ref, PRODUCT)
-    job = work / snake
-    sim.run(exe, ref, case, world, job, aiv=aiv, timeout=600.0)
-    costs = sim.job.read_costs(job)
-    # each row's bytes once per destination; both count arrays are cumulative over (rank, expert)
-    if snake == "moe_distribute_dispatch_v2":  # every row a rank receives
-        rows = sum(int(np.asarray(r["epRecvCountsOut"]).astype(np.int64)[-1]) for r in expected)
-    else:  # every expanded row a rank holds goes back to its token's rank
-        rows = sum(int(np.asarray(world.inputs[r]["epSendCounts"]).astype(np.int64)[-1]) for r in range(EP))
-    moved = rows * ROW_BYTES
-    window = sum(c["own_window_write"] + c["peer_window_write"] for c in costs.values())
-    total = sum(sum(v for k, v in c.items() if k not in ("scalar", "poll_read", "poll_scalar")) for c in costs.values())
-    busiest = max(c["scalar"] for c in costs.values())
-    return dict(moved=moved, window=window, total=total, polls=sum(c["poll_read"] for c in costs.values()),
-                busiest=busiest, per_pair=busiest / (BS * K / aiv))
+    if kind == "real":
+        got = real_world.run(tree, ref, case, world, work, timeout=TIMEOUT)
+        result = work / "run"
+    else:
+        exe = sim.build_for(GENERATED / Path(ref.__file__).parent.name, ref, case["product"])
+        got = sim.run(exe, ref, case, world, work, aiv=real_world.REAL_AIV, timeout=TIMEOUT)
+        result = work
+    want = testkit.run(ref, case, world)
+    problems = [p for r in range(case["world"])
+                for p in testkit.output_problems(ref, cases, case, world, r, got[r], want[r])]
+    if problems:
+        raise SystemExit(f"{kind} {ref.OP} on {case['id']} disagrees with the reference:\n" + "\n".join(problems[:20]))
+    return sim.job.read_costs(result)
+
+
+def worlds_of(w: World, bs: int, h: int, k: int):
+    """(op suite, case, world) of DispatchV2, then of CombineV2 on its reference outputs."""
+    from opgen.harness import testkit
+    from opgen.sim.real_world import Inputs
+
+    dref, dcases = suite(DISPATCH)
+    cref, ccases = suite(COMBINE)
+    case = dispatch_case(w, bs, h, k)
+    world = testkit.build_world(dref, case)
+    yield (dref, dcases), case, world
+    base = dict(case, attrs=dict(case["attrs"], quantMode=0))  # the combine's rows: unquantised expert outputs
+    cin, cattrs = testkit.combine_inputs(dref, base, world, testkit.run(dref, base, world), cref)
+    attrs = {n: v for n, v in cattrs.items() if n in cref.ATTRS}
+    attrs[cref.INFO.quant_by] = w.quant
+    ccase = {"id": f"{case['id']}-combine", "world": w.ep, "product": w.product, "attrs": attrs,
+             "env": {**dict(w.env), **{n: v for n, v in cattrs.items() if n in cref.ENV}}}
+    yield (cref, ccases), ccase, Inputs(cin)
+
+
+def suite(snake: str):
+    return importlib.import_module(f"{snake}.reference"), importlib.import_module(f"{snake}.tests.cases")
+
+
+def cell(real, gen) -> str:
+    return f"| {real:,} | {gen:,} | {gen / real:.2f}x |" if real else f"| {real:,} | {gen:,} | - |"
 
 
 def main() -> None:
-    aiv = int(sys.argv[1]) if len(sys.argv) > 1 else 8
-    sys.path.insert(0, str(GENERATED))
-    print(f"{PRODUCT}: ep={EP}, BS={BS}, H={H}, K={K}, moeExpertNum={MOE}, BF16, {aiv} vector cores per rank")
-    print("| op | minimum bytes | window bytes | window / minimum | all UB<->GM bytes / minimum | poll bytes | "
-          "busiest core's scalar accesses | per (BS*K / cores) |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="BS 8, H 1024: check the script, not the costs")
+    parser.add_argument("--world", default="", help="only the worlds whose title contains this text")
+    args = parser.parse_args()
+    h, k = (1024, 8) if args.smoke else (7168, 8)
+    sys.path[:0] = [str(ROOT), str(GENERATED)]
+    from opgen.sim import real_tiling
+    from opgen.sim.build import cache_dir
+
+    if not SHARED_CANN.is_dir():
+        raise SystemExit(f"{SHARED_CANN} not found: the real ops come from the real CANN beside the clone")
+    tree = real_tiling.unpack(SHARED_CANN, Path(os.environ.get("OPGEN_CANN_CACHE") or cache_dir() / "cann"))
+    print(f"H = {h}, K = {k}, BF16, one MoE expert per rank; real | generated | generated / real")
     with tempfile.TemporaryDirectory() as tmp:
-        for snake in CASES:
-            m = measure(snake, aiv, Path(tmp))
-            print(f"| {snake} | {m['moved']:,} | {m['window']:,} | {m['window'] / m['moved']:.2f}x | "
-                  f"{m['total'] / m['moved']:.2f}x | {m['polls']:,} | {m['busiest']:,} | {m['per_pair']:.1f} |",
-                  flush=True)
+        for w in (w for w in WORLDS if args.world in w.title):
+            bs = 8 if args.smoke else w.bs
+            print(f"\n{w.title} (BS = {bs})\n\n| op | figure | real | generated | generated / real |\n"
+                  "| --- | --- | --- | --- | --- |", flush=True)
+            for (ref, cases), case, world in worlds_of(w, bs, h, k):
+                work = Path(tmp) / case["id"]
+                gen = run_op("generated", tree, ref, cases, case, world, work / "generated")
+                real = run_op("real", tree, ref, cases, case, world, work / "real") if w.real else None
+                for label, figure in PATHS:
+                    if real is None:
+                        print(f"| {ref.OP} | {label} | {NOT_RUNNABLE} | {figure(gen):,} | - |")
+                    else:
+                        print(f"| {ref.OP} | {label} {cell(figure(real), figure(gen))}")
+                for label in UNCOUNTED:
+                    print(f"| {ref.OP} | {label} | {NOT_COUNTED} | {NOT_COUNTED} | - |", flush=True)
 
 
 if __name__ == "__main__":

@@ -9,69 +9,28 @@ on the real dispatch's outputs (identity experts, ``testkit.combine_inputs``) wi
 combine's own quant mode: DispatchV2's int8 rows are no CombineV2 input, its expandX is FLOAT16 / BFLOAT16).
 Worlds run with ``opgen.sim.real_world.REAL_AIV`` vector cores per rank (the real dispatch assumes a multiple of 8).
 
-The real tiling comes from ``opgen.sim.real_tiling`` (the real op_host tiling on the twin's host runtime); where
-this tree does not have it, the tests skip and say so.
+The real tiling comes from ``opgen.sim.real_tiling`` (the real op_host tiling on the twin's host runtime); without
+``../shared/cann`` the tests skip and say so.
 """
 from __future__ import annotations
-
-import importlib
-import shutil
-import sys
 
 import pytest
 
 from opgen.harness import testkit
-from opgen.sim import job as jobs
-from opgen.sim.real_kernel import kernel_object
-from opgen.sim.real_world import REAL_AIV, Inputs, column, executable
-from .conftest import ROOT
-from .real_cann import MISSING, SHARED_CANN, cache_root
+from opgen.sim import real_world
+from opgen.sim.real_world import Inputs
+from .real_ops import COMBINE, DISPATCH, MARKS, tree  # noqa: F401 - tree: the module's fixture
 
-try:
-    from opgen.sim import real_tiling
-except ImportError:  # the real tiling helper lands from the real-tiling work (issue 32)
-    real_tiling = None
-
-pytestmark = [
-    pytest.mark.skipif(not SHARED_CANN.is_dir(), reason=MISSING),
-    pytest.mark.skipif(shutil.which("g++") is None, reason="compiles C++: needs g++"),
-    pytest.mark.skipif(real_tiling is None, reason="opgen/sim/real_tiling.py (the real op_host tiling on the twin) "
-                                                   "is not in this tree: the real kernels need the real tiling data"),
-]
+pytestmark = MARKS
 
 A3 = "ascend910_93"
 A2 = "ascend910b"  # one server: the suite's first worlds have 2 ranks
-ARCH = "arch22"
-
-
-def _suite(snake: str):
-    generated = str(ROOT / "generated")
-    if generated not in sys.path:
-        sys.path.insert(0, generated)
-    return importlib.import_module(f"{snake}.reference"), importlib.import_module(f"{snake}.tests.cases")
-
-
-DISPATCH = _suite("moe_distribute_dispatch_v2")
-COMBINE = _suite("moe_distribute_combine_v2")
-
-
-@pytest.fixture(scope="module")
-def tree(tmp_path_factory):
-    return real_tiling.unpack(SHARED_CANN, cache_root(tmp_path_factory.mktemp("cann")))
 
 
 def real_run(tree, ref, case: dict, world, work):
     """Per rank {output: ndarray} of the real op on the twin: the real tiling picks the key, the entry's instance
     of that key runs."""
-    tiled = real_tiling.tile(real_tiling.build_tiling(tree, ref.OP, ARCH), ref, case, world, work / "tiling")
-    rejected = {r: t.message for r, t in tiled.tilings.items() if not t.ok}
-    assert tiled.status == "ok" and not rejected and not tiled.faults, (tiled.status, rejected, tiled.faults)
-    keys = {t.key for t in tiled.tilings.values()}
-    assert len(keys) == 1, f"the ranks' tilings set different keys {keys}"
-    job = jobs.write_job(ref, case, world, work / "run", aiv=REAL_AIV)
-    exe = executable(kernel_object(tree.ops, ref, case["product"], keys.pop(), column(ref, world, job)),
-                     real_tiling.tiling_objects(tree, ref.OP, ARCH))
-    return jobs.run_job(exe, job)
+    return real_world.run(tree, ref, case, world, work)
 
 
 def first_world(cases, quant: int, product: str = A3) -> dict:

@@ -249,7 +249,7 @@ WORLDS = [
     World("a5-m0-e2m1-prequant", A5, W=2, H=1024, K=2, E=4, x="FLOAT4_E2M1", prequant_cols=16,
           scale_dtype="FLOAT8_E8M0", seed=18),
     World("a5-m0-e1m2-prequant-mask1d", A5, W=2, H=1024, K=2, E=4, x="FLOAT4_E1M2", prequant_cols=16,
-          mask="1d", seed=19),
+          scale_dtype="FLOAT8_E8M0", mask="1d", seed=19),
     World("a5-m1-int8-vec", A5, W=2, H=1024, K=2, E=4, mode=1, static=(1024,), seed=20),
     World("a5-m1-int8-ties-sat", A5, W=3, H=1024, K=2, E=6, mode=1, static=(1,), integer_x=True, seed=21),
     World("a5-m1-hif8-shared", A5, W=3, H=1024, K=2, E=4, Rs=1, S=1, mode=1, out="HIFLOAT8", static=(1,),
@@ -566,7 +566,8 @@ def variant(product, base=None, **change):
 
 
 HIER_A2 = dict(W=16, E=32, attrs={"commAlg": "hierarchy"}, expert_scales=(4, 2))
-HIER_A3 = dict(W=16, E=240, attrs={"commAlg": "hierarchy"}, expert_scales=(4, 3))
+# the hierarchy window: moeExpertNum * maxBS * (2H + 3 * Align8(K) * 4 + 64) + 404 MB (aclnnMoeDistributeDispatchV4.md)
+HIER_A3 = dict(W=16, E=240, attrs={"commAlg": "hierarchy", "HCCL_BUFFSIZE": 512}, expert_scales=(4, 3))
 FM2_A3 = dict(attrs={"commAlg": "fullmesh_v2"})
 Q2 = dict(attrs={"quantMode": 2})
 M1 = dict(attrs={"quantMode": 1}, scales=((1,), "FLOAT32"))

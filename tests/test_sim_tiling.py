@@ -216,7 +216,10 @@ def _expected_fields(twin: Twin, case: dict, rank, metas: dict, seen: dict, key:
     attrs, out_dtypes = testkit.call_args(ref, case, rank)
     scope = ref.reference.make_scope(ref.INFO, testworld.meta_inputs(case, rank, metas), attrs, product, out_dtypes)
     inferred = ref.infer(testworld.meta_inputs(case, rank, metas), attrs, product, out_dtypes)
-    platform = {"tilingKey": key, "aivNum": AIV, "totalUbSize": UB, "winSizeBytes": seen["window"],
+    # winSizeBytes is the HCCL_BUFFSIZE window the tiling read; an MC2-context op reads none (its window is the
+    # let of its ccl_buffer_size attribute, a field of its own), so the field stays 0
+    window = 0 if getattr(ref, "MC2_CONTEXT", {}) else seen["window"]
+    platform = {"tilingKey": key, "aivNum": AIV, "totalUbSize": UB, "winSizeBytes": window,
                 "pollTimeoutUs": poll_timeout_us(os.environ.get("HCCL_EXEC_TIMEOUT")) if ref.COMM else 0,
                 # the ranks of one server where MTE copies stop at the server (Atlas A2: 8): the kernels reach
                 # the other servers through BatchWrite

@@ -1,10 +1,9 @@
 """A twin executable of a hand-written op: the twin's runner, the real kernel entry's instance of one tiling key
 (``real_kernel.kernel_object``) and the real op_host tiling's objects (the real tiling helper,
-``opgen.sim.real_tiling.tiling_objects``), linked and cached; and the combine's world built on a dispatch's outputs.
+``opgen.sim.real_tiling.tiling_objects``), linked and cached; the real op run on one world; and the combine's world
+built on a dispatch's outputs.
 
-    tiling = real_tiling.tile(real_tiling.build_tiling(tree, op, "arch22"), ref, case, world, job_dir)   # the key
-    exe = executable(kernel_object(tree.ops, ref, product, key, column), real_tiling.tiling_objects(tree, op, arch))
-    outputs = jobs.run_job(exe, jobs.write_job(ref, case, world, job_dir, aiv=REAL_AIV))
+    outputs = run(tree, ref, case, world, work)   # the real tiling picks the key, that instance runs in work/run
 """
 from __future__ import annotations
 
@@ -17,7 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from opgen.runtime.scope import cann_dtype
+from opgen.sim import job as jobs
+from opgen.sim import real_tiling
 from opgen.sim.build import FLAGS, INCLUDE, SIM_DIR, TwinCompileError, cache_dir, compiler
+from opgen.sim.real_kernel import kernel_object
 
 # Vector cores per rank of a real op's world: the real A3 dispatch sizes sumCoreBuf_ as aivNum * 32 bytes and fills
 # it with whole 8-block repeats of Duplicate, so it assumes aivNum a multiple of 8 (Atlas A3 has 48); with fewer it
@@ -84,3 +86,24 @@ class Inputs:
     """A world given by its per-rank inputs (``write_job`` reads ``inputs``): a combine's world built on a
     dispatch's outputs (``opgen.harness.testkit.combine_inputs``)."""
     inputs: list
+
+
+def run(tree, ref, case: dict, world, work: Path, *, aiv: int = REAL_AIV, timeout: float | None = None,
+        windows_in: Path | None = None, windows_out: bool = False) -> list[dict]:
+    """Per rank {output: ndarray} of the real op of ``ref`` on one world: the real tiling (``tree``: the unpacked
+    ``real_tiling.CannTree``) picks the tiling key in ``work/tiling``, the real entry's instance of that key runs in
+    ``work/run`` (its ``result.txt`` keeps the cost lines; ``windows_in`` / ``windows_out`` as ``jobs.write_job``)."""
+    arch = real_tiling.arch_of(ref, case["product"])
+    tiled = real_tiling.tile(real_tiling.build_tiling(tree, ref.OP, arch), ref, case, world, work / "tiling", aiv=aiv)
+    rejected = {r: t.message for r, t in sorted(tiled.tilings.items()) if not t.ok}
+    if tiled.status != "ok" or rejected or tiled.faults:
+        raise jobs.TwinTilingRejected(f"the real {ref.OP} tiling: status {tiled.status}, rejected {rejected}, "
+                                      f"faults {tiled.faults} (job {work / 'tiling'})")
+    keys = {t.key for t in tiled.tilings.values()}
+    if len(keys) != 1:
+        raise jobs.TwinError(f"the ranks' real {ref.OP} tilings set different keys {sorted(keys)}")
+    job = jobs.write_job(ref, case, world, work / "run", aiv=aiv, timeout=timeout, windows_in=windows_in,
+                         windows_out=windows_out)
+    exe = executable(kernel_object(tree.ops, ref, case["product"], keys.pop(), column(ref, world, job)),
+                     real_tiling.tiling_objects(tree, ref.OP, arch))
+    return jobs.run_job(exe, job)

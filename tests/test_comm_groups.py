@@ -29,7 +29,7 @@ def _uses_group(text: str) -> dict[str, str]:
     """Per product evaluator class: the body of UsesGroup1()."""
     out = {}
     for cls, body in re.findall(r"^class (\w+)Tiling : public Eval \{\n(.*?)^\};", text, re.S | re.M):
-        m = re.search(r"bool UsesGroup1\(\) \{ return (.*?); \}", body)
+        m = re.search(r"bool UsesGroup1\(\)\s*\{\s*return (.*?);\s*\}", body)
         out[cls] = m.group(1) if m else None
     return out
 
@@ -54,7 +54,7 @@ def test_host_builds_a_later_groups_cc_tiling_where_it_is_in_use():
     assert fill.index("GetTiling(tiling->mc2InitTiling)") < fill.index("GetTiling(tiling->mc2CcTiling1)") \
         < fill.index("if (inUse[1])") < fill.index("SetGroupName(p.groupTp)")
     # per product: the HcclCMDType and algorithm of the real tilings, AIV_ENGINE where no AICPU is launched
-    cases = re.findall(r"case check::Soc::(\w+): \{\n(.*?)break;", fill, re.S)
+    cases = re.findall(r"case check::Soc::(\w+):\s*\{\n(.*?)break;", fill, re.S)
     got = {soc: (re.search(r"opType = (\d+)U;", b).group(1), re.search(r'algConfig = "(.*?)";', b).group(1),
                  "mc2tiling::AIV_ENGINE" in b) for soc, b in cases}
     assert got == {"kAscend910b": ("18", "BatchWrite=level1:fullmesh", False),

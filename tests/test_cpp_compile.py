@@ -4,8 +4,7 @@ Every spec under specs/ is built into a temporary directory and every generated 
 run through ``g++ -std=c++17 -fsyntax-only -Wall -Werror`` with the CANN API declarations of
 ``opgen/sim/include`` (two compiles at a time).  Kernel files (op_kernel) are checked by the kernel test.
 Also checked here: the declarations keep ``ge::DataType`` / ``aclDataType`` equal to ``opgen/dtypes.py``,
-the generated C++ is laid out consistently (deterministic, no tabs, no trailing spaces, 4-space
-indentation, 120 columns), OpDef dtype columns line up, and the aclnn API takes the spec's parameters
+the generated C++ is deterministic, OpDef dtype columns line up, and the aclnn API takes the spec's parameters
 in aclnn order (inputs, attributes, outputs).
 """
 from __future__ import annotations
@@ -20,8 +19,6 @@ import pytest
 
 from opgen.core.dtypes import DTYPES
 from opgen.emit.pipeline import emit
-from opgen.emit.host import (emit_host_aclnn, emit_host_cmake, emit_host_infershape, emit_host_opdef,
-                                 emit_host_tiling)
 from opgen.tools.write import build, op_output
 
 from .conftest import ROOT, SPECS, load_ok
@@ -67,7 +64,7 @@ def test_generated_host_cpp_compiles(built):
         names = {p.relative_to(op_dir).as_posix() for p in _host_files(op_dir)}
         s = op_dir.name
         for need in (f"op_host/{s}_def.cpp", f"op_host/{s}_infershape.cpp", f"op_host/op_tiling/{s}_tiling.cpp",
-                     f"op_host/op_tiling/{s}_tiling.h", f"op_api/aclnn_{s}_base.cpp", f"op_api/aclnn_{s}_base.h"):
+                     f"op_host/op_tiling/{s}_tiling.h", f"op_api/{s}_base.cpp", f"op_api/{s}_base.h"):
             assert need in names, f"{need} was not generated"
     with ThreadPoolExecutor(max_workers=2) as pool:
         results = list(pool.map(lambda job: _compile(*job), jobs))
@@ -88,37 +85,16 @@ def test_cann_api_dtype_values_match_opgen():
         assert acl.get(info.acl_enum) == info.acl_value, info.name
 
 
-def _host_artifacts(op) -> dict[str, str]:
-    """The files of the host emitters (the check core and the kernel files are laid out by their own)."""
-    out: dict[str, str] = {}
-    for emitter in (emit_host_opdef, emit_host_infershape, emit_host_tiling, emit_host_aclnn, emit_host_cmake):
-        out.update({a.path: a.content for a in emitter(op)})
-    return out
-
-
-def test_generated_cpp_is_deterministic_and_formatted():
+def test_generated_cpp_is_deterministic():
+    """Two builds give the same C++ (clang-format included); the layout itself is clang-format's
+    (tests/test_cpp_format.py)."""
     for spec in SPECS:
-        op = load_ok(spec)
-        first = _host_artifacts(op)
-        again = _host_artifacts(load_ok(spec))
+        first = {a.path: a.content for a in emit(load_ok(spec)) if a.path.endswith((".cpp", ".h"))}
+        again = {a.path: a.content for a in emit(load_ok(spec)) if a.path.endswith((".cpp", ".h"))}
         assert first == again, f"{spec.name}: two builds differ"
         for path, text in first.items():
-            assert text.endswith("\n") and not text.endswith("\n\n"), path
-            prev = ""
-            for n, line in enumerate(text.split("\n"), 1):
-                where = f"{spec.name}: {path}:{n}"
-                assert "\t" not in line, f"{where}: tab"
-                assert line == line.rstrip(), f"{where}: trailing space"
-                body = line.lstrip(" ")
-                # lowered spec expressions (opgen.lower.cpp) stay on one line, whatever their length
-                lowered = body.startswith(("return ", "static_cast<int64_t>(")) and path.endswith("_tiling.cpp")
-                assert lowered or len(line) <= 120, f"{where}: {len(line)} columns"
-                indent = len(line) - len(body)
-                if path.endswith((".cpp", ".h")) and body and indent % 4 and not body.startswith("*"):
-                    # only continuation lines (aligned under an open bracket) leave the 4-space grid
-                    assert not prev.rstrip().endswith((";", "{", "}")), f"{where}: indentation {indent}"
-                prev = line
-            code = re.sub(r"//[^\n]*|/\*.*?\*/", "", text, flags=re.S)
+            # outside comments and string literals (the check core spells Python's booleans in its messages)
+            code = re.sub(r'//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"', "", text, flags=re.S)
             assert not re.search(r"\b(None|True|False)\b|<\w+ object at", code), f"{path}: a Python value leaked"
 
 
@@ -153,7 +129,7 @@ def test_aclnn_signature_follows_spec_order(built):
     for spec in SPECS:
         op = load_ok(spec)
         api = built[spec.name] / "op_api"
-        base = (api / f"aclnn_{op.snake_name}_base.h").read_text(encoding="utf-8")
+        base = (api / f"{op.snake_name}_base.h").read_text(encoding="utf-8")
         assert declared(base, f"{op.name}GetWorkspaceSizeBase") == \
             [p.name for p in op.params] + ["workspaceSize", "executor"], spec.name
         for entry in op.entries:

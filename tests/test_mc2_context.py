@@ -100,7 +100,7 @@ def test_the_context_domain_is_no_hccl_group(built):
     assert "win_window = cclBufferSize" in tiling
     data = (gen / "op_kernel" / "moe_distribute_dispatch_v3_tiling.h").read_text(encoding="utf-8")
     assert re.search(r"^\s+Mc2(Init|Cc)Tiling \w+;", data, re.M) is None, data
-    base = (gen / "op_api" / "aclnn_moe_distribute_dispatch_v3_base.cpp").read_text(encoding="utf-8")
+    base = (gen / "op_api" / "moe_distribute_dispatch_v3_base.cpp").read_text(encoding="utf-8")
     assert "NnopbaseSetHcclServerType" not in base
     kernel = (gen / "op_kernel" / "moe_distribute_dispatch_v3.h").read_text(encoding="utf-8")
     assert "ctx_ = args.context;" in kernel and "ContextWindowIn(ctx_, rank)" in kernel

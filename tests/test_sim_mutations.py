@@ -89,7 +89,10 @@ def _build_mutated(monkeypatch, out: Path, template: str, line: str, wrong: str,
         emit.environment.cache_clear()
     kernel = "".join(p.read_text(encoding="utf-8") for p in sorted((out / op / "op_kernel").rglob("*"))
                      if p.suffix in (".h", ".cpp"))  # the kernel class and its entries
-    assert (wrong in kernel) if wrong else (line not in kernel), f"the mutation of {template} did not reach the kernel"
+    # compared without whitespace: clang-format lays the generated kernel out (opgen/emit/cpp_format.py)
+    kernel, wrong_code, line_code = (re.sub(r"\s+", "", s) for s in (kernel, wrong, line))
+    assert (wrong_code in kernel) if wrong else (line_code not in kernel), \
+        f"the mutation of {template} did not reach the kernel"
     return out / op
 
 

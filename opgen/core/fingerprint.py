@@ -12,7 +12,8 @@ from opgen import __version__
 from opgen.core.templates import template_root
 
 GENERATOR_VERSION = "1"  # part of every manifest and of the fingerprint
-_LIBRARIES = ("jinja2", "lark", "numpy", "ml_dtypes")
+# clang_format lays out every generated C++ file (opgen/emit/cpp_format.py)
+_LIBRARIES = ("jinja2", "lark", "numpy", "ml_dtypes", "clang_format")
 
 
 @functools.lru_cache(maxsize=1)
@@ -20,7 +21,7 @@ def generator_fingerprint() -> str:
     h = hashlib.sha256(f"opgen {__version__} generator {GENERATOR_VERSION} python {sys.version_info[:2]}".encode())
     for package, root in (("opgen", resources.files("opgen")), ("opgen.templates", template_root())):
         for name, entry in sorted(_walk(root), key=lambda p: p[0]):
-            if name.endswith((".py", ".lark", ".j2")):
+            if name.endswith((".py", ".lark", ".j2", ".clang-format")):
                 h.update(f"{package}/{name}\0".encode())
                 h.update(entry.read_bytes())
     versions = _library_versions()

@@ -119,6 +119,15 @@ _ROWS = (
 
 PRODUCTS: dict[str, ProductFacts] = {r.soc: r for r in _ROWS}
 
+# Extra options of the ops compile flow for an op's kernels, per product (add_ops_compile_options under an
+# ASCEND_COMPUTE_UNIT condition): the A2/A3 kernels synchronise their pipes themselves, so the compiler's automatic
+# synchronisation is off there; the 950 kernels build with the defaults.
+# code: ops-transformer mc2/moe_distribute_dispatch_v2/op_host/CMakeLists.txt (and the other moe_distribute ops)
+KERNEL_COMPILE_OPTIONS: dict[str, tuple[str, ...]] = {
+    "ascend910_93": ("--cce-auto-sync=off",),
+    "ascend910b": ("--cce-auto-sync=off",),
+}
+
 
 def soc_name_of(soc: str) -> str:
     """The Short_SoC_version of a SoC id without a row: the id with its first letter upper-cased."""

@@ -26,7 +26,7 @@ from opgen.core import builtins as B
 from opgen.core.errors import LoweringError
 from opgen.core.families import FAMILIES
 from opgen.core.span import find_span
-from opgen.core.products import AICPU, HCCL_CMD_NAMES, HCCL_COMM_ENGINES, op_soc_version
+from opgen.core.products import AICPU, HCCL_CMD_NAMES, HCCL_COMM_ENGINES, KERNEL_COMPILE_OPTIONS, op_soc_version
 from opgen.lang.expr import Bool, Call, Expr, Int, Name, Str, to_spec, walk
 from opgen.emit.registry import emitter
 from opgen.emit.render import render
@@ -83,154 +83,14 @@ def cpp_float(v) -> str:
     return text if "numeric_limits" in text else text + "f"
 
 
-def brace_list(items, column: int, width: int = 120) -> str:
-    """``{a, b, ...}`` wrapped at ``width`` with continuation lines aligned after the opening brace.
-
-    ``column`` is the 0-based column the ``{`` lands on; the caller appends any closing text.
-    """
-    items = list(items)
-    lines: list[str] = []
-    cur = ""
-    for i, item in enumerate(items):
-        piece = item + ("," if i < len(items) - 1 else "")
-        candidate = f"{cur} {piece}" if cur else piece
-        if cur and column + 1 + len(candidate) + 2 > width:
-            lines.append(cur)
-            cur = piece
-        else:
-            cur = candidate
-    lines.append(cur)
-    pad = " " * (column + 1)
-    return "{" + ("\n" + pad).join(lines) + "}"
+def brace_list(items) -> str:
+    """``{a, b, ...}``: clang-format lays it out (opgen/emit/cpp_format.py)."""
+    return "{" + ", ".join(items) + "}"
 
 
-def call_args(prefix: str, args: list[str], indent: int, width: int = 120, suffix: str = ")") -> str:
-    """``prefix(arg, arg, ...)`` in the CANN/clang-format style: all on one line if it fits, else the
-    arguments on continuation lines indented four spaces past ``indent`` and packed to ``width``."""
-    one = f"{prefix}({', '.join(args)}{suffix}"
-    if indent + len(one) <= width:
-        return one
-    inner = " " * (indent + 4)
-    lines: list[str] = []
-    cur = ""
-    for i, a in enumerate(args):
-        piece = a + ("," if i < len(args) - 1 else suffix)
-        candidate = f"{cur} {piece}" if cur else piece
-        if cur and len(inner) + len(candidate) > width:
-            lines.append(cur)
-            cur = piece
-        else:
-            cur = candidate
-    lines.append(cur)
-    return f"{prefix}(\n" + "\n".join(inner + line for line in lines)
-
-
-def _scan(line: str):
-    """(index, char, bracket depth) of every character of ``line`` outside string/char literals and comments."""
-    depth, i, quote = 0, 0, ""
-    while i < len(line):
-        c = line[i]
-        if quote:
-            if c == "\\":
-                i += 2
-                continue
-            if c == quote:
-                quote = ""
-        elif c in "\"'":
-            quote = c
-        elif line.startswith("//", i):
-            return
-        else:
-            if c in ")]}":
-                depth -= 1
-            yield i, c, depth
-            if c in "([{":
-                depth += 1
-        i += 1
-
-
-def _operator_marks(body: str, tops: list[tuple[int, str]]) -> list[int]:
-    marks = [i for i, c in tops if c in "?:" and body[i - 1:i] == " " and body[i + 1:i + 2] == " "]
-    if not marks:
-        marks = [i for i, c in tops if body.startswith(("&& ", "|| "), i) and body[i - 1:i] == " "]
-    return marks
-
-
-def _split_top(line: str) -> list[str] | None:
-    """An over-long statement split before its operators ``?`` ``:`` (else ``&&`` ``||``) at bracket depth 0,
-    continuation lines indented four; failing that, inside its one outermost bracket group, continuation
-    lines aligned just after that bracket.  None when there is no such operator."""
-    body = line.lstrip(" ")
-    indent = len(line) - len(body)
-    scanned = list(_scan(body))
-    marks = _operator_marks(body, [(i, c) for i, c, d in scanned if d == 0])
-    pad = indent + 4
-    if not marks:
-        opens = [i for i, c, d in scanned if d == 0 and c in "(["]
-        if len(opens) != 1:
-            return None
-        inner = []
-        for i, c, d in scanned:
-            if i > opens[0] and d == 1:
-                inner.append((i, c))
-            if i > opens[0] and d == 0 and c in ")]":
-                break
-        marks = _operator_marks(body, inner)
-        pad = indent + opens[0] + 1
-    if not marks:
-        return None
-    parts, start = [], 0
-    for m in marks:
-        parts.append(body[start:m].rstrip())
-        start = m
-    parts.append(body[start:])
-    return [" " * indent + parts[0]] + [" " * pad + q for q in parts[1:]]
-
-
-def _comma_break(line: str, width: int) -> tuple[int, int] | None:
-    """The last ``", "`` inside brackets that keeps the line within ``width``, and the column after its bracket."""
-    stack: list[int] = []
-    best = None
-    for i, c, _ in _scan(line):
-        if c in "([{":
-            stack.append(i)
-        elif c in ")]}":
-            if stack:
-                stack.pop()
-        elif c == "," and line.startswith(", ", i) and i + 1 <= width:
-            # outside any bracket of this line: a continuation line, whose arguments line up with its indent
-            best = (i, stack[-1] + 1 if stack else len(line) - len(line.lstrip(" ")))
-    return best
-
-
-def wrap_cpp(text: str, width: int = 120, max_align: int = 80) -> str:
-    """Break over-long lines the way clang-format would: at a top-level ``?:`` / ``&&`` / ``||`` (operators
-    leading the continuation lines), else after a comma with the continuation aligned under the enclosing
-    bracket.  Generated C++ so keeps within ``width`` columns without a formatter run."""
-    def wrap(line: str) -> list[str]:
-        import re
-        import textwrap
-        body = line.lstrip(" ")
-        if len(line) <= width or body.startswith(("/*", "#")):
-            return [line]
-        comment = re.match(r"( *)(// |\* \\brief |\* @\w+ (?:\[\w+\] )?\w*:? |\* )", line)
-        if comment and body.startswith(("//", "*")):
-            first, pad = comment.group(0), comment.group(1)
-            cont = pad + ("// " if body.startswith("//") else "*" + " " * (len(first) - len(pad) - 1))
-            return textwrap.wrap(line[len(first):], width, initial_indent=first, subsequent_indent=cont,
-                                 break_long_words=False, break_on_hyphens=False) or [line]
-        if body.startswith("*"):
-            return [line]
-        parts = _split_top(line)
-        if parts is not None:
-            return [w for q in parts for w in wrap(q)]
-        bp = _comma_break(line, width)
-        if bp is None or bp[1] > max_align:
-            return [line]
-        comma, column = bp
-        return [line[:comma + 1]] + wrap(" " * column + line[comma + 2:])
-
-    return "\n".join(w for line in text.split("\n") for w in wrap(line))
+def call_args(prefix: str, args: list[str], suffix: str = ")") -> str:
+    """``prefix(arg, arg, ...)`` on one line: clang-format breaks it (opgen/emit/cpp_format.py)."""
+    return f"{prefix}({', '.join(args)}{suffix}"
 
 
 def spec_file(op: Op) -> str:
@@ -390,42 +250,51 @@ def opdef_columns(op: Op, soc: str | None) -> Columns:
                    {k: tuple(v) for k, v in format_rows.items()})
 
 
-def _param_calls(t: Tensor, cols: Columns, indent: int) -> list[str]:
+def _param_calls(t: Tensor, cols: Columns) -> list[str]:
     """The chained calls defining one input/output: ParamType, DataType(List), Format(List), AutoContiguous."""
     calls = [f".ParamType({'OPTIONAL' if t.optional else 'REQUIRED'})"]
     dts = cols.dtype_rows[t.name]
     if len(set(dts)) == 1:
-        calls.append(".DataTypeList(" + brace_list([ge_dtype(dts[0])], indent + len(".DataTypeList(")) + ")")
+        calls.append(".DataTypeList(" + brace_list([ge_dtype(dts[0])]) + ")")
     else:
-        calls.append(".DataType(" + brace_list([ge_dtype(d) for d in dts], indent + len(".DataType(")) + ")")
+        calls.append(".DataType(" + brace_list([ge_dtype(d) for d in dts]) + ")")
     fms = cols.format_rows[t.name]
     if len(set(fms)) == 1:
-        calls.append(".FormatList(" + brace_list([ge_format(fms[0])], indent + len(".FormatList(")) + ")")
+        calls.append(".FormatList(" + brace_list([ge_format(fms[0])]) + ")")
     else:
-        calls.append(".Format(" + brace_list([ge_format(f) for f in fms], indent + len(".Format(")) + ")")
+        calls.append(".Format(" + brace_list([ge_format(f) for f in fms]) + ")")
     if t.role == "input":
         calls.append(".AutoContiguous()")
     return calls
 
 
-def _attr_call(a: Attr) -> str:
+def _attr_kind(a: Attr) -> str:
+    """The attribute's type as OpAttrDef setters and REG_OP name it (Int, String, ListInt, ...)."""
     kind = {"int64": "Int", "string": "String", "bool": "Bool", "float": "Float",
             "list<int64>": "ListInt", "list<float>": "ListFloat", "list<bool>": "ListBool"}.get(a.type)
     if kind is None:
         raise TypeError(f"attribute {a.name}: no OpAttrDef setter for type {a.type}")
+    return kind
+
+
+def _attr_default(a: Attr) -> str:
+    """The C++ literal of an optional attribute's default."""
+    if a.type == "string":
+        return cpp_string(a.default)
+    if a.type == "float":
+        return cpp_float(a.default)
+    if a.type.startswith("list<"):
+        elem = cpp_float if a.type == "list<float>" else cpp_literal
+        return "{" + ", ".join(elem(x) for x in a.default) + "}"
+    return cpp_literal(a.default)
+
+
+def _attr_call(a: Attr) -> str:
+    kind = _attr_kind(a)
     head = f'this->Attr({cpp_string(a.ir_name)}).AttrType({"OPTIONAL" if a.optional else "REQUIRED"})'
     if not a.optional or a.default is None:
         return f"{head}.{kind}();"
-    if a.type == "string":
-        arg = cpp_string(a.default)
-    elif a.type == "float":
-        arg = cpp_float(a.default)
-    elif a.type.startswith("list<"):
-        elem = cpp_float if a.type == "list<float>" else cpp_literal
-        arg = "{" + ", ".join(elem(x) for x in a.default) + "}"
-    else:
-        arg = cpp_literal(a.default)
-    return f"{head}.{kind}({arg});"
+    return f"{head}.{kind}({_attr_default(a)});"
 
 
 def soc_suffix(soc: str) -> str:
@@ -433,17 +302,16 @@ def soc_suffix(soc: str) -> str:
 
 
 def opdef_context(op: Op) -> dict:
-    ind = 12  # chained calls sit three levels deep inside the class
     op_cols = opdef_columns(op, None)
     params = []
     for t in op.inputs + op.outputs:
         params.append(dict(kind="Input" if t.role == "input" else "Output", ir_name=cpp_string(t.ir_name),
-                           calls=_param_calls(t, op_cols, ind)))
+                           calls=_param_calls(t, op_cols)))
     configs = []
     for p in op.products:
         cols = opdef_columns(op, p.soc)
         cparams = [dict(kind="Input" if t.role == "input" else "Output", ir_name=cpp_string(t.ir_name),
-                        calls=_param_calls(t, cols, ind)) for t in op.inputs + op.outputs]
+                        calls=_param_calls(t, cols)) for t in op.inputs + op.outputs]
         configs.append(dict(soc=p.soc, soc_string=cpp_string(p.soc), display=comment_text(p.display),
                             var=f"aicore_config_{p.soc}", fn=f"Define{soc_suffix(p.soc)}Config",
                             columns=cols.count, params=cparams, entry=op.views[p.soc].kernel_entry,
@@ -480,7 +348,9 @@ _WS_TAIL = list(WORKSPACE_PARAMS)
 def base_names(op: Op) -> dict:
     """The shared base every entry point calls: its functions (C++ linkage) and header."""
     return dict(ws=f"{op.name}GetWorkspaceSizeBase", run=f"{op.name}Base", sizes=f"{op.name}SizesBase",
-                header=f"aclnn_{op.snake_name}_base.h", source=f"aclnn_{op.snake_name}_base.cpp")
+                # not aclnn_*: the repository installs every op_api/aclnn_*.h as a public header, and the base is
+                # internal (code: ops-transformer cmake/obj_func.cmake `file(GLOB OPAPI_HEADERS .../aclnn_*.h)`)
+                header=f"{op.snake_name}_base.h", source=f"{op.snake_name}_base.cpp")
 
 
 def _sizes_base_params(op: Op) -> list[str]:
@@ -511,15 +381,15 @@ def aclnn_base_context(op: Op) -> dict:
         op=op, spec=spec_file(op), base=names, inner=inner,
         guard=f"OP_API_INC_ACLNN_{op.snake_name.upper()}_BASE_H_",
         check_include=f"../op_host/op_tiling/{op.snake_name}_check.h",
-        ws_decl=call_args(f"aclnnStatus {names['ws']}", ws_params, 0, suffix=");"),
-        run_decl=call_args(f"aclnnStatus {names['run']}", _RUN_PARAMS, 0, suffix=");"),
-        ws_def=call_args(f"aclnnStatus {names['ws']}", ws_params, 0, suffix=")"),
-        run_def=call_args(f"aclnnStatus {names['run']}", _RUN_PARAMS, 0, suffix=")"),
-        inner_ws_decl=call_args(f"extern aclnnStatus {inner}GetWorkspaceSize", ws_params, 0, suffix=");"),
-        inner_run_decl=call_args(f"extern aclnnStatus {inner}", _RUN_PARAMS, 0, suffix=");"),
+        ws_decl=call_args(f"aclnnStatus {names['ws']}", ws_params, suffix=");"),
+        run_decl=call_args(f"aclnnStatus {names['run']}", _RUN_PARAMS, suffix=");"),
+        ws_def=call_args(f"aclnnStatus {names['ws']}", ws_params, suffix=")"),
+        run_def=call_args(f"aclnnStatus {names['run']}", _RUN_PARAMS, suffix=")"),
+        inner_ws_decl=call_args(f"extern aclnnStatus {inner}GetWorkspaceSize", ws_params, suffix=");"),
+        inner_run_decl=call_args(f"extern aclnnStatus {inner}", _RUN_PARAMS, suffix=");"),
         read_def=call_args("aclnnStatus ReadParams", [param_decl(p) for p in op.inputs + op.attrs]
-                           + ["check::Params *params"], 0, suffix=")"),
-        read_call=call_args("aclnnStatus ret = ReadParams", [p.name for p in op.inputs + op.attrs] + ["&params"], 4,
+                           + ["check::Params *params"], suffix=")"),
+        read_call=call_args("aclnnStatus ret = ReadParams", [p.name for p in op.inputs + op.attrs] + ["&params"],
                             suffix=");"),
         null_strings=[a.name for a in required_strings],
         optional_strings=[dict(name=a.name, default=cpp_string(a.default if a.default is not None else ""))
@@ -528,12 +398,12 @@ def aclnn_base_context(op: Op) -> dict:
         # a product id that is no op::SocVersion enumerator is not recognised here (the call is rejected)
         socs=[dict(version=op_soc_version(v.soc), enum=cpp_soc_enum(v.soc)) for v in views if op_soc_version(v.soc)],
         inner_call=call_args(f"ret = {inner}GetWorkspaceSize",
-                             call_names + ["workspaceSize", "executor"], 4, suffix=");"),
+                             call_names + ["workspaceSize", "executor"], suffix=");"),
         comm=bool(op.hccl_groups),  # the HCCL server type of an HCCL group (an MC2 context has none: code: the V5 op_api)
         aicpu_socs=[f"op::SocVersion::{s}" for s in aicpu],
         size_fns=[dict(name=e.name, count=len(e.sizes)) for e in op.entries if e.sizes],
-        sizes_decl=call_args(f"aclnnStatus {names['sizes']}", _sizes_base_params(op), 0, suffix=");"),
-        sizes_def=call_args(f"aclnnStatus {names['sizes']}", _sizes_base_params(op), 0, suffix=")"),
+        sizes_decl=call_args(f"aclnnStatus {names['sizes']}", _sizes_base_params(op), suffix=");"),
+        sizes_def=call_args(f"aclnnStatus {names['sizes']}", _sizes_base_params(op), suffix=")"),
     )
 
 
@@ -577,11 +447,11 @@ def _size_fn_context(op: Op, entry: AclnnEntry, which: int) -> dict:
     params = workspace_params(op, entry)
     return dict(
         name=entry.name,
-        decl=call_args(f"ACLNN_API aclnnStatus {entry.name}", params, 0, suffix=");"),
-        defn=call_args(f"aclnnStatus {entry.name}", params, 0, suffix=")"),
+        decl=call_args(f"ACLNN_API aclnnStatus {entry.name}", params, suffix=");"),
+        defn=call_args(f"aclnnStatus {entry.name}", params, suffix=")"),
         own=[p.name for p in entry.params if p.type is not None],  # the document's, read by no size
         count=len(entry.sizes),
-        call=call_args(f"const aclnnStatus ret = {names['sizes']}", args, 4, suffix=");"),
+        call=call_args(f"const aclnnStatus ret = {names['sizes']}", args, suffix=");"),
         results=[z.name for z in entry.sizes],
         doc_params=[_param_doc("in", p.c_name, op.param(p.name).doc if op.param(p.name) is not None else
                                "本接口的参数，不影响计算结果。") for p in entry.params]
@@ -604,10 +474,10 @@ def aclnn_entry_context(op: Op, entry: AclnnEntry) -> dict:
         op=op, spec=spec_file(op), fn=fn, base=names,
         guard=f"OP_API_INC_ACLNN_{entry.stem.upper()}_H_",
         header=f"aclnn_{entry.stem}.h", source=f"aclnn_{entry.stem}.cpp",
-        ws_decl=call_args(f"ACLNN_API aclnnStatus {fn}GetWorkspaceSize", ws_params, 0, suffix=");"),
-        run_decl=call_args(f"ACLNN_API aclnnStatus {fn}", _RUN_PARAMS, 0, suffix=");"),
-        ws_def=call_args(f"aclnnStatus {fn}GetWorkspaceSize", ws_params, 0, suffix=")"),
-        run_def=call_args(f"aclnnStatus {fn}", _RUN_PARAMS, 0, suffix=")"),
+        ws_decl=call_args(f"ACLNN_API aclnnStatus {fn}GetWorkspaceSize", ws_params, suffix=");"),
+        run_decl=call_args(f"ACLNN_API aclnnStatus {fn}", _RUN_PARAMS, suffix=");"),
+        ws_def=call_args(f"aclnnStatus {fn}GetWorkspaceSize", ws_params, suffix=")"),
+        run_def=call_args(f"aclnnStatus {fn}", _RUN_PARAMS, suffix=")"),
         doc_params=[_param_doc(direction(op.param(p.name)), p.c_name, op.param(p.name).doc) for p in entry.params],
         omitted=_comment_lines("本接口不含参数" + "、".join(p.name for p in op.params if p.name not in taken)
                                + "：可选输入按空指针、可选属性按默认值处理" + "".join(
@@ -615,7 +485,7 @@ def aclnn_entry_context(op: Op, entry: AclnnEntry) -> dict:
                                    if a.name not in taken and a.omitted is not None) + "。")
         if any(p.name not in taken for p in op.params) else [],
         reads_tensors=any(a.name not in taken and a.omitted is not None for a in op.attrs),
-        base_call=call_args(f"return {names['ws']}", base_args + ["workspaceSize", "executor"], 4, suffix=");"),
+        base_call=call_args(f"return {names['ws']}", base_args + ["workspaceSize", "executor"], suffix=");"),
         # size functions live in the files of the op's first two-stage entry point (as CANN ships them)
         size_fns=[_size_fn_context(op, e, i) for i, e in enumerate(x for x in op.entries if x.sizes)]
         if entry is op.files_entry else [],
@@ -623,8 +493,55 @@ def aclnn_entry_context(op: Op, entry: AclnnEntry) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------
+# op_graph: the REG_OP proto graph mode builds the op from (IR names, every product's dtypes, attribute defaults)
+# ---------------------------------------------------------------------------------------------
+
+def graph_proto_context(op: Op) -> dict:
+    cols = opdef_columns(op, None)
+
+    def tensor(t: Tensor) -> dict:
+        kind = ("INPUT" if t.role == "input" else "OUTPUT") if not t.optional else \
+            ("OPTIONAL_INPUT" if t.role == "input" else "OPTIONAL_OUTPUT")
+        dtypes = list(dict.fromkeys(ge_dtype(d).removeprefix("ge::") for d in cols.dtype_rows[t.name]))
+        return dict(kind=kind, name=t.ir_name, dtypes=", ".join(dtypes), doc=comment_text(t.doc))
+
+    def attr(a: Attr) -> dict:
+        required = not a.optional or a.default is None
+        return dict(name=a.ir_name, kind=_attr_kind(a), default=None if required else _attr_default(a),
+                    doc=comment_text(a.doc))
+
+    return dict(op=op, spec=spec_file(op), guard=f"{op.snake_name.upper()}_PROTO_H_",
+                inputs=[tensor(t) for t in op.inputs], outputs=[tensor(t) for t in op.outputs],
+                attrs=[attr(a) for a in op.attrs])
+
+
+@emitter
+def emit_graph_proto(op: Op, plans=None) -> list:
+    return [Artifact(f"op_graph/{op.snake_name}_proto.h", render("cpp/op_graph/proto.h.j2", **graph_proto_context(op))),
+            Artifact("op_graph/CMakeLists.txt", render("cpp/op_graph/CMakeLists.txt.j2", op=op, spec=spec_file(op)))]
+
+
+# The opc tool's --simplified_key_mode for an op's kernel binaries: 0 (the full key) for every SoC the real ops
+# build (code: ops-transformer mc2/*/op_host/config/<soc>/*_simplified_key.ini, all `default=0`).
+SIMPLIFIED_KEY_MODE = 0
+
+
+@emitter
+def emit_host_binary_config(op: Op, plans=None) -> list:
+    """op_host/config/<soc>/<op>_simplified_key.ini for every product the op builds for."""
+    return [Artifact(f"op_host/config/{p.soc}/{op.snake_name}_simplified_key.ini",
+                     render("cpp/op_host/config/simplified_key.ini.j2", op=op, spec=spec_file(op),
+                            soc=p.soc, mode=SIMPLIFIED_KEY_MODE)) for p in op.products]
+
+
+# ---------------------------------------------------------------------------------------------
 # CMake
 # ---------------------------------------------------------------------------------------------
+
+# The repository folders an MC2 op's kernels build against (`<opFile>_depends`): the shared MC2 code and its
+# third-party templates.  code: ops-transformer mc2/moe_distribute_dispatch_v2/op_host/CMakeLists.txt
+MC2_DEPENDS = ("mc2/common", "mc2/3rd")
+
 
 def cmake_context(op: Op) -> dict:
     s = op.snake_name
@@ -633,7 +550,10 @@ def cmake_context(op: Op) -> dict:
     # the kernel entries' dependencies, one per opFile the configs name and the op's own name (the real op_host
     # CMakeLists do the same: hicann/ops-transformer mc2/moe_distribute_dispatch_v2/op_host/CMakeLists.txt)
     op_files = list(dict.fromkeys([s] + [op.views[p.soc].op_file for p in op.products if op.views[p.soc].op_file]))
-    return dict(op=op, spec=spec_file(op), snake=s, files=files, op_files=op_files, mc2=bool(op.comm_groups))
+    options = [dict(soc=p.soc, options=" ".join(KERNEL_COMPILE_OPTIONS[p.soc])) for p in op.products
+               if p.soc in KERNEL_COMPILE_OPTIONS]
+    return dict(op=op, spec=spec_file(op), snake=s, files=files, op_files=op_files, mc2=bool(op.comm_groups),
+                depends=" ".join(MC2_DEPENDS), compile_options=options)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -643,19 +563,19 @@ def cmake_context(op: Op) -> dict:
 @emitter
 def emit_host_opdef(op: Op, plans=None) -> list:
     ctx = opdef_context(op)
-    return [Artifact(f"op_host/{op.snake_name}_def.cpp", wrap_cpp(render("cpp/host/op_def.cpp.j2", **ctx)))]
+    return [Artifact(f"op_host/{op.snake_name}_def.cpp", render("cpp/host/op_def.cpp.j2", **ctx))]
 
 
 @emitter
 def emit_host_aclnn(op: Op, plans=None) -> list:
     """One op_api header and source per aclnn entry point, over one shared base."""
     base = aclnn_base_context(op)
-    out = [Artifact(f"op_api/{base['base']['header']}", wrap_cpp(render("cpp/host/aclnn_base.h.j2", **base))),
-           Artifact(f"op_api/{base['base']['source']}", wrap_cpp(render("cpp/host/aclnn_base.cpp.j2", **base)))]
+    out = [Artifact(f"op_api/{base['base']['header']}", render("cpp/host/aclnn_base.h.j2", **base)),
+           Artifact(f"op_api/{base['base']['source']}", render("cpp/host/aclnn_base.cpp.j2", **base))]
     for entry in (e for e in op.entries if e.two_stage):
         ctx = aclnn_entry_context(op, entry)
-        out += [Artifact(f"op_api/aclnn_{entry.stem}.h", wrap_cpp(render("cpp/host/aclnn.h.j2", **ctx))),
-                Artifact(f"op_api/aclnn_{entry.stem}.cpp", wrap_cpp(render("cpp/host/aclnn.cpp.j2", **ctx)))]
+        out += [Artifact(f"op_api/aclnn_{entry.stem}.h", render("cpp/host/aclnn.h.j2", **ctx)),
+                Artifact(f"op_api/aclnn_{entry.stem}.cpp", render("cpp/host/aclnn.cpp.j2", **ctx))]
     return out
 
 
@@ -767,7 +687,7 @@ def common_context(op: Op) -> dict:
 @emitter
 def emit_host_infershape(op: Op, plans=None) -> list:
     ctx = common_context(op)
-    text = wrap_cpp(render("cpp/host/infershape.cpp.j2", **ctx))
+    text = render("cpp/host/infershape.cpp.j2", **ctx)
     return [Artifact(f"op_host/{op.snake_name}_infershape.cpp", text)]
 
 
@@ -917,5 +837,5 @@ def tiling_context(op: Op) -> dict:
 def emit_host_tiling(op: Op, plans=None) -> list:
     ctx = tiling_context(op)
     s = op.snake_name
-    return [Artifact(f"op_host/op_tiling/{s}_tiling.h", wrap_cpp(render("cpp/host/tiling.h.j2", **ctx))),
-            Artifact(f"op_host/op_tiling/{s}_tiling.cpp", wrap_cpp(render("cpp/host/tiling.cpp.j2", **ctx)))]
+    return [Artifact(f"op_host/op_tiling/{s}_tiling.h", render("cpp/host/tiling.h.j2", **ctx)),
+            Artifact(f"op_host/op_tiling/{s}_tiling.cpp", render("cpp/host/tiling.cpp.j2", **ctx))]

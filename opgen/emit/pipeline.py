@@ -18,6 +18,7 @@ from opgen.core.artifact import Artifact
 from opgen.core.diagnostics import Diagnostic
 from opgen.core.errors import LoweringError
 from opgen.emit import check_core, docs, host, kernel, reference, tests  # noqa: F401 - registers the emitters
+from opgen.emit.cpp_format import format_artifacts
 from opgen.emit.plans import Plans
 from opgen.emit.registry import EMITTERS
 from opgen.core.span import find_span
@@ -93,4 +94,6 @@ def emit(op: Op, progress: Callable[[str], None] | None = None) -> list[Artifact
     if len(set(paths)) != len(paths):
         dup = sorted({p for p in paths if paths.count(p) > 1})
         raise RuntimeError(f"two emitters produced the same file for {op.name}: {', '.join(dup)}")
-    return sorted(out, key=lambda a: a.path)
+    if progress is not None:
+        progress("formatting the C++ (clang-format)")
+    return sorted(format_artifacts(out), key=lambda a: a.path)

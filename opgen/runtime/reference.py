@@ -7,6 +7,7 @@ the driver of the op's ``semantics``.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
@@ -66,6 +67,17 @@ class OpInfo:
     def tensors(self) -> tuple[str, ...]:
         return self.inputs + self.outputs
 
+    @functools.cached_property
+    def attr_kinds(self) -> tuple:
+        """Per attribute (name, type, default, is a list, element type, the Python types it takes), read once:
+        a validation reads every attribute."""
+        out = []
+        for name, (typ, default) in self.attrs.items():
+            is_list = typ.startswith("list<")
+            base = typ[5:-1] if is_list else typ
+            out.append((name, typ, default, is_list, base, _ATTR_TYPES[base]))
+        return tuple(out)
+
 
 def _check_product(info: OpInfo, product: str) -> None:
     if product not in info.products:
@@ -79,17 +91,15 @@ def normalize_attrs(info: OpInfo, attrs: Mapping) -> dict:
     for key in attrs:
         if key not in info.attrs and key not in info.env:
             raise OpError(INVALID, str(key), f"{info.name} has no attribute {key!r}")
-    for name, (typ, default) in info.attrs.items():
+    for name, typ, default, is_list, base, ok_types in info.attr_kinds:
         if name in attrs and attrs[name] is not None:
             v = attrs[name]
         elif default is None:
             raise OpError(INVALID, name, f"Parameter {name} of operator {info.name} is required but was not given.")
         else:
             v = default
-        base = typ[5:-1] if typ.startswith("list<") else typ
-        ok_types = _ATTR_TYPES[base]
-        values = v if typ.startswith("list<") else (v,)
-        if typ.startswith("list<") and not isinstance(v, (list, tuple)):
+        values = v if is_list else (v,)
+        if is_list and not isinstance(v, (list, tuple)):
             values = (None,)
         for item in values:
             if isinstance(item, bool) and base != "bool" or not isinstance(item, ok_types):
@@ -97,8 +107,8 @@ def normalize_attrs(info: OpInfo, attrs: Mapping) -> dict:
                                              f"{show(item) if not isinstance(item, np.generic) else item}. "
                                              f"It should be a {typ}.")
         if base == "float":  # an int given for a float attribute is that float (the spec types it float)
-            v = tuple(float(x) for x in v) if typ.startswith("list<") else float(v)
-        out[name] = tuple(v) if typ.startswith("list<") else v
+            v = tuple(float(x) for x in v) if is_list else float(v)
+        out[name] = tuple(v) if is_list else v
     return out
 
 

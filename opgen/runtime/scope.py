@@ -223,6 +223,18 @@ class Check:
     # the concrete expectation (shape (4, 2) = (BS, K) with BS=4) stated instead of ``expected`` where it has a value
     detail: Callable[["Scope"], str] | None = None
 
+    def fails(self, s: "Scope") -> bool:
+        """Whether the check rejects the call in ``s`` (what :meth:`run` decides, without its message: the
+        test-case search asks this about a million times per op)."""
+        try:
+            if self.when is not None and not self.when(s):
+                return False
+            if self.ok(s):
+                return False
+        except EvalError:
+            pass  # an expression without a value cannot satisfy the check
+        return self.code != 0
+
     def run(self, s: "Scope", op_name: str) -> None:
         try:
             if self.when is not None and not self.when(s):

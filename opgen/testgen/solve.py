@@ -115,7 +115,7 @@ class Solver:
         Checks are counted on every search rank, each on its own, so a change that fixes one check without
         breaking another is progress even when an earlier check still fails.
         """
-        key = (case.items, case.world, tuple(id(g) for g in goals))
+        key = (case, tuple(id(g) for g in goals))
         hit = self._memo.get(key)
         if hit is None:
             hit = self._memo[key] = self._progress(case, goals)
@@ -131,9 +131,7 @@ class Solver:
                 if sp.eval(g, s) is not True:
                     break
                 met += 1
-        failing = sp.failures(case)
-        if self.upto is not None:
-            failing = [f for f in failing if f[0] < self.upto]
+        failing = sp.failures(case, upto=self.upto)
         ids = frozenset(f[1] for f in failing) | ({f"goal{met}"} if met < len(goals) else set())
         if met < len(goals):
             return met, -len(failing), -1, goals[met], ids

@@ -14,6 +14,7 @@ sizes).  A *rank* case is one aclnn call (negative cases): its rank ids are ordi
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from opgen.core import builtins as B
@@ -29,25 +30,43 @@ from opgen.runtime.scope import EvalError, Meta
 Field = tuple[str, str]  # (kind, name): attr env dim present empty dtype format shape out oshape oformat data ranks
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Case:
     """An immutable assignment of fields (a sorted tuple, so equal cases compare and hash equal)."""
     product: str
     items: tuple[tuple[Field, object], ...]
     world: bool = True
     index: dict = field(default=None, compare=False, repr=False, hash=False)
-    kinds: dict = field(default=None, compare=False, repr=False, hash=False)
 
     def __post_init__(self):
         object.__setattr__(self, "index", dict(self.items))
+
+    def __eq__(self, other):
+        if self is other:
+            return True
+        if other.__class__ is not Case:
+            return NotImplemented
+        return self.product == other.product and self.world == other.world and self.items == other.items
+
+    def __hash__(self):
+        return self._hash
+
+    @functools.cached_property
+    def _hash(self) -> int:
+        """The search keys its memos on cases: the ~50 fields are hashed once, not at every lookup."""
+        return hash((self.product, self.items, self.world))
+
+    @functools.cached_property
+    def kinds(self) -> dict:
         kinds: dict = {}
         for (kind, name), value in self.items:
             kinds.setdefault(kind, {})[name] = value
-        object.__setattr__(self, "kinds", kinds)
+        return kinds
 
     @staticmethod
     def make(product: str, values: dict, world: bool = True) -> "Case":
-        return Case(product, tuple(sorted(values.items(), key=lambda kv: kv[0])), world)
+        # fields are unique, so sorting the pairs orders them by field alone
+        return Case(product, tuple(sorted(values.items())), world)
 
     def values(self) -> dict:
         return dict(self.index)
@@ -56,6 +75,8 @@ class Case:
         return self.index.get(key, default)
 
     def set(self, key: Field, value) -> "Case":
+        if key in self.index:  # the same fields in the same order: replace the one pair
+            return Case(self.product, tuple((key, value) if kv[0] == key else kv for kv in self.items), self.world)
         d = self.values()
         d[key] = value
         return Case.make(self.product, d, self.world)
@@ -85,6 +106,7 @@ class Space:
         self.info = ref.INFO
         self.checks = ref.INFO.checks[soc]
         self.check_index = {c.id: i for i, c in enumerate(self.checks)}
+        self.error_checks = [(i, c) for i, c in enumerate(self.checks) if c.code != 0]  # warnings never reject
         self.bound = dim_bindings(op)
         self.lowering = ScalarPy(self.view)
         self.inputs = {t.name: t for t in self.view.inputs}
@@ -288,7 +310,7 @@ class Space:
 
     def scope(self, case: Case, rank: int | None = None, data=None):
         """The reference's evaluation scope of one call (kept per case and rank: scopes are read-only)."""
-        key = (case.items, case.world, rank)
+        key = (case, rank)
         if data is None and key in self._scopes:
             return self._scopes[key]
         inputs, attrs, out_dtypes, out_shapes = self.call(case, rank, data)
@@ -333,20 +355,18 @@ class Space:
                     break
         return worst
 
-    def failures(self, case: Case, ranks=None) -> list[tuple[int, str]]:
-        """The error checks failing on any search rank, as sorted (index, id), each check evaluated on its own."""
+    def failures(self, case: Case, ranks=None, upto: int | None = None) -> list[tuple[int, str]]:
+        """The error checks failing on any search rank, as sorted (index, id), each check evaluated on its own;
+        ``upto``: only the checks before that index (the others are not evaluated)."""
+        checks = self.error_checks if upto is None else [ic for ic in self.error_checks if ic[0] < upto]
         out: set[tuple[int, str]] = set()
         for rank in (self.ranks(case) if ranks is None else ranks):
             try:
                 s = self.scope(case, rank)
             except OpError:
                 return [(-1, "call")]
-            for i, chk in enumerate(self.checks):
-                if chk.code == 0:
-                    continue
-                try:
-                    chk.run(s, self.info.name)
-                except OpError:
+            for i, chk in checks:
+                if chk.fails(s):
                     out.add((i, chk.id))
         return sorted(out)
 

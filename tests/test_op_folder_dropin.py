@@ -1,0 +1,170 @@
+"""The generated op folder drops into ops-transformer in place of the real one (issue 34).
+
+The repository's top-level configure cannot run here: its first step fetches the shared ``cann/cmake`` scripts
+with git (cmake/fetch_cann_cmake.cmake), and ``init_cann_project`` and everything after it come from there and
+from the CANN toolkit.  What runs is the repository's own CMake from ``mc2/`` down: ``mc2/CMakeLists.txt`` adds
+the op folders, each op's CMakeLists adds its sub-folders.  The repository functions they call (defined by
+cmake/obj_func.cmake and func.cmake over the toolkit) are replaced by recorders that log every call with its
+arguments, and ``op_host_aclnnInner`` is an empty library for ``target_sources``.  The same configure runs over
+the real tree and over the tree with the generated op swapped in, for each SoC, and the logs of the op must match:
+the generated folder drives the repository's build exactly as the hand-written one does.  The file kinds of the
+two folders are compared too.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT
+from .real_cann import HEADERS, MISSING, OPS_TRANSFORMER, SHARED_CANN, cache_root, unpacked
+
+OP = "moe_distribute_dispatch_v2"
+GENERATED = ROOT / "generated" / OP
+SOCS = ("ascend910b", "ascend910_93", "ascend950")
+CMAKE = shutil.which("cmake")
+
+pytestmark = [
+    pytest.mark.skipif(not SHARED_CANN.is_dir(), reason=MISSING),
+    pytest.mark.skipif(CMAKE is None, reason="cmake is not installed"),
+]
+
+# The driver: the repository's mc2/ tree under a project whose repository functions record their calls.
+DRIVER = """cmake_minimum_required(VERSION 3.16)
+project(dropin LANGUAGES NONE)
+set(BUILD_OPEN_PROJECT ON)
+set(ENABLE_TEST OFF)
+set(ASCEND_COMPUTE_UNIT ${SOC})
+add_library(op_host_aclnnInner INTERFACE)
+function(record what)
+    file(APPEND ${LOG} "${what} [${CMAKE_CURRENT_SOURCE_DIR}] ${ARGN}\\n")
+endfunction()
+macro(add_modules_sources_with_soc)
+    record(add_modules_sources_with_soc ${ARGN})
+endmacro()
+macro(add_mc2_modules_sources)
+    record(add_mc2_modules_sources ${ARGN})
+endmacro()
+macro(add_graph_plugin_sources)
+    record(add_graph_plugin_sources ${ARGN})
+endmacro()
+function(add_ops_compile_options)
+    record(add_ops_compile_options ${ARGN})
+endfunction()
+add_subdirectory(${TREE}/mc2 mc2)
+get_directory_property(op_vars DIRECTORY ${TREE}/mc2/OP VARIABLES)
+foreach(v ${op_vars})
+    if(v MATCHES "_depends$|^MC2_COMPILE$|^SUB_MC2_COMPILE$|^MC2_OPT$")
+        get_directory_property(value DIRECTORY ${TREE}/mc2/OP DEFINITION ${v})
+        record(variable ${v}=${value})
+    endif()
+endforeach()
+get_target_property(srcs op_host_aclnnInner SOURCES)
+record(op_host_aclnnInner_sources ${srcs})
+"""
+
+
+def _tree(tmp: Path, name: str, generated: bool) -> Path:
+    """A copy of the repository's mc2/ with only the op (and the shared folders), real or generated."""
+    src = unpacked(OPS_TRANSFORMER, cache_root(tmp / "cache"), "ops-transformer")
+    tree = tmp / name
+    (tree / "mc2").mkdir(parents=True)
+    shutil.copy(src / "mc2" / "CMakeLists.txt", tree / "mc2")
+    for shared in ("common", "3rd"):
+        (tree / "mc2" / shared).mkdir()  # present as in the repository; their own CMake is not the op's
+    shutil.copytree(GENERATED if generated else src / "mc2" / OP, tree / "mc2" / OP)
+    return tree
+
+
+def _configure(tmp: Path, tree: Path, soc: str) -> list[str]:
+    driver = tmp / f"driver-{tree.name}-{soc}"
+    driver.mkdir()
+    (driver / "CMakeLists.txt").write_text(DRIVER.replace("mc2/OP", f"mc2/{OP}"), encoding="utf-8")
+    log = driver / "calls.log"
+    run = subprocess.run([CMAKE, "-S", str(driver), "-B", str(driver / "build"), f"-DTREE={tree}", f"-DSOC={soc}",
+                          f"-DLOG={log}"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    # paths inside the tree are compared relative to it, so the two trees' logs meet
+    return [line.replace(str(tree), "<tree>").replace(str(driver), "<driver>")
+            for line in log.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.mark.parametrize("soc", SOCS)
+def test_generated_folder_configures_as_the_real_op(tmp_path, soc):
+    real = _configure(tmp_path, _tree(tmp_path, "real", False), soc)
+    gen = _configure(tmp_path, _tree(tmp_path, "gen", True), soc)
+    assert any(line.startswith("add_modules_sources_with_soc") for line in real)  # the recorders saw the op
+    assert gen == real
+    assert f"op_host_aclnnInner_sources [<driver>] <tree>/mc2/{OP}/op_host/{OP}_def.cpp" in gen
+    auto_sync = [line for line in gen if line.startswith("add_ops_compile_options")]
+    assert bool(auto_sync) == (soc != "ascend950")  # --cce-auto-sync=off for A2/A3 only
+
+
+def _kind(rel: Path) -> str:
+    """A file's kind: its folder under the op (arch and SoC folders generalised) and its name's ending."""
+    parts = list(rel.parts[:-1])
+    parts = ["<arch>" if p.startswith("arch") else "<soc>" if p.startswith("ascend") else p for p in parts]
+    name = rel.name
+    endings = ("_binary.json", "_simplified_key.ini", "_proto.h") + (("_base.h", "_base.cpp") if parts[:1] == ["op_api"]
+                                                                       else ())
+    ending = next((e for e in endings if name.endswith(e)), "." + name.rsplit(".", 1)[-1])
+    if parts[:1] == ["op_api"] and name.startswith("aclnn_"):
+        ending = "aclnn_*" + ending
+    return "/".join(parts + ["*" + ending])
+
+
+def _kinds(folder: Path) -> set[str]:
+    return {_kind(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+
+
+def test_file_kinds_match_the_real_op(tmp_path):
+    src = unpacked(OPS_TRANSFORMER, cache_root(tmp_path / "cache"), "ops-transformer")
+    real, gen = _kinds(src / "mc2" / OP), _kinds(GENERATED)
+    # what the real folder has and the generated one does not: not derivable from the spec, or not built yet
+    assert real - gen == {
+        "*.md",                               # the op README (hand-written prose)
+        "examples/*.cpp",                     # examples/test_aclnn_<op>.cpp: not generated yet
+        "op_graph/*.cpp",                     # fallback_<op>.cpp, <op>_gen_task.cpp: not generated yet
+        "op_host/config/<soc>/*_binary.json",  # the binary compile list: not generated yet
+        "op_host/op_tiling/<arch>/*.cpp",     # per-arch tiling files: the generated tiling is one file
+        "op_host/op_tiling/<arch>/*.h",
+        "op_kernel/<arch>/*.h",               # per-arch kernel headers: the generated kernel is one header
+    }
+    # what the generated folder adds: opgen's own (the reference, its tests, the manifest)
+    assert gen - real == {"*.json", "*.py", "tests/*.py", "tests/*.cpp"}
+
+
+def _reg_op(text: str) -> list[tuple[str, str, str]]:
+    """(kind, name, arguments) of every REG_OP line, whitespace folded, dtype lists as sorted sets."""
+    body = re.sub(r"\s+", " ", text[text.index("REG_OP("):text.index(".OP_END_FACTORY_REG")])
+    items = re.findall(r"\.(\w+)\((\w+), ((?:[^()]|\([^()]*\))*)\)", body)
+    return [(k, n, " ".join(sorted(re.findall(r"DT_\w+", a))) if "TensorType" in a else a) for k, n, a in items]
+
+
+def test_graph_proto_is_the_real_ops(tmp_path):
+    """DispatchV2's REG_OP: the real proto's inputs, outputs and attributes, in order, with the same dtype sets
+    and defaults (the other ops' protos differ where their specs follow the OpDef rather than the proto)."""
+    src = unpacked(OPS_TRANSFORMER, cache_root(tmp_path / "cache"), "ops-transformer")
+    real = _reg_op((src / "mc2" / OP / "op_graph" / f"{OP}_proto.h").read_text(encoding="utf-8"))
+    gen = _reg_op((GENERATED / "op_graph" / f"{OP}_proto.h").read_text(encoding="utf-8"))
+    assert len(real) == 7 + 7 + 18
+    assert gen == real
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_every_graph_proto_compiles_against_the_real_headers(tmp_path):
+    """Each generated REG_OP against the real graph/operator_reg.h (hicann/ge, hicann/metadef)."""
+    repos = unpacked(HEADERS, cache_root(tmp_path / "cache"), "cann_subset")
+    includes = [repos / "hicann+ge/inc/graph_metadef/external", repos / "hicann+ge/inc/graph_metadef",
+                repos / "hicann+metadef/inc/external", repos / "hicann+metadef/inc",
+                repos / "openeuler-mirror+libboundscheck/include"]
+    protos = sorted((ROOT / "generated").glob("*/op_graph/*_proto.h"))
+    assert len(protos) == len(list((ROOT / "generated").glob("*/MANIFEST.json")))
+    for proto in protos:
+        run = subprocess.run(["g++", "-std=c++17", "-fsyntax-only", "-Wall", "-Werror", "-x", "c++",
+                              *[f"-I{i}" for i in includes], str(proto)], capture_output=True, text=True,
+                             timeout=120)
+        assert run.returncode == 0, f"{proto}:\n{run.stderr[:3000]}"

@@ -40,12 +40,17 @@ MUTATIONS = {
                             "DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));\n    SyncFunc<HardEvent::MTE2_V>();",
                             "DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));",
                             ("ascend910b-q2-bs4-h32-k1-w2-scales2x32",)),
-    # the next row is loaded over a slot the vector pipe may still be reading (LoadRow's V_MTE2 sync dropped)
+    # the next row is loaded over a slot the vector pipe may still be reading (LoadRow's V_MTE2 sync dropped).
+    # A static-quant world (q1): its chain (Cast, Mul by the scales row, Cast) has no scalar wait between the
+    # vector reads of a slot and the LoadRow of the scales over it. The pertoken chain (q2) is no witness:
+    # ReduceMaxRow's WaitFlag<V_S> stops the scalar unit, which issues the next DataCopy, until the vector reads
+    # are done, so there the sync is redundant on the device as on the twin (hazard.h MakeVisible; the real
+    # WaitStatus relies on it: code: mc2/moe_distribute_dispatch_v2/op_kernel/moe_distribute_dispatch_v2.h)
     "missing_v_mte2_sync": ("cpp/op_kernel/_helpers.j2",
                             "    SyncFunc<HardEvent::V_MTE2>();  // the slot may still be read by earlier vector "
                             "instructions\n",
                             "",
-                            ("ascend910_93-q2-bs4-h1024-k2-w2-scales2x1024",)),
+                            ("ascend950-q1-bs4-h1024-k2-w2-scales1024",)),
     # the int8 chain's clamp reads the previous vector instruction's result without a V barrier
     "missing_pipe_barrier_v": ("cpp/op_kernel/_helpers.j2",
                                "? -128.0f : 0.0f, n);\n        PipeBarrier<PIPE_V>();\n",

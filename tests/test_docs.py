@@ -1,6 +1,8 @@
 """The docs emitter against the seed document it must reproduce."""
 from __future__ import annotations
 
+import re
+
 from opgen.emit.pipeline import emit
 
 from .conftest import SEEDS
@@ -31,7 +33,7 @@ def test_dispatch_v2_parameter_table_matches_seed(dispatch_v2):
     # The seed documents the IR operator, every parameter: the entry point that takes them all is V4. One row
     # moved on: elasticInfoOptional is INT32 in the current aclnnMoeDistributeDispatchV3/V4.md (and the real
     # OpDef); the seed wrote FLOAT32.
-    current = [(n, r, "INT32" if n == "elasticInfoOptional" else d) for n, r, d in seed]
+    current = [(n, ACLNN_ROLE.get(r, r), "INT32" if n == "elasticInfoOptional" else d) for n, r, d in seed]
     assert ("elasticInfoOptional", "可选输入", "FLOAT32") in seed
     assert generated_parameter_table(dispatch_v2, "aclnnMoeDistributeDispatchV4") == current
     v2 = generated_parameter_table(dispatch_v2, "aclnnMoeDistributeDispatchV2")
@@ -39,16 +41,26 @@ def test_dispatch_v2_parameter_table_matches_seed(dispatch_v2):
 
 
 def test_docs_list_every_product_and_check(dispatch_v2):
+    from opgen.lower.latex import Latex
     doc = next(a for a in emit(dispatch_v2) if a.path.startswith("docs/")).content
     for soc in ("ascend910b", "ascend910_93", "ascend950"):
-        assert f"`{soc}`" in doc
-        for check in dispatch_v2.view(soc).checks:
-            assert f"`{check.id}`" in doc
+        view = dispatch_v2.view(soc)
+        assert f"### {view.product.display}\n" in doc
+        L = Latex(view)
+        for check in view.checks:  # each check's requirement, in LaTeX, under its parameter (never its id)
+            assert f"| {check.param} | " in doc and f"| ${L(check.expr)}$ |" in doc, check.id
     # product support table: three supported, three unsupported, as in the seed
-    assert doc.count("| √ |") == 3 and doc.count("| × |") == 3
+    support = doc.split("## 产品支持情况", 1)[1].split("## ", 1)[0]
+    assert support.count("| √ |") == 3 and support.count("| × |") == 3
     # HCCL_BUFFSIZE formulas per product and comm algorithm are documented
-    assert "Align512(maxBS * (H * 2 + 16 * Align8(K)))" in doc
-    assert "Align512(Align32(2 * H) + 64)" in doc
+    assert r"\mathrm{Align512}(\mathrm{maxBS} \times \left(\mathrm{H} \times 2 + 16 \times \mathrm{Align8}(\mathrm{K})" \
+        r"\right))" in doc
+    assert r"\mathrm{Align512}(\mathrm{Align32}(2 \times \mathrm{H}) + 64)" in doc
+
+
+# The 输入/输出 column of an aclnn document: attributes and optional inputs are 输入 (aclnnMoeDistributeDispatchV4.md
+# 参数说明); the op READMEs and the seed label them 属性 / 可选输入 / 可选属性.
+ACLNN_ROLE = {"可选输入": "输入", "属性": "输入", "可选属性": "输入"}
 
 
 def current_parameter_table(readme: str) -> list[tuple[str, str, str, str]]:
@@ -64,14 +76,18 @@ def current_parameter_table(readme: str) -> list[tuple[str, str, str, str]]:
 
 
 def generated_full_table(op, entry: str) -> list[tuple[str, str, str, str]]:
-    """(name, role, description, dtypes) of the 参数说明 table of one entry point's document."""
+    """(name, role, description, dtypes) of the 参数说明 table of one entry point's document (eight columns:
+    参数名, 输入/输出, 描述, 使用说明, 数据类型, 数据格式, 维度(shape), 非连续Tensor)."""
     doc = next(a for a in emit(op) if a.path == f"docs/{entry}.md").content
     table = doc.split("- **参数说明**", 1)[1].split("- **返回值**", 1)[0]
     rows = []
     for line in table.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
-        if len(cells) == 5 and cells[0] not in ("参数名", "---", "workspaceSize", "executor"):
-            rows.append((cells[0], cells[1], cells[2], cells[3]))
+        if len(cells) == 8 and cells[0] not in ("参数名", "---", "workspaceSize", "executor"):
+            # the READMEs end an optional attribute's description with its default, which 使用说明 states
+            default = re.search(r"默认值为(.*?)。", cells[3])
+            doc = cells[2] + ("" if cells[2].endswith("。") else " ") + default.group(0) if default else cells[2]
+            rows.append((cells[0], cells[1], doc, cells[4]))
     return rows
 
 
@@ -87,7 +103,7 @@ def test_parameter_tables_match_the_current_readmes(dispatch_v2):
         # three reserved CombineV2 inputs the README types "-" have the OpDef's dtypes (semantics.md §1).
         opdef = {"elasticInfoOptional": "INT32", "activationScaleOptional": "FLOAT32",
                  "weightScaleOptional": "FLOAT32", "groupListOptional": "INT64"}
-        want = [(n, r, d, opdef.get(n, t)) for n, r, d, t in want]
+        want = [(n, ACLNN_ROLE.get(r, r), d, opdef.get(n, t)) for n, r, d, t in want]
         assert generated_full_table(op, entry) == want, readme
 
 

@@ -110,6 +110,8 @@ def test_combine_null_expert_scales_is_still_a_null_pointer(refs):
 def test_docs_say_it(dispatch_v2, combine_v2):
     from opgen.emit.pipeline import emit
     doc = next(a for a in emit(combine_v2) if a.path == "docs/aclnnMoeDistributeCombineV2.md").content
-    assert doc.count("expertScales 数据类型：FLOAT32；shape：`(BS, K)`；传入空Tensor（任一维为0）时视为未传入。") == 3
+    assert doc.count("expertScales的数据类型支持FLOAT32，shape为$(\\mathrm{BS}, \\mathrm{K})$；传入空Tensor（任一维为0）时视为"
+                     "未传入。") == 3
     doc = next(a for a in emit(dispatch_v2) if a.path == "docs/aclnnMoeDistributeDispatchV2.md").content
-    assert doc.count("expertScalesOptional 数据类型：FLOAT32；shape：`(BS, K)`；传入空Tensor（任一维为0）时视为未传入。") == 2
+    assert doc.count("expertScalesOptional的数据类型支持FLOAT32，shape为$(\\mathrm{BS}, \\mathrm{K})$；传入空Tensor（任一维为"
+                     "0）时视为未传入。") == 2

@@ -223,7 +223,7 @@ def test_products_show_the_documented_narrowings():
 def test_docs_say_where_the_documents_are_narrower():
     text = (GENERATED / "moe_distribute_dispatch_v2" / "docs" / "aclnnMoeDistributeDispatchV2.md").read_text(
         encoding="utf-8")
-    assert ("- 文档范围窄于算子实现：commAlg按文档要求one of {\"\", \"fullmesh_v1\", \"fullmesh_v2\"}（检查 "
-            "`domain.commAlg`）；算子实现接受\"\", \"fullmesh_v1\", \"fullmesh_v2\", \"ccu\"（code: "
+    assert ("- 文档范围窄于算子实现：commAlg按文档要求满足$\\mathrm{commAlg} \\in \\{\\text{\"\"}, \\text{\"fullmesh\\_v1\"}, "
+            "\\text{\"fullmesh\\_v2\"}\\}$；算子实现接受\"\", \"fullmesh_v1\", \"fullmesh_v2\", \"ccu\"（code: "
             "`mc2/moe_distribute_dispatch_v2/op_host/op_tiling/arch35/moe_distribute_dispatch_v2_tiling_arch35.cpp`）。"
             ) in text

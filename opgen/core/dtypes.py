@@ -83,6 +83,10 @@ _ROWS = (
 DTYPES: dict[str, DTypeInfo] = {r[0]: DTypeInfo(*r) for r in _ROWS}
 DTYPE_NAMES: tuple[str, ...] = tuple(sorted(DTYPES))
 
+# ge::DataType values that name no element type but appear as attribute values: "not set" (graph/types.h:
+# DT_UNDEFINED = 28, "Used to indicate a DataType field has not been set"), the default of y_dtype.
+GE_SPECIAL: dict[int, str] = {28: "DT_UNDEFINED"}
+
 # Formats a spec may name (ge::Format enumerators without the FORMAT_ prefix).
 FORMATS: tuple[str, ...] = ("ND", "NCHW", "NHWC", "FRACTAL_NZ")
 # The ge::Format value of each (hicann/metadef inc/external/graph/types.h, C_FORMAT_*); a tensor's format is

@@ -3,22 +3,22 @@ from __future__ import annotations
 
 from opgen.core import builtins as B
 from opgen.core.artifact import Artifact
+from opgen.emit.doc_example import example_context
+from opgen.emit.host import auto_contiguous
 from opgen.emit.plans import Plans
 from opgen.emit.registry import emitter
 from opgen.emit.tiling_layout import EXEC_TIMEOUT_AIV_MAX_S, EXEC_TIMEOUT_ENV
 from opgen.emit.render import render
 from opgen.lang.expr import Call, walk
 from opgen.lower.aclnn_abi import RUN_PARAMS, workspace_params
-from opgen.model.decl import AclnnEntry, Attr, Op
+from opgen.lower.latex import Latex, dtype_attrs, ge_dtype_name, product_flags
+from opgen.model.decl import AclnnEntry, Attr, Op, ShapeCond, Tensor
 from opgen.model.spec_text import literal as spec_literal
 
-# Column 2 of a CANN parameter table.
+# Column 2 of a CANN parameter table: the documents write 输入 for attributes too (aclnnMoeDistributeDispatchV4.md
+# 参数说明); optional parameters say so in 使用说明.
 def role_label(p) -> str:
-    if isinstance(p, Attr):
-        return "可选属性" if p.optional else "属性"
-    if p.role == "input":
-        return "可选输入" if p.optional else "输入"
-    return "输出"
+    return "输出" if isinstance(p, Tensor) and p.role == "output" else "输入"
 
 
 def type_label(p) -> str:
@@ -29,14 +29,104 @@ def type_label(p) -> str:
     return "、".join(p.dtypes)
 
 
-# The aclnn status of each error class, as the 返回值 table of a CANN aclnn document names it.
+# The aclnn status of each error class, as the 返回值 table of a CANN aclnn document names it (a warning returns
+# nothing: the call goes on).
 _STATUS = {"nullptr": "ACLNN_ERR_PARAM_NULLPTR", "invalid": "ACLNN_ERR_PARAM_INVALID",
            "tiling": "ACLNN_ERR_INNER_TILING_ERROR"}
+STATUS_LABELS = {**_STATUS, "warn": "告警（不影响返回值）"}
 
 
-def _row(p) -> dict:
-    return dict(name=p.name, role=role_label(p), doc=p.doc, default=getattr(p, "default", None),
-                types=type_label(p), formats="、".join(getattr(p, "formats", ("ND",))))
+def default_text(op: Op, a: Attr) -> str:
+    """An attribute's default as the documents write it: a dtype attribute's as its ge::DataType name."""
+    if a.name in dtype_attrs(op) and isinstance(a.default, int):
+        return ge_dtype_name(a.default)
+    return spec_literal(a.default)
+
+
+def _ranks(shapes) -> list[int]:
+    return sorted({len(alt.dims) for alt in shapes if not isinstance(alt, ShapeCond)})
+
+
+def usage(op: Op, p, views) -> str:
+    """The 使用说明 cell: the tensor's dimensions and optionality, an attribute's default."""
+    parts = []
+    if isinstance(p, Tensor):
+        alts = [a for v in views for t in v.inputs + v.outputs if t.name == p.name and t.shape
+                for a in t.shape.alts]
+        ranks = _ranks(alts)
+        if ranks and not any(isinstance(a, ShapeCond) for a in alts):
+            parts.append("要求" + "或".join(f"{r}D" for r in ranks) + " Tensor。")
+        if p.optional:
+            parts.append("可选参数，可传入有效数据或空指针。")
+        if p.empty_absent:
+            parts.append("传入空Tensor（任一维为0）时视为未传入。")
+    elif p.optional:
+        parts.append(f"可选属性，默认值为{default_text(op, p)}。")
+    return "".join(parts) or "-"
+
+
+def shape_cell(p, views) -> str:
+    """The 维度(shape) cell: the shape rule in LaTeX when every product has the same, else a pointer to 约束说明."""
+    if not isinstance(p, Tensor):
+        return "-"
+    rules = {}
+    for v in views:
+        t = next((t for t in v.inputs + v.outputs if t.name == p.name), None)
+        if t is not None and t.shape is not None:
+            L = Latex(v)
+            rules.setdefault(" 或 ".join(f"${L.shape(a)}$" for a in t.shape.alts), v)
+    if not rules:
+        return "-"
+    return next(iter(rules)) if len(rules) == 1 else "因产品而异，见约束说明。"
+
+
+def _row(op: Op, p, views) -> dict:
+    return dict(name=p.name, role=role_label(p), doc=p.doc, usage=usage(op, p, views), types=type_label(p),
+                formats="、".join(p.formats) if isinstance(p, Tensor) else "-", shape=shape_cell(p, views),
+                # code: opgen/emit/host.py _param_calls: inputs are AutoContiguous, the framework copies them
+                noncontiguous=("√" if auto_contiguous(p) else "×") if isinstance(p, Tensor) else "-")
+
+
+def omitted_text(op: Op, p) -> str:
+    """What an entry point that lacks parameter ``p`` passes the operator, in words."""
+    if isinstance(p, Tensor):
+        return f"{p.name}传空指针"
+    if isinstance(p.omitted, Call) and p.omitted.fn == "dtype":
+        return f"{p.name}取{p.omitted.args[0].id}的数据类型"
+    return f"{p.name}取默认值{default_text(op, p)}"
+
+
+def formula_lines(body, L: Latex) -> list[str]:
+    """One ``aligned`` line per statement: ``name &= value``, its conditions after 若."""
+    lines = []
+    for s in body:
+        line = rf"{L.name(s.name)} &= {L(s.expr)}"
+        if s.conditions:
+            line += r" \quad \text{若 } " + r" \land ".join(L(c) for c in s.conditions)
+        lines.append(line)
+    return lines
+
+
+def quant_context(op: Op, views) -> list[dict]:
+    """Each quant mode's formula, split at its ``send`` into the sender's and the receiver's part."""
+    L = Latex(op)
+    out = []
+    for q in op.quant_modes:
+        at = q.send.at if q.send else len(q.body)
+        blocks = [dict(caption="发送端" if q.send else "", lines=formula_lines(q.body[:at], L))]
+        if q.send:
+            blocks.append(dict(caption="接收端", lines=formula_lines(q.body[at:], L)))
+        out.append(dict(value=q.value, doc=q.doc, send=list(q.send.names) if q.send else [],
+                        products=[v.product.display for v in views if q.value in v.quant_modes],
+                        blocks=[b for b in blocks if b["lines"]]))
+    return out
+
+
+def lets_context(op: Op) -> list[dict]:
+    """The Shape变量 table: every let but the generator's product switches (folded into the formulas instead)."""
+    L = Latex(op)
+    flags = product_flags(op.lets)
+    return [dict(name=l.name, latex=L(l.expr), doc=l.doc) for l in op.lets if l.name not in flags]
 
 
 def _prototype(fn: str, params) -> str:
@@ -59,15 +149,14 @@ def entry_context(op: Op, entry: AclnnEntry, views) -> dict:
         name=entry.name,
         prototypes=[_prototype(f"{entry.name}GetWorkspaceSize", workspace_params(op, entry)),
                     _prototype(entry.name, RUN_PARAMS)] + [_prototype(e.name, workspace_params(op, e)) for e in sizes],
-        size_fns=[dict(name=e.name, params=[_row(op.param(p.name)) if op.param(p.name) is not None else
-                                            dict(name=p.name, role="属性", doc="本接口的参数，不影响计算结果。",
-                                                 default=None, types=type_label(Attr(p.name, p.type, False)),
-                                                 formats="-")
+        size_fns=[dict(name=e.name, params=[_row(op, op.param(p.name), views) if op.param(p.name) is not None else
+                                            dict(name=p.name, role="输入", doc="本接口的参数，不影响计算结果。",
+                                                 usage="-", types=type_label(Attr(p.name, p.type, False)),
+                                                 formats="-", shape="-", noncontiguous="-")
                                             for p in e.params],
-                       results=[dict(name=z.name, formula=z.expr) for z in e.sizes]) for e in sizes],
-        params=[dict(_row(op.param(p.name)), name=p.c_name) for p in entry.params],
-        omitted=[dict(name=p.name, value="空指针" if getattr(p, "role", "") == "input" else spec_literal(p.default))
-                 for p in op.params if p.name not in taken],
+                       results=[dict(name=z.name, latex=Latex(op)(z.expr)) for z in e.sizes]) for e in sizes],
+        params=[dict(_row(op, op.param(p.name), views), name=p.c_name) for p in entry.params],
+        omitted=[omitted_text(op, p) for p in op.params if p.name not in taken],
         others=[e.name for e in op.entries if e.name != entry.name and e.two_stage],
         statuses=statuses)
 
@@ -79,8 +168,16 @@ def docs_context(op: Op, plans: Plans, entry: AclnnEntry | None = None) -> dict:
     data_checks = {c.id for v in views for c in v.checks
                    if any(isinstance(n, Call) and n.fn in B.DATA_BUILTINS for e in (c.expr, *c.conditions)
                           for n in walk(e))}
-    return dict(op=op, views=views, params=[_row(p) for p in op.params], entry=entry_context(op, entry, views),
-                data_checks=data_checks, tests=tests_summary(op, plans),
+    L = Latex(op)
+    return dict(op=op, views=views, entry=entry_context(op, entry, views),
+                data_checks=data_checks, tests=tests_summary(op, plans), statuses=STATUS_LABELS,
+                quant=quant_context(op, views), lets=lets_context(op),
+                defs=[dict(name=d.name, params=", ".join(d.params), latex=L(d.body)) for d in op.defs],
+                post=formula_lines(op.post.body, L) if op.post else [],
+                specials=[dict(name=sp.name, doc=sp.doc, count=sp.count,
+                               lines=formula_lines(sp.body, L) if sp.body is not None else None)
+                          for sp in op.specials],
+                example=example_context(op, entry, plans),
                 special_formulas=any(s.body is not None for s in op.specials),
                 poll=dict(env=EXEC_TIMEOUT_ENV, max_s=EXEC_TIMEOUT_AIV_MAX_S))
 

@@ -250,6 +250,12 @@ def opdef_columns(op: Op, soc: str | None) -> Columns:
                    {k: tuple(v) for k, v in format_rows.items()})
 
 
+def auto_contiguous(t: Tensor) -> bool:
+    """Whether the OpDef declares the tensor AutoContiguous (the framework makes a non-contiguous one contiguous):
+    every input; outputs are written in place."""
+    return t.role == "input"
+
+
 def _param_calls(t: Tensor, cols: Columns) -> list[str]:
     """The chained calls defining one input/output: ParamType, DataType(List), Format(List), AutoContiguous."""
     calls = [f".ParamType({'OPTIONAL' if t.optional else 'REQUIRED'})"]
@@ -263,7 +269,7 @@ def _param_calls(t: Tensor, cols: Columns) -> list[str]:
         calls.append(".FormatList(" + brace_list([ge_format(fms[0])]) + ")")
     else:
         calls.append(".Format(" + brace_list([ge_format(f) for f in fms]) + ")")
-    if t.role == "input":
+    if auto_contiguous(t):
         calls.append(".AutoContiguous()")
     return calls
 

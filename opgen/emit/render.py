@@ -13,11 +13,11 @@ from opgen.core import cache_dir
 from opgen.core.family_parts import ROOT as FAMILIES_ROOT
 from opgen.core.fingerprint import generator_fingerprint
 from opgen.core.templates import template_root
-from opgen.lower import ascendc, cpp, literals, python
+from opgen.lower import ascendc, cpp, latex, literals, python
 from opgen.model.decl import snake
 
 # The typed filters, one module per target language.
-FILTER_MODULES = (literals, python, cpp, ascendc)
+FILTER_MODULES = (literals, python, cpp, ascendc, latex)
 
 
 # In a source checkout the templates sit beside the package; an editable install's finder maps opgen.templates to

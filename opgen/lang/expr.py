@@ -172,6 +172,9 @@ def _prec(e: Expr) -> int:
     return 100
 
 
+precedence = _prec  # binding strength of a node: every lowering that prints infix text parenthesises by it
+
+
 def to_spec(e: Expr) -> str:
     """Spec-language text of ``e`` that parses back to an equal node."""
     def sub(child: Expr, min_prec: int) -> str:

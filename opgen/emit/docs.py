@@ -122,6 +122,16 @@ def quant_context(op: Op, views) -> list[dict]:
     return out
 
 
+def product_lets(op: Op, v) -> list[dict]:
+    """The lets a product (or one it extends) declares for itself (serverNum on A2), but its switches."""
+    own = {l.name for p in op.products if p.soc in v.chain for l in p.lets}
+    base = {l.name: l.expr for l in op.lets}
+    flags = product_flags(v.lets) | product_flags(op.lets)
+    L = Latex(v)
+    return [dict(name=l.name, latex=L(l.expr), doc=l.doc) for l in v.lets
+            if l.name in own and l.name not in flags and base.get(l.name) != l.expr]
+
+
 def lets_context(op: Op) -> list[dict]:
     """The Shape变量 table: every let but the generator's product switches (folded into the formulas instead)."""
     L = Latex(op)
@@ -172,6 +182,7 @@ def docs_context(op: Op, plans: Plans, entry: AclnnEntry | None = None) -> dict:
     return dict(op=op, views=views, entry=entry_context(op, entry, views),
                 data_checks=data_checks, tests=tests_summary(op, plans), statuses=STATUS_LABELS,
                 quant=quant_context(op, views), lets=lets_context(op),
+                own_lets={v.soc: product_lets(op, v) for v in views},
                 defs=[dict(name=d.name, params=", ".join(d.params), latex=L(d.body)) for d in op.defs],
                 post=formula_lines(op.post.body, L) if op.post else [],
                 specials=[dict(name=sp.name, doc=sp.doc, count=sp.count,

@@ -59,11 +59,24 @@ def ge_dtype_name(value: int) -> str:
     return _GE_NAMES[value]
 
 
-def fold(e: Expr, flags: dict[str, bool]) -> Expr:
-    """Substitute the product flags and fold the boolean structure they leave (and/or/not/if with a literal)."""
+def declared_lets(op: Op) -> frozenset[str]:
+    """The lets a spec writes (the op's, every product's, every window's own); a view's other lets are the
+    generator's (the window layout's ``win_*`` fields), which a document writes out as their values."""
+    windows = [w for w in (op.window, *(p.window for p in op.products)) if w is not None]
+    return frozenset(l.name for l in (*op.lets, *(l for p in op.products for l in p.lets),
+                                      *(l for w in windows for l in w.lets)))
+
+
+def fold(e: Expr, flags: dict[str, bool], generated: dict[str, Expr] | None = None) -> Expr:
+    """Substitute the product flags and the generator's lets, and fold what they leave (and/or/not/if with a
+    literal, ``0 + x``)."""
+    generated = generated or {}
+
     def f(x: Expr) -> Expr:
         if isinstance(x, Name) and x.id in flags:
             return Bool(flags[x.id])
+        if isinstance(x, Name) and x.id in generated:
+            return f(generated[x.id])
         if isinstance(x, Unary):
             inner = f(x.operand)
             if x.op == "not" and isinstance(inner, Bool):
@@ -76,6 +89,8 @@ def fold(e: Expr, flags: dict[str, bool]) -> Expr:
                 for a, b in ((lhs, rhs), (rhs, lhs)):
                     if isinstance(a, Bool):
                         return Bool(absorbing) if a.value == absorbing else b
+            if x.op == "+" and Int(0) in (lhs, rhs):
+                return rhs if lhs == Int(0) else lhs
             return Binary(x.op, lhs, rhs)
         if isinstance(x, Cond):
             test = f(x.test)
@@ -98,17 +113,20 @@ class Latex:
     def __init__(self, scope: Op | ProductView):
         self.op = scope if isinstance(scope, Op) else scope.op
         self.flags = product_flags(scope.lets)
+        # the generator's lets, and a switch a product computes (yDtypeRead = yDtype != 28), by their values
+        declared = declared_lets(self.op) - set(product_flags(self.op.lets))
+        self.generated = {l.name: l.expr for l in scope.lets if l.name not in declared and l.name not in self.flags}
         self.dtype_attrs = dtype_attrs(self.op)
 
     def __call__(self, e: Expr) -> str:
-        return self.lower(fold(e, self.flags))
+        return self.lower(fold(e, self.flags, self.generated))
 
     def name(self, name: str) -> str:
         return _ident(name)
 
     def cases(self, e: Expr) -> list[tuple[str, str | None]]:
         """An ``if`` chain as (value, condition) rows, the last one's condition None (否则)."""
-        e = fold(e, self.flags)
+        e = fold(e, self.flags, self.generated)
         rows = []
         while isinstance(e, Cond):
             rows.append((self.lower(e.then), self.lower(e.test)))

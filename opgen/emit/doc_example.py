@@ -123,7 +123,9 @@ def _render_view(op: Op, entry: AclnnEntry, case: dict, outputs: dict, groups, c
             elif param.name in rank_attrs:
                 scalars.append(dict(decl=entry_param_decl(op, p), value="rank"))
             else:
-                scalars.append(dict(decl=entry_param_decl(op, p), value=cpp_literal(attrs[param.name])))
+                # a string the document passes as `char *` is a writable array, not a string literal
+                decl = f"char {p.c_name}[]" if param.type == "string" and not p.const else entry_param_decl(op, p)
+                scalars.append(dict(decl=decl, value=cpp_literal(attrs[param.name])))
         else:  # a parameter of this entry point only (a size function's): its type's zero
             zero = {"int64": 0, "float": 0.0, "bool": False, "string": ""}[p.type]
             scalars.append(dict(decl=entry_param_decl(op, p), value=cpp_literal(zero)))

@@ -30,7 +30,7 @@ from opgen.core.span import find_span
 from opgen.core.products import AICPU, HCCL_CMD_NAMES, HCCL_COMM_ENGINES, KERNEL_COMPILE_OPTIONS, op_soc_version
 from opgen.lang.expr import Bool, Call, Expr, Int, Name, Str, to_spec, walk
 from opgen.emit.registry import emitter
-from opgen.emit.render import render
+from opgen.emit.render import render, spec_file
 from opgen.lower.aclnn_abi import RUN_PARAMS, WORKSPACE_PARAMS, omitted_value, param_decl, workspace_params
 from opgen.lower.literals import cpp_literal, cpp_string
 from opgen.model.decl import AclnnEntry, Attr, Op, ProductView, Tensor, snake
@@ -92,10 +92,6 @@ def brace_list(items) -> str:
 def call_args(prefix: str, args: list[str], suffix: str = ")") -> str:
     """``prefix(arg, arg, ...)`` on one line: clang-format breaks it (opgen/emit/cpp_format.py)."""
     return f"{prefix}({', '.join(args)}{suffix}"
-
-
-def spec_file(op: Op) -> str:
-    return op.span.file.replace("\\", "/").rsplit("/", 1)[-1] if op.span and op.span.file else f"{op.snake_name}.spec"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -82,17 +82,8 @@ HIERARCHY = ("the real A3 tiling with commAlg hierarchy (layered) asks for more 
              "server (code: mc2/moe_distribute_{op}/op_host/op_tiling/moe_distribute_{op}_tiling.cpp "
              "CheckAndSetPlatformInfo) and rejects the real worlds' REAL_AIV = 8; the layered kernels also need the "
              "AICPU-side algorithm the twin does not model")
-CONST_EXPERT_SOFTMAX = (
-    "the real A3 combine computes a const expert as p1 * oriX + p2 * v[c] with (p1, p2) = softmax(alpha1[c]·oriX, "
-    "alpha2[c]·oriX), the two dot products over H (code: mc2/moe_distribute_combine_v2/op_kernel/arch22/"
-    "moe_distribute_combine_v2.h ProcessConstantExpert, CalConstExpertAlpha), not the documents' elementwise "
-    "alpha1[c] * oriX + alpha2[c] * v[c] (doc: aclnnMoeDistributeCombineV3.md 功能说明 constExpertNum≠0); the twin "
-    "running the real kernel matches the softmax form within one fp16 ulp and differs from the documents' in 1019 "
-    "(rank 0) and 1023 (rank 1) of 2048 xOut elements")
 KNOWN = {
     "ascend910_93-q0-bs4-h1024-k2-w2-commAlg-fullmesh_v2": FULLMESH_V2_TRIPLE,
-    "ascend910_93-q0-bs2-h1024-k2-w2-constExpertNum-1-oriX2x1024-constExpertAlpha11x1024-constExpertAlpha21x1024-"
-    "constExpertV1x1024": CONST_EXPERT_SOFTMAX,
 }
 
 

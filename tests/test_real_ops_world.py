@@ -114,40 +114,14 @@ HIERARCHY = ("the real A3 tiling with commAlg hierarchy (layered) asks for more 
              "server (code: mc2/moe_distribute_{op}/op_host/op_tiling/moe_distribute_{op}_tiling.cpp "
              "CheckAndSetPlatformInfo) and rejects the real worlds' REAL_AIV = 8; the layered kernels also need the "
              "AICPU-side algorithm the twin does not model")
-CONST_EXPERT_SOFTMAX = (
-    "the real A3 combine computes a const expert as p1 * oriX + p2 * v[c] with (p1, p2) = softmax(alpha1[c]·oriX, "
-    "alpha2[c]·oriX), the two dot products over H (code: mc2/moe_distribute_combine_v2/op_kernel/arch22/"
-    "moe_distribute_combine_v2.h ProcessConstantExpert, CalConstExpertAlpha), not the documents' elementwise "
-    "alpha1[c] * oriX + alpha2[c] * v[c] (doc: aclnnMoeDistributeCombineV3.md 功能说明 constExpertNum≠0); the twin "
-    "running the real kernel matches the softmax form within one fp16 ulp and differs from the documents' in 1019 "
-    "(rank 0) and 1023 (rank 1) of 2048 xOut elements")
 KNOWN = {
     "ascend910_93-q0-bs4-h1024-k2-w2-commAlg-fullmesh_v2": FULLMESH_V2_TRIPLE,
-    "ascend910_93-q0-bs2-h1024-k2-w2-constExpertNum-1-oriX2x1024-constExpertAlpha11x1024-constExpertAlpha21x1024-"
-    "constExpertV1x1024": CONST_EXPERT_SOFTMAX,
-}
-
-
-# The same const-expert path in CombineAddRmsNorm (CombineV2's kernel with HasAddRmsNorm), then Add + RmsNorm.
-ADD_RMS_NORM_CONST_EXPERT = (
-    "the real A3 CombineAddRmsNorm runs CombineV2's const expert, p1 * oriX + p2 * v[c] with (p1, p2) = "
-    "softmax(alpha1[c]·oriX, alpha2[c]·oriX) (code: mc2/moe_distribute_combine_v2/op_kernel/arch22/"
-    "moe_distribute_combine_v2.h ProcessConstantExpert, CalConstExpertAlpha; the entry instantiates it with "
-    "HasAddRmsNorm, mc2/moe_distribute_combine_add_rms_norm/op_kernel/arch22/moe_distribute_combine_add_rms_norm_a3.cpp"
-    "), not the documents' elementwise constExpertAlpha1[c] * oriX + constExpertAlpha2[c] * constExpertV[c] (doc: "
-    "aclnnMoeDistributeCombineAddRmsNormV2.md 功能说明 constExpert ≠ 0); measured on the twin: the real kernel agrees "
-    "with the reference's const expert replaced by the softmax form within the suite's tolerances (xOut bit for bit) "
-    "and differs from the documents' form in xOut at 1010 (rank 0) and 1019 (rank 1) of 2048 elements, in yOut at "
-    "952 and 977 outside rtol 1/64, in rstdOut at 1 of 2 rows")
-KNOWN_ADD_RMS_NORM = {
-    "ascend910_93-q0-bs2-h1024-k2-w2-constExpertNum-1-oriX2x1024-constExpertAlpha11x1024-constExpertAlpha21x1024-"
-    "constExpertV1x1024": ADD_RMS_NORM_CONST_EXPERT,
 }
 
 
 def _known_a3(op: str, case_id: str) -> str | None:
     if op == ADD_RMS_NORM[0].OP:
-        return KNOWN_ADD_RMS_NORM.get(case_id)
+        return None  # every A3 world agrees, const experts included (the reference computes the real softmax form)
     if "-commAlg-hierarchy" in case_id:
         return HIERARCHY.format(op="dispatch_v2" if op == "MoeDistributeDispatchV2" else "combine_v2")
     return KNOWN.get(case_id)

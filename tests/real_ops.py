@@ -1,5 +1,5 @@
 """What the tests running the hand-written ops on the twin share: their skip marks, the generated DispatchV2 /
-CombineV2 suites (reference and cases) and the unpacked real CANN tree."""
+CombineV2 / CombineAddRmsNorm suites (reference and cases) and the unpacked real CANN tree."""
 from __future__ import annotations
 
 import importlib
@@ -28,6 +28,7 @@ def suite(snake: str):
 
 DISPATCH = suite("moe_distribute_dispatch_v2")
 COMBINE = suite("moe_distribute_combine_v2")
+ADD_RMS_NORM = suite("moe_distribute_combine_add_rms_norm")  # DispatchV2's other partner: CombineV2 + Add + RmsNorm
 
 
 @pytest.fixture(scope="module")

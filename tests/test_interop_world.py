@@ -16,6 +16,12 @@ survives: slow test below). What the twin cannot show here: it runs each op as a
 before the next starts, a barrier the device does not have; the real ops' double-buffered halves exist for a fast
 rank's next op writing into a window a slow rank still reads, and that race is not modelled.
 
+CombineAddRmsNorm as DispatchV2's partner on Atlas A3 (slow; the dispatch suite's first BFLOAT16 quant-0 world,
+the partner's only dtype and comm quant mode): real DispatchV2 -> generated CombineAddRmsNorm and generated
+DispatchV2 -> real CombineAddRmsNorm agree with the reference, measured, for the reason above: the real
+CombineAddRmsNorm is CombineV2's real kernel with HasAddRmsNorm (its windowsExp words those of the real
+CombineV2), and the generated one keeps the generated CombineV2's combine protocol.
+
 Atlas A2 (2 ranks, BS 128, H 7168, K 2, FLOAT16): real DispatchV2 -> generated CombineV2, twice. It fails, and is
 ``xfail(strict=True)`` with the measured reason, the exception type pinned with ``raises``: the generated combine
 writes rows from offset 0 of windowsIn over the 1 MiB the real A2 ops reserve, whose word at 1 MiB - 512 selects
@@ -34,7 +40,7 @@ import pytest
 from opgen import sim
 from opgen.harness import testkit
 from opgen.sim import real_world
-from .real_ops import COMBINE, DISPATCH, GENERATED, MARKS, tree  # noqa: F401 - tree: the module's fixture
+from .real_ops import ADD_RMS_NORM, COMBINE, DISPATCH, GENERATED, MARKS, tree  # noqa: F401 - tree: the module's fixture
 
 pytestmark = MARKS
 
@@ -43,10 +49,11 @@ TIMEOUT = 10.0  # seconds a twin core may wait for a flag (the runner kills a lo
 REAL, GEN = "real", "generated"
 
 
-def first_world(product: str, quant: int = 0) -> dict:
+def first_world(product: str, quant: int = 0, x_dtype: str | None = None) -> dict:
     ref, cases = DISPATCH
     return next(c for c in cases.POSITIVE if c["product"] == product and "ranks" not in c
-                and int(c["attrs"].get(cases.QUANT_BY, 0)) == quant)
+                and int(c["attrs"].get(cases.QUANT_BY, 0)) == quant
+                and (x_dtype is None or c["inputs"]["x"][0] == x_dtype))
 
 
 class Communicator:
@@ -77,18 +84,18 @@ class Communicator:
         return got
 
 
-def moe_layer(comm: Communicator, dispatch: str, combine: str, case: dict) -> None:
+def moe_layer(comm: Communicator, dispatch: str, combine: str, case: dict, partner=COMBINE) -> None:
     """One MoE layer on ``comm``: the ``dispatch`` kind's DispatchV2 on the case's world, identity experts, the
-    ``combine`` kind's CombineV2 on what the dispatch produced."""
+    ``combine`` kind's ``partner`` (CombineV2, or CombineAddRmsNorm) on what the dispatch produced."""
     ref, _ = DISPATCH
-    cref, _ = COMBINE
+    cref, _ = partner
     world = testkit.build_world(ref, case)
     dispatched = comm.run(dispatch, DISPATCH, case, world)
     cin, cattrs = testkit.combine_inputs(ref, case, world, dispatched, cref)
     ccase = {"id": f"{case['id']}-combine", "world": case["world"], "product": case["product"],
              "attrs": {k: v for k, v in cattrs.items() if k in cref.ATTRS},
              "env": {k: v for k, v in cattrs.items() if k in cref.ENV}}
-    comm.run(combine, COMBINE, ccase, real_world.Inputs(cin))
+    comm.run(combine, partner, ccase, real_world.Inputs(cin))
 
 
 A2 = "ascend910b"
@@ -110,6 +117,15 @@ def test_a3_real_dispatch_then_generated_combine(tree, tmp_path):
 
 def test_a3_generated_dispatch_then_real_combine(tree, tmp_path):
     moe_layer(Communicator(tree, tmp_path), GEN, REAL, first_world(A3))
+
+
+# CombineAddRmsNorm (its documents: BFLOAT16 tokens, comm quant 0) as DispatchV2's partner, real and generated mixed
+@pytest.mark.parametrize("dispatch,combine", [
+    pytest.param(REAL, GEN, id="real-dispatch-generated-combine-add-rms-norm", marks=pytest.mark.slow),
+    pytest.param(GEN, REAL, id="generated-dispatch-real-combine-add-rms-norm", marks=pytest.mark.slow),
+])
+def test_a3_dispatch_then_combine_add_rms_norm_mixed(tree, tmp_path, dispatch, combine):
+    moe_layer(Communicator(tree, tmp_path), dispatch, combine, first_world(A3, x_dtype="BFLOAT16"), ADD_RMS_NORM)
 
 
 @pytest.mark.parametrize("first,second", [

@@ -276,13 +276,31 @@ def test_combine_kernel(combine_v2):
     assert "DataCopyPad(msg, slotGm, DataCopyExtParams(1U, sendBytes_, 0U, 0U, 0U)" in text
     reduce = text[text.index("::AddRow("):text.index("::SpecialTerm1(")]
     assert reduce.index("Muls(term, term, weight, n)") < reduce.index("Add(acc, acc, term, n)")
-    # the special experts, lowered from the spec's formulas (the documents' const expert: alpha1 * x + alpha2 * v)
+    # the special experts, lowered from the spec's formulas (the real kernel's const expert: the softmax of the
+    # dot products alpha1[c]·x and alpha2[c]·x mixes x and v[c])
     assert "} else if (expert < zeroEnd_) {\n                    continue;" in text
     const = text[text.index("::SpecialTerm2("):text.index("// Toggle this core's data state word")]
-    for needle in ("LoadRowF32<ExpandXT, RowLayout::ROWS>(t1, t2, constExpertAlpha1OptionalGm_, expertRow, hLen);",
-                   "LoadRow(t3, oriXOptionalGm_, tokenIdx,", "Mul(t1, t1, t4,", "Add(t1, t1, t6,"):
+    assert const.count("ReduceSumRow(") == 2 and const.count("UnaryScalar<ScalarUnary::EXP>(") == 2
+    for needle in ("constExpertAlpha1OptionalGm_, expertRow,", "constExpertAlpha2OptionalGm_, expertRow,",
+                   "LoadRow(t1, oriXOptionalGm_, tokenIdx,", "const float m = MaxF(a1, a2);",
+                   "const float p1 = (e1 / s);", "Muls(x, x, p1,", "Add(x, x, t16,"):
         assert needle in const, needle
-    assert "Exp(" not in const and "ReduceSum" not in const
+
+
+def test_exp_of_a_row_is_the_vector_exp_and_of_a_value_one_block_of_it(tmp_path):
+    """exp() lowers to the vector Exp: over the row for a row, through one block (UnaryScalar) for a value, as the
+    real const-expert softmax takes its exponentials (never a scalar exp)."""
+    src = (ROOT / "specs" / "combine_v2.spec").read_text(encoding="utf-8")
+    old = "Moe = x * p1 + routed(constExpertVOptional) * p2;"
+    assert old in src
+    op, diags = load_src(src.replace(old, "Moe = exp(x) * p1 + routed(constExpertVOptional) * p2;"),
+                         str(tmp_path / "combine_v2.spec"))
+    assert op is not None, diags.render()
+    text = kernel_files(op)[f"op_kernel/{op.snake_name}.h"]
+    const = text[text.index("::SpecialTerm2("):text.index("// Toggle this core's data state word")]
+    assert "Exp(x, x, static_cast<int32_t>(hLen));" in const
+    assert const.index("Exp(x, x,") < const.index("Muls(x, x, p1,")
+    assert const.count("UnaryScalar<ScalarUnary::EXP>(") == 2
 
 
 @pytest.fixture(scope="module")

@@ -126,7 +126,6 @@ def test_file_kinds_match_the_real_op(tmp_path):
     # what the real folder has and the generated one does not: not derivable from the spec, or not built yet
     assert real - gen == {
         "*.md",                               # the op README (hand-written prose)
-        "examples/*.cpp",                     # examples/test_aclnn_<op>.cpp: not generated yet
         "op_graph/*.cpp",                     # fallback_<op>.cpp, <op>_gen_task.cpp: not generated yet
         "op_host/config/<soc>/*_binary.json",  # the binary compile list: not generated yet
         "op_host/op_tiling/<arch>/*.cpp",     # per-arch tiling files: the generated tiling is one file
@@ -137,21 +136,44 @@ def test_file_kinds_match_the_real_op(tmp_path):
     assert gen - real == {"*.json", "*.py", "tests/*.py", "tests/*.cpp"}
 
 
+def _value(arg: str) -> str:
+    """An attribute default as a value: a C float literal (``1e-6f``, ``1.0e-06f``) by its number."""
+    kind, _, default = (x.strip() for x in arg.partition(","))
+    if kind == "Float" and default:
+        return f"{kind}, {float(default.rstrip('fF'))!r}"
+    return arg
+
+
 def _reg_op(text: str) -> list[tuple[str, str, str]]:
-    """(kind, name, arguments) of every REG_OP line, whitespace folded, dtype lists as sorted sets."""
+    """(kind, name, arguments) of every REG_OP line, whitespace folded, dtype lists as sorted sets, defaults as
+    values."""
     body = re.sub(r"\s+", " ", text[text.index("REG_OP("):text.index(".OP_END_FACTORY_REG")])
     items = re.findall(r"\.(\w+)\((\w+), ((?:[^()]|\([^()]*\))*)\)", body)
-    return [(k, n, " ".join(sorted(re.findall(r"DT_\w+", a))) if "TensorType" in a else a) for k, n, a in items]
+    return [(k, n, " ".join(sorted(re.findall(r"DT_\w+", a))) if "TensorType" in a else _value(a))
+            for k, n, a in items]
 
 
-def test_graph_proto_is_the_real_ops(tmp_path):
-    """DispatchV2's REG_OP: the real proto's inputs, outputs and attributes, in order, with the same dtype sets
-    and defaults (the other ops' protos differ where their specs follow the OpDef rather than the proto)."""
+GENERATED_OPS = sorted(p.parent.name for p in (ROOT / "generated").glob("*/MANIFEST.json"))
+
+
+@pytest.mark.parametrize("op", GENERATED_OPS)
+def test_graph_proto_is_the_real_ops(tmp_path, op):
+    """Each op's REG_OP against the real one: inputs, outputs and attributes with their kinds, in order, with the
+    same dtype sets and defaults (where the real proto differs from the OpDef, the spec's `graph` facts say so)."""
     src = unpacked(OPS_TRANSFORMER, cache_root(tmp_path / "cache"), "ops-transformer")
-    real = _reg_op((src / "mc2" / OP / "op_graph" / f"{OP}_proto.h").read_text(encoding="utf-8"))
-    gen = _reg_op((GENERATED / "op_graph" / f"{OP}_proto.h").read_text(encoding="utf-8"))
-    assert len(real) == 7 + 7 + 18
+    real_proto = src / "mc2" / op / "op_graph" / f"{op}_proto.h"
+    assert real_proto.is_file(), f"every generated op stands in for a real one with a proto: {real_proto}"
+    real = _reg_op(real_proto.read_text(encoding="utf-8"))
+    gen = _reg_op((ROOT / "generated" / op / "op_graph" / f"{op}_proto.h").read_text(encoding="utf-8"))
+    assert len(real) > 10 and real[-1][0] in ("ATTR", "REQUIRED_ATTR")  # the parse saw the whole REG_OP
     assert gen == real
+
+
+def test_proto_comparison_sees_a_changed_default():
+    """The comparison is value-exact: a default written differently compares equal, a different one does not."""
+    proto = "REG_OP(X)\n    .ATTR(eps, Float, {})\n    .OP_END_FACTORY_REG(X)"
+    assert _reg_op(proto.format("1e-6f")) == _reg_op(proto.format("1.0e-06f"))
+    assert _reg_op(proto.format("1e-6f")) != _reg_op(proto.format("1e-5f"))
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")

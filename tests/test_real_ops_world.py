@@ -9,6 +9,11 @@ on the real dispatch's outputs (identity experts, ``testkit.combine_inputs``) wi
 combine's own quant mode: DispatchV2's int8 rows are no CombineV2 input, its expandX is FLOAT16 / BFLOAT16).
 Worlds run with ``opgen.sim.real_world.REAL_AIV`` vector cores per rank (the real dispatch assumes a multiple of 8).
 
+CombineAddRmsNorm (DispatchV2's other partner: the real A3 entry instantiates CombineV2's kernel with
+``HasAddRmsNorm``; its tiling calls CombineV2's): on Atlas A3 the real op on the real DispatchV2's outputs (its only
+quant mode, 0), and in the slow tier on every A3 positive world of its suite; on Ascend 950 the real entry does not
+compile on the twin (strict xfail, the exception type pinned).
+
 The real tiling comes from ``opgen.sim.real_tiling`` (the real op_host tiling on the twin's host runtime); without
 ``../shared/cann`` the tests skip and say so.
 """
@@ -17,9 +22,10 @@ from __future__ import annotations
 import pytest
 
 from opgen.harness import testkit
-from opgen.sim import real_world
+from opgen.sim import real_tiling, real_world
+from opgen.sim.build import TwinCompileError
 from opgen.sim.real_world import Inputs
-from .real_ops import COMBINE, DISPATCH, MARKS, tree  # noqa: F401 - tree: the module's fixture
+from .real_ops import ADD_RMS_NORM, COMBINE, DISPATCH, MARKS, tree  # noqa: F401 - tree: the module's fixture
 
 pytestmark = MARKS
 
@@ -33,9 +39,11 @@ def real_run(tree, ref, case: dict, world, work):
     return real_world.run(tree, ref, case, world, work)
 
 
-def first_world(cases, quant: int, product: str = A3) -> dict:
+def first_world(cases, quant: int, product: str = A3, x_dtype: str | None = None) -> dict:
+    """The suite's first world of ``quant`` on ``product`` (with tokens of ``x_dtype`` if given)."""
     return next(c for c in cases.POSITIVE if c["product"] == product and "ranks" not in c
-                and int(c["attrs"].get(cases.QUANT_BY, 0)) == quant)
+                and int(c["attrs"].get(cases.QUANT_BY, 0)) == quant
+                and (x_dtype is None or c["inputs"]["x"][0] == x_dtype))
 
 
 def assert_agrees(ref, cases, case, world, got):
@@ -54,11 +62,16 @@ def test_real_dispatch_agrees_with_the_reference(tree, tmp_path, quant, product)
     assert_agrees(ref, cases, case, world, real_run(tree, ref, case, world, tmp_path / "dispatch"))
 
 
-@pytest.mark.parametrize("comm_quant", [0, 2])
-def test_real_a3_combine_on_the_real_dispatch_agrees_with_the_reference(tree, tmp_path, comm_quant):
+@pytest.mark.parametrize("partner,comm_quant,x_dtype", [
+    pytest.param(COMBINE, 0, None, id="CombineV2-q0"),
+    pytest.param(COMBINE, 2, None, id="CombineV2-q2"),
+    # its documents: commQuantMode 0 only, expandX BFLOAT16 only
+    pytest.param(ADD_RMS_NORM, 0, "BFLOAT16", id="CombineAddRmsNorm-q0"),
+])
+def test_real_a3_combine_on_the_real_dispatch_agrees_with_the_reference(tree, tmp_path, partner, comm_quant, x_dtype):
     ref, cases = DISPATCH
-    cref, ccases = COMBINE
-    case = first_world(cases, 0)
+    cref, ccases = partner
+    case = first_world(cases, 0, x_dtype=x_dtype)
     world = testkit.build_world(ref, case)
     dispatched = real_run(tree, ref, case, world, tmp_path / "dispatch")
     cin, cattrs = testkit.combine_inputs(ref, case, world, dispatched, cref)
@@ -68,6 +81,25 @@ def test_real_a3_combine_on_the_real_dispatch_agrees_with_the_reference(tree, tm
              "env": {k: v for k, v in cattrs.items() if k in cref.ENV}}
     cworld = Inputs(cin)
     assert_agrees(cref, ccases, ccase, cworld, real_run(tree, cref, ccase, cworld, tmp_path / "combine"))
+
+
+# code: mc2/moe_distribute_combine_add_rms_norm/op_kernel/arch35/moe_distribute_combine_add_rms_norm_apt.cpp (includes
+#       moe_distribute_combine_v2/op_kernel/arch35/moe_distribute_combine_v2_a5_mte.h)
+ASCEND950_ENTRY = (
+    "measured: the real Ascend 950 CombineAddRmsNorm entry (arch35/*_apt.cpp, CombineV2's A5 MTE kernel) does not "
+    "compile on the twin, which has no register-based vector API: '__VEC_SCOPE__' was not declared "
+    "(moe_distribute_dispatch_v2/op_kernel/quantize_functions.h:557, moe_distribute_combine_v2/op_kernel/"
+    "moe_distribute_combine_v2_quant.h:181, 308) and 'SetCtrlSpr' is not a member of 'AscendC' "
+    "(moe_distribute_combine_v2/op_kernel/arch35/moe_distribute_combine_v2_a5_mte.h:595); the real arch35 tiling "
+    "accepts the world")
+
+
+@pytest.mark.xfail(strict=True, raises=TwinCompileError, reason=ASCEND950_ENTRY)
+def test_real_950_combine_add_rms_norm_agrees_with_the_reference(tree, tmp_path):
+    ref, cases = ADD_RMS_NORM
+    case = first_world(cases, 0, "ascend950")
+    world = testkit.build_world(ref, case)
+    assert_agrees(ref, cases, case, world, real_run(tree, ref, case, world, tmp_path))
 
 
 # Known disagreements of the real ops on the A3 positive worlds, with the real code as the evidence.
@@ -82,21 +114,14 @@ HIERARCHY = ("the real A3 tiling with commAlg hierarchy (layered) asks for more 
              "server (code: mc2/moe_distribute_{op}/op_host/op_tiling/moe_distribute_{op}_tiling.cpp "
              "CheckAndSetPlatformInfo) and rejects the real worlds' REAL_AIV = 8; the layered kernels also need the "
              "AICPU-side algorithm the twin does not model")
-CONST_EXPERT_SOFTMAX = (
-    "the real A3 combine computes a const expert as p1 * oriX + p2 * v[c] with (p1, p2) = softmax(alpha1[c]·oriX, "
-    "alpha2[c]·oriX), the two dot products over H (code: mc2/moe_distribute_combine_v2/op_kernel/arch22/"
-    "moe_distribute_combine_v2.h ProcessConstantExpert, CalConstExpertAlpha), not the documents' elementwise "
-    "alpha1[c] * oriX + alpha2[c] * v[c] (doc: aclnnMoeDistributeCombineV3.md 功能说明 constExpertNum≠0); the twin "
-    "running the real kernel matches the softmax form within one fp16 ulp and differs from the documents' in 1019 "
-    "(rank 0) and 1023 (rank 1) of 2048 xOut elements")
 KNOWN = {
     "ascend910_93-q0-bs4-h1024-k2-w2-commAlg-fullmesh_v2": FULLMESH_V2_TRIPLE,
-    "ascend910_93-q0-bs2-h1024-k2-w2-constExpertNum-1-oriX2x1024-constExpertAlpha11x1024-constExpertAlpha21x1024-"
-    "constExpertV1x1024": CONST_EXPERT_SOFTMAX,
 }
 
 
 def _known_a3(op: str, case_id: str) -> str | None:
+    if op == ADD_RMS_NORM[0].OP:
+        return None  # every A3 world agrees, const experts included (the reference computes the real softmax form)
     if "-commAlg-hierarchy" in case_id:
         return HIERARCHY.format(op="dispatch_v2" if op == "MoeDistributeDispatchV2" else "combine_v2")
     return KNOWN.get(case_id)
@@ -129,7 +154,7 @@ def _known_a2(op: str, case: dict) -> str | None:
 
 def _every_world():
     out = []
-    for suite in (DISPATCH, COMBINE):
+    for suite in (DISPATCH, COMBINE, ADD_RMS_NORM):
         ref, cases = suite
         for case in cases.POSITIVE:
             if case["product"] not in (A3, A2) or "ranks" in case:
@@ -148,3 +173,21 @@ def test_real_op_agrees_with_the_reference_on_every_positive_world(tree, tmp_pat
     ref, cases = suite
     world = testkit.build_world(ref, case)
     assert_agrees(ref, cases, case, world, real_run(tree, ref, case, world, tmp_path))
+
+
+def test_an_op_library_with_its_partners_tiling_tiles_the_nodes_op_only(tree, tmp_path):
+    """CombineAddRmsNorm's executable registers its own and CombineV2's tiling (its op library builds both): the
+    runner calls the job's op type, and a type it does not register is a fault naming what it does."""
+    ref, cases = ADD_RMS_NORM
+    case = first_world(cases, 0)
+    exe = real_tiling.build_tiling(tree, ref.OP, "arch22")
+    job = tmp_path / "job"
+    real_tiling.tile(exe, ref, case, testkit.build_world(ref, case), job, aiv=real_world.REAL_AIV)
+    text = (job / "job.txt").read_text(encoding="utf-8")
+    assert f"node {ref.OP}\n" in text
+    (job / "job.txt").write_text(text.replace(f"node {ref.OP}\n", "node MoeDistributeDispatchV2\n"), encoding="utf-8")
+    result = real_tiling.run_tiling(exe, job)
+    assert result.status == "fault"
+    assert result.faults == [f"rank {r} tiling: opgen sim: the executable registers no tiling function of op type "
+                             "'MoeDistributeDispatchV2' (registered: MoeDistributeCombineAddRmsNorm, "
+                             "MoeDistributeCombineV2)" for r in range(case["world"])], result.faults

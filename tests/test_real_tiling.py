@@ -32,8 +32,10 @@ from .conftest import ROOT
 
 SHARED_CANN = ROOT.parent / "shared" / "cann"
 GENERATED = ROOT / "generated"
-OPS = {"MoeDistributeDispatchV2": "moe_distribute_dispatch_v2", "MoeDistributeCombineV2": "moe_distribute_combine_v2"}
-SPECS = {"MoeDistributeDispatchV2": "dispatch_v2.spec", "MoeDistributeCombineV2": "combine_v2.spec"}
+OPS = {"MoeDistributeDispatchV2": "moe_distribute_dispatch_v2", "MoeDistributeCombineV2": "moe_distribute_combine_v2",
+       "MoeDistributeCombineAddRmsNorm": "moe_distribute_combine_add_rms_norm"}
+SPECS = {"MoeDistributeDispatchV2": "dispatch_v2.spec", "MoeDistributeCombineV2": "combine_v2.spec",
+         "MoeDistributeCombineAddRmsNorm": "combine_add_rms_norm.spec"}
 NEGATIVES_PER_PRODUCT = 3
 # The platform's vector cores: an Atlas A2 / A3 die's 48 (24 AI cores of two vector cores each). The real layered
 # (hierarchy) tilings refuse fewer than 17 ("Layered should use aiv num greater than 16 and 2 * serverNum"), so
@@ -248,7 +250,9 @@ def test_the_real_a3_combine_tiling_logs_a_bad_h_and_tiles_it(exes, tmp_path):
 # The real workspaces (code, per op and arch folder), SYSTEM_NEED_WORKSPACE (16 MiB) + the user part:
 #   DispatchV2 A3 / 950 MTE: 512 * aiv^2 (moe_distribute_dispatch_v2_tiling.cpp:1747, WORKSPACE_ELEMENT_OFFSET)
 #   DispatchV2 A2: 1 MiB (arch22/moe_distribute_dispatch_v2_tiling_arch22.cpp:607, USER_WORKSPACE_A2)
-#   CombineV2 A3 / 950 MTE: aiv * 10240 (moe_distribute_combine_v2_tiling.cpp:1596, MASK_CALC_NEED_WORKSPACE)
+#   CombineV2 A3 / 950 MTE: aiv * 10240 (moe_distribute_combine_v2_tiling.cpp:1596, MASK_CALC_NEED_WORKSPACE); the
+#   same for CombineAddRmsNorm, whose tiling calls CombineV2's (mc2/moe_distribute_combine_add_rms_norm/op_host/
+#   op_tiling/arch22/moe_distribute_combine_add_rms_norm_tiling_a2a3.cpp, arch35/..._tiling_a5.cpp)
 #   CombineV2 A2: moeExpertNum * 8 (arch22/moe_distribute_combine_tiling_arch22.cpp:627)
 # The generated ones (generated/<op>/op_host/op_tiling/<op>_tiling.cpp, the lines after "userWorkspace"; the
 # formula tests/test_sim_tiling.py holds them to): 512 * aiv^2, + aiv * Align32(4 * moeExpertNum) for DispatchV2's

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from .conftest import build_reference
+from .oracles.moe_loops import const_value
 
 BF16 = ml_dtypes.bfloat16
 
@@ -70,28 +71,61 @@ def test_dispatch_then_combine_is_x_times_sum_of_weights(refs, product, shared, 
         assert out[r]["xOut"].tobytes() == want.tobytes(), f"rank {r}"
 
 
-@pytest.mark.parametrize("product", ["ascend910_93", "ascend950"])
-def test_special_experts_follow_the_documents_formulas(refs, product):
-    """Zero, copy and const experts (ids after the MoE experts, in that order) as aclnnMoeDistributeCombineV3.md
-    defines them: Moe(oriX) = 0, oriX, alpha1 * oriX + alpha2 * V, written here as loops (fp32 products, their
-    sum, the weight, the k-ordered sum, one RNE cast), not from the spec."""
-    rng = np.random.default_rng(11)
-    W, BS, H, K, E, zero, copy, const = 2, 5, 1024, 4, 4, 1, 1, 2
-    specials = E + zero + copy + const
-    inputs = [{"x": rng.standard_normal((BS, H)).astype(BF16),
-               "expertIds": np.argsort(rng.random((BS, specials)), axis=1)[:, :K].astype(np.int32),
-               "expertScalesOptional": rng.random((BS, K)).astype(np.float32)} for _ in range(W)]
-    alpha1, alpha2, v = (rng.standard_normal((const, H)).astype(BF16) for _ in range(3))
-    attrs = {"groupEp": "ep", "epWorldSize": W, "moeExpertNum": E, "zeroExpertNum": zero, "copyExpertNum": copy,
-             "constExpertNum": const}
+def _combine_with_specials(refs, product, inputs, attrs, alpha1, alpha2, v):
+    """DispatchV2 then CombineV2 (identity experts) with oriX = the tokens and the const experts' rows."""
     d = refs["dispatch_v2"].run_world(inputs, attrs, product)
     cin = [{"expandX": d[r]["expandXOut"], "expertIds": inputs[r]["expertIds"],
             "assistInfoForCombine": d[r]["assistInfoForCombineOut"], "epSendCounts": d[r]["epRecvCountsOut"],
             "expertScales": inputs[r]["expertScalesOptional"], "oriXOptional": inputs[r]["x"],
             "constExpertAlpha1Optional": alpha1, "constExpertAlpha2Optional": alpha2, "constExpertVOptional": v}
-           for r in range(W)]
-    out = refs["combine_v2"].run_world(cin, attrs, product)
+           for r in range(len(inputs))]
+    return refs["combine_v2"].run_world(cin, attrs, product)
+
+
+@pytest.mark.parametrize("product", ["ascend910_93", "ascend950"])
+def test_const_experts_on_exact_values(refs, product):
+    """Three const experts whose softmax is exact: equal logits (p = 1/2, 1/2), a logit gap of 200 either way
+    (e^-200 is 0 in fp32: p = 1, 0 and 0, 1). Known rows, not from the spec or a loop oracle."""
+    W, BS, H, K, E = 2, 3, 1024, 1, 2
+    x = np.zeros((BS, H), BF16)
+    x[:, 0], x[:, 1] = 1, 2                                  # every token: (1, 2, 0, ...)
+    alpha1, alpha2, v = (np.zeros((3, H), BF16) for _ in range(3))
+    alpha1[0, :2] = alpha2[0, :2] = 1                        # const 0: logits 3 and 3
+    alpha1[1, 0], alpha2[1, 0] = 100, -100                   # const 1: logits 100 and -100
+    alpha1[2, 0], alpha2[2, 0] = -100, 100                   # const 2: logits -100 and 100
+    v[:, :3] = [4, -2, 6]
+    ids = np.array([[E], [E + 1], [E + 2]], np.int32)        # token t to const expert t
+    w = np.array([[1.0], [0.5], [0.25]], np.float32)
+    inputs = [{"x": x, "expertIds": ids, "expertScalesOptional": w} for _ in range(W)]
+    attrs = {"groupEp": "ep", "epWorldSize": W, "moeExpertNum": E, "constExpertNum": 3}
+    out = _combine_with_specials(refs, product, inputs, attrs, alpha1, alpha2, v)
+    want = np.zeros((BS, H), np.float32)
+    want[0, :3] = [2.5, 0.0, 3.0]            # 1 * (x / 2 + v / 2)
+    want[1, :3] = [0.5, 1.0, 0.0]            # 0.5 * x
+    want[2, :3] = [1.0, -0.5, 1.5]           # 0.25 * v
+    for r in range(W):
+        assert out[r]["xOut"].astype(np.float32).tobytes() == want.tobytes(), f"rank {r}"
+
+
+@pytest.mark.parametrize("product", ["ascend910_93", "ascend950"])
+def test_special_experts_follow_the_real_kernel(refs, product):
+    """Zero, copy and const experts (ids after the MoE experts, in that order): Moe(oriX) = 0, oriX and the real
+    kernel's softmax mix of oriX and V (tests/oracles/moe_loops.py const_value), written here as loops (fp32 terms,
+    the weight, the k-ordered sum, one RNE cast), not from the spec. x and the alphas are multiples of 1/32 with
+    small numerators, so the logits are exact in any summation order and the result is bit-exact."""
+    rng = np.random.default_rng(11)
+    W, BS, H, K, E, zero, copy, const = 2, 5, 1024, 4, 4, 1, 1, 2
+    specials = E + zero + copy + const
+    inputs = [{"x": rng.integers(-2, 3, (BS, H)).astype(BF16),
+               "expertIds": np.argsort(rng.random((BS, specials)), axis=1)[:, :K].astype(np.int32),
+               "expertScalesOptional": rng.random((BS, K)).astype(np.float32)} for _ in range(W)]
+    alpha1, alpha2 = ((rng.integers(-2, 3, (const, H)) / 32).astype(BF16) for _ in range(2))
+    v = rng.standard_normal((const, H)).astype(BF16)
+    attrs = {"groupEp": "ep", "epWorldSize": W, "moeExpertNum": E, "zeroExpertNum": zero, "copyExpertNum": copy,
+             "constExpertNum": const}
+    out = _combine_with_specials(refs, product, inputs, attrs, alpha1, alpha2, v)
     f32 = np.float32
+    mixed = set()
     for r in range(W):
         x, ids, w = inputs[r]["x"].astype(f32), inputs[r]["expertIds"], inputs[r]["expertScalesOptional"]
         want = np.zeros((BS, H), BF16)
@@ -107,11 +141,12 @@ def test_special_experts_follow_the_documents_formulas(refs, product):
                     term = x[t]
                 else:
                     c = e - E - zero - copy
-                    term = np.array([f32(f32(f32(alpha1[c, h]) * x[t, h]) + f32(f32(alpha2[c, h]) * f32(v[c, h])))
-                                     for h in range(H)], f32)
+                    term = const_value(x[t], alpha1[c], alpha2[c], v[c])
+                    mixed.add(bool(np.any(term != x[t])) and bool(np.any(term != v[c].astype(f32))))
                 acc = (acc + (term * f32(w[t, k])).astype(f32)).astype(f32)
             want[t] = acc.astype(BF16)
         assert out[r]["xOut"].tobytes() == want.tobytes(), f"rank {r}"
+    assert mixed == {True}, "every routed const expert mixes x and v (neither weight is 0 or 1)"
 
 
 def test_int8_comm_quant_round_trip_matches_block_oracle(refs):

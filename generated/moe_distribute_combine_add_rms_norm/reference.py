@@ -917,7 +917,16 @@ def _special_copy(q):
 def _special_const(q):
     """const (constExpertNum of them): 常量专家."""
     out = {}
-    out["Moe"] = ((q.routed("constExpertAlpha1Optional") * q.cast(q.rows("oriXOptional"), "FLOAT32", round="rint", sat=False)) + (q.routed("constExpertAlpha2Optional") * q.routed("constExpertVOptional")))
+    v_x = q.cast(q.rows("oriXOptional"), "FLOAT32", round="rint", sat=False)
+    v_a1 = q.reduce_sum((q.routed("constExpertAlpha1Optional") * v_x))
+    v_a2 = q.reduce_sum((q.routed("constExpertAlpha2Optional") * v_x))
+    v_m = np.maximum(v_a1, v_a2)
+    v_e1 = q.exp((v_a1 - v_m))
+    v_e2 = q.exp((v_a2 - v_m))
+    v_s = (v_e1 + v_e2)
+    v_p1 = (v_e1 / v_s)
+    v_p2 = (v_e2 / v_s)
+    out["Moe"] = ((v_x * v_p1) + (q.routed("constExpertVOptional") * v_p2))
     return out
 
 # ---- the post stage, lowered from the spec (every token row; combineOut: its fp32 reduced row) ----------

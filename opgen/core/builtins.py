@@ -15,6 +15,8 @@ from opgen.core import products as _products
 # Kinds an expression may have.
 INT, FLOAT, BOOL, STR, DTYPE, TENSOR, ROUND, ANY = "int", "float", "bool", "str", "dtype", "tensor", "round", "any"
 NUMERIC = (INT, FLOAT)
+# A parameter kind (not an expression's): a number, or a row in quant formulas (not a bool, string or dtype).
+VALUE = "value"
 
 
 @dataclass(frozen=True)
@@ -64,8 +66,12 @@ BUILTINS: dict[str, Builtin] = {b.name: b for b in (
     _B("reduce_max", 1, 1, FLOAT, ("quant",), (), (TENSOR,), "maximum over the row", row_shape="reduce"),
     _B("reduce_sum", 1, 1, FLOAT, ("quant",), (), (TENSOR,), "sum over the row (fp32, the device ReduceSum)",
        row_shape="reduce"),
-    _B("sqrt", 1, 1, FLOAT, ("quant",), doc="square root (fp32, elementwise on rows)", row_shape="elementwise"),
-    _B("rsqrt", 1, 1, FLOAT, ("quant",), doc="1 / sqrt(x) (fp32, elementwise on rows)", row_shape="elementwise"),
+    _B("sqrt", 1, 1, FLOAT, ("quant",), (), (VALUE,), "square root (fp32, elementwise on rows)",
+       row_shape="elementwise"),
+    _B("rsqrt", 1, 1, FLOAT, ("quant",), (), (VALUE,), "1 / sqrt(x) (fp32, elementwise on rows)",
+       row_shape="elementwise"),
+    _B("exp", 1, 1, FLOAT, ("quant",), (), (VALUE,), "e to the power x (fp32, the device Exp; elementwise on rows)",
+       row_shape="elementwise"),
     _B("block_max", 2, 2, TENSOR, ("quant",), (), (TENSOR, INT),
        "maximum over consecutive blocks of n elements (tail zero-padded): one value per block", row_shape="block"),
     _B("per_block", 2, 2, TENSOR, ("quant",), (), (TENSOR, INT),

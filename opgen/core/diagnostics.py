@@ -127,6 +127,11 @@ CODES: dict[str, tuple[str, str]] = {
              "the documents require both ops to get the same value. A difference is a warning at the domain in "
              "both specs (a caller of the pair can use only the values both accept); domains with no value in "
              "common are an error, as every world the pairing runs is rejected by one side."),
+    "E135": ("bad graph fact", "`graph input|output|attr NAME ...;` states where the op's REG_OP proto (graph "
+             "mode) differs from its OpDef: NAME is a declared parameter of that kind, named once; `ir \"name\"` its "
+             "proto name (a C identifier no other proto parameter has), `: A | B` a tensor's dtype set (known "
+             "dtypes, each once), `= VALUE` an optional attribute's default (of its type), `after NAME` an "
+             "attribute's place: right after another attribute of its REQUIRED_ATTR / ATTR group."),
     # back-end (opgen build): the front end accepted the spec, a generator for one artefact cannot express it
     "E201": ("kernel cannot be generated", "The Ascend C kernel of the op cannot be emitted: its semantics' kernel "
              "template needs a name the spec does not declare, a quant formula uses a primitive or a combination "

@@ -16,6 +16,7 @@ TypeError), and every list comes out in model (spec) order, so the output is det
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import textwrap
 from dataclasses import dataclass
@@ -29,7 +30,7 @@ from opgen.core.span import find_span
 from opgen.core.products import AICPU, HCCL_CMD_NAMES, HCCL_COMM_ENGINES, KERNEL_COMPILE_OPTIONS, op_soc_version
 from opgen.lang.expr import Bool, Call, Expr, Int, Name, Str, to_spec, walk
 from opgen.emit.registry import emitter
-from opgen.emit.render import render
+from opgen.emit.render import render, spec_file
 from opgen.lower.aclnn_abi import RUN_PARAMS, WORKSPACE_PARAMS, omitted_value, param_decl, workspace_params
 from opgen.lower.literals import cpp_literal, cpp_string
 from opgen.model.decl import AclnnEntry, Attr, Op, ProductView, Tensor, snake
@@ -91,10 +92,6 @@ def brace_list(items) -> str:
 def call_args(prefix: str, args: list[str], suffix: str = ")") -> str:
     """``prefix(arg, arg, ...)`` on one line: clang-format breaks it (opgen/emit/cpp_format.py)."""
     return f"{prefix}({', '.join(args)}{suffix}"
-
-
-def spec_file(op: Op) -> str:
-    return op.span.file.replace("\\", "/").rsplit("/", 1)[-1] if op.span and op.span.file else f"{op.snake_name}.spec"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -503,22 +500,41 @@ def aclnn_entry_context(op: Op, entry: AclnnEntry) -> dict:
 # ---------------------------------------------------------------------------------------------
 
 def graph_proto_context(op: Op) -> dict:
+    """The REG_OP: the OpDef's parameters (every product's dtypes), as the spec's `graph` facts amend them."""
     cols = opdef_columns(op, None)
+    facts = {g.name: g for g in op.graph}
 
     def tensor(t: Tensor) -> dict:
         kind = ("INPUT" if t.role == "input" else "OUTPUT") if not t.optional else \
             ("OPTIONAL_INPUT" if t.role == "input" else "OPTIONAL_OUTPUT")
-        dtypes = list(dict.fromkeys(ge_dtype(d).removeprefix("ge::") for d in cols.dtype_rows[t.name]))
-        return dict(kind=kind, name=t.ir_name, dtypes=", ".join(dtypes), doc=comment_text(t.doc))
+        g = facts.get(t.name)
+        dts = g.dtypes if g is not None and g.dtypes is not None else cols.dtype_rows[t.name]
+        dtypes = list(dict.fromkeys(ge_dtype(d).removeprefix("ge::") for d in dts))
+        return dict(kind=kind, name=g.ir_name if g is not None and g.ir_name else t.ir_name, dtypes=", ".join(dtypes),
+                    doc=comment_text(t.doc))
 
     def attr(a: Attr) -> dict:
+        g = facts.get(a.name)
         required = not a.optional or a.default is None
-        return dict(name=a.ir_name, kind=_attr_kind(a), default=None if required else _attr_default(a),
+        default = g.default if g is not None and g.has_default else a.default
+        return dict(name=g.ir_name if g is not None and g.ir_name else a.ir_name, kind=_attr_kind(a),
+                    default=None if required else _attr_default(dataclasses.replace(a, default=default)),
                     doc=comment_text(a.doc))
 
     return dict(op=op, spec=spec_file(op), guard=f"{op.snake_name.upper()}_PROTO_H_",
                 inputs=[tensor(t) for t in op.inputs], outputs=[tensor(t) for t in op.outputs],
-                attrs=[attr(a) for a in op.attrs])
+                attrs=[attr(a) for a in _proto_attr_order(op)])
+
+
+def _proto_attr_order(op: Op) -> list[Attr]:
+    """The attributes in OpDef order, each a `graph attr X after Y` names moved right after Y."""
+    order = list(op.attrs)
+    for g in op.graph:
+        if g.role == "attr" and g.after is not None:
+            moved = op.attr(g.name)
+            order.remove(moved)
+            order.insert(order.index(op.attr(g.after)) + 1, moved)
+    return order
 
 
 @emitter

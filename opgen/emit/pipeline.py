@@ -17,7 +17,7 @@ from typing import Callable
 from opgen.core.artifact import Artifact
 from opgen.core.diagnostics import Diagnostic
 from opgen.core.errors import LoweringError
-from opgen.emit import check_core, docs, host, kernel, reference, tests  # noqa: F401 - registers the emitters
+from opgen.emit import check_core, docs, examples, host, kernel, reference, tests  # noqa: F401 - registers the emitters
 from opgen.emit.cpp_format import format_artifacts
 from opgen.emit.plans import Plans
 from opgen.emit.registry import EMITTERS
@@ -33,6 +33,7 @@ ARTEFACTS = {
     reference.__name__: ("the numpy reference", "E203"),
     tests.__name__: ("the generated tests", "E203"),
     docs.__name__: ("the docs", "E203"),
+    examples.__name__: ("the aclnn example", "E203"),
 }
 
 

@@ -11,6 +11,7 @@ from typing import Callable
 from opgen.core.artifact import Artifact
 from opgen.emit.reference import render_reference
 from opgen.model.decl import Op
+from opgen.testgen.reference import load_reference
 from opgen.testgen.suite import Suite, suite
 
 
@@ -22,6 +23,12 @@ class Plans:
     @functools.cached_property
     def reference(self) -> tuple[Artifact, ...]:
         return tuple(render_reference(self.op))
+
+    @functools.cached_property
+    def reference_module(self):
+        """The generated reference, loaded (what the example reads its output shapes from)."""
+        source = next(a.content for a in self.reference if a.path == "reference.py")
+        return load_reference(self.op, source)
 
     @functools.cached_property
     def suite(self) -> Suite | None:

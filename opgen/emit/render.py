@@ -75,3 +75,8 @@ def render(template: str, **context) -> str:
     text = environment().get_template(template).render(**context)
     # Generated files end in exactly one newline and carry no trailing spaces.
     return "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
+
+
+def spec_file(op) -> str:
+    """The spec's file name, as the banners of generated files name their source."""
+    return op.span.file.replace("\\", "/").rsplit("/", 1)[-1] if op.span and op.span.file else f"{op.snake_name}.spec"

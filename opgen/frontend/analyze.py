@@ -20,7 +20,7 @@ from opgen.core.dtypes import DTYPES, FORMATS
 from opgen.core.families import FAMILIES, SPECIALS_COMPUTED, SPECIALS_UNSENT
 from opgen.lang.expr import (Binary, Bool, Call, Cond, Expr, Float, InRange, InSet, Int, Name, Span, Str, Unary,
                               children, to_spec, walk)
-from opgen.model.decl import (AclnnEntry, AclnnParam, AclnnSize, Attr, Buffer, CommGroup, Constraint, Def, Domain, Env, Let, Op, Product, QuantMode, QuantStmt, RoleBinding, Send,
+from opgen.model.decl import (AclnnEntry, AclnnParam, AclnnSize, Attr, Buffer, CommGroup, Constraint, Def, Domain, Env, Let, GraphFact, Op, Product, QuantMode, QuantStmt, RoleBinding, Send,
                     Range, Shape, ShapeCond, ShapeTuple, Tensor, snake, SpecialExpert, PostStage, Tolerance, UnreachableMark, NarrowerMark, alt_exprs, WINDOW_PLACES, Window,
                     WindowArea, window_lets)
 from opgen.model.resolve import dim_bindings
@@ -210,7 +210,7 @@ class Analyzer(_Builder):
         fields = dict(version=None, doc="", notes=[], pairs=[], unsupported=[], comm=[], envs=[], inputs=[],
                       outputs=[], attrs=[], lets=[], defs=[], constraints=[], buffers=[], quant=[], products=[],
                       quant_by=None, semantics=None, tiling_key=[], tolerances=[], aclnn=[], window=None, specials=[], post=[],
-                      roles=[])
+                      roles=[], graph=[])
         for item in op_tree.children[1:]:
             self.op_item(item, fields)
         attr_names = {a.name for a in fields["attrs"]} - {e.name for e in fields["envs"]}
@@ -228,7 +228,7 @@ class Analyzer(_Builder):
             semantics=fields["semantics"], tiling_key=tuple(fields["tiling_key"]),
             tolerances=tuple(fields["tolerances"]), aclnn=tuple(fields["aclnn"]), window=fields["window"],
             specials=tuple(fields["specials"]), post=fields["post"][0] if fields["post"] else None,
-            roles=tuple(fields["roles"]), source=source,
+            roles=tuple(fields["roles"]), graph=tuple(fields["graph"]), source=source,
             span=self.span(op_tree))
         self.check_required(op, fields, name_tok)
         _Checker(op, self.d).run()
@@ -312,6 +312,8 @@ class Analyzer(_Builder):
             f["aclnn"].append(AclnnEntry(str(c[0]), params, doc, sizes, span=self.span(c[0])))
         elif k == "window_decl":
             f["window"] = self.window(t, f["window"], "the op")
+        elif k in ("graph_input", "graph_output", "graph_attr"):
+            f["graph"].append(self.graph_fact(t, k.removeprefix("graph_")))
         elif k == "role_stmt":
             f["roles"].append(RoleBinding(str(c[0]), str(c[1]), span=self.span(t)))
         elif k == "semantics_stmt":
@@ -320,6 +322,26 @@ class Analyzer(_Builder):
                 self.d.unknown("E122", "semantics", f["semantics"], B.SEMANTICS, self.span(c[0]))
         else:
             self.body(t, (), f["constraints"], f["buffers"], "op")
+
+    def graph_fact(self, t: Tree, role: str) -> GraphFact:
+        """``graph ROLE NAME clause+;`` (each clause once: E135)."""
+        name, clauses = str(t.children[0]), t.children[1:]
+        got: dict = {}
+        for cl in clauses:
+            key = {"ir_clause": "ir_name", "graph_dtypes": "dtypes", "default_clause": "default",
+                   "graph_after": "after"}[cl.data]
+            if key in got:
+                self.d.error("E135", f"graph {role} '{name}' gives `{cl.data.split('_')[-1]}` twice", self.span(cl))
+            if cl.data == "ir_clause":
+                got[key] = self.unquote(cl.children[0])
+            elif cl.data == "graph_dtypes":
+                got[key] = tuple(str(x) for x in cl.children[0].scan_values(lambda v: isinstance(v, Token)))
+            elif cl.data == "default_clause":
+                got[key] = self.literal(cl.children[0])
+                got["has_default"] = True
+            else:
+                got[key] = str(cl.children[0])
+        return GraphFact(role, name, **got, span=self.span(t))
 
     def tensor(self, t: Tree, role: str) -> Tensor:
         c = list(t.children)
@@ -690,6 +712,59 @@ class _Checker:
         self.check_tolerances()
         self.check_aclnn()
         self.check_roles()
+        self.check_graph()
+
+    def check_graph(self) -> None:
+        """The `graph` facts (E135): each names a declared parameter of its kind once, with clauses that fit it."""
+        op, seen = self.op, set()
+        for g in op.graph:
+            where = self.at(g.span, rf"\bgraph\s+{g.role}\s+({_w(g.name)})\b")
+            pool = op.attrs if g.role == "attr" else op.inputs if g.role == "input" else op.outputs
+            p = next((x for x in pool if x.name == g.name), None)
+            if p is None:
+                self.d.error("E135", f"unknown {g.role} '{g.name}'", where, _guess(g.name, [x.name for x in pool]))
+                continue
+            if g.name in seen:
+                self.d.error("E135", f"graph {g.role} '{g.name}' is stated twice (give its facts in one statement)",
+                             where)
+            seen.add(g.name)
+            if g.ir_name is not None and not re.fullmatch(r"[A-Za-z_]\w*", g.ir_name):
+                self.d.error("E135", f"proto name {g.ir_name!r} of {g.role} '{g.name}' is not a C identifier",
+                             self.at(g.span, r"\bir\s+(\"[^\"]*\")"))
+            if g.dtypes is not None:
+                if g.role == "attr":
+                    self.d.error("E135", f"attribute '{g.name}' has no dtype set (only a tensor does)", where)
+                for dt in g.dtypes:
+                    if dt not in DTYPES:
+                        self.d.unknown("E103", "dtype", dt, DTYPES, self.at(g.span, rf"[:|]\s*({_w(dt)})\b"))
+                if len(set(g.dtypes)) != len(g.dtypes):
+                    self.d.error("E135", f"the proto dtype set of {g.role} '{g.name}' names a dtype twice", where)
+            if g.role != "attr" and (g.has_default or g.after is not None):
+                self.d.error("E135", f"{g.role} '{g.name}' has no default or attribute place (only an attribute "
+                                     f"does)", where)
+            if g.role == "attr" and g.has_default:
+                if not p.optional:
+                    self.d.error("E135", f"required attribute '{g.name}' has no default in the proto either "
+                                         f"(REQUIRED_ATTR)", self.at(g.span, _DEFAULT_RE))
+                elif not _literal_fits(g.default, p.type):
+                    self.d.error("E107", f"proto default {_show(g.default)} of attribute '{g.name}' is not "
+                                         f"{_a(p.type)}", self.at(g.span, _DEFAULT_RE))
+            if g.role == "attr" and g.after is not None:
+                other = op.attr(g.after)
+                at = self.at(g.span, rf"\bafter\s+({_w(g.after)})\b")
+                if other is None:
+                    self.d.error("E135", f"unknown attribute '{g.after}'", at,
+                                 _guess(g.after, [x.name for x in op.attrs]))
+                elif other.optional != p.optional or other is p:
+                    self.d.error("E135", f"attribute '{g.name}' can only follow another "
+                                         f"{'optional' if p.optional else 'required'} attribute (REG_OP lists "
+                                         f"REQUIRED_ATTR, then ATTR), not '{g.after}'", at)
+        renamed = {g.name: g for g in op.graph if g.ir_name}
+        proto_names = [renamed[p.name].ir_name if p.name in renamed else p.ir_name for p in op.params]
+        for g in renamed.values():
+            if proto_names.count(g.ir_name) > 1:
+                self.d.error("E135", f"two parameters of the proto are named '{g.ir_name}'",
+                             self.at(g.span, r"\bir\s+(\"[^\"]*\")"))
 
     def check_context_group(self, g: CommGroup) -> None:
         """``comm DOMAIN CONTEXT;`` with CONTEXT an input: the op's one domain (the real MC2 context ops have no

@@ -864,7 +864,7 @@ class QuantLowering:
         if isinstance(e, Call):
             if e.fn in ("reduce_max", "reduce_sum", "qmax", "emax", "present", "dtype"):
                 return "scalar"
-            if e.fn in ("min", "max", "abs", "floor", "log2", "exp2", "sqrt", "rsqrt"):
+            if e.fn in ("min", "max", "abs", "floor", "log2", "exp2", "exp", "sqrt", "rsqrt"):
                 return "row" if "row" in {self.shape_kind(a) for a in e.args} else "scalar"
             return "row"
         if isinstance(e, Binary):
@@ -933,10 +933,7 @@ class QuantLowering:
             # 1 / Sqrt with a Div, never the approximate Rsqrt
             v = self.lower(e.args[0])
             if v.kind == "scalar":
-                work = self.scratch()
-                var = self.fresh("sqrt")
-                self.emit(f"const float {var} = SqrtScalar({self.as_float(v)}, {work.ref});")
-                self.release(work)
+                var = self.unary_scalar("SQRT", v)
                 return Val("scalar", "float", f"(1.0f / {var})" if fn == "rsqrt" else var)
             self.need_float(e, v)
             d = self.dest("float", v.count, v.block, v)
@@ -946,6 +943,16 @@ class QuantLowering:
                 self.vec(f"Duplicate({c.ref}, 1.0f, static_cast<int32_t>({v.count}));")
                 self.vec(f"Div({d.ref}, {c.ref}, {d.ref}, static_cast<int32_t>({v.count}));")
                 self.release(c)
+            self.release_unless(d, v)
+            return d
+        if fn == "exp":
+            # the vector Exp (a scalar goes through one block of it, as the real const-expert softmax does)
+            v = self.lower(e.args[0])
+            if v.kind == "scalar":
+                return Val("scalar", "float", self.unary_scalar("EXP", v))
+            self.need_float(e, v)
+            d = self.dest("float", v.count, v.block, v)
+            self.vec(f"Exp({d.ref}, {v.ref}, static_cast<int32_t>({v.count}));")
             self.release_unless(d, v)
             return d
         if fn == "block_max":
@@ -1071,6 +1078,14 @@ class QuantLowering:
             acc = d
         self.release_unless(d, *rows)
         return d
+
+    def unary_scalar(self, op_: str, v: Val) -> str:
+        """A local holding ScalarUnary ``op_`` of the fp32 scalar ``v``, through one block of the vector unit."""
+        work = self.scratch()
+        var = self.fresh(op_.lower())
+        self.emit(f"const float {var} = UnaryScalar<ScalarUnary::{op_}>({self.as_float(v)}, {work.ref});")
+        self.release(work)
+        return var
 
     def mul_per_block(self, row_e: Expr, pb: Call) -> Val:
         n = self.block_size(pb)

@@ -216,7 +216,7 @@ class QuantPy:
             for a in args[1:]:
                 out = f"np.{'minimum' if fn == 'min' else 'maximum'}({out}, {a})"
             return out
-        if fn in ("reduce_max", "reduce_sum", "sqrt", "rsqrt"):
+        if fn in ("reduce_max", "reduce_sum", "sqrt", "rsqrt", "exp"):
             return f"q.{fn}({args[0]})"
         if fn == "block_max":
             return f"q.block_max({args[0]}, {args[1]})"

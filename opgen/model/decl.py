@@ -300,6 +300,22 @@ class RoleBinding:
 
 
 @dataclass(frozen=True)
+class GraphFact:
+    """``graph input|output|attr NAME ...;``: where the op's REG_OP proto differs from its OpDef (the real
+    repositories' protos are written by hand, apart from the OpDef): the parameter's IR name there, its dtype set
+    (proto order), an attribute's default (when ``has_default``), or the attribute it follows. ``None`` keeps the
+    OpDef's."""
+    role: str  # input | output | attr
+    name: str
+    ir_name: str | None = None
+    dtypes: tuple[str, ...] | None = None
+    has_default: bool = False
+    default: object = None
+    after: str | None = None
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
 class PostStage:
     """``post NAME "doc" { OUT = ...; }``: formulas over one token row after the family's reduction. ``NAME`` is the
     token's reduced row (fp32, before any cast: for the combine family the weighted sum over its experts plus the
@@ -549,6 +565,7 @@ class Op:
     specials: tuple[SpecialExpert, ...] = ()  # special experts after the MoE experts, in id order
     post: PostStage | None = None  # formulas over the reduced row (none: the family writes its reduced output)
     roles: tuple[RoleBinding, ...] = ()  # the family's parameters this op names differently
+    graph: tuple[GraphFact, ...] = ()  # where the REG_OP proto differs from the OpDef
     source: str = field(default="", compare=False)
     span: Span | None = _span()
 

@@ -248,9 +248,12 @@ class Typer:
             elif pk == B.TENSOR and kinds[i] in (B.INT, B.FLOAT, B.BOOL, B.STR, B.DTYPE):
                 d.error("E111", f"argument {i + 1} of '{e.fn}' must be a tensor (a row), got {kinds[i]}",
                         arg.span)
+            elif pk == B.VALUE and kinds[i] in (B.BOOL, B.STR, B.DTYPE):
+                d.error("E111", f"argument {i + 1} of '{e.fn}' must be a number or a row, got {kinds[i]}",
+                        arg.span)
         if b.result == "num":
             return B.call_result(b, [x for i, x in enumerate(kinds) if i not in tensor_args])
-        if ctx == "quant" and e.fn in ("floor", "log2", "exp2", "sqrt", "rsqrt") and B.TENSOR in kinds:
+        if ctx == "quant" and e.fn in ("floor", "log2", "exp2", "exp", "sqrt", "rsqrt") and B.TENSOR in kinds:
             return B.TENSOR
         return b.result
 

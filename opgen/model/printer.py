@@ -167,6 +167,11 @@ def print_op(op: Op) -> str:
         sizes = " -> " + ", ".join(f"{z.name} = {to_spec(z.expr)}" for z in entry.sizes) if entry.sizes else ""
         doc = f" doc {quote(entry.doc)}" if entry.doc else ""
         lines.append(f"{i}aclnn {entry.name}({params}){sizes}{doc};")
+    for g in op.graph:
+        clauses = ([f"ir {quote(g.ir_name)}"] if g.ir_name is not None else []) + \
+            ([": " + " | ".join(g.dtypes)] if g.dtypes is not None else []) + \
+            ([f"= {_lit(g.default)}"] if g.has_default else []) + ([f"after {g.after}"] if g.after else [])
+        lines.append(f"{i}graph {g.role} {g.name} {' '.join(clauses)};")
     lines += [f"{i}def {d.name}({', '.join(d.params)}) = {to_spec(d.body)};" for d in op.defs]
     lines += [_let(l, i) for l in op.lets]
     lines += [_tolerance(t, i) for t in op.tolerances]

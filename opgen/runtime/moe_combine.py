@@ -3,8 +3,8 @@
 The reduce is fp32 in k order with two roundings per term (Muls, then Add; the device
 has no FMA here) and one RINT cast at the end.  numpy's float32 ufuncs and
 ``astype(float16 / ml_dtypes.bfloat16)`` are IEEE round-to-nearest-even, so MoE experts are
-bit-exact, and so are special experts whose spec formula is elementwise fp32 arithmetic (the
-specs' zero / copy / const experts, as the current documents define them).
+bit-exact, and so are zero and copy experts; a const expert (the real kernel's softmax of two dot
+products) is as exact as the order of its sums and the Exp allow (the specs' tolerance).
 """
 from __future__ import annotations
 

@@ -102,6 +102,13 @@ class RowBatch:
         return np.float32(1) / np.sqrt(np.asarray(v, dtype=np.float32))
 
     @staticmethod
+    def exp(v) -> np.ndarray:
+        # fp32 e^x rounded once from float64, as near the exact value as the twin's Exp (std::exp on a float);
+        # numpy's own fp32 exp is one ulp off at many arguments, -1.0 among them
+        with np.errstate(over="ignore"):
+            return np.exp(np.asarray(v, dtype=np.float32).astype(np.float64)).astype(np.float32)
+
+    @staticmethod
     def block_max(v: np.ndarray, block: int) -> np.ndarray:
         return codecs.block_reduce(v, block, "max")
 

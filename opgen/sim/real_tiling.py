@@ -58,6 +58,22 @@ REAL_TILINGS = {
         ("moe_distribute_combine_v2_tiling.cpp", "moe_distribute_combine_tiling_helper.cpp"),
         {"arch22": ("arch22/moe_distribute_combine_tiling_arch22.cpp",),
          "arch35": ("arch35/moe_distribute_combine_tiling_arch35.cpp",)}),
+    # CombineAddRmsNorm's tiling calls CombineV2's (MoeDistributeCombineV2TilingFuncA2A3): its op library builds
+    # CombineV2's op_tiling sources with its own, so the executable registers both ops' tiling and the runner
+    # calls the job's op (its node name).
+    # code: mc2/moe_distribute_combine_add_rms_norm/op_host/CMakeLists.txt (moe_distribute_combine_add_rms_norm_depends
+    #       ... mc2/moe_distribute_combine_v2); op_tiling/arch22/moe_distribute_combine_add_rms_norm_tiling_a2a3.cpp
+    "MoeDistributeCombineAddRmsNorm": RealTiling(
+        "mc2/moe_distribute_combine_add_rms_norm/op_host/op_tiling",
+        ("moe_distribute_combine_add_rms_norm_tiling.cpp",
+         "../../../moe_distribute_combine_v2/op_host/op_tiling/moe_distribute_combine_v2_tiling.cpp",
+         "../../../moe_distribute_combine_v2/op_host/op_tiling/moe_distribute_combine_tiling_helper.cpp"),
+        {"arch22": ("arch22/moe_distribute_combine_add_rms_norm_tiling_a2a3.cpp",
+                    "../../../moe_distribute_combine_v2/op_host/op_tiling/arch22/"
+                    "moe_distribute_combine_tiling_arch22.cpp"),
+         "arch35": ("arch35/moe_distribute_combine_add_rms_norm_tiling_a5.cpp",
+                    "../../../moe_distribute_combine_v2/op_host/op_tiling/arch35/"
+                    "moe_distribute_combine_tiling_arch35.cpp")}),
 }
 # asc-devkit's own sources of the host libraries the twin does not re-implement, compiled unchanged
 ASC_SOURCES = ("impl/utils/tiling/platform/platform_ascendc.cpp",)
@@ -212,7 +228,13 @@ def _units(tree: CannTree, op: str, arch: str) -> list[tuple[Path, list[str]]]:
     folder = tree.ops / real.folder
     if arch not in real.arch:
         raise ValueError(f"{op}: no real tiling for the arch folder {arch!r} (known: {sorted(real.arch)})")
-    units = [(folder / src, [f"-I{folder}", f"-I{(folder / src).parent}"]) for src in (*real.common, *real.arch[arch])]
+    units = []
+    for src in (*real.common, *real.arch[arch]):
+        # a partner op's source (CombineV2's under CombineAddRmsNorm) compiles with its own op_tiling folder, as
+        # in that op's build: the same command, so the same cached object
+        path = os.path.normpath(folder / src)
+        own = next((p for p in Path(path).parents if p.name == "op_tiling"), folder)
+        units.append((Path(path), [f"-I{own}", f"-I{Path(path).parent}"]))
     units += [(tree.ops / src, [f"-I{(tree.ops / src).parent}"]) for src in MC2_COMMON]
     units += [(tree.repo("asc-devkit") / src, [f"-I{(tree.repo('asc-devkit') / src).parent}"]) for src in ASC_SOURCES]
     units += [(src, []) for src in sorted(REAL_HOST.glob("*.cpp"))]

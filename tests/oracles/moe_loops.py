@@ -6,6 +6,7 @@ Float arithmetic is done on float32 scalars / rows so every rounding is explicit
 """
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 
 import numpy as np
@@ -203,12 +204,23 @@ def combine_oracle(rank, *, dispatch, expert_outputs, ids, scales, mask, K, S, E
 
 
 def const_value(x, alpha1, alpha2, v):
-    """The current documents' const expert (aclnnMoeDistributeCombineV3.md): alpha1 * oriX + alpha2 * V, element
-    by element in fp32 (two products, then their sum), written here by hand, not from the spec."""
+    """A const expert as the real kernel computes it (code: mc2/moe_distribute_combine_v2/op_kernel/arch22/
+    moe_distribute_combine_v2.h ProcessConstantExpert, CalConstExpertAlpha; the documents' elementwise
+    alpha1 * oriX + alpha2 * V is its shorthand): logits a_i = sum_h alpha_i[h] * x[h] in fp32, (p1, p2) their
+    softmax less the max (e^x rounded to fp32 from float64, fp32 quotients), then fl32(fl32(x * p1) + fl32(v * p2))
+    element by element; written here by hand, not from the spec."""
     f = lambda a: np.asarray(a).astype(np.float32)  # noqa: E731
+    a1, a2 = F32(0), F32(0)
+    for h in range(len(x)):
+        a1 = F32(a1 + F32(f(alpha1)[h] * F32(x[h])))
+        a2 = F32(a2 + F32(f(alpha2)[h] * F32(x[h])))
+    m = a1 if a1 > a2 else a2
+    e1, e2 = F32(math.exp(float(F32(a1 - m)))), F32(math.exp(float(F32(a2 - m))))
+    s = F32(e1 + e2)
+    p1, p2 = F32(e1 / s), F32(e2 / s)
     out = np.empty(len(x), dtype=np.float32)
     for h in range(len(x)):
-        out[h] = F32(F32(f(alpha1)[h] * F32(x[h])) + F32(f(alpha2)[h] * f(v)[h]))
+        out[h] = F32(F32(F32(x[h]) * p1) + F32(f(v)[h] * p2))
     return out
 
 

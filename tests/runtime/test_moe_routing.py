@@ -385,11 +385,13 @@ def _const_world(rng, exact):
 
 
 def _specials(E, ori_x, alpha1=None, alpha2=None, const_v=None):
-    """One zero, one copy and two const experts after the E MoE experts, as the documents define them."""
+    """One zero, one copy and two const experts after the E MoE experts. The runtime's combine takes each term as
+    a function (the spec's formula, tested against loops in tests/test_reference_roundtrip.py); here the const
+    term is the oracle's own, so what is checked is how the combine routes, weights and sums the terms."""
     x32 = np.asarray(ori_x).astype(F32)
-    f = lambda a: np.asarray(a).astype(F32)  # noqa: E731
     return (moe.SpecialTerm(E, E + 1, None), moe.SpecialTerm(E + 1, E + 2, lambda t, c: x32[t]),
-            moe.SpecialTerm(E + 2, E + 4, lambda t, c: f(alpha1)[c] * x32[t] + f(alpha2)[c] * f(const_v)[c]))
+            moe.SpecialTerm(E + 2, E + 4, lambda ts, cs: np.array(
+                [oracle.const_value(x32[t], alpha1[c], alpha2[c], const_v[c]) for t, c in zip(ts, cs)], F32)))
 
 
 @pytest.mark.parametrize("exact", [True, False])
@@ -411,7 +413,7 @@ def test_combine_special_experts_match_oracle(exact):
                 scales=world.scales[r], mask=None, K=world.K, S=0, E=world.E, zero=1, copy=1,
                 ori_x=world.xs[r], alpha1=alpha1, alpha2=alpha2, const_v=const_v,
                 out_dtype=BF16)
-            # elementwise fp32, as the documents define the const expert: bit-exact for any values
+            # the same terms, weighted and summed in k order in fp32: bit-exact for any values
             np.testing.assert_array_equal(outs[r].view(np.uint16), want.view(np.uint16))
 
 

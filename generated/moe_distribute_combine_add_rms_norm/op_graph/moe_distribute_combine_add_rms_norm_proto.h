@@ -72,7 +72,7 @@ namespace ge {
  *
  * @par Outputs
  * @li y: RmsNorm后的输出结果。
- * @li rstdOut: RmsNorm后的输出结果。
+ * @li rstd: RmsNorm后的输出结果。
  * @li x: Add后的输出结果。
  */
 REG_OP(MoeDistributeCombineAddRmsNorm)
@@ -96,7 +96,7 @@ REG_OP(MoeDistributeCombineAddRmsNorm)
     .OPTIONAL_INPUT(const_expert_alpha_2, TensorType({DT_BF16}))
     .OPTIONAL_INPUT(const_expert_v, TensorType({DT_BF16}))
     .OUTPUT(y, TensorType({DT_BF16}))
-    .OUTPUT(rstdOut, TensorType({DT_FLOAT}))
+    .OUTPUT(rstd, TensorType({DT_FLOAT}))
     .OUTPUT(x, TensorType({DT_BF16}))
     .REQUIRED_ATTR(group_ep, String)
     .REQUIRED_ATTR(ep_world_size, Int)
@@ -106,7 +106,7 @@ REG_OP(MoeDistributeCombineAddRmsNorm)
     .ATTR(tp_world_size, Int, 0)
     .ATTR(tp_rank_id, Int, 0)
     .ATTR(expert_shard_type, Int, 0)
-    .ATTR(shared_expert_num, Int, 0)
+    .ATTR(shared_expert_num, Int, 1)
     .ATTR(shared_expert_rank_num, Int, 0)
     .ATTR(global_bs, Int, 0)
     .ATTR(out_dtype, Int, 0)

@@ -39,9 +39,9 @@ namespace ge {
  * @li expert_shard_type: 共享专家卡分布类型，当前仅支持传0，表示共享专家卡排在MoE专家卡前面。
  * @li shared_expert_num: 共享专家数量，0表示无共享专家；当前不支持共享专家，仅能传入0。
  * @li shared_expert_rank_num: 共享专家卡数量，取值范围[0, epWorldSize / 2]。
+ * @li comm_quant_mode: 通信量化类型，当前仅支持传入0，表示不进行量化。
  * @li global_bs: EP域全局的batch size大小；各rank BS一致时，globalBs = BS * epWorldSize 或 0；各rank
  * BS不一致时，globalBs = maxBs * epWorldSize（maxBs为单卡BS最大值）。
- * @li comm_quant_mode: 通信量化类型，当前仅支持传入0，表示不进行量化。
  * @li comm_type: 通信方案选择，取值范围[0, 2]，当前仅支持2，表示URMA通路。
  * @li comm_alg: 通信算法选择，预留字段，当前版本不支持，传空指针或空字符串即可。
  *
@@ -62,8 +62,8 @@ REG_OP(MoeDistributeCombineSetup)
     .ATTR(expert_shard_type, Int, 0)
     .ATTR(shared_expert_num, Int, 1)
     .ATTR(shared_expert_rank_num, Int, 0)
-    .ATTR(global_bs, Int, 0)
     .ATTR(comm_quant_mode, Int, 0)
+    .ATTR(global_bs, Int, 0)
     .ATTR(comm_type, Int, 0)
     .ATTR(comm_alg, String, "")
     .OP_END_FACTORY_REG(MoeDistributeCombineSetup)

@@ -52,7 +52,7 @@ namespace ge {
  * @li comm_alg: 通信算法选择，仅支持传入空指针或空字符串。
  *
  * @par Outputs
- * @li x: 表示处理后的token，数据类型与expandX保持一致。
+ * @li x_out: 表示处理后的token，数据类型与expandX保持一致。
  */
 REG_OP(MoeDistributeCombineTeardown)
     .INPUT(expand_x, TensorType({DT_FLOAT16, DT_BF16}))
@@ -63,7 +63,7 @@ REG_OP(MoeDistributeCombineTeardown)
     .INPUT(comm_cmd_info, TensorType({DT_INT32}))
     .OPTIONAL_INPUT(x_active_mask, TensorType({DT_BOOL}))
     .OPTIONAL_INPUT(shared_expert_x, TensorType({DT_FLOAT16, DT_BF16}))
-    .OUTPUT(x, TensorType({DT_FLOAT16, DT_BF16}))
+    .OUTPUT(x_out, TensorType({DT_FLOAT16, DT_BF16}))
     .REQUIRED_ATTR(group_ep, String)
     .REQUIRED_ATTR(ep_world_size, Int)
     .REQUIRED_ATTR(ep_rank_id, Int)

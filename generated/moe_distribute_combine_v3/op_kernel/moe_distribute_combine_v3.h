@@ -30,12 +30,12 @@
  *                 returned row (MoE expert) or, for the special experts after the MoE experts, the spec's formula
  *                 (zero: Moe = 0, adds nothing)
  *                 (copy: Moe = cast(oriXOptional, FLOAT32))
- *                 (const: Moe = routed(constExpertAlpha1Optional) * cast(oriXOptional, FLOAT32) +
- * routed(constExpertAlpha2Optional) * routed(constExpertVOptional)) Inactive tokens get zero rows. Where MTE copies
- * stop at the server (tiling.serverRanks, Atlas A2), an owner on another server gets its blocks through HCCL
- * BatchWrite: the cores stage them in this rank's windowsOut (one area per (owner, local expert)), and after SyncAll
- * core 0 sends the rows, waits, then the blocks' flags (_batch_write.j2); Finalize ends the call. The rows use the
- * CombineV2 part of the window half DispatchV2 leaves free; halves alternate per call.
+ *                 (const: Moe = x * p1 + routed(constExpertVOptional) * p2)
+ *                 Inactive tokens get zero rows.
+ * Where MTE copies stop at the server (tiling.serverRanks, Atlas A2), an owner on another server gets its blocks
+ * through HCCL BatchWrite: the cores stage them in this rank's windowsOut (one area per (owner, local expert)), and
+ * after SyncAll core 0 sends the rows, waits, then the blocks' flags (_batch_write.j2); Finalize ends the call.
+ * The rows use the CombineV2 part of the window half DispatchV2 leaves free; halves alternate per call.
  */
 #ifndef MOE_DISTRIBUTE_COMBINE_V3_H
 #define MOE_DISTRIBUTE_COMBINE_V3_H
@@ -599,12 +599,25 @@ __aicore__ inline float ReduceSumRow(const LocalTensor<float> &src, uint32_t cou
     return value;
 }
 
-// sqrt of one fp32 value through the vector Sqrt (one block), as the real kernels take the root of a row statistic.
-__aicore__ inline float SqrtScalar(float v, const LocalTensor<float> &work)
+// A vector unary instruction that UnaryScalar applies to one fp32 value.
+enum class ScalarUnary : uint8_t {
+    SQRT,
+    EXP
+};
+
+// One fp32 value through the vector Sqrt / Exp (one block), as the real kernels take the root of a row statistic
+// (rstd) and the exponentials of a const expert's softmax (code: mc2/moe_distribute_combine_v2/op_kernel/arch22/
+// moe_distribute_combine_v2.h ProcessConstantExpert: Exp over a UB tensor, never a scalar exp).
+template <ScalarUnary OP>
+__aicore__ inline float UnaryScalar(float v, const LocalTensor<float> &work)
 {
     Duplicate(work, v, static_cast<int32_t>(UB_BLOCK / sizeof(float)));
     PipeBarrier<PIPE_V>();
-    Sqrt(work, work, static_cast<int32_t>(UB_BLOCK / sizeof(float)));
+    if constexpr (OP == ScalarUnary::SQRT) {
+        Sqrt(work, work, static_cast<int32_t>(UB_BLOCK / sizeof(float)));
+    } else {
+        Exp(work, work, static_cast<int32_t>(UB_BLOCK / sizeof(float)));
+    }
     SyncFunc<HardEvent::V_S>();
     const float value = work.GetValue(0U);
     SyncFunc<HardEvent::S_V>();
@@ -1065,9 +1078,6 @@ __aicore__ inline void MoeDistributeCombineV3<MOE_DISTRIBUTE_COMBINE_V3_TPL_FUNC
     copyEnd_ = expertEnd_;
     expertEnd_ += static_cast<uint32_t>(tiling.constExpertNum);
     constEnd_ = expertEnd_;
-    if (tiling.constExpertNum > 0) { // its formula uses calc slots 1..4 beside the accumulator
-        reduceSlots_ = reduceSlots_ > 5U ? reduceSlots_ : 5U;
-    }
     sharedExperts_ = (tiling.sharedExpertRankNum == 0) ? 0U : static_cast<uint32_t>(tiling.sharedExpertNum);
     slotsPerToken_ = topK_ + sharedExperts_;
     localExperts_ = static_cast<uint32_t>(tiling.localExpertNum);
@@ -1691,9 +1701,8 @@ MoeDistributeCombineV3<MOE_DISTRIBUTE_COMBINE_V3_TPL_FUNC>::SpecialTerm1(uint32_
     (void)expertRow;
 }
 
-// special expert const (常量专家): Moe = routed(constExpertAlpha1Optional) * cast(oriXOptional, FLOAT32) +
-// routed(constExpertAlpha2Optional) * routed(constExpertVOptional), lowered from the spec into `term`; expertRow is its
-// index among the const experts
+// special expert const (常量专家): Moe = x * p1 + routed(constExpertVOptional) * p2, lowered from the spec into
+// `term`; expertRow is its index among the const experts
 template <MOE_DISTRIBUTE_COMBINE_V3_TPL_CLASS>
 __aicore__ inline void
 MoeDistributeCombineV3<MOE_DISTRIBUTE_COMBINE_V3_TPL_FUNC>::SpecialTerm2(uint32_t tokenIdx, uint32_t expertRow,
@@ -1701,34 +1710,64 @@ MoeDistributeCombineV3<MOE_DISTRIBUTE_COMBINE_V3_TPL_FUNC>::SpecialTerm2(uint32_
 {
     const uint32_t hLen = hLen_;
     const LocalTensor<float> &xRow = term; // a special expert reads no returned row
-    // Moe = routed(constExpertAlpha1Optional) * cast(oriXOptional, FLOAT32) + routed(constExpertAlpha2Optional) *
-    // routed(constExpertVOptional)
-    LocalTensor<float> t1 = CalcSlot<float>(1U);
+    // let x = cast(oriXOptional, FLOAT32)
+    LocalTensor<ExpandXT> t1 = CalcSlot<ExpandXT>(1U);
+    LoadRow(t1, oriXOptionalGm_, tokenIdx, static_cast<uint32_t>(hLen)); // the token's row of oriXOptional
     LocalTensor<float> t2 = CalcSlot<float>(2U);
+    LocalTensor<float> t3 = CalcSlot<float>(3U);
+    CastRow<float, ExpandXT, RoundMode::CAST_RINT, false>(t2, t1, static_cast<uint32_t>(hLen), t3);
+    LocalTensor<float> x = t2;
+    // let a1 = reduce_sum(routed(constExpertAlpha1Optional) * x)
+    LocalTensor<float> t4 = CalcSlot<float>(1U);
+    LocalTensor<float> t5 = CalcSlot<float>(3U);
     LoadRowF32<ExpandXT, RowLayout::ROWS>(
-        t1, t2, constExpertAlpha1OptionalGm_, expertRow,
+        t4, t5, constExpertAlpha1OptionalGm_, expertRow,
         hLen); // constExpertAlpha1Optional as fp32: the destination expert's row ((E, H)), or its (H,) / (1,) broadcast
-    LocalTensor<ExpandXT> t3 = CalcSlot<ExpandXT>(2U);
-    LoadRow(t3, oriXOptionalGm_, tokenIdx, static_cast<uint32_t>(hLen)); // the token's row of oriXOptional
-    LocalTensor<float> t4 = CalcSlot<float>(3U);
-    LocalTensor<float> t5 = CalcSlot<float>(4U);
-    CastRow<float, ExpandXT, RoundMode::CAST_RINT, false>(t4, t3, static_cast<uint32_t>(hLen), t5);
-    Mul(t1, t1, t4, static_cast<int32_t>(hLen));
+    Mul(t4, t4, x, static_cast<int32_t>(hLen));
     PipeBarrier<PIPE_V>();
     LocalTensor<float> t6 = CalcSlot<float>(3U);
-    LocalTensor<float> t7 = CalcSlot<float>(2U);
+    const float rsum7 = ReduceSumRow(t4, static_cast<uint32_t>(hLen), t6);
+    const float a1 = rsum7;
+    // let a2 = reduce_sum(routed(constExpertAlpha2Optional) * x)
+    LocalTensor<float> t8 = CalcSlot<float>(1U);
+    LocalTensor<float> t9 = CalcSlot<float>(3U);
     LoadRowF32<ExpandXT, RowLayout::ROWS>(
-        t6, t7, constExpertAlpha2OptionalGm_, expertRow,
+        t8, t9, constExpertAlpha2OptionalGm_, expertRow,
         hLen); // constExpertAlpha2Optional as fp32: the destination expert's row ((E, H)), or its (H,) / (1,) broadcast
-    LocalTensor<float> t8 = CalcSlot<float>(2U);
-    LocalTensor<float> t9 = CalcSlot<float>(4U);
+    Mul(t8, t8, x, static_cast<int32_t>(hLen));
+    PipeBarrier<PIPE_V>();
+    LocalTensor<float> t10 = CalcSlot<float>(3U);
+    const float rsum11 = ReduceSumRow(t8, static_cast<uint32_t>(hLen), t10);
+    const float a2 = rsum11;
+    // let m = max(a1, a2)
+    const float m = MaxF(a1, a2);
+    // let e1 = exp(a1 - m)
+    LocalTensor<float> t12 = CalcSlot<float>(1U);
+    const float exp13 = UnaryScalar<ScalarUnary::EXP>((a1 - m), t12);
+    const float e1 = exp13;
+    // let e2 = exp(a2 - m)
+    LocalTensor<float> t14 = CalcSlot<float>(1U);
+    const float exp15 = UnaryScalar<ScalarUnary::EXP>((a2 - m), t14);
+    const float e2 = exp15;
+    // let s = e1 + e2
+    const float s = (e1 + e2);
+    // let p1 = e1 / s
+    const float p1 = (e1 / s);
+    // let p2 = e2 / s
+    const float p2 = (e2 / s);
+    // Moe = x * p1 + routed(constExpertVOptional) * p2
+    Muls(x, x, p1, static_cast<int32_t>(hLen));
+    PipeBarrier<PIPE_V>();
+    LocalTensor<float> t16 = CalcSlot<float>(1U);
+    LocalTensor<float> t17 = CalcSlot<float>(3U);
     LoadRowF32<ExpandXT, RowLayout::ROWS>(
-        t8, t9, constExpertVOptionalGm_, expertRow,
+        t16, t17, constExpertVOptionalGm_, expertRow,
         hLen); // constExpertVOptional as fp32: the destination expert's row ((E, H)), or its (H,) / (1,) broadcast
-    Mul(t6, t6, t8, static_cast<int32_t>(hLen));
+    Muls(t16, t16, p2, static_cast<int32_t>(hLen));
     PipeBarrier<PIPE_V>();
-    Add(t1, t1, t6, static_cast<int32_t>(hLen));
+    Add(x, x, t16, static_cast<int32_t>(hLen));
     PipeBarrier<PIPE_V>();
+    CopyRow(term, x, static_cast<uint32_t>(hLen));
     (void)xRow;
     (void)tokenIdx;
     (void)expertRow;

@@ -642,12 +642,25 @@ __aicore__ inline float ReduceSumRow(const LocalTensor<float> &src, uint32_t cou
     return value;
 }
 
-// sqrt of one fp32 value through the vector Sqrt (one block), as the real kernels take the root of a row statistic.
-__aicore__ inline float SqrtScalar(float v, const LocalTensor<float> &work)
+// A vector unary instruction that UnaryScalar applies to one fp32 value.
+enum class ScalarUnary : uint8_t {
+    SQRT,
+    EXP
+};
+
+// One fp32 value through the vector Sqrt / Exp (one block), as the real kernels take the root of a row statistic
+// (rstd) and the exponentials of a const expert's softmax (code: mc2/moe_distribute_combine_v2/op_kernel/arch22/
+// moe_distribute_combine_v2.h ProcessConstantExpert: Exp over a UB tensor, never a scalar exp).
+template <ScalarUnary OP>
+__aicore__ inline float UnaryScalar(float v, const LocalTensor<float> &work)
 {
     Duplicate(work, v, static_cast<int32_t>(UB_BLOCK / sizeof(float)));
     PipeBarrier<PIPE_V>();
-    Sqrt(work, work, static_cast<int32_t>(UB_BLOCK / sizeof(float)));
+    if constexpr (OP == ScalarUnary::SQRT) {
+        Sqrt(work, work, static_cast<int32_t>(UB_BLOCK / sizeof(float)));
+    } else {
+        Exp(work, work, static_cast<int32_t>(UB_BLOCK / sizeof(float)));
+    }
     SyncFunc<HardEvent::V_S>();
     const float value = work.GetValue(0U);
     SyncFunc<HardEvent::S_V>();

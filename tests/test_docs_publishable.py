@@ -125,6 +125,8 @@ def _latex(spec: str, soc: str | None, text: str) -> str:
     ("qmax(dtype(expandXOut)) / reduce_max(abs(xf))",
      r"\frac{\mathrm{qmax}(\mathrm{dtype}(\mathrm{expandXOut}))}{\mathrm{reduce\_max}(\lvert \mathrm{xf} \rvert)}"),
     ("a - (b - c)", r"\mathrm{a} - \left(\mathrm{b} - \mathrm{c}\right)"),
+    ("exp(a1 - m) / reduce_sum(xf * xf)",
+     r"\frac{e^{\mathrm{a1} - \mathrm{m}}}{\sum_{h} \left( \mathrm{xf} \times \mathrm{xf} \right)}"),
 ])
 def test_latex_lowering(text, want):
     assert _latex("dispatch_v2.spec", None, text) == want

@@ -29,6 +29,8 @@ _SPELLED = {
     "sqrt": r"\sqrt{{{0}}}",
     "rsqrt": r"\frac{{1}}{{\sqrt{{{0}}}}}",
     "exp2": r"2^{{{0}}}",
+    "exp": r"e^{{{0}}}",
+    "reduce_sum": r"\sum_{{h}} \left( {0} \right)",  # a quant formula's reduce_sum runs along the row (H)
 }
 # Operators whose operands need no parentheses: a fraction holds them whole.
 _WHOLE_OPERANDS = {"/": r"\frac{{{0}}}{{{1}}}", "//": r"\left\lfloor \frac{{{0}}}{{{1}}} \right\rfloor"}

@@ -177,9 +177,10 @@ def test_a_parameter_row_is_the_real_documents():
     assert text.count("| 参数名 | 输入/输出 | 描述 | 使用说明 | 数据类型 | 数据格式 | 维度(shape) | 非连续Tensor |") == 1
 
 
-def test_call_example_takes_a_suite_case_and_the_shape_rules():
-    """DispatchV4's 调用示例: the first positive case with data (A2, BS 4, H 32, K 1, 2 ranks, moeExpertNum 2);
-    its outputs sized by the spec's rules for rank 0: A = globalBSReal * min(localMoeExpertNum, K) = 8 * 1,
+def test_call_example_takes_the_example_files_world():
+    """DispatchV4's 调用示例: the world of examples/test_aclnn_moe_distribute_dispatch_v2.cpp (the smallest world of
+    the suite's positive cases whose ranks share their shapes: A2, BS 4, H 32, K 1, 2 ranks, moeExpertNum 2, no TP);
+    its outputs as the reference infers them for rank 0: A = globalBSReal * min(localMoeExpertNum, K) = 8 * 1,
     assistInfoForCombineOut A * 128, epRecvCountsOut on A2 epWorldSize * localMoeExpertNum + globalBSReal * 2 * K *
     serverNum = 2 + 16 = 18."""
     from opgen.emit.doc_example import example_context
@@ -188,15 +189,15 @@ def test_call_example_takes_a_suite_case_and_the_shape_rules():
     entry = next(e for e in op.entries if e.name == "aclnnMoeDistributeDispatchV4")
     ex = example_context(op, entry, Plans(op))
     assert (ex["case"], ex["world"], ex["header"]) == (
-        "ascend910b-q0-bs4-h32-k1-w2-tpWorldSize-1", 2, "aclnnop/aclnn_moe_distribute_dispatch_v4.h")
+        "ascend910b-q0-bs4-h32-k1-w2", 2, "aclnnop/aclnn_moe_distribute_dispatch_v4.h")
     assert [(t["name"], t["acl"], t["shape"]) for t in ex["tensors"]] == [
         ("x", "ACL_FLOAT16", "4, 32"), ("expertIds", "ACL_INT32", "4, 1"), ("expandXOut", "ACL_FLOAT16", "8, 32"),
         ("dynamicScalesOut", "ACL_FLOAT", "8"), ("assistInfoForCombineOut", "ACL_INT32", "1024"),
         ("expertTokenNumsOut", "ACL_INT64", "1"), ("epRecvCountsOut", "ACL_INT32", "18"),
-        ("tpRecvCountsOut", "ACL_INT32", "1"), ("expandScalesOut", "ACL_FLOAT", "8")]
+        ("tpRecvCountsOut", "ACL_INT32", "0"), ("expandScalesOut", "ACL_FLOAT", "8")]
     assert ex["nulls"] == ["scalesOptional", "xActiveMaskOptional", "expertScalesOptional", "elasticInfoOptional",
                            "performanceInfoOptional"]
     scalars = {s["decl"]: s["value"] for s in ex["scalars"]}
     assert scalars["const char *groupEp"] == "group" and scalars["int64_t epRankId"] == "rank"
-    assert scalars["int64_t tpWorldSize"] == "1" and scalars["const char *commAlg"] == '""'
+    assert scalars["int64_t tpWorldSize"] == "0" and scalars["const char *commAlg"] == '""'
     assert ex["args"] == [p.c_name for p in entry.params]

@@ -64,8 +64,9 @@ def _usable(case: dict, op: Op) -> bool:
             and all((DTYPES[d].kind, DTYPES[d].bits) in _HOST_TYPES for d in dtypes))
 
 
-def _case(op: Op, plans: Plans) -> tuple[dict, list[dict], dict]:
-    """(case, the attributes of each rank, {output: (shape, dtype)}) of the example's world."""
+def example_case(op: Op, plans: Plans) -> tuple[dict, list[dict], dict]:
+    """(case, the attributes of each rank, {output: (shape, dtype)}) of the example's world: the example file's
+    and the documents' 调用示例 show the same world."""
     ref = plans.reference_module
     rule = rank_rule(op.semantics, ref.INFO.roles)
     found = []
@@ -109,7 +110,7 @@ def _attr_value(a: Attr, value, rank_attrs: set[str], group: str | None, buffer:
 
 def example_context(op: Op, plans: Plans) -> dict:
     entry = newest_entry(op)
-    case, ranks, outs = _case(op, plans)
+    case, ranks, outs = example_case(op, plans)
     attrs = {a.name: case["attrs"].get(a.name, a.default) for a in op.attrs}
     rank_attrs = [n for n in ranks[0] if any(r[n] != ranks[0][n] for r in ranks)]
     group = op.hccl_groups[0].attr if op.hccl_groups else None

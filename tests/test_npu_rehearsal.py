@@ -12,6 +12,7 @@ import importlib
 import importlib.util
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -176,3 +177,37 @@ def _stand_in_checks(standin, torch):
         standin.check("npu_moe_distribute_dispatch_v2", (), dict(call, ep_rank_id=True))
     with pytest.raises(AttributeError, match=r"has no attribute 'npu_moe_distribute_dispatch_v3'"):
         standin.npu_moe_distribute_dispatch_v3
+
+
+def _patched_world(tmp_path: Path, patch: str, snake: str, case: dict) -> tuple[dict, str]:
+    """A 2-rank world of the harness with ``patch`` (Python run first in every rank) undoing one of its fixes."""
+    script = tmp_path / "patched_harness.py"
+    script.write_text(f"import sys\nfrom opgen.harness import testnpu\n{patch}\nsys.exit(testnpu.main())\n")
+    proc = subprocess.run(["torchrun", "--standalone", "--nproc-per-node=2", str(script), str(GENERATED / snake),
+                           "--case", case["id"]], capture_output=True, text=True, env=_env(), timeout=600)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0, output
+    return testnpu.verdicts(proc.stdout).get(f"{snake}/{case['id']}", {}), output
+
+
+def test_every_rank_passing_rank_0s_ids_fails_the_rehearsal(tmp_path):
+    """The calls before this harness: testkit.full_attrs gave every rank rank 0's ep_rank_id."""
+    snake = "moe_distribute_dispatch_v2"
+    case = _one_per_product(snake)[0]
+    found, output = _patched_world(tmp_path, "_own = testnpu.rank_attrs\n"
+                                   "testnpu.rank_attrs = lambda ref, case, rank: _own(ref, case, 0)", snake, case)
+    with pytest.raises(AssertionError, match=r"rank 0: ValueError: npu_moe_distribute_dispatch_v2\(\): rank 1 "
+                                             r"passes ep_rank_id=0; rank 1 of this world is ep_rank_id=1"):
+        testnpu.verdict(found, 2, output)
+
+
+def test_a_teardown_without_its_setup_fails_the_rehearsal(tmp_path):
+    """The calls before this harness: a Teardown case ran without its Setup."""
+    snake = "moe_distribute_dispatch_teardown"
+    case = _one_per_product(snake)[0]
+    found, output = _patched_world(tmp_path, "import dataclasses\ntestnpu.FAMILIES = {k: dataclasses.replace("
+                                   "f, prelude=None) for k, f in testnpu.FAMILIES.items()}", snake, case)
+    with pytest.raises(AssertionError, match=r"rank 0: RuntimeError: npu_moe_distribute_dispatch_teardown\(\): no "
+                                             r"npu_moe_distribute_dispatch_setup on group '\w+' returned this "
+                                             r"comm_cmd_info"):
+        testnpu.verdict(found, 2, output)

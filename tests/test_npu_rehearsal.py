@@ -211,3 +211,40 @@ def test_a_teardown_without_its_setup_fails_the_rehearsal(tmp_path):
                                              r"npu_moe_distribute_dispatch_setup on group '\w+' returned this "
                                              r"comm_cmd_info"):
         testnpu.verdict(found, 2, output)
+
+
+class _Groups:
+    """A World that records the groups a rank makes (testnpu.World.group_name's contract)."""
+
+    def __init__(self, rank: int):
+        self.rank, self.made = rank, []
+
+    def group_name(self, ranks, buffsize):
+        self.made.append(ranks)
+        return f"g{ranks}" if self.rank in ranks else None
+
+
+def _seed_era_tp_case(seed_era_dispatch):
+    ref, cases = seed_era_dispatch
+    return next(c for c in cases.POSITIVE if c["run"] is None and int(c["attrs"].get("tpWorldSize", 0)) == 2)
+
+
+def test_each_rank_gets_its_ep_and_tp_groups_and_every_rank_makes_all_of_them(seed_era_dispatch):
+    """A 4-rank world of EP 2 x TP 2 (the seed-era DispatchV2, whose A3 still takes TP)."""
+    ref, cases = seed_era_dispatch
+    case = _seed_era_tp_case(seed_era_dispatch)
+    for rank, ep, tp in ((0, (0, 2), (0, 1)), (1, (1, 3), (0, 1)), (2, (0, 2), (2, 3)), (3, (1, 3), (2, 3))):
+        world = _Groups(rank)
+        assert testnpu._groups(ref, cases, case, world) == {"groupEp": f"g{ep}", "groupTp": f"g{tp}"}
+        assert world.made == [(0, 2), (1, 3), (0, 1), (2, 3)]
+
+
+@pytest.mark.slow
+def test_a_world_with_a_tp_domain_passes_on_every_rank(seed_era_dispatch, tmp_path):
+    ref, cases = seed_era_dispatch
+    case = _seed_era_tp_case(seed_era_dispatch)
+    generated = Path(ref.__file__).parent.parent
+    snake = Path(ref.__file__).parent.name
+    env = _env(generated)
+    found, output = testnpu.run_world([generated / snake], 4, [case["id"]], env=env)
+    assert testnpu.verdict(found.get(f"{snake}/{case['id']}", {}), 4, output) is None

@@ -189,12 +189,15 @@ class World:
         self.control = dist.new_group(backend="gloo", timeout=timeout)
         self.groups: dict = {}
 
-    def group_name(self, ranks: tuple[int, ...], buffsize) -> str:
-        """The name torch_npu takes for the group of ``ranks`` (this rank's), made with HCCL_BUFFSIZE ``buffsize``."""
+    def group_name(self, ranks: tuple[int, ...], buffsize) -> str | None:
+        """The name torch_npu takes for the group of ``ranks``, made (once, with HCCL_BUFFSIZE ``buffsize``) by every
+        rank, as new_group requires; None on a rank outside it."""
         key = (ranks, buffsize)
         if key not in self.groups:
             self.groups[key] = self.dist.new_group(backend=self.backend, ranks=list(ranks))
         group = self.groups[key]
+        if self.rank not in ranks:
+            return None
         if self.backend == "hccl":
             return group._get_backend(self.torch.device("npu")).get_hccl_comm_name(self.rank)
         return group.group_name
@@ -228,7 +231,7 @@ def _groups(ref, cases, case: dict, world: World) -> dict:
                         for q in range(case["world"])})
         for part in parts:  # every rank makes every group, in the same order
             name = world.group_name(part, buffsize)
-            if world.rank in part:
+            if name is not None:
                 out[attr] = name
     return out
 

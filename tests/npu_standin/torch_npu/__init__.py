@@ -165,7 +165,9 @@ def _call(fname: str, args: tuple, kwargs: dict):
 
     calls = [None] * dist.get_world_size()
     dist.all_gather_object(calls, (inputs, attrs, out_dtypes))
+    # each rank passes its own ids and names its own EP / TP group; the other attributes are the world's
     ids = set(rank_ids(ref, {"attrs": attrs}, rank))
+    own = ids | {to_param[kw] for kw in ("group_ep", "group_tp") if kw in given}
     world_attrs = {k: v for k, v in attrs.items() if k not in ids}
     for r, (_, other, _) in enumerate(calls):
         want = rank_ids(ref, {"attrs": attrs}, r)
@@ -174,8 +176,9 @@ def _call(fname: str, args: tuple, kwargs: dict):
             wrong = ", ".join(f"{cases.NPU_ATTRS[k]}={got[k]}" for k in want if got[k] != want[k])
             raise ValueError(f"{fname}(): rank {r} passes {wrong}; rank {r} of this world is "
                              + ", ".join(f"{cases.NPU_ATTRS[k]}={v}" for k, v in want.items()))
-        if {k: v for k, v in other.items() if k not in ids} != world_attrs:
-            raise ValueError(f"{fname}(): rank {r}'s attributes differ from rank {rank}'s")
+        differ = sorted(k for k in set(other) | set(attrs) if k not in own and other.get(k) != attrs.get(k))
+        if differ:
+            raise ValueError(f"{fname}(): rank {r} passes other {', '.join(differ)} than rank {rank}")
 
     setup = fname.replace("_teardown", "_setup")
     if setup != fname:

@@ -44,6 +44,7 @@ from opgen.runtime.scope import Typed, cann_dtype, data
 NPU_OPS = ("shipped",)
 DISTS = ("hccl", "gloo")
 DEFAULT_CASE_TIMEOUT = 300  # seconds one case may take on every rank
+_HOST_ENV = dict(os.environ)  # as the ranks started, before a case set its HCCL_BUFFSIZE
 
 
 def npu_op() -> str:
@@ -282,8 +283,12 @@ def run_case(ref, cases, case: dict, world: World, prelude) -> tuple[str, str]:
     product = device_product()
     if case["product"] != product:
         return "skip", f"the case is for {case['product']}, the NPUs here are {product or 'unknown'}"
-    for name, value in case.get("env", {}).items():  # HCCL reads them when it makes a communicator
-        os.environ[name] = str(value)
+    for name in ref.INFO.env:  # HCCL reads them when it makes a communicator: the case's, else the host's own
+        value = case.get("env", {}).get(name, _HOST_ENV.get(name))
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = str(value)
     built = testkit.build_world(ref, case)
     inputs = built.inputs
     why = unreachable(cases, inputs[rank], rank_attrs(ref, case, rank))

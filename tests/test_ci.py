@@ -21,6 +21,8 @@ def test_ci_runs_the_readme_commands_verbatim():
         assert f"{{ {cmd}; }}" in ci, cmd
     # and the slow tier and the freshness check
     assert "python -m pytest -m slow" in ci and "opgen build --check specs/*.spec" in ci
+    # the NPU-mode rehearsal's torch, whose absence then fails (not skips) its tests
+    assert "pip install -e '.[npu-rehearsal]'" in ci and "export OPGEN_NPU_REHEARSAL=required" in ci
 
 
 def test_the_slow_tier_is_registered_and_deselected_by_default():

@@ -20,6 +20,7 @@ from opgen.emit.plans import Plans
 from opgen.emit.registry import emitter
 from opgen.emit.render import render
 from opgen.core.span import find_span
+from opgen.core.torch_npu import TORCH_NPU_FUNCTIONS
 from opgen.harness.testkit import TWIN_PRELUDES
 from opgen.model.decl import Op, snake
 
@@ -30,6 +31,24 @@ def npu_kwarg(t) -> str:
         return t.ir_name
     name = t.name[:-len("Optional")] if t.name.endswith("Optional") else t.name
     return snake(name)
+
+
+def npu_call(op: Op) -> dict:
+    """The NPU mode's call of torch_npu's function of the op (``opgen.core.torch_npu``): the function (None: torch_npu
+    ships none), the keyword of each aclnn input and attribute the schema has, the aclnn parameters it lacks with
+    the value its wrapper passes, the dtype keywords with the tensor whose dtype each names, and the attributes
+    those keywords carry."""
+    name = "npu_" + op.snake_name
+    row = TORCH_NPU_FUNCTIONS.get(name)
+    if row is None:
+        return dict(npu_function=None, npu_inputs={}, npu_attrs={}, npu_fixed={}, npu_dtype_keywords={},
+                    npu_carried={})
+    skip = set(row.fixed) | set(row.carried)
+    keyword = lambda t: row.renames.get(t.name, npu_kwarg(t))  # noqa: E731
+    return dict(npu_function=name,
+                npu_inputs={t.name: keyword(t) for t in op.inputs if t.name not in skip},
+                npu_attrs={a.name: keyword(a) for a in op.attrs if a.name not in skip},
+                npu_fixed=dict(row.fixed), npu_dtype_keywords=dict(row.dtype_keywords), npu_carried=dict(row.carried))
 
 
 def driver_fields(op: Op) -> list[tuple[str, str, str]]:
@@ -97,9 +116,7 @@ def tests_context(op: Op, plans: Plans) -> dict:
         outputs=tuple(t.name for t in op.outputs),
         size_fns=[dict(name=e.name, count=len(e.sizes)) for e in op.entries if e.sizes],
         size_fn_names=tuple(e.name for e in op.entries if e.sizes),
-        npu_function="npu_" + op.snake_name,
-        npu_inputs={t.name: npu_kwarg(t) for t in op.inputs},
-        npu_attrs={a.name: npu_kwarg(a) for a in op.attrs},
+        **npu_call(op),
         npu_worlds=plans.npu_worlds,
         n_checks=plans.n_checks,
         twin_subset=twin_subset(op, s.positive),

@@ -708,6 +708,36 @@ def twin_prelude(op_dir: Path, semantics: str):
                       f"{Path(op_dir).parent}")
 
 
+def prelude_plan(ref, case: dict, world: testworld.World, pref):
+    """The Setup op ``pref`` a Teardown world runs first on the same HCCL windows: (its case, its world, {its output:
+    this op's input it feeds}, its reference outputs per rank), or why no Setup call produces this world's inputs."""
+    pinputs = family_worlds.prelude_inputs(pref.INFO.semantics, world, read_attrs(ref, case), pref.INFO.roles)
+    # the prelude's output OUT feeds this op's input of the role OUT less "Out" (yOut -> y)
+    mine = _role_names(ref, ref.INPUTS)
+    feeds = {o: mine.get(r[:-3] if r.endswith("Out") else r) for r, o in _role_names(pref, pref.OUTPUTS).items()}
+    feeds = {o: t for o, t in feeds.items() if t is not None}
+    dtypes = {o: _cann(world.inputs[0][t]) for o, t in feeds.items() if world.inputs[0].get(t) is not None}
+    pcase = dict(case, id=f"{case['id']}.prelude", out_dtypes=dtypes,
+                 attrs={k: v for k, v in case["attrs"].items() if k in pref.ATTRS})
+    pworld = dataclasses.replace(world, inputs=pinputs)
+    try:
+        pexpected = pref.run_world(pinputs, world_attrs(pcase), case["product"], dtypes or None)
+    except OpError as err:
+        return f"no {pref.OP} call produces this world's inputs: it rejects them ({err})"
+    return pcase, pworld, feeds, pexpected
+
+
+def fed_inputs(world: testworld.World, feeds: dict, prelude_outputs: list[dict]) -> list[dict]:
+    """Every rank's inputs with the prelude's outputs in the inputs they feed."""
+    inputs = []
+    for r, inp in enumerate(world.inputs):
+        fed = dict(inp)
+        for name, target in feeds.items():
+            fed[target] = prelude_outputs[r][name]
+        inputs.append(fed)
+    return inputs
+
+
 def twin(ref, cases, case: dict, world: testworld.World, results: list[dict], exe: Path, work: Path,
          prelude=None) -> str | None:
     """The world on the CPU twin ``exe`` (``opgen.sim.build``): every rank's outputs equal run_world's.
@@ -722,30 +752,16 @@ def twin(ref, cases, case: dict, world: testworld.World, results: list[dict], ex
     problems = []
     if prelude is not None:
         pref, pcases, pexe = prelude
-        pinputs = family_worlds.prelude_inputs(pref.INFO.semantics, world, read_attrs(ref, case), pref.INFO.roles)
-        # the prelude's output OUT feeds this op's input of the role OUT less "Out" (yOut -> y)
-        mine = _role_names(ref, ref.INPUTS)
-        feeds = {o: mine.get(r[:-3] if r.endswith("Out") else r) for r, o in _role_names(pref, pref.OUTPUTS).items()}
-        feeds = {o: t for o, t in feeds.items() if t is not None}
-        dtypes = {o: _cann(world.inputs[0][t]) for o, t in feeds.items() if world.inputs[0].get(t) is not None}
-        pcase = dict(case, id=f"{case['id']}.prelude", out_dtypes=dtypes,
-                     attrs={k: v for k, v in case["attrs"].items() if k in pref.ATTRS})
-        pworld = dataclasses.replace(world, inputs=pinputs)
-        try:
-            pexpected = pref.run_world(pinputs, world_attrs(pcase), case["product"], dtypes or None)
-        except OpError as err:
-            return f"no {pref.OP} call produces this world's inputs: it rejects them ({err})"
+        plan = prelude_plan(ref, case, world, pref)
+        if isinstance(plan, str):
+            return plan
+        pcase, pworld, feeds, pexpected = plan
         pexe = pexe(case["product"]) if callable(pexe) else pexe
         pouts = sim.run(pexe, pref, pcase, pworld, work / "prelude", windows_out=True)
         for r, (got, expected) in enumerate(zip(pouts, pexpected)):
             problems += [f"prelude {pref.OP}: {p}" for p in output_problems(pref, pcases, pcase, pworld, r, got,
                                                                             expected)]
-        inputs = []
-        for r, inp in enumerate(world.inputs):
-            fed = dict(inp)
-            for name, target in feeds.items():
-                fed[target] = pexpected[r][name]
-            inputs.append(fed)
+        inputs = fed_inputs(world, feeds, pexpected)
         world = dataclasses.replace(world, inputs=inputs)
         results = run(ref, case, world)
         windows = work / "prelude" / sim.job.WINDOWS_FILE

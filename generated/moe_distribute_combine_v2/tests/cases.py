@@ -441,10 +441,16 @@ TWIN_SUBSET = (
     "ascend950-q0-bs1-h1024-k2-w2-globalBS-2",
     "ascend950-q2-bs2-h1024-k2-w2",
 )
-# the NPU mode: the torch_npu function and the keyword of each aclnn parameter
+# the NPU mode (OPGEN_NPU_OP=shipped): torch_npu's function of this op (None: torch_npu ships none), the keyword
+# of each aclnn parameter in its schema, the parameters the schema lacks (the value its wrapper passes the aclnn
+# for them), its dtype keywords (the tensor whose dtype each names) and the attributes they carry (the tensor
+# whose ge dtype each takes); opgen.core.torch_npu
 NPU_FUNCTION = "npu_moe_distribute_combine_v2"
-NPU_INPUTS = {"expandX": "expand_x", "expertIds": "expert_ids", "assistInfoForCombine": "assist_info_for_combine", "epSendCounts": "ep_send_counts", "expertScales": "expert_scales", "tpSendCountsOptional": "tp_send_counts", "xActiveMaskOptional": "x_active_mask", "activationScaleOptional": "activation_scale", "weightScaleOptional": "weight_scale", "groupListOptional": "group_list", "expandScalesOptional": "expand_scales", "sharedExpertXOptional": "shared_expert_x", "elasticInfoOptional": "elastic_info", "oriXOptional": "ori_x", "constExpertAlpha1Optional": "const_expert_alpha_1", "constExpertAlpha2Optional": "const_expert_alpha_2", "constExpertVOptional": "const_expert_v", "performanceInfoOptional": "performance_info"}
-NPU_ATTRS = {"groupEp": "group_ep", "epWorldSize": "ep_world_size", "epRankId": "ep_rank_id", "moeExpertNum": "moe_expert_num", "groupTp": "group_tp", "tpWorldSize": "tp_world_size", "tpRankId": "tp_rank_id", "expertShardType": "expert_shard_type", "sharedExpertNum": "shared_expert_num", "sharedExpertRankNum": "shared_expert_rank_num", "globalBS": "global_bs", "outDtype": "out_dtype", "commQuantMode": "comm_quant_mode", "groupListType": "group_list_type", "commAlg": "comm_alg", "zeroExpertNum": "zero_expert_num", "copyExpertNum": "copy_expert_num", "constExpertNum": "const_expert_num"}
+NPU_INPUTS = {"expandX": "expand_x", "expertIds": "expert_ids", "assistInfoForCombine": "assist_info_for_combine", "epSendCounts": "ep_send_counts", "expertScales": "expert_scales", "tpSendCountsOptional": "tp_send_counts", "xActiveMaskOptional": "x_active_mask", "expandScalesOptional": "expand_scales", "sharedExpertXOptional": "shared_expert_x", "elasticInfoOptional": "elastic_info", "oriXOptional": "ori_x", "constExpertAlpha1Optional": "const_expert_alpha_1", "constExpertAlpha2Optional": "const_expert_alpha_2", "constExpertVOptional": "const_expert_v", "performanceInfoOptional": "performance_info"}
+NPU_ATTRS = {"groupEp": "group_ep", "epWorldSize": "ep_world_size", "epRankId": "ep_rank_id", "moeExpertNum": "moe_expert_num", "groupTp": "group_tp", "tpWorldSize": "tp_world_size", "tpRankId": "tp_rank_id", "expertShardType": "expert_shard_type", "sharedExpertNum": "shared_expert_num", "sharedExpertRankNum": "shared_expert_rank_num", "globalBS": "global_bs", "commQuantMode": "comm_quant_mode", "commAlg": "comm_alg", "zeroExpertNum": "zero_expert_num", "copyExpertNum": "copy_expert_num", "constExpertNum": "const_expert_num"}
+NPU_FIXED = {"activationScaleOptional": None, "weightScaleOptional": None, "groupListOptional": None, "outDtype": 0, "groupListType": 0}
+NPU_DTYPE_KEYWORDS = {}
+NPU_CARRIED = {}
 
 POSITIVE = (
     {

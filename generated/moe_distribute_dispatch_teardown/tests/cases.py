@@ -122,10 +122,16 @@ TWIN_SUBSET = (
     "ascend950-q0-bs8-h4096-k6-w2-commType-2",
     "ascend950-q4-bs8-h4096-k6-w2-commType-2",
 )
-# the NPU mode: the torch_npu function and the keyword of each aclnn parameter
+# the NPU mode (OPGEN_NPU_OP=shipped): torch_npu's function of this op (None: torch_npu ships none), the keyword
+# of each aclnn parameter in its schema, the parameters the schema lacks (the value its wrapper passes the aclnn
+# for them), its dtype keywords (the tensor whose dtype each names) and the attributes they carry (the tensor
+# whose ge dtype each takes); opgen.core.torch_npu
 NPU_FUNCTION = "npu_moe_distribute_dispatch_teardown"
 NPU_INPUTS = {"x": "x", "y": "y", "expertIds": "expert_ids", "commCmdInfo": "comm_cmd_info"}
 NPU_ATTRS = {"groupEp": "group_ep", "epWorldSize": "ep_world_size", "epRankId": "ep_rank_id", "moeExpertNum": "moe_expert_num", "expertShardType": "expert_shard_type", "sharedExpertNum": "shared_expert_num", "sharedExpertRankNum": "shared_expert_rank_num", "quantMode": "quant_mode", "globalBs": "global_bs", "expertTokenNumsType": "expert_token_nums_type", "commType": "comm_type", "commAlg": "comm_alg"}
+NPU_FIXED = {}
+NPU_DTYPE_KEYWORDS = {}
+NPU_CARRIED = {}
 
 POSITIVE = (
     {

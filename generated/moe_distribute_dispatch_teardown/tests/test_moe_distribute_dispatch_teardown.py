@@ -2,7 +2,7 @@
 
     pytest generated/moe_distribute_dispatch_teardown/tests                           # numpy reference, C++ check core, CPU twin subset
     OPGEN_BACKEND=cpu-twin pytest generated/moe_distribute_dispatch_teardown/tests    # the CPU twin on every runnable world
-    OPGEN_BACKEND=npu pytest generated/moe_distribute_dispatch_teardown/tests         # adds the real op on NPUs (torchrun, HCCL)
+    OPGEN_BACKEND=npu pytest generated/moe_distribute_dispatch_teardown/tests         # adds torch_npu's op on NPUs (torchrun, HCCL)
 
 17 positive worlds, 55 negative calls over 57 checks of 1 products
 (2 checks no accepted call changed in one or two parameters reaches; see cases.UNREACHABLE).
@@ -147,10 +147,11 @@ def test_cpu_twin(case, twin, tmp_path):
 
 @pytest.mark.parametrize("case", RUNNABLE, ids=testkit.ids)
 def test_npu(case):
-    """The real op in a torchrun world, each rank's outputs against run_rank (OPGEN_BACKEND=npu)."""
+    """torch_npu's op in a torchrun world, each rank's outputs against run_rank (OPGEN_BACKEND=npu)."""
     if backend() != "npu":
         pytest.skip("OPGEN_BACKEND is not npu: the NPU mode runs on a host with torch_npu and Ascend NPUs")
-    why_not = testnpu.unavailable(case["world"], case["product"])
+    why_not = testnpu.unavailable(case["world"], case["product"], cases.NPU_FUNCTION)
+    if why_not is None:
+        why_not = testnpu.launch(OP_DIR, case, cases)
     if why_not is not None:
         pytest.skip(why_not)
-    testnpu.launch(OP_DIR, case)

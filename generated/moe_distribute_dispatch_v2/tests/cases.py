@@ -380,10 +380,16 @@ TWIN_SUBSET = (
     "ascend950-q3-bs4-h1024-k2-w2",
     "ascend950-q4-bs4-h1024-k2-w2",
 )
-# the NPU mode: the torch_npu function and the keyword of each aclnn parameter
+# the NPU mode (OPGEN_NPU_OP=shipped): torch_npu's function of this op (None: torch_npu ships none), the keyword
+# of each aclnn parameter in its schema, the parameters the schema lacks (the value its wrapper passes the aclnn
+# for them), its dtype keywords (the tensor whose dtype each names) and the attributes they carry (the tensor
+# whose ge dtype each takes); opgen.core.torch_npu
 NPU_FUNCTION = "npu_moe_distribute_dispatch_v2"
 NPU_INPUTS = {"x": "x", "expertIds": "expert_ids", "scalesOptional": "scales", "xActiveMaskOptional": "x_active_mask", "expertScalesOptional": "expert_scales", "elasticInfoOptional": "elastic_info", "performanceInfoOptional": "performance_info"}
-NPU_ATTRS = {"groupEp": "group_ep", "epWorldSize": "ep_world_size", "epRankId": "ep_rank_id", "moeExpertNum": "moe_expert_num", "groupTp": "group_tp", "tpWorldSize": "tp_world_size", "tpRankId": "tp_rank_id", "expertShardType": "expert_shard_type", "sharedExpertNum": "shared_expert_num", "sharedExpertRankNum": "shared_expert_rank_num", "quantMode": "quant_mode", "globalBS": "global_bs", "expertTokenNumsType": "expert_token_nums_type", "commAlg": "comm_alg", "zeroExpertNum": "zero_expert_num", "copyExpertNum": "copy_expert_num", "constExpertNum": "const_expert_num", "yDtype": "y_dtype"}
+NPU_ATTRS = {"groupEp": "group_ep", "epWorldSize": "ep_world_size", "epRankId": "ep_rank_id", "moeExpertNum": "moe_expert_num", "groupTp": "group_tp", "tpWorldSize": "tp_world_size", "tpRankId": "tp_rank_id", "expertShardType": "expert_shard_type", "sharedExpertNum": "shared_expert_num", "sharedExpertRankNum": "shared_expert_rank_num", "quantMode": "quant_mode", "globalBS": "global_bs", "expertTokenNumsType": "expert_token_nums_type", "commAlg": "comm_alg", "zeroExpertNum": "zero_expert_num", "copyExpertNum": "copy_expert_num", "constExpertNum": "const_expert_num"}
+NPU_FIXED = {}
+NPU_DTYPE_KEYWORDS = {"x_dtype": "x", "scales_dtype": "scalesOptional", "y_dtype": "expandXOut"}
+NPU_CARRIED = {"yDtype": "expandXOut"}
 
 POSITIVE = (
     {

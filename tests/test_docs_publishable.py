@@ -201,3 +201,17 @@ def test_call_example_takes_the_example_files_world():
     assert scalars["const char *groupEp"] == "group" and scalars["int64_t epRankId"] == "rank"
     assert scalars["int64_t tpWorldSize"] == "0" and scalars["const char *commAlg"] == '""'
     assert ex["args"] == [p.c_name for p in entry.params]
+
+
+def test_npu_commands_span_servers_where_the_world_does():
+    """An Atlas A2 server holds 8 NPUs: the 16-rank DispatchV2 world is one torchrun per server (2 nodes of 8), the
+    2-rank world one standalone torchrun; no command starts more processes on a node than its server has NPUs."""
+    doc = (GENERATED / "moe_distribute_dispatch_v2" / "docs" / "aclnnMoeDistributeDispatchV2.md").read_text()
+    rows = {tuple(c.strip() for c in line.split("|")[1:4]): line for line in doc.splitlines()
+            if line.startswith("| ascend910b |")}
+    assert "`torchrun --nnodes=2 --node-rank=<i> --nproc-per-node=8 --rdzv-backend=c10d " \
+           "--rdzv-endpoint=<主节点IP>:29500 -m opgen.harness.testnpu generated/moe_distribute_dispatch_v2 " \
+           "--world-size 16`" in rows[("ascend910b", "16", "2")]
+    assert "`torchrun --standalone --nproc-per-node=2 " in rows[("ascend910b", "2", "1")]
+    for line in rows.values():
+        assert not re.search(r"--nproc-per-node=(9|[1-9]\d)", line), line

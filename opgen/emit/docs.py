@@ -201,7 +201,17 @@ def tests_summary(op: Op, plans: Plans) -> dict | None:
     spec = op.span.file if op.span else f"{op.snake_name}.spec"
     return dict(positive=len(s.positive), runnable=sum(1 for c in s.positive if c["run"] is None),
                 negative=len(s.negative), unreachable=len(s.unreachable), checks=plans.n_checks,
-                worlds=plans.npu_worlds, spec=spec.rsplit("/", 1)[-1])
+                worlds={soc: [_launch(op.views[soc].facts.ranks_per_server, w) for w in worlds]
+                        for soc, worlds in plans.npu_worlds.items()},
+                spec=spec.rsplit("/", 1)[-1])
+
+
+def _launch(ranks_per_server: int | None, world: int) -> dict:
+    """torchrun's layout of one world: a world past one server's NPUs (Atlas A2: 8) spans nodes, one per server,
+    each started with its --node-rank (doc: README "NPU mode", the two-server commands)."""
+    per_node = min(world, ranks_per_server) if ranks_per_server else world
+    nodes = -(-world // per_node)
+    return dict(world=world, nodes=nodes, per_node=per_node)
 
 
 @emitter

@@ -106,6 +106,30 @@ __aicore__ inline void RequireFits(uint64_t used, uint64_t capacity)
     }
 }
 
+// The data halves and the status offset of the layout: tiling's split of the window it read (win_half,
+// win_state_at) or, where tiling could not read the window size (win_window 0: online compilation, super
+// kernels, where the real tilings skip their window checks), the same split (opgen/model/decl.py window_lets) of
+// the `window` bytes the kernel sees, as the real kernels split the window their HCCL context reports (code:
+// mc2/moe_distribute_dispatch_v2/op_kernel/arch22/moe_distribute_dispatch_a2.h, winContext_->winSize / BUFFER_NUM).
+struct WindowSplit {
+    uint64_t half;    // one data half (512-aligned)
+    uint64_t stateAt; // the status area's offset (in windowsIn, or 0: the start of windowsExp or of windowsIn)
+};
+
+template <typename TilingT>
+__aicore__ inline WindowSplit SplitWindow(const TilingT &tiling, uint64_t window)
+{
+    if (tiling.win_window != 0) {
+        return {static_cast<uint64_t>(tiling.win_half), static_cast<uint64_t>(tiling.win_state_at)};
+    }
+    const bool inExp = tiling.win_state_exp != 0;
+    const uint64_t state = inExp ? 0UL : static_cast<uint64_t>(tiling.win_state);
+    RequireFits(state, window);
+    const uint64_t data = window - state;
+    const bool first = !inExp && tiling.win_data_at != 0; // `at_start`: the status area, then the data halves
+    return {data / static_cast<uint64_t>(tiling.win_halves) / WIN_ALIGN * WIN_ALIGN, (inExp || first) ? 0UL : data};
+}
+
 // The MC2 context the caller's op_api built for the EP domain and passes as input context (an INT32 tensor
 // of sizeof(Mc2MoeContextHead) + 2 * MC2_CONTEXT_RANKS * 8 bytes): this rank's id, then the base of every rank's
 // window, whose first 1 MiB is the status area (code: mc2/common/op_kernel/mc2_moe_context.h Mc2MoeContext;
@@ -1088,10 +1112,11 @@ __aicore__ inline void MoeDistributeCombineV3<MOE_DISTRIBUTE_COMBINE_V3_TPL_FUNC
         reduceSlots_ = reduceSlots_ > 5U ? reduceSlots_ : 5U; // the receiving formula's slots
     }
     // the window layout tiling checked (the spec's `window`): data halves of [combine | dispatch], then status
-    halfBytes_ = static_cast<uint64_t>(tiling.win_half);
+    const WindowSplit split = SplitWindow(tiling, static_cast<uint64_t>(tiling.win_window));
+    halfBytes_ = split.half;
     dataAt_ = static_cast<uint64_t>(tiling.win_data_at);
     combineAt_ = static_cast<uint64_t>(tiling.win_combine_at);
-    statusOffset_ = static_cast<uint64_t>(tiling.win_state_at);
+    statusOffset_ = split.stateAt;
     statusInExp_ = tiling.win_state_exp != 0;
     // the rows each owner's window receives: Atlas A2 one block of maxBS rows per MoE expert, else one slot per
     // (token, k) pair and shared expert; its status area one flag per block or slot

@@ -98,6 +98,30 @@ __aicore__ inline void RequireFits(uint64_t used, uint64_t capacity)
     }
 }
 
+// The data halves and the status offset of the layout: tiling's split of the window it read (win_half,
+// win_state_at) or, where tiling could not read the window size (win_window 0: online compilation, super
+// kernels, where the real tilings skip their window checks), the same split (opgen/model/decl.py window_lets) of
+// the `window` bytes the kernel sees, as the real kernels split the window their HCCL context reports (code:
+// mc2/moe_distribute_dispatch_v2/op_kernel/arch22/moe_distribute_dispatch_a2.h, winContext_->winSize / BUFFER_NUM).
+struct WindowSplit {
+    uint64_t half;    // one data half (512-aligned)
+    uint64_t stateAt; // the status area's offset (in windowsIn, or 0: the start of windowsExp or of windowsIn)
+};
+
+template <typename TilingT>
+__aicore__ inline WindowSplit SplitWindow(const TilingT &tiling, uint64_t window)
+{
+    if (tiling.win_window != 0) {
+        return {static_cast<uint64_t>(tiling.win_half), static_cast<uint64_t>(tiling.win_state_at)};
+    }
+    const bool inExp = tiling.win_state_exp != 0;
+    const uint64_t state = inExp ? 0UL : static_cast<uint64_t>(tiling.win_state);
+    RequireFits(state, window);
+    const uint64_t data = window - state;
+    const bool first = !inExp && tiling.win_data_at != 0; // `at_start`: the status area, then the data halves
+    return {data / static_cast<uint64_t>(tiling.win_halves) / WIN_ALIGN * WIN_ALIGN, (inExp || first) ? 0UL : data};
+}
+
 // The base of rank `rank`'s window in HCCL group `group` (`hccl`: the client initialised on that group). Where the
 // product table says the context lists the windows (ProductFacts.context_windows: __NPU_ARCH__ 3510, whose
 // Hccl<AICPU>::GetWindowsInAddr always returns 0, asc-devkit impl/adv_api/detail/hccl/impl/platform_v310/
@@ -781,8 +805,9 @@ template <typename TilingT>
 __aicore__ inline FamilyWindow MakeFamilyWindow(const TilingT &tiling, uint32_t moeExperts, uint32_t maxBs, uint32_t h)
 {
     FamilyWindow w;
-    w.stateOffset = static_cast<uint64_t>(tiling.win_state_at);
-    w.halfBytes = static_cast<uint64_t>(tiling.win_half);
+    const WindowSplit split = SplitWindow(tiling, WindowBytes<EP_GROUP>());
+    w.stateOffset = split.stateAt;
+    w.halfBytes = split.half;
     w.dataAt = static_cast<uint64_t>(tiling.win_data_at);
     w.combineBlock = AlignUp64(static_cast<uint64_t>(maxBs) * h * COMBINE_ELEM_BYTES, WIN_ALIGN);
     w.combineBytes = static_cast<uint64_t>(tiling.win_combine_at + tiling.win_combine);

@@ -115,6 +115,30 @@ __aicore__ inline void RequireFits(uint64_t used, uint64_t capacity)
     }
 }
 
+// The data halves and the status offset of the layout: tiling's split of the window it read (win_half,
+// win_state_at) or, where tiling could not read the window size (win_window 0: online compilation, super
+// kernels, where the real tilings skip their window checks), the same split (opgen/model/decl.py window_lets) of
+// the `window` bytes the kernel sees, as the real kernels split the window their HCCL context reports (code:
+// mc2/moe_distribute_dispatch_v2/op_kernel/arch22/moe_distribute_dispatch_a2.h, winContext_->winSize / BUFFER_NUM).
+struct WindowSplit {
+    uint64_t half;    // one data half (512-aligned)
+    uint64_t stateAt; // the status area's offset (in windowsIn, or 0: the start of windowsExp or of windowsIn)
+};
+
+template <typename TilingT>
+__aicore__ inline WindowSplit SplitWindow(const TilingT &tiling, uint64_t window)
+{
+    if (tiling.win_window != 0) {
+        return {static_cast<uint64_t>(tiling.win_half), static_cast<uint64_t>(tiling.win_state_at)};
+    }
+    const bool inExp = tiling.win_state_exp != 0;
+    const uint64_t state = inExp ? 0UL : static_cast<uint64_t>(tiling.win_state);
+    RequireFits(state, window);
+    const uint64_t data = window - state;
+    const bool first = !inExp && tiling.win_data_at != 0; // `at_start`: the status area, then the data halves
+    return {data / static_cast<uint64_t>(tiling.win_halves) / WIN_ALIGN * WIN_ALIGN, (inExp || first) ? 0UL : data};
+}
+
 // The base of rank `rank`'s window in HCCL group `group` (`hccl`: the client initialised on that group). Where the
 // product table says the context lists the windows (ProductFacts.context_windows: __NPU_ARCH__ 3510, whose
 // Hccl<AICPU>::GetWindowsInAddr always returns 0, asc-devkit impl/adv_api/detail/hccl/impl/platform_v310/
@@ -1192,10 +1216,11 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
     msgStride_ = AlignUp64(msgBytes_, WIN_ALIGN);
     blockBytes_ = static_cast<uint64_t>(maxBs_) * msgStride_;
     // the window layout tiling checked (the spec's `window`): data halves of [combine | dispatch], then status
-    halfBytes_ = static_cast<uint64_t>(tiling.win_half);
+    const WindowSplit split = SplitWindow(tiling, WindowBytes<EP_GROUP>());
+    halfBytes_ = split.half;
     dataAt_ = static_cast<uint64_t>(tiling.win_data_at);
     combineBytes_ = static_cast<uint64_t>(tiling.win_dispatch_at); // CombineV2's rows come first
-    statusOffset_ = static_cast<uint64_t>(tiling.win_state_at);
+    statusOffset_ = split.stateAt;
     statusInExp_ = tiling.win_state_exp != 0;
     // every rank's window receives one block per (source rank, local expert), one per source on a shared rank,
     // and its status area one entry per block

@@ -104,6 +104,28 @@ __aicore__ inline uint64_t WindowBytes()
     return reinterpret_cast<__gm__ HcclCombineOpParam *>(GetHcclContext<group>())->winSize;
 }
 
+// Saturation per instruction (CTRL[60] 0: each instruction's own saturation mode, e.g. a Cast's, decides, not the
+// global CTRL[48] / CTRL[59]), as the real Ascend 950 kernels select it (code: mc2/moe_distribute_combine_v2/
+// op_kernel/arch35/moe_distribute_combine_v2_a5_mte.h BuffInit, "单指令饱和模式"). On __NPU_ARCH__ 3510 each TPipe
+// construction and Reset sets CTRL back to its default, CTRL[60] 1 (asc-devkit kernel_utils_base.h
+// InitSocStateImpl), so the kernels call this after each (ResetPipe); 2201 has no CTRL[60] (dav_c220
+// SetCtrlSpr takes CTRL[48] alone).
+constexpr int8_t FLOAT_OVERFLOW_MODE_CTRL = 60;
+
+__aicore__ inline void UseInstructionSaturation()
+{
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
+    SetCtrlSpr<FLOAT_OVERFLOW_MODE_CTRL, FLOAT_OVERFLOW_MODE_CTRL>(0);
+#endif
+}
+
+// TPipe::Reset, then the saturation mode the reset undid.
+__aicore__ inline void ResetPipe(TPipe *pipe)
+{
+    pipe->Reset();
+    UseInstructionSaturation();
+}
+
 // What a kernel puts in a window area, or the whole layout, must fit the bytes tiling gave it: a kernel whose row
 // strides outgrow the spec's `window`, or a window smaller than the layout tiling checked, traps instead of
 // writing past it (the real kernels' CheckWindowSize aborts them on a short window too).
@@ -1255,7 +1277,7 @@ __aicore__ inline void MoeDistributeDispatchV3<MOE_DISTRIBUTE_DISPATCH_V3_TPL_FU
     DataCopy(state, stateGm, WS_SLOT_INTS);
     SyncFunc<HardEvent::MTE2_S>();
     dataState_ = static_cast<uint32_t>(state.GetValue(0U)) & 1U;
-    pipe_->Reset();
+    ResetPipe(pipe_);
 }
 
 template <MOE_DISTRIBUTE_DISPATCH_V3_TPL_CLASS>
@@ -1925,7 +1947,7 @@ __aicore__ inline void MoeDistributeDispatchV3<MOE_DISTRIBUTE_DISPATCH_V3_TPL_FU
 template <MOE_DISTRIBUTE_DISPATCH_V3_TPL_CLASS>
 __aicore__ inline void MoeDistributeDispatchV3<MOE_DISTRIBUTE_DISPATCH_V3_TPL_FUNC>::WaitStatus()
 {
-    pipe_->Reset();
+    ResetPipe(pipe_);
     entryNum_ = isSharedRank_ ? epWorld_ : localExperts_ * epWorld_;
     SplitRange(entryNum_, entryStart_, entryEnd_);
     const uint32_t entries = entryEnd_ - entryStart_;
@@ -2067,7 +2089,7 @@ __aicore__ inline void MoeDistributeDispatchV3<MOE_DISTRIBUTE_DISPATCH_V3_TPL_FU
     if (coreIdx_ != 0U) {
         return;
     }
-    pipe_->Reset();
+    ResetPipe(pipe_);
     pipe_->InitBuffer(countBuf_, AlignUp(entryNum_ * 4U, UB_BLOCK));
     pipe_->InitBuffer(coreBuf_, AlignUp(localExperts_ * 8U, UB_BLOCK));
     LocalTensor<int32_t> cum = countBuf_.Get<int32_t>();
@@ -2091,7 +2113,7 @@ __aicore__ inline void MoeDistributeDispatchV3<MOE_DISTRIBUTE_DISPATCH_V3_TPL_FU
 template <MOE_DISTRIBUTE_DISPATCH_V3_TPL_CLASS>
 __aicore__ inline void MoeDistributeDispatchV3<MOE_DISTRIBUTE_DISPATCH_V3_TPL_FUNC>::AddPerformanceInfo()
 {
-    pipe_->Reset();
+    ResetPipe(pipe_);
     pipe_->InitBuffer(countBuf_, AlignUp(entryNum_ * 4U, UB_BLOCK));
     pipe_->InitBuffer(coreBuf_, AlignUp(epWorld_ * 8U, UB_BLOCK));
     LocalTensor<int32_t> waited = countBuf_.Get<int32_t>();
@@ -2118,7 +2140,7 @@ __aicore__ inline void MoeDistributeDispatchV3<MOE_DISTRIBUTE_DISPATCH_V3_TPL_FU
 template <MOE_DISTRIBUTE_DISPATCH_V3_TPL_CLASS>
 __aicore__ inline void MoeDistributeDispatchV3<MOE_DISTRIBUTE_DISPATCH_V3_TPL_FUNC>::UpdateDataState()
 {
-    pipe_->Reset();
+    ResetPipe(pipe_);
     pipe_->InitBuffer(coreBuf_, UB_BLOCK);
     LocalTensor<int32_t> state = coreBuf_.Get<int32_t>();
     state.SetValue(0U, static_cast<int32_t>(dataState_ ^ 1U));
@@ -2134,9 +2156,18 @@ template <MOE_DISTRIBUTE_DISPATCH_V3_TPL_CLASS>
 __aicore__ inline void Run(const KernelArgs &args, const MoeDistributeDispatchV3TilingData &tiling)
 {
     TPipe pipe;
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
+    // the CTRL[60] the kernel found, restored when it ends, as the real 950 entries do (code:
+    // mc2/moe_distribute_dispatch_v2/op_kernel/arch35/moe_distribute_dispatch_v2_apt.cpp)
+    const int64_t overflowMode = GetCtrlSpr<FLOAT_OVERFLOW_MODE_CTRL, FLOAT_OVERFLOW_MODE_CTRL>();
+#endif
+    UseInstructionSaturation();
     MoeDistributeDispatchV3<MOE_DISTRIBUTE_DISPATCH_V3_TPL_FUNC> op;
     op.Init(args, tiling, &pipe);
     op.Process();
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
+    SetCtrlSpr<FLOAT_OVERFLOW_MODE_CTRL, FLOAT_OVERFLOW_MODE_CTRL>(overflowMode);
+#endif
 }
 
 // Tiling key = 10000 + quant * 1 + scales * 10 + template * 100 (one decimal digit per field of the spec's tiling_key).

@@ -465,3 +465,44 @@ def test_where_tiling_cannot_read_the_window_the_kernels_split_the_one_they_see(
         problems = [p for r, (got, want) in enumerate(zip(outs, results))
                     for p in testkit.output_problems(ref, cases, case, world, r, got, want)]
         assert not problems, "\n".join(problems)
+
+
+def test_atlas_a2_warns_below_the_documented_window_and_rejects_only_what_its_layout_overruns():
+    """Issue 33's world on Atlas A2: BS 256, H 7168, K 8, 256 experts, 16 ranks (bf16, no quant).
+
+    doc: aclnnMoeDistributeDispatchV4.md 环境变量约束, A2 "fullmesh": HCCL_BUFFSIZE >= 2 * (BS * epWorldSize *
+    min(localExpertNum, K) * H * sizeof(uint16) + 2MB), 900MB here; code: moe_distribute_dispatch_v2_tiling_arch22.cpp
+    MoeDistributeDispatchA2CheckWinSize checks the same formula and only warns ("为避免兼容性问题"). The generated
+    tiling warns as the real one does (buffer.fullmesh_window: 899MB warns, 900MB does not). Its kernels, though,
+    address a layout of 3650MB here (per data half: one block of maxBS rows per MoE expert for CombineV2 and one of
+    maxBS 512-aligned messages per (source rank, local expert) for DispatchV2, where the real A2 kernels pack each
+    source rank's rows), so window.ep rejects 3649MB: a smaller window would be overrun. Accepting the documented
+    900MB needs the real A2 window protocol in the kernels (issue 33, item 2)."""
+    from dataclasses import replace
+
+    from opgen.harness import testkit, testworld
+    from opgen.runtime import OpError
+
+    ref, _ = _generated("moe_distribute_dispatch_v2")
+    bs, h, k, ep, moe = 256, 7168, 8, 16, 256
+    documented = math.ceil(2 * (bs * ep * min(moe // ep, k) * h * 2 + 2 * MB) / MB)
+    layout = _dispatch_min_mb("ascend910b", bs, h, k, ep, moe)
+    assert (documented, layout) == (900, 3650)
+
+    def warned(window_mb: int) -> list[str]:
+        case = _case("ascend910b", bs, h, k, ep, moe, window_mb)
+        inputs = testworld.meta_inputs(case, 0, testworld.rank_metas(case)[0])
+        attrs, out_dtypes = testkit.call_args(ref, case, 0)
+        s = ref.reference.make_scope(ref.INFO, inputs, attrs, "ascend910b", out_dtypes)
+        out = []
+        for check in (c for c in ref.INFO.checks["ascend910b"] if c.code == 0):
+            try:
+                replace(check, code=1).run(s, ref.INFO.name)  # a warning reported like an error
+            except OpError:
+                out.append(check.id)
+        return out
+
+    assert warned(documented - 1) == ["buffer.fullmesh_window"] and warned(documented) == []
+    testkit.accept(ref, _case("ascend910b", bs, h, k, ep, moe, layout), ranks=[0])
+    with pytest.raises(AssertionError, match=r"incorrect value 3649\. .*\[window\.ep\]"):
+        testkit.accept(ref, _case("ascend910b", bs, h, k, ep, moe, layout - 1), ranks=[0])

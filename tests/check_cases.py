@@ -83,6 +83,8 @@ def field_macros(op: Op) -> str:
     for decl in list(op.attrs) + list(op.envs):
         typ = decl.type
         kind = kinds[typ[5:-1]] + "_LIST" if typ.startswith("list<") else kinds[typ]
+        if decl in op.envs:
+            kind = "ENV_" + kind  # its value, or "?": tiling could not read it
         lines.append(f"{kind}({cpp_ident(decl.name)})")
     lines += [f"OUTPUT_FIELD({cpp_ident(t.name)})" for t in op.outputs]
     return "\n".join(lines) + "\n"
@@ -301,7 +303,9 @@ class CaseGen:
                 case.attrs[a.name] = (self.domain_value(a, case) if a.domain is not None
                                       else self.value(a.type, self.constants, wild=False))
         for e in self.op.envs:
-            case.env[e.name] = e.default if self.rng.random() < 0.5 else self.rng.choice((1024, 4096, 2**20))
+            r = self.rng.random()
+            case.env[e.name] = (e.default if r < 0.45 else None if r < 0.55  # None: tiling cannot read it
+                                else self.rng.choice((1024, 4096, 2**20)))
         for t in self.view.inputs:
             case.inputs[t.name] = None
         for t in self.view.inputs:
@@ -454,7 +458,8 @@ class CaseGen:
                 case.attrs[name] = self.value(a.type)
         elif kind == "env":
             cur = case.env[name]
-            case.env[name] = cur * 4 if isinstance(cur, int) and 0 < cur < 2**40 else self.rng.choice((200, 4096))
+            case.env[name] = (None if self.rng.random() < 0.1  # None: tiling cannot read it
+                              else cur * 4 if isinstance(cur, int) and 0 < cur < 2**40 else self.rng.choice((200, 4096)))
         elif kind == "dim":
             t, axis = self.bound[name]
             if case.inputs.get(t) is None or len(case.inputs[t][0]) <= axis:
@@ -627,7 +632,8 @@ class CaseGen:
         for a in self.op.attrs:
             tokens.append(encode_value(case.attrs[a.name], a.type))
         for e in self.op.envs:
-            tokens.append(encode_value(case.env[e.name], e.type))
+            v = case.env[e.name]
+            tokens.append("?" if v is None else encode_value(v, e.type))
         return " ".join(tokens)
 
 

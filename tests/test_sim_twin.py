@@ -317,3 +317,44 @@ def test_tensors_on_ub_addresses_acc_val_and_not(twin_cases):
     values, faults = run(twin_cases, "raw_ub_tensors")
     assert not faults and values == ["raw -241 8 2016"] * 4
 
+
+
+def test_the_ctrl_register_on_3510_as_tpipe_resets_it(twin_cases_3510):
+    """CTRL[60] (1: the global saturation bits decide, 0: each instruction's own) and CTRL[48] on __NPU_ARCH__ 3510:
+    1 and 1 as a kernel starts (the runtime's Inf/NaN mode), as SetCtrlSpr sets them, and after TPipe::Reset the
+    default 0x1000000000000008 with CTRL[48] kept (asc-devkit kernel_utils_base.h InitSocStateImpl), which is why the
+    real 950 kernels select per-instruction saturation again after each reset; ResetCtrlSpr restores one bit."""
+    values, faults = run(twin_cases_3510, "ctrl_register")
+    assert not faults
+    assert values == [f"ctrl 11 00 10 {0x1000000000000008} 10"] * 4  # 2 ranks x 2 cores
+
+
+def _syntax_check(snippet: str, arch: int | None, tmp_path: Path) -> subprocess.CompletedProcess:
+    cxx = os.environ.get("CXX") or shutil.which("g++")
+    if cxx is None:
+        pytest.skip("no C++ compiler (g++ or $CXX)")
+    src = tmp_path / "ctrl.cpp"
+    src.write_text('#include "kernel_operator.h"\nvoid Probe() { ' + snippet + ' }\n', encoding="utf-8")
+    defines = [] if arch is None else [f"-D__NPU_ARCH__={arch}"]
+    return subprocess.run([cxx, "-std=c++17", "-fsyntax-only", "-DASCENDC_CPU_DEBUG=1", "-D__CCE_KT_TEST__=1",
+                           *defines, f"-I{INCLUDE}", str(src)], capture_output=True, text=True)
+
+
+# (snippet, the arch it fails on, the error, the arch it compiles on or None)
+CTRL_API = [
+    ("AscendC::SetCtrlSpr<60, 60>(0);", 2201, "startBit and endBit must be both 48 on current platform", 3510),
+    ("AscendC::ResetCtrlSpr<60, 60>();", 2201, "ResetCtrlSpr", 3510),
+    ("AscendC::SetCtrlSpr<49, 49>(0);", 3510, "Invalid startBit/endBit on current device", None),
+    ("(void)AscendC::GetCtrlSpr<48, 48>();", None, "GetCtrlSpr", 2201),
+]
+
+
+@pytest.mark.parametrize("snippet, arch, error, compiles_on", CTRL_API)
+def test_the_ctrl_register_api_exists_only_where_the_headers_declare_it(snippet, arch, error, compiles_on, tmp_path):
+    """As the asc-devkit headers declare them: SetCtrlSpr / GetCtrlSpr on __NPU_ARCH__ 2201 (CTRL[48] only) and
+    3510 (its bit list), ResetCtrlSpr on 3510 only, none without an arch."""
+    bad = _syntax_check(snippet, arch, tmp_path)
+    assert bad.returncode != 0 and error in bad.stderr, bad.stderr[-2000:]
+    if compiles_on is not None:
+        ok = _syntax_check(snippet, compiles_on, tmp_path)
+        assert ok.returncode == 0, ok.stderr[-2000:]

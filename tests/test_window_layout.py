@@ -394,3 +394,115 @@ def test_a_window_sized_by_attributes_is_read_by_tiling_and_blames_the_attribute
         assert to_spec(next(l for l in view.lets if l.name == "win_window").expr) == "cclBufferSize - 1 * MB"
     again, diags = load_src(print_op(op), "printed.spec")
     assert again is not None and again.products[0].window.size == op.products[0].window.size, diags.render()
+
+
+# a small world of every product: BS, H, K, epWorldSize, moeExpertNum
+SMALL = (4, 1024, 2, 2, 4)
+
+
+def _small_min_mb(product: str) -> int:
+    """The smallest window tiling accepts for SMALL: the layout's, and at least the documents' 2MB on A3."""
+    return max(_dispatch_min_mb(product, *SMALL), 2 if product == "ascend910_93" else 1)
+
+
+@pytest.mark.parametrize("product", sorted(LARGEST))
+def test_a_window_size_tiling_cannot_read_skips_the_checks_that_read_it(product):
+    """Where tiling cannot read HCCL_BUFFSIZE (online compilation, super kernels: GetCclBufferSize fails), the
+    real tilings skip their window checks instead of assuming 200MB (code: mc2/moe_distribute_dispatch_v2/op_host/
+    op_tiling/arch22/moe_distribute_dispatch_v2_tiling_arch22.cpp "Can't get HCCL_BUFFSIZE and skip validation."):
+    validate() with HCCL_BUFFSIZE None accepts a call whose window a read size rejects, and only that check is
+    skipped (the generated C++ check core agrees: tests/test_check_core.py draws unreadable sizes too)."""
+    from opgen.harness import testkit
+
+    ref, _ = _generated("moe_distribute_dispatch_v2")
+    smallest = _small_min_mb(product)
+    with pytest.raises(AssertionError, match=r"Parameter HCCL_BUFFSIZE .* incorrect value 1\."):
+        testkit.accept(ref, _case(product, *SMALL, 1), ranks=[0])
+    testkit.accept(ref, _case(product, *SMALL, None), ranks=[0])
+    testkit.accept(ref, _case(product, *SMALL, smallest), ranks=[0])
+    bad = _case(product, *SMALL, None)
+    bad["attrs"] = dict(bad["attrs"], epWorldSize=1)  # every other check still runs
+    with pytest.raises(AssertionError, match=r"Parameter epWorldSize"):
+        testkit.accept(ref, bad, ranks=[0])
+
+
+@pytest.mark.cpu_twin
+@pytest.mark.parametrize("product", sorted(LARGEST))
+@pytest.mark.parametrize("op", ("moe_distribute_dispatch_v2", "moe_distribute_combine_v2"))
+def test_where_tiling_cannot_read_the_window_the_kernels_split_the_one_they_see(op, product, tmp_path):
+    """GetCclBufferSize fails (`ccl_buffer unreadable`): tiling skips its window checks and hands the kernels no
+    window size (win_window 0), and they split the window their HCCL context reports as tiling would have: the
+    world runs in its smallest window and agrees with the reference (with a 200MB default, as before, the kernels
+    trapped on any smaller window). One MB less than the layout needs traps instead of writing past the window
+    (on Atlas A3, whose status lives in windowsExp, SMALL's data halves fit in 1MB: no smaller window to try)."""
+    from opgen import sim
+    from opgen.harness import testkit
+
+    ref, cases = _generated(op)
+    smallest = _small_min_mb(product)
+    try:
+        exe = sim.build_for(GENERATED / op, ref, product)
+    except sim.TwinUnavailable as err:
+        pytest.skip(f"the CPU twin cannot be built here: {err}")
+    tries = [(smallest, True)] + ([(smallest - 1, False)] if _dispatch_min_mb(product, *SMALL) == smallest else [])
+    case = _case(product, *SMALL, smallest)
+    if op == "moe_distribute_combine_v2":
+        case = _combine_case(ref, case)
+    world = testkit.build_world(ref, case)
+    for window_mb, fits in tries:
+        job = sim.job.write_job(ref, case, world, tmp_path / str(window_mb))
+        run = sim.job.executable(exe, ref, world, job)
+        text = (job.dir / "job.txt").read_text(encoding="utf-8")
+        assert f"\nwindow {smallest * MB}\n" in text
+        text = text.replace(f"\nwindow {smallest * MB}\n", f"\nwindow {window_mb * MB}\n")
+        (job.dir / "job.txt").write_text(text + "ccl_buffer unreadable\n", encoding="utf-8")
+        if not fits:
+            with pytest.raises(sim.job.TwinFault, match="AscendC::Trap"):
+                sim.job.run_job(run, job)
+            continue
+        results = testkit.run(ref, case, world)
+        outs = sim.job.run_job(run, job)
+        problems = [p for r, (got, want) in enumerate(zip(outs, results))
+                    for p in testkit.output_problems(ref, cases, case, world, r, got, want)]
+        assert not problems, "\n".join(problems)
+
+
+def test_atlas_a2_warns_below_the_documented_window_and_rejects_only_what_its_layout_overruns():
+    """Issue 33's world on Atlas A2: BS 256, H 7168, K 8, 256 experts, 16 ranks (bf16, no quant).
+
+    doc: aclnnMoeDistributeDispatchV4.md 环境变量约束, A2 "fullmesh": HCCL_BUFFSIZE >= 2 * (BS * epWorldSize *
+    min(localExpertNum, K) * H * sizeof(uint16) + 2MB), 900MB here; code: moe_distribute_dispatch_v2_tiling_arch22.cpp
+    MoeDistributeDispatchA2CheckWinSize checks the same formula and only warns ("为避免兼容性问题"). The generated
+    tiling warns as the real one does (buffer.fullmesh_window: 899MB warns, 900MB does not). Its kernels, though,
+    address a layout of 3650MB here (per data half: one block of maxBS rows per MoE expert for CombineV2 and one of
+    maxBS 512-aligned messages per (source rank, local expert) for DispatchV2, where the real A2 kernels pack each
+    source rank's rows), so window.ep rejects 3649MB: a smaller window would be overrun. Accepting the documented
+    900MB needs the real A2 window protocol in the kernels (issue 33, item 2)."""
+    from dataclasses import replace
+
+    from opgen.harness import testkit, testworld
+    from opgen.runtime import OpError
+
+    ref, _ = _generated("moe_distribute_dispatch_v2")
+    bs, h, k, ep, moe = 256, 7168, 8, 16, 256
+    documented = math.ceil(2 * (bs * ep * min(moe // ep, k) * h * 2 + 2 * MB) / MB)
+    layout = _dispatch_min_mb("ascend910b", bs, h, k, ep, moe)
+    assert (documented, layout) == (900, 3650)
+
+    def warned(window_mb: int) -> list[str]:
+        case = _case("ascend910b", bs, h, k, ep, moe, window_mb)
+        inputs = testworld.meta_inputs(case, 0, testworld.rank_metas(case)[0])
+        attrs, out_dtypes = testkit.call_args(ref, case, 0)
+        s = ref.reference.make_scope(ref.INFO, inputs, attrs, "ascend910b", out_dtypes)
+        out = []
+        for check in (c for c in ref.INFO.checks["ascend910b"] if c.code == 0):
+            try:
+                replace(check, code=1).run(s, ref.INFO.name)  # a warning reported like an error
+            except OpError:
+                out.append(check.id)
+        return out
+
+    assert warned(documented - 1) == ["buffer.fullmesh_window"] and warned(documented) == []
+    testkit.accept(ref, _case("ascend910b", bs, h, k, ep, moe, layout), ranks=[0])
+    with pytest.raises(AssertionError, match=r"incorrect value 3649\. .*\[window\.ep\]"):
+        testkit.accept(ref, _case("ascend910b", bs, h, k, ep, moe, layout - 1), ranks=[0])

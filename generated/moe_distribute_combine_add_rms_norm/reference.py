@@ -636,12 +636,15 @@ _check_97 = Check("op.constExpertAlpha1Optional", 561002, "constExpertAlpha1Opti
                   )
 _check_98 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                   ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(2 * 1048576)),
+                  envs=("HCCL_BUFFSIZE",),
                   )
 _check_99 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "1024 ^ 2 * (HCCL_BUFFSIZE - 2) / 2 >= Bs * 2 * (H + 128) * (epWorldSize * localExpertNum + K + 1)",
                   ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(i64(2 * 1048576) + i64(2 * i64(i64(i64(s.dim("expertIds", 0) * 2) * i64(s.dim("expandX", 1) + 128)) * i64(i64(i64(s.attr("epWorldSize") * s.let("localMoeExpertNum")) + s.dim("expertIds", 1)) + 1))))),
+                  envs=("HCCL_BUFFSIZE",),
                   )
 _check_100 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsExp",
                    ok=lambda s: (s.let("win_need") <= s.let("win_half")),
+                   envs=("HCCL_BUFFSIZE",),
                    )
 _check_101 = Check("kernel.status_slots", 561002, "globalBS", "maxBS * (K + sharedExpertNum) <= 10240, the row-slot flags one data state of the kernel's status area holds (the generated kernel)",
                    ok=lambda s: (i64(s.let("maxBS") * i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum"))) <= 10240),
@@ -666,6 +669,7 @@ _check_107 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 
                    )
 _check_108 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsIn",
                    ok=lambda s: (s.let("win_need") <= s.let("win_half")),
+                   envs=("HCCL_BUFFSIZE",),
                    )
 _check_109 = Check("transport.epWorldSize", 561002, "epWorldSize", "at most 64, the windows the HCCL context lists on Ascend 950DT (the generated kernels read the peers' windowsIn[] from it, as Hccl::GetWindowsInAddr gives no address on this arch; larger worlds need the CCU path, which is not implemented)",
                    ok=lambda s: (s.attr("epWorldSize") <= 64),

@@ -712,13 +712,16 @@ _check_108 = Check("ascend910b.commAlg", 561002, "commAlg", "\"\" or \"fullmesh\
 _check_109 = Check("buffer.fullmesh_window", 0, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (BS * epWorldSize * min(localExpertNum, K) * H * sizeof(uint16) + 2MB)",
                    ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(2 * i64(i64(i64(i64(i64(s.dim("expertIds", 0) * s.attr("epWorldSize")) * min(s.let("localExpertNum"), s.dim("expertIds", 1))) * s.dim("expandX", 1)) * 2) + i64(2 * 1048576)))),
                    when=lambda s: (s.attr("commAlg") != "hierarchy"),
+                   envs=("HCCL_BUFFSIZE",),
                    )
 _check_110 = Check("buffer.hierarchy_window", 0, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= (moeExpertNum + epWorldSize / 4) * Align512(maxBS * (H * 2 + 16 * Align8(K))) * 1B + 8MB",
                    ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(i64(i64(s.attr("moeExpertNum") + floordiv(s.attr("epWorldSize"), 4)) * i64(floordiv(i64(i64(i64(s.let("maxBS") * i64(i64(s.dim("expandX", 1) * 2) + i64(16 * i64(floordiv(i64(i64(s.dim("expertIds", 1) + 8) - 1), 8) * 8)))) + 512) - 1), 512) * 512)) + i64(8 * 1048576))),
                    when=lambda s: (s.attr("commAlg") == "hierarchy"),
+                   envs=("HCCL_BUFFSIZE",),
                    )
 _check_111 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsIn",
                    ok=lambda s: (s.let("win_need") <= s.let("win_half")),
+                   envs=("HCCL_BUFFSIZE",),
                    )
 _check_112 = Check("unsupported.elasticInfoOptional", 561002, "elasticInfoOptional", "null (it is not supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
                    ok=lambda s: (not s.present("elasticInfoOptional")),
@@ -836,17 +839,21 @@ _check_141 = Check("ascend910_93.expandScalesOptional.2", 561002, "expandScalesO
                    )
 _check_142 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                    ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(2 * 1048576)),
+                   envs=("HCCL_BUFFSIZE",),
                    )
 _check_143 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (localExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBS * Align512(2 * H))",
                    ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(2 * i64(i64(i64(i64(s.let("localMoeExpertNum") * s.let("maxBS")) * s.attr("epWorldSize")) * i64(floordiv(i64(i64(i64(i64(floordiv(i64(i64(i64(2 * s.dim("expandX", 1)) + 32) - 1), 32) * 32) + 44) + 512) - 1), 512) * 512)) + i64(i64(i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum")) * s.let("maxBS")) * i64(floordiv(i64(i64(i64(2 * s.dim("expandX", 1)) + 512) - 1), 512) * 512))))),
                    when=lambda s: (s.attr("commAlg") != "hierarchy"),
+                   envs=("HCCL_BUFFSIZE",),
                    )
 _check_144 = Check("buffer.hierarchy_window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= moeExpertNum * maxBS * (H * 2 + (3 * (K + 7) / 8 * 8) * 4 + 64) + 404MB when commAlg is hierarchy",
                    ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(i64(i64(s.attr("moeExpertNum") * s.let("maxBS")) * i64(i64(i64(s.dim("expandX", 1) * 2) + i64(i64(floordiv(i64(3 * i64(s.dim("expertIds", 1) + 7)), 8) * 8) * 4)) + 64)) + i64(404 * 1048576))),
                    when=lambda s: (s.attr("commAlg") == "hierarchy"),
+                   envs=("HCCL_BUFFSIZE",),
                    )
 _check_145 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsExp",
                    ok=lambda s: (s.let("win_need") <= s.let("win_half")),
+                   envs=("HCCL_BUFFSIZE",),
                    )
 _check_146 = Check("kernel.status_slots", 561002, "globalBS", "maxBS * (K + sharedExpertNum) <= 10240, the row-slot flags one data state of the kernel's status area holds (the generated kernel)",
                    ok=lambda s: (i64(s.let("maxBS") * i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum"))) <= 10240),

@@ -9,26 +9,29 @@ from opgen.emit.registry import emitter
 from opgen.emit.render import render
 from opgen.lower.python import py_all, py_expr, py_text
 from opgen.model.decl import Op
+from opgen.model.env_reads import check_envs
 from opgen.model.written import never_written
 
 
 def shared_checks(views) -> dict:
     """Checks that lower to the same code on several products (inherited ones) are emitted once.
 
-    Returns ``{"defs": [(name, check, view)], "uses": {soc: [name, ...]}}`` in product and check order;
-    a check's lowering depends on its product view, so equality is decided on the lowered code.
+    Returns ``{"defs": [(name, check, view, envs)], "uses": {soc: [name, ...]}}`` in product and check order
+    (``envs``: the env variables the check reads, which it skips when the call cannot read them); a check's
+    lowering depends on its product view, so equality is decided on the lowered code.
     """
     names: dict[tuple, str] = {}
     defs, uses = [], {}
     for v in views:
         uses[v.soc] = []
         for c in v.checks:
+            envs = check_envs(c, v)
             key = (c.id, c.code, c.param, c.message, py_expr(c.expr, v), py_all(c.conditions, v),
                    py_expr(c.value, v) if c.value is not None else None,
-                   py_text(c.detail, v) if c.detail is not None else None)
+                   py_text(c.detail, v) if c.detail is not None else None, envs)
             if key not in names:
                 names[key] = f"_check_{len(names)}"
-                defs.append((names[key], c, v))
+                defs.append((names[key], c, v, envs))
             uses[v.soc].append(names[key])
     return {"defs": defs, "uses": uses}
 

@@ -33,6 +33,7 @@ from opgen.lang.expr import Binary, Bool, Call, Cond, Expr, Float, InRange, InSe
 from opgen.lower.literals import cpp_literal, cpp_string
 from opgen.core.errors import LoweringError
 from opgen.model.inline import inline as _inline
+from opgen.model.env_reads import check_envs
 from opgen.model.decl import Check, Op, ProductView, Shape, ShapeCond, TextChoice
 
 from opgen.model.kinds import TENSOR_FNS, BOOL, DTYPE, FLOAT, INT, LIST, SHAPE, STR, ScalarKinds
@@ -411,6 +412,12 @@ def cpp_stage_guard(c: Check) -> str:
     return "" if c.error_class in B.STAGES["op_api"] else "all && "
 
 
+def cpp_env_guard(c: Check, view: ProductView) -> str:
+    """``p.ENV_read && `` for each env variable the check reads (``Params::ENV_read`` is false where tiling could
+    not read it: the check is skipped, as the real tilings skip it), else nothing."""
+    return "".join(f"p.{cpp_ident(e)}_read && " for e in check_envs(c, view))
+
+
 def cpp_error_code(error_class: str) -> str:
     """The header's constant for an error class: ``tiling`` → ``kCodeTiling``."""
     return "kCode" + error_class[:1].upper() + error_class[1:]
@@ -449,6 +456,7 @@ FILTERS = {
     "cpp_attr_type": attr_type,
     "cpp_error_code": cpp_error_code,
     "cpp_stage_guard": cpp_stage_guard,
+    "cpp_env_guard": cpp_env_guard,
     "cpp_soc_enum": cpp_soc_enum,
     "cpp_soc_class": cpp_soc_class,
     "cpp_ge_enum": cpp_ge_enum,

@@ -63,6 +63,7 @@ struct Job {
     uint64_t window = 0;
     uint64_t expWindow = 0;    // bytes of every rank's windowsExp (0: the product's HCCL context lists none)
     uint64_t cclBuffer = 0;    // what GetCclBufferSize reports to tiling (0: the window), e.g. a stale default
+    bool cclUnreadable = false;  // GetCclBufferSize fails (`ccl_buffer unreadable`)
     uint32_t npuArch = 0;      // the platform's NpuArch (0: not reported); the real op_host tilings read it
     double timeout = 60.0;
     uint32_t serverRanks = 0;  // ranks per server (0: one server holds the whole world)
@@ -210,7 +211,8 @@ Job ReadJob(const std::string& path)
             job.expWindow = std::stoull(w[1]);
         } else if (key == "ccl_buffer") {
             need(2);
-            job.cclBuffer = std::stoull(w[1]);
+            job.cclUnreadable = w[1] == "unreadable";
+            job.cclBuffer = job.cclUnreadable ? 0U : std::stoull(w[1]);
         } else if (key == "npu_arch") {
             need(2);
             job.npuArch = static_cast<uint32_t>(std::stoul(w[1]));
@@ -464,6 +466,7 @@ int Run(const std::string& dir)
         req.aicNum = job.aic;
         req.ubBytes = job.ub;
         req.windowBytes = job.cclBuffer != 0U ? job.cclBuffer : job.window;
+        req.windowReadable = !job.cclUnreadable;
         req.npuArch = job.npuArch;
         req.hcclBufferBytes = job.window;
         req.attrs = rj.attrs;

@@ -135,6 +135,7 @@ opgen_sim::TilingResult OpgenSimTiling(const opgen_sim::TilingRequest &request)
     opgen_sim::HostCall &host = opgen_sim::CurrentHostCall();
     host.log.clear();
     host.windowBytes = request.windowBytes;
+    host.windowReadable = request.windowReadable;
     const ge::graphStatus status = OPGEN_SIM_TILING_FUNC(&context);
 
     result.ok = (status == ge::GRAPH_SUCCESS);
@@ -154,5 +155,6 @@ opgen_sim::TilingResult OpgenSimTiling(const opgen_sim::TilingRequest &request)
     }
     host.log.clear();
     host.windowBytes = 0;
+    host.windowReadable = true;
     return result;
 }

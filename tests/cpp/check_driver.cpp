@@ -101,6 +101,17 @@ void ParseCase(const std::vector<std::string>& tok, ck::Params* p) {
 #define REAL_LIST(name) p->name = ReadList<double>(tok.at(i++), ReadReal);
 #define BOOL_LIST(name) p->name = ReadList<bool>(tok.at(i++), ReadBool);
 #define STR_LIST(name) p->name = ReadList<std::string>(tok.at(i++), Unhex);
+// an env variable: its value, or "?" where tiling could not read it (Params::<name>_read false)
+#define ENV_READ(name, read)         \
+  p->name##_read = tok.at(i) != "?"; \
+  if (p->name##_read) {              \
+    p->name = read(tok.at(i));       \
+  }                                  \
+  ++i;
+#define ENV_INT(name) ENV_READ(name, ReadInt)
+#define ENV_REAL(name) ENV_READ(name, ReadReal)
+#define ENV_BOOL(name) ENV_READ(name, ReadBool)
+#define ENV_STR(name) ENV_READ(name, Unhex)
 #define OUTPUT_FIELD(name)
 #include OPGEN_CHECK_FIELDS
 #undef INPUT
@@ -113,6 +124,11 @@ void ParseCase(const std::vector<std::string>& tok, ck::Params* p) {
 #undef REAL_LIST
 #undef BOOL_LIST
 #undef STR_LIST
+#undef ENV_READ
+#undef ENV_INT
+#undef ENV_REAL
+#undef ENV_BOOL
+#undef ENV_STR
 #undef OUTPUT_FIELD
 }
 
@@ -170,6 +186,10 @@ int main(int argc, char** argv) {
 #define REAL_LIST(name)
 #define BOOL_LIST(name)
 #define STR_LIST(name)
+#define ENV_INT(name)
+#define ENV_REAL(name)
+#define ENV_BOOL(name)
+#define ENV_STR(name)
 #include OPGEN_CHECK_FIELDS
 #undef OUTPUT_FIELD
     ck::OutputDtypes dtypes;

@@ -909,6 +909,28 @@ void Casts(uint32_t rank)
     }
 }
 
+#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
+// The CTRL register on __NPU_ARCH__ 3510: CTRL[60] and CTRL[48] as a kernel starts, after SetCtrlSpr, after
+// TPipe::Reset (which sets CTRL to its default and keeps CTRL[48]) and after ResetCtrlSpr<60, 60>.
+void CtrlRegister(uint32_t)
+{
+    TPipe pipe;
+    const auto bits = []() {
+        return std::to_string(GetCtrlSpr<60, 60>()) + std::to_string(GetCtrlSpr<48, 48>());
+    };
+    std::string seen = bits();
+    SetCtrlSpr<60, 60>(0);
+    SetCtrlSpr<48, 48>(0);
+    seen += " " + bits();
+    pipe.Reset();
+    seen += " " + bits() + " " + std::to_string(GetCtrlSpr<0, 63>());
+    SetCtrlSpr<60, 60>(0);
+    ResetCtrlSpr<60, 60>();
+    seen += " " + bits();
+    Report("ctrl " + seen);
+}
+
+#endif
 const std::map<std::string, Case>& Cases()
 {
     static const std::map<std::string, Case> cases = {
@@ -970,6 +992,9 @@ const std::map<std::string, Case>& Cases()
         {"raw_ub_tensor_past_ub", [](uint32_t r) { RawUbTensors(r, 2); }},
         {"scalar_reference_read", [](uint32_t r) { ScalarReference(r, false); }},
         {"scalar_reference_store", [](uint32_t r) { ScalarReference(r, true); }},
+#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
+        {"ctrl_register", CtrlRegister},
+#endif
 #ifdef OPGEN_SIM_REAL_CHECK_WINSIZE
         {"real_check_winsize", RealCheckWindowSize},
 #endif

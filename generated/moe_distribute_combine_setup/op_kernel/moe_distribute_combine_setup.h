@@ -82,6 +82,28 @@ __aicore__ inline uint64_t WindowBytes()
     return reinterpret_cast<__gm__ HcclCombineOpParam *>(GetHcclContext<group>())->winSize;
 }
 
+// Saturation per instruction (CTRL[60] 0: each instruction's own saturation mode, e.g. a Cast's, decides, not the
+// global CTRL[48] / CTRL[59]), as the real Ascend 950 kernels select it (code: mc2/moe_distribute_combine_v2/
+// op_kernel/arch35/moe_distribute_combine_v2_a5_mte.h BuffInit, "单指令饱和模式"). On __NPU_ARCH__ 3510 each TPipe
+// construction and Reset sets CTRL back to its default, CTRL[60] 1 (asc-devkit kernel_utils_base.h
+// InitSocStateImpl), so the kernels call this after each (ResetPipe); 2201 has no CTRL[60] (dav_c220
+// SetCtrlSpr takes CTRL[48] alone).
+constexpr int8_t FLOAT_OVERFLOW_MODE_CTRL = 60;
+
+__aicore__ inline void UseInstructionSaturation()
+{
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
+    SetCtrlSpr<FLOAT_OVERFLOW_MODE_CTRL, FLOAT_OVERFLOW_MODE_CTRL>(0);
+#endif
+}
+
+// TPipe::Reset, then the saturation mode the reset undid.
+__aicore__ inline void ResetPipe(TPipe *pipe)
+{
+    pipe->Reset();
+    UseInstructionSaturation();
+}
+
 // What a kernel puts in a window area, or the whole layout, must fit the bytes tiling gave it: a kernel whose row
 // strides outgrow the spec's `window`, or a window smaller than the layout tiling checked, traps instead of
 // writing past it (the real kernels' CheckWindowSize aborts them on a short window too).
@@ -90,6 +112,30 @@ __aicore__ inline void RequireFits(uint64_t used, uint64_t capacity)
     if (used > capacity) {
         Trap();
     }
+}
+
+// The data halves and the status offset of the layout: tiling's split of the window it read (win_half,
+// win_state_at) or, where tiling could not read the window size (win_window 0: online compilation, super
+// kernels, where the real tilings skip their window checks), the same split (opgen/model/decl.py window_lets) of
+// the `window` bytes the kernel sees, as the real kernels split the window their HCCL context reports (code:
+// mc2/moe_distribute_dispatch_v2/op_kernel/arch22/moe_distribute_dispatch_a2.h, winContext_->winSize / BUFFER_NUM).
+struct WindowSplit {
+    uint64_t half;    // one data half (512-aligned)
+    uint64_t stateAt; // the status area's offset (in windowsIn, or 0: the start of windowsExp or of windowsIn)
+};
+
+template <typename TilingT>
+__aicore__ inline WindowSplit SplitWindow(const TilingT &tiling, uint64_t window)
+{
+    if (tiling.win_window != 0) {
+        return {static_cast<uint64_t>(tiling.win_half), static_cast<uint64_t>(tiling.win_state_at)};
+    }
+    const bool inExp = tiling.win_state_exp != 0;
+    const uint64_t state = inExp ? 0UL : static_cast<uint64_t>(tiling.win_state);
+    RequireFits(state, window);
+    const uint64_t data = window - state;
+    const bool first = !inExp && tiling.win_data_at != 0; // `at_start`: the status area, then the data halves
+    return {data / static_cast<uint64_t>(tiling.win_halves) / WIN_ALIGN * WIN_ALIGN, (inExp || first) ? 0UL : data};
 }
 
 // The base of rank `rank`'s window in HCCL group `group` (`hccl`: the client initialised on that group). Where the
@@ -766,8 +812,9 @@ template <typename TilingT>
 __aicore__ inline FamilyWindow MakeFamilyWindow(const TilingT &tiling, uint32_t moeExperts, uint32_t maxBs, uint32_t h)
 {
     FamilyWindow w;
-    w.stateOffset = static_cast<uint64_t>(tiling.win_state_at);
-    w.halfBytes = static_cast<uint64_t>(tiling.win_half);
+    const WindowSplit split = SplitWindow(tiling, WindowBytes<EP_GROUP>());
+    w.stateOffset = split.stateAt;
+    w.halfBytes = split.half;
     w.dataAt = static_cast<uint64_t>(tiling.win_data_at);
     w.combineBlock = AlignUp64(static_cast<uint64_t>(maxBs) * h * COMBINE_ELEM_BYTES, WIN_ALIGN);
     w.combineBytes = static_cast<uint64_t>(tiling.win_combine_at + tiling.win_combine);
@@ -925,7 +972,7 @@ __aicore__ inline void MoeDistributeCombineSetup<MOE_DISTRIBUTE_COMBINE_SETUP_TP
     pipe_->InitBuffer(statusBuf_, UB_BLOCK);
     dataState_ = ReadStateWord(WindowIn<EP_GROUP>(hccl_, epRank_) + win_.stateOffset + COMBINE_STATE_WORD,
                                statusBuf_.Get<int32_t>());
-    pipe_->Reset();
+    ResetPipe(pipe_);
 }
 
 template <MOE_DISTRIBUTE_COMBINE_SETUP_TPL_CLASS>
@@ -991,9 +1038,18 @@ template <MOE_DISTRIBUTE_COMBINE_SETUP_TPL_CLASS>
 __aicore__ inline void Run(const KernelArgs &args, const MoeDistributeCombineSetupTilingData &tiling)
 {
     TPipe pipe;
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
+    // the CTRL[60] the kernel found, restored when it ends, as the real 950 entries do (code:
+    // mc2/moe_distribute_dispatch_v2/op_kernel/arch35/moe_distribute_dispatch_v2_apt.cpp)
+    const int64_t overflowMode = GetCtrlSpr<FLOAT_OVERFLOW_MODE_CTRL, FLOAT_OVERFLOW_MODE_CTRL>();
+#endif
+    UseInstructionSaturation();
     MoeDistributeCombineSetup<MOE_DISTRIBUTE_COMBINE_SETUP_TPL_FUNC> op;
     op.Init(args, tiling, &pipe);
     op.Process();
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
+    SetCtrlSpr<FLOAT_OVERFLOW_MODE_CTRL, FLOAT_OVERFLOW_MODE_CTRL>(overflowMode);
+#endif
 }
 
 // Tiling key = 10000 (the spec declares no tiling_key); commQuantMode and the dtypes are read from the tiling data.

@@ -96,6 +96,28 @@ __aicore__ inline uint64_t WindowBytes()
     return reinterpret_cast<__gm__ HcclCombineOpParam *>(GetHcclContext<group>())->winSize;
 }
 
+// Saturation per instruction (CTRL[60] 0: each instruction's own saturation mode, e.g. a Cast's, decides, not the
+// global CTRL[48] / CTRL[59]), as the real Ascend 950 kernels select it (code: mc2/moe_distribute_combine_v2/
+// op_kernel/arch35/moe_distribute_combine_v2_a5_mte.h BuffInit, "单指令饱和模式"). On __NPU_ARCH__ 3510 each TPipe
+// construction and Reset sets CTRL back to its default, CTRL[60] 1 (asc-devkit kernel_utils_base.h
+// InitSocStateImpl), so the kernels call this after each (ResetPipe); 2201 has no CTRL[60] (dav_c220
+// SetCtrlSpr takes CTRL[48] alone).
+constexpr int8_t FLOAT_OVERFLOW_MODE_CTRL = 60;
+
+__aicore__ inline void UseInstructionSaturation()
+{
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
+    SetCtrlSpr<FLOAT_OVERFLOW_MODE_CTRL, FLOAT_OVERFLOW_MODE_CTRL>(0);
+#endif
+}
+
+// TPipe::Reset, then the saturation mode the reset undid.
+__aicore__ inline void ResetPipe(TPipe *pipe)
+{
+    pipe->Reset();
+    UseInstructionSaturation();
+}
+
 // What a kernel puts in a window area, or the whole layout, must fit the bytes tiling gave it: a kernel whose row
 // strides outgrow the spec's `window`, or a window smaller than the layout tiling checked, traps instead of
 // writing past it (the real kernels' CheckWindowSize aborts them on a short window too).
@@ -104,6 +126,30 @@ __aicore__ inline void RequireFits(uint64_t used, uint64_t capacity)
     if (used > capacity) {
         Trap();
     }
+}
+
+// The data halves and the status offset of the layout: tiling's split of the window it read (win_half,
+// win_state_at) or, where tiling could not read the window size (win_window 0: online compilation, super
+// kernels, where the real tilings skip their window checks), the same split (opgen/model/decl.py window_lets) of
+// the `window` bytes the kernel sees, as the real kernels split the window their HCCL context reports (code:
+// mc2/moe_distribute_dispatch_v2/op_kernel/arch22/moe_distribute_dispatch_a2.h, winContext_->winSize / BUFFER_NUM).
+struct WindowSplit {
+    uint64_t half;    // one data half (512-aligned)
+    uint64_t stateAt; // the status area's offset (in windowsIn, or 0: the start of windowsExp or of windowsIn)
+};
+
+template <typename TilingT>
+__aicore__ inline WindowSplit SplitWindow(const TilingT &tiling, uint64_t window)
+{
+    if (tiling.win_window != 0) {
+        return {static_cast<uint64_t>(tiling.win_half), static_cast<uint64_t>(tiling.win_state_at)};
+    }
+    const bool inExp = tiling.win_state_exp != 0;
+    const uint64_t state = inExp ? 0UL : static_cast<uint64_t>(tiling.win_state);
+    RequireFits(state, window);
+    const uint64_t data = window - state;
+    const bool first = !inExp && tiling.win_data_at != 0; // `at_start`: the status area, then the data halves
+    return {data / static_cast<uint64_t>(tiling.win_halves) / WIN_ALIGN * WIN_ALIGN, (inExp || first) ? 0UL : data};
 }
 
 // The base of rank `rank`'s window in HCCL group `group` (`hccl`: the client initialised on that group). Where the
@@ -1084,10 +1130,11 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
         reduceSlots_ = reduceSlots_ > 5U ? reduceSlots_ : 5U; // the receiving formula's slots
     }
     // the window layout tiling checked (the spec's `window`): data halves of [combine | dispatch], then status
-    halfBytes_ = static_cast<uint64_t>(tiling.win_half);
+    const WindowSplit split = SplitWindow(tiling, WindowBytes<EP_GROUP>());
+    halfBytes_ = split.half;
     dataAt_ = static_cast<uint64_t>(tiling.win_data_at);
     combineAt_ = static_cast<uint64_t>(tiling.win_combine_at);
-    statusOffset_ = static_cast<uint64_t>(tiling.win_state_at);
+    statusOffset_ = split.stateAt;
     statusInExp_ = tiling.win_state_exp != 0;
     // the rows each owner's window receives: Atlas A2 one block of maxBS rows per MoE expert, else one slot per
     // (token, k) pair and shared expert; its status area one flag per block or slot
@@ -1141,7 +1188,7 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
     DataCopy(state, stateGm, WS_SLOT_INTS);
     SyncFunc<HardEvent::MTE2_S>();
     dataState_ = static_cast<uint32_t>(state.GetValue(0U)) & 1U;
-    pipe_->Reset();
+    ResetPipe(pipe_);
 }
 
 template <MOE_DISTRIBUTE_COMBINE_V2_TPL_CLASS>
@@ -1428,7 +1475,7 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
     uint32_t begin = 0U;
     uint32_t end = 0U;
     SplitRange(moeExperts_, begin, end);
-    pipe_->Reset();
+    ResetPipe(pipe_);
     pipe_->InitBuffer(flagBuf_, (end - begin + 1U) * FLAG_BYTES);
     pipe_->InitBuffer(infoBuf_, AlignUp((end - begin + 1U) * 4U, UB_BLOCK));
     const uint32_t waited = WaitEntries(WinFlags(epRank_) + static_cast<uint64_t>(begin) * FLAG_BYTES, end - begin,
@@ -1444,7 +1491,7 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
 template <MOE_DISTRIBUTE_COMBINE_V2_TPL_CLASS>
 __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC>::Reduce()
 {
-    pipe_->Reset();
+    ResetPipe(pipe_);
     const uint32_t pairs = bs_ * topK_;
     const uint32_t maskLen = (maskRank_ == 2U) ? pairs : bs_;
     const uint32_t kBytes = AlignUp(topK_ * 4U, UB_BLOCK);
@@ -1764,7 +1811,7 @@ MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC>::SpecialTerm2(uint32_
 template <MOE_DISTRIBUTE_COMBINE_V2_TPL_CLASS>
 __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC>::UpdateDataState()
 {
-    pipe_->Reset();
+    ResetPipe(pipe_);
     pipe_->InitBuffer(flagBuf_, UB_BLOCK);
     LocalTensor<int32_t> state = flagBuf_.Get<int32_t>();
     state.SetValue(0U, static_cast<int32_t>(dataState_ ^ 1U));
@@ -1781,9 +1828,18 @@ template <MOE_DISTRIBUTE_COMBINE_V2_TPL_CLASS>
 __aicore__ inline void Run(const KernelArgs &args, const MoeDistributeCombineV2TilingData &tiling)
 {
     TPipe pipe;
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
+    // the CTRL[60] the kernel found, restored when it ends, as the real 950 entries do (code:
+    // mc2/moe_distribute_dispatch_v2/op_kernel/arch35/moe_distribute_dispatch_v2_apt.cpp)
+    const int64_t overflowMode = GetCtrlSpr<FLOAT_OVERFLOW_MODE_CTRL, FLOAT_OVERFLOW_MODE_CTRL>();
+#endif
+    UseInstructionSaturation();
     MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC> op;
     op.Init(args, tiling, &pipe);
     op.Process();
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
+    SetCtrlSpr<FLOAT_OVERFLOW_MODE_CTRL, FLOAT_OVERFLOW_MODE_CTRL>(overflowMode);
+#endif
 }
 
 // Tiling key = 10000 (the spec declares no tiling_key); commQuantMode and the dtypes are read from the tiling data.

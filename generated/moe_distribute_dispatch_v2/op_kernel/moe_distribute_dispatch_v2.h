@@ -105,6 +105,28 @@ __aicore__ inline uint64_t WindowBytes()
     return reinterpret_cast<__gm__ HcclCombineOpParam *>(GetHcclContext<group>())->winSize;
 }
 
+// Saturation per instruction (CTRL[60] 0: each instruction's own saturation mode, e.g. a Cast's, decides, not the
+// global CTRL[48] / CTRL[59]), as the real Ascend 950 kernels select it (code: mc2/moe_distribute_combine_v2/
+// op_kernel/arch35/moe_distribute_combine_v2_a5_mte.h BuffInit, "单指令饱和模式"). On __NPU_ARCH__ 3510 each TPipe
+// construction and Reset sets CTRL back to its default, CTRL[60] 1 (asc-devkit kernel_utils_base.h
+// InitSocStateImpl), so the kernels call this after each (ResetPipe); 2201 has no CTRL[60] (dav_c220
+// SetCtrlSpr takes CTRL[48] alone).
+constexpr int8_t FLOAT_OVERFLOW_MODE_CTRL = 60;
+
+__aicore__ inline void UseInstructionSaturation()
+{
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
+    SetCtrlSpr<FLOAT_OVERFLOW_MODE_CTRL, FLOAT_OVERFLOW_MODE_CTRL>(0);
+#endif
+}
+
+// TPipe::Reset, then the saturation mode the reset undid.
+__aicore__ inline void ResetPipe(TPipe *pipe)
+{
+    pipe->Reset();
+    UseInstructionSaturation();
+}
+
 // What a kernel puts in a window area, or the whole layout, must fit the bytes tiling gave it: a kernel whose row
 // strides outgrow the spec's `window`, or a window smaller than the layout tiling checked, traps instead of
 // writing past it (the real kernels' CheckWindowSize aborts them on a short window too).
@@ -113,6 +135,30 @@ __aicore__ inline void RequireFits(uint64_t used, uint64_t capacity)
     if (used > capacity) {
         Trap();
     }
+}
+
+// The data halves and the status offset of the layout: tiling's split of the window it read (win_half,
+// win_state_at) or, where tiling could not read the window size (win_window 0: online compilation, super
+// kernels, where the real tilings skip their window checks), the same split (opgen/model/decl.py window_lets) of
+// the `window` bytes the kernel sees, as the real kernels split the window their HCCL context reports (code:
+// mc2/moe_distribute_dispatch_v2/op_kernel/arch22/moe_distribute_dispatch_a2.h, winContext_->winSize / BUFFER_NUM).
+struct WindowSplit {
+    uint64_t half;    // one data half (512-aligned)
+    uint64_t stateAt; // the status area's offset (in windowsIn, or 0: the start of windowsExp or of windowsIn)
+};
+
+template <typename TilingT>
+__aicore__ inline WindowSplit SplitWindow(const TilingT &tiling, uint64_t window)
+{
+    if (tiling.win_window != 0) {
+        return {static_cast<uint64_t>(tiling.win_half), static_cast<uint64_t>(tiling.win_state_at)};
+    }
+    const bool inExp = tiling.win_state_exp != 0;
+    const uint64_t state = inExp ? 0UL : static_cast<uint64_t>(tiling.win_state);
+    RequireFits(state, window);
+    const uint64_t data = window - state;
+    const bool first = !inExp && tiling.win_data_at != 0; // `at_start`: the status area, then the data halves
+    return {data / static_cast<uint64_t>(tiling.win_halves) / WIN_ALIGN * WIN_ALIGN, (inExp || first) ? 0UL : data};
 }
 
 // The base of rank `rank`'s window in HCCL group `group` (`hccl`: the client initialised on that group). Where the
@@ -1205,10 +1251,11 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
     msgStride_ = AlignUp64(msgBytes_, WIN_ALIGN);
     blockBytes_ = static_cast<uint64_t>(maxBs_) * msgStride_;
     // the window layout tiling checked (the spec's `window`): data halves of [combine | dispatch], then status
-    halfBytes_ = static_cast<uint64_t>(tiling.win_half);
+    const WindowSplit split = SplitWindow(tiling, WindowBytes<EP_GROUP>());
+    halfBytes_ = split.half;
     dataAt_ = static_cast<uint64_t>(tiling.win_data_at);
     combineBytes_ = static_cast<uint64_t>(tiling.win_dispatch_at); // CombineV2's rows come first
-    statusOffset_ = static_cast<uint64_t>(tiling.win_state_at);
+    statusOffset_ = split.stateAt;
     statusInExp_ = tiling.win_state_exp != 0;
     // every rank's window receives one block per (source rank, local expert), one per source on a shared rank,
     // and its status area one entry per block
@@ -1260,7 +1307,7 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
     DataCopy(state, stateGm, WS_SLOT_INTS);
     SyncFunc<HardEvent::MTE2_S>();
     dataState_ = static_cast<uint32_t>(state.GetValue(0U)) & 1U;
-    pipe_->Reset();
+    ResetPipe(pipe_);
 }
 
 template <MOE_DISTRIBUTE_DISPATCH_V2_TPL_CLASS>
@@ -1943,7 +1990,7 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
 template <MOE_DISTRIBUTE_DISPATCH_V2_TPL_CLASS>
 __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FUNC>::WaitStatus()
 {
-    pipe_->Reset();
+    ResetPipe(pipe_);
     entryNum_ = isSharedRank_ ? epWorld_ : localExperts_ * epWorld_;
     SplitRange(entryNum_, entryStart_, entryEnd_);
     const uint32_t entries = entryEnd_ - entryStart_;
@@ -2093,7 +2140,7 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
     if (coreIdx_ != 0U) {
         return;
     }
-    pipe_->Reset();
+    ResetPipe(pipe_);
     pipe_->InitBuffer(countBuf_, AlignUp(entryNum_ * 4U, UB_BLOCK));
     pipe_->InitBuffer(coreBuf_, AlignUp(localExperts_ * 8U, UB_BLOCK));
     LocalTensor<int32_t> cum = countBuf_.Get<int32_t>();
@@ -2119,7 +2166,7 @@ template <MOE_DISTRIBUTE_DISPATCH_V2_TPL_CLASS>
 __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FUNC>::TpAllGather()
 {
     const uint32_t peer = 1U - tpRank_;
-    pipe_->Reset();
+    ResetPipe(pipe_);
     pipe_->InitBuffer(statusBuf_, AlignUp((epWorld_ + 8U) * 4U, UB_BLOCK));
     pipe_->InitBuffer(copyQue_, bufDepth_, msgBytes_);
     LocalTensor<int32_t> info = statusBuf_.Get<int32_t>();
@@ -2183,7 +2230,7 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
 template <MOE_DISTRIBUTE_DISPATCH_V2_TPL_CLASS>
 __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FUNC>::AddPerformanceInfo()
 {
-    pipe_->Reset();
+    ResetPipe(pipe_);
     pipe_->InitBuffer(countBuf_, AlignUp(entryNum_ * 4U, UB_BLOCK));
     pipe_->InitBuffer(coreBuf_, AlignUp(epWorld_ * 8U, UB_BLOCK));
     LocalTensor<int32_t> waited = countBuf_.Get<int32_t>();
@@ -2210,7 +2257,7 @@ __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FU
 template <MOE_DISTRIBUTE_DISPATCH_V2_TPL_CLASS>
 __aicore__ inline void MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FUNC>::UpdateDataState()
 {
-    pipe_->Reset();
+    ResetPipe(pipe_);
     pipe_->InitBuffer(coreBuf_, UB_BLOCK);
     LocalTensor<int32_t> state = coreBuf_.Get<int32_t>();
     state.SetValue(0U, static_cast<int32_t>(dataState_ ^ 1U));
@@ -2226,9 +2273,18 @@ template <MOE_DISTRIBUTE_DISPATCH_V2_TPL_CLASS>
 __aicore__ inline void Run(const KernelArgs &args, const MoeDistributeDispatchV2TilingData &tiling)
 {
     TPipe pipe;
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
+    // the CTRL[60] the kernel found, restored when it ends, as the real 950 entries do (code:
+    // mc2/moe_distribute_dispatch_v2/op_kernel/arch35/moe_distribute_dispatch_v2_apt.cpp)
+    const int64_t overflowMode = GetCtrlSpr<FLOAT_OVERFLOW_MODE_CTRL, FLOAT_OVERFLOW_MODE_CTRL>();
+#endif
+    UseInstructionSaturation();
     MoeDistributeDispatchV2<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FUNC> op;
     op.Init(args, tiling, &pipe);
     op.Process();
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
+    SetCtrlSpr<FLOAT_OVERFLOW_MODE_CTRL, FLOAT_OVERFLOW_MODE_CTRL>(overflowMode);
+#endif
 }
 
 // Tiling key = 10000 + quant * 1 + scales * 10 + template * 100 (one decimal digit per field of the spec's tiling_key).

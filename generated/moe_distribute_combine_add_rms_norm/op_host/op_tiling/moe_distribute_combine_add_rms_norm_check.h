@@ -241,7 +241,8 @@ struct Params {
     int64_t copyExpertNum = 0;       // optional
     int64_t constExpertNum = 0;      // optional
     // environment variables
-    int64_t HCCL_BUFFSIZE = 200; // MB
+    int64_t HCCL_BUFFSIZE = 200;    // MB
+    bool HCCL_BUFFSIZE_read = true; // false: tiling could not read it, so the checks that read it are skipped
 };
 
 struct CheckResult {
@@ -1671,7 +1672,7 @@ public:
         }
         // [buffer.window_min] HCCL_BUFFSIZE * MB >= 2 * MB
         Reset();
-        if (all && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, kMB))) {
+        if (all && p.HCCL_BUFFSIZE_read && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, kMB))) {
             Reset();
             return Reject(kCodeTiling, "buffer.window_min", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                           Shown(ShowInt(p.HCCL_BUFFSIZE)));
@@ -1679,7 +1680,7 @@ public:
         // [buffer.window] HCCL_BUFFSIZE * MB >= 2 * MB + 2 * (BS * 2 * (H + 128) * (epWorldSize * localMoeExpertNum + K
         // + 1))
         Reset();
-        if (all &&
+        if (all && p.HCCL_BUFFSIZE_read &&
             Fails(Mul(p.HCCL_BUFFSIZE, kMB) >=
                   Add(Mul(2, kMB), Mul(2, Mul(Mul(Mul(dim_BS(), 2), Add(dim_H(), 128)),
                                               Add(Add(Mul(p.epWorldSize, let_localMoeExpertNum()), dim_K()), 1)))))) {
@@ -1691,7 +1692,7 @@ public:
         }
         // [window.ep] win_need <= win_half
         Reset();
-        if (all && Fails(let_win_need() <= let_win_half())) {
+        if (all && p.HCCL_BUFFSIZE_read && Fails(let_win_need() <= let_win_half())) {
             Reset();
             return Reject(
                 kCodeTiling, "window.ep", "HCCL_BUFFSIZE",
@@ -2699,7 +2700,7 @@ public:
         }
         // [buffer.window_min] HCCL_BUFFSIZE * MB >= 2 * MB
         Reset();
-        if (all && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, kMB))) {
+        if (all && p.HCCL_BUFFSIZE_read && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, kMB))) {
             Reset();
             return Reject(kCodeTiling, "buffer.window_min", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                           Shown(ShowInt(p.HCCL_BUFFSIZE)));
@@ -2707,7 +2708,7 @@ public:
         // [buffer.window] HCCL_BUFFSIZE * MB >= 2 * MB + 2 * (BS * 2 * (H + 128) * (epWorldSize * localMoeExpertNum + K
         // + 1))
         Reset();
-        if (all &&
+        if (all && p.HCCL_BUFFSIZE_read &&
             Fails(Mul(p.HCCL_BUFFSIZE, kMB) >=
                   Add(Mul(2, kMB), Mul(2, Mul(Mul(Mul(dim_BS(), 2), Add(dim_H(), 128)),
                                               Add(Add(Mul(p.epWorldSize, let_localMoeExpertNum()), dim_K()), 1)))))) {
@@ -2719,7 +2720,7 @@ public:
         }
         // [window.ep] win_need <= win_half
         Reset();
-        if (all && Fails(let_win_need() <= let_win_half())) {
+        if (all && p.HCCL_BUFFSIZE_read && Fails(let_win_need() <= let_win_half())) {
             Reset();
             return Reject(
                 kCodeTiling, "window.ep", "HCCL_BUFFSIZE",

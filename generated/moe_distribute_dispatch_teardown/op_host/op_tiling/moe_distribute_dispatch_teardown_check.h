@@ -218,7 +218,8 @@ struct Params {
     int64_t commType = 0;            // optional
     std::string commAlg = "";        // optional
     // environment variables
-    int64_t HCCL_BUFFSIZE = 200; // MB
+    int64_t HCCL_BUFFSIZE = 200;    // MB
+    bool HCCL_BUFFSIZE_read = true; // false: tiling could not read it, so the checks that read it are skipped
 };
 
 struct CheckResult {
@@ -1248,7 +1249,7 @@ public:
         }
         // [buffer.window_min] HCCL_BUFFSIZE * MB >= 2 * MB
         Reset();
-        if (all && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, kMB))) {
+        if (all && p.HCCL_BUFFSIZE_read && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, kMB))) {
             Reset();
             return Reject(kCodeTiling, "buffer.window_min", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                           Shown(ShowInt(p.HCCL_BUFFSIZE)));
@@ -1256,7 +1257,7 @@ public:
         // [buffer.window] HCCL_BUFFSIZE * MB >= 4 * (localMoeExpertNum * maxBs * epWorldSize * Align512(Align32(2 * H)
         // + 44) + (K + sharedExpertNum) * maxBs * Align512(2 * H))
         Reset();
-        if (all &&
+        if (all && p.HCCL_BUFFSIZE_read &&
             Fails(
                 Mul(p.HCCL_BUFFSIZE, kMB) >=
                 Mul(4,
@@ -1275,7 +1276,7 @@ public:
         }
         // [window.ep] win_need <= win_half
         Reset();
-        if (all && Fails(let_win_need() <= let_win_half())) {
+        if (all && p.HCCL_BUFFSIZE_read && Fails(let_win_need() <= let_win_half())) {
             Reset();
             return Reject(kCodeTiling, "window.ep", "HCCL_BUFFSIZE",
                           "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine + dispatch, and the "

@@ -237,7 +237,8 @@ struct Params {
     int64_t constExpertNum = 0;      // optional
     int64_t yDtype = 28;             // optional
     // environment variables
-    int64_t HCCL_BUFFSIZE = 200; // MB
+    int64_t HCCL_BUFFSIZE = 200;    // MB
+    bool HCCL_BUFFSIZE_read = true; // false: tiling could not read it, so the checks that read it are skipped
 };
 
 struct CheckResult {
@@ -1580,7 +1581,7 @@ public:
         // [buffer.fullmesh_window] when commAlg != "hierarchy": HCCL_BUFFSIZE * MB >= BS * epWorldSize *
         // min(localExpertNum, K) * H * 4 + 4 * MB
         Reset();
-        if (all && Applies(p.commAlg != "hierarchy"sv) &&
+        if (all && p.HCCL_BUFFSIZE_read && Applies(p.commAlg != "hierarchy"sv) &&
             Fails(Mul(p.HCCL_BUFFSIZE, kMB) >=
                   Add(Mul(Mul(Mul(Mul(dim_BS(), p.epWorldSize), Min({let_localExpertNum(), dim_K()})), dim_H()), 4),
                       Mul(4, kMB)))) {
@@ -1592,7 +1593,7 @@ public:
         // [buffer.hierarchy_window] when commAlg == "hierarchy": HCCL_BUFFSIZE * MB >= (moeExpertNum + epWorldSize //
         // 4) * Align512(maxBS * (H * 2 + 16 * Align8(K))) + 8 * MB
         Reset();
-        if (all && Applies(p.commAlg == "hierarchy"sv) &&
+        if (all && p.HCCL_BUFFSIZE_read && Applies(p.commAlg == "hierarchy"sv) &&
             Fails(Mul(p.HCCL_BUFFSIZE, kMB) >=
                   Add(Mul(Add(p.moeExpertNum, FloorDiv(p.epWorldSize, 4)),
                           Mul(FloorDiv(
@@ -1611,7 +1612,7 @@ public:
         }
         // [window.ep] win_need <= win_half
         Reset();
-        if (all && Fails(let_win_need() <= let_win_half())) {
+        if (all && p.HCCL_BUFFSIZE_read && Fails(let_win_need() <= let_win_half())) {
             Reset();
             return Reject(kCodeTiling, "window.ep", "HCCL_BUFFSIZE",
                           "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine + dispatch, and the "
@@ -2733,7 +2734,7 @@ public:
         }
         // [buffer.window_min] HCCL_BUFFSIZE * MB >= 2 * MB
         Reset();
-        if (all && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, kMB))) {
+        if (all && p.HCCL_BUFFSIZE_read && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, kMB))) {
             Reset();
             return Reject(kCodeTiling, "buffer.window_min", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                           Shown(ShowInt(p.HCCL_BUFFSIZE)));
@@ -2741,7 +2742,7 @@ public:
         // [buffer.window] when commAlg != "hierarchy": HCCL_BUFFSIZE * MB >= 2 * (localMoeExpertNum * maxBS *
         // epWorldSize * Align512(Align32(2 * H) + 64) + (K + sharedExpertNum) * maxBS * Align512(2 * H))
         Reset();
-        if (all && Applies(p.commAlg != "hierarchy"sv) &&
+        if (all && p.HCCL_BUFFSIZE_read && Applies(p.commAlg != "hierarchy"sv) &&
             Fails(
                 Mul(p.HCCL_BUFFSIZE, kMB) >=
                 Mul(2,
@@ -2761,7 +2762,7 @@ public:
         // [buffer.hierarchy_window] when commAlg == "hierarchy": HCCL_BUFFSIZE * MB >= moeExpertNum * maxBS * (H * 2 +
         // 3 * (K + 7) // 8 * 8 * 4 + 64) + 404 * MB
         Reset();
-        if (all && Applies(p.commAlg == "hierarchy"sv) &&
+        if (all && p.HCCL_BUFFSIZE_read && Applies(p.commAlg == "hierarchy"sv) &&
             Fails(Mul(p.HCCL_BUFFSIZE, kMB) >=
                   Add(Mul(Mul(p.moeExpertNum, let_maxBS()),
                           Add(Add(Mul(dim_H(), 2), Mul(Mul(FloorDiv(Mul(3, Add(dim_K(), 7)), 8), 8), 4)), 64)),
@@ -2774,7 +2775,7 @@ public:
         }
         // [window.ep] win_need <= win_half
         Reset();
-        if (all && Fails(let_win_need() <= let_win_half())) {
+        if (all && p.HCCL_BUFFSIZE_read && Fails(let_win_need() <= let_win_half())) {
             Reset();
             return Reject(kCodeTiling, "window.ep", "HCCL_BUFFSIZE",
                           "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine + dispatch, and the "
@@ -4060,7 +4061,7 @@ public:
         }
         // [buffer.window_min] HCCL_BUFFSIZE * MB >= 2 * MB
         Reset();
-        if (all && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, kMB))) {
+        if (all && p.HCCL_BUFFSIZE_read && Fails(Mul(p.HCCL_BUFFSIZE, kMB) >= Mul(2, kMB))) {
             Reset();
             return Reject(kCodeTiling, "buffer.window_min", "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                           Shown(ShowInt(p.HCCL_BUFFSIZE)));
@@ -4068,7 +4069,7 @@ public:
         // [buffer.window] when commAlg != "hierarchy": HCCL_BUFFSIZE * MB >= 2 * (localMoeExpertNum * maxBS *
         // epWorldSize * Align512(Align32(2 * H) + 64) + (K + sharedExpertNum) * maxBS * Align512(2 * H))
         Reset();
-        if (all && Applies(p.commAlg != "hierarchy"sv) &&
+        if (all && p.HCCL_BUFFSIZE_read && Applies(p.commAlg != "hierarchy"sv) &&
             Fails(
                 Mul(p.HCCL_BUFFSIZE, kMB) >=
                 Mul(2,
@@ -4088,7 +4089,7 @@ public:
         // [buffer.hierarchy_window] when commAlg == "hierarchy": HCCL_BUFFSIZE * MB >= moeExpertNum * maxBS * (H * 2 +
         // 3 * (K + 7) // 8 * 8 * 4 + 64) + 404 * MB
         Reset();
-        if (all && Applies(p.commAlg == "hierarchy"sv) &&
+        if (all && p.HCCL_BUFFSIZE_read && Applies(p.commAlg == "hierarchy"sv) &&
             Fails(Mul(p.HCCL_BUFFSIZE, kMB) >=
                   Add(Mul(Mul(p.moeExpertNum, let_maxBS()),
                           Add(Add(Mul(dim_H(), 2), Mul(Mul(FloorDiv(Mul(3, Add(dim_K(), 7)), 8), 8), 4)), 64)),
@@ -4101,7 +4102,7 @@ public:
         }
         // [window.ep] win_need <= win_half
         Reset();
-        if (all && Fails(let_win_need() <= let_win_half())) {
+        if (all && p.HCCL_BUFFSIZE_read && Fails(let_win_need() <= let_win_half())) {
             Reset();
             return Reject(kCodeTiling, "window.ep", "HCCL_BUFFSIZE",
                           "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine + dispatch, and the "

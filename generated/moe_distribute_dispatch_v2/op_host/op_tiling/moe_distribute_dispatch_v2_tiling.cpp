@@ -1538,16 +1538,18 @@ bool ComputeTiling(const check::Params &params, check::Soc soc, MoeDistributeDis
     return false;
 }
 
-// HCCL_BUFFSIZE of the groupEp communication domain, in bytes; the spec default when the domain does not report it
-// (online compilation, super kernels).
-uint64_t ReadWindowSize(const char *nodeName, const check::Params &params)
+// HCCL_BUFFSIZE of the groupEp communication domain, in bytes; 0 when the domain does not report it
+// (online compilation, super kernels): then the checks that read it are skipped, as the real MoE tilings skip
+// theirs, and the kernels split the window their HCCL context reports (code: mc2/moe_distribute_dispatch_v2/
+// op_host/op_tiling/arch22/moe_distribute_dispatch_v2_tiling_arch22.cpp MoeDistributeDispatchA2CheckWinSize).
+uint64_t ReadWindowSize(const char *nodeName, check::Params &params)
 {
     const char *groupName = params.groupEp.c_str();
     uint64_t windowBytes = 0ULL;
     if (mc2tiling::GetCclBufferSize(groupName, &windowBytes, nodeName) != ge::GRAPH_SUCCESS) {
-        OP_LOGW(nodeName, "Cannot get HCCL_BUFFSIZE of group %s; checking with the default %ldMB.", groupName,
-                params.HCCL_BUFFSIZE);
-        windowBytes = static_cast<uint64_t>(params.HCCL_BUFFSIZE) * HCCL_BUFFSIZE_UNIT_BYTES;
+        OP_LOGW(nodeName, "Cannot get HCCL_BUFFSIZE of group %s; skipping the checks of the window size.", groupName);
+        params.HCCL_BUFFSIZE_read = false;
+        return 0ULL;
     }
     return windowBytes;
 }

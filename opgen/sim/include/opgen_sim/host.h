@@ -21,6 +21,7 @@ struct HostLogLine {
 struct HostCall {
     std::vector<HostLogLine> log;  // every OpLog* line of the call, in order
     uint64_t windowBytes = 0;      // what GetCclBufferSize reports for every group
+    bool windowReadable = true;    // false: GetCclBufferSize fails for every group (it cannot ask the domain)
 };
 
 inline HostCall &CurrentHostCall()

@@ -44,6 +44,7 @@ struct TilingRequest {
     uint32_t aicNum = 0;     // GetCoreNumAic()
     uint64_t ubBytes = 0;    // GetCoreMemSize(UB)
     uint64_t windowBytes = 0;  // mc2tiling::GetCclBufferSize of every group
+    bool windowReadable = true;  // false: GetCclBufferSize fails (online compilation, super kernels)
     // Read by the real op_host tilings only (opgen/sim/real_host): the platform's NpuArch (2201, 3510; 0: the
     // platform does not report one) and the process's HCCL_BUFFSIZE in bytes (the job's window).
     uint32_t npuArch = 0;

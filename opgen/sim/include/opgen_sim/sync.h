@@ -131,6 +131,50 @@ __aicore__ inline void PRINTF(const char* fmt, Args... args)
 }
 
 // Trap (kernel_operator_sys_var_intf.h): the kernel aborts itself, an AI-core exception the runtime reports.
+// ---- the CTRL system register (kernel_operator_common_intf.h SetCtrlSpr / GetCtrlSpr / ResetCtrlSpr) ---------------
+// Declared only where the asc-devkit headers declare them, with their bit ranges (impl/basic_api/dav_c220 and
+// dav_3510 kernel_operator_common_impl.h): __NPU_ARCH__ 2201 reaches CTRL[48] alone, 3510 CTRL[6:10], [45], [48],
+// [50], [53], [59], [60], and only 3510 has ResetCtrlSpr. On 3510 every TPipe construction and Reset sets CTRL to
+// 0x1000000000000008 and keeps CTRL[48] (InitSocStateImpl, tensor.h TPipe), so a kernel that selects
+// per-instruction saturation (CTRL[60] 0) sets it again after each reset, as the real 950 kernels do.
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 2201 || __NPU_ARCH__ == 3510)
+template <int8_t startBit, int8_t endBit>
+__aicore__ static inline void SetCtrlSpr(int64_t value)
+{
+    static_assert(startBit <= endBit && startBit >= 0 && endBit < 64, "Invalid bit range on current device!");
+#if __NPU_ARCH__ == 2201
+    static_assert(startBit == endBit && startBit == 48, "startBit and endBit must be both 48 on current platform!");
+#else
+    static_assert(opgen_sim::CtrlBitsSettable3510(startBit, endBit), "Invalid startBit/endBit on current device!");
+#endif
+    opgen_sim::CoreState& core = opgen_sim::Core("SetCtrlSpr");
+    const uint64_t mask = (endBit - startBit == 63) ? ~0ULL : (((1ULL << (endBit - startBit + 1)) - 1ULL) << startBit);
+    core.ctrl = (core.ctrl & ~mask) | ((static_cast<uint64_t>(value) << startBit) & mask);
+}
+
+template <int8_t startBit, int8_t endBit>
+__aicore__ static inline int64_t GetCtrlSpr()
+{
+    static_assert(startBit <= endBit && startBit >= 0 && endBit < 64, "Invalid bit range on current device!");
+#if __NPU_ARCH__ == 2201
+    static_assert(startBit == endBit && startBit == 48, "startBit and endBit must be both 48 on current platform!");
+#endif
+    const uint64_t ctrl = opgen_sim::Core("GetCtrlSpr").ctrl;
+    return (endBit - startBit == 63) ? static_cast<int64_t>(ctrl)
+                                     : static_cast<int64_t>((ctrl >> startBit) & ((1ULL << (endBit - startBit + 1)) - 1ULL));
+}
+#endif
+#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
+template <int8_t startBit, int8_t endBit>
+__aicore__ static inline void ResetCtrlSpr()
+{
+    static_assert(opgen_sim::CtrlBitsSettable3510(startBit, endBit), "Invalid startBit/endBit on current device!");
+    opgen_sim::CoreState& core = opgen_sim::Core("ResetCtrlSpr");
+    const uint64_t mask = ((1ULL << (endBit - startBit + 1)) - 1ULL) << startBit;
+    core.ctrl = (core.ctrl & ~mask) | (opgen_sim::CTRL_RESET & mask);
+}
+#endif
+
 __aicore__ inline void Trap()
 {
     if (opgen_sim::t_core != nullptr && !opgen_sim::t_core->printed.empty()) {

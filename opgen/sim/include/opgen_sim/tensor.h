@@ -499,6 +499,7 @@ public:
         if (opgen_sim::t_core != nullptr) {
             opgen_sim::t_core->pipe = this;
         }
+        opgen_sim::InitSocState();
     }
     __aicore__ ~TPipe()
     {
@@ -549,6 +550,7 @@ public:
         used_ = 0U;
         ++gen_;
         opgen_sim::ResetHazards();  // what the released buffers held is no one's to read
+        opgen_sim::InitSocState();
     }
 
     uint64_t SimUsed() const { return used_; }

@@ -301,6 +301,11 @@ struct CoreState {
     // The ACC_VAL register the count form of ReduceSum leaves its sum in (GetAccVal); accValSet: written at all
     uint64_t accVal = 0;
     bool accValSet = false;
+    // The CTRL system register (sync.h SetCtrlSpr / GetCtrlSpr) as a kernel starts: CTRL[60] 1 (the global
+    // saturation bits decide), CTRL[3] 1 and CTRL[48] 1, the runtime's Inf/NaN overflow mode, the only one of
+    // Ascend 950 and the default of Atlas A2/A3 (doc: aclrtFloatOverflowMode). The twin's instructions do not read
+    // it (opgen/sim/README.md: what it models of saturation).
+    uint64_t ctrl = 0x1001000000000008ULL;
     // HCCL BatchWrite tasks this core committed and the AICPU server has not run yet (lib/hccl/hccl.h): run when the
     // core reads its own rank's window (a kernel waiting for what the peers' tasks deliver: the device's server
     // progresses meanwhile), at the latest at the core's Wait / Finalize
@@ -339,6 +344,37 @@ inline std::string Where()
         }
     }
     throw Fault{text};
+}
+
+// This core's state, for an instruction that needs a core (``what`` names it in the fault outside one).
+inline CoreState& Core(const char* what)
+{
+    if (t_core == nullptr) {
+        Raise("%s outside a twin core", what);
+    }
+    return *t_core;
+}
+
+// CTRL as asc-devkit's InitSocStateImpl (__NPU_ARCH__ 3510) sets it at each TPipe construction and Reset, CTRL[48]
+// kept (impl/basic_api/kernel_utils_base.h); ResetCtrlSpr's default too (dav_3510 kernel_operator_common_impl.h).
+constexpr uint64_t CTRL_RESET = 0x1000000000000008ULL;
+
+// The CTRL bits SetCtrlSpr / ResetCtrlSpr of __NPU_ARCH__ 3510 take (dav_3510 kernel_operator_common_impl.h).
+constexpr bool CtrlBitsSettable3510(int startBit, int endBit)
+{
+    return (6 <= startBit && startBit <= 10 && 6 <= endBit && endBit <= 10) ||
+           (startBit == endBit &&
+            (startBit == 45 || startBit == 48 || startBit == 50 || startBit == 53 || startBit == 59 || startBit == 60));
+}
+constexpr uint64_t CTRL_KEPT_BY_RESET = 1ULL << 48;
+
+inline void InitSocState()
+{
+#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
+    if (t_core != nullptr) {
+        t_core->ctrl = CTRL_RESET | (t_core->ctrl & CTRL_KEPT_BY_RESET);
+    }
+#endif
 }
 
 // The registered region holding [p, p + bytes), or nullptr.

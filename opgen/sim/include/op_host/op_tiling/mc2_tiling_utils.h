@@ -30,11 +30,13 @@ inline std::string GetSocVersion(const gert::TilingContext *context)
 }
 
 // HCCL_BUFFSIZE of the communication domain named by groupStr, in bytes: the twin's window, whatever the group.
-// Fails for a missing or empty group name, which names no domain.
+// Fails for a missing or empty group name, which names no domain, and where the job says tiling cannot ask the
+// domain (`ccl_buffer unreadable`: online compilation, super kernels).
 inline ge::graphStatus GetCclBufferSize(const char *groupStr, uint64_t *cclBufferSize, const char *nodeName)
 {
     (void)nodeName;  // CANN logs its failures under the node name; the twin's only failure is the caller's to log
-    if (groupStr == nullptr || groupStr[0] == '\0' || cclBufferSize == nullptr) {
+    if (groupStr == nullptr || groupStr[0] == '\0' || cclBufferSize == nullptr ||
+        !opgen_sim::CurrentHostCall().windowReadable) {
         return ge::GRAPH_FAILED;
     }
     *cclBufferSize = opgen_sim::CurrentHostCall().windowBytes;

@@ -18,7 +18,17 @@ from opgen.model.spec_text import literal as spec_literal
 # Column 2 of a CANN parameter table: the documents write 输入 for attributes too (aclnnMoeDistributeDispatchV4.md
 # 参数说明); optional parameters say so in 使用说明.
 def role_label(p) -> str:
+    """The 输入/输出 column of an aclnn parameter table: attributes are the entry point's inputs too."""
     return "输出" if isinstance(p, Tensor) and p.role == "output" else "输入"
+
+
+def kind_label(p) -> str:
+    """A parameter as the documents' change lists name it: 可选属性 / 属性 / 可选输入 / 输入 / 输出."""
+    if isinstance(p, Attr):
+        return "可选属性" if p.optional else "属性"
+    if p.role == "input":
+        return "可选输入" if p.optional else "输入"
+    return "输出"
 
 
 def type_label(p) -> str:

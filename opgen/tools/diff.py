@@ -37,7 +37,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from opgen.core import builtins as B
-from opgen.emit.docs import role_label, type_label
+from opgen.emit.docs import kind_label, type_label
 from opgen.emit.pipeline import EmitError, emit
 from opgen.lower.aclnn_abi import workspace_params
 from opgen.lang.expr import Expr, Float, InRange, InSet, Int, Name, Unary, names, quote, to_spec
@@ -1310,7 +1310,7 @@ _OPTIONAL_ZH = {"optional": "可选", "required": "必选"}
 
 def _param_zh(p) -> str:
     """A parameter as a CANN parameter table row reads: 可选属性，STRING，默认值为"" / 输入，FLOAT16、BFLOAT16."""
-    parts = [role_label(p), type_label(p)]
+    parts = [kind_label(p), type_label(p)]
     if isinstance(p, Tensor) and p.shape is not None:
         parts.append(f"shape为{zh.shape_zh(p.shape, capacity=False)}")
     if not isinstance(p, Tensor) and p.default is not None:

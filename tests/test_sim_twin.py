@@ -179,15 +179,32 @@ def test_an_a3_context_lists_every_ranks_windows_exp(twin_cases):
 
 def test_the_twin_counts_scalar_accesses_and_bytes_by_where_they_go(twin_cases):
     """The cost lines of a run (opgen/sim/README.md) at known accesses: what benchmarks/bench_kernel_cost.py reads."""
-    from opgen.sim.job import parse_result
+    from opgen.sim.job import COST_FIELDS, parse_result
 
     proc = subprocess.run([str(twin_cases), "costs"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     costs = parse_result(proc.stdout).costs
-    core0 = dict(scalar=6, gm_read=32, gm_write=36, window_read=32, own_window_write=32, peer_window_write=64,
-                 poll_read=32, poll_scalar=1)
-    idle = dict.fromkeys(core0, 0)
+    idle = dict.fromkeys(COST_FIELDS, 0)
+    core0 = dict(idle, scalar=6, gm_read=32, gm_write=36, window_read=32, own_window_write=32, peer_window_write=64,
+                 poll_read=32, poll_scalar=1, set_flag=3, wait_flag=3)  # three Sync<> pairs
     assert costs == {(0, 0): core0, (0, 1): idle, (1, 0): core0, (1, 1): idle}
+
+
+def test_the_twin_counts_vector_instructions_and_synchronisation(twin_cases):
+    """A level-0 call of repeatTime 3 is one issue of 3 repeats; a count-form call one issue of
+    ceil(count x lane bytes / 256) repeats (opgen/sim/README.md "Costs"): twin_cases.cpp VectorSyncCosts."""
+    from opgen.sim.job import COST_FIELDS, parse_result
+
+    proc = subprocess.run([str(twin_cases), "vector_sync_costs"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    costs = parse_result(proc.stdout).costs
+    idle = dict.fromkeys(COST_FIELDS, 0)
+    # Duplicate 192 floats: 3 repeats; 2 x Max mask 64 repeatTime 3: 6 repeats, 384 lanes; Add 64: 1; Add 36: 1
+    core0 = dict(idle, vec_calls=5, vec_repeats=3 + 6 + 1 + 1, vec_elements=192 + 384 + 64 + 36,
+                 vec_bytes=4 * (192 + 384 + 64 + 36), set_flag=1, wait_flag=1, pipe_barrier=3, sync_all=1, enque=1,
+                 deque=1)
+    core1 = dict(idle, sync_all=1)
+    assert costs == {(0, 0): core0, (0, 1): core1, (1, 0): core0, (1, 1): core1}
 
 
 def test_a_wait_orders_the_writes_before_its_setflag(twin_cases):

@@ -55,7 +55,8 @@ class Tiling:
 
 # The columns of a `cost` line after rank and core (opgen_sim::CoreCosts, include/opgen_sim/world.h).
 COST_FIELDS = ("scalar", "gm_read", "gm_write", "window_read", "own_window_write", "peer_window_write", "poll_read",
-               "poll_scalar")
+               "poll_scalar", "vec_calls", "vec_repeats", "vec_elements", "vec_bytes", "set_flag", "wait_flag",
+               "pipe_barrier", "sync_all", "enque", "deque")
 
 
 @dataclass

@@ -133,8 +133,8 @@ def unpack(shared: Path, root: Path) -> CannTree:
 
 def _layout(tree: CannTree) -> None:
     """What an installed CANN has and the tarballs lack: asc-devkit's include/tiling links (its cmake lists
-    them: CREATE_LINK in impl/adv_api/cmake/*_headers.cmake), version/<pkg>_version.h, and a folder holding only
-    the twin's launch.h (the twin's other headers would shadow CANN's)."""
+    them: CREATE_LINK in impl/adv_api/cmake/*_headers.cmake) and version/<pkg>_version.h. (The twin's launch.h is
+    not in it: the layout is shared by every clone using the cache, ``_launch_dir``.)"""
     done = tree.layout / ".done"
     if done.is_file():
         return
@@ -179,8 +179,6 @@ def _layout(tree: CannTree) -> None:
             f"#ifndef {p}_VERSION_H\n#define {p}_VERSION_H\n#define {p}_VERSION_STR \"{text}\"\n"
             f"#define {p}_MAJOR {major}\n#define {p}_MINOR {minor}\n#define {p}_PATCH {patch}\n"
             f"#define {p}_PRERELEASE \"\"\n#define {p}_VERSION_NUM {num}\n#define {p}_TIMESTAMP 0\n#endif\n")
-    (tmp / "launch" / "opgen_sim").mkdir(parents=True)
-    (tmp / "launch" / "opgen_sim" / "launch.h").symlink_to(LAUNCH_H)
     (tmp / ".done").write_text("")
     try:
         tmp.rename(tree.layout)
@@ -201,6 +199,21 @@ def _real_dir(path: Path) -> None:
         path.mkdir()
 
 
+def _launch_dir() -> Path:
+    """A folder holding only the twin's launch.h (the twin's other headers would shadow CANN's): a copy named by its
+    content. A link in the shared cache would point into the clone that made it, which other clones then include
+    (changed or deleted since: measured, a layout linking a removed worktree's launch.h failed every real tiling)."""
+    data = LAUNCH_H.read_bytes()
+    folder = cache_dir() / "real" / f"launch-{hashlib.sha256(data).hexdigest()[:16]}"
+    header = folder / "opgen_sim" / "launch.h"
+    if not header.is_file():
+        header.parent.mkdir(parents=True, exist_ok=True)
+        tmp = header.with_name(f".launch.h.{os.getpid()}")
+        tmp.write_bytes(data)
+        os.replace(tmp, header)
+    return folder
+
+
 def host_includes(tree: CannTree) -> list[str]:
     """The include path of a host TU of the real ops: the public headers in an installed CANN's layout, then the
     folders ops-transformer's cmake adds for op_host code (cmake/variables.cmake)."""
@@ -218,7 +231,7 @@ def host_includes(tree: CannTree) -> list[str]:
             ops / "common/include/common", ops / "common/include/static", ops / "common/stub/op_tiling",
             ops / "common/stub/op_api", ops / "mc2/common", ops / "mc2/common/inc", ops / "mc2/common/utils",
             ops / "mc2/common/op_host/op_tiling", ops / "mc2/common/op_kernel", ops / "mc2/common/op_host",
-            ops / "mc2/3rd", ops / "mc2", lay / "launch"]
+            ops / "mc2/3rd", ops / "mc2", _launch_dir()]
     return [f"-I{d}" for d in dirs]
 
 

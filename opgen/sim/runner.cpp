@@ -618,12 +618,8 @@ int Run(const std::string& dir)
 
     for (uint32_t r = 0; r < job.world; ++r) {
         for (uint32_t c = 0; c < world.ranks[r].costs.size(); ++c) {
-            const opgen_sim::CoreCosts& k = world.ranks[r].costs[c];
-            std::string line = "cost " + std::to_string(r) + " " + std::to_string(c) + " " + std::to_string(k.scalar);
-            for (uint64_t b : k.bytes) {
-                line += " " + std::to_string(b);
-            }
-            lines.push_back(line + " " + std::to_string(k.pollScalar));
+            lines.push_back("cost " + std::to_string(r) + " " + std::to_string(c) + " " +
+                            opgen_sim::CostColumns(world.ranks[r].costs[c]));
         }
     }
     if (!world.faults.empty()) {

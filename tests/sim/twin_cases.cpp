@@ -617,6 +617,35 @@ void Costs(uint32_t rank)
     Sync<HardEvent::MTE2_S>();
 }
 
+// What the twin counts of vector instructions and synchronisation (opgen/sim/README.md "Costs"), on core 0 of each
+// rank: one count-form Duplicate of 192 floats, two level-0 Max of mask 64 and repeatTime 3, two count-form Adds (64
+// and 36 floats), three PipeBarriers, one SetFlag / WaitFlag pair, one EnQue / DeQue; every core: one SyncAll.
+void VectorSyncCosts(uint32_t)
+{
+    if (GetBlockIdx() == 0) {
+        TPipe pipe;
+        TBuf<TPosition::VECCALC> buf;
+        TQue<TPosition::VECOUT, 1> que;
+        pipe.InitBuffer(buf, 1024);
+        pipe.InitBuffer(que, 1, 256);
+        LocalTensor<float> x = buf.Get<float>();
+        Duplicate(x, 1.0f, 192);
+        PipeBarrier<PIPE_V>();  // the twin, like the device, orders dependent vector instructions only so
+        Max(x, x, x, 64, 3, BinaryRepeatParams());
+        PipeBarrier<PIPE_V>();
+        Max(x, x, x, 64, 3, BinaryRepeatParams());
+        PipeBarrier<PIPE_V>();
+        LocalTensor<float> y = que.AllocTensor<float>();
+        Add(y, x, x, 64);
+        que.EnQue(y);
+        LocalTensor<float> z = que.DeQue<float>();
+        Add(x[128], x, x, 36);
+        que.FreeTensor(z);
+        Sync<HardEvent::V_S>();
+    }
+    SyncAll();
+}
+
 void CompareSelect(uint32_t rank)
 {
     if (rank != 0 || GetBlockIdx() != 0) {
@@ -964,6 +993,7 @@ const std::map<std::string, Case>& Cases()
         {"window_exchange", [](uint32_t r) { WindowExchange(r, false); }},
         {"context_window_exchange", [](uint32_t r) { WindowExchange(r, true); }},
         {"costs", Costs},
+        {"vector_sync_costs", VectorSyncCosts},
         {"cross_server_copy", CrossServerCopy},
         {"batch_write_exchange", [](uint32_t r) { BatchWriteExchange(r, BatchWriteFlaw::NONE); }},
         {"batch_write_not_working_core", [](uint32_t r) { BatchWriteExchange(r, BatchWriteFlaw::NOT_WORKING_CORE); }},
@@ -1063,12 +1093,7 @@ int main(int argc, char** argv)
     }
     for (uint32_t r = 0; r < world.ranks.size(); ++r) {
         for (uint32_t c = 0; c < world.ranks[r].costs.size(); ++c) {
-            const opgen_sim::CoreCosts& k = world.ranks[r].costs[c];
-            std::printf("cost %u %u %llu", r, c, static_cast<unsigned long long>(k.scalar));
-            for (uint64_t b : k.bytes) {
-                std::printf(" %llu", static_cast<unsigned long long>(b));
-            }
-            std::printf(" %llu\n", static_cast<unsigned long long>(k.pollScalar));
+            std::printf("cost %u %u %s\n", r, c, opgen_sim::CostColumns(world.ranks[r].costs[c]).c_str());
         }
     }
     return world.faults.empty() ? 0 : 1;

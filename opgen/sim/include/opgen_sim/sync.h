@@ -21,6 +21,7 @@ namespace AscendC {
 template <pipe_t pipe>
 __aicore__ inline void PipeBarrier()
 {
+    opgen_sim::CountSync(opgen_sim::SYNC_PIPE_BARRIER);
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if (pipe == PIPE_ALL) {
         opgen_sim::MakeAllVisible();
@@ -64,6 +65,7 @@ constexpr EventPipes PipesOf(HardEvent e)
 template <HardEvent event>
 __aicore__ inline void SetFlag(int32_t eventID)
 {
+    opgen_sim::CountSync(opgen_sim::SYNC_SET_FLAG);
     if (opgen_sim::t_core != nullptr) {
         opgen_sim::t_core->flags[{static_cast<int>(event), eventID}].push_back(opgen_sim::Snapshot());
     }
@@ -74,6 +76,7 @@ __aicore__ inline void SetFlag(int32_t eventID)
 template <HardEvent event>
 __aicore__ inline void WaitFlag(int32_t eventID)
 {
+    opgen_sim::CountSync(opgen_sim::SYNC_WAIT_FLAG);
     if (opgen_sim::t_core == nullptr) {
         return;
     }
@@ -93,6 +96,7 @@ __aicore__ inline void WaitFlag(int32_t eventID)
 template <bool isAIVOnly = true>
 __aicore__ inline void SyncAll()
 {
+    opgen_sim::CountSync(opgen_sim::SYNC_ALL);
     opgen_sim::MakeAllVisible();  // every pipe of every core drains before the cores meet
     opgen_sim::Barrier();
 }

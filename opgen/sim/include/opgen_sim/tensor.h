@@ -416,6 +416,7 @@ public:
     __aicore__ bool EnQue(const LocalTensor<T>& tensor)
     {
         sim_.Live("EnQue");
+        opgen_sim::CountSync(opgen_sim::SYNC_ENQUE);
         const uint32_t i = sim_.Find(tensor.SimOffset(), "EnQue");
         if (sim_.buffers[i].state != SimQueue::ALLOCATED) {
             opgen_sim::Raise("EnQue: the buffer at UB %u was not allocated (AllocTensor) or is already queued",
@@ -431,6 +432,7 @@ public:
     __aicore__ LocalTensor<T> DeQue()
     {
         sim_.Live("DeQue");
+        opgen_sim::CountSync(opgen_sim::SYNC_DEQUE);
         if (sim_.fifo.empty()) {
             opgen_sim::Raise("DeQue without EnQue: the queue is empty (the device would wait forever)");
         }

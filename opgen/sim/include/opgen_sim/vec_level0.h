@@ -155,7 +155,15 @@ template <typename T, bool isSetMask, typename M>
 inline Lanes<T> Level0(M mask, uint64_t repeatTime, const char* what)
 {
     WriteMask<T, isSetMask>(mask, what);
-    return Resolve<T>(repeatTime, what);
+    const Lanes<T> l = Resolve<T>(repeatTime, what);
+    if (l.repeats > 0U) {  // one issue of l.repeats repeats over the lanes the mask runs
+        uint64_t lanes = 0U;
+        for (uint64_t j = 0U; j < Lanes<T>::PER_REPEAT; ++j) {
+            lanes += l.On(0U, j) ? 1U : 0U;
+        }
+        opgen_sim::CountVector(l.repeats, l.counter ? l.count : lanes * l.repeats, sizeof(T));
+    }
+    return l;
 }
 
 // The bits of T as an unsigned integer of its size (the bitwise instructions).
@@ -326,6 +334,7 @@ inline void GatherMaskLanes(const LocalTensor<T>& dst, const LocalTensor<T>& src
     if (repeats == 0U) {
         opgen_sim::Raise("GatherMask: repeatTimes 0");
     }
+    opgen_sim::CountVector(repeats, perRepeat * repeats, sizeof(T));
     constexpr uint64_t PER_BLOCK = 32U / sizeof(T);
     const auto at = [&](uint64_t r, uint64_t j) {
         return r * p.src0RepeatStride * PER_BLOCK + (j / PER_BLOCK) * p.src0BlockStride * PER_BLOCK + j % PER_BLOCK;
@@ -449,6 +458,7 @@ __aicore__ inline void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src
         return;
     }
     constexpr uint64_t PER_BLOCK = 32U / sizeof(T);
+    opgen_sim::CountVector(repeatTime, repeatTime * 8U * PER_BLOCK, sizeof(T));  // lanes: the elements it writes
     const uint8_t* s = src.SimRead(0U, repeatTime * 8U, "Brcb src");
     const auto at = [&](uint64_t r, uint64_t k) { return (r * p.dstRepStride + k * p.dstBlkStride) * PER_BLOCK; };
     uint64_t extent = 0U;
@@ -475,6 +485,7 @@ __aicore__ inline void Axpy(const LocalTensor<T>& dst, const LocalTensor<U>& src
                             const int32_t& count)
 {
     sim::CheckCount(count, "Axpy");
+    opgen_sim::CountVectorCount(count, sizeof(T) > sizeof(U) ? sizeof(T) : sizeof(U));
     const uint8_t* s = src.SimRead(0U, count, "Axpy src");
     const uint8_t* o = dst.SimRead(0U, count, "Axpy dst");
     std::vector<uint8_t> old(o, o + SimBytes<T>(count));
@@ -490,6 +501,7 @@ __aicore__ inline void MulAddDst(const LocalTensor<T>& dst, const LocalTensor<U>
                                  const int32_t& count)
 {
     sim::CheckCount(count, "MulAddDst");
+    opgen_sim::CountVectorCount(count, sizeof(T) > sizeof(U) ? sizeof(T) : sizeof(U));
     const uint8_t* a = src0.SimRead(0U, count, "MulAddDst src0");
     const uint8_t* b = src1.SimRead(0U, count, "MulAddDst src1");
     const uint8_t* o = dst.SimRead(0U, count, "MulAddDst dst");
@@ -508,6 +520,7 @@ __aicore__ inline void CreateVecIndex(LocalTensor<T> dst, const T& firstValue, u
     static_assert(std::is_same<T, int16_t>::value || std::is_same<T, int32_t>::value ||
                       std::is_same<T, half>::value || std::is_same<T, float>::value,
                   "CreateVecIndex fills int16_t / int32_t / half / float");
+    opgen_sim::CountVectorCount(count, sizeof(T));
     uint8_t* d = dst.SimWrite(0U, count, "CreateVecIndex");
     for (uint32_t i = 0U; i < count; ++i) {
         if constexpr (std::is_integral<T>::value) {

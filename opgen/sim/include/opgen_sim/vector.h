@@ -63,6 +63,7 @@ template <typename T, typename F>
 inline void Unary(const LocalTensor<T>& dst, const LocalTensor<T>& src, int64_t count, const char* what, F f)
 {
     CheckCount(count, what);
+    opgen_sim::CountVectorCount(count, sizeof(T));
     const uint8_t* s = src.SimRead(0U, count, what);  // reads before writes: see hazard.h
     uint8_t* d = dst.SimWrite(0U, count, what);
     for (int64_t i = 0; i < count; ++i) {
@@ -76,6 +77,7 @@ inline void Binary(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const 
                    const char* what, F f)
 {
     CheckCount(count, what);
+    opgen_sim::CountVectorCount(count, sizeof(T));
     const uint8_t* a = src0.SimRead(0U, count, what);
     const uint8_t* b = src1.SimRead(0U, count, what);
     uint8_t* d = dst.SimWrite(0U, count, what);
@@ -176,6 +178,7 @@ __aicore__ inline void Max(const LocalTensor<T>& dst, const LocalTensor<T>& src0
     if (repeatTime == 0U) {
         return;
     }
+    opgen_sim::CountVector(repeatTime, mask * repeatTime, sizeof(T));
     const BinaryRepeatParams& p = repeatParams;
     const uint64_t last = repeatTime - 1U, top = mask - 1U;
     // each operand's whole extent, checked and recorded once (reads before the write: see hazard.h)
@@ -251,6 +254,7 @@ template <typename T>
 __aicore__ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const int32_t& count)
 {
     sim::CheckCount(count, "Duplicate");
+    opgen_sim::CountVectorCount(count, sizeof(T));
     uint8_t* d = dst.SimWrite(0U, count, "Duplicate");
     for (int32_t i = 0; i < count; ++i) {
         sim::Store<T>(d, i, scalarValue);
@@ -267,6 +271,7 @@ __aicore__ inline void CompareScalar(const LocalTensor<U>& dst, const LocalTenso
         opgen_sim::Raise("CompareScalar: %u %s elements do not fill whole 256-byte repeats", count,
                          opgen_sim::TypeName<T>());
     }
+    opgen_sim::CountVectorCount(count, sizeof(T));
     const uint8_t* s = src0.SimRead(0U, count, "CompareScalar src0");
     uint8_t* bits = dst.template ReinterpretCast<uint8_t>().SimWrite(0U, count / 8U, "CompareScalar dst");
     const float b = sim::ToF(src1Scalar);
@@ -305,6 +310,7 @@ __aicore__ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& s
         opgen_sim::Raise("Select (tensor, tensor): selMode %d is not VSEL_TENSOR_TENSOR_MODE", static_cast<int>(selMode));
     }
     const uint8_t* bits = selMask.template ReinterpretCast<uint8_t>().SimRead(0U, (count + 7U) / 8U, "Select mask");
+    opgen_sim::CountVectorCount(count, sizeof(T));
     const uint8_t* a = src0.SimRead(0U, count, "Select src0");
     const uint8_t* b = src1.SimRead(0U, count, "Select src1");
     uint8_t* d = dst.SimWrite(0U, count, "Select dst");
@@ -322,6 +328,7 @@ __aicore__ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& s
         opgen_sim::Raise("Select (tensor, scalar): selMode %d is not VSEL_TENSOR_SCALAR_MODE", static_cast<int>(selMode));
     }
     const uint8_t* bits = selMask.template ReinterpretCast<uint8_t>().SimRead(0U, (count + 7U) / 8U, "Select mask");
+    opgen_sim::CountVectorCount(count, sizeof(T));
     const uint8_t* a = src0.SimRead(0U, count, "Select src0");
     uint8_t* d = dst.SimWrite(0U, count, "Select dst");
     for (uint32_t i = 0U; i < count; ++i) {
@@ -342,6 +349,7 @@ inline void ReduceExtreme(const LocalTensor<T>& dst, const LocalTensor<T>& src, 
         opgen_sim::Raise("%s of 0 elements", what);
     }
     (void)sharedTmpBuffer.SimSpan(0U, 1U, what);
+    opgen_sim::CountVectorCount(count, sizeof(T));
     const uint8_t* s = src.SimRead(0U, count, what);
     float best = ToF(Load<T>(s, 0U));
     uint32_t at = 0U;
@@ -386,6 +394,7 @@ __aicore__ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>
 {
     sim::CheckCount(count, "ReduceSum");
     (void)sharedTmpBuffer.SimSpan(0U, 1U, "ReduceSum work");
+    opgen_sim::CountVectorCount(count, sizeof(T));
     const uint8_t* s = src.SimRead(0U, count, "ReduceSum src");
     constexpr int32_t PER_REPEAT = static_cast<int32_t>(256U / sizeof(T));
     T total = sim::FromF<T>(0.0f);
@@ -443,6 +452,7 @@ __aicore__ inline void WholeReduceMax(const LocalTensor<T>& dst, const LocalTens
     };
     const bool pair = order == ReduceOrder::ORDER_VALUE_INDEX || order == ReduceOrder::ORDER_INDEX_VALUE;
     const uint64_t width = pair ? 2U : 1U;  // dst elements per repeat
+    opgen_sim::CountVector(repeatTime, static_cast<uint64_t>(mask) * repeatTime, sizeof(T));
     const uint8_t* s = src.SimRead(0U, at(repeatTime - 1, mask - 1) + 1U, "WholeReduceMax src");
     uint8_t* d = dst.SimWrite(0U, (static_cast<uint64_t>(repeatTime) - 1U) * dstRepStride * width + width,
                               "WholeReduceMax dst");
@@ -483,6 +493,8 @@ template <typename T, typename U>
 __aicore__ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode,
                             const uint32_t count)
 {
+    // a conversion's repeat holds 256 bytes of its wider operand
+    opgen_sim::CountVectorCount(count, sizeof(T) > sizeof(U) ? sizeof(T) : sizeof(U));
     const uint8_t* s = src.SimRead(0U, count, "Cast src");
     uint8_t* d = dst.SimWrite(0U, count, "Cast dst");
     const uint64_t dBytes = SimBytes<T>(count);

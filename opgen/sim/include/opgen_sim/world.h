@@ -80,11 +80,46 @@ enum CostKind : uint32_t {
     COST_KINDS
 };
 
+// Vector instructions and the scalar unit's synchronisation, counted per call (opgen/sim/README.md "Costs"): a
+// vector API call is one instruction issue (a level-0 call with repeatTime r: one issue of r repeats; a count-form
+// call: one issue in counter mode of ceil(count * lane bytes / 256) repeats), its elements the lanes it computes.
+enum SyncKind : uint32_t {
+    SYNC_SET_FLAG,      // SetFlag
+    SYNC_WAIT_FLAG,     // WaitFlag
+    SYNC_PIPE_BARRIER,  // PipeBarrier<pipe>
+    SYNC_ALL,           // SyncAll: the cross-core barrier
+    SYNC_ENQUE,         // TQue::EnQue (the device sets the queue's flag)
+    SYNC_DEQUE,         // TQue::DeQue (the device waits for it)
+    SYNC_KINDS
+};
+
 struct CoreCosts {
     uint64_t scalar = 0;
     uint64_t bytes[COST_KINDS] = {};
     uint64_t pollScalar = 0;  // scalar accesses of poll loops (moved out of `scalar`)
+    uint64_t vecCalls = 0;    // vector instruction issues
+    uint64_t vecRepeats = 0;  // their 256-byte repeats
+    uint64_t vecElements = 0; // the lanes they compute
+    uint64_t vecBytes = 0;    // those lanes' bytes (elements x the lane type's size)
+    uint64_t sync[SYNC_KINDS] = {};
 };
+
+// The columns of a `cost` line after rank and core, in opgen/sim/job.py COST_FIELDS order.
+inline std::string CostColumns(const CoreCosts& k)
+{
+    std::string line = std::to_string(k.scalar);
+    for (uint64_t b : k.bytes) {
+        line += " " + std::to_string(b);
+    }
+    line += " " + std::to_string(k.pollScalar);
+    for (uint64_t v : {k.vecCalls, k.vecRepeats, k.vecElements, k.vecBytes}) {
+        line += " " + std::to_string(v);
+    }
+    for (uint64_t s : k.sync) {
+        line += " " + std::to_string(s);
+    }
+    return line;
+}
 
 // The first fields of the HCCL context as the device lays it out (asc-devkit impl/adv_api/detail/hccl/common/
 // hccl_inner_def.h HcclCombineOpParam, the prefix of HcclContextDef::HcclOpResParam too): kernels read winSize.
@@ -505,6 +540,30 @@ inline void CountScalar()
     if (t_core != nullptr) {
         ++t_core->costs.scalar;
         ++t_core->scalarSinceRead;
+    }
+}
+
+// One vector instruction issue of `repeats` repeats computing `elements` lanes of `laneBytes` bytes each.
+inline void CountVector(uint64_t repeats, uint64_t elements, uint64_t laneBytes)
+{
+    if (t_core != nullptr) {
+        ++t_core->costs.vecCalls;
+        t_core->costs.vecRepeats += repeats;
+        t_core->costs.vecElements += elements;
+        t_core->costs.vecBytes += elements * laneBytes;
+    }
+}
+
+// A count-form (level 2) call over `count` lanes of `laneBytes`: the device runs it as one issue in counter mode.
+inline void CountVectorCount(uint64_t count, uint64_t laneBytes)
+{
+    CountVector((count * laneBytes + 255U) / 256U, count, laneBytes);
+}
+
+inline void CountSync(SyncKind kind)
+{
+    if (t_core != nullptr) {
+        ++t_core->costs.sync[kind];
     }
 }
 

@@ -34,6 +34,7 @@ __aicore__ inline void CumSum(LocalTensor<T>& dstTensor, LocalTensor<T>& lastRow
                          "of 32", info.outter, info.inner, sizeof(T));
     }
     const uint64_t n = static_cast<uint64_t>(info.outter) * info.inner;
+    opgen_sim::CountVectorCount(n, sizeof(T));  // one call
     const uint8_t* s = srcTensor.SimRead(0U, n, "CumSum src");
     std::vector<T> v(n);
     std::memcpy(v.data(), s, n * sizeof(T));

@@ -33,6 +33,7 @@ inline void SumRows(const LocalTensor<T>& dst, const LocalTensor<T>& src, const 
                          static_cast<unsigned long long>(tmpBytes), static_cast<unsigned long long>(repeats),
                          static_cast<unsigned long long>(repeats * sizeof(T)));
     }
+    opgen_sim::CountVector(p.outter * repeats, static_cast<uint64_t>(p.outter) * p.n, sizeof(T));  // one call
     const uint8_t* s = src.SimRead(0U, static_cast<uint64_t>(p.outter - 1U) * p.inner + p.n, "Sum src");
     uint8_t* d = dst.SimWrite(0U, p.outter, "Sum dst");
     for (uint64_t row = 0U; row < p.outter; ++row) {

@@ -22,11 +22,16 @@ DispatchV2 -> real CombineAddRmsNorm agree with the reference, measured, for the
 CombineAddRmsNorm is CombineV2's real kernel with HasAddRmsNorm (its windowsExp words those of the real
 CombineV2), and the generated one keeps the generated CombineV2's combine protocol.
 
-Atlas A2 (2 ranks, BS 128, H 7168, K 2, FLOAT16): real DispatchV2 -> generated CombineV2, twice. It fails, and is
-``xfail(strict=True)`` with the measured reason, the exception type pinned with ``raises``: the generated combine
-writes rows from offset 0 of windowsIn over the 1 MiB the real A2 ops reserve, whose word at 1 MiB - 512 selects
-the half the real ops address. (Generated dispatch -> real combine on A2 fails for the real combine's own missing
-S_MTE3 sync, tests/test_real_ops_world.py, so it says nothing of interop and is not run here.)
+Atlas A2 (2 ranks, BS 128, H 7168, K 2, FLOAT16): real DispatchV2 -> generated CombineV2, twice; and the generated
+pair, then real DispatchV2 -> generated CombineV2. The real A2 ops reserve the first 1 MiB of each window half and
+keep at windowsIn + 1 MiB - 512 the word that selects the half they address, flipped by every call (code: mc2/
+moe_distribute_dispatch_v2/op_kernel/arch22/moe_distribute_dispatch_a2.h Init, SingleServerSendToMoeExpert;
+moe_distribute_combine_v2/op_kernel/arch22/moe_distribute_combine_a2.h Init, AlltoAllDispatch); the generated A2
+kernels keep the same halves and word (dispatch_v2.spec's A2 `window`), so each world checks the word after every
+op: 1, 0, 1, 0 on both ranks. (Before, the generated combine wrote rows from offset 0 of windowsIn over that word,
+and the second real dispatch addressed windowsIn + 1 MiB + totalSize * 0x422843f0: out of bounds.) Generated
+dispatch -> real combine on A2 fails for the real combine's own missing S_MTE3 sync (tests/test_real_ops_world.py),
+so it says nothing of interop and is not run here.
 
 Worlds run with ``real_world.REAL_AIV`` vector cores per rank (the real dispatch assumes a multiple of 8) and a
 short twin timeout (``TIMEOUT``), so a flag nobody sets costs seconds.
@@ -61,6 +66,7 @@ class Communicator:
 
     def __init__(self, tree, work: Path):
         self.tree, self.work, self.windows, self.step = tree, work, None, 0
+        self.buffer_ids: list[dict[int, int]] = []  # after each op: rank -> the A2 half-select word (buffer_ids)
 
     def run(self, kind: str, suite, case: dict, world) -> list[dict]:
         """Per rank outputs of the ``kind`` (REAL or GEN) op of ``suite`` on the windows the last op left; its
@@ -81,7 +87,27 @@ class Communicator:
         problems = [p for r in range(case["world"])
                     for p in testkit.output_problems(ref, cases, case, world, r, got[r], want[r])]
         assert not problems, f"{kind} {ref.OP} (step {self.step}):\n" + "\n".join(problems)
+        self.buffer_ids.append(buffer_ids(self.windows, case["world"]))
         return got
+
+
+MB = 1024 * 1024
+PAGE = 4096  # the twin saves windows as whole pages (runner.cpp SaveWindows: kind u32, group u32, rank u32, offset u64)
+BUFFER_ID_AT = MB - 512  # code: mc2/moe_distribute_dispatch_v2/op_kernel/arch22/moe_distribute_a2_constant.h
+
+
+def buffer_ids(windows: Path, world: int) -> dict[int, int]:
+    """Each rank's uint32 at windowsIn + 1 MiB - 512 (FULLMESH_BUFFERID_ADDR) in the pages a job left (0 where the
+    page was never written)."""
+    import struct
+
+    data, at, out = windows.read_bytes(), 0, dict.fromkeys(range(world), 0)
+    while at < len(data):
+        kind, _group, rank, offset = struct.unpack_from("<IIIQ", data, at)
+        if kind == 0 and offset == BUFFER_ID_AT // PAGE * PAGE:
+            out[rank] = struct.unpack_from("<I", data, at + 20 + BUFFER_ID_AT % PAGE)[0]
+        at += 20 + PAGE
+    return out
 
 
 def moe_layer(comm: Communicator, dispatch: str, combine: str, case: dict, partner=COMBINE) -> None:
@@ -99,16 +125,10 @@ def moe_layer(comm: Communicator, dispatch: str, combine: str, case: dict, partn
 
 
 A2 = "ascend910b"
-# code: mc2/moe_distribute_dispatch_v2/op_kernel/arch22/moe_distribute_dispatch_a2.h (bufferChosen_ =
-#       bufferChosenGlobal_(0) at windowsIn + FULLMESH_BUFFERID_ADDR; windowInGM_ += ADUMP_WIN_SIZE + totalSize_ *
-#       bufferChosen_), moe_distribute_a2_constant.h (ADUMP_WIN_SIZE 1 MiB, FULLMESH_BUFFERID_ADDR = 1 MiB - 512)
-A2_BUFFER_ID = (
-    "measured: the second layer's real A2 DispatchV2 faults 'DataCopy UB->GM dst: out-of-bounds GM access of 14336 "
-    "bytes at window of rank 0 + 1780105248 (past its 209715200 bytes)'. The first layer agrees with the reference; "
-    "its generated CombineV2 writes rows from offset 0 of windowsIn, over the word at 1 MiB - 512 where the real A2 "
-    "ops keep the buffer id (1 after the real dispatch; 0x422843f0 on rank 0, 0xc0a843f0 on rank 1 after the "
-    "generated combine: FLOAT16 row data), so the real dispatch addresses windowsIn + 1 MiB + totalSize * "
-    "0x422843f0")
+A2_CASE = {"id": "interop-ascend910b-bs128-h7168-k2-w2", "product": A2, "world": 2,
+           "attrs": {"groupEp": "ep", "epWorldSize": 2, "moeExpertNum": 2}, "env": {},
+           "inputs": {"x": ("FLOAT16", (128, 7168)), "expertIds": ("INT32", (128, 2))},
+           "rank_shapes": {}, "out_dtypes": {}, "data": {}, "run": None}
 
 
 def test_a3_real_dispatch_then_generated_combine(tree, tmp_path):
@@ -139,15 +159,21 @@ def test_a3_two_moe_layers_on_one_communicator(tree, tmp_path, first, second):
     moe_layer(comm, second, second, dict(case, id=f"{case['id']}-layer2"))  # fresh tokens: stale rows show
 
 
-@pytest.mark.xfail(strict=True, raises=sim.TwinFault, reason=A2_BUFFER_ID)
 def test_a2_real_dispatch_then_generated_combine_twice_on_one_communicator(tree, tmp_path):
     comm = Communicator(tree, tmp_path)
-    case = {"id": "interop-ascend910b-bs128-h7168-k2-w2", "product": A2, "world": 2,
-            "attrs": {"groupEp": "ep", "epWorldSize": 2, "moeExpertNum": 2}, "env": {},
-            "inputs": {"x": ("FLOAT16", (128, 7168)), "expertIds": ("INT32", (128, 2))},
-            "rank_shapes": {}, "out_dtypes": {}, "data": {}, "run": None}
+    case = A2_CASE
     moe_layer(comm, REAL, GEN, case)  # rows of 14336 bytes: the combine's reach past 1 MiB of windowsIn
     moe_layer(comm, REAL, GEN, dict(case, id=f"{case['id']}-layer2"))
+    assert comm.buffer_ids == [{0: b, 1: b} for b in (1, 0, 1, 0)]  # every op flips the one word on every rank
+
+
+def test_a2_generated_pair_then_real_dispatch_and_generated_combine(tree, tmp_path):
+    """The generated pair, then the real dispatch on the half the generated combine's flip selected, then the
+    generated combine on the half the real dispatch's flip selected."""
+    comm = Communicator(tree, tmp_path)
+    moe_layer(comm, GEN, GEN, A2_CASE)
+    moe_layer(comm, REAL, GEN, dict(A2_CASE, id=f"{A2_CASE['id']}-layer2"))  # fresh tokens: stale rows show
+    assert comm.buffer_ids == [{0: b, 1: b} for b in (1, 0, 1, 0)]
 
 
 @pytest.mark.slow

@@ -244,6 +244,7 @@ def test_on_atlas_a3_the_status_lives_in_windows_exp(op, tmp_path):
 
 def test_a_product_inherits_or_replaces_the_window_and_tiling_carries_its_fields():
     from opgen.emit.tiling_layout import tiling_fields
+    from opgen.lang.expr import to_spec
 
     history = load_ok(ROOT / "specs" / "history" / "dispatch_v2_2026_05.spec")
     assert history.view("ascend950").window is history.view("ascend910_93").window  # extends, declares none
@@ -253,18 +254,26 @@ def test_a_product_inherits_or_replaces_the_window_and_tiling_carries_its_fields
     assert (a950.areas, a950.lets, a950.state_at_start) == (a3.areas, a3.lets, True)
     assert (a2.state_in, a3.state_in, a950.state_in) == ("windowsIn", "windowsExp", "windowsIn")
     assert not a3.state_at_start and not a2.state_at_start
+    # Atlas A2 keeps the real A2 ops' halves: a 1 MiB reserve each, the half-select word at 1 MiB - 512, the status
+    # area in the last half's reserve (code: mc2/moe_distribute_dispatch_v2/op_kernel/arch22/
+    # moe_distribute_a2_constant.h ADUMP_WIN_SIZE, FULLMESH_BUFFERID_ADDR)
+    assert (to_spec(a2.reserve), to_spec(a2.buffer_id), a2.state_in_reserve) == ("1 * MB", "1 * MB - 512", True)
+    assert (a3.reserve, a3.buffer_id, a3.state_in_reserve) == (None, None, False)
     names = [f.name for f in tiling_fields(op) if f.name.startswith("win") and f.source == "let"]
-    assert names == ["winRowBytes", "winScaleBytes", "winMsgBytes", "win_combine", "win_combine_at", "win_dispatch",
+    assert names == ["winRowBytes", "winScaleBytes", "winMsgBytes", "win_reserve", "win_buffer_id",
+                     "win_buffer_id_at", "win_combine", "win_combine_at", "win_dispatch",
                      "win_dispatch_at", "win_need", "win_window", "win_halves", "win_state", "win_state_exp",
                      "win_state_at", "win_data_at", "win_half"]
 
 
 @pytest.mark.parametrize("op", ("moe_distribute_dispatch_v2", "moe_distribute_combine_v2"))
 def test_the_status_area_sits_where_the_real_ops_keep_it(op):
-    """Atlas A2: after the data halves (at the end of windowsIn); Atlas A3: at the start of windowsExp, the data
-    halves taking all of windowsIn; Ascend 950: at the start of windowsIn, the data halves after it (the real A3
-    and 950 ops, mc2/common/op_kernel/moe_distribute_base.h). Both halves and a status area in windowsIn tile the
-    window without overlap."""
+    """Atlas A2: the real A2 ops' halves (window / 2 each, 1 MiB reserved at the start of each, the half-select word
+    at 1 MiB - 512 in the first reserve; code: mc2/moe_distribute_dispatch_v2/op_kernel/arch22/
+    moe_distribute_a2_constant.h), the status area in the second half's reserve, which the real ops leave unused;
+    Atlas A3: at the start of windowsExp, the data halves taking all of windowsIn; Ascend 950: at the start of
+    windowsIn, the data halves after it (the real A3 and 950 ops, mc2/common/op_kernel/moe_distribute_base.h).
+    The halves' data, the reserves and a status area in windowsIn tile the window without overlap."""
     ref, cases = _generated(op)
     case = next(c for c in cases.POSITIVE if c["product"] == "ascend950" and "ranks" not in c)
     window = 200 * MB
@@ -276,6 +285,15 @@ def test_the_status_area_sits_where_the_real_ops_keep_it(op):
         in_exp = int(scope.let("win_state_exp"))
         if product == "ascend910_93":  # 1 MiB of windowsExp (ProductFacts.exp_window), none of windowsIn
             assert (in_exp, state, state_at, data_at) == (1, MB, 0, 0) and half == window // 2 // 512 * 512
+            continue
+        if product == "ascend910b":
+            reserve, word = int(scope.let("win_reserve")), int(scope.let("win_buffer_id_at"))
+            assert (in_exp, state, reserve, data_at, word, int(scope.let("win_buffer_id"))) == (0, MB, MB, MB,
+                                                                                                  MB - 512, 1)
+            assert half == window // 2 // 512 * 512 and state_at == half  # the second half's reserve
+            spans = sorted([(word, word + 4), (state_at, state_at + state), (data_at, half),
+                            (half + reserve, 2 * half)])
+            assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:])) and spans[-1][1] <= window, spans
             continue
         assert in_exp == 0 and state == 2 * MB and half == (window - state) // 2 // 512 * 512
         if product == "ascend950":

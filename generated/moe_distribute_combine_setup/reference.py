@@ -109,6 +109,9 @@ _LETS = {
         "maxBs": lambda s: floordiv(s.let("globalBsReal"), s.attr("epWorldSize")),
         "minA": lambda s: (floordiv(i64(s.let("globalBsReal") * s.attr("sharedExpertNum")), s.attr("sharedExpertRankNum")) if s.let("isSharedRank") else i64(s.let("globalBsReal") * min(s.let("localMoeExpertNum"), s.dim("expertIds", 1)))),
         "tokenMsgSize": lambda s: i64(floordiv(i64(i64(i64(i64(floordiv(i64(i64(s.dim("expandX", 1) + 32) - 1), 32) * 32) + i64(floordiv(i64(floordiv(i64(i64(s.dim("expandX", 1) + 8) - 1), 8) * 8), 8) * 4)) + 512) - 1), 512) * 512),
+        "win_reserve": lambda s: 0,
+        "win_buffer_id": lambda s: 0,
+        "win_buffer_id_at": lambda s: 0,
         "win_combine": lambda s: i64(s.attr("moeExpertNum") * i64(floordiv(i64(i64(i64(i64(s.let("maxBs") * s.dim("expandX", 1)) * 2) + 512) - 1), 512) * 512)),
         "win_combine_at": lambda s: 0,
         "win_need": lambda s: i64(s.let("win_combine_at") + s.let("win_combine")),
@@ -117,7 +120,7 @@ _LETS = {
         "win_state": lambda s: i64(2 * 1048576),
         "win_state_exp": lambda s: 0,
         "win_state_at": lambda s: i64(s.let("win_window") - s.let("win_state")),
-        "win_data_at": lambda s: 0,
+        "win_data_at": lambda s: s.let("win_reserve"),
         "win_half": lambda s: i64(floordiv(floordiv(i64(s.let("win_window") - s.let("win_state")), s.let("win_halves")), 512) * 512),
     },
 }

@@ -111,6 +111,9 @@ _LETS = {
         "maxBs": lambda s: floordiv(s.let("globalBsReal"), s.attr("epWorldSize")),
         "A": lambda s: (floordiv(i64(s.let("globalBsReal") * s.attr("sharedExpertNum")), s.attr("sharedExpertRankNum")) if s.let("isSharedRank") else i64(s.let("globalBsReal") * min(s.let("localMoeExpertNum"), s.dim("expertIds", 1)))),
         "tokenMsgSize": lambda s: (align(s.dim("x", 1), 256) if (s.attr("quantMode") == 0) else i64(floordiv(i64(i64(i64(i64(floordiv(i64(i64(s.dim("x", 1) + 32) - 1), 32) * 32) + 4) + 512) - 1), 512) * 512)),
+        "win_reserve": lambda s: 0,
+        "win_buffer_id": lambda s: 0,
+        "win_buffer_id_at": lambda s: 0,
         "win_combine": lambda s: i64(s.attr("moeExpertNum") * i64(floordiv(i64(i64(i64(i64(s.let("maxBs") * s.dim("x", 1)) * 2) + 512) - 1), 512) * 512)),
         "win_combine_at": lambda s: 0,
         "win_dispatch": lambda s: i64(i64(i64(i64(s.let("localMoeExpertNum") * s.attr("epWorldSize")) * s.let("maxBs")) * s.let("tokenMsgSize")) * (2 if (s.dtype("yOut") in ("FLOAT16", "BFLOAT16")) else 1)),
@@ -121,7 +124,7 @@ _LETS = {
         "win_state": lambda s: i64(2 * 1048576),
         "win_state_exp": lambda s: 0,
         "win_state_at": lambda s: i64(s.let("win_window") - s.let("win_state")),
-        "win_data_at": lambda s: 0,
+        "win_data_at": lambda s: s.let("win_reserve"),
         "win_half": lambda s: i64(floordiv(floordiv(i64(s.let("win_window") - s.let("win_state")), s.let("win_halves")), 512) * 512),
     },
 }

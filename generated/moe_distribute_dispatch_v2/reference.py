@@ -162,6 +162,9 @@ _LETS = {
         "winRowBytes": lambda s: (i64(2 * s.dim("x", 1)) if (s.dtype("expandXOut") in ("FLOAT16", "BFLOAT16")) else (ceil_div(s.dim("x", 1), 2) if (s.dtype("expandXOut") in ("FLOAT4_E2M1", "FLOAT4_E1M2")) else s.dim("x", 1))),
         "winScaleBytes": lambda s: i64((ceil_div(s.dim("x", 1), 128) if (s.attr("quantMode") == 3) else (align(ceil_div(s.dim("x", 1), 32), 2) if (s.attr("quantMode") == 4) else (s.let("scalesCols") if (s.attr("quantMode") == 0) else 1))) * (1 if (s.dtype("dynamicScalesOut") == "FLOAT8_E8M0") else 4)),
         "winMsgBytes": lambda s: i64(floordiv(i64(i64(i64(i64(i64(floordiv(i64(i64(s.let("winRowBytes") + 32) - 1), 32) * 32) + i64(floordiv(i64(i64(s.let("winScaleBytes") + 32) - 1), 32) * 32)) + 64) + 512) - 1), 512) * 512),
+        "win_reserve": lambda s: i64(1 * 1048576),
+        "win_buffer_id": lambda s: 1,
+        "win_buffer_id_at": lambda s: i64(i64(1 * 1048576) - 512),
         "win_combine": lambda s: i64(i64(s.let("maxBS") * s.attr("moeExpertNum")) * i64(floordiv(i64(i64(i64(2 * s.dim("x", 1)) + 512) - 1), 512) * 512)),
         "win_combine_at": lambda s: 0,
         "win_dispatch": lambda s: i64(i64(i64(s.let("localMoeExpertNum") * s.attr("epWorldSize")) * s.let("maxBS")) * s.let("winMsgBytes")),
@@ -169,11 +172,11 @@ _LETS = {
         "win_need": lambda s: i64(s.let("win_dispatch_at") + s.let("win_dispatch")),
         "win_window": lambda s: i64(s.env("HCCL_BUFFSIZE") * 1048576),
         "win_halves": lambda s: 2,
-        "win_state": lambda s: i64(2 * 1048576),
+        "win_state": lambda s: i64(1 * 1048576),
         "win_state_exp": lambda s: 0,
-        "win_state_at": lambda s: i64(s.let("win_window") - s.let("win_state")),
-        "win_data_at": lambda s: 0,
-        "win_half": lambda s: i64(floordiv(floordiv(i64(s.let("win_window") - s.let("win_state")), s.let("win_halves")), 512) * 512),
+        "win_state_at": lambda s: i64(1 * i64(floordiv(floordiv(s.let("win_window"), s.let("win_halves")), 512) * 512)),
+        "win_data_at": lambda s: s.let("win_reserve"),
+        "win_half": lambda s: i64(floordiv(floordiv(s.let("win_window"), s.let("win_halves")), 512) * 512),
     },
     "ascend910_93": {
         "isSharedRank": lambda s: (s.attr("epRankId") < s.attr("sharedExpertRankNum")),
@@ -192,6 +195,9 @@ _LETS = {
         "winRowBytes": lambda s: (i64(2 * s.dim("x", 1)) if (s.dtype("expandXOut") in ("FLOAT16", "BFLOAT16")) else (ceil_div(s.dim("x", 1), 2) if (s.dtype("expandXOut") in ("FLOAT4_E2M1", "FLOAT4_E1M2")) else s.dim("x", 1))),
         "winScaleBytes": lambda s: i64((ceil_div(s.dim("x", 1), 128) if (s.attr("quantMode") == 3) else (align(ceil_div(s.dim("x", 1), 32), 2) if (s.attr("quantMode") == 4) else (s.let("scalesCols") if (s.attr("quantMode") == 0) else 1))) * (1 if (s.dtype("dynamicScalesOut") == "FLOAT8_E8M0") else 4)),
         "winMsgBytes": lambda s: i64(floordiv(i64(i64(i64(i64(i64(floordiv(i64(i64(s.let("winRowBytes") + 32) - 1), 32) * 32) + i64(floordiv(i64(i64(s.let("winScaleBytes") + 32) - 1), 32) * 32)) + 64) + 512) - 1), 512) * 512),
+        "win_reserve": lambda s: 0,
+        "win_buffer_id": lambda s: 0,
+        "win_buffer_id_at": lambda s: 0,
         "win_combine": lambda s: i64(i64(s.let("maxBS") * i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum"))) * i64(floordiv(i64(i64(i64(2 * s.dim("x", 1)) + 512) - 1), 512) * 512)),
         "win_combine_at": lambda s: 0,
         "win_dispatch": lambda s: i64(i64(i64(s.let("localMoeExpertNum") * s.attr("epWorldSize")) * s.let("maxBS")) * s.let("winMsgBytes")),
@@ -202,7 +208,7 @@ _LETS = {
         "win_state": lambda s: i64(1 * 1048576),
         "win_state_exp": lambda s: 1,
         "win_state_at": lambda s: 0,
-        "win_data_at": lambda s: 0,
+        "win_data_at": lambda s: s.let("win_reserve"),
         "win_half": lambda s: i64(floordiv(floordiv(s.let("win_window"), s.let("win_halves")), 512) * 512),
     },
     "ascend950": {
@@ -222,6 +228,9 @@ _LETS = {
         "winRowBytes": lambda s: (i64(2 * s.dim("x", 1)) if (s.dtype("expandXOut") in ("FLOAT16", "BFLOAT16")) else (ceil_div(s.dim("x", 1), 2) if (s.dtype("expandXOut") in ("FLOAT4_E2M1", "FLOAT4_E1M2")) else s.dim("x", 1))),
         "winScaleBytes": lambda s: i64((ceil_div(s.dim("x", 1), 128) if (s.attr("quantMode") == 3) else (align(ceil_div(s.dim("x", 1), 32), 2) if (s.attr("quantMode") == 4) else (s.let("scalesCols") if (s.attr("quantMode") == 0) else 1))) * (1 if (s.dtype("dynamicScalesOut") == "FLOAT8_E8M0") else 4)),
         "winMsgBytes": lambda s: i64(floordiv(i64(i64(i64(i64(i64(floordiv(i64(i64(s.let("winRowBytes") + 32) - 1), 32) * 32) + i64(floordiv(i64(i64(s.let("winScaleBytes") + 32) - 1), 32) * 32)) + 64) + 512) - 1), 512) * 512),
+        "win_reserve": lambda s: 0,
+        "win_buffer_id": lambda s: 0,
+        "win_buffer_id_at": lambda s: 0,
         "win_combine": lambda s: i64(i64(s.let("maxBS") * i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum"))) * i64(floordiv(i64(i64(i64(2 * s.dim("x", 1)) + 512) - 1), 512) * 512)),
         "win_combine_at": lambda s: 0,
         "win_dispatch": lambda s: i64(i64(i64(s.let("localMoeExpertNum") * s.attr("epWorldSize")) * s.let("maxBS")) * s.let("winMsgBytes")),
@@ -657,8 +666,8 @@ _check_84 = Check("buffer.hierarchy_window", 0, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE 
                   when=lambda s: (s.attr("commAlg") == "hierarchy"),
                   envs=("HCCL_BUFFSIZE",),
                   )
-_check_85 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine + dispatch, and the status area in windowsIn",
-                  ok=lambda s: (s.let("win_need") <= s.let("win_half")),
+_check_85 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine + dispatch after a reserve of 1 * MB each, and the status area in windowsIn",
+                  ok=lambda s: (i64(s.let("win_reserve") + s.let("win_need")) <= s.let("win_half")),
                   envs=("HCCL_BUFFSIZE",),
                   )
 _check_86 = Check("unsupported.elasticInfoOptional", 561002, "elasticInfoOptional", "null (it is not supported on Atlas A3 训练系列产品/Atlas A3 推理系列产品)",
@@ -905,7 +914,11 @@ _check_145 = Check("ascend950.dynamicScalesOut.3", 161002, "dynamicScalesOut", "
                    when=lambda s: ((s.attr("quantMode") == 0) and s.present("scalesOptional")),
                    value=lambda s: s.dtype("dynamicScalesOut"),
                    )
-_check_146 = Check("transport.epWorldSize", 561002, "epWorldSize", "at most 64, the windows the HCCL context lists on Ascend 950DT (the generated kernels read the peers' windowsIn[] from it, as Hccl::GetWindowsInAddr gives no address on this arch; larger worlds need the CCU path, which is not implemented)",
+_check_146 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine + dispatch, and the status area in windowsIn",
+                   ok=lambda s: (s.let("win_need") <= s.let("win_half")),
+                   envs=("HCCL_BUFFSIZE",),
+                   )
+_check_147 = Check("transport.epWorldSize", 561002, "epWorldSize", "at most 64, the windows the HCCL context lists on Ascend 950DT (the generated kernels read the peers' windowsIn[] from it, as Hccl::GetWindowsInAddr gives no address on this arch; larger worlds need the CCU path, which is not implemented)",
                    ok=lambda s: (s.attr("epWorldSize") <= 64),
                    )
 
@@ -1201,8 +1214,8 @@ _CHECKS = {
         _check_112,
         _check_113,
         _check_114,
-        _check_85,
         _check_146,
+        _check_147,
     ),
 }
 

@@ -566,7 +566,7 @@ class Analyzer(_Builder):
         c = t.children
         if earlier is not None:
             self.d.error("E126", f"{scope} declares a second window (one per op and per product)", self.span(t))
-        halves, state, areas, lets = None, None, [], []
+        halves, state, areas, lets, reserve, buffer_id = None, None, [], [], None, None
         for it in c[2:]:
             if it.data == "window_let":
                 if any(l.name == str(it.children[0]) for l in lets):
@@ -583,27 +583,48 @@ class Analyzer(_Builder):
                 if any(a.name == name for a in areas):
                     self.d.error("E126", f"window area '{name}' is declared twice", self.span(it.children[0]))
                 areas.append(WindowArea(name, self.expr(it.children[1]), span=self.span(it.children[0])))
+            elif it.data in ("window_reserve", "window_buffer_id"):
+                word = "reserve" if it.data == "window_reserve" else "buffer_id"
+                if (reserve if word == "reserve" else buffer_id) is not None:
+                    self.d.error("E126", f"window declares `{word}` twice", self.span(it))
+                if word == "reserve":
+                    reserve = (self.expr(it.children[0]), self.span(it))
+                else:
+                    buffer_id = (self.expr(it.children[0]), self.span(it))
             else:
                 if state is not None:
                     self.d.error("E126", "window declares `state` twice", self.span(it))
                 place = str(it.children[0])
                 if place not in WINDOW_PLACES:
                     self.d.unknown("E126", "HCCL window", place, WINDOW_PLACES, self.span(it.children[0]))
-                state = (place, self.expr(it.children[1]), it.data == "window_state_at_start")
+                state = (place, self.expr(it.children[1]), it.data == "window_state_at_start",
+                         it.data == "window_state_in_reserve", self.span(it))
         for what, missing in (("`halves N;`", halves is None), ("an `area NAME = bytes;`", not areas),
                               ("`state windowsIn = bytes;`", state is None)):
             if missing:
                 self.d.error("E126", f"window {c[0]} needs {what}", self.span(c[0]))
-        place, size, at_start = state or (WINDOW_PLACES[0], Int(0), False)
+        place, size, at_start, in_reserve, state_span = state or (WINDOW_PLACES[0], Int(0), False, False, None)
+        # the reserve layout (the real Atlas A2 ops'): the status area in the last half's reserve, the half-select
+        # word within the first reserve; either without the other would place the status or the data nowhere
+        if in_reserve and (reserve is None or place != WINDOW_PLACES[0]):
+            self.d.error("E126", f"`state {place} in_reserve` needs `reserve = bytes;` and the status area in "
+                                 f"{WINDOW_PLACES[0]}", state_span)
+        if reserve is not None and state is not None and not in_reserve:
+            self.d.error("E126", f"window {c[0]} declares `reserve`: its status area goes in the last half's "
+                                 f"reserve (`state {WINDOW_PLACES[0]} in_reserve = bytes;`)", state_span)
+        if buffer_id is not None and reserve is None:
+            self.d.error("E126", f"`buffer_id` of window {c[0]} needs `reserve = bytes;` (the word lies in the "
+                                 f"first half's reserve)", buffer_id[1])
+        extra = dict(reserve=reserve and reserve[0], buffer_id=buffer_id and buffer_id[0], state_in_reserve=in_reserve)
         source = self.expr(c[1])
         if isinstance(source, Name):  # an env variable sizes the window, in its unit
             return Window(str(c[0]), source.id, halves or 1, tuple(areas), place, size, tuple(lets), at_start,
-                          span=self.span(t))
+                          span=self.span(t), **extra)
         # bytes computed from attributes (the MC2 context ops: ccl_buffer_size less 1 MiB): a too small window
         # blames the first attribute the expression reads
         blamed = next((n.id for n in walk(source) if isinstance(n, Name) and n.id not in B.CONSTANTS), "")
         return Window(str(c[0]), blamed, halves or 1, tuple(areas), place, size, tuple(lets), at_start,
-                      span=self.span(t), size=source)
+                      span=self.span(t), size=source, **extra)
 
 
 def _attribute_sized(w: Window | None, attrs: set[str]) -> Window | None:

@@ -195,6 +195,12 @@ class Window:
     # the window's bytes as an expression over attributes (`window ep: cclBufferSize - 1 * MB`, the MC2 context
     # ops' window size): None when the env ``env`` sizes it; else ``env`` is the attribute a too small window blames
     size: Expr | None = None
+    # the real Atlas A2 ops' layout (code: mc2/moe_distribute_dispatch_v2/op_kernel/arch22/
+    # moe_distribute_a2_constant.h ADUMP_WIN_SIZE, FULLMESH_BUFFERID_ADDR): each half is the window / ``halves``
+    # and begins with ``reserve`` bytes of no data; the uint32 word at ``buffer_id`` of windowsIn selects the half
+    reserve: Expr | None = None
+    buffer_id: Expr | None = None
+    state_in_reserve: bool = False  # the status area in the last half's reserve (which the real ops leave unused)
 
     @property
     def source_text(self) -> str:
@@ -215,27 +221,38 @@ def window_lets(w: Window, window_bytes: Expr) -> tuple[Let, ...]:
     end of windowsIn, or its start with ``at_start``; in windowsExp (``win_state_exp`` 1) the status takes none of
     it) splits into ``halves`` data halves of ``win_half`` bytes (512-aligned), and each half holds
     the areas in order (``win_<area>`` bytes at ``win_<area>_at``), ``win_need`` bytes in all; the window's own
-    lets come first, as declared.  The paired ops
+    lets come first, as declared.  With a ``reserve`` (the real Atlas A2 ops' layout) the halves are the whole
+    window / ``halves``, each begins with ``win_reserve`` bytes of no data (the first data half at
+    ``win_data_at`` = ``win_reserve``), and the status area lies in the last half's reserve.  The paired ops
     see one window, so they agree on the halves as long as they declare the areas they share alike."""
     out: list[Let] = list(w.lets)
+    reserve = w.reserve if w.reserve is not None else Int(0)
+    out += [Let("win_reserve", reserve, "bytes at the start of each data half that hold no data", span=w.span),
+            Let("win_buffer_id", Int(0 if w.buffer_id is None else 1),
+                "1: the word at win_buffer_id_at of windowsIn selects the data half (else per-core state words)",
+                span=w.span),
+            Let("win_buffer_id_at", w.buffer_id if w.buffer_id is not None else Int(0),
+                "offset in windowsIn of the word that selects the data half", span=w.span)]
     at: Expr = Int(0)  # the offset of the next area: the end of the previous one
     for a in w.areas:
         out.append(Let(f"win_{a.name}", a.expr, f"bytes of window area {a.name} in one data half", span=a.span))
         out.append(Let(f"win_{a.name}_at", at, f"offset of window area {a.name} in a data half", span=a.span))
         at = Binary("+", Name(f"win_{a.name}_at"), Name(f"win_{a.name}"))
     in_data_window = w.state_in_data
-    data = Binary("-", Name("win_window"), Name("win_state")) if in_data_window else Name("win_window")
+    apart = in_data_window and not w.state_in_reserve  # the status area takes bytes of the window apart from halves
+    data = Binary("-", Name("win_window"), Name("win_state")) if apart else Name("win_window")
     half = Binary("*", Binary("//", Binary("//", data, Name("win_halves")), Int(512)), Int(512))
     first = in_data_window and w.state_at_start
+    state_at = (Binary("*", Int(w.halves - 1), half) if w.state_in_reserve
+                else Int(0) if first or not in_data_window else data)
     out += [Let("win_need", at, "bytes the areas need of one data half", span=w.span),
             Let("win_window", window_bytes, f"bytes of the window ({w.source_text}) tiling checks", span=w.span),
             Let("win_halves", Int(w.halves), "data halves (alternating per call)", span=w.span),
             Let("win_state", w.state, f"bytes of the status area (in {w.state_in})", span=w.span),
             Let("win_state_exp", Int(0 if in_data_window else 1),
                 "1: the status area is in windowsExp (else in windowsIn)", span=w.span),
-            Let("win_state_at", Int(0) if first or not in_data_window else data,
-                f"offset of the status area in {w.state_in}", span=w.span),
-            Let("win_data_at", Name("win_state") if first else Int(0),
+            Let("win_state_at", state_at, f"offset of the status area in {w.state_in}", span=w.span),
+            Let("win_data_at", Name("win_state") if first else Name("win_reserve"),
                 "offset of the first data half in windowsIn", span=w.span),
             Let("win_half", half, "bytes of one data half (512-aligned)", span=w.span)]
     return tuple(out)

@@ -122,7 +122,14 @@ def _window(w: Window | None, depth: int) -> list[str]:
     return [f"{ind}window {w.domain}: {w.source_text} {{", f"{inner}halves {w.halves};",
             *(f"{inner}let {l.name} = {to_spec(l.expr)};" for l in w.lets),
             *(f"{inner}area {a.name} = {to_spec(a.expr)};" for a in w.areas),
-            f"{inner}state {w.state_in}{' at_start' if w.state_at_start else ''} = {to_spec(w.state)};", f"{ind}}}"]
+            *([f"{inner}reserve = {to_spec(w.reserve)};"] if w.reserve is not None else []),
+            *([f"{inner}buffer_id = {to_spec(w.buffer_id)};"] if w.buffer_id is not None else []),
+            f"{inner}state {w.state_in}{state_place(w)} = {to_spec(w.state)};", f"{ind}}}"]
+
+
+def state_place(w: Window) -> str:
+    """Where a window's status area lies, as the spec writes it after `state <window>`."""
+    return " at_start" if w.state_at_start else " in_reserve" if w.state_in_reserve else ""
 
 
 def _tolerance(t, ind: str) -> str:

@@ -316,9 +316,12 @@ def _window_checks(op: Op, window: Window | None) -> list[Check]:
     if window is None:
         return []
     areas = " + ".join(a.name for a in window.areas)
-    return [Check(f"window.{window.domain}", (), Binary("<=", Name("win_need"), Name("win_half")), "tiling",
-                  window.env, None, f"{window.source_text} >= the kernels' {window.domain} window: {window.halves} data "
-                  f"halves of {areas}, and the status area in {window.state_in}", "implicit", span=window.span)]
+    need = Name("win_need") if window.reserve is None else Binary("+", Name("win_reserve"), Name("win_need"))
+    reserve = "" if window.reserve is None else f" after a reserve of {to_spec(window.reserve)} each"
+    return [Check(f"window.{window.domain}", (), Binary("<=", need, Name("win_half")), "tiling",
+                  window.env, None, f"{window.source_text} >= the kernels' {window.domain} window: {window.halves} "
+                  f"data halves of {areas}{reserve}, and the status area in {window.state_in}", "implicit",
+                  span=window.span)]
 
 
 def _unique_ids(checks: list[Check]) -> list[Check]:

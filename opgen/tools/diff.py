@@ -41,6 +41,7 @@ from opgen.emit.docs import kind_label, type_label
 from opgen.emit.pipeline import EmitError, emit
 from opgen.lower.aclnn_abi import workspace_params
 from opgen.lang.expr import Expr, Float, InRange, InSet, Int, Name, Unary, names, quote, to_spec
+from opgen.model.printer import state_place
 from opgen.model.spec_text import literal as spec_literal
 from opgen.model.decl import Buffer, Check, Domain, Op, Product, ProductView, Tensor, Window
 from opgen.model.spec_text import domain_text as _domain, range_text as _range, shape_text as _shape
@@ -123,8 +124,10 @@ def _window_text(w: Window | None) -> str:
     if w is None:
         return ""
     areas = ", ".join(f"{a.name} = {to_spec(a.expr)}" for a in w.areas)
-    where = " at_start" if w.state_at_start else ""
-    return f"{w.source_text}: {w.halves} halves of [{areas}], state {w.state_in}{where} = {to_spec(w.state)}"
+    reserve = f" after a reserve of {to_spec(w.reserve)}" if w.reserve is not None else ""
+    word = f", buffer id at {to_spec(w.buffer_id)}" if w.buffer_id is not None else ""
+    return (f"{w.source_text}: {w.halves} halves of [{areas}]{reserve}{word}, state {w.state_in}{state_place(w)} = "
+            f"{to_spec(w.state)}")
 
 
 def _buffer_text(b: Buffer) -> str:

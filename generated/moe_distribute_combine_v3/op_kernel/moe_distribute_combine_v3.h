@@ -64,8 +64,9 @@ constexpr uint32_t REPEAT_BYTES = 256U;
 constexpr uint32_t MAX_REPEATS = 248U; // repeats per instruction (<= 255, 32-byte aligned dst)
 constexpr uint64_t WIN_ALIGN = 512UL;  // a row message starts on a 512-byte boundary
 // HCCL window of every rank: the layout is the spec's `window` (data halves of its areas from win_data_at, the
-// status area at win_state_at: after them, or before with `at_start`; or at the start of windowsExp where the
-// product keeps it there, win_state_exp), which tiling checked and hands over in the win_* fields. The DispatchV2 /
+// status area at win_state_at: after them, or before with `at_start`, or in the last half's reserve where each
+// half begins with win_reserve bytes of no data (the real Atlas A2 ops' layout); or at the start of windowsExp where
+// the product keeps it there, win_state_exp), which tiling checked and hands over in the win_* fields. The DispatchV2 /
 // CombineV2 status area holds, in STATE_BYTES (within the 1 MiB of Atlas A3's windowsExp, ProductFacts.exp_window;
 // each region's use is checked against its size at Init):
 constexpr uint64_t STATE_HALF = 128UL * 1024UL;          // DispatchV2 status entries of one data state:
@@ -144,12 +145,53 @@ __aicore__ inline WindowSplit SplitWindow(const TilingT &tiling, uint64_t window
     if (tiling.win_window != 0) {
         return {static_cast<uint64_t>(tiling.win_half), static_cast<uint64_t>(tiling.win_state_at)};
     }
+    if (tiling.win_reserve != 0) { // `reserve`: halves of the whole window, the status area in the last one's reserve
+        const uint64_t half = window / static_cast<uint64_t>(tiling.win_halves) / WIN_ALIGN * WIN_ALIGN;
+        return {half, (static_cast<uint64_t>(tiling.win_halves) - 1UL) * half};
+    }
     const bool inExp = tiling.win_state_exp != 0;
     const uint64_t state = inExp ? 0UL : static_cast<uint64_t>(tiling.win_state);
     RequireFits(state, window);
     const uint64_t data = window - state;
     const bool first = !inExp && tiling.win_data_at != 0; // `at_start`: the status area, then the data halves
     return {data / static_cast<uint64_t>(tiling.win_halves) / WIN_ALIGN * WIN_ALIGN, (inExp || first) ? 0UL : data};
+}
+
+// The data half must hold its reserve and the areas, and a status area kept in the reserve must fit it.
+template <typename TilingT>
+__aicore__ inline void RequireHalfFits(const TilingT &tiling, uint64_t halfBytes)
+{
+    RequireFits(static_cast<uint64_t>(tiling.win_reserve) + static_cast<uint64_t>(tiling.win_need), halfBytes);
+    if (tiling.win_reserve != 0) {
+        RequireFits(static_cast<uint64_t>(tiling.win_state), static_cast<uint64_t>(tiling.win_reserve));
+    }
+}
+
+// The half-select word the real Atlas A2 ops share (`buffer_id`, tiling.win_buffer_id_at of this rank's windowsIn;
+// code: mc2/moe_distribute_dispatch_v2/op_kernel/arch22/moe_distribute_dispatch_a2.h Init, bufferChosen_ =
+// bufferChosenGlobal_(0) at FULLMESH_BUFFERID_ADDR; moe_distribute_combine_v2/op_kernel/arch22/
+// moe_distribute_combine_a2.h Init, bufferId_): every core of the call reads it at Init.
+__aicore__ inline uint32_t ReadBufferId(GM_ADDR word)
+{
+    GlobalTensor<uint32_t> gm;
+    gm.SetGlobalBuffer(reinterpret_cast<__gm__ uint32_t *>(word));
+    DataCacheCleanAndInvalid<uint32_t, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(gm);
+    return gm.GetValue(0U) & 1U;
+}
+
+// Its update rule: after a SyncAll (every core has read it), core 0 stores the other half's id, as the real ops
+// do once their sends are out (code: moe_distribute_dispatch_a2.h SingleServerSendToMoeExpert / SendToMoeExpert,
+// bufferChosenGlobal_(0) = bufferChosen_ ^ 1; moe_distribute_combine_a2.h AlltoAllDispatch / MultiServerDispatch,
+// bufferIdGlobal_(0) = bufferId_ ^ 1).
+__aicore__ inline void FlipBufferId(GM_ADDR word, uint32_t bufferId)
+{
+    SyncAll<true>();
+    if (GetBlockIdx() == 0) {
+        GlobalTensor<uint32_t> gm;
+        gm.SetGlobalBuffer(reinterpret_cast<__gm__ uint32_t *>(word));
+        gm.SetValue(0U, bufferId ^ 1U);
+        DataCacheCleanAndInvalid<uint32_t, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(gm);
+    }
 }
 
 // The MC2 context the caller's op_api built for the EP domain and passes as input context (an INT32 tensor
@@ -1091,6 +1133,7 @@ private:
     uint64_t statusOffset_{0UL};
     bool statusInExp_{false}; // the status area is in windowsExp (tiling.win_state_exp), else in windowsIn
     uint32_t dataState_{0U};
+    GM_ADDR bufferIdWord_{nullptr}; // the half-select word (tiling.win_buffer_id), or null: per-core state words
     uint32_t slotBytes_{0U};
     uint32_t bufDepth_{1U};
 };
@@ -1143,7 +1186,8 @@ __aicore__ inline void MoeDistributeCombineV3<MOE_DISTRIBUTE_COMBINE_V3_TPL_FUNC
                      AlignUp(RowBytes<ExpandXT>(static_cast<uint32_t>(CeilDiv(hLen, 8U))), UB_BLOCK);
         reduceSlots_ = reduceSlots_ > 5U ? reduceSlots_ : 5U; // the receiving formula's slots
     }
-    // the window layout tiling checked (the spec's `window`): data halves of [combine | dispatch], then status
+    // the window layout tiling checked (the spec's `window`): data halves of [combine | dispatch] (each after its
+    // win_reserve), the status area after them or in the last half's reserve
     const WindowSplit split = SplitWindow(tiling, static_cast<uint64_t>(tiling.win_window));
     halfBytes_ = split.half;
     dataAt_ = static_cast<uint64_t>(tiling.win_data_at);
@@ -1165,7 +1209,7 @@ __aicore__ inline void MoeDistributeCombineV3<MOE_DISTRIBUTE_COMBINE_V3_TPL_FUNC
                     static_cast<uint64_t>(tiling.win_combine));
     }
     RequireFits(static_cast<uint64_t>(GetBlockNum()) * UB_BLOCK, CORE_WORDS_BYTES);
-    RequireFits(static_cast<uint64_t>(tiling.win_need), halfBytes_);
+    RequireHalfFits(tiling, halfBytes_);
     RequireFits(STATE_BYTES, static_cast<uint64_t>(tiling.win_state));
 
     if (statusInExp_) {
@@ -1192,15 +1236,21 @@ __aicore__ inline void MoeDistributeCombineV3<MOE_DISTRIBUTE_COMBINE_V3_TPL_FUNC
     constExpertVOptionalGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(args.constExpertVOptional));
     xOutGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(args.xOut));
 
-    // data state of this call: each core keeps its own word, all toggle together every call
-    GlobalTensor<int32_t> stateGm;
-    stateGm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>((ContextWindowIn(ctx_, epRank_) + statusOffset_) +
-                                                               COMBINE_STATE_OFFSET + coreIdx_ * UB_BLOCK));
-    pipe_->InitBuffer(flagBuf_, UB_BLOCK);
-    LocalTensor<int32_t> state = flagBuf_.Get<int32_t>();
-    DataCopy(state, stateGm, WS_SLOT_INTS);
-    SyncFunc<HardEvent::MTE2_S>();
-    dataState_ = static_cast<uint32_t>(state.GetValue(0U)) & 1U;
+    // data state of this call: the half-select word shared with the real ops (`buffer_id`), else each core's own
+    // word, all toggled together every call
+    bufferIdWord_ = tiling.win_buffer_id != 0 ? ContextWindowIn(ctx_, epRank_) + tiling.win_buffer_id_at : nullptr;
+    if (bufferIdWord_ != nullptr) {
+        dataState_ = ReadBufferId(bufferIdWord_);
+    } else {
+        GlobalTensor<int32_t> stateGm;
+        stateGm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>((ContextWindowIn(ctx_, epRank_) + statusOffset_) +
+                                                                   COMBINE_STATE_OFFSET + coreIdx_ * UB_BLOCK));
+        pipe_->InitBuffer(flagBuf_, UB_BLOCK);
+        LocalTensor<int32_t> state = flagBuf_.Get<int32_t>();
+        DataCopy(state, stateGm, WS_SLOT_INTS);
+        SyncFunc<HardEvent::MTE2_S>();
+        dataState_ = static_cast<uint32_t>(state.GetValue(0U)) & 1U;
+    }
     ResetPipe(pipe_);
 }
 
@@ -1824,6 +1874,10 @@ MoeDistributeCombineV3<MOE_DISTRIBUTE_COMBINE_V3_TPL_FUNC>::SpecialTerm2(uint32_
 template <MOE_DISTRIBUTE_COMBINE_V3_TPL_CLASS>
 __aicore__ inline void MoeDistributeCombineV3<MOE_DISTRIBUTE_COMBINE_V3_TPL_FUNC>::UpdateDataState()
 {
+    if (bufferIdWord_ != nullptr) {
+        FlipBufferId(bufferIdWord_, dataState_);
+        return;
+    }
     ResetPipe(pipe_);
     pipe_->InitBuffer(flagBuf_, UB_BLOCK);
     LocalTensor<int32_t> state = flagBuf_.Get<int32_t>();

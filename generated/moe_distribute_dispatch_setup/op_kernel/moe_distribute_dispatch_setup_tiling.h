@@ -43,6 +43,9 @@ struct MoeDistributeDispatchSetupTilingData {
     int64_t maxBs;  // let maxBs
     int64_t A;  // let A
     int64_t tokenMsgSize;  // let tokenMsgSize
+    int64_t win_reserve;  // let win_reserve, window ep
+    int64_t win_buffer_id;  // let win_buffer_id, window ep
+    int64_t win_buffer_id_at;  // let win_buffer_id_at, window ep
     int64_t win_combine;  // let win_combine, window ep
     int64_t win_combine_at;  // let win_combine_at, window ep
     int64_t win_dispatch;  // let win_dispatch, window ep

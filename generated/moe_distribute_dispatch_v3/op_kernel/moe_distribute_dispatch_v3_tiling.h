@@ -56,6 +56,9 @@ struct MoeDistributeDispatchV3TilingData {
     int64_t winRowBytes;  // let winRowBytes, window ep
     int64_t winScaleBytes;  // let winScaleBytes, window ep
     int64_t winMsgBytes;  // let winMsgBytes, window ep
+    int64_t win_reserve;  // let win_reserve, window ep
+    int64_t win_buffer_id;  // let win_buffer_id, window ep
+    int64_t win_buffer_id_at;  // let win_buffer_id_at, window ep
     int64_t win_combine;  // let win_combine, window ep
     int64_t win_combine_at;  // let win_combine_at, window ep
     int64_t win_dispatch;  // let win_dispatch, window ep

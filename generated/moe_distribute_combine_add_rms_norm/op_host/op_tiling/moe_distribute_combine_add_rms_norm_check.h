@@ -1783,6 +1783,18 @@ private:
     { // isA2 = false
         return Lazy(memo_isA2_, [&]() -> bool { return false; });
     }
+    int64_t let_win_reserve()
+    { // win_reserve = 0
+        return Lazy(memo_win_reserve_, [&]() -> int64_t { return 0; });
+    }
+    int64_t let_win_buffer_id()
+    { // win_buffer_id = 0
+        return Lazy(memo_win_buffer_id_, [&]() -> int64_t { return 0; });
+    }
+    int64_t let_win_buffer_id_at()
+    { // win_buffer_id_at = 0
+        return Lazy(memo_win_buffer_id_at_, [&]() -> int64_t { return 0; });
+    }
     int64_t let_win_combine()
     { // win_combine = maxBS * (K + sharedExpertNum) * Align512(2 * H)
         return Lazy(memo_win_combine_, [&]() -> int64_t {
@@ -1819,8 +1831,8 @@ private:
         return Lazy(memo_win_state_at_, [&]() -> int64_t { return 0; });
     }
     int64_t let_win_data_at()
-    { // win_data_at = 0
-        return Lazy(memo_win_data_at_, [&]() -> int64_t { return 0; });
+    { // win_data_at = win_reserve
+        return Lazy(memo_win_data_at_, [&]() -> int64_t { return let_win_reserve(); });
     }
     int64_t let_win_half()
     { // win_half = win_window // win_halves // 512 * 512
@@ -1859,6 +1871,9 @@ private:
     Memo<int64_t> memo_A_;
     Memo<int64_t> memo_maskRank_;
     Memo<bool> memo_isA2_;
+    Memo<int64_t> memo_win_reserve_;
+    Memo<int64_t> memo_win_buffer_id_;
+    Memo<int64_t> memo_win_buffer_id_at_;
     Memo<int64_t> memo_win_combine_;
     Memo<int64_t> memo_win_combine_at_;
     Memo<int64_t> memo_win_need_;
@@ -2821,6 +2836,18 @@ private:
     { // isA2 = false
         return Lazy(memo_isA2_, [&]() -> bool { return false; });
     }
+    int64_t let_win_reserve()
+    { // win_reserve = 0
+        return Lazy(memo_win_reserve_, [&]() -> int64_t { return 0; });
+    }
+    int64_t let_win_buffer_id()
+    { // win_buffer_id = 0
+        return Lazy(memo_win_buffer_id_, [&]() -> int64_t { return 0; });
+    }
+    int64_t let_win_buffer_id_at()
+    { // win_buffer_id_at = 0
+        return Lazy(memo_win_buffer_id_at_, [&]() -> int64_t { return 0; });
+    }
     int64_t let_win_combine()
     { // win_combine = maxBS * (K + sharedExpertNum) * Align512(2 * H)
         return Lazy(memo_win_combine_, [&]() -> int64_t {
@@ -2898,6 +2925,9 @@ private:
     Memo<int64_t> memo_A_;
     Memo<int64_t> memo_maskRank_;
     Memo<bool> memo_isA2_;
+    Memo<int64_t> memo_win_reserve_;
+    Memo<int64_t> memo_win_buffer_id_;
+    Memo<int64_t> memo_win_buffer_id_at_;
     Memo<int64_t> memo_win_combine_;
     Memo<int64_t> memo_win_combine_at_;
     Memo<int64_t> memo_win_need_;

@@ -224,6 +224,9 @@ public:
                Set(tiling->maxBs, "maxBs", missing, [&] { return let_maxBs(); }) &&
                Set(tiling->A, "A", missing, [&] { return let_A(); }) &&
                Set(tiling->tokenMsgSize, "tokenMsgSize", missing, [&] { return let_tokenMsgSize(); }) &&
+               Set(tiling->win_reserve, "win_reserve", missing, [&] { return let_win_reserve(); }) &&
+               Set(tiling->win_buffer_id, "win_buffer_id", missing, [&] { return let_win_buffer_id(); }) &&
+               Set(tiling->win_buffer_id_at, "win_buffer_id_at", missing, [&] { return let_win_buffer_id_at(); }) &&
                Set(tiling->win_combine, "win_combine", missing, [&] { return let_win_combine(); }) &&
                Set(tiling->win_combine_at, "win_combine_at", missing, [&] { return let_win_combine_at(); }) &&
                Set(tiling->win_need, "win_need", missing, [&] { return let_win_need(); }) &&
@@ -323,6 +326,21 @@ private:
                        512);
         });
     }
+    // win_reserve = 0
+    int64_t let_win_reserve()
+    {
+        return Lazy(memo_win_reserve_, [&]() -> int64_t { return 0; });
+    }
+    // win_buffer_id = 0
+    int64_t let_win_buffer_id()
+    {
+        return Lazy(memo_win_buffer_id_, [&]() -> int64_t { return 0; });
+    }
+    // win_buffer_id_at = 0
+    int64_t let_win_buffer_id_at()
+    {
+        return Lazy(memo_win_buffer_id_at_, [&]() -> int64_t { return 0; });
+    }
     // win_combine = moeExpertNum * Align512(maxBs * H * 2)
     int64_t let_win_combine()
     {
@@ -365,10 +383,10 @@ private:
     {
         return Lazy(memo_win_state_at_, [&]() -> int64_t { return Sub(let_win_window(), let_win_state()); });
     }
-    // win_data_at = 0
+    // win_data_at = win_reserve
     int64_t let_win_data_at()
     {
-        return Lazy(memo_win_data_at_, [&]() -> int64_t { return 0; });
+        return Lazy(memo_win_data_at_, [&]() -> int64_t { return let_win_reserve(); });
     }
     // win_half = (win_window - win_state) // win_halves // 512 * 512
     int64_t let_win_half()
@@ -394,6 +412,9 @@ private:
     Memo<int64_t> memo_maxBs_;
     Memo<int64_t> memo_A_;
     Memo<int64_t> memo_tokenMsgSize_;
+    Memo<int64_t> memo_win_reserve_;
+    Memo<int64_t> memo_win_buffer_id_;
+    Memo<int64_t> memo_win_buffer_id_at_;
     Memo<int64_t> memo_win_combine_;
     Memo<int64_t> memo_win_combine_at_;
     Memo<int64_t> memo_win_need_;

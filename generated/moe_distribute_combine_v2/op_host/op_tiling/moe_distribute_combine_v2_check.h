@@ -1803,14 +1803,14 @@ public:
                  "+ 8MB",
                  Shown(ShowInt(p.HCCL_BUFFSIZE)));
         }
-        // [window.ep] win_need <= win_half
+        // [window.ep] win_reserve + win_need <= win_half
         Reset();
-        if (all && p.HCCL_BUFFSIZE_read && Fails(let_win_need() <= let_win_half())) {
+        if (all && p.HCCL_BUFFSIZE_read && Fails(Add(let_win_reserve(), let_win_need()) <= let_win_half())) {
             Reset();
-            return Reject(
-                kCodeTiling, "window.ep", "HCCL_BUFFSIZE",
-                "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsIn",
-                Shown(ShowInt(p.HCCL_BUFFSIZE)));
+            return Reject(kCodeTiling, "window.ep", "HCCL_BUFFSIZE",
+                          "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine after a reserve of 1 * MB "
+                          "each, and the status area in windowsIn",
+                          Shown(ShowInt(p.HCCL_BUFFSIZE)));
         }
         return CheckResult{};
     }
@@ -1890,6 +1890,18 @@ private:
     { // serverNum = max(epWorldSize // 8, 1)
         return Lazy(memo_serverNum_, [&]() -> int64_t { return Max({FloorDiv(p.epWorldSize, 8), 1}); });
     }
+    int64_t let_win_reserve()
+    { // win_reserve = 1 * MB
+        return Lazy(memo_win_reserve_, [&]() -> int64_t { return Mul(1, kMB); });
+    }
+    int64_t let_win_buffer_id()
+    { // win_buffer_id = 1
+        return Lazy(memo_win_buffer_id_, [&]() -> int64_t { return 1; });
+    }
+    int64_t let_win_buffer_id_at()
+    { // win_buffer_id_at = 1 * MB - 512
+        return Lazy(memo_win_buffer_id_at_, [&]() -> int64_t { return Sub(Mul(1, kMB), 512); });
+    }
     int64_t let_win_combine()
     { // win_combine = maxBS * moeExpertNum * Align512(2 * H)
         return Lazy(memo_win_combine_, [&]() -> int64_t {
@@ -1913,26 +1925,27 @@ private:
         return Lazy(memo_win_halves_, [&]() -> int64_t { return 2; });
     }
     int64_t let_win_state()
-    { // win_state = 2 * MB
-        return Lazy(memo_win_state_, [&]() -> int64_t { return Mul(2, kMB); });
+    { // win_state = 1 * MB
+        return Lazy(memo_win_state_, [&]() -> int64_t { return Mul(1, kMB); });
     }
     int64_t let_win_state_exp()
     { // win_state_exp = 0
         return Lazy(memo_win_state_exp_, [&]() -> int64_t { return 0; });
     }
     int64_t let_win_state_at()
-    { // win_state_at = win_window - win_state
-        return Lazy(memo_win_state_at_, [&]() -> int64_t { return Sub(let_win_window(), let_win_state()); });
+    { // win_state_at = 1 * (win_window // win_halves // 512 * 512)
+        return Lazy(memo_win_state_at_, [&]() -> int64_t {
+            return Mul(1, Mul(FloorDiv(FloorDiv(let_win_window(), let_win_halves()), 512), 512));
+        });
     }
     int64_t let_win_data_at()
-    { // win_data_at = 0
-        return Lazy(memo_win_data_at_, [&]() -> int64_t { return 0; });
+    { // win_data_at = win_reserve
+        return Lazy(memo_win_data_at_, [&]() -> int64_t { return let_win_reserve(); });
     }
     int64_t let_win_half()
-    { // win_half = (win_window - win_state) // win_halves // 512 * 512
-        return Lazy(memo_win_half_, [&]() -> int64_t {
-            return Mul(FloorDiv(FloorDiv(Sub(let_win_window(), let_win_state()), let_win_halves()), 512), 512);
-        });
+    { // win_half = win_window // win_halves // 512 * 512
+        return Lazy(memo_win_half_,
+                    [&]() -> int64_t { return Mul(FloorDiv(FloorDiv(let_win_window(), let_win_halves()), 512), 512); });
     }
 
     // output dtypes: the caller's choice, else the spec's dtype rule
@@ -1953,6 +1966,9 @@ private:
     Memo<int64_t> memo_maskRank_;
     Memo<bool> memo_isA2_;
     Memo<int64_t> memo_serverNum_;
+    Memo<int64_t> memo_win_reserve_;
+    Memo<int64_t> memo_win_buffer_id_;
+    Memo<int64_t> memo_win_buffer_id_at_;
     Memo<int64_t> memo_win_combine_;
     Memo<int64_t> memo_win_combine_at_;
     Memo<int64_t> memo_win_need_;
@@ -3077,6 +3093,18 @@ private:
     { // isA2 = false
         return Lazy(memo_isA2_, [&]() -> bool { return false; });
     }
+    int64_t let_win_reserve()
+    { // win_reserve = 0
+        return Lazy(memo_win_reserve_, [&]() -> int64_t { return 0; });
+    }
+    int64_t let_win_buffer_id()
+    { // win_buffer_id = 0
+        return Lazy(memo_win_buffer_id_, [&]() -> int64_t { return 0; });
+    }
+    int64_t let_win_buffer_id_at()
+    { // win_buffer_id_at = 0
+        return Lazy(memo_win_buffer_id_at_, [&]() -> int64_t { return 0; });
+    }
     int64_t let_win_combine()
     { // win_combine = maxBS * (K + sharedExpertNum) * Align512(2 * H)
         return Lazy(memo_win_combine_, [&]() -> int64_t {
@@ -3113,8 +3141,8 @@ private:
         return Lazy(memo_win_state_at_, [&]() -> int64_t { return 0; });
     }
     int64_t let_win_data_at()
-    { // win_data_at = 0
-        return Lazy(memo_win_data_at_, [&]() -> int64_t { return 0; });
+    { // win_data_at = win_reserve
+        return Lazy(memo_win_data_at_, [&]() -> int64_t { return let_win_reserve(); });
     }
     int64_t let_win_half()
     { // win_half = win_window // win_halves // 512 * 512
@@ -3139,6 +3167,9 @@ private:
     Memo<int64_t> memo_A_;
     Memo<int64_t> memo_maskRank_;
     Memo<bool> memo_isA2_;
+    Memo<int64_t> memo_win_reserve_;
+    Memo<int64_t> memo_win_buffer_id_;
+    Memo<int64_t> memo_win_buffer_id_at_;
     Memo<int64_t> memo_win_combine_;
     Memo<int64_t> memo_win_combine_at_;
     Memo<int64_t> memo_win_need_;
@@ -4277,6 +4308,18 @@ private:
     { // isA2 = false
         return Lazy(memo_isA2_, [&]() -> bool { return false; });
     }
+    int64_t let_win_reserve()
+    { // win_reserve = 0
+        return Lazy(memo_win_reserve_, [&]() -> int64_t { return 0; });
+    }
+    int64_t let_win_buffer_id()
+    { // win_buffer_id = 0
+        return Lazy(memo_win_buffer_id_, [&]() -> int64_t { return 0; });
+    }
+    int64_t let_win_buffer_id_at()
+    { // win_buffer_id_at = 0
+        return Lazy(memo_win_buffer_id_at_, [&]() -> int64_t { return 0; });
+    }
     int64_t let_win_combine()
     { // win_combine = maxBS * (K + sharedExpertNum) * Align512(2 * H)
         return Lazy(memo_win_combine_, [&]() -> int64_t {
@@ -4340,6 +4383,9 @@ private:
     Memo<int64_t> memo_A_;
     Memo<int64_t> memo_maskRank_;
     Memo<bool> memo_isA2_;
+    Memo<int64_t> memo_win_reserve_;
+    Memo<int64_t> memo_win_buffer_id_;
+    Memo<int64_t> memo_win_buffer_id_at_;
     Memo<int64_t> memo_win_combine_;
     Memo<int64_t> memo_win_combine_at_;
     Memo<int64_t> memo_win_need_;

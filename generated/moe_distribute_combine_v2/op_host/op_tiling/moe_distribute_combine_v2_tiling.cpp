@@ -318,6 +318,9 @@ public:
                Set(tiling->maskRank, "maskRank", missing, [&] { return let_maskRank(); }) &&
                Set(tiling->isA2, "isA2", missing, [&] { return let_isA2(); }) &&
                Set(tiling->serverNum, "serverNum", missing, [&] { return let_serverNum(); }) &&
+               Set(tiling->win_reserve, "win_reserve", missing, [&] { return let_win_reserve(); }) &&
+               Set(tiling->win_buffer_id, "win_buffer_id", missing, [&] { return let_win_buffer_id(); }) &&
+               Set(tiling->win_buffer_id_at, "win_buffer_id_at", missing, [&] { return let_win_buffer_id_at(); }) &&
                Set(tiling->win_combine, "win_combine", missing, [&] { return let_win_combine(); }) &&
                Set(tiling->win_combine_at, "win_combine_at", missing, [&] { return let_win_combine_at(); }) &&
                Set(tiling->win_need, "win_need", missing, [&] { return let_win_need(); }) &&
@@ -428,6 +431,21 @@ private:
     {
         return Lazy(memo_serverNum_, [&]() -> int64_t { return Max({FloorDiv(p.epWorldSize, 8), 1}); });
     }
+    // win_reserve = 1 * MB
+    int64_t let_win_reserve()
+    {
+        return Lazy(memo_win_reserve_, [&]() -> int64_t { return Mul(1, kMB); });
+    }
+    // win_buffer_id = 1
+    int64_t let_win_buffer_id()
+    {
+        return Lazy(memo_win_buffer_id_, [&]() -> int64_t { return 1; });
+    }
+    // win_buffer_id_at = 1 * MB - 512
+    int64_t let_win_buffer_id_at()
+    {
+        return Lazy(memo_win_buffer_id_at_, [&]() -> int64_t { return Sub(Mul(1, kMB), 512); });
+    }
     // win_combine = maxBS * moeExpertNum * Align512(2 * H)
     int64_t let_win_combine()
     {
@@ -455,32 +473,33 @@ private:
     {
         return Lazy(memo_win_halves_, [&]() -> int64_t { return 2; });
     }
-    // win_state = 2 * MB
+    // win_state = 1 * MB
     int64_t let_win_state()
     {
-        return Lazy(memo_win_state_, [&]() -> int64_t { return Mul(2, kMB); });
+        return Lazy(memo_win_state_, [&]() -> int64_t { return Mul(1, kMB); });
     }
     // win_state_exp = 0
     int64_t let_win_state_exp()
     {
         return Lazy(memo_win_state_exp_, [&]() -> int64_t { return 0; });
     }
-    // win_state_at = win_window - win_state
+    // win_state_at = 1 * (win_window // win_halves // 512 * 512)
     int64_t let_win_state_at()
     {
-        return Lazy(memo_win_state_at_, [&]() -> int64_t { return Sub(let_win_window(), let_win_state()); });
+        return Lazy(memo_win_state_at_, [&]() -> int64_t {
+            return Mul(1, Mul(FloorDiv(FloorDiv(let_win_window(), let_win_halves()), 512), 512));
+        });
     }
-    // win_data_at = 0
+    // win_data_at = win_reserve
     int64_t let_win_data_at()
     {
-        return Lazy(memo_win_data_at_, [&]() -> int64_t { return 0; });
+        return Lazy(memo_win_data_at_, [&]() -> int64_t { return let_win_reserve(); });
     }
-    // win_half = (win_window - win_state) // win_halves // 512 * 512
+    // win_half = win_window // win_halves // 512 * 512
     int64_t let_win_half()
     {
-        return Lazy(memo_win_half_, [&]() -> int64_t {
-            return Mul(FloorDiv(FloorDiv(Sub(let_win_window(), let_win_state()), let_win_halves()), 512), 512);
-        });
+        return Lazy(memo_win_half_,
+                    [&]() -> int64_t { return Mul(FloorDiv(FloorDiv(let_win_window(), let_win_halves()), 512), 512); });
     }
 
     // output dtypes: the caller's choice, else the spec's dtype rule
@@ -501,6 +520,9 @@ private:
     Memo<int64_t> memo_maskRank_;
     Memo<bool> memo_isA2_;
     Memo<int64_t> memo_serverNum_;
+    Memo<int64_t> memo_win_reserve_;
+    Memo<int64_t> memo_win_buffer_id_;
+    Memo<int64_t> memo_win_buffer_id_at_;
     Memo<int64_t> memo_win_combine_;
     Memo<int64_t> memo_win_combine_at_;
     Memo<int64_t> memo_win_need_;
@@ -585,6 +607,9 @@ public:
                Set(tiling->A, "A", missing, [&] { return let_A(); }) &&
                Set(tiling->maskRank, "maskRank", missing, [&] { return let_maskRank(); }) &&
                Set(tiling->isA2, "isA2", missing, [&] { return let_isA2(); }) &&
+               Set(tiling->win_reserve, "win_reserve", missing, [&] { return let_win_reserve(); }) &&
+               Set(tiling->win_buffer_id, "win_buffer_id", missing, [&] { return let_win_buffer_id(); }) &&
+               Set(tiling->win_buffer_id_at, "win_buffer_id_at", missing, [&] { return let_win_buffer_id_at(); }) &&
                Set(tiling->win_combine, "win_combine", missing, [&] { return let_win_combine(); }) &&
                Set(tiling->win_combine_at, "win_combine_at", missing, [&] { return let_win_combine_at(); }) &&
                Set(tiling->win_need, "win_need", missing, [&] { return let_win_need(); }) &&
@@ -691,6 +716,21 @@ private:
     {
         return Lazy(memo_isA2_, [&]() -> bool { return false; });
     }
+    // win_reserve = 0
+    int64_t let_win_reserve()
+    {
+        return Lazy(memo_win_reserve_, [&]() -> int64_t { return 0; });
+    }
+    // win_buffer_id = 0
+    int64_t let_win_buffer_id()
+    {
+        return Lazy(memo_win_buffer_id_, [&]() -> int64_t { return 0; });
+    }
+    // win_buffer_id_at = 0
+    int64_t let_win_buffer_id_at()
+    {
+        return Lazy(memo_win_buffer_id_at_, [&]() -> int64_t { return 0; });
+    }
     // win_combine = maxBS * (K + sharedExpertNum) * Align512(2 * H)
     int64_t let_win_combine()
     {
@@ -734,10 +774,10 @@ private:
     {
         return Lazy(memo_win_state_at_, [&]() -> int64_t { return 0; });
     }
-    // win_data_at = 0
+    // win_data_at = win_reserve
     int64_t let_win_data_at()
     {
-        return Lazy(memo_win_data_at_, [&]() -> int64_t { return 0; });
+        return Lazy(memo_win_data_at_, [&]() -> int64_t { return let_win_reserve(); });
     }
     // win_half = win_window // win_halves // 512 * 512
     int64_t let_win_half()
@@ -763,6 +803,9 @@ private:
     Memo<int64_t> memo_A_;
     Memo<int64_t> memo_maskRank_;
     Memo<bool> memo_isA2_;
+    Memo<int64_t> memo_win_reserve_;
+    Memo<int64_t> memo_win_buffer_id_;
+    Memo<int64_t> memo_win_buffer_id_at_;
     Memo<int64_t> memo_win_combine_;
     Memo<int64_t> memo_win_combine_at_;
     Memo<int64_t> memo_win_need_;
@@ -847,6 +890,9 @@ public:
                Set(tiling->A, "A", missing, [&] { return let_A(); }) &&
                Set(tiling->maskRank, "maskRank", missing, [&] { return let_maskRank(); }) &&
                Set(tiling->isA2, "isA2", missing, [&] { return let_isA2(); }) &&
+               Set(tiling->win_reserve, "win_reserve", missing, [&] { return let_win_reserve(); }) &&
+               Set(tiling->win_buffer_id, "win_buffer_id", missing, [&] { return let_win_buffer_id(); }) &&
+               Set(tiling->win_buffer_id_at, "win_buffer_id_at", missing, [&] { return let_win_buffer_id_at(); }) &&
                Set(tiling->win_combine, "win_combine", missing, [&] { return let_win_combine(); }) &&
                Set(tiling->win_combine_at, "win_combine_at", missing, [&] { return let_win_combine_at(); }) &&
                Set(tiling->win_need, "win_need", missing, [&] { return let_win_need(); }) &&
@@ -953,6 +999,21 @@ private:
     {
         return Lazy(memo_isA2_, [&]() -> bool { return false; });
     }
+    // win_reserve = 0
+    int64_t let_win_reserve()
+    {
+        return Lazy(memo_win_reserve_, [&]() -> int64_t { return 0; });
+    }
+    // win_buffer_id = 0
+    int64_t let_win_buffer_id()
+    {
+        return Lazy(memo_win_buffer_id_, [&]() -> int64_t { return 0; });
+    }
+    // win_buffer_id_at = 0
+    int64_t let_win_buffer_id_at()
+    {
+        return Lazy(memo_win_buffer_id_at_, [&]() -> int64_t { return 0; });
+    }
     // win_combine = maxBS * (K + sharedExpertNum) * Align512(2 * H)
     int64_t let_win_combine()
     {
@@ -1026,6 +1087,9 @@ private:
     Memo<int64_t> memo_A_;
     Memo<int64_t> memo_maskRank_;
     Memo<bool> memo_isA2_;
+    Memo<int64_t> memo_win_reserve_;
+    Memo<int64_t> memo_win_buffer_id_;
+    Memo<int64_t> memo_win_buffer_id_at_;
     Memo<int64_t> memo_win_combine_;
     Memo<int64_t> memo_win_combine_at_;
     Memo<int64_t> memo_win_need_;

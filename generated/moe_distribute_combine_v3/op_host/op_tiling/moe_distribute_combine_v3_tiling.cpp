@@ -314,6 +314,9 @@ public:
                Set(tiling->A, "A", missing, [&] { return let_A(); }) &&
                Set(tiling->maskRank, "maskRank", missing, [&] { return let_maskRank(); }) &&
                Set(tiling->isA2, "isA2", missing, [&] { return let_isA2(); }) &&
+               Set(tiling->win_reserve, "win_reserve", missing, [&] { return let_win_reserve(); }) &&
+               Set(tiling->win_buffer_id, "win_buffer_id", missing, [&] { return let_win_buffer_id(); }) &&
+               Set(tiling->win_buffer_id_at, "win_buffer_id_at", missing, [&] { return let_win_buffer_id_at(); }) &&
                Set(tiling->win_combine, "win_combine", missing, [&] { return let_win_combine(); }) &&
                Set(tiling->win_combine_at, "win_combine_at", missing, [&] { return let_win_combine_at(); }) &&
                Set(tiling->win_need, "win_need", missing, [&] { return let_win_need(); }) &&
@@ -414,6 +417,21 @@ private:
     {
         return Lazy(memo_isA2_, [&]() -> bool { return false; });
     }
+    // win_reserve = 0
+    int64_t let_win_reserve()
+    {
+        return Lazy(memo_win_reserve_, [&]() -> int64_t { return 0; });
+    }
+    // win_buffer_id = 0
+    int64_t let_win_buffer_id()
+    {
+        return Lazy(memo_win_buffer_id_, [&]() -> int64_t { return 0; });
+    }
+    // win_buffer_id_at = 0
+    int64_t let_win_buffer_id_at()
+    {
+        return Lazy(memo_win_buffer_id_at_, [&]() -> int64_t { return 0; });
+    }
     // win_combine = maxBS * (K + sharedExpertNum) * Align512(2 * H)
     int64_t let_win_combine()
     {
@@ -487,6 +505,9 @@ private:
     Memo<int64_t> memo_A_;
     Memo<int64_t> memo_maskRank_;
     Memo<bool> memo_isA2_;
+    Memo<int64_t> memo_win_reserve_;
+    Memo<int64_t> memo_win_buffer_id_;
+    Memo<int64_t> memo_win_buffer_id_at_;
     Memo<int64_t> memo_win_combine_;
     Memo<int64_t> memo_win_combine_at_;
     Memo<int64_t> memo_win_need_;

@@ -1363,6 +1363,18 @@ private:
                            512);
         });
     }
+    int64_t let_win_reserve()
+    { // win_reserve = 0
+        return Lazy(memo_win_reserve_, [&]() -> int64_t { return 0; });
+    }
+    int64_t let_win_buffer_id()
+    { // win_buffer_id = 0
+        return Lazy(memo_win_buffer_id_, [&]() -> int64_t { return 0; });
+    }
+    int64_t let_win_buffer_id_at()
+    { // win_buffer_id_at = 0
+        return Lazy(memo_win_buffer_id_at_, [&]() -> int64_t { return 0; });
+    }
     int64_t let_win_combine()
     { // win_combine = moeExpertNum * Align512(maxBs * H * 2)
         return Lazy(memo_win_combine_, [&]() -> int64_t {
@@ -1410,8 +1422,8 @@ private:
         return Lazy(memo_win_state_at_, [&]() -> int64_t { return Sub(let_win_window(), let_win_state()); });
     }
     int64_t let_win_data_at()
-    { // win_data_at = 0
-        return Lazy(memo_win_data_at_, [&]() -> int64_t { return 0; });
+    { // win_data_at = win_reserve
+        return Lazy(memo_win_data_at_, [&]() -> int64_t { return let_win_reserve(); });
     }
     int64_t let_win_half()
     { // win_half = (win_window - win_state) // win_halves // 512 * 512
@@ -1458,6 +1470,9 @@ private:
     Memo<int64_t> memo_maxBs_;
     Memo<int64_t> memo_A_;
     Memo<int64_t> memo_tokenMsgSize_;
+    Memo<int64_t> memo_win_reserve_;
+    Memo<int64_t> memo_win_buffer_id_;
+    Memo<int64_t> memo_win_buffer_id_at_;
     Memo<int64_t> memo_win_combine_;
     Memo<int64_t> memo_win_combine_at_;
     Memo<int64_t> memo_win_dispatch_;

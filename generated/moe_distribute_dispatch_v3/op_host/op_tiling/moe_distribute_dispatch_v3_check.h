@@ -1770,6 +1770,18 @@ private:
                        512);
         });
     }
+    int64_t let_win_reserve()
+    { // win_reserve = 0
+        return Lazy(memo_win_reserve_, [&]() -> int64_t { return 0; });
+    }
+    int64_t let_win_buffer_id()
+    { // win_buffer_id = 0
+        return Lazy(memo_win_buffer_id_, [&]() -> int64_t { return 0; });
+    }
+    int64_t let_win_buffer_id_at()
+    { // win_buffer_id_at = 0
+        return Lazy(memo_win_buffer_id_at_, [&]() -> int64_t { return 0; });
+    }
     int64_t let_win_combine()
     { // win_combine = maxBS * (K + sharedExpertNum) * Align512(2 * H)
         return Lazy(memo_win_combine_, [&]() -> int64_t {
@@ -1906,6 +1918,9 @@ private:
     Memo<int64_t> memo_winRowBytes_;
     Memo<int64_t> memo_winScaleBytes_;
     Memo<int64_t> memo_winMsgBytes_;
+    Memo<int64_t> memo_win_reserve_;
+    Memo<int64_t> memo_win_buffer_id_;
+    Memo<int64_t> memo_win_buffer_id_at_;
     Memo<int64_t> memo_win_combine_;
     Memo<int64_t> memo_win_combine_at_;
     Memo<int64_t> memo_win_dispatch_;

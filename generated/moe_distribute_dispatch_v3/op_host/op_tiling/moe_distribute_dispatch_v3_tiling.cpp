@@ -310,6 +310,9 @@ public:
                Set(tiling->winRowBytes, "winRowBytes", missing, [&] { return let_winRowBytes(); }) &&
                Set(tiling->winScaleBytes, "winScaleBytes", missing, [&] { return let_winScaleBytes(); }) &&
                Set(tiling->winMsgBytes, "winMsgBytes", missing, [&] { return let_winMsgBytes(); }) &&
+               Set(tiling->win_reserve, "win_reserve", missing, [&] { return let_win_reserve(); }) &&
+               Set(tiling->win_buffer_id, "win_buffer_id", missing, [&] { return let_win_buffer_id(); }) &&
+               Set(tiling->win_buffer_id_at, "win_buffer_id_at", missing, [&] { return let_win_buffer_id_at(); }) &&
                Set(tiling->win_combine, "win_combine", missing, [&] { return let_win_combine(); }) &&
                Set(tiling->win_combine_at, "win_combine_at", missing, [&] { return let_win_combine_at(); }) &&
                Set(tiling->win_dispatch, "win_dispatch", missing, [&] { return let_win_dispatch(); }) &&
@@ -489,6 +492,21 @@ private:
                        512);
         });
     }
+    // win_reserve = 0
+    int64_t let_win_reserve()
+    {
+        return Lazy(memo_win_reserve_, [&]() -> int64_t { return 0; });
+    }
+    // win_buffer_id = 0
+    int64_t let_win_buffer_id()
+    {
+        return Lazy(memo_win_buffer_id_, [&]() -> int64_t { return 0; });
+    }
+    // win_buffer_id_at = 0
+    int64_t let_win_buffer_id_at()
+    {
+        return Lazy(memo_win_buffer_id_at_, [&]() -> int64_t { return 0; });
+    }
     // win_combine = maxBS * (K + sharedExpertNum) * Align512(2 * H)
     int64_t let_win_combine()
     {
@@ -631,6 +649,9 @@ private:
     Memo<int64_t> memo_winRowBytes_;
     Memo<int64_t> memo_winScaleBytes_;
     Memo<int64_t> memo_winMsgBytes_;
+    Memo<int64_t> memo_win_reserve_;
+    Memo<int64_t> memo_win_buffer_id_;
+    Memo<int64_t> memo_win_buffer_id_at_;
     Memo<int64_t> memo_win_combine_;
     Memo<int64_t> memo_win_combine_at_;
     Memo<int64_t> memo_win_dispatch_;

@@ -20,7 +20,7 @@ from opgen import __version__
 from opgen.core import cache_dir
 from opgen.core.diagnostics import CODES, Diagnostics, explain
 from opgen.core.fingerprint import generator_fingerprint
-from opgen.tools.produce import check_unique, emit_planned, load, load_text, plan, unchanged_files
+from opgen.tools.produce import check_unique, emit_planned, load, load_text, plan, plan_shared, unchanged_files
 from opgen.tools.progress import Progress, summary
 from opgen.tools.write import OutputError, build, check, remember_build
 
@@ -106,11 +106,18 @@ def _produce(args, progress: Progress):
     if diags.has_errors:
         return items, diags, True
     emit_planned(items, not args.no_cache, diags, progress, args.jobs)
-    return items, diags, False
+    # the shared folder: compared in full by --check, left as it is by a build that finds it unchanged
+    shared = plan_shared(items, out, generator_fingerprint(), use_cache=not args.no_cache and not args.check)
+    return items + ([shared] if shared is not None else []), diags, False
+
+
+def _ops(items) -> list:
+    """The specs of a build (its items without the shared folder)."""
+    return [it for it in items if not it.shared]
 
 
 def _write(out: Path, items) -> tuple:
-    """Write what the build produced and record each op directory's key; (report, files left as they were)."""
+    """Write what the build produced and record each directory's key; (report, files left as they were)."""
     report = build(out, [it.output for it in items if it.output is not None])
     remember_build(out, {it.directory: it.key for it in items if it.output is not None and it.key})
     return report, unchanged_files(out, items)
@@ -144,11 +151,12 @@ def cmd_build(args) -> int:
         for f in report.removed:
             print(f"removed {out / f}")
         if args.verbose:
-            for it in items:
+            for it in _ops(items):
                 print(f"{it.path}: {it.how or 'not built'}{f' ({out / it.directory})' if it.directory else ''}")
-        print(summary(sum(1 for it in items if it.output is not None or it.how == "unchanged"),
+        specs = _ops(items)
+        print(summary(sum(1 for it in specs if it.output is not None or it.how == "unchanged"),
                       len(report.written), report.unchanged + skipped, len(report.removed),
-                      time.perf_counter() - started, sum(1 for it in items if not it.how)))
+                      time.perf_counter() - started, sum(1 for it in specs if not it.how)))
     if diags.has_errors:  # nothing is written for an op a generator cannot express; the others are built
         _report(diags)
         return EXIT_SPEC
@@ -167,14 +175,14 @@ def cmd_test(args) -> int:
         return EXIT_SPEC
     built, skipped = _write(out, items)
     if not args.quiet and (built.written or built.removed):
-        print(summary(len(items), len(built.written), built.unchanged + skipped, len(built.removed),
+        print(summary(len(_ops(items)), len(built.written), built.unchanged + skipped, len(built.removed),
                       time.perf_counter() - started))
     status = EXIT_OK
     saved = os.environ.get("OPGEN_BACKEND")
     if args.backend:  # the suites run in a pytest subprocess, which reads it from the environment
         os.environ["OPGEN_BACKEND"] = args.backend
     try:
-        for it in items:
+        for it in _ops(items):
             op_dir = out / it.directory
             if not (op_dir / "tests" / "cases.py").is_file():
                 print(f"{it.path}: {it.directory} has no generated suite (the spec names no semantics)")

@@ -42,16 +42,26 @@ def dispatch_v2():
     return load_ok(ROOT / "specs" / "dispatch_v2.spec")
 
 
+def write_ops(out_dir: Path, outputs: list) -> None:
+    """Write ops' outputs into ``out_dir`` as `opgen build` does: with the shared folder (opgen.core.layout) whose
+    header every op's check core includes."""
+    from opgen.core.layout import SHARED_DIR
+    from opgen.emit.pipeline import emit_shared
+    from opgen.tools.write import build, shared_output
+
+    build(out_dir, [*outputs, shared_output(SHARED_DIR, emit_shared())])
+
+
 def build_reference(spec_name: str, out_dir: Path):
     """Build one spec into ``out_dir`` and import its generated reference module."""
     import importlib
     import sys
 
     from opgen.emit.pipeline import emit
-    from opgen.tools.write import build, op_output
+    from opgen.tools.write import op_output
 
     op = load_ok(ROOT / "specs" / spec_name)
-    build(out_dir, [op_output(op.snake_name, spec_name, op.source, emit(op))])
+    write_ops(out_dir, [op_output(op.snake_name, spec_name, op.source, emit(op))])
     if str(out_dir) not in sys.path:
         sys.path.insert(0, str(out_dir))
     module = importlib.import_module(f"{op.snake_name}.reference")
@@ -65,10 +75,10 @@ def build_seed_era(spec_name: str, out_dir: Path, tag: str):
     import importlib.util
 
     from opgen.emit.pipeline import emit
-    from opgen.tools.write import build, op_output
+    from opgen.tools.write import op_output
 
     op = load_ok(ROOT / "specs" / "history" / spec_name)
-    build(out_dir, [op_output(op.snake_name, f"history/{spec_name}", op.source, emit(op))])
+    write_ops(out_dir, [op_output(op.snake_name, f"history/{spec_name}", op.source, emit(op))])
     loaded = []
     for part, path in (("reference", "reference.py"), ("cases", "tests/cases.py")):
         spec = importlib.util.spec_from_file_location(f"{tag}_{part}", out_dir / op.snake_name / path)

@@ -13,12 +13,19 @@ import pytest
 from opgen import cli
 from opgen.tools import write
 from opgen.core.artifact import Artifact
+from opgen.core.layout import CHECK_COMMON, SHARED_DIR
 
 from .conftest import ROOT
 
 SPEC = ROOT / "specs" / "dispatch_v2.spec"
 OP_DIR = "moe_distribute_dispatch_v2"
 DOC = f"{OP_DIR}/docs/aclnnMoeDistributeDispatchV2.md"
+SHARED_HEADER = f"{SHARED_DIR}/{CHECK_COMMON}"
+
+
+def shared_files(out: Path) -> int:
+    """The files of the shared folder a build writes beside the op folders (its manifest included)."""
+    return len(json.loads((out / SHARED_DIR / "MANIFEST.json").read_text())["files"]) + 1
 
 
 def run(argv, capsys):
@@ -38,7 +45,7 @@ def test_build_then_rebuild_writes_nothing(tmp_path, capsys):
         assert write.sha256((tmp_path / OP_DIR / rel).read_bytes()) == digest
     code, out, _ = run(["build", SPEC, "-o", tmp_path], capsys)
     assert code == 0
-    n = len(manifest["files"]) + 1  # and MANIFEST.json itself
+    n = len(manifest["files"]) + 1 + shared_files(tmp_path)  # and MANIFEST.json itself, and the shared folder
     assert re.fullmatch(rf"1 spec, 0 files written, {n} unchanged, 0 removed, in \d+\.\d s", out.strip())
 
 
@@ -166,7 +173,7 @@ def test_no_change_rebuild_skips_emission_but_not_after_generator_change(tmp_pat
     monkeypatch.setattr(pipeline, "emit", lambda op, *a: calls.append(op.name) or real_emit(op, *a))
     code, out, _ = run(["build", SPEC, "-o", tmp_path], capsys)
     assert code == 0 and calls == []  # spec and generator unchanged, files untouched: nothing emitted
-    n = len(json.loads((tmp_path / OP_DIR / "MANIFEST.json").read_text())["files"]) + 1  # and the manifest
+    n = len(json.loads((tmp_path / OP_DIR / "MANIFEST.json").read_text())["files"]) + 1 + shared_files(tmp_path)
     assert f"{n} unchanged" in out
     monkeypatch.setattr(cli_module, "generator_fingerprint", lambda: "another generator")
     code, out, _ = run(["build", SPEC, "-o", tmp_path], capsys)
@@ -177,3 +184,38 @@ def test_no_change_rebuild_skips_emission_but_not_after_generator_change(tmp_pat
     monkeypatch.setattr(cli_module, "generator_fingerprint", lambda: "a third generator")
     code, out, _ = run(["build", "--check", SPEC, "-o", tmp_path], capsys)
     assert code == 1 and calls == ["MoeDistributeDispatchV2"] and "hand-edited" in out
+
+
+def test_the_shared_folder_is_written_once_for_every_spec_built(tmp_path, capsys):
+    """Every op's check core includes common/op_host/op_tiling/opgen_check_common.h: a build of several specs
+    writes it once, with a manifest of its own; a rebuild leaves it as it is; --check sees a hand edit."""
+    setup = ROOT / "specs" / "combine_setup.spec"
+    code, out, _ = run(["build", SPEC, setup, "-o", tmp_path, "-v"], capsys)
+    assert code == 0
+    assert out.splitlines().count(f"wrote {tmp_path / SHARED_HEADER}") == 1
+    header = (tmp_path / SHARED_HEADER).read_bytes()
+    manifest = json.loads((tmp_path / SHARED_DIR / "MANIFEST.json").read_text())
+    assert manifest == {"files": {CHECK_COMMON: write.sha256(header)}, "generator": manifest["generator"]}
+    for op in (OP_DIR, "moe_distribute_combine_setup"):
+        check_h = (tmp_path / op / "op_host" / "op_tiling" / f"{op}_check.h").read_text(encoding="utf-8")
+        assert '#include "opgen_check_common.h"' in check_h
+        assert CHECK_COMMON not in json.loads((tmp_path / op / "MANIFEST.json").read_text())["files"]
+    before = (tmp_path / SHARED_HEADER).stat().st_mtime_ns
+    code, out, _ = run(["build", setup, "-o", tmp_path, "-v"], capsys)  # another build, one spec
+    assert code == 0 and "wrote" not in out
+    assert (tmp_path / SHARED_HEADER).stat().st_mtime_ns == before
+    (tmp_path / SHARED_HEADER).write_bytes(header + b"// edited\n")
+    code, out, _ = run(["build", "--check", SPEC, "-o", tmp_path], capsys)
+    assert code == 1 and out.splitlines() == [f"{tmp_path / SHARED_HEADER}: hand-edited"]
+    code, out, _ = run(["build", SPEC, "-o", tmp_path, "-v"], capsys)  # the edit is not the generator's: restored
+    assert code == 0 and out.splitlines()[0] == f"wrote {tmp_path / SHARED_HEADER}"
+    assert (tmp_path / SHARED_HEADER).read_bytes() == header
+
+
+def test_an_op_named_like_the_shared_folder_is_an_error(tmp_path, capsys):
+    spec = tmp_path / "common.spec"
+    text = (ROOT / "specs" / "combine_setup.spec").read_text(encoding="utf-8")
+    spec.write_text(text.replace("op MoeDistributeCombineSetup", "op Common", 1), encoding="utf-8")
+    code, _, err = run(["build", spec, "-o", tmp_path / "out"], capsys)
+    assert code == 1 and "error[E101]: op Common would be written to common/" in err
+    assert not (tmp_path / "out").exists()

@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pytest
 
+from opgen.core.layout import SHARED_DIR, shared_host_include
+
 from .conftest import ROOT, SPECS, load_ok
 from .real_cann import HEADERS, SHARED_CANN, cache_root, unpacked
 
@@ -55,7 +57,7 @@ KNOWN_FAILURES: dict[tuple[str, str, str | None], str] = {}
 
 
 def op_dirs() -> list[Path]:
-    return sorted(p.parent for p in GENERATED.glob("*/MANIFEST.json"))
+    return sorted(p.parent for p in GENERATED.glob("*/MANIFEST.json") if p.parent.name != SHARED_DIR)
 
 
 def op_entries(op_dir: Path) -> dict[str, list[str]]:
@@ -108,7 +110,8 @@ def syntax_check(cann, op_dir: Path, rel: str, arch: str | None, work: str,
     repos, work_root = cann
     cmd = ["bash", str(SCRIPT), "--repos", str(repos), "--ops-transformer", str(repos / "mirror-cann+ops-transformer"),
            "--work", str(work_root / work), "--def", f"op_host/{op_dir.name}_def.cpp",
-           "-I", "op_kernel", "-I", "op_host", "-I", "op_host/op_tiling", *defines, rel]
+           "-I", "op_kernel", "-I", "op_host", "-I", "op_host/op_tiling", "-I", str(shared_host_include(op_dir)),
+           *defines, rel]
     if arch:
         cmd[2:2] = ["--arch", arch]
     return subprocess.run(cmd, cwd=op_dir, capture_output=True, text=True, timeout=600)
@@ -169,6 +172,7 @@ def test_an_undeclared_name_in_a_generated_file_fails(cann, tmp_path):
     op = "moe_distribute_dispatch_v2"
     op_dir = tmp_path / op
     shutil.copytree(GENERATED / op, op_dir)
+    shutil.copytree(GENERATED / SHARED_DIR, tmp_path / SHARED_DIR)  # the check core's shared header
     tiling = op_dir / "op_host" / "op_tiling" / f"{op}_tiling.cpp"
     tiling.write_text(tiling.read_text(encoding="utf-8") + "\nstatic int opgenBroken = opgenUndeclaredName;\n",
                       encoding="utf-8")

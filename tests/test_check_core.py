@@ -25,10 +25,11 @@ from opgen.emit.reference import reference_context
 from opgen.emit.render import render
 from opgen.emit.check_core import emit_check_core
 from opgen.runtime import OpError
-from opgen.tools.write import build, op_output
+from opgen.core.layout import CHECK_COMMON, shared_host_include
+from opgen.tools.write import op_output
 
 from .check_cases import CaseGen, decode_result, field_macros
-from .conftest import ROOT, SPECS, build_reference, load_ok, load_src
+from .conftest import ROOT, SPECS, build_reference, load_ok, load_src, write_ops
 
 CXX = shutil.which("g++")
 DRIVER = ROOT / "tests" / "cpp" / "check_driver.cpp"
@@ -43,7 +44,8 @@ def _header_dir(out: Path, op) -> Path:
 
 
 def _driver_command(op, header_dir: Path, fields: Path, exe: Path, opt: str = "-O1") -> list[str]:
-    return [CXX, "-std=c++17", opt, f"-I{header_dir}", f"-I{fields.parent}",
+    return [CXX, "-std=c++17", opt, f"-I{header_dir}", f"-I{shared_host_include(header_dir.parent.parent)}",
+            f"-I{fields.parent}",
             f'-DOPGEN_CHECK_HEADER="{op.snake_name}_check.h"', f"-DOPGEN_CHECK_NS=opgen_check::{op.snake_name}",
             f'-DOPGEN_CHECK_FIELDS="{fields.name}"', str(DRIVER), "-o", str(exe)]
 
@@ -172,16 +174,28 @@ def test_every_builtin_agrees_with_python(semantics_core, soc):
     assert len(declared & set(failed_ids)) >= len(declared) // 2, sorted(declared - set(failed_ids))
 
 
+def _shared_header(header: Path) -> Path:
+    """The shared header an op's check core includes: in the shared folder beside the op folder."""
+    return shared_host_include(header.parent.parent.parent) / Path(CHECK_COMMON).name
+
+
 def test_headers_compile_alone_without_warnings(cores, semantics_core):
     headers = [header for _, _, _, header in cores.values()] + [semantics_core[3]]
-    _compile_all([[CXX, "-std=c++17", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "-x", "c++", str(header)]
-                  for header in headers])
+    shared = _shared_header(headers[0])
+    _compile_all([[CXX, "-std=c++17", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "-x", "c++",
+                   f"-I{shared_host_include(header.parent.parent.parent)}", str(header)]
+                  for header in [*headers, shared]])
 
 
-def test_headers_use_only_standard_headers(cores):
+def test_headers_use_only_standard_headers_and_the_shared_one(cores):
+    def includes(header: Path) -> list[str]:
+        return re.findall(r"^#include\s*(\S+)", header.read_text(encoding="utf-8"), re.M)
+
     for _, _, _, header in cores.values():
-        includes = re.findall(r"^#include\s*(\S+)", header.read_text(encoding="utf-8"), re.M)
-        assert includes and all(i.startswith("<") for i in includes), includes
+        found = includes(header)
+        assert [i for i in found if not i.startswith("<")] == [f'"{Path(CHECK_COMMON).name}"'], found
+    shared = includes(_shared_header(header))
+    assert shared and all(i.startswith("<") for i in shared), shared
 
 
 def _doubles() -> list[float]:
@@ -214,7 +228,7 @@ def _build_from_text(text: str, spec_name: str, out: Path):
     assert op is not None, diags.render()
     reference = render("reference/reference.py.j2", **reference_context(op))
     artifacts = emit_check_core(op) + [Artifact("reference.py", reference)]
-    build(out, [op_output(op.snake_name, spec_name, op.source, artifacts)])
+    write_ops(out, [op_output(op.snake_name, spec_name, op.source, artifacts)])
     spec = importlib.util.spec_from_file_location(f"check_core_{out.name}_reference",
                                                   out / op.snake_name / "reference.py")
     module = importlib.util.module_from_spec(spec)

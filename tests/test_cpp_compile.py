@@ -19,9 +19,10 @@ import pytest
 
 from opgen.core.dtypes import DTYPES
 from opgen.emit.pipeline import emit
-from opgen.tools.write import build, op_output
+from opgen.core.layout import shared_host_include
+from opgen.tools.write import op_output
 
-from .conftest import ROOT, SPECS, load_ok
+from .conftest import ROOT, SPECS, load_ok, write_ops
 
 CANN_API = ROOT / "opgen" / "sim" / "include"
 GXX = shutil.which("g++")
@@ -35,7 +36,7 @@ def built(tmp_path_factory) -> dict[str, Path]:
     dirs: dict[str, Path] = {}
     for spec in SPECS:
         op = load_ok(spec)
-        build(out, [op_output(op.snake_name, spec.name, op.source, emit(op))])
+        write_ops(out, [op_output(op.snake_name, spec.name, op.source, emit(op))])
         dirs[spec.name] = out / op.snake_name
     return dirs
 
@@ -50,7 +51,8 @@ def _host_files(op_dir: Path) -> list[Path]:
 
 def _compile(op_dir: Path, src: Path) -> tuple[Path, int, str]:
     cmd = [GXX, "-std=c++17", "-fsyntax-only", "-Wall", "-Werror", "-x", "c++",
-           "-I", str(CANN_API), "-I", str(op_dir / "op_host" / "op_tiling"), "-I", str(op_dir / "op_kernel"),
+           "-I", str(CANN_API), "-I", str(op_dir / "op_host" / "op_tiling"), "-I", str(shared_host_include(op_dir)),
+           "-I", str(op_dir / "op_kernel"),
            str(src)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     return src, proc.returncode, proc.stderr

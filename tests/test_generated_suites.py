@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from opgen import cli
+from opgen.core.layout import SHARED_DIR
 from opgen.tools.coverage import load_cases, report, run_suite
 
 from .conftest import ROOT, SPECS
@@ -99,7 +100,7 @@ def test_opgen_test_reports_checks_tests_and_results(built, capsys):
 
 
 def _copy(built: Path, dest: Path) -> Path:
-    for name in (DISPATCH, COMBINE):
+    for name in (DISPATCH, COMBINE, SHARED_DIR):  # the op folders and the shared header their check cores include
         shutil.copytree(built / name, dest / name)
     return dest / DISPATCH
 

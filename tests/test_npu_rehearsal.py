@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from opgen.core.families import FAMILIES
+from opgen.core.layout import SHARED_DIR
 from opgen.harness import testkit, testnpu
 
 from .conftest import ROOT, skip_without_torch
@@ -120,7 +121,7 @@ def test_every_npu_case_of_two_to_four_ranks(snake):
 def _copy_with(tmp_path: Path, snake: str, old: str, new: str) -> Path:
     """generated/ with one line of ``snake``'s cases.py changed (the Setup ops beside it for a Teardown)."""
     out = tmp_path / "generated"
-    for s in OPS:
+    for s in [*OPS, SHARED_DIR]:  # the op folders and the shared header their check cores include
         shutil.copytree(GENERATED / s, out / s)
     path = out / snake / "tests" / "cases.py"
     text = path.read_text()

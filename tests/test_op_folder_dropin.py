@@ -19,11 +19,14 @@ from pathlib import Path
 
 import pytest
 
+from opgen.core.layout import SHARED_DIR
+
 from .conftest import ROOT
 from .real_cann import HEADERS, MISSING, OPS_TRANSFORMER, SHARED_CANN, cache_root, unpacked
 
 OP = "moe_distribute_dispatch_v2"
 GENERATED = ROOT / "generated" / OP
+SHARED = ROOT / "generated" / SHARED_DIR
 SOCS = ("ascend910b", "ascend910_93", "ascend950")
 CMAKE = shutil.which("cmake")
 
@@ -76,6 +79,8 @@ def _tree(tmp: Path, name: str, generated: bool) -> Path:
     for shared in ("common", "3rd"):
         (tree / "mc2" / shared).mkdir()  # present as in the repository; their own CMake is not the op's
     shutil.copytree(GENERATED if generated else src / "mc2" / OP, tree / "mc2" / OP)
+    if generated:  # the generated tree's shared folder drops into mc2/common beside the repository's own files
+        shutil.copytree(SHARED, tree / "mc2" / "common", dirs_exist_ok=True)
     return tree
 
 
@@ -136,6 +141,28 @@ def test_file_kinds_match_the_real_op(tmp_path):
     assert gen - real == {"*.json", "*.py", "tests/*.py", "tests/*.cpp"}
 
 
+def test_shared_folder_lands_where_the_real_tree_keeps_the_mc2_ops_shared_host_headers(tmp_path):
+    """generated/common/ holds what every op's host code includes (the check core's shared header); dropped into
+    mc2/common/ its headers sit beside the real tree's shared host headers, in the folder the repository puts on
+    the include path of every op's tiling, infershape and op_api objects."""
+    src = unpacked(OPS_TRANSFORMER, cache_root(tmp_path / "cache"), "ops-transformer")
+    shared = sorted(p.relative_to(SHARED) for p in SHARED.rglob("*") if p.is_file() and p.name != "MANIFEST.json")
+    assert [p.as_posix() for p in shared] == ["op_host/op_tiling/opgen_check_common.h"]
+    real = src / "mc2" / "common" / "op_host" / "op_tiling"
+    assert {_kind(p.relative_to(src / "mc2" / "common")) for p in real.glob("*.h")} == {"op_host/op_tiling/*.h"}
+    assert not (real / shared[0].name).exists()  # no name clash with the repository's own headers
+    obj_func = (src / "cmake" / "obj_func.cmake").read_text(encoding="utf-8")
+    # the tiling and op_api objects' include directories, and the infershape object's (INFER_OBJ_INCLUDE)
+    for start, end in (("function(add_tiling_modules)", "endfunction()"), ("function(add_opapi_modules)",
+                                                                            "endfunction()"),
+                       ("set(INFER_OBJ_INCLUDE", "\n)\n")):
+        body = obj_func[obj_func.index(start):]
+        body = body[:body.index(end)]
+        assert "${OPS_TRANSFORMER_DIR}/mc2/common/op_host/op_tiling" in body, start
+    included = (GENERATED / "op_host" / "op_tiling" / f"{OP}_check.h").read_text(encoding="utf-8")
+    assert f'#include "{shared[0].name}"' in included
+
+
 def _value(arg: str) -> str:
     """An attribute default as a value: a C float literal (``1e-6f``, ``1.0e-06f``) by its number."""
     kind, _, default = (x.strip() for x in arg.partition(","))
@@ -153,7 +180,7 @@ def _reg_op(text: str) -> list[tuple[str, str, str]]:
             for k, n, a in items]
 
 
-GENERATED_OPS = sorted(p.parent.name for p in (ROOT / "generated").glob("*/MANIFEST.json"))
+GENERATED_OPS = sorted(p.parent.name for p in (ROOT / "generated").glob("*/MANIFEST.json") if p.parent.name != SHARED_DIR)
 
 
 @pytest.mark.parametrize("op", GENERATED_OPS)
@@ -184,7 +211,7 @@ def test_every_graph_proto_compiles_against_the_real_headers(tmp_path):
                 repos / "hicann+metadef/inc/external", repos / "hicann+metadef/inc",
                 repos / "openeuler-mirror+libboundscheck/include"]
     protos = sorted((ROOT / "generated").glob("*/op_graph/*_proto.h"))
-    assert len(protos) == len(list((ROOT / "generated").glob("*/MANIFEST.json")))
+    assert len(protos) == len(GENERATED_OPS)
     for proto in protos:
         run = subprocess.run(["g++", "-std=c++17", "-fsyntax-only", "-Wall", "-Werror", "-x", "c++",
                               *[f"-I{i}" for i in includes], str(proto)], capture_output=True, text=True,

@@ -381,6 +381,14 @@ def test_the_cache_key_follows_contents_not_location(tmp_path):
     assert key(dirs[0]) == key(dirs[1])
     (dirs[1] / "op_host" / "op_tiling" / "moe_x_check.h").write_text("// check\n")
     assert key(dirs[0]) != key(dirs[1])
+    # the shared header the check core includes, in the shared folder beside the op folder: its contents count
+    for d, text in zip(dirs, ("// shared\n", "// shared, changed\n")):
+        (d.parent / "common" / "op_host" / "op_tiling").mkdir(parents=True)
+        (d.parent / "common" / "op_host" / "op_tiling" / "opgen_check_common.h").write_text(text)
+    (dirs[0] / "op_host" / "op_tiling" / "moe_x_check.h").write_text("// check\n")
+    assert key(dirs[0]) != key(dirs[1])
+    (dirs[1].parent / "common" / "op_host" / "op_tiling" / "opgen_check_common.h").write_text("// shared\n")
+    assert key(dirs[0]) == key(dirs[1])
 
 
 def test_cache_directory_comes_from_the_environment(monkeypatch, tmp_path):

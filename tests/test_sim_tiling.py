@@ -29,6 +29,7 @@ import numpy as np
 import pytest
 
 from opgen.core.dtypes import DTYPES, FORMAT_VALUES
+from opgen.core.layout import SHARED_DIR, shared_host_include
 from opgen.runtime import OpError
 from opgen.harness import testkit
 from opgen.harness import testworld
@@ -39,7 +40,7 @@ GENERATED = ROOT / "generated"
 SIM = ROOT / "opgen" / "sim"
 DRIVER = ROOT / "tests" / "sim" / "tiling_driver.cpp"
 GXX = shutil.which("g++")
-OPS = sorted(p.name for p in GENERATED.iterdir() if (p / "op_host" / "op_tiling").is_dir()) \
+OPS = sorted(p.name for p in GENERATED.iterdir() if (p / "op_host" / "op_tiling").is_dir() and p.name != SHARED_DIR) \
     if GENERATED.is_dir() else []
 FLAGS = ["-std=c++17", "-O1", "-Wall", "-Werror"]
 
@@ -128,7 +129,7 @@ def _compile(snake: str, driver_obj: Path, work: Path) -> Path:
                      tiling.read_text(encoding="utf-8"), re.M)
     assert func, f"{tiling}: no tiling function"
     obj, exe = work / f"{snake}_tiling.o", work / f"{snake}_tiling_driver"
-    cmd = [GXX, *FLAGS, "-I", str(SIM / "include"), "-I", str(tiling.parent),
+    cmd = [GXX, *FLAGS, "-I", str(SIM / "include"), "-I", str(tiling.parent), "-I", str(shared_host_include(op_dir)),
            f'-DOPGEN_SIM_TILING_SOURCE="{tiling}"', f"-DOPGEN_SIM_TILING_FUNC=optiling::{func.group(1)}",
            "-c", str(SIM / "tiling_entry.cpp"), "-o", str(obj)]
     for step in (cmd, [GXX, str(obj), str(driver_obj), "-o", str(exe)]):

@@ -98,3 +98,9 @@ def emit(op: Op, progress: Callable[[str], None] | None = None) -> list[Artifact
     if progress is not None:
         progress("formatting the C++ (clang-format)")
     return sorted(format_artifacts(out), key=lambda a: a.path)
+
+
+def emit_shared() -> list[Artifact]:
+    """The files every op's artefacts include and no spec determines, relative to the output tree's shared folder
+    (``opgen.core.layout.SHARED_DIR``): written once per build, however many specs it builds."""
+    return sorted(format_artifacts(check_core.shared_check_core()), key=lambda a: a.path)

@@ -27,6 +27,7 @@ import numpy as np
 
 from opgen.core.dtypes import DTYPES, FORMAT_VALUES
 from opgen.core.families import FAMILIES
+from opgen.core.layout import shared_host_include
 from opgen.core.products import TRIPLE, ProductFacts
 from opgen.runtime import OpError
 from opgen.runtime import codecs
@@ -460,7 +461,7 @@ class CheckCore:
         if cxx is None:
             raise FileNotFoundError("no C++ compiler (g++ or clang++, or $CXX)")
         exe = work / f"{snake}_check_driver"
-        cmd = [cxx, "-std=c++17", "-O0", f"-I{op_dir / 'op_host' / 'op_tiling'}",
+        cmd = [cxx, "-std=c++17", "-O0", f"-I{op_dir / 'op_host' / 'op_tiling'}", f"-I{shared_host_include(op_dir)}",
                str(op_dir / "tests" / "check_core_driver.cpp"), "-o", str(exe)]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:

@@ -2,14 +2,15 @@
 
 Scalar expressions only: checks, lets, output shapes and dtype rules.  The code
 is emitted into one evaluator class per product (see
-templates/cpp/op_host/op_tiling/check.h.j2) whose base class ``Eval`` gives
+templates/cpp/op_host/op_tiling/check.h.j2) whose base class ``EvalBase``
+(templates/cpp/common/op_host/op_tiling/opgen_check_common.h.j2) gives
 each builtin the semantics of the Python lowering (``opgen.lower.python`` with
 ``opgen.runtime.scope``), so the two validators accept and reject the same
 calls with the same messages:
 
 * integers are int64_t.  Overflow in + - * ** abs ceil_div align numel and
   unary minus, and // or % by zero, leave the expression without a value
-  ("undefined": ``Eval::undefined_`` is set), which fails the check using it,
+  ("undefined": ``EvalBase::undefined_`` is set), which fails the check using it,
   as ``EvalError`` does in Python;
 * ``//`` rounds toward -inf and ``%`` takes the sign of the divisor; ``/`` is
   IEEE double division (x/0 is ±inf, 0/0 NaN);
@@ -37,7 +38,6 @@ from opgen.model.env_reads import check_envs
 from opgen.model.decl import Check, Op, ProductView, Shape, ShapeCond, TextChoice
 
 from opgen.model.kinds import TENSOR_FNS, BOOL, DTYPE, FLOAT, INT, LIST, SHAPE, STR, ScalarKinds
-from opgen.lang.expr import walk
 
 CPP_TYPES = {INT: "int64_t", FLOAT: "double", BOOL: "bool", STR: "std::string", DTYPE: "DataType", SHAPE: "Dims"}
 _SCALAR_TYPES = {"int64": "int64_t", "float": "double", "bool": "bool", "string": "std::string"}
@@ -330,20 +330,6 @@ class ScalarCpp:
 
 
 # ---- what the check-core template reads ----------------------------------------------------
-
-def uses(op: Op, fn: str) -> bool:
-    """Whether any scalar expression of any product view calls builtin ``fn`` (after def inlining)."""
-    exprs: list[Expr] = []
-    for v in op.views.values():
-        for c in v.checks:
-            exprs += [c.expr, *c.conditions] + ([c.value] if c.value is not None else [])
-        exprs += [l.expr for l in v.lets]
-        for t in v.outputs:
-            if t.shape is not None:
-                exprs += t.shape.exprs()
-    exprs += [t.dtype_rule for t in op.outputs if t.dtype_rule is not None]
-    return any(isinstance(n, Call) and n.fn == fn for e in exprs for n in walk(_inline(op, e)))
-
 
 def check_comment(c: Check) -> str:
     """One-line spec text of a check, for the comment above its C++ code."""

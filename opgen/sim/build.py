@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from opgen.core.dtypes import DTYPES
+from opgen.core.layout import shared_host_include
 
 SIM_DIR = Path(__file__).resolve().parent
 INCLUDE = SIM_DIR / "include"
@@ -73,7 +74,8 @@ def compile_commands(cxx: list[str], op_dir: Path, op_name: str, arch: int,
     snake = op_dir.name
     kernel = op_dir / (kernel or f"op_kernel/{snake}.cpp")
     tiling = op_dir / "op_host" / "op_tiling" / f"{snake}_tiling.cpp"
-    common = [*cxx, *FLAGS, f"-I{INCLUDE}", f"-I{op_dir / 'op_kernel'}", f"-I{op_dir / 'op_host' / 'op_tiling'}"]
+    common = [*cxx, *FLAGS, f"-I{INCLUDE}", f"-I{op_dir / 'op_kernel'}", f"-I{op_dir / 'op_host' / 'op_tiling'}",
+              f"-I{shared_host_include(op_dir)}"]
     units = [
         (SIM_DIR / "runner.cpp", []),
         (SIM_DIR / "kernel_entry.cpp", [f"-D__NPU_ARCH__={int(arch)}", *column_defines(column or {}),
@@ -85,26 +87,30 @@ def compile_commands(cxx: list[str], op_dir: Path, op_name: str, arch: int,
 
 
 def _sources(op_dir: Path) -> list[Path]:
-    """Every file a translation unit can read: the twin's C++ and the op's generated kernel and host tiling."""
+    """Every file a translation unit can read: the twin's C++, the op's generated kernel and host tiling, and the
+    shared host headers beside the op folder."""
     sim = [p for p in SIM_DIR.glob("*") if p.suffix in (".cpp", ".h")] + \
         [p for p in INCLUDE.rglob("*") if p.is_file()]
     op = [p for sub in ("op_kernel", "op_host/op_tiling") for p in (op_dir / sub).rglob("*") if p.is_file()]
-    return sorted(sim) + sorted(op)
+    shared = [p for p in shared_host_include(op_dir).glob("*") if p.is_file()]
+    return sorted(sim) + sorted(op) + sorted(shared)
 
 
 def cache_key(cxx: list[str], commands: list[list[str]], link: list[str], op_dir: Path) -> str:
     """sha256 of the compiler's identity, the command lines and the sources' contents.
 
-    The op directory's location is left out (its files' names and contents are in): the same generated op
-    built into another directory, as the tests do, reuses the executable."""
+    The op directory's location is left out (its files' names and contents are in), and so is that of the shared
+    folder beside it: the same generated op built into another directory, as the tests do, reuses the executable."""
+    shared = shared_host_include(op_dir)
     h = hashlib.sha256()
     # a compiler upgrade behind the same name must rebuild
     version = subprocess.run([*cxx, "--version"], capture_output=True, text=True)
     h.update(version.stdout.encode())
     for cmd in [*commands, link]:
-        h.update("\0".join(cmd).replace(str(op_dir), "<op_dir>").encode() + b"\n")
+        h.update("\0".join(cmd).replace(str(shared), "<shared>").replace(str(op_dir), "<op_dir>").encode() + b"\n")
     for path in _sources(op_dir):
-        name = f"<op_dir>/{path.relative_to(op_dir)}" if path.is_relative_to(op_dir) else str(path)
+        name = f"<op_dir>/{path.relative_to(op_dir)}" if path.is_relative_to(op_dir) else \
+            f"<shared>/{path.relative_to(shared)}" if path.is_relative_to(shared) else str(path)
         h.update(f"{name}\0".encode())
         h.update(path.read_bytes())
     return h.hexdigest()

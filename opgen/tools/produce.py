@@ -19,7 +19,8 @@ from opgen.core import cache_dir
 from opgen.core.diagnostics import Diagnostics
 from opgen.tools.build_cache import Store, build_key
 from opgen.tools.progress import Progress
-from opgen.tools.write import OpOutput, manifest_files, op_output, unchanged_directory
+from opgen.core.layout import SHARED_DIR
+from opgen.tools.write import OpOutput, manifest_files, op_output, shared_output, unchanged_directory
 
 if TYPE_CHECKING:
     from opgen.model.decl import Op
@@ -46,12 +47,16 @@ class Planned:
     output: OpOutput | None = None   # what to write; None with a directory: already on disk
     op: "Op | None" = None             # the model, when the spec was loaded
     how: str = ""                    # "unchanged" | "cached" | "emitted" ("": not resolved yet)
+    shared: bool = False             # the shared folder (plan_shared), not a spec
 
 
 def check_unique(ops: "list[tuple[str, Op]]", diags: Diagnostics) -> None:
-    """E101: two specs declaring the same op would write one directory."""
+    """E101: two specs declaring the same op would write one directory, or an op would write the shared one."""
     seen: dict[str, str] = {}
     for p, op in ops:
+        if op.snake_name == SHARED_DIR:
+            diags.error("E101", f"op {op.name} would be written to {SHARED_DIR}/, the folder of what every op "
+                                f"shares; rename the op", op.span)
         if op.snake_name in seen:
             diags.error("E101", f"op {op.name} is also declared in {seen[op.snake_name]}", op.span)
         seen[op.snake_name] = p
@@ -118,6 +123,22 @@ def emit_planned(items: list[Planned], store_cache: bool, diags: Diagnostics, pr
         item.how = "emitted"
         if store is not None and item.key is not None:
             store.put(item.key, item.output)
+
+
+def plan_shared(items: list[Planned], out: Path, fingerprint: str, use_cache: bool = True) -> Planned | None:
+    """The shared folder (``opgen.core.layout.SHARED_DIR``) of a build that has an op to write or keep: once per
+    build, whatever the number of specs.  Left as it is when the last build by this generator wrote it and its
+    files still match their manifest (``use_cache``), else emitted (one template, from no spec)."""
+    if not any(it.output is not None or it.how == "unchanged" for it in items):
+        return None
+    key = build_key(SHARED_DIR, "", fingerprint)
+    item = Planned(SHARED_DIR, key, "", SHARED_DIR, shared=True)
+    if use_cache and unchanged_directory(out, key) == SHARED_DIR:
+        item.how = "unchanged"
+        return item
+    from opgen.emit.pipeline import emit_shared  # the emitters load only when something is emitted
+    item.output, item.how = shared_output(SHARED_DIR, emit_shared()), "emitted"
+    return item
 
 
 def _emit(op: "Op", say: Callable[[str], None] | None) -> tuple[list, list]:

@@ -1,7 +1,8 @@
 """Deterministic, atomic, write-if-changed output with a manifest per op.
 
 Layout: ``<out>/<op_snake>/...`` plus ``<out>/<op_snake>/MANIFEST.json`` which
-records the spec's hash and every generated file's hash.  The manifest is
+records the spec's hash and every generated file's hash; ``<out>/common/`` (``opgen.core.layout``) holds what
+every op shares, with a manifest of its own that names no spec.  The manifest is
 what lets a build remove files it no longer produces (and only those), and
 what lets ``--check`` tell a stale file from a hand-edited one.
 """
@@ -38,14 +39,23 @@ class OpOutput:
     def manifest(self) -> bytes:
         doc = {
             "generator": f"opgen {GENERATOR_VERSION}",
-            "spec": self.spec_name,
-            "spec_sha256": self.spec_sha256,
             "files": {p: sha256(c) for p, c in sorted(self.files.items())},
         }
+        if self.spec_name:  # the shared folder's files come from no spec
+            doc.update(spec=self.spec_name, spec_sha256=self.spec_sha256)
         return (json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def op_output(directory: str, spec_name: str, spec_text: str, artifacts: list[Artifact]) -> OpOutput:
+    return _output(directory, spec_name, sha256(spec_text.encode("utf-8")), artifacts)
+
+
+def shared_output(directory: str, artifacts: list[Artifact]) -> OpOutput:
+    """What every op shares (``opgen.core.layout.SHARED_DIR``): written like an op's folder, from no spec."""
+    return _output(directory, "", "", artifacts)
+
+
+def _output(directory: str, spec_name: str, spec_sha256: str, artifacts: list[Artifact]) -> OpOutput:
     if not _SAFE_DIR.match(directory):
         raise ValueError(f"unsafe output directory name {directory!r}")
     files: dict[str, bytes] = {}
@@ -54,7 +64,7 @@ def op_output(directory: str, spec_name: str, spec_text: str, artifacts: list[Ar
         if p.is_absolute() or ".." in p.parts or str(p) == MANIFEST or not p.parts:
             raise ValueError(f"unsafe generated path {a.path!r}")
         files[str(p)] = a.content.encode("utf-8")
-    return OpOutput(directory, spec_name, sha256(spec_text.encode("utf-8")), files)
+    return OpOutput(directory, spec_name, spec_sha256, files)
 
 
 def _inside(root: Path, rel: str) -> Path:

@@ -3,7 +3,7 @@
 //
 // Driver of the check core op_host/op_tiling/moe_distribute_combine_add_rms_norm_check.h for
 // tests/test_moe_distribute_combine_add_rms_norm.py, built with
-//   c++ -std=c++17 -I<op dir>/op_host/op_tiling check_core_driver.cpp
+//   c++ -std=c++17 -I<op dir>/op_host/op_tiling -I<op dir>/../common/op_host/op_tiling check_core_driver.cpp
 // Usage: check_core_driver <soc>; one call per stdin line, one result per stdout line.
 // A call is space-separated tokens in the order of tests/cases.py FIELDS:
 //   input   "-" (null) or "<ge dtype>:<d0>,<d1>,...[:<ge format>]" (ND when absent)

@@ -1,0 +1,19 @@
+"""The output tree as ops-transformer lays out mc2/: one folder per op, beside ``common/`` with what they share.
+
+code: ops-transformer mc2/ (mc2/<op>/ per op; mc2/common/op_host/op_tiling holds the host helpers the ops share
+and is on the include path of every op's tiling, infershape and op_api objects, cmake/obj_func.cmake).  The
+generated tree mirrors it, so ``<out>/<op>`` and ``<out>/common`` drop into mc2/ as they are.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+SHARED_DIR = "common"                        # beside the op folders, as mc2/common
+SHARED_HOST_INCLUDE = "op_host/op_tiling"    # inside SHARED_DIR: on every host object's include path
+CHECK_COMMON = f"{SHARED_HOST_INCLUDE}/opgen_check_common.h"  # what every op's check core includes
+
+
+def shared_host_include(op_dir: Path) -> Path:
+    """The include directory of the shared host headers for the op folder ``op_dir`` (``<op_dir>/../common/...``),
+    which a compile of the op's host code passes as -I, as the ops-transformer build does."""
+    return op_dir.parent / SHARED_DIR / SHARED_HOST_INCLUDE

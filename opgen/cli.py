@@ -100,14 +100,15 @@ def _produce(args, progress: Progress):
     or emitted.  Front-end errors stop the build before anything is emitted or written."""
     cache_dir.configure(not args.no_cache)
     out = Path(args.output)
-    _output_dir(out, writing=not getattr(args, "check", False))
+    checking = getattr(args, "check", False)  # `opgen test` builds too, and has no --check
+    _output_dir(out, writing=not checking)
     diags = Diagnostics()
     items = plan(args.specs, out, generator_fingerprint(), diags, progress, use_cache=not args.no_cache)
     if diags.has_errors:
         return items, diags, True
     emit_planned(items, not args.no_cache, diags, progress, args.jobs)
     # the shared folder: compared in full by --check, left as it is by a build that finds it unchanged
-    shared = plan_shared(items, out, generator_fingerprint(), use_cache=not args.no_cache and not args.check)
+    shared = plan_shared(items, out, generator_fingerprint(), use_cache=not args.no_cache and not checking)
     return items + ([shared] if shared is not None else []), diags, False
 
 

@@ -187,6 +187,8 @@ def unguarded_kernel(tmp_path: Path) -> tuple[Path, Path]:
     op = "moe_distribute_dispatch_v2"
     op_dir = tmp_path / op
     shutil.copytree(GENERATED / op, op_dir)
+    # the shared check-core header the op's check.h includes, beside the op folder as in generated/
+    shutil.copytree(GENERATED / SHARED_DIR, tmp_path / SHARED_DIR)
     body = op_dir / "op_kernel" / f"{op}.h"
     text = body.read_text(encoding="utf-8")
     guard = "#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)"

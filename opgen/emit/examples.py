@@ -118,7 +118,7 @@ def example_context(op: Op, plans: Plans) -> dict:
     window = op.views[case["product"]].window
     # an MC2 context op sizes its window by an attribute (`window ep: cclBufferSize`), the context's buffer size
     buffer = window.env if ctx_group is not None and window is not None and op.attr(window.env) else None
-    ids = next((b.name for b in op.roles if b.role == _EXPERT_IDS_ROLE), _EXPERT_IDS_ROLE)
+    ids = op.named(_EXPERT_IDS_ROLE)
     tensors, call = [], []
     for p in entry.params:
         decl = op.param(p.name)
@@ -141,16 +141,17 @@ def example_context(op: Op, plans: Plans) -> dict:
             call.append(decl.name)
         else:  # an optional input the case leaves out
             call.append("nullptr")
-    moe = attrs.get(_EXPERT_COUNT_ATTR)
+    experts = op.named(_EXPERT_COUNT_ATTR)  # the family's role, whatever the spec calls it
+    moe = attrs.get(experts)
     if ids in case["inputs"] and not moe:
-        raise LoweringError(f"the example routes {ids} over {_EXPERT_COUNT_ATTR} experts, which the op lacks")
+        raise LoweringError(f"the example routes {ids} over {experts} experts, which the op lacks")
     envs = [dict(name=e.name, value=cpp_string(str(v))) for e, v in
             ((e, (case["env"] or {}).get(e.name)) for e in op.envs) if v is not None]
     return dict(op=op, entry=entry.name, header=f"aclnnop/aclnn_{entry.stem}.h", world=case["world"],
                 case=case["id"], product=case["product"], tensors=tensors, call=call, envs=envs, group=group,
                 context=dict(op=op.name) if ctx_group is not None else None,
                 rank_attrs=[dict(name=n, per_rank=", ".join(cpp_literal(r[n]) for r in ranks)) for n in rank_attrs],
-                moe=moe)
+                moe=moe, moe_attr=experts)
 
 
 @emitter

@@ -572,16 +572,14 @@ def binary_dtype(name: str) -> str:
     return name.lower()
 
 
-def _binary_key_tensors(op: Op, cols: Columns) -> tuple[Tensor, Tensor | None]:
+def _binary_key_tensors(op: Op) -> list[Tensor]:
     """The tensors a binary is named by: the first input whose dtype varies between the op's columns (else the
     first input) and the first output.  code: the real names, e.g. MoeDistributeDispatchV2_ND_ND_BF16_INT8 (x,
     expand_x), MoeDistributeCombineV3_ND_BF16_BF16 (expand_x, x; not context, the first input)."""
     op_cols = opdef_columns(op, None)
     first_in = next((t for t in op.inputs if len(set(op_cols.dtype_rows[t.name])) > 1),
                     op.inputs[0] if op.inputs else None)
-    first_out = op.outputs[0] if op.outputs else None
-    keys = [t for t in (first_in, first_out) if t is not None]
-    return keys[0], keys[1] if len(keys) > 1 else None
+    return [t for t in (first_in, op.outputs[0] if op.outputs else None) if t is not None]
 
 
 def binary_names(op: Op, cols: Columns) -> list[str]:
@@ -590,10 +588,8 @@ def binary_names(op: Op, cols: Columns) -> list[str]:
     Combine ops, whose output keeps the input's dtype, name one ``_ND_``).  Dtypes: the key tensors', and where
     these repeat between the SoC's columns every other tensor whose dtype or format varies, in spec order, so
     each binary has a name of its own."""
-    key_in, key_out = _binary_key_tensors(op, cols)
-    keys = [t for t in (key_in, key_out) if t is not None]
-    quantises = key_out is not None and any(
-        a != b for a, b in zip(cols.dtype_rows[key_in.name], cols.dtype_rows[key_out.name]))
+    keys = _binary_key_tensors(op)
+    quantises = len(keys) == 2 and any(a != b for a, b in zip(*(cols.dtype_rows[t.name] for t in keys)))
     fmt_tensors = keys if quantises else keys[:1]
     dtype_tensors = list(keys)
     pairs = [tuple(cols.dtype_rows[t.name][i] for t in keys) for i in range(cols.count)]

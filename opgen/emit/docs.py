@@ -4,7 +4,6 @@ from __future__ import annotations
 from opgen.core import builtins as B
 from opgen.core.artifact import Artifact
 from opgen.emit.doc_example import example_context
-from opgen.emit.host import auto_contiguous
 from opgen.emit.plans import Plans
 from opgen.emit.registry import emitter
 from opgen.emit.tiling_layout import EXEC_TIMEOUT_AIV_MAX_S, EXEC_TIMEOUT_ENV
@@ -93,8 +92,8 @@ def shape_cell(p, views) -> str:
 def _row(op: Op, p, views) -> dict:
     return dict(name=p.name, role=role_label(p), doc=p.doc, usage=usage(op, p, views), types=type_label(p),
                 formats="、".join(p.formats) if isinstance(p, Tensor) else "-", shape=shape_cell(p, views),
-                # code: opgen/emit/host.py _param_calls: inputs are AutoContiguous, the framework copies them
-                noncontiguous=("√" if auto_contiguous(p) else "×") if isinstance(p, Tensor) else "-")
+                # doc: the 非连续Tensor column, √ where the spec declares the tensor `noncontiguous`, else -
+                noncontiguous="√" if isinstance(p, Tensor) and p.noncontiguous else "-")
 
 
 def omitted_text(op: Op, p) -> str:

@@ -547,13 +547,103 @@ def emit_graph_proto(op: Op, plans=None) -> list:
 # build (code: ops-transformer mc2/*/op_host/config/<soc>/*_simplified_key.ini, all `default=0`).
 SIMPLIFIED_KEY_MODE = 0
 
+# The binary compile list (op_host/config/<soc>/<op>_binary.json): one kernel binary per OpDef column of the SoC,
+# each listing every input / output with the column's dtype and format and every attribute.
+# code: ops-transformer mc2/moe_distribute_*/op_host/config/<soc>/*_binary.json (the fields, their order and the
+# fixed values below) and cmake/scripts/util/ascendc_bin_param_build.py (the same node written by the build).
+# Attribute types as the binary lists spell them, and the value a required attribute (no OpDef default) takes:
+# its type's zero (code: cmake/scripts/util/const_var.py ATTR_DEF_VAL; the real lists write "string", not "str").
+BINARY_ATTR_TYPES = {"int64": ("int", 0), "string": ("string", ""), "float": ("float", 0.0),
+                     "bool": ("bool", False), "list<int64>": ("list_int", []), "list<float>": ("list_float", []),
+                     "list<bool>": ("list_bool", [])}
+# Every tensor of a binary: unknown rank (-2) and any format of the column's (FormatAgnostic).
+BINARY_SHAPE = -2
+BINARY_FORMAT_MATCH = "FormatAgnostic"
+# A dtype in a binary's name: the short names the mc2 lists use (code: MoeDistributeDispatchV2_ND_ND_FP16_INT8,
+# MoeDistributeCombineV2_ND_INT32_BF16); any other dtype by its spec name.
+BINARY_NAME_DTYPES = {"FLOAT16": "FP16", "BFLOAT16": "BF16", "FLOAT32": "FP32"}
+
+
+def binary_dtype(name: str) -> str:
+    """A dtype as the binary lists spell it: the spec name in lower case (``BFLOAT16`` → ``bfloat16``, ``FLOAT32``
+    → ``float32``, ``FLOAT8_E4M3FN`` → ``float8_e4m3fn``; code: the real *_binary.json of mc2 and ops-transformer)."""
+    if name not in DTYPES:
+        raise TypeError(f"no binary-list dtype for {name!r}")
+    return name.lower()
+
+
+def _binary_key_tensors(op: Op) -> list[Tensor]:
+    """The tensors a binary is named by: the first input whose dtype varies between the op's columns (else the
+    first input) and the first output.  code: the real names, e.g. MoeDistributeDispatchV2_ND_ND_BF16_INT8 (x,
+    expand_x), MoeDistributeCombineV3_ND_BF16_BF16 (expand_x, x; not context, the first input)."""
+    op_cols = opdef_columns(op, None)
+    first_in = next((t for t in op.inputs if len(set(op_cols.dtype_rows[t.name])) > 1),
+                    op.inputs[0] if op.inputs else None)
+    return [t for t in (first_in, op.outputs[0] if op.outputs else None) if t is not None]
+
+
+def binary_names(op: Op, cols: Columns) -> list[str]:
+    """``<OpType>_<formats>_<dtypes>`` per column.  Formats: the key input's, and the key output's too where a
+    column changes the dtype between them (the ops that quantise: DispatchV2 ``_ND_ND_``, CombineSetup; the
+    Combine ops, whose output keeps the input's dtype, name one ``_ND_``).  Dtypes: the key tensors', and where
+    these repeat between the SoC's columns every other tensor whose dtype or format varies, in spec order, so
+    each binary has a name of its own."""
+    keys = _binary_key_tensors(op)
+    quantises = len(keys) == 2 and any(a != b for a, b in zip(*(cols.dtype_rows[t.name] for t in keys)))
+    fmt_tensors = keys if quantises else keys[:1]
+    dtype_tensors = list(keys)
+    pairs = [tuple(cols.dtype_rows[t.name][i] for t in keys) for i in range(cols.count)]
+    extra_formats: list[Tensor] = []
+    if len(set(pairs)) < len(pairs):
+        dtype_tensors += [t for t in cols.tensors if t not in keys and len(set(cols.dtype_rows[t.name])) > 1]
+        extra_formats = [t for t in cols.tensors if len(set(cols.format_rows[t.name])) > 1]
+    names = []
+    for i in range(cols.count):
+        parts = [cols.format_rows[t.name][i] for t in fmt_tensors + extra_formats]
+        parts += [BINARY_NAME_DTYPES.get(d, d) for d in (cols.dtype_rows[t.name][i] for t in dtype_tensors)]
+        names.append("_".join([op.name] + parts))
+    return names
+
+
+def _binary_tensor(t: Tensor, index: int, cols: Columns, column: int) -> dict:
+    return dict(name=t.ir_name, index=index, dtype=binary_dtype(cols.dtype_rows[t.name][column]),
+                format=cols.format_rows[t.name][column], param_type="optional" if t.optional else "required")
+
+
+def _binary_attr(a: Attr) -> dict:
+    kind = BINARY_ATTR_TYPES.get(a.type)
+    if kind is None:
+        raise TypeError(f"attribute {a.name}: no binary-list type for {a.type}")
+    value = a.default if a.optional and a.default is not None else kind[1]
+    return dict(name=a.ir_name, dtype=kind[0], value=list(value) if isinstance(value, tuple) else value)
+
+
+def binary_list(op: Op, soc: str) -> dict:
+    """The binary compile list of one SoC: one entry per OpDef column, in the order of their names."""
+    cols = opdef_columns(op, soc)
+    attrs = [_binary_attr(a) for a in op.attrs]
+    entries = []
+    for i, name in enumerate(binary_names(op, cols)):
+        entries.append(dict(bin_filename=name,
+                            inputs=[_binary_tensor(t, k, cols, i) for k, t in enumerate(op.inputs)],
+                            outputs=[_binary_tensor(t, k, cols, i) for k, t in enumerate(op.outputs)],
+                            attrs=attrs))
+    return dict(op_type=op.name, op_list=sorted(entries, key=lambda e: e["bin_filename"]))
+
 
 @emitter
 def emit_host_binary_config(op: Op, plans=None) -> list:
-    """op_host/config/<soc>/<op>_simplified_key.ini for every product the op builds for."""
-    return [Artifact(f"op_host/config/{p.soc}/{op.snake_name}_simplified_key.ini",
-                     render("cpp/op_host/config/simplified_key.ini.j2", op=op, spec=spec_file(op),
-                            soc=p.soc, mode=SIMPLIFIED_KEY_MODE)) for p in op.products]
+    """op_host/config/<soc>/<op>_binary.json and <op>_simplified_key.ini for every product the op builds for."""
+    out = []
+    for p in op.products:
+        base = f"op_host/config/{p.soc}/{op.snake_name}"
+        out.append(Artifact(f"{base}_binary.json",
+                            render("cpp/op_host/config/binary.json.j2", binary=binary_list(op, p.soc),
+                                   shape=BINARY_SHAPE, format_match=BINARY_FORMAT_MATCH)))
+        out.append(Artifact(f"{base}_simplified_key.ini",
+                            render("cpp/op_host/config/simplified_key.ini.j2", op=op, spec=spec_file(op),
+                                   soc=p.soc, mode=SIMPLIFIED_KEY_MODE)))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

@@ -350,9 +350,11 @@ class Analyzer(_Builder):
             c = c[1:]
         name = str(c[0])
         dtypes = tuple(str(x) for x in _name_tokens(c[1]))
-        formats, shape, doc, ir, rule, empty_absent = ("ND",), None, "", "", None, False
+        formats, shape, doc, ir, rule, empty_absent, noncontiguous = ("ND",), None, "", "", None, False, False
         for cl in c[2:]:
-            if cl.data == "empty_clause":
+            if cl.data == "noncontig_clause":
+                noncontiguous = True
+            elif cl.data == "empty_clause":
                 if role != "input":
                     self.d.error("E118", f"output '{name}' cannot be empty_absent (only an input can be passed "
                                          f"as an empty tensor meaning absent)", self.span(cl))
@@ -371,7 +373,7 @@ class Analyzer(_Builder):
                                  self.span(cl))
                 rule = self.expr(cl.children[0])
         return Tensor(name, role, optional, dtypes, formats, shape, doc, ir or default_ir_name(name), rule,
-                      empty_absent, span=self.span(t))
+                      empty_absent, noncontiguous=noncontiguous, span=self.span(t))
 
     def attr(self, t: Tree) -> Attr:
         c = list(t.children)

@@ -73,6 +73,17 @@ def py_literal(v) -> str:
     raise TypeError(f"no Python literal for {type(v).__name__}")
 
 
+def json_literal(v) -> str:
+    """A JSON value: a string, a finite number, a bool, or a list of these."""
+    if isinstance(v, float) and not math.isfinite(v):
+        raise TypeError(f"no JSON literal for {v}")
+    if isinstance(v, list):
+        return "[" + ", ".join(json_literal(x) for x in v) + "]"
+    if isinstance(v, (bool, int, float, str)):
+        return json.dumps(v, ensure_ascii=False)
+    raise TypeError(f"no JSON literal for {type(v).__name__}")
+
+
 def spec_text(e: Expr) -> str:
     return to_spec(e)
 
@@ -90,4 +101,5 @@ FILTERS = {
     "spec": spec_text,
     "spec_literal": spec_literal,
     "md_cell": md_escape,
+    "json_literal": json_literal,
 }

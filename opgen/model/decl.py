@@ -95,6 +95,7 @@ class Tensor:
     dtype_rule: Expr | None = None  # outputs: the default dtype when the caller does not choose
     empty_absent: bool = False      # inputs: an empty tensor (a dim of 0) means absent (present() false)
     ignored: bool = False           # optional inputs a product never reads: any tensor is accepted, none is read
+    noncontiguous: bool = False     # the aclnn API accepts it non-contiguous (the documents' 非连续Tensor √)
     span: Span | None = _span()
 
 

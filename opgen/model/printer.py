@@ -18,6 +18,8 @@ def _tensor(t: Tensor) -> str:
     parts.append(f"ir {quote(t.ir_name)}")
     if t.empty_absent:
         parts.append("empty_absent")
+    if t.noncontiguous:
+        parts.append("noncontiguous")
     if t.doc:
         parts.append(f"doc {quote(t.doc)}")
     return " ".join(parts) + ";"

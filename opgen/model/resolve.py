@@ -128,7 +128,7 @@ def _override_tensor(t: Tensor, chain: list[Product], role: str) -> Tensor:
     if dtypes is t.dtypes and shape is t.shape and empty_absent == t.empty_absent and not ignored:
         return t
     return Tensor(t.name, t.role, t.optional, tuple(dtypes), t.formats, shape, t.doc, t.ir_name, t.dtype_rule,
-                  empty_absent, ignored, span=t.span)
+                  empty_absent, ignored, t.noncontiguous, span=t.span)
 
 
 # ---- implicit checks -------------------------------------------------------------------

@@ -62,7 +62,7 @@ struct GmRegion {
     std::string name;
     std::shared_ptr<WriteLog> writes;  // set: two cores writing the same bytes between SyncAlls is a race
     int64_t windowOf = -1;             // an HCCL window: the global rank that owns it
-    std::string inputName;             // an input of the op: its name (CoreCosts::inputReads counts by it)
+    std::string inputName{};           // an input of the op: its name (CoreCosts::inputReads counts by it)
 };
 
 // What one core's kernel did, counted by the twin for benchmarks/bench_kernel_cost.py: scalar accesses of UB and

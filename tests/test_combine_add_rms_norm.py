@@ -172,6 +172,31 @@ def test_twin_kernel_computes_add_rms_norm(product, tmp_path):
         check_rank(out, want, f"{product} twin rank {r}")
 
 
+@pytest.mark.cpu_twin
+def test_twin_kernel_reads_gamma_once_per_core(tmp_path):
+    """gamma is loaded (and cast to fp32) once by every core that has tokens, not once per token: each such core
+    reads exactly H bf16 of it from GM, whatever its number of tokens (the twin's per-input GM reads)."""
+    from opgen.sim import job
+
+    product, bs, h, k, ep, moe = "ascend910_93", 10, 1024, 2, 2, 4
+    _, world, outs, _ = _twin(product, _case(product, bs, h, k, ep, moe), tmp_path)
+    for r, out in enumerate(outs):  # the outputs stay right
+        inp = world.inputs[r]
+        want = oracle(np.asarray(world.tokens[r]), world.weights[r], world.expert_ids[r], moe, inp["residualX"],
+                      inp["gamma"])
+        check_rank(out, want, f"{product} twin rank {r}")
+    reads = job.read_input_reads(tmp_path)
+    costs = job.read_costs(tmp_path)
+    cores = job.DEFAULT_AIV
+    assert sorted(costs) == [(r, c) for r in range(ep) for c in range(cores)]
+    tokens = [bs // cores + (c < bs % cores) for c in range(cores)]  # SplitRange: 3, 3, 2, 2 tokens
+    assert tokens == [3, 3, 2, 2]
+    for r in range(ep):
+        for c in range(cores):
+            assert reads[(r, c)]["gamma"] == h * 2, (r, c)  # one (H,) bf16 row, for 2 or 3 tokens
+            assert reads[(r, c)]["residualX"] == tokens[c] * h * 2, (r, c)  # the token rows: one each
+
+
 @pytest.mark.slow
 @pytest.mark.cpu_twin
 @pytest.mark.parametrize("product", ["ascend910_93", "ascend950"])

@@ -153,6 +153,35 @@ def test_result_parsing():
     assert res.faults == ["rank 1 core 3: GM read out of bounds", ""]
 
 
+def test_cost_and_input_read_lines_parse_per_core():
+    cost = " ".join(str(i) for i in range(len(job.COST_FIELDS)))
+    res = job.parse_result(f"cost 1 2 {cost}\ninput_read 1 2 gamma 14336\ninput_read 1 2 expandX 28\nstatus ok\n")
+    assert res.costs == {(1, 2): dict(zip(job.COST_FIELDS, range(len(job.COST_FIELDS))))}
+    assert res.input_reads == {(1, 2): {"gamma": 14336, "expandX": 28}}
+
+
+@pytest.mark.parametrize("line", [
+    "cost 0 0 1 2 3",                                                   # too few columns
+    "cost 0 0 " + " ".join(["1"] * (len(job.COST_FIELDS) + 1)),         # too many
+    "cost 0 0 " + " ".join(["1"] * (len(job.COST_FIELDS) - 1)) + " x",  # not a count
+    "cost 0 0 " + " ".join(["-1"] * len(job.COST_FIELDS)),              # negative
+    "input_read 0 0 gamma",                                             # no bytes
+    "input_read 0 0 gamma 12 13",
+    "input_read 0 0 gamma 1.5",
+])
+def test_a_malformed_cost_line_is_a_twin_error(line):
+    with pytest.raises(job.TwinError, match="result.txt: an? (cost|input_read) line"):
+        job.parse_result(f"{line}\nstatus ok\n")
+
+
+def test_a_core_reported_twice_is_a_twin_error():
+    cost = " ".join(["1"] * len(job.COST_FIELDS))
+    with pytest.raises(job.TwinError, match="a second cost line of rank 0 core 1"):
+        job.parse_result(f"cost 0 1 {cost}\ncost 0 1 {cost}\n")
+    with pytest.raises(job.TwinError, match="a second input_read line of gamma"):
+        job.parse_result("input_read 0 1 gamma 4\ninput_read 0 1 gamma 4\n")
+
+
 def _fake_runner(tmp_path: Path, result: str, status: int) -> Path:
     """A stand-in for the twin executable: writes ``result`` as result.txt into its job dir and exits."""
     exe = tmp_path / "fake_twin"

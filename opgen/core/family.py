@@ -91,6 +91,10 @@ class Family:
     # The user workspace its kernel needs per vector core on top of opgen/emit/tiling_layout.py's per-pair part, as
     # (bytes per unit, the int64 attribute counting the units), rounded up to 32 bytes (None: none).
     core_workspace: tuple[int, str] | None = None
+    # Its kernel's UB plan (the kernel part's, opgen/emit/ub_plan.py), which the tiling checks against the vector
+    # core's UB: the tiling fields (by role) its rejection shows, as the real DispatchV2's "exceeds the size limit"
+    # shows BS, H, topK and moeExpertNum. Empty: the family's kernel has no plan (its tiling checks no UB).
+    ub_check: tuple[str, ...] = ()
     # The parameters its driver, world builder and kernel name, as (role, kind "input" / "output" / "attr"): the
     # role is the default name (the aclnn name of the family's first op). An op whose documents name one
     # differently binds it, `role assistInfoForCombine = expandIdx;` (E132), and every part of the family then

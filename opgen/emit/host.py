@@ -34,7 +34,7 @@ from opgen.emit.render import render, spec_file
 from opgen.lower.aclnn_abi import RUN_PARAMS, WORKSPACE_PARAMS, omitted_value, param_decl, workspace_params
 from opgen.lower.literals import cpp_literal, cpp_string
 from opgen.model.decl import AclnnEntry, Attr, Op, ProductView, Tensor, snake
-from opgen.emit.tiling_layout import (BATCH_WRITE_ITEM_BYTES, CCL_BUFFER_ENV, EXEC_TIMEOUT_AIV_MAX_S,
+from opgen.emit.tiling_layout import (BATCH_WRITE_ITEM_BYTES, CCL_BUFFER_ENV, EXEC_TIMEOUT_AIV_MAX_S, ub_bytes_fn,
                                       EXEC_TIMEOUT_ENV, WORKSPACE_PER_CORE_PAIR, TilingField, hccl_cc_field, tiling_fields)
 from opgen.model.static_eval import StaticEnv, fails
 from opgen.lower.cpp import (ScalarCpp, comment_text as cpp_comment, cpp_expr, cpp_ge_enum, cpp_ident,
@@ -912,6 +912,15 @@ def core_workspace(op: Op) -> dict | None:
     return dict(bytes=unit, attr=cpp_ident(role))  # the tiling data field, named by role
 
 
+def ub_check(op: Op) -> dict | None:
+    """The UB check of the op's tiling (Family.ub_check): the kernel tiling header's plan function and the tiling
+    fields its rejection shows; None without one."""
+    family = FAMILIES.get(op.semantics or "")
+    if family is None or not family.ub_check:
+        return None
+    return dict(fn=ub_bytes_fn(op), shows=[cpp_ident(op.named(r)) for r in family.ub_check])
+
+
 def tiling_context(op: Op) -> dict:
     fields = tiling_fields(op)
     ctx = common_context(op)
@@ -935,6 +944,7 @@ def tiling_context(op: Op) -> dict:
         workspace_per_core_pair=WORKSPACE_PER_CORE_PAIR,
         core_workspace=core_workspace(op),
         batch_write=batch_write_items(op),
+        ub_check=ub_check(op),
         cc_groups=[dict(field=hccl_cc_field(i), attr=cpp_ident(g.attr), domain=g.domain)
                    for i, g in enumerate(op.hccl_groups)],
         cc_socs=[dict(soc=v.soc, op_type=v.facts.hccl_op_type, op_name=HCCL_CMD_NAMES[v.facts.hccl_op_type],

@@ -26,7 +26,8 @@ from opgen.emit.kernel_lib import (ArchGuards, KernelKind, KernelPlan, columns_o
 from opgen.emit.kernel_lib import plan_instances as _plan_instances
 from opgen.emit.registry import emitter
 from opgen.emit.render import render
-from opgen.emit.tiling_layout import tiling_fields
+from opgen.emit.tiling_layout import tiling_fields, ub_bytes_fn
+from opgen.emit.ub_plan import render_cpp
 from opgen.lower.ascendc import LoweringError
 from opgen.model.decl import Op
 from opgen.model.roles import in_role_names
@@ -96,12 +97,16 @@ def kernel_problem(op: Op) -> str | None:
 def emit_cpp_kernel(op: Op, plans=None) -> list:
     spec_name = op.span.file.rsplit("/", 1)[-1] if op.span else ""
     s = op.snake_name
-    files = [Artifact(f"op_kernel/{s}_tiling.h",
-                      render("cpp/op_kernel/tiling.h.j2", op=op, struct=tiling_struct_name(op),
-                             fields=tiling_fields(op), spec_name=spec_name))]
     kind = KERNEL_KINDS.get(op.semantics or "")
+    # a LoweringError fails the op's build at the declaration or formula (E201)
+    ctx = kernel_context(op) if kind is not None else None
+    plan = (ctx.get("ub") or {}).get("plan") if ctx is not None else None
+    struct = tiling_struct_name(op)
+    files = [Artifact(f"op_kernel/{s}_tiling.h",
+                      render("cpp/op_kernel/tiling.h.j2", op=op, struct=struct, fields=tiling_fields(op),
+                             spec_name=spec_name,
+                             ub_plan=render_cpp(plan, struct, ub_bytes_fn(op)) if plan is not None else ""))]
     if kind is not None:
-        ctx = kernel_context(op)  # a LoweringError fails the op's build at the declaration or formula (E201)
         files.append(Artifact(f"op_kernel/{s}.h", render(kind.template, spec_name=spec_name, **ctx)))
         rop = ctx["op"]  # the op in its family's role names, as the kernel plan names its tensors
         for path, socs in kernel_entries(rop).items():

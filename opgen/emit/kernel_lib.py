@@ -33,7 +33,7 @@ from opgen.core.families import FAMILIES
 from opgen.core.family_parts import template_name
 from opgen.core.products import EXPAND_IDX
 from opgen.core.span import find_span
-from opgen.lang.expr import Binary, Bool, Call, Cond, Float, Int, Name, Unary, to_spec, walk
+from opgen.lang.expr import Binary, Bool, Call, Cond, Float, Int, Name, Unary, children, to_spec, walk
 from opgen.emit.host import core_workspace, opdef_columns
 from opgen.emit.tiling_layout import (BATCH_WRITE_ITEM_BYTES, WORKSPACE_PER_CORE_PAIR, has_field, hccl_cc_field,
                                       tiling_fields)
@@ -41,7 +41,7 @@ from opgen.lower.literals import cpp_literal
 from opgen.lower.ascendc import (CPP_TYPES, FLOATISH, KernelTypes, LoweringError, PostLowering, QuantLowering, Val, TilingExpr, cpp_ident,
                                  cpp_type, float_literal, ge_value, type_param, wire_offsets)
 from opgen.model.static_eval import StaticEnv, Sym, dtype_reads, eval3, fails, merge_env, possible_values, solve_key_field
-from opgen.model.decl import Op, ProductView, QuantMode, ShapeCond, ShapeTuple, SpecialExpert, snake
+from opgen.model.decl import Op, ProductView, QuantMode, QuantStmt, ShapeCond, ShapeTuple, SpecialExpert, snake
 from opgen.model.resolve import dim_bindings
 from opgen.model.spec_text import shape_text
 from opgen.runtime.dtypes import emax
@@ -1038,10 +1038,60 @@ def post_stage(op: Op, ctx: dict) -> dict | None:
                if isinstance(n, Call) and n.fn == "routed"}
     ptypes = replace(types, tensor_types=tensor_types, row_input="", out_views={n: n for n in post.assigned},
                      out_counts=counts, routed_layout=layouts)
+    # the rows no token changes (routed() of an (H,) / (1,) tensor, cast to fp32 and combined with scalars): computed
+    # once per core into rows of their own (InvariantRow(i)) by PostInvariants(), read by every token's PostStage
+    hoisted = _invariant_rows(op, post)
+    names = [f"invariant{i}" for i in range(len(hoisted))]
+    itypes = replace(ptypes, tensor_types={**tensor_types, **{n: "float" for n in names}},
+                     out_views={n: f"InvariantRow({i}U)" for i, n in enumerate(names)},
+                     out_counts={n: "hLen" for n in names})
+    inv = QuantLowering(op, itypes, label=f"post {post.name} (the rows every token shares)").lower_mode(
+        QuantMode(0, "post invariants", post.doc, tuple(QuantStmt("assign", n, e, span=e.span)
+                                                       for n, e in zip(names, hoisted)), span=post.span))
     reduced = Val("row", "float", "reduced", "hLen", None, (0,), False)
-    m = PostLowering(op, ptypes, slot_base=1, given={post.name: reduced}, label=f"post {post.name}").lower_mode(
+    m = PostLowering(op, ptypes, slot_base=1, given={post.name: reduced}, label=f"post {post.name}",
+                     invariants={to_spec(e): f"InvariantRow({i}U)" for i, e in enumerate(hoisted)}).lower_mode(
         QuantMode(0, "post", post.doc, post.body, span=post.span))
-    return dict(name=post.name, doc=post.doc, lines=m.lines, slots=m.slots, outputs=post.assigned)
+    return dict(name=post.name, doc=post.doc, lines=m.lines, slots=max(m.slots, inv.slots), outputs=post.assigned,
+                invariants=len(hoisted), invariant_lines=inv.lines if hoisted else [])
+
+
+def _invariant_rows(op: Op, post) -> list:
+    """The largest fp32 row subexpressions of a post stage that no token changes, each once (by its text): those
+    reading a tensor only through routed() (one (H,) row or (1,) value for every token after the reduce), besides
+    attributes, lets, dims and literals; e.g. CombineAddRmsNorm's cast(routed(gamma), FLOAT32)."""
+    local = {post.name} | {st.name for st in post.body if st.kind == "let"}
+
+    def fixed(e) -> bool:
+        if isinstance(e, Call) and e.fn == "routed":
+            return True
+        if isinstance(e, Call) and e.fn == "row":
+            return False
+        if isinstance(e, Name):
+            return e.id not in local and op.tensor(e.id) is None
+        return all(fixed(c) for c in children(e))
+
+    def fp32_row(e) -> bool:
+        if isinstance(e, Call) and e.fn == "routed":
+            return True  # LoadRowF32
+        if isinstance(e, Call) and e.fn == "cast":
+            return isinstance(e.args[1], Name) and e.args[1].id == "FLOAT32" and fp32_row(e.args[0])
+        if isinstance(e, Binary) and e.op in ("+", "-", "*", "/"):
+            return any(fp32_row(c) for c in (e.lhs, e.rhs))
+        return False
+
+    found: dict[str, object] = {}
+
+    def visit(e) -> None:
+        if fixed(e) and fp32_row(e):
+            found.setdefault(to_spec(e), e)
+            return
+        for c in children(e):
+            visit(c)
+
+    for st in post.body:
+        visit(st.expr)
+    return list(found.values())
 
 
 # The Setup/Teardown family's kernels share one window layout (_family.j2) and the names it is written against.

@@ -57,6 +57,12 @@ EXEC_TIMEOUT_AIV_MAX_S = 1091
 CCL_BUFFER_ENV = "HCCL_BUFFSIZE"
 
 
+def ub_bytes_fn(op: Op) -> str:
+    """The function of the kernel's tiling header that gives the UB a vector core of its kernel needs (a family with
+    a UB plan: Family.ub_check), which the host tiling calls."""
+    return f"{op.name}UbBytes"
+
+
 def hccl_cc_field(index: int) -> str:
     """The Mc2CcTiling field of the op's communication group ``index`` (0: the first ``comm`` group)."""
     return f"mc2CcTiling{index + 1}"

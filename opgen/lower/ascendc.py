@@ -1160,7 +1160,18 @@ class PostLowering(QuantLowering):
     The reduced row is given (a calc slot, free to reuse after its last read); each output it assigns is converted
     to the output's dtype in a calc slot and stored to the output's GM row ``tokenIdx`` right away (``StoreRow``:
     no output queue beside the reduce's slots). A scalar (one value per token, e.g. a (BS, 1, 1) output) is stored
-    as a one-element row."""
+    as a one-element row. ``invariants``: the rows every token shares, by their formula's text, computed once per
+    core (the C++ row each is in): where the body reads one, it reads that row (not a slot: never written)."""
+
+    def __init__(self, *args, invariants: dict | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.invariants = dict(invariants or {})
+
+    def lower(self, e: Expr) -> Val:
+        ref = self.invariants.get(to_spec(e)) if isinstance(e, (Call, Binary, Unary)) else None
+        if ref is not None:
+            return Val("row", "float", ref, "hLen")
+        return super().lower(e)
 
     def assign(self, out: str, e: Expr) -> None:
         ctype = self.types.tensor_types[out]

@@ -65,6 +65,8 @@ class Result:
     tilings: dict = field(default_factory=dict)  # rank -> Tiling
     faults: list = field(default_factory=list)
     costs: dict = field(default_factory=dict)  # (rank, core) -> {COST_FIELDS name: count}
+    # (rank, core) -> {input name: bytes the core read of it from GM}: the `input_read` lines, inputs read at all
+    input_reads: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -226,7 +228,16 @@ def _unhex(token: str) -> str:
     return "" if token in ("", "_") else bytes.fromhex(token).decode("utf-8", errors="replace")
 
 
+def _counts(line: str, tok: list[str], n: int) -> list[int]:
+    """The ``n`` unsigned integers after a line's directive, or a TwinError naming the line."""
+    if len(tok) != 1 + n or not all(t.isdigit() for t in tok[1:]):
+        raise TwinError(f"result.txt: a {tok[0]} line needs {n} unsigned integers after {tok[0]!r}: {line!r}")
+    return [int(t) for t in tok[1:]]
+
+
 def parse_result(text: str) -> Result:
+    """result.txt as the runner writes it (opgen/sim/runner.cpp); a cost or input_read line of another shape than
+    the runner's is a TwinError, never a line left out of the costs."""
     out = Result()
     for line in text.splitlines():
         tok = line.split()
@@ -240,8 +251,20 @@ def parse_result(text: str) -> Result:
                 out.tilings[rank] = Tiling(False, message=_unhex(tok[3] if len(tok) > 3 else ""))
         elif tok[0] == "fault":
             out.faults.append(_unhex(tok[1] if len(tok) > 1 else ""))
-        elif tok[0] == "cost" and len(tok) == 3 + len(COST_FIELDS):
-            out.costs[(int(tok[1]), int(tok[2]))] = dict(zip(COST_FIELDS, map(int, tok[3:])))
+        elif tok[0] == "cost":
+            rank, core, *counts = _counts(line, tok, 2 + len(COST_FIELDS))
+            if (rank, core) in out.costs:
+                raise TwinError(f"result.txt: a second cost line of rank {rank} core {core}: {line!r}")
+            out.costs[(rank, core)] = dict(zip(COST_FIELDS, counts))
+        elif tok[0] == "input_read":
+            if len(tok) != 5 or not tok[3].isidentifier():
+                raise TwinError(f"result.txt: an input_read line is `input_read RANK CORE INPUT BYTES`: {line!r}")
+            rank, core, nbytes = _counts(line, tok[:3] + tok[4:], 3)
+            reads = out.input_reads.setdefault((rank, core), {})
+            if tok[3] in reads:
+                raise TwinError(f"result.txt: a second input_read line of {tok[3]} on rank {rank} core {core}: "
+                                f"{line!r}")
+            reads[tok[3]] = nbytes
         elif tok[0] == "status":
             out.status = tok[1]
     return out
@@ -300,6 +323,11 @@ def run_job(exe: Path, job: Job) -> list[dict]:
 def read_costs(job_dir: Path) -> dict:
     """What each core of the last run in ``job_dir`` did: (rank, core) -> {COST_FIELDS name: count}."""
     return parse_result((Path(job_dir) / "result.txt").read_text(encoding="utf-8")).costs
+
+
+def read_input_reads(job_dir: Path) -> dict:
+    """Bytes each core of the last run in ``job_dir`` read of each input: (rank, core) -> {input name: bytes}."""
+    return parse_result((Path(job_dir) / "result.txt").read_text(encoding="utf-8")).input_reads
 
 
 def run(exe, ref, case: dict, world, job_dir: Path, *, aiv: int = DEFAULT_AIV,

@@ -573,6 +573,7 @@ int Run(const std::string& dir)
             }
             const uint64_t bytes = TensorBytes(t.arg);
             uint8_t* p = gm.Add(bytes, "input " + t.name + who, world, 0);
+            world.regions.back().inputName = t.name;
             const std::vector<uint8_t> data = ReadFile(InJob(dir, t.file), bytes);
             std::memcpy(p, data.data(), bytes);
             args[r].push_back(p);
@@ -620,6 +621,10 @@ int Run(const std::string& dir)
         for (uint32_t c = 0; c < world.ranks[r].costs.size(); ++c) {
             lines.push_back("cost " + std::to_string(r) + " " + std::to_string(c) + " " +
                             opgen_sim::CostColumns(world.ranks[r].costs[c]));
+            for (const auto& [name, bytes] : world.ranks[r].costs[c].inputReads) {
+                lines.push_back("input_read " + std::to_string(r) + " " + std::to_string(c) + " " + name + " " +
+                                std::to_string(bytes));
+            }
         }
     }
     if (!world.faults.empty()) {

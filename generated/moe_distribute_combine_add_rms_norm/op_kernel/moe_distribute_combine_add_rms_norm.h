@@ -15,7 +15,8 @@
  *
  * Process(), per rank and core:
  *   1. SendBack   rows [0, epSendCounts[last]) of expandX, split over the cores: row i carries the triple
- *                 (srcRank, tokenIdx, k) = assistInfoForCombine[3i, 3i + 3); the spec's commQuantMode
+ *                 (srcRank, tokenIdx, k) = assistInfoForCombine[3i, 3i + 3), read TRIPLE_BATCH rows at a
+ *                 time; the spec's commQuantMode
  *                 formula (QuantRowMode<q>, lowered from the spec) gives the row the owner receives, which is
  *                 written into slot tokenIdx * (K + S) + k of srcRank's window, then that slot's flag.
  *                 Atlas A2 (assistInfoForCombine is the owner's expandIdx): each core takes a share of the
@@ -1008,6 +1009,8 @@ private:
     // quant formula rows: UB slots per quant mode (from the lowering)
     static constexpr uint32_t CALC_SLOTS = (TK_QUANT == 0U) ? 1U : 1U;
     static constexpr uint32_t REDUCE_SLOTS = 4U; // acc, term, aux, scratch
+    // SendBack reads its rows' triples this many rows at a time (the UB plan counts the batch, never the rows)
+    static constexpr uint32_t TRIPLE_BATCH = 256U;
 
     __aicore__ inline void SendBack();
     __aicore__ inline void SendBackBlocks();
@@ -1027,6 +1030,12 @@ private:
     __aicore__ inline void SpecialTerm1(uint32_t tokenIdx, uint32_t expertRow, const LocalTensor<float> &term);
     __aicore__ inline void SpecialTerm2(uint32_t tokenIdx, uint32_t expertRow, const LocalTensor<float> &term);
     __aicore__ inline void PostStage(uint32_t tokenIdx, const LocalTensor<float> &reduced);
+    __aicore__ inline void PostInvariants();
+    // the post stage's rows every token shares (PostInvariants computes them once per core)
+    __aicore__ inline LocalTensor<float> InvariantRow(uint32_t idx)
+    {
+        return postBuf_.GetWithOffset<float>(hLen_, idx * AlignUp(hLen_ * 4U, UB_BLOCK));
+    }
     __aicore__ inline void UpdateDataState();
     __aicore__ inline void SplitRange(uint32_t total, uint32_t &begin, uint32_t &end) const;
 
@@ -1087,6 +1096,7 @@ private:
     TBuf<TPosition::VECCALC> flagBuf_; // one slot flag to send, then a token's slot flags
     TBuf<TPosition::VECCALC> maskBuf_; // xActiveMaskOptional (BS, or BS * K when 2-D)
     TBuf<TPosition::VECCALC> bwBuf_;   // core 0 with serverRanks: BatchWrite items, the staged flag
+    TBuf<TPosition::VECCALC> postBuf_; // the post stage's rows every token shares, fp32
     BatchWriteList bw_;
     GM_ADDR userWorkspace_{nullptr};
     TQue<TPosition::VECIN, 1> xInQue_;  // rows of expandX
@@ -1288,7 +1298,7 @@ __aicore__ inline void MoeDistributeCombineAddRmsNorm<MOE_DISTRIBUTE_COMBINE_ADD
     SplitRange(total, begin, end);
     const uint32_t rows = end - begin;
     pipe_->InitBuffer(calcBuf_, CALC_SLOTS * slotBytes_);
-    pipe_->InitBuffer(infoBuf_, AlignUp((rows + 1U) * TRIPLE * 4U, UB_BLOCK));
+    pipe_->InitBuffer(infoBuf_, TRIPLE_BATCH * TRIPLE * 4U); // the triples of one batch of rows
     pipe_->InitBuffer(flagBuf_, UB_BLOCK);
     pipe_->InitBuffer(xInQue_, bufDepth_, AlignUp(rowBytes_, UB_BLOCK));
     pipe_->InitBuffer(msgQue_, bufDepth_, MaxU32(AlignUp(rowBytes_, UB_BLOCK), sendBytes_));
@@ -1301,14 +1311,18 @@ __aicore__ inline void MoeDistributeCombineAddRmsNorm<MOE_DISTRIBUTE_COMBINE_ADD
         return;
     }
     LocalTensor<int32_t> triples = infoBuf_.Get<int32_t>();
-    DataCopyPad(triples, assistInfoForCombineGm_[static_cast<uint64_t>(begin) * TRIPLE],
-                DataCopyExtParams(1U, rows * TRIPLE * 4U, 0U, 0U, 0U),
-                DataCopyPadExtParams<int32_t>(false, 0U, 0U, 0U));
-    SyncFunc<HardEvent::MTE2_S>();
     for (uint32_t i = 0U; i < rows; ++i) {
-        const uint32_t owner = static_cast<uint32_t>(triples.GetValue(i * TRIPLE));
-        const uint32_t tokenIdx = static_cast<uint32_t>(triples.GetValue(i * TRIPLE + 1U));
-        const uint32_t k = static_cast<uint32_t>(triples.GetValue(i * TRIPLE + 2U));
+        const uint32_t j = i % TRIPLE_BATCH; // the row's place in its batch
+        if (j == 0U) {                       // the next batch's triples, once the scalar unit has read the last one's
+            SyncFunc<HardEvent::S_MTE2>();
+            DataCopyPad(triples, assistInfoForCombineGm_[static_cast<uint64_t>(begin + i) * TRIPLE],
+                        DataCopyExtParams(1U, MinU32(TRIPLE_BATCH, rows - i) * TRIPLE * 4U, 0U, 0U, 0U),
+                        DataCopyPadExtParams<int32_t>(false, 0U, 0U, 0U));
+            SyncFunc<HardEvent::MTE2_S>();
+        }
+        const uint32_t owner = static_cast<uint32_t>(triples.GetValue(j * TRIPLE));
+        const uint32_t tokenIdx = static_cast<uint32_t>(triples.GetValue(j * TRIPLE + 1U));
+        const uint32_t k = static_cast<uint32_t>(triples.GetValue(j * TRIPLE + 2U));
         const uint64_t slot = static_cast<uint64_t>(tokenIdx) * slotsPerToken_ + k;
 
         LocalTensor<uint8_t> xBytes = xInQue_.AllocTensor<uint8_t>();
@@ -1499,6 +1513,7 @@ __aicore__ inline void MoeDistributeCombineAddRmsNorm<MOE_DISTRIBUTE_COMBINE_ADD
     pipe_->InitBuffer(infoBuf_, 3U * kBytes);
     pipe_->InitBuffer(maskBuf_, AlignUp(maskLen, UB_BLOCK));
     pipe_->InitBuffer(flagBuf_, slotsPerToken_ * FLAG_BYTES);
+    pipe_->InitBuffer(postBuf_, 1U * AlignUp(hLen_ * 4U, UB_BLOCK));
     LocalTensor<int32_t> ids = infoBuf_.Get<int32_t>();
     LocalTensor<float> weights = infoBuf_.GetWithOffset<float>(kBytes / 4U, kBytes);
     LocalTensor<int32_t> slots = infoBuf_.GetWithOffset<int32_t>(kBytes / 4U, 2U * kBytes); // Atlas A2: expandIdx
@@ -1525,6 +1540,9 @@ __aicore__ inline void MoeDistributeCombineAddRmsNorm<MOE_DISTRIBUTE_COMBINE_ADD
     LocalTensor<float> acc = CalcSlot<float>(0U);
     LocalTensor<float> term = CalcSlot<float>(1U);
     LocalTensor<float> scratch = CalcSlot<float>(3U);
+    if (begin < end) {
+        PostInvariants(); // once per core, before the tokens: the post stage's rows no token changes
+    }
     for (uint32_t t = begin; t < end; ++t) {
         bool active = t < prefix;
         if (pairMask) {
@@ -1802,21 +1820,35 @@ __aicore__ inline void MoeDistributeCombineAddRmsNorm<MOE_DISTRIBUTE_COMBINE_ADD
     LocalTensor<float> t14 = CalcSlot<float>(0U);
     LocalTensor<float> t15 = CalcSlot<float>(1U);
     CastRow<float, bfloat16_t, RoundMode::CAST_RINT, false>(t14, t12, static_cast<uint32_t>(hLen), t15);
-    LocalTensor<float> t16 = CalcSlot<float>(2U);
-    LocalTensor<float> t17 = CalcSlot<float>(1U);
-    LoadRowF32<bfloat16_t, RowLayout::VECTOR>(
-        t16, t17, gammaGm_, expertRow,
-        hLen); // gamma as fp32: the destination expert's row ((E, H)), or its (H,) / (1,) broadcast
-    LocalTensor<float> t18 = CalcSlot<float>(1U);
-    LocalTensor<float> t19 = CalcSlot<float>(3U);
-    CastRow<float, float, RoundMode::CAST_RINT, false>(t18, t16, static_cast<uint32_t>(hLen), t19);
-    Mul(t14, t14, t18, static_cast<int32_t>(hLen));
+    Mul(t14, t14, InvariantRow(0U), static_cast<int32_t>(hLen));
     PipeBarrier<PIPE_V>();
-    LocalTensor<bfloat16_t> t20 = CalcSlot<bfloat16_t>(1U);
-    LocalTensor<float> t21 = CalcSlot<float>(2U);
-    CastRow<bfloat16_t, float, RoundMode::CAST_RINT, false>(t20, t14, static_cast<uint32_t>(hLen), t21);
-    StoreRow<bfloat16_t, HardEvent::V_MTE3>(yOutGm_, tokenIdx, t20,
+    LocalTensor<bfloat16_t> t16 = CalcSlot<bfloat16_t>(2U);
+    LocalTensor<float> t17 = CalcSlot<float>(1U);
+    CastRow<bfloat16_t, float, RoundMode::CAST_RINT, false>(t16, t14, static_cast<uint32_t>(hLen), t17);
+    StoreRow<bfloat16_t, HardEvent::V_MTE3>(yOutGm_, tokenIdx, t16,
                                             static_cast<uint32_t>(1U * hLen)); // the token's row of yOut
+    (void)xRow;
+    (void)tokenIdx;
+    (void)expertRow;
+}
+
+// the rows of the post stage that no token changes, lowered from the spec: computed into InvariantRow(i) once per core
+// (e.g. a gamma loaded and cast once, not per token); the calc slots are free before the first token
+template <MOE_DISTRIBUTE_COMBINE_ADD_RMS_NORM_TPL_CLASS>
+__aicore__ inline void MoeDistributeCombineAddRmsNorm<MOE_DISTRIBUTE_COMBINE_ADD_RMS_NORM_TPL_FUNC>::PostInvariants()
+{
+    const uint32_t hLen = hLen_;
+    const uint32_t tokenIdx = 0U; // no token: routed() reads the one (H,) row or (1,) value
+    const uint32_t expertRow = 0U;
+    const LocalTensor<float> xRow = CalcSlot<float>(0U); // unread: the invariants read no row of a token
+    // invariant0 = cast(routed(gamma), FLOAT32)
+    LocalTensor<float> t1 = CalcSlot<float>(0U);
+    LocalTensor<float> t2 = CalcSlot<float>(1U);
+    LoadRowF32<bfloat16_t, RowLayout::VECTOR>(
+        t1, t2, gammaGm_, expertRow,
+        hLen); // gamma as fp32: the destination expert's row ((E, H)), or its (H,) / (1,) broadcast
+    LocalTensor<float> t3 = CalcSlot<float>(1U);
+    CastRow<float, float, RoundMode::CAST_RINT, false>(InvariantRow(0U), t1, static_cast<uint32_t>(hLen), t3);
     (void)xRow;
     (void)tokenIdx;
     (void)expertRow;

@@ -15,7 +15,8 @@
  *
  * Process(), per rank and core:
  *   1. SendBack   rows [0, epSendCounts[last]) of expandX, split over the cores: row i carries the triple
- *                 (srcRank, tokenIdx, k) = assistInfoForCombine[3i, 3i + 3); the spec's commQuantMode
+ *                 (srcRank, tokenIdx, k) = assistInfoForCombine[3i, 3i + 3), read TRIPLE_BATCH rows at a
+ *                 time; the spec's commQuantMode
  *                 formula (QuantRowMode<q>, lowered from the spec) gives the row the owner receives, which is
  *                 written into slot tokenIdx * (K + S) + k of srcRank's window, then that slot's flag.
  *                 Atlas A2 (assistInfoForCombine is the owner's expandIdx): each core takes a share of the
@@ -1002,6 +1003,8 @@ private:
     // quant formula rows: UB slots per quant mode (from the lowering)
     static constexpr uint32_t CALC_SLOTS = (TK_QUANT == 0U) ? 1U : (TK_QUANT == 2U) ? 4U : 1U;
     static constexpr uint32_t REDUCE_SLOTS = 4U; // acc, term, aux, scratch
+    // SendBack reads its rows' triples this many rows at a time (the UB plan counts the batch, never the rows)
+    static constexpr uint32_t TRIPLE_BATCH = 256U;
 
     __aicore__ inline void SendBack();
     __aicore__ inline void SendBackBlocks();
@@ -1283,7 +1286,7 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
     SplitRange(total, begin, end);
     const uint32_t rows = end - begin;
     pipe_->InitBuffer(calcBuf_, CALC_SLOTS * slotBytes_);
-    pipe_->InitBuffer(infoBuf_, AlignUp((rows + 1U) * TRIPLE * 4U, UB_BLOCK));
+    pipe_->InitBuffer(infoBuf_, TRIPLE_BATCH * TRIPLE * 4U); // the triples of one batch of rows
     pipe_->InitBuffer(flagBuf_, UB_BLOCK);
     pipe_->InitBuffer(xInQue_, bufDepth_, AlignUp(rowBytes_, UB_BLOCK));
     pipe_->InitBuffer(msgQue_, bufDepth_, MaxU32(AlignUp(rowBytes_, UB_BLOCK), sendBytes_));
@@ -1296,14 +1299,18 @@ __aicore__ inline void MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC
         return;
     }
     LocalTensor<int32_t> triples = infoBuf_.Get<int32_t>();
-    DataCopyPad(triples, assistInfoForCombineGm_[static_cast<uint64_t>(begin) * TRIPLE],
-                DataCopyExtParams(1U, rows * TRIPLE * 4U, 0U, 0U, 0U),
-                DataCopyPadExtParams<int32_t>(false, 0U, 0U, 0U));
-    SyncFunc<HardEvent::MTE2_S>();
     for (uint32_t i = 0U; i < rows; ++i) {
-        const uint32_t owner = static_cast<uint32_t>(triples.GetValue(i * TRIPLE));
-        const uint32_t tokenIdx = static_cast<uint32_t>(triples.GetValue(i * TRIPLE + 1U));
-        const uint32_t k = static_cast<uint32_t>(triples.GetValue(i * TRIPLE + 2U));
+        const uint32_t j = i % TRIPLE_BATCH; // the row's place in its batch
+        if (j == 0U) {                       // the next batch's triples, once the scalar unit has read the last one's
+            SyncFunc<HardEvent::S_MTE2>();
+            DataCopyPad(triples, assistInfoForCombineGm_[static_cast<uint64_t>(begin + i) * TRIPLE],
+                        DataCopyExtParams(1U, MinU32(TRIPLE_BATCH, rows - i) * TRIPLE * 4U, 0U, 0U, 0U),
+                        DataCopyPadExtParams<int32_t>(false, 0U, 0U, 0U));
+            SyncFunc<HardEvent::MTE2_S>();
+        }
+        const uint32_t owner = static_cast<uint32_t>(triples.GetValue(j * TRIPLE));
+        const uint32_t tokenIdx = static_cast<uint32_t>(triples.GetValue(j * TRIPLE + 1U));
+        const uint32_t k = static_cast<uint32_t>(triples.GetValue(j * TRIPLE + 2U));
         const uint64_t slot = static_cast<uint64_t>(tokenIdx) * slotsPerToken_ + k;
 
         LocalTensor<uint8_t> xBytes = xInQue_.AllocTensor<uint8_t>();

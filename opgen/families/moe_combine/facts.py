@@ -10,6 +10,8 @@ FAMILY = Family(
     reduced="xOut", quant_send=True, status_places=("windowsIn", "windowsExp"),
     # Atlas A2 across servers: each (local expert, owner) block's rows and its flag, at most moeExpertNum blocks
     batch_write=("moeExpertNum", "epWorldSize"),
+    # the kernel's UB plan (kernel.py ub_plan) is checked by tiling; the rejection shows these fields
+    ub_check=("BS", "H", "K", "moeExpertNum"),
     # one flag per (token, k) and shared-expert slot of a data state in the status area: COMBINE_FLAGS_HALF /
     # FLAG_BYTES of templates/cpp/op_kernel/_helpers.j2 (Atlas A2 flags per expert block instead)
     kernel_tables=(KernelTable("status_slots", "globalBS", (("maxBS",), ("K", "sharedExpertNum")), 10240,

@@ -1,10 +1,116 @@
-"""The moe_combine family's Ascend C kernel: what its template (kernel.cpp.j2 beside this file) is written against."""
+"""The moe_combine family's Ascend C kernel: what its template (kernel.cpp.j2 beside this file) is written against,
+and its UB plan (opgen/emit/ub_plan.py), the buffers the template's InitBuffer calls take, phase by phase."""
 from __future__ import annotations
 
+import re
+
+from opgen.core.dtypes import DTYPES
 from opgen.emit.kernel_lib import (KernelKind, REDUCE_SLOTS, a2_expr, gm_tensors, post_reads, post_stage, rank_expr,
                                    receive_modes, routed_and_rows, special_reads, special_terms, word)
-from opgen.lower.ascendc import LoweringError
+from opgen.emit.tiling_layout import BATCH_WRITE_ITEM_BYTES
+from opgen.emit.ub_plan import (AlignUp, Atom, CeilDiv, Field, Let, Max, Num, Param, Phase, Plan, U, block,
+                                lift, when)
+from opgen.lower.ascendc import CPP_TYPES, LoweringError
 from opgen.model.decl import Op
+
+# SendBack reads the triples of this many rows at a time (TRIPLE_BATCH of kernel.cpp.j2): its UB does not grow with
+# the rows a core returns (it held all of them before, and overran the UB past ~2,300 rows a core at H 8192)
+TRIPLE_BATCH = 256
+TRIPLE_BYTES = 12                 # (srcRank, tokenIdx, k), int32 each (TRIPLE of _helpers.j2)
+UB_BLOCK = 32                     # _helpers.j2 UB_BLOCK
+FLAG_BYTES = 32                   # _helpers.j2 FLAG_BYTES: one flag entry
+REPEAT_BYTES = 256                # _helpers.j2 REPEAT_BYTES
+BW_UB_BYTES = 16 * BATCH_WRITE_ITEM_BYTES + FLAG_BYTES  # _batch_write.j2 BW_UB_BYTES: BW_CHUNK items, a staged flag
+
+
+def _atom(text: str, key: str) -> U:
+    """A C++ test or count of the kernel's Init over ``tiling.`` as a plan term (a literal as a number)."""
+    if text in ("false", "true"):
+        return Num(int(text == "true"))
+    m = re.fullmatch(r"(\d+)U", text)
+    if m:
+        return Num(int(m.group(1)))
+    return Atom(text.replace("tiling.", "t."), key)
+
+
+def _bits(op: Op, ctx: dict, ctype: str) -> int:
+    """Bits of one element of C++ type ``ctype``: a dtype's, or a type parameter's widest dtype."""
+    for name, c in CPP_TYPES.items():
+        if c == ctype:
+            return DTYPES[name].bits
+    tensors = [t for t, c in ctx["quant_types"].tensor_types.items() if c == ctype]
+    if not tensors:
+        raise LoweringError(f"the UB plan has no element size for {ctype}")
+    return max(DTYPES[d].bits for t in tensors for d in op.tensor(t).dtypes)
+
+
+def _row_bytes(bits: int, count: U) -> U:
+    return CeilDiv(count * bits, Num(8))  # RowBytes<T>: whole bytes of count elements
+
+
+def _wire_bytes(op: Op, ctx: dict, r: dict, H: U) -> U:
+    """The message a split quant mode sends (each part 32-byte aligned): wire_offsets' total."""
+    total = Num(0)
+    for w in r["wire"]:
+        part = w["part"]
+        if part.block is not None:
+            count = CeilDiv(H, Num(part.block))
+        elif part.count == "hLen":
+            count = H
+        else:
+            raise LoweringError(f"the UB plan cannot size the sent part {part.name} ({part.count} elements)")
+        total = total + AlignUp(_row_bytes(_bits(op, ctx, part.ctype), count), UB_BLOCK)
+    return total
+
+
+def ub_plan(op: Op, ctx: dict, specials: list, post: dict | None, receives: list, reduce_slots: int) -> Plan:
+    """The kernel's UB, phase by phase, as kernel.cpp.j2 sizes its buffers (TPipe::InitBuffer, whole 32-byte
+    blocks each): Init, SendBack (Atlas A2: SendBackBlocks, then WaitBlocks), Reduce."""
+    H, BS, K = Field("H"), Field("BS"), Field("K")
+    quant = Field(op.quant_by)
+    core = Param("core")
+    slot = Let("slotBytes", AlignUp(H * 4, REPEAT_BYTES) + AlignUp(CeilDiv(H, Num(8)), REPEAT_BYTES) + REPEAT_BYTES)
+    calc: U = Num(1)  # CALC_SLOTS: the quant mode's formula slots
+    for m in reversed(ctx["modes"]):
+        calc = when([(quant, "==", m.value)], max(1, m.slots), calc)
+    reduce = [lift(reduce_slots)]  # reduceSlots_: a special expert in use and a receiving formula may need more
+    for s in specials:
+        if not s["zero"] and s["slots"] > reduce_slots:
+            reduce.append(when([(Field(s["special"].count), ">", 0)], s["slots"]))
+    for r in receives:
+        reduce.append(when([(quant, "==", r["value"])], r["slots"]))
+    calc = Let("calcSlots", calc)
+    reduce_n = Let("reduceSlots", Max(tuple(reduce)) if len(reduce) > 1 else reduce[0])
+    row_buf = Let("rowBuf", AlignUp(_row_bytes(max(DTYPES[d].bits for d in op.tensor("expandX").dtypes), H),
+                                    UB_BLOCK))
+    send: U = row_buf  # sendBytes_: the row, or a split mode's message
+    for r in receives:
+        send = when([(quant, "==", r["value"])], _wire_bytes(op, ctx, r, H), send)
+    server = Field("serverRanks")
+    bw = when([(server, "!=", 0), (core, "==", 0)], BW_UB_BYTES)  # core 0 stages the BatchWrite items
+    send = Let("sendBytes", send)
+    fixed = Max((calc, reduce_n)) * slot + 4 * REPEAT_BYTES + bw
+    depth = Let("bufDepth", when([(fixed + 4 * row_buf, "<=", Field("totalUbSize"))], 2, 1))
+    queues = (("xInQue_", depth * row_buf), ("msgQue_", depth * AlignUp(Max((row_buf, send)), UB_BLOCK)))
+    is_a2 = _atom(ctx["is_a2"], "isA2")
+    entries = when([(Field("isSharedRank"), "==", 0)], Field("localExpertNum") * Field("epWorldSize"))
+    share = CeilDiv(Field("moeExpertNum"), Field("aivNum"))  # WaitBlocks: this core's MoE experts
+    send_rows = when([(is_a2, "==", 0)], TRIPLE_BATCH * TRIPLE_BYTES, block((entries + 1) * 4))
+    shared = when([(Field("sharedExpertRankNum"), "!=", 0)], Field("sharedExpertNum"))
+    mask_len = when([(_atom(ctx["mask_rank"], "maskRank"), "==", 2)], BS * K, BS)
+    k_bytes = AlignUp(K * 4, UB_BLOCK)
+    invariants = post["invariants"] if post else 0
+    out_rows = (("postBuf_", invariants * block(H * 4)),) if post else (("msgQue_", depth * row_buf),)
+    return Plan(lets=(slot, calc, reduce_n, row_buf, send, depth), phases=(
+        Phase("init", (("flagBuf_", Num(UB_BLOCK)),)),
+        Phase("sendBack", (("calcBuf_", block(calc * slot)), ("infoBuf_", send_rows), ("flagBuf_", Num(UB_BLOCK)),
+                           ("bwBuf_", when([(is_a2, "!=", 0)], bw))) + queues),
+        Phase("waitBlocks", (("flagBuf_", when([(is_a2, "!=", 0)], (share + 1) * FLAG_BYTES)),
+                             ("infoBuf_", when([(is_a2, "!=", 0)], block((share + 1) * 4))))),
+        Phase("reduce", (("calcBuf_", block(reduce_n * slot)), ("infoBuf_", block(3 * k_bytes)),
+                         ("maskBuf_", block(AlignUp(mask_len, UB_BLOCK))),
+                         ("flagBuf_", block((K + shared) * FLAG_BYTES))) + out_rows),
+    ))
 
 
 def combine_context(op: Op, ctx: dict) -> dict:
@@ -21,10 +127,13 @@ def combine_context(op: Op, ctx: dict) -> dict:
                             word(op, op.product("ascend910b").span, r"\b(ascend910b)\b"))
     specials = special_terms(op, ctx)
     post = post_stage(op, ctx)
-    return dict(ctx, tp=False, perf=False, gm_tensors=gm_tensors(op, used, byte_rows),
-                mask_rank=rank_expr(op, "xActiveMaskOptional"), is_a2=is_a2, specials=specials, post=post,
-                reduce_slots=max(REDUCE_SLOTS, post["slots"]) if post else REDUCE_SLOTS,
-                receives=receive_modes(op, ctx))
+    reduce_slots = max(REDUCE_SLOTS, post["slots"]) if post else REDUCE_SLOTS
+    receives = receive_modes(op, ctx)
+    mask_rank = rank_expr(op, "xActiveMaskOptional")
+    out = dict(ctx, tp=False, perf=False, gm_tensors=gm_tensors(op, used, byte_rows), mask_rank=mask_rank,
+               is_a2=is_a2, specials=specials, post=post, reduce_slots=reduce_slots, receives=receives)
+    out["ub"] = dict(triple_batch=TRIPLE_BATCH, plan=ub_plan(op, out, specials, post, receives, reduce_slots))
+    return out
 
 
 KIND = KernelKind(

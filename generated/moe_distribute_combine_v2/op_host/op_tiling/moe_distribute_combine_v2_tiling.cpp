@@ -1284,6 +1284,21 @@ ge::graphStatus MoeDistributeCombineV2TilingFunc(gert::TilingContext *context)
     tilingData->tilingKey = tilingKey;
     tilingData->aivNum = aivNum;
     tilingData->totalUbSize = ubSize;
+    // the UB the kernel's busiest vector core needs: its plan (MoeDistributeCombineV2UbBytes, the kernel's tiling
+    // header); core 0 may take more (the HCCL items it stages), so both kinds of core are asked. The message is the
+    // real DispatchV2's (code: mc2/moe_distribute_dispatch_v2/op_host/op_tiling/moe_distribute_dispatch_v2_tiling.cpp);
+    // the real CombineV2 checks no UB
+    const uint64_t ubCore0 = MoeDistributeCombineV2UbBytes(*tilingData, 0ULL);
+    const uint64_t ubOther = MoeDistributeCombineV2UbBytes(*tilingData, 1ULL);
+    const uint64_t ubNeed = ubCore0 > ubOther ? ubCore0 : ubOther;
+    OP_CHECK_IF(ubNeed > ubSize,
+                OP_LOGE(nodeName,
+                        "Current scenario is exceeds the size limit, BS = %lld, H = %lld, K = %lld, moeExpertNum = "
+                        "%lld, aivNum available = %u, used UBsize = %llu, UB size = %llu.",
+                        static_cast<long long>(tilingData->BS), static_cast<long long>(tilingData->H),
+                        static_cast<long long>(tilingData->K), static_cast<long long>(tilingData->moeExpertNum), aivNum,
+                        static_cast<unsigned long long>(ubNeed), static_cast<unsigned long long>(ubSize)),
+                return ge::GRAPH_FAILED);
     tilingData->winSizeBytes = windowBytes;
     tilingData->pollTimeoutUs = ReadPollTimeoutUs(nodeName);
 

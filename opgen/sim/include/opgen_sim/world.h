@@ -62,6 +62,7 @@ struct GmRegion {
     std::string name;
     std::shared_ptr<WriteLog> writes;  // set: two cores writing the same bytes between SyncAlls is a race
     int64_t windowOf = -1;             // an HCCL window: the global rank that owns it
+    std::string inputName{};           // an input of the op: its name (CoreCosts::inputReads counts by it)
 };
 
 // What one core's kernel did, counted by the twin for benchmarks/bench_kernel_cost.py: scalar accesses of UB and
@@ -102,6 +103,9 @@ struct CoreCosts {
     uint64_t vecElements = 0; // the lanes they compute
     uint64_t vecBytes = 0;    // those lanes' bytes (elements x the lane type's size)
     uint64_t sync[SYNC_KINDS] = {};
+    // the bytes of each input this core read from GM (loaded again included), by input name: the `input_read`
+    // lines of result.txt (a per-input split of bytes[COST_GM_READ])
+    std::map<std::string, uint64_t> inputReads;
 };
 
 // The columns of a `cost` line after rank and core, in opgen/sim/job.py COST_FIELDS order.
@@ -482,6 +486,14 @@ inline void CheckGm(const void* p, uint64_t bytes, const char* what)
     }
 }
 
+// A GM read of `bytes` in `region` by this core: counted per input where the region is one.
+inline void CountInputRead(const GmRegion* region, uint64_t bytes)
+{
+    if (region != nullptr && !region->inputName.empty()) {
+        t_core->costs.inputReads[region->inputName] += bytes;
+    }
+}
+
 // Called on every GM read: unwinds when the world is aborted, faults past the deadline, and lets the other
 // cores run while this one polls (the same bytes read again).
 inline void PollPoint(const void* p, uint64_t bytes)
@@ -512,6 +524,7 @@ inline void PollPoint(const void* p, uint64_t bytes)
             t_core->costs.pollScalar += t_core->scalarSinceRead;
         } else {
             t_core->costs.bytes[COST_GM_READ] += bytes;  // the same input bytes loaded again
+            CountInputRead(region, bytes);
         }
         t_core->scalarSinceRead = 0;
         ++t_core->sameReads;
@@ -522,6 +535,7 @@ inline void PollPoint(const void* p, uint64_t bytes)
         std::this_thread::sleep_for(std::chrono::microseconds(t_core->sameReads < 64U ? 0 : 50));
     } else {
         t_core->costs.bytes[window ? COST_WINDOW_READ : COST_GM_READ] += bytes;
+        CountInputRead(region, bytes);
         t_core->scalarSinceRead = 0;
         t_core->lastRead = a;
         t_core->lastReadBytes = bytes;

@@ -1,0 +1,168 @@
+"""The combine family's UB plan (opgen/families/moe_combine/kernel.py ub_plan, opgen/emit/ub_plan.py): what one
+vector core of the kernel holds in UB, phase by phase, checked by the generated tiling against the core's UB.
+
+- The plan's numbers, exactly, where they matter: the phases at H 8192, a UB one block short of the plan.
+- SendBack reads its rows' triples TRIPLE_BATCH rows at a time: its UB does not grow with the rows of a core (it
+  held all of them and overran Atlas A3's 192 KiB past ~2,300 rows a core at H 8192, comm quant 2).
+- On the CPU twin: a core whose UB is exactly the plan runs the kernel (the twin faults any buffer past its UB);
+  one block less and the generated tiling rejects the call with the real DispatchV2's "exceeds the size limit"
+  message; a world of 2,400 rows on one core runs and agrees with the reference.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+
+import pytest
+
+from opgen.core.diagnostics import Diagnostics
+from opgen.emit.kernel import kernel_context
+from opgen.emit.ub_plan import evaluate
+from opgen.families.moe_combine.kernel import TRIPLE_BATCH
+from opgen.frontend.loader import load
+
+from .conftest import ROOT
+
+GENERATED = ROOT / "generated"
+A3_UB = 196608
+
+
+def _plan(spec: str):
+    return kernel_context(load(ROOT / "specs" / f"{spec}.spec", Diagnostics()))["ub"]["plan"]
+
+
+def _env(**kw) -> dict:
+    """The tiling fields the plan reads, of a one-server Atlas A3 call (no mask, no special or shared experts)."""
+    env = dict(H=8192, BS=8, K=2, commQuantMode=0, serverRanks=0, isSharedRank=0, localExpertNum=2, epWorldSize=2,
+               isA2=0, moeExpertNum=4, aivNum=4, totalUbSize=A3_UB, sharedExpertRankNum=0, sharedExpertNum=0,
+               maskRank=0, zeroExpertNum=0, copyExpertNum=0, constExpertNum=0, core=0)
+    env.update(kw)
+    return env
+
+
+def test_add_rms_norm_plan_at_h_8192():
+    # reduce: 4 calc slots of 34048 (8192 fp32, 1024 mask bytes and a repeat, each 256-aligned), 3 x 32 of ids,
+    # weights and slots, 32 of mask, 2 x 32 of flags, the fp32 gamma row (32768) PostInvariants computes once
+    assert evaluate(_plan("combine_add_rms_norm"), _env()) == {
+        "init": 32, "sendBack": 34048 + TRIPLE_BATCH * 12 + 32 + 2 * 16384, "waitBlocks": 0,
+        "reduce": 4 * 34048 + 96 + 32 + 64 + 32768, "total": 169152}
+
+
+def test_combine_v2_quant_2_plan_does_not_grow_with_the_rows():
+    # comm quant 2: 4 calc slots to quantise, 5 to receive; one buffer of each queue (2 do not fit); the triples of
+    # TRIPLE_BATCH rows, whatever the rows of the core (no field of the plan counts them)
+    plan = _plan("combine_v2")
+    got = evaluate(plan, _env(commQuantMode=2, maskRank=1, BS=300, K=8, localExpertNum=4, moeExpertNum=8, aivNum=1))
+    assert got == {"init": 32, "sendBack": 4 * 34048 + 3072 + 32 + 16384 + 16384, "waitBlocks": 0,
+                   "reduce": 5 * 34048 + 96 + 320 + 256 + 16384, "total": 187296}
+    assert got["total"] < A3_UB
+
+
+def test_the_largest_a3_combine_v2_call_fits():
+    """BS 512, K 16, a 2-D mask and 4 shared experts at H 8192, comm quant 2: the largest reduce Atlas A3 accepts."""
+    got = evaluate(_plan("combine_v2"), _env(commQuantMode=2, maskRank=2, BS=512, K=16, localExpertNum=1,
+                                             moeExpertNum=2, sharedExpertRankNum=1, sharedExpertNum=4))
+    assert got["reduce"] == 5 * 34048 + 3 * 64 + 512 * 16 + 20 * 32 + 16384 == 195648
+    assert got["total"] == 195648 <= A3_UB
+
+
+def test_core_0_stages_batch_write_items_where_ranks_span_servers():
+    """Atlas A2 past 8 ranks: core 0 holds BW_UB_BYTES (16 items of 32 bytes and a flag) more in SendBackBlocks."""
+    env = _env(H=10240, isA2=1, serverRanks=8, epWorldSize=16, localExpertNum=1, moeExpertNum=16, aivNum=4)
+    plan = _plan("combine_v2")
+    core0, other = evaluate(plan, dict(env, core=0)), evaluate(plan, dict(env, core=1))
+    assert core0["sendBack"] - other["sendBack"] == 16 * 32 + 32  # one queue buffer each at H 10240 either way
+    # one calc slot (comm quant 0), epSendCounts' 16 blocks + 1 (96), a flag, the items, a row buffer per queue
+    assert core0["sendBack"] == 42496 + 96 + 32 + 544 + 2 * 20480 == 84128
+    assert core0["waitBlocks"] == other["waitBlocks"] == (4 + 1) * 32 + 32
+
+
+def test_a_ub_one_block_short_changes_no_phase_but_the_verdict():
+    plan = _plan("combine_add_rms_norm")
+    for ub in (169152, 169120):
+        assert evaluate(plan, _env(totalUbSize=ub))["total"] == 169152
+
+
+# ---- on the CPU twin -------------------------------------------------------------------------------------------
+
+def _ref(op):
+    if str(GENERATED) not in sys.path:
+        sys.path.insert(0, str(GENERATED))
+    return importlib.import_module(f"{op}.reference"), importlib.import_module(f"{op}.tests.cases")
+
+
+def _case(op, product, bs, h, k, ep, moe, quant=None, extra=None):
+    L = moe // ep
+    A = bs * ep * min(L, k)
+    inputs = {"expandX": ("BFLOAT16", (A, h)), "expertIds": ("INT32", (bs, k)),
+              "assistInfoForCombine": ("INT32", (A * 128,)), "epSendCounts": ("INT32", (ep * L,)),
+              "expertScales": ("FLOAT32", (bs, k)), **(extra or {})}
+    attrs = {"groupEp": "ep", "epWorldSize": ep, "moeExpertNum": moe}
+    if quant is not None:
+        attrs["commQuantMode"] = quant
+    return {"id": f"{product}-ub-bs{bs}-h{h}-k{k}", "product": product, "world": ep, "attrs": attrs, "env": {},
+            "inputs": inputs, "rank_shapes": {}, "out_dtypes": {}, "data": {}, "run": None}
+
+
+def _twin(op, product):
+    from opgen import sim
+
+    ref, cases = _ref(op)
+    try:
+        return ref, cases, sim.build_for(GENERATED / op, ref, product)
+    except sim.TwinUnavailable as err:
+        pytest.skip(f"the CPU twin cannot be built here: {err}")
+
+
+def _run_with_ub(twin, ref, case, world, job_dir, ub: int, aiv: int = 4):
+    """Run ``case`` on cores of ``ub`` bytes of UB (the platform's UB the tiling reads, and the twin's)."""
+    from opgen.sim import job
+
+    written = job.write_job(ref, case, world, job_dir, aiv=aiv)
+    text = (job_dir / "job.txt").read_text(encoding="utf-8")
+    assert f"\nub {A3_UB}\n" in text
+    (job_dir / "job.txt").write_text(text.replace(f"\nub {A3_UB}\n", f"\nub {ub}\n"), encoding="utf-8")
+    return job.run_job(job.executable(twin, ref, world, written), written)
+
+
+@pytest.mark.cpu_twin
+def test_twin_runs_in_exactly_the_plan_and_tiling_rejects_one_block_less(tmp_path):
+    from opgen.harness import testkit
+    from opgen.sim import job
+
+    op, product = "moe_distribute_combine_add_rms_norm", "ascend910_93"
+    ref, cases, twin = _twin(op, product)
+    case = _case(op, product, 8, 8192, 2, 2, 4, extra={"residualX": ("BFLOAT16", (8, 1, 8192)),
+                                                         "gamma": ("BFLOAT16", (8192,))})
+    world = testkit.build_world(ref, case)
+    outs = _run_with_ub(twin, ref, case, world, tmp_path / "fits", 169152)
+    want = testkit.run(ref, case, world)
+    problems = [p for r, (got, exp) in enumerate(zip(outs, want))
+                for p in testkit.output_problems(ref, cases, case, world, r, got, exp)]
+    assert not problems, "\n".join(problems)
+    with pytest.raises(job.TwinTilingRejected) as err:
+        _run_with_ub(twin, ref, case, world, tmp_path / "short", 169120)
+    for rank in (0, 1):
+        assert (f"rank {rank}: [ERROR] MoeDistributeCombineAddRmsNorm: Current scenario is exceeds the size limit, "
+                f"BS = 8, H = 8192, K = 2, moeExpertNum = 4, aivNum available = 4, used UBsize = 169152, "
+                f"UB size = 169120.") in str(err.value)
+
+
+@pytest.mark.slow
+@pytest.mark.cpu_twin
+def test_twin_returns_2400_rows_from_one_core(tmp_path):
+    """CombineV2, comm quant 2, H 8192 on one vector core a rank: 2,400 rows to send back (the kernel held every
+    row's triple in UB before, and overran the UB past 2,301 rows); now it runs and agrees with the reference."""
+    from opgen import sim
+    from opgen.harness import testkit
+
+    op, product = "moe_distribute_combine_v2", "ascend910_93"
+    ref, cases, twin = _twin(op, product)
+    case = _case(op, product, 300, 8192, 8, 2, 8, quant=2)
+    world = testkit.build_world(ref, case)
+    assert [len(world.inputs[r]["expandX"]) >= 2400 for r in range(2)] == [True, True]
+    outs = sim.run(twin, ref, case, world, tmp_path, aiv=1, timeout=1200.0)  # ~0.1 s a row on the twin
+    want = testkit.run(ref, case, world)
+    problems = [p for r, (got, exp) in enumerate(zip(outs, want))
+                for p in testkit.output_problems(ref, cases, case, world, r, got, exp)]
+    assert not problems, "\n".join(problems)

@@ -24,7 +24,7 @@ template <typename... Args>
 [[noreturn]] inline void AscAssertFailed(const char* cond, const char* file, int line, const char* message,
                                          const Args&... /*args*/)
 {
-    Raise("ascendc_assert(%s) failed (%s:%d): %s", cond, file, line, message);
+    Raise("ascendc_assert(%s) failed: %s (%s:%d)", cond, message, file, line);
 }
 }  // namespace opgen_sim
 

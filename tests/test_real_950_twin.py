@@ -18,7 +18,6 @@ import struct
 import pytest
 
 from opgen.harness import testkit
-from opgen.runtime.scope import data
 from opgen.sim import job as jobs
 from opgen.sim import real_950, real_world
 from .real_ops import MARKS, suite, tree  # noqa: F401 - tree: the module's fixture
@@ -35,7 +34,8 @@ MASK_IGNORED = (
     "the real Ascend 950 CombineTeardown ignores xActiveMask (code: mc2/moe_distribute_combine_teardown/op_kernel/"
     "arch35/moe_distribute_combine_teardown_arch35.h Init: GM_ADDR /*xActiveMask*/; LocalWindowCopy loops "
     "[beginIndex_, endIndex_) of all BS tokens): it writes a reduced row for an inactive token, whose row the "
-    "reference (docs: aclnnMoeDistributeCombineTeardown.md xActiveMaskOptional, 表示token是否参与通信) leaves 0")
+    "reference (docs: aclnnMoeDistributeCombineTeardown.md xActiveMaskOptional, 表示token是否参与通信) "
+    "leaves 0")
 
 
 def with_global_bs(case: dict) -> dict:
@@ -79,8 +79,7 @@ def test_at_global_bs_0_the_real_combine_setup_writes_every_expert_block_at_one_
     case = TEARDOWN[1].POSITIVE[0]
     assert case["attrs"].get("globalBs", 0) == 0
     world = testkit.build_world(ref, case)
-    _pcase, pworld, _feeds, _expected = testkit.prelude_plan(ref, case, world, SETUP[0])
-    inputs = [{n: data(v) for n, v in i.items()} for i in pworld.inputs]
+    inputs = real_950.setup_inputs(ref, SETUP[0], case, world)
     attrs = testkit.read_attrs(ref, case)
     with pytest.raises(real_950.OverlappingBlocks, match=r"maxBs = globalBs / epWorldSize = 0\)"):
         real_950.combine_setup_pages(inputs, attrs, 100 << 20)

@@ -101,6 +101,16 @@ def total_win_size(tiling_data: bytes) -> int:
     return struct.unpack_from("<Q", tiling_data, len(tiling_data) - TOTAL_WIN_SIZE_FROM_END)[0]
 
 
+def setup_inputs(ref, pref, case: dict, world) -> list[dict]:
+    """Per rank {input: ndarray} of the CombineSetup (``pref``) in front of a CombineTeardown world (its world
+    builder's prelude inputs: the same tokens and routes)."""
+    plan = testkit.prelude_plan(ref, case, world, pref)
+    if isinstance(plan, str):
+        raise jobs.TwinError(plan)
+    _pcase, pworld, _feeds, _expected = plan
+    return [{n: data(v) for n, v in inp.items()} for inp in pworld.inputs]
+
+
 def run_combine_teardown(tree, ref, pref, case: dict, world, work: Path) -> list[dict]:
     """Per rank {output: ndarray} of the real CombineTeardown on one world: the real tiling, the windows the real
     CombineSetup (``pref``: the generated CombineSetup's reference, whose world builder gives its inputs) leaves
@@ -114,15 +124,11 @@ def run_combine_teardown(tree, ref, pref, case: dict, world, work: Path) -> list
     sizes = {total_win_size(tiled.data[r]) for r in range(case["world"])}
     if len(sizes) != 1:
         raise jobs.TwinError(f"the ranks' real tilings give different totalWinSize {sorted(sizes)}")
-    plan = testkit.prelude_plan(ref, case, world, pref)
-    if isinstance(plan, str):
-        raise jobs.TwinError(plan)
-    _pcase, pworld, _feeds, _expected = plan
-    pages = combine_setup_pages([{n: data(v) for n, v in i.items()} for i in pworld.inputs], testkit.read_attrs(ref, case),
-                                sizes.pop())
+    pages = combine_setup_pages(setup_inputs(ref, pref, case, world), testkit.read_attrs(ref, case), sizes.pop())
     windows = work / "setup_windows.bin"
     write_windows(windows, pages)
     return real_world.run(tree, ref, case, world, work, windows_in=windows, windows_out=True)
 
 
-__all__ = ["OverlappingBlocks", "combine_setup_pages", "run_combine_teardown", "state_offset", "total_win_size"]
+__all__ = ["OverlappingBlocks", "combine_setup_pages", "run_combine_teardown", "setup_inputs", "state_offset",
+           "total_win_size"]

@@ -46,8 +46,9 @@ __aicore__ inline void st_dev(U value, __gm__ T* addr, int16_t offset)
                          static_cast<unsigned long long>(value), opgen_sim::DescribeGm(a).c_str(), offset);
     }
     if (opgen_sim::FindRegion(a, sizeof(T)) == nullptr) {
-        opgen_sim::Raise("st_dev(%llu, %s): a store of %zu bytes to an address in no GM buffer: a device register (the "
-                         "URMA JFS / JFC doorbell of the context's sqs[] / cqs[]), whose engine the twin does not model",
+        opgen_sim::Raise("st_dev(%llu, %s): a store of %zu bytes to an address in no GM buffer: a device register "
+                         "(the URMA JFS / JFC doorbell of the context's sqs[] / cqs[]), whose engine the twin does "
+                         "not model",
                          static_cast<unsigned long long>(value), opgen_sim::DescribeGm(a).c_str(), sizeof(T));
     }
     opgen_sim::CountScalar();

@@ -122,6 +122,10 @@ FAULTS = {
     "gathermask_count_zero": "GatherMask: reduceMode with mask 0: at least 1 element a repeat",
     "sum_inner_unaligned": "Sum: SumParams {{outter 1, inner 20, n 20}}: need outter >= 1, 1 <= n <= inner and "
                            "inner * 4 bytes a multiple of 32",
+    # the device calls of the Ascend 950 Setup/Teardown kernels (opgen_sim/device.h)
+    "st_dev_register": "a store of 4 bytes to an address in no GM buffer: a device register (the URMA JFS / JFC "
+                       "doorbell of the context's sqs[] / cqs[]), whose engine the twin does not model",
+    "ascendc_assert_failed": "ascendc_assert(r > 7U) failed: rank %u is no peer (",
 }
 
 
@@ -134,6 +138,28 @@ def test_fault_is_reported_with_the_core_and_the_cause(twin_cases, case):
         rank = int(where.split()[1])
         assert where.startswith("rank ") and " core " in where, f
         assert FAULTS[case].format(r=rank, p=1 - rank) in what, f
+
+
+def test_st_dev_into_gm_is_a_scalar_store(twin_cases):
+    values, faults = run(twin_cases, "st_dev_gm")
+    assert (values, faults) == (["stored 7", "stored 7"], [])
+
+
+def test_on_3510_sum_adds_only_rows_every_order_adds_alike(twin_cases, twin_cases_3510):
+    """2201 adds a row as vcadd's tree of adjacent pairs; 3510's register ReduceSum has no documented order, so the
+    twin runs a row there only when every partial sum is exact (1 and fifteen 2^-4), and faults on one whose total
+    depends on the order (1 and fifteen 2^-24: the tree gives 1 + 7 * 2^-23, left to right 1)."""
+    lanes = np.array([1.0] + [2.0 ** -24] * 15, dtype=np.float32)
+    while len(lanes) > 1:
+        lanes = (lanes[0::2] + lanes[1::2]).astype(np.float32)
+    assert lanes[0] == np.float32(1 + 7 * 2.0 ** -23)
+    assert run(twin_cases, "sum_order_dependent") == ([f"sum {lanes[0]:.6f}"] * 2, [])
+    for exe in (twin_cases, twin_cases_3510):
+        assert run(exe, "sum_exact") == (["sum 1.937500"] * 2, [])
+    values, faults = run(twin_cases_3510, "sum_order_dependent")
+    assert values == [] and len(faults) == 2
+    assert all(f.endswith("Sum (__NPU_ARCH__ 3510): row 0 of 16 float values rounds differently in different orders "
+                          "of addition, and the order of Reg::ReduceSum is not documented") for f in faults), faults
 
 
 def test_window_exchange_through_hccl_windows_and_a_polled_flag(twin_cases):

@@ -203,7 +203,7 @@ def test_a_window_smaller_than_tiling_checked_traps(tmp_path):
 
 def _window_pages(path) -> dict[tuple[int, int, int], list[int]]:
     """The pages a twin job left (runner.cpp SaveWindows: kind u32, group u32, rank u32, offset u64, page), as
-    (kind, group, rank) -> page offsets; kind 0 is windowsIn, 1 windowsExp."""
+    (kind, group, rank) -> page offsets; kind 0 is windowsIn, 1 windowsExp, 2 windowsOut."""
     import struct
 
     data, at, pages = path.read_bytes(), 0, {}

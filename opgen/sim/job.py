@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import struct
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,50 @@ DEFAULT_TIMEOUT = 60.0
 # by killing the process, after this many timeouts of wall time
 WALL_FACTOR = 4
 WINDOWS_FILE = "windows.bin"  # the window pages a pipeline's job leaves for the next (windows_out)
+# the windows file (runner.cpp SaveWindows / LoadWindows): per (kind, group, rank) window its non-zero pages, each
+# as kind u32, group u32, rank u32, offset u64 (little-endian), then WINDOW_PAGE bytes
+WINDOWS_IN, WINDOWS_EXP, WINDOWS_OUT = 0, 1, 2
+WINDOW_PAGE = 4096
+_PAGE_HEAD = struct.Struct("<IIIQ")
+
+
+def read_windows(path: Path) -> dict:
+    """{(kind, group, rank): {page offset: bytes}} of a windows file."""
+    data, at, out = Path(path).read_bytes(), 0, {}
+    while at < len(data):
+        kind, group, rank, offset = _PAGE_HEAD.unpack_from(data, at)
+        at += _PAGE_HEAD.size
+        out.setdefault((kind, group, rank), {})[offset] = data[at:at + WINDOW_PAGE]
+        at += WINDOW_PAGE
+    return out
+
+
+def window_bytes(pages: dict, kind: int, rank: int, offset: int, count: int, group: int = 0) -> bytes:
+    """``count`` bytes at ``offset`` of a window in ``read_windows``'s pages (zero where no page was saved)."""
+    out = bytearray(count)
+    for at in range(offset - offset % WINDOW_PAGE, offset + count, WINDOW_PAGE):
+        page = pages.get((kind, group, rank), {}).get(at)
+        if page is not None:
+            lo, hi = max(at, offset), min(at + WINDOW_PAGE, offset + count)
+            out[lo - offset:hi - offset] = page[lo - at:hi - at]
+    return bytes(out)
+
+
+def write_windows(path: Path, writes: dict, group: int = 0) -> None:
+    """A windows file (for a job's ``windows_in``) holding ``writes``: {(kind, rank): {offset: bytes}}."""
+    pages: dict = {}
+    for (kind, rank), spans in writes.items():
+        for offset, blob in spans.items():
+            at = offset
+            while at < offset + len(blob):
+                base = at - at % WINDOW_PAGE
+                n = min(base + WINDOW_PAGE, offset + len(blob)) - at
+                page = pages.setdefault((kind, group, rank, base), bytearray(WINDOW_PAGE))
+                page[at - base:at - base + n] = blob[at - offset:at - offset + n]
+                at += n
+    with open(path, "wb") as out:
+        for (kind, grp, rank, at), page in sorted(pages.items()):
+            out.write(_PAGE_HEAD.pack(kind, grp, rank, at) + bytes(page))
 
 
 class TwinError(RuntimeError):

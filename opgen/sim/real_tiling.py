@@ -74,6 +74,15 @@ REAL_TILINGS = {
          "arch35": ("arch35/moe_distribute_combine_add_rms_norm_tiling_a5.cpp",
                     "../../../moe_distribute_combine_v2/op_host/op_tiling/arch35/"
                     "moe_distribute_combine_tiling_arch35.cpp")}),
+    # the Ascend 950 Setup/Teardown family: the arch35 tiling only (arch22 is their Atlas A3 tiling)
+    "MoeDistributeCombineTeardown": RealTiling(
+        "mc2/moe_distribute_combine_teardown/op_host/op_tiling",
+        ("moe_distribute_combine_teardown_tiling.cpp", "moe_distribute_combine_teardown_tiling_base.cpp"),
+        {"arch35": ("arch35/moe_distribute_combine_teardown_tiling_arch35.cpp",)}),
+    "MoeDistributeCombineSetup": RealTiling(
+        "mc2/moe_distribute_combine_setup/op_host/op_tiling",
+        ("moe_distribute_combine_setup_tiling.cpp", "moe_distribute_combine_setup_tiling_base.cpp"),
+        {"arch35": ("arch35/moe_distribute_combine_setup_tiling_arch35.cpp",)}),
 }
 # asc-devkit's own sources of the host libraries the twin does not re-implement, compiled unchanged
 ASC_SOURCES = ("impl/utils/tiling/platform/platform_ascendc.cpp",)
@@ -317,8 +326,11 @@ def build_tiling(tree: CannTree, op: str, arch: str) -> Path:
 
 def arch_of(ref, product: str) -> str:
     """The arch folder of the real tiling a product builds: the folder of its OpDef config's kernel entry
-    (op_kernel/arch22/..._a3.cpp -> arch22), as CANN's build picks the op_host arch folder of the SoC."""
-    return Path(ref.INFO.kernels[product]).parent.name
+    (op_kernel/arch22/..._a3.cpp -> arch22), as CANN's build picks the op_host arch folder of the SoC; an entry at
+    op_kernel/ itself includes the arch folder's kernel by __NPU_ARCH__ (the Ascend 950 Setup/Teardown ops): the
+    product's kernel folder."""
+    folder = Path(ref.INFO.kernels[product]).parent.name
+    return ref.INFO.fact(product).kernel_dir if folder == "op_kernel" else folder
 
 
 @dataclass

@@ -355,7 +355,7 @@ struct Gm {
     }
 };
 
-// The windows of one kind (windowsIn, windowsExp) of every (group, rank): bases[g][r], `bytes` each.
+// The windows of one kind (windowsIn, windowsExp, windowsOut) of every (group, rank): bases[g][r], `bytes` each.
 struct WindowSet {
     std::vector<std::vector<uint8_t*>> bases;
     uint64_t bytes = 0;
@@ -533,11 +533,16 @@ int Run(const std::string& dir)
         }
     }
     // sets[0].bases[g][r]: the window (windowsIn) of global rank r in group g, HCCL_BUFFSIZE bytes; sets[1] its
-    // windowsExp, of the product's size, where the product's context lists one
-    std::vector<WindowSet> sets(job.expWindow != 0U ? 2U : 1U);
-    const char* kinds[] = {"window", "windowsExp"};
+    // windowsExp, of the product's size, where the product's context lists one (else none); sets[2] its windowsOut,
+    // HCCL_BUFFSIZE bytes as windowsIn (HCCL allocates both; what a BatchWrite sends from, where the Ascend 950
+    // Setup/Teardown ops keep their state words). All three carry through a pipeline (windows_in / windows_out).
+    std::vector<WindowSet> sets(3U);
+    const char* kinds[] = {"window", "windowsExp", "windowsOut"};
     for (uint32_t k = 0; k < sets.size(); ++k) {
-        sets[k].bytes = k == 0U ? job.window : job.expWindow;
+        sets[k].bytes = k == 1U ? job.expWindow : job.window;
+        if (sets[k].bytes == 0U) {
+            continue;
+        }
         sets[k].bases.assign(groupCount, std::vector<uint8_t*>(job.world, nullptr));
         for (uint32_t g = 0; g < groupCount; ++g) {
             for (uint32_t r = 0; r < job.world; ++r) {
@@ -548,18 +553,7 @@ int Run(const std::string& dir)
         }
     }
     const std::vector<std::vector<uint8_t*>>& windows = sets[0].bases;
-    // every rank's windowsOut, HCCL_BUFFSIZE bytes as windowsIn (HCCL allocates both; what a BatchWrite sends from).
-    // Not carried through a pipeline: a kernel leaves nothing there for the next one.
-    WindowSet outSet;
-    outSet.bytes = job.window;
-    outSet.bases.assign(groupCount, std::vector<uint8_t*>(job.world, nullptr));
-    for (uint32_t g = 0; g < groupCount; ++g) {
-        for (uint32_t r = 0; r < job.world; ++r) {
-            outSet.bases[g][r] = gm.Add(outSet.bytes, "windowsOut of rank " + std::to_string(r) + " (group " +
-                                        std::to_string(g) + ")", world, 0);
-            world.regions.back().windowOf = r;
-        }
-    }
+    const WindowSet& outSet = sets[2];
     if (!job.windowsIn.empty()) {
         LoadWindows(InJob(dir, job.windowsIn), sets);
     }
@@ -600,11 +594,18 @@ int Run(const std::string& dir)
                 }
                 members.push_back(windows[g.index][m]);
                 outsOf.push_back(outSet.bases[g.index][m]);
-                if (sets.size() > 1U) {
+                if (!sets[1].bases.empty()) {
                     exps.push_back(sets[1].bases[g.index][m]);
                 }
             }
             rs.groups[g.index].Attach(g.rankId, members, job.window, exps, job.expWindow, outsOf);
+            // the context is GM the kernel reads (DataCopy of its fields included): exactly the fields the twin
+            // fills; past them (the 950 context's CCU registers and URMA queues sqs[] / cqs[]) nothing is modelled
+            opgen_sim::HcclGroup& hg = rs.groups[g.index];
+            world.regions.push_back({reinterpret_cast<uintptr_t>(hg.Context()), hg.ContextBytes(),
+                                     "HCCL context of rank " + std::to_string(r) + " (group " +
+                                         std::to_string(g.index) + hg.ContextNote() + ")",
+                                     nullptr});
         }
         for (const Mc2ContextSpec& c : rj.contexts) {
             FillMc2Context(rj, c, rs, args[r], r);

@@ -894,6 +894,46 @@ void Level0Misuse(uint32_t rank, int which)
     }
 }
 
+// The device calls of the Ascend 950 Setup/Teardown kernels (opgen_sim/device.h) and Sum's rows: 0, a Sum of 16
+// floats whose total rounds differently in different orders (1 and fifteen 2^-24); 1, the same row of exact values
+// (1 and fifteen 2^-4); 2, st_dev to an address in no GM buffer (a doorbell); 3, st_dev into GM; 4, a failed
+// ascendc_assert.
+void DeviceCalls(uint32_t r, int which)
+{
+    if (GetBlockIdx() != 0) {
+        return;
+    }
+    Scratch s;
+    LocalTensor<float> x = s.At<float>(0, 64);
+    LocalTensor<float> y = s.At<float>(1024, 8);
+    GlobalTensor<uint32_t> gm;
+    gm.SetGlobalBuffer(reinterpret_cast<__gm__ uint32_t*>(g_gm[r]));
+    static uint32_t doorbell = 0;
+    switch (which) {
+        case 0:
+        case 1:
+            for (uint32_t i = 0; i < 16; ++i) {
+                x.SetValue(i, i == 0 ? 1.0f : (which == 0 ? 0x1p-24f : 0x1p-4f));
+            }
+            SetFlag<HardEvent::S_V>(0);
+            WaitFlag<HardEvent::S_V>(0);
+            Sum(y, x, SumParams{1, 16, 16});
+            SetFlag<HardEvent::V_S>(0);
+            WaitFlag<HardEvent::V_S>(0);
+            Report("sum " + std::to_string(y.GetValue(0)));
+            break;
+        case 2:
+            st_dev(7U, &doorbell, 0);
+            break;
+        case 3:
+            st_dev(7U, reinterpret_cast<__gm__ uint32_t*>(g_gm[r]) + 8, 0);
+            Report("stored " + std::to_string(gm.GetValue(8)));
+            break;
+        default:
+            ascendc_assert(r > 7U, "rank %u is no peer", r);
+    }
+}
+
 #ifdef OPGEN_SIM_REAL_CHECK_WINSIZE
 // A real kernel helper of the hand-written ops (check_winsize.h of ../shared/cann, or a mutated temp copy): the
 // window check traps the device on purpose with a DataCopy the hardware rejects when HCCL's window is smaller than
@@ -1033,6 +1073,11 @@ const std::map<std::string, Case>& Cases()
         {"sum_inner_unaligned", [](uint32_t r) { Level0Misuse(r, 2); }},
         {"level0_repeat_past_buffer", [](uint32_t r) { Level0Misuse(r, 3); }},
         {"level0_high_mask_b32", [](uint32_t r) { Level0Misuse(r, 4); }},
+        {"sum_order_dependent", [](uint32_t r) { DeviceCalls(r, 0); }},
+        {"sum_exact", [](uint32_t r) { DeviceCalls(r, 1); }},
+        {"st_dev_register", [](uint32_t r) { DeviceCalls(r, 2); }},
+        {"st_dev_gm", [](uint32_t r) { DeviceCalls(r, 3); }},
+        {"ascendc_assert_failed", [](uint32_t r) { DeviceCalls(r, 4); }},
     };
     return cases;
 }

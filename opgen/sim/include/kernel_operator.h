@@ -224,5 +224,8 @@ struct BinaryRepeatParams {
 #include "opgen_sim/vec_level0.h"
 #include "opgen_sim/atomic.h"
 #include "opgen_sim/sync.h"
+#include "opgen_sim/device.h"
+// ---- include/adv_api/kernel_api.h (kernel_operator_intf.h includes it): the advanced APIs the twin has -------
+#include "adv_api/reduce/sum.h"
 
 #endif  // OPGEN_TEST_KERNEL_OPERATOR_H

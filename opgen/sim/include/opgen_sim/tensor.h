@@ -69,6 +69,14 @@ public:
     const UbScalar& operator+=(const U& v) const { return *this = static_cast<T>(static_cast<T>(*this) + v); }
     template <typename U>
     const UbScalar& operator-=(const U& v) const { return *this = static_cast<T>(static_cast<T>(*this) - v); }
+    template <typename U>
+    const UbScalar& operator|=(const U& v) const { return *this = static_cast<T>(static_cast<T>(*this) | v); }
+    template <typename U>
+    const UbScalar& operator&=(const U& v) const { return *this = static_cast<T>(static_cast<T>(*this) & v); }
+    // an address the kernel keeps in UB, cast to a pointer as a reference to a 64-bit element casts
+    // (`(__gm__ uint32_t *)(sqInfoU64(WQ_DBADDR_OFFSET))`): a read of the element
+    template <typename P, typename U = T, typename = std::enable_if_t<std::is_integral<U>::value && sizeof(U) == sizeof(void*)>>
+    explicit operator P*() const { return reinterpret_cast<P*>(static_cast<uintptr_t>(static_cast<T>(*this))); }
 
 private:
     uint8_t* p_;

@@ -211,11 +211,23 @@ struct HcclGroup {
     std::vector<uint8_t*> expWindows;  // the windowsExp of every member (empty: the context lists none)
     uint64_t expBytes = 0;
     std::vector<uint64_t> block;  // ContextTag, then the context (and A3's remote lists), 8-byte aligned
+    uint64_t contextBytes = 0;    // the bytes of the context the twin fills
+    static constexpr size_t CONTEXT_GUARD = 64U * 1024U;  // past the device's largest context (950: sqs[] / cqs[])
     // An MC2 context domain (the job's `mc2_context`): the caller's op_api built the windows' addresses into this
     // input of the op, and HCCL hands the kernel no context for the group (GetHcclContext faults)
     std::string mc2Input;
 
     uint8_t* Context() { return reinterpret_cast<uint8_t*>(block.data()) + sizeof(ContextTag); }
+    // The bytes of the context the twin fills: on 3510 HcclCombineOpParam up to windowsOut[]; on Atlas A3 up to
+    // the end of its remote lists.
+    uint64_t ContextBytes() const { return contextBytes; }
+    // What the device's context holds past them, which the twin does not model (a read there faults naming it).
+    std::string ContextNote() const
+    {
+        return expWindows.empty() ? "; HcclCombineOpParam up to windowsOut[], not the CCU registers or the URMA "
+                                    "queues sqs[] / cqs[] past it"
+                                  : "";
+    }
 
     // What HCCL hands rank `rank` of a group whose members' windows (windowsIn, of `bytes` each) are `members`,
     // whose windowsOut (of the same size) are `outs`, and whose windowsExp (of `expBytes` each) are `exps` where
@@ -233,7 +245,10 @@ struct HcclGroup {
         const size_t remoteAt = A3_REMOTE_RES_OFFSET;
         const size_t bytesNeeded = sizeof(ContextTag) + (exps.empty() ? sizeof(HcclContextV310)
             : remoteAt + n * (sizeof(RemoteResPtr) + sizeof(HcclRankRelationResV2)));
-        block.assign((bytesNeeded + 7U) / 8U, 0U);
+        // the context, then a guard no other GM region can occupy: a read past what the twin fills (the device
+        // context's CCU registers and URMA queues) lands in no region and faults, never in a neighbour's buffer
+        contextBytes = bytesNeeded - sizeof(ContextTag);
+        block.assign((bytesNeeded + CONTEXT_GUARD + 7U) / 8U, 0U);
         new (block.data()) ContextTag{ContextTag{}.magic, this};
         if (exps.empty()) {
             auto* ctx = new (Context()) HcclContextV310{};

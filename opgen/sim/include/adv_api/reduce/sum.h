@@ -3,10 +3,15 @@
  * aligned), the first `n` of each row added (sum_utils.h SumParams). On __NPU_ARCH__ 2201 (impl/adv_api/detail/
  * reduce/sum/sum_common_impl.h) a row is added by vcadd in counter mode: each 256-byte repeat's lanes as a tree of
  * adjacent pairs, then those repeat sums the same way until one is left (opgen_sim/vec_level0.h CounterSum); each
- * addition rounded to T. The form without sharedTmpBuffer takes its scratch from the UB the pipe left free.
+ * addition rounded to T. On __NPU_ARCH__ 3510 (sum_3510_impl.h) each repeat is one register ReduceSum, whose
+ * order of additions no document gives: the twin adds only rows whose sum every order gives alike (SumIsExact), and
+ * faults on any other. The form without sharedTmpBuffer takes its scratch from the UB the pipe left free.
  */
 #ifndef OPGEN_SIM_ADV_API_REDUCE_SUM_H
 #define OPGEN_SIM_ADV_API_REDUCE_SUM_H
+
+#include <climits>
+#include <cmath>
 
 #include "kernel_operator.h"
 
@@ -18,6 +23,44 @@ struct SumParams {
 };
 
 namespace sim {
+// Whether every order of adding `v` in T gives the same sum: each value a multiple of the smallest value's lowest
+// set bit 2^e, and the sum of their magnitudes under 2^(mantissa bits) * 2^e, so that every partial sum is exact.
+// (A non-finite value makes the result the same in every order too.)
+template <typename T>
+inline bool SumIsExact(const std::vector<T>& v)
+{
+    constexpr int DIGITS = std::is_same<T, float>::value ? 24 : 11;
+    int emin = INT32_MAX;
+    for (const T& x : v) {
+        const double d = static_cast<double>(ToF(x));
+        if (!std::isfinite(d)) {
+            return true;
+        }
+        if (d == 0.0) {
+            continue;
+        }
+        int e = 0;
+        double m = std::ldexp(std::frexp(std::fabs(d), &e), DIGITS);  // integer mantissa: |d| = m * 2^(e - DIGITS)
+        e -= DIGITS;
+        while (std::fmod(m, 2.0) == 0.0) {
+            m /= 2.0;
+            ++e;
+        }
+        emin = std::min(emin, e);
+    }
+    if (emin == INT32_MAX) {
+        return true;
+    }
+    long double total = 0.0L;  // in units of 2^emin: exact while under 2^64
+    for (const T& x : v) {
+        total += std::ldexp(std::fabs(static_cast<long double>(ToF(x))), -emin);
+        if (total >= std::ldexp(1.0L, DIGITS)) {
+            return false;
+        }
+    }
+    return true;
+}
+
 template <typename T>
 inline void SumRows(const LocalTensor<T>& dst, const LocalTensor<T>& src, const SumParams& p, uint64_t tmpBytes)
 {
@@ -39,6 +82,15 @@ inline void SumRows(const LocalTensor<T>& dst, const LocalTensor<T>& src, const 
     for (uint64_t row = 0U; row < p.outter; ++row) {
         std::vector<T> v(p.n);
         std::memcpy(v.data(), s + row * p.inner * sizeof(T), p.n * sizeof(T));
+#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
+        // 3510 adds each 256-byte repeat with the register ReduceSum, whose order of additions no document gives
+        // (impl/adv_api/detail/reduce/sum/sum_3510_impl.h): the twin sums only rows every order adds alike
+        if (!SumIsExact<T>(v)) {
+            opgen_sim::Raise("Sum (__NPU_ARCH__ 3510): row %llu of %u %s values rounds differently in different orders "
+                             "of addition, and the order of Reg::ReduceSum is not documented",
+                             static_cast<unsigned long long>(row), p.n, opgen_sim::TypeName<T>());
+        }
+#endif
         Store<T>(d, row, CounterSum<T>(std::move(v)));
     }
     SetMaskNorm();

@@ -170,6 +170,16 @@ constexpr SelList MakeSelList(std::initializer_list<Params> list)
     return out;
 }
 
+// ASCENDC_TPL_SEL with parameters for items instead of ASCENDC_TPL_ARGS_SEL lists (the Ascend 950 Setup/Teardown
+// ops: ASCENDC_TPL_SEL(ASCENDC_TPL_BOOL_SEL(TILINGKEY_TP, 0), )): one selection list holding those parameters.
+// code: mc2/moe_distribute_combine_teardown/op_kernel/moe_distribute_combine_teardown_tiling_key.h
+constexpr SelList MakeSelList(std::initializer_list<Param> one)
+{
+    SelList out;
+    out.sels[out.count++] = MakeParams("", one);
+    return out;
+}
+
 // GET_TPL_TILING_KEY: FastEncodeTilingKeyDirect of the real header (the host side).
 inline uint64_t Encode(const Params& decl, std::initializer_list<uint64_t> args)
 {

@@ -1,0 +1,134 @@
+"""The Ascend 950 Setup/Teardown family's real kernels (``op_kernel/arch35``) on the twin: the real CombineTeardown,
+after the window state the real CombineSetup leaves.
+
+The real CombineSetup sends with URMA (AI-core work requests into HCCL's jetty queues, then a doorbell), which the
+twin does not model: it faults on its first URMA access (the queue descriptors past the context's windowsOut[]).
+So the pages CombineTeardown reads are written here, at the addresses the real CombineSetup's work requests name,
+with what they carry (``combine_setup_pages``; every rule cites the real kernel); the teardown itself is the real
+entry, unmodified, on its real tiling.
+
+    outputs = run_combine_teardown(tree, ref, pref, case, world, work)   # per rank {output: ndarray}
+"""
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import numpy as np
+
+from opgen.harness import testkit
+from opgen.sim import job as jobs
+from opgen.sim import real_tiling, real_world
+from opgen.runtime.scope import data
+from opgen.sim.job import WINDOWS_IN, WINDOWS_OUT, write_windows
+
+# code: mc2/moe_distribute_combine_setup/op_kernel/moe_distribute_base.h
+WIN_STATE_OFFSET = 350 * 1024      # the second state half of windowsOut (dataState 1)
+STATE_WIN_OFFSET = 950 * 1024      # windowsOut: each core's 0/1 data-state word, STATE_SIZE_PER_CORE apart
+STATE_SIZE_PER_CORE = 512
+# code: mc2/moe_distribute_combine_setup/op_kernel/arch35/moe_distribute_combine_setup_arch35.h
+STATE_OFFSET = 512                 # a source rank's status slot (half of it past STATE_COUNT_THRESHOLD states)
+STATE_COUNT_THRESHOLD = 512
+FLAG_ONE = 0x3F800000              # 1.0f: the notify data of a rank's last expert block
+# code: mc2/moe_distribute_combine_teardown/op_kernel/moe_distribute_combine_teardown_tiling_data.h
+# MoeDistributeCombineTeardownInfo ends the TilingData: 12 uint32, 2 bool, then uint64 totalUbSize, totalWinSize
+TOTAL_WIN_SIZE_FROM_END = 8
+
+
+class OverlappingBlocks(ValueError):
+    """Two of the real CombineSetup's work requests write the same window bytes: the device's result depends on
+    their order."""
+
+
+def state_offset(world_size: int, local_experts: int) -> int:
+    """A source rank's status slot in windowsOut (``stateOffset_``)."""
+    return STATE_OFFSET // 2 if world_size * local_experts > STATE_COUNT_THRESHOLD else STATE_OFFSET
+
+
+def combine_setup_pages(setup_inputs: list[dict], attrs: dict, total_win_size: int, data_state: int = 0) -> dict:
+    """{(kind, rank): {offset: bytes}} the real CombineSetup of every rank leaves in the windows of data state
+    ``data_state`` (each core's state word, 0 in fresh windows), from its inputs (expandX, assistInfoForCombine).
+
+    code: moe_distribute_combine_setup_arch35.h Communication, CurRankComm, CallJfsDoorbell; expert index i of
+    rank d (W ranks, L = curRankExpertNum_ experts) goes to rank i % W, its local expert i / W: rows
+    [assist[i-1], assist[i]) of expandX, at least one row (``max(curTokenNum, 1U)``: an empty block sends expandX's
+    first row, except to itself: ``if (likely(curTokenNum > 0U)) CurRankComm``), into windowsIn + data_state *
+    totalWinSize / 2 + (d * L + i / W) * maxBs * H * sizeof(T); the block of its last local expert carries the
+    notify 1.0f into windowsOut + data_state * WIN_STATE_OFFSET + d * stateOffset (its own rank: a scalar store of
+    the same word), the others a notify of 0 eight bytes further."""
+    world_size = int(attrs["epWorldSize"])
+    shared_ranks = int(attrs.get("sharedExpertRankNum", 0))
+    if shared_ranks:
+        raise ValueError("combine_setup_pages: shared-expert ranks are not modelled here")
+    local = int(attrs["moeExpertNum"]) // world_size
+    # the tiling keeps the globalBs attribute as given, 0 included (code: op_host/op_tiling/
+    # moe_distribute_combine_setup_tiling_base.cpp: info.globalBs = *globalBsPtr), and the kernel divides it:
+    # axisMaxBS_ = globalBs / epWorldSize, so at globalBs 0 every expert block starts at the same offset
+    max_bs = int(attrs.get("globalBs", 0)) // world_size
+    slot = state_offset(world_size, local)
+    pages: dict = {}
+    for d, inp in enumerate(setup_inputs):
+        rows = np.ascontiguousarray(inp["expandX"])
+        row_bytes = rows.shape[1] * rows.itemsize
+        per_expert = max_bs * row_bytes
+        assist = np.asarray(inp["assistInfoForCombine"], dtype=np.int64).reshape(-1)
+        raw = rows.view(np.uint8).reshape(rows.shape[0], row_bytes)
+        for i in range(world_size * local):
+            to, expert = i % world_size, i // world_size
+            pre = int(assist[i - 1]) if i > 0 else 0
+            count = int(assist[i]) - pre
+            if to != d or count > 0:
+                first = pre if count > 0 else 0
+                block = raw[first:first + max(count, 1)].tobytes()
+                at = data_state * (total_win_size // 2) + (d * local + expert) * per_expert
+                spans = pages.setdefault((WINDOWS_IN, to), {})
+                clash = next((o for o, b in spans.items() if o < at + len(block) and at < o + len(b)), None)
+                if clash is not None:
+                    raise OverlappingBlocks(
+                        f"the real CombineSetup of rank {d} writes {len(block)} bytes at windowsIn + {at} of rank "
+                        f"{to}, over the block another work request writes at + {clash} (expert block size "
+                        f"maxBs * H * sizeof(T) = {per_expert}, maxBs = globalBs / epWorldSize = {max_bs}): what "
+                        "lands there depends on the order of the URMA writes, which the twin does not model")
+                spans[at] = block
+            if expert == local - 1:
+                flag = data_state * WIN_STATE_OFFSET + d * slot
+                pages.setdefault((WINDOWS_OUT, to), {})[flag] = struct.pack("<I", FLAG_ONE)
+    return pages
+
+
+def total_win_size(tiling_data: bytes) -> int:
+    """MoeDistributeCombineTeardownInfo.totalWinSize of a rank's real TilingData (its last field)."""
+    return struct.unpack_from("<Q", tiling_data, len(tiling_data) - TOTAL_WIN_SIZE_FROM_END)[0]
+
+
+def setup_inputs(ref, pref, case: dict, world) -> list[dict]:
+    """Per rank {input: ndarray} of the CombineSetup (``pref``) in front of a CombineTeardown world (its world
+    builder's prelude inputs: the same tokens and routes)."""
+    plan = testkit.prelude_plan(ref, case, world, pref)
+    if isinstance(plan, str):
+        raise jobs.TwinError(plan)
+    _pcase, pworld, _feeds, _expected = plan
+    return [{n: data(v) for n, v in inp.items()} for inp in pworld.inputs]
+
+
+def run_combine_teardown(tree, ref, pref, case: dict, world, work: Path) -> list[dict]:
+    """Per rank {output: ndarray} of the real CombineTeardown on one world: the real tiling, the windows the real
+    CombineSetup (``pref``: the generated CombineSetup's reference, whose world builder gives its inputs) leaves
+    (``combine_setup_pages``), then the real entry's instance of the tiling's key, which saves its windows
+    (``work/run/windows.bin``)."""
+    arch = real_tiling.arch_of(ref, case["product"])
+    tiled = real_tiling.tile(real_tiling.build_tiling(tree, ref.OP, arch), ref, case, world, work / "tiling",
+                             aiv=real_world.REAL_AIV)
+    if tiled.status != "ok":
+        raise jobs.TwinTilingRejected(f"the real {ref.OP} tiling: {tiled.status} {tiled.tilings} {tiled.faults}")
+    sizes = {total_win_size(tiled.data[r]) for r in range(case["world"])}
+    if len(sizes) != 1:
+        raise jobs.TwinError(f"the ranks' real tilings give different totalWinSize {sorted(sizes)}")
+    pages = combine_setup_pages(setup_inputs(ref, pref, case, world), testkit.read_attrs(ref, case), sizes.pop())
+    windows = work / "setup_windows.bin"
+    write_windows(windows, pages)
+    return real_world.run(tree, ref, case, world, work, windows_in=windows, windows_out=True)
+
+
+__all__ = ["OverlappingBlocks", "combine_setup_pages", "run_combine_teardown", "setup_inputs", "state_offset",
+           "total_win_size"]

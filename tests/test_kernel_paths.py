@@ -155,8 +155,8 @@ def test_the_docs_say_what_is_not_built():
     doc = (GENERATED / "moe_distribute_dispatch_v2" / "docs" / "aclnnMoeDistributeDispatchV2.md").read_text("utf-8")
     assert ("- 生成的kernel的通信路径（commAlg = \"hierarchy\"，epWorldSize ∈ [2, 768]）：未生成，tiling报错："
             "实际算子走分层（hierarchy）模板，opgen未生成该路径。") in doc
-    assert ("- 生成的kernel的通信路径（commAlg = \"\"，epWorldSize ∈ [65, 1024]）：未生成，tiling报错：超过64卡时实际算子"
-            "走CCU路径，opgen未生成该路径（生成的kernel最多从HCCL上下文读取64个窗口）。") in doc
+    assert ("- 生成的kernel的通信路径（commAlg = \"\"，epWorldSize ∈ [65, 1024]）：未生成，tiling报错：HCCL上下文最多列出64个"
+            "卡的窗口（实际算子的MTE路径同样），超过64卡需走实际算子的CCU路径，opgen未生成该路径。") in doc
     assert ("- 生成的kernel的通信路径（commAlg = \"fullmesh\"，epWorldSize ≥ 9）：server内MTE直接写入各卡的HCCL窗口，"
             "跨server经HCCL BatchWrite（AI CPU，RDMA）发送；与实际算子不同：") in doc
 

@@ -116,10 +116,10 @@ def _path(comm: CommPath, facts: ProductFacts, batch_write: bool, algorithm: str
                 f"实际算子走{what}，opgen未生成该路径")
     past_server = facts.ranks_per_server is not None and (world.hi is None or world.hi > facts.ranks_per_server)
     if facts.context_windows and (world.hi is None or world.hi > facts.context_windows):
-        return (None, f"the real op runs the CCU path past {facts.context_windows} ranks; the generated kernel reads "
-                      f"at most {facts.context_windows} windows from the HCCL context",
-                f"超过{facts.context_windows}卡时实际算子走CCU路径，opgen未生成该路径（生成的kernel最多从HCCL上下文读取"
-                f"{facts.context_windows}个窗口）")
+        n = facts.context_windows
+        return (None, f"the HCCL context lists {n} ranks' windows to MTE kernels (the real MTE ops' too); larger "
+                      "worlds need the real op's CCU path, which opgen does not build",
+                f"HCCL上下文最多列出{n}个卡的窗口（实际算子的MTE路径同样），超过{n}卡需走实际算子的CCU路径，opgen未生成该路径")
     if past_server and not batch_write:
         return (None, "MTE copies stop at the server; the generated kernel has no transport across servers",
                 "跨server的传输opgen未生成（MTE仅能写入本server内的卡）")

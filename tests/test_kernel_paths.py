@@ -155,7 +155,7 @@ def test_every_accepted_cell_has_a_kernel_path(cell):
 def test_the_docs_say_what_is_not_built():
     doc = (GENERATED / "moe_distribute_dispatch_v2" / "docs" / "aclnnMoeDistributeDispatchV2.md").read_text("utf-8")
     assert ("- 生成的kernel的通信路径（commAlg = \"hierarchy\"，epWorldSize ∈ [2, 768]）：未生成，tiling报错："
-            "实际算子走分层（hierarchy）模板，opgen未生成该路径。") in doc
+            "该取值选择实际算子的分层（hierarchy）模板，opgen未生成该路径。") in doc
     assert ("- 生成的kernel的通信路径（commAlg = \"\"，epWorldSize ∈ [65, 1024]）：未生成，tiling报错：HCCL上下文最多列出64个"
             "卡的窗口（实际算子的MTE路径同样），超过64卡需走实际算子的CCU路径，opgen未生成该路径。") in doc
     assert ("- 生成的kernel的通信路径（commAlg = \"fullmesh\"，epWorldSize ≥ 9）：server内MTE直接写入各卡的HCCL窗口，"

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from opgen.core.families import FAMILIES
-from opgen.core.family import COMM_ALGORITHMS, CommPath
+from opgen.core.family import CCU, COMM_ALGORITHMS, HIERARCHY, CommPath
 from opgen.core.products import ProductFacts
 from opgen.lang.expr import Int, Str
 from opgen.model.decl import Op, ProductView
@@ -38,7 +38,7 @@ BATCH_WRITE_DIFFERS = ("the real A2 fullmesh kernel sends to every rank by Batch
 BATCH_WRITE_DIFFERS_DOC = ("实际算子跨server时对所有卡（含本server）统一使用一次BatchWrite发送（条目末尾为标志位，不等待），"
                            "生成的kernel在server内用MTE、跨server分两次BatchWrite（数据、标志位）并各自等待完成")
 # The real ops' paths opgen does not build, by algorithm (the cells of another algorithm than the family's).
-MISSING_ALGORITHM_DOCS = {"hierarchy": "分层（hierarchy）模板", "ccu": "CCU路径"}
+MISSING_ALGORITHM_DOCS = {HIERARCHY: "分层（hierarchy）模板", CCU: "CCU路径"}
 
 
 @dataclass(frozen=True)
@@ -112,8 +112,8 @@ def _path(comm: CommPath, facts: ProductFacts, batch_write: bool, algorithm: str
           world: WorldClass) -> tuple[KernelPath | None, str, str]:
     if algorithm != comm.algorithm:
         what = MISSING_ALGORITHM_DOCS.get(algorithm, algorithm)
-        return (None, f"the real op runs its {algorithm} path; the generated kernel implements {comm.algorithm} only",
-                f"实际算子走{what}，opgen未生成该路径")
+        return (None, f"the value selects the real op's {algorithm} path; the generated kernel implements "
+                      f"{comm.algorithm} only", f"该取值选择实际算子的{what}，opgen未生成该路径")
     past_server = facts.ranks_per_server is not None and (world.hi is None or world.hi > facts.ranks_per_server)
     if facts.context_windows and (world.hi is None or world.hi > facts.context_windows):
         n = facts.context_windows

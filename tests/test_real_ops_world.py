@@ -110,10 +110,6 @@ FULLMESH_V2_TRIPLE = (
     "from there (code: mc2/moe_distribute_dispatch_v2/op_kernel/moe_distribute_dispatch_v2_full_mesh.h FillTriple, "
     "TokenToExpert, InitBuffer(inQueue, BUFFER_NUM, hAlignSize_); moe_distribute_dispatch_v2_quant.h QuantInit): "
     "on the device it lands in the next buffer; the twin faults on a UB access past the tensor's buffer")
-HIERARCHY = ("the real A3 tiling with commAlg hierarchy (layered) asks for more than 16 vector cores and more than 2 per "
-             "server (code: mc2/moe_distribute_{op}/op_host/op_tiling/moe_distribute_{op}_tiling.cpp "
-             "CheckAndSetPlatformInfo) and rejects the real worlds' REAL_AIV = 8; the layered kernels also need the "
-             "AICPU-side algorithm the twin does not model")
 KNOWN = {
     "ascend910_93-q0-bs4-h1024-k2-w2-commAlg-fullmesh_v2": FULLMESH_V2_TRIPLE,
 }
@@ -122,8 +118,6 @@ KNOWN = {
 def _known_a3(op: str, case_id: str) -> str | None:
     if op == ADD_RMS_NORM[0].OP:
         return None  # every A3 world agrees, const experts included (the reference computes the real softmax form)
-    if "-commAlg-hierarchy" in case_id:
-        return HIERARCHY.format(op="dispatch_v2" if op == "MoeDistributeDispatchV2" else "combine_v2")
     return KNOWN.get(case_id)
 
 

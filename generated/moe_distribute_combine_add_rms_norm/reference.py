@@ -677,7 +677,7 @@ _check_108 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the k
                    ok=lambda s: (s.let("win_need") <= s.let("win_half")),
                    envs=("HCCL_BUFFSIZE",),
                    )
-_check_109 = Check("transport.epWorldSize", 561002, "epWorldSize", "at most 64, the windows the HCCL context lists on Ascend 950DT (the generated kernels read the peers' windowsIn[] from it, as Hccl::GetWindowsInAddr gives no address on this arch; larger worlds need the CCU path, which is not implemented)",
+_check_109 = Check("transport.epWorldSize", 561002, "epWorldSize", "at most 64, the windows the HCCL context lists on Ascend 950DT (the generated kernels read the peers' windowsIn[] from it, as Hccl::GetWindowsInAddr gives no address on this arch; larger worlds need the CCU path, which is not built by opgen)",
                    ok=lambda s: (s.attr("epWorldSize") <= 64),
                    )
 

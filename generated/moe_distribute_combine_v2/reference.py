@@ -715,7 +715,7 @@ _check_107 = Check("ascend910b.expandScalesOptional", 561002, "expandScalesOptio
                    ok=lambda s: s.present("expandScalesOptional"),
                    when=lambda s: (s.attr("commAlg") == "hierarchy"),
                    )
-_check_108 = Check("ascend910b.commAlg", 561002, "commAlg", "\"\" or \"fullmesh\": the generated kernels do not implement hierarchy",
+_check_108 = Check("ascend910b.commAlg", 561002, "commAlg", "\"\" or \"fullmesh\": commAlg \"hierarchy\" (the layered template) is not built by opgen",
                    ok=lambda s: (s.attr("commAlg") != "hierarchy"),
                    )
 _check_109 = Check("buffer.fullmesh_window", 0, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (BS * epWorldSize * min(localExpertNum, K) * H * sizeof(uint16) + 2MB)",
@@ -842,70 +842,73 @@ _check_140 = Check("ascend910_93.performanceInfoOptional", 561002, "performanceI
                    ok=lambda s: (not s.present("performanceInfoOptional")),
                    when=lambda s: (s.attr("commAlg") == "hierarchy"),
                    )
-_check_141 = Check("ascend910_93.expandScalesOptional.2", 561002, "expandScalesOptional", "null unless commAlg is hierarchy (reserved)",
+_check_141 = Check("ascend910_93.comm_path", 561002, "commAlg", "\"\", \"fullmesh_v1\" or \"fullmesh_v2\": commAlg \"hierarchy\" (the layered template) is not built by opgen",
+                   ok=lambda s: (s.attr("commAlg") != "hierarchy"),
+                   )
+_check_142 = Check("ascend910_93.expandScalesOptional.2", 561002, "expandScalesOptional", "null unless commAlg is hierarchy (reserved)",
                    ok=lambda s: (not s.present("expandScalesOptional")),
                    when=lambda s: (s.attr("commAlg") != "hierarchy"),
                    )
-_check_142 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
+_check_143 = Check("buffer.window_min", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2MB",
                    ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(2 * 1048576)),
                    envs=("HCCL_BUFFSIZE",),
                    )
-_check_143 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (localExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBS * Align512(2 * H))",
+_check_144 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 2 * (localExpertNum * maxBS * epWorldSize * Align512(Align32(2 * H) + 44) + (K + sharedExpertNum) * maxBS * Align512(2 * H))",
                    ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(2 * i64(i64(i64(i64(s.let("localMoeExpertNum") * s.let("maxBS")) * s.attr("epWorldSize")) * i64(floordiv(i64(i64(i64(i64(floordiv(i64(i64(i64(2 * s.dim("expandX", 1)) + 32) - 1), 32) * 32) + 44) + 512) - 1), 512) * 512)) + i64(i64(i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum")) * s.let("maxBS")) * i64(floordiv(i64(i64(i64(2 * s.dim("expandX", 1)) + 512) - 1), 512) * 512))))),
                    when=lambda s: (s.attr("commAlg") != "hierarchy"),
                    envs=("HCCL_BUFFSIZE",),
                    )
-_check_144 = Check("buffer.hierarchy_window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= moeExpertNum * maxBS * (H * 2 + (3 * (K + 7) / 8 * 8) * 4 + 64) + 404MB when commAlg is hierarchy",
+_check_145 = Check("buffer.hierarchy_window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= moeExpertNum * maxBS * (H * 2 + (3 * (K + 7) / 8 * 8) * 4 + 64) + 404MB when commAlg is hierarchy",
                    ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(i64(i64(s.attr("moeExpertNum") * s.let("maxBS")) * i64(i64(i64(s.dim("expandX", 1) * 2) + i64(i64(floordiv(i64(3 * i64(s.dim("expertIds", 1) + 7)), 8) * 8) * 4)) + 64)) + i64(404 * 1048576))),
                    when=lambda s: (s.attr("commAlg") == "hierarchy"),
                    envs=("HCCL_BUFFSIZE",),
                    )
-_check_145 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsExp",
+_check_146 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsExp",
                    ok=lambda s: (s.let("win_need") <= s.let("win_half")),
                    envs=("HCCL_BUFFSIZE",),
                    )
-_check_146 = Check("kernel.status_slots", 561002, "globalBS", "maxBS * (K + sharedExpertNum) <= 10240, the row-slot flags one data state of the kernel's status area holds (the generated kernel)",
+_check_147 = Check("kernel.status_slots", 561002, "globalBS", "maxBS * (K + sharedExpertNum) <= 10240, the row-slot flags one data state of the kernel's status area holds (the generated kernel)",
                    ok=lambda s: (i64(s.let("maxBS") * i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum"))) <= 10240),
                    )
-_check_147 = Check("unsupported.elasticInfoOptional", 561002, "elasticInfoOptional", "null (it is not supported on Ascend 950DT)",
+_check_148 = Check("unsupported.elasticInfoOptional", 561002, "elasticInfoOptional", "null (it is not supported on Ascend 950DT)",
                    ok=lambda s: (not s.present("elasticInfoOptional")),
                    )
-_check_148 = Check("unsupported.activationScaleOptional", 561002, "activationScaleOptional", "null (it is not supported on Ascend 950DT)",
+_check_149 = Check("unsupported.activationScaleOptional", 561002, "activationScaleOptional", "null (it is not supported on Ascend 950DT)",
                    ok=lambda s: (not s.present("activationScaleOptional")),
                    )
-_check_149 = Check("unsupported.weightScaleOptional", 561002, "weightScaleOptional", "null (it is not supported on Ascend 950DT)",
+_check_150 = Check("unsupported.weightScaleOptional", 561002, "weightScaleOptional", "null (it is not supported on Ascend 950DT)",
                    ok=lambda s: (not s.present("weightScaleOptional")),
                    )
-_check_150 = Check("unsupported.groupListOptional", 561002, "groupListOptional", "null (it is not supported on Ascend 950DT)",
+_check_151 = Check("unsupported.groupListOptional", 561002, "groupListOptional", "null (it is not supported on Ascend 950DT)",
                    ok=lambda s: (not s.present("groupListOptional")),
                    )
-_check_151 = Check("unsupported.expandScalesOptional", 561002, "expandScalesOptional", "null (it is not supported on Ascend 950DT)",
+_check_152 = Check("unsupported.expandScalesOptional", 561002, "expandScalesOptional", "null (it is not supported on Ascend 950DT)",
                    ok=lambda s: (not s.present("expandScalesOptional")),
                    )
-_check_152 = Check("domain.epWorldSize", 561002, "epWorldSize", "in [2, 1024]",
+_check_153 = Check("domain.epWorldSize", 561002, "epWorldSize", "in [2, 1024]",
                    ok=lambda s: in_range(s.attr("epWorldSize"), 2, 1024, True, True),
                    )
-_check_153 = Check("domain.commAlg", 561002, "commAlg", "one of {\"\"}",
+_check_154 = Check("domain.commAlg", 561002, "commAlg", "one of {\"\"}",
                    ok=lambda s: (s.attr("commAlg") in ("",)),
                    )
-_check_154 = Check("unsupported.groupTp", 561002, "groupTp", "\"\" (the default; groupTp is not supported on Ascend 950DT)",
+_check_155 = Check("unsupported.groupTp", 561002, "groupTp", "\"\" (the default; groupTp is not supported on Ascend 950DT)",
                    ok=lambda s: (s.attr("groupTp") == ""),
                    )
-_check_155 = Check("unsupported.tpRankId", 561002, "tpRankId", "0 (the default; tpRankId is not supported on Ascend 950DT)",
+_check_156 = Check("unsupported.tpRankId", 561002, "tpRankId", "0 (the default; tpRankId is not supported on Ascend 950DT)",
                    ok=lambda s: (s.attr("tpRankId") == 0),
                    )
-_check_156 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0, 2 (quant modes supported on Ascend 950DT)",
+_check_157 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0, 2 (quant modes supported on Ascend 950DT)",
                    ok=lambda s: (s.attr("commQuantMode") in (0, 2)),
                    )
-_check_157 = Check("ascend950.bs_range", 561002, "expertIds", "BS in (0, 512]",
+_check_158 = Check("ascend950.bs_range", 561002, "expertIds", "BS in (0, 512]",
                    ok=lambda s: in_range(s.dim("expertIds", 0), 1, 512, True, True),
                    value=lambda s: s.dim("expertIds", 0),
                    )
-_check_158 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsIn",
+_check_159 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsIn",
                    ok=lambda s: (s.let("win_need") <= s.let("win_half")),
                    envs=("HCCL_BUFFSIZE",),
                    )
-_check_159 = Check("transport.epWorldSize", 561002, "epWorldSize", "at most 64, the windows the HCCL context lists on Ascend 950DT (the generated kernels read the peers' windowsIn[] from it, as Hccl::GetWindowsInAddr gives no address on this arch; larger worlds need the CCU path, which is not implemented)",
+_check_160 = Check("transport.epWorldSize", 561002, "epWorldSize", "at most 64, the windows the HCCL context lists on Ascend 950DT (the generated kernels read the peers' windowsIn[] from it, as Hccl::GetWindowsInAddr gives no address on this arch; larger worlds need the CCU path, which is not built by opgen)",
                    ok=lambda s: (s.attr("epWorldSize") <= 64),
                    )
 
@@ -1141,6 +1144,7 @@ _CHECKS = {
         _check_144,
         _check_145,
         _check_146,
+        _check_147,
     ),
     "ascend950": (
         _check_0,
@@ -1148,11 +1152,11 @@ _CHECKS = {
         _check_2,
         _check_3,
         _check_4,
-        _check_147,
         _check_148,
         _check_149,
         _check_150,
         _check_151,
+        _check_152,
         _check_13,
         _check_14,
         _check_15,
@@ -1204,7 +1208,7 @@ _CHECKS = {
         _check_61,
         _check_62,
         _check_63,
-        _check_152,
+        _check_153,
         _check_119,
         _check_64,
         _check_120,
@@ -1212,13 +1216,13 @@ _CHECKS = {
         _check_122,
         _check_66,
         _check_67,
-        _check_153,
+        _check_154,
         _check_69,
         _check_70,
         _check_71,
-        _check_154,
         _check_155,
         _check_156,
+        _check_157,
         _check_74,
         _check_75,
         _check_76,
@@ -1256,13 +1260,14 @@ _CHECKS = {
         _check_139,
         _check_140,
         _check_141,
-        _check_157,
         _check_142,
+        _check_158,
         _check_143,
         _check_144,
-        _check_158,
+        _check_145,
         _check_159,
-        _check_146,
+        _check_160,
+        _check_147,
     ),
 }
 

@@ -16,6 +16,39 @@ ROUND_TRIPS = (DISPATCH_TO_COMBINE, WEIGHTED_SUM)
 SPECIALS_COMPUTED = "computed"   # the combine side: each one's formula, on the token's own rank
 SPECIALS_UNSENT = "unsent"       # the dispatch side: ids in their ranges are never sent
 
+# The communication algorithms an op's algorithm attribute (commAlg) selects in the real ops (COMM_ALGORITHMS).
+FULLMESH = "fullmesh"    # every rank writes its rows straight into each destination rank's window
+HIERARCHY = "hierarchy"  # layered: first between servers (superpods) to the same-index rank, then inside them
+CCU = "ccu"              # Ascend 950's CCU path (the collective communication unit drives the transfers)
+# commAlg value -> the algorithm the real op runs for it. doc (aclnnMoeDistributeDispatchV2.md, commAlg): A2 "" /
+# "fullmesh" / "hierarchy" ("fullmesh"：token数据直接发往topk个目标专家所在的卡; "hierarchy"：跨机、机内两次发送); A3 / 950
+# "" and "fullmesh_v1" (the fullmesh_v1 template), "fullmesh_v2" (the fullmesh_v2 template), A3 "hierarchy" (分层
+# 直驱, the layered template). code: mc2/moe_distribute_dispatch_v2/op_kernel/arch22/moe_distribute_dispatch_v2_a3.cpp
+# (fullmesh_v1 runs MoeDistributeDispatchV2, fullmesh_v2 MoeDistributeDispatchV2FullMesh: both write each
+# destination's window directly; hierarchy MoeDistributeDispatchV2Layered), arch35/..._tiling_arch35.cpp ("ccu").
+COMM_ALGORITHMS = {"": FULLMESH, "fullmesh": FULLMESH, "fullmesh_v1": FULLMESH, "fullmesh_v2": FULLMESH,
+                   "hierarchy": HIERARCHY, "ccu": CCU}
+
+# The Setup / Teardown families' CommPath.differs: what the real pair's transport is (semantics.md §6: "URMA
+# comm_type=2", comm_cmd_info "holds URMA SQE/WQE descriptors") where the generated kernels copy by MTE.
+URMA_SETUP_TEARDOWN = ("the real Setup / Teardown pair moves the rows by URMA (the Setup writes SQE/WQE descriptors "
+                       "to commCmdInfoOut, semantics.md §6); the generated kernels copy them by MTE")
+URMA_SETUP_TEARDOWN_DOC = "实际算子的Setup/Teardown经URMA传输（Setup将SQE/WQE描述符写入commCmdInfoOut），生成的kernel用MTE拷贝"
+
+
+@dataclass(frozen=True)
+class CommPath:
+    """How a family's generated kernel reaches the other ranks: the algorithm it implements (a value of
+    COMM_ALGORITHMS), the attribute (role) that selects the algorithm in the real ops (an op without it runs
+    ``algorithm``), and how the real ops' transport differs where the generated kernel runs the same algorithm
+    by other means ("": it does not). The transport itself is a fact of the product (core.products: MTE through
+    Hccl or the HCCL context's windows, BatchWrite across servers with Family.batch_write); the table of every
+    product x commAlg x world-size class is opgen.model.kernel_paths."""
+    algorithm: str = FULLMESH
+    attr: str | None = "commAlg"
+    differs: str = ""
+    differs_doc: str = ""  # the same in the documents' words
+
 
 def inputs(*names: str) -> tuple[tuple[str, str], ...]:
     return tuple((n, "input") for n in names)
@@ -95,6 +128,9 @@ class Family:
     # core's UB: the tiling fields (by role) its rejection shows, as the real DispatchV2's "exceeds the size limit"
     # shows BS, H, topK and moeExpertNum. Empty: the family's kernel has no plan (its tiling checks no UB).
     ub_check: tuple[str, ...] = ()
+    # How its kernel reaches the other ranks (CommPath): the algorithm it implements; a configuration whose
+    # algorithm or world size it has no path for is rejected by the spec (tests/test_kernel_paths.py holds that).
+    comm_path: CommPath = CommPath()
     # The parameters its driver, world builder and kernel name, as (role, kind "input" / "output" / "attr"): the
     # role is the default name (the aclnn name of the family's first op). An op whose documents name one
     # differently binds it, `role assistInfoForCombine = expandIdx;` (E132), and every part of the family then

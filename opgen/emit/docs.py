@@ -11,6 +11,7 @@ from opgen.emit.render import render
 from opgen.lang.expr import Call, walk
 from opgen.lower.aclnn_abi import RUN_PARAMS, workspace_params
 from opgen.lower.latex import Latex, dtype_attrs, ge_dtype_name, product_flags
+from opgen.model import kernel_paths
 from opgen.model.decl import AclnnEntry, Attr, Op, ShapeCond, Tensor
 from opgen.model.spec_text import literal as spec_literal
 
@@ -180,6 +181,18 @@ def entry_context(op: Op, entry: AclnnEntry, views) -> dict:
         statuses=statuses)
 
 
+def kernel_path_rows(op: Op, view) -> list[dict]:
+    """The product's rows of the kernel-path table (opgen.model.kernel_paths) with their conditions in words."""
+    out = []
+    for r in kernel_paths.doc_rows(op, view):
+        conds = [f'{r["attr"]} = "{r["comm_alg"]}"'] if r["comm_alg"] is not None else []
+        if r["world_attr"] is not None:
+            conds.append(f'{r["world_attr"]} ∈ [{r["lo"]}, {r["hi"]}]' if r["hi"] is not None
+                         else f'{r["world_attr"]} ≥ {r["lo"]}')
+        out.append(dict(r, when="，".join(conds)))
+    return out
+
+
 def docs_context(op: Op, plans: Plans, entry: AclnnEntry | None = None) -> dict:
     ordered = [soc for soc in B.PRODUCTS if op.product(soc) is not None]
     views = [op.view(soc) for soc in ordered]
@@ -192,6 +205,7 @@ def docs_context(op: Op, plans: Plans, entry: AclnnEntry | None = None) -> dict:
                 data_checks=data_checks, tests=tests_summary(op, plans), statuses=STATUS_LABELS,
                 quant=quant_context(op, views), lets=lets_context(op),
                 own_lets={v.soc: product_lets(op, v) for v in views},
+                kernel_paths={v.soc: kernel_path_rows(op, v) for v in views},
                 defs=[dict(name=d.name, params=", ".join(d.params), latex=L(d.body)) for d in op.defs],
                 post=formula_lines(op.post.body, L) if op.post else [],
                 specials=[dict(name=sp.name, doc=sp.doc, count=sp.count,

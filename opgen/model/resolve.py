@@ -227,11 +227,11 @@ def _kernel_checks(op: Op, chain: list[Product], attrs) -> list[Check]:
     if facts.ranks_per_server and not family.batch_write:
         limits.append((facts.ranks_per_server, f"one server on {product.display} (the generated kernels reach other "
                        "ranks' HCCL windows with MTE copies; the HCCL transport across servers, RDMA or BatchWrite, "
-                       "is not implemented)"))
+                       "is not built by opgen)"))
     if facts.context_windows:
         limits.append((facts.context_windows, f"the windows the HCCL context lists on {product.display} (the "
                        "generated kernels read the peers' windowsIn[] from it, as Hccl::GetWindowsInAddr gives no "
-                       "address on this arch; larger worlds need the CCU path, which is not implemented)"))
+                       "address on this arch; larger worlds need the CCU path, which is not built by opgen)"))
     if not limits:
         return []
     n, why = min(limits)

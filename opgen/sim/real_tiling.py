@@ -347,12 +347,15 @@ class RealTilingResult:
         return [line for line in self.logs.get(rank, "").splitlines() if line.startswith("[ERROR]")]
 
 
-def write_call_job(ref, product: str, attrs: dict, inputs: dict, outputs: dict, job_dir: Path) -> None:
+def write_call_job(ref, product: str, attrs: dict, inputs: dict, outputs: dict, job_dir: Path,
+                   env: dict | None = None, aiv: int = jobs.DEFAULT_AIV) -> None:
     """A one-rank tiling job of a single call (a negative case): ``attrs`` every attribute by name (None: not
-    given), ``inputs`` name -> (CANN dtype, shape, format) or None, ``outputs`` name -> (CANN dtype, shape).  The
-    tensors' files are named but not written: a tiling-only runner reads descriptors only."""
+    given), ``inputs`` name -> (CANN dtype, shape, format) or None, ``outputs`` name -> (CANN dtype, shape),
+    ``env`` the environment (None: the op's defaults), ``aiv`` the platform's vector cores.  The tensors' files
+    are named but not written: a tiling-only runner reads descriptors only."""
     lines = [f"# {ref.OP} single call (opgen.sim.real_tiling)",
-             *jobs.header_lines(ref, product, 1, ref.ENV, jobs.DEFAULT_AIV, jobs.DEFAULT_TIMEOUT), "rank 0",
+             *jobs.header_lines(ref, product, 1, ref.ENV if env is None else env, aiv, jobs.DEFAULT_TIMEOUT),
+             "rank 0",
              *jobs.attr_lines(ref, attrs)]
     for i, name in enumerate(ref.INPUTS):
         meta = inputs.get(name)

@@ -1,10 +1,13 @@
 """The moe_combine_setup family's row of static facts (opgen/core/family.py says what each one means)."""
 from __future__ import annotations
 
-from opgen.core.family import Family, attrs, inputs
+from opgen.core.family import CommPath, URMA_SETUP_TEARDOWN, URMA_SETUP_TEARDOWN_DOC, Family, attrs, inputs
 
 FAMILY = Family(
     "moe_combine_setup",
     "CombineSetup: send each (local expert, src rank) chunk back to its owner's window (semantics.md §6)",
+    # the real Setup / Teardown pair (Ascend 950 only) moves the rows by URMA (comm_type 2: the Setup writes SQE/WQE
+    # descriptors to commCmdInfoOut, semantics.md §6); the generated kernels copy them by MTE into the peers' windows
+    comm_path=CommPath(differs=URMA_SETUP_TEARDOWN, differs_doc=URMA_SETUP_TEARDOWN_DOC),
     roles=(inputs("expandX", "expertIds", "assistInfoForCombine")
            + attrs("epWorldSize", "epRankId", "moeExpertNum", "sharedExpertNum", "sharedExpertRankNum")))

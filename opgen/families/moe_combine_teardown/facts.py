@@ -1,12 +1,15 @@
 """The moe_combine_teardown family's row of static facts (opgen/core/family.py says what each one means)."""
 from __future__ import annotations
 
-from opgen.core.family import Family, WEIGHTED_SUM, attrs, inputs, outputs
+from opgen.core.family import CommPath, URMA_SETUP_TEARDOWN, URMA_SETUP_TEARDOWN_DOC, Family, WEIGHTED_SUM, attrs, inputs, outputs
 
 FAMILY = Family(
     "moe_combine_teardown",
     "CombineTeardown: read each pair's row at expandIdx in its expert's block and reduce (semantics.md §6)",
     round_trip=WEIGHTED_SUM, prelude="moe_combine_setup", writes=("xOut",),
+    # the real Setup / Teardown pair (Ascend 950 only) moves the rows by URMA (comm_type 2: the Setup writes SQE/WQE
+    # descriptors to commCmdInfoOut, semantics.md §6); the generated kernels copy them by MTE into the peers' windows
+    comm_path=CommPath(differs=URMA_SETUP_TEARDOWN, differs_doc=URMA_SETUP_TEARDOWN_DOC),
     roles=(inputs("expandX", "expertIds", "expandIdx", "expertScales", "xActiveMaskOptional", "sharedExpertXOptional")
            + outputs("xOut")
            + attrs("epWorldSize", "epRankId", "moeExpertNum", "sharedExpertNum", "sharedExpertRankNum")),

@@ -2101,7 +2101,7 @@ public:
             return Reject(kCodeTiling, "transport.epWorldSize", "epWorldSize",
                           "at most 64, the windows the HCCL context lists on Ascend 950DT (the generated kernels read "
                           "the peers' windowsIn[] from it, as Hccl::GetWindowsInAddr gives no address on this arch; "
-                          "larger worlds need the CCU path, which is not implemented)",
+                          "larger worlds need the CCU path, which is not built by opgen)",
                           Shown(ShowInt(p.epWorldSize)));
         }
         // [kernel.status_slots] maxBS * (K + sharedExpertNum) <= 10240

@@ -1119,7 +1119,7 @@ public:
         if (all && Fails(p.commAlg != "hierarchy"sv)) {
             Reset();
             return Reject(kCodeTiling, "ascend910b.commAlg", "commAlg",
-                          "\"\" or \"fullmesh\": the generated kernels do not implement hierarchy",
+                          "\"\" or \"fullmesh\": commAlg \"hierarchy\" (the layered template) is not built by opgen",
                           Shown(ShowStr(p.commAlg)));
         }
         // [buffer.fullmesh_window] when commAlg != "hierarchy": HCCL_BUFFSIZE * MB >= 2 * (BS * epWorldSize *
@@ -2303,6 +2303,15 @@ public:
             Reset();
             return Reject(kCodeTiling, "ascend910_93.performanceInfoOptional", "performanceInfoOptional",
                           "null when commAlg is hierarchy", Shown(ShowTensor(p.performanceInfoOptional)));
+        }
+        // [ascend910_93.comm_path] commAlg != "hierarchy"
+        Reset();
+        if (all && Fails(p.commAlg != "hierarchy"sv)) {
+            Reset();
+            return Reject(kCodeTiling, "ascend910_93.comm_path", "commAlg",
+                          "\"\", \"fullmesh_v1\" or \"fullmesh_v2\": commAlg \"hierarchy\" (the layered template) is "
+                          "not built by opgen",
+                          Shown(ShowStr(p.commAlg)));
         }
         // [ascend910_93.expandScalesOptional.2] when commAlg != "hierarchy": not present(expandScalesOptional)
         Reset();
@@ -3503,6 +3512,15 @@ public:
             return Reject(kCodeTiling, "ascend910_93.performanceInfoOptional", "performanceInfoOptional",
                           "null when commAlg is hierarchy", Shown(ShowTensor(p.performanceInfoOptional)));
         }
+        // [ascend910_93.comm_path] commAlg != "hierarchy"
+        Reset();
+        if (all && Fails(p.commAlg != "hierarchy"sv)) {
+            Reset();
+            return Reject(kCodeTiling, "ascend910_93.comm_path", "commAlg",
+                          "\"\", \"fullmesh_v1\" or \"fullmesh_v2\": commAlg \"hierarchy\" (the layered template) is "
+                          "not built by opgen",
+                          Shown(ShowStr(p.commAlg)));
+        }
         // [ascend910_93.expandScalesOptional.2] when commAlg != "hierarchy": not present(expandScalesOptional)
         Reset();
         if (all && Applies(p.commAlg != "hierarchy"sv) && Fails(!Present(p.expandScalesOptional))) {
@@ -3573,7 +3591,7 @@ public:
             return Reject(kCodeTiling, "transport.epWorldSize", "epWorldSize",
                           "at most 64, the windows the HCCL context lists on Ascend 950DT (the generated kernels read "
                           "the peers' windowsIn[] from it, as Hccl::GetWindowsInAddr gives no address on this arch; "
-                          "larger worlds need the CCU path, which is not implemented)",
+                          "larger worlds need the CCU path, which is not built by opgen)",
                           Shown(ShowInt(p.epWorldSize)));
         }
         // [kernel.status_slots] maxBS * (K + sharedExpertNum) <= 10240

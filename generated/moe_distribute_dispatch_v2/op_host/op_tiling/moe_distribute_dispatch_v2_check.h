@@ -911,7 +911,7 @@ public:
         if (all && Fails(p.commAlg != "hierarchy"sv)) {
             Reset();
             return Reject(kCodeTiling, "ascend910b.commAlg", "commAlg",
-                          "\"\" or \"fullmesh\": the generated kernels do not implement hierarchy",
+                          "\"\" or \"fullmesh\": commAlg \"hierarchy\" (the layered template) is not built by opgen",
                           Shown(ShowStr(p.commAlg)));
         }
         // [ascend910b.performanceInfoOptional] when present(performanceInfoOptional): rank(performanceInfoOptional) ==
@@ -2092,6 +2092,15 @@ public:
             Reset();
             return Reject(kCodeTiling, "ascend910_93.expertScalesOptional", "expertScalesOptional",
                           "a (BS, K) tensor when commAlg is hierarchy", Shown(ShowTensor(p.expertScalesOptional)));
+        }
+        // [ascend910_93.comm_path] commAlg != "hierarchy"
+        Reset();
+        if (all && Fails(p.commAlg != "hierarchy"sv)) {
+            Reset();
+            return Reject(kCodeTiling, "ascend910_93.comm_path", "commAlg",
+                          "\"\", \"fullmesh_v1\" or \"fullmesh_v2\": commAlg \"hierarchy\" (the layered template) is "
+                          "not built by opgen",
+                          Shown(ShowStr(p.commAlg)));
         }
         // [ascend910_93.scales_quant] quantMode != 0 or not present(scalesOptional)
         Reset();
@@ -3278,6 +3287,15 @@ public:
             return Reject(kCodeTiling, "ascend910_93.expertScalesOptional", "expertScalesOptional",
                           "a (BS, K) tensor when commAlg is hierarchy", Shown(ShowTensor(p.expertScalesOptional)));
         }
+        // [ascend910_93.comm_path] commAlg != "hierarchy"
+        Reset();
+        if (all && Fails(p.commAlg != "hierarchy"sv)) {
+            Reset();
+            return Reject(kCodeTiling, "ascend910_93.comm_path", "commAlg",
+                          "\"\", \"fullmesh_v1\" or \"fullmesh_v2\": commAlg \"hierarchy\" (the layered template) is "
+                          "not built by opgen",
+                          Shown(ShowStr(p.commAlg)));
+        }
         // [ascend950.bs_range] BS in [1, 512]
         Reset();
         if (all && Fails(InRange<'[', ']'>(dim_BS(), 1, 512))) {
@@ -3499,7 +3517,7 @@ public:
             return Reject(kCodeTiling, "transport.epWorldSize", "epWorldSize",
                           "at most 64, the windows the HCCL context lists on Ascend 950DT (the generated kernels read "
                           "the peers' windowsIn[] from it, as Hccl::GetWindowsInAddr gives no address on this arch; "
-                          "larger worlds need the CCU path, which is not implemented)",
+                          "larger worlds need the CCU path, which is not built by opgen)",
                           Shown(ShowInt(p.epWorldSize)));
         }
         return CheckResult{};

@@ -25,7 +25,6 @@ __aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeDispa
     switch (tiling.tilingKey) {
         case TilingKey(0U, 0U, 0U):
         case TilingKey(0U, 0U, 1U):
-        case TilingKey(0U, 0U, 2U):
 #if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_BF16)
             Run<bfloat16_t, float, bfloat16_t, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
             return;
@@ -45,7 +44,6 @@ __aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeDispa
             Trap(); // no instance of this OpDef column for this key: the host tiling never produces it
         case TilingKey(2U, 0U, 0U):
         case TilingKey(2U, 0U, 1U):
-        case TilingKey(2U, 0U, 2U):
 #if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_BF16) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
             Run<bfloat16_t, float, bfloat16_t, float, 2U, 0U, RowLayout::ROWS>(args, tiling);
             return;
@@ -65,7 +63,6 @@ __aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeDispa
             Trap(); // no instance of this OpDef column for this key: the host tiling never produces it
         case TilingKey(2U, 1U, 0U):
         case TilingKey(2U, 1U, 1U):
-        case TilingKey(2U, 1U, 2U):
 #if (ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) &&                      \
     (ORIG_DTYPE_EXPAND_X == DT_BF16) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
             Run<bfloat16_t, float, bfloat16_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);

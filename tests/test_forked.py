@@ -45,7 +45,7 @@ def test_an_unpicklable_result_is_computed_by_the_parent():
     assert [f() for f in got] == [1, 2] and calls == [1, 2]
 
 
-def test_off_in_the_build_workers(monkeypatch):
+def test_off_runs_every_item_in_the_parent(monkeypatch):
     monkeypatch.setattr(forked, "enabled", False)
     parent = os.getpid()
     assert forked.run_all(lambda x: os.getpid(), [1, 2, 3]) == [parent] * 3

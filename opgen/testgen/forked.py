@@ -9,8 +9,9 @@ not run: the parent computes that item itself, so errors are raised, with their 
 children, and the results are the same objects a serial run gives, in item order.
 
 Forking is off where it cannot pay or is unsafe: no ``os.fork`` (or not Linux, where forking a process with a
-runtime's threads is not safe), a single usable core, or :data:`enabled` set False (the build's worker processes
-of ``-j``, which already keep the cores busy).
+runtime's threads is not safe), a single usable core, or :data:`enabled` set False.  The worker processes of
+``opgen build -j`` fork too: while they keep every core busy the children only share the cores, and the build's
+last spec, which would run alone, gets them all.
 """
 from __future__ import annotations
 

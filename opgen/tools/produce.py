@@ -186,8 +186,6 @@ def _emit_in_processes(todo: list, total: int, jobs: int, progress: Progress) ->
 def _emit_worker(path: str, text: str, cache_on: bool, cache_root: str) -> tuple[list, list]:
     os.environ[cache_dir.ENV] = cache_root  # the parent's caches (lark's tables, compiled templates)
     cache_dir.configure(cache_on)
-    from opgen.testgen import forked
-    forked.enabled = False  # the workers keep the cores busy: each searches its products one after another
     op = load_text(text, path, Diagnostics())  # the parent checked it: no diagnostics
     return _emit(op, None)
 

@@ -108,7 +108,8 @@ def _produce(args, progress: Progress):
         return items, diags, True
     emit_planned(items, not args.no_cache, diags, progress, args.jobs)
     # the shared folder: compared in full by --check, left as it is by a build that finds it unchanged
-    shared = plan_shared(items, out, generator_fingerprint(), use_cache=not args.no_cache and not checking)
+    shared = plan_shared(items, out, generator_fingerprint(), use_cache=not args.no_cache,
+                         keep_unchanged=not checking)
     return items + ([shared] if shared is not None else []), diags, False
 
 

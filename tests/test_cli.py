@@ -193,18 +193,23 @@ def test_cached_build_is_byte_identical_to_a_cold_one(tmp_path, capsys, monkeypa
     assert not (tmp_path / "cache").exists()  # --no-cache: not even created
     assert run(["build", SPEC, "-o", tmp_path / "fill"], capsys)[0] == 0
     assert list((tmp_path / "cache" / "build").rglob("*.json.gz"))
+    assert list((tmp_path / "cache" / "format").rglob("*.cpp"))  # every C++ file, as clang-format laid it out
     from opgen.emit import pipeline
     monkeypatch.setattr(pipeline, "emit", lambda *a: pytest.fail("a cache hit emits nothing"))
+    monkeypatch.setattr(pipeline, "emit_shared", lambda *a: pytest.fail("the shared folder is in the cache too"))
     code, out, _ = run(["build", SPEC, "-o", tmp_path / "warm", "-v"], capsys)
     assert code == 0 and f"{SPEC}: cached" in out
     assert tree(tmp_path / "warm") == tree(tmp_path / "cold")
+    assert run(["build", "--check", SPEC, "-o", tmp_path / "cold"], capsys)[0] == 0  # the shared folder compared
 
 
 def test_torn_cache_entry_is_a_miss(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv(cache_dir.ENV, str(tmp_path / "cache"))
     assert run(["build", SPEC, "-o", tmp_path / "a"], capsys)[0] == 0
-    (entry,) = (tmp_path / "cache" / "build").rglob("*.json.gz")
-    entry.write_bytes(entry.read_bytes()[: entry.stat().st_size // 2])  # as if a writer died mid-file
+    entries = list((tmp_path / "cache" / "build").rglob("*.json.gz"))
+    assert len(entries) == 2  # the op's folder and the shared one
+    for entry in entries:
+        entry.write_bytes(entry.read_bytes()[: entry.stat().st_size // 2])  # as if a writer died mid-file
     code, out, _ = run(["build", SPEC, "-o", tmp_path / "b", "-v"], capsys)
     assert code == 0 and f"{SPEC}: emitted" in out
     assert tree(tmp_path / "b") == tree(tmp_path / "a")

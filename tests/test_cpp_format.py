@@ -6,6 +6,8 @@ import subprocess
 from importlib import resources
 from pathlib import Path
 
+import pytest
+
 from opgen.emit import cpp_format
 from opgen.core.artifact import Artifact
 
@@ -39,3 +41,68 @@ def test_format_artifacts_formats_only_cpp_and_keeps_order():
 
 def test_pinned_version():
     assert "clang-format==" + cpp_format.VERSION in (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+
+
+# ---- the format cache ------------------------------------------------------------------------------------------
+
+ARTS = [Artifact("a/x.h", "int   f( int a,int b );\n"), Artifact("b.py", "x  =  1\n")]
+FORMATTED = ["int f(int a, int b);\n", "x  =  1\n"]
+
+
+def _cache_on(monkeypatch, tmp_path) -> Path:
+    from opgen.core import cache_dir
+    monkeypatch.setenv(cache_dir.ENV, str(tmp_path / "cache"))
+    monkeypatch.setattr(cache_dir, "_enabled", True)
+    return tmp_path / "cache" / "format"
+
+
+def test_a_formatted_file_is_read_back_from_the_cache_without_clang_format(tmp_path, monkeypatch):
+    store = _cache_on(monkeypatch, tmp_path)
+    assert [a.content for a in cpp_format.format_artifacts(ARTS)] == FORMATTED
+    (entry,) = store.rglob("*.cpp")  # the C++ file only
+    monkeypatch.setattr(cpp_format.subprocess, "Popen", lambda *a, **k: pytest.fail("clang-format ran"))
+    assert [a.content for a in cpp_format.format_artifacts(ARTS)] == FORMATTED
+    # another text, another name or another style is another key
+    other = [Artifact("a/y.h", ARTS[0].content)]
+    with pytest.raises(pytest.fail.Exception, match="clang-format ran"):
+        cpp_format.format_artifacts(other)
+    monkeypatch.setattr(cpp_format, "_style_text", lambda: "ColumnLimit: 40\n")
+    with pytest.raises(pytest.fail.Exception, match="clang-format ran"):
+        cpp_format.format_artifacts(ARTS)
+
+
+def test_a_torn_format_entry_is_a_miss_and_is_rewritten(tmp_path, monkeypatch):
+    store = _cache_on(monkeypatch, tmp_path)
+    cpp_format.format_artifacts(ARTS)
+    (entry,) = store.rglob("*.cpp")
+    whole = entry.read_bytes()
+    entry.write_bytes(whole[:-3])  # as if the disk lost the end of it
+    assert [a.content for a in cpp_format.format_artifacts(ARTS)] == FORMATTED
+    assert entry.read_bytes() == whole
+
+
+def test_no_cache_formats_without_reading_or_writing_the_cache(tmp_path, monkeypatch):
+    from opgen.core import cache_dir
+    monkeypatch.setenv(cache_dir.ENV, str(tmp_path / "cache"))
+    monkeypatch.setattr(cache_dir, "_enabled", False)
+    assert [a.content for a in cpp_format.format_artifacts(ARTS)] == FORMATTED
+    assert not (tmp_path / "cache").exists()
+
+
+def test_files_submitted_in_several_runs_are_formatted_as_in_one(tmp_path, monkeypatch):
+    from opgen.core import cache_dir
+    monkeypatch.setattr(cache_dir, "_enabled", False)
+    arts = [Artifact("a/x.h", "int   f( int a,int b );\n"), Artifact("a/y.cpp", "struct S{int a;};\n"),
+            Artifact("z.md", "#  t\n")]
+    with cpp_format.Formatter() as fmt:
+        fmt.submit(arts[:1])
+        fmt.submit(arts[1:])
+        assert fmt.formatted(arts) == cpp_format.format_artifacts(arts)
+
+
+def test_a_clang_format_failure_is_raised(tmp_path, monkeypatch):
+    from opgen.core import cache_dir
+    monkeypatch.setattr(cache_dir, "_enabled", False)
+    monkeypatch.setattr(cpp_format, "executable", lambda: "false")  # exits 1, as a crashed formatter would
+    with pytest.raises(subprocess.CalledProcessError):
+        cpp_format.format_artifacts(ARTS)

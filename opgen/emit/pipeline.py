@@ -18,7 +18,7 @@ from opgen.core.artifact import Artifact
 from opgen.core.diagnostics import Diagnostic
 from opgen.core.errors import LoweringError
 from opgen.emit import check_core, docs, examples, host, kernel, reference, tests  # noqa: F401 - registers the emitters
-from opgen.emit.cpp_format import format_artifacts
+from opgen.emit.cpp_format import Formatter, format_artifacts
 from opgen.emit.plans import Plans
 from opgen.emit.registry import EMITTERS
 from opgen.core.span import find_span
@@ -82,22 +82,26 @@ def emit(op: Op, progress: Callable[[str], None] | None = None) -> list[Artifact
     plans = Plans(op, progress)
     out: list[Artifact] = []
     stage = None
-    for emitter in EMITTERS:
-        what = ARTEFACTS.get(emitter.__module__, ("the artefacts", "E203"))[0]
-        if progress is not None and what != stage:
-            progress(f"emitting {what}")
-            stage = what
-        with emitting(op, emitter.__module__, failed):
-            out.extend(emitter(op, plans))
-    if failed:
-        raise EmitError(op, failed, sorted(out, key=lambda a: a.path))
-    paths = [a.path for a in out]
-    if len(set(paths)) != len(paths):
-        dup = sorted({p for p in paths if paths.count(p) > 1})
-        raise RuntimeError(f"two emitters produced the same file for {op.name}: {', '.join(dup)}")
-    if progress is not None:
-        progress("formatting the C++ (clang-format)")
-    return sorted(format_artifacts(out), key=lambda a: a.path)
+    with Formatter() as formatter:  # each emitter's C++ files are formatted while the next emitters run
+        for emitter in EMITTERS:
+            what = ARTEFACTS.get(emitter.__module__, ("the artefacts", "E203"))[0]
+            if progress is not None and what != stage:
+                progress(f"emitting {what}")
+                stage = what
+            with emitting(op, emitter.__module__, failed):
+                produced = emitter(op, plans)
+                out.extend(produced)
+                if not failed:
+                    formatter.submit(produced)
+        if failed:
+            raise EmitError(op, failed, sorted(out, key=lambda a: a.path))
+        paths = [a.path for a in out]
+        if len(set(paths)) != len(paths):
+            dup = sorted({p for p in paths if paths.count(p) > 1})
+            raise RuntimeError(f"two emitters produced the same file for {op.name}: {', '.join(dup)}")
+        if progress is not None:
+            progress("formatting the C++ (clang-format)")
+        return sorted(formatter.formatted(out), key=lambda a: a.path)
 
 
 def emit_shared() -> list[Artifact]:

@@ -95,6 +95,10 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 def i64(v):
     """Integers must stay in int64, as in the C++ check core; floats pass through."""
+    if v.__class__ is int:  # the common case first (the search runs this about a million times per op)
+        if INT64_MIN <= v <= INT64_MAX:
+            return v
+        raise EvalError("int64 overflow")
     if isinstance(v, int) and not isinstance(v, bool) and not INT64_MIN <= v <= INT64_MAX:
         raise EvalError("int64 overflow")
     return v
@@ -232,9 +236,12 @@ class Check:
 
     def fails(self, s: "Scope") -> bool:
         """Whether the check rejects the call in ``s`` (what :meth:`run` decides, without its message: the
-        test-case search asks this about a million times per op)."""
-        if self.skipped(s):
-            return False
+        test-case search asks this about a million times per op, so :meth:`skipped` is inlined)."""
+        if self.envs:
+            values = s.env_values
+            for e in self.envs:
+                if values.get(e) is None:
+                    return False
         try:
             if self.when is not None and not self.when(s):
                 return False
@@ -345,11 +352,11 @@ class Scope:
         if name in self._outputs:
             if name not in self.out_shapes:
                 raise EvalError(f"output {name} has no shape here; pass it in out_shapes")
-            return tuple(int(d) for d in self.out_shapes[name])
+            return tuple(map(int, self.out_shapes[name]))
         t = self.tensor(name)
         if isinstance(t, Meta):
-            return tuple(int(d) for d in t.shape)
-        return tuple(int(d) for d in data(t).shape)
+            return tuple(map(int, t.shape))
+        return tuple(map(int, data(t).shape))
 
     def rank(self, name: str) -> int:
         return len(self.shape(name))

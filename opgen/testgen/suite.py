@@ -12,6 +12,7 @@ import functools
 from dataclasses import dataclass
 
 from opgen.model.decl import Op
+from opgen.testgen import forked
 from opgen.testgen.negative import Negative, negatives
 from opgen.testgen.positive import MAX_DATA_ELEMENTS, MAX_DATA_WORLD, case_id, positives
 from opgen.testgen.reference import load_reference
@@ -40,28 +41,60 @@ def suite(op: Op, reference_source: str) -> Suite:
 @functools.lru_cache(maxsize=16)
 def _suite(op: Op, reference_source: str) -> Suite:
     ref = load_reference(op, reference_source)
+    # One search per product, side by side (opgen.testgen.forked): each starts from no case name taken, and is
+    # searched again here, after the products before it, in the rare event that a name it tried was one of
+    # theirs (the names a product takes depend on those taken before it).
+    socs = [p.soc for p in op.products]
+    found = forked.run_all(lambda soc: _product(op, ref, soc, frozenset()), socs)
     pos, neg, unreach, checks, tols, dropped = [], [], [], {}, {}, []
     taken: set[str] = set()
-    for p in op.products:
-        space = Space(op, p.soc, ref)
-        solver = Solver(space)
-        worlds = positives(space, solver)
-        kept = []
-        for case in worlds:
-            record = _positive(space, case, worlds[0], taken)
-            if record is None:
-                dropped.append(case_id(space, case, worlds[0]))
-                continue
-            record["run"] = _run_reason(space, ref, case, record)
-            pos.append(record)
-            kept.append(case)
-        found, missed = negatives(space, solver, kept)
-        neg += [_negative(space, n) for n in found]
-        unreach += [dict(product=p.soc, check=u.check.id, branch=u.branch, reason=u.reason, declared=u.declared,
-                         marked=space.view.unreachable_reason(u.check.id)) for u in missed]
-        checks[p.soc] = tuple((c.id, c.code, c.param) for c in space.view.checks)
-        tols[p.soc] = _tolerances(space)
+    for soc, result in zip(socs, found):
+        if result.tried & taken:
+            result = _product(op, ref, soc, frozenset(taken))
+        taken |= result.took
+        pos += result.positive
+        neg += result.negative
+        unreach += result.unreachable
+        checks[soc] = result.checks
+        tols[soc] = result.tolerances
+        dropped += result.dropped
     return Suite(tuple(pos), tuple(neg), tuple(unreach), checks, tols, tuple(dropped))
+
+
+@dataclass(frozen=True)
+class _Product:
+    """The search's result for one product view."""
+    positive: list
+    negative: list
+    unreachable: list
+    checks: tuple
+    tolerances: dict
+    dropped: list
+    took: set       # the case names the product took
+    tried: set      # every case name it looked up (took or found taken)
+
+
+def _product(op: Op, ref, soc: str, before: frozenset) -> _Product:
+    """Search one product view; ``before``: the case names the products before it took."""
+    space = Space(op, soc, ref)
+    solver = Solver(space)
+    worlds = positives(space, solver)
+    pos, kept, dropped, tried, taken = [], [], [], set(), set(before)
+    for case in worlds:
+        record = _positive(space, case, worlds[0], taken, tried)
+        if record is None:
+            dropped.append(case_id(space, case, worlds[0]))
+            continue
+        record["run"] = _run_reason(space, ref, case, record)
+        pos.append(record)
+        kept.append(case)
+    found, missed = negatives(space, solver, kept)
+    return _Product(
+        pos, [_negative(space, n) for n in found],
+        [dict(product=soc, check=u.check.id, branch=u.branch, reason=u.reason, declared=u.declared,
+              marked=space.view.unreachable_reason(u.check.id)) for u in missed],
+        tuple((c.id, c.code, c.param) for c in space.view.checks), _tolerances(space), dropped, taken - before,
+        tried)
 
 
 # ---- records -------------------------------------------------------------------------------------------------
@@ -93,8 +126,9 @@ def _outs(case: Case) -> dict:
     return {n: d for n, d in case.of_kind("out").items() if d is not None}
 
 
-def _positive(space: Space, case: Case, base: Case, taken: set) -> dict | None:
-    """The literal record of a world, with BOOL recipes that every rank accepts (None: none does)."""
+def _positive(space: Space, case: Case, base: Case, taken: set, tried: set) -> dict | None:
+    """The literal record of a world, with BOOL recipes that every rank accepts (None: none does); its name is
+    the first of the case's names not in ``taken`` (every name looked up is added to ``tried``)."""
     world = space.world_size(case)
     inputs0 = _inputs(space, case, 0)
     ranks = space.ranks(case, limit=MAX_DATA_WORLD)
@@ -105,8 +139,10 @@ def _positive(space: Space, case: Case, base: Case, taken: set) -> dict | None:
             rank_shapes[r] = differ
     name = case_id(space, case, base)
     n = 2
+    tried.add(name)
     while name in taken:
         name = f"{case_id(space, case, base)}-{n}"
+        tried.add(name)
         n += 1
     record = dict(id=name, product=space.soc, world=world, attrs=_attrs(space, case), env=_env(space, case),
                   inputs=inputs0, rank_shapes=rank_shapes, out_dtypes=_outs(case), data={}, run=None)

@@ -40,7 +40,8 @@ class Store:
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json.gz"
 
-    def get(self, key: str, spec_name: str, spec_text: str) -> OpOutput | None:
+    def get(self, key: str, spec_name: str, spec_text: str | None) -> OpOutput | None:
+        """The entry of ``key`` (None: a miss); ``spec_text`` None for the shared folder, which has no spec."""
         try:
             doc = json.loads(gzip.decompress(self._path(key).read_bytes()).decode("utf-8"))
         except (OSError, EOFError, zlib.error, ValueError):
@@ -50,7 +51,8 @@ class Store:
         files = {str(p): str(c).encode("utf-8") for p, c in doc["files"].items()}
         if any(PurePosixPath(p).is_absolute() or ".." in PurePosixPath(p).parts for p in files):
             return None
-        return OpOutput(str(doc["directory"]), spec_name, sha256(spec_text.encode("utf-8")), files)
+        return OpOutput(str(doc["directory"]), spec_name,
+                        sha256(spec_text.encode("utf-8")) if spec_text is not None else "", files)
 
     def put(self, key: str, output: OpOutput) -> None:
         doc = {"key": key, "directory": output.directory,

@@ -125,19 +125,29 @@ def emit_planned(items: list[Planned], store_cache: bool, diags: Diagnostics, pr
             store.put(item.key, item.output)
 
 
-def plan_shared(items: list[Planned], out: Path, fingerprint: str, use_cache: bool = True) -> Planned | None:
+def plan_shared(items: list[Planned], out: Path, fingerprint: str, use_cache: bool = True,
+                keep_unchanged: bool = True) -> Planned | None:
     """The shared folder (``opgen.core.layout.SHARED_DIR``) of a build that has an op to write or keep: once per
     build, whatever the number of specs.  Left as it is when the last build by this generator wrote it and its
-    files still match their manifest (``use_cache``), else emitted (one template, from no spec)."""
+    files still match their manifest (``use_cache`` and ``keep_unchanged``; --check compares it in full), else
+    taken from the build cache under its key (``use_cache``), else emitted (one template, from no spec) and
+    stored there."""
     if not any(it.output is not None or it.how == "unchanged" for it in items):
         return None
     key = build_key(SHARED_DIR, "", fingerprint)
     item = Planned(SHARED_DIR, key, "", SHARED_DIR, shared=True)
-    if use_cache and unchanged_directory(out, key) == SHARED_DIR:
+    if use_cache and keep_unchanged and unchanged_directory(out, key) == SHARED_DIR:
         item.how = "unchanged"
+        return item
+    store = Store.open() if use_cache else None
+    cached = store.get(key, "", None) if store is not None else None
+    if cached is not None and cached.directory == SHARED_DIR:
+        item.output, item.how = cached, "cached"
         return item
     from opgen.emit.pipeline import emit_shared  # the emitters load only when something is emitted
     item.output, item.how = shared_output(SHARED_DIR, emit_shared()), "emitted"
+    if store is not None:
+        store.put(key, item.output)
     return item
 
 

@@ -227,3 +227,24 @@ def test_an_op_named_like_the_shared_folder_is_an_error(tmp_path, capsys):
     code, _, err = run(["build", spec, "-o", tmp_path / "out"], capsys)
     assert code == 1 and "error[E101]: op Common would be written to common/" in err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_changed_family_kernel_header_changes_the_generator_fingerprint(monkeypatch, tmp_path):
+    """The C++ family kernels are copied into the output as they are: an edit of one must change the generator
+    fingerprint (the build cache and every manifest's generator key), as an edit of a template does."""
+    import shutil
+
+    from opgen.core import fingerprint
+
+    copy = tmp_path / "templates"
+    shutil.copytree(ROOT / "templates", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(fingerprint, "template_root", lambda: copy)
+    fingerprint.generator_fingerprint.cache_clear()
+    try:
+        before = fingerprint.generator_fingerprint()
+        header = copy / "cpp" / "common" / "op_kernel" / "moe_combine_setup_kernel.h"
+        header.write_text(header.read_text(encoding="utf-8") + "// edited\n", encoding="utf-8")
+        fingerprint.generator_fingerprint.cache_clear()
+        assert fingerprint.generator_fingerprint() != before
+    finally:
+        fingerprint.generator_fingerprint.cache_clear()

@@ -52,7 +52,11 @@ private:
     static_assert(DTypeTraits<ExpandXT>::BITS == 8U * COMBINE_ELEM_BYTES, "combine rows are FLOAT16 or BFLOAT16");
 
     __aicore__ inline void SendChunks();
-    __aicore__ inline void SplitRange(uint32_t total, uint32_t &begin, uint32_t &end) const;
+    // this core's contiguous share [begin, end) of `total` items
+    __aicore__ inline void SplitRange(uint32_t total, uint32_t &begin, uint32_t &end) const
+    {
+        CoreShare(total, coreIdx_, coreNum_, begin, end);
+    }
 
     // The combine blocks of this call's data half on rank `rank`, and its combine status entries.
     __aicore__ inline GM_ADDR WinCombine(uint32_t rank)
@@ -127,15 +131,6 @@ template <typename Traits>
 __aicore__ inline void MoeCombineSetupKernel<Traits>::Process()
 {
     SendChunks();
-}
-
-template <typename Traits>
-__aicore__ inline void MoeCombineSetupKernel<Traits>::SplitRange(uint32_t total, uint32_t &begin, uint32_t &end) const
-{
-    const uint32_t base = total / coreNum_;
-    const uint32_t extra = total % coreNum_;
-    begin = base * coreIdx_ + MinU32(coreIdx_, extra);
-    end = begin + base + (coreIdx_ < extra ? 1U : 0U);
 }
 
 // ---- every (local expert, owner) chunk into the owner's combine block of its global expert --------------

@@ -62,7 +62,11 @@ private:
     __aicore__ inline void Finish();
     __aicore__ inline void QuantRow(const LocalTensor<ExpandXT> &xRow, const LocalTensor<uint8_t> &msg,
                                     uint32_t tokenIdx, uint32_t expertRow);
-    __aicore__ inline void SplitRange(uint32_t total, uint32_t &begin, uint32_t &end) const;
+    // this core's contiguous share [begin, end) of `total` items
+    __aicore__ inline void SplitRange(uint32_t total, uint32_t &begin, uint32_t &end) const
+    {
+        CoreShare(total, coreIdx_, coreNum_, begin, end);
+    }
 
     template <typename T>
     __aicore__ inline LocalTensor<T> CalcSlot(uint32_t idx)
@@ -164,16 +168,6 @@ __aicore__ inline void MoeCombineTeardownKernel<Traits>::Process()
     WaitStatus();
     Reduce();
     Finish();
-}
-
-template <typename Traits>
-__aicore__ inline void MoeCombineTeardownKernel<Traits>::SplitRange(uint32_t total, uint32_t &begin,
-                                                                    uint32_t &end) const
-{
-    const uint32_t base = total / coreNum_;
-    const uint32_t extra = total % coreNum_;
-    begin = base * coreIdx_ + MinU32(coreIdx_, extra);
-    end = begin + base + (coreIdx_ < extra ? 1U : 0U);
 }
 
 // ---- 1. wait: every source rank's combine blocks for this owner have landed ----------------------------

@@ -68,7 +68,11 @@ private:
     __aicore__ inline void QuantRow(const LocalTensor<XT> &xRow, const LocalTensor<uint8_t> &msg, uint32_t tokenIdx,
                                     uint32_t expertRow);
     __aicore__ inline void SendChunks();
-    __aicore__ inline void SplitRange(uint32_t total, uint32_t &begin, uint32_t &end) const;
+    // this core's contiguous share [begin, end) of `total` items
+    __aicore__ inline void SplitRange(uint32_t total, uint32_t &begin, uint32_t &end) const
+    {
+        CoreShare(total, coreIdx_, coreNum_, begin, end);
+    }
 
     template <typename T>
     __aicore__ inline LocalTensor<T> CalcSlot(uint32_t idx)
@@ -190,15 +194,6 @@ __aicore__ inline void MoeDispatchSetupKernel<Traits>::Process()
     Route();
     StageRows();
     SendChunks();
-}
-
-template <typename Traits>
-__aicore__ inline void MoeDispatchSetupKernel<Traits>::SplitRange(uint32_t total, uint32_t &begin, uint32_t &end) const
-{
-    const uint32_t base = total / coreNum_;
-    const uint32_t extra = total % coreNum_;
-    begin = base * coreIdx_ + MinU32(coreIdx_, extra);
-    end = begin + base + (coreIdx_ < extra ? 1U : 0U);
 }
 
 // ---- 1. route: active tokens, rows per expert and each expert's first yOut row ---------------------

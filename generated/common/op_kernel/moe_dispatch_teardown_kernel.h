@@ -54,7 +54,11 @@ private:
     __aicore__ inline void CopyRows();
     __aicore__ inline void CopyRowOut(GM_ADDR message, uint32_t row);
     __aicore__ inline void WriteTokenNums();
-    __aicore__ inline void SplitRange(uint32_t total, uint32_t &begin, uint32_t &end) const;
+    // this core's contiguous share [begin, end) of `total` items
+    __aicore__ inline void SplitRange(uint32_t total, uint32_t &begin, uint32_t &end) const
+    {
+        CoreShare(total, coreIdx_, coreNum_, begin, end);
+    }
 
     // This rank's dispatch blocks of this call's data half, and its dispatch status entries.
     __aicore__ inline GM_ADDR WinDispatch()
@@ -155,16 +159,6 @@ __aicore__ inline void MoeDispatchTeardownKernel<Traits>::Process()
     WaitStatus();
     CopyRows();
     WriteTokenNums();
-}
-
-template <typename Traits>
-__aicore__ inline void MoeDispatchTeardownKernel<Traits>::SplitRange(uint32_t total, uint32_t &begin,
-                                                                     uint32_t &end) const
-{
-    const uint32_t base = total / coreNum_;
-    const uint32_t extra = total % coreNum_;
-    begin = base * coreIdx_ + MinU32(coreIdx_, extra);
-    end = begin + base + (coreIdx_ < extra ? 1U : 0U);
 }
 
 // ---- 1. wait: this core's share of the (local expert, source rank) entries ----------------------------

@@ -64,6 +64,16 @@ __aicore__ inline FamilyWindow MakeFamilyWindow(const TilingT &tiling, uint32_t 
     return w;
 }
 
+// Core `core` of `cores`: its contiguous share [begin, end) of `total` items (the first total % cores cores take one
+// more).
+__aicore__ inline void CoreShare(uint32_t total, uint32_t core, uint32_t cores, uint32_t &begin, uint32_t &end)
+{
+    const uint32_t base = total / cores;
+    const uint32_t extra = total % cores;
+    begin = base * core + MinU32(core, extra);
+    end = begin + base + (core < extra ? 1U : 0U);
+}
+
 // The data state (0 or 1) a family kernel of this call uses: one word in the status tail of this rank's window.
 __aicore__ inline uint32_t ReadStateWord(GM_ADDR word, const LocalTensor<int32_t> &ub)
 {

@@ -13,7 +13,7 @@ import pytest
 from opgen import cli
 from opgen.tools import write
 from opgen.core.artifact import Artifact
-from opgen.core.layout import CHECK_COMMON, SHARED_DIR
+from opgen.core.layout import CHECK_COMMON, SHARED_DIR, SHARED_KERNEL_INCLUDE
 
 from .conftest import ROOT
 
@@ -187,15 +187,23 @@ def test_no_change_rebuild_skips_emission_but_not_after_generator_change(tmp_pat
 
 
 def test_the_shared_folder_is_written_once_for_every_spec_built(tmp_path, capsys):
-    """Every op's check core includes common/op_host/op_tiling/opgen_check_common.h: a build of several specs
-    writes it once, with a manifest of its own; a rebuild leaves it as it is; --check sees a hand edit."""
+    """Every op's check core includes common/op_host/op_tiling/opgen_check_common.h, and the Setup/Teardown ops'
+    kernels common/op_kernel/<family>_kernel.h and the window layout: a build of several specs writes them once, with
+    a manifest of its own; a rebuild leaves them as they are; --check sees a hand edit."""
     setup = ROOT / "specs" / "combine_setup.spec"
     code, out, _ = run(["build", SPEC, setup, "-o", tmp_path, "-v"], capsys)
     assert code == 0
     assert out.splitlines().count(f"wrote {tmp_path / SHARED_HEADER}") == 1
     header = (tmp_path / SHARED_HEADER).read_bytes()
     manifest = json.loads((tmp_path / SHARED_DIR / "MANIFEST.json").read_text())
-    assert manifest == {"files": {CHECK_COMMON: write.sha256(header)}, "generator": manifest["generator"]}
+    kernels = {f"{SHARED_KERNEL_INCLUDE}/{p.name}": write.sha256(p.read_bytes())
+               for p in (tmp_path / SHARED_DIR / SHARED_KERNEL_INCLUDE).iterdir()}
+    assert set(kernels) == {f"{SHARED_KERNEL_INCLUDE}/{n}" for n in (
+        "opgen_family_window.h", "moe_dispatch_setup_kernel.h", "moe_dispatch_teardown_kernel.h",
+        "moe_combine_setup_kernel.h", "moe_combine_teardown_kernel.h")}
+    assert manifest == {"files": {CHECK_COMMON: write.sha256(header), **kernels}, "generator": manifest["generator"]}
+    gen_h = (tmp_path / "moe_distribute_combine_setup" / "op_kernel" / "moe_distribute_combine_setup_gen.h")
+    assert '#include "../../common/op_kernel/moe_combine_setup_kernel.h"' in gen_h.read_text(encoding="utf-8")
     for op in (OP_DIR, "moe_distribute_combine_setup"):
         check_h = (tmp_path / op / "op_host" / "op_tiling" / f"{op}_check.h").read_text(encoding="utf-8")
         assert '#include "opgen_check_common.h"' in check_h
@@ -219,3 +227,24 @@ def test_an_op_named_like_the_shared_folder_is_an_error(tmp_path, capsys):
     code, _, err = run(["build", spec, "-o", tmp_path / "out"], capsys)
     assert code == 1 and "error[E101]: op Common would be written to common/" in err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_changed_family_kernel_header_changes_the_generator_fingerprint(monkeypatch, tmp_path):
+    """The C++ family kernels are copied into the output as they are: an edit of one must change the generator
+    fingerprint (the build cache and every manifest's generator key), as an edit of a template does."""
+    import shutil
+
+    from opgen.core import fingerprint
+
+    copy = tmp_path / "templates"
+    shutil.copytree(ROOT / "templates", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(fingerprint, "template_root", lambda: copy)
+    fingerprint.generator_fingerprint.cache_clear()
+    try:
+        before = fingerprint.generator_fingerprint()
+        header = copy / "cpp" / "common" / "op_kernel" / "moe_combine_setup_kernel.h"
+        header.write_text(header.read_text(encoding="utf-8") + "// edited\n", encoding="utf-8")
+        fingerprint.generator_fingerprint.cache_clear()
+        assert fingerprint.generator_fingerprint() != before
+    finally:
+        fingerprint.generator_fingerprint.cache_clear()

@@ -165,8 +165,11 @@ def test_a_new_family_is_a_folder(tmp_path):
     res = subprocess.run([sys.executable, "-m", "opgen", "build", str(spec), "-o", str(tmp_path / "out")],
                          cwd=copy, env=env, capture_output=True, text=True)
     assert res.returncode == 0, res.stdout + res.stderr
-    for name in ("moe_distribute_combine_setup.h", "moe_distribute_combine_setup.cpp"):  # the class, the entry
+    for name in ("moe_distribute_combine_setup_gen.h", "moe_distribute_combine_setup.cpp"):  # the spec's part, the entry
         kernel_file = tmp_path / "out" / "moe_distribute_combine_setup" / "op_kernel" / name
         assert kernel_file.read_text(encoding="utf-8") == \
             (ROOT / "generated" / "moe_distribute_combine_setup" / "op_kernel" / name)\
             .read_text(encoding="utf-8").replace("combine_setup.spec", "echo.spec")
+    # the family's class template, copied into the shared folder its _gen.h includes
+    assert (tmp_path / "out" / "common" / "op_kernel" / "moe_combine_setup_kernel.h").read_bytes() == \
+        (ROOT / "generated" / "common" / "op_kernel" / "moe_combine_setup_kernel.h").read_bytes()

@@ -21,13 +21,15 @@ import pytest
 
 from opgen.emit.pipeline import emit
 from opgen.lang.expr import to_spec
-from opgen.emit.kernel import KERNEL_TEMPLATES, column_builds, emit_cpp_kernel, kernel_problem, plan_instances
+from opgen.emit.kernel import KERNEL_KINDS, KERNEL_TEMPLATES, column_builds, emit_cpp_kernel, kernel_problem, plan_instances
 from opgen.emit.kernel_lib import kernel_entries
 from opgen.emit.kernel_lib import key_value
 from opgen.emit.tiling_layout import tiling_fields
 
 from opgen.core.errors import LoweringError
-from opgen.tools.write import build, op_output
+from opgen.core.layout import SHARED_DIR
+from opgen.emit.pipeline import emit_shared
+from opgen.tools.write import build, op_output, shared_output
 
 from .conftest import ROOT, SPECS, load_ok, load_src
 
@@ -42,10 +44,15 @@ def kernel_files(op) -> dict[str, str]:
     return {a.path: a.content for a in emit_cpp_kernel(op)}
 
 
+def body_path(op) -> str:
+    """The op's kernel body header: op_kernel/<op>.h, or op_kernel/<op>_gen.h around a C++ family kernel."""
+    return KERNEL_KINDS[op.semantics].body_path(op)
+
+
 def kernel_text(op) -> str:
     """The op's kernel code: its body header, then every kernel entry (Dispatch and the __global__ function)."""
     files = kernel_files(op)
-    return files[f"op_kernel/{op.snake_name}.h"] + "".join(files[p] for p in kernel_entries(op))
+    return files[body_path(op)] + "".join(files[p] for p in kernel_entries(op))
 
 
 def syntax_check(path: Path, op_kernel: Path, arch: int = 3510, defines=()) -> subprocess.CompletedProcess:
@@ -62,10 +69,12 @@ def column_defines(op, column: dict) -> list[str]:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    """Every spec built into one tree (the real pipeline: emit + write)."""
+    """Every spec built into one tree (the real pipeline: emit + write), beside the shared folder (the C++ family
+    kernels the Setup/Teardown ops include)."""
     out = tmp_path_factory.mktemp("kernels")
     ops = [load_ok(p) for p in SPECS]
-    build(out, [op_output(op.snake_name, Path(op.span.file).name, op.source, emit(op)) for op in ops])
+    build(out, [*(op_output(op.snake_name, Path(op.span.file).name, op.source, emit(op)) for op in ops),
+                shared_output(SHARED_DIR, emit_shared())])
     return out, ops
 
 
@@ -83,7 +92,7 @@ def _check_kernels(built, columns) -> None:
                 assert cover and not empty, (op.name, path, arch, empty)
                 files += [(out / op.snake_name / path, arch, tuple(column_defines(op, col))) for col in columns(cover)]
         for arch in sorted({v.facts.npu_arch for v in op.views.values()}):  # the body header: through the entries
-            files += [(p, arch, ()) for p in sorted(kdir.glob("*.h")) if p.name != f"{op.snake_name}.h"]
+            files += [(p, arch, ()) for p in sorted(kdir.glob("*.h")) if p.name != Path(body_path(op)).name]
     assert any(p.suffix == ".cpp" for p, _, _ in files) and {a for _, a, _ in files} == {2201, 3510}
     with ThreadPoolExecutor(max_workers=8) as pool:
         results = list(pool.map(lambda f: (f, syntax_check(f[0], f[0].parent, f[1], f[2])), files))
@@ -138,7 +147,7 @@ def test_every_spec_gets_a_kernel(built):
         kdir = out / op.snake_name / "op_kernel"
         assert (kdir / f"{op.snake_name}_tiling.h").is_file()
         assert kernel_problem(op) is None, (op.name, kernel_problem(op))
-        assert (kdir / f"{op.snake_name}.h").is_file(), op.name
+        assert (out / op.snake_name / body_path(op)).is_file(), op.name
         assert all((out / op.snake_name / v.kernel_entry).is_file() for v in op.views.values()), op.name
     assert {op.semantics for op in ops} == set(KERNEL_TEMPLATES)
 
@@ -243,7 +252,7 @@ def test_changing_a_formula_changes_the_kernel(tmp_path):
 def test_kernel_output_is_deterministic_and_clean(spec):
     op = load_ok(ROOT / "specs" / spec)
     a, b = kernel_files(op), kernel_files(op)
-    assert a == b and f"op_kernel/{op.snake_name}.h" in a and set(kernel_entries(op)) <= set(a)
+    assert a == b and body_path(op) in a and set(kernel_entries(op)) <= set(a)
     for path, text in a.items():
         for word in ("TODO", "FIXME", "XXX", "placeholder", "stub", "None", "True", "False", "Open point"):
             assert not re.search(rf"\b{word}\b", text), (path, word)
@@ -442,55 +451,56 @@ def _kernel(family, spec: str) -> str:
     return "".join(files[p] for p in sorted(files, key=lambda p: not p.endswith(".h")) if not p.endswith("_tiling.h"))
 
 
-def test_family_kernels_share_one_window_layout(family):
-    layouts = set()
+def _mode(text: str, spec_quant: str, value: int, end: str) -> str:
+    """The lowered formula of one quant mode in QuantRow of op_kernel/<op>_gen.h."""
+    return text[text.index(f"// ---- {spec_quant} {value} "):text.index(end)]
+
+
+def test_family_kernels_are_cpp_headers_around_the_specs_part(family):
+    """The four kernels are the family's class templates (common/op_kernel/<family>_kernel.h, plain C++ beside the
+    shared window layout), which each op's generated op_kernel/<op>_gen.h includes and instantiates with its Traits;
+    what it generates is what the spec determines (no Process, Init or window code of its own)."""
+    shared = {a.path: a.content for a in emit_shared()}
+    assert "op_kernel/opgen_family_window.h" in shared
     for spec in FAMILY:
-        text = _kernel(family, spec)
-        layouts.add(text[text.index("// ---- the Setup/Teardown family's HCCL window"):
-                         text.index("// The kernel class's template parameters")])
         op = load_ok(ROOT / "specs" / spec)
+        kind = KERNEL_KINDS[op.semantics]
+        header = f"op_kernel/{kind.header}"
+        assert f"class {kind.kernel_class} {{" in shared[header] and "{{" not in shared[header]
+        gen = family[spec][body_path(op)]
+        for name in ("opgen_family_window.h", kind.header):
+            assert f'#include "../../common/op_kernel/{name}"' in gen
+        assert f"struct {op.name}Traits {{" in gen and f"_TPL_FUNC {op.name}Traits<" in gen  # Run's class
+        assert "::Process()" not in gen and "::Init(" not in gen and "FamilyWindow" not in gen
+        text = _kernel(family, spec)
         params = ", ".join(f"GM_ADDR {t.name}" for t in op.inputs + op.outputs)
         entry = f'extern "C" __global__ __aicore__ void {op.snake_name}({params}, GM_ADDR workspace, GM_ADDR tiling)'
         assert entry in text
         assert "InitTilingData(tiling, &tilingData)" in text and "if (tiling.tilingKey != 10000UL) {" in text
-    assert len(layouts) == 1
 
 
 def test_dispatch_setup_kernel(family):
     text = _kernel(family, "dispatch_setup.spec")
-    mode0 = text[text.index("::QuantRowMode0("):text.index("::QuantRowMode4(")]
+    mode0 = _mode(text, "quantMode", 0, "// ---- quantMode 4 ")
     assert "CastRow<YOutT, XT, RoundMode::CAST_RINT, false>(yOutRow, xRow," in mode0  # a copy: the dtypes agree
-    mx = text[text.index("::QuantRowMode4("):text.index("---- 3. send")]
+    mx = _mode(text, "quantMode", 4, "#define MOE_DISTRIBUTE_DISPATCH_SETUP_TPL_CLASS")
     for needle in ("ExponentRow(", "BlockMaxRow<32U>(", "Exp2Row(", "MulBlocks<32U>(",
                    "CastRow<YOutT, float, RoundMode::CAST_RINT, true>(yOutRow"):
         assert needle in mx, needle
-    stage = text[text.index("::StageRows()"):text.index("::StageRow(uint32_t")]
-    assert "StageRow(tokenIdx, static_cast<uint32_t>(expert) + sharedExperts_, yRow);" in stage  # smooth row e + S
-    assert "StageRow(j % activeTokens_, j / activeTokens_, r);" in stage                      # shared copies
-    assert "ZeroRow(r);" in stage and "DataCopyPad(expandIdxOutGm_[pairBegin], idx," in stage
-    send = text[text.index("::SendChunks()"):]
-    assert send.index("CopyGmBytes(copyQue_") < send.index("PostEntry(WinEntries(dstRank)")
-    assert "block = epRank_ * localMoe_ + e % localMoe_;" in send
     assert ("(ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_Y == DT_FLOAT8_E4M3FN) && tiling.quantMode == 4",
             "bfloat16_t, fp8_e4m3fn_t, 4U") in _runs(text)
 
 
 def test_dispatch_teardown_kernel(family):
     text = _kernel(family, "dispatch_teardown.spec")
-    assert "QuantRowMode" not in text  # the rows arrive quantised by DispatchSetup
-    assert "WaitEntries(WinEntries() + static_cast<uint64_t>(entryStart_) * FLAG_BYTES" in text
-    assert "(idx % epWorld_) * localMoe_ + idx / epWorld_" in text
-    assert "counts.SetValue(i, static_cast<int32_t>(row));  // assistInfoForCombineOut: inclusive cumulative" in text
-    assert "ToggleStateWord(WindowIn<EP_GROUP>(hccl_, epRank_) + win_.stateOffset + DISPATCH_STATE_WORD" in text
+    assert "QuantRow" not in text  # the rows arrive quantised by DispatchSetup
     assert _runs(text) and all("ORIG_DTYPE_Y == DT_" in c for c, _ in _runs(text))
     assert all(re.search(r"ORIG_DTYPE_Y == (DT_\w+)\) && \(ORIG_DTYPE_EXPAND_X == \1\)", c) for c, _ in _runs(text))
 
 
 def test_combine_setup_kernel(family, tmp_path):
     text = _kernel(family, "combine_setup.spec")
-    assert "QuantRowMode" not in text
-    assert "const uint64_t expert = static_cast<uint64_t>(epRank_ - sharedRanks_) * localMoe_ + le;" in text
-    assert "PostEntry(WinEntries(owner) + static_cast<uint64_t>(epRank_) * FLAG_BYTES, sent, status);" in text
+    assert "QuantRow" not in text
     head = "quant 0 none \"不进行量化\" {\n"
     op = _variant("combine_setup.spec", head, head + "        quantExpandXOut = cast(cast(expandX, FLOAT32), INT8);\n",
                   tmp_path)
@@ -499,15 +509,9 @@ def test_combine_setup_kernel(family, tmp_path):
 
 def test_combine_teardown_kernel(family):
     text = _kernel(family, "combine_teardown.spec")
-    assert "CopyRow(xOutRow, xRow, static_cast<uint32_t>(hLen));" in text  # the spec's formula (identity)
-    reduce = text[text.index("::Reduce()"):text.index("::QuantRow(")]
-    assert "static_cast<uint64_t>(id) * win_.combineBlock +" in reduce
-    assert "static_cast<uint64_t>(slots.GetValue(k)) * rowBytes_" in reduce   # slot expandIdx[t * K + k]
-    assert reduce.index("Muls(term, term, weight, n);") < reduce.index("Add(acc, acc, term, n);")
-    assert "CastRow<XOutT, float, RoundMode::CAST_RINT, false>(" in reduce
+    quant = text[text.index("::QuantRow("):text.index("#define MOE_DISTRIBUTE_COMBINE_TEARDOWN_TPL_CLASS")]
+    assert "CopyRow(xOutRow, xRow, static_cast<uint32_t>(hLen));" in quant  # the spec's formula (identity)
     assert "sharedExpertXOptionalGm_" not in text  # the reference (and the arch35 kernel) do not add it
-    assert "ToggleStateWord(WindowIn<EP_GROUP>(hccl_, epRank_) + win_.stateOffset + COMBINE_STATE_WORD" in text
-
 
 
 def test_a_mode_whose_code_an_arch_cannot_compile_is_a_located_error(dispatch_v2):

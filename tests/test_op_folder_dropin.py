@@ -145,7 +145,7 @@ def test_shared_folder_lands_where_the_real_tree_keeps_the_mc2_ops_shared_host_h
     mc2/common/ its headers sit beside the real tree's shared host headers, in the folder the repository puts on
     the include path of every op's tiling, infershape and op_api objects."""
     src = unpacked(OPS_TRANSFORMER, cache_root(tmp_path / "cache"), "ops-transformer")
-    shared = sorted(p.relative_to(SHARED) for p in SHARED.rglob("*") if p.is_file() and p.name != "MANIFEST.json")
+    shared = sorted(p.relative_to(SHARED) for p in (SHARED / "op_host").rglob("*") if p.is_file())
     assert [p.as_posix() for p in shared] == ["op_host/op_tiling/opgen_check_common.h"]
     real = src / "mc2" / "common" / "op_host" / "op_tiling"
     assert {_kind(p.relative_to(src / "mc2" / "common")) for p in real.glob("*.h")} == {"op_host/op_tiling/*.h"}
@@ -160,6 +160,26 @@ def test_shared_folder_lands_where_the_real_tree_keeps_the_mc2_ops_shared_host_h
         assert "${OPS_TRANSFORMER_DIR}/mc2/common/op_host/op_tiling" in body, start
     included = (GENERATED / "op_host" / "op_tiling" / f"{OP}_check.h").read_text(encoding="utf-8")
     assert f'#include "{shared[0].name}"' in included
+
+
+def test_shared_kernel_headers_land_beside_the_real_mc2_ops_shared_kernel_headers(tmp_path):
+    """generated/common/op_kernel/ holds the C++ family kernels (the Setup/Teardown class templates and their window
+    layout); dropped into mc2/common/ they sit beside the real ops' shared kernel headers (moe_distribute_base.h)
+    with no name clash, and each family op's op_kernel/<op>_gen.h includes them by the paths the real ops include
+    mc2/common/op_kernel with (code: mc2/moe_distribute_dispatch_v2/op_kernel/moe_distribute_dispatch_v2.h)."""
+    src = unpacked(OPS_TRANSFORMER, cache_root(tmp_path / "cache"), "ops-transformer")
+    ours = sorted(p.name for p in (SHARED / "op_kernel").iterdir())
+    assert ours == ["moe_combine_setup_kernel.h", "moe_combine_teardown_kernel.h", "moe_dispatch_setup_kernel.h",
+                    "moe_dispatch_teardown_kernel.h", "opgen_family_window.h"]
+    real = src / "mc2" / "common" / "op_kernel"
+    assert (real / "moe_distribute_base.h").is_file() and not any((real / n).exists() for n in ours)
+    real_include = (src / "mc2" / "moe_distribute_dispatch_v2" / "op_kernel" / "moe_distribute_dispatch_v2.h")\
+        .read_text(encoding="utf-8")
+    assert '#include "../../common/op_kernel/mc2_moe_context.h"' in real_include
+    for op in ("moe_distribute_dispatch_setup", "moe_distribute_dispatch_teardown", "moe_distribute_combine_setup",
+               "moe_distribute_combine_teardown"):
+        gen = (ROOT / "generated" / op / "op_kernel" / f"{op}_gen.h").read_text(encoding="utf-8")
+        assert '#include "../../common/op_kernel/opgen_family_window.h"' in gen, op
 
 
 def _value(arg: str) -> str:

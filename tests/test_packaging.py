@@ -64,6 +64,9 @@ def test_wheel_install_builds_from_any_directory(tmp_path):
     assert res.returncode == 0, res.stderr
     assert (work / "generated" / "moe_distribute_dispatch_v2" / "docs" / "aclnnMoeDistributeDispatchV2.md").is_file()
     assert (work / "generated" / "common" / "op_host" / "op_tiling" / "opgen_check_common.h").is_file()  # its template
+    # the C++ family kernels, copied as they are into the shared folder
+    kernel = work / "generated" / "common" / "op_kernel" / "moe_dispatch_setup_kernel.h"
+    assert kernel.read_bytes() == (ROOT / "templates" / "cpp" / "common" / "op_kernel" / kernel.name).read_bytes()
     # and the installed copy is the one that ran
     where = subprocess.run([str(py), "-c", "import opgen; print(opgen.__file__)"], cwd=work, env=env,
                            capture_output=True, text=True, check=True).stdout

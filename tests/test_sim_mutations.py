@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from opgen import cli
+from opgen.core.layout import SHARED_DIR, SHARED_KERNEL_INCLUDE
 from opgen.emit import render as emit
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,8 +93,9 @@ def _build_mutated(monkeypatch, out: Path, template: str, line: str, wrong: str,
         assert cli.main(["build", str(ROOT / "specs" / spec), "-o", str(out), "--no-cache"]) == 0
     finally:
         emit.environment.cache_clear()
-    kernel = "".join(p.read_text(encoding="utf-8") for p in sorted((out / op / "op_kernel").rglob("*"))
-                     if p.suffix in (".h", ".cpp"))  # the kernel class and its entries
+    # the kernel class and its entries, and the C++ family kernels of the shared folder
+    files = [*(out / op / "op_kernel").rglob("*"), *(out / SHARED_DIR / SHARED_KERNEL_INCLUDE).glob("*")]
+    kernel = "".join(p.read_text(encoding="utf-8") for p in sorted(files) if p.suffix in (".h", ".cpp"))
     # compared without whitespace: clang-format lays the generated kernel out (opgen/emit/cpp_format.py)
     kernel, wrong_code, line_code = (re.sub(r"\s+", "", s) for s in (kernel, wrong, line))
     assert (wrong_code in kernel) if wrong else (line_code not in kernel), \
@@ -121,6 +123,30 @@ def test_a_wrong_template_line_fails_the_twin(name, monkeypatch, tmp_path):
         testkit.twin(ref, cases, case, world, results, good, tmp_path / "good" / case_id)
         with pytest.raises((AssertionError, sim.TwinFault)):
             testkit.twin(ref, cases, case, world, results, bad, tmp_path / "bad" / case_id)
+
+
+@pytest.mark.slow
+def test_a_wrong_line_in_a_family_kernel_header_fails_the_twin(monkeypatch, tmp_path):
+    """The Setup/Teardown kernels are C++ headers the build copies into common/op_kernel/: a wrong line there
+    (DispatchSetup's expandIdxOut gives every valid pair the next pair's slot) reaches the twin through the op's
+    op_kernel/<op>_gen.h and fails it; the same world passes on the unmutated header."""
+    from opgen import sim
+    from opgen.harness import testkit
+
+    op = "moe_distribute_dispatch_setup"
+    ref, cases = _suite(op)
+    _require_twin()
+    mutated = _build_mutated(monkeypatch, tmp_path / "out", "cpp/common/op_kernel/moe_dispatch_setup_kernel.h",
+                             "idx.SetValue(i - pairBegin, slot);", "idx.SetValue(i - pairBegin, slot + 1);",
+                             "dispatch_setup.spec", op)
+    case = next(c for c in cases.POSITIVE if c["id"] == cases.TWIN_SUBSET[0])
+    world = testkit.build_world(ref, case)
+    results = testkit.run(ref, case, world)
+    good = lambda product: sim.build_for(GENERATED / op, ref, product)  # noqa: E731
+    bad = lambda product: sim.build_for(mutated, ref, product)  # noqa: E731
+    assert testkit.twin(ref, cases, case, world, results, good, tmp_path / "good") is None
+    with pytest.raises((AssertionError, sim.TwinFault)):
+        testkit.twin(ref, cases, case, world, results, bad, tmp_path / "bad")
 
 
 @pytest.mark.slow

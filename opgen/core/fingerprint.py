@@ -14,14 +14,17 @@ from opgen.core.templates import template_root
 GENERATOR_VERSION = "1"  # part of every manifest and of the fingerprint
 # clang_format lays out every generated C++ file (opgen/emit/cpp_format.py)
 _LIBRARIES = ("jinja2", "lark", "numpy", "ml_dtypes", "clang_format")
+SOURCES = (".py", ".lark", ".j2", ".clang-format")  # the generator's files whose contents decide its output
 
 
 @functools.lru_cache(maxsize=1)
 def generator_fingerprint() -> str:
     h = hashlib.sha256(f"opgen {__version__} generator {GENERATOR_VERSION} python {sys.version_info[:2]}".encode())
-    for package, root in (("opgen", resources.files("opgen")), ("opgen.templates", template_root())):
+    # the templates' .h files: the C++ family kernels, copied into the output as they are
+    for package, root, suffixes in (("opgen", resources.files("opgen"), SOURCES),
+                                    ("opgen.templates", template_root(), SOURCES + (".h",))):
         for name, entry in sorted(_walk(root), key=lambda p: p[0]):
-            if name.endswith((".py", ".lark", ".j2", ".clang-format")):
+            if name.endswith(suffixes):
                 h.update(f"{package}/{name}\0".encode())
                 h.update(entry.read_bytes())
     versions = _library_versions()

@@ -11,9 +11,17 @@ from pathlib import Path
 SHARED_DIR = "common"                        # beside the op folders, as mc2/common
 SHARED_HOST_INCLUDE = "op_host/op_tiling"    # inside SHARED_DIR: on every host object's include path
 CHECK_COMMON = f"{SHARED_HOST_INCLUDE}/opgen_check_common.h"  # what every op's check core includes
+SHARED_KERNEL_INCLUDE = "op_kernel"          # inside SHARED_DIR: the C++ family kernels (mc2/common/op_kernel)
+SHARED_KERNEL_WINDOW = "opgen_family_window.h"  # the Setup/Teardown family's window, beside its four kernels
 
 
 def shared_host_include(op_dir: Path) -> Path:
     """The include directory of the shared host headers for the op folder ``op_dir`` (``<op_dir>/../common/...``),
     which a compile of the op's host code passes as -I, as the ops-transformer build does."""
     return op_dir.parent / SHARED_DIR / SHARED_HOST_INCLUDE
+
+
+def shared_kernel_include(op_dir: Path) -> Path:
+    """The shared kernel headers for the op folder ``op_dir`` (``<op_dir>/../common/op_kernel``), which its
+    op_kernel/<op>_gen.h includes by that relative path, as the real ops include mc2/common/op_kernel."""
+    return op_dir.parent / SHARED_DIR / SHARED_KERNEL_INCLUDE

@@ -22,10 +22,11 @@ from __future__ import annotations
 from opgen.core.artifact import Artifact
 from opgen.core.family_parts import part_attr
 from opgen.emit.kernel_lib import (ArchGuards, KernelKind, KernelPlan, columns_of, common_context, entry_context,
-                                   kernel_entries, tiling_struct_name)
+                                   family_gen_context, kernel_entries, tiling_struct_name)
 from opgen.emit.kernel_lib import plan_instances as _plan_instances
 from opgen.emit.registry import emitter
-from opgen.emit.render import render
+from opgen.core.layout import SHARED_KERNEL_INCLUDE, SHARED_KERNEL_WINDOW
+from opgen.emit.render import render, template_source
 from opgen.emit.tiling_layout import tiling_fields, ub_bytes_fn
 from opgen.emit.ub_plan import render_cpp
 from opgen.lower.ascendc import LoweringError
@@ -48,7 +49,8 @@ def kernel_context(op: Op) -> dict:
     """The kernel template's context: the op in its family's role names, which the template is written against."""
     op = in_role_names(op)
     kind = KERNEL_KINDS[op.semantics]
-    return kind.context(op, common_context(op, kind))
+    ctx = kind.context(op, common_context(op, kind))
+    return family_gen_context(op, ctx, kind) if kind.header else ctx
 
 
 def column_builds(op: Op, socs, arch: int) -> tuple[list[dict], list[dict]]:
@@ -79,6 +81,14 @@ def column_builds(op: Op, socs, arch: int) -> tuple[list[dict], list[dict]]:
     return cover, [col for col, got in columns if not got]
 
 
+def family_kernel_headers() -> list[Artifact]:
+    """The C++ family kernels every op of those families includes, and the window layout they share, relative to the
+    output tree's shared folder: common/op_kernel/ holds them as templates/cpp/common/op_kernel/ has them."""
+    names = [SHARED_KERNEL_WINDOW] + sorted({k.header for k in KERNEL_KINDS.values() if k.header})
+    return [Artifact(f"{SHARED_KERNEL_INCLUDE}/{n}", template_source(f"cpp/common/{SHARED_KERNEL_INCLUDE}/{n}"))
+            for n in names]
+
+
 # ---- the emitter -------------------------------------------------------------------------------
 
 def kernel_problem(op: Op) -> str | None:
@@ -107,7 +117,7 @@ def emit_cpp_kernel(op: Op, plans=None) -> list:
                              spec_name=spec_name,
                              ub_plan=render_cpp(plan, struct, ub_bytes_fn(op)) if plan is not None else ""))]
     if kind is not None:
-        files.append(Artifact(f"op_kernel/{s}.h", render(kind.template, spec_name=spec_name, **ctx)))
+        files.append(Artifact(ctx["body_path"], render(kind.template, spec_name=spec_name, **ctx)))
         rop = ctx["op"]  # the op in its family's role names, as the kernel plan names its tensors
         for path, socs in kernel_entries(rop).items():
             files.append(Artifact(path, render("cpp/op_kernel/entry.cpp.j2", spec_name=spec_name,

@@ -20,7 +20,8 @@ tensor whose layout the checks leave open ((1,) or (H,) static scales) gets one 
 apart at run time by the let that carries its rank or first dim (:meth:`opgen.lower.ascendc.TilingExpr.probe`).
 Quant formulas come from the spec through :class:`opgen.lower.ascendc.QuantLowering`.  DispatchV2 and CombineV2
 share one HCCL window layout (``_helpers.j2``): two alternating data halves of [CombineV2 rows | DispatchV2 rows]
-and a status area; the Setup/Teardown family shares another (``_family.j2``).
+and a status area; the Setup/Teardown family shares another (``templates/cpp/common/op_kernel/opgen_family_window.h``,
+which its four C++ class templates beside it include: ``KernelKind.header``).
 """
 from __future__ import annotations
 
@@ -424,10 +425,22 @@ class KernelKind:
     # the areas of the spec's `window` the kernel addresses (tiling data fields win_<area>, win_<area>_at), the
     # first ones of a data half in this order: each finds its area after the one before it
     window_areas: tuple[str, ...] = ()
+    # a family whose kernel is plain C++: its class template's header (templates/cpp/common/op_kernel/, copied into
+    # the generated tree's common/op_kernel/) and class, the tensors whose element types the class names and those
+    # it addresses in GM itself (the others the spec's formulas read come in the Traits' ExtraGm); its template then
+    # renders op_kernel/<op>_gen.h, what the spec determines of the kernel (family_gen_context)
+    header: str | None = None
+    kernel_class: str = ""
+    types: tuple[str, ...] = ()
+    gm: tuple[str, ...] = ()
 
     @property
     def template(self) -> str:
         return template_name(self.semantics)
+
+    def body_path(self, op: Op) -> str:
+        """The op's kernel body header: op_kernel/<op>_gen.h around a C++ family kernel, else op_kernel/<op>.h."""
+        return f"op_kernel/{op.snake_name}{'_gen' if self.header else ''}.h"
 
 
 def _check_window(op: Op, kind: KernelKind) -> None:
@@ -559,11 +572,36 @@ def entry_context(op: Op, ctx: dict, path: str, socs: tuple[str, ...]) -> dict:
     plan = ctx["plan"]
     guards = ArchGuards(op, socs)
     depth = path.count("/") - 1  # op_kernel/<entry>.cpp: 0; op_kernel/<arch dir>/<entry>.cpp: 1
-    header = f"op_kernel/{op.snake_name}.h"
+    header = ctx["body_path"]
     return dict(ctx, groups=dispatch_groups(plan, [i for i in plan.instances if i.products & set(socs)]),
                 inst_guard=lambda inst: instance_guard(op, guards, inst),
                 entry_socs=list(socs), entry_op_file=op.views[socs[0]].op_file, body_header=header,
-                body_include="../" * depth + f"{op.snake_name}.h")
+                body_include="../" * depth + header.removeprefix("op_kernel/"))
+
+
+def family_gen_context(op: Op, ctx: dict, kind: KernelKind) -> dict:
+    """The context of op_kernel/<op>_gen.h around a C++ family kernel (``kind.header``): the Traits the class
+    template is instantiated with (one template parameter per varying dtype, key field and routed layout, as the
+    class parameters of a Jinja kernel), the family's GM tensors and the others the formulas read (ExtraGm)."""
+    plan = ctx["plan"]
+    types = [(type_param(t), f"{type_param(t)}_") for t in plan.varying]
+    types += [(type_param(t), ctx["tensor_types"][t]) for t in kind.types if t not in plan.varying]
+    values = [("uint32_t", f.param) for f in plan.fields if f.param]
+    values += [("RowLayout", f"LAYOUT_{snake(t).upper()}") for t in plan.routed]
+    quant = next((f.param for f in plan.fields if f.role == "quant"), None)
+    gms = ctx["gm_tensors"]
+    # the names of the Traits the lowered formulas use beyond the class's own (its element types): QuantRow's
+    # local aliases (the quant parameter always: it picks the mode)
+    body = "\n".join(line for m in ctx["modes"] for line in m.lines)
+    own = {type_param(t) for t in kind.types}
+    used = lambda name: name not in own and (name == quant or re.search(rf"\b{name}\b", body))  # noqa: E731
+    return dict(ctx, cls=kind.kernel_class, kernel_class=kind.kernel_class, kernel_header=kind.header,
+                traits_struct=f"{op.name}Traits", traits_params=[f"{p}_" for p in ctx["class_params"]],
+                traits_types=types, traits_values=values, quant_param=quant or "0U",
+                body_types=[n for n, _ in types if used(n)], body_values=[(c, n) for c, n in values if used(n)],
+                lowered=kind.formulas == "lowered",
+                family_gm=[g for g in gms if g["name"] in kind.gm],
+                extra_gm=[g for g in gms if g["name"] not in kind.gm])
 
 
 def common_context(op: Op, kind: KernelKind) -> dict:
@@ -744,6 +782,7 @@ def common_context(op: Op, kind: KernelKind) -> dict:
         fixed_row_types=[(type_param(t), tensor_types[t]) for t in dict.fromkeys((kind.row_input, kind.row_output))
                          if op.tensor(t) is not None and t not in plan.varying],
         quant_types=types,
+        body_path=kind.body_path(op),
     )
 
 
@@ -1094,7 +1133,8 @@ def _invariant_rows(op: Op, post) -> list:
     return list(found.values())
 
 
-# The Setup/Teardown family's kernels share one window layout (_family.j2) and the names it is written against.
+# The Setup/Teardown family's kernels share one window layout (opgen_family_window.h) and the names it is
+# written against.
 SETUP_TEARDOWN_ATTRS = ("epWorldSize", "epRankId", "moeExpertNum", "sharedExpertNum", "sharedExpertRankNum")
 SETUP_TEARDOWN_LETS = ("localMoeExpertNum", "localExpertNum", "maxBs")
 SETUP_TEARDOWN_AREAS = ("combine", "dispatch")  # the family's window: the combine blocks, then the dispatch blocks

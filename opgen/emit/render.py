@@ -35,6 +35,11 @@ def _load_template(name: str) -> str:
         raise jinja2.TemplateNotFound(name) from None
 
 
+def template_source(name: str) -> str:
+    """A file of the templates as it is, for the files copied into the output unrendered (the C++ family kernels)."""
+    return _load_template(name)
+
+
 def environment() -> jinja2.Environment:
     return _environment(_bytecode_dir())
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from opgen.core.dtypes import DTYPES
-from opgen.core.layout import shared_host_include
+from opgen.core.layout import SHARED_DIR, shared_host_include, shared_kernel_include
 
 SIM_DIR = Path(__file__).resolve().parent
 INCLUDE = SIM_DIR / "include"
@@ -88,11 +88,12 @@ def compile_commands(cxx: list[str], op_dir: Path, op_name: str, arch: int,
 
 def _sources(op_dir: Path) -> list[Path]:
     """Every file a translation unit can read: the twin's C++, the op's generated kernel and host tiling, and the
-    shared host headers beside the op folder."""
+    shared host and kernel headers beside the op folder."""
     sim = [p for p in SIM_DIR.glob("*") if p.suffix in (".cpp", ".h")] + \
         [p for p in INCLUDE.rglob("*") if p.is_file()]
     op = [p for sub in ("op_kernel", "op_host/op_tiling") for p in (op_dir / sub).rglob("*") if p.is_file()]
-    shared = [p for p in shared_host_include(op_dir).glob("*") if p.is_file()]
+    shared = [p for d in (shared_host_include(op_dir), shared_kernel_include(op_dir)) for p in d.glob("*")
+              if p.is_file()]
     return sorted(sim) + sorted(op) + sorted(shared)
 
 
@@ -101,7 +102,7 @@ def cache_key(cxx: list[str], commands: list[list[str]], link: list[str], op_dir
 
     The op directory's location is left out (its files' names and contents are in), and so is that of the shared
     folder beside it: the same generated op built into another directory, as the tests do, reuses the executable."""
-    shared = shared_host_include(op_dir)
+    shared = op_dir.parent / SHARED_DIR
     h = hashlib.sha256()
     # a compiler upgrade behind the same name must rebuild
     version = subprocess.run([*cxx, "--version"], capture_output=True, text=True)

@@ -12,9 +12,9 @@
  *
  * MoeDistributeDispatchSetup kernel entry of ascend950 (no opFile.value: the op's one entry).
  * CANN compiles it once per OpDef column of each SoC it serves; its Dispatch holds their kernel instances alone.
- * The kernel class and its helpers: op_kernel/moe_distribute_dispatch_setup.h.
+ * The kernel class and its helpers: op_kernel/moe_distribute_dispatch_setup_gen.h.
  */
-#include "moe_distribute_dispatch_setup.h"
+#include "moe_distribute_dispatch_setup_gen.h"
 
 namespace MoeDistributeDispatchSetupImpl {
 __aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeDispatchSetupTilingData &tiling)

@@ -1,5 +1,6 @@
-"""The moe_combine_teardown family's Ascend C kernel: what its template (kernel.cpp.j2 beside this file) is written
-against."""
+"""The moe_combine_teardown family's Ascend C kernel: its class template is plain C++
+(templates/cpp/common/op_kernel/moe_combine_teardown_kernel.h); its template (kernel.cpp.j2 beside this file) renders what
+the spec determines around it (templates/cpp/op_kernel/family_gen.h.j2)."""
 from __future__ import annotations
 
 from opgen.emit.kernel_lib import (KernelKind, SETUP_TEARDOWN_AREAS, SETUP_TEARDOWN_ATTRS, SETUP_TEARDOWN_LETS,
@@ -22,4 +23,6 @@ KIND = KernelKind(
      "attrs": SETUP_TEARDOWN_ATTRS,
      "lets": SETUP_TEARDOWN_LETS,
      "dims": ("BS", "H", "K")},
-    combine_teardown_context, window_areas=SETUP_TEARDOWN_AREAS[:1])
+    combine_teardown_context, window_areas=SETUP_TEARDOWN_AREAS[:1],
+    header="moe_combine_teardown_kernel.h", kernel_class="MoeCombineTeardownKernel", types=("expandX", "xOut"),
+    gm=("expertIds", "expandIdx", "expertScales", "xActiveMaskOptional", "xOut"))

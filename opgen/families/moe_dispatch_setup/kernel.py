@@ -1,5 +1,6 @@
-"""The moe_dispatch_setup family's Ascend C kernel: what its template (kernel.cpp.j2 beside this file) is written
-against."""
+"""The moe_dispatch_setup family's Ascend C kernel: its class template is plain C++
+(templates/cpp/common/op_kernel/moe_dispatch_setup_kernel.h); its template (kernel.cpp.j2 beside this file) renders what
+the spec determines around it (templates/cpp/op_kernel/family_gen.h.j2)."""
 from __future__ import annotations
 
 from opgen.emit.kernel_lib import (KernelKind, SETUP_TEARDOWN_AREAS, SETUP_TEARDOWN_ATTRS, SETUP_TEARDOWN_LETS,
@@ -21,4 +22,6 @@ KIND = KernelKind(
      "attrs": SETUP_TEARDOWN_ATTRS,
      "lets": SETUP_TEARDOWN_LETS + ("tokenMsgSize",),
      "dims": ("BS", "H", "K")},
-    dispatch_setup_context, window_areas=SETUP_TEARDOWN_AREAS)
+    dispatch_setup_context, window_areas=SETUP_TEARDOWN_AREAS,
+    header="moe_dispatch_setup_kernel.h", kernel_class="MoeDispatchSetupKernel", types=("x", "yOut"),
+    gm=("x", "expertIds", "scalesOptional", "xActiveMaskOptional", "yOut", "expandIdxOut"))

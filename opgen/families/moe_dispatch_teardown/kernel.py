@@ -1,5 +1,6 @@
-"""The moe_dispatch_teardown family's Ascend C kernel: what its template (kernel.cpp.j2 beside this file) is written
-against."""
+"""The moe_dispatch_teardown family's Ascend C kernel: its class template is plain C++
+(templates/cpp/common/op_kernel/moe_dispatch_teardown_kernel.h); its template (kernel.cpp.j2 beside this file) renders what
+the spec determines around it (templates/cpp/op_kernel/family_gen.h.j2)."""
 from __future__ import annotations
 
 from opgen.emit.kernel_lib import (KernelKind, SETUP_TEARDOWN_AREAS, SETUP_TEARDOWN_ATTRS, SETUP_TEARDOWN_LETS,
@@ -19,4 +20,6 @@ KIND = KernelKind(
      "attrs": SETUP_TEARDOWN_ATTRS + ("expertTokenNumsType",),
      "lets": SETUP_TEARDOWN_LETS + ("tokenMsgSize", "isSharedRank"),
      "dims": ("BS", "H", "K")},
-    dispatch_teardown_context, formulas="copied", window_areas=SETUP_TEARDOWN_AREAS)
+    dispatch_teardown_context, formulas="copied", window_areas=SETUP_TEARDOWN_AREAS,
+    header="moe_dispatch_teardown_kernel.h", kernel_class="MoeDispatchTeardownKernel", types=("y", "expandXOut"),
+    gm=("expandXOut", "assistInfoForCombineOut", "expertTokenNumsOut"))

@@ -133,10 +133,12 @@ def test_v1_v2_behaviour_is_the_commalg_switch_and_nothing_else(v1_v2):
     # the generated kernels' rejection of A2's hierarchy template follows the switch: the env rule becomes a commAlg one
     assert ("constraint.removed", "check ascend910b.HCCL_INTRA_PCIE_ENABLE", ("ascend910b",)) in items
     assert ("constraint.added", "check ascend910b.commAlg", ("ascend910b",)) in items
-    # the fullmesh_v2 / hierarchy templates of A3 are new, and Ascend 950 inherits them
+    # the fullmesh_v2 / hierarchy templates of A3 are new, and Ascend 950 inherits them; so is the generated
+    # kernels' rejection of the hierarchy one (comm_path: opgen builds no layered template), as on A2 above
     added = [s for k, s, p in items if k == "constraint.added" and p != ("ascend910b",)]
     assert all(p == ("ascend910_93", "ascend950") for k, s, p in items if k == "constraint.added" and s in added)
-    assert len(added) == 12 and "check ascend910_93.expertScalesOptional" in added
+    assert len(added) == 13 and "check ascend910_93.expertScalesOptional" in added
+    assert "check ascend910_93.comm_path" in added
     assert items[("pairs.changed", "pairs_with", ("ascend910b",))].new == ("MoeDistributeCombineV2",)
     # Everything else is identical: every behaviour change is about commAlg, the env switch or the partner op.
     # (When this fails, specs/dispatch_v2.spec changed without specs/history/dispatch_v1.spec: port the change.)

@@ -16,7 +16,7 @@ from opgen.tools.changelog_zh import expr_zh
 from opgen.tools.diff import diff_ops, render_md
 
 from .conftest import ROOT, load_ok
-from .test_diff import BASE, model, toy
+from .test_diff import BASE, NONCONTIGUOUS_X, model, toy
 
 HISTORY = ROOT / "specs" / "history"
 PAIRS = [(HISTORY / "dispatch_v1.spec", HISTORY / "dispatch_v2_2026_05.spec"),
@@ -169,6 +169,18 @@ def test_unsupported_and_buffer():
         "\n## 参数变更\n\n### alpha\n\n- alpha（Ascend 950）当前版本不支持（预留参数）。\n"
         "\n### HCCL_BUFFSIZE\n\n- HCCL_BUFFSIZE（所有产品）约束变更：由「要求HCCL_BUFFSIZE ≥ BS * H * 2」变更为"
         "「要求HCCL_BUFFSIZE ≥ BS * H * 4」。\n")
+
+
+
+def test_noncontiguous_support_listed_under_its_tensor_for_all_products():
+    """The 非连续Tensor column's change, as a parameter's change (never an 接口变更: the prototype is the same)."""
+    both = toy(NONCONTIGUOUS_X, ("output countsOut: INT32 shape", "output countsOut: INT32 noncontiguous shape"))
+    assert body(md(BASE, both)) == (
+        "\n## 参数变更\n\n### x\n\n- x（所有产品）由不支持非连续Tensor变更为支持非连续Tensor。\n"
+        "\n### countsOut\n\n- countsOut（所有产品）由不支持非连续Tensor变更为支持非连续Tensor。\n")
+    assert body(md(both, BASE)) == (
+        "\n## 参数变更\n\n### x\n\n- x（所有产品）由支持非连续Tensor变更为不支持非连续Tensor。\n"
+        "\n### countsOut\n\n- countsOut（所有产品）由支持非连续Tensor变更为不支持非连续Tensor。\n")
 
 
 @pytest.mark.parametrize("edits, lines", [

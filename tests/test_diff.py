@@ -133,10 +133,12 @@ def test_v1_v2_behaviour_is_the_commalg_switch_and_nothing_else(v1_v2):
     # the generated kernels' rejection of A2's hierarchy template follows the switch: the env rule becomes a commAlg one
     assert ("constraint.removed", "check ascend910b.HCCL_INTRA_PCIE_ENABLE", ("ascend910b",)) in items
     assert ("constraint.added", "check ascend910b.commAlg", ("ascend910b",)) in items
-    # the fullmesh_v2 / hierarchy templates of A3 are new, and Ascend 950 inherits them
+    # the fullmesh_v2 / hierarchy templates of A3 are new, and Ascend 950 inherits them; so is the generated
+    # kernels' rejection of the hierarchy one (comm_path: opgen builds no layered template), as on A2 above
     added = [s for k, s, p in items if k == "constraint.added" and p != ("ascend910b",)]
     assert all(p == ("ascend910_93", "ascend950") for k, s, p in items if k == "constraint.added" and s in added)
-    assert len(added) == 12 and "check ascend910_93.expertScalesOptional" in added
+    assert len(added) == 13 and "check ascend910_93.expertScalesOptional" in added
+    assert "check ascend910_93.comm_path" in added
     assert items[("pairs.changed", "pairs_with", ("ascend910b",))].new == ("MoeDistributeCombineV2",)
     # Everything else is identical: every behaviour change is about commAlg, the env switch or the partner op.
     # (When this fails, specs/dispatch_v2.spec changed without specs/history/dispatch_v1.spec: port the change.)
@@ -617,3 +619,82 @@ def test_a_narrower_mark_is_a_docs_change():
     edited = load_src(src.replace(mark, mark.replace('"H in [1024, 8192]"', '"H in [512, 8192]"')), "edited.spec")[0]
     assert [(c.group, c.kind, c.old, c.new) for c in diff_ops(new, edited).changes] == [
         (DOCS, "narrower.changed", "H in [1024, 8192]", "H in [512, 8192]")]
+
+
+# ---- a tensor's non-contiguous support (the documents' 非连续Tensor column) ---------------------------------------
+
+NONCONTIGUOUS_X = ("input x: FLOAT16 | BFLOAT16 format ND shape",
+                   "input x: FLOAT16 | BFLOAT16 format ND noncontiguous shape")
+
+
+def test_a_tensors_noncontiguous_support_is_one_behaviour_change_and_no_abi_break(tmp_path, capsys):
+    """The aclnn signature and the OpDef do not change with it: one behaviour item for all products, exit 0."""
+    new = toy(NONCONTIGUOUS_X)
+    got, d = changes(BASE, new)
+    assert got == [("noncontiguous.added", "input x", BOTH)]
+    (c,) = d.changes
+    assert (c.group, c.old, c.new, c.param) == (BEHAVIOUR, "-", "√", "x") and not d.abi_break
+    old_p, new_p = tmp_path / "old.spec", tmp_path / "new.spec"
+    old_p.write_text(BASE, encoding="utf-8")
+    new_p.write_text(new, encoding="utf-8")
+    code, out, _ = run(["diff", old_p, new_p], capsys)
+    assert code == 0
+    assert out.splitlines()[1:] == ["", "Behaviour - 1 change", "  all products:",
+                                    "    + input x: accepted non-contiguous (非连续Tensor - -> √)"]
+    code, out, _ = run(["diff", old_p, new_p, "--format", "json"], capsys)
+    doc = json.loads(out)
+    assert code == 0 and doc["abi_break"] is False
+    assert doc["changes"] == {"abi": [], "docs": [], "behaviour": [
+        {"group": "behaviour", "kind": "noncontiguous.added", "subject": "input x", "products": [], "old": "-",
+         "new": "√", "text": "input x: accepted non-contiguous (非连续Tensor - -> √)"}]}
+    code, out, _ = run(["diff", old_p, new_p, "--format", "md"], capsys)
+    assert code == 0
+    assert out.split("变更如下：\n", 1)[1] == \
+        "\n## 参数变更\n\n### x\n\n- x（所有产品）由不支持非连续Tensor变更为支持非连续Tensor。\n"
+
+
+def test_a_tensor_no_longer_noncontiguous_and_a_renamed_one():
+    with_counts = toy(("output countsOut: INT32 shape", "output countsOut: INT32 noncontiguous shape"))
+    got, d = changes(with_counts, BASE)
+    assert got == [("noncontiguous.removed", "output countsOut", BOTH)] and not d.abi_break
+    assert [c.text for c in d.changes] == ["output countsOut: no longer accepted non-contiguous (非连续Tensor √ -> -)"]
+    assert [c.zh for c in d.changes] == ["由支持非连续Tensor变更为不支持非连续Tensor"]
+    # a renamed tensor is compared with its old self: the rename (ABI) and the support (behaviour)
+    got, _ = changes(BASE, toy(("output countsOut: INT32 shape", "output recvOut: INT32 noncontiguous shape")))
+    assert got == [("param.renamed", "output recvOut", BOTH), ("noncontiguous.added", "output recvOut", BOTH)]
+
+
+SEED_ERA = ROOT.parent / "shared" / "cann" / "docs" / "seed_era"
+_HISTORY = ROOT / "specs" / "history"
+
+
+@pytest.mark.parametrize("old, new", [
+    (V1, V2), (V2, ROOT / "specs" / "dispatch_v2.spec"),
+    (_HISTORY / "combine_v2_2026_05.spec", ROOT / "specs" / "combine_v2.spec"),
+    (_HISTORY / "combine_setup_2026_05.spec", ROOT / "specs" / "combine_setup.spec"),
+], ids=["v1-v2", "dispatch_v2", "combine_v2", "combine_setup"])
+def test_history_specs_report_no_noncontiguous_change_no_document_shows(old, new):
+    """The seed-era DispatchV2 / CombineV2 READMEs have no 非连续Tensor column and the CombineSetup document's agrees
+    with today's: no pair of the history reports a change of it (each history spec declares it; see its comment)."""
+    a, b = load_ok(old), load_ok(new)
+    assert [c.text for c in diff_ops(a, b).changes if c.kind.startswith("noncontiguous.")] == []
+    assert any(t.noncontiguous for t in a.inputs + a.outputs)
+
+
+def test_history_combine_v2_keeps_the_documents_contiguous_tensors():
+    op = load_ok(_HISTORY / "combine_v2_2026_05.spec")
+    assert [t.name for t in op.inputs + op.outputs if not t.noncontiguous] == [
+        "activationScaleOptional", "weightScaleOptional", "groupListOptional", "xOut"]
+
+
+@pytest.mark.skipif(not SEED_ERA.is_dir(), reason="the seed-era documents (../shared/cann/docs/seed_era) are absent")
+def test_history_combine_setup_follows_the_seed_era_documents_column():
+    from .test_docs_noncontiguous import real_column
+    rows = dict(real_column((SEED_ERA / "aclnnMoeDistributeCombineSetup.md").read_text(encoding="utf-8")))
+    op = load_ok(_HISTORY / "combine_setup_2026_05.spec")
+    assert {t.name: "√" if t.noncontiguous else "-" for t in op.inputs + op.outputs} == \
+        {t.name: rows[t.name] for t in op.inputs + op.outputs}
+    assert set(rows[t.name] for t in op.inputs + op.outputs) == {"√"}
+    # the two READMEs of the era have no such column (so the DispatchV2 / CombineV2 history specs take today's values)
+    for readme in ("moe_distribute_dispatch_v2_README.md", "moe_distribute_combine_v2_README.md"):
+        assert "非连续" not in (SEED_ERA / readme).read_text(encoding="utf-8")

@@ -287,6 +287,9 @@ FLAG_SENTENCES = {  # (what, added): the sentence of an attribute / input / outp
     ("ignored", False): "不再忽略，传入时读取并校验",
     ("ignored", True, "attr"): "预留参数，传入任意值均不校验，按默认值处理",
     ("ignored", False, "attr"): "不再忽略，传入值参与校验与计算",
+    # doc: the 非连续Tensor column of the aclnn documents (√ / -)
+    ("noncontiguous", True): "由不支持非连续Tensor变更为支持非连续Tensor",
+    ("noncontiguous", False): "由支持非连续Tensor变更为不支持非连续Tensor",
 }
 
 

@@ -15,7 +15,8 @@ report nothing.  Changes fall into three groups, reported in this order:
   (matched by id, compared by condition, expression, class, blame and
   message), buffer formulas, products added / removed, each product's OpDef
   config (its kernel entry, jitCompile.flag; not in the md); and op-wide facts:
-  env vars, derived quantities, quant formulas, tiling key, semantics.  A
+  env vars, derived quantities, quant formulas, tiling key, semantics, each
+  tensor's non-contiguous support (the documents' 非连续Tensor).  A
   change that is the same on every product is reported once, for all.
 * **docs** - doc and note text, product display names, the unsupported
   product list.
@@ -517,6 +518,18 @@ class _Differ:
                 b = to_spec(t.dtype_rule) if t.dtype_rule else "none"
                 add("dtype_rule.changed", f"output {t.name}", f"output {t.name}: default dtype {a} -> {b}", a, b,
                     zh.dtype_rule_changed(o.dtype_rule, t.dtype_rule), t.name)
+        # A tensor's non-contiguous support (the documents' 非连续Tensor column) is behaviour, not ABI: the aclnn
+        # signature takes an aclTensor* either way and the OpDef has no contiguity field, so nothing a caller
+        # builds or links changes; what changes is whether a call passing a non-contiguous view is accepted.  It is
+        # declared per tensor, not per product, so it is reported once, for all products.
+        for t in new.inputs + new.outputs:
+            o = old.tensor(self.old_name(t.name))
+            if o is not None and o.noncontiguous != t.noncontiguous:
+                a, b = ("√" if x.noncontiguous else "-" for x in (o, t))
+                text = f"{t.role} {t.name}: " + ("accepted non-contiguous" if t.noncontiguous else
+                                                 "no longer accepted non-contiguous") + f" (非连续Tensor {a} -> {b})"
+                add(f"noncontiguous.{'added' if t.noncontiguous else 'removed'}", f"{t.role} {t.name}", text, a, b,
+                    zh.flag_sentence("noncontiguous", t.role, t.noncontiguous), t.name)
         return out
 
     def _named_exprs(self, kind: str, olds, news, product: str | None) -> list[Change]:

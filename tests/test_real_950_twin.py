@@ -1,7 +1,7 @@
 """The Ascend 950 Setup/Teardown family's real kernels (``op_kernel/arch35``, unmodified, from ``../shared/cann``) on
 the twin, driven by their real op_host tilings.
 
-CombineTeardown: the real entry runs after the window state the real CombineSetup leaves (``opgen.sim.real_950``:
+CombineTeardown: the real entry runs after the window state the real CombineSetup leaves (``opgen.harness.real_950``:
 the pages its URMA work requests write, at the addresses the real kernel names) and every output is compared with
 the generated op's numpy reference, bit-exact. The worlds are the generated suite's with ``globalBs = BS *
 epWorldSize`` (what the documents give when every rank has the same BS): at ``globalBs 0`` the real tilings keep 0
@@ -17,9 +17,9 @@ import struct
 
 import pytest
 
-from opgen.harness import testkit
+from opgen.harness import real_950, testkit
 from opgen.sim import job as jobs
-from opgen.sim import real_950, real_world
+from opgen.sim import real_world
 from .real_ops import MARKS, suite, tree  # noqa: F401 - tree: the module's fixture
 
 pytestmark = MARKS

@@ -183,7 +183,7 @@ def test_a_world_of_every_accepted_cell_runs_on_the_twin(cell, tmp_path):
     cases = importlib.import_module(f"{op.snake_name}.tests.cases")
     found = _accepted(name, c)
     assert found is not None, f"{op.name} on {c.soc}: no accepted call of the cell"
-    searched = _positive(space, found, found, set())
+    searched = _positive(space, found, found, set(), set())
     assert searched is not None, f"no BOOL data every rank accepts for {found.values}"
     # the suite's runnable worlds of the cell first (a Teardown's must be a Setup's outputs), then the search's
     worlds = [w for w in cases.POSITIVE if w["run"] is None and _in_cell(op, c, w)] + [searched]

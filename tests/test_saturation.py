@@ -4,8 +4,9 @@ The pertoken formula divides by the token's absolute maximum: for a padding toke
 and the row is 0 * inf = NaN before the int8 cast. The real 950 kernels compute it so (code: mc2/
 moe_distribute_dispatch_v2/op_kernel/arch35/moe_distribute_dispatch_v2_a5_ccu.h QuantDynamicPerToken:
 dynamicScale = maxVal / rowMax, Muls, Cast, scale out = 1 / dynamicScale) with per-instruction saturation
-selected (SetCtrlSpr<60, 60>(0) after each TPipe reset, as the generated kernels do: templates/cpp/op_kernel/
-_helpers.j2 UseInstructionSaturation), and their int8 chain saturates: the row is 0 and the scale 1 / inf = 0.
+selected (SetCtrlSpr<60, 60>(0) after each TPipe reset, as the generated kernels do: templates/cpp/common/op_kernel/
+opgen_kernel_helpers.h UseInstructionSaturation), and their int8 chain saturates: the row is 0 and the scale
+1 / inf = 0.
 The reference and the generated kernel on the twin give exactly that.
 """
 from __future__ import annotations

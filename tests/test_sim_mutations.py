@@ -32,12 +32,12 @@ MUTATIONS = {
                               "cnt.SetValue(e, static_cast<int32_t>(slot + 2U));",
                               ("ascend910_93-q0-bs512-h1024-k2-w2",)),
     # the int8 chain rounds half away from zero instead of to even (the tokens carry exact ties)
-    "rint_as_round": ("cpp/op_kernel/_helpers.j2",
+    "rint_as_round": ("cpp/common/op_kernel/opgen_kernel_helpers.h",
                       "Cast(asInt, scratch, RM, count);",
                       "Cast(asInt, scratch, RoundMode::CAST_ROUND, count);",
                       ("ascend910b-q2-bs4-h32-k1-w2", "ascend950-q2-bs4-h1024-k2-w2")),
     # a row loaded by MTE2 is read by the vector pipe without waiting for the copy (LoadRow's sync dropped)
-    "missing_mte2_v_sync": ("cpp/op_kernel/_helpers.j2",
+    "missing_mte2_v_sync": ("cpp/common/op_kernel/opgen_kernel_helpers.h",
                             "DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));\n    SyncFunc<HardEvent::MTE2_V>();",
                             "DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));",
                             ("ascend910b-q2-bs4-h32-k1-w2-scales2x32",)),
@@ -47,13 +47,13 @@ MUTATIONS = {
     # ReduceMaxRow's WaitFlag<V_S> stops the scalar unit, which issues the next DataCopy, until the vector reads
     # are done, so there the sync is redundant on the device as on the twin (hazard.h MakeVisible; the real
     # WaitStatus relies on it: code: mc2/moe_distribute_dispatch_v2/op_kernel/moe_distribute_dispatch_v2.h)
-    "missing_v_mte2_sync": ("cpp/op_kernel/_helpers.j2",
-                            "    SyncFunc<HardEvent::V_MTE2>();  // the slot may still be read by earlier vector "
+    "missing_v_mte2_sync": ("cpp/common/op_kernel/opgen_kernel_helpers.h",
+                            "    SyncFunc<HardEvent::V_MTE2>(); // the slot may still be read by earlier vector "
                             "instructions\n",
                             "",
                             ("ascend950-q1-bs4-h1024-k2-w2-scales1024",)),
     # the int8 chain's clamp reads the previous vector instruction's result without a V barrier
-    "missing_pipe_barrier_v": ("cpp/op_kernel/_helpers.j2",
+    "missing_pipe_barrier_v": ("cpp/common/op_kernel/opgen_kernel_helpers.h",
                                "? -128.0f : 0.0f, n);\n        PipeBarrier<PIPE_V>();\n",
                                "? -128.0f : 0.0f, n);\n",
                                ("ascend910b-q2-bs4-h32-k1-w2",)),

@@ -145,8 +145,8 @@ def _combine_case(ref, case: dict) -> dict:
 
 def test_the_combine_status_flags_bound_max_bs_where_the_kernel_keeps_them_per_slot():
     """CombineV2's kernel keeps one status flag per (token, k) and shared-expert slot of maxBS tokens, 10240 per
-    data state (templates/cpp/op_kernel/_helpers.j2 COMBINE_FLAGS_HALF / FLAG_BYTES): tiling rejects a globalBS past
-    that with kernel.status_slots, after the documents' rules, instead of a kernel that traps. Atlas A2 flags per
+    data state (templates/cpp/common/op_kernel/opgen_kernel_helpers.h COMBINE_FLAGS_HALF / FLAG_BYTES): tiling
+    rejects a globalBS past that with kernel.status_slots, after the documents' rules, instead of a kernel that traps. Atlas A2 flags per
     expert block and has no such check."""
     from opgen.harness import testkit
     from opgen.lang.expr import to_spec

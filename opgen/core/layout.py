@@ -13,6 +13,7 @@ SHARED_HOST_INCLUDE = "op_host/op_tiling"    # inside SHARED_DIR: on every host 
 CHECK_COMMON = f"{SHARED_HOST_INCLUDE}/opgen_check_common.h"  # what every op's check core includes
 SHARED_KERNEL_INCLUDE = "op_kernel"          # inside SHARED_DIR: the C++ family kernels (mc2/common/op_kernel)
 SHARED_KERNEL_WINDOW = "opgen_family_window.h"  # the Setup/Teardown family's window, beside its four kernels
+SHARED_KERNEL_HELPERS = "opgen_kernel_helpers.h"  # the kernel helpers no spec changes, every kernel includes
 
 
 def shared_host_include(op_dir: Path) -> Path:

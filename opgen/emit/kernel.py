@@ -25,7 +25,7 @@ from opgen.emit.kernel_lib import (ArchGuards, KernelKind, KernelPlan, columns_o
                                    family_gen_context, kernel_entries, tiling_struct_name)
 from opgen.emit.kernel_lib import plan_instances as _plan_instances
 from opgen.emit.registry import emitter
-from opgen.core.layout import SHARED_KERNEL_INCLUDE, SHARED_KERNEL_WINDOW
+from opgen.core.layout import SHARED_KERNEL_HELPERS, SHARED_KERNEL_INCLUDE, SHARED_KERNEL_WINDOW
 from opgen.emit.render import render, template_source
 from opgen.emit.tiling_layout import tiling_fields, ub_bytes_fn
 from opgen.emit.ub_plan import render_cpp
@@ -82,9 +82,10 @@ def column_builds(op: Op, socs, arch: int) -> tuple[list[dict], list[dict]]:
 
 
 def family_kernel_headers() -> list[Artifact]:
-    """The C++ family kernels every op of those families includes, and the window layout they share, relative to the
-    output tree's shared folder: common/op_kernel/ holds them as templates/cpp/common/op_kernel/ has them."""
-    names = [SHARED_KERNEL_WINDOW] + sorted({k.header for k in KERNEL_KINDS.values() if k.header})
+    """The C++ family kernels every op of those families includes, the window layout they share and the kernel
+    helpers every kernel includes, relative to the output tree's shared folder: common/op_kernel/ holds them as
+    templates/cpp/common/op_kernel/ has them."""
+    names = [SHARED_KERNEL_HELPERS, SHARED_KERNEL_WINDOW] + sorted({k.header for k in KERNEL_KINDS.values() if k.header})
     return [Artifact(f"{SHARED_KERNEL_INCLUDE}/{n}", template_source(f"cpp/common/{SHARED_KERNEL_INCLUDE}/{n}"))
             for n in names]
 

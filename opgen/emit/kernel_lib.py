@@ -19,9 +19,10 @@ columns of their products (the combinations tiling accepts, :func:`opgen.emit.ho
 tensor whose layout the checks leave open ((1,) or (H,) static scales) gets one instantiation per layout, told
 apart at run time by the let that carries its rank or first dim (:meth:`opgen.lower.ascendc.TilingExpr.probe`).
 Quant formulas come from the spec through :class:`opgen.lower.ascendc.QuantLowering`.  DispatchV2 and CombineV2
-share one HCCL window layout (``_helpers.j2``): two alternating data halves of [CombineV2 rows | DispatchV2 rows]
-and a status area; the Setup/Teardown family shares another (``templates/cpp/common/op_kernel/opgen_family_window.h``,
-which its four C++ class templates beside it include: ``KernelKind.header``).
+share one HCCL window layout (``templates/cpp/common/op_kernel/opgen_kernel_helpers.h``): two alternating data
+halves of [CombineV2 rows | DispatchV2 rows] and a status area; the Setup/Teardown family shares another
+(``templates/cpp/common/op_kernel/opgen_family_window.h``, which its four C++ class templates beside it include:
+``KernelKind.header``).
 """
 from __future__ import annotations
 
@@ -774,8 +775,6 @@ def common_context(op: Op, kind: KernelKind) -> dict:
         type_guard=guards.of_types,
         ge_enum=lambda d: DTYPES[d].ge_enum,
         ge_value=ge_value,
-        two_pow_minus_64=float_literal(2.0 ** -64),
-        two_pow_minus_127=float_literal(2.0 ** -127),
         snake=snake,
         row_input=kind.row_input,
         row_output=kind.row_output,

@@ -16,10 +16,10 @@ from opgen.model.decl import Op
 # SendBack reads the triples of this many rows at a time (TRIPLE_BATCH of kernel.cpp.j2): its UB does not grow with
 # the rows a core returns (it held all of them before, and overran the UB past ~2,300 rows a core at H 8192)
 TRIPLE_BATCH = 256
-TRIPLE_BYTES = 12                 # (srcRank, tokenIdx, k), int32 each (TRIPLE of _helpers.j2)
-UB_BLOCK = 32                     # _helpers.j2 UB_BLOCK
-FLAG_BYTES = 32                   # _helpers.j2 FLAG_BYTES: one flag entry
-REPEAT_BYTES = 256                # _helpers.j2 REPEAT_BYTES
+TRIPLE_BYTES = 12                 # (srcRank, tokenIdx, k), int32 each (TRIPLE of opgen_kernel_helpers.h)
+UB_BLOCK = 32                     # opgen_kernel_helpers.h UB_BLOCK
+FLAG_BYTES = 32                   # opgen_kernel_helpers.h FLAG_BYTES: one flag entry
+REPEAT_BYTES = 256                # opgen_kernel_helpers.h REPEAT_BYTES
 BW_UB_BYTES = 16 * BATCH_WRITE_ITEM_BYTES + FLAG_BYTES  # _batch_write.j2 BW_UB_BYTES: BW_CHUNK items, a staged flag
 
 

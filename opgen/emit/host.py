@@ -918,7 +918,9 @@ def ub_check(op: Op) -> dict | None:
     family = FAMILIES.get(op.semantics or "")
     if family is None or not family.ub_check:
         return None
-    return dict(fn=ub_bytes_fn(op), shows=[cpp_ident(op.named(r)) for r in family.ub_check])
+    # the message names the op's parameters; the tiling data's fields are named by role (tiling_layout.tiling_fields)
+    return dict(fn=ub_bytes_fn(op), shows=[dict(label=cpp_ident(op.named(r)), field=cpp_ident(r))
+                                           for r in family.ub_check])
 
 
 def tiling_context(op: Op) -> dict:

@@ -37,8 +37,8 @@ from opgen.core.products import EXPAND_IDX
 from opgen.core.span import find_span
 from opgen.lang.expr import Binary, Bool, Call, Cond, Float, Int, Name, Unary, children, to_spec, walk
 from opgen.emit.host import core_workspace, opdef_columns
-from opgen.emit.tiling_layout import (BATCH_WRITE_ITEM_BYTES, WORKSPACE_PER_CORE_PAIR, has_field, hccl_cc_field,
-                                      tiling_fields)
+from opgen.emit.tiling_layout import (BATCH_WRITE_CHUNK, BATCH_WRITE_ITEM_BYTES, WORKSPACE_PER_CORE_PAIR, has_field,
+                                      hccl_cc_field, tiling_fields)
 from opgen.lower.literals import cpp_literal
 from opgen.lower.ascendc import (CPP_TYPES, FLOATISH, KernelTypes, LoweringError, PostLowering, QuantLowering, Val, TilingExpr, cpp_ident,
                                  cpp_type, float_literal, ge_value, type_param, wire_offsets)
@@ -763,7 +763,8 @@ def common_context(op: Op, kind: KernelKind) -> dict:
         workspace_per_core_pair=WORKSPACE_PER_CORE_PAIR,
         # the user workspace as the host tiling lays it out, for the BatchWrite items (templates/cpp/op_kernel/
         # _batch_write.j2): the part per pair of cores, the family's part per core
-        bw=dict(per_pair=WORKSPACE_PER_CORE_PAIR, core=core_workspace(op), item_bytes=BATCH_WRITE_ITEM_BYTES),
+        bw=dict(per_pair=WORKSPACE_PER_CORE_PAIR, core=core_workspace(op), item_bytes=BATCH_WRITE_ITEM_BYTES,
+                chunk=BATCH_WRITE_CHUNK),
         tp_cc=hccl_cc_field(comm.index("tp") if "tp" in comm else 1),
         has_input=has_input,
         has_tensor=lambda n: op.tensor(n) is not None,

@@ -41,6 +41,8 @@ WORKSPACE_PER_CORE_PAIR = 512
 # HCCL BatchWrite items of a family that sends across servers (Family.batch_write), 32 bytes each as the AICPU
 # client reads them (asc-devkit include/adv_api/hccl/hccl.h BatchWriteItem).
 BATCH_WRITE_ITEM_BYTES = 32
+# The items a kernel builds in UB before each copy to the workspace (_batch_write.j2 BW_CHUNK; the UB plan counts them)
+BATCH_WRITE_CHUNK = 16
 
 
 # How long the kernels' polls of a peer's flag wait: HCCL_EXEC_TIMEOUT, read by the host tiling under the rule CANN

@@ -7,7 +7,7 @@ import re
 from opgen.core.dtypes import DTYPES
 from opgen.emit.kernel_lib import (KernelKind, REDUCE_SLOTS, a2_expr, gm_tensors, post_reads, post_stage, rank_expr,
                                    receive_modes, routed_and_rows, special_reads, special_terms, word)
-from opgen.emit.tiling_layout import BATCH_WRITE_ITEM_BYTES
+from opgen.emit.tiling_layout import BATCH_WRITE_CHUNK, BATCH_WRITE_ITEM_BYTES
 from opgen.emit.ub_plan import (AlignUp, Atom, CeilDiv, Field, Let, Max, Num, Param, Phase, Plan, U, block,
                                 lift, when)
 from opgen.lower.ascendc import CPP_TYPES, LoweringError
@@ -20,7 +20,7 @@ TRIPLE_BYTES = 12                 # (srcRank, tokenIdx, k), int32 each (TRIPLE o
 UB_BLOCK = 32                     # opgen_kernel_helpers.h UB_BLOCK
 FLAG_BYTES = 32                   # opgen_kernel_helpers.h FLAG_BYTES: one flag entry
 REPEAT_BYTES = 256                # opgen_kernel_helpers.h REPEAT_BYTES
-BW_UB_BYTES = 16 * BATCH_WRITE_ITEM_BYTES + FLAG_BYTES  # _batch_write.j2 BW_UB_BYTES: BW_CHUNK items, a staged flag
+BW_UB_BYTES = BATCH_WRITE_CHUNK * BATCH_WRITE_ITEM_BYTES + FLAG_BYTES  # _batch_write.j2 BW_UB_BYTES: a chunk, a flag
 
 
 def _atom(text: str, key: str) -> U:

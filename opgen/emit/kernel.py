@@ -21,11 +21,11 @@ from __future__ import annotations
 
 from opgen.core.artifact import Artifact
 from opgen.core.family_parts import part_attr
+from opgen.core.layout import SHARED_KERNEL_HELPERS, SHARED_KERNEL_INCLUDE, SHARED_KERNEL_WINDOW
 from opgen.emit.kernel_lib import (ArchGuards, KernelKind, KernelPlan, columns_of, common_context, entry_context,
                                    family_gen_context, kernel_entries, tiling_struct_name)
 from opgen.emit.kernel_lib import plan_instances as _plan_instances
 from opgen.emit.registry import emitter
-from opgen.core.layout import SHARED_KERNEL_HELPERS, SHARED_KERNEL_INCLUDE, SHARED_KERNEL_WINDOW
 from opgen.emit.render import render, template_source
 from opgen.emit.tiling_layout import tiling_fields, ub_bytes_fn
 from opgen.emit.ub_plan import render_cpp

@@ -58,6 +58,8 @@ namespace Reg {
 enum class MaskMergeMode { UNKNOWN, MERGING, ZEROING };
 enum class HistogramsBinType { BIN0 = 0, BIN1, BIN2, BIN3, BIN4, BIN5, BIN6, BIN7 };
 enum class HistogramsType { FREQUENCY = 0, ACCUMULATE };
+enum class HighLowPart { LOWEST, HIGHEST };
+enum class PostLiteral { POST_MODE_NORMAL, POST_MODE_UPDATE };
 enum class MaskPattern { ALL, VL1, VL2, VL3, VL4, VL8, VL16, VL32, VL64, VL128, M3, M4, H, Q, ALLF = 15 };
 enum class LoadDist {
     DIST_NORM,
@@ -71,14 +73,14 @@ enum class LoadDist {
     DIST_BDINTLV,
     DIST_DINTLV_B8,
     DIST_DINTLV_B16,
-    DIST_UNPK_B8,
-    DIST_UNPK_B16,
+    DIST_UNPACK_B8,
+    DIST_UNPACK_B16,
     DIST_BLK,
     DIST_E2B_B16,
     DIST_E2B_B32,
-    DIST_UNPK_B32,
+    DIST_UNPACK_B32,
     DIST_DINTLV_B32,
-    DIST_UNPK4_B8,
+    DIST_UNPACK4_B8,
     DIST_SPLT4CHN_B8,
     DIST_SPLT2CHN_B8,
     DIST_SPLT2CHN_B16

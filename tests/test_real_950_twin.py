@@ -13,13 +13,16 @@ the call: the queue descriptors (``HcclCombinOpParam::sqs``) lie past the contex
 """
 from __future__ import annotations
 
+import dataclasses
+import shutil
 import struct
 
 import pytest
 
 from opgen.harness import real_950, testkit
 from opgen.sim import job as jobs
-from opgen.sim import real_world
+from opgen.sim import real_tiling, real_world
+from opgen.sim.real_kernel import kernel_object
 from .real_ops import MARKS, suite, tree  # noqa: F401 - tree: the module's fixture
 
 pytestmark = MARKS
@@ -52,6 +55,13 @@ def assert_agrees(ref, cases, case, world, got):
     assert not problems, "\n".join(problems)
 
 
+def state_words(pages, world_size):
+    """Every rank's list of its cores' data-state words (windowsOut + STATE_WIN_OFFSET, one per core)."""
+    return {r: [struct.unpack("<i", jobs.window_bytes(pages, jobs.WINDOWS_OUT, r, real_950.STATE_WIN_OFFSET
+                                                      + c * real_950.STATE_SIZE_PER_CORE, 4))[0]
+                for c in range(real_world.REAL_AIV)] for r in range(world_size)}
+
+
 def teardown_run(tree, case, work):
     ref, cases = TEARDOWN
     world = testkit.build_world(ref, case)
@@ -66,10 +76,7 @@ def test_real_950_combine_teardown_agrees_with_the_reference(tree, tmp_path):
     # what it leaves for the next layer (code: Init flips each core's data-state word; WaitDispatch clears the
     # status slots it waited on): every core's word 1, no status word left
     pages = jobs.read_windows(tmp_path / "run" / jobs.WINDOWS_FILE)
-    words = {r: [struct.unpack("<i", jobs.window_bytes(pages, jobs.WINDOWS_OUT, r, real_950.STATE_WIN_OFFSET
-                                                       + c * real_950.STATE_SIZE_PER_CORE, 4))[0]
-                 for c in range(real_world.REAL_AIV)] for r in range(case["world"])}
-    assert words == {r: [1] * real_world.REAL_AIV for r in range(case["world"])}
+    assert state_words(pages, case["world"]) == {r: [1] * real_world.REAL_AIV for r in range(case["world"])}
     assert all(jobs.window_bytes(pages, jobs.WINDOWS_OUT, r, 0, 64 * 1024) == bytes(64 * 1024)
                for r in range(case["world"]))
 
@@ -127,4 +134,146 @@ def _every_world():
 @pytest.mark.parametrize("case", _every_world())
 def test_real_950_combine_teardown_on_every_positive_world(tree, tmp_path, case):
     ref, cases, world, got = teardown_run(tree, case, tmp_path)
+    assert_agrees(ref, cases, case, world, got)
+
+
+# ---- DispatchTeardown ---------------------------------------------------------------------------------------------
+# The real entry is keyed by TILING_KEY_IS (the twin builds the binary of the key the real tiling set) and runs after
+# the windows the real DispatchSetup leaves (real_950.dispatch_setup_pages). Two findings in the real kernel stop it
+# before its outputs; a temp copy with exactly those two lines changed (never the tarball's file) shows that the rest
+# of it agrees with the reference.
+D_TEARDOWN = suite("moe_distribute_dispatch_teardown")
+D_SETUP = suite("moe_distribute_dispatch_setup")
+D_KERNEL = "mc2/moe_distribute_dispatch_teardown/op_kernel/arch35/moe_distribute_dispatch_teardown_arch35.h"
+# code: LocalWindowCopy builds its pad parameters from `*reinterpret_cast<ExpandXOutType *>(uint8_t(0))`, a read of
+# address 0 (the pad value is unused: isPad false), on every core that has status slots to copy
+NULL_PAD_READ = "*reinterpret_cast<ExpandXOutType *>(uint8_t(0))"
+NULL_PAD_FIX = "ExpandXOutType{}"
+# code: LocalWindowCopy stores each slot's cumulative count with outCountLocal.SetValue (the scalar unit) and copies
+# outCountLocal out with DataCopyPad (MTE3) with no S_MTE3 between: a core whose slots received no token (nothing
+# between the two) copies out what the UB held before the stores
+COUNTS_COPY = "    DataCopyPad(sendCountsGlobal[startExpertId_], outCountLocal, dataCopyOutParams);"
+COUNTS_COPY_FIX = "    SyncFunc<AscendC::HardEvent::S_MTE3>();\n" + COUNTS_COPY
+D_FINDINGS = (
+    "the real Ascend 950 DispatchTeardown reads address 0 (code: mc2/moe_distribute_dispatch_teardown/op_kernel/"
+    "arch35/moe_distribute_dispatch_teardown_arch35.h LocalWindowCopy: DataCopyPadExtParams<ExpandXOutType> "
+    "copyPadExtParams{false, 0U, 0U, *reinterpret_cast<ExpandXOutType *>(uint8_t(0))}), and stores its counts with "
+    "the scalar unit and copies them out on MTE3 with no S_MTE3 sync between (outCountLocal.SetValue ... "
+    "DataCopyPad(sendCountsGlobal[startExpertId_], outCountLocal, ...))")
+SHARED_NOT_SENT = (
+    "the real Ascend 950 DispatchSetup sends nothing to a shared-expert rank (code: mc2/moe_distribute_dispatch_setup/"
+    "op_kernel/arch35/moe_distribute_dispatch_setup_arch35.h Communication: `if (rankId < sharedExpertRankNum_) {}` "
+    "is empty): that rank's DispatchTeardown waits for ever")
+
+
+def fixed_dispatch_teardown(tree, tmp_path):
+    """An ops-transformer/ of the real DispatchTeardown's kernel folders (and the setup's and mc2/common's it
+    includes) in which the two findings' lines are changed, each found exactly once."""
+    root = tmp_path / "fixed" / "ops-transformer"
+    for sub in ("mc2/moe_distribute_dispatch_teardown/op_kernel", "mc2/moe_distribute_dispatch_setup/op_kernel",
+                "mc2/common/op_kernel"):
+        shutil.copytree(tree.ops / sub, root / sub)
+    header = root / D_KERNEL
+    text = header.read_text()
+    assert text.count(NULL_PAD_READ) == 1 and text.count(COUNTS_COPY) == 1, "the real kernel changed: update the fix"
+    header.write_text(text.replace(NULL_PAD_READ, NULL_PAD_FIX).replace(COUNTS_COPY, COUNTS_COPY_FIX))
+    return root
+
+
+def dispatch_teardown_run(tree, case, work, kernel_root=None):
+    ref, cases = D_TEARDOWN
+    world = testkit.build_world(ref, case)
+    got, inputs = real_950.run_dispatch_teardown(tree, ref, D_SETUP[0], case, world, work, kernel_root=kernel_root)
+    return ref, cases, dataclasses.replace(world, inputs=inputs), got
+
+
+@pytest.mark.xfail(strict=True, raises=jobs.TwinFault, reason=D_FINDINGS)
+def test_real_950_dispatch_teardown_agrees_with_the_reference(tree, tmp_path):
+    case = with_global_bs(D_TEARDOWN[1].POSITIVE[0])
+    try:
+        ref, cases, world, got = dispatch_teardown_run(tree, case, tmp_path)
+    except jobs.TwinFault as err:
+        # the first finding stops it: every core with slots to copy reads address 0 (the first to get there stops
+        # the world)
+        assert "the kernel's own code accessed address 0x0, which no GM, UB or window buffer of the twin holds" \
+            in str(err), str(err)
+        raise
+    assert_agrees(D_TEARDOWN[0], D_TEARDOWN[1], case, world, got)
+
+
+def test_real_950_dispatch_teardown_with_its_two_findings_fixed_agrees_with_the_reference(tree, tmp_path):
+    case = with_global_bs(D_TEARDOWN[1].POSITIVE[0])
+    ref, cases, world, got = dispatch_teardown_run(tree, case, tmp_path, fixed_dispatch_teardown(tree, tmp_path))
+    assert_agrees(ref, cases, case, world, got)
+    # what it leaves (code: Init flips each core's data-state word; WaitDispatch zeroes the flag word of every status
+    # block it waited on, DataCopy of the blocks back with their first int32 0): words 1, no flag left
+    pages = jobs.read_windows(tmp_path / "run" / jobs.WINDOWS_FILE)
+    assert state_words(pages, case["world"]) == {r: [1] * real_world.REAL_AIV for r in range(case["world"])}
+    world_size, slots = case["world"], case["attrs"]["moeExpertNum"]
+    slot = real_950.state_offset(world_size, slots // world_size)
+    flags = {r: {struct.unpack("<i", jobs.window_bytes(pages, jobs.WINDOWS_OUT, r, s * slot, 4))[0]
+                 for s in range(slots)} for r in range(world_size)}
+    assert flags == {r: {0} for r in range(world_size)}
+
+
+def test_a_real_dispatch_teardown_binary_whose_key_no_tiling_key_is_holds_faults(tree, tmp_path):
+    """CANN builds one binary per key the entry names for the OpDef column: key 10000 (quant 0) has a branch only
+    under the FLOAT16 / BFLOAT16 expand_x `#if`; the binary of key 10000 for an INT8 column runs no branch, which
+    the twin faults on (the device has no such binary)."""
+    ref, _cases = D_TEARDOWN
+    case = with_global_bs(D_TEARDOWN[1].POSITIVE[0])
+    world = testkit.build_world(ref, case)
+    job = jobs.write_job(ref, case, world, tmp_path / "run")
+    col = dict(real_world.column(ref, world, job), y="INT8", expand_x="INT8")
+    arch = real_tiling.arch_of(ref, case["product"])
+    exe = real_world.executable(kernel_object(tree.ops, ref, case["product"], 10000, col),
+                                real_tiling.tiling_objects(tree, ref.OP, arch))
+    with pytest.raises(jobs.TwinFault) as err:
+        jobs.run_job(exe, job)
+    faults = [line.strip() for line in str(err.value).splitlines()[1:] if line.strip()]
+    assert faults and all(f.endswith("tiling key 10000: no TILING_KEY_IS of the entry holds it for this OpDef "
+                                     "column: CANN builds no kernel for it") for f in faults), faults
+
+
+# code: mc2/moe_distribute_dispatch_teardown/op_host/op_tiling/moe_distribute_dispatch_teardown_tiling_base.cpp
+# CheckOutputTensorShapeDim: quantMode 3 / 4 need a 2-D dynamicScalesOut (the kernel writes Align2(Ceil32(H)) E8M0
+# scales per row, CopyScalesToOut); the document says 1-D (A,) (docs: aclnnMoeDistributeDispatchTeardown.md
+# dynamicScalesOut: 要求为1D Tensor, (A, )), which the spec follows
+MX_SCALES_2D = (
+    "the real Ascend 950 DispatchTeardown tiling rejects the documented 1-D dynamicScalesOut (A,) at quantMode 4: "
+    "CheckOutputTensorShapeDim wants 2 dims (code: mc2/moe_distribute_dispatch_teardown/op_host/op_tiling/"
+    "moe_distribute_dispatch_teardown_tiling_base.cpp; docs: aclnnMoeDistributeDispatchTeardown.md 要求为1D Tensor)")
+
+
+def _dispatch_finding(case: dict):
+    """The xfail mark of the first finding a world meets (the real tiling runs first, then the setup's pages), or
+    None."""
+    attrs = case["attrs"]
+    if attrs.get("quantMode", 0) == 4:
+        return pytest.mark.xfail(strict=True, raises=jobs.TwinTilingRejected, reason=MX_SCALES_2D)
+    if attrs.get("sharedExpertRankNum", 0):
+        return pytest.mark.xfail(strict=True, raises=real_950.SharedExpertRanksNotSent, reason=SHARED_NOT_SENT)
+    if not attrs.get("globalBs", 0):
+        return pytest.mark.xfail(strict=True, raises=real_950.OverlappingBlocks,
+                                 reason="globalBs 0: the real kernels place every expert block at one window offset")
+    return None
+
+
+def _every_dispatch_world():
+    out = []
+    for case in D_TEARDOWN[1].POSITIVE:
+        for world_case, suffix in ((with_global_bs(case), ""), (case, "-globalBs-0")):
+            finding = _dispatch_finding(world_case)
+            marks = [pytest.mark.slow] + ([finding] if finding else [])
+            out.append(pytest.param(world_case, marks=marks, id=case["id"] + suffix))
+    return out
+
+
+@pytest.mark.parametrize("case", _every_dispatch_world())
+def test_real_950_dispatch_teardown_fixed_on_every_positive_world(tree, tmp_path, case):
+    ref, _cases = D_TEARDOWN
+    plan = testkit.prelude_plan(ref, case, testkit.build_world(ref, case), D_SETUP[0])
+    if isinstance(plan, str):
+        pytest.skip(f"no real pipeline reaches this world: {plan}")
+    ref, cases, world, got = dispatch_teardown_run(tree, case, tmp_path, fixed_dispatch_teardown(tree, tmp_path))
     assert_agrees(ref, cases, case, world, got)

@@ -18,13 +18,13 @@ INCLUDE = ROOT / "opgen" / "sim" / "include"
 SOURCE = ROOT / "tests" / "sim" / "twin_cases.cpp"
 
 
-def _build_cases(tmp_path_factory, *defines: str) -> Path:
+def _build_cases(tmp_path_factory, *defines: str, source: Path = SOURCE) -> Path:
     cxx = os.environ.get("CXX") or shutil.which("g++")
     if cxx is None:
         pytest.skip("no C++ compiler (g++ or $CXX)")
     exe = tmp_path_factory.mktemp("twin") / "twin_cases"
     cmd = [cxx, "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-pthread", "-DASCENDC_CPU_DEBUG=1",
-           "-D__CCE_KT_TEST__=1", *defines, f"-I{INCLUDE}", str(SOURCE), "-o", str(exe)]
+           "-D__CCE_KT_TEST__=1", *defines, f"-I{INCLUDE}", str(source), "-o", str(exe)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return exe

@@ -9,7 +9,8 @@
  * the op's template tiling key (ASCENDC_TPL_ARGS_DECL): CANN builds one instance per selected combination and the
  * runtime launches the one of the tiling's key. The twin builds the instance of one key, -DOPGEN_SIM_TILING_KEY=K,
  * decoded as opgen_sim/tiling_key.h says; a tiling that sets another key at run time, or a key no ASCENDC_TPL_SEL
- * list holds (the device has no binary for it), faults.
+ * list holds (the device has no binary for it), faults. An entry keyed by TILING_KEY_IS is built for the key the
+ * tiling set, -DOPGEN_SIM_TILING_KEY_IS=K (opgen_sim/tiling_key_is.h); a launch no TILING_KEY_IS took faults.
  */
 #include OPGEN_SIM_KERNEL_SOURCE
 
@@ -74,6 +75,18 @@ void OpgenSimKernel(uint8_t* const* args, uint32_t count, uint64_t tilingKey)
                          "holds: CANN builds no kernel for it", static_cast<unsigned long long>(KEY));
     } else {
         Call(args, std::make_index_sequence<ARITY>{});
+    }
+#elif defined(OPGEN_SIM_TILING_KEY_IS)
+    if (tilingKey != static_cast<uint64_t>(OPGEN_SIM_TILING_KEY_IS)) {
+        opgen_sim::Raise("the tiling set tiling key %llu, the twin built the kernel binary of key %llu",
+                         static_cast<unsigned long long>(tilingKey),
+                         static_cast<unsigned long long>(OPGEN_SIM_TILING_KEY_IS));
+    }
+    opgen_sim::t_tilingKeyTaken = false;
+    Call(args, std::make_index_sequence<ARITY>{});
+    if (!opgen_sim::t_tilingKeyTaken) {
+        opgen_sim::Raise("tiling key %llu: no TILING_KEY_IS of the entry holds it for this OpDef column: CANN builds "
+                         "no kernel for it", static_cast<unsigned long long>(tilingKey));
     }
 #else
     (void)tilingKey;  // the generated entry reads its tiling data, not the key

@@ -23,6 +23,11 @@ from pathlib import Path
 from opgen.sim.build import FLAGS, INCLUDE, SIM_DIR, TwinCompileError, cache_dir, column_defines, compiler
 
 MC2 = "mc2"
+# The real entries keyed by tiling-key numbers (`if (TILING_KEY_IS(10000)) ... else if ...`, no ASCENDC_TPL_ARGS_DECL
+# template): the twin builds the binary of the tiling's key with -DOPGEN_SIM_TILING_KEY_IS (opgen_sim/tiling_key_is.h).
+# code: mc2/moe_distribute_dispatch_teardown/op_kernel/moe_distribute_dispatch_teardown.cpp,
+#       mc2/moe_distribute_dispatch_setup/op_kernel/moe_distribute_dispatch_setup.cpp
+TILING_KEY_IS_OPS = frozenset({"MoeDistributeDispatchTeardown", "MoeDistributeDispatchSetup"})
 
 
 def entry_path(ops_root: Path, ref, product: str) -> Path:
@@ -35,15 +40,18 @@ def _snake(ref) -> str:
     return Path(ref.__file__).resolve().parent.name
 
 
-def kernel_command(cxx: list[str], entry: Path, arch: int, key: int, column: dict[str, str]) -> list[str]:
-    """The kernel unit's command line (without -o) for the entry's instance of tiling key ``key``."""
+def kernel_command(cxx: list[str], entry: Path, arch: int, key: int, column: dict[str, str],
+                   keyed_by_number: bool = False) -> list[str]:
+    """The kernel unit's command line (without -o) for the entry's instance of tiling key ``key`` (an entry keyed by
+    ``TILING_KEY_IS``: ``keyed_by_number``)."""
     op_kernel = next(p for p in entry.parents if p.name == "op_kernel")
     # the op build injects the tiling data definitions into the kernel source with -include (code: cmake/
     # func_utest.cmake: "在 NPU 编译时, 编译框架使用 ccec 编译器并使用 -include 编译选项注入所需的多个 TilingData 定义头文件")
     return [*cxx, *FLAGS, f"-I{INCLUDE}", f"-I{entry.parent}", f"-I{op_kernel}", "-include", "kernel_tiling/kernel_tiling.h",
             f"-D__NPU_ARCH__={int(arch)}",
             *column_defines(column), f'-DOPGEN_SIM_KERNEL_SOURCE="{entry}"',
-            f"-DOPGEN_SIM_KERNEL={op_kernel.parent.name}", f"-DOPGEN_SIM_TILING_KEY={int(key)}",
+            f"-DOPGEN_SIM_KERNEL={op_kernel.parent.name}",
+            f"-DOPGEN_SIM_TILING_KEY{'_IS' if keyed_by_number else ''}={int(key)}",
             "-c", str(SIM_DIR / "kernel_entry.cpp")]
 
 
@@ -64,7 +72,7 @@ def kernel_object(ops_root: Path, ref, product: str, key: int, column: dict[str,
     entry = entry_path(Path(ops_root).resolve(), ref, product)
     if not entry.is_file():
         raise FileNotFoundError(f"{entry}: the real kernel entry of {ref.OP} for {product} is missing")
-    cmd = kernel_command(cxx, entry, ref.INFO.fact(product).npu_arch, key, column)
+    cmd = kernel_command(cxx, entry, ref.INFO.fact(product).npu_arch, key, column, ref.OP in TILING_KEY_IS_OPS)
     h = hashlib.sha256()
     h.update(subprocess.run([*cxx, "--version"], capture_output=True, text=True).stdout.encode())
     root = str(Path(ops_root).resolve())

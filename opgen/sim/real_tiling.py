@@ -83,6 +83,14 @@ REAL_TILINGS = {
         "mc2/moe_distribute_combine_setup/op_host/op_tiling",
         ("moe_distribute_combine_setup_tiling.cpp", "moe_distribute_combine_setup_tiling_base.cpp"),
         {"arch35": ("arch35/moe_distribute_combine_setup_tiling_arch35.cpp",)}),
+    "MoeDistributeDispatchTeardown": RealTiling(
+        "mc2/moe_distribute_dispatch_teardown/op_host/op_tiling",
+        ("moe_distribute_dispatch_teardown_tiling.cpp", "moe_distribute_dispatch_teardown_tiling_base.cpp"),
+        {"arch35": ("arch35/moe_distribute_dispatch_teardown_tiling_arch35.cpp",)}),
+    "MoeDistributeDispatchSetup": RealTiling(
+        "mc2/moe_distribute_dispatch_setup/op_host/op_tiling",
+        ("moe_distribute_dispatch_setup_tiling.cpp", "moe_distribute_dispatch_setup_tiling_base.cpp"),
+        {"arch35": ("arch35/moe_distribute_dispatch_setup_tiling_arch35.cpp",)}),
 }
 # asc-devkit's own sources of the host libraries the twin does not re-implement, compiled unchanged
 ASC_SOURCES = ("impl/utils/tiling/platform/platform_ascendc.cpp",)

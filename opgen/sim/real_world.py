@@ -89,10 +89,11 @@ class Inputs:
 
 
 def run(tree, ref, case: dict, world, work: Path, *, aiv: int = REAL_AIV, timeout: float | None = None,
-        windows_in: Path | None = None, windows_out: bool = False) -> list[dict]:
+        windows_in: Path | None = None, windows_out: bool = False, kernel_root: Path | None = None) -> list[dict]:
     """Per rank {output: ndarray} of the real op of ``ref`` on one world: the real tiling (``tree``: the unpacked
     ``real_tiling.CannTree``) picks the tiling key in ``work/tiling``, the real entry's instance of that key runs in
-    ``work/run`` (its ``result.txt`` keeps the cost lines; ``windows_in`` / ``windows_out`` as ``jobs.write_job``)."""
+    ``work/run`` (its ``result.txt`` keeps the cost lines; ``windows_in`` / ``windows_out`` as ``jobs.write_job``;
+    ``kernel_root``: another ``ops-transformer/`` to take the kernel entry from, e.g. a mutated temp copy)."""
     arch = real_tiling.arch_of(ref, case["product"])
     tiled = real_tiling.tile(real_tiling.build_tiling(tree, ref.OP, arch), ref, case, world, work / "tiling", aiv=aiv)
     rejected = {r: t.message for r, t in sorted(tiled.tilings.items()) if not t.ok}
@@ -104,6 +105,6 @@ def run(tree, ref, case: dict, world, work: Path, *, aiv: int = REAL_AIV, timeou
         raise jobs.TwinError(f"the ranks' real {ref.OP} tilings set different keys {sorted(keys)}")
     job = jobs.write_job(ref, case, world, work / "run", aiv=aiv, timeout=timeout, windows_in=windows_in,
                          windows_out=windows_out)
-    exe = executable(kernel_object(tree.ops, ref, case["product"], keys.pop(), column(ref, world, job)),
+    exe = executable(kernel_object(kernel_root or tree.ops, ref, case["product"], keys.pop(), column(ref, world, job)),
                      real_tiling.tiling_objects(tree, ref.OP, arch))
     return jobs.run_job(exe, job)

@@ -1,0 +1,366 @@
+/**
+ * The register-based vector API of __NPU_ARCH__ 3510 (asc-devkit include/basic_api/reg_compute/, namespace AscendC::Reg,
+ * aliased AscendC::MicroAPI by impl/basic_api/kernel_macros.h): the subset the real Ascend 950 kernels
+ * call through mc2/moe_distribute_dispatch_setup/op_kernel/common.h.
+ *
+ * A vector function (`VF_CALL<f>(args...)`, `__VEC_SCOPE__`) addresses the UB through `__local_mem__` pointers
+ * (`__ubuf__`): on the device their value is the UB byte address, what `LocalTensor::GetPhyAddr()` returns, and the
+ * twin keeps it so: a pointer here is never dereferenced, each register load / store translates its value into the
+ * calling core's UB, bounded by the UB (the device knows no other bound), 32-byte aligned as `LoadAlign` /
+ * `StoreAlign` (vld / vsts) need, and recorded for the cross-pipe hazard check on PIPE_V.
+ *
+ * A RegTensor<T> holds VECTOR_REG_WIDTH (256) bytes; the twin marks which lanes were ever written and faults on an
+ * active lane read before any write (a fresh register's content is not defined). A MaskReg is a predicate over the
+ * lanes of the element width it was made for (UpdateMask<T> / CreateMask<T>): plt_b<N> makes min(count, lanes)
+ * lanes active and post-decrements count (POST_UPDATE), pset_b<N> the lanes of its pattern; using it for another
+ * element width is not modelled and faults. Operations are ZEROING (every reg_compute operation the kernels use
+ * defaults to MaskMergeMode::ZEROING): an inactive lane of the destination becomes 0.
+ *
+ * What no public header or document gives the semantics of faults naming the call instead of being imitated:
+ * `Histograms` (dhistv2 / chistv2), the mask patterns M3 / M4 / H / Q / ALLF, a float `ReduceSum` (the order of
+ * vcadd's additions).
+ */
+#ifndef OPGEN_SIM_REG_H
+#define OPGEN_SIM_REG_H
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "opgen_sim/hazard.h"
+#include "opgen_sim/numeric.h"
+#include "opgen_sim/world.h"
+
+// include/basic_api/reg_compute/kernel_reg_compute_common_intf.h: `#define __local_mem__ __ubuf__`; the CPU-debug
+// stub_def.h defines __ubuf__ and __VEC_SCOPE__ empty.
+#ifndef __ubuf__
+#define __ubuf__
+#endif
+#define __local_mem__ __ubuf__
+#define __VEC_SCOPE__
+#define __simd_callee__
+#define __simd_vf__
+
+namespace AscendC {
+
+// impl/basic_api/utils/kernel_utils_constants.h (3510)
+const uint32_t VECTOR_REG_WIDTH = 256;
+
+// include/basic_api/kernel_operator_sys_var_intf.h: VECTOR_REG_WIDTH on 3510
+__aicore__ inline constexpr uint32_t GetVecLen()
+{
+    return VECTOR_REG_WIDTH;
+}
+
+namespace Reg {
+
+// include/basic_api/reg_compute/kernel_reg_compute_utils.h
+enum class MaskMergeMode { UNKNOWN, MERGING, ZEROING };
+enum class HistogramsBinType { BIN0 = 0, BIN1, BIN2, BIN3, BIN4, BIN5, BIN6, BIN7 };
+enum class HistogramsType { FREQUENCY = 0, ACCUMULATE };
+enum class HighLowPart { LOWEST, HIGHEST };
+enum class PostLiteral { POST_MODE_NORMAL, POST_MODE_UPDATE };
+enum class MaskPattern { ALL, VL1, VL2, VL3, VL4, VL8, VL16, VL32, VL64, VL128, M3, M4, H, Q, ALLF = 15 };
+enum class LoadDist {
+    DIST_NORM,
+    DIST_BRC_B8,
+    DIST_BRC_B16,
+    DIST_BRC_B32,
+    DIST_US_B8 = 6,
+    DIST_US_B16,
+    DIST_DS_B8,
+    DIST_DS_B16,
+    DIST_BDINTLV,
+    DIST_DINTLV_B8,
+    DIST_DINTLV_B16,
+    DIST_UNPACK_B8,
+    DIST_UNPACK_B16,
+    DIST_BLK,
+    DIST_E2B_B16,
+    DIST_E2B_B32,
+    DIST_UNPACK_B32,
+    DIST_DINTLV_B32,
+    DIST_UNPACK4_B8,
+    DIST_SPLT4CHN_B8,
+    DIST_SPLT2CHN_B8,
+    DIST_SPLT2CHN_B16
+};
+enum class StoreDist {
+    DIST_NORM_B8,
+    DIST_NORM_B16,
+    DIST_NORM_B32,
+    DIST_FIRST_ELEMENT_B8,
+    DIST_FIRST_ELEMENT_B16,
+    DIST_FIRST_ELEMENT_B32,
+    DIST_PACK_B16,
+    DIST_PACK_B32,
+    DIST_INTLV_B8,
+    DIST_INTLV_B16,
+    DIST_PACK_B64,
+    DIST_INTLV_B32,
+    DIST_PACK4_B32,
+    DIST_MRG4CHN_B8,
+    DIST_MRG2CHN_B8,
+    DIST_MRG2CHN_B16,
+    DIST_NORM
+};
+
+template <typename T>
+struct RegTensor {
+    using ActualT = T;
+    static constexpr uint32_t LANES = VECTOR_REG_WIDTH / sizeof(T);
+    T lane[LANES];
+    bool set[LANES] = {};  // twin only: whether an instruction wrote the lane
+};
+
+struct MaskReg {
+    uint32_t bytes = 0;  // the element width the mask was made for (0: never made)
+    bool on[VECTOR_REG_WIDTH] = {};
+};
+
+}  // namespace Reg
+}  // namespace AscendC
+
+namespace opgen_sim {
+namespace reg {
+
+// The UB bytes [addr, addr + n) of the calling core for register access `what`, addr the `__local_mem__` pointer's
+// value: inside the UB, 32-byte aligned (vld / vsts), recorded as a PIPE_V access.
+template <typename T>
+inline uint8_t* Ub(const T* p, uint32_t n, bool write, const char* what)
+{
+    CoreState& core = Core(what);
+    const uint64_t addr = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p));
+    const uint64_t ub = g_world->ubBytes;
+    if (addr + n > ub) {
+        Raise("%s: UB bytes [%llu, %llu) lie past the %llu-byte UB", what, static_cast<unsigned long long>(addr),
+              static_cast<unsigned long long>(addr + n), static_cast<unsigned long long>(ub));
+    }
+    if (addr % 32U != 0U) {
+        Raise("%s: UB address %llu is not 32-byte aligned", what, static_cast<unsigned long long>(addr));
+    }
+    if (write) {
+        UbWritten(PIPE_V_, static_cast<uint32_t>(addr), static_cast<uint32_t>(addr + n), what);
+    } else {
+        UbRead(PIPE_V_, static_cast<uint32_t>(addr), static_cast<uint32_t>(addr + n), what);
+    }
+    return core.ub + addr;
+}
+
+// The mask's active lanes for T, checked to be a mask made for T's width.
+template <typename T>
+inline const bool* Lanes(const AscendC::Reg::MaskReg& mask, const char* what)
+{
+    if (mask.bytes != sizeof(T)) {
+        Raise("%s: a MaskReg made for %u-byte elements used on %u-byte elements (%s): not modelled", what, mask.bytes,
+              static_cast<unsigned>(sizeof(T)), TypeName<T>());
+    }
+    return mask.on;
+}
+
+template <typename T>
+inline T Read(const AscendC::Reg::RegTensor<T>& r, uint32_t i, const char* what)
+{
+    if (!r.set[i]) {
+        Raise("%s: reads lane %u of a RegTensor<%s> no instruction wrote", what, i, TypeName<T>());
+    }
+    return r.lane[i];
+}
+
+}  // namespace reg
+}  // namespace opgen_sim
+
+namespace AscendC {
+namespace Reg {
+
+// kernel_reg_compute_maskreg_intf.h UpdateMask (plt_b<N>, POST_UPDATE): the first min(count, lanes) lanes, count
+// decremented by as many
+template <typename T>
+__simd_callee__ inline MaskReg UpdateMask(uint32_t& scalarValue)
+{
+    static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4,
+                  "UpdateMask: the twin models b8 / b16 / b32 elements");
+    constexpr uint32_t lanes = VECTOR_REG_WIDTH / sizeof(T);
+    const uint32_t n = scalarValue < lanes ? scalarValue : lanes;
+    MaskReg m;
+    m.bytes = sizeof(T);
+    for (uint32_t i = 0; i < n; ++i) {
+        m.on[i] = true;
+    }
+    scalarValue -= n;
+    return m;
+}
+
+// kernel_reg_compute_maskreg_intf.h CreateMask (pset_b<N>): ALL every lane, VL<k> the first k lanes
+template <typename T, MaskPattern mode = MaskPattern::ALL>
+__simd_callee__ inline MaskReg CreateMask()
+{
+    static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4,
+                  "CreateMask: the twin models b8 / b16 / b32 elements");
+    constexpr uint32_t lanes = VECTOR_REG_WIDTH / sizeof(T);
+    uint32_t n = 0;
+    switch (mode) {
+        case MaskPattern::ALL: n = lanes; break;
+        case MaskPattern::VL1: n = 1; break;
+        case MaskPattern::VL2: n = 2; break;
+        case MaskPattern::VL3: n = 3; break;
+        case MaskPattern::VL4: n = 4; break;
+        case MaskPattern::VL8: n = 8; break;
+        case MaskPattern::VL16: n = 16; break;
+        case MaskPattern::VL32: n = 32; break;
+        case MaskPattern::VL64: n = 64; break;
+        case MaskPattern::VL128: n = 128; break;
+        default:
+            opgen_sim::Raise("CreateMask: MaskPattern %d (M3 / M4 / H / Q / ALLF) is not modelled: no public header "
+                             "or document gives its lanes", static_cast<int>(mode));
+    }
+    if (n > lanes) {
+        opgen_sim::Raise("CreateMask<%s>: pattern VL%u exceeds the register's %u lanes", opgen_sim::TypeName<T>(), n,
+                         lanes);
+    }
+    MaskReg m;
+    m.bytes = sizeof(T);
+    for (uint32_t i = 0; i < n; ++i) {
+        m.on[i] = true;
+    }
+    return m;
+}
+
+// kernel_reg_compute_vec_duplicate_intf.h Duplicate(dstReg, scalar): every lane
+template <typename T = void, typename U, typename S>
+__simd_callee__ inline void Duplicate(S& dstReg, U scalarValue)
+{
+    for (uint32_t i = 0; i < S::LANES; ++i) {
+        dstReg.lane[i] = static_cast<typename S::ActualT>(scalarValue);
+        dstReg.set[i] = true;
+    }
+}
+
+// kernel_reg_compute_datacopy_intf.h DataCopy / LoadAlign (vld, LoadDist::DIST_NORM): VECTOR_REG_WIDTH bytes from an
+// aligned UB address
+template <typename T = void, LoadDist dist = LoadDist::DIST_NORM, typename U, typename P>
+__simd_callee__ inline void DataCopy(U& dstReg, __ubuf__ P* srcAddr)
+{
+    static_assert(dist == LoadDist::DIST_NORM, "MicroAPI::DataCopy (load): the twin models LoadDist::DIST_NORM only");
+    static_assert(std::is_same<std::remove_cv_t<P>, typename U::ActualT>::value,
+                  "MicroAPI::DataCopy (load): the address's element type is the register's");
+    const uint8_t* p = opgen_sim::reg::Ub(srcAddr, VECTOR_REG_WIDTH, false, "MicroAPI::DataCopy (a register load)");
+    std::memcpy(dstReg.lane, p, VECTOR_REG_WIDTH);
+    for (uint32_t i = 0; i < U::LANES; ++i) {
+        dstReg.set[i] = true;
+    }
+}
+
+// kernel_reg_compute_datacopy_intf.h DataCopy / StoreAlign (vsts): DIST_NORM stores the active lanes at their
+// places, DIST_FIRST_ELEMENT_B<N> lane 0 alone (when the mask has it active)
+template <typename T = void, StoreDist dist = StoreDist::DIST_NORM, typename U, typename P>
+__simd_callee__ inline void DataCopy(__ubuf__ P* dstAddr, U& srcReg, MaskReg& mask)
+{
+    using E = typename U::ActualT;
+    static_assert(std::is_same<std::remove_cv_t<P>, E>::value,
+                  "MicroAPI::DataCopy (store): the address's element type is the register's");
+    constexpr bool first = dist == StoreDist::DIST_FIRST_ELEMENT_B8 || dist == StoreDist::DIST_FIRST_ELEMENT_B16 ||
+                           dist == StoreDist::DIST_FIRST_ELEMENT_B32;
+    static_assert(first || dist == StoreDist::DIST_NORM || dist == StoreDist::DIST_NORM_B8 ||
+                      dist == StoreDist::DIST_NORM_B16 || dist == StoreDist::DIST_NORM_B32,
+                  "MicroAPI::DataCopy (store): the twin models the NORM and FIRST_ELEMENT distributions only");
+    constexpr uint32_t width = (dist == StoreDist::DIST_FIRST_ELEMENT_B8 || dist == StoreDist::DIST_NORM_B8) ? 1U
+                               : (dist == StoreDist::DIST_FIRST_ELEMENT_B16 || dist == StoreDist::DIST_NORM_B16) ? 2U
+                               : (dist == StoreDist::DIST_FIRST_ELEMENT_B32 || dist == StoreDist::DIST_NORM_B32) ? 4U
+                                                                                                  : sizeof(E);
+    static_assert(width == sizeof(E), "MicroAPI::DataCopy (store): the distribution's width is not the element's");
+    const char* what = "MicroAPI::DataCopy (a register store)";
+    const bool* on = opgen_sim::reg::Lanes<E>(mask, what);
+    const uint32_t lanes = first ? 1U : U::LANES;
+    uint32_t end = 0;
+    for (uint32_t i = 0; i < lanes; ++i) {
+        if (on[i]) {
+            end = i + 1U;
+        }
+    }
+    if (end == 0U) {
+        return;
+    }
+    uint8_t* base = opgen_sim::reg::Ub(dstAddr, static_cast<uint32_t>(end * sizeof(E)), true, what);
+    for (uint32_t i = 0; i < end; ++i) {
+        if (on[i]) {
+            const E v = opgen_sim::reg::Read(srcReg, i, what);
+            std::memcpy(base + i * sizeof(E), &v, sizeof(E));
+        }
+    }
+}
+
+// kernel_reg_compute_vec_binary_intf.h Add (ZEROING): active lanes the sum, the others 0
+template <typename T = void, MaskMergeMode mode = MaskMergeMode::ZEROING, typename U>
+__simd_callee__ inline void Add(U& dstReg, U& srcReg0, U& srcReg1, MaskReg& mask)
+{
+    using E = typename U::ActualT;
+    static_assert(mode == MaskMergeMode::ZEROING, "MicroAPI::Add: the twin models MaskMergeMode::ZEROING only");
+    static_assert(std::is_integral<E>::value, "MicroAPI::Add: the twin models integer lanes only");
+    const char* what = "MicroAPI::Add";
+    const bool* on = opgen_sim::reg::Lanes<E>(mask, what);
+    U out;
+    for (uint32_t i = 0; i < U::LANES; ++i) {
+        out.lane[i] = on[i] ? static_cast<E>(static_cast<std::make_unsigned_t<E>>(opgen_sim::reg::Read(srcReg0, i, what)) +
+                                             static_cast<std::make_unsigned_t<E>>(opgen_sim::reg::Read(srcReg1, i, what)))
+                            : E{0};
+        out.set[i] = true;
+    }
+    dstReg = out;
+}
+
+// kernel_reg_compute_vec_reduce_intf.h ReduceSum (vcadd, ZEROING): lane 0 the sum of the active lanes, the others 0.
+// Integer lanes (modulo 2^N, any order of addition gives it); the order of a float vcadd is not documented.
+template <typename T = void, typename V = void, MaskMergeMode mode = MaskMergeMode::ZEROING, typename S, typename W>
+__simd_callee__ inline void ReduceSum(S& dstReg, W srcReg, MaskReg mask)
+{
+    using D = typename S::ActualT;
+    using E = typename W::ActualT;
+    static_assert(mode == MaskMergeMode::ZEROING, "current Reduce api only supported Mode ZEROING on current device!");
+    static_assert((std::is_same<D, int32_t>::value && (std::is_same<E, int32_t>::value || std::is_same<E, int16_t>::value)) ||
+                      (std::is_same<D, uint32_t>::value && (std::is_same<E, uint32_t>::value || std::is_same<E, uint16_t>::value)),
+                  "MicroAPI::ReduceSum: the twin models the integer forms (int32 <- int32 / int16, uint32 <- uint32 / "
+                  "uint16); the order of a float vcadd's additions is not documented");
+    const char* what = "MicroAPI::ReduceSum";
+    const bool* on = opgen_sim::reg::Lanes<E>(mask, what);
+    uint32_t sum = 0;
+    for (uint32_t i = 0; i < W::LANES; ++i) {
+        if (on[i]) {
+            sum += static_cast<uint32_t>(static_cast<D>(opgen_sim::reg::Read(srcReg, i, what)));
+        }
+    }
+    for (uint32_t i = 0; i < S::LANES; ++i) {
+        dstReg.lane[i] = D{0};
+        dstReg.set[i] = true;
+    }
+    dstReg.lane[0] = static_cast<D>(sum);
+}
+
+// kernel_reg_compute_histograms_intf.h Histograms (dhistv2 / chistv2): no public header or document gives what a
+// bin register counts, so the twin faults when a kernel calls it
+template <typename T = void, typename U = void, HistogramsBinType mode, HistogramsType type, typename S, typename V>
+__simd_callee__ inline void Histograms(V& dstReg, S& srcReg, MaskReg& mask)
+{
+    (void)dstReg;
+    (void)srcReg;
+    (void)mask;
+    opgen_sim::Raise("MicroAPI::Histograms (bin %d, %s): not modelled: no public header or document of asc-devkit gives "
+                     "the semantics of dhistv2 / chistv2", static_cast<int>(mode),
+                     type == HistogramsType::FREQUENCY ? "FREQUENCY" : "ACCUMULATE");
+}
+
+}  // namespace Reg
+
+// impl/basic_api/kernel_macros.h (3510)
+namespace MicroAPI = Reg;
+
+// impl/basic_api/utils/kernel_utils_ceil_oom_que.h (3510, CPU debug): the vector function run in a __VEC_SCOPE__
+template <auto funcPtr, typename... Args>
+__aicore__ inline void VF_CALL(Args&&... args)
+{
+    __VEC_SCOPE__ { funcPtr(args...); }
+}
+
+}  // namespace AscendC
+
+#endif  // OPGEN_SIM_REG_H

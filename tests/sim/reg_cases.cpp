@@ -1,0 +1,302 @@
+/**
+ * Small kernels for the twin's register-based vector API of __NPU_ARCH__ 3510 (opgen_sim/reg.h: MicroAPI / Reg,
+ * VF_CALL, __local_mem__, GetVecLen), the 3510 forms of GatherMask and Sum the real Ascend 950 DispatchTeardown
+ * calls, and TILING_KEY_IS (opgen_sim/tiling_key_is.h). Built with -D__NPU_ARCH__=3510 and
+ * -DOPGEN_SIM_TILING_KEY_IS=10011 (or without __NPU_ARCH__ 3510, where only the GatherMask / Sum cases exist).
+ * `reg_cases CASE` runs CASE on 1 rank x 1 core (UB 248 KiB) and prints `value <text>` / `fault <message>` lines;
+ * tests/test_sim_reg.py checks them.
+ */
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "kernel_operator.h"
+#include "adv_api/reduce/sum.h"
+
+using namespace AscendC;
+
+namespace {
+std::mutex g_outMu;
+std::vector<std::string> g_values;
+
+void Report(const std::string& v)
+{
+    std::lock_guard<std::mutex> lock(g_outMu);
+    g_values.push_back(v);
+}
+
+template <HardEvent E>
+void Sync()
+{
+    SetFlag<E>(0);
+    WaitFlag<E>(0);
+}
+
+template <typename T>
+std::string Ints(const LocalTensor<T>& t, uint32_t n)
+{
+    std::string s;
+    for (uint32_t i = 0; i < n; ++i) {
+        s += (i ? "," : "") + std::to_string(static_cast<long long>(t.GetValue(i)));
+    }
+    return s;
+}
+
+// A 4 KiB UB buffer of int32.
+struct Ub {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    LocalTensor<int32_t> t;
+    Ub()
+    {
+        pipe.InitBuffer(buf, 4096);
+        t = buf.Get<int32_t>();
+    }
+};
+
+void GatherMaskZeroRepeats(uint32_t)
+{
+    Ub ub;
+    LocalTensor<float> src = ub.t.ReinterpretCast<float>();
+    LocalTensor<float> dst = ub.t[512].ReinterpretCast<float>();
+    LocalTensor<uint32_t> pattern = ub.t[768].ReinterpretCast<uint32_t>();
+    pattern.SetValue(0, 1U);
+    dst.SetValue(0, 5.0f);
+    Sync<HardEvent::S_V>();
+    uint64_t kept = 7;
+    GatherMask(dst, src, pattern, true, 1U, {1, 0, 1, 0}, kept);
+    Sync<HardEvent::V_S>();
+    Report("kept " + std::to_string(kept) + " dst " + std::to_string(static_cast<int>(dst.GetValue(0))));
+}
+
+void SumOneRow(uint32_t rows)
+{
+    Ub ub;
+    LocalTensor<float> x = ub.t.ReinterpretCast<float>();
+    LocalTensor<float> y = ub.t[256].ReinterpretCast<float>();
+    for (uint32_t i = 0; i < 8; ++i) {
+        x.SetValue(i, static_cast<float>(i + 1));
+    }
+    Sync<HardEvent::S_V>();
+    Sum(y, x, SumParams{rows, 4, 4});  // 4 floats: 16 bytes a row
+    Sync<HardEvent::V_S>();
+    Report("sum " + std::to_string(static_cast<int>(y.GetValue(0))));
+}
+
+#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
+// ---- MicroAPI: semantics ----------------------------------------------------------------------------------------
+// common.h ReduceLoop's shape: per row, UpdateMask over `elements`, ReduceSum of each 64-lane register, Add into
+// lane 0 (VL1), and a DIST_FIRST_ELEMENT_B32 store of lane 0.
+void RowSums(__local_mem__ int32_t* dst, __local_mem__ int32_t* src, uint16_t rows, uint32_t rowStride,
+             uint16_t regs, uint32_t elements)
+{
+    MicroAPI::MaskReg first = MicroAPI::CreateMask<int32_t, MicroAPI::MaskPattern::VL1>();
+    for (uint16_t r = 0; r < rows; ++r) {
+        MicroAPI::RegTensor<int32_t> sum;
+        uint32_t left = elements;
+        MicroAPI::Duplicate(sum, 0);
+        for (uint16_t i = 0; i < regs; ++i) {
+            MicroAPI::RegTensor<int32_t> v;
+            MicroAPI::RegTensor<int32_t> part;
+            MicroAPI::MaskReg mask = MicroAPI::UpdateMask<int32_t>(left);
+            MicroAPI::DataCopy(v, src + r * rowStride + i * (GetVecLen() / sizeof(int32_t)));
+            MicroAPI::ReduceSum(part, v, mask);
+            MicroAPI::Add(sum, sum, part, first);
+        }
+        MicroAPI::DataCopy<int32_t, MicroAPI::StoreDist::DIST_FIRST_ELEMENT_B32>(dst + r * 8, sum, first);
+    }
+}
+
+void RegRowSums(uint32_t)
+{
+    Ub ub;
+    for (uint32_t i = 0; i < 256; ++i) {
+        ub.t.SetValue(i, static_cast<int32_t>(i));
+    }
+    LocalTensor<int32_t> out = ub.t[512];
+    for (uint32_t i = 0; i < 16; ++i) {
+        out.SetValue(i, -1);
+    }
+    Sync<HardEvent::S_V>();
+    // rows of 100 elements 128 apart: 0..99 and 128..227
+    VF_CALL<RowSums>((__local_mem__ int32_t*)out.GetPhyAddr(), (__local_mem__ int32_t*)ub.t.GetPhyAddr(),
+                     static_cast<uint16_t>(2), 128U, static_cast<uint16_t>(2), 100U);
+    PipeBarrier<PIPE_V>();
+    Sync<HardEvent::V_S>();
+    Report("vl " + std::to_string(GetVecLen()) + " sums " + Ints(out, 16));
+}
+
+void MaskLanesStore(__local_mem__ int16_t* dst, uint32_t count)
+{
+    MicroAPI::RegTensor<int16_t> v;
+    MicroAPI::Duplicate(v, static_cast<int16_t>(7));
+    MicroAPI::MaskReg a = MicroAPI::UpdateMask<int16_t>(count);  // 128 lanes of 16 bits: min(count, 128)
+    MicroAPI::DataCopy(dst, v, a);
+    MicroAPI::MaskReg b = MicroAPI::UpdateMask<int16_t>(count);  // what is left
+    MicroAPI::DataCopy(dst + 128, v, b);
+    MicroAPI::MaskReg c = MicroAPI::CreateMask<int16_t, MicroAPI::MaskPattern::VL16>();
+    MicroAPI::DataCopy(dst + 256, v, c);
+}
+
+void RegMaskLanes(uint32_t)
+{
+    Ub ub;
+    LocalTensor<int16_t> h = ub.t.ReinterpretCast<int16_t>();
+    for (uint32_t i = 0; i < 512; ++i) {
+        h.SetValue(i, -1);
+    }
+    Sync<HardEvent::S_V>();
+    VF_CALL<MaskLanesStore>((__local_mem__ int16_t*)h.GetPhyAddr(), 130U);
+    PipeBarrier<PIPE_V>();
+    Sync<HardEvent::V_S>();
+    uint32_t seven[3] = {0, 0, 0};
+    for (uint32_t i = 0; i < 384; ++i) {
+        seven[i / 128] += h.GetValue(i) == 7 ? 1U : 0U;
+    }
+    Report("lanes " + std::to_string(seven[0]) + "," + std::to_string(seven[1]) + "," + std::to_string(seven[2]) +
+           " after " + std::to_string(h.GetValue(130)) + "," + std::to_string(h.GetValue(272)));
+}
+
+// ---- MicroAPI: misuses that fault --------------------------------------------------------------------------------
+void LoadAt(__local_mem__ int32_t* src)
+{
+    MicroAPI::RegTensor<int32_t> v;
+    MicroAPI::DataCopy(v, src);
+}
+
+void RegUnalignedLoad(uint32_t)
+{
+    Ub ub;
+    VF_CALL<LoadAt>((__local_mem__ int32_t*)ub.t.GetPhyAddr() + 1);
+}
+
+void RegLoadPastUb(uint32_t)
+{
+    Ub ub;
+    VF_CALL<LoadAt>((__local_mem__ int32_t*)(TOTAL_UB_SIZE - 128));
+}
+
+void StoreUnwritten(__local_mem__ int32_t* dst)
+{
+    MicroAPI::RegTensor<int32_t> v;
+    MicroAPI::MaskReg all = MicroAPI::CreateMask<int32_t>();
+    MicroAPI::DataCopy(dst, v, all);
+}
+
+void RegUnwrittenLane(uint32_t)
+{
+    Ub ub;
+    VF_CALL<StoreUnwritten>((__local_mem__ int32_t*)ub.t.GetPhyAddr());
+}
+
+void StoreWithHalfMask(__local_mem__ int32_t* dst)
+{
+    MicroAPI::RegTensor<int32_t> v;
+    MicroAPI::Duplicate(v, 1);
+    MicroAPI::MaskReg half = MicroAPI::CreateMask<int16_t>();
+    MicroAPI::DataCopy(dst, v, half);
+}
+
+void RegMaskWidth(uint32_t)
+{
+    Ub ub;
+    VF_CALL<StoreWithHalfMask>((__local_mem__ int32_t*)ub.t.GetPhyAddr());
+}
+
+void Histogram(__local_mem__ uint16_t* dst, __local_mem__ uint8_t* src)
+{
+    MicroAPI::RegTensor<uint8_t> s;
+    MicroAPI::RegTensor<uint16_t> d;
+    MicroAPI::MaskReg all = MicroAPI::CreateMask<uint8_t>();
+    MicroAPI::Duplicate(d, 0);
+    MicroAPI::DataCopy(s, src);
+    MicroAPI::Histograms<uint8_t, uint16_t, MicroAPI::HistogramsBinType::BIN0, MicroAPI::HistogramsType::FREQUENCY>(
+        d, s, all);
+    (void)dst;
+}
+
+void RegHistograms(uint32_t)
+{
+    Ub ub;
+    Sync<HardEvent::S_V>();
+    VF_CALL<Histogram>((__local_mem__ uint16_t*)ub.t[512].GetPhyAddr(), (__local_mem__ uint8_t*)ub.t.GetPhyAddr());
+}
+
+void PatternM3(__local_mem__ int32_t*)
+{
+    MicroAPI::MaskReg m = MicroAPI::CreateMask<int32_t, MicroAPI::MaskPattern::M3>();
+    (void)m;
+}
+
+void RegMaskPattern(uint32_t)
+{
+    Ub ub;
+    VF_CALL<PatternM3>((__local_mem__ int32_t*)ub.t.GetPhyAddr());
+}
+
+void RegStoreThenScalarRead(uint32_t)
+{
+    Ub ub;
+    VF_CALL<RowSums>((__local_mem__ int32_t*)ub.t[512].GetPhyAddr(), (__local_mem__ int32_t*)ub.t.GetPhyAddr(),
+                     static_cast<uint16_t>(1), 64U, static_cast<uint16_t>(1), 8U);
+    Report(std::to_string(ub.t.GetValue(512)));  // no V_S sync: the scalar unit may read the old bytes
+}
+
+// ---- TILING_KEY_IS in a binary built for key 10011 ----------------------------------------------------------------
+void TilingKeyIs(uint32_t)
+{
+    opgen_sim::t_tilingKeyTaken = false;
+    const bool other = TILING_KEY_IS(10000);
+    const bool before = opgen_sim::t_tilingKeyTaken;
+    const bool mine = TILING_KEY_IS(10011);
+    Report("10000 " + std::to_string(other) + " taken " + std::to_string(before) + " 10011 " + std::to_string(mine) +
+           " taken " + std::to_string(opgen_sim::t_tilingKeyTaken) + " var " + std::to_string(TILING_KEY_VAR));
+}
+#endif
+
+const std::map<std::string, std::function<void(uint32_t)>>& Cases()
+{
+    static const std::map<std::string, std::function<void(uint32_t)>> cases = {
+        {"gathermask_zero_repeats", GatherMaskZeroRepeats},
+        {"sum_one_row_inner_unaligned", [](uint32_t) { SumOneRow(1U); }},
+        {"sum_two_rows_inner_unaligned", [](uint32_t) { SumOneRow(2U); }},
+#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
+        {"reg_row_sums", RegRowSums},
+        {"reg_mask_lanes", RegMaskLanes},
+        {"reg_unaligned_load", RegUnalignedLoad},
+        {"reg_load_past_ub", RegLoadPastUb},
+        {"reg_unwritten_lane", RegUnwrittenLane},
+        {"reg_mask_width", RegMaskWidth},
+        {"reg_histograms", RegHistograms},
+        {"reg_mask_pattern", RegMaskPattern},
+        {"reg_store_then_scalar_read", RegStoreThenScalarRead},
+        {"tiling_key_is", TilingKeyIs},
+#endif
+    };
+    return cases;
+}
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    if (argc != 2 || Cases().count(argv[1]) == 0U) {
+        std::fprintf(stderr, "usage: %s CASE\n", argv[0]);
+        return 3;
+    }
+    opgen_sim::World world;
+    world.ubBytes = TOTAL_UB_SIZE;
+    world.timeoutSeconds = 1.0;
+    world.ranks = std::vector<opgen_sim::RankState>(1);
+    world.ranks[0].blockDim = 1;
+    opgen_sim::RunWorld(world, Cases().at(argv[1]));
+    for (const std::string& v : g_values) {
+        std::printf("value %s\n", v.c_str());
+    }
+    for (const std::string& f : world.faults) {
+        std::printf("fault %s\n", f.c_str());
+    }
+    return world.faults.empty() ? 0 : 1;
+}

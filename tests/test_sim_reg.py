@@ -1,0 +1,83 @@
+"""The twin's register-based vector API of __NPU_ARCH__ 3510 (opgen_sim/reg.h), the 3510 forms of GatherMask and Sum,
+and TILING_KEY_IS (opgen_sim/tiling_key_is.h), on their own: ``tests/sim/reg_cases.cpp`` holds one small kernel per
+behaviour, run on 1 rank x 1 core; the expected values are computed here.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .test_sim_twin import _build_cases, run
+
+SOURCE = Path(__file__).resolve().parent / "sim" / "reg_cases.cpp"
+KEY = 10011  # the binary's key: TILING_KEY_IS of 10011 holds, of any other key not
+
+
+@pytest.fixture(scope="module")
+def cases_3510(tmp_path_factory) -> Path:
+    return _build_cases(tmp_path_factory, "-D__NPU_ARCH__=3510", f"-DOPGEN_SIM_TILING_KEY_IS={KEY}", source=SOURCE)
+
+
+@pytest.fixture(scope="module")
+def cases_2201(tmp_path_factory) -> Path:
+    return _build_cases(tmp_path_factory, "-D__NPU_ARCH__=2201", source=SOURCE)
+
+
+def test_register_row_sums_as_common_h_reduce_loop_computes_them(cases_3510):
+    """UpdateMask over 100 int32 elements (64, then 36 lanes), ReduceSum of each register, Add into the VL1 lane,
+    the DIST_FIRST_ELEMENT_B32 store of lane 0 alone: rows 0..99 and 128..227, every other word left as it was."""
+    rows = [sum(range(0, 100)), sum(range(128, 228))]
+    want = [rows[0]] + [-1] * 7 + [rows[1]] + [-1] * 7
+    assert run(cases_3510, "reg_row_sums") == ([f"vl 256 sums {','.join(map(str, want))}"], [])
+
+
+def test_update_mask_counts_down_and_create_mask_takes_its_pattern(cases_3510):
+    """130 int16 elements: UpdateMask gives all 128 lanes, then the 2 left; VL16 the first 16 lanes; the masked-off
+    lanes of a store keep the UB's bytes (-1)."""
+    assert run(cases_3510, "reg_mask_lanes") == (["lanes 128,2,16 after -1,-1"], [])
+
+
+REG_FAULTS = {
+    "reg_unaligned_load": "MicroAPI::DataCopy (a register load): UB address 4 is not 32-byte aligned",
+    "reg_load_past_ub": "MicroAPI::DataCopy (a register load): UB bytes [253824, 254080) lie past the 253952-byte UB",
+    "reg_unwritten_lane": "MicroAPI::DataCopy (a register store): reads lane 0 of a RegTensor<int32_t> no "
+                          "instruction wrote",
+    "reg_mask_width": "MicroAPI::DataCopy (a register store): a MaskReg made for 2-byte elements used on 4-byte "
+                      "elements (int32_t): not modelled",
+    "reg_histograms": "MicroAPI::Histograms (bin 0, FREQUENCY): not modelled: no public header or document of "
+                      "asc-devkit gives the semantics of dhistv2 / chistv2",
+    "reg_mask_pattern": "CreateMask: MaskPattern 10 (M3 / M4 / H / Q / ALLF) is not modelled",
+    "reg_store_then_scalar_read": "LocalTensor::GetValue: reads UB [2048, 2052) on pipe S (scalar), written on pipe "
+                                  "V (vector)",
+}
+
+
+@pytest.mark.parametrize("case", sorted(REG_FAULTS))
+def test_a_register_api_misuse_faults_naming_the_call(cases_3510, case):
+    values, faults = run(cases_3510, case)
+    assert values == [] and len(faults) == 1, (values, faults)
+    assert faults[0].startswith("rank 0 core 0: ") and REG_FAULTS[case] in faults[0], faults
+
+
+def test_tiling_key_is_holds_for_the_binarys_key_only(cases_3510):
+    assert run(cases_3510, "tiling_key_is") == ([f"10000 0 taken 0 10011 1 taken 1 var {KEY}"], [])
+
+
+def test_on_3510_gathermask_of_0_repeats_gathers_nothing(cases_3510, cases_2201):
+    """3510 gathers in a register loop of repeatTimes iterations after clearing the count it returns (asc-devkit
+    dav_3510 kernel_operator_vec_gather_mask_impl.h): 0 repeats keep dst and count 0; on 2201 the twin faults."""
+    assert run(cases_3510, "gathermask_zero_repeats") == (["kept 0 dst 5"], [])
+    values, faults = run(cases_2201, "gathermask_zero_repeats")
+    assert values == [] and len(faults) == 1 and faults[0].endswith("GatherMask: repeatTimes 0"), faults
+
+
+def test_on_3510_sum_needs_an_aligned_inner_only_past_the_first_row(cases_3510, cases_2201):
+    """3510's Sum reads ``inner`` only as the stride of the rows after the first (sum_3510_impl.h), so one row of 4
+    floats sums (1 + 2 + 3 + 4); a second row 16 bytes on faults, and on 2201 the unaligned inner faults at once."""
+    assert run(cases_3510, "sum_one_row_inner_unaligned") == (["sum 10"], [])
+    need = "Sum: SumParams {outter %d, inner 4, n 4}: need outter >= 1, 1 <= n <= inner and inner * 4 bytes a multiple"
+    for exe, case, rows in ((cases_3510, "sum_two_rows_inner_unaligned", 2),
+                            (cases_2201, "sum_one_row_inner_unaligned", 1)):
+        values, faults = run(exe, case)
+        assert values == [] and len(faults) == 1 and need % rows in faults[0], faults

@@ -4,7 +4,7 @@ runs, or why it has none.
 Read from data only: the algorithm the family's kernel implements and the attribute that selects one
 (core.family.CommPath, COMM_ALGORITHMS), the product's transport facts (core.products.ProductFacts:
 ranks_per_server, context_windows) with the family's BatchWrite path (Family.batch_write), and the product view's
-domains and quant modes. A cell without a path is one the spec must reject (a `require` in the product's block
+domains and quant modes. A cell without a path is one the spec must reject (a `limit` in the product's block
 naming the parameter, or the implicit transport check opgen.model.resolve derives from the same facts):
 tests/test_kernel_paths.py walks the cells and fails on an accepted one without a path. The generated docs list
 each product's paths and the cells opgen does not build (templates/docs/aclnn_op.md.j2).

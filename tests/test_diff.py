@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from opgen.cli import main
-from opgen.tools.diff import ABI, BEHAVIOUR, DOCS, diff_ops
+from opgen.tools.diff import ABI, BEHAVIOUR, DOCS, LIMITS, diff_ops, render_md
 
 from .conftest import ROOT, load_ok, load_src
 
@@ -130,15 +130,15 @@ def test_v1_v2_behaviour_is_the_commalg_switch_and_nothing_else(v1_v2):
     assert a2.text == 'check ascend910b.epWorldSize.2: condition envHierarchy -> commAlg == "hierarchy"'
     assert items[("buffer.changed", "buffer fullmesh_window", ("ascend910b",))].text == \
         'buffer fullmesh_window: condition not envHierarchy -> commAlg != "hierarchy"'
-    # the generated kernels' rejection of A2's hierarchy template follows the switch: the env rule becomes a commAlg one
-    assert ("constraint.removed", "check ascend910b.HCCL_INTRA_PCIE_ENABLE", ("ascend910b",)) in items
-    assert ("constraint.added", "check ascend910b.commAlg", ("ascend910b",)) in items
-    # the fullmesh_v2 / hierarchy templates of A3 are new, and Ascend 950 inherits them; so is the generated
-    # kernels' rejection of the hierarchy one (comm_path: opgen builds no layered template), as on A2 above
+    # the generated kernels' rejection of A2's hierarchy template follows the switch (the env rule becomes a
+    # commAlg one), but it is opgen's `limit`, not the documents': listed apart, not as a behaviour change
+    limits = [(c.kind, c.subject, c.products) for c in v1_v2.group(LIMITS)]
+    assert limits == [("constraint.added", "check ascend910b.commAlg", ("ascend910b",)),
+                      ("constraint.removed", "check ascend910b.HCCL_INTRA_PCIE_ENABLE", ("ascend910b",))]
+    # the fullmesh_v2 / hierarchy templates of A3 are new, and Ascend 950 inherits them
     added = [s for k, s, p in items if k == "constraint.added" and p != ("ascend910b",)]
     assert all(p == ("ascend910_93", "ascend950") for k, s, p in items if k == "constraint.added" and s in added)
-    assert len(added) == 13 and "check ascend910_93.expertScalesOptional" in added
-    assert "check ascend910_93.comm_path" in added
+    assert len(added) == 12 and "check ascend910_93.expertScalesOptional" in added
     assert items[("pairs.changed", "pairs_with", ("ascend910b",))].new == ("MoeDistributeCombineV2",)
     # Everything else is identical: every behaviour change is about commAlg, the env switch or the partner op.
     # (When this fails, specs/dispatch_v2.spec changed without specs/history/dispatch_v1.spec: port the change.)
@@ -148,9 +148,7 @@ def test_v1_v2_behaviour_is_the_commalg_switch_and_nothing_else(v1_v2):
 
 def test_v1_v2_docs_only_cover_text(v1_v2):
     docs = v1_v2.group(DOCS)
-    # (and the unreachable marks of the A3 hierarchy checks, which V1 lacks with its commAlg: comm_path rejects them)
-    assert docs and {c.kind for c in docs} <= {"note.added", "note.changed", "note.removed", "doc.changed",
-                                               "unreachable.added"}
+    assert docs and {c.kind for c in docs} <= {"note.added", "note.changed", "note.removed", "doc.changed"}
     assert any(c.kind == "note.added" and c.new.startswith("相较于MoeDistributeDispatch算子") for c in docs)
 
 
@@ -330,6 +328,83 @@ def test_env_and_derived_quantities():
     assert got == [("env.changed", "env HCCL_BUFFSIZE", BOTH), ("env.added", "env HCCL_OTHER", BOTH)]
 
 
+# ---- opgen's own limits: not a change of the documents ---------------------------------------------------
+
+A3_RULES = '        require worldSize % 2 == 0 else tiling worldSize "an even number";\n'
+LIMITED = toy((A3_RULES, A3_RULES + '        limit built: worldSize in [2, 32] else tiling worldSize "at most 32: not built by opgen";\n'))
+
+
+def test_a_limit_edit_is_no_release_change_and_a_document_rule_edit_is(tmp_path, capsys):
+    """A `limit` (opgen's rule) added, changed or removed goes to the limits group, out of the md release list; the
+    same edit of a `require` (the documents' rule) is a behaviour change the md lists."""
+    widened = LIMITED.replace("worldSize in [2, 32] else", "worldSize in [2, 48] else")
+    got, d = changes(LIMITED, widened)
+    assert got == [("range.widened", "check ascend910_93.built", BOTH)] and d.changes[0].group == LIMITS
+    assert changes(BASE, LIMITED, LIMITS)[0] == [("constraint.added", "check ascend910_93.built", BOTH)]
+    assert changes(LIMITED, BASE, LIMITS)[0] == [("constraint.removed", "check ascend910_93.built", BOTH)]
+    assert render_md(d, "old.spec", "new.spec").splitlines()[3:] == [
+        "", "无语义变更（仅生成算子自身的限制变更，不属于发布变更）。"]
+    rule = LIMITED.replace("limit built:", "require built:")
+    got, d = changes(rule, rule.replace("worldSize in [2, 32] else", "worldSize in [2, 48] else"))
+    assert got == [("range.widened", "check ascend910_93.built", BOTH)] and d.changes[0].group == BEHAVIOUR
+    assert "## 参数变更" in render_md(d, "old.spec", "new.spec")
+    # a rule that becomes opgen's limit (or stops being one) is a change of what the documents say
+    got, d = changes(rule, LIMITED, BEHAVIOUR)
+    assert got == [("constraint.changed", "check ascend910_93.built", BOTH)]
+    assert d.changes[0].text == "check ascend910_93.built: now opgen's own limit (`limit`), not the documents' rule"
+    old_p, new_p = tmp_path / "old.spec", tmp_path / "new.spec"
+    old_p.write_text(LIMITED, encoding="utf-8")
+    new_p.write_text(widened, encoding="utf-8")
+    code, out, _ = run(["diff", old_p, new_p], capsys)
+    assert code == 0 and out.splitlines()[1:] == [
+        "", "opgen limits (the generated op's own rules, not a change of the documents) - 1 change",
+        "  all products:", "    + check ascend910_93.built: range widened worldSize in [2, 32] -> worldSize in [2, 48]"]
+
+
+def test_env_vars_and_lets_only_a_limit_reads_are_limits_too():
+    """An env var (string, as the real tilings getenv / strcmp it) and a derived quantity read only by a `limit`
+    are opgen's: added with it, they are no release change; read by a document rule too, they are one."""
+    envs = ('    env HCCL_BUFFSIZE: int64 = 200 unit "MB";\n',
+            '    env HCCL_BUFFSIZE: int64 = 200 unit "MB";\n    env LAYERED: string = "";\n')
+    lets = (A3_RULES, A3_RULES + '        let layered = LAYERED == "1";\n'
+                                 '        limit layer: not layered else tiling worldSize "no layered path: not built by opgen";\n')
+    d = diff_ops(model(BASE), model(toy(envs, lets)))
+    assert [(c.group, c.kind, c.subject) for c in d.changes] == [
+        (LIMITS, "env.added", "env LAYERED"), (LIMITS, "let.added", "let layered"),
+        (LIMITS, "constraint.added", "check ascend910_93.layer")] and not d.release
+    rule = (lets[0], lets[1] + '        require worldSize <= 16 or not layered else tiling worldSize "at most 16";\n')
+    d = diff_ops(model(BASE), model(toy(envs, rule)))
+    assert [(c.group, c.subject) for c in d.changes] == [
+        (BEHAVIOUR, "env LAYERED"), (BEHAVIOUR, "let layered"), (LIMITS, "check ascend910_93.layer"),
+        (BEHAVIOUR, "check ascend910_93.worldSize.2")]
+
+
+def test_an_attr_replaces_string_env_vars():
+    """`replaces`: an added attribute takes over removed env vars (V1's HCCL_INTRA_PCIE_ENABLE /
+    HCCL_INTRA_ROCE_ENABLE -> V2's commAlg) when a check reading them reads it instead, the env vars given as strings
+    (the real A2 tilings getenv and strcmp them)."""
+    v1 = toy(('    env HCCL_BUFFSIZE: int64 = 200 unit "MB";\n',
+              '    env HCCL_BUFFSIZE: int64 = 200 unit "MB";\n    env HCCL_INTRA_PCIE_ENABLE: string = "";\n'
+              '    env HCCL_INTRA_ROCE_ENABLE: string = "";\n'),
+             ("    quant_by mode;\n", '    quant_by mode;\n    let envHierarchy = HCCL_INTRA_PCIE_ENABLE == "1" and '
+                                    'HCCL_INTRA_ROCE_ENABLE == "0";\n'),
+             (A3_RULES, A3_RULES + '        when envHierarchy {\n            require hier: worldSize % 16 == 0 else '
+                                   'tiling worldSize "a multiple of 16 for hierarchy";\n        }\n'))
+    v2 = toy(('    optional attr flag: bool = false doc "flag";\n',
+              '    optional attr flag: bool = false doc "flag";\n    optional attr commAlg: string = "" doc "algorithm";\n'),
+             (A3_RULES, A3_RULES + '        when commAlg == "hierarchy" {\n            require hier: worldSize % 16 == 0 '
+                                   'else tiling worldSize "a multiple of 16 for hierarchy";\n        }\n'))
+    d = diff_ops(model(v1), model(v2))
+    assert d.replaces == {"commAlg": ("HCCL_INTRA_PCIE_ENABLE", "HCCL_INTRA_ROCE_ENABLE")}
+    (added,) = [c for c in d.group(ABI) if c.kind == "param.added"]
+    assert added.text.endswith("replaces env HCCL_INTRA_PCIE_ENABLE, HCCL_INTRA_ROCE_ENABLE")
+    removed = [c for c in d.changes if c.kind == "env.removed"]
+    assert [(c.group, c.text) for c in removed] == [
+        (BEHAVIOUR, "env HCCL_INTRA_PCIE_ENABLE removed (replaced by attr commAlg)"),
+        (BEHAVIOUR, "env HCCL_INTRA_ROCE_ENABLE removed (replaced by attr commAlg)")]
+    assert "代替HCCL_INTRA_PCIE_ENABLE和HCCL_INTRA_ROCE_ENABLE环境变量；" in render_md(d, "v1.spec", "v2.spec")
+
+
 def test_docs_only_change_is_not_abi_or_behaviour(capsys, tmp_path):
     new = toy(('doc "玩具算子。"', 'doc "玩具算子（新）。"'), ('note "first note";', 'note "first note, reworded";'),
               ('doc "tokens"', 'doc "input tokens"'))
@@ -387,7 +462,7 @@ def test_json_output_parses_and_is_deterministic(pair, capsys):
     assert code == 3
     doc = json.loads(out)
     assert doc["abi_break"] is True and doc["same_op"] is True
-    assert list(doc) == sorted(doc) and list(doc["changes"]) == ["abi", "behaviour", "docs"]
+    assert list(doc) == sorted(doc) and list(doc["changes"]) == ["abi", "behaviour", "docs", "limits"]
     assert doc["changes"]["abi"] == [{"group": "abi", "kind": "param.default", "new": "2.0", "old": "1.0",
                                       "products": [], "subject": "attr alpha",
                                       "text": "attr alpha: default 1.0 -> 2.0"}]
@@ -646,7 +721,7 @@ def test_a_tensors_noncontiguous_support_is_one_behaviour_change_and_no_abi_brea
     code, out, _ = run(["diff", old_p, new_p, "--format", "json"], capsys)
     doc = json.loads(out)
     assert code == 0 and doc["abi_break"] is False
-    assert doc["changes"] == {"abi": [], "docs": [], "behaviour": [
+    assert doc["changes"] == {"abi": [], "docs": [], "limits": [], "behaviour": [
         {"group": "behaviour", "kind": "noncontiguous.added", "subject": "input x", "products": [], "old": "-",
          "new": "√", "text": "input x: accepted non-contiguous (非连续Tensor - -> √)"}]}
     code, out, _ = run(["diff", old_p, new_p, "--format", "md"], capsys)

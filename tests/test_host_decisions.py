@@ -183,6 +183,53 @@ def test_combine_a2_hierarchy_does_not_forbid_performance_info(combine):
     assert combine.ids(A2, call, attrs) == ([], "")
 
 
+# ---- Atlas A2: the env variables that select the layered template ------------------------------------------
+
+LAYERED_ENV = {"HCCL_INTRA_PCIE_ENABLE": "1", "HCCL_INTRA_ROCE_ENABLE": "0"}
+ENV_LAYERED_MESSAGE = ('"fullmesh", or "" without HCCL_INTRA_PCIE_ENABLE=1 and HCCL_INTRA_ROCE_ENABLE=0: with them, '
+                       '"" past 8 ranks (epWorldSize > 8, more than one Atlas A2 server) selects the layered '
+                       '(hierarchy) template, which is not built by opgen')
+
+
+def _a2_two_servers(op: str) -> tuple[dict, dict]:
+    """An accepted Atlas A2 call of 16 ranks (two servers), one MoE expert per rank, commAlg ""."""
+    attrs = {"groupEp": "ep", "epWorldSize": 16, "epRankId": 0, "moeExpertNum": 16}
+    if op == "dispatch":
+        return {"x": ("FLOAT16", (4, 1024)), "expertIds": ("INT32", (4, 2))}, attrs
+    # A = BS * epWorldSize * min(localExpertNum, K) rows; epSendCounts moeExpertNum + 2 * BS * epWorldSize * K *
+    # serverNum (globalBS 0)
+    return {"expandX": ("FLOAT16", (64, 1024)), "expertIds": ("INT32", (4, 2)),
+            "assistInfoForCombine": ("INT32", (64 * 128,)), "epSendCounts": ("INT32", (16 + 2 * 64 * 2 * 2,)),
+            "expertScales": ("FLOAT32", (4, 2))}, attrs
+
+
+@pytest.mark.parametrize("op", ["dispatch", "combine"])
+def test_a2_env_selected_hierarchy_is_rejected(op, dispatch, combine):
+    """code: mc2/moe_distribute_{dispatch_v2,combine_v2}/op_host/op_tiling/arch22 CheckCommAlg: past 8 ranks,
+    commAlg "" with HCCL_INTRA_PCIE_ENABLE "1" and HCCL_INTRA_ROCE_ENABLE "0" runs the layered template, which the
+    generated kernels lack (ascend910b.commAlg.2, issue 33); within one server, with "fullmesh", or with either
+    variable otherwise, the real op runs fullmesh and the call is accepted."""
+    both = dispatch if op == "dispatch" else combine
+    inputs, attrs = _a2_two_servers(op)
+    rule = "ascend910b.commAlg.2"
+    assert both.ids(A2, inputs, attrs) == ([], "")
+    assert both.ids(A2, inputs, attrs, env=LAYERED_ENV) == ([rule], rule)
+    assert both.ids(A2, inputs, dict(attrs, commAlg="fullmesh"), env=LAYERED_ENV) == ([], "")
+    for other in ({"HCCL_INTRA_PCIE_ENABLE": "1"}, {"HCCL_INTRA_ROCE_ENABLE": "0"},
+                  {"HCCL_INTRA_PCIE_ENABLE": "1", "HCCL_INTRA_ROCE_ENABLE": "1"}):
+        assert both.ids(A2, inputs, attrs, env=other) == ([], ""), other
+    (err,) = both.ref.validate({n: meta(m) for n, m in inputs.items()}, attrs, A2, env=LAYERED_ENV,
+                               all_errors=True)
+    assert err.message == (f"Parameter commAlg of operator {both.ref.INFO.name} has incorrect value \"\". It should "
+                           f"be {ENV_LAYERED_MESSAGE}. [{rule}]")
+
+
+def test_a2_env_selects_nothing_within_one_server(dispatch):
+    """code (arch22 CheckCommAlg): epWorldSize <= 8 returns fullmesh before the env variables are read."""
+    inputs, attrs = DISPATCH
+    assert dispatch.ids(A2, inputs, attrs, env=LAYERED_ENV) == ([], "")
+
+
 # ---- DispatchTeardown ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("y", ["FLOAT16", "BFLOAT16", "INT8", "HIFLOAT8", "FLOAT8_E5M2", "FLOAT8_E4M3FN"])

@@ -1,7 +1,9 @@
 """Everything accepted runs: the kernel-path table (opgen/model/kernel_paths.py) over the accepted matrix.
 
 Each cell is a product x commAlg value x quant mode x world-size class of an op (the classes split where the
-product's transport changes: past one Atlas A2 server, past the 64 windows Ascend 950's HCCL context lists). The
+product's transport changes: past one Atlas A2 server, past the 64 windows Ascend 950's HCCL context lists); on
+Atlas A2 commAlg "" comes again with HCCL_INTRA_PCIE_ENABLE=1 and HCCL_INTRA_ROCE_ENABLE=0, which make the real op
+run its layered template past one server (ProductFacts.layered_env). The
 table says which path the generated kernel runs there, or why it has none (the real op's path opgen does not
 build). Per cell, the case search of the generated suites (opgen/testgen) looks for an accepted call:
 
@@ -72,6 +74,8 @@ def _pins(op, cell) -> tuple[dict, tuple]:
         pins[("attr", op.named(FAMILIES[op.semantics].comm_path.attr))] = cell.comm_alg
     if cell.quant_mode is not None:
         pins[("attr", op.quant_by)] = cell.quant_mode
+    for name, value in cell.env:
+        pins[("env", name)] = value
     w = Name(cell.world_attr)
     goal = (InRange(w, Int(cell.world.lo), Int(cell.world.hi), True, True) if cell.world.hi is not None
             else Binary(">=", w, Int(cell.world.lo)))
@@ -89,7 +93,7 @@ def _accepted(name: str, cell):
 def _cell_id(p) -> str:
     name, c = p
     q = "" if c.quant_mode is None else f"-q{c.quant_mode}"
-    alg = "no_alg" if c.comm_alg is None else c.comm_alg or "empty"
+    alg = ("no_alg" if c.comm_alg is None else c.comm_alg or "empty") + "".join(f"-{k}={v}" for k, v in c.env)
     return f"{name}-{c.soc}-{alg}{q}-w{c.world.lo}-{c.world.hi or 'up'}"
 
 
@@ -112,6 +116,17 @@ def test_the_table_splits_the_worlds_where_the_transport_changes():
         across = table[(spec, "ascend910b", "fullmesh", 9)].path
         assert across.transport == MTE_BATCH_WRITE and "BatchWrite" in across.differs
         assert table[(spec, "ascend910b", "fullmesh", 2)].path.differs == ""
+        # the env variables that select the real A2 op's layered template for "": a cell of its own, without a path
+        # past one server, and the fullmesh one within it (the real tiling reads them past 8 ranks only)
+        by_env = {c.world.lo: c for n, c in CELLS if n == spec and c.soc == "ascend910b" and c.env
+                  and c.quant_mode == 0}
+        assert sorted(by_env) == [2, 9] and by_env[2].path.transport == MTE_HCCL
+        assert by_env[9].env == (("HCCL_INTRA_PCIE_ENABLE", "1"), ("HCCL_INTRA_ROCE_ENABLE", "0"))
+        assert by_env[9].path is None and by_env[9].algorithm == "hierarchy"
+        assert by_env[9].missing == ("the value with HCCL_INTRA_PCIE_ENABLE=1 and HCCL_INTRA_ROCE_ENABLE=0 selects "
+                                     "the real op's hierarchy path; the generated kernel implements fullmesh only")
+    # ops whose spec does not declare the variables have no such cell (the real op's tiling does not read them)
+    assert not [c for n, c in CELLS if c.env and n not in ("dispatch_v2", "combine_v2")]
     setup = table[("dispatch_setup", "ascend950", "", 2)].path
     assert setup.transport == MTE_CONTEXT and "URMA" in setup.differs
 
@@ -135,11 +150,14 @@ def test_every_accepted_cell_has_a_kernel_path(cell):
     space, _ = _space(name, c.soc)
     comm = FAMILIES[op.semantics].comm_path
     param = op.named(comm.attr) if c.algorithm != comm.algorithm else c.world_attr
-    wanted = f'"{c.comm_alg}"' if param != c.world_attr else f"at most {c.world.lo - 1}"
+    wanted = c.env_text if c.env else f'"{c.comm_alg}"' if param != c.world_attr else f"at most {c.world.lo - 1}"
     path_checks = [(i, k) for i, k in enumerate(space.view.checks)
                    if k.param == param and wanted in k.message and "not built by opgen" in k.message]
     assert len(path_checks) == 1, f"{op.name} on {c.soc}: the checks rejecting {wanted} on {param}: {path_checks}"
     i, check = path_checks[0]
+    # opgen's own rule, not the documents': a `limit` (or the implicit transport check), which `opgen diff` keeps
+    # out of the release change list
+    assert check.limit, f"{op.name} on {c.soc}: {check.id} rejects what opgen does not build but is no `limit`"
     pins, goals = _pins(op, c)
     near = Solver(space, steps=12, pair_budget=120, upto=i).solve(default_case(space), pins, goals=goals)
     earlier = EARLIER_RULES.get((op.name, c.soc, c.comm_alg, c.world.lo))
@@ -160,6 +178,15 @@ def test_the_docs_say_what_is_not_built():
             "卡的窗口（实际算子的MTE路径同样），超过64卡需走实际算子的CCU路径，opgen未生成该路径。") in doc
     assert ("- 生成的kernel的通信路径（commAlg = \"fullmesh\"，epWorldSize ≥ 9）：server内MTE直接写入各卡的HCCL窗口，"
             "跨server经HCCL BatchWrite（AI CPU，RDMA）发送；与实际算子不同：") in doc
+    for op_dir, entry in (("moe_distribute_dispatch_v2", "aclnnMoeDistributeDispatchV2"),
+                          ("moe_distribute_combine_v2", "aclnnMoeDistributeCombineV2")):
+        doc = (GENERATED / op_dir / "docs" / f"{entry}.md").read_text("utf-8")
+        assert ("- 生成的kernel的通信路径（commAlg = \"\"，HCCL_INTRA_PCIE_ENABLE=1，HCCL_INTRA_ROCE_ENABLE=0，"
+                "epWorldSize ≥ 9）：未生成，tiling报错：该取值在HCCL_INTRA_PCIE_ENABLE=1且HCCL_INTRA_ROCE_ENABLE=0时选择"
+                "实际算子的分层（hierarchy）模板，opgen未生成该路径。") in doc
+        assert ("- 生成的kernel的通信路径（commAlg = \"\"，HCCL_INTRA_PCIE_ENABLE=1，HCCL_INTRA_ROCE_ENABLE=0，"
+                "epWorldSize ∈ [2, 8]）：MTE直接写入各卡的HCCL窗口（Hccl::GetWindowsInAddr）。") in doc
+        assert "| commAlg | - | $\\lnot \\mathrm{envLayered}$ | ACLNN_ERR_INNER_TILING_ERROR |" in doc
 
 
 # ---- one world per accepted cell on the CPU twin ----------------------------------------------------------------
@@ -216,7 +243,10 @@ def _in_cell(op, c, case: dict) -> bool:
         return False
     if c.quant_mode is not None and attrs.get(op.quant_by) != c.quant_mode:
         return False
+    if any((case.get("env") or {}).get(k, OPS_ENV[op.name][k]) != v for k, v in c.env):
+        return False
     return case["product"] == c.soc and c.world.contains(attrs[c.world_attr])
 
 
 OPS_DEFAULTS = {op.name: {a.name: a.default for a in op.attrs if a.optional} for op, _ in OPS.values()}
+OPS_ENV = {op.name: {e.name: e.default for e in op.envs} for op, _ in OPS.values()}

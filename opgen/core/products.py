@@ -58,6 +58,10 @@ class ProductFacts:
     # Bytes of the HCCL expansion window (windowsExp) its context lists for every rank, where the real ops keep
     # their status area; None: the context lists none (a spec's `state windowsExp` is an error there).
     exp_window: int | None = None
+    # The env variables (name, value) that make an unset algorithm attribute ("" / nullptr) select the layered
+    # (hierarchy) template past one server in the real ops' tilings of this product; an op reads them where its
+    # spec declares them (opgen.model.kernel_paths gives those a cell of their own). (): none do.
+    layered_env: tuple[tuple[str, str], ...] = ()
 
     def as_kwargs(self) -> dict:
         """The fields, in order (what a generated reference writes to rebuild the row)."""
@@ -113,8 +117,17 @@ _ROWS = (
     # (mirror-cann/ops-transformer mc2/moe_distribute_{dispatch,combine}_v2 op_tiling for arch22; the Mc2CcTilingConfig
     # documents call algConfig reserved on A2, which supports FullMesh only). The kernels send to the ranks of other
     # servers with BatchWrite (Family.batch_write), whose AI CPU server the tiling launches.
+    # layered_env: past 8 ranks (epWorldSize <= 8 returns fullmesh first), commAlg nullptr / "" (or "0") is layered
+    # when getenv gives HCCL_INTRA_PCIE_ENABLE "1" and HCCL_INTRA_ROCE_ENABLE "0" (strcmp; either unset: fullmesh).
+    # code: mc2/moe_distribute_dispatch_v2/op_host/op_tiling/arch22/moe_distribute_dispatch_v2_tiling_arch22.cpp
+    # (MoeDistributeDispatchA2CheckCommAlg)
+    # code: mc2/moe_distribute_combine_v2/op_host/op_tiling/arch22/moe_distribute_combine_tiling_arch22.cpp
+    # (MoeDistributeCombineCheckCommAlg)
+    # doc: moe_distribute_dispatch_v2_README.md, commAlg (nullptr和""：仅在此场景下，HCCL_INTRA_PCIE_ENABLE和
+    # HCCL_INTRA_ROCE_ENABLE配置生效); aclnnMoeDistributeDispatchV2.md (HCCL_INTRA_PCIE_ENABLE和HCCL_INTRA_ROCE_ENABLE)
     ProductFacts("ascend910b", "Atlas A2", "Ascend910B", 2201, "arch22", 196608, 8, EXPAND_IDX, AICPU,
-                 18, "BatchWrite=level1:fullmesh"),
+                 18, "BatchWrite=level1:fullmesh",
+                 layered_env=(("HCCL_INTRA_PCIE_ENABLE", "1"), ("HCCL_INTRA_ROCE_ENABLE", "0"))),
 )
 
 PRODUCTS: dict[str, ProductFacts] = {r.soc: r for r in _ROWS}

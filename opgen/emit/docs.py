@@ -186,6 +186,7 @@ def kernel_path_rows(op: Op, view) -> list[dict]:
     out = []
     for r in kernel_paths.doc_rows(op, view):
         conds = [f'{r["attr"]} = "{r["comm_alg"]}"'] if r["comm_alg"] is not None else []
+        conds += [f"{k}={v}" for k, v in r["env"]]
         if r["world_attr"] is not None:
             conds.append(f'{r["world_attr"]} ∈ [{r["lo"]}, {r["hi"]}]' if r["hi"] is not None
                          else f'{r["world_attr"]} ≥ {r["lo"]}')

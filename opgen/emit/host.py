@@ -757,12 +757,12 @@ def _check_ns(op: Op) -> str:
 
 
 def _unreadable_windows(op: Op) -> None:
-    """A window sized by an env the tiling cannot read (every env but CCL_BUFFER_ENV, which it reads per group)
+    """A window sized by an env the tiling cannot read as one (every env but CCL_BUFFER_ENV, which it reads per group)
     would be checked against the env's default, never the window HCCL allocated: E203 at the window's source."""
     for w in [op.window] + [p.window for p in op.products]:
         if w is not None and w.size is None and (w.env != CCL_BUFFER_ENV or not op.hccl_groups):
             why = "the op names no HCCL group to read it from" if w.env == CCL_BUFFER_ENV else \
-                f"the host tiling reads no env but {CCL_BUFFER_ENV} (per HCCL group, mc2tiling::GetCclBufferSize)"
+                f"the host tiling reads no window size but {CCL_BUFFER_ENV} (per HCCL group, mc2tiling::GetCclBufferSize)"
             raise LoweringError(f"window {w.domain} is sized by env {w.env}, which the tiling cannot read: {why}; "
                                 f"it would check the env's default instead of the window HCCL allocated. Size it by "
                                 f"{CCL_BUFFER_ENV} or by attributes (`window {w.domain}: ATTR - 1 * MB {{`)",
@@ -782,6 +782,25 @@ def _hccl_env(op: Op) -> dict | None:
         raise TypeError(f"env {env.name}: unit {env.unit!r} has no byte size")
     return dict(name=env.name, field=f"params.{cpp_ident(env.name)}", unit=env.unit or "B",
                 unit_bytes=cpp_literal(unit), group=group.name)
+
+
+def _process_envs(op: Op) -> list[dict]:
+    """The env variables the tiling reads from the process environment with std::getenv (every env but
+    CCL_BUFFER_ENV, which it reads from the comm domain): unset leaves the declared default, as the real A2 tilings
+    read HCCL_INTRA_PCIE_ENABLE / HCCL_INTRA_ROCE_ENABLE (code: mc2/moe_distribute_dispatch_v2/op_host/op_tiling/
+    arch22/moe_distribute_dispatch_v2_tiling_arch22.cpp MoeDistributeDispatchA2CheckCommAlg). Only string envs:
+    the text is the value, with no parse that could fail differently from the real op's strcmp."""
+    out = []
+    for e in op.envs:
+        if e.name == CCL_BUFFER_ENV:
+            continue
+        if e.type != "string":
+            raise LoweringError(f"env {e.name} is {e.type}: the tiling reads env variables other than "
+                                f"{CCL_BUFFER_ENV} from the process environment as text, so declare it string",
+                                find_span(op.source, op.span.file if op.span else "", rf":\s*({e.type})\b", e.span)
+                                or e.span, "E203")
+        out.append(dict(name=e.name, field=f"params.{cpp_ident(e.name)}"))
+    return out
 
 
 def common_context(op: Op) -> dict:
@@ -941,6 +960,7 @@ def tiling_context(op: Op) -> dict:
         per_view=[_view_tiling(op, op.views[p.soc], fields) for p in op.products],
         bound=[(name, t, axis) for name, (t, axis) in dim_bindings(op).items()],
         hccl=_hccl_env(op),
+        process_envs=_process_envs(op),
         comm=bool(op.comm_groups),
         poll=dict(env=EXEC_TIMEOUT_ENV, max_s=EXEC_TIMEOUT_AIV_MAX_S),
         workspace_per_core_pair=WORKSPACE_PER_CORE_PAIR,

@@ -446,13 +446,13 @@ class Analyzer(_Builder):
             if label in seen:
                 self.d.error("E120", f"duplicate constraint label '{label}' in {scope}", self.span(c[0]))
             seen.add(label)
-        if t.data == "require_stmt":
+        if t.data in ("require_stmt", "limit_stmt"):
             expr_t, cls_tok, blame_t, msg_t = rest
             cls = self.error_class(cls_tok)
             param = str(blame_t.children[0])
             value = self.expr(blame_t.children[1]) if len(blame_t.children) > 1 and blame_t.children[1] is not None else None
             constraints.append(Constraint(label, conds, self.expr(expr_t), cls, param, value, self.text(msg_t),
-                                          span=self.span(t)))
+                                          span=self.span(t), limit=t.data == "limit_stmt"))
         elif t.data == "buffer_stmt":
             env_tok, expr_t, cls_tok, msg_t = rest
             buffers.append(Buffer(label, conds, str(env_tok), self.expr(expr_t), self.error_class(cls_tok),

@@ -151,6 +151,9 @@ class Constraint:
     value: Expr | None  # what the message shows as the bad value (default: the blamed parameter)
     message: str
     span: Span | None = _span()
+    # a `limit`: opgen's own rule (a call the documents accept that the generated op does not build), not the
+    # documents'; checked the same, listed apart by `opgen diff` (not a release change)
+    limit: bool = False
 
 
 @dataclass(frozen=True)
@@ -507,6 +510,7 @@ class Check:
     origin: str  # "declared" | "implicit"
     span: Span | None = _span()
     detail: tuple[TextPart, ...] | None = None  # the concrete expectation (TextPart), None: the message is
+    limit: bool = False  # opgen's own rule, not the documents' (a `limit`, or the implicit transport / kernel checks)
 
     @property
     def code(self) -> int:

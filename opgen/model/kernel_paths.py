@@ -4,7 +4,7 @@ runs, or why it has none.
 Read from data only: the algorithm the family's kernel implements and the attribute that selects one
 (core.family.CommPath, COMM_ALGORITHMS), the product's transport facts (core.products.ProductFacts:
 ranks_per_server, context_windows) with the family's BatchWrite path (Family.batch_write), and the product view's
-domains and quant modes. A cell without a path is one the spec must reject (a `require` in the product's block
+domains and quant modes. A cell without a path is one the spec must reject (a `limit` in the product's block
 naming the parameter, or the implicit transport check opgen.model.resolve derives from the same facts):
 tests/test_kernel_paths.py walks the cells and fails on an accepted one without a path. The generated docs list
 each product's paths and the cells opgen does not build (templates/docs/aclnn_op.md.j2).
@@ -76,6 +76,11 @@ class Cell:
     path: KernelPath | None  # None: the generated kernel has no path for the cell
     missing: str = ""        # why not, naming the real op's path (English)
     missing_doc: str = ""    # the same for the docs
+    env: tuple[tuple[str, str], ...] = ()  # the env variables (name, value) set in the cell (ProductFacts.layered_env)
+
+    @property
+    def env_text(self) -> str:
+        return " and ".join(f"{k}={v}" for k, v in self.env)
 
 
 def _world_domain(view: ProductView, name: str | None) -> tuple[int, int | None]:
@@ -108,12 +113,14 @@ def world_classes(facts: ProductFacts, has_batch_write: bool, lo: int, hi: int |
     return out
 
 
-def _path(comm: CommPath, facts: ProductFacts, batch_write: bool, algorithm: str,
-          world: WorldClass) -> tuple[KernelPath | None, str, str]:
+def _path(comm: CommPath, facts: ProductFacts, batch_write: bool, algorithm: str, world: WorldClass,
+          env: tuple[tuple[str, str], ...] = ()) -> tuple[KernelPath | None, str, str]:
     if algorithm != comm.algorithm:
         what = MISSING_ALGORITHM_DOCS.get(algorithm, algorithm)
-        return (None, f"the value selects the real op's {algorithm} path; the generated kernel implements "
-                      f"{comm.algorithm} only", f"该取值选择实际算子的{what}，opgen未生成该路径")
+        by, by_doc = (f" with {' and '.join(f'{k}={v}' for k, v in env)}",
+                      f"在{'且'.join(f'{k}={v}' for k, v in env)}时") if env else ("", "")
+        return (None, f"the value{by} selects the real op's {algorithm} path; the generated kernel implements "
+                      f"{comm.algorithm} only", f"该取值{by_doc}选择实际算子的{what}，opgen未生成该路径")
     past_server = facts.ranks_per_server is not None and (world.hi is None or world.hi > facts.ranks_per_server)
     if facts.context_windows and (world.hi is None or world.hi > facts.context_windows):
         n = facts.context_windows
@@ -142,8 +149,16 @@ def comm_alg_values(op: Op, view: ProductView, comm: CommPath) -> tuple[str | No
     return tuple(e.value for e in a.domain.items if isinstance(e, Str))
 
 
+def _layered_env(op: Op, facts: ProductFacts) -> tuple[tuple[str, str], ...]:
+    """The product's env variables that select the layered path for an unset commAlg, where the op declares them
+    all (its spec reads them); () otherwise."""
+    declared = {e.name for e in op.envs}
+    return facts.layered_env if facts.layered_env and all(k in declared for k, _ in facts.layered_env) else ()
+
+
 def cells(op: Op) -> list[Cell]:
-    """Every cell of the op's kernel-path table, in product, commAlg, quant mode and world order."""
+    """Every cell of the op's kernel-path table, in product, commAlg (an unset one again with the env variables
+    that select the layered path, ProductFacts.layered_env), quant mode and world order."""
     family = FAMILIES.get(op.semantics or "")
     if family is None:
         return []
@@ -154,26 +169,31 @@ def cells(op: Op) -> list[Cell]:
         facts = view.facts
         lo, hi = _world_domain(view, world_attr)
         classes = world_classes(facts, bool(family.batch_write), lo, hi)
-        for value in comm_alg_values(op, view, comm):
+        layered_env = _layered_env(op, facts)
+        runs = [(value, ()) for value in comm_alg_values(op, view, comm)]
+        runs += [("", layered_env) for value, _ in runs if value == "" and layered_env]
+        for value, env in runs:
             algorithm = comm.algorithm if value is None else COMM_ALGORITHMS.get(value, value)
             for q in view.quant_modes or (None,):
                 for w in classes:
-                    path, missing, missing_doc = _path(comm, facts, bool(family.batch_write), algorithm, w)
-                    out.append(Cell(op.name, soc, value, algorithm, q, world_attr, w, path, missing, missing_doc))
+                    # the env variables choose the layered path past one server only
+                    alg = HIERARCHY if env and facts.ranks_per_server and w.lo > facts.ranks_per_server else algorithm
+                    path, missing, missing_doc = _path(comm, facts, bool(family.batch_write), alg, w, env)
+                    out.append(Cell(op.name, soc, value, alg, q, world_attr, w, path, missing, missing_doc, env))
     return out
 
 
 def doc_rows(op: Op, view: ProductView) -> list[dict]:
-    """The product's kernel paths for the docs, one row per (commAlg value, world class), quant modes merged (the
+    """The product's kernel paths for the docs, one row per (commAlg value, env, world class), quant modes merged (the
     path does not depend on them): commAlg, world sizes, the path's documents' text or why none is built."""
     rows: dict = {}
     for c in cells(op):
         if c.soc != view.soc:
             continue
-        key = (c.comm_alg, c.world)
+        key = (c.comm_alg, c.env, c.world)
         if key in rows:
             continue
-        rows[key] = dict(comm_alg=c.comm_alg, attr=op.named(FAMILIES[op.semantics].comm_path.attr or ""),
+        rows[key] = dict(comm_alg=c.comm_alg, env=c.env, attr=op.named(FAMILIES[op.semantics].comm_path.attr or ""),
                          world_attr=c.world_attr, lo=c.world.lo, hi=c.world.hi, built=c.path is not None,
                          transport=TRANSPORT_DOCS[c.path.transport] if c.path else "",
                          differs=c.path.differs_doc if c.path else "", missing=c.missing_doc)

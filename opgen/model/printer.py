@@ -56,7 +56,7 @@ def _wrap(conds: tuple[Expr, ...], stmt: str, depth: int) -> list[str]:
 def _constraint(c: Constraint, depth: int) -> list[str]:
     label = f"{c.label}: " if c.label else ""
     blame = c.param + (f"({to_spec(c.value)})" if c.value is not None else "")
-    return _wrap(c.conditions, f"require {label}{to_spec(c.expr)} else {c.error_class} {blame} {quote(c.message)};",
+    return _wrap(c.conditions, f"{'limit' if c.limit else 'require'} {label}{to_spec(c.expr)} else {c.error_class} {blame} {quote(c.message)};",
                  depth)
 
 

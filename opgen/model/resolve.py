@@ -239,7 +239,7 @@ def _kernel_checks(op: Op, chain: list[Product], attrs) -> list[Check]:
     if top is not None and top <= n:  # the product's own domain keeps the world within the limit
         return []
     return [Check(f"transport.{world}", (), Binary("<=", Name(world), Int(n)), "tiling", world, None,
-                  f"at most {n}, {why}", "implicit", span=product.span)]
+                  f"at most {n}, {why}", "implicit", span=product.span, limit=True)]
 
 
 def _kernel_table_checks(op: Op, chain: list[Product], names: set[str]) -> list[Check]:
@@ -264,7 +264,7 @@ def _kernel_table_checks(op: Op, chain: list[Product], names: set[str]) -> list[
             expr = term if expr is None else Binary("*", expr, term)
         out.append(Check(f"kernel.{t.name}", (), Binary("<=", expr, Int(t.capacity)), "tiling", op.named(t.param), None,
                          f"{to_spec(expr)} <= {t.capacity}, the {t.what} (the generated kernel)", "implicit",
-                         span=chain[0].span))
+                         span=chain[0].span, limit=True))
     return out
 
 
@@ -284,7 +284,7 @@ def _declared_checks(constraints: list[Constraint], chain: list[Product], op: Op
     for c in constraints:
         scope = next((p.soc for p in chain if c in p.constraints), "op")
         out.append(Check(f"{scope}.{c.label or c.param}", c.conditions, c.expr, c.error_class, c.param, c.value,
-                         c.message, "declared", span=c.span))
+                         c.message, "declared", span=c.span, limit=c.limit))
     return out
 
 
@@ -332,7 +332,7 @@ def _unique_ids(checks: list[Check]) -> list[Check]:
         seen[c.id] = n
         if n > 1:
             c = Check(f"{c.id}.{n}", c.conditions, c.expr, c.error_class, c.param, c.value, c.message, c.origin,
-                      span=c.span, detail=c.detail)
+                      span=c.span, detail=c.detail, limit=c.limit)
         out.append(c)
     return out
 

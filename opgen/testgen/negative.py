@@ -144,6 +144,8 @@ class NegativeSearch:
             if a.type == "float":
                 return [v for v in (0.0, -1.0, 1.0, 1e30) if v != cur]
             return []
+        if kind == "env" and sp.envs[name].type == "string":
+            return sp.env_candidates(base, field, exprs)
         if kind == "env":
             return [v for v in dict.fromkeys([0, 1, 2, 3, 4, 8, 16, 64] + int_candidates(sp, base, field, exprs))
                     if v != cur]

@@ -63,6 +63,8 @@ def candidates(space: Space, case: Case, field: Field, exprs) -> list:
     """Values to try for ``field`` when ``exprs`` fail, most preferred first."""
     kind, name = field
     cur = case.get(field)
+    if kind == "env" and space.envs[name].type == "string":
+        return space.env_candidates(case, field, exprs)
     if kind in ("dim", "env"):
         return int_candidates(space, case, field, exprs)
     if kind == "attr":

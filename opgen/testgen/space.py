@@ -196,6 +196,16 @@ class Space:
     def strings(self, exprs) -> list[str]:
         return [n.value for e in exprs for n in walk(_inline(self.op, e)) if isinstance(n, Str)]
 
+    def env_candidates(self, case: Case, field: Field, exprs) -> list:
+        """Values to try for an env variable: a string one takes its default and the strings the failing rules
+        and the product's lets compare with (HCCL_INTRA_PCIE_ENABLE == "1"); a number one, None (the caller's)."""
+        e = self.envs[field[1]]
+        if e.type != "string":
+            return None
+        lets = [l.expr for l in self.view.lets]
+        pool = [e.default] + self.strings(list(exprs) + lets)
+        return [v for v in dict.fromkeys(pool) if v != case.get(field)]
+
     # ---- shape rules ---------------------------------------------------------------------------------
     def _shape_candidates(self, t) -> list[tuple]:
         """Shapes an unshaped input may take, read off the constraints that test its rank and dims."""

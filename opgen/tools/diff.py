@@ -20,6 +20,11 @@ report nothing.  Changes fall into three groups, reported in this order:
   change that is the same on every product is reported once, for all.
 * **docs** - doc and note text, product display names, the unsupported
   product list.
+* **limits** - opgen's own rules, not the documents': checks declared with
+  `limit` (a call the documents accept that the generated op does not build),
+  the env vars and derived quantities only such checks read, and the
+  unreachable marks of those checks.  Not a release change: the md (the
+  release change list) leaves them out; text and json list them apart.
 
 ``--format md`` writes the list as CANN's own change lists read, in Chinese: the ABI items, then each
 parameter's changes (per product), the op-wide ones, the products', the documents' (the sentences are
@@ -49,15 +54,15 @@ from opgen.model.spec_text import domain_text as _domain, range_text as _range, 
 from opgen.model.resolve import dim_bindings, layout_lets
 from opgen.tools import changelog_zh as zh
 
-ABI, BEHAVIOUR, DOCS = "abi", "behaviour", "docs"
+ABI, BEHAVIOUR, DOCS, LIMITS = "abi", "behaviour", "docs", "limits"
 _COMPATIBLE = frozenset(("entry.added",))  # ABI changes that break no existing caller
-GROUPS = (ABI, BEHAVIOUR, DOCS)
+GROUPS = (ABI, BEHAVIOUR, DOCS, LIMITS)
 ROLES = ("input", "attr", "output")
 
 
 @dataclass(frozen=True)
 class Change:
-    group: str                # abi | behaviour | docs
+    group: str                # abi | behaviour | docs | limits
     kind: str                 # e.g. "param.renamed", "range.widened", "note.changed"
     subject: str              # what changed: "output expandIdxOut", "check ascend910b.x", "env E", "op"
     text: str                 # one line, for people
@@ -99,6 +104,11 @@ class Diff:
 
     def group(self, group: str) -> list[Change]:
         return [c for c in self.changes if c.group == group]
+
+    @property
+    def release(self) -> list[Change]:
+        """The changes of the documents (the release change list): all but opgen's own limits."""
+        return [c for c in self.changes if c.group != LIMITS]
 
 
 # ---- small formatting helpers --------------------------------------------------------------
@@ -850,14 +860,14 @@ class _Differ:
         for n in news:
             o = pairs.get(n.id)
             if n.id in added:
-                out.append(Change(BEHAVIOUR, "constraint.added", f"check {n.id}", f"check {n.id} added: "
+                out.append(Change(LIMITS if n.limit else BEHAVIOUR, "constraint.added", f"check {n.id}", f"check {n.id} added: "
                                   f"{_check_text(n)}", soc, new=_check_text(n), param=zh.check_param(n),
                                   zh=zh.constraint_added(n)))
-            elif o is not None and _check_content(o) != _check_content(n):
+            elif o is not None and (_check_content(o), o.limit) != (_check_content(n), n.limit):
                 out.append(self._check_changed(o, n, soc))
         for o in olds:
             if o.id in removed:
-                out.append(Change(BEHAVIOUR, "constraint.removed", f"check {o.id}", f"check {o.id} removed: "
+                out.append(Change(LIMITS if o.limit else BEHAVIOUR, "constraint.removed", f"check {o.id}", f"check {o.id} removed: "
                                   f"{_check_text(o)}", soc, old=_check_text(o), param=zh.check_param(o),
                                   zh=zh.constraint_removed(o)))
         return out
@@ -881,8 +891,13 @@ class _Differ:
             parts.append(f"blames {blame_o} -> {blame_n}")
         if o.message != n.message:
             parts.append(f"message {quote(o.message)} -> {quote(n.message)}")
+        if o.limit != n.limit:
+            parts.append("now opgen's own limit (`limit`), not the documents' rule" if n.limit else
+                         "now the documents' rule, no longer opgen's own limit")
         param = zh.check_param(n)
-        return Change(BEHAVIOUR, kind, f"check {n.id}", f"check {n.id}: " + "; ".join(parts), soc,
+        # a rule that is (or was) opgen's limit is no change of the documents, unless it becomes or stops being one
+        group = LIMITS if o.limit and n.limit else BEHAVIOUR
+        return Change(group, kind, f"check {n.id}", f"check {n.id}: " + "; ".join(parts), soc,
                       _check_text(o), _check_text(n), param=param, zh=zh.constraint_changed(o, n, rel, param))
 
     def _buffers(self, ov: ProductView, nv: ProductView, soc: str) -> list[Change]:
@@ -993,7 +1008,22 @@ class _Differ:
 
     def run(self) -> Diff:
         changes = self.abi() + self.op_behaviour() + self.products() + self.docs()
-        return Diff(self.old, self.new, tuple(changes), self.replaces)
+        return Diff(self.old, self.new, tuple(self._limits(c) for c in changes), self.replaces)
+
+    def _limits(self, c: Change) -> Change:
+        """An env var or derived quantity that only `limit` checks read (in each version declaring it), and the
+        unreachable mark of a `limit` check, are opgen's too: moved to the limits group."""
+        what, _, name = c.subject.partition(" ")
+        if c.kind.startswith(("env.", "let.")):
+            versions = [op for op in (self.old, self.new) if any(x.name == name for x in (*op.envs, *op.lets)) or
+                        any(l.name == name for v in op.views.values() for l in v.lets)]
+            if versions and all(name in _limit_reads(op) for op in versions):
+                return replace(c, group=LIMITS)
+        elif c.kind.startswith("unreachable.") and what == "check":
+            views = [op.views.get(s) for op in (self.old, self.new) for s in c.products]
+            if any(ch.limit for v in views if v is not None for ch in v.checks if ch.id == name):
+                return replace(c, group=LIMITS)
+        return c
 
 
 def _narrower_changes(old: Product, new: Product, params: dict[str, str]) -> list[Change]:
@@ -1123,6 +1153,19 @@ def _reads(c: Check, view: ProductView) -> set[str]:
     return out
 
 
+def _limit_reads(op: Op) -> set[str]:
+    """The names (env vars, derived quantities) only `limit` checks read, on every product, through derived
+    quantities: read by some limit and by no other check nor the tiling key."""
+    limits: set[str] = set()
+    others: set[str] = set()
+    for view in op.views.values():
+        for c in view.checks:
+            (limits if c.limit else others).update(_reads(c, view))
+    for _, e in op.tiling_key:
+        others |= _reads_expr(e, op.lets)
+    return limits - others
+
+
 def _check_content(c: Check):
     return (c.conditions, c.expr, c.error_class, c.param, c.value, c.message)
 
@@ -1235,7 +1278,8 @@ def generated_changes(old: Op, new: Op) -> tuple[list[FileChange], int]:
 
 # ---- rendering --------------------------------------------------------------------------------------
 
-_HEAD = {ABI: "ABI (aclnn signature / OpDef)", BEHAVIOUR: "Behaviour", DOCS: "Docs only"}
+_HEAD = {ABI: "ABI (aclnn signature / OpDef)", BEHAVIOUR: "Behaviour", DOCS: "Docs only",
+         LIMITS: "opgen limits (the generated op's own rules, not a change of the documents)"}
 
 
 def _mark(c: Change) -> str:
@@ -1266,7 +1310,7 @@ def _by_products(d: Diff, items: list[Change]) -> list[tuple[tuple[str, ...], li
 
 def _products_title(d: Diff, socs: tuple[str, ...], group: str) -> str:
     if not socs:
-        return "all products" if group == BEHAVIOUR else "op"
+        return "all products" if group in (BEHAVIOUR, LIMITS) else "op"
     if len(socs) > 1:
         return ", ".join(socs)
     p = d.new.product(socs[0]) or d.old.product(socs[0])
@@ -1446,11 +1490,12 @@ def render_md(d: Diff, old_label: str, new_label: str, files=None) -> str:
     else:
         lead = f"相较于{d.old.name}算子，该算子（{d.new.name}）变更如下："
     lines = [f"# {d.new.name} 变更说明", "", lead]
-    if not d.changes:
-        lines += ["", "无语义变更。"]
+    if not d.release:
+        # opgen's own limits are no change of the documents: the release change list leaves them out
+        lines += ["", "无语义变更。" if not d.changes else "无语义变更（仅生成算子自身的限制变更，不属于发布变更）。"]
     if d.group(ABI):
         lines += ["", "## 接口变更", ""] + [f"- {t}" for t in _md_abi(d)]
-    shown = [c for c in d.changes if c.group != ABI and c.zh]
+    shown = [c for c in d.release if c.group != ABI and c.zh]
     params = [p.name for p in d.new.params]
     params += list(dict.fromkeys(c.param for c in shown if c.param and c.param not in params))
     for section in ("参数变更", "算子变更", "产品变更", "文档变更"):
@@ -1465,7 +1510,7 @@ def render_md(d: Diff, old_label: str, new_label: str, files=None) -> str:
             mine = [c for c in items if c.param == p]
             if mine:
                 lines += ["", f"### {p}", ""] + _md_bullets(d, mine, p)
-    if d.changes and not shown and not d.group(ABI):
+    if d.release and not shown and not d.group(ABI):
         lines += ["", "仅报错信息变更。"]
     if files is not None:
         changes, unchanged = files

@@ -51,6 +51,7 @@ struct MoeDistributeCombineV2TilingData {
     int64_t maskRank;  // let maskRank
     int64_t isA2;  // let isA2
     int64_t serverNum;  // let serverNum, product ascend910b
+    int64_t envLayered;  // let envLayered, product ascend910b
     int64_t win_reserve;  // let win_reserve, window ep
     int64_t win_buffer_id;  // let win_buffer_id, window ep
     int64_t win_buffer_id_at;  // let win_buffer_id_at, window ep

@@ -144,6 +144,7 @@ CHECKS = {
         ("ascend910b.copyExpertNum", 561002, "copyExpertNum"),
         ("ascend910b.expandScalesOptional", 561002, "expandScalesOptional"),
         ("ascend910b.commAlg", 561002, "commAlg"),
+        ("ascend910b.commAlg.2", 561002, "commAlg"),
         ("buffer.fullmesh_window", 0, "HCCL_BUFFSIZE"),
         ("buffer.hierarchy_window", 0, "HCCL_BUFFSIZE"),
         ("window.ep", 561002, "HCCL_BUFFSIZE"),
@@ -431,6 +432,8 @@ FIELDS = (
     ("attr", "copyExpertNum", "int64"),
     ("attr", "constExpertNum", "int64"),
     ("env", "HCCL_BUFFSIZE", "int64"),
+    ("env", "HCCL_INTRA_PCIE_ENABLE", "string"),
+    ("env", "HCCL_INTRA_ROCE_ENABLE", "string"),
 )
 # the CPU twin under the default backend (OPGEN_BACKEND=cpu-twin runs every runnable world): per product x
 # quant mode, the runnable world of at most 8 ranks with the fewest ranks, then input elements; per
@@ -5341,6 +5344,7 @@ UNREACHABLE = (
     {"product": "ascend910b", "check": "op.constExpertAlpha2Optional", "branch": "", "reason": "constExpertAlpha2Optional is not supported on this product: an accepted call passes it null (unsupported.constExpertAlpha2Optional), so the condition present(constExpertAlpha2Optional) never holds", "declared": True, "marked": ""},
     {"product": "ascend910b", "check": "op.constExpertVOptional", "branch": "", "reason": "constExpertVOptional is not supported on this product: an accepted call passes it null (unsupported.constExpertVOptional), so the condition present(constExpertVOptional) never holds", "declared": True, "marked": ""},
     {"product": "ascend910b", "check": "ascend910b.copyExpertNum", "branch": "", "reason": "no accepted call satisfies its conditions (commAlg == \"hierarchy\"); the changes that make them hold are rejected first by ascend910b.epWorldSize.2", "declared": False, "marked": "an accepted call never runs hierarchy here: the rule after it rejects the hierarchy template, which the generated kernels do not implement"},
+    {"product": "ascend910b", "check": "ascend910b.commAlg.2", "branch": "", "reason": "shadowed: every single-parameter change of an accepted call that breaks it is rejected first by an earlier check, and no second change satisfying that check lets it through: op.moeExpertNum (144), domain.commAlg (36), shape.epSendCounts (36) of 300 changes", "declared": False, "marked": "reached only with commAlg \"\", epWorldSize > 8, HCCL_INTRA_PCIE_ENABLE \"1\" and HCCL_INTRA_ROCE_ENABLE \"0\" at once: from an accepted call that is two env changes besides the world size, past what the search tries (tests/test_kernel_paths.py and tests/test_host_decisions.py reach it in both validators)"},
     {"product": "ascend910b", "check": "buffer.hierarchy_window", "branch": "", "reason": "no accepted call satisfies its conditions (commAlg == \"hierarchy\"); the changes that make them hold are rejected first by ascend910b.epWorldSize.2", "declared": False, "marked": "an accepted call never runs hierarchy here: the rule after it rejects the hierarchy template, which the generated kernels do not implement"},
     {"product": "ascend910_93", "check": "dtype.activationScaleOptional", "branch": "", "reason": "activationScaleOptional is not supported on this product: an accepted call passes it null (unsupported.activationScaleOptional), so the condition present(activationScaleOptional) never holds", "declared": True, "marked": ""},
     {"product": "ascend910_93", "check": "dtype.weightScaleOptional", "branch": "", "reason": "weightScaleOptional is not supported on this product: an accepted call passes it null (unsupported.weightScaleOptional), so the condition present(weightScaleOptional) never holds", "declared": True, "marked": ""},

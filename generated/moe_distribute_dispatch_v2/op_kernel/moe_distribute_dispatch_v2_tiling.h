@@ -56,6 +56,7 @@ struct MoeDistributeDispatchV2TilingData {
     int64_t scalesCols;  // let scalesCols
     int64_t isA2;  // let isA2
     int64_t serverNum;  // let serverNum, product ascend910b
+    int64_t envLayered;  // let envLayered, product ascend910b
     int64_t winRowBytes;  // let winRowBytes, window ep
     int64_t winScaleBytes;  // let winScaleBytes, window ep
     int64_t winMsgBytes;  // let winMsgBytes, window ep

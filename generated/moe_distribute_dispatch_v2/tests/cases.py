@@ -116,6 +116,7 @@ CHECKS = {
         ("ascend910b.copyExpertNum", 561002, "copyExpertNum"),
         ("ascend910b.expertScalesOptional", 561002, "expertScalesOptional"),
         ("ascend910b.commAlg", 561002, "commAlg"),
+        ("ascend910b.commAlg.2", 561002, "commAlg"),
         ("ascend910b.performanceInfoOptional", 561002, "performanceInfoOptional"),
         ("ascend910b.scalesOptional.2", 561002, "scalesOptional"),
         ("buffer.fullmesh_window", 0, "HCCL_BUFFSIZE"),
@@ -366,6 +367,8 @@ FIELDS = (
     ("attr", "constExpertNum", "int64"),
     ("attr", "yDtype", "int64"),
     ("env", "HCCL_BUFFSIZE", "int64"),
+    ("env", "HCCL_INTRA_PCIE_ENABLE", "string"),
+    ("env", "HCCL_INTRA_ROCE_ENABLE", "string"),
 )
 # the CPU twin under the default backend (OPGEN_BACKEND=cpu-twin runs every runnable world): per product x
 # quant mode, the runnable world of at most 8 ranks with the fewest ranks, then input elements; per
@@ -5315,6 +5318,7 @@ UNREACHABLE = (
     {"product": "ascend910b", "check": "op.sharedExpertNum", "branch": "", "reason": "holds for every value the product's declarations allow (sharedExpertNum in {0, 1}), so it never rejects a call", "declared": True, "marked": ""},
     {"product": "ascend910b", "check": "op.sharedExpertRankNum.2", "branch": "", "reason": "sharedExpertRankNum is ignored on this product (it is read as its default 0), so the condition sharedExpertRankNum != 0 never holds", "declared": True, "marked": ""},
     {"product": "ascend910b", "check": "op.scalesOptional", "branch": "if sharedExpertRankNum != 0: true", "reason": "sharedExpertRankNum is ignored on this product (it is read as its default 0), so the condition sharedExpertRankNum != 0 never holds", "declared": True, "marked": ""},
+    {"product": "ascend910b", "check": "ascend910b.commAlg.2", "branch": "", "reason": "shadowed: every single-parameter change of an accepted call that breaks it is rejected first by an earlier check, and no second change satisfying that check lets it through: op.moeExpertNum (195), domain.commAlg (30), op.epRankId (24) of 300 changes", "declared": False, "marked": "reached only with commAlg \"\", epWorldSize > 8, HCCL_INTRA_PCIE_ENABLE \"1\" and HCCL_INTRA_ROCE_ENABLE \"0\" at once: from an accepted call that is two env changes besides the world size, past what the search tries (tests/test_kernel_paths.py and tests/test_host_decisions.py reach it in both validators)"},
     {"product": "ascend910b", "check": "ascend910b.performanceInfoOptional", "branch": "", "reason": "shadowed: every single-parameter change of an accepted call that breaks it is rejected first by an earlier check, and no second change satisfying that check lets it through: op.moeExpertNum (34), shape.performanceInfoOptional (12), op.epRankId (3) of 50 changes", "declared": False, "marked": "the document's A2 rule repeats the input's declared shape (epWorldSize,), which shape.performanceInfoOptional checks first"},
     {"product": "ascend910b", "check": "buffer.hierarchy_window", "branch": "", "reason": "no accepted call satisfies its conditions (commAlg == \"hierarchy\"); the changes that make them hold are rejected first by ascend910b.epWorldSize.2", "declared": False, "marked": "an accepted call never runs hierarchy here: the rule after it rejects the hierarchy template, which the generated kernels do not implement"},
     {"product": "ascend910_93", "check": "dtype.elasticInfoOptional", "branch": "", "reason": "elasticInfoOptional is not supported on this product: an accepted call passes it null (unsupported.elasticInfoOptional), so the condition present(elasticInfoOptional) never holds", "declared": True, "marked": ""},

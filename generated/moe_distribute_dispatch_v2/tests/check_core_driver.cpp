@@ -147,6 +147,8 @@ void ParseCall(const std::vector<std::string> &tok, ck::Params *p)
     p->constExpertNum = ReadInt(tok.at(i++));
     p->yDtype = ReadInt(tok.at(i++));
     p->HCCL_BUFFSIZE = ReadInt(tok.at(i++));
+    p->HCCL_INTRA_PCIE_ENABLE = Unhex(tok.at(i++));
+    p->HCCL_INTRA_ROCE_ENABLE = Unhex(tok.at(i++));
 }
 
 std::string Dims(const std::vector<int64_t> &dims)

@@ -147,6 +147,10 @@ struct Params {
     // environment variables
     int64_t HCCL_BUFFSIZE = 200;    // MB
     bool HCCL_BUFFSIZE_read = true; // false: tiling could not read it, so the checks that read it are skipped
+    std::string HCCL_INTRA_PCIE_ENABLE = "";
+    bool HCCL_INTRA_PCIE_ENABLE_read = true; // false: tiling could not read it, so the checks that read it are skipped
+    std::string HCCL_INTRA_ROCE_ENABLE = "";
+    bool HCCL_INTRA_ROCE_ENABLE_read = true; // false: tiling could not read it, so the checks that read it are skipped
 };
 
 struct OutputShapes {
@@ -1027,9 +1031,10 @@ public:
             return Reject(kCodeTiling, "ascend910b.expandX", "expandX", "H in (0, 10240] and a multiple of 32",
                           Shown(ShowInt(dim_H())));
         }
-        // [ascend910b.commQuantMode] when commQuantMode == 2: commAlg == "hierarchy"
+        // [ascend910b.commQuantMode] when commQuantMode == 2: commAlg == "hierarchy" or envLayered
         Reset();
-        if (all && Applies(p.commQuantMode == 2) && Fails(p.commAlg == "hierarchy"sv)) {
+        if (all && p.HCCL_INTRA_PCIE_ENABLE_read && p.HCCL_INTRA_ROCE_ENABLE_read && Applies(p.commQuantMode == 2) &&
+            Fails((p.commAlg == "hierarchy"sv) || let_envLayered())) {
             Reset();
             return Reject(kCodeTiling, "ascend910b.commQuantMode", "commQuantMode",
                           "0 unless commAlg is hierarchy (layered)", Shown(ShowInt(p.commQuantMode)));
@@ -1120,6 +1125,16 @@ public:
             Reset();
             return Reject(kCodeTiling, "ascend910b.commAlg", "commAlg",
                           "\"\" or \"fullmesh\": commAlg \"hierarchy\" (the layered template) is not built by opgen",
+                          Shown(ShowStr(p.commAlg)));
+        }
+        // [ascend910b.commAlg.2] not envLayered
+        Reset();
+        if (all && p.HCCL_INTRA_PCIE_ENABLE_read && p.HCCL_INTRA_ROCE_ENABLE_read && Fails(!let_envLayered())) {
+            Reset();
+            return Reject(kCodeTiling, "ascend910b.commAlg.2", "commAlg",
+                          "\"fullmesh\", or \"\" without HCCL_INTRA_PCIE_ENABLE=1 and HCCL_INTRA_ROCE_ENABLE=0: with "
+                          "them, \"\" past 8 ranks (epWorldSize > 8, more than one Atlas A2 server) selects the "
+                          "layered (hierarchy) template, which is not built by opgen",
                           Shown(ShowStr(p.commAlg)));
         }
         // [buffer.fullmesh_window] when commAlg != "hierarchy": HCCL_BUFFSIZE * MB >= 2 * (BS * epWorldSize *
@@ -1242,6 +1257,14 @@ private:
     { // serverNum = max(epWorldSize // 8, 1)
         return Lazy(memo_serverNum_, [&]() -> int64_t { return Max({FloorDiv(p.epWorldSize, 8), 1}); });
     }
+    bool let_envLayered()
+    { // envLayered = commAlg == "" and epWorldSize > 8 and HCCL_INTRA_PCIE_ENABLE == "1" and HCCL_INTRA_ROCE_ENABLE ==
+      // "0"
+        return Lazy(memo_envLayered_, [&]() -> bool {
+            return (((p.commAlg == ""sv) && (p.epWorldSize > 8)) && (p.HCCL_INTRA_PCIE_ENABLE == "1"sv)) &&
+                   (p.HCCL_INTRA_ROCE_ENABLE == "0"sv);
+        });
+    }
     int64_t let_win_reserve()
     { // win_reserve = 1 * MB
         return Lazy(memo_win_reserve_, [&]() -> int64_t { return Mul(1, kMB); });
@@ -1318,6 +1341,7 @@ private:
     Memo<int64_t> memo_maskRank_;
     Memo<bool> memo_isA2_;
     Memo<int64_t> memo_serverNum_;
+    Memo<bool> memo_envLayered_;
     Memo<int64_t> memo_win_reserve_;
     Memo<int64_t> memo_win_buffer_id_;
     Memo<int64_t> memo_win_buffer_id_at_;

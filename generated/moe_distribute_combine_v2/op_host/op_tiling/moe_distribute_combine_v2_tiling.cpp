@@ -318,6 +318,7 @@ public:
                Set(tiling->maskRank, "maskRank", missing, [&] { return let_maskRank(); }) &&
                Set(tiling->isA2, "isA2", missing, [&] { return let_isA2(); }) &&
                Set(tiling->serverNum, "serverNum", missing, [&] { return let_serverNum(); }) &&
+               Set(tiling->envLayered, "envLayered", missing, [&] { return let_envLayered(); }) &&
                Set(tiling->win_reserve, "win_reserve", missing, [&] { return let_win_reserve(); }) &&
                Set(tiling->win_buffer_id, "win_buffer_id", missing, [&] { return let_win_buffer_id(); }) &&
                Set(tiling->win_buffer_id_at, "win_buffer_id_at", missing, [&] { return let_win_buffer_id_at(); }) &&
@@ -431,6 +432,15 @@ private:
     {
         return Lazy(memo_serverNum_, [&]() -> int64_t { return Max({FloorDiv(p.epWorldSize, 8), 1}); });
     }
+    // envLayered = commAlg == "" and epWorldSize > 8 and HCCL_INTRA_PCIE_ENABLE == "1" and HCCL_INTRA_ROCE_ENABLE ==
+    // "0"
+    bool let_envLayered()
+    {
+        return Lazy(memo_envLayered_, [&]() -> bool {
+            return (((p.commAlg == ""sv) && (p.epWorldSize > 8)) && (p.HCCL_INTRA_PCIE_ENABLE == "1"sv)) &&
+                   (p.HCCL_INTRA_ROCE_ENABLE == "0"sv);
+        });
+    }
     // win_reserve = 1 * MB
     int64_t let_win_reserve()
     {
@@ -520,6 +530,7 @@ private:
     Memo<int64_t> memo_maskRank_;
     Memo<bool> memo_isA2_;
     Memo<int64_t> memo_serverNum_;
+    Memo<bool> memo_envLayered_;
     Memo<int64_t> memo_win_reserve_;
     Memo<int64_t> memo_win_buffer_id_;
     Memo<int64_t> memo_win_buffer_id_at_;
@@ -1255,6 +1266,16 @@ ge::graphStatus MoeDistributeCombineV2TilingFunc(gert::TilingContext *context)
                 return ge::GRAPH_FAILED);
     const uint64_t windowBytes = ReadWindowSize(nodeName, params);
     params.HCCL_BUFFSIZE = static_cast<int64_t>(windowBytes / HCCL_BUFFSIZE_UNIT_BYTES); // whole MB, as configured
+    // HCCL_INTRA_PCIE_ENABLE as the process environment sets it (unset: its default)
+    const char *envText1 = std::getenv("HCCL_INTRA_PCIE_ENABLE");
+    if (envText1 != nullptr) {
+        params.HCCL_INTRA_PCIE_ENABLE = envText1;
+    }
+    // HCCL_INTRA_ROCE_ENABLE as the process environment sets it (unset: its default)
+    const char *envText2 = std::getenv("HCCL_INTRA_ROCE_ENABLE");
+    if (envText2 != nullptr) {
+        params.HCCL_INTRA_ROCE_ENABLE = envText2;
+    }
 
     std::vector<check::CheckResult> warnings;
     const check::CheckResult result = check::Check(params, soc, &warnings);

@@ -144,6 +144,10 @@ struct Params {
     // environment variables
     int64_t HCCL_BUFFSIZE = 200;    // MB
     bool HCCL_BUFFSIZE_read = true; // false: tiling could not read it, so the checks that read it are skipped
+    std::string HCCL_INTRA_PCIE_ENABLE = "";
+    bool HCCL_INTRA_PCIE_ENABLE_read = true; // false: tiling could not read it, so the checks that read it are skipped
+    std::string HCCL_INTRA_ROCE_ENABLE = "";
+    bool HCCL_INTRA_ROCE_ENABLE_read = true; // false: tiling could not read it, so the checks that read it are skipped
 };
 
 struct OutputShapes {
@@ -914,6 +918,16 @@ public:
                           "\"\" or \"fullmesh\": commAlg \"hierarchy\" (the layered template) is not built by opgen",
                           Shown(ShowStr(p.commAlg)));
         }
+        // [ascend910b.commAlg.2] not envLayered
+        Reset();
+        if (all && p.HCCL_INTRA_PCIE_ENABLE_read && p.HCCL_INTRA_ROCE_ENABLE_read && Fails(!let_envLayered())) {
+            Reset();
+            return Reject(kCodeTiling, "ascend910b.commAlg.2", "commAlg",
+                          "\"fullmesh\", or \"\" without HCCL_INTRA_PCIE_ENABLE=1 and HCCL_INTRA_ROCE_ENABLE=0: with "
+                          "them, \"\" past 8 ranks (epWorldSize > 8, more than one Atlas A2 server) selects the "
+                          "layered (hierarchy) template, which is not built by opgen",
+                          Shown(ShowStr(p.commAlg)));
+        }
         // [ascend910b.performanceInfoOptional] when present(performanceInfoOptional): rank(performanceInfoOptional) ==
         // 1 and dim(performanceInfoOptional, 0) == epWorldSize
         Reset();
@@ -1095,6 +1109,14 @@ private:
     { // serverNum = max(epWorldSize // 8, 1)
         return Lazy(memo_serverNum_, [&]() -> int64_t { return Max({FloorDiv(p.epWorldSize, 8), 1}); });
     }
+    bool let_envLayered()
+    { // envLayered = commAlg == "" and epWorldSize > 8 and HCCL_INTRA_PCIE_ENABLE == "1" and HCCL_INTRA_ROCE_ENABLE ==
+      // "0"
+        return Lazy(memo_envLayered_, [&]() -> bool {
+            return (((p.commAlg == ""sv) && (p.epWorldSize > 8)) && (p.HCCL_INTRA_PCIE_ENABLE == "1"sv)) &&
+                   (p.HCCL_INTRA_ROCE_ENABLE == "0"sv);
+        });
+    }
     int64_t let_winRowBytes()
     { // winRowBytes = if dtype(expandXOut) in {FLOAT16, BFLOAT16} then 2 * H else if dtype(expandXOut) in {FLOAT4_E2M1,
       // FLOAT4_E1M2} then ceil_div(H, 2) else H
@@ -1274,6 +1296,7 @@ private:
     Memo<int64_t> memo_scalesCols_;
     Memo<bool> memo_isA2_;
     Memo<int64_t> memo_serverNum_;
+    Memo<bool> memo_envLayered_;
     Memo<int64_t> memo_winRowBytes_;
     Memo<int64_t> memo_winScaleBytes_;
     Memo<int64_t> memo_winMsgBytes_;

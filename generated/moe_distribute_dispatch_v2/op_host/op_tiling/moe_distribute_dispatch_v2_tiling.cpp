@@ -311,6 +311,7 @@ public:
                Set(tiling->scalesCols, "scalesCols", missing, [&] { return let_scalesCols(); }) &&
                Set(tiling->isA2, "isA2", missing, [&] { return let_isA2(); }) &&
                Set(tiling->serverNum, "serverNum", missing, [&] { return let_serverNum(); }) &&
+               Set(tiling->envLayered, "envLayered", missing, [&] { return let_envLayered(); }) &&
                Set(tiling->winRowBytes, "winRowBytes", missing, [&] { return let_winRowBytes(); }) &&
                Set(tiling->winScaleBytes, "winScaleBytes", missing, [&] { return let_winScaleBytes(); }) &&
                Set(tiling->winMsgBytes, "winMsgBytes", missing, [&] { return let_winMsgBytes(); }) &&
@@ -469,6 +470,15 @@ private:
     int64_t let_serverNum()
     {
         return Lazy(memo_serverNum_, [&]() -> int64_t { return Max({FloorDiv(p.epWorldSize, 8), 1}); });
+    }
+    // envLayered = commAlg == "" and epWorldSize > 8 and HCCL_INTRA_PCIE_ENABLE == "1" and HCCL_INTRA_ROCE_ENABLE ==
+    // "0"
+    bool let_envLayered()
+    {
+        return Lazy(memo_envLayered_, [&]() -> bool {
+            return (((p.commAlg == ""sv) && (p.epWorldSize > 8)) && (p.HCCL_INTRA_PCIE_ENABLE == "1"sv)) &&
+                   (p.HCCL_INTRA_ROCE_ENABLE == "0"sv);
+        });
     }
     // winRowBytes = if dtype(expandXOut) in {FLOAT16, BFLOAT16} then 2 * H else if dtype(expandXOut) in {FLOAT4_E2M1,
     // FLOAT4_E1M2} then ceil_div(H, 2) else H
@@ -661,6 +671,7 @@ private:
     Memo<int64_t> memo_scalesCols_;
     Memo<bool> memo_isA2_;
     Memo<int64_t> memo_serverNum_;
+    Memo<bool> memo_envLayered_;
     Memo<int64_t> memo_winRowBytes_;
     Memo<int64_t> memo_winScaleBytes_;
     Memo<int64_t> memo_winMsgBytes_;
@@ -1719,6 +1730,16 @@ ge::graphStatus MoeDistributeDispatchV2TilingFunc(gert::TilingContext *context)
                 return ge::GRAPH_FAILED);
     const uint64_t windowBytes = ReadWindowSize(nodeName, params);
     params.HCCL_BUFFSIZE = static_cast<int64_t>(windowBytes / HCCL_BUFFSIZE_UNIT_BYTES); // whole MB, as configured
+    // HCCL_INTRA_PCIE_ENABLE as the process environment sets it (unset: its default)
+    const char *envText1 = std::getenv("HCCL_INTRA_PCIE_ENABLE");
+    if (envText1 != nullptr) {
+        params.HCCL_INTRA_PCIE_ENABLE = envText1;
+    }
+    // HCCL_INTRA_ROCE_ENABLE as the process environment sets it (unset: its default)
+    const char *envText2 = std::getenv("HCCL_INTRA_ROCE_ENABLE");
+    if (envText2 != nullptr) {
+        params.HCCL_INTRA_ROCE_ENABLE = envText2;
+    }
 
     std::vector<check::CheckResult> warnings;
     const check::CheckResult result = check::Check(params, soc, &warnings);

@@ -448,19 +448,25 @@ __aicore__ inline void BlockReduceMax(const LocalTensor<T>& dst, const LocalTens
 }
 
 // ---- Brcb (kernel_operator_vec_brcb_intf.h): repeat r reads src[8r, 8r + 8) and fills 32-byte block k of its
-// output (dst + r * dstRepStride blocks + k * dstBlkStride blocks) with src[8r + k]
+// output (dst + r * dstRepStride blocks + k * dstBlkStride blocks) with src[8r + k]. As the real one: src and dst
+// at one address are an error, dstBlkStride 0 is dstBlkStride 1 (kernel_operator_vec_brcb_intf_impl.h asserts /
+// warns so; dav_3510 BrcbImpl: `dstBlkStride ? dstBlkStride : 1`).
 template <typename T>
 __aicore__ inline void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint8_t repeatTime,
                             const BrcbRepeatParams& p)
 {
     static_assert(sizeof(T) == 2U || sizeof(T) == 4U, "Brcb broadcasts 16- or 32-bit elements");
+    if (dst.SimOffset() == src.SimOffset()) {
+        opgen_sim::Raise("Brcb: src0 and dst at one address (UB offset %u)", static_cast<unsigned>(dst.SimOffset()));
+    }
     if (repeatTime == 0U) {
         return;
     }
     constexpr uint64_t PER_BLOCK = 32U / sizeof(T);
     opgen_sim::CountVector(repeatTime, repeatTime * 8U * PER_BLOCK, sizeof(T));  // lanes: the elements it writes
     const uint8_t* s = src.SimRead(0U, repeatTime * 8U, "Brcb src");
-    const auto at = [&](uint64_t r, uint64_t k) { return (r * p.dstRepStride + k * p.dstBlkStride) * PER_BLOCK; };
+    const uint64_t blk = p.dstBlkStride == 0U ? 1U : p.dstBlkStride;
+    const auto at = [&](uint64_t r, uint64_t k) { return (r * p.dstRepStride + k * blk) * PER_BLOCK; };
     uint64_t extent = 0U;
     for (uint64_t r = 0U; r < repeatTime; ++r) {
         const uint64_t top = at(r, 7U) + PER_BLOCK;

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <tuple>
 #include <vector>
 
 #include "opgen_sim/vec_mask.h"
@@ -146,7 +147,9 @@ inline void ForLanes(const char* what, const Lanes<T>& l, const Operand<T>& dst,
                 return Load<U>(in[k++].data(), Lanes<T>::At(r, j, s.blk, s.rep));
             };
             (void)lane;
-            Store<T>(d, Lanes<T>::At(r, j, dst.blk, dst.rep), f(lane(src)...));
+            // a braced list evaluates left to right (a call's arguments in no set order): source k reads in[k]
+            const std::tuple<S...> lanes{lane(src)...};
+            Store<T>(d, Lanes<T>::At(r, j, dst.blk, dst.rep), std::apply(f, lanes));
         }
     }
 }
@@ -251,6 +254,18 @@ __aicore__ inline void Copy(const LocalTensor<T>& dst, const LocalTensor<T>& src
     const auto l = sim::Level0<T, isSetMask>(mask, repeatTime, "Copy");
     sim::ForLanes<T>("Copy", l, {dst, p.dstStride, p.dstRepeatSize}, [](T a) { return a; },
                      sim::Operand<T>{src, p.srcStride, p.srcRepeatSize});
+}
+
+// ---- Mul, level 0 (kernel_operator_vec_binary_intf.h): dst lane = src0 lane * src1 lane, each operand by its own
+// block and repeat strides (a src1 block stride 0 reads one 32-byte block for every block of a repeat)
+template <typename T, bool isSetMask = true>
+__aicore__ inline void Mul(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+                           uint64_t mask, const uint8_t repeatTime, const BinaryRepeatParams& p)
+{
+    const auto l = sim::Level0<T, isSetMask>(mask, repeatTime, "Mul");
+    sim::ForLanes<T>("Mul", l, {dst, p.dstBlkStride, p.dstRepStride}, sim::Fp<T>([](float a, float b) { return a * b; }),
+                     sim::Operand<T>{src0, p.src0BlkStride, p.src0RepStride},
+                     sim::Operand<T>{src1, p.src1BlkStride, p.src1RepStride});
 }
 
 // ---- bitwise (kernel_operator_vec_binary_intf.h: int16_t / uint16_t on 2201) ---------------------------------

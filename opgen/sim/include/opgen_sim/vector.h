@@ -161,16 +161,15 @@ __aicore__ inline void Min(const LocalTensor<T>& dst, const LocalTensor<T>& src0
     sim::Binary(dst, src0, src1, count, "Min", sim::Fp<T>(sim::MinNan));
 }
 
-namespace sim {
-// A binary instruction, level 0, continuous mask: per repeat r, elements j < mask of each operand at
+// Max, level 0, continuous mask: per repeat r, elements j < mask of each operand at
 // base + r * repStride * 32 bytes + (j / perBlock) * blkStride * 32 bytes + (j % perBlock).
-template <typename T, typename F>
-inline void Binary0(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, uint64_t mask,
-                    const uint8_t repeatTime, const BinaryRepeatParams& p, const char* what, F f)
+template <typename T, bool isSetMask = true>
+__aicore__ inline void Max(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+                           uint64_t mask, const uint8_t repeatTime, const BinaryRepeatParams& repeatParams)
 {
     constexpr uint64_t PER_BLOCK = 32U / sizeof(T);
     if (mask == 0U || mask > 256U / sizeof(T)) {
-        opgen_sim::Raise("%s (level 0): mask %llu outside [1, %zu]", what, static_cast<unsigned long long>(mask),
+        opgen_sim::Raise("Max (level 0): mask %llu outside [1, %zu]", static_cast<unsigned long long>(mask),
                          256U / sizeof(T));
     }
     const auto at = [](uint64_t r, uint64_t j, uint8_t blk, uint8_t rep) {
@@ -180,36 +179,19 @@ inline void Binary0(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const
         return;
     }
     opgen_sim::CountVector(repeatTime, mask * repeatTime, sizeof(T));
+    const BinaryRepeatParams& p = repeatParams;
     const uint64_t last = repeatTime - 1U, top = mask - 1U;
     // each operand's whole extent, checked and recorded once (reads before the write: see hazard.h)
-    const uint8_t* a = src0.SimRead(0U, at(last, top, p.src0BlkStride, p.src0RepStride) + 1U, what);
-    const uint8_t* b = src1.SimRead(0U, at(last, top, p.src1BlkStride, p.src1RepStride) + 1U, what);
-    std::vector<uint8_t> in0(a, a + (at(last, top, p.src0BlkStride, p.src0RepStride) + 1U) * sizeof(T));
-    std::vector<uint8_t> in1(b, b + (at(last, top, p.src1BlkStride, p.src1RepStride) + 1U) * sizeof(T));
-    uint8_t* d = dst.SimWrite(0U, at(last, top, p.dstBlkStride, p.dstRepStride) + 1U, what);
+    const uint8_t* a = src0.SimRead(0U, at(last, top, p.src0BlkStride, p.src0RepStride) + 1U, "Max src0");
+    const uint8_t* b = src1.SimRead(0U, at(last, top, p.src1BlkStride, p.src1RepStride) + 1U, "Max src1");
+    uint8_t* d = dst.SimWrite(0U, at(last, top, p.dstBlkStride, p.dstRepStride) + 1U, "Max dst");
     for (uint64_t r = 0U; r < repeatTime; ++r) {
         for (uint64_t j = 0U; j < mask; ++j) {
-            const T va = Load<T>(in0.data(), at(r, j, p.src0BlkStride, p.src0RepStride));
-            const T vb = Load<T>(in1.data(), at(r, j, p.src1BlkStride, p.src1RepStride));
-            Store<T>(d, at(r, j, p.dstBlkStride, p.dstRepStride), f(va, vb));
+            const float va = sim::ToF(sim::Load<T>(a, at(r, j, p.src0BlkStride, p.src0RepStride)));
+            const float vb = sim::ToF(sim::Load<T>(b, at(r, j, p.src1BlkStride, p.src1RepStride)));
+            sim::Store<T>(d, at(r, j, p.dstBlkStride, p.dstRepStride), sim::FromF<T>(sim::MaxNan(va, vb)));
         }
     }
-}
-}  // namespace sim
-
-// Max and Mul, level 0, continuous mask (sim::Binary0)
-template <typename T, bool isSetMask = true>
-__aicore__ inline void Max(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
-                           uint64_t mask, const uint8_t repeatTime, const BinaryRepeatParams& repeatParams)
-{
-    sim::Binary0(dst, src0, src1, mask, repeatTime, repeatParams, "Max", sim::Fp<T>(sim::MaxNan));
-}
-template <typename T, bool isSetMask = true>
-__aicore__ inline void Mul(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
-                           uint64_t mask, const uint8_t repeatTime, const BinaryRepeatParams& repeatParams)
-{
-    sim::Binary0(dst, src0, src1, mask, repeatTime, repeatParams, "Mul",
-                 sim::Fp<T>([](float a, float b) { return a * b; }));
 }
 
 // ---- with a scalar (kernel_operator_vec_binary_scalar_intf.h) ------------------------------------------------

@@ -10,6 +10,7 @@ Each world's outputs on the twin equal the reference's.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 
 import pytest
@@ -60,3 +61,46 @@ def test_a_partial_last_block_gives_the_reference_on_the_twin(op, case_id, tenso
     exe = sim.build_for(GENERATED / op, ref, case["product"])
     why_not = testkit.twin(ref, cases, case, world, results, exe, tmp_path, prelude)
     assert why_not is None, why_not
+
+
+def _load(name: str, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.slow
+@pytest.mark.cpu_twin
+def test_per_block_on_its_own_broadcasts_blocks_of_128_through_a_work_row(tmp_path):
+    """No spec divides by `per_block(v, n)` with n > 8 (that form lowers to BroadcastBlocks<n> with a work row: a
+    Brcb block a value, then a Copy repeat per block); DispatchV2's quantMode 3 rewritten to divide by the block
+    scale instead of multiplying by its inverse runs it, at H = 1030 (a partial last block), and the kernel built
+    from that spec gives its own reference's outputs on the twin."""
+    from opgen import cli, sim
+    from opgen.harness import testkit
+
+    try:
+        sim.compiler()
+    except sim.TwinUnavailable as err:
+        pytest.skip(f"the CPU twin cannot be built here: {err}")
+    line = ("expandXOut = cast(xf * per_block(qmax(dtype(expandXOut)) / amax, 128), dtype(expandXOut), round=rint, "
+            "sat=false);")
+    text = (ROOT / "specs" / "dispatch_v2.spec").read_text(encoding="utf-8")
+    assert text.count(line) == 1, "the quantMode 3 formula changed: update this test"
+    spec = tmp_path / "dispatch_v2.spec"
+    spec.write_text(text.replace(line, line.replace("xf * per_block(qmax(dtype(expandXOut)) / amax, 128)",
+                                                    "xf / per_block(amax / qmax(dtype(expandXOut)), 128)")),
+                    encoding="utf-8")
+    out = tmp_path / "out"
+    assert cli.main(["build", str(spec), "-o", str(out), "--no-cache"]) == 0
+    op_dir = out / "moe_distribute_dispatch_v2"
+    kernel = (op_dir / "op_kernel" / "moe_distribute_dispatch_v2.h").read_text(encoding="utf-8")
+    assert "BroadcastBlocks<128U>(" in kernel and "MulBlocks<128U>(" not in kernel
+    ref = _load("bq_div_reference", op_dir / "reference.py")
+    _, cases, case = _case_at_h("moe_distribute_dispatch_v2", "ascend950-q3-bs4-h1024-k2-w2", "x")
+    world = testkit.build_world(ref, case)
+    results = testkit.run(ref, case, world)
+    assert testkit.twin(ref, cases, case, world, results, sim.build_for(op_dir, ref, case["product"]),
+                        tmp_path / "twin") is None

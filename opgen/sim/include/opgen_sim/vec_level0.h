@@ -1,6 +1,6 @@
 /**
  * Level-0 vector instructions (mask + repeatTime + block / repeat strides) and the instructions the hand-written MoE
- * kernels call beside them, carried out lane by lane through vec_mask.h: Duplicate, Copy, And / Or, ReduceSum,
+ * kernels call beside them, carried out lane by lane through vec_mask.h: Duplicate, Copy, Mul, And / Or, ReduceSum,
  * GatherMask, CreateVecIndex, ScalarGetSFFValue. Every operand's extent is checked against its tensor (and
  * recorded for the hazard checks) once, before any lane is written.
  */
@@ -263,7 +263,8 @@ __aicore__ inline void Mul(const LocalTensor<T>& dst, const LocalTensor<T>& src0
                            uint64_t mask, const uint8_t repeatTime, const BinaryRepeatParams& p)
 {
     const auto l = sim::Level0<T, isSetMask>(mask, repeatTime, "Mul");
-    sim::ForLanes<T>("Mul", l, {dst, p.dstBlkStride, p.dstRepStride}, sim::Fp<T>([](float a, float b) { return a * b; }),
+    const auto mul = sim::Fp<T>([](float a, float b) { return a * b; });
+    sim::ForLanes<T>("Mul", l, {dst, p.dstBlkStride, p.dstRepStride}, mul,
                      sim::Operand<T>{src0, p.src0BlkStride, p.src0RepStride},
                      sim::Operand<T>{src1, p.src1BlkStride, p.src1RepStride});
 }

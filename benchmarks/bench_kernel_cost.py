@@ -5,7 +5,8 @@ Worlds (H = 7168, K = 8, BS = 256 tokens per rank, BF16, one MoE expert per rank
 
 * Atlas A3, ep = 16, quant mode 0 and 2 (DispatchV2 quantMode; CombineV2 commQuantMode). Quant 2 at BS = 64, the
   one change from the issue's worlds: at BS = 256 the generated comm-quant-2 CombineV2 was still running on the
-  twin after 600 s on 2 cores (its busiest core's scalar accesses are ~46x the real kernel's at the smoke size);
+  twin after 600 s on 2 cores (its busiest core's scalar accesses were then ~46x the real kernel's at the smoke
+  size, before per-block quant used repeat parameters);
 * Atlas A2, 16 ranks on two servers (8 per server), quant mode 0 (the real A2 tiling takes comm quant 2 only
   layered), HCCL_BUFFSIZE = 300 (MiB; the default 200 is below the generated A2 kernels' window at this shape);
 * Ascend 950, ep = 8: the generated kernels only; the real arch35 kernels do not run on the twin yet (they need the

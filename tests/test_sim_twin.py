@@ -112,6 +112,7 @@ FAULTS = {
     # level-0 vector forms: the mask, the repeats and the strides as asc-devkit checks and the device addresses them
     "level0_mask_too_wide": "Duplicate: mask 65 outside [1, 64] for float",
     "level0_high_mask_b32": "Duplicate: mask[1] = 0x1 for float: a repeat has 64 lanes, mask[1] must be 0",
+    "brcb_same_address": "Brcb: src0 and dst at one address (UB offset 0)",
     "level0_repeat_past_buffer": "Duplicate: out-of-bounds UB access: float elements [0, 192) need bytes [0, 768) "
                                  "of UB, the tensor's buffer is [0, 512)",
     "scalar_reference_store": "Adds: reads UB [0, 32) on pipe V (vector), written on pipe S (scalar) at [4, 8)",
@@ -320,7 +321,7 @@ def test_the_twin_has_no_arch35_type_in_a_2201_kernel(tmp_path):
 
 
 def test_level0_forms_address_lanes_by_mask_repeat_and_strides(twin_cases):
-    """Duplicate / GatherMask / ReduceSum / Sum / BlockReduceMax / Brcb / Copy / CreateVecIndex / ScalarGetSFFValue,
+    """Duplicate / GatherMask / ReduceSum / Sum / BlockReduceMax / Brcb / Copy / Mul / CreateVecIndex / ScalarGetSFFValue,
     the forms the hand-written MoE kernels call; expected values computed here from the documented addressing."""
     values, faults = run(twin_cases, "level0_forms")
     assert not faults
@@ -337,6 +338,8 @@ def test_level0_forms_address_lanes_by_mask_repeat_and_strides(twin_cases):
         f"blockmax {fmt(map(str, block_max))}",
         f"brcb {block_max[9]},{block_max[15]}",
         "copy 68,69",
+        f"brcb0 {block_max[3]},{block_max[7]}",
+        f"mul {x[163] * block_max[5]},{x[255] * block_max[7]}",
         "sff 4,-1",
     ])
 

@@ -47,6 +47,7 @@ CMP_MODES = {"==": "EQ", "!=": "NE", "<": "LT", "<=": "LE", ">": "GT", ">=": "GE
 CMP_NEGATED = {"==": "!=", "!=": "==", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
 # Dtypes a kernel row can be decoded to float32 from by one Cast (the others need a helper).
 FLOATISH = ("FLOAT32", "FLOAT16", "BFLOAT16")
+FLOATS_PER_BLOCK = 8  # opgen_kernel_helpers.h FLOATS_PER_BLOCK: fp32 values in one 32-byte block (one Brcb block)
 _CPP_KEYWORDS = frozenset("""alignas alignof and asm auto bool break case catch char class const constexpr continue
 decltype default delete do double else enum explicit export extern false float for friend goto if inline int long
 mutable namespace new noexcept not nullptr operator or private protected public register return short signed sizeof
@@ -978,7 +979,12 @@ class QuantLowering:
                 return d
             if v.block != n:
                 self.fail(e, f"per_block({n}) of values that are not per block of {n}")
-            self.emit(f"BroadcastBlocks<{n}U>({d.ref}, {v.ref}, hLen);")
+            if n == FLOATS_PER_BLOCK:  # one Brcb block a value: straight into d
+                self.emit(f"BroadcastBlocks<{n}U>({d.ref}, {v.ref}, hLen);")
+            else:  # a Brcb block a value into a work row, then a Copy repeat per block of n
+                w = self.scratch()
+                self.emit(f"BroadcastBlocks<{n}U>({d.ref}, {v.ref}, hLen, {w.ref});")
+                self.release(w)
             self.release(v)
             return d
         if fn == "exponent":
@@ -1046,8 +1052,8 @@ class QuantLowering:
         n = e.args[1]
         if not isinstance(n, Int) or n.value <= 0:
             self.fail(e, "the block size must be a positive integer literal")
-        if n.value % 8:
-            self.fail(e, "the block size must be a multiple of 8 (one 32-byte fp32 block)")
+        if n.value % FLOATS_PER_BLOCK:
+            self.fail(e, f"the block size must be a multiple of {FLOATS_PER_BLOCK} (one 32-byte fp32 block)")
         return n.value
 
     def minmax(self, e: Call) -> Val:
@@ -1100,8 +1106,9 @@ class QuantLowering:
         else:
             if vals.block != n:
                 self.fail(pb, f"per_block({n}) of values that are not per block of {n}")
-            self.emit(f"MulBlocks<{n}U>({d.ref}, {row.ref}, {vals.ref}, static_cast<uint32_t>({row.count}));")
-            self.release(vals)
+            w = self.scratch()  # the values broadcast by Brcb (opgen_kernel_helpers.h MulBlocks)
+            self.emit(f"MulBlocks<{n}U>({d.ref}, {row.ref}, {vals.ref}, static_cast<uint32_t>({row.count}), {w.ref});")
+            self.release(w, vals)
         self.release_unless(d, row)
         return d
 

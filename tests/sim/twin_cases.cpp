@@ -790,7 +790,7 @@ void AtomicStores(uint32_t rank)
 struct Scratch {
     TPipe pipe;
     TBuf<TPosition::VECCALC> buf;
-    Scratch() { pipe.InitBuffer(buf, 8192); }
+    Scratch() { pipe.InitBuffer(buf, 16384); }
     template <typename T>
     LocalTensor<T> At(uint32_t byteOffset, uint32_t elems)
     {
@@ -838,6 +838,15 @@ void Level0Forms(uint32_t rank)
     BlockReduceMax(bmax, x, 2, 64, 1, 1, 8);
     PipeBarrier<PIPE_V>();
     Brcb(wide, bmax, 2, {1, 8});
+    // Brcb with dstBlkStride 0 (the real one reads it as 1), and into every 4th block (block 4k: bmax[k]), then a
+    // level-0 Mul of 32 lanes a repeat by one block of that (src1 block stride 0): prod[32r + j] = x[32r + j] * bmax[r]
+    LocalTensor<float> flat = s.At<float>(6144, 64);
+    LocalTensor<float> spread = s.At<float>(6400, 256);
+    LocalTensor<float> prod = s.At<float>(7424, 256);
+    Brcb(flat, bmax, 1, {0, 8});
+    Brcb(spread, bmax, 1, {4, 32});
+    PipeBarrier<PIPE_V>();
+    Mul(prod, x, spread, 32, 8, {1, 1, 0, 4, 4, 4});
     // counter mode set by the kernel, used by a call with isSetMask = false: 70 elements of Copy
     LocalTensor<float> copy = s.At<float>(5632, 80);
     SetMaskCount();
@@ -861,6 +870,8 @@ void Level0Forms(uint32_t rank)
     Report("blockmax " + Floats(bmax, 16));
     Report("brcb " + Floats(wide[8 * 9], 1) + "," + Floats(wide[8 * 15 + 7], 1));
     Report("copy " + Floats(copy[68], 2));
+    Report("brcb0 " + Floats(flat[8 * 3], 1) + "," + Floats(flat[8 * 7 + 7], 1));
+    Report("mul " + Floats(prod[32 * 5 + 3], 1) + "," + Floats(prod[32 * 7 + 31], 1));
     Report("sff " + std::to_string(ScalarGetSFFValue<1>(0x50ULL)) + "," + std::to_string(ScalarGetSFFValue<0>(~0ULL)));
 }
 
@@ -885,6 +896,9 @@ void Level0Misuse(uint32_t rank, int which)
             break;
         case 3:  // 2 repeats, 8 blocks apart, past the 128 floats of x
             Duplicate<float>(x, 1.0f, 64, 3, 1, 8);
+            break;
+        case 5:  // Brcb from a tensor into itself (asc-devkit asserts src0 and dst differ)
+            Brcb(x, x, 1, {1, 8});
             break;
         default:  // mask[1] set for a 32-bit type
         {
@@ -1073,6 +1087,7 @@ const std::map<std::string, Case>& Cases()
         {"sum_inner_unaligned", [](uint32_t r) { Level0Misuse(r, 2); }},
         {"level0_repeat_past_buffer", [](uint32_t r) { Level0Misuse(r, 3); }},
         {"level0_high_mask_b32", [](uint32_t r) { Level0Misuse(r, 4); }},
+        {"brcb_same_address", [](uint32_t r) { Level0Misuse(r, 5); }},
         {"sum_order_dependent", [](uint32_t r) { DeviceCalls(r, 0); }},
         {"sum_exact", [](uint32_t r) { DeviceCalls(r, 1); }},
         {"st_dev_register", [](uint32_t r) { DeviceCalls(r, 2); }},

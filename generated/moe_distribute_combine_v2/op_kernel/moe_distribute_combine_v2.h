@@ -1069,12 +1069,13 @@ MoeDistributeCombineV2<MOE_DISTRIBUTE_COMBINE_V2_TPL_FUNC>::ReceiveRowMode2(cons
     LocalTensor<float> t6 = CalcSlot<float>(4U);
     CastRow<float, ExpandXT, RoundMode::CAST_RINT, false>(t5, wire_stored, static_cast<uint32_t>(CeilDiv(hLen, 8U)),
                                                           t6);
-    MulBlocks<8U>(t3, t3, t5, static_cast<uint32_t>(hLen));
-    LocalTensor<ExpandXT> t7 = CalcSlot<ExpandXT>(2U);
-    LocalTensor<float> t8 = CalcSlot<float>(4U);
-    CastRow<ExpandXT, float, RoundMode::CAST_RINT, false>(t7, t3, static_cast<uint32_t>(hLen), t8);
-    LocalTensor<float> t9 = CalcSlot<float>(3U);
-    CastRow<float, ExpandXT, RoundMode::CAST_RINT, false>(term, t7, static_cast<uint32_t>(hLen), t9);
+    LocalTensor<float> t7 = CalcSlot<float>(4U);
+    MulBlocks<8U>(t3, t3, t5, static_cast<uint32_t>(hLen), t7);
+    LocalTensor<ExpandXT> t8 = CalcSlot<ExpandXT>(2U);
+    LocalTensor<float> t9 = CalcSlot<float>(4U);
+    CastRow<ExpandXT, float, RoundMode::CAST_RINT, false>(t8, t3, static_cast<uint32_t>(hLen), t9);
+    LocalTensor<float> t10 = CalcSlot<float>(3U);
+    CastRow<float, ExpandXT, RoundMode::CAST_RINT, false>(term, t8, static_cast<uint32_t>(hLen), t10);
     (void)xRow;
     (void)tokenIdx;
     (void)expertRow;

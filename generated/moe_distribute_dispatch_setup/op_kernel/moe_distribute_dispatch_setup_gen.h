@@ -287,9 +287,10 @@ __aicore__ inline void MoeDispatchSetupKernel<Traits>::QuantRow(const LocalTenso
         Select(code, t8, code, __builtin_nanf(""), SELMODE::VSEL_TENSOR_SCALAR_MODE,
                static_cast<uint32_t>(CeilDiv(hLen, 32U)));
         PipeBarrier<PIPE_V>();
-        MulBlocks<32U>(t6, t6, code, static_cast<uint32_t>(hLen));
-        LocalTensor<float> t10 = CalcSlot<float>(1U);
-        CastRow<YOutT, float, RoundMode::CAST_RINT, true>(yOutRow, t6, static_cast<uint32_t>(hLen), t10);
+        LocalTensor<float> t10 = CalcSlot<float>(2U);
+        MulBlocks<32U>(t6, t6, code, static_cast<uint32_t>(hLen), t10);
+        LocalTensor<float> t11 = CalcSlot<float>(1U);
+        CastRow<YOutT, float, RoundMode::CAST_RINT, true>(yOutRow, t6, static_cast<uint32_t>(hLen), t11);
         (void)xRow;
         (void)tokenIdx;
         (void)expertRow;

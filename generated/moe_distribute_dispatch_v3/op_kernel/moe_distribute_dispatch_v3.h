@@ -1146,14 +1146,15 @@ __aicore__ inline void MoeDistributeDispatchV3<MOE_DISTRIBUTE_DISPATCH_V3_TPL_FU
     PipeBarrier<PIPE_V>();
     Div(t10, t11, amax, static_cast<int32_t>(CeilDiv(hLen, 128U)));
     PipeBarrier<PIPE_V>();
-    MulBlocks<128U>(xf, xf, t10, static_cast<uint32_t>(hLen));
-    LocalTensor<float> t12 = CalcSlot<float>(2U);
-    CastRow<ExpandXOutT, float, RoundMode::CAST_RINT, false>(expandXOutRow, xf, static_cast<uint32_t>(hLen), t12);
+    LocalTensor<float> t12 = CalcSlot<float>(3U);
+    MulBlocks<128U>(xf, xf, t10, static_cast<uint32_t>(hLen), t12);
+    LocalTensor<float> t13 = CalcSlot<float>(2U);
+    CastRow<ExpandXOutT, float, RoundMode::CAST_RINT, false>(expandXOutRow, xf, static_cast<uint32_t>(hLen), t13);
     // dynamicScalesOut = amax * (1.0 / qmax(dtype(expandXOut)))
     Muls(amax, amax, (1.0f / DTypeTraits<ExpandXOutT>::MAX), static_cast<int32_t>(CeilDiv(hLen, 128U)));
     PipeBarrier<PIPE_V>();
-    LocalTensor<float> t13 = CalcSlot<float>(0U);
-    CastRow<DynamicScalesOutT, float, RoundMode::CAST_RINT, false>(dynamicScalesOutRow, amax, static_cast<uint32_t>(dynamicScalesOutWidth_), t13);
+    LocalTensor<float> t14 = CalcSlot<float>(0U);
+    CastRow<DynamicScalesOutT, float, RoundMode::CAST_RINT, false>(dynamicScalesOutRow, amax, static_cast<uint32_t>(dynamicScalesOutWidth_), t14);
     (void)xRow;
     (void)tokenIdx;
     (void)expertRow;
@@ -1210,9 +1211,10 @@ __aicore__ inline void MoeDistributeDispatchV3<MOE_DISTRIBUTE_DISPATCH_V3_TPL_FU
     Exp2Row(code, code, static_cast<uint32_t>(CeilDiv(hLen, 32U)), t8);
     Select(code, t7, code, __builtin_nanf(""), SELMODE::VSEL_TENSOR_SCALAR_MODE, static_cast<uint32_t>(CeilDiv(hLen, 32U)));
     PipeBarrier<PIPE_V>();
-    MulBlocks<32U>(t5, t5, code, static_cast<uint32_t>(hLen));
-    LocalTensor<float> t9 = CalcSlot<float>(1U);
-    CastRow<ExpandXOutT, float, RoundMode::CAST_RINT, true>(expandXOutRow, t5, static_cast<uint32_t>(hLen), t9);
+    LocalTensor<float> t9 = CalcSlot<float>(2U);
+    MulBlocks<32U>(t5, t5, code, static_cast<uint32_t>(hLen), t9);
+    LocalTensor<float> t10 = CalcSlot<float>(1U);
+    CastRow<ExpandXOutT, float, RoundMode::CAST_RINT, true>(expandXOutRow, t5, static_cast<uint32_t>(hLen), t10);
     (void)xRow;
     (void)tokenIdx;
     (void)expertRow;

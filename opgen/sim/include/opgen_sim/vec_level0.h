@@ -1,6 +1,6 @@
 /**
  * Level-0 vector instructions (mask + repeatTime + block / repeat strides) and the instructions the hand-written MoE
- * kernels call beside them, carried out lane by lane through vec_mask.h: Duplicate, Copy, And / Or, ReduceSum,
+ * kernels call beside them, carried out lane by lane through vec_mask.h: Duplicate, Copy, Mul, And / Or, ReduceSum,
  * GatherMask, CreateVecIndex, ScalarGetSFFValue. Every operand's extent is checked against its tensor (and
  * recorded for the hazard checks) once, before any lane is written.
  */
@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <tuple>
 #include <vector>
 
 #include "opgen_sim/vec_mask.h"
@@ -146,7 +147,9 @@ inline void ForLanes(const char* what, const Lanes<T>& l, const Operand<T>& dst,
                 return Load<U>(in[k++].data(), Lanes<T>::At(r, j, s.blk, s.rep));
             };
             (void)lane;
-            Store<T>(d, Lanes<T>::At(r, j, dst.blk, dst.rep), f(lane(src)...));
+            // a braced list evaluates left to right (a call's arguments in no set order): source k reads in[k]
+            const std::tuple<S...> lanes{lane(src)...};
+            Store<T>(d, Lanes<T>::At(r, j, dst.blk, dst.rep), std::apply(f, lanes));
         }
     }
 }
@@ -251,6 +254,19 @@ __aicore__ inline void Copy(const LocalTensor<T>& dst, const LocalTensor<T>& src
     const auto l = sim::Level0<T, isSetMask>(mask, repeatTime, "Copy");
     sim::ForLanes<T>("Copy", l, {dst, p.dstStride, p.dstRepeatSize}, [](T a) { return a; },
                      sim::Operand<T>{src, p.srcStride, p.srcRepeatSize});
+}
+
+// ---- Mul, level 0 (kernel_operator_vec_binary_intf.h): dst lane = src0 lane * src1 lane, each operand by its own
+// block and repeat strides (a src1 block stride 0 reads one 32-byte block for every block of a repeat)
+template <typename T, bool isSetMask = true>
+__aicore__ inline void Mul(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+                           uint64_t mask, const uint8_t repeatTime, const BinaryRepeatParams& p)
+{
+    const auto l = sim::Level0<T, isSetMask>(mask, repeatTime, "Mul");
+    const auto mul = sim::Fp<T>([](float a, float b) { return a * b; });
+    sim::ForLanes<T>("Mul", l, {dst, p.dstBlkStride, p.dstRepStride}, mul,
+                     sim::Operand<T>{src0, p.src0BlkStride, p.src0RepStride},
+                     sim::Operand<T>{src1, p.src1BlkStride, p.src1RepStride});
 }
 
 // ---- bitwise (kernel_operator_vec_binary_intf.h: int16_t / uint16_t on 2201) ---------------------------------
@@ -457,19 +473,25 @@ __aicore__ inline void BlockReduceMax(const LocalTensor<T>& dst, const LocalTens
 }
 
 // ---- Brcb (kernel_operator_vec_brcb_intf.h): repeat r reads src[8r, 8r + 8) and fills 32-byte block k of its
-// output (dst + r * dstRepStride blocks + k * dstBlkStride blocks) with src[8r + k]
+// output (dst + r * dstRepStride blocks + k * dstBlkStride blocks) with src[8r + k]. As the real one: src and dst
+// at one address are an error, dstBlkStride 0 is dstBlkStride 1 (kernel_operator_vec_brcb_intf_impl.h asserts /
+// warns so; dav_3510 BrcbImpl: `dstBlkStride ? dstBlkStride : 1`).
 template <typename T>
 __aicore__ inline void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint8_t repeatTime,
                             const BrcbRepeatParams& p)
 {
     static_assert(sizeof(T) == 2U || sizeof(T) == 4U, "Brcb broadcasts 16- or 32-bit elements");
+    if (dst.SimOffset() == src.SimOffset()) {
+        opgen_sim::Raise("Brcb: src0 and dst at one address (UB offset %u)", static_cast<unsigned>(dst.SimOffset()));
+    }
     if (repeatTime == 0U) {
         return;
     }
     constexpr uint64_t PER_BLOCK = 32U / sizeof(T);
     opgen_sim::CountVector(repeatTime, repeatTime * 8U * PER_BLOCK, sizeof(T));  // lanes: the elements it writes
     const uint8_t* s = src.SimRead(0U, repeatTime * 8U, "Brcb src");
-    const auto at = [&](uint64_t r, uint64_t k) { return (r * p.dstRepStride + k * p.dstBlkStride) * PER_BLOCK; };
+    const uint64_t blk = p.dstBlkStride == 0U ? 1U : p.dstBlkStride;
+    const auto at = [&](uint64_t r, uint64_t k) { return (r * p.dstRepStride + k * blk) * PER_BLOCK; };
     uint64_t extent = 0U;
     for (uint64_t r = 0U; r < repeatTime; ++r) {
         const uint64_t top = at(r, 7U) + PER_BLOCK;

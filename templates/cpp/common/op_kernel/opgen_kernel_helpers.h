@@ -595,34 +595,98 @@ __aicore__ inline void BlockMaxRow(const LocalTensor<float> &dst, const LocalTen
     PipeBarrier<PIPE_V>();
 }
 
-// dst[i] = src[i] * values[i / N] (a value per block of N, broadcast over its block).
+// Block b of `dst` (32 bytes) = values[b] eight times, b < blocks: Brcb, 8 values a repeat, so it reads values and
+// writes dst up to `blocks` rounded up to 8 (code: mc2/moe_distribute_combine_v2/op_kernel/
+// moe_distribute_combine_v2_quant.h Int8QuantProcess: Brcb(scaleDup, reduceMax, repeatNum, {1, BLOCK_NUM})).
+__aicore__ inline void BrcbRow(const LocalTensor<float> &dst, const LocalTensor<float> &values, uint32_t blocks)
+{
+    const uint32_t repeats = CeilDiv(blocks, FLOATS_PER_BLOCK);
+    for (uint32_t r = 0U; r < repeats; r += MAX_REPEATS) {
+        Brcb(dst[r * FLOATS_PER_REPEAT], values[r * FLOATS_PER_BLOCK],
+             static_cast<uint8_t>(MinU32(MAX_REPEATS, repeats - r)), BrcbRepeatParams(1U, 8U));
+    }
+}
+
+enum class BlockOp : uint8_t {
+    COPY, // dst[i] = block i / N of bcast
+    MUL   // dst[i] = src[i] * block i / N of bcast
+};
+
+// One level-0 instruction of BlockRepeats: `reps` blocks of N values from block `block`, lanes [c, c + lanes) of each.
+template <uint32_t N, BlockOp OP>
+__aicore__ inline void BlockRepeat(const LocalTensor<float> &dst, const LocalTensor<float> &src,
+                                   const LocalTensor<float> &bcast, uint32_t block, uint32_t c, uint32_t lanes,
+                                   uint32_t reps)
+{
+    constexpr uint8_t STRIDE = static_cast<uint8_t>(N / FLOATS_PER_BLOCK); // a block of N values, in data blocks
+    const uint32_t at = block * N + c;
+    if constexpr (OP == BlockOp::COPY) {
+        Copy(dst[at], bcast[block * FLOATS_PER_BLOCK], static_cast<uint64_t>(lanes), static_cast<uint8_t>(reps),
+             CopyRepeatParams(1U, 0U, STRIDE, 1U));
+    } else {
+        Mul(dst[at], src[at], bcast[block * FLOATS_PER_BLOCK], static_cast<uint64_t>(lanes), static_cast<uint8_t>(reps),
+            BinaryRepeatParams(1U, 1U, 0U, STRIDE, STRIDE, 1U));
+    }
+}
+
+// dst[i] = OP over i < count, block b of N values against 32-byte block b of `bcast` (its value eight times, as
+// BrcbRow leaves it): level-0 repeats of one block of N values each, bcast read with block stride 0, at most one
+// 256-byte repeat of lanes per instruction; the last, partial block by its own mask (nothing past count written).
+template <uint32_t N, BlockOp OP>
+__aicore__ inline void BlockRepeats(const LocalTensor<float> &dst, const LocalTensor<float> &src,
+                                    const LocalTensor<float> &bcast, uint32_t count)
+{
+    static_assert(N % FLOATS_PER_BLOCK == 0U && N / FLOATS_PER_BLOCK <= 255U,
+                  "per_block blocks are whole 32-byte blocks, at most 255 to a repeat stride");
+    const uint32_t full = count / N;
+    const uint32_t tail = count - full * N;
+    for (uint32_t c = 0U; c < N; c += FLOATS_PER_REPEAT) { // the lanes [c, c + 64) of every block
+        const uint32_t width = MinU32(FLOATS_PER_REPEAT, N - c);
+        for (uint32_t b = 0U; b < full; b += MAX_REPEATS) {
+            BlockRepeat<N, OP>(dst, src, bcast, b, c, width, MinU32(MAX_REPEATS, full - b));
+        }
+        if (tail > c) {
+            BlockRepeat<N, OP>(dst, src, bcast, full, c, MinU32(width, tail - c), 1U);
+        }
+    }
+}
+
+// dst[i] = src[i] * values[i / N] (a value per block of N, broadcast over its block): the values broadcast by Brcb
+// into `work` (a row; N = 8: the whole row of factors, one Mul over it as the real dequant does, code:
+// moe_distribute_combine_v2_quant.h Int8DequantProcess; N > 8: a block of each value, then one Mul repeat per block).
 template <uint32_t N>
 __aicore__ inline void MulBlocks(const LocalTensor<float> &dst, const LocalTensor<float> &src,
-                                 const LocalTensor<float> &values, uint32_t count)
+                                 const LocalTensor<float> &values, uint32_t count, const LocalTensor<float> &work)
 {
     static_assert(N % FLOATS_PER_BLOCK == 0U, "per_block blocks are whole 32-byte blocks");
-    SyncFunc<HardEvent::V_S>();
-    const uint32_t blocks = CeilDiv(count, N);
-    for (uint32_t b = 0U; b < blocks; ++b) {
-        const uint32_t len = (b + 1U == blocks) ? count - b * N : N;
-        Muls(dst[b * N], src[b * N], values.GetValue(b), static_cast<int32_t>(len));
+    BrcbRow(work, values, CeilDiv(count, N));
+    PipeBarrier<PIPE_V>();
+    if constexpr (N == FLOATS_PER_BLOCK) {
+        Mul(dst, src, work, static_cast<int32_t>(count));
+    } else {
+        BlockRepeats<N, BlockOp::MUL>(dst, src, work, count);
     }
-    SyncFunc<HardEvent::S_V>();
     PipeBarrier<PIPE_V>();
 }
 
-// dst[i] = values[i / N].
+// dst[i] = values[i / N], N = 8: one Brcb (dst written up to count rounded up to 64 values).
 template <uint32_t N>
 __aicore__ inline void BroadcastBlocks(const LocalTensor<float> &dst, const LocalTensor<float> &values, uint32_t count)
 {
-    static_assert(N % FLOATS_PER_BLOCK == 0U, "per_block blocks are whole 32-byte blocks");
-    SyncFunc<HardEvent::V_S>();
-    const uint32_t blocks = CeilDiv(count, N);
-    for (uint32_t b = 0U; b < blocks; ++b) {
-        const uint32_t len = (b + 1U == blocks) ? count - b * N : N;
-        Duplicate(dst[b * N], values.GetValue(b), static_cast<int32_t>(len));
-    }
-    SyncFunc<HardEvent::S_V>();
+    static_assert(N == FLOATS_PER_BLOCK, "a block of 8 is one Brcb block; larger blocks broadcast through a work row");
+    BrcbRow(dst, values, CeilDiv(count, N));
+    PipeBarrier<PIPE_V>();
+}
+
+// dst[i] = values[i / N], N > 8: Brcb a block of each value into `work` (a row), then a Copy repeat per block.
+template <uint32_t N>
+__aicore__ inline void BroadcastBlocks(const LocalTensor<float> &dst, const LocalTensor<float> &values, uint32_t count,
+                                       const LocalTensor<float> &work)
+{
+    static_assert(N % FLOATS_PER_BLOCK == 0U && N > FLOATS_PER_BLOCK, "blocks of 16, 24, ... values");
+    BrcbRow(work, values, CeilDiv(count, N));
+    PipeBarrier<PIPE_V>();
+    BlockRepeats<N, BlockOp::COPY>(dst, dst, work, count);
     PipeBarrier<PIPE_V>();
 }
 

@@ -10,6 +10,10 @@ at the same offset and what a rank reads depends on the order of the URMA writes
 
 CombineSetup: its real entry compiles and runs on the twin up to its first URMA access, where the twin faults naming
 the call: the queue descriptors (``HcclCombinOpParam::sqs``) lie past the context the twin fills.
+
+Interop: the generated CombineSetup fills the windows (by MTE, at the places the real work requests name) and the
+real CombineTeardown, unmodified, reduces them on one communicator; the generated Setup's window pages equal
+``combine_setup_pages`` byte for byte where the real Teardown reads (default tier one world, slow every positive one).
 """
 from __future__ import annotations
 
@@ -17,10 +21,11 @@ import struct
 
 import pytest
 
+from opgen import sim
 from opgen.harness import real_950, testkit
 from opgen.sim import job as jobs
 from opgen.sim import real_world
-from .real_ops import MARKS, suite, tree  # noqa: F401 - tree: the module's fixture
+from .real_ops import GENERATED, MARKS, suite, tree  # noqa: F401 - tree: the module's fixture
 
 pytestmark = MARKS
 
@@ -110,21 +115,78 @@ def test_real_950_combine_setup_faults_at_its_first_urma_access(tree, tmp_path):
             f"+ {1128 + 80 * (1 - rank)} (past its 1056 bytes)"), faults
 
 
-def _every_world():
+def _global_bs_worlds():
+    """Every positive world at globalBs = BS * epWorldSize (slow; the masked ones xfail: MASK_IGNORED)."""
     out = []
     for case in TEARDOWN[1].POSITIVE:
         marks = [pytest.mark.slow]
         if "xActiveMaskOptional" in case["inputs"]:
             marks.append(pytest.mark.xfail(strict=True, reason=MASK_IGNORED))
         out.append(pytest.param(with_global_bs(case), marks=marks, id=case["id"]))
-        out.append(pytest.param(case, marks=[pytest.mark.slow, pytest.mark.xfail(
+    return out
+
+
+def _every_world():
+    return _global_bs_worlds() + [
+        pytest.param(case, marks=[pytest.mark.slow, pytest.mark.xfail(
             strict=True, raises=real_950.OverlappingBlocks,
             reason="globalBs 0: the real kernels place every expert block at one window offset")],
-            id=f"{case['id']}-globalBs-0"))
-    return out
+            id=f"{case['id']}-globalBs-0") for case in TEARDOWN[1].POSITIVE]
 
 
 @pytest.mark.parametrize("case", _every_world())
 def test_real_950_combine_teardown_on_every_positive_world(tree, tmp_path, case):
     ref, cases, world, got = teardown_run(tree, case, tmp_path)
     assert_agrees(ref, cases, case, world, got)
+
+
+@pytest.fixture(scope="module")
+def setup_twin():
+    """The generated CombineSetup on the twin (``opgen.sim.build_for``)."""
+    try:
+        return sim.build_for(GENERATED / "moe_distribute_combine_setup", SETUP[0], PRODUCT)
+    except sim.TwinUnavailable as err:
+        pytest.skip(f"the CPU twin cannot be built here: {err}")
+
+
+def assert_pages_are_the_real_setups(tree, case, world, work):
+    """The generated Setup's windows (``work/setup``) hold, byte for byte, what the real CombineSetup's work requests
+    leave where the real Teardown reads: every data block ``combine_setup_pages`` writes in windowsIn, both status
+    halves of windowsOut (its 1.0f words and zeros around them), and the cores' data-state words, still 0."""
+    ref, _cases = TEARDOWN
+    want = real_950.combine_setup_pages(real_950.setup_inputs(ref, SETUP[0], case, world),
+                                        testkit.read_attrs(ref, case),
+                                        real_950.real_tiling_win_size(tree, ref, case, world, work / "tiling"))
+    got = jobs.read_windows(work / "setup" / jobs.WINDOWS_FILE)
+    status = 2 * real_950.WIN_STATE_OFFSET
+    for r in range(case["world"]):
+        spans = want.get((jobs.WINDOWS_IN, r), {})
+        assert spans, f"rank {r}: the real CombineSetup writes no block there"
+        for at, block in spans.items():
+            assert jobs.window_bytes(got, jobs.WINDOWS_IN, r, at, len(block)) == block, (r, at, len(block))
+        image = bytearray(status)
+        for at, word in want.get((jobs.WINDOWS_OUT, r), {}).items():
+            image[at:at + len(word)] = word
+        assert jobs.window_bytes(got, jobs.WINDOWS_OUT, r, 0, status) == bytes(image), r
+        assert jobs.window_bytes(got, jobs.WINDOWS_OUT, r, real_950.STATE_WIN_OFFSET,
+                                 real_world.REAL_AIV * real_950.STATE_SIZE_PER_CORE) == bytes(
+                                     real_world.REAL_AIV * real_950.STATE_SIZE_PER_CORE), r
+
+
+def generated_setup_real_teardown(tree, setup_twin, case, work):
+    ref, cases = TEARDOWN
+    world = testkit.build_world(ref, case)
+    _setup_outputs, got = real_950.run_generated_setup_then_real_teardown(tree, ref, SETUP[0], setup_twin, case,
+                                                                          world, work)
+    assert_pages_are_the_real_setups(tree, case, world, work)
+    assert_agrees(ref, cases, case, world, got)
+
+
+def test_generated_combine_setup_then_real_combine_teardown_agrees_with_the_reference(tree, setup_twin, tmp_path):
+    generated_setup_real_teardown(tree, setup_twin, with_global_bs(TEARDOWN[1].POSITIVE[0]), tmp_path)
+
+
+@pytest.mark.parametrize("case", _global_bs_worlds())
+def test_generated_combine_setup_then_real_combine_teardown_on_every_positive_world(tree, setup_twin, tmp_path,
+                                                                                      case):
+    generated_setup_real_teardown(tree, setup_twin, case, tmp_path)

@@ -8,6 +8,12 @@ with what they carry (``combine_setup_pages``; every rule cites the real kernel)
 entry, unmodified, on its real tiling.
 
     outputs = run_combine_teardown(tree, ref, pref, case, world, work)   # per rank {output: ndarray}
+
+Interop: the generated CombineSetup (``setup_twin``: its ``opgen.sim.build_for``) fills the windows instead, by MTE at
+the places the real work requests name (templates/cpp/common/op_kernel/opgen_family_window.h), and the real
+CombineTeardown reads them:
+
+    setup_outputs, outputs = run_generated_setup_then_real_teardown(tree, ref, pref, setup_twin, case, world, work)
 """
 from __future__ import annotations
 
@@ -116,19 +122,42 @@ def run_combine_teardown(tree, ref, pref, case: dict, world, work: Path) -> list
     CombineSetup (``pref``: the generated CombineSetup's reference, whose world builder gives its inputs) leaves
     (``combine_setup_pages``), then the real entry's instance of the tiling's key, which saves its windows
     (``work/run/windows.bin``)."""
+    win_size = real_tiling_win_size(tree, ref, case, world, work / "tiling")
+    pages = combine_setup_pages(setup_inputs(ref, pref, case, world), testkit.read_attrs(ref, case), win_size)
+    windows = work / "setup_windows.bin"
+    write_windows(windows, pages)
+    return real_world.run(tree, ref, case, world, work, windows_in=windows, windows_out=True)
+
+
+def real_tiling_win_size(tree, ref, case: dict, world, work: Path) -> int:
+    """The totalWinSize every rank's real ``ref`` tiling gives (one for all ranks)."""
     arch = real_tiling.arch_of(ref, case["product"])
-    tiled = real_tiling.tile(real_tiling.build_tiling(tree, ref.OP, arch), ref, case, world, work / "tiling",
+    tiled = real_tiling.tile(real_tiling.build_tiling(tree, ref.OP, arch), ref, case, world, work,
                              aiv=real_world.REAL_AIV)
     if tiled.status != "ok":
         raise jobs.TwinTilingRejected(f"the real {ref.OP} tiling: {tiled.status} {tiled.tilings} {tiled.faults}")
     sizes = {total_win_size(tiled.data[r]) for r in range(case["world"])}
     if len(sizes) != 1:
         raise jobs.TwinError(f"the ranks' real tilings give different totalWinSize {sorted(sizes)}")
-    pages = combine_setup_pages(setup_inputs(ref, pref, case, world), testkit.read_attrs(ref, case), sizes.pop())
-    windows = work / "setup_windows.bin"
-    write_windows(windows, pages)
-    return real_world.run(tree, ref, case, world, work, windows_in=windows, windows_out=True)
+    return sizes.pop()
 
 
-__all__ = ["OverlappingBlocks", "combine_setup_pages", "run_combine_teardown", "setup_inputs", "state_offset",
-           "total_win_size"]
+def run_generated_setup_then_real_teardown(tree, ref, pref, setup_twin, case: dict, world,
+                                           work: Path) -> tuple[list[dict], list[dict]]:
+    """(the generated CombineSetup's per rank {output: ndarray}, the real CombineTeardown's) on one communicator:
+    the generated Setup (``pref``, its twin ``setup_twin``) on the world's prelude inputs, on as many vector cores as
+    the real op, leaves its windows (``work/setup/windows.bin``), and the real Teardown's entry, unmodified, on its
+    real tiling, starts from them (its own windows: ``work/run/windows.bin``)."""
+    plan = testkit.prelude_plan(ref, case, world, pref)
+    if isinstance(plan, str):
+        raise jobs.TwinError(plan)
+    pcase, pworld, _feeds, _expected = plan
+    setup_outputs = jobs.run(setup_twin, pref, pcase, pworld, work / "setup", aiv=real_world.REAL_AIV,
+                             windows_out=True)
+    outputs = real_world.run(tree, ref, case, world, work, windows_in=work / "setup" / jobs.WINDOWS_FILE,
+                             windows_out=True)
+    return setup_outputs, outputs
+
+
+__all__ = ["OverlappingBlocks", "combine_setup_pages", "real_tiling_win_size", "run_combine_teardown",
+           "run_generated_setup_then_real_teardown", "setup_inputs", "state_offset", "total_win_size"]

@@ -14,6 +14,9 @@ the call: the queue descriptors (``HcclCombinOpParam::sqs``) lie past the contex
 Interop: the generated CombineSetup fills the windows (by MTE, at the places the real work requests name) and the
 real CombineTeardown, unmodified, reduces them on one communicator; the generated Setup's window pages equal
 ``combine_setup_pages`` byte for byte where the real Teardown reads (default tier one world, slow every positive one).
+The other way, the generated CombineTeardown reduces the pages the real CombineSetup leaves (``combine_setup_pages``)
+and agrees with the reference, masked worlds included (it honours xActiveMask), and flips each of its cores' data-state
+words as the real one does.
 """
 from __future__ import annotations
 
@@ -50,6 +53,13 @@ def with_global_bs(case: dict) -> dict:
     return dict(case, id=f"{case['id']}-globalBs-{attrs['globalBs']}", attrs=attrs)
 
 
+def state_words(pages: dict, rank: int) -> list[int]:
+    """Each real vector core's data-state word in rank ``rank``'s windowsOut (``jobs.read_windows`` pages)."""
+    return [struct.unpack("<i", jobs.window_bytes(pages, jobs.WINDOWS_OUT, rank, real_950.STATE_WIN_OFFSET
+                                                  + c * real_950.STATE_SIZE_PER_CORE, 4))[0]
+            for c in range(real_world.REAL_AIV)]
+
+
 def assert_agrees(ref, cases, case, world, got):
     want = testkit.run(ref, case, world)
     problems = [p for r in range(case["world"])
@@ -71,9 +81,7 @@ def test_real_950_combine_teardown_agrees_with_the_reference(tree, tmp_path):
     # what it leaves for the next layer (code: Init flips each core's data-state word; WaitDispatch clears the
     # status slots it waited on): every core's word 1, no status word left
     pages = jobs.read_windows(tmp_path / "run" / jobs.WINDOWS_FILE)
-    words = {r: [struct.unpack("<i", jobs.window_bytes(pages, jobs.WINDOWS_OUT, r, real_950.STATE_WIN_OFFSET
-                                                       + c * real_950.STATE_SIZE_PER_CORE, 4))[0]
-                 for c in range(real_world.REAL_AIV)] for r in range(case["world"])}
+    words = {r: state_words(pages, r) for r in range(case["world"])}
     assert words == {r: [1] * real_world.REAL_AIV for r in range(case["world"])}
     assert all(jobs.window_bytes(pages, jobs.WINDOWS_OUT, r, 0, 64 * 1024) == bytes(64 * 1024)
                for r in range(case["world"]))
@@ -140,13 +148,17 @@ def test_real_950_combine_teardown_on_every_positive_world(tree, tmp_path, case)
     assert_agrees(ref, cases, case, world, got)
 
 
-@pytest.fixture(scope="module")
-def setup_twin():
-    """The generated CombineSetup on the twin (``opgen.sim.build_for``)."""
+def generated_twin(snake: str, ref):
+    """The generated op ``snake`` on the twin (``opgen.sim.build_for``), or a skip saying why it cannot be built."""
     try:
-        return sim.build_for(GENERATED / "moe_distribute_combine_setup", SETUP[0], PRODUCT)
+        return sim.build_for(GENERATED / snake, ref, PRODUCT)
     except sim.TwinUnavailable as err:
         pytest.skip(f"the CPU twin cannot be built here: {err}")
+
+
+@pytest.fixture(scope="module")
+def setup_twin():
+    return generated_twin("moe_distribute_combine_setup", SETUP[0])
 
 
 def assert_pages_are_the_real_setups(tree, case, world, work):
@@ -190,3 +202,33 @@ def test_generated_combine_setup_then_real_combine_teardown_agrees_with_the_refe
 def test_generated_combine_setup_then_real_combine_teardown_on_every_positive_world(tree, setup_twin, tmp_path,
                                                                                       case):
     generated_setup_real_teardown(tree, setup_twin, case, tmp_path)
+
+
+@pytest.fixture(scope="module")
+def teardown_twin():
+    return generated_twin("moe_distribute_combine_teardown", TEARDOWN[0])
+
+
+def real_setup_generated_teardown(tree, teardown_twin, case, work):
+    ref, cases = TEARDOWN
+    world = testkit.build_world(ref, case)
+    got = real_950.run_generated_teardown_after_real_setup(tree, ref, SETUP[0], teardown_twin, case, world, work)
+    assert_agrees(ref, cases, case, world, got)
+    # what it leaves for the next call, as the real teardown: each core's data-state word 1, the status cleared
+    pages = jobs.read_windows(work / "op" / jobs.WINDOWS_FILE)
+    for r in range(case["world"]):
+        assert state_words(pages, r) == [1] * real_world.REAL_AIV, r
+        assert jobs.window_bytes(pages, jobs.WINDOWS_OUT, r, 0, 2 * real_950.WIN_STATE_OFFSET) == bytes(
+            2 * real_950.WIN_STATE_OFFSET), r
+
+
+def test_real_combine_setup_pages_then_generated_combine_teardown_agrees_with_the_reference(tree, teardown_twin,
+                                                                                           tmp_path):
+    real_setup_generated_teardown(tree, teardown_twin, with_global_bs(TEARDOWN[1].POSITIVE[0]), tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", [pytest.param(with_global_bs(c), id=c["id"]) for c in TEARDOWN[1].POSITIVE])
+def test_real_combine_setup_pages_then_generated_combine_teardown_on_every_positive_world(tree, teardown_twin,
+                                                                                          tmp_path, case):
+    real_setup_generated_teardown(tree, teardown_twin, case, tmp_path)

@@ -1234,11 +1234,11 @@ class _Checker:
             except KeyError:  # no table row up the chain: reported as E104
                 continue
             # windowsExp: the context must list one; windowsOut: the kernels must read the context's window lists
-            listed, why = ((facts.exp_window, "ProductFacts.exp_window") if w.state_in == WINDOW_PLACES[1]
-                           else (facts.context_windows, "ProductFacts.context_windows"))
-            if not listed:
-                self.d.error("E126", f"product {p.soc} ({facts.display}) has no {w.state_in} its kernels can reach: "
-                             f"its HCCL context lists none ({why}); keep its status area in windowsIn",
+            exp = w.state_in == WINDOW_PLACES[1]
+            if not (facts.exp_window if exp else facts.context_windows):
+                why = ("has no windowsExp: its HCCL context lists none (ProductFacts.exp_window)" if exp else
+                       "has kernels that do not read windowsOut[] from its HCCL context (ProductFacts.context_windows)")
+                self.d.error("E126", f"product {p.soc} ({facts.display}) {why}; keep its status area in windowsIn",
                              self.at(w.span, rf"\bstate\s+({w.state_in})\b"))
 
     def check_tolerances(self) -> None:

@@ -14,6 +14,10 @@ the places the real work requests name (templates/cpp/common/op_kernel/opgen_fam
 CombineTeardown reads them:
 
     setup_outputs, outputs = run_generated_setup_then_real_teardown(tree, ref, pref, setup_twin, case, world, work)
+
+and the other way: the generated CombineTeardown (``teardown_twin``) reads the pages the real CombineSetup leaves:
+
+    outputs = run_generated_teardown_after_real_setup(tree, ref, pref, teardown_twin, case, world, work)
 """
 from __future__ import annotations
 
@@ -122,11 +126,27 @@ def run_combine_teardown(tree, ref, pref, case: dict, world, work: Path) -> list
     CombineSetup (``pref``: the generated CombineSetup's reference, whose world builder gives its inputs) leaves
     (``combine_setup_pages``), then the real entry's instance of the tiling's key, which saves its windows
     (``work/run/windows.bin``)."""
+    return real_world.run(tree, ref, case, world, work, windows_in=real_setup_windows(tree, ref, pref, case, world, work),
+                          windows_out=True)
+
+
+def real_setup_windows(tree, ref, pref, case: dict, world, work: Path) -> Path:
+    """A windows file (``work/setup_windows.bin``) of the pages the real CombineSetup leaves in front of the world of
+    CombineTeardown ``ref`` (``combine_setup_pages`` at the real tiling's totalWinSize)."""
     win_size = real_tiling_win_size(tree, ref, case, world, work / "tiling")
     pages = combine_setup_pages(setup_inputs(ref, pref, case, world), testkit.read_attrs(ref, case), win_size)
     windows = work / "setup_windows.bin"
     write_windows(windows, pages)
-    return real_world.run(tree, ref, case, world, work, windows_in=windows, windows_out=True)
+    return windows
+
+
+def run_generated_teardown_after_real_setup(tree, ref, pref, teardown_twin, case: dict, world,
+                                            work: Path) -> list[dict]:
+    """Per rank {output: ndarray} of the generated CombineTeardown (``ref``, its twin ``teardown_twin``) on as many
+    vector cores as the real op, from the windows the real CombineSetup leaves (``real_setup_windows``); it leaves
+    its own in ``work/op/windows.bin``."""
+    return jobs.run(teardown_twin, ref, case, world, work / "op", aiv=real_world.REAL_AIV,
+                    windows_in=real_setup_windows(tree, ref, pref, case, world, work), windows_out=True)
 
 
 def real_tiling_win_size(tree, ref, case: dict, world, work: Path) -> int:
@@ -159,5 +179,6 @@ def run_generated_setup_then_real_teardown(tree, ref, pref, setup_twin, case: di
     return setup_outputs, outputs
 
 
-__all__ = ["OverlappingBlocks", "combine_setup_pages", "real_tiling_win_size", "run_combine_teardown",
-           "run_generated_setup_then_real_teardown", "setup_inputs", "state_offset", "total_win_size"]
+__all__ = ["OverlappingBlocks", "combine_setup_pages", "real_setup_windows", "real_tiling_win_size",
+           "run_combine_teardown", "run_generated_setup_then_real_teardown", "run_generated_teardown_after_real_setup",
+           "setup_inputs", "state_offset", "total_win_size"]

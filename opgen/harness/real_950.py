@@ -162,18 +162,19 @@ def real_tiling_win_size(tree, ref, case: dict, world, work: Path) -> int:
     return sizes.pop()
 
 
-def run_generated_setup_then_real_teardown(tree, ref, pref, setup_twin, case: dict, world,
-                                           work: Path) -> tuple[list[dict], list[dict]]:
+def run_generated_setup_then_real_teardown(tree, ref, pref, setup_twin, case: dict, world, work: Path,
+                                           windows_in: Path | None = None) -> tuple[list[dict], list[dict]]:
     """(the generated CombineSetup's per rank {output: ndarray}, the real CombineTeardown's) on one communicator:
     the generated Setup (``pref``, its twin ``setup_twin``) on the world's prelude inputs, on as many vector cores as
-    the real op, leaves its windows (``work/setup/windows.bin``), and the real Teardown's entry, unmodified, on its
-    real tiling, starts from them (its own windows: ``work/run/windows.bin``)."""
+    the real op, from the windows ``windows_in`` (a previous call's; None: fresh), leaves its windows
+    (``work/setup/windows.bin``), and the real Teardown's entry, unmodified, on its real tiling, starts from them
+    (its own windows: ``work/run/windows.bin``)."""
     plan = testkit.prelude_plan(ref, case, world, pref)
     if isinstance(plan, str):
         raise jobs.TwinError(plan)
     pcase, pworld, _feeds, _expected = plan
     setup_outputs = jobs.run(setup_twin, pref, pcase, pworld, work / "setup", aiv=real_world.REAL_AIV,
-                             windows_out=True)
+                             windows_in=windows_in, windows_out=True)
     outputs = real_world.run(tree, ref, case, world, work, windows_in=work / "setup" / jobs.WINDOWS_FILE,
                              windows_out=True)
     return setup_outputs, outputs

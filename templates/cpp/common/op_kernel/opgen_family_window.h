@@ -20,9 +20,13 @@
 // The four kernels share one layout of every rank's EP windows, the real arch35 ops' where they have one (the family
 // owns its EP domain: no other op uses it), the spec's `window` (tiling checked it and hands it over in the win_*
 // fields).
-//   windowsIn: [data half 0 | data half 1], totalWinSize / 2 each (code: mc2/moe_distribute_combine_setup/op_kernel/
-//     arch35/moe_distribute_combine_setup_arch35.h Init, winDataSizeOffset_); the halves alternate per call (data
-//     state).  A data half: [combine area | dispatch area]
+//   windowsIn: [data half 0 | data half 1], HCCL_BUFFSIZE / 2 each; the halves alternate per call (data state).
+//     Data half 0 starts at 0 as the real kernels' (code: mc2/moe_distribute_combine_setup/op_kernel/arch35/
+//     moe_distribute_combine_setup_arch35.h Init, winDataSizeOffset_ = dataState_ * totalWinSize / 2); their data
+//     half 1 starts at HCCL_BUFFSIZE / 4, as the real tilings give totalWinSize = HCCL_BUFFSIZE / 2 (op_host/
+//     op_tiling/moe_distribute_combine_setup_tiling_base.cpp: GetMaxWindowSize() / 2), this one's at
+//     HCCL_BUFFSIZE / 2 (a known difference: tests/test_real_950_twin.py, the second call).
+//     A data half: [combine area | dispatch area]
 //     combine block g (global MoE expert g = source rank * localMoeExpertNum + local expert) at g * maxBs * H * 2
 //       (code: GetWinAddrByRankId + epDataOffsetOnWin_, expertPerSizeOnWin_ = axisMaxBS_ * H * sizeof(T): no
 //       alignment): the rows expert g sends back to this token owner, slot expandIdx[t * K + k] of the owner's pair

@@ -10,6 +10,13 @@ at the same offset and what a rank reads depends on the order of the URMA writes
 
 CombineSetup: its real entry compiles and runs on the twin up to its first URMA access, where the twin faults naming
 the call: the queue descriptors (``HcclCombinOpParam::sqs``) lie past the context the twin fills.
+
+Interop: the generated CombineSetup fills the windows (by MTE, at the places the real work requests name) and the
+real CombineTeardown, unmodified, reduces them on one communicator; the generated Setup's window pages equal
+``combine_setup_pages`` byte for byte where the real Teardown reads (default tier one world, slow every positive one).
+The other way, the generated CombineTeardown reduces the pages the real CombineSetup leaves (``combine_setup_pages``)
+and agrees with the reference, masked worlds included (it honours xActiveMask), and flips each of its cores' data-state
+words as the real one does.
 """
 from __future__ import annotations
 
@@ -19,11 +26,12 @@ import struct
 
 import pytest
 
+from opgen import sim
 from opgen.harness import real_950, testkit
 from opgen.sim import job as jobs
 from opgen.sim import real_tiling, real_world
 from opgen.sim.real_kernel import kernel_object
-from .real_ops import MARKS, suite, tree  # noqa: F401 - tree: the module's fixture
+from .real_ops import GENERATED, MARKS, suite, tree  # noqa: F401 - tree: the module's fixture
 
 pytestmark = MARKS
 
@@ -48,18 +56,18 @@ def with_global_bs(case: dict) -> dict:
     return dict(case, id=f"{case['id']}-globalBs-{attrs['globalBs']}", attrs=attrs)
 
 
+def state_words(pages: dict, rank: int) -> list[int]:
+    """Each real vector core's data-state word in rank ``rank``'s windowsOut (``jobs.read_windows`` pages)."""
+    return [struct.unpack("<i", jobs.window_bytes(pages, jobs.WINDOWS_OUT, rank, real_950.STATE_WIN_OFFSET
+                                                  + c * real_950.STATE_SIZE_PER_CORE, 4))[0]
+            for c in range(real_world.REAL_AIV)]
+
+
 def assert_agrees(ref, cases, case, world, got):
     want = testkit.run(ref, case, world)
     problems = [p for r in range(case["world"])
                 for p in testkit.output_problems(ref, cases, case, world, r, got[r], want[r])]
     assert not problems, "\n".join(problems)
-
-
-def state_words(pages, world_size):
-    """Every rank's list of its cores' data-state words (windowsOut + STATE_WIN_OFFSET, one per core)."""
-    return {r: [struct.unpack("<i", jobs.window_bytes(pages, jobs.WINDOWS_OUT, r, real_950.STATE_WIN_OFFSET
-                                                      + c * real_950.STATE_SIZE_PER_CORE, 4))[0]
-                for c in range(real_world.REAL_AIV)] for r in range(world_size)}
 
 
 def teardown_run(tree, case, work):
@@ -76,7 +84,8 @@ def test_real_950_combine_teardown_agrees_with_the_reference(tree, tmp_path):
     # what it leaves for the next layer (code: Init flips each core's data-state word; WaitDispatch clears the
     # status slots it waited on): every core's word 1, no status word left
     pages = jobs.read_windows(tmp_path / "run" / jobs.WINDOWS_FILE)
-    assert state_words(pages, case["world"]) == {r: [1] * real_world.REAL_AIV for r in range(case["world"])}
+    words = {r: state_words(pages, r) for r in range(case["world"])}
+    assert words == {r: [1] * real_world.REAL_AIV for r in range(case["world"])}
     assert all(jobs.window_bytes(pages, jobs.WINDOWS_OUT, r, 0, 64 * 1024) == bytes(64 * 1024)
                for r in range(case["world"]))
 
@@ -117,18 +126,23 @@ def test_real_950_combine_setup_faults_at_its_first_urma_access(tree, tmp_path):
             f"+ {1128 + 80 * (1 - rank)} (past its 1056 bytes)"), faults
 
 
-def _every_world():
+def _global_bs_worlds():
+    """Every positive world at globalBs = BS * epWorldSize (slow; the masked ones xfail: MASK_IGNORED)."""
     out = []
     for case in TEARDOWN[1].POSITIVE:
         marks = [pytest.mark.slow]
         if "xActiveMaskOptional" in case["inputs"]:
             marks.append(pytest.mark.xfail(strict=True, reason=MASK_IGNORED))
         out.append(pytest.param(with_global_bs(case), marks=marks, id=case["id"]))
-        out.append(pytest.param(case, marks=[pytest.mark.slow, pytest.mark.xfail(
+    return out
+
+
+def _every_world():
+    return _global_bs_worlds() + [
+        pytest.param(case, marks=[pytest.mark.slow, pytest.mark.xfail(
             strict=True, raises=real_950.OverlappingBlocks,
             reason="globalBs 0: the real kernels place every expert block at one window offset")],
-            id=f"{case['id']}-globalBs-0"))
-    return out
+            id=f"{case['id']}-globalBs-0") for case in TEARDOWN[1].POSITIVE]
 
 
 @pytest.mark.parametrize("case", _every_world())
@@ -208,7 +222,8 @@ def test_real_950_dispatch_teardown_with_its_two_findings_fixed_agrees_with_the_
     # what it leaves (code: Init flips each core's data-state word; WaitDispatch zeroes the flag word of every status
     # block it waited on, DataCopy of the blocks back with their first int32 0): words 1, no flag left
     pages = jobs.read_windows(tmp_path / "run" / jobs.WINDOWS_FILE)
-    assert state_words(pages, case["world"]) == {r: [1] * real_world.REAL_AIV for r in range(case["world"])}
+    assert {r: state_words(pages, r) for r in range(case["world"])} == {r: [1] * real_world.REAL_AIV
+                                                                    for r in range(case["world"])}
     world_size, slots = case["world"], case["attrs"]["moeExpertNum"]
     slot = real_950.state_offset(world_size, slots // world_size)
     flags = {r: {struct.unpack("<i", jobs.window_bytes(pages, jobs.WINDOWS_OUT, r, s * slot, 4))[0]
@@ -277,3 +292,124 @@ def test_real_950_dispatch_teardown_fixed_on_every_positive_world(tree, tmp_path
         pytest.skip(f"no real pipeline reaches this world: {plan}")
     ref, cases, world, got = dispatch_teardown_run(tree, case, tmp_path, fixed_dispatch_teardown(tree, tmp_path))
     assert_agrees(ref, cases, case, world, got)
+
+
+def generated_twin(snake: str, ref):
+    """The generated op ``snake`` on the twin (``opgen.sim.build_for``), or a skip saying why it cannot be built."""
+    try:
+        return sim.build_for(GENERATED / snake, ref, PRODUCT)
+    except sim.TwinUnavailable as err:
+        pytest.skip(f"the CPU twin cannot be built here: {err}")
+
+
+@pytest.fixture(scope="module")
+def setup_twin():
+    return generated_twin("moe_distribute_combine_setup", SETUP[0])
+
+
+def assert_pages_are_the_real_setups(tree, case, world, work):
+    """The generated Setup's windows (``work/setup``) hold, byte for byte, what the real CombineSetup's work requests
+    leave where the real Teardown reads: every data block ``combine_setup_pages`` writes in windowsIn, both status
+    halves of windowsOut (its 1.0f words and zeros around them), and the cores' data-state words, still 0."""
+    ref, _cases = TEARDOWN
+    want = real_950.combine_setup_pages(real_950.setup_inputs(ref, SETUP[0], case, world),
+                                        testkit.read_attrs(ref, case),
+                                        real_950.real_tiling_win_size(tree, ref, case, world, work / "tiling"))
+    got = jobs.read_windows(work / "setup" / jobs.WINDOWS_FILE)
+    status = 2 * real_950.WIN_STATE_OFFSET
+    for r in range(case["world"]):
+        spans = want.get((jobs.WINDOWS_IN, r), {})
+        assert spans, f"rank {r}: the real CombineSetup writes no block there"
+        for at, block in spans.items():
+            assert jobs.window_bytes(got, jobs.WINDOWS_IN, r, at, len(block)) == block, (r, at, len(block))
+        image = bytearray(status)
+        for at, word in want.get((jobs.WINDOWS_OUT, r), {}).items():
+            image[at:at + len(word)] = word
+        assert jobs.window_bytes(got, jobs.WINDOWS_OUT, r, 0, status) == bytes(image), r
+        assert jobs.window_bytes(got, jobs.WINDOWS_OUT, r, real_950.STATE_WIN_OFFSET,
+                                 real_world.REAL_AIV * real_950.STATE_SIZE_PER_CORE) == bytes(
+                                     real_world.REAL_AIV * real_950.STATE_SIZE_PER_CORE), r
+
+
+def generated_setup_real_teardown(tree, setup_twin, case, work):
+    ref, cases = TEARDOWN
+    world = testkit.build_world(ref, case)
+    _setup_outputs, got = real_950.run_generated_setup_then_real_teardown(tree, ref, SETUP[0], setup_twin, case,
+                                                                          world, work)
+    assert_pages_are_the_real_setups(tree, case, world, work)
+    assert_agrees(ref, cases, case, world, got)
+
+
+def test_generated_combine_setup_then_real_combine_teardown_agrees_with_the_reference(tree, setup_twin, tmp_path):
+    generated_setup_real_teardown(tree, setup_twin, with_global_bs(TEARDOWN[1].POSITIVE[0]), tmp_path)
+
+
+SECOND_HALF = (
+    "the real tilings give the kernels totalWinSize = HCCL_BUFFSIZE / 2 (code: mc2/moe_distribute_combine_setup/"
+    "op_host/op_tiling/moe_distribute_combine_setup_tiling_base.cpp and the teardown's: mc2tiling::Mc2TilingUtils::"
+    "GetMaxWindowSize() / 2), so the real data half 1 starts at HCCL_BUFFSIZE / 4; the generated family's `window ep: "
+    "HCCL_BUFFSIZE` halves the whole window (half 1 at HCCL_BUFFSIZE / 2): the second real Teardown reads zeros. "
+    "Moving it needs a window sized by an env expression and the dispatch area sharing the combine area under one "
+    "data state as the real pair does (else window.ep rejects windows the documents accept)")
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=SECOND_HALF)
+def test_a_second_call_of_the_mixed_pair_uses_the_other_half_and_agrees(tree, setup_twin, tmp_path):
+    """Two layers on one communicator: the real Teardown flipped every core's data-state word, so the second generated
+    Setup writes data half 1 (totalWinSize / 2 on) and status half 1 (windowsOut + 350K), where the second real
+    Teardown reads; both calls agree with the reference, and the words are back at 0."""
+    ref, cases = TEARDOWN
+    case = with_global_bs(TEARDOWN[1].POSITIVE[0])
+    world = testkit.build_world(ref, case)
+    real_950.run_generated_setup_then_real_teardown(tree, ref, SETUP[0], setup_twin, case, world, tmp_path / "call1")
+    _setup, got = real_950.run_generated_setup_then_real_teardown(
+        tree, ref, SETUP[0], setup_twin, case, world, tmp_path / "call2",
+        windows_in=tmp_path / "call1" / "run" / jobs.WINDOWS_FILE)
+    assert_agrees(ref, cases, case, world, got)
+    half = real_950.real_tiling_win_size(tree, ref, case, world, tmp_path / "tiling") // 2
+    setup2 = jobs.read_windows(tmp_path / "call2" / "setup" / jobs.WINDOWS_FILE)
+    slot = real_950.state_offset(case["world"], testkit.read_attrs(ref, case)["moeExpertNum"] // case["world"])
+    flag = struct.pack("<I", real_950.FLAG_ONE)
+    for r in range(case["world"]):
+        assert state_words(setup2, r) == [1] * real_world.REAL_AIV, r
+        assert [jobs.window_bytes(setup2, jobs.WINDOWS_OUT, r, real_950.WIN_STATE_OFFSET + d * slot, 4)
+                for d in range(case["world"])] == [flag] * case["world"], r
+        assert jobs.window_bytes(setup2, jobs.WINDOWS_IN, r, half, 64) != bytes(64), r  # rank 0's first block
+    after = jobs.read_windows(tmp_path / "call2" / "run" / jobs.WINDOWS_FILE)
+    assert all(state_words(after, r) == [0] * real_world.REAL_AIV for r in range(case["world"]))
+
+
+@pytest.mark.parametrize("case", _global_bs_worlds())
+def test_generated_combine_setup_then_real_combine_teardown_on_every_positive_world(tree, setup_twin, tmp_path,
+                                                                                      case):
+    generated_setup_real_teardown(tree, setup_twin, case, tmp_path)
+
+
+@pytest.fixture(scope="module")
+def teardown_twin():
+    return generated_twin("moe_distribute_combine_teardown", TEARDOWN[0])
+
+
+def real_setup_generated_teardown(tree, teardown_twin, case, work):
+    ref, cases = TEARDOWN
+    world = testkit.build_world(ref, case)
+    got = real_950.run_generated_teardown_after_real_setup(tree, ref, SETUP[0], teardown_twin, case, world, work)
+    assert_agrees(ref, cases, case, world, got)
+    # what it leaves for the next call, as the real teardown: each core's data-state word 1, the status cleared
+    pages = jobs.read_windows(work / "op" / jobs.WINDOWS_FILE)
+    for r in range(case["world"]):
+        assert state_words(pages, r) == [1] * real_world.REAL_AIV, r
+        assert jobs.window_bytes(pages, jobs.WINDOWS_OUT, r, 0, 2 * real_950.WIN_STATE_OFFSET) == bytes(
+            2 * real_950.WIN_STATE_OFFSET), r
+
+
+def test_real_combine_setup_pages_then_generated_combine_teardown_agrees_with_the_reference(tree, teardown_twin,
+                                                                                           tmp_path):
+    real_setup_generated_teardown(tree, teardown_twin, with_global_bs(TEARDOWN[1].POSITIVE[0]), tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", [pytest.param(with_global_bs(c), id=c["id"]) for c in TEARDOWN[1].POSITIVE])
+def test_real_combine_setup_pages_then_generated_combine_teardown_on_every_positive_world(tree, teardown_twin,
+                                                                                          tmp_path, case):
+    real_setup_generated_teardown(tree, teardown_twin, case, tmp_path)

@@ -83,8 +83,9 @@ CODES: dict[str, tuple[str, str]] = {
              "declares one rank's HCCL window of a comm domain as the kernels lay it out: N data halves of the areas "
              "in order, then the status area. DOMAIN is a `comm` domain of the op, ENV the env that sizes the "
              "window, each item is given once, areas at least one and each name once, the status area's window one "
-             "the kernels can reach (windowsIn, or windowsExp where the product's HCCL context lists one: Atlas A3, "
-             "ProductFacts.exp_window). One window per op and per product (a product's replaces the op's "
+             "the kernels can reach (windowsIn, windowsExp where the product's HCCL context lists one: Atlas A3, "
+             "ProductFacts.exp_window, or windowsOut where the kernels read the context's window lists: Ascend 950, "
+             "ProductFacts.context_windows). One window per op and per product (a product's replaces the op's "
              "or its base's). Every product of an op family whose kernel addresses window areas (opgen/core/"
              "families.py window_areas) must have a window declaring them."),
     "E127": ("unspecified without a reason", "An output nothing writes (the op's semantics does not, opgen/core/"

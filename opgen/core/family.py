@@ -29,11 +29,17 @@ CCU = "ccu"              # Ascend 950's CCU path (the collective communication u
 COMM_ALGORITHMS = {"": FULLMESH, "fullmesh": FULLMESH, "fullmesh_v1": FULLMESH, "fullmesh_v2": FULLMESH,
                    "hierarchy": HIERARCHY, "ccu": CCU}
 
-# The Setup / Teardown families' CommPath.differs: what the real pair's transport is (semantics.md §6: "URMA
-# comm_type=2", comm_cmd_info "holds URMA SQE/WQE descriptors") where the generated kernels copy by MTE.
-URMA_SETUP_TEARDOWN = ("the real Setup / Teardown pair moves the rows by URMA (the Setup writes SQE/WQE descriptors "
-                       "to commCmdInfoOut, semantics.md §6); the generated kernels copy them by MTE")
-URMA_SETUP_TEARDOWN_DOC = "实际算子的Setup/Teardown经URMA传输（Setup将SQE/WQE描述符写入commCmdInfoOut），生成的kernel用MTE拷贝"
+# The Setup / Teardown families' CommPath.differs: what the real pair's transport is where the generated kernels copy
+# by MTE (code: mc2/moe_distribute_combine_setup/op_kernel/arch35/moe_distribute_combine_setup_arch35.h Communication,
+# CallJfsDoorbell: write-with-notify work requests into HCCL's URMA send queues, then the doorbell; Init takes
+# `GM_ADDR /*commCmdInfoOut*/`, and moe_distribute_dispatch_setup_arch35.h never reads its commCmdInfoOut: the arch35
+# kernels write nothing there). The generated CombineSetup writes the window bytes the real one's work requests
+# write, at the same places.
+URMA_SETUP_TEARDOWN = ("the real Setup / Teardown pair moves the rows by URMA (write-with-notify work requests in "
+                       "HCCL's send queues; the arch35 kernels leave commCmdInfoOut unwritten); the generated kernels "
+                       "copy them by MTE")
+URMA_SETUP_TEARDOWN_DOC = ("实际算子的Setup/Teardown经URMA传输（AI Core将带通知的写请求放入HCCL发送队列；arch35 kernel不写"
+                           "commCmdInfoOut），生成的kernel用MTE拷贝")
 
 
 @dataclass(frozen=True)

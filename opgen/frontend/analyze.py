@@ -1227,16 +1227,19 @@ class _Checker:
         for p in op.products:  # the status area's window must be one the product's HCCL context lists
             chain = _chain(op, p)
             w = next((q.window for q in chain if q.window is not None), op.window)
-            if w is None or w.state_in != "windowsExp":
+            if w is None or w.state_in == WINDOW_PLACES[0]:
                 continue
             try:
                 facts = products.facts_for(q.soc for q in chain)
             except KeyError:  # no table row up the chain: reported as E104
                 continue
-            if not facts.exp_window:
-                self.d.error("E126", f"product {p.soc} ({facts.display}) has no windowsExp: its HCCL context lists "
-                             "none (ProductFacts.exp_window); keep its status area in windowsIn",
-                             self.at(w.span, r"\bstate\s+(windowsExp)\b"))
+            # windowsExp: the context must list one; windowsOut: the kernels must read the context's window lists
+            exp = w.state_in == WINDOW_PLACES[1]
+            if not (facts.exp_window if exp else facts.context_windows):
+                why = ("has no windowsExp: its HCCL context lists none (ProductFacts.exp_window)" if exp else
+                       "has kernels that do not read windowsOut[] from its HCCL context (ProductFacts.context_windows)")
+                self.d.error("E126", f"product {p.soc} ({facts.display}) {why}; keep its status area in windowsIn",
+                             self.at(w.span, rf"\bstate\s+({w.state_in})\b"))
 
     def check_tolerances(self) -> None:
         outputs = {t.name for t in self.op.outputs}

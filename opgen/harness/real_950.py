@@ -11,6 +11,16 @@ entry, unmodified, on its real tiling.
     outputs, inputs = run_dispatch_teardown(tree, ref, pref, case, world, work)   # the setup's outputs fed
 
 The real DispatchSetup sends with URMA too; ``dispatch_setup_pages`` writes what its work requests write.
+
+Interop: the generated CombineSetup (``setup_twin``: its ``opgen.sim.build_for``) fills the windows instead, by MTE at
+the places the real work requests name (templates/cpp/common/op_kernel/opgen_family_window.h), and the real
+CombineTeardown reads them:
+
+    setup_outputs, outputs = run_generated_setup_then_real_teardown(tree, ref, pref, setup_twin, case, world, work)
+
+and the other way: the generated CombineTeardown (``teardown_twin``) reads the pages the real CombineSetup leaves:
+
+    outputs = run_generated_teardown_after_real_setup(tree, ref, pref, teardown_twin, case, world, work)
 """
 from __future__ import annotations
 
@@ -219,19 +229,61 @@ def run_combine_teardown(tree, ref, pref, case: dict, world, work: Path) -> list
     CombineSetup (``pref``: the generated CombineSetup's reference, whose world builder gives its inputs) leaves
     (``combine_setup_pages``), then the real entry's instance of the tiling's key, which saves its windows
     (``work/run/windows.bin``)."""
+    return real_world.run(tree, ref, case, world, work, windows_in=real_setup_windows(tree, ref, pref, case, world, work),
+                          windows_out=True)
+
+
+def real_setup_windows(tree, ref, pref, case: dict, world, work: Path) -> Path:
+    """A windows file (``work/setup_windows.bin``) of the pages the real CombineSetup leaves in front of the world of
+    CombineTeardown ``ref`` (``combine_setup_pages`` at the real tiling's totalWinSize)."""
+    win_size = real_tiling_win_size(tree, ref, case, world, work / "tiling")
+    pages = combine_setup_pages(setup_inputs(ref, pref, case, world), testkit.read_attrs(ref, case), win_size)
+    windows = work / "setup_windows.bin"
+    write_windows(windows, pages)
+    return windows
+
+
+def run_generated_teardown_after_real_setup(tree, ref, pref, teardown_twin, case: dict, world,
+                                            work: Path) -> list[dict]:
+    """Per rank {output: ndarray} of the generated CombineTeardown (``ref``, its twin ``teardown_twin``) on as many
+    vector cores as the real op, from the windows the real CombineSetup leaves (``real_setup_windows``); it leaves
+    its own in ``work/op/windows.bin``."""
+    return jobs.run(teardown_twin, ref, case, world, work / "op", aiv=real_world.REAL_AIV,
+                    windows_in=real_setup_windows(tree, ref, pref, case, world, work), windows_out=True)
+
+
+def real_tiling_win_size(tree, ref, case: dict, world, work: Path) -> int:
+    """The totalWinSize every rank's real ``ref`` tiling gives (one for all ranks)."""
     arch = real_tiling.arch_of(ref, case["product"])
-    tiled = real_tiling.tile(real_tiling.build_tiling(tree, ref.OP, arch), ref, case, world, work / "tiling",
+    tiled = real_tiling.tile(real_tiling.build_tiling(tree, ref.OP, arch), ref, case, world, work,
                              aiv=real_world.REAL_AIV)
     if tiled.status != "ok":
         raise jobs.TwinTilingRejected(f"the real {ref.OP} tiling: {tiled.status} {tiled.tilings} {tiled.faults}")
     sizes = {total_win_size(tiled.data[r]) for r in range(case["world"])}
     if len(sizes) != 1:
         raise jobs.TwinError(f"the ranks' real tilings give different totalWinSize {sorted(sizes)}")
-    pages = combine_setup_pages(setup_inputs(ref, pref, case, world), testkit.read_attrs(ref, case), sizes.pop())
-    windows = work / "setup_windows.bin"
-    write_windows(windows, pages)
-    return real_world.run(tree, ref, case, world, work, windows_in=windows, windows_out=True)
+    return sizes.pop()
+
+
+def run_generated_setup_then_real_teardown(tree, ref, pref, setup_twin, case: dict, world, work: Path,
+                                           windows_in: Path | None = None) -> tuple[list[dict], list[dict]]:
+    """(the generated CombineSetup's per rank {output: ndarray}, the real CombineTeardown's) on one communicator:
+    the generated Setup (``pref``, its twin ``setup_twin``) on the world's prelude inputs, on as many vector cores as
+    the real op, from the windows ``windows_in`` (a previous call's; None: fresh), leaves its windows
+    (``work/setup/windows.bin``), and the real Teardown's entry, unmodified, on its real tiling, starts from them
+    (its own windows: ``work/run/windows.bin``)."""
+    plan = testkit.prelude_plan(ref, case, world, pref)
+    if isinstance(plan, str):
+        raise jobs.TwinError(plan)
+    pcase, pworld, _feeds, _expected = plan
+    setup_outputs = jobs.run(setup_twin, pref, pcase, pworld, work / "setup", aiv=real_world.REAL_AIV,
+                             windows_in=windows_in, windows_out=True)
+    outputs = real_world.run(tree, ref, case, world, work, windows_in=work / "setup" / jobs.WINDOWS_FILE,
+                             windows_out=True)
+    return setup_outputs, outputs
 
 
 __all__ = ["OverlappingBlocks", "SharedExpertRanksNotSent", "combine_setup_pages", "dispatch_setup_pages",
-           "run_combine_teardown", "run_dispatch_teardown", "setup_inputs", "state_offset", "total_win_size"]
+           "real_setup_windows", "real_tiling_win_size", "run_combine_teardown", "run_dispatch_teardown",
+           "run_generated_setup_then_real_teardown", "run_generated_teardown_after_real_setup", "setup_inputs",
+           "state_offset", "total_win_size"]

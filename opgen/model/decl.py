@@ -176,8 +176,11 @@ class WindowArea:
 
 
 # The HCCL windows a status area can live in (the kernels reach them through the HCCL context): the data window,
-# or the expansion window where the product's context lists one (ProductFacts.exp_window).
-WINDOW_PLACES = ("windowsIn", "windowsExp")
+# the expansion window where the product's context lists one (ProductFacts.exp_window), or windowsOut where the
+# kernels read the context's windowsOut[] (ProductFacts.context_windows: the real Ascend 950 Setup/Teardown ops keep
+# their status and data-state words there, code: mc2/moe_distribute_combine_setup/op_kernel/moe_distribute_base.h
+# WIN_STATE_OFFSET, STATE_WIN_OFFSET).
+WINDOW_PLACES = ("windowsIn", "windowsExp", "windowsOut")
 
 
 @dataclass(frozen=True)
@@ -222,7 +225,7 @@ def window_lets(w: Window, window_bytes: Expr) -> tuple[Let, ...]:
     kernels address the window with exactly what tiling checked.  As the real MoE ops split it (code: mc2/
     moe_distribute_dispatch_v2 op_kernel, winDataSizeOffset = dataState * totalWinSize / 2): the window tiling
     sees (``win_window``, the env in bytes) less the status area (``win_state`` bytes at ``win_state_at``, the
-    end of windowsIn, or its start with ``at_start``; in windowsExp (``win_state_exp`` 1) the status takes none of
+    end of windowsIn, or its start with ``at_start``; in windowsExp or windowsOut (``win_state_exp`` 1) the status takes none of
     it) splits into ``halves`` data halves of ``win_half`` bytes (512-aligned), and each half holds
     the areas in order (``win_<area>`` bytes at ``win_<area>_at``), ``win_need`` bytes in all; the window's own
     lets come first, as declared.  With a ``reserve`` (the real Atlas A2 ops' layout) the halves are the whole
@@ -254,7 +257,7 @@ def window_lets(w: Window, window_bytes: Expr) -> tuple[Let, ...]:
             Let("win_halves", Int(w.halves), "data halves (alternating per call)", span=w.span),
             Let("win_state", w.state, f"bytes of the status area (in {w.state_in})", span=w.span),
             Let("win_state_exp", Int(0 if in_data_window else 1),
-                "1: the status area is in windowsExp (else in windowsIn)", span=w.span),
+                "1: the status area is in a window of its own (windowsExp or windowsOut; else in windowsIn)", span=w.span),
             Let("win_state_at", state_at, f"offset of the status area in {w.state_in}", span=w.span),
             Let("win_data_at", Name("win_state") if first else Name("win_reserve"),
                 "offset of the first data half in windowsIn", span=w.span),

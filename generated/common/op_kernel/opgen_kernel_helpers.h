@@ -324,21 +324,19 @@ __aicore__ inline void PollTimedOut(uint32_t rank, uint32_t flag, FlagSetter set
     Trap();
 }
 
-// Polls `count` 32-byte status entries at `entries` until each holds FLAG_SET, copies their row counts into
-// `rows` (one int32 each), then clears them for the next call with this data state.  `flags` holds count entries.
-// Returns count, or after `timeoutUs` the index of the first entry still unset (the caller reports its peer).
-__aicore__ inline uint32_t WaitEntries(GM_ADDR entries, uint32_t count, const LocalTensor<int32_t> &flags,
-                                       const LocalTensor<int32_t> &rows, uint64_t timeoutUs)
+// Polls `count` 32-byte status blocks at `gm`, `gap` blocks apart, into `flags` (count blocks) until each starts with
+// FLAG_SET. Returns count, or after `timeoutUs` the index of the first block still unset.
+__aicore__ inline uint32_t PollFlags(const GlobalTensor<int32_t> &gm, uint32_t count, uint16_t gap,
+                                     const LocalTensor<int32_t> &flags, uint64_t timeoutUs)
 {
-    if (count == 0U) {
-        return count;
-    }
-    GlobalTensor<int32_t> gm;
-    gm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(entries));
     const PollDeadline deadline(timeoutUs);
     uint32_t ready = 0U;
     while (ready < count) {
-        DataCopy(flags, gm, count * WS_SLOT_INTS);
+        if (gap == 0U) {
+            DataCopy(flags, gm, count * WS_SLOT_INTS);
+        } else {
+            DataCopy(flags, gm, DataCopyParams(static_cast<uint16_t>(count), 1U, gap, 0U));
+        }
         SyncFunc<HardEvent::MTE2_S>();
         ready = 0U;
         uint32_t unset = count;
@@ -351,6 +349,24 @@ __aicore__ inline uint32_t WaitEntries(GM_ADDR entries, uint32_t count, const Lo
         if (ready < count && deadline.Passed()) {
             return unset;
         }
+    }
+    return count;
+}
+
+// Polls `count` 32-byte status entries at `entries` until each holds FLAG_SET, copies their row counts into
+// `rows` (one int32 each), then clears them for the next call with this data state.  `flags` holds count entries.
+// Returns count, or after `timeoutUs` the index of the first entry still unset (the caller reports its peer).
+__aicore__ inline uint32_t WaitEntries(GM_ADDR entries, uint32_t count, const LocalTensor<int32_t> &flags,
+                                       const LocalTensor<int32_t> &rows, uint64_t timeoutUs)
+{
+    if (count == 0U) {
+        return count;
+    }
+    GlobalTensor<int32_t> gm;
+    gm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(entries));
+    const uint32_t ready = PollFlags(gm, count, 0U, flags, timeoutUs);
+    if (ready < count) {
+        return ready;
     }
     for (uint32_t i = 0U; i < count; ++i) {
         rows.SetValue(i, flags.GetValue(i * WS_SLOT_INTS + 1U));

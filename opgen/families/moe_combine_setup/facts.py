@@ -6,8 +6,10 @@ from opgen.core.family import CommPath, URMA_SETUP_TEARDOWN, URMA_SETUP_TEARDOWN
 FAMILY = Family(
     "moe_combine_setup",
     "CombineSetup: send each (local expert, src rank) chunk back to its owner's window (semantics.md §6)",
-    # the real Setup / Teardown pair (Ascend 950 only) moves the rows by URMA (comm_type 2: the Setup writes SQE/WQE
-    # descriptors to commCmdInfoOut, semantics.md §6); the generated kernels copy them by MTE into the peers' windows
+    # the real Setup / Teardown pair (Ascend 950 only) moves the rows by URMA (comm_type 2: URMA work requests in
+    # HCCL's send queues, commCmdInfoOut left unwritten); the generated kernels copy them by MTE into the peers' windows
     comm_path=CommPath(differs=URMA_SETUP_TEARDOWN, differs_doc=URMA_SETUP_TEARDOWN_DOC),
+    # the real ops' status entries and data-state words are in windowsOut (opgen_family_window.h)
+    status_places=("windowsOut",),
     roles=(inputs("expandX", "expertIds", "assistInfoForCombine")
            + attrs("epWorldSize", "epRankId", "moeExpertNum", "sharedExpertNum", "sharedExpertRankNum")))

@@ -7,9 +7,11 @@ FAMILY = Family(
     "moe_combine_teardown",
     "CombineTeardown: read each pair's row at expandIdx in its expert's block and reduce (semantics.md §6)",
     round_trip=WEIGHTED_SUM, prelude="moe_combine_setup", writes=("xOut",),
-    # the real Setup / Teardown pair (Ascend 950 only) moves the rows by URMA (comm_type 2: the Setup writes SQE/WQE
-    # descriptors to commCmdInfoOut, semantics.md §6); the generated kernels copy them by MTE into the peers' windows
+    # the real Setup / Teardown pair (Ascend 950 only) moves the rows by URMA (comm_type 2: URMA work requests in
+    # HCCL's send queues, commCmdInfoOut left unwritten); the generated kernels copy them by MTE into the peers' windows
     comm_path=CommPath(differs=URMA_SETUP_TEARDOWN, differs_doc=URMA_SETUP_TEARDOWN_DOC),
+    # the real ops' status entries and data-state words are in windowsOut (opgen_family_window.h)
+    status_places=("windowsOut",),
     roles=(inputs("expandX", "expertIds", "expandIdx", "expertScales", "xActiveMaskOptional", "sharedExpertXOptional")
            + outputs("xOut")
            + attrs("epWorldSize", "epRankId", "moeExpertNum", "sharedExpertNum", "sharedExpertRankNum")),

@@ -334,11 +334,11 @@ private:
     {
         return Lazy(memo_win_buffer_id_at_, [&]() -> int64_t { return 0; });
     }
-    // win_combine = moeExpertNum * Align512(maxBs * H * 2)
+    // win_combine = Align512(moeExpertNum * maxBs * H * 2)
     int64_t let_win_combine()
     {
         return Lazy(memo_win_combine_, [&]() -> int64_t {
-            return Mul(p.moeExpertNum, Mul(FloorDiv(Sub(Add(Mul(Mul(let_maxBs(), dim_H()), 2), 512), 1), 512), 512));
+            return Mul(FloorDiv(Sub(Add(Mul(Mul(Mul(p.moeExpertNum, let_maxBs()), dim_H()), 2), 512), 1), 512), 512);
         });
     }
     // win_combine_at = 0
@@ -380,27 +380,26 @@ private:
     {
         return Lazy(memo_win_state_, [&]() -> int64_t { return Mul(2, kMB); });
     }
-    // win_state_exp = 0
+    // win_state_exp = 1
     int64_t let_win_state_exp()
     {
-        return Lazy(memo_win_state_exp_, [&]() -> int64_t { return 0; });
+        return Lazy(memo_win_state_exp_, [&]() -> int64_t { return 1; });
     }
-    // win_state_at = win_window - win_state
+    // win_state_at = 0
     int64_t let_win_state_at()
     {
-        return Lazy(memo_win_state_at_, [&]() -> int64_t { return Sub(let_win_window(), let_win_state()); });
+        return Lazy(memo_win_state_at_, [&]() -> int64_t { return 0; });
     }
     // win_data_at = win_reserve
     int64_t let_win_data_at()
     {
         return Lazy(memo_win_data_at_, [&]() -> int64_t { return let_win_reserve(); });
     }
-    // win_half = (win_window - win_state) // win_halves // 512 * 512
+    // win_half = win_window // win_halves // 512 * 512
     int64_t let_win_half()
     {
-        return Lazy(memo_win_half_, [&]() -> int64_t {
-            return Mul(FloorDiv(FloorDiv(Sub(let_win_window(), let_win_state()), let_win_halves()), 512), 512);
-        });
+        return Lazy(memo_win_half_,
+                    [&]() -> int64_t { return Mul(FloorDiv(FloorDiv(let_win_window(), let_win_halves()), 512), 512); });
     }
 
     // output dtypes: the caller's choice, else the spec's dtype rule

@@ -632,7 +632,7 @@ public:
             Reset();
             return Reject(kCodeTiling, "window.ep", "HCCL_BUFFSIZE",
                           "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine + dispatch, and the "
-                          "status area in windowsIn",
+                          "status area in windowsOut",
                           Shown(ShowInt(p.HCCL_BUFFSIZE)));
         }
         return CheckResult{};
@@ -728,9 +728,9 @@ private:
         return Lazy(memo_win_buffer_id_at_, [&]() -> int64_t { return 0; });
     }
     int64_t let_win_combine()
-    { // win_combine = moeExpertNum * Align512(maxBs * H * 2)
+    { // win_combine = Align512(moeExpertNum * maxBs * H * 2)
         return Lazy(memo_win_combine_, [&]() -> int64_t {
-            return Mul(p.moeExpertNum, Mul(FloorDiv(Sub(Add(Mul(Mul(let_maxBs(), dim_H()), 2), 512), 1), 512), 512));
+            return Mul(FloorDiv(Sub(Add(Mul(Mul(Mul(p.moeExpertNum, let_maxBs()), dim_H()), 2), 512), 1), 512), 512);
         });
     }
     int64_t let_win_combine_at()
@@ -766,22 +766,21 @@ private:
         return Lazy(memo_win_state_, [&]() -> int64_t { return Mul(2, kMB); });
     }
     int64_t let_win_state_exp()
-    { // win_state_exp = 0
-        return Lazy(memo_win_state_exp_, [&]() -> int64_t { return 0; });
+    { // win_state_exp = 1
+        return Lazy(memo_win_state_exp_, [&]() -> int64_t { return 1; });
     }
     int64_t let_win_state_at()
-    { // win_state_at = win_window - win_state
-        return Lazy(memo_win_state_at_, [&]() -> int64_t { return Sub(let_win_window(), let_win_state()); });
+    { // win_state_at = 0
+        return Lazy(memo_win_state_at_, [&]() -> int64_t { return 0; });
     }
     int64_t let_win_data_at()
     { // win_data_at = win_reserve
         return Lazy(memo_win_data_at_, [&]() -> int64_t { return let_win_reserve(); });
     }
     int64_t let_win_half()
-    { // win_half = (win_window - win_state) // win_halves // 512 * 512
-        return Lazy(memo_win_half_, [&]() -> int64_t {
-            return Mul(FloorDiv(FloorDiv(Sub(let_win_window(), let_win_state()), let_win_halves()), 512), 512);
-        });
+    { // win_half = win_window // win_halves // 512 * 512
+        return Lazy(memo_win_half_,
+                    [&]() -> int64_t { return Mul(FloorDiv(FloorDiv(let_win_window(), let_win_halves()), 512), 512); });
     }
 
     // output dtypes: the caller's choice, else the spec's dtype rule

@@ -21,12 +21,16 @@
  *               i = local expert * epWorldSize + owner rank; chunk i is expandX[cum[i - 1], cum[i]).  Each core
  *               takes a share of the owner ranks: every chunk for that owner goes into the owner's window at the
  *               combine block of its global expert (epRankId - sharedExpertRankNum) * localMoeExpertNum + local
- *               expert, from slot 0 (so the owner finds pair (t, k) at slot expandIdx[t * K + k]); then the
- *               owner's combine status entry {1.0f, rows}, zero rows included.  A shared-expert rank sends no
- *               rows, only the entries.
- * The sends are copies into the peers' HCCL windows (WindowIn: the HCCL context's windowsIn[]) in the order a URMA
- * write with notify keeps (data, then its status entry); quantExpandXOut (the staging buffer of comm quantisation)
- * and commCmdInfoOut (the URMA work-request descriptors of the documents) are not written.
+ *               expert, from slot 0 (so the owner finds pair (t, k) at slot expandIdx[t * K + k]); then the owner's
+ *               combine status block (1.0f) in its windowsOut.  A shared-expert rank sends no rows, only the status.
+ * What lands in the windows is what the real arch35 CombineSetup's URMA write-with-notify work requests leave (code:
+ * mc2/moe_distribute_combine_setup/op_kernel/arch35/moe_distribute_combine_setup_arch35.h Communication): the same
+ * blocks at the same offsets, an empty chunk to a peer as one row (expandX's first: `max(curTokenNum, 1U)` rows from
+ * expandX + 0), none to this rank itself (`if (likely(curTokenNum > 0U)) CurRankComm`), and 1.0f at the source
+ * rank's status block once its last block for that owner is sent (the notify of the last local expert's request).
+ * The transport differs: the rows go by MTE copies (data, then its status block, the order a URMA write with notify
+ * keeps), not by work requests and doorbells.  quantExpandXOut (the staging buffer of comm quantisation) and
+ * commCmdInfoOut are not written: the real kernel writes neither (its Init leaves both parameters unnamed).
  *
  * Traits: TilingData (the op's tiling struct), Args (the GM addresses its entry received), the element types
  * ExpandXT (expandX), the element type each GM tensor is addressed as (ExpandXGmT, AssistInfoForCombineGmT), ExtraGm
@@ -58,15 +62,15 @@ private:
         CoreShare(total, coreIdx_, coreNum_, begin, end);
     }
 
-    // The combine blocks of this call's data half on rank `rank`, and its combine status entries.
+    // The combine blocks of this call's data half on rank `rank`, and this rank's combine status block there.
     __aicore__ inline GM_ADDR WinCombine(uint32_t rank)
     {
         return WindowIn<EP_GROUP>(hccl_, rank) + win_.dataAt + dataState_ * win_.halfBytes;
     }
-    __aicore__ inline GM_ADDR WinEntries(uint32_t rank)
+    __aicore__ inline GM_ADDR WinStatus(uint32_t rank)
     {
-        return WindowIn<EP_GROUP>(hccl_, rank) + win_.stateOffset + COMBINE_ENTRIES_OFFSET +
-               dataState_ * COMBINE_ENTRIES_HALF;
+        return FamilyStatusWindow<EP_GROUP>(rank) + dataState_ * COMBINE_STATUS_HALF +
+               static_cast<uint64_t>(epRank_) * StatusSlotBytes(epWorld_ * localMoe_);
     }
 
     TPipe *pipe_{nullptr};
@@ -120,10 +124,9 @@ __aicore__ inline void MoeCombineSetupKernel<Traits>::Init(const Args &args, con
         reinterpret_cast<__gm__ typename Traits::AssistInfoForCombineGmT *>(args.assistInfoForCombine));
     extraGm_.Init(args);
 
-    // data state of this call (CombineTeardown flips it after its reduce)
+    // data state of this call: this core's word (CombineTeardown flips every core's)
     pipe_->InitBuffer(statusBuf_, UB_BLOCK);
-    dataState_ = ReadStateWord(WindowIn<EP_GROUP>(hccl_, epRank_) + win_.stateOffset + COMBINE_STATE_WORD,
-                               statusBuf_.Get<int32_t>());
+    dataState_ = ReadStateWord(CoreStateWord(FamilyStatusWindow<EP_GROUP>(epRank_), coreIdx_), statusBuf_.Get<int32_t>());
     ResetPipe(pipe_);
 }
 
@@ -158,19 +161,22 @@ __aicore__ inline void MoeCombineSetupKernel<Traits>::SendChunks()
     uint32_t end = 0U;
     SplitRange(epWorld_, begin, end);
     for (uint32_t owner = begin; owner < end; ++owner) {
-        int32_t sent = 0;
         for (uint32_t le = 0U; le < (isSharedRank_ ? 0U : localMoe_); ++le) {
             const uint32_t i = le * epWorld_ + owner;
             const int32_t first = (i == 0U) ? 0 : cum.GetValue(i - 1U);
             const int32_t rows = cum.GetValue(i) - first;
+            if (rows <= 0 && owner == epRank_) {
+                continue; // code: the real kernel copies nothing to itself for an empty chunk
+            }
             const uint64_t expert = static_cast<uint64_t>(epRank_ - sharedRanks_) * localMoe_ + le; // global id
             GlobalTensor<uint8_t> dst;
             dst.SetGlobalBuffer(WinCombine(owner) + expert * win_.combineBlock);
-            CopyGmBytes(copyQue_, pieceBytes, dst, expandXGm_[static_cast<uint64_t>(first) * rowBytes_],
-                        static_cast<uint64_t>(rows) * rowBytes_);
-            sent += rows;
+            // code: an empty chunk to a peer is one row from expandX's start (max(curTokenNum, 1U))
+            const uint64_t from = rows > 0 ? static_cast<uint64_t>(first) * rowBytes_ : 0UL;
+            CopyGmBytes(copyQue_, pieceBytes, dst, expandXGm_[from],
+                        static_cast<uint64_t>(rows > 0 ? rows : 1) * rowBytes_);
         }
-        PostEntry(WinEntries(owner) + static_cast<uint64_t>(epRank_) * FLAG_BYTES, sent, status);
+        PostEntry(WinStatus(owner), 0, status); // {1.0f, 0, ...}: the notify of the last block
     }
     PipeBarrier<PIPE_ALL>();
 }

@@ -18,8 +18,12 @@
  * half of the Setup/Teardown family's combine, the weighted sum of the rows MoeDistributeCombineSetup sent back.
  *
  * Process(), per rank and core:
- *   1. WaitStatus  each core polls its share of this rank's combine status entries (one per source rank) until
- *                  CombineSetup set them, then clears them; SyncAll.
+ *   0. Init        each core reads its data-state word and flips it for the next call, as the real arch35
+ *                  CombineTeardown does (code: mc2/moe_distribute_combine_teardown/op_kernel/arch35/
+ *                  moe_distribute_combine_teardown_arch35.h Init: selfDataStatusTensor(0) = 1U - dataState_).
+ *   1. WaitStatus  each core polls its share of this rank's combine status blocks in windowsOut (one per source
+ *                  rank, StatusSlotBytes apart) until CombineSetup set them to 1.0f, then clears them; SyncAll
+ *                  (code: WaitDispatch).
  *   2. Reduce      each core takes a contiguous share of the BS tokens.  An active token t (a 1-D xActiveMask
  *                  keeps its first sum(mask) tokens) sums, in fp32 and k order, expertScales[t, k] * fp32(row)
  *                  over its pairs with an expert id e in [0, moeExpertNum): the row is slot expandIdx[t * K + k]
@@ -27,7 +31,6 @@
  *                  (QuantRow, lowered from the spec); xOut[t] = Cast(RINT) of the sum (a Muls then an Add
  *                  per pair: two fp32 roundings).  Inactive tokens get zero rows.  sharedExpertXOptional is not
  *                  added (the numpy reference follows the arch35 kernel, which ignores it).
- *   3. Finish      after SyncAll, core 0 flips the data state for the next call.
  *
  * Traits: TilingData (the op's tiling struct), Args (the GM addresses its entry received), the element types
  * ExpandXT, XOutT (expandX, xOut), the element type each GM tensor is addressed as (ExpertIdsGmT, ExpandIdxGmT,
@@ -59,7 +62,6 @@ private:
 
     __aicore__ inline void WaitStatus();
     __aicore__ inline void Reduce();
-    __aicore__ inline void Finish();
     __aicore__ inline void QuantRow(const LocalTensor<ExpandXT> &xRow, const LocalTensor<uint8_t> &msg,
                                     uint32_t tokenIdx, uint32_t expertRow);
     // this core's contiguous share [begin, end) of `total` items
@@ -73,15 +75,14 @@ private:
     {
         return calcBuf_.GetWithOffset<T>(slotBytes_ / static_cast<uint32_t>(sizeof(T)), idx * slotBytes_);
     }
-    // This rank's combine blocks of this call's data half, and its combine status entries.
+    // This rank's combine blocks of this call's data half, and its combine status blocks.
     __aicore__ inline GM_ADDR WinCombine()
     {
         return WindowIn<EP_GROUP>(hccl_, epRank_) + win_.dataAt + dataState_ * win_.halfBytes;
     }
-    __aicore__ inline GM_ADDR WinEntries()
+    __aicore__ inline GM_ADDR WinStatus()
     {
-        return WindowIn<EP_GROUP>(hccl_, epRank_) + win_.stateOffset + COMBINE_ENTRIES_OFFSET +
-               dataState_ * COMBINE_ENTRIES_HALF;
+        return FamilyStatusWindow<EP_GROUP>(epRank_) + dataState_ * COMBINE_STATUS_HALF;
     }
 
     TPipe *pipe_{nullptr};
@@ -98,7 +99,6 @@ private:
     TBuf<TPosition::VECCALC> calcBuf_;   // quant rows, then acc / term / scratch
     TBuf<TPosition::VECCALC> infoBuf_;   // a token's expert ids, weights and expandIdx, then the mask
     TBuf<TPosition::VECCALC> flagBuf_;   // this core's status entries, then the returned row as xOut's dtype
-    TBuf<TPosition::VECCALC> countBuf_;  // rows per status entry
     TQue<TPosition::VECIN, 1> rowInQue_; // returned rows from the window
     TQue<TPosition::VECOUT, 1> outQue_;  // xOut rows
 
@@ -111,6 +111,7 @@ private:
     uint32_t hLen_{0U};
     uint32_t topK_{0U};
     uint32_t moeExperts_{0U};
+    uint32_t localMoe_{1U}; // localMoeExpertNum
     uint32_t maskRank_{1U};
     bool hasMask_{false};
     uint32_t rowBytes_{0U}; // one returned row / xOut row
@@ -138,6 +139,7 @@ __aicore__ inline void MoeCombineTeardownKernel<Traits>::Init(const Args &args, 
     hLen_ = static_cast<uint32_t>(tiling.H);
     topK_ = static_cast<uint32_t>(tiling.K);
     moeExperts_ = static_cast<uint32_t>(tiling.moeExpertNum);
+    localMoe_ = static_cast<uint32_t>(tiling.localMoeExpertNum);
     maskRank_ = Traits::MaskRank(tiling);
     hasMask_ = Traits::HasMask(tiling);
     rowBytes_ = RowBytes<ExpandXT>(hLen_);
@@ -155,10 +157,12 @@ __aicore__ inline void MoeCombineTeardownKernel<Traits>::Init(const Args &args, 
     xOutGm_.SetGlobalBuffer(reinterpret_cast<__gm__ typename Traits::XOutGmT *>(args.xOut));
     extraGm_.Init(args);
 
-    // data state of this call: the half CombineSetup of every rank wrote into
+    // data state of this call (the half CombineSetup of every rank wrote into): this core's word, flipped at once
+    // for the next call as the real kernel does
     pipe_->InitBuffer(flagBuf_, UB_BLOCK);
-    dataState_ = ReadStateWord(WindowIn<EP_GROUP>(hccl_, epRank_) + win_.stateOffset + COMBINE_STATE_WORD,
-                               flagBuf_.Get<int32_t>());
+    GM_ADDR stateWord = CoreStateWord(FamilyStatusWindow<EP_GROUP>(epRank_), coreIdx_);
+    dataState_ = ReadStateWord(stateWord, flagBuf_.Get<int32_t>());
+    ToggleStateWord(stateWord, dataState_, flagBuf_.Get<int32_t>());
     ResetPipe(pipe_);
 }
 
@@ -167,7 +171,6 @@ __aicore__ inline void MoeCombineTeardownKernel<Traits>::Process()
 {
     WaitStatus();
     Reduce();
-    Finish();
 }
 
 // ---- 1. wait: every source rank's combine blocks for this owner have landed ----------------------------
@@ -178,10 +181,10 @@ __aicore__ inline void MoeCombineTeardownKernel<Traits>::WaitStatus()
     uint32_t end = 0U;
     SplitRange(epWorld_, begin, end);
     pipe_->InitBuffer(flagBuf_, (end - begin + 1U) * FLAG_BYTES);
-    pipe_->InitBuffer(countBuf_, AlignUp((end - begin + 1U) * 4U, UB_BLOCK));
-    const uint32_t waited = WaitEntries(WinEntries() + static_cast<uint64_t>(begin) * FLAG_BYTES, end - begin,
-                                        flagBuf_.Get<int32_t>(), countBuf_.Get<int32_t>(), pollUs_);
-    if (waited < end - begin) { // one entry per source rank
+    const uint64_t slot = StatusSlotBytes(epWorld_ * localMoe_);
+    const uint32_t waited = WaitSlots(WinStatus() + static_cast<uint64_t>(begin) * slot, end - begin, slot,
+                                      flagBuf_.Get<int32_t>(), pollUs_);
+    if (waited < end - begin) { // one status block per source rank
         PollTimedOut(epRank_, begin + waited, FlagSetter::RANK, begin + waited, pollUs_);
     }
     PipeBarrier<PIPE_ALL>();
@@ -268,21 +271,6 @@ __aicore__ inline void MoeCombineTeardownKernel<Traits>::Reduce()
         outQue_.FreeTensor(out);
     }
     PipeBarrier<PIPE_ALL>();
-}
-
-
-// ---- 3. the next call uses the other data half ----------------------------------------------------------
-template <typename Traits>
-__aicore__ inline void MoeCombineTeardownKernel<Traits>::Finish()
-{
-    SyncAll<true>(); // every core has read its rows from this call's half
-    if (coreIdx_ != 0U) {
-        return;
-    }
-    ResetPipe(pipe_);
-    pipe_->InitBuffer(flagBuf_, UB_BLOCK);
-    ToggleStateWord(WindowIn<EP_GROUP>(hccl_, epRank_) + win_.stateOffset + COMBINE_STATE_WORD, dataState_,
-                    flagBuf_.Get<int32_t>());
 }
 
 

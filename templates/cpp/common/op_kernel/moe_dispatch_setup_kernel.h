@@ -31,9 +31,10 @@
  *                  experts): the contiguous yOut rows of a destination go into its window's dispatch block
  *                  (epRankId * localMoeExpertNum + e % localMoeExpertNum on MoE rank S_r + e / localMoeExpertNum;
  *                  block epRankId on a shared rank), then its status entry {1.0f, rows}, zero rows included.
- * The sends are copies into the peers' HCCL windows (WindowIn: the HCCL context's windowsIn[]) in the order a URMA
- * write with notify keeps (data, then its status entry); commCmdInfoOut (the URMA work-request descriptors of the
- * documents, opaque to every caller) is not written.
+ * The sends are copies into the peers' HCCL windows (WindowIn: the HCCL context's windowsIn[]; the status entries in
+ * its windowsOut[], FamilyStatusWindow) in the order a URMA write with notify keeps (data, then its status entry);
+ * commCmdInfoOut is not written, as the real arch35 kernel writes nothing there (code: mc2/moe_distribute_dispatch_setup/
+ * op_kernel/arch35/moe_distribute_dispatch_setup_arch35.h Init never reads it).
  *
  * Traits: TilingData (the op's tiling struct), Args (the GM addresses its entry received), the element types
  * XT, YOutT (x, yOut), the element type each GM tensor is addressed as (XGmT, ExpertIdsGmT, ScalesOptionalGmT,
@@ -86,7 +87,7 @@ private:
     }
     __aicore__ inline GM_ADDR WinEntries(uint32_t rank)
     {
-        return WindowIn<EP_GROUP>(hccl_, rank) + win_.stateOffset + dataState_ * DISPATCH_ENTRIES_HALF;
+        return FamilyStatusWindow<EP_GROUP>(rank) + DISPATCH_ENTRIES_AT + dataState_ * DISPATCH_ENTRIES_HALF;
     }
 
     TPipe *pipe_{nullptr};
@@ -183,7 +184,7 @@ __aicore__ inline void MoeDispatchSetupKernel<Traits>::Init(const Args &args, co
 
     // data state of this call (DispatchTeardown flips it after its copy)
     pipe_->InitBuffer(statusBuf_, UB_BLOCK);
-    dataState_ = ReadStateWord(WindowIn<EP_GROUP>(hccl_, epRank_) + win_.stateOffset + DISPATCH_STATE_WORD,
+    dataState_ = ReadStateWord(FamilyStatusWindow<EP_GROUP>(epRank_) + DISPATCH_STATE_WORD,
                                statusBuf_.Get<int32_t>());
     ResetPipe(pipe_);
 }

@@ -16,29 +16,47 @@
 #ifndef OPGEN_FAMILY_WINDOW_H
 #define OPGEN_FAMILY_WINDOW_H
 
-// ---- the Setup/Teardown family's HCCL window (DispatchSetup, DispatchTeardown, CombineSetup, CombineTeardown) -------
-// The four kernels share one layout of every rank's window (the family owns its EP domain: no other op uses it),
-// the spec's `window` (tiling checked it and hands it over in the win_* fields):
-//   [data half 0 | data half 1 | status]; the halves alternate per call (data state).
-//   data half: [combine area | dispatch area]
-//     combine block g (global MoE expert g, moeExpertNum of them): the rows expert g sends back to this token
-//       owner, slot expandIdx[t * K + k] of the owner's pair (t, k), maxBs rows of H * 2 bytes (packed);
-//     dispatch block b (source rank * localMoeExpertNum + local expert; a shared rank: the source rank): the
-//       staged yOut rows that source sends this rank, maxBs rows of tokenMsgSize elements (512-byte multiples).
-//   status: [dispatch entries of data states 0, 1 | combine entries of data states 0, 1 | data-state words]
-//     dispatch entry (local expert * epWorldSize + source rank, a shared rank: the source rank): {1.0f, rows};
-//     combine entry (source rank): {1.0f, rows}, written after the source's last combine block for this owner.
-// The combine blocks come first so that the combine kernels, which know no quant mode, find them.
-constexpr uint64_t FAMILY_STATE_BYTES = 2UL * 1024UL * 1024UL; // what the status entries need
-constexpr uint64_t DISPATCH_ENTRIES_HALF = 256UL * 1024UL;     // 8192 entries per data state
-constexpr uint64_t COMBINE_ENTRIES_OFFSET = 2UL * DISPATCH_ENTRIES_HALF;
-constexpr uint64_t COMBINE_ENTRIES_HALF = 64UL * 1024UL;                // 2048 source ranks per data state
-constexpr uint64_t DISPATCH_STATE_WORD = 1024UL * 1024UL;               // toggled by DispatchTeardown
-constexpr uint64_t COMBINE_STATE_WORD = DISPATCH_STATE_WORD + UB_BLOCK; // toggled by CombineTeardown
-constexpr uint32_t COMBINE_ELEM_BYTES = 2U;                             // expandX / xOut: FLOAT16 or BFLOAT16
+// ---- the Setup/Teardown family's HCCL windows (DispatchSetup, DispatchTeardown, CombineSetup, CombineTeardown) ------
+// The four kernels share one layout of every rank's EP windows, the real arch35 ops' where they have one (the family
+// owns its EP domain: no other op uses it), the spec's `window` (tiling checked it and hands it over in the win_*
+// fields).
+//   windowsIn: [data half 0 | data half 1], HCCL_BUFFSIZE / 2 each; the halves alternate per call (data state).
+//     Data half 0 starts at 0 as the real kernels' (code: mc2/moe_distribute_combine_setup/op_kernel/arch35/
+//     moe_distribute_combine_setup_arch35.h Init, winDataSizeOffset_ = dataState_ * totalWinSize / 2); their data
+//     half 1 starts at HCCL_BUFFSIZE / 4, as the real tilings give totalWinSize = HCCL_BUFFSIZE / 2 (op_host/
+//     op_tiling/moe_distribute_combine_setup_tiling_base.cpp: GetMaxWindowSize() / 2), this one's at
+//     HCCL_BUFFSIZE / 2 (a known difference: tests/test_real_950_twin.py, the second call).
+//     A data half: [combine area | dispatch area]
+//     combine block g (global MoE expert g = source rank * localMoeExpertNum + local expert) at g * maxBs * H * 2
+//       (code: GetWinAddrByRankId + epDataOffsetOnWin_, expertPerSizeOnWin_ = axisMaxBS_ * H * sizeof(T): no
+//       alignment): the rows expert g sends back to this token owner, slot expandIdx[t * K + k] of the owner's pair
+//       (t, k), maxBs rows of H * 2 bytes (packed);
+//     dispatch block b (source rank * localMoeExpertNum + local expert; a shared rank: the source rank): the staged
+//       yOut rows that source sends this rank, maxBs rows of tokenMsgSize elements (512-byte multiples) (the
+//       generated layout: the real DispatchSetup's differs).
+//   windowsOut (FAMILY_STATE_BYTES of it, the status area):
+//     combine status of data state s, source rank d: COMBINE_STATUS_HALF * s + d * StatusSlotBytes(), one 32-byte
+//       block, 1.0f in its first word once d's last combine block for this owner has landed (code: Communication,
+//       notifyAddr = GetWinStateAddrByRankId(sendRankId) + epStateOffsetOnWin_, notifyData 0x3f800000);
+//     each core's data-state word at STATE_WORDS_AT + core * STATE_WORD_STRIDE (code: Init, STATE_WIN_OFFSET +
+//       STATE_SIZE_PER_CORE * coreIdx_; CombineTeardown flips it);
+//     [URMA_QUEUES_AT, DISPATCH_ENTRIES_AT): the real ops' URMA queue pointers (code: moe_distribute_base.h GetPICI,
+//       WIN_PICI_OFFSET + PICI_WIN_SIZE * dstRankId): never written here;
+//     dispatch entries of data states 0, 1 (local expert * epWorldSize + source rank, a shared rank: the source
+//       rank): {1.0f, rows}, and DispatchTeardown's data-state word (the generated layout).
+constexpr uint64_t COMBINE_STATUS_HALF = 350UL * 1024UL;  // code: moe_distribute_base.h WIN_STATE_OFFSET
+constexpr uint64_t STATUS_SLOT = 512UL;                   // code: arch35 STATE_OFFSET: a source rank's status
+constexpr uint32_t STATUS_SLOT_THRESHOLD = 512U;          // code: STATE_COUNT_THRESHOLD: more blocks, half slots
+constexpr uint64_t STATE_WORDS_AT = 950UL * 1024UL;       // code: moe_distribute_base.h STATE_WIN_OFFSET
+constexpr uint64_t STATE_WORD_STRIDE = 512UL;             // code: arch35 STATE_SIZE_PER_CORE
+constexpr uint64_t URMA_QUEUES_AT = 1024UL * 1024UL;      // code: moe_distribute_base.h WIN_PICI_OFFSET
+constexpr uint64_t DISPATCH_ENTRIES_AT = 1280UL * 1024UL; // past the queue pointers of 64 ranks (MAX_RANK_NUM)
+constexpr uint64_t DISPATCH_ENTRIES_HALF = 256UL * 1024UL; // 8192 entries per data state
+constexpr uint64_t DISPATCH_STATE_WORD = DISPATCH_ENTRIES_AT + 2UL * DISPATCH_ENTRIES_HALF; // DispatchTeardown's
+constexpr uint64_t FAMILY_STATE_BYTES = 2UL * 1024UL * 1024UL; // what the status area needs of windowsOut
+constexpr uint32_t COMBINE_ELEM_BYTES = 2U;                    // expandX / xOut: FLOAT16 or BFLOAT16
 
 struct FamilyWindow {
-    uint64_t stateOffset;  // start of the status area
     uint64_t halfBytes;    // one data half
     uint64_t dataAt;       // where the data halves start
     uint64_t combineBlock; // one combine block
@@ -46,22 +64,49 @@ struct FamilyWindow {
 };
 
 // The layout from the tiling data; traps when the combine blocks or the status entries outgrow what tiling gave
-// them, or the window is smaller than the one tiling checked (the dispatch kernels check their own blocks).
+// them, the window is smaller than the one tiling checked (the dispatch kernels check their own blocks), or the
+// status area is not in windowsOut (tiling.win_state_exp).
 template <typename TilingT>
 __aicore__ inline FamilyWindow MakeFamilyWindow(const TilingT &tiling, uint32_t moeExperts, uint32_t maxBs, uint32_t h)
 {
     FamilyWindow w;
     const WindowSplit split = SplitWindow(tiling, WindowBytes<EP_GROUP>());
-    w.stateOffset = split.stateAt;
     w.halfBytes = split.half;
     w.dataAt = static_cast<uint64_t>(tiling.win_data_at);
-    w.combineBlock = AlignUp64(static_cast<uint64_t>(maxBs) * h * COMBINE_ELEM_BYTES, WIN_ALIGN);
+    w.combineBlock = static_cast<uint64_t>(maxBs) * h * COMBINE_ELEM_BYTES;
     w.combineBytes = static_cast<uint64_t>(tiling.win_combine_at + tiling.win_combine);
     RequireFits(w.combineBlock * moeExperts, static_cast<uint64_t>(tiling.win_combine));
     RequireFits(static_cast<uint64_t>(tiling.win_need), w.halfBytes);
     RequireFits(FAMILY_STATE_BYTES, static_cast<uint64_t>(tiling.win_state));
     RequireFits(static_cast<uint64_t>(tiling.win_window), WindowBytes<EP_GROUP>());
+    RequireFits(1UL, static_cast<uint64_t>(tiling.win_state_exp));
+    RequireFits(static_cast<uint64_t>(tiling.win_state), WindowBytes<EP_GROUP>()); // windowsOut: the window's size
     return w;
+}
+
+// The base of rank `rank`'s windowsOut in HCCL group `group`, from the HCCL context's list, as the real 950 ops read
+// it (code: moe_distribute_combine_setup_arch35.h GetWinStateAddrByRankId, hcclContext_->windowsOut[rankId]); a rank
+// past the list traps.
+template <uint32_t group>
+__aicore__ inline GM_ADDR FamilyStatusWindow(uint32_t rank)
+{
+    auto ctx = reinterpret_cast<__gm__ HcclCombineOpParam *>(GetHcclContext<group>());
+    RequireFits(static_cast<uint64_t>(rank) + 1UL, sizeof(ctx->windowsOut) / sizeof(ctx->windowsOut[0]));
+    return reinterpret_cast<GM_ADDR>(ctx->windowsOut[rank]);
+}
+
+// Bytes between two source ranks' combine status blocks, for `blocks` = epWorldSize * localMoeExpertNum (code:
+// arch35 Init, stateOffset_ = (moeSendNum_ > STATE_COUNT_THRESHOLD) ? STATE_OFFSET / 2 : STATE_OFFSET).
+__aicore__ inline uint64_t StatusSlotBytes(uint32_t blocks)
+{
+    return blocks > STATUS_SLOT_THRESHOLD ? STATUS_SLOT / 2UL : STATUS_SLOT;
+}
+
+// This core's data-state word in a rank's windowsOut `statusWindow` (code: arch35 Init, STATE_WIN_OFFSET +
+// STATE_SIZE_PER_CORE * coreIdx_).
+__aicore__ inline GM_ADDR CoreStateWord(GM_ADDR statusWindow, uint32_t core)
+{
+    return statusWindow + STATE_WORDS_AT + static_cast<uint64_t>(core) * STATE_WORD_STRIDE;
 }
 
 // Core `core` of `cores`: its contiguous share [begin, end) of `total` items (the first total % cores cores take one
@@ -127,6 +172,32 @@ __aicore__ inline void PostEntry(GM_ADDR entry, int32_t rows, const LocalTensor<
     gm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(entry));
     DataCopy(gm, ub, WS_SLOT_INTS);
     SyncFunc<HardEvent::MTE3_S>(); // `ub` may be refilled for the next entry
+}
+
+// Polls `count` 32-byte status blocks `slotBytes` apart from `first` until each starts with FLAG_SET, then clears
+// them for the next call with this data state, as the real CombineTeardown's WaitDispatch does (code:
+// moe_distribute_combine_teardown_arch35.h: DataCopy of sendRankNum_ blocks with srcStride stateOffset_ / 32 - 1,
+// then the same strides to clear). `flags` holds count blocks. Returns count, or after `timeoutUs` the index of the
+// first block still unset (the caller reports its peer).
+__aicore__ inline uint32_t WaitSlots(GM_ADDR first, uint32_t count, uint64_t slotBytes, const LocalTensor<int32_t> &flags,
+                                     uint64_t timeoutUs)
+{
+    if (count == 0U) {
+        return count;
+    }
+    GlobalTensor<int32_t> gm;
+    gm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(first));
+    const uint16_t gap = static_cast<uint16_t>(slotBytes / UB_BLOCK - 1UL); // blocks between two slots
+    const uint32_t ready = PollFlags(gm, count, gap, flags, timeoutUs);
+    if (ready < count) {
+        return ready;
+    }
+    SyncFunc<HardEvent::S_V>();
+    Duplicate(flags, static_cast<int32_t>(0), static_cast<int32_t>(count * WS_SLOT_INTS));
+    SyncFunc<HardEvent::V_MTE3>();
+    DataCopy(gm, flags, DataCopyParams(static_cast<uint16_t>(count), 1U, 0U, gap));
+    PipeBarrier<PIPE_MTE3>();
+    return count;
 }
 
 #endif // OPGEN_FAMILY_WINDOW_H

@@ -173,7 +173,7 @@ SILENT_PEERS = {
                         "        DataCopy(flag, status[(target - begin) * WS_SLOT_INTS], WS_SLOT_INTS);",
                         "ascend910_93-q0-bs4-h1024-k2-w2", "set by rank 1"),
     # CombineV2 (Atlas A3): the rows rank 1's expert returns land, their slot flags never do
-    "combine_slots": ("combine_v2.spec", "moe_distribute_combine_v2", "families/moe_combine/kernel.cpp.j2",
+    "combine_slots": ("combine_v2.spec", "moe_distribute_combine_v2", "cpp/common/op_kernel/moe_combine_kernel.h",
                       "        DataCopy(slotFlag, flag, WS_SLOT_INTS);",
                       "ascend910_93-q0-bs2-h1024-k2-w2", "set by the rank of expert 1"),
 }

@@ -270,7 +270,7 @@ def test_combine_kernel(combine_v2):
             in text)
     assert "QuantRowMode3" not in text and "mxfp8" not in text  # not declared: rejected by tiling
     # the sender quantises and writes the int8 row and its block scales (`send q, stored;`), 32-byte aligned
-    mode2 = text[text.index("::QuantRowMode2("):text.index("// ---- 1 (Atlas A2).")]
+    mode2 = text[text.index('// ---- commQuantMode 2 "int8"'):text.index("// Init's part the spec decides")]
     for needle in ("BlockMaxRow<8U>(", "(1.0f / DTypeTraits<int8_t>::MAX)", "BroadcastBlocks<8U>(", "Div(",
                    "CastRow<int8_t, half, RoundMode::CAST_RINT, true>",
                    "LocalTensor<int8_t> wire_q = msg[0U].template ReinterpretCast<int8_t>();",
@@ -278,22 +278,24 @@ def test_combine_kernel(combine_v2):
                    "UB_BLOCK)].template ReinterpretCast<ExpandXT>();"):
         assert needle in mode2, needle
     assert "MulBlocks" not in mode2 and "(xOutRow," not in mode2  # no dequantisation, no xOut row on the sender
-    # the owner dequantises the message it received into the fp32 row it adds
-    receive = text[text.index("::ReceiveRowMode2("):text.index("// acc += weight * term")]
+    # the owner of a mode-2 row reads the message (Traits::RECEIVES) and dequantises it into the fp32 row it adds
+    assert "static constexpr bool RECEIVES =\n        (TK_QUANT == 2U) ||\n        false;" in text
+    receive = text[text.index("::ReceiveRow("):text.index("// The special experts' terms")]
     for needle in ("MulBlocks<8U>(", "CastRow<half, int8_t, RoundMode::CAST_RINT, false>(t1, wire_q",
                    "CastRow<float, ExpandXT, RoundMode::CAST_RINT, false>(term, "):
         assert needle in receive, needle
-    assert "DataCopyPad(msg, slotGm, DataCopyExtParams(1U, sendBytes_, 0U, 0U, 0U)" in text
-    reduce = text[text.index("::AddRow("):text.index("::SpecialTerm1(")]
-    assert reduce.index("Muls(term, term, weight, n)") < reduce.index("Add(acc, acc, term, n)")
-    # the special experts, lowered from the spec's formulas (the real kernel's const expert: the softmax of the
-    # dot products alpha1[c]·x and alpha2[c]·x mixes x and v[c])
-    assert "} else if (expert < zeroEnd_) {\n                    continue;" in text
-    const = text[text.index("::SpecialTerm2("):text.index("// Toggle this core's data state word")]
+    # the special experts, lowered from the spec's formulas, in the spec's order (zero, copy, const): a zero expert
+    # adds nothing; the real kernel's const expert: the softmax of the dot products alpha1[c]·x and alpha2[c]·x
+    # mixes x and v[c]
+    special = text[text.index("::SpecialTerm("):]
+    assert re.search(r"if \(expert < specialEnd_\[0U\]\) \{  // zero .*\n        return false;\n    \}", special)
+    const = special[special.index("if (expert < specialEnd_[2U])"):special.index("return true;", special.index(
+        "if (expert < specialEnd_[2U])"))]
     assert const.count("ReduceSumRow(") == 2 and const.count("UnaryScalar<ScalarUnary::EXP>(") == 2
-    for needle in ("constExpertAlpha1OptionalGm_, expertRow,", "constExpertAlpha2OptionalGm_, expertRow,",
-                   "LoadRow(t1, oriXOptionalGm_, tokenIdx,", "const float m = MaxF(a1, a2);",
-                   "const float p1 = (e1 / s);", "Muls(x, x, p1,", "Add(x, x, t16,"):
+    for needle in ("extraGm_.constExpertAlpha1OptionalGm_, expertRow,", "extraGm_.constExpertAlpha2OptionalGm_, "
+                   "expertRow,", "LoadRow(t1, extraGm_.oriXOptionalGm_, tokenIdx,", "const float m = MaxF(a1, a2);",
+                   "const float p1 = (e1 / s);", "Muls(x, x, p1,", "Add(x, x, t16,",
+                   "const uint32_t expertRow = expert - specialEnd_[1U];"):
         assert needle in const, needle
 
 
@@ -306,8 +308,9 @@ def test_exp_of_a_row_is_the_vector_exp_and_of_a_value_one_block_of_it(tmp_path)
     op, diags = load_src(src.replace(old, "Moe = exp(x) * p1 + routed(constExpertVOptional) * p2;"),
                          str(tmp_path / "combine_v2.spec"))
     assert op is not None, diags.render()
-    text = kernel_files(op)[f"op_kernel/{op.snake_name}.h"]
-    const = text[text.index("::SpecialTerm2("):text.index("// Toggle this core's data state word")]
+    text = kernel_files(op)[body_path(op)]
+    const = text[text.index("if (expert < specialEnd_[2U])"):]
+    const = const[:const.index("return true;")]
     assert "Exp(x, x, static_cast<int32_t>(hLen));" in const
     assert const.index("Exp(x, x,") < const.index("Muls(x, x, p1,")
     assert const.count("UnaryScalar<ScalarUnary::EXP>(") == 2
@@ -360,10 +363,19 @@ def test_dispatch_honours_a_two_dimensional_mask(dispatch_v2):
     assert "first BS values" not in text
 
 
+def _combine_class() -> str:
+    """The moe_combine family's class template (plain C++ every combine op's _gen.h includes)."""
+    return (ROOT / "templates" / "cpp" / "common" / "op_kernel" / "moe_combine_kernel.h").read_text(encoding="utf-8")
+
+
 def test_combine_honours_a_two_dimensional_mask():
     combine = load_ok(ROOT / "specs" / "combine_v2.spec")
     text = kernel_text(combine)
-    reduce = text[text.index("::Reduce()\n"):text.index("::WaitSlots(")]
+    # the mask's rank is the spec's let, read from the tiling data by the Traits the class asks
+    assert "return static_cast<uint32_t>(tiling.maskRank);" in text
+    cls = _combine_class()
+    assert "maskRank_ = Traits::MaskRank(tiling);" in cls
+    reduce = cls[cls.index("::Reduce()\n"):cls.index("::WaitSlots(")]
     assert "active = active || mask.GetValue(t * topK_ + k) != 0U;" in reduce
     assert "(pairMask && mask.GetValue(t * topK_ + k) == 0U)" in reduce
     assert "SplitRange(bs_, begin, end);" in reduce  # inactive tokens get zero rows (the reference's zeros)
@@ -426,9 +438,11 @@ def test_atlas_a2_assist_info_is_the_sender_side_expand_idx(dispatch_v2):
         "maxBS * (K + sharedExpertNum) * Align512(2 * H)"
     combine = load_ok(ROOT / "specs" / "combine_v2.spec")
     ctext = kernel_text(combine)
-    assert "isA2_ = (tiling.isA2 != 0);" in ctext and "SendBackBlocks();" in ctext and "WaitBlocks();" in ctext
-    assert "static_cast<uint64_t>(expert) * maxBs_ + static_cast<uint32_t>(slots.GetValue(k))" in ctext
-    assert "DataCopyPad(slots, assistInfoForCombineGm_[static_cast<uint64_t>(t) * topK_]," in ctext
+    assert "isA2_ = (tiling.isA2 != 0);" in ctext  # the spec's let, which the class's A2 path tests
+    cls = _combine_class()
+    assert "SendBackBlocks();" in cls and "WaitBlocks();" in cls
+    assert "static_cast<uint64_t>(expert)*maxBs_+static_cast<uint32_t>(slots.GetValue(k))" in re.sub(r"\s+", "", cls)
+    assert "DataCopyPad(slots, assistInfoForCombineGm_[static_cast<uint64_t>(t) * topK_]," in cls
 
 
 def test_an_a2_product_needs_the_is_a2_let(tmp_path):

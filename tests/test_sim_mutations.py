@@ -150,6 +150,30 @@ def test_a_wrong_line_in_a_family_kernel_header_fails_the_twin(monkeypatch, tmp_
 
 
 @pytest.mark.slow
+def test_a_wrong_line_in_the_combine_class_template_fails_the_twin(monkeypatch, tmp_path):
+    """CombineV2's kernel is the moe_combine family's C++ class template (common/op_kernel/moe_combine_kernel.h)
+    around the Traits and formulas of op_kernel/<op>_gen.h: a wrong line there (the reduce adds the experts' rows
+    unweighted) reaches the twin and fails it; the same world passes on the unmutated header."""
+    from opgen import sim
+    from opgen.harness import testkit
+
+    op = "moe_distribute_combine_v2"
+    ref, cases = _suite(op)
+    _require_twin()
+    mutated = _build_mutated(monkeypatch, tmp_path / "out", "cpp/common/op_kernel/moe_combine_kernel.h",
+                             "AddRow(acc, term, weight, hasWeights_);", "AddRow(acc, term, 1.0f, false);",
+                             "combine_v2.spec", op)
+    case = next(c for c in cases.POSITIVE if c["id"] == "ascend910_93-q0-bs2-h1024-k2-w2")
+    world = testkit.build_world(ref, case)
+    results = testkit.run(ref, case, world)
+    good = lambda product: sim.build_for(GENERATED / op, ref, product)  # noqa: E731
+    bad = lambda product: sim.build_for(mutated, ref, product)  # noqa: E731
+    assert testkit.twin(ref, cases, case, world, results, good, tmp_path / "good") is None
+    with pytest.raises((AssertionError, sim.TwinFault)):
+        testkit.twin(ref, cases, case, world, results, bad, tmp_path / "bad")
+
+
+@pytest.mark.slow
 def test_a_key_the_kernel_has_no_case_for_traps_instead_of_returning(monkeypatch, tmp_path):
     """A tiling key no case of the kernel's Dispatch takes (here: the kernel decodes keys from a wrong base) aborts
     the kernel with AscendC::Trap, an error the runtime reports, instead of returning with the outputs unwritten."""
@@ -173,7 +197,7 @@ SILENT_PEERS = {
                         "        DataCopy(flag, status[(target - begin) * WS_SLOT_INTS], WS_SLOT_INTS);",
                         "ascend910_93-q0-bs4-h1024-k2-w2", "set by rank 1"),
     # CombineV2 (Atlas A3): the rows rank 1's expert returns land, their slot flags never do
-    "combine_slots": ("combine_v2.spec", "moe_distribute_combine_v2", "families/moe_combine/kernel.cpp.j2",
+    "combine_slots": ("combine_v2.spec", "moe_distribute_combine_v2", "cpp/common/op_kernel/moe_combine_kernel.h",
                       "        DataCopy(slotFlag, flag, WS_SLOT_INTS);",
                       "ascend910_93-q0-bs2-h1024-k2-w2", "set by the rank of expert 1"),
 }

@@ -170,7 +170,8 @@ def test_twin_returns_2400_rows_from_one_core(tmp_path):
 
 def test_the_plan_s_constants_are_the_kernel_helpers_header_s():
     """The combine UB plan (opgen/families/moe_combine/kernel.py) counts bytes with the constants the plain C++
-    kernel helpers define; an edit of the header that the plan does not follow fails here, not on a device."""
+    kernel helpers and the family's class template define; an edit of the headers that the plan does not follow
+    fails here, not on a device."""
     import re
     from opgen.families.moe_combine import kernel as plan
     header = (ROOT / "templates" / "cpp" / "common" / "op_kernel" / "opgen_kernel_helpers.h").read_text(
@@ -178,3 +179,6 @@ def test_the_plan_s_constants_are_the_kernel_helpers_header_s():
     consts = {m.group(1): int(m.group(2)) for m in re.finditer(r"constexpr uint32_t (\w+) = (\d+)U;", header)}
     assert (consts["UB_BLOCK"], consts["FLAG_BYTES"], consts["REPEAT_BYTES"], consts["TRIPLE"] * 4) == \
         (plan.UB_BLOCK, plan.FLAG_BYTES, plan.REPEAT_BYTES, plan.TRIPLE_BYTES)
+    # the batch of triples SendBack reads is the family class template's (moe_combine_kernel.h)
+    kernel = (ROOT / "templates" / "cpp" / "common" / "op_kernel" / "moe_combine_kernel.h").read_text(encoding="utf-8")
+    assert re.findall(r"static constexpr uint32_t TRIPLE_BATCH = (\d+)U;", kernel) == [str(plan.TRIPLE_BATCH)]

@@ -580,6 +580,15 @@ def entry_context(op: Op, ctx: dict, path: str, socs: tuple[str, ...]) -> dict:
                 body_include="../" * depth + header.removeprefix("op_kernel/"))
 
 
+def extra_gm_refs(lines, extra) -> list[str]:
+    """Lowered lines as members of a C++ family kernel: the GM tensors ``extra`` (names the class does not address
+    itself) are read through its ``extraGm_`` (the Traits' ExtraGm)."""
+    if not extra:
+        return list(lines)
+    pattern = re.compile(rf"(?<![\w.])({'|'.join(re.escape(n) for n in extra)})Gm_\b")
+    return [pattern.sub(r"extraGm_.\1Gm_", line) for line in lines]
+
+
 def family_gen_context(op: Op, ctx: dict, kind: KernelKind) -> dict:
     """The context of op_kernel/<op>_gen.h around a C++ family kernel (``kind.header``): the Traits the class
     template is instantiated with (one template parameter per varying dtype, key field and routed layout, as the
@@ -591,12 +600,16 @@ def family_gen_context(op: Op, ctx: dict, kind: KernelKind) -> dict:
     values += [("RowLayout", f"LAYOUT_{snake(t).upper()}") for t in plan.routed]
     quant = next((f.param for f in plan.fields if f.role == "quant"), None)
     gms = ctx["gm_tensors"]
+    extra = [g["name"] for g in gms if g["name"] not in kind.gm]
+    modes = [replace(m, lines=extra_gm_refs(m.lines, extra)) for m in ctx["modes"]]
     # the names of the Traits the lowered formulas use beyond the class's own (its element types): QuantRow's
-    # local aliases (the quant parameter always: it picks the mode)
-    body = "\n".join(line for m in ctx["modes"] for line in m.lines)
+    # local aliases (the quant parameter always: it picks the mode), and those of the family's other lowered
+    # members (ctx["spec_lines"])
+    body = "\n".join([line for m in modes for line in m.lines] + list(ctx.get("spec_lines", ())))
     own = {type_param(t) for t in kind.types}
     used = lambda name: name not in own and (name == quant or re.search(rf"\b{name}\b", body))  # noqa: E731
     return dict(ctx, cls=kind.kernel_class, kernel_class=kind.kernel_class, kernel_header=kind.header,
+                row_input_type=type_param(kind.row_input), modes=modes,
                 traits_struct=f"{op.name}Traits", traits_params=[f"{p}_" for p in ctx["class_params"]],
                 traits_types=types, traits_values=values, quant_param=quant or "0U",
                 body_types=[n for n, _ in types if used(n)], body_values=[(c, n) for c, n in values if used(n)],
@@ -965,7 +978,7 @@ def _only_dims(t) -> tuple | None:
 
 
 def special_terms(op: Op, ctx: dict) -> list[dict]:
-    """Each special expert's formula as the body of ``SpecialTerm<i>(tokenIdx, expertRow, term)``: the fp32 row it
+    """Each special expert's formula as a branch of ``SpecialTerm(tokenIdx, expert, term)``: the fp32 row it
     adds (``expertRow``: its index in its kind), lowered like a quant formula into calc slots 1 and up (slot 0 is the
     reduce's accumulator); ``Moe = 0`` adds nothing and has no body."""
     types = ctx["quant_types"]
@@ -995,7 +1008,7 @@ WIRE_FIRST_SLOT = 2
 
 
 def receive_modes(op: Op, ctx: dict) -> list[dict]:
-    """Each split quant mode's part after its ``send`` as the body of ``ReceiveRowMode<q>(msg, term)``: the sent
+    """Each split quant mode's part after its ``send`` as a branch of ``ReceiveRow(msg, term)``: the sent
     values are views of the message (``msg``, in the order and at the offsets the sender wrote them), the row the
     formula assigns goes into ``term`` as fp32 (the reduce adds fp32 rows; the formula's last cast to the output
     dtype stays, so the value is the one the unsplit formula gives)."""

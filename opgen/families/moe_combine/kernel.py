@@ -1,20 +1,24 @@
-"""The moe_combine family's Ascend C kernel: what its template (kernel.cpp.j2 beside this file) is written against,
-and its UB plan (opgen/emit/ub_plan.py), the buffers the template's InitBuffer calls take, phase by phase."""
+"""The moe_combine family's Ascend C kernel: its class template is plain C++
+(templates/cpp/common/op_kernel/moe_combine_kernel.h); its template (kernel.cpp.j2 beside this file) renders what the
+spec determines around it (templates/cpp/op_kernel/family_gen.h.j2): the Traits, the lowered quant, receiving,
+special-expert and post-stage formulas as the class's members. And its UB plan (opgen/emit/ub_plan.py), the buffers
+the class's InitBuffer calls take, phase by phase."""
 from __future__ import annotations
 
 import re
 
 from opgen.core.dtypes import DTYPES
-from opgen.emit.kernel_lib import (KernelKind, REDUCE_SLOTS, a2_expr, gm_tensors, post_reads, post_stage, rank_expr,
-                                   receive_modes, routed_and_rows, special_reads, special_terms, word)
+from opgen.emit.kernel_lib import (KernelKind, REDUCE_SLOTS, a2_expr, extra_gm_refs, gm_tensors, post_reads,
+                                   post_stage, rank_expr, receive_modes, routed_and_rows, special_reads,
+                                   special_terms, word)
 from opgen.emit.tiling_layout import BATCH_WRITE_CHUNK, BATCH_WRITE_ITEM_BYTES
 from opgen.emit.ub_plan import (AlignUp, Atom, CeilDiv, Field, Let, Max, Num, Param, Phase, Plan, U, block,
                                 lift, when)
 from opgen.lower.ascendc import CPP_TYPES, LoweringError
 from opgen.model.decl import Op
 
-# SendBack reads the triples of this many rows at a time (TRIPLE_BATCH of kernel.cpp.j2): its UB does not grow with
-# the rows a core returns (it held all of them before, and overran the UB past ~2,300 rows a core at H 8192)
+# SendBack reads the triples of this many rows at a time (TRIPLE_BATCH of moe_combine_kernel.h): its UB does not grow
+# with the rows a core returns (it held all of them before, and overran the UB past ~2,300 rows a core at H 8192)
 TRIPLE_BATCH = 256
 TRIPLE_BYTES = 12                 # (srcRank, tokenIdx, k), int32 each (TRIPLE of opgen_kernel_helpers.h)
 UB_BLOCK = 32                     # opgen_kernel_helpers.h UB_BLOCK
@@ -64,7 +68,7 @@ def _wire_bytes(op: Op, ctx: dict, r: dict, H: U) -> U:
 
 
 def ub_plan(op: Op, ctx: dict, specials: list, post: dict | None, receives: list, reduce_slots: int) -> Plan:
-    """The kernel's UB, phase by phase, as kernel.cpp.j2 sizes its buffers (TPipe::InitBuffer, whole 32-byte
+    """The kernel's UB, phase by phase, as moe_combine_kernel.h sizes its buffers (TPipe::InitBuffer, whole 32-byte
     blocks each): Init, SendBack (Atlas A2: SendBackBlocks, then WaitBlocks), Reduce."""
     H, BS, K = Field("H"), Field("BS"), Field("K")
     quant = Field(op.quant_by)
@@ -113,6 +117,26 @@ def ub_plan(op: Op, ctx: dict, specials: list, post: dict | None, receives: list
     ))
 
 
+# the GM tensors the class template addresses itself (KernelKind.gm); the others the spec's formulas read come in the
+# Traits' ExtraGm
+FAMILY_GM = ("expandX", "expertIds", "assistInfoForCombine", "epSendCounts", "expertScales", "xActiveMaskOptional",
+             "sharedExpertXOptional", "xOut")
+
+
+def _members(specials: list, post: dict | None, receives: list, extra: list) -> tuple:
+    """The lowered bodies as members of the class template (extra GM tensors through extraGm_), and all their
+    lines (which names of the Traits they use)."""
+    specials = [dict(s, lines=extra_gm_refs(s["lines"], extra)) for s in specials]
+    receives = [dict(r, lines=extra_gm_refs(r["lines"], extra)) for r in receives]
+    if post:
+        post = dict(post, lines=extra_gm_refs(post["lines"], extra),
+                    invariant_lines=extra_gm_refs(post["invariant_lines"], extra))
+    lines = [ln for s in specials for ln in s["lines"]] + [ln for r in receives for ln in r["lines"]]
+    lines += [w["part"].ctype for r in receives for w in r["wire"]]
+    lines += [r["msg_bytes"] for r in receives] + (post["lines"] + post["invariant_lines"] if post else [])
+    return specials, post, receives, lines
+
+
 def combine_context(op: Op, ctx: dict) -> dict:
     reads = special_reads(op) | post_reads(op)  # the special experts' and the post stage's formulas name them
     special_inputs = tuple(t.name for t in op.inputs if t.name in reads)
@@ -130,10 +154,15 @@ def combine_context(op: Op, ctx: dict) -> dict:
     reduce_slots = max(REDUCE_SLOTS, post["slots"]) if post else REDUCE_SLOTS
     receives = receive_modes(op, ctx)
     mask_rank = rank_expr(op, "xActiveMaskOptional")
-    out = dict(ctx, tp=False, perf=False, gm_tensors=gm_tensors(op, used, byte_rows), mask_rank=mask_rank,
-               is_a2=is_a2, specials=specials, post=post, reduce_slots=reduce_slots, receives=receives)
-    out["ub"] = dict(triple_batch=TRIPLE_BATCH, plan=ub_plan(op, out, specials, post, receives, reduce_slots))
-    return out
+    gms = gm_tensors(op, used, byte_rows)
+    out = dict(ctx, tp=False, perf=False, gm_tensors=gms, mask_rank=mask_rank, is_a2=is_a2, specials=specials,
+               post=post, reduce_slots=reduce_slots, receives=receives)
+    out["ub"] = dict(plan=ub_plan(op, out, specials, post, receives, reduce_slots))
+    specials, post, receives, lines = _members(specials, post, receives,
+                                               [g["name"] for g in gms if g["name"] not in FAMILY_GM])
+    return dict(out, specials=specials, post=post, receives=receives, spec_lines=lines,
+                receive_lines=[ln for r in receives for ln in r["lines"] + [w["part"].ctype for w in r["wire"]]],
+                uses=lambda name, text: re.search(rf"\b{name}\b", "\n".join(text)) is not None)
 
 
 KIND = KernelKind(
@@ -145,4 +174,5 @@ KIND = KernelKind(
      "attrs": ("epWorldSize", "epRankId", "moeExpertNum", "sharedExpertNum", "sharedExpertRankNum"),
      "lets": ("localExpertNum", "maxBS", "isSharedRank"),
      "dims": ("BS", "H", "K")},
-    combine_context, window_areas=("combine",))
+    combine_context, window_areas=("combine",), header="moe_combine_kernel.h", kernel_class="MoeCombineKernel",
+    types=("expandX", "xOut"), gm=FAMILY_GM)

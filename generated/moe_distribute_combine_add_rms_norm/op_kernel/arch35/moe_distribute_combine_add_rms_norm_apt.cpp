@@ -12,9 +12,9 @@
  *
  * MoeDistributeCombineAddRmsNorm kernel entry of ascend950 (opFile.value "moe_distribute_combine_add_rms_norm_apt").
  * CANN compiles it once per OpDef column of each SoC it serves; its Dispatch holds their kernel instances alone.
- * The kernel class and its helpers: op_kernel/moe_distribute_combine_add_rms_norm.h.
+ * The kernel class and its helpers: op_kernel/moe_distribute_combine_add_rms_norm_gen.h.
  */
-#include "../moe_distribute_combine_add_rms_norm.h"
+#include "../moe_distribute_combine_add_rms_norm_gen.h"
 
 namespace MoeDistributeCombineAddRmsNormImpl {
 __aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeCombineAddRmsNormTilingData &tiling)

@@ -12,9 +12,9 @@
  *
  * MoeDistributeCombineV2 kernel entry of ascend950 (opFile.value "moe_distribute_combine_v2_apt").
  * CANN compiles it once per OpDef column of each SoC it serves; its Dispatch holds their kernel instances alone.
- * The kernel class and its helpers: op_kernel/moe_distribute_combine_v2.h.
+ * The kernel class and its helpers: op_kernel/moe_distribute_combine_v2_gen.h.
  */
-#include "../moe_distribute_combine_v2.h"
+#include "../moe_distribute_combine_v2_gen.h"
 
 namespace MoeDistributeCombineV2Impl {
 __aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeCombineV2TilingData &tiling)

@@ -12,9 +12,9 @@
  *
  * MoeDistributeCombineV3 kernel entry of ascend910_93 (opFile.value "moe_distribute_combine_v3_a3").
  * CANN compiles it once per OpDef column of each SoC it serves; its Dispatch holds their kernel instances alone.
- * The kernel class and its helpers: op_kernel/moe_distribute_combine_v3.h.
+ * The kernel class and its helpers: op_kernel/moe_distribute_combine_v3_gen.h.
  */
-#include "../moe_distribute_combine_v3.h"
+#include "../moe_distribute_combine_v3_gen.h"
 
 namespace MoeDistributeCombineV3Impl {
 __aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeCombineV3TilingData &tiling)

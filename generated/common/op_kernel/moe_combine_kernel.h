@@ -1,0 +1,764 @@
+/**
+ * Copyright (c) 2025 Huawei Technologies Co., Ltd.
+ * This program is free software, you can redistribute it and/or modify it under the terms and conditions of
+ * CANN Open Software License Agreement Version 2.0 (the "License").
+ * Please refer to the License for details. You may not use this file except in compliance with the License.
+ * THIS SOFTWARE IS PROVIDED ON AN "AS IS" BASIS, WITHOUT WARRANTIES OF ANY KIND, EITHER EXPRESS OR IMPLIED,
+ * INCLUDING BUT NOT LIMITED TO NON-INFRINGEMENT, MERCHANTABILITY, OR FITNESS FOR A PARTICULAR PURPOSE.
+ * See LICENSE in the root of the software repository for the full text of the License.
+ */
+/**
+ * A file of opgen's family kernels, copied into the generated tree's common/op_kernel/ (not generated: edit it
+ * in opgen's templates/cpp/common/op_kernel/). op_kernel/<op>_gen.h includes it inside the op's namespace, after the
+ * kernel helpers and the BatchWrite helpers (templates/cpp/op_kernel/_batch_write.j2), and defines what the spec
+ * determines: the Traits this class template is instantiated with, the members its formulas are (QuantRow,
+ * ReceiveRow, SpecialTerm, PostStage, PostInvariants, InitSpec), the kernel instances and the tiling key.
+ *
+ * The moe_combine family's kernel (Ascend C, vector cores only), semantics moe_combine: the rows DispatchV2 delivered
+ * go back along the same path and every token owner sums them.
+ *
+ * Process(), per rank and core:
+ *   1. SendBack   rows [0, epSendCounts[last]) of expandX, split over the cores: row i carries the triple
+ *                 (srcRank, tokenIdx, k) = assistInfoForCombine[3i, 3i + 3), read TRIPLE_BATCH rows at a
+ *                 time; the spec's quant formula (QuantRow, lowered from the spec) gives the row the owner receives,
+ *                 which is written into slot tokenIdx * (K + S) + k of srcRank's window, then that slot's flag.
+ *                 Atlas A2 (assistInfoForCombine is the owner's expandIdx): each core takes a share of the
+ *                 (local expert, owner) blocks of epSendCounts; block i's rows go, through the formula, into
+ *                 the owner's window block of the global expert, from slot 0, then that block's flag.
+ *   2. Reduce     each core takes its share of the BS tokens; an active token (all without a mask, a 1-D mask
+ *                 keeps its first sum(mask) tokens, a 2-D one the tokens with any pair set; a 2-D mask skips
+ *                 the pairs it does not set) waits for the flags of its MoE and shared-expert slots (Atlas A2:
+ *                 the cores first wait for every expert block's flag; pair (t, k) reads slot
+ *                 assistInfoForCombine[t * K + k] of its expert's block) and computes, in fp32 and k order,
+ *                 xOut[t] = Cast(RINT, Σ_k w[t,k] * term_k + Σ_s shared_s + sharedExpertX[t]) with term_k the
+ *                 returned row (MoE expert) or, for the special experts after the MoE experts, the spec's formula
+ *                 (SpecialTerm; a special expert whose formula is Moe = 0 adds nothing).  Inactive tokens get zero
+ *                 rows.  Where the spec has a post stage (CombineAddRmsNorm), PostStage writes the token's outputs
+ *                 from the reduced row instead.
+ * Where MTE copies stop at the server (tiling.serverRanks, Atlas A2), an owner on another server gets its blocks
+ * through HCCL BatchWrite: the cores stage them in this rank's windowsOut (one area per (owner, local expert)), and
+ * after SyncAll core 0 sends the rows, waits, then the blocks' flags (BatchWriteList); Finalize ends the call.
+ * The rows use the CombineV2 part of the window half DispatchV2 leaves free; halves alternate per call.
+ *
+ * Traits: TilingData (the op's tiling struct), Args (the GM addresses its entry received), the element types
+ * ExpandXT (expandX) and XOutT (xOut), the element type each GM tensor is addressed as (ExpandXGmT, ...), ExtraGm
+ * (the GM tensors the spec's formulas read beside them: Init(args)), EP_CC_OFFSET (the EP group's cc tiling in
+ * TilingData), CALC_SLOTS (UB rows of the quant formulas), REDUCE_SLOTS (of the reduce and the post stage),
+ * RECEIVES (the quant mode sends split values the owner's ReceiveRow turns back into the row), SPECIALS (the kinds
+ * of special expert), POST and POST_INVARIANTS (a post stage, and its rows every token shares), MC2_CONTEXT (the
+ * EP domain is an MC2 context: Mc2Context, ContextWindow), MaskRank / HasMask and TpPath (tiling reads).
+ */
+#ifndef MOE_COMBINE_KERNEL_H
+#define MOE_COMBINE_KERNEL_H
+
+template <typename Traits>
+class MoeCombineKernel {
+public:
+    using TilingData = typename Traits::TilingData;
+    using Args = typename Traits::Args;
+    using ExpandXT = typename Traits::ExpandXT;
+    using XOutT = typename Traits::XOutT;
+    __aicore__ inline MoeCombineKernel()
+    {
+    }
+    __aicore__ inline void Init(const Args &args, const TilingData &tiling, TPipe *pipe);
+    __aicore__ inline void Process();
+
+private:
+    static constexpr uint32_t CALC_SLOTS = Traits::CALC_SLOTS;
+    static constexpr uint32_t REDUCE_SLOTS = Traits::REDUCE_SLOTS; // acc, term, aux, scratch (or the post stage's)
+    // SendBack reads its rows' triples this many rows at a time (the UB plan counts the batch, never the rows)
+    static constexpr uint32_t TRIPLE_BATCH = 256U;
+
+    __aicore__ inline void SendBack();
+    __aicore__ inline void SendBackBlocks();
+    __aicore__ inline void SendBlocksToOtherServers(const LocalTensor<int32_t> &cum, uint32_t entries);
+    __aicore__ inline void WaitBlocks();
+    __aicore__ inline void LoadReturned(const LocalTensor<float> &term, const LocalTensor<float> &scratch,
+                                        const GlobalTensor<uint8_t> &slotGm);
+    __aicore__ inline void Reduce();
+    __aicore__ inline void WaitSlots(uint32_t tokenIdx, const LocalTensor<int32_t> &ids,
+                                     const LocalTensor<uint8_t> &mask, bool pairMask);
+    __aicore__ inline void AddRow(const LocalTensor<float> &acc, const LocalTensor<float> &term, float weight,
+                                  bool weighted);
+    __aicore__ inline void UpdateDataState();
+    // this core's contiguous share [begin, end) of `total` items
+    __aicore__ inline void SplitRange(uint32_t total, uint32_t &begin, uint32_t &end) const
+    {
+        const uint32_t base = total / coreNum_;
+        const uint32_t extra = total % coreNum_;
+        begin = base * coreIdx_ + MinU32(coreIdx_, extra);
+        end = begin + base + (coreIdx_ < extra ? 1U : 0U);
+    }
+
+    // What the spec determines (op_kernel/<op>_gen.h): the quant formula of the sending rank, the part after its
+    // `send` on the receiving one, the special experts' terms (false: the expert adds nothing), the post stage and
+    // its rows no token changes, and Init's part the spec decides (flags of the inputs, special experts' ids, the
+    // message bytes and slots of a split quant mode).
+    __aicore__ inline void QuantRow(const LocalTensor<ExpandXT> &xRow, const LocalTensor<uint8_t> &msg,
+                                    uint32_t tokenIdx, uint32_t expertRow);
+    __aicore__ inline void ReceiveRow(const LocalTensor<uint8_t> &msg, const LocalTensor<float> &term);
+    __aicore__ inline bool SpecialTerm(uint32_t tokenIdx, uint32_t expert, const LocalTensor<float> &term);
+    __aicore__ inline void PostStage(uint32_t tokenIdx, const LocalTensor<float> &reduced);
+    __aicore__ inline void PostInvariants();
+    __aicore__ inline void InitSpec(const TilingData &tiling);
+
+    // the post stage's rows every token shares (PostInvariants computes them once per core)
+    __aicore__ inline LocalTensor<float> InvariantRow(uint32_t idx)
+    {
+        return postBuf_.GetWithOffset<float>(hLen_, idx * AlignUp(hLen_ * 4U, UB_BLOCK));
+    }
+    template <typename T>
+    __aicore__ inline LocalTensor<T> CalcSlot(uint32_t idx)
+    {
+        return calcBuf_.GetWithOffset<T>(slotBytes_ / static_cast<uint32_t>(sizeof(T)), idx * slotBytes_);
+    }
+    // The EP domain's window of rank `rank`: through the HCCL client on the EP group, or from the MC2 context; and
+    // its status area.
+    __aicore__ inline GM_ADDR EpWindow(uint32_t rank)
+    {
+        if constexpr (Traits::MC2_CONTEXT) {
+            return Traits::ContextWindow(ctx_, rank);
+        } else {
+            return WindowIn<EP_GROUP>(hccl_, rank);
+        }
+    }
+    __aicore__ inline GM_ADDR EpStatus(uint32_t rank)
+    {
+        if constexpr (Traits::MC2_CONTEXT) {
+            return EpWindow(rank) + statusOffset_;
+        } else {
+            return StatusArea<EP_GROUP>(hccl_, rank, statusInExp_, statusOffset_);
+        }
+    }
+    // CombineV2 rows of the current data state on rank `rank`, and the flag of each row slot.
+    __aicore__ inline GM_ADDR WinRows(uint32_t rank)
+    {
+        return EpWindow(rank) + dataAt_ + dataState_ * halfBytes_ + combineAt_;
+    }
+    __aicore__ inline GM_ADDR WinFlags(uint32_t rank)
+    {
+        return EpStatus(rank) + COMBINE_FLAGS_OFFSET + dataState_ * COMBINE_FLAGS_HALF;
+    }
+    __aicore__ inline bool OtherServer(uint32_t rank) const
+    {
+        return OnOtherServer(serverRanks_, epRank_, rank);
+    }
+    // This rank's windowsOut: the rows of (local expert, owner) block `entry` (localExpert * epWorldSize + owner),
+    // laid out as the combine area's blocks; and the flag every block's flag item sends.
+    __aicore__ inline GM_ADDR StageRows(uint32_t entry)
+    {
+        return WindowOut<EP_GROUP>(hccl_, epRank_) + dataAt_ + combineAt_ +
+               static_cast<uint64_t>(entry) * maxBs_ * rowStride_;
+    }
+    __aicore__ inline GM_ADDR StageFlag()
+    {
+        return WindowOut<EP_GROUP>(hccl_, epRank_) + statusOffset_ + COMBINE_FLAGS_OFFSET;
+    }
+
+    TPipe *pipe_{nullptr};
+    TilingData tiling_;
+    Hccl<HcclServerType::HCCL_SERVER_TYPE_AICPU> hccl_; // EP group: window addresses of every rank
+    GM_ADDR ctx_{nullptr}; // Traits::MC2_CONTEXT: the MC2 context, every rank's window of the EP domain
+
+    GlobalTensor<typename Traits::ExpandXGmT> expandXGm_;
+    GlobalTensor<typename Traits::ExpertIdsGmT> expertIdsGm_;
+    GlobalTensor<typename Traits::AssistInfoForCombineGmT> assistInfoForCombineGm_;
+    GlobalTensor<typename Traits::EpSendCountsGmT> epSendCountsGm_;
+    GlobalTensor<typename Traits::ExpertScalesGmT> expertScalesGm_;
+    GlobalTensor<typename Traits::XActiveMaskOptionalGmT> xActiveMaskOptionalGm_;
+    GlobalTensor<typename Traits::SharedExpertXOptionalGmT> sharedExpertXOptionalGm_;
+    GlobalTensor<typename Traits::XOutGmT> xOutGm_;
+    typename Traits::ExtraGm extraGm_; // GM tensors the spec's formulas read beside these
+
+    TBuf<TPosition::VECCALC> calcBuf_; // quant rows, then the reduce rows
+    TBuf<TPosition::VECCALC> infoBuf_; // this core's triples, then the token's expert ids and weights
+    TBuf<TPosition::VECCALC> flagBuf_; // one slot flag to send, then a token's slot flags
+    TBuf<TPosition::VECCALC> maskBuf_; // xActiveMaskOptional (BS, or BS * K when 2-D)
+    TBuf<TPosition::VECCALC> bwBuf_;   // core 0 with serverRanks: BatchWrite items, the staged flag
+    TBuf<TPosition::VECCALC> postBuf_; // the post stage's rows every token shares, fp32
+    BatchWriteList bw_;
+    GM_ADDR userWorkspace_{nullptr};
+    TQue<TPosition::VECIN, 1> xInQue_;  // rows of expandX
+    TQue<TPosition::VECOUT, 1> msgQue_; // returned rows, then the reduced xOut rows
+
+    uint32_t coreIdx_{0U};
+    uint32_t coreNum_{1U};
+    uint32_t epRank_{0U};
+    uint64_t pollUs_{0UL}; // how long a poll of a peer's flag waits (tiling.pollTimeoutUs)
+    uint32_t epWorld_{1U};
+    uint32_t serverRanks_{0U}; // tiling.serverRanks: MTE copies reach the ranks of this many (0: all)
+    uint32_t bs_{0U};
+    uint32_t hLen_{0U};
+    uint32_t topK_{0U};
+    uint32_t slotsPerToken_{0U}; // K + S
+    uint32_t moeExperts_{0U};
+    // the special experts take consecutive ids after the MoE experts, in the spec's order: kind i has ids
+    // [specialEnd_[i - 1], specialEnd_[i]) (kind 0 from moeExperts_)
+    uint32_t specialEnd_[Traits::SPECIALS + 1U]{};
+    uint32_t expertEnd_{0U};             // every id at or past it is no expert
+    uint32_t reduceSlots_{REDUCE_SLOTS}; // the reduce's calc slots: more only where a special expert in use needs them
+    uint32_t sharedExperts_{0U};         // 0 when sharedExpertRankNum is 0 (sharedExpertNum 1 then means none)
+    uint32_t localExperts_{1U};
+    bool isSharedRank_{false};
+    bool hasMask_{false};
+    bool hasSharedX_{false};
+    bool hasWeights_{true}; // expertScales with contents: an empty one means an unweighted sum
+    uint32_t maskRank_{1U}; // 1: (BS,) mask, 2: (BS, K) mask
+    bool isA2_{false};      // Atlas A2: rows travel per expert block, located by the owner's expandIdx
+    uint32_t maxBs_{0U};
+    uint32_t rowBytes_{0U};   // one expandX / xOut row
+    uint64_t rowStride_{0UL}; // one window row slot: Align512(2 * H)
+    uint32_t sendBytes_{0U};  // what a returned row's message holds: the row, or a split mode's sent values
+    uint64_t halfBytes_{0UL};
+    uint64_t dataAt_{0UL};    // where the data halves start in windowsIn (tiling.win_data_at)
+    uint64_t combineAt_{0UL}; // the combine area's offset in a data half
+    uint64_t statusOffset_{0UL};
+    bool statusInExp_{false}; // the status area is in windowsExp (tiling.win_state_exp), else in windowsIn
+    uint32_t dataState_{0U};
+    GM_ADDR bufferIdWord_{nullptr}; // the half-select word (tiling.win_buffer_id), or null: per-core state words
+    uint32_t slotBytes_{0U};
+    uint32_t bufDepth_{1U};
+};
+
+template <typename Traits>
+__aicore__ inline void MoeCombineKernel<Traits>::Init(const Args &args, const TilingData &tiling, TPipe *pipe)
+{
+    pipe_ = pipe;
+    tiling_ = tiling;
+    coreIdx_ = static_cast<uint32_t>(GetBlockIdx());
+    coreNum_ = static_cast<uint32_t>(GetBlockNum());
+    // The HCCL tilings the host built (Mc2CcTilingConfig): the init tiling, then the EP cc tiling by its offset
+    // from it. Afterwards window addresses are read, and the only HCCL tasks are the BatchWrites to the ranks of
+    // other servers where MTE copies stop at the server (tiling.serverRanks). An MC2 context is checked against
+    // this rank instead.
+    if constexpr (Traits::MC2_CONTEXT) {
+        ctx_ = Traits::Mc2Context(args, tiling);
+    } else {
+        hccl_.InitV2(GetHcclContext<EP_GROUP>(), &tiling_.mc2InitTiling);
+        hccl_.SetCcTilingV2(Traits::EP_CC_OFFSET);
+    }
+    epRank_ = static_cast<uint32_t>(tiling.epRankId);
+    pollUs_ = static_cast<uint64_t>(tiling.pollTimeoutUs);
+    epWorld_ = static_cast<uint32_t>(tiling.epWorldSize);
+    serverRanks_ = static_cast<uint32_t>(tiling.serverRanks);
+    userWorkspace_ = GetUserWorkspace(args.workspace);
+    bs_ = static_cast<uint32_t>(tiling.BS);
+    hLen_ = static_cast<uint32_t>(tiling.H);
+    topK_ = static_cast<uint32_t>(tiling.K);
+    moeExperts_ = static_cast<uint32_t>(tiling.moeExpertNum);
+    expertEnd_ = moeExperts_;
+    sharedExperts_ = (tiling.sharedExpertRankNum == 0) ? 0U : static_cast<uint32_t>(tiling.sharedExpertNum);
+    slotsPerToken_ = topK_ + sharedExperts_;
+    localExperts_ = static_cast<uint32_t>(tiling.localExpertNum);
+    isSharedRank_ = tiling.isSharedRank != 0;
+    hasMask_ = Traits::HasMask(tiling);
+    maskRank_ = Traits::MaskRank(tiling);
+    maxBs_ = static_cast<uint32_t>(tiling.maxBS);
+    rowBytes_ = RowBytes<ExpandXT>(hLen_);
+    rowStride_ = AlignUp64(2UL * hLen_, WIN_ALIGN);
+    sendBytes_ = AlignUp(rowBytes_, UB_BLOCK);
+    InitSpec(tiling); // the special experts' ids, the inputs' flags, a split quant mode's message and slots
+    // the window layout tiling checked (the spec's `window`): data halves of [combine | dispatch] (each after its
+    // win_reserve), the status area after them or in the last half's reserve; an MC2 context reports no window
+    // size (the window is the ccl_buffer_size tiling read)
+    const uint64_t windowBytes =
+        Traits::MC2_CONTEXT ? static_cast<uint64_t>(tiling.win_window) : WindowBytes<EP_GROUP>();
+    const WindowSplit split = SplitWindow(tiling, windowBytes);
+    halfBytes_ = split.half;
+    dataAt_ = static_cast<uint64_t>(tiling.win_data_at);
+    combineAt_ = static_cast<uint64_t>(tiling.win_combine_at);
+    statusOffset_ = split.stateAt;
+    statusInExp_ = tiling.win_state_exp != 0;
+    // the rows each owner's window receives: Atlas A2 one block of maxBS rows per MoE expert, else one slot per
+    // (token, k) pair and shared expert; its status area one flag per block or slot
+    RequireFits(static_cast<uint64_t>(maxBs_) * (isA2_ ? moeExperts_ : slotsPerToken_) * rowStride_,
+                static_cast<uint64_t>(tiling.win_combine));
+    RequireFits(static_cast<uint64_t>(isA2_ ? moeExperts_ : maxBs_ * slotsPerToken_) * FLAG_BYTES, COMBINE_FLAGS_HALF);
+    if (serverRanks_ != 0U) {
+        // windowsOut (winSize bytes, as windowsIn) mirrors the first data half: one block per (local expert, owner);
+        // only the A2 block layout sends whole blocks, and the staged flag mirrors a status area in windowsIn
+        if (!isA2_ || statusInExp_) {
+            Trap(); // no product with a server limit has another layout or status place
+        }
+        RequireFits(static_cast<uint64_t>(localExperts_) * epWorld_ * maxBs_ * rowStride_,
+                    static_cast<uint64_t>(tiling.win_combine));
+    }
+    RequireFits(static_cast<uint64_t>(GetBlockNum()) * UB_BLOCK, CORE_WORDS_BYTES);
+    RequireHalfFits(tiling, halfBytes_);
+    RequireFits(STATE_BYTES, static_cast<uint64_t>(tiling.win_state));
+    if constexpr (!Traits::MC2_CONTEXT) {
+        RequireFits(static_cast<uint64_t>(tiling.win_window), WindowBytes<EP_GROUP>());
+    }
+    if (statusInExp_) {
+        RequireFits(static_cast<uint64_t>(tiling.win_state), ExpWindowBytes<EP_GROUP>());
+    }
+    slotBytes_ = AlignUp(hLen_ * 4U, REPEAT_BYTES) + AlignUp(CeilDiv(hLen_, 8U), REPEAT_BYTES) + REPEAT_BYTES;
+    RequireFits(sendBytes_, rowStride_); // a message fits its window slot
+    RequireFits(sendBytes_, slotBytes_); // and the calc slot (term) the owner receives it in
+    const uint32_t rowBuf = AlignUp(rowBytes_, UB_BLOCK);
+    const uint32_t fixedBytes = (CALC_SLOTS > reduceSlots_ ? CALC_SLOTS : reduceSlots_) * slotBytes_ +
+                                4U * REPEAT_BYTES + ((serverRanks_ != 0U && coreIdx_ == 0U) ? BW_UB_BYTES : 0U);
+    bufDepth_ = (fixedBytes + 4U * rowBuf <= static_cast<uint32_t>(tiling.totalUbSize)) ? 2U : 1U;
+
+    expandXGm_.SetGlobalBuffer(reinterpret_cast<__gm__ typename Traits::ExpandXGmT *>(args.expandX));
+    expertIdsGm_.SetGlobalBuffer(reinterpret_cast<__gm__ typename Traits::ExpertIdsGmT *>(args.expertIds));
+    assistInfoForCombineGm_.SetGlobalBuffer(
+        reinterpret_cast<__gm__ typename Traits::AssistInfoForCombineGmT *>(args.assistInfoForCombine));
+    epSendCountsGm_.SetGlobalBuffer(reinterpret_cast<__gm__ typename Traits::EpSendCountsGmT *>(args.epSendCounts));
+    expertScalesGm_.SetGlobalBuffer(reinterpret_cast<__gm__ typename Traits::ExpertScalesGmT *>(args.expertScales));
+    xActiveMaskOptionalGm_.SetGlobalBuffer(
+        reinterpret_cast<__gm__ typename Traits::XActiveMaskOptionalGmT *>(args.xActiveMaskOptional));
+    sharedExpertXOptionalGm_.SetGlobalBuffer(
+        reinterpret_cast<__gm__ typename Traits::SharedExpertXOptionalGmT *>(args.sharedExpertXOptional));
+    xOutGm_.SetGlobalBuffer(reinterpret_cast<__gm__ typename Traits::XOutGmT *>(args.xOut));
+    extraGm_.Init(args);
+
+    // data state of this call: the half-select word shared with the real ops (`buffer_id`), else each core's own
+    // word, all toggled together every call
+    bufferIdWord_ = tiling.win_buffer_id != 0 ? EpWindow(epRank_) + tiling.win_buffer_id_at : nullptr;
+    if (bufferIdWord_ != nullptr) {
+        dataState_ = ReadBufferId(bufferIdWord_);
+    } else {
+        GlobalTensor<int32_t> stateGm;
+        stateGm.SetGlobalBuffer(
+            reinterpret_cast<__gm__ int32_t *>(EpStatus(epRank_) + COMBINE_STATE_OFFSET + coreIdx_ * UB_BLOCK));
+        pipe_->InitBuffer(flagBuf_, UB_BLOCK);
+        LocalTensor<int32_t> state = flagBuf_.Get<int32_t>();
+        DataCopy(state, stateGm, WS_SLOT_INTS);
+        SyncFunc<HardEvent::MTE2_S>();
+        dataState_ = static_cast<uint32_t>(state.GetValue(0U)) & 1U;
+    }
+    ResetPipe(pipe_);
+}
+
+template <typename Traits>
+__aicore__ inline void MoeCombineKernel<Traits>::Process()
+{
+    if (Traits::TpPath(tiling_)) {
+        Trap(); // the ReduceScatterV path is not implemented (the documents give no row order for it); the current
+                // release's tiling rejects tpWorldSize 2, as the real one does
+    }
+    if (isA2_) {
+        SendBackBlocks();
+        WaitBlocks();
+    } else {
+        SendBack();
+    }
+    Reduce();
+    UpdateDataState();
+    if (serverRanks_ != 0U) {
+        hccl_.Finalize(); // no more BatchWrite tasks: the AICPU server may exit
+    }
+}
+
+// ---- 1. every row DispatchV2 delivered here goes back to its token's owner ---------------------
+template <typename Traits>
+__aicore__ inline void MoeCombineKernel<Traits>::SendBack()
+{
+    const uint32_t entries = isSharedRank_ ? epWorld_ : localExperts_ * epWorld_;
+    const uint32_t total = static_cast<uint32_t>(epSendCountsGm_.GetValue(entries - 1U)); // inclusive cumsum
+    uint32_t begin = 0U;
+    uint32_t end = 0U;
+    SplitRange(total, begin, end);
+    const uint32_t rows = end - begin;
+    pipe_->InitBuffer(calcBuf_, CALC_SLOTS * slotBytes_);
+    pipe_->InitBuffer(infoBuf_, TRIPLE_BATCH * TRIPLE * 4U); // the triples of one batch of rows
+    pipe_->InitBuffer(flagBuf_, UB_BLOCK);
+    pipe_->InitBuffer(xInQue_, bufDepth_, AlignUp(rowBytes_, UB_BLOCK));
+    pipe_->InitBuffer(msgQue_, bufDepth_, MaxU32(AlignUp(rowBytes_, UB_BLOCK), sendBytes_));
+    LocalTensor<int32_t> flag = flagBuf_.Get<int32_t>();
+    for (uint32_t i = 0U; i < WS_SLOT_INTS; ++i) {
+        flag.SetValue(i, i == 0U ? FLAG_SET : 0);
+    }
+    SyncFunc<HardEvent::S_MTE3>();
+    if (rows == 0U) {
+        return;
+    }
+    LocalTensor<int32_t> triples = infoBuf_.Get<int32_t>();
+    for (uint32_t i = 0U; i < rows; ++i) {
+        const uint32_t j = i % TRIPLE_BATCH; // the row's place in its batch
+        if (j == 0U) {                       // the next batch's triples, once the scalar unit has read the last one's
+            SyncFunc<HardEvent::S_MTE2>();
+            DataCopyPad(triples, assistInfoForCombineGm_[static_cast<uint64_t>(begin + i) * TRIPLE],
+                        DataCopyExtParams(1U, MinU32(TRIPLE_BATCH, rows - i) * TRIPLE * 4U, 0U, 0U, 0U),
+                        DataCopyPadExtParams<int32_t>(false, 0U, 0U, 0U));
+            SyncFunc<HardEvent::MTE2_S>();
+        }
+        const uint32_t owner = static_cast<uint32_t>(triples.GetValue(j * TRIPLE));
+        const uint32_t tokenIdx = static_cast<uint32_t>(triples.GetValue(j * TRIPLE + 1U));
+        const uint32_t k = static_cast<uint32_t>(triples.GetValue(j * TRIPLE + 2U));
+        const uint64_t slot = static_cast<uint64_t>(tokenIdx) * slotsPerToken_ + k;
+
+        LocalTensor<uint8_t> xBytes = xInQue_.AllocTensor<uint8_t>();
+        DataCopyPad(xBytes, expandXGm_[static_cast<uint64_t>(begin + i) * rowBytes_],
+                    DataCopyExtParams(1U, rowBytes_, 0U, 0U, 0U), DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));
+        xInQue_.EnQue(xBytes);
+        xBytes = xInQue_.DeQue<uint8_t>();
+        LocalTensor<uint8_t> msg = msgQue_.AllocTensor<uint8_t>();
+        QuantRow(xBytes.template ReinterpretCast<ExpandXT>(), msg, tokenIdx, k);
+        xInQue_.FreeTensor(xBytes);
+        msgQue_.EnQue(msg);
+        msg = msgQue_.DeQue<uint8_t>();
+        GlobalTensor<uint8_t> win;
+        win.SetGlobalBuffer(WinRows(owner) + slot * rowStride_);
+        DataCopy(win, msg, sendBytes_);
+        PipeBarrier<PIPE_MTE3>(); // the row lands before its flag
+        GlobalTensor<int32_t> slotFlag;
+        slotFlag.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(WinFlags(owner) + slot * FLAG_BYTES));
+        DataCopy(slotFlag, flag, WS_SLOT_INTS);
+        msgQue_.FreeTensor(msg);
+    }
+    PipeBarrier<PIPE_ALL>();
+}
+
+// ---- 1 (Atlas A2). every (local expert, owner) block goes back to the owner's block of its global expert ----
+template <typename Traits>
+__aicore__ inline void MoeCombineKernel<Traits>::SendBackBlocks()
+{
+    const uint32_t entries = isSharedRank_ ? 0U : localExperts_ * epWorld_; // (local expert, owner) blocks
+    uint32_t begin = 0U;
+    uint32_t end = 0U;
+    SplitRange(entries, begin, end);
+    pipe_->InitBuffer(calcBuf_, CALC_SLOTS * slotBytes_);
+    pipe_->InitBuffer(infoBuf_, AlignUp((entries + 1U) * 4U, UB_BLOCK));
+    pipe_->InitBuffer(flagBuf_, UB_BLOCK);
+    if (serverRanks_ != 0U && coreIdx_ == 0U) {
+        pipe_->InitBuffer(bwBuf_, BW_UB_BYTES);
+    }
+    pipe_->InitBuffer(xInQue_, bufDepth_, AlignUp(rowBytes_, UB_BLOCK));
+    pipe_->InitBuffer(msgQue_, bufDepth_, MaxU32(AlignUp(rowBytes_, UB_BLOCK), sendBytes_));
+    LocalTensor<int32_t> flag = flagBuf_.Get<int32_t>();
+    for (uint32_t i = 0U; i < WS_SLOT_INTS; ++i) {
+        flag.SetValue(i, i == 0U ? FLAG_SET : 0);
+    }
+    LocalTensor<int32_t> cum = infoBuf_.Get<int32_t>(); // epSendCounts: inclusive cumulative rows per block
+    if (entries > 0U) {
+        DataCopyPad(cum, epSendCountsGm_, DataCopyExtParams(1U, entries * 4U, 0U, 0U, 0U),
+                    DataCopyPadExtParams<int32_t>(false, 0U, 0U, 0U));
+        SyncFunc<HardEvent::MTE2_S>();
+    }
+    SyncFunc<HardEvent::S_MTE3>();
+    const uint32_t firstExpert = (epRank_ - static_cast<uint32_t>(tiling_.sharedExpertRankNum)) * localExperts_;
+    for (uint32_t i = begin; i < end; ++i) {
+        const uint32_t owner = i % epWorld_;
+        const uint32_t expert = firstExpert + i / epWorld_;
+        const uint32_t first = (i == 0U) ? 0U : static_cast<uint32_t>(cum.GetValue(i - 1U));
+        const uint32_t rows = static_cast<uint32_t>(cum.GetValue(i)) - first;
+        const bool staged = OtherServer(owner); // sent by BatchWrite after SyncAll (SendBlocksToOtherServers)
+        GM_ADDR block = staged ? StageRows(i) : WinRows(owner) + static_cast<uint64_t>(expert) * maxBs_ * rowStride_;
+        for (uint32_t j = 0U; j < rows; ++j) {
+            LocalTensor<uint8_t> xBytes = xInQue_.AllocTensor<uint8_t>();
+            DataCopyPad(xBytes, expandXGm_[static_cast<uint64_t>(first + j) * rowBytes_],
+                        DataCopyExtParams(1U, rowBytes_, 0U, 0U, 0U), DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));
+            xInQue_.EnQue(xBytes);
+            xBytes = xInQue_.DeQue<uint8_t>();
+            LocalTensor<uint8_t> msg = msgQue_.AllocTensor<uint8_t>();
+            // the A2 layout carries no (token, k) of the row: the emitter admits no formula that reads them
+            QuantRow(xBytes.template ReinterpretCast<ExpandXT>(), msg, 0U, 0U);
+            xInQue_.FreeTensor(xBytes);
+            msgQue_.EnQue(msg);
+            msg = msgQue_.DeQue<uint8_t>();
+            GlobalTensor<uint8_t> win;
+            win.SetGlobalBuffer(block + static_cast<uint64_t>(j) * rowStride_);
+            DataCopy(win, msg, sendBytes_);
+            msgQue_.FreeTensor(msg);
+        }
+        if (staged) {
+            continue;
+        }
+        PipeBarrier<PIPE_MTE3>(); // the block's rows land before its flag
+        GlobalTensor<int32_t> blockFlag;
+        blockFlag.SetGlobalBuffer(
+            reinterpret_cast<__gm__ int32_t *>(WinFlags(owner) + static_cast<uint64_t>(expert) * FLAG_BYTES));
+        DataCopy(blockFlag, flag, WS_SLOT_INTS);
+    }
+    PipeBarrier<PIPE_ALL>();
+    if (serverRanks_ != 0U) {
+        SyncAll<true>(); // every core's blocks are staged
+        if (coreIdx_ == 0U) {
+            SendBlocksToOtherServers(cum, entries);
+        }
+    }
+}
+
+// Core 0: the rows of each (local expert, owner) block whose owner is on another server, in one BatchWrite task,
+// then, once the server wrote them, the block's flag in a second one (`cum`: epSendCounts, `entries` of it).
+template <typename Traits>
+__aicore__ inline void MoeCombineKernel<Traits>::SendBlocksToOtherServers(const LocalTensor<int32_t> &cum,
+                                                                          uint32_t entries)
+{
+    const uint32_t firstExpert = (epRank_ - static_cast<uint32_t>(tiling_.sharedExpertRankNum)) * localExperts_;
+    bw_.Init(userWorkspace_ + BatchWriteItemsAt(tiling_), 2U * (moeExperts_ + epWorld_), bwBuf_.Get<uint64_t>());
+    for (uint32_t i = 0U; i < entries; ++i) {
+        const uint32_t owner = i % epWorld_;
+        const uint32_t first = (i == 0U) ? 0U : static_cast<uint32_t>(cum.GetValue(i - 1U));
+        const uint32_t rows = static_cast<uint32_t>(cum.GetValue(i)) - first;
+        if (OtherServer(owner) && rows > 0U) {
+            const uint64_t expert = firstExpert + i / epWorld_;
+            bw_.Add(StageRows(i), WinRows(owner) + expert * maxBs_ * rowStride_,
+                    static_cast<uint64_t>(rows - 1U) * rowStride_ + sendBytes_, owner);
+        }
+    }
+    bw_.Send(hccl_);
+    LocalTensor<int32_t> flag = bwBuf_.GetWithOffset<int32_t>(WS_SLOT_INTS, BW_CHUNK * BW_ITEM_U64 * 8U);
+    for (uint32_t w = 0U; w < WS_SLOT_INTS; ++w) {
+        flag.SetValue(w, w == 0U ? FLAG_SET : 0);
+    }
+    SyncFunc<HardEvent::S_MTE3>();
+    GlobalTensor<int32_t> stage;
+    stage.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(StageFlag()));
+    DataCopy(stage, flag, WS_SLOT_INTS);
+    SyncFunc<HardEvent::MTE3_S>();
+    for (uint32_t i = 0U; i < entries; ++i) {
+        const uint32_t owner = i % epWorld_;
+        if (OtherServer(owner)) {
+            const uint64_t expert = firstExpert + i / epWorld_;
+            bw_.Add(StageFlag(), WinFlags(owner) + expert * FLAG_BYTES, FLAG_BYTES, owner);
+        }
+    }
+    bw_.Send(hccl_);
+}
+
+// Atlas A2: every expert rank flags each of its blocks on every owner; the cores wait for all moeExpertNum flags.
+template <typename Traits>
+__aicore__ inline void MoeCombineKernel<Traits>::WaitBlocks()
+{
+    uint32_t begin = 0U;
+    uint32_t end = 0U;
+    SplitRange(moeExperts_, begin, end);
+    ResetPipe(pipe_);
+    pipe_->InitBuffer(flagBuf_, (end - begin + 1U) * FLAG_BYTES);
+    pipe_->InitBuffer(infoBuf_, AlignUp((end - begin + 1U) * 4U, UB_BLOCK));
+    const uint32_t waited = WaitEntries(WinFlags(epRank_) + static_cast<uint64_t>(begin) * FLAG_BYTES, end - begin,
+                                        flagBuf_.Get<int32_t>(), infoBuf_.Get<int32_t>(), pollUs_);
+    if (waited < end - begin) { // one flag per MoE expert
+        PollTimedOut(epRank_, begin + waited, FlagSetter::MOE_EXPERT, begin + waited, pollUs_);
+    }
+    PipeBarrier<PIPE_ALL>();
+    SyncAll<true>();
+}
+
+// ---- 2. the token owner sums the rows of its tokens ---------------------------------------------
+template <typename Traits>
+__aicore__ inline void MoeCombineKernel<Traits>::Reduce()
+{
+    ResetPipe(pipe_);
+    const uint32_t pairs = bs_ * topK_;
+    const uint32_t maskLen = (maskRank_ == 2U) ? pairs : bs_;
+    const uint32_t kBytes = AlignUp(topK_ * 4U, UB_BLOCK);
+    pipe_->InitBuffer(calcBuf_, reduceSlots_ * slotBytes_);
+    pipe_->InitBuffer(infoBuf_, 3U * kBytes);
+    pipe_->InitBuffer(maskBuf_, AlignUp(maskLen, UB_BLOCK));
+    pipe_->InitBuffer(flagBuf_, slotsPerToken_ * FLAG_BYTES);
+    if constexpr (!Traits::POST) {
+        pipe_->InitBuffer(msgQue_, bufDepth_, AlignUp(rowBytes_, UB_BLOCK));
+    } else if constexpr (Traits::POST_INVARIANTS > 0U) {
+        pipe_->InitBuffer(postBuf_, Traits::POST_INVARIANTS * AlignUp(hLen_ * 4U, UB_BLOCK));
+    }
+    LocalTensor<int32_t> ids = infoBuf_.Get<int32_t>();
+    LocalTensor<float> weights = infoBuf_.GetWithOffset<float>(kBytes / 4U, kBytes);
+    LocalTensor<int32_t> slots = infoBuf_.GetWithOffset<int32_t>(kBytes / 4U, 2U * kBytes); // Atlas A2: expandIdx
+    LocalTensor<uint8_t> mask = maskBuf_.Get<uint8_t>();
+
+    // Active tokens: all without a mask; a 1-D mask keeps its first sum(mask) tokens (its true values precede
+    // the false ones); a 2-D mask keeps the tokens with any pair set and skips the pairs it does not set.
+    const bool pairMask = hasMask_ && maskRank_ == 2U;
+    uint32_t prefix = bs_;
+    if (hasMask_) {
+        DataCopyPad(mask, xActiveMaskOptionalGm_, DataCopyExtParams(1U, maskLen, 0U, 0U, 0U),
+                    DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));
+        SyncFunc<HardEvent::MTE2_S>();
+        if (!pairMask) {
+            prefix = 0U;
+            for (uint32_t t = 0U; t < bs_; ++t) {
+                prefix += (mask.GetValue(t) != 0U) ? 1U : 0U;
+            }
+        }
+    }
+    uint32_t begin = 0U;
+    uint32_t end = 0U;
+    SplitRange(bs_, begin, end);
+    LocalTensor<float> acc = CalcSlot<float>(0U);
+    LocalTensor<float> term = CalcSlot<float>(1U);
+    LocalTensor<float> scratch = CalcSlot<float>(3U);
+    if constexpr (Traits::POST_INVARIANTS > 0U) {
+        if (begin < end) {
+            PostInvariants(); // once per core, before the tokens: the post stage's rows no token changes
+        }
+    }
+    for (uint32_t t = begin; t < end; ++t) {
+        bool active = t < prefix;
+        if (pairMask) {
+            active = false;
+            for (uint32_t k = 0U; k < topK_; ++k) {
+                active = active || mask.GetValue(t * topK_ + k) != 0U;
+            }
+        }
+        Duplicate(acc, 0.0f, static_cast<int32_t>(hLen_));
+        PipeBarrier<PIPE_V>();
+        if (active) {
+            SyncFunc<HardEvent::S_MTE2>(); // the previous token's ids, weights and slots have been read
+            DataCopyPad(ids, expertIdsGm_[static_cast<uint64_t>(t) * topK_],
+                        DataCopyExtParams(1U, topK_ * 4U, 0U, 0U, 0U),
+                        DataCopyPadExtParams<int32_t>(false, 0U, 0U, 0U));
+            if (hasWeights_) {
+                DataCopyPad(weights, expertScalesGm_[static_cast<uint64_t>(t) * topK_],
+                            DataCopyExtParams(1U, topK_ * 4U, 0U, 0U, 0U),
+                            DataCopyPadExtParams<float>(false, 0U, 0U, 0U));
+            }
+            if (isA2_) {
+                DataCopyPad(slots, assistInfoForCombineGm_[static_cast<uint64_t>(t) * topK_],
+                            DataCopyExtParams(1U, topK_ * 4U, 0U, 0U, 0U),
+                            DataCopyPadExtParams<int32_t>(false, 0U, 0U, 0U));
+            }
+            SyncFunc<HardEvent::MTE2_S>();
+            if (!isA2_) {
+                WaitSlots(t, ids, mask, pairMask);
+            }
+            for (uint32_t k = 0U; k < topK_; ++k) {
+                const int32_t id = ids.GetValue(k);
+                const float weight = hasWeights_ ? weights.GetValue(k) : 1.0f;
+                if (id < 0 || static_cast<uint32_t>(id) >= expertEnd_ ||
+                    (pairMask && mask.GetValue(t * topK_ + k) == 0U)) {
+                    continue;
+                }
+                const uint32_t expert = static_cast<uint32_t>(id);
+                if (expert < moeExperts_) { // the row the MoE expert returned
+                    const uint64_t slot =
+                        isA2_ ? static_cast<uint64_t>(expert) * maxBs_ + static_cast<uint32_t>(slots.GetValue(k)) :
+                                static_cast<uint64_t>(t) * slotsPerToken_ + k;
+                    GlobalTensor<uint8_t> slotGm;
+                    slotGm.SetGlobalBuffer(WinRows(epRank_) + slot * rowStride_);
+                    LoadReturned(term, scratch, slotGm);
+                } else if (!SpecialTerm(t, expert, term)) {
+                    continue; // a special expert whose Moe = 0 adds nothing
+                }
+                AddRow(acc, term, weight, hasWeights_); // no weights: summed as the shared rows are
+            }
+            for (uint32_t s = 0U; s < sharedExperts_; ++s) { // shared experts and sharedExpertX are not weighted
+                GlobalTensor<uint8_t> slotGm;
+                slotGm.SetGlobalBuffer(WinRows(epRank_) +
+                                       (static_cast<uint64_t>(t) * slotsPerToken_ + topK_ + s) * rowStride_);
+                LoadReturned(term, scratch, slotGm);
+                AddRow(acc, term, 1.0f, false);
+            }
+            if (hasSharedX_) {
+                LoadRowF32<ExpandXT, RowLayout::ROWS>(term, scratch, sharedExpertXOptionalGm_, t, hLen_);
+                AddRow(acc, term, 1.0f, false);
+            }
+        }
+        if constexpr (Traits::POST) {
+            PostStage(t, acc); // the spec's post stage writes the outputs of token t
+        } else {
+            LocalTensor<uint8_t> out = msgQue_.AllocTensor<uint8_t>();
+            CastRow<XOutT, float, RoundMode::CAST_RINT, false>(out.template ReinterpretCast<XOutT>(), acc, hLen_,
+                                                               scratch);
+            msgQue_.EnQue(out);
+            out = msgQue_.DeQue<uint8_t>();
+            DataCopyPad(xOutGm_[static_cast<uint64_t>(t) * rowBytes_], out,
+                        DataCopyExtParams(1U, rowBytes_, 0U, 0U, 0U));
+            msgQue_.FreeTensor(out);
+        }
+    }
+    PipeBarrier<PIPE_ALL>();
+}
+
+// Waits until every slot of token `tokenIdx` that receives a row has its flag, then clears them.
+template <typename Traits>
+__aicore__ inline void MoeCombineKernel<Traits>::WaitSlots(uint32_t tokenIdx, const LocalTensor<int32_t> &ids,
+                                                           const LocalTensor<uint8_t> &mask, bool pairMask)
+{
+    LocalTensor<int32_t> flags = flagBuf_.Get<int32_t>();
+    GlobalTensor<int32_t> flagsGm;
+    flagsGm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(WinFlags(epRank_) + static_cast<uint64_t>(tokenIdx) *
+                                                                                       slotsPerToken_ * FLAG_BYTES));
+    const PollDeadline deadline(pollUs_);
+    bool ready = false;
+    while (!ready) {
+        DataCopy(flags, flagsGm, slotsPerToken_ * WS_SLOT_INTS);
+        SyncFunc<HardEvent::MTE2_S>();
+        ready = true;
+        uint32_t unset = slotsPerToken_;
+        for (uint32_t slot = 0U; slot < slotsPerToken_; ++slot) {
+            const bool sent = slot >= topK_ || !pairMask || mask.GetValue(tokenIdx * topK_ + slot) != 0U;
+            const bool expected =
+                sent &&
+                (slot >= topK_ || (ids.GetValue(slot) >= 0 && static_cast<uint32_t>(ids.GetValue(slot)) < moeExperts_));
+            if (expected && flags.GetValue(slot * WS_SLOT_INTS) != FLAG_SET) {
+                ready = false;
+                unset = (unset == slotsPerToken_) ? slot : unset;
+            }
+        }
+        SyncFunc<HardEvent::S_MTE2>();
+        if (!ready && deadline.Passed()) { // slot k < K: set by expert ids[k]'s rank; slot K + s: shared expert s
+            const uint32_t flag = tokenIdx * slotsPerToken_ + unset;
+            if (unset < topK_) {
+                PollTimedOut(epRank_, flag, FlagSetter::MOE_EXPERT, static_cast<uint32_t>(ids.GetValue(unset)),
+                             pollUs_);
+            } else {
+                PollTimedOut(epRank_, flag, FlagSetter::SHARED_EXPERT, unset - topK_, pollUs_);
+            }
+        }
+    }
+    SyncFunc<HardEvent::S_V>();
+    Duplicate(flags, static_cast<int32_t>(0), static_cast<int32_t>(slotsPerToken_ * WS_SLOT_INTS));
+    SyncFunc<HardEvent::V_MTE3>();
+    DataCopy(flagsGm, flags, slotsPerToken_ * WS_SLOT_INTS);
+    SyncFunc<HardEvent::MTE3_MTE2>();
+}
+
+// The row a sender returned into `slotGm`, as fp32 in `term`: a split quant mode's message goes through the part of
+// its formula after the `send` (ReceiveRow); otherwise the slot holds the row itself.
+template <typename Traits>
+__aicore__ inline void MoeCombineKernel<Traits>::LoadReturned(const LocalTensor<float> &term,
+                                                              const LocalTensor<float> &scratch,
+                                                              const GlobalTensor<uint8_t> &slotGm)
+{
+    if constexpr (Traits::RECEIVES) {
+        LocalTensor<uint8_t> msg = term.template ReinterpretCast<uint8_t>(); // read before the row is written there
+        SyncFunc<HardEvent::V_MTE2>(); // the slot may still be read by earlier vector instructions
+        DataCopyPad(msg, slotGm, DataCopyExtParams(1U, sendBytes_, 0U, 0U, 0U),
+                    DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));
+        SyncFunc<HardEvent::MTE2_V>();
+        ReceiveRow(msg, term);
+    } else {
+        LoadRowF32<XOutT, RowLayout::ROWS>(term, scratch, slotGm, 0U, hLen_);
+    }
+}
+
+// acc += weight * term (a Muls then an Add: two fp32 roundings, no fused multiply-add), or acc += term.
+template <typename Traits>
+__aicore__ inline void MoeCombineKernel<Traits>::AddRow(const LocalTensor<float> &acc, const LocalTensor<float> &term,
+                                                        float weight, bool weighted)
+{
+    const int32_t n = static_cast<int32_t>(hLen_);
+    if (weighted) {
+        Muls(term, term, weight, n);
+        PipeBarrier<PIPE_V>();
+    }
+    Add(acc, acc, term, n);
+    PipeBarrier<PIPE_V>();
+}
+
+// Toggle this core's data state word: the next call uses the other window half and slot flags.
+template <typename Traits>
+__aicore__ inline void MoeCombineKernel<Traits>::UpdateDataState()
+{
+    if (bufferIdWord_ != nullptr) {
+        FlipBufferId(bufferIdWord_, dataState_);
+        return;
+    }
+    ResetPipe(pipe_);
+    pipe_->InitBuffer(flagBuf_, UB_BLOCK);
+    LocalTensor<int32_t> state = flagBuf_.Get<int32_t>();
+    state.SetValue(0U, static_cast<int32_t>(dataState_ ^ 1U));
+    SyncFunc<HardEvent::S_MTE3>();
+    GlobalTensor<int32_t> stateGm;
+    stateGm.SetGlobalBuffer(
+        reinterpret_cast<__gm__ int32_t *>(EpStatus(epRank_) + COMBINE_STATE_OFFSET + coreIdx_ * UB_BLOCK));
+    DataCopy(stateGm, state, WS_SLOT_INTS);
+    PipeBarrier<PIPE_ALL>();
+}
+
+#endif // MOE_COMBINE_KERNEL_H

@@ -277,7 +277,7 @@ class KernelPlan:
     routed: list[str]                  # tensors read through routed() (a RowLayout parameter each)
     instances: list[Instance]
     ambiguous: list[str]               # notes: routed layouts the checks leave open
-    excluded: list[tuple] = field(default_factory=list)  # (key values, why): reachable, but the kernel cannot run
+    excluded: list[tuple] = field(default_factory=list)  # (key values, soc, why): reachable, the kernel cannot run
 
 
 def _passing_combos(view: ProductView, base: StaticEnv, relevant: list[str], dtypes_of: dict):
@@ -338,7 +338,7 @@ def plan_instances(op: Op, kind: "KernelKind") -> KernelPlan:
                         continue
                     unsized = _unsized_outputs(op, qv, env, tiling)
                     if unsized:
-                        excluded.add((values, f"{view.soc}: " + "; ".join(unsized)))
+                        excluded.add((values, view.soc, "; ".join(unsized)))
                         continue
                     # one variant per routed layout the checks leave open, told apart at run time by the
                     # tiling fields that carry the tensor's rank / first dim (see _layout_tests)
@@ -580,9 +580,9 @@ def entry_context(op: Op, ctx: dict, path: str, socs: tuple[str, ...]) -> dict:
     mine = [i for i in plan.instances if i.products & set(socs)]
     built = {i.key_values for i in mine}
     excluded: dict[tuple, set] = {}
-    for values, why in plan.excluded:
-        if values not in built and why.split(":", 1)[0] in socs:
-            excluded.setdefault(values, set()).add(why)
+    for values, soc, why in plan.excluded:
+        if values not in built and soc in socs:
+            excluded.setdefault(values, set()).add(f"{soc}: {why}")
     groups = dispatch_groups(plan, mine)
     return dict(ctx, groups=groups,
                 sel=sorted(k for g in groups for k in g["keys"]),

@@ -58,6 +58,26 @@ def test_every_op_declares_its_key_and_every_entry_includes_its_selection():
     assert seen == 14  # the nine ops' kernel entries
 
 
+def test_a_kernel_op_with_no_key_parameter_is_a_located_error(tmp_path):
+    """An entry is a template over the key's parameters: an op of a kernel family with neither quant modes nor a
+    tiling_key field has none, and its build fails at `semantics` (E201) instead of emitting `template <>`."""
+    from opgen.core.errors import LoweringError
+    from opgen.emit.kernel import emit_cpp_kernel, kernel_problem
+
+    from .conftest import load_src
+
+    src = (ROOT / "specs" / "combine_setup.spec").read_text(encoding="utf-8")
+    src = src.replace("    quant_by commQuantMode;\n", "")
+    src = re.sub(r"    quant 0 none .*?\n    }\n", "", src, flags=re.S)
+    src = re.sub(r" *quant_modes 0;\n", "", src)
+    op, diags = load_src(src, str(tmp_path / "combine_setup.spec"))
+    assert op is not None and not key_params(op), diags.render()
+    assert "gives it no parameter" in kernel_problem(op)
+    with pytest.raises(LoweringError, match="CANN's template tiling key") as err:
+        emit_cpp_kernel(op)
+    assert err.value.span.line == next(i for i, line in enumerate(src.split("\n"), 1) if "    semantics " in line)
+
+
 @pytest.mark.skipif(CXX is None, reason="no C++ compiler")
 def test_each_entrys_selection_is_exactly_its_products_instances():
     """The twin's template_argument.h / tiling_key.h read each committed ASCENDC_TPL_SEL header as the kernel build

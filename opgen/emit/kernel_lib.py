@@ -623,6 +623,11 @@ def family_gen_context(op: Op, ctx: dict, kind: KernelKind) -> dict:
 def common_context(op: Op, kind: KernelKind) -> dict:
     """What every kernel template needs: the plan, types, lowered quant modes, key dispatch, dtype facts."""
     _check_names(op, kind)
+    if not key_params(op):
+        # the entries are templates over the key's parameters, as CANN's are: a template needs one
+        raise LoweringError(f"the {kind.semantics} kernel's entries are selected by CANN's template tiling key, and "
+                            f"{op.name} gives it no parameter: declare its quant modes (`quant_by`) or a `tiling_key` "
+                            "field", word(op, op.span, rf"\bsemantics\s+({kind.semantics})\b"))
     fields_ = tiling_fields(op)
     plan = plan_instances(op, kind)
     tensor_types = {t.name: (type_param(t.name) if t.name in plan.varying else cpp_type(t.dtypes[0]))

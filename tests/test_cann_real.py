@@ -130,25 +130,48 @@ def kernel_columns(op_name: str, rel: str, arch: str) -> list[list[str]]:
     return [column_defines({op.tensor(t).ir_name: d for t, d in col.items()}) for col in cover]
 
 
+def instantiated(op_name: str, rel: str, tmp: Path) -> tuple[Path, str]:
+    """A copy of the op folder (and the shared folder beside it) holding, beside the kernel entry ``rel``, a unit
+    that includes it and instantiates it for every template tiling key combination its ASCENDC_TPL_SEL lists (the
+    kernel plan's combinations of its SoCs, tests/test_tpl_key.py), as CANN's kernel build instantiates the
+    template: the op folder and that unit's path in it. Without it g++ would check the entry's template body
+    unevaluated."""
+    from opgen.emit.kernel import plan_instances
+
+    op = next(o for o in map(load_ok, SPECS) if o.snake_name == op_name)
+    socs = set(op_entries(GENERATED / op_name)[rel])
+    combos = sorted({i.key_values for i in plan_instances(op).instances if i.products & socs})
+    shutil.copytree(GENERATED / op_name, tmp / op_name)
+    shutil.copytree(GENERATED / SHARED_DIR, tmp / SHARED_DIR)
+    params = ", ".join(["GM_ADDR"] * (len(op.inputs) + len(op.outputs) + 2))
+    lines = [f'#include "{Path(rel).name}"'] + [
+        f"template __global__ __aicore__ void {op_name}<{', '.join(f'{v}U' for v in c)}>({params});" for c in combos]
+    unit = rel.removesuffix(".cpp") + "_instances.cpp"
+    (tmp / op_name / unit).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return tmp / op_name, unit
+
+
 @pytest.mark.parametrize("op,kind,rel,arch", cases())
-def test_generated_file_compiles_against_real_cann(cann, op, kind, rel, arch):
+def test_generated_file_compiles_against_real_cann(cann, op, kind, rel, arch, tmp_path):
     # host and op_api files share one work dir (the arch does not reach them), each kernel arch has its own; a
     # kernel is checked once per OpDef column of a cover, two at a time, each of the two in a work dir of its own:
     # the script grows its intrinsic stub and writes its generated headers there, which two checks at once would
     # race on (one reads a stub the other is rewriting)
     builds = kernel_columns(op, rel, arch) if kind == "kernel" else [[]]
     workers = min(2, len(builds))
+    # a kernel entry is a template over the template tiling key: checked instantiated for each listed combination
+    op_dir, unit = instantiated(op, rel, tmp_path) if kind == "kernel" else (GENERATED / op, rel)
 
     def check(lane: int) -> list[tuple[list[str], subprocess.CompletedProcess]]:
         work = f"{arch}-{lane}" if arch else "host"
-        return [(d, syntax_check(cann, GENERATED / op, rel, arch, work, d)) for d in builds[lane::workers]]
+        return [(d, syntax_check(cann, op_dir, unit, arch, work, d)) for d in builds[lane::workers]]
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         results = [r for lane in pool.map(check, range(workers)) for r in lane]
     for defines, res in results:
         out = res.stdout + res.stderr
         assert res.returncode == 0, " ".join(defines) + "\n" + out[-6000:]
-        assert re.search(rf"^PASS \[{kind}\] {re.escape(rel)} ", res.stdout, re.M), out[-3000:]
+        assert re.search(rf"^PASS \[{kind}\] {re.escape(unit)} ", res.stdout, re.M), out[-3000:]
 
 
 def test_the_set_of_checked_files_covers_every_op():

@@ -56,10 +56,17 @@ def kernel_text(op) -> str:
 
 
 def syntax_check(path: Path, op_kernel: Path, arch: int = 3510, defines=()) -> subprocess.CompletedProcess:
-    """g++ -fsyntax-only against the twin's headers, for one kernel arch (__NPU_ARCH__) and OpDef column."""
-    lang = ["-x", "c++"] if path.suffix == ".h" else []
+    """g++ -fsyntax-only against the twin's headers, for one kernel arch (__NPU_ARCH__) and OpDef column. A kernel
+    entry (a template over the template tiling key) is checked as CANN builds it: instantiated for every combination
+    its ASCENDC_TPL_SEL lists (the twin's kernel unit, opgen/sim/kernel_entry.cpp, -DOPGEN_SIM_TILING_KEY_SEL)."""
+    if path.suffix == ".cpp":
+        op = next(p for p in path.parents if p.name == "op_kernel").parent.name
+        src = [f'-DOPGEN_SIM_KERNEL_SOURCE="{path}"', f"-DOPGEN_SIM_KERNEL={op}", "-DOPGEN_SIM_TILING_KEY_SEL",
+               str(sim_build.SIM_DIR / "kernel_entry.cpp")]
+    else:
+        src = ["-x", "c++", str(path)]
     return subprocess.run([CXX, *FLAGS, f"-D__NPU_ARCH__={arch}", *defines, "-I", str(CANN_API), "-I",
-                           str(op_kernel), *lang, str(path)], capture_output=True, text=True, timeout=120)
+                           str(op_kernel), *src], capture_output=True, text=True, timeout=300)
 
 
 def column_defines(op, column: dict) -> list[str]:
@@ -187,17 +194,34 @@ def test_tiling_struct_follows_the_field_rule(dispatch_v2):
 def test_kernel_entry_and_tiling_key_dispatch(dispatch_v2):
     text = kernel_text(dispatch_v2)
     params = ", ".join(f"GM_ADDR {t.name}" for t in dispatch_v2.inputs + dispatch_v2.outputs)
-    assert (f'extern "C" __global__ __aicore__ void {dispatch_v2.snake_name}({params}, GM_ADDR workspace, '
-            f"GM_ADDR tiling)") in text
-    # the key decodes as 10000 + quant + 10 * scales + 100 * template
-    assert "10000UL + static_cast<uint64_t>(quant) * 1UL + static_cast<uint64_t>(scales) * 10UL + " \
-           "static_cast<uint64_t>(template_) * 100UL" in text
+    # every entry is a template over the template tiling key's parameters, as the real entries
+    assert text.count("template <uint32_t KeyQuant, uint32_t KeyScales, uint32_t KeyTemplate>\n__global__ __aicore__ "
+                      f"void {dispatch_v2.snake_name}({params}, GM_ADDR workspace, GM_ADDR tiling)") == 3
+    assert 'extern "C"' not in text
+    files = kernel_files(dispatch_v2)
+    decl = files["op_kernel/moe_distribute_dispatch_v2_tiling_key_decl.h"]
+    assert ("ASCENDC_TPL_ARGS_DECL(MoeDistributeDispatchV2,\n"
+            "                      ASCENDC_TPL_UINT_DECL(TILINGKEY_QUANT, ASCENDC_TPL_4_BW, ASCENDC_TPL_UI_LIST, 0, 1, 2, 3, 4),\n"
+            "                      ASCENDC_TPL_UINT_DECL(TILINGKEY_SCALES, ASCENDC_TPL_1_BW, ASCENDC_TPL_UI_LIST, 0, 1),\n"
+            "                      ASCENDC_TPL_UINT_DECL(TILINGKEY_TEMPLATE, ASCENDC_TPL_2_BW, ASCENDC_TPL_UI_LIST, 0, 1, 2),\n);"
+            in decl)
+    # GET_TPL_TILING_KEY: the value's index in its list, 4 bits, 1 bit, 2 bits, least significant first
+    fields = plan_instances(dispatch_v2).fields
+    assert key_value((2, 1, 0), fields) == 2 + (1 << 4) and key_value((4, 0, 2), fields) == 4 + (2 << 5)
     plan = plan_instances(dispatch_v2)
-    cases = {tuple(int(d) for d in m.split(", "))
-             for m in re.findall(r"case TilingKey\(([0-9U, ]+)\):", text.replace("U", ""))}
-    assert {i.key_values for i in plan.instances} <= cases
-    assert key_value((2, 1, 0)) == 10012 and (2, 1, 0) in cases
-    assert (1, 1, 0) in cases and (1, 0, 0) not in cases  # static quant needs its scales (950 check)
+    for path, socs in kernel_entries(dispatch_v2).items():
+        sel = files[path.removesuffix(".cpp") + "_tiling_key.h"]
+        listed = {tuple(int(v) for v in m) for m in re.findall(
+            r"ASCENDC_TPL_ARGS_SEL\(ASCENDC_TPL_UINT_SEL\(TILINGKEY_QUANT, ASCENDC_TPL_UI_LIST, (\d+)\),\s*"
+            r"ASCENDC_TPL_UINT_SEL\(TILINGKEY_SCALES, ASCENDC_TPL_UI_LIST, (\d+)\),\s*"
+            r"ASCENDC_TPL_UINT_SEL\(TILINGKEY_TEMPLATE, ASCENDC_TPL_UI_LIST, (\d+)\)\)", sel)}
+        # exactly the combinations the entry's products have instances for
+        assert listed == {i.key_values for i in plan.instances if i.products & set(socs)}, path
+        assert f'#include "{Path(path).name.removesuffix(".cpp")}_tiling_key.h"' in files[path]
+    apt = files["op_kernel/arch35/moe_distribute_dispatch_v2_apt_tiling_key.h"]
+    assert "TILINGKEY_QUANT, ASCENDC_TPL_UI_LIST, 1)" in apt  # static quant on the 950 ...
+    assert not re.search(r"TILINGKEY_QUANT, ASCENDC_TPL_UI_LIST, 1\),\s*ASCENDC_TPL_UINT_SEL\(TILINGKEY_SCALES, "
+                         r"ASCENDC_TPL_UI_LIST, 0\)", apt)  # ... needs its scales (950 check)
     # the kernel reads the plain struct and copies rows with the Ascend C queue discipline
     for needle in ("InitTilingData(tiling, &tilingData)", "AllocTensor<uint8_t>()", ".EnQue(", ".DeQue<uint8_t>()",
                    ".FreeTensor(", "DataCopyPad(", "GetBlockIdx()", "GetBlockNum()", "SyncAll<true>()",
@@ -263,11 +287,12 @@ def test_kernel_output_is_deterministic_and_clean(spec):
 def test_combine_kernel(combine_v2):
     text = kernel_text(combine_v2)
     params = ", ".join(f"GM_ADDR {t.name}" for t in combine_v2.inputs + combine_v2.outputs)
-    assert (f'extern "C" __global__ __aicore__ void {combine_v2.snake_name}({params}, GM_ADDR workspace, '
-            f"GM_ADDR tiling)") in text
-    # no tiling_key: commQuantMode is read from the tiling data; modes without a formula are not dispatched
-    assert ("#if (ORIG_DTYPE_EXPAND_X == DT_BF16) && (ORIG_DTYPE_X == DT_BF16)\n    if (tiling.commQuantMode == 2) {"
-            in text)
+    assert (f"template <uint32_t KeyCommQuantMode>\n__global__ __aicore__ void {combine_v2.snake_name}({params}, "
+            "GM_ADDR workspace, GM_ADDR tiling)") in text
+    # no tiling_key: the template tiling key's one parameter is commQuantMode; modes without a formula are not
+    # dispatched
+    assert ("} else if constexpr (KeyCommQuantMode == 2U) {\n#if (ORIG_DTYPE_EXPAND_X == DT_BF16) && "
+            "(ORIG_DTYPE_X == DT_BF16)\n        Run<" in text)
     assert "QuantRowMode3" not in text and "mxfp8" not in text  # not declared: rejected by tiling
     # the sender quantises and writes the int8 row and its block scales (`send q, stored;`), 32-byte aligned
     mode2 = text[text.index('// ---- commQuantMode 2 "int8"'):text.index("// Init's part the spec decides")]
@@ -489,9 +514,9 @@ def test_family_kernels_are_cpp_headers_around_the_specs_part(family):
         assert "::Process()" not in gen and "::Init(" not in gen and "FamilyWindow" not in gen
         text = _kernel(family, spec)
         params = ", ".join(f"GM_ADDR {t.name}" for t in op.inputs + op.outputs)
-        entry = f'extern "C" __global__ __aicore__ void {op.snake_name}({params}, GM_ADDR workspace, GM_ADDR tiling)'
-        assert entry in text
-        assert "InitTilingData(tiling, &tilingData)" in text and "if (tiling.tilingKey != 10000UL) {" in text
+        entry = f"__global__ __aicore__ void {op.snake_name}({params}, GM_ADDR workspace, GM_ADDR tiling)"
+        assert f"template <uint32_t Key{op.quant_by[:1].upper()}{op.quant_by[1:]}>\n{entry}" in text
+        assert "InitTilingData(tiling, &tilingData)" in text and "tiling.tilingKey" not in text
 
 
 def test_dispatch_setup_kernel(family):
@@ -502,8 +527,10 @@ def test_dispatch_setup_kernel(family):
     for needle in ("ExponentRow(", "BlockMaxRow<32U>(", "Exp2Row(", "MulBlocks<32U>(",
                    "CastRow<YOutT, float, RoundMode::CAST_RINT, true>(yOutRow"):
         assert needle in mx, needle
-    assert ("(ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_Y == DT_FLOAT8_E4M3FN) && tiling.quantMode == 4",
-            "bfloat16_t, fp8_e4m3fn_t, 4U") in _runs(text)
+    # the MX instance runs in the entry's instance of template tiling key quantMode 4, in its OpDef column
+    mx_key = text[text.index("} else if constexpr (KeyQuantMode == 4U) {"):]
+    assert ("(ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_Y == DT_FLOAT8_E4M3FN)",
+            "bfloat16_t, fp8_e4m3fn_t, 4U") in _runs(mx_key[:mx_key.index("Trap();")])
 
 
 def test_dispatch_teardown_kernel(family):

@@ -19,6 +19,7 @@ from opgen import cli
 from opgen.core.families import FAMILIES
 from opgen.emit.kernel import KERNEL_KINDS, emit_cpp_kernel
 from opgen.emit.kernel_lib import kernel_entries
+from opgen.emit.tpl_key import sel_header
 from opgen.runtime.errors import OpError
 from opgen.runtime.roles import AliasMap, op_error
 
@@ -76,13 +77,16 @@ def test_the_kernel_is_the_family_s_whatever_the_op_calls_its_parameters(pair, s
     # CANN's build defines a tensor's dtype macros from its OpDef (IR) name, which is the op's
     names.update({f"DTYPE_{original.tensor(a).ir_name.upper()}": f"DTYPE_{other.tensor(b).ir_name.upper()}"
                   for a, b in renames.items() if original.tensor(a) is not None})
-    def files(o):  # by what a file is: the tiling struct, the kernel class, the entry of these products
+    def files(o):  # by what a file is: the tiling struct, the kernel class, the entry of these products, its key
         entries = kernel_entries(o)
-        return {entries.get(a.path) or a.path.replace(o.snake_name, "OP"): a.content for a in emit_cpp_kernel(o)}
+        keys = {sel_header(path): (socs, "ASCENDC_TPL_SEL") for path, socs in entries.items()}
+        return {entries.get(a.path) or keys.get(a.path) or a.path.replace(o.snake_name, "OP"): a.content
+                for a in emit_cpp_kernel(o)}
     want, got = files(original), files(other)
     body = KERNEL_KINDS[original.semantics].body_path(original).replace(original.snake_name, "OP")  # OP[_gen].h
     assert set(want) == set(got) and {body, "op_kernel/OP_tiling.h"} < set(want)
-    for key in sorted(set(want) - {"op_kernel/OP_tiling.h"}, key=str):  # the kernel class and every entry
+    # the kernel class, the template tiling key's declaration, every entry and its ASCENDC_TPL_SEL
+    for key in sorted(set(want) - {"op_kernel/OP_tiling.h"}, key=str):
         _same_but_names(want[key], got[key], names)
     fields = lambda text: re.findall(r"^\s+\w+ (\w+);", text, re.M)  # noqa: E731
     assert fields(want["op_kernel/OP_tiling.h"]) == fields(got["op_kernel/OP_tiling.h"])

@@ -15,6 +15,7 @@ suite data (generated/<op>/tests/cases.py) then drives it:
 from __future__ import annotations
 
 import ctypes
+import functools
 import importlib.util
 import os
 import re
@@ -34,7 +35,11 @@ from opgen.runtime import OpError
 from opgen.harness import testkit
 from opgen.harness import testworld
 
-from .conftest import ROOT
+from opgen.emit.kernel import plan_instances
+from opgen.emit.tpl_key import encode, key_params
+from opgen.lower.python import py_expr
+
+from .conftest import ROOT, SPECS, load_ok
 
 GENERATED = ROOT / "generated"
 SIM = ROOT / "opgen" / "sim"
@@ -211,6 +216,29 @@ def _request(twin: Twin, call: dict, metas: dict, rank, *, graph: bool) -> tuple
     return lines, dict(attrs=attrs, full=full, window=int(buffsize) * MIB)
 
 
+@functools.cache
+def _key_facts(snake: str, product: str):
+    """The op of the generated folder ``snake`` and the key combinations its kernel plan has instances for on
+    ``product``."""
+    op = next(o for o in map(load_ok, SPECS) if o.snake_name == snake)
+    return op, {i.key_values for i in plan_instances(op).instances if product in i.products}
+
+
+def _expected_key(twin: Twin, case: dict, rank, metas: dict) -> int:
+    """The template tiling key the spec gives this rank: GET_TPL_TILING_KEY of its key parameters' values (the
+    spec's expressions, evaluated by the numpy reference's scope), a combination the ASCENDC_TPL_SEL of the
+    product's kernel entry lists (the kernel plan's instances of the product)."""
+    ref, product = twin.ref, case["product"]
+    op, selected = _key_facts(twin.snake, product)
+    attrs, out_dtypes = testkit.call_args(ref, case, rank)
+    scope = ref.reference.make_scope(ref.INFO, testworld.meta_inputs(case, rank, metas), attrs, product, out_dtypes)
+    params = key_params(op)
+    # the expressions as the reference's lets are written (opgen.lower.python), in its module's namespace
+    values = tuple(int(eval(py_expr(kp.expr, op.views[product]), dict(vars(ref)), {"s": scope})) for kp in params)
+    assert values in selected, f"{case['id']} rank {rank}: key {values} is no combination ASCENDC_TPL_SEL lists"
+    return encode(params, values)
+
+
 def _expected_fields(twin: Twin, case: dict, rank, metas: dict, seen: dict, key: int) -> dict:
     """Every tiling data field as the numpy reference computes it for this rank."""
     ref, product = twin.ref, case["product"]
@@ -315,7 +343,7 @@ def test_every_positive_rank_tiles_as_the_reference_says(twins, snake):
             workspace += 2 * 32 * (int(seen["full"]["moeExpertNum"]) + int(seen["full"]["epWorldSize"]))
         assert (got["block_dim"], got["mode"], got["workspace"]) == (AIV, BATCH_MODE, workspace), where
         fields = _fields(twin, got["data"])
-        assert got["key"] == fields["tilingKey"] and got["key"] >= 10000, where
+        assert got["key"] == fields["tilingKey"] == _expected_key(twin, case, rank, metas), where
         want = _expected_fields(twin, case, rank, metas, seen, got["key"])
         diff = {k: (fields[k], v) for k, v in want.items() if fields[k] != v}
         assert not diff, f"{where}: fields (tiling, reference) differ: {diff}"

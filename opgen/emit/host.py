@@ -30,6 +30,7 @@ from opgen.core.span import find_span
 from opgen.core.products import AICPU, HCCL_CMD_NAMES, HCCL_COMM_ENGINES, KERNEL_COMPILE_OPTIONS, op_soc_version
 from opgen.lang.expr import Bool, Call, Expr, Int, Name, Str, to_spec, walk
 from opgen.emit.registry import emitter
+from opgen.emit.tpl_key import decl_header, key_params
 from opgen.emit.render import render, spec_file
 from opgen.lower.aclnn_abi import RUN_PARAMS, WORKSPACE_PARAMS, omitted_value, param_decl, workspace_params
 from opgen.lower.literals import cpp_literal, cpp_string
@@ -869,8 +870,8 @@ def _view_tiling(op: Op, view: ProductView, fields: list[TilingField]) -> dict:
             sets.append(one)
         else:
             sets.append(head.rstrip() + "\n" + " " * 19 + f"[&] {{ return {code}; }}){end}")
-    key = [dict(comment=comment_lines(f"{name} = {to_spec(e)}", 12),
-                code=f"static_cast<int64_t>({cpp_expr(e, view)})") for name, e in op.tiling_key]
+    key = [dict(comment=comment_lines(f"{kp.name} = {to_spec(kp.expr)}", 12),
+                code=f"static_cast<int64_t>({cpp_expr(kp.expr, view)})") for kp in key_params(op)]
     let_rows = [dict(name=l.name, ctype=cpp_kind_type(l.expr, view), code=cpp_expr(l.expr, view),
                      comment=comment_lines(f"{l.name} = {to_spec(l.expr)}", 4)) for l in view.lets]
     dtype_rows = []
@@ -946,8 +947,8 @@ def tiling_context(op: Op) -> dict:
     fields = tiling_fields(op)
     ctx = common_context(op)
     s = op.snake_name
-    key_text = " + ".join([str(op.TILING_KEY_BASE)] + [("" if i == 0 else f"{10 ** i} * ") + name
-                                                       for i, (name, _) in enumerate(op.tiling_key)])
+    params = key_params(op)
+    key_text = f"GET_TPL_TILING_KEY({', '.join(kp.name for kp in params)})"
     ctx.update(
         tiling_header=f"{s}_tiling.h",
         kernel_tiling_header=f"../../op_kernel/{s}_tiling.h",
@@ -955,8 +956,9 @@ def tiling_context(op: Op) -> dict:
         compile_info=f"{op.name}CompileInfo",
         tiling_func=f"{op.name}TilingFunc",
         guard=f"OPS_BUILT_IN_OP_TILING_RUNTIME_{s.upper()}_TILING_H_",
-        key_base=op.TILING_KEY_BASE,
         key_text=key_text,
+        key_count=len(params),
+        key_decl_header="../../" + decl_header(op),
         per_view=[_view_tiling(op, op.views[p.soc], fields) for p in op.products],
         bound=[(name, t, axis) for name, (t, axis) in dim_bindings(op).items()],
         hccl=_hccl_env(op),

@@ -13,11 +13,18 @@ Emitted files (paths relative to the op's output directory):
 * the kernel entries, one per file the products' OpDef configs name (``ProductView.kernel_entry``): a product
   with an ``op_file`` builds ``op_kernel/<arch dir>/<op_file>.cpp`` (``arch22/..._a2.cpp`` as the real ops lay
   them out), the others share ``op_kernel/<op>.cpp``. An entry holds Dispatch over its products' instances alone
-  and the ``__global__`` function, named after the op in every entry (CANN's kernel name).
+  and the ``__global__`` function, named after the op in every entry (CANN's kernel name): both templates over the
+  template tiling key's parameters (:mod:`opgen.emit.tpl_key`), Dispatch choosing the instances with ``if
+  constexpr``. Beside each entry, ``<entry>_tiling_key.h`` lists the key combinations it is built for
+  (``ASCENDC_TPL_SEL``: those its products' instances have).
+* ``op_kernel/<op>_tiling_key_decl.h`` — the key's parameters (``ASCENDC_TPL_ARGS_DECL``), for every op: the host
+  tiling encodes the key with them (``GET_TPL_TILING_KEY``).
   An op of no family gets no kernel files; one its family's kernel cannot be built for fails the build with a
   located ``LoweringError`` (E201/E202): :func:`kernel_problem` gives its text.
 """
 from __future__ import annotations
+
+import re
 
 from opgen.core.artifact import Artifact
 from opgen.core.family_parts import part_attr
@@ -27,6 +34,7 @@ from opgen.emit.kernel_lib import (ArchGuards, KernelKind, KernelPlan, columns_o
 from opgen.emit.kernel_lib import plan_instances as _plan_instances
 from opgen.emit.registry import emitter
 from opgen.emit.render import render, template_source
+from opgen.emit.tpl_key import decl_header, key_rows, sel_header
 from opgen.emit.tiling_layout import tiling_fields, ub_bytes_fn
 from opgen.emit.ub_plan import render_cpp
 from opgen.lower.ascendc import LoweringError
@@ -90,6 +98,11 @@ def family_kernel_headers() -> list[Artifact]:
             for n in names]
 
 
+def _guard(path: str) -> str:
+    """The include guard of a generated header: its path under op_kernel/ in capitals."""
+    return re.sub(r"\W", "_", path.removeprefix("op_kernel/")).upper()
+
+
 # ---- the emitter -------------------------------------------------------------------------------
 
 def kernel_problem(op: Op) -> str | None:
@@ -117,10 +130,16 @@ def emit_cpp_kernel(op: Op, plans=None) -> list:
                       render("cpp/op_kernel/tiling.h.j2", op=op, struct=struct, fields=tiling_fields(op),
                              spec_name=spec_name,
                              ub_plan=render_cpp(plan, struct, ub_bytes_fn(op)) if plan is not None else ""))]
+    # the template tiling key's parameters: the host tiling encodes the key with them, kernel or not
+    rop = in_role_names(op)
+    files.append(Artifact(decl_header(op), render("cpp/op_kernel/tiling_key_decl.h.j2", spec_name=spec_name, op=rop,
+                                                  key=key_rows(rop), guard=_guard(decl_header(op)))))
     if kind is not None:
         files.append(Artifact(ctx["body_path"], render(kind.template, spec_name=spec_name, **ctx)))
         rop = ctx["op"]  # the op in its family's role names, as the kernel plan names its tensors
         for path, socs in kernel_entries(rop).items():
-            files.append(Artifact(path, render("cpp/op_kernel/entry.cpp.j2", spec_name=spec_name,
-                                               **entry_context(rop, ctx, path, socs))))
+            ectx = entry_context(rop, ctx, path, socs)
+            files.append(Artifact(path, render("cpp/op_kernel/entry.cpp.j2", spec_name=spec_name, **ectx)))
+            files.append(Artifact(sel_header(path), render("cpp/op_kernel/tiling_key_sel.h.j2", spec_name=spec_name,
+                                                           entry=path, guard=_guard(sel_header(path)), **ectx)))
     return files

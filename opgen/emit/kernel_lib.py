@@ -9,8 +9,9 @@ without an Ascend C type fails the build with a located
 ``LoweringError`` (E201/E202, never a stub or a silent omission).  A quant mode declared with an empty body has no
 kernel path (the spec's explicit "no formula"); every other reachable (product, mode, dtypes) combination gets one.
 
-The kernel dispatches on the tiling key (``10000 + Σ field_i·10^i`` over the spec's ``tiling_key``
-fields; a quant attribute no field carries is read from the tiling data). The dtypes are chosen when it is built:
+The kernel instances are keyed by CANN's template tiling key (:mod:`opgen.emit.tpl_key`: the spec's ``tiling_key``
+fields, then a quant attribute no field carries): each entry is a template over its parameters, compiled once per
+combination its ``ASCENDC_TPL_SEL`` lists (those of its products' instances). The dtypes are chosen when it is built:
 CANN's op build compiles a kernel once per OpDef column with ``ORIG_DTYPE_<NAME>`` defined, and each instance
 stands under an ``#if`` over those macros (:func:`column_test`), so one column's binary holds its own instances.
 Only the (key, dtype) combinations some product can reach are instantiated — decided by evaluating
@@ -42,7 +43,8 @@ from opgen.emit.tiling_layout import (BATCH_WRITE_CHUNK, BATCH_WRITE_ITEM_BYTES,
 from opgen.lower.literals import cpp_literal
 from opgen.lower.ascendc import (CPP_TYPES, FLOATISH, KernelTypes, LoweringError, PostLowering, QuantLowering, Val, TilingExpr, cpp_ident,
                                  cpp_type, float_literal, ge_value, type_param, wire_offsets)
-from opgen.model.static_eval import StaticEnv, Sym, dtype_reads, eval3, fails, merge_env, possible_values, solve_key_field
+from opgen.emit.tpl_key import KeyParam, decl_header, encode, key_params, key_rows, sel_header
+from opgen.model.static_eval import StaticEnv, Sym, dtype_reads, eval3, fails, merge_env, solve_key_field
 from opgen.model.decl import Op, ProductView, QuantMode, QuantStmt, ShapeCond, ShapeTuple, SpecialExpert, snake
 from opgen.model.resolve import dim_bindings
 from opgen.model.spec_text import shape_text
@@ -63,7 +65,7 @@ def tiling_struct_name(op: Op) -> str:
 @dataclass(frozen=True)
 class KeyField:
     name: str
-    digit: int | None        # decimal digit in the tiling key (None: the quant attribute read at run time)
+    digit: int | None        # its place in the spec's tiling_key (None: the quant attribute no key field carries)
     values: tuple
     param: str | None        # class template parameter (None: decoded but not specialised on)
     role: str                # "quant" | "present:<tensor>" | "other"
@@ -82,29 +84,30 @@ class Instance:
 
 
 def key_fields(op: Op) -> list[KeyField]:
+    """The fields the kernel instances are keyed on: the op's template tiling key parameters (opgen/emit/tpl_key.py),
+    in their declaration order, with the class template parameter each gives (none: decoded, not specialised on)."""
     out = []
-    for digit, (name, e) in enumerate(op.tiling_key):
-        vals = tuple(possible_values(e, op))
+    for kp in key_params(op):
+        e = kp.expr
         if isinstance(e, Name) and e.id == op.quant_by:
             role = "quant"
         elif isinstance(e, Cond) and isinstance(e.test, Call) and e.test.fn == "present":
             role = f"present:{e.test.args[0].id}"
         else:
             role = "other"
-        param = f"TK_{snake(name).upper()}" if role != "other" else None
-        out.append(KeyField(name, digit, vals, param, role, e))
-    if op.quant_by and not any(f.role == "quant" for f in out):
-        # no key field carries the quant mode: the kernel still specialises on it, read from the tiling data
-        out.append(KeyField(op.quant_by, None, tuple(sorted(q.value for q in op.quant_modes)), "TK_QUANT", "quant",
-                            Name(op.quant_by)))
+        param = ("TK_QUANT" if kp.digit is None else f"TK_{snake(kp.name).upper()}") if role != "other" else None
+        out.append(KeyField(kp.name, kp.digit, kp.values, param, role, e))
     return out
 
 
-def key_value(values, fields=None) -> int:
-    """10000 + Σ field_i·10^i over the key's fields (a runtime-only quant field takes no digit)."""
-    if fields is None:
-        return 10000 + sum(v * 10 ** i for i, v in enumerate(values))
-    return 10000 + sum(v * 10 ** f.digit for f, v in zip(fields, values) if f.digit is not None)
+def key_value(values, fields) -> int:
+    """The template tiling key of one value per key field (GET_TPL_TILING_KEY, opgen/emit/tpl_key.py)."""
+    return encode([KeyParam(f.name, f.expr, f.values, f.digit) for f in fields], values)
+
+
+def key_text(fields, values) -> str:
+    """A key combination as the entries' comments show it: ``quant 2, scales 0, template 1``."""
+    return ", ".join(f"{f.name} {v}" for f, v in zip(fields, values))
 
 
 def _quant_refs(op: Op) -> dict:
@@ -274,7 +277,7 @@ class KernelPlan:
     routed: list[str]                  # tensors read through routed() (a RowLayout parameter each)
     instances: list[Instance]
     ambiguous: list[str]               # notes: routed layouts the checks leave open
-    excluded: list[str] = field(default_factory=list)   # notes: reachable combinations the kernel cannot run
+    excluded: list[tuple] = field(default_factory=list)  # (key values, soc, why): reachable, the kernel cannot run
 
 
 def _passing_combos(view: ProductView, base: StaticEnv, relevant: list[str], dtypes_of: dict):
@@ -316,7 +319,7 @@ def plan_instances(op: Op, kind: "KernelKind") -> KernelPlan:
     probes = TilingExpr(op, tiling.fields, var="tiling")
     instances: dict[tuple, Instance] = {}
     ambiguous: set[str] = set()
-    excluded: set[str] = set()
+    excluded: set[tuple] = set()
     for values in itertools.product(*(f.values for f in fields)):
         envs = [StaticEnv()]
         for f, v in zip(fields, values):
@@ -335,7 +338,7 @@ def plan_instances(op: Op, kind: "KernelKind") -> KernelPlan:
                         continue
                     unsized = _unsized_outputs(op, qv, env, tiling)
                     if unsized:
-                        excluded.add(f"tiling key {key_value(values, fields)} on {view.soc}: " + "; ".join(unsized))
+                        excluded.add((values, view.soc, "; ".join(unsized)))
                         continue
                     # one variant per routed layout the checks leave open, told apart at run time by the
                     # tiling fields that carry the tensor's rank / first dim (see _layout_tests)
@@ -533,15 +536,15 @@ class ArchGuards:
 
 
 def dispatch_groups(plan: KernelPlan, instances) -> list[dict]:
-    """The case groups of Dispatch over ``instances`` (of ``plan``): tiling keys that reach the same instantiations
-    share their case labels (the class does not specialise on fields without a parameter, e.g. DispatchV2's
-    comm-algorithm template). Each: {"keys": {key: digit values}, "instances": [...]}."""
+    """The branches of an entry's Dispatch over ``instances`` (of ``plan``): key combinations that reach the same
+    instantiations share their branch (the class does not specialise on fields without a parameter, e.g.
+    DispatchV2's comm-algorithm template). Each: {"keys": [value per key field, ...], "instances": [...]}."""
     groups: dict[tuple, dict] = {}
     for inst in instances:
-        key = key_value(inst.key_values, plan.fields)
-        params = tuple(v for f, v in zip(plan.fields, inst.key_values) if f.param and f.digit is not None)
-        g = groups.setdefault(params, {"keys": {}, "instances": []})
-        g["keys"][key] = [v for f, v in zip(plan.fields, inst.key_values) if f.digit is not None]
+        params = tuple(v for f, v in zip(plan.fields, inst.key_values) if f.param)
+        g = groups.setdefault(params, {"keys": [], "instances": []})
+        if list(inst.key_values) not in g["keys"]:
+            g["keys"].append(list(inst.key_values))
         ident = (inst.types, inst.layouts, inst.checks, inst.runtime, inst.key_values)
         if ident not in [(i.types, i.layouts, i.checks, i.runtime, i.key_values) for i in g["instances"]]:
             if not any((i.types, i.layouts, i.checks, i.runtime) == ident[:4] and _same_params(plan, i, inst)
@@ -574,7 +577,19 @@ def entry_context(op: Op, ctx: dict, path: str, socs: tuple[str, ...]) -> dict:
     guards = ArchGuards(op, socs)
     depth = path.count("/") - 1  # op_kernel/<entry>.cpp: 0; op_kernel/<arch dir>/<entry>.cpp: 1
     header = ctx["body_path"]
-    return dict(ctx, groups=dispatch_groups(plan, [i for i in plan.instances if i.products & set(socs)]),
+    mine = [i for i in plan.instances if i.products & set(socs)]
+    built = {i.key_values for i in mine}
+    excluded: dict[tuple, set] = {}
+    for values, soc, why in plan.excluded:
+        if values not in built and soc in socs:
+            excluded.setdefault(values, set()).add(f"{soc}: {why}")
+    groups = dispatch_groups(plan, mine)
+    return dict(ctx, groups=groups,
+                sel=sorted(k for g in groups for k in g["keys"]),
+                excluded_keys=[dict(values=list(v), why=sorted(w)) for v, w in sorted(excluded.items())],
+                key_text=lambda values: key_text(plan.fields, values),
+                decl_include="../" * depth + decl_header(op).removeprefix("op_kernel/"),
+                sel_include=sel_header(path).rsplit("/", 1)[-1],
                 inst_guard=lambda inst: instance_guard(op, guards, inst),
                 entry_socs=list(socs), entry_op_file=op.views[socs[0]].op_file, body_header=header,
                 body_include="../" * depth + header.removeprefix("op_kernel/"))
@@ -621,6 +636,11 @@ def family_gen_context(op: Op, ctx: dict, kind: KernelKind) -> dict:
 def common_context(op: Op, kind: KernelKind) -> dict:
     """What every kernel template needs: the plan, types, lowered quant modes, key dispatch, dtype facts."""
     _check_names(op, kind)
+    if not key_params(op):
+        # the entries are templates over the key's parameters, as CANN's are: a template needs one
+        raise LoweringError(f"the {kind.semantics} kernel's entries are selected by CANN's template tiling key, and "
+                            f"{op.name} gives it no parameter: declare its quant modes (`quant_by`) or a `tiling_key` "
+                            "field", word(op, op.span, rf"\bsemantics\s+({kind.semantics})\b"))
     fields_ = tiling_fields(op)
     plan = plan_instances(op, kind)
     tensor_types = {t.name: (type_param(t.name) if t.name in plan.varying else cpp_type(t.dtypes[0]))
@@ -654,8 +674,6 @@ def common_context(op: Op, kind: KernelKind) -> dict:
     )
     modes = [QuantLowering(op, types).lower_mode(q) for q in op.quant_modes] if lowered else []
 
-    dispatched = {k for g in dispatch_groups(plan, plan.instances) for k in g["keys"]}
-    excluded_keys = sorted({int(n.split()[2]) for n in plan.excluded} - dispatched)
 
     qparam = quant_field.param if quant_field else None
     slots_expr = "1U"
@@ -716,12 +734,10 @@ def common_context(op: Op, kind: KernelKind) -> dict:
         return f"(tiling.has_{name} != 0U)" if has_field(op, name) else "true"
 
     def inst_cond(inst: Instance) -> str:
-        """What the kernel tests at run time: key fields without a digit and runtime conditions. The dtypes are
-        not among them: the binary of one OpDef column holds only that column's instances (inst_guard)."""
-        tests = [f"tiling.{f.name} == {cpp_literal(v)}" for f, v in zip(plan.fields, inst.key_values)
-                 if f.digit is None]
-        tests += list(inst.runtime)
-        return " && ".join(tests) if tests else "true"
+        """What the kernel tests at run time: the runtime conditions (a routed layout's shape). Neither the key
+        fields (the entry's template parameters) nor the dtypes are among them: the binary of one OpDef column holds
+        only that column's instances (inst_guard)."""
+        return " && ".join(inst.runtime) if inst.runtime else "true"
 
     def inst_args(inst: Instance) -> str:
         params = [cpp_literal(v) + "U" for f, v in zip(plan.fields, inst.key_values) if f.param]
@@ -739,7 +755,6 @@ def common_context(op: Op, kind: KernelKind) -> dict:
     mc2_context = _mc2_context(op)
     # archs whose kernels read the peers' windows from the HCCL context (ProductFacts.context_windows)
     context_archs = {v.facts.npu_arch for v in op.views.values() if v.facts.context_windows}
-    digit_fields = [f for f in plan.fields if f.digit is not None]
     return dict(
         op=op,
         ns=f"{op.name}Impl",
@@ -748,9 +763,6 @@ def common_context(op: Op, kind: KernelKind) -> dict:
         struct=tiling_struct_name(op),
         fields=fields_,
         plan=plan,
-        excluded_keys=[dict(key=k, values=_digits(k, digit_fields),
-                            why=sorted({n.split(": ", 1)[1] for n in plan.excluded if int(n.split()[2]) == k}))
-                       for k in excluded_keys],
         tensor_types=tensor_types,
         context_window_guard=guards.of_archs(context_archs),
         mc2_context=mc2_context,
@@ -764,10 +776,7 @@ def common_context(op: Op, kind: KernelKind) -> dict:
                       [f"RowLayout LAYOUT_{snake(t).upper()}" for t in plan.routed]),
         class_args=([type_param(t) for t in plan.varying] + [f.param for f in plan.fields if f.param] +
                     [f"LAYOUT_{snake(t).upper()}" for t in plan.routed]),
-        key_params=[f"uint32_t {cpp_ident(f.name)}" for f in digit_fields],
-        key_terms=[f"static_cast<uint64_t>({cpp_ident(f.name)}) * {cpp_literal(10 ** f.digit)}UL"
-                   for f in digit_fields],
-        key_doc=" + ".join(f"{f.name} * {10 ** f.digit}" for f in digit_fields) or "0 (no key fields)",
+        key=key_rows(op),
         slots_expr=slots_expr,
         carries=carries,
         ep_group=comm.index("ep") if "ep" in comm else 0,
@@ -1155,10 +1164,6 @@ SETUP_TEARDOWN_AREAS = ("combine", "dispatch")  # the family's window: the combi
 
 def ge_sort(d: str) -> int:
     return DTYPES[d].ge_value
-
-
-def _digits(key: int, fields) -> list[int]:
-    return [(key - 10000) // 10 ** f.digit % 10 for f in fields]
 
 
 def _qmax(d: str):

@@ -113,7 +113,7 @@ def tiling_fields(op: Op) -> list[TilingField]:
         if has_field(op, t.name):
             doc = f"present({t.name}): 1 when it is passed (with contents where empty means absent)"
             out.append(TilingField("uint32_t", f"has_{role(t.name)}", doc, "has", t.name))
-    out += [TilingField("uint64_t", "tilingKey", "10000 + sum of key field i * 10^i", "fixed"),
+    out += [TilingField("uint64_t", "tilingKey", "the template tiling key the host set (GET_TPL_TILING_KEY)", "fixed"),
             TilingField("uint32_t", "aivNum", "vector cores the kernel runs on", "fixed"),
             TilingField("uint64_t", "totalUbSize", "bytes of UB per vector core", "fixed"),
             TilingField("uint64_t", "winSizeBytes", "bytes of one rank's HCCL window (HCCL_BUFFSIZE)", "fixed"),

@@ -8,7 +8,9 @@ entry), with that product's ``__NPU_ARCH__`` (2201 for Atlas A2/A3, 3510 for Asc
 ``npu_arch``), as CANN compiles each SoC's opFile for its arch, and the twin's headers then declare only that arch's element
 types (``include/opgen_sim/numeric.h``); host code is compiled without it, as on the host. And one per OpDef
 column: CANN compiles the kernel once per column with DTYPE_<NAME> / ORIG_DTYPE_<NAME> defined, and the generated
-kernels select their dtype instances with those macros (``Twin``). Each object is cached on its own, so a new
+kernels select their dtype instances with those macros (``Twin``). The kernel unit holds the instance of every
+template tiling key combination the entry's ``ASCENDC_TPL_SEL`` lists (``-DOPGEN_SIM_TILING_KEY_SEL``,
+``kernel_entry.cpp``) and launches the one of the key the rank's tiling set; any other key faults. Each object is cached on its own, so a new
 column compiles the kernel unit alone.  The executable is cached under ``$OPGEN_SIM_CACHE`` (default
 ``~/.cache/opgen/sim``) keyed by the compiler, the command lines and every source they can read.
 """
@@ -79,7 +81,8 @@ def compile_commands(cxx: list[str], op_dir: Path, op_name: str, arch: int,
     units = [
         (SIM_DIR / "runner.cpp", []),
         (SIM_DIR / "kernel_entry.cpp", [f"-D__NPU_ARCH__={int(arch)}", *column_defines(column or {}),
-                                        f'-DOPGEN_SIM_KERNEL_SOURCE="{kernel}"', f"-DOPGEN_SIM_KERNEL={snake}"]),
+                                        f'-DOPGEN_SIM_KERNEL_SOURCE="{kernel}"', f"-DOPGEN_SIM_KERNEL={snake}",
+                                        "-DOPGEN_SIM_TILING_KEY_SEL"]),
         (SIM_DIR / "tiling_entry.cpp", [f'-DOPGEN_SIM_TILING_SOURCE="{tiling}"',
                                         f"-DOPGEN_SIM_TILING_FUNC=optiling::{op_name}TilingFunc"]),
     ]

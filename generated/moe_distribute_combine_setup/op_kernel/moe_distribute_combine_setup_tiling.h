@@ -64,7 +64,7 @@ struct MoeDistributeCombineSetupTilingData {
     int32_t dtype_assistInfoForCombine;  // ge::DataType of assistInfoForCombine
     int32_t dtype_quantExpandXOut;  // ge::DataType of quantExpandXOut
     int32_t dtype_commCmdInfoOut;  // ge::DataType of commCmdInfoOut
-    uint64_t tilingKey;  // 10000 + sum of key field i * 10^i
+    uint64_t tilingKey;  // the template tiling key the host set (GET_TPL_TILING_KEY)
     uint32_t aivNum;  // vector cores the kernel runs on
     uint64_t totalUbSize;  // bytes of UB per vector core
     uint64_t winSizeBytes;  // bytes of one rank's HCCL window (HCCL_BUFFSIZE)

@@ -603,7 +603,8 @@ __aicore__ inline void Run(const KernelArgs &args, const MoeDistributeCombineV2T
 #endif
 }
 
-// Tiling key = 10000 (the spec declares no tiling_key); commQuantMode and the dtypes are read from the tiling data.
+// The instances are keyed by CANN's template tiling key (commQuantMode): the entries
+// are templates over it, moe_distribute_combine_v2_tiling_key_decl.h declares it.
 // The dtypes are chosen when the kernel is built, not at run time: CANN's op build compiles it once per OpDef
 // column with DTYPE_<NAME> / ORIG_DTYPE_<NAME> defined for every input and output, and each column's binary holds
 // only the instances of that column (the #if around each Run in the entries' Dispatch).

@@ -98,7 +98,7 @@ struct MoeDistributeCombineV3TilingData {
     uint32_t has_constExpertAlpha2Optional;  // present(constExpertAlpha2Optional): 1 when it is passed (with contents where empty means absent)
     uint32_t has_constExpertVOptional;  // present(constExpertVOptional): 1 when it is passed (with contents where empty means absent)
     uint32_t has_performanceInfoOptional;  // present(performanceInfoOptional): 1 when it is passed (with contents where empty means absent)
-    uint64_t tilingKey;  // 10000 + sum of key field i * 10^i
+    uint64_t tilingKey;  // the template tiling key the host set (GET_TPL_TILING_KEY)
     uint32_t aivNum;  // vector cores the kernel runs on
     uint64_t totalUbSize;  // bytes of UB per vector core
     uint64_t winSizeBytes;  // bytes of one rank's HCCL window (HCCL_BUFFSIZE)

@@ -70,7 +70,7 @@ struct MoeDistributeDispatchTeardownTilingData {
     int32_t dtype_dynamicScalesOut;  // ge::DataType of dynamicScalesOut
     int32_t dtype_assistInfoForCombineOut;  // ge::DataType of assistInfoForCombineOut
     int32_t dtype_expertTokenNumsOut;  // ge::DataType of expertTokenNumsOut
-    uint64_t tilingKey;  // 10000 + sum of key field i * 10^i
+    uint64_t tilingKey;  // the template tiling key the host set (GET_TPL_TILING_KEY)
     uint32_t aivNum;  // vector cores the kernel runs on
     uint64_t totalUbSize;  // bytes of UB per vector core
     uint64_t winSizeBytes;  // bytes of one rank's HCCL window (HCCL_BUFFSIZE)

@@ -1667,13 +1667,8 @@ __aicore__ inline void Run(const KernelArgs &args, const MoeDistributeDispatchV2
 #endif
 }
 
-// Tiling key = 10000 + quant * 1 + scales * 10 + template * 100 (one decimal digit per field of the spec's tiling_key).
-__aicore__ inline constexpr uint64_t TilingKey(uint32_t quant, uint32_t scales, uint32_t template_)
-{
-    return 10000UL + static_cast<uint64_t>(quant) * 1UL + static_cast<uint64_t>(scales) * 10UL +
-           static_cast<uint64_t>(template_) * 100UL;
-}
-
+// The instances are keyed by CANN's template tiling key (quant, scales, template): the entries
+// are templates over it, moe_distribute_dispatch_v2_tiling_key_decl.h declares it.
 // The dtypes are chosen when the kernel is built, not at run time: CANN's op build compiles it once per OpDef
 // column with DTYPE_<NAME> / ORIG_DTYPE_<NAME> defined for every input and output, and each column's binary holds
 // only the instances of that column (the #if around each Run in the entries' Dispatch).

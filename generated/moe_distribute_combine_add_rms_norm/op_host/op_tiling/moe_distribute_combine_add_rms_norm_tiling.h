@@ -30,8 +30,8 @@ namespace optiling {
 struct MoeDistributeCombineAddRmsNormCompileInfo {};
 
 // Checks the inputs, outputs and attributes for the SoC (the spec's checks, through
-// moe_distribute_combine_add_rms_norm_check.h), then sets the tiling key (10000), the tiling data
-// MoeDistributeCombineAddRmsNormTilingData, the block dim, the schedule mode and the workspace.
+// moe_distribute_combine_add_rms_norm_check.h), then sets the tiling key (GET_TPL_TILING_KEY(commQuantMode)), the
+// tiling data MoeDistributeCombineAddRmsNormTilingData, the block dim, the schedule mode and the workspace.
 ge::graphStatus MoeDistributeCombineAddRmsNormTilingFunc(gert::TilingContext *context);
 } // namespace optiling
 

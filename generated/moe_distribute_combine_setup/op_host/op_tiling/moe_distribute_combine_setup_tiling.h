@@ -29,7 +29,7 @@ namespace optiling {
 struct MoeDistributeCombineSetupCompileInfo {};
 
 // Checks the inputs, outputs and attributes for the SoC (the spec's checks, through
-// moe_distribute_combine_setup_check.h), then sets the tiling key (10000), the tiling data
+// moe_distribute_combine_setup_check.h), then sets the tiling key (GET_TPL_TILING_KEY(commQuantMode)), the tiling data
 // MoeDistributeCombineSetupTilingData, the block dim, the schedule mode and the workspace.
 ge::graphStatus MoeDistributeCombineSetupTilingFunc(gert::TilingContext *context);
 } // namespace optiling

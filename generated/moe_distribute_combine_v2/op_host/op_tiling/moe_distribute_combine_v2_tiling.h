@@ -29,8 +29,8 @@ namespace optiling {
 struct MoeDistributeCombineV2CompileInfo {};
 
 // Checks the inputs, outputs and attributes for the SoC (the spec's checks, through moe_distribute_combine_v2_check.h),
-// then sets the tiling key (10000), the tiling data MoeDistributeCombineV2TilingData, the block dim, the schedule mode
-// and the workspace.
+// then sets the tiling key (GET_TPL_TILING_KEY(commQuantMode)), the tiling data MoeDistributeCombineV2TilingData, the
+// block dim, the schedule mode and the workspace.
 ge::graphStatus MoeDistributeCombineV2TilingFunc(gert::TilingContext *context);
 } // namespace optiling
 

@@ -33,6 +33,7 @@
 #include "tiling/platform/platform_ascendc.h"
 #include "moe_distribute_combine_v3_check.h"
 #include "../../op_kernel/moe_distribute_combine_v3_tiling.h"
+#include "../../op_kernel/moe_distribute_combine_v3_tiling_key_decl.h" // the template tiling key: ASCENDC_TPL_ARGS_DECL
 
 namespace optiling {
 namespace {
@@ -80,7 +81,7 @@ constexpr size_t ATTR_ZERO_EXPERT_NUM_INDEX = 14;
 constexpr size_t ATTR_COPY_EXPERT_NUM_INDEX = 15;
 constexpr size_t ATTR_CONST_EXPERT_NUM_INDEX = 16;
 
-constexpr uint64_t TILING_KEY_BASE = 10000ULL;
+constexpr uint32_t TILING_KEY_PARAMS = 1U;
 constexpr size_t SYSTEM_NEED_WORKSPACE = 16UL * 1024UL * 1024UL;
 constexpr size_t WORKSPACE_PER_CORE_PAIR = 512UL;
 constexpr uint32_t BATCH_MODE = 1U; // all cores start together: the kernel synchronises them (SyncAll)
@@ -247,11 +248,25 @@ public:
     {
     }
 
-    // 10000; false when a digit has no value or is not in [0, 9]
+    // The template tiling key, GET_TPL_TILING_KEY(commQuantMode) in the order of ASCENDC_TPL_ARGS_DECL; false when a
+    // parameter has no value or one its declaration does not list.
     bool TilingKey(uint64_t *key)
     {
-        *key = TILING_KEY_BASE;
-        return true;
+        undefined_ = false;
+        const int64_t values[TILING_KEY_PARAMS] = {
+            // commQuantMode = commQuantMode
+            static_cast<int64_t>(p.commQuantMode),
+        };
+        if (undefined_) {
+            return false;
+        }
+        for (const int64_t value : values) {
+            if (value < 0) {
+                return false;
+            }
+        }
+        *key = GET_TPL_TILING_KEY(static_cast<uint64_t>(values[0]));
+        return *key != INVALID_TILING_KEY;
     }
 
     // The tiling data fields of the spec; *missing names the first one without a value.
@@ -593,7 +608,7 @@ ge::graphStatus MoeDistributeCombineV3TilingFunc(gert::TilingContext *context)
     auto *tilingData = context->GetTilingData<MoeDistributeCombineV3TilingData>();
     OP_CHECK_NULL_WITH_CONTEXT(context, tilingData);
     *tilingData = MoeDistributeCombineV3TilingData{};
-    uint64_t tilingKey = TILING_KEY_BASE;
+    uint64_t tilingKey = INVALID_TILING_KEY;
     const char *missing = "";
     OP_CHECK_IF(!ComputeTiling(params, soc, tilingData, &tilingKey, &missing),
                 OP_LOGE(nodeName, "The tiling data field %s has no value for these inputs and attributes.", missing),

@@ -29,8 +29,8 @@ namespace optiling {
 struct MoeDistributeCombineV3CompileInfo {};
 
 // Checks the inputs, outputs and attributes for the SoC (the spec's checks, through moe_distribute_combine_v3_check.h),
-// then sets the tiling key (10000), the tiling data MoeDistributeCombineV3TilingData, the block dim, the schedule mode
-// and the workspace.
+// then sets the tiling key (GET_TPL_TILING_KEY(commQuantMode)), the tiling data MoeDistributeCombineV3TilingData, the
+// block dim, the schedule mode and the workspace.
 ge::graphStatus MoeDistributeCombineV3TilingFunc(gert::TilingContext *context);
 } // namespace optiling
 

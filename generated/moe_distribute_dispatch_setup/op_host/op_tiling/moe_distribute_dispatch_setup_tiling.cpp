@@ -35,6 +35,7 @@
 #include "tiling/hccl/hccl_tiling.h"
 #include "moe_distribute_dispatch_setup_check.h"
 #include "../../op_kernel/moe_distribute_dispatch_setup_tiling.h"
+#include "../../op_kernel/moe_distribute_dispatch_setup_tiling_key_decl.h" // the template tiling key: ASCENDC_TPL_ARGS_DECL
 
 namespace optiling {
 namespace {
@@ -63,7 +64,7 @@ constexpr size_t ATTR_GLOBAL_BS_INDEX = 8;
 constexpr size_t ATTR_COMM_TYPE_INDEX = 9;
 constexpr size_t ATTR_COMM_ALG_INDEX = 10;
 
-constexpr uint64_t TILING_KEY_BASE = 10000ULL;
+constexpr uint32_t TILING_KEY_PARAMS = 1U;
 constexpr size_t SYSTEM_NEED_WORKSPACE = 16UL * 1024UL * 1024UL;
 constexpr size_t WORKSPACE_PER_CORE_PAIR = 512UL;
 constexpr uint32_t BATCH_MODE = 1U; // all cores start together: the kernel synchronises them (SyncAll)
@@ -181,11 +182,25 @@ public:
     {
     }
 
-    // 10000; false when a digit has no value or is not in [0, 9]
+    // The template tiling key, GET_TPL_TILING_KEY(quantMode) in the order of ASCENDC_TPL_ARGS_DECL; false when a
+    // parameter has no value or one its declaration does not list.
     bool TilingKey(uint64_t *key)
     {
-        *key = TILING_KEY_BASE;
-        return true;
+        undefined_ = false;
+        const int64_t values[TILING_KEY_PARAMS] = {
+            // quantMode = quantMode
+            static_cast<int64_t>(p.quantMode),
+        };
+        if (undefined_) {
+            return false;
+        }
+        for (const int64_t value : values) {
+            if (value < 0) {
+                return false;
+            }
+        }
+        *key = GET_TPL_TILING_KEY(static_cast<uint64_t>(values[0]));
+        return *key != INVALID_TILING_KEY;
     }
 
     // The tiling data fields of the spec; *missing names the first one without a value.
@@ -571,7 +586,7 @@ ge::graphStatus MoeDistributeDispatchSetupTilingFunc(gert::TilingContext *contex
     auto *tilingData = context->GetTilingData<MoeDistributeDispatchSetupTilingData>();
     OP_CHECK_NULL_WITH_CONTEXT(context, tilingData);
     *tilingData = MoeDistributeDispatchSetupTilingData{};
-    uint64_t tilingKey = TILING_KEY_BASE;
+    uint64_t tilingKey = INVALID_TILING_KEY;
     const char *missing = "";
     OP_CHECK_IF(!ComputeTiling(params, soc, tilingData, &tilingKey, &missing),
                 OP_LOGE(nodeName, "The tiling data field %s has no value for these inputs and attributes.", missing),

@@ -30,7 +30,7 @@ namespace optiling {
 struct MoeDistributeDispatchSetupCompileInfo {};
 
 // Checks the inputs, outputs and attributes for the SoC (the spec's checks, through
-// moe_distribute_dispatch_setup_check.h), then sets the tiling key (10000), the tiling data
+// moe_distribute_dispatch_setup_check.h), then sets the tiling key (GET_TPL_TILING_KEY(quantMode)), the tiling data
 // MoeDistributeDispatchSetupTilingData, the block dim, the schedule mode and the workspace.
 ge::graphStatus MoeDistributeDispatchSetupTilingFunc(gert::TilingContext *context);
 } // namespace optiling

@@ -30,7 +30,7 @@ namespace optiling {
 struct MoeDistributeDispatchTeardownCompileInfo {};
 
 // Checks the inputs, outputs and attributes for the SoC (the spec's checks, through
-// moe_distribute_dispatch_teardown_check.h), then sets the tiling key (10000), the tiling data
+// moe_distribute_dispatch_teardown_check.h), then sets the tiling key (GET_TPL_TILING_KEY(quantMode)), the tiling data
 // MoeDistributeDispatchTeardownTilingData, the block dim, the schedule mode and the workspace.
 ge::graphStatus MoeDistributeDispatchTeardownTilingFunc(gert::TilingContext *context);
 } // namespace optiling

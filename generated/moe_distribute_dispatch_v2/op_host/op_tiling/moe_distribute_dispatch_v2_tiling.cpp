@@ -35,6 +35,7 @@
 #include "tiling/hccl/hccl_tiling.h"
 #include "moe_distribute_dispatch_v2_check.h"
 #include "../../op_kernel/moe_distribute_dispatch_v2_tiling.h"
+#include "../../op_kernel/moe_distribute_dispatch_v2_tiling_key_decl.h" // the template tiling key: ASCENDC_TPL_ARGS_DECL
 
 namespace optiling {
 namespace {
@@ -77,8 +78,7 @@ constexpr size_t ATTR_COPY_EXPERT_NUM_INDEX = 15;
 constexpr size_t ATTR_CONST_EXPERT_NUM_INDEX = 16;
 constexpr size_t ATTR_Y_DTYPE_INDEX = 17;
 
-constexpr uint64_t TILING_KEY_BASE = 10000ULL;
-constexpr uint32_t TILING_KEY_DIGITS = 3U;
+constexpr uint32_t TILING_KEY_PARAMS = 3U;
 constexpr size_t SYSTEM_NEED_WORKSPACE = 16UL * 1024UL * 1024UL;
 constexpr size_t WORKSPACE_PER_CORE_PAIR = 512UL;
 constexpr uint32_t BATCH_MODE = 1U; // all cores start together: the kernel synchronises them (SyncAll)
@@ -239,11 +239,12 @@ public:
     {
     }
 
-    // 10000 + quant + 10 * scales + 100 * template; false when a digit has no value or is not in [0, 9]
+    // The template tiling key, GET_TPL_TILING_KEY(quant, scales, template) in the order of ASCENDC_TPL_ARGS_DECL; false
+    // when a parameter has no value or one its declaration does not list.
     bool TilingKey(uint64_t *key)
     {
         undefined_ = false;
-        const int64_t digits[TILING_KEY_DIGITS] = {
+        const int64_t values[TILING_KEY_PARAMS] = {
             // quant = quantMode
             static_cast<int64_t>(p.quantMode),
             // scales = if present(scalesOptional) then 1 else 0
@@ -254,17 +255,14 @@ public:
         if (undefined_) {
             return false;
         }
-        uint64_t value = TILING_KEY_BASE;
-        uint64_t weight = 1ULL;
-        for (const int64_t digit : digits) {
-            if (digit < 0 || digit > 9) {
+        for (const int64_t value : values) {
+            if (value < 0) {
                 return false;
             }
-            value += static_cast<uint64_t>(digit) * weight;
-            weight *= 10ULL;
         }
-        *key = value;
-        return true;
+        *key = GET_TPL_TILING_KEY(static_cast<uint64_t>(values[0]), static_cast<uint64_t>(values[1]),
+                                  static_cast<uint64_t>(values[2]));
+        return *key != INVALID_TILING_KEY;
     }
 
     // The tiling data fields of the spec; *missing names the first one without a value.
@@ -699,11 +697,12 @@ public:
     {
     }
 
-    // 10000 + quant + 10 * scales + 100 * template; false when a digit has no value or is not in [0, 9]
+    // The template tiling key, GET_TPL_TILING_KEY(quant, scales, template) in the order of ASCENDC_TPL_ARGS_DECL; false
+    // when a parameter has no value or one its declaration does not list.
     bool TilingKey(uint64_t *key)
     {
         undefined_ = false;
-        const int64_t digits[TILING_KEY_DIGITS] = {
+        const int64_t values[TILING_KEY_PARAMS] = {
             // quant = quantMode
             static_cast<int64_t>(p.quantMode),
             // scales = if present(scalesOptional) then 1 else 0
@@ -714,17 +713,14 @@ public:
         if (undefined_) {
             return false;
         }
-        uint64_t value = TILING_KEY_BASE;
-        uint64_t weight = 1ULL;
-        for (const int64_t digit : digits) {
-            if (digit < 0 || digit > 9) {
+        for (const int64_t value : values) {
+            if (value < 0) {
                 return false;
             }
-            value += static_cast<uint64_t>(digit) * weight;
-            weight *= 10ULL;
         }
-        *key = value;
-        return true;
+        *key = GET_TPL_TILING_KEY(static_cast<uint64_t>(values[0]), static_cast<uint64_t>(values[1]),
+                                  static_cast<uint64_t>(values[2]));
+        return *key != INVALID_TILING_KEY;
     }
 
     // The tiling data fields of the spec; *missing names the first one without a value.
@@ -1141,11 +1137,12 @@ public:
     {
     }
 
-    // 10000 + quant + 10 * scales + 100 * template; false when a digit has no value or is not in [0, 9]
+    // The template tiling key, GET_TPL_TILING_KEY(quant, scales, template) in the order of ASCENDC_TPL_ARGS_DECL; false
+    // when a parameter has no value or one its declaration does not list.
     bool TilingKey(uint64_t *key)
     {
         undefined_ = false;
-        const int64_t digits[TILING_KEY_DIGITS] = {
+        const int64_t values[TILING_KEY_PARAMS] = {
             // quant = quantMode
             static_cast<int64_t>(p.quantMode),
             // scales = if present(scalesOptional) then 1 else 0
@@ -1156,17 +1153,14 @@ public:
         if (undefined_) {
             return false;
         }
-        uint64_t value = TILING_KEY_BASE;
-        uint64_t weight = 1ULL;
-        for (const int64_t digit : digits) {
-            if (digit < 0 || digit > 9) {
+        for (const int64_t value : values) {
+            if (value < 0) {
                 return false;
             }
-            value += static_cast<uint64_t>(digit) * weight;
-            weight *= 10ULL;
         }
-        *key = value;
-        return true;
+        *key = GET_TPL_TILING_KEY(static_cast<uint64_t>(values[0]), static_cast<uint64_t>(values[1]),
+                                  static_cast<uint64_t>(values[2]));
+        return *key != INVALID_TILING_KEY;
     }
 
     // The tiling data fields of the spec; *missing names the first one without a value.
@@ -1754,7 +1748,7 @@ ge::graphStatus MoeDistributeDispatchV2TilingFunc(gert::TilingContext *context)
     auto *tilingData = context->GetTilingData<MoeDistributeDispatchV2TilingData>();
     OP_CHECK_NULL_WITH_CONTEXT(context, tilingData);
     *tilingData = MoeDistributeDispatchV2TilingData{};
-    uint64_t tilingKey = TILING_KEY_BASE;
+    uint64_t tilingKey = INVALID_TILING_KEY;
     const char *missing = "";
     OP_CHECK_IF(!ComputeTiling(params, soc, tilingData, &tilingKey, &missing),
                 OP_LOGE(nodeName, "The tiling data field %s has no value for these inputs and attributes.", missing),

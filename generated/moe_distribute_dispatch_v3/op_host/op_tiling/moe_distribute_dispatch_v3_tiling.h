@@ -29,7 +29,7 @@ namespace optiling {
 struct MoeDistributeDispatchV3CompileInfo {};
 
 // Checks the inputs, outputs and attributes for the SoC (the spec's checks, through
-// moe_distribute_dispatch_v3_check.h), then sets the tiling key (10000 + quant + 10 * scales + 100 * template), the
+// moe_distribute_dispatch_v3_check.h), then sets the tiling key (GET_TPL_TILING_KEY(quant, scales, template)), the
 // tiling data MoeDistributeDispatchV3TilingData, the block dim, the schedule mode and the workspace.
 ge::graphStatus MoeDistributeDispatchV3TilingFunc(gert::TilingContext *context);
 } // namespace optiling

@@ -85,6 +85,48 @@ constexpr Decoded Decode(const Params& decl, const SelList& sels, uint64_t key)
     return d;
 }
 
+constexpr size_t MAX_KEYS = 256;
+
+// The keys of every combination an ASCENDC_TPL_SEL list holds, ascending: each combination of the declared values
+// (parameter 0 varying fastest), encoded as GET_TPL_TILING_KEY does, kept when Decode finds it selected.
+struct KeyList {
+    size_t count = 0;
+    uint64_t keys[MAX_KEYS] = {};
+};
+
+constexpr KeyList SelectedKeys(const Params& decl, const SelList& sels)
+{
+    KeyList out;
+    uint64_t combos = 1;
+    for (size_t i = 0; i < decl.count; ++i) {
+        combos *= decl.params[i].count;
+    }
+    for (uint64_t c = 0; c < combos; ++c) {
+        uint64_t rest = c;
+        uint64_t key = 0;
+        uint32_t shift = 0;
+        for (size_t i = 0; i < decl.count; ++i) {
+            const Param& p = decl.params[i];
+            const uint64_t index = rest % p.count;
+            rest /= p.count;
+            key |= (p.kind == ASCENDC_TPL_UINT ? index : p.values[index]) << shift;
+            shift += p.bitWidth;
+        }
+        if (Decode(decl, sels, key).selected) {
+            if (out.count == MAX_KEYS) {
+                throw "opgen_sim::tpl: more selected tiling keys than the twin's table holds";
+            }
+            size_t at = out.count++;
+            while (at > 0 && out.keys[at - 1] > key) {
+                out.keys[at] = out.keys[at - 1];
+                --at;
+            }
+            out.keys[at] = key;
+        }
+    }
+    return out;
+}
+
 }  // namespace tpl
 }  // namespace opgen_sim
 

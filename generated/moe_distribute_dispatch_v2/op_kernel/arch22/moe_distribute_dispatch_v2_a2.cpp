@@ -12,9 +12,9 @@
  *
  * MoeDistributeDispatchV2 kernel entry of ascend910b (opFile.value "moe_distribute_dispatch_v2_a2").
  * CANN compiles it once per OpDef column of each SoC it serves; its Dispatch holds their kernel instances alone.
- * The kernel class and its helpers: op_kernel/moe_distribute_dispatch_v2.h.
+ * The kernel class and its helpers: op_kernel/moe_distribute_dispatch_v2_gen.h.
  */
-#include "../moe_distribute_dispatch_v2.h"
+#include "../moe_distribute_dispatch_v2_gen.h"
 
 namespace MoeDistributeDispatchV2Impl {
 __aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeDispatchV2TilingData &tiling)

@@ -12,9 +12,9 @@
  *
  * MoeDistributeDispatchV3 kernel entry of ascend910_93 (opFile.value "moe_distribute_dispatch_v3_a3").
  * CANN compiles it once per OpDef column of each SoC it serves; its Dispatch holds their kernel instances alone.
- * The kernel class and its helpers: op_kernel/moe_distribute_dispatch_v3.h.
+ * The kernel class and its helpers: op_kernel/moe_distribute_dispatch_v3_gen.h.
  */
-#include "../moe_distribute_dispatch_v3.h"
+#include "../moe_distribute_dispatch_v3_gen.h"
 
 namespace MoeDistributeDispatchV3Impl {
 __aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeDispatchV3TilingData &tiling)

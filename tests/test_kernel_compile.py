@@ -382,6 +382,40 @@ def test_a_spec_without_the_mask_rank_gets_no_dispatch_kernel(tmp_path):
         kernel_files(op)
 
 
+def test_a_quant_formula_assigning_an_output_the_dispatch_message_does_not_carry_gets_no_kernel(tmp_path):
+    """The moe_dispatch class template carries one output beside expandXOut in its row message, dynamicScalesOut: a
+    formula that assigns another output is a located error at that assignment, not a kernel that drops it."""
+    old = "        dynamicScalesOut = 1.0 / ds;\n    }\n    quant 3"
+    op = _variant("dispatch_v2.spec", old, old.replace("ds;\n", "ds;\n        expandScalesOut = 1.0 / ds;\n", 1),
+                  tmp_path)
+    assert kernel_problem(op) == ("the moe_dispatch kernel carries dynamicScalesOut beside expandXOut in its row "
+                                  "message, but the quant formulas also assign expandScalesOut")
+    with pytest.raises(LoweringError) as err:
+        kernel_files(op)
+    assert err.value.span is not None and \
+        err.value.span.line == next(s.span.line for s in op.quant_mode(2).body if s.name == "expandScalesOut")
+
+
+def test_dispatch_kernel_is_a_cpp_header_around_the_specs_part(dispatch_v2):
+    """DispatchV2 / V3 run the family's class template (common/op_kernel/moe_dispatch_kernel.h, plain C++); their
+    op_kernel/<op>_gen.h holds what the spec determines: Traits, the lowered QuantRow, Run and the key."""
+    shared = {a.path: a.content for a in emit_shared()}
+    kind = KERNEL_KINDS["moe_dispatch"]
+    header = shared[f"op_kernel/{kind.header}"]
+    assert "class MoeDispatchKernel {" in header and "{{" not in header and "{%" not in header
+    for spec in ("dispatch_v2.spec", "dispatch_v3.spec"):
+        op = dispatch_v2 if spec == "dispatch_v2.spec" else load_ok(ROOT / "specs" / spec)
+        gen = kernel_files(op)[body_path(op)]
+        assert body_path(op) == f"op_kernel/{op.snake_name}_gen.h"
+        assert '#include "../../common/op_kernel/moe_dispatch_kernel.h"' in gen
+        assert "opgen_family_window.h" not in gen and "class BatchWriteList {" in gen
+        assert f"struct {op.name}Traits {{" in gen and f"_TPL_FUNC {op.name}Traits<" in gen
+        assert "::Process()" not in gen and "::Init(" not in gen and "::SendRows()" not in gen
+        assert "__aicore__ inline void MoeDispatchKernel<Traits>::QuantRow(" in gen
+    v2 = kernel_files(dispatch_v2)[body_path(dispatch_v2)]
+    assert "static constexpr bool TP = true;" in v2 and "static constexpr bool MC2_CONTEXT = false;" in v2
+
+
 def test_static_scales_of_shape_one_or_h_are_told_apart_at_run_time(dispatch_v2):
     text = kernel_text(dispatch_v2)
     static = [(c, a) for c, a in _runs(text) if ", 1U, 1U, RowLayout::" in a]

@@ -82,7 +82,10 @@ def test_the_host_tiling_marks_the_servers_launches_the_ai_cpu_and_sizes_the_ite
     assert ("units += static_cast<size_t>(tilingData->moeExpertNum);\n"
             "        units += static_cast<size_t>(tilingData->epWorldSize);") in tiling
     assert "userWorkspace += 2UL * 32UL * units;" in tiling
-    kernel = (GENERATED / op / "op_kernel" / f"{op}.h").read_text(encoding="utf-8")  # the class every entry runs
+    # the class every entry runs: the op's body header and the plain C++ headers of common/op_kernel it includes
+    body = "".join(p.read_text(encoding="utf-8") for p in sorted((GENERATED / op / "op_kernel").glob("*.h")))
+    shared = re.findall(r'#include "\.\./\.\./common/op_kernel/([\w.]+)"', body)
+    kernel = body + "".join((GENERATED / "common" / "op_kernel" / n).read_text(encoding="utf-8") for n in shared)
     assert "hccl.template BatchWrite<true>(itemsAddr_, count_)" in kernel and "hccl_.Finalize();" in kernel
 
 

@@ -17,8 +17,9 @@ def dispatch_context(op: Op, ctx: dict) -> dict:
     # the class template carries one output besides expandXOut in the row message: the scales row
     for t in carried:
         if t.name != "dynamicScalesOut":
+            at = next(s.span for q in op.quant_modes for s in q.body if s.kind == "assign" and s.name == t.name)
             raise LoweringError(f"the moe_dispatch kernel carries dynamicScalesOut beside expandXOut in its row "
-                                f"message, but the quant formulas also assign {t.name}", t.span or op.span)
+                                f"message, but the quant formulas also assign {t.name}", at or t.span or op.span)
     byte_rows = {"x", "expandXOut", "xActiveMaskOptional"} | {t.name for t in carried} | routed_and_rows(op)
     used = ("x", "expertIds", "scalesOptional", "xActiveMaskOptional", "expertScalesOptional", "expandXOut",
             "dynamicScalesOut", "assistInfoForCombineOut", "expertTokenNumsOut", "epRecvCountsOut") + \

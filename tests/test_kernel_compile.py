@@ -408,7 +408,7 @@ def test_dispatch_kernel_is_a_cpp_header_around_the_specs_part(dispatch_v2):
         gen = kernel_files(op)[body_path(op)]
         assert body_path(op) == f"op_kernel/{op.snake_name}_gen.h"
         assert '#include "../../common/op_kernel/moe_dispatch_kernel.h"' in gen
-        assert "opgen_family_window.h" not in gen and "class BatchWriteList {" in gen
+        assert "opgen_family_window.h" not in gen and '#include "../../common/op_kernel/opgen_batch_write.h"' in gen
         assert f"struct {op.name}Traits {{" in gen and f"_TPL_FUNC {op.name}Traits<" in gen
         assert "::Process()" not in gen and "::Init(" not in gen and "::SendRows()" not in gen
         assert "__aicore__ inline void MoeDispatchKernel<Traits>::QuantRow(" in gen

@@ -164,14 +164,14 @@ def test_shared_folder_lands_where_the_real_tree_keeps_the_mc2_ops_shared_host_h
 
 def test_shared_kernel_headers_land_beside_the_real_mc2_ops_shared_kernel_headers(tmp_path):
     """generated/common/op_kernel/ holds the C++ family kernels (the Setup/Teardown and Dispatch class templates, the
-    Setup/Teardown window layout); dropped into mc2/common/ they sit beside the real ops' shared kernel headers (moe_distribute_base.h)
+    Setup/Teardown window layout, the BatchWrite helpers); dropped into mc2/common/ they sit beside the real ops' shared kernel headers (moe_distribute_base.h)
     with no name clash, and each family op's op_kernel/<op>_gen.h includes them by the paths the real ops include
     mc2/common/op_kernel with (code: mc2/moe_distribute_dispatch_v2/op_kernel/moe_distribute_dispatch_v2.h)."""
     src = unpacked(OPS_TRANSFORMER, cache_root(tmp_path / "cache"), "ops-transformer")
     ours = sorted(p.name for p in (SHARED / "op_kernel").iterdir())
     assert ours == ["moe_combine_setup_kernel.h", "moe_combine_teardown_kernel.h", "moe_dispatch_kernel.h",
-                    "moe_dispatch_setup_kernel.h", "moe_dispatch_teardown_kernel.h", "opgen_family_window.h",
-                    "opgen_kernel_helpers.h"]
+                    "moe_dispatch_setup_kernel.h", "moe_dispatch_teardown_kernel.h", "opgen_batch_write.h",
+                    "opgen_family_window.h", "opgen_kernel_helpers.h"]
     real = src / "mc2" / "common" / "op_kernel"
     assert (real / "moe_distribute_base.h").is_file() and not any((real / n).exists() for n in ours)
     real_include = (src / "mc2" / "moe_distribute_dispatch_v2" / "op_kernel" / "moe_distribute_dispatch_v2.h")\

@@ -187,8 +187,8 @@ def test_no_change_rebuild_skips_emission_but_not_after_generator_change(tmp_pat
 
 
 def test_the_shared_folder_is_written_once_for_every_spec_built(tmp_path, capsys):
-    """Every op's check core includes common/op_host/op_tiling/opgen_check_common.h, and the Setup/Teardown ops'
-    kernels common/op_kernel/<family>_kernel.h and the window layout: a build of several specs writes them once, with
+    """Every op's check core includes common/op_host/op_tiling/opgen_check_common.h, and the Setup/Teardown and
+    dispatch ops' kernels common/op_kernel/<family>_kernel.h, the window layout and the BatchWrite helpers: a build of several specs writes them once, with
     a manifest of its own; a rebuild leaves them as they are; --check sees a hand edit."""
     setup = ROOT / "specs" / "combine_setup.spec"
     code, out, _ = run(["build", SPEC, setup, "-o", tmp_path, "-v"], capsys)
@@ -199,8 +199,9 @@ def test_the_shared_folder_is_written_once_for_every_spec_built(tmp_path, capsys
     kernels = {f"{SHARED_KERNEL_INCLUDE}/{p.name}": write.sha256(p.read_bytes())
                for p in (tmp_path / SHARED_DIR / SHARED_KERNEL_INCLUDE).iterdir()}
     assert set(kernels) == {f"{SHARED_KERNEL_INCLUDE}/{n}" for n in (
-        "opgen_kernel_helpers.h", "opgen_family_window.h", "moe_dispatch_setup_kernel.h", "moe_dispatch_teardown_kernel.h",
-        "moe_combine_setup_kernel.h", "moe_combine_teardown_kernel.h")}
+        "opgen_kernel_helpers.h", "opgen_batch_write.h", "opgen_family_window.h", "moe_dispatch_kernel.h",
+        "moe_dispatch_setup_kernel.h", "moe_dispatch_teardown_kernel.h", "moe_combine_setup_kernel.h",
+        "moe_combine_teardown_kernel.h")}
     assert manifest == {"files": {CHECK_COMMON: write.sha256(header), **kernels}, "generator": manifest["generator"]}
     gen_h = (tmp_path / "moe_distribute_combine_setup" / "op_kernel" / "moe_distribute_combine_setup_gen.h")
     assert '#include "../../common/op_kernel/moe_combine_setup_kernel.h"' in gen_h.read_text(encoding="utf-8")

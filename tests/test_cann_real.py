@@ -205,14 +205,14 @@ def test_an_undeclared_name_in_a_generated_file_fails(cann, tmp_path):
 
 
 def unguarded_kernel(tmp_path: Path) -> tuple[Path, Path]:
-    """A copy of DispatchV2 whose kernel class compiles its arch35 code everywhere (the guards of its body header
-    made always-true), and its Atlas A3 entry."""
+    """A copy of DispatchV2 whose kernel compiles its arch35 code everywhere (the guards of its body header
+    op_kernel/<op>_gen.h made always-true), and its Atlas A3 entry."""
     op = "moe_distribute_dispatch_v2"
     op_dir = tmp_path / op
     shutil.copytree(GENERATED / op, op_dir)
     # the shared check-core header the op's check.h includes, beside the op folder as in generated/
     shutil.copytree(GENERATED / SHARED_DIR, tmp_path / SHARED_DIR)
-    body = op_dir / "op_kernel" / f"{op}.h"
+    body = op_dir / "op_kernel" / f"{op}_gen.h"
     text = body.read_text(encoding="utf-8")
     guard = "#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)"
     assert guard in text

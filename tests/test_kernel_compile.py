@@ -29,6 +29,7 @@ from opgen.emit.tiling_layout import tiling_fields
 from opgen.core.errors import LoweringError
 from opgen.core.layout import SHARED_DIR
 from opgen.emit.pipeline import emit_shared
+from opgen.emit.render import template_source
 from opgen.tools.write import build, op_output, shared_output
 
 from .conftest import ROOT, SPECS, load_ok, load_src
@@ -50,9 +51,12 @@ def body_path(op) -> str:
 
 
 def kernel_text(op) -> str:
-    """The op's kernel code: its body header, then every kernel entry (Dispatch and the __global__ function)."""
+    """The op's kernel code: its body header, its family's C++ class template where the family has one
+    (common/op_kernel/<family>_kernel.h), then every kernel entry (Dispatch and the __global__ function)."""
     files = kernel_files(op)
-    return files[body_path(op)] + "".join(files[p] for p in kernel_entries(op))
+    kind = KERNEL_KINDS[op.semantics]
+    family = template_source(f"cpp/common/op_kernel/{kind.header}") if kind.header else ""
+    return files[body_path(op)] + family + "".join(files[p] for p in kernel_entries(op))
 
 
 def syntax_check(path: Path, op_kernel: Path, arch: int = 3510, defines=()) -> subprocess.CompletedProcess:
@@ -231,15 +235,15 @@ def test_kernel_entry_and_tiling_key_dispatch(dispatch_v2):
 
 def test_quant_formulas_come_from_the_spec(dispatch_v2):
     text = kernel_text(dispatch_v2)
-    mode2 = text[text.index("::QuantRowMode2("):text.index("::QuantRowMode3(")]
+    mode2 = _mode(text, "quantMode", 2, "// ---- quantMode 3 ")
     assert "ReduceMaxRow(" in mode2 and "Abs(" in mode2
     assert "const float ds = (DTypeTraits<ExpandXOutT>::MAX / " in mode2          # scalar fp32 divide
     assert "CastRow<ExpandXOutT, float, RoundMode::CAST_RINT, true>(expandXOutRow" in mode2
     assert "dynamicScalesOutRow.SetValue(0U, static_cast<DynamicScalesOutT>((1.0f / ds)))" in mode2
-    mode3 = text[text.index("::QuantRowMode3("):text.index("::QuantRowMode4(")]
+    mode3 = _mode(text, "quantMode", 3, "// ---- quantMode 4 ")
     assert "BlockMaxRow<128U>(" in mode3 and "MulBlocks<128U>(" in mode3 and "Div(" in mode3
     assert "CastRow<ExpandXOutT, float, RoundMode::CAST_RINT, false>" in mode3   # sat=false
-    mode4 = text[text.index("::QuantRowMode4("):text.index("---- 2. status")]
+    mode4 = _mode(text, "quantMode", 4, "#define MOE_DISTRIBUTE_DISPATCH_V2_TPL_CLASS")
     for needle in ("ExponentRow(", "BlockMaxRow<32U>(", "CompareScalar(", "Select(", "Exp2Row(", "PadEvenRow(",
                    "EncodeE8M0Row(", "__builtin_nanf(\"\")"):
         assert needle in mode4, needle
@@ -256,8 +260,8 @@ def test_changing_a_formula_changes_the_kernel(tmp_path):
     op, diags = load_src(changed, str(tmp_path / "dispatch_v2.spec"))
     assert op is not None, diags.render()
     files = kernel_files(op)
-    kernel = files[f"op_kernel/{op.snake_name}.h"]
-    mode2 = kernel[kernel.index("::QuantRowMode2("):kernel.index("::QuantRowMode3(")]
+    kernel = files[body_path(op)]
+    mode2 = _mode(kernel, "quantMode", 2, "// ---- quantMode 3 ")
     assert "RoundMode::CAST_FLOOR, false>(expandXOutRow" in mode2 and "Maxs(" in mode2
     assert "RoundMode::CAST_RINT, true>(expandXOutRow" not in mode2
     # the op's folder beside the shared folder (the kernel helpers it includes)
@@ -378,7 +382,7 @@ def test_tiling_probes_find_the_lets_carrying_ranks_and_dims(dispatch_v2):
 def test_dispatch_honours_a_two_dimensional_mask(dispatch_v2):
     assert ("int64_t", "maskRank") in [(f.ctype, f.name) for f in tiling_fields(dispatch_v2)]
     text = kernel_text(dispatch_v2)
-    assert "maskRank_ = static_cast<uint32_t>(tiling.maskRank);" in text
+    assert "maskRank_ = Traits::MaskRank(tiling);" in text and "return static_cast<uint32_t>(tiling.maskRank);" in text
     send = text[text.index("::SendRows()"):text.index("::SendRow(uint32_t")]
     assert "const uint32_t maskLen = (maskRank_ == 2U) ? pairs : bs_;" in send
     assert "on = on || mask.GetValue(t * topK_ + k) != 0U;" in send          # active iff any(mask[t, :])
@@ -415,6 +419,40 @@ def test_a_spec_without_the_mask_rank_gets_no_dispatch_kernel(tmp_path):
         kernel_files(op)
 
 
+def test_a_quant_formula_assigning_an_output_the_dispatch_message_does_not_carry_gets_no_kernel(tmp_path):
+    """The moe_dispatch class template carries one output beside expandXOut in its row message, dynamicScalesOut: a
+    formula that assigns another output is a located error at that assignment, not a kernel that drops it."""
+    old = "        dynamicScalesOut = 1.0 / ds;\n    }\n    quant 3"
+    op = _variant("dispatch_v2.spec", old, old.replace("ds;\n", "ds;\n        expandScalesOut = 1.0 / ds;\n", 1),
+                  tmp_path)
+    assert kernel_problem(op) == ("the moe_dispatch kernel carries dynamicScalesOut beside expandXOut in its row "
+                                  "message, but the quant formulas also assign expandScalesOut")
+    with pytest.raises(LoweringError) as err:
+        kernel_files(op)
+    assert err.value.span is not None and \
+        err.value.span.line == next(s.span.line for s in op.quant_mode(2).body if s.name == "expandScalesOut")
+
+
+def test_dispatch_kernel_is_a_cpp_header_around_the_specs_part(dispatch_v2):
+    """DispatchV2 / V3 run the family's class template (common/op_kernel/moe_dispatch_kernel.h, plain C++); their
+    op_kernel/<op>_gen.h holds what the spec determines: Traits, the lowered QuantRow, Run and the key."""
+    shared = {a.path: a.content for a in emit_shared()}
+    kind = KERNEL_KINDS["moe_dispatch"]
+    header = shared[f"op_kernel/{kind.header}"]
+    assert "class MoeDispatchKernel {" in header and "{{" not in header and "{%" not in header
+    for spec in ("dispatch_v2.spec", "dispatch_v3.spec"):
+        op = dispatch_v2 if spec == "dispatch_v2.spec" else load_ok(ROOT / "specs" / spec)
+        gen = kernel_files(op)[body_path(op)]
+        assert body_path(op) == f"op_kernel/{op.snake_name}_gen.h"
+        assert '#include "../../common/op_kernel/moe_dispatch_kernel.h"' in gen
+        assert "opgen_family_window.h" not in gen and '#include "../../common/op_kernel/opgen_batch_write.h"' in gen
+        assert f"struct {op.name}Traits {{" in gen and f"_TPL_FUNC {op.name}Traits<" in gen
+        assert "::Process()" not in gen and "::Init(" not in gen and "::SendRows()" not in gen
+        assert "__aicore__ inline void MoeDispatchKernel<Traits>::QuantRow(" in gen
+    v2 = kernel_files(dispatch_v2)[body_path(dispatch_v2)]
+    assert "static constexpr bool TP = true;" in v2 and "static constexpr bool MC2_CONTEXT = false;" in v2
+
+
 def test_static_scales_of_shape_one_or_h_are_told_apart_at_run_time(dispatch_v2):
     text = kernel_text(dispatch_v2)
     static = [(c, a) for c, a in _runs(text) if ", 1U, 1U, RowLayout::" in a]
@@ -423,7 +461,7 @@ def test_static_scales_of_shape_one_or_h_are_told_apart_at_run_time(dispatch_v2)
     assert {a.rsplit("::", 1)[1] for _, a in int8} == {"SCALAR", "VECTOR"}
     hif8 = [(c, a) for c, a in static if "DT_HIFLOAT8" in c]  # HIFLOAT8 takes (1,) only: no run-time test
     assert hif8 and all(a.endswith("SCALAR") and "scalesLen" not in c for c, a in hif8)
-    mode1 = text[text.index("::QuantRowMode1("):text.index("::QuantRowMode2(")]
+    mode1 = _mode(text, "quantMode", 1, "// ---- quantMode 2 ")
     assert "LoadRowF32<ScalesOptionalT, LAYOUT_SCALES_OPTIONAL>" in mode1  # (1,) broadcast over the row
 
 
@@ -442,7 +480,7 @@ def test_prequantised_x_carries_its_scales(dispatch_v2):
     prequant = [(c, a) for c, a in _runs(text) if ", 0U, 1U, RowLayout::" in a]
     assert any("ORIG_DTYPE_X == DT_FLOAT8_E4M3FN" in c and
                "defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0" in c for c, _ in prequant)
-    mode0 = text[text.index("::QuantRowMode0("):text.index("::QuantRowMode1(")]
+    mode0 = _mode(text, "quantMode", 0, "// ---- quantMode 1 ")
     assert "LoadRow(t4, scalesOptionalGm_, tokenIdx, static_cast<uint32_t>(dynamicScalesOutWidth_));" in mode0
 
 
@@ -450,7 +488,7 @@ def test_atlas_a2_assist_info_is_the_sender_side_expand_idx(dispatch_v2):
     assert [l.expr.value for l in dispatch_v2.view("ascend910b").lets if l.name == "isA2"] == [True]
     assert [l.expr.value for l in dispatch_v2.view("ascend910_93").lets if l.name == "isA2"] == [False]
     text = kernel_text(dispatch_v2)
-    assert "isA2_ = (tiling.isA2 != 0);" in text
+    assert "isA2_ = Traits::IsA2(tiling);" in text and "return (tiling.isA2 != 0);" in text
     assert "idx.SetValue(i - begin, static_cast<int32_t>(slot));" in text    # the slots of this core's pairs
     assert "DataCopyPad(assistInfoForCombineOutGm_[begin], idx," in text
     assert "DataCopyPad(assistInfoForCombineOutGm_[pairItems + z], idx," in text  # inactive tokens' pairs: 0

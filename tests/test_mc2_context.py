@@ -104,9 +104,12 @@ def test_the_context_domain_is_no_hccl_group(built):
     assert re.search(r"^\s+Mc2(Init|Cc)Tiling \w+;", data, re.M) is None, data
     base = (gen / "op_api" / "moe_distribute_dispatch_v3_base.cpp").read_text(encoding="utf-8")
     assert "NnopbaseSetHcclServerType" not in base
-    kernel = (gen / "op_kernel" / "moe_distribute_dispatch_v3.h").read_text(encoding="utf-8")
-    assert "ctx_ = args.context;" in kernel and "ContextWindowIn(ctx_, rank)" in kernel
-    assert "InitV2" not in kernel.split("::Init(", 1)[1].split("}\n", 1)[0]
+    kernel = (gen / "op_kernel" / "moe_distribute_dispatch_v3_gen.h").read_text(encoding="utf-8")
+    # the family kernel (common/op_kernel/moe_dispatch_kernel.h) reads the EP windows through its Traits: here the
+    # context input, no HCCL client (no cc tiling to initialise it with)
+    assert "static constexpr bool MC2_CONTEXT = true;" in kernel and "return args.context;" in kernel
+    assert "return ContextWindowIn(ctx, rank);" in kernel
+    assert "InitV2" not in kernel and "EP_CC_OFFSET" not in kernel
 
 
 def test_the_window_rule_and_layout_blame_ccl_buffer_size():
@@ -152,11 +155,12 @@ def test_a_kernel_that_asks_hccl_for_the_context_domain_faults(built, tmp_path):
     import shutil
     out = tmp_path / "out"
     shutil.copytree(built / "out", out)
-    kernel = out / "moe_distribute_dispatch_v3" / "op_kernel" / "moe_distribute_dispatch_v3.h"
+    kernel = out / "moe_distribute_dispatch_v3" / "op_kernel" / "moe_distribute_dispatch_v3_gen.h"
     text = kernel.read_text(encoding="utf-8")
-    assert text.count("    ctx_ = args.context;") == 1
-    kernel.write_text(text.replace("    ctx_ = args.context;",
-                                   "    ctx_ = reinterpret_cast<GM_ADDR>(GetHcclContext<EP_GROUP>());"), encoding="utf-8")
+    assert text.count("        return args.context;\n") == 1
+    kernel.write_text(text.replace("        return args.context;\n",
+                                   "        return reinterpret_cast<GM_ADDR>(GetHcclContext<EP_GROUP>());\n"),
+                      encoding="utf-8")
     res = subprocess.run([sys.executable, "-m", "pytest", str(out / "moe_distribute_dispatch_v3" / "tests"), "-q",
                           "-x", "-k", "cpu_twin", "-p", "no:cacheprovider"], capture_output=True, text=True, cwd=ROOT,
                          timeout=1800)

@@ -162,14 +162,16 @@ def test_shared_folder_lands_where_the_real_tree_keeps_the_mc2_ops_shared_host_h
 
 
 def test_shared_kernel_headers_land_beside_the_real_mc2_ops_shared_kernel_headers(tmp_path):
-    """generated/common/op_kernel/ holds the C++ family kernels (the combine class template, the Setup/Teardown class
-    templates and their window layout); dropped into mc2/common/ they sit beside the real ops' shared kernel headers (moe_distribute_base.h)
+    """generated/common/op_kernel/ holds the C++ family kernels (the Dispatch, Combine and Setup/Teardown class
+    templates, the Setup/Teardown window layout, the BatchWrite helpers); dropped into mc2/common/ they sit beside the
+    real ops' shared kernel headers (moe_distribute_base.h)
     with no name clash, and each family op's op_kernel/<op>_gen.h includes them by the paths the real ops include
     mc2/common/op_kernel with (code: mc2/moe_distribute_dispatch_v2/op_kernel/moe_distribute_dispatch_v2.h)."""
     src = unpacked(OPS_TRANSFORMER, cache_root(tmp_path / "cache"), "ops-transformer")
     ours = sorted(p.name for p in (SHARED / "op_kernel").iterdir())
-    assert ours == ["moe_combine_kernel.h", "moe_combine_setup_kernel.h", "moe_combine_teardown_kernel.h", "moe_dispatch_setup_kernel.h",
-                    "moe_dispatch_teardown_kernel.h", "opgen_family_window.h", "opgen_kernel_helpers.h"]
+    assert ours == ["moe_combine_kernel.h", "moe_combine_setup_kernel.h", "moe_combine_teardown_kernel.h",
+                    "moe_dispatch_kernel.h", "moe_dispatch_setup_kernel.h", "moe_dispatch_teardown_kernel.h",
+                    "opgen_batch_write.h", "opgen_family_window.h", "opgen_kernel_helpers.h"]
     real = src / "mc2" / "common" / "op_kernel"
     assert (real / "moe_distribute_base.h").is_file() and not any((real / n).exists() for n in ours)
     real_include = (src / "mc2" / "moe_distribute_dispatch_v2" / "op_kernel" / "moe_distribute_dispatch_v2.h")\
@@ -182,6 +184,9 @@ def test_shared_kernel_headers_land_beside_the_real_mc2_ops_shared_kernel_header
     for op in ("moe_distribute_combine_v2", "moe_distribute_combine_v3", "moe_distribute_combine_add_rms_norm"):
         gen = (ROOT / "generated" / op / "op_kernel" / f"{op}_gen.h").read_text(encoding="utf-8")
         assert '#include "../../common/op_kernel/moe_combine_kernel.h"' in gen, op
+    for op in ("moe_distribute_dispatch_v2", "moe_distribute_dispatch_v3"):
+        gen = (ROOT / "generated" / op / "op_kernel" / f"{op}_gen.h").read_text(encoding="utf-8")
+        assert '#include "../../common/op_kernel/moe_dispatch_kernel.h"' in gen, op
 
 
 def _value(arg: str) -> str:

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.cpu_twin
 MUTATIONS = {
     # every pair to an expert takes the next slot: skipping one misplaces rows (a world where a core sends
     # several pairs to one expert: each core counts its own pairs after the slots of the cores before it)
-    "slot_count_off_by_one": ("families/moe_dispatch/kernel.cpp.j2",
+    "slot_count_off_by_one": ("cpp/common/op_kernel/moe_dispatch_kernel.h",
                               "cnt.SetValue(e, static_cast<int32_t>(slot + 1U));",
                               "cnt.SetValue(e, static_cast<int32_t>(slot + 2U));",
                               ("ascend910_93-q0-bs512-h1024-k2-w2",)),
@@ -176,7 +176,7 @@ def test_a_wrong_line_in_the_combine_class_template_fails_the_twin(monkeypatch, 
 # rank 1 never sets the flags it owes its peers: name -> (spec, op, template, line, case id, the report of rank 0)
 SILENT_PEERS = {
     # DispatchV2: rank 1's status entries (local expert, source rank) never reach any window
-    "dispatch_status": ("dispatch_v2.spec", OP, "families/moe_dispatch/kernel.cpp.j2",
+    "dispatch_status": ("dispatch_v2.spec", OP, "cpp/common/op_kernel/moe_dispatch_kernel.h",
                         "        DataCopy(flag, status[(target - begin) * WS_SLOT_INTS], WS_SLOT_INTS);",
                         "ascend910_93-q0-bs4-h1024-k2-w2", "set by rank 1"),
     # CombineV2 (Atlas A3): the rows rank 1's expert returns land, their slot flags never do

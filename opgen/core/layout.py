@@ -14,6 +14,7 @@ CHECK_COMMON = f"{SHARED_HOST_INCLUDE}/opgen_check_common.h"  # what every op's 
 SHARED_KERNEL_INCLUDE = "op_kernel"          # inside SHARED_DIR: the C++ family kernels (mc2/common/op_kernel)
 SHARED_KERNEL_WINDOW = "opgen_family_window.h"  # the Setup/Teardown family's window, beside its four kernels
 SHARED_KERNEL_HELPERS = "opgen_kernel_helpers.h"  # the kernel helpers no spec changes, every kernel includes
+SHARED_KERNEL_BATCH_WRITE = "opgen_batch_write.h"  # the BatchWrite helpers no spec changes (_batch_write.j2)
 
 
 def shared_host_include(op_dir: Path) -> Path:

@@ -431,7 +431,8 @@ class KernelKind:
     window_areas: tuple[str, ...] = ()
     # a family whose kernel is plain C++: its class template's header (templates/cpp/common/op_kernel/, copied into
     # the generated tree's common/op_kernel/) and class, the tensors whose element types the class names and those
-    # it addresses in GM itself (the others the spec's formulas read come in the Traits' ExtraGm); its template then
+    # it addresses in GM itself (the others the spec's formulas read, and the optional ones its parts address only
+    # where the op has them, come in the Traits' ExtraGm); its template then
     # renders op_kernel/<op>_gen.h, what the spec determines of the kernel (family_gen_context)
     header: str | None = None
     kernel_class: str = ""

@@ -181,23 +181,12 @@ __aicore__ inline void EncodeE8M0Row(const LocalTensor<fp8_e8m0_t>& dst, const L
     PipeBarrier<PIPE_V>();
 }
 #endif
-// ---- the ranks of other servers: HCCL BatchWrite ------------------------------------------------------------
-// Where MTE copies stop at the server (tiling.serverRanks, the product table's ranks_per_server: Atlas A2, whose
-// servers reach each other over RDMA only), a kernel stages what it sends to another server's rank in its own
-// windowsOut; core 0 then hands the AICPU server one item per contiguous piece ({local, remote, count, dataType,
-// rank}: asc-devkit include/adv_api/hccl/hccl.h BatchWriteItem) and waits for the task, first the rows, then their
-// flags, so a rank that sees a flag finds its rows. The real A2 fullmesh kernels send to other servers with
-// BatchWrite from core 0 too (mirror-cann/ops-transformer mc2/moe_distribute_dispatch_v2, op_kernel for arch22).
+// ---- the ranks of other servers: HCCL BatchWrite (how: common/op_kernel/opgen_batch_write.h) -----------------
+// The real A2 fullmesh kernels send to other servers with BatchWrite from core 0 too (mirror-cann/ops-transformer
+// mc2/moe_distribute_dispatch_v2, op_kernel for arch22).
 constexpr uint32_t BW_ITEM_U64 = 4U;                          // one item: 4 uint64 words
 constexpr uint32_t BW_CHUNK = 16U;                            // items built in UB per copy to the workspace
 constexpr uint32_t BW_UB_BYTES = BW_CHUNK * 32U + FLAG_BYTES; // the item chunk and one staged flag
-
-// Whether rank `rank` is on another server than rank `me`, where MTE copies reach the ranks of servers of
-// `serverRanks` (0: every rank).
-__aicore__ inline bool OnOtherServer(uint32_t serverRanks, uint32_t me, uint32_t rank)
-{
-    return serverRanks != 0U && rank / serverRanks != me / serverRanks;
-}
 
 // The base of rank `rank`'s windowsOut in HCCL group `group`, found as WindowIn finds windowsIn.
 template <uint32_t group, typename HcclClient>
@@ -217,65 +206,12 @@ __aicore__ inline uint64_t BatchWriteItemsAt(const TilingData &tiling)
     return 512UL * cores * cores + perCore * cores;
 }
 
-// One BatchWrite task in the making, on core 0 (the HcclServerConfig's working core, the only one whose messages
-// reach the server): items are built in UB and copied to the workspace BW_CHUNK at a time.
-class BatchWriteList {
-public:
-    __aicore__ inline void Init(GM_ADDR items, uint32_t capacity, const LocalTensor<uint64_t> &ub)
-    {
-        itemsAddr_ = items;
-        items_.SetGlobalBuffer(reinterpret_cast<__gm__ uint64_t *>(items));
-        capacity_ = capacity;
-        ub_ = ub;
-        count_ = 0U;
-    }
-    // A write of `bytes` from this rank's window at `local` to rank `rank`'s windowsIn at `remote`.
-    __aicore__ inline void Add(GM_ADDR local, GM_ADDR remote, uint64_t bytes, uint32_t rank)
-    {
-        RequireFits(static_cast<uint64_t>(count_) + 1UL, capacity_);
-        const uint32_t at = (count_ % BW_CHUNK) * BW_ITEM_U64;
-        ub_.SetValue(at, reinterpret_cast<uint64_t>(local));
-        ub_.SetValue(at + 1U, reinterpret_cast<uint64_t>(remote));
-        ub_.SetValue(at + 2U, bytes); // elements of HCCL_DATA_TYPE_INT8: bytes
-        ub_.SetValue(at + 3U, (static_cast<uint64_t>(rank) << 32U) | static_cast<uint64_t>(HCCL_DATA_TYPE_INT8));
-        ++count_;
-        if (count_ % BW_CHUNK == 0U) {
-            Flush(BW_CHUNK);
-        }
-    }
-    // Sends the items added since the last Send as one task and waits until the server has written them all.
-    template <typename HcclClient>
-    __aicore__ inline void Send(HcclClient &hccl)
-    {
-        if (count_ % BW_CHUNK != 0U) {
-            Flush(count_ % BW_CHUNK);
-        }
-        if (count_ == 0U) {
-            return; // a task of no items is invalid (the client returns handle -1)
-        }
-        PipeBarrier<PIPE_ALL>(); // the items are in GM before the server reads them
-        const HcclHandle handle = hccl.template BatchWrite<true>(itemsAddr_, count_);
-        if (handle < 0) {
-            Trap(); // the client refused the task (too many tasks in one kernel): nothing was sent
-        }
-        hccl.Wait(handle);
-        count_ = 0U;
-    }
-
-private:
-    __aicore__ inline void Flush(uint32_t n)
-    {
-        SyncFunc<HardEvent::S_MTE3>();
-        DataCopy(items_[static_cast<uint64_t>(count_ - n) * BW_ITEM_U64], ub_, n * BW_ITEM_U64);
-        SyncFunc<HardEvent::MTE3_S>();
-    }
-
-    GM_ADDR itemsAddr_{nullptr};
-    GlobalTensor<uint64_t> items_;
-    LocalTensor<uint64_t> ub_;
-    uint32_t capacity_{0U};
-    uint32_t count_{0U};
-};
+// OnOtherServer and BatchWriteList: the plain C++ no spec changes (common/op_kernel/opgen_batch_write.h)
+#if __has_include("../common/opgen_batch_write.h")
+#include "../common/opgen_batch_write.h"
+#else
+#include "../../common/op_kernel/opgen_batch_write.h"
+#endif
 // The GM addresses the kernel entry received, in its parameter order.
 struct KernelArgs {
     GM_ADDR context;

@@ -14,9 +14,9 @@
  * A template over CANN's template tiling key (moe_distribute_dispatch_v3_a3_tiling_key.h): CANN compiles it once per
  * combination its ASCENDC_TPL_SEL lists and OpDef column of each SoC it serves, and launches the instance of the key
  * the host tiling set; its Dispatch holds their kernel instances alone. The kernel class and its helpers:
- * op_kernel/moe_distribute_dispatch_v3.h.
+ * op_kernel/moe_distribute_dispatch_v3_gen.h.
  */
-#include "../moe_distribute_dispatch_v3.h"
+#include "../moe_distribute_dispatch_v3_gen.h"
 #include "moe_distribute_dispatch_v3_a3_tiling_key.h"
 
 namespace MoeDistributeDispatchV3Impl {

@@ -1,0 +1,1084 @@
+/**
+ * Copyright (c) 2025 Huawei Technologies Co., Ltd.
+ * This program is free software, you can redistribute it and/or modify it under the terms and conditions of
+ * CANN Open Software License Agreement Version 2.0 (the "License").
+ * Please refer to the License for details. You may not use this file except in compliance with the License.
+ * THIS SOFTWARE IS PROVIDED ON AN "AS IS" BASIS, WITHOUT WARRANTIES OF ANY KIND, EITHER EXPRESS OR IMPLIED,
+ * INCLUDING BUT NOT LIMITED TO NON-INFRINGEMENT, MERCHANTABILITY, OR FITNESS FOR A PARTICULAR PURPOSE.
+ * See LICENSE in the root of the software repository for the full text of the License.
+ */
+/**
+ * A file of opgen's family kernels, copied into the generated tree's common/op_kernel/ (not generated: edit it
+ * in opgen's templates/cpp/common/op_kernel/). op_kernel/<op>_gen.h includes it inside the op's namespace, after the
+ * kernel helpers and the BatchWrite helpers, and defines what the spec determines: the Traits this class template is
+ * instantiated with and the body of QuantRow (the spec's quant formulas, lowered), the kernel instances and the tiling
+ * key.
+ *
+ * The moe_dispatch family's kernel (Ascend C, vector cores only), semantics moe_dispatch: DispatchV2, DispatchV3.
+ *
+ * Process(), per rank and core:
+ *   1. SendRows        each core takes a contiguous share of the (token, k) pairs (the slot of a pair is the count
+ *                      of earlier valid pairs to the same expert: CountSlots; xActiveMaskOptional (BS,) keeps the first
+ *                      sum(mask) tokens, (BS, K) sends pair (t, k) iff mask[t, k] and keeps a token iff any of
+ *                      its pairs is set), loads each token row of its share once, quantises it with the spec's
+ *                      formula (QuantRow, lowered from the spec) and writes each row message
+ *                      [row | scales | (srcRank, tokenIdx, k) | expert scale] into the destination rank's
+ *                      HCCL window: MoE expert e on rank Rs + e / L, block (srcRank * L + e % L); shared
+ *                      expert s on rank (srcRank % P) + s * P, block srcRank (k = K + s).
+ *   2. SetStatus       after SyncAll, one 32-byte status entry {1.0f, rows} per (local expert, source rank)
+ *                      into every destination's window.
+ *   3. WaitStatus      each core polls its share of this rank's entries, clears them, and the cores
+ *                      exchange row counts through the workspace to get their first output row.
+ *   4. LocalWindowCopy rows in (local expert, source rank) order into expandXOut, the scale outputs,
+ *                      assistInfoForCombineOut (triples; Atlas A2: this rank's own expandIdx, the slot of each
+ *                      of its (t, k) pairs, written in step 1) and expandScalesOut; epRecvCountsOut is the
+ *                      inclusive cumulative count in the same order.
+ *   5. WriteTokenNums  expertTokenNumsOut (expertTokenNumsType 0: cumulative, 1: per expert), the TP AllGatherV
+ *                      when the op has a TP domain (Traits::TP) and tpWorldSize is 2, performanceInfoOptional
+ *                      where the op has it (Traits::PERF).
+ * Where MTE copies stop at the server (tiling.serverRanks, Atlas A2), steps 1 and 2 reach the ranks of other
+ * servers through HCCL BatchWrite: a message for such a rank goes to this rank's windowsOut (one area per destination
+ * rank, laid out as that rank's part of the dispatch area), its status entry too; after SyncAll core 0 sends each
+ * (destination, local expert) block's rows, waits, then the entries (BatchWriteList), and Finalize ends the calls.
+ * Window halves alternate between calls (data state), so a fast rank never overwrites rows a slow rank
+ * has not copied yet.  The CombineV2 part of a half holds maxBS * (K + S) row slots, on Atlas A2 one block of
+ * maxBS rows per MoE expert (the layout its combine reads through expandIdx).
+ *
+ * Traits: TilingData (the op's tiling struct), Args (the GM addresses its entry received), the element types
+ * XT, ExpandXOutT, DynamicScalesOutT (x, expandXOut, dynamicScalesOut), the element type each GM tensor is addressed
+ * as (XGmT, ExpertIdsGmT, ScalesOptionalGmT, XActiveMaskOptionalGmT, ExpertScalesOptionalGmT, ExpandXOutGmT,
+ * DynamicScalesOutGmT, AssistInfoForCombineOutGmT, ExpertTokenNumsOutGmT, EpRecvCountsOutGmT, ExpandScalesOutGmT),
+ * ExtraGm (the GM tensors the spec's formulas and the optional parts read beside them: Init(args); tpRecvCountsOutGm_
+ * where TP, performanceInfoOptionalGm_ where PERF), EP_CC_OFFSET (the EP group's cc tiling in TilingData), CALC_SLOTS
+ * (UB rows of the lowered formulas), WORKSPACE_PER_CORE_PAIR (the host tiling's user workspace per pair of cores),
+ * CARRIES_DYNAMIC_SCALES_OUT (the quant mode writes dynamicScalesOut: the message carries its row) and
+ * DynamicScalesOutWidth(tiling) (its elements per row), MaskRank(tiling) and HasMask(tiling) (xActiveMaskOptional),
+ * HasExpertScales(tiling), IsA2(tiling) (assistInfoForCombineOut holds this rank's expandIdx), MC2_CONTEXT (the EP
+ * domain is an MC2 context: EpContext(args, tiling), ContextWindow(ctx, rank), else the HCCL client of EP_GROUP), TP
+ * (TP_GROUP_ID, TP_CC_OFFSET), PERF (HasPerformanceInfo(tiling)).
+ */
+#ifndef MOE_DISPATCH_KERNEL_H
+#define MOE_DISPATCH_KERNEL_H
+
+template <typename Traits>
+class MoeDispatchKernel {
+public:
+    using TilingData = typename Traits::TilingData;
+    using Args = typename Traits::Args;
+    using XT = typename Traits::XT;
+    using ExpandXOutT = typename Traits::ExpandXOutT;
+    using DynamicScalesOutT = typename Traits::DynamicScalesOutT;
+    __aicore__ inline MoeDispatchKernel()
+    {
+    }
+    __aicore__ inline void Init(const Args &args, const TilingData &tiling, TPipe *pipe);
+    __aicore__ inline void Process();
+
+private:
+    // quant formula rows: UB slots per quant mode (from the lowering)
+    static constexpr uint32_t CALC_SLOTS = Traits::CALC_SLOTS;
+
+    __aicore__ inline void SendRows();
+    __aicore__ inline void SendRow(uint32_t tokenIdx, uint32_t k, uint32_t expertRow, uint32_t dstRank, uint64_t offset,
+                                   uint64_t stageOffset, float expertScale);
+    __aicore__ inline const LocalTensor<uint8_t> &TokenRow(uint32_t tokenIdx);
+    __aicore__ inline int32_t ValidExpert(const LocalTensor<int32_t> &ids, const LocalTensor<uint8_t> &mask,
+                                          bool pairMask, uint32_t i);
+    __aicore__ inline void CountSlots(const LocalTensor<int32_t> &ids, const LocalTensor<uint8_t> &mask, bool pairMask,
+                                      uint32_t begin, uint32_t end);
+    __aicore__ inline void ReleaseTokenRow();
+    __aicore__ inline void QuantRow(const LocalTensor<XT> &xRow, const LocalTensor<uint8_t> &msg, uint32_t tokenIdx,
+                                    uint32_t expertRow);
+    __aicore__ inline void FillInfo(const LocalTensor<uint8_t> &msg, uint32_t tokenIdx, uint32_t k, float expertScale);
+    __aicore__ inline void SetStatus();
+    __aicore__ inline void SendOtherServers();
+    __aicore__ inline uint32_t TargetRank(uint32_t target, uint32_t &entry, uint64_t &blockAt, uint64_t &stageAt) const;
+    __aicore__ inline uint32_t TargetRows(uint32_t target, const LocalTensor<int32_t> &tot) const;
+    __aicore__ inline void WaitStatus();
+    __aicore__ inline void LocalWindowCopy();
+    __aicore__ inline void CopyRowOut(GM_ADDR message, uint32_t row, bool withInfo);
+    __aicore__ inline void WriteTokenNums();
+    __aicore__ inline void TpAllGather();
+    __aicore__ inline void AddPerformanceInfo();
+    __aicore__ inline void UpdateDataState();
+    __aicore__ inline void SplitRange(uint32_t total, uint32_t &begin, uint32_t &end) const;
+    __aicore__ inline uint32_t SendTargetsPerCore() const;
+
+    template <typename T>
+    __aicore__ inline LocalTensor<T> CalcSlot(uint32_t idx)
+    {
+        return calcBuf_.GetWithOffset<T>(slotBytes_ / static_cast<uint32_t>(sizeof(T)), idx * slotBytes_);
+    }
+    // The EP domain: rank `rank`'s windowsIn, its status area, and the bytes of this rank's window.
+    __aicore__ inline GM_ADDR EpWindow(uint32_t rank)
+    {
+        if constexpr (Traits::MC2_CONTEXT) {
+            return Traits::ContextWindow(ctx_, rank);
+        } else {
+            return WindowIn<EP_GROUP>(hccl_, rank);
+        }
+    }
+    __aicore__ inline GM_ADDR EpStatus(uint32_t rank)
+    {
+        if constexpr (Traits::MC2_CONTEXT) {
+            return Traits::ContextWindow(ctx_, rank) + statusOffset_;
+        } else {
+            return StatusArea<EP_GROUP>(hccl_, rank, statusInExp_, statusOffset_);
+        }
+    }
+    // what its HCCL context reports, or, in an MC2 context, the ccl_buffer_size tiling read
+    __aicore__ static inline uint64_t EpWindowBytes(const TilingData &tiling)
+    {
+        if constexpr (Traits::MC2_CONTEXT) {
+            return static_cast<uint64_t>(tiling.win_window);
+        } else {
+            return WindowBytes<EP_GROUP>();
+        }
+    }
+    // This rank's window data half (current data state) on rank `rank`, and its status entries.
+    __aicore__ inline GM_ADDR WinData(uint32_t rank)
+    {
+        return EpWindow(rank) + dataAt_ + dataState_ * halfBytes_ + combineBytes_;
+    }
+    __aicore__ inline GM_ADDR WinStatus(uint32_t rank)
+    {
+        return EpStatus(rank) + dataState_ * STATE_HALF;
+    }
+    __aicore__ inline bool OtherServer(uint32_t rank) const
+    {
+        return OnOtherServer(serverRanks_, epRank_, rank);
+    }
+    // This rank's windowsOut: the messages for rank `rank` (laid out as this rank's part of its dispatch area), and
+    // the status entry of send target `target`.
+    __aicore__ inline GM_ADDR StageData(uint32_t rank)
+    {
+        return WindowOut<EP_GROUP>(hccl_, epRank_) + dataAt_ + combineBytes_ +
+               static_cast<uint64_t>(rank) * localMoe_ * blockBytes_;
+    }
+    __aicore__ inline GM_ADDR StageStatus(uint32_t target)
+    {
+        return WindowOut<EP_GROUP>(hccl_, epRank_) + statusOffset_ + static_cast<uint64_t>(target) * FLAG_BYTES;
+    }
+    // Traits::TP: the TP peer's window data and its TP status
+    __aicore__ inline GM_ADDR TpWinData(uint32_t rank)
+    {
+        return WindowIn<Traits::TP_GROUP_ID>(hcclTp_, rank) + dataAt_ + dataState_ * halfBytes_;
+    }
+    __aicore__ inline GM_ADDR TpWinStatus(uint32_t rank)
+    {
+        return StatusArea<Traits::TP_GROUP_ID>(hcclTp_, rank, statusInExp_, statusOffset_) + TP_STATE_OFFSET +
+               dataState_ * TP_STATE_BYTES;
+    }
+
+    TPipe *pipe_{nullptr};
+    TilingData tiling_;
+    Hccl<HcclServerType::HCCL_SERVER_TYPE_AICPU> hccl_; // EP group: window addresses of every rank
+    GM_ADDR ctx_{nullptr}; // Traits::MC2_CONTEXT: the MC2 context, every rank's window of the EP domain
+    Hccl<HcclServerType::HCCL_SERVER_TYPE_AICPU> hcclTp_; // Traits::TP: the TP group (tpWorldSize 2)
+
+    GlobalTensor<typename Traits::XGmT> xGm_;
+    GlobalTensor<typename Traits::ExpertIdsGmT> expertIdsGm_;
+    GlobalTensor<typename Traits::ScalesOptionalGmT> scalesOptionalGm_;
+    GlobalTensor<typename Traits::XActiveMaskOptionalGmT> xActiveMaskOptionalGm_;
+    GlobalTensor<typename Traits::ExpertScalesOptionalGmT> expertScalesOptionalGm_;
+    GlobalTensor<typename Traits::ExpandXOutGmT> expandXOutGm_;
+    GlobalTensor<typename Traits::DynamicScalesOutGmT> dynamicScalesOutGm_;
+    GlobalTensor<typename Traits::AssistInfoForCombineOutGmT> assistInfoForCombineOutGm_;
+    GlobalTensor<typename Traits::ExpertTokenNumsOutGmT> expertTokenNumsOutGm_;
+    GlobalTensor<typename Traits::EpRecvCountsOutGmT> epRecvCountsOutGm_;
+    GlobalTensor<typename Traits::ExpandScalesOutGmT> expandScalesOutGm_;
+    typename Traits::ExtraGm extraGm_; // GM tensors the spec's formulas and the optional parts read beside these
+    GlobalTensor<int32_t> workspaceGm_;
+
+    TBuf<TPosition::VECCALC> calcBuf_;   // CALC_SLOTS quant rows
+    TBuf<TPosition::VECCALC> idsBuf_;    // expertIds (BS * K)
+    TBuf<TPosition::VECCALC> maskBuf_;   // xActiveMaskOptional (BS, or BS * K when 2-D)
+    TBuf<TPosition::VECCALC> actBuf_;    // the active tokens, in token order
+    TBuf<TPosition::VECCALC> idxBuf_;    // Atlas A2: this core's share of expandIdx
+    TBuf<TPosition::VECCALC> cntBuf_;    // per MoE expert: the next slot of this core's rows
+    TBuf<TPosition::VECCALC> totBuf_;    // per MoE expert: the rank's rows (every core's)
+    TBuf<TPosition::VECCALC> rowBuf_;    // one core's counts per MoE expert, read from the workspace
+    TBuf<TPosition::VECCALC> statusBuf_; // status entries of this core's send targets / wait entries
+    TBuf<TPosition::VECCALC> countBuf_;  // rows per wait entry, then their cumulative counts
+    TBuf<TPosition::VECCALC> coreBuf_;   // one 32-byte slot per core (row-count exchange)
+    TBuf<TPosition::VECCALC> bwBuf_;     // core 0 with serverRanks: BatchWrite items, one staged status entry
+    BatchWriteList bw_;
+    GM_ADDR userWorkspace_{nullptr};
+    TQue<TPosition::VECIN, 1> xInQue_; // token rows of x
+    LocalTensor<uint8_t> xRow_;        // the loaded row of token xRowToken_ (one load for all its pairs)
+    int64_t xRowToken_{-1};
+    TQue<TPosition::VECOUT, 1> msgQue_;                        // outgoing row messages
+    TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> copyQue_; // window → outputs
+
+    uint32_t coreIdx_{0U};
+    uint32_t coreNum_{1U};
+    uint32_t epRank_{0U};
+    uint64_t pollUs_{0UL}; // how long a poll of a peer's flag waits (tiling.pollTimeoutUs)
+    uint32_t epWorld_{1U};
+    uint32_t serverRanks_{0U}; // tiling.serverRanks: MTE copies reach the ranks of this many (0: all)
+    uint32_t bs_{0U};
+    uint32_t hLen_{0U};
+    uint32_t topK_{0U};
+    uint32_t moeExperts_{0U};
+    uint32_t sharedRanks_{0U};
+    uint32_t sharedExperts_{0U}; // 0 when sharedExpertRankNum is 0 (sharedExpertNum 1 then means none)
+    uint32_t ranksPerShared_{0U};
+    uint32_t localMoe_{1U};     // localMoeExpertNum: experts per MoE rank
+    uint32_t localExperts_{1U}; // localExpertNum of this rank
+    uint32_t maxBs_{0U};
+    bool isSharedRank_{false};
+    bool hasMask_{false};
+    uint32_t maskRank_{1U}; // 1: (BS,) mask, 2: (BS, K) mask
+    bool isA2_{false};      // Atlas A2: assistInfoForCombineOut holds this rank's expandIdx
+    bool hasExpertScales_{false};
+    bool hasPerformanceInfo_{false}; // Traits::PERF
+    bool tpGather_{false};           // Traits::TP and tpWorldSize 2
+    uint32_t tpRank_{0U};
+    uint32_t peerTotal_{0U};
+    uint32_t rowBytesX_{0U};
+    uint32_t rowBytesY_{0U};
+    uint32_t dynamicScalesOutWidth_{0U}; // elements per row (the spec's shape)
+    uint32_t dynamicScalesOutRowBytes_{0U};
+    uint32_t scaleOffset_{0U}; // message layout: row | scales | info
+    uint32_t infoOffset_{0U};
+    uint32_t msgBytes_{0U};
+    uint64_t msgStride_{0UL};
+    uint64_t blockBytes_{0UL}; // one (source rank, local expert) block: maxBS messages
+    uint64_t halfBytes_{0UL};
+    uint64_t dataAt_{0UL};       // where the data halves start in windowsIn (tiling.win_data_at)
+    uint64_t combineBytes_{0UL}; // the CombineV2 part of each window half comes first
+    uint64_t statusOffset_{0UL};
+    bool statusInExp_{false}; // the status area is in windowsExp (tiling.win_state_exp), else in windowsIn
+    uint32_t dataState_{0U};
+    GM_ADDR bufferIdWord_{nullptr}; // the half-select word (tiling.win_buffer_id), or null: per-core state words
+    uint32_t slotBytes_{0U};
+    uint32_t bufDepth_{1U};
+    uint32_t activeTokens_{0U};
+    uint32_t entryNum_{0U};
+    uint32_t entryStart_{0U};
+    uint32_t entryEnd_{0U};
+    uint32_t firstRow_{0U};
+    uint32_t totalRows_{0U};
+};
+
+template <typename Traits>
+__aicore__ inline void MoeDispatchKernel<Traits>::Init(const Args &args, const TilingData &tiling, TPipe *pipe)
+{
+    pipe_ = pipe;
+    tiling_ = tiling;
+    coreIdx_ = static_cast<uint32_t>(GetBlockIdx());
+    coreNum_ = static_cast<uint32_t>(GetBlockNum());
+    // The HCCL tilings the host built (Mc2CcTilingConfig): the init tiling, then the EP cc tiling by its offset
+    // from it. Afterwards window addresses are read, and the only HCCL tasks are the BatchWrites to the ranks of
+    // other servers where MTE copies stop at the server (tiling.serverRanks).
+    if constexpr (Traits::MC2_CONTEXT) {
+        ctx_ = Traits::EpContext(args, tiling);
+    } else {
+        hccl_.InitV2(GetHcclContext<EP_GROUP>(), &tiling_.mc2InitTiling);
+        hccl_.SetCcTilingV2(Traits::EP_CC_OFFSET);
+    }
+    epRank_ = static_cast<uint32_t>(tiling.epRankId);
+    pollUs_ = static_cast<uint64_t>(tiling.pollTimeoutUs);
+    epWorld_ = static_cast<uint32_t>(tiling.epWorldSize);
+    serverRanks_ = static_cast<uint32_t>(tiling.serverRanks);
+    bs_ = static_cast<uint32_t>(tiling.BS);
+    hLen_ = static_cast<uint32_t>(tiling.H);
+    topK_ = static_cast<uint32_t>(tiling.K);
+    moeExperts_ = static_cast<uint32_t>(tiling.moeExpertNum);
+    sharedRanks_ = static_cast<uint32_t>(tiling.sharedExpertRankNum);
+    sharedExperts_ = (sharedRanks_ == 0U) ? 0U : static_cast<uint32_t>(tiling.sharedExpertNum);
+    ranksPerShared_ = (sharedExperts_ == 0U) ? 0U : sharedRanks_ / sharedExperts_;
+    localMoe_ = static_cast<uint32_t>(tiling.localMoeExpertNum);
+    localExperts_ = static_cast<uint32_t>(tiling.localExpertNum);
+    maxBs_ = static_cast<uint32_t>(tiling.maxBS);
+    isSharedRank_ = epRank_ < sharedRanks_;
+    hasMask_ = Traits::HasMask(tiling);
+    maskRank_ = Traits::MaskRank(tiling);
+    isA2_ = Traits::IsA2(tiling);
+    hasExpertScales_ = Traits::HasExpertScales(tiling);
+    if constexpr (Traits::PERF) {
+        hasPerformanceInfo_ = Traits::HasPerformanceInfo(tiling);
+    }
+    if constexpr (Traits::TP) {
+        tpGather_ = tiling.tpWorldSize == 2;
+        tpRank_ = static_cast<uint32_t>(tiling.tpRankId);
+        if (tpGather_) {
+            hcclTp_.InitV2(GetHcclContext<Traits::TP_GROUP_ID>(), &tiling_.mc2InitTiling);
+            hcclTp_.SetCcTilingV2(Traits::TP_CC_OFFSET);
+        }
+    }
+
+    // the row message: [expandXOut row | scale rows | (srcRank, tokenIdx, k) | expert scale], 512-aligned
+    rowBytesX_ = RowBytes<XT>(hLen_);
+    rowBytesY_ = RowBytes<ExpandXOutT>(hLen_);
+    scaleOffset_ = AlignUp(rowBytesY_, UB_BLOCK);
+    infoOffset_ = scaleOffset_;
+    dynamicScalesOutWidth_ = Traits::DynamicScalesOutWidth(tiling);
+    dynamicScalesOutRowBytes_ = RowBytes<DynamicScalesOutT>(dynamicScalesOutWidth_);
+    if constexpr (Traits::CARRIES_DYNAMIC_SCALES_OUT) {
+        infoOffset_ += AlignUp(dynamicScalesOutRowBytes_, UB_BLOCK);
+    }
+    msgBytes_ = infoOffset_ + INFO_BYTES;
+    msgStride_ = AlignUp64(msgBytes_, WIN_ALIGN);
+    blockBytes_ = static_cast<uint64_t>(maxBs_) * msgStride_;
+    // the window layout tiling checked (the spec's `window`): data halves of [combine | dispatch] (each after its
+    // win_reserve), the status area after them or in the last half's reserve
+    const WindowSplit split = SplitWindow(tiling, EpWindowBytes(tiling));
+    halfBytes_ = split.half;
+    dataAt_ = static_cast<uint64_t>(tiling.win_data_at);
+    combineBytes_ = static_cast<uint64_t>(tiling.win_dispatch_at); // CombineV2's rows come first
+    statusOffset_ = split.stateAt;
+    statusInExp_ = tiling.win_state_exp != 0;
+    // every rank's window receives one block per (source rank, local expert), one per source on a shared rank,
+    // and its status area one entry per block
+    RequireFits(static_cast<uint64_t>(epWorld_) * (localMoe_ > 1U ? localMoe_ : 1U) * blockBytes_,
+                static_cast<uint64_t>(tiling.win_dispatch));
+    RequireFits(static_cast<uint64_t>(epWorld_) * (localMoe_ > 1U ? localMoe_ : 1U) * FLAG_BYTES, STATE_HALF);
+    RequireFits(static_cast<uint64_t>(GetBlockNum()) * UB_BLOCK, CORE_WORDS_BYTES);
+    RequireHalfFits(tiling, halfBytes_);
+    RequireFits(STATE_BYTES, static_cast<uint64_t>(tiling.win_state));
+    if constexpr (!Traits::MC2_CONTEXT) {
+        RequireFits(static_cast<uint64_t>(tiling.win_window), WindowBytes<EP_GROUP>());
+    }
+    if (statusInExp_) {
+        RequireFits(static_cast<uint64_t>(tiling.win_state), ExpWindowBytes<EP_GROUP>());
+        if constexpr (Traits::TP) {
+            if (tpGather_) {
+                RequireFits(static_cast<uint64_t>(tiling.win_state), ExpWindowBytes<Traits::TP_GROUP_ID>());
+            }
+        }
+    }
+    if (serverRanks_ != 0U) {
+        // windowsOut (winSize bytes, as windowsIn) mirrors the first data half: one area of localMoe blocks per
+        // destination rank, and one status entry per send target from the status offset
+        if (statusInExp_) {
+            Trap(); // the staged entries mirror a status area in windowsIn: no product keeps it elsewhere here
+        }
+        RequireFits(static_cast<uint64_t>(sharedRanks_ + moeExperts_) * FLAG_BYTES, STATE_HALF);
+    }
+    slotBytes_ = AlignUp(hLen_ * 4U, REPEAT_BYTES) + AlignUp(CeilDiv(hLen_, 8U), REPEAT_BYTES) + REPEAT_BYTES;
+
+    xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ typename Traits::XGmT *>(args.x));
+    expertIdsGm_.SetGlobalBuffer(reinterpret_cast<__gm__ typename Traits::ExpertIdsGmT *>(args.expertIds));
+    scalesOptionalGm_.SetGlobalBuffer(
+        reinterpret_cast<__gm__ typename Traits::ScalesOptionalGmT *>(args.scalesOptional));
+    xActiveMaskOptionalGm_.SetGlobalBuffer(
+        reinterpret_cast<__gm__ typename Traits::XActiveMaskOptionalGmT *>(args.xActiveMaskOptional));
+    expertScalesOptionalGm_.SetGlobalBuffer(
+        reinterpret_cast<__gm__ typename Traits::ExpertScalesOptionalGmT *>(args.expertScalesOptional));
+    expandXOutGm_.SetGlobalBuffer(reinterpret_cast<__gm__ typename Traits::ExpandXOutGmT *>(args.expandXOut));
+    dynamicScalesOutGm_.SetGlobalBuffer(
+        reinterpret_cast<__gm__ typename Traits::DynamicScalesOutGmT *>(args.dynamicScalesOut));
+    assistInfoForCombineOutGm_.SetGlobalBuffer(
+        reinterpret_cast<__gm__ typename Traits::AssistInfoForCombineOutGmT *>(args.assistInfoForCombineOut));
+    expertTokenNumsOutGm_.SetGlobalBuffer(
+        reinterpret_cast<__gm__ typename Traits::ExpertTokenNumsOutGmT *>(args.expertTokenNumsOut));
+    epRecvCountsOutGm_.SetGlobalBuffer(
+        reinterpret_cast<__gm__ typename Traits::EpRecvCountsOutGmT *>(args.epRecvCountsOut));
+    expandScalesOutGm_.SetGlobalBuffer(
+        reinterpret_cast<__gm__ typename Traits::ExpandScalesOutGmT *>(args.expandScalesOut));
+    extraGm_.Init(args);
+    userWorkspace_ = GetUserWorkspace(args.workspace);
+    workspaceGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(userWorkspace_));
+
+    // data state of this call: the half-select word shared with the real ops (`buffer_id`), else each core's own
+    // word, all toggled together every call
+    bufferIdWord_ = tiling.win_buffer_id != 0 ? EpWindow(epRank_) + tiling.win_buffer_id_at : nullptr;
+    if (bufferIdWord_ != nullptr) {
+        dataState_ = ReadBufferId(bufferIdWord_);
+    } else {
+        GlobalTensor<int32_t> stateGm;
+        stateGm.SetGlobalBuffer(
+            reinterpret_cast<__gm__ int32_t *>(EpStatus(epRank_) + DATA_STATE_OFFSET + coreIdx_ * UB_BLOCK));
+        pipe_->InitBuffer(coreBuf_, UB_BLOCK);
+        LocalTensor<int32_t> state = coreBuf_.Get<int32_t>();
+        DataCopy(state, stateGm, WS_SLOT_INTS);
+        SyncFunc<HardEvent::MTE2_S>();
+        dataState_ = static_cast<uint32_t>(state.GetValue(0U)) & 1U;
+    }
+    ResetPipe(pipe_);
+}
+
+template <typename Traits>
+__aicore__ inline void MoeDispatchKernel<Traits>::Process()
+{
+    SendRows();
+    SetStatus();
+    WaitStatus();
+    LocalWindowCopy();
+    WriteTokenNums();
+    UpdateDataState();
+    if (serverRanks_ != 0U) {
+        hccl_.Finalize(); // no more BatchWrite tasks: the AICPU server may exit
+    }
+}
+
+template <typename Traits>
+__aicore__ inline void MoeDispatchKernel<Traits>::SplitRange(uint32_t total, uint32_t &begin, uint32_t &end) const
+{
+    const uint32_t base = total / coreNum_;
+    const uint32_t extra = total % coreNum_;
+    begin = base * coreIdx_ + MinU32(coreIdx_, extra);
+    end = begin + base + (coreIdx_ < extra ? 1U : 0U);
+}
+
+template <typename Traits>
+__aicore__ inline uint32_t MoeDispatchKernel<Traits>::SendTargetsPerCore() const
+{
+    return CeilDiv(sharedRanks_ + moeExperts_, coreNum_);
+}
+
+// ---- 1. send: quantise this core's rows and write them into the destination windows ------------
+template <typename Traits>
+__aicore__ inline void MoeDispatchKernel<Traits>::SendRows()
+{
+    const uint32_t pairs = bs_ * topK_;
+    const uint32_t maskLen = (maskRank_ == 2U) ? pairs : bs_;
+    const uint32_t idsBytes = AlignUp(pairs * 4U, UB_BLOCK);
+    const uint32_t maskBytes = AlignUp(maskLen, UB_BLOCK);
+    const uint32_t actBytes = AlignUp(bs_ * 4U, UB_BLOCK);
+    const uint32_t idxBytes = AlignUp((CeilDiv(pairs + bs_ * sharedExperts_, coreNum_) + 1U) * 4U, UB_BLOCK);
+    const uint32_t cntBytes = AlignUp(moeExperts_ * 4U, UB_BLOCK);
+    const uint32_t statusBytes = (SendTargetsPerCore() + 1U) * FLAG_BYTES;
+    const uint32_t bwBytes = (serverRanks_ != 0U && coreIdx_ == 0U) ? BW_UB_BYTES : 0U;
+    const uint32_t fixedBytes =
+        idsBytes + maskBytes + actBytes + idxBytes + 3U * cntBytes + statusBytes + CALC_SLOTS * slotBytes_ + bwBytes;
+    const uint32_t rowBytes = AlignUp(rowBytesX_, UB_BLOCK) + msgBytes_;
+    bufDepth_ = (fixedBytes + 2U * rowBytes <= static_cast<uint32_t>(tiling_.totalUbSize)) ? 2U : 1U;
+    pipe_->InitBuffer(idsBuf_, idsBytes);
+    pipe_->InitBuffer(maskBuf_, maskBytes);
+    pipe_->InitBuffer(actBuf_, actBytes);
+    pipe_->InitBuffer(idxBuf_, idxBytes);
+    pipe_->InitBuffer(cntBuf_, cntBytes);
+    pipe_->InitBuffer(totBuf_, cntBytes);
+    pipe_->InitBuffer(rowBuf_, cntBytes);
+    pipe_->InitBuffer(statusBuf_, statusBytes);
+    pipe_->InitBuffer(calcBuf_, CALC_SLOTS * slotBytes_);
+    if (bwBytes != 0U) {
+        pipe_->InitBuffer(bwBuf_, bwBytes);
+    }
+    pipe_->InitBuffer(xInQue_, bufDepth_, AlignUp(rowBytesX_, UB_BLOCK));
+    pipe_->InitBuffer(msgQue_, bufDepth_, msgBytes_);
+
+    LocalTensor<int32_t> ids = idsBuf_.Get<int32_t>();
+    DataCopyPad(ids, expertIdsGm_, DataCopyExtParams(1U, pairs * 4U, 0U, 0U, 0U),
+                DataCopyPadExtParams<int32_t>(false, 0U, 0U, 0U));
+    LocalTensor<uint8_t> mask = maskBuf_.Get<uint8_t>();
+    if (hasMask_) {
+        DataCopyPad(mask, xActiveMaskOptionalGm_, DataCopyExtParams(1U, maskLen, 0U, 0U, 0U),
+                    DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));
+    }
+    LocalTensor<int32_t> cnt = cntBuf_.Get<int32_t>();
+    Duplicate(cnt, static_cast<int32_t>(0), static_cast<int32_t>(cntBytes / 4U));
+    LocalTensor<int32_t> tot = totBuf_.Get<int32_t>();
+    Duplicate(tot, static_cast<int32_t>(0), static_cast<int32_t>(cntBytes / 4U));
+    Duplicate(rowBuf_.Get<int32_t>(), static_cast<int32_t>(0), static_cast<int32_t>(cntBytes / 4U));
+    LocalTensor<int32_t> idx = idxBuf_.Get<int32_t>();
+    Duplicate(idx, static_cast<int32_t>(0), static_cast<int32_t>(idxBytes / 4U));
+    SyncFunc<HardEvent::MTE2_S>();
+    SyncFunc<HardEvent::V_S>();
+
+    // Active tokens: all without a mask; a 1-D mask keeps its first sum(mask) tokens (its true values precede
+    // the false ones); a 2-D mask keeps the tokens with any pair set.
+    const bool pairMask = hasMask_ && maskRank_ == 2U;
+    LocalTensor<int32_t> act = actBuf_.Get<int32_t>();
+    uint32_t prefix = bs_;
+    if (hasMask_ && !pairMask) {
+        prefix = 0U;
+        for (uint32_t t = 0U; t < bs_; ++t) {
+            prefix += (mask.GetValue(t) != 0U) ? 1U : 0U;
+        }
+    }
+    activeTokens_ = prefix; // without a 2-D mask, the active tokens are the first `prefix`
+    if (pairMask) {
+        activeTokens_ = 0U;
+        for (uint32_t t = 0U; t < bs_; ++t) {
+            bool on = false;
+            for (uint32_t k = 0U; k < topK_; ++k) {
+                on = on || mask.GetValue(t * topK_ + k) != 0U;
+            }
+            if (on) {
+                act.SetValue(activeTokens_, static_cast<int32_t>(t));
+                ++activeTokens_;
+            }
+        }
+    }
+    // Send items: the valid (token, k) pairs in flattened order (a 1-D mask: those of the first activeBS tokens;
+    // a 2-D mask: those it sets), then one copy of every active token per shared expert; each core sends a
+    // contiguous share. The slot of a pair is the count of earlier valid pairs to the same expert: each core
+    // counts its own pairs, the cores exchange the counts through the workspace, and each adds those of the
+    // cores before it (CountSlots), so no core scans the pairs of the others.
+    const uint32_t pairItems = pairMask ? pairs : activeTokens_ * topK_;
+    uint32_t begin = 0U;
+    uint32_t end = 0U;
+    SplitRange(pairItems + activeTokens_ * sharedExperts_, begin, end);
+    const uint32_t ownEnd = MinU32(end, pairItems); // this core's pairs: [begin, ownEnd)
+    CountSlots(ids, mask, pairMask, begin, ownEnd);
+    for (uint32_t i = begin; i < ownEnd; ++i) {
+        const int32_t expert = ValidExpert(ids, mask, pairMask, i);
+        if (expert < 0) {
+            continue;
+        }
+        const uint32_t e = static_cast<uint32_t>(expert);
+        const uint32_t slot = static_cast<uint32_t>(cnt.GetValue(e));
+        cnt.SetValue(e, static_cast<int32_t>(slot + 1U));
+        idx.SetValue(i - begin, static_cast<int32_t>(slot)); // Atlas A2 expandIdx (0 for unsent pairs)
+        const uint32_t tokenIdx = i / topK_;
+        const uint32_t k = i % topK_;
+        const uint32_t dstRank = sharedRanks_ + e / localMoe_;
+        const uint64_t inBlock =
+            static_cast<uint64_t>(e % localMoe_) * blockBytes_ + static_cast<uint64_t>(slot) * msgStride_;
+        const uint64_t offset = static_cast<uint64_t>(epRank_) * localMoe_ * blockBytes_ + inBlock;
+        const float expertScale = hasExpertScales_ ? expertScalesOptionalGm_.GetValue(i) : 0.0f;
+        SendRow(tokenIdx, k, e + sharedExperts_, dstRank, offset, inBlock, expertScale);
+    }
+    for (uint32_t i = (begin > pairItems ? begin : pairItems); i < end; ++i) {
+        const uint32_t slot = (i - pairItems) % activeTokens_; // the token's index among the active tokens
+        const uint32_t s = (i - pairItems) / activeTokens_;
+        const uint32_t tokenIdx = pairMask ? static_cast<uint32_t>(act.GetValue(slot)) : slot;
+        const uint32_t dstRank = epRank_ % ranksPerShared_ + s * ranksPerShared_;
+        const uint64_t inBlock = static_cast<uint64_t>(slot) * msgStride_;
+        SendRow(tokenIdx, topK_ + s, s, dstRank, static_cast<uint64_t>(epRank_) * blockBytes_ + inBlock, inBlock, 0.0f);
+    }
+    ReleaseTokenRow();
+    if (isA2_) { // assistInfoForCombineOut[t * K + k] = the pair's slot in its expert's rows, 0 for unsent pairs
+        SyncFunc<HardEvent::S_MTE3>();
+        if (ownEnd > begin) {
+            DataCopyPad(assistInfoForCombineOutGm_[begin], idx,
+                        DataCopyExtParams(1U, (ownEnd - begin) * 4U, 0U, 0U, 0U));
+        }
+        uint32_t zeroBegin = 0U; // the pairs of inactive tokens: this core's share of [pairItems, pairs)
+        uint32_t zeroEnd = 0U;
+        SplitRange(pairs - pairItems, zeroBegin, zeroEnd);
+        if (zeroEnd > zeroBegin) {
+            PipeBarrier<PIPE_MTE3>(); // idx is read by the copy above before it is zeroed
+            SyncFunc<HardEvent::MTE3_V>();
+            Duplicate(idx, static_cast<int32_t>(0), static_cast<int32_t>(idxBytes / 4U));
+            SyncFunc<HardEvent::V_MTE3>();
+            for (uint32_t z = zeroBegin; z < zeroEnd; z += idxBytes / 4U) {
+                const uint32_t n = MinU32(idxBytes / 4U, zeroEnd - z);
+                DataCopyPad(assistInfoForCombineOutGm_[pairItems + z], idx, DataCopyExtParams(1U, n * 4U, 0U, 0U, 0U));
+            }
+        }
+    }
+}
+
+// The MoE expert of send item `i` (a (token, k) pair), or -1 when the pair is not sent: a 2-D mask does not set
+// it, or it names a zero / copy / constant expert (those never leave the rank: CombineV2 computes them).
+template <typename Traits>
+__aicore__ inline int32_t MoeDispatchKernel<Traits>::ValidExpert(const LocalTensor<int32_t> &ids,
+                                                                 const LocalTensor<uint8_t> &mask, bool pairMask,
+                                                                 uint32_t i)
+{
+    if (pairMask && mask.GetValue(i) == 0U) {
+        return -1;
+    }
+    const int32_t expert = ids.GetValue(i);
+    return (expert < 0 || static_cast<uint32_t>(expert) >= moeExperts_) ? -1 : expert;
+}
+
+// cntBuf_ = per MoE expert, the rows of the cores before this one (the first slot of this core's rows);
+// totBuf_ = the rows of all cores (what SetStatus announces). Each core counts its pairs [begin, end) and
+// publishes them in its row of the workspace (tiling_layout.CORE_WORKSPACE); after SyncAll it adds up the rows
+// (vector adds, one per core).
+template <typename Traits>
+__aicore__ inline void MoeDispatchKernel<Traits>::CountSlots(const LocalTensor<int32_t> &ids,
+                                                             const LocalTensor<uint8_t> &mask, bool pairMask,
+                                                             uint32_t begin, uint32_t end)
+{
+    LocalTensor<int32_t> cnt = cntBuf_.Get<int32_t>();
+    LocalTensor<int32_t> tot = totBuf_.Get<int32_t>();
+    LocalTensor<int32_t> row = rowBuf_.Get<int32_t>();
+    const uint32_t rowInts = AlignUp(moeExperts_ * 4U, UB_BLOCK) / 4U;
+    // the rows follow the per-core-pair part of the workspace (the host tiling adds rowInts * 4 bytes per core)
+    const GlobalTensor<int32_t> rows = workspaceGm_[Traits::WORKSPACE_PER_CORE_PAIR / 4U * coreNum_ * coreNum_];
+    for (uint32_t i = begin; i < end; ++i) {
+        const int32_t expert = ValidExpert(ids, mask, pairMask, i);
+        if (expert >= 0) {
+            row.SetValue(static_cast<uint32_t>(expert), row.GetValue(static_cast<uint32_t>(expert)) + 1);
+        }
+    }
+    SyncFunc<HardEvent::S_MTE3>();
+    DataCopy(rows[coreIdx_ * rowInts], row, rowInts);
+    PipeBarrier<PIPE_ALL>();
+    SyncAll<true>();
+    for (uint32_t c = 0U; c < coreNum_; ++c) {
+        DataCopy(row, rows[c * rowInts], rowInts);
+        SyncFunc<HardEvent::MTE2_V>();
+        Add(tot, tot, row, static_cast<int32_t>(rowInts));
+        if (c < coreIdx_) {
+            Add(cnt, cnt, row, static_cast<int32_t>(rowInts));
+        }
+        PipeBarrier<PIPE_V>();
+        SyncFunc<HardEvent::V_MTE2>(); // the next row lands where the adds read this one
+    }
+    SyncFunc<HardEvent::V_S>();
+}
+
+template <typename Traits>
+__aicore__ inline void MoeDispatchKernel<Traits>::SendRow(uint32_t tokenIdx, uint32_t k, uint32_t expertRow,
+                                                          uint32_t dstRank, uint64_t offset, uint64_t stageOffset,
+                                                          float expertScale)
+{
+    const LocalTensor<uint8_t> &xBytes = TokenRow(tokenIdx);
+    LocalTensor<uint8_t> msg = msgQue_.AllocTensor<uint8_t>();
+    QuantRow(xBytes.template ReinterpretCast<XT>(), msg, tokenIdx, expertRow);
+    FillInfo(msg, tokenIdx, k, expertScale);
+    msgQue_.EnQue(msg);
+    msg = msgQue_.DeQue<uint8_t>();
+    GlobalTensor<uint8_t> win; // another server's rank: staged in windowsOut, sent by BatchWrite after SyncAll
+    win.SetGlobalBuffer(OtherServer(dstRank) ? StageData(dstRank) + stageOffset : WinData(dstRank) + offset);
+    DataCopy(win, msg, msgBytes_);
+    msgQue_.FreeTensor(msg);
+}
+
+// The row of x of token `tokenIdx` in UB: loaded once for the consecutive pairs of the token (a core's share
+// of the pairs is contiguous in (token, k) order), not once per destination.
+template <typename Traits>
+__aicore__ inline const LocalTensor<uint8_t> &MoeDispatchKernel<Traits>::TokenRow(uint32_t tokenIdx)
+{
+    if (xRowToken_ != static_cast<int64_t>(tokenIdx)) {
+        ReleaseTokenRow();
+        LocalTensor<uint8_t> xBytes = xInQue_.AllocTensor<uint8_t>();
+        DataCopyPad(xBytes, xGm_[static_cast<uint64_t>(tokenIdx) * rowBytesX_],
+                    DataCopyExtParams(1U, rowBytesX_, 0U, 0U, 0U), DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));
+        xInQue_.EnQue(xBytes);
+        xRow_ = xInQue_.DeQue<uint8_t>();
+        xRowToken_ = static_cast<int64_t>(tokenIdx);
+    }
+    return xRow_;
+}
+
+template <typename Traits>
+__aicore__ inline void MoeDispatchKernel<Traits>::ReleaseTokenRow()
+{
+    if (xRowToken_ >= 0) {
+        xInQue_.FreeTensor(xRow_);
+        xRowToken_ = -1;
+    }
+}
+
+template <typename Traits>
+__aicore__ inline void MoeDispatchKernel<Traits>::FillInfo(const LocalTensor<uint8_t> &msg, uint32_t tokenIdx,
+                                                           uint32_t k, float expertScale)
+{
+    LocalTensor<int32_t> triple = msg[infoOffset_].template ReinterpretCast<int32_t>();
+    triple.SetValue(0U, static_cast<int32_t>(epRank_));
+    triple.SetValue(1U, static_cast<int32_t>(tokenIdx));
+    triple.SetValue(2U, static_cast<int32_t>(k));
+    LocalTensor<float> scale = msg[infoOffset_ + UB_BLOCK].template ReinterpretCast<float>();
+    scale.SetValue(0U, expertScale);
+    SyncFunc<HardEvent::S_MTE3>();
+}
+
+// ---- 2. status: one entry {1.0f, rows} per (destination expert block) -------------------------
+template <typename Traits>
+__aicore__ inline void MoeDispatchKernel<Traits>::SetStatus()
+{
+    PipeBarrier<PIPE_ALL>();
+    SyncAll<true>(); // every core's rows are in the windows before any flag goes out
+    uint32_t begin = 0U;
+    uint32_t end = 0U;
+    SplitRange(sharedRanks_ + moeExperts_, begin, end);
+    LocalTensor<int32_t> status = statusBuf_.Get<int32_t>();
+    LocalTensor<int32_t> tot = totBuf_.Get<int32_t>();
+    for (uint32_t target = begin; target < end; ++target) {
+        status.SetValue((target - begin) * WS_SLOT_INTS, FLAG_SET);
+        status.SetValue((target - begin) * WS_SLOT_INTS + 1U, static_cast<int32_t>(TargetRows(target, tot)));
+    }
+    SyncFunc<HardEvent::S_MTE3>();
+    for (uint32_t target = begin; target < end; ++target) {
+        uint32_t entry = 0U;
+        uint64_t blockAt = 0UL;
+        uint64_t stageAt = 0UL;
+        const uint32_t dstRank = TargetRank(target, entry, blockAt, stageAt);
+        if (OtherServer(dstRank)) {
+            continue; // core 0 sends it after the rows (SendOtherServers)
+        }
+        GlobalTensor<int32_t> flag;
+        flag.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(WinStatus(dstRank) + entry * FLAG_BYTES));
+        DataCopy(flag, status[(target - begin) * WS_SLOT_INTS], WS_SLOT_INTS);
+    }
+    PipeBarrier<PIPE_ALL>();
+    if (serverRanks_ != 0U && coreIdx_ == 0U) {
+        SendOtherServers();
+    }
+}
+
+// Send target `target` (a shared-expert rank, then the MoE experts): its rank, the index of this rank's status entry
+// there, where this rank's block of its rows starts in that rank's dispatch area and in this rank's staging area.
+template <typename Traits>
+__aicore__ inline uint32_t MoeDispatchKernel<Traits>::TargetRank(uint32_t target, uint32_t &entry, uint64_t &blockAt,
+                                                                 uint64_t &stageAt) const
+{
+    if (target < sharedRanks_) {
+        entry = epRank_;
+        blockAt = static_cast<uint64_t>(epRank_) * blockBytes_;
+        stageAt = 0UL;
+        return target;
+    }
+    const uint32_t e = target - sharedRanks_;
+    entry = (e % localMoe_) * epWorld_ + epRank_;
+    blockAt = (static_cast<uint64_t>(epRank_) * localMoe_ + e % localMoe_) * blockBytes_;
+    stageAt = static_cast<uint64_t>(e % localMoe_) * blockBytes_;
+    return sharedRanks_ + e / localMoe_;
+}
+
+// The rows this rank sends send target `target`: a shared rank takes every active token of the ranks in its group, a
+// MoE expert its rows of every core (`tot`).
+template <typename Traits>
+__aicore__ inline uint32_t MoeDispatchKernel<Traits>::TargetRows(uint32_t target, const LocalTensor<int32_t> &tot) const
+{
+    if (target < sharedRanks_) {
+        return (target % ranksPerShared_ == epRank_ % ranksPerShared_) ? activeTokens_ : 0U;
+    }
+    return static_cast<uint32_t>(tot.GetValue(target - sharedRanks_));
+}
+
+// Core 0, every core's rows staged (SyncAll): the rows of each send target on another server, in one BatchWrite
+// task, then, once the server wrote them, its status entry {1.0f, rows} in a second one.
+template <typename Traits>
+__aicore__ inline void MoeDispatchKernel<Traits>::SendOtherServers()
+{
+    const uint32_t targets = sharedRanks_ + moeExperts_;
+    LocalTensor<int32_t> tot = totBuf_.Get<int32_t>();
+    bw_.Init(userWorkspace_ + BatchWriteItemsAt(tiling_), 2U * (moeExperts_ + epWorld_), bwBuf_.Get<uint64_t>());
+    for (uint32_t target = 0U; target < targets; ++target) {
+        uint32_t entry = 0U;
+        uint64_t blockAt = 0UL;
+        uint64_t stageAt = 0UL;
+        const uint32_t dstRank = TargetRank(target, entry, blockAt, stageAt);
+        const uint32_t rows = TargetRows(target, tot);
+        if (OtherServer(dstRank) && rows > 0U) {
+            bw_.Add(StageData(dstRank) + stageAt, WinData(dstRank) + blockAt,
+                    static_cast<uint64_t>(rows - 1U) * msgStride_ + msgBytes_, dstRank);
+        }
+    }
+    bw_.Send(hccl_);
+    LocalTensor<int32_t> staged = bwBuf_.GetWithOffset<int32_t>(WS_SLOT_INTS, BW_CHUNK * BW_ITEM_U64 * 8U);
+    for (uint32_t target = 0U; target < targets; ++target) {
+        uint32_t entry = 0U;
+        uint64_t blockAt = 0UL;
+        uint64_t stageAt = 0UL;
+        const uint32_t dstRank = TargetRank(target, entry, blockAt, stageAt);
+        if (!OtherServer(dstRank)) {
+            continue;
+        }
+        const uint32_t rows = TargetRows(target, tot);
+        for (uint32_t w = 0U; w < WS_SLOT_INTS; ++w) {
+            staged.SetValue(w, w == 0U ? FLAG_SET : (w == 1U ? static_cast<int32_t>(rows) : 0));
+        }
+        SyncFunc<HardEvent::S_MTE3>();
+        GlobalTensor<int32_t> stage;
+        stage.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(StageStatus(target)));
+        DataCopy(stage, staged, WS_SLOT_INTS);
+        SyncFunc<HardEvent::MTE3_S>();
+        bw_.Add(StageStatus(target), WinStatus(dstRank) + entry * FLAG_BYTES, FLAG_BYTES, dstRank);
+    }
+    bw_.Send(hccl_);
+}
+
+// ---- 3. wait: this core's share of the (local expert, source rank) entries ----------------------
+template <typename Traits>
+__aicore__ inline void MoeDispatchKernel<Traits>::WaitStatus()
+{
+    ResetPipe(pipe_);
+    entryNum_ = isSharedRank_ ? epWorld_ : localExperts_ * epWorld_;
+    SplitRange(entryNum_, entryStart_, entryEnd_);
+    const uint32_t entries = entryEnd_ - entryStart_;
+    pipe_->InitBuffer(statusBuf_, (entries + 1U) * FLAG_BYTES);
+    pipe_->InitBuffer(countBuf_, 2U * AlignUp((entries + 1U) * 4U, UB_BLOCK));
+    pipe_->InitBuffer(coreBuf_, coreNum_ * UB_BLOCK);
+    pipe_->InitBuffer(copyQue_, bufDepth_, msgBytes_);
+    LocalTensor<int32_t> flags = statusBuf_.Get<int32_t>();
+    LocalTensor<int32_t> counts = countBuf_.Get<int32_t>(); // rows per entry
+    LocalTensor<int32_t> waited;                            // performanceInfoOptional: µs per entry
+    if constexpr (Traits::PERF) {
+        const uint32_t waitedAt = AlignUp(entries + 1U, FLOATS_PER_BLOCK);
+        waited = countBuf_.GetWithOffset<int32_t>(waitedAt, waitedAt * 4U);
+        for (uint32_t i = 0U; i < entries; ++i) {
+            waited.SetValue(i, -1);
+        }
+    }
+    int32_t rows = 0;
+    if (entries > 0U) {
+        GlobalTensor<int32_t> statusGm;
+        statusGm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(WinStatus(epRank_) + entryStart_ * FLAG_BYTES));
+        int64_t start = 0;
+        if constexpr (Traits::PERF) {
+            start = GetSystemCycle();
+        }
+        const PollDeadline deadline(pollUs_);
+        uint32_t ready = 0U;
+        while (ready < entries) {
+            DataCopy(flags, statusGm, entries * WS_SLOT_INTS);
+            SyncFunc<HardEvent::MTE2_S>();
+            ready = 0U;
+            uint32_t unset = entries;
+            for (uint32_t i = 0U; i < entries; ++i) {
+                const bool set = flags.GetValue(i * WS_SLOT_INTS) == FLAG_SET;
+                ready += set ? 1U : 0U;
+                unset = (!set && unset == entries) ? i : unset;
+                if constexpr (Traits::PERF) {
+                    if (set && waited.GetValue(i) < 0) {
+                        waited.SetValue(i, static_cast<int32_t>((GetSystemCycle() - start) / CYCLES_PER_US));
+                    }
+                }
+            }
+            SyncFunc<HardEvent::S_MTE2>();
+            if (ready < entries && deadline.Passed()) { // entry (local expert, source rank): set by the source
+                PollTimedOut(epRank_, entryStart_ + unset, FlagSetter::RANK, (entryStart_ + unset) % epWorld_, pollUs_);
+            }
+        }
+        for (uint32_t i = 0U; i < entries; ++i) {
+            counts.SetValue(i, flags.GetValue(i * WS_SLOT_INTS + 1U));
+            rows += flags.GetValue(i * WS_SLOT_INTS + 1U);
+        }
+        // clear the entries: the next call with this data state waits for fresh flags
+        SyncFunc<HardEvent::S_V>();
+        Duplicate(flags, static_cast<int32_t>(0), static_cast<int32_t>(entries * WS_SLOT_INTS));
+        SyncFunc<HardEvent::V_MTE3>();
+        DataCopy(statusGm, flags, entries * WS_SLOT_INTS);
+        PipeBarrier<PIPE_MTE3>();
+    }
+    // row offsets across cores: every core publishes its row count, then adds those of the cores before it
+    LocalTensor<int32_t> sums = coreBuf_.Get<int32_t>();
+    sums.SetValue(0U, rows);
+    SyncFunc<HardEvent::S_MTE3>();
+    DataCopy(workspaceGm_[coreIdx_ * WS_SLOT_INTS], sums, WS_SLOT_INTS);
+    PipeBarrier<PIPE_ALL>();
+    SyncAll<true>();
+    DataCopy(sums, workspaceGm_, coreNum_ * WS_SLOT_INTS);
+    SyncFunc<HardEvent::MTE2_S>();
+    firstRow_ = 0U;
+    totalRows_ = 0U;
+    for (uint32_t c = 0U; c < coreNum_; ++c) {
+        const uint32_t n = static_cast<uint32_t>(sums.GetValue(c * WS_SLOT_INTS));
+        firstRow_ += (c < coreIdx_) ? n : 0U;
+        totalRows_ += n;
+    }
+    if constexpr (Traits::PERF) {
+        if (hasPerformanceInfo_ && entries > 0U) {
+            // per entry: the µs this rank waited for it (core 0 folds them per source rank)
+            SyncFunc<HardEvent::S_MTE3>();
+            DataCopyPad(workspaceGm_[coreNum_ * WS_SLOT_INTS + entryStart_], waited,
+                        DataCopyExtParams(1U, entries * 4U, 0U, 0U, 0U));
+            PipeBarrier<PIPE_MTE3>();
+        }
+    }
+}
+
+// ---- 4. copy the rows out of the window in (local expert, source rank) order ------------------
+template <typename Traits>
+__aicore__ inline void MoeDispatchKernel<Traits>::LocalWindowCopy()
+{
+    const uint32_t entries = entryEnd_ - entryStart_;
+    if (entries == 0U) {
+        return;
+    }
+    LocalTensor<int32_t> counts = countBuf_.Get<int32_t>();
+    uint32_t row = firstRow_;
+    for (uint32_t i = 0U; i < entries; ++i) {
+        const uint32_t idx = entryStart_ + i; // localExpert * epWorldSize + srcRank
+        const uint32_t rows = static_cast<uint32_t>(counts.GetValue(i));
+        const uint32_t block = isSharedRank_ ? idx : (idx % epWorld_) * localExperts_ + idx / epWorld_;
+        GM_ADDR blockAddr = WinData(epRank_) + static_cast<uint64_t>(block) * blockBytes_;
+        for (uint32_t j = 0U; j < rows; ++j) {
+            CopyRowOut(blockAddr + static_cast<uint64_t>(j) * msgStride_, row + j, true);
+        }
+        row += rows;
+        counts.SetValue(i, static_cast<int32_t>(row)); // epRecvCountsOut: inclusive cumulative rows
+    }
+    SyncFunc<HardEvent::S_MTE3>();
+    DataCopyPad(epRecvCountsOutGm_[entryStart_], counts, DataCopyExtParams(1U, entries * 4U, 0U, 0U, 0U));
+    PipeBarrier<PIPE_MTE3>();
+}
+
+template <typename Traits>
+__aicore__ inline void MoeDispatchKernel<Traits>::CopyRowOut(GM_ADDR message, uint32_t row, bool withInfo)
+{
+    GlobalTensor<uint8_t> src;
+    src.SetGlobalBuffer(message);
+    LocalTensor<uint8_t> msg = copyQue_.AllocTensor<uint8_t>();
+    DataCopy(msg, src, msgBytes_);
+    copyQue_.EnQue(msg);
+    msg = copyQue_.DeQue<uint8_t>();
+    DataCopyPad(expandXOutGm_[static_cast<uint64_t>(row) * rowBytesY_], msg,
+                DataCopyExtParams(1U, rowBytesY_, 0U, 0U, 0U));
+    if constexpr (Traits::CARRIES_DYNAMIC_SCALES_OUT) {
+        DataCopyPad(dynamicScalesOutGm_[static_cast<uint64_t>(row) * dynamicScalesOutRowBytes_], msg[scaleOffset_],
+                    DataCopyExtParams(1U, dynamicScalesOutRowBytes_, 0U, 0U, 0U));
+    }
+    if (withInfo && !isA2_) {
+        DataCopyPad(assistInfoForCombineOutGm_[static_cast<uint64_t>(row) * TRIPLE],
+                    msg[infoOffset_].template ReinterpretCast<int32_t>(),
+                    DataCopyExtParams(1U, TRIPLE * 4U, 0U, 0U, 0U));
+    }
+    if (hasExpertScales_) {
+        DataCopyPad(expandScalesOutGm_[row], msg[infoOffset_ + UB_BLOCK].template ReinterpretCast<float>(),
+                    DataCopyExtParams(1U, 4U, 0U, 0U, 0U));
+    }
+    if constexpr (Traits::TP) {
+        if (tpGather_ && withInfo) { // the TP peer appends this rank's rows after its own
+            GlobalTensor<uint8_t> peer;
+            peer.SetGlobalBuffer(TpWinData(1U - tpRank_) + static_cast<uint64_t>(row) * msgStride_);
+            DataCopy(peer, msg, msgBytes_);
+        }
+    }
+    copyQue_.FreeTensor(msg);
+}
+
+// ---- 5. expertTokenNumsOut from the cumulative counts (core 0), TP AllGatherV ---------------------------------
+template <typename Traits>
+__aicore__ inline void MoeDispatchKernel<Traits>::WriteTokenNums()
+{
+    PipeBarrier<PIPE_ALL>();
+    SyncAll<true>(); // every core's epRecvCountsOut slice and rows are written
+    if constexpr (Traits::TP) {
+        if (tpGather_) {
+            TpAllGather();
+        }
+    }
+    if constexpr (Traits::PERF) {
+        if (hasPerformanceInfo_ && coreIdx_ == 0U) {
+            AddPerformanceInfo();
+        }
+    }
+    if (coreIdx_ != 0U) {
+        return;
+    }
+    ResetPipe(pipe_);
+    pipe_->InitBuffer(countBuf_, AlignUp(entryNum_ * 4U, UB_BLOCK));
+    pipe_->InitBuffer(coreBuf_, AlignUp(localExperts_ * 8U, UB_BLOCK));
+    LocalTensor<int32_t> cum = countBuf_.Get<int32_t>();
+    DataCopyPad(cum, epRecvCountsOutGm_, DataCopyExtParams(1U, entryNum_ * 4U, 0U, 0U, 0U),
+                DataCopyPadExtParams<int32_t>(false, 0U, 0U, 0U));
+    SyncFunc<HardEvent::MTE2_S>();
+    LocalTensor<int64_t> tokenNums = coreBuf_.Get<int64_t>();
+    int64_t previous = 0;
+    for (uint32_t e = 0U; e < localExperts_; ++e) {
+        const int64_t upTo = cum.GetValue((e + 1U) * epWorld_ - 1U);               // rows of local experts 0..e
+        const int64_t peerRows = tpGather_ ? static_cast<int64_t>(peerTotal_) : 0; // tpGather_: Traits::TP only
+        tokenNums.SetValue(e, (tiling_.expertTokenNumsType == 0 ? upTo : upTo - previous) + peerRows);
+        previous = upTo;
+    }
+    SyncFunc<HardEvent::S_MTE3>();
+    DataCopyPad(expertTokenNumsOutGm_, tokenNums, DataCopyExtParams(1U, localExperts_ * 8U, 0U, 0U, 0U));
+    PipeBarrier<PIPE_MTE3>();
+}
+
+// Traits::TP, tpWorldSize 2 (localExpertNum 1): rows of the TP peer follow this rank's rows; epRecvCountsOut gets the
+// peer's counts after its own, tpRecvCountsOut both totals.
+template <typename Traits>
+__aicore__ inline void MoeDispatchKernel<Traits>::TpAllGather()
+{
+    const uint32_t peer = 1U - tpRank_;
+    ResetPipe(pipe_);
+    pipe_->InitBuffer(statusBuf_, AlignUp((epWorld_ + 8U) * 4U, UB_BLOCK));
+    pipe_->InitBuffer(copyQue_, bufDepth_, msgBytes_);
+    LocalTensor<int32_t> info = statusBuf_.Get<int32_t>();
+    GlobalTensor<int32_t> mine;
+    mine.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(TpWinStatus(tpRank_)));
+    if (coreIdx_ == 0U) {
+        // publish {1.0f, rows} and the cumulative counts to the peer, then wait for the peer's
+        DataCopyPad(info[WS_SLOT_INTS], epRecvCountsOutGm_, DataCopyExtParams(1U, epWorld_ * 4U, 0U, 0U, 0U),
+                    DataCopyPadExtParams<int32_t>(false, 0U, 0U, 0U));
+        SyncFunc<HardEvent::MTE2_S>();
+        info.SetValue(0U, FLAG_SET);
+        info.SetValue(1U, static_cast<int32_t>(totalRows_));
+        SyncFunc<HardEvent::S_MTE3>();
+        GlobalTensor<int32_t> theirs;
+        theirs.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(TpWinStatus(peer)));
+        DataCopyPad(theirs[WS_SLOT_INTS], info[WS_SLOT_INTS], DataCopyExtParams(1U, epWorld_ * 4U, 0U, 0U, 0U));
+        PipeBarrier<PIPE_MTE3>();
+        DataCopy(theirs, info, WS_SLOT_INTS);
+        PipeBarrier<PIPE_ALL>();
+        const PollDeadline deadline(pollUs_);
+        while (true) {
+            DataCopy(info, mine, WS_SLOT_INTS);
+            SyncFunc<HardEvent::MTE2_S>();
+            if (info.GetValue(0U) == FLAG_SET) {
+                break;
+            }
+            if (deadline.Passed()) { // the TP status of this rank's window: set by the TP peer
+                PollTimedOut(tpRank_, 0U, FlagSetter::RANK, peer, pollUs_);
+            }
+        }
+        DataCopyPad(info[WS_SLOT_INTS], mine[WS_SLOT_INTS], DataCopyExtParams(1U, epWorld_ * 4U, 0U, 0U, 0U),
+                    DataCopyPadExtParams<int32_t>(false, 0U, 0U, 0U));
+        SyncFunc<HardEvent::MTE2_MTE3>();
+        DataCopyPad(epRecvCountsOutGm_[epWorld_], info[WS_SLOT_INTS], DataCopyExtParams(1U, epWorld_ * 4U, 0U, 0U, 0U));
+        extraGm_.tpRecvCountsOutGm_.SetValue(tpRank_, static_cast<int32_t>(totalRows_));
+        extraGm_.tpRecvCountsOutGm_.SetValue(peer, info.GetValue(1U));
+        DataCacheCleanAndInvalid<int32_t, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(
+            extraGm_.tpRecvCountsOutGm_);
+    }
+    PipeBarrier<PIPE_ALL>();
+    SyncAll<true>();
+    DataCopy(info, mine, WS_SLOT_INTS);
+    SyncFunc<HardEvent::MTE2_S>();
+    peerTotal_ = static_cast<uint32_t>(info.GetValue(1U));
+    uint32_t begin = 0U;
+    uint32_t end = 0U;
+    SplitRange(peerTotal_, begin, end);
+    for (uint32_t r = begin; r < end; ++r) {
+        CopyRowOut(TpWinData(tpRank_) + static_cast<uint64_t>(r) * msgStride_, totalRows_ + r, false);
+    }
+    PipeBarrier<PIPE_ALL>();
+    SyncAll<true>();
+    if (coreIdx_ == 0U) { // clear this data state's TP flag
+        info.SetValue(0U, 0);
+        SyncFunc<HardEvent::S_MTE3>();
+        DataCopy(mine, info, WS_SLOT_INTS);
+        PipeBarrier<PIPE_MTE3>();
+    }
+}
+
+// Traits::PERF: performanceInfoOptional[r] += µs this rank waited for rank r's rows (the latest of its entries).
+template <typename Traits>
+__aicore__ inline void MoeDispatchKernel<Traits>::AddPerformanceInfo()
+{
+    ResetPipe(pipe_);
+    pipe_->InitBuffer(countBuf_, AlignUp(entryNum_ * 4U, UB_BLOCK));
+    pipe_->InitBuffer(coreBuf_, AlignUp(epWorld_ * 8U, UB_BLOCK));
+    LocalTensor<int32_t> waited = countBuf_.Get<int32_t>();
+    DataCopyPad(waited, workspaceGm_[coreNum_ * WS_SLOT_INTS], DataCopyExtParams(1U, entryNum_ * 4U, 0U, 0U, 0U),
+                DataCopyPadExtParams<int32_t>(false, 0U, 0U, 0U));
+    LocalTensor<int64_t> perf = coreBuf_.Get<int64_t>();
+    DataCopyPad(perf, extraGm_.performanceInfoOptionalGm_, DataCopyExtParams(1U, epWorld_ * 8U, 0U, 0U, 0U),
+                DataCopyPadExtParams<int64_t>(false, 0U, 0U, 0U));
+    SyncFunc<HardEvent::MTE2_S>();
+    for (uint32_t r = 0U; r < epWorld_; ++r) {
+        int32_t longest = 0;
+        for (uint32_t e = 0U; e * epWorld_ + r < entryNum_; ++e) {
+            const int32_t us = waited.GetValue(e * epWorld_ + r);
+            longest = us > longest ? us : longest;
+        }
+        perf.SetValue(r, perf.GetValue(r) + longest);
+    }
+    SyncFunc<HardEvent::S_MTE3>();
+    DataCopyPad(extraGm_.performanceInfoOptionalGm_, perf, DataCopyExtParams(1U, epWorld_ * 8U, 0U, 0U, 0U));
+    PipeBarrier<PIPE_MTE3>();
+}
+
+// Toggle this core's data state word: the next call uses the other window half and status entries.
+template <typename Traits>
+__aicore__ inline void MoeDispatchKernel<Traits>::UpdateDataState()
+{
+    if (bufferIdWord_ != nullptr) {
+        FlipBufferId(bufferIdWord_, dataState_);
+        return;
+    }
+    ResetPipe(pipe_);
+    pipe_->InitBuffer(coreBuf_, UB_BLOCK);
+    LocalTensor<int32_t> state = coreBuf_.Get<int32_t>();
+    state.SetValue(0U, static_cast<int32_t>(dataState_ ^ 1U));
+    SyncFunc<HardEvent::S_MTE3>();
+    GlobalTensor<int32_t> stateGm;
+    stateGm.SetGlobalBuffer(
+        reinterpret_cast<__gm__ int32_t *>(EpStatus(epRank_) + DATA_STATE_OFFSET + coreIdx_ * UB_BLOCK));
+    DataCopy(stateGm, state, WS_SLOT_INTS);
+    PipeBarrier<PIPE_ALL>();
+}
+
+#endif // MOE_DISPATCH_KERNEL_H

@@ -1,0 +1,93 @@
+/**
+ * Copyright (c) 2025 Huawei Technologies Co., Ltd.
+ * This program is free software, you can redistribute it and/or modify it under the terms and conditions of
+ * CANN Open Software License Agreement Version 2.0 (the "License").
+ * Please refer to the License for details. You may not use this file except in compliance with the License.
+ * THIS SOFTWARE IS PROVIDED ON AN "AS IS" BASIS, WITHOUT WARRANTIES OF ANY KIND, EITHER EXPRESS OR IMPLIED,
+ * INCLUDING BUT NOT LIMITED TO NON-INFRINGEMENT, MERCHANTABILITY, OR FITNESS FOR A PARTICULAR PURPOSE.
+ * See LICENSE in the root of the software repository for the full text of the License.
+ */
+/**
+ * A file of opgen's kernel helpers, copied into the generated tree's common/op_kernel/ (not generated: edit it in
+ * opgen's templates/cpp/common/op_kernel/). The kernels whose ranks reach the ranks of other servers through HCCL
+ * BatchWrite (DispatchV2's and the combine families') include it inside the op's namespace, after the kernel helpers
+ * and what templates/cpp/op_kernel/_batch_write.j2 renders from the spec and the product table: BW_ITEM_U64 and
+ * BW_CHUNK (opgen.emit.tiling_layout BATCH_WRITE_ITEM_BYTES, BATCH_WRITE_CHUNK), WindowOut, BatchWriteItemsAt.
+ *
+ * Where MTE copies stop at the server (tiling.serverRanks, the product table's ranks_per_server: Atlas A2, whose
+ * servers reach each other over RDMA only), a kernel stages what it sends to another server's rank in its own
+ * windowsOut; core 0 then hands the AICPU server one item per contiguous piece ({local, remote, count, dataType,
+ * rank}: asc-devkit include/adv_api/hccl/hccl.h BatchWriteItem) and waits for the task, first the rows, then their
+ * flags, so a rank that sees a flag finds its rows.
+ */
+#ifndef OPGEN_BATCH_WRITE_H
+#define OPGEN_BATCH_WRITE_H
+
+// Whether rank `rank` is on another server than rank `me`, where MTE copies reach the ranks of servers of
+// `serverRanks` (0: every rank).
+__aicore__ inline bool OnOtherServer(uint32_t serverRanks, uint32_t me, uint32_t rank)
+{
+    return serverRanks != 0U && rank / serverRanks != me / serverRanks;
+}
+
+// One BatchWrite task in the making, on core 0 (the HcclServerConfig's working core, the only one whose messages
+// reach the server): items are built in UB and copied to the workspace BW_CHUNK at a time.
+class BatchWriteList {
+public:
+    __aicore__ inline void Init(GM_ADDR items, uint32_t capacity, const LocalTensor<uint64_t> &ub)
+    {
+        itemsAddr_ = items;
+        items_.SetGlobalBuffer(reinterpret_cast<__gm__ uint64_t *>(items));
+        capacity_ = capacity;
+        ub_ = ub;
+        count_ = 0U;
+    }
+    // A write of `bytes` from this rank's window at `local` to rank `rank`'s windowsIn at `remote`.
+    __aicore__ inline void Add(GM_ADDR local, GM_ADDR remote, uint64_t bytes, uint32_t rank)
+    {
+        RequireFits(static_cast<uint64_t>(count_) + 1UL, capacity_);
+        const uint32_t at = (count_ % BW_CHUNK) * BW_ITEM_U64;
+        ub_.SetValue(at, reinterpret_cast<uint64_t>(local));
+        ub_.SetValue(at + 1U, reinterpret_cast<uint64_t>(remote));
+        ub_.SetValue(at + 2U, bytes); // elements of HCCL_DATA_TYPE_INT8: bytes
+        ub_.SetValue(at + 3U, (static_cast<uint64_t>(rank) << 32U) | static_cast<uint64_t>(HCCL_DATA_TYPE_INT8));
+        ++count_;
+        if (count_ % BW_CHUNK == 0U) {
+            Flush(BW_CHUNK);
+        }
+    }
+    // Sends the items added since the last Send as one task and waits until the server has written them all.
+    template <typename HcclClient>
+    __aicore__ inline void Send(HcclClient &hccl)
+    {
+        if (count_ % BW_CHUNK != 0U) {
+            Flush(count_ % BW_CHUNK);
+        }
+        if (count_ == 0U) {
+            return; // a task of no items is invalid (the client returns handle -1)
+        }
+        PipeBarrier<PIPE_ALL>(); // the items are in GM before the server reads them
+        const HcclHandle handle = hccl.template BatchWrite<true>(itemsAddr_, count_);
+        if (handle < 0) {
+            Trap(); // the client refused the task (too many tasks in one kernel): nothing was sent
+        }
+        hccl.Wait(handle);
+        count_ = 0U;
+    }
+
+private:
+    __aicore__ inline void Flush(uint32_t n)
+    {
+        SyncFunc<HardEvent::S_MTE3>();
+        DataCopy(items_[static_cast<uint64_t>(count_ - n) * BW_ITEM_U64], ub_, n * BW_ITEM_U64);
+        SyncFunc<HardEvent::MTE3_S>();
+    }
+
+    GM_ADDR itemsAddr_{nullptr};
+    GlobalTensor<uint64_t> items_;
+    LocalTensor<uint64_t> ub_;
+    uint32_t capacity_{0U};
+    uint32_t count_{0U};
+};
+
+#endif // OPGEN_BATCH_WRITE_H

@@ -200,8 +200,8 @@ def test_the_shared_folder_is_written_once_for_every_spec_built(tmp_path, capsys
                for p in (tmp_path / SHARED_DIR / SHARED_KERNEL_INCLUDE).iterdir()}
     assert set(kernels) == {f"{SHARED_KERNEL_INCLUDE}/{n}" for n in (
         "opgen_kernel_helpers.h", "opgen_batch_write.h", "opgen_family_window.h", "moe_dispatch_kernel.h",
-        "moe_dispatch_setup_kernel.h", "moe_dispatch_teardown_kernel.h", "moe_combine_setup_kernel.h",
-        "moe_combine_teardown_kernel.h")}
+        "moe_dispatch_setup_kernel.h", "moe_dispatch_teardown_kernel.h", "moe_combine_kernel.h",
+        "moe_combine_setup_kernel.h", "moe_combine_teardown_kernel.h")}
     assert manifest == {"files": {CHECK_COMMON: write.sha256(header), **kernels}, "generator": manifest["generator"]}
     gen_h = (tmp_path / "moe_distribute_combine_setup" / "op_kernel" / "moe_distribute_combine_setup_gen.h")
     assert '#include "../../common/op_kernel/moe_combine_setup_kernel.h"' in gen_h.read_text(encoding="utf-8")

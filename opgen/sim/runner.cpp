@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdint>
@@ -431,6 +432,14 @@ void OnKernelSegv(int sig, siginfo_t* info, void* /*context*/)
         signal(sig, SIG_DFL);
         raise(sig);
         return;
+    }
+    // Several cores may fault at once (every core with slots reads address 0): the first writes result.txt and
+    // ends the process; the others wait for that, or one would truncate the file the first is writing.
+    static std::atomic_flag taken = ATOMIC_FLAG_INIT;
+    if (taken.test_and_set()) {
+        for (;;) {
+            pause();
+        }
     }
     static char text[512];
     static char line[1200];

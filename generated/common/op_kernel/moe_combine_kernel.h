@@ -131,6 +131,11 @@ private:
             return StatusArea<EP_GROUP>(hccl_, rank, statusInExp_, statusOffset_);
         }
     }
+    // this core's data-state word (where the tiling names no half-select word)
+    __aicore__ inline GM_ADDR CoreStateWord()
+    {
+        return EpStatus(epRank_) + COMBINE_STATE_OFFSET + coreIdx_ * UB_BLOCK;
+    }
     // CombineV2 rows of the current data state on rank `rank`, and the flag of each row slot.
     __aicore__ inline GM_ADDR WinRows(uint32_t rank)
     {
@@ -317,18 +322,7 @@ __aicore__ inline void MoeCombineKernel<Traits>::Init(const Args &args, const Ti
     // data state of this call: the half-select word shared with the real ops (`buffer_id`), else each core's own
     // word, all toggled together every call
     bufferIdWord_ = tiling.win_buffer_id != 0 ? EpWindow(epRank_) + tiling.win_buffer_id_at : nullptr;
-    if (bufferIdWord_ != nullptr) {
-        dataState_ = ReadBufferId(bufferIdWord_);
-    } else {
-        GlobalTensor<int32_t> stateGm;
-        stateGm.SetGlobalBuffer(
-            reinterpret_cast<__gm__ int32_t *>(EpStatus(epRank_) + COMBINE_STATE_OFFSET + coreIdx_ * UB_BLOCK));
-        pipe_->InitBuffer(flagBuf_, UB_BLOCK);
-        LocalTensor<int32_t> state = flagBuf_.Get<int32_t>();
-        DataCopy(state, stateGm, WS_SLOT_INTS);
-        SyncFunc<HardEvent::MTE2_S>();
-        dataState_ = static_cast<uint32_t>(state.GetValue(0U)) & 1U;
-    }
+    dataState_ = ReadDataState(pipe_, flagBuf_, bufferIdWord_, CoreStateWord());
     ResetPipe(pipe_);
 }
 
@@ -745,20 +739,7 @@ __aicore__ inline void MoeCombineKernel<Traits>::AddRow(const LocalTensor<float>
 template <typename Traits>
 __aicore__ inline void MoeCombineKernel<Traits>::UpdateDataState()
 {
-    if (bufferIdWord_ != nullptr) {
-        FlipBufferId(bufferIdWord_, dataState_);
-        return;
-    }
-    ResetPipe(pipe_);
-    pipe_->InitBuffer(flagBuf_, UB_BLOCK);
-    LocalTensor<int32_t> state = flagBuf_.Get<int32_t>();
-    state.SetValue(0U, static_cast<int32_t>(dataState_ ^ 1U));
-    SyncFunc<HardEvent::S_MTE3>();
-    GlobalTensor<int32_t> stateGm;
-    stateGm.SetGlobalBuffer(
-        reinterpret_cast<__gm__ int32_t *>(EpStatus(epRank_) + COMBINE_STATE_OFFSET + coreIdx_ * UB_BLOCK));
-    DataCopy(stateGm, state, WS_SLOT_INTS);
-    PipeBarrier<PIPE_ALL>();
+    ToggleDataState(pipe_, flagBuf_, bufferIdWord_, CoreStateWord(), dataState_);
 }
 
 #endif // MOE_COMBINE_KERNEL_H

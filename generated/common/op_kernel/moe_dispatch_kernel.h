@@ -126,6 +126,11 @@ private:
             return StatusArea<EP_GROUP>(hccl_, rank, statusInExp_, statusOffset_);
         }
     }
+    // this core's data-state word (where the tiling names no half-select word)
+    __aicore__ inline GM_ADDR CoreStateWord()
+    {
+        return EpStatus(epRank_) + DATA_STATE_OFFSET + coreIdx_ * UB_BLOCK;
+    }
     // what its HCCL context reports, or, in an MC2 context, the ccl_buffer_size tiling read
     __aicore__ static inline uint64_t EpWindowBytes(const TilingData &tiling)
     {
@@ -384,18 +389,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::Init(const Args &args, const T
     // data state of this call: the half-select word shared with the real ops (`buffer_id`), else each core's own
     // word, all toggled together every call
     bufferIdWord_ = tiling.win_buffer_id != 0 ? EpWindow(epRank_) + tiling.win_buffer_id_at : nullptr;
-    if (bufferIdWord_ != nullptr) {
-        dataState_ = ReadBufferId(bufferIdWord_);
-    } else {
-        GlobalTensor<int32_t> stateGm;
-        stateGm.SetGlobalBuffer(
-            reinterpret_cast<__gm__ int32_t *>(EpStatus(epRank_) + DATA_STATE_OFFSET + coreIdx_ * UB_BLOCK));
-        pipe_->InitBuffer(coreBuf_, UB_BLOCK);
-        LocalTensor<int32_t> state = coreBuf_.Get<int32_t>();
-        DataCopy(state, stateGm, WS_SLOT_INTS);
-        SyncFunc<HardEvent::MTE2_S>();
-        dataState_ = static_cast<uint32_t>(state.GetValue(0U)) & 1U;
-    }
+    dataState_ = ReadDataState(pipe_, coreBuf_, bufferIdWord_, CoreStateWord());
     ResetPipe(pipe_);
 }
 
@@ -1065,20 +1059,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::AddPerformanceInfo()
 template <typename Traits>
 __aicore__ inline void MoeDispatchKernel<Traits>::UpdateDataState()
 {
-    if (bufferIdWord_ != nullptr) {
-        FlipBufferId(bufferIdWord_, dataState_);
-        return;
-    }
-    ResetPipe(pipe_);
-    pipe_->InitBuffer(coreBuf_, UB_BLOCK);
-    LocalTensor<int32_t> state = coreBuf_.Get<int32_t>();
-    state.SetValue(0U, static_cast<int32_t>(dataState_ ^ 1U));
-    SyncFunc<HardEvent::S_MTE3>();
-    GlobalTensor<int32_t> stateGm;
-    stateGm.SetGlobalBuffer(
-        reinterpret_cast<__gm__ int32_t *>(EpStatus(epRank_) + DATA_STATE_OFFSET + coreIdx_ * UB_BLOCK));
-    DataCopy(stateGm, state, WS_SLOT_INTS);
-    PipeBarrier<PIPE_ALL>();
+    ToggleDataState(pipe_, coreBuf_, bufferIdWord_, CoreStateWord(), dataState_);
 }
 
 #endif // MOE_DISPATCH_KERNEL_H

@@ -278,6 +278,44 @@ __aicore__ inline void SyncFunc()
     WaitFlag<EVENT>(eventId);
 }
 
+// A DispatchV2 / CombineV2 call's data state (the window half and status half it addresses): the half-select word
+// shared with the real ops where the tiling names one (`bufferIdWord`), else this core's own word `coreWord`, read
+// through `buf` (one UB block; the caller resets the pipe after).
+__aicore__ inline uint32_t ReadDataState(TPipe *pipe, TBuf<TPosition::VECCALC> &buf, GM_ADDR bufferIdWord,
+                                         GM_ADDR coreWord)
+{
+    if (bufferIdWord != nullptr) {
+        return ReadBufferId(bufferIdWord);
+    }
+    GlobalTensor<int32_t> stateGm;
+    stateGm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(coreWord));
+    pipe->InitBuffer(buf, UB_BLOCK);
+    LocalTensor<int32_t> state = buf.Get<int32_t>();
+    DataCopy(state, stateGm, WS_SLOT_INTS);
+    SyncFunc<HardEvent::MTE2_S>();
+    return static_cast<uint32_t>(state.GetValue(0U)) & 1U;
+}
+
+// Its update at the end of the call: the next call uses the other halves (the half-select word by FlipBufferId, or
+// this core's own word).
+__aicore__ inline void ToggleDataState(TPipe *pipe, TBuf<TPosition::VECCALC> &buf, GM_ADDR bufferIdWord,
+                                       GM_ADDR coreWord, uint32_t dataState)
+{
+    if (bufferIdWord != nullptr) {
+        FlipBufferId(bufferIdWord, dataState);
+        return;
+    }
+    ResetPipe(pipe);
+    pipe->InitBuffer(buf, UB_BLOCK);
+    LocalTensor<int32_t> state = buf.Get<int32_t>();
+    state.SetValue(0U, static_cast<int32_t>(dataState ^ 1U));
+    SyncFunc<HardEvent::S_MTE3>();
+    GlobalTensor<int32_t> stateGm;
+    stateGm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(coreWord));
+    DataCopy(stateGm, state, WS_SLOT_INTS);
+    PipeBarrier<PIPE_ALL>();
+}
+
 // A poll of flags other ranks set gives up after the µs the host tiling read from HCCL_EXEC_TIMEOUT
 // (tiling.pollTimeoutUs): a peer that never sets its flag makes the kernel report it and trap, not hang.
 class PollDeadline {

@@ -23,6 +23,18 @@ def test_every_generated_cpp_file_is_clang_format_clean():
     assert run.returncode == 0, run.stderr[:4000]
 
 
+
+def test_the_plain_cpp_headers_of_the_templates_are_clang_format_clean():
+    """templates/cpp/common/op_kernel/*.h are copied into every build's shared folder as they are, so they must
+    already be as clang-format lays them out (else the build's formatting changes them and the shared folder no
+    longer equals its template: tests/test_packaging.py, slow)."""
+    headers = sorted((ROOT / "templates" / "cpp" / "common" / "op_kernel").glob("*.h"))
+    assert len(headers) >= 9  # every family's kernel class and the helpers they share
+    with resources.as_file(cpp_format.STYLE) as style:
+        run = subprocess.run([cpp_format.executable(), "--dry-run", "-Werror", f"--style=file:{style}",
+                              *map(str, headers)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[:4000]
+
 def test_style_is_the_repositorys():
     """The copied style file carries the repository's settings (a wrong copy would format every file wrongly)."""
     text = cpp_format.STYLE.read_text(encoding="utf-8")

@@ -126,7 +126,8 @@ __aicore__ inline void MoeCombineSetupKernel<Traits>::Init(const Args &args, con
 
     // data state of this call: this core's word (CombineTeardown flips every core's)
     pipe_->InitBuffer(statusBuf_, UB_BLOCK);
-    dataState_ = ReadStateWord(CoreStateWord(FamilyStatusWindow<EP_GROUP>(epRank_), coreIdx_), statusBuf_.Get<int32_t>());
+    dataState_ =
+        ReadStateWord(CoreStateWord(FamilyStatusWindow<EP_GROUP>(epRank_), coreIdx_), statusBuf_.Get<int32_t>());
     ResetPipe(pipe_);
 }
 

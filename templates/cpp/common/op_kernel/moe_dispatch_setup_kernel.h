@@ -33,8 +33,8 @@
  *                  block epRankId on a shared rank), then its status entry {1.0f, rows}, zero rows included.
  * The sends are copies into the peers' HCCL windows (WindowIn: the HCCL context's windowsIn[]; the status entries in
  * its windowsOut[], FamilyStatusWindow) in the order a URMA write with notify keeps (data, then its status entry);
- * commCmdInfoOut is not written, as the real arch35 kernel writes nothing there (code: mc2/moe_distribute_dispatch_setup/
- * op_kernel/arch35/moe_distribute_dispatch_setup_arch35.h Init never reads it).
+ * commCmdInfoOut is not written, as the real arch35 kernel writes nothing there (code:
+ * mc2/moe_distribute_dispatch_setup/ op_kernel/arch35/moe_distribute_dispatch_setup_arch35.h Init never reads it).
  *
  * Traits: TilingData (the op's tiling struct), Args (the GM addresses its entry received), the element types
  * XT, YOutT (x, yOut), the element type each GM tensor is addressed as (XGmT, ExpertIdsGmT, ScalesOptionalGmT,
@@ -184,8 +184,7 @@ __aicore__ inline void MoeDispatchSetupKernel<Traits>::Init(const Args &args, co
 
     // data state of this call (DispatchTeardown flips it after its copy)
     pipe_->InitBuffer(statusBuf_, UB_BLOCK);
-    dataState_ = ReadStateWord(FamilyStatusWindow<EP_GROUP>(epRank_) + DISPATCH_STATE_WORD,
-                               statusBuf_.Get<int32_t>());
+    dataState_ = ReadStateWord(FamilyStatusWindow<EP_GROUP>(epRank_) + DISPATCH_STATE_WORD, statusBuf_.Get<int32_t>());
     ResetPipe(pipe_);
 }
 

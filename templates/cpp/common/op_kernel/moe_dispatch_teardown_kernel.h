@@ -148,8 +148,7 @@ __aicore__ inline void MoeDispatchTeardownKernel<Traits>::Init(const Args &args,
 
     // data state of this call: the half DispatchSetup of every rank wrote into
     pipe_->InitBuffer(coreBuf_, UB_BLOCK);
-    dataState_ = ReadStateWord(FamilyStatusWindow<EP_GROUP>(epRank_) + DISPATCH_STATE_WORD,
-                               coreBuf_.Get<int32_t>());
+    dataState_ = ReadStateWord(FamilyStatusWindow<EP_GROUP>(epRank_) + DISPATCH_STATE_WORD, coreBuf_.Get<int32_t>());
     ResetPipe(pipe_);
 }
 
@@ -250,8 +249,7 @@ __aicore__ inline void MoeDispatchTeardownKernel<Traits>::WriteTokenNums()
     pipe_->InitBuffer(countBuf_, AlignUp(entryNum_ * 4U, UB_BLOCK));
     pipe_->InitBuffer(coreBuf_, AlignUp(localExperts_ * 8U, UB_BLOCK));
     pipe_->InitBuffer(statusBuf_, UB_BLOCK);
-    ToggleStateWord(FamilyStatusWindow<EP_GROUP>(epRank_) + DISPATCH_STATE_WORD, dataState_,
-                    statusBuf_.Get<int32_t>());
+    ToggleStateWord(FamilyStatusWindow<EP_GROUP>(epRank_) + DISPATCH_STATE_WORD, dataState_, statusBuf_.Get<int32_t>());
     LocalTensor<int32_t> cum = countBuf_.Get<int32_t>();
     DataCopyPad(cum, assistInfoForCombineOutGm_, DataCopyExtParams(1U, entryNum_ * 4U, 0U, 0U, 0U),
                 DataCopyPadExtParams<int32_t>(false, 0U, 0U, 0U));

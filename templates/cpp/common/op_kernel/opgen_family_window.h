@@ -44,13 +44,13 @@
 //       WIN_PICI_OFFSET + PICI_WIN_SIZE * dstRankId): never written here;
 //     dispatch entries of data states 0, 1 (local expert * epWorldSize + source rank, a shared rank: the source
 //       rank): {1.0f, rows}, and DispatchTeardown's data-state word (the generated layout).
-constexpr uint64_t COMBINE_STATUS_HALF = 350UL * 1024UL;  // code: moe_distribute_base.h WIN_STATE_OFFSET
-constexpr uint64_t STATUS_SLOT = 512UL;                   // code: arch35 STATE_OFFSET: a source rank's status
-constexpr uint32_t STATUS_SLOT_THRESHOLD = 512U;          // code: STATE_COUNT_THRESHOLD: more blocks, half slots
-constexpr uint64_t STATE_WORDS_AT = 950UL * 1024UL;       // code: moe_distribute_base.h STATE_WIN_OFFSET
-constexpr uint64_t STATE_WORD_STRIDE = 512UL;             // code: arch35 STATE_SIZE_PER_CORE
-constexpr uint64_t URMA_QUEUES_AT = 1024UL * 1024UL;      // code: moe_distribute_base.h WIN_PICI_OFFSET
-constexpr uint64_t DISPATCH_ENTRIES_AT = 1280UL * 1024UL; // past the queue pointers of 64 ranks (MAX_RANK_NUM)
+constexpr uint64_t COMBINE_STATUS_HALF = 350UL * 1024UL;   // code: moe_distribute_base.h WIN_STATE_OFFSET
+constexpr uint64_t STATUS_SLOT = 512UL;                    // code: arch35 STATE_OFFSET: a source rank's status
+constexpr uint32_t STATUS_SLOT_THRESHOLD = 512U;           // code: STATE_COUNT_THRESHOLD: more blocks, half slots
+constexpr uint64_t STATE_WORDS_AT = 950UL * 1024UL;        // code: moe_distribute_base.h STATE_WIN_OFFSET
+constexpr uint64_t STATE_WORD_STRIDE = 512UL;              // code: arch35 STATE_SIZE_PER_CORE
+constexpr uint64_t URMA_QUEUES_AT = 1024UL * 1024UL;       // code: moe_distribute_base.h WIN_PICI_OFFSET
+constexpr uint64_t DISPATCH_ENTRIES_AT = 1280UL * 1024UL;  // past the queue pointers of 64 ranks (MAX_RANK_NUM)
 constexpr uint64_t DISPATCH_ENTRIES_HALF = 256UL * 1024UL; // 8192 entries per data state
 constexpr uint64_t DISPATCH_STATE_WORD = DISPATCH_ENTRIES_AT + 2UL * DISPATCH_ENTRIES_HALF; // DispatchTeardown's
 constexpr uint64_t FAMILY_STATE_BYTES = 2UL * 1024UL * 1024UL; // what the status area needs of windowsOut
@@ -179,8 +179,8 @@ __aicore__ inline void PostEntry(GM_ADDR entry, int32_t rows, const LocalTensor<
 // moe_distribute_combine_teardown_arch35.h: DataCopy of sendRankNum_ blocks with srcStride stateOffset_ / 32 - 1,
 // then the same strides to clear). `flags` holds count blocks. Returns count, or after `timeoutUs` the index of the
 // first block still unset (the caller reports its peer).
-__aicore__ inline uint32_t WaitSlots(GM_ADDR first, uint32_t count, uint64_t slotBytes, const LocalTensor<int32_t> &flags,
-                                     uint64_t timeoutUs)
+__aicore__ inline uint32_t WaitSlots(GM_ADDR first, uint32_t count, uint64_t slotBytes,
+                                     const LocalTensor<int32_t> &flags, uint64_t timeoutUs)
 {
     if (count == 0U) {
         return count;

@@ -344,16 +344,6 @@ def test_generated_combine_setup_then_real_combine_teardown_agrees_with_the_refe
     generated_setup_real_teardown(tree, setup_twin, with_global_bs(TEARDOWN[1].POSITIVE[0]), tmp_path)
 
 
-SECOND_HALF = (
-    "the real tilings give the kernels totalWinSize = HCCL_BUFFSIZE / 2 (code: mc2/moe_distribute_combine_setup/"
-    "op_host/op_tiling/moe_distribute_combine_setup_tiling_base.cpp and the teardown's: mc2tiling::Mc2TilingUtils::"
-    "GetMaxWindowSize() / 2), so the real data half 1 starts at HCCL_BUFFSIZE / 4; the generated family's `window ep: "
-    "HCCL_BUFFSIZE` halves the whole window (half 1 at HCCL_BUFFSIZE / 2): the second real Teardown reads zeros. "
-    "Moving it needs a window sized by an env expression and the dispatch area sharing the combine area under one "
-    "data state as the real pair does (else window.ep rejects windows the documents accept)")
-
-
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=SECOND_HALF)
 def test_a_second_call_of_the_mixed_pair_uses_the_other_half_and_agrees(tree, setup_twin, tmp_path):
     """Two layers on one communicator: the real Teardown flipped every core's data-state word, so the second generated
     Setup writes data half 1 (totalWinSize / 2 on) and status half 1 (windowsOut + 350K), where the second real
@@ -413,3 +403,110 @@ def test_real_combine_setup_pages_then_generated_combine_teardown_agrees_with_th
 def test_real_combine_setup_pages_then_generated_combine_teardown_on_every_positive_world(tree, teardown_twin,
                                                                                           tmp_path, case):
     real_setup_generated_teardown(tree, teardown_twin, case, tmp_path)
+
+
+# ---- Dispatch pair interop ----------------------------------------------------------------------------------------
+# The generated DispatchSetup writes where the real one's work requests write (data blocks (source rank * L + local
+# expert) * maxBs * tokenMsgSize bytes into the data half, 32-byte status blocks {2.0f, rows} (local expert * W +
+# source rank) * stateOffset into windowsOut's status half, the data state from each core's word at windowsOut +
+# 950K), so the real DispatchTeardown (the copy with its two findings fixed: D_FINDINGS) reads them; the generated
+# DispatchTeardown reads the pages the real DispatchSetup leaves (dispatch_setup_pages) and flips the words as the
+# real one. The worlds: those the real pair reaches (no finding of _dispatch_finding at globalBs = BS * W).
+def _interop_dispatch_worlds():
+    out = []
+    for case in D_TEARDOWN[1].POSITIVE:
+        world_case = with_global_bs(case)
+        if _dispatch_finding(world_case) is None:
+            out.append(pytest.param(world_case, marks=[pytest.mark.slow], id=case["id"]))
+    return out
+
+
+@pytest.fixture(scope="module")
+def dispatch_setup_twin():
+    return generated_twin("moe_distribute_dispatch_setup", D_SETUP[0])
+
+
+@pytest.fixture(scope="module")
+def dispatch_teardown_twin():
+    return generated_twin("moe_distribute_dispatch_teardown", D_TEARDOWN[0])
+
+
+def assert_dispatch_pages_are_the_real_setups(tree, case, world, work):
+    """The generated DispatchSetup's windows (``work/setup``) hold, byte for byte, what the real DispatchSetup's work
+    requests leave where the real DispatchTeardown reads: every data block ``dispatch_setup_pages`` writes in
+    windowsIn, the status half of data state 0 of windowsOut (its {2.0f, rows} blocks and zeros around them), and the
+    cores' data-state words, still 0."""
+    ref, _cases = D_TEARDOWN
+    _fed, want = real_950.real_dispatch_setup_pages(tree, ref, D_SETUP[0], case, world, work / "pages")
+    got = jobs.read_windows(work / "setup" / jobs.WINDOWS_FILE)
+    blocks = 0
+    for r in range(case["world"]):
+        for at, block in want.get((jobs.WINDOWS_IN, r), {}).items():
+            assert jobs.window_bytes(got, jobs.WINDOWS_IN, r, at, len(block)) == block, (r, at, len(block))
+            blocks += 1
+        image = bytearray(real_950.WIN_STATE_OFFSET)
+        for at, word in want[(jobs.WINDOWS_OUT, r)].items():
+            image[at:at + len(word)] = word
+        assert jobs.window_bytes(got, jobs.WINDOWS_OUT, r, 0, real_950.WIN_STATE_OFFSET) == bytes(image), r
+        assert state_words(got, r) == [0] * real_world.REAL_AIV, r
+    assert blocks, "the real DispatchSetup writes no data block in this world"
+
+
+def generated_dispatch_setup_real_teardown(tree, setup_twin, case, work):
+    ref, cases = D_TEARDOWN
+    pref, pcases = D_SETUP
+    world = testkit.build_world(ref, case)
+    plan = testkit.prelude_plan(ref, case, world, pref)
+    assert not isinstance(plan, str), plan
+    pcase, pworld, _feeds, pexpected = plan
+    setup_outputs, got, inputs = real_950.run_generated_dispatch_setup_then_real_teardown(
+        tree, ref, pref, setup_twin, case, world, work, fixed_dispatch_teardown(tree, work))
+    problems = [p for r in range(case["world"])
+                for p in testkit.output_problems(pref, pcases, pcase, pworld, r, setup_outputs[r], pexpected[r])]
+    assert not problems, "\n".join(problems)
+    assert_dispatch_pages_are_the_real_setups(tree, case, world, work)
+    assert_agrees(ref, cases, case, dataclasses.replace(world, inputs=inputs), got)
+    # the real Teardown flipped every core's word: the Combine pair of this layer uses data state 1
+    after = jobs.read_windows(work / "run" / jobs.WINDOWS_FILE)
+    assert all(state_words(after, r) == [1] * real_world.REAL_AIV for r in range(case["world"]))
+
+
+def test_generated_dispatch_setup_then_real_dispatch_teardown_agrees_with_the_reference(tree, dispatch_setup_twin,
+                                                                                       tmp_path):
+    generated_dispatch_setup_real_teardown(tree, dispatch_setup_twin, with_global_bs(D_TEARDOWN[1].POSITIVE[0]),
+                                           tmp_path)
+
+
+@pytest.mark.parametrize("case", _interop_dispatch_worlds())
+def test_generated_dispatch_setup_then_real_dispatch_teardown_on_every_positive_world(tree, dispatch_setup_twin,
+                                                                                     tmp_path, case):
+    generated_dispatch_setup_real_teardown(tree, dispatch_setup_twin, case, tmp_path)
+
+
+def real_dispatch_setup_generated_teardown(tree, teardown_twin, case, work):
+    ref, cases = D_TEARDOWN
+    world = testkit.build_world(ref, case)
+    got, inputs = real_950.run_generated_dispatch_teardown_after_real_setup(tree, ref, D_SETUP[0], teardown_twin,
+                                                                           case, world, work)
+    assert_agrees(ref, cases, case, dataclasses.replace(world, inputs=inputs), got)
+    # what it leaves for the CombineSetup, as the real DispatchTeardown: each core's data-state word 1, the flag word
+    # of every status block it waited on 0 (its row count stays, as the real WaitDispatch leaves it)
+    pages = jobs.read_windows(work / "op" / jobs.WINDOWS_FILE)
+    world_size, slots = case["world"], case["attrs"]["moeExpertNum"]
+    slot = real_950.state_offset(world_size, slots // world_size)
+    for r in range(world_size):
+        assert state_words(pages, r) == [1] * real_world.REAL_AIV, r
+        assert {struct.unpack("<i", jobs.window_bytes(pages, jobs.WINDOWS_OUT, r, s * slot, 4))[0]
+                for s in range(slots)} == {0}, r
+
+
+def test_real_dispatch_setup_pages_then_generated_dispatch_teardown_agrees_with_the_reference(
+        tree, dispatch_teardown_twin, tmp_path):
+    real_dispatch_setup_generated_teardown(tree, dispatch_teardown_twin, with_global_bs(D_TEARDOWN[1].POSITIVE[0]),
+                                           tmp_path)
+
+
+@pytest.mark.parametrize("case", _interop_dispatch_worlds())
+def test_real_dispatch_setup_pages_then_generated_dispatch_teardown_on_every_positive_world(
+        tree, dispatch_teardown_twin, tmp_path, case):
+    real_dispatch_setup_generated_teardown(tree, dispatch_teardown_twin, case, tmp_path)

@@ -524,3 +524,78 @@ def test_atlas_a2_warns_below_the_documented_window_and_rejects_only_what_its_la
     testkit.accept(ref, _case("ascend910b", bs, h, k, ep, moe, layout), ranks=[0])
     with pytest.raises(AssertionError, match=r"incorrect value 3649\. .*\[window\.ep\]"):
         testkit.accept(ref, _case("ascend910b", bs, h, k, ep, moe, layout - 1), ranks=[0])
+
+
+@pytest.mark.parametrize("op", ("moe_distribute_dispatch_setup", "moe_distribute_dispatch_teardown",
+                                "moe_distribute_combine_setup", "moe_distribute_combine_teardown"))
+def test_the_setup_teardown_window_is_half_the_env_and_its_dispatch_area_lies_over_the_combine_area(op):
+    """`window ep: HCCL_BUFFSIZE // 2 {` (the real 950 tilings' totalWinSize = GetMaxWindowSize() / 2, code: mc2/
+    moe_distribute_combine_setup/op_host/op_tiling/moe_distribute_combine_setup_tiling_base.cpp): tiling sees half
+    the env's bytes, so data half 1 starts at HCCL_BUFFSIZE / 4 as the real kernels'; `area dispatch over combine`
+    starts at the combine area's offset (0), as the real DispatchSetup's blocks, and a half must hold the longer of
+    the two, not their sum. The printer writes both back."""
+    from opgen.lang.expr import to_spec
+    from opgen.model.printer import print_op
+
+    from .conftest import load_src
+    ref, cases = _generated(op)
+    case = next(c for c in cases.POSITIVE if c["product"] == "ascend950")
+    for window_mb in (200, 64):
+        c = dict(case, env=dict(case.get("env", {}), HCCL_BUFFSIZE=window_mb))
+        scope = ref.reference.make_scope(ref.INFO, _meta_inputs(c), _attrs(ref, c), "ascend950")
+        assert int(scope.let("win_window")) == window_mb * MB // 2
+        assert int(scope.let("win_half")) == window_mb * MB // 4 and int(scope.let("win_data_at")) == 0
+        assert int(scope.let("win_combine_at")) == 0
+        combine_end = int(scope.let("win_combine"))
+        if "dispatch" in op:
+            assert int(scope.let("win_dispatch_at")) == 0
+            assert int(scope.let("win_need")) == max(combine_end, int(scope.let("win_dispatch")))
+            assert int(scope.let("win_need")) < combine_end + int(scope.let("win_dispatch"))
+        else:
+            assert int(scope.let("win_need")) == combine_end
+    spec = {"moe_distribute_dispatch_setup": "dispatch_setup", "moe_distribute_dispatch_teardown": "dispatch_teardown",
+            "moe_distribute_combine_setup": "combine_setup", "moe_distribute_combine_teardown": "combine_teardown"}[op]
+    loaded, diags = load_src((ROOT / "specs" / f"{spec}.spec").read_text(encoding="utf-8"), f"{spec}.spec")
+    assert loaded is not None, diags.render()
+    view = loaded.views["ascend950"]
+    assert to_spec(next(l for l in view.lets if l.name == "win_window").expr) == "HCCL_BUFFSIZE * MB // 2"
+    check = next(c for c in view.checks if c.id == "window.ep")
+    assert check.param == "HCCL_BUFFSIZE" and check.message.startswith("HCCL_BUFFSIZE // 2 >= ")
+    again, diags = load_src(print_op(loaded), "printed.spec")
+    assert again is not None, diags.render()
+    w, w2 = loaded.products[0].window, again.products[0].window
+    assert (w2.size, w2.size_env, w2.env, [(a.name, a.over) for a in w2.areas]) == (
+        w.size, True, "HCCL_BUFFSIZE", [(a.name, a.over) for a in w.areas])
+
+
+@pytest.mark.cpu_twin
+def test_where_tiling_cannot_read_the_window_the_setup_teardown_kernels_trap(tmp_path):
+    """The family's window is HCCL_BUFFSIZE // 2 (`window ep: HCCL_BUFFSIZE // 2`), which a kernel cannot derive from
+    the window its HCCL context reports: where tiling could not read the size (`ccl_buffer unreadable`, win_window 0)
+    the DispatchSetup kernel traps instead of splitting the whole window (its half 1 would not be the real ops');
+    with the size read, the same world runs and agrees with the reference."""
+    from opgen import sim
+    from opgen.harness import testkit
+
+    op = "moe_distribute_dispatch_setup"
+    ref, cases = _generated(op)
+    case = next(c for c in cases.POSITIVE if c["product"] == "ascend950")
+    try:
+        exe = sim.build_for(GENERATED / op, ref, "ascend950")
+    except sim.TwinUnavailable as err:
+        pytest.skip(f"the CPU twin cannot be built here: {err}")
+    world = testkit.build_world(ref, case)
+    results = testkit.run(ref, case, world)
+    for unreadable in (False, True):
+        job = sim.job.write_job(ref, case, world, tmp_path / str(unreadable))
+        run = sim.job.executable(exe, ref, world, job)
+        if unreadable:
+            text = (job.dir / "job.txt").read_text(encoding="utf-8")
+            (job.dir / "job.txt").write_text(text + "ccl_buffer unreadable\n", encoding="utf-8")
+            with pytest.raises(sim.job.TwinFault, match="AscendC::Trap"):
+                sim.job.run_job(run, job)
+            continue
+        outs = sim.job.run_job(run, job)
+        problems = [p for r, (got, want) in enumerate(zip(outs, results))
+                    for p in testkit.output_problems(ref, cases, case, world, r, got, want)]
+        assert not problems, "\n".join(problems)

@@ -117,9 +117,9 @@ _LETS = {
         "win_combine": lambda s: i64(floordiv(i64(i64(i64(i64(i64(s.attr("moeExpertNum") * s.let("maxBs")) * s.dim("x", 1)) * 2) + 512) - 1), 512) * 512),
         "win_combine_at": lambda s: 0,
         "win_dispatch": lambda s: i64(i64(i64(i64(s.let("localMoeExpertNum") * s.attr("epWorldSize")) * s.let("maxBs")) * s.let("tokenMsgSize")) * (2 if (s.dtype("yOut") in ("FLOAT16", "BFLOAT16")) else 1)),
-        "win_dispatch_at": lambda s: i64(s.let("win_combine_at") + s.let("win_combine")),
-        "win_need": lambda s: i64(s.let("win_dispatch_at") + s.let("win_dispatch")),
-        "win_window": lambda s: i64(s.env("HCCL_BUFFSIZE") * 1048576),
+        "win_dispatch_at": lambda s: s.let("win_combine_at"),
+        "win_need": lambda s: max(i64(s.let("win_combine_at") + s.let("win_combine")), i64(s.let("win_dispatch_at") + s.let("win_dispatch"))),
+        "win_window": lambda s: floordiv(i64(s.env("HCCL_BUFFSIZE") * 1048576), 2),
         "win_halves": lambda s: 2,
         "win_state": lambda s: i64(2 * 1048576),
         "win_state_exp": lambda s: 1,
@@ -373,7 +373,7 @@ _check_51 = Check("buffer.window", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= 4 
                   ok=lambda s: (i64(s.env("HCCL_BUFFSIZE") * 1048576) >= i64(4 * i64(i64(i64(i64(s.let("localMoeExpertNum") * s.let("maxBs")) * s.attr("epWorldSize")) * i64(floordiv(i64(i64(i64(i64(floordiv(i64(i64(i64(2 * s.dim("x", 1)) + 32) - 1), 32) * 32) + 44) + 512) - 1), 512) * 512)) + i64(i64(i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum")) * s.let("maxBs")) * i64(floordiv(i64(i64(i64(2 * s.dim("x", 1)) + 512) - 1), 512) * 512))))),
                   envs=("HCCL_BUFFSIZE",),
                   )
-_check_52 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine + dispatch, and the status area in windowsOut",
+_check_52 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE // 2 >= the kernels' ep window: 2 data halves of combine + dispatch, and the status area in windowsOut",
                   ok=lambda s: (s.let("win_need") <= s.let("win_half")),
                   envs=("HCCL_BUFFSIZE",),
                   )

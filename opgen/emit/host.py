@@ -761,7 +761,7 @@ def _unreadable_windows(op: Op) -> None:
     """A window sized by an env the tiling cannot read as one (every env but CCL_BUFFER_ENV, which it reads per group)
     would be checked against the env's default, never the window HCCL allocated: E203 at the window's source."""
     for w in [op.window] + [p.window for p in op.products]:
-        if w is not None and w.size is None and (w.env != CCL_BUFFER_ENV or not op.hccl_groups):
+        if w is not None and w.env_sized and (w.env != CCL_BUFFER_ENV or not op.hccl_groups):
             why = "the op names no HCCL group to read it from" if w.env == CCL_BUFFER_ENV else \
                 f"the host tiling reads no window size but {CCL_BUFFER_ENV} (per HCCL group, mc2tiling::GetCclBufferSize)"
             raise LoweringError(f"window {w.domain} is sized by env {w.env}, which the tiling cannot read: {why}; "

@@ -213,9 +213,10 @@ class Analyzer(_Builder):
                       roles=[], graph=[])
         for item in op_tree.children[1:]:
             self.op_item(item, fields)
-        attr_names = {a.name for a in fields["attrs"]} - {e.name for e in fields["envs"]}
-        fields["window"] = _attribute_sized(fields["window"], attr_names)
-        fields["products"] = [dataclasses.replace(p, window=_attribute_sized(p.window, attr_names))
+        env_names = {e.name for e in fields["envs"]}
+        attr_names = {a.name for a in fields["attrs"]} - env_names
+        fields["window"] = _sized(fields["window"], attr_names, env_names)
+        fields["products"] = [dataclasses.replace(p, window=_sized(p.window, attr_names, env_names))
                               if p.window is not None else p for p in fields["products"]]
         op = Op(
             name=name, version=fields["version"] or 0, doc=fields["doc"], notes=tuple(fields["notes"]),
@@ -569,6 +570,7 @@ class Analyzer(_Builder):
         if earlier is not None:
             self.d.error("E126", f"{scope} declares a second window (one per op and per product)", self.span(t))
         halves, state, areas, lets, reserve, buffer_id = None, None, [], [], None, None
+        over_spans: dict[int, Span | None] = {}  # the OTHER of `area NAME over OTHER`, by the area's index
         for it in c[2:]:
             if it.data == "window_let":
                 if any(l.name == str(it.children[0]) for l in lets):
@@ -580,11 +582,14 @@ class Analyzer(_Builder):
                 halves = self.int_value(it.children[0])
                 if halves < 1:
                     self.d.error("E126", f"window halves must be at least 1, got {halves}", self.span(it.children[0]))
-            elif it.data == "window_area":
+            elif it.data in ("window_area", "window_area_over"):
                 name = str(it.children[0])
                 if any(a.name == name for a in areas):
                     self.d.error("E126", f"window area '{name}' is declared twice", self.span(it.children[0]))
-                areas.append(WindowArea(name, self.expr(it.children[1]), span=self.span(it.children[0])))
+                over = str(it.children[1]) if it.data == "window_area_over" else None
+                if over is not None:
+                    over_spans[len(areas)] = self.span(it.children[1])
+                areas.append(WindowArea(name, self.expr(it.children[-1]), span=self.span(it.children[0]), over=over))
             elif it.data in ("window_reserve", "window_buffer_id"):
                 word = "reserve" if it.data == "window_reserve" else "buffer_id"
                 if (reserve if word == "reserve" else buffer_id) is not None:
@@ -601,6 +606,15 @@ class Analyzer(_Builder):
                     self.d.unknown("E126", "HCCL window", place, WINDOW_PLACES, self.span(it.children[0]))
                 state = (place, self.expr(it.children[1]), it.data == "window_state_at_start",
                          it.data == "window_state_in_reserve", self.span(it))
+        for i, at in over_spans.items():  # an earlier area: the later one starts where it starts
+            earlier, over = [a.name for a in areas[:i]], areas[i].over
+            if over in earlier:
+                continue
+            if over in [a.name for a in areas]:
+                self.d.error("E126", f"window area '{areas[i].name}' is over area '{over}', declared after it (an "
+                             "area can start only where an earlier one starts)", at)
+            else:
+                self.d.unknown("E126", "window area", over, earlier, at)
         for what, missing in (("`halves N;`", halves is None), ("an `area NAME = bytes;`", not areas),
                               ("`state windowsIn = bytes;`", state is None)):
             if missing:
@@ -629,9 +643,15 @@ class Analyzer(_Builder):
                       span=self.span(t), size=source, **extra)
 
 
-def _attribute_sized(w: Window | None, attrs: set[str]) -> Window | None:
-    """`window DOMAIN: NAME {` with NAME an attribute (not an env): the window is that many bytes."""
-    if w is None or w.size is not None or w.env not in attrs:
+def _sized(w: Window | None, attrs: set[str], envs: set[str]) -> Window | None:
+    """`window DOMAIN: NAME {` with NAME an attribute (not an env): the window is that many bytes; `window DOMAIN:
+    ENV // 2 {`, an expression that reads an env: that many bytes of the env's (Window.size_env)."""
+    if w is None:
+        return w
+    if w.size is not None:
+        env = next((n.id for n in walk(w.size) if isinstance(n, Name) and n.id in envs), None)
+        return w if env is None else dataclasses.replace(w, env=env, size_env=True)
+    if w.env not in attrs:
         return w
     return dataclasses.replace(w, size=Name(w.env, span=w.span))
 
@@ -802,7 +822,7 @@ class _Checker:
             self.d.error("E119", f"the MC2 context {g.attr} of comm group '{g.domain}' is a required INT32 1-D "
                          f"input (code: mc2/moe_distribute_dispatch_v2 op_tiling CheckMc2Context)", at)
         for w in [op.window] + [p.window for p in op.products]:
-            if w is not None and w.domain == g.domain and w.size is None:
+            if w is not None and w.domain == g.domain and w.env_sized:
                 self.d.error("E119", f"window {w.domain} of the MC2 context domain is sized by env {w.env}, which "
                              "no HCCL group reports here: size it by attributes (`window "
                              f"{w.domain}: cclBufferSize {{`, the ccl_buffer_size the context was built with)",
@@ -1196,7 +1216,16 @@ class _Checker:
             if w.domain not in domains:
                 self.d.unknown("E126", "comm domain", w.domain, domains,
                                self.at(w.span, rf"\bwindow\s+({_w(w.domain)})"))
-            if w.size is not None:  # bytes from attributes: int64 attributes and constants only
+            if w.size is not None and w.size_env:  # bytes from one env (in bytes) and constants
+                for n in walk(w.size):
+                    if isinstance(n, Name) and n.id not in B.CONSTANTS and n.id != w.env:
+                        self.d.error("E126", f"window {w.domain}: its size reads env {w.env} and {n.id}; an "
+                                     f"expression of an env reads that env alone (in bytes) and constants, "
+                                     f"`window {w.domain}: {w.env} // 2 {{`", n.span)
+                if self.kind(w.size) not in (None, B.INT):
+                    self.d.error("E111", f"window {w.domain} size must be a whole number of bytes, got "
+                                 f"{self.kind(w.size)}", w.size.span)
+            elif w.size is not None:  # bytes from attributes: int64 attributes and constants only
                 reads = [n for n in walk(w.size) if isinstance(n, Name) and n.id not in B.CONSTANTS]
                 for n in reads:
                     if op.attr(n.id) is None:

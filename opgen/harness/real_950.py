@@ -21,6 +21,14 @@ CombineTeardown reads them:
 and the other way: the generated CombineTeardown (``teardown_twin``) reads the pages the real CombineSetup leaves:
 
     outputs = run_generated_teardown_after_real_setup(tree, ref, pref, teardown_twin, case, world, work)
+
+The Dispatch pair alike: the generated DispatchSetup then the real DispatchTeardown, and the real DispatchSetup's
+pages then the generated DispatchTeardown:
+
+    setup_outputs, outputs, inputs = run_generated_dispatch_setup_then_real_teardown(tree, ref, pref, setup_twin,
+                                                                                     case, world, work, kernel_root)
+    outputs, inputs = run_generated_dispatch_teardown_after_real_setup(tree, ref, pref, teardown_twin, case, world,
+                                                                       work)
 """
 from __future__ import annotations
 
@@ -187,6 +195,17 @@ def run_dispatch_teardown(tree, ref, pref, case: dict, world, work: Path,
     leaves (``dispatch_setup_pages``), then the real entry's binary of the tiling's key, which saves its windows
     (``work/run/windows.bin``; ``kernel_root``: as ``real_world.run``). The inputs are the world's with the setup's
     outputs in the inputs they feed."""
+    fed, pages = real_dispatch_setup_pages(tree, ref, pref, case, world, work)
+    windows = work / "setup_windows.bin"
+    write_windows(windows, pages)
+    return real_world.run(tree, ref, case, fed, work, windows_in=windows, windows_out=True,
+                          kernel_root=kernel_root), fed.inputs
+
+
+def real_dispatch_setup_pages(tree, ref, pref, case: dict, world, work: Path) -> tuple:
+    """(the world with the setup's outputs in the inputs they feed, the pages ``dispatch_setup_pages`` the real
+    DispatchSetup (``pref``) leaves in front of the DispatchTeardown ``ref`` world, at the totalWinSize of the real
+    DispatchTeardown tiling, ``work/tiling``)."""
     plan = testkit.prelude_plan(ref, case, world, pref)
     if isinstance(plan, str):
         raise jobs.TwinError(plan)
@@ -202,10 +221,39 @@ def run_dispatch_teardown(tree, ref, pref, case: dict, world, work: Path,
         raise jobs.TwinError(f"the ranks' real tilings give different totalWinSize {sorted(sizes)}")
     pages = dispatch_setup_pages([{n: data(v) for n, v in inp.items()} for inp in pworld.inputs], expected,
                                  testkit.read_attrs(ref, case), sizes.pop())
+    return fed, pages
+
+
+def run_generated_dispatch_setup_then_real_teardown(tree, ref, pref, setup_twin, case: dict, world, work: Path,
+                                                    kernel_root: Path | None = None) -> tuple:
+    """(the generated DispatchSetup's per rank {output: ndarray}, the real DispatchTeardown's, the teardown's per
+    rank inputs) on one communicator: the generated Setup (``pref``, its twin ``setup_twin``) on the world's prelude
+    inputs, on as many vector cores as the real op, from fresh windows, leaves its windows
+    (``work/setup/windows.bin``), and the real Teardown's entry (``kernel_root``: as ``real_world.run``) on its real
+    tiling, fed the Setup's outputs (the reference's), starts from them (its own windows: ``work/run/windows.bin``)."""
+    plan = testkit.prelude_plan(ref, case, world, pref)
+    if isinstance(plan, str):
+        raise jobs.TwinError(plan)
+    pcase, pworld, feeds, expected = plan
+    setup_outputs = jobs.run(setup_twin, pref, pcase, pworld, work / "setup", aiv=real_world.REAL_AIV,
+                             windows_out=True)
+    # fed the reference's outputs, as testkit.twin feeds a prelude's (the caller compares the generated Setup's)
+    fed = dataclasses.replace(world, inputs=testkit.fed_inputs(world, feeds, expected))
+    outputs = real_world.run(tree, ref, case, fed, work, windows_in=work / "setup" / jobs.WINDOWS_FILE,
+                             windows_out=True, kernel_root=kernel_root)
+    return setup_outputs, outputs, fed.inputs
+
+
+def run_generated_dispatch_teardown_after_real_setup(tree, ref, pref, teardown_twin, case: dict, world,
+                                                     work: Path) -> tuple[list[dict], list[dict]]:
+    """(per rank {output: ndarray}, per rank inputs) of the generated DispatchTeardown (``ref``, its twin
+    ``teardown_twin``) on as many vector cores as the real op, from the windows the real DispatchSetup leaves
+    (``real_dispatch_setup_pages``); it leaves its own in ``work/op/windows.bin``."""
+    fed, pages = real_dispatch_setup_pages(tree, ref, pref, case, world, work)
     windows = work / "setup_windows.bin"
     write_windows(windows, pages)
-    return real_world.run(tree, ref, case, fed, work, windows_in=windows, windows_out=True,
-                          kernel_root=kernel_root), fed.inputs
+    return jobs.run(teardown_twin, ref, case, fed, work / "op", aiv=real_world.REAL_AIV, windows_in=windows,
+                    windows_out=True), fed.inputs
 
 
 def total_win_size(tiling_data: bytes, from_end: int = TOTAL_WIN_SIZE_FROM_END) -> int:
@@ -284,6 +332,8 @@ def run_generated_setup_then_real_teardown(tree, ref, pref, setup_twin, case: di
 
 
 __all__ = ["OverlappingBlocks", "SharedExpertRanksNotSent", "combine_setup_pages", "dispatch_setup_pages",
-           "real_setup_windows", "real_tiling_win_size", "run_combine_teardown", "run_dispatch_teardown",
-           "run_generated_setup_then_real_teardown", "run_generated_teardown_after_real_setup", "setup_inputs",
+           "real_dispatch_setup_pages", "real_setup_windows", "real_tiling_win_size", "run_combine_teardown",
+           "run_dispatch_teardown", "run_generated_dispatch_setup_then_real_teardown",
+           "run_generated_dispatch_teardown_after_real_setup", "run_generated_setup_then_real_teardown",
+           "run_generated_teardown_after_real_setup", "setup_inputs",
            "state_offset", "total_win_size"]

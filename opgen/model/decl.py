@@ -173,6 +173,15 @@ class WindowArea:
     name: str
     expr: Expr  # bytes of the area in one data half
     span: Span | None = _span()
+    # `area NAME over OTHER = bytes;`: the area starts where the earlier area OTHER starts (the two share their
+    # bytes, as the real Ascend 950 Setup/Teardown ops' dispatch and combine blocks do: each call's half holds the
+    # dispatch rows until DispatchTeardown has copied them, then the combine rows); None: after the previous areas
+    over: str | None = None
+
+    @property
+    def spec_text(self) -> str:
+        """The area as the spec writes it, after `area `."""
+        return f"{self.name}{'' if self.over is None else ' over ' + self.over} = {to_spec(self.expr)}"
 
 
 # The HCCL windows a status area can live in (the kernels reach them through the HCCL context): the data window,
@@ -208,6 +217,14 @@ class Window:
     reserve: Expr | None = None
     buffer_id: Expr | None = None
     state_in_reserve: bool = False  # the status area in the last half's reserve (which the real ops leave unused)
+    # ``size`` reads the env ``env`` (its value in bytes, as a buffer rule reads it) rather than attributes:
+    # `window ep: HCCL_BUFFSIZE // 2 {`, the window the real Ascend 950 Setup/Teardown tilings hand their kernels
+    size_env: bool = False
+
+    @property
+    def env_sized(self) -> bool:
+        """Whether an env sizes the window (alone, or in an expression ``size``), so the tiling reads that env."""
+        return self.size is None or self.size_env
 
     @property
     def source_text(self) -> str:
@@ -240,11 +257,14 @@ def window_lets(w: Window, window_bytes: Expr) -> tuple[Let, ...]:
                 span=w.span),
             Let("win_buffer_id_at", w.buffer_id if w.buffer_id is not None else Int(0),
                 "offset in windowsIn of the word that selects the data half", span=w.span)]
-    at: Expr = Int(0)  # the offset of the next area: the end of the previous one
+    at: Expr = Int(0)  # the offset of the next area: the end of the areas so far
     for a in w.areas:
+        start = at if a.over is None else Name(f"win_{a.over}_at")
         out.append(Let(f"win_{a.name}", a.expr, f"bytes of window area {a.name} in one data half", span=a.span))
-        out.append(Let(f"win_{a.name}_at", at, f"offset of window area {a.name} in a data half", span=a.span))
-        at = Binary("+", Name(f"win_{a.name}_at"), Name(f"win_{a.name}"))
+        out.append(Let(f"win_{a.name}_at", start, f"offset of window area {a.name} in a data half"
+                       + ("" if a.over is None else f" (over area {a.over})"), span=a.span))
+        end = Binary("+", Name(f"win_{a.name}_at"), Name(f"win_{a.name}"))
+        at = end if a.over is None else Call("max", (at, end))
     in_data_window = w.state_in_data
     apart = in_data_window and not w.state_in_reserve  # the status area takes bytes of the window apart from halves
     data = Binary("-", Name("win_window"), Name("win_state")) if apart else Name("win_window")

@@ -7,8 +7,15 @@ from opgen.model.decl import Op
 
 def inline(op: Op, e: Expr) -> Expr:
     """Expand calls to spec `def` macros by substitution (every node keeps its span: a def's body its own)."""
-    defs = {d.name: d for d in op.defs}
+    return _substitute(e, {}, {d.name: d for d in op.defs})
 
+
+def substitute(e: Expr, names: dict[str, Expr]) -> Expr:
+    """``e`` with every Name in ``names`` replaced by its expression (spans kept)."""
+    return _substitute(e, names, {})
+
+
+def _substitute(e: Expr, names: dict[str, Expr], defs: dict) -> Expr:
     def sub(x: Expr, env: dict[str, Expr]) -> Expr:
         if isinstance(x, Name):
             return env.get(x.id, x)
@@ -31,4 +38,4 @@ def inline(op: Op, e: Expr) -> Expr:
             return Call(x.fn, args, tuple((k, sub(v, env)) for k, v in x.kwargs), span=x.span)
         return x
 
-    return sub(e, {})
+    return sub(e, names)

@@ -123,7 +123,7 @@ def _window(w: Window | None, depth: int) -> list[str]:
     ind, inner = _IND * depth, _IND * (depth + 1)
     return [f"{ind}window {w.domain}: {w.source_text} {{", f"{inner}halves {w.halves};",
             *(f"{inner}let {l.name} = {to_spec(l.expr)};" for l in w.lets),
-            *(f"{inner}area {a.name} = {to_spec(a.expr)};" for a in w.areas),
+            *(f"{inner}area {a.spec_text};" for a in w.areas),
             *([f"{inner}reserve = {to_spec(w.reserve)};"] if w.reserve is not None else []),
             *([f"{inner}buffer_id = {to_spec(w.buffer_id)};"] if w.buffer_id is not None else []),
             f"{inner}state {w.state_in}{state_place(w)} = {to_spec(w.state)};", f"{ind}}}"]

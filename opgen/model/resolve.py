@@ -15,6 +15,7 @@ from opgen.core import builtins as B
 from opgen.core.families import FAMILIES
 from opgen.core.products import facts_for
 from opgen.model.concrete import shape_detail
+from opgen.model.inline import substitute
 from opgen.model.spec_text import domain_expected, range_text, shape_expected
 
 _UNITS = {"B": None, "": None, "KB": "KB", "MB": "MB"}
@@ -303,11 +304,13 @@ def _buffer_checks(op: Op, buffers: list[Buffer]) -> list[Check]:
 
 def layout_lets(op: Op, window: Window) -> tuple[Let, ...]:
     """The lets of a window layout (``window_lets``), its env read in bytes (or its bytes from attributes)."""
-    if window.size is not None:
+    if window.size is not None and not window.size_env:
         return window_lets(window, window.size)
     env = next((e for e in op.envs if e.name == window.env), None)
     unit = _UNITS.get(env.unit if env is not None else "")
-    return window_lets(window, Binary("*", Name(window.env), Name(unit)) if unit else Name(window.env))
+    env_bytes = Binary("*", Name(window.env), Name(unit)) if unit else Name(window.env)
+    # `window ep: HCCL_BUFFSIZE / 2 {`: the env in bytes, as a buffer rule reads it
+    return window_lets(window, env_bytes if window.size is None else substitute(window.size, {window.env: env_bytes}))
 
 
 def _window_checks(op: Op, window: Window | None) -> list[Check]:

@@ -134,7 +134,7 @@ def _check_text(c: Check) -> str:
 def _window_text(w: Window | None) -> str:
     if w is None:
         return ""
-    areas = ", ".join(f"{a.name} = {to_spec(a.expr)}" for a in w.areas)
+    areas = ", ".join(a.spec_text for a in w.areas)
     reserve = f" after a reserve of {to_spec(w.reserve)}" if w.reserve is not None else ""
     word = f", buffer id at {to_spec(w.buffer_id)}" if w.buffer_id is not None else ""
     return (f"{w.source_text}: {w.halves} halves of [{areas}]{reserve}{word}, state {w.state_in}{state_place(w)} = "

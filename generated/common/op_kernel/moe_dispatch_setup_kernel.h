@@ -30,7 +30,9 @@
  *   3. SendChunks  after SyncAll, every core takes a share of the destinations (shared-expert ranks, then MoE
  *                  experts): the contiguous yOut rows of a destination go into its window's dispatch block
  *                  (epRankId * localMoeExpertNum + e % localMoeExpertNum on MoE rank S_r + e / localMoeExpertNum;
- *                  block epRankId on a shared rank), then its status entry {1.0f, rows}, zero rows included.
+ *                  block epRankId on a shared rank), then its status block {2.0f, rows}, zero rows included, in
+ *                  slot local expert * epWorldSize + epRankId of the data state's status half (a shared rank:
+ *                  slot epRankId), as the real arch35 kernel (opgen_family_window.h).
  * The sends are copies into the peers' HCCL windows (WindowIn: the HCCL context's windowsIn[]; the status entries in
  * its windowsOut[], FamilyStatusWindow) in the order a URMA write with notify keeps (data, then its status entry);
  * commCmdInfoOut is not written, as the real arch35 kernel writes nothing there (code:
@@ -83,11 +85,11 @@ private:
     // The dispatch blocks of this call's data half on rank `rank`, and its dispatch status entries.
     __aicore__ inline GM_ADDR WinDispatch(uint32_t rank)
     {
-        return WindowIn<EP_GROUP>(hccl_, rank) + win_.dataAt + dataState_ * win_.halfBytes + win_.combineBytes;
+        return WindowIn<EP_GROUP>(hccl_, rank) + win_.dataAt + dataState_ * win_.halfBytes + dispatchAt_;
     }
     __aicore__ inline GM_ADDR WinEntries(uint32_t rank)
     {
-        return FamilyStatusWindow<EP_GROUP>(rank) + DISPATCH_ENTRIES_AT + dataState_ * DISPATCH_ENTRIES_HALF;
+        return FamilyStatusWindow<EP_GROUP>(rank) + dataState_ * COMBINE_STATUS_HALF;
     }
 
     TPipe *pipe_{nullptr};
@@ -134,6 +136,7 @@ private:
     uint32_t msgBytes_{0U};    // one yOut row: tokenMsgSize elements
     uint64_t blockBytes_{0UL}; // one dispatch block: maxBs rows
     FamilyWindow win_{};
+    uint64_t dispatchAt_{0UL}; // the dispatch area in a data half (tiling.win_dispatch_at: over the combine area)
     uint32_t dataState_{0U};
     uint32_t slotBytes_{0U};
     uint32_t bufDepth_{1U};
@@ -167,9 +170,13 @@ __aicore__ inline void MoeDispatchSetupKernel<Traits>::Init(const Args &args, co
     msgBytes_ = RowBytes<YOutT>(static_cast<uint32_t>(tiling.tokenMsgSize));
     blockBytes_ = static_cast<uint64_t>(maxBs_) * msgBytes_;
     win_ = MakeFamilyWindow(tiling, moeExperts_, maxBs_, hLen_);
+    dispatchAt_ = static_cast<uint64_t>(tiling.win_dispatch_at);
     // every rank's window receives one block per (source rank, local expert), one per source on a shared rank
     RequireFits(static_cast<uint64_t>(epWorld_) * (localMoe_ > 1U ? localMoe_ : 1U) * blockBytes_,
                 static_cast<uint64_t>(tiling.win_dispatch));
+    // and one status block per (local expert, source rank) in a status half
+    RequireFits(static_cast<uint64_t>(epWorld_) * localMoe_ * StatusSlotBytes(epWorld_ * localMoe_),
+                COMBINE_STATUS_HALF);
     slotBytes_ = AlignUp(hLen_ * 4U, REPEAT_BYTES) + AlignUp(CeilDiv(hLen_, 8U), REPEAT_BYTES) + REPEAT_BYTES;
 
     xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ typename Traits::XGmT *>(args.x));
@@ -182,9 +189,11 @@ __aicore__ inline void MoeDispatchSetupKernel<Traits>::Init(const Args &args, co
     expandIdxOutGm_.SetGlobalBuffer(reinterpret_cast<__gm__ typename Traits::ExpandIdxOutGmT *>(args.expandIdxOut));
     extraGm_.Init(args);
 
-    // data state of this call (DispatchTeardown flips it after its copy)
+    // data state of this call: this core's word (DispatchTeardown flips it), as the real kernel's (code: arch35 Init,
+    // selfDataStatusTensor at STATE_WIN_OFFSET + aivId_ * WIN_ADDR_ALIGN)
     pipe_->InitBuffer(statusBuf_, UB_BLOCK);
-    dataState_ = ReadStateWord(FamilyStatusWindow<EP_GROUP>(epRank_) + DISPATCH_STATE_WORD, statusBuf_.Get<int32_t>());
+    dataState_ =
+        ReadStateWord(CoreStateWord(FamilyStatusWindow<EP_GROUP>(epRank_), coreIdx_), statusBuf_.Get<int32_t>());
     ResetPipe(pipe_);
 }
 
@@ -367,6 +376,7 @@ __aicore__ inline void MoeDispatchSetupKernel<Traits>::SendChunks()
     LocalTensor<int32_t> cnt = cntBuf_.Get<int32_t>();
     LocalTensor<int32_t> base = cntBuf_.GetWithOffset<int32_t>(expertBytes / 4U, expertBytes);
     LocalTensor<int32_t> status = statusBuf_.Get<int32_t>();
+    const uint64_t slot = StatusSlotBytes(epWorld_ * localMoe_); // a status block per (local expert, source rank)
     uint32_t begin = 0U;
     uint32_t end = 0U;
     SplitRange(sharedRanks_ + moeExperts_, begin, end);
@@ -393,7 +403,8 @@ __aicore__ inline void MoeDispatchSetupKernel<Traits>::SendChunks()
         GlobalTensor<uint8_t> dst;
         dst.SetGlobalBuffer(WinDispatch(dstRank) + static_cast<uint64_t>(block) * blockBytes_);
         CopyGmBytes(copyQue_, pieceBytes, dst, yOutGm_[firstRow * msgBytes_], static_cast<uint64_t>(rows) * msgBytes_);
-        PostEntry(WinEntries(dstRank) + static_cast<uint64_t>(entry) * FLAG_BYTES, static_cast<int32_t>(rows), status);
+        PostEntry(WinEntries(dstRank) + static_cast<uint64_t>(entry) * slot, DISPATCH_FLAG, static_cast<int32_t>(rows),
+                  status);
     }
     PipeBarrier<PIPE_ALL>();
 }

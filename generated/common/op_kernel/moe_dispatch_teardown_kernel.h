@@ -18,14 +18,16 @@
  * (quantised by its formula: the quant formulas the spec repeats describe them and are not applied again).
  *
  * Process(), per rank and core:
- *   1. WaitStatus      each core polls its share of this rank's status entries (local expert * epWorldSize +
- *                      source rank; a shared rank: the source rank) until DispatchSetup set them, takes their
- *                      row counts, clears them, and the cores exchange row counts through the workspace.
+ *   0. Init            each core reads its data-state word and flips it for the CombineSetup that follows.
+ *   1. WaitStatus      each core polls its share of this rank's status blocks (slot local expert * epWorldSize +
+ *                      source rank of the data state's status half; a shared rank: the source rank) until
+ *                      DispatchSetup set them to 2.0f, takes their row counts, clears their flag words (as the real
+ *                      arch35 kernel), and the cores exchange row counts through the workspace.
  *   2. CopyRows        the rows of every entry in (local expert, source rank) order into expandXOut: the first H
  *                      elements of each staged row, DispatchV2's row order; assistInfoForCombineOut[entry] is the
  *                      inclusive cumulative row count (epRecvCounts semantics, what CombineSetup reads).
  *   3. WriteTokenNums  after SyncAll, core 0 writes expertTokenNumsOut (expertTokenNumsType 0: cumulative,
- *                      1: per expert) and flips the data state for the next call.
+ *                      1: per expert).
  * Rows of expandXOut past the received ones and assistInfoForCombineOut past the entries are not written.
  *
  * Traits: TilingData (the op's tiling struct), Args (the GM addresses its entry received), the element types
@@ -63,11 +65,11 @@ private:
     // This rank's dispatch blocks of this call's data half, and its dispatch status entries.
     __aicore__ inline GM_ADDR WinDispatch()
     {
-        return WindowIn<EP_GROUP>(hccl_, epRank_) + win_.dataAt + dataState_ * win_.halfBytes + win_.combineBytes;
+        return WindowIn<EP_GROUP>(hccl_, epRank_) + win_.dataAt + dataState_ * win_.halfBytes + dispatchAt_;
     }
     __aicore__ inline GM_ADDR WinEntries()
     {
-        return FamilyStatusWindow<EP_GROUP>(epRank_) + DISPATCH_ENTRIES_AT + dataState_ * DISPATCH_ENTRIES_HALF;
+        return FamilyStatusWindow<EP_GROUP>(epRank_) + dataState_ * COMBINE_STATUS_HALF;
     }
 
     TPipe *pipe_{nullptr};
@@ -99,6 +101,7 @@ private:
     uint32_t msgBytes_{0U};    // one staged row: tokenMsgSize elements
     uint64_t blockBytes_{0UL}; // one dispatch block: maxBs rows
     FamilyWindow win_{};
+    uint64_t dispatchAt_{0UL}; // the dispatch area in a data half (tiling.win_dispatch_at: over the combine area)
     uint32_t dataState_{0U};
     uint32_t bufDepth_{1U};
     uint32_t entryNum_{0U};
@@ -132,6 +135,7 @@ __aicore__ inline void MoeDispatchTeardownKernel<Traits>::Init(const Args &args,
     msgBytes_ = RowBytes<YT>(static_cast<uint32_t>(tiling.tokenMsgSize));
     blockBytes_ = static_cast<uint64_t>(maxBs_) * msgBytes_;
     win_ = MakeFamilyWindow(tiling, static_cast<uint32_t>(tiling.moeExpertNum), maxBs_, hLen_);
+    dispatchAt_ = static_cast<uint64_t>(tiling.win_dispatch_at);
     // this rank's window holds one block per (source rank, local expert), one per source on a shared rank
     RequireFits(static_cast<uint64_t>(epWorld_) * (isSharedRank_ ? 1U : localExperts_) * blockBytes_,
                 static_cast<uint64_t>(tiling.win_dispatch));
@@ -146,9 +150,12 @@ __aicore__ inline void MoeDispatchTeardownKernel<Traits>::Init(const Args &args,
     extraGm_.Init(args);
     workspaceGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(GetUserWorkspace(args.workspace)));
 
-    // data state of this call: the half DispatchSetup of every rank wrote into
+    // data state of this call: the half DispatchSetup of every rank wrote into, this core's word, flipped at once
+    // for the CombineSetup that follows, as the real kernel (code: arch35 Init, selfDataStatusTensor(0) = 1 - state)
     pipe_->InitBuffer(coreBuf_, UB_BLOCK);
-    dataState_ = ReadStateWord(FamilyStatusWindow<EP_GROUP>(epRank_) + DISPATCH_STATE_WORD, coreBuf_.Get<int32_t>());
+    GM_ADDR stateWord = CoreStateWord(FamilyStatusWindow<EP_GROUP>(epRank_), coreIdx_);
+    dataState_ = ReadStateWord(stateWord, coreBuf_.Get<int32_t>());
+    ToggleStateWord(stateWord, dataState_, coreBuf_.Get<int32_t>());
     ResetPipe(pipe_);
 }
 
@@ -171,8 +178,9 @@ __aicore__ inline void MoeDispatchTeardownKernel<Traits>::WaitStatus()
     pipe_->InitBuffer(coreBuf_, coreNum_ * UB_BLOCK);
     pipe_->InitBuffer(copyQue_, bufDepth_, AlignUp(rowBytesY_, UB_BLOCK));
     LocalTensor<int32_t> counts = countBuf_.Get<int32_t>();
-    const uint32_t waited = WaitEntries(WinEntries() + static_cast<uint64_t>(entryStart_) * FLAG_BYTES, entries,
-                                        statusBuf_.Get<int32_t>(), counts, pollUs_);
+    const uint64_t slot = StatusSlotBytes(epWorld_ * localMoe_);
+    const uint32_t waited = WaitDispatchSlots(WinEntries() + static_cast<uint64_t>(entryStart_) * slot, entries, slot,
+                                              statusBuf_.Get<int32_t>(), counts, pollUs_);
     if (waited < entries) { // entry (local expert, source rank): set by the source rank
         PollTimedOut(epRank_, entryStart_ + waited, FlagSetter::RANK, (entryStart_ + waited) % epWorld_, pollUs_);
     }
@@ -248,8 +256,6 @@ __aicore__ inline void MoeDispatchTeardownKernel<Traits>::WriteTokenNums()
     ResetPipe(pipe_);
     pipe_->InitBuffer(countBuf_, AlignUp(entryNum_ * 4U, UB_BLOCK));
     pipe_->InitBuffer(coreBuf_, AlignUp(localExperts_ * 8U, UB_BLOCK));
-    pipe_->InitBuffer(statusBuf_, UB_BLOCK);
-    ToggleStateWord(FamilyStatusWindow<EP_GROUP>(epRank_) + DISPATCH_STATE_WORD, dataState_, statusBuf_.Get<int32_t>());
     LocalTensor<int32_t> cum = countBuf_.Get<int32_t>();
     DataCopyPad(cum, assistInfoForCombineOutGm_, DataCopyExtParams(1U, entryNum_ * 4U, 0U, 0U, 0U),
                 DataCopyPadExtParams<int32_t>(false, 0U, 0U, 0U));

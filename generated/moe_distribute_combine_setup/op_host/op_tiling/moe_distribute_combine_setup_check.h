@@ -480,10 +480,10 @@ public:
         Reset();
         if (all && p.HCCL_BUFFSIZE_read && Fails(let_win_need() <= let_win_half())) {
             Reset();
-            return Reject(
-                kCodeTiling, "window.ep", "HCCL_BUFFSIZE",
-                "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsOut",
-                Shown(ShowInt(p.HCCL_BUFFSIZE)));
+            return Reject(kCodeTiling, "window.ep", "HCCL_BUFFSIZE",
+                          "HCCL_BUFFSIZE // 2 >= the kernels' ep window: 2 data halves of combine, and the status area "
+                          "in windowsOut",
+                          Shown(ShowInt(p.HCCL_BUFFSIZE)));
         }
         return CheckResult{};
     }
@@ -606,8 +606,8 @@ private:
         return Lazy(memo_win_need_, [&]() -> int64_t { return Add(let_win_combine_at(), let_win_combine()); });
     }
     int64_t let_win_window()
-    { // win_window = HCCL_BUFFSIZE * MB
-        return Lazy(memo_win_window_, [&]() -> int64_t { return Mul(p.HCCL_BUFFSIZE, kMB); });
+    { // win_window = HCCL_BUFFSIZE * MB // 2
+        return Lazy(memo_win_window_, [&]() -> int64_t { return FloorDiv(Mul(p.HCCL_BUFFSIZE, kMB), 2); });
     }
     int64_t let_win_halves()
     { // win_halves = 2

@@ -373,10 +373,10 @@ private:
     {
         return Lazy(memo_win_need_, [&]() -> int64_t { return Add(let_win_combine_at(), let_win_combine()); });
     }
-    // win_window = HCCL_BUFFSIZE * MB
+    // win_window = HCCL_BUFFSIZE * MB // 2
     int64_t let_win_window()
     {
-        return Lazy(memo_win_window_, [&]() -> int64_t { return Mul(p.HCCL_BUFFSIZE, kMB); });
+        return Lazy(memo_win_window_, [&]() -> int64_t { return FloorDiv(Mul(p.HCCL_BUFFSIZE, kMB), 2); });
     }
     // win_halves = 2
     int64_t let_win_halves()

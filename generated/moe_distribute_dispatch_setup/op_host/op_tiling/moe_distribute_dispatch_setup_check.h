@@ -598,7 +598,7 @@ public:
         if (all && p.HCCL_BUFFSIZE_read && Fails(let_win_need() <= let_win_half())) {
             Reset();
             return Reject(kCodeTiling, "window.ep", "HCCL_BUFFSIZE",
-                          "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine + dispatch, and the "
+                          "HCCL_BUFFSIZE // 2 >= the kernels' ep window: 2 data halves of combine + dispatch, and the "
                           "status area in windowsOut",
                           Shown(ShowInt(p.HCCL_BUFFSIZE)));
         }
@@ -730,16 +730,18 @@ private:
         });
     }
     int64_t let_win_dispatch_at()
-    { // win_dispatch_at = win_combine_at + win_combine
-        return Lazy(memo_win_dispatch_at_, [&]() -> int64_t { return Add(let_win_combine_at(), let_win_combine()); });
+    { // win_dispatch_at = win_combine_at
+        return Lazy(memo_win_dispatch_at_, [&]() -> int64_t { return let_win_combine_at(); });
     }
     int64_t let_win_need()
-    { // win_need = win_dispatch_at + win_dispatch
-        return Lazy(memo_win_need_, [&]() -> int64_t { return Add(let_win_dispatch_at(), let_win_dispatch()); });
+    { // win_need = max(win_combine_at + win_combine, win_dispatch_at + win_dispatch)
+        return Lazy(memo_win_need_, [&]() -> int64_t {
+            return Max({Add(let_win_combine_at(), let_win_combine()), Add(let_win_dispatch_at(), let_win_dispatch())});
+        });
     }
     int64_t let_win_window()
-    { // win_window = HCCL_BUFFSIZE * MB
-        return Lazy(memo_win_window_, [&]() -> int64_t { return Mul(p.HCCL_BUFFSIZE, kMB); });
+    { // win_window = HCCL_BUFFSIZE * MB // 2
+        return Lazy(memo_win_window_, [&]() -> int64_t { return FloorDiv(Mul(p.HCCL_BUFFSIZE, kMB), 2); });
     }
     int64_t let_win_halves()
     { // win_halves = 2

@@ -381,20 +381,22 @@ private:
                        OneOf(Dtype(p.y), DataType::DT_FLOAT16, DataType::DT_BF16) ? 2 : 1);
         });
     }
-    // win_dispatch_at = win_combine_at + win_combine
+    // win_dispatch_at = win_combine_at
     int64_t let_win_dispatch_at()
     {
-        return Lazy(memo_win_dispatch_at_, [&]() -> int64_t { return Add(let_win_combine_at(), let_win_combine()); });
+        return Lazy(memo_win_dispatch_at_, [&]() -> int64_t { return let_win_combine_at(); });
     }
-    // win_need = win_dispatch_at + win_dispatch
+    // win_need = max(win_combine_at + win_combine, win_dispatch_at + win_dispatch)
     int64_t let_win_need()
     {
-        return Lazy(memo_win_need_, [&]() -> int64_t { return Add(let_win_dispatch_at(), let_win_dispatch()); });
+        return Lazy(memo_win_need_, [&]() -> int64_t {
+            return Max({Add(let_win_combine_at(), let_win_combine()), Add(let_win_dispatch_at(), let_win_dispatch())});
+        });
     }
-    // win_window = HCCL_BUFFSIZE * MB
+    // win_window = HCCL_BUFFSIZE * MB // 2
     int64_t let_win_window()
     {
-        return Lazy(memo_win_window_, [&]() -> int64_t { return Mul(p.HCCL_BUFFSIZE, kMB); });
+        return Lazy(memo_win_window_, [&]() -> int64_t { return FloorDiv(Mul(p.HCCL_BUFFSIZE, kMB), 2); });
     }
     // win_halves = 2
     int64_t let_win_halves()

@@ -20,39 +20,42 @@
 // The four kernels share one layout of every rank's EP windows, the real arch35 ops' where they have one (the family
 // owns its EP domain: no other op uses it), the spec's `window` (tiling checked it and hands it over in the win_*
 // fields).
-//   windowsIn: [data half 0 | data half 1], HCCL_BUFFSIZE / 2 each; the halves alternate per call (data state).
-//     Data half 0 starts at 0 as the real kernels' (code: mc2/moe_distribute_combine_setup/op_kernel/arch35/
-//     moe_distribute_combine_setup_arch35.h Init, winDataSizeOffset_ = dataState_ * totalWinSize / 2); their data
-//     half 1 starts at HCCL_BUFFSIZE / 4, as the real tilings give totalWinSize = HCCL_BUFFSIZE / 2 (op_host/
-//     op_tiling/moe_distribute_combine_setup_tiling_base.cpp: GetMaxWindowSize() / 2), this one's at
-//     HCCL_BUFFSIZE / 2 (a known difference: tests/test_real_950_twin.py, the second call).
-//     A data half: [combine area | dispatch area]
+//   windowsIn: [data half 0 | data half 1 | unused], HCCL_BUFFSIZE / 4 each; the halves alternate per call (data
+//     state), as the real kernels': winDataSizeOffset_ = dataState_ * totalWinSize / 2 (code: mc2/
+//     moe_distribute_combine_setup/op_kernel/arch35/moe_distribute_combine_setup_arch35.h Init), and the real
+//     tilings give totalWinSize = HCCL_BUFFSIZE / 2 (op_host/op_tiling/moe_distribute_combine_setup_tiling_base.cpp
+//     and the other three's: GetMaxWindowSize() / 2), the spec's `window ep: HCCL_BUFFSIZE // 2`.
+//     A data half: the combine area and the dispatch area over it (both from the half's start, as the real ops')
 //     combine block g (global MoE expert g = source rank * localMoeExpertNum + local expert) at g * maxBs * H * 2
 //       (code: GetWinAddrByRankId + epDataOffsetOnWin_, expertPerSizeOnWin_ = axisMaxBS_ * H * sizeof(T): no
 //       alignment): the rows expert g sends back to this token owner, slot expandIdx[t * K + k] of the owner's pair
 //       (t, k), maxBs rows of H * 2 bytes (packed);
-//     dispatch block b (source rank * localMoeExpertNum + local expert; a shared rank: the source rank): the staged
-//       yOut rows that source sends this rank, maxBs rows of tokenMsgSize elements (512-byte multiples) (the
-//       generated layout: the real DispatchSetup's differs).
+//     dispatch block b (source rank * localMoeExpertNum + local expert; a shared rank: the source rank) at
+//       b * maxBs * tokenMsgSize bytes: the staged yOut rows that source sends this rank, maxBs rows of tokenMsgSize
+//       elements (512-byte multiples) (code: mc2/moe_distribute_dispatch_setup/op_kernel/arch35/
+//       moe_distribute_dispatch_setup_arch35.h Communication, GetWindAddrByRankId(rankId) + (epRankId_ *
+//       moeExpertNumPerRank + expertIdx) * expertPerSizeOnWin_, expertPerSizeOnWin_ = axisMaxBS_ * hAlignWinSize_).
 //   windowsOut (FAMILY_STATE_BYTES of it, the status area):
 //     combine status of data state s, source rank d: COMBINE_STATUS_HALF * s + d * StatusSlotBytes(), one 32-byte
 //       block, 1.0f in its first word once d's last combine block for this owner has landed (code: Communication,
 //       notifyAddr = GetWinStateAddrByRankId(sendRankId) + epStateOffsetOnWin_, notifyData 0x3f800000);
+//     dispatch status of data state s, entry (local expert j, source rank d): COMBINE_STATUS_HALF * s + (d + j *
+//       epWorldSize) * StatusSlotBytes(), one 32-byte block {2.0f, rows, 0 ...} once d's rows for j have landed
+//       (code: moe_distribute_dispatch_setup_arch35.h Communication, GetWindStateAddrByRankId(rankId) + (epRankId_
+//       + expertIdx * epWorldSize_) * stateOffset_, the status block Init fills with 0x40000000; the real
+//       DispatchTeardown waits for 2.0f per block and clears the flag word, WaitDispatch);
 //     each core's data-state word at STATE_WORDS_AT + core * STATE_WORD_STRIDE (code: Init, STATE_WIN_OFFSET +
-//       STATE_SIZE_PER_CORE * coreIdx_; CombineTeardown flips it);
-//     [URMA_QUEUES_AT, DISPATCH_ENTRIES_AT): the real ops' URMA queue pointers (code: moe_distribute_base.h GetPICI,
-//       WIN_PICI_OFFSET + PICI_WIN_SIZE * dstRankId): never written here;
-//     dispatch entries of data states 0, 1 (local expert * epWorldSize + source rank, a shared rank: the source
-//       rank): {1.0f, rows}, and DispatchTeardown's data-state word (the generated layout).
+//       STATE_SIZE_PER_CORE * coreIdx_; DispatchTeardown and CombineTeardown flip it, so in one layer the
+//       Dispatch pair uses data state s and the Combine pair 1 - s, as the real four ops);
+//     from URMA_QUEUES_AT: the real ops' URMA queue pointers (code: moe_distribute_base.h GetPICI, WIN_PICI_OFFSET +
+//       PICI_WIN_SIZE * dstRankId): never written here.
 constexpr uint64_t COMBINE_STATUS_HALF = 350UL * 1024UL;   // code: moe_distribute_base.h WIN_STATE_OFFSET
 constexpr uint64_t STATUS_SLOT = 512UL;                    // code: arch35 STATE_OFFSET: a source rank's status
 constexpr uint32_t STATUS_SLOT_THRESHOLD = 512U;           // code: STATE_COUNT_THRESHOLD: more blocks, half slots
 constexpr uint64_t STATE_WORDS_AT = 950UL * 1024UL;        // code: moe_distribute_base.h STATE_WIN_OFFSET
 constexpr uint64_t STATE_WORD_STRIDE = 512UL;              // code: arch35 STATE_SIZE_PER_CORE
 constexpr uint64_t URMA_QUEUES_AT = 1024UL * 1024UL;       // code: moe_distribute_base.h WIN_PICI_OFFSET
-constexpr uint64_t DISPATCH_ENTRIES_AT = 1280UL * 1024UL;  // past the queue pointers of 64 ranks (MAX_RANK_NUM)
-constexpr uint64_t DISPATCH_ENTRIES_HALF = 256UL * 1024UL; // 8192 entries per data state
-constexpr uint64_t DISPATCH_STATE_WORD = DISPATCH_ENTRIES_AT + 2UL * DISPATCH_ENTRIES_HALF; // DispatchTeardown's
+constexpr int32_t DISPATCH_FLAG = 0x40000000;              // 2.0f: code: dispatch_setup arch35 Init, the status
 constexpr uint64_t FAMILY_STATE_BYTES = 2UL * 1024UL * 1024UL; // what the status area needs of windowsOut
 constexpr uint32_t COMBINE_ELEM_BYTES = 2U;                    // expandX / xOut: FLOAT16 or BFLOAT16
 
@@ -60,12 +63,13 @@ struct FamilyWindow {
     uint64_t halfBytes;    // one data half
     uint64_t dataAt;       // where the data halves start
     uint64_t combineBlock; // one combine block
-    uint64_t combineBytes; // where the dispatch area starts in a half: the end of the combine area
 };
 
 // The layout from the tiling data; traps when the combine blocks or the status entries outgrow what tiling gave
-// them, the window is smaller than the one tiling checked (the dispatch kernels check their own blocks), or the
-// status area is not in windowsOut (tiling.win_state_exp).
+// them, the window is smaller than the one tiling checked (the dispatch kernels check their own blocks), the
+// status area is not in windowsOut (tiling.win_state_exp), or tiling could not read the window (win_window 0): the
+// halves are those of HCCL_BUFFSIZE / 2 (the spec's `window ep: HCCL_BUFFSIZE // 2`), which the kernel cannot
+// derive from the window it sees, as the real kernels take totalWinSize from their tiling only.
 template <typename TilingT>
 __aicore__ inline FamilyWindow MakeFamilyWindow(const TilingT &tiling, uint32_t moeExperts, uint32_t maxBs, uint32_t h)
 {
@@ -74,11 +78,11 @@ __aicore__ inline FamilyWindow MakeFamilyWindow(const TilingT &tiling, uint32_t 
     w.halfBytes = split.half;
     w.dataAt = static_cast<uint64_t>(tiling.win_data_at);
     w.combineBlock = static_cast<uint64_t>(maxBs) * h * COMBINE_ELEM_BYTES;
-    w.combineBytes = static_cast<uint64_t>(tiling.win_combine_at + tiling.win_combine);
     RequireFits(w.combineBlock * moeExperts, static_cast<uint64_t>(tiling.win_combine));
     RequireFits(static_cast<uint64_t>(tiling.win_need), w.halfBytes);
     RequireFits(FAMILY_STATE_BYTES, static_cast<uint64_t>(tiling.win_state));
     RequireFits(static_cast<uint64_t>(tiling.win_window), WindowBytes<EP_GROUP>());
+    RequireFits(1UL, static_cast<uint64_t>(tiling.win_window));
     RequireFits(1UL, static_cast<uint64_t>(tiling.win_state_exp));
     RequireFits(static_cast<uint64_t>(tiling.win_state), WindowBytes<EP_GROUP>()); // windowsOut: the window's size
     return w;
@@ -160,12 +164,12 @@ __aicore__ inline void CopyGmBytes(Q &que, uint32_t pieceBytes, const GlobalTens
     }
 }
 
-// Writes one status entry {1.0f, rows} from `ub` (32 bytes) to `entry` (after the data it announces).
-__aicore__ inline void PostEntry(GM_ADDR entry, int32_t rows, const LocalTensor<int32_t> &ub)
+// Writes one status entry {flag, rows} from `ub` (32 bytes) to `entry` (after the data it announces).
+__aicore__ inline void PostEntry(GM_ADDR entry, int32_t flag, int32_t rows, const LocalTensor<int32_t> &ub)
 {
     PipeBarrier<PIPE_MTE3>(); // the data this entry announces has landed
     for (uint32_t i = 0U; i < WS_SLOT_INTS; ++i) {
-        ub.SetValue(i, i == 0U ? FLAG_SET : (i == 1U ? rows : 0));
+        ub.SetValue(i, i == 0U ? flag : (i == 1U ? rows : 0));
     }
     SyncFunc<HardEvent::S_MTE3>();
     GlobalTensor<int32_t> gm;
@@ -195,6 +199,36 @@ __aicore__ inline uint32_t WaitSlots(GM_ADDR first, uint32_t count, uint64_t slo
     SyncFunc<HardEvent::S_V>();
     Duplicate(flags, static_cast<int32_t>(0), static_cast<int32_t>(count * WS_SLOT_INTS));
     SyncFunc<HardEvent::V_MTE3>();
+    DataCopy(gm, flags, DataCopyParams(static_cast<uint16_t>(count), 1U, 0U, gap));
+    PipeBarrier<PIPE_MTE3>();
+    return count;
+}
+
+// Polls `count` dispatch status blocks `slotBytes` apart from `first` until each starts with DISPATCH_FLAG, copies
+// their row counts into `rows` (one int32 each), then clears their flag words (the rest of a block stays), as the
+// real DispatchTeardown's WaitDispatch does (code: moe_distribute_dispatch_teardown_arch35.h: DataCopy with srcStride
+// stateOffset_ / 32 - 1, the sum of the flags against 2.0f per block, then Duplicate of 0 into the first int32 of
+// every block and the same strides back). `flags` holds count blocks. Returns count, or after `timeoutUs` the index
+// of the first block still unset (the caller reports its peer).
+__aicore__ inline uint32_t WaitDispatchSlots(GM_ADDR first, uint32_t count, uint64_t slotBytes,
+                                             const LocalTensor<int32_t> &flags, const LocalTensor<int32_t> &rows,
+                                             uint64_t timeoutUs)
+{
+    if (count == 0U) {
+        return count;
+    }
+    GlobalTensor<int32_t> gm;
+    gm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(first));
+    const uint16_t gap = static_cast<uint16_t>(slotBytes / UB_BLOCK - 1UL); // blocks between two slots
+    const uint32_t ready = PollFlags(gm, count, gap, flags, timeoutUs, DISPATCH_FLAG);
+    if (ready < count) {
+        return ready;
+    }
+    for (uint32_t i = 0U; i < count; ++i) {
+        rows.SetValue(i, flags.GetValue(i * WS_SLOT_INTS + 1U));
+        flags.SetValue(i * WS_SLOT_INTS, 0);
+    }
+    SyncFunc<HardEvent::S_MTE3>();
     DataCopy(gm, flags, DataCopyParams(static_cast<uint16_t>(count), 1U, 0U, gap));
     PipeBarrier<PIPE_MTE3>();
     return count;

@@ -363,9 +363,9 @@ __aicore__ inline void PollTimedOut(uint32_t rank, uint32_t flag, FlagSetter set
 }
 
 // Polls `count` 32-byte status blocks at `gm`, `gap` blocks apart, into `flags` (count blocks) until each starts with
-// FLAG_SET. Returns count, or after `timeoutUs` the index of the first block still unset.
+// `flag` (FLAG_SET unless given). Returns count, or after `timeoutUs` the index of the first block still unset.
 __aicore__ inline uint32_t PollFlags(const GlobalTensor<int32_t> &gm, uint32_t count, uint16_t gap,
-                                     const LocalTensor<int32_t> &flags, uint64_t timeoutUs)
+                                     const LocalTensor<int32_t> &flags, uint64_t timeoutUs, int32_t flag = FLAG_SET)
 {
     const PollDeadline deadline(timeoutUs);
     uint32_t ready = 0U;
@@ -379,7 +379,7 @@ __aicore__ inline uint32_t PollFlags(const GlobalTensor<int32_t> &gm, uint32_t c
         ready = 0U;
         uint32_t unset = count;
         for (uint32_t i = 0U; i < count; ++i) {
-            const bool set = flags.GetValue(i * WS_SLOT_INTS) == FLAG_SET;
+            const bool set = flags.GetValue(i * WS_SLOT_INTS) == flag;
             ready += set ? 1U : 0U;
             unset = (!set && unset == count) ? i : unset;
         }

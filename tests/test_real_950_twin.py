@@ -16,7 +16,13 @@ real CombineTeardown, unmodified, reduces them on one communicator; the generate
 ``combine_setup_pages`` byte for byte where the real Teardown reads (default tier one world, slow every positive one).
 The other way, the generated CombineTeardown reduces the pages the real CombineSetup leaves (``combine_setup_pages``)
 and agrees with the reference, masked worlds included (it honours xActiveMask), and flips each of its cores' data-state
-words as the real one does.
+words as the real one does. A second call of the mixed pair uses data half 1 (at HCCL_BUFFSIZE / 4, the specs'
+``window ep: HCCL_BUFFSIZE // 2``) and status half 1 where the second real Teardown reads.
+
+The Dispatch pair alike: the generated DispatchSetup's pages equal ``dispatch_setup_pages`` where the real
+DispatchTeardown (the copy with its two findings fixed) reads, which agrees with the reference; the generated
+DispatchTeardown reads the real DispatchSetup's pages and agrees (default tier one world, slow every world the real
+pair reaches).
 """
 from __future__ import annotations
 

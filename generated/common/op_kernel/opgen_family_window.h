@@ -55,7 +55,7 @@ constexpr uint32_t STATUS_SLOT_THRESHOLD = 512U;               // code: STATE_CO
 constexpr uint64_t STATE_WORDS_AT = 950UL * 1024UL;            // code: moe_distribute_base.h STATE_WIN_OFFSET
 constexpr uint64_t STATE_WORD_STRIDE = 512UL;                  // code: arch35 STATE_SIZE_PER_CORE
 constexpr uint64_t URMA_QUEUES_AT = 1024UL * 1024UL;           // code: moe_distribute_base.h WIN_PICI_OFFSET
-constexpr int32_t DISPATCH_FLAG = 0x40000000;                  // 2.0f: code: dispatch_setup arch35 Init, the status
+constexpr int32_t DISPATCH_FLAG = 0x40000000;                  // 2.0f: a dispatch status flag (code: arch35 Init)
 constexpr uint64_t FAMILY_STATE_BYTES = 2UL * 1024UL * 1024UL; // what the status area needs of windowsOut
 constexpr uint32_t COMBINE_ELEM_BYTES = 2U;                    // expandX / xOut: FLOAT16 or BFLOAT16
 

@@ -177,7 +177,7 @@ __aicore__ inline void MoeCombineSetupKernel<Traits>::SendChunks()
             CopyGmBytes(copyQue_, pieceBytes, dst, expandXGm_[from],
                         static_cast<uint64_t>(rows > 0 ? rows : 1) * rowBytes_);
         }
-        PostEntry(WinStatus(owner), 0, status); // {1.0f, 0, ...}: the notify of the last block
+        PostEntry(WinStatus(owner), FLAG_SET, 0, status); // {1.0f, 0, ...}: the notify of the last block
     }
     PipeBarrier<PIPE_ALL>();
 }

@@ -49,13 +49,13 @@
 //       Dispatch pair uses data state s and the Combine pair 1 - s, as the real four ops);
 //     from URMA_QUEUES_AT: the real ops' URMA queue pointers (code: moe_distribute_base.h GetPICI, WIN_PICI_OFFSET +
 //       PICI_WIN_SIZE * dstRankId): never written here.
-constexpr uint64_t COMBINE_STATUS_HALF = 350UL * 1024UL;   // code: moe_distribute_base.h WIN_STATE_OFFSET
-constexpr uint64_t STATUS_SLOT = 512UL;                    // code: arch35 STATE_OFFSET: a source rank's status
-constexpr uint32_t STATUS_SLOT_THRESHOLD = 512U;           // code: STATE_COUNT_THRESHOLD: more blocks, half slots
-constexpr uint64_t STATE_WORDS_AT = 950UL * 1024UL;        // code: moe_distribute_base.h STATE_WIN_OFFSET
-constexpr uint64_t STATE_WORD_STRIDE = 512UL;              // code: arch35 STATE_SIZE_PER_CORE
-constexpr uint64_t URMA_QUEUES_AT = 1024UL * 1024UL;       // code: moe_distribute_base.h WIN_PICI_OFFSET
-constexpr int32_t DISPATCH_FLAG = 0x40000000;              // 2.0f: code: dispatch_setup arch35 Init, the status
+constexpr uint64_t COMBINE_STATUS_HALF = 350UL * 1024UL;       // code: moe_distribute_base.h WIN_STATE_OFFSET
+constexpr uint64_t STATUS_SLOT = 512UL;                        // code: arch35 STATE_OFFSET: a source rank's status
+constexpr uint32_t STATUS_SLOT_THRESHOLD = 512U;               // code: STATE_COUNT_THRESHOLD: more blocks, half slots
+constexpr uint64_t STATE_WORDS_AT = 950UL * 1024UL;            // code: moe_distribute_base.h STATE_WIN_OFFSET
+constexpr uint64_t STATE_WORD_STRIDE = 512UL;                  // code: arch35 STATE_SIZE_PER_CORE
+constexpr uint64_t URMA_QUEUES_AT = 1024UL * 1024UL;           // code: moe_distribute_base.h WIN_PICI_OFFSET
+constexpr int32_t DISPATCH_FLAG = 0x40000000;                  // 2.0f: a dispatch status flag (code: arch35 Init)
 constexpr uint64_t FAMILY_STATE_BYTES = 2UL * 1024UL * 1024UL; // what the status area needs of windowsOut
 constexpr uint32_t COMBINE_ELEM_BYTES = 2U;                    // expandX / xOut: FLOAT16 or BFLOAT16
 

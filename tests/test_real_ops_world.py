@@ -11,8 +11,12 @@ Worlds run with ``opgen.sim.real_world.REAL_AIV`` vector cores per rank (the rea
 
 CombineAddRmsNorm (DispatchV2's other partner: the real A3 entry instantiates CombineV2's kernel with
 ``HasAddRmsNorm``; its tiling calls CombineV2's): on Atlas A3 the real op on the real DispatchV2's outputs (its only
-quant mode, 0), and in the slow tier on every A3 positive world of its suite; on Ascend 950 the real entry does not
-compile on the twin (strict xfail, the exception type pinned).
+quant mode, 0), and in the slow tier on every A3 positive world of its suite.
+
+Ascend 950 (arch35/*_apt.cpp, the MTE path): the real DispatchV2, quant mode 0 then 2, on the suite's first world (on the
+platform ``real_world.real_platform`` gives it: windows of twice HCCL_BUFFSIZE, a 248 KiB UB reported to the
+tiling); the real CombineV2 and CombineAddRmsNorm on their suites' first worlds fault in Init (strict xfail, the
+exception type pinned, the real code as the evidence).
 
 The real tiling comes from ``opgen.sim.real_tiling`` (the real op_host tiling on the twin's host runtime); without
 ``../shared/cann`` the tests skip and say so.
@@ -23,7 +27,7 @@ import pytest
 
 from opgen.harness import testkit
 from opgen.sim import real_tiling, real_world
-from opgen.sim.build import TwinCompileError
+from opgen.sim.job import TwinFault
 from opgen.sim.real_world import Inputs
 from .real_ops import ADD_RMS_NORM, COMBINE, DISPATCH, MARKS, tree  # noqa: F401 - tree: the module's fixture
 
@@ -31,6 +35,7 @@ pytestmark = MARKS
 
 A3 = "ascend910_93"
 A2 = "ascend910b"  # one server: the suite's first worlds have 2 ranks
+A5 = "ascend950"
 
 
 def real_run(tree, ref, case: dict, world, work):
@@ -53,8 +58,7 @@ def assert_agrees(ref, cases, case, world, got):
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("product", [A3, A2])
-@pytest.mark.parametrize("quant", [0, 2])
+@pytest.mark.parametrize("product,quant", [(A3, 0), (A3, 2), (A2, 0), (A2, 2), (A5, 0), (A5, 2)])
 def test_real_dispatch_agrees_with_the_reference(tree, tmp_path, quant, product):
     ref, cases = DISPATCH
     case = first_world(cases, quant, product)
@@ -83,23 +87,43 @@ def test_real_a3_combine_on_the_real_dispatch_agrees_with_the_reference(tree, tm
     assert_agrees(cref, ccases, ccase, cworld, real_run(tree, cref, ccase, cworld, tmp_path / "combine"))
 
 
-# code: mc2/moe_distribute_combine_add_rms_norm/op_kernel/arch35/moe_distribute_combine_add_rms_norm_apt.cpp (includes
-#       moe_distribute_combine_v2/op_kernel/arch35/moe_distribute_combine_v2_a5_mte.h)
-ASCEND950_ENTRY = (
-    "measured: the real Ascend 950 CombineAddRmsNorm entry (arch35/*_apt.cpp, CombineV2's A5 MTE kernel) does not "
-    "compile on the twin, which has no register-based vector API: '__VEC_SCOPE__' was not declared "
-    "(moe_distribute_dispatch_v2/op_kernel/quantize_functions.h:557, moe_distribute_combine_v2/op_kernel/"
-    "moe_distribute_combine_v2_quant.h:181, 308) and 'SetCtrlSpr' is not a member of 'AscendC' "
-    "(moe_distribute_combine_v2/op_kernel/arch35/moe_distribute_combine_v2_a5_mte.h:595); the real arch35 tiling "
-    "accepts the world")
+# Ascend 950: the entries (arch35/*_apt.cpp, the MTE path) compile on the twin. The A5 MTE combine, which
+# CombineAddRmsNorm's entry instantiates too, reads the HCCL context's winSize before it has the context: Init calls
+# Mc2Kernel::GetWinSize(epWinContext_) while epWinContext_ is still nullptr (InitAttrs sets it afterwards), a read
+# of address 0x18 (offsetof winSize), where no buffer is.
+# code: mc2/moe_distribute_combine_v2/op_kernel/arch35/moe_distribute_combine_v2_a5_mte.h (Init: `auto realWinSize
+#       = Mc2Kernel::GetWinSize(epWinContext_)` before InitAttrs: `epWinContext_ = (__gm__ Mc2Kernel::HcclOpParam
+#       *)contextGM0`), mc2/common/op_kernel/moe_distribute_base.h (3510 GetWinSize: winContext->winSize),
+#       mc2/moe_distribute_combine_add_rms_norm/op_kernel/arch35/moe_distribute_combine_add_rms_norm_apt.cpp
+A5_COMBINE_CONTEXT = (
+    "measured: the real Ascend 950 MTE combine (CombineV2's A5 kernel, CombineAddRmsNorm's too) reads winSize "
+    "through a null HCCL context in Init (GetWinSize(epWinContext_) before InitAttrs sets epWinContext_): the "
+    "kernel's own code accessed address 0x18, which no buffer of the twin holds")
 
 
-@pytest.mark.xfail(strict=True, raises=TwinCompileError, reason=ASCEND950_ENTRY)
-def test_real_950_combine_add_rms_norm_agrees_with_the_reference(tree, tmp_path):
-    ref, cases = ADD_RMS_NORM
-    case = first_world(cases, 0, "ascend950")
+@pytest.mark.xfail(strict=True, raises=TwinFault, reason=A5_COMBINE_CONTEXT)
+@pytest.mark.parametrize("suite", [pytest.param(COMBINE, id="CombineV2"),
+                                   pytest.param(ADD_RMS_NORM, id="CombineAddRmsNorm")])
+def test_real_950_combine_agrees_with_the_reference(tree, tmp_path, suite):
+    ref, cases = suite
+    case = first_world(cases, 0, A5)
     world = testkit.build_world(ref, case)
     assert_agrees(ref, cases, case, world, real_run(tree, ref, case, world, tmp_path))
+
+
+@pytest.mark.slow
+def test_the_real_950_dispatch_overruns_a_ub_it_is_told_whole(tree, tmp_path):
+    """The real 950 dispatch on a platform that reports the core's whole 256 KiB UB to its tiling (not the 248 KiB
+    of ``real_world.PLATFORM_UB``): its tripleQueue ends 32 bytes past the UB, the runPosBuf RunPosRecord takes and
+    its count misses (code: mc2/moe_distribute_dispatch_v2/op_kernel/moe_distribute_dispatch_v2.h RunPosRecord,
+    LocalWindowCopy), and the twin faults naming the InitBuffer."""
+    ref, cases = DISPATCH
+    case = first_world(cases, 0, A5)
+    world = testkit.build_world(ref, case)
+    with pytest.raises(TwinFault) as fault:
+        real_world.run(tree, ref, case, world, tmp_path, platform={"platform_ub": None})
+    assert ("TPipe::InitBuffer (queue): UB capacity exceeded: 2 x 128480 bytes at UB offset 5216 need 262176 bytes, "
+            "the core has 262144") in str(fault.value), fault.value
 
 
 # Known disagreements of the real ops on the A3 positive worlds, with the real code as the evidence.

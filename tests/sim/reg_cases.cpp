@@ -15,6 +15,9 @@
 
 #include "kernel_operator.h"
 #include "adv_api/reduce/sum.h"
+#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
+#include "adv_api/reduce/reduce.h"
+#endif
 
 using namespace AscendC;
 
@@ -255,6 +258,60 @@ void TilingKeyIs(uint32_t)
     Report("10000 " + std::to_string(other) + " taken " + std::to_string(before) + " 10011 " + std::to_string(mine) +
            " taken " + std::to_string(opgen_sim::t_tilingKeyTaken) + " var " + std::to_string(TILING_KEY_VAR));
 }
+
+// ---- adv_api ReduceSum (AR / RA), TBufPool, the loop mode of DataCopyPad ---------------------------------------
+template <class P>
+void ReduceSum2x3(const std::vector<float>& values)
+{
+    Ub ub;
+    LocalTensor<float> x = ub.t.ReinterpretCast<float>();
+    LocalTensor<float> y = ub.t[256].ReinterpretCast<float>();
+    for (uint32_t i = 0; i < values.size(); ++i) {
+        x.SetValue(i, values[i]);
+    }
+    Sync<HardEvent::S_V>();
+    const uint32_t shape[] = {2U, 3U};
+    ReduceSum<float, P, true>(y, x, shape, false);
+    Sync<HardEvent::V_S>();
+    const uint32_t n = std::is_same<P, Pattern::Reduce::AR>::value ? 2U : 3U;
+    std::string s;
+    for (uint32_t i = 0; i < n; ++i) {
+        s += (i ? "," : "") + std::to_string(y.GetValue(i));
+    }
+    Report(s);
+}
+
+void BufPools(uint32_t overrun)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> first;
+    pipe.InitBuffer(first, 64);
+    TBufPool<TPosition::VECIN> pool0;
+    TBufPool<TPosition::VECIN> pool1;
+    pipe.InitBufPool(pool0, 1024);
+    pipe.InitBufPool(pool1, 1024, pool0);
+    TQue<TPosition::VECIN, 1> que;
+    TBuf<TPosition::VECCALC> shared;
+    pool0.InitBuffer(que, 2, 512);
+    pool1.InitBuffer(shared, 1024);
+    LocalTensor<int32_t> a = que.AllocTensor<int32_t>();
+    LocalTensor<int32_t> b = shared.Get<int32_t>();
+    TBuf<TPosition::VECCALC> after;
+    pipe.InitBuffer(after, 32);
+    if (overrun != 0U) {
+        TBuf<TPosition::VECCALC> more;
+        pool0.InitBuffer(more, 32);  // pool0's 1024 bytes are the queue's
+    }
+    Report("que " + std::to_string(a.SimOffset()) + " shared " + std::to_string(b.SimOffset()) + " after " +
+           std::to_string(after.Get<int32_t>().SimOffset()));
+}
+
+void LoopModePara(uint32_t)
+{
+    LoopModeParams loop;
+    loop.loop1Size = 2;
+    SetLoopModePara(loop, DataCopyMVType::OUT_TO_UB);
+}
 #endif
 
 const std::map<std::string, std::function<void(uint32_t)>>& Cases()
@@ -274,6 +331,12 @@ const std::map<std::string, std::function<void(uint32_t)>>& Cases()
         {"reg_mask_pattern", RegMaskPattern},
         {"reg_store_then_scalar_read", RegStoreThenScalarRead},
         {"tiling_key_is", TilingKeyIs},
+        {"reduce_sum_ar", [](uint32_t) { ReduceSum2x3<Pattern::Reduce::AR>({1, 2, 3, 4, 5, 6}); }},
+        {"reduce_sum_ra", [](uint32_t) { ReduceSum2x3<Pattern::Reduce::RA>({1, 2, 3, 4, 5, 6}); }},
+        {"reduce_sum_inexact", [](uint32_t) { ReduceSum2x3<Pattern::Reduce::AR>({1, 1e-10f, -1, 4, 5, 6}); }},
+        {"buf_pools", [](uint32_t) { BufPools(0U); }},
+        {"buf_pool_overrun", [](uint32_t) { BufPools(1U); }},
+        {"loop_mode_para", LoopModePara},
 #endif
     };
     return cases;

@@ -23,6 +23,9 @@ The real tiling comes from ``opgen.sim.real_tiling`` (the real op_host tiling on
 """
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pytest
 
 from opgen.harness import testkit
@@ -109,6 +112,59 @@ def test_real_950_combine_agrees_with_the_reference(tree, tmp_path, suite):
     case = first_world(cases, 0, A5)
     world = testkit.build_world(ref, case)
     assert_agrees(ref, cases, case, world, real_run(tree, ref, case, world, tmp_path))
+
+
+# The A5 MTE combine's Init with the window check moved after InitAttrs (the mutation of a temp copy, never the
+# tarball's file): the kernel's next finding
+A5_INIT = """    } else {
+        auto realWinSize = Mc2Kernel::GetWinSize(epWinContext_);
+        CheckWindowSize(totalWinSizeEp_, realWinSize, tpipe_, XOut);
+    }
+    InitAttrs(mc2Context, tilingData);
+"""
+A5_INIT_FIXED = """    }
+    InitAttrs(mc2Context, tilingData);
+    if (!isMc2Context_) {
+        auto realWinSize = Mc2Kernel::GetWinSize(epWinContext_);
+        CheckWindowSize(totalWinSizeEp_, realWinSize, tpipe_, XOut);
+    }
+"""
+
+
+def a5_combine_with_init_fixed(ops_root: Path, tmp: Path) -> Path:
+    """An ``ops-transformer/`` whose mc2 folders link the tarball's, but for a copy of CombineV2's op_kernel with
+    the A5 MTE Init reading winSize after InitAttrs."""
+    for op in (ops_root / "mc2").iterdir():
+        (tmp / "mc2").mkdir(parents=True, exist_ok=True)
+        if op.name == "moe_distribute_combine_v2":
+            shutil.copytree(op / "op_kernel", tmp / "mc2" / op.name / "op_kernel")
+        else:
+            (tmp / "mc2" / op.name).symlink_to(op)
+    header = tmp / "mc2" / "moe_distribute_combine_v2" / "op_kernel" / "arch35" / "moe_distribute_combine_v2_a5_mte.h"
+    text = header.read_text(encoding="utf-8")
+    assert A5_INIT in text, "the real A5 MTE combine's Init changed: update the mutation"
+    header.write_text(text.replace(A5_INIT, A5_INIT_FIXED), encoding="utf-8")
+    return tmp
+
+
+@pytest.mark.slow
+def test_past_its_init_the_real_950_combine_packs_rows_from_past_the_tokens_buffer(tree, tmp_path):
+    """With Init fixed, the real 950 combine packs each expert row into 480-byte blocks with two level-0 Copy
+    calls of blockCntPerToken_ repeats, 480 bytes apart in the source: Ceil(2H, 480) = 5 blocks of a 2048-byte
+    row (H 1024, FLOAT16) read up to byte 2176 of the expandXIn buffer (the second Copy: 56 floats from float 64 of
+    the 5th repeat). On the device it reads the next UB bytes into the pad lanes of the last block; the twin faults
+    on a UB access past the tensor's buffer (code: mc2/moe_distribute_combine_v2/op_kernel/arch35/
+    moe_distribute_combine_v2_a5_mte.h: Copy(packedfloat[64], srcfloat[64], uint64_t(56),
+    uint8_t(blockCntPerToken_), {1, 1, 16, 15}); blockCntPerToken_ = Ceil(commDataBytes_, SPLIT_BLOCK_DATA_SIZE),
+    SPLIT_BLOCK_DATA_SIZE 480)."""
+    ref, cases = COMBINE
+    case = first_world(cases, 0, A5)
+    world = testkit.build_world(ref, case)
+    root = a5_combine_with_init_fixed(tree.ops, tmp_path / "ops")
+    with pytest.raises(TwinFault) as fault:
+        real_world.run(tree, ref, case, world, tmp_path / "run", kernel_root=root)
+    assert ("Copy: out-of-bounds UB access: float elements [0, 544) need bytes [128, 2304) of UB, the tensor's "
+            "buffer is [128, 2176)") in str(fault.value), fault.value
 
 
 @pytest.mark.slow

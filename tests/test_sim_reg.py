@@ -134,3 +134,15 @@ def test_an_unmodelled_register_call_fails_the_build_of_the_instance_calling_it(
     src.write_text(UNMODELLED.replace("    AscendC::MicroAPI::Mul(a, a, a, m);\n", ""), encoding="utf-8")
     proc = subprocess.run(cmd, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def test_compact_copies_pack_the_ub_side_and_a_global_tensor_reinterprets_its_bytes(cases_3510):
+    """DataCopyPad<PaddingMode::Compact> (3510): GM -> UB packs 4 blocks of one int32 (GM 16 bytes apart) into UB
+    elements 0..3, ignoring the UB stride and the padding asked for; UB -> GM takes 2 blocks of two int32 packed
+    from UB to GM 8 bytes apart. GlobalTensor<int32_t>::ReinterpretCast<int64_t>: 1024 int32 are 512 int64, the
+    first the bytes of 0 and 1."""
+    assert run(cases_3510, "compact_copies") == (["ub 0,4,8,12,-1,-1 gm 0,4,-1,-1,8,12 wide 512 1"], [])
+
+
+def test_on_3510_cast_widens_int32_to_int64(cases_3510):
+    assert run(cases_3510, "cast_int64") == (["-5 2147483647"], [])

@@ -383,11 +383,13 @@ def read_input_reads(job_dir: Path) -> dict:
 
 
 def run(exe, ref, case: dict, world, job_dir: Path, *, aiv: int = DEFAULT_AIV,
-        timeout: float | None = None, windows_in: Path | None = None, windows_out: bool = False) -> list[dict]:
+        timeout: float | None = None, windows_in: Path | None = None, windows_out: bool = False,
+        **platform) -> list[dict]:
     """Per rank {output: ndarray} of one positive world on the twin ``exe``: an executable (``opgen.sim.build``),
-    or the op's ``Twin`` (``opgen.sim.build_for``), whose executable for the world's OpDef column is built here."""
+    or the op's ``Twin`` (``opgen.sim.build_for``), whose executable for the world's OpDef column is built here
+    (``platform``: ``write_job``'s window / hccl_buffsize / platform_ub, e.g. a real op's partner on its windows)."""
     job = write_job(ref, case, world, job_dir, aiv=aiv, timeout=timeout, windows_in=windows_in,
-                    windows_out=windows_out)
+                    windows_out=windows_out, **platform)
     return run_job(executable(exe, ref, world, job), job)
 
 

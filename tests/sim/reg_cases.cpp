@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@
 using namespace AscendC;
 
 namespace {
+alignas(64) uint8_t g_gm[4096];  // the rank's GM (a region of the world)
 std::mutex g_outMu;
 std::vector<std::string> g_values;
 
@@ -38,8 +40,8 @@ void Sync()
     WaitFlag<E>(0);
 }
 
-template <typename T>
-std::string Ints(const LocalTensor<T>& t, uint32_t n)
+template <typename Tensor>
+std::string Ints(const Tensor& t, uint32_t n)
 {
     std::string s;
     for (uint32_t i = 0; i < n; ++i) {
@@ -306,6 +308,42 @@ void BufPools(uint32_t overrun)
            std::to_string(after.Get<int32_t>().SimOffset()));
 }
 
+// GM int32 0..15; a Compact DataCopyPad of 4 blocks of 4 bytes, 12 bytes apart in GM (elements 0, 4, 8, 12), lands
+// packed in UB; the UB's elements 4.. keep -1; back to GM elements 16.. packed with a Compact UB->GM copy of 2 blocks
+// of 8 bytes from UB elements 0..3, 8 bytes apart in GM
+void CompactCopies(uint32_t)
+{
+    Ub ub;
+    GlobalTensor<int32_t> gm;
+    gm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(g_gm), 1024);
+    for (int32_t i = 0; i < 32; ++i) {
+        gm.SetValue(i, i < 16 ? i : -1);
+        ub.t.SetValue(i, -1);
+    }
+    Sync<HardEvent::S_MTE2>();
+    DataCopyPad<int32_t, PaddingMode::Compact>(ub.t, gm, {4, 4, 12, 5, 0}, {true, 1, 1, 7});
+    Sync<HardEvent::MTE2_MTE3>();
+    DataCopyPad<int32_t, PaddingMode::Compact>(gm[16], ub.t, {2, 8, 0, 8, 0});
+    Sync<HardEvent::MTE3_S>();
+    Sync<HardEvent::MTE2_S>();
+    GlobalTensor<int64_t> wide = gm.ReinterpretCast<int64_t>();
+    Report("ub " + Ints(ub.t, 6) + " gm " + Ints(gm[16], 6) + " wide " + std::to_string(wide.GetSize()) + " " +
+           std::to_string(wide.GetValue(0) == ((int64_t{1} << 32) | 0) ? 1 : 0));
+}
+
+// Cast int32_t -> int64_t (CAST_NONE, 3510): sign extension
+void CastInt64(uint32_t)
+{
+    Ub ub;
+    ub.t.SetValue(0, -5);
+    ub.t.SetValue(1, 2147483647);
+    Sync<HardEvent::S_V>();
+    LocalTensor<int64_t> wide = ub.t[64].ReinterpretCast<int64_t>();
+    Cast(wide, ub.t, RoundMode::CAST_NONE, 2);
+    Sync<HardEvent::V_S>();
+    Report(std::to_string(wide.GetValue(0)) + " " + std::to_string(wide.GetValue(1)));
+}
+
 void LoopModePara(uint32_t)
 {
     LoopModeParams loop;
@@ -337,6 +375,8 @@ const std::map<std::string, std::function<void(uint32_t)>>& Cases()
         {"buf_pools", [](uint32_t) { BufPools(0U); }},
         {"buf_pool_overrun", [](uint32_t) { BufPools(1U); }},
         {"loop_mode_para", LoopModePara},
+        {"compact_copies", CompactCopies},
+        {"cast_int64", CastInt64},
 #endif
     };
     return cases;
@@ -354,6 +394,8 @@ int main(int argc, char** argv)
     world.timeoutSeconds = 1.0;
     world.ranks = std::vector<opgen_sim::RankState>(1);
     world.ranks[0].blockDim = 1;
+    world.regions.push_back({reinterpret_cast<uintptr_t>(g_gm), sizeof(g_gm), "gm",
+                             std::make_shared<opgen_sim::WriteLog>()});
     opgen_sim::RunWorld(world, Cases().at(argv[1]));
     for (const std::string& v : g_values) {
         std::printf("value %s\n", v.c_str());

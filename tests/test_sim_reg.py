@@ -146,3 +146,17 @@ def test_compact_copies_pack_the_ub_side_and_a_global_tensor_reinterprets_its_by
 
 def test_on_3510_cast_widens_int32_to_int64(cases_3510):
     assert run(cases_3510, "cast_int64") == (["-5 2147483647"], [])
+
+
+def test_on_3510_a_level0_reduce_sum_takes_more_than_255_repeats_and_exact_rows_only(cases_3510, cases_2201):
+    """3510's level-0 ReduceSum takes an int32 repeat past 255 (dav_3510 ReduceSumImpl: a third level of register
+    sums; the [0, 255] check is CPU-debug only): 300 repeats of 64 ones sum 19200; on 2201 the twin faults. Its
+    order of additions is not documented: a repeat that rounds differently in another order faults on 3510."""
+    assert run(cases_3510, "reduce_sum_300_repeats") == (["sum 19200"], [])
+    values, faults = run(cases_2201, "reduce_sum_300_repeats")
+    assert values == [] and len(faults) == 1 and faults[0].endswith("ReduceSum (level 0): repeatTime 300 outside "
+                                                                    "[1, 255]"), faults
+    values, faults = run(cases_3510, "reduce_sum_inexact_repeat")
+    assert values == [] and len(faults) == 1 and faults[0].endswith(
+        "ReduceSum (level 0, __NPU_ARCH__ 3510): repeat 0's float lanes round differently in different orders of "
+        "addition, and the order of Reg::ReduceSum is not documented"), faults

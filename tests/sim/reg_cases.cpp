@@ -91,6 +91,20 @@ void SumOneRow(uint32_t rows)
     Report("sum " + std::to_string(static_cast<int>(y.GetValue(0))));
 }
 
+// Level-0 ReduceSum of `repeats` repeats of the same 64 floats (srcRepStride 0): 1.0 each, or with lane 1 = 2^-30
+void ReduceSumRepeats(uint32_t repeats, bool inexact)
+{
+    Ub ub;
+    LocalTensor<float> x = ub.t.ReinterpretCast<float>();
+    for (uint32_t i = 0; i < 64; ++i) {
+        x.SetValue(i, (inexact && i == 1U) ? 9.313225746154785e-10f : 1.0f);
+    }
+    Sync<HardEvent::S_V>();
+    ReduceSum(x[512], x, x[600], 64, static_cast<int32_t>(repeats), 0);
+    Sync<HardEvent::V_S>();
+    Report("sum " + std::to_string(static_cast<long long>(x.GetValue(512))));
+}
+
 #if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
 // ---- MicroAPI: semantics ----------------------------------------------------------------------------------------
 // common.h ReduceLoop's shape: per row, UpdateMask over `elements`, ReduceSum of each 64-lane register, Add into
@@ -358,6 +372,8 @@ const std::map<std::string, std::function<void(uint32_t)>>& Cases()
         {"gathermask_zero_repeats", GatherMaskZeroRepeats},
         {"sum_one_row_inner_unaligned", [](uint32_t) { SumOneRow(1U); }},
         {"sum_two_rows_inner_unaligned", [](uint32_t) { SumOneRow(2U); }},
+        {"reduce_sum_300_repeats", [](uint32_t) { ReduceSumRepeats(300U, false); }},
+        {"reduce_sum_inexact_repeat", [](uint32_t) { ReduceSumRepeats(2U, true); }},
 #if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
         {"reg_row_sums", RegRowSums},
         {"reg_mask_lanes", RegMaskLanes},

@@ -55,6 +55,8 @@ REG_FAULTS = {
     "buf_pool_overrun": "TBufPool::InitBuffer (TBuf): TBufPool capacity exceeded: 1 x 32 bytes at pool offset 1024 "
                         "need 1056 bytes, the pool has 1024",
     "loop_mode_para": "SetLoopModePara (OUT_TO_UB): the loop mode of DataCopyPad is not modelled by the twin",
+    "hccl_ccu": "Hccl<HCCL_SERVER_TYPE_CCU>::InitV2: the twin does not model the CCU server (the Ascend 950 CCU "
+                "paths of the real ops cannot run on it)",
 }
 
 

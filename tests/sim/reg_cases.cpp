@@ -18,6 +18,7 @@
 #include "adv_api/reduce/sum.h"
 #if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
 #include "adv_api/reduce/reduce.h"
+#include "lib/hccl/hccl.h"
 #endif
 
 using namespace AscendC;
@@ -358,6 +359,13 @@ void CastInt64(uint32_t)
     Report(std::to_string(wide.GetValue(0)) + " " + std::to_string(wide.GetValue(1)));
 }
 
+// the CCU server of HCCL (Ascend 950's CCU kernels): not modelled, its InitV2 faults
+void HcclCcu(uint32_t)
+{
+    Hccl<HcclServerType::HCCL_SERVER_TYPE_CCU> hccl;
+    hccl.InitV2(nullptr, nullptr);
+}
+
 void LoopModePara(uint32_t)
 {
     LoopModeParams loop;
@@ -391,6 +399,7 @@ const std::map<std::string, std::function<void(uint32_t)>>& Cases()
         {"buf_pools", [](uint32_t) { BufPools(0U); }},
         {"buf_pool_overrun", [](uint32_t) { BufPools(1U); }},
         {"loop_mode_para", LoopModePara},
+        {"hccl_ccu", HcclCcu},
         {"compact_copies", CompactCopies},
         {"cast_int64", CastInt64},
 #endif

@@ -33,6 +33,11 @@ and the second real dispatch addressed windowsIn + 1 MiB + totalSize * 0x422843f
 dispatch -> real combine on A2 fails for the real combine's own missing S_MTE3 sync (tests/test_real_ops_world.py),
 so it says nothing of interop and is not run here.
 
+Ascend 950 (the suite's first quant-0 world): real DispatchV2 -> generated CombineV2 agrees with the reference,
+measured (the generated op runs on the real platform too: ``real_world.real_platform``, windows of twice
+HCCL_BUFFSIZE). The other direction is not run: the real 950 CombineV2 faults in its own Init
+(tests/test_real_ops_world.py ``A5_COMBINE_CONTEXT``), so it says nothing of interop.
+
 Worlds run with ``real_world.REAL_AIV`` vector cores per rank (the real dispatch assumes a multiple of 8) and a
 short twin timeout (``TIMEOUT``), so a flag nobody sets costs seconds.
 """
@@ -78,10 +83,10 @@ class Communicator:
             got = real_world.run(self.tree, ref, case, world, work, timeout=TIMEOUT, windows_in=self.windows,
                                  windows_out=True)
             self.windows = work / "run" / sim.job.WINDOWS_FILE
-        else:
+        else:  # on the windows and platform the real CANN gives the product (the real op's partner)
             exe = sim.build_for(GENERATED / Path(ref.__file__).parent.name, ref, case["product"])
             got = sim.run(exe, ref, case, world, work, aiv=real_world.REAL_AIV, timeout=TIMEOUT,
-                          windows_in=self.windows, windows_out=True)
+                          windows_in=self.windows, windows_out=True, **real_world.real_platform(ref, case))
             self.windows = work / sim.job.WINDOWS_FILE
         want = testkit.run(ref, case, world)
         problems = [p for r in range(case["world"])
@@ -190,3 +195,10 @@ def test_a3_generated_combine_flags_over_the_real_state_words(tree, tmp_path):
             "rank_shapes": {}, "out_dtypes": {}, "data": {}, "run": None}
     for layer, kind in enumerate((REAL, GEN, GEN, REAL)):  # the second generated call uses its flags' upper half
         moe_layer(comm, kind, kind, dict(case, id=f"{case['id']}-layer{layer}"))
+
+
+A5 = "ascend950"
+
+
+def test_950_real_dispatch_then_generated_combine(tree, tmp_path):
+    moe_layer(Communicator(tree, tmp_path), REAL, GEN, first_world(A5))

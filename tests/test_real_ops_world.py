@@ -11,19 +11,28 @@ Worlds run with ``opgen.sim.real_world.REAL_AIV`` vector cores per rank (the rea
 
 CombineAddRmsNorm (DispatchV2's other partner: the real A3 entry instantiates CombineV2's kernel with
 ``HasAddRmsNorm``; its tiling calls CombineV2's): on Atlas A3 the real op on the real DispatchV2's outputs (its only
-quant mode, 0), and in the slow tier on every A3 positive world of its suite; on Ascend 950 the real entry does not
-compile on the twin (strict xfail, the exception type pinned).
+quant mode, 0), and in the slow tier on every A3 positive world of its suite.
+
+Ascend 950 (arch35/*_apt.cpp, the MTE path): the real DispatchV2, quant mode 0 then 2, on the suite's first world (on the
+platform ``real_world.real_platform`` gives it: windows of twice HCCL_BUFFSIZE, a 248 KiB UB reported to the
+tiling), and in the slow tier on every Ascend 950 positive world of its suite (quant modes 3 and 4 do not build,
+commAlg fullmesh_v2 has A3's FillTriple finding: strict xfails); the real CombineV2 and CombineAddRmsNorm on their
+suites' first worlds fault in Init (strict xfail, the exception type pinned, the real code as the evidence).
 
 The real tiling comes from ``opgen.sim.real_tiling`` (the real op_host tiling on the twin's host runtime); without
 ``../shared/cann`` the tests skip and say so.
 """
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pytest
 
 from opgen.harness import testkit
 from opgen.sim import real_tiling, real_world
 from opgen.sim.build import TwinCompileError
+from opgen.sim.job import TwinFault
 from opgen.sim.real_world import Inputs
 from .real_ops import ADD_RMS_NORM, COMBINE, DISPATCH, MARKS, tree  # noqa: F401 - tree: the module's fixture
 
@@ -31,6 +40,7 @@ pytestmark = MARKS
 
 A3 = "ascend910_93"
 A2 = "ascend910b"  # one server: the suite's first worlds have 2 ranks
+A5 = "ascend950"
 
 
 def real_run(tree, ref, case: dict, world, work):
@@ -53,8 +63,7 @@ def assert_agrees(ref, cases, case, world, got):
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("product", [A3, A2])
-@pytest.mark.parametrize("quant", [0, 2])
+@pytest.mark.parametrize("product,quant", [(A3, 0), (A3, 2), (A2, 0), (A2, 2), (A5, 0), (A5, 2)])
 def test_real_dispatch_agrees_with_the_reference(tree, tmp_path, quant, product):
     ref, cases = DISPATCH
     case = first_world(cases, quant, product)
@@ -83,23 +92,96 @@ def test_real_a3_combine_on_the_real_dispatch_agrees_with_the_reference(tree, tm
     assert_agrees(cref, ccases, ccase, cworld, real_run(tree, cref, ccase, cworld, tmp_path / "combine"))
 
 
-# code: mc2/moe_distribute_combine_add_rms_norm/op_kernel/arch35/moe_distribute_combine_add_rms_norm_apt.cpp (includes
-#       moe_distribute_combine_v2/op_kernel/arch35/moe_distribute_combine_v2_a5_mte.h)
-ASCEND950_ENTRY = (
-    "measured: the real Ascend 950 CombineAddRmsNorm entry (arch35/*_apt.cpp, CombineV2's A5 MTE kernel) does not "
-    "compile on the twin, which has no register-based vector API: '__VEC_SCOPE__' was not declared "
-    "(moe_distribute_dispatch_v2/op_kernel/quantize_functions.h:557, moe_distribute_combine_v2/op_kernel/"
-    "moe_distribute_combine_v2_quant.h:181, 308) and 'SetCtrlSpr' is not a member of 'AscendC' "
-    "(moe_distribute_combine_v2/op_kernel/arch35/moe_distribute_combine_v2_a5_mte.h:595); the real arch35 tiling "
-    "accepts the world")
+# Ascend 950: the entries (arch35/*_apt.cpp, the MTE path) compile on the twin. The A5 MTE combine, which
+# CombineAddRmsNorm's entry instantiates too, reads the HCCL context's winSize before it has the context: Init calls
+# Mc2Kernel::GetWinSize(epWinContext_) while epWinContext_ is still nullptr (InitAttrs sets it afterwards), a read
+# of address 0x18 (offsetof winSize), where no buffer is.
+# code: mc2/moe_distribute_combine_v2/op_kernel/arch35/moe_distribute_combine_v2_a5_mte.h (Init: `auto realWinSize
+#       = Mc2Kernel::GetWinSize(epWinContext_)` before InitAttrs: `epWinContext_ = (__gm__ Mc2Kernel::HcclOpParam
+#       *)contextGM0`), mc2/common/op_kernel/moe_distribute_base.h (3510 GetWinSize: winContext->winSize),
+#       mc2/moe_distribute_combine_add_rms_norm/op_kernel/arch35/moe_distribute_combine_add_rms_norm_apt.cpp
+A5_COMBINE_CONTEXT = (
+    "measured: the real Ascend 950 MTE combine (CombineV2's A5 kernel, CombineAddRmsNorm's too) reads winSize "
+    "through a null HCCL context in Init (GetWinSize(epWinContext_) before InitAttrs sets epWinContext_): the "
+    "kernel's own code accessed address 0x18, which no buffer of the twin holds")
 
 
-@pytest.mark.xfail(strict=True, raises=TwinCompileError, reason=ASCEND950_ENTRY)
-def test_real_950_combine_add_rms_norm_agrees_with_the_reference(tree, tmp_path):
-    ref, cases = ADD_RMS_NORM
-    case = first_world(cases, 0, "ascend950")
+@pytest.mark.xfail(strict=True, raises=TwinFault, reason=A5_COMBINE_CONTEXT)
+@pytest.mark.parametrize("suite", [pytest.param(COMBINE, id="CombineV2"),
+                                   pytest.param(ADD_RMS_NORM, id="CombineAddRmsNorm")])
+def test_real_950_combine_agrees_with_the_reference(tree, tmp_path, suite):
+    ref, cases = suite
+    case = first_world(cases, 0, A5)
     world = testkit.build_world(ref, case)
     assert_agrees(ref, cases, case, world, real_run(tree, ref, case, world, tmp_path))
+
+
+# The A5 MTE combine's Init with the window check moved after InitAttrs (the mutation of a temp copy, never the
+# tarball's file): the kernel's next finding
+A5_INIT = """    } else {
+        auto realWinSize = Mc2Kernel::GetWinSize(epWinContext_);
+        CheckWindowSize(totalWinSizeEp_, realWinSize, tpipe_, XOut);
+    }
+    InitAttrs(mc2Context, tilingData);
+"""
+A5_INIT_FIXED = """    }
+    InitAttrs(mc2Context, tilingData);
+    if (!isMc2Context_) {
+        auto realWinSize = Mc2Kernel::GetWinSize(epWinContext_);
+        CheckWindowSize(totalWinSizeEp_, realWinSize, tpipe_, XOut);
+    }
+"""
+
+
+def a5_combine_with_init_fixed(ops_root: Path, tmp: Path) -> Path:
+    """An ``ops-transformer/`` whose mc2 folders link the tarball's, but for a copy of CombineV2's op_kernel with
+    the A5 MTE Init reading winSize after InitAttrs."""
+    for op in (ops_root / "mc2").iterdir():
+        (tmp / "mc2").mkdir(parents=True, exist_ok=True)
+        if op.name == "moe_distribute_combine_v2":
+            shutil.copytree(op / "op_kernel", tmp / "mc2" / op.name / "op_kernel")
+        else:
+            (tmp / "mc2" / op.name).symlink_to(op)
+    header = tmp / "mc2" / "moe_distribute_combine_v2" / "op_kernel" / "arch35" / "moe_distribute_combine_v2_a5_mte.h"
+    text = header.read_text(encoding="utf-8")
+    assert A5_INIT in text, "the real A5 MTE combine's Init changed: update the mutation"
+    header.write_text(text.replace(A5_INIT, A5_INIT_FIXED), encoding="utf-8")
+    return tmp
+
+
+@pytest.mark.slow
+def test_past_its_init_the_real_950_combine_packs_rows_from_past_the_tokens_buffer(tree, tmp_path):
+    """With Init fixed, the real 950 combine packs each expert row into 480-byte blocks with two level-0 Copy
+    calls of blockCntPerToken_ repeats, 480 bytes apart in the source: Ceil(2H, 480) = 5 blocks of a 2048-byte
+    row (H 1024, FLOAT16) read up to byte 2176 of the expandXIn buffer (the second Copy: 56 floats from float 64 of
+    the 5th repeat). On the device it reads the next UB bytes into the pad lanes of the last block; the twin faults
+    on a UB access past the tensor's buffer (code: mc2/moe_distribute_combine_v2/op_kernel/arch35/
+    moe_distribute_combine_v2_a5_mte.h: Copy(packedfloat[64], srcfloat[64], uint64_t(56),
+    uint8_t(blockCntPerToken_), {1, 1, 16, 15}); blockCntPerToken_ = Ceil(commDataBytes_, SPLIT_BLOCK_DATA_SIZE),
+    SPLIT_BLOCK_DATA_SIZE 480)."""
+    ref, cases = COMBINE
+    case = first_world(cases, 0, A5)
+    world = testkit.build_world(ref, case)
+    root = a5_combine_with_init_fixed(tree.ops, tmp_path / "ops")
+    with pytest.raises(TwinFault) as fault:
+        real_world.run(tree, ref, case, world, tmp_path / "run", kernel_root=root)
+    assert ("Copy: out-of-bounds UB access: float elements [0, 544) need bytes [128, 2304) of UB, the tensor's "
+            "buffer is [128, 2176)") in str(fault.value), fault.value
+
+
+@pytest.mark.slow
+def test_the_real_950_dispatch_overruns_a_ub_it_is_told_whole(tree, tmp_path):
+    """The real 950 dispatch on a platform that reports the core's whole 256 KiB UB to its tiling (not the 248 KiB
+    of ``real_world.PLATFORM_UB``): its tripleQueue ends 32 bytes past the UB, the runPosBuf RunPosRecord takes and
+    its count misses (code: mc2/moe_distribute_dispatch_v2/op_kernel/moe_distribute_dispatch_v2.h RunPosRecord,
+    LocalWindowCopy), and the twin faults naming the InitBuffer."""
+    ref, cases = DISPATCH
+    case = first_world(cases, 0, A5)
+    world = testkit.build_world(ref, case)
+    with pytest.raises(TwinFault) as fault:
+        real_world.run(tree, ref, case, world, tmp_path, platform={"platform_ub": None})
+    assert ("TPipe::InitBuffer (queue): UB capacity exceeded: 2 x 128480 bytes at UB offset 5216 need 262176 bytes, "
+            "the core has 262144") in str(fault.value), fault.value
 
 
 # Known disagreements of the real ops on the A3 positive worlds, with the real code as the evidence.
@@ -146,17 +228,39 @@ def _known_a2(op: str, case: dict) -> str | None:
     return None
 
 
+# Ascend 950: the real DispatchV2 on every positive world of its suite (the real combines fault in Init on every
+# world: A5_COMBINE_CONTEXT). The MX and per-group quant modes' vector functions call register functions the twin
+# only declares (opgen_sim/unmodelled_3510.h): their instances do not build.
+A5_UNMODELLED = ("measured: the real 950 DispatchV2 instance of quant mode 3 / 4 calls register-API functions the "
+                 "twin does not model (quantize_functions.h: MicroAPI::Cast with a CastTrait, MaskAnd, ...; "
+                 "opgen_sim/unmodelled_3510.h), so it does not build")
+
+
+def _known_a5(op: str, case: dict) -> tuple[str, type] | None:
+    if int(case["attrs"].get(DISPATCH[1].QUANT_BY, 0)) in (3, 4):
+        return A5_UNMODELLED, TwinCompileError
+    if case["id"].endswith("commAlg-fullmesh_v2"):
+        return FULLMESH_V2_TRIPLE, TwinFault  # the same FillTriple on Ascend 950 (its inQueue from a TBufPool)
+    return None
+
+
 def _every_world():
     out = []
     for suite in (DISPATCH, COMBINE, ADD_RMS_NORM):
         ref, cases = suite
         for case in cases.POSITIVE:
-            if case["product"] not in (A3, A2) or "ranks" in case:
+            a5 = case["product"] == A5 and ref.OP == DISPATCH[0].OP
+            if (case["product"] not in (A3, A2) and not a5) or "ranks" in case:
                 continue
             marks = [pytest.mark.slow]
-            known = _known_a3(ref.OP, case["id"]) if case["product"] == A3 else _known_a2(ref.OP, case)
-            if known is not None:
-                marks.append(pytest.mark.xfail(strict=True, reason=known))
+            if a5:
+                known_a5 = _known_a5(ref.OP, case)
+                if known_a5 is not None:
+                    marks.append(pytest.mark.xfail(strict=True, reason=known_a5[0], raises=known_a5[1]))
+            else:
+                known = _known_a3(ref.OP, case["id"]) if case["product"] == A3 else _known_a2(ref.OP, case)
+                if known is not None:
+                    marks.append(pytest.mark.xfail(strict=True, reason=known))
             out.append(pytest.param(suite, case, marks=marks, id=f"{ref.OP}-{case['id']}"))
     return out
 

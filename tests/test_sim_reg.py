@@ -50,6 +50,13 @@ REG_FAULTS = {
     "reg_mask_pattern": "CreateMask: MaskPattern 10 (M3 / M4 / H / Q / ALLF) is not modelled",
     "reg_store_then_scalar_read": "LocalTensor::GetValue: reads UB [2048, 2052) on pipe S (scalar), written on pipe "
                                   "V (vector)",
+    "reduce_sum_inexact": "ReduceSum (__NPU_ARCH__ 3510): row 0 of 3 float values rounds differently in different "
+                          "orders of addition, and the order of Reg::Add / Reg::ReduceSum is not documented",
+    "buf_pool_overrun": "TBufPool::InitBuffer (TBuf): TBufPool capacity exceeded: 1 x 32 bytes at pool offset 1024 "
+                        "need 1056 bytes, the pool has 1024",
+    "loop_mode_para": "SetLoopModePara (OUT_TO_UB): the loop mode of DataCopyPad is not modelled by the twin",
+    "hccl_ccu": "Hccl<HCCL_SERVER_TYPE_CCU>::InitV2: the twin does not model the CCU server (the Ascend 950 CCU "
+                "paths of the real ops cannot run on it)",
 }
 
 
@@ -81,3 +88,77 @@ def test_on_3510_sum_needs_an_aligned_inner_only_past_the_first_row(cases_3510, 
                             (cases_2201, "sum_one_row_inner_unaligned", 1)):
         values, faults = run(exe, case)
         assert values == [] and len(faults) == 1 and need % rows in faults[0], faults
+
+
+def test_reduce_sum_adds_the_rows_of_ar_and_the_columns_of_ra(cases_3510):
+    """adv_api ReduceSum on 3510 (reduce_sum_3510_impl.h): rows packed at srcShape[1]; {1 2 3 / 4 5 6}: AR 6, 15;
+    RA 5, 7, 9."""
+    assert run(cases_3510, "reduce_sum_ar") == (["6.000000,15.000000"], [])
+    assert run(cases_3510, "reduce_sum_ra") == (["5.000000,7.000000,9.000000"], [])
+
+
+def test_buffer_pools_carve_their_own_bytes_and_a_shared_pool_reuses_them(cases_3510):
+    """TPipe::InitBufPool after a 64-byte TBuf: pool0 at UB 64, pool1 sharing it (also 64), the pipe's next buffer
+    past pool0's 1024 bytes (1088)."""
+    assert run(cases_3510, "buf_pools") == (["que 64 shared 64 after 1088"], [])
+
+
+UNMODELLED = """
+#include "kernel_operator.h"
+__aicore__ inline void Vf(__local_mem__ float* p)
+{
+    AscendC::MicroAPI::RegTensor<float> a;
+    AscendC::MicroAPI::MaskReg m = AscendC::MicroAPI::CreateMask<float>();
+    AscendC::MicroAPI::DataCopy(a, p);
+    AscendC::MicroAPI::Mul(a, a, a, m);
+}
+int main() { return 0; }
+"""
+
+
+def test_an_unmodelled_register_call_fails_the_build_of_the_instance_calling_it(tmp_path):
+    """The register calls the twin declares without modelling (opgen_sim/unmodelled_3510.h) compile where a kernel
+    header names them, and fail the build, naming the call, of a kernel that calls one."""
+    import shutil
+    import subprocess
+    from opgen.sim.build import INCLUDE
+    cxx = shutil.which("g++")
+    if cxx is None:
+        pytest.skip("no C++ compiler (g++)")
+    src = tmp_path / "unmodelled.cpp"
+    src.write_text(UNMODELLED, encoding="utf-8")
+    cmd = [cxx, "-std=c++17", "-fsyntax-only", "-DASCENDC_CPU_DEBUG=1", "-D__CCE_KT_TEST__=1", "-D__NPU_ARCH__=3510",
+           f"-I{INCLUDE}", str(src)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert ("MicroAPI::Mul: the twin does not model this register-API call (opgen_sim/unmodelled_3510.h): the kernel "
+            "instance calling it cannot run on the twin") in proc.stderr, proc.stderr[-3000:]
+    src.write_text(UNMODELLED.replace("    AscendC::MicroAPI::Mul(a, a, a, m);\n", ""), encoding="utf-8")
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def test_compact_copies_pack_the_ub_side_and_a_global_tensor_reinterprets_its_bytes(cases_3510):
+    """DataCopyPad<PaddingMode::Compact> (3510): GM -> UB packs 4 blocks of one int32 (GM 16 bytes apart) into UB
+    elements 0..3, ignoring the UB stride and the padding asked for; UB -> GM takes 2 blocks of two int32 packed
+    from UB to GM 8 bytes apart. GlobalTensor<int32_t>::ReinterpretCast<int64_t>: 1024 int32 are 512 int64, the
+    first the bytes of 0 and 1."""
+    assert run(cases_3510, "compact_copies") == (["ub 0,4,8,12,-1,-1 gm 0,4,-1,-1,8,12 wide 512 1"], [])
+
+
+def test_on_3510_cast_widens_int32_to_int64(cases_3510):
+    assert run(cases_3510, "cast_int64") == (["-5 2147483647"], [])
+
+
+def test_on_3510_a_level0_reduce_sum_takes_more_than_255_repeats_and_exact_rows_only(cases_3510, cases_2201):
+    """3510's level-0 ReduceSum takes an int32 repeat past 255 (dav_3510 ReduceSumImpl: a third level of register
+    sums; the [0, 255] check is CPU-debug only): 300 repeats of 64 ones sum 19200; on 2201 the twin faults. Its
+    order of additions is not documented: a repeat that rounds differently in another order faults on 3510."""
+    assert run(cases_3510, "reduce_sum_300_repeats") == (["sum 19200"], [])
+    values, faults = run(cases_2201, "reduce_sum_300_repeats")
+    assert values == [] and len(faults) == 1 and faults[0].endswith("ReduceSum (level 0): repeatTime 300 outside "
+                                                                    "[1, 255]"), faults
+    values, faults = run(cases_3510, "reduce_sum_inexact_repeat")
+    assert values == [] and len(faults) == 1 and faults[0].endswith(
+        "ReduceSum (level 0, __NPU_ARCH__ 3510): repeat 0's float lanes round differently in different orders of "
+        "addition, and the order of Reg::ReduceSum is not documented"), faults

@@ -146,6 +146,12 @@ def test_st_dev_into_gm_is_a_scalar_store(twin_cases):
     assert (values, faults) == (["stored 7", "stored 7"], [])
 
 
+def test_on_3510_dependent_vector_instructions_need_no_pipe_barrier(twin_cases_3510):
+    """3510's vector functions run in order (its PipeBarrier<PIPE_V> issues nothing: asc-devkit
+    impl/basic_api/kernel_reg.h), so the Duplicate -> Muls of ``missing_pipe_barrier_v`` runs there."""
+    assert run(twin_cases_3510, "missing_pipe_barrier_v") == ([], [])
+
+
 def test_on_3510_sum_adds_only_rows_every_order_adds_alike(twin_cases, twin_cases_3510):
     """2201 adds a row as vcadd's tree of adjacent pairs; 3510's register ReduceSum has no documented order, so the
     twin runs a row there only when every partial sum is exact (1 and fifteen 2^-4), and faults on one whose total

@@ -211,25 +211,32 @@ def attr_lines(ref, attrs: dict) -> list[str]:
 
 
 def write_job(ref, case: dict, world, job_dir: Path, *, aiv: int = DEFAULT_AIV,
-              timeout: float | None = None, windows_in: Path | None = None, windows_out: bool = False) -> Job:
+              timeout: float | None = None, windows_in: Path | None = None, windows_out: bool = False,
+              window: int | None = None, hccl_buffsize: int | None = None, platform_ub: int | None = None) -> Job:
     """Write ``job.txt`` and the input files of one positive world (``world``: ``opgen.harness.testkit.build_world``).
 
     A pipeline (DispatchSetup, then DispatchTeardown on the same HCCL windows): the first job sets
     ``windows_out`` (the runner leaves ``windows.bin`` in its directory), the next passes that file as
-    ``windows_in``."""
+    ``windows_in``. ``window``: each rank's window bytes where the caller knows them (a real op's HCCL
+    allocation), else the spec's window size or HCCL_BUFFSIZE; ``hccl_buffsize``: the HCCL_BUFFSIZE bytes the
+    tiling reads where they differ from the window; ``platform_ub``: the UB bytes the platform reports to the
+    tiling where they differ from the core's UB (the product's)."""
     if "ranks" in case:
         raise ValueError(f"{case['id']} lists only some ranks: the twin runs whole worlds")
     timeout = timeout_default() if timeout is None else timeout
     job_dir.mkdir(parents=True, exist_ok=True)
     # an MC2 context domain's window is the ccl_buffer_size its context was built with: the spec's window size
     mc2_contexts = getattr(ref, "MC2_CONTEXT", {})
-    window = None
-    if mc2_contexts:
+    if window is None and mc2_contexts:
         scope = ref.reference.make_scope(ref.INFO, world.inputs[0], rank_attrs(ref, case, 0), case["product"])
         window = int(scope.let("win_window"))
     lines = [f"# {ref.OP} {case['id']} (opgen.sim.job)",
              *header_lines(ref, case["product"], case["world"], {**ref.ENV, **case.get("env", {})}, aiv, timeout,
                            window)]
+    if hccl_buffsize is not None:
+        lines.append(f"hccl_buffsize {int(hccl_buffsize)}")
+    if platform_ub is not None:
+        lines.append(f"platform_ub {int(platform_ub)}")
     if windows_in is not None:
         lines.append(f"windows_in {Path(windows_in).resolve()}")
     if windows_out:
@@ -376,11 +383,13 @@ def read_input_reads(job_dir: Path) -> dict:
 
 
 def run(exe, ref, case: dict, world, job_dir: Path, *, aiv: int = DEFAULT_AIV,
-        timeout: float | None = None, windows_in: Path | None = None, windows_out: bool = False) -> list[dict]:
+        timeout: float | None = None, windows_in: Path | None = None, windows_out: bool = False,
+        **platform) -> list[dict]:
     """Per rank {output: ndarray} of one positive world on the twin ``exe``: an executable (``opgen.sim.build``),
-    or the op's ``Twin`` (``opgen.sim.build_for``), whose executable for the world's OpDef column is built here."""
+    or the op's ``Twin`` (``opgen.sim.build_for``), whose executable for the world's OpDef column is built here
+    (``platform``: ``write_job``'s window / hccl_buffsize / platform_ub, e.g. a real op's partner on its windows)."""
     job = write_job(ref, case, world, job_dir, aiv=aiv, timeout=timeout, windows_in=windows_in,
-                    windows_out=windows_out)
+                    windows_out=windows_out, **platform)
     return run_job(executable(exe, ref, world, job), job)
 
 

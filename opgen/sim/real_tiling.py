@@ -381,10 +381,11 @@ def write_call_job(ref, product: str, attrs: dict, inputs: dict, outputs: dict, 
     (job_dir / "job.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def tile(exe: Path, ref, case: dict, world, job_dir: Path, *, aiv: int = jobs.DEFAULT_AIV) -> RealTilingResult:
+def tile(exe: Path, ref, case: dict, world, job_dir: Path, *, aiv: int = jobs.DEFAULT_AIV,
+         **platform) -> RealTilingResult:
     """Every rank of one world tiled by the real tiling ``exe`` (``build_tiling``), through the job protocol, on a
-    platform of ``aiv`` vector cores."""
-    jobs.write_job(ref, case, world, job_dir, aiv=aiv)
+    platform of ``aiv`` vector cores (``platform``: ``jobs.write_job``'s window / hccl_buffsize / platform_ub)."""
+    jobs.write_job(ref, case, world, job_dir, aiv=aiv, **platform)
     return run_tiling(exe, job_dir)
 
 

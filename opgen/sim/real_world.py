@@ -29,6 +29,41 @@ from opgen.sim.real_kernel import kernel_object
 REAL_AIV = 8
 
 
+# The real HCCL's window per rank, in multiples of HCCL_BUFFSIZE, by NPU arch (absent: 1): on Ascend 950 it
+# allocates twice HCCL_BUFFSIZE, and the real ops' tilings size totalWinSizeEp so; their kernels trap when the
+# context's winSize is smaller (check_winsize.h CheckWindowSize: a DataCopy of 1 int32, which the device rejects).
+# code: mc2/moe_distribute_dispatch_v2/op_host/op_tiling/arch35/moe_distribute_dispatch_v2_tiling_arch35.cpp
+#       ("A5 实际物理分配为 HCCL_BUFFSIZE 的 2 倍": totalWinSizeEp = GetMaxWindowSize() * 2),
+#       mc2/moe_distribute_dispatch_v2/op_kernel/hccl_context_holder.h (Check)
+WINDOW_PER_BUFFSIZE = {3510: 2}
+
+
+# The UB bytes the platform reports to a tiling (PlatformAscendC GetCoreMemSize(UB)), by NPU arch, where they are
+# not the core's whole UB (the product's ub_bytes): on __NPU_ARCH__ 3510 a TPipe has 256 KiB (asc-devkit's CPU
+# model: bufferInitLen UB 1024 * 256) but the top 8 KiB are not the operator's (TOTAL_UB_SIZE 248 KiB, where the
+# stack buffers end; TMP_UB_OFFSET 248 KiB). The real Ascend 950 dispatch needs that margin: it gives its
+# tripleQueue the reported UB minus the buffers it counts (totalUsedUB_), and the count misses RunPosRecord's
+# 32-byte runPosBuf, so the queue ends 32 bytes past the reported UB (past a 256 KiB one: a fault).
+# code: impl/basic_api/utils/kernel_utils_constants.h (__NPU_ARCH__ == 3510: TOTAL_UB_SIZE = 248 * 1024),
+#       impl/basic_api/utils/kernel_utils_mode_cpu.h (3510 bufferInitLen {Hardware::UB, 1024 * 256}),
+#       mc2/moe_distribute_dispatch_v2/op_kernel/moe_distribute_dispatch_v2.h (RunPosRecord, LocalWindowCopy
+#       leftUBSize = totalUbSize_ - totalUsedUB_)
+PLATFORM_UB = {3510: 248 * 1024}
+
+
+def real_platform(ref, case: dict) -> dict:
+    """``jobs.write_job``'s platform arguments of the real CANN for the op's world: the UB the platform reports
+    where it is not the core's, and, for an op on HCCL's windows (not an MC2 context's, whose window is the
+    context's ccl_buffer_size: ``jobs.write_job``), each rank's window bytes and its HCCL_BUFFSIZE bytes."""
+    arch = ref.INFO.fact(case["product"]).npu_arch
+    platform = {"platform_ub": PLATFORM_UB.get(arch)}
+    if not getattr(ref, "MC2_CONTEXT", {}):
+        env = {**ref.ENV, **case.get("env", {})}
+        buffsize = int(env.get("HCCL_BUFFSIZE", jobs.HCCL_BUFFSIZE_DEFAULT)) * jobs.MIB
+        platform.update(window=WINDOW_PER_BUFFSIZE.get(arch, 1) * buffsize, hccl_buffsize=buffsize)
+    return platform
+
+
 def _cached_build(name: str, inputs: list[bytes], build) -> Path:
     """``build(tmp_path)`` once per content of ``inputs``; a rename puts the result in place."""
     h = hashlib.sha256()
@@ -89,13 +124,17 @@ class Inputs:
 
 
 def run(tree, ref, case: dict, world, work: Path, *, aiv: int = REAL_AIV, timeout: float | None = None,
-        windows_in: Path | None = None, windows_out: bool = False, kernel_root: Path | None = None) -> list[dict]:
+        windows_in: Path | None = None, windows_out: bool = False, kernel_root: Path | None = None,
+        platform: dict | None = None) -> list[dict]:
     """Per rank {output: ndarray} of the real op of ``ref`` on one world: the real tiling (``tree``: the unpacked
     ``real_tiling.CannTree``) picks the tiling key in ``work/tiling``, the real entry's instance of that key runs in
     ``work/run`` (its ``result.txt`` keeps the cost lines; ``windows_in`` / ``windows_out`` as ``jobs.write_job``;
-    ``kernel_root``: another ``ops-transformer/`` to take the kernel entry from, e.g. a mutated temp copy)."""
+    ``kernel_root``: another ``ops-transformer/`` to take the kernel entry from, e.g. a mutated temp copy;
+    ``platform``: overrides of ``real_platform``'s job arguments)."""
     arch = real_tiling.arch_of(ref, case["product"])
-    tiled = real_tiling.tile(real_tiling.build_tiling(tree, ref.OP, arch), ref, case, world, work / "tiling", aiv=aiv)
+    platform = {**real_platform(ref, case), **(platform or {})}
+    tiled = real_tiling.tile(real_tiling.build_tiling(tree, ref.OP, arch), ref, case, world, work / "tiling", aiv=aiv,
+                             **platform)
     rejected = {r: t.message for r, t in sorted(tiled.tilings.items()) if not t.ok}
     if tiled.status != "ok" or rejected or tiled.faults:
         raise jobs.TwinTilingRejected(f"the real {ref.OP} tiling: status {tiled.status}, rejected {rejected}, "
@@ -104,7 +143,7 @@ def run(tree, ref, case: dict, world, work: Path, *, aiv: int = REAL_AIV, timeou
     if len(keys) != 1:
         raise jobs.TwinError(f"the ranks' real {ref.OP} tilings set different keys {sorted(keys)}")
     job = jobs.write_job(ref, case, world, work / "run", aiv=aiv, timeout=timeout, windows_in=windows_in,
-                         windows_out=windows_out)
+                         windows_out=windows_out, **platform)
     exe = executable(kernel_object(kernel_root or tree.ops, ref, case["product"], keys.pop(), column(ref, world, job)),
                      real_tiling.tiling_objects(tree, ref.OP, arch))
     return jobs.run_job(exe, job)

@@ -68,6 +68,9 @@ struct Job {
     uint64_t window = 0;
     uint64_t expWindow = 0;    // bytes of every rank's windowsExp (0: the product's HCCL context lists none)
     uint64_t cclBuffer = 0;    // what GetCclBufferSize reports to tiling (0: the window), e.g. a stale default
+    uint64_t platformUb = 0;    // the UB bytes the platform reports to the tiling (0: ub, the core's UB)
+    uint64_t hcclBuffsize = 0;  // the HCCL_BUFFSIZE bytes the tiling reads (0: the window); the real HCCL of Ascend
+                                // 950 allocates twice it as each window
     bool cclUnreadable = false;  // GetCclBufferSize fails (`ccl_buffer unreadable`)
     uint32_t npuArch = 0;      // the platform's NpuArch (0: not reported); the real op_host tilings read it
     double timeout = 60.0;
@@ -211,6 +214,12 @@ Job ReadJob(const std::string& path)
         } else if (key == "window") {
             need(2);
             job.window = std::stoull(w[1]);
+        } else if (key == "platform_ub") {
+            need(2);
+            job.platformUb = std::stoull(w[1]);
+        } else if (key == "hccl_buffsize") {
+            need(2);
+            job.hcclBuffsize = std::stoull(w[1]);
         } else if (key == "exp_window") {
             need(2);
             job.expWindow = std::stoull(w[1]);
@@ -533,11 +542,11 @@ int Run(const std::string& dir)
         req.socVersion = job.soc;
         req.aivNum = job.aiv;
         req.aicNum = job.aic;
-        req.ubBytes = job.ub;
+        req.ubBytes = job.platformUb != 0U ? job.platformUb : job.ub;
         req.windowBytes = job.cclBuffer != 0U ? job.cclBuffer : job.window;
         req.windowReadable = !job.cclUnreadable;
         req.npuArch = job.npuArch;
-        req.hcclBufferBytes = job.window;
+        req.hcclBufferBytes = job.hcclBuffsize != 0U ? job.hcclBuffsize : job.window;
         req.attrs = rj.attrs;
         for (const TensorFile& t : rj.inputs) {
             req.inputs.push_back(t.arg);

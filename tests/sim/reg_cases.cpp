@@ -9,16 +9,22 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "kernel_operator.h"
 #include "adv_api/reduce/sum.h"
+#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
+#include "adv_api/reduce/reduce.h"
+#include "lib/hccl/hccl.h"
+#endif
 
 using namespace AscendC;
 
 namespace {
+alignas(64) uint8_t g_gm[4096];  // the rank's GM (a region of the world)
 std::mutex g_outMu;
 std::vector<std::string> g_values;
 
@@ -35,8 +41,8 @@ void Sync()
     WaitFlag<E>(0);
 }
 
-template <typename T>
-std::string Ints(const LocalTensor<T>& t, uint32_t n)
+template <typename Tensor>
+std::string Ints(const Tensor& t, uint32_t n)
 {
     std::string s;
     for (uint32_t i = 0; i < n; ++i) {
@@ -84,6 +90,20 @@ void SumOneRow(uint32_t rows)
     Sum(y, x, SumParams{rows, 4, 4});  // 4 floats: 16 bytes a row
     Sync<HardEvent::V_S>();
     Report("sum " + std::to_string(static_cast<int>(y.GetValue(0))));
+}
+
+// Level-0 ReduceSum of `repeats` repeats of the same 64 floats (srcRepStride 0): 1.0 each, or with lane 1 = 2^-30
+void ReduceSumRepeats(uint32_t repeats, bool inexact)
+{
+    Ub ub;
+    LocalTensor<float> x = ub.t.ReinterpretCast<float>();
+    for (uint32_t i = 0; i < 64; ++i) {
+        x.SetValue(i, (inexact && i == 1U) ? 9.313225746154785e-10f : 1.0f);
+    }
+    Sync<HardEvent::S_V>();
+    ReduceSum(x[512], x, x[600], 64, static_cast<int32_t>(repeats), 0);
+    Sync<HardEvent::V_S>();
+    Report("sum " + std::to_string(static_cast<long long>(x.GetValue(512))));
 }
 
 #if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
@@ -255,6 +275,103 @@ void TilingKeyIs(uint32_t)
     Report("10000 " + std::to_string(other) + " taken " + std::to_string(before) + " 10011 " + std::to_string(mine) +
            " taken " + std::to_string(opgen_sim::t_tilingKeyTaken) + " var " + std::to_string(TILING_KEY_VAR));
 }
+
+// ---- adv_api ReduceSum (AR / RA), TBufPool, the loop mode of DataCopyPad ---------------------------------------
+template <class P>
+void ReduceSum2x3(const std::vector<float>& values)
+{
+    Ub ub;
+    LocalTensor<float> x = ub.t.ReinterpretCast<float>();
+    LocalTensor<float> y = ub.t[256].ReinterpretCast<float>();
+    for (uint32_t i = 0; i < values.size(); ++i) {
+        x.SetValue(i, values[i]);
+    }
+    Sync<HardEvent::S_V>();
+    const uint32_t shape[] = {2U, 3U};
+    ReduceSum<float, P, true>(y, x, shape, false);
+    Sync<HardEvent::V_S>();
+    const uint32_t n = std::is_same<P, Pattern::Reduce::AR>::value ? 2U : 3U;
+    std::string s;
+    for (uint32_t i = 0; i < n; ++i) {
+        s += (i ? "," : "") + std::to_string(y.GetValue(i));
+    }
+    Report(s);
+}
+
+void BufPools(uint32_t overrun)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> first;
+    pipe.InitBuffer(first, 64);
+    TBufPool<TPosition::VECIN> pool0;
+    TBufPool<TPosition::VECIN> pool1;
+    pipe.InitBufPool(pool0, 1024);
+    pipe.InitBufPool(pool1, 1024, pool0);
+    TQue<TPosition::VECIN, 1> que;
+    TBuf<TPosition::VECCALC> shared;
+    pool0.InitBuffer(que, 2, 512);
+    pool1.InitBuffer(shared, 1024);
+    LocalTensor<int32_t> a = que.AllocTensor<int32_t>();
+    LocalTensor<int32_t> b = shared.Get<int32_t>();
+    TBuf<TPosition::VECCALC> after;
+    pipe.InitBuffer(after, 32);
+    if (overrun != 0U) {
+        TBuf<TPosition::VECCALC> more;
+        pool0.InitBuffer(more, 32);  // pool0's 1024 bytes are the queue's
+    }
+    Report("que " + std::to_string(a.SimOffset()) + " shared " + std::to_string(b.SimOffset()) + " after " +
+           std::to_string(after.Get<int32_t>().SimOffset()));
+}
+
+// GM int32 0..15; a Compact DataCopyPad of 4 blocks of 4 bytes, 12 bytes apart in GM (elements 0, 4, 8, 12), lands
+// packed in UB; the UB's elements 4.. keep -1; back to GM elements 16.. packed with a Compact UB->GM copy of 2 blocks
+// of 8 bytes from UB elements 0..3, 8 bytes apart in GM
+void CompactCopies(uint32_t)
+{
+    Ub ub;
+    GlobalTensor<int32_t> gm;
+    gm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(g_gm), 1024);
+    for (int32_t i = 0; i < 32; ++i) {
+        gm.SetValue(i, i < 16 ? i : -1);
+        ub.t.SetValue(i, -1);
+    }
+    Sync<HardEvent::S_MTE2>();
+    DataCopyPad<int32_t, PaddingMode::Compact>(ub.t, gm, {4, 4, 12, 5, 0}, {true, 1, 1, 7});
+    Sync<HardEvent::MTE2_MTE3>();
+    DataCopyPad<int32_t, PaddingMode::Compact>(gm[16], ub.t, {2, 8, 0, 8, 0});
+    Sync<HardEvent::MTE3_S>();
+    Sync<HardEvent::MTE2_S>();
+    GlobalTensor<int64_t> wide = gm.ReinterpretCast<int64_t>();
+    Report("ub " + Ints(ub.t, 6) + " gm " + Ints(gm[16], 6) + " wide " + std::to_string(wide.GetSize()) + " " +
+           std::to_string(wide.GetValue(0) == ((int64_t{1} << 32) | 0) ? 1 : 0));
+}
+
+// Cast int32_t -> int64_t (CAST_NONE, 3510): sign extension
+void CastInt64(uint32_t)
+{
+    Ub ub;
+    ub.t.SetValue(0, -5);
+    ub.t.SetValue(1, 2147483647);
+    Sync<HardEvent::S_V>();
+    LocalTensor<int64_t> wide = ub.t[64].ReinterpretCast<int64_t>();
+    Cast(wide, ub.t, RoundMode::CAST_NONE, 2);
+    Sync<HardEvent::V_S>();
+    Report(std::to_string(wide.GetValue(0)) + " " + std::to_string(wide.GetValue(1)));
+}
+
+// the CCU server of HCCL (Ascend 950's CCU kernels): not modelled, its InitV2 faults
+void HcclCcu(uint32_t)
+{
+    Hccl<HcclServerType::HCCL_SERVER_TYPE_CCU> hccl;
+    hccl.InitV2(nullptr, nullptr);
+}
+
+void LoopModePara(uint32_t)
+{
+    LoopModeParams loop;
+    loop.loop1Size = 2;
+    SetLoopModePara(loop, DataCopyMVType::OUT_TO_UB);
+}
 #endif
 
 const std::map<std::string, std::function<void(uint32_t)>>& Cases()
@@ -263,6 +380,8 @@ const std::map<std::string, std::function<void(uint32_t)>>& Cases()
         {"gathermask_zero_repeats", GatherMaskZeroRepeats},
         {"sum_one_row_inner_unaligned", [](uint32_t) { SumOneRow(1U); }},
         {"sum_two_rows_inner_unaligned", [](uint32_t) { SumOneRow(2U); }},
+        {"reduce_sum_300_repeats", [](uint32_t) { ReduceSumRepeats(300U, false); }},
+        {"reduce_sum_inexact_repeat", [](uint32_t) { ReduceSumRepeats(2U, true); }},
 #if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
         {"reg_row_sums", RegRowSums},
         {"reg_mask_lanes", RegMaskLanes},
@@ -274,6 +393,15 @@ const std::map<std::string, std::function<void(uint32_t)>>& Cases()
         {"reg_mask_pattern", RegMaskPattern},
         {"reg_store_then_scalar_read", RegStoreThenScalarRead},
         {"tiling_key_is", TilingKeyIs},
+        {"reduce_sum_ar", [](uint32_t) { ReduceSum2x3<Pattern::Reduce::AR>({1, 2, 3, 4, 5, 6}); }},
+        {"reduce_sum_ra", [](uint32_t) { ReduceSum2x3<Pattern::Reduce::RA>({1, 2, 3, 4, 5, 6}); }},
+        {"reduce_sum_inexact", [](uint32_t) { ReduceSum2x3<Pattern::Reduce::AR>({1, 1e-10f, -1, 4, 5, 6}); }},
+        {"buf_pools", [](uint32_t) { BufPools(0U); }},
+        {"buf_pool_overrun", [](uint32_t) { BufPools(1U); }},
+        {"loop_mode_para", LoopModePara},
+        {"hccl_ccu", HcclCcu},
+        {"compact_copies", CompactCopies},
+        {"cast_int64", CastInt64},
 #endif
     };
     return cases;
@@ -291,6 +419,8 @@ int main(int argc, char** argv)
     world.timeoutSeconds = 1.0;
     world.ranks = std::vector<opgen_sim::RankState>(1);
     world.ranks[0].blockDim = 1;
+    world.regions.push_back({reinterpret_cast<uintptr_t>(g_gm), sizeof(g_gm), "gm",
+                             std::make_shared<opgen_sim::WriteLog>()});
     opgen_sim::RunWorld(world, Cases().at(argv[1]));
     for (const std::string& v : g_values) {
         std::printf("value %s\n", v.c_str());

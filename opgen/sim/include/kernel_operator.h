@@ -229,6 +229,7 @@ struct BinaryRepeatParams {
 #if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
 // ---- include/basic_api/reg_compute/kernel_reg_compute_intf.h: the register-based vector API of 3510 ----------
 #include "opgen_sim/reg.h"
+#include "opgen_sim/unmodelled_3510.h"
 #endif
 // ---- include/adv_api/kernel_api.h (kernel_operator_intf.h includes it): the advanced APIs the twin has -------
 #include "adv_api/reduce/sum.h"

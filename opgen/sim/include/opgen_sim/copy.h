@@ -123,6 +123,67 @@ __aicore__ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor
     }
 }
 
+#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
+// impl/basic_api/utils/kernel_utils_struct_confusion_pad.h
+enum class PaddingMode : uint8_t {
+    Normal = 0,
+    Compact,
+};
+
+namespace sim {
+// A Compact copy's block length in bytes, a whole number of T
+template <typename T>
+inline uint64_t CompactBlockLen(const DataCopyExtParams& params, const char* what)
+{
+    static_assert(SimBits<T>() % 8U == 0U, "DataCopyPad of packed 4-bit elements: copy their bytes");
+    if (params.blockLen % sizeof(T) != 0U) {
+        opgen_sim::Raise("%s: blockLen %u is not a whole number of %s", what, params.blockLen, opgen_sim::TypeName<T>());
+    }
+    return params.blockLen;
+}
+}  // namespace sim
+
+// The 3510 forms with a PaddingMode (include/basic_api/kernel_operator_data_copy_intf.h; impl/basic_api/dav_3510/
+// kernel_operator_data_copy_impl.h CopyGmToUbufAlignV2 / CopyUbufToGmAlignV2). Normal is the form above. Compact
+// packs the UB side: block i is at UB byte i * blockLen (the UB stride is the burst length; dstStride / srcStride
+// of the UB side and any padding are not used), so only the first block starts 32-byte aligned.
+template <typename T, PaddingMode mode>
+__aicore__ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
+                                   const DataCopyExtParams& dataCopyParams, const DataCopyPadExtParams<T>& padParams)
+{
+    if constexpr (mode == PaddingMode::Normal) {
+        DataCopyPad(dst, src, dataCopyParams, padParams);
+    } else {
+        const uint64_t len = sim::CompactBlockLen<T>(dataCopyParams, "DataCopyPad<Compact> GM->UB");
+        const uint64_t elem = sizeof(T);
+        for (uint32_t i = 0U; i < dataCopyParams.blockCount; ++i) {
+            const uint64_t s = i * (len + dataCopyParams.srcStride) / elem;
+            uint8_t* out = dst.SimWrite(i * len / elem, len / elem, "DataCopyPad<Compact> GM->UB dst", i == 0U,
+                                        opgen_sim::PIPE_MTE2_);
+            sim::GmRead(out, src.SimSpan(s, len / elem, "DataCopyPad<Compact> GM->UB src"), len);
+        }
+    }
+}
+
+template <typename T, PaddingMode mode>
+__aicore__ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
+                                   const DataCopyExtParams& dataCopyParams)
+{
+    if constexpr (mode == PaddingMode::Normal) {
+        DataCopyPad(dst, src, dataCopyParams);
+    } else {
+        const uint64_t len = sim::CompactBlockLen<T>(dataCopyParams, "DataCopyPad<Compact> UB->GM");
+        const uint64_t elem = sizeof(T);
+        for (uint32_t i = 0U; i < dataCopyParams.blockCount; ++i) {
+            const uint64_t d = i * (len + dataCopyParams.dstStride) / elem;
+            sim::GmWrite(dst.SimSpan(d, len / elem, "DataCopyPad<Compact> UB->GM dst"),
+                         src.SimRead(i * len / elem, len / elem, "DataCopyPad<Compact> UB->GM src", i == 0U,
+                                     opgen_sim::PIPE_MTE3_), len);
+        }
+    }
+}
+#endif
+
 }  // namespace AscendC
 
 #endif  // OPGEN_SIM_COPY_H

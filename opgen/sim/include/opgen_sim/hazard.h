@@ -10,7 +10,8 @@
  *   write after read: a pipe overwrites bytes another pipe reads, with no sync between them (the reader may see
  *   the new bytes).  Scalar reads complete when issued, so they never take part in the second kind.
  * Waits chain: V -> S, then S -> MTE3, orders V before MTE3.  Within the V pipe, a read of what an earlier vector
- * instruction wrote needs PipeBarrier<PIPE_V> in between (the pipe overlaps its instructions).
+ * instruction wrote needs PipeBarrier<PIPE_V> in between (the pipe overlaps its instructions), except on
+ * __NPU_ARCH__ 3510, whose vector functions run in order (its PipeBarrier<PIPE_V> issues nothing).
  */
 #ifndef OPGEN_SIM_HAZARD_H
 #define OPGEN_SIM_HAZARD_H
@@ -83,9 +84,15 @@ inline void Record(uint8_t pipe, uint32_t begin, uint32_t end, bool write)
         as.resize(keep);
     }
     Forget(as);
+#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
+    // on 3510 the vector functions run in order: PipeBarrier<PIPE_V> issues nothing there (asc-devkit
+    // impl/basic_api/kernel_reg.h PipeBarrierImpl: `if constexpr (pipe != PIPE_V) { pipe_barrier(pipe); }`)
+    const uint8_t own = static_cast<uint8_t>(1U << pipe);
+#else
     // a vector instruction's result is not ordered before the next vector instruction either: the V pipe
     // overlaps its instructions, so a dependent one needs PipeBarrier<PIPE_V> (the scalar unit runs in order)
     const uint8_t own = (write && pipe == PIPE_V_) ? 0U : static_cast<uint8_t>(1U << pipe);
+#endif
     if (!as.empty()) {  // a run of adjacent accesses of one pipe (scalar loops) is one access
         UbAccess& last = as.back();
         if (last.pipe == pipe && last.write == write && last.ordered == own && last.seq > t_hazards.snapshot &&

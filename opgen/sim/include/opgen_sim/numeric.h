@@ -41,6 +41,7 @@ enum class RoundMode {
     CAST_TRUNC,     // toward zero
     CAST_ODD,       // von Neumann: an inexact result gets an odd last mantissa bit
     CAST_HYBRID,    // stochastic rounding to hifloat8_t
+    UNKNOWN = 0xFF,  // impl/basic_api/utils/kernel_utils_mode.h: a register CastTrait's "not given" (no rounding)
 };
 }  // namespace AscendC
 
@@ -547,6 +548,7 @@ inline const char* RoundModeName(AscendC::RoundMode mode)
         case AscendC::RoundMode::CAST_TRUNC: return "CAST_TRUNC";
         case AscendC::RoundMode::CAST_ODD: return "CAST_ODD";
         case AscendC::RoundMode::CAST_HYBRID: return "CAST_HYBRID";
+        case AscendC::RoundMode::UNKNOWN: return "UNKNOWN";
     }
     return "RoundMode(?)";
 }
@@ -626,6 +628,11 @@ inline CastRule Rule(Elem d, Elem s)
         case Elem::kI32:
             if (d == Elem::kF32) return {kDirected5 | kNone, kDirected5 | kNone};
             if (d == Elem::kF16) return {kAnyMode, kAnyMode};  // the mode does not apply: value * deq scale
+#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
+            // asc-devkit impl/basic_api/dav_3510/kernel_operator_vec_vconv_impl.h: cast_none lists
+            // Tuple<int64_t, int32_t> (sign extension, exact); the real Ascend 950 DispatchV2 casts its token counts so
+            if (d == Elem::kI64) return {kNone, kNone};
+#endif
             break;
         case Elem::kI8:
         case Elem::kU8:
@@ -745,6 +752,9 @@ inline void Write(Elem d, uint8_t* p, uint32_t i, const Exact& x, RoundMode mode
         case Elem::kI16: Store<int16_t>(p, i, static_cast<int16_t>(EncodeInt(x, -32768, 32767, mode))); break;
         case Elem::kI32:
             Store<int32_t>(p, i, static_cast<int32_t>(EncodeInt(x, INT32_MIN, INT32_MAX, mode)));
+            break;
+        case Elem::kI64:  // its only source is int32_t (Rule), far inside the bounds (-INT64_MAX: -lo stays defined)
+            Store<int64_t>(p, i, EncodeInt(x, -INT64_MAX, INT64_MAX, mode));
             break;
         case Elem::kF32: Store<uint32_t>(p, i, EncodeFormat(x, kF32, mode)); break;
         case Elem::kF16:

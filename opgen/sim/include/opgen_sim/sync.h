@@ -21,6 +21,10 @@ namespace AscendC {
 template <pipe_t pipe>
 __aicore__ inline void PipeBarrier()
 {
+#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
+    // asc-devkit impl/basic_api/kernel_reg.h PipeBarrierImpl (3510)
+    static_assert(pipe != PIPE_S, "PipeBarrier<PIPE_S> is not supported on current device!");
+#endif
     opgen_sim::CountSync(opgen_sim::SYNC_PIPE_BARRIER);
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if (pipe == PIPE_ALL) {

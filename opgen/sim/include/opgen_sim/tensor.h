@@ -330,6 +330,21 @@ public:
     {
         (void)mode;  // a cache policy: no effect on the values
     }
+#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
+    // include/basic_api/kernel_tensor.h (3510 / 5102 only; impl/basic_api/kernel_tensor_impl.h): the same GM bytes
+    // as U, the size in U's elements (bits scaled; an unsized tensor stays unsized)
+    template <typename U>
+    __aicore__ GlobalTensor<U> ReinterpretCast() const
+    {
+        GlobalTensor<U> r;
+        if (sized_) {
+            r.SetGlobalBuffer(reinterpret_cast<U*>(addr_), size_ * SimBits<T>() / SimBits<U>());
+        } else {
+            r.SetGlobalBuffer(reinterpret_cast<U*>(addr_));
+        }
+        return r;
+    }
+#endif
 
     // ---- twin only: the GM bytes of elements [first, first + count), checked ----
     uint8_t* SimSpan(uint64_t first, uint64_t count, const char* what) const
@@ -568,32 +583,123 @@ public:
 private:
     void Give(SimQueue& q, uint32_t num, uint32_t len, const char* what)
     {
+        SimGive(q, num, len, used_, 0U, nullptr, &gen_, what);
+    }
+
+public:
+    // twin only: num buffers of len bytes (32-byte aligned) for q at UB `base + used`, bounded by `limit` bytes from
+    // base (0: the UB), used advanced; `gen` the pipe generation the queue lives in
+    static void SimGive(SimQueue& q, uint32_t num, uint32_t len, uint64_t& used, uint64_t base, const uint64_t* limit,
+                        const uint64_t* gen, const char* what)
+    {
         if (opgen_sim::t_core == nullptr || opgen_sim::g_world == nullptr) {
             opgen_sim::Raise("%s outside a twin core", what);
         }
         const uint64_t each = (static_cast<uint64_t>(len) + SIM_UB_ALIGN - 1U) / SIM_UB_ALIGN * SIM_UB_ALIGN;
-        const uint64_t capacity = opgen_sim::g_world->ubBytes;
-        if (used_ + each * num > capacity) {
-            opgen_sim::Raise("%s: UB capacity exceeded: %u x %llu bytes at UB offset %llu need %llu bytes, the core "
-                             "has %llu", what, num, static_cast<unsigned long long>(each),
-                             static_cast<unsigned long long>(used_),
-                             static_cast<unsigned long long>(used_ + each * num),
-                             static_cast<unsigned long long>(capacity));
+        const uint64_t capacity = limit != nullptr ? *limit : opgen_sim::g_world->ubBytes;
+        if (used + each * num > capacity) {
+            opgen_sim::Raise("%s: %s capacity exceeded: %u x %llu bytes at %s offset %llu need %llu bytes, the %s has "
+                             "%llu", what, limit != nullptr ? "TBufPool" : "UB", num,
+                             static_cast<unsigned long long>(each), limit != nullptr ? "pool" : "UB",
+                             static_cast<unsigned long long>(used), static_cast<unsigned long long>(used + each * num),
+                             limit != nullptr ? "pool" : "core", static_cast<unsigned long long>(capacity));
         }
         q.buffers.clear();
         q.fifo.clear();
         for (uint32_t i = 0U; i < num; ++i) {
-            q.buffers.push_back({static_cast<uint32_t>(used_), static_cast<uint32_t>(each), SimQueue::FREE});
-            used_ += each;
+            q.buffers.push_back({static_cast<uint32_t>(base + used), static_cast<uint32_t>(each), SimQueue::FREE});
+            used += each;
         }
-        q.pipeGen = &gen_;
-        q.gen = gen_;
+        q.pipeGen = gen;
+        q.gen = *gen;
         q.ub = opgen_sim::t_core->ub;
     }
 
+#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
+    // include/basic_api/kernel_tpipe.h (3510) TPipe::InitBufPool: a pool of len bytes from the pipe's UB; with a
+    // shareBuf, the pool starts where shareBuf does (the two reuse the same bytes), len at most shareBuf's
+    template <class T>
+    __aicore__ bool InitBufPool(T& bufPool, uint32_t len)
+    {
+        SimQueue whole;
+        Give(whole, 1U, len, "TPipe::InitBufPool");
+        bufPool.SimSet(whole.buffers[0].off, whole.buffers[0].bytes, &gen_);
+        return true;
+    }
+    template <class T, class U>
+    __aicore__ bool InitBufPool(T& bufPool, uint32_t len, U& shareBuf)
+    {
+        const uint64_t each = (static_cast<uint64_t>(len) + SIM_UB_ALIGN - 1U) / SIM_UB_ALIGN * SIM_UB_ALIGN;
+        if (shareBuf.SimGen() != &gen_ || each > shareBuf.SimBytes()) {
+            opgen_sim::Raise("TPipe::InitBufPool: a pool of %u bytes sharing a pool of %llu bytes%s", len,
+                             static_cast<unsigned long long>(shareBuf.SimBytes()),
+                             shareBuf.SimGen() != &gen_ ? " this pipe did not make" : ": longer than it");
+        }
+        bufPool.SimSet(shareBuf.SimBase(), each, &gen_);
+        return true;
+    }
+#endif
+
+private:
     uint64_t used_ = 0U;
     uint64_t gen_ = 1U;
 };
+
+#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
+// include/basic_api/kernel_tpipe.h (3510) TBufPool: a part of the UB (TPipe::InitBufPool) whose InitBuffer carves
+// queues and TBufs from its own bytes, bounded by them
+template <TPosition pos, uint32_t bufIDSize = 4>
+class TBufPool {
+public:
+    __aicore__ TBufPool() = default;
+    template <class T>
+    __aicore__ bool InitBuffer(T& que, uint8_t num, uint32_t len)
+    {
+        Live("TBufPool::InitBuffer (queue)");
+        if (num == 0U) {
+            opgen_sim::Raise("TBufPool::InitBuffer: a queue of 0 buffers");
+        }
+        TPipe::SimGive(que.sim_, num, len, used_, base_, &bytes_, gen_, "TBufPool::InitBuffer (queue)");
+        return true;
+    }
+    template <TPosition bufPos>
+    __aicore__ bool InitBuffer(TBuf<bufPos>& buf, uint32_t len)
+    {
+        Live("TBufPool::InitBuffer (TBuf)");
+        TPipe::SimGive(buf.sim_, 1U, len, used_, base_, &bytes_, gen_, "TBufPool::InitBuffer (TBuf)");
+        return true;
+    }
+    __aicore__ void Reset() { used_ = 0U; }
+
+    void SimSet(uint64_t base, uint64_t bytes, const uint64_t* gen)
+    {
+        base_ = base;
+        bytes_ = bytes;
+        gen_ = gen;
+        pipeGen_ = *gen;
+        used_ = 0U;
+    }
+    uint64_t SimBase() const { return base_; }
+    uint64_t SimBytes() const { return bytes_; }
+    const uint64_t* SimGen() const { return gen_; }
+
+private:
+    void Live(const char* what) const
+    {
+        if (gen_ == nullptr) {
+            opgen_sim::Raise("%s: the pool has no memory (TPipe::InitBufPool was not called)", what);
+        }
+        if (*gen_ != pipeGen_) {
+            opgen_sim::Raise("%s: the pool's memory was released by TPipe::Reset", what);
+        }
+    }
+    uint64_t base_ = 0U;
+    uint64_t bytes_ = 0U;
+    uint64_t used_ = 0U;
+    const uint64_t* gen_ = nullptr;
+    uint64_t pipeGen_ = 0U;
+};
+#endif
 
 __aicore__ inline TPipe* GetTPipePtr()
 {

@@ -301,16 +301,30 @@ __aicore__ inline void Not(const LocalTensor<T>& dst, const LocalTensor<T>& src,
     sim::Unary(dst, src, count, "Not", [](T a) { return sim::Bitwise(a, a, [](auto x, auto) { return ~x; }); });
 }
 
+namespace sim {
+template <typename T>
+inline bool SumIsExact(const std::vector<T>& v);  // adv_api/reduce/sum.h
+}  // namespace sim
+
 // ---- ReduceSum, level 0 (kernel_operator_vec_reduce_intf.h; dav_c220 ReduceSumImpl): vcadd sums each repeat's
-// lanes into sharedTmpBuffer[r], then those repeatTime sums are added in counter mode into dst[0]
+// lanes into sharedTmpBuffer[r], then those repeatTime sums are added in counter mode into dst[0]. On 3510
+// (impl/basic_api/dav_3510/kernel_operator_vec_reduce_impl.h ReduceSumImpl) the int32_t repeat has no 255 bound
+// (past 64 repeats a third level of register ReduceSum; the [0, 255] check is CPU-debug only), and the order of its
+// register additions is not documented: the twin adds only float lanes every order sums alike, as Sum.
 template <typename T>
 __aicore__ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
                                  const LocalTensor<T>& sharedTmpBuffer, const int32_t mask, const int32_t repeatTime,
                                  const int32_t srcRepStride)
 {
+#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
+    if (repeatTime < 1) {
+        opgen_sim::Raise("ReduceSum (level 0): repeatTime %d below 1", repeatTime);
+    }
+#else
     if (repeatTime < 1 || repeatTime > 255) {
         opgen_sim::Raise("ReduceSum (level 0): repeatTime %d outside [1, 255]", repeatTime);
     }
+#endif
     sim::MaskCore().maskCounter = false;  // the implementation runs in normal mode
     const auto l = sim::Level0<T, true>(static_cast<uint64_t>(mask), static_cast<uint64_t>(repeatTime),
                                         "ReduceSum (level 0)");
@@ -322,8 +336,26 @@ __aicore__ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>
         for (uint64_t j = 0U; j < sim::Lanes<T>::PER_REPEAT; ++j) {
             lanes[j] = l.On(r, j) ? sim::Load<T>(s, sim::Lanes<T>::At(r, j, 1U, srcRepStride)) : sim::FromF<T>(0.0f);
         }
+#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
+        if constexpr (!std::is_integral<T>::value) {
+            if (!sim::SumIsExact<T>(std::vector<T>(lanes, lanes + sim::Lanes<T>::PER_REPEAT))) {
+                opgen_sim::Raise("ReduceSum (level 0, __NPU_ARCH__ 3510): repeat %llu's %s lanes round differently "
+                                 "in different orders of addition, and the order of Reg::ReduceSum is not documented",
+                                 static_cast<unsigned long long>(r), opgen_sim::TypeName<T>());
+            }
+        }
+#endif
         sums.push_back(sim::RepeatSum<T>(lanes, sim::Lanes<T>::PER_REPEAT));
     }
+#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
+    if constexpr (!std::is_integral<T>::value) {
+        if (!sim::SumIsExact<T>(sums)) {
+            opgen_sim::Raise("ReduceSum (level 0, __NPU_ARCH__ 3510): the %zu repeat sums round differently in "
+                             "different orders of addition, and the order of Reg::ReduceSum is not documented",
+                             sums.size());
+        }
+    }
+#endif
     uint8_t* w = sharedTmpBuffer.SimWrite(0U, sums.size(), "ReduceSum sharedTmpBuffer");
     std::memcpy(w, sums.data(), sums.size() * sizeof(T));
     sim::Store<T>(dst.SimWrite(0U, 1U, "ReduceSum dst", false), 0U, sim::CounterSum<T>(sums));

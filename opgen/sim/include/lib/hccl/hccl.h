@@ -93,6 +93,7 @@ enum HcclDataType {
 
 enum HcclServerType : uint8_t {
     HCCL_SERVER_TYPE_AICPU = 0,
+    HCCL_SERVER_TYPE_CCU = 5,  // hccl_common.h: the Ascend 950 collective communication unit (not modelled)
     HCCL_SERVER_TYPE_END,
 };
 
@@ -114,6 +115,10 @@ class Hccl {
 public:
     __aicore__ void InitV2(GM_ADDR context, const void* initTiling)
     {
+        if constexpr (serverType == HcclServerType::HCCL_SERVER_TYPE_CCU) {
+            opgen_sim::Raise("Hccl<HCCL_SERVER_TYPE_CCU>::InitV2: the twin does not model the CCU server (the "
+                             "Ascend 950 CCU paths of the real ops cannot run on it)");
+        }
         if (initTiling == nullptr) {
             opgen_sim::Raise("Hccl::InitV2: Call InitV2 failed, ensure initTiling is not nullptr!");
         }
@@ -149,6 +154,15 @@ public:
         }
         ccSet_[cc->opType] = true;  // the client's table of cc tilings by HcclCMDType (ccOpTilingDataTable_)
         return 0;
+    }
+
+    // include/adv_api/hccl/hccl.h AlltoAllvWrite: a CCU server task (InitV2 of a CCU client already faulted)
+    template <bool commit = false>
+    __aicore__ HcclHandle AlltoAllvWrite(GM_ADDR usrIn, GM_ADDR sendOffsets, GM_ADDR sendSizes,
+                                         uint64_t remoteWinOffset, uint64_t localDataSize)
+    {
+        (void)usrIn, (void)sendOffsets, (void)sendSizes, (void)remoteWinOffset, (void)localDataSize;
+        opgen_sim::Raise("Hccl::AlltoAllvWrite: not modelled by the twin (a CCU server task)");
     }
 
     // One task of BatchWrite: itemNum items of 32 bytes at batchWriteInfo (GM), each a write of `count` elements of

@@ -27,13 +27,15 @@
  *                      expert s on rank (srcRank % P) + s * P, block srcRank (k = K + s).
  *   2. SetStatus       after SyncAll, one 32-byte status entry {1.0f, rows} per (local expert, source rank)
  *                      into every destination's window.
- *   3. WaitStatus      each core polls its share of this rank's entries, clears them, and the cores
- *                      exchange row counts through the workspace to get their first output row.
- *   4. LocalWindowCopy rows in (local expert, source rank) order into expandXOut, the scale outputs,
- *                      assistInfoForCombineOut (triples; Atlas A2: this rank's own expandIdx, the slot of each
- *                      of its (t, k) pairs, written in step 1) and expandScalesOut; epRecvCountsOut is the
- *                      inclusive cumulative count in the same order.
- *   5. WriteTokenNums  expertTokenNumsOut (expertTokenNumsType 0: cumulative, 1: per expert), the TP AllGatherV
+ *   3. WaitStatus      each core polls its share of this rank's entries, clears their flags (the row counts
+ *                      stay), and the cores exchange row counts through the workspace to get their first output
+ *                      row.
+ *   4. LocalWindowCopy rows in (local expert, source rank) order, a UB-full per strided copy, into expandXOut, the
+ *                      scale outputs, assistInfoForCombineOut (triples; Atlas A2: this rank's own expandIdx, the
+ *                      slot of each of its (t, k) pairs, written in step 1) and expandScalesOut; epRecvCountsOut
+ *                      is the inclusive cumulative count in the same order.
+ *   5. WriteTokenNums  expertTokenNumsOut (expertTokenNumsType 0: cumulative, 1: per expert) on core 0 from the
+ *                      row counts of the status entries, the TP AllGatherV
  *                      when the op has a TP domain (Traits::TP) and tpWorldSize is 2, performanceInfoOptional
  *                      where the op has it (Traits::PERF).
  * Where MTE copies stop at the server (tiling.serverRanks, Atlas A2), steps 1 and 2 reach the ranks of other

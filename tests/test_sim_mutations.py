@@ -31,6 +31,18 @@ MUTATIONS = {
                               "cnt.SetValue(e, static_cast<int32_t>(slot + 1U));",
                               "cnt.SetValue(e, static_cast<int32_t>(slot + 2U));",
                               ("ascend910_93-q0-bs512-h1024-k2-w2",)),
+    # WaitStatus clears the whole status entries, not only their flags: core 0 reads the row counts there for
+    # expertTokenNumsOut (after the SyncAll of the row-count exchange, without one of its own)
+    "status_counts_cleared": ("cpp/common/op_kernel/moe_dispatch_kernel.h",
+                              "uint64_t firstWords[2] = {FIRST_WORD_OF_BLOCKS, 0UL};",
+                              "uint64_t firstWords[2] = {~0UL, 0UL};",
+                              ("ascend910_93-q0-bs4-h1024-k2-w2",)),
+    # the window copy reads a batch of messages as if they lay back to back, not msgStride_ apart (the blocks of
+    # this world hold several rows each)
+    "batch_copy_stride": ("cpp/common/op_kernel/moe_dispatch_kernel.h",
+                          "DataCopy(msg, src, DataCopyParams(count, msgBlocks, winGap, 0U));",
+                          "DataCopy(msg, src, DataCopyParams(count, msgBlocks, 0U, 0U));",
+                          ("ascend910_93-q0-bs4-h1024-k2-w2",)),
     # the int8 chain rounds half away from zero instead of to even (the tokens carry exact ties)
     "rint_as_round": ("cpp/common/op_kernel/opgen_kernel_helpers.h",
                       "Cast(asInt, scratch, RM, count);",

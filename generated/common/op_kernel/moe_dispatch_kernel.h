@@ -27,13 +27,15 @@
  *                      expert s on rank (srcRank % P) + s * P, block srcRank (k = K + s).
  *   2. SetStatus       after SyncAll, one 32-byte status entry {1.0f, rows} per (local expert, source rank)
  *                      into every destination's window.
- *   3. WaitStatus      each core polls its share of this rank's entries, clears them, and the cores
- *                      exchange row counts through the workspace to get their first output row.
- *   4. LocalWindowCopy rows in (local expert, source rank) order into expandXOut, the scale outputs,
- *                      assistInfoForCombineOut (triples; Atlas A2: this rank's own expandIdx, the slot of each
- *                      of its (t, k) pairs, written in step 1) and expandScalesOut; epRecvCountsOut is the
- *                      inclusive cumulative count in the same order.
- *   5. WriteTokenNums  expertTokenNumsOut (expertTokenNumsType 0: cumulative, 1: per expert), the TP AllGatherV
+ *   3. WaitStatus      each core polls its share of this rank's entries, clears their flags (the row counts
+ *                      stay), and the cores exchange row counts through the workspace to get their first output
+ *                      row.
+ *   4. LocalWindowCopy rows in (local expert, source rank) order, a UB-full per strided copy, into expandXOut, the
+ *                      scale outputs, assistInfoForCombineOut (triples; Atlas A2: this rank's own expandIdx, the
+ *                      slot of each of its (t, k) pairs, written in step 1) and expandScalesOut; epRecvCountsOut
+ *                      is the inclusive cumulative count in the same order.
+ *   5. WriteTokenNums  expertTokenNumsOut (expertTokenNumsType 0: cumulative, 1: per expert) on core 0 from the
+ *                      row counts of the status entries, the TP AllGatherV
  *                      when the op has a TP domain (Traits::TP) and tpWorldSize is 2, performanceInfoOptional
  *                      where the op has it (Traits::PERF).
  * Where MTE copies stop at the server (tiling.serverRanks, Atlas A2), steps 1 and 2 reach the ranks of other
@@ -77,16 +79,19 @@ public:
 private:
     // quant formula rows: UB slots per quant mode (from the lowering)
     static constexpr uint32_t CALC_SLOTS = Traits::CALC_SLOTS;
+    // status entries: 8 of 32 bytes in a 256-byte repeat; the int32 lanes of the first word of each
+    static constexpr uint32_t ENTRIES_PER_REPEAT = REPEAT_BYTES / FLAG_BYTES;
+    static constexpr uint64_t FIRST_WORD_OF_BLOCKS = 0x0101010101010101UL;
+    static constexpr uint32_t MAX_BURSTS = 4095U; // blockCount of a DataCopy is 12-bit
 
     __aicore__ inline void SendRows();
     __aicore__ inline void SendRow(uint32_t tokenIdx, uint32_t k, uint32_t expertRow, uint32_t dstRank, uint64_t offset,
                                    uint64_t stageOffset, float expertScale);
-    __aicore__ inline const LocalTensor<uint8_t> &TokenRow(uint32_t tokenIdx);
+    __aicore__ inline LocalTensor<uint8_t> TokenRow(uint32_t tokenIdx);
     __aicore__ inline int32_t ValidExpert(const LocalTensor<int32_t> &ids, const LocalTensor<uint8_t> &mask,
                                           bool pairMask, uint32_t i);
     __aicore__ inline void CountSlots(const LocalTensor<int32_t> &ids, const LocalTensor<uint8_t> &mask, bool pairMask,
                                       uint32_t begin, uint32_t end);
-    __aicore__ inline void ReleaseTokenRow();
     __aicore__ inline void QuantRow(const LocalTensor<XT> &xRow, const LocalTensor<uint8_t> &msg, uint32_t tokenIdx,
                                     uint32_t expertRow);
     __aicore__ inline void FillInfo(const LocalTensor<uint8_t> &msg, uint32_t tokenIdx, uint32_t k, float expertScale);
@@ -96,7 +101,8 @@ private:
     __aicore__ inline uint32_t TargetRows(uint32_t target, const LocalTensor<int32_t> &tot) const;
     __aicore__ inline void WaitStatus();
     __aicore__ inline void LocalWindowCopy();
-    __aicore__ inline void CopyRowOut(GM_ADDR message, uint32_t row, bool withInfo);
+    __aicore__ inline void CopyRowsOut(GM_ADDR first, uint32_t row, uint32_t rows, bool withInfo);
+    __aicore__ inline void InitCopyQue(uint32_t usedBytes);
     __aicore__ inline void WriteTokenNums();
     __aicore__ inline void TpAllGather();
     __aicore__ inline void AddPerformanceInfo();
@@ -104,6 +110,11 @@ private:
     __aicore__ inline void SplitRange(uint32_t total, uint32_t &begin, uint32_t &end) const;
     __aicore__ inline uint32_t SendTargetsPerCore() const;
 
+    // the 32-byte blocks from the end of a `bytes` field of a message in UB to the same field of the next
+    __aicore__ inline uint32_t UbGap(uint32_t bytes) const
+    {
+        return (msgBytes_ - AlignUp(bytes, UB_BLOCK)) / UB_BLOCK;
+    }
     template <typename T>
     __aicore__ inline LocalTensor<T> CalcSlot(uint32_t idx)
     {
@@ -209,8 +220,7 @@ private:
     TBuf<TPosition::VECCALC> bwBuf_;     // core 0 with serverRanks: BatchWrite items, one staged status entry
     BatchWriteList bw_;
     GM_ADDR userWorkspace_{nullptr};
-    TQue<TPosition::VECIN, 1> xInQue_; // token rows of x
-    LocalTensor<uint8_t> xRow_;        // the loaded row of token xRowToken_ (one load for all its pairs)
+    TBuf<TPosition::VECCALC> xBuf_; // the loaded row of token xRowToken_ (one load for all its pairs)
     int64_t xRowToken_{-1};
     TQue<TPosition::VECOUT, 1> msgQue_;                        // outgoing row messages
     TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> copyQue_; // window → outputs
@@ -247,6 +257,7 @@ private:
     uint32_t scaleOffset_{0U}; // message layout: row | scales | info
     uint32_t infoOffset_{0U};
     uint32_t msgBytes_{0U};
+    uint32_t sentBytes_{0U}; // what a message puts into the window: up to its triple, or its expert scale
     uint64_t msgStride_{0UL};
     uint64_t blockBytes_{0UL}; // one (source rank, local expert) block: maxBS messages
     uint64_t halfBytes_{0UL};
@@ -258,6 +269,7 @@ private:
     GM_ADDR bufferIdWord_{nullptr}; // the half-select word (tiling.win_buffer_id), or null: per-core state words
     uint32_t slotBytes_{0U};
     uint32_t bufDepth_{1U};
+    uint32_t batchRows_{1U}; // messages a copy buffer of the window copy holds
     uint32_t activeTokens_{0U};
     uint32_t entryNum_{0U};
     uint32_t entryStart_{0U};
@@ -324,6 +336,10 @@ __aicore__ inline void MoeDispatchKernel<Traits>::Init(const Args &args, const T
         infoOffset_ += AlignUp(dynamicScalesOutRowBytes_, UB_BLOCK);
     }
     msgBytes_ = infoOffset_ + INFO_BYTES;
+    // the bytes a receiver reads: the triple's 12, the expert scale's 4 where the op has expert scales (the real
+    // op puts its row and scales, then the 12 bytes of the triple: code: mc2/moe_distribute_dispatch_v2/op_kernel/
+    // moe_distribute_dispatch_v2_quant.h hScaleIdxSize_)
+    sentBytes_ = hasExpertScales_ ? infoOffset_ + UB_BLOCK + 4U : infoOffset_ + TRIPLE * 4U;
     msgStride_ = AlignUp64(msgBytes_, WIN_ALIGN);
     blockBytes_ = static_cast<uint64_t>(maxBs_) * msgStride_;
     // the window layout tiling checked (the spec's `window`): data halves of [combine | dispatch] (each after its
@@ -437,8 +453,8 @@ __aicore__ inline void MoeDispatchKernel<Traits>::SendRows()
     const uint32_t bwBytes = (serverRanks_ != 0U && coreIdx_ == 0U) ? BW_UB_BYTES : 0U;
     const uint32_t fixedBytes =
         idsBytes + maskBytes + actBytes + idxBytes + 3U * cntBytes + statusBytes + CALC_SLOTS * slotBytes_ + bwBytes;
-    const uint32_t rowBytes = AlignUp(rowBytesX_, UB_BLOCK) + msgBytes_;
-    bufDepth_ = (fixedBytes + 2U * rowBytes <= static_cast<uint32_t>(tiling_.totalUbSize)) ? 2U : 1U;
+    const uint32_t xBytes = AlignUp(rowBytesX_, UB_BLOCK);
+    bufDepth_ = (fixedBytes + xBytes + 2U * msgBytes_ <= static_cast<uint32_t>(tiling_.totalUbSize)) ? 2U : 1U;
     pipe_->InitBuffer(idsBuf_, idsBytes);
     pipe_->InitBuffer(maskBuf_, maskBytes);
     pipe_->InitBuffer(actBuf_, actBytes);
@@ -451,7 +467,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::SendRows()
     if (bwBytes != 0U) {
         pipe_->InitBuffer(bwBuf_, bwBytes);
     }
-    pipe_->InitBuffer(xInQue_, bufDepth_, AlignUp(rowBytesX_, UB_BLOCK));
+    pipe_->InitBuffer(xBuf_, xBytes);
     pipe_->InitBuffer(msgQue_, bufDepth_, msgBytes_);
 
     LocalTensor<int32_t> ids = idsBuf_.Get<int32_t>();
@@ -534,7 +550,6 @@ __aicore__ inline void MoeDispatchKernel<Traits>::SendRows()
         const uint64_t inBlock = static_cast<uint64_t>(slot) * msgStride_;
         SendRow(tokenIdx, topK_ + s, s, dstRank, static_cast<uint64_t>(epRank_) * blockBytes_ + inBlock, inBlock, 0.0f);
     }
-    ReleaseTokenRow();
     if (isA2_) { // assistInfoForCombineOut[t * K + k] = the pair's slot in its expert's rows, 0 for unsent pairs
         SyncFunc<HardEvent::S_MTE3>();
         if (ownEnd > begin) {
@@ -614,7 +629,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::SendRow(uint32_t tokenIdx, uin
                                                           uint32_t dstRank, uint64_t offset, uint64_t stageOffset,
                                                           float expertScale)
 {
-    const LocalTensor<uint8_t> &xBytes = TokenRow(tokenIdx);
+    const LocalTensor<uint8_t> xBytes = TokenRow(tokenIdx);
     LocalTensor<uint8_t> msg = msgQue_.AllocTensor<uint8_t>();
     QuantRow(xBytes.template ReinterpretCast<XT>(), msg, tokenIdx, expertRow);
     FillInfo(msg, tokenIdx, k, expertScale);
@@ -622,34 +637,27 @@ __aicore__ inline void MoeDispatchKernel<Traits>::SendRow(uint32_t tokenIdx, uin
     msg = msgQue_.DeQue<uint8_t>();
     GlobalTensor<uint8_t> win; // another server's rank: staged in windowsOut, sent by BatchWrite after SyncAll
     win.SetGlobalBuffer(OtherServer(dstRank) ? StageData(dstRank) + stageOffset : WinData(dstRank) + offset);
-    DataCopy(win, msg, msgBytes_);
+    DataCopyPad(win, msg, DataCopyExtParams(1U, sentBytes_, 0U, 0U, 0U));
     msgQue_.FreeTensor(msg);
 }
 
 // The row of x of token `tokenIdx` in UB: loaded once for the consecutive pairs of the token (a core's share
-// of the pairs is contiguous in (token, k) order), not once per destination.
+// of the pairs is contiguous in (token, k) order), not once per destination. One buffer: a load waits for the
+// vector reads of the row before (the lowered quant formulas), the reads for the load, by flags, as the real op
+// orders its row buffers (code: mc2/moe_distribute_dispatch_v2/op_kernel/moe_distribute_dispatch_v2.h ProcessToken,
+// SyncFunc<V_MTE2> before its load).
 template <typename Traits>
-__aicore__ inline const LocalTensor<uint8_t> &MoeDispatchKernel<Traits>::TokenRow(uint32_t tokenIdx)
+__aicore__ inline LocalTensor<uint8_t> MoeDispatchKernel<Traits>::TokenRow(uint32_t tokenIdx)
 {
+    LocalTensor<uint8_t> xBytes = xBuf_.Get<uint8_t>();
     if (xRowToken_ != static_cast<int64_t>(tokenIdx)) {
-        ReleaseTokenRow();
-        LocalTensor<uint8_t> xBytes = xInQue_.AllocTensor<uint8_t>();
+        SyncFunc<HardEvent::V_MTE2>();
         DataCopyPad(xBytes, xGm_[static_cast<uint64_t>(tokenIdx) * rowBytesX_],
                     DataCopyExtParams(1U, rowBytesX_, 0U, 0U, 0U), DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));
-        xInQue_.EnQue(xBytes);
-        xRow_ = xInQue_.DeQue<uint8_t>();
+        SyncFunc<HardEvent::MTE2_V>();
         xRowToken_ = static_cast<int64_t>(tokenIdx);
     }
-    return xRow_;
-}
-
-template <typename Traits>
-__aicore__ inline void MoeDispatchKernel<Traits>::ReleaseTokenRow()
-{
-    if (xRowToken_ >= 0) {
-        xInQue_.FreeTensor(xRow_);
-        xRowToken_ = -1;
-    }
+    return xBytes;
 }
 
 template <typename Traits>
@@ -780,10 +788,12 @@ __aicore__ inline void MoeDispatchKernel<Traits>::WaitStatus()
     entryNum_ = isSharedRank_ ? epWorld_ : localExperts_ * epWorld_;
     SplitRange(entryNum_, entryStart_, entryEnd_);
     const uint32_t entries = entryEnd_ - entryStart_;
-    pipe_->InitBuffer(statusBuf_, (entries + 1U) * FLAG_BYTES);
+    // whole 256-byte repeats: the flag clear below writes the first word of 8 entries a repeat
+    pipe_->InitBuffer(statusBuf_, AlignUp((entries + 1U) * FLAG_BYTES, REPEAT_BYTES));
     pipe_->InitBuffer(countBuf_, 2U * AlignUp((entries + 1U) * 4U, UB_BLOCK));
     pipe_->InitBuffer(coreBuf_, coreNum_ * UB_BLOCK);
-    pipe_->InitBuffer(copyQue_, bufDepth_, msgBytes_);
+    InitCopyQue(AlignUp((entries + 1U) * FLAG_BYTES, REPEAT_BYTES) + 2U * AlignUp((entries + 1U) * 4U, UB_BLOCK) +
+                coreNum_ * UB_BLOCK);
     LocalTensor<int32_t> flags = statusBuf_.Get<int32_t>();
     LocalTensor<int32_t> counts = countBuf_.Get<int32_t>(); // rows per entry
     LocalTensor<int32_t> waited;                            // performanceInfoOptional: µs per entry
@@ -828,12 +838,28 @@ __aicore__ inline void MoeDispatchKernel<Traits>::WaitStatus()
             counts.SetValue(i, flags.GetValue(i * WS_SLOT_INTS + 1U));
             rows += flags.GetValue(i * WS_SLOT_INTS + 1U);
         }
-        // clear the entries: the next call with this data state waits for fresh flags
+        // clear the flags, the first word of each entry: the next call with this data state waits for fresh ones;
+        // the row counts stay for core 0's expertTokenNumsOut (WriteTokenNums), as the real op keeps them (code:
+        // mc2/moe_distribute_dispatch_v2/op_kernel/moe_distribute_dispatch_v2.h WaitDispatchClearStatus)
         SyncFunc<HardEvent::S_V>();
-        Duplicate(flags, static_cast<int32_t>(0), static_cast<int32_t>(entries * WS_SLOT_INTS));
+        uint64_t firstWords[2] = {FIRST_WORD_OF_BLOCKS, 0UL};
+        for (uint32_t at = 0U; at < entries; at += MAX_REPEATS * ENTRIES_PER_REPEAT) {
+            const uint32_t repeats =
+                CeilDiv(MinU32(entries - at, MAX_REPEATS * ENTRIES_PER_REPEAT), ENTRIES_PER_REPEAT);
+            Duplicate<int32_t>(flags[at * WS_SLOT_INTS], 0, firstWords, static_cast<uint8_t>(repeats), 1U, 8U);
+        }
         SyncFunc<HardEvent::V_MTE3>();
         DataCopy(statusGm, flags, entries * WS_SLOT_INTS);
         PipeBarrier<PIPE_MTE3>();
+    }
+    if constexpr (Traits::PERF) {
+        if (hasPerformanceInfo_ && entries > 0U) {
+            // per entry: the µs this rank waited for it (core 0 folds them per source rank after the SyncAll below)
+            SyncFunc<HardEvent::S_MTE3>();
+            DataCopyPad(workspaceGm_[coreNum_ * WS_SLOT_INTS + entryStart_], waited,
+                        DataCopyExtParams(1U, entries * 4U, 0U, 0U, 0U));
+            PipeBarrier<PIPE_MTE3>();
+        }
     }
     // row offsets across cores: every core publishes its row count, then adds those of the cores before it
     LocalTensor<int32_t> sums = coreBuf_.Get<int32_t>();
@@ -850,15 +876,6 @@ __aicore__ inline void MoeDispatchKernel<Traits>::WaitStatus()
         const uint32_t n = static_cast<uint32_t>(sums.GetValue(c * WS_SLOT_INTS));
         firstRow_ += (c < coreIdx_) ? n : 0U;
         totalRows_ += n;
-    }
-    if constexpr (Traits::PERF) {
-        if (hasPerformanceInfo_ && entries > 0U) {
-            // per entry: the µs this rank waited for it (core 0 folds them per source rank)
-            SyncFunc<HardEvent::S_MTE3>();
-            DataCopyPad(workspaceGm_[coreNum_ * WS_SLOT_INTS + entryStart_], waited,
-                        DataCopyExtParams(1U, entries * 4U, 0U, 0U, 0U));
-            PipeBarrier<PIPE_MTE3>();
-        }
     }
 }
 
@@ -877,8 +894,8 @@ __aicore__ inline void MoeDispatchKernel<Traits>::LocalWindowCopy()
         const uint32_t rows = static_cast<uint32_t>(counts.GetValue(i));
         const uint32_t block = isSharedRank_ ? idx : (idx % epWorld_) * localExperts_ + idx / epWorld_;
         GM_ADDR blockAddr = WinData(epRank_) + static_cast<uint64_t>(block) * blockBytes_;
-        for (uint32_t j = 0U; j < rows; ++j) {
-            CopyRowOut(blockAddr + static_cast<uint64_t>(j) * msgStride_, row + j, true);
+        for (uint32_t j = 0U; j < rows; j += batchRows_) {
+            CopyRowsOut(blockAddr + static_cast<uint64_t>(j) * msgStride_, row + j, MinU32(batchRows_, rows - j), true);
         }
         row += rows;
         counts.SetValue(i, static_cast<int32_t>(row)); // epRecvCountsOut: inclusive cumulative rows
@@ -888,35 +905,52 @@ __aicore__ inline void MoeDispatchKernel<Traits>::LocalWindowCopy()
     PipeBarrier<PIPE_MTE3>();
 }
 
+// The copy buffers of the window copy: as many messages each as the UB beside `usedBytes` holds in bufDepth_ buffers
+// (at least one), as the real op sizes its copy of a UB-full of rows (code: mc2/moe_distribute_dispatch_v2/
+// op_kernel/moe_distribute_dispatch_v2.h LocalWindowCopy, tripleQueue).
 template <typename Traits>
-__aicore__ inline void MoeDispatchKernel<Traits>::CopyRowOut(GM_ADDR message, uint32_t row, bool withInfo)
+__aicore__ inline void MoeDispatchKernel<Traits>::InitCopyQue(uint32_t usedBytes)
+{
+    const uint32_t ub = static_cast<uint32_t>(tiling_.totalUbSize);
+    const uint32_t perBuffer = ub > usedBytes ? (ub - usedBytes) / bufDepth_ : 0U;
+    batchRows_ = perBuffer / msgBytes_ > 1U ? MinU32(perBuffer / msgBytes_, MAX_BURSTS) : 1U;
+    pipe_->InitBuffer(copyQue_, bufDepth_, batchRows_ * msgBytes_);
+}
+
+// Output rows [row, row + rows) from as many messages in a window, msgStride_ apart from `first`: one strided copy
+// in, one strided copy out per output (and to the TP peer's window).
+template <typename Traits>
+__aicore__ inline void MoeDispatchKernel<Traits>::CopyRowsOut(GM_ADDR first, uint32_t row, uint32_t rows, bool withInfo)
 {
     GlobalTensor<uint8_t> src;
-    src.SetGlobalBuffer(message);
+    src.SetGlobalBuffer(first);
+    const uint16_t count = static_cast<uint16_t>(rows);
+    const uint16_t msgBlocks = static_cast<uint16_t>(msgBytes_ / UB_BLOCK);
+    const uint16_t winGap = static_cast<uint16_t>((msgStride_ - msgBytes_) / UB_BLOCK); // window: msgStride_ apart
     LocalTensor<uint8_t> msg = copyQue_.AllocTensor<uint8_t>();
-    DataCopy(msg, src, msgBytes_);
+    DataCopy(msg, src, DataCopyParams(count, msgBlocks, winGap, 0U));
     copyQue_.EnQue(msg);
     msg = copyQue_.DeQue<uint8_t>();
     DataCopyPad(expandXOutGm_[static_cast<uint64_t>(row) * rowBytesY_], msg,
-                DataCopyExtParams(1U, rowBytesY_, 0U, 0U, 0U));
+                DataCopyExtParams(count, rowBytesY_, UbGap(rowBytesY_), 0U, 0U));
     if constexpr (Traits::CARRIES_DYNAMIC_SCALES_OUT) {
         DataCopyPad(dynamicScalesOutGm_[static_cast<uint64_t>(row) * dynamicScalesOutRowBytes_], msg[scaleOffset_],
-                    DataCopyExtParams(1U, dynamicScalesOutRowBytes_, 0U, 0U, 0U));
+                    DataCopyExtParams(count, dynamicScalesOutRowBytes_, UbGap(dynamicScalesOutRowBytes_), 0U, 0U));
     }
     if (withInfo && !isA2_) {
         DataCopyPad(assistInfoForCombineOutGm_[static_cast<uint64_t>(row) * TRIPLE],
                     msg[infoOffset_].template ReinterpretCast<int32_t>(),
-                    DataCopyExtParams(1U, TRIPLE * 4U, 0U, 0U, 0U));
+                    DataCopyExtParams(count, TRIPLE * 4U, UbGap(TRIPLE * 4U), 0U, 0U));
     }
     if (hasExpertScales_) {
         DataCopyPad(expandScalesOutGm_[row], msg[infoOffset_ + UB_BLOCK].template ReinterpretCast<float>(),
-                    DataCopyExtParams(1U, 4U, 0U, 0U, 0U));
+                    DataCopyExtParams(count, 4U, UbGap(4U), 0U, 0U));
     }
     if constexpr (Traits::TP) {
         if (tpGather_ && withInfo) { // the TP peer appends this rank's rows after its own
             GlobalTensor<uint8_t> peer;
             peer.SetGlobalBuffer(TpWinData(1U - tpRank_) + static_cast<uint64_t>(row) * msgStride_);
-            DataCopy(peer, msg, msgBytes_);
+            DataCopy(peer, msg, DataCopyParams(count, msgBlocks, 0U, winGap));
         }
     }
     copyQue_.FreeTensor(msg);
@@ -926,10 +960,10 @@ __aicore__ inline void MoeDispatchKernel<Traits>::CopyRowOut(GM_ADDR message, ui
 template <typename Traits>
 __aicore__ inline void MoeDispatchKernel<Traits>::WriteTokenNums()
 {
-    PipeBarrier<PIPE_ALL>();
-    SyncAll<true>(); // every core's epRecvCountsOut slice and rows are written
     if constexpr (Traits::TP) {
         if (tpGather_) {
+            PipeBarrier<PIPE_ALL>();
+            SyncAll<true>(); // every core's epRecvCountsOut slice and rows are written before core 0 sends them
             TpAllGather();
         }
     }
@@ -941,20 +975,28 @@ __aicore__ inline void MoeDispatchKernel<Traits>::WriteTokenNums()
     if (coreIdx_ != 0U) {
         return;
     }
+    // The rows of each (local expert, source rank) entry are the counts its status entry keeps after WaitStatus
+    // cleared the flags: every core's wait finished before WaitStatus's SyncAll, so core 0 reads them without
+    // another SyncAll, as the real op's SetExpertTokenNums reads its status area (code: mc2/
+    // moe_distribute_dispatch_v2/op_kernel/moe_distribute_dispatch_v2.h SetExpertTokenNums).
     ResetPipe(pipe_);
-    pipe_->InitBuffer(countBuf_, AlignUp(entryNum_ * 4U, UB_BLOCK));
+    pipe_->InitBuffer(statusBuf_, entryNum_ * FLAG_BYTES);
     pipe_->InitBuffer(coreBuf_, AlignUp(localExperts_ * 8U, UB_BLOCK));
-    LocalTensor<int32_t> cum = countBuf_.Get<int32_t>();
-    DataCopyPad(cum, epRecvCountsOutGm_, DataCopyExtParams(1U, entryNum_ * 4U, 0U, 0U, 0U),
-                DataCopyPadExtParams<int32_t>(false, 0U, 0U, 0U));
+    LocalTensor<int32_t> entries = statusBuf_.Get<int32_t>();
+    GlobalTensor<int32_t> statusGm;
+    statusGm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(WinStatus(epRank_)));
+    DataCopy(entries, statusGm, entryNum_ * WS_SLOT_INTS);
     SyncFunc<HardEvent::MTE2_S>();
     LocalTensor<int64_t> tokenNums = coreBuf_.Get<int64_t>();
-    int64_t previous = 0;
+    int64_t upTo = 0; // rows of local experts 0..e
     for (uint32_t e = 0U; e < localExperts_; ++e) {
-        const int64_t upTo = cum.GetValue((e + 1U) * epWorld_ - 1U);               // rows of local experts 0..e
+        int64_t rows = 0;
+        for (uint32_t r = 0U; r < epWorld_; ++r) {
+            rows += entries.GetValue((e * epWorld_ + r) * WS_SLOT_INTS + 1U);
+        }
+        upTo += rows;
         const int64_t peerRows = tpGather_ ? static_cast<int64_t>(peerTotal_) : 0; // tpGather_: Traits::TP only
-        tokenNums.SetValue(e, (tiling_.expertTokenNumsType == 0 ? upTo : upTo - previous) + peerRows);
-        previous = upTo;
+        tokenNums.SetValue(e, (tiling_.expertTokenNumsType == 0 ? upTo : rows) + peerRows);
     }
     SyncFunc<HardEvent::S_MTE3>();
     DataCopyPad(expertTokenNumsOutGm_, tokenNums, DataCopyExtParams(1U, localExperts_ * 8U, 0U, 0U, 0U));
@@ -969,7 +1011,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::TpAllGather()
     const uint32_t peer = 1U - tpRank_;
     ResetPipe(pipe_);
     pipe_->InitBuffer(statusBuf_, AlignUp((epWorld_ + 8U) * 4U, UB_BLOCK));
-    pipe_->InitBuffer(copyQue_, bufDepth_, msgBytes_);
+    InitCopyQue(AlignUp((epWorld_ + 8U) * 4U, UB_BLOCK));
     LocalTensor<int32_t> info = statusBuf_.Get<int32_t>();
     GlobalTensor<int32_t> mine;
     mine.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(TpWinStatus(tpRank_)));
@@ -1015,8 +1057,9 @@ __aicore__ inline void MoeDispatchKernel<Traits>::TpAllGather()
     uint32_t begin = 0U;
     uint32_t end = 0U;
     SplitRange(peerTotal_, begin, end);
-    for (uint32_t r = begin; r < end; ++r) {
-        CopyRowOut(TpWinData(tpRank_) + static_cast<uint64_t>(r) * msgStride_, totalRows_ + r, false);
+    for (uint32_t r = begin; r < end; r += batchRows_) {
+        CopyRowsOut(TpWinData(tpRank_) + static_cast<uint64_t>(r) * msgStride_, totalRows_ + r,
+                    MinU32(batchRows_, end - r), false);
     }
     PipeBarrier<PIPE_ALL>();
     SyncAll<true>();

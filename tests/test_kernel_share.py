@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import sys
+import tarfile
 
 import pytest
 
@@ -13,8 +14,10 @@ from opgen.core.products import PRODUCTS
 from opgen.lower.ascendc import float_literal
 from opgen.lower.literals import cpp_literal
 from opgen.runtime.dtypes import emax, qmax
+from opgen.sim.build import column_defines
 
 from .conftest import ROOT
+from .real_cann import MISSING, OPS_TRANSFORMER
 
 GENERATED = ROOT / "generated"
 KERNEL_COMMON = ROOT / "templates" / "cpp" / "common" / "op_kernel"
@@ -119,3 +122,19 @@ def test_the_plain_window_reads_take_the_context_list_where_the_product_table_sa
     assert m and "ctx->windows" in m.group(2), body
     archs = sorted({p.npu_arch for p in PRODUCTS.values() if p.context_windows})
     assert m.group(1) == "defined(__NPU_ARCH__) && (" + " || ".join(f"__NPU_ARCH__ == {a}" for a in archs) + ")"
+
+
+@pytest.mark.skipif(not OPS_TRANSFORMER.is_file(), reason=MISSING)
+def test_the_twins_column_macros_are_op_builds():
+    """The entries' Run takes the OpDef column's DTYPE_<NAME>: the twin defines it, and ORIG_DTYPE_<NAME>, for every
+    dtype of the table as CANN's op build does (ops-transformer cmake/scripts/util/ascendc_impl_build.py DTYPE_MAP
+    and add_dtype_fmt_option_single)."""
+    with tarfile.open(OPS_TRANSFORMER) as tf:
+        member = next(m for m in tf if m.name.endswith("cmake/scripts/util/ascendc_impl_build.py"))
+        script = tf.extractfile(member).read().decode("utf-8")
+    assert '"-DDTYPE_{{n}}={{t}}".format(n=x_n_in_kernel, t=DTYPE_MAP.get(x_dtype)[1])' in script
+    assert '"-DORIG_DTYPE_{{n}}={{ot}}".format(n=x_n_in_kernel, ot=DTYPE_MAP.get(x_dtype)[0])' in script
+    dtype_map = {k: (ge, ctype) for k, ge, ctype in re.findall(r'"(\w+)":\s*\["(DT_\w+)",\s*"(\w+)"\]', script)}
+    for name in DTYPES:
+        ge, ctype = dtype_map[name.lower()]
+        assert column_defines({"expand_x": name}) == [f"-DDTYPE_EXPAND_X={ctype}", f"-DORIG_DTYPE_EXPAND_X={ge}"], name

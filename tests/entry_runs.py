@@ -14,15 +14,36 @@ CTYPE_OF = {d.ge_enum: d.ascendc for d in DTYPES.values()}
 BLOCK = re.compile(r"(?:#if (.*)\n)?[ \t]*(?:if \((.*?)\) \{\n\s+)?Run<(.*?)>\(args, tiling\);")
 
 
-def _conjuncts(guard: str) -> list[str]:
-    """``guard``'s operands of its top-level &&."""
+def _split(expr: str, op: str) -> list[str]:
+    """``expr``'s operands of its top-level ``op`` (" && " or " || "), outer parentheses around all of it dropped."""
+    while expr.startswith("("):
+        depth = 0
+        for i, ch in enumerate(expr):
+            depth += {"(": 1, ")": -1}.get(ch, 0)
+            if depth == 0:
+                break
+        if i != len(expr) - 1:
+            break
+        expr = expr[1:-1]
     out, depth, start = [], 0, 0
-    for i, ch in enumerate(guard):
+    for i, ch in enumerate(expr):
         depth += {"(": 1, ")": -1}.get(ch, 0)
-        if depth == 0 and guard.startswith(" && ", i):
-            out.append(guard[start:i])
-            start = i + 4
-    return out + [guard[start:]]
+        if depth == 0 and expr.startswith(op, i):
+            out.append(expr[start:i])
+            start = i + len(op)
+    return out + [expr[start:]]
+
+
+def columns(expr: str) -> list[dict]:
+    """The dtype macro values (tensor macro name -> DT_ id) ``expr`` admits; a test of no dtype admits any."""
+    alts = _split(expr, " || ")
+    if len(alts) > 1:
+        return [c for a in alts for c in columns(a)]
+    parts = _split(expr, " && ")
+    if len(parts) > 1:
+        return [dict(kv for c in combo for kv in c.items()) for combo in itertools.product(*map(columns, parts))]
+    m = re.fullmatch(r"ORIG_DTYPE_(\w+) == (DT_\w+)", parts[0])
+    return [{m.group(1): m.group(2)}] if m else [{}]
 
 
 def runs(text: str) -> list[tuple[str, str]]:
@@ -36,15 +57,9 @@ def expanded_runs(text: str) -> list[tuple[str, str]]:
     """runs(), one per dtype combination a block admits: (condition, Run arguments with element types)."""
     out = []
     for cond, args in runs(text):
-        lists = []
-        for part in _conjuncts(cond):
-            found = re.findall(r"ORIG_DTYPE_(\w+) == (DT_\w+)", part)
-            if found:
-                assert len({m for m, _ in found}) == 1, part  # one tensor's dtypes per operand
-                lists.append([(m, d) for m, d in found])
-        for combo in itertools.product(*lists):
+        for column in columns(cond):
             expanded = args
-            for macro, dt in combo:
+            for macro, dt in column.items():
                 expanded = re.sub(rf"\bDTYPE_{macro}\b", CTYPE_OF[dt], expanded)
             out.append((cond, expanded))
     return out

@@ -598,8 +598,9 @@ def dispatch_blocks(op: Op, guards: ArchGuards, plan: KernelPlan, instances) -> 
     """The kernel instances of one Dispatch branch as few ``#if`` blocks, as the real entries write them: one Run
     whose element types are the column's DTYPE_<NAME> macros, compiled for every OpDef column of a product of the
     dtype lists its ``#if`` names. Instances that differ only in the dtypes they check share a block (their checked
-    dtype combinations in as few value lists as :func:`key_lists` finds); each block: {"guard": the ``#if`` test
-    ("" none), "cond": the runtime test ("true" none), "args": Run's template arguments}."""
+    dtype combinations in as few value lists as :func:`key_lists` finds, the ``#if`` one alternative per list);
+    each block: {"guard": the ``#if`` test ("" none), "cond": the runtime test ("true" none), "args": Run's template
+    arguments}."""
     parts: dict[tuple, list] = {}
     for inst in instances:
         names = tuple(t for t, _ in inst.checks)
@@ -614,12 +615,13 @@ def dispatch_blocks(op: Op, guards: ArchGuards, plan: KernelPlan, instances) -> 
         known = iter(fixed)
         types = [dtype_type_macro(op.tensor(name)) if name in names else next(known) for name in plan.varying]
         args = ", ".join(types + list(params) + [f"RowLayout::{lay.upper()}" for lay in layouts])
+        alts = []
         for lists in key_lists(combos) or [()]:
-            tests = [arch] if arch else []
-            for name, dtypes in zip(names, lists):
-                tests.append(column_test(op, name, *dtypes))
-            guard = " && ".join(f"({x})" for x in tests) if len(tests) > 1 else (tests[0] if tests else "")
-            blocks.append(dict(guard=guard, cond=" && ".join(runtime) if runtime else "true", args=args))
+            tests = [column_test(op, name, *dtypes) for name, dtypes in zip(names, lists)]
+            alts.append(" && ".join(f"({x})" for x in tests) if len(tests) > 1 else (tests[0] if tests else ""))
+        tests = [x for x in (arch, " || ".join(f"({a})" for a in alts) if len(alts) > 1 else alts[0]) if x]
+        guard = " && ".join(f"({x})" for x in tests) if len(tests) > 1 else (tests[0] if tests else "")
+        blocks.append(dict(guard=guard, cond=" && ".join(runtime) if runtime else "true", args=args))
     return blocks
 
 

@@ -28,11 +28,8 @@ __aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeCombi
         Trap(); // launched for another OpDef column's dtypes: the runtime never does
     }
     if constexpr (true) {
-#if (ORIG_DTYPE_EXPAND_X == DT_BF16) && (ORIG_DTYPE_X == DT_BF16)
-        Run<DTYPE_EXPAND_X, DTYPE_X, 0U>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_EXPAND_X == DT_FLOAT16) && (ORIG_DTYPE_X == DT_FLOAT16)
+#if ((ORIG_DTYPE_EXPAND_X == DT_BF16) && (ORIG_DTYPE_X == DT_BF16)) ||                                                 \
+    ((ORIG_DTYPE_EXPAND_X == DT_FLOAT16) && (ORIG_DTYPE_X == DT_FLOAT16))
         Run<DTYPE_EXPAND_X, DTYPE_X, 0U>(args, tiling);
         return;
 #endif

@@ -27,11 +27,8 @@ __aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeDispa
         Trap(); // launched for another OpDef column's dtypes: the runtime never does
     }
     if constexpr (KeyQuantMode == 0U) {
-#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_Y == DT_BF16)
-        Run<DTYPE_X, DTYPE_Y, 0U>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_Y == DT_FLOAT16)
+#if ((ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_Y == DT_BF16)) ||                                                        \
+    ((ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_Y == DT_FLOAT16))
         Run<DTYPE_X, DTYPE_Y, 0U>(args, tiling);
         return;
 #endif

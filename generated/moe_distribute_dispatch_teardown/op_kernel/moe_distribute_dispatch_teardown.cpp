@@ -28,42 +28,24 @@ __aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeDispa
         Trap(); // launched for another OpDef column's dtypes: the runtime never does
     }
     if constexpr (KeyQuantMode == 0U) {
-#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_Y == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_BF16)
-        Run<DTYPE_X, DTYPE_Y, DTYPE_EXPAND_X, float, 0U>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_Y == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT16)
+#if ((ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_Y == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_BF16)) ||                    \
+    ((ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_Y == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT16))
         Run<DTYPE_X, DTYPE_Y, DTYPE_EXPAND_X, float, 0U>(args, tiling);
         return;
 #endif
     } else if constexpr (KeyQuantMode == 4U) {
-#if ((ORIG_DTYPE_X == DT_BF16) || (ORIG_DTYPE_X == DT_FLOAT16)) && (ORIG_DTYPE_Y == DT_BF16) &&                        \
-    (ORIG_DTYPE_EXPAND_X == DT_BF16) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
-        Run<DTYPE_X, DTYPE_Y, DTYPE_EXPAND_X, DTYPE_DYNAMIC_SCALES, 4U>(args, tiling);
-        return;
-#endif
-#if ((ORIG_DTYPE_X == DT_BF16) || (ORIG_DTYPE_X == DT_FLOAT16)) && (ORIG_DTYPE_Y == DT_FLOAT16) &&                     \
-    (ORIG_DTYPE_EXPAND_X == DT_FLOAT16) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
-        Run<DTYPE_X, DTYPE_Y, DTYPE_EXPAND_X, DTYPE_DYNAMIC_SCALES, 4U>(args, tiling);
-        return;
-#endif
-#if ((ORIG_DTYPE_X == DT_BF16) || (ORIG_DTYPE_X == DT_FLOAT16)) && (ORIG_DTYPE_Y == DT_FLOAT8_E4M3FN) &&               \
-    (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
-        Run<DTYPE_X, DTYPE_Y, DTYPE_EXPAND_X, DTYPE_DYNAMIC_SCALES, 4U>(args, tiling);
-        return;
-#endif
-#if ((ORIG_DTYPE_X == DT_BF16) || (ORIG_DTYPE_X == DT_FLOAT16)) && (ORIG_DTYPE_Y == DT_FLOAT8_E5M2) &&                 \
-    (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
-        Run<DTYPE_X, DTYPE_Y, DTYPE_EXPAND_X, DTYPE_DYNAMIC_SCALES, 4U>(args, tiling);
-        return;
-#endif
-#if ((ORIG_DTYPE_X == DT_BF16) || (ORIG_DTYPE_X == DT_FLOAT16)) && (ORIG_DTYPE_Y == DT_HIFLOAT8) &&                    \
-    (ORIG_DTYPE_EXPAND_X == DT_HIFLOAT8) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
-        Run<DTYPE_X, DTYPE_Y, DTYPE_EXPAND_X, DTYPE_DYNAMIC_SCALES, 4U>(args, tiling);
-        return;
-#endif
-#if ((ORIG_DTYPE_X == DT_BF16) || (ORIG_DTYPE_X == DT_FLOAT16)) && (ORIG_DTYPE_Y == DT_INT8) &&                        \
-    (ORIG_DTYPE_EXPAND_X == DT_INT8) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
+#if (((ORIG_DTYPE_X == DT_BF16) || (ORIG_DTYPE_X == DT_FLOAT16)) && (ORIG_DTYPE_Y == DT_BF16) &&                       \
+     (ORIG_DTYPE_EXPAND_X == DT_BF16) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)) ||                             \
+    (((ORIG_DTYPE_X == DT_BF16) || (ORIG_DTYPE_X == DT_FLOAT16)) && (ORIG_DTYPE_Y == DT_FLOAT16) &&                    \
+     (ORIG_DTYPE_EXPAND_X == DT_FLOAT16) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)) ||                          \
+    (((ORIG_DTYPE_X == DT_BF16) || (ORIG_DTYPE_X == DT_FLOAT16)) && (ORIG_DTYPE_Y == DT_FLOAT8_E4M3FN) &&              \
+     (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)) ||                    \
+    (((ORIG_DTYPE_X == DT_BF16) || (ORIG_DTYPE_X == DT_FLOAT16)) && (ORIG_DTYPE_Y == DT_FLOAT8_E5M2) &&                \
+     (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)) ||                      \
+    (((ORIG_DTYPE_X == DT_BF16) || (ORIG_DTYPE_X == DT_FLOAT16)) && (ORIG_DTYPE_Y == DT_HIFLOAT8) &&                   \
+     (ORIG_DTYPE_EXPAND_X == DT_HIFLOAT8) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)) ||                         \
+    (((ORIG_DTYPE_X == DT_BF16) || (ORIG_DTYPE_X == DT_FLOAT16)) && (ORIG_DTYPE_Y == DT_INT8) &&                       \
+     (ORIG_DTYPE_EXPAND_X == DT_INT8) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0))
         Run<DTYPE_X, DTYPE_Y, DTYPE_EXPAND_X, DTYPE_DYNAMIC_SCALES, 4U>(args, tiling);
         return;
 #endif

@@ -27,11 +27,8 @@ __aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeDispa
         Trap(); // launched for another OpDef column's dtypes: the runtime never does
     }
     if constexpr (KeyQuant == 0U && KeyScales == 0U && KeyTemplate == 0U) {
-#if (ORIG_DTYPE_X == DT_BF16) && ((ORIG_DTYPE_EXPAND_X == DT_BF16) || (ORIG_DTYPE_EXPAND_X == DT_INT8))
-        Run<DTYPE_X, float, DTYPE_EXPAND_X, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && ((ORIG_DTYPE_EXPAND_X == DT_FLOAT16) || (ORIG_DTYPE_EXPAND_X == DT_INT8))
+#if ((ORIG_DTYPE_X == DT_BF16) && ((ORIG_DTYPE_EXPAND_X == DT_BF16) || (ORIG_DTYPE_EXPAND_X == DT_INT8))) ||           \
+    ((ORIG_DTYPE_X == DT_FLOAT16) && ((ORIG_DTYPE_EXPAND_X == DT_FLOAT16) || (ORIG_DTYPE_EXPAND_X == DT_INT8)))
         Run<DTYPE_X, float, DTYPE_EXPAND_X, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
         return;
 #endif

@@ -27,34 +27,26 @@ __aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeDispa
         Trap(); // launched for another OpDef column's dtypes: the runtime never does
     }
     if constexpr (KeyQuant == 0U && KeyScales == 0U && (KeyTemplate == 0U || KeyTemplate == 1U)) {
-#if (ORIG_DTYPE_X == DT_BF16) && ((ORIG_DTYPE_EXPAND_X == DT_BF16) || (ORIG_DTYPE_EXPAND_X == DT_INT8))
-        Run<DTYPE_X, float, DTYPE_EXPAND_X, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && ((ORIG_DTYPE_EXPAND_X == DT_FLOAT16) || (ORIG_DTYPE_EXPAND_X == DT_INT8))
+#if ((ORIG_DTYPE_X == DT_BF16) && ((ORIG_DTYPE_EXPAND_X == DT_BF16) || (ORIG_DTYPE_EXPAND_X == DT_INT8))) ||           \
+    ((ORIG_DTYPE_X == DT_FLOAT16) && ((ORIG_DTYPE_EXPAND_X == DT_FLOAT16) || (ORIG_DTYPE_EXPAND_X == DT_INT8)))
         Run<DTYPE_X, float, DTYPE_EXPAND_X, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
         return;
 #endif
     } else if constexpr (KeyQuant == 2U && KeyScales == 0U && (KeyTemplate == 0U || KeyTemplate == 1U)) {
-#if (ORIG_DTYPE_X == DT_BF16) && ((ORIG_DTYPE_EXPAND_X == DT_BF16) || (ORIG_DTYPE_EXPAND_X == DT_INT8)) &&             \
-    (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<DTYPE_X, float, DTYPE_EXPAND_X, DTYPE_DYNAMIC_SCALES, 2U, 0U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && ((ORIG_DTYPE_EXPAND_X == DT_FLOAT16) || (ORIG_DTYPE_EXPAND_X == DT_INT8)) &&       \
-    (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+#if ((ORIG_DTYPE_X == DT_BF16) && ((ORIG_DTYPE_EXPAND_X == DT_BF16) || (ORIG_DTYPE_EXPAND_X == DT_INT8)) &&            \
+     (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)) ||                                                                       \
+    ((ORIG_DTYPE_X == DT_FLOAT16) && ((ORIG_DTYPE_EXPAND_X == DT_FLOAT16) || (ORIG_DTYPE_EXPAND_X == DT_INT8)) &&      \
+     (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT))
         Run<DTYPE_X, float, DTYPE_EXPAND_X, DTYPE_DYNAMIC_SCALES, 2U, 0U, RowLayout::ROWS>(args, tiling);
         return;
 #endif
     } else if constexpr (KeyQuant == 2U && KeyScales == 1U && (KeyTemplate == 0U || KeyTemplate == 1U)) {
-#if (ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) &&                      \
-    ((ORIG_DTYPE_EXPAND_X == DT_BF16) || (ORIG_DTYPE_EXPAND_X == DT_INT8)) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<DTYPE_X, DTYPE_SCALES, DTYPE_EXPAND_X, DTYPE_DYNAMIC_SCALES, 2U, 1U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) &&                   \
-    ((ORIG_DTYPE_EXPAND_X == DT_FLOAT16) || (ORIG_DTYPE_EXPAND_X == DT_INT8)) &&                                       \
-    (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+#if ((ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) &&                     \
+     ((ORIG_DTYPE_EXPAND_X == DT_BF16) || (ORIG_DTYPE_EXPAND_X == DT_INT8)) &&                                         \
+     (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)) ||                                                                       \
+    ((ORIG_DTYPE_X == DT_FLOAT16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) &&                  \
+     ((ORIG_DTYPE_EXPAND_X == DT_FLOAT16) || (ORIG_DTYPE_EXPAND_X == DT_INT8)) &&                                      \
+     (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT))
         Run<DTYPE_X, DTYPE_SCALES, DTYPE_EXPAND_X, DTYPE_DYNAMIC_SCALES, 2U, 1U, RowLayout::ROWS>(args, tiling);
         return;
 #endif

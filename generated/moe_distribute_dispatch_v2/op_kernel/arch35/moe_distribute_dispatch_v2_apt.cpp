@@ -27,11 +27,8 @@ __aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeDispa
         Trap(); // launched for another OpDef column's dtypes: the runtime never does
     }
     if constexpr (KeyQuant == 0U && KeyScales == 0U && (KeyTemplate == 0U || KeyTemplate == 1U)) {
-#if (ORIG_DTYPE_X == DT_BF16) && ((ORIG_DTYPE_EXPAND_X == DT_BF16) || (ORIG_DTYPE_EXPAND_X == DT_HIFLOAT8))
-        Run<DTYPE_X, float, DTYPE_EXPAND_X, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && ((ORIG_DTYPE_EXPAND_X == DT_FLOAT16) || (ORIG_DTYPE_EXPAND_X == DT_HIFLOAT8))
+#if ((ORIG_DTYPE_X == DT_BF16) && ((ORIG_DTYPE_EXPAND_X == DT_BF16) || (ORIG_DTYPE_EXPAND_X == DT_HIFLOAT8))) ||       \
+    ((ORIG_DTYPE_X == DT_FLOAT16) && ((ORIG_DTYPE_EXPAND_X == DT_FLOAT16) || (ORIG_DTYPE_EXPAND_X == DT_HIFLOAT8)))
         Run<DTYPE_X, float, DTYPE_EXPAND_X, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
         return;
 #endif
@@ -59,38 +56,20 @@ __aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeDispa
         return;
 #endif
     } else if constexpr (KeyQuant == 0U && KeyScales == 1U && (KeyTemplate == 0U || KeyTemplate == 1U)) {
-#if (ORIG_DTYPE_X == DT_FLOAT4_E1M2) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) &&         \
-    (ORIG_DTYPE_EXPAND_X == DT_FLOAT4_E1M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
-        Run<DTYPE_X, DTYPE_SCALES, DTYPE_EXPAND_X, DTYPE_DYNAMIC_SCALES, 0U, 1U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT4_E2M1) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) &&         \
-    (ORIG_DTYPE_EXPAND_X == DT_FLOAT4_E2M1) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
-        Run<DTYPE_X, DTYPE_SCALES, DTYPE_EXPAND_X, DTYPE_DYNAMIC_SCALES, 0U, 1U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT8_E4M3FN) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) &&             \
-    (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<DTYPE_X, DTYPE_SCALES, DTYPE_EXPAND_X, DTYPE_DYNAMIC_SCALES, 0U, 1U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT8_E4M3FN) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) &&       \
-    (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
-        Run<DTYPE_X, DTYPE_SCALES, DTYPE_EXPAND_X, DTYPE_DYNAMIC_SCALES, 0U, 1U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT8_E5M2) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) &&               \
-    (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<DTYPE_X, DTYPE_SCALES, DTYPE_EXPAND_X, DTYPE_DYNAMIC_SCALES, 0U, 1U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT8_E5M2) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) &&         \
-    (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
-        Run<DTYPE_X, DTYPE_SCALES, DTYPE_EXPAND_X, DTYPE_DYNAMIC_SCALES, 0U, 1U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_HIFLOAT8) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) &&                  \
-    (ORIG_DTYPE_EXPAND_X == DT_HIFLOAT8) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+#if ((ORIG_DTYPE_X == DT_FLOAT4_E1M2) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) &&        \
+     (ORIG_DTYPE_EXPAND_X == DT_FLOAT4_E1M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)) ||                      \
+    ((ORIG_DTYPE_X == DT_FLOAT4_E2M1) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) &&        \
+     (ORIG_DTYPE_EXPAND_X == DT_FLOAT4_E2M1) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)) ||                      \
+    ((ORIG_DTYPE_X == DT_FLOAT8_E4M3FN) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) &&            \
+     (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)) ||                          \
+    ((ORIG_DTYPE_X == DT_FLOAT8_E4M3FN) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) &&      \
+     (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)) ||                    \
+    ((ORIG_DTYPE_X == DT_FLOAT8_E5M2) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) &&              \
+     (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)) ||                            \
+    ((ORIG_DTYPE_X == DT_FLOAT8_E5M2) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) &&        \
+     (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)) ||                      \
+    ((ORIG_DTYPE_X == DT_HIFLOAT8) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) &&                 \
+     (ORIG_DTYPE_EXPAND_X == DT_HIFLOAT8) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT))
         Run<DTYPE_X, DTYPE_SCALES, DTYPE_EXPAND_X, DTYPE_DYNAMIC_SCALES, 0U, 1U, RowLayout::ROWS>(args, tiling);
         return;
 #endif

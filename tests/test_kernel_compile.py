@@ -11,6 +11,7 @@ default one the column with the most instances per op and arch).
 from __future__ import annotations
 
 import importlib
+import itertools
 import re
 import shutil
 import subprocess
@@ -33,6 +34,7 @@ from opgen.emit.render import template_source
 from opgen.tools.write import build, op_output, shared_output
 
 from .conftest import ROOT, SPECS, load_ok, load_src
+from .entry_runs import columns, expanded_runs, runs
 
 sim_build = importlib.import_module("opgen.sim.build")  # the package re-exports build(), which hides the module
 CXX = shutil.which("g++") or shutil.which("clang++")
@@ -215,17 +217,22 @@ def test_kernel_entry_and_tiling_key_dispatch(dispatch_v2):
     plan = plan_instances(dispatch_v2)
     for path, socs in kernel_entries(dispatch_v2).items():
         sel = files[path.removesuffix(".cpp") + "_tiling_key.h"]
-        listed = {tuple(int(v) for v in m) for m in re.findall(
-            r"ASCENDC_TPL_ARGS_SEL\(ASCENDC_TPL_UINT_SEL\(TILINGKEY_QUANT, ASCENDC_TPL_UI_LIST, (\d+)\),\s*"
-            r"ASCENDC_TPL_UINT_SEL\(TILINGKEY_SCALES, ASCENDC_TPL_UI_LIST, (\d+)\),\s*"
-            r"ASCENDC_TPL_UINT_SEL\(TILINGKEY_TEMPLATE, ASCENDC_TPL_UI_LIST, (\d+)\)\)", sel)}
+        # every combination of each ASCENDC_TPL_ARGS_SEL's value lists, no combination in two of them
+        lists = re.findall(
+            r"ASCENDC_TPL_ARGS_SEL\(ASCENDC_TPL_UINT_SEL\(TILINGKEY_QUANT, ASCENDC_TPL_UI_LIST, ([\d, ]+)\),\s*"
+            r"ASCENDC_TPL_UINT_SEL\(TILINGKEY_SCALES, ASCENDC_TPL_UI_LIST, ([\d, ]+)\),\s*"
+            r"ASCENDC_TPL_UINT_SEL\(TILINGKEY_TEMPLATE, ASCENDC_TPL_UI_LIST, ([\d, ]+)\)\)", sel)
+        listed = [c for m in lists for c in itertools.product(*([int(v) for v in s.split(", ")] for s in m))]
+        assert len(listed) == len(set(listed)), path
         # exactly the combinations the entry's products have instances for
-        assert listed == {i.key_values for i in plan.instances if i.products & set(socs)}, path
+        assert set(listed) == {i.key_values for i in plan.instances if i.products & set(socs)}, path
         assert f'#include "{Path(path).name.removesuffix(".cpp")}_tiling_key.h"' in files[path]
     apt = files["op_kernel/arch35/moe_distribute_dispatch_v2_apt_tiling_key.h"]
-    assert "TILINGKEY_QUANT, ASCENDC_TPL_UI_LIST, 1)" in apt  # static quant on the 950 ...
-    assert not re.search(r"TILINGKEY_QUANT, ASCENDC_TPL_UI_LIST, 1\),\s*ASCENDC_TPL_UINT_SEL\(TILINGKEY_SCALES, "
-                         r"ASCENDC_TPL_UI_LIST, 0\)", apt)  # ... needs its scales (950 check)
+    apt_keys = {(q, s) for m in re.findall(r"TILINGKEY_QUANT, ASCENDC_TPL_UI_LIST, ([\d, ]+)\),\s*"
+                                          r"ASCENDC_TPL_UINT_SEL\(TILINGKEY_SCALES, ASCENDC_TPL_UI_LIST, ([\d, ]+)\)", apt)
+                for q in m[0].split(", ") for s in m[1].split(", ")}
+    assert ("1", "1") in apt_keys  # static quant on the 950 ...
+    assert ("1", "0") not in apt_keys  # ... needs its scales (950 check)
     # the kernel reads the plain struct and copies rows with the Ascend C queue discipline
     for needle in ("InitTilingData(tiling, &tilingData)", "AllocTensor<uint8_t>()", ".EnQue(", ".DeQue<uint8_t>()",
                    ".FreeTensor(", "DataCopyPad(", "GetBlockIdx()", "GetBlockNum()", "SyncAll<true>()",
@@ -295,8 +302,9 @@ def test_combine_kernel(combine_v2):
             "GM_ADDR workspace, GM_ADDR tiling)") in text
     # no tiling_key: the template tiling key's one parameter is commQuantMode; modes without a formula are not
     # dispatched
-    assert ("} else if constexpr (KeyCommQuantMode == 2U) {\n#if (ORIG_DTYPE_EXPAND_X == DT_BF16) && "
-            "(ORIG_DTYPE_X == DT_BF16)\n        Run<" in text)
+    branch = text[text.index("} else if constexpr (KeyCommQuantMode == 2U) {\n"):]
+    assert {a for _, a in expanded_runs(branch[:branch.index("Trap();")])} == \
+        {"bfloat16_t, bfloat16_t, 2U", "half, half, 2U"}
     assert "QuantRowMode3" not in text and "mxfp8" not in text  # not declared: rejected by tiling
     # the sender quantises and writes the int8 row and its block scales (`send q, stored;`), 32-byte aligned
     mode2 = text[text.index('// ---- commQuantMode 2 "int8"'):text.index("// Init's part the spec decides")]
@@ -351,16 +359,6 @@ def combine_v2():
 
 
 # ---- DispatchV2 / CombineV2: the mask rank, static-scale layouts, pre-quantised x, Atlas A2 ---------------
-
-def _runs(text: str) -> list[tuple[str, str]]:
-    """(condition, Run<...> arguments) of every instantiation the Dispatch function can pick: its #if guard (arch,
-    OpDef column) and its run-time test, joined by &&."""
-    out = []
-    for guard, test, args in re.findall(r"(?:#if (.*)\n)?[ \t]*(?:if \((.*?)\) \{\n\s+)?Run<(.*?)>\(args, tiling\);",
-                                        text):
-        out.append((" && ".join(c for c in (guard, test) if c), args))
-    return out
-
 
 def _variant(text: str, old: str, new: str, tmp_path):
     src = (ROOT / "specs" / text).read_text(encoding="utf-8")
@@ -455,7 +453,7 @@ def test_dispatch_kernel_is_a_cpp_header_around_the_specs_part(dispatch_v2):
 
 def test_static_scales_of_shape_one_or_h_are_told_apart_at_run_time(dispatch_v2):
     text = kernel_text(dispatch_v2)
-    static = [(c, a) for c, a in _runs(text) if ", 1U, 1U, RowLayout::" in a]
+    static = [(c, a) for c, a in runs(text) if ", 1U, 1U, RowLayout::" in a]
     int8 = [(c, a) for c, a in static if "ORIG_DTYPE_EXPAND_X == DT_INT8" in c]
     assert int8 and all(("tiling.scalesLen == 1" in c) == a.endswith("RowLayout::SCALAR") for c, a in int8)
     assert {a.rsplit("::", 1)[1] for _, a in int8} == {"SCALAR", "VECTOR"}
@@ -477,7 +475,7 @@ def test_prequantised_x_carries_its_scales(dispatch_v2):
     text = kernel_text(dispatch_v2)
     assert "dynamicScalesOutWidth_ = static_cast<uint32_t>((tiling_.scalesCols));" in text
     assert "reachable per the spec" not in text and "static_assert(TK_QUANT != TK_QUANT" not in text
-    prequant = [(c, a) for c, a in _runs(text) if ", 0U, 1U, RowLayout::" in a]
+    prequant = [(c, a) for c, a in runs(text) if ", 0U, 1U, RowLayout::" in a]
     assert any("ORIG_DTYPE_X == DT_FLOAT8_E4M3FN" in c and
                "defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0" in c for c, _ in prequant)
     mode0 = _mode(text, "quantMode", 0, "// ---- quantMode 1 ")
@@ -567,15 +565,17 @@ def test_dispatch_setup_kernel(family):
         assert needle in mx, needle
     # the MX instance runs in the entry's instance of template tiling key quantMode 4, in its OpDef column
     mx_key = text[text.index("} else if constexpr (KeyQuantMode == 4U) {"):]
-    assert ("(ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_Y == DT_FLOAT8_E4M3FN)",
-            "bfloat16_t, fp8_e4m3fn_t, 4U") in _runs(mx_key[:mx_key.index("Trap();")])
+    mx_runs = expanded_runs(mx_key[:mx_key.index("Trap();")])
+    assert any("(ORIG_DTYPE_X == DT_BF16)" in c and "(ORIG_DTYPE_Y == DT_FLOAT8_E4M3FN)" in c and
+               a == "bfloat16_t, fp8_e4m3fn_t, 4U" for c, a in mx_runs), mx_runs
 
 
 def test_dispatch_teardown_kernel(family):
     text = _kernel(family, "dispatch_teardown.spec")
     assert "QuantRow" not in text  # the rows arrive quantised by DispatchSetup
-    assert _runs(text) and all("ORIG_DTYPE_Y == DT_" in c for c, _ in _runs(text))
-    assert all(re.search(r"ORIG_DTYPE_Y == (DT_\w+)\) && \(ORIG_DTYPE_EXPAND_X == \1\)", c) for c, _ in _runs(text))
+    assert runs(text) and all("ORIG_DTYPE_Y == DT_" in c for c, _ in runs(text))
+    admitted = [col for c, _ in runs(text) for col in columns(c)]
+    assert admitted and all(col["Y"] == col["EXPAND_X"] for col in admitted)  # the rows arrive as they were sent
 
 
 def test_combine_setup_kernel(family, tmp_path):

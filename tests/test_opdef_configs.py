@@ -15,6 +15,7 @@ import pytest
 from opgen.emit.kernel import KERNEL_KINDS, plan_instances
 from opgen.emit.kernel_lib import kernel_entries
 from .conftest import ROOT, load_ok, load_src
+from .entry_runs import expanded_runs
 
 REAL = json.loads((ROOT / "specs" / "sources" / "real_opdef_configs.json").read_text(encoding="utf-8"))["ops"]
 GENERATED = ROOT / "generated"
@@ -69,7 +70,7 @@ def test_every_config_names_an_entry_that_holds_its_instances(op):
     ran = set()
     for path, socs in entries.items():
         text = (GENERATED / op / path).read_text(encoding="utf-8")
-        runs = re.findall(r"Run<([^>]*)>\(args, tiling\)", text)
+        runs = [args for _, args in expanded_runs(text)]
         want = {", ".join(i.types) for i in plan.instances if i.products & set(socs)}
         assert {", ".join(r.split(", ")[:len(next(iter(plan.instances)).types)]) for r in runs} == want, path
         if len({model.views[s].facts.npu_arch for s in socs}) == 1:
@@ -88,7 +89,7 @@ def test_a2_and_a3_entries_differ_where_their_instances_do():
           "moe_distribute_dispatch_v2_a2.cpp").read_text(encoding="utf-8")
     a3 = (GENERATED / "moe_distribute_dispatch_v2" / "op_kernel" / "arch22" /
           "moe_distribute_dispatch_v2_a3.cpp").read_text(encoding="utf-8")
-    runs = lambda t: set(re.findall(r"Run<([^>]*)>\(args, tiling\)", t))  # noqa: E731
+    runs = lambda t: {args for _, args in expanded_runs(t)}  # noqa: E731
     assert runs(a2) and runs(a3) and runs(a2) != runs(a3)
     assert "kernel entry of ascend910b (opFile.value \"moe_distribute_dispatch_v2_a2\")" in a2
 

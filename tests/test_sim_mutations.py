@@ -242,7 +242,7 @@ def test_a_950_kernel_that_asks_hccl_for_window_addresses_faults(monkeypatch, tm
 
     ref, cases = _suite()
     _require_twin()
-    mutated = _build_mutated(monkeypatch, tmp_path / "out", "cpp/op_kernel/_helpers.j2",
+    mutated = _build_mutated(monkeypatch, tmp_path / "out", "cpp/common/op_kernel/opgen_kernel_context.h",
                              "    return reinterpret_cast<GM_ADDR>(ctx->windowsIn[rank]);",
                              "    return hccl.GetWindowsInAddr(rank);")
     case = next(c for c in cases.POSITIVE if c["product"] == "ascend950" and c["run"] is None and c["world"] == 2)

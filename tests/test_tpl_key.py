@@ -125,8 +125,9 @@ def test_a_key_no_selection_lists_faults_on_the_twin(tmp_path):
     shutil.copytree(GENERATED / op, tmp_path / op)
     shutil.copytree(GENERATED / SHARED_DIR, tmp_path / SHARED_DIR)
     header = tmp_path / op / "op_kernel" / "arch22" / f"{op}_a3_tiling_key.h"
-    text, n = re.subn(r"    // quant 0, scales 0, template 0\n.*?TILINGKEY_TEMPLATE, ASCENDC_TPL_UI_LIST, 0\)\),\n", "",
-                      header.read_text(encoding="utf-8"), flags=re.S)
+    # the list that holds it (quant 0, 2; scales 0; template 0, 1) keeps template 1 alone
+    text, n = re.subn(r"(    // quant 0, 2; scales 0; template 0, 1\n.*?TILINGKEY_TEMPLATE, ASCENDC_TPL_UI_LIST, )0, 1\)\)",
+                      r"\g<1>1))", header.read_text(encoding="utf-8"), flags=re.S)
     assert n == 1
     header.write_text(text, encoding="utf-8")
     if str(GENERATED) not in sys.path:

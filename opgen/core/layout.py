@@ -14,6 +14,8 @@ CHECK_COMMON = f"{SHARED_HOST_INCLUDE}/opgen_check_common.h"  # what every op's 
 SHARED_KERNEL_INCLUDE = "op_kernel"          # inside SHARED_DIR: the C++ family kernels (mc2/common/op_kernel)
 SHARED_KERNEL_WINDOW = "opgen_family_window.h"  # the Setup/Teardown family's window, beside its four kernels
 SHARED_KERNEL_HELPERS = "opgen_kernel_helpers.h"  # the kernel helpers no spec changes, every kernel includes
+SHARED_KERNEL_TYPES = "opgen_kernel_types.h"  # the element types' facts (DTypeTraits), before the helpers
+SHARED_KERNEL_CONTEXT = "opgen_kernel_context.h"  # the HCCL context's and tiling data's reads, after them
 SHARED_KERNEL_BATCH_WRITE = "opgen_batch_write.h"  # the BatchWrite helpers no spec changes (_batch_write.j2)
 
 

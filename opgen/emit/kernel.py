@@ -28,8 +28,8 @@ import re
 
 from opgen.core.artifact import Artifact
 from opgen.core.family_parts import part_attr
-from opgen.core.layout import (SHARED_KERNEL_BATCH_WRITE, SHARED_KERNEL_HELPERS, SHARED_KERNEL_INCLUDE,
-                               SHARED_KERNEL_WINDOW)
+from opgen.core.layout import (SHARED_KERNEL_BATCH_WRITE, SHARED_KERNEL_CONTEXT, SHARED_KERNEL_HELPERS,
+                               SHARED_KERNEL_INCLUDE, SHARED_KERNEL_TYPES, SHARED_KERNEL_WINDOW)
 from opgen.emit.kernel_lib import (ArchGuards, KernelKind, KernelPlan, columns_of, common_context, entry_context,
                                    family_gen_context, kernel_entries, tiling_struct_name)
 from opgen.emit.kernel_lib import plan_instances as _plan_instances
@@ -94,7 +94,8 @@ def family_kernel_headers() -> list[Artifact]:
     """The C++ family kernels every op of those families includes, the window layout they share and the kernel
     helpers every kernel includes, relative to the output tree's shared folder: common/op_kernel/ holds them as
     templates/cpp/common/op_kernel/ has them."""
-    names = [SHARED_KERNEL_HELPERS, SHARED_KERNEL_BATCH_WRITE, SHARED_KERNEL_WINDOW] + \
+    names = [SHARED_KERNEL_TYPES, SHARED_KERNEL_HELPERS, SHARED_KERNEL_CONTEXT, SHARED_KERNEL_BATCH_WRITE,
+             SHARED_KERNEL_WINDOW] + \
         sorted({k.header for k in KERNEL_KINDS.values() if k.header})
     return [Artifact(f"{SHARED_KERNEL_INCLUDE}/{n}", template_source(f"cpp/common/{SHARED_KERNEL_INCLUDE}/{n}"))
             for n in names]

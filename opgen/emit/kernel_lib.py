@@ -42,14 +42,12 @@ from opgen.emit.tiling_layout import (BATCH_WRITE_CHUNK, BATCH_WRITE_ITEM_BYTES,
                                       hccl_cc_field, tiling_fields)
 from opgen.lower.literals import cpp_literal
 from opgen.lower.ascendc import (CPP_TYPES, FLOATISH, KernelTypes, LoweringError, PostLowering, QuantLowering, Val, TilingExpr, cpp_ident,
-                                 cpp_type, float_literal, ge_value, type_param, wire_offsets)
+                                 cpp_type, type_param, wire_offsets)
 from opgen.emit.tpl_key import KeyParam, decl_header, encode, key_params, key_rows, sel_header
 from opgen.model.static_eval import StaticEnv, Sym, dtype_reads, eval3, fails, merge_env, solve_key_field
 from opgen.model.decl import Op, ProductView, QuantMode, QuantStmt, ShapeCond, ShapeTuple, SpecialExpert, snake
 from opgen.model.resolve import dim_bindings
 from opgen.model.spec_text import shape_text
-from opgen.runtime.dtypes import emax
-from opgen.runtime.dtypes import qmax
 
 ROUTED_LAYOUTS = ("rows", "vector", "scalar")
 
@@ -108,6 +106,28 @@ def key_value(values, fields) -> int:
 def key_text(fields, values) -> str:
     """A key combination as the entries' comments show it: ``quant 2, scales 0, template 1``."""
     return ", ".join(f"{f.name} {v}" for f, v in zip(fields, values))
+
+
+def key_lists(combos) -> list[tuple[tuple, ...]]:
+    """Key combinations as few ASCENDC_TPL_ARGS_SEL lists: each a tuple of value lists, one per key field, whose
+    product holds only combinations of ``combos``, the lists together every one of them once. Lists that differ in
+    one field's values merge, field by field; of the field orders, the first that leaves the fewest lists."""
+    start = [tuple((v,) for v in c) for c in sorted(set(map(tuple, combos)))]
+
+    def merge(order) -> list:
+        lists = list(start)
+        for k in order:
+            rest = lambda li: li[:k] + li[k + 1:]  # noqa: E731
+            out: dict[tuple, tuple] = {}
+            for li in lists:
+                have = out.get(rest(li))
+                out[rest(li)] = li if have is None else \
+                    li[:k] + (tuple(sorted({*have[k], *li[k]})),) + li[k + 1:]
+            lists = sorted(out.values())
+        return lists
+
+    n = len(start[0]) if start else 0
+    return min((merge(order) for order in itertools.permutations(range(n))), key=len, default=[])
 
 
 def _quant_refs(op: Op) -> dict:
@@ -554,12 +574,55 @@ def dispatch_groups(plan: KernelPlan, instances) -> list[dict]:
     return list(groups.values())
 
 
-def instance_guard(op: Op, guards: ArchGuards, inst: Instance) -> str:
-    """Where an instance is compiled: the archs (of ``guards``) that have its element types, and the OpDef columns
-    whose dtypes it takes (CANN's op build compiles the kernel once per column, with ORIG_DTYPE_<NAME> defined)."""
-    parts = [g for g in (guards.of_types(inst.types),) if g]
-    parts += [column_test(op, t, d) for t, d in inst.checks]
-    return " && ".join(f"({p})" for p in parts) if len(parts) > 1 else (parts[0] if parts else "")
+def key_test(key, combos) -> str:
+    """The C++ test that the entry's template tiling key parameters (``key``: key_rows) hold one of ``combos`` (a
+    value per key field): its value lists (:func:`key_lists`), a field whose list holds every value it declares
+    tested for none."""
+    alts = []
+    for lists in key_lists(combos):
+        tests = [" || ".join(f"{k['param']} == {cpp_literal(v)}U" for v in vs) for k, vs in zip(key, lists)
+                 if set(vs) != set(k["values"])]
+        tests = [f"({x})" if " || " in x and len(tests) > 1 else x for x in tests]
+        alts.append(" && ".join(tests) or "true")
+    return " || ".join(f"({a})" for a in alts) if len(alts) > 1 else alts[0]
+
+
+def dtype_type_macro(t) -> str:
+    """The macro CANN's op build defines for a tensor's element type in the kernel of one OpDef column, beside
+    ORIG_DTYPE_<NAME> (code: cmake/scripts/util/ascendc_impl_build.py add_dtype_fmt_option_single, DTYPE_MAP:
+    -DDTYPE_<NAME>=<element type>, e.g. fp4x2_e2m1_t for float4_e2m1)."""
+    return f"DTYPE_{t.ir_name.upper()}"
+
+
+def dispatch_blocks(op: Op, guards: ArchGuards, plan: KernelPlan, instances) -> list[dict]:
+    """The kernel instances of one Dispatch branch as few ``#if`` blocks, as the real entries write them: one Run
+    whose element types are the column's DTYPE_<NAME> macros, compiled for every OpDef column of a product of the
+    dtype lists its ``#if`` names. Instances that differ only in the dtypes they check share a block (their checked
+    dtype combinations in as few value lists as :func:`key_lists` finds, the ``#if`` one alternative per list);
+    each block: {"guard": the ``#if`` test ("" none), "cond": the runtime test ("true" none), "args": Run's template
+    arguments}."""
+    parts: dict[tuple, list] = {}
+    for inst in instances:
+        names = tuple(t for t, _ in inst.checks)
+        fixed = tuple(ty for name, ty in zip(plan.varying, inst.types) if name not in names)
+        params = tuple(cpp_literal(v) + "U" for f, v in zip(plan.fields, inst.key_values) if f.param)
+        shape = (guards.of_types(inst.types), inst.runtime, inst.layouts, names, fixed, params)
+        combo = tuple(d for _, d in inst.checks)
+        if combo not in parts.setdefault(shape, []):
+            parts[shape].append(combo)
+    blocks = []
+    for (arch, runtime, layouts, names, fixed, params), combos in parts.items():
+        known = iter(fixed)
+        types = [dtype_type_macro(op.tensor(name)) if name in names else next(known) for name in plan.varying]
+        args = ", ".join(types + list(params) + [f"RowLayout::{lay.upper()}" for lay in layouts])
+        alts = []
+        for lists in key_lists(combos) or [()]:
+            tests = [column_test(op, name, *dtypes) for name, dtypes in zip(names, lists)]
+            alts.append(" && ".join(f"({x})" for x in tests) if len(tests) > 1 else (tests[0] if tests else ""))
+        tests = [x for x in (arch, " || ".join(f"({a})" for a in alts) if len(alts) > 1 else alts[0]) if x]
+        guard = " && ".join(f"({x})" for x in tests) if len(tests) > 1 else (tests[0] if tests else "")
+        blocks.append(dict(guard=guard, cond=" && ".join(runtime) if runtime else "true", args=args))
+    return blocks
 
 
 def kernel_entries(op: Op) -> dict[str, tuple[str, ...]]:
@@ -584,14 +647,16 @@ def entry_context(op: Op, ctx: dict, path: str, socs: tuple[str, ...]) -> dict:
     for values, soc, why in plan.excluded:
         if values not in built and soc in socs:
             excluded.setdefault(values, set()).add(f"{soc}: {why}")
-    groups = dispatch_groups(plan, mine)
+    groups = [dict(g, blocks=dispatch_blocks(op, guards, plan, g["instances"]), test=key_test(ctx["key"], g["keys"]))
+              for g in dispatch_groups(plan, mine)]
     return dict(ctx, groups=groups,
-                sel=sorted(k for g in groups for k in g["keys"]),
+                sel=key_lists(k for g in groups for k in g["keys"]),
                 excluded_keys=[dict(values=list(v), why=sorted(w)) for v, w in sorted(excluded.items())],
                 key_text=lambda values: key_text(plan.fields, values),
+                lists_text=lambda lists: "; ".join(f"{f.name} {', '.join(map(str, vs))}"
+                                                   for f, vs in zip(plan.fields, lists)),
                 decl_include="../" * depth + decl_header(op).removeprefix("op_kernel/"),
                 sel_include=sel_header(path).rsplit("/", 1)[-1],
-                inst_guard=lambda inst: instance_guard(op, guards, inst),
                 entry_socs=list(socs), entry_op_file=op.views[socs[0]].op_file, body_header=header,
                 body_include="../" * depth + header.removeprefix("op_kernel/"))
 
@@ -734,28 +799,10 @@ def common_context(op: Op, kind: KernelKind) -> dict:
             return "false"
         return f"(tiling.has_{name} != 0U)" if has_field(op, name) else "true"
 
-    def inst_cond(inst: Instance) -> str:
-        """What the kernel tests at run time: the runtime conditions (a routed layout's shape). Neither the key
-        fields (the entry's template parameters) nor the dtypes are among them: the binary of one OpDef column holds
-        only that column's instances (inst_guard)."""
-        return " && ".join(inst.runtime) if inst.runtime else "true"
-
-    def inst_args(inst: Instance) -> str:
-        params = [cpp_literal(v) + "U" for f, v in zip(plan.fields, inst.key_values) if f.param]
-        layouts = [f"RowLayout::{lay.upper()}" for lay in inst.layouts]
-        return ", ".join(list(inst.types) + params + layouts)
-
     guards = ArchGuards(op)
-    traits = []
-    for d in sorted({*(dd for t in op.inputs + op.outputs for dd in t.dtypes), "FLOAT32", "FLOAT16", "INT8", "INT32",
-                     "UINT8", "FLOAT8_E8M0"}, key=ge_sort):
-        traits.append(dict(ctype=cpp_type(d), bits=DTYPES[d].bits, max=_qmax(d), emax=_emax(d),
-                           guard=guards.of_types([cpp_type(d)])))
     mode_guards = {m.value: guards.of_mode(m) for m in modes}
     comm = [g.domain for g in op.comm_groups]
     mc2_context = _mc2_context(op)
-    # archs whose kernels read the peers' windows from the HCCL context (ProductFacts.context_windows)
-    context_archs = {v.facts.npu_arch for v in op.views.values() if v.facts.context_windows}
     return dict(
         op=op,
         ns=f"{op.name}Impl",
@@ -765,13 +812,10 @@ def common_context(op: Op, kind: KernelKind) -> dict:
         fields=fields_,
         plan=plan,
         tensor_types=tensor_types,
-        context_window_guard=guards.of_archs(context_archs),
         mc2_context=mc2_context,
         modes=modes,
         carried=carried,
         width_lines={t.name: width_lines(t, f"{t.name}Width_") for t in carried},
-        dtype_names=sorted({d for t in op.inputs + op.outputs for d in t.dtypes}, key=ge_sort),
-        traits=traits,
         class_params=([f"typename {type_param(t)}" for t in plan.varying] +
                       [f"uint32_t {f.param}" for f in plan.fields if f.param] +
                       [f"RowLayout LAYOUT_{snake(t).upper()}" for t in plan.routed]),
@@ -792,13 +836,8 @@ def common_context(op: Op, kind: KernelKind) -> dict:
         has_input=has_input,
         has_tensor=lambda n: op.tensor(n) is not None,
         has_attr=lambda n: op.attr(n) is not None,
-        inst_cond=inst_cond,
-        inst_args=inst_args,
         column_macros=column_macros(op, plan),
         mode_guards=mode_guards,
-        type_guard=guards.of_types,
-        ge_enum=lambda d: DTYPES[d].ge_enum,
-        ge_value=ge_value,
         snake=snake,
         row_input=kind.row_input,
         row_output=kind.row_output,
@@ -815,12 +854,15 @@ def dtype_macro(t) -> str:
     return f"ORIG_DTYPE_{t.ir_name.upper()}"
 
 
-def column_test(op: Op, name: str, dtype: str) -> str:
-    """``#if`` test that the column being compiled gives tensor ``name`` the dtype ``dtype``; an optional input's
+def column_test(op: Op, name: str, *dtypes: str) -> str:
+    """``#if`` test that the column being compiled gives tensor ``name`` one of ``dtypes``; an optional input's
     macro is tested for being defined first (an undefined macro is 0 in ``#if``, and DT_FLOAT is 0)."""
     t = op.tensor(name)
-    test = f"{dtype_macro(t)} == {DTYPES[dtype].ge_enum}"
-    return f"defined({dtype_macro(t)}) && {test}" if t.optional else test
+    tests = [f"{dtype_macro(t)} == {DTYPES[d].ge_enum}" for d in dtypes]
+    test = tests[0] if len(tests) == 1 else " || ".join(f"({x})" for x in tests)
+    if not t.optional:
+        return test
+    return f"defined({dtype_macro(t)}) && {test if len(tests) == 1 else f'({test})'}"
 
 
 def column_macros(op: Op, plan: KernelPlan) -> list[tuple[str, str]]:
@@ -1162,22 +1204,5 @@ SETUP_TEARDOWN_ATTRS = ("epWorldSize", "epRankId", "moeExpertNum", "sharedExpert
 SETUP_TEARDOWN_LETS = ("localMoeExpertNum", "localExpertNum", "maxBs")
 SETUP_TEARDOWN_AREAS = ("combine", "dispatch")  # the family's window: the combine blocks, then the dispatch blocks
 
-
-def ge_sort(d: str) -> int:
-    return DTYPES[d].ge_value
-
-
-def _qmax(d: str):
-    try:
-        return float_literal(qmax(d))
-    except ValueError:
-        return None
-
-
-def _emax(d: str):
-    try:
-        return cpp_literal(emax(d))
-    except ValueError:
-        return None
 
 

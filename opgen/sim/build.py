@@ -58,7 +58,9 @@ def compiler() -> list[str]:
 
 def column_defines(column: dict[str, str]) -> list[str]:
     """The defines CANN's op build gives the kernel of one OpDef column: DTYPE_<NAME> (the element type) and
-    ORIG_DTYPE_<NAME> (the DT_ id of basic_api/kernel_type.h) per tensor; ``column`` maps the IR name to the dtype."""
+    ORIG_DTYPE_<NAME> (the DT_ id of basic_api/kernel_type.h) per tensor; ``column`` maps the IR name to the dtype
+    (code: cmake/scripts/util/ascendc_impl_build.py add_dtype_fmt_option_single, its DTYPE_MAP: the same element
+    types, e.g. fp4x2_e2m1_t for float4_e2m1; the generated entries' Run takes them)."""
     out = []
     for ir, dtype in sorted(column.items()):
         row = DTYPES[dtype]

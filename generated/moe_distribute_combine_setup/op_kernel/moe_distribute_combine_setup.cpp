@@ -13,8 +13,8 @@
  * MoeDistributeCombineSetup kernel entry of ascend950 (no opFile.value: the op's one entry).
  * A template over CANN's template tiling key (moe_distribute_combine_setup_tiling_key.h): CANN compiles it once per
  * combination its ASCENDC_TPL_SEL lists and OpDef column of each SoC it serves, and launches the instance of the key
- * the host tiling set; its Dispatch holds their kernel instances alone. The kernel class and its helpers:
- * op_kernel/moe_distribute_combine_setup_gen.h.
+ * the host tiling set; its Dispatch holds their kernel instances alone, as the real entries write them: the element
+ * types are the column's DTYPE_<NAME>. The kernel class and its helpers: op_kernel/moe_distribute_combine_setup_gen.h.
  */
 #include "moe_distribute_combine_setup_gen.h"
 #include "moe_distribute_combine_setup_tiling_key.h"
@@ -26,13 +26,9 @@ __aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeCombi
     if (!ColumnMatches(tiling)) {
         Trap(); // launched for another OpDef column's dtypes: the runtime never does
     }
-    if constexpr (KeyCommQuantMode == 0U) {
-#if ORIG_DTYPE_EXPAND_X == DT_BF16
-        Run<bfloat16_t, 0U>(args, tiling);
-        return;
-#endif
-#if ORIG_DTYPE_EXPAND_X == DT_FLOAT16
-        Run<half, 0U>(args, tiling);
+    if constexpr (true) {
+#if (ORIG_DTYPE_EXPAND_X == DT_BF16) || (ORIG_DTYPE_EXPAND_X == DT_FLOAT16)
+        Run<DTYPE_EXPAND_X, 0U>(args, tiling);
         return;
 #endif
     }
@@ -49,7 +45,7 @@ __global__ __aicore__ void moe_distribute_combine_setup(GM_ADDR expandX, GM_ADDR
     REGISTER_TILING_DEFAULT(MoeDistributeCombineSetupTilingData);
     MoeDistributeCombineSetupTilingData tilingData;
     MoeDistributeCombineSetupImpl::InitTilingData(tiling, &tilingData);
-    const MoeDistributeCombineSetupImpl::KernelArgs args{expandX,         expertIds,      assistInfoForCombine,
-                                                         quantExpandXOut, commCmdInfoOut, workspace};
+    const auto args = MoeDistributeCombineSetupImpl::MakeArgs<MoeDistributeCombineSetupImpl::KernelArgs>(
+        expandX, expertIds, assistInfoForCombine, quantExpandXOut, commCmdInfoOut, workspace);
     MoeDistributeCombineSetupImpl::Dispatch<KeyCommQuantMode>(args, tilingData);
 }

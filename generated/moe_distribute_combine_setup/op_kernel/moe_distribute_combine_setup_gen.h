@@ -28,111 +28,25 @@
 using namespace AscendC;
 
 namespace MoeDistributeCombineSetupImpl {
-// ge::DataType values (graph/types.h) of the dtype_<tensor> fields
-constexpr int32_t GE_DT_FLOAT16 = 1;
-constexpr int32_t GE_DT_INT8 = 2;
-constexpr int32_t GE_DT_INT32 = 3;
-constexpr int32_t GE_DT_BF16 = 27;
-
 constexpr uint32_t EP_GROUP = 0U; // HCCL group of `comm ep`
 
-// ---- dtype facts the lowered quant formulas use (qmax, emax, storage bits) --------------------
-template <typename T>
-struct DTypeTraits;
-template <>
-struct DTypeTraits<float> {
-    static constexpr uint32_t BITS = 32U;
-    static constexpr float MAX = 3.4028234663852886e+38f;
-};
-template <>
-struct DTypeTraits<half> {
-    static constexpr uint32_t BITS = 16U;
-    static constexpr float MAX = 65504.0f;
-};
-template <>
-struct DTypeTraits<int8_t> {
-    static constexpr uint32_t BITS = 8U;
-    static constexpr float MAX = 127.0f;
-};
-template <>
-struct DTypeTraits<int32_t> {
-    static constexpr uint32_t BITS = 32U;
-    static constexpr float MAX = 2147483647.0f;
-};
-template <>
-struct DTypeTraits<uint8_t> {
-    static constexpr uint32_t BITS = 8U;
-    static constexpr float MAX = 255.0f;
-};
-template <>
-struct DTypeTraits<bfloat16_t> {
-    static constexpr uint32_t BITS = 16U;
-    static constexpr float MAX = 3.3895313892515355e+38f;
-};
-template <>
-struct DTypeTraits<fp8_e8m0_t> {
-    static constexpr uint32_t BITS = 8U;
-    static constexpr float MAX = 1.7014118346046923e+38f;
-};
-
-// Element types that exist on some archs only (the dtype table's archs): false where the type does not.
-template <typename T>
-constexpr bool IS_E8M0 = std::is_same<T, fp8_e8m0_t>::value;
-template <typename T>
-constexpr bool IS_FP4 = std::is_same<T, fp4x2_e2m1_t>::value || std::is_same<T, fp4x2_e1m2_t>::value;
-
-// The kernel helpers no spec changes (common/op_kernel/opgen_kernel_helpers.h, plain C++ shipped with opgen).
+// The kernel helpers no spec changes (common/op_kernel/, plain C++ shipped with opgen): the element types' facts,
+// the layout constants, window reads, scalar helpers and row primitives, the HCCL context's and tiling data's reads.
+#if __has_include("../common/opgen_kernel_types.h")
+#include "../common/opgen_kernel_types.h"
+#else
+#include "../../common/op_kernel/opgen_kernel_types.h"
+#endif
 #if __has_include("../common/opgen_kernel_helpers.h")
 #include "../common/opgen_kernel_helpers.h"
 #else
 #include "../../common/op_kernel/opgen_kernel_helpers.h"
 #endif
-
-// The base of rank `rank`'s window in HCCL group `group` (`hccl`: the client initialised on that group). Where the
-// product table says the context lists the windows (ProductFacts.context_windows: __NPU_ARCH__ 3510, whose
-// Hccl<AICPU>::GetWindowsInAddr always returns 0, asc-devkit impl/adv_api/detail/hccl/impl/platform_v310/
-// hccl_aicpu.h), they are read from HcclCombineOpParam::windowsIn[] as the real 950 ops read them; tiling keeps
-// the world within that list, and a rank past it traps.
-template <uint32_t group, typename HcclClient>
-__aicore__ inline GM_ADDR WindowIn(HcclClient &hccl, uint32_t rank)
-{
-    (void)hccl;
-    auto ctx = reinterpret_cast<__gm__ HcclCombineOpParam *>(GetHcclContext<group>());
-    RequireFits(static_cast<uint64_t>(rank) + 1UL, sizeof(ctx->windowsIn) / sizeof(ctx->windowsIn[0]));
-    return reinterpret_cast<GM_ADDR>(ctx->windowsIn[rank]);
-}
-
-// Tiling data from GM, 4 bytes at a time (the struct is a plain C struct).
-__aicore__ inline void InitTilingData(const __gm__ uint8_t *tiling, MoeDistributeCombineSetupTilingData *dst)
-{
-    const __gm__ uint32_t *src = reinterpret_cast<const __gm__ uint32_t *>(tiling);
-    uint32_t *out = reinterpret_cast<uint32_t *>(dst);
-    for (uint32_t i = 0U; i < static_cast<uint32_t>(sizeof(MoeDistributeCombineSetupTilingData) / sizeof(uint32_t));
-         ++i) {
-        out[i] = src[i];
-    }
-}
-
-// e8m0: FLOAT8_E8M0 codes from integral fp32 codes in [0, 255] (fp32 → int32 → half → uint8, exact).
-__aicore__ inline void EncodeE8M0Row(const LocalTensor<fp8_e8m0_t> &dst, const LocalTensor<float> &src, uint32_t count,
-                                     const LocalTensor<float> &scratch)
-{
-    const int32_t n = static_cast<int32_t>(count);
-    Maxs(scratch, src, 0.0f, n);
-    PipeBarrier<PIPE_V>();
-    Mins(scratch, scratch, 255.0f, n);
-    PipeBarrier<PIPE_V>();
-    LocalTensor<int32_t> asInt = scratch.template ReinterpretCast<int32_t>();
-    Cast(asInt, scratch, RoundMode::CAST_RINT, count);
-    PipeBarrier<PIPE_V>();
-    SetDeqScale(static_cast<half>(1.0f));
-    PipeBarrier<PIPE_V>();
-    LocalTensor<half> asHalf = scratch.template ReinterpretCast<half>();
-    Cast(asHalf, asInt, RoundMode::CAST_ROUND, count);
-    PipeBarrier<PIPE_V>();
-    Cast(dst.template ReinterpretCast<uint8_t>(), asHalf, RoundMode::CAST_TRUNC, count);
-    PipeBarrier<PIPE_V>();
-}
+#if __has_include("../common/opgen_kernel_context.h")
+#include "../common/opgen_kernel_context.h"
+#else
+#include "../../common/op_kernel/opgen_kernel_context.h"
+#endif
 #if __has_include("../common/opgen_family_window.h")
 #include "../common/opgen_family_window.h"
 #else
@@ -184,19 +98,7 @@ struct MoeDistributeCombineSetupTraits {
 template <MOE_DISTRIBUTE_COMBINE_SETUP_TPL_CLASS>
 __aicore__ inline void Run(const KernelArgs &args, const MoeDistributeCombineSetupTilingData &tiling)
 {
-    TPipe pipe;
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-    // the CTRL[60] the kernel found, restored when it ends, as the real 950 entries do (code:
-    // mc2/moe_distribute_dispatch_v2/op_kernel/arch35/moe_distribute_dispatch_v2_apt.cpp)
-    const int64_t overflowMode = GetCtrlSpr<FLOAT_OVERFLOW_MODE_CTRL, FLOAT_OVERFLOW_MODE_CTRL>();
-#endif
-    UseInstructionSaturation();
-    MoeCombineSetupKernel<MOE_DISTRIBUTE_COMBINE_SETUP_TPL_FUNC> op;
-    op.Init(args, tiling, &pipe);
-    op.Process();
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-    SetCtrlSpr<FLOAT_OVERFLOW_MODE_CTRL, FLOAT_OVERFLOW_MODE_CTRL>(overflowMode);
-#endif
+    RunKernel<MoeCombineSetupKernel<MOE_DISTRIBUTE_COMBINE_SETUP_TPL_FUNC>>(args, tiling);
 }
 
 // The instances are keyed by CANN's template tiling key (commQuantMode): the entries

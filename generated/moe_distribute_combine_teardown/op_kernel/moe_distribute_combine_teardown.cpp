@@ -13,7 +13,8 @@
  * MoeDistributeCombineTeardown kernel entry of ascend950 (no opFile.value: the op's one entry).
  * A template over CANN's template tiling key (moe_distribute_combine_teardown_tiling_key.h): CANN compiles it once per
  * combination its ASCENDC_TPL_SEL lists and OpDef column of each SoC it serves, and launches the instance of the key
- * the host tiling set; its Dispatch holds their kernel instances alone. The kernel class and its helpers:
+ * the host tiling set; its Dispatch holds their kernel instances alone, as the real entries write them: the element
+ * types are the column's DTYPE_<NAME>. The kernel class and its helpers:
  * op_kernel/moe_distribute_combine_teardown_gen.h.
  */
 #include "moe_distribute_combine_teardown_gen.h"
@@ -26,13 +27,10 @@ __aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeCombi
     if (!ColumnMatches(tiling)) {
         Trap(); // launched for another OpDef column's dtypes: the runtime never does
     }
-    if constexpr (KeyCommQuantMode == 0U) {
-#if (ORIG_DTYPE_EXPAND_X == DT_BF16) && (ORIG_DTYPE_X == DT_BF16)
-        Run<bfloat16_t, bfloat16_t, 0U>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_EXPAND_X == DT_FLOAT16) && (ORIG_DTYPE_X == DT_FLOAT16)
-        Run<half, half, 0U>(args, tiling);
+    if constexpr (true) {
+#if ((ORIG_DTYPE_EXPAND_X == DT_BF16) && (ORIG_DTYPE_X == DT_BF16)) ||                                                 \
+    ((ORIG_DTYPE_EXPAND_X == DT_FLOAT16) && (ORIG_DTYPE_X == DT_FLOAT16))
+        Run<DTYPE_EXPAND_X, DTYPE_X, 0U>(args, tiling);
         return;
 #endif
     }
@@ -50,9 +48,8 @@ __global__ __aicore__ void moe_distribute_combine_teardown(GM_ADDR expandX, GM_A
     REGISTER_TILING_DEFAULT(MoeDistributeCombineTeardownTilingData);
     MoeDistributeCombineTeardownTilingData tilingData;
     MoeDistributeCombineTeardownImpl::InitTilingData(tiling, &tilingData);
-    const MoeDistributeCombineTeardownImpl::KernelArgs args{
-        expandX,      quantExpandX, expertIds,           expandIdx,
-        expertScales, commCmdInfo,  xActiveMaskOptional, sharedExpertXOptional,
-        xOut,         workspace};
+    const auto args = MoeDistributeCombineTeardownImpl::MakeArgs<MoeDistributeCombineTeardownImpl::KernelArgs>(
+        expandX, quantExpandX, expertIds, expandIdx, expertScales, commCmdInfo, xActiveMaskOptional,
+        sharedExpertXOptional, xOut, workspace);
     MoeDistributeCombineTeardownImpl::Dispatch<KeyCommQuantMode>(args, tilingData);
 }

@@ -13,8 +13,8 @@
  * MoeDistributeDispatchSetup kernel entry of ascend950 (no opFile.value: the op's one entry).
  * A template over CANN's template tiling key (moe_distribute_dispatch_setup_tiling_key.h): CANN compiles it once per
  * combination its ASCENDC_TPL_SEL lists and OpDef column of each SoC it serves, and launches the instance of the key
- * the host tiling set; its Dispatch holds their kernel instances alone. The kernel class and its helpers:
- * op_kernel/moe_distribute_dispatch_setup_gen.h.
+ * the host tiling set; its Dispatch holds their kernel instances alone, as the real entries write them: the element
+ * types are the column's DTYPE_<NAME>. The kernel class and its helpers: op_kernel/moe_distribute_dispatch_setup_gen.h.
  */
 #include "moe_distribute_dispatch_setup_gen.h"
 #include "moe_distribute_dispatch_setup_tiling_key.h"
@@ -27,29 +27,15 @@ __aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeDispa
         Trap(); // launched for another OpDef column's dtypes: the runtime never does
     }
     if constexpr (KeyQuantMode == 0U) {
-#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_Y == DT_BF16)
-        Run<bfloat16_t, bfloat16_t, 0U>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_Y == DT_FLOAT16)
-        Run<half, half, 0U>(args, tiling);
+#if ((ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_Y == DT_BF16)) ||                                                        \
+    ((ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_Y == DT_FLOAT16))
+        Run<DTYPE_X, DTYPE_Y, 0U>(args, tiling);
         return;
 #endif
     } else if constexpr (KeyQuantMode == 4U) {
-#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_Y == DT_FLOAT8_E4M3FN)
-        Run<bfloat16_t, fp8_e4m3fn_t, 4U>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_Y == DT_FLOAT8_E5M2)
-        Run<bfloat16_t, fp8_e5m2_t, 4U>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_Y == DT_FLOAT8_E4M3FN)
-        Run<half, fp8_e4m3fn_t, 4U>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_Y == DT_FLOAT8_E5M2)
-        Run<half, fp8_e5m2_t, 4U>(args, tiling);
+#if ((ORIG_DTYPE_X == DT_BF16) || (ORIG_DTYPE_X == DT_FLOAT16)) &&                                                     \
+    ((ORIG_DTYPE_Y == DT_FLOAT8_E4M3FN) || (ORIG_DTYPE_Y == DT_FLOAT8_E5M2))
+        Run<DTYPE_X, DTYPE_Y, 4U>(args, tiling);
         return;
 #endif
     }
@@ -67,7 +53,7 @@ __global__ __aicore__ void moe_distribute_dispatch_setup(GM_ADDR x, GM_ADDR expe
     REGISTER_TILING_DEFAULT(MoeDistributeDispatchSetupTilingData);
     MoeDistributeDispatchSetupTilingData tilingData;
     MoeDistributeDispatchSetupImpl::InitTilingData(tiling, &tilingData);
-    const MoeDistributeDispatchSetupImpl::KernelArgs args{x,    expertIds,    scalesOptional, xActiveMaskOptional,
-                                                          yOut, expandIdxOut, commCmdInfoOut, workspace};
+    const auto args = MoeDistributeDispatchSetupImpl::MakeArgs<MoeDistributeDispatchSetupImpl::KernelArgs>(
+        x, expertIds, scalesOptional, xActiveMaskOptional, yOut, expandIdxOut, commCmdInfoOut, workspace);
     MoeDistributeDispatchSetupImpl::Dispatch<KeyQuantMode>(args, tilingData);
 }

@@ -13,7 +13,8 @@
  * MoeDistributeDispatchTeardown kernel entry of ascend950 (no opFile.value: the op's one entry).
  * A template over CANN's template tiling key (moe_distribute_dispatch_teardown_tiling_key.h): CANN compiles it once per
  * combination its ASCENDC_TPL_SEL lists and OpDef column of each SoC it serves, and launches the instance of the key
- * the host tiling set; its Dispatch holds their kernel instances alone. The kernel class and its helpers:
+ * the host tiling set; its Dispatch holds their kernel instances alone, as the real entries write them: the element
+ * types are the column's DTYPE_<NAME>. The kernel class and its helpers:
  * op_kernel/moe_distribute_dispatch_teardown_gen.h.
  */
 #include "moe_distribute_dispatch_teardown_gen.h"
@@ -27,73 +28,25 @@ __aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeDispa
         Trap(); // launched for another OpDef column's dtypes: the runtime never does
     }
     if constexpr (KeyQuantMode == 0U) {
-#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_Y == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_BF16)
-        Run<bfloat16_t, bfloat16_t, bfloat16_t, float, 0U>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_Y == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT16)
-        Run<half, half, half, float, 0U>(args, tiling);
+#if ((ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_Y == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_BF16)) ||                    \
+    ((ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_Y == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT16))
+        Run<DTYPE_X, DTYPE_Y, DTYPE_EXPAND_X, float, 0U>(args, tiling);
         return;
 #endif
     } else if constexpr (KeyQuantMode == 4U) {
-#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_Y == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_BF16) &&                      \
-    (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
-        Run<bfloat16_t, bfloat16_t, bfloat16_t, fp8_e8m0_t, 4U>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_Y == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT16) &&                \
-    (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
-        Run<bfloat16_t, half, half, fp8_e8m0_t, 4U>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_Y == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) &&    \
-    (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
-        Run<bfloat16_t, fp8_e4m3fn_t, fp8_e4m3fn_t, fp8_e8m0_t, 4U>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_Y == DT_FLOAT8_E5M2) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) &&        \
-    (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
-        Run<bfloat16_t, fp8_e5m2_t, fp8_e5m2_t, fp8_e8m0_t, 4U>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_Y == DT_HIFLOAT8) && (ORIG_DTYPE_EXPAND_X == DT_HIFLOAT8) &&              \
-    (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
-        Run<bfloat16_t, hifloat8_t, hifloat8_t, fp8_e8m0_t, 4U>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_Y == DT_INT8) && (ORIG_DTYPE_EXPAND_X == DT_INT8) &&                      \
-    (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
-        Run<bfloat16_t, int8_t, int8_t, fp8_e8m0_t, 4U>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_Y == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_BF16) &&                   \
-    (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
-        Run<half, bfloat16_t, bfloat16_t, fp8_e8m0_t, 4U>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_Y == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT16) &&             \
-    (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
-        Run<half, half, half, fp8_e8m0_t, 4U>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_Y == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && \
-    (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
-        Run<half, fp8_e4m3fn_t, fp8_e4m3fn_t, fp8_e8m0_t, 4U>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_Y == DT_FLOAT8_E5M2) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) &&     \
-    (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
-        Run<half, fp8_e5m2_t, fp8_e5m2_t, fp8_e8m0_t, 4U>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_Y == DT_HIFLOAT8) && (ORIG_DTYPE_EXPAND_X == DT_HIFLOAT8) &&           \
-    (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
-        Run<half, hifloat8_t, hifloat8_t, fp8_e8m0_t, 4U>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_Y == DT_INT8) && (ORIG_DTYPE_EXPAND_X == DT_INT8) &&                   \
-    (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
-        Run<half, int8_t, int8_t, fp8_e8m0_t, 4U>(args, tiling);
+#if (((ORIG_DTYPE_X == DT_BF16) || (ORIG_DTYPE_X == DT_FLOAT16)) && (ORIG_DTYPE_Y == DT_BF16) &&                       \
+     (ORIG_DTYPE_EXPAND_X == DT_BF16) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)) ||                             \
+    (((ORIG_DTYPE_X == DT_BF16) || (ORIG_DTYPE_X == DT_FLOAT16)) && (ORIG_DTYPE_Y == DT_FLOAT16) &&                    \
+     (ORIG_DTYPE_EXPAND_X == DT_FLOAT16) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)) ||                          \
+    (((ORIG_DTYPE_X == DT_BF16) || (ORIG_DTYPE_X == DT_FLOAT16)) && (ORIG_DTYPE_Y == DT_FLOAT8_E4M3FN) &&              \
+     (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)) ||                    \
+    (((ORIG_DTYPE_X == DT_BF16) || (ORIG_DTYPE_X == DT_FLOAT16)) && (ORIG_DTYPE_Y == DT_FLOAT8_E5M2) &&                \
+     (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)) ||                      \
+    (((ORIG_DTYPE_X == DT_BF16) || (ORIG_DTYPE_X == DT_FLOAT16)) && (ORIG_DTYPE_Y == DT_HIFLOAT8) &&                   \
+     (ORIG_DTYPE_EXPAND_X == DT_HIFLOAT8) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)) ||                         \
+    (((ORIG_DTYPE_X == DT_BF16) || (ORIG_DTYPE_X == DT_FLOAT16)) && (ORIG_DTYPE_Y == DT_INT8) &&                       \
+     (ORIG_DTYPE_EXPAND_X == DT_INT8) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0))
+        Run<DTYPE_X, DTYPE_Y, DTYPE_EXPAND_X, DTYPE_DYNAMIC_SCALES, 4U>(args, tiling);
         return;
 #endif
     }
@@ -111,8 +64,8 @@ moe_distribute_dispatch_teardown(GM_ADDR x, GM_ADDR y, GM_ADDR expertIds, GM_ADD
     REGISTER_TILING_DEFAULT(MoeDistributeDispatchTeardownTilingData);
     MoeDistributeDispatchTeardownTilingData tilingData;
     MoeDistributeDispatchTeardownImpl::InitTilingData(tiling, &tilingData);
-    const MoeDistributeDispatchTeardownImpl::KernelArgs args{
-        x,        y, expertIds, commCmdInfo, expandXOut, dynamicScalesOut, assistInfoForCombineOut, expertTokenNumsOut,
-        workspace};
+    const auto args = MoeDistributeDispatchTeardownImpl::MakeArgs<MoeDistributeDispatchTeardownImpl::KernelArgs>(
+        x, y, expertIds, commCmdInfo, expandXOut, dynamicScalesOut, assistInfoForCombineOut, expertTokenNumsOut,
+        workspace);
     MoeDistributeDispatchTeardownImpl::Dispatch<KeyQuantMode>(args, tilingData);
 }

@@ -13,7 +13,8 @@
  * MoeDistributeCombineAddRmsNorm kernel entry of ascend950 (opFile.value "moe_distribute_combine_add_rms_norm_apt").
  * A template over CANN's template tiling key (moe_distribute_combine_add_rms_norm_apt_tiling_key.h): CANN compiles it
  * once per combination its ASCENDC_TPL_SEL lists and OpDef column of each SoC it serves, and launches the instance of
- * the key the host tiling set; its Dispatch holds their kernel instances alone. The kernel class and its helpers:
+ * the key the host tiling set; its Dispatch holds their kernel instances alone, as the real entries write them: the
+ * element types are the column's DTYPE_<NAME>. The kernel class and its helpers:
  * op_kernel/moe_distribute_combine_add_rms_norm_gen.h.
  */
 #include "../moe_distribute_combine_add_rms_norm_gen.h"
@@ -23,7 +24,7 @@ namespace MoeDistributeCombineAddRmsNormImpl {
 template <uint32_t KeyCommQuantMode>
 __aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeCombineAddRmsNormTilingData &tiling)
 {
-    if constexpr (KeyCommQuantMode == 0U) {
+    if constexpr (true) {
         Run<0U>(args, tiling);
         return;
     }
@@ -44,28 +45,10 @@ __global__ __aicore__ void moe_distribute_combine_add_rms_norm(
     REGISTER_TILING_DEFAULT(MoeDistributeCombineAddRmsNormTilingData);
     MoeDistributeCombineAddRmsNormTilingData tilingData;
     MoeDistributeCombineAddRmsNormImpl::InitTilingData(tiling, &tilingData);
-    const MoeDistributeCombineAddRmsNormImpl::KernelArgs args{expandX,
-                                                              expertIds,
-                                                              assistInfoForCombine,
-                                                              epSendCounts,
-                                                              expertScales,
-                                                              residualX,
-                                                              gamma,
-                                                              tpSendCountsOptional,
-                                                              xActiveMaskOptional,
-                                                              activationScaleOptional,
-                                                              weightScaleOptional,
-                                                              groupListOptional,
-                                                              expandScalesOptional,
-                                                              sharedExpertXOptional,
-                                                              elasticInfoOptional,
-                                                              oriXOptional,
-                                                              constExpertAlpha1Optional,
-                                                              constExpertAlpha2Optional,
-                                                              constExpertVOptional,
-                                                              yOut,
-                                                              rstdOut,
-                                                              xOut,
-                                                              workspace};
+    const auto args = MoeDistributeCombineAddRmsNormImpl::MakeArgs<MoeDistributeCombineAddRmsNormImpl::KernelArgs>(
+        expandX, expertIds, assistInfoForCombine, epSendCounts, expertScales, residualX, gamma, tpSendCountsOptional,
+        xActiveMaskOptional, activationScaleOptional, weightScaleOptional, groupListOptional, expandScalesOptional,
+        sharedExpertXOptional, elasticInfoOptional, oriXOptional, constExpertAlpha1Optional, constExpertAlpha2Optional,
+        constExpertVOptional, yOut, rstdOut, xOut, workspace);
     MoeDistributeCombineAddRmsNormImpl::Dispatch<KeyCommQuantMode>(args, tilingData);
 }

@@ -13,8 +13,8 @@
  * MoeDistributeCombineV3 kernel entry of ascend910_93 (opFile.value "moe_distribute_combine_v3_a3").
  * A template over CANN's template tiling key (moe_distribute_combine_v3_a3_tiling_key.h): CANN compiles it once per
  * combination its ASCENDC_TPL_SEL lists and OpDef column of each SoC it serves, and launches the instance of the key
- * the host tiling set; its Dispatch holds their kernel instances alone. The kernel class and its helpers:
- * op_kernel/moe_distribute_combine_v3_gen.h.
+ * the host tiling set; its Dispatch holds their kernel instances alone, as the real entries write them: the element
+ * types are the column's DTYPE_<NAME>. The kernel class and its helpers: op_kernel/moe_distribute_combine_v3_gen.h.
  */
 #include "../moe_distribute_combine_v3_gen.h"
 #include "moe_distribute_combine_v3_a3_tiling_key.h"
@@ -27,21 +27,15 @@ __aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeCombi
         Trap(); // launched for another OpDef column's dtypes: the runtime never does
     }
     if constexpr (KeyCommQuantMode == 0U) {
-#if (ORIG_DTYPE_EXPAND_X == DT_BF16) && (ORIG_DTYPE_X == DT_BF16)
-        Run<bfloat16_t, bfloat16_t, 0U>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_EXPAND_X == DT_FLOAT16) && (ORIG_DTYPE_X == DT_FLOAT16)
-        Run<half, half, 0U>(args, tiling);
+#if ((ORIG_DTYPE_EXPAND_X == DT_BF16) && (ORIG_DTYPE_X == DT_BF16)) ||                                                 \
+    ((ORIG_DTYPE_EXPAND_X == DT_FLOAT16) && (ORIG_DTYPE_X == DT_FLOAT16))
+        Run<DTYPE_EXPAND_X, DTYPE_X, 0U>(args, tiling);
         return;
 #endif
     } else if constexpr (KeyCommQuantMode == 2U) {
-#if (ORIG_DTYPE_EXPAND_X == DT_BF16) && (ORIG_DTYPE_X == DT_BF16)
-        Run<bfloat16_t, bfloat16_t, 2U>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_EXPAND_X == DT_FLOAT16) && (ORIG_DTYPE_X == DT_FLOAT16)
-        Run<half, half, 2U>(args, tiling);
+#if ((ORIG_DTYPE_EXPAND_X == DT_BF16) && (ORIG_DTYPE_X == DT_BF16)) ||                                                 \
+    ((ORIG_DTYPE_EXPAND_X == DT_FLOAT16) && (ORIG_DTYPE_X == DT_FLOAT16))
+        Run<DTYPE_EXPAND_X, DTYPE_X, 2U>(args, tiling);
         return;
 #endif
     }
@@ -63,26 +57,10 @@ moe_distribute_combine_v3(GM_ADDR context, GM_ADDR expandX, GM_ADDR expertIds, G
     REGISTER_TILING_DEFAULT(MoeDistributeCombineV3TilingData);
     MoeDistributeCombineV3TilingData tilingData;
     MoeDistributeCombineV3Impl::InitTilingData(tiling, &tilingData);
-    const MoeDistributeCombineV3Impl::KernelArgs args{context,
-                                                      expandX,
-                                                      expertIds,
-                                                      assistInfoForCombine,
-                                                      epSendCounts,
-                                                      expertScales,
-                                                      tpSendCountsOptional,
-                                                      xActiveMaskOptional,
-                                                      activationScaleOptional,
-                                                      weightScaleOptional,
-                                                      groupListOptional,
-                                                      expandScalesOptional,
-                                                      sharedExpertXOptional,
-                                                      elasticInfoOptional,
-                                                      oriXOptional,
-                                                      constExpertAlpha1Optional,
-                                                      constExpertAlpha2Optional,
-                                                      constExpertVOptional,
-                                                      performanceInfoOptional,
-                                                      xOut,
-                                                      workspace};
+    const auto args = MoeDistributeCombineV3Impl::MakeArgs<MoeDistributeCombineV3Impl::KernelArgs>(
+        context, expandX, expertIds, assistInfoForCombine, epSendCounts, expertScales, tpSendCountsOptional,
+        xActiveMaskOptional, activationScaleOptional, weightScaleOptional, groupListOptional, expandScalesOptional,
+        sharedExpertXOptional, elasticInfoOptional, oriXOptional, constExpertAlpha1Optional, constExpertAlpha2Optional,
+        constExpertVOptional, performanceInfoOptional, xOut, workspace);
     MoeDistributeCombineV3Impl::Dispatch<KeyCommQuantMode>(args, tilingData);
 }

@@ -13,8 +13,8 @@
  * MoeDistributeDispatchV2 kernel entry of ascend910b (opFile.value "moe_distribute_dispatch_v2_a2").
  * A template over CANN's template tiling key (moe_distribute_dispatch_v2_a2_tiling_key.h): CANN compiles it once per
  * combination its ASCENDC_TPL_SEL lists and OpDef column of each SoC it serves, and launches the instance of the key
- * the host tiling set; its Dispatch holds their kernel instances alone. The kernel class and its helpers:
- * op_kernel/moe_distribute_dispatch_v2_gen.h.
+ * the host tiling set; its Dispatch holds their kernel instances alone, as the real entries write them: the element
+ * types are the column's DTYPE_<NAME>. The kernel class and its helpers: op_kernel/moe_distribute_dispatch_v2_gen.h.
  */
 #include "../moe_distribute_dispatch_v2_gen.h"
 #include "moe_distribute_dispatch_v2_a2_tiling_key.h"
@@ -27,40 +27,22 @@ __aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeDispa
         Trap(); // launched for another OpDef column's dtypes: the runtime never does
     }
     if constexpr (KeyQuant == 0U && KeyScales == 0U && KeyTemplate == 0U) {
-#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_BF16)
-        Run<bfloat16_t, float, bfloat16_t, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_INT8)
-        Run<bfloat16_t, float, int8_t, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT16)
-        Run<half, float, half, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_INT8)
-        Run<half, float, int8_t, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
+#if ((ORIG_DTYPE_X == DT_BF16) && ((ORIG_DTYPE_EXPAND_X == DT_BF16) || (ORIG_DTYPE_EXPAND_X == DT_INT8))) ||           \
+    ((ORIG_DTYPE_X == DT_FLOAT16) && ((ORIG_DTYPE_EXPAND_X == DT_FLOAT16) || (ORIG_DTYPE_EXPAND_X == DT_INT8)))
+        Run<DTYPE_X, float, DTYPE_EXPAND_X, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
         return;
 #endif
     } else if constexpr (KeyQuant == 2U && KeyScales == 0U && KeyTemplate == 0U) {
-#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_INT8) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<bfloat16_t, float, int8_t, float, 2U, 0U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_INT8) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<half, float, int8_t, float, 2U, 0U, RowLayout::ROWS>(args, tiling);
+#if ((ORIG_DTYPE_X == DT_BF16) || (ORIG_DTYPE_X == DT_FLOAT16)) && (ORIG_DTYPE_EXPAND_X == DT_INT8) &&                 \
+    (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+        Run<DTYPE_X, float, DTYPE_EXPAND_X, DTYPE_DYNAMIC_SCALES, 2U, 0U, RowLayout::ROWS>(args, tiling);
         return;
 #endif
     } else if constexpr (KeyQuant == 2U && KeyScales == 1U && KeyTemplate == 0U) {
-#if (ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) &&                      \
-    (ORIG_DTYPE_EXPAND_X == DT_INT8) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<bfloat16_t, float, int8_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) &&                   \
-    (ORIG_DTYPE_EXPAND_X == DT_INT8) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<half, float, int8_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
+#if ((ORIG_DTYPE_X == DT_BF16) || (ORIG_DTYPE_X == DT_FLOAT16)) &&                                                     \
+    (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) && (ORIG_DTYPE_EXPAND_X == DT_INT8) &&               \
+    (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+        Run<DTYPE_X, DTYPE_SCALES, DTYPE_EXPAND_X, DTYPE_DYNAMIC_SCALES, 2U, 1U, RowLayout::ROWS>(args, tiling);
         return;
 #endif
     }
@@ -80,20 +62,9 @@ moe_distribute_dispatch_v2(GM_ADDR x, GM_ADDR expertIds, GM_ADDR scalesOptional,
     REGISTER_TILING_DEFAULT(MoeDistributeDispatchV2TilingData);
     MoeDistributeDispatchV2TilingData tilingData;
     MoeDistributeDispatchV2Impl::InitTilingData(tiling, &tilingData);
-    const MoeDistributeDispatchV2Impl::KernelArgs args{x,
-                                                       expertIds,
-                                                       scalesOptional,
-                                                       xActiveMaskOptional,
-                                                       expertScalesOptional,
-                                                       elasticInfoOptional,
-                                                       performanceInfoOptional,
-                                                       expandXOut,
-                                                       dynamicScalesOut,
-                                                       assistInfoForCombineOut,
-                                                       expertTokenNumsOut,
-                                                       epRecvCountsOut,
-                                                       tpRecvCountsOut,
-                                                       expandScalesOut,
-                                                       workspace};
+    const auto args = MoeDistributeDispatchV2Impl::MakeArgs<MoeDistributeDispatchV2Impl::KernelArgs>(
+        x, expertIds, scalesOptional, xActiveMaskOptional, expertScalesOptional, elasticInfoOptional,
+        performanceInfoOptional, expandXOut, dynamicScalesOut, assistInfoForCombineOut, expertTokenNumsOut,
+        epRecvCountsOut, tpRecvCountsOut, expandScalesOut, workspace);
     MoeDistributeDispatchV2Impl::Dispatch<KeyQuant, KeyScales, KeyTemplate>(args, tilingData);
 }

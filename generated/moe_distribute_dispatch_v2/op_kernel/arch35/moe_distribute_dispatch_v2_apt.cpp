@@ -13,8 +13,8 @@
  * MoeDistributeDispatchV2 kernel entry of ascend950 (opFile.value "moe_distribute_dispatch_v2_apt").
  * A template over CANN's template tiling key (moe_distribute_dispatch_v2_apt_tiling_key.h): CANN compiles it once per
  * combination its ASCENDC_TPL_SEL lists and OpDef column of each SoC it serves, and launches the instance of the key
- * the host tiling set; its Dispatch holds their kernel instances alone. The kernel class and its helpers:
- * op_kernel/moe_distribute_dispatch_v2_gen.h.
+ * the host tiling set; its Dispatch holds their kernel instances alone, as the real entries write them: the element
+ * types are the column's DTYPE_<NAME>. The kernel class and its helpers: op_kernel/moe_distribute_dispatch_v2_gen.h.
  */
 #include "../moe_distribute_dispatch_v2_gen.h"
 #include "moe_distribute_dispatch_v2_apt_tiling_key.h"
@@ -26,327 +26,91 @@ __aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeDispa
     if (!ColumnMatches(tiling)) {
         Trap(); // launched for another OpDef column's dtypes: the runtime never does
     }
-    if constexpr ((KeyQuant == 0U && KeyScales == 0U && KeyTemplate == 0U) ||
-                  (KeyQuant == 0U && KeyScales == 0U && KeyTemplate == 1U)) {
-#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_BF16)
-        Run<bfloat16_t, float, bfloat16_t, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
+    if constexpr (KeyQuant == 0U && KeyScales == 0U && (KeyTemplate == 0U || KeyTemplate == 1U)) {
+#if ((ORIG_DTYPE_X == DT_BF16) && ((ORIG_DTYPE_EXPAND_X == DT_BF16) || (ORIG_DTYPE_EXPAND_X == DT_HIFLOAT8))) ||       \
+    ((ORIG_DTYPE_X == DT_FLOAT16) && ((ORIG_DTYPE_EXPAND_X == DT_FLOAT16) || (ORIG_DTYPE_EXPAND_X == DT_HIFLOAT8)))
+        Run<DTYPE_X, float, DTYPE_EXPAND_X, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
         return;
 #endif
-#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_HIFLOAT8)
-        Run<bfloat16_t, float, hifloat8_t, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
+    } else if constexpr (KeyQuant == 2U && KeyScales == 0U && (KeyTemplate == 0U || KeyTemplate == 1U)) {
+#if ((ORIG_DTYPE_X == DT_BF16) || (ORIG_DTYPE_X == DT_FLOAT16)) &&                                                     \
+    ((ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) || (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) ||                           \
+     (ORIG_DTYPE_EXPAND_X == DT_INT8)) &&                                                                              \
+    (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+        Run<DTYPE_X, float, DTYPE_EXPAND_X, DTYPE_DYNAMIC_SCALES, 2U, 0U, RowLayout::ROWS>(args, tiling);
         return;
 #endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT16)
-        Run<half, float, half, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
+    } else if constexpr (KeyQuant == 3U && KeyScales == 0U && (KeyTemplate == 0U || KeyTemplate == 1U)) {
+#if ((ORIG_DTYPE_X == DT_BF16) || (ORIG_DTYPE_X == DT_FLOAT16)) &&                                                     \
+    ((ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) || (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2)) &&                          \
+    (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+        Run<DTYPE_X, float, DTYPE_EXPAND_X, DTYPE_DYNAMIC_SCALES, 3U, 0U, RowLayout::ROWS>(args, tiling);
         return;
 #endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_HIFLOAT8)
-        Run<half, float, hifloat8_t, float, 0U, 0U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-    } else if constexpr ((KeyQuant == 2U && KeyScales == 0U && KeyTemplate == 0U) ||
-                         (KeyQuant == 2U && KeyScales == 0U && KeyTemplate == 1U)) {
-#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<bfloat16_t, float, fp8_e4m3fn_t, float, 2U, 0U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<bfloat16_t, float, fp8_e5m2_t, float, 2U, 0U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_INT8) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<bfloat16_t, float, int8_t, float, 2U, 0U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<half, float, fp8_e4m3fn_t, float, 2U, 0U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<half, float, fp8_e5m2_t, float, 2U, 0U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_INT8) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<half, float, int8_t, float, 2U, 0U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-    } else if constexpr ((KeyQuant == 3U && KeyScales == 0U && KeyTemplate == 0U) ||
-                         (KeyQuant == 3U && KeyScales == 0U && KeyTemplate == 1U)) {
-#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<bfloat16_t, float, fp8_e4m3fn_t, float, 3U, 0U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<bfloat16_t, float, fp8_e5m2_t, float, 3U, 0U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<half, float, fp8_e4m3fn_t, float, 3U, 0U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<half, float, fp8_e5m2_t, float, 3U, 0U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-    } else if constexpr ((KeyQuant == 4U && KeyScales == 0U && KeyTemplate == 0U) ||
-                         (KeyQuant == 4U && KeyScales == 0U && KeyTemplate == 1U)) {
-#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT4_E1M2) &&                                            \
+    } else if constexpr (KeyQuant == 4U && KeyScales == 0U && (KeyTemplate == 0U || KeyTemplate == 1U)) {
+#if ((ORIG_DTYPE_X == DT_BF16) || (ORIG_DTYPE_X == DT_FLOAT16)) &&                                                     \
+    ((ORIG_DTYPE_EXPAND_X == DT_FLOAT4_E1M2) || (ORIG_DTYPE_EXPAND_X == DT_FLOAT4_E2M1) ||                             \
+     (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) || (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2)) &&                          \
     (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
-        Run<bfloat16_t, float, fp4x2_e1m2_t, fp8_e8m0_t, 4U, 0U, RowLayout::ROWS>(args, tiling);
+        Run<DTYPE_X, float, DTYPE_EXPAND_X, DTYPE_DYNAMIC_SCALES, 4U, 0U, RowLayout::ROWS>(args, tiling);
         return;
 #endif
-#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT4_E2M1) &&                                            \
-    (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
-        Run<bfloat16_t, float, fp4x2_e2m1_t, fp8_e8m0_t, 4U, 0U, RowLayout::ROWS>(args, tiling);
+    } else if constexpr (KeyQuant == 0U && KeyScales == 1U && (KeyTemplate == 0U || KeyTemplate == 1U)) {
+#if ((ORIG_DTYPE_X == DT_FLOAT4_E1M2) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) &&        \
+     (ORIG_DTYPE_EXPAND_X == DT_FLOAT4_E1M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)) ||                      \
+    ((ORIG_DTYPE_X == DT_FLOAT4_E2M1) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) &&        \
+     (ORIG_DTYPE_EXPAND_X == DT_FLOAT4_E2M1) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)) ||                      \
+    ((ORIG_DTYPE_X == DT_FLOAT8_E4M3FN) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) &&            \
+     (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)) ||                          \
+    ((ORIG_DTYPE_X == DT_FLOAT8_E4M3FN) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) &&      \
+     (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)) ||                    \
+    ((ORIG_DTYPE_X == DT_FLOAT8_E5M2) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) &&              \
+     (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)) ||                            \
+    ((ORIG_DTYPE_X == DT_FLOAT8_E5M2) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) &&        \
+     (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)) ||                      \
+    ((ORIG_DTYPE_X == DT_HIFLOAT8) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) &&                 \
+     (ORIG_DTYPE_EXPAND_X == DT_HIFLOAT8) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT))
+        Run<DTYPE_X, DTYPE_SCALES, DTYPE_EXPAND_X, DTYPE_DYNAMIC_SCALES, 0U, 1U, RowLayout::ROWS>(args, tiling);
         return;
 #endif
-#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) &&                                          \
-    (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
-        Run<bfloat16_t, float, fp8_e4m3fn_t, fp8_e8m0_t, 4U, 0U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) &&                                            \
-    (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
-        Run<bfloat16_t, float, fp8_e5m2_t, fp8_e8m0_t, 4U, 0U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT4_E1M2) &&                                         \
-    (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
-        Run<half, float, fp4x2_e1m2_t, fp8_e8m0_t, 4U, 0U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT4_E2M1) &&                                         \
-    (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
-        Run<half, float, fp4x2_e2m1_t, fp8_e8m0_t, 4U, 0U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) &&                                       \
-    (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
-        Run<half, float, fp8_e4m3fn_t, fp8_e8m0_t, 4U, 0U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) &&                                         \
-    (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
-        Run<half, float, fp8_e5m2_t, fp8_e8m0_t, 4U, 0U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-    } else if constexpr ((KeyQuant == 0U && KeyScales == 1U && KeyTemplate == 0U) ||
-                         (KeyQuant == 0U && KeyScales == 1U && KeyTemplate == 1U)) {
-#if (ORIG_DTYPE_X == DT_FLOAT4_E1M2) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) &&         \
-    (ORIG_DTYPE_EXPAND_X == DT_FLOAT4_E1M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
-        Run<fp4x2_e1m2_t, fp8_e8m0_t, fp4x2_e1m2_t, fp8_e8m0_t, 0U, 1U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT4_E2M1) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) &&         \
-    (ORIG_DTYPE_EXPAND_X == DT_FLOAT4_E2M1) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
-        Run<fp4x2_e2m1_t, fp8_e8m0_t, fp4x2_e2m1_t, fp8_e8m0_t, 0U, 1U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT8_E4M3FN) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) &&             \
-    (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<fp8_e4m3fn_t, float, fp8_e4m3fn_t, float, 0U, 1U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT8_E4M3FN) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) &&       \
-    (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
-        Run<fp8_e4m3fn_t, fp8_e8m0_t, fp8_e4m3fn_t, fp8_e8m0_t, 0U, 1U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT8_E5M2) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) &&               \
-    (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<fp8_e5m2_t, float, fp8_e5m2_t, float, 0U, 1U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT8_E5M2) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) &&         \
-    (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT8_E8M0)
-        Run<fp8_e5m2_t, fp8_e8m0_t, fp8_e5m2_t, fp8_e8m0_t, 0U, 1U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_HIFLOAT8) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) &&                  \
-    (ORIG_DTYPE_EXPAND_X == DT_HIFLOAT8) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<hifloat8_t, float, hifloat8_t, float, 0U, 1U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-    } else if constexpr ((KeyQuant == 1U && KeyScales == 1U && KeyTemplate == 0U) ||
-                         (KeyQuant == 1U && KeyScales == 1U && KeyTemplate == 1U)) {
-#if (ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) &&                      \
+    } else if constexpr (KeyQuant == 1U && KeyScales == 1U && (KeyTemplate == 0U || KeyTemplate == 1U)) {
+#if ((ORIG_DTYPE_X == DT_BF16) || (ORIG_DTYPE_X == DT_FLOAT16)) &&                                                     \
+    (defined(ORIG_DTYPE_SCALES) && ((ORIG_DTYPE_SCALES == DT_FLOAT) || (ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0))) &&      \
     (ORIG_DTYPE_EXPAND_X == DT_HIFLOAT8)
-        Run<bfloat16_t, float, hifloat8_t, float, 1U, 1U, RowLayout::SCALAR>(args, tiling);
+        Run<DTYPE_X, DTYPE_SCALES, DTYPE_EXPAND_X, float, 1U, 1U, RowLayout::SCALAR>(args, tiling);
         return;
 #endif
-#if (ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) &&                      \
+#if ((ORIG_DTYPE_X == DT_BF16) || (ORIG_DTYPE_X == DT_FLOAT16)) &&                                                     \
+    (defined(ORIG_DTYPE_SCALES) && ((ORIG_DTYPE_SCALES == DT_FLOAT) || (ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0))) &&      \
     (ORIG_DTYPE_EXPAND_X == DT_INT8)
         if (tiling.scalesLen == 1) {
-            Run<bfloat16_t, float, int8_t, float, 1U, 1U, RowLayout::SCALAR>(args, tiling);
+            Run<DTYPE_X, DTYPE_SCALES, DTYPE_EXPAND_X, float, 1U, 1U, RowLayout::SCALAR>(args, tiling);
             return;
         }
 #endif
-#if (ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) &&                      \
+#if ((ORIG_DTYPE_X == DT_BF16) || (ORIG_DTYPE_X == DT_FLOAT16)) &&                                                     \
+    (defined(ORIG_DTYPE_SCALES) && ((ORIG_DTYPE_SCALES == DT_FLOAT) || (ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0))) &&      \
     (ORIG_DTYPE_EXPAND_X == DT_INT8)
         if (tiling.scalesLen != 1) {
-            Run<bfloat16_t, float, int8_t, float, 1U, 1U, RowLayout::VECTOR>(args, tiling);
+            Run<DTYPE_X, DTYPE_SCALES, DTYPE_EXPAND_X, float, 1U, 1U, RowLayout::VECTOR>(args, tiling);
             return;
         }
 #endif
-#if (ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) &&                \
-    (ORIG_DTYPE_EXPAND_X == DT_HIFLOAT8)
-        Run<bfloat16_t, fp8_e8m0_t, hifloat8_t, float, 1U, 1U, RowLayout::SCALAR>(args, tiling);
+    } else if constexpr (KeyQuant == 2U && KeyScales == 1U && (KeyTemplate == 0U || KeyTemplate == 1U)) {
+#if ((ORIG_DTYPE_X == DT_BF16) || (ORIG_DTYPE_X == DT_FLOAT16)) &&                                                     \
+    (defined(ORIG_DTYPE_SCALES) && ((ORIG_DTYPE_SCALES == DT_FLOAT) || (ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0))) &&      \
+    ((ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) || (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) ||                           \
+     (ORIG_DTYPE_EXPAND_X == DT_INT8)) &&                                                                              \
+    (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+        Run<DTYPE_X, DTYPE_SCALES, DTYPE_EXPAND_X, DTYPE_DYNAMIC_SCALES, 2U, 1U, RowLayout::ROWS>(args, tiling);
         return;
 #endif
-#if (ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) &&                \
-    (ORIG_DTYPE_EXPAND_X == DT_INT8)
-        if (tiling.scalesLen == 1) {
-            Run<bfloat16_t, fp8_e8m0_t, int8_t, float, 1U, 1U, RowLayout::SCALAR>(args, tiling);
-            return;
-        }
-#endif
-#if (ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) &&                \
-    (ORIG_DTYPE_EXPAND_X == DT_INT8)
-        if (tiling.scalesLen != 1) {
-            Run<bfloat16_t, fp8_e8m0_t, int8_t, float, 1U, 1U, RowLayout::VECTOR>(args, tiling);
-            return;
-        }
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) &&                   \
-    (ORIG_DTYPE_EXPAND_X == DT_HIFLOAT8)
-        Run<half, float, hifloat8_t, float, 1U, 1U, RowLayout::SCALAR>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) &&                   \
-    (ORIG_DTYPE_EXPAND_X == DT_INT8)
-        if (tiling.scalesLen == 1) {
-            Run<half, float, int8_t, float, 1U, 1U, RowLayout::SCALAR>(args, tiling);
-            return;
-        }
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) &&                   \
-    (ORIG_DTYPE_EXPAND_X == DT_INT8)
-        if (tiling.scalesLen != 1) {
-            Run<half, float, int8_t, float, 1U, 1U, RowLayout::VECTOR>(args, tiling);
-            return;
-        }
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) &&             \
-    (ORIG_DTYPE_EXPAND_X == DT_HIFLOAT8)
-        Run<half, fp8_e8m0_t, hifloat8_t, float, 1U, 1U, RowLayout::SCALAR>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) &&             \
-    (ORIG_DTYPE_EXPAND_X == DT_INT8)
-        if (tiling.scalesLen == 1) {
-            Run<half, fp8_e8m0_t, int8_t, float, 1U, 1U, RowLayout::SCALAR>(args, tiling);
-            return;
-        }
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) &&             \
-    (ORIG_DTYPE_EXPAND_X == DT_INT8)
-        if (tiling.scalesLen != 1) {
-            Run<half, fp8_e8m0_t, int8_t, float, 1U, 1U, RowLayout::VECTOR>(args, tiling);
-            return;
-        }
-#endif
-    } else if constexpr ((KeyQuant == 2U && KeyScales == 1U && KeyTemplate == 0U) ||
-                         (KeyQuant == 2U && KeyScales == 1U && KeyTemplate == 1U)) {
-#if (ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) &&                      \
-    (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<bfloat16_t, float, fp8_e4m3fn_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) &&                      \
-    (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<bfloat16_t, float, fp8_e5m2_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) &&                      \
-    (ORIG_DTYPE_EXPAND_X == DT_INT8) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<bfloat16_t, float, int8_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) &&                \
-    (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<bfloat16_t, fp8_e8m0_t, fp8_e4m3fn_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) &&                \
-    (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<bfloat16_t, fp8_e8m0_t, fp8_e5m2_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) &&                \
-    (ORIG_DTYPE_EXPAND_X == DT_INT8) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<bfloat16_t, fp8_e8m0_t, int8_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) &&                   \
-    (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<half, float, fp8_e4m3fn_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) &&                   \
-    (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<half, float, fp8_e5m2_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) &&                   \
-    (ORIG_DTYPE_EXPAND_X == DT_INT8) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<half, float, int8_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) &&             \
-    (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<half, fp8_e8m0_t, fp8_e4m3fn_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) &&             \
-    (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<half, fp8_e8m0_t, fp8_e5m2_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) &&             \
-    (ORIG_DTYPE_EXPAND_X == DT_INT8) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<half, fp8_e8m0_t, int8_t, float, 2U, 1U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-    } else if constexpr ((KeyQuant == 3U && KeyScales == 1U && KeyTemplate == 0U) ||
-                         (KeyQuant == 3U && KeyScales == 1U && KeyTemplate == 1U)) {
-#if (ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) &&                      \
-    (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<bfloat16_t, float, fp8_e4m3fn_t, float, 3U, 1U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) &&                      \
-    (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<bfloat16_t, float, fp8_e5m2_t, float, 3U, 1U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) &&                \
-    (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<bfloat16_t, fp8_e8m0_t, fp8_e4m3fn_t, float, 3U, 1U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_BF16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) &&                \
-    (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<bfloat16_t, fp8_e8m0_t, fp8_e5m2_t, float, 3U, 1U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) &&                   \
-    (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<half, float, fp8_e4m3fn_t, float, 3U, 1U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT) &&                   \
-    (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<half, float, fp8_e5m2_t, float, 3U, 1U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) &&             \
-    (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<half, fp8_e8m0_t, fp8_e4m3fn_t, float, 3U, 1U, RowLayout::ROWS>(args, tiling);
-        return;
-#endif
-#if (ORIG_DTYPE_X == DT_FLOAT16) && (defined(ORIG_DTYPE_SCALES) && ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0) &&             \
-    (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2) && (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
-        Run<half, fp8_e8m0_t, fp8_e5m2_t, float, 3U, 1U, RowLayout::ROWS>(args, tiling);
+    } else if constexpr (KeyQuant == 3U && KeyScales == 1U && (KeyTemplate == 0U || KeyTemplate == 1U)) {
+#if ((ORIG_DTYPE_X == DT_BF16) || (ORIG_DTYPE_X == DT_FLOAT16)) &&                                                     \
+    (defined(ORIG_DTYPE_SCALES) && ((ORIG_DTYPE_SCALES == DT_FLOAT) || (ORIG_DTYPE_SCALES == DT_FLOAT8_E8M0))) &&      \
+    ((ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E4M3FN) || (ORIG_DTYPE_EXPAND_X == DT_FLOAT8_E5M2)) &&                          \
+    (ORIG_DTYPE_DYNAMIC_SCALES == DT_FLOAT)
+        Run<DTYPE_X, DTYPE_SCALES, DTYPE_EXPAND_X, DTYPE_DYNAMIC_SCALES, 3U, 1U, RowLayout::ROWS>(args, tiling);
         return;
 #endif
     }
@@ -366,20 +130,9 @@ moe_distribute_dispatch_v2(GM_ADDR x, GM_ADDR expertIds, GM_ADDR scalesOptional,
     REGISTER_TILING_DEFAULT(MoeDistributeDispatchV2TilingData);
     MoeDistributeDispatchV2TilingData tilingData;
     MoeDistributeDispatchV2Impl::InitTilingData(tiling, &tilingData);
-    const MoeDistributeDispatchV2Impl::KernelArgs args{x,
-                                                       expertIds,
-                                                       scalesOptional,
-                                                       xActiveMaskOptional,
-                                                       expertScalesOptional,
-                                                       elasticInfoOptional,
-                                                       performanceInfoOptional,
-                                                       expandXOut,
-                                                       dynamicScalesOut,
-                                                       assistInfoForCombineOut,
-                                                       expertTokenNumsOut,
-                                                       epRecvCountsOut,
-                                                       tpRecvCountsOut,
-                                                       expandScalesOut,
-                                                       workspace};
+    const auto args = MoeDistributeDispatchV2Impl::MakeArgs<MoeDistributeDispatchV2Impl::KernelArgs>(
+        x, expertIds, scalesOptional, xActiveMaskOptional, expertScalesOptional, elasticInfoOptional,
+        performanceInfoOptional, expandXOut, dynamicScalesOut, assistInfoForCombineOut, expertTokenNumsOut,
+        epRecvCountsOut, tpRecvCountsOut, expandScalesOut, workspace);
     MoeDistributeDispatchV2Impl::Dispatch<KeyQuant, KeyScales, KeyTemplate>(args, tilingData);
 }

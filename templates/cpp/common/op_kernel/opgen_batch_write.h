@@ -12,7 +12,8 @@
  * opgen's templates/cpp/common/op_kernel/). The kernels whose ranks reach the ranks of other servers through HCCL
  * BatchWrite (DispatchV2's and the combine families') include it inside the op's namespace, after the kernel helpers
  * and what templates/cpp/op_kernel/_batch_write.j2 renders from the spec and the product table: BW_ITEM_U64 and
- * BW_CHUNK (opgen.emit.tiling_layout BATCH_WRITE_ITEM_BYTES, BATCH_WRITE_CHUNK), WindowOut, BatchWriteItemsAt.
+ * BW_CHUNK (opgen.emit.tiling_layout BATCH_WRITE_ITEM_BYTES, BATCH_WRITE_CHUNK), BatchWriteItemsAt; WindowOut is
+ * opgen_kernel_context.h's.
  *
  * Where MTE copies stop at the server (tiling.serverRanks, the product table's ranks_per_server: Atlas A2, whose
  * servers reach each other over RDMA only), a kernel stages what it sends to another server's rank in its own

@@ -11,8 +11,8 @@
  * The kernel helpers every generated kernel shares: layout constants, the HCCL window's reading and split, the
  * buffer-id word, scalar helpers, flag polls and the row primitives the lowered quant formulas call. A file of
  * opgen's kernel library, copied into the generated tree's common/op_kernel/ (not generated: edit it in opgen's
- * templates/cpp/common/op_kernel/); each op's kernel includes it inside the op's namespace, after what its spec
- * determines of the helpers (GE_* dtype ids, EP_GROUP, DTypeTraits, IS_E8M0 / IS_FP4) and before the rest (WindowIn,
+ * templates/cpp/common/op_kernel/); each op's kernel includes it inside the op's namespace, after EP_GROUP (the spec's)
+ * and opgen_kernel_types.h (DTypeTraits, IS_E8M0 / IS_FP4) and before opgen_kernel_context.h (WindowIn,
  * InitTilingData, EncodeE8M0Row, the MC2 context reads).
  */
 #ifndef OPGEN_KERNEL_HELPERS_H
@@ -155,7 +155,7 @@ __aicore__ inline void FlipBufferId(GM_ADDR word, uint32_t bufferId)
     }
 }
 
-// WindowIn, which the op's generated part defines (whether the HCCL context lists the windows is the product's):
+// WindowIn, which opgen_kernel_context.h defines (whether the HCCL context lists the windows is the arch's):
 // the base of rank `rank`'s window in HCCL group `group`.
 template <uint32_t group, typename HcclClient>
 __aicore__ inline GM_ADDR WindowIn(HcclClient &hccl, uint32_t rank);

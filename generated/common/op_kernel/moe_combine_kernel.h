@@ -69,6 +69,8 @@ private:
     static constexpr uint32_t REDUCE_SLOTS = Traits::REDUCE_SLOTS; // acc, term, aux, scratch (or the post stage's)
     // SendBack reads its rows' triples this many rows at a time (the UB plan counts the batch, never the rows)
     static constexpr uint32_t TRIPLE_BATCH = 256U;
+    // SendBack sets the flags of this many rows after one PipeBarrier<PIPE_MTE3>
+    static constexpr uint32_t FLAG_ROWS = 2U;
 
     __aicore__ inline void SendBack();
     __aicore__ inline void SendBackBlocks();
@@ -82,6 +84,15 @@ private:
     __aicore__ inline void AddRow(const LocalTensor<float> &acc, const LocalTensor<float> &term, float weight,
                                   bool weighted);
     __aicore__ inline void UpdateDataState();
+    // a term loaded as fp32 rows of T: a cast into fp32 ends with PipeBarrier<PIPE_V>, an fp32 row loads with no
+    // vector instruction, so it takes the barrier that orders the token's earlier vector instructions before AddRow
+    template <typename T>
+    __aicore__ inline void TermReady() const
+    {
+        if constexpr (std::is_same<T, float>::value) {
+            PipeBarrier<PIPE_V>();
+        }
+    }
     // this core's contiguous share [begin, end) of `total` items
     __aicore__ inline void SplitRange(uint32_t total, uint32_t &begin, uint32_t &end) const
     {
@@ -186,6 +197,8 @@ private:
     GM_ADDR userWorkspace_{nullptr};
     TQue<TPosition::VECIN, 1> xInQue_;  // rows of expandX
     TQue<TPosition::VECOUT, 1> msgQue_; // returned rows, then the reduced xOut rows
+    // Traits::SENDS_ROW: SendBack's rows, from GM into UB and on to the window with no vector instruction between
+    TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> rowQue_;
 
     uint32_t coreIdx_{0U};
     uint32_t coreNum_{1U};
@@ -359,8 +372,12 @@ __aicore__ inline void MoeCombineKernel<Traits>::SendBack()
     pipe_->InitBuffer(calcBuf_, CALC_SLOTS * slotBytes_);
     pipe_->InitBuffer(infoBuf_, TRIPLE_BATCH * TRIPLE * 4U); // the triples of one batch of rows
     pipe_->InitBuffer(flagBuf_, UB_BLOCK);
-    pipe_->InitBuffer(xInQue_, bufDepth_, AlignUp(rowBytes_, UB_BLOCK));
-    pipe_->InitBuffer(msgQue_, bufDepth_, MaxU32(AlignUp(rowBytes_, UB_BLOCK), sendBytes_));
+    if constexpr (Traits::SENDS_ROW) {
+        pipe_->InitBuffer(rowQue_, bufDepth_, AlignUp(rowBytes_, UB_BLOCK)); // within the UB plan's two queues
+    } else {
+        pipe_->InitBuffer(xInQue_, bufDepth_, AlignUp(rowBytes_, UB_BLOCK));
+        pipe_->InitBuffer(msgQue_, bufDepth_, MaxU32(AlignUp(rowBytes_, UB_BLOCK), sendBytes_));
+    }
     LocalTensor<int32_t> flag = flagBuf_.Get<int32_t>();
     for (uint32_t i = 0U; i < WS_SLOT_INTS; ++i) {
         flag.SetValue(i, i == 0U ? FLAG_SET : 0);
@@ -370,6 +387,8 @@ __aicore__ inline void MoeCombineKernel<Traits>::SendBack()
         return;
     }
     LocalTensor<int32_t> triples = infoBuf_.Get<int32_t>();
+    GM_ADDR pending[FLAG_ROWS]; // the flags of the rows sent since the last barrier
+    uint32_t queued = 0U;
     for (uint32_t i = 0U; i < rows; ++i) {
         const uint32_t j = i % TRIPLE_BATCH; // the row's place in its batch
         if (j == 0U) {                       // the next batch's triples, once the scalar unit has read the last one's
@@ -383,25 +402,42 @@ __aicore__ inline void MoeCombineKernel<Traits>::SendBack()
         const uint32_t tokenIdx = static_cast<uint32_t>(triples.GetValue(j * TRIPLE + 1U));
         const uint32_t k = static_cast<uint32_t>(triples.GetValue(j * TRIPLE + 2U));
         const uint64_t slot = static_cast<uint64_t>(tokenIdx) * slotsPerToken_ + k;
-
-        LocalTensor<uint8_t> xBytes = xInQue_.AllocTensor<uint8_t>();
-        DataCopyPad(xBytes, expandXGm_[static_cast<uint64_t>(begin + i) * rowBytes_],
-                    DataCopyExtParams(1U, rowBytes_, 0U, 0U, 0U), DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));
-        xInQue_.EnQue(xBytes);
-        xBytes = xInQue_.DeQue<uint8_t>();
-        LocalTensor<uint8_t> msg = msgQue_.AllocTensor<uint8_t>();
-        QuantRow(xBytes.template ReinterpretCast<ExpandXT>(), msg, tokenIdx, k);
-        xInQue_.FreeTensor(xBytes);
-        msgQue_.EnQue(msg);
-        msg = msgQue_.DeQue<uint8_t>();
         GlobalTensor<uint8_t> win;
         win.SetGlobalBuffer(WinRows(owner) + slot * rowStride_);
-        DataCopy(win, msg, sendBytes_);
-        PipeBarrier<PIPE_MTE3>(); // the row lands before its flag
-        GlobalTensor<int32_t> slotFlag;
-        slotFlag.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(WinFlags(owner) + slot * FLAG_BYTES));
-        DataCopy(slotFlag, flag, WS_SLOT_INTS);
-        msgQue_.FreeTensor(msg);
+        const GlobalTensor<uint8_t> xGm = expandXGm_[static_cast<uint64_t>(begin + i) * rowBytes_];
+        const DataCopyExtParams rowParams(1U, rowBytes_, 0U, 0U, 0U);
+        if constexpr (Traits::SENDS_ROW) { // the row itself: GM -> UB -> window, the queue orders MTE2 before MTE3
+            LocalTensor<uint8_t> row = rowQue_.AllocTensor<uint8_t>();
+            DataCopyPad(row, xGm, rowParams, DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));
+            rowQue_.EnQue(row);
+            row = rowQue_.DeQue<uint8_t>();
+            DataCopy(win, row, sendBytes_);
+            rowQue_.FreeTensor(row);
+        } else {
+            LocalTensor<uint8_t> xBytes = xInQue_.AllocTensor<uint8_t>();
+            DataCopyPad(xBytes, xGm, rowParams, DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));
+            xInQue_.EnQue(xBytes);
+            xBytes = xInQue_.DeQue<uint8_t>();
+            LocalTensor<uint8_t> msg = msgQue_.AllocTensor<uint8_t>();
+            QuantRow(xBytes.template ReinterpretCast<ExpandXT>(), msg, tokenIdx, k);
+            xInQue_.FreeTensor(xBytes);
+            msgQue_.EnQue(msg);
+            msg = msgQue_.DeQue<uint8_t>();
+            DataCopy(win, msg, sendBytes_);
+            msgQue_.FreeTensor(msg);
+        }
+        // the flags of FLAG_ROWS rows after one barrier, as the real kernel flags its rows two at a time (code:
+        // mc2/moe_distribute_combine_v2/op_kernel/arch22/moe_distribute_combine_v2.h ExpertAlltoAllDispatchCopyAdd)
+        pending[queued++] = WinFlags(owner) + slot * FLAG_BYTES;
+        if (queued == FLAG_ROWS || i + 1U == rows) {
+            PipeBarrier<PIPE_MTE3>(); // the rows land before their flags
+            for (uint32_t p = 0U; p < queued; ++p) {
+                GlobalTensor<int32_t> slotFlag;
+                slotFlag.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(pending[p]));
+                DataCopy(slotFlag, flag, WS_SLOT_INTS);
+            }
+            queued = 0U;
+        }
     }
     PipeBarrier<PIPE_ALL>();
 }
@@ -544,7 +580,7 @@ __aicore__ inline void MoeCombineKernel<Traits>::Reduce()
     pipe_->InitBuffer(calcBuf_, reduceSlots_ * slotBytes_);
     pipe_->InitBuffer(infoBuf_, 3U * kBytes);
     pipe_->InitBuffer(maskBuf_, AlignUp(maskLen, UB_BLOCK));
-    pipe_->InitBuffer(flagBuf_, slotsPerToken_ * FLAG_BYTES);
+    pipe_->InitBuffer(flagBuf_, 2U * slotsPerToken_ * FLAG_BYTES); // a token's slot flags, then zeros to clear them
     if constexpr (!Traits::POST) {
         pipe_->InitBuffer(msgQue_, bufDepth_, AlignUp(rowBytes_, UB_BLOCK));
     } else if constexpr (Traits::POST_INVARIANTS > 0U) {
@@ -576,6 +612,10 @@ __aicore__ inline void MoeCombineKernel<Traits>::Reduce()
     LocalTensor<float> acc = CalcSlot<float>(0U);
     LocalTensor<float> term = CalcSlot<float>(1U);
     LocalTensor<float> scratch = CalcSlot<float>(3U);
+    // the zeros WaitSlots clears a token's flags with, written once (the real kernel's stateResetTensor_)
+    Duplicate(flagBuf_.GetWithOffset<int32_t>(slotsPerToken_ * WS_SLOT_INTS, slotsPerToken_ * FLAG_BYTES),
+              static_cast<int32_t>(0), static_cast<int32_t>(slotsPerToken_ * WS_SLOT_INTS));
+    SyncFunc<HardEvent::V_MTE3>();
     if constexpr (Traits::POST_INVARIANTS > 0U) {
         if (begin < end) {
             PostInvariants(); // once per core, before the tokens: the post stage's rows no token changes
@@ -589,8 +629,9 @@ __aicore__ inline void MoeCombineKernel<Traits>::Reduce()
                 active = active || mask.GetValue(t * topK_ + k) != 0U;
             }
         }
+        // no barrier after it: the first AddRow reads acc after the barrier its term ends with (TermReady), the
+        // output after the one below, as the real ProcessExpert's Duplicate of sumFloatBufLocal_
         Duplicate(acc, 0.0f, static_cast<int32_t>(hLen_));
-        PipeBarrier<PIPE_V>();
         if (active) {
             SyncFunc<HardEvent::S_MTE2>(); // the previous token's ids, weights and slots have been read
             DataCopyPad(ids, expertIdsGm_[static_cast<uint64_t>(t) * topK_],
@@ -627,6 +668,8 @@ __aicore__ inline void MoeCombineKernel<Traits>::Reduce()
                     LoadReturned(term, scratch, slotGm);
                 } else if (!SpecialTerm(t, expert, term)) {
                     continue; // a special expert whose Moe = 0 adds nothing
+                } else {
+                    PipeBarrier<PIPE_V>(); // a special term's formula may end with a vector instruction
                 }
                 AddRow(acc, term, weight, hasWeights_); // no weights: summed as the shared rows are
             }
@@ -639,15 +682,18 @@ __aicore__ inline void MoeCombineKernel<Traits>::Reduce()
             }
             if (hasSharedX_) {
                 LoadRowF32<ExpandXT, RowLayout::ROWS>(term, scratch, sharedExpertXOptionalGm_, t, hLen_);
+                TermReady<ExpandXT>();
                 AddRow(acc, term, 1.0f, false);
             }
         }
+        PipeBarrier<PIPE_V>(); // the last Add (or the Duplicate) before the output reads acc
         if constexpr (Traits::POST) {
             PostStage(t, acc); // the spec's post stage writes the outputs of token t
         } else {
             LocalTensor<uint8_t> out = msgQue_.AllocTensor<uint8_t>();
-            CastRow<XOutT, float, RoundMode::CAST_RINT, false>(out.template ReinterpretCast<XOutT>(), acc, hLen_,
-                                                               scratch);
+            // no barrier after the cast: no vector instruction reads `out`, the queue orders it before MTE3
+            CastRow<XOutT, float, RoundMode::CAST_RINT, false, false>(out.template ReinterpretCast<XOutT>(), acc, hLen_,
+                                                                      scratch);
             msgQue_.EnQue(out);
             out = msgQue_.DeQue<uint8_t>();
             DataCopyPad(xOutGm_[static_cast<uint64_t>(t) * rowBytes_], out,
@@ -695,11 +741,9 @@ __aicore__ inline void MoeCombineKernel<Traits>::WaitSlots(uint32_t tokenIdx, co
             }
         }
     }
-    SyncFunc<HardEvent::S_V>();
-    Duplicate(flags, static_cast<int32_t>(0), static_cast<int32_t>(slotsPerToken_ * WS_SLOT_INTS));
-    SyncFunc<HardEvent::V_MTE3>();
-    DataCopy(flagsGm, flags, slotsPerToken_ * WS_SLOT_INTS);
-    SyncFunc<HardEvent::MTE3_MTE2>();
+    // cleared from the zeros Reduce wrote once: no vector instruction or sync per token
+    DataCopy(flagsGm, flagBuf_.GetWithOffset<int32_t>(slotsPerToken_ * WS_SLOT_INTS, slotsPerToken_ * FLAG_BYTES),
+             slotsPerToken_ * WS_SLOT_INTS);
 }
 
 // The row a sender returned into `slotGm`, as fp32 in `term`: a split quant mode's message goes through the part of
@@ -718,10 +762,15 @@ __aicore__ inline void MoeCombineKernel<Traits>::LoadReturned(const LocalTensor<
         ReceiveRow(msg, term);
     } else {
         LoadRowF32<XOutT, RowLayout::ROWS>(term, scratch, slotGm, 0U, hLen_);
+        TermReady<XOutT>();
     }
 }
 
-// acc += weight * term (a Muls then an Add: two fp32 roundings, no fused multiply-add), or acc += term.
+// acc += weight * term (a Muls then an Add: two fp32 roundings, no fused multiply-add), or acc += term. The term
+// ends with PipeBarrier<PIPE_V> after the vector instructions that wrote it and acc (TermReady); the Add has no
+// barrier after it, as the real ProcessMoeExpert's: the next term is written by a load and a cast the Add does not
+// read, and a barrier follows before anything reads acc (code: mc2/moe_distribute_combine_v2/op_kernel/arch22/
+// moe_distribute_combine_v2.h ProcessMoeExpert, LocalWindowCopy).
 template <typename Traits>
 __aicore__ inline void MoeCombineKernel<Traits>::AddRow(const LocalTensor<float> &acc, const LocalTensor<float> &term,
                                                         float weight, bool weighted)
@@ -732,7 +781,6 @@ __aicore__ inline void MoeCombineKernel<Traits>::AddRow(const LocalTensor<float>
         PipeBarrier<PIPE_V>();
     }
     Add(acc, acc, term, n);
-    PipeBarrier<PIPE_V>();
 }
 
 // Toggle this core's data state word: the next call uses the other window half and slot flags.

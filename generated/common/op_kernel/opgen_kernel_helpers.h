@@ -477,8 +477,9 @@ __aicore__ inline void Exp2Row(const LocalTensor<float> &dst, const LocalTensor<
 }
 
 // fp32 → D: the spec's cast(v, D, round=RM, sat=SAT).  int8/uint8 take CANN's chain
-// fp32 -RM-> int32 -> half (exact) -TRUNC-> int8 after clamping to the integer range.
-template <typename D, RoundMode RM, bool SAT>
+// fp32 -RM-> int32 -> half (exact) -TRUNC-> int8 after clamping to the integer range.  BARRIER: a
+// PipeBarrier<PIPE_V> after the last instruction (false where no vector instruction reads dst).
+template <typename D, RoundMode RM, bool SAT, bool BARRIER = true>
 __aicore__ inline void CastFromFloat(const LocalTensor<D> &dst, const LocalTensor<float> &src, uint32_t count,
                                      const LocalTensor<float> &scratch)
 {
@@ -509,7 +510,9 @@ __aicore__ inline void CastFromFloat(const LocalTensor<D> &dst, const LocalTenso
     } else {
         Cast(dst, src, RM, count);
     }
-    PipeBarrier<PIPE_V>();
+    if constexpr (BARRIER) {
+        PipeBarrier<PIPE_V>();
+    }
 }
 
 // S → fp32, exact: one Cast for floating types, int8/uint8 through half, E8M0 code c as 2^(c - 127) put
@@ -548,15 +551,16 @@ __aicore__ inline void CastToFloat(const LocalTensor<float> &dst, const LocalTen
     PipeBarrier<PIPE_V>();
 }
 
-// D ← S: every cast(v, D, round, sat) of a formula and every conversion into an output row.
-template <typename D, typename S, RoundMode RM, bool SAT>
+// D ← S: every cast(v, D, round, sat) of a formula and every conversion into an output row.  BARRIER = false: a
+// cast from fp32 into another type ends with no PipeBarrier<PIPE_V>, where no vector instruction reads dst.
+template <typename D, typename S, RoundMode RM, bool SAT, bool BARRIER = true>
 __aicore__ inline void CastRow(const LocalTensor<D> &dst, const LocalTensor<S> &src, uint32_t count,
                                const LocalTensor<float> &scratch)
 {
     if constexpr (std::is_same<D, S>::value) {
         CopyRow(dst, src, count);
     } else if constexpr (std::is_same<S, float>::value) {
-        CastFromFloat<D, RM, SAT>(dst, src, count, scratch);
+        CastFromFloat<D, RM, SAT, BARRIER>(dst, src, count, scratch);
     } else if constexpr (std::is_same<D, float>::value) {
         CastToFloat(dst, src, count, scratch);
     } else if constexpr (std::is_same<S, half>::value && IS_BYTE_INT<D>) {

@@ -152,9 +152,9 @@ inline uint64_t MoeDistributeCombineV3UbBytes(const MoeDistributeCombineV3Tiling
             32ULL * 32ULL) +
            31ULL) /
           32ULL * 32ULL) +
-         ((((static_cast<uint64_t>(t.K) + (((static_cast<uint64_t>(t.sharedExpertRankNum) != 0ULL)) ?
-                                               static_cast<uint64_t>(t.sharedExpertNum) :
-                                               0ULL)) *
+         ((((2ULL * (static_cast<uint64_t>(t.K) + (((static_cast<uint64_t>(t.sharedExpertRankNum) != 0ULL)) ?
+                                                       static_cast<uint64_t>(t.sharedExpertNum) :
+                                                       0ULL))) *
             32ULL) +
            31ULL) /
           32ULL * 32ULL) +

@@ -645,8 +645,19 @@ __aicore__ inline void BlockMaxRow(const LocalTensor<float> &dst, const LocalTen
         }
         PipeBarrier<PIPE_V>();
     }
+    uint32_t first = 0U; // the blocks from here on take a WholeReduceMax repeat each
+    if constexpr (N == FLOATS_PER_BLOCK) {
+        // eight blocks a repeat: BlockReduceMax over the whole repeats, as the real Int8QuantProcess (code:
+        // mc2/moe_distribute_combine_v2/op_kernel/moe_distribute_combine_v2_quant.h); the rest below
+        first = blocks - blocks % FLOATS_PER_BLOCK;
+        for (uint32_t b = 0U; b < first; b += MAX_REPEATS * FLOATS_PER_BLOCK) {
+            BlockReduceMax<float>(dst[b], src[b * N],
+                                  static_cast<int32_t>(MinU32(MAX_REPEATS, (first - b) / FLOATS_PER_BLOCK)),
+                                  static_cast<int32_t>(FLOATS_PER_REPEAT), 1, 1, 8);
+        }
+    }
     constexpr int32_t WIDTH = static_cast<int32_t>(N > FLOATS_PER_REPEAT ? FLOATS_PER_REPEAT : N);
-    for (uint32_t b = 0U; b < blocks; b += MAX_REPEATS) {
+    for (uint32_t b = first; b < blocks; b += MAX_REPEATS) {
         WholeReduceMax<float>(dst[b], src[b * N], WIDTH, static_cast<int32_t>(MinU32(MAX_REPEATS, blocks - b)), 1, 1,
                               STRIDE, ReduceOrder::ORDER_ONLY_VALUE);
     }

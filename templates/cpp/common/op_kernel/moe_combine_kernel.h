@@ -79,8 +79,8 @@ private:
     __aicore__ inline void LoadReturned(const LocalTensor<float> &term, const LocalTensor<float> &scratch,
                                         const GlobalTensor<uint8_t> &slotGm);
     __aicore__ inline void Reduce();
-    __aicore__ inline void WaitSlots(uint32_t tokenIdx, const LocalTensor<int32_t> &ids,
-                                     const LocalTensor<uint8_t> &mask, bool pairMask);
+    __aicore__ inline uint64_t WaitSlots(uint32_t tokenIdx, const LocalTensor<int32_t> &ids,
+                                         const LocalTensor<uint8_t> &mask, bool pairMask);
     __aicore__ inline void AddRow(const LocalTensor<float> &acc, const LocalTensor<float> &term, float weight,
                                   bool weighted);
     __aicore__ inline void UpdateDataState();
@@ -268,6 +268,7 @@ __aicore__ inline void MoeCombineKernel<Traits>::Init(const Args &args, const Ti
     expertEnd_ = moeExperts_;
     sharedExperts_ = (tiling.sharedExpertRankNum == 0) ? 0U : static_cast<uint32_t>(tiling.sharedExpertNum);
     slotsPerToken_ = topK_ + sharedExperts_;
+    RequireFits(slotsPerToken_, 64U); // WaitSlots keeps a token's slots as the bits of a uint64_t
     localExperts_ = static_cast<uint32_t>(tiling.localExpertNum);
     isSharedRank_ = tiling.isSharedRank != 0;
     hasMask_ = Traits::HasMask(tiling);
@@ -378,10 +379,10 @@ __aicore__ inline void MoeCombineKernel<Traits>::SendBack()
         pipe_->InitBuffer(xInQue_, bufDepth_, AlignUp(rowBytes_, UB_BLOCK));
         pipe_->InitBuffer(msgQue_, bufDepth_, MaxU32(AlignUp(rowBytes_, UB_BLOCK), sendBytes_));
     }
-    LocalTensor<int32_t> flag = flagBuf_.Get<int32_t>();
-    for (uint32_t i = 0U; i < WS_SLOT_INTS; ++i) {
-        flag.SetValue(i, i == 0U ? FLAG_SET : 0);
-    }
+    LocalTensor<int32_t> flag = flagBuf_.Get<int32_t>(); // FLAG_SET, then zeros
+    Duplicate(flag, static_cast<int32_t>(0), static_cast<int32_t>(WS_SLOT_INTS));
+    SyncFunc<HardEvent::V_S>();
+    flag.SetValue(0U, FLAG_SET);
     SyncFunc<HardEvent::S_MTE3>();
     if (rows == 0U) {
         return;
@@ -648,18 +649,18 @@ __aicore__ inline void MoeCombineKernel<Traits>::Reduce()
                             DataCopyPadExtParams<int32_t>(false, 0U, 0U, 0U));
             }
             SyncFunc<HardEvent::MTE2_S>();
-            if (!isA2_) {
-                WaitSlots(t, ids, mask, pairMask);
-            }
+            // the pairs whose MoE expert returned a row into slot t * (K + S) + k (WaitSlots read their ids)
+            const uint64_t returned = isA2_ ? 0UL : WaitSlots(t, ids, mask, pairMask);
             for (uint32_t k = 0U; k < topK_; ++k) {
-                const int32_t id = ids.GetValue(k);
-                const float weight = hasWeights_ ? weights.GetValue(k) : 1.0f;
-                if (id < 0 || static_cast<uint32_t>(id) >= expertEnd_ ||
-                    (pairMask && mask.GetValue(t * topK_ + k) == 0U)) {
+                const bool moeRow = ((returned >> k) & 1UL) != 0UL;
+                const int32_t id = moeRow ? 0 : ids.GetValue(k);
+                if (!moeRow && (id < 0 || static_cast<uint32_t>(id) >= expertEnd_ ||
+                                (pairMask && mask.GetValue(t * topK_ + k) == 0U))) {
                     continue;
                 }
+                const float weight = hasWeights_ ? weights.GetValue(k) : 1.0f;
                 const uint32_t expert = static_cast<uint32_t>(id);
-                if (expert < moeExperts_) { // the row the MoE expert returned
+                if (moeRow || expert < moeExperts_) { // the row the MoE expert returned
                     const uint64_t slot =
                         isA2_ ? static_cast<uint64_t>(expert) * maxBs_ + static_cast<uint32_t>(slots.GetValue(k)) :
                                 static_cast<uint64_t>(t) * slotsPerToken_ + k;
@@ -704,46 +705,55 @@ __aicore__ inline void MoeCombineKernel<Traits>::Reduce()
     PipeBarrier<PIPE_ALL>();
 }
 
-// Waits until every slot of token `tokenIdx` that receives a row has its flag, then clears them.
+// Waits until every slot of token `tokenIdx` that receives a row has its flag, then clears them; returns those slots
+// (bit `slot`). Which they are is read once (slot k < K: set by the rank of expert ids[k], a MoE expert the mask
+// keeps; slot K + s: by shared expert s), and each flag is read until it is set, not again after.
 template <typename Traits>
-__aicore__ inline void MoeCombineKernel<Traits>::WaitSlots(uint32_t tokenIdx, const LocalTensor<int32_t> &ids,
-                                                           const LocalTensor<uint8_t> &mask, bool pairMask)
+__aicore__ inline uint64_t MoeCombineKernel<Traits>::WaitSlots(uint32_t tokenIdx, const LocalTensor<int32_t> &ids,
+                                                               const LocalTensor<uint8_t> &mask, bool pairMask)
 {
+    uint64_t expected = 0UL;
+    for (uint32_t slot = 0U; slot < slotsPerToken_; ++slot) {
+        bool sent = slot >= topK_;
+        if (!sent && (!pairMask || mask.GetValue(tokenIdx * topK_ + slot) != 0U)) {
+            const int32_t id = ids.GetValue(slot);
+            sent = id >= 0 && static_cast<uint32_t>(id) < moeExperts_;
+        }
+        expected |= sent ? (1UL << slot) : 0UL;
+    }
     LocalTensor<int32_t> flags = flagBuf_.Get<int32_t>();
     GlobalTensor<int32_t> flagsGm;
     flagsGm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(WinFlags(epRank_) + static_cast<uint64_t>(tokenIdx) *
                                                                                        slotsPerToken_ * FLAG_BYTES));
     const PollDeadline deadline(pollUs_);
-    bool ready = false;
-    while (!ready) {
+    uint64_t unset = expected;
+    while (unset != 0UL) {
         DataCopy(flags, flagsGm, slotsPerToken_ * WS_SLOT_INTS);
         SyncFunc<HardEvent::MTE2_S>();
-        ready = true;
-        uint32_t unset = slotsPerToken_;
         for (uint32_t slot = 0U; slot < slotsPerToken_; ++slot) {
-            const bool sent = slot >= topK_ || !pairMask || mask.GetValue(tokenIdx * topK_ + slot) != 0U;
-            const bool expected =
-                sent &&
-                (slot >= topK_ || (ids.GetValue(slot) >= 0 && static_cast<uint32_t>(ids.GetValue(slot)) < moeExperts_));
-            if (expected && flags.GetValue(slot * WS_SLOT_INTS) != FLAG_SET) {
-                ready = false;
-                unset = (unset == slotsPerToken_) ? slot : unset;
+            if (((unset >> slot) & 1UL) != 0UL && flags.GetValue(slot * WS_SLOT_INTS) == FLAG_SET) {
+                unset &= ~(1UL << slot);
             }
         }
         SyncFunc<HardEvent::S_MTE2>();
-        if (!ready && deadline.Passed()) { // slot k < K: set by expert ids[k]'s rank; slot K + s: shared expert s
-            const uint32_t flag = tokenIdx * slotsPerToken_ + unset;
-            if (unset < topK_) {
-                PollTimedOut(epRank_, flag, FlagSetter::MOE_EXPERT, static_cast<uint32_t>(ids.GetValue(unset)),
+        if (unset != 0UL && deadline.Passed()) { // slot k < K: set by expert ids[k]'s rank; slot K + s: shared expert s
+            uint32_t first = 0U;
+            while (((unset >> first) & 1UL) == 0UL) {
+                ++first;
+            }
+            const uint32_t flag = tokenIdx * slotsPerToken_ + first;
+            if (first < topK_) {
+                PollTimedOut(epRank_, flag, FlagSetter::MOE_EXPERT, static_cast<uint32_t>(ids.GetValue(first)),
                              pollUs_);
             } else {
-                PollTimedOut(epRank_, flag, FlagSetter::SHARED_EXPERT, unset - topK_, pollUs_);
+                PollTimedOut(epRank_, flag, FlagSetter::SHARED_EXPERT, first - topK_, pollUs_);
             }
         }
     }
     // cleared from the zeros Reduce wrote once: no vector instruction or sync per token
     DataCopy(flagsGm, flagBuf_.GetWithOffset<int32_t>(slotsPerToken_ * WS_SLOT_INTS, slotsPerToken_ * FLAG_BYTES),
              slotsPerToken_ * WS_SLOT_INTS);
+    return expected;
 }
 
 // The row a sender returned into `slotGm`, as fp32 in `term`: a split quant mode's message goes through the part of

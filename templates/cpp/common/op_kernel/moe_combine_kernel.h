@@ -21,7 +21,8 @@
  *   1. SendBack   rows [0, epSendCounts[last]) of expandX, split over the cores: row i carries the triple
  *                 (srcRank, tokenIdx, k) = assistInfoForCombine[3i, 3i + 3), read TRIPLE_BATCH rows at a
  *                 time; the spec's quant formula (QuantRow, lowered from the spec) gives the row the owner receives,
- *                 which is written into slot tokenIdx * (K + S) + k of srcRank's window, then that slot's flag.
+ *                 which is written into slot tokenIdx * (K + S) + k of srcRank's window, then (after every
+ *                 FLAG_ROWS rows) the rows' slot flags.
  *                 Atlas A2 (assistInfoForCombine is the owner's expandIdx): each core takes a share of the
  *                 (local expert, owner) blocks of epSendCounts; block i's rows go, through the formula, into
  *                 the owner's window block of the global expert, from slot 0, then that block's flag.
@@ -44,7 +45,8 @@
  * ExpandXT (expandX) and XOutT (xOut), the element type each GM tensor is addressed as (ExpandXGmT, ...), ExtraGm
  * (the GM tensors the spec's formulas read beside them: Init(args)), EP_CC_OFFSET (the EP group's cc tiling in
  * TilingData), CALC_SLOTS (UB rows of the quant formulas), REDUCE_SLOTS (of the reduce and the post stage),
- * RECEIVES (the quant mode sends split values the owner's ReceiveRow turns back into the row), SPECIALS (the kinds
+ * RECEIVES (the quant mode sends split values the owner's ReceiveRow turns back into the row), SENDS_ROW (its
+ * formula returns the row itself: SendBack copies it with no vector instruction), SPECIALS (the kinds
  * of special expert), POST and POST_INVARIANTS (a post stage, and its rows every token shares), MC2_CONTEXT (the
  * EP domain is an MC2 context: Mc2Context, ContextWindow), MaskRank / HasMask and TpPath (tiling reads).
  */

@@ -21,7 +21,8 @@
  *   1. SendBack   rows [0, epSendCounts[last]) of expandX, split over the cores: row i carries the triple
  *                 (srcRank, tokenIdx, k) = assistInfoForCombine[3i, 3i + 3), read TRIPLE_BATCH rows at a
  *                 time; the spec's quant formula (QuantRow, lowered from the spec) gives the row the owner receives,
- *                 which is written into slot tokenIdx * (K + S) + k of srcRank's window, then that slot's flag.
+ *                 which is written into slot tokenIdx * (K + S) + k of srcRank's window, then (after every
+ *                 FLAG_ROWS rows) the rows' slot flags.
  *                 Atlas A2 (assistInfoForCombine is the owner's expandIdx): each core takes a share of the
  *                 (local expert, owner) blocks of epSendCounts; block i's rows go, through the formula, into
  *                 the owner's window block of the global expert, from slot 0, then that block's flag.
@@ -44,7 +45,8 @@
  * ExpandXT (expandX) and XOutT (xOut), the element type each GM tensor is addressed as (ExpandXGmT, ...), ExtraGm
  * (the GM tensors the spec's formulas read beside them: Init(args)), EP_CC_OFFSET (the EP group's cc tiling in
  * TilingData), CALC_SLOTS (UB rows of the quant formulas), REDUCE_SLOTS (of the reduce and the post stage),
- * RECEIVES (the quant mode sends split values the owner's ReceiveRow turns back into the row), SPECIALS (the kinds
+ * RECEIVES (the quant mode sends split values the owner's ReceiveRow turns back into the row), SENDS_ROW (its
+ * formula returns the row itself: SendBack copies it with no vector instruction), SPECIALS (the kinds
  * of special expert), POST and POST_INVARIANTS (a post stage, and its rows every token shares), MC2_CONTEXT (the
  * EP domain is an MC2 context: Mc2Context, ContextWindow), MaskRank / HasMask and TpPath (tiling reads).
  */
@@ -69,6 +71,8 @@ private:
     static constexpr uint32_t REDUCE_SLOTS = Traits::REDUCE_SLOTS; // acc, term, aux, scratch (or the post stage's)
     // SendBack reads its rows' triples this many rows at a time (the UB plan counts the batch, never the rows)
     static constexpr uint32_t TRIPLE_BATCH = 256U;
+    // SendBack sets the flags of this many rows after one PipeBarrier<PIPE_MTE3>
+    static constexpr uint32_t FLAG_ROWS = 2U;
 
     __aicore__ inline void SendBack();
     __aicore__ inline void SendBackBlocks();
@@ -77,11 +81,20 @@ private:
     __aicore__ inline void LoadReturned(const LocalTensor<float> &term, const LocalTensor<float> &scratch,
                                         const GlobalTensor<uint8_t> &slotGm);
     __aicore__ inline void Reduce();
-    __aicore__ inline void WaitSlots(uint32_t tokenIdx, const LocalTensor<int32_t> &ids,
-                                     const LocalTensor<uint8_t> &mask, bool pairMask);
+    __aicore__ inline uint64_t WaitSlots(uint32_t tokenIdx, const LocalTensor<int32_t> &ids,
+                                         const LocalTensor<uint8_t> &mask, bool pairMask);
     __aicore__ inline void AddRow(const LocalTensor<float> &acc, const LocalTensor<float> &term, float weight,
                                   bool weighted);
     __aicore__ inline void UpdateDataState();
+    // a term loaded as fp32 rows of T: a cast into fp32 ends with PipeBarrier<PIPE_V>, an fp32 row loads with no
+    // vector instruction, so it takes the barrier that orders the token's earlier vector instructions before AddRow
+    template <typename T>
+    __aicore__ inline void TermReady() const
+    {
+        if constexpr (std::is_same<T, float>::value) {
+            PipeBarrier<PIPE_V>();
+        }
+    }
     // this core's contiguous share [begin, end) of `total` items
     __aicore__ inline void SplitRange(uint32_t total, uint32_t &begin, uint32_t &end) const
     {
@@ -184,8 +197,11 @@ private:
     TBuf<TPosition::VECCALC> postBuf_; // the post stage's rows every token shares, fp32
     BatchWriteList bw_;
     GM_ADDR userWorkspace_{nullptr};
-    TQue<TPosition::VECIN, 1> xInQue_;  // rows of expandX
-    TQue<TPosition::VECOUT, 1> msgQue_; // returned rows, then the reduced xOut rows
+    TQue<TPosition::VECIN, 1> xInQue_;  // rows of expandX, then (no split quant mode) the rows returned to this rank
+    TQue<TPosition::VECOUT, 1> msgQue_; // returned rows
+    TBuf<TPosition::VECCALC> outBuf_;   // the reduced xOut row (no post stage)
+    // Traits::SENDS_ROW: SendBack's rows, from GM into UB and on to the window with no vector instruction between
+    TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> rowQue_;
 
     uint32_t coreIdx_{0U};
     uint32_t coreNum_{1U};
@@ -255,6 +271,7 @@ __aicore__ inline void MoeCombineKernel<Traits>::Init(const Args &args, const Ti
     expertEnd_ = moeExperts_;
     sharedExperts_ = (tiling.sharedExpertRankNum == 0) ? 0U : static_cast<uint32_t>(tiling.sharedExpertNum);
     slotsPerToken_ = topK_ + sharedExperts_;
+    RequireFits(slotsPerToken_, 64U); // WaitSlots keeps a token's slots as the bits of a uint64_t
     localExperts_ = static_cast<uint32_t>(tiling.localExpertNum);
     isSharedRank_ = tiling.isSharedRank != 0;
     hasMask_ = Traits::HasMask(tiling);
@@ -359,17 +376,23 @@ __aicore__ inline void MoeCombineKernel<Traits>::SendBack()
     pipe_->InitBuffer(calcBuf_, CALC_SLOTS * slotBytes_);
     pipe_->InitBuffer(infoBuf_, TRIPLE_BATCH * TRIPLE * 4U); // the triples of one batch of rows
     pipe_->InitBuffer(flagBuf_, UB_BLOCK);
-    pipe_->InitBuffer(xInQue_, bufDepth_, AlignUp(rowBytes_, UB_BLOCK));
-    pipe_->InitBuffer(msgQue_, bufDepth_, MaxU32(AlignUp(rowBytes_, UB_BLOCK), sendBytes_));
-    LocalTensor<int32_t> flag = flagBuf_.Get<int32_t>();
-    for (uint32_t i = 0U; i < WS_SLOT_INTS; ++i) {
-        flag.SetValue(i, i == 0U ? FLAG_SET : 0);
+    if constexpr (Traits::SENDS_ROW) {
+        pipe_->InitBuffer(rowQue_, bufDepth_, AlignUp(rowBytes_, UB_BLOCK)); // within the UB plan's two queues
+    } else {
+        pipe_->InitBuffer(xInQue_, bufDepth_, AlignUp(rowBytes_, UB_BLOCK));
+        pipe_->InitBuffer(msgQue_, bufDepth_, MaxU32(AlignUp(rowBytes_, UB_BLOCK), sendBytes_));
     }
+    LocalTensor<int32_t> flag = flagBuf_.Get<int32_t>(); // FLAG_SET, then zeros
+    Duplicate(flag, static_cast<int32_t>(0), static_cast<int32_t>(WS_SLOT_INTS));
+    SyncFunc<HardEvent::V_S>();
+    flag.SetValue(0U, FLAG_SET);
     SyncFunc<HardEvent::S_MTE3>();
     if (rows == 0U) {
         return;
     }
     LocalTensor<int32_t> triples = infoBuf_.Get<int32_t>();
+    GM_ADDR pending[FLAG_ROWS]; // the flags of the rows sent since the last barrier
+    uint32_t queued = 0U;
     for (uint32_t i = 0U; i < rows; ++i) {
         const uint32_t j = i % TRIPLE_BATCH; // the row's place in its batch
         if (j == 0U) {                       // the next batch's triples, once the scalar unit has read the last one's
@@ -383,25 +406,42 @@ __aicore__ inline void MoeCombineKernel<Traits>::SendBack()
         const uint32_t tokenIdx = static_cast<uint32_t>(triples.GetValue(j * TRIPLE + 1U));
         const uint32_t k = static_cast<uint32_t>(triples.GetValue(j * TRIPLE + 2U));
         const uint64_t slot = static_cast<uint64_t>(tokenIdx) * slotsPerToken_ + k;
-
-        LocalTensor<uint8_t> xBytes = xInQue_.AllocTensor<uint8_t>();
-        DataCopyPad(xBytes, expandXGm_[static_cast<uint64_t>(begin + i) * rowBytes_],
-                    DataCopyExtParams(1U, rowBytes_, 0U, 0U, 0U), DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));
-        xInQue_.EnQue(xBytes);
-        xBytes = xInQue_.DeQue<uint8_t>();
-        LocalTensor<uint8_t> msg = msgQue_.AllocTensor<uint8_t>();
-        QuantRow(xBytes.template ReinterpretCast<ExpandXT>(), msg, tokenIdx, k);
-        xInQue_.FreeTensor(xBytes);
-        msgQue_.EnQue(msg);
-        msg = msgQue_.DeQue<uint8_t>();
         GlobalTensor<uint8_t> win;
         win.SetGlobalBuffer(WinRows(owner) + slot * rowStride_);
-        DataCopy(win, msg, sendBytes_);
-        PipeBarrier<PIPE_MTE3>(); // the row lands before its flag
-        GlobalTensor<int32_t> slotFlag;
-        slotFlag.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(WinFlags(owner) + slot * FLAG_BYTES));
-        DataCopy(slotFlag, flag, WS_SLOT_INTS);
-        msgQue_.FreeTensor(msg);
+        const GlobalTensor<uint8_t> xGm = expandXGm_[static_cast<uint64_t>(begin + i) * rowBytes_];
+        const DataCopyExtParams rowParams(1U, rowBytes_, 0U, 0U, 0U);
+        if constexpr (Traits::SENDS_ROW) { // the row itself: GM -> UB -> window, the queue orders MTE2 before MTE3
+            LocalTensor<uint8_t> row = rowQue_.AllocTensor<uint8_t>();
+            DataCopyPad(row, xGm, rowParams, DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));
+            rowQue_.EnQue(row);
+            row = rowQue_.DeQue<uint8_t>();
+            DataCopy(win, row, sendBytes_);
+            rowQue_.FreeTensor(row);
+        } else {
+            LocalTensor<uint8_t> xBytes = xInQue_.AllocTensor<uint8_t>();
+            DataCopyPad(xBytes, xGm, rowParams, DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));
+            xInQue_.EnQue(xBytes);
+            xBytes = xInQue_.DeQue<uint8_t>();
+            LocalTensor<uint8_t> msg = msgQue_.AllocTensor<uint8_t>();
+            QuantRow(xBytes.template ReinterpretCast<ExpandXT>(), msg, tokenIdx, k);
+            xInQue_.FreeTensor(xBytes);
+            msgQue_.EnQue(msg);
+            msg = msgQue_.DeQue<uint8_t>();
+            DataCopy(win, msg, sendBytes_);
+            msgQue_.FreeTensor(msg);
+        }
+        // the flags of FLAG_ROWS rows after one barrier, as the real kernel flags its rows two at a time (code:
+        // mc2/moe_distribute_combine_v2/op_kernel/arch22/moe_distribute_combine_v2.h ExpertAlltoAllDispatchCopyAdd)
+        pending[queued++] = WinFlags(owner) + slot * FLAG_BYTES;
+        if (queued == FLAG_ROWS || i + 1U == rows) {
+            PipeBarrier<PIPE_MTE3>(); // the rows land before their flags
+            for (uint32_t p = 0U; p < queued; ++p) {
+                GlobalTensor<int32_t> slotFlag;
+                slotFlag.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(pending[p]));
+                DataCopy(slotFlag, flag, WS_SLOT_INTS);
+            }
+            queued = 0U;
+        }
     }
     PipeBarrier<PIPE_ALL>();
 }
@@ -544,9 +584,12 @@ __aicore__ inline void MoeCombineKernel<Traits>::Reduce()
     pipe_->InitBuffer(calcBuf_, reduceSlots_ * slotBytes_);
     pipe_->InitBuffer(infoBuf_, 3U * kBytes);
     pipe_->InitBuffer(maskBuf_, AlignUp(maskLen, UB_BLOCK));
-    pipe_->InitBuffer(flagBuf_, slotsPerToken_ * FLAG_BYTES);
+    pipe_->InitBuffer(flagBuf_, 2U * slotsPerToken_ * FLAG_BYTES); // a token's slot flags, then zeros to clear them
+    if constexpr (!Traits::RECEIVES) { // the returned rows, each through a queue buffer (the real moeSumQueue_)
+        pipe_->InitBuffer(xInQue_, bufDepth_, AlignUp(RowBytes<XOutT>(hLen_), UB_BLOCK));
+    }
     if constexpr (!Traits::POST) {
-        pipe_->InitBuffer(msgQue_, bufDepth_, AlignUp(rowBytes_, UB_BLOCK));
+        pipe_->InitBuffer(outBuf_, AlignUp(rowBytes_, UB_BLOCK));
     } else if constexpr (Traits::POST_INVARIANTS > 0U) {
         pipe_->InitBuffer(postBuf_, Traits::POST_INVARIANTS * AlignUp(hLen_ * 4U, UB_BLOCK));
     }
@@ -576,6 +619,10 @@ __aicore__ inline void MoeCombineKernel<Traits>::Reduce()
     LocalTensor<float> acc = CalcSlot<float>(0U);
     LocalTensor<float> term = CalcSlot<float>(1U);
     LocalTensor<float> scratch = CalcSlot<float>(3U);
+    // the zeros WaitSlots clears a token's flags with, written once (the real kernel's stateResetTensor_)
+    Duplicate(flagBuf_.GetWithOffset<int32_t>(slotsPerToken_ * WS_SLOT_INTS, slotsPerToken_ * FLAG_BYTES),
+              static_cast<int32_t>(0), static_cast<int32_t>(slotsPerToken_ * WS_SLOT_INTS));
+    SyncFunc<HardEvent::V_MTE3>();
     if constexpr (Traits::POST_INVARIANTS > 0U) {
         if (begin < end) {
             PostInvariants(); // once per core, before the tokens: the post stage's rows no token changes
@@ -589,8 +636,9 @@ __aicore__ inline void MoeCombineKernel<Traits>::Reduce()
                 active = active || mask.GetValue(t * topK_ + k) != 0U;
             }
         }
+        // no barrier after it: the first AddRow reads acc after the barrier its term ends with (TermReady), the
+        // output after the one below, as the real ProcessExpert's Duplicate of sumFloatBufLocal_
         Duplicate(acc, 0.0f, static_cast<int32_t>(hLen_));
-        PipeBarrier<PIPE_V>();
         if (active) {
             SyncFunc<HardEvent::S_MTE2>(); // the previous token's ids, weights and slots have been read
             DataCopyPad(ids, expertIdsGm_[static_cast<uint64_t>(t) * topK_],
@@ -607,18 +655,18 @@ __aicore__ inline void MoeCombineKernel<Traits>::Reduce()
                             DataCopyPadExtParams<int32_t>(false, 0U, 0U, 0U));
             }
             SyncFunc<HardEvent::MTE2_S>();
-            if (!isA2_) {
-                WaitSlots(t, ids, mask, pairMask);
-            }
+            // the pairs whose MoE expert returned a row into slot t * (K + S) + k (WaitSlots read their ids)
+            const uint64_t returned = isA2_ ? 0UL : WaitSlots(t, ids, mask, pairMask);
             for (uint32_t k = 0U; k < topK_; ++k) {
-                const int32_t id = ids.GetValue(k);
-                const float weight = hasWeights_ ? weights.GetValue(k) : 1.0f;
-                if (id < 0 || static_cast<uint32_t>(id) >= expertEnd_ ||
-                    (pairMask && mask.GetValue(t * topK_ + k) == 0U)) {
+                const bool moeRow = ((returned >> k) & 1UL) != 0UL;
+                const int32_t id = moeRow ? 0 : ids.GetValue(k);
+                if (!moeRow && (id < 0 || static_cast<uint32_t>(id) >= expertEnd_ ||
+                                (pairMask && mask.GetValue(t * topK_ + k) == 0U))) {
                     continue;
                 }
+                const float weight = hasWeights_ ? weights.GetValue(k) : 1.0f;
                 const uint32_t expert = static_cast<uint32_t>(id);
-                if (expert < moeExperts_) { // the row the MoE expert returned
+                if (moeRow || expert < moeExperts_) { // the row the MoE expert returned
                     const uint64_t slot =
                         isA2_ ? static_cast<uint64_t>(expert) * maxBs_ + static_cast<uint32_t>(slots.GetValue(k)) :
                                 static_cast<uint64_t>(t) * slotsPerToken_ + k;
@@ -627,6 +675,8 @@ __aicore__ inline void MoeCombineKernel<Traits>::Reduce()
                     LoadReturned(term, scratch, slotGm);
                 } else if (!SpecialTerm(t, expert, term)) {
                     continue; // a special expert whose Moe = 0 adds nothing
+                } else {
+                    PipeBarrier<PIPE_V>(); // a special term's formula may end with a vector instruction
                 }
                 AddRow(acc, term, weight, hasWeights_); // no weights: summed as the shared rows are
             }
@@ -639,67 +689,77 @@ __aicore__ inline void MoeCombineKernel<Traits>::Reduce()
             }
             if (hasSharedX_) {
                 LoadRowF32<ExpandXT, RowLayout::ROWS>(term, scratch, sharedExpertXOptionalGm_, t, hLen_);
+                TermReady<ExpandXT>();
                 AddRow(acc, term, 1.0f, false);
             }
         }
+        PipeBarrier<PIPE_V>(); // the last Add (or the Duplicate) before the output reads acc
         if constexpr (Traits::POST) {
             PostStage(t, acc); // the spec's post stage writes the outputs of token t
         } else {
-            LocalTensor<uint8_t> out = msgQue_.AllocTensor<uint8_t>();
-            CastRow<XOutT, float, RoundMode::CAST_RINT, false>(out.template ReinterpretCast<XOutT>(), acc, hLen_,
-                                                               scratch);
-            msgQue_.EnQue(out);
-            out = msgQue_.DeQue<uint8_t>();
+            // as the real LocalWindowCopy: the previous token's row has left the buffer, the cast (no barrier after
+            // it: no vector instruction reads `out`) lands before the copy out
+            LocalTensor<uint8_t> out = outBuf_.Get<uint8_t>();
+            SyncFunc<HardEvent::MTE3_V>();
+            CastRow<XOutT, float, RoundMode::CAST_RINT, false, false>(out.template ReinterpretCast<XOutT>(), acc, hLen_,
+                                                                      scratch);
+            SyncFunc<HardEvent::V_MTE3>();
             DataCopyPad(xOutGm_[static_cast<uint64_t>(t) * rowBytes_], out,
                         DataCopyExtParams(1U, rowBytes_, 0U, 0U, 0U));
-            msgQue_.FreeTensor(out);
         }
     }
     PipeBarrier<PIPE_ALL>();
 }
 
-// Waits until every slot of token `tokenIdx` that receives a row has its flag, then clears them.
+// Waits until every slot of token `tokenIdx` that receives a row has its flag, then clears them; returns those slots
+// (bit `slot`). Which they are is read once (slot k < K: set by the rank of expert ids[k], a MoE expert the mask
+// keeps; slot K + s: by shared expert s), and each flag is read until it is set, not again after.
 template <typename Traits>
-__aicore__ inline void MoeCombineKernel<Traits>::WaitSlots(uint32_t tokenIdx, const LocalTensor<int32_t> &ids,
-                                                           const LocalTensor<uint8_t> &mask, bool pairMask)
+__aicore__ inline uint64_t MoeCombineKernel<Traits>::WaitSlots(uint32_t tokenIdx, const LocalTensor<int32_t> &ids,
+                                                               const LocalTensor<uint8_t> &mask, bool pairMask)
 {
+    uint64_t expected = 0UL;
+    for (uint32_t slot = 0U; slot < slotsPerToken_; ++slot) {
+        bool sent = slot >= topK_;
+        if (!sent && (!pairMask || mask.GetValue(tokenIdx * topK_ + slot) != 0U)) {
+            const int32_t id = ids.GetValue(slot);
+            sent = id >= 0 && static_cast<uint32_t>(id) < moeExperts_;
+        }
+        expected |= sent ? (1UL << slot) : 0UL;
+    }
     LocalTensor<int32_t> flags = flagBuf_.Get<int32_t>();
     GlobalTensor<int32_t> flagsGm;
     flagsGm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(WinFlags(epRank_) + static_cast<uint64_t>(tokenIdx) *
                                                                                        slotsPerToken_ * FLAG_BYTES));
     const PollDeadline deadline(pollUs_);
-    bool ready = false;
-    while (!ready) {
+    uint64_t unset = expected;
+    while (unset != 0UL) {
         DataCopy(flags, flagsGm, slotsPerToken_ * WS_SLOT_INTS);
         SyncFunc<HardEvent::MTE2_S>();
-        ready = true;
-        uint32_t unset = slotsPerToken_;
         for (uint32_t slot = 0U; slot < slotsPerToken_; ++slot) {
-            const bool sent = slot >= topK_ || !pairMask || mask.GetValue(tokenIdx * topK_ + slot) != 0U;
-            const bool expected =
-                sent &&
-                (slot >= topK_ || (ids.GetValue(slot) >= 0 && static_cast<uint32_t>(ids.GetValue(slot)) < moeExperts_));
-            if (expected && flags.GetValue(slot * WS_SLOT_INTS) != FLAG_SET) {
-                ready = false;
-                unset = (unset == slotsPerToken_) ? slot : unset;
+            if (((unset >> slot) & 1UL) != 0UL && flags.GetValue(slot * WS_SLOT_INTS) == FLAG_SET) {
+                unset &= ~(1UL << slot);
             }
         }
         SyncFunc<HardEvent::S_MTE2>();
-        if (!ready && deadline.Passed()) { // slot k < K: set by expert ids[k]'s rank; slot K + s: shared expert s
-            const uint32_t flag = tokenIdx * slotsPerToken_ + unset;
-            if (unset < topK_) {
-                PollTimedOut(epRank_, flag, FlagSetter::MOE_EXPERT, static_cast<uint32_t>(ids.GetValue(unset)),
+        if (unset != 0UL && deadline.Passed()) { // slot k < K: set by expert ids[k]'s rank; slot K + s: shared expert s
+            uint32_t first = 0U;
+            while (((unset >> first) & 1UL) == 0UL) {
+                ++first;
+            }
+            const uint32_t flag = tokenIdx * slotsPerToken_ + first;
+            if (first < topK_) {
+                PollTimedOut(epRank_, flag, FlagSetter::MOE_EXPERT, static_cast<uint32_t>(ids.GetValue(first)),
                              pollUs_);
             } else {
-                PollTimedOut(epRank_, flag, FlagSetter::SHARED_EXPERT, unset - topK_, pollUs_);
+                PollTimedOut(epRank_, flag, FlagSetter::SHARED_EXPERT, first - topK_, pollUs_);
             }
         }
     }
-    SyncFunc<HardEvent::S_V>();
-    Duplicate(flags, static_cast<int32_t>(0), static_cast<int32_t>(slotsPerToken_ * WS_SLOT_INTS));
-    SyncFunc<HardEvent::V_MTE3>();
-    DataCopy(flagsGm, flags, slotsPerToken_ * WS_SLOT_INTS);
-    SyncFunc<HardEvent::MTE3_MTE2>();
+    // cleared from the zeros Reduce wrote once: no vector instruction or sync per token
+    DataCopy(flagsGm, flagBuf_.GetWithOffset<int32_t>(slotsPerToken_ * WS_SLOT_INTS, slotsPerToken_ * FLAG_BYTES),
+             slotsPerToken_ * WS_SLOT_INTS);
+    return expected;
 }
 
 // The row a sender returned into `slotGm`, as fp32 in `term`: a split quant mode's message goes through the part of
@@ -716,12 +776,23 @@ __aicore__ inline void MoeCombineKernel<Traits>::LoadReturned(const LocalTensor<
                     DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));
         SyncFunc<HardEvent::MTE2_V>();
         ReceiveRow(msg, term);
-    } else {
-        LoadRowF32<XOutT, RowLayout::ROWS>(term, scratch, slotGm, 0U, hLen_);
+    } else { // through a queue buffer: no flag pair per row (the real ProcessMoeExpert's moeSumQueue_)
+        LocalTensor<XOutT> row = xInQue_.AllocTensor<XOutT>();
+        DataCopyPad(row.template ReinterpretCast<uint8_t>(), slotGm,
+                    DataCopyExtParams(1U, RowBytes<XOutT>(hLen_), 0U, 0U, 0U),
+                    DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));
+        xInQue_.EnQue(row);
+        row = xInQue_.DeQue<XOutT>();
+        CastRow<float, XOutT, RoundMode::CAST_RINT, false>(term, row, hLen_, scratch); // ends with a barrier
+        xInQue_.FreeTensor(row);
     }
 }
 
-// acc += weight * term (a Muls then an Add: two fp32 roundings, no fused multiply-add), or acc += term.
+// acc += weight * term (a Muls then an Add: two fp32 roundings, no fused multiply-add), or acc += term. The term
+// ends with PipeBarrier<PIPE_V> after the vector instructions that wrote it and acc (TermReady); the Add has no
+// barrier after it, as the real ProcessMoeExpert's: the next term is written by a load and a cast the Add does not
+// read, and a barrier follows before anything reads acc (code: mc2/moe_distribute_combine_v2/op_kernel/arch22/
+// moe_distribute_combine_v2.h ProcessMoeExpert, LocalWindowCopy).
 template <typename Traits>
 __aicore__ inline void MoeCombineKernel<Traits>::AddRow(const LocalTensor<float> &acc, const LocalTensor<float> &term,
                                                         float weight, bool weighted)
@@ -732,7 +803,6 @@ __aicore__ inline void MoeCombineKernel<Traits>::AddRow(const LocalTensor<float>
         PipeBarrier<PIPE_V>();
     }
     Add(acc, acc, term, n);
-    PipeBarrier<PIPE_V>();
 }
 
 // Toggle this core's data state word: the next call uses the other window half and slot flags.

@@ -158,6 +158,9 @@ struct MoeDistributeCombineAddRmsNormTraits {
     static constexpr uint32_t REDUCE_SLOTS = 4U; // acc, term, aux, scratch (and the post stage's)
     // the commQuantMode modes whose owner receives sent values, not the row (ReceiveRow)
     static constexpr bool RECEIVES = false;
+    // the commQuantMode modes whose formula returns the row itself: SendBack copies it to the window with no
+    // vector instruction
+    static constexpr bool SENDS_ROW = (TK_QUANT == 0U) || false;
     static constexpr uint32_t SPECIALS = 3U; // zero, copy, const
     static constexpr bool POST = true;       // Add + RmsNorm
     static constexpr uint32_t POST_INVARIANTS = 1U;

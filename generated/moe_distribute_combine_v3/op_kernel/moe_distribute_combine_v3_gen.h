@@ -147,6 +147,9 @@ struct MoeDistributeCombineV3Traits {
     static constexpr uint32_t REDUCE_SLOTS = 4U; // acc, term, aux, scratch
     // the commQuantMode modes whose owner receives sent values, not the row (ReceiveRow)
     static constexpr bool RECEIVES = (TK_QUANT == 2U) || false;
+    // the commQuantMode modes whose formula returns the row itself: SendBack copies it to the window with no
+    // vector instruction
+    static constexpr bool SENDS_ROW = (TK_QUANT == 0U) || false;
     static constexpr uint32_t SPECIALS = 3U; // zero, copy, const
     static constexpr bool POST = false;      // no post stage
     static constexpr uint32_t POST_INVARIANTS = 0U;

@@ -14,6 +14,7 @@ from opgen.emit.kernel_lib import (KernelKind, REDUCE_SLOTS, a2_expr, extra_gm_r
 from opgen.emit.tiling_layout import BATCH_WRITE_CHUNK, BATCH_WRITE_ITEM_BYTES
 from opgen.emit.ub_plan import (AlignUp, Atom, CeilDiv, Field, Let, Max, Num, Param, Phase, Plan, U, block,
                                 lift, when)
+from opgen.lang.expr import Name
 from opgen.lower.ascendc import CPP_TYPES, LoweringError
 from opgen.model.decl import Op
 
@@ -104,7 +105,9 @@ def ub_plan(op: Op, ctx: dict, specials: list, post: dict | None, receives: list
     mask_len = when([(_atom(ctx["mask_rank"], "maskRank"), "==", 2)], BS * K, BS)
     k_bytes = AlignUp(K * 4, UB_BLOCK)
     invariants = post["invariants"] if post else 0
-    out_rows = (("postBuf_", invariants * block(H * 4)),) if post else (("msgQue_", depth * row_buf),)
+    out_rows = (("postBuf_", invariants * block(H * 4)),) if post else (("outBuf_", row_buf),)
+    # the returned rows through a queue, where the quant mode sends the row (a split one's message goes into a slot)
+    returned = when([(quant, "!=", r["value"]) for r in receives], depth * row_buf)
     return Plan(lets=(slot, calc, reduce_n, row_buf, send, depth), phases=(
         Phase("init", (("flagBuf_", Num(UB_BLOCK)),)),
         Phase("sendBack", (("calcBuf_", block(calc * slot)), ("infoBuf_", send_rows), ("flagBuf_", Num(UB_BLOCK)),
@@ -113,7 +116,8 @@ def ub_plan(op: Op, ctx: dict, specials: list, post: dict | None, receives: list
                              ("infoBuf_", when([(is_a2, "!=", 0)], block((share + 1) * 4))))),
         Phase("reduce", (("calcBuf_", block(reduce_n * slot)), ("infoBuf_", block(3 * k_bytes)),
                          ("maskBuf_", block(AlignUp(mask_len, UB_BLOCK))),
-                         ("flagBuf_", block((K + shared) * FLAG_BYTES))) + out_rows),
+                         ("flagBuf_", block(2 * (K + shared) * FLAG_BYTES)),  # flags, zeros
+                         ("xInQue_", returned)) + out_rows),
     ))
 
 
@@ -137,6 +141,22 @@ def _members(specials: list, post: dict | None, receives: list, extra: list) -> 
     return specials, post, receives, lines
 
 
+def row_modes(op: Op, ctx: dict) -> list[dict]:
+    """The quant modes whose formula returns the row itself (one unconditional ``xOut = expandX``, nothing sent
+    apart): SendBack copies such a row from GM to the window through UB with no vector instruction, as the real
+    kernel's unquantised path does (code: mc2/moe_distribute_combine_v2/op_kernel/arch22/moe_distribute_combine_v2.h
+    ExpertAlltoAllDispatchInnerCopyAdd)."""
+    out = []
+    for m in ctx["modes"]:
+        q = op.quant_mode(m.value)
+        body = q.body
+        if (q.send is None and len(body) == 1 and body[0].kind == "assign" and body[0].name == KIND.row_output
+                and not body[0].conditions and isinstance(body[0].expr, Name)
+                and body[0].expr.id == KIND.row_input):
+            out.append(dict(value=m.value, guard=ctx["mode_guards"][m.value]))
+    return out
+
+
 def combine_context(op: Op, ctx: dict) -> dict:
     reads = special_reads(op) | post_reads(op)  # the special experts' and the post stage's formulas name them
     special_inputs = tuple(t.name for t in op.inputs if t.name in reads)
@@ -153,10 +173,11 @@ def combine_context(op: Op, ctx: dict) -> dict:
     post = post_stage(op, ctx)
     reduce_slots = max(REDUCE_SLOTS, post["slots"]) if post else REDUCE_SLOTS
     receives = receive_modes(op, ctx)
+    rows = row_modes(op, ctx)
     mask_rank = rank_expr(op, "xActiveMaskOptional")
     gms = gm_tensors(op, used, byte_rows)
     out = dict(ctx, tp=False, perf=False, gm_tensors=gms, mask_rank=mask_rank, is_a2=is_a2, specials=specials,
-               post=post, reduce_slots=reduce_slots, receives=receives)
+               post=post, reduce_slots=reduce_slots, receives=receives, row_modes=rows)
     out["ub"] = dict(plan=ub_plan(op, out, specials, post, receives, reduce_slots))
     specials, post, receives, lines = _members(specials, post, receives,
                                                [g["name"] for g in gms if g["name"] not in FAMILY_GM])

@@ -477,8 +477,9 @@ __aicore__ inline void Exp2Row(const LocalTensor<float> &dst, const LocalTensor<
 }
 
 // fp32 → D: the spec's cast(v, D, round=RM, sat=SAT).  int8/uint8 take CANN's chain
-// fp32 -RM-> int32 -> half (exact) -TRUNC-> int8 after clamping to the integer range.
-template <typename D, RoundMode RM, bool SAT>
+// fp32 -RM-> int32 -> half (exact) -TRUNC-> int8 after clamping to the integer range.  BARRIER: a
+// PipeBarrier<PIPE_V> after the last instruction (false where no vector instruction reads dst).
+template <typename D, RoundMode RM, bool SAT, bool BARRIER = true>
 __aicore__ inline void CastFromFloat(const LocalTensor<D> &dst, const LocalTensor<float> &src, uint32_t count,
                                      const LocalTensor<float> &scratch)
 {
@@ -509,7 +510,9 @@ __aicore__ inline void CastFromFloat(const LocalTensor<D> &dst, const LocalTenso
     } else {
         Cast(dst, src, RM, count);
     }
-    PipeBarrier<PIPE_V>();
+    if constexpr (BARRIER) {
+        PipeBarrier<PIPE_V>();
+    }
 }
 
 // S → fp32, exact: one Cast for floating types, int8/uint8 through half, E8M0 code c as 2^(c - 127) put
@@ -548,15 +551,16 @@ __aicore__ inline void CastToFloat(const LocalTensor<float> &dst, const LocalTen
     PipeBarrier<PIPE_V>();
 }
 
-// D ← S: every cast(v, D, round, sat) of a formula and every conversion into an output row.
-template <typename D, typename S, RoundMode RM, bool SAT>
+// D ← S: every cast(v, D, round, sat) of a formula and every conversion into an output row.  BARRIER = false: a
+// cast from fp32 into another type ends with no PipeBarrier<PIPE_V>, where no vector instruction reads dst.
+template <typename D, typename S, RoundMode RM, bool SAT, bool BARRIER = true>
 __aicore__ inline void CastRow(const LocalTensor<D> &dst, const LocalTensor<S> &src, uint32_t count,
                                const LocalTensor<float> &scratch)
 {
     if constexpr (std::is_same<D, S>::value) {
         CopyRow(dst, src, count);
     } else if constexpr (std::is_same<S, float>::value) {
-        CastFromFloat<D, RM, SAT>(dst, src, count, scratch);
+        CastFromFloat<D, RM, SAT, BARRIER>(dst, src, count, scratch);
     } else if constexpr (std::is_same<D, float>::value) {
         CastToFloat(dst, src, count, scratch);
     } else if constexpr (std::is_same<S, half>::value && IS_BYTE_INT<D>) {
@@ -641,8 +645,19 @@ __aicore__ inline void BlockMaxRow(const LocalTensor<float> &dst, const LocalTen
         }
         PipeBarrier<PIPE_V>();
     }
+    uint32_t first = 0U; // the blocks from here on take a WholeReduceMax repeat each
+    if constexpr (N == FLOATS_PER_BLOCK) {
+        // eight blocks a repeat: BlockReduceMax over the whole repeats, as the real Int8QuantProcess (code:
+        // mc2/moe_distribute_combine_v2/op_kernel/moe_distribute_combine_v2_quant.h); the rest below
+        first = blocks - blocks % FLOATS_PER_BLOCK;
+        for (uint32_t b = 0U; b < first; b += MAX_REPEATS * FLOATS_PER_BLOCK) {
+            BlockReduceMax<float>(dst[b], src[b * N],
+                                  static_cast<int32_t>(MinU32(MAX_REPEATS, (first - b) / FLOATS_PER_BLOCK)),
+                                  static_cast<int32_t>(FLOATS_PER_REPEAT), 1, 1, 8);
+        }
+    }
     constexpr int32_t WIDTH = static_cast<int32_t>(N > FLOATS_PER_REPEAT ? FLOATS_PER_REPEAT : N);
-    for (uint32_t b = 0U; b < blocks; b += MAX_REPEATS) {
+    for (uint32_t b = first; b < blocks; b += MAX_REPEATS) {
         WholeReduceMax<float>(dst[b], src[b * N], WIDTH, static_cast<int32_t>(MinU32(MAX_REPEATS, blocks - b)), 1, 1,
                               STRIDE, ReduceOrder::ORDER_ONLY_VALUE);
     }

@@ -74,9 +74,22 @@ class Case:
     def get(self, key: Field, default=None):
         return self.index.get(key, default)
 
+    @functools.cached_property
+    def positions(self) -> dict:
+        """field -> its position in ``items`` (shared by the cases :meth:`set` derives: the same fields)."""
+        return {kv[0]: i for i, kv in enumerate(self.items)}
+
     def set(self, key: Field, value) -> "Case":
         if key in self.index:  # the same fields in the same order: replace the one pair
-            return Case(self.product, tuple((key, value) if kv[0] == key else kv for kv in self.items), self.world)
+            i = self.positions[key]
+            new = Case(self.product, self.items[:i] + ((key, value),) + self.items[i + 1:], self.world)
+            new.__dict__["positions"] = self.positions
+            kinds = self.__dict__.get("kinds")
+            if kinds is not None:  # the same grouping with one value replaced (never mutated: of_kind copies)
+                kinds = dict(kinds)
+                kinds[key[0]] = {**kinds[key[0]], key[1]: value}
+                new.__dict__["kinds"] = kinds
+            return new
         d = self.values()
         d[key] = value
         return Case.make(self.product, d, self.world)
@@ -124,6 +137,8 @@ class Space:
                                  if op.named(f"{g.domain}WorldSize") in self.attrs)
         self._code: dict[int, tuple] = {}
         self._scopes: dict = {}
+        self._expr_memo: dict = {}
+        self._calls: dict = {}
         self.shape_cands = {t.name: self._shape_candidates(t) for t in self.view.inputs}
 
     # ---- expressions -----------------------------------------------------------------------------------
@@ -137,8 +152,22 @@ class Space:
         except (EvalError, KeyError, TypeError, ValueError, OpError, ZeroDivisionError, OverflowError):
             return None
 
+    def _of_exprs(self, fn, exprs) -> list:
+        """``fn(exprs)`` (a pure function of the expressions), computed once per tuple of expression objects: the
+        repair search asks for the same check's fields and numbers at every step.  The memo holds the
+        expressions, so no other object takes their ids while it is kept."""
+        exprs = tuple(exprs)
+        key = (fn, tuple(map(id, exprs)))
+        hit = self._expr_memo.get(key)
+        if hit is None:
+            hit = self._expr_memo[key] = (exprs, fn(exprs))
+        return list(hit[1])
+
     def related(self, exprs) -> list[Field]:
         """The fields an expression reads (lets and bound dims followed to their sources), first use first."""
+        return self._of_exprs(self._related, exprs)
+
+    def _related(self, exprs) -> list[Field]:
         out: dict[Field, None] = {}
         seen: set[str] = set()
         todo = list(exprs)
@@ -179,6 +208,9 @@ class Space:
 
     def literals(self, exprs) -> list[int]:
         """Integer literals of expressions, lets followed (the numbers a constraint is made of)."""
+        return self._of_exprs(self._literals, exprs)
+
+    def _literals(self, exprs) -> list[int]:
         out: list[int] = []
         seen: set[str] = set()
         todo = list(exprs)
@@ -194,6 +226,9 @@ class Space:
         return out
 
     def strings(self, exprs) -> list[str]:
+        return self._of_exprs(self._strings, exprs)
+
+    def _strings(self, exprs) -> list[str]:
         return [n.value for e in exprs for n in walk(_inline(self.op, e)) if isinstance(n, Str)]
 
     def env_candidates(self, case: Case, field: Field, exprs) -> list:
@@ -235,18 +270,18 @@ class Space:
         return n
 
     def call_attrs(self, case: Case, rank: int | None) -> dict:
-        attrs = {n: v for n, v in case.of_kind("attr").items()}
+        attrs = dict(case.kinds.get("attr", ()))
         if rank is not None and self.rank_rule is not None:
             for k, v in self.rank_rule(rank, attrs).items():
                 if k in self.attrs:
                     attrs[k] = v
-        attrs.update(case.of_kind("env"))
+        attrs.update(case.kinds.get("env", ()))
         return attrs
 
     def dims(self, case: Case, rank: int | None) -> dict:
-        dims = dict(case.of_kind("dim"))
+        dims = dict(case.kinds.get("dim", ()))
         if rank is not None:
-            for name, per_rank in case.of_kind("ranks").items():
+            for name, per_rank in case.kinds.get("ranks", {}).items():
                 dims[name] = per_rank[rank]
         return dims
 
@@ -255,8 +290,9 @@ class Space:
         instead."""
         attrs = self.call_attrs(case, rank)
         dims = self.dims(case, rank)
-        out_dtypes = {n: d for n, d in case.of_kind("out").items() if d is not None}
-        out_shapes = {n: tuple(r[1]) for n, r in case.of_kind("oshape").items() if r is not None}
+        kinds = case.kinds
+        out_dtypes = {n: d for n, d in kinds.get("out", {}).items() if d is not None}
+        out_shapes = {n: tuple(r[1]) for n, r in kinds.get("oshape", {}).items() if r is not None}
         inputs: dict = {n: None for n in self.inputs}
         present = [n for n in self.inputs if case.get(("present", n), False)]
         later = []
@@ -286,10 +322,24 @@ class Space:
                     inputs[name] = array
         return inputs, attrs, out_dtypes, out_shapes
 
+    def metas(self, case: Case, rank: int | None) -> dict:
+        """The inputs of :meth:`call` without data (read-only)."""
+        return self._call(case, rank)[0]
+
+    def _call(self, case: Case, rank: int | None) -> tuple:
+        """:meth:`call` without data, kept per case and rank like the scopes (its dicts are read-only)."""
+        key = (case, rank)
+        hit = self._calls.get(key)
+        if hit is None:
+            if len(self._calls) > 20000:
+                self._calls.clear()
+            hit = self._calls[key] = self.call(case, rank)
+        return hit
+
     @staticmethod
     def out_formats(case: Case) -> dict:
         """The formats of the output buffers a case gives (the others are ND)."""
-        return {n: f for n, f in case.of_kind("oformat").items() if f is not None}
+        return {n: f for n, f in case.kinds.get("oformat", {}).items() if f is not None}
 
     def shape(self, case: Case, name: str, dims: dict, scope) -> tuple:
         rule = case.get(("shape", name))
@@ -320,10 +370,12 @@ class Space:
 
     def scope(self, case: Case, rank: int | None = None, data=None):
         """The reference's evaluation scope of one call (kept per case and rank: scopes are read-only)."""
+        if not data:  # no arrays: the call's scope is the one without data
+            data = None
         key = (case, rank)
         if data is None and key in self._scopes:
             return self._scopes[key]
-        inputs, attrs, out_dtypes, out_shapes = self.call(case, rank, data)
+        inputs, attrs, out_dtypes, out_shapes = self.call(case, rank, data) if data else self._call(case, rank)
         s = self.ref.reference.make_scope(self.info, inputs, attrs, self.soc, out_dtypes, out_shapes,
                                           self.out_formats(case))
         if data is None:
@@ -356,7 +408,7 @@ class Space:
             for i, chk in enumerate(self.checks):
                 if worst is not None and i >= worst[0]:
                     break
-                if chk.code == 0:
+                if chk.code == 0 or not chk.fails(s):  # fails: what run decides, without making its message
                     continue
                 try:
                     chk.run(s, self.info.name)
@@ -369,16 +421,16 @@ class Space:
         """The error checks failing on any search rank, as sorted (index, id), each check evaluated on its own;
         ``upto``: only the checks before that index (the others are not evaluated)."""
         checks = self.error_checks if upto is None else [ic for ic in self.error_checks if ic[0] < upto]
-        out: set[tuple[int, str]] = set()
+        failed: set[int] = set()
         for rank in (self.ranks(case) if ranks is None else ranks):
             try:
                 s = self.scope(case, rank)
             except OpError:
                 return [(-1, "call")]
             for i, chk in checks:
-                if chk.fails(s):
-                    out.add((i, chk.id))
-        return sorted(out)
+                if i not in failed and chk.fails(s):  # failing on an earlier rank: not evaluated again
+                    failed.add(i)
+        return [(i, self.checks[i].id) for i in sorted(failed)]
 
     def inferred_shape(self, case: Case, name: str) -> tuple | None:
         """The shape the reference infers for output ``name`` of a call (None: it has none)."""

@@ -39,7 +39,8 @@ class Case:
     index: dict = field(default=None, compare=False, repr=False, hash=False)
 
     def __post_init__(self):
-        object.__setattr__(self, "index", dict(self.items))
+        if self.index is None:  # given: a case set() derives, its parent's index with the one value replaced
+            object.__setattr__(self, "index", dict(self.items))
 
     def __eq__(self, other):
         if self is other:
@@ -82,8 +83,11 @@ class Case:
     def set(self, key: Field, value) -> "Case":
         if key in self.index:  # the same fields in the same order: replace the one pair
             i = self.positions[key]
-            new = Case(self.product, self.items[:i] + ((key, value),) + self.items[i + 1:], self.world)
+            index = dict(self.index)
+            index[key] = value
+            new = Case(self.product, self.items[:i] + ((key, value),) + self.items[i + 1:], self.world, index)
             new.__dict__["positions"] = self.positions
+            new.__dict__["parent"] = (self, key)  # Space.failures reuses the parent's verdicts of other checks
             kinds = self.__dict__.get("kinds")
             if kinds is not None:  # the same grouping with one value replaced (never mutated: of_kind copies)
                 kinds = dict(kinds)
@@ -139,6 +143,8 @@ class Space:
         self._scopes: dict = {}
         self._expr_memo: dict = {}
         self._calls: dict = {}
+        self._verdicts: dict = {}  # (case, rank) -> (checks evaluated: those before this index, failing indices)
+        self._affected: dict = {}  # field -> the error checks a change of it may decide otherwise (None: all)
         self.shape_cands = {t.name: self._shape_candidates(t) for t in self.view.inputs}
 
     # ---- expressions -----------------------------------------------------------------------------------
@@ -285,9 +291,8 @@ class Space:
                 dims[name] = per_rank[rank]
         return dims
 
-    def call(self, case: Case, rank: int | None = None, data=None):
-        """(inputs as Meta tensors, attrs with env, out_dtypes, out_shapes) of one call; ``data``: arrays to use
-        instead."""
+    def call(self, case: Case, rank: int | None = None):
+        """(inputs as Meta tensors, attrs with env, out_dtypes, out_shapes) of one call."""
         attrs = self.call_attrs(case, rank)
         dims = self.dims(case, rank)
         kinds = case.kinds
@@ -316,10 +321,6 @@ class Space:
         for name in self.empty_absent:  # absent, passed as an empty tensor (which the op reads as absent)
             if inputs[name] is None and case.get(("empty", name)):
                 inputs[name] = Meta((0,), case.get(("dtype", name)) or self.inputs[name].dtypes[0], "ND")
-        if data:
-            for name, array in data.items():  # a tensor of another format stays a descriptor (an array is ND)
-                if inputs.get(name) is not None and case.get(("format", name)) in (None, "ND"):
-                    inputs[name] = array
         return inputs, attrs, out_dtypes, out_shapes
 
     def metas(self, case: Case, rank: int | None) -> dict:
@@ -375,7 +376,12 @@ class Space:
         key = (case, rank)
         if data is None and key in self._scopes:
             return self._scopes[key]
-        inputs, attrs, out_dtypes, out_shapes = self.call(case, rank, data) if data else self._call(case, rank)
+        inputs, attrs, out_dtypes, out_shapes = self._call(case, rank)
+        if data:  # arrays instead of the descriptors; a tensor of another format stays a descriptor (an array is ND)
+            inputs = dict(inputs)
+            for name, array in data.items():
+                if inputs.get(name) is not None and case.get(("format", name)) in (None, "ND"):
+                    inputs[name] = array
         s = self.ref.reference.make_scope(self.info, inputs, attrs, self.soc, out_dtypes, out_shapes,
                                           self.out_formats(case))
         if data is None:
@@ -419,18 +425,95 @@ class Space:
 
     def failures(self, case: Case, ranks=None, upto: int | None = None) -> list[tuple[int, str]]:
         """The error checks failing on any search rank, as sorted (index, id), each check evaluated on its own;
-        ``upto``: only the checks before that index (the others are not evaluated)."""
+        ``upto``: only the checks before that index (the others are not evaluated).
+
+        A case :meth:`Case.set` made from another differs from it in one field: a check that cannot read that
+        field (:meth:`affected`) decides as it did on the parent's same rank, so only the others are run."""
+        bound = len(self.checks) if upto is None else upto
         checks = self.error_checks if upto is None else [ic for ic in self.error_checks if ic[0] < upto]
+        parent, changed = case.__dict__.get("parent") or (None, None)
+        affected = self.affected(changed) if parent is not None else None
+        ranks = self.ranks(case) if ranks is None else ranks
+        if affected is not None and changed[0] == "attr" and self.rank_rule is not None and case.world:
+            # the rank rule's ids (epRankId = i // tpWorldSize) may move with the attribute: their readers too
+            attrs = dict(case.kinds.get("attr", ()))
+            for key in {k for r in ranks if r is not None for k in self.rank_rule(r, attrs)}:
+                affected = affected | self.affected(("attr", key))
         failed: set[int] = set()
-        for rank in (self.ranks(case) if ranks is None else ranks):
+        for rank in ranks:
             try:
                 s = self.scope(case, rank)
             except OpError:
                 return [(-1, "call")]
-            for i, chk in checks:
-                if i not in failed and chk.fails(s):  # failing on an earlier rank: not evaluated again
-                    failed.add(i)
+            before = self._verdicts.get((parent, rank)) if affected is not None else None
+            if before is None:
+                here = {i for i, chk in checks if chk.fails(s)}
+            else:
+                done, was = before
+                here = {i for i, chk in checks
+                        if (i in was if i < done and i not in affected else chk.fails(s))}
+            if len(self._verdicts) > 20000:
+                self._verdicts.clear()
+            self._verdicts[(case, rank)] = (bound, here)
+            failed |= here
         return [(i, self.checks[i].id) for i in sorted(failed)]
+
+    def affected(self, field: Field) -> frozenset | None:
+        """The indices of the error checks whose verdict a change of ``field`` alone may change (None: any):
+        those whose expression or conditions read it, through lets, bound dims (and the inputs binding them),
+        the shape rules of the inputs they read and the env variables they skip on.  A check reading an
+        output's dtype rule or a name the search does not model counts as reading every field."""
+        if field not in self._affected:
+            deps = self._check_fields
+            self._affected[field] = frozenset(i for i, f in deps.items() if f is None or field in f)
+        return self._affected[field]
+
+    @functools.cached_property
+    def _check_fields(self) -> dict:
+        """error check index -> the fields it may read (None: any)."""
+        view = {c.id: c for c in self.view.checks}
+        return {i: None if view.get(chk.id) is None else
+                self._closure([view[chk.id].expr, *view[chk.id].conditions], chk.envs)
+                for i, chk in self.error_checks}
+
+    def _closure(self, exprs, envs) -> frozenset | None:
+        known = set(self.attrs) | set(self.envs) | set(self.lets) | set(self.bound) | set(self.inputs) | \
+            set(self.outputs) | set(B.CONSTANTS)
+        todo: list = [("env", e) for e in envs]
+        pending = list(exprs)
+        out: set = set()
+        seen_inputs: set = set()
+        while pending or todo:
+            if pending:
+                e = pending.pop()
+                lets = set()
+                for n in walk(_inline(self.op, e)):
+                    if isinstance(n, Name) and n.id not in known:
+                        return None  # a name the fields do not model
+                    if isinstance(n, Name) and n.id in self.lets and n.id not in lets:
+                        lets.add(n.id)
+                        pending.append(self.lets[n.id].expr)
+                todo += self.related([e])
+                continue
+            f = todo.pop()
+            if f in out:
+                continue
+            out.add(f)
+            kind, name = f
+            if kind == "out":
+                return None  # an output's dtype rule reads fields of its own
+            if kind in ("present", "shape", "dtype", "format", "empty") and name in self.inputs \
+                    and name not in seen_inputs:
+                seen_inputs.add(name)
+                todo += [(k, name) for k in ("present", "shape", "dtype", "format", "empty")]
+                t = self.inputs[name]
+                pending += (t.shape.exprs() if t.shape is not None else []) + \
+                    [d for dims in self.shape_cands[name] for d in dims]
+            elif kind == "dim":
+                todo.append(("ranks", name))
+                if name in self.bound:
+                    todo.append(("shape", self.bound[name][0]))
+        return frozenset(out)
 
     def inferred_shape(self, case: Case, name: str) -> tuple | None:
         """The shape the reference infers for output ``name`` of a call (None: it has none)."""

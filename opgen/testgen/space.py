@@ -18,6 +18,7 @@ import functools
 from dataclasses import dataclass, field
 
 from opgen.core import builtins as B
+from opgen.core.dtypes import DTYPE_NAMES, FORMATS
 from opgen.lang.expr import Binary, Call, Expr, InRange, InSet, Int, Name, Str, walk
 from opgen.lower.python import ScalarPy
 from opgen.model.inline import inline as _inline
@@ -478,7 +479,7 @@ class Space:
 
     def _closure(self, exprs, envs) -> frozenset | None:
         known = set(self.attrs) | set(self.envs) | set(self.lets) | set(self.bound) | set(self.inputs) | \
-            set(self.outputs) | set(B.CONSTANTS)
+            set(self.outputs) | set(B.CONSTANTS) | set(DTYPE_NAMES) | set(FORMATS)  # the last two: literals
         todo: list = [("env", e) for e in envs]
         pending = list(exprs)
         out: set = set()

@@ -16,10 +16,11 @@ load elsewhere hits every figure alike:
 Goals (issue 36): b/a <= 4, c/a <= 2, d/b <= 3.  Beside each wall time the median CPU time (user + sys of the
 process and every descendant it waited for: the forked searches and clang-format; not the worker processes of
 (d), which a forkserver starts, so (d) has none and (e) stands for the nine specs' work): on a machine other
-processes share, the CPU figures move much less than the wall times.  The caches live in a temp OPGEN_CACHE_DIR, warmed before the
-timed runs, so no developer cache is read.  The processes write and use Python's bytecode (__pycache__) as a
-Python normally does, even where the environment sets PYTHONDONTWRITEBYTECODE (recompiling opgen's modules in
-every process would add about 0.2 s to each figure but (a)); one untimed build compiles it first.
+processes share, the CPU figures move much less than the wall times.  The caches live in a temp
+OPGEN_CACHE_DIR, warmed before the timed runs, so no developer cache is read.  The processes write and use
+Python's bytecode (__pycache__) as a Python normally does, even where the environment sets
+PYTHONDONTWRITEBYTECODE (recompiling opgen's modules in every process would add about 0.2 s to each figure but
+(a)); one untimed build compiles it first.
 Usage: python benchmarks/bench_build.py [N] [--root DIR]   (DIR: another checkout to measure, default this one)
 """
 from __future__ import annotations

@@ -429,41 +429,58 @@ class Space:
         ``upto``: only the checks before that index (the others are not evaluated).
 
         A case :meth:`Case.set` made from another differs from it in one field: a check that cannot read that
-        field (:meth:`affected`) decides as it did on the parent's same rank, so only the others are run."""
+        field (:meth:`affected`) decides as it did on the parent's same rank.  The ranks of a world differ only in
+        the ids the rank rule gives and the per-rank dims: a check that reads neither decides on every rank as on
+        the first.  Only the other checks are run."""
         bound = len(self.checks) if upto is None else upto
         checks = self.error_checks if upto is None else [ic for ic in self.error_checks if ic[0] < upto]
         parent, changed = case.__dict__.get("parent") or (None, None)
         affected = self.affected(changed) if parent is not None else None
         ranks = self.ranks(case) if ranks is None else ranks
-        if affected is not None and changed[0] == "attr" and self.rank_rule is not None and case.world:
-            # the rank rule's ids (epRankId = i // tpWorldSize) may move with the attribute: their readers too
+        ranked = frozenset()  # the checks that read a rank id or a per-rank dim
+        if case.world and self.rank_rule is not None:
             attrs = dict(case.kinds.get("attr", ()))
             for key in {k for r in ranks if r is not None for k in self.rank_rule(r, attrs)}:
-                affected = affected | self.affected(("attr", key))
+                ranked = ranked | self.affected(("attr", key))
+        for name in case.kinds.get("ranks", {}):
+            ranked = ranked | self.affected(("ranks", name))
+        if affected is not None and changed[0] == "attr":
+            affected = affected | ranked  # the rank rule's ids (epRankId = i // tpWorldSize) may move with it
         failed: set[int] = set()
+        first = None  # the verdicts on the first rank
         for rank in ranks:
             try:
                 s = self.scope(case, rank)
             except OpError:
                 return [(-1, "call")]
             before = self._verdicts.get((parent, rank)) if affected is not None else None
-            if before is None:
+            if before is None and first is None:
                 here = {i for i, chk in checks if chk.fails(s)}
             else:
-                done, was = before
-                here = {i for i, chk in checks
-                        if (i in was if i < done and i not in affected else chk.fails(s))}
+                done, was = before or (0, ())
+                here = set()
+                for i, chk in checks:
+                    if i < done and i not in affected:
+                        if i in was:
+                            here.add(i)
+                    elif first is not None and i not in ranked:
+                        if i in first:
+                            here.add(i)
+                    elif chk.fails(s):
+                        here.add(i)
             if len(self._verdicts) > 20000:
                 self._verdicts.clear()
             self._verdicts[(case, rank)] = (bound, here)
+            if first is None:
+                first = here
             failed |= here
         return [(i, self.checks[i].id) for i in sorted(failed)]
 
-    def affected(self, field: Field) -> frozenset | None:
-        """The indices of the error checks whose verdict a change of ``field`` alone may change (None: any):
-        those whose expression or conditions read it, through lets, bound dims (and the inputs binding them),
-        the shape rules of the inputs they read and the env variables they skip on.  A check reading an
-        output's dtype rule or a name the search does not model counts as reading every field."""
+    def affected(self, field: Field) -> frozenset:
+        """The indices of the error checks whose verdict a change of ``field`` alone may change: those whose
+        expression or conditions read it, through lets, bound dims (and the inputs binding them), the shape
+        rules of the inputs they read and the env variables they skip on.  A check reading an output's dtype
+        rule or a name the search does not model counts as reading every field."""
         if field not in self._affected:
             deps = self._check_fields
             self._affected[field] = frozenset(i for i, f in deps.items() if f is None or field in f)
@@ -484,15 +501,15 @@ class Space:
         pending = list(exprs)
         out: set = set()
         seen_inputs: set = set()
+        seen_lets: set = set()
         while pending or todo:
             if pending:
                 e = pending.pop()
-                lets = set()
                 for n in walk(_inline(self.op, e)):
                     if isinstance(n, Name) and n.id not in known:
                         return None  # a name the fields do not model
-                    if isinstance(n, Name) and n.id in self.lets and n.id not in lets:
-                        lets.add(n.id)
+                    if isinstance(n, Name) and n.id in self.lets and n.id not in seen_lets:
+                        seen_lets.add(n.id)
                         pending.append(self.lets[n.id].expr)
                 todo += self.related([e])
                 continue

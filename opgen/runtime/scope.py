@@ -305,6 +305,7 @@ class Scope:
         self._tensors = frozenset(tensor_names) | {r for r, n in self.aliases.items() if n in tensor_names}
         self._outputs = frozenset(output_names) | {r for r, n in self.aliases.items() if n in output_names}
         self._cache: dict[str, object] = {}
+        self._shapes: dict[str, tuple[int, ...]] = {}
         self._busy: set[str] = set()
 
     # names
@@ -349,6 +350,13 @@ class Scope:
         return self.present(name)
 
     def shape(self, name: str) -> tuple[int, ...]:
+        """Kept per scope once known: its tensors do not change (the checks read a shape about ten times)."""
+        shape = self._shapes.get(name)
+        if shape is None:
+            shape = self._shapes[name] = self._shape(name)
+        return shape
+
+    def _shape(self, name: str) -> tuple[int, ...]:
         if name in self._outputs:
             if name not in self.out_shapes:
                 raise EvalError(f"output {name} has no shape here; pass it in out_shapes")

@@ -56,7 +56,7 @@ def rank_case(space: Space, case: Case, rank: int) -> Case:
 
 def data_arrays(space: Space, case: Case, key: str) -> dict:
     """Real tensors for the BOOL inputs of a call (the only data checks read), built as the suite builds them."""
-    inputs, *_ = space.call(case, None if not case.world else 0)
+    inputs = space.metas(case, None if not case.world else 0)
     out = {}
     for name, meta in inputs.items():
         if meta is not None and meta.dtype == "BOOL":
@@ -187,7 +187,7 @@ class NegativeSearch:
         if kind == "shape":
             out = [r for r in sp.shape_rules(name) if r != cur]
             if base.get(("present", name)):
-                inputs, *_ = sp.call(base)
+                inputs = sp.metas(base, None)
                 shape = inputs[name].shape
                 for i in range(len(shape)):
                     out += [("fixed", shape[:i] + (shape[i] + 1,) + shape[i + 1:])]
@@ -480,7 +480,7 @@ class NegativeSearch:
 
     def _data_dims(self, case: Case, check: Check) -> list[int]:
         names = [n.args[0].id for n in walk(check.expr) if getattr(n, "fn", None) in ("prefix_true", "all_true")]
-        inputs, *_ = self.space.call(case)
+        inputs = self.space.metas(case, None)
         return [inputs[n].shape[0] if inputs.get(n) is not None and inputs[n].shape else 0 for n in names]
 
     def _two_rows(self, case: Case, check: Check) -> dict:
@@ -499,13 +499,13 @@ def describe(space: Space, base: Case, field: Field, trial: Case) -> str:
     kind, name = field
     before, after = base.get(field), trial.get(field)
     if kind == "shape":
-        b_in, *_ = space.call(base)
-        t_in, *_ = space.call(trial)
+        b_in = space.metas(base, None)
+        t_in = space.metas(trial, None)
         b = b_in[name].shape if b_in.get(name) is not None else None
         return f"{name} shape {_show(b)} -> {_show(t_in[name].shape)}"
     if kind == "present":
         if after and not before:
-            inputs, *_ = space.call(trial)
+            inputs = space.metas(trial, None)
             recipe = trial.get(("data", name))
             data = f", {recipe} data" if recipe != base.get(("data", name)) else ""
             return f"{name} given as {trial.get(('dtype', name))} {_show(inputs[name].shape)}{data} (was null)"

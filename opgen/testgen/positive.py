@@ -244,7 +244,7 @@ def case_id(space: Space, case: Case, base: Case) -> str:
         present = case.get(("present", t.name))
         if t.optional and present:
             if s0 is None:
-                inputs, *_ = space.call(case, 0 if case.world else None)
+                inputs = space.metas(case, 0 if case.world else None)
                 s0 = inputs
             dims = "x".join(str(d) for d in s0[t.name].shape)
             parts.append(f"{_short(t.name)}{dims}")

@@ -18,6 +18,7 @@ import functools
 from dataclasses import dataclass, field
 
 from opgen.core import builtins as B
+from opgen.core.dtypes import DTYPE_NAMES, FORMATS
 from opgen.lang.expr import Binary, Call, Expr, InRange, InSet, Int, Name, Str, walk
 from opgen.lower.python import ScalarPy
 from opgen.model.inline import inline as _inline
@@ -39,7 +40,8 @@ class Case:
     index: dict = field(default=None, compare=False, repr=False, hash=False)
 
     def __post_init__(self):
-        object.__setattr__(self, "index", dict(self.items))
+        if self.index is None:  # given: a case set() derives, its parent's index with the one value replaced
+            object.__setattr__(self, "index", dict(self.items))
 
     def __eq__(self, other):
         if self is other:
@@ -74,9 +76,25 @@ class Case:
     def get(self, key: Field, default=None):
         return self.index.get(key, default)
 
+    @functools.cached_property
+    def positions(self) -> dict:
+        """field -> its position in ``items`` (shared by the cases :meth:`set` derives: the same fields)."""
+        return {kv[0]: i for i, kv in enumerate(self.items)}
+
     def set(self, key: Field, value) -> "Case":
         if key in self.index:  # the same fields in the same order: replace the one pair
-            return Case(self.product, tuple((key, value) if kv[0] == key else kv for kv in self.items), self.world)
+            i = self.positions[key]
+            index = dict(self.index)
+            index[key] = value
+            new = Case(self.product, self.items[:i] + ((key, value),) + self.items[i + 1:], self.world, index)
+            new.__dict__["positions"] = self.positions
+            new.__dict__["parent"] = (self, key)  # Space.failures reuses the parent's verdicts of other checks
+            kinds = self.__dict__.get("kinds")
+            if kinds is not None:  # the same grouping with one value replaced (never mutated: of_kind copies)
+                kinds = dict(kinds)
+                kinds[key[0]] = {**kinds[key[0]], key[1]: value}
+                new.__dict__["kinds"] = kinds
+            return new
         d = self.values()
         d[key] = value
         return Case.make(self.product, d, self.world)
@@ -124,6 +142,10 @@ class Space:
                                  if op.named(f"{g.domain}WorldSize") in self.attrs)
         self._code: dict[int, tuple] = {}
         self._scopes: dict = {}
+        self._expr_memo: dict = {}
+        self._calls: dict = {}
+        self._verdicts: dict = {}  # (case, rank) -> (checks evaluated: those before this index, failing indices)
+        self._affected: dict = {}  # field -> the error checks a change of it may decide otherwise (None: all)
         self.shape_cands = {t.name: self._shape_candidates(t) for t in self.view.inputs}
 
     # ---- expressions -----------------------------------------------------------------------------------
@@ -137,8 +159,22 @@ class Space:
         except (EvalError, KeyError, TypeError, ValueError, OpError, ZeroDivisionError, OverflowError):
             return None
 
+    def _of_exprs(self, fn, exprs) -> list:
+        """``fn(exprs)`` (a pure function of the expressions), computed once per tuple of expression objects: the
+        repair search asks for the same check's fields and numbers at every step.  The memo holds the
+        expressions, so no other object takes their ids while it is kept."""
+        exprs = tuple(exprs)
+        key = (fn, tuple(map(id, exprs)))
+        hit = self._expr_memo.get(key)
+        if hit is None:
+            hit = self._expr_memo[key] = (exprs, fn(exprs))
+        return list(hit[1])
+
     def related(self, exprs) -> list[Field]:
         """The fields an expression reads (lets and bound dims followed to their sources), first use first."""
+        return self._of_exprs(self._related, exprs)
+
+    def _related(self, exprs) -> list[Field]:
         out: dict[Field, None] = {}
         seen: set[str] = set()
         todo = list(exprs)
@@ -179,6 +215,9 @@ class Space:
 
     def literals(self, exprs) -> list[int]:
         """Integer literals of expressions, lets followed (the numbers a constraint is made of)."""
+        return self._of_exprs(self._literals, exprs)
+
+    def _literals(self, exprs) -> list[int]:
         out: list[int] = []
         seen: set[str] = set()
         todo = list(exprs)
@@ -194,6 +233,9 @@ class Space:
         return out
 
     def strings(self, exprs) -> list[str]:
+        return self._of_exprs(self._strings, exprs)
+
+    def _strings(self, exprs) -> list[str]:
         return [n.value for e in exprs for n in walk(_inline(self.op, e)) if isinstance(n, Str)]
 
     def env_candidates(self, case: Case, field: Field, exprs) -> list:
@@ -235,28 +277,28 @@ class Space:
         return n
 
     def call_attrs(self, case: Case, rank: int | None) -> dict:
-        attrs = {n: v for n, v in case.of_kind("attr").items()}
+        attrs = dict(case.kinds.get("attr", ()))
         if rank is not None and self.rank_rule is not None:
             for k, v in self.rank_rule(rank, attrs).items():
                 if k in self.attrs:
                     attrs[k] = v
-        attrs.update(case.of_kind("env"))
+        attrs.update(case.kinds.get("env", ()))
         return attrs
 
     def dims(self, case: Case, rank: int | None) -> dict:
-        dims = dict(case.of_kind("dim"))
+        dims = dict(case.kinds.get("dim", ()))
         if rank is not None:
-            for name, per_rank in case.of_kind("ranks").items():
+            for name, per_rank in case.kinds.get("ranks", {}).items():
                 dims[name] = per_rank[rank]
         return dims
 
-    def call(self, case: Case, rank: int | None = None, data=None):
-        """(inputs as Meta tensors, attrs with env, out_dtypes, out_shapes) of one call; ``data``: arrays to use
-        instead."""
+    def call(self, case: Case, rank: int | None = None):
+        """(inputs as Meta tensors, attrs with env, out_dtypes, out_shapes) of one call."""
         attrs = self.call_attrs(case, rank)
         dims = self.dims(case, rank)
-        out_dtypes = {n: d for n, d in case.of_kind("out").items() if d is not None}
-        out_shapes = {n: tuple(r[1]) for n, r in case.of_kind("oshape").items() if r is not None}
+        kinds = case.kinds
+        out_dtypes = {n: d for n, d in kinds.get("out", {}).items() if d is not None}
+        out_shapes = {n: tuple(r[1]) for n, r in kinds.get("oshape", {}).items() if r is not None}
         inputs: dict = {n: None for n in self.inputs}
         present = [n for n in self.inputs if case.get(("present", n), False)]
         later = []
@@ -280,16 +322,26 @@ class Space:
         for name in self.empty_absent:  # absent, passed as an empty tensor (which the op reads as absent)
             if inputs[name] is None and case.get(("empty", name)):
                 inputs[name] = Meta((0,), case.get(("dtype", name)) or self.inputs[name].dtypes[0], "ND")
-        if data:
-            for name, array in data.items():  # a tensor of another format stays a descriptor (an array is ND)
-                if inputs.get(name) is not None and case.get(("format", name)) in (None, "ND"):
-                    inputs[name] = array
         return inputs, attrs, out_dtypes, out_shapes
+
+    def metas(self, case: Case, rank: int | None) -> dict:
+        """The inputs of :meth:`call` without data (read-only)."""
+        return self._call(case, rank)[0]
+
+    def _call(self, case: Case, rank: int | None) -> tuple:
+        """:meth:`call` without data, kept per case and rank like the scopes (its dicts are read-only)."""
+        key = (case, rank)
+        hit = self._calls.get(key)
+        if hit is None:
+            if len(self._calls) > 20000:
+                self._calls.clear()
+            hit = self._calls[key] = self.call(case, rank)
+        return hit
 
     @staticmethod
     def out_formats(case: Case) -> dict:
         """The formats of the output buffers a case gives (the others are ND)."""
-        return {n: f for n, f in case.of_kind("oformat").items() if f is not None}
+        return {n: f for n, f in case.kinds.get("oformat", {}).items() if f is not None}
 
     def shape(self, case: Case, name: str, dims: dict, scope) -> tuple:
         rule = case.get(("shape", name))
@@ -320,10 +372,17 @@ class Space:
 
     def scope(self, case: Case, rank: int | None = None, data=None):
         """The reference's evaluation scope of one call (kept per case and rank: scopes are read-only)."""
+        if not data:  # no arrays: the call's scope is the one without data
+            data = None
         key = (case, rank)
         if data is None and key in self._scopes:
             return self._scopes[key]
-        inputs, attrs, out_dtypes, out_shapes = self.call(case, rank, data)
+        inputs, attrs, out_dtypes, out_shapes = self._call(case, rank)
+        if data:  # arrays instead of the descriptors; a tensor of another format stays a descriptor (an array is ND)
+            inputs = dict(inputs)
+            for name, array in data.items():
+                if inputs.get(name) is not None and case.get(("format", name)) in (None, "ND"):
+                    inputs[name] = array
         s = self.ref.reference.make_scope(self.info, inputs, attrs, self.soc, out_dtypes, out_shapes,
                                           self.out_formats(case))
         if data is None:
@@ -356,7 +415,7 @@ class Space:
             for i, chk in enumerate(self.checks):
                 if worst is not None and i >= worst[0]:
                     break
-                if chk.code == 0:
+                if chk.code == 0 or not chk.fails(s):  # fails: what run decides, without making its message
                     continue
                 try:
                     chk.run(s, self.info.name)
@@ -367,18 +426,112 @@ class Space:
 
     def failures(self, case: Case, ranks=None, upto: int | None = None) -> list[tuple[int, str]]:
         """The error checks failing on any search rank, as sorted (index, id), each check evaluated on its own;
-        ``upto``: only the checks before that index (the others are not evaluated)."""
+        ``upto``: only the checks before that index (the others are not evaluated).
+
+        A case :meth:`Case.set` made from another differs from it in one field: a check that cannot read that
+        field (:meth:`affected`) decides as it did on the parent's same rank.  The ranks of a world differ only in
+        the ids the rank rule gives and the per-rank dims: a check that reads neither decides on every rank as on
+        the first.  Only the other checks are run."""
+        bound = len(self.checks) if upto is None else upto
         checks = self.error_checks if upto is None else [ic for ic in self.error_checks if ic[0] < upto]
-        out: set[tuple[int, str]] = set()
-        for rank in (self.ranks(case) if ranks is None else ranks):
+        parent, changed = case.__dict__.get("parent") or (None, None)
+        affected = self.affected(changed) if parent is not None else None
+        ranks = self.ranks(case) if ranks is None else ranks
+        ranked = frozenset()  # the checks that read a rank id or a per-rank dim
+        if case.world and self.rank_rule is not None:
+            attrs = dict(case.kinds.get("attr", ()))
+            for key in {k for r in ranks if r is not None for k in self.rank_rule(r, attrs)}:
+                ranked = ranked | self.affected(("attr", key))
+        for name in case.kinds.get("ranks", {}):
+            ranked = ranked | self.affected(("ranks", name))
+        if affected is not None and changed[0] == "attr":
+            affected = affected | ranked  # the rank rule's ids (epRankId = i // tpWorldSize) may move with it
+        failed: set[int] = set()
+        first = None  # the verdicts on the first rank
+        for rank in ranks:
             try:
                 s = self.scope(case, rank)
             except OpError:
                 return [(-1, "call")]
-            for i, chk in checks:
-                if chk.fails(s):
-                    out.add((i, chk.id))
-        return sorted(out)
+            before = self._verdicts.get((parent, rank)) if affected is not None else None
+            if before is None and first is None:
+                here = {i for i, chk in checks if chk.fails(s)}
+            else:
+                done, was = before or (0, ())
+                here = set()
+                for i, chk in checks:
+                    if i < done and i not in affected:
+                        if i in was:
+                            here.add(i)
+                    elif first is not None and i not in ranked:
+                        if i in first:
+                            here.add(i)
+                    elif chk.fails(s):
+                        here.add(i)
+            if len(self._verdicts) > 20000:
+                self._verdicts.clear()
+            self._verdicts[(case, rank)] = (bound, here)
+            if first is None:
+                first = here
+            failed |= here
+        return [(i, self.checks[i].id) for i in sorted(failed)]
+
+    def affected(self, field: Field) -> frozenset:
+        """The indices of the error checks whose verdict a change of ``field`` alone may change: those whose
+        expression or conditions read it, through lets, bound dims (and the inputs binding them), the shape
+        rules of the inputs they read and the env variables they skip on.  A check reading an output's dtype
+        rule or a name the search does not model counts as reading every field."""
+        if field not in self._affected:
+            deps = self._check_fields
+            self._affected[field] = frozenset(i for i, f in deps.items() if f is None or field in f)
+        return self._affected[field]
+
+    @functools.cached_property
+    def _check_fields(self) -> dict:
+        """error check index -> the fields it may read (None: any)."""
+        view = {c.id: c for c in self.view.checks}
+        return {i: None if view.get(chk.id) is None else
+                self._closure([view[chk.id].expr, *view[chk.id].conditions], chk.envs)
+                for i, chk in self.error_checks}
+
+    def _closure(self, exprs, envs) -> frozenset | None:
+        known = set(self.attrs) | set(self.envs) | set(self.lets) | set(self.bound) | set(self.inputs) | \
+            set(self.outputs) | set(B.CONSTANTS) | set(DTYPE_NAMES) | set(FORMATS)  # the last two: literals
+        todo: list = [("env", e) for e in envs]
+        pending = list(exprs)
+        out: set = set()
+        seen_inputs: set = set()
+        seen_lets: set = set()
+        while pending or todo:
+            if pending:
+                e = pending.pop()
+                for n in walk(_inline(self.op, e)):
+                    if isinstance(n, Name) and n.id not in known:
+                        return None  # a name the fields do not model
+                    if isinstance(n, Name) and n.id in self.lets and n.id not in seen_lets:
+                        seen_lets.add(n.id)
+                        pending.append(self.lets[n.id].expr)
+                todo += self.related([e])
+                continue
+            f = todo.pop()
+            if f in out:
+                continue
+            out.add(f)
+            kind, name = f
+            if kind == "out":
+                return None  # an output's dtype rule reads fields of its own
+            if kind in ("present", "shape", "dtype", "format", "empty") and name in self.inputs \
+                    and name not in seen_inputs:
+                seen_inputs.add(name)
+                todo += [(k, name) for k in ("present", "shape", "dtype", "format", "empty")]
+                t = self.inputs[name]
+                pending += (t.shape.exprs() if t.shape is not None else []) + \
+                    [d for dims in self.shape_cands[name] for d in dims]
+            elif kind == "dim":
+                todo.append(("ranks", name))
+                if name in self.bound:
+                    todo.append(("shape", self.bound[name][0]))
+        return frozenset(out)
 
     def inferred_shape(self, case: Case, name: str) -> tuple | None:
         """The shape the reference infers for output ``name`` of a call (None: it has none)."""

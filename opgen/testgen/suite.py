@@ -116,7 +116,7 @@ def _env(space: Space, case: Case) -> dict:
 
 
 def _inputs(space: Space, case: Case, rank) -> dict:
-    inputs, *_ = space.call(case, rank)
+    inputs = space.metas(case, rank)
     # (dtype, shape), and the format when it is not ND (negative cases of the format checks)
     return {n: (m.dtype, tuple(m.shape)) + ((m.format,) if m.format != "ND" else ())
             for n, m in inputs.items() if m is not None}

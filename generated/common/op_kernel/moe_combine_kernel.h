@@ -494,7 +494,7 @@ __aicore__ inline void MoeCombineKernel<Traits>::SendBlocksToOtherServers(const 
                     static_cast<uint64_t>(rows - 1U) * rowStride_ + sendBytes_, owner);
         }
     }
-    bw_.Send(hccl_);
+    bw_.SendAndWait(hccl_);
     LocalTensor<int32_t> flag = bwBuf_.GetWithOffset<int32_t>(WS_SLOT_INTS, BW_CHUNK * BW_ITEM_U64 * 8U);
     for (uint32_t w = 0U; w < WS_SLOT_INTS; ++w) {
         flag.SetValue(w, w == 0U ? FLAG_SET : 0);
@@ -511,7 +511,7 @@ __aicore__ inline void MoeCombineKernel<Traits>::SendBlocksToOtherServers(const 
             bw_.Add(StageFlag(), WinFlags(owner) + expert * FLAG_BYTES, FLAG_BYTES, owner);
         }
     }
-    bw_.Send(hccl_);
+    bw_.SendAndWait(hccl_);
 }
 
 // Atlas A2: every expert rank flags each of its blocks on every owner; the cores wait for all moeExpertNum flags.

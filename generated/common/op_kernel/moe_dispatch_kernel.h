@@ -708,6 +708,12 @@ __aicore__ inline void MoeDispatchKernel<Traits>::SetStatus()
     if (serverRanks_ != 0U && coreIdx_ == 0U) {
         SendOtherServers();
     }
+    if (bufferIdWord_ != nullptr && coreIdx_ == 0U) {
+        // every core read the half-select word at Init, before the SyncAll above: core 0 flips it now that the sends
+        // are out, as the real A2 dispatch does after its sends (code: mc2/moe_distribute_dispatch_v2/op_kernel/
+        // arch22/moe_distribute_dispatch_a2.h SendToMoeExpert), not after one more SyncAll at the end
+        StoreOtherBufferId(bufferIdWord_, dataState_);
+    }
 }
 
 // Send target `target` (a shared-expert rank, then the MoE experts): its rank, the index of this rank's status entry
@@ -1116,11 +1122,14 @@ __aicore__ inline void MoeDispatchKernel<Traits>::AddPerformanceInfo()
     PipeBarrier<PIPE_MTE3>();
 }
 
-// Toggle this core's data state word: the next call uses the other window half and status entries.
+// Toggle this core's data state word: the next call uses the other window half and status entries (the half-select
+// word, where the tiling names one, SetStatus flipped).
 template <typename Traits>
 __aicore__ inline void MoeDispatchKernel<Traits>::UpdateDataState()
 {
-    ToggleDataState(pipe_, coreBuf_, bufferIdWord_, CoreStateWord(), dataState_);
+    if (bufferIdWord_ == nullptr) {
+        ToggleDataState(pipe_, coreBuf_, nullptr, CoreStateWord(), dataState_);
+    }
 }
 
 #endif // MOE_DISPATCH_KERNEL_H

@@ -115,6 +115,11 @@ def test_the_table_splits_the_worlds_where_the_transport_changes():
         assert table[(spec, "ascend950", "", 2)].path.transport == MTE_CONTEXT
         across = table[(spec, "ascend910b", "fullmesh", 9)].path
         assert across.transport == MTE_BATCH_WRITE and "BatchWrite" in across.differs
+        # DispatchV2 sends as the real kernel does (one task, items ending with their flags, no Wait), CombineV2 not
+        sends = {"dispatch_v2": "sends one BatchWrite task to the other servers' ranks whose items end with their "
+                                "flags, no Wait",
+                 "combine_v2": "issues two BatchWrite tasks (rows, then flags), each followed by Wait"}[spec]
+        assert across.differs.endswith(sends), across.differs
         assert table[(spec, "ascend910b", "fullmesh", 2)].path.differs == ""
         # the env variables that select the real A2 op's layered template for "": a cell of its own, without a path
         # past one server, and the fullmesh one within it (the real tiling reads them past 8 ranks only)

@@ -106,6 +106,10 @@ FAULTS = {
     "batch_write_without_aicpu": "Hccl::BatchWrite: the launch has no AI CPU core to serve the task: the host "
                                  "tiling set none (TilingContext::SetAicpuBlockDim)",
     "batch_write_without_finalize": "the kernel returned without Hccl::Finalize after Hccl::BatchWrite (handle 1)",
+    # the server may run a task as late as Finalize, so its source must hold until then, however early the twin ran it
+    "batch_write_source_changed_before_finalize": "Hccl::BatchWrite (handle 0): the 64 source bytes of item 0 at "
+                                                  "windowsOut of rank {r} (group 0) + 0 changed between BatchWrite "
+                                                  "and the task's end",
     # Atlas A3's windowsExp is exactly winExpSize bytes (ProductFacts.exp_window for a product's jobs)
     "exp_window_overrun": "DataCopy UB->GM dst: out-of-bounds GM access of 64 bytes at windowsExp of rank {p} "
                           "(group 0) + 16352",
@@ -185,6 +189,16 @@ def test_batch_write_reaches_another_servers_window_where_mte_copies_fault(twin_
     assert values == [] and len(faults) == 2, faults
     for f in faults:
         assert "Hccl::GetWindowsOutAddr" in f and "on __NPU_ARCH__ 3510 the AICPU client always returns 0" in f, f
+
+
+@pytest.mark.parametrize("case", ["batch_write_flag_last", "batch_write_flag_last_core_waits"])
+def test_batch_write_with_no_wait_delivers_an_item_whose_last_bytes_are_its_flag(twin_cases, case):
+    """As the real A2 fullmesh kernels send: one task, no Wait, the flag the item's last bytes; the peer that sees
+    the flag finds the rows (an item lands in ascending address order). The server runs the task while core 0
+    waits: polling its own window, or, where core 1 polls, in SyncAll."""
+    values, faults = run(twin_cases, case)
+    assert not faults
+    assert sorted(values) == ["rank 0 got 200,207", "rank 1 got 100,107"]
 
 
 def test_on_3510_the_windows_come_from_the_context_and_get_windows_in_addr_faults(twin_cases_3510):

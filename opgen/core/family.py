@@ -105,6 +105,10 @@ class Family:
     # tiling adds 2 items of BATCH_WRITE_ITEM_BYTES per unit to the user workspace, after the per-core parts, and
     # launches the AI CPU cores that serve them. Empty: MTE copies only (the one-server limit stands).
     batch_write: tuple[str, ...] = ()
+    # How its kernel's core 0 sends them: True, the rows in one task, Wait, then their flags in a second one; False,
+    # one task with no Wait whose items each end with their flag, as the real A2 fullmesh kernels send (the bytes of
+    # one item land in ascending order, the items of a task in no order: opgen/sim/include/lib/hccl/hccl.h).
+    batch_write_waits: bool = True
     # The outputs its numpy driver and its kernel write, besides those the spec's quant formulas assign: any other
     # declared output keeps no contents, which a spec must say with `output X unspecified "why";` (opgen/model/
     # written.py: a build fails without it, E204, and the front end wants the reason, E127).

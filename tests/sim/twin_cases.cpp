@@ -469,6 +469,24 @@ const HcclTilings& BatchWriteTilings()
 enum class BatchWriteFlaw { NONE, NOT_WORKING_CORE, NO_CC_TILING, REMOTE_PAST_WINDOW, LOCAL_NOT_WINDOW,
                             SOURCE_CHANGED, ITEMS_CHANGED, NO_FINALIZE, COMMIT_AGAIN };
 
+// Polls this rank's windowsIn until int `flagAt` of the 8 after its first 8 is 1 (the peer's flag), then reports the
+// first 8 (the peer's ints).
+void ReportDelivered(Hccl<HcclServerType::HCCL_SERVER_TYPE_AICPU>& hccl, const LocalTensor<int32_t>& ub, uint32_t rank,
+                     uint32_t flagAt)
+{
+    GlobalTensor<int32_t> mine;
+    mine.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(hccl.GetWindowsInAddr(hccl.GetRankId())));
+    Sync<HardEvent::MTE3_MTE2>();
+    do {
+        DataCopy(ub, mine[8], 8);
+        Sync<HardEvent::MTE2_S>();
+    } while (ub.GetValue(flagAt) != 1);
+    DataCopy(ub, mine, 8);
+    Sync<HardEvent::MTE2_S>();
+    Report("rank " + std::to_string(rank) + " got " + std::to_string(ub.GetValue(0)) + "," +
+           std::to_string(ub.GetValue(7)));
+}
+
 // Core 0 of each rank stages 8 ints in its windowsOut and BatchWrites them into the peer's windowsIn, waits, then
 // sends a flag the same way; the peer polls its own window for the flag and reads the ints. Run with one rank per
 // server: the server's writes are not MTE copies, so they reach another server.
@@ -528,20 +546,60 @@ void BatchWriteExchange(uint32_t rank, BatchWriteFlaw flaw)
     items.SetValue(1, reinterpret_cast<uint64_t>(hccl.GetWindowsInAddr(peer)) + 32U);
     HcclHandle flag = hccl.BatchWrite<true>(g_gm[rank] + 1024, 1U);
     hccl.Wait(flag);
-    GlobalTensor<int32_t> mine;
-    mine.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(hccl.GetWindowsInAddr(hccl.GetRankId())));
-    Sync<HardEvent::MTE3_MTE2>();
-    do {
-        DataCopy(ub, mine[8], 8);
-        Sync<HardEvent::MTE2_S>();
-    } while (ub.GetValue(0) != 1);
-    DataCopy(ub, mine, 8);
-    Sync<HardEvent::MTE2_S>();
-    Report("rank " + std::to_string(rank) + " got " + std::to_string(ub.GetValue(0)) + "," +
-           std::to_string(ub.GetValue(7)));
+    ReportDelivered(hccl, ub, rank, 0U);
     if (flaw != BatchWriteFlaw::NO_FINALIZE) {
         hccl.Finalize();
     }
+}
+
+// As the real A2 fullmesh kernels send (code: mc2/moe_distribute_dispatch_v2/op_kernel/arch22/
+// moe_distribute_dispatch_a2.h ConstructBatchWriteInfo, SendToMoeExpert, WaitDispatch): core 0 of each rank stages
+// 8 ints and, after them, a flag in its windowsOut and sends both as one item of one task, with no Wait; the peer
+// polls the flag at the item's end, then reads the ints; Finalize ends the calls. `changeAfter`: core 0 then
+// changes the staged ints before Finalize, which the device may not have sent yet (a fault however early the twin
+// ran the task). `coreWaits`: core 0 leaves the polling to core 1 and waits in SyncAll (the server still runs).
+void BatchWriteFlagLast(uint32_t rank, bool changeAfter, bool coreWaits)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 64);
+    Hccl<HcclServerType::HCCL_SERVER_TYPE_AICPU> hccl;
+    hccl.InitV2(GetHcclContext<0>(), &BatchWriteTilings().init);
+    hccl.SetCcTilingV2(offsetof(HcclTilings, cc));
+    const uint32_t peer = 1U - hccl.GetRankId();
+    LocalTensor<int32_t> ub = buf.Get<int32_t>();
+    GM_ADDR out = hccl.GetWindowsOutAddr(hccl.GetRankId());
+    GlobalTensor<int32_t> staged;
+    staged.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(out));
+    if (GetBlockIdx() == 0) {
+        FillRankRow(ub, rank);
+        DataCopy(staged, ub, 8);
+        Sync<HardEvent::MTE3_S>();
+        for (uint32_t i = 0; i < 8; ++i) {
+            ub.SetValue(i, i == 7U ? 1 : 0);  // the flag: the item's last int
+        }
+        Sync<HardEvent::S_MTE3>();
+        DataCopy(staged[8], ub, 8);
+        Sync<HardEvent::MTE3_S>();
+        GlobalTensor<uint64_t> items;
+        items.SetGlobalBuffer(reinterpret_cast<__gm__ uint64_t*>(g_gm[rank] + 1024));
+        items.SetValue(0, reinterpret_cast<uint64_t>(out));
+        items.SetValue(1, reinterpret_cast<uint64_t>(hccl.GetWindowsInAddr(peer)));
+        items.SetValue(2, 16U);
+        items.SetValue(3, (static_cast<uint64_t>(peer) << 32) | HCCL_DATA_TYPE_INT32);
+        (void)hccl.BatchWrite<true>(g_gm[rank] + 1024, 1U);
+    }
+    if (GetBlockIdx() == (coreWaits ? 1 : 0)) {
+        ReportDelivered(hccl, ub, rank, 7U);
+    }
+    SyncAll<true>();
+    if (GetBlockIdx() == 0 && changeAfter) {
+        ub.SetValue(0, 0);
+        Sync<HardEvent::S_MTE3>();
+        DataCopy(staged, ub, 8);
+        Sync<HardEvent::MTE3_S>();
+    }
+    hccl.Finalize();
 }
 
 // A rank's windowsExp as an Atlas A3 kernel finds it in the context (HcclContextDef::HcclOpResParam): its own at
@@ -1060,6 +1118,9 @@ const std::map<std::string, Case>& Cases()
         {"batch_write_without_finalize", [](uint32_t r) { BatchWriteExchange(r, BatchWriteFlaw::NO_FINALIZE); }},
         {"batch_write_commit_again", [](uint32_t r) { BatchWriteExchange(r, BatchWriteFlaw::COMMIT_AGAIN); }},
         {"batch_write_without_aicpu", [](uint32_t r) { BatchWriteExchange(r, BatchWriteFlaw::NONE); }},
+        {"batch_write_flag_last", [](uint32_t r) { BatchWriteFlagLast(r, false, false); }},
+        {"batch_write_flag_last_core_waits", [](uint32_t r) { BatchWriteFlagLast(r, false, true); }},
+        {"batch_write_source_changed_before_finalize", [](uint32_t r) { BatchWriteFlagLast(r, true, false); }},
         {"exp_window_flag", [](uint32_t r) { ExpWindowFlag(r, false); }},
         {"exp_window_overrun", [](uint32_t r) { ExpWindowFlag(r, true); }},
         {"compare_select", CompareSelect},

@@ -40,8 +40,9 @@
  *                      where the op has it (Traits::PERF).
  * Where MTE copies stop at the server (tiling.serverRanks, Atlas A2), steps 1 and 2 reach the ranks of other
  * servers through HCCL BatchWrite: a message for such a rank goes to this rank's windowsOut (one area per destination
- * rank, laid out as that rank's part of the dispatch area), its status entry too; after SyncAll core 0 sends each
- * (destination, local expert) block's rows, waits, then the entries (BatchWriteList), and Finalize ends the calls.
+ * rank, laid out as that rank's part of the dispatch area), its status entry too; after SyncAll core 0 sends every
+ * block and entry in one BatchWrite task with no Wait, each item ending with a flag (SendOtherServers), and
+ * Finalize ends the calls.
  * Window halves alternate between calls (data state), so a fast rank never overwrites rows a slow rank
  * has not copied yet.  The CombineV2 part of a half holds maxBS * (K + S) row slots, on Atlas A2 one block of
  * maxBS rows per MoE expert (the layout its combine reads through expandIdx).
@@ -79,14 +80,14 @@ public:
 private:
     // quant formula rows: UB slots per quant mode (from the lowering)
     static constexpr uint32_t CALC_SLOTS = Traits::CALC_SLOTS;
-    // status entries: 8 of 32 bytes in a 256-byte repeat; the int32 lanes of the first word of each
+    // status entries: 8 of 32 bytes in a 256-byte repeat; the int32 lanes of the first and last word of each
     static constexpr uint32_t ENTRIES_PER_REPEAT = REPEAT_BYTES / FLAG_BYTES;
-    static constexpr uint64_t FIRST_WORD_OF_BLOCKS = 0x0101010101010101UL;
+    static constexpr uint64_t FLAG_WORDS_OF_BLOCKS = 0x8181818181818181UL;
     static constexpr uint32_t MAX_BURSTS = 4095U; // blockCount of a DataCopy is 12-bit
 
     __aicore__ inline void SendRows();
     __aicore__ inline void SendRow(uint32_t tokenIdx, uint32_t k, uint32_t expertRow, uint32_t dstRank, uint64_t offset,
-                                   uint64_t stageOffset, float expertScale);
+                                   uint64_t stageOffset, float expertScale, bool last);
     __aicore__ inline LocalTensor<uint8_t> TokenRow(uint32_t tokenIdx);
     __aicore__ inline int32_t ValidExpert(const LocalTensor<int32_t> &ids, const LocalTensor<uint8_t> &mask,
                                           bool pairMask, uint32_t i);
@@ -94,12 +95,15 @@ private:
                                       uint32_t begin, uint32_t end);
     __aicore__ inline void QuantRow(const LocalTensor<XT> &xRow, const LocalTensor<uint8_t> &msg, uint32_t tokenIdx,
                                     uint32_t expertRow);
-    __aicore__ inline void FillInfo(const LocalTensor<uint8_t> &msg, uint32_t tokenIdx, uint32_t k, float expertScale);
+    __aicore__ inline void FillInfo(const LocalTensor<uint8_t> &msg, uint32_t tokenIdx, uint32_t k, float expertScale,
+                                    int32_t tail);
     __aicore__ inline void SetStatus();
     __aicore__ inline void SendOtherServers();
     __aicore__ inline uint32_t TargetRank(uint32_t target, uint32_t &entry, uint64_t &blockAt, uint64_t &stageAt) const;
     __aicore__ inline uint32_t TargetRows(uint32_t target, const LocalTensor<int32_t> &tot) const;
     __aicore__ inline void WaitStatus();
+    __aicore__ inline void WaitStagedRows(const LocalTensor<int32_t> &flags, uint32_t entries);
+    __aicore__ inline uint64_t EntryBlock(uint32_t entry) const;
     __aicore__ inline void LocalWindowCopy();
     __aicore__ inline void CopyRowsOut(GM_ADDR first, uint32_t row, uint32_t rows, bool withInfo);
     __aicore__ inline void InitCopyQue(uint32_t usedBytes);
@@ -540,7 +544,8 @@ __aicore__ inline void MoeDispatchKernel<Traits>::SendRows()
             static_cast<uint64_t>(e % localMoe_) * blockBytes_ + static_cast<uint64_t>(slot) * msgStride_;
         const uint64_t offset = static_cast<uint64_t>(epRank_) * localMoe_ * blockBytes_ + inBlock;
         const float expertScale = hasExpertScales_ ? expertScalesOptionalGm_.GetValue(i) : 0.0f;
-        SendRow(tokenIdx, k, e + sharedExperts_, dstRank, offset, inBlock, expertScale);
+        SendRow(tokenIdx, k, e + sharedExperts_, dstRank, offset, inBlock, expertScale,
+                slot + 1U == static_cast<uint32_t>(tot.GetValue(e)));
     }
     for (uint32_t i = (begin > pairItems ? begin : pairItems); i < end; ++i) {
         const uint32_t slot = (i - pairItems) % activeTokens_; // the token's index among the active tokens
@@ -548,7 +553,8 @@ __aicore__ inline void MoeDispatchKernel<Traits>::SendRows()
         const uint32_t tokenIdx = pairMask ? static_cast<uint32_t>(act.GetValue(slot)) : slot;
         const uint32_t dstRank = epRank_ % ranksPerShared_ + s * ranksPerShared_;
         const uint64_t inBlock = static_cast<uint64_t>(slot) * msgStride_;
-        SendRow(tokenIdx, topK_ + s, s, dstRank, static_cast<uint64_t>(epRank_) * blockBytes_ + inBlock, inBlock, 0.0f);
+        SendRow(tokenIdx, topK_ + s, s, dstRank, static_cast<uint64_t>(epRank_) * blockBytes_ + inBlock, inBlock, 0.0f,
+                slot + 1U == activeTokens_);
     }
     if (isA2_) { // assistInfoForCombineOut[t * K + k] = the pair's slot in its expert's rows, 0 for unsent pairs
         SyncFunc<HardEvent::S_MTE3>();
@@ -624,20 +630,23 @@ __aicore__ inline void MoeDispatchKernel<Traits>::CountSlots(const LocalTensor<i
     SyncFunc<HardEvent::V_S>();
 }
 
+// `last`: the message is the last of its block (the block's rows of every core).
 template <typename Traits>
 __aicore__ inline void MoeDispatchKernel<Traits>::SendRow(uint32_t tokenIdx, uint32_t k, uint32_t expertRow,
                                                           uint32_t dstRank, uint64_t offset, uint64_t stageOffset,
-                                                          float expertScale)
+                                                          float expertScale, bool last)
 {
     const LocalTensor<uint8_t> xBytes = TokenRow(tokenIdx);
     LocalTensor<uint8_t> msg = msgQue_.AllocTensor<uint8_t>();
     QuantRow(xBytes.template ReinterpretCast<XT>(), msg, tokenIdx, expertRow);
-    FillInfo(msg, tokenIdx, k, expertScale);
+    const bool staged = OtherServer(dstRank); // another server's rank: staged in windowsOut, sent by BatchWrite
+    FillInfo(msg, tokenIdx, k, expertScale, (staged && last) ? FLAG_SET : 0);
     msgQue_.EnQue(msg);
     msg = msgQue_.DeQue<uint8_t>();
-    GlobalTensor<uint8_t> win; // another server's rank: staged in windowsOut, sent by BatchWrite after SyncAll
-    win.SetGlobalBuffer(OtherServer(dstRank) ? StageData(dstRank) + stageOffset : WinData(dstRank) + offset);
-    DataCopyPad(win, msg, DataCopyExtParams(1U, sentBytes_, 0U, 0U, 0U));
+    GlobalTensor<uint8_t> win;
+    win.SetGlobalBuffer(staged ? StageData(dstRank) + stageOffset : WinData(dstRank) + offset);
+    // a staged message goes whole: its last word is the flag that ends its block's BatchWrite item (FillInfo)
+    DataCopyPad(win, msg, DataCopyExtParams(1U, staged ? msgBytes_ : sentBytes_, 0U, 0U, 0U));
     msgQue_.FreeTensor(msg);
 }
 
@@ -660,9 +669,11 @@ __aicore__ inline LocalTensor<uint8_t> MoeDispatchKernel<Traits>::TokenRow(uint3
     return xBytes;
 }
 
+// `tail`: the message's last int32 (FLAG_SET ends the BatchWrite item of a block staged for another server: the
+// last message of the block; else 0).
 template <typename Traits>
 __aicore__ inline void MoeDispatchKernel<Traits>::FillInfo(const LocalTensor<uint8_t> &msg, uint32_t tokenIdx,
-                                                           uint32_t k, float expertScale)
+                                                           uint32_t k, float expertScale, int32_t tail)
 {
     LocalTensor<int32_t> triple = msg[infoOffset_].template ReinterpretCast<int32_t>();
     triple.SetValue(0U, static_cast<int32_t>(epRank_));
@@ -670,6 +681,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::FillInfo(const LocalTensor<uin
     triple.SetValue(2U, static_cast<int32_t>(k));
     LocalTensor<float> scale = msg[infoOffset_ + UB_BLOCK].template ReinterpretCast<float>();
     scale.SetValue(0U, expertScale);
+    msg[infoOffset_ + UB_BLOCK].template ReinterpretCast<int32_t>().SetValue(WS_SLOT_INTS - 1U, tail);
     SyncFunc<HardEvent::S_MTE3>();
 }
 
@@ -705,6 +717,12 @@ __aicore__ inline void MoeDispatchKernel<Traits>::SetStatus()
     if (serverRanks_ != 0U && coreIdx_ == 0U) {
         SendOtherServers();
     }
+    if (bufferIdWord_ != nullptr && coreIdx_ == 0U) {
+        // every core read the half-select word at Init, before the SyncAll above: core 0 flips it now that the sends
+        // are out, as the real A2 dispatch does after its sends (code: mc2/moe_distribute_dispatch_v2/op_kernel/
+        // arch22/moe_distribute_dispatch_a2.h SendToMoeExpert), not after one more SyncAll at the end
+        StoreOtherBufferId(bufferIdWord_, dataState_);
+    }
 }
 
 // Send target `target` (a shared-expert rank, then the MoE experts): its rank, the index of this rank's status entry
@@ -737,26 +755,19 @@ __aicore__ inline uint32_t MoeDispatchKernel<Traits>::TargetRows(uint32_t target
     return static_cast<uint32_t>(tot.GetValue(target - sharedRanks_));
 }
 
-// Core 0, every core's rows staged (SyncAll): the rows of each send target on another server, in one BatchWrite
-// task, then, once the server wrote them, its status entry {1.0f, rows} in a second one.
+// Core 0, every core's rows staged (SyncAll): one BatchWrite task with no Wait, as the real A2 fullmesh kernels send
+// (code: mc2/moe_distribute_dispatch_v2/op_kernel/arch22/moe_distribute_dispatch_a2.h ConstructBatchWriteInfo,
+// SendToMoeExpert): per send target on another server, the rows of its block, whose last message ends with FLAG_SET
+// (SendRow), and its status entry {1.0f, rows, 0, ..., 1.0f}, whose last word is a flag too. The items of a task
+// land in no order, the bytes of one item in ascending order (the twin: lib/hccl/hccl.h Complete), so an entry
+// whose last word is set holds its rows count and a block whose last message's tail is set holds its rows
+// (WaitStatus, WaitStagedRows). Finalize waits for the task.
 template <typename Traits>
 __aicore__ inline void MoeDispatchKernel<Traits>::SendOtherServers()
 {
     const uint32_t targets = sharedRanks_ + moeExperts_;
     LocalTensor<int32_t> tot = totBuf_.Get<int32_t>();
     bw_.Init(userWorkspace_ + BatchWriteItemsAt(tiling_), 2U * (moeExperts_ + epWorld_), bwBuf_.Get<uint64_t>());
-    for (uint32_t target = 0U; target < targets; ++target) {
-        uint32_t entry = 0U;
-        uint64_t blockAt = 0UL;
-        uint64_t stageAt = 0UL;
-        const uint32_t dstRank = TargetRank(target, entry, blockAt, stageAt);
-        const uint32_t rows = TargetRows(target, tot);
-        if (OtherServer(dstRank) && rows > 0U) {
-            bw_.Add(StageData(dstRank) + stageAt, WinData(dstRank) + blockAt,
-                    static_cast<uint64_t>(rows - 1U) * msgStride_ + msgBytes_, dstRank);
-        }
-    }
-    bw_.Send(hccl_);
     LocalTensor<int32_t> staged = bwBuf_.GetWithOffset<int32_t>(WS_SLOT_INTS, BW_CHUNK * BW_ITEM_U64 * 8U);
     for (uint32_t target = 0U; target < targets; ++target) {
         uint32_t entry = 0U;
@@ -767,8 +778,13 @@ __aicore__ inline void MoeDispatchKernel<Traits>::SendOtherServers()
             continue;
         }
         const uint32_t rows = TargetRows(target, tot);
+        if (rows > 0U) {
+            bw_.Add(StageData(dstRank) + stageAt, WinData(dstRank) + blockAt,
+                    static_cast<uint64_t>(rows - 1U) * msgStride_ + msgBytes_, dstRank);
+        }
         for (uint32_t w = 0U; w < WS_SLOT_INTS; ++w) {
-            staged.SetValue(w, w == 0U ? FLAG_SET : (w == 1U ? static_cast<int32_t>(rows) : 0));
+            const bool flag = w == 0U || w == WS_SLOT_INTS - 1U;
+            staged.SetValue(w, flag ? FLAG_SET : (w == 1U ? static_cast<int32_t>(rows) : 0));
         }
         SyncFunc<HardEvent::S_MTE3>();
         GlobalTensor<int32_t> stage;
@@ -820,7 +836,10 @@ __aicore__ inline void MoeDispatchKernel<Traits>::WaitStatus()
             ready = 0U;
             uint32_t unset = entries;
             for (uint32_t i = 0U; i < entries; ++i) {
-                const bool set = flags.GetValue(i * WS_SLOT_INTS) == FLAG_SET;
+                // an entry BatchWrite delivers is whole once its last word is set too (SendOtherServers)
+                const bool set = flags.GetValue(i * WS_SLOT_INTS) == FLAG_SET &&
+                                 (!OtherServer((entryStart_ + i) % epWorld_) ||
+                                  flags.GetValue(i * WS_SLOT_INTS + WS_SLOT_INTS - 1U) == FLAG_SET);
                 ready += set ? 1U : 0U;
                 unset = (!set && unset == entries) ? i : unset;
                 if constexpr (Traits::PERF) {
@@ -838,15 +857,19 @@ __aicore__ inline void MoeDispatchKernel<Traits>::WaitStatus()
             counts.SetValue(i, flags.GetValue(i * WS_SLOT_INTS + 1U));
             rows += flags.GetValue(i * WS_SLOT_INTS + 1U);
         }
-        // clear the flags, the first word of each entry: the next call with this data state waits for fresh ones;
-        // the row counts stay for core 0's expertTokenNumsOut (WriteTokenNums), as the real op keeps them (code:
+        if (serverRanks_ != 0U) {
+            WaitStagedRows(flags, entries);
+        }
+        // clear the flags, the first word of each entry, and the last, the second flag of an entry another server
+        // staged (SendOtherServers): the next call with this data state waits for fresh ones; the row counts stay for
+        // core 0's expertTokenNumsOut (WriteTokenNums), as the real op keeps them (code:
         // mc2/moe_distribute_dispatch_v2/op_kernel/moe_distribute_dispatch_v2.h WaitDispatchClearStatus)
         SyncFunc<HardEvent::S_V>();
-        uint64_t firstWords[2] = {FIRST_WORD_OF_BLOCKS, 0UL};
+        uint64_t flagWords[2] = {FLAG_WORDS_OF_BLOCKS, 0UL};
         for (uint32_t at = 0U; at < entries; at += MAX_REPEATS * ENTRIES_PER_REPEAT) {
             const uint32_t repeats =
                 CeilDiv(MinU32(entries - at, MAX_REPEATS * ENTRIES_PER_REPEAT), ENTRIES_PER_REPEAT);
-            Duplicate<int32_t>(flags[at * WS_SLOT_INTS], 0, firstWords, static_cast<uint8_t>(repeats), 1U, 8U);
+            Duplicate<int32_t>(flags[at * WS_SLOT_INTS], 0, flagWords, static_cast<uint8_t>(repeats), 1U, 8U);
         }
         SyncFunc<HardEvent::V_MTE3>();
         DataCopy(statusGm, flags, entries * WS_SLOT_INTS);
@@ -876,6 +899,52 @@ __aicore__ inline void MoeDispatchKernel<Traits>::WaitStatus()
         const uint32_t n = static_cast<uint32_t>(sums.GetValue(c * WS_SLOT_INTS));
         firstRow_ += (c < coreIdx_) ? n : 0U;
         totalRows_ += n;
+    }
+}
+
+// Where the block of wait entry `entry` starts in this rank's dispatch area: (source rank, local expert) blocks, one
+// per source rank on a shared rank (TargetRank's blockAt on the sender).
+template <typename Traits>
+__aicore__ inline uint64_t MoeDispatchKernel<Traits>::EntryBlock(uint32_t entry) const
+{
+    const uint64_t src = entry % epWorld_;
+    return isSharedRank_ ? src * blockBytes_ : (src * localMoe_ + entry / epWorld_) * blockBytes_;
+}
+
+// The blocks of this core's wait entries (`flags`: their entries, one spare 32-byte slot after them) that BatchWrite
+// delivers: the rows are there once the last message's tail is FLAG_SET (SendOtherServers); each tail is cleared for
+// the next call with this data state, as the real A2 dispatch clears its data flag (code:
+// mc2/moe_distribute_dispatch_v2/op_kernel/arch22/moe_distribute_dispatch_a2.h WaitDispatch).
+template <typename Traits>
+__aicore__ inline void MoeDispatchKernel<Traits>::WaitStagedRows(const LocalTensor<int32_t> &flags, uint32_t entries)
+{
+    LocalTensor<int32_t> tail = flags[entries * WS_SLOT_INTS];
+    const PollDeadline deadline(pollUs_);
+    for (uint32_t i = 0U; i < entries; ++i) {
+        const uint32_t entry = entryStart_ + i;
+        const uint32_t rows = static_cast<uint32_t>(flags.GetValue(i * WS_SLOT_INTS + 1U));
+        if (rows == 0U || !OtherServer(entry % epWorld_)) {
+            continue;
+        }
+        GlobalTensor<int32_t> tailGm; // the last 32 bytes of the block's last message
+        tailGm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(WinData(epRank_) + EntryBlock(entry) +
+                                                                  static_cast<uint64_t>(rows - 1U) * msgStride_ +
+                                                                  msgBytes_ - UB_BLOCK));
+        while (true) {
+            DataCopy(tail, tailGm, WS_SLOT_INTS);
+            SyncFunc<HardEvent::MTE2_S>();
+            if (tail.GetValue(WS_SLOT_INTS - 1U) == FLAG_SET) {
+                break;
+            }
+            SyncFunc<HardEvent::S_MTE2>();
+            if (deadline.Passed()) {
+                PollTimedOut(epRank_, entry, FlagSetter::RANK, entry % epWorld_, pollUs_);
+            }
+        }
+        tail.SetValue(WS_SLOT_INTS - 1U, 0);
+        SyncFunc<HardEvent::S_MTE3>();
+        DataCopy(tailGm, tail, WS_SLOT_INTS);
+        SyncFunc<HardEvent::MTE3_MTE2>();
     }
 }
 
@@ -1098,11 +1167,14 @@ __aicore__ inline void MoeDispatchKernel<Traits>::AddPerformanceInfo()
     PipeBarrier<PIPE_MTE3>();
 }
 
-// Toggle this core's data state word: the next call uses the other window half and status entries.
+// Toggle this core's data state word: the next call uses the other window half and status entries (the half-select
+// word, where the tiling names one, SetStatus flipped).
 template <typename Traits>
 __aicore__ inline void MoeDispatchKernel<Traits>::UpdateDataState()
 {
-    ToggleDataState(pipe_, coreBuf_, bufferIdWord_, CoreStateWord(), dataState_);
+    if (bufferIdWord_ == nullptr) {
+        ToggleDataState(pipe_, coreBuf_, nullptr, CoreStateWord(), dataState_);
+    }
 }
 
 #endif // MOE_DISPATCH_KERNEL_H

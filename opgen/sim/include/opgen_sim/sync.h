@@ -101,6 +101,7 @@ template <bool isAIVOnly = true>
 __aicore__ inline void SyncAll()
 {
     opgen_sim::CountSync(opgen_sim::SYNC_ALL);
+    opgen_sim::ServeTasks();      // the AICPU server runs this core's committed BatchWrite tasks while it waits
     opgen_sim::MakeAllVisible();  // every pipe of every core drains before the cores meet
     opgen_sim::Barrier();
 }

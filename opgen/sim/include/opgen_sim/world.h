@@ -361,8 +361,8 @@ struct CoreState {
     // it (opgen/sim/README.md: what it models of saturation).
     uint64_t ctrl = 0x1001000000000008ULL;
     // HCCL BatchWrite tasks this core committed and the AICPU server has not run yet (lib/hccl/hccl.h): run when the
-    // core reads its own rank's window (a kernel waiting for what the peers' tasks deliver: the device's server
-    // progresses meanwhile), at the latest at the core's Wait / Finalize
+    // core reads its own rank's window (a kernel waiting for what the peers' tasks deliver) or enters SyncAll (the
+    // device's server progresses meanwhile: ServeTasks), at the latest at the core's Wait / Finalize
     std::vector<std::function<void()>> unserved;
 };
 
@@ -509,6 +509,20 @@ inline void CountInputRead(const GmRegion* region, uint64_t bytes)
     }
 }
 
+// The AICPU server runs the BatchWrite tasks this core committed and it has not run yet (lib/hccl/hccl.h): called
+// where the core waits (a read of its own rank's window, SyncAll), since the device's server progresses meanwhile.
+inline void ServeTasks()
+{
+    if (t_core == nullptr || t_core->unserved.empty()) {
+        return;
+    }
+    std::vector<std::function<void()>> run;
+    run.swap(t_core->unserved);
+    for (auto& task : run) {
+        task();
+    }
+}
+
 // Called on every GM read: unwinds when the world is aborted, faults past the deadline, and lets the other
 // cores run while this one polls (the same bytes read again).
 inline void PollPoint(const void* p, uint64_t bytes)
@@ -525,12 +539,8 @@ inline void PollPoint(const void* p, uint64_t bytes)
     // a poll reads again what someone may write: a window or a written region (not an input, not tiling data)
     const bool mayChange = region != nullptr && (region->windowOf >= 0 || region->writes);
     const bool window = region != nullptr && region->windowOf >= 0;
-    if (window && region->windowOf == static_cast<int64_t>(t_core->rank) && !t_core->unserved.empty()) {
-        std::vector<std::function<void()>> run;
-        run.swap(t_core->unserved);
-        for (auto& task : run) {
-            task();
-        }
+    if (window && region->windowOf == static_cast<int64_t>(t_core->rank)) {
+        ServeTasks();
     }
     if (a == t_core->lastRead && bytes == t_core->lastReadBytes) {
         if (mayChange) {

@@ -534,7 +534,7 @@ __aicore__ inline void MoeCombineKernel<Traits>::SendBlocksToOtherServers(const 
                     static_cast<uint64_t>(rows - 1U) * rowStride_ + sendBytes_, owner);
         }
     }
-    bw_.Send(hccl_);
+    bw_.SendAndWait(hccl_);
     LocalTensor<int32_t> flag = bwBuf_.GetWithOffset<int32_t>(WS_SLOT_INTS, BW_CHUNK * BW_ITEM_U64 * 8U);
     for (uint32_t w = 0U; w < WS_SLOT_INTS; ++w) {
         flag.SetValue(w, w == 0U ? FLAG_SET : 0);
@@ -551,10 +551,13 @@ __aicore__ inline void MoeCombineKernel<Traits>::SendBlocksToOtherServers(const 
             bw_.Add(StageFlag(), WinFlags(owner) + expert * FLAG_BYTES, FLAG_BYTES, owner);
         }
     }
-    bw_.Send(hccl_);
+    bw_.SendAndWait(hccl_);
 }
 
-// Atlas A2: every expert rank flags each of its blocks on every owner; the cores wait for all moeExpertNum flags.
+// Atlas A2: every expert rank flags each of its blocks on every owner; the cores wait for all moeExpertNum flags,
+// each read by the scalar unit after a cache clean and invalidate, then cleared for the next call with this data
+// state, as the real A2 combine waits (code: mc2/moe_distribute_combine_v2/op_kernel/arch22/
+// moe_distribute_combine_a2.h WaitDispatch): no MTE copy and no SetFlag / WaitFlag pair per round.
 template <typename Traits>
 __aicore__ inline void MoeCombineKernel<Traits>::WaitBlocks()
 {
@@ -562,12 +565,22 @@ __aicore__ inline void MoeCombineKernel<Traits>::WaitBlocks()
     uint32_t end = 0U;
     SplitRange(moeExperts_, begin, end);
     ResetPipe(pipe_);
-    pipe_->InitBuffer(flagBuf_, (end - begin + 1U) * FLAG_BYTES);
-    pipe_->InitBuffer(infoBuf_, AlignUp((end - begin + 1U) * 4U, UB_BLOCK));
-    const uint32_t waited = WaitEntries(WinFlags(epRank_) + static_cast<uint64_t>(begin) * FLAG_BYTES, end - begin,
-                                        flagBuf_.Get<int32_t>(), infoBuf_.Get<int32_t>(), pollUs_);
-    if (waited < end - begin) { // one flag per MoE expert
-        PollTimedOut(epRank_, begin + waited, FlagSetter::MOE_EXPERT, begin + waited, pollUs_);
+    GlobalTensor<int32_t> flags;
+    flags.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(WinFlags(epRank_)));
+    const PollDeadline deadline(pollUs_);
+    for (uint32_t e = begin; e < end; ++e) { // one flag per MoE expert
+        GlobalTensor<int32_t> flag = flags[static_cast<uint64_t>(e) * WS_SLOT_INTS];
+        while (true) {
+            DataCacheCleanAndInvalid<int32_t, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(flag);
+            if (flag.GetValue(0U) == FLAG_SET) {
+                break;
+            }
+            if (deadline.Passed()) {
+                PollTimedOut(epRank_, e, FlagSetter::MOE_EXPERT, e, pollUs_);
+            }
+        }
+        flag.SetValue(0U, 0);
+        DataCacheCleanAndInvalid<int32_t, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(flag);
     }
     PipeBarrier<PIPE_ALL>();
     SyncAll<true>();

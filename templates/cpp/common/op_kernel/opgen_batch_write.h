@@ -18,8 +18,10 @@
  * Where MTE copies stop at the server (tiling.serverRanks, the product table's ranks_per_server: Atlas A2, whose
  * servers reach each other over RDMA only), a kernel stages what it sends to another server's rank in its own
  * windowsOut; core 0 then hands the AICPU server one item per contiguous piece ({local, remote, count, dataType,
- * rank}: asc-devkit include/adv_api/hccl/hccl.h BatchWriteItem) and waits for the task, first the rows, then their
- * flags, so a rank that sees a flag finds its rows.
+ * rank}: asc-devkit include/adv_api/hccl/hccl.h BatchWriteItem). DispatchV2 sends one task with no Wait whose items
+ * each end with a flag (the bytes of one item land in ascending order, the items of a task in no order), as the
+ * real A2 fullmesh kernels do; the combine families send the rows, wait, then their flags (SendAndWait), since
+ * their blocks have no room for a flag after the rows.
  */
 #ifndef OPGEN_BATCH_WRITE_H
 #define OPGEN_BATCH_WRITE_H
@@ -57,23 +59,36 @@ public:
             Flush(BW_CHUNK);
         }
     }
-    // Sends the items added since the last Send as one task and waits until the server has written them all.
+    // Sends the items added since the last Send as one task, committed (BatchWrite<true>), with no Wait, as the real
+    // A2 fullmesh kernels send (code: mc2/moe_distribute_dispatch_v2/op_kernel/arch22/moe_distribute_dispatch_a2.h
+    // SendToMoeExpert): the server writes the items while the kernel goes on, Finalize waits for the last task. The
+    // items and their source bytes stay as they are until then; the items land in no order, the bytes of one item
+    // in ascending order, so a flag a receiver may trust ends the item of the bytes it announces.
     template <typename HcclClient>
-    __aicore__ inline void Send(HcclClient &hccl)
+    __aicore__ inline HcclHandle Send(HcclClient &hccl)
     {
         if (count_ % BW_CHUNK != 0U) {
             Flush(count_ % BW_CHUNK);
         }
         if (count_ == 0U) {
-            return; // a task of no items is invalid (the client returns handle -1)
+            return -1; // a task of no items is invalid (the client returns handle -1): none is sent
         }
         PipeBarrier<PIPE_ALL>(); // the items are in GM before the server reads them
         const HcclHandle handle = hccl.template BatchWrite<true>(itemsAddr_, count_);
         if (handle < 0) {
             Trap(); // the client refused the task (too many tasks in one kernel): nothing was sent
         }
-        hccl.Wait(handle);
         count_ = 0U;
+        return handle;
+    }
+    // Send, then waits until the server has written every item (a later task may depend on them).
+    template <typename HcclClient>
+    __aicore__ inline void SendAndWait(HcclClient &hccl)
+    {
+        const HcclHandle handle = Send(hccl);
+        if (handle >= 0) {
+            hccl.Wait(handle);
+        }
     }
 
 private:

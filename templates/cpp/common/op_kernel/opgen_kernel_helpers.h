@@ -140,18 +140,23 @@ __aicore__ inline uint32_t ReadBufferId(GM_ADDR word)
     return gm.GetValue(0U) & 1U;
 }
 
-// Its update rule: after a SyncAll (every core has read it), core 0 stores the other half's id, as the real ops
+// Its update rule: after a SyncAll (every core has read it), core 0 stores the other half's id (StoreOtherBufferId,
+// where the kernel is past such a SyncAll already), as the real ops
 // do once their sends are out (code: moe_distribute_dispatch_a2.h SingleServerSendToMoeExpert / SendToMoeExpert,
 // bufferChosenGlobal_(0) = bufferChosen_ ^ 1; moe_distribute_combine_a2.h AlltoAllDispatch / MultiServerDispatch,
 // bufferIdGlobal_(0) = bufferId_ ^ 1).
+__aicore__ inline void StoreOtherBufferId(GM_ADDR word, uint32_t bufferId)
+{
+    GlobalTensor<uint32_t> gm;
+    gm.SetGlobalBuffer(reinterpret_cast<__gm__ uint32_t *>(word));
+    gm.SetValue(0U, bufferId ^ 1U);
+    DataCacheCleanAndInvalid<uint32_t, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(gm);
+}
 __aicore__ inline void FlipBufferId(GM_ADDR word, uint32_t bufferId)
 {
     SyncAll<true>();
     if (GetBlockIdx() == 0) {
-        GlobalTensor<uint32_t> gm;
-        gm.SetGlobalBuffer(reinterpret_cast<__gm__ uint32_t *>(word));
-        gm.SetValue(0U, bufferId ^ 1U);
-        DataCacheCleanAndInvalid<uint32_t, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(gm);
+        StoreOtherBufferId(word, bufferId);
     }
 }
 

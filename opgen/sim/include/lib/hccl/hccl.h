@@ -14,12 +14,15 @@
  * client (include/adv_api/hccl/hccl.h, impl/adv_api/detail/hccl/common/hccl_aicpu_impl.h CommonPrepareImpl / Wait /
  * Commit / Finalize, platform_v220 BatchWrite, which always commits; platform_v310 BatchWrite, which returns -1).
  * The twin's server runs a task's items when the core waits for it (Wait, or Finalize, which waits for the last
- * task), or earlier when the core reads its own rank's window, waiting for what the peers send (the device's server
- * progresses on its own: the real A2 kernels with ranks on two servers poll the flags their BatchWrite<true>
- * delivers before Finalize; code: mc2/moe_distribute_dispatch_v2/op_kernel/arch22/moe_distribute_dispatch_a2.h
- * SendToMoeExpert, WaitDispatch). So a kernel that reads the written bytes in the peer's window before its Wait
- * returned (and reads no window of its own in between) finds them absent. The device may also complete it at once, so a source the kernel changes between
- * BatchWrite and that moment is a fault. Only the working core (the config's blockId, 0) sends messages to the
+ * task), or earlier when the core waits otherwise: it reads its own rank's window, waiting for what the peers send,
+ * or enters SyncAll (opgen_sim::ServeTasks; the device's server progresses on its own from the commit, which
+ * BatchWrite<true> makes: the real A2 kernels with ranks on two servers never Wait, they poll the flags the peers'
+ * BatchWrites deliver and Finalize at the end; code: mc2/moe_distribute_dispatch_v2/op_kernel/arch22/
+ * moe_distribute_dispatch_a2.h SendToMoeExpert, WaitDispatch, Process). So a kernel that reads the written bytes in
+ * the peer's window before its Wait returned (and waits in no other way in between) finds them absent. The device
+ * may complete a task at once or as late as its Wait / Finalize, so a source or an item the kernel changes between
+ * BatchWrite and that moment is a fault, however early the twin ran the task. Within a task the items land in no
+ * order (the twin: last item first), the bytes of one item in ascending order (Complete, WriteAscending). Only the working core (the config's blockId, 0) sends messages to the
  * server: the device silently drops another core's; the twin faults. Stricter than the device where the device
  * logs an error and goes on: an item the server would reject or whose bytes lie outside the windows (its local
  * buffer in this rank's windowsIn / windowsOut, its remote one in the peer's windowsIn), a Commit or Wait the task does not allow, a kernel returning without Finalize.
@@ -266,6 +269,8 @@ public:
             }
             if (!tasks_[h].done) {
                 Complete(static_cast<HcclHandle>(h), tasks_[h]);
+            } else if (!tasks_[h].waited) {
+                Verify(static_cast<HcclHandle>(h), tasks_[h]);  // run early (ServeTasks): the device may run it now
             }
         }
         finalized_ = true;
@@ -427,9 +432,9 @@ private:
         }
         return Sum(reinterpret_cast<const uint8_t*>(it.localBuf), bytes);
     }
-    // The server runs the task: every item's bytes land in the peer's window, last item first (the device gives
-    // the items of a task no order: a flag sent in the same task as its rows may arrive before them).
-    void Complete(HcclHandle handleId, Task& task)
+    // The items and their source bytes as BatchWrite saw them: the server may read them at any moment up to the
+    // task's end (a Wait, else Finalize, which waits for the last task).
+    void Verify(HcclHandle handleId, const Task& task) const
     {
         std::atomic_thread_fence(std::memory_order_seq_cst);
         if (Sum(task.itemsAt, task.items.size() * sizeof(BatchWriteItem)) != task.itemsSum) {
@@ -437,7 +442,7 @@ private:
                              "server reads them after BatchWrite returns", handleId, task.items.size(),
                              opgen_sim::DescribeGm(reinterpret_cast<uintptr_t>(task.itemsAt)).c_str());
         }
-        for (size_t i = task.items.size(); i-- > 0;) {
+        for (size_t i = 0; i < task.items.size(); ++i) {
             const BatchWriteItem& it = task.items[i];
             const uint64_t bytes = it.count * ElementBytes(it.dataType);
             if (Sum(reinterpret_cast<const uint8_t*>(it.localBuf), bytes) != task.sums[i]) {
@@ -445,8 +450,42 @@ private:
                                  "between BatchWrite and the task's end: the server may have sent either", handleId,
                                  static_cast<unsigned long long>(bytes), i, opgen_sim::DescribeGm(it.localBuf).c_str());
             }
-            std::memmove(reinterpret_cast<uint8_t*>(it.remoteBuf), reinterpret_cast<const uint8_t*>(it.localBuf),
-                         bytes);
+        }
+    }
+    // The bytes of one item land in ascending address order, its last bytes last: the server posts each item as one
+    // RDMA write work request (code: asc-devkit impl/adv_api/detail/hccl/cc/src/aicpu_kfc/pub_inc/transport_mem.h
+    // BatchWrite: "AICPU侧批量下发读、写操作，下发wr后敲Doorbell", the items posted as WRs, then the doorbell), and the real
+    // A2 fullmesh kernels end each item with the flag its receiver polls before it reads the item's other bytes
+    // (code: mc2/moe_distribute_dispatch_v2/op_kernel/arch22/moe_distribute_dispatch_a2.h ConstructBatchWriteInfo,
+    // WaitDispatch; mc2/moe_distribute_combine_v2/op_kernel/arch22/moe_distribute_combine_a2.h
+    // ConstructBatchWriteInfo, WaitDispatch). Release stores, 8 bytes at a time where both ends are aligned: a core
+    // that sees a byte of the item sees every byte before it.
+    static void WriteAscending(uint8_t* dst, const uint8_t* src, uint64_t bytes)
+    {
+        uint64_t i = 0U;
+        for (; i < bytes && ((reinterpret_cast<uintptr_t>(dst + i) | reinterpret_cast<uintptr_t>(src + i)) & 7U) != 0U;
+             ++i) {
+            __atomic_store_n(dst + i, src[i], __ATOMIC_RELEASE);
+        }
+        for (; i + 8U <= bytes; i += 8U) {
+            uint64_t v;
+            std::memcpy(&v, src + i, 8U);
+            __atomic_store_n(reinterpret_cast<uint64_t*>(dst + i), v, __ATOMIC_RELEASE);
+        }
+        for (; i < bytes; ++i) {
+            __atomic_store_n(dst + i, src[i], __ATOMIC_RELEASE);
+        }
+    }
+    // The server runs the task: every item's bytes land in the peer's window, last item first (the device gives the
+    // items of a task no order: a flag sent as another item of the same task may arrive before the rows; the real
+    // kernels put it in the rows' own item, after them), each item's bytes in ascending order (WriteAscending).
+    void Complete(HcclHandle handleId, Task& task)
+    {
+        Verify(handleId, task);
+        for (size_t i = task.items.size(); i-- > 0;) {
+            const BatchWriteItem& it = task.items[i];
+            WriteAscending(reinterpret_cast<uint8_t*>(it.remoteBuf), reinterpret_cast<const uint8_t*>(it.localBuf),
+                           it.count * ElementBytes(it.dataType));
         }
         std::atomic_thread_fence(std::memory_order_seq_cst);
         task.done = true;

@@ -859,6 +859,9 @@ __aicore__ inline void MoeDispatchKernel<Traits>::WaitStatus()
         }
         if (serverRanks_ != 0U) {
             WaitStagedRows(flags, entries);
+            // its tail word clears leave UB (past the entries) before the clear below, whose repeats of 8 entries
+            // reach there
+            SyncFunc<HardEvent::MTE3_V>();
         }
         // clear the flags, the first word of each entry, and the last, the second flag of an entry another server
         // staged (SendOtherServers): the next call with this data state waits for fresh ones; the row counts stay for

@@ -197,9 +197,8 @@ private:
     TBuf<TPosition::VECCALC> postBuf_; // the post stage's rows every token shares, fp32
     BatchWriteList bw_;
     GM_ADDR userWorkspace_{nullptr};
-    TQue<TPosition::VECIN, 1> xInQue_;  // rows of expandX, then (no split quant mode) the rows returned to this rank
-    TQue<TPosition::VECOUT, 1> msgQue_; // returned rows
-    TBuf<TPosition::VECCALC> outBuf_;   // the reduced xOut row (no post stage)
+    TQue<TPosition::VECIN, 1> xInQue_;  // rows of expandX
+    TQue<TPosition::VECOUT, 1> msgQue_; // returned rows, then the reduced xOut rows
     // Traits::SENDS_ROW: SendBack's rows, from GM into UB and on to the window with no vector instruction between
     TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> rowQue_;
 
@@ -598,11 +597,8 @@ __aicore__ inline void MoeCombineKernel<Traits>::Reduce()
     pipe_->InitBuffer(infoBuf_, 3U * kBytes);
     pipe_->InitBuffer(maskBuf_, AlignUp(maskLen, UB_BLOCK));
     pipe_->InitBuffer(flagBuf_, 2U * slotsPerToken_ * FLAG_BYTES); // a token's slot flags, then zeros to clear them
-    if constexpr (!Traits::RECEIVES) { // the returned rows, each through a queue buffer (the real moeSumQueue_)
-        pipe_->InitBuffer(xInQue_, bufDepth_, AlignUp(RowBytes<XOutT>(hLen_), UB_BLOCK));
-    }
     if constexpr (!Traits::POST) {
-        pipe_->InitBuffer(outBuf_, AlignUp(rowBytes_, UB_BLOCK));
+        pipe_->InitBuffer(msgQue_, bufDepth_, AlignUp(rowBytes_, UB_BLOCK));
     } else if constexpr (Traits::POST_INVARIANTS > 0U) {
         pipe_->InitBuffer(postBuf_, Traits::POST_INVARIANTS * AlignUp(hLen_ * 4U, UB_BLOCK));
     }
@@ -710,15 +706,15 @@ __aicore__ inline void MoeCombineKernel<Traits>::Reduce()
         if constexpr (Traits::POST) {
             PostStage(t, acc); // the spec's post stage writes the outputs of token t
         } else {
-            // as the real LocalWindowCopy: the previous token's row has left the buffer, the cast (no barrier after
-            // it: no vector instruction reads `out`) lands before the copy out
-            LocalTensor<uint8_t> out = outBuf_.Get<uint8_t>();
-            SyncFunc<HardEvent::MTE3_V>();
+            LocalTensor<uint8_t> out = msgQue_.AllocTensor<uint8_t>();
+            // no barrier after the cast: no vector instruction reads `out`, the queue orders it before MTE3
             CastRow<XOutT, float, RoundMode::CAST_RINT, false, false>(out.template ReinterpretCast<XOutT>(), acc, hLen_,
                                                                       scratch);
-            SyncFunc<HardEvent::V_MTE3>();
+            msgQue_.EnQue(out);
+            out = msgQue_.DeQue<uint8_t>();
             DataCopyPad(xOutGm_[static_cast<uint64_t>(t) * rowBytes_], out,
                         DataCopyExtParams(1U, rowBytes_, 0U, 0U, 0U));
+            msgQue_.FreeTensor(out);
         }
     }
     PipeBarrier<PIPE_ALL>();
@@ -789,15 +785,9 @@ __aicore__ inline void MoeCombineKernel<Traits>::LoadReturned(const LocalTensor<
                     DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));
         SyncFunc<HardEvent::MTE2_V>();
         ReceiveRow(msg, term);
-    } else { // through a queue buffer: no flag pair per row (the real ProcessMoeExpert's moeSumQueue_)
-        LocalTensor<XOutT> row = xInQue_.AllocTensor<XOutT>();
-        DataCopyPad(row.template ReinterpretCast<uint8_t>(), slotGm,
-                    DataCopyExtParams(1U, RowBytes<XOutT>(hLen_), 0U, 0U, 0U),
-                    DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));
-        xInQue_.EnQue(row);
-        row = xInQue_.DeQue<XOutT>();
-        CastRow<float, XOutT, RoundMode::CAST_RINT, false>(term, row, hLen_, scratch); // ends with a barrier
-        xInQue_.FreeTensor(row);
+    } else {
+        LoadRowF32<XOutT, RowLayout::ROWS>(term, scratch, slotGm, 0U, hLen_);
+        TermReady<XOutT>();
     }
 }
 

@@ -138,7 +138,7 @@ inline uint64_t MoeDistributeCombineAddRmsNormUbBytes(const MoeDistributeCombine
                                (bufDepth * rowBuf) + (bufDepth * ((UbMax(rowBuf, sendBytes) + 31ULL) / 32ULL * 32ULL)));
     // waitBlocks: flagBuf_, infoBuf_
     const uint64_t waitBlocks = (0ULL + 0ULL);
-    // reduce: calcBuf_, infoBuf_, maskBuf_, flagBuf_, xInQue_, postBuf_
+    // reduce: calcBuf_, infoBuf_, maskBuf_, flagBuf_, postBuf_
     const uint64_t reduce =
         ((((reduceSlots * slotBytes) + 31ULL) / 32ULL * 32ULL) +
          (((3ULL * (((static_cast<uint64_t>(t.K) * 4ULL) + 31ULL) / 32ULL * 32ULL)) + 31ULL) / 32ULL * 32ULL) +
@@ -155,7 +155,7 @@ inline uint64_t MoeDistributeCombineAddRmsNormUbBytes(const MoeDistributeCombine
             32ULL) +
            31ULL) /
           32ULL * 32ULL) +
-         (bufDepth * rowBuf) + (1ULL * (((static_cast<uint64_t>(t.H) * 4ULL) + 31ULL) / 32ULL * 32ULL)));
+         (1ULL * (((static_cast<uint64_t>(t.H) * 4ULL) + 31ULL) / 32ULL * 32ULL)));
     (void)core;
     (void)UbMax;
     return UbMax(UbMax(UbMax(init, sendBack), waitBlocks), reduce);

@@ -172,7 +172,7 @@ inline uint64_t MoeDistributeCombineV2UbBytes(const MoeDistributeCombineV2Tiling
                 31ULL) /
                32ULL * 32ULL) :
               0ULL));
-    // reduce: calcBuf_, infoBuf_, maskBuf_, flagBuf_, xInQue_, outBuf_
+    // reduce: calcBuf_, infoBuf_, maskBuf_, flagBuf_, msgQue_
     const uint64_t reduce =
         ((((reduceSlots * slotBytes) + 31ULL) / 32ULL * 32ULL) +
          (((3ULL * (((static_cast<uint64_t>(t.K) * 4ULL) + 31ULL) / 32ULL * 32ULL)) + 31ULL) / 32ULL * 32ULL) +
@@ -189,7 +189,7 @@ inline uint64_t MoeDistributeCombineV2UbBytes(const MoeDistributeCombineV2Tiling
             32ULL) +
            31ULL) /
           32ULL * 32ULL) +
-         (((static_cast<uint64_t>(t.commQuantMode) != 2ULL)) ? (bufDepth * rowBuf) : 0ULL) + rowBuf);
+         (bufDepth * rowBuf));
     (void)core;
     (void)UbMax;
     return UbMax(UbMax(UbMax(init, sendBack), waitBlocks), reduce);

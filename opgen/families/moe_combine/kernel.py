@@ -105,9 +105,7 @@ def ub_plan(op: Op, ctx: dict, specials: list, post: dict | None, receives: list
     mask_len = when([(_atom(ctx["mask_rank"], "maskRank"), "==", 2)], BS * K, BS)
     k_bytes = AlignUp(K * 4, UB_BLOCK)
     invariants = post["invariants"] if post else 0
-    out_rows = (("postBuf_", invariants * block(H * 4)),) if post else (("outBuf_", row_buf),)
-    # the returned rows through a queue, where the quant mode sends the row (a split one's message goes into a slot)
-    returned = when([(quant, "!=", r["value"]) for r in receives], depth * row_buf)
+    out_rows = (("postBuf_", invariants * block(H * 4)),) if post else (("msgQue_", depth * row_buf),)
     return Plan(lets=(slot, calc, reduce_n, row_buf, send, depth), phases=(
         Phase("init", (("flagBuf_", Num(UB_BLOCK)),)),
         Phase("sendBack", (("calcBuf_", block(calc * slot)), ("infoBuf_", send_rows), ("flagBuf_", Num(UB_BLOCK)),
@@ -116,8 +114,7 @@ def ub_plan(op: Op, ctx: dict, specials: list, post: dict | None, receives: list
                              ("infoBuf_", when([(is_a2, "!=", 0)], block((share + 1) * 4))))),
         Phase("reduce", (("calcBuf_", block(reduce_n * slot)), ("infoBuf_", block(3 * k_bytes)),
                          ("maskBuf_", block(AlignUp(mask_len, UB_BLOCK))),
-                         ("flagBuf_", block(2 * (K + shared) * FLAG_BYTES)),  # flags, zeros
-                         ("xInQue_", returned)) + out_rows),
+                         ("flagBuf_", block(2 * (K + shared) * FLAG_BYTES))) + out_rows),  # flags, zeros
     ))
 
 

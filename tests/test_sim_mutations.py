@@ -43,6 +43,18 @@ MUTATIONS = {
                           "DataCopy(msg, src, DataCopyParams(count, msgBlocks, winGap, 0U));",
                           "DataCopy(msg, src, DataCopyParams(count, msgBlocks, 0U, 0U));",
                           ("ascend910_93-q0-bs4-h1024-k2-w2",)),
+    # a quant-0 row message's info tail is written by the scalar unit while MTE3 may still send the previous
+    # destination's message from the same buffer (SendRow's MTE3_S sync dropped; a world where a core sends
+    # several rows, two messages each)
+    "missing_mte3_s_sync": ("cpp/common/op_kernel/moe_dispatch_kernel.h",
+                            "        SyncFunc<HardEvent::MTE3_S>();\n        FillInfo(",
+                            "        FillInfo(",
+                            ("ascend910_93-q0-bs512-h1024-k2-w2",)),
+    # the next token row is loaded over the message MTE3 may still be sending (TokenRow's MTE3_MTE2 sync dropped)
+    "missing_mte3_mte2_sync": ("cpp/common/op_kernel/moe_dispatch_kernel.h",
+                               "SyncFunc<Traits::SENDS_ROW ? HardEvent::MTE3_MTE2 : HardEvent::V_MTE2>();",
+                               "if constexpr (!Traits::SENDS_ROW) { SyncFunc<HardEvent::V_MTE2>(); }",
+                               ("ascend910_93-q0-bs512-h1024-k2-w2",)),
     # the int8 chain rounds half away from zero instead of to even (the tokens carry exact ties)
     "rint_as_round": ("cpp/common/op_kernel/opgen_kernel_helpers.h",
                       "Cast(asInt, scratch, RM, count);",

@@ -151,8 +151,7 @@ def test_a_wrong_transport_across_a2_servers_faults_on_the_twin(line, wrong, fau
 @pytest.mark.cpu_twin
 @pytest.mark.parametrize("line, wrong", [
     # the block's item no longer ends with a flag: the receiver cannot know its rows landed
-    ("    FillInfo(msg, tokenIdx, k, expertScale, (staged && last) ? FLAG_SET : 0);",
-     "    FillInfo(msg, tokenIdx, k, expertScale, 0);"),
+    ("    const int32_t tail = (staged && last) ? FLAG_SET : 0;", "    const int32_t tail = 0;"),
     # the status entry's item no longer ends with a flag: its rows count may not have landed with its first word
     ("            const bool flag = w == 0U || w == WS_SLOT_INTS - 1U;", "            const bool flag = w == 0U;"),
 ])

@@ -53,8 +53,10 @@
  * DynamicScalesOutGmT, AssistInfoForCombineOutGmT, ExpertTokenNumsOutGmT, EpRecvCountsOutGmT, ExpandScalesOutGmT),
  * ExtraGm (the GM tensors the spec's formulas and the optional parts read beside them: Init(args); tpRecvCountsOutGm_
  * where TP, performanceInfoOptionalGm_ where PERF), EP_CC_OFFSET (the EP group's cc tiling in TilingData), CALC_SLOTS
- * (UB rows of the lowered formulas), WORKSPACE_PER_CORE_PAIR (the host tiling's user workspace per pair of cores),
- * CARRIES_DYNAMIC_SCALES_OUT (the quant mode writes dynamicScalesOut: the message carries its row) and
+ * (UB rows of the lowered formulas), SENDS_ROW (the instance's quant formula is the row itself: the message is the
+ * token row loaded by MTE, its info tail written by the scalar unit, no QuantRow), WORKSPACE_PER_CORE_PAIR (the host
+ * tiling's user workspace per pair of cores), CARRIES_DYNAMIC_SCALES_OUT (the quant mode writes dynamicScalesOut: the
+ * message carries its row) and
  * DynamicScalesOutWidth(tiling) (its elements per row), MaskRank(tiling) and HasMask(tiling) (xActiveMaskOptional),
  * HasExpertScales(tiling), IsA2(tiling) (assistInfoForCombineOut holds this rank's expandIdx), MC2_CONTEXT (the EP
  * domain is an MC2 context: EpContext(args, tiling), ContextWindow(ctx, rank), else the HCCL client of EP_GROUP), TP
@@ -224,7 +226,8 @@ private:
     TBuf<TPosition::VECCALC> bwBuf_;     // core 0 with serverRanks: BatchWrite items, one staged status entry
     BatchWriteList bw_;
     GM_ADDR userWorkspace_{nullptr};
-    TBuf<TPosition::VECCALC> xBuf_; // the loaded row of token xRowToken_ (one load for all its pairs)
+    // the loaded row of token xRowToken_ (one load for all its pairs); SENDS_ROW: the message
+    TBuf<TPosition::VECCALC> xBuf_;
     int64_t xRowToken_{-1};
     TQue<TPosition::VECOUT, 1> msgQue_;                        // outgoing row messages
     TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> copyQue_; // window → outputs
@@ -471,8 +474,12 @@ __aicore__ inline void MoeDispatchKernel<Traits>::SendRows()
     if (bwBytes != 0U) {
         pipe_->InitBuffer(bwBuf_, bwBytes);
     }
-    pipe_->InitBuffer(xBuf_, xBytes);
-    pipe_->InitBuffer(msgQue_, bufDepth_, msgBytes_);
+    if constexpr (Traits::SENDS_ROW) {
+        pipe_->InitBuffer(xBuf_, msgBytes_); // the row is the message: its info tail after it
+    } else {
+        pipe_->InitBuffer(xBuf_, xBytes);
+        pipe_->InitBuffer(msgQue_, bufDepth_, msgBytes_);
+    }
 
     LocalTensor<int32_t> ids = idsBuf_.Get<int32_t>();
     DataCopyPad(ids, expertIdsGm_, DataCopyExtParams(1U, pairs * 4U, 0U, 0U, 0U),
@@ -636,18 +643,30 @@ __aicore__ inline void MoeDispatchKernel<Traits>::SendRow(uint32_t tokenIdx, uin
                                                           uint32_t dstRank, uint64_t offset, uint64_t stageOffset,
                                                           float expertScale, bool last)
 {
-    const LocalTensor<uint8_t> xBytes = TokenRow(tokenIdx);
-    LocalTensor<uint8_t> msg = msgQue_.AllocTensor<uint8_t>();
-    QuantRow(xBytes.template ReinterpretCast<XT>(), msg, tokenIdx, expertRow);
     const bool staged = OtherServer(dstRank); // another server's rank: staged in windowsOut, sent by BatchWrite
-    FillInfo(msg, tokenIdx, k, expertScale, (staged && last) ? FLAG_SET : 0);
-    msgQue_.EnQue(msg);
-    msg = msgQue_.DeQue<uint8_t>();
     GlobalTensor<uint8_t> win;
     win.SetGlobalBuffer(staged ? StageData(dstRank) + stageOffset : WinData(dstRank) + offset);
     // a staged message goes whole: its last word is the flag that ends its block's BatchWrite item (FillInfo)
-    DataCopyPad(win, msg, DataCopyExtParams(1U, staged ? msgBytes_ : sentBytes_, 0U, 0U, 0U));
-    msgQue_.FreeTensor(msg);
+    const DataCopyExtParams sent(1U, staged ? msgBytes_ : sentBytes_, 0U, 0U, 0U);
+    const int32_t tail = (staged && last) ? FLAG_SET : 0;
+    if constexpr (Traits::SENDS_ROW) {
+        // the token row, loaded by MTE into the message (TokenRow), is the message: the scalar unit writes its
+        // info tail once MTE3 has sent the previous destination's, MTE3 sends it once written (FillInfo)
+        const LocalTensor<uint8_t> msg = TokenRow(tokenIdx);
+        SyncFunc<HardEvent::MTE3_S>();
+        FillInfo(msg, tokenIdx, k, expertScale, tail);
+        DataCopyPad(win, msg, sent);
+        (void)expertRow;
+    } else {
+        const LocalTensor<uint8_t> xBytes = TokenRow(tokenIdx);
+        LocalTensor<uint8_t> msg = msgQue_.AllocTensor<uint8_t>();
+        QuantRow(xBytes.template ReinterpretCast<XT>(), msg, tokenIdx, expertRow);
+        FillInfo(msg, tokenIdx, k, expertScale, tail);
+        msgQue_.EnQue(msg);
+        msg = msgQue_.DeQue<uint8_t>();
+        DataCopyPad(win, msg, sent);
+        msgQue_.FreeTensor(msg);
+    }
 }
 
 // The row of x of token `tokenIdx` in UB: loaded once for the consecutive pairs of the token (a core's share
@@ -660,10 +679,11 @@ __aicore__ inline LocalTensor<uint8_t> MoeDispatchKernel<Traits>::TokenRow(uint3
 {
     LocalTensor<uint8_t> xBytes = xBuf_.Get<uint8_t>();
     if (xRowToken_ != static_cast<int64_t>(tokenIdx)) {
-        SyncFunc<HardEvent::V_MTE2>();
+        // Traits::SENDS_ROW: the row is the message MTE3 sends, else the quant formulas' vector input
+        SyncFunc<Traits::SENDS_ROW ? HardEvent::MTE3_MTE2 : HardEvent::V_MTE2>();
         DataCopyPad(xBytes, xGm_[static_cast<uint64_t>(tokenIdx) * rowBytesX_],
                     DataCopyExtParams(1U, rowBytesX_, 0U, 0U, 0U), DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));
-        SyncFunc<HardEvent::MTE2_V>();
+        SyncFunc<Traits::SENDS_ROW ? HardEvent::MTE2_MTE3 : HardEvent::MTE2_V>();
         xRowToken_ = static_cast<int64_t>(tokenIdx);
     }
     return xBytes;

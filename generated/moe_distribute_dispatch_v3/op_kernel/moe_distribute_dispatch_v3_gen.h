@@ -146,6 +146,11 @@ struct MoeDistributeDispatchV3Traits {
     // the user workspace per pair of vector cores the host tiling asks for (its WORKSPACE_PER_CORE_PAIR)
     static constexpr uint32_t WORKSPACE_PER_CORE_PAIR = 512U;
     // whether the quant mode writes dynamicScalesOut (the row message carries its row), and its elements per row
+    // the instances whose quant formula is the row itself (expandXOut = x, nothing else): SendRow's message is the
+    // token row loaded by MTE, with no vector instruction
+    static constexpr bool SENDS_ROW = ((TK_QUANT == 0U) && (std::is_same<ExpandXOutT, XT>::value) &&
+                                       (!(((!std::is_same<ExpandXOutT, XT>::value)))) && (!(((TK_SCALES == 1U))))) ||
+                                      false;
     static constexpr bool CARRIES_DYNAMIC_SCALES_OUT =
         (TK_QUANT == 0U && (((TK_SCALES == 1U)))) || (TK_QUANT == 2U) || (TK_QUANT == 3U) || (TK_QUANT == 4U);
     __aicore__ static inline uint32_t DynamicScalesOutWidth(const TilingData &tiling_)

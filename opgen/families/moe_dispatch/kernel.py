@@ -4,8 +4,39 @@ the spec determines around it (templates/cpp/op_kernel/family_gen.h.j2 and the f
 from __future__ import annotations
 
 from opgen.emit.kernel_lib import KernelKind, a2_expr, gm_tensors, rank_expr, routed_and_rows
-from opgen.lower.ascendc import LoweringError
+from opgen.lang.expr import Name
+from opgen.lower.literals import cpp_literal
+from opgen.lower.ascendc import LoweringError, QuantLowering, inline_defs
 from opgen.model.decl import Op
+
+
+def row_modes(op: Op, ctx: dict) -> list[dict]:
+    """The quant modes whose formula, in some instances, is the row itself: one ``expandXOut = x`` under tests the
+    compiler decides, its types equal, and every other statement of the mode off there. Each with ``test``, the
+    C++ constant test of those instances: SendRow sends the token row GM -> UB -> window with MTE alone there, as
+    the real A2 dispatch does (code: mc2/moe_distribute_dispatch_v2/op_kernel/moe_distribute_dispatch_v2.h
+    ProcessToken, its unquantised x rows)."""
+    types = ctx["quant_types"]
+    low = QuantLowering(op, types)
+    row_type = f"std::is_same<{types.tensor_types[KIND.row_output]}, {types.tensor_types[KIND.row_input]}>::value"
+    out = []
+    for m in ctx["modes"]:
+        q = op.quant_mode(m.value)
+        conds = [[inline_defs(op, c) for c in s.conditions] for s in q.body]
+        copies = [i for i, s in enumerate(q.body) if s.kind == "assign" and s.name == KIND.row_output
+                  and isinstance(s.expr, Name) and s.expr.id == KIND.row_input]
+        if q.send is not None or len(copies) != 1 or not all(low.is_static_test(c) for cs in conds for c in cs):
+            continue
+        others = [cs for i, cs in enumerate(conds) if i != copies[0]]
+        if any(not cs for cs in others):
+            continue  # a statement the mode always runs
+        on = list(dict.fromkeys([low.condition(c)[0] for c in conds[copies[0]]] + [row_type]))
+        off = [" && ".join(f"({low.condition(c)[0]})" for c in cs) for cs in others]
+        mode = [f"({types.quant_value} == {cpp_literal(m.value)}U)"] if types.quant_value is not None else []
+        test = " && ".join(mode + [f"({c})" for c in on] +
+                           [f"(!({c}))" for c in off])
+        out.append(dict(value=m.value, test=test, guard=ctx["mode_guards"][m.value]))
+    return out
 
 
 def dispatch_context(op: Op, ctx: dict) -> dict:
@@ -25,7 +56,7 @@ def dispatch_context(op: Op, ctx: dict) -> dict:
             "dynamicScalesOut", "assistInfoForCombineOut", "expertTokenNumsOut", "epRecvCountsOut") + \
         (("tpRecvCountsOut",) if tp else ()) + ("expandScalesOut",) + (("performanceInfoOptional",) if perf else ())
     return dict(ctx, tp=tp, perf=perf, gm_tensors=gm_tensors(op, used, byte_rows),
-                mask_rank=rank_expr(op, "xActiveMaskOptional"), is_a2=a2_expr(op))
+                mask_rank=rank_expr(op, "xActiveMaskOptional"), is_a2=a2_expr(op), row_modes=row_modes(op, ctx))
 
 
 KIND = KernelKind(

@@ -34,8 +34,8 @@ MUTATIONS = {
     # WaitStatus clears the whole status entries, not only their flags: core 0 reads the row counts there for
     # expertTokenNumsOut (after the SyncAll of the row-count exchange, without one of its own)
     "status_counts_cleared": ("cpp/common/op_kernel/moe_dispatch_kernel.h",
-                              "uint64_t firstWords[2] = {FIRST_WORD_OF_BLOCKS, 0UL};",
-                              "uint64_t firstWords[2] = {~0UL, 0UL};",
+                              "uint64_t flagWords[2] = {FLAG_WORDS_OF_BLOCKS, 0UL};",
+                              "uint64_t flagWords[2] = {~0UL, 0UL};",
                               ("ascend910_93-q0-bs4-h1024-k2-w2",)),
     # the window copy reads a batch of messages as if they lay back to back, not msgStride_ apart (the blocks of
     # this world hold several rows each)

@@ -213,6 +213,18 @@ def test_faults_and_tiling_rejections_raise_with_their_messages(small_world, tmp
         job.run_job(_fake_runner(tmp_path, "", 139), written)
 
 
+def test_a_world_the_host_cannot_map_is_a_host_limit_and_the_suite_says_so(small_world, tmp_path):
+    """The runner's exit status 4 (a calloc that fails: a window of cclBufferSize 2^63 - 1) is no verdict on the
+    op: TwinHostLimit, which the generated suites' twin test reports as the reason it skips that world."""
+    ref, cases, case, world, written = small_world
+    exe = _fake_runner(tmp_path, "", 4)
+    with pytest.raises(job.TwinHostLimit) as err:
+        job.run_job(exe, written)
+    assert not isinstance(err.value, (sim.TwinFault, sim.TwinTilingRejected))
+    why = testkit.twin(ref, cases, case, world, testkit.run(ref, case, world), exe, tmp_path / "twin")
+    assert why is not None and why.startswith("the CPU twin cannot host this world on this machine: "), why
+
+
 def test_a_run_reads_the_outputs_and_finds_a_one_byte_difference(small_world, tmp_path):
     ref, cases, case, world, written = small_world
     expected = testkit.run(ref, case, world)

@@ -747,7 +747,16 @@ def twin(ref, cases, case: dict, world: testworld.World, results: list[dict], ex
     kernel arch (``opgen.sim.build_for``).
     ``prelude``: (reference, cases, exe) of the Setup op to run first on the same windows (``twin_prelude``);
     its outputs are checked too, and replace the world's inputs they feed.  Returns why the world cannot run
-    (its prelude rejects it: no real pipeline reaches it), or None when it ran."""
+    (its prelude rejects it: no real pipeline reaches it; this host cannot map its memory: ``TwinHostLimit``), or
+    None when it ran."""
+    try:
+        return _twin(ref, cases, case, world, results, exe, work, prelude)
+    except sim.job.TwinHostLimit as err:
+        return f"the CPU twin cannot host this world on this machine: {str(err).splitlines()[0]}"
+
+
+def _twin(ref, cases, case: dict, world: testworld.World, results: list[dict], exe, work: Path,
+          prelude) -> str | None:
 
     windows = None
     problems = []

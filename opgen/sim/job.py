@@ -85,6 +85,11 @@ class TwinFault(TwinError):
     """The kernel faulted on some rank or core (out-of-bounds access, a wait nobody ends, a crash)."""
 
 
+class TwinHostLimit(TwinError):
+    """The world is well formed but this host cannot map its memory (the runner's exit status 4): e.g. a window
+    of cclBufferSize 2^63 - 1 bytes, which the tiling accepts and no host allocates. Not a verdict on the op."""
+
+
 class TwinTilingRejected(TwinError):
     """The generated tiling function rejected a rank of a world the reference accepts."""
 
@@ -342,7 +347,7 @@ def _where(exe: Path, job: Job) -> str:
 
 
 def run_job(exe: Path, job: Job) -> list[dict]:
-    """Run the job; per rank {output: ndarray}, or TwinFault / TwinTilingRejected / TwinError."""
+    """Run the job; per rank {output: ndarray}, or TwinFault / TwinTilingRejected / TwinHostLimit / TwinError."""
     wall = WALL_FACTOR * job.timeout
     (job.dir / "result.txt").unlink(missing_ok=True)  # a rerun in the same directory must not read the old one
     try:
@@ -364,6 +369,9 @@ def run_job(exe: Path, job: Job) -> list[dict]:
                         "\n".join(f"  {f}" for f in result.faults[:40]) + f"\n{stderr}")
     if proc.returncode == 3:
         raise TwinError(f"the runner calls the job malformed {_where(exe, job)}:\n{stderr}")
+    if proc.returncode == 4:
+        said = stderr.strip().splitlines()[-1] if stderr.strip() else "host limit"
+        raise TwinHostLimit(f"{said} {_where(exe, job)}")
     if proc.returncode != 0 or result.status != "ok":
         how = f"signal {-proc.returncode}" if proc.returncode < 0 else f"status {proc.returncode}"
         raise TwinFault(f"the runner ended with {how} and result status {result.status or 'none'} "

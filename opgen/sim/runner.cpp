@@ -32,6 +32,12 @@ struct JobError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
+// The world is well formed but this host cannot map its memory (a window of cclBufferSize 2^63 - 1 bytes): not a
+// verdict on the op, so its own exit status (4), which opgen.sim.job reports as TwinHostLimit.
+struct HostLimitError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
 struct TensorFile {
     uint32_t index = 0;
     std::string name;
@@ -356,7 +362,7 @@ struct Gm {
         // calloc keeps untouched window pages unmapped: W windows of HCCL_BUFFSIZE cost what the kernel writes
         uint8_t* p = static_cast<uint8_t*>(std::calloc(1, padded + 64U));
         if (p == nullptr) {
-            throw JobError("out of memory for " + name);
+            throw HostLimitError("this host cannot map " + std::to_string(bytes) + " bytes for " + name);
         }
         blocks.emplace_back(p, std::free);
         uint8_t* base = p + (64U - reinterpret_cast<uintptr_t>(p) % 64U) % 64U;
@@ -741,6 +747,9 @@ int main(int argc, char** argv)
     }
     try {
         return Run(argv[1]);
+    } catch (const HostLimitError& e) {
+        std::fprintf(stderr, "host limit: %s\n", e.what());
+        return 4;
     } catch (const JobError& e) {
         std::fprintf(stderr, "malformed job: %s\n", e.what());
         return 3;

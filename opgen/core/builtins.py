@@ -93,12 +93,15 @@ BUILTINS: dict[str, Builtin] = {b.name: b for b in (
 def call_result(b: Builtin, arg_kinds) -> str:
     """The kind of a call of ``b`` from its arguments' kinds: the one rule the front-end checker and the
     lowerings' typer (``opgen.model.kinds``) share. ``num`` builtins give int when every argument is int,
-    a tensor (a row) when one argument is, else float."""
+    a tensor (a row) when one argument is, not yet known (ANY) when one argument is (a window's let the front end
+    leaves to the product view, as it leaves `a + b` of them), else float."""
     if b.result != "num":
         return b.result
     kinds = list(arg_kinds)
     if TENSOR in kinds:
         return TENSOR
+    if ANY in kinds:
+        return ANY
     return INT if kinds and all(k == INT for k in kinds) else FLOAT
 
 

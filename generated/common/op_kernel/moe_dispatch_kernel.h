@@ -86,6 +86,11 @@ private:
     static constexpr uint32_t ENTRIES_PER_REPEAT = REPEAT_BYTES / FLAG_BYTES;
     static constexpr uint64_t FLAG_WORDS_OF_BLOCKS = 0x8181818181818181UL;
     static constexpr uint32_t MAX_BURSTS = 4095U; // blockCount of a DataCopy is 12-bit
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
+    static constexpr bool FLAG_WORD_WAIT = true; // WaitStatus waits by flag words (WaitFlagWords)
+#else
+    static constexpr bool FLAG_WORD_WAIT = false;
+#endif
 
     __aicore__ inline void SendRows();
     __aicore__ inline void SendRow(uint32_t tokenIdx, uint32_t k, uint32_t expertRow, uint32_t dstRank, uint64_t offset,
@@ -105,6 +110,8 @@ private:
     __aicore__ inline uint32_t TargetRows(uint32_t target, const LocalTensor<int32_t> &tot) const;
     __aicore__ inline void WaitStatus();
     __aicore__ inline void WaitStagedRows(const LocalTensor<int32_t> &flags, uint32_t entries);
+    __aicore__ inline void WaitFlagWords(GM_ADDR status, uint32_t entries, int64_t start,
+                                         const LocalTensor<int32_t> &waited);
     __aicore__ inline uint64_t EntryBlock(uint32_t entry) const;
     __aicore__ inline void LocalWindowCopy();
     __aicore__ inline void CopyRowsOut(GM_ADDR first, uint32_t row, uint32_t rows, bool withInfo);
@@ -836,7 +843,8 @@ __aicore__ inline void MoeDispatchKernel<Traits>::WaitStatus()
     if constexpr (Traits::PERF) {
         const uint32_t waitedAt = AlignUp(entries + 1U, FLOATS_PER_BLOCK);
         waited = countBuf_.GetWithOffset<int32_t>(waitedAt, waitedAt * 4U);
-        for (uint32_t i = 0U; i < entries; ++i) {
+        // the flag-word wait notes the µs only where performanceInfoOptional is given (WaitFlagWords)
+        for (uint32_t i = 0U; i < entries && (hasPerformanceInfo_ || !FLAG_WORD_WAIT); ++i) {
             waited.SetValue(i, -1);
         }
     }
@@ -848,6 +856,13 @@ __aicore__ inline void MoeDispatchKernel<Traits>::WaitStatus()
         if constexpr (Traits::PERF) {
             start = GetSystemCycle();
         }
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
+        WaitFlagWords(WinStatus(epRank_) + entryStart_ * FLAG_BYTES, entries, start, waited);
+        // the whole entries, for their row counts and the flag clear below
+        SyncFunc<HardEvent::S_MTE2>();
+        DataCopy(flags, statusGm, entries * WS_SLOT_INTS);
+        SyncFunc<HardEvent::MTE2_S>();
+#else
         const PollDeadline deadline(pollUs_);
         uint32_t ready = 0U;
         while (ready < entries) {
@@ -873,6 +888,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::WaitStatus()
                 PollTimedOut(epRank_, entryStart_ + unset, FlagSetter::RANK, (entryStart_ + unset) % epWorld_, pollUs_);
             }
         }
+#endif
         for (uint32_t i = 0U; i < entries; ++i) {
             counts.SetValue(i, flags.GetValue(i * WS_SLOT_INTS + 1U));
             rows += flags.GetValue(i * WS_SLOT_INTS + 1U);
@@ -924,6 +940,63 @@ __aicore__ inline void MoeDispatchKernel<Traits>::WaitStatus()
         totalRows_ += n;
     }
 }
+
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
+// The flag-word wait of __NPU_ARCH__ 3510: each round loads only the flag word (the first int32) of each of this core's
+// `entries` status entries at `status`, packed into UB by one DataCopyPad<Compact> (blocks of 4 bytes, the other 28
+// bytes of an entry skipped), and adds them with one vector Sum until the sum is `entries` x 1.0f (FLAG_SET); the
+// scalar unit reads one value a round, not each entry's flag. The real arch35 dispatch waits so (code:
+// mc2/moe_distribute_dispatch_v2/op_kernel/moe_distribute_dispatch_v2.h WaitStatusA5); Compact copies exist only on
+// 3510 (the same file: "A3不支持compact搬运", its A3 WaitStatus loads whole entries). A cleared flag is 0 and a set one
+// 1.0f, so every partial sum is exact. The words go to statusBuf_ (whole entries follow after the wait), the sum to
+// its spare slot after the entries. `waited` (Traits::PERF, performanceInfoOptional given): the µs of each entry,
+// read off the packed words of each round.
+template <typename Traits>
+__aicore__ inline void MoeDispatchKernel<Traits>::WaitFlagWords(GM_ADDR status, uint32_t entries, int64_t start,
+                                                                const LocalTensor<int32_t> &waited)
+{
+    LocalTensor<float> words = statusBuf_.Get<float>();
+    LocalTensor<float> sum = statusBuf_.GetWithOffset<float>(FLOATS_PER_BLOCK, entries * FLAG_BYTES);
+    GlobalTensor<float> flagGm;
+    flagGm.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(status));
+    const DataCopyExtParams copy(static_cast<uint16_t>(entries), static_cast<uint32_t>(sizeof(float)),
+                                 FLAG_BYTES - static_cast<uint32_t>(sizeof(float)), 0U, 0U);
+    const DataCopyPadExtParams<float> pad(false, 0U, 0U, 0.0f);
+    const SumParams sumParams{1U, AlignUp(entries, FLOATS_PER_BLOCK), entries};
+    const float target = static_cast<float>(entries);
+    const PollDeadline deadline(pollUs_);
+    SyncFunc<HardEvent::S_V>();
+    while (true) {
+        DataCopyPad<float, PaddingMode::Compact>(words, flagGm, copy, pad);
+        SyncFunc<HardEvent::MTE2_V>();
+        Sum(sum, words, sumParams);
+        SyncFunc<HardEvent::V_S>();
+        const bool done = sum.GetValue(0) == target;
+        if constexpr (Traits::PERF) {
+            if (hasPerformanceInfo_) {
+                const LocalTensor<int32_t> set = words.template ReinterpretCast<int32_t>();
+                for (uint32_t i = 0U; i < entries; ++i) {
+                    if (set.GetValue(i) == FLAG_SET && waited.GetValue(i) < 0) {
+                        waited.SetValue(i, static_cast<int32_t>((GetSystemCycle() - start) / CYCLES_PER_US));
+                    }
+                }
+                SyncFunc<HardEvent::S_MTE2>(); // the next round's words land where the scalar unit read these
+            }
+        }
+        if (done) {
+            break;
+        }
+        if (deadline.Passed()) { // the first entry (local expert, source rank) still unset: set by the source
+            const LocalTensor<int32_t> set = words.template ReinterpretCast<int32_t>();
+            uint32_t unset = 0U;
+            while (unset + 1U < entries && set.GetValue(unset) == FLAG_SET) {
+                ++unset;
+            }
+            PollTimedOut(epRank_, entryStart_ + unset, FlagSetter::RANK, (entryStart_ + unset) % epWorld_, pollUs_);
+        }
+    }
+}
+#endif
 
 // Where the block of wait entry `entry` starts in this rank's dispatch area: (source rank, local expert) blocks, one
 // per source rank on a shared rank (TargetRank's blockAt on the sender).

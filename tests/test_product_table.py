@@ -47,6 +47,7 @@ def test_every_row_is_complete_and_consistent():
         assert f.assist_layout in P.ASSIST_LAYOUTS and f.hccl_server in P.HCCL_SERVERS
         assert f.hccl_op_type in P.HCCL_CMD_NAMES and f.hccl_alg_config.split("=")[0] in ("AlltoAll", "BatchWrite")
         assert f.npu_arch > 0 and f.ub_bytes % 32768 == 0
+        assert 0 < f.platform_ub_bytes <= f.ub_bytes and f.platform_ub_bytes % 1024 == 0
         assert f.ranks_per_server is None or f.ranks_per_server > 0
     assert B.PRODUCTS == {soc: f.display for soc, f in P.PRODUCTS.items()}
 
@@ -119,3 +120,21 @@ def test_a_product_defined_by_extends_builds_and_its_suite_passes(tmp_path):
             assert results.get(f"test_check_core_rejects[{n['id']}]") == "passed", n["id"]
     twin = [k for k in results if k.startswith(f"test_cpu_twin[{NEW}")]
     assert twin and all(results[k] == "passed" for k in twin), twin  # the twin's platform took the facts
+
+
+def test_a_twin_job_reports_the_product_s_platform_ub():
+    """The twin's jobs tell the tiling the UB of the product table's row (``platform_ub_bytes``: 248 KiB on Ascend
+    950, whose TPipe has 256 KiB), not a size of the twin's own; a caller may override it (the real 950 dispatch
+    told the whole UB: tests/test_real_ops_world.py)."""
+    import importlib
+
+    from opgen.sim import job
+
+    if str(ROOT / "generated") not in sys.path:
+        sys.path.insert(0, str(ROOT / "generated"))
+    ref = importlib.import_module("moe_distribute_dispatch_v2.reference")
+    for soc, want in (("ascend950", 248 * 1024), ("ascend910_93", 192 * 1024), ("ascend910b", 192 * 1024)):
+        lines = job.header_lines(ref, soc, 2, {}, 4, 10.0)
+        assert f"platform_ub {want}" in lines and f"ub {P.PRODUCTS[soc].ub_bytes}" in lines, (soc, lines)
+        assert f"platform_ub {P.PRODUCTS[soc].platform_ub_bytes}" in lines
+    assert "platform_ub 262144" in job.header_lines(ref, "ascend950", 2, {}, 4, 10.0, platform_ub=262144)

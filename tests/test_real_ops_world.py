@@ -172,14 +172,15 @@ def test_past_its_init_the_real_950_combine_packs_rows_from_past_the_tokens_buff
 @pytest.mark.slow
 def test_the_real_950_dispatch_overruns_a_ub_it_is_told_whole(tree, tmp_path):
     """The real 950 dispatch on a platform that reports the core's whole 256 KiB UB to its tiling (not the 248 KiB
-    of ``real_world.PLATFORM_UB``): its tripleQueue ends 32 bytes past the UB, the runPosBuf RunPosRecord takes and
+    of the product table's ``platform_ub_bytes``): its tripleQueue ends 32 bytes past the UB, the runPosBuf RunPosRecord takes and
     its count misses (code: mc2/moe_distribute_dispatch_v2/op_kernel/moe_distribute_dispatch_v2.h RunPosRecord,
     LocalWindowCopy), and the twin faults naming the InitBuffer."""
     ref, cases = DISPATCH
     case = first_world(cases, 0, A5)
     world = testkit.build_world(ref, case)
     with pytest.raises(TwinFault) as fault:
-        real_world.run(tree, ref, case, world, tmp_path, platform={"platform_ub": None})
+        real_world.run(tree, ref, case, world, tmp_path,
+                       platform={"platform_ub": ref.INFO.fact(case["product"]).ub_bytes})
     assert ("TPipe::InitBuffer (queue): UB capacity exceeded: 2 x 128480 bytes at UB offset 5216 need 262176 bytes, "
             "the core has 262144") in str(fault.value), fault.value
 

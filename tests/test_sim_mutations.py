@@ -209,6 +209,10 @@ SILENT_PEERS = {
     "dispatch_status": ("dispatch_v2.spec", OP, "cpp/common/op_kernel/moe_dispatch_kernel.h",
                         "        DataCopy(flag, status[(target - begin) * WS_SLOT_INTS], WS_SLOT_INTS);",
                         "ascend910_93-q0-bs4-h1024-k2-w2", "set by rank 1"),
+    # the same on Ascend 950, whose wait sums the entries' flag words (WaitFlagWords) and names the first unset one
+    "dispatch_status_950": ("dispatch_v2.spec", OP, "cpp/common/op_kernel/moe_dispatch_kernel.h",
+                            "        DataCopy(flag, status[(target - begin) * WS_SLOT_INTS], WS_SLOT_INTS);",
+                            "ascend950-q0-bs4-h1024-k2-w2", "set by rank 1"),
     # CombineV2 (Atlas A3): the rows rank 1's expert returns land, their slot flags never do
     "combine_slots": ("combine_v2.spec", "moe_distribute_combine_v2", "cpp/common/op_kernel/moe_combine_kernel.h",
                       "        DataCopy(slotFlag, flag, WS_SLOT_INTS);",

@@ -119,7 +119,7 @@ def _run_with_ub(twin, ref, case, world, job_dir, ub: int, aiv: int = 4):
     """Run ``case`` on cores of ``ub`` bytes of UB (the platform's UB the tiling reads, and the twin's)."""
     from opgen.sim import job
 
-    written = job.write_job(ref, case, world, job_dir, aiv=aiv)
+    written = job.write_job(ref, case, world, job_dir, aiv=aiv, platform_ub=ub)
     text = (job_dir / "job.txt").read_text(encoding="utf-8")
     assert f"\nub {A3_UB}\n" in text
     (job_dir / "job.txt").write_text(text.replace(f"\nub {A3_UB}\n", f"\nub {ub}\n"), encoding="utf-8")

@@ -96,8 +96,8 @@ IGNORED_ATTRS = {
 FACTS = {
     "ascend950": ProductFacts(
         soc="ascend950", display="Ascend 950", soc_name="Ascend950", npu_arch=3510, kernel_dir="arch35",
-        ub_bytes=262144, ranks_per_server=None, assist_layout="triple", hccl_server="mte", hccl_op_type=8,
-        hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise", context_windows=64, exp_window=None, layered_env=()),
+        ub_bytes=262144, platform_ub_bytes=253952, ranks_per_server=None, assist_layout="triple", hccl_server="mte",
+        hccl_op_type=8, hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise", context_windows=64, exp_window=None, layered_env=()),
 }
 # the kernel entry each product's OpDef config builds, relative to this op's directory (the file the twin compiles)
 KERNELS = {

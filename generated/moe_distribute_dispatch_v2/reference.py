@@ -126,16 +126,16 @@ IGNORED_ATTRS = {
 FACTS = {
     "ascend910b": ProductFacts(
         soc="ascend910b", display="Atlas A2", soc_name="Ascend910B", npu_arch=2201, kernel_dir="arch22",
-        ub_bytes=196608, ranks_per_server=8, assist_layout="expand_idx", hccl_server="aicpu", hccl_op_type=18,
-        hccl_alg_config="BatchWrite=level1:fullmesh", context_windows=None, exp_window=None, layered_env=(("HCCL_INTRA_PCIE_ENABLE", "1"), ("HCCL_INTRA_ROCE_ENABLE", "0"))),
+        ub_bytes=196608, platform_ub_bytes=196608, ranks_per_server=8, assist_layout="expand_idx", hccl_server="aicpu",
+        hccl_op_type=18, hccl_alg_config="BatchWrite=level1:fullmesh", context_windows=None, exp_window=None, layered_env=(("HCCL_INTRA_PCIE_ENABLE", "1"), ("HCCL_INTRA_ROCE_ENABLE", "0"))),
     "ascend910_93": ProductFacts(
         soc="ascend910_93", display="Atlas A3", soc_name="Ascend910_93", npu_arch=2201, kernel_dir="arch22",
-        ub_bytes=196608, ranks_per_server=None, assist_layout="triple", hccl_server="mte", hccl_op_type=8,
-        hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise", context_windows=None, exp_window=1048576, layered_env=()),
+        ub_bytes=196608, platform_ub_bytes=196608, ranks_per_server=None, assist_layout="triple", hccl_server="mte",
+        hccl_op_type=8, hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise", context_windows=None, exp_window=1048576, layered_env=()),
     "ascend950": ProductFacts(
         soc="ascend950", display="Ascend 950", soc_name="Ascend950", npu_arch=3510, kernel_dir="arch35",
-        ub_bytes=262144, ranks_per_server=None, assist_layout="triple", hccl_server="mte", hccl_op_type=8,
-        hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise", context_windows=64, exp_window=None, layered_env=()),
+        ub_bytes=262144, platform_ub_bytes=253952, ranks_per_server=None, assist_layout="triple", hccl_server="mte",
+        hccl_op_type=8, hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise", context_windows=64, exp_window=None, layered_env=()),
 }
 # the kernel entry each product's OpDef config builds, relative to this op's directory (the file the twin compiles)
 KERNELS = {

@@ -114,8 +114,8 @@ IGNORED_ATTRS = {
 FACTS = {
     "ascend910_93": ProductFacts(
         soc="ascend910_93", display="Atlas A3", soc_name="Ascend910_93", npu_arch=2201, kernel_dir="arch22",
-        ub_bytes=196608, ranks_per_server=None, assist_layout="triple", hccl_server="mte", hccl_op_type=8,
-        hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise", context_windows=None, exp_window=1048576, layered_env=()),
+        ub_bytes=196608, platform_ub_bytes=196608, ranks_per_server=None, assist_layout="triple", hccl_server="mte",
+        hccl_op_type=8, hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise", context_windows=None, exp_window=1048576, layered_env=()),
 }
 # the kernel entry each product's OpDef config builds, relative to this op's directory (the file the twin compiles)
 KERNELS = {

@@ -45,7 +45,10 @@ class ProductFacts:
     # op_kernel/arch35/ (hicann/ops-transformer mc2/moe_distribute_dispatch_v2/op_host/..._def.cpp: "opFile ->
     # arch22/..._a2.cpp", "arch35/..._apt.cpp"; the op_kernel folders of DispatchV2, CombineV2, CombineAddRmsNorm)
     kernel_dir: str
-    ub_bytes: int                  # unified buffer bytes of one vector core (PlatformAscendC UB size)
+    ub_bytes: int                  # unified buffer bytes of one vector core (what a TPipe can hand out)
+    # The UB bytes the platform reports to a tiling (PlatformAscendC GetCoreMemSize(UB)) and the operator may use:
+    # ub_bytes, less what the arch keeps for itself at the top (on __NPU_ARCH__ 3510 the top 8 KiB: the stack).
+    platform_ub_bytes: int
     ranks_per_server: int | None   # NPUs of one server, where the code divides by it; None: no code uses it
     assist_layout: str             # one of ASSIST_LAYOUTS
     hccl_server: str               # one of HCCL_SERVERS
@@ -85,8 +88,13 @@ def op_soc_version(soc: str) -> str | None:
 # Newest first (the order CANN docs list products in).
 _ROWS = (
     # Ascend 950 (Ascend950PR / Ascend950DT): __NPU_ARCH__ 3510 (reference/formats.md: "arch35,
-    # __NPU_ARCH__==3510"); 256 KiB UB per vector core (the value the twin's platform has reported since
-    # the first twin, opgen/sim/job.py; the docs here give no UB size); assistInfo triples (semantics.md §2.4 "On A3/A5 ... 3 ints per received row");
+    # __NPU_ARCH__==3510"); 256 KiB UB per vector core (asc-devkit's CPU model gives a TPipe that much:
+    # impl/basic_api/utils/kernel_utils_mode_cpu.h, 3510 bufferInitLen {Hardware::UB, 1024 * 256}), of which the
+    # platform reports 248 KiB, the operator's (code: asc-devkit include/utils/base/sys_constants.h, __NPU_ARCH__
+    # 3510: ASC_UB_SIZE = 248 * 1024; impl/basic_api/utils/kernel_utils_constants.h: TOTAL_UB_SIZE = 248 * 1024, where
+    # the stack buffers end, TMP_UB_OFFSET 248 KiB; the docs here give no UB size). The real 950 DispatchV2 needs
+    # that margin: its tripleQueue ends 32 bytes past the UB it is told (tests/test_real_ops_world.py
+    # test_the_real_950_dispatch_overruns_a_ub_it_is_told_whole). assistInfo triples (semantics.md §2.4 "On A3/A5 ... 3 ints per received row");
     # HCCL server MTE (semantics.md §1, CCU only with commAlg ccu, which opgen does not generate).
     # HCCL cc tiling: AlltoAll over fullmesh/pairwise, as the 950 MTE path takes the A3 tiling
     # (hicann/ops-transformer mc2/moe_distribute_dispatch_v2 op_tiling/arch35, and the 950 Setup tilings).
@@ -95,10 +103,12 @@ _ROWS = (
     # lists windowsIn[HCCL_MAX_RANK_NUM_V310 = 64] (impl/adv_api/detail/hccl/common/hccl_inner_def.h); the real 950
     # MTE ops read windowsIn[rank] from it too (mirror-cann/ops-transformer mc2/common/op_kernel/
     # moe_distribute_base.h, HcclCombinOpParam of moe_distribute_comm_ctx.h, HCCL_MTE_MAX_RANK_NUM 64).
-    ProductFacts("ascend950", "Ascend 950", "Ascend950", 3510, "arch35", 262144, None, TRIPLE, MTE,
+    ProductFacts("ascend950", "Ascend 950", "Ascend950", 3510, "arch35", 262144, 248 * 1024, None, TRIPLE, MTE,
                  8, "AlltoAll=level0:fullmesh;level1:pairwise", context_windows=64),
     # Atlas A3 (Ascend910_93): dav_c220, __NPU_ARCH__ 2201 (mirror-cann/ops-transformer kernels branch on
-    # `__NPU_ARCH__ == 2201` for A2/A3 and `== 3510` for A5); 192 KiB UB; triples (semantics.md §2.4); MTE (§1).
+    # `__NPU_ARCH__ == 2201` for A2/A3 and `== 3510` for A5); 192 KiB UB, all of it reported (code: asc-devkit
+    # impl/basic_api/utils/kernel_utils_constants.h, __NPU_ARCH__ 2201: TOTAL_UB_SIZE = 192 * 1024); triples
+    # (semantics.md §2.4); MTE (§1).
     # HCCL cc tiling: hicann/ops-transformer mc2/moe_distribute_{dispatch,combine}_v2 op_tiling SetHcommCfg
     # (AlltoAll=level1:hierarchy for the layered template, which the generated kernels do not implement).
     # windowsExp: its context is HcclContextDef::HcclOpResParam (asc-devkit impl/adv_api/detail/hccl/common/
@@ -108,9 +118,9 @@ _ROWS = (
     # kernels assume of it (moe_distribute_dispatch_v2_full_mesh.h reserves STATE_SIZE = 1M for the status where
     # it carves it from the data window instead, and addresses status up to ~1000 KiB), so a kernel that fits
     # 1 MiB runs wherever theirs do; the twin allocates exactly this much.
-    ProductFacts("ascend910_93", "Atlas A3", "Ascend910_93", 2201, "arch22", 196608, None, TRIPLE, MTE,
+    ProductFacts("ascend910_93", "Atlas A3", "Ascend910_93", 2201, "arch22", 196608, 196608, None, TRIPLE, MTE,
                  8, "AlltoAll=level0:fullmesh;level1:pairwise", exp_window=1024 * 1024),
-    # Atlas A2 (Ascend910B): __NPU_ARCH__ 2201, 192 KiB UB as A3; 8 NPUs per server (the dispatch tiling's
+    # Atlas A2 (Ascend910B): __NPU_ARCH__ 2201, 192 KiB UB as A3 (all of it reported); 8 NPUs per server (the dispatch tiling's
     # serverNum = epWorldSize / 8, specs/dispatch_v2.spec); A2 fullmesh writes the sender-side expandIdx into
     # assistInfoForCombineOut (semantics.md §2.4, §5); HCCL server AICPU (semantics.md §1: "910B → AICPU").
     # HCCL cc tiling: BatchWrite, algConfig "BatchWrite=level1:fullmesh" as the real A2 fullmesh tilings set it
@@ -125,7 +135,7 @@ _ROWS = (
     # (MoeDistributeCombineCheckCommAlg)
     # doc: moe_distribute_dispatch_v2_README.md, commAlg (nullptr和""：仅在此场景下，HCCL_INTRA_PCIE_ENABLE和
     # HCCL_INTRA_ROCE_ENABLE配置生效); aclnnMoeDistributeDispatchV2.md (HCCL_INTRA_PCIE_ENABLE和HCCL_INTRA_ROCE_ENABLE)
-    ProductFacts("ascend910b", "Atlas A2", "Ascend910B", 2201, "arch22", 196608, 8, EXPAND_IDX, AICPU,
+    ProductFacts("ascend910b", "Atlas A2", "Ascend910B", 2201, "arch22", 196608, 196608, 8, EXPAND_IDX, AICPU,
                  18, "BatchWrite=level1:fullmesh",
                  layered_env=(("HCCL_INTRA_PCIE_ENABLE", "1"), ("HCCL_INTRA_ROCE_ENABLE", "0"))),
 )

@@ -192,16 +192,18 @@ def groups(comm: tuple, rank: int, world: int, attrs: dict) -> list[tuple[int, i
 
 
 def header_lines(ref, product: str, world: int, env: dict, aiv: int, timeout: float,
-                 window: int | None = None) -> list[str]:
+                 window: int | None = None, platform_ub: int | None = None) -> list[str]:
     """The job's world and platform directives: the platform the product reports to the tiling (PlatformAscendC:
-    Short_SoC_version, NpuArch, the UB bytes of a vector core) from the product-table facts the generated reference
-    carries, and its HCCL windows (``window``: bytes of each rank's window, by default HCCL_BUFFSIZE of ``env``)."""
+    Short_SoC_version, NpuArch, the UB bytes of a vector core and those it reports to the tiling, ``platform_ub``
+    where the caller overrides the product's) from the product-table facts the generated reference carries, and its
+    HCCL windows (``window``: bytes of each rank's window, by default HCCL_BUFFSIZE of ``env``)."""
     facts = ref.INFO.fact(product)
     if window is None:
         window = int(env.get('HCCL_BUFFSIZE', HCCL_BUFFSIZE_DEFAULT)) * MIB
     return [f"world {world}", f"soc {facts.soc_name}", f"npu_arch {facts.npu_arch}", f"node {ref.OP}",
             f"aiv {aiv}", f"aic {max(aiv // 2, 1)}",  # the 2:1 vector:cube ratio of these chips
             f"ub {facts.ub_bytes}",
+            f"platform_ub {facts.platform_ub_bytes if platform_ub is None else int(platform_ub)}",
             f"window {window}",
             # every rank's windowsExp where the product's HCCL context lists one (Atlas A3), at its size
             f"exp_window {facts.exp_window or 0}",
@@ -225,7 +227,7 @@ def write_job(ref, case: dict, world, job_dir: Path, *, aiv: int = DEFAULT_AIV,
     ``windows_in``. ``window``: each rank's window bytes where the caller knows them (a real op's HCCL
     allocation), else the spec's window size or HCCL_BUFFSIZE; ``hccl_buffsize``: the HCCL_BUFFSIZE bytes the
     tiling reads where they differ from the window; ``platform_ub``: the UB bytes the platform reports to the
-    tiling where they differ from the core's UB (the product's)."""
+    tiling where the caller overrides the product's (``platform_ub_bytes`` of its row)."""
     if "ranks" in case:
         raise ValueError(f"{case['id']} lists only some ranks: the twin runs whole worlds")
     timeout = timeout_default() if timeout is None else timeout
@@ -237,11 +239,9 @@ def write_job(ref, case: dict, world, job_dir: Path, *, aiv: int = DEFAULT_AIV,
         window = int(scope.let("win_window"))
     lines = [f"# {ref.OP} {case['id']} (opgen.sim.job)",
              *header_lines(ref, case["product"], case["world"], {**ref.ENV, **case.get("env", {})}, aiv, timeout,
-                           window)]
+                           window, platform_ub)]
     if hccl_buffsize is not None:
         lines.append(f"hccl_buffsize {int(hccl_buffsize)}")
-    if platform_ub is not None:
-        lines.append(f"platform_ub {int(platform_ub)}")
     if windows_in is not None:
         lines.append(f"windows_in {Path(windows_in).resolve()}")
     if windows_out:

@@ -38,25 +38,13 @@ REAL_AIV = 8
 WINDOW_PER_BUFFSIZE = {3510: 2}
 
 
-# The UB bytes the platform reports to a tiling (PlatformAscendC GetCoreMemSize(UB)), by NPU arch, where they are
-# not the core's whole UB (the product's ub_bytes): on __NPU_ARCH__ 3510 a TPipe has 256 KiB (asc-devkit's CPU
-# model: bufferInitLen UB 1024 * 256) but the top 8 KiB are not the operator's (TOTAL_UB_SIZE 248 KiB, where the
-# stack buffers end; TMP_UB_OFFSET 248 KiB). The real Ascend 950 dispatch needs that margin: it gives its
-# tripleQueue the reported UB minus the buffers it counts (totalUsedUB_), and the count misses RunPosRecord's
-# 32-byte runPosBuf, so the queue ends 32 bytes past the reported UB (past a 256 KiB one: a fault).
-# code: impl/basic_api/utils/kernel_utils_constants.h (__NPU_ARCH__ == 3510: TOTAL_UB_SIZE = 248 * 1024),
-#       impl/basic_api/utils/kernel_utils_mode_cpu.h (3510 bufferInitLen {Hardware::UB, 1024 * 256}),
-#       mc2/moe_distribute_dispatch_v2/op_kernel/moe_distribute_dispatch_v2.h (RunPosRecord, LocalWindowCopy
-#       leftUBSize = totalUbSize_ - totalUsedUB_)
-PLATFORM_UB = {3510: 248 * 1024}
-
-
 def real_platform(ref, case: dict) -> dict:
-    """``jobs.write_job``'s platform arguments of the real CANN for the op's world: the UB the platform reports
-    where it is not the core's, and, for an op on HCCL's windows (not an MC2 context's, whose window is the
-    context's ccl_buffer_size: ``jobs.write_job``), each rank's window bytes and its HCCL_BUFFSIZE bytes."""
+    """``jobs.write_job``'s platform arguments of the real CANN for the op's world, for an op on HCCL's windows (not
+    an MC2 context's, whose window is the context's ccl_buffer_size: ``jobs.write_job``): each rank's window bytes
+    and its HCCL_BUFFSIZE bytes. (The UB the platform reports is the product table's ``platform_ub_bytes``, which
+    every job carries.)"""
     arch = ref.INFO.fact(case["product"]).npu_arch
-    platform = {"platform_ub": PLATFORM_UB.get(arch)}
+    platform = {}
     if not getattr(ref, "MC2_CONTEXT", {}):
         env = {**ref.ENV, **case.get("env", {})}
         buffsize = int(env.get("HCCL_BUFFSIZE", jobs.HCCL_BUFFSIZE_DEFAULT)) * jobs.MIB

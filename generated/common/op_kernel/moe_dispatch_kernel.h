@@ -103,7 +103,7 @@ private:
     __aicore__ inline void QuantRow(const LocalTensor<XT> &xRow, const LocalTensor<uint8_t> &msg, uint32_t tokenIdx,
                                     uint32_t expertRow);
     __aicore__ inline void FillInfo(const LocalTensor<uint8_t> &msg, uint32_t tokenIdx, uint32_t k, float expertScale,
-                                    int32_t tail);
+                                    int32_t tail, bool whole);
     __aicore__ inline void SetStatus();
     __aicore__ inline void SendOtherServers();
     __aicore__ inline uint32_t TargetRank(uint32_t target, uint32_t &entry, uint64_t &blockAt, uint64_t &stageAt) const;
@@ -550,7 +550,9 @@ __aicore__ inline void MoeDispatchKernel<Traits>::SendRows()
         const uint32_t e = static_cast<uint32_t>(expert);
         const uint32_t slot = static_cast<uint32_t>(cnt.GetValue(e));
         cnt.SetValue(e, static_cast<int32_t>(slot + 1U));
-        idx.SetValue(i - begin, static_cast<int32_t>(slot)); // Atlas A2 expandIdx (0 for unsent pairs)
+        if (isA2_) {
+            idx.SetValue(i - begin, static_cast<int32_t>(slot)); // Atlas A2 expandIdx (0 for unsent pairs)
+        }
         const uint32_t tokenIdx = i / topK_;
         const uint32_t k = i % topK_;
         const uint32_t dstRank = sharedRanks_ + e / localMoe_;
@@ -558,8 +560,9 @@ __aicore__ inline void MoeDispatchKernel<Traits>::SendRows()
             static_cast<uint64_t>(e % localMoe_) * blockBytes_ + static_cast<uint64_t>(slot) * msgStride_;
         const uint64_t offset = static_cast<uint64_t>(epRank_) * localMoe_ * blockBytes_ + inBlock;
         const float expertScale = hasExpertScales_ ? expertScalesOptionalGm_.GetValue(i) : 0.0f;
+        // `last` matters only to a message staged for another server (SendRow): no scalar read of tot for the others
         SendRow(tokenIdx, k, e + sharedExperts_, dstRank, offset, inBlock, expertScale,
-                slot + 1U == static_cast<uint32_t>(tot.GetValue(e)));
+                OtherServer(dstRank) && slot + 1U == static_cast<uint32_t>(tot.GetValue(e)));
     }
     for (uint32_t i = (begin > pairItems ? begin : pairItems); i < end; ++i) {
         const uint32_t slot = (i - pairItems) % activeTokens_; // the token's index among the active tokens
@@ -661,14 +664,14 @@ __aicore__ inline void MoeDispatchKernel<Traits>::SendRow(uint32_t tokenIdx, uin
         // info tail once MTE3 has sent the previous destination's, MTE3 sends it once written (FillInfo)
         const LocalTensor<uint8_t> msg = TokenRow(tokenIdx);
         SyncFunc<HardEvent::MTE3_S>();
-        FillInfo(msg, tokenIdx, k, expertScale, tail);
+        FillInfo(msg, tokenIdx, k, expertScale, tail, staged);
         DataCopyPad(win, msg, sent);
         (void)expertRow;
     } else {
         const LocalTensor<uint8_t> xBytes = TokenRow(tokenIdx);
         LocalTensor<uint8_t> msg = msgQue_.AllocTensor<uint8_t>();
         QuantRow(xBytes.template ReinterpretCast<XT>(), msg, tokenIdx, expertRow);
-        FillInfo(msg, tokenIdx, k, expertScale, tail);
+        FillInfo(msg, tokenIdx, k, expertScale, tail, staged);
         msgQue_.EnQue(msg);
         msg = msgQue_.DeQue<uint8_t>();
         DataCopyPad(win, msg, sent);
@@ -697,18 +700,23 @@ __aicore__ inline LocalTensor<uint8_t> MoeDispatchKernel<Traits>::TokenRow(uint3
 }
 
 // `tail`: the message's last int32 (FLAG_SET ends the BatchWrite item of a block staged for another server: the
-// last message of the block; else 0).
+// last message of the block; else 0). `whole`: the whole message is sent (staged), else its first sentBytes_, which
+// end before the expert scale when there is none and always before the tail: the scalar unit writes only what is sent.
 template <typename Traits>
 __aicore__ inline void MoeDispatchKernel<Traits>::FillInfo(const LocalTensor<uint8_t> &msg, uint32_t tokenIdx,
-                                                           uint32_t k, float expertScale, int32_t tail)
+                                                           uint32_t k, float expertScale, int32_t tail, bool whole)
 {
     LocalTensor<int32_t> triple = msg[infoOffset_].template ReinterpretCast<int32_t>();
     triple.SetValue(0U, static_cast<int32_t>(epRank_));
     triple.SetValue(1U, static_cast<int32_t>(tokenIdx));
     triple.SetValue(2U, static_cast<int32_t>(k));
-    LocalTensor<float> scale = msg[infoOffset_ + UB_BLOCK].template ReinterpretCast<float>();
-    scale.SetValue(0U, expertScale);
-    msg[infoOffset_ + UB_BLOCK].template ReinterpretCast<int32_t>().SetValue(WS_SLOT_INTS - 1U, tail);
+    if (whole || hasExpertScales_) {
+        LocalTensor<float> scale = msg[infoOffset_ + UB_BLOCK].template ReinterpretCast<float>();
+        scale.SetValue(0U, expertScale);
+    }
+    if (whole) {
+        msg[infoOffset_ + UB_BLOCK].template ReinterpretCast<int32_t>().SetValue(WS_SLOT_INTS - 1U, tail);
+    }
     SyncFunc<HardEvent::S_MTE3>();
 }
 

@@ -63,7 +63,7 @@ def assert_agrees(ref, cases, case, world, got):
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("product,quant", [(A3, 0), (A3, 2), (A2, 0), (A2, 2), (A5, 0), (A5, 2)])
+@pytest.mark.parametrize("product,quant", [(A3, 0), (A3, 2), (A2, 0), (A2, 2), (A5, 0), (A5, 2), (A5, 3), (A5, 4)])
 def test_real_dispatch_agrees_with_the_reference(tree, tmp_path, quant, product):
     ref, cases = DISPATCH
     case = first_world(cases, quant, product)

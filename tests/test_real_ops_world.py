@@ -13,10 +13,11 @@ CombineAddRmsNorm (DispatchV2's other partner: the real A3 entry instantiates Co
 ``HasAddRmsNorm``; its tiling calls CombineV2's): on Atlas A3 the real op on the real DispatchV2's outputs (its only
 quant mode, 0), and in the slow tier on every A3 positive world of its suite.
 
-Ascend 950 (arch35/*_apt.cpp, the MTE path): the real DispatchV2, quant mode 0 then 2, on the suite's first world (on the
-platform ``real_world.real_platform`` gives it: windows of twice HCCL_BUFFSIZE, a 248 KiB UB reported to the
-tiling), and in the slow tier on every Ascend 950 positive world of its suite (quant modes 3 and 4 do not build,
-commAlg fullmesh_v2 has A3's FillTriple finding: strict xfails); the real CombineV2 and CombineAddRmsNorm on their
+Ascend 950 (arch35/*_apt.cpp, the MTE path): the real DispatchV2, quant modes 0, 2, 3 (per-group FP8) and 4 (MX
+FP8), on the suite's first world of the mode (on the platform ``real_world.real_platform`` gives it: windows of
+twice HCCL_BUFFSIZE, a 248 KiB UB reported to the tiling; modes 3 and 4 run the register-API vector functions of
+quantize_functions.h, ``opgen_sim/reg_ops.h``), and in the slow tier on every Ascend 950 positive world of its suite
+(MX FP4 does not build: A5_FP4_CAST; commAlg fullmesh_v2 has A3's FillTriple finding: strict xfails); the real CombineV2 and CombineAddRmsNorm on their
 suites' first worlds fault in Init (strict xfail, the exception type pinned, the real code as the evidence).
 
 The real tiling comes from ``opgen.sim.real_tiling`` (the real op_host tiling on the twin's host runtime); without
@@ -229,16 +230,18 @@ def _known_a2(op: str, case: dict) -> str | None:
 
 
 # Ascend 950: the real DispatchV2 on every positive world of its suite (the real combines fault in Init on every
-# world: A5_COMBINE_CONTEXT). The MX and per-group quant modes' vector functions call register functions the twin
-# only declares (opgen_sim/unmodelled_3510.h): their instances do not build.
-A5_UNMODELLED = ("measured: the real 950 DispatchV2 instance of quant mode 3 / 4 calls register-API functions the "
-                 "twin does not model (quantize_functions.h: MicroAPI::Cast with a CastTrait, MaskAnd, ...; "
-                 "opgen_sim/unmodelled_3510.h), so it does not build")
+# world: A5_COMBINE_CONTEXT). Quant modes 3 and 4 run the register-API vector functions of quantize_functions.h
+# (opgen_sim/reg_ops.h); the MX FP4 instances call the bf16 -> fp4x2 register Cast, whose lane layout (which nibble
+# of which byte a RegLayout / Part_T puts a b16 lane's result in) no public header or document gives: the twin
+# does not model it, so those instances do not build.
+A5_FP4_CAST = ("measured: the real 950 DispatchV2 instance of quant mode 4 with FP4 output calls MicroAPI::Cast "
+               "bfloat16_t -> fp4x2 (quantize_functions.h ComputeFp4Data), whose register lane layout the twin does "
+               "not model (opgen_sim/reg_ops.h), so it does not build")
 
 
 def _known_a5(op: str, case: dict) -> tuple[str, type] | None:
-    if int(case["attrs"].get(DISPATCH[1].QUANT_BY, 0)) in (3, 4):
-        return A5_UNMODELLED, TwinCompileError
+    if int(case["attrs"].get(DISPATCH[1].QUANT_BY, 0)) == 4 and "float4" in case["id"]:
+        return A5_FP4_CAST, TwinCompileError
     if case["id"].endswith("commAlg-fullmesh_v2"):
         return FULLMESH_V2_TRIPLE, TwinFault  # the same FillTriple on Ascend 950 (its inQueue from a TBufPool)
     return None

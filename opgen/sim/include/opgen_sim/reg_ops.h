@@ -243,14 +243,14 @@ inline void LoadAt(RegTensor<E>& dst, const P* srcAddr, const char* what)
         const uint8_t* p = UbAligned(srcAddr, 8U * w, false, what, 8U * w);
         for (uint32_t i = 0; i < RegTensor<E>::LANES; ++i) {
             E v;
-            std::memcpy(&v, p + (i / (32U / w)) * w, w);
+            std::memcpy(static_cast<void*>(&v), p + (i / (32U / w)) * w, w);
             Put(out, i, v);
         }
     } else {
         const uint8_t* p = Ub(srcAddr, AscendC::VECTOR_REG_WIDTH, false, what);
         for (uint32_t i = 0; i < RegTensor<E>::LANES; ++i) {
             E v;
-            std::memcpy(&v, p + i * sizeof(E), sizeof(E));
+            std::memcpy(static_cast<void*>(&v), p + i * sizeof(E), sizeof(E));
             Put(out, i, v);
         }
     }
@@ -272,8 +272,8 @@ inline void LoadPairAt(RegTensor<E>& d0, RegTensor<E>& d1, const P* srcAddr, con
     for (uint32_t i = 0; i < RegTensor<E>::LANES; ++i) {
         E v0;
         E v1;
-        std::memcpy(&v0, p + (2U * i) * w, w);
-        std::memcpy(&v1, p + (2U * i + 1U) * w, w);
+        std::memcpy(static_cast<void*>(&v0), p + (2U * i) * w, w);
+        std::memcpy(static_cast<void*>(&v1), p + (2U * i + 1U) * w, w);
         Put(a, i, v0);
         Put(b, i, v1);
     }
@@ -297,8 +297,6 @@ inline D Convert(S v, AscendC::RoundMode mode, AscendC::Reg::SatMode sat, const 
     const detail::Exact x = detail::Read(se, raw, 0U);
     uint8_t out[sizeof(D) < 4 ? 4 : sizeof(D)] = {};
     detail::Write(de, out, 0U, x, mode);
-    D d;
-    std::memcpy(&d, out, sizeof(D));
     const detail::Format* f = detail::FormatOf(de);
     if (sat == AscendC::Reg::SatMode::SAT && f != nullptr) {
         if (x.kind == detail::Exact::kNan) {
@@ -308,9 +306,11 @@ inline D Convert(S v, AscendC::RoundMode mode, AscendC::Reg::SatMode sat, const 
         std::memcpy(&code, out, sizeof(D));
         if (detail::DecodeFormat(code, *f).kind != detail::Exact::kFinite) {
             code = (x.neg ? f->sign : 0U) | f->maxFinite;
-            std::memcpy(&d, &code, sizeof(D));
+            std::memcpy(out, &code, sizeof(D));  // little-endian: the code's low bytes
         }
     }
+    D d;
+    std::memcpy(static_cast<void*>(&d), out, sizeof(D));
     return d;
 }
 

@@ -12,8 +12,8 @@
  * A RegTensor<T> holds VECTOR_REG_WIDTH (256) bytes; the twin marks which lanes were ever written and faults on an
  * active lane read before any write (a fresh register's content is not defined). A MaskReg is a predicate over the
  * lanes of the element width it was made for (UpdateMask<T> / CreateMask<T>): plt_b<N> makes min(count, lanes)
- * lanes active and post-decrements count (POST_UPDATE), pset_b<N> the lanes of its pattern; using it for another
- * element width is not modelled and faults. Operations are ZEROING (every reg_compute operation the kernels use
+ * lanes active and post-decrements count (POST_UPDATE), pset_b<N> the lanes of its pattern; used on wider elements
+ * it predicates a lane by the lanes it covers when they agree (LanesOf), anything else faults. Operations are ZEROING (every reg_compute operation the kernels use
  * defaults to MaskMergeMode::ZEROING): an inactive lane of the destination becomes 0.
  *
  * What no public header or document gives the semantics of faults naming the call instead of being imitated:

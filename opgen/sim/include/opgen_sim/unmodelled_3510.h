@@ -2,9 +2,9 @@
  * The Ascend C calls of __NPU_ARCH__ 3510 the twin declares without modelling them. First the register-based vector
  * API calls (asc-devkit include/basic_api/reg_compute/kernel_reg_compute_*_intf.h and their
  * impl/basic_api/reg_compute/ ..._intf_impl.h forms) that the real Ascend 950 DispatchV2 / CombineV2 headers
- * name in code paths the twin does not run: the quantising vector functions of
- * mc2/moe_distribute_dispatch_v2/op_kernel/quantize_functions.h and moe_distribute_combine_v2_quant.h (MX, per-tile
- * and per-token dynamic quantisation, HiFloat8 / FP8 / FP4 packing). They are declared with the public headers'
+ * name in code paths the twin does not run (reg_ops.h models those of the per-group and MX FP8 paths of
+ * mc2/moe_distribute_dispatch_v2/op_kernel/quantize_functions.h): the MX clip path, moe_distribute_combine_v2_quant.h's
+ * and the other forms the headers compile. They are declared with the public headers'
  * signatures so that those headers compile; their semantics are not modelled, so a kernel instance that calls one
  * does not build: the body is a static_assert naming the call, fired only when a tiling key's instance calls it.
  * Then the basic API calls only the Ascend 950 CCU kernels make (moe_distribute_dispatch_v2_a5_ccu.h: the proposal

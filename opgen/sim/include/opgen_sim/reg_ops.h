@@ -593,8 +593,9 @@ __simd_callee__ inline void CastLanes(RegTensor<D>& dstReg, RegTensor<S>& srcReg
                                       SatMode sat, MaskMergeMode mrg, RoundMode round)
 {
     const char* what = "MicroAPI::Cast";
-    static_assert(!opgen_sim::IsPacked4<D>::value && !opgen_sim::IsPacked4<S>::value,
-                  "MicroAPI::Cast: the twin does not model the fp4x2 conversions");
+    static_assert(!opgen_sim::IsPacked4<S>::value, "MicroAPI::Cast: the twin does not model the conversions from fp4x2");
+    static_assert(!opgen_sim::IsPacked4<D>::value || std::is_same<S, bfloat16_t>::value,
+                  "MicroAPI::Cast: the twin models the fp4x2 conversions from bfloat16_t only (vcvt_ff bf162fp4)");
     if (mrg != MaskMergeMode::ZEROING) {
         opgen_sim::Raise("%s<%s, %s>: the twin models MaskMergeMode::ZEROING only", what, opgen_sim::TypeName<D>(),
                          opgen_sim::TypeName<S>());
@@ -610,11 +611,40 @@ __simd_callee__ inline void CastLanes(RegTensor<D>& dstReg, RegTensor<S>& srcReg
         opgen_sim::Raise("%s<%s, %s>: RoundMode::UNKNOWN: the twin does not know which rounding the device takes", what,
                          opgen_sim::TypeName<D>(), opgen_sim::TypeName<S>());
     }
-    if (!widening && wd < ws && sat == SatMode::UNKNOWN) {
+    const opgen_sim::detail::Format* fmt = opgen_sim::detail::FormatOf(opgen_sim::ElemOf<D>::value);
+    const bool canOverflow = fmt != nullptr && fmt->overflow != opgen_sim::detail::Overflow::kSaturate;
+    if (!widening && wd < ws && sat == SatMode::UNKNOWN && canOverflow) {
         opgen_sim::Raise("%s<%s, %s>: SatMode::UNKNOWN: the twin does not know whether the device saturates", what,
                          opgen_sim::TypeName<D>(), opgen_sim::TypeName<S>());
     }
     RegTensor<D> out;
+    if constexpr (opgen_sim::IsPacked4<D>::value) {
+        // bf16 -> fp4x2 (Part_T, RegLayout ZERO..THREE): the 4-bit results of b16 lanes 2j and 2j + 1 are the low
+        // and high nibble of byte `layout` of 32-bit slot j, the other bytes of the slot unwritten. No header
+        // gives the layout; it is the one under which the real ComputeFp4Data's DIST_PACK4_B32 stores (byte 0 of
+        // each 32-bit slot) write the row's H / 2 packed bytes in order (code: quantize_functions.h).
+        const int part = static_cast<int>(layout);
+        if (part < 0 || part > 3) {
+            opgen_sim::Raise("%s<%s, %s>: RegLayout %d: bf16 -> fp4x2 takes a layout in [0, 4)", what,
+                             opgen_sim::TypeName<D>(), opgen_sim::TypeName<S>(), part);
+        }
+        const opgen_sim::reg::LaneMask on = opgen_sim::reg::Lanes<S>(mask, what);
+        uint8_t* bytes = reinterpret_cast<uint8_t*>(out.lane);
+        for (uint32_t j = 0; j < RegTensor<S>::LANES / 2U; ++j) {
+            uint8_t packed = 0;
+            for (uint32_t k = 0; k < 2U; ++k) {
+                const uint32_t i = 2U * j + k;
+                if (on[i]) {
+                    const D v = opgen_sim::reg::Convert<D>(opgen_sim::reg::Read(srcReg, i, what), mode, sat, what);
+                    packed = static_cast<uint8_t>(packed | ((v.bits & 0xFU) << (4U * k)));
+                }
+            }
+            bytes[4U * j + part] = packed;
+            out.set[4U * j + part] = true;
+        }
+        dstReg = out;
+        return;
+    }
     if (wd == ws) {
         const opgen_sim::reg::LaneMask on = opgen_sim::reg::Lanes<S>(mask, what);
         for (uint32_t i = 0; i < RegTensor<D>::LANES; ++i) {

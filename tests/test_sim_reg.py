@@ -201,6 +201,13 @@ def test_register_block_max_unaligned_stores_e2b_loads_and_pack_b16(cases_3510):
                                                   [])
 
 
+def test_register_bf16_to_fp4_cast_packs_lane_pairs_into_byte_0_of_each_slot(cases_3510):
+    """bf16 -> fp4x2 e2m1, RegLayout ZERO, CAST_RINT: lanes 2j / 2j + 1 the low / high nibble of byte 0 of 32-bit slot
+    j, stored packed by DIST_PACK4_B32: 0.5 (1) 1.0 (2) -> 0x21; 1.25 (RINT to 1.0, 2) 6.0 (7) -> 0x72; 7.0 (saturates
+    to 6.0, 7) -2.0 (0xc) -> 0xc7; zeros -> 0."""
+    assert run(cases_3510, "reg_fp4_lanes") == (["fp4 21,72,c7,0"], [])
+
+
 QUANT_FAULTS = {
     "reg_mixed_mask": "MicroAPI::Abs: 4-byte lane 1 of a MaskReg made for 2-byte elements covers active and inactive "
                       "lanes: which one predicates it is not documented",

@@ -489,6 +489,38 @@ void RegBlockLanes(uint32_t)
            std::to_string(packed.GetValue(0)) + "," + std::to_string(packed.GetValue(127)));
 }
 
+// bf16 -> fp4x2 e2m1 (RegLayout ZERO, CAST_RINT): b16 lanes 2j / 2j + 1 become the low / high nibble of byte 0 of
+// 32-bit slot j; the DIST_PACK4_B32 store writes those bytes packed. Lanes: 0.5, 1.0, 1.25 (RINT to 1.0), 6.0,
+// 7.0 (saturates to 6.0), -2.0, then 0
+void Fp4Lanes(__local_mem__ uint16_t* src, __local_mem__ int8_t* out)
+{
+    static constexpr MicroAPI::CastTrait fp4 = {MicroAPI::RegLayout::ZERO, MicroAPI::SatMode::UNKNOWN,
+                                                MicroAPI::MaskMergeMode::ZEROING, RoundMode::CAST_RINT};
+    MicroAPI::MaskReg all = MicroAPI::CreateMask<bfloat16_t>();
+    MicroAPI::RegTensor<uint16_t> raw;
+    MicroAPI::DataCopy(raw, src);
+    MicroAPI::RegTensor<fp4x2_e2m1_t> q;
+    MicroAPI::Cast<fp4x2_e2m1_t, bfloat16_t, fp4>(q, (MicroAPI::RegTensor<bfloat16_t>&)raw, all);
+    int8_t* p = out;
+    MicroAPI::DataCopy<int8_t, MicroAPI::PostLiteral::POST_MODE_UPDATE, MicroAPI::StoreDist::DIST_PACK4_B32>(
+        p, (MicroAPI::RegTensor<int8_t>&)q, 64, all);
+}
+
+void RegFp4Lanes(uint32_t)
+{
+    Ub ub;
+    LocalTensor<bfloat16_t> b = ub.t.ReinterpretCast<bfloat16_t>();
+    const float v[6] = {0.5f, 1.0f, 1.25f, 6.0f, 7.0f, -2.0f};
+    for (uint32_t i = 0; i < 128; ++i) {
+        b.SetValue(i, bfloat16_t(i < 6 ? v[i] : 0.0f));
+    }
+    LocalTensor<uint8_t> q = ub.t[256].ReinterpretCast<uint8_t>();
+    Sync<HardEvent::S_V>();
+    VF_CALL<Fp4Lanes>((__local_mem__ uint16_t*)b.GetPhyAddr(), (__local_mem__ int8_t*)q.GetPhyAddr());
+    Sync<HardEvent::V_S>();
+    Report("fp4 " + Bits(q, 0) + "," + Bits(q, 1) + "," + Bits(q, 2) + "," + Bits(q, 63));
+}
+
 // ---- MicroAPI quantising calls: misuses that fault ---------------------------------------------------------------
 void MixedMask(__local_mem__ float* x)
 {
@@ -760,6 +792,7 @@ const std::map<std::string, std::function<void(uint32_t)>>& Cases()
         {"reg_int_lanes", RegIntLanes},
         {"reg_cast_lanes", RegCastLanes},
         {"reg_block_lanes", RegBlockLanes},
+        {"reg_fp4_lanes", RegFp4Lanes},
         {"reg_mixed_mask", [](uint32_t) { RunAt<MixedMask, float>(0); }},
         {"reg_reduce_max_no_lane", [](uint32_t) { RunAt<NoLaneReduceMax, float>(0); }},
         {"reg_max_nan", [](uint32_t) { RunAt<NanMax, float>(0); }},

@@ -18,8 +18,9 @@
  *   active lanes of 32-byte block b, the others 0 (ComputeMaxExp: "按每个block输出一个最大指数位"); no active lane,
  *   or a NaN lane, faults;
  * - Cast<T, U, CastTrait>: b16 -> b32 widening takes the even (RegLayout::ZERO) or odd (ONE) source lanes
- *   ("取偶数索引的元素Cast到vdExp0FP32Zero"), b32 -> b8 narrowing writes byte `layout` of each 32-bit slot (the
- *   other bytes of the slot stay unwritten: reading them faults), same-width converts lane by lane; the conversion
+ *   ("取偶数索引的元素Cast到vdExp0FP32Zero"), b32 -> b8 narrowing writes byte `layout` of each 32-bit slot, bf16 ->
+ *   fp4x2 the pair of b16 lanes 2j, 2j + 1 into the low / high nibble of byte `layout` of slot j (the other bytes of
+ *   a slot stay unwritten: reading them faults), same-width converts lane by lane; the conversion
  *   as numeric.h, SatMode::SAT saturating a finite or infinite overflow to the largest finite value;
  * - register loads and stores address the UB as reg.h's (bounded by it, aligned, hazard-recorded); post-updating
  *   forms advance the pointer by `postUpdateStride` elements after the access; LoadDist DIST_DINTLV_B16 / B32 loads

@@ -110,7 +110,7 @@ __aicore__ inline void Vf(__local_mem__ float* p)
     AscendC::MicroAPI::RegTensor<float> a;
     AscendC::MicroAPI::MaskReg m = AscendC::MicroAPI::CreateMask<float>();
     AscendC::MicroAPI::DataCopy(a, p);
-    AscendC::MicroAPI::Muls(a, a, 2.0f, m);
+    AscendC::MicroAPI::Maxs(a, a, 2.0f, m);
 }
 int main() { return 0; }
 """
@@ -131,9 +131,9 @@ def test_an_unmodelled_register_call_fails_the_build_of_the_instance_calling_it(
            f"-I{INCLUDE}", str(src)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     assert proc.returncode != 0
-    assert ("MicroAPI::Muls: the twin does not model this register-API call (opgen_sim/unmodelled_3510.h): the kernel "
+    assert ("MicroAPI::Maxs: the twin does not model this register-API call (opgen_sim/unmodelled_3510.h): the kernel "
             "instance calling it cannot run on the twin") in proc.stderr, proc.stderr[-3000:]
-    src.write_text(UNMODELLED.replace("    AscendC::MicroAPI::Muls(a, a, 2.0f, m);\n", ""), encoding="utf-8")
+    src.write_text(UNMODELLED.replace("    AscendC::MicroAPI::Maxs(a, a, 2.0f, m);\n", ""), encoding="utf-8")
     proc = subprocess.run(cmd, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
 
@@ -169,10 +169,11 @@ def test_on_3510_a_level0_reduce_sum_takes_more_than_255_repeats_and_exact_rows_
 def test_register_float_lanes_abs_reducemax_duplicate_mul_div_max_sub(cases_3510):
     """x[i] = i - 32.5: Abs lane 0 32.5; ReduceMax of |x| over the first 10 lanes 32.5 in lane 0, 0 in lane 1
     (ZEROING); Duplicate of that lane to lane 63; Mul by 2 under the first 10 lanes: lane 1 -63, lane 10 0; Div
-    1 / 3 the fp32 quotient 0x3eaaaaab; Max with 2: 2 and 30.5; Sub 2: -34.5."""
+    1 / 3 the fp32 quotient 0x3eaaaaab; Max with 2: 2 and 30.5; Sub 2: -34.5; Add 2 under the first 10 lanes: lane 1
+    -29.5, lane 10 0; Muls 0.5: lane 63 15.25."""
     assert run(cases_3510, "reg_float_lanes") == ([
         "abs 32.500000 rmax 32.500000,0.000000 dup 32.500000 mul -63.000000,0.000000 div 3eaaaaab "
-        "max 2.000000,30.500000 sub -34.500000"], [])
+        "max 2.000000,30.500000 sub -34.500000 add -29.500000,0.000000 muls 15.250000"], [])
 
 
 def test_register_integer_lanes_and_masks(cases_3510):
@@ -227,6 +228,7 @@ QUANT_FAULTS = {
     "reg_narrow_unwritten": "MicroAPI::DataCopy (a register store): reads lane 1 of a RegTensor<int8_t> no "
                             "instruction wrote",
     "reg_shift_too_far": "MicroAPI::ShiftRights: shift 16 outside [0, 16)",
+    "reg_muls_unwritten": "MicroAPI::Muls: reads lane 0 of a RegTensor<float> no instruction wrote",
     "reg_mask_and_widths": "MicroAPI::MaskAnd: masks made for 2-, 4- and 2-byte elements: not modelled (one width "
                            "only)",
 }

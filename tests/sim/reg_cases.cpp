@@ -302,6 +302,10 @@ void FloatLanes(__local_mem__ float* x, __local_mem__ float* out)
     MicroAPI::DataCopy(out + 320, r, all);
     MicroAPI::Sub(r, v, two, all);
     MicroAPI::DataCopy(out + 384, r, all);
+    MicroAPI::Add(r, v, two, first10);
+    MicroAPI::DataCopy(out + 448, r, all);
+    MicroAPI::Muls(r, v, 0.5f, all);
+    MicroAPI::DataCopy(out + 512, r, all);
 }
 
 void RegFloatLanes(uint32_t)
@@ -319,7 +323,8 @@ void RegFloatLanes(uint32_t)
            std::to_string(f.GetValue(321)) + " dup " + std::to_string(f.GetValue(447)) + " mul " +
            std::to_string(f.GetValue(449)) + "," + std::to_string(f.GetValue(458)) + " div " + Bits(u, 512) +
            " max " + std::to_string(f.GetValue(576)) + "," + std::to_string(f.GetValue(639)) + " sub " +
-           std::to_string(f.GetValue(640)));
+           std::to_string(f.GetValue(640)) + " add " + std::to_string(f.GetValue(705)) + "," +
+           std::to_string(f.GetValue(714)) + " muls " + std::to_string(f.GetValue(831)));
 }
 
 // uint16 lanes a[i] = i, b = 0x00F0: And, Or, Sub, ShiftRights 4, ShiftLefts 8, Compare LT / CompareScalar GE, the
@@ -629,6 +634,12 @@ void ShiftTooFar(__local_mem__ uint16_t*)
     MicroAPI::Duplicate(v, static_cast<uint16_t>(1));
     MicroAPI::ShiftRights(v, v, static_cast<int16_t>(16), all);
 }
+void MulsUnwritten(__local_mem__ float*)
+{
+    MicroAPI::MaskReg all = MicroAPI::CreateMask<float>();
+    MicroAPI::RegTensor<float> v;
+    MicroAPI::Muls(v, v, 2.0f, all);
+}
 void MaskAndWidths(__local_mem__ uint16_t*)
 {
     MicroAPI::MaskReg a = MicroAPI::CreateMask<uint16_t>();
@@ -806,6 +817,7 @@ const std::map<std::string, std::function<void(uint32_t)>>& Cases()
         {"reg_cast_unknown_round", [](uint32_t) { RunAt<UnknownRound, float>(0); }},
         {"reg_narrow_unwritten", [](uint32_t) { RunAt<NarrowUnwritten, int8_t>(0); }},
         {"reg_shift_too_far", [](uint32_t) { RunAt<ShiftTooFar, uint16_t>(0); }},
+        {"reg_muls_unwritten", [](uint32_t) { RunAt<MulsUnwritten, float>(0); }},
         {"reg_mask_and_widths", [](uint32_t) { RunAt<MaskAndWidths, uint16_t>(0); }},
         {"cast_int64", CastInt64},
 #endif

@@ -354,14 +354,25 @@ __simd_callee__ inline void Add(U& dstReg, U& srcReg0, U& srcReg1, MaskReg& mask
 {
     using E = typename U::ActualT;
     static_assert(mode == MaskMergeMode::ZEROING, "MicroAPI::Add: the twin models MaskMergeMode::ZEROING only");
-    static_assert(std::is_integral<E>::value, "MicroAPI::Add: the twin models integer lanes only");
+    // fp32 lanes the IEEE sum (the real 950 CombineV2's dequantising sums, moe_distribute_combine_v2_quant.h); a half
+    // / bf16 sum is not exact in fp32, so it is not modelled (rounding twice could differ from the device's once)
+    static_assert(std::is_integral<E>::value || std::is_same<E, float>::value,
+                  "MicroAPI::Add: the twin models integer and float lanes only");
     const char* what = "MicroAPI::Add";
     const opgen_sim::reg::LaneMask on = opgen_sim::reg::Lanes<E>(mask, what);
     U out;
     for (uint32_t i = 0; i < U::LANES; ++i) {
-        opgen_sim::reg::Put(out, i, on[i] ? static_cast<E>(static_cast<std::make_unsigned_t<E>>(opgen_sim::reg::Read(srcReg0, i, what)) +
-                                             static_cast<std::make_unsigned_t<E>>(opgen_sim::reg::Read(srcReg1, i, what)))
-                            : E{0});
+        E v{0};
+        if (on[i]) {
+            const E a = opgen_sim::reg::Read(srcReg0, i, what);
+            const E b = opgen_sim::reg::Read(srcReg1, i, what);
+            if constexpr (std::is_same<E, float>::value) {
+                v = a + b;
+            } else {
+                v = static_cast<E>(static_cast<std::make_unsigned_t<E>>(a) + static_cast<std::make_unsigned_t<E>>(b));
+            }
+        }
+        opgen_sim::reg::Put(out, i, v);
     }
     dstReg = out;
 }

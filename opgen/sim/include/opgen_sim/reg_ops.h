@@ -6,9 +6,10 @@
  * headers' names, the impl's instruction comments (impl/basic_api/reg_compute/dav_3510/) and the real kernel's own
  * comments state, and where neither says (a mask's byte layout, NaN in a max, the saturation of a NaN) the twin
  * faults naming the call instead of choosing:
- * - element-wise operations (Add, Sub, Mul, Div, Max, Min, And, Or, Abs, Adds, ShiftLefts, ShiftRights, the lane
- *   form of Duplicate) are MaskMergeMode::ZEROING (the only mode the twin takes): an inactive lane becomes 0; float
- *   lanes compute in IEEE fp32 (half / bfloat16_t: the exact fp32 product rounded once, RINT); Div fp32 only;
+ * - element-wise operations (Add, Sub, Mul, Muls, Div, Max, Min, And, Or, Abs, Adds, ShiftLefts, ShiftRights, the
+ *   lane form of Duplicate) are MaskMergeMode::ZEROING (the only mode the twin takes): an inactive lane becomes 0;
+ *   float lanes compute in IEEE fp32; half / bfloat16_t lanes only where one rounding of an exact fp32 result is
+ *   the IEEE result (Mul: the product is exact in fp32; Max / Min / Abs: no rounding); Add / Sub / Muls / Div fp32;
  * - Compare / CompareScalar make a mask for the compared elements' width (inactive lanes off), Select takes each
  *   lane of src0 where the selecting mask is on, of src1 elsewhere; MaskAnd / MaskOr combine masks of one width
  *   under a predicate;
@@ -329,9 +330,12 @@ template <typename T = DefaultType, MaskMergeMode mode = MaskMergeMode::ZEROING,
 __simd_callee__ inline void Sub(RegTensor<E>& dstReg, RegTensor<E>& srcReg0, RegTensor<E>& srcReg1, MaskReg& mask)
 {
     OPGEN_SIM_REG_ZEROING("Sub");
+    // fp32 or integer lanes: a half / bf16 difference is not exact in fp32 (rounding twice could differ)
+    static_assert(std::is_same<E, float>::value || opgen_sim::reg::IsRegInt<E>::value,
+                  "MicroAPI::Sub: the twin models float and integer lanes only");
     opgen_sim::reg::Lanewise2(dstReg, srcReg0, srcReg1, mask, "MicroAPI::Sub", [](E a, E b) {
-        if constexpr (opgen_sim::reg::IsRegFloat<E>::value) {
-            return opgen_sim::reg::FromF<E>(opgen_sim::reg::ToF(a) - opgen_sim::reg::ToF(b));
+        if constexpr (std::is_same<E, float>::value) {
+            return a - b;
         } else {
             return static_cast<E>(static_cast<std::make_unsigned_t<E>>(a) - static_cast<std::make_unsigned_t<E>>(b));
         }
@@ -411,6 +415,14 @@ __simd_callee__ inline void Adds(RegTensor<E>& dstReg, RegTensor<E>& srcReg, U s
     opgen_sim::reg::Lanewise1(dstReg, srcReg, mask, "MicroAPI::Adds", [s](E a) {
         return static_cast<E>(static_cast<std::make_unsigned_t<E>>(a) + static_cast<std::make_unsigned_t<E>>(s));
     });
+}
+template <typename T = DefaultType, typename U, MaskMergeMode mode = MaskMergeMode::ZEROING, typename E>
+__simd_callee__ inline void Muls(RegTensor<E>& dstReg, RegTensor<E>& srcReg, U scalarValue, MaskReg& mask)
+{
+    OPGEN_SIM_REG_ZEROING("Muls");
+    static_assert(std::is_same<E, float>::value, "MicroAPI::Muls: the twin models float lanes only");
+    const float s = static_cast<float>(scalarValue);
+    opgen_sim::reg::Lanewise1(dstReg, srcReg, mask, "MicroAPI::Muls", [s](E a) { return a * s; });
 }
 template <typename T = DefaultType, typename U, MaskMergeMode mode = MaskMergeMode::ZEROING, typename E>
 __simd_callee__ inline void ShiftRights(RegTensor<E>& dstReg, RegTensor<E>& srcReg, U scalarValue, MaskReg& mask)

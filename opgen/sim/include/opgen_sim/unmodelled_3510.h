@@ -38,7 +38,6 @@ namespace Reg {
     {                                                                                                       \
         OPGEN_SIM_REG_NOT_MODELLED(#NAME, S, U);                                                            \
     }
-OPGEN_SIM_REG_BINARY_SCALAR(Muls)
 OPGEN_SIM_REG_BINARY_SCALAR(Maxs)
 OPGEN_SIM_REG_BINARY_SCALAR(Mins)
 #undef OPGEN_SIM_REG_BINARY_SCALAR

@@ -233,6 +233,40 @@ QUANT_FAULTS = {
                            "only)",
 }
 
+# one misuse of each of the other quantising calls: an unwritten source register, a mask made for wider elements,
+# an address off its alignment, a Post with nothing to flush, a block with no active lane
+QUANT_FAULTS.update({
+    "reg_mis_sub": "MicroAPI::Sub: reads lane 0 of a RegTensor<uint16_t> no instruction wrote",
+    "reg_mis_mul": "MicroAPI::Mul: reads lane 0 of a RegTensor<float> no instruction wrote",
+    "reg_mis_div": "MicroAPI::Div: reads lane 0 of a RegTensor<float> no instruction wrote",
+    "reg_mis_min": "MicroAPI::Min: a MaskReg made for 4-byte elements used on 2-byte elements (uint16_t): not modelled",
+    "reg_mis_and": "MicroAPI::And: reads lane 0 of a RegTensor<uint16_t> no instruction wrote",
+    "reg_mis_or": "MicroAPI::Or: a MaskReg made for 4-byte elements used on 2-byte elements (uint16_t): not modelled",
+    "reg_mis_adds": "MicroAPI::Adds: reads lane 0 of a RegTensor<uint16_t> no instruction wrote",
+    "reg_mis_add_f": "MicroAPI::Add: reads lane 0 of a RegTensor<float> no instruction wrote",
+    "reg_mis_shift_lefts": "MicroAPI::ShiftLefts: shift -1 outside [0, 16)",
+    "reg_mis_compare": "MicroAPI::Compare: reads lane 0 of a RegTensor<uint16_t> no instruction wrote",
+    "reg_mis_compare_scalar": "MicroAPI::CompareScalar: a MaskReg made for 4-byte elements used on 2-byte elements "
+                              "(uint16_t): not modelled",
+    "reg_mis_select": "MicroAPI::Select: reads lane 0 of a RegTensor<uint16_t> no instruction wrote",
+    "reg_mis_mask_or": "MicroAPI::MaskOr: masks made for 2-, 0- and 2-byte elements: not modelled (one width only)",
+    "reg_mis_interleave": "MicroAPI::Interleave: reads lane 0 of a RegTensor<uint16_t> no instruction wrote",
+    "reg_mis_block_max": "MicroAPI::ReduceMaxWithDataBlock: block 1 has no active lane: no documented result",
+    "reg_mis_dup_lane": "MicroAPI::Duplicate (a lane of a register): reads lane 0 of a RegTensor<uint16_t> no "
+                        "instruction wrote",
+    "reg_mis_pack_b16": "MicroAPI::DataCopy (a post-updating register store): UB address 16 is not 32-byte aligned",
+    "reg_mis_post_load": "MicroAPI::DataCopy (a post-updating register load): UB address 2 is not 32-byte aligned",
+    "reg_mis_post_store": "MicroAPI::DataCopy (a post-updating register store): reads byte 0 of a "
+                          "RegTensor<uint16_t> no instruction wrote",
+    "reg_mis_load_align": "MicroAPI::LoadAlign (post-updating): UB address 8 is not 32-byte aligned",
+    "reg_mis_store_align": "MicroAPI::StoreAlign: a MaskReg made for 4-byte elements used on 2-byte elements "
+                           "(uint16_t): not modelled",
+    "reg_mis_store_un_align": "MicroAPI::StoreUnAlign: reads lane 0 of a RegTensor<uint16_t> no instruction wrote",
+    "reg_mis_store_un_align_post": "MicroAPI::StoreUnAlignPost: no unaligned store to flush",
+    "reg_mis_un_align_odd": "MicroAPI::DataCopyUnAlign (store): UB address 1 is not 2-byte aligned",
+    "reg_mis_fp4_cast": "MicroAPI::Cast: reads lane 0 of a RegTensor<bfloat16_t> no instruction wrote",
+})
+
 
 @pytest.mark.parametrize("case", sorted(QUANT_FAULTS))
 def test_a_quantising_register_call_misused_faults_naming_the_call(cases_3510, case):

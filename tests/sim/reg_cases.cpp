@@ -640,6 +640,63 @@ void MulsUnwritten(__local_mem__ float*)
     MicroAPI::RegTensor<float> v;
     MicroAPI::Muls(v, v, 2.0f, all);
 }
+// One misuse per call: an unwritten source register (w: never written), a mask made for wider elements (m32 on
+// 16-bit lanes), a misaligned or past-the-UB address
+#define OPGEN_REG_MISUSE(NAME, ...)                                                                      \
+    void NAME(__local_mem__ uint16_t* x)                                                                 \
+    {                                                                                                    \
+        (void)x;                                                                                         \
+        MicroAPI::MaskReg all = MicroAPI::CreateMask<uint16_t>();                                        \
+        MicroAPI::MaskReg m32 = MicroAPI::CreateMask<uint32_t>();                                        \
+        MicroAPI::MaskReg allF = MicroAPI::CreateMask<float>();                                          \
+        MicroAPI::RegTensor<uint16_t> w, d, one;                                                          \
+        MicroAPI::RegTensor<float> wf, df, onef;                                                          \
+        MicroAPI::Duplicate(one, static_cast<uint16_t>(1));                                              \
+        MicroAPI::Duplicate(onef, 1.0f);                                                                 \
+        (void)all, (void)m32, (void)allF;                                                                \
+        __VA_ARGS__;                                                                                     \
+    }
+OPGEN_REG_MISUSE(MisSub, MicroAPI::Sub(d, w, one, all))
+OPGEN_REG_MISUSE(MisMul, MicroAPI::Mul(df, wf, onef, allF))
+OPGEN_REG_MISUSE(MisDiv, MicroAPI::Div(df, onef, wf, allF))
+OPGEN_REG_MISUSE(MisMin, MicroAPI::Min(d, one, one, m32))
+OPGEN_REG_MISUSE(MisAnd, MicroAPI::And(d, one, w, all))
+OPGEN_REG_MISUSE(MisOr, MicroAPI::Or(d, one, one, m32))
+OPGEN_REG_MISUSE(MisAdds, MicroAPI::Adds(d, w, 1, all))
+OPGEN_REG_MISUSE(MisAddF, MicroAPI::Add(df, onef, wf, allF))
+OPGEN_REG_MISUSE(MisShiftLefts, MicroAPI::ShiftLefts(d, one, static_cast<int16_t>(-1), all))
+OPGEN_REG_MISUSE(MisCompare, MicroAPI::MaskReg c; MicroAPI::Compare<uint16_t, CMPMODE::LT>(c, one, w, all))
+OPGEN_REG_MISUSE(MisCompareScalar, MicroAPI::MaskReg c; MicroAPI::CompareScalar<uint16_t, CMPMODE::GT>(c, one, 0, m32))
+OPGEN_REG_MISUSE(MisSelect, MicroAPI::Select(d, w, one, all))
+OPGEN_REG_MISUSE(MisMaskOr, MicroAPI::MaskReg never; MicroAPI::MaskOr(all, all, never, all))
+OPGEN_REG_MISUSE(MisInterleave, MicroAPI::Interleave(d, one, w, one))
+OPGEN_REG_MISUSE(MisBlockMax, uint32_t n = 16; MicroAPI::MaskReg m = MicroAPI::UpdateMask<uint16_t>(n);
+                 MicroAPI::ReduceMaxWithDataBlock(d, one, m))
+OPGEN_REG_MISUSE(MisDupLane, MicroAPI::Duplicate(d, w, all))
+OPGEN_REG_MISUSE(MisPackB16, uint16_t* p = x + 8;
+                 MicroAPI::DataCopy<uint16_t, MicroAPI::PostLiteral::POST_MODE_UPDATE, MicroAPI::StoreDist::DIST_PACK_B16>(
+                     p, one, 64, all))
+OPGEN_REG_MISUSE(MisPostLoad, uint16_t* p = x + 1;
+                 MicroAPI::DataCopy<uint16_t, MicroAPI::PostLiteral::POST_MODE_UPDATE>(d, p, 128))
+OPGEN_REG_MISUSE(MisPostStore, uint16_t* p = x;
+                 MicroAPI::DataCopy<uint16_t, MicroAPI::PostLiteral::POST_MODE_UPDATE>(p, w, 128, all))
+OPGEN_REG_MISUSE(MisLoadAlign, uint16_t* p = x + 4;
+                 MicroAPI::LoadAlign<uint16_t, MicroAPI::PostLiteral::POST_MODE_UPDATE>(d, p, 128))
+OPGEN_REG_MISUSE(MisStoreAlign, MicroAPI::StoreAlign<uint16_t, MicroAPI::StoreDist::DIST_PACK_B16>(x, one, m32))
+OPGEN_REG_MISUSE(MisStoreUnAlign, MicroAPI::UnalignReg u; uint16_t* p = x + 1;
+                 MicroAPI::StoreUnAlign<uint16_t, MicroAPI::PostLiteral::POST_MODE_UPDATE>(p, w, u, 4);
+                 MicroAPI::StoreUnAlignPost(p, u, 0))
+OPGEN_REG_MISUSE(MisStoreUnAlignPost, MicroAPI::UnalignReg u; uint16_t* p = x; MicroAPI::StoreUnAlignPost(p, u, 0))
+OPGEN_REG_MISUSE(MisUnAlignOdd, MicroAPI::UnalignReg u; uint8_t* b = reinterpret_cast<uint8_t*>(x) + 1;
+                 uint16_t* p = reinterpret_cast<uint16_t*>(b);
+                 MicroAPI::DataCopyUnAlign<uint16_t, MicroAPI::PostLiteral::POST_MODE_UPDATE>(p, one, u, 4);
+                 MicroAPI::DataCopyUnAlignPost(p, u, 0))
+OPGEN_REG_MISUSE(MisFp4Cast, static constexpr MicroAPI::CastTrait t = {MicroAPI::RegLayout::ZERO, MicroAPI::SatMode::UNKNOWN,
+                                                                       MicroAPI::MaskMergeMode::ZEROING, RoundMode::CAST_RINT};
+                 MicroAPI::RegTensor<bfloat16_t> b; MicroAPI::RegTensor<fp4x2_e2m1_t> q;
+                 MicroAPI::Cast<fp4x2_e2m1_t, bfloat16_t, t>(q, b, all))
+#undef OPGEN_REG_MISUSE
+
 void MaskAndWidths(__local_mem__ uint16_t*)
 {
     MicroAPI::MaskReg a = MicroAPI::CreateMask<uint16_t>();
@@ -818,6 +875,31 @@ const std::map<std::string, std::function<void(uint32_t)>>& Cases()
         {"reg_narrow_unwritten", [](uint32_t) { RunAt<NarrowUnwritten, int8_t>(0); }},
         {"reg_shift_too_far", [](uint32_t) { RunAt<ShiftTooFar, uint16_t>(0); }},
         {"reg_muls_unwritten", [](uint32_t) { RunAt<MulsUnwritten, float>(0); }},
+        {"reg_mis_sub", [](uint32_t) { RunAt<MisSub, uint16_t>(0); }},
+        {"reg_mis_mul", [](uint32_t) { RunAt<MisMul, uint16_t>(0); }},
+        {"reg_mis_div", [](uint32_t) { RunAt<MisDiv, uint16_t>(0); }},
+        {"reg_mis_min", [](uint32_t) { RunAt<MisMin, uint16_t>(0); }},
+        {"reg_mis_and", [](uint32_t) { RunAt<MisAnd, uint16_t>(0); }},
+        {"reg_mis_or", [](uint32_t) { RunAt<MisOr, uint16_t>(0); }},
+        {"reg_mis_adds", [](uint32_t) { RunAt<MisAdds, uint16_t>(0); }},
+        {"reg_mis_add_f", [](uint32_t) { RunAt<MisAddF, uint16_t>(0); }},
+        {"reg_mis_shift_lefts", [](uint32_t) { RunAt<MisShiftLefts, uint16_t>(0); }},
+        {"reg_mis_compare", [](uint32_t) { RunAt<MisCompare, uint16_t>(0); }},
+        {"reg_mis_compare_scalar", [](uint32_t) { RunAt<MisCompareScalar, uint16_t>(0); }},
+        {"reg_mis_select", [](uint32_t) { RunAt<MisSelect, uint16_t>(0); }},
+        {"reg_mis_mask_or", [](uint32_t) { RunAt<MisMaskOr, uint16_t>(0); }},
+        {"reg_mis_interleave", [](uint32_t) { RunAt<MisInterleave, uint16_t>(0); }},
+        {"reg_mis_block_max", [](uint32_t) { RunAt<MisBlockMax, uint16_t>(0); }},
+        {"reg_mis_dup_lane", [](uint32_t) { RunAt<MisDupLane, uint16_t>(0); }},
+        {"reg_mis_pack_b16", [](uint32_t) { RunAt<MisPackB16, uint16_t>(0); }},
+        {"reg_mis_post_load", [](uint32_t) { RunAt<MisPostLoad, uint16_t>(0); }},
+        {"reg_mis_post_store", [](uint32_t) { RunAt<MisPostStore, uint16_t>(0); }},
+        {"reg_mis_load_align", [](uint32_t) { RunAt<MisLoadAlign, uint16_t>(0); }},
+        {"reg_mis_store_align", [](uint32_t) { RunAt<MisStoreAlign, uint16_t>(0); }},
+        {"reg_mis_store_un_align", [](uint32_t) { RunAt<MisStoreUnAlign, uint16_t>(0); }},
+        {"reg_mis_store_un_align_post", [](uint32_t) { RunAt<MisStoreUnAlignPost, uint16_t>(0); }},
+        {"reg_mis_un_align_odd", [](uint32_t) { RunAt<MisUnAlignOdd, uint16_t>(0); }},
+        {"reg_mis_fp4_cast", [](uint32_t) { RunAt<MisFp4Cast, uint16_t>(0); }},
         {"reg_mask_and_widths", [](uint32_t) { RunAt<MaskAndWidths, uint16_t>(0); }},
         {"cast_int64", CastInt64},
 #endif

@@ -183,19 +183,17 @@ inline uint8_t ByteOf(const RegTensor<E>& r, uint32_t b, const char* what)
     return reinterpret_cast<const uint8_t*>(r.lane)[b];
 }
 
-// Register store of `dist` (reg.h's DIST_NORM / FIRST_ELEMENT, and the packing ones) at p; the bytes it spans.
+// Register store of `dist` (DIST_NORM*, and the packing ones) into the UB bytes at ubBase when `write`; the bytes
+// it spans either way.
 template <AscendC::Reg::StoreDist dist, typename E>
-inline uint32_t Store(uint8_t* ubBase, uint64_t addr, const RegTensor<E>& src, const MaskReg& mask, const char* what,
-                      bool write)
+inline uint32_t Store(uint8_t* ubBase, const RegTensor<E>& src, const MaskReg& mask, const char* what, bool write)
 {
     using AscendC::Reg::StoreDist;
     constexpr bool pack16 = dist == StoreDist::DIST_PACK_B16;
     constexpr bool pack32 = dist == StoreDist::DIST_PACK4_B32;
     static_assert(pack16 || pack32 || dist == StoreDist::DIST_NORM || dist == StoreDist::DIST_NORM_B8 ||
                       dist == StoreDist::DIST_NORM_B16 || dist == StoreDist::DIST_NORM_B32,
-                  "MicroAPI store: the twin models the NORM, FIRST_ELEMENT, PACK_B16 and PACK4_B32 distributions");
-    (void)ubBase;
-    (void)addr;
+                  "MicroAPI store: the twin models the NORM, PACK_B16 and PACK4_B32 distributions (FIRST_ELEMENT: reg.h)");
     const uint32_t width = pack16 ? 2U : pack32 ? 4U : static_cast<uint32_t>(sizeof(E));
     const LaneMask on = LanesOf(mask, width, what, TypeName<E>());
     const uint32_t lanes = AscendC::VECTOR_REG_WIDTH / width;
@@ -222,12 +220,12 @@ inline uint32_t Store(uint8_t* ubBase, uint64_t addr, const RegTensor<E>& src, c
 template <AscendC::Reg::StoreDist dist, typename E, typename P>
 inline void StoreAt(P* dstAddr, const RegTensor<E>& src, const MaskReg& mask, const char* what)
 {
-    const uint32_t n = Store<dist>(nullptr, 0U, src, mask, what, false);
+    const uint32_t n = Store<dist>(nullptr, src, mask, what, false);
     if (n == 0U) {
         return;
     }
     uint8_t* base = Ub(dstAddr, n, true, what);
-    Store<dist>(base, 0U, src, mask, what, true);
+    Store<dist>(base, src, mask, what, true);
 }
 
 // Register load of `dist` from p (32-byte aligned; E2B reads 8 elements at their own alignment).

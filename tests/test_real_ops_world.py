@@ -13,10 +13,12 @@ CombineAddRmsNorm (DispatchV2's other partner: the real A3 entry instantiates Co
 ``HasAddRmsNorm``; its tiling calls CombineV2's): on Atlas A3 the real op on the real DispatchV2's outputs (its only
 quant mode, 0), and in the slow tier on every A3 positive world of its suite.
 
-Ascend 950 (arch35/*_apt.cpp, the MTE path): the real DispatchV2, quant mode 0 then 2, on the suite's first world (on the
-platform ``real_world.real_platform`` gives it: windows of twice HCCL_BUFFSIZE, a 248 KiB UB reported to the
-tiling), and in the slow tier on every Ascend 950 positive world of its suite (quant modes 3 and 4 do not build,
-commAlg fullmesh_v2 has A3's FillTriple finding: strict xfails); the real CombineV2 and CombineAddRmsNorm on their
+Ascend 950 (arch35/*_apt.cpp, the MTE path): the real DispatchV2, quant modes 0, 2, 3 (per-group FP8) and 4 (MX
+FP8), on the suite's first world of the mode (on the platform ``real_world.real_platform`` gives it: windows of
+twice HCCL_BUFFSIZE, a 248 KiB UB reported to the tiling; modes 3 and 4 run the register-API vector functions of
+quantize_functions.h, ``opgen_sim/reg_ops.h``), and in the slow tier on every Ascend 950 positive world of its suite
+(MX FP4 computes a scale address past its buffer: A5_FP4_SCALE_ADDRESS, and with that line fixed in a temp copy
+agrees; commAlg fullmesh_v2 has A3's FillTriple finding: strict xfails); the real CombineV2 and CombineAddRmsNorm on their
 suites' first worlds fault in Init (strict xfail, the exception type pinned, the real code as the evidence).
 
 The real tiling comes from ``opgen.sim.real_tiling`` (the real op_host tiling on the twin's host runtime); without
@@ -31,7 +33,6 @@ import pytest
 
 from opgen.harness import testkit
 from opgen.sim import real_tiling, real_world
-from opgen.sim.build import TwinCompileError
 from opgen.sim.job import TwinFault
 from opgen.sim.real_world import Inputs
 from .real_ops import ADD_RMS_NORM, COMBINE, DISPATCH, MARKS, tree  # noqa: F401 - tree: the module's fixture
@@ -63,7 +64,7 @@ def assert_agrees(ref, cases, case, world, got):
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("product,quant", [(A3, 0), (A3, 2), (A2, 0), (A2, 2), (A5, 0), (A5, 2)])
+@pytest.mark.parametrize("product,quant", [(A3, 0), (A3, 2), (A2, 0), (A2, 2), (A5, 0), (A5, 2), (A5, 3), (A5, 4)])
 def test_real_dispatch_agrees_with_the_reference(tree, tmp_path, quant, product):
     ref, cases = DISPATCH
     case = first_world(cases, quant, product)
@@ -230,16 +231,68 @@ def _known_a2(op: str, case: dict) -> str | None:
 
 
 # Ascend 950: the real DispatchV2 on every positive world of its suite (the real combines fault in Init on every
-# world: A5_COMBINE_CONTEXT). The MX and per-group quant modes' vector functions call register functions the twin
-# only declares (opgen_sim/unmodelled_3510.h): their instances do not build.
-A5_UNMODELLED = ("measured: the real 950 DispatchV2 instance of quant mode 3 / 4 calls register-API functions the "
-                 "twin does not model (quantize_functions.h: MicroAPI::Cast with a CastTrait, MaskAnd, ...; "
-                 "opgen_sim/unmodelled_3510.h), so it does not build")
+# world: A5_COMBINE_CONTEXT). Quant modes 3 and 4 run the register-API vector functions of quantize_functions.h
+# (opgen_sim/reg_ops.h). The MX FP4 instances stop at a finding: QuantDynamicMx takes the FP8 scale address
+# outLocal[Align256(H)] before it replaces it with the FP4 one, and that element lies past the token's out buffer
+# (H = 1024: element 1024 of a 576-byte buffer), which asc-devkit's LocalTensor::operator[] asserts against
+# (impl/basic_api/kernel_tensor_impl.h: ASCENDC_DEBUG_ASSERT dataLen > offset * sizeof(PrimType)).
+A5_FP4_SCALE_ADDRESS = (
+    "measured: the real 950 DispatchV2 at quant mode 4 with FP4 output computes outLocal[Align256(H)] past the token's "
+    "out buffer (code: mc2/moe_distribute_dispatch_v2/op_kernel/moe_distribute_dispatch_v2_quant.h QuantDynamicMx, "
+    "the FP8 mxScaleLocalAddr taken before the FP4 one replaces it; asc-devkit kernel_tensor_impl.h "
+    "LocalTensor::operator[] asserts the offset lies inside the buffer)")
+FP4_SCALE_ADDRESS = ("        __ubuf__ uint16_t *mxScaleLocalAddr = (__ubuf__ uint16_t *)outLocal[Align256<uint32_t>(axisH_)]"
+                     ".GetPhyAddr();\n        if constexpr (Std::IsSame<ExpandXOutType, fp4x2_e2m1_t>::value ||")
+FP4_SCALE_ADDRESS_FIX = ("        __ubuf__ uint16_t *mxScaleLocalAddr = (__ubuf__ uint16_t *)(outLocal.GetPhyAddr() + "
+                         "Align256<uint32_t>(axisH_) * sizeof(XOutType));\n"
+                         "        if constexpr (Std::IsSame<ExpandXOutType, fp4x2_e2m1_t>::value ||")
+
+
+def fixed_fp4_dispatch(tree, tmp_path):
+    """An ops-transformer/ of the real DispatchV2's kernel folder (and mc2/common's) in which QuantDynamicMx computes
+    the FP8 scale address without LocalTensor::operator[] (the address the device computes), found exactly once."""
+    root = tmp_path / "fixed" / "ops-transformer"
+    for sub in ("mc2/moe_distribute_dispatch_v2/op_kernel", "mc2/common"):
+        shutil.copytree(tree.ops / sub, root / sub)
+    header = root / "mc2/moe_distribute_dispatch_v2/op_kernel/moe_distribute_dispatch_v2_quant.h"
+    text = header.read_text()
+    assert text.count(FP4_SCALE_ADDRESS) == 1, "the real kernel changed: update the fix"
+    header.write_text(text.replace(FP4_SCALE_ADDRESS, FP4_SCALE_ADDRESS_FIX))
+    return root
+
+
+def fp4_world(cases, code: str) -> dict:
+    return next(c for c in cases.POSITIVE if c["product"] == A5 and "ranks" not in c
+                and int(c["attrs"].get(cases.QUANT_BY, 0)) == 4 and c["id"].endswith(code))
+
+
+@pytest.mark.xfail(strict=True, raises=TwinFault, reason=A5_FP4_SCALE_ADDRESS)
+def test_real_950_dispatch_mx_fp4_agrees_with_the_reference(tree, tmp_path):
+    ref, cases = DISPATCH
+    case = fp4_world(cases, "float4_e2m1")
+    world = testkit.build_world(ref, case)
+    try:
+        got = real_run(tree, ref, case, world, tmp_path / "dispatch")
+    except TwinFault as err:
+        assert "LocalTensor<uint8_t>::operator[](1024): outside the 576-byte buffer" in str(err), str(err)
+        raise
+    assert_agrees(ref, cases, case, world, got)
+
+
+@pytest.mark.parametrize("code", ["float4_e2m1", pytest.param("float4_e1m2", marks=pytest.mark.slow)])
+def test_real_950_dispatch_mx_fp4_with_the_finding_fixed_agrees_with_the_reference(tree, tmp_path, code):
+    """A temp copy of the kernel with the scale address computed without operator[] (never the tarball's file): the
+    register-API FP4 path (FP16Convert, the bf16 casts, the bf16 -> fp4x2 Cast) agrees bit-exact."""
+    ref, cases = DISPATCH
+    case = fp4_world(cases, code)
+    world = testkit.build_world(ref, case)
+    got = real_world.run(tree, ref, case, world, tmp_path / "dispatch", kernel_root=fixed_fp4_dispatch(tree, tmp_path))
+    assert_agrees(ref, cases, case, world, got)
 
 
 def _known_a5(op: str, case: dict) -> tuple[str, type] | None:
-    if int(case["attrs"].get(DISPATCH[1].QUANT_BY, 0)) in (3, 4):
-        return A5_UNMODELLED, TwinCompileError
+    if int(case["attrs"].get(DISPATCH[1].QUANT_BY, 0)) == 4 and "float4" in case["id"]:
+        return A5_FP4_SCALE_ADDRESS, TwinFault
     if case["id"].endswith("commAlg-fullmesh_v2"):
         return FULLMESH_V2_TRIPLE, TwinFault  # the same FillTriple on Ascend 950 (its inQueue from a TBufPool)
     return None

@@ -495,13 +495,15 @@ def test_static_hif8_known_values(dispatch_ref):
 
 
 def test_per_group_known_values(dispatch_ref):
-    """Mode 3 e4m3: group amax 448 -> dyn 1, scale 448 * fl32(1/448); group amax 1 -> dyn 448."""
+    """Mode 3 e4m3: group amax 448 -> dyn 1, scale 1 / 1; group amax 1 -> dyn 448, scale fl32(1 / 448) (the real
+    kernel writes 1 / dyn: quantize_functions.h ComputePerTileDynamic)."""
     H = 1056
     row = np.zeros(H, np.float32)
     row[0], row[1] = 448, -1.5
     row[128:256] = 1.0
     row[1024:1056] = -0.25  # the partial 9th group: amax 0.25 -> dyn 1792, data -448 (0xFE)
     row[256:1024] = 2.0     # no all-zero group (0 * Inf = NaN is formats.md §4.1's open point)
+    row[256:384] = 3.0      # group 2: amax 3, where 1 / (448 / 3) and 3 * fl32(1 / 448) differ by 1 ulp
     inputs = _one_token_world(A5, H, row, ml_dtypes.bfloat16)
     attrs = {"groupEp": "ep", "epWorldSize": 2, "moeExpertNum": 2, "quantMode": 3}
     got = dispatch_ref.run_world(inputs, attrs, A5)[1]
@@ -509,10 +511,13 @@ def test_per_group_known_values(dispatch_ref):
     assert xq[0] == 0x7E and xq[1] == 0xBC  # 448 = S.1111.110, -1.5 = 1.0111.100
     assert (xq[128:256] == 0x7E).all()      # 1 * 448
     assert (xq[1024:] == 0xFE).all()        # -0.25 * 1792 = -448
-    inv = np.float32(1) / np.float32(448)
+    one = np.float32(1)
     s = got["dynamicScalesOut"][0]
     assert s.shape == (9,)
-    assert s[0] == np.float32(448) * inv and s[1] == inv and s[8] == np.float32(0.25) * inv
+    assert s[0] == one and s[1] == one / np.float32(448) and s[8] == one / np.float32(1792)
+    three = np.float32(3)
+    assert s[2] == one / (np.float32(448) / three) and s[2] != three * (one / np.float32(448))
+    assert (xq[256:384] == 0x7E).all()      # 3 * fl32(448 / 3) rounds to 448
 
 
 # =========================================================================== validation

@@ -1274,7 +1274,7 @@ def _quant_3(q):
     v_xf = ((q.cast(q.rows("x"), "FLOAT32", round="rint", sat=False) * q.routed("scalesOptional")) if q.present("scalesOptional") else q.cast(q.rows("x"), "FLOAT32", round="rint", sat=False))
     v_amax = q.block_max(np.abs(v_xf), 128)
     out["expandXOut"] = q.cast((v_xf * q.per_block((q.qmax(q.dtype("expandXOut")) / v_amax), 128)), q.dtype("expandXOut"), round="rint", sat=False)
-    out["dynamicScalesOut"] = (v_amax * (np.float32(1.0) / q.qmax(q.dtype("expandXOut"))))
+    out["dynamicScalesOut"] = (np.float32(1.0) / (q.qmax(q.dtype("expandXOut")) / v_amax))
     return out
 
 

@@ -82,13 +82,14 @@ def per_token(x_row, smooth, dtype: str):
 
 def per_group(x_row, smooth, dtype: str, group: int = 128):
     """Mode 3 (§4.1): per 128-element group, dyn = dtypeMax / amax_g, q = cast(t·dyn) RNE no-sat,
-    scale = amax_g × fl32(1/dtypeMax).  A partial last group is zero-padded (padding never wins the max)."""
+    scale = fl32(1 / dyn) (code: quantize_functions.h ComputePerTileDynamic, ``Div(vDynScale, vOneVal, vDynScale)``;
+    formats.md §4.1's amax_g × fl32(1/dtypeMax) is 1 ulp off for some amax, measured with the real kernel on the
+    twin).  A partial last group is zero-padded (padding never wins the max)."""
     t = smooth_row(x_row, smooth)
     h = t.shape[0]
     ngroups = -(-h // group)
     padded = np.zeros(ngroups * group, dtype=np.float32)
     padded[:h] = t
-    inv_max = F32(F32(1) / F32(QMAX[dtype]))
     q = np.empty(ngroups * group, dtype=ML[dtype])
     scales = np.empty(ngroups, dtype=np.float32)
     for g in range(ngroups):
@@ -96,7 +97,7 @@ def per_group(x_row, smooth, dtype: str, group: int = 128):
         amax = F32(np.max(np.abs(blk)))
         dyn = F32(QMAX[dtype]) / amax
         q[g * group:(g + 1) * group] = float_cast(blk * dyn, dtype, sat=False)
-        scales[g] = F32(amax * inv_max)
+        scales[g] = F32(F32(1) / dyn)
     return q[:h], scales
 
 

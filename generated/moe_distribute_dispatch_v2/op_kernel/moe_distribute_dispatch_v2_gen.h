@@ -362,12 +362,20 @@ __aicore__ inline void MoeDispatchKernel<Traits>::QuantRow(const LocalTensor<XT>
         MulBlocks<128U>(xf, xf, t10, static_cast<uint32_t>(hLen), t12);
         LocalTensor<float> t13 = CalcSlot<float>(2U);
         CastRow<ExpandXOutT, float, RoundMode::CAST_RINT, false>(expandXOutRow, xf, static_cast<uint32_t>(hLen), t13);
-        // dynamicScalesOut = amax * (1.0 / qmax(dtype(expandXOut)))
-        Muls(amax, amax, (1.0f / DTypeTraits<ExpandXOutT>::MAX), static_cast<int32_t>(CeilDiv(hLen, 128U)));
-        PipeBarrier<PIPE_V>();
+        // dynamicScalesOut = 1.0 / (qmax(dtype(expandXOut)) / amax)
         LocalTensor<float> t14 = CalcSlot<float>(0U);
+        Duplicate(t14, DTypeTraits<ExpandXOutT>::MAX, static_cast<int32_t>(CeilDiv(hLen, 128U)));
+        PipeBarrier<PIPE_V>();
+        Div(amax, t14, amax, static_cast<int32_t>(CeilDiv(hLen, 128U)));
+        PipeBarrier<PIPE_V>();
+        LocalTensor<float> t15 = CalcSlot<float>(0U);
+        Duplicate(t15, 1.0f, static_cast<int32_t>(CeilDiv(hLen, 128U)));
+        PipeBarrier<PIPE_V>();
+        Div(amax, t15, amax, static_cast<int32_t>(CeilDiv(hLen, 128U)));
+        PipeBarrier<PIPE_V>();
+        LocalTensor<float> t16 = CalcSlot<float>(0U);
         CastRow<DynamicScalesOutT, float, RoundMode::CAST_RINT, false>(
-            dynamicScalesOutRow, amax, static_cast<uint32_t>(dynamicScalesOutWidth_), t14);
+            dynamicScalesOutRow, amax, static_cast<uint32_t>(dynamicScalesOutWidth_), t16);
         (void)xRow;
         (void)tokenIdx;
         (void)expertRow;

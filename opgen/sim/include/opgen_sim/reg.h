@@ -12,8 +12,8 @@
  * A RegTensor<T> holds VECTOR_REG_WIDTH (256) bytes; the twin marks which lanes were ever written and faults on an
  * active lane read before any write (a fresh register's content is not defined). A MaskReg is a predicate over the
  * lanes of the element width it was made for (UpdateMask<T> / CreateMask<T>): plt_b<N> makes min(count, lanes)
- * lanes active and post-decrements count (POST_UPDATE), pset_b<N> the lanes of its pattern; using it for another
- * element width is not modelled and faults. Operations are ZEROING (every reg_compute operation the kernels use
+ * lanes active and post-decrements count (POST_UPDATE), pset_b<N> the lanes of its pattern; used on wider elements
+ * it predicates a lane by the lanes it covers when they agree (LanesOf), anything else faults. Operations are ZEROING (every reg_compute operation the kernels use
  * defaults to MaskMergeMode::ZEROING): an inactive lane of the destination becomes 0.
  *
  * What no public header or document gives the semantics of faults naming the call instead of being imitated:
@@ -110,7 +110,9 @@ struct RegTensor {
     using ActualT = T;
     static constexpr uint32_t LANES = VECTOR_REG_WIDTH / sizeof(T);
     T lane[LANES];
-    bool set[LANES] = {};  // twin only: whether an instruction wrote the lane
+    // twin only: whether an instruction wrote each byte (bytes, so that a register reinterpreted as another
+    // element type, `(RegTensor<uint16_t>&)reg` as the kernels do, keeps what was written)
+    bool set[VECTOR_REG_WIDTH] = {};
 };
 
 struct MaskReg {
@@ -147,24 +149,77 @@ inline uint8_t* Ub(const T* p, uint32_t n, bool write, const char* what)
     return core.ub + addr;
 }
 
-// The mask's active lanes for T, checked to be a mask made for T's width.
+// The UB bytes of a register access that needs only `align`-byte alignment (an unaligned store: the element's).
 template <typename T>
-inline const bool* Lanes(const AscendC::Reg::MaskReg& mask, const char* what)
+inline uint8_t* UbAligned(const T* p, uint32_t n, bool write, const char* what, uint32_t align)
 {
-    if (mask.bytes != sizeof(T)) {
-        Raise("%s: a MaskReg made for %u-byte elements used on %u-byte elements (%s): not modelled", what, mask.bytes,
-              static_cast<unsigned>(sizeof(T)), TypeName<T>());
+    const uint64_t addr = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p));
+    if (addr % align != 0U) {
+        Raise("%s: UB address %llu is not %u-byte aligned", what, static_cast<unsigned long long>(addr), align);
     }
-    return mask.on;
+    const uint64_t down = addr - addr % 32U;  // Ub() checks 32-byte alignment: hand it the block, record the span
+    uint8_t* base = Ub(reinterpret_cast<const T*>(static_cast<uintptr_t>(down)), static_cast<uint32_t>(addr + n - down),
+                       write, what);
+    return base + (addr - down);
+}
+
+// The mask's active lanes for elements of `width` bytes. A mask made for that width gives its own lanes. One made for
+// narrower elements predicates a wider lane by the lanes it covers, which must agree (UpdateMask<half>(2 * n) is n
+// 32-bit lanes: the real quantize_functions.h ComputeFp8Data / ComputePerTileDynamic predicate their b32 casts and
+// DIST_PACK4_B32 stores so, `totalCountInUB2 = totalCountInUB * 2`); lanes that disagree, or a mask made for wider
+// elements, would need the predicate's byte layout, which no public header or document gives: a fault.
+struct LaneMask {
+    bool on[AscendC::VECTOR_REG_WIDTH] = {};
+    bool operator[](uint32_t i) const { return on[i]; }
+};
+inline LaneMask LanesOf(const AscendC::Reg::MaskReg& mask, uint32_t width, const char* what, const char* type)
+{
+    if (mask.bytes == 0U) {
+        Raise("%s: a MaskReg no UpdateMask / CreateMask / Compare made", what);
+    }
+    if (mask.bytes > width) {
+        Raise("%s: a MaskReg made for %u-byte elements used on %u-byte elements (%s): not modelled", what, mask.bytes,
+              width, type);
+    }
+    LaneMask out;
+    const uint32_t per = width / mask.bytes;
+    for (uint32_t i = 0; i < AscendC::VECTOR_REG_WIDTH / width; ++i) {
+        const bool first = mask.on[i * per];
+        for (uint32_t k = 1; k < per; ++k) {
+            if (mask.on[i * per + k] != first) {
+                Raise("%s: %u-byte lane %u of a MaskReg made for %u-byte elements covers active and inactive lanes: "
+                      "which one predicates it is not documented", what, width, i, mask.bytes);
+            }
+        }
+        out.on[i] = first;
+    }
+    return out;
+}
+template <typename T>
+inline LaneMask Lanes(const AscendC::Reg::MaskReg& mask, const char* what)
+{
+    return LanesOf(mask, sizeof(T), what, TypeName<T>());
 }
 
 template <typename T>
 inline T Read(const AscendC::Reg::RegTensor<T>& r, uint32_t i, const char* what)
 {
-    if (!r.set[i]) {
-        Raise("%s: reads lane %u of a RegTensor<%s> no instruction wrote", what, i, TypeName<T>());
+    for (uint32_t b = 0; b < sizeof(T); ++b) {
+        if (!r.set[i * sizeof(T) + b]) {
+            Raise("%s: reads lane %u of a RegTensor<%s> no instruction wrote", what, i, TypeName<T>());
+        }
     }
     return r.lane[i];
+}
+
+// Lane i of r written with v.
+template <typename T>
+inline void Put(AscendC::Reg::RegTensor<T>& r, uint32_t i, T v)
+{
+    r.lane[i] = v;
+    for (uint32_t b = 0; b < sizeof(T); ++b) {
+        r.set[i * sizeof(T) + b] = true;
+    }
 }
 
 }  // namespace reg
@@ -231,8 +286,7 @@ template <typename T = void, typename U, typename S>
 __simd_callee__ inline void Duplicate(S& dstReg, U scalarValue)
 {
     for (uint32_t i = 0; i < S::LANES; ++i) {
-        dstReg.lane[i] = static_cast<typename S::ActualT>(scalarValue);
-        dstReg.set[i] = true;
+        opgen_sim::reg::Put(dstReg, i, static_cast<typename S::ActualT>(scalarValue));
     }
 }
 
@@ -246,7 +300,7 @@ __simd_callee__ inline void DataCopy(U& dstReg, __ubuf__ P* srcAddr)
                   "MicroAPI::DataCopy (load): the address's element type is the register's");
     const uint8_t* p = opgen_sim::reg::Ub(srcAddr, VECTOR_REG_WIDTH, false, "MicroAPI::DataCopy (a register load)");
     std::memcpy(dstReg.lane, p, VECTOR_REG_WIDTH);
-    for (uint32_t i = 0; i < U::LANES; ++i) {
+    for (uint32_t i = 0; i < VECTOR_REG_WIDTH; ++i) {
         dstReg.set[i] = true;
     }
 }
@@ -270,7 +324,7 @@ __simd_callee__ inline void DataCopy(__ubuf__ P* dstAddr, U& srcReg, MaskReg& ma
                                                                                                   : sizeof(E);
     static_assert(width == sizeof(E), "MicroAPI::DataCopy (store): the distribution's width is not the element's");
     const char* what = "MicroAPI::DataCopy (a register store)";
-    const bool* on = opgen_sim::reg::Lanes<E>(mask, what);
+    const opgen_sim::reg::LaneMask on = opgen_sim::reg::Lanes<E>(mask, what);
     const uint32_t lanes = first ? 1U : U::LANES;
     uint32_t end = 0;
     for (uint32_t i = 0; i < lanes; ++i) {
@@ -281,7 +335,11 @@ __simd_callee__ inline void DataCopy(__ubuf__ P* dstAddr, U& srcReg, MaskReg& ma
     if (end == 0U) {
         return;
     }
-    uint8_t* base = opgen_sim::reg::Ub(dstAddr, static_cast<uint32_t>(end * sizeof(E)), true, what);
+    // FIRST_ELEMENT stores one element, at its own alignment: the real ComputePerTileDynamic stores a tile's scale
+    // at `scaleOutLocalAddr + i` (code: mc2/moe_distribute_dispatch_v2/op_kernel/quantize_functions.h)
+    uint8_t* base = first ? opgen_sim::reg::UbAligned(dstAddr, static_cast<uint32_t>(end * sizeof(E)), true, what,
+                                                      static_cast<uint32_t>(sizeof(E)))
+                          : opgen_sim::reg::Ub(dstAddr, static_cast<uint32_t>(end * sizeof(E)), true, what);
     for (uint32_t i = 0; i < end; ++i) {
         if (on[i]) {
             const E v = opgen_sim::reg::Read(srcReg, i, what);
@@ -296,15 +354,25 @@ __simd_callee__ inline void Add(U& dstReg, U& srcReg0, U& srcReg1, MaskReg& mask
 {
     using E = typename U::ActualT;
     static_assert(mode == MaskMergeMode::ZEROING, "MicroAPI::Add: the twin models MaskMergeMode::ZEROING only");
-    static_assert(std::is_integral<E>::value, "MicroAPI::Add: the twin models integer lanes only");
+    // fp32 lanes the IEEE sum (the real 950 CombineV2's dequantising sums, moe_distribute_combine_v2_quant.h); a half
+    // / bf16 sum is not exact in fp32, so it is not modelled (rounding twice could differ from the device's once)
+    static_assert(std::is_integral<E>::value || std::is_same<E, float>::value,
+                  "MicroAPI::Add: the twin models integer and float lanes only");
     const char* what = "MicroAPI::Add";
-    const bool* on = opgen_sim::reg::Lanes<E>(mask, what);
+    const opgen_sim::reg::LaneMask on = opgen_sim::reg::Lanes<E>(mask, what);
     U out;
     for (uint32_t i = 0; i < U::LANES; ++i) {
-        out.lane[i] = on[i] ? static_cast<E>(static_cast<std::make_unsigned_t<E>>(opgen_sim::reg::Read(srcReg0, i, what)) +
-                                             static_cast<std::make_unsigned_t<E>>(opgen_sim::reg::Read(srcReg1, i, what)))
-                            : E{0};
-        out.set[i] = true;
+        E v{0};
+        if (on[i]) {
+            const E a = opgen_sim::reg::Read(srcReg0, i, what);
+            const E b = opgen_sim::reg::Read(srcReg1, i, what);
+            if constexpr (std::is_same<E, float>::value) {
+                v = a + b;
+            } else {
+                v = static_cast<E>(static_cast<std::make_unsigned_t<E>>(a) + static_cast<std::make_unsigned_t<E>>(b));
+            }
+        }
+        opgen_sim::reg::Put(out, i, v);
     }
     dstReg = out;
 }
@@ -322,7 +390,7 @@ __simd_callee__ inline void ReduceSum(S& dstReg, W srcReg, MaskReg mask)
                   "MicroAPI::ReduceSum: the twin models the integer forms (int32 <- int32 / int16, uint32 <- uint32 / "
                   "uint16); the order of a float vcadd's additions is not documented");
     const char* what = "MicroAPI::ReduceSum";
-    const bool* on = opgen_sim::reg::Lanes<E>(mask, what);
+    const opgen_sim::reg::LaneMask on = opgen_sim::reg::Lanes<E>(mask, what);
     uint32_t sum = 0;
     for (uint32_t i = 0; i < W::LANES; ++i) {
         if (on[i]) {
@@ -330,8 +398,7 @@ __simd_callee__ inline void ReduceSum(S& dstReg, W srcReg, MaskReg mask)
         }
     }
     for (uint32_t i = 0; i < S::LANES; ++i) {
-        dstReg.lane[i] = D{0};
-        dstReg.set[i] = true;
+        opgen_sim::reg::Put(dstReg, i, D{0});
     }
     dstReg.lane[0] = static_cast<D>(sum);
 }

@@ -2,9 +2,9 @@
  * The Ascend C calls of __NPU_ARCH__ 3510 the twin declares without modelling them. First the register-based vector
  * API calls (asc-devkit include/basic_api/reg_compute/kernel_reg_compute_*_intf.h and their
  * impl/basic_api/reg_compute/ ..._intf_impl.h forms) that the real Ascend 950 DispatchV2 / CombineV2 headers
- * name in code paths the twin does not run: the quantising vector functions of
- * mc2/moe_distribute_dispatch_v2/op_kernel/quantize_functions.h and moe_distribute_combine_v2_quant.h (MX, per-tile
- * and per-token dynamic quantisation, HiFloat8 / FP8 / FP4 packing). They are declared with the public headers'
+ * name in code paths the twin does not run (reg_ops.h models those of the per-group and MX FP8 paths of
+ * mc2/moe_distribute_dispatch_v2/op_kernel/quantize_functions.h): the MX clip path, moe_distribute_combine_v2_quant.h's
+ * and the other forms the headers compile. They are declared with the public headers'
  * signatures so that those headers compile; their semantics are not modelled, so a kernel instance that calls one
  * does not build: the body is a static_assert naming the call, fired only when a tiling key's instance calls it.
  * Then the basic API calls only the Ascend 950 CCU kernels make (moe_distribute_dispatch_v2_a5_ccu.h: the proposal
@@ -14,7 +14,7 @@
 #ifndef OPGEN_SIM_UNMODELLED_3510_H
 #define OPGEN_SIM_UNMODELLED_3510_H
 
-#include "opgen_sim/reg.h"
+#include "opgen_sim/reg_ops.h"
 
 namespace opgen_sim {
 namespace reg {
@@ -31,54 +31,6 @@ constexpr bool kNotModelled = false;  // dependent: a static_assert on it fires 
 namespace AscendC {
 namespace Reg {
 
-// include/basic_api/reg_compute/kernel_reg_compute_utils.h
-enum class RegLayout { UNKNOWN = -1, ZERO, ONE, TWO, THREE };
-enum class SatMode { UNKNOWN = -1, NO_SAT, SAT };
-enum class MemType { VEC_STORE, VEC_LOAD, SCALAR_STORE, SCALAR_LOAD, VEC_ALL, SCALAR_ALL };
-enum class MaskDist { DIST_NORM, DIST_US = 1, DIST_DS = 2, DIST_PACK = 1 };
-struct DefaultType {};
-struct CastTrait {
-    RegLayout layoutMode = RegLayout::UNKNOWN;
-    SatMode satMode = SatMode::UNKNOWN;
-    MaskMergeMode mrgMode = MaskMergeMode::UNKNOWN;
-    RoundMode roundMode = RoundMode::UNKNOWN;
-};
-constexpr CastTrait castTrait = {};
-
-// include/basic_api/reg_compute/kernel_reg_compute_common_intf.h: the unaligned-access state register (vector_align)
-struct UnalignReg {
-    bool twinPrimed = false;  // never read: the calls using it are not modelled
-};
-using UnalignRegForLoad = UnalignReg;
-using UnalignRegForStore = UnalignReg;
-
-// kernel_reg_compute_vec_vconv_intf.h
-template <typename T = DefaultType, typename U = DefaultType, const CastTrait& trait = castTrait, typename S, typename V>
-__simd_callee__ inline void Cast(S& dstReg, V& srcReg, MaskReg& mask)
-{
-    OPGEN_SIM_REG_NOT_MODELLED("Cast", S, V);
-}
-
-// kernel_reg_compute_vec_binary_intf.h
-#define OPGEN_SIM_REG_BINARY(NAME)                                                                          \
-    template <typename T = DefaultType, MaskMergeMode mode = MaskMergeMode::ZEROING, typename U>            \
-    __simd_callee__ inline void NAME(U& dstReg, U& srcReg0, U& srcReg1, MaskReg& mask)                      \
-    {                                                                                                       \
-        OPGEN_SIM_REG_NOT_MODELLED(#NAME, U);                                                               \
-    }
-OPGEN_SIM_REG_BINARY(Sub)
-OPGEN_SIM_REG_BINARY(Mul)
-OPGEN_SIM_REG_BINARY(Max)
-OPGEN_SIM_REG_BINARY(Min)
-OPGEN_SIM_REG_BINARY(And)
-OPGEN_SIM_REG_BINARY(Or)
-#undef OPGEN_SIM_REG_BINARY
-template <typename T = DefaultType, auto mode = MaskMergeMode::ZEROING, typename U>
-__simd_callee__ inline void Div(U& dstReg, U& srcReg0, U& srcReg1, MaskReg& mask)
-{
-    OPGEN_SIM_REG_NOT_MODELLED("Div", U);
-}
-
 // kernel_reg_compute_vec_binary_scalar_intf.h
 #define OPGEN_SIM_REG_BINARY_SCALAR(NAME)                                                                   \
     template <typename T = DefaultType, typename U, MaskMergeMode mode = MaskMergeMode::ZEROING, typename S> \
@@ -86,62 +38,11 @@ __simd_callee__ inline void Div(U& dstReg, U& srcReg0, U& srcReg1, MaskReg& mask
     {                                                                                                       \
         OPGEN_SIM_REG_NOT_MODELLED(#NAME, S, U);                                                            \
     }
-OPGEN_SIM_REG_BINARY_SCALAR(Adds)
-OPGEN_SIM_REG_BINARY_SCALAR(Muls)
 OPGEN_SIM_REG_BINARY_SCALAR(Maxs)
 OPGEN_SIM_REG_BINARY_SCALAR(Mins)
-OPGEN_SIM_REG_BINARY_SCALAR(ShiftLefts)
-OPGEN_SIM_REG_BINARY_SCALAR(ShiftRights)
 #undef OPGEN_SIM_REG_BINARY_SCALAR
 
-// kernel_reg_compute_vec_unary_intf.h
-template <typename T = DefaultType, MaskMergeMode mode = MaskMergeMode::ZEROING, typename U>
-__simd_callee__ inline void Abs(U& dstReg, U& srcReg, MaskReg& mask)
-{
-    OPGEN_SIM_REG_NOT_MODELLED("Abs", U);
-}
-
-// kernel_reg_compute_vec_cmpsel_intf.h (Compares: the impl's CompareScalar)
-template <typename T = DefaultType, CMPMODE mode = CMPMODE::EQ, typename U>
-__simd_callee__ inline void Compare(MaskReg& dst, U& srcReg0, U& srcReg1, MaskReg& mask)
-{
-    OPGEN_SIM_REG_NOT_MODELLED("Compare", U);
-}
-template <typename T = DefaultType, CMPMODE mode = CMPMODE::EQ, typename U, typename S>
-__simd_callee__ inline void CompareScalar(MaskReg& dst, U& srcReg, S scalarValue, MaskReg& mask)
-{
-    OPGEN_SIM_REG_NOT_MODELLED("CompareScalar", U, S);
-}
-template <typename T = DefaultType, typename U>
-__simd_callee__ inline void Select(U& dstReg, U& srcReg0, U& srcReg1, MaskReg& mask)
-{
-    OPGEN_SIM_REG_NOT_MODELLED("Select", U);
-}
-
-// kernel_reg_compute_vec_duplicate_intf.h
-template <typename T = DefaultType, HighLowPart pos = HighLowPart::LOWEST, MaskMergeMode mode = MaskMergeMode::ZEROING,
-          typename S>
-__simd_callee__ inline void Duplicate(S& dstReg, S& srcReg, MaskReg& mask)
-{
-    OPGEN_SIM_REG_NOT_MODELLED("Duplicate (a lane of a register)", S);
-}
-template <typename T = DefaultType, typename U>
-__simd_callee__ inline void Interleave(U& dstReg0, U& dstReg1, U& srcReg0, U& srcReg1)
-{
-    OPGEN_SIM_REG_NOT_MODELLED("Interleave", U);
-}
-
-// kernel_reg_compute_maskreg_intf.h (MaskAnd / MaskOr: the impl's names of the mask And / Or)
-template <typename T = DefaultType>
-__simd_callee__ inline void MaskAnd(MaskReg& dst, MaskReg& src0, MaskReg& src1, MaskReg& mask)
-{
-    OPGEN_SIM_REG_NOT_MODELLED("MaskAnd", T);
-}
-template <typename T = DefaultType>
-__simd_callee__ inline void MaskOr(MaskReg& dst, MaskReg& src0, MaskReg& src1, MaskReg& mask)
-{
-    OPGEN_SIM_REG_NOT_MODELLED("MaskOr", T);
-}
+// kernel_reg_compute_maskreg_intf.h
 template <typename T>
 __simd_callee__ inline void Interleave(MaskReg& dst0, MaskReg& dst1, MaskReg& src0, MaskReg& src1)
 {
@@ -156,24 +57,7 @@ __simd_callee__ inline void Pack(S& dstReg, V& srcReg)
     OPGEN_SIM_REG_NOT_MODELLED("Pack", S, V);
 }
 
-// kernel_reg_compute_vec_reduce_intf.h
-template <typename T = DefaultType, MaskMergeMode mode = MaskMergeMode::ZEROING, typename U>
-__simd_callee__ inline void ReduceMax(U& dstReg, U srcReg, MaskReg mask)
-{
-    OPGEN_SIM_REG_NOT_MODELLED("ReduceMax", U);
-}
-template <typename T = DefaultType, MaskMergeMode mode = MaskMergeMode::ZEROING, typename U>
-__simd_callee__ inline void ReduceMaxWithDataBlock(U& dstReg, U srcReg, MaskReg mask)
-{
-    OPGEN_SIM_REG_NOT_MODELLED("ReduceMaxWithDataBlock", U);
-}
-
 // kernel_reg_compute_datacopy_intf.h (DataCopy*: the impl's names of LoadAlign / StoreAlign / *UnAlign)
-template <typename T = DefaultType, PostLiteral postMode, LoadDist dist = LoadDist::DIST_NORM, typename U>
-__simd_callee__ inline void DataCopy(U& dstReg, __ubuf__ T*& srcAddr, int32_t postUpdateStride)
-{
-    OPGEN_SIM_REG_NOT_MODELLED("DataCopy (a post-updating register load)", T, U);
-}
 template <typename T = DefaultType, LoadDist dist, typename U>
 __simd_callee__ inline void DataCopy(U& dstReg0, U& dstReg1, __ubuf__ T* srcAddr)
 {
@@ -184,35 +68,10 @@ __simd_callee__ inline void DataCopy(__ubuf__ T* dstAddr, U& srcReg0, U& srcReg1
 {
     OPGEN_SIM_REG_NOT_MODELLED("DataCopy (a dual register store)", T, U);
 }
-template <typename T = DefaultType, PostLiteral postMode, LoadDist dist, typename U>
-__simd_callee__ inline void DataCopy(U& dstReg0, U& dstReg1, __ubuf__ T*& srcAddr, int32_t postUpdateStride)
-{
-    OPGEN_SIM_REG_NOT_MODELLED("DataCopy (a post-updating dual register load)", T, U);
-}
-template <typename T = DefaultType, PostLiteral postMode, StoreDist dist = StoreDist::DIST_NORM, typename U>
-__simd_callee__ inline void DataCopy(__ubuf__ T*& dstAddr, U& srcReg, int32_t postUpdateStride, MaskReg& mask)
-{
-    OPGEN_SIM_REG_NOT_MODELLED("DataCopy (a post-updating register store)", T, U);
-}
 template <typename T = DefaultType, LoadDist dist = LoadDist::DIST_NORM, typename U>
 __simd_callee__ inline void LoadAlign(U& dstReg, __ubuf__ T* srcAddr)
 {
     OPGEN_SIM_REG_NOT_MODELLED("LoadAlign", T, U);
-}
-template <typename T = DefaultType, PostLiteral postMode, LoadDist dist = LoadDist::DIST_NORM, typename U>
-__simd_callee__ inline void LoadAlign(U& dstReg, __ubuf__ T*& srcAddr, int32_t postUpdateStride)
-{
-    OPGEN_SIM_REG_NOT_MODELLED("LoadAlign (post-updating)", T, U);
-}
-template <typename T = DefaultType, StoreDist dist = StoreDist::DIST_NORM, typename U>
-__simd_callee__ inline void StoreAlign(__ubuf__ T* dstAddr, U& srcReg, MaskReg& mask)
-{
-    OPGEN_SIM_REG_NOT_MODELLED("StoreAlign", T, U);
-}
-template <typename T = DefaultType, PostLiteral postMode, StoreDist dist = StoreDist::DIST_NORM, typename U>
-__simd_callee__ inline void StoreAlign(__ubuf__ T*& dstAddr, U& srcReg, int32_t postUpdateStride, MaskReg& mask)
-{
-    OPGEN_SIM_REG_NOT_MODELLED("StoreAlign (post-updating)", T, U);
 }
 template <typename T>
 __simd_callee__ inline void DataCopyUnAlignPre(UnalignReg& ureg, __ubuf__ T* srcAddr)
@@ -224,16 +83,6 @@ __simd_callee__ inline void DataCopyUnAlign(U& dstReg, UnalignReg& ureg, __ubuf_
 {
     OPGEN_SIM_REG_NOT_MODELLED("DataCopyUnAlign (load)", T, U);
 }
-template <typename T = DefaultType, PostLiteral postMode = PostLiteral::POST_MODE_UPDATE, typename U>
-__simd_callee__ inline void DataCopyUnAlign(__ubuf__ T*& dstAddr, U& srcReg, UnalignReg& ureg, uint32_t postUpdateStride)
-{
-    OPGEN_SIM_REG_NOT_MODELLED("DataCopyUnAlign (store)", T, U);
-}
-template <typename T, PostLiteral postMode = PostLiteral::POST_MODE_UPDATE>
-__simd_callee__ inline void DataCopyUnAlignPost(__ubuf__ T*& dstAddr, UnalignReg& ureg, int32_t postUpdateStride)
-{
-    OPGEN_SIM_REG_NOT_MODELLED("DataCopyUnAlignPost", T);
-}
 template <typename T>
 __simd_callee__ inline void LoadUnAlignPre(UnalignRegForLoad& ureg, __ubuf__ T* srcAddr)
 {
@@ -243,17 +92,6 @@ template <typename T = DefaultType, PostLiteral postMode = PostLiteral::POST_MOD
 __simd_callee__ inline void LoadUnAlign(U& dstReg, UnalignRegForLoad& ureg, __ubuf__ T*& srcAddr, uint32_t postUpdateStride)
 {
     OPGEN_SIM_REG_NOT_MODELLED("LoadUnAlign", T, U);
-}
-template <typename T = DefaultType, PostLiteral postMode = PostLiteral::POST_MODE_UPDATE, typename U>
-__simd_callee__ inline void StoreUnAlign(__ubuf__ T*& dstAddr, U& srcReg, UnalignRegForStore& ureg,
-                                         uint32_t postUpdateStride)
-{
-    OPGEN_SIM_REG_NOT_MODELLED("StoreUnAlign", T, U);
-}
-template <typename T, PostLiteral postMode = PostLiteral::POST_MODE_UPDATE>
-__simd_callee__ inline void StoreUnAlignPost(__ubuf__ T*& dstAddr, UnalignRegForStore& ureg, int32_t postUpdateStride)
-{
-    OPGEN_SIM_REG_NOT_MODELLED("StoreUnAlignPost", T);
 }
 
 // kernel_reg_compute_membar_intf.h

@@ -8,8 +8,8 @@ load elsewhere hits every figure alike:
   (b) opgen build specs/dispatch_v2.spec --no-cache -o <empty dir>    cold: no cache of any kind
   (c) opgen build <copy of dispatch_v2.spec> -o <its tree>            after a one-line constraint edit (`K in (0, 16]`
                                                                       gets another bound each run), caches warm
-  (d) opgen build specs/*.spec --no-cache -o <empty dir>              the seven specs cold (default -j: the cores)
-  (e) the same with -j 1                                              the seven specs cold, one process
+  (d) opgen build specs/*.spec --no-cache -o <empty dir>              every spec cold (nine; default -j: the cores)
+  (e) the same with -j 1                                              every spec cold, one process
   (f) opgen build specs/dispatch_v2.spec -o <empty dir>               a fresh clone's build with a warm build cache
   (g) the build of (f) again                                          no-change rebuild
 

@@ -284,9 +284,9 @@ def test_comment_edit_reuses_the_search_and_writes_the_cold_bytes(tmp_path, caps
     assert tree(tmp_path / "out") == tree(tmp_path / "cold")
 
 
-def test_lark_tables_from_the_cache_parse_like_fresh_ones(tmp_path, monkeypatch):
-    """The grammar's tables read back from lark's cache file give the same trees and the same syntax errors
-    (with their recovery) over the real specs and the bad-spec corpus."""
+def test_lark_tables_from_the_cache_and_shipped_parse_like_fresh_ones(tmp_path, monkeypatch):
+    """The grammar's tables read back from lark's cache file and from the Python file opgen ships give the same
+    trees and the same syntax errors (with their recovery) over the real specs and the bad-spec corpus."""
     from importlib import resources
 
     from opgen.core.diagnostics import Diagnostics
@@ -303,10 +303,25 @@ def test_lark_tables_from_the_cache_parse_like_fresh_ones(tmp_path, monkeypatch)
         d = Diagnostics()
         return parse.parse_text(text, "t.spec", d), d.render()
 
+    shipped = parse.shipped_parser(grammar)  # the tables shipped as Python (opgen/lang/grammar_tables.py)
+    assert shipped is not None
     files = sorted((ROOT / "specs").glob("*.spec")) + sorted((ROOT / "tests" / "corpus" / "bad").glob("*.spec"))
     for path in files:
         text = path.read_text(encoding="utf-8", errors="surrogateescape")
-        assert parsed(cached, text) == parsed(fresh, text), path.name
+        expected = parsed(fresh, text)
+        assert parsed(cached, text) == expected, path.name
+        assert parsed(shipped, text) == expected, path.name
+
+
+def test_shipped_grammar_tables_are_the_grammars():
+    """opgen/lang/grammar_tables.py is what `python -m opgen.lang.tables` writes for the grammar as it is (the
+    same text in every process: lark's numbering of states is not); an edited grammar does not use it."""
+    from opgen.lang import parse, tables
+
+    assert tables.TARGET.read_text(encoding="utf-8") == tables.source(), "run python -m opgen.lang.tables"
+    grammar = tables.grammar_text()
+    assert parse.shipped_parser(grammar) is not None
+    assert parse.shipped_parser(grammar.replace("start:", "start :", 1)) is None
 
 
 def test_two_specs_of_one_op_are_e101_even_when_both_are_cached(tmp_path, capsys):

@@ -107,5 +107,7 @@ def emit(op: Op, progress: Callable[[str], None] | None = None) -> list[Artifact
 def emit_shared() -> list[Artifact]:
     """The files every op's artefacts include and no spec determines, relative to the output tree's shared folder
     (``opgen.core.layout.SHARED_DIR``): written once per build, however many specs it builds."""
-    return sorted(format_artifacts(check_core.shared_check_core() + kernel.family_kernel_headers()),
+    # the family kernel headers are copied from templates/cpp/common/op_kernel/ as they are, and those files are
+    # already as clang-format lays them out (tests/test_cpp_format.py): formatting them again changes no byte
+    return sorted(format_artifacts(check_core.shared_check_core()) + kernel.family_kernel_headers(),
                   key=lambda a: a.path)

@@ -5,7 +5,6 @@ import functools
 import hashlib
 import os
 import sys
-from importlib import resources
 from pathlib import Path
 
 import lark
@@ -16,6 +15,8 @@ from opgen.core import cache_dir
 from opgen.core.diagnostics import Diagnostics
 from opgen.core.files import unique_temp
 from opgen.lang.expr import Span
+from opgen.lang.tables import OPTIONS as _OPTIONS
+from opgen.lang.tables import grammar_key, grammar_text
 
 # Readable names for the grammar's anonymous terminals in "expected ..." lists.
 _TOKEN_TEXT = {
@@ -36,11 +37,20 @@ _MAX_ECHOES = 200  # tokens skipped while recovering, before giving up on the fi
 
 @functools.lru_cache(maxsize=1)
 def parser() -> Lark:
-    grammar = resources.files("opgen.lang").joinpath("grammar.lark").read_text(encoding="utf-8")
-    return build_parser(grammar, cache_dir.subdir("lark"))
+    """The spec grammar's parser: from the tables shipped as Python (``opgen.lang.tables``) when they are the
+    tables of this grammar under this lark, else built (through lark's cache file when caching is on)."""
+    grammar = grammar_text()
+    return shipped_parser(grammar) or build_parser(grammar, cache_dir.subdir("lark"))
 
 
-_OPTIONS = dict(parser="lalr", propagate_positions=True)  # [x] gives None when absent (lark default)
+def shipped_parser(grammar: str) -> Lark | None:
+    """The parser read from ``opgen/lang/grammar_tables.py``, or None when that file is not ``grammar``'s tables
+    under the installed lark (an edited grammar, another lark release)."""
+    from opgen.lang import grammar_tables
+
+    if grammar_tables.GRAMMAR_KEY != grammar_key(grammar) or grammar_tables.LARK_VERSION != lark.__version__:
+        return None
+    return Lark.load({"data": grammar_tables.DATA, "memo": grammar_tables.MEMO})
 
 
 def build_parser(grammar: str, cache: Path | None) -> Lark:

@@ -408,21 +408,36 @@ class Space:
         """(check index, check id, the OpError) of the first failing error check over ``ranks``; None: accepted."""
         worst = None
         for rank in (self.ranks(case) if ranks is None else ranks):
+            arrays = None if data is None else data.get(rank)
             try:
-                s = self.scope(case, rank, None if data is None else data.get(rank))
+                s = self.scope(case, rank, arrays)
             except OpError as err:
                 return (-1, "call", err)
-            for i, chk in enumerate(self.checks):
-                if worst is not None and i >= worst[0]:
-                    break
-                if chk.code == 0 or not chk.fails(s):  # fails: what run decides, without making its message
-                    continue
+            # without arrays the scope is the one :meth:`failures` decided on, if it did: its verdicts stand
+            known = None if arrays else self._verdicts.get((case, rank))
+            for i, chk in self._failing(s, known, len(self.checks) if worst is None else worst[0]):
                 try:
                     chk.run(s, self.info.name)
                 except OpError as err:
                     worst = (i, chk.id, err)
                     break
         return worst
+
+    def _failing(self, s, known, limit: int):
+        """(index, check) of the error checks below ``limit`` that fail in ``s``, in order (fails: what run
+        decides, without making its message); ``known``: :meth:`failures`' verdicts on ``s`` (its bound, the
+        failing indices below it), which only the checks from the bound on are evaluated beyond."""
+        start = 0
+        if known is not None:
+            start, here = known
+            for i in sorted(here):
+                if i >= limit:
+                    return
+                yield i, self.checks[i]
+        for i in range(start, limit):
+            chk = self.checks[i]
+            if chk.code != 0 and chk.fails(s):
+                yield i, chk
 
     def failures(self, case: Case, ranks=None, upto: int | None = None) -> list[tuple[int, str]]:
         """The error checks failing on any search rank, as sorted (index, id), each check evaluated on its own;
@@ -446,6 +461,7 @@ class Space:
             ranked = ranked | self.affected(("ranks", name))
         if affected is not None and changed[0] == "attr":
             affected = affected | ranked  # the rank rule's ids (epRankId = i // tpWorldSize) may move with it
+        indices = self._error_indices if upto is None else frozenset(i for i, _ in checks)
         failed: set[int] = set()
         first = None  # the verdicts on the first rank
         for rank in ranks:
@@ -457,17 +473,17 @@ class Space:
             if before is None and first is None:
                 here = {i for i, chk in checks if chk.fails(s)}
             else:
+                # by sets, not check by check: the parent's verdict where the change cannot reach (``was`` holds
+                # only indices below its bound ``done``), the first rank's where the rank cannot, else evaluated
                 done, was = before or (0, ())
-                here = set()
-                for i, chk in checks:
-                    if i < done and i not in affected:
-                        if i in was:
-                            here.add(i)
-                    elif first is not None and i not in ranked:
-                        if i in first:
-                            here.add(i)
-                    elif chk.fails(s):
-                        here.add(i)
+                here = (was - affected) & indices if was else set()
+                rest = (indices & affected) if done else indices
+                if done < bound:
+                    rest = rest | indices.difference(range(done))
+                if first is not None:
+                    here |= (rest - ranked) & first
+                    rest = rest & ranked
+                here.update(i for i in sorted(rest) if self.checks[i].fails(s))
             if len(self._verdicts) > 20000:
                 self._verdicts.clear()
             self._verdicts[(case, rank)] = (bound, here)
@@ -475,6 +491,10 @@ class Space:
                 first = here
             failed |= here
         return [(i, self.checks[i].id) for i in sorted(failed)]
+
+    @functools.cached_property
+    def _error_indices(self) -> frozenset:
+        return frozenset(i for i, _ in self.error_checks)
 
     def affected(self, field: Field) -> frozenset:
         """The indices of the error checks whose verdict a change of ``field`` alone may change: those whose

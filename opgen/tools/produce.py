@@ -172,13 +172,16 @@ def _emit_in_processes(todo: list, total: int, jobs: int, progress: Progress) ->
     progress.say(f"emitting {len(todo)} specs in {workers} processes")
     pool = ProcessPoolExecutor(workers, mp_context=context)
     try:
+        # the longest specs first (the text's length stands for the work: the search grows with the checks),
+        # so the last process to finish does not start a long spec when the others are done
         futures = {pool.submit(_emit_worker, item.path, item.op.source, cache_dir.enabled(), str(cache_dir.root())):
-                   (i, item) for i, item in todo}
+                   (i, item) for i, item in sorted(todo, key=lambda t: -len(t[1].op.source))}
+        by_index = {}
         for future in as_completed(futures):
             i, item = futures[future]
-            future.result()  # a worker's exception is raised here, as it would be without workers
+            by_index[i] = future.result()  # a worker's exception is raised here, as it would be without workers
             progress.for_spec(i, total, item.path)("emitted")
-        return [future.result() for future in futures]  # in the order of ``todo``
+        return [by_index[i] for i, _ in todo]  # in the order of ``todo``
     finally:
         pool.shutdown(cancel_futures=True)
 

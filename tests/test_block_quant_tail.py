@@ -97,7 +97,7 @@ def test_per_block_on_its_own_broadcasts_blocks_of_128_through_a_work_row(tmp_pa
     assert cli.main(["build", str(spec), "-o", str(out), "--no-cache"]) == 0
     op_dir = out / "moe_distribute_dispatch_v2"
     kernel = (op_dir / "op_kernel" / "moe_distribute_dispatch_v2_gen.h").read_text(encoding="utf-8")
-    assert "BroadcastBlocks<128U>(" in kernel and "MulBlocks<128U>(" not in kernel
+    assert "BroadcastBlocks<128U, false>(" in kernel and "MulBlocks<128U" not in kernel
     ref = _load("bq_div_reference", op_dir / "reference.py")
     _, cases, case = _case_at_h("moe_distribute_dispatch_v2", "ascend950-q3-bs4-h1024-k2-w2", "x")
     world = testkit.build_world(ref, case)

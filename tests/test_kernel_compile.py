@@ -245,13 +245,13 @@ def test_quant_formulas_come_from_the_spec(dispatch_v2):
     mode2 = _mode(text, "quantMode", 2, "// ---- quantMode 3 ")
     assert "ReduceMaxRow(" in mode2 and "Abs(" in mode2
     assert "const float ds = (DTypeTraits<ExpandXOutT>::MAX / " in mode2          # scalar fp32 divide
-    assert "CastRow<ExpandXOutT, float, RoundMode::CAST_RINT, true>(expandXOutRow" in mode2
+    assert "CastRow<ExpandXOutT, float, RoundMode::CAST_RINT, true, false>(expandXOutRow" in mode2
     assert "dynamicScalesOutRow.SetValue(0U, static_cast<DynamicScalesOutT>((1.0f / ds)))" in mode2
     mode3 = _mode(text, "quantMode", 3, "// ---- quantMode 4 ")
-    assert "BlockMaxRow<128U>(" in mode3 and "MulBlocks<128U>(" in mode3 and "Div(" in mode3
-    assert "CastRow<ExpandXOutT, float, RoundMode::CAST_RINT, false>" in mode3   # sat=false
+    assert "BlockMaxRow<128U, false>(" in mode3 and "MulBlocks<128U, false>(" in mode3 and "Div(" in mode3
+    assert "CastRow<ExpandXOutT, float, RoundMode::CAST_RINT, false, false>" in mode3   # sat=false
     mode4 = _mode(text, "quantMode", 4, "#define MOE_DISTRIBUTE_DISPATCH_V2_TPL_CLASS")
-    for needle in ("ExponentRow(", "BlockMaxRow<32U>(", "CompareScalar(", "Select(", "Exp2Row(", "PadEvenRow(",
+    for needle in ("ExponentRow(", "BlockMaxRow<32U, false>(", "CompareScalar(", "Select(", "Exp2Row(", "PadEvenRow(",
                    "EncodeE8M0Row(", "__builtin_nanf(\"\")"):
         assert needle in mode4, needle
     # the int8 chain CastRow runs (CastFromFloat, common/op_kernel/opgen_kernel_helpers.h) is pinned by its
@@ -269,8 +269,8 @@ def test_changing_a_formula_changes_the_kernel(tmp_path):
     files = kernel_files(op)
     kernel = files[body_path(op)]
     mode2 = _mode(kernel, "quantMode", 2, "// ---- quantMode 3 ")
-    assert "RoundMode::CAST_FLOOR, false>(expandXOutRow" in mode2 and "Maxs(" in mode2
-    assert "RoundMode::CAST_RINT, true>(expandXOutRow" not in mode2
+    assert "RoundMode::CAST_FLOOR, false, false>(expandXOutRow" in mode2 and "Maxs(" in mode2
+    assert "RoundMode::CAST_RINT, true, false>(expandXOutRow" not in mode2
     # the op's folder beside the shared folder (the kernel helpers it includes)
     written = {tmp_path / op.snake_name / path: content for path, content in files.items()}
     written.update({tmp_path / SHARED_DIR / a.path: a.content for a in emit_shared()})
@@ -308,8 +308,9 @@ def test_combine_kernel(combine_v2):
     assert "QuantRowMode3" not in text and "mxfp8" not in text  # not declared: rejected by tiling
     # the sender quantises and writes the int8 row and its block scales (`send q, stored;`), 32-byte aligned
     mode2 = text[text.index('// ---- commQuantMode 2 "int8"'):text.index("// Init's part the spec decides")]
-    for needle in ("BlockMaxRow<8U>(", "(1.0f / DTypeTraits<int8_t>::MAX)", "BroadcastBlocks<8U>(", "Div(",
-                   "CastRow<int8_t, half, RoundMode::CAST_RINT, true>",
+    for needle in ("BlockMaxRow<8U, false>(", "(1.0f / DTypeTraits<int8_t>::MAX)", "BroadcastBlocks<8U, false>(", "Div(",
+                   "CastRow<int8_t, half, RoundMode::CAST_RINT, true, false>(wire_q, ",
+                   "CastRow<ExpandXT, float, RoundMode::CAST_RINT, false, false>(wire_stored, s, ",
                    "LocalTensor<int8_t> wire_q = msg[0U].template ReinterpretCast<int8_t>();",
                    "LocalTensor<ExpandXT> wire_stored = msg[AlignUp(RowBytes<int8_t>(static_cast<uint32_t>(hLen)), "
                    "UB_BLOCK)].template ReinterpretCast<ExpandXT>();"):
@@ -318,8 +319,8 @@ def test_combine_kernel(combine_v2):
     # the owner of a mode-2 row reads the message (Traits::RECEIVES) and dequantises it into the fp32 row it adds
     assert "static constexpr bool RECEIVES =\n        (TK_QUANT == 2U) ||\n        false;" in text
     receive = text[text.index("::ReceiveRow("):text.index("// The special experts' terms")]
-    for needle in ("MulBlocks<8U>(", "CastRow<half, int8_t, RoundMode::CAST_RINT, false>(t1, wire_q",
-                   "CastRow<float, ExpandXT, RoundMode::CAST_RINT, false>(term, "):
+    for needle in ("MulBlocks<8U, false>(", "CastRow<half, int8_t, RoundMode::CAST_RINT, false, false>(t3, wire_q, ",
+                   "CastRow<float, ExpandXT, RoundMode::CAST_RINT, false, false>(term, "):
         assert needle in receive, needle
     # the special experts, lowered from the spec's formulas, in the spec's order (zero, copy, const): a zero expert
     # adds nothing; the real kernel's const expert: the softmax of the dot products alpha1[c]·x and alpha2[c]·x
@@ -558,10 +559,10 @@ def test_family_kernels_are_cpp_headers_around_the_specs_part(family):
 def test_dispatch_setup_kernel(family):
     text = _kernel(family, "dispatch_setup.spec")
     mode0 = _mode(text, "quantMode", 0, "// ---- quantMode 4 ")
-    assert "CastRow<YOutT, XT, RoundMode::CAST_RINT, false>(yOutRow, xRow," in mode0  # a copy: the dtypes agree
+    assert "CastRow<YOutT, XT, RoundMode::CAST_RINT, false, false>(yOutRow, xRow," in mode0  # a copy: the dtypes agree
     mx = _mode(text, "quantMode", 4, "#define MOE_DISTRIBUTE_DISPATCH_SETUP_TPL_CLASS")
-    for needle in ("ExponentRow(", "BlockMaxRow<32U>(", "Exp2Row(", "MulBlocks<32U>(",
-                   "CastRow<YOutT, float, RoundMode::CAST_RINT, true>(yOutRow"):
+    for needle in ("ExponentRow(", "BlockMaxRow<32U, false>(", "Exp2Row(", "MulBlocks<32U, false>(",
+                   "CastRow<YOutT, float, RoundMode::CAST_RINT, true, false>(yOutRow"):
         assert needle in mx, needle
     # the MX instance runs in the entry's instance of template tiling key quantMode 4, in its OpDef column
     mx_key = text[text.index("} else if constexpr (KeyQuantMode == 4U) {"):]
@@ -590,7 +591,7 @@ def test_combine_setup_kernel(family, tmp_path):
 def test_combine_teardown_kernel(family):
     text = _kernel(family, "combine_teardown.spec")
     quant = text[text.index("::QuantRow("):text.index("#define MOE_DISTRIBUTE_COMBINE_TEARDOWN_TPL_CLASS")]
-    assert "CopyRow(xOutRow, xRow, static_cast<uint32_t>(hLen));" in quant  # the spec's formula (identity)
+    assert "CopyRow<XOutT, XOutT, false>(xOutRow, xRow, static_cast<uint32_t>(hLen));" in quant  # the spec's formula (identity)
     assert "sharedExpertXOptionalGm_" not in text  # the reference (and the arch35 kernel) do not add it
 
 

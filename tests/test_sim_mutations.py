@@ -266,3 +266,43 @@ def test_a_950_kernel_that_asks_hccl_for_window_addresses_faults(monkeypatch, tm
     with pytest.raises(sim.TwinFault, match=r"Hccl::GetWindowsInAddr\(\d+\): on __NPU_ARCH__ 3510 the AICPU client "
                                             r"always returns 0"):
         sim.run(sim.build_for(mutated, ref, case["product"]), ref, case, world, tmp_path / "bad")
+
+
+@pytest.mark.slow
+def test_a_barrier_the_formula_lowering_places_by_dependency_is_needed(monkeypatch, tmp_path):
+    """The quant formulas get PipeBarrier<PIPE_V> only where a vector instruction reads a row an earlier one wrote
+    (opgen/lower/ascendc.py QuantLowering.vec): dropping the one before the comm-quant sender's Div (it reads the
+    block scales Brcb broadcast into a row) makes CombineV2's Atlas A3 quant-2 world fault on the twin, naming the
+    missing barrier; the same world passes on the unmutated kernel."""
+    from opgen import sim
+    from opgen.harness import testkit
+    from opgen.lower import ascendc
+
+    op = "moe_distribute_combine_v2"
+    ref, cases = _suite(op)
+    _require_twin()
+    original = ascendc.QuantLowering.vec
+    dropped = []
+
+    def vec(self, line, reads=(), writes=(), ends="open"):
+        if line.startswith("Div(") and self.dirty & self.buffers(*reads):
+            dropped.append(line)
+            self.dirty.clear()  # the lowering goes on as if the barrier were there
+        return original(self, line, reads, writes, ends)
+
+    monkeypatch.setattr(ascendc.QuantLowering, "vec", vec)
+    out = tmp_path / "out"
+    assert cli.main(["build", str(ROOT / "specs" / "combine_v2.spec"), "-o", str(out), "--no-cache"]) == 0
+    monkeypatch.setattr(ascendc.QuantLowering, "vec", original)
+    assert dropped, "the comm-quant sender's Div no longer follows a barrier the lowering placed: update the mutation"
+    # one barrier fewer in the kernel: the op's one row Div (lowered twice: a first pass finds the message)
+    barriers = [_kernel_code(tree, op).count("PipeBarrier<PIPE_V>();") for tree in (GENERATED, out)]
+    assert barriers[1] == barriers[0] - 1, barriers
+    case = next(c for c in cases.POSITIVE if c["id"] == "ascend910_93-q2-bs2-h1024-k2-w2")
+    world = testkit.build_world(ref, case)
+    results = testkit.run(ref, case, world)
+    good = lambda product: sim.build_for(GENERATED / op, ref, product)  # noqa: E731
+    assert testkit.twin(ref, cases, case, world, results, good, tmp_path / "good") is None
+    with pytest.raises(sim.TwinFault, match=r"Div: reads UB \[\d+, \d+\) that an earlier vector instruction wrote "
+                                            r"at \[\d+, \d+\) with no PipeBarrier<PIPE_V> between the two"):
+        sim.run(sim.build_for(out / op, ref, case["product"]), ref, case, world, tmp_path / "bad")

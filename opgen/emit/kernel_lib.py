@@ -446,6 +446,9 @@ class KernelKind:
     # "copied" (the rows arrive formatted by the partner op, whose formulas the spec repeats: not lowered, still
     # deciding which dtype combinations exist) or "unchanged" (rows go out as they are: every formula empty)
     formulas: str = "lowered"
+    # QuantRow's outputs go into a queue's buffer the kernel EnQueues before anything reads them (the row message):
+    # the lowered formula ends with no PipeBarrier<PIPE_V> (the EnQue orders its vector writes before MTE3)
+    quant_queued: bool = False
     # the areas of the spec's `window` the kernel addresses (tiling data fields win_<area>, win_<area>_at), the
     # first ones of a data half in this order: each finds its area after the one before it
     window_areas: tuple[str, ...] = ()
@@ -738,7 +741,8 @@ def common_context(op: Op, kind: KernelKind) -> dict:
         routed_layout={t: f"LAYOUT_{snake(t).upper()}" for t in plan.routed},
         dims=frozenset(dim_bindings(op)),
     )
-    modes = [QuantLowering(op, types).lower_mode(q) for q in op.quant_modes] if lowered else []
+    modes = [QuantLowering(op, types, queued=kind.quant_queued).lower_mode(q) for q in op.quant_modes] \
+        if lowered else []
 
 
     qparam = quant_field.param if quant_field else None

@@ -47,6 +47,10 @@ CMP_MODES = {"==": "EQ", "!=": "NE", "<": "LT", "<=": "LE", ">": "GT", ">=": "GE
 CMP_NEGATED = {"==": "!=", "!=": "==", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
 # Dtypes a kernel row can be decoded to float32 from by one Cast (the others need a helper).
 FLOATISH = ("FLOAT32", "FLOAT16", "BFLOAT16")
+# (dst, src) element types CastRow converts with no scratch row (opgen_kernel_helpers.h CAST_WITHOUT_SCRATCH: one
+# Cast, no clamp, no fp32 detour); the lowering gives these casts no scratch slot (a row of UB fewer)
+SCRATCH_FREE_CASTS = frozenset({("half", "int8_t"), ("half", "uint8_t"), ("int8_t", "half"), ("uint8_t", "half"),
+                                ("float", "half"), ("float", "bfloat16_t")})
 FLOATS_PER_BLOCK = 8  # opgen_kernel_helpers.h FLOATS_PER_BLOCK: fp32 values in one 32-byte block (one Brcb block)
 _CPP_KEYWORDS = frozenset("""alignas alignof and asm auto bool break case catch char class const constexpr continue
 decltype default delete do double else enum explicit export extern false float for friend goto if inline int long
@@ -314,10 +318,20 @@ class QuantLowering:
     into the outgoing message (``out_views``).  Float arithmetic is fp32, as in the numpy reference:
     a scalar divide stays a scalar divide, a row divide a vector ``Div`` (never a reciprocal multiply).
     UB rows are reused as soon as a value dies (each let knows how many uses it has left).
+
+    ``PipeBarrier<PIPE_V>`` goes where the data needs it (the kernels build with --cce-auto-sync=off): before a
+    vector instruction that reads a row an earlier one wrote with no barrier since (the V pipe overlaps its
+    instructions; a later write over a row an earlier instruction reads needs none, as the pipe issues in order),
+    not after every step; the helpers the lowering calls end with no barrier of their own (``BARRIER = false``).
+    At the end, one barrier if a written row is still unordered, unless ``queued``: the caller hands the outputs to
+    a queue, whose EnQue orders the vector writes before MTE3 reads them (the row message of DispatchV2 / CombineV2).
+    A sent value (``send``) that is a cast is computed straight into its part of the message (no copy), as the real
+    Int8QuantProcess casts into its send buffer (code: mc2/moe_distribute_combine_v2/op_kernel/
+    moe_distribute_combine_v2_quant.h).
     """
 
     def __init__(self, op: Op, types: KernelTypes, slot_base: int = 0, out_slot: int | None = None,
-                 given: dict | None = None, label: str | None = None):
+                 given: dict | None = None, label: str | None = None, queued: bool = False):
         """``slot_base``: the first calc slot the formula may use (the slots below it stay live around it, e.g.
         the combine reduce's accumulator while a special expert's term is computed). ``out_slot``: the calc slot
         the (single, fp32 row) output view is; the formula may use it as a temporary and, when its value ends
@@ -330,10 +344,27 @@ class QuantLowering:
         self.outputs = {t.name for t in op.outputs} | set(types.out_views)
         self.given = dict(given or {})  # rows in scope from the start (a post stage's reduced row), by name
         self.label = label              # how errors name the formula (default: its quant mode)
+        self.queued = queued            # the outputs go to a queue: no closing PipeBarrier<PIPE_V>
 
     # ---- entry ----
     def lower_mode(self, q: QuantMode) -> LoweredMode:
+        """The mode's body. A split mode is lowered twice: the first pass finds the message (each sent value's type
+        and length), the second computes the sent casts straight into it."""
+        if q.send is None:
+            return self.lower_once(q, {})
+        first = self.lower_once(q, {})
+        into = {w.name: (w, at) for w, at in zip(first.wire, wire_offsets(first.wire))}
+        second = self.lower_once(q, into)
+        if second.wire != first.wire:
+            raise LoweringError(f"internal: quant mode {q.value}'s message changed between its two lowerings",
+                                q.span)
+        return second
+
+    def lower_once(self, q: QuantMode, into: dict) -> LoweredMode:
         self.q = q
+        self.into = into                # sent name → (WirePart, byte offset): computed in place in `msg`
+        self.in_place: set[str] = set()
+        self.dirty: set = set()         # rows written by vector instructions with no PipeBarrier<PIPE_V> since
         self.lines: list[str] = []
         self.depth = 1
         self.free: list[int] = []
@@ -366,6 +397,9 @@ class QuantLowering:
         if wire:
             receiver = q.receiver
             conds = {out: "true" for out in dict.fromkeys(st.name for st in receiver if st.kind == "assign")}
+        if self.dirty and not self.queued:
+            self.emit("PipeBarrier<PIPE_V>(); // the outputs are read by the caller's vector instructions")
+            self.dirty.clear()
         self.emit("(void)xRow;")
         self.emit("(void)tokenIdx;")
         self.emit("(void)expertRow;")
@@ -383,8 +417,13 @@ class QuantLowering:
         wire = tuple(WirePart(n, v.ctype, v.count, v.block) for n, v in parts)
         self.comment(f"send {', '.join(q.send.names)}: the message this rank writes into the window slot")
         for w, (n, v), at in zip(wire, parts, wire_offsets(wire)):
+            if n in self.in_place:
+                self.comment(f"{n} was computed in its place in the message")
+                continue
             self.emit(f"LocalTensor<{w.ctype}> {w.ref} = msg[{at}].template ReinterpretCast<{w.ctype}>();")
-            self.emit(f"CopyRow({w.ref}, {v.ref}, static_cast<uint32_t>({w.count}));")
+            wv = Val("row", w.ctype, w.ref, w.count, w.block)
+            self.vec(f"CopyRow<{w.ctype}, {w.ctype}, false>({w.ref}, {v.ref}, static_cast<uint32_t>({w.count}));",
+                     (v,), (wv,))
         return wire
 
     # ---- emission helpers ----
@@ -394,10 +433,31 @@ class QuantLowering:
     def comment(self, text: str) -> None:
         self.emit("// " + text)
 
-    def vec(self, line: str) -> None:
-        """A vector instruction, then the PIPE_V barrier the next dependent one needs (--cce-auto-sync=off)."""
+    @staticmethod
+    def buffers(*vals) -> set:
+        """The UB buffers of rows: their calc slots, else the named row (the input row, a message part, an output)."""
+        out = set()
+        for v in vals:
+            if isinstance(v, Val) and v.kind == "row":
+                out |= {("slot", s) for s in v.slots} if v.slots else {("ref", v.ref)}
+        return out
+
+    def vec(self, line: str, reads=(), writes=(), ends: str = "open") -> None:
+        """A vector instruction (or a helper issuing some) reading the rows ``reads`` and writing ``writes``: a
+        PipeBarrier<PIPE_V> first if it reads a row written since the last one (--cce-auto-sync=off). ``ends``:
+        "open" (its writes are unordered after it), "fenced" (it issues a barrier after reading ``reads``, so only its
+        own later writes are unordered), "ordered" (it ends with a barrier, or with a wait of the scalar unit on the
+        vector pipe: nothing is unordered after it)."""
+        if self.dirty & self.buffers(*reads):
+            self.emit("PipeBarrier<PIPE_V>();")
+            self.dirty.clear()
         self.emit(line)
-        self.emit("PipeBarrier<PIPE_V>();")
+        if ends == "ordered":
+            self.dirty.clear()
+        elif ends == "fenced":
+            self.dirty = self.buffers(*writes)
+        else:
+            self.dirty |= self.buffers(*writes)
 
     def fresh(self, prefix: str = "t") -> str:
         self.tmp += 1
@@ -463,12 +523,15 @@ class QuantLowering:
         if s.kind == "let":
             if conds:
                 self.fail(s.expr, "a let under `when` is not supported by the kernel lowering")
+            if s.name in self.into and self.uses.get(s.name) == 1 and isinstance(s.expr, Call) and s.expr.fn == "cast":
+                self.cast_in_place(s.name, s.expr)
+                return
             v = self.lower(s.expr)
             if v.kind == "row":
                 if not v.owned and v.slots:
                     # an alias of another live let: the new let gets its own copy
                     c = self.alloc(v.ctype, v.count, v.block)
-                    self.emit(f"CopyRow({c.ref}, {v.ref}, static_cast<uint32_t>({v.count}));")
+                    self.copy_row(c, v)
                     v = c
                 if s.name in self.uses and v.ref not in ("xRow",):
                     name = cpp_ident(s.name)
@@ -487,6 +550,7 @@ class QuantLowering:
             self.fail(s.expr, f"output {s.name} is not carried by the kernel's row message")
         assigns.setdefault(s.name, []).append(cond_text if (conds and static) else "true")
         self.known_eq = [self.type_equalities(c) for c in s.conditions]
+        before = set(self.dirty)
         if conds:
             self.emit(f"if {'constexpr ' if static else ''}({cond_text}) {{")
             self.depth += 1
@@ -494,7 +558,35 @@ class QuantLowering:
         if conds:
             self.depth -= 1
             self.emit("}")
+            self.dirty |= before  # a barrier inside the `if` may not run
         self.known_eq = []
+
+    def cast_in_place(self, name: str, e: Call) -> None:
+        """``let name = cast(...)`` whose only use is the ``send``: the cast writes the message part itself."""
+        part, at = self.into[name]
+        if self.static_type(e.args[1]) != part.ctype:
+            self.fail(e, f"internal: the sent {name} changed type between the two lowerings")
+        self.emit(f"LocalTensor<{part.ctype}> {part.ref} = msg[{at}].template ReinterpretCast<{part.ctype}>();")
+        out = Val("row", part.ctype, part.ref, part.count, part.block)
+        self.cast_into(out, e)
+        self.lets[name] = out
+        self.in_place.add(name)
+
+    def cast_row(self, dst: Val, src: Val, mode: str, sat: bool, count: str | None = None) -> None:
+        """dst = CastRow(src), with no barrier of its own; a scratch slot only where the cast needs one."""
+        head = f"CastRow<{dst.ctype}, {src.ctype}, {mode}, {cpp_literal(sat)}, false>({dst.ref}, {src.ref}, " \
+               f"static_cast<uint32_t>({count or dst.count})"
+        if (dst.ctype, src.ctype) in SCRATCH_FREE_CASTS:
+            self.vec(head + ");", (src,), (dst,))
+            return
+        s = self.scratch()
+        self.vec(head + f", {s.ref});", (src,), (dst, s))
+        self.release(s)
+
+    def copy_row(self, dst: Val, src: Val, count: str | None = None) -> None:
+        """dst = src (one element type), with no barrier of its own (``vec``)."""
+        self.vec(f"CopyRow<{dst.ctype}, {src.ctype}, false>({dst.ref}, {src.ref}, "
+                 f"static_cast<uint32_t>({count or src.count}));", (src,), (dst,))
 
     def type_equalities(self, c: Expr) -> set:
         """Types a `when` test proves equal (``dtype(a) == dtype(b)``, ``dtype(a) == INT8``, conjunctions)."""
@@ -523,7 +615,7 @@ class QuantLowering:
             if not v.slots and v.ref != "xRow":
                 # a given row (a received message's view) may lie in the output's own slot: copy it out first
                 c = self.alloc(v.ctype, v.count, v.block)
-                self.emit(f"CopyRow({c.ref}, {v.ref}, static_cast<uint32_t>({v.count}));")
+                self.copy_row(c, v)
                 v = c
             self.store(dst, v)
             return
@@ -543,17 +635,16 @@ class QuantLowering:
         """Write a value into an output row: same dtype copies, fp32-family dtypes convert (RINT)."""
         if v.kind == "scalar":
             self.emit("SyncFunc<HardEvent::V_S>();")
+            self.dirty.clear()  # the scalar unit waited for the vector pipe
             self.emit(f"{dst.ref}.SetValue(0U, static_cast<{dst.ctype}>({v.ref}));")
             return
         if v.kind != "row":
             self.fail(None, "a dtype cannot be assigned to an output")
         if self.same_type(v.ctype, dst.ctype):
-            self.emit(f"CopyRow({dst.ref}, {v.ref}, static_cast<uint32_t>({dst.count}));")
+            self.vec(f"CopyRow<{dst.ctype}, {dst.ctype}, false>({dst.ref}, {v.ref}, "
+                     f"static_cast<uint32_t>({dst.count}));", (v,), (dst,))
         else:
-            s = self.scratch()
-            self.emit(f"CastRow<{dst.ctype}, {v.ctype}, RoundMode::CAST_RINT, false>({dst.ref}, {v.ref}, "
-                      f"static_cast<uint32_t>({dst.count}), {s.ref});")
-            self.release(s)
+            self.cast_row(dst, v, "RoundMode::CAST_RINT", False, dst.count)
         self.release(v)
 
     # ---- conditions ----
@@ -630,7 +721,7 @@ class QuantLowering:
                 return replace(v, ref=f"(-{v.ref})")
             self.need_float(e, v)
             d = self.dest("float", v.count, v.block, v)
-            self.vec(f"Muls({d.ref}, {v.ref}, -1.0f, static_cast<int32_t>({v.count}));")
+            self.vec(f"Muls({d.ref}, {v.ref}, -1.0f, static_cast<int32_t>({v.count}));", (v,), (d,))
             self.release_unless(d, v)
             return d
         if isinstance(e, Binary):
@@ -715,7 +806,7 @@ class QuantLowering:
                 self.fail(e, "rows of different block sizes")
             d = self.dest("float", a.count, a.block, a, b)
             fn = {"+": "Add", "-": "Sub", "*": "Mul", "/": "Div"}[e.op]
-            self.vec(f"{fn}({d.ref}, {a.ref}, {b.ref}, static_cast<int32_t>({a.count}));")
+            self.vec(f"{fn}({d.ref}, {a.ref}, {b.ref}, static_cast<int32_t>({a.count}));", (a, b), (d,))
             self.release_unless(d, a, b)
             return d
         row, sc = (a, b) if a.kind == "row" else (b, a)
@@ -725,21 +816,21 @@ class QuantLowering:
         n = f"static_cast<int32_t>({row.count})"
         d = self.dest("float", row.count, row.block, row)
         if e.op == "*":
-            self.vec(f"Muls({d.ref}, {row.ref}, {s}, {n});")
+            self.vec(f"Muls({d.ref}, {row.ref}, {s}, {n});", (row,), (d,))
         elif e.op == "+":
-            self.vec(f"Adds({d.ref}, {row.ref}, {s}, {n});")
+            self.vec(f"Adds({d.ref}, {row.ref}, {s}, {n});", (row,), (d,))
         elif e.op == "-" and a.kind == "row":
-            self.vec(f"Adds({d.ref}, {row.ref}, -({s}), {n});")
+            self.vec(f"Adds({d.ref}, {row.ref}, -({s}), {n});", (row,), (d,))
         elif e.op == "-":
-            self.vec(f"Muls({d.ref}, {row.ref}, -1.0f, {n});")
-            self.vec(f"Adds({d.ref}, {d.ref}, {s}, {n});")
+            self.vec(f"Muls({d.ref}, {row.ref}, -1.0f, {n});", (row,), (d,))
+            self.vec(f"Adds({d.ref}, {d.ref}, {s}, {n});", (d,), (d,))
         else:  # division keeps its single rounding: broadcast the scalar, then a vector Div
             c = self.alloc("float", row.count, row.block)
-            self.vec(f"Duplicate({c.ref}, {s}, {n});")
+            self.vec(f"Duplicate({c.ref}, {s}, {n});", (), (c,))
             if a.kind == "row":
-                self.vec(f"Div({d.ref}, {row.ref}, {c.ref}, {n});")
+                self.vec(f"Div({d.ref}, {row.ref}, {c.ref}, {n});", (row, c), (d,))
             else:
-                self.vec(f"Div({d.ref}, {c.ref}, {row.ref}, {n});")
+                self.vec(f"Div({d.ref}, {c.ref}, {row.ref}, {n});", (c, row), (d,))
             self.release(c)
         self.release_unless(d, row)
         return d
@@ -779,7 +870,7 @@ class QuantLowering:
         cnt = lhs.count
         mask = self.alloc("uint8_t", cnt, lhs.block)
         self.vec(f"CompareScalar({mask.ref}, {lhs.ref}, {self.as_float(rhs)}, CMPMODE::{CMP_MODES[mode]}, "
-                  f"AlignUp(static_cast<uint32_t>({cnt}), FLOATS_PER_REPEAT));")
+                 f"AlignUp(static_cast<uint32_t>({cnt}), FLOATS_PER_REPEAT));", (lhs,), (mask,))
         self.release(lhs)  # the mask holds the test; the operand may now be reused
         then, orelse = self.lower(e.then), self.lower(e.orelse)
         if kinds == ("row", "scalar"):
@@ -790,7 +881,7 @@ class QuantLowering:
             row, other = then, orelse
         else:
             row = self.alloc("float", cnt, lhs.block)
-            self.vec(f"Duplicate({row.ref}, {self.as_float(orelse)}, static_cast<int32_t>({cnt}));")
+            self.vec(f"Duplicate({row.ref}, {self.as_float(orelse)}, static_cast<int32_t>({cnt}));", (), (row,))
             other = then
         for v in (row, other):
             if v.kind == "row":
@@ -798,10 +889,10 @@ class QuantLowering:
         d = self.dest("float", cnt, lhs.block, row, other)
         if other.kind == "row":
             self.vec(f"Select({d.ref}, {mask.ref}, {row.ref}, {other.ref}, SELMODE::VSEL_TENSOR_TENSOR_MODE, "
-                      f"static_cast<uint32_t>({cnt}));")
+                     f"static_cast<uint32_t>({cnt}));", (mask, row, other), (d,))
         else:
             self.vec(f"Select({d.ref}, {mask.ref}, {row.ref}, {self.as_float(other)}, "
-                      f"SELMODE::VSEL_TENSOR_SCALAR_MODE, static_cast<uint32_t>({cnt}));")
+                     f"SELMODE::VSEL_TENSOR_SCALAR_MODE, static_cast<uint32_t>({cnt}));", (mask, row), (d,))
         self.release(mask)
         self.release_unless(d, row, other)
         return d
@@ -819,11 +910,11 @@ class QuantLowering:
             self.fail(e, "branches of different shapes")
         name = self.fresh("sel")
         self.emit(f"LocalTensor<float> {name};")
-        start_free, start_n = list(self.free), self.nslots
-        results = []
+        start_free, start_n, start_dirty = list(self.free), self.nslots, set(self.dirty)
+        results, dirty = [], set()
         for branch, opener in ((e.then, f"if constexpr ({c}) {{"), (e.orelse, "} else {")):
-            # only one branch exists per instantiation: both start from the same free slots
-            self.free, self.nslots = list(start_free), start_n
+            # only one branch exists per instantiation: both start from the same free slots and unordered rows
+            self.free, self.nslots, self.dirty = list(start_free), start_n, set(start_dirty)
             self.emit(opener)
             self.depth += 1
             v = self.lower(branch)
@@ -832,18 +923,20 @@ class QuantLowering:
             if v.ctype != "float" or not v.owned or not v.slots:
                 f = self.alloc("float", v.count, v.block)
                 if v.ctype == "float":
-                    self.emit(f"CopyRow({f.ref}, {v.ref}, static_cast<uint32_t>({v.count}));")
+                    self.copy_row(f, v)
                 else:
                     s = self.scratch()
-                    self.emit(f"CastRow<float, {v.ctype}, RoundMode::CAST_NONE, false>({f.ref}, {v.ref}, "
-                              f"static_cast<uint32_t>({v.count}), {s.ref});")
+                    self.vec(f"CastRow<float, {v.ctype}, RoundMode::CAST_NONE, false, false>({f.ref}, {v.ref}, "
+                             f"static_cast<uint32_t>({v.count}), {s.ref});", (v,), (f, s))
                     self.release(s)
                 self.release(v)
                 v = f
             self.emit(f"{name} = {v.ref};")
             self.depth -= 1
             results.append((v, set(self.free), self.nslots))
+            dirty |= self.dirty
         self.emit("}")
+        self.dirty = dirty
         slots = tuple(dict.fromkeys(s for v, _, _ in results for s in v.slots))
         self.nslots = max(n for _, _, n in results)
 
@@ -904,7 +997,7 @@ class QuantLowering:
                 return Val("scalar", "float", f"AbsF({self.as_float(v)})", static=v.static)
             self.need_float(e, v)
             d = self.dest("float", v.count, v.block, v)
-            self.vec(f"Abs({d.ref}, {v.ref}, static_cast<int32_t>({v.count}));")
+            self.vec(f"Abs({d.ref}, {v.ref}, static_cast<int32_t>({v.count}));", (v,), (d,))
             self.release_unless(d, v)
             return d
         if fn in ("min", "max"):
@@ -916,7 +1009,8 @@ class QuantLowering:
             self.need_float(e, v)
             work = self.scratch()
             var = self.fresh("rmax")
-            self.emit(f"const float {var} = ReduceMaxRow({v.ref}, static_cast<uint32_t>({v.count}), {work.ref});")
+            self.vec(f"const float {var} = ReduceMaxRow({v.ref}, static_cast<uint32_t>({v.count}), {work.ref});",
+                     (v,), (work,), ends="ordered")  # ends with the scalar unit's wait on the vector pipe
             self.release(work, v)
             return Val("scalar", "float", var)
         if fn == "reduce_sum":
@@ -926,7 +1020,8 @@ class QuantLowering:
             self.need_float(e, v)
             work = self.scratch()
             var = self.fresh("rsum")
-            self.emit(f"const float {var} = ReduceSumRow({v.ref}, static_cast<uint32_t>({v.count}), {work.ref});")
+            self.vec(f"const float {var} = ReduceSumRow({v.ref}, static_cast<uint32_t>({v.count}), {work.ref});",
+                     (v,), (work,), ends="ordered")
             self.release(work, v)
             return Val("scalar", "float", var)
         if fn in ("sqrt", "rsqrt"):
@@ -938,11 +1033,11 @@ class QuantLowering:
                 return Val("scalar", "float", f"(1.0f / {var})" if fn == "rsqrt" else var)
             self.need_float(e, v)
             d = self.dest("float", v.count, v.block, v)
-            self.vec(f"Sqrt({d.ref}, {v.ref}, static_cast<int32_t>({v.count}));")
+            self.vec(f"Sqrt({d.ref}, {v.ref}, static_cast<int32_t>({v.count}));", (v,), (d,))
             if fn == "rsqrt":
                 c = self.alloc("float", v.count, v.block)
-                self.vec(f"Duplicate({c.ref}, 1.0f, static_cast<int32_t>({v.count}));")
-                self.vec(f"Div({d.ref}, {c.ref}, {d.ref}, static_cast<int32_t>({v.count}));")
+                self.vec(f"Duplicate({c.ref}, 1.0f, static_cast<int32_t>({v.count}));", (), (c,))
+                self.vec(f"Div({d.ref}, {c.ref}, {d.ref}, static_cast<int32_t>({v.count}));", (c, d), (d,))
                 self.release(c)
             self.release_unless(d, v)
             return d
@@ -953,7 +1048,7 @@ class QuantLowering:
                 return Val("scalar", "float", self.unary_scalar("EXP", v))
             self.need_float(e, v)
             d = self.dest("float", v.count, v.block, v)
-            self.vec(f"Exp({d.ref}, {v.ref}, static_cast<int32_t>({v.count}));")
+            self.vec(f"Exp({d.ref}, {v.ref}, static_cast<int32_t>({v.count}));", (v,), (d,))
             self.release_unless(d, v)
             return d
         if fn == "block_max":
@@ -964,10 +1059,11 @@ class QuantLowering:
             self.need_float(e, v)
             if not v.owned:  # block_max zero-pads the row's tail in place: never on a live value
                 c = self.alloc("float", v.count)
-                self.emit(f"CopyRow({c.ref}, {v.ref}, static_cast<uint32_t>({v.count}));")
+                self.copy_row(c, v)
                 v = c
             d = self.alloc("float", f"CeilDiv(hLen, {n}U)", block=n)
-            self.emit(f"BlockMaxRow<{n}U>({d.ref}, {v.ref}, static_cast<uint32_t>({v.count}));")
+            # it zero-pads v's tail by the scalar unit after a wait on the vector pipe: v is written too
+            self.vec(f"BlockMaxRow<{n}U, false>({d.ref}, {v.ref}, static_cast<uint32_t>({v.count}));", (v,), (d, v))
             self.release(v)
             return d
         if fn == "per_block":
@@ -975,15 +1071,15 @@ class QuantLowering:
             v = self.lower(e.args[0])
             d = self.alloc("float", "hLen")
             if v.kind == "scalar":
-                self.vec(f"Duplicate({d.ref}, {self.as_float(v)}, static_cast<int32_t>(hLen));")
+                self.vec(f"Duplicate({d.ref}, {self.as_float(v)}, static_cast<int32_t>(hLen));", (), (d,))
                 return d
             if v.block != n:
                 self.fail(e, f"per_block({n}) of values that are not per block of {n}")
             if n == FLOATS_PER_BLOCK:  # one Brcb block a value: straight into d
-                self.emit(f"BroadcastBlocks<{n}U>({d.ref}, {v.ref}, hLen);")
-            else:  # a Brcb block a value into a work row, then a Copy repeat per block of n
+                self.vec(f"BroadcastBlocks<{n}U, false>({d.ref}, {v.ref}, hLen);", (v,), (d,))
+            else:  # a Brcb block a value into a work row, a barrier, then a Copy repeat per block of n
                 w = self.scratch()
-                self.emit(f"BroadcastBlocks<{n}U>({d.ref}, {v.ref}, hLen, {w.ref});")
+                self.vec(f"BroadcastBlocks<{n}U, false>({d.ref}, {v.ref}, hLen, {w.ref});", (v,), (d, w), "fenced")
                 self.release(w)
             self.release(v)
             return d
@@ -992,7 +1088,8 @@ class QuantLowering:
                 self.fail(e, "exponent() takes a tensor")
             src = self.name(e.args[0])
             d = self.alloc("float", "hLen")
-            self.emit(f"ExponentRow({d.ref}, {src.ref}, hLen);  // biased 8-bit exponent field, as fp32 codes")
+            self.vec(f"ExponentRow({d.ref}, {src.ref}, hLen);  // biased 8-bit exponent field, as fp32 codes",
+                     (src,), (d,), "ordered")
             self.release(src)
             return d
         if fn == "exp2":
@@ -1002,7 +1099,8 @@ class QuantLowering:
             self.need_float(e, v)
             s = self.scratch()
             d = self.dest("float", v.count, v.block, v)
-            self.emit(f"Exp2Row({d.ref}, {v.ref}, static_cast<uint32_t>({v.count}), {s.ref});")
+            self.vec(f"Exp2Row({d.ref}, {v.ref}, static_cast<uint32_t>({v.count}), {s.ref});", (v,), (d, s),
+                     "ordered")
             self.release(s)
             self.release_unless(d, v)
             return d
@@ -1019,7 +1117,8 @@ class QuantLowering:
             self.need_float(e, v)
             out = self.alloc("fp8_e8m0_t", v.count, v.block)
             s = self.scratch()
-            self.emit(f"EncodeE8M0Row({out.ref}, {v.ref}, static_cast<uint32_t>({v.count}), {s.ref});")
+            self.vec(f"EncodeE8M0Row({out.ref}, {v.ref}, static_cast<uint32_t>({v.count}), {s.ref});", (v,),
+                     (out, s))
             self.release(s, v)
             return out
         if fn == "routed":
@@ -1034,12 +1133,14 @@ class QuantLowering:
             d = self.dest("float", v.count, v.block, v)
             if fn == "floor":
                 iv = self.view(d, "int32_t")
-                self.vec(f"Cast({iv.ref}, {v.ref}, RoundMode::CAST_FLOOR, static_cast<uint32_t>({v.count}));")
-                self.vec(f"Cast({d.ref}, {iv.ref}, RoundMode::CAST_NONE, static_cast<uint32_t>({v.count}));")
+                self.vec(f"Cast({iv.ref}, {v.ref}, RoundMode::CAST_FLOOR, static_cast<uint32_t>({v.count}));",
+                         (v,), (iv,))
+                self.vec(f"Cast({d.ref}, {iv.ref}, RoundMode::CAST_NONE, static_cast<uint32_t>({v.count}));",
+                         (iv,), (d,))
             else:
-                self.vec(f"Ln({d.ref}, {v.ref}, static_cast<int32_t>({v.count}));")
+                self.vec(f"Ln({d.ref}, {v.ref}, static_cast<int32_t>({v.count}));", (v,), (d,))
                 self.vec(f"Muls({d.ref}, {d.ref}, {float_literal(1.0 / math.log(2.0))}, "
-                          f"static_cast<int32_t>({v.count}));")
+                         f"static_cast<int32_t>({v.count}));", (d,), (d,))
             self.release_unless(d, v)
             return d
         self.fail(e, f"builtin {fn} has no Ascend C lowering")
@@ -1076,11 +1177,11 @@ class QuantLowering:
         acc = first
         for r in rows[1:]:
             self.vec(f"{'Min' if e.fn == 'min' else 'Max'}({d.ref}, {acc.ref}, {r.ref}, "
-                      f"static_cast<int32_t>({first.count}));")
+                     f"static_cast<int32_t>({first.count}));", (acc, r), (d,))
             acc = d
         for s in scalars:
             self.vec(f"{'Mins' if e.fn == 'min' else 'Maxs'}({d.ref}, {acc.ref}, {self.as_float(s)}, "
-                      f"static_cast<int32_t>({first.count}));")
+                     f"static_cast<int32_t>({first.count}));", (acc,), (d,))
             acc = d
         self.release_unless(d, *rows)
         return d
@@ -1089,25 +1190,31 @@ class QuantLowering:
         """A local holding ScalarUnary ``op_`` of the fp32 scalar ``v``, through one block of the vector unit."""
         work = self.scratch()
         var = self.fresh(op_.lower())
-        self.emit(f"const float {var} = UnaryScalar<ScalarUnary::{op_}>({self.as_float(v)}, {work.ref});")
+        self.vec(f"const float {var} = UnaryScalar<ScalarUnary::{op_}>({self.as_float(v)}, {work.ref});", (),
+                 (work,), "ordered")
         self.release(work)
         return var
 
     def mul_per_block(self, row_e: Expr, pb: Call) -> Val:
         n = self.block_size(pb)
-        row = self.lower(row_e)
+        # the block values first: the barrier the row's own chain needs before its last instruction then orders them
+        # before MulBlocks' Brcb too (Int8DequantProcess casts the int8 row and the scales with no barrier between)
         vals = self.lower(pb.args[0])
+        row = self.lower(row_e)
         if row.kind != "row" or row.block is not None:
             self.fail(pb, "per_block multiplies a full row")
         self.need_float(pb, row)
         d = self.dest("float", row.count, None, row)
         if vals.kind == "scalar":
-            self.vec(f"Muls({d.ref}, {row.ref}, {self.as_float(vals)}, static_cast<int32_t>({row.count}));")
+            self.vec(f"Muls({d.ref}, {row.ref}, {self.as_float(vals)}, static_cast<int32_t>({row.count}));",
+                     (row,), (d,))
         else:
             if vals.block != n:
                 self.fail(pb, f"per_block({n}) of values that are not per block of {n}")
             w = self.scratch()  # the values broadcast by Brcb (opgen_kernel_helpers.h MulBlocks)
-            self.emit(f"MulBlocks<{n}U>({d.ref}, {row.ref}, {vals.ref}, static_cast<uint32_t>({row.count}), {w.ref});")
+            # a barrier after the Brcb of the values, before the Mul reads the row (MulBlocks)
+            self.vec(f"MulBlocks<{n}U, false>({d.ref}, {row.ref}, {vals.ref}, static_cast<uint32_t>({row.count}), "
+                     f"{w.ref});", (vals,), (d, w), "fenced")
             self.release(w, vals)
         self.release_unless(d, row)
         return d
@@ -1122,12 +1229,9 @@ class QuantLowering:
             v = self.lower(e.args[0])
         if v.kind == "scalar":
             tmp = self.alloc("float", out.count)
-            self.vec(f"Duplicate({tmp.ref}, {self.as_float(v)}, static_cast<int32_t>({out.count}));")
+            self.vec(f"Duplicate({tmp.ref}, {self.as_float(v)}, static_cast<int32_t>({out.count}));", (), (tmp,))
             v = tmp
-        s = self.scratch()
-        self.emit(f"CastRow<{out.ctype}, {v.ctype}, {mode}, {cpp_literal(bool(sat.value) if sat else False)}>"
-                  f"({out.ref}, {v.ref}, static_cast<uint32_t>({out.count}), {s.ref});")
-        self.release(s)
+        self.cast_row(out, v, mode, bool(sat.value) if sat else False)
         self.release_unless(out, v)
 
     def e8m0_into(self, out: Val, e: Call) -> None:
@@ -1138,7 +1242,7 @@ class QuantLowering:
         s = self.scratch()
         self.emit(f"static_assert(std::is_same<{out.ctype}, fp8_e8m0_t>::value, "
                   f"\"e8m0() produces FLOAT8_E8M0 codes\");")
-        self.emit(f"EncodeE8M0Row({out.ref}, {v.ref}, static_cast<uint32_t>({out.count}), {s.ref});")
+        self.vec(f"EncodeE8M0Row({out.ref}, {v.ref}, static_cast<uint32_t>({out.count}), {s.ref});", (v,), (out, s))
         self.release(s, v)
 
     def routed(self, e: Call) -> Val:
@@ -1147,8 +1251,8 @@ class QuantLowering:
         ctype = self.types.tensor_types[t]
         f = self.alloc("float", "hLen")
         s = self.scratch()
-        self.emit(f"LoadRowF32<{ctype}, {layout}>({f.ref}, {s.ref}, {t}Gm_, expertRow, hLen);"
-                  f"  // {t} as fp32: the destination expert's row ((E, H)), or its (H,) / (1,) broadcast")
+        self.vec(f"LoadRowF32<{ctype}, {layout}>({f.ref}, {s.ref}, {t}Gm_, expertRow, hLen);"
+                 f"  // {t} as fp32: the destination expert's row ((E, H)), or its (H,) / (1,) broadcast", (), (f, s))
         self.release(s)
         return f
 
@@ -1158,6 +1262,7 @@ class QuantLowering:
         ctype = self.types.tensor_types[t]
         d = self.alloc(ctype, width)
         self.emit(f"LoadRow({d.ref}, {t}Gm_, tokenIdx, static_cast<uint32_t>({width}));  // the token's row of {t}")
+        self.dirty -= self.buffers(d)  # written by MTE2, ordered before the vector pipe (MTE2_V)
         return d
 
 
@@ -1198,8 +1303,8 @@ class PostLowering(QuantLowering):
         if not self.same_type(v.ctype, ctype):
             d = self.alloc(ctype, count)
             sc = self.scratch()
-            self.emit(f"CastRow<{ctype}, {v.ctype}, RoundMode::CAST_RINT, false>({d.ref}, {v.ref}, "
-                      f"static_cast<uint32_t>({count}), {sc.ref});")
+            self.vec(f"CastRow<{ctype}, {v.ctype}, RoundMode::CAST_RINT, false, false>({d.ref}, {v.ref}, "
+                     f"static_cast<uint32_t>({count}), {sc.ref});", (v,), (d, sc))
             self.release(sc, v)
             v = d
         self.emit(f"StoreRow<{ctype}, HardEvent::V_MTE3>({out}Gm_, tokenIdx, {v.ref}, "

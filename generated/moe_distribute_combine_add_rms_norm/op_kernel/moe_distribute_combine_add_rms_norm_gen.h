@@ -193,7 +193,7 @@ __aicore__ inline void MoeCombineKernel<Traits>::QuantRow(const LocalTensor<Expa
     // ---- commQuantMode 0 "none": 不量化
     if constexpr (TK_QUANT == 0U) {
         // xOut = expandX
-        CopyRow(xOutRow, xRow, static_cast<uint32_t>(hLen));
+        CopyRow<bfloat16_t, bfloat16_t, false>(xOutRow, xRow, static_cast<uint32_t>(hLen));
         (void)xRow;
         (void)tokenIdx;
         (void)expertRow;
@@ -233,9 +233,10 @@ __aicore__ inline bool MoeCombineKernel<Traits>::SpecialTerm(uint32_t tokenIdx, 
         LocalTensor<bfloat16_t> t1 = CalcSlot<bfloat16_t>(1U);
         LoadRow(t1, extraGm_.oriXOptionalGm_, tokenIdx, static_cast<uint32_t>(hLen)); // the token's row of oriXOptional
         LocalTensor<float> t2 = CalcSlot<float>(2U);
-        LocalTensor<float> t3 = CalcSlot<float>(3U);
-        CastRow<float, bfloat16_t, RoundMode::CAST_RINT, false>(t2, t1, static_cast<uint32_t>(hLen), t3);
-        CopyRow(term, t2, static_cast<uint32_t>(hLen));
+        CastRow<float, bfloat16_t, RoundMode::CAST_RINT, false, false>(t2, t1, static_cast<uint32_t>(hLen));
+        PipeBarrier<PIPE_V>();
+        CopyRow<float, float, false>(term, t2, static_cast<uint32_t>(hLen));
+        PipeBarrier<PIPE_V>(); // the outputs are read by the caller's vector instructions
         (void)xRow;
         (void)tokenIdx;
         (void)expertRow;
@@ -247,41 +248,42 @@ __aicore__ inline bool MoeCombineKernel<Traits>::SpecialTerm(uint32_t tokenIdx, 
         LocalTensor<bfloat16_t> t1 = CalcSlot<bfloat16_t>(1U);
         LoadRow(t1, extraGm_.oriXOptionalGm_, tokenIdx, static_cast<uint32_t>(hLen)); // the token's row of oriXOptional
         LocalTensor<float> t2 = CalcSlot<float>(2U);
-        LocalTensor<float> t3 = CalcSlot<float>(3U);
-        CastRow<float, bfloat16_t, RoundMode::CAST_RINT, false>(t2, t1, static_cast<uint32_t>(hLen), t3);
+        CastRow<float, bfloat16_t, RoundMode::CAST_RINT, false, false>(t2, t1, static_cast<uint32_t>(hLen));
         LocalTensor<float> x = t2;
         // let a1 = reduce_sum(routed(constExpertAlpha1Optional) * x)
-        LocalTensor<float> t4 = CalcSlot<float>(1U);
-        LocalTensor<float> t5 = CalcSlot<float>(3U);
-        LoadRowF32<bfloat16_t, RowLayout::ROWS>(t4, t5, extraGm_.constExpertAlpha1OptionalGm_, expertRow,
+        LocalTensor<float> t3 = CalcSlot<float>(1U);
+        LocalTensor<float> t4 = CalcSlot<float>(3U);
+        LoadRowF32<bfloat16_t, RowLayout::ROWS>(t3, t4, extraGm_.constExpertAlpha1OptionalGm_, expertRow,
                                                 hLen); // constExpertAlpha1Optional as fp32: the destination expert's
                                                        // row ((E, H)), or its (H,) / (1,) broadcast
-        Mul(t4, t4, x, static_cast<int32_t>(hLen));
         PipeBarrier<PIPE_V>();
-        LocalTensor<float> t6 = CalcSlot<float>(3U);
-        const float rsum7 = ReduceSumRow(t4, static_cast<uint32_t>(hLen), t6);
-        const float a1 = rsum7;
+        Mul(t3, t3, x, static_cast<int32_t>(hLen));
+        LocalTensor<float> t5 = CalcSlot<float>(3U);
+        PipeBarrier<PIPE_V>();
+        const float rsum6 = ReduceSumRow(t3, static_cast<uint32_t>(hLen), t5);
+        const float a1 = rsum6;
         // let a2 = reduce_sum(routed(constExpertAlpha2Optional) * x)
-        LocalTensor<float> t8 = CalcSlot<float>(1U);
-        LocalTensor<float> t9 = CalcSlot<float>(3U);
-        LoadRowF32<bfloat16_t, RowLayout::ROWS>(t8, t9, extraGm_.constExpertAlpha2OptionalGm_, expertRow,
+        LocalTensor<float> t7 = CalcSlot<float>(1U);
+        LocalTensor<float> t8 = CalcSlot<float>(3U);
+        LoadRowF32<bfloat16_t, RowLayout::ROWS>(t7, t8, extraGm_.constExpertAlpha2OptionalGm_, expertRow,
                                                 hLen); // constExpertAlpha2Optional as fp32: the destination expert's
                                                        // row ((E, H)), or its (H,) / (1,) broadcast
-        Mul(t8, t8, x, static_cast<int32_t>(hLen));
         PipeBarrier<PIPE_V>();
-        LocalTensor<float> t10 = CalcSlot<float>(3U);
-        const float rsum11 = ReduceSumRow(t8, static_cast<uint32_t>(hLen), t10);
-        const float a2 = rsum11;
+        Mul(t7, t7, x, static_cast<int32_t>(hLen));
+        LocalTensor<float> t9 = CalcSlot<float>(3U);
+        PipeBarrier<PIPE_V>();
+        const float rsum10 = ReduceSumRow(t7, static_cast<uint32_t>(hLen), t9);
+        const float a2 = rsum10;
         // let m = max(a1, a2)
         const float m = MaxF(a1, a2);
         // let e1 = exp(a1 - m)
-        LocalTensor<float> t12 = CalcSlot<float>(1U);
-        const float exp13 = UnaryScalar<ScalarUnary::EXP>((a1 - m), t12);
-        const float e1 = exp13;
+        LocalTensor<float> t11 = CalcSlot<float>(1U);
+        const float exp12 = UnaryScalar<ScalarUnary::EXP>((a1 - m), t11);
+        const float e1 = exp12;
         // let e2 = exp(a2 - m)
-        LocalTensor<float> t14 = CalcSlot<float>(1U);
-        const float exp15 = UnaryScalar<ScalarUnary::EXP>((a2 - m), t14);
-        const float e2 = exp15;
+        LocalTensor<float> t13 = CalcSlot<float>(1U);
+        const float exp14 = UnaryScalar<ScalarUnary::EXP>((a2 - m), t13);
+        const float e2 = exp14;
         // let s = e1 + e2
         const float s = (e1 + e2);
         // let p1 = e1 / s
@@ -290,17 +292,18 @@ __aicore__ inline bool MoeCombineKernel<Traits>::SpecialTerm(uint32_t tokenIdx, 
         const float p2 = (e2 / s);
         // Moe = x * p1 + routed(constExpertVOptional) * p2
         Muls(x, x, p1, static_cast<int32_t>(hLen));
-        PipeBarrier<PIPE_V>();
-        LocalTensor<float> t16 = CalcSlot<float>(1U);
-        LocalTensor<float> t17 = CalcSlot<float>(3U);
+        LocalTensor<float> t15 = CalcSlot<float>(1U);
+        LocalTensor<float> t16 = CalcSlot<float>(3U);
         LoadRowF32<bfloat16_t, RowLayout::ROWS>(
-            t16, t17, extraGm_.constExpertVOptionalGm_, expertRow,
+            t15, t16, extraGm_.constExpertVOptionalGm_, expertRow,
             hLen); // constExpertVOptional as fp32: the destination expert's row ((E, H)), or its (H,) / (1,) broadcast
-        Muls(t16, t16, p2, static_cast<int32_t>(hLen));
         PipeBarrier<PIPE_V>();
-        Add(x, x, t16, static_cast<int32_t>(hLen));
+        Muls(t15, t15, p2, static_cast<int32_t>(hLen));
         PipeBarrier<PIPE_V>();
-        CopyRow(term, x, static_cast<uint32_t>(hLen));
+        Add(x, x, t15, static_cast<int32_t>(hLen));
+        PipeBarrier<PIPE_V>();
+        CopyRow<float, float, false>(term, x, static_cast<uint32_t>(hLen));
+        PipeBarrier<PIPE_V>(); // the outputs are read by the caller's vector instructions
         (void)xRow;
         (void)tokenIdx;
         (void)expertRow;
@@ -324,49 +327,51 @@ __aicore__ inline void MoeCombineKernel<Traits>::PostStage(uint32_t tokenIdx, co
     LocalTensor<bfloat16_t> t1 = CalcSlot<bfloat16_t>(1U);
     LoadRow(t1, extraGm_.residualXGm_, tokenIdx, static_cast<uint32_t>(hLen)); // the token's row of residualX
     LocalTensor<float> t2 = CalcSlot<float>(2U);
-    LocalTensor<float> t3 = CalcSlot<float>(3U);
-    CastRow<float, bfloat16_t, RoundMode::CAST_RINT, false>(t2, t1, static_cast<uint32_t>(hLen), t3);
-    Add(reduced, reduced, t2, static_cast<int32_t>(hLen));
+    CastRow<float, bfloat16_t, RoundMode::CAST_RINT, false, false>(t2, t1, static_cast<uint32_t>(hLen));
     PipeBarrier<PIPE_V>();
+    Add(reduced, reduced, t2, static_cast<int32_t>(hLen));
     LocalTensor<float> x = reduced;
     // xOut = cast(x, dtype(xOut))
-    LocalTensor<bfloat16_t> t4 = CalcSlot<bfloat16_t>(2U);
-    LocalTensor<float> t5 = CalcSlot<float>(1U);
-    CastRow<bfloat16_t, float, RoundMode::CAST_RINT, false>(t4, x, static_cast<uint32_t>(hLen), t5);
-    StoreRow<bfloat16_t, HardEvent::V_MTE3>(xOutGm_, tokenIdx, t4,
+    LocalTensor<bfloat16_t> t3 = CalcSlot<bfloat16_t>(2U);
+    LocalTensor<float> t4 = CalcSlot<float>(1U);
+    PipeBarrier<PIPE_V>();
+    CastRow<bfloat16_t, float, RoundMode::CAST_RINT, false, false>(t3, x, static_cast<uint32_t>(hLen), t4);
+    StoreRow<bfloat16_t, HardEvent::V_MTE3>(xOutGm_, tokenIdx, t3,
                                             static_cast<uint32_t>(1U * hLen)); // the token's row of xOut
     // let rstd = 1.0 / sqrt(reduce_sum(x * x * (1.0 / H)) + normEps)
-    LocalTensor<float> t6 = CalcSlot<float>(2U);
-    Mul(t6, x, x, static_cast<int32_t>(hLen));
+    LocalTensor<float> t5 = CalcSlot<float>(2U);
+    Mul(t5, x, x, static_cast<int32_t>(hLen));
     PipeBarrier<PIPE_V>();
-    Muls(t6, t6, (1.0f / static_cast<float>(tiling_.H)), static_cast<int32_t>(hLen));
+    Muls(t5, t5, (1.0f / static_cast<float>(tiling_.H)), static_cast<int32_t>(hLen));
+    LocalTensor<float> t6 = CalcSlot<float>(1U);
     PipeBarrier<PIPE_V>();
-    LocalTensor<float> t7 = CalcSlot<float>(1U);
-    const float rsum8 = ReduceSumRow(t6, static_cast<uint32_t>(hLen), t7);
-    LocalTensor<float> t9 = CalcSlot<float>(2U);
-    const float sqrt10 = UnaryScalar<ScalarUnary::SQRT>((rsum8 + tiling_.normEps), t9);
-    const float rstd = (1.0f / sqrt10);
+    const float rsum7 = ReduceSumRow(t5, static_cast<uint32_t>(hLen), t6);
+    LocalTensor<float> t8 = CalcSlot<float>(2U);
+    const float sqrt9 = UnaryScalar<ScalarUnary::SQRT>((rsum7 + tiling_.normEps), t8);
+    const float rstd = (1.0f / sqrt9);
     // rstdOut = rstd
-    LocalTensor<float> t11 = CalcSlot<float>(2U);
-    t11.SetValue(0U, static_cast<float>(rstd));
-    StoreRow<float, HardEvent::S_MTE3>(extraGm_.rstdOutGm_, tokenIdx, t11,
+    LocalTensor<float> t10 = CalcSlot<float>(2U);
+    t10.SetValue(0U, static_cast<float>(rstd));
+    StoreRow<float, HardEvent::S_MTE3>(extraGm_.rstdOutGm_, tokenIdx, t10,
                                        static_cast<uint32_t>(1U * 1U)); // the token's value of rstdOut
     // yOut = cast(cast(cast(x * rstd, BFLOAT16), FLOAT32) * cast(routed(gamma), FLOAT32), dtype(yOut))
     Muls(x, x, rstd, static_cast<int32_t>(hLen));
+    LocalTensor<bfloat16_t> t11 = CalcSlot<bfloat16_t>(2U);
+    LocalTensor<float> t12 = CalcSlot<float>(1U);
     PipeBarrier<PIPE_V>();
-    LocalTensor<bfloat16_t> t12 = CalcSlot<bfloat16_t>(2U);
-    LocalTensor<float> t13 = CalcSlot<float>(1U);
-    CastRow<bfloat16_t, float, RoundMode::CAST_RINT, false>(t12, x, static_cast<uint32_t>(hLen), t13);
-    LocalTensor<float> t14 = CalcSlot<float>(0U);
+    CastRow<bfloat16_t, float, RoundMode::CAST_RINT, false, false>(t11, x, static_cast<uint32_t>(hLen), t12);
+    LocalTensor<float> t13 = CalcSlot<float>(0U);
+    PipeBarrier<PIPE_V>();
+    CastRow<float, bfloat16_t, RoundMode::CAST_RINT, false, false>(t13, t11, static_cast<uint32_t>(hLen));
+    PipeBarrier<PIPE_V>();
+    Mul(t13, t13, InvariantRow(0U), static_cast<int32_t>(hLen));
+    LocalTensor<bfloat16_t> t14 = CalcSlot<bfloat16_t>(2U);
     LocalTensor<float> t15 = CalcSlot<float>(1U);
-    CastRow<float, bfloat16_t, RoundMode::CAST_RINT, false>(t14, t12, static_cast<uint32_t>(hLen), t15);
-    Mul(t14, t14, InvariantRow(0U), static_cast<int32_t>(hLen));
     PipeBarrier<PIPE_V>();
-    LocalTensor<bfloat16_t> t16 = CalcSlot<bfloat16_t>(2U);
-    LocalTensor<float> t17 = CalcSlot<float>(1U);
-    CastRow<bfloat16_t, float, RoundMode::CAST_RINT, false>(t16, t14, static_cast<uint32_t>(hLen), t17);
-    StoreRow<bfloat16_t, HardEvent::V_MTE3>(extraGm_.yOutGm_, tokenIdx, t16,
+    CastRow<bfloat16_t, float, RoundMode::CAST_RINT, false, false>(t14, t13, static_cast<uint32_t>(hLen), t15);
+    StoreRow<bfloat16_t, HardEvent::V_MTE3>(extraGm_.yOutGm_, tokenIdx, t14,
                                             static_cast<uint32_t>(1U * hLen)); // the token's row of yOut
+    PipeBarrier<PIPE_V>(); // the outputs are read by the caller's vector instructions
     (void)xRow;
     (void)tokenIdx;
     (void)expertRow;
@@ -388,7 +393,9 @@ __aicore__ inline void MoeCombineKernel<Traits>::PostInvariants()
         t1, t2, extraGm_.gammaGm_, expertRow,
         hLen); // gamma as fp32: the destination expert's row ((E, H)), or its (H,) / (1,) broadcast
     LocalTensor<float> t3 = CalcSlot<float>(1U);
-    CastRow<float, float, RoundMode::CAST_RINT, false>(InvariantRow(0U), t1, static_cast<uint32_t>(hLen), t3);
+    PipeBarrier<PIPE_V>();
+    CastRow<float, float, RoundMode::CAST_RINT, false, false>(InvariantRow(0U), t1, static_cast<uint32_t>(hLen), t3);
+    PipeBarrier<PIPE_V>(); // the outputs are read by the caller's vector instructions
     (void)xRow;
     (void)tokenIdx;
     (void)expertRow;

@@ -126,7 +126,8 @@ __aicore__ inline void MoeCombineTeardownKernel<Traits>::QuantRow(const LocalTen
     // ---- commQuantMode 0 "none": 通信时不进行量化
     if constexpr (TK_QUANT == 0U) {
         // xOut = expandX
-        CopyRow(xOutRow, xRow, static_cast<uint32_t>(hLen));
+        CopyRow<XOutT, XOutT, false>(xOutRow, xRow, static_cast<uint32_t>(hLen));
+        PipeBarrier<PIPE_V>(); // the outputs are read by the caller's vector instructions
         (void)xRow;
         (void)tokenIdx;
         (void)expertRow;

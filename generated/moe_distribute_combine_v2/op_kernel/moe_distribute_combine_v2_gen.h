@@ -133,7 +133,7 @@ struct MoeDistributeCombineV2Traits {
     using XOutGmT = uint8_t;
     static constexpr size_t EP_CC_OFFSET = offsetof(MoeDistributeCombineV2TilingData, mc2CcTiling1);
     // UB rows the lowered formulas take
-    static constexpr uint32_t CALC_SLOTS = (TK_QUANT == 0U) ? 1U : (TK_QUANT == 2U) ? 4U : 1U;
+    static constexpr uint32_t CALC_SLOTS = (TK_QUANT == 0U) ? 1U : (TK_QUANT == 2U) ? 3U : 1U;
     __aicore__ static inline uint32_t MaskRank(const TilingData &tiling)
     {
         (void)tiling;
@@ -182,7 +182,7 @@ __aicore__ inline void MoeCombineKernel<Traits>::QuantRow(const LocalTensor<Expa
     // ---- commQuantMode 0 "none": 不量化
     if constexpr (TK_QUANT == 0U) {
         // xOut = expandX
-        CopyRow(xOutRow, xRow, static_cast<uint32_t>(hLen));
+        CopyRow<XOutT, XOutT, false>(xOutRow, xRow, static_cast<uint32_t>(hLen));
         (void)xRow;
         (void)tokenIdx;
         (void)expertRow;
@@ -192,40 +192,40 @@ __aicore__ inline void MoeCombineKernel<Traits>::QuantRow(const LocalTensor<Expa
         // let v = cast(expandX, FLOAT32)
         LocalTensor<float> t1 = CalcSlot<float>(0U);
         LocalTensor<float> t2 = CalcSlot<float>(1U);
-        CastRow<float, ExpandXT, RoundMode::CAST_RINT, false>(t1, xRow, static_cast<uint32_t>(hLen), t2);
+        CastRow<float, ExpandXT, RoundMode::CAST_RINT, false, false>(t1, xRow, static_cast<uint32_t>(hLen), t2);
         LocalTensor<float> v = t1;
         // let s = block_max(abs(v), 8) * (1.0 / qmax(INT8))
         LocalTensor<float> t3 = CalcSlot<float>(1U);
+        PipeBarrier<PIPE_V>();
         Abs(t3, v, static_cast<int32_t>(hLen));
-        PipeBarrier<PIPE_V>();
         LocalTensor<float> t4 = CalcSlot<float>(2U);
-        BlockMaxRow<8U>(t4, t3, static_cast<uint32_t>(hLen));
-        Muls(t4, t4, (1.0f / DTypeTraits<int8_t>::MAX), static_cast<int32_t>(CeilDiv(hLen, 8U)));
         PipeBarrier<PIPE_V>();
+        BlockMaxRow<8U, false>(t4, t3, static_cast<uint32_t>(hLen));
+        PipeBarrier<PIPE_V>();
+        Muls(t4, t4, (1.0f / DTypeTraits<int8_t>::MAX), static_cast<int32_t>(CeilDiv(hLen, 8U)));
         LocalTensor<float> s = t4;
         // let stored = cast(s, dtype(expandX), round=rint)
-        LocalTensor<ExpandXT> t5 = CalcSlot<ExpandXT>(1U);
-        LocalTensor<float> t6 = CalcSlot<float>(3U);
-        CastRow<ExpandXT, float, RoundMode::CAST_RINT, false>(t5, s, static_cast<uint32_t>(CeilDiv(hLen, 8U)), t6);
-        LocalTensor<ExpandXT> stored = t5;
-        // let q = cast(cast(v / per_block(s, 8), FLOAT16, round=rint), INT8, round=rint, sat=true)
-        LocalTensor<float> t7 = CalcSlot<float>(3U);
-        BroadcastBlocks<8U>(t7, s, hLen);
-        Div(v, v, t7, static_cast<int32_t>(hLen));
-        PipeBarrier<PIPE_V>();
-        LocalTensor<half> t8 = CalcSlot<half>(3U);
-        LocalTensor<float> t9 = CalcSlot<float>(2U);
-        CastRow<half, float, RoundMode::CAST_RINT, false>(t8, v, static_cast<uint32_t>(hLen), t9);
-        LocalTensor<int8_t> t10 = CalcSlot<int8_t>(0U);
-        LocalTensor<float> t11 = CalcSlot<float>(2U);
-        CastRow<int8_t, half, RoundMode::CAST_RINT, true>(t10, t8, static_cast<uint32_t>(hLen), t11);
-        LocalTensor<int8_t> q = t10;
-        // send q, stored: the message this rank writes into the window slot
-        LocalTensor<int8_t> wire_q = msg[0U].template ReinterpretCast<int8_t>();
-        CopyRow(wire_q, q, static_cast<uint32_t>(hLen));
         LocalTensor<ExpandXT> wire_stored =
             msg[AlignUp(RowBytes<int8_t>(static_cast<uint32_t>(hLen)), UB_BLOCK)].template ReinterpretCast<ExpandXT>();
-        CopyRow(wire_stored, stored, static_cast<uint32_t>(CeilDiv(hLen, 8U)));
+        LocalTensor<float> t5 = CalcSlot<float>(1U);
+        PipeBarrier<PIPE_V>();
+        CastRow<ExpandXT, float, RoundMode::CAST_RINT, false, false>(wire_stored, s,
+                                                                     static_cast<uint32_t>(CeilDiv(hLen, 8U)), t5);
+        // let q = cast(cast(v / per_block(s, 8), FLOAT16, round=rint), INT8, round=rint, sat=true)
+        LocalTensor<int8_t> wire_q = msg[0U].template ReinterpretCast<int8_t>();
+        LocalTensor<float> t6 = CalcSlot<float>(1U);
+        BroadcastBlocks<8U, false>(t6, s, hLen);
+        PipeBarrier<PIPE_V>();
+        Div(v, v, t6, static_cast<int32_t>(hLen));
+        LocalTensor<half> t7 = CalcSlot<half>(1U);
+        LocalTensor<float> t8 = CalcSlot<float>(2U);
+        PipeBarrier<PIPE_V>();
+        CastRow<half, float, RoundMode::CAST_RINT, false, false>(t7, v, static_cast<uint32_t>(hLen), t8);
+        PipeBarrier<PIPE_V>();
+        CastRow<int8_t, half, RoundMode::CAST_RINT, true, false>(wire_q, t7, static_cast<uint32_t>(hLen));
+        // send q, stored: the message this rank writes into the window slot
+        // q was computed in its place in the message
+        // stored was computed in its place in the message
         (void)xRow;
         (void)tokenIdx;
         (void)expertRow;
@@ -274,23 +274,25 @@ __aicore__ inline void MoeCombineKernel<Traits>::ReceiveRow(const LocalTensor<ui
             msg[AlignUp(RowBytes<int8_t>(static_cast<uint32_t>(hLen)), UB_BLOCK)].template ReinterpretCast<ExpandXT>();
         // xOut = cast(cast(cast(q, FLOAT16), FLOAT32) * per_block(cast(stored, FLOAT32), 8), dtype(expandX),
         // round=rint)
-        LocalTensor<half> t1 = CalcSlot<half>(2U);
+        LocalTensor<float> t1 = CalcSlot<float>(2U);
         LocalTensor<float> t2 = CalcSlot<float>(3U);
-        CastRow<half, int8_t, RoundMode::CAST_RINT, false>(t1, wire_q, static_cast<uint32_t>(hLen), t2);
-        LocalTensor<float> t3 = CalcSlot<float>(3U);
+        CastRow<float, ExpandXT, RoundMode::CAST_RINT, false, false>(t1, wire_stored,
+                                                                     static_cast<uint32_t>(CeilDiv(hLen, 8U)), t2);
+        LocalTensor<half> t3 = CalcSlot<half>(3U);
+        CastRow<half, int8_t, RoundMode::CAST_RINT, false, false>(t3, wire_q, static_cast<uint32_t>(hLen));
         LocalTensor<float> t4 = CalcSlot<float>(4U);
-        CastRow<float, half, RoundMode::CAST_RINT, false>(t3, t1, static_cast<uint32_t>(hLen), t4);
-        LocalTensor<float> t5 = CalcSlot<float>(2U);
-        LocalTensor<float> t6 = CalcSlot<float>(4U);
-        CastRow<float, ExpandXT, RoundMode::CAST_RINT, false>(t5, wire_stored, static_cast<uint32_t>(CeilDiv(hLen, 8U)),
-                                                              t6);
-        LocalTensor<float> t7 = CalcSlot<float>(4U);
-        MulBlocks<8U>(t3, t3, t5, static_cast<uint32_t>(hLen), t7);
-        LocalTensor<ExpandXT> t8 = CalcSlot<ExpandXT>(2U);
-        LocalTensor<float> t9 = CalcSlot<float>(4U);
-        CastRow<ExpandXT, float, RoundMode::CAST_RINT, false>(t8, t3, static_cast<uint32_t>(hLen), t9);
-        LocalTensor<float> t10 = CalcSlot<float>(3U);
-        CastRow<float, ExpandXT, RoundMode::CAST_RINT, false>(term, t8, static_cast<uint32_t>(hLen), t10);
+        PipeBarrier<PIPE_V>();
+        CastRow<float, half, RoundMode::CAST_RINT, false, false>(t4, t3, static_cast<uint32_t>(hLen));
+        LocalTensor<float> t5 = CalcSlot<float>(3U);
+        MulBlocks<8U, false>(t4, t4, t1, static_cast<uint32_t>(hLen), t5);
+        LocalTensor<ExpandXT> t6 = CalcSlot<ExpandXT>(2U);
+        LocalTensor<float> t7 = CalcSlot<float>(3U);
+        PipeBarrier<PIPE_V>();
+        CastRow<ExpandXT, float, RoundMode::CAST_RINT, false, false>(t6, t4, static_cast<uint32_t>(hLen), t7);
+        LocalTensor<float> t8 = CalcSlot<float>(4U);
+        PipeBarrier<PIPE_V>();
+        CastRow<float, ExpandXT, RoundMode::CAST_RINT, false, false>(term, t6, static_cast<uint32_t>(hLen), t8);
+        PipeBarrier<PIPE_V>(); // the outputs are read by the caller's vector instructions
         (void)xRow;
         (void)tokenIdx;
         (void)expertRow;
@@ -315,8 +317,10 @@ __aicore__ inline bool MoeCombineKernel<Traits>::SpecialTerm(uint32_t tokenIdx, 
         LoadRow(t1, extraGm_.oriXOptionalGm_, tokenIdx, static_cast<uint32_t>(hLen)); // the token's row of oriXOptional
         LocalTensor<float> t2 = CalcSlot<float>(2U);
         LocalTensor<float> t3 = CalcSlot<float>(3U);
-        CastRow<float, ExpandXT, RoundMode::CAST_RINT, false>(t2, t1, static_cast<uint32_t>(hLen), t3);
-        CopyRow(term, t2, static_cast<uint32_t>(hLen));
+        CastRow<float, ExpandXT, RoundMode::CAST_RINT, false, false>(t2, t1, static_cast<uint32_t>(hLen), t3);
+        PipeBarrier<PIPE_V>();
+        CopyRow<float, float, false>(term, t2, static_cast<uint32_t>(hLen));
+        PipeBarrier<PIPE_V>(); // the outputs are read by the caller's vector instructions
         (void)xRow;
         (void)tokenIdx;
         (void)expertRow;
@@ -329,7 +333,7 @@ __aicore__ inline bool MoeCombineKernel<Traits>::SpecialTerm(uint32_t tokenIdx, 
         LoadRow(t1, extraGm_.oriXOptionalGm_, tokenIdx, static_cast<uint32_t>(hLen)); // the token's row of oriXOptional
         LocalTensor<float> t2 = CalcSlot<float>(2U);
         LocalTensor<float> t3 = CalcSlot<float>(3U);
-        CastRow<float, ExpandXT, RoundMode::CAST_RINT, false>(t2, t1, static_cast<uint32_t>(hLen), t3);
+        CastRow<float, ExpandXT, RoundMode::CAST_RINT, false, false>(t2, t1, static_cast<uint32_t>(hLen), t3);
         LocalTensor<float> x = t2;
         // let a1 = reduce_sum(routed(constExpertAlpha1Optional) * x)
         LocalTensor<float> t4 = CalcSlot<float>(1U);
@@ -337,9 +341,10 @@ __aicore__ inline bool MoeCombineKernel<Traits>::SpecialTerm(uint32_t tokenIdx, 
         LoadRowF32<ExpandXT, RowLayout::ROWS>(t4, t5, extraGm_.constExpertAlpha1OptionalGm_, expertRow,
                                               hLen); // constExpertAlpha1Optional as fp32: the destination expert's row
                                                      // ((E, H)), or its (H,) / (1,) broadcast
-        Mul(t4, t4, x, static_cast<int32_t>(hLen));
         PipeBarrier<PIPE_V>();
+        Mul(t4, t4, x, static_cast<int32_t>(hLen));
         LocalTensor<float> t6 = CalcSlot<float>(3U);
+        PipeBarrier<PIPE_V>();
         const float rsum7 = ReduceSumRow(t4, static_cast<uint32_t>(hLen), t6);
         const float a1 = rsum7;
         // let a2 = reduce_sum(routed(constExpertAlpha2Optional) * x)
@@ -348,9 +353,10 @@ __aicore__ inline bool MoeCombineKernel<Traits>::SpecialTerm(uint32_t tokenIdx, 
         LoadRowF32<ExpandXT, RowLayout::ROWS>(t8, t9, extraGm_.constExpertAlpha2OptionalGm_, expertRow,
                                               hLen); // constExpertAlpha2Optional as fp32: the destination expert's row
                                                      // ((E, H)), or its (H,) / (1,) broadcast
-        Mul(t8, t8, x, static_cast<int32_t>(hLen));
         PipeBarrier<PIPE_V>();
+        Mul(t8, t8, x, static_cast<int32_t>(hLen));
         LocalTensor<float> t10 = CalcSlot<float>(3U);
+        PipeBarrier<PIPE_V>();
         const float rsum11 = ReduceSumRow(t8, static_cast<uint32_t>(hLen), t10);
         const float a2 = rsum11;
         // let m = max(a1, a2)
@@ -371,17 +377,18 @@ __aicore__ inline bool MoeCombineKernel<Traits>::SpecialTerm(uint32_t tokenIdx, 
         const float p2 = (e2 / s);
         // Moe = x * p1 + routed(constExpertVOptional) * p2
         Muls(x, x, p1, static_cast<int32_t>(hLen));
-        PipeBarrier<PIPE_V>();
         LocalTensor<float> t16 = CalcSlot<float>(1U);
         LocalTensor<float> t17 = CalcSlot<float>(3U);
         LoadRowF32<ExpandXT, RowLayout::ROWS>(
             t16, t17, extraGm_.constExpertVOptionalGm_, expertRow,
             hLen); // constExpertVOptional as fp32: the destination expert's row ((E, H)), or its (H,) / (1,) broadcast
+        PipeBarrier<PIPE_V>();
         Muls(t16, t16, p2, static_cast<int32_t>(hLen));
         PipeBarrier<PIPE_V>();
         Add(x, x, t16, static_cast<int32_t>(hLen));
         PipeBarrier<PIPE_V>();
-        CopyRow(term, x, static_cast<uint32_t>(hLen));
+        CopyRow<float, float, false>(term, x, static_cast<uint32_t>(hLen));
+        PipeBarrier<PIPE_V>(); // the outputs are read by the caller's vector instructions
         (void)xRow;
         (void)tokenIdx;
         (void)expertRow;

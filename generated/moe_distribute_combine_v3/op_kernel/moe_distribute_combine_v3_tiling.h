@@ -119,7 +119,7 @@ inline uint64_t MoeDistributeCombineV3UbBytes(const MoeDistributeCombineV3Tiling
                                 256ULL);
     const uint64_t calcSlots = (((static_cast<uint64_t>(t.commQuantMode) == 0ULL)) ?
                                     1ULL :
-                                    (((static_cast<uint64_t>(t.commQuantMode) == 2ULL)) ? 4ULL : 1ULL));
+                                    (((static_cast<uint64_t>(t.commQuantMode) == 2ULL)) ? 3ULL : 1ULL));
     const uint64_t reduceSlots = UbMax(4ULL, (((static_cast<uint64_t>(t.commQuantMode) == 2ULL)) ? 5ULL : 0ULL));
     const uint64_t rowBuf = (((((static_cast<uint64_t>(t.H) * 16ULL) + 8ULL - 1ULL) / 8ULL) + 31ULL) / 32ULL * 32ULL);
     const uint64_t sendBytes =

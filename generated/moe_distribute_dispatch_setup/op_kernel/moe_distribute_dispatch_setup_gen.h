@@ -91,7 +91,7 @@ struct MoeDistributeDispatchSetupTraits {
     using ExpandIdxOutGmT = int32_t;
     static constexpr size_t EP_CC_OFFSET = offsetof(MoeDistributeDispatchSetupTilingData, mc2CcTiling1);
     // UB rows the lowered formulas take
-    static constexpr uint32_t CALC_SLOTS = (TK_QUANT == 0U) ? 1U : (TK_QUANT == 4U) ? 4U : 1U;
+    static constexpr uint32_t CALC_SLOTS = (TK_QUANT == 0U) ? 1U : (TK_QUANT == 4U) ? 3U : 1U;
     __aicore__ static inline uint32_t MaskRank(const TilingData &tiling)
     {
         (void)tiling;
@@ -126,7 +126,7 @@ __aicore__ inline void MoeDispatchSetupKernel<Traits>::QuantRow(const LocalTenso
     if constexpr (TK_QUANT == 0U) {
         // yOut = x
         LocalTensor<float> t1 = CalcSlot<float>(0U);
-        CastRow<YOutT, XT, RoundMode::CAST_RINT, false>(yOutRow, xRow, static_cast<uint32_t>(hLen), t1);
+        CastRow<YOutT, XT, RoundMode::CAST_RINT, false, false>(yOutRow, xRow, static_cast<uint32_t>(hLen), t1);
         (void)xRow;
         (void)tokenIdx;
         (void)expertRow;
@@ -137,48 +137,48 @@ __aicore__ inline void MoeDispatchSetupKernel<Traits>::QuantRow(const LocalTenso
         LocalTensor<float> t1 = CalcSlot<float>(0U);
         ExponentRow(t1, xRow, hLen); // biased 8-bit exponent field, as fp32 codes
         LocalTensor<float> t2 = CalcSlot<float>(1U);
-        BlockMaxRow<32U>(t2, t1, static_cast<uint32_t>(hLen));
+        BlockMaxRow<32U, false>(t2, t1, static_cast<uint32_t>(hLen));
         LocalTensor<float> e = t2;
         // let code = if e == 255 then 255 else max(e, emax(dtype(yOut))) - emax(dtype(yOut))
         LocalTensor<uint8_t> t3 = CalcSlot<uint8_t>(0U);
+        PipeBarrier<PIPE_V>();
         CompareScalar(t3, e, static_cast<float>(255), CMPMODE::NE,
                       AlignUp(static_cast<uint32_t>(CeilDiv(hLen, 32U)), FLOATS_PER_REPEAT));
-        PipeBarrier<PIPE_V>();
         Maxs(e, e, static_cast<float>(DTypeTraits<YOutT>::EMAX), static_cast<int32_t>(CeilDiv(hLen, 32U)));
         PipeBarrier<PIPE_V>();
         Adds(e, e, -(static_cast<float>(DTypeTraits<YOutT>::EMAX)), static_cast<int32_t>(CeilDiv(hLen, 32U)));
         PipeBarrier<PIPE_V>();
         Select(e, t3, e, static_cast<float>(255), SELMODE::VSEL_TENSOR_SCALAR_MODE,
                static_cast<uint32_t>(CeilDiv(hLen, 32U)));
-        PipeBarrier<PIPE_V>();
         LocalTensor<float> code = e;
         // let scales = e8m0(pad_even(code))
         PadEvenRow(code, static_cast<uint32_t>(CeilDiv(hLen, 32U))); // one zero past an odd row
         LocalTensor<fp8_e8m0_t> t4 = CalcSlot<fp8_e8m0_t>(0U);
         LocalTensor<float> t5 = CalcSlot<float>(2U);
+        PipeBarrier<PIPE_V>();
         EncodeE8M0Row(t4, code, static_cast<uint32_t>(AlignUp(static_cast<uint32_t>(CeilDiv(hLen, 32U)), 2U)), t5);
         // yOut = cast(cast(x, FLOAT32) * per_block(if code == 255 then NAN else exp2(127 - code), 32), dtype(yOut),
         // round=rint, sat=true)
-        LocalTensor<float> t6 = CalcSlot<float>(0U);
-        LocalTensor<float> t7 = CalcSlot<float>(2U);
-        CastRow<float, XT, RoundMode::CAST_RINT, false>(t6, xRow, static_cast<uint32_t>(hLen), t7);
-        LocalTensor<uint8_t> t8 = CalcSlot<uint8_t>(2U);
-        CompareScalar(t8, code, static_cast<float>(255), CMPMODE::NE,
+        LocalTensor<uint8_t> t6 = CalcSlot<uint8_t>(0U);
+        CompareScalar(t6, code, static_cast<float>(255), CMPMODE::NE,
                       AlignUp(static_cast<uint32_t>(CeilDiv(hLen, 32U)), FLOATS_PER_REPEAT));
-        PipeBarrier<PIPE_V>();
         Muls(code, code, -1.0f, static_cast<int32_t>(CeilDiv(hLen, 32U)));
         PipeBarrier<PIPE_V>();
         Adds(code, code, static_cast<float>(127), static_cast<int32_t>(CeilDiv(hLen, 32U)));
+        LocalTensor<float> t7 = CalcSlot<float>(2U);
         PipeBarrier<PIPE_V>();
-        LocalTensor<float> t9 = CalcSlot<float>(3U);
-        Exp2Row(code, code, static_cast<uint32_t>(CeilDiv(hLen, 32U)), t9);
-        Select(code, t8, code, __builtin_nanf(""), SELMODE::VSEL_TENSOR_SCALAR_MODE,
+        Exp2Row(code, code, static_cast<uint32_t>(CeilDiv(hLen, 32U)), t7);
+        Select(code, t6, code, __builtin_nanf(""), SELMODE::VSEL_TENSOR_SCALAR_MODE,
                static_cast<uint32_t>(CeilDiv(hLen, 32U)));
-        PipeBarrier<PIPE_V>();
+        LocalTensor<float> t8 = CalcSlot<float>(0U);
+        LocalTensor<float> t9 = CalcSlot<float>(2U);
+        CastRow<float, XT, RoundMode::CAST_RINT, false, false>(t8, xRow, static_cast<uint32_t>(hLen), t9);
         LocalTensor<float> t10 = CalcSlot<float>(2U);
-        MulBlocks<32U>(t6, t6, code, static_cast<uint32_t>(hLen), t10);
+        PipeBarrier<PIPE_V>();
+        MulBlocks<32U, false>(t8, t8, code, static_cast<uint32_t>(hLen), t10);
         LocalTensor<float> t11 = CalcSlot<float>(1U);
-        CastRow<YOutT, float, RoundMode::CAST_RINT, true>(yOutRow, t6, static_cast<uint32_t>(hLen), t11);
+        PipeBarrier<PIPE_V>();
+        CastRow<YOutT, float, RoundMode::CAST_RINT, true, false>(yOutRow, t8, static_cast<uint32_t>(hLen), t11);
         (void)xRow;
         (void)tokenIdx;
         (void)expertRow;

@@ -131,7 +131,7 @@ struct MoeDistributeDispatchV3Traits {
                                            (TK_QUANT == 1U) ? 3U :
                                            (TK_QUANT == 2U) ? 3U :
                                            (TK_QUANT == 3U) ? 4U :
-                                           (TK_QUANT == 4U) ? 4U :
+                                           (TK_QUANT == 4U) ? 3U :
                                                               1U;
     __aicore__ static inline uint32_t MaskRank(const TilingData &tiling)
     {
@@ -227,16 +227,17 @@ __aicore__ inline void MoeDispatchKernel<Traits>::QuantRow(const LocalTensor<XT>
     if constexpr (TK_QUANT == 0U) {
         // expandXOut = x
         if constexpr ((std::is_same<ExpandXOutT, XT>::value)) {
-            CopyRow(expandXOutRow, xRow, static_cast<uint32_t>(hLen));
+            CopyRow<ExpandXOutT, ExpandXOutT, false>(expandXOutRow, xRow, static_cast<uint32_t>(hLen));
         }
         // expandXOut = cast(cast(x, FLOAT32), dtype(expandXOut), round=round)
         if constexpr (((!std::is_same<ExpandXOutT, XT>::value))) {
             LocalTensor<float> t1 = CalcSlot<float>(0U);
             LocalTensor<float> t2 = CalcSlot<float>(1U);
-            CastRow<float, XT, RoundMode::CAST_RINT, false>(t1, xRow, static_cast<uint32_t>(hLen), t2);
+            CastRow<float, XT, RoundMode::CAST_RINT, false, false>(t1, xRow, static_cast<uint32_t>(hLen), t2);
             LocalTensor<float> t3 = CalcSlot<float>(1U);
-            CastRow<ExpandXOutT, float, RoundMode::CAST_ROUND, false>(expandXOutRow, t1, static_cast<uint32_t>(hLen),
-                                                                      t3);
+            PipeBarrier<PIPE_V>();
+            CastRow<ExpandXOutT, float, RoundMode::CAST_ROUND, false, false>(expandXOutRow, t1,
+                                                                             static_cast<uint32_t>(hLen), t3);
         }
         // dynamicScalesOut = row(scalesOptional)
         if constexpr (((TK_SCALES == 1U))) {
@@ -244,7 +245,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::QuantRow(const LocalTensor<XT>
             LoadRow(t4, scalesOptionalGm_, tokenIdx,
                     static_cast<uint32_t>(dynamicScalesOutWidth_)); // the token's row of scalesOptional
             LocalTensor<float> t5 = CalcSlot<float>(1U);
-            CastRow<DynamicScalesOutT, ScalesOptionalT, RoundMode::CAST_RINT, false>(
+            CastRow<DynamicScalesOutT, ScalesOptionalT, RoundMode::CAST_RINT, false, false>(
                 dynamicScalesOutRow, t4, static_cast<uint32_t>(dynamicScalesOutWidth_), t5);
         }
         (void)xRow;
@@ -257,22 +258,24 @@ __aicore__ inline void MoeDispatchKernel<Traits>::QuantRow(const LocalTensor<XT>
     // let xf = cast(x, FLOAT32) * routed(scalesOptional)
     LocalTensor<float> t1 = CalcSlot<float>(0U);
     LocalTensor<float> t2 = CalcSlot<float>(1U);
-    CastRow<float, XT, RoundMode::CAST_RINT, false>(t1, xRow, static_cast<uint32_t>(hLen), t2);
+    CastRow<float, XT, RoundMode::CAST_RINT, false, false>(t1, xRow, static_cast<uint32_t>(hLen), t2);
     LocalTensor<float> t3 = CalcSlot<float>(1U);
     LocalTensor<float> t4 = CalcSlot<float>(2U);
     LoadRowF32<ScalesOptionalT, LAYOUT_SCALES_OPTIONAL>(t3, t4, scalesOptionalGm_, expertRow, hLen);  // scalesOptional as fp32: the destination expert's row ((E, H)), or its (H,) / (1,) broadcast
-    Mul(t1, t1, t3, static_cast<int32_t>(hLen));
     PipeBarrier<PIPE_V>();
+    Mul(t1, t1, t3, static_cast<int32_t>(hLen));
     LocalTensor<float> xf = t1;
     // expandXOut = cast(xf, INT8, round=rint, sat=true)
     if constexpr ((std::is_same<ExpandXOutT, int8_t>::value)) {
         LocalTensor<float> t5 = CalcSlot<float>(1U);
-        CastRow<ExpandXOutT, float, RoundMode::CAST_RINT, true>(expandXOutRow, xf, static_cast<uint32_t>(hLen), t5);
+        PipeBarrier<PIPE_V>();
+        CastRow<ExpandXOutT, float, RoundMode::CAST_RINT, true, false>(expandXOutRow, xf, static_cast<uint32_t>(hLen), t5);
     }
     // expandXOut = cast(xf, HIFLOAT8, round=round)
     if constexpr ((std::is_same<ExpandXOutT, hifloat8_t>::value)) {
         LocalTensor<float> t6 = CalcSlot<float>(1U);
-        CastRow<ExpandXOutT, float, RoundMode::CAST_ROUND, false>(expandXOutRow, xf, static_cast<uint32_t>(hLen), t6);
+        PipeBarrier<PIPE_V>();
+        CastRow<ExpandXOutT, float, RoundMode::CAST_ROUND, false, false>(expandXOutRow, xf, static_cast<uint32_t>(hLen), t6);
     }
     (void)xRow;
     (void)tokenIdx;
@@ -286,34 +289,36 @@ __aicore__ inline void MoeDispatchKernel<Traits>::QuantRow(const LocalTensor<XT>
         if constexpr ((TK_SCALES == 1U)) {
             LocalTensor<float> t2 = CalcSlot<float>(0U);
             LocalTensor<float> t3 = CalcSlot<float>(1U);
-            CastRow<float, XT, RoundMode::CAST_RINT, false>(t2, xRow, static_cast<uint32_t>(hLen), t3);
+            CastRow<float, XT, RoundMode::CAST_RINT, false, false>(t2, xRow, static_cast<uint32_t>(hLen), t3);
             LocalTensor<float> t4 = CalcSlot<float>(1U);
             LocalTensor<float> t5 = CalcSlot<float>(2U);
             LoadRowF32<ScalesOptionalT, LAYOUT_SCALES_OPTIONAL>(
                 t4, t5, scalesOptionalGm_, expertRow,
                 hLen); // scalesOptional as fp32: the destination expert's row ((E, H)), or its (H,) / (1,) broadcast
-            Mul(t2, t2, t4, static_cast<int32_t>(hLen));
             PipeBarrier<PIPE_V>();
+            Mul(t2, t2, t4, static_cast<int32_t>(hLen));
             sel1 = t2;
         } else {
             LocalTensor<float> t6 = CalcSlot<float>(0U);
             LocalTensor<float> t7 = CalcSlot<float>(1U);
-            CastRow<float, XT, RoundMode::CAST_RINT, false>(t6, xRow, static_cast<uint32_t>(hLen), t7);
+            CastRow<float, XT, RoundMode::CAST_RINT, false, false>(t6, xRow, static_cast<uint32_t>(hLen), t7);
             sel1 = t6;
         }
         LocalTensor<float> xf = sel1;
         // let ds = qmax(dtype(expandXOut)) / reduce_max(abs(xf))
         LocalTensor<float> t8 = CalcSlot<float>(2U);
-        Abs(t8, xf, static_cast<int32_t>(hLen));
         PipeBarrier<PIPE_V>();
+        Abs(t8, xf, static_cast<int32_t>(hLen));
         LocalTensor<float> t9 = CalcSlot<float>(1U);
+        PipeBarrier<PIPE_V>();
         const float rmax10 = ReduceMaxRow(t8, static_cast<uint32_t>(hLen), t9);
         const float ds = (DTypeTraits<ExpandXOutT>::MAX / rmax10);
         // expandXOut = cast(xf * ds, dtype(expandXOut), round=rint, sat=true)
         Muls(xf, xf, ds, static_cast<int32_t>(hLen));
-        PipeBarrier<PIPE_V>();
         LocalTensor<float> t11 = CalcSlot<float>(2U);
-        CastRow<ExpandXOutT, float, RoundMode::CAST_RINT, true>(expandXOutRow, xf, static_cast<uint32_t>(hLen), t11);
+        PipeBarrier<PIPE_V>();
+        CastRow<ExpandXOutT, float, RoundMode::CAST_RINT, true, false>(expandXOutRow, xf, static_cast<uint32_t>(hLen),
+                                                                       t11);
         // dynamicScalesOut = 1.0 / ds
         SyncFunc<HardEvent::V_S>();
         dynamicScalesOutRow.SetValue(0U, static_cast<DynamicScalesOutT>((1.0f / ds)));
@@ -329,26 +334,27 @@ __aicore__ inline void MoeDispatchKernel<Traits>::QuantRow(const LocalTensor<XT>
     if constexpr ((TK_SCALES == 1U)) {
         LocalTensor<float> t2 = CalcSlot<float>(0U);
         LocalTensor<float> t3 = CalcSlot<float>(1U);
-        CastRow<float, XT, RoundMode::CAST_RINT, false>(t2, xRow, static_cast<uint32_t>(hLen), t3);
+        CastRow<float, XT, RoundMode::CAST_RINT, false, false>(t2, xRow, static_cast<uint32_t>(hLen), t3);
         LocalTensor<float> t4 = CalcSlot<float>(1U);
         LocalTensor<float> t5 = CalcSlot<float>(2U);
         LoadRowF32<ScalesOptionalT, LAYOUT_SCALES_OPTIONAL>(t4, t5, scalesOptionalGm_, expertRow, hLen);  // scalesOptional as fp32: the destination expert's row ((E, H)), or its (H,) / (1,) broadcast
-        Mul(t2, t2, t4, static_cast<int32_t>(hLen));
         PipeBarrier<PIPE_V>();
+        Mul(t2, t2, t4, static_cast<int32_t>(hLen));
         sel1 = t2;
     } else {
         LocalTensor<float> t6 = CalcSlot<float>(0U);
         LocalTensor<float> t7 = CalcSlot<float>(1U);
-        CastRow<float, XT, RoundMode::CAST_RINT, false>(t6, xRow, static_cast<uint32_t>(hLen), t7);
+        CastRow<float, XT, RoundMode::CAST_RINT, false, false>(t6, xRow, static_cast<uint32_t>(hLen), t7);
         sel1 = t6;
     }
     LocalTensor<float> xf = sel1;
     // let amax = block_max(abs(xf), 128)
     LocalTensor<float> t8 = CalcSlot<float>(2U);
-    Abs(t8, xf, static_cast<int32_t>(hLen));
     PipeBarrier<PIPE_V>();
+    Abs(t8, xf, static_cast<int32_t>(hLen));
     LocalTensor<float> t9 = CalcSlot<float>(1U);
-    BlockMaxRow<128U>(t9, t8, static_cast<uint32_t>(hLen));
+    PipeBarrier<PIPE_V>();
+    BlockMaxRow<128U, false>(t9, t8, static_cast<uint32_t>(hLen));
     LocalTensor<float> amax = t9;
     // expandXOut = cast(xf * per_block(qmax(dtype(expandXOut)) / amax, 128), dtype(expandXOut), round=rint, sat=false)
     LocalTensor<float> t10 = CalcSlot<float>(2U);
@@ -356,16 +362,17 @@ __aicore__ inline void MoeDispatchKernel<Traits>::QuantRow(const LocalTensor<XT>
     Duplicate(t11, DTypeTraits<ExpandXOutT>::MAX, static_cast<int32_t>(CeilDiv(hLen, 128U)));
     PipeBarrier<PIPE_V>();
     Div(t10, t11, amax, static_cast<int32_t>(CeilDiv(hLen, 128U)));
-    PipeBarrier<PIPE_V>();
     LocalTensor<float> t12 = CalcSlot<float>(3U);
-    MulBlocks<128U>(xf, xf, t10, static_cast<uint32_t>(hLen), t12);
+    PipeBarrier<PIPE_V>();
+    MulBlocks<128U, false>(xf, xf, t10, static_cast<uint32_t>(hLen), t12);
     LocalTensor<float> t13 = CalcSlot<float>(2U);
-    CastRow<ExpandXOutT, float, RoundMode::CAST_RINT, false>(expandXOutRow, xf, static_cast<uint32_t>(hLen), t13);
+    PipeBarrier<PIPE_V>();
+    CastRow<ExpandXOutT, float, RoundMode::CAST_RINT, false, false>(expandXOutRow, xf, static_cast<uint32_t>(hLen), t13);
     // dynamicScalesOut = amax * (1.0 / qmax(dtype(expandXOut)))
     Muls(amax, amax, (1.0f / DTypeTraits<ExpandXOutT>::MAX), static_cast<int32_t>(CeilDiv(hLen, 128U)));
-    PipeBarrier<PIPE_V>();
     LocalTensor<float> t14 = CalcSlot<float>(0U);
-    CastRow<DynamicScalesOutT, float, RoundMode::CAST_RINT, false>(dynamicScalesOutRow, amax, static_cast<uint32_t>(dynamicScalesOutWidth_), t14);
+    PipeBarrier<PIPE_V>();
+    CastRow<DynamicScalesOutT, float, RoundMode::CAST_RINT, false, false>(dynamicScalesOutRow, amax, static_cast<uint32_t>(dynamicScalesOutWidth_), t14);
     (void)xRow;
     (void)tokenIdx;
     (void)expertRow;
@@ -378,43 +385,43 @@ __aicore__ inline void MoeDispatchKernel<Traits>::QuantRow(const LocalTensor<XT>
     LocalTensor<float> t1 = CalcSlot<float>(0U);
     ExponentRow(t1, xRow, hLen);  // biased 8-bit exponent field, as fp32 codes
     LocalTensor<float> t2 = CalcSlot<float>(1U);
-    BlockMaxRow<32U>(t2, t1, static_cast<uint32_t>(hLen));
+    BlockMaxRow<32U, false>(t2, t1, static_cast<uint32_t>(hLen));
     LocalTensor<float> e = t2;
     // let code = if e == 255 then 255 else max(e, emax(dtype(expandXOut))) - emax(dtype(expandXOut))
     LocalTensor<uint8_t> t3 = CalcSlot<uint8_t>(0U);
-    CompareScalar(t3, e, static_cast<float>(255), CMPMODE::NE, AlignUp(static_cast<uint32_t>(CeilDiv(hLen, 32U)), FLOATS_PER_REPEAT));
     PipeBarrier<PIPE_V>();
+    CompareScalar(t3, e, static_cast<float>(255), CMPMODE::NE, AlignUp(static_cast<uint32_t>(CeilDiv(hLen, 32U)), FLOATS_PER_REPEAT));
     Maxs(e, e, static_cast<float>(DTypeTraits<ExpandXOutT>::EMAX), static_cast<int32_t>(CeilDiv(hLen, 32U)));
     PipeBarrier<PIPE_V>();
     Adds(e, e, -(static_cast<float>(DTypeTraits<ExpandXOutT>::EMAX)), static_cast<int32_t>(CeilDiv(hLen, 32U)));
     PipeBarrier<PIPE_V>();
     Select(e, t3, e, static_cast<float>(255), SELMODE::VSEL_TENSOR_SCALAR_MODE, static_cast<uint32_t>(CeilDiv(hLen, 32U)));
-    PipeBarrier<PIPE_V>();
     LocalTensor<float> code = e;
     // dynamicScalesOut = e8m0(pad_even(code))
     PadEvenRow(code, static_cast<uint32_t>(CeilDiv(hLen, 32U)));  // one zero past an odd row
     LocalTensor<float> t4 = CalcSlot<float>(0U);
     static_assert(std::is_same<DynamicScalesOutT, fp8_e8m0_t>::value, "e8m0() produces FLOAT8_E8M0 codes");
+    PipeBarrier<PIPE_V>();
     EncodeE8M0Row(dynamicScalesOutRow, code, static_cast<uint32_t>(dynamicScalesOutWidth_), t4);
     // expandXOut = cast(cast(x, FLOAT32) * per_block(if code == 255 then NAN else exp2(127 - code), 32), dtype(expandXOut), round=rint, sat=true)
-    LocalTensor<float> t5 = CalcSlot<float>(0U);
-    LocalTensor<float> t6 = CalcSlot<float>(2U);
-    CastRow<float, XT, RoundMode::CAST_RINT, false>(t5, xRow, static_cast<uint32_t>(hLen), t6);
-    LocalTensor<uint8_t> t7 = CalcSlot<uint8_t>(2U);
-    CompareScalar(t7, code, static_cast<float>(255), CMPMODE::NE, AlignUp(static_cast<uint32_t>(CeilDiv(hLen, 32U)), FLOATS_PER_REPEAT));
-    PipeBarrier<PIPE_V>();
+    LocalTensor<uint8_t> t5 = CalcSlot<uint8_t>(0U);
+    CompareScalar(t5, code, static_cast<float>(255), CMPMODE::NE, AlignUp(static_cast<uint32_t>(CeilDiv(hLen, 32U)), FLOATS_PER_REPEAT));
     Muls(code, code, -1.0f, static_cast<int32_t>(CeilDiv(hLen, 32U)));
     PipeBarrier<PIPE_V>();
     Adds(code, code, static_cast<float>(127), static_cast<int32_t>(CeilDiv(hLen, 32U)));
+    LocalTensor<float> t6 = CalcSlot<float>(2U);
     PipeBarrier<PIPE_V>();
-    LocalTensor<float> t8 = CalcSlot<float>(3U);
-    Exp2Row(code, code, static_cast<uint32_t>(CeilDiv(hLen, 32U)), t8);
-    Select(code, t7, code, __builtin_nanf(""), SELMODE::VSEL_TENSOR_SCALAR_MODE, static_cast<uint32_t>(CeilDiv(hLen, 32U)));
-    PipeBarrier<PIPE_V>();
+    Exp2Row(code, code, static_cast<uint32_t>(CeilDiv(hLen, 32U)), t6);
+    Select(code, t5, code, __builtin_nanf(""), SELMODE::VSEL_TENSOR_SCALAR_MODE, static_cast<uint32_t>(CeilDiv(hLen, 32U)));
+    LocalTensor<float> t7 = CalcSlot<float>(0U);
+    LocalTensor<float> t8 = CalcSlot<float>(2U);
+    CastRow<float, XT, RoundMode::CAST_RINT, false, false>(t7, xRow, static_cast<uint32_t>(hLen), t8);
     LocalTensor<float> t9 = CalcSlot<float>(2U);
-    MulBlocks<32U>(t5, t5, code, static_cast<uint32_t>(hLen), t9);
+    PipeBarrier<PIPE_V>();
+    MulBlocks<32U, false>(t7, t7, code, static_cast<uint32_t>(hLen), t9);
     LocalTensor<float> t10 = CalcSlot<float>(1U);
-    CastRow<ExpandXOutT, float, RoundMode::CAST_RINT, true>(expandXOutRow, t5, static_cast<uint32_t>(hLen), t10);
+    PipeBarrier<PIPE_V>();
+    CastRow<ExpandXOutT, float, RoundMode::CAST_RINT, true, false>(expandXOutRow, t7, static_cast<uint32_t>(hLen), t10);
     (void)xRow;
     (void)tokenIdx;
     (void)expertRow;

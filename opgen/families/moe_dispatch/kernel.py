@@ -69,6 +69,7 @@ KIND = KernelKind(
      "lets": ("localMoeExpertNum", "localExpertNum", "maxBS"),
      "dims": ("BS", "H", "K")},
     dispatch_context, window_areas=("combine", "dispatch"),
-    header="moe_dispatch_kernel.h", kernel_class="MoeDispatchKernel", types=("x", "expandXOut", "dynamicScalesOut"),
+    quant_queued=True, header="moe_dispatch_kernel.h", kernel_class="MoeDispatchKernel",
+    types=("x", "expandXOut", "dynamicScalesOut"),
     gm=("x", "expertIds", "scalesOptional", "xActiveMaskOptional", "expertScalesOptional", "expandXOut",
         "dynamicScalesOut", "assistInfoForCombineOut", "expertTokenNumsOut", "epRecvCountsOut", "expandScalesOut"))

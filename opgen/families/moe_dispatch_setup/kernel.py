@@ -23,5 +23,5 @@ KIND = KernelKind(
      "lets": SETUP_TEARDOWN_LETS + ("tokenMsgSize",),
      "dims": ("BS", "H", "K")},
     dispatch_setup_context, window_areas=SETUP_TEARDOWN_AREAS,
-    header="moe_dispatch_setup_kernel.h", kernel_class="MoeDispatchSetupKernel", types=("x", "yOut"),
+    quant_queued=True, header="moe_dispatch_setup_kernel.h", kernel_class="MoeDispatchSetupKernel", types=("x", "yOut"),
     gm=("x", "expertIds", "scalesOptional", "xActiveMaskOptional", "yOut", "expandIdxOut"))

@@ -427,14 +427,17 @@ __aicore__ inline uint32_t WaitEntries(GM_ADDR entries, uint32_t count, const Lo
 // Rows live in UB slots of AlignUp(H * 4, 256) + AlignUp(H / 8, 256) + 256 bytes: an fp32 row, room for
 // a compare bit-mask after it, and the ReduceMax work area.
 
-// dst = src for rows of one element type (whole 32-byte blocks).
-template <typename D, typename S>
+// dst = src for rows of one element type (whole 32-byte blocks).  BARRIER: a PipeBarrier<PIPE_V> after the copy
+// (false: the caller places the barrier where a vector instruction reads dst, as the lowered formulas do).
+template <typename D, typename S, bool BARRIER = true>
 __aicore__ inline void CopyRow(const LocalTensor<D> &dst, const LocalTensor<S> &src, uint32_t count)
 {
     static_assert(std::is_same<D, S>::value, "CopyRow copies rows of one element type");
     DataCopy(dst.template ReinterpretCast<uint8_t>(), src.template ReinterpretCast<uint8_t>(),
              AlignUp(RowBytes<D>(count), UB_BLOCK));
-    PipeBarrier<PIPE_V>();
+    if constexpr (BARRIER) {
+        PipeBarrier<PIPE_V>();
+    }
 }
 
 // The mask area of a slot: the bytes after its fp32 row of `count` values.
@@ -521,8 +524,9 @@ __aicore__ inline void CastFromFloat(const LocalTensor<D> &dst, const LocalTenso
 }
 
 // S → fp32, exact: one Cast for floating types, int8/uint8 through half, E8M0 code c as 2^(c - 127) put
-// straight into the fp32 exponent field (code 0 is the subnormal 2^-127, code 255 is NaN).
-template <typename S>
+// straight into the fp32 exponent field (code 0 is the subnormal 2^-127, code 255 is NaN).  BARRIER: a
+// PipeBarrier<PIPE_V> after the last instruction.
+template <typename S, bool BARRIER = true>
 __aicore__ inline void CastToFloat(const LocalTensor<float> &dst, const LocalTensor<S> &src, uint32_t count,
                                    const LocalTensor<float> &scratch)
 {
@@ -549,37 +553,60 @@ __aicore__ inline void CastToFloat(const LocalTensor<float> &dst, const LocalTen
         PipeBarrier<PIPE_V>();
         Cast(dst, asHalf, RoundMode::CAST_NONE, count);
     } else if constexpr (std::is_same<S, float>::value) {
-        CopyRow(dst, src, count);
+        CopyRow<float, float, false>(dst, src, count);
     } else {
         Cast(dst, src, RoundMode::CAST_NONE, count);
     }
-    PipeBarrier<PIPE_V>();
+    if constexpr (BARRIER) {
+        PipeBarrier<PIPE_V>();
+    }
 }
 
-// D ← S: every cast(v, D, round, sat) of a formula and every conversion into an output row.  BARRIER = false: a
-// cast from fp32 into another type ends with no PipeBarrier<PIPE_V>, where no vector instruction reads dst.
+// D ← S: every cast(v, D, round, sat) of a formula and every conversion into an output row.  BARRIER = false: the
+// cast ends with no PipeBarrier<PIPE_V>, where no vector instruction reads dst or the caller places the barrier
+// before the first one that does (the lowered formulas: opgen/lower/ascendc.py, barriers by data dependency).
 template <typename D, typename S, RoundMode RM, bool SAT, bool BARRIER = true>
 __aicore__ inline void CastRow(const LocalTensor<D> &dst, const LocalTensor<S> &src, uint32_t count,
                                const LocalTensor<float> &scratch)
 {
     if constexpr (std::is_same<D, S>::value) {
-        CopyRow(dst, src, count);
+        CopyRow<D, S, BARRIER>(dst, src, count);
     } else if constexpr (std::is_same<S, float>::value) {
         CastFromFloat<D, RM, SAT, BARRIER>(dst, src, count, scratch);
     } else if constexpr (std::is_same<D, float>::value) {
-        CastToFloat(dst, src, count, scratch);
+        CastToFloat<S, BARRIER>(dst, src, count, scratch);
     } else if constexpr (std::is_same<S, half>::value && IS_BYTE_INT<D>) {
         Cast(dst, src, RM, count); // half → int8/uint8 is one saturating Cast
-        PipeBarrier<PIPE_V>();
+        if constexpr (BARRIER) {
+            PipeBarrier<PIPE_V>();
+        }
     } else if constexpr (IS_BYTE_INT<S> && std::is_same<D, half>::value) {
         Cast(dst, src, RoundMode::CAST_NONE, count); // exact
-        PipeBarrier<PIPE_V>();
+        if constexpr (BARRIER) {
+            PipeBarrier<PIPE_V>();
+        }
     } else {
         static_assert(!IS_BYTE_INT<S> && !IS_E8M0<S>,
                       "a cast between these types goes through fp32 explicitly in the formula");
         CastToFloat(scratch, src, count, scratch); // one exact Cast into fp32, then the rounding cast
-        CastFromFloat<D, RM, SAT>(dst, scratch, count, scratch);
+        CastFromFloat<D, RM, SAT, BARRIER>(dst, scratch, count, scratch);
     }
+}
+
+// The casts CastRow makes with no scratch row: a copy, one Cast between half and int8 / uint8, one Cast from half or
+// bfloat16 into fp32 (the lowered formulas give them no scratch slot: opgen/lower/ascendc.py SCRATCH_FREE_CASTS).
+template <typename D, typename S>
+constexpr bool CAST_WITHOUT_SCRATCH =
+    std::is_same<D, S>::value || (std::is_same<S, half>::value && IS_BYTE_INT<D>) ||
+    (IS_BYTE_INT<S> && std::is_same<D, half>::value) ||
+    (std::is_same<D, float>::value && (std::is_same<S, half>::value || std::is_same<S, bfloat16_t>::value));
+
+// CastRow of a cast that needs no scratch row (CAST_WITHOUT_SCRATCH).
+template <typename D, typename S, RoundMode RM, bool SAT, bool BARRIER = true>
+__aicore__ inline void CastRow(const LocalTensor<D> &dst, const LocalTensor<S> &src, uint32_t count)
+{
+    static_assert(CAST_WITHOUT_SCRATCH<D, S>, "this cast goes through a scratch row: pass one");
+    CastRow<D, S, RM, SAT, BARRIER>(dst, src, count, dst.template ReinterpretCast<float>());
 }
 
 // The max of a row (ReduceMax level 2; the work area sits after the first repeat of `work`).
@@ -627,8 +654,9 @@ __aicore__ inline float UnaryScalar(float v, const LocalTensor<float> &work)
     return value;
 }
 
-// dst[b] = max(src[b*N, b*N+N)) over blocks of N values, the last block zero-padded (block_max).
-template <uint32_t N>
+// dst[b] = max(src[b*N, b*N+N)) over blocks of N values, the last block zero-padded (block_max).  BARRIER: a
+// PipeBarrier<PIPE_V> after the last instruction.
+template <uint32_t N, bool BARRIER = true>
 __aicore__ inline void BlockMaxRow(const LocalTensor<float> &dst, const LocalTensor<float> &src, uint32_t count)
 {
     static_assert(N % FLOATS_PER_BLOCK == 0U && N <= 2U * FLOATS_PER_REPEAT,
@@ -666,7 +694,9 @@ __aicore__ inline void BlockMaxRow(const LocalTensor<float> &dst, const LocalTen
         WholeReduceMax<float>(dst[b], src[b * N], WIDTH, static_cast<int32_t>(MinU32(MAX_REPEATS, blocks - b)), 1, 1,
                               STRIDE, ReduceOrder::ORDER_ONLY_VALUE);
     }
-    PipeBarrier<PIPE_V>();
+    if constexpr (BARRIER) {
+        PipeBarrier<PIPE_V>();
+    }
 }
 
 // Block b of `dst` (32 bytes) = values[b] eight times, b < blocks: Brcb, 8 values a repeat, so it reads values and
@@ -728,7 +758,8 @@ __aicore__ inline void BlockRepeats(const LocalTensor<float> &dst, const LocalTe
 // dst[i] = src[i] * values[i / N] (a value per block of N, broadcast over its block): the values broadcast by Brcb
 // into `work` (a row; N = 8: the whole row of factors, one Mul over it as the real dequant does, code:
 // moe_distribute_combine_v2_quant.h Int8DequantProcess; N > 8: a block of each value, then one Mul repeat per block).
-template <uint32_t N>
+// The Mul reads src after the barrier that follows the Brcb; BARRIER: a PipeBarrier<PIPE_V> after the Mul.
+template <uint32_t N, bool BARRIER = true>
 __aicore__ inline void MulBlocks(const LocalTensor<float> &dst, const LocalTensor<float> &src,
                                  const LocalTensor<float> &values, uint32_t count, const LocalTensor<float> &work)
 {
@@ -740,20 +771,26 @@ __aicore__ inline void MulBlocks(const LocalTensor<float> &dst, const LocalTenso
     } else {
         BlockRepeats<N, BlockOp::MUL>(dst, src, work, count);
     }
-    PipeBarrier<PIPE_V>();
+    if constexpr (BARRIER) {
+        PipeBarrier<PIPE_V>();
+    }
 }
 
-// dst[i] = values[i / N], N = 8: one Brcb (dst written up to count rounded up to 64 values).
-template <uint32_t N>
+// dst[i] = values[i / N], N = 8: one Brcb (dst written up to count rounded up to 64 values).  BARRIER: a
+// PipeBarrier<PIPE_V> after it.
+template <uint32_t N, bool BARRIER = true>
 __aicore__ inline void BroadcastBlocks(const LocalTensor<float> &dst, const LocalTensor<float> &values, uint32_t count)
 {
     static_assert(N == FLOATS_PER_BLOCK, "a block of 8 is one Brcb block; larger blocks broadcast through a work row");
     BrcbRow(dst, values, CeilDiv(count, N));
-    PipeBarrier<PIPE_V>();
+    if constexpr (BARRIER) {
+        PipeBarrier<PIPE_V>();
+    }
 }
 
 // dst[i] = values[i / N], N > 8: Brcb a block of each value into `work` (a row), then a Copy repeat per block.
-template <uint32_t N>
+// BARRIER: a PipeBarrier<PIPE_V> after the copies.
+template <uint32_t N, bool BARRIER = true>
 __aicore__ inline void BroadcastBlocks(const LocalTensor<float> &dst, const LocalTensor<float> &values, uint32_t count,
                                        const LocalTensor<float> &work)
 {
@@ -761,7 +798,9 @@ __aicore__ inline void BroadcastBlocks(const LocalTensor<float> &dst, const Loca
     BrcbRow(work, values, CeilDiv(count, N));
     PipeBarrier<PIPE_V>();
     BlockRepeats<N, BlockOp::COPY>(dst, dst, work, count);
-    PipeBarrier<PIPE_V>();
+    if constexpr (BARRIER) {
+        PipeBarrier<PIPE_V>();
+    }
 }
 
 // exponent(x): the biased 8-bit exponent field as BFLOAT16 sees each value, as fp32 codes.  The field of

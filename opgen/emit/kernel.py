@@ -29,15 +29,14 @@ import re
 from opgen.core.artifact import Artifact
 from opgen.core.family_parts import part_attr
 from opgen.core.layout import (SHARED_KERNEL_BATCH_WRITE, SHARED_KERNEL_CONTEXT, SHARED_KERNEL_HELPERS,
-                               SHARED_KERNEL_INCLUDE, SHARED_KERNEL_TYPES, SHARED_KERNEL_WINDOW)
+                               SHARED_KERNEL_INCLUDE, SHARED_KERNEL_LIB, SHARED_KERNEL_TYPES, SHARED_KERNEL_WINDOW)
 from opgen.emit.kernel_lib import (ArchGuards, KernelKind, KernelPlan, columns_of, common_context, entry_context,
                                    family_gen_context, kernel_entries, tiling_struct_name)
 from opgen.emit.kernel_lib import plan_instances as _plan_instances
 from opgen.emit.registry import emitter
 from opgen.emit.render import render, template_source
 from opgen.emit.tpl_key import decl_header, key_rows, sel_header
-from opgen.emit.tiling_layout import tiling_fields, ub_bytes_fn
-from opgen.emit.ub_plan import render_cpp
+from opgen.emit.tiling_layout import tiling_fields
 from opgen.lower.ascendc import LoweringError
 from opgen.model.decl import Op
 from opgen.model.roles import in_role_names
@@ -94,8 +93,8 @@ def family_kernel_headers() -> list[Artifact]:
     """The C++ family kernels every op of those families includes, the window layout they share and the kernel
     helpers every kernel includes, relative to the output tree's shared folder: common/op_kernel/ holds them as
     templates/cpp/common/op_kernel/ has them."""
-    names = [SHARED_KERNEL_TYPES, SHARED_KERNEL_HELPERS, SHARED_KERNEL_CONTEXT, SHARED_KERNEL_BATCH_WRITE,
-             SHARED_KERNEL_WINDOW] + \
+    names = [SHARED_KERNEL_LIB, SHARED_KERNEL_TYPES, SHARED_KERNEL_HELPERS, SHARED_KERNEL_CONTEXT,
+             SHARED_KERNEL_BATCH_WRITE, SHARED_KERNEL_WINDOW] + \
         sorted({k.header for k in KERNEL_KINDS.values() if k.header})
     return [Artifact(f"{SHARED_KERNEL_INCLUDE}/{n}", template_source(f"cpp/common/{SHARED_KERNEL_INCLUDE}/{n}"))
             for n in names]
@@ -127,12 +126,10 @@ def emit_cpp_kernel(op: Op, plans=None) -> list:
     kind = KERNEL_KINDS.get(op.semantics or "")
     # a LoweringError fails the op's build at the declaration or formula (E201)
     ctx = kernel_context(op) if kind is not None else None
-    plan = (ctx.get("ub") or {}).get("plan") if ctx is not None else None
     struct = tiling_struct_name(op)
     files = [Artifact(f"op_kernel/{s}_tiling.h",
                       render("cpp/op_kernel/tiling.h.j2", op=op, struct=struct, fields=tiling_fields(op),
-                             spec_name=spec_name,
-                             ub_plan=render_cpp(plan, struct, ub_bytes_fn(op)) if plan is not None else ""))]
+                             spec_name=spec_name))]
     # the template tiling key's parameters: the host tiling encodes the key with them, kernel or not
     rop = in_role_names(op)
     files.append(Artifact(decl_header(op), render("cpp/op_kernel/tiling_key_decl.h.j2", spec_name=spec_name, op=rop,

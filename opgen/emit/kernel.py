@@ -135,11 +135,16 @@ def emit_cpp_kernel(op: Op, plans=None) -> list:
     files.append(Artifact(decl_header(op), render("cpp/op_kernel/tiling_key_decl.h.j2", spec_name=spec_name, op=rop,
                                                   key=key_rows(rop), guard=_guard(decl_header(op)))))
     if kind is not None:
-        files.append(Artifact(ctx["body_path"], render(kind.template, spec_name=spec_name, **ctx)))
         rop = ctx["op"]  # the op in its family's role names, as the kernel plan names its tensors
-        for path, socs in kernel_entries(rop).items():
-            ectx = entry_context(rop, ctx, path, socs)
-            files.append(Artifact(path, render("cpp/op_kernel/entry.cpp.j2", spec_name=spec_name, **ectx)))
+        entries = {path: entry_context(rop, ctx, path, socs) for path, socs in kernel_entries(rop).items()}
+        dispatch = {path: render("cpp/op_kernel/_dispatch.j2", **ectx) for path, ectx in entries.items()}
+        # one Dispatch in <op>_gen.h where every entry's is the same text, else each entry's in the entry
+        shared = next(iter(dispatch.values())) if len(entries) > 1 and len(set(dispatch.values())) == 1 else ""
+        files.append(Artifact(ctx["body_path"], render(kind.template, spec_name=spec_name, shared_dispatch=shared,
+                                                       **ctx)))
+        for path, ectx in entries.items():
+            files.append(Artifact(path, render("cpp/op_kernel/entry.cpp.j2", spec_name=spec_name,
+                                               dispatch="" if shared else dispatch[path], **ectx)))
             files.append(Artifact(sel_header(path), render("cpp/op_kernel/tiling_key_sel.h.j2", spec_name=spec_name,
                                                            entry=path, guard=_guard(sel_header(path)), **ectx)))
     return files

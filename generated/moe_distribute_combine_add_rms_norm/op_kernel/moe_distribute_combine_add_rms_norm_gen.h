@@ -32,9 +32,7 @@ constexpr uint32_t EP_GROUP = 0U; // HCCL group of `comm ep`
 #else
 #include "../../common/op_kernel/opgen_kernel.h"
 #endif
-// ---- the ranks of other servers: HCCL BatchWrite (how: common/op_kernel/opgen_batch_write.h) -----------------
-// The real A2 fullmesh kernels send to other servers with BatchWrite from core 0 too (mirror-cann/ops-transformer
-// mc2/moe_distribute_dispatch_v2, op_kernel for arch22).
+// The ranks of other servers: HCCL BatchWrite (common/op_kernel/opgen_batch_write.h, which the family kernel includes)
 constexpr uint32_t BW_ITEM_U64 = 4U;                          // one item: 4 uint64 words
 constexpr uint32_t BW_CHUNK = 16U;                            // items built in UB per copy to the workspace
 constexpr uint32_t BW_UB_BYTES = BW_CHUNK * 32U + FLAG_BYTES; // the item chunk and one staged flag
@@ -42,20 +40,12 @@ constexpr uint32_t BW_UB_BYTES = BW_CHUNK * 32U + FLAG_BYTES; // the item chunk 
 // Where the BatchWrite items start in the user workspace: past the part per pair of cores and the family's part per
 // core, as the host tiling lays the workspace out (it adds the items only where tiling.serverRanks is set).
 template <typename TilingData>
-__aicore__ inline uint64_t BatchWriteItemsAt(const TilingData &tiling)
+__aicore__ inline uint64_t BatchWriteItemsAt([[maybe_unused]] const TilingData &tiling)
 {
     const uint64_t cores = static_cast<uint64_t>(GetBlockNum());
-    (void)tiling;
     const uint64_t perCore = 0UL;
     return 512UL * cores * cores + perCore * cores;
 }
-
-// OnOtherServer and BatchWriteList: the plain C++ no spec changes (common/op_kernel/opgen_batch_write.h)
-#if __has_include("../common/opgen_batch_write.h")
-#include "../common/opgen_batch_write.h"
-#else
-#include "../../common/op_kernel/opgen_batch_write.h"
-#endif
 // The GM addresses the kernel entry received, in its parameter order.
 struct KernelArgs {
     GM_ADDR expandX;
@@ -93,7 +83,7 @@ struct ExtraGm {
     GlobalTensor<uint8_t> constExpertVOptionalGm_;
     GlobalTensor<uint8_t> rstdOutGm_;
     GlobalTensor<uint8_t> yOutGm_;
-    __aicore__ inline void Init(const KernelArgs &args)
+    __aicore__ inline void Init([[maybe_unused]] const KernelArgs &args)
     {
         residualXGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(args.residualX));
         gammaGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(args.gamma));
@@ -105,7 +95,6 @@ struct ExtraGm {
         constExpertVOptionalGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(args.constExpertVOptional));
         rstdOutGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(args.rstdOut));
         yOutGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(args.yOut));
-        (void)args;
     }
 };
 
@@ -130,14 +119,12 @@ struct MoeDistributeCombineAddRmsNormTraits {
     static constexpr size_t EP_CC_OFFSET = offsetof(MoeDistributeCombineAddRmsNormTilingData, mc2CcTiling1);
     // UB rows the lowered formulas take
     static constexpr uint32_t CALC_SLOTS = (TK_QUANT == 0U) ? 1U : 1U;
-    __aicore__ static inline uint32_t MaskRank(const TilingData &tiling)
+    __aicore__ static inline uint32_t MaskRank([[maybe_unused]] const TilingData &tiling)
     {
-        (void)tiling;
         return static_cast<uint32_t>(tiling.maskRank);
     }
-    __aicore__ static inline bool HasMask(const TilingData &tiling)
+    __aicore__ static inline bool HasMask([[maybe_unused]] const TilingData &tiling)
     {
-        (void)tiling;
         return (tiling.has_xActiveMaskOptional != 0U);
     }
     static constexpr uint32_t REDUCE_SLOTS = 4U; // acc, term, aux, scratch (and the post stage's)
@@ -151,7 +138,7 @@ struct MoeDistributeCombineAddRmsNormTraits {
     static constexpr uint32_t POST_INVARIANTS = 1U;
     static constexpr bool MC2_CONTEXT = false;
     // the ReduceScatterV (TP) path, which the kernel does not implement
-    __aicore__ static inline bool TpPath(const TilingData &tiling)
+    __aicore__ static inline bool TpPath([[maybe_unused]] const TilingData &tiling)
     {
         return tiling.tpWorldSize == 2;
     }
@@ -171,10 +158,8 @@ __aicore__ inline void MoeCombineKernel<Traits>::QuantRow(const LocalTensor<Expa
                                                           uint32_t expertRow)
 {
     constexpr uint32_t TK_QUANT = Traits::TK_QUANT;
-    const uint32_t hLen = hLen_;
-    LocalTensor<bfloat16_t> xOutRow = msg.template ReinterpretCast<bfloat16_t>();
-    (void)xOutRow;
-    (void)hLen;
+    [[maybe_unused]] const uint32_t hLen = hLen_;
+    [[maybe_unused]] LocalTensor<bfloat16_t> xOutRow = msg.template ReinterpretCast<bfloat16_t>();
     // ---- commQuantMode 0 "none": 不量化
     if constexpr (TK_QUANT == 0U) {
         // xOut = expandX
@@ -279,9 +264,7 @@ __aicore__ inline bool MoeCombineKernel<Traits>::SpecialTerm(uint32_t tokenIdx, 
         Unused(xRow, tokenIdx, expertRow);
         return true;
     }
-    (void)tokenIdx;
-    (void)hLen;
-    (void)xRow;
+    Unused(tokenIdx, hLen, xRow);
     return false;
 }
 
@@ -359,18 +342,23 @@ __aicore__ inline void MoeCombineKernel<Traits>::PostInvariants()
     Unused(xRow, tokenIdx, expertRow);
 }
 
-// The kernel class's template parameters, and the class they instantiate
-#define MOE_DISTRIBUTE_COMBINE_ADD_RMS_NORM_TPL_CLASS uint32_t TK_QUANT
-#define MOE_DISTRIBUTE_COMBINE_ADD_RMS_NORM_TPL_FUNC MoeDistributeCombineAddRmsNormTraits<TK_QUANT>
-template <MOE_DISTRIBUTE_COMBINE_ADD_RMS_NORM_TPL_CLASS>
+// One kernel instance: the class over the Traits of its template parameters
+template <uint32_t TK_QUANT>
 __aicore__ inline void Run(const KernelArgs &args, const MoeDistributeCombineAddRmsNormTilingData &tiling)
 {
-    RunKernel<MoeCombineKernel<MOE_DISTRIBUTE_COMBINE_ADD_RMS_NORM_TPL_FUNC>>(args, tiling);
+    RunKernel<MoeCombineKernel<MoeDistributeCombineAddRmsNormTraits<TK_QUANT>>>(args, tiling);
 }
 
-// The instances are keyed by CANN's template tiling key (commQuantMode): the entries
-// are templates over it, moe_distribute_combine_add_rms_norm_tiling_key_decl.h declares it.
-#undef MOE_DISTRIBUTE_COMBINE_ADD_RMS_NORM_TPL_CLASS
-#undef MOE_DISTRIBUTE_COMBINE_ADD_RMS_NORM_TPL_FUNC
+// Every entry's Dispatch, the same for each (the entries' products have the same instances)
+template <uint32_t KeyCommQuantMode>
+__aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeCombineAddRmsNormTilingData &tiling)
+{
+    if constexpr (true) {
+        Run<0U>(args, tiling);
+        return;
+    }
+    Trap(); // no instance of this OpDef column for this key: the host tiling never produces it
+}
+
 } // namespace MoeDistributeCombineAddRmsNormImpl
 #endif // MOE_DISTRIBUTE_COMBINE_ADD_RMS_NORM_GEN_H

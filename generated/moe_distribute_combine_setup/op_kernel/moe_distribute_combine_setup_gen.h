@@ -50,9 +50,8 @@ struct KernelArgs {
 
 // The GM tensors the spec's formulas read beside the family kernel's own.
 struct ExtraGm {
-    __aicore__ inline void Init(const KernelArgs &args)
+    __aicore__ inline void Init([[maybe_unused]] const KernelArgs &args)
     {
-        (void)args;
     }
 };
 
@@ -77,17 +76,13 @@ struct MoeDistributeCombineSetupTraits {
 #endif
 
 
-// The kernel class's template parameters, and the class they instantiate
-#define MOE_DISTRIBUTE_COMBINE_SETUP_TPL_CLASS typename ExpandXT, uint32_t TK_QUANT
-#define MOE_DISTRIBUTE_COMBINE_SETUP_TPL_FUNC MoeDistributeCombineSetupTraits<ExpandXT, TK_QUANT>
-template <MOE_DISTRIBUTE_COMBINE_SETUP_TPL_CLASS>
+// One kernel instance: the class over the Traits of its template parameters
+template <typename ExpandXT, uint32_t TK_QUANT>
 __aicore__ inline void Run(const KernelArgs &args, const MoeDistributeCombineSetupTilingData &tiling)
 {
-    RunKernel<MoeCombineSetupKernel<MOE_DISTRIBUTE_COMBINE_SETUP_TPL_FUNC>>(args, tiling);
+    RunKernel<MoeCombineSetupKernel<MoeDistributeCombineSetupTraits<ExpandXT, TK_QUANT>>>(args, tiling);
 }
 
-// The instances are keyed by CANN's template tiling key (commQuantMode): the entries
-// are templates over it, moe_distribute_combine_setup_tiling_key_decl.h declares it.
 // The dtypes are the OpDef column's, chosen when CANN's op build compiles the kernel (DTYPE_<NAME>, ORIG_DTYPE_<NAME>).
 #if !defined(ORIG_DTYPE_EXPAND_X)
 #error                                                                                                                 \
@@ -99,7 +94,5 @@ __aicore__ inline bool ColumnMatches(const MoeDistributeCombineSetupTilingData &
     return tiling.dtype_expandX == ORIG_DTYPE_EXPAND_X;
 }
 
-#undef MOE_DISTRIBUTE_COMBINE_SETUP_TPL_CLASS
-#undef MOE_DISTRIBUTE_COMBINE_SETUP_TPL_FUNC
 } // namespace MoeDistributeCombineSetupImpl
 #endif // MOE_DISTRIBUTE_COMBINE_SETUP_GEN_H

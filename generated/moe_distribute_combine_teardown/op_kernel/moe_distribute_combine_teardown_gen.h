@@ -54,9 +54,8 @@ struct KernelArgs {
 
 // The GM tensors the spec's formulas read beside the family kernel's own.
 struct ExtraGm {
-    __aicore__ inline void Init(const KernelArgs &args)
+    __aicore__ inline void Init([[maybe_unused]] const KernelArgs &args)
     {
-        (void)args;
     }
 };
 
@@ -78,14 +77,12 @@ struct MoeDistributeCombineTeardownTraits {
     static constexpr size_t EP_CC_OFFSET = offsetof(MoeDistributeCombineTeardownTilingData, mc2CcTiling1);
     // UB rows the lowered formulas take
     static constexpr uint32_t CALC_SLOTS = (TK_QUANT == 0U) ? 1U : 1U;
-    __aicore__ static inline uint32_t MaskRank(const TilingData &tiling)
+    __aicore__ static inline uint32_t MaskRank([[maybe_unused]] const TilingData &tiling)
     {
-        (void)tiling;
         return 1U;
     }
-    __aicore__ static inline bool HasMask(const TilingData &tiling)
+    __aicore__ static inline bool HasMask([[maybe_unused]] const TilingData &tiling)
     {
-        (void)tiling;
         return (tiling.has_xActiveMaskOptional != 0U);
     }
 };
@@ -104,10 +101,8 @@ __aicore__ inline void MoeCombineTeardownKernel<Traits>::QuantRow(const LocalTen
                                                                   uint32_t expertRow)
 {
     constexpr uint32_t TK_QUANT = Traits::TK_QUANT;
-    const uint32_t hLen = hLen_;
-    LocalTensor<XOutT> xOutRow = msg.template ReinterpretCast<XOutT>();
-    (void)xOutRow;
-    (void)hLen;
+    [[maybe_unused]] const uint32_t hLen = hLen_;
+    [[maybe_unused]] LocalTensor<XOutT> xOutRow = msg.template ReinterpretCast<XOutT>();
     // ---- commQuantMode 0 "none": 通信时不进行量化
     if constexpr (TK_QUANT == 0U) {
         // xOut = expandX
@@ -116,17 +111,13 @@ __aicore__ inline void MoeCombineTeardownKernel<Traits>::QuantRow(const LocalTen
     }
 }
 
-// The kernel class's template parameters, and the class they instantiate
-#define MOE_DISTRIBUTE_COMBINE_TEARDOWN_TPL_CLASS typename ExpandXT, typename XOutT, uint32_t TK_QUANT
-#define MOE_DISTRIBUTE_COMBINE_TEARDOWN_TPL_FUNC MoeDistributeCombineTeardownTraits<ExpandXT, XOutT, TK_QUANT>
-template <MOE_DISTRIBUTE_COMBINE_TEARDOWN_TPL_CLASS>
+// One kernel instance: the class over the Traits of its template parameters
+template <typename ExpandXT, typename XOutT, uint32_t TK_QUANT>
 __aicore__ inline void Run(const KernelArgs &args, const MoeDistributeCombineTeardownTilingData &tiling)
 {
-    RunKernel<MoeCombineTeardownKernel<MOE_DISTRIBUTE_COMBINE_TEARDOWN_TPL_FUNC>>(args, tiling);
+    RunKernel<MoeCombineTeardownKernel<MoeDistributeCombineTeardownTraits<ExpandXT, XOutT, TK_QUANT>>>(args, tiling);
 }
 
-// The instances are keyed by CANN's template tiling key (commQuantMode): the entries
-// are templates over it, moe_distribute_combine_teardown_tiling_key_decl.h declares it.
 // The dtypes are the OpDef column's, chosen when CANN's op build compiles the kernel (DTYPE_<NAME>, ORIG_DTYPE_<NAME>).
 #if !defined(ORIG_DTYPE_EXPAND_X) || !defined(ORIG_DTYPE_X)
 #error                                                                                                                 \
@@ -138,7 +129,5 @@ __aicore__ inline bool ColumnMatches(const MoeDistributeCombineTeardownTilingDat
     return tiling.dtype_expandX == ORIG_DTYPE_EXPAND_X && tiling.dtype_xOut == ORIG_DTYPE_X;
 }
 
-#undef MOE_DISTRIBUTE_COMBINE_TEARDOWN_TPL_CLASS
-#undef MOE_DISTRIBUTE_COMBINE_TEARDOWN_TPL_FUNC
 } // namespace MoeDistributeCombineTeardownImpl
 #endif // MOE_DISTRIBUTE_COMBINE_TEARDOWN_GEN_H

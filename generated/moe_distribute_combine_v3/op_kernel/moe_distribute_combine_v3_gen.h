@@ -32,9 +32,7 @@ constexpr uint32_t EP_GROUP = 0U; // HCCL group of `comm ep`
 #else
 #include "../../common/op_kernel/opgen_kernel.h"
 #endif
-// ---- the ranks of other servers: HCCL BatchWrite (how: common/op_kernel/opgen_batch_write.h) -----------------
-// The real A2 fullmesh kernels send to other servers with BatchWrite from core 0 too (mirror-cann/ops-transformer
-// mc2/moe_distribute_dispatch_v2, op_kernel for arch22).
+// The ranks of other servers: HCCL BatchWrite (common/op_kernel/opgen_batch_write.h, which the family kernel includes)
 constexpr uint32_t BW_ITEM_U64 = 4U;                          // one item: 4 uint64 words
 constexpr uint32_t BW_CHUNK = 16U;                            // items built in UB per copy to the workspace
 constexpr uint32_t BW_UB_BYTES = BW_CHUNK * 32U + FLAG_BYTES; // the item chunk and one staged flag
@@ -42,20 +40,12 @@ constexpr uint32_t BW_UB_BYTES = BW_CHUNK * 32U + FLAG_BYTES; // the item chunk 
 // Where the BatchWrite items start in the user workspace: past the part per pair of cores and the family's part per
 // core, as the host tiling lays the workspace out (it adds the items only where tiling.serverRanks is set).
 template <typename TilingData>
-__aicore__ inline uint64_t BatchWriteItemsAt(const TilingData &tiling)
+__aicore__ inline uint64_t BatchWriteItemsAt([[maybe_unused]] const TilingData &tiling)
 {
     const uint64_t cores = static_cast<uint64_t>(GetBlockNum());
-    (void)tiling;
     const uint64_t perCore = 0UL;
     return 512UL * cores * cores + perCore * cores;
 }
-
-// OnOtherServer and BatchWriteList: the plain C++ no spec changes (common/op_kernel/opgen_batch_write.h)
-#if __has_include("../common/opgen_batch_write.h")
-#include "../common/opgen_batch_write.h"
-#else
-#include "../../common/op_kernel/opgen_batch_write.h"
-#endif
 // The GM addresses the kernel entry received, in its parameter order.
 struct KernelArgs {
     GM_ADDR context;
@@ -87,7 +77,7 @@ struct ExtraGm {
     GlobalTensor<uint8_t> constExpertAlpha1OptionalGm_;
     GlobalTensor<uint8_t> constExpertAlpha2OptionalGm_;
     GlobalTensor<uint8_t> constExpertVOptionalGm_;
-    __aicore__ inline void Init(const KernelArgs &args)
+    __aicore__ inline void Init([[maybe_unused]] const KernelArgs &args)
     {
         oriXOptionalGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(args.oriXOptional));
         constExpertAlpha1OptionalGm_.SetGlobalBuffer(
@@ -95,7 +85,6 @@ struct ExtraGm {
         constExpertAlpha2OptionalGm_.SetGlobalBuffer(
             reinterpret_cast<__gm__ uint8_t *>(args.constExpertAlpha2Optional));
         constExpertVOptionalGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(args.constExpertVOptional));
-        (void)args;
     }
 };
 
@@ -119,14 +108,12 @@ struct MoeDistributeCombineV3Traits {
     using XOutGmT = uint8_t;
     // UB rows the lowered formulas take
     static constexpr uint32_t CALC_SLOTS = (TK_QUANT == 0U) ? 1U : (TK_QUANT == 2U) ? 4U : 1U;
-    __aicore__ static inline uint32_t MaskRank(const TilingData &tiling)
+    __aicore__ static inline uint32_t MaskRank([[maybe_unused]] const TilingData &tiling)
     {
-        (void)tiling;
         return static_cast<uint32_t>(tiling.maskRank);
     }
-    __aicore__ static inline bool HasMask(const TilingData &tiling)
+    __aicore__ static inline bool HasMask([[maybe_unused]] const TilingData &tiling)
     {
-        (void)tiling;
         return (tiling.has_xActiveMaskOptional != 0U);
     }
     static constexpr uint32_t REDUCE_SLOTS = 4U; // acc, term, aux, scratch
@@ -150,7 +137,7 @@ struct MoeDistributeCombineV3Traits {
         return ContextWindowIn(ctx, rank);
     }
     // the ReduceScatterV (TP) path, which the kernel does not implement
-    __aicore__ static inline bool TpPath(const TilingData &tiling)
+    __aicore__ static inline bool TpPath([[maybe_unused]] const TilingData &tiling)
     {
         return tiling.tpWorldSize == 2;
     }
@@ -170,10 +157,8 @@ __aicore__ inline void MoeCombineKernel<Traits>::QuantRow(const LocalTensor<Expa
                                                           uint32_t expertRow)
 {
     constexpr uint32_t TK_QUANT = Traits::TK_QUANT;
-    const uint32_t hLen = hLen_;
-    LocalTensor<XOutT> xOutRow = msg.template ReinterpretCast<XOutT>();
-    (void)xOutRow;
-    (void)hLen;
+    [[maybe_unused]] const uint32_t hLen = hLen_;
+    [[maybe_unused]] LocalTensor<XOutT> xOutRow = msg.template ReinterpretCast<XOutT>();
     // ---- commQuantMode 0 "none": 不量化
     if constexpr (TK_QUANT == 0U) {
         // xOut = expandX
@@ -366,23 +351,17 @@ __aicore__ inline bool MoeCombineKernel<Traits>::SpecialTerm(uint32_t tokenIdx, 
         Unused(xRow, tokenIdx, expertRow);
         return true;
     }
-    (void)tokenIdx;
-    (void)hLen;
-    (void)xRow;
+    Unused(tokenIdx, hLen, xRow);
     return false;
 }
 
-// The kernel class's template parameters, and the class they instantiate
-#define MOE_DISTRIBUTE_COMBINE_V3_TPL_CLASS typename ExpandXT, typename XOutT, uint32_t TK_QUANT
-#define MOE_DISTRIBUTE_COMBINE_V3_TPL_FUNC MoeDistributeCombineV3Traits<ExpandXT, XOutT, TK_QUANT>
-template <MOE_DISTRIBUTE_COMBINE_V3_TPL_CLASS>
+// One kernel instance: the class over the Traits of its template parameters
+template <typename ExpandXT, typename XOutT, uint32_t TK_QUANT>
 __aicore__ inline void Run(const KernelArgs &args, const MoeDistributeCombineV3TilingData &tiling)
 {
-    RunKernel<MoeCombineKernel<MOE_DISTRIBUTE_COMBINE_V3_TPL_FUNC>>(args, tiling);
+    RunKernel<MoeCombineKernel<MoeDistributeCombineV3Traits<ExpandXT, XOutT, TK_QUANT>>>(args, tiling);
 }
 
-// The instances are keyed by CANN's template tiling key (commQuantMode): the entries
-// are templates over it, moe_distribute_combine_v3_tiling_key_decl.h declares it.
 // The dtypes are the OpDef column's, chosen when CANN's op build compiles the kernel (DTYPE_<NAME>, ORIG_DTYPE_<NAME>).
 #if !defined(ORIG_DTYPE_EXPAND_X) || !defined(ORIG_DTYPE_X)
 #error                                                                                                                 \
@@ -394,7 +373,5 @@ __aicore__ inline bool ColumnMatches(const MoeDistributeCombineV3TilingData &til
     return tiling.dtype_expandX == ORIG_DTYPE_EXPAND_X && tiling.dtype_xOut == ORIG_DTYPE_X;
 }
 
-#undef MOE_DISTRIBUTE_COMBINE_V3_TPL_CLASS
-#undef MOE_DISTRIBUTE_COMBINE_V3_TPL_FUNC
 } // namespace MoeDistributeCombineV3Impl
 #endif // MOE_DISTRIBUTE_COMBINE_V3_GEN_H

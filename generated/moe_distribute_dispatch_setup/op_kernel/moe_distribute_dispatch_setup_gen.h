@@ -52,9 +52,8 @@ struct KernelArgs {
 
 // The GM tensors the spec's formulas read beside the family kernel's own.
 struct ExtraGm {
-    __aicore__ inline void Init(const KernelArgs &args)
+    __aicore__ inline void Init([[maybe_unused]] const KernelArgs &args)
     {
-        (void)args;
     }
 };
 
@@ -77,14 +76,12 @@ struct MoeDistributeDispatchSetupTraits {
     static constexpr size_t EP_CC_OFFSET = offsetof(MoeDistributeDispatchSetupTilingData, mc2CcTiling1);
     // UB rows the lowered formulas take
     static constexpr uint32_t CALC_SLOTS = (TK_QUANT == 0U) ? 1U : (TK_QUANT == 4U) ? 4U : 1U;
-    __aicore__ static inline uint32_t MaskRank(const TilingData &tiling)
+    __aicore__ static inline uint32_t MaskRank([[maybe_unused]] const TilingData &tiling)
     {
-        (void)tiling;
         return 1U;
     }
-    __aicore__ static inline bool HasMask(const TilingData &tiling)
+    __aicore__ static inline bool HasMask([[maybe_unused]] const TilingData &tiling)
     {
-        (void)tiling;
         return (tiling.has_xActiveMaskOptional != 0U);
     }
 };
@@ -103,10 +100,8 @@ __aicore__ inline void MoeDispatchSetupKernel<Traits>::QuantRow(const LocalTenso
                                                                 uint32_t expertRow)
 {
     constexpr uint32_t TK_QUANT = Traits::TK_QUANT;
-    const uint32_t hLen = hLen_;
-    LocalTensor<YOutT> yOutRow = msg.template ReinterpretCast<YOutT>();
-    (void)yOutRow;
-    (void)hLen;
+    [[maybe_unused]] const uint32_t hLen = hLen_;
+    [[maybe_unused]] LocalTensor<YOutT> yOutRow = msg.template ReinterpretCast<YOutT>();
     // ---- quantMode 0 "none": 非量化场景
     if constexpr (TK_QUANT == 0U) {
         // yOut = x
@@ -166,17 +161,13 @@ __aicore__ inline void MoeDispatchSetupKernel<Traits>::QuantRow(const LocalTenso
     }
 }
 
-// The kernel class's template parameters, and the class they instantiate
-#define MOE_DISTRIBUTE_DISPATCH_SETUP_TPL_CLASS typename XT, typename YOutT, uint32_t TK_QUANT
-#define MOE_DISTRIBUTE_DISPATCH_SETUP_TPL_FUNC MoeDistributeDispatchSetupTraits<XT, YOutT, TK_QUANT>
-template <MOE_DISTRIBUTE_DISPATCH_SETUP_TPL_CLASS>
+// One kernel instance: the class over the Traits of its template parameters
+template <typename XT, typename YOutT, uint32_t TK_QUANT>
 __aicore__ inline void Run(const KernelArgs &args, const MoeDistributeDispatchSetupTilingData &tiling)
 {
-    RunKernel<MoeDispatchSetupKernel<MOE_DISTRIBUTE_DISPATCH_SETUP_TPL_FUNC>>(args, tiling);
+    RunKernel<MoeDispatchSetupKernel<MoeDistributeDispatchSetupTraits<XT, YOutT, TK_QUANT>>>(args, tiling);
 }
 
-// The instances are keyed by CANN's template tiling key (quantMode): the entries
-// are templates over it, moe_distribute_dispatch_setup_tiling_key_decl.h declares it.
 // The dtypes are the OpDef column's, chosen when CANN's op build compiles the kernel (DTYPE_<NAME>, ORIG_DTYPE_<NAME>).
 #if !defined(ORIG_DTYPE_X) || !defined(ORIG_DTYPE_Y)
 #error                                                                                                                 \
@@ -188,7 +179,5 @@ __aicore__ inline bool ColumnMatches(const MoeDistributeDispatchSetupTilingData 
     return tiling.dtype_x == ORIG_DTYPE_X && tiling.dtype_yOut == ORIG_DTYPE_Y;
 }
 
-#undef MOE_DISTRIBUTE_DISPATCH_SETUP_TPL_CLASS
-#undef MOE_DISTRIBUTE_DISPATCH_SETUP_TPL_FUNC
 } // namespace MoeDistributeDispatchSetupImpl
 #endif // MOE_DISTRIBUTE_DISPATCH_SETUP_GEN_H

@@ -53,9 +53,8 @@ struct KernelArgs {
 
 // The GM tensors the spec's formulas read beside the family kernel's own.
 struct ExtraGm {
-    __aicore__ inline void Init(const KernelArgs &args)
+    __aicore__ inline void Init([[maybe_unused]] const KernelArgs &args)
     {
-        (void)args;
     }
 };
 
@@ -84,19 +83,14 @@ struct MoeDistributeDispatchTeardownTraits {
 #endif
 
 
-// The kernel class's template parameters, and the class they instantiate
-#define MOE_DISTRIBUTE_DISPATCH_TEARDOWN_TPL_CLASS                                                                     \
-    typename XT, typename YT, typename ExpandXOutT, typename DynamicScalesOutT, uint32_t TK_QUANT
-#define MOE_DISTRIBUTE_DISPATCH_TEARDOWN_TPL_FUNC                                                                      \
-    MoeDistributeDispatchTeardownTraits<XT, YT, ExpandXOutT, DynamicScalesOutT, TK_QUANT>
-template <MOE_DISTRIBUTE_DISPATCH_TEARDOWN_TPL_CLASS>
+// One kernel instance: the class over the Traits of its template parameters
+template <typename XT, typename YT, typename ExpandXOutT, typename DynamicScalesOutT, uint32_t TK_QUANT>
 __aicore__ inline void Run(const KernelArgs &args, const MoeDistributeDispatchTeardownTilingData &tiling)
 {
-    RunKernel<MoeDispatchTeardownKernel<MOE_DISTRIBUTE_DISPATCH_TEARDOWN_TPL_FUNC>>(args, tiling);
+    RunKernel<MoeDispatchTeardownKernel<
+        MoeDistributeDispatchTeardownTraits<XT, YT, ExpandXOutT, DynamicScalesOutT, TK_QUANT>>>(args, tiling);
 }
 
-// The instances are keyed by CANN's template tiling key (quantMode): the entries
-// are templates over it, moe_distribute_dispatch_teardown_tiling_key_decl.h declares it.
 // The dtypes are the OpDef column's, chosen when CANN's op build compiles the kernel (DTYPE_<NAME>, ORIG_DTYPE_<NAME>).
 #if !defined(ORIG_DTYPE_X) || !defined(ORIG_DTYPE_Y) || !defined(ORIG_DTYPE_EXPAND_X) ||                               \
     !defined(ORIG_DTYPE_DYNAMIC_SCALES)
@@ -110,7 +104,5 @@ __aicore__ inline bool ColumnMatches(const MoeDistributeDispatchTeardownTilingDa
            tiling.dtype_expandXOut == ORIG_DTYPE_EXPAND_X && tiling.dtype_dynamicScalesOut == ORIG_DTYPE_DYNAMIC_SCALES;
 }
 
-#undef MOE_DISTRIBUTE_DISPATCH_TEARDOWN_TPL_CLASS
-#undef MOE_DISTRIBUTE_DISPATCH_TEARDOWN_TPL_FUNC
 } // namespace MoeDistributeDispatchTeardownImpl
 #endif // MOE_DISTRIBUTE_DISPATCH_TEARDOWN_GEN_H

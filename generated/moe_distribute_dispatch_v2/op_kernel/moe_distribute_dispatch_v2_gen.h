@@ -33,9 +33,7 @@ constexpr uint32_t TP_GROUP = 1U; // HCCL group of `comm tp`
 #else
 #include "../../common/op_kernel/opgen_kernel.h"
 #endif
-// ---- the ranks of other servers: HCCL BatchWrite (how: common/op_kernel/opgen_batch_write.h) -----------------
-// The real A2 fullmesh kernels send to other servers with BatchWrite from core 0 too (mirror-cann/ops-transformer
-// mc2/moe_distribute_dispatch_v2, op_kernel for arch22).
+// The ranks of other servers: HCCL BatchWrite (common/op_kernel/opgen_batch_write.h, which the family kernel includes)
 constexpr uint32_t BW_ITEM_U64 = 4U;                          // one item: 4 uint64 words
 constexpr uint32_t BW_CHUNK = 16U;                            // items built in UB per copy to the workspace
 constexpr uint32_t BW_UB_BYTES = BW_CHUNK * 32U + FLAG_BYTES; // the item chunk and one staged flag
@@ -43,19 +41,12 @@ constexpr uint32_t BW_UB_BYTES = BW_CHUNK * 32U + FLAG_BYTES; // the item chunk 
 // Where the BatchWrite items start in the user workspace: past the part per pair of cores and the family's part per
 // core, as the host tiling lays the workspace out (it adds the items only where tiling.serverRanks is set).
 template <typename TilingData>
-__aicore__ inline uint64_t BatchWriteItemsAt(const TilingData &tiling)
+__aicore__ inline uint64_t BatchWriteItemsAt([[maybe_unused]] const TilingData &tiling)
 {
     const uint64_t cores = static_cast<uint64_t>(GetBlockNum());
     const uint64_t perCore = AlignUp64(static_cast<uint64_t>(tiling.moeExpertNum) * 4UL, 32UL);
     return 512UL * cores * cores + perCore * cores;
 }
-
-// OnOtherServer and BatchWriteList: the plain C++ no spec changes (common/op_kernel/opgen_batch_write.h)
-#if __has_include("../common/opgen_batch_write.h")
-#include "../common/opgen_batch_write.h"
-#else
-#include "../../common/op_kernel/opgen_batch_write.h"
-#endif
 // The GM addresses the kernel entry received, in its parameter order.
 struct KernelArgs {
     GM_ADDR x;
@@ -79,11 +70,10 @@ struct KernelArgs {
 struct ExtraGm {
     GlobalTensor<int32_t> tpRecvCountsOutGm_;
     GlobalTensor<int64_t> performanceInfoOptionalGm_;
-    __aicore__ inline void Init(const KernelArgs &args)
+    __aicore__ inline void Init([[maybe_unused]] const KernelArgs &args)
     {
         tpRecvCountsOutGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(args.tpRecvCountsOut));
         performanceInfoOptionalGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(args.performanceInfoOptional));
-        (void)args;
     }
 };
 
@@ -121,14 +111,12 @@ struct MoeDistributeDispatchV2Traits {
                                            (TK_QUANT == 3U) ? 4U :
                                            (TK_QUANT == 4U) ? 4U :
                                                               1U;
-    __aicore__ static inline uint32_t MaskRank(const TilingData &tiling)
+    __aicore__ static inline uint32_t MaskRank([[maybe_unused]] const TilingData &tiling)
     {
-        (void)tiling;
         return static_cast<uint32_t>(tiling.maskRank);
     }
-    __aicore__ static inline bool HasMask(const TilingData &tiling)
+    __aicore__ static inline bool HasMask([[maybe_unused]] const TilingData &tiling)
     {
-        (void)tiling;
         return (tiling.has_xActiveMaskOptional != 0U);
     }
     // the user workspace per pair of vector cores the host tiling asks for (its WORKSPACE_PER_CORE_PAIR)
@@ -141,7 +129,7 @@ struct MoeDistributeDispatchV2Traits {
                                       false;
     static constexpr bool CARRIES_DYNAMIC_SCALES_OUT =
         (TK_QUANT == 0U && (((TK_SCALES == 1U)))) || (TK_QUANT == 2U) || (TK_QUANT == 3U) || (TK_QUANT == 4U);
-    __aicore__ static inline uint32_t DynamicScalesOutWidth(const TilingData &tiling_)
+    __aicore__ static inline uint32_t DynamicScalesOutWidth([[maybe_unused]] const TilingData &tiling_)
     {
         uint32_t dynamicScalesOutWidth_ = 0U;
         if constexpr ((TK_QUANT == 3U)) {
@@ -154,24 +142,20 @@ struct MoeDistributeDispatchV2Traits {
         } else {
             dynamicScalesOutWidth_ = static_cast<uint32_t>(1);
         }
-        (void)tiling_;
         return dynamicScalesOutWidth_;
     }
-    __aicore__ static inline bool HasExpertScales(const TilingData &tiling)
+    __aicore__ static inline bool HasExpertScales([[maybe_unused]] const TilingData &tiling)
     {
-        (void)tiling;
         return (tiling.has_expertScalesOptional != 0U);
     }
     // Atlas A2: assistInfoForCombineOut holds this rank's expandIdx
-    __aicore__ static inline bool IsA2(const TilingData &tiling)
+    __aicore__ static inline bool IsA2([[maybe_unused]] const TilingData &tiling)
     {
-        (void)tiling;
         return (tiling.isA2 != 0);
     }
     static constexpr bool PERF = true;
-    __aicore__ static inline bool HasPerformanceInfo(const TilingData &tiling)
+    __aicore__ static inline bool HasPerformanceInfo([[maybe_unused]] const TilingData &tiling)
     {
-        (void)tiling;
         return (tiling.has_performanceInfoOptional != 0U);
     }
     static constexpr bool TP = true;
@@ -196,13 +180,10 @@ __aicore__ inline void MoeDispatchKernel<Traits>::QuantRow(const LocalTensor<XT>
     constexpr uint32_t TK_QUANT = Traits::TK_QUANT;
     constexpr uint32_t TK_SCALES = Traits::TK_SCALES;
     constexpr RowLayout LAYOUT_SCALES_OPTIONAL = Traits::LAYOUT_SCALES_OPTIONAL;
-    const uint32_t hLen = hLen_;
-    LocalTensor<ExpandXOutT> expandXOutRow = msg.template ReinterpretCast<ExpandXOutT>();
-    (void)expandXOutRow;
-    LocalTensor<DynamicScalesOutT> dynamicScalesOutRow =
+    [[maybe_unused]] const uint32_t hLen = hLen_;
+    [[maybe_unused]] LocalTensor<ExpandXOutT> expandXOutRow = msg.template ReinterpretCast<ExpandXOutT>();
+    [[maybe_unused]] LocalTensor<DynamicScalesOutT> dynamicScalesOutRow =
         msg[scaleOffset_].template ReinterpretCast<DynamicScalesOutT>();
-    (void)dynamicScalesOutRow;
-    (void)hLen;
     // ---- quantMode 0 "none": 非量化场景
     if constexpr (TK_QUANT == 0U) {
         // expandXOut = x
@@ -397,21 +378,16 @@ __aicore__ inline void MoeDispatchKernel<Traits>::QuantRow(const LocalTensor<XT>
 #endif
 }
 
-// The kernel class's template parameters, and the class they instantiate
-#define MOE_DISTRIBUTE_DISPATCH_V2_TPL_CLASS                                                                           \
-    typename XT, typename ScalesOptionalT, typename ExpandXOutT, typename DynamicScalesOutT, uint32_t TK_QUANT,        \
-        uint32_t TK_SCALES, RowLayout LAYOUT_SCALES_OPTIONAL
-#define MOE_DISTRIBUTE_DISPATCH_V2_TPL_FUNC                                                                            \
-    MoeDistributeDispatchV2Traits<XT, ScalesOptionalT, ExpandXOutT, DynamicScalesOutT, TK_QUANT, TK_SCALES,            \
-                                  LAYOUT_SCALES_OPTIONAL>
-template <MOE_DISTRIBUTE_DISPATCH_V2_TPL_CLASS>
+// One kernel instance: the class over the Traits of its template parameters
+template <typename XT, typename ScalesOptionalT, typename ExpandXOutT, typename DynamicScalesOutT, uint32_t TK_QUANT,
+          uint32_t TK_SCALES, RowLayout LAYOUT_SCALES_OPTIONAL>
 __aicore__ inline void Run(const KernelArgs &args, const MoeDistributeDispatchV2TilingData &tiling)
 {
-    RunKernel<MoeDispatchKernel<MOE_DISTRIBUTE_DISPATCH_V2_TPL_FUNC>>(args, tiling);
+    RunKernel<MoeDispatchKernel<MoeDistributeDispatchV2Traits<XT, ScalesOptionalT, ExpandXOutT, DynamicScalesOutT,
+                                                              TK_QUANT, TK_SCALES, LAYOUT_SCALES_OPTIONAL>>>(args,
+                                                                                                             tiling);
 }
 
-// The instances are keyed by CANN's template tiling key (quant, scales, template): the entries
-// are templates over it, moe_distribute_dispatch_v2_tiling_key_decl.h declares it.
 // The dtypes are the OpDef column's, chosen when CANN's op build compiles the kernel (DTYPE_<NAME>, ORIG_DTYPE_<NAME>).
 #if !defined(ORIG_DTYPE_X) || !defined(ORIG_DTYPE_EXPAND_X) || !defined(ORIG_DTYPE_DYNAMIC_SCALES)
 #error                                                                                                                 \
@@ -424,7 +400,5 @@ __aicore__ inline bool ColumnMatches(const MoeDistributeDispatchV2TilingData &ti
            tiling.dtype_dynamicScalesOut == ORIG_DTYPE_DYNAMIC_SCALES;
 }
 
-#undef MOE_DISTRIBUTE_DISPATCH_V2_TPL_CLASS
-#undef MOE_DISTRIBUTE_DISPATCH_V2_TPL_FUNC
 } // namespace MoeDistributeDispatchV2Impl
 #endif // MOE_DISTRIBUTE_DISPATCH_V2_GEN_H

@@ -15,18 +15,6 @@
 #include "../moe_distribute_combine_add_rms_norm_gen.h"
 #include "moe_distribute_combine_add_rms_norm_apt_tiling_key.h"
 
-namespace MoeDistributeCombineAddRmsNormImpl {
-template <uint32_t KeyCommQuantMode>
-__aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeCombineAddRmsNormTilingData &tiling)
-{
-    if constexpr (true) {
-        Run<0U>(args, tiling);
-        return;
-    }
-    Trap(); // no instance of this OpDef column for this key: the host tiling never produces it
-}
-} // namespace MoeDistributeCombineAddRmsNormImpl
-
 template <uint32_t KeyCommQuantMode>
 __global__ __aicore__ void moe_distribute_combine_add_rms_norm(
     GM_ADDR expandX, GM_ADDR expertIds, GM_ADDR assistInfoForCombine, GM_ADDR epSendCounts, GM_ADDR expertScales,

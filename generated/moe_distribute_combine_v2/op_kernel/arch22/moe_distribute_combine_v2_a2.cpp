@@ -15,30 +15,6 @@
 #include "../moe_distribute_combine_v2_gen.h"
 #include "moe_distribute_combine_v2_a2_tiling_key.h"
 
-namespace MoeDistributeCombineV2Impl {
-template <uint32_t KeyCommQuantMode>
-__aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeCombineV2TilingData &tiling)
-{
-    if (!ColumnMatches(tiling)) {
-        Trap(); // launched for another OpDef column's dtypes: the runtime never does
-    }
-    if constexpr (KeyCommQuantMode == 0U) {
-#if ((ORIG_DTYPE_EXPAND_X == DT_BF16) && (ORIG_DTYPE_X == DT_BF16)) ||                                                 \
-    ((ORIG_DTYPE_EXPAND_X == DT_FLOAT16) && (ORIG_DTYPE_X == DT_FLOAT16))
-        Run<DTYPE_EXPAND_X, DTYPE_X, 0U>(args, tiling);
-        return;
-#endif
-    } else if constexpr (KeyCommQuantMode == 2U) {
-#if ((ORIG_DTYPE_EXPAND_X == DT_BF16) && (ORIG_DTYPE_X == DT_BF16)) ||                                                 \
-    ((ORIG_DTYPE_EXPAND_X == DT_FLOAT16) && (ORIG_DTYPE_X == DT_FLOAT16))
-        Run<DTYPE_EXPAND_X, DTYPE_X, 2U>(args, tiling);
-        return;
-#endif
-    }
-    Trap(); // no instance of this OpDef column for this key: the host tiling never produces it
-}
-} // namespace MoeDistributeCombineV2Impl
-
 template <uint32_t KeyCommQuantMode>
 __global__ __aicore__ void
 moe_distribute_combine_v2(GM_ADDR expandX, GM_ADDR expertIds, GM_ADDR assistInfoForCombine, GM_ADDR epSendCounts,

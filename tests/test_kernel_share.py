@@ -26,8 +26,7 @@ QUARTER = 0.25
 # "Adding an op family", the table of rendered lines): a change that renders more of one fails; lower a ceiling, or
 # remove the op, when its share falls
 ABOVE_A_QUARTER = {
-    "moe_distribute_dispatch_v2": 0.27,  # 898 / (898 + 2,441)
-    "moe_distribute_combine_v2": 0.26,  # 709 / (709 + 2,056)
+    "moe_distribute_dispatch_v2": 0.27,  # 893 / (893 + 2,441)
 }
 
 

@@ -100,6 +100,22 @@ def family_kernel_headers() -> list[Artifact]:
             for n in names]
 
 
+def sel_headers(snake_name: str, entries: dict[str, dict]) -> dict[str, str]:
+    """The ASCENDC_TPL_SEL header of each kernel entry (its entry_context): one beside each entry
+    (tpl_key.sel_header), or, where the entries of one folder list the same key combinations, one for them all,
+    op_kernel/<arch dir>/<op>_tiling_key.h, as the real ops share theirs (code: mc2/moe_distribute_combine_v2/op_kernel/
+    arch22/moe_distribute_combine_v2_tiling_key.h, the A2 and A3 entries')."""
+    folders: dict[str, list[str]] = {}
+    for path in entries:
+        folders.setdefault(path.rsplit("/", 1)[0], []).append(path)
+    out = {}
+    for folder, paths in folders.items():
+        lists = {repr((entries[p]["sel"], entries[p]["excluded_keys"])) for p in paths}
+        one = len(paths) > 1 and len(lists) == 1
+        out.update({p: f"{folder}/{snake_name}_tiling_key.h" if one else sel_header(p) for p in paths})
+    return out
+
+
 def _guard(path: str) -> str:
     """The include guard of a generated header: its path under op_kernel/ in capitals."""
     return re.sub(r"\W", "_", path.removeprefix("op_kernel/")).upper()
@@ -142,9 +158,14 @@ def emit_cpp_kernel(op: Op, plans=None) -> list:
         shared = next(iter(dispatch.values())) if len(entries) > 1 and len(set(dispatch.values())) == 1 else ""
         files.append(Artifact(ctx["body_path"], render(kind.template, spec_name=spec_name, shared_dispatch=shared,
                                                        **ctx)))
+        sels = sel_headers(s, entries)
         for path, ectx in entries.items():
+            ectx = dict(ectx, sel_include=sels[path].rsplit("/", 1)[-1])
             files.append(Artifact(path, render("cpp/op_kernel/entry.cpp.j2", spec_name=spec_name,
                                                dispatch="" if shared else dispatch[path], **ectx)))
-            files.append(Artifact(sel_header(path), render("cpp/op_kernel/tiling_key_sel.h.j2", spec_name=spec_name,
-                                                           entry=path, guard=_guard(sel_header(path)), **ectx)))
+        for header in dict.fromkeys(sels.values()):
+            paths = [p for p in entries if sels[p] == header]
+            ectx = dict(entries[paths[0]], entry_socs=[soc for p in paths for soc in entries[p]["entry_socs"]])
+            files.append(Artifact(header, render("cpp/op_kernel/tiling_key_sel.h.j2", spec_name=spec_name,
+                                                 entry=", ".join(paths), guard=_guard(header), **ectx)))
     return files

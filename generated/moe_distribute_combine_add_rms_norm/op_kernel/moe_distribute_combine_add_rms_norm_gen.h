@@ -33,12 +33,11 @@ constexpr uint32_t EP_GROUP = 0U; // HCCL group of `comm ep`
 #include "../../common/op_kernel/opgen_kernel.h"
 #endif
 // The ranks of other servers: HCCL BatchWrite (common/op_kernel/opgen_batch_write.h, which the family kernel includes)
-constexpr uint32_t BW_ITEM_U64 = 4U;                          // one item: 4 uint64 words
-constexpr uint32_t BW_CHUNK = 16U;                            // items built in UB per copy to the workspace
-constexpr uint32_t BW_UB_BYTES = BW_CHUNK * 32U + FLAG_BYTES; // the item chunk and one staged flag
-
-// Where the BatchWrite items start in the user workspace: past the part per pair of cores and the family's part per
-// core, as the host tiling lays the workspace out (it adds the items only where tiling.serverRanks is set).
+constexpr uint32_t BW_ITEM_U64 = 4U; // one item: 4 uint64 words
+constexpr uint32_t BW_CHUNK = 16U;   // items built in UB per copy to the workspace
+constexpr uint32_t BW_UB_BYTES =
+    BW_CHUNK * 32U + FLAG_BYTES; // the item chunk and one staged flag// Where the BatchWrite items start in the user
+                                 // workspace: past the parts per pair of cores and per core (host tiling)
 template <typename TilingData>
 __aicore__ inline uint64_t BatchWriteItemsAt([[maybe_unused]] const TilingData &tiling)
 {
@@ -96,10 +95,7 @@ struct ExtraGm {
         rstdOutGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(args.rstdOut));
         yOutGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(args.yOut));
     }
-};
-
-// What MoeCombineKernel is written against: the dtypes that vary and the tiling-key fields it specialises on are
-// the template parameters, the rest the spec fixes.
+}; // What MoeCombineKernel is written against: the varying dtypes and key fields, and what the spec fixes
 template <uint32_t TK_QUANT_>
 struct MoeDistributeCombineAddRmsNormTraits {
     using TilingData = MoeDistributeCombineAddRmsNormTilingData;
@@ -150,8 +146,7 @@ struct MoeDistributeCombineAddRmsNormTraits {
 #include "../../common/op_kernel/moe_combine_kernel.h"
 #endif
 
-// The spec's commQuantMode formulas, lowered one statement at a time (opgen.lower.ascendc): xOut's row
-// into `msg` from the expandX row `xRow` of token tokenIdx (expertRow: the row of routed tensors).
+// The spec's commQuantMode formulas, lowered: xOut's row into `msg` from expandX's row `xRow` of token tokenIdx
 template <typename Traits>
 __aicore__ inline void MoeCombineKernel<Traits>::QuantRow(const LocalTensor<ExpandXT> &xRow,
                                                           const LocalTensor<uint8_t> &msg, uint32_t tokenIdx,
@@ -167,9 +162,7 @@ __aicore__ inline void MoeCombineKernel<Traits>::QuantRow(const LocalTensor<Expa
         Unused(xRow, tokenIdx, expertRow);
     }
 }
-
-// Init's part the spec decides: the special experts' ids (after the MoE experts, in the spec's order), the inputs'
-// flags, and a split commQuantMode mode's message bytes and receiving slots.
+// Init's part the spec decides: special experts' ids, inputs' flags, a split mode's message bytes and slots
 template <typename Traits>
 __aicore__ inline void MoeCombineKernel<Traits>::InitSpec(const TilingData &tiling)
 {
@@ -183,9 +176,7 @@ __aicore__ inline void MoeCombineKernel<Traits>::InitSpec(const TilingData &tili
     hasWeights_ = true;
     isA2_ = false;
 }
-
-// The special experts' terms, lowered from the spec into `term` (expertRow: the expert's index in its kind); false
-// for an expert that adds nothing.
+// The special experts' terms, lowered from the spec into `term`; false for an expert that adds nothing
 template <typename Traits>
 __aicore__ inline bool MoeCombineKernel<Traits>::SpecialTerm(uint32_t tokenIdx, uint32_t expert,
                                                              const LocalTensor<float> &term)

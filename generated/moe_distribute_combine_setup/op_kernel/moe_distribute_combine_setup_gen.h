@@ -53,10 +53,7 @@ struct ExtraGm {
     __aicore__ inline void Init([[maybe_unused]] const KernelArgs &args)
     {
     }
-};
-
-// What MoeCombineSetupKernel is written against: the dtypes that vary and the tiling-key fields it specialises on are
-// the template parameters, the rest the spec fixes.
+}; // What MoeCombineSetupKernel is written against: the varying dtypes and key fields, and what the spec fixes
 template <typename ExpandXT_, uint32_t TK_QUANT_>
 struct MoeDistributeCombineSetupTraits {
     using TilingData = MoeDistributeCombineSetupTilingData;

@@ -57,10 +57,7 @@ struct ExtraGm {
     __aicore__ inline void Init([[maybe_unused]] const KernelArgs &args)
     {
     }
-};
-
-// What MoeCombineTeardownKernel is written against: the dtypes that vary and the tiling-key fields it specialises on
-// are the template parameters, the rest the spec fixes.
+}; // What MoeCombineTeardownKernel is written against: the varying dtypes and key fields, and what the spec fixes
 template <typename ExpandXT_, typename XOutT_, uint32_t TK_QUANT_>
 struct MoeDistributeCombineTeardownTraits {
     using TilingData = MoeDistributeCombineTeardownTilingData;
@@ -93,8 +90,7 @@ struct MoeDistributeCombineTeardownTraits {
 #include "../../common/op_kernel/moe_combine_teardown_kernel.h"
 #endif
 
-// The spec's commQuantMode formulas, lowered one statement at a time (opgen.lower.ascendc): xOut's row
-// into `msg` from the expandX row `xRow` of token tokenIdx (expertRow: the row of routed tensors).
+// The spec's commQuantMode formulas, lowered: xOut's row into `msg` from expandX's row `xRow` of token tokenIdx
 template <typename Traits>
 __aicore__ inline void MoeCombineTeardownKernel<Traits>::QuantRow(const LocalTensor<ExpandXT> &xRow,
                                                                   const LocalTensor<uint8_t> &msg, uint32_t tokenIdx,

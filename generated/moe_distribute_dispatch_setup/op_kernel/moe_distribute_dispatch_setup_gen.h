@@ -55,10 +55,7 @@ struct ExtraGm {
     __aicore__ inline void Init([[maybe_unused]] const KernelArgs &args)
     {
     }
-};
-
-// What MoeDispatchSetupKernel is written against: the dtypes that vary and the tiling-key fields it specialises on are
-// the template parameters, the rest the spec fixes.
+}; // What MoeDispatchSetupKernel is written against: the varying dtypes and key fields, and what the spec fixes
 template <typename XT_, typename YOutT_, uint32_t TK_QUANT_>
 struct MoeDistributeDispatchSetupTraits {
     using TilingData = MoeDistributeDispatchSetupTilingData;
@@ -92,8 +89,7 @@ struct MoeDistributeDispatchSetupTraits {
 #include "../../common/op_kernel/moe_dispatch_setup_kernel.h"
 #endif
 
-// The spec's quantMode formulas, lowered one statement at a time (opgen.lower.ascendc): yOut's row
-// into `msg` from the x row `xRow` of token tokenIdx (expertRow: the row of routed tensors).
+// The spec's quantMode formulas, lowered: yOut's row into `msg` from x's row `xRow` of token tokenIdx
 template <typename Traits>
 __aicore__ inline void MoeDispatchSetupKernel<Traits>::QuantRow(const LocalTensor<XT> &xRow,
                                                                 const LocalTensor<uint8_t> &msg, uint32_t tokenIdx,

@@ -56,10 +56,7 @@ struct ExtraGm {
     __aicore__ inline void Init([[maybe_unused]] const KernelArgs &args)
     {
     }
-};
-
-// What MoeDispatchTeardownKernel is written against: the dtypes that vary and the tiling-key fields it specialises on
-// are the template parameters, the rest the spec fixes.
+}; // What MoeDispatchTeardownKernel is written against: the varying dtypes and key fields, and what the spec fixes
 template <typename XT_, typename YT_, typename ExpandXOutT_, typename DynamicScalesOutT_, uint32_t TK_QUANT_>
 struct MoeDistributeDispatchTeardownTraits {
     using TilingData = MoeDistributeDispatchTeardownTilingData;

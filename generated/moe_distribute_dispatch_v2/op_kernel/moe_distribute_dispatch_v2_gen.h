@@ -34,12 +34,11 @@ constexpr uint32_t TP_GROUP = 1U; // HCCL group of `comm tp`
 #include "../../common/op_kernel/opgen_kernel.h"
 #endif
 // The ranks of other servers: HCCL BatchWrite (common/op_kernel/opgen_batch_write.h, which the family kernel includes)
-constexpr uint32_t BW_ITEM_U64 = 4U;                          // one item: 4 uint64 words
-constexpr uint32_t BW_CHUNK = 16U;                            // items built in UB per copy to the workspace
-constexpr uint32_t BW_UB_BYTES = BW_CHUNK * 32U + FLAG_BYTES; // the item chunk and one staged flag
-
-// Where the BatchWrite items start in the user workspace: past the part per pair of cores and the family's part per
-// core, as the host tiling lays the workspace out (it adds the items only where tiling.serverRanks is set).
+constexpr uint32_t BW_ITEM_U64 = 4U; // one item: 4 uint64 words
+constexpr uint32_t BW_CHUNK = 16U;   // items built in UB per copy to the workspace
+constexpr uint32_t BW_UB_BYTES =
+    BW_CHUNK * 32U + FLAG_BYTES; // the item chunk and one staged flag// Where the BatchWrite items start in the user
+                                 // workspace: past the parts per pair of cores and per core (host tiling)
 template <typename TilingData>
 __aicore__ inline uint64_t BatchWriteItemsAt([[maybe_unused]] const TilingData &tiling)
 {
@@ -75,10 +74,7 @@ struct ExtraGm {
         tpRecvCountsOutGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(args.tpRecvCountsOut));
         performanceInfoOptionalGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(args.performanceInfoOptional));
     }
-};
-
-// What MoeDispatchKernel is written against: the dtypes that vary and the tiling-key fields it specialises on are
-// the template parameters, the rest the spec fixes.
+}; // What MoeDispatchKernel is written against: the varying dtypes and key fields, and what the spec fixes
 template <typename XT_, typename ScalesOptionalT_, typename ExpandXOutT_, typename DynamicScalesOutT_,
           uint32_t TK_QUANT_, uint32_t TK_SCALES_, RowLayout LAYOUT_SCALES_OPTIONAL_>
 struct MoeDistributeDispatchV2Traits {
@@ -170,8 +166,7 @@ struct MoeDistributeDispatchV2Traits {
 #include "../../common/op_kernel/moe_dispatch_kernel.h"
 #endif
 
-// The spec's quantMode formulas, lowered one statement at a time (opgen.lower.ascendc): expandXOut's row
-// into `msg` from the x row `xRow` of token tokenIdx (expertRow: the row of routed tensors).
+// The spec's quantMode formulas, lowered: expandXOut's row into `msg` from x's row `xRow` of token tokenIdx
 template <typename Traits>
 __aicore__ inline void MoeDispatchKernel<Traits>::QuantRow(const LocalTensor<XT> &xRow, const LocalTensor<uint8_t> &msg,
                                                            uint32_t tokenIdx, uint32_t expertRow)

@@ -13,7 +13,7 @@
  * tiling key.
  */
 #include "../moe_distribute_combine_v2_gen.h"
-#include "moe_distribute_combine_v2_a2_tiling_key.h"
+#include "moe_distribute_combine_v2_tiling_key.h"
 
 template <uint32_t KeyCommQuantMode>
 __global__ __aicore__ void

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from pathlib import Path
 
 from opgen.core.dtypes import DTYPES
 
@@ -63,3 +64,14 @@ def expanded_runs(text: str) -> list[tuple[str, str]]:
                 expanded = re.sub(rf"\bDTYPE_{macro}\b", CTYPE_OF[dt], expanded)
             out.append((cond, expanded))
     return out
+
+
+def dispatch_text(op_dir: Path, entry: str) -> str:
+    """The text of the Dispatch the kernel entry ``entry`` (a path under ``op_dir``) runs: the entry's own, or, where
+    every entry's is the same text, the one in op_kernel/<op>_gen.h (opgen.emit.kernel emit_cpp_kernel)."""
+    text = (op_dir / entry).read_text(encoding="utf-8")
+    if "inline void Dispatch(" in text:
+        return text
+    gen = (op_dir / "op_kernel" / f"{op_dir.name}_gen.h").read_text(encoding="utf-8")
+    assert "inline void Dispatch(" in gen, entry
+    return gen[gen.index("inline void Dispatch("):]

@@ -199,8 +199,8 @@ def test_the_shared_folder_is_written_once_for_every_spec_built(tmp_path, capsys
     kernels = {f"{SHARED_KERNEL_INCLUDE}/{p.name}": write.sha256(p.read_bytes())
                for p in (tmp_path / SHARED_DIR / SHARED_KERNEL_INCLUDE).iterdir()}
     assert set(kernels) == {f"{SHARED_KERNEL_INCLUDE}/{n}" for n in (
-        "opgen_kernel_types.h", "opgen_kernel_helpers.h", "opgen_kernel_context.h", "opgen_batch_write.h",
-        "opgen_family_window.h", "moe_dispatch_kernel.h",
+        "opgen_kernel.h", "opgen_kernel_types.h", "opgen_kernel_helpers.h", "opgen_kernel_context.h",
+        "opgen_batch_write.h", "opgen_family_window.h", "moe_dispatch_kernel.h",
         "moe_dispatch_setup_kernel.h", "moe_dispatch_teardown_kernel.h", "moe_combine_kernel.h",
         "moe_combine_setup_kernel.h", "moe_combine_teardown_kernel.h")}
     assert manifest == {"files": {CHECK_COMMON: write.sha256(header), **kernels}, "generator": manifest["generator"]}

@@ -149,7 +149,8 @@ def test_a_kernel_holds_only_its_columns_instances(built):
     text = kernel.read_text(encoding="utf-8")
     assert "tiling.dtype_" not in text[text.index("inline void Dispatch("):]  # no run-time dtype switch
     res = syntax_check(kernel, kernel.parent, 2201)
-    assert res.returncode != 0 and "#error \"ORIG_DTYPE_X is not defined" in res.stderr
+    assert res.returncode != 0 and "#error \"ORIG_DTYPE_<NAME> is not defined: build this kernel for one OpDef column" \
+        in res.stderr
 
 
 def test_every_spec_gets_a_kernel(built):
@@ -250,7 +251,7 @@ def test_quant_formulas_come_from_the_spec(dispatch_v2):
     mode3 = _mode(text, "quantMode", 3, "// ---- quantMode 4 ")
     assert "BlockMaxRow<128U, false>(" in mode3 and "MulBlocks<128U, false>(" in mode3 and "Div(" in mode3
     assert "CastRow<ExpandXOutT, float, RoundMode::CAST_RINT, false, false>" in mode3   # sat=false
-    mode4 = _mode(text, "quantMode", 4, "#define MOE_DISTRIBUTE_DISPATCH_V2_TPL_CLASS")
+    mode4 = _mode(text, "quantMode", 4, "// One kernel instance: the class over the Traits")
     for needle in ("ExponentRow(", "BlockMaxRow<32U, false>(", "CompareScalar(", "Select(", "Exp2Row(", "PadEvenRow(",
                    "EncodeE8M0Row(", "__builtin_nanf(\"\")"):
         assert needle in mode4, needle
@@ -444,8 +445,10 @@ def test_dispatch_kernel_is_a_cpp_header_around_the_specs_part(dispatch_v2):
         gen = kernel_files(op)[body_path(op)]
         assert body_path(op) == f"op_kernel/{op.snake_name}_gen.h"
         assert '#include "../../common/op_kernel/moe_dispatch_kernel.h"' in gen
-        assert "opgen_family_window.h" not in gen and '#include "../../common/op_kernel/opgen_batch_write.h"' in gen
-        assert f"struct {op.name}Traits {{" in gen and f"_TPL_FUNC {op.name}Traits<" in gen
+        # the BatchWrite helpers: the op's constants and item offset here, then the family kernel includes the rest
+        assert "opgen_family_window.h" not in gen and "BatchWriteItemsAt(" in gen
+        assert '#include "opgen_batch_write.h"' in template_source("cpp/common/op_kernel/moe_dispatch_kernel.h")
+        assert f"struct {op.name}Traits {{" in gen and f"Kernel<{op.name}Traits<" in gen
         assert "::Process()" not in gen and "::Init(" not in gen and "::SendRows()" not in gen
         assert "__aicore__ inline void MoeDispatchKernel<Traits>::QuantRow(" in gen
     v2 = kernel_files(dispatch_v2)[body_path(dispatch_v2)]
@@ -547,7 +550,7 @@ def test_family_kernels_are_cpp_headers_around_the_specs_part(family):
         gen = family[spec][body_path(op)]
         for name in ("opgen_family_window.h", kind.header):
             assert f'#include "../../common/op_kernel/{name}"' in gen
-        assert f"struct {op.name}Traits {{" in gen and f"_TPL_FUNC {op.name}Traits<" in gen  # Run's class
+        assert f"struct {op.name}Traits {{" in gen and f"Kernel<{op.name}Traits<" in gen  # Run's class
         assert "::Process()" not in gen and "::Init(" not in gen and "FamilyWindow" not in gen
         text = _kernel(family, spec)
         params = ", ".join(f"GM_ADDR {t.name}" for t in op.inputs + op.outputs)
@@ -560,7 +563,7 @@ def test_dispatch_setup_kernel(family):
     text = _kernel(family, "dispatch_setup.spec")
     mode0 = _mode(text, "quantMode", 0, "// ---- quantMode 4 ")
     assert "CastRow<YOutT, XT, RoundMode::CAST_RINT, false, false>(yOutRow, xRow," in mode0  # a copy: the dtypes agree
-    mx = _mode(text, "quantMode", 4, "#define MOE_DISTRIBUTE_DISPATCH_SETUP_TPL_CLASS")
+    mx = _mode(text, "quantMode", 4, "// One kernel instance: the class over the Traits")
     for needle in ("ExponentRow(", "BlockMaxRow<32U, false>(", "Exp2Row(", "MulBlocks<32U, false>(",
                    "CastRow<YOutT, float, RoundMode::CAST_RINT, true, false>(yOutRow"):
         assert needle in mx, needle
@@ -590,7 +593,7 @@ def test_combine_setup_kernel(family, tmp_path):
 
 def test_combine_teardown_kernel(family):
     text = _kernel(family, "combine_teardown.spec")
-    quant = text[text.index("::QuantRow("):text.index("#define MOE_DISTRIBUTE_COMBINE_TEARDOWN_TPL_CLASS")]
+    quant = text[text.index("::QuantRow("):text.index("// One kernel instance: the class over the Traits")]
     assert "CopyRow<XOutT, XOutT, false>(xOutRow, xRow, static_cast<uint32_t>(hLen));" in quant  # the spec's formula (identity)
     assert "sharedExpertXOptionalGm_" not in text  # the reference (and the arch35 kernel) do not add it
 

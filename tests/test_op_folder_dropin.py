@@ -171,8 +171,8 @@ def test_shared_kernel_headers_land_beside_the_real_mc2_ops_shared_kernel_header
     ours = sorted(p.name for p in (SHARED / "op_kernel").iterdir())
     assert ours == ["moe_combine_kernel.h", "moe_combine_setup_kernel.h", "moe_combine_teardown_kernel.h",
                     "moe_dispatch_kernel.h", "moe_dispatch_setup_kernel.h", "moe_dispatch_teardown_kernel.h",
-                    "opgen_batch_write.h", "opgen_family_window.h", "opgen_kernel_context.h", "opgen_kernel_helpers.h",
-                    "opgen_kernel_types.h"]
+                    "opgen_batch_write.h", "opgen_family_window.h", "opgen_kernel.h", "opgen_kernel_context.h",
+                    "opgen_kernel_helpers.h", "opgen_kernel_types.h"]
     real = src / "mc2" / "common" / "op_kernel"
     assert (real / "moe_distribute_base.h").is_file() and not any((real / n).exists() for n in ours)
     real_include = (src / "mc2" / "moe_distribute_dispatch_v2" / "op_kernel" / "moe_distribute_dispatch_v2.h")\

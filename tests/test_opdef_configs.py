@@ -15,7 +15,7 @@ import pytest
 from opgen.emit.kernel import KERNEL_KINDS, plan_instances
 from opgen.emit.kernel_lib import kernel_entries
 from .conftest import ROOT, load_ok, load_src
-from .entry_runs import expanded_runs
+from .entry_runs import dispatch_text, expanded_runs
 
 REAL = json.loads((ROOT / "specs" / "sources" / "real_opdef_configs.json").read_text(encoding="utf-8"))["ops"]
 GENERATED = ROOT / "generated"
@@ -70,7 +70,7 @@ def test_every_config_names_an_entry_that_holds_its_instances(op):
     ran = set()
     for path, socs in entries.items():
         text = (GENERATED / op / path).read_text(encoding="utf-8")
-        runs = [args for _, args in expanded_runs(text)]
+        runs = [args for _, args in expanded_runs(dispatch_text(GENERATED / op, path))]
         want = {", ".join(i.types) for i in plan.instances if i.products & set(socs)}
         assert {", ".join(r.split(", ")[:len(next(iter(plan.instances)).types)]) for r in runs} == want, path
         if len({model.views[s].facts.npu_arch for s in socs}) == 1:

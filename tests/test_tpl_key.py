@@ -50,9 +50,15 @@ def test_every_op_declares_its_key_and_every_entry_includes_its_selection():
         got = re.findall(r"ASCENDC_TPL_UINT_DECL\((\w+), ASCENDC_TPL_(\d)_BW, ASCENDC_TPL_UI_LIST, ([\d, ]+)\)", decl)
         assert got == [(p.macro, str(p.bit_width), ", ".join(map(str, p.values))) for p in params], op.name
         text = (folder / entry).read_text(encoding="utf-8")
-        assert f'#include "{Path(sel_header(entry)).name}"' in text
+        # its own selection, or the one the entries of its folder share where they list the same combinations
+        assert f'#include "{Path(sel_header(entry)).name}"' in text or \
+            f'#include "{op.snake_name}_tiling_key.h"' in text and (folder / entry).with_name(
+                f"{op.snake_name}_tiling_key.h").is_file()
         names = ", ".join(f"uint32_t {p.entry_param}" for p in params)
-        assert text.count(f"template <{names}>") == 2, entry  # Dispatch and the __global__ entry
+        # Dispatch (the entry's, or op_kernel/<op>_gen.h's where every entry's is the same) and the __global__ entry
+        assert text.count(f"template <{names}>") == 2 or \
+            (text.count(f"template <{names}>") == 1 and f"template <{names}>\n__aicore__ inline void Dispatch(" in
+             (folder / "op_kernel" / f"{op.snake_name}_gen.h").read_text(encoding="utf-8")), entry
         assert 'extern "C"' not in text
         seen += 1
     assert seen == 14  # the nine ops' kernel entries
@@ -88,7 +94,9 @@ def test_each_entrys_selection_is_exactly_its_products_instances():
         plan = plan_instances(op)
         want = sorted({encode(key_params(op), i.key_values) for i in plan.instances if i.products & set(socs)})
         assert want, entry
-        header = GENERATED / op.snake_name / sel_header(entry)
+        # the selection the entry includes: its own (sel_header), or its folder's shared one (kernel.sel_headers)
+        included = re.search(r'#include "(\w+_tiling_key\.h)"', (GENERATED / op.snake_name / entry).read_text())
+        header = (GENERATED / op.snake_name / entry).with_name(included.group(1))
         asserts = "\n".join(f"static_assert(SEL.keys[{i}] == {k}ULL, \"key {k}\");" for i, k in enumerate(want))
         source = (f'#include "opgen_sim/tiling_key.h"\n#include "{header}"\n'
                   "constexpr opgen_sim::tpl::KeyList SEL = opgen_sim::tpl::SelectedKeys(opgen_sim_tpl_decl, "

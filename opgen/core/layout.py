@@ -13,6 +13,7 @@ SHARED_HOST_INCLUDE = "op_host/op_tiling"    # inside SHARED_DIR: on every host 
 CHECK_COMMON = f"{SHARED_HOST_INCLUDE}/opgen_check_common.h"  # what every op's check core includes
 SHARED_KERNEL_INCLUDE = "op_kernel"          # inside SHARED_DIR: the C++ family kernels (mc2/common/op_kernel)
 SHARED_KERNEL_WINDOW = "opgen_family_window.h"  # the Setup/Teardown family's window, beside its four kernels
+SHARED_KERNEL_LIB = "opgen_kernel.h"  # what every kernel includes: the three below, and Unused
 SHARED_KERNEL_HELPERS = "opgen_kernel_helpers.h"  # the kernel helpers no spec changes, every kernel includes
 SHARED_KERNEL_TYPES = "opgen_kernel_types.h"  # the element types' facts (DTypeTraits), before the helpers
 SHARED_KERNEL_CONTEXT = "opgen_kernel_context.h"  # the HCCL context's and tiling data's reads, after them

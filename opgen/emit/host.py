@@ -933,14 +933,24 @@ def core_workspace(op: Op) -> dict | None:
 
 
 def ub_check(op: Op) -> dict | None:
-    """The UB check of the op's tiling (Family.ub_check): the kernel tiling header's plan function and the tiling
+    """The UB check of the op's tiling (Family.ub_check): the kernel's UB plan as a function and the tiling
     fields its rejection shows; None without one."""
     family = FAMILIES.get(op.semantics or "")
     if family is None or not family.ub_check:
         return None
+    # the plan is the kernel's (its family's kernel part, opgen/emit/ub_plan.py); host code, so it is rendered into
+    # the tiling source beside its one caller, not the kernel's tiling header. opgen.emit.kernel imports this module
+    from opgen.emit.kernel import kernel_context
+    from opgen.emit.ub_plan import render_cpp
+    try:
+        plan = (kernel_context(op).get("ub") or {}).get("plan")
+    except LoweringError:
+        return None  # no kernel, no plan: the kernel's emitter fails the build at the formula (E201)
+    if plan is None:
+        raise LoweringError(f"the {op.semantics} family checks UB in tiling, but its kernel part gives no UB plan")
     # the message names the op's parameters; the tiling data's fields are named by role (tiling_layout.tiling_fields)
-    return dict(fn=ub_bytes_fn(op), shows=[dict(label=cpp_ident(op.named(r)), field=cpp_ident(r))
-                                           for r in family.ub_check])
+    return dict(fn=ub_bytes_fn(op), plan=render_cpp(plan, f"{op.name}TilingData", ub_bytes_fn(op)),
+                shows=[dict(label=cpp_ident(op.named(r)), field=cpp_ident(r)) for r in family.ub_check])
 
 
 def tiling_context(op: Op) -> dict:

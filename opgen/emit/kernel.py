@@ -29,15 +29,14 @@ import re
 from opgen.core.artifact import Artifact
 from opgen.core.family_parts import part_attr
 from opgen.core.layout import (SHARED_KERNEL_BATCH_WRITE, SHARED_KERNEL_CONTEXT, SHARED_KERNEL_HELPERS,
-                               SHARED_KERNEL_INCLUDE, SHARED_KERNEL_TYPES, SHARED_KERNEL_WINDOW)
+                               SHARED_KERNEL_INCLUDE, SHARED_KERNEL_LIB, SHARED_KERNEL_TYPES, SHARED_KERNEL_WINDOW)
 from opgen.emit.kernel_lib import (ArchGuards, KernelKind, KernelPlan, columns_of, common_context, entry_context,
                                    family_gen_context, kernel_entries, tiling_struct_name)
 from opgen.emit.kernel_lib import plan_instances as _plan_instances
 from opgen.emit.registry import emitter
 from opgen.emit.render import render, template_source
 from opgen.emit.tpl_key import decl_header, key_rows, sel_header
-from opgen.emit.tiling_layout import tiling_fields, ub_bytes_fn
-from opgen.emit.ub_plan import render_cpp
+from opgen.emit.tiling_layout import tiling_fields
 from opgen.lower.ascendc import LoweringError
 from opgen.model.decl import Op
 from opgen.model.roles import in_role_names
@@ -94,11 +93,27 @@ def family_kernel_headers() -> list[Artifact]:
     """The C++ family kernels every op of those families includes, the window layout they share and the kernel
     helpers every kernel includes, relative to the output tree's shared folder: common/op_kernel/ holds them as
     templates/cpp/common/op_kernel/ has them."""
-    names = [SHARED_KERNEL_TYPES, SHARED_KERNEL_HELPERS, SHARED_KERNEL_CONTEXT, SHARED_KERNEL_BATCH_WRITE,
-             SHARED_KERNEL_WINDOW] + \
+    names = [SHARED_KERNEL_LIB, SHARED_KERNEL_TYPES, SHARED_KERNEL_HELPERS, SHARED_KERNEL_CONTEXT,
+             SHARED_KERNEL_BATCH_WRITE, SHARED_KERNEL_WINDOW] + \
         sorted({k.header for k in KERNEL_KINDS.values() if k.header})
     return [Artifact(f"{SHARED_KERNEL_INCLUDE}/{n}", template_source(f"cpp/common/{SHARED_KERNEL_INCLUDE}/{n}"))
             for n in names]
+
+
+def sel_headers(snake_name: str, entries: dict[str, dict]) -> dict[str, str]:
+    """The ASCENDC_TPL_SEL header of each kernel entry (its entry_context): one beside each entry
+    (tpl_key.sel_header), or, where the entries of one folder list the same key combinations, one for them all,
+    op_kernel/<arch dir>/<op>_tiling_key.h, as the real ops share theirs (code: mc2/moe_distribute_combine_v2/op_kernel/
+    arch22/moe_distribute_combine_v2_tiling_key.h, the A2 and A3 entries')."""
+    folders: dict[str, list[str]] = {}
+    for path in entries:
+        folders.setdefault(path.rsplit("/", 1)[0], []).append(path)
+    out = {}
+    for folder, paths in folders.items():
+        lists = {repr((entries[p]["sel"], entries[p]["excluded_keys"])) for p in paths}
+        one = len(paths) > 1 and len(lists) == 1
+        out.update({p: f"{folder}/{snake_name}_tiling_key.h" if one else sel_header(p) for p in paths})
+    return out
 
 
 def _guard(path: str) -> str:
@@ -127,22 +142,30 @@ def emit_cpp_kernel(op: Op, plans=None) -> list:
     kind = KERNEL_KINDS.get(op.semantics or "")
     # a LoweringError fails the op's build at the declaration or formula (E201)
     ctx = kernel_context(op) if kind is not None else None
-    plan = (ctx.get("ub") or {}).get("plan") if ctx is not None else None
     struct = tiling_struct_name(op)
     files = [Artifact(f"op_kernel/{s}_tiling.h",
                       render("cpp/op_kernel/tiling.h.j2", op=op, struct=struct, fields=tiling_fields(op),
-                             spec_name=spec_name,
-                             ub_plan=render_cpp(plan, struct, ub_bytes_fn(op)) if plan is not None else ""))]
+                             spec_name=spec_name))]
     # the template tiling key's parameters: the host tiling encodes the key with them, kernel or not
     rop = in_role_names(op)
     files.append(Artifact(decl_header(op), render("cpp/op_kernel/tiling_key_decl.h.j2", spec_name=spec_name, op=rop,
                                                   key=key_rows(rop), guard=_guard(decl_header(op)))))
     if kind is not None:
-        files.append(Artifact(ctx["body_path"], render(kind.template, spec_name=spec_name, **ctx)))
         rop = ctx["op"]  # the op in its family's role names, as the kernel plan names its tensors
-        for path, socs in kernel_entries(rop).items():
-            ectx = entry_context(rop, ctx, path, socs)
-            files.append(Artifact(path, render("cpp/op_kernel/entry.cpp.j2", spec_name=spec_name, **ectx)))
-            files.append(Artifact(sel_header(path), render("cpp/op_kernel/tiling_key_sel.h.j2", spec_name=spec_name,
-                                                           entry=path, guard=_guard(sel_header(path)), **ectx)))
+        entries = {path: entry_context(rop, ctx, path, socs) for path, socs in kernel_entries(rop).items()}
+        dispatch = {path: render("cpp/op_kernel/_dispatch.j2", **ectx) for path, ectx in entries.items()}
+        # one Dispatch in <op>_gen.h where every entry's is the same text, else each entry's in the entry
+        shared = next(iter(dispatch.values())) if len(entries) > 1 and len(set(dispatch.values())) == 1 else ""
+        files.append(Artifact(ctx["body_path"], render(kind.template, spec_name=spec_name, shared_dispatch=shared,
+                                                       **ctx)))
+        sels = sel_headers(s, entries)
+        for path, ectx in entries.items():
+            ectx = dict(ectx, sel_include=sels[path].rsplit("/", 1)[-1])
+            files.append(Artifact(path, render("cpp/op_kernel/entry.cpp.j2", spec_name=spec_name,
+                                               dispatch="" if shared else dispatch[path], **ectx)))
+        for header in dict.fromkeys(sels.values()):
+            paths = [p for p in entries if sels[p] == header]
+            ectx = dict(entries[paths[0]], entry_socs=[soc for p in paths for soc in entries[p]["entry_socs"]])
+            files.append(Artifact(header, render("cpp/op_kernel/tiling_key_sel.h.j2", spec_name=spec_name,
+                                                 entry=", ".join(paths), guard=_guard(header), **ectx)))
     return files

@@ -60,7 +60,7 @@ CCL_BUFFER_ENV = "HCCL_BUFFSIZE"
 
 
 def ub_bytes_fn(op: Op) -> str:
-    """The function of the kernel's tiling header that gives the UB a vector core of its kernel needs (a family with
+    """The function of the host tiling source that gives the UB a vector core of its kernel needs (a family with
     a UB plan: Family.ub_check), which the host tiling calls."""
     return f"{op.name}UbBytes"
 

@@ -3,7 +3,7 @@ tiling data, which the host tiling checks against the core's UB and the tests ev
 
 A family's kernel part builds its plan (:class:`Plan`) from the quantities its kernel sizes its buffers by (the
 spec's dims and attributes, the lowering's calc slots); :func:`render_cpp` writes it as one inline function of the
-kernel's tiling header, which the generated tiling calls after it knows the UB size (``GetCoreMemSize``), and
+host tiling source (op_host/op_tiling/<op>_tiling.cpp, host code), which the generated tiling calls after it knows the UB size (``GetCoreMemSize``), and
 :func:`evaluate` gives the same numbers from a dict of those quantities. Each buffer is a whole number of 32-byte
 blocks, as ``TPipe::InitBuffer`` gives it (the twin, ``opgen/sim/include/opgen_sim/tensor.h``, the same).
 

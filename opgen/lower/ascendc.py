@@ -400,9 +400,7 @@ class QuantLowering:
         if self.dirty and not self.queued:
             self.emit("PipeBarrier<PIPE_V>(); // the outputs are read by the caller's vector instructions")
             self.dirty.clear()
-        self.emit("(void)xRow;")
-        self.emit("(void)tokenIdx;")
-        self.emit("(void)expertRow;")
+        self.emit("Unused(xRow, tokenIdx, expertRow);")
         return LoweredMode(q.value, q.name, q.doc, self.lines, self.nslots, conds, wire)
 
     def send(self, q: QuantMode) -> tuple[WirePart, ...]:
@@ -1251,8 +1249,8 @@ class QuantLowering:
         ctype = self.types.tensor_types[t]
         f = self.alloc("float", "hLen")
         s = self.scratch()
-        self.vec(f"LoadRowF32<{ctype}, {layout}>({f.ref}, {s.ref}, {t}Gm_, expertRow, hLen);"
-                 f"  // {t} as fp32: the destination expert's row ((E, H)), or its (H,) / (1,) broadcast", (), (f, s))
+        # t as fp32: the destination expert's row ((E, H)), or its (H,) / (1,) broadcast (LoadRowF32's layout)
+        self.vec(f"LoadRowF32<{ctype}, {layout}>({f.ref}, {s.ref}, {t}Gm_, expertRow, hLen);", (), (f, s))
         self.release(s)
         return f
 
@@ -1261,7 +1259,7 @@ class QuantLowering:
             self.fail(e, f"row() of {t}, which is not an input")
         ctype = self.types.tensor_types[t]
         d = self.alloc(ctype, width)
-        self.emit(f"LoadRow({d.ref}, {t}Gm_, tokenIdx, static_cast<uint32_t>({width}));  // the token's row of {t}")
+        self.emit(f"LoadRow({d.ref}, {t}Gm_, tokenIdx, static_cast<uint32_t>({width}));")  # the token's row of t
         self.dirty -= self.buffers(d)  # written by MTE2, ordered before the vector pipe (MTE2_V)
         return d
 
@@ -1308,7 +1306,7 @@ class PostLowering(QuantLowering):
             self.release(sc, v)
             v = d
         self.emit(f"StoreRow<{ctype}, HardEvent::V_MTE3>({out}Gm_, tokenIdx, {v.ref}, "
-                  f"static_cast<uint32_t>({count}));  // the token's row of {out}")
+                  f"static_cast<uint32_t>({count}));")  # the token's row of out
         self.release(v)
 
 

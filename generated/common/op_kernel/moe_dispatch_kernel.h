@@ -65,6 +65,8 @@
 #ifndef MOE_DISPATCH_KERNEL_H
 #define MOE_DISPATCH_KERNEL_H
 
+#include "opgen_batch_write.h" // after the op's BW_* constants and BatchWriteItemsAt (_batch_write.j2)
+
 template <typename Traits>
 class MoeDispatchKernel {
 public:

@@ -45,6 +45,55 @@ namespace check = opgen_check::moe_distribute_combine_add_rms_norm;
 using namespace check::detail;
 using check::DataType;
 
+// The UB bytes vector core `core` of the kernel needs: the largest of its phases, as its TPipe::InitBuffer calls
+// size them (opgen/emit/ub_plan.py; the moe_combine family's plan). The tiling rejects a call whose busiest
+// core needs more than the core's UB.
+inline uint64_t MoeDistributeCombineAddRmsNormUbBytes(const MoeDistributeCombineAddRmsNormTilingData &t, uint64_t core)
+{
+    const auto UbMax = [](uint64_t a, uint64_t b) { return a > b ? a : b; };
+    const uint64_t slotBytes = (((((static_cast<uint64_t>(t.H) * 4ULL) + 255ULL) / 256ULL * 256ULL) +
+                                 ((((static_cast<uint64_t>(t.H) + 8ULL - 1ULL) / 8ULL) + 255ULL) / 256ULL * 256ULL)) +
+                                256ULL);
+    const uint64_t calcSlots = 1ULL;
+    const uint64_t reduceSlots = 4ULL;
+    const uint64_t rowBuf = (((((static_cast<uint64_t>(t.H) * 16ULL) + 8ULL - 1ULL) / 8ULL) + 31ULL) / 32ULL * 32ULL);
+    const uint64_t sendBytes = rowBuf;
+    const uint64_t bufDepth =
+        (((((((UbMax(calcSlots, reduceSlots) * slotBytes) + 1024ULL) +
+             (((static_cast<uint64_t>(t.serverRanks) != 0ULL) && (core == 0ULL)) ? 544ULL : 0ULL)) +
+            (4ULL * rowBuf)) <= static_cast<uint64_t>(t.totalUbSize))) ?
+             2ULL :
+             1ULL);
+    // init: flagBuf_
+    const uint64_t init = (32ULL);
+    // sendBack: calcBuf_, infoBuf_, flagBuf_, bwBuf_, xInQue_, msgQue_
+    const uint64_t sendBack = ((((calcSlots * slotBytes) + 31ULL) / 32ULL * 32ULL) + 3072ULL + 32ULL + 0ULL +
+                               (bufDepth * rowBuf) + (bufDepth * ((UbMax(rowBuf, sendBytes) + 31ULL) / 32ULL * 32ULL)));
+    // waitBlocks: flagBuf_, infoBuf_
+    const uint64_t waitBlocks = (0ULL + 0ULL);
+    // reduce: calcBuf_, infoBuf_, maskBuf_, flagBuf_, postBuf_
+    const uint64_t reduce =
+        ((((reduceSlots * slotBytes) + 31ULL) / 32ULL * 32ULL) +
+         (((3ULL * (((static_cast<uint64_t>(t.K) * 4ULL) + 31ULL) / 32ULL * 32ULL)) + 31ULL) / 32ULL * 32ULL) +
+         (((((((static_cast<uint64_t>(static_cast<uint32_t>(t.maskRank)) == 2ULL)) ?
+                  (static_cast<uint64_t>(t.BS) * static_cast<uint64_t>(t.K)) :
+                  static_cast<uint64_t>(t.BS)) +
+             31ULL) /
+            32ULL * 32ULL) +
+           31ULL) /
+          32ULL * 32ULL) +
+         ((((2ULL * (static_cast<uint64_t>(t.K) + (((static_cast<uint64_t>(t.sharedExpertRankNum) != 0ULL)) ?
+                                                       static_cast<uint64_t>(t.sharedExpertNum) :
+                                                       0ULL))) *
+            32ULL) +
+           31ULL) /
+          32ULL * 32ULL) +
+         (1ULL * (((static_cast<uint64_t>(t.H) * 4ULL) + 31ULL) / 32ULL * 32ULL)));
+    (void)core;
+    (void)UbMax;
+    return UbMax(UbMax(UbMax(init, sendBack), waitBlocks), reduce);
+}
+
 constexpr size_t INPUT_EXPAND_X_INDEX = 0;
 constexpr size_t INPUT_EXPERT_IDS_INDEX = 1;
 constexpr size_t INPUT_ASSIST_INFO_FOR_COMBINE_INDEX = 2;
@@ -1043,11 +1092,10 @@ ge::graphStatus MoeDistributeCombineAddRmsNormTilingFunc(gert::TilingContext *co
     tilingData->tilingKey = tilingKey;
     tilingData->aivNum = aivNum;
     tilingData->totalUbSize = ubSize;
-    // the UB the kernel's busiest vector core needs: its plan (MoeDistributeCombineAddRmsNormUbBytes, the kernel's
-    // tiling header); core 0 may take more (the HCCL items it stages), so both kinds of core are asked. The message is
-    // the real DispatchV2's (code:
-    // mc2/moe_distribute_dispatch_v2/op_host/op_tiling/moe_distribute_dispatch_v2_tiling.cpp); the real CombineV2
-    // checks no UB
+    // the UB the kernel's busiest vector core needs: its plan (MoeDistributeCombineAddRmsNormUbBytes, above); core 0
+    // may take more (the HCCL items it stages), so both kinds of core are asked. The message is the real DispatchV2's
+    // (code: mc2/moe_distribute_dispatch_v2/op_host/op_tiling/moe_distribute_dispatch_v2_tiling.cpp); the real
+    // CombineV2 checks no UB
     const uint64_t ubCore0 = MoeDistributeCombineAddRmsNormUbBytes(*tilingData, 0ULL);
     const uint64_t ubOther = MoeDistributeCombineAddRmsNormUbBytes(*tilingData, 1ULL);
     const uint64_t ubNeed = ubCore0 > ubOther ? ubCore0 : ubOther;

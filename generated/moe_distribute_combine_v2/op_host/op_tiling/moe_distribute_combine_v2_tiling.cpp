@@ -44,6 +44,90 @@ namespace check = opgen_check::moe_distribute_combine_v2;
 using namespace check::detail;
 using check::DataType;
 
+// The UB bytes vector core `core` of the kernel needs: the largest of its phases, as its TPipe::InitBuffer calls
+// size them (opgen/emit/ub_plan.py; the moe_combine family's plan). The tiling rejects a call whose busiest
+// core needs more than the core's UB.
+inline uint64_t MoeDistributeCombineV2UbBytes(const MoeDistributeCombineV2TilingData &t, uint64_t core)
+{
+    const auto UbMax = [](uint64_t a, uint64_t b) { return a > b ? a : b; };
+    const uint64_t slotBytes = (((((static_cast<uint64_t>(t.H) * 4ULL) + 255ULL) / 256ULL * 256ULL) +
+                                 ((((static_cast<uint64_t>(t.H) + 8ULL - 1ULL) / 8ULL) + 255ULL) / 256ULL * 256ULL)) +
+                                256ULL);
+    const uint64_t calcSlots = (((static_cast<uint64_t>(t.commQuantMode) == 0ULL)) ?
+                                    1ULL :
+                                    (((static_cast<uint64_t>(t.commQuantMode) == 2ULL)) ? 3ULL : 1ULL));
+    const uint64_t reduceSlots = UbMax(4ULL, (((static_cast<uint64_t>(t.commQuantMode) == 2ULL)) ? 5ULL : 0ULL));
+    const uint64_t rowBuf = (((((static_cast<uint64_t>(t.H) * 16ULL) + 8ULL - 1ULL) / 8ULL) + 31ULL) / 32ULL * 32ULL);
+    const uint64_t sendBytes =
+        (((static_cast<uint64_t>(t.commQuantMode) == 2ULL)) ?
+             ((0ULL + (((((static_cast<uint64_t>(t.H) * 8ULL) + 8ULL - 1ULL) / 8ULL) + 31ULL) / 32ULL * 32ULL)) +
+              (((((((static_cast<uint64_t>(t.H) + 8ULL - 1ULL) / 8ULL) * 16ULL) + 8ULL - 1ULL) / 8ULL) + 31ULL) /
+               32ULL * 32ULL)) :
+             rowBuf);
+    const uint64_t bufDepth =
+        (((((((UbMax(calcSlots, reduceSlots) * slotBytes) + 1024ULL) +
+             (((static_cast<uint64_t>(t.serverRanks) != 0ULL) && (core == 0ULL)) ? 544ULL : 0ULL)) +
+            (4ULL * rowBuf)) <= static_cast<uint64_t>(t.totalUbSize))) ?
+             2ULL :
+             1ULL);
+    // init: flagBuf_
+    const uint64_t init = (32ULL);
+    // sendBack: calcBuf_, infoBuf_, flagBuf_, bwBuf_, xInQue_, msgQue_
+    const uint64_t sendBack =
+        ((((calcSlots * slotBytes) + 31ULL) / 32ULL * 32ULL) +
+         (((static_cast<uint64_t>((t.isA2 != 0)) == 0ULL)) ?
+              3072ULL :
+              (((((((static_cast<uint64_t>(t.isSharedRank) == 0ULL)) ?
+                       (static_cast<uint64_t>(t.localExpertNum) * static_cast<uint64_t>(t.epWorldSize)) :
+                       0ULL) +
+                  1ULL) *
+                 4ULL) +
+                31ULL) /
+               32ULL * 32ULL)) +
+         32ULL +
+         (((static_cast<uint64_t>((t.isA2 != 0)) != 0ULL)) ?
+              (((static_cast<uint64_t>(t.serverRanks) != 0ULL) && (core == 0ULL)) ? 544ULL : 0ULL) :
+              0ULL) +
+         (bufDepth * rowBuf) + (bufDepth * ((UbMax(rowBuf, sendBytes) + 31ULL) / 32ULL * 32ULL)));
+    // waitBlocks: flagBuf_, infoBuf_
+    const uint64_t waitBlocks =
+        ((((static_cast<uint64_t>((t.isA2 != 0)) != 0ULL)) ?
+              ((((static_cast<uint64_t>(t.moeExpertNum) + static_cast<uint64_t>(t.aivNum) - 1ULL) /
+                 static_cast<uint64_t>(t.aivNum)) +
+                1ULL) *
+               32ULL) :
+              0ULL) +
+         (((static_cast<uint64_t>((t.isA2 != 0)) != 0ULL)) ?
+              ((((((static_cast<uint64_t>(t.moeExpertNum) + static_cast<uint64_t>(t.aivNum) - 1ULL) /
+                   static_cast<uint64_t>(t.aivNum)) +
+                  1ULL) *
+                 4ULL) +
+                31ULL) /
+               32ULL * 32ULL) :
+              0ULL));
+    // reduce: calcBuf_, infoBuf_, maskBuf_, flagBuf_, msgQue_
+    const uint64_t reduce =
+        ((((reduceSlots * slotBytes) + 31ULL) / 32ULL * 32ULL) +
+         (((3ULL * (((static_cast<uint64_t>(t.K) * 4ULL) + 31ULL) / 32ULL * 32ULL)) + 31ULL) / 32ULL * 32ULL) +
+         (((((((static_cast<uint64_t>(static_cast<uint32_t>(t.maskRank)) == 2ULL)) ?
+                  (static_cast<uint64_t>(t.BS) * static_cast<uint64_t>(t.K)) :
+                  static_cast<uint64_t>(t.BS)) +
+             31ULL) /
+            32ULL * 32ULL) +
+           31ULL) /
+          32ULL * 32ULL) +
+         ((((2ULL * (static_cast<uint64_t>(t.K) + (((static_cast<uint64_t>(t.sharedExpertRankNum) != 0ULL)) ?
+                                                       static_cast<uint64_t>(t.sharedExpertNum) :
+                                                       0ULL))) *
+            32ULL) +
+           31ULL) /
+          32ULL * 32ULL) +
+         (bufDepth * rowBuf));
+    (void)core;
+    (void)UbMax;
+    return UbMax(UbMax(UbMax(init, sendBack), waitBlocks), reduce);
+}
+
 constexpr size_t INPUT_EXPAND_X_INDEX = 0;
 constexpr size_t INPUT_EXPERT_IDS_INDEX = 1;
 constexpr size_t INPUT_ASSIST_INFO_FOR_COMBINE_INDEX = 2;
@@ -1348,10 +1432,10 @@ ge::graphStatus MoeDistributeCombineV2TilingFunc(gert::TilingContext *context)
     tilingData->tilingKey = tilingKey;
     tilingData->aivNum = aivNum;
     tilingData->totalUbSize = ubSize;
-    // the UB the kernel's busiest vector core needs: its plan (MoeDistributeCombineV2UbBytes, the kernel's tiling
-    // header); core 0 may take more (the HCCL items it stages), so both kinds of core are asked. The message is the
-    // real DispatchV2's (code: mc2/moe_distribute_dispatch_v2/op_host/op_tiling/moe_distribute_dispatch_v2_tiling.cpp);
-    // the real CombineV2 checks no UB
+    // the UB the kernel's busiest vector core needs: its plan (MoeDistributeCombineV2UbBytes, above); core 0
+    // may take more (the HCCL items it stages), so both kinds of core are asked. The message is the real DispatchV2's
+    // (code: mc2/moe_distribute_dispatch_v2/op_host/op_tiling/moe_distribute_dispatch_v2_tiling.cpp); the real
+    // CombineV2 checks no UB
     const uint64_t ubCore0 = MoeDistributeCombineV2UbBytes(*tilingData, 0ULL);
     const uint64_t ubOther = MoeDistributeCombineV2UbBytes(*tilingData, 1ULL);
     const uint64_t ubNeed = ubCore0 > ubOther ? ubCore0 : ubOther;

@@ -166,9 +166,9 @@ private:
     {
         return EpStatus(rank) + dataState_ * STATE_HALF;
     }
-    __aicore__ inline bool OtherServer(uint32_t rank) const
+    __aicore__ inline bool ByBatchWrite(uint32_t rank) const
     {
-        return OnOtherServer(serverRanks_, epRank_, rank);
+        return ReachedByBatchWrite(serverRanks_, epWorld_, epRank_, rank);
     }
     // This rank's windowsOut: the messages for rank `rank` (laid out as this rank's part of its dispatch area), and
     // the status entry of send target `target`.
@@ -643,7 +643,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::SendRow(uint32_t tokenIdx, uin
                                                           uint32_t dstRank, uint64_t offset, uint64_t stageOffset,
                                                           float expertScale, bool last)
 {
-    const bool staged = OtherServer(dstRank); // another server's rank: staged in windowsOut, sent by BatchWrite
+    const bool staged = ByBatchWrite(dstRank); // another server's rank: staged in windowsOut, sent by BatchWrite
     GlobalTensor<uint8_t> win;
     win.SetGlobalBuffer(staged ? StageData(dstRank) + stageOffset : WinData(dstRank) + offset);
     // a staged message goes whole: its last word is the flag that ends its block's BatchWrite item (FillInfo)
@@ -726,7 +726,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::SetStatus()
         uint64_t blockAt = 0UL;
         uint64_t stageAt = 0UL;
         const uint32_t dstRank = TargetRank(target, entry, blockAt, stageAt);
-        if (OtherServer(dstRank)) {
+        if (ByBatchWrite(dstRank)) {
             continue; // core 0 sends it after the rows (SendOtherServers)
         }
         GlobalTensor<int32_t> flag;
@@ -794,7 +794,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::SendOtherServers()
         uint64_t blockAt = 0UL;
         uint64_t stageAt = 0UL;
         const uint32_t dstRank = TargetRank(target, entry, blockAt, stageAt);
-        if (!OtherServer(dstRank)) {
+        if (!ByBatchWrite(dstRank)) {
             continue;
         }
         const uint32_t rows = TargetRows(target, tot);
@@ -858,7 +858,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::WaitStatus()
             for (uint32_t i = 0U; i < entries; ++i) {
                 // an entry BatchWrite delivers is whole once its last word is set too (SendOtherServers)
                 const bool set = flags.GetValue(i * WS_SLOT_INTS) == FLAG_SET &&
-                                 (!OtherServer((entryStart_ + i) % epWorld_) ||
+                                 (!ByBatchWrite((entryStart_ + i) % epWorld_) ||
                                   flags.GetValue(i * WS_SLOT_INTS + WS_SLOT_INTS - 1U) == FLAG_SET);
                 ready += set ? 1U : 0U;
                 unset = (!set && unset == entries) ? i : unset;
@@ -946,7 +946,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::WaitStagedRows(const LocalTens
     for (uint32_t i = 0U; i < entries; ++i) {
         const uint32_t entry = entryStart_ + i;
         const uint32_t rows = static_cast<uint32_t>(flags.GetValue(i * WS_SLOT_INTS + 1U));
-        if (rows == 0U || !OtherServer(entry % epWorld_)) {
+        if (rows == 0U || !ByBatchWrite(entry % epWorld_)) {
             continue;
         }
         GlobalTensor<int32_t> tailGm; // the last 32 bytes of the block's last message

@@ -38,14 +38,13 @@
  *                      row counts of the status entries, the TP AllGatherV
  *                      when the op has a TP domain (Traits::TP) and tpWorldSize is 2, performanceInfoOptional
  *                      where the op has it (Traits::PERF).
- * Where MTE copies stop at the server (tiling.serverRanks, Atlas A2), steps 1 and 2 reach the ranks of other
- * servers through HCCL BatchWrite: a message for such a rank goes to this rank's windowsOut (one area per destination
- * rank, laid out as that rank's part of the dispatch area), its status entry too; after SyncAll core 0 sends every
- * block and entry in one BatchWrite task with no Wait, each item ending with a flag (SendOtherServers), and
- * Finalize ends the calls.
- * Window halves alternate between calls (data state), so a fast rank never overwrites rows a slow rank
- * has not copied yet.  The CombineV2 part of a half holds maxBS * (K + S) row slots, on Atlas A2 one block of
- * maxBS rows per MoE expert (the layout its combine reads through expandIdx).
+ * Where MTE copies stop at the server (tiling.serverRanks, Atlas A2) and the world spans more than one server, steps
+ * 1 and 2 reach every other rank through HCCL BatchWrite (ReachedByBatchWrite): a message for such a rank goes to this
+ * rank's windowsOut (one area per destination rank, laid out as that rank's part of the dispatch area), its status
+ * entry too; after SyncAll core 0 sends every block and entry in one BatchWrite task with no Wait, each item ending
+ * with a flag (SendOtherServers), and Finalize ends the calls. Window halves alternate between calls (data state), so a
+ * fast rank never overwrites rows a slow rank has not copied yet.  The CombineV2 part of a half holds maxBS * (K + S)
+ * row slots, on Atlas A2 one block of maxBS rows per MoE expert (the layout its combine reads through expandIdx).
  *
  * Traits: TilingData (the op's tiling struct), Args (the GM addresses its entry received), the element types
  * XT, ExpandXOutT, DynamicScalesOutT (x, expandXOut, dynamicScalesOut), the element type each GM tensor is addressed
@@ -643,7 +642,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::SendRow(uint32_t tokenIdx, uin
                                                           uint32_t dstRank, uint64_t offset, uint64_t stageOffset,
                                                           float expertScale, bool last)
 {
-    const bool staged = ByBatchWrite(dstRank); // another server's rank: staged in windowsOut, sent by BatchWrite
+    const bool staged = ByBatchWrite(dstRank); // staged in windowsOut, sent by BatchWrite
     GlobalTensor<uint8_t> win;
     win.SetGlobalBuffer(staged ? StageData(dstRank) + stageOffset : WinData(dstRank) + offset);
     // a staged message goes whole: its last word is the flag that ends its block's BatchWrite item (FillInfo)
@@ -777,7 +776,7 @@ __aicore__ inline uint32_t MoeDispatchKernel<Traits>::TargetRows(uint32_t target
 
 // Core 0, every core's rows staged (SyncAll): one BatchWrite task with no Wait, as the real A2 fullmesh kernels send
 // (code: mc2/moe_distribute_dispatch_v2/op_kernel/arch22/moe_distribute_dispatch_a2.h ConstructBatchWriteInfo,
-// SendToMoeExpert): per send target on another server, the rows of its block, whose last message ends with FLAG_SET
+// SendToMoeExpert): per send target reached by BatchWrite, the rows of its block, whose last message ends with FLAG_SET
 // (SendRow), and its status entry {1.0f, rows, 0, ..., 1.0f}, whose last word is a flag too. The items of a task
 // land in no order, the bytes of one item in ascending order (the twin: lib/hccl/hccl.h Complete), so an entry
 // whose last word is set holds its rows count and a block whose last message's tail is set holds its rows

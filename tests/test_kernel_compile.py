@@ -498,7 +498,7 @@ def test_atlas_a2_assist_info_is_the_sender_side_expand_idx(dispatch_v2):
     assert "combineBytes_ = static_cast<uint64_t>(tiling.win_dispatch_at);" in text  # after CombineV2's area
     # the CombineV2 area itself is the spec's: per MoE expert on A2, per (token, k) and shared expert elsewhere
     assert [to_spec(a.expr) for a in dispatch_v2.view("ascend910b").window.areas][0] == \
-        "maxBS * moeExpertNum * Align512(2 * H)"
+        "moeExpertNum * (maxBS * Align512(2 * H) + 512)"  # a block's rows, then its flag area
     assert [to_spec(a.expr) for a in dispatch_v2.view("ascend910_93").window.areas][0] == \
         "maxBS * (K + sharedExpertNum) * Align512(2 * H)"
     combine = load_ok(ROOT / "specs" / "combine_v2.spec")
@@ -506,7 +506,7 @@ def test_atlas_a2_assist_info_is_the_sender_side_expand_idx(dispatch_v2):
     assert "isA2_ = (tiling.isA2 != 0);" in ctext  # the spec's let, which the class's A2 path tests
     cls = _combine_class()
     assert "SendBackBlocks();" in cls and "WaitBlocks();" in cls
-    assert "static_cast<uint64_t>(expert)*maxBs_+static_cast<uint32_t>(slots.GetValue(k))" in re.sub(r"\s+", "", cls)
+    assert "A2Block(epRank_,expert)+A2SlotAt(static_cast<uint32_t>(slots.GetValue(k)))" in re.sub(r"\s+", "", cls)
     assert "DataCopyPad(slots, assistInfoForCombineGm_[static_cast<uint64_t>(t) * topK_]," in cls
 
 

@@ -114,33 +114,51 @@ def _suite(op):
     return importlib.import_module(f"{op}.reference"), importlib.import_module(f"{op}.tests.cases")
 
 
+DISPATCH = ("moe_distribute_dispatch_v2", "moe_dispatch_kernel.h", CASE)
+COMBINE = ("moe_distribute_combine_v2", "moe_combine_kernel.h", "ascend910b-q0-bs2-h32-k1-w16-moeExpertNum-16")
+SPECS = {"moe_distribute_dispatch_v2": "dispatch_v2.spec", "moe_distribute_combine_v2": "combine_v2.spec"}
+MTE_TO_OWN_SERVER = (
+    r"MTE (write|read) of \d+ bytes at window of rank (\d+) \(group 0\) \+ \d+: a world of 16 ranks spans more than "
+    r"one server \(8 ranks per server\), where Hccl::GetWindowsInAddr\(\2\) returns rank \2's RDMA memory region")
+
+
 @pytest.mark.slow
 @pytest.mark.cpu_twin
-@pytest.mark.parametrize("line, wrong, fault", [
-    # every row and flag by MTE, as if one server held the world: the twin stops the first copy to server 1
-    ("        return OnOtherServer(serverRanks_, epRank_, rank);\n",
+@pytest.mark.parametrize("kernel, line, wrong, fault", [
+    # the ranks of the own server by MTE, through the address GetWindowsInAddr gives in a world past one server (the
+    # path before the real kernel's): that is the peer's RDMA memory region, and the twin stops the first copy
+    (DISPATCH, "        return ReachedByBatchWrite(serverRanks_, epWorld_, epRank_, rank);\n",
+     "        return rank / serverRanks_ != epRank_ / serverRanks_;\n", MTE_TO_OWN_SERVER),
+    (COMBINE, "        return ReachedByBatchWrite(serverRanks_, epWorld_, epRank_, rank);\n",
+     "        return rank / serverRanks_ != epRank_ / serverRanks_;\n", MTE_TO_OWN_SERVER),
+    # every row and flag by MTE, as if one server held the world: the twin stops the first copy to another rank
+    (DISPATCH, "        return ReachedByBatchWrite(serverRanks_, epWorld_, epRank_, rank);\n",
      "        return false;\n",
-     r"MTE (write|read) of \d+ bytes at window of rank \d+ \(group 0\) \+ \d+: the window of a rank on server \d, this "
-     r"rank is on server \d \(8 ranks per server\); MTE copies reach only the own server's windows"),
+     r"MTE (write|read) of \d+ bytes at window of rank \d+ \(group 0\) \+ \d+: (the window of a rank on server \d, this "
+     r"rank is on server \d \(8 ranks per server\); MTE copies reach only the own server's windows|a world of 16 "
+     r"ranks spans more than one server)"),
     # the AI CPU server is never told the kernel is done (its one task: rows and entries, each item ending with a flag)
-    ("        hccl_.Finalize(); // no more BatchWrite tasks: the AICPU server may exit\n", "",
+    (DISPATCH, "        hccl_.Finalize(); // no more BatchWrite tasks: the AICPU server may exit\n", "",
+     r"the kernel returned without Hccl::Finalize after Hccl::BatchWrite \(handle 0\)"),
+    (COMBINE, "        hccl_.Finalize(); // no more BatchWrite tasks: the AICPU server may exit\n", "",
      r"the kernel returned without Hccl::Finalize after Hccl::BatchWrite \(handle 0\)"),
 ])
-def test_a_wrong_transport_across_a2_servers_faults_on_the_twin(line, wrong, fault, monkeypatch, tmp_path):
+def test_a_wrong_transport_across_a2_servers_faults_on_the_twin(kernel, line, wrong, fault, monkeypatch, tmp_path):
     from opgen import sim
     from opgen.harness import testkit
 
     from .test_sim_mutations import _build_mutated, _require_twin
 
-    ref, cases = _suite("moe_distribute_dispatch_v2")
+    op, header, case_id = kernel
+    ref, cases = _suite(op)
     _require_twin()
-    case = {c["id"]: c for c in cases.POSITIVE}[CASE]
+    case = {c["id"]: c for c in cases.POSITIVE}[case_id]
     world = testkit.build_world(ref, case)
     results = testkit.run(ref, case, world)
-    good = lambda product: sim.build_for(GENERATED / "moe_distribute_dispatch_v2", ref, product)  # noqa: E731
+    good = lambda product: sim.build_for(GENERATED / op, ref, product)  # noqa: E731
     testkit.twin(ref, cases, case, world, results, good, tmp_path / "good")
-    mutated = _build_mutated(monkeypatch, tmp_path / "out", "cpp/common/op_kernel/moe_dispatch_kernel.h", line,
-                             wrong)
+    mutated = _build_mutated(monkeypatch, tmp_path / "out", f"cpp/common/op_kernel/{header}", line, wrong,
+                             spec=SPECS[op], op=op)
     bad = lambda product: sim.build_for(mutated, ref, product)  # noqa: E731
     with pytest.raises(sim.TwinFault) as err:
         testkit.twin(ref, cases, case, world, results, bad, tmp_path / "bad")
@@ -159,23 +177,50 @@ def test_the_a2_dispatch_trusts_only_a_flag_that_ends_its_batch_write_item(line,
     """One BatchWrite task with no Wait, as the real A2 fullmesh dispatch sends: the items land in no order, the bytes
     of one item in ascending order, so the receiver waits for the flag that ends each item (an entry's last word, a
     block's last message's tail). A sender that leaves either unset is waited for until HCCL_EXEC_TIMEOUT (here
-    1 s): the receiver reports a rank of the other server as the one that owes the flag."""
+    1 s): the receiver reports another rank (of either server: past one server every other rank sends by
+    BatchWrite) as the one that owes the flag."""
+    text = _timed_out(DISPATCH, line, wrong, monkeypatch, tmp_path)
+    report = re.search(POLL_REPORT + r"rank (\d+)", text)
+    assert report, text[:2000]
+    # past one server every other rank sends by BatchWrite, the own server's too: any other rank may owe the flag
+    assert int(report.group(1)) != int(report.group(2)), text[:2000]
+
+
+@pytest.mark.slow
+@pytest.mark.cpu_twin
+def test_the_a2_combine_trusts_only_the_flag_that_ends_each_block_item(monkeypatch, tmp_path):
+    """CombineV2 past one server: one BatchWrite task with no Wait, one item per (local expert, owner) block, its rows
+    then the block's flag, as the real A2 fullmesh combine sends. A sender whose staged blocks carry no flag (the
+    item ends with a stale word) is waited for until HCCL_EXEC_TIMEOUT (here 1 s): the owner reports the expert whose
+    rank owes the flag, another rank than its own."""
+    text = _timed_out(COMBINE, "        DataCopy(blockFlag, flag, WS_SLOT_INTS);\n",
+                      "        if (!staged) {\n            DataCopy(blockFlag, flag, WS_SLOT_INTS);\n        }\n",
+                      monkeypatch, tmp_path)
+    report = re.search(POLL_REPORT + r"the rank of expert (\d+)", text)
+    assert report, text[:2000]
+    assert int(report.group(1)) != int(report.group(2)), text[:2000]  # 16 experts on 16 ranks: expert = rank
+
+
+POLL_REPORT = (r"rank (\d+) core \d+: AscendC::Trap: the kernel aborted itself after printing: opgen: rank \1 gave up "
+               r"after 1000000 us \(HCCL_EXEC_TIMEOUT\) waiting for flag \d+ of its window, set by ")
+
+
+def _timed_out(kernel, line, wrong, monkeypatch, tmp_path) -> str:
+    """The fault of `kernel`'s A2 two-server case run with `line` of its family header mutated to `wrong`, with
+    HCCL_EXEC_TIMEOUT 1 s."""
     from opgen import sim
     from opgen.harness import testkit
 
     from .test_sim_mutations import _build_mutated, _require_twin
 
-    ref, cases = _suite("moe_distribute_dispatch_v2")
+    op, header, case_id = kernel
+    ref, cases = _suite(op)
     _require_twin()
-    case = {c["id"]: c for c in cases.POSITIVE}[CASE]
+    case = {c["id"]: c for c in cases.POSITIVE}[case_id]
     world = testkit.build_world(ref, case)
-    mutated = _build_mutated(monkeypatch, tmp_path / "out", "cpp/common/op_kernel/moe_dispatch_kernel.h", line,
-                             wrong)
+    mutated = _build_mutated(monkeypatch, tmp_path / "out", f"cpp/common/op_kernel/{header}", line, wrong,
+                             spec=SPECS[op], op=op)
     monkeypatch.setenv("HCCL_EXEC_TIMEOUT", "1")
     with pytest.raises(sim.TwinFault) as err:
         sim.run(sim.build_for(mutated, ref, case["product"]), ref, case, world, tmp_path / "bad", timeout=60)
-    report = re.search(r"rank (\d+) core \d+: AscendC::Trap: the kernel aborted itself after printing: opgen: rank "
-                       r"\1 gave up after 1000000 us \(HCCL_EXEC_TIMEOUT\) waiting for flag \d+ of its window, set by "
-                       r"rank (\d+)", str(err.value))
-    assert report, str(err.value)[:2000]
-    assert int(report.group(1)) // 8 != int(report.group(2)) // 8, str(err.value)[:2000]
+    return str(err.value)

@@ -41,11 +41,12 @@ SMALLER_REJECTED_BY = {"ascend910b": "window.ep", "ascend910_93": "buffer.window
 def _dispatch_min_mb(product: str, bs: int, h: int, k: int, ep: int, moe: int) -> int:
     """The smallest HCCL_BUFFSIZE (MB) of the generated DispatchV2 kernels' layout, written out by hand: the
     status area (where it shares windowsIn), then two data halves of [CombineV2 rows | DispatchV2 messages] (bf16
-    rows, no quant, no shared expert ranks): A2 keeps one block of bs rows per MoE expert for CombineV2, A3 / 950
+    rows, no quant, no shared expert ranks): A2 keeps one block of bs rows and a 512-byte flag area per MoE expert
+    for CombineV2 (the flag ends each block's BatchWrite item past one server), A3 / 950
     one row per (token, k) and per shared expert (sharedExpertNum's default, 1, which the documents' formula
     counts)."""
     row = _align(2 * h, 512)
-    combine = bs * (moe if product == "ascend910b" else k + 1) * row
+    combine = moe * (bs * row + 512) if product == "ascend910b" else bs * (k + 1) * row
     message = _align(_align(2 * h, 32) + 64, 512)  # the row, then 64 bytes of (srcRank, tokenIdx, k) | scale
     dispatch = (moe // ep) * ep * bs * message
     return math.ceil((2 * (combine + dispatch) + STATUS_IN_WINDOW[product]) / MB)
@@ -492,9 +493,9 @@ def test_atlas_a2_warns_below_the_documented_window_and_rejects_only_what_its_la
     min(localExpertNum, K) * H * sizeof(uint16) + 2MB), 900MB here; code: moe_distribute_dispatch_v2_tiling_arch22.cpp
     MoeDistributeDispatchA2CheckWinSize checks the same formula and only warns ("为避免兼容性问题"). The generated
     tiling warns as the real one does (buffer.fullmesh_window: 899MB warns, 900MB does not). Its kernels, though,
-    address a layout of 3650MB here (per data half: one block of maxBS rows per MoE expert for CombineV2 and one of
-    maxBS 512-aligned messages per (source rank, local expert) for DispatchV2, where the real A2 kernels pack each
-    source rank's rows), so window.ep rejects 3649MB: a smaller window would be overrun. Accepting the documented
+    address a layout of 3651MB here (per data half: one block of maxBS rows and its 512-byte flag area per MoE expert
+    for CombineV2 and one of maxBS 512-aligned messages per (source rank, local expert) for DispatchV2, where the real
+    A2 kernels pack each source rank's rows), so window.ep rejects 3650MB: a smaller window would be overrun. Accepting the documented
     900MB needs the real A2 window protocol in the kernels (issue 33, item 2)."""
     from dataclasses import replace
 
@@ -505,7 +506,7 @@ def test_atlas_a2_warns_below_the_documented_window_and_rejects_only_what_its_la
     bs, h, k, ep, moe = 256, 7168, 8, 16, 256
     documented = math.ceil(2 * (bs * ep * min(moe // ep, k) * h * 2 + 2 * MB) / MB)
     layout = _dispatch_min_mb("ascend910b", bs, h, k, ep, moe)
-    assert (documented, layout) == (900, 3650)
+    assert (documented, layout) == (900, 3651)
 
     def warned(window_mb: int) -> list[str]:
         case = _case("ascend910b", bs, h, k, ep, moe, window_mb)
@@ -522,7 +523,7 @@ def test_atlas_a2_warns_below_the_documented_window_and_rejects_only_what_its_la
 
     assert warned(documented - 1) == ["buffer.fullmesh_window"] and warned(documented) == []
     testkit.accept(ref, _case("ascend910b", bs, h, k, ep, moe, layout), ranks=[0])
-    with pytest.raises(AssertionError, match=r"incorrect value 3649\. .*\[window\.ep\]"):
+    with pytest.raises(AssertionError, match=r"incorrect value 3650\. .*\[window\.ep\]"):
         testkit.accept(ref, _case("ascend910b", bs, h, k, ep, moe, layout - 1), ranks=[0])
 
 

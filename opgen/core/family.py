@@ -99,16 +99,14 @@ class Family:
     # inside a server, RDMA between servers), its tiling rejects a world past one server unless the family's
     # kernel sends across servers through HCCL BatchWrite (batch_write), as the real A2 ops do.
     one_server_attr: str | None = "epWorldSize"
-    # A family whose kernel sends to the ranks of other servers through HCCL BatchWrite (the AICPU server's RDMA
-    # writes) where ProductFacts.ranks_per_server says MTE copies stop at the server, and MTE copies inside the
-    # server: the int64 attributes (roles) whose sum bounds the (rows, flag) item pairs of one call. The host
-    # tiling adds 2 items of BATCH_WRITE_ITEM_BYTES per unit to the user workspace, after the per-core parts, and
-    # launches the AI CPU cores that serve them. Empty: MTE copies only (the one-server limit stands).
+    # A family whose kernel, in a world past one server where ProductFacts.ranks_per_server says MTE copies stop at
+    # the server, sends to every other rank through HCCL BatchWrite (the AICPU server's RDMA writes; the HCCL
+    # context of such a world gives no peer address MTE reaches), one task with no Wait whose items each end with
+    # their flag, as the real A2 fullmesh kernels send (the bytes of one item land in ascending order, the items of
+    # a task in no order: opgen/sim/include/lib/hccl/hccl.h): the int64 attributes (roles) whose sum bounds the
+    # items of one call. The host tiling adds 2 items of BATCH_WRITE_ITEM_BYTES per unit to the user workspace,
+    # after the per-core parts, and launches the AI CPU cores that serve them. Empty: MTE copies only (the one-server limit stands).
     batch_write: tuple[str, ...] = ()
-    # How its kernel's core 0 sends them: True, the rows in one task, Wait, then their flags in a second one; False,
-    # one task with no Wait whose items each end with their flag, as the real A2 fullmesh kernels send (the bytes of
-    # one item land in ascending order, the items of a task in no order: opgen/sim/include/lib/hccl/hccl.h).
-    batch_write_waits: bool = True
     # The outputs its numpy driver and its kernel write, besides those the spec's quant formulas assign: any other
     # declared output keeps no contents, which a spec must say with `output X unspecified "why";` (opgen/model/
     # written.py: a build fails without it, E204, and the front end wants the reason, E127).

@@ -22,26 +22,21 @@ from opgen.model.decl import Op, ProductView
 # The transports of the generated kernels (what KernelPath.transport names), with the documents' wording.
 MTE_HCCL = "mte"                   # MTE copies into the peers' windows, found through Hccl::GetWindowsInAddr
 MTE_CONTEXT = "mte_context"        # MTE copies into the peers' windowsIn[] read from the HCCL context
-MTE_BATCH_WRITE = "mte_batch_write"  # MTE inside the server, HCCL BatchWrite (AI CPU, RDMA) to the other servers
+MTE_BATCH_WRITE = "mte_batch_write"  # within one server MTE; past it HCCL BatchWrite (AI CPU, RDMA) to every other rank
 TRANSPORT_DOCS = {
     MTE_HCCL: "MTE直接写入各卡的HCCL窗口（Hccl::GetWindowsInAddr）",
     MTE_CONTEXT: "MTE直接写入各卡的HCCL窗口（HCCL上下文中的windowsIn[]）",
-    MTE_BATCH_WRITE: "server内MTE直接写入各卡的HCCL窗口，跨server经HCCL BatchWrite（AI CPU，RDMA）发送",
+    MTE_BATCH_WRITE: "跨server时经HCCL BatchWrite（AI CPU，RDMA）发送至其他所有卡（含本server的卡）：一次BatchWrite，条目末尾为标志位，不等待",
 }
 # How the real op's transport differs on the cells the generated kernel runs by MTE_BATCH_WRITE (Atlas A2 past one
-# server), by Family.batch_write_waits. code: mc2/moe_distribute_dispatch_v2/op_kernel/arch22/
-# moe_distribute_dispatch_a2.h (the fullmesh A2 kernel past 8 ranks: one BatchWrite per call to every rank, its own
-# server's included, whose items end with the flag, no Wait); issue 33 read both side by side.
-_REAL_BATCH_WRITE = "the real A2 fullmesh kernel sends to every rank by BatchWrite past one server (one task whose items " \
-                    "end with the flag, no Wait); the generated kernel copies by MTE inside the server and "
-_REAL_BATCH_WRITE_DOC = "实际算子跨server时对所有卡（含本server）统一使用一次BatchWrite发送（条目末尾为标志位，不等待），生成的kernel在server内用MTE、"
-BATCH_WRITE_DIFFERS = {
-    True: (_REAL_BATCH_WRITE + "issues two BatchWrite tasks (rows, then flags), each followed by Wait",
-           _REAL_BATCH_WRITE_DOC + "跨server分两次BatchWrite（数据、标志位）并各自等待完成"),
-    False: (_REAL_BATCH_WRITE + "sends one BatchWrite task to the other servers' ranks whose items end with their "
-            "flags, no Wait",
-            _REAL_BATCH_WRITE_DOC + "跨server仅对其他server的卡使用一次BatchWrite（条目末尾为标志位，不等待）"),
-}
+# server). code: mc2/moe_distribute_dispatch_v2/op_kernel/arch22/moe_distribute_dispatch_a2.h and
+# mc2/moe_distribute_combine_v2/op_kernel/arch22/moe_distribute_combine_a2.h (the fullmesh A2 kernels past 8 ranks:
+# one BatchWrite per call to every rank, its own server's included, no Wait, one item per rank ending with the flag);
+# the generated kernels send the same way, an item per (local expert, rank) block instead of per rank.
+BATCH_WRITE_DIFFERS = (
+    "the real A2 fullmesh kernel packs one BatchWrite item per rank; the generated kernel sends one per (local "
+    "expert, rank) block (DispatchV2: and one per status entry), each ending with its flag",
+    "实际算子每卡一个BatchWrite条目，生成的kernel每个（本地专家，卡）块一个条目（DispatchV2另有每个状态条目一个），各自以标志位结尾")
 # The real ops' paths opgen does not build, by algorithm (the cells of another algorithm than the family's).
 MISSING_ALGORITHM_DOCS = {HIERARCHY: "分层（hierarchy）模板", CCU: "CCU路径"}
 
@@ -119,7 +114,7 @@ def world_classes(facts: ProductFacts, has_batch_write: bool, lo: int, hi: int |
 
 
 def _path(comm: CommPath, facts: ProductFacts, batch_write: bool, algorithm: str, world: WorldClass,
-          env: tuple[tuple[str, str], ...] = (), batch_write_waits: bool = True) -> tuple[KernelPath | None, str, str]:
+          env: tuple[tuple[str, str], ...] = ()) -> tuple[KernelPath | None, str, str]:
     if algorithm != comm.algorithm:
         what = MISSING_ALGORITHM_DOCS.get(algorithm, algorithm)
         by, by_doc = (f" with {' and '.join(f'{k}={v}' for k, v in env)}",
@@ -136,7 +131,7 @@ def _path(comm: CommPath, facts: ProductFacts, batch_write: bool, algorithm: str
         return (None, "MTE copies stop at the server; the generated kernel has no transport across servers",
                 "跨server的传输opgen未生成（MTE仅能写入本server内的卡）")
     if past_server:
-        differs, differs_doc = BATCH_WRITE_DIFFERS[batch_write_waits]
+        differs, differs_doc = BATCH_WRITE_DIFFERS
         return KernelPath(algorithm, MTE_BATCH_WRITE, "; ".join(x for x in (differs, comm.differs) if x),
                           "；".join(x for x in (differs_doc, comm.differs_doc) if x)), "", ""
     transport = MTE_CONTEXT if facts.context_windows else MTE_HCCL
@@ -184,8 +179,7 @@ def cells(op: Op) -> list[Cell]:
                 for w in classes:
                     # the env variables choose the layered path past one server only
                     alg = HIERARCHY if env and facts.ranks_per_server and w.lo > facts.ranks_per_server else algorithm
-                    path, missing, missing_doc = _path(comm, facts, bool(family.batch_write), alg, w, env,
-                                                           family.batch_write_waits)
+                    path, missing, missing_doc = _path(comm, facts, bool(family.batch_write), alg, w, env)
                     out.append(Cell(op.name, soc, value, alg, q, world_attr, w, path, missing, missing_doc, env))
     return out
 

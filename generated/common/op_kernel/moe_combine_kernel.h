@@ -24,21 +24,23 @@
  *                 which is written into slot tokenIdx * (K + S) + k of srcRank's window, then (after every
  *                 FLAG_ROWS rows) the rows' slot flags.
  *                 Atlas A2 (assistInfoForCombine is the owner's expandIdx): each core takes a share of the
- *                 (local expert, owner) blocks of epSendCounts; block i's rows go, through the formula, into
- *                 the owner's window block of the global expert, from slot 0, then that block's flag.
+ *                 (local expert, owner) blocks of epSendCounts; block i's row s goes, through the formula, into
+ *                 slot maxBS - 1 - s of the owner's window block of the global expert, then the block's flag
+ *                 after its maxBS slots (A2Block).
  *   2. Reduce     each core takes its share of the BS tokens; an active token (all without a mask, a 1-D mask
  *                 keeps its first sum(mask) tokens, a 2-D one the tokens with any pair set; a 2-D mask skips
  *                 the pairs it does not set) waits for the flags of its MoE and shared-expert slots (Atlas A2:
  *                 the cores first wait for every expert block's flag; pair (t, k) reads slot
- *                 assistInfoForCombine[t * K + k] of its expert's block) and computes, in fp32 and k order,
+ *                 assistInfoForCombine[t * K + k] of its expert's block, A2SlotAt) and computes, in fp32 and k order,
  *                 xOut[t] = Cast(RINT, Σ_k w[t,k] * term_k + Σ_s shared_s + sharedExpertX[t]) with term_k the
  *                 returned row (MoE expert) or, for the special experts after the MoE experts, the spec's formula
  *                 (SpecialTerm; a special expert whose formula is Moe = 0 adds nothing).  Inactive tokens get zero
  *                 rows.  Where the spec has a post stage (CombineAddRmsNorm), PostStage writes the token's outputs
  *                 from the reduced row instead.
- * Where MTE copies stop at the server (tiling.serverRanks, Atlas A2), an owner on another server gets its blocks
- * through HCCL BatchWrite: the cores stage them in this rank's windowsOut (one area per (owner, local expert)), and
- * after SyncAll core 0 sends the rows, waits, then the blocks' flags (BatchWriteList); Finalize ends the call.
+ * Where MTE copies stop at the server (tiling.serverRanks, Atlas A2) and the world spans more than one server, every
+ * other owner gets its blocks through HCCL BatchWrite: the cores stage them in this rank's windowsOut (one area per
+ * (owner, local expert)), and after SyncAll core 0 sends them in one task with no Wait, one item per block ending
+ * with its flag (BatchWriteList); Finalize ends the call.
  * The rows use the CombineV2 part of the window half DispatchV2 leaves free; halves alternate per call.
  *
  * Traits: TilingData (the op's tiling struct), Args (the GM addresses its entry received), the element types
@@ -75,10 +77,12 @@ private:
     static constexpr uint32_t TRIPLE_BATCH = 256U;
     // SendBack sets the flags of this many rows after one PipeBarrier<PIPE_MTE3>
     static constexpr uint32_t FLAG_ROWS = 2U;
+    // Atlas A2: the flag area after each expert block's maxBS rows (one int32 flag, the rest keeps blocks 512-aligned)
+    static constexpr uint64_t A2_BLOCK_FLAG_BYTES = 512UL;
 
     __aicore__ inline void SendBack();
     __aicore__ inline void SendBackBlocks();
-    __aicore__ inline void SendBlocksToOtherServers(const LocalTensor<int32_t> &cum, uint32_t entries);
+    __aicore__ inline void SendBlocksByBatchWrite(const LocalTensor<int32_t> &cum, uint32_t entries);
     __aicore__ inline void WaitBlocks();
     __aicore__ inline void LoadReturned(const LocalTensor<float> &term, const LocalTensor<float> &scratch,
                                         const GlobalTensor<uint8_t> &slotGm);
@@ -160,20 +164,37 @@ private:
     {
         return EpStatus(rank) + COMBINE_FLAGS_OFFSET + dataState_ * COMBINE_FLAGS_HALF;
     }
-    __aicore__ inline bool OtherServer(uint32_t rank) const
+    __aicore__ inline bool ByBatchWrite(uint32_t rank) const
     {
-        return OnOtherServer(serverRanks_, epRank_, rank);
+        return ReachedByBatchWrite(serverRanks_, epWorld_, epRank_, rank);
     }
-    // This rank's windowsOut: the rows of (local expert, owner) block `entry` (localExpert * epWorldSize + owner),
-    // laid out as the combine area's blocks; and the flag every block's flag item sends.
-    __aicore__ inline GM_ADDR StageRows(uint32_t entry)
+    // Atlas A2: the block of MoE expert `expert` in rank `rank`'s combine area, [maxBS rows | its flag]
+    // (A2_BLOCK_FLAG_BYTES): the rows fill it from the end, row s of the block in slot maxBS - 1 - s, so that the
+    // rows a sender has and the flag after them are one run of bytes, one BatchWrite item ending with the flag, as
+    // the real A2 fullmesh combine's items end with theirs (code: mc2/moe_distribute_combine_v2/op_kernel/arch22/
+    // moe_distribute_combine_a2.h ConstructBatchWriteInfo: token count, rows, then the flag, in one item).
+    __aicore__ inline uint64_t A2BlockBytes() const
+    {
+        return static_cast<uint64_t>(maxBs_) * rowStride_ + A2_BLOCK_FLAG_BYTES;
+    }
+    __aicore__ inline GM_ADDR A2Block(uint32_t rank, uint32_t expert)
+    {
+        return WinRows(rank) + static_cast<uint64_t>(expert) * A2BlockBytes();
+    }
+    __aicore__ inline uint64_t A2SlotAt(uint32_t row) const
+    {
+        return static_cast<uint64_t>(maxBs_ - 1U - row) * rowStride_;
+    }
+    __aicore__ inline uint64_t A2FlagAt() const
+    {
+        return static_cast<uint64_t>(maxBs_) * rowStride_;
+    }
+    // This rank's windowsOut: (local expert, owner) block `entry` (localExpert * epWorldSize + owner), laid out as
+    // the combine area's blocks.
+    __aicore__ inline GM_ADDR StageBlock(uint32_t entry)
     {
         return WindowOut<EP_GROUP>(hccl_, epRank_) + dataAt_ + combineAt_ +
-               static_cast<uint64_t>(entry) * maxBs_ * rowStride_;
-    }
-    __aicore__ inline GM_ADDR StageFlag()
-    {
-        return WindowOut<EP_GROUP>(hccl_, epRank_) + statusOffset_ + COMBINE_FLAGS_OFFSET;
+               static_cast<uint64_t>(entry) * A2BlockBytes();
     }
 
     TPipe *pipe_{nullptr};
@@ -295,16 +316,18 @@ __aicore__ inline void MoeCombineKernel<Traits>::Init(const Args &args, const Ti
     statusInExp_ = tiling.win_state_exp != 0;
     // the rows each owner's window receives: Atlas A2 one block of maxBS rows per MoE expert, else one slot per
     // (token, k) pair and shared expert; its status area one flag per block or slot
-    RequireFits(static_cast<uint64_t>(maxBs_) * (isA2_ ? moeExperts_ : slotsPerToken_) * rowStride_,
+    RequireFits(isA2_ ? moeExperts_ * A2BlockBytes() : static_cast<uint64_t>(maxBs_) * slotsPerToken_ * rowStride_,
                 static_cast<uint64_t>(tiling.win_combine));
-    RequireFits(static_cast<uint64_t>(isA2_ ? moeExperts_ : maxBs_ * slotsPerToken_) * FLAG_BYTES, COMBINE_FLAGS_HALF);
+    if (!isA2_) { // Atlas A2 keeps each block's flag after its rows
+        RequireFits(static_cast<uint64_t>(maxBs_) * slotsPerToken_ * FLAG_BYTES, COMBINE_FLAGS_HALF);
+    }
     if (serverRanks_ != 0U) {
         // windowsOut (winSize bytes, as windowsIn) mirrors the first data half: one block per (local expert, owner);
-        // only the A2 block layout sends whole blocks, and the staged flag mirrors a status area in windowsIn
-        if (!isA2_ || statusInExp_) {
-            Trap(); // no product with a server limit has another layout or status place
+        // only the A2 block layout sends whole blocks with their flags
+        if (!isA2_) {
+            Trap(); // no product with a server limit has another layout
         }
-        RequireFits(static_cast<uint64_t>(localExperts_) * epWorld_ * maxBs_ * rowStride_,
+        RequireFits(static_cast<uint64_t>(localExperts_) * epWorld_ * A2BlockBytes(),
                     static_cast<uint64_t>(tiling.win_combine));
     }
     RequireFits(static_cast<uint64_t>(GetBlockNum()) * UB_BLOCK, CORE_WORDS_BYTES);
@@ -480,8 +503,8 @@ __aicore__ inline void MoeCombineKernel<Traits>::SendBackBlocks()
         const uint32_t expert = firstExpert + i / epWorld_;
         const uint32_t first = (i == 0U) ? 0U : static_cast<uint32_t>(cum.GetValue(i - 1U));
         const uint32_t rows = static_cast<uint32_t>(cum.GetValue(i)) - first;
-        const bool staged = OtherServer(owner); // sent by BatchWrite after SyncAll (SendBlocksToOtherServers)
-        GM_ADDR block = staged ? StageRows(i) : WinRows(owner) + static_cast<uint64_t>(expert) * maxBs_ * rowStride_;
+        const bool staged = ByBatchWrite(owner); // sent by BatchWrite after SyncAll (SendBlocksByBatchWrite)
+        GM_ADDR block = staged ? StageBlock(i) : A2Block(owner, expert);
         for (uint32_t j = 0U; j < rows; ++j) {
             LocalTensor<uint8_t> xBytes = xInQue_.AllocTensor<uint8_t>();
             DataCopyPad(xBytes, expandXGm_[static_cast<uint64_t>(first + j) * rowBytes_],
@@ -495,64 +518,48 @@ __aicore__ inline void MoeCombineKernel<Traits>::SendBackBlocks()
             msgQue_.EnQue(msg);
             msg = msgQue_.DeQue<uint8_t>();
             GlobalTensor<uint8_t> win;
-            win.SetGlobalBuffer(block + static_cast<uint64_t>(j) * rowStride_);
+            win.SetGlobalBuffer(block + A2SlotAt(j));
             DataCopy(win, msg, sendBytes_);
             msgQue_.FreeTensor(msg);
         }
-        if (staged) {
-            continue;
-        }
-        PipeBarrier<PIPE_MTE3>(); // the block's rows land before its flag
+        // a staged block's flag ends its BatchWrite item; else the block's rows land before its flag
+        PipeBarrier<PIPE_MTE3>();
         GlobalTensor<int32_t> blockFlag;
-        blockFlag.SetGlobalBuffer(
-            reinterpret_cast<__gm__ int32_t *>(WinFlags(owner) + static_cast<uint64_t>(expert) * FLAG_BYTES));
+        blockFlag.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(block + A2FlagAt()));
         DataCopy(blockFlag, flag, WS_SLOT_INTS);
     }
     PipeBarrier<PIPE_ALL>();
     if (serverRanks_ != 0U) {
         SyncAll<true>(); // every core's blocks are staged
         if (coreIdx_ == 0U) {
-            SendBlocksToOtherServers(cum, entries);
+            SendBlocksByBatchWrite(cum, entries);
         }
     }
 }
 
-// Core 0: the rows of each (local expert, owner) block whose owner is on another server, in one BatchWrite task,
-// then, once the server wrote them, the block's flag in a second one (`cum`: epSendCounts, `entries` of it).
+// Core 0, every core's blocks staged (SyncAll): each (local expert, owner) block whose owner is reached by
+// BatchWrite, its rows and then its flag as one item, all in one task with no Wait, as the real A2 fullmesh combine
+// sends (code: mc2/moe_distribute_combine_v2/op_kernel/arch22/moe_distribute_combine_a2.h MultiServerDispatch);
+// the bytes of one item land in ascending order, so the owner that sees the flag has the rows (`cum`: epSendCounts,
+// `entries` of it). Finalize waits for the task.
 template <typename Traits>
-__aicore__ inline void MoeCombineKernel<Traits>::SendBlocksToOtherServers(const LocalTensor<int32_t> &cum,
-                                                                          uint32_t entries)
+__aicore__ inline void MoeCombineKernel<Traits>::SendBlocksByBatchWrite(const LocalTensor<int32_t> &cum,
+                                                                        uint32_t entries)
 {
     const uint32_t firstExpert = (epRank_ - static_cast<uint32_t>(tiling_.sharedExpertRankNum)) * localExperts_;
     bw_.Init(userWorkspace_ + BatchWriteItemsAt(tiling_), 2U * (moeExperts_ + epWorld_), bwBuf_.Get<uint64_t>());
     for (uint32_t i = 0U; i < entries; ++i) {
         const uint32_t owner = i % epWorld_;
+        if (!ByBatchWrite(owner)) {
+            continue;
+        }
         const uint32_t first = (i == 0U) ? 0U : static_cast<uint32_t>(cum.GetValue(i - 1U));
-        const uint32_t rows = static_cast<uint32_t>(cum.GetValue(i)) - first;
-        if (OtherServer(owner) && rows > 0U) {
-            const uint64_t expert = firstExpert + i / epWorld_;
-            bw_.Add(StageRows(i), WinRows(owner) + expert * maxBs_ * rowStride_,
-                    static_cast<uint64_t>(rows - 1U) * rowStride_ + sendBytes_, owner);
-        }
+        const uint64_t rows = static_cast<uint32_t>(cum.GetValue(i)) - first;
+        const uint64_t from = A2FlagAt() - rows * rowStride_; // the block's rows fill it from the end (A2SlotAt)
+        bw_.Add(StageBlock(i) + from, A2Block(owner, firstExpert + i / epWorld_) + from,
+                rows * rowStride_ + sizeof(int32_t), owner);
     }
-    bw_.SendAndWait(hccl_);
-    LocalTensor<int32_t> flag = bwBuf_.GetWithOffset<int32_t>(WS_SLOT_INTS, BW_CHUNK * BW_ITEM_U64 * 8U);
-    for (uint32_t w = 0U; w < WS_SLOT_INTS; ++w) {
-        flag.SetValue(w, w == 0U ? FLAG_SET : 0);
-    }
-    SyncFunc<HardEvent::S_MTE3>();
-    GlobalTensor<int32_t> stage;
-    stage.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(StageFlag()));
-    DataCopy(stage, flag, WS_SLOT_INTS);
-    SyncFunc<HardEvent::MTE3_S>();
-    for (uint32_t i = 0U; i < entries; ++i) {
-        const uint32_t owner = i % epWorld_;
-        if (OtherServer(owner)) {
-            const uint64_t expert = firstExpert + i / epWorld_;
-            bw_.Add(StageFlag(), WinFlags(owner) + expert * FLAG_BYTES, FLAG_BYTES, owner);
-        }
-    }
-    bw_.SendAndWait(hccl_);
+    bw_.Send(hccl_);
 }
 
 // Atlas A2: every expert rank flags each of its blocks on every owner; the cores wait for all moeExpertNum flags,
@@ -566,11 +573,10 @@ __aicore__ inline void MoeCombineKernel<Traits>::WaitBlocks()
     uint32_t end = 0U;
     SplitRange(moeExperts_, begin, end);
     ResetPipe(pipe_);
-    GlobalTensor<int32_t> flags;
-    flags.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(WinFlags(epRank_)));
     const PollDeadline deadline(pollUs_);
-    for (uint32_t e = begin; e < end; ++e) { // one flag per MoE expert
-        GlobalTensor<int32_t> flag = flags[static_cast<uint64_t>(e) * WS_SLOT_INTS];
+    for (uint32_t e = begin; e < end; ++e) { // one flag per MoE expert, after its block's rows
+        GlobalTensor<int32_t> flag;
+        flag.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(A2Block(epRank_, e) + A2FlagAt()));
         while (true) {
             DataCacheCleanAndInvalid<int32_t, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(flag);
             if (flag.GetValue(0U) == FLAG_SET) {
@@ -678,11 +684,10 @@ __aicore__ inline void MoeCombineKernel<Traits>::Reduce()
                 const float weight = hasWeights_ ? weights.GetValue(k) : 1.0f;
                 const uint32_t expert = static_cast<uint32_t>(id);
                 if (moeRow || expert < moeExperts_) { // the row the MoE expert returned
-                    const uint64_t slot =
-                        isA2_ ? static_cast<uint64_t>(expert) * maxBs_ + static_cast<uint32_t>(slots.GetValue(k)) :
-                                static_cast<uint64_t>(t) * slotsPerToken_ + k;
                     GlobalTensor<uint8_t> slotGm;
-                    slotGm.SetGlobalBuffer(WinRows(epRank_) + slot * rowStride_);
+                    slotGm.SetGlobalBuffer(
+                        isA2_ ? A2Block(epRank_, expert) + A2SlotAt(static_cast<uint32_t>(slots.GetValue(k))) :
+                                WinRows(epRank_) + (static_cast<uint64_t>(t) * slotsPerToken_ + k) * rowStride_);
                     LoadReturned(term, scratch, slotGm);
                 } else if (!SpecialTerm(t, expert, term)) {
                     continue; // a special expert whose Moe = 0 adds nothing

@@ -38,14 +38,13 @@
  *                      row counts of the status entries, the TP AllGatherV
  *                      when the op has a TP domain (Traits::TP) and tpWorldSize is 2, performanceInfoOptional
  *                      where the op has it (Traits::PERF).
- * Where MTE copies stop at the server (tiling.serverRanks, Atlas A2), steps 1 and 2 reach the ranks of other
- * servers through HCCL BatchWrite: a message for such a rank goes to this rank's windowsOut (one area per destination
- * rank, laid out as that rank's part of the dispatch area), its status entry too; after SyncAll core 0 sends every
- * block and entry in one BatchWrite task with no Wait, each item ending with a flag (SendOtherServers), and
- * Finalize ends the calls.
- * Window halves alternate between calls (data state), so a fast rank never overwrites rows a slow rank
- * has not copied yet.  The CombineV2 part of a half holds maxBS * (K + S) row slots, on Atlas A2 one block of
- * maxBS rows per MoE expert (the layout its combine reads through expandIdx).
+ * Where MTE copies stop at the server (tiling.serverRanks, Atlas A2) and the world spans more than one server, steps
+ * 1 and 2 reach every other rank through HCCL BatchWrite (ReachedByBatchWrite): a message for such a rank goes to this
+ * rank's windowsOut (one area per destination rank, laid out as that rank's part of the dispatch area), its status
+ * entry too; after SyncAll core 0 sends every block and entry in one BatchWrite task with no Wait, each item ending
+ * with a flag (SendOtherServers), and Finalize ends the calls. Window halves alternate between calls (data state), so a
+ * fast rank never overwrites rows a slow rank has not copied yet.  The CombineV2 part of a half holds maxBS * (K + S)
+ * row slots, on Atlas A2 one block of maxBS rows per MoE expert (the layout its combine reads through expandIdx).
  *
  * Traits: TilingData (the op's tiling struct), Args (the GM addresses its entry received), the element types
  * XT, ExpandXOutT, DynamicScalesOutT (x, expandXOut, dynamicScalesOut), the element type each GM tensor is addressed
@@ -175,9 +174,9 @@ private:
     {
         return EpStatus(rank) + dataState_ * STATE_HALF;
     }
-    __aicore__ inline bool OtherServer(uint32_t rank) const
+    __aicore__ inline bool ByBatchWrite(uint32_t rank) const
     {
-        return OnOtherServer(serverRanks_, epRank_, rank);
+        return ReachedByBatchWrite(serverRanks_, epWorld_, epRank_, rank);
     }
     // This rank's windowsOut: the messages for rank `rank` (laid out as this rank's part of its dispatch area), and
     // the status entry of send target `target`.
@@ -655,7 +654,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::SendRow(uint32_t tokenIdx, uin
                                                           uint32_t dstRank, uint64_t offset, uint64_t stageOffset,
                                                           float expertScale, bool last)
 {
-    const bool staged = OtherServer(dstRank); // another server's rank: staged in windowsOut, sent by BatchWrite
+    const bool staged = ByBatchWrite(dstRank); // staged in windowsOut, sent by BatchWrite
     GlobalTensor<uint8_t> win;
     win.SetGlobalBuffer(staged ? StageData(dstRank) + stageOffset : WinData(dstRank) + offset);
     // a staged message goes whole: its last word is the flag that ends its block's BatchWrite item (FillInfo)
@@ -743,7 +742,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::SetStatus()
         uint64_t blockAt = 0UL;
         uint64_t stageAt = 0UL;
         const uint32_t dstRank = TargetRank(target, entry, blockAt, stageAt);
-        if (OtherServer(dstRank)) {
+        if (ByBatchWrite(dstRank)) {
             continue; // core 0 sends it after the rows (SendOtherServers)
         }
         GlobalTensor<int32_t> flag;
@@ -794,7 +793,7 @@ __aicore__ inline uint32_t MoeDispatchKernel<Traits>::TargetRows(uint32_t target
 
 // Core 0, every core's rows staged (SyncAll): one BatchWrite task with no Wait, as the real A2 fullmesh kernels send
 // (code: mc2/moe_distribute_dispatch_v2/op_kernel/arch22/moe_distribute_dispatch_a2.h ConstructBatchWriteInfo,
-// SendToMoeExpert): per send target on another server, the rows of its block, whose last message ends with FLAG_SET
+// SendToMoeExpert): per send target reached by BatchWrite, the rows of its block, whose last message ends with FLAG_SET
 // (SendRow), and its status entry {1.0f, rows, 0, ..., 1.0f}, whose last word is a flag too. The items of a task
 // land in no order, the bytes of one item in ascending order (the twin: lib/hccl/hccl.h Complete), so an entry
 // whose last word is set holds its rows count and a block whose last message's tail is set holds its rows
@@ -811,7 +810,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::SendOtherServers()
         uint64_t blockAt = 0UL;
         uint64_t stageAt = 0UL;
         const uint32_t dstRank = TargetRank(target, entry, blockAt, stageAt);
-        if (!OtherServer(dstRank)) {
+        if (!ByBatchWrite(dstRank)) {
             continue;
         }
         const uint32_t rows = TargetRows(target, tot);
@@ -883,7 +882,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::WaitStatus()
             for (uint32_t i = 0U; i < entries; ++i) {
                 // an entry BatchWrite delivers is whole once its last word is set too (SendOtherServers)
                 const bool set = flags.GetValue(i * WS_SLOT_INTS) == FLAG_SET &&
-                                 (!OtherServer((entryStart_ + i) % epWorld_) ||
+                                 (!ByBatchWrite((entryStart_ + i) % epWorld_) ||
                                   flags.GetValue(i * WS_SLOT_INTS + WS_SLOT_INTS - 1U) == FLAG_SET);
                 ready += set ? 1U : 0U;
                 unset = (!set && unset == entries) ? i : unset;
@@ -1029,7 +1028,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::WaitStagedRows(const LocalTens
     for (uint32_t i = 0U; i < entries; ++i) {
         const uint32_t entry = entryStart_ + i;
         const uint32_t rows = static_cast<uint32_t>(flags.GetValue(i * WS_SLOT_INTS + 1U));
-        if (rows == 0U || !OtherServer(entry % epWorld_)) {
+        if (rows == 0U || !ByBatchWrite(entry % epWorld_)) {
             continue;
         }
         GlobalTensor<int32_t> tailGm; // the last 32 bytes of the block's last message

@@ -16,21 +16,26 @@
  * opgen_kernel_context.h's.
  *
  * Where MTE copies stop at the server (tiling.serverRanks, the product table's ranks_per_server: Atlas A2, whose
- * servers reach each other over RDMA only), a kernel stages what it sends to another server's rank in its own
- * windowsOut; core 0 then hands the AICPU server one item per contiguous piece ({local, remote, count, dataType,
- * rank}: asc-devkit include/adv_api/hccl/hccl.h BatchWriteItem). DispatchV2 sends one task with no Wait whose items
- * each end with a flag (the bytes of one item land in ascending order, the items of a task in no order), as the
- * real A2 fullmesh kernels do; the combine families send the rows, wait, then their flags (SendAndWait), since
- * their blocks have no room for a flag after the rows.
+ * servers reach each other over RDMA only) and the world spans more than one server, a kernel stages what it sends
+ * to every other rank (ReachedByBatchWrite) in its own windowsOut; core 0 then hands the AICPU server one item per
+ * contiguous piece ({local, remote, count, dataType, rank}: asc-devkit include/adv_api/hccl/hccl.h BatchWriteItem).
+ * DispatchV2 and CombineV2 each send one task with no Wait whose items each end with a flag (the bytes of one item
+ * land in ascending order, the items of a task in no order), as the real A2 fullmesh kernels do.
  */
 #ifndef OPGEN_BATCH_WRITE_H
 #define OPGEN_BATCH_WRITE_H
 
-// Whether rank `rank` is on another server than rank `me`, where MTE copies reach the ranks of servers of
-// `serverRanks` (0: every rank).
-__aicore__ inline bool OnOtherServer(uint32_t serverRanks, uint32_t me, uint32_t rank)
+// Whether rank `me` sends to rank `rank` by BatchWrite rather than by MTE, in a world of `world` ranks where MTE
+// copies reach the ranks of servers of `serverRanks` (0: every rank). A world past one server sends to every other
+// rank by BatchWrite, the ranks of its own server too: there the HCCL context is a multi-server one (multiFlag) and
+// Hccl<AICPU>::GetWindowsInAddr(peer) returns the peer's RDMA memory region (IbVerbsData::remoteInput), no address
+// an MTE copy may go through (code: asc-devkit impl/adv_api/detail/hccl/impl/platform_v220/hccl_aicpu.h
+// GetWindowsInAddr, impl/adv_api/detail/hccl/common/hccl_inner_def.h IbVerbsData); the real A2 fullmesh kernels do
+// so (code: mc2/moe_distribute_dispatch_v2/op_kernel/arch22/moe_distribute_dispatch_a2.h Process, isSingleServer_
+// = worldSize_ <= A2_RANK_NUM_PER_SERVER; ConstructBatchWriteInfo writes one item per rank of the world).
+__aicore__ inline bool ReachedByBatchWrite(uint32_t serverRanks, uint32_t world, uint32_t me, uint32_t rank)
 {
-    return serverRanks != 0U && rank / serverRanks != me / serverRanks;
+    return serverRanks != 0U && world > serverRanks && rank != me;
 }
 
 // One BatchWrite task in the making, on core 0 (the HcclServerConfig's working core, the only one whose messages
@@ -80,15 +85,6 @@ public:
         }
         count_ = 0U;
         return handle;
-    }
-    // Send, then waits until the server has written every item (a later task may depend on them).
-    template <typename HcclClient>
-    __aicore__ inline void SendAndWait(HcclClient &hccl)
-    {
-        const HcclHandle handle = Send(hccl);
-        if (handle >= 0) {
-            hccl.Wait(handle);
-        }
     }
 
 private:

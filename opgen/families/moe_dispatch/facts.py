@@ -10,7 +10,6 @@ FAMILY = Family(
     # Atlas A2 across servers: each (destination, local expert) block's rows and its status entry, one per MoE
     # expert and shared-expert rank at most
     batch_write=("moeExpertNum", "epWorldSize"),
-    batch_write_waits=False,  # one task, each block's and entry's item ending with a flag (SendOtherServers)
     # its cores exchange their per-expert slot counts, one int32 per MoE expert
     core_workspace=(4, "moeExpertNum"),
     seed_opaque=("assistInfoForCombineOut", "epRecvCountsOut", "tpRecvCountsOut"),

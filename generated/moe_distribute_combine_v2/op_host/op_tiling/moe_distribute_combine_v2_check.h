@@ -1278,9 +1278,10 @@ private:
         return Lazy(memo_win_buffer_id_at_, [&]() -> int64_t { return Sub(Mul(1, kMB), 512); });
     }
     int64_t let_win_combine()
-    { // win_combine = maxBS * moeExpertNum * Align512(2 * H)
+    { // win_combine = moeExpertNum * (maxBS * Align512(2 * H) + 512)
         return Lazy(memo_win_combine_, [&]() -> int64_t {
-            return Mul(Mul(let_maxBS(), p.moeExpertNum), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512));
+            return Mul(p.moeExpertNum,
+                       Add(Mul(let_maxBS(), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)), 512));
         });
     }
     int64_t let_win_combine_at()

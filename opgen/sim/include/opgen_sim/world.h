@@ -469,19 +469,31 @@ inline std::string DescribeGm(uintptr_t p)
 }
 
 // An MTE access of another rank's window: on a product whose servers hold serverRanks ranks (Atlas A2), only
-// the windows of the own server are reachable (HCCS); another server's need the HCCL transport (RDMA).
+// the windows of the own server are reachable (HCCS), and only while the world is one server: in a world past one
+// server the HCCL context is a multi-server one (multiFlag) and Hccl<AICPU>::GetWindowsInAddr(peer) returns the
+// peer's RDMA memory region (IbVerbsData::remoteInput, for the AICPU server's BatchWrite), not an address an MTE
+// copy may go through, for the ranks of the own server too (code: asc-devkit impl/adv_api/detail/hccl/impl/
+// platform_v220/hccl_aicpu.h GetWindowsInAddr; impl/adv_api/detail/hccl/common/hccl_inner_def.h IbVerbsData).
 inline void CheckServer(const GmRegion* region, uintptr_t a, uint64_t bytes, bool write)
 {
-    if (g_world->serverRanks == 0U || region == nullptr || region->windowOf < 0) {
+    if (g_world->serverRanks == 0U || region == nullptr || region->windowOf < 0 ||
+        static_cast<uint32_t>(region->windowOf) == t_core->rank) {
         return;
     }
     const uint32_t mine = t_core->rank / g_world->serverRanks;
     const uint32_t theirs = static_cast<uint32_t>(region->windowOf) / g_world->serverRanks;
+    const char* access = write ? "MTE write of" : "MTE read of";
     if (mine != theirs) {
         Raise("%s %llu bytes at %s: the window of a rank on server %u, this rank is on server %u (%u ranks per "
-              "server); MTE copies reach only the own server's windows, another server needs HCCL (RDMA)",
-              write ? "MTE write of" : "MTE read of", static_cast<unsigned long long>(bytes), DescribeGm(a).c_str(),
-              theirs, mine, g_world->serverRanks);
+              "server); MTE copies reach only the own server's windows, another server needs HCCL (RDMA)", access,
+              static_cast<unsigned long long>(bytes), DescribeGm(a).c_str(), theirs, mine, g_world->serverRanks);
+    }
+    if (g_world->ranks.size() > g_world->serverRanks) {
+        Raise("%s %llu bytes at %s: a world of %zu ranks spans more than one server (%u ranks per server), where "
+              "Hccl::GetWindowsInAddr(%lld) returns rank %lld's RDMA memory region (multiFlag: IbVerbsData::"
+              "remoteInput), not an address MTE copies reach; the ranks of the own server too need HCCL BatchWrite",
+              access, static_cast<unsigned long long>(bytes), DescribeGm(a).c_str(), g_world->ranks.size(),
+              g_world->serverRanks, static_cast<long long>(region->windowOf), static_cast<long long>(region->windowOf));
     }
 }
 

@@ -188,9 +188,6 @@ COMBINE_MUTATIONS = {
     # AddRow the reduce keeps: the Add's own and the accumulator's Duplicate's were dropped as the real op has none)
     "add_row_no_pipe_v": ("        Muls(term, term, weight, n);\n        PipeBarrier<PIPE_V>();\n",
                           "        Muls(term, term, weight, n);\n", "ascend910_93-q0-bs2-h1024-k2-w2"),
-    # SendBack's last flags are still read out of flagBuf_ by MTE3 when the reduce's vector rows take that UB after
-    # TPipe::Reset (the reset waits for freed queue buffers only): the one PipeBarrier<PIPE_ALL> the kernel keeps
-    "send_back_no_pipe_all": ("    PipeBarrier<PIPE_ALL>();\n}\n", "}\n", "ascend910_93-q0-bs2-h1024-k2-w2"),
     # the data-state word is copied out before the scalar unit's store into UB is ordered before MTE3
     "state_word_no_s_mte3": ("    SyncFunc<HardEvent::S_MTE3>();\n    GlobalTensor<int32_t> stateGm;",
                              "    GlobalTensor<int32_t> stateGm;", "ascend910_93-q0-bs2-h1024-k2-w2"),

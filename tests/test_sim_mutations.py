@@ -179,21 +179,37 @@ def test_a_wrong_line_in_a_family_kernel_header_fails_the_twin(monkeypatch, tmp_
         testkit.twin(ref, cases, case, world, results, bad, tmp_path / "bad")
 
 
+# CombineV2's class template: name -> (the line as written, the wrong line, the case id of the generated suite)
+COMBINE_MUTATIONS = {
+    # the reduce adds the experts' rows unweighted
+    "unweighted_add": ("AddRow(acc, term, weight, hasWeights_);", "AddRow(acc, term, 1.0f, false);",
+                       "ascend910_93-q0-bs2-h1024-k2-w2"),
+    # the weighted add's Add reads the term its Muls wrote with no PipeBarrier<PIPE_V> between (the barrier of
+    # AddRow the reduce keeps: the Add's own and the accumulator's Duplicate's were dropped as the real op has none)
+    "add_row_no_pipe_v": ("        Muls(term, term, weight, n);\n        PipeBarrier<PIPE_V>();\n",
+                          "        Muls(term, term, weight, n);\n", "ascend910_93-q0-bs2-h1024-k2-w2"),
+    # the data-state word is copied out before the scalar unit's store into UB is ordered before MTE3
+    "state_word_no_s_mte3": ("    SyncFunc<HardEvent::S_MTE3>();\n    GlobalTensor<int32_t> stateGm;",
+                             "    GlobalTensor<int32_t> stateGm;", "ascend910_93-q0-bs2-h1024-k2-w2"),
+}
+
+
 @pytest.mark.slow
-def test_a_wrong_line_in_the_combine_class_template_fails_the_twin(monkeypatch, tmp_path):
+@pytest.mark.parametrize("name", sorted(COMBINE_MUTATIONS))
+def test_a_wrong_line_in_the_combine_class_template_fails_the_twin(name, monkeypatch, tmp_path):
     """CombineV2's kernel is the moe_combine family's C++ class template (common/op_kernel/moe_combine_kernel.h)
-    around the Traits and formulas of op_kernel/<op>_gen.h: a wrong line there (the reduce adds the experts' rows
-    unweighted) reaches the twin and fails it; the same world passes on the unmutated header."""
+    around the Traits and formulas of op_kernel/<op>_gen.h: a wrong line there (a wrong weight, a barrier or sync
+    it keeps dropped) reaches the twin and fails it; the same world passes on the unmutated header."""
     from opgen import sim
     from opgen.harness import testkit
 
     op = "moe_distribute_combine_v2"
+    line, wrong, case_id = COMBINE_MUTATIONS[name]
     ref, cases = _suite(op)
     _require_twin()
     mutated = _build_mutated(monkeypatch, tmp_path / "out", "cpp/common/op_kernel/moe_combine_kernel.h",
-                             "AddRow(acc, term, weight, hasWeights_);", "AddRow(acc, term, 1.0f, false);",
-                             "combine_v2.spec", op)
-    case = next(c for c in cases.POSITIVE if c["id"] == "ascend910_93-q0-bs2-h1024-k2-w2")
+                             line, wrong, "combine_v2.spec", op)
+    case = next(c for c in cases.POSITIVE if c["id"] == case_id)
     world = testkit.build_world(ref, case)
     results = testkit.run(ref, case, world)
     good = lambda product: sim.build_for(GENERATED / op, ref, product)  # noqa: E731

@@ -310,6 +310,43 @@ void StaleAfterReset(uint32_t)
     t.SetValue(0, 1.0f);
 }
 
+// TPipe::Reset orders only the queue buffers freed and not allocated since (it waits for their free events): a
+// TBuf's MTE3 read still runs when the buffer InitBuffer gives after the reset at the same UB is written, unless a
+// PipeBarrier<PIPE_ALL> (`barrier`) stands before the reset; a freed queue buffer (`queue`) needs none.
+void ReadAcrossReset(uint32_t rank, bool queue, bool barrier)
+{
+    if (GetBlockIdx() != 0) {
+        return;  // one core: the other would race on the same GM bytes
+    }
+    GlobalTensor<int32_t> gm;
+    gm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(g_gm[rank]));
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    TQue<TPosition::VECOUT, 1> que;
+    if (queue) {
+        pipe.InitBuffer(que, 1, 32);
+        LocalTensor<int32_t> out = que.AllocTensor<int32_t>();
+        Duplicate(out, 7, 8);
+        que.EnQue(out);
+        out = que.DeQue<int32_t>();
+        DataCopy(gm, out, 8);  // MTE3 reads the queue buffer ...
+        que.FreeTensor(out);   // ... and its free event is what the reset waits for
+    } else {
+        pipe.InitBuffer(buf, 32);
+        LocalTensor<int32_t> ub = buf.Get<int32_t>();
+        Duplicate(ub, 7, 8);
+        Sync<HardEvent::V_MTE3>();
+        DataCopy(gm, ub, 8);  // MTE3 reads the TBuf: nothing the reset waits for
+    }
+    if (barrier) {
+        PipeBarrier<PIPE_ALL>();
+    }
+    pipe.Reset();
+    TBuf<TPosition::VECCALC> next;
+    pipe.InitBuffer(next, 32);
+    Duplicate(next.Get<int32_t>(), 5, 8);  // the same UB, on the vector pipe
+}
+
 // The HCCL tilings of one EP group as a host tiling builds them (the twin's Mc2CcTilingConfig), laid out as the
 // generated tiling data start: the init tiling, then the cc tiling.
 struct HcclTilings {
@@ -1093,6 +1130,9 @@ const std::map<std::string, Case>& Cases()
         {"unaligned_datacopy", UnalignedDataCopy},
         {"syncall_missing", SyncAllMissing},
         {"stale_after_reset", StaleAfterReset},
+        {"read_across_reset", [](uint32_t r) { ReadAcrossReset(r, false, false); }},
+        {"read_across_reset_after_pipe_all", [](uint32_t r) { ReadAcrossReset(r, false, true); }},
+        {"freed_queue_across_reset", [](uint32_t r) { ReadAcrossReset(r, true, false); }},
         {"trap", [](uint32_t) { Trap(); }},
         {"print_then_trap", [](uint32_t r) {
              PRINTF("flag %u of rank %u\n", 7U, r);

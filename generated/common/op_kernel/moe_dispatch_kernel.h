@@ -1076,7 +1076,9 @@ __aicore__ inline void MoeDispatchKernel<Traits>::LocalWindowCopy()
     }
     SyncFunc<HardEvent::S_MTE3>();
     DataCopyPad(epRecvCountsOutGm_[entryStart_], counts, DataCopyExtParams(1U, entries * 4U, 0U, 0U, 0U));
-    PipeBarrier<PIPE_MTE3>();
+    // PIPE_ALL, not PIPE_MTE3: the counts' MTE3 read ends before the TPipe::Reset of WriteTokenNums gives that UB to
+    // an MTE2 copy (the reset waits only for freed queue buffers: asc-devkit impl/basic_api/kernel_tpipe_impl.h)
+    PipeBarrier<PIPE_ALL>();
 }
 
 // The copy buffers of the window copy: as many messages each as the UB beside `usedBytes` holds in bufDepth_ buffers
@@ -1174,7 +1176,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::WriteTokenNums()
     }
     SyncFunc<HardEvent::S_MTE3>();
     DataCopyPad(expertTokenNumsOutGm_, tokenNums, DataCopyExtParams(1U, localExperts_ * 8U, 0U, 0U, 0U));
-    PipeBarrier<PIPE_MTE3>();
+    PipeBarrier<PIPE_ALL>(); // before UpdateDataState's TPipe::Reset (LocalWindowCopy)
 }
 
 // Traits::TP, tpWorldSize 2 (localExpertNum 1): rows of the TP peer follow this rank's rows; epRecvCountsOut gets the
@@ -1241,7 +1243,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::TpAllGather()
         info.SetValue(0U, 0);
         SyncFunc<HardEvent::S_MTE3>();
         DataCopy(mine, info, WS_SLOT_INTS);
-        PipeBarrier<PIPE_MTE3>();
+        PipeBarrier<PIPE_ALL>(); // before WriteTokenNums's TPipe::Reset (LocalWindowCopy)
     }
 }
 
@@ -1269,7 +1271,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::AddPerformanceInfo()
     }
     SyncFunc<HardEvent::S_MTE3>();
     DataCopyPad(extraGm_.performanceInfoOptionalGm_, perf, DataCopyExtParams(1U, epWorld_ * 8U, 0U, 0U, 0U));
-    PipeBarrier<PIPE_MTE3>();
+    PipeBarrier<PIPE_ALL>(); // before WriteTokenNums's TPipe::Reset (LocalWindowCopy)
 }
 
 // Toggle this core's data state word: the next call uses the other window half and status entries (the half-select

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "opgen_sim/world.h"
@@ -48,6 +49,8 @@ struct HazardState {
     std::vector<UbAccess> accesses;
     uint64_t seq = 0;
     uint64_t snapshot = 0;  // seq at the last SetFlag: accesses before it are never merged with later ones
+    // queue buffers [begin, end) freed (FreeTensor) and not allocated since: TPipe::Reset waits for their free events
+    std::vector<std::pair<uint32_t, uint32_t>> freed;
 };
 
 inline thread_local HazardState t_hazards;
@@ -180,11 +183,32 @@ inline uint64_t Snapshot()
     return t_hazards.seq;
 }
 
-inline void ResetHazards()
+// FreeTensor of a queue buffer sets its free event, the next AllocTensor of it waits for it.
+inline void QueueBufferFreed(uint32_t begin, uint32_t end)
 {
-    t_hazards.accesses.clear();
-    t_hazards.seq = 0;
-    t_hazards.snapshot = 0;
+    t_hazards.freed.emplace_back(begin, end);
+}
+
+inline void QueueBufferAllocated(uint32_t begin)
+{
+    std::vector<std::pair<uint32_t, uint32_t>>& f = t_hazards.freed;
+    f.erase(std::remove_if(f.begin(), f.end(), [begin](const std::pair<uint32_t, uint32_t>& b) {
+                return b.first == begin;
+            }), f.end());
+}
+
+// TPipe::Reset: the device waits only for the free events of the queue buffers freed and not allocated since
+// (asc-devkit impl/basic_api/kernel_tpipe_impl.h TPipe::Reset: WaitFlagImpl(ptr->freeBufEvt, ...) per FREE buffer
+// with an event, then InitSocState and ResetPool); every other UB access (a TBuf's, a queue buffer still allocated)
+// is not ordered by it, so a buffer InitBuffer gives after the reset at the same UB inherits those accesses: a kernel
+// needs PipeBarrier<PIPE_ALL> (or flags) before the reset, as the real combine's Process has one
+// (code: mc2/moe_distribute_combine_v2/op_kernel/arch22/moe_distribute_combine_v2.h Process).
+inline void PipeReset()
+{
+    for (const std::pair<uint32_t, uint32_t>& b : t_hazards.freed) {
+        MakeAllVisible(b.first, b.second);  // as FreeTensor -> AllocTensor
+    }
+    t_hazards.freed.clear();
 }
 
 }  // namespace opgen_sim

@@ -418,6 +418,7 @@ public:
             if (b.state == SimQueue::FREE) {
                 b.state = SimQueue::ALLOCATED;
                 opgen_sim::MakeAllVisible(b.off, b.off + b.bytes);  // FreeTensor -> AllocTensor is a sync
+                opgen_sim::QueueBufferAllocated(b.off);
                 return LocalTensor<T>::SimMake(sim_.ub, b.off, b.off + b.bytes, sim_.pipeGen, sim_.gen);
             }
         }
@@ -434,6 +435,7 @@ public:
                              b.state == SimQueue::FREE ? "already free" : "still in the queue (EnQue without DeQue)");
         }
         b.state = SimQueue::FREE;
+        opgen_sim::QueueBufferFreed(b.off, b.off + b.bytes);
     }
     template <typename T>
     __aicore__ bool EnQue(const LocalTensor<T>& tensor)
@@ -574,7 +576,7 @@ public:
     {
         used_ = 0U;
         ++gen_;
-        opgen_sim::ResetHazards();  // what the released buffers held is no one's to read
+        opgen_sim::PipeReset();  // orders the freed queue buffers only: the UB accesses before it stay recorded
         opgen_sim::InitSocState();
     }
 

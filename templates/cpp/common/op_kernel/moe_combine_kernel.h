@@ -81,6 +81,8 @@ private:
     static constexpr uint64_t A2_BLOCK_FLAG_BYTES = 512UL;
 
     __aicore__ inline void SendBack();
+    __aicore__ inline void InitRowQueues();
+    __aicore__ inline void SendRow(uint32_t row, const GlobalTensor<uint8_t> &win, uint32_t tokenIdx, uint32_t k);
     __aicore__ inline void SendBackBlocks();
     __aicore__ inline void SendBlocksByBatchWrite(const LocalTensor<int32_t> &cum, uint32_t entries);
     __aicore__ inline void WaitBlocks();
@@ -400,12 +402,7 @@ __aicore__ inline void MoeCombineKernel<Traits>::SendBack()
     pipe_->InitBuffer(calcBuf_, CALC_SLOTS * slotBytes_);
     pipe_->InitBuffer(infoBuf_, TRIPLE_BATCH * TRIPLE * 4U); // the triples of one batch of rows
     pipe_->InitBuffer(flagBuf_, UB_BLOCK);
-    if constexpr (Traits::SENDS_ROW) {
-        pipe_->InitBuffer(rowQue_, bufDepth_, AlignUp(rowBytes_, UB_BLOCK)); // within the UB plan's two queues
-    } else {
-        pipe_->InitBuffer(xInQue_, bufDepth_, AlignUp(rowBytes_, UB_BLOCK));
-        pipe_->InitBuffer(msgQue_, bufDepth_, MaxU32(AlignUp(rowBytes_, UB_BLOCK), sendBytes_));
-    }
+    InitRowQueues();
     LocalTensor<int32_t> flag = flagBuf_.Get<int32_t>(); // FLAG_SET, then zeros
     Duplicate(flag, static_cast<int32_t>(0), static_cast<int32_t>(WS_SLOT_INTS));
     SyncFunc<HardEvent::V_S>();
@@ -432,28 +429,7 @@ __aicore__ inline void MoeCombineKernel<Traits>::SendBack()
         const uint64_t slot = static_cast<uint64_t>(tokenIdx) * slotsPerToken_ + k;
         GlobalTensor<uint8_t> win;
         win.SetGlobalBuffer(WinRows(owner) + slot * rowStride_);
-        const GlobalTensor<uint8_t> xGm = expandXGm_[static_cast<uint64_t>(begin + i) * rowBytes_];
-        const DataCopyExtParams rowParams(1U, rowBytes_, 0U, 0U, 0U);
-        if constexpr (Traits::SENDS_ROW) { // the row itself: GM -> UB -> window, the queue orders MTE2 before MTE3
-            LocalTensor<uint8_t> row = rowQue_.AllocTensor<uint8_t>();
-            DataCopyPad(row, xGm, rowParams, DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));
-            rowQue_.EnQue(row);
-            row = rowQue_.DeQue<uint8_t>();
-            DataCopy(win, row, sendBytes_);
-            rowQue_.FreeTensor(row);
-        } else {
-            LocalTensor<uint8_t> xBytes = xInQue_.AllocTensor<uint8_t>();
-            DataCopyPad(xBytes, xGm, rowParams, DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));
-            xInQue_.EnQue(xBytes);
-            xBytes = xInQue_.DeQue<uint8_t>();
-            LocalTensor<uint8_t> msg = msgQue_.AllocTensor<uint8_t>();
-            QuantRow(xBytes.template ReinterpretCast<ExpandXT>(), msg, tokenIdx, k);
-            xInQue_.FreeTensor(xBytes);
-            msgQue_.EnQue(msg);
-            msg = msgQue_.DeQue<uint8_t>();
-            DataCopy(win, msg, sendBytes_);
-            msgQue_.FreeTensor(msg);
-        }
+        SendRow(begin + i, win, tokenIdx, k);
         // the flags of FLAG_ROWS rows after one barrier, as the real kernel flags its rows two at a time (code:
         // mc2/moe_distribute_combine_v2/op_kernel/arch22/moe_distribute_combine_v2.h ExpertAlltoAllDispatchCopyAdd)
         pending[queued++] = WinFlags(owner) + slot * FLAG_BYTES;
@@ -467,7 +443,56 @@ __aicore__ inline void MoeCombineKernel<Traits>::SendBack()
             queued = 0U;
         }
     }
+    // the flags' MTE3 reads of flagBuf_ end before the reduce's TPipe::Reset gives that UB to its vector rows (the
+    // reset waits only for freed queue buffers), as the real combine's Process before AlltoAllBuffInitAndMaskCal
+    // (code: mc2/moe_distribute_combine_v2/op_kernel/arch22/moe_distribute_combine_v2.h Process)
     PipeBarrier<PIPE_ALL>();
+}
+
+// The queues SendRow moves rows through: one VECIN/VECOUT queue where the row itself goes back, else a queue of
+// expandX rows and one of messages.
+template <typename Traits>
+__aicore__ inline void MoeCombineKernel<Traits>::InitRowQueues()
+{
+    if constexpr (Traits::SENDS_ROW) {
+        pipe_->InitBuffer(rowQue_, bufDepth_, AlignUp(rowBytes_, UB_BLOCK)); // within the UB plan's two queues
+    } else {
+        pipe_->InitBuffer(xInQue_, bufDepth_, AlignUp(rowBytes_, UB_BLOCK));
+        pipe_->InitBuffer(msgQue_, bufDepth_, MaxU32(AlignUp(rowBytes_, UB_BLOCK), sendBytes_));
+    }
+}
+
+// Row `row` of expandX, through the spec's quant formula, into the window slot `win`. An unquantised row
+// (Traits::SENDS_ROW) goes GM -> UB -> window through one queue, which orders MTE2 before MTE3 and the row's
+// MTE3 before the next load into its buffer: no vector instruction and no barrier per row, as the real combines
+// copy a returned row by MTE alone (code: mc2/moe_distribute_combine_v2/op_kernel/arch22/
+// moe_distribute_combine_a2.h AlltoAllDispatch; moe_distribute_combine_v2.h ExpertAlltoAllDispatchCopyAdd).
+template <typename Traits>
+__aicore__ inline void MoeCombineKernel<Traits>::SendRow(uint32_t row, const GlobalTensor<uint8_t> &win,
+                                                         uint32_t tokenIdx, uint32_t k)
+{
+    const GlobalTensor<uint8_t> xGm = expandXGm_[static_cast<uint64_t>(row) * rowBytes_];
+    const DataCopyExtParams rowParams(1U, rowBytes_, 0U, 0U, 0U);
+    if constexpr (Traits::SENDS_ROW) {
+        LocalTensor<uint8_t> rowBuf = rowQue_.AllocTensor<uint8_t>();
+        DataCopyPad(rowBuf, xGm, rowParams, DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));
+        rowQue_.EnQue(rowBuf);
+        rowBuf = rowQue_.DeQue<uint8_t>();
+        DataCopy(win, rowBuf, sendBytes_);
+        rowQue_.FreeTensor(rowBuf);
+    } else {
+        LocalTensor<uint8_t> xBytes = xInQue_.AllocTensor<uint8_t>();
+        DataCopyPad(xBytes, xGm, rowParams, DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));
+        xInQue_.EnQue(xBytes);
+        xBytes = xInQue_.DeQue<uint8_t>();
+        LocalTensor<uint8_t> msg = msgQue_.AllocTensor<uint8_t>();
+        QuantRow(xBytes.template ReinterpretCast<ExpandXT>(), msg, tokenIdx, k);
+        xInQue_.FreeTensor(xBytes);
+        msgQue_.EnQue(msg);
+        msg = msgQue_.DeQue<uint8_t>();
+        DataCopy(win, msg, sendBytes_);
+        msgQue_.FreeTensor(msg);
+    }
 }
 
 // ---- 1 (Atlas A2). every (local expert, owner) block goes back to the owner's block of its global expert ----
@@ -484,8 +509,7 @@ __aicore__ inline void MoeCombineKernel<Traits>::SendBackBlocks()
     if (serverRanks_ != 0U && coreIdx_ == 0U) {
         pipe_->InitBuffer(bwBuf_, BW_UB_BYTES);
     }
-    pipe_->InitBuffer(xInQue_, bufDepth_, AlignUp(rowBytes_, UB_BLOCK));
-    pipe_->InitBuffer(msgQue_, bufDepth_, MaxU32(AlignUp(rowBytes_, UB_BLOCK), sendBytes_));
+    InitRowQueues();
     LocalTensor<int32_t> flag = flagBuf_.Get<int32_t>();
     for (uint32_t i = 0U; i < WS_SLOT_INTS; ++i) {
         flag.SetValue(i, i == 0U ? FLAG_SET : 0);
@@ -506,21 +530,10 @@ __aicore__ inline void MoeCombineKernel<Traits>::SendBackBlocks()
         const bool staged = ByBatchWrite(owner); // sent by BatchWrite after SyncAll (SendBlocksByBatchWrite)
         GM_ADDR block = staged ? StageBlock(i) : A2Block(owner, expert);
         for (uint32_t j = 0U; j < rows; ++j) {
-            LocalTensor<uint8_t> xBytes = xInQue_.AllocTensor<uint8_t>();
-            DataCopyPad(xBytes, expandXGm_[static_cast<uint64_t>(first + j) * rowBytes_],
-                        DataCopyExtParams(1U, rowBytes_, 0U, 0U, 0U), DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));
-            xInQue_.EnQue(xBytes);
-            xBytes = xInQue_.DeQue<uint8_t>();
-            LocalTensor<uint8_t> msg = msgQue_.AllocTensor<uint8_t>();
-            // the A2 layout carries no (token, k) of the row: the emitter admits no formula that reads them
-            QuantRow(xBytes.template ReinterpretCast<ExpandXT>(), msg, 0U, 0U);
-            xInQue_.FreeTensor(xBytes);
-            msgQue_.EnQue(msg);
-            msg = msgQue_.DeQue<uint8_t>();
             GlobalTensor<uint8_t> win;
             win.SetGlobalBuffer(block + A2SlotAt(j));
-            DataCopy(win, msg, sendBytes_);
-            msgQue_.FreeTensor(msg);
+            // the A2 layout carries no (token, k) of the row: the emitter admits no formula that reads them
+            SendRow(first + j, win, 0U, 0U);
         }
         // a staged block's flag ends its BatchWrite item; else the block's rows land before its flag
         PipeBarrier<PIPE_MTE3>();
@@ -528,7 +541,8 @@ __aicore__ inline void MoeCombineKernel<Traits>::SendBackBlocks()
         blockFlag.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(block + A2FlagAt()));
         DataCopy(blockFlag, flag, WS_SLOT_INTS);
     }
-    PipeBarrier<PIPE_ALL>();
+    // no PipeBarrier<PIPE_ALL>: UB is next written after a SyncAll (below, or WaitBlocks's before the reduce's
+    // TPipe::Reset), which begins with one
     if (serverRanks_ != 0U) {
         SyncAll<true>(); // every core's blocks are staged
         if (coreIdx_ == 0U) {
@@ -589,7 +603,9 @@ __aicore__ inline void MoeCombineKernel<Traits>::WaitBlocks()
         flag.SetValue(0U, 0);
         DataCacheCleanAndInvalid<int32_t, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(flag);
     }
-    PipeBarrier<PIPE_ALL>();
+    // no PipeBarrier<PIPE_ALL> before it: SyncAll begins with one (code: asc-devkit impl/basic_api/dav_c220/
+    // kernel_operator_sync_impl.h SyncAllImpl), as the real A2 combine calls it after its sends with none
+    // (code: mc2/moe_distribute_combine_v2/op_kernel/arch22/moe_distribute_combine_a2.h AlltoAllDispatch)
     SyncAll<true>();
 }
 
@@ -724,7 +740,8 @@ __aicore__ inline void MoeCombineKernel<Traits>::Reduce()
             msgQue_.FreeTensor(out);
         }
     }
-    PipeBarrier<PIPE_ALL>();
+    // no PipeBarrier<PIPE_ALL>: UpdateDataState writes this generation's flagBuf_ after it orders its last reads,
+    // and the kernel's end waits for the outputs (the real combine ends its LocalWindowCopy with the xOut copy)
 }
 
 // Waits until every slot of token `tokenIdx` that receives a row has its flag, then clears them; returns those slots
@@ -815,11 +832,25 @@ __aicore__ inline void MoeCombineKernel<Traits>::AddRow(const LocalTensor<float>
     Add(acc, acc, term, n);
 }
 
-// Toggle this core's data state word: the next call uses the other window half and slot flags.
+// Toggle this core's data state word: the next call uses the other window half and slot flags. Where it is a
+// per-core word, the first word of the reduce's flagBuf_ carries it (no TPipe::Reset, no PipeBarrier<PIPE_ALL>):
+// that word was last read by the scalar unit (WaitSlots, after MTE2_S; Atlas A2 reads none), the scalar store
+// follows those reads in order, and S_MTE3 orders it before the copy out, as the real combine stores its data
+// state (code: mc2/moe_distribute_combine_v2/op_kernel/arch22/moe_distribute_combine_v2.h LocalWindowCopy:
+// dataStateLocalTensor_.SetValue, SyncFunc<S_MTE3>, DataCopyPad). The kernel's end waits for the copy.
 template <typename Traits>
 __aicore__ inline void MoeCombineKernel<Traits>::UpdateDataState()
 {
-    ToggleDataState(pipe_, flagBuf_, bufferIdWord_, CoreStateWord(), dataState_);
+    if (bufferIdWord_ != nullptr) {
+        FlipBufferId(bufferIdWord_, dataState_);
+        return;
+    }
+    LocalTensor<int32_t> state = flagBuf_.Get<int32_t>();
+    state.SetValue(0U, static_cast<int32_t>(dataState_ ^ 1U));
+    SyncFunc<HardEvent::S_MTE3>();
+    GlobalTensor<int32_t> stateGm;
+    stateGm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(CoreStateWord()));
+    DataCopy(stateGm, state, WS_SLOT_INTS);
 }
 
 #endif // MOE_COMBINE_KERNEL_H

@@ -143,7 +143,7 @@ __aicore__ inline void ToggleStateWord(GM_ADDR word, uint32_t state, const Local
     GlobalTensor<int32_t> gm;
     gm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(word));
     DataCopy(gm, ub, WS_SLOT_INTS);
-    PipeBarrier<PIPE_MTE3>();
+    PipeBarrier<PIPE_ALL>(); // the callers' TPipe::Reset follows: it waits only for freed queue buffers
 }
 
 // A contiguous run of GM bytes into another rank's window (a write of the URMA kind: data first, the caller then

@@ -84,8 +84,16 @@ def test_the_host_tiling_marks_the_servers_launches_the_ai_cpu_and_sizes_the_ite
     assert "userWorkspace += 2UL * 32UL * units;" in tiling
     # the class every entry runs: the op's body header and the plain C++ headers of common/op_kernel it includes
     body = "".join(p.read_text(encoding="utf-8") for p in sorted((GENERATED / op / "op_kernel").glob("*.h")))
-    shared = re.findall(r'#include "\.\./\.\./common/op_kernel/([\w.]+)"', body)
-    kernel = body + "".join((GENERATED / "common" / "op_kernel" / n).read_text(encoding="utf-8") for n in shared)
+    common = GENERATED / "common" / "op_kernel"
+    todo, seen, kernel = re.findall(r'#include "\.\./\.\./common/op_kernel/([\w.]+)"', body), set(), body
+    while todo:  # the shared headers include one another by plain name (moe_dispatch_kernel.h: opgen_batch_write.h)
+        name = todo.pop()
+        if name in seen or not (common / name).is_file():
+            continue
+        seen.add(name)
+        text = (common / name).read_text(encoding="utf-8")
+        kernel += text
+        todo += re.findall(r'#include "([\w.]+)"', text)
     assert "hccl.template BatchWrite<true>(itemsAddr_, count_)" in kernel and "hccl_.Finalize();" in kernel
 
 

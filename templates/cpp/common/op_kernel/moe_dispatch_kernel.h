@@ -561,9 +561,9 @@ __aicore__ inline void MoeDispatchKernel<Traits>::SendRows()
             static_cast<uint64_t>(e % localMoe_) * blockBytes_ + static_cast<uint64_t>(slot) * msgStride_;
         const uint64_t offset = static_cast<uint64_t>(epRank_) * localMoe_ * blockBytes_ + inBlock;
         const float expertScale = hasExpertScales_ ? expertScalesOptionalGm_.GetValue(i) : 0.0f;
-        // `last` matters only to a message staged for another server (SendRow): no scalar read of tot for the others
+        // `last` matters only to a message staged for BatchWrite (SendRow): no scalar read of tot for the others
         SendRow(tokenIdx, k, e + sharedExperts_, dstRank, offset, inBlock, expertScale,
-                OtherServer(dstRank) && slot + 1U == static_cast<uint32_t>(tot.GetValue(e)));
+                ByBatchWrite(dstRank) && slot + 1U == static_cast<uint32_t>(tot.GetValue(e)));
     }
     for (uint32_t i = (begin > pairItems ? begin : pairItems); i < end; ++i) {
         const uint32_t slot = (i - pairItems) % activeTokens_; // the token's index among the active tokens

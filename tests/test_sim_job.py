@@ -75,7 +75,7 @@ def test_tp_world_job_has_groups_attrs_inputs_and_outputs_per_rank(seed_era_disp
     written = job.write_job(ref, case, world, tmp_path, aiv=8, timeout=7)
     header, ranks = _blocks((tmp_path / "job.txt").read_text(encoding="utf-8"))
     assert header == [["world", "4"], ["soc", "Ascend910_93"], ["npu_arch", "2201"], ["node", "MoeDistributeDispatchV2"], ["aiv", "8"],
-                      ["aic", "4"], ["ub", "196608"], ["window", str(200 * MIB)], ["exp_window", str(MIB)],
+                      ["aic", "4"], ["ub", "196608"], ["platform_ub", "196608"], ["window", str(200 * MIB)], ["exp_window", str(MIB)],
                       ["timeout", "7"], ["server", "0"]]  # A3: MTE reaches every rank (A2: 8 ranks per server)
     assert ref.COMM == ("ep", "tp")
     for r, lines in sorted(ranks.items()):

@@ -31,6 +31,7 @@ from opgen.core.products import AICPU, HCCL_CMD_NAMES, HCCL_COMM_ENGINES, KERNEL
 from opgen.lang.expr import Bool, Call, Expr, Int, Name, Str, to_spec, walk
 from opgen.emit.registry import emitter
 from opgen.emit.tpl_key import decl_header, key_params
+from opgen.emit.ub_plan import render_cpp
 from opgen.emit.render import render, spec_file
 from opgen.lower.aclnn_abi import RUN_PARAMS, WORKSPACE_PARAMS, omitted_value, param_decl, workspace_params
 from opgen.lower.literals import cpp_literal, cpp_string
@@ -932,28 +933,26 @@ def core_workspace(op: Op) -> dict | None:
     return dict(bytes=unit, attr=cpp_ident(role))  # the tiling data field, named by role
 
 
-def ub_check(op: Op) -> dict | None:
+def ub_check(op: Op, plans) -> dict | None:
     """The UB check of the op's tiling (Family.ub_check): the kernel's UB plan as a function and the tiling
-    fields its rejection shows; None without one."""
+    fields its rejection shows; None without one. The plan is ``plans.kernel_ub_plan``, the
+    kernel's (its family's kernel part, opgen/emit/ub_plan.py), computed where the emitters share what they read,
+    so this module does not import the kernel's emitter (which imports it)."""
     family = FAMILIES.get(op.semantics or "")
     if family is None or not family.ub_check:
         return None
-    # the plan is the kernel's (its family's kernel part, opgen/emit/ub_plan.py); host code, so it is rendered into
-    # the tiling source beside its one caller, not the kernel's tiling header. opgen.emit.kernel imports this module
-    from opgen.emit.kernel import kernel_context
-    from opgen.emit.ub_plan import render_cpp
-    try:
-        plan = (kernel_context(op).get("ub") or {}).get("plan")
-    except LoweringError:
+    lowered, plan = plans.kernel_ub_plan
+    if not lowered:
         return None  # no kernel, no plan: the kernel's emitter fails the build at the formula (E201)
     if plan is None:
         raise LoweringError(f"the {op.semantics} family checks UB in tiling, but its kernel part gives no UB plan")
+    # host code, so it is rendered into the tiling source beside its one caller, not the kernel's tiling header;
     # the message names the op's parameters; the tiling data's fields are named by role (tiling_layout.tiling_fields)
     return dict(fn=ub_bytes_fn(op), plan=render_cpp(plan, f"{op.name}TilingData", ub_bytes_fn(op)),
                 shows=[dict(label=cpp_ident(op.named(r)), field=cpp_ident(r)) for r in family.ub_check])
 
 
-def tiling_context(op: Op) -> dict:
+def tiling_context(op: Op, plans) -> dict:
     fields = tiling_fields(op)
     ctx = common_context(op)
     s = op.snake_name
@@ -978,7 +977,7 @@ def tiling_context(op: Op) -> dict:
         workspace_per_core_pair=WORKSPACE_PER_CORE_PAIR,
         core_workspace=core_workspace(op),
         batch_write=batch_write_items(op),
-        ub_check=ub_check(op),
+        ub_check=ub_check(op, plans),
         cc_groups=[dict(field=hccl_cc_field(i), attr=cpp_ident(g.attr), domain=g.domain)
                    for i, g in enumerate(op.hccl_groups)],
         cc_socs=[dict(soc=v.soc, op_type=v.facts.hccl_op_type, op_name=HCCL_CMD_NAMES[v.facts.hccl_op_type],
@@ -990,8 +989,8 @@ def tiling_context(op: Op) -> dict:
 
 
 @emitter
-def emit_host_tiling(op: Op, plans=None) -> list:
-    ctx = tiling_context(op)
+def emit_host_tiling(op: Op, plans) -> list:
+    ctx = tiling_context(op, plans)
     s = op.snake_name
     return [Artifact(f"op_host/op_tiling/{s}_tiling.h", render("cpp/host/tiling.h.j2", **ctx)),
             Artifact(f"op_host/op_tiling/{s}_tiling.cpp", render("cpp/host/tiling.cpp.j2", **ctx))]

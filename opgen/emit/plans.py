@@ -9,6 +9,8 @@ import functools
 from typing import Callable
 
 from opgen.core.artifact import Artifact
+from opgen.core.errors import LoweringError
+from opgen.emit.kernel import kernel_context
 from opgen.emit.reference import render_reference
 from opgen.model.decl import Op
 from opgen.testgen.reference import load_reference
@@ -23,6 +25,15 @@ class Plans:
     @functools.cached_property
     def reference(self) -> tuple[Artifact, ...]:
         return tuple(render_reference(self.op))
+
+    @functools.cached_property
+    def kernel_ub_plan(self) -> tuple[bool, object]:
+        """(lowered, the kernel's UB plan or None): what the host tiling's UB check renders (``host.ub_check``).
+        lowered is False where the kernel cannot be lowered: the kernel's emitter reports that (E201), once."""
+        try:
+            return True, (kernel_context(self.op).get("ub") or {}).get("plan")
+        except LoweringError:
+            return False, None
 
     @functools.cached_property
     def reference_module(self):

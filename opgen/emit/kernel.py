@@ -141,7 +141,7 @@ def emit_cpp_kernel(op: Op, plans=None) -> list:
     s = op.snake_name
     kind = KERNEL_KINDS.get(op.semantics or "")
     # a LoweringError fails the op's build at the declaration or formula (E201)
-    ctx = kernel_context(op) if kind is not None else None
+    ctx = None if kind is None else plans.kernel_context if plans is not None else kernel_context(op)
     struct = tiling_struct_name(op)
     files = [Artifact(f"op_kernel/{s}_tiling.h",
                       render("cpp/op_kernel/tiling.h.j2", op=op, struct=struct, fields=tiling_fields(op),

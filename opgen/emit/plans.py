@@ -27,11 +27,18 @@ class Plans:
         return tuple(render_reference(self.op))
 
     @functools.cached_property
+    def kernel_context(self) -> dict:
+        """The kernel template's context (``opgen.emit.kernel.kernel_context``: the lowered quant formulas, the
+        instances, the UB plan), computed once a build for the kernel's emitter and the host tiling's UB check.
+        A kernel that cannot be lowered raises its LoweringError to each reader (an exception is not cached)."""
+        return kernel_context(self.op)
+
+    @property
     def kernel_ub_plan(self) -> tuple[bool, object]:
         """(lowered, the kernel's UB plan or None): what the host tiling's UB check renders (``host.ub_check``).
         lowered is False where the kernel cannot be lowered: the kernel's emitter reports that (E201), once."""
         try:
-            return True, (kernel_context(self.op).get("ub") or {}).get("plan")
+            return True, (self.kernel_context.get("ub") or {}).get("plan")
         except LoweringError:
             return False, None
 

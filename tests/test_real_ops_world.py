@@ -9,6 +9,10 @@ on the real dispatch's outputs (identity experts, ``testkit.combine_inputs``) wi
 combine's own quant mode: DispatchV2's int8 rows are no CombineV2 input, its expandX is FLOAT16 / BFLOAT16).
 Worlds run with ``opgen.sim.real_world.REAL_AIV`` vector cores per rank (the real dispatch assumes a multiple of 8).
 
+Atlas A2 one-server CombineV2: its flag store lacks an S_MTE3 sync (a test pins the twin's fault); with the sync
+added in a temp copy (``tests/real_ops.py`` ``kernel_copy_with``) it agrees, on the suite's first world here and on
+every one-server world in the slow tier.
+
 CombineAddRmsNorm (DispatchV2's other partner: the real A3 entry instantiates CombineV2's kernel with
 ``HasAddRmsNorm``; its tiling calls CombineV2's): on Atlas A3 the real op on the real DispatchV2's outputs (its only
 quant mode, 0), and in the slow tier on every A3 positive world of its suite.

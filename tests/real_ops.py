@@ -35,3 +35,27 @@ ADD_RMS_NORM = suite("moe_distribute_combine_add_rms_norm")  # DispatchV2's othe
 def tree(tmp_path_factory):
     """The real CANN tarballs unpacked (``real_tiling.CannTree``)."""
     return real_tiling.unpack(SHARED_CANN, cache_root(tmp_path_factory.mktemp("cann")))
+
+
+def kernel_copy_with(ops_root, tmp, header: str, old: str, new: str):
+    """An ``ops-transformer/`` whose mc2 folders link the tarball's, but for a copy of the op_kernel folder holding
+    ``header`` (a path under ``mc2/``) in which ``old``, found exactly once, reads ``new``: a finding of the real
+    code fixed in a temp copy (never the tarball's file), so the op runs on past it."""
+    op, rest = header.split("/", 1)
+    assert rest.startswith("op_kernel/"), header
+    for entry in (ops_root / "mc2").iterdir():
+        (tmp / "mc2").mkdir(parents=True, exist_ok=True)
+        if entry.name == op:
+            (tmp / "mc2" / op).mkdir()
+            for part in entry.iterdir():
+                if part.name == "op_kernel":
+                    shutil.copytree(part, tmp / "mc2" / op / "op_kernel")
+                else:
+                    (tmp / "mc2" / op / part.name).symlink_to(part)
+        else:
+            (tmp / "mc2" / entry.name).symlink_to(entry)
+    path = tmp / "mc2" / header
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1, f"the real {header} changed: update the fix"
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    return tmp

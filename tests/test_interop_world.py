@@ -30,8 +30,10 @@ moe_distribute_combine_v2/op_kernel/arch22/moe_distribute_combine_a2.h Init, All
 kernels keep the same halves and word (dispatch_v2.spec's A2 `window`), so each world checks the word after every
 op: 1, 0, 1, 0 on both ranks. (Before, the generated combine wrote rows from offset 0 of windowsIn over that word,
 and the second real dispatch addressed windowsIn + 1 MiB + totalSize * 0x422843f0: out of bounds.) Generated
-dispatch -> real combine on A2 fails for the real combine's own missing S_MTE3 sync (tests/test_real_ops_world.py),
-so it says nothing of interop and is not run here.
+dispatch -> real combine on A2 stops at the real one-server combine's own missing S_MTE3 sync before its flag's
+copy (tests/test_real_ops_world.py A2_COMBINE_FLAG), so it runs with that one line fixed in a temp copy: the
+generated dispatch, then the real combine; and (slow) the generated pair, the real pair, then generated dispatch ->
+real combine, the word flipping on every op.
 
 Ascend 950 (the suite's first quant-0 world): real DispatchV2 -> generated CombineV2 agrees with the reference,
 measured (the generated op runs on the real platform too: ``real_world.real_platform``, windows of twice
@@ -51,6 +53,7 @@ from opgen import sim
 from opgen.harness import testkit
 from opgen.sim import real_world
 from .real_ops import ADD_RMS_NORM, COMBINE, DISPATCH, GENERATED, MARKS, tree  # noqa: F401 - tree: the module's fixture
+from .test_real_ops_world import a2_combine_with_the_flag_synced
 
 pytestmark = MARKS
 
@@ -69,8 +72,9 @@ def first_world(product: str, quant: int = 0, x_dtype: str | None = None) -> dic
 class Communicator:
     """The HCCL windows of one EP communicator, carried from each op's job to the next."""
 
-    def __init__(self, tree, work: Path):
+    def __init__(self, tree, work: Path, kernel_roots: dict[str, Path] | None = None):
         self.tree, self.work, self.windows, self.step = tree, work, None, 0
+        self.kernel_roots = kernel_roots or {}  # op -> an ops-transformer/ with a real-code finding fixed
         self.buffer_ids: list[dict[int, int]] = []  # after each op: rank -> the A2 half-select word (buffer_ids)
 
     def run(self, kind: str, suite, case: dict, world) -> list[dict]:
@@ -81,7 +85,7 @@ class Communicator:
         work = self.work / f"{self.step}-{kind}-{ref.OP}"
         if kind == REAL:
             got = real_world.run(self.tree, ref, case, world, work, timeout=TIMEOUT, windows_in=self.windows,
-                                 windows_out=True)
+                                 windows_out=True, kernel_root=self.kernel_roots.get(ref.OP))
             self.windows = work / "run" / sim.job.WINDOWS_FILE
         else:  # on the windows and platform the real CANN gives the product (the real op's partner)
             exe = sim.build_for(GENERATED / Path(ref.__file__).parent.name, ref, case["product"])
@@ -179,6 +183,21 @@ def test_a2_generated_pair_then_real_dispatch_and_generated_combine(tree, tmp_pa
     moe_layer(comm, GEN, GEN, A2_CASE)
     moe_layer(comm, REAL, GEN, dict(A2_CASE, id=f"{A2_CASE['id']}-layer2"))  # fresh tokens: stale rows show
     assert comm.buffer_ids == [{0: b, 1: b} for b in (1, 0, 1, 0)]
+
+
+@pytest.mark.parametrize("layers", [
+    pytest.param(((GEN, REAL),), id="generated-dispatch-real-combine"),
+    pytest.param(((GEN, GEN), (REAL, REAL), (GEN, REAL)), id="generated-pair-real-pair-then-mixed",
+                 marks=pytest.mark.slow),
+])
+def test_a2_generated_dispatch_then_real_combine_with_its_flag_synced(tree, tmp_path, layers):
+    """The real one-server combine with its finding fixed in a temp copy (A2_COMBINE_FLAG: the S_MTE3 sync before
+    its flag's copy, tests/test_real_ops_world.py) on what the generated dispatch left: rows, counts and the
+    half-select word."""
+    comm = Communicator(tree, tmp_path, {COMBINE[0].OP: a2_combine_with_the_flag_synced(tree, tmp_path / "ops")})
+    for n, (dispatch, combine) in enumerate(layers):
+        moe_layer(comm, dispatch, combine, dict(A2_CASE, id=f"{A2_CASE['id']}-layer{n}"))  # fresh tokens each
+    assert comm.buffer_ids == [{0: b, 1: b} for b in (1, 0) * len(layers)]
 
 
 @pytest.mark.slow

@@ -9,6 +9,10 @@ on the real dispatch's outputs (identity experts, ``testkit.combine_inputs``) wi
 combine's own quant mode: DispatchV2's int8 rows are no CombineV2 input, its expandX is FLOAT16 / BFLOAT16).
 Worlds run with ``opgen.sim.real_world.REAL_AIV`` vector cores per rank (the real dispatch assumes a multiple of 8).
 
+Atlas A2 one-server CombineV2: its flag store lacks an S_MTE3 sync (a test pins the twin's fault); with the sync
+added in a temp copy (``tests/real_ops.py`` ``kernel_copy_with``) it agrees, on the suite's first world here and on
+every one-server world in the slow tier.
+
 CombineAddRmsNorm (DispatchV2's other partner: the real A3 entry instantiates CombineV2's kernel with
 ``HasAddRmsNorm``; its tiling calls CombineV2's): on Atlas A3 the real op on the real DispatchV2's outputs (its only
 quant mode, 0), and in the slow tier on every A3 positive world of its suite.
@@ -35,7 +39,7 @@ from opgen.harness import testkit
 from opgen.sim import real_tiling, real_world
 from opgen.sim.job import TwinFault
 from opgen.sim.real_world import Inputs
-from .real_ops import ADD_RMS_NORM, COMBINE, DISPATCH, MARKS, tree  # noqa: F401 - tree: the module's fixture
+from .real_ops import ADD_RMS_NORM, COMBINE, DISPATCH, MARKS, kernel_copy_with, tree  # noqa: F401 - tree: the module's fixture
 
 pytestmark = MARKS
 
@@ -219,15 +223,52 @@ A2_SEND_COUNTS = (
     "globalBS 2: moeExpertNum + 2 * globalBS * K * serverNum); the twin's GM tensors end where their shape does")
 
 
+# The one-server combine with the S_MTE3 sync added between its flag's scalar store and the MTE3 copy that sends it
+# (a temp copy, never the tarball's file: tests/real_ops.py kernel_copy_with), the order the same function keeps for
+# tokenNumTensor a few lines above (SyncFunc<HardEvent::S_MTE3>() before CopyUb2Gm(tokenNumInWindow, ...)).
+A2_COMBINE_HEADER = "moe_distribute_combine_v2/op_kernel/arch22/moe_distribute_combine_a2.h"
+A2_FLAG_STORE = "        flagLocal_(0) = FLAG_VALUE;\n"
+A2_FLAG_STORE_SYNCED = "        flagLocal_(0) = FLAG_VALUE;\n        SyncFunc<HardEvent::S_MTE3>();\n"
+
+
+def a2_combine_with_the_flag_synced(tree, tmp: Path) -> Path:
+    return kernel_copy_with(tree.ops, tmp, A2_COMBINE_HEADER, A2_FLAG_STORE, A2_FLAG_STORE_SYNCED)
+
+
+def test_the_real_a2_one_server_combine_sends_its_flag_unsynchronised(tree, tmp_path):
+    """A2_COMBINE_FLAG on the suite's first A2 world: each core's flag, stored at UB [160, 164) (flagLocal_), is
+    read by the MTE3 copy with no sync after the scalar store."""
+    ref, cases = COMBINE
+    case = first_world(cases, 0, A2)
+    with pytest.raises(TwinFault) as fault:
+        real_run(tree, ref, case, testkit.build_world(ref, case), tmp_path)
+    assert ("DataCopyPad UB->GM src: reads UB [160, 164) on pipe MTE3 (DataCopy UB->GM), written on pipe S (scalar) "
+            "at [160, 164) with no sync between the two pipes") in str(fault.value), fault.value
+
+
+def test_real_a2_one_server_combine_with_its_flag_synced_agrees_with_the_reference(tree, tmp_path):
+    """The finding above is the only one on the way: with the sync added, the real one-server A2 CombineV2
+    (SingleServerDispatch: MTE copies to the peers' windowsIn through GetWindowsInAddr) agrees."""
+    ref, cases = COMBINE
+    case = first_world(cases, 0, A2)
+    world = testkit.build_world(ref, case)
+    root = a2_combine_with_the_flag_synced(tree, tmp_path / "ops")
+    assert_agrees(ref, cases, case, world, real_world.run(tree, ref, case, world, tmp_path / "run", kernel_root=root))
+
+
 def _known_a2(op: str, case: dict) -> str | None:
     if op == "MoeDistributeCombineV2":
         if "-q2-" in case["id"] or "constExpert" in case["id"]:
             return A2_COMBINE_REJECTED
         if case["id"].endswith("globalBS-2"):
             return A2_SEND_COUNTS
-        # SingleServerDispatch runs on one server only (8 ranks); past it the combine agrees
-        return A2_COMBINE_FLAG if case["world"] <= 8 else None
     return None
+
+
+def _flag_synced(ref, case: dict) -> bool:
+    """Whether the world runs the real A2 combine with A2_COMBINE_FLAG fixed: SingleServerDispatch runs on one
+    server only (8 ranks); past it the unmodified combine agrees."""
+    return ref.OP == "MoeDistributeCombineV2" and case["product"] == A2 and case["world"] <= 8
 
 
 # Ascend 950: the real DispatchV2 on every positive world of its suite (the real combines fault in Init on every
@@ -324,7 +365,8 @@ def test_real_op_agrees_with_the_reference_on_every_positive_world(tree, tmp_pat
     """Each op on the suite's own world (the combine's inputs as the reference's dispatch lays them out)."""
     ref, cases = suite
     world = testkit.build_world(ref, case)
-    assert_agrees(ref, cases, case, world, real_run(tree, ref, case, world, tmp_path))
+    root = a2_combine_with_the_flag_synced(tree, tmp_path / "ops") if _flag_synced(ref, case) else None
+    assert_agrees(ref, cases, case, world, real_world.run(tree, ref, case, world, tmp_path / "run", kernel_root=root))
 
 
 def test_an_op_library_with_its_partners_tiling_tiles_the_nodes_op_only(tree, tmp_path):

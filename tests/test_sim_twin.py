@@ -395,6 +395,31 @@ def test_tensors_on_ub_addresses_acc_val_and_not(twin_cases):
 
 
 
+@pytest.fixture(scope="module")
+def twin_cases_2201(tmp_path_factory) -> Path:
+    """The cases built as a kernel for __NPU_ARCH__ 2201 (Atlas A2 / A3)."""
+    return _build_cases(tmp_path_factory, "-D__NPU_ARCH__=2201")
+
+
+def test_the_count_form_reduce_sum_drains_the_vector_pipe(twin_cases_2201, twin_cases_3510, twin_cases):
+    """The count-form ReduceSum waits V -> S before it returns: dav_c220's ReduceSumImpl then stores the sum with
+    the scalar unit and waits S -> V and S -> MTE3 (three SetFlag / WaitFlag pairs), dav_3510's reads it (one pair).
+    So a DataCopy GM->UB over the bytes the vector instructions before it read needs no sync of the kernel's (the
+    real A2 combine's CalTokenActiveMask relies on it), and the pairs are counted. Built for no __NPU_ARCH__ the
+    twin knows no such wait and faults."""
+    from opgen.sim.job import parse_result
+
+    for exe, pairs in ((twin_cases_2201, 3), (twin_cases_3510, 1)):
+        proc = subprocess.run([str(exe), "reduce_sum_drains_vector"], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert [ln for ln in proc.stdout.splitlines() if ln.startswith("value ")] == ["value sum 32"] * 2
+        costs = parse_result(proc.stdout).costs
+        assert [(costs[(r, 0)]["set_flag"], costs[(r, 0)]["wait_flag"]) for r in (0, 1)] == [(pairs, pairs)] * 2
+    _values, faults = run(twin_cases, "reduce_sum_drains_vector")
+    assert faults and all("DataCopy GM->UB dst: overwrites UB [0, 32) on pipe MTE2 (DataCopy GM->UB), read on pipe "
+                          "V (vector)" in f for f in faults), faults
+
+
 def test_the_ctrl_register_on_3510_as_tpipe_resets_it(twin_cases_3510):
     """CTRL[60] (1: the global saturation bits decide, 0: each instruction's own) and CTRL[48] on __NPU_ARCH__ 3510:
     1 and 1 as a kernel starts (the runtime's Inf/NaN mode), as SetCtrlSpr sets them, and after TPipe::Reset the

@@ -245,6 +245,29 @@ void RawUbTensors(uint32_t, int which)
     }
 }
 
+// The real A2 combine's token count (moe_distribute_combine_a2.h CalTokenActiveMask): a mask cast to half, summed
+// by the count-form ReduceSum, read from ACC_VAL, then overwritten by the next DataCopy GM->UB with no sync of the
+// kernel's own: ReduceSum waits V -> S inside (dav_c220 / dav_3510 ReduceSumImpl), so that is no race.
+void ReduceSumDrainsVector(uint32_t rank)
+{
+    if (GetBlockIdx() != 0) {
+        return;
+    }
+    TPipe pipe;
+    LocalTensor<half> mask{TPosition::LCM, 0, 16};
+    LocalTensor<half> halves{TPosition::LCM, 32, 16};
+    GlobalTensor<half> gm;
+    gm.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(g_gm[rank]));
+    Duplicate(mask, static_cast<half>(1.0f), 16);
+    PipeBarrier<PIPE_V>();
+    Adds(halves, mask, static_cast<half>(1.0f), 16);
+    PipeBarrier<PIPE_V>();
+    ReduceSum(mask, halves, mask, 16);
+    const int sum = static_cast<int>(static_cast<float>(GetAccVal<half>()));
+    DataCopy(mask, gm, 16);  // overwrites what Adds read and ReduceSum wrote
+    Report("sum " + std::to_string(sum));
+}
+
 void MissingPipeBarrierV(uint32_t)
 {
     TPipe pipe;
@@ -1173,6 +1196,7 @@ const std::map<std::string, Case>& Cases()
         {"masked_lane_untouched", [](uint32_t r) { MaskedLanes(r, 1); }},
         {"masked_lane_written", [](uint32_t r) { MaskedLanes(r, 8); }},
         {"raw_ub_tensors", [](uint32_t r) { RawUbTensors(r, 0); }},
+        {"reduce_sum_drains_vector", ReduceSumDrainsVector},
         {"acc_val_unwritten", [](uint32_t r) { RawUbTensors(r, 1); }},
         {"raw_ub_tensor_past_ub", [](uint32_t r) { RawUbTensors(r, 2); }},
         {"scalar_reference_read", [](uint32_t r) { ScalarReference(r, false); }},

@@ -410,7 +410,33 @@ __aicore__ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>
         }
         total = sim::FromF<T>(sim::ToF(total) + sim::ToF(lanes[0]));
     }
+#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 2201
+    // dav_c220 ReduceSumImpl (the count form, asc-devkit impl/basic_api/dav_c220/kernel_operator_vec_reduce_impl.h):
+    // vcadd leaves the sum in ACC_VAL; the function then waits V -> S (SetFlag / WaitFlag<V_S>), stores the sum
+    // into dst[0] with the scalar unit and waits S -> V and S -> MTE3: when it returns no vector access is in flight,
+    // and dst is visible to V and MTE3 (the real A2 combine overwrites the mask it summed by MTE2 right after:
+    // mc2/moe_distribute_combine_v2/op_kernel/arch22/moe_distribute_combine_a2.h CalTokenActiveMask).
+    opgen_sim::MakeVisible(opgen_sim::PIPE_V_, opgen_sim::PIPE_S_, opgen_sim::Snapshot());
+    sim::Store<T>(dst.SimWrite(0U, 1U, "ReduceSum dst", true, opgen_sim::PIPE_S_), 0U, total);
+    const uint64_t stored = opgen_sim::Snapshot();
+    opgen_sim::MakeVisible(opgen_sim::PIPE_S_, opgen_sim::PIPE_V_, stored);
+    opgen_sim::MakeVisible(opgen_sim::PIPE_S_, opgen_sim::PIPE_MTE3_, stored);
+    for (int flag = 0; flag < 3; ++flag) {  // V_S, S_V, S_MTE3: each a SetFlag and its WaitFlag
+        opgen_sim::CountSync(opgen_sim::SYNC_SET_FLAG);
+        opgen_sim::CountSync(opgen_sim::SYNC_WAIT_FLAG);
+    }
+#else
     sim::Store<T>(dst.SimWrite(0U, 1U, "ReduceSum dst"), 0U, total);
+#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
+    // dav_3510 ReduceSumImpl (count form, half / float: impl/basic_api/dav_3510/kernel_operator_vec_reduce_impl.h)
+    // waits V -> S after the reduction and reads dst[0] into its ACC_VAL copy with the scalar unit
+    if constexpr (std::is_same<T, float>::value || std::is_same<T, half>::value) {
+        opgen_sim::MakeVisible(opgen_sim::PIPE_V_, opgen_sim::PIPE_S_, opgen_sim::Snapshot());
+        opgen_sim::CountSync(opgen_sim::SYNC_SET_FLAG);
+        opgen_sim::CountSync(opgen_sim::SYNC_WAIT_FLAG);
+    }
+#endif
+#endif
     if (opgen_sim::t_core != nullptr) {  // the sum is also left in ACC_VAL (dav_c220 ReduceSumImpl: get_acc_val)
         opgen_sim::t_core->accVal = 0U;
         std::memcpy(&opgen_sim::t_core->accVal, &total, sizeof(T));
@@ -427,7 +453,7 @@ __aicore__ inline T GetAccVal()
     }
     opgen_sim::CountScalar();
     T v;
-    std::memcpy(&v, &opgen_sim::t_core->accVal, sizeof(T));
+    std::memcpy(static_cast<void*>(&v), &opgen_sim::t_core->accVal, sizeof(T));
     return v;
 }
 

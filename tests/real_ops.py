@@ -1,10 +1,12 @@
 """What the tests running the hand-written ops on the twin share: their skip marks, the generated DispatchV2 /
-CombineV2 / CombineAddRmsNorm suites (reference and cases) and the unpacked real CANN tree."""
+CombineV2 / CombineAddRmsNorm suites (reference and cases), the unpacked real CANN tree, and the real Ascend 950
+combine with its findings fixed in a temp copy (``a5_combine_fixed``)."""
 from __future__ import annotations
 
 import importlib
 import shutil
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -35,3 +37,56 @@ ADD_RMS_NORM = suite("moe_distribute_combine_add_rms_norm")  # DispatchV2's othe
 def tree(tmp_path_factory):
     """The real CANN tarballs unpacked (``real_tiling.CannTree``)."""
     return real_tiling.unpack(SHARED_CANN, cache_root(tmp_path_factory.mktemp("cann")))
+
+
+# The real Ascend 950 MTE combine (CombineV2's A5 kernel, which CombineAddRmsNorm's 950 entry instantiates with
+# HasAddRmsNorm) with its findings fixed, each a text replacement in a temp copy (never the tarball's file) that
+# must match exactly once, so a changed kernel is noticed (tests/test_real_ops_world.py: A5_COMBINE_CONTEXT,
+# A5_COMBINE_PACK_SOURCE).
+# code: mc2/moe_distribute_combine_v2/op_kernel/arch35/moe_distribute_combine_v2_a5_mte.h
+A5_MTE_COMBINE = "mc2/moe_distribute_combine_v2/op_kernel/arch35/moe_distribute_combine_v2_a5_mte.h"
+# 1. Init reads winSize through epWinContext_ before InitAttrs (InitCommContext) sets it: the check moves after
+A5_INIT = """    } else {
+        auto realWinSize = Mc2Kernel::GetWinSize(epWinContext_);
+        CheckWindowSize(totalWinSizeEp_, realWinSize, tpipe_, XOut);
+    }
+    InitAttrs(mc2Context, tilingData);
+"""
+A5_INIT_FIXED = """    }
+    InitAttrs(mc2Context, tilingData);
+    if (!isMc2Context_) {
+        auto realWinSize = Mc2Kernel::GetWinSize(epWinContext_);
+        CheckWindowSize(totalWinSizeEp_, realWinSize, tpipe_, XOut);
+    }
+"""
+# 2. ExpertAlltoAllDispatchInnerCopyAdd (comm quant 0) packs a row with Copy repeats of 480 source bytes
+# (blockCntPerToken_ = Ceil(commDataBytes_, SPLIT_BLOCK_DATA_SIZE) of them) from an expandXInQueue_ buffer of
+# hExpandXAlign32Size_ bytes: the buffer is sized to the bytes the Copy reads, blockCntPerToken_ * 480 (what the
+# receiving side's moeQueueBytes already is: packedDataBytes = blockCntPerToken_ * SPLIT_BLOCK_DATA_SIZE). The
+# kernel's arithmetic is unchanged (dispatchBufferNum_ is computed before, from hExpandXAlign32Size_).
+A5_PACK_SOURCE = "        tpipe_->InitBuffer(expandXInQueue_, dispatchBufferNum_, hExpandXAlign32Size_);\n"
+A5_PACK_SOURCE_FIXED = ("        tpipe_->InitBuffer(expandXInQueue_, dispatchBufferNum_, "
+                        "blockCntPerToken_ * SPLIT_BLOCK_DATA_SIZE);\n")
+A5_COMBINE_FIXES = ((A5_INIT, A5_INIT_FIXED), (A5_PACK_SOURCE, A5_PACK_SOURCE_FIXED))
+# the op folders whose kernel entries include the A5 MTE combine: copied, not linked (the twin resolves an entry's
+# path, so an entry in a linked folder would include the tarball's header)
+A5_COMBINE_OPS = ("moe_distribute_combine_v2", "moe_distribute_combine_add_rms_norm")
+
+
+def a5_combine_fixed(ops_root: Path, tmp: Path, fixes=A5_COMBINE_FIXES) -> Path:
+    """An ``ops-transformer/`` whose mc2 folders link the tarball's, but for copies of the op_kernel folders of
+    ``A5_COMBINE_OPS`` in which the A5 MTE combine has each (text, fixed text) of ``fixes`` replaced; each text
+    must occur exactly once."""
+    for op in (ops_root / "mc2").iterdir():
+        (tmp / "mc2").mkdir(parents=True, exist_ok=True)
+        if op.name in A5_COMBINE_OPS:
+            shutil.copytree(op / "op_kernel", tmp / "mc2" / op.name / "op_kernel")
+        else:
+            (tmp / "mc2" / op.name).symlink_to(op)
+    header = tmp / A5_MTE_COMBINE
+    text = header.read_text(encoding="utf-8")
+    for old, new in fixes:
+        assert text.count(old) == 1, f"the real A5 MTE combine changed: update the fix of\n{old}"
+        text = text.replace(old, new)
+    header.write_text(text, encoding="utf-8")
+    return tmp

@@ -27,7 +27,6 @@ The real tiling comes from ``opgen.sim.real_tiling`` (the real op_host tiling on
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
 
@@ -35,7 +34,8 @@ from opgen.harness import testkit
 from opgen.sim import real_tiling, real_world
 from opgen.sim.job import TwinFault
 from opgen.sim.real_world import Inputs
-from .real_ops import ADD_RMS_NORM, COMBINE, DISPATCH, MARKS, tree  # noqa: F401 - tree: the module's fixture
+from .real_ops import (A5_INIT, A5_INIT_FIXED, ADD_RMS_NORM, COMBINE, DISPATCH, MARKS, a5_combine_fixed,
+                       tree)  # noqa: F401 - tree: the module's fixture
 
 pytestmark = MARKS
 
@@ -117,57 +117,49 @@ def test_real_950_combine_agrees_with_the_reference(tree, tmp_path, suite):
     assert_agrees(ref, cases, case, world, real_run(tree, ref, case, world, tmp_path))
 
 
-# The A5 MTE combine's Init with the window check moved after InitAttrs (the mutation of a temp copy, never the
-# tarball's file): the kernel's next finding
-A5_INIT = """    } else {
-        auto realWinSize = Mc2Kernel::GetWinSize(epWinContext_);
-        CheckWindowSize(totalWinSizeEp_, realWinSize, tpipe_, XOut);
-    }
-    InitAttrs(mc2Context, tilingData);
-"""
-A5_INIT_FIXED = """    }
-    InitAttrs(mc2Context, tilingData);
-    if (!isMc2Context_) {
-        auto realWinSize = Mc2Kernel::GetWinSize(epWinContext_);
-        CheckWindowSize(totalWinSizeEp_, realWinSize, tpipe_, XOut);
-    }
-"""
-
-
-def a5_combine_with_init_fixed(ops_root: Path, tmp: Path) -> Path:
-    """An ``ops-transformer/`` whose mc2 folders link the tarball's, but for a copy of CombineV2's op_kernel with
-    the A5 MTE Init reading winSize after InitAttrs."""
-    for op in (ops_root / "mc2").iterdir():
-        (tmp / "mc2").mkdir(parents=True, exist_ok=True)
-        if op.name == "moe_distribute_combine_v2":
-            shutil.copytree(op / "op_kernel", tmp / "mc2" / op.name / "op_kernel")
-        else:
-            (tmp / "mc2" / op.name).symlink_to(op)
-    header = tmp / "mc2" / "moe_distribute_combine_v2" / "op_kernel" / "arch35" / "moe_distribute_combine_v2_a5_mte.h"
-    text = header.read_text(encoding="utf-8")
-    assert A5_INIT in text, "the real A5 MTE combine's Init changed: update the mutation"
-    header.write_text(text.replace(A5_INIT, A5_INIT_FIXED), encoding="utf-8")
-    return tmp
+# Past its Init, the A5 MTE combine (comm quant 0) packs each expert row into 512-byte window blocks, 480 data
+# bytes and a 32-byte flag, with two level-0 Copy calls of blockCntPerToken_ repeats 480 bytes apart in the source
+# (srcRepStride 15 blocks): they read blockCntPerToken_ * 480 bytes of the row's expandXInQueue_ buffer, which holds
+# hExpandXAlign32Size_ = Ceil(2H, 32) * 32. At H 1024 FLOAT16: 5 repeats read 2400 bytes of a 2048-byte buffer.
+# On the device the Copy reads the next UB bytes (the queue's next buffer or xOutPackageQueue_'s) into the data lanes
+# of the last block past the row, which no reader uses: the receiver copies blockCntPerToken_ * 480 bytes into a
+# moeMainSumQueue_ buffer sized for them (moeQueueBytes) and sums axisH_ elements; the flag lanes (floats 120-127 of
+# each 128) are the Duplicate's 1.0, which the Copy's 120 floats per repeat never reach. The twin faults on a UB
+# access past the tensor's buffer; the fix (real_ops.A5_PACK_SOURCE_FIXED) sizes the buffer to what the Copy reads.
+# code: mc2/moe_distribute_combine_v2/op_kernel/arch35/moe_distribute_combine_v2_a5_mte.h
+#       (ExpertAlltoAllDispatchInnerCopyAdd: Copy(packedfloat, srcfloat, uint64_t(64), uint8_t(blockCntPerToken_),
+#       {1, 1, 16, 15}), Copy(packedfloat[64], srcfloat[64], uint64_t(56), ...); InitAttrs: blockCntPerToken_ =
+#       Ceil(commDataBytes_, SPLIT_BLOCK_DATA_SIZE); BuffInit: InitBuffer(expandXInQueue_, dispatchBufferNum_,
+#       hExpandXAlign32Size_); the receiving side: moeQueueBytes, ProcessMoeExpert)
+A5_COMBINE_PACK_SOURCE = (
+    "measured: the real Ascend 950 MTE combine's row packing (comm quant 0) reads blockCntPerToken_ * 480 bytes of a "
+    "Ceil(2H, 32) * 32-byte expandXInQueue_ buffer: its level-0 Copy reads past the tensor's buffer")
 
 
 @pytest.mark.slow
 def test_past_its_init_the_real_950_combine_packs_rows_from_past_the_tokens_buffer(tree, tmp_path):
-    """With Init fixed, the real 950 combine packs each expert row into 480-byte blocks with two level-0 Copy
-    calls of blockCntPerToken_ repeats, 480 bytes apart in the source: Ceil(2H, 480) = 5 blocks of a 2048-byte
-    row (H 1024, FLOAT16) read up to byte 2176 of the expandXIn buffer (the second Copy: 56 floats from float 64 of
-    the 5th repeat). On the device it reads the next UB bytes into the pad lanes of the last block; the twin faults
-    on a UB access past the tensor's buffer (code: mc2/moe_distribute_combine_v2/op_kernel/arch35/
-    moe_distribute_combine_v2_a5_mte.h: Copy(packedfloat[64], srcfloat[64], uint64_t(56),
-    uint8_t(blockCntPerToken_), {1, 1, 16, 15}); blockCntPerToken_ = Ceil(commDataBytes_, SPLIT_BLOCK_DATA_SIZE),
-    SPLIT_BLOCK_DATA_SIZE 480)."""
+    """With Init fixed alone (A5_COMBINE_PACK_SOURCE): the first Copy's 5th repeat reads floats 480-543 of the
+    row, bytes [1920, 2176) of a 2048-byte buffer at UB offset 128."""
     ref, cases = COMBINE
     case = first_world(cases, 0, A5)
     world = testkit.build_world(ref, case)
-    root = a5_combine_with_init_fixed(tree.ops, tmp_path / "ops")
+    root = a5_combine_fixed(tree.ops, tmp_path / "ops", fixes=((A5_INIT, A5_INIT_FIXED),))
     with pytest.raises(TwinFault) as fault:
         real_world.run(tree, ref, case, world, tmp_path / "run", kernel_root=root)
     assert ("Copy: out-of-bounds UB access: float elements [0, 544) need bytes [128, 2304) of UB, the tensor's "
             "buffer is [128, 2176)") in str(fault.value), fault.value
+
+
+@pytest.mark.parametrize("suite", [pytest.param(COMBINE, id="CombineV2"),
+                                   pytest.param(ADD_RMS_NORM, id="CombineAddRmsNorm", marks=pytest.mark.slow)])
+def test_real_950_combine_with_its_findings_fixed_agrees_with_the_reference(tree, tmp_path, suite):
+    """The real A5 MTE combine with Init and the packing buffer fixed in a temp copy (``real_ops.a5_combine_fixed``:
+    A5_COMBINE_CONTEXT, A5_COMBINE_PACK_SOURCE) on the suite's first quant-0 world."""
+    ref, cases = suite
+    case = first_world(cases, 0, A5)
+    world = testkit.build_world(ref, case)
+    root = a5_combine_fixed(tree.ops, tmp_path / "ops")
+    assert_agrees(ref, cases, case, world, real_world.run(tree, ref, case, world, tmp_path / "run", kernel_root=root))
 
 
 @pytest.mark.slow

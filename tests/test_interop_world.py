@@ -35,8 +35,9 @@ so it says nothing of interop and is not run here.
 
 Ascend 950 (the suite's first quant-0 world): real DispatchV2 -> generated CombineV2 agrees with the reference,
 measured (the generated op runs on the real platform too: ``real_world.real_platform``, windows of twice
-HCCL_BUFFSIZE). The other direction is not run: the real 950 CombineV2 faults in its own Init
-(tests/test_real_ops_world.py ``A5_COMBINE_CONTEXT``), so it says nothing of interop.
+HCCL_BUFFSIZE). The real 950 CombineV2 faults in its own Init (tests/test_real_ops_world.py ``A5_COMBINE_CONTEXT``)
+and, past it, in its row packing (``A5_COMBINE_PACK_SOURCE``); with both fixed in a temp copy
+(``real_ops.a5_combine_fixed``), generated DispatchV2 -> real CombineV2 agrees with the reference too, measured.
 
 Worlds run with ``real_world.REAL_AIV`` vector cores per rank (the real dispatch assumes a multiple of 8) and a
 short twin timeout (``TIMEOUT``), so a flag nobody sets costs seconds.
@@ -50,7 +51,8 @@ import pytest
 from opgen import sim
 from opgen.harness import testkit
 from opgen.sim import real_world
-from .real_ops import ADD_RMS_NORM, COMBINE, DISPATCH, GENERATED, MARKS, tree  # noqa: F401 - tree: the module's fixture
+from .real_ops import (ADD_RMS_NORM, COMBINE, DISPATCH, GENERATED, MARKS, a5_combine_fixed,
+                       tree)  # noqa: F401 - tree: the module's fixture
 
 pytestmark = MARKS
 
@@ -69,8 +71,11 @@ def first_world(product: str, quant: int = 0, x_dtype: str | None = None) -> dic
 class Communicator:
     """The HCCL windows of one EP communicator, carried from each op's job to the next."""
 
-    def __init__(self, tree, work: Path):
+    def __init__(self, tree, work: Path, kernel_root: Path | None = None):
+        """``kernel_root``: the ``ops-transformer/`` the real ops' kernel entries come from (the tarball's if None;
+        ``real_ops.a5_combine_fixed``'s temp copy for the real 950 combine)."""
         self.tree, self.work, self.windows, self.step = tree, work, None, 0
+        self.kernel_root = kernel_root
         self.buffer_ids: list[dict[int, int]] = []  # after each op: rank -> the A2 half-select word (buffer_ids)
 
     def run(self, kind: str, suite, case: dict, world) -> list[dict]:
@@ -81,7 +86,7 @@ class Communicator:
         work = self.work / f"{self.step}-{kind}-{ref.OP}"
         if kind == REAL:
             got = real_world.run(self.tree, ref, case, world, work, timeout=TIMEOUT, windows_in=self.windows,
-                                 windows_out=True)
+                                 windows_out=True, kernel_root=self.kernel_root)
             self.windows = work / "run" / sim.job.WINDOWS_FILE
         else:  # on the windows and platform the real CANN gives the product (the real op's partner)
             exe = sim.build_for(GENERATED / Path(ref.__file__).parent.name, ref, case["product"])
@@ -202,3 +207,10 @@ A5 = "ascend950"
 
 def test_950_real_dispatch_then_generated_combine(tree, tmp_path):
     moe_layer(Communicator(tree, tmp_path), REAL, GEN, first_world(A5))
+
+
+def test_950_generated_dispatch_then_real_combine_with_its_findings_fixed(tree, tmp_path):
+    """The real 950 CombineV2 with its two findings fixed in a temp copy (tests/test_real_ops_world.py
+    A5_COMBINE_CONTEXT, A5_COMBINE_PACK_SOURCE), on the windows the generated DispatchV2 left."""
+    comm = Communicator(tree, tmp_path, kernel_root=a5_combine_fixed(tree.ops, tmp_path / "ops"))
+    moe_layer(comm, GEN, REAL, first_world(A5))

@@ -19,7 +19,11 @@ twice HCCL_BUFFSIZE, a 248 KiB UB reported to the tiling; modes 3 and 4 run the 
 quantize_functions.h, ``opgen_sim/reg_ops.h``), and in the slow tier on every Ascend 950 positive world of its suite
 (MX FP4 computes a scale address past its buffer: A5_FP4_SCALE_ADDRESS, and with that line fixed in a temp copy
 agrees; commAlg fullmesh_v2 has A3's FillTriple finding: strict xfails); the real CombineV2 and CombineAddRmsNorm on their
-suites' first worlds fault in Init (strict xfail, the exception type pinned, the real code as the evidence).
+suites' first worlds fault in Init (A5_COMBINE_CONTEXT: strict xfail, the exception type pinned, the real code as
+the evidence), past it in their row packing (A5_COMBINE_PACK_SOURCE, slow); with both fixed in a temp copy
+(``real_ops.a5_combine_fixed``) they agree on the first quant-0 world (CombineAddRmsNorm's in the slow tier) and, in
+the slow tier, on every Ascend 950 quant-0 world of their suites but the constant-expert one (A5_CONST_EXPERT_SUM);
+CombineV2's comm quant 2 does not build on the twin (A5_COMBINE_INT8_DEQUANT).
 
 The real tiling comes from ``opgen.sim.real_tiling`` (the real op_host tiling on the twin's host runtime); without
 ``../shared/cann`` the tests skip and say so.
@@ -97,7 +101,17 @@ def test_real_a3_combine_on_the_real_dispatch_agrees_with_the_reference(tree, tm
 # Ascend 950: the entries (arch35/*_apt.cpp, the MTE path) compile on the twin. The A5 MTE combine, which
 # CombineAddRmsNorm's entry instantiates too, reads the HCCL context's winSize before it has the context: Init calls
 # Mc2Kernel::GetWinSize(epWinContext_) while epWinContext_ is still nullptr (InitAttrs sets it afterwards), a read
-# of address 0x18 (offsetof winSize), where no buffer is.
+# of address 0x18 (offsetof winSize), where no buffer is. Nothing sets it earlier: the member's initialiser is nullptr,
+# the constructor is empty, InitInputAndOutput sets only the GM tensors, the entry hands contextGM0 to Init, which
+# passes it on to InitAttrs -> InitCommContext, the one assignment. And the device takes this branch: Init skips it
+# only when the tiling sets isMc2Context, which the CombineV2 tiling takes from CombineV2Config (default false;
+# the 950 MTE path, MoeDistributeCombineA3TilingFuncImpl, keeps it); only CombineV3's tiling sets it true.
+# code: mc2/moe_distribute_combine_v2/op_host/op_tiling/moe_distribute_combine_tiling_helper.h (CombineV2Config
+#       isMc2Context = false), op_tiling/arch35/moe_distribute_combine_tiling_arch35.cpp
+#       (MoeDistributeCombineTilingFuncImpl), op_tiling/moe_distribute_combine_v2_tiling.cpp
+#       (moeDistributeCombineV2Info.isMc2Context = config.isMc2Context),
+#       mc2/moe_distribute_combine_v3/op_host/op_tiling/moe_distribute_combine_v3_tiling.cpp (config.isMc2Context =
+#       true), mc2/moe_distribute_combine_v2/op_kernel/arch35/moe_distribute_combine_v2_apt.cpp
 # code: mc2/moe_distribute_combine_v2/op_kernel/arch35/moe_distribute_combine_v2_a5_mte.h (Init: `auto realWinSize
 #       = Mc2Kernel::GetWinSize(epWinContext_)` before InitAttrs: `epWinContext_ = (__gm__ Mc2Kernel::HcclOpParam
 #       *)contextGM0`), mc2/common/op_kernel/moe_distribute_base.h (3510 GetWinSize: winContext->winSize),
@@ -223,8 +237,8 @@ def _known_a2(op: str, case: dict) -> str | None:
     return None
 
 
-# Ascend 950: the real DispatchV2 on every positive world of its suite (the real combines fault in Init on every
-# world: A5_COMBINE_CONTEXT). Quant modes 3 and 4 run the register-API vector functions of quantize_functions.h
+# Ascend 950: the real DispatchV2 on every positive world of its suite (the real combines, which fault in Init on
+# every world, A5_COMBINE_CONTEXT, run with their findings fixed below). Quant modes 3 and 4 run the register-API vector functions of quantize_functions.h
 # (opgen_sim/reg_ops.h). The MX FP4 instances stop at a finding: QuantDynamicMx takes the FP8 scale address
 # outLocal[Align256(H)] before it replaces it with the FP4 one, and that element lies past the token's out buffer
 # (H = 1024: element 1024 of a 576-byte buffer), which asc-devkit's LocalTensor::operator[] asserts against

@@ -67,7 +67,13 @@ A5_INIT_FIXED = """    }
 A5_PACK_SOURCE = "        tpipe_->InitBuffer(expandXInQueue_, dispatchBufferNum_, hExpandXAlign32Size_);\n"
 A5_PACK_SOURCE_FIXED = ("        tpipe_->InitBuffer(expandXInQueue_, dispatchBufferNum_, "
                         "blockCntPerToken_ * SPLIT_BLOCK_DATA_SIZE);\n")
-A5_COMBINE_FIXES = ((A5_INIT, A5_INIT_FIXED), (A5_PACK_SOURCE, A5_PACK_SOURCE_FIXED))
+# 3. The same packing under comm quantisation reads the quantised row (tokenScaleCnt_ elements: the int8 row and its
+# scales, commDataBytes_ = tokenScaleCnt_ * sizeof(ExpandXType)) from quantResultBuf_, of Ceil(commDataBytes_, 32)
+# * 32 bytes: sized likewise (no other use of the buffer; BuffInit runs after InitAttrs set blockCntPerToken_)
+A5_PACK_QUANT_SOURCE = "        tpipe_->InitBuffer(quantResultBuf_, tokenScaleAlign32Size);\n"
+A5_PACK_QUANT_SOURCE_FIXED = "        tpipe_->InitBuffer(quantResultBuf_, blockCntPerToken_ * SPLIT_BLOCK_DATA_SIZE);\n"
+A5_COMBINE_FIXES = ((A5_INIT, A5_INIT_FIXED), (A5_PACK_SOURCE, A5_PACK_SOURCE_FIXED),
+                    (A5_PACK_QUANT_SOURCE, A5_PACK_QUANT_SOURCE_FIXED))
 # the op folders whose kernel entries include the A5 MTE combine: copied, not linked (the twin resolves an entry's
 # path, so an entry in a linked folder would include the tarball's header)
 A5_COMBINE_OPS = ("moe_distribute_combine_v2", "moe_distribute_combine_add_rms_norm")

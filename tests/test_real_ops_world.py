@@ -22,8 +22,9 @@ agrees; commAlg fullmesh_v2 has A3's FillTriple finding: strict xfails); the rea
 suites' first worlds fault in Init (A5_COMBINE_CONTEXT: strict xfail, the exception type pinned, the real code as
 the evidence), past it in their row packing (A5_COMBINE_PACK_SOURCE, slow); with both fixed in a temp copy
 (``real_ops.a5_combine_fixed``) they agree on the first quant-0 world (CombineAddRmsNorm's in the slow tier) and, in
-the slow tier, on every Ascend 950 quant-0 world of their suites but the constant-expert one (A5_CONST_EXPERT_SUM);
-CombineV2's comm quant 2 does not build on the twin (A5_COMBINE_INT8_DEQUANT).
+the slow tier, on every Ascend 950 world of their suites (CombineV2's comm quant 2 included: its int8 dequant runs
+the register-API loads and stores of moe_distribute_combine_v2_quant.h) but the constant-expert one
+(A5_CONST_EXPERT_SUM).
 
 The real tiling comes from ``opgen.sim.real_tiling`` (the real op_host tiling on the twin's host runtime); without
 ``../shared/cann`` the tests skip and say so.
@@ -36,7 +37,6 @@ import pytest
 
 from opgen.harness import testkit
 from opgen.sim import real_tiling, real_world
-from opgen.sim.build import TwinCompileError
 from opgen.sim.job import TwinFault
 from opgen.sim.real_world import Inputs
 from .real_ops import (A5_INIT, A5_INIT_FIXED, ADD_RMS_NORM, COMBINE, DISPATCH, MARKS, a5_combine_fixed,
@@ -132,10 +132,12 @@ def test_real_950_combine_agrees_with_the_reference(tree, tmp_path, suite):
     assert_agrees(ref, cases, case, world, real_run(tree, ref, case, world, tmp_path))
 
 
-# Past its Init, the A5 MTE combine (comm quant 0) packs each expert row into 512-byte window blocks, 480 data
-# bytes and a 32-byte flag, with two level-0 Copy calls of blockCntPerToken_ repeats 480 bytes apart in the source
-# (srcRepStride 15 blocks): they read blockCntPerToken_ * 480 bytes of the row's expandXInQueue_ buffer, which holds
-# hExpandXAlign32Size_ = Ceil(2H, 32) * 32. At H 1024 FLOAT16: 5 repeats read 2400 bytes of a 2048-byte buffer.
+# Past its Init, the A5 MTE combine packs each expert row into 512-byte window blocks, 480 data bytes and a 32-byte
+# flag, with two level-0 Copy calls of blockCntPerToken_ repeats 480 bytes apart in the source (srcRepStride 15
+# blocks): they read blockCntPerToken_ * 480 bytes of the row's buffer, which holds Ceil(commDataBytes_, 32) * 32.
+# Comm quant 0 reads the expandXInQueue_ buffer of hExpandXAlign32Size_ = Ceil(2H, 32) * 32 (H 1024 FLOAT16: 5
+# repeats read 2400 bytes of 2048); comm quant 2 the quantResultBuf_ of the int8 row and its scales (tokenScaleCnt_
+# = 512 + 128 halves at H 1024: 3 repeats read 1440 bytes of 1280).
 # On the device the Copy reads the next UB bytes (the queue's next buffer or xOutPackageQueue_'s) into the data lanes
 # of the last block past the row, which no reader uses: the receiver copies blockCntPerToken_ * 480 bytes into a
 # moeMainSumQueue_ buffer sized for them (moeQueueBytes) and sums axisH_ elements; the flag lanes (floats 120-127 of
@@ -145,10 +147,13 @@ def test_real_950_combine_agrees_with_the_reference(tree, tmp_path, suite):
 #       (ExpertAlltoAllDispatchInnerCopyAdd: Copy(packedfloat, srcfloat, uint64_t(64), uint8_t(blockCntPerToken_),
 #       {1, 1, 16, 15}), Copy(packedfloat[64], srcfloat[64], uint64_t(56), ...); InitAttrs: blockCntPerToken_ =
 #       Ceil(commDataBytes_, SPLIT_BLOCK_DATA_SIZE); BuffInit: InitBuffer(expandXInQueue_, dispatchBufferNum_,
-#       hExpandXAlign32Size_); the receiving side: moeQueueBytes, ProcessMoeExpert)
+#       hExpandXAlign32Size_), InitBuffer(quantResultBuf_, tokenScaleAlign32Size); the receiving side:
+#       moeQueueBytes, ProcessMoeExpert), mc2/moe_distribute_combine_v2/op_kernel/moe_distribute_combine_v2_quant.h
+#       (QuantInit: tokenScaleCnt_)
 A5_COMBINE_PACK_SOURCE = (
-    "measured: the real Ascend 950 MTE combine's row packing (comm quant 0) reads blockCntPerToken_ * 480 bytes of a "
-    "Ceil(2H, 32) * 32-byte expandXInQueue_ buffer: its level-0 Copy reads past the tensor's buffer")
+    "measured: the real Ascend 950 MTE combine's row packing reads blockCntPerToken_ * 480 bytes of a "
+    "Ceil(commDataBytes_, 32) * 32-byte buffer (expandXInQueue_, quantResultBuf_ under comm quant 2): its level-0 "
+    "Copy reads past the tensor's buffer")
 
 
 @pytest.mark.slow
@@ -168,7 +173,7 @@ def test_past_its_init_the_real_950_combine_packs_rows_from_past_the_tokens_buff
 @pytest.mark.parametrize("suite", [pytest.param(COMBINE, id="CombineV2"),
                                    pytest.param(ADD_RMS_NORM, id="CombineAddRmsNorm", marks=pytest.mark.slow)])
 def test_real_950_combine_with_its_findings_fixed_agrees_with_the_reference(tree, tmp_path, suite):
-    """The real A5 MTE combine with Init and the packing buffer fixed in a temp copy (``real_ops.a5_combine_fixed``:
+    """The real A5 MTE combine with Init and the packing buffers fixed in a temp copy (``real_ops.a5_combine_fixed``:
     A5_COMBINE_CONTEXT, A5_COMBINE_PACK_SOURCE) on the suite's first quant-0 world."""
     ref, cases = suite
     case = first_world(cases, 0, A5)
@@ -344,15 +349,6 @@ A5_CONST_EXPERT_SUM = (
     "measured: the twin does not model the order of the Ascend 950's Reg::ReduceSum, and the real A5 MTE combine's "
     "constant expert sums a 1024-float row (CalConstExpertAlpha) that rounds differently in different orders: the "
     "twin faults rather than pick one")
-# Comm quant 2 dequantises with register-API loads and stores the twin does not model: the instance does not build.
-# code: mc2/moe_distribute_combine_v2/op_kernel/moe_distribute_combine_v2_quant.h (Int8DequantProcessA5:
-#       MicroAPI::DataCopy LoadDist::DIST_DINTLV_B32 / DIST_UNPACK_B8, StoreDist::DIST_INTLV_B32)
-A5_COMBINE_INT8_DEQUANT = (
-    "measured: the twin does not model the register-API loads and stores of the real A5 MTE combine's int8 dequant "
-    "(DataCopy DIST_DINTLV_B32 / DIST_UNPACK_B8 / DIST_INTLV_B32, opgen_sim/unmodelled_3510.h): the comm quant 2 "
-    "instance does not build")
-
-
 def _every_950_combine_world():
     out = []
     for suite in (COMBINE, ADD_RMS_NORM):
@@ -361,10 +357,7 @@ def _every_950_combine_world():
             if case["product"] != A5 or "ranks" in case:
                 continue
             marks = [pytest.mark.slow]
-            if int(case["attrs"].get(cases.QUANT_BY, 0)) == 2:
-                marks.append(pytest.mark.xfail(strict=True, reason=A5_COMBINE_INT8_DEQUANT,
-                                               raises=TwinCompileError))
-            elif "constExpertNum" in case["id"]:
+            if "constExpertNum" in case["id"]:
                 marks.append(pytest.mark.xfail(strict=True, reason=A5_CONST_EXPERT_SUM, raises=TwinFault))
             out.append(pytest.param(suite, case, marks=marks, id=f"{ref.OP}-{case['id']}"))
     return out

@@ -58,16 +58,6 @@ __simd_callee__ inline void Pack(S& dstReg, V& srcReg)
 }
 
 // kernel_reg_compute_datacopy_intf.h (DataCopy*: the impl's names of LoadAlign / StoreAlign / *UnAlign)
-template <typename T = DefaultType, LoadDist dist, typename U>
-__simd_callee__ inline void DataCopy(U& dstReg0, U& dstReg1, __ubuf__ T* srcAddr)
-{
-    OPGEN_SIM_REG_NOT_MODELLED("DataCopy (a dual register load)", T, U);
-}
-template <typename T = DefaultType, StoreDist dist, typename U>
-__simd_callee__ inline void DataCopy(__ubuf__ T* dstAddr, U& srcReg0, U& srcReg1, MaskReg& mask)
-{
-    OPGEN_SIM_REG_NOT_MODELLED("DataCopy (a dual register store)", T, U);
-}
 template <typename T = DefaultType, LoadDist dist = LoadDist::DIST_NORM, typename U>
 __simd_callee__ inline void LoadAlign(U& dstReg, __ubuf__ T* srcAddr)
 {

@@ -25,7 +25,11 @@
  *   as numeric.h, SatMode::SAT saturating a finite or infinite overflow to the largest finite value;
  * - register loads and stores address the UB as reg.h's (bounded by it, aligned, hazard-recorded); post-updating
  *   forms advance the pointer by `postUpdateStride` elements after the access; LoadDist DIST_DINTLV_B16 / B32 loads
- *   2 x 256 bytes de-interleaved (even elements to dstReg0, odd to dstReg1), DIST_E2B_B16 / B32 loads 8 elements
+ *   2 x 256 bytes de-interleaved (even elements to dstReg0, odd to dstReg1; with or without post-update), StoreDist
+ *   DIST_INTLV_B32 stores two registers' 2 x 64 floats interleaved (its inverse; an all-active mask only: how a
+ *   partial one predicates the pair is not documented), reg.h's DIST_UNPACK_B8 loads 128 bytes into the low bytes of
+ *   the 16-bit slots (the real 950 CombineV2's int8 dequant, moe_distribute_combine_v2_quant.h
+ *   Int8DequantProcessA5), DIST_E2B_B16 / B32 loads 8 elements
  *   broadcasting each to a 32-byte block ("将每个16bit元素广播到一个DataBlock(32B)中"); StoreDist DIST_PACK_B16 /
  *   DIST_PACK4_B32 store the low byte of each active 16- / 32-bit lane, packed; DataCopyUnAlign / StoreUnAlign store
  *   `postUpdateStride` elements at an element-aligned address, and the UnalignReg must be flushed by

@@ -3,8 +3,9 @@
  * API calls (asc-devkit include/basic_api/reg_compute/kernel_reg_compute_*_intf.h and their
  * impl/basic_api/reg_compute/ ..._intf_impl.h forms) that the real Ascend 950 DispatchV2 / CombineV2 headers
  * name in code paths the twin does not run (reg_ops.h models those of the per-group and MX FP8 paths of
- * mc2/moe_distribute_dispatch_v2/op_kernel/quantize_functions.h): the MX clip path, moe_distribute_combine_v2_quant.h's
- * and the other forms the headers compile. They are declared with the public headers'
+ * mc2/moe_distribute_dispatch_v2/op_kernel/quantize_functions.h and of the int8 dequant of
+ * moe_distribute_combine_v2_quant.h): the MX clip path, that header's MX forms and the other forms the headers
+ * compile. They are declared with the public headers'
  * signatures so that those headers compile; their semantics are not modelled, so a kernel instance that calls one
  * does not build: the body is a static_assert naming the call, fired only when a tiling key's instance calls it.
  * Then the basic API calls only the Ascend 950 CCU kernels make (moe_distribute_dispatch_v2_a5_ccu.h: the proposal

@@ -37,8 +37,9 @@ real combine, the word flipping on every op.
 
 Ascend 950 (the suite's first quant-0 world): real DispatchV2 -> generated CombineV2 agrees with the reference,
 measured (the generated op runs on the real platform too: ``real_world.real_platform``, windows of twice
-HCCL_BUFFSIZE). The other direction is not run: the real 950 CombineV2 faults in its own Init
-(tests/test_real_ops_world.py ``A5_COMBINE_CONTEXT``), so it says nothing of interop.
+HCCL_BUFFSIZE). The real 950 CombineV2 faults in its own Init (tests/test_real_ops_world.py ``A5_COMBINE_CONTEXT``)
+and, past it, in its row packing (``A5_COMBINE_PACK_SOURCE``); with both fixed in a temp copy
+(``real_ops.a5_combine_fixed``), generated DispatchV2 -> real CombineV2 agrees with the reference too, measured.
 
 Worlds run with ``real_world.REAL_AIV`` vector cores per rank (the real dispatch assumes a multiple of 8) and a
 short twin timeout (``TIMEOUT``), so a flag nobody sets costs seconds.
@@ -52,7 +53,8 @@ import pytest
 from opgen import sim
 from opgen.harness import testkit
 from opgen.sim import real_world
-from .real_ops import ADD_RMS_NORM, COMBINE, DISPATCH, GENERATED, MARKS, tree  # noqa: F401 - tree: the module's fixture
+from .real_ops import (ADD_RMS_NORM, COMBINE, DISPATCH, GENERATED, MARKS, a5_combine_fixed,
+                       tree)  # noqa: F401 - tree: the module's fixture
 from .test_real_ops_world import a2_combine_with_the_flag_synced
 
 pytestmark = MARKS
@@ -74,7 +76,7 @@ class Communicator:
 
     def __init__(self, tree, work: Path, kernel_roots: dict[str, Path] | None = None):
         self.tree, self.work, self.windows, self.step = tree, work, None, 0
-        self.kernel_roots = kernel_roots or {}  # op -> an ops-transformer/ with a real-code finding fixed
+        self.kernel_roots = kernel_roots or {}  # op -> an ops-transformer/ with real-code findings fixed (real_ops.kernel_copy_with)
         self.buffer_ids: list[dict[int, int]] = []  # after each op: rank -> the A2 half-select word (buffer_ids)
 
     def run(self, kind: str, suite, case: dict, world) -> list[dict]:
@@ -221,3 +223,10 @@ A5 = "ascend950"
 
 def test_950_real_dispatch_then_generated_combine(tree, tmp_path):
     moe_layer(Communicator(tree, tmp_path), REAL, GEN, first_world(A5))
+
+
+def test_950_generated_dispatch_then_real_combine_with_its_findings_fixed(tree, tmp_path):
+    """The real 950 CombineV2 with its two findings fixed in a temp copy (tests/test_real_ops_world.py
+    A5_COMBINE_CONTEXT, A5_COMBINE_PACK_SOURCE), on the windows the generated DispatchV2 left."""
+    comm = Communicator(tree, tmp_path, {COMBINE[0].OP: a5_combine_fixed(tree.ops, tmp_path / "ops")})
+    moe_layer(comm, GEN, REAL, first_world(A5))

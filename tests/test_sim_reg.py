@@ -209,9 +209,20 @@ def test_register_bf16_to_fp4_cast_packs_lane_pairs_into_byte_0_of_each_slot(cas
     assert run(cases_3510, "reg_fp4_lanes") == (["fp4 21,72,c7,0"], [])
 
 
+def test_register_unpack_b8_load_and_the_interleaving_dual_store(cases_3510):
+    """int8 s[i] = i - 64: DIST_UNPACK_B8, Cast<half, int8_t> ZERO, Cast<float, half> ZERO / ONE (even / odd) and the
+    DIST_INTLV_B32 dual store give s[0..127] in order (what the real 950 CombineV2's int8 dequant relies on:
+    moe_distribute_combine_v2_quant.h Int8DequantProcessA5); DIST_DINTLV_B32 then DIST_INTLV_B32 is the identity."""
+    assert run(cases_3510, "reg_unpack_interleave") == (["f -64 -63 -62 -1 0 63 g -64 -63 63"], [])
+
+
 QUANT_FAULTS = {
     "reg_mixed_mask": "MicroAPI::Abs: 4-byte lane 1 of a MaskReg made for 2-byte elements covers active and inactive "
                       "lanes: which one predicates it is not documented",
+    "reg_unpack_odd_byte": "MicroAPI::DataCopy (a register store): reads lane 1 of a RegTensor<int8_t> no instruction "
+                           "wrote",
+    "reg_intlv_partial_mask": "MicroAPI::DataCopy (a DIST_INTLV_B32 dual register store): lane 10 of the mask is "
+                              "inactive: how a partial mask predicates a dual store is not documented",
     "reg_reduce_max_no_lane": "MicroAPI::ReduceMax: no active lane: no documented result",
     "reg_max_nan": "MicroAPI::Max: a NaN lane: what the instruction gives for it is not documented",
     "reg_unalign_no_post": "MicroAPI::DataCopyUnAlign (store): the UnalignReg goes out of scope with data no "

@@ -446,6 +446,71 @@ void RegCastLanes(uint32_t)
            Bits(q, 64) + "," + Bits(q, 128) + "," + Bits(q, 129) + "," + Bits(q, 191) + " bf16 " + Bits(b, 0));
 }
 
+// int8 s[i] = i - 64 (128 at UB 0): the DIST_UNPACK_B8 load, Cast<half, int8_t> (ZERO) and Cast<float, half> of the
+// even (ZERO) / odd (ONE) lanes, the DIST_INTLV_B32 dual store of the two (floats s[0..127] in order at UB 1024), the
+// DIST_DINTLV_B32 dual load of them back (even / odd) and their DIST_INTLV_B32 store at UB 2048 (the inverse)
+void UnpackInterleave(__local_mem__ int8_t* src, __local_mem__ float* out, __local_mem__ float* out2)
+{
+    static constexpr MicroAPI::CastTrait zero = {MicroAPI::RegLayout::ZERO, MicroAPI::SatMode::UNKNOWN,
+                                                 MicroAPI::MaskMergeMode::ZEROING, RoundMode::UNKNOWN};
+    static constexpr MicroAPI::CastTrait one = {MicroAPI::RegLayout::ONE, MicroAPI::SatMode::UNKNOWN,
+                                                MicroAPI::MaskMergeMode::ZEROING, RoundMode::UNKNOWN};
+    MicroAPI::MaskReg m16 = MicroAPI::CreateMask<half>();
+    MicroAPI::MaskReg m32 = MicroAPI::CreateMask<float>();
+    MicroAPI::RegTensor<int8_t> b;
+    MicroAPI::DataCopy<int8_t, MicroAPI::LoadDist::DIST_UNPACK_B8>(b, src);
+    MicroAPI::RegTensor<half> h;
+    MicroAPI::Cast<half, int8_t, zero>(h, b, m16);
+    MicroAPI::RegTensor<float> even, odd;
+    MicroAPI::Cast<float, half, zero>(even, h, m16);
+    MicroAPI::Cast<float, half, one>(odd, h, m16);
+    MicroAPI::DataCopy<float, MicroAPI::StoreDist::DIST_INTLV_B32>(out, even, odd, m32);
+    MicroAPI::RegTensor<float> e2, o2;
+    MicroAPI::DataCopy<float, MicroAPI::LoadDist::DIST_DINTLV_B32>(e2, o2, out);
+    MicroAPI::DataCopy<float, MicroAPI::StoreDist::DIST_INTLV_B32>(out2, e2, o2, m32);
+}
+
+void RegUnpackInterleave(uint32_t)
+{
+    Ub ub;
+    LocalTensor<int8_t> s = ub.t.ReinterpretCast<int8_t>();
+    for (uint32_t i = 0; i < 128; ++i) {
+        s.SetValue(i, static_cast<int8_t>(static_cast<int32_t>(i) - 64));
+    }
+    LocalTensor<float> f = ub.t[256].ReinterpretCast<float>();
+    LocalTensor<float> g = ub.t[512].ReinterpretCast<float>();
+    Sync<HardEvent::S_V>();
+    VF_CALL<UnpackInterleave>((__local_mem__ int8_t*)s.GetPhyAddr(), (__local_mem__ float*)f.GetPhyAddr(),
+                              (__local_mem__ float*)g.GetPhyAddr());
+    Sync<HardEvent::V_S>();
+    std::string v = "f";
+    for (uint32_t i : {0U, 1U, 2U, 63U, 64U, 127U}) {
+        v += " " + std::to_string(static_cast<int>(f.GetValue(i)));
+    }
+    v += " g";
+    for (uint32_t i : {0U, 1U, 127U}) {
+        v += " " + std::to_string(static_cast<int>(g.GetValue(i)));
+    }
+    Report(v);
+}
+
+// the odd byte of an unpacked slot is never written; a dual store under a partial mask
+void UnpackOddByte(__local_mem__ int8_t* x)
+{
+    MicroAPI::MaskReg m8 = MicroAPI::CreateMask<int8_t>();
+    MicroAPI::RegTensor<int8_t> b;
+    MicroAPI::DataCopy<int8_t, MicroAPI::LoadDist::DIST_UNPACK_B8>(b, x);
+    MicroAPI::DataCopy(x + 256, b, m8);
+}
+void IntlvPartialMask(__local_mem__ float* x)
+{
+    uint32_t n = 10;
+    MicroAPI::MaskReg m = MicroAPI::UpdateMask<float>(n);
+    MicroAPI::RegTensor<float> a;
+    MicroAPI::Duplicate(a, 1.0f);
+    MicroAPI::DataCopy<float, MicroAPI::StoreDist::DIST_INTLV_B32>(x, a, a, m);
+}
+
 // uint16 u[i] = i % 16 + 16 * (i / 16) (256 at UB 0, the same as i): ReduceMaxWithDataBlock of the first 128 lanes
 // (block maxima 15, 31, ..., 127), two DataCopyUnAlign stores of its 8 lanes at an unaligned address (UB 2 elements
 // in) and the Post; the DIST_E2B_B16 load of 8 elements broadcasting each to its block, the post-updating
@@ -861,6 +926,9 @@ const std::map<std::string, std::function<void(uint32_t)>>& Cases()
         {"reg_cast_lanes", RegCastLanes},
         {"reg_block_lanes", RegBlockLanes},
         {"reg_fp4_lanes", RegFp4Lanes},
+        {"reg_unpack_interleave", RegUnpackInterleave},
+        {"reg_unpack_odd_byte", [](uint32_t) { RunAt<UnpackOddByte, int8_t>(0); }},
+        {"reg_intlv_partial_mask", [](uint32_t) { RunAt<IntlvPartialMask, float>(0); }},
         {"reg_mixed_mask", [](uint32_t) { RunAt<MixedMask, float>(0); }},
         {"reg_reduce_max_no_lane", [](uint32_t) { RunAt<NoLaneReduceMax, float>(0); }},
         {"reg_max_nan", [](uint32_t) { RunAt<NanMax, float>(0); }},

@@ -290,18 +290,35 @@ __simd_callee__ inline void Duplicate(S& dstReg, U scalarValue)
     }
 }
 
-// kernel_reg_compute_datacopy_intf.h DataCopy / LoadAlign (vld, LoadDist::DIST_NORM): VECTOR_REG_WIDTH bytes from an
-// aligned UB address
+// kernel_reg_compute_datacopy_intf.h DataCopy / LoadAlign (vld): LoadDist::DIST_NORM loads VECTOR_REG_WIDTH bytes
+// from an aligned UB address; DIST_UNPACK_B8 loads VECTOR_REG_WIDTH / 2 bytes, byte i into the low byte of 16-bit
+// slot i (register byte 2i; the other byte of the slot unwritten, reading it faults). The slot is the one a
+// RegLayout::ZERO widening Cast to a 16-bit type reads for lane i: the level-2 Cast of b8 to b16 elements is that
+// load, that Cast and a NORM store, element i to element i (asc-devkit impl/basic_api/dav_3510/
+// kernel_operator_vec_vconv_impl.h GenLoadL2 / CastIntrinsicsImplVF: castTrait RegLayout::ZERO).
 template <typename T = void, LoadDist dist = LoadDist::DIST_NORM, typename U, typename P>
 __simd_callee__ inline void DataCopy(U& dstReg, __ubuf__ P* srcAddr)
 {
-    static_assert(dist == LoadDist::DIST_NORM, "MicroAPI::DataCopy (load): the twin models LoadDist::DIST_NORM only");
+    static_assert(dist == LoadDist::DIST_NORM || dist == LoadDist::DIST_UNPACK_B8,
+                  "MicroAPI::DataCopy (load): the twin models LoadDist::DIST_NORM and DIST_UNPACK_B8 only");
     static_assert(std::is_same<std::remove_cv_t<P>, typename U::ActualT>::value,
                   "MicroAPI::DataCopy (load): the address's element type is the register's");
-    const uint8_t* p = opgen_sim::reg::Ub(srcAddr, VECTOR_REG_WIDTH, false, "MicroAPI::DataCopy (a register load)");
-    std::memcpy(dstReg.lane, p, VECTOR_REG_WIDTH);
-    for (uint32_t i = 0; i < VECTOR_REG_WIDTH; ++i) {
-        dstReg.set[i] = true;
+    if constexpr (dist == LoadDist::DIST_UNPACK_B8) {
+        static_assert(sizeof(typename U::ActualT) == 1, "MicroAPI::DataCopy DIST_UNPACK_B8: an 8-bit register");
+        const uint8_t* p = opgen_sim::reg::Ub(srcAddr, VECTOR_REG_WIDTH / 2U, false,
+                                              "MicroAPI::DataCopy (a DIST_UNPACK_B8 register load)");
+        uint8_t* bytes = reinterpret_cast<uint8_t*>(dstReg.lane);
+        for (uint32_t i = 0; i < VECTOR_REG_WIDTH / 2U; ++i) {
+            bytes[2U * i] = p[i];
+            dstReg.set[2U * i] = true;
+            dstReg.set[2U * i + 1U] = false;
+        }
+    } else {
+        const uint8_t* p = opgen_sim::reg::Ub(srcAddr, VECTOR_REG_WIDTH, false, "MicroAPI::DataCopy (a register load)");
+        std::memcpy(dstReg.lane, p, VECTOR_REG_WIDTH);
+        for (uint32_t i = 0; i < VECTOR_REG_WIDTH; ++i) {
+            dstReg.set[i] = true;
+        }
     }
 }
 

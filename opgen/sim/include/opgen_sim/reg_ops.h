@@ -25,7 +25,11 @@
  *   as numeric.h, SatMode::SAT saturating a finite or infinite overflow to the largest finite value;
  * - register loads and stores address the UB as reg.h's (bounded by it, aligned, hazard-recorded); post-updating
  *   forms advance the pointer by `postUpdateStride` elements after the access; LoadDist DIST_DINTLV_B16 / B32 loads
- *   2 x 256 bytes de-interleaved (even elements to dstReg0, odd to dstReg1), DIST_E2B_B16 / B32 loads 8 elements
+ *   2 x 256 bytes de-interleaved (even elements to dstReg0, odd to dstReg1; with or without post-update), StoreDist
+ *   DIST_INTLV_B32 stores two registers' 2 x 64 floats interleaved (its inverse; an all-active mask only: how a
+ *   partial one predicates the pair is not documented), reg.h's DIST_UNPACK_B8 loads 128 bytes into the low bytes of
+ *   the 16-bit slots (the real 950 CombineV2's int8 dequant, moe_distribute_combine_v2_quant.h
+ *   Int8DequantProcessA5), DIST_E2B_B16 / B32 loads 8 elements
  *   broadcasting each to a 32-byte block ("将每个16bit元素广播到一个DataBlock(32B)中"); StoreDist DIST_PACK_B16 /
  *   DIST_PACK4_B32 store the low byte of each active 16- / 32-bit lane, packed; DataCopyUnAlign / StoreUnAlign store
  *   `postUpdateStride` elements at an element-aligned address, and the UnalignReg must be flushed by
@@ -737,6 +741,38 @@ __simd_callee__ inline void LoadAlign(U& dstReg0, U& dstReg1, __ubuf__ T*& srcAd
     static_assert(postMode == PostLiteral::POST_MODE_UPDATE, "MicroAPI::LoadAlign (post-updating dual load)");
     opgen_sim::reg::LoadPairAt<dist>(dstReg0, dstReg1, srcAddr, "MicroAPI::LoadAlign (a post-updating dual load)");
     srcAddr += postUpdateStride;
+}
+// the dual forms without post-update: DIST_DINTLV loads (LoadPairAt); the DIST_INTLV_B32 store writes 2 x 64
+// floats interleaved, srcReg0[0] srcReg1[0] srcReg0[1] srcReg1[1] ...: vintlv of the two registers, then a NORM
+// store of each (asc-devkit impl/basic_api/reg_compute/dav_l300/kernel_reg_compute_datacopy_impl.h, the vsts dual
+// DataCopyImpl of DIST_INTLV_B32; the inverse of DIST_DINTLV_B32). That form stores under an all-active mask; how a
+// partial mask predicates the 128 elements is not documented, so the twin takes an all-active one only.
+template <typename T = DefaultType, LoadDist dist, typename U>
+__simd_callee__ inline void DataCopy(U& dstReg0, U& dstReg1, __ubuf__ T* srcAddr)
+{
+    opgen_sim::reg::LoadPairAt<dist>(dstReg0, dstReg1, srcAddr, "MicroAPI::DataCopy (a dual register load)");
+}
+template <typename T = DefaultType, StoreDist dist, typename U>
+__simd_callee__ inline void DataCopy(__ubuf__ T* dstAddr, U& srcReg0, U& srcReg1, MaskReg& mask)
+{
+    using E = typename U::ActualT;
+    static_assert(dist == StoreDist::DIST_INTLV_B32, "MicroAPI::DataCopy (dual store): the twin models DIST_INTLV_B32 only");
+    static_assert(sizeof(E) == 4, "MicroAPI::DataCopy (dual store) DIST_INTLV_B32: 32-bit registers");
+    const char* what = "MicroAPI::DataCopy (a DIST_INTLV_B32 dual register store)";
+    const opgen_sim::reg::LaneMask on = opgen_sim::reg::Lanes<E>(mask, what);
+    for (uint32_t i = 0; i < U::LANES; ++i) {
+        if (!on[i]) {
+            opgen_sim::Raise("%s: lane %u of the mask is inactive: how a partial mask predicates a dual store is not "
+                             "documented", what, i);
+        }
+    }
+    uint8_t* base = opgen_sim::reg::Ub(dstAddr, 2U * AscendC::VECTOR_REG_WIDTH, true, what);
+    for (uint32_t i = 0; i < U::LANES; ++i) {
+        const E v0 = opgen_sim::reg::Read(srcReg0, i, what);
+        const E v1 = opgen_sim::reg::Read(srcReg1, i, what);
+        std::memcpy(base + (2U * i) * sizeof(E), &v0, sizeof(E));
+        std::memcpy(base + (2U * i + 1U) * sizeof(E), &v1, sizeof(E));
+    }
 }
 template <typename T = DefaultType, PostLiteral postMode, StoreDist dist = StoreDist::DIST_NORM, typename U>
 __simd_callee__ inline void DataCopy(__ubuf__ T*& dstAddr, U& srcReg, int32_t postUpdateStride, MaskReg& mask)

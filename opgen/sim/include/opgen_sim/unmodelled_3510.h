@@ -3,8 +3,9 @@
  * API calls (asc-devkit include/basic_api/reg_compute/kernel_reg_compute_*_intf.h and their
  * impl/basic_api/reg_compute/ ..._intf_impl.h forms) that the real Ascend 950 DispatchV2 / CombineV2 headers
  * name in code paths the twin does not run (reg_ops.h models those of the per-group and MX FP8 paths of
- * mc2/moe_distribute_dispatch_v2/op_kernel/quantize_functions.h): the MX clip path, moe_distribute_combine_v2_quant.h's
- * and the other forms the headers compile. They are declared with the public headers'
+ * mc2/moe_distribute_dispatch_v2/op_kernel/quantize_functions.h and of the int8 dequant of
+ * moe_distribute_combine_v2_quant.h): the MX clip path, that header's MX forms and the other forms the headers
+ * compile. They are declared with the public headers'
  * signatures so that those headers compile; their semantics are not modelled, so a kernel instance that calls one
  * does not build: the body is a static_assert naming the call, fired only when a tiling key's instance calls it.
  * Then the basic API calls only the Ascend 950 CCU kernels make (moe_distribute_dispatch_v2_a5_ccu.h: the proposal
@@ -58,16 +59,6 @@ __simd_callee__ inline void Pack(S& dstReg, V& srcReg)
 }
 
 // kernel_reg_compute_datacopy_intf.h (DataCopy*: the impl's names of LoadAlign / StoreAlign / *UnAlign)
-template <typename T = DefaultType, LoadDist dist, typename U>
-__simd_callee__ inline void DataCopy(U& dstReg0, U& dstReg1, __ubuf__ T* srcAddr)
-{
-    OPGEN_SIM_REG_NOT_MODELLED("DataCopy (a dual register load)", T, U);
-}
-template <typename T = DefaultType, StoreDist dist, typename U>
-__simd_callee__ inline void DataCopy(__ubuf__ T* dstAddr, U& srcReg0, U& srcReg1, MaskReg& mask)
-{
-    OPGEN_SIM_REG_NOT_MODELLED("DataCopy (a dual register store)", T, U);
-}
 template <typename T = DefaultType, LoadDist dist = LoadDist::DIST_NORM, typename U>
 __simd_callee__ inline void LoadAlign(U& dstReg, __ubuf__ T* srcAddr)
 {

@@ -39,7 +39,7 @@ Ascend 950 (the suite's first quant-0 world): real DispatchV2 -> generated Combi
 measured (the generated op runs on the real platform too: ``real_world.real_platform``, windows of twice
 HCCL_BUFFSIZE). The real 950 CombineV2 faults in its own Init (tests/test_real_ops_world.py ``A5_COMBINE_CONTEXT``)
 and, past it, in its row packing (``A5_COMBINE_PACK_SOURCE``); with both fixed in a temp copy
-(``real_ops.a5_combine_fixed``), generated DispatchV2 -> real CombineV2 agrees with the reference too, measured.
+(``opgen.sim.real_fixes.a5_combine_fixed``), generated DispatchV2 -> real CombineV2 agrees with the reference too, measured.
 
 Worlds run with ``real_world.REAL_AIV`` vector cores per rank (the real dispatch assumes a multiple of 8) and a
 short twin timeout (``TIMEOUT``), so a flag nobody sets costs seconds.
@@ -52,10 +52,9 @@ import pytest
 
 from opgen import sim
 from opgen.harness import testkit
-from opgen.sim import real_world
-from .real_ops import (ADD_RMS_NORM, COMBINE, DISPATCH, GENERATED, MARKS, a5_combine_fixed,
-                       tree)  # noqa: F401 - tree: the module's fixture
-from .test_real_ops_world import a2_combine_with_the_flag_synced
+from opgen.sim import real_fixes, real_world
+from opgen.sim.real_fixes import a5_combine_fixed
+from .real_ops import ADD_RMS_NORM, COMBINE, DISPATCH, GENERATED, MARKS, tree  # noqa: F401 - tree: the module's fixture
 
 pytestmark = MARKS
 
@@ -76,7 +75,7 @@ class Communicator:
 
     def __init__(self, tree, work: Path, kernel_roots: dict[str, Path] | None = None):
         self.tree, self.work, self.windows, self.step = tree, work, None, 0
-        self.kernel_roots = kernel_roots or {}  # op -> an ops-transformer/ with real-code findings fixed (real_ops.kernel_copy_with)
+        self.kernel_roots = kernel_roots or {}  # op -> an ops-transformer/ with real-code findings fixed (opgen.sim.real_fixes)
         self.buffer_ids: list[dict[int, int]] = []  # after each op: rank -> the A2 half-select word (buffer_ids)
 
     def run(self, kind: str, suite, case: dict, world) -> list[dict]:
@@ -196,7 +195,7 @@ def test_a2_generated_dispatch_then_real_combine_with_its_flag_synced(tree, tmp_
     """The real one-server combine with its finding fixed in a temp copy (A2_COMBINE_FLAG: the S_MTE3 sync before
     its flag's copy, tests/test_real_ops_world.py) on what the generated dispatch left: rows, counts and the
     half-select word."""
-    comm = Communicator(tree, tmp_path, {COMBINE[0].OP: a2_combine_with_the_flag_synced(tree, tmp_path / "ops")})
+    comm = Communicator(tree, tmp_path, {COMBINE[0].OP: real_fixes.a2_combine_flag_synced(tree.ops, tmp_path / "ops")})
     for n, (dispatch, combine) in enumerate(layers):
         moe_layer(comm, dispatch, combine, dict(A2_CASE, id=f"{A2_CASE['id']}-layer{n}"))  # fresh tokens each
     assert comm.buffer_ids == [{0: b, 1: b} for b in (1, 0) * len(layers)]

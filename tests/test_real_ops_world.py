@@ -10,7 +10,7 @@ combine's own quant mode: DispatchV2's int8 rows are no CombineV2 input, its exp
 Worlds run with ``opgen.sim.real_world.REAL_AIV`` vector cores per rank (the real dispatch assumes a multiple of 8).
 
 Atlas A2 one-server CombineV2: its flag store lacks an S_MTE3 sync (a test pins the twin's fault); with the sync
-added in a temp copy (``tests/real_ops.py`` ``kernel_copy_with``) it agrees, on the suite's first world here and on
+added in a temp copy (``opgen.sim.real_fixes``) it agrees, on the suite's first world here and on
 every one-server world in the slow tier.
 
 CombineAddRmsNorm (DispatchV2's other partner: the real A3 entry instantiates CombineV2's kernel with
@@ -25,7 +25,7 @@ quantize_functions.h, ``opgen_sim/reg_ops.h``), and in the slow tier on every As
 agrees; commAlg fullmesh_v2 has A3's FillTriple finding: strict xfails); the real CombineV2 and CombineAddRmsNorm on their
 suites' first worlds fault in Init (A5_COMBINE_CONTEXT: strict xfail, the exception type pinned, the real code as
 the evidence), past it in their row packing (A5_COMBINE_PACK_SOURCE, slow); with both fixed in a temp copy
-(``real_ops.a5_combine_fixed``) they agree on the first quant-0 world (CombineAddRmsNorm's in the slow tier) and, in
+(``opgen.sim.real_fixes.a5_combine_fixed``) they agree on the first quant-0 world (CombineAddRmsNorm's in the slow tier) and, in
 the slow tier, on every Ascend 950 world of their suites (CombineV2's comm quant 2 included: its int8 dequant runs
 the register-API loads and stores of moe_distribute_combine_v2_quant.h) but the constant-expert one
 (A5_CONST_EXPERT_SUM).
@@ -40,11 +40,11 @@ import shutil
 import pytest
 
 from opgen.harness import testkit
-from opgen.sim import real_tiling, real_world
+from opgen.sim import real_fixes, real_tiling, real_world
 from opgen.sim.job import TwinFault
 from opgen.sim.real_world import Inputs
-from .real_ops import (A5_INIT, A5_INIT_FIXED, ADD_RMS_NORM, COMBINE, DISPATCH, MARKS, a5_combine_fixed,
-                       kernel_copy_with, tree)  # noqa: F401 - tree: the module's fixture
+from opgen.sim.real_fixes import A5_INIT, A5_INIT_FIXED, a5_combine_fixed
+from .real_ops import ADD_RMS_NORM, COMBINE, DISPATCH, MARKS, tree  # noqa: F401 - tree: the module's fixture
 
 pytestmark = MARKS
 
@@ -177,7 +177,7 @@ def test_past_its_init_the_real_950_combine_packs_rows_from_past_the_tokens_buff
 @pytest.mark.parametrize("suite", [pytest.param(COMBINE, id="CombineV2"),
                                    pytest.param(ADD_RMS_NORM, id="CombineAddRmsNorm", marks=pytest.mark.slow)])
 def test_real_950_combine_with_its_findings_fixed_agrees_with_the_reference(tree, tmp_path, suite):
-    """The real A5 MTE combine with Init and the packing buffers fixed in a temp copy (``real_ops.a5_combine_fixed``:
+    """The real A5 MTE combine with Init and the packing buffers fixed in a temp copy (``opgen.sim.real_fixes.a5_combine_fixed``:
     A5_COMBINE_CONTEXT, A5_COMBINE_PACK_SOURCE) on the suite's first quant-0 world."""
     ref, cases = suite
     case = first_world(cases, 0, A5)
@@ -235,18 +235,6 @@ A2_SEND_COUNTS = (
     "globalBS 2: moeExpertNum + 2 * globalBS * K * serverNum); the twin's GM tensors end where their shape does")
 
 
-# The one-server combine with the S_MTE3 sync added between its flag's scalar store and the MTE3 copy that sends it
-# (a temp copy, never the tarball's file: tests/real_ops.py kernel_copy_with), the order the same function keeps for
-# tokenNumTensor a few lines above (SyncFunc<HardEvent::S_MTE3>() before CopyUb2Gm(tokenNumInWindow, ...)).
-A2_COMBINE_HEADER = "mc2/moe_distribute_combine_v2/op_kernel/arch22/moe_distribute_combine_a2.h"
-A2_FLAG_STORE = "        flagLocal_(0) = FLAG_VALUE;\n"
-A2_FLAG_STORE_SYNCED = "        flagLocal_(0) = FLAG_VALUE;\n        SyncFunc<HardEvent::S_MTE3>();\n"
-
-
-def a2_combine_with_the_flag_synced(tree, tmp: Path) -> Path:
-    return kernel_copy_with(tree.ops, tmp, A2_COMBINE_HEADER, ((A2_FLAG_STORE, A2_FLAG_STORE_SYNCED),))
-
-
 def test_the_real_a2_one_server_combine_sends_its_flag_unsynchronised(tree, tmp_path):
     """A2_COMBINE_FLAG on the suite's first A2 world: each core's flag, stored at UB [160, 164) (flagLocal_), is
     read by the MTE3 copy with no sync after the scalar store."""
@@ -264,7 +252,7 @@ def test_real_a2_one_server_combine_with_its_flag_synced_agrees_with_the_referen
     ref, cases = COMBINE
     case = first_world(cases, 0, A2)
     world = testkit.build_world(ref, case)
-    root = a2_combine_with_the_flag_synced(tree, tmp_path / "ops")
+    root = real_fixes.a2_combine_flag_synced(tree.ops, tmp_path / "ops")
     assert_agrees(ref, cases, case, world, real_world.run(tree, ref, case, world, tmp_path / "run", kernel_root=root))
 
 
@@ -377,11 +365,11 @@ def test_real_op_agrees_with_the_reference_on_every_positive_world(tree, tmp_pat
     """Each op on the suite's own world (the combine's inputs as the reference's dispatch lays them out)."""
     ref, cases = suite
     world = testkit.build_world(ref, case)
-    root = a2_combine_with_the_flag_synced(tree, tmp_path / "ops") if _flag_synced(ref, case) else None
+    root = real_fixes.a2_combine_flag_synced(tree.ops, tmp_path / "ops") if _flag_synced(ref, case) else None
     assert_agrees(ref, cases, case, world, real_world.run(tree, ref, case, world, tmp_path / "run", kernel_root=root))
 
 
-# The real 950 combines with their findings fixed (real_ops.a5_combine_fixed) on every Ascend 950 positive world of
+# The real 950 combines with their findings fixed (opgen.sim.real_fixes.a5_combine_fixed) on every Ascend 950 positive world of
 # their suites: what the twin cannot run, with the twin's side as the reason (no real-code finding).
 # The constant expert's alpha is Sum(Wc * x) over H floats (CalConstExpertAlpha: Sum(weightFloatLocal,
 # weightFloatLocal, {1, innerAlign, axisH_})); on __NPU_ARCH__ 3510 the twin faults when the row rounds differently

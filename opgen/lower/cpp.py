@@ -484,62 +484,39 @@ def has_choice(parts) -> bool:
 
 
 def cpp_text_lines(parts, view: ProductView, target: str = "concrete") -> list[str]:
-    """A concrete expectation with choices (:func:`has_choice`) as statements building ``std::string <target>``:
-    each choice an if / else-if chain, the text between choices appended, each value shown as in
-    :func:`cpp_text` (the same text)."""
+    """A concrete expectation with a choice (:func:`has_choice`; ``opgen.model.concrete``: a conditional shape
+    states the branch the call takes) as statements: ``std::string <target>`` and an if / else-if chain assigning
+    each branch's text (a choice within a branch nests), the same text :func:`cpp_text` builds."""
     low = ScalarCpp(view)
 
-    def merged(ps) -> list:
-        out = []
+    def text(ps) -> str:
+        merged: list = []
         for p in ps:
-            if isinstance(p, str) and out and isinstance(out[-1], str):
-                out[-1] += p
+            if isinstance(p, str) and merged and isinstance(merged[-1], str):
+                merged[-1] += p
             else:
-                out.append(p)
-        return out
+                merged.append(p)
+        return " + ".join(cpp_string(p) if isinstance(p, str) else low.show(p) for p in merged)
 
-    def piece(p) -> str:
-        return cpp_string(p) if isinstance(p, str) else low.show(p)
-
-    def chain(choice: TextChoice) -> list[tuple[str | None, tuple]]:
-        arms = []
+    def assign(ps) -> list[str]:
+        if not has_choice(ps):
+            return [f"{target} = {text(ps)};"] if ps else []
+        if len(ps) != 1:
+            raise LoweringError("a choice of a concrete expectation has text beside it")
+        lines, choice, first = [], ps[0], True
         while True:
-            arms.append((_strip(low.lower(_inline(view.op, choice.test))), choice.then))
+            lines.append(f"{'' if first else '} else '}if ({_strip(low.lower(_inline(view.op, choice.test)))}) {{")
+            lines += ["  " + line for line in assign(choice.then)]
+            first = False
             if len(choice.orelse) == 1 and isinstance(choice.orelse[0], TextChoice):
                 choice = choice.orelse[0]
                 continue
-            arms.append((None, choice.orelse))
-            return arms
-
-    def statements(ps, empty: bool) -> tuple[list[str], bool]:
-        """(lines, whether target is still empty after them); the first write to an empty target assigns."""
-        lines, group = [], []
-
-        def flush() -> None:
-            nonlocal empty
-            if group:
-                lines.append(f"{target} {'=' if empty else '+='} {' + '.join(group)};")
-                group.clear()
-                empty = False
-
-        for p in merged(ps):
-            if not isinstance(p, TextChoice):
-                group.append(piece(p))
-                continue
-            flush()
-            after = True
-            for i, (test, arm) in enumerate(chain(p)):
-                head = ("} else " if i else "") + ("{" if test is None else f"if ({test}) {{")
-                body, left = statements(arm, empty)
-                lines.append(head)
-                lines += ["  " + line for line in body]
-                after = after and left
+            lines.append("} else {")
+            lines += ["  " + line for line in assign(choice.orelse)]
             lines.append("}")
-            empty = after
-        flush()
-        return lines, empty
+            return lines
 
-    return [f"std::string {target};"] + statements(parts, True)[0]
+    return [f"std::string {target};"] + assign(parts)
 
 
 def cpp_kind_type(e: Expr, view: ProductView) -> str:

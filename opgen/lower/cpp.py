@@ -444,6 +444,11 @@ def cpp_arms(e: Expr, view: ProductView) -> list[tuple[str | None, str]]:
     return ScalarCpp(view).arms(e)
 
 
+def cpp_is_chain(e: Expr, view: ProductView) -> bool:
+    """Whether ``e`` (its defs inlined) is a conditional, written as statements (:func:`cpp_arms`)."""
+    return isinstance(_inline(view.op, e), Cond)
+
+
 def cpp_holds(c: Check, view: ProductView) -> list[str]:
     """A check whose expression is a conditional chain: ``bool holds`` assigned by an if / else-if chain."""
     return ["bool holds = false;"] + if_chain(cpp_arms(c.expr, view), "holds = ")
@@ -571,7 +576,7 @@ FILTERS = {
     "cpp_kind_type": cpp_kind_type,
     "cpp_shown": cpp_shown,
     "cpp_shape": cpp_shape,
-    "cpp_arms": cpp_arms,
+    "cpp_is_chain": cpp_is_chain,
     "cpp_holds": cpp_holds,
     "cpp_check_open": cpp_check_open,
     "cpp_return_chain": cpp_return_chain,

@@ -369,11 +369,19 @@ public:
         }
         // [op.a_rows] if isSharedRank then A == minA else A >= minA
         Reset();
-        if (all && Fails(let_isSharedRank() ? (dim_A() == let_minA()) : (dim_A() >= let_minA()))) {
-            Reset();
-            return Reject(kCodeTiling, "op.a_rows", "expandX",
-                          "A (expandX rows) = minA on a shared expert rank, >= minA on a MoE expert rank",
-                          Shown(ShowInt(dim_A())));
+        if (all) {
+            bool holds = false;
+            if (let_isSharedRank()) {
+                holds = dim_A() == let_minA();
+            } else {
+                holds = dim_A() >= let_minA();
+            }
+            if (Fails(holds)) {
+                Reset();
+                return Reject(kCodeTiling, "op.a_rows", "expandX",
+                              "A (expandX rows) = minA on a shared expert rank, >= minA on a MoE expert rank",
+                              Shown(ShowInt(dim_A())));
+            }
         }
         // [op.epRankId] epRankId in [0, epWorldSize)
         Reset();

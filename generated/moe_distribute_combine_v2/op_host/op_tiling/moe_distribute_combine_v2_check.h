@@ -1752,36 +1752,44 @@ public:
         // epWorldSize * localMoeExpertNum + globalBSReal * 2 * epWorldSize // 8 else rank(epSendCounts) == 1 and
         // dim(epSendCounts, 0) >= epWorldSize * localExpertNum
         Reset();
-        if (all &&
-            Fails((p.commAlg == "hierarchy"sv) ?
-                      ((Rank(p.epSendCounts) == 1) &&
-                       (Dim(p.epSendCounts, 0) >= Add(Mul(p.epWorldSize, let_localMoeExpertNum()),
-                                                      FloorDiv(Mul(Mul(let_globalBSReal(), 2), p.epWorldSize), 8)))) :
-                      ((Rank(p.epSendCounts) == 1) &&
-                       (Dim(p.epSendCounts, 0) >= Mul(p.epWorldSize, let_localExpertNum()))))) {
-            Reset();
-            const std::string shown = Shown(ShowShape(Shape(p.epSendCounts)));
-            Reset();
-            const std::string concrete =
-                (std::string() +
-                 ((p.commAlg == "hierarchy"sv) ?
-                      (std::string() + "shape (>= " +
-                       ShowInt(Add(Mul(p.epWorldSize, let_localMoeExpertNum()),
-                                   FloorDiv(Mul(Mul(let_globalBSReal(), 2), p.epWorldSize), 8))) +
-                       ",) = (>= epWorldSize * localMoeExpertNum + globalBSReal * 2 * epWorldSize // 8,) with "
-                       "commAlg=" +
-                       ShowStr(p.commAlg) + ", epWorldSize=" + ShowInt(p.epWorldSize) + ", localMoeExpertNum=" +
-                       ShowInt(let_localMoeExpertNum()) + ", globalBSReal=" + ShowInt(let_globalBSReal())) :
-                      (std::string() + "shape (>= " + ShowInt(Mul(p.epWorldSize, let_localExpertNum())) +
-                       ",) = (>= epWorldSize * localExpertNum,) with commAlg=" + ShowStr(p.commAlg) + ", epWorldSize=" +
-                       ShowInt(p.epWorldSize) + ", localExpertNum=" + ShowInt(let_localExpertNum()))));
-            return Reject(
-                kCodeTiling, "shape.epSendCounts", "epSendCounts",
-                undefined_ ?
-                    std::string("shape (if commAlg == \"hierarchy\" then (>= epWorldSize * localMoeExpertNum + "
-                                "globalBSReal * 2 * epWorldSize // 8,) else (>= epWorldSize * localExpertNum,))") :
-                    concrete,
-                shown);
+        if (all) {
+            bool holds = false;
+            if (p.commAlg == "hierarchy"sv) {
+                holds = (Rank(p.epSendCounts) == 1) &&
+                        (Dim(p.epSendCounts, 0) >= Add(Mul(p.epWorldSize, let_localMoeExpertNum()),
+                                                       FloorDiv(Mul(Mul(let_globalBSReal(), 2), p.epWorldSize), 8)));
+            } else {
+                holds =
+                    (Rank(p.epSendCounts) == 1) && (Dim(p.epSendCounts, 0) >= Mul(p.epWorldSize, let_localExpertNum()));
+            }
+            if (Fails(holds)) {
+                Reset();
+                const std::string shown = Shown(ShowShape(Shape(p.epSendCounts)));
+                Reset();
+                std::string concrete;
+                if (p.commAlg == "hierarchy"sv) {
+                    concrete = "shape (>= " +
+                               ShowInt(Add(Mul(p.epWorldSize, let_localMoeExpertNum()),
+                                           FloorDiv(Mul(Mul(let_globalBSReal(), 2), p.epWorldSize), 8))) +
+                               ",) = (>= epWorldSize * localMoeExpertNum + globalBSReal * 2 * epWorldSize // 8,) with "
+                               "commAlg=" +
+                               ShowStr(p.commAlg) + ", epWorldSize=" + ShowInt(p.epWorldSize) +
+                               ", localMoeExpertNum=" + ShowInt(let_localMoeExpertNum()) +
+                               ", globalBSReal=" + ShowInt(let_globalBSReal());
+                } else {
+                    concrete = "shape (>= " + ShowInt(Mul(p.epWorldSize, let_localExpertNum())) +
+                               ",) = (>= epWorldSize * localExpertNum,) with commAlg=" + ShowStr(p.commAlg) +
+                               ", epWorldSize=" + ShowInt(p.epWorldSize) +
+                               ", localExpertNum=" + ShowInt(let_localExpertNum());
+                }
+                return Reject(
+                    kCodeTiling, "shape.epSendCounts", "epSendCounts",
+                    undefined_ ?
+                        std::string("shape (if commAlg == \"hierarchy\" then (>= epWorldSize * localMoeExpertNum + "
+                                    "globalBSReal * 2 * epWorldSize // 8,) else (>= epWorldSize * localExpertNum,))") :
+                        concrete,
+                    shown);
+            }
         }
         // [shape.expertScales] when present(expertScales): rank(expertScales) == 2 and dim(expertScales, 0) == BS and
         // dim(expertScales, 1) == K
@@ -2957,36 +2965,44 @@ public:
         // epWorldSize * localMoeExpertNum + globalBSReal * 2 * epWorldSize // 8 else rank(epSendCounts) == 1 and
         // dim(epSendCounts, 0) >= epWorldSize * localExpertNum
         Reset();
-        if (all &&
-            Fails((p.commAlg == "hierarchy"sv) ?
-                      ((Rank(p.epSendCounts) == 1) &&
-                       (Dim(p.epSendCounts, 0) >= Add(Mul(p.epWorldSize, let_localMoeExpertNum()),
-                                                      FloorDiv(Mul(Mul(let_globalBSReal(), 2), p.epWorldSize), 8)))) :
-                      ((Rank(p.epSendCounts) == 1) &&
-                       (Dim(p.epSendCounts, 0) >= Mul(p.epWorldSize, let_localExpertNum()))))) {
-            Reset();
-            const std::string shown = Shown(ShowShape(Shape(p.epSendCounts)));
-            Reset();
-            const std::string concrete =
-                (std::string() +
-                 ((p.commAlg == "hierarchy"sv) ?
-                      (std::string() + "shape (>= " +
-                       ShowInt(Add(Mul(p.epWorldSize, let_localMoeExpertNum()),
-                                   FloorDiv(Mul(Mul(let_globalBSReal(), 2), p.epWorldSize), 8))) +
-                       ",) = (>= epWorldSize * localMoeExpertNum + globalBSReal * 2 * epWorldSize // 8,) with "
-                       "commAlg=" +
-                       ShowStr(p.commAlg) + ", epWorldSize=" + ShowInt(p.epWorldSize) + ", localMoeExpertNum=" +
-                       ShowInt(let_localMoeExpertNum()) + ", globalBSReal=" + ShowInt(let_globalBSReal())) :
-                      (std::string() + "shape (>= " + ShowInt(Mul(p.epWorldSize, let_localExpertNum())) +
-                       ",) = (>= epWorldSize * localExpertNum,) with commAlg=" + ShowStr(p.commAlg) + ", epWorldSize=" +
-                       ShowInt(p.epWorldSize) + ", localExpertNum=" + ShowInt(let_localExpertNum()))));
-            return Reject(
-                kCodeTiling, "shape.epSendCounts", "epSendCounts",
-                undefined_ ?
-                    std::string("shape (if commAlg == \"hierarchy\" then (>= epWorldSize * localMoeExpertNum + "
-                                "globalBSReal * 2 * epWorldSize // 8,) else (>= epWorldSize * localExpertNum,))") :
-                    concrete,
-                shown);
+        if (all) {
+            bool holds = false;
+            if (p.commAlg == "hierarchy"sv) {
+                holds = (Rank(p.epSendCounts) == 1) &&
+                        (Dim(p.epSendCounts, 0) >= Add(Mul(p.epWorldSize, let_localMoeExpertNum()),
+                                                       FloorDiv(Mul(Mul(let_globalBSReal(), 2), p.epWorldSize), 8)));
+            } else {
+                holds =
+                    (Rank(p.epSendCounts) == 1) && (Dim(p.epSendCounts, 0) >= Mul(p.epWorldSize, let_localExpertNum()));
+            }
+            if (Fails(holds)) {
+                Reset();
+                const std::string shown = Shown(ShowShape(Shape(p.epSendCounts)));
+                Reset();
+                std::string concrete;
+                if (p.commAlg == "hierarchy"sv) {
+                    concrete = "shape (>= " +
+                               ShowInt(Add(Mul(p.epWorldSize, let_localMoeExpertNum()),
+                                           FloorDiv(Mul(Mul(let_globalBSReal(), 2), p.epWorldSize), 8))) +
+                               ",) = (>= epWorldSize * localMoeExpertNum + globalBSReal * 2 * epWorldSize // 8,) with "
+                               "commAlg=" +
+                               ShowStr(p.commAlg) + ", epWorldSize=" + ShowInt(p.epWorldSize) +
+                               ", localMoeExpertNum=" + ShowInt(let_localMoeExpertNum()) +
+                               ", globalBSReal=" + ShowInt(let_globalBSReal());
+                } else {
+                    concrete = "shape (>= " + ShowInt(Mul(p.epWorldSize, let_localExpertNum())) +
+                               ",) = (>= epWorldSize * localExpertNum,) with commAlg=" + ShowStr(p.commAlg) +
+                               ", epWorldSize=" + ShowInt(p.epWorldSize) +
+                               ", localExpertNum=" + ShowInt(let_localExpertNum());
+                }
+                return Reject(
+                    kCodeTiling, "shape.epSendCounts", "epSendCounts",
+                    undefined_ ?
+                        std::string("shape (if commAlg == \"hierarchy\" then (>= epWorldSize * localMoeExpertNum + "
+                                    "globalBSReal * 2 * epWorldSize // 8,) else (>= epWorldSize * localExpertNum,))") :
+                        concrete,
+                    shown);
+            }
         }
         // [shape.expertScales] when present(expertScales): rank(expertScales) == 2 and dim(expertScales, 0) == BS and
         // dim(expertScales, 1) == K

@@ -775,8 +775,11 @@ private:
         if (p.yOut.present) {
             return static_cast<DataType>(p.yOut.dtype);
         }
-        return (p.quantMode == 0) ? Dtype(p.x) :
-                                    DataType::DT_FLOAT8_E4M3FN; // if quantMode == 0 then dtype(x) else FLOAT8_E4M3FN
+        // if quantMode == 0 then dtype(x) else FLOAT8_E4M3FN
+        if (p.quantMode == 0) {
+            return Dtype(p.x);
+        }
+        return DataType::DT_FLOAT8_E4M3FN;
     }
     DataType dtype_expandIdxOut()
     {

@@ -798,8 +798,11 @@ private:
         if (p.dynamicScalesOut.present) {
             return static_cast<DataType>(p.dynamicScalesOut.dtype);
         }
-        return (p.quantMode == 4) ? DataType::DT_FLOAT8_E8M0 :
-                                    DataType::DT_FLOAT; // if quantMode == 4 then FLOAT8_E8M0 else FLOAT32
+        // if quantMode == 4 then FLOAT8_E8M0 else FLOAT32
+        if (p.quantMode == 4) {
+            return DataType::DT_FLOAT8_E8M0;
+        }
+        return DataType::DT_FLOAT;
     }
     DataType dtype_assistInfoForCombineOut()
     {

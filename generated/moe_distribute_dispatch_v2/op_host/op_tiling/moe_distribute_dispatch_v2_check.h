@@ -514,49 +514,49 @@ public:
         // and dim(dynamicScalesOut, 0) == A and dim(dynamicScalesOut, 1) == dim(scalesOptional, 1) else
         // rank(dynamicScalesOut) == 1 and dim(dynamicScalesOut, 0) == A
         Reset();
-        if (all && Applies(p.dynamicScalesOut.shaped) &&
-            Fails((p.quantMode == 3) ?
-                      (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_A())) &&
-                       (OutDim(p.dynamicScalesOut, 1) == CeilDiv(dim_H(), 128))) :
-                      ((p.quantMode == 4) ?
-                           (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_A())) &&
-                            (OutDim(p.dynamicScalesOut, 1) == Align(CeilDiv(dim_H(), 32), 2))) :
-                           (((p.quantMode == 0) && Present(p.scalesOptional)) ?
-                                (((Rank(OutDesc(p.dynamicScalesOut)) == 2) &&
-                                  (OutDim(p.dynamicScalesOut, 0) == let_A())) &&
-                                 (OutDim(p.dynamicScalesOut, 1) == Dim(p.scalesOptional, 1))) :
-                                ((Rank(OutDesc(p.dynamicScalesOut)) == 1) &&
-                                 (OutDim(p.dynamicScalesOut, 0) == let_A())))))) {
-            Reset();
-            const std::string shown = Shown(ShowShape(Shape(OutDesc(p.dynamicScalesOut))));
-            Reset();
-            const std::string concrete =
-                (std::string() +
-                 ((p.quantMode == 3) ?
-                      (std::string() + "shape (" + ShowInt(let_A()) + ", " + ShowInt(CeilDiv(dim_H(), 128)) +
-                       ") = (A, ceil_div(H, 128)) with quantMode=" + ShowInt(p.quantMode) + ", A=" + ShowInt(let_A()) +
-                       ", H=" + ShowInt(dim_H())) :
-                      (std::string() +
-                       ((p.quantMode == 4) ?
-                            (std::string() + "shape (" + ShowInt(let_A()) + ", " +
-                             ShowInt(Align(CeilDiv(dim_H(), 32), 2)) +
-                             ") = (A, align(ceil_div(H, 32), 2)) with quantMode=" + ShowInt(p.quantMode) +
-                             ", A=" + ShowInt(let_A()) + ", H=" + ShowInt(dim_H())) :
-                            (std::string() +
-                             (((p.quantMode == 0) && Present(p.scalesOptional)) ?
-                                  (std::string() + "shape (" + ShowInt(let_A()) + ", " +
-                                   ShowInt(Dim(p.scalesOptional, 1)) +
-                                   ") = (A, dim(scalesOptional, 1)) with quantMode=" + ShowInt(p.quantMode) +
-                                   ", A=" + ShowInt(let_A())) :
-                                  (std::string() + "shape (" + ShowInt(let_A()) + ",) = (A,) with quantMode=" +
-                                   ShowInt(p.quantMode) + ", A=" + ShowInt(let_A()))))))));
-            return Reject(kCodeTiling, "shape.dynamicScalesOut", "dynamicScalesOut",
-                          undefined_ ?
-                              std::string("shape (if quantMode == 3 then (A, ceil_div(H, 128)) else (if quantMode == 4 "
-                                          "then (A, align(ceil_div(H, 32), 2)) else (if quantMode == 0 and "
-                                          "present(scalesOptional) then (A, dim(scalesOptional, 1)) else (A,))))") :
-                              concrete,
-                          shown);
+        if (all && Applies(p.dynamicScalesOut.shaped)) {
+            bool holds = false;
+            if (p.quantMode == 3) {
+                holds = ((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_A())) &&
+                        (OutDim(p.dynamicScalesOut, 1) == CeilDiv(dim_H(), 128));
+            } else if (p.quantMode == 4) {
+                holds = ((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_A())) &&
+                        (OutDim(p.dynamicScalesOut, 1) == Align(CeilDiv(dim_H(), 32), 2));
+            } else if ((p.quantMode == 0) && Present(p.scalesOptional)) {
+                holds = ((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_A())) &&
+                        (OutDim(p.dynamicScalesOut, 1) == Dim(p.scalesOptional, 1));
+            } else {
+                holds = (Rank(OutDesc(p.dynamicScalesOut)) == 1) && (OutDim(p.dynamicScalesOut, 0) == let_A());
+            }
+            if (Fails(holds)) {
+                Reset();
+                const std::string shown = Shown(ShowShape(Shape(OutDesc(p.dynamicScalesOut))));
+                Reset();
+                std::string concrete;
+                if (p.quantMode == 3) {
+                    concrete = "shape (" + ShowInt(let_A()) + ", " + ShowInt(CeilDiv(dim_H(), 128)) +
+                               ") = (A, ceil_div(H, 128)) with quantMode=" + ShowInt(p.quantMode) +
+                               ", A=" + ShowInt(let_A()) + ", H=" + ShowInt(dim_H());
+                } else if (p.quantMode == 4) {
+                    concrete = "shape (" + ShowInt(let_A()) + ", " + ShowInt(Align(CeilDiv(dim_H(), 32), 2)) +
+                               ") = (A, align(ceil_div(H, 32), 2)) with quantMode=" + ShowInt(p.quantMode) +
+                               ", A=" + ShowInt(let_A()) + ", H=" + ShowInt(dim_H());
+                } else if ((p.quantMode == 0) && Present(p.scalesOptional)) {
+                    concrete = "shape (" + ShowInt(let_A()) + ", " + ShowInt(Dim(p.scalesOptional, 1)) +
+                               ") = (A, dim(scalesOptional, 1)) with quantMode=" + ShowInt(p.quantMode) +
+                               ", A=" + ShowInt(let_A());
+                } else {
+                    concrete = "shape (" + ShowInt(let_A()) + ",) = (A,) with quantMode=" + ShowInt(p.quantMode) +
+                               ", A=" + ShowInt(let_A());
+                }
+                return Reject(kCodeTiling, "shape.dynamicScalesOut", "dynamicScalesOut",
+                              undefined_ ?
+                                  std::string("shape (if quantMode == 3 then (A, ceil_div(H, 128)) else (if quantMode "
+                                              "== 4 then (A, align(ceil_div(H, 32), 2)) else (if quantMode == 0 and "
+                                              "present(scalesOptional) then (A, dim(scalesOptional, 1)) else (A,))))") :
+                                  concrete,
+                              shown);
+            }
         }
         // [shape.assistInfoForCombineOut] when shaped(assistInfoForCombineOut): rank(assistInfoForCombineOut) == 1 and
         // dim(assistInfoForCombineOut, 0) >= A * 128
@@ -992,16 +992,18 @@ public:
     {
         undefined_ = false;
         out->expandXOut = Dims{let_A(), dim_H()}; // (>= A, H)
-        out->dynamicScalesOut =
-            (p.quantMode == 3) ?
-                Dims{let_A(), CeilDiv(dim_H(), 128)} :
-                ((p.quantMode == 4) ?
-                     Dims{let_A(), Align(CeilDiv(dim_H(), 32), 2)} :
-                     (((p.quantMode == 0) && Present(p.scalesOptional)) ?
-                          Dims{let_A(), Dim(p.scalesOptional, 1)} :
-                          Dims{let_A()})); // if quantMode == 3 then (A, ceil_div(H, 128)) else if quantMode == 4 then
-                                           // (A, align(ceil_div(H, 32), 2)) else if quantMode == 0 and
-                                           // present(scalesOptional) then (A, dim(scalesOptional, 1)) else (A,)
+        // dynamicScalesOut: if quantMode == 3 then (A, ceil_div(H, 128)) else if quantMode == 4 then (A,
+        // align(ceil_div(H, 32), 2)) else if quantMode == 0 and present(scalesOptional) then (A, dim(scalesOptional,
+        // 1)) else (A,)
+        if (p.quantMode == 3) {
+            out->dynamicScalesOut = Dims{let_A(), CeilDiv(dim_H(), 128)};
+        } else if (p.quantMode == 4) {
+            out->dynamicScalesOut = Dims{let_A(), Align(CeilDiv(dim_H(), 32), 2)};
+        } else if ((p.quantMode == 0) && Present(p.scalesOptional)) {
+            out->dynamicScalesOut = Dims{let_A(), Dim(p.scalesOptional, 1)};
+        } else {
+            out->dynamicScalesOut = Dims{let_A()};
+        }
         out->assistInfoForCombineOut = Dims{Mul(let_A(), 128)}; // (>= A * 128,)
         out->expertTokenNumsOut = Dims{let_localExpertNum()};   // (localExpertNum,)
         out->epRecvCountsOut =
@@ -1225,27 +1227,33 @@ private:
         if (p.expandXOut.present) {
             return static_cast<DataType>(p.expandXOut.dtype);
         }
-        return let_yDtypeRead() ?
-                   GeDtype(p.yDtype) :
-                   ((p.quantMode == 0) ?
-                        Dtype(p.x) :
-                        ((let_fp8Quant() && ((p.quantMode == 3) || (p.quantMode == 4))) ?
-                             DataType::DT_FLOAT8_E4M3FN :
-                             DataType::DT_INT8)); // if yDtypeRead then ge_dtype(yDtype) else if quantMode == 0 then
-                                                  // dtype(x) else if fp8Quant and (quantMode == 3 or quantMode == 4)
-                                                  // then FLOAT8_E4M3FN else INT8
+        // if yDtypeRead then ge_dtype(yDtype) else if quantMode == 0 then dtype(x) else if fp8Quant and (quantMode == 3
+        // or quantMode == 4) then FLOAT8_E4M3FN else INT8
+        if (let_yDtypeRead()) {
+            return GeDtype(p.yDtype);
+        }
+        if (p.quantMode == 0) {
+            return Dtype(p.x);
+        }
+        if (let_fp8Quant() && ((p.quantMode == 3) || (p.quantMode == 4))) {
+            return DataType::DT_FLOAT8_E4M3FN;
+        }
+        return DataType::DT_INT8;
     }
     DataType dtype_dynamicScalesOut()
     {
         if (p.dynamicScalesOut.present) {
             return static_cast<DataType>(p.dynamicScalesOut.dtype);
         }
-        return (let_fp8Quant() && (p.quantMode == 4)) ?
-                   DataType::DT_FLOAT8_E8M0 :
-                   (((p.quantMode == 0) && Present(p.scalesOptional)) ?
-                        Dtype(p.scalesOptional) :
-                        DataType::DT_FLOAT); // if fp8Quant and quantMode == 4 then FLOAT8_E8M0 else if quantMode == 0
-                                             // and present(scalesOptional) then dtype(scalesOptional) else FLOAT32
+        // if fp8Quant and quantMode == 4 then FLOAT8_E8M0 else if quantMode == 0 and present(scalesOptional) then
+        // dtype(scalesOptional) else FLOAT32
+        if (let_fp8Quant() && (p.quantMode == 4)) {
+            return DataType::DT_FLOAT8_E8M0;
+        }
+        if ((p.quantMode == 0) && Present(p.scalesOptional)) {
+            return Dtype(p.scalesOptional);
+        }
+        return DataType::DT_FLOAT;
     }
     DataType dtype_assistInfoForCombineOut()
     {
@@ -1659,49 +1667,49 @@ public:
         // and dim(dynamicScalesOut, 0) == A and dim(dynamicScalesOut, 1) == dim(scalesOptional, 1) else
         // rank(dynamicScalesOut) == 1 and dim(dynamicScalesOut, 0) == A
         Reset();
-        if (all && Applies(p.dynamicScalesOut.shaped) &&
-            Fails((p.quantMode == 3) ?
-                      (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_A())) &&
-                       (OutDim(p.dynamicScalesOut, 1) == CeilDiv(dim_H(), 128))) :
-                      ((p.quantMode == 4) ?
-                           (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_A())) &&
-                            (OutDim(p.dynamicScalesOut, 1) == Align(CeilDiv(dim_H(), 32), 2))) :
-                           (((p.quantMode == 0) && Present(p.scalesOptional)) ?
-                                (((Rank(OutDesc(p.dynamicScalesOut)) == 2) &&
-                                  (OutDim(p.dynamicScalesOut, 0) == let_A())) &&
-                                 (OutDim(p.dynamicScalesOut, 1) == Dim(p.scalesOptional, 1))) :
-                                ((Rank(OutDesc(p.dynamicScalesOut)) == 1) &&
-                                 (OutDim(p.dynamicScalesOut, 0) == let_A())))))) {
-            Reset();
-            const std::string shown = Shown(ShowShape(Shape(OutDesc(p.dynamicScalesOut))));
-            Reset();
-            const std::string concrete =
-                (std::string() +
-                 ((p.quantMode == 3) ?
-                      (std::string() + "shape (" + ShowInt(let_A()) + ", " + ShowInt(CeilDiv(dim_H(), 128)) +
-                       ") = (A, ceil_div(H, 128)) with quantMode=" + ShowInt(p.quantMode) + ", A=" + ShowInt(let_A()) +
-                       ", H=" + ShowInt(dim_H())) :
-                      (std::string() +
-                       ((p.quantMode == 4) ?
-                            (std::string() + "shape (" + ShowInt(let_A()) + ", " +
-                             ShowInt(Align(CeilDiv(dim_H(), 32), 2)) +
-                             ") = (A, align(ceil_div(H, 32), 2)) with quantMode=" + ShowInt(p.quantMode) +
-                             ", A=" + ShowInt(let_A()) + ", H=" + ShowInt(dim_H())) :
-                            (std::string() +
-                             (((p.quantMode == 0) && Present(p.scalesOptional)) ?
-                                  (std::string() + "shape (" + ShowInt(let_A()) + ", " +
-                                   ShowInt(Dim(p.scalesOptional, 1)) +
-                                   ") = (A, dim(scalesOptional, 1)) with quantMode=" + ShowInt(p.quantMode) +
-                                   ", A=" + ShowInt(let_A())) :
-                                  (std::string() + "shape (" + ShowInt(let_A()) + ",) = (A,) with quantMode=" +
-                                   ShowInt(p.quantMode) + ", A=" + ShowInt(let_A()))))))));
-            return Reject(kCodeTiling, "shape.dynamicScalesOut", "dynamicScalesOut",
-                          undefined_ ?
-                              std::string("shape (if quantMode == 3 then (A, ceil_div(H, 128)) else (if quantMode == 4 "
-                                          "then (A, align(ceil_div(H, 32), 2)) else (if quantMode == 0 and "
-                                          "present(scalesOptional) then (A, dim(scalesOptional, 1)) else (A,))))") :
-                              concrete,
-                          shown);
+        if (all && Applies(p.dynamicScalesOut.shaped)) {
+            bool holds = false;
+            if (p.quantMode == 3) {
+                holds = ((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_A())) &&
+                        (OutDim(p.dynamicScalesOut, 1) == CeilDiv(dim_H(), 128));
+            } else if (p.quantMode == 4) {
+                holds = ((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_A())) &&
+                        (OutDim(p.dynamicScalesOut, 1) == Align(CeilDiv(dim_H(), 32), 2));
+            } else if ((p.quantMode == 0) && Present(p.scalesOptional)) {
+                holds = ((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_A())) &&
+                        (OutDim(p.dynamicScalesOut, 1) == Dim(p.scalesOptional, 1));
+            } else {
+                holds = (Rank(OutDesc(p.dynamicScalesOut)) == 1) && (OutDim(p.dynamicScalesOut, 0) == let_A());
+            }
+            if (Fails(holds)) {
+                Reset();
+                const std::string shown = Shown(ShowShape(Shape(OutDesc(p.dynamicScalesOut))));
+                Reset();
+                std::string concrete;
+                if (p.quantMode == 3) {
+                    concrete = "shape (" + ShowInt(let_A()) + ", " + ShowInt(CeilDiv(dim_H(), 128)) +
+                               ") = (A, ceil_div(H, 128)) with quantMode=" + ShowInt(p.quantMode) +
+                               ", A=" + ShowInt(let_A()) + ", H=" + ShowInt(dim_H());
+                } else if (p.quantMode == 4) {
+                    concrete = "shape (" + ShowInt(let_A()) + ", " + ShowInt(Align(CeilDiv(dim_H(), 32), 2)) +
+                               ") = (A, align(ceil_div(H, 32), 2)) with quantMode=" + ShowInt(p.quantMode) +
+                               ", A=" + ShowInt(let_A()) + ", H=" + ShowInt(dim_H());
+                } else if ((p.quantMode == 0) && Present(p.scalesOptional)) {
+                    concrete = "shape (" + ShowInt(let_A()) + ", " + ShowInt(Dim(p.scalesOptional, 1)) +
+                               ") = (A, dim(scalesOptional, 1)) with quantMode=" + ShowInt(p.quantMode) +
+                               ", A=" + ShowInt(let_A());
+                } else {
+                    concrete = "shape (" + ShowInt(let_A()) + ",) = (A,) with quantMode=" + ShowInt(p.quantMode) +
+                               ", A=" + ShowInt(let_A());
+                }
+                return Reject(kCodeTiling, "shape.dynamicScalesOut", "dynamicScalesOut",
+                              undefined_ ?
+                                  std::string("shape (if quantMode == 3 then (A, ceil_div(H, 128)) else (if quantMode "
+                                              "== 4 then (A, align(ceil_div(H, 32), 2)) else (if quantMode == 0 and "
+                                              "present(scalesOptional) then (A, dim(scalesOptional, 1)) else (A,))))") :
+                                  concrete,
+                              shown);
+            }
         }
         // [shape.assistInfoForCombineOut] when shaped(assistInfoForCombineOut): rank(assistInfoForCombineOut) == 1 and
         // dim(assistInfoForCombineOut, 0) >= A * 128
@@ -1736,38 +1744,46 @@ public:
         // 1 and dim(epRecvCountsOut, 0) >= epWorldSize * localMoeExpertNum + globalBSReal * 2 * K * epWorldSize // 8
         // else rank(epRecvCountsOut) == 1 and dim(epRecvCountsOut, 0) >= epWorldSize * localExpertNum
         Reset();
-        if (all && Applies(p.epRecvCountsOut.shaped) &&
-            Fails((p.commAlg == "hierarchy"sv) ?
-                      ((Rank(OutDesc(p.epRecvCountsOut)) == 1) &&
-                       (OutDim(p.epRecvCountsOut, 0) >=
-                        Add(Mul(p.epWorldSize, let_localMoeExpertNum()),
-                            FloorDiv(Mul(Mul(Mul(let_globalBSReal(), 2), dim_K()), p.epWorldSize), 8)))) :
-                      ((Rank(OutDesc(p.epRecvCountsOut)) == 1) &&
-                       (OutDim(p.epRecvCountsOut, 0) >= Mul(p.epWorldSize, let_localExpertNum()))))) {
-            Reset();
-            const std::string shown = Shown(ShowShape(Shape(OutDesc(p.epRecvCountsOut))));
-            Reset();
-            const std::string concrete =
-                (std::string() +
-                 ((p.commAlg == "hierarchy"sv) ?
-                      (std::string() + "shape (>= " +
-                       ShowInt(Add(Mul(p.epWorldSize, let_localMoeExpertNum()),
-                                   FloorDiv(Mul(Mul(Mul(let_globalBSReal(), 2), dim_K()), p.epWorldSize), 8))) +
-                       ",) = (>= epWorldSize * localMoeExpertNum + globalBSReal * 2 * K * epWorldSize // 8,) with "
-                       "commAlg=" +
-                       ShowStr(p.commAlg) + ", epWorldSize=" + ShowInt(p.epWorldSize) +
-                       ", localMoeExpertNum=" + ShowInt(let_localMoeExpertNum()) +
-                       ", globalBSReal=" + ShowInt(let_globalBSReal()) + ", K=" + ShowInt(dim_K())) :
-                      (std::string() + "shape (>= " + ShowInt(Mul(p.epWorldSize, let_localExpertNum())) +
-                       ",) = (>= epWorldSize * localExpertNum,) with commAlg=" + ShowStr(p.commAlg) + ", epWorldSize=" +
-                       ShowInt(p.epWorldSize) + ", localExpertNum=" + ShowInt(let_localExpertNum()))));
-            return Reject(
-                kCodeTiling, "shape.epRecvCountsOut", "epRecvCountsOut",
-                undefined_ ?
-                    std::string("shape (if commAlg == \"hierarchy\" then (>= epWorldSize * localMoeExpertNum + "
-                                "globalBSReal * 2 * K * epWorldSize // 8,) else (>= epWorldSize * localExpertNum,))") :
-                    concrete,
-                shown);
+        if (all && Applies(p.epRecvCountsOut.shaped)) {
+            bool holds = false;
+            if (p.commAlg == "hierarchy"sv) {
+                holds = (Rank(OutDesc(p.epRecvCountsOut)) == 1) &&
+                        (OutDim(p.epRecvCountsOut, 0) >=
+                         Add(Mul(p.epWorldSize, let_localMoeExpertNum()),
+                             FloorDiv(Mul(Mul(Mul(let_globalBSReal(), 2), dim_K()), p.epWorldSize), 8)));
+            } else {
+                holds = (Rank(OutDesc(p.epRecvCountsOut)) == 1) &&
+                        (OutDim(p.epRecvCountsOut, 0) >= Mul(p.epWorldSize, let_localExpertNum()));
+            }
+            if (Fails(holds)) {
+                Reset();
+                const std::string shown = Shown(ShowShape(Shape(OutDesc(p.epRecvCountsOut))));
+                Reset();
+                std::string concrete;
+                if (p.commAlg == "hierarchy"sv) {
+                    concrete = "shape (>= " +
+                               ShowInt(Add(Mul(p.epWorldSize, let_localMoeExpertNum()),
+                                           FloorDiv(Mul(Mul(Mul(let_globalBSReal(), 2), dim_K()), p.epWorldSize), 8))) +
+                               ",) = (>= epWorldSize * localMoeExpertNum + globalBSReal * 2 * K * epWorldSize // 8,) "
+                               "with commAlg=" +
+                               ShowStr(p.commAlg) + ", epWorldSize=" + ShowInt(p.epWorldSize) +
+                               ", localMoeExpertNum=" + ShowInt(let_localMoeExpertNum()) +
+                               ", globalBSReal=" + ShowInt(let_globalBSReal()) + ", K=" + ShowInt(dim_K());
+                } else {
+                    concrete = "shape (>= " + ShowInt(Mul(p.epWorldSize, let_localExpertNum())) +
+                               ",) = (>= epWorldSize * localExpertNum,) with commAlg=" + ShowStr(p.commAlg) +
+                               ", epWorldSize=" + ShowInt(p.epWorldSize) +
+                               ", localExpertNum=" + ShowInt(let_localExpertNum());
+                }
+                return Reject(
+                    kCodeTiling, "shape.epRecvCountsOut", "epRecvCountsOut",
+                    undefined_ ?
+                        std::string(
+                            "shape (if commAlg == \"hierarchy\" then (>= epWorldSize * localMoeExpertNum + "
+                            "globalBSReal * 2 * K * epWorldSize // 8,) else (>= epWorldSize * localExpertNum,))") :
+                        concrete,
+                    shown);
+            }
         }
         // [shape.tpRecvCountsOut] when shaped(tpRecvCountsOut): rank(tpRecvCountsOut) == 1 and dim(tpRecvCountsOut, 0)
         // >= tpWorldSize
@@ -2190,28 +2206,30 @@ public:
     {
         undefined_ = false;
         out->expandXOut = Dims{let_A(), dim_H()}; // (>= A, H)
-        out->dynamicScalesOut =
-            (p.quantMode == 3) ?
-                Dims{let_A(), CeilDiv(dim_H(), 128)} :
-                ((p.quantMode == 4) ?
-                     Dims{let_A(), Align(CeilDiv(dim_H(), 32), 2)} :
-                     (((p.quantMode == 0) && Present(p.scalesOptional)) ?
-                          Dims{let_A(), Dim(p.scalesOptional, 1)} :
-                          Dims{let_A()})); // if quantMode == 3 then (A, ceil_div(H, 128)) else if quantMode == 4 then
-                                           // (A, align(ceil_div(H, 32), 2)) else if quantMode == 0 and
-                                           // present(scalesOptional) then (A, dim(scalesOptional, 1)) else (A,)
+        // dynamicScalesOut: if quantMode == 3 then (A, ceil_div(H, 128)) else if quantMode == 4 then (A,
+        // align(ceil_div(H, 32), 2)) else if quantMode == 0 and present(scalesOptional) then (A, dim(scalesOptional,
+        // 1)) else (A,)
+        if (p.quantMode == 3) {
+            out->dynamicScalesOut = Dims{let_A(), CeilDiv(dim_H(), 128)};
+        } else if (p.quantMode == 4) {
+            out->dynamicScalesOut = Dims{let_A(), Align(CeilDiv(dim_H(), 32), 2)};
+        } else if ((p.quantMode == 0) && Present(p.scalesOptional)) {
+            out->dynamicScalesOut = Dims{let_A(), Dim(p.scalesOptional, 1)};
+        } else {
+            out->dynamicScalesOut = Dims{let_A()};
+        }
         out->assistInfoForCombineOut = Dims{Mul(let_A(), 128)}; // (>= A * 128,)
         out->expertTokenNumsOut = Dims{let_localExpertNum()};   // (localExpertNum,)
-        out->epRecvCountsOut =
-            (p.commAlg == "hierarchy"sv) ?
-                Dims{Add(Mul(p.epWorldSize, let_localMoeExpertNum()),
-                         FloorDiv(Mul(Mul(Mul(let_globalBSReal(), 2), dim_K()), p.epWorldSize), 8))} :
-                Dims{
-                    Mul(p.epWorldSize, let_localExpertNum())}; // if commAlg == "hierarchy" then (>= epWorldSize *
-                                                               // localMoeExpertNum + globalBSReal * 2 * K * epWorldSize
-                                                               // // 8,) else (>= epWorldSize * localExpertNum,)
-        out->tpRecvCountsOut = Dims{p.tpWorldSize};            // (>= tpWorldSize,)
-        out->expandScalesOut = Dims{let_A()};                  // (A,)
+        // epRecvCountsOut: if commAlg == "hierarchy" then (>= epWorldSize * localMoeExpertNum + globalBSReal * 2 * K *
+        // epWorldSize // 8,) else (>= epWorldSize * localExpertNum,)
+        if (p.commAlg == "hierarchy"sv) {
+            out->epRecvCountsOut = Dims{Add(Mul(p.epWorldSize, let_localMoeExpertNum()),
+                                            FloorDiv(Mul(Mul(Mul(let_globalBSReal(), 2), dim_K()), p.epWorldSize), 8))};
+        } else {
+            out->epRecvCountsOut = Dims{Mul(p.epWorldSize, let_localExpertNum())};
+        }
+        out->tpRecvCountsOut = Dims{p.tpWorldSize}; // (>= tpWorldSize,)
+        out->expandScalesOut = Dims{let_A()};       // (A,)
         return !undefined_;
     }
 
@@ -2415,27 +2433,33 @@ private:
         if (p.expandXOut.present) {
             return static_cast<DataType>(p.expandXOut.dtype);
         }
-        return let_yDtypeRead() ?
-                   GeDtype(p.yDtype) :
-                   ((p.quantMode == 0) ?
-                        Dtype(p.x) :
-                        ((let_fp8Quant() && ((p.quantMode == 3) || (p.quantMode == 4))) ?
-                             DataType::DT_FLOAT8_E4M3FN :
-                             DataType::DT_INT8)); // if yDtypeRead then ge_dtype(yDtype) else if quantMode == 0 then
-                                                  // dtype(x) else if fp8Quant and (quantMode == 3 or quantMode == 4)
-                                                  // then FLOAT8_E4M3FN else INT8
+        // if yDtypeRead then ge_dtype(yDtype) else if quantMode == 0 then dtype(x) else if fp8Quant and (quantMode == 3
+        // or quantMode == 4) then FLOAT8_E4M3FN else INT8
+        if (let_yDtypeRead()) {
+            return GeDtype(p.yDtype);
+        }
+        if (p.quantMode == 0) {
+            return Dtype(p.x);
+        }
+        if (let_fp8Quant() && ((p.quantMode == 3) || (p.quantMode == 4))) {
+            return DataType::DT_FLOAT8_E4M3FN;
+        }
+        return DataType::DT_INT8;
     }
     DataType dtype_dynamicScalesOut()
     {
         if (p.dynamicScalesOut.present) {
             return static_cast<DataType>(p.dynamicScalesOut.dtype);
         }
-        return (let_fp8Quant() && (p.quantMode == 4)) ?
-                   DataType::DT_FLOAT8_E8M0 :
-                   (((p.quantMode == 0) && Present(p.scalesOptional)) ?
-                        Dtype(p.scalesOptional) :
-                        DataType::DT_FLOAT); // if fp8Quant and quantMode == 4 then FLOAT8_E8M0 else if quantMode == 0
-                                             // and present(scalesOptional) then dtype(scalesOptional) else FLOAT32
+        // if fp8Quant and quantMode == 4 then FLOAT8_E8M0 else if quantMode == 0 and present(scalesOptional) then
+        // dtype(scalesOptional) else FLOAT32
+        if (let_fp8Quant() && (p.quantMode == 4)) {
+            return DataType::DT_FLOAT8_E8M0;
+        }
+        if ((p.quantMode == 0) && Present(p.scalesOptional)) {
+            return Dtype(p.scalesOptional);
+        }
+        return DataType::DT_FLOAT;
     }
     DataType dtype_assistInfoForCombineOut()
     {
@@ -2851,49 +2875,49 @@ public:
         // and dim(dynamicScalesOut, 0) == A and dim(dynamicScalesOut, 1) == dim(scalesOptional, 1) else
         // rank(dynamicScalesOut) == 1 and dim(dynamicScalesOut, 0) == A
         Reset();
-        if (all && Applies(p.dynamicScalesOut.shaped) &&
-            Fails((p.quantMode == 3) ?
-                      (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_A())) &&
-                       (OutDim(p.dynamicScalesOut, 1) == CeilDiv(dim_H(), 128))) :
-                      ((p.quantMode == 4) ?
-                           (((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_A())) &&
-                            (OutDim(p.dynamicScalesOut, 1) == Align(CeilDiv(dim_H(), 32), 2))) :
-                           (((p.quantMode == 0) && Present(p.scalesOptional)) ?
-                                (((Rank(OutDesc(p.dynamicScalesOut)) == 2) &&
-                                  (OutDim(p.dynamicScalesOut, 0) == let_A())) &&
-                                 (OutDim(p.dynamicScalesOut, 1) == Dim(p.scalesOptional, 1))) :
-                                ((Rank(OutDesc(p.dynamicScalesOut)) == 1) &&
-                                 (OutDim(p.dynamicScalesOut, 0) == let_A())))))) {
-            Reset();
-            const std::string shown = Shown(ShowShape(Shape(OutDesc(p.dynamicScalesOut))));
-            Reset();
-            const std::string concrete =
-                (std::string() +
-                 ((p.quantMode == 3) ?
-                      (std::string() + "shape (" + ShowInt(let_A()) + ", " + ShowInt(CeilDiv(dim_H(), 128)) +
-                       ") = (A, ceil_div(H, 128)) with quantMode=" + ShowInt(p.quantMode) + ", A=" + ShowInt(let_A()) +
-                       ", H=" + ShowInt(dim_H())) :
-                      (std::string() +
-                       ((p.quantMode == 4) ?
-                            (std::string() + "shape (" + ShowInt(let_A()) + ", " +
-                             ShowInt(Align(CeilDiv(dim_H(), 32), 2)) +
-                             ") = (A, align(ceil_div(H, 32), 2)) with quantMode=" + ShowInt(p.quantMode) +
-                             ", A=" + ShowInt(let_A()) + ", H=" + ShowInt(dim_H())) :
-                            (std::string() +
-                             (((p.quantMode == 0) && Present(p.scalesOptional)) ?
-                                  (std::string() + "shape (" + ShowInt(let_A()) + ", " +
-                                   ShowInt(Dim(p.scalesOptional, 1)) +
-                                   ") = (A, dim(scalesOptional, 1)) with quantMode=" + ShowInt(p.quantMode) +
-                                   ", A=" + ShowInt(let_A())) :
-                                  (std::string() + "shape (" + ShowInt(let_A()) + ",) = (A,) with quantMode=" +
-                                   ShowInt(p.quantMode) + ", A=" + ShowInt(let_A()))))))));
-            return Reject(kCodeTiling, "shape.dynamicScalesOut", "dynamicScalesOut",
-                          undefined_ ?
-                              std::string("shape (if quantMode == 3 then (A, ceil_div(H, 128)) else (if quantMode == 4 "
-                                          "then (A, align(ceil_div(H, 32), 2)) else (if quantMode == 0 and "
-                                          "present(scalesOptional) then (A, dim(scalesOptional, 1)) else (A,))))") :
-                              concrete,
-                          shown);
+        if (all && Applies(p.dynamicScalesOut.shaped)) {
+            bool holds = false;
+            if (p.quantMode == 3) {
+                holds = ((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_A())) &&
+                        (OutDim(p.dynamicScalesOut, 1) == CeilDiv(dim_H(), 128));
+            } else if (p.quantMode == 4) {
+                holds = ((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_A())) &&
+                        (OutDim(p.dynamicScalesOut, 1) == Align(CeilDiv(dim_H(), 32), 2));
+            } else if ((p.quantMode == 0) && Present(p.scalesOptional)) {
+                holds = ((Rank(OutDesc(p.dynamicScalesOut)) == 2) && (OutDim(p.dynamicScalesOut, 0) == let_A())) &&
+                        (OutDim(p.dynamicScalesOut, 1) == Dim(p.scalesOptional, 1));
+            } else {
+                holds = (Rank(OutDesc(p.dynamicScalesOut)) == 1) && (OutDim(p.dynamicScalesOut, 0) == let_A());
+            }
+            if (Fails(holds)) {
+                Reset();
+                const std::string shown = Shown(ShowShape(Shape(OutDesc(p.dynamicScalesOut))));
+                Reset();
+                std::string concrete;
+                if (p.quantMode == 3) {
+                    concrete = "shape (" + ShowInt(let_A()) + ", " + ShowInt(CeilDiv(dim_H(), 128)) +
+                               ") = (A, ceil_div(H, 128)) with quantMode=" + ShowInt(p.quantMode) +
+                               ", A=" + ShowInt(let_A()) + ", H=" + ShowInt(dim_H());
+                } else if (p.quantMode == 4) {
+                    concrete = "shape (" + ShowInt(let_A()) + ", " + ShowInt(Align(CeilDiv(dim_H(), 32), 2)) +
+                               ") = (A, align(ceil_div(H, 32), 2)) with quantMode=" + ShowInt(p.quantMode) +
+                               ", A=" + ShowInt(let_A()) + ", H=" + ShowInt(dim_H());
+                } else if ((p.quantMode == 0) && Present(p.scalesOptional)) {
+                    concrete = "shape (" + ShowInt(let_A()) + ", " + ShowInt(Dim(p.scalesOptional, 1)) +
+                               ") = (A, dim(scalesOptional, 1)) with quantMode=" + ShowInt(p.quantMode) +
+                               ", A=" + ShowInt(let_A());
+                } else {
+                    concrete = "shape (" + ShowInt(let_A()) + ",) = (A,) with quantMode=" + ShowInt(p.quantMode) +
+                               ", A=" + ShowInt(let_A());
+                }
+                return Reject(kCodeTiling, "shape.dynamicScalesOut", "dynamicScalesOut",
+                              undefined_ ?
+                                  std::string("shape (if quantMode == 3 then (A, ceil_div(H, 128)) else (if quantMode "
+                                              "== 4 then (A, align(ceil_div(H, 32), 2)) else (if quantMode == 0 and "
+                                              "present(scalesOptional) then (A, dim(scalesOptional, 1)) else (A,))))") :
+                                  concrete,
+                              shown);
+            }
         }
         // [shape.assistInfoForCombineOut] when shaped(assistInfoForCombineOut): rank(assistInfoForCombineOut) == 1 and
         // dim(assistInfoForCombineOut, 0) >= A * 128
@@ -2928,38 +2952,46 @@ public:
         // 1 and dim(epRecvCountsOut, 0) >= epWorldSize * localMoeExpertNum + globalBSReal * 2 * K * epWorldSize // 8
         // else rank(epRecvCountsOut) == 1 and dim(epRecvCountsOut, 0) >= epWorldSize * localExpertNum
         Reset();
-        if (all && Applies(p.epRecvCountsOut.shaped) &&
-            Fails((p.commAlg == "hierarchy"sv) ?
-                      ((Rank(OutDesc(p.epRecvCountsOut)) == 1) &&
-                       (OutDim(p.epRecvCountsOut, 0) >=
-                        Add(Mul(p.epWorldSize, let_localMoeExpertNum()),
-                            FloorDiv(Mul(Mul(Mul(let_globalBSReal(), 2), dim_K()), p.epWorldSize), 8)))) :
-                      ((Rank(OutDesc(p.epRecvCountsOut)) == 1) &&
-                       (OutDim(p.epRecvCountsOut, 0) >= Mul(p.epWorldSize, let_localExpertNum()))))) {
-            Reset();
-            const std::string shown = Shown(ShowShape(Shape(OutDesc(p.epRecvCountsOut))));
-            Reset();
-            const std::string concrete =
-                (std::string() +
-                 ((p.commAlg == "hierarchy"sv) ?
-                      (std::string() + "shape (>= " +
-                       ShowInt(Add(Mul(p.epWorldSize, let_localMoeExpertNum()),
-                                   FloorDiv(Mul(Mul(Mul(let_globalBSReal(), 2), dim_K()), p.epWorldSize), 8))) +
-                       ",) = (>= epWorldSize * localMoeExpertNum + globalBSReal * 2 * K * epWorldSize // 8,) with "
-                       "commAlg=" +
-                       ShowStr(p.commAlg) + ", epWorldSize=" + ShowInt(p.epWorldSize) +
-                       ", localMoeExpertNum=" + ShowInt(let_localMoeExpertNum()) +
-                       ", globalBSReal=" + ShowInt(let_globalBSReal()) + ", K=" + ShowInt(dim_K())) :
-                      (std::string() + "shape (>= " + ShowInt(Mul(p.epWorldSize, let_localExpertNum())) +
-                       ",) = (>= epWorldSize * localExpertNum,) with commAlg=" + ShowStr(p.commAlg) + ", epWorldSize=" +
-                       ShowInt(p.epWorldSize) + ", localExpertNum=" + ShowInt(let_localExpertNum()))));
-            return Reject(
-                kCodeTiling, "shape.epRecvCountsOut", "epRecvCountsOut",
-                undefined_ ?
-                    std::string("shape (if commAlg == \"hierarchy\" then (>= epWorldSize * localMoeExpertNum + "
-                                "globalBSReal * 2 * K * epWorldSize // 8,) else (>= epWorldSize * localExpertNum,))") :
-                    concrete,
-                shown);
+        if (all && Applies(p.epRecvCountsOut.shaped)) {
+            bool holds = false;
+            if (p.commAlg == "hierarchy"sv) {
+                holds = (Rank(OutDesc(p.epRecvCountsOut)) == 1) &&
+                        (OutDim(p.epRecvCountsOut, 0) >=
+                         Add(Mul(p.epWorldSize, let_localMoeExpertNum()),
+                             FloorDiv(Mul(Mul(Mul(let_globalBSReal(), 2), dim_K()), p.epWorldSize), 8)));
+            } else {
+                holds = (Rank(OutDesc(p.epRecvCountsOut)) == 1) &&
+                        (OutDim(p.epRecvCountsOut, 0) >= Mul(p.epWorldSize, let_localExpertNum()));
+            }
+            if (Fails(holds)) {
+                Reset();
+                const std::string shown = Shown(ShowShape(Shape(OutDesc(p.epRecvCountsOut))));
+                Reset();
+                std::string concrete;
+                if (p.commAlg == "hierarchy"sv) {
+                    concrete = "shape (>= " +
+                               ShowInt(Add(Mul(p.epWorldSize, let_localMoeExpertNum()),
+                                           FloorDiv(Mul(Mul(Mul(let_globalBSReal(), 2), dim_K()), p.epWorldSize), 8))) +
+                               ",) = (>= epWorldSize * localMoeExpertNum + globalBSReal * 2 * K * epWorldSize // 8,) "
+                               "with commAlg=" +
+                               ShowStr(p.commAlg) + ", epWorldSize=" + ShowInt(p.epWorldSize) +
+                               ", localMoeExpertNum=" + ShowInt(let_localMoeExpertNum()) +
+                               ", globalBSReal=" + ShowInt(let_globalBSReal()) + ", K=" + ShowInt(dim_K());
+                } else {
+                    concrete = "shape (>= " + ShowInt(Mul(p.epWorldSize, let_localExpertNum())) +
+                               ",) = (>= epWorldSize * localExpertNum,) with commAlg=" + ShowStr(p.commAlg) +
+                               ", epWorldSize=" + ShowInt(p.epWorldSize) +
+                               ", localExpertNum=" + ShowInt(let_localExpertNum());
+                }
+                return Reject(
+                    kCodeTiling, "shape.epRecvCountsOut", "epRecvCountsOut",
+                    undefined_ ?
+                        std::string(
+                            "shape (if commAlg == \"hierarchy\" then (>= epWorldSize * localMoeExpertNum + "
+                            "globalBSReal * 2 * K * epWorldSize // 8,) else (>= epWorldSize * localExpertNum,))") :
+                        concrete,
+                    shown);
+            }
         }
         // [shape.tpRecvCountsOut] when shaped(tpRecvCountsOut): rank(tpRecvCountsOut) == 1 and dim(tpRecvCountsOut, 0)
         // >= tpWorldSize
@@ -3551,28 +3583,30 @@ public:
     {
         undefined_ = false;
         out->expandXOut = Dims{let_A(), dim_H()}; // (>= A, H)
-        out->dynamicScalesOut =
-            (p.quantMode == 3) ?
-                Dims{let_A(), CeilDiv(dim_H(), 128)} :
-                ((p.quantMode == 4) ?
-                     Dims{let_A(), Align(CeilDiv(dim_H(), 32), 2)} :
-                     (((p.quantMode == 0) && Present(p.scalesOptional)) ?
-                          Dims{let_A(), Dim(p.scalesOptional, 1)} :
-                          Dims{let_A()})); // if quantMode == 3 then (A, ceil_div(H, 128)) else if quantMode == 4 then
-                                           // (A, align(ceil_div(H, 32), 2)) else if quantMode == 0 and
-                                           // present(scalesOptional) then (A, dim(scalesOptional, 1)) else (A,)
+        // dynamicScalesOut: if quantMode == 3 then (A, ceil_div(H, 128)) else if quantMode == 4 then (A,
+        // align(ceil_div(H, 32), 2)) else if quantMode == 0 and present(scalesOptional) then (A, dim(scalesOptional,
+        // 1)) else (A,)
+        if (p.quantMode == 3) {
+            out->dynamicScalesOut = Dims{let_A(), CeilDiv(dim_H(), 128)};
+        } else if (p.quantMode == 4) {
+            out->dynamicScalesOut = Dims{let_A(), Align(CeilDiv(dim_H(), 32), 2)};
+        } else if ((p.quantMode == 0) && Present(p.scalesOptional)) {
+            out->dynamicScalesOut = Dims{let_A(), Dim(p.scalesOptional, 1)};
+        } else {
+            out->dynamicScalesOut = Dims{let_A()};
+        }
         out->assistInfoForCombineOut = Dims{Mul(let_A(), 128)}; // (>= A * 128,)
         out->expertTokenNumsOut = Dims{let_localExpertNum()};   // (localExpertNum,)
-        out->epRecvCountsOut =
-            (p.commAlg == "hierarchy"sv) ?
-                Dims{Add(Mul(p.epWorldSize, let_localMoeExpertNum()),
-                         FloorDiv(Mul(Mul(Mul(let_globalBSReal(), 2), dim_K()), p.epWorldSize), 8))} :
-                Dims{
-                    Mul(p.epWorldSize, let_localExpertNum())}; // if commAlg == "hierarchy" then (>= epWorldSize *
-                                                               // localMoeExpertNum + globalBSReal * 2 * K * epWorldSize
-                                                               // // 8,) else (>= epWorldSize * localExpertNum,)
-        out->tpRecvCountsOut = Dims{p.tpWorldSize};            // (>= tpWorldSize,)
-        out->expandScalesOut = Dims{let_A()};                  // (A,)
+        // epRecvCountsOut: if commAlg == "hierarchy" then (>= epWorldSize * localMoeExpertNum + globalBSReal * 2 * K *
+        // epWorldSize // 8,) else (>= epWorldSize * localExpertNum,)
+        if (p.commAlg == "hierarchy"sv) {
+            out->epRecvCountsOut = Dims{Add(Mul(p.epWorldSize, let_localMoeExpertNum()),
+                                            FloorDiv(Mul(Mul(Mul(let_globalBSReal(), 2), dim_K()), p.epWorldSize), 8))};
+        } else {
+            out->epRecvCountsOut = Dims{Mul(p.epWorldSize, let_localExpertNum())};
+        }
+        out->tpRecvCountsOut = Dims{p.tpWorldSize}; // (>= tpWorldSize,)
+        out->expandScalesOut = Dims{let_A()};       // (A,)
         return !undefined_;
     }
 
@@ -3777,27 +3811,33 @@ private:
         if (p.expandXOut.present) {
             return static_cast<DataType>(p.expandXOut.dtype);
         }
-        return let_yDtypeRead() ?
-                   GeDtype(p.yDtype) :
-                   ((p.quantMode == 0) ?
-                        Dtype(p.x) :
-                        ((let_fp8Quant() && ((p.quantMode == 3) || (p.quantMode == 4))) ?
-                             DataType::DT_FLOAT8_E4M3FN :
-                             DataType::DT_INT8)); // if yDtypeRead then ge_dtype(yDtype) else if quantMode == 0 then
-                                                  // dtype(x) else if fp8Quant and (quantMode == 3 or quantMode == 4)
-                                                  // then FLOAT8_E4M3FN else INT8
+        // if yDtypeRead then ge_dtype(yDtype) else if quantMode == 0 then dtype(x) else if fp8Quant and (quantMode == 3
+        // or quantMode == 4) then FLOAT8_E4M3FN else INT8
+        if (let_yDtypeRead()) {
+            return GeDtype(p.yDtype);
+        }
+        if (p.quantMode == 0) {
+            return Dtype(p.x);
+        }
+        if (let_fp8Quant() && ((p.quantMode == 3) || (p.quantMode == 4))) {
+            return DataType::DT_FLOAT8_E4M3FN;
+        }
+        return DataType::DT_INT8;
     }
     DataType dtype_dynamicScalesOut()
     {
         if (p.dynamicScalesOut.present) {
             return static_cast<DataType>(p.dynamicScalesOut.dtype);
         }
-        return (let_fp8Quant() && (p.quantMode == 4)) ?
-                   DataType::DT_FLOAT8_E8M0 :
-                   (((p.quantMode == 0) && Present(p.scalesOptional)) ?
-                        Dtype(p.scalesOptional) :
-                        DataType::DT_FLOAT); // if fp8Quant and quantMode == 4 then FLOAT8_E8M0 else if quantMode == 0
-                                             // and present(scalesOptional) then dtype(scalesOptional) else FLOAT32
+        // if fp8Quant and quantMode == 4 then FLOAT8_E8M0 else if quantMode == 0 and present(scalesOptional) then
+        // dtype(scalesOptional) else FLOAT32
+        if (let_fp8Quant() && (p.quantMode == 4)) {
+            return DataType::DT_FLOAT8_E8M0;
+        }
+        if ((p.quantMode == 0) && Present(p.scalesOptional)) {
+            return Dtype(p.scalesOptional);
+        }
+        return DataType::DT_FLOAT;
     }
     DataType dtype_assistInfoForCombineOut()
     {

@@ -347,7 +347,7 @@ __aicore__ inline void Run(const KernelArgs &args, const MoeDistributeCombineAdd
     RunKernel<MoeCombineKernel<MoeDistributeCombineAddRmsNormTraits<TK_QUANT>>>(args, tiling);
 }
 
-// Every entry's Dispatch, the same for each (the entries' products have the same instances)
+// Every entry's kernel instances, the same for each (the entries' products have the same instances)
 template <uint32_t KeyCommQuantMode>
 __aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeCombineAddRmsNormTilingData &tiling)
 {

@@ -342,13 +342,6 @@ __aicore__ inline bool MoeCombineKernel<Traits>::SpecialTerm(uint32_t tokenIdx, 
     return false;
 }
 
-// One kernel instance: the class over the Traits of its template parameters
-template <typename ExpandXT, typename XOutT, uint32_t TK_QUANT>
-__aicore__ inline void Run(const KernelArgs &args, const MoeDistributeCombineV2TilingData &tiling)
-{
-    RunKernel<MoeCombineKernel<MoeDistributeCombineV2Traits<ExpandXT, XOutT, TK_QUANT>>>(args, tiling);
-}
-
 // The dtypes are the OpDef column's, chosen when CANN's op build compiles the kernel (DTYPE_<NAME>, ORIG_DTYPE_<NAME>).
 #if !defined(ORIG_DTYPE_EXPAND_X) || !defined(ORIG_DTYPE_X)
 #error                                                                                                                 \
@@ -360,13 +353,20 @@ __aicore__ inline bool ColumnMatches(const MoeDistributeCombineV2TilingData &til
     return tiling.dtype_expandX == ORIG_DTYPE_EXPAND_X && tiling.dtype_xOut == ORIG_DTYPE_X;
 }
 
-// Every entry's Dispatch, the same for each (the entries' products have the same instances)
-template <uint32_t KeyCommQuantMode>
-__aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeCombineV2TilingData &tiling)
+// One kernel instance: the class over the Traits of its template parameters
+template <typename ExpandXT, typename XOutT, uint32_t TK_QUANT>
+__aicore__ inline void Run(const KernelArgs &args, const MoeDistributeCombineV2TilingData &tiling)
 {
     if (!ColumnMatches(tiling)) {
         Trap(); // launched for another OpDef column's dtypes: the runtime never does
     }
+    RunKernel<MoeCombineKernel<MoeDistributeCombineV2Traits<ExpandXT, XOutT, TK_QUANT>>>(args, tiling);
+}
+
+// Every entry's kernel instances, the same for each (the entries' products have the same instances)
+template <uint32_t KeyCommQuantMode>
+__aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeCombineV2TilingData &tiling)
+{
     if constexpr (KeyCommQuantMode == 0U) {
 #if ((ORIG_DTYPE_EXPAND_X == DT_BF16) && (ORIG_DTYPE_X == DT_BF16)) ||                                                 \
     ((ORIG_DTYPE_EXPAND_X == DT_FLOAT16) && (ORIG_DTYPE_X == DT_FLOAT16))

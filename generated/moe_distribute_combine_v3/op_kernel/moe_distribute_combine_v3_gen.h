@@ -352,13 +352,6 @@ __aicore__ inline bool MoeCombineKernel<Traits>::SpecialTerm(uint32_t tokenIdx, 
     return false;
 }
 
-// One kernel instance: the class over the Traits of its template parameters
-template <typename ExpandXT, typename XOutT, uint32_t TK_QUANT>
-__aicore__ inline void Run(const KernelArgs &args, const MoeDistributeCombineV3TilingData &tiling)
-{
-    RunKernel<MoeCombineKernel<MoeDistributeCombineV3Traits<ExpandXT, XOutT, TK_QUANT>>>(args, tiling);
-}
-
 // The dtypes are the OpDef column's, chosen when CANN's op build compiles the kernel (DTYPE_<NAME>, ORIG_DTYPE_<NAME>).
 #if !defined(ORIG_DTYPE_EXPAND_X) || !defined(ORIG_DTYPE_X)
 #error                                                                                                                 \
@@ -368,6 +361,16 @@ __aicore__ inline void Run(const KernelArgs &args, const MoeDistributeCombineV3T
 __aicore__ inline bool ColumnMatches(const MoeDistributeCombineV3TilingData &tiling)
 {
     return tiling.dtype_expandX == ORIG_DTYPE_EXPAND_X && tiling.dtype_xOut == ORIG_DTYPE_X;
+}
+
+// One kernel instance: the class over the Traits of its template parameters
+template <typename ExpandXT, typename XOutT, uint32_t TK_QUANT>
+__aicore__ inline void Run(const KernelArgs &args, const MoeDistributeCombineV3TilingData &tiling)
+{
+    if (!ColumnMatches(tiling)) {
+        Trap(); // launched for another OpDef column's dtypes: the runtime never does
+    }
+    RunKernel<MoeCombineKernel<MoeDistributeCombineV3Traits<ExpandXT, XOutT, TK_QUANT>>>(args, tiling);
 }
 
 } // namespace MoeDistributeCombineV3Impl

@@ -157,13 +157,6 @@ __aicore__ inline void MoeDispatchSetupKernel<Traits>::QuantRow(const LocalTenso
     }
 }
 
-// One kernel instance: the class over the Traits of its template parameters
-template <typename XT, typename YOutT, uint32_t TK_QUANT>
-__aicore__ inline void Run(const KernelArgs &args, const MoeDistributeDispatchSetupTilingData &tiling)
-{
-    RunKernel<MoeDispatchSetupKernel<MoeDistributeDispatchSetupTraits<XT, YOutT, TK_QUANT>>>(args, tiling);
-}
-
 // The dtypes are the OpDef column's, chosen when CANN's op build compiles the kernel (DTYPE_<NAME>, ORIG_DTYPE_<NAME>).
 #if !defined(ORIG_DTYPE_X) || !defined(ORIG_DTYPE_Y)
 #error                                                                                                                 \
@@ -173,6 +166,16 @@ __aicore__ inline void Run(const KernelArgs &args, const MoeDistributeDispatchSe
 __aicore__ inline bool ColumnMatches(const MoeDistributeDispatchSetupTilingData &tiling)
 {
     return tiling.dtype_x == ORIG_DTYPE_X && tiling.dtype_yOut == ORIG_DTYPE_Y;
+}
+
+// One kernel instance: the class over the Traits of its template parameters
+template <typename XT, typename YOutT, uint32_t TK_QUANT>
+__aicore__ inline void Run(const KernelArgs &args, const MoeDistributeDispatchSetupTilingData &tiling)
+{
+    if (!ColumnMatches(tiling)) {
+        Trap(); // launched for another OpDef column's dtypes: the runtime never does
+    }
+    RunKernel<MoeDispatchSetupKernel<MoeDistributeDispatchSetupTraits<XT, YOutT, TK_QUANT>>>(args, tiling);
 }
 
 } // namespace MoeDistributeDispatchSetupImpl

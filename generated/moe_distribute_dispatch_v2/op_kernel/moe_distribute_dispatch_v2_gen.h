@@ -390,16 +390,6 @@ __aicore__ inline void MoeDispatchKernel<Traits>::QuantRow(const LocalTensor<XT>
 #endif
 }
 
-// One kernel instance: the class over the Traits of its template parameters
-template <typename XT, typename ScalesOptionalT, typename ExpandXOutT, typename DynamicScalesOutT, uint32_t TK_QUANT,
-          uint32_t TK_SCALES, RowLayout LAYOUT_SCALES_OPTIONAL>
-__aicore__ inline void Run(const KernelArgs &args, const MoeDistributeDispatchV2TilingData &tiling)
-{
-    RunKernel<MoeDispatchKernel<MoeDistributeDispatchV2Traits<XT, ScalesOptionalT, ExpandXOutT, DynamicScalesOutT,
-                                                              TK_QUANT, TK_SCALES, LAYOUT_SCALES_OPTIONAL>>>(args,
-                                                                                                             tiling);
-}
-
 // The dtypes are the OpDef column's, chosen when CANN's op build compiles the kernel (DTYPE_<NAME>, ORIG_DTYPE_<NAME>).
 #if !defined(ORIG_DTYPE_X) || !defined(ORIG_DTYPE_EXPAND_X) || !defined(ORIG_DTYPE_DYNAMIC_SCALES)
 #error                                                                                                                 \
@@ -410,6 +400,19 @@ __aicore__ inline bool ColumnMatches(const MoeDistributeDispatchV2TilingData &ti
 {
     return tiling.dtype_x == ORIG_DTYPE_X && tiling.dtype_expandXOut == ORIG_DTYPE_EXPAND_X &&
            tiling.dtype_dynamicScalesOut == ORIG_DTYPE_DYNAMIC_SCALES;
+}
+
+// One kernel instance: the class over the Traits of its template parameters
+template <typename XT, typename ScalesOptionalT, typename ExpandXOutT, typename DynamicScalesOutT, uint32_t TK_QUANT,
+          uint32_t TK_SCALES, RowLayout LAYOUT_SCALES_OPTIONAL>
+__aicore__ inline void Run(const KernelArgs &args, const MoeDistributeDispatchV2TilingData &tiling)
+{
+    if (!ColumnMatches(tiling)) {
+        Trap(); // launched for another OpDef column's dtypes: the runtime never does
+    }
+    RunKernel<MoeDispatchKernel<MoeDistributeDispatchV2Traits<XT, ScalesOptionalT, ExpandXOutT, DynamicScalesOutT,
+                                                              TK_QUANT, TK_SCALES, LAYOUT_SCALES_OPTIONAL>>>(args,
+                                                                                                             tiling);
 }
 
 } // namespace MoeDistributeDispatchV2Impl

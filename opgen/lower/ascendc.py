@@ -400,7 +400,6 @@ class QuantLowering:
         if self.dirty and not self.queued:
             self.emit("PipeBarrier<PIPE_V>(); // the outputs are read by the caller's vector instructions")
             self.dirty.clear()
-        self.emit("Unused(xRow, tokenIdx, expertRow);")
         return LoweredMode(q.value, q.name, q.doc, self.lines, self.nslots, conds, wire)
 
     def send(self, q: QuantMode) -> tuple[WirePart, ...]:

@@ -33,11 +33,10 @@ constexpr uint32_t EP_GROUP = 0U; // HCCL group of `comm ep`
 #include "../../common/op_kernel/opgen_kernel.h"
 #endif
 // The ranks of other servers: HCCL BatchWrite (common/op_kernel/opgen_batch_write.h, which the family kernel includes)
-constexpr uint32_t BW_ITEM_U64 = 4U; // one item: 4 uint64 words
-constexpr uint32_t BW_CHUNK = 16U;   // items built in UB per copy to the workspace
-constexpr uint32_t BW_UB_BYTES =
-    BW_CHUNK * 32U + FLAG_BYTES; // the item chunk and one staged flag// Where the BatchWrite items start in the user
-                                 // workspace: past the parts per pair of cores and per core (host tiling)
+constexpr uint32_t BW_ITEM_U64 = 4U;                          // one item: 4 uint64 words
+constexpr uint32_t BW_CHUNK = 16U;                            // items built in UB per copy to the workspace
+constexpr uint32_t BW_UB_BYTES = BW_CHUNK * 32U + FLAG_BYTES; // the item chunk and one staged flag
+// Where the BatchWrite items start in the user workspace: past the parts per pair of cores and per core (host tiling)
 template <typename TilingData>
 __aicore__ inline uint64_t BatchWriteItemsAt([[maybe_unused]] const TilingData &tiling)
 {
@@ -153,13 +152,13 @@ __aicore__ inline void MoeCombineKernel<Traits>::QuantRow(const LocalTensor<Expa
                                                           uint32_t expertRow)
 {
     constexpr uint32_t TK_QUANT = Traits::TK_QUANT;
+    Unused(xRow, tokenIdx, expertRow); // a mode may read none of them
     [[maybe_unused]] const uint32_t hLen = hLen_;
     [[maybe_unused]] LocalTensor<bfloat16_t> xOutRow = msg.template ReinterpretCast<bfloat16_t>();
     // ---- commQuantMode 0 "none": 不量化
     if constexpr (TK_QUANT == 0U) {
         // xOut = expandX
         CopyRow<bfloat16_t, bfloat16_t, false>(xOutRow, xRow, static_cast<uint32_t>(hLen));
-        Unused(xRow, tokenIdx, expertRow);
     }
 }
 // Init's part the spec decides: special experts' ids, inputs' flags, a split mode's message bytes and slots
@@ -196,7 +195,6 @@ __aicore__ inline bool MoeCombineKernel<Traits>::SpecialTerm(uint32_t tokenIdx, 
         PipeBarrier<PIPE_V>();
         CopyRow<float, float, false>(term, t2, static_cast<uint32_t>(hLen));
         PipeBarrier<PIPE_V>(); // the outputs are read by the caller's vector instructions
-        Unused(xRow, tokenIdx, expertRow);
         return true;
     }
     if (expert < specialEnd_[2U]) { // const (常量专家): Moe = x * p1 + routed(constExpertVOptional) * p2
@@ -255,7 +253,6 @@ __aicore__ inline bool MoeCombineKernel<Traits>::SpecialTerm(uint32_t tokenIdx, 
         PipeBarrier<PIPE_V>();
         CopyRow<float, float, false>(term, x, static_cast<uint32_t>(hLen));
         PipeBarrier<PIPE_V>(); // the outputs are read by the caller's vector instructions
-        Unused(xRow, tokenIdx, expertRow);
         return true;
     }
     Unused(tokenIdx, hLen, xRow);
@@ -317,7 +314,6 @@ __aicore__ inline void MoeCombineKernel<Traits>::PostStage(uint32_t tokenIdx, co
     CastRow<bfloat16_t, float, RoundMode::CAST_RINT, false, false>(t14, t13, static_cast<uint32_t>(hLen), t15);
     StoreRow<bfloat16_t, HardEvent::V_MTE3>(extraGm_.yOutGm_, tokenIdx, t14, static_cast<uint32_t>(1U * hLen));
     PipeBarrier<PIPE_V>(); // the outputs are read by the caller's vector instructions
-    Unused(xRow, tokenIdx, expertRow);
 }
 
 // the rows of the post stage that no token changes, lowered from the spec: computed into InvariantRow(i) once per core
@@ -337,7 +333,6 @@ __aicore__ inline void MoeCombineKernel<Traits>::PostInvariants()
     PipeBarrier<PIPE_V>();
     CastRow<float, float, RoundMode::CAST_RINT, false, false>(InvariantRow(0U), t1, static_cast<uint32_t>(hLen), t3);
     PipeBarrier<PIPE_V>(); // the outputs are read by the caller's vector instructions
-    Unused(xRow, tokenIdx, expertRow);
 }
 
 // One kernel instance: the class over the Traits of its template parameters

@@ -96,6 +96,7 @@ __aicore__ inline void MoeDispatchSetupKernel<Traits>::QuantRow(const LocalTenso
                                                                 uint32_t expertRow)
 {
     constexpr uint32_t TK_QUANT = Traits::TK_QUANT;
+    Unused(xRow, tokenIdx, expertRow); // a mode may read none of them
     [[maybe_unused]] const uint32_t hLen = hLen_;
     [[maybe_unused]] LocalTensor<YOutT> yOutRow = msg.template ReinterpretCast<YOutT>();
     // ---- quantMode 0 "none": 非量化场景
@@ -103,7 +104,6 @@ __aicore__ inline void MoeDispatchSetupKernel<Traits>::QuantRow(const LocalTenso
         // yOut = x
         LocalTensor<float> t1 = CalcSlot<float>(0U);
         CastRow<YOutT, XT, RoundMode::CAST_RINT, false, false>(yOutRow, xRow, static_cast<uint32_t>(hLen), t1);
-        Unused(xRow, tokenIdx, expertRow);
     }
     // ---- quantMode 4 "mx": MX量化场景
     if constexpr (TK_QUANT == 4U) {
@@ -153,7 +153,6 @@ __aicore__ inline void MoeDispatchSetupKernel<Traits>::QuantRow(const LocalTenso
         LocalTensor<float> t11 = CalcSlot<float>(1U);
         PipeBarrier<PIPE_V>();
         CastRow<YOutT, float, RoundMode::CAST_RINT, true, false>(yOutRow, t8, static_cast<uint32_t>(hLen), t11);
-        Unused(xRow, tokenIdx, expertRow);
     }
 }
 

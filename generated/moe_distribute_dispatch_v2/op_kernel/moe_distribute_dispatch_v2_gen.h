@@ -34,11 +34,10 @@ constexpr uint32_t TP_GROUP = 1U; // HCCL group of `comm tp`
 #include "../../common/op_kernel/opgen_kernel.h"
 #endif
 // The ranks of other servers: HCCL BatchWrite (common/op_kernel/opgen_batch_write.h, which the family kernel includes)
-constexpr uint32_t BW_ITEM_U64 = 4U; // one item: 4 uint64 words
-constexpr uint32_t BW_CHUNK = 16U;   // items built in UB per copy to the workspace
-constexpr uint32_t BW_UB_BYTES =
-    BW_CHUNK * 32U + FLAG_BYTES; // the item chunk and one staged flag// Where the BatchWrite items start in the user
-                                 // workspace: past the parts per pair of cores and per core (host tiling)
+constexpr uint32_t BW_ITEM_U64 = 4U;                          // one item: 4 uint64 words
+constexpr uint32_t BW_CHUNK = 16U;                            // items built in UB per copy to the workspace
+constexpr uint32_t BW_UB_BYTES = BW_CHUNK * 32U + FLAG_BYTES; // the item chunk and one staged flag
+// Where the BatchWrite items start in the user workspace: past the parts per pair of cores and per core (host tiling)
 template <typename TilingData>
 __aicore__ inline uint64_t BatchWriteItemsAt([[maybe_unused]] const TilingData &tiling)
 {
@@ -175,6 +174,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::QuantRow(const LocalTensor<XT>
     constexpr uint32_t TK_QUANT = Traits::TK_QUANT;
     constexpr uint32_t TK_SCALES = Traits::TK_SCALES;
     constexpr RowLayout LAYOUT_SCALES_OPTIONAL = Traits::LAYOUT_SCALES_OPTIONAL;
+    Unused(xRow, tokenIdx, expertRow); // a mode may read none of them
     [[maybe_unused]] const uint32_t hLen = hLen_;
     [[maybe_unused]] LocalTensor<ExpandXOutT> expandXOutRow = msg.template ReinterpretCast<ExpandXOutT>();
     [[maybe_unused]] LocalTensor<DynamicScalesOutT> dynamicScalesOutRow =
@@ -203,7 +203,6 @@ __aicore__ inline void MoeDispatchKernel<Traits>::QuantRow(const LocalTensor<XT>
             CastRow<DynamicScalesOutT, ScalesOptionalT, RoundMode::CAST_RINT, false, false>(
                 dynamicScalesOutRow, t4, static_cast<uint32_t>(dynamicScalesOutWidth_), t5);
         }
-        Unused(xRow, tokenIdx, expertRow);
     }
 #if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
     // ---- quantMode 1 "static": 静态量化场景
@@ -232,7 +231,6 @@ __aicore__ inline void MoeDispatchKernel<Traits>::QuantRow(const LocalTensor<XT>
             CastRow<ExpandXOutT, float, RoundMode::CAST_ROUND, false, false>(expandXOutRow, xf,
                                                                              static_cast<uint32_t>(hLen), t6);
         }
-        Unused(xRow, tokenIdx, expertRow);
     }
 #endif
     // ---- quantMode 2 "pertoken": pertoken动态量化场景
@@ -273,7 +271,6 @@ __aicore__ inline void MoeDispatchKernel<Traits>::QuantRow(const LocalTensor<XT>
         // dynamicScalesOut = 1.0 / ds
         SyncFunc<HardEvent::V_S>();
         dynamicScalesOutRow.SetValue(0U, static_cast<DynamicScalesOutT>((1.0f / ds)));
-        Unused(xRow, tokenIdx, expertRow);
     }
 #if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
     // ---- quantMode 3 "pergroup": pergroup动态量化场景
@@ -332,10 +329,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::QuantRow(const LocalTensor<XT>
         PipeBarrier<PIPE_V>();
         CastRow<DynamicScalesOutT, float, RoundMode::CAST_RINT, false, false>(
             dynamicScalesOutRow, amax, static_cast<uint32_t>(dynamicScalesOutWidth_), t16);
-        Unused(xRow, tokenIdx, expertRow);
     }
-#endif
-#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
     // ---- quantMode 4 "mx": mx量化场景
     if constexpr (TK_QUANT == 4U) {
         // let e = block_max(exponent(x), 32)
@@ -385,7 +379,6 @@ __aicore__ inline void MoeDispatchKernel<Traits>::QuantRow(const LocalTensor<XT>
         PipeBarrier<PIPE_V>();
         CastRow<ExpandXOutT, float, RoundMode::CAST_RINT, true, false>(expandXOutRow, t7, static_cast<uint32_t>(hLen),
                                                                        t10);
-        Unused(xRow, tokenIdx, expertRow);
     }
 #endif
 }

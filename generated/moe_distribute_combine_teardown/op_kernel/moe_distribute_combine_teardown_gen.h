@@ -97,7 +97,6 @@ __aicore__ inline void MoeCombineTeardownKernel<Traits>::QuantRow(const LocalTen
                                                                   uint32_t expertRow)
 {
     constexpr uint32_t TK_QUANT = Traits::TK_QUANT;
-    Unused(xRow, tokenIdx, expertRow); // a mode may read none of them
     [[maybe_unused]] const uint32_t hLen = hLen_;
     [[maybe_unused]] LocalTensor<XOutT> xOutRow = msg.template ReinterpretCast<XOutT>();
     // ---- commQuantMode 0 "none": 通信时不进行量化
@@ -105,6 +104,7 @@ __aicore__ inline void MoeCombineTeardownKernel<Traits>::QuantRow(const LocalTen
         // xOut = expandX
         CopyRow<XOutT, XOutT, false>(xOutRow, xRow, static_cast<uint32_t>(hLen));
         PipeBarrier<PIPE_V>(); // the outputs are read by the caller's vector instructions
+        Unused(xRow, tokenIdx, expertRow);
     }
 }
 

@@ -141,13 +141,13 @@ __aicore__ inline void MoeCombineKernel<Traits>::QuantRow(const LocalTensor<Expa
                                                           uint32_t expertRow)
 {
     constexpr uint32_t TK_QUANT = Traits::TK_QUANT;
-    Unused(xRow, tokenIdx, expertRow); // a mode may read none of them
     [[maybe_unused]] const uint32_t hLen = hLen_;
     [[maybe_unused]] LocalTensor<XOutT> xOutRow = msg.template ReinterpretCast<XOutT>();
     // ---- commQuantMode 0 "none": 不量化
     if constexpr (TK_QUANT == 0U) {
         // xOut = expandX
         CopyRow<XOutT, XOutT, false>(xOutRow, xRow, static_cast<uint32_t>(hLen));
+        Unused(xRow, tokenIdx, expertRow);
     }
     // ---- commQuantMode 2 "int8": int8通信量化
     if constexpr (TK_QUANT == 2U) {
@@ -157,37 +157,34 @@ __aicore__ inline void MoeCombineKernel<Traits>::QuantRow(const LocalTensor<Expa
         CastRow<float, ExpandXT, RoundMode::CAST_RINT, false, false>(t1, xRow, static_cast<uint32_t>(hLen), t2);
         LocalTensor<float> v = t1;
         // let s = block_max(abs(v), 8) * (1.0 / qmax(INT8))
-        LocalTensor<float> t3 = CalcSlot<float>(1U);
         PipeBarrier<PIPE_V>();
-        Abs(t3, v, static_cast<int32_t>(hLen));
-        LocalTensor<float> t4 = CalcSlot<float>(2U);
+        Abs(t2, v, static_cast<int32_t>(hLen));
+        LocalTensor<float> t3 = CalcSlot<float>(2U);
         PipeBarrier<PIPE_V>();
-        BlockMaxRow<8U, false>(t4, t3, static_cast<uint32_t>(hLen));
+        BlockMaxRow<8U, false>(t3, t2, static_cast<uint32_t>(hLen));
         PipeBarrier<PIPE_V>();
-        Muls(t4, t4, (1.0f / DTypeTraits<int8_t>::MAX), static_cast<int32_t>(CeilDiv(hLen, 8U)));
-        LocalTensor<float> s = t4;
+        Muls(t3, t3, (1.0f / DTypeTraits<int8_t>::MAX), static_cast<int32_t>(CeilDiv(hLen, 8U)));
+        LocalTensor<float> s = t3;
         // let stored = cast(s, dtype(expandX), round=rint)
         LocalTensor<ExpandXT> wire_stored =
             msg[AlignUp(RowBytes<int8_t>(static_cast<uint32_t>(hLen)), UB_BLOCK)].template ReinterpretCast<ExpandXT>();
-        LocalTensor<float> t5 = CalcSlot<float>(1U);
         PipeBarrier<PIPE_V>();
         CastRow<ExpandXT, float, RoundMode::CAST_RINT, false, false>(wire_stored, s,
-                                                                     static_cast<uint32_t>(CeilDiv(hLen, 8U)), t5);
+                                                                     static_cast<uint32_t>(CeilDiv(hLen, 8U)), t2);
         // let q = cast(cast(v / per_block(s, 8), FLOAT16, round=rint), INT8, round=rint, sat=true)
         LocalTensor<int8_t> wire_q = msg[0U].template ReinterpretCast<int8_t>();
-        LocalTensor<float> t6 = CalcSlot<float>(1U);
-        BroadcastBlocks<8U, false>(t6, s, hLen);
+        BroadcastBlocks<8U, false>(t2, s, hLen);
         PipeBarrier<PIPE_V>();
-        Div(v, v, t6, static_cast<int32_t>(hLen));
-        LocalTensor<half> t7 = CalcSlot<half>(1U);
-        LocalTensor<float> t8 = CalcSlot<float>(2U);
+        Div(v, v, t2, static_cast<int32_t>(hLen));
+        LocalTensor<half> t4 = CalcSlot<half>(1U);
         PipeBarrier<PIPE_V>();
-        CastRow<half, float, RoundMode::CAST_RINT, false, false>(t7, v, static_cast<uint32_t>(hLen), t8);
+        CastRow<half, float, RoundMode::CAST_RINT, false, false>(t4, v, static_cast<uint32_t>(hLen), t3);
         PipeBarrier<PIPE_V>();
-        CastRow<int8_t, half, RoundMode::CAST_RINT, true, false>(wire_q, t7, static_cast<uint32_t>(hLen));
+        CastRow<int8_t, half, RoundMode::CAST_RINT, true, false>(wire_q, t4, static_cast<uint32_t>(hLen));
         // send q, stored: the message this rank writes into the window slot
         // q was computed in its place in the message
         // stored was computed in its place in the message
+        Unused(xRow, tokenIdx, expertRow);
     }
 }
 // Init's part the spec decides: special experts' ids, inputs' flags, a split mode's message bytes and slots
@@ -239,16 +236,14 @@ __aicore__ inline void MoeCombineKernel<Traits>::ReceiveRow(const LocalTensor<ui
         LocalTensor<float> t4 = CalcSlot<float>(4U);
         PipeBarrier<PIPE_V>();
         CastRow<float, half, RoundMode::CAST_RINT, false, false>(t4, t3, static_cast<uint32_t>(hLen));
-        LocalTensor<float> t5 = CalcSlot<float>(3U);
-        MulBlocks<8U, false>(t4, t4, t1, static_cast<uint32_t>(hLen), t5);
-        LocalTensor<ExpandXT> t6 = CalcSlot<ExpandXT>(2U);
-        LocalTensor<float> t7 = CalcSlot<float>(3U);
+        MulBlocks<8U, false>(t4, t4, t1, static_cast<uint32_t>(hLen), t2);
+        LocalTensor<ExpandXT> t5 = CalcSlot<ExpandXT>(2U);
         PipeBarrier<PIPE_V>();
-        CastRow<ExpandXT, float, RoundMode::CAST_RINT, false, false>(t6, t4, static_cast<uint32_t>(hLen), t7);
-        LocalTensor<float> t8 = CalcSlot<float>(4U);
+        CastRow<ExpandXT, float, RoundMode::CAST_RINT, false, false>(t5, t4, static_cast<uint32_t>(hLen), t2);
         PipeBarrier<PIPE_V>();
-        CastRow<float, ExpandXT, RoundMode::CAST_RINT, false, false>(term, t6, static_cast<uint32_t>(hLen), t8);
+        CastRow<float, ExpandXT, RoundMode::CAST_RINT, false, false>(term, t5, static_cast<uint32_t>(hLen), t4);
         PipeBarrier<PIPE_V>(); // the outputs are read by the caller's vector instructions
+        Unused(xRow, tokenIdx, expertRow);
     }
 }
 // The special experts' terms, lowered from the spec into `term`; false for an expert that adds nothing
@@ -272,6 +267,7 @@ __aicore__ inline bool MoeCombineKernel<Traits>::SpecialTerm(uint32_t tokenIdx, 
         PipeBarrier<PIPE_V>();
         CopyRow<float, float, false>(term, t2, static_cast<uint32_t>(hLen));
         PipeBarrier<PIPE_V>(); // the outputs are read by the caller's vector instructions
+        Unused(xRow, tokenIdx, expertRow);
         return true;
     }
     if (expert < specialEnd_[2U]) { // const (常量专家): Moe = x * p1 + routed(constExpertVOptional) * p2
@@ -285,34 +281,27 @@ __aicore__ inline bool MoeCombineKernel<Traits>::SpecialTerm(uint32_t tokenIdx, 
         LocalTensor<float> x = t2;
         // let a1 = reduce_sum(routed(constExpertAlpha1Optional) * x)
         LocalTensor<float> t4 = CalcSlot<float>(1U);
-        LocalTensor<float> t5 = CalcSlot<float>(3U);
-        LoadRowF32<ExpandXT, RowLayout::ROWS>(t4, t5, extraGm_.constExpertAlpha1OptionalGm_, expertRow, hLen);
+        LoadRowF32<ExpandXT, RowLayout::ROWS>(t4, t3, extraGm_.constExpertAlpha1OptionalGm_, expertRow, hLen);
         PipeBarrier<PIPE_V>();
         Mul(t4, t4, x, static_cast<int32_t>(hLen));
-        LocalTensor<float> t6 = CalcSlot<float>(3U);
         PipeBarrier<PIPE_V>();
-        const float rsum7 = ReduceSumRow(t4, static_cast<uint32_t>(hLen), t6);
-        const float a1 = rsum7;
+        const float rsum5 = ReduceSumRow(t4, static_cast<uint32_t>(hLen), t3);
+        const float a1 = rsum5;
         // let a2 = reduce_sum(routed(constExpertAlpha2Optional) * x)
-        LocalTensor<float> t8 = CalcSlot<float>(1U);
-        LocalTensor<float> t9 = CalcSlot<float>(3U);
-        LoadRowF32<ExpandXT, RowLayout::ROWS>(t8, t9, extraGm_.constExpertAlpha2OptionalGm_, expertRow, hLen);
+        LoadRowF32<ExpandXT, RowLayout::ROWS>(t4, t3, extraGm_.constExpertAlpha2OptionalGm_, expertRow, hLen);
         PipeBarrier<PIPE_V>();
-        Mul(t8, t8, x, static_cast<int32_t>(hLen));
-        LocalTensor<float> t10 = CalcSlot<float>(3U);
+        Mul(t4, t4, x, static_cast<int32_t>(hLen));
         PipeBarrier<PIPE_V>();
-        const float rsum11 = ReduceSumRow(t8, static_cast<uint32_t>(hLen), t10);
-        const float a2 = rsum11;
+        const float rsum6 = ReduceSumRow(t4, static_cast<uint32_t>(hLen), t3);
+        const float a2 = rsum6;
         // let m = max(a1, a2)
         const float m = MaxF(a1, a2);
         // let e1 = exp(a1 - m)
-        LocalTensor<float> t12 = CalcSlot<float>(1U);
-        const float exp13 = UnaryScalar<ScalarUnary::EXP>((a1 - m), t12);
-        const float e1 = exp13;
+        const float exp7 = UnaryScalar<ScalarUnary::EXP>((a1 - m), t4);
+        const float e1 = exp7;
         // let e2 = exp(a2 - m)
-        LocalTensor<float> t14 = CalcSlot<float>(1U);
-        const float exp15 = UnaryScalar<ScalarUnary::EXP>((a2 - m), t14);
-        const float e2 = exp15;
+        const float exp8 = UnaryScalar<ScalarUnary::EXP>((a2 - m), t4);
+        const float e2 = exp8;
         // let s = e1 + e2
         const float s = (e1 + e2);
         // let p1 = e1 / s
@@ -321,16 +310,15 @@ __aicore__ inline bool MoeCombineKernel<Traits>::SpecialTerm(uint32_t tokenIdx, 
         const float p2 = (e2 / s);
         // Moe = x * p1 + routed(constExpertVOptional) * p2
         Muls(x, x, p1, static_cast<int32_t>(hLen));
-        LocalTensor<float> t16 = CalcSlot<float>(1U);
-        LocalTensor<float> t17 = CalcSlot<float>(3U);
-        LoadRowF32<ExpandXT, RowLayout::ROWS>(t16, t17, extraGm_.constExpertVOptionalGm_, expertRow, hLen);
+        LoadRowF32<ExpandXT, RowLayout::ROWS>(t4, t3, extraGm_.constExpertVOptionalGm_, expertRow, hLen);
         PipeBarrier<PIPE_V>();
-        Muls(t16, t16, p2, static_cast<int32_t>(hLen));
+        Muls(t4, t4, p2, static_cast<int32_t>(hLen));
         PipeBarrier<PIPE_V>();
-        Add(x, x, t16, static_cast<int32_t>(hLen));
+        Add(x, x, t4, static_cast<int32_t>(hLen));
         PipeBarrier<PIPE_V>();
         CopyRow<float, float, false>(term, x, static_cast<uint32_t>(hLen));
         PipeBarrier<PIPE_V>(); // the outputs are read by the caller's vector instructions
+        Unused(xRow, tokenIdx, expertRow);
         return true;
     }
     Unused(tokenIdx, hLen, xRow);

@@ -96,7 +96,6 @@ __aicore__ inline void MoeDispatchSetupKernel<Traits>::QuantRow(const LocalTenso
                                                                 uint32_t expertRow)
 {
     constexpr uint32_t TK_QUANT = Traits::TK_QUANT;
-    Unused(xRow, tokenIdx, expertRow); // a mode may read none of them
     [[maybe_unused]] const uint32_t hLen = hLen_;
     [[maybe_unused]] LocalTensor<YOutT> yOutRow = msg.template ReinterpretCast<YOutT>();
     // ---- quantMode 0 "none": 非量化场景
@@ -104,6 +103,7 @@ __aicore__ inline void MoeDispatchSetupKernel<Traits>::QuantRow(const LocalTenso
         // yOut = x
         LocalTensor<float> t1 = CalcSlot<float>(0U);
         CastRow<YOutT, XT, RoundMode::CAST_RINT, false, false>(yOutRow, xRow, static_cast<uint32_t>(hLen), t1);
+        Unused(xRow, tokenIdx, expertRow);
     }
     // ---- quantMode 4 "mx": MX量化场景
     if constexpr (TK_QUANT == 4U) {
@@ -133,26 +133,21 @@ __aicore__ inline void MoeDispatchSetupKernel<Traits>::QuantRow(const LocalTenso
         EncodeE8M0Row(t4, code, static_cast<uint32_t>(AlignUp(static_cast<uint32_t>(CeilDiv(hLen, 32U)), 2U)), t5);
         // yOut = cast(cast(x, FLOAT32) * per_block(if code == 255 then NAN else exp2(127 - code), 32), dtype(yOut),
         // round=rint, sat=true)
-        LocalTensor<uint8_t> t6 = CalcSlot<uint8_t>(0U);
-        CompareScalar(t6, code, static_cast<float>(255), CMPMODE::NE,
+        CompareScalar(t3, code, static_cast<float>(255), CMPMODE::NE,
                       AlignUp(static_cast<uint32_t>(CeilDiv(hLen, 32U)), FLOATS_PER_REPEAT));
         Muls(code, code, -1.0f, static_cast<int32_t>(CeilDiv(hLen, 32U)));
         PipeBarrier<PIPE_V>();
         Adds(code, code, static_cast<float>(127), static_cast<int32_t>(CeilDiv(hLen, 32U)));
-        LocalTensor<float> t7 = CalcSlot<float>(2U);
         PipeBarrier<PIPE_V>();
-        Exp2Row(code, code, static_cast<uint32_t>(CeilDiv(hLen, 32U)), t7);
-        Select(code, t6, code, __builtin_nanf(""), SELMODE::VSEL_TENSOR_SCALAR_MODE,
+        Exp2Row(code, code, static_cast<uint32_t>(CeilDiv(hLen, 32U)), t5);
+        Select(code, t3, code, __builtin_nanf(""), SELMODE::VSEL_TENSOR_SCALAR_MODE,
                static_cast<uint32_t>(CeilDiv(hLen, 32U)));
-        LocalTensor<float> t8 = CalcSlot<float>(0U);
-        LocalTensor<float> t9 = CalcSlot<float>(2U);
-        CastRow<float, XT, RoundMode::CAST_RINT, false, false>(t8, xRow, static_cast<uint32_t>(hLen), t9);
-        LocalTensor<float> t10 = CalcSlot<float>(2U);
+        CastRow<float, XT, RoundMode::CAST_RINT, false, false>(t1, xRow, static_cast<uint32_t>(hLen), t5);
         PipeBarrier<PIPE_V>();
-        MulBlocks<32U, false>(t8, t8, code, static_cast<uint32_t>(hLen), t10);
-        LocalTensor<float> t11 = CalcSlot<float>(1U);
+        MulBlocks<32U, false>(t1, t1, code, static_cast<uint32_t>(hLen), t5);
         PipeBarrier<PIPE_V>();
-        CastRow<YOutT, float, RoundMode::CAST_RINT, true, false>(yOutRow, t8, static_cast<uint32_t>(hLen), t11);
+        CastRow<YOutT, float, RoundMode::CAST_RINT, true, false>(yOutRow, t1, static_cast<uint32_t>(hLen), t2);
+        Unused(xRow, tokenIdx, expertRow);
     }
 }
 

@@ -73,7 +73,7 @@ struct MoeDistributeCombineTeardownTraits {
     using XOutGmT = uint8_t;
     static constexpr size_t EP_CC_OFFSET = offsetof(MoeDistributeCombineTeardownTilingData, mc2CcTiling1);
     // UB rows the lowered formulas take
-    static constexpr uint32_t CALC_SLOTS = (TK_QUANT == 0U) ? 1U : 1U;
+    static constexpr uint32_t CALC_SLOTS = PerKey(TK_QUANT, {0U}, {1U}, 1U);
     __aicore__ static inline uint32_t MaskRank([[maybe_unused]] const TilingData &tiling)
     {
         return 1U;

@@ -32,10 +32,6 @@ constexpr uint32_t EP_GROUP = 0U; // HCCL group of `comm ep`
 #else
 #include "../../common/op_kernel/opgen_kernel.h"
 #endif
-// The ranks of other servers: HCCL BatchWrite (common/op_kernel/opgen_batch_write.h, which the family kernel includes)
-constexpr uint32_t BW_ITEM_U64 = 4U;                          // one item: 4 uint64 words
-constexpr uint32_t BW_CHUNK = 16U;                            // items built in UB per copy to the workspace
-constexpr uint32_t BW_UB_BYTES = BW_CHUNK * 32U + FLAG_BYTES; // the item chunk and one staged flag
 // Where the BatchWrite items start in the user workspace: past the parts per pair of cores and per core (host tiling)
 template <typename TilingData>
 __aicore__ inline uint64_t BatchWriteItemsAt([[maybe_unused]] const TilingData &tiling)
@@ -102,7 +98,7 @@ struct MoeDistributeCombineV2Traits {
     using XOutGmT = uint8_t;
     static constexpr size_t EP_CC_OFFSET = offsetof(MoeDistributeCombineV2TilingData, mc2CcTiling1);
     // UB rows the lowered formulas take
-    static constexpr uint32_t CALC_SLOTS = (TK_QUANT == 0U) ? 1U : (TK_QUANT == 2U) ? 3U : 1U;
+    static constexpr uint32_t CALC_SLOTS = PerKey(TK_QUANT, {0U, 2U}, {1U, 3U}, 1U);
     __aicore__ static inline uint32_t MaskRank([[maybe_unused]] const TilingData &tiling)
     {
         return static_cast<uint32_t>(tiling.maskRank);

@@ -72,7 +72,7 @@ struct MoeDistributeDispatchSetupTraits {
     using ExpandIdxOutGmT = int32_t;
     static constexpr size_t EP_CC_OFFSET = offsetof(MoeDistributeDispatchSetupTilingData, mc2CcTiling1);
     // UB rows the lowered formulas take
-    static constexpr uint32_t CALC_SLOTS = (TK_QUANT == 0U) ? 1U : (TK_QUANT == 4U) ? 3U : 1U;
+    static constexpr uint32_t CALC_SLOTS = PerKey(TK_QUANT, {0U, 4U}, {1U, 3U}, 1U);
     __aicore__ static inline uint32_t MaskRank([[maybe_unused]] const TilingData &tiling)
     {
         return 1U;

@@ -67,10 +67,11 @@ def expanded_runs(text: str) -> list[tuple[str, str]]:
 
 
 def dispatch_text(op_dir: Path, entry: str) -> str:
-    """The text of the Dispatch the kernel entry ``entry`` (a path under ``op_dir``) runs: the entry's own, or, where
-    every entry's is the same text, the one in op_kernel/<op>_gen.h (opgen.emit.kernel emit_cpp_kernel)."""
+    """The text of the kernel instances the entry ``entry`` (a path under ``op_dir``) runs: the entry's own (in its
+    __global__ function), or, where every entry's are the same text, the Dispatch in op_kernel/<op>_gen.h
+    (opgen.emit.kernel emit_cpp_kernel)."""
     text = (op_dir / entry).read_text(encoding="utf-8")
-    if "inline void Dispatch(" in text:
+    if "Dispatch<" not in text:
         return text
     gen = (op_dir / "op_kernel" / f"{op_dir.name}_gen.h").read_text(encoding="utf-8")
     assert "inline void Dispatch(" in gen, entry

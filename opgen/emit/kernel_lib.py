@@ -746,9 +746,10 @@ def common_context(op: Op, kind: KernelKind) -> dict:
 
 
     qparam = quant_field.param if quant_field else None
-    slots_expr = "1U"
-    for m in reversed(modes):
-        slots_expr = f"({qparam} == {cpp_literal(m.value)}U) ? {cpp_literal(max(1, m.slots))}U : {slots_expr}"
+    # a table of the modes' slots (opgen_kernel_helpers.h PerKey), 1 for a key value of no mode
+    slots_expr = "1U" if not modes else \
+        f"PerKey({qparam}, {{{', '.join(f'{cpp_literal(m.value)}U' for m in modes)}}}, " \
+        f"{{{', '.join(f'{cpp_literal(max(1, m.slots))}U' for m in modes)}}}, 1U)"
     carries = {}
     for t in carried:
         terms = [f"({qparam} == {cpp_literal(m.value)}U && {m.assigns[t.name]})" if m.assigns[t.name] != "true"

@@ -372,6 +372,7 @@ class QuantLowering:
         self.lets: dict[str, Val] = dict(self.given)
         self.uses: dict[str, int] = {}
         self.tmp = 0
+        self.slot_names: dict[tuple[int, str], tuple[str, int, int]] = {}  # (slot, ctype) → (name, line, depth)
         self.known_eq: list[set] = []
         # a split mode (`send`): this rank runs the statements before it, then writes the sent values into `msg`
         sent = q.send.names if q.send is not None else ()
@@ -467,9 +468,24 @@ class QuantLowering:
         else:
             slot = self.nslots
             self.nslots += 1
-        name = self.fresh()
-        self.emit(f"LocalTensor<{ctype}> {name} = CalcSlot<{ctype}>({slot}U);")
+        name = self.slot_name(slot, ctype)
+        if name is None:
+            name = self.fresh()
+            self.emit(f"LocalTensor<{ctype}> {name} = CalcSlot<{ctype}>({slot}U);")
+            self.slot_names[(slot, ctype)] = (name, len(self.lines) - 1, self.depth)
         return Val("row", ctype, name, count, block, (slot,), True)
+
+    def slot_name(self, slot: int, ctype: str) -> str | None:
+        """The variable already naming calc slot ``slot`` as ``ctype`` rows where the next line is emitted (declared in
+        this block or one around it, which has not been closed since), else None: a slot taken again is not declared
+        again under a new name (the variable is the slot, CalcSlot's view of it, never assigned)."""
+        if (slot, ctype) not in self.slot_names:
+            return None
+        name, at, depth = self.slot_names[(slot, ctype)]
+        indent = "    " * depth
+        if depth > self.depth or not all(line.startswith(indent) for line in self.lines[at + 1:]):
+            return None
+        return name
 
     def view(self, v: Val, ctype: str) -> Val:
         """The same slot seen with another element type (a reinterpreting view, no instruction)."""

@@ -885,5 +885,18 @@ __aicore__ inline void LoadRowF32(const LocalTensor<float> &dst, const LocalTens
     }
 }
 
+// A fact of a Traits per template tiling key value, as a table: values[i] where keys[i] == key, else `otherwise`
+// (e.g. the calc slots of each quant mode's lowered formula, CALC_SLOTS).
+template <uint32_t N>
+__aicore__ inline constexpr uint32_t PerKey(uint32_t key, const uint32_t (&keys)[N], const uint32_t (&values)[N],
+                                            uint32_t otherwise)
+{
+    for (uint32_t i = 0U; i < N; ++i) {
+        if (keys[i] == key) {
+            return values[i];
+        }
+    }
+    return otherwise;
+}
 
 #endif // OPGEN_KERNEL_HELPERS_H

@@ -32,12 +32,7 @@ constexpr uint32_t EP_GROUP = 0U; // HCCL group of `comm ep`
 #else
 #include "../../common/op_kernel/opgen_kernel.h"
 #endif
-// The ranks of other servers: HCCL BatchWrite (common/op_kernel/opgen_batch_write.h, which the family kernel includes)
-constexpr uint32_t BW_ITEM_U64 = 4U; // one item: 4 uint64 words
-constexpr uint32_t BW_CHUNK = 16U;   // items built in UB per copy to the workspace
-constexpr uint32_t BW_UB_BYTES =
-    BW_CHUNK * 32U + FLAG_BYTES; // the item chunk and one staged flag// Where the BatchWrite items start in the user
-                                 // workspace: past the parts per pair of cores and per core (host tiling)
+// Where the BatchWrite items start in the user workspace: past the parts per pair of cores and per core (host tiling)
 template <typename TilingData>
 __aicore__ inline uint64_t BatchWriteItemsAt([[maybe_unused]] const TilingData &tiling)
 {
@@ -114,7 +109,7 @@ struct MoeDistributeCombineAddRmsNormTraits {
     using XOutGmT = uint8_t;
     static constexpr size_t EP_CC_OFFSET = offsetof(MoeDistributeCombineAddRmsNormTilingData, mc2CcTiling1);
     // UB rows the lowered formulas take
-    static constexpr uint32_t CALC_SLOTS = (TK_QUANT == 0U) ? 1U : 1U;
+    static constexpr uint32_t CALC_SLOTS = PerKey(TK_QUANT, {0U}, {1U}, 1U);
     __aicore__ static inline uint32_t MaskRank([[maybe_unused]] const TilingData &tiling)
     {
         return static_cast<uint32_t>(tiling.maskRank);
@@ -213,30 +208,24 @@ __aicore__ inline bool MoeCombineKernel<Traits>::SpecialTerm(uint32_t tokenIdx, 
         LoadRowF32<bfloat16_t, RowLayout::ROWS>(t3, t4, extraGm_.constExpertAlpha1OptionalGm_, expertRow, hLen);
         PipeBarrier<PIPE_V>();
         Mul(t3, t3, x, static_cast<int32_t>(hLen));
-        LocalTensor<float> t5 = CalcSlot<float>(3U);
         PipeBarrier<PIPE_V>();
-        const float rsum6 = ReduceSumRow(t3, static_cast<uint32_t>(hLen), t5);
-        const float a1 = rsum6;
+        const float rsum5 = ReduceSumRow(t3, static_cast<uint32_t>(hLen), t4);
+        const float a1 = rsum5;
         // let a2 = reduce_sum(routed(constExpertAlpha2Optional) * x)
-        LocalTensor<float> t7 = CalcSlot<float>(1U);
-        LocalTensor<float> t8 = CalcSlot<float>(3U);
-        LoadRowF32<bfloat16_t, RowLayout::ROWS>(t7, t8, extraGm_.constExpertAlpha2OptionalGm_, expertRow, hLen);
+        LoadRowF32<bfloat16_t, RowLayout::ROWS>(t3, t4, extraGm_.constExpertAlpha2OptionalGm_, expertRow, hLen);
         PipeBarrier<PIPE_V>();
-        Mul(t7, t7, x, static_cast<int32_t>(hLen));
-        LocalTensor<float> t9 = CalcSlot<float>(3U);
+        Mul(t3, t3, x, static_cast<int32_t>(hLen));
         PipeBarrier<PIPE_V>();
-        const float rsum10 = ReduceSumRow(t7, static_cast<uint32_t>(hLen), t9);
-        const float a2 = rsum10;
+        const float rsum6 = ReduceSumRow(t3, static_cast<uint32_t>(hLen), t4);
+        const float a2 = rsum6;
         // let m = max(a1, a2)
         const float m = MaxF(a1, a2);
         // let e1 = exp(a1 - m)
-        LocalTensor<float> t11 = CalcSlot<float>(1U);
-        const float exp12 = UnaryScalar<ScalarUnary::EXP>((a1 - m), t11);
-        const float e1 = exp12;
+        const float exp7 = UnaryScalar<ScalarUnary::EXP>((a1 - m), t3);
+        const float e1 = exp7;
         // let e2 = exp(a2 - m)
-        LocalTensor<float> t13 = CalcSlot<float>(1U);
-        const float exp14 = UnaryScalar<ScalarUnary::EXP>((a2 - m), t13);
-        const float e2 = exp14;
+        const float exp8 = UnaryScalar<ScalarUnary::EXP>((a2 - m), t3);
+        const float e2 = exp8;
         // let s = e1 + e2
         const float s = (e1 + e2);
         // let p1 = e1 / s
@@ -245,13 +234,11 @@ __aicore__ inline bool MoeCombineKernel<Traits>::SpecialTerm(uint32_t tokenIdx, 
         const float p2 = (e2 / s);
         // Moe = x * p1 + routed(constExpertVOptional) * p2
         Muls(x, x, p1, static_cast<int32_t>(hLen));
-        LocalTensor<float> t15 = CalcSlot<float>(1U);
-        LocalTensor<float> t16 = CalcSlot<float>(3U);
-        LoadRowF32<bfloat16_t, RowLayout::ROWS>(t15, t16, extraGm_.constExpertVOptionalGm_, expertRow, hLen);
+        LoadRowF32<bfloat16_t, RowLayout::ROWS>(t3, t4, extraGm_.constExpertVOptionalGm_, expertRow, hLen);
         PipeBarrier<PIPE_V>();
-        Muls(t15, t15, p2, static_cast<int32_t>(hLen));
+        Muls(t3, t3, p2, static_cast<int32_t>(hLen));
         PipeBarrier<PIPE_V>();
-        Add(x, x, t15, static_cast<int32_t>(hLen));
+        Add(x, x, t3, static_cast<int32_t>(hLen));
         PipeBarrier<PIPE_V>();
         CopyRow<float, float, false>(term, x, static_cast<uint32_t>(hLen));
         PipeBarrier<PIPE_V>(); // the outputs are read by the caller's vector instructions
@@ -285,37 +272,29 @@ __aicore__ inline void MoeCombineKernel<Traits>::PostStage(uint32_t tokenIdx, co
     CastRow<bfloat16_t, float, RoundMode::CAST_RINT, false, false>(t3, x, static_cast<uint32_t>(hLen), t4);
     StoreRow<bfloat16_t, HardEvent::V_MTE3>(xOutGm_, tokenIdx, t3, static_cast<uint32_t>(1U * hLen));
     // let rstd = 1.0 / sqrt(reduce_sum(x * x * (1.0 / H)) + normEps)
-    LocalTensor<float> t5 = CalcSlot<float>(2U);
-    Mul(t5, x, x, static_cast<int32_t>(hLen));
+    Mul(t2, x, x, static_cast<int32_t>(hLen));
     PipeBarrier<PIPE_V>();
-    Muls(t5, t5, (1.0f / static_cast<float>(tiling_.H)), static_cast<int32_t>(hLen));
-    LocalTensor<float> t6 = CalcSlot<float>(1U);
+    Muls(t2, t2, (1.0f / static_cast<float>(tiling_.H)), static_cast<int32_t>(hLen));
     PipeBarrier<PIPE_V>();
-    const float rsum7 = ReduceSumRow(t5, static_cast<uint32_t>(hLen), t6);
-    LocalTensor<float> t8 = CalcSlot<float>(2U);
-    const float sqrt9 = UnaryScalar<ScalarUnary::SQRT>((rsum7 + tiling_.normEps), t8);
-    const float rstd = (1.0f / sqrt9);
+    const float rsum5 = ReduceSumRow(t2, static_cast<uint32_t>(hLen), t4);
+    const float sqrt6 = UnaryScalar<ScalarUnary::SQRT>((rsum5 + tiling_.normEps), t2);
+    const float rstd = (1.0f / sqrt6);
     // rstdOut = rstd
-    LocalTensor<float> t10 = CalcSlot<float>(2U);
-    t10.SetValue(0U, static_cast<float>(rstd));
-    StoreRow<float, HardEvent::S_MTE3>(extraGm_.rstdOutGm_, tokenIdx, t10,
+    t2.SetValue(0U, static_cast<float>(rstd));
+    StoreRow<float, HardEvent::S_MTE3>(extraGm_.rstdOutGm_, tokenIdx, t2,
                                        static_cast<uint32_t>(1U * 1U)); // the token's value of rstdOut
     // yOut = cast(cast(cast(x * rstd, BFLOAT16), FLOAT32) * cast(routed(gamma), FLOAT32), dtype(yOut))
     Muls(x, x, rstd, static_cast<int32_t>(hLen));
-    LocalTensor<bfloat16_t> t11 = CalcSlot<bfloat16_t>(2U);
-    LocalTensor<float> t12 = CalcSlot<float>(1U);
     PipeBarrier<PIPE_V>();
-    CastRow<bfloat16_t, float, RoundMode::CAST_RINT, false, false>(t11, x, static_cast<uint32_t>(hLen), t12);
-    LocalTensor<float> t13 = CalcSlot<float>(0U);
+    CastRow<bfloat16_t, float, RoundMode::CAST_RINT, false, false>(t3, x, static_cast<uint32_t>(hLen), t4);
+    LocalTensor<float> t7 = CalcSlot<float>(0U);
     PipeBarrier<PIPE_V>();
-    CastRow<float, bfloat16_t, RoundMode::CAST_RINT, false, false>(t13, t11, static_cast<uint32_t>(hLen));
+    CastRow<float, bfloat16_t, RoundMode::CAST_RINT, false, false>(t7, t3, static_cast<uint32_t>(hLen));
     PipeBarrier<PIPE_V>();
-    Mul(t13, t13, InvariantRow(0U), static_cast<int32_t>(hLen));
-    LocalTensor<bfloat16_t> t14 = CalcSlot<bfloat16_t>(2U);
-    LocalTensor<float> t15 = CalcSlot<float>(1U);
+    Mul(t7, t7, InvariantRow(0U), static_cast<int32_t>(hLen));
     PipeBarrier<PIPE_V>();
-    CastRow<bfloat16_t, float, RoundMode::CAST_RINT, false, false>(t14, t13, static_cast<uint32_t>(hLen), t15);
-    StoreRow<bfloat16_t, HardEvent::V_MTE3>(extraGm_.yOutGm_, tokenIdx, t14, static_cast<uint32_t>(1U * hLen));
+    CastRow<bfloat16_t, float, RoundMode::CAST_RINT, false, false>(t3, t7, static_cast<uint32_t>(hLen), t4);
+    StoreRow<bfloat16_t, HardEvent::V_MTE3>(extraGm_.yOutGm_, tokenIdx, t3, static_cast<uint32_t>(1U * hLen));
     PipeBarrier<PIPE_V>(); // the outputs are read by the caller's vector instructions
     Unused(xRow, tokenIdx, expertRow);
 }
@@ -333,9 +312,8 @@ __aicore__ inline void MoeCombineKernel<Traits>::PostInvariants()
     LocalTensor<float> t1 = CalcSlot<float>(0U);
     LocalTensor<float> t2 = CalcSlot<float>(1U);
     LoadRowF32<bfloat16_t, RowLayout::VECTOR>(t1, t2, extraGm_.gammaGm_, expertRow, hLen);
-    LocalTensor<float> t3 = CalcSlot<float>(1U);
     PipeBarrier<PIPE_V>();
-    CastRow<float, float, RoundMode::CAST_RINT, false, false>(InvariantRow(0U), t1, static_cast<uint32_t>(hLen), t3);
+    CastRow<float, float, RoundMode::CAST_RINT, false, false>(InvariantRow(0U), t1, static_cast<uint32_t>(hLen), t2);
     PipeBarrier<PIPE_V>(); // the outputs are read by the caller's vector instructions
     Unused(xRow, tokenIdx, expertRow);
 }
@@ -347,7 +325,7 @@ __aicore__ inline void Run(const KernelArgs &args, const MoeDistributeCombineAdd
     RunKernel<MoeCombineKernel<MoeDistributeCombineAddRmsNormTraits<TK_QUANT>>>(args, tiling);
 }
 
-// Every entry's Dispatch, the same for each (the entries' products have the same instances)
+// Every entry's kernel instances, the same for each (the entries' products have the same instances)
 template <uint32_t KeyCommQuantMode>
 __aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeCombineAddRmsNormTilingData &tiling)
 {

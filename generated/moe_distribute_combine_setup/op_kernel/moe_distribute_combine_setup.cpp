@@ -15,13 +15,18 @@
 #include "moe_distribute_combine_setup_gen.h"
 #include "moe_distribute_combine_setup_tiling_key.h"
 
-namespace MoeDistributeCombineSetupImpl {
 template <uint32_t KeyCommQuantMode>
-__aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeCombineSetupTilingData &tiling)
+__global__ __aicore__ void moe_distribute_combine_setup(GM_ADDR expandX, GM_ADDR expertIds,
+                                                        GM_ADDR assistInfoForCombine, GM_ADDR quantExpandXOut,
+                                                        GM_ADDR commCmdInfoOut, GM_ADDR workspace, GM_ADDR tilingGM)
 {
-    if (!ColumnMatches(tiling)) {
-        Trap(); // launched for another OpDef column's dtypes: the runtime never does
-    }
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    REGISTER_TILING_DEFAULT(MoeDistributeCombineSetupTilingData);
+    using namespace MoeDistributeCombineSetupImpl;
+    MoeDistributeCombineSetupTilingData tiling;
+    InitTilingData(tilingGM, &tiling);
+    const auto args =
+        MakeArgs<KernelArgs>(expandX, expertIds, assistInfoForCombine, quantExpandXOut, commCmdInfoOut, workspace);
     if constexpr (true) {
 #if (ORIG_DTYPE_EXPAND_X == DT_BF16) || (ORIG_DTYPE_EXPAND_X == DT_FLOAT16)
         Run<DTYPE_EXPAND_X, 0U>(args, tiling);
@@ -29,19 +34,4 @@ __aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeCombi
 #endif
     }
     Trap(); // no instance of this OpDef column for this key: the host tiling never produces it
-}
-} // namespace MoeDistributeCombineSetupImpl
-
-template <uint32_t KeyCommQuantMode>
-__global__ __aicore__ void moe_distribute_combine_setup(GM_ADDR expandX, GM_ADDR expertIds,
-                                                        GM_ADDR assistInfoForCombine, GM_ADDR quantExpandXOut,
-                                                        GM_ADDR commCmdInfoOut, GM_ADDR workspace, GM_ADDR tiling)
-{
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
-    REGISTER_TILING_DEFAULT(MoeDistributeCombineSetupTilingData);
-    MoeDistributeCombineSetupTilingData tilingData;
-    MoeDistributeCombineSetupImpl::InitTilingData(tiling, &tilingData);
-    const auto args = MoeDistributeCombineSetupImpl::MakeArgs<MoeDistributeCombineSetupImpl::KernelArgs>(
-        expandX, expertIds, assistInfoForCombine, quantExpandXOut, commCmdInfoOut, workspace);
-    MoeDistributeCombineSetupImpl::Dispatch<KeyCommQuantMode>(args, tilingData);
 }

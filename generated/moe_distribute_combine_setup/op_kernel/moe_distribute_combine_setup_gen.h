@@ -73,13 +73,6 @@ struct MoeDistributeCombineSetupTraits {
 #endif
 
 
-// One kernel instance: the class over the Traits of its template parameters
-template <typename ExpandXT, uint32_t TK_QUANT>
-__aicore__ inline void Run(const KernelArgs &args, const MoeDistributeCombineSetupTilingData &tiling)
-{
-    RunKernel<MoeCombineSetupKernel<MoeDistributeCombineSetupTraits<ExpandXT, TK_QUANT>>>(args, tiling);
-}
-
 // The dtypes are the OpDef column's, chosen when CANN's op build compiles the kernel (DTYPE_<NAME>, ORIG_DTYPE_<NAME>).
 #if !defined(ORIG_DTYPE_EXPAND_X)
 #error                                                                                                                 \
@@ -89,6 +82,16 @@ __aicore__ inline void Run(const KernelArgs &args, const MoeDistributeCombineSet
 __aicore__ inline bool ColumnMatches(const MoeDistributeCombineSetupTilingData &tiling)
 {
     return tiling.dtype_expandX == ORIG_DTYPE_EXPAND_X;
+}
+
+// One kernel instance: the class over the Traits of its template parameters
+template <typename ExpandXT, uint32_t TK_QUANT>
+__aicore__ inline void Run(const KernelArgs &args, const MoeDistributeCombineSetupTilingData &tiling)
+{
+    if (!ColumnMatches(tiling)) {
+        Trap(); // launched for another OpDef column's dtypes: the runtime never does
+    }
+    RunKernel<MoeCombineSetupKernel<MoeDistributeCombineSetupTraits<ExpandXT, TK_QUANT>>>(args, tiling);
 }
 
 } // namespace MoeDistributeCombineSetupImpl

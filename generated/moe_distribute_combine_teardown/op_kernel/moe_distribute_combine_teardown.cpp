@@ -15,13 +15,19 @@
 #include "moe_distribute_combine_teardown_gen.h"
 #include "moe_distribute_combine_teardown_tiling_key.h"
 
-namespace MoeDistributeCombineTeardownImpl {
 template <uint32_t KeyCommQuantMode>
-__aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeCombineTeardownTilingData &tiling)
+__global__ __aicore__ void moe_distribute_combine_teardown(GM_ADDR expandX, GM_ADDR quantExpandX, GM_ADDR expertIds,
+                                                           GM_ADDR expandIdx, GM_ADDR expertScales, GM_ADDR commCmdInfo,
+                                                           GM_ADDR xActiveMaskOptional, GM_ADDR sharedExpertXOptional,
+                                                           GM_ADDR xOut, GM_ADDR workspace, GM_ADDR tilingGM)
 {
-    if (!ColumnMatches(tiling)) {
-        Trap(); // launched for another OpDef column's dtypes: the runtime never does
-    }
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    REGISTER_TILING_DEFAULT(MoeDistributeCombineTeardownTilingData);
+    using namespace MoeDistributeCombineTeardownImpl;
+    MoeDistributeCombineTeardownTilingData tiling;
+    InitTilingData(tilingGM, &tiling);
+    const auto args = MakeArgs<KernelArgs>(expandX, quantExpandX, expertIds, expandIdx, expertScales, commCmdInfo,
+                                           xActiveMaskOptional, sharedExpertXOptional, xOut, workspace);
     if constexpr (true) {
 #if ((ORIG_DTYPE_EXPAND_X == DT_BF16) && (ORIG_DTYPE_X == DT_BF16)) ||                                                 \
     ((ORIG_DTYPE_EXPAND_X == DT_FLOAT16) && (ORIG_DTYPE_X == DT_FLOAT16))
@@ -30,21 +36,4 @@ __aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeCombi
 #endif
     }
     Trap(); // no instance of this OpDef column for this key: the host tiling never produces it
-}
-} // namespace MoeDistributeCombineTeardownImpl
-
-template <uint32_t KeyCommQuantMode>
-__global__ __aicore__ void moe_distribute_combine_teardown(GM_ADDR expandX, GM_ADDR quantExpandX, GM_ADDR expertIds,
-                                                           GM_ADDR expandIdx, GM_ADDR expertScales, GM_ADDR commCmdInfo,
-                                                           GM_ADDR xActiveMaskOptional, GM_ADDR sharedExpertXOptional,
-                                                           GM_ADDR xOut, GM_ADDR workspace, GM_ADDR tiling)
-{
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
-    REGISTER_TILING_DEFAULT(MoeDistributeCombineTeardownTilingData);
-    MoeDistributeCombineTeardownTilingData tilingData;
-    MoeDistributeCombineTeardownImpl::InitTilingData(tiling, &tilingData);
-    const auto args = MoeDistributeCombineTeardownImpl::MakeArgs<MoeDistributeCombineTeardownImpl::KernelArgs>(
-        expandX, quantExpandX, expertIds, expandIdx, expertScales, commCmdInfo, xActiveMaskOptional,
-        sharedExpertXOptional, xOut, workspace);
-    MoeDistributeCombineTeardownImpl::Dispatch<KeyCommQuantMode>(args, tilingData);
 }

@@ -73,7 +73,7 @@ struct MoeDistributeCombineTeardownTraits {
     using XOutGmT = uint8_t;
     static constexpr size_t EP_CC_OFFSET = offsetof(MoeDistributeCombineTeardownTilingData, mc2CcTiling1);
     // UB rows the lowered formulas take
-    static constexpr uint32_t CALC_SLOTS = (TK_QUANT == 0U) ? 1U : 1U;
+    static constexpr uint32_t CALC_SLOTS = PerKey(TK_QUANT, {0U}, {1U}, 1U);
     __aicore__ static inline uint32_t MaskRank([[maybe_unused]] const TilingData &tiling)
     {
         return 1U;
@@ -108,13 +108,6 @@ __aicore__ inline void MoeCombineTeardownKernel<Traits>::QuantRow(const LocalTen
     }
 }
 
-// One kernel instance: the class over the Traits of its template parameters
-template <typename ExpandXT, typename XOutT, uint32_t TK_QUANT>
-__aicore__ inline void Run(const KernelArgs &args, const MoeDistributeCombineTeardownTilingData &tiling)
-{
-    RunKernel<MoeCombineTeardownKernel<MoeDistributeCombineTeardownTraits<ExpandXT, XOutT, TK_QUANT>>>(args, tiling);
-}
-
 // The dtypes are the OpDef column's, chosen when CANN's op build compiles the kernel (DTYPE_<NAME>, ORIG_DTYPE_<NAME>).
 #if !defined(ORIG_DTYPE_EXPAND_X) || !defined(ORIG_DTYPE_X)
 #error                                                                                                                 \
@@ -124,6 +117,16 @@ __aicore__ inline void Run(const KernelArgs &args, const MoeDistributeCombineTea
 __aicore__ inline bool ColumnMatches(const MoeDistributeCombineTeardownTilingData &tiling)
 {
     return tiling.dtype_expandX == ORIG_DTYPE_EXPAND_X && tiling.dtype_xOut == ORIG_DTYPE_X;
+}
+
+// One kernel instance: the class over the Traits of its template parameters
+template <typename ExpandXT, typename XOutT, uint32_t TK_QUANT>
+__aicore__ inline void Run(const KernelArgs &args, const MoeDistributeCombineTeardownTilingData &tiling)
+{
+    if (!ColumnMatches(tiling)) {
+        Trap(); // launched for another OpDef column's dtypes: the runtime never does
+    }
+    RunKernel<MoeCombineTeardownKernel<MoeDistributeCombineTeardownTraits<ExpandXT, XOutT, TK_QUANT>>>(args, tiling);
 }
 
 } // namespace MoeDistributeCombineTeardownImpl

@@ -32,12 +32,7 @@ constexpr uint32_t EP_GROUP = 0U; // HCCL group of `comm ep`
 #else
 #include "../../common/op_kernel/opgen_kernel.h"
 #endif
-// The ranks of other servers: HCCL BatchWrite (common/op_kernel/opgen_batch_write.h, which the family kernel includes)
-constexpr uint32_t BW_ITEM_U64 = 4U; // one item: 4 uint64 words
-constexpr uint32_t BW_CHUNK = 16U;   // items built in UB per copy to the workspace
-constexpr uint32_t BW_UB_BYTES =
-    BW_CHUNK * 32U + FLAG_BYTES; // the item chunk and one staged flag// Where the BatchWrite items start in the user
-                                 // workspace: past the parts per pair of cores and per core (host tiling)
+// Where the BatchWrite items start in the user workspace: past the parts per pair of cores and per core (host tiling)
 template <typename TilingData>
 __aicore__ inline uint64_t BatchWriteItemsAt([[maybe_unused]] const TilingData &tiling)
 {
@@ -103,7 +98,7 @@ struct MoeDistributeCombineV3Traits {
     using SharedExpertXOptionalGmT = uint8_t;
     using XOutGmT = uint8_t;
     // UB rows the lowered formulas take
-    static constexpr uint32_t CALC_SLOTS = (TK_QUANT == 0U) ? 1U : (TK_QUANT == 2U) ? 3U : 1U;
+    static constexpr uint32_t CALC_SLOTS = PerKey(TK_QUANT, {0U, 2U}, {1U, 3U}, 1U);
     __aicore__ static inline uint32_t MaskRank([[maybe_unused]] const TilingData &tiling)
     {
         return static_cast<uint32_t>(tiling.maskRank);
@@ -168,34 +163,30 @@ __aicore__ inline void MoeCombineKernel<Traits>::QuantRow(const LocalTensor<Expa
         CastRow<float, ExpandXT, RoundMode::CAST_RINT, false, false>(t1, xRow, static_cast<uint32_t>(hLen), t2);
         LocalTensor<float> v = t1;
         // let s = block_max(abs(v), 8) * (1.0 / qmax(INT8))
-        LocalTensor<float> t3 = CalcSlot<float>(1U);
         PipeBarrier<PIPE_V>();
-        Abs(t3, v, static_cast<int32_t>(hLen));
-        LocalTensor<float> t4 = CalcSlot<float>(2U);
+        Abs(t2, v, static_cast<int32_t>(hLen));
+        LocalTensor<float> t3 = CalcSlot<float>(2U);
         PipeBarrier<PIPE_V>();
-        BlockMaxRow<8U, false>(t4, t3, static_cast<uint32_t>(hLen));
+        BlockMaxRow<8U, false>(t3, t2, static_cast<uint32_t>(hLen));
         PipeBarrier<PIPE_V>();
-        Muls(t4, t4, (1.0f / DTypeTraits<int8_t>::MAX), static_cast<int32_t>(CeilDiv(hLen, 8U)));
-        LocalTensor<float> s = t4;
+        Muls(t3, t3, (1.0f / DTypeTraits<int8_t>::MAX), static_cast<int32_t>(CeilDiv(hLen, 8U)));
+        LocalTensor<float> s = t3;
         // let stored = cast(s, dtype(expandX), round=rint)
         LocalTensor<ExpandXT> wire_stored =
             msg[AlignUp(RowBytes<int8_t>(static_cast<uint32_t>(hLen)), UB_BLOCK)].template ReinterpretCast<ExpandXT>();
-        LocalTensor<float> t5 = CalcSlot<float>(1U);
         PipeBarrier<PIPE_V>();
         CastRow<ExpandXT, float, RoundMode::CAST_RINT, false, false>(wire_stored, s,
-                                                                     static_cast<uint32_t>(CeilDiv(hLen, 8U)), t5);
+                                                                     static_cast<uint32_t>(CeilDiv(hLen, 8U)), t2);
         // let q = cast(cast(v / per_block(s, 8), FLOAT16, round=rint), INT8, round=rint, sat=true)
         LocalTensor<int8_t> wire_q = msg[0U].template ReinterpretCast<int8_t>();
-        LocalTensor<float> t6 = CalcSlot<float>(1U);
-        BroadcastBlocks<8U, false>(t6, s, hLen);
+        BroadcastBlocks<8U, false>(t2, s, hLen);
         PipeBarrier<PIPE_V>();
-        Div(v, v, t6, static_cast<int32_t>(hLen));
-        LocalTensor<half> t7 = CalcSlot<half>(1U);
-        LocalTensor<float> t8 = CalcSlot<float>(2U);
+        Div(v, v, t2, static_cast<int32_t>(hLen));
+        LocalTensor<half> t4 = CalcSlot<half>(1U);
         PipeBarrier<PIPE_V>();
-        CastRow<half, float, RoundMode::CAST_RINT, false, false>(t7, v, static_cast<uint32_t>(hLen), t8);
+        CastRow<half, float, RoundMode::CAST_RINT, false, false>(t4, v, static_cast<uint32_t>(hLen), t3);
         PipeBarrier<PIPE_V>();
-        CastRow<int8_t, half, RoundMode::CAST_RINT, true, false>(wire_q, t7, static_cast<uint32_t>(hLen));
+        CastRow<int8_t, half, RoundMode::CAST_RINT, true, false>(wire_q, t4, static_cast<uint32_t>(hLen));
         // send q, stored: the message this rank writes into the window slot
         // q was computed in its place in the message
         // stored was computed in its place in the message
@@ -251,15 +242,12 @@ __aicore__ inline void MoeCombineKernel<Traits>::ReceiveRow(const LocalTensor<ui
         LocalTensor<float> t4 = CalcSlot<float>(4U);
         PipeBarrier<PIPE_V>();
         CastRow<float, half, RoundMode::CAST_RINT, false, false>(t4, t3, static_cast<uint32_t>(hLen));
-        LocalTensor<float> t5 = CalcSlot<float>(3U);
-        MulBlocks<8U, false>(t4, t4, t1, static_cast<uint32_t>(hLen), t5);
-        LocalTensor<ExpandXT> t6 = CalcSlot<ExpandXT>(2U);
-        LocalTensor<float> t7 = CalcSlot<float>(3U);
+        MulBlocks<8U, false>(t4, t4, t1, static_cast<uint32_t>(hLen), t2);
+        LocalTensor<ExpandXT> t5 = CalcSlot<ExpandXT>(2U);
         PipeBarrier<PIPE_V>();
-        CastRow<ExpandXT, float, RoundMode::CAST_RINT, false, false>(t6, t4, static_cast<uint32_t>(hLen), t7);
-        LocalTensor<float> t8 = CalcSlot<float>(4U);
+        CastRow<ExpandXT, float, RoundMode::CAST_RINT, false, false>(t5, t4, static_cast<uint32_t>(hLen), t2);
         PipeBarrier<PIPE_V>();
-        CastRow<float, ExpandXT, RoundMode::CAST_RINT, false, false>(term, t6, static_cast<uint32_t>(hLen), t8);
+        CastRow<float, ExpandXT, RoundMode::CAST_RINT, false, false>(term, t5, static_cast<uint32_t>(hLen), t4);
         PipeBarrier<PIPE_V>(); // the outputs are read by the caller's vector instructions
         Unused(xRow, tokenIdx, expertRow);
     }
@@ -299,34 +287,27 @@ __aicore__ inline bool MoeCombineKernel<Traits>::SpecialTerm(uint32_t tokenIdx, 
         LocalTensor<float> x = t2;
         // let a1 = reduce_sum(routed(constExpertAlpha1Optional) * x)
         LocalTensor<float> t4 = CalcSlot<float>(1U);
-        LocalTensor<float> t5 = CalcSlot<float>(3U);
-        LoadRowF32<ExpandXT, RowLayout::ROWS>(t4, t5, extraGm_.constExpertAlpha1OptionalGm_, expertRow, hLen);
+        LoadRowF32<ExpandXT, RowLayout::ROWS>(t4, t3, extraGm_.constExpertAlpha1OptionalGm_, expertRow, hLen);
         PipeBarrier<PIPE_V>();
         Mul(t4, t4, x, static_cast<int32_t>(hLen));
-        LocalTensor<float> t6 = CalcSlot<float>(3U);
         PipeBarrier<PIPE_V>();
-        const float rsum7 = ReduceSumRow(t4, static_cast<uint32_t>(hLen), t6);
-        const float a1 = rsum7;
+        const float rsum5 = ReduceSumRow(t4, static_cast<uint32_t>(hLen), t3);
+        const float a1 = rsum5;
         // let a2 = reduce_sum(routed(constExpertAlpha2Optional) * x)
-        LocalTensor<float> t8 = CalcSlot<float>(1U);
-        LocalTensor<float> t9 = CalcSlot<float>(3U);
-        LoadRowF32<ExpandXT, RowLayout::ROWS>(t8, t9, extraGm_.constExpertAlpha2OptionalGm_, expertRow, hLen);
+        LoadRowF32<ExpandXT, RowLayout::ROWS>(t4, t3, extraGm_.constExpertAlpha2OptionalGm_, expertRow, hLen);
         PipeBarrier<PIPE_V>();
-        Mul(t8, t8, x, static_cast<int32_t>(hLen));
-        LocalTensor<float> t10 = CalcSlot<float>(3U);
+        Mul(t4, t4, x, static_cast<int32_t>(hLen));
         PipeBarrier<PIPE_V>();
-        const float rsum11 = ReduceSumRow(t8, static_cast<uint32_t>(hLen), t10);
-        const float a2 = rsum11;
+        const float rsum6 = ReduceSumRow(t4, static_cast<uint32_t>(hLen), t3);
+        const float a2 = rsum6;
         // let m = max(a1, a2)
         const float m = MaxF(a1, a2);
         // let e1 = exp(a1 - m)
-        LocalTensor<float> t12 = CalcSlot<float>(1U);
-        const float exp13 = UnaryScalar<ScalarUnary::EXP>((a1 - m), t12);
-        const float e1 = exp13;
+        const float exp7 = UnaryScalar<ScalarUnary::EXP>((a1 - m), t4);
+        const float e1 = exp7;
         // let e2 = exp(a2 - m)
-        LocalTensor<float> t14 = CalcSlot<float>(1U);
-        const float exp15 = UnaryScalar<ScalarUnary::EXP>((a2 - m), t14);
-        const float e2 = exp15;
+        const float exp8 = UnaryScalar<ScalarUnary::EXP>((a2 - m), t4);
+        const float e2 = exp8;
         // let s = e1 + e2
         const float s = (e1 + e2);
         // let p1 = e1 / s
@@ -335,13 +316,11 @@ __aicore__ inline bool MoeCombineKernel<Traits>::SpecialTerm(uint32_t tokenIdx, 
         const float p2 = (e2 / s);
         // Moe = x * p1 + routed(constExpertVOptional) * p2
         Muls(x, x, p1, static_cast<int32_t>(hLen));
-        LocalTensor<float> t16 = CalcSlot<float>(1U);
-        LocalTensor<float> t17 = CalcSlot<float>(3U);
-        LoadRowF32<ExpandXT, RowLayout::ROWS>(t16, t17, extraGm_.constExpertVOptionalGm_, expertRow, hLen);
+        LoadRowF32<ExpandXT, RowLayout::ROWS>(t4, t3, extraGm_.constExpertVOptionalGm_, expertRow, hLen);
         PipeBarrier<PIPE_V>();
-        Muls(t16, t16, p2, static_cast<int32_t>(hLen));
+        Muls(t4, t4, p2, static_cast<int32_t>(hLen));
         PipeBarrier<PIPE_V>();
-        Add(x, x, t16, static_cast<int32_t>(hLen));
+        Add(x, x, t4, static_cast<int32_t>(hLen));
         PipeBarrier<PIPE_V>();
         CopyRow<float, float, false>(term, x, static_cast<uint32_t>(hLen));
         PipeBarrier<PIPE_V>(); // the outputs are read by the caller's vector instructions
@@ -350,13 +329,6 @@ __aicore__ inline bool MoeCombineKernel<Traits>::SpecialTerm(uint32_t tokenIdx, 
     }
     Unused(tokenIdx, hLen, xRow);
     return false;
-}
-
-// One kernel instance: the class over the Traits of its template parameters
-template <typename ExpandXT, typename XOutT, uint32_t TK_QUANT>
-__aicore__ inline void Run(const KernelArgs &args, const MoeDistributeCombineV3TilingData &tiling)
-{
-    RunKernel<MoeCombineKernel<MoeDistributeCombineV3Traits<ExpandXT, XOutT, TK_QUANT>>>(args, tiling);
 }
 
 // The dtypes are the OpDef column's, chosen when CANN's op build compiles the kernel (DTYPE_<NAME>, ORIG_DTYPE_<NAME>).
@@ -368,6 +340,16 @@ __aicore__ inline void Run(const KernelArgs &args, const MoeDistributeCombineV3T
 __aicore__ inline bool ColumnMatches(const MoeDistributeCombineV3TilingData &tiling)
 {
     return tiling.dtype_expandX == ORIG_DTYPE_EXPAND_X && tiling.dtype_xOut == ORIG_DTYPE_X;
+}
+
+// One kernel instance: the class over the Traits of its template parameters
+template <typename ExpandXT, typename XOutT, uint32_t TK_QUANT>
+__aicore__ inline void Run(const KernelArgs &args, const MoeDistributeCombineV3TilingData &tiling)
+{
+    if (!ColumnMatches(tiling)) {
+        Trap(); // launched for another OpDef column's dtypes: the runtime never does
+    }
+    RunKernel<MoeCombineKernel<MoeDistributeCombineV3Traits<ExpandXT, XOutT, TK_QUANT>>>(args, tiling);
 }
 
 } // namespace MoeDistributeCombineV3Impl

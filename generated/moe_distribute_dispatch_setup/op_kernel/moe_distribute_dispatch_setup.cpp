@@ -15,13 +15,19 @@
 #include "moe_distribute_dispatch_setup_gen.h"
 #include "moe_distribute_dispatch_setup_tiling_key.h"
 
-namespace MoeDistributeDispatchSetupImpl {
 template <uint32_t KeyQuantMode>
-__aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeDispatchSetupTilingData &tiling)
+__global__ __aicore__ void moe_distribute_dispatch_setup(GM_ADDR x, GM_ADDR expertIds, GM_ADDR scalesOptional,
+                                                         GM_ADDR xActiveMaskOptional, GM_ADDR yOut,
+                                                         GM_ADDR expandIdxOut, GM_ADDR commCmdInfoOut,
+                                                         GM_ADDR workspace, GM_ADDR tilingGM)
 {
-    if (!ColumnMatches(tiling)) {
-        Trap(); // launched for another OpDef column's dtypes: the runtime never does
-    }
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    REGISTER_TILING_DEFAULT(MoeDistributeDispatchSetupTilingData);
+    using namespace MoeDistributeDispatchSetupImpl;
+    MoeDistributeDispatchSetupTilingData tiling;
+    InitTilingData(tilingGM, &tiling);
+    const auto args = MakeArgs<KernelArgs>(x, expertIds, scalesOptional, xActiveMaskOptional, yOut, expandIdxOut,
+                                           commCmdInfoOut, workspace);
     if constexpr (KeyQuantMode == 0U) {
 #if ((ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_Y == DT_BF16)) ||                                                        \
     ((ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_Y == DT_FLOAT16))
@@ -36,20 +42,4 @@ __aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeDispa
 #endif
     }
     Trap(); // no instance of this OpDef column for this key: the host tiling never produces it
-}
-} // namespace MoeDistributeDispatchSetupImpl
-
-template <uint32_t KeyQuantMode>
-__global__ __aicore__ void moe_distribute_dispatch_setup(GM_ADDR x, GM_ADDR expertIds, GM_ADDR scalesOptional,
-                                                         GM_ADDR xActiveMaskOptional, GM_ADDR yOut,
-                                                         GM_ADDR expandIdxOut, GM_ADDR commCmdInfoOut,
-                                                         GM_ADDR workspace, GM_ADDR tiling)
-{
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
-    REGISTER_TILING_DEFAULT(MoeDistributeDispatchSetupTilingData);
-    MoeDistributeDispatchSetupTilingData tilingData;
-    MoeDistributeDispatchSetupImpl::InitTilingData(tiling, &tilingData);
-    const auto args = MoeDistributeDispatchSetupImpl::MakeArgs<MoeDistributeDispatchSetupImpl::KernelArgs>(
-        x, expertIds, scalesOptional, xActiveMaskOptional, yOut, expandIdxOut, commCmdInfoOut, workspace);
-    MoeDistributeDispatchSetupImpl::Dispatch<KeyQuantMode>(args, tilingData);
 }

@@ -72,7 +72,7 @@ struct MoeDistributeDispatchSetupTraits {
     using ExpandIdxOutGmT = int32_t;
     static constexpr size_t EP_CC_OFFSET = offsetof(MoeDistributeDispatchSetupTilingData, mc2CcTiling1);
     // UB rows the lowered formulas take
-    static constexpr uint32_t CALC_SLOTS = (TK_QUANT == 0U) ? 1U : (TK_QUANT == 4U) ? 3U : 1U;
+    static constexpr uint32_t CALC_SLOTS = PerKey(TK_QUANT, {0U, 4U}, {1U, 3U}, 1U);
     __aicore__ static inline uint32_t MaskRank([[maybe_unused]] const TilingData &tiling)
     {
         return 1U;
@@ -133,35 +133,22 @@ __aicore__ inline void MoeDispatchSetupKernel<Traits>::QuantRow(const LocalTenso
         EncodeE8M0Row(t4, code, static_cast<uint32_t>(AlignUp(static_cast<uint32_t>(CeilDiv(hLen, 32U)), 2U)), t5);
         // yOut = cast(cast(x, FLOAT32) * per_block(if code == 255 then NAN else exp2(127 - code), 32), dtype(yOut),
         // round=rint, sat=true)
-        LocalTensor<uint8_t> t6 = CalcSlot<uint8_t>(0U);
-        CompareScalar(t6, code, static_cast<float>(255), CMPMODE::NE,
+        CompareScalar(t3, code, static_cast<float>(255), CMPMODE::NE,
                       AlignUp(static_cast<uint32_t>(CeilDiv(hLen, 32U)), FLOATS_PER_REPEAT));
         Muls(code, code, -1.0f, static_cast<int32_t>(CeilDiv(hLen, 32U)));
         PipeBarrier<PIPE_V>();
         Adds(code, code, static_cast<float>(127), static_cast<int32_t>(CeilDiv(hLen, 32U)));
-        LocalTensor<float> t7 = CalcSlot<float>(2U);
         PipeBarrier<PIPE_V>();
-        Exp2Row(code, code, static_cast<uint32_t>(CeilDiv(hLen, 32U)), t7);
-        Select(code, t6, code, __builtin_nanf(""), SELMODE::VSEL_TENSOR_SCALAR_MODE,
+        Exp2Row(code, code, static_cast<uint32_t>(CeilDiv(hLen, 32U)), t5);
+        Select(code, t3, code, __builtin_nanf(""), SELMODE::VSEL_TENSOR_SCALAR_MODE,
                static_cast<uint32_t>(CeilDiv(hLen, 32U)));
-        LocalTensor<float> t8 = CalcSlot<float>(0U);
-        LocalTensor<float> t9 = CalcSlot<float>(2U);
-        CastRow<float, XT, RoundMode::CAST_RINT, false, false>(t8, xRow, static_cast<uint32_t>(hLen), t9);
-        LocalTensor<float> t10 = CalcSlot<float>(2U);
+        CastRow<float, XT, RoundMode::CAST_RINT, false, false>(t1, xRow, static_cast<uint32_t>(hLen), t5);
         PipeBarrier<PIPE_V>();
-        MulBlocks<32U, false>(t8, t8, code, static_cast<uint32_t>(hLen), t10);
-        LocalTensor<float> t11 = CalcSlot<float>(1U);
+        MulBlocks<32U, false>(t1, t1, code, static_cast<uint32_t>(hLen), t5);
         PipeBarrier<PIPE_V>();
-        CastRow<YOutT, float, RoundMode::CAST_RINT, true, false>(yOutRow, t8, static_cast<uint32_t>(hLen), t11);
+        CastRow<YOutT, float, RoundMode::CAST_RINT, true, false>(yOutRow, t1, static_cast<uint32_t>(hLen), t2);
         Unused(xRow, tokenIdx, expertRow);
     }
-}
-
-// One kernel instance: the class over the Traits of its template parameters
-template <typename XT, typename YOutT, uint32_t TK_QUANT>
-__aicore__ inline void Run(const KernelArgs &args, const MoeDistributeDispatchSetupTilingData &tiling)
-{
-    RunKernel<MoeDispatchSetupKernel<MoeDistributeDispatchSetupTraits<XT, YOutT, TK_QUANT>>>(args, tiling);
 }
 
 // The dtypes are the OpDef column's, chosen when CANN's op build compiles the kernel (DTYPE_<NAME>, ORIG_DTYPE_<NAME>).
@@ -173,6 +160,16 @@ __aicore__ inline void Run(const KernelArgs &args, const MoeDistributeDispatchSe
 __aicore__ inline bool ColumnMatches(const MoeDistributeDispatchSetupTilingData &tiling)
 {
     return tiling.dtype_x == ORIG_DTYPE_X && tiling.dtype_yOut == ORIG_DTYPE_Y;
+}
+
+// One kernel instance: the class over the Traits of its template parameters
+template <typename XT, typename YOutT, uint32_t TK_QUANT>
+__aicore__ inline void Run(const KernelArgs &args, const MoeDistributeDispatchSetupTilingData &tiling)
+{
+    if (!ColumnMatches(tiling)) {
+        Trap(); // launched for another OpDef column's dtypes: the runtime never does
+    }
+    RunKernel<MoeDispatchSetupKernel<MoeDistributeDispatchSetupTraits<XT, YOutT, TK_QUANT>>>(args, tiling);
 }
 
 } // namespace MoeDistributeDispatchSetupImpl

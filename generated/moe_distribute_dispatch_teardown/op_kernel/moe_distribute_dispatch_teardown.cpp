@@ -15,13 +15,19 @@
 #include "moe_distribute_dispatch_teardown_gen.h"
 #include "moe_distribute_dispatch_teardown_tiling_key.h"
 
-namespace MoeDistributeDispatchTeardownImpl {
 template <uint32_t KeyQuantMode>
-__aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeDispatchTeardownTilingData &tiling)
+__global__ __aicore__ void
+moe_distribute_dispatch_teardown(GM_ADDR x, GM_ADDR y, GM_ADDR expertIds, GM_ADDR commCmdInfo, GM_ADDR expandXOut,
+                                 GM_ADDR dynamicScalesOut, GM_ADDR assistInfoForCombineOut, GM_ADDR expertTokenNumsOut,
+                                 GM_ADDR workspace, GM_ADDR tilingGM)
 {
-    if (!ColumnMatches(tiling)) {
-        Trap(); // launched for another OpDef column's dtypes: the runtime never does
-    }
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    REGISTER_TILING_DEFAULT(MoeDistributeDispatchTeardownTilingData);
+    using namespace MoeDistributeDispatchTeardownImpl;
+    MoeDistributeDispatchTeardownTilingData tiling;
+    InitTilingData(tilingGM, &tiling);
+    const auto args = MakeArgs<KernelArgs>(x, y, expertIds, commCmdInfo, expandXOut, dynamicScalesOut,
+                                           assistInfoForCombineOut, expertTokenNumsOut, workspace);
     if constexpr (KeyQuantMode == 0U) {
 #if ((ORIG_DTYPE_X == DT_BF16) && (ORIG_DTYPE_Y == DT_BF16) && (ORIG_DTYPE_EXPAND_X == DT_BF16)) ||                    \
     ((ORIG_DTYPE_X == DT_FLOAT16) && (ORIG_DTYPE_Y == DT_FLOAT16) && (ORIG_DTYPE_EXPAND_X == DT_FLOAT16))
@@ -46,21 +52,4 @@ __aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeDispa
 #endif
     }
     Trap(); // no instance of this OpDef column for this key: the host tiling never produces it
-}
-} // namespace MoeDistributeDispatchTeardownImpl
-
-template <uint32_t KeyQuantMode>
-__global__ __aicore__ void
-moe_distribute_dispatch_teardown(GM_ADDR x, GM_ADDR y, GM_ADDR expertIds, GM_ADDR commCmdInfo, GM_ADDR expandXOut,
-                                 GM_ADDR dynamicScalesOut, GM_ADDR assistInfoForCombineOut, GM_ADDR expertTokenNumsOut,
-                                 GM_ADDR workspace, GM_ADDR tiling)
-{
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
-    REGISTER_TILING_DEFAULT(MoeDistributeDispatchTeardownTilingData);
-    MoeDistributeDispatchTeardownTilingData tilingData;
-    MoeDistributeDispatchTeardownImpl::InitTilingData(tiling, &tilingData);
-    const auto args = MoeDistributeDispatchTeardownImpl::MakeArgs<MoeDistributeDispatchTeardownImpl::KernelArgs>(
-        x, y, expertIds, commCmdInfo, expandXOut, dynamicScalesOut, assistInfoForCombineOut, expertTokenNumsOut,
-        workspace);
-    MoeDistributeDispatchTeardownImpl::Dispatch<KeyQuantMode>(args, tilingData);
 }

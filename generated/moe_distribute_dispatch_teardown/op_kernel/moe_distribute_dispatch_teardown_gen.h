@@ -80,14 +80,6 @@ struct MoeDistributeDispatchTeardownTraits {
 #endif
 
 
-// One kernel instance: the class over the Traits of its template parameters
-template <typename XT, typename YT, typename ExpandXOutT, typename DynamicScalesOutT, uint32_t TK_QUANT>
-__aicore__ inline void Run(const KernelArgs &args, const MoeDistributeDispatchTeardownTilingData &tiling)
-{
-    RunKernel<MoeDispatchTeardownKernel<
-        MoeDistributeDispatchTeardownTraits<XT, YT, ExpandXOutT, DynamicScalesOutT, TK_QUANT>>>(args, tiling);
-}
-
 // The dtypes are the OpDef column's, chosen when CANN's op build compiles the kernel (DTYPE_<NAME>, ORIG_DTYPE_<NAME>).
 #if !defined(ORIG_DTYPE_X) || !defined(ORIG_DTYPE_Y) || !defined(ORIG_DTYPE_EXPAND_X) ||                               \
     !defined(ORIG_DTYPE_DYNAMIC_SCALES)
@@ -99,6 +91,17 @@ __aicore__ inline bool ColumnMatches(const MoeDistributeDispatchTeardownTilingDa
 {
     return tiling.dtype_x == ORIG_DTYPE_X && tiling.dtype_y == ORIG_DTYPE_Y &&
            tiling.dtype_expandXOut == ORIG_DTYPE_EXPAND_X && tiling.dtype_dynamicScalesOut == ORIG_DTYPE_DYNAMIC_SCALES;
+}
+
+// One kernel instance: the class over the Traits of its template parameters
+template <typename XT, typename YT, typename ExpandXOutT, typename DynamicScalesOutT, uint32_t TK_QUANT>
+__aicore__ inline void Run(const KernelArgs &args, const MoeDistributeDispatchTeardownTilingData &tiling)
+{
+    if (!ColumnMatches(tiling)) {
+        Trap(); // launched for another OpDef column's dtypes: the runtime never does
+    }
+    RunKernel<MoeDispatchTeardownKernel<
+        MoeDistributeDispatchTeardownTraits<XT, YT, ExpandXOutT, DynamicScalesOutT, TK_QUANT>>>(args, tiling);
 }
 
 } // namespace MoeDistributeDispatchTeardownImpl

@@ -32,12 +32,7 @@ constexpr uint32_t EP_GROUP = 0U; // HCCL group of `comm ep`
 #else
 #include "../../common/op_kernel/opgen_kernel.h"
 #endif
-// The ranks of other servers: HCCL BatchWrite (common/op_kernel/opgen_batch_write.h, which the family kernel includes)
-constexpr uint32_t BW_ITEM_U64 = 4U; // one item: 4 uint64 words
-constexpr uint32_t BW_CHUNK = 16U;   // items built in UB per copy to the workspace
-constexpr uint32_t BW_UB_BYTES =
-    BW_CHUNK * 32U + FLAG_BYTES; // the item chunk and one staged flag// Where the BatchWrite items start in the user
-                                 // workspace: past the parts per pair of cores and per core (host tiling)
+// Where the BatchWrite items start in the user workspace: past the parts per pair of cores and per core (host tiling)
 template <typename TilingData>
 __aicore__ inline uint64_t BatchWriteItemsAt([[maybe_unused]] const TilingData &tiling)
 {
@@ -98,12 +93,7 @@ struct MoeDistributeDispatchV3Traits {
     using EpRecvCountsOutGmT = int32_t;
     using ExpandScalesOutGmT = float;
     // UB rows the lowered formulas take
-    static constexpr uint32_t CALC_SLOTS = (TK_QUANT == 0U) ? 2U :
-                                           (TK_QUANT == 1U) ? 3U :
-                                           (TK_QUANT == 2U) ? 3U :
-                                           (TK_QUANT == 3U) ? 4U :
-                                           (TK_QUANT == 4U) ? 3U :
-                                                              1U;
+    static constexpr uint32_t CALC_SLOTS = PerKey(TK_QUANT, {0U, 1U, 2U, 3U, 4U}, {2U, 3U, 3U, 4U, 3U}, 1U);
     __aicore__ static inline uint32_t MaskRank([[maybe_unused]] const TilingData &tiling)
     {
         return static_cast<uint32_t>(tiling.maskRank);
@@ -195,18 +185,17 @@ __aicore__ inline void MoeDispatchKernel<Traits>::QuantRow(const LocalTensor<XT>
             LocalTensor<float> t1 = CalcSlot<float>(0U);
             LocalTensor<float> t2 = CalcSlot<float>(1U);
             CastRow<float, XT, RoundMode::CAST_RINT, false, false>(t1, xRow, static_cast<uint32_t>(hLen), t2);
-            LocalTensor<float> t3 = CalcSlot<float>(1U);
             PipeBarrier<PIPE_V>();
             CastRow<ExpandXOutT, float, RoundMode::CAST_ROUND, false, false>(expandXOutRow, t1,
-                                                                             static_cast<uint32_t>(hLen), t3);
+                                                                             static_cast<uint32_t>(hLen), t2);
         }
         // dynamicScalesOut = row(scalesOptional)
         if constexpr (((TK_SCALES == 1U))) {
-            LocalTensor<ScalesOptionalT> t4 = CalcSlot<ScalesOptionalT>(0U);
-            LoadRow(t4, scalesOptionalGm_, tokenIdx, static_cast<uint32_t>(dynamicScalesOutWidth_));
-            LocalTensor<float> t5 = CalcSlot<float>(1U);
+            LocalTensor<ScalesOptionalT> t3 = CalcSlot<ScalesOptionalT>(0U);
+            LoadRow(t3, scalesOptionalGm_, tokenIdx, static_cast<uint32_t>(dynamicScalesOutWidth_));
+            LocalTensor<float> t4 = CalcSlot<float>(1U);
             CastRow<DynamicScalesOutT, ScalesOptionalT, RoundMode::CAST_RINT, false, false>(
-                dynamicScalesOutRow, t4, static_cast<uint32_t>(dynamicScalesOutWidth_), t5);
+                dynamicScalesOutRow, t3, static_cast<uint32_t>(dynamicScalesOutWidth_), t4);
         }
         Unused(xRow, tokenIdx, expertRow);
     }
@@ -217,23 +206,20 @@ __aicore__ inline void MoeDispatchKernel<Traits>::QuantRow(const LocalTensor<XT>
     LocalTensor<float> t1 = CalcSlot<float>(0U);
     LocalTensor<float> t2 = CalcSlot<float>(1U);
     CastRow<float, XT, RoundMode::CAST_RINT, false, false>(t1, xRow, static_cast<uint32_t>(hLen), t2);
-    LocalTensor<float> t3 = CalcSlot<float>(1U);
-    LocalTensor<float> t4 = CalcSlot<float>(2U);
-    LoadRowF32<ScalesOptionalT, LAYOUT_SCALES_OPTIONAL>(t3, t4, scalesOptionalGm_, expertRow, hLen);
+    LocalTensor<float> t3 = CalcSlot<float>(2U);
+    LoadRowF32<ScalesOptionalT, LAYOUT_SCALES_OPTIONAL>(t2, t3, scalesOptionalGm_, expertRow, hLen);
     PipeBarrier<PIPE_V>();
-    Mul(t1, t1, t3, static_cast<int32_t>(hLen));
+    Mul(t1, t1, t2, static_cast<int32_t>(hLen));
     LocalTensor<float> xf = t1;
     // expandXOut = cast(xf, INT8, round=rint, sat=true)
     if constexpr ((std::is_same<ExpandXOutT, int8_t>::value)) {
-        LocalTensor<float> t5 = CalcSlot<float>(1U);
         PipeBarrier<PIPE_V>();
-        CastRow<ExpandXOutT, float, RoundMode::CAST_RINT, true, false>(expandXOutRow, xf, static_cast<uint32_t>(hLen), t5);
+        CastRow<ExpandXOutT, float, RoundMode::CAST_RINT, true, false>(expandXOutRow, xf, static_cast<uint32_t>(hLen), t2);
     }
     // expandXOut = cast(xf, HIFLOAT8, round=round)
     if constexpr ((std::is_same<ExpandXOutT, hifloat8_t>::value)) {
-        LocalTensor<float> t6 = CalcSlot<float>(1U);
         PipeBarrier<PIPE_V>();
-        CastRow<ExpandXOutT, float, RoundMode::CAST_ROUND, false, false>(expandXOutRow, xf, static_cast<uint32_t>(hLen), t6);
+        CastRow<ExpandXOutT, float, RoundMode::CAST_ROUND, false, false>(expandXOutRow, xf, static_cast<uint32_t>(hLen), t2);
     }
     Unused(xRow, tokenIdx, expertRow);
     }
@@ -246,33 +232,31 @@ __aicore__ inline void MoeDispatchKernel<Traits>::QuantRow(const LocalTensor<XT>
             LocalTensor<float> t2 = CalcSlot<float>(0U);
             LocalTensor<float> t3 = CalcSlot<float>(1U);
             CastRow<float, XT, RoundMode::CAST_RINT, false, false>(t2, xRow, static_cast<uint32_t>(hLen), t3);
-            LocalTensor<float> t4 = CalcSlot<float>(1U);
-            LocalTensor<float> t5 = CalcSlot<float>(2U);
-            LoadRowF32<ScalesOptionalT, LAYOUT_SCALES_OPTIONAL>(t4, t5, scalesOptionalGm_, expertRow, hLen);
+            LocalTensor<float> t4 = CalcSlot<float>(2U);
+            LoadRowF32<ScalesOptionalT, LAYOUT_SCALES_OPTIONAL>(t3, t4, scalesOptionalGm_, expertRow, hLen);
             PipeBarrier<PIPE_V>();
-            Mul(t2, t2, t4, static_cast<int32_t>(hLen));
+            Mul(t2, t2, t3, static_cast<int32_t>(hLen));
             sel1 = t2;
         } else {
-            LocalTensor<float> t6 = CalcSlot<float>(0U);
-            LocalTensor<float> t7 = CalcSlot<float>(1U);
-            CastRow<float, XT, RoundMode::CAST_RINT, false, false>(t6, xRow, static_cast<uint32_t>(hLen), t7);
-            sel1 = t6;
+            LocalTensor<float> t5 = CalcSlot<float>(0U);
+            LocalTensor<float> t6 = CalcSlot<float>(1U);
+            CastRow<float, XT, RoundMode::CAST_RINT, false, false>(t5, xRow, static_cast<uint32_t>(hLen), t6);
+            sel1 = t5;
         }
         LocalTensor<float> xf = sel1;
         // let ds = qmax(dtype(expandXOut)) / reduce_max(abs(xf))
-        LocalTensor<float> t8 = CalcSlot<float>(2U);
+        LocalTensor<float> t7 = CalcSlot<float>(2U);
         PipeBarrier<PIPE_V>();
-        Abs(t8, xf, static_cast<int32_t>(hLen));
-        LocalTensor<float> t9 = CalcSlot<float>(1U);
+        Abs(t7, xf, static_cast<int32_t>(hLen));
+        LocalTensor<float> t8 = CalcSlot<float>(1U);
         PipeBarrier<PIPE_V>();
-        const float rmax10 = ReduceMaxRow(t8, static_cast<uint32_t>(hLen), t9);
-        const float ds = (DTypeTraits<ExpandXOutT>::MAX / rmax10);
+        const float rmax9 = ReduceMaxRow(t7, static_cast<uint32_t>(hLen), t8);
+        const float ds = (DTypeTraits<ExpandXOutT>::MAX / rmax9);
         // expandXOut = cast(xf * ds, dtype(expandXOut), round=rint, sat=true)
         Muls(xf, xf, ds, static_cast<int32_t>(hLen));
-        LocalTensor<float> t11 = CalcSlot<float>(2U);
         PipeBarrier<PIPE_V>();
         CastRow<ExpandXOutT, float, RoundMode::CAST_RINT, true, false>(expandXOutRow, xf, static_cast<uint32_t>(hLen),
-                                                                       t11);
+                                                                       t7);
         // dynamicScalesOut = 1.0 / ds
         SyncFunc<HardEvent::V_S>();
         dynamicScalesOutRow.SetValue(0U, static_cast<DynamicScalesOutT>((1.0f / ds)));
@@ -287,48 +271,42 @@ __aicore__ inline void MoeDispatchKernel<Traits>::QuantRow(const LocalTensor<XT>
         LocalTensor<float> t2 = CalcSlot<float>(0U);
         LocalTensor<float> t3 = CalcSlot<float>(1U);
         CastRow<float, XT, RoundMode::CAST_RINT, false, false>(t2, xRow, static_cast<uint32_t>(hLen), t3);
-        LocalTensor<float> t4 = CalcSlot<float>(1U);
-        LocalTensor<float> t5 = CalcSlot<float>(2U);
-        LoadRowF32<ScalesOptionalT, LAYOUT_SCALES_OPTIONAL>(t4, t5, scalesOptionalGm_, expertRow, hLen);
+        LocalTensor<float> t4 = CalcSlot<float>(2U);
+        LoadRowF32<ScalesOptionalT, LAYOUT_SCALES_OPTIONAL>(t3, t4, scalesOptionalGm_, expertRow, hLen);
         PipeBarrier<PIPE_V>();
-        Mul(t2, t2, t4, static_cast<int32_t>(hLen));
+        Mul(t2, t2, t3, static_cast<int32_t>(hLen));
         sel1 = t2;
     } else {
-        LocalTensor<float> t6 = CalcSlot<float>(0U);
-        LocalTensor<float> t7 = CalcSlot<float>(1U);
-        CastRow<float, XT, RoundMode::CAST_RINT, false, false>(t6, xRow, static_cast<uint32_t>(hLen), t7);
-        sel1 = t6;
+        LocalTensor<float> t5 = CalcSlot<float>(0U);
+        LocalTensor<float> t6 = CalcSlot<float>(1U);
+        CastRow<float, XT, RoundMode::CAST_RINT, false, false>(t5, xRow, static_cast<uint32_t>(hLen), t6);
+        sel1 = t5;
     }
     LocalTensor<float> xf = sel1;
     // let amax = block_max(abs(xf), 128)
-    LocalTensor<float> t8 = CalcSlot<float>(2U);
+    LocalTensor<float> t7 = CalcSlot<float>(2U);
     PipeBarrier<PIPE_V>();
-    Abs(t8, xf, static_cast<int32_t>(hLen));
-    LocalTensor<float> t9 = CalcSlot<float>(1U);
+    Abs(t7, xf, static_cast<int32_t>(hLen));
+    LocalTensor<float> t8 = CalcSlot<float>(1U);
     PipeBarrier<PIPE_V>();
-    BlockMaxRow<128U, false>(t9, t8, static_cast<uint32_t>(hLen));
-    LocalTensor<float> amax = t9;
+    BlockMaxRow<128U, false>(t8, t7, static_cast<uint32_t>(hLen));
+    LocalTensor<float> amax = t8;
     // expandXOut = cast(xf * per_block(qmax(dtype(expandXOut)) / amax, 128), dtype(expandXOut), round=rint, sat=false)
-    LocalTensor<float> t10 = CalcSlot<float>(2U);
-    LocalTensor<float> t11 = CalcSlot<float>(3U);
-    Duplicate(t11, DTypeTraits<ExpandXOutT>::MAX, static_cast<int32_t>(CeilDiv(hLen, 128U)));
+    LocalTensor<float> t9 = CalcSlot<float>(3U);
+    Duplicate(t9, DTypeTraits<ExpandXOutT>::MAX, static_cast<int32_t>(CeilDiv(hLen, 128U)));
     PipeBarrier<PIPE_V>();
-    Div(t10, t11, amax, static_cast<int32_t>(CeilDiv(hLen, 128U)));
-    LocalTensor<float> t12 = CalcSlot<float>(3U);
+    Div(t7, t9, amax, static_cast<int32_t>(CeilDiv(hLen, 128U)));
     PipeBarrier<PIPE_V>();
-    MulBlocks<128U, false>(xf, xf, t10, static_cast<uint32_t>(hLen), t12);
-    LocalTensor<float> t13 = CalcSlot<float>(2U);
+    MulBlocks<128U, false>(xf, xf, t7, static_cast<uint32_t>(hLen), t9);
     PipeBarrier<PIPE_V>();
-    CastRow<ExpandXOutT, float, RoundMode::CAST_RINT, false, false>(expandXOutRow, xf, static_cast<uint32_t>(hLen), t13);
+    CastRow<ExpandXOutT, float, RoundMode::CAST_RINT, false, false>(expandXOutRow, xf, static_cast<uint32_t>(hLen), t7);
     // dynamicScalesOut = amax * (1.0 / qmax(dtype(expandXOut)))
     Muls(amax, amax, (1.0f / DTypeTraits<ExpandXOutT>::MAX), static_cast<int32_t>(CeilDiv(hLen, 128U)));
-    LocalTensor<float> t14 = CalcSlot<float>(0U);
+    LocalTensor<float> t10 = CalcSlot<float>(0U);
     PipeBarrier<PIPE_V>();
-    CastRow<DynamicScalesOutT, float, RoundMode::CAST_RINT, false, false>(dynamicScalesOutRow, amax, static_cast<uint32_t>(dynamicScalesOutWidth_), t14);
+    CastRow<DynamicScalesOutT, float, RoundMode::CAST_RINT, false, false>(dynamicScalesOutRow, amax, static_cast<uint32_t>(dynamicScalesOutWidth_), t10);
     Unused(xRow, tokenIdx, expertRow);
     }
-#endif
-#if 0
     // ---- quantMode 4 "mx": mx量化场景
     if constexpr (TK_QUANT == 4U) {
     // let e = block_max(exponent(x), 32)
@@ -349,42 +327,26 @@ __aicore__ inline void MoeDispatchKernel<Traits>::QuantRow(const LocalTensor<XT>
     LocalTensor<float> code = e;
     // dynamicScalesOut = e8m0(pad_even(code))
     PadEvenRow(code, static_cast<uint32_t>(CeilDiv(hLen, 32U)));  // one zero past an odd row
-    LocalTensor<float> t4 = CalcSlot<float>(0U);
     static_assert(std::is_same<DynamicScalesOutT, fp8_e8m0_t>::value, "e8m0() produces FLOAT8_E8M0 codes");
     PipeBarrier<PIPE_V>();
-    EncodeE8M0Row(dynamicScalesOutRow, code, static_cast<uint32_t>(dynamicScalesOutWidth_), t4);
+    EncodeE8M0Row(dynamicScalesOutRow, code, static_cast<uint32_t>(dynamicScalesOutWidth_), t1);
     // expandXOut = cast(cast(x, FLOAT32) * per_block(if code == 255 then NAN else exp2(127 - code), 32), dtype(expandXOut), round=rint, sat=true)
-    LocalTensor<uint8_t> t5 = CalcSlot<uint8_t>(0U);
-    CompareScalar(t5, code, static_cast<float>(255), CMPMODE::NE, AlignUp(static_cast<uint32_t>(CeilDiv(hLen, 32U)), FLOATS_PER_REPEAT));
+    CompareScalar(t3, code, static_cast<float>(255), CMPMODE::NE, AlignUp(static_cast<uint32_t>(CeilDiv(hLen, 32U)), FLOATS_PER_REPEAT));
     Muls(code, code, -1.0f, static_cast<int32_t>(CeilDiv(hLen, 32U)));
     PipeBarrier<PIPE_V>();
     Adds(code, code, static_cast<float>(127), static_cast<int32_t>(CeilDiv(hLen, 32U)));
-    LocalTensor<float> t6 = CalcSlot<float>(2U);
+    LocalTensor<float> t4 = CalcSlot<float>(2U);
     PipeBarrier<PIPE_V>();
-    Exp2Row(code, code, static_cast<uint32_t>(CeilDiv(hLen, 32U)), t6);
-    Select(code, t5, code, __builtin_nanf(""), SELMODE::VSEL_TENSOR_SCALAR_MODE, static_cast<uint32_t>(CeilDiv(hLen, 32U)));
-    LocalTensor<float> t7 = CalcSlot<float>(0U);
-    LocalTensor<float> t8 = CalcSlot<float>(2U);
-    CastRow<float, XT, RoundMode::CAST_RINT, false, false>(t7, xRow, static_cast<uint32_t>(hLen), t8);
-    LocalTensor<float> t9 = CalcSlot<float>(2U);
+    Exp2Row(code, code, static_cast<uint32_t>(CeilDiv(hLen, 32U)), t4);
+    Select(code, t3, code, __builtin_nanf(""), SELMODE::VSEL_TENSOR_SCALAR_MODE, static_cast<uint32_t>(CeilDiv(hLen, 32U)));
+    CastRow<float, XT, RoundMode::CAST_RINT, false, false>(t1, xRow, static_cast<uint32_t>(hLen), t4);
     PipeBarrier<PIPE_V>();
-    MulBlocks<32U, false>(t7, t7, code, static_cast<uint32_t>(hLen), t9);
-    LocalTensor<float> t10 = CalcSlot<float>(1U);
+    MulBlocks<32U, false>(t1, t1, code, static_cast<uint32_t>(hLen), t4);
     PipeBarrier<PIPE_V>();
-    CastRow<ExpandXOutT, float, RoundMode::CAST_RINT, true, false>(expandXOutRow, t7, static_cast<uint32_t>(hLen), t10);
+    CastRow<ExpandXOutT, float, RoundMode::CAST_RINT, true, false>(expandXOutRow, t1, static_cast<uint32_t>(hLen), t2);
     Unused(xRow, tokenIdx, expertRow);
     }
 #endif
-}
-
-// One kernel instance: the class over the Traits of its template parameters
-template <typename XT, typename ScalesOptionalT, typename ExpandXOutT, typename DynamicScalesOutT, uint32_t TK_QUANT,
-          uint32_t TK_SCALES, RowLayout LAYOUT_SCALES_OPTIONAL>
-__aicore__ inline void Run(const KernelArgs &args, const MoeDistributeDispatchV3TilingData &tiling)
-{
-    RunKernel<MoeDispatchKernel<MoeDistributeDispatchV3Traits<XT, ScalesOptionalT, ExpandXOutT, DynamicScalesOutT,
-                                                              TK_QUANT, TK_SCALES, LAYOUT_SCALES_OPTIONAL>>>(args,
-                                                                                                             tiling);
 }
 
 // The dtypes are the OpDef column's, chosen when CANN's op build compiles the kernel (DTYPE_<NAME>, ORIG_DTYPE_<NAME>).
@@ -397,6 +359,19 @@ __aicore__ inline bool ColumnMatches(const MoeDistributeDispatchV3TilingData &ti
 {
     return tiling.dtype_x == ORIG_DTYPE_X && tiling.dtype_expandXOut == ORIG_DTYPE_EXPAND_X &&
            tiling.dtype_dynamicScalesOut == ORIG_DTYPE_DYNAMIC_SCALES;
+}
+
+// One kernel instance: the class over the Traits of its template parameters
+template <typename XT, typename ScalesOptionalT, typename ExpandXOutT, typename DynamicScalesOutT, uint32_t TK_QUANT,
+          uint32_t TK_SCALES, RowLayout LAYOUT_SCALES_OPTIONAL>
+__aicore__ inline void Run(const KernelArgs &args, const MoeDistributeDispatchV3TilingData &tiling)
+{
+    if (!ColumnMatches(tiling)) {
+        Trap(); // launched for another OpDef column's dtypes: the runtime never does
+    }
+    RunKernel<MoeDispatchKernel<MoeDistributeDispatchV3Traits<XT, ScalesOptionalT, ExpandXOutT, DynamicScalesOutT,
+                                                              TK_QUANT, TK_SCALES, LAYOUT_SCALES_OPTIONAL>>>(args,
+                                                                                                             tiling);
 }
 
 } // namespace MoeDistributeDispatchV3Impl

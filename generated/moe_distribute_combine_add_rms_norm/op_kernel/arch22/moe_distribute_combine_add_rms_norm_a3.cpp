@@ -22,16 +22,17 @@ __global__ __aicore__ void moe_distribute_combine_add_rms_norm(
     GM_ADDR activationScaleOptional, GM_ADDR weightScaleOptional, GM_ADDR groupListOptional,
     GM_ADDR expandScalesOptional, GM_ADDR sharedExpertXOptional, GM_ADDR elasticInfoOptional, GM_ADDR oriXOptional,
     GM_ADDR constExpertAlpha1Optional, GM_ADDR constExpertAlpha2Optional, GM_ADDR constExpertVOptional, GM_ADDR yOut,
-    GM_ADDR rstdOut, GM_ADDR xOut, GM_ADDR workspace, GM_ADDR tiling)
+    GM_ADDR rstdOut, GM_ADDR xOut, GM_ADDR workspace, GM_ADDR tilingGM)
 {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
     REGISTER_TILING_DEFAULT(MoeDistributeCombineAddRmsNormTilingData);
-    MoeDistributeCombineAddRmsNormTilingData tilingData;
-    MoeDistributeCombineAddRmsNormImpl::InitTilingData(tiling, &tilingData);
-    const auto args = MoeDistributeCombineAddRmsNormImpl::MakeArgs<MoeDistributeCombineAddRmsNormImpl::KernelArgs>(
+    using namespace MoeDistributeCombineAddRmsNormImpl;
+    MoeDistributeCombineAddRmsNormTilingData tiling;
+    InitTilingData(tilingGM, &tiling);
+    const auto args = MakeArgs<KernelArgs>(
         expandX, expertIds, assistInfoForCombine, epSendCounts, expertScales, residualX, gamma, tpSendCountsOptional,
         xActiveMaskOptional, activationScaleOptional, weightScaleOptional, groupListOptional, expandScalesOptional,
         sharedExpertXOptional, elasticInfoOptional, oriXOptional, constExpertAlpha1Optional, constExpertAlpha2Optional,
         constExpertVOptional, yOut, rstdOut, xOut, workspace);
-    MoeDistributeCombineAddRmsNormImpl::Dispatch<KeyCommQuantMode>(args, tilingData);
+    Dispatch<KeyCommQuantMode>(args, tiling);
 }

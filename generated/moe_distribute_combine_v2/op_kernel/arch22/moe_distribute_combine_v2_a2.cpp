@@ -23,16 +23,17 @@ moe_distribute_combine_v2(GM_ADDR expandX, GM_ADDR expertIds, GM_ADDR assistInfo
                           GM_ADDR expandScalesOptional, GM_ADDR sharedExpertXOptional, GM_ADDR elasticInfoOptional,
                           GM_ADDR oriXOptional, GM_ADDR constExpertAlpha1Optional, GM_ADDR constExpertAlpha2Optional,
                           GM_ADDR constExpertVOptional, GM_ADDR performanceInfoOptional, GM_ADDR xOut,
-                          GM_ADDR workspace, GM_ADDR tiling)
+                          GM_ADDR workspace, GM_ADDR tilingGM)
 {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
     REGISTER_TILING_DEFAULT(MoeDistributeCombineV2TilingData);
-    MoeDistributeCombineV2TilingData tilingData;
-    MoeDistributeCombineV2Impl::InitTilingData(tiling, &tilingData);
-    const auto args = MoeDistributeCombineV2Impl::MakeArgs<MoeDistributeCombineV2Impl::KernelArgs>(
+    using namespace MoeDistributeCombineV2Impl;
+    MoeDistributeCombineV2TilingData tiling;
+    InitTilingData(tilingGM, &tiling);
+    const auto args = MakeArgs<KernelArgs>(
         expandX, expertIds, assistInfoForCombine, epSendCounts, expertScales, tpSendCountsOptional, xActiveMaskOptional,
         activationScaleOptional, weightScaleOptional, groupListOptional, expandScalesOptional, sharedExpertXOptional,
         elasticInfoOptional, oriXOptional, constExpertAlpha1Optional, constExpertAlpha2Optional, constExpertVOptional,
         performanceInfoOptional, xOut, workspace);
-    MoeDistributeCombineV2Impl::Dispatch<KeyCommQuantMode>(args, tilingData);
+    Dispatch<KeyCommQuantMode>(args, tiling);
 }

@@ -15,13 +15,26 @@
 #include "../moe_distribute_combine_v3_gen.h"
 #include "moe_distribute_combine_v3_a3_tiling_key.h"
 
-namespace MoeDistributeCombineV3Impl {
 template <uint32_t KeyCommQuantMode>
-__aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeCombineV3TilingData &tiling)
+__global__ __aicore__ void
+moe_distribute_combine_v3(GM_ADDR context, GM_ADDR expandX, GM_ADDR expertIds, GM_ADDR assistInfoForCombine,
+                          GM_ADDR epSendCounts, GM_ADDR expertScales, GM_ADDR tpSendCountsOptional,
+                          GM_ADDR xActiveMaskOptional, GM_ADDR activationScaleOptional, GM_ADDR weightScaleOptional,
+                          GM_ADDR groupListOptional, GM_ADDR expandScalesOptional, GM_ADDR sharedExpertXOptional,
+                          GM_ADDR elasticInfoOptional, GM_ADDR oriXOptional, GM_ADDR constExpertAlpha1Optional,
+                          GM_ADDR constExpertAlpha2Optional, GM_ADDR constExpertVOptional,
+                          GM_ADDR performanceInfoOptional, GM_ADDR xOut, GM_ADDR workspace, GM_ADDR tilingGM)
 {
-    if (!ColumnMatches(tiling)) {
-        Trap(); // launched for another OpDef column's dtypes: the runtime never does
-    }
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    REGISTER_TILING_DEFAULT(MoeDistributeCombineV3TilingData);
+    using namespace MoeDistributeCombineV3Impl;
+    MoeDistributeCombineV3TilingData tiling;
+    InitTilingData(tilingGM, &tiling);
+    const auto args = MakeArgs<KernelArgs>(
+        context, expandX, expertIds, assistInfoForCombine, epSendCounts, expertScales, tpSendCountsOptional,
+        xActiveMaskOptional, activationScaleOptional, weightScaleOptional, groupListOptional, expandScalesOptional,
+        sharedExpertXOptional, elasticInfoOptional, oriXOptional, constExpertAlpha1Optional, constExpertAlpha2Optional,
+        constExpertVOptional, performanceInfoOptional, xOut, workspace);
     if constexpr (KeyCommQuantMode == 0U) {
 #if ((ORIG_DTYPE_EXPAND_X == DT_BF16) && (ORIG_DTYPE_X == DT_BF16)) ||                                                 \
     ((ORIG_DTYPE_EXPAND_X == DT_FLOAT16) && (ORIG_DTYPE_X == DT_FLOAT16))
@@ -36,27 +49,4 @@ __aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeCombi
 #endif
     }
     Trap(); // no instance of this OpDef column for this key: the host tiling never produces it
-}
-} // namespace MoeDistributeCombineV3Impl
-
-template <uint32_t KeyCommQuantMode>
-__global__ __aicore__ void
-moe_distribute_combine_v3(GM_ADDR context, GM_ADDR expandX, GM_ADDR expertIds, GM_ADDR assistInfoForCombine,
-                          GM_ADDR epSendCounts, GM_ADDR expertScales, GM_ADDR tpSendCountsOptional,
-                          GM_ADDR xActiveMaskOptional, GM_ADDR activationScaleOptional, GM_ADDR weightScaleOptional,
-                          GM_ADDR groupListOptional, GM_ADDR expandScalesOptional, GM_ADDR sharedExpertXOptional,
-                          GM_ADDR elasticInfoOptional, GM_ADDR oriXOptional, GM_ADDR constExpertAlpha1Optional,
-                          GM_ADDR constExpertAlpha2Optional, GM_ADDR constExpertVOptional,
-                          GM_ADDR performanceInfoOptional, GM_ADDR xOut, GM_ADDR workspace, GM_ADDR tiling)
-{
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
-    REGISTER_TILING_DEFAULT(MoeDistributeCombineV3TilingData);
-    MoeDistributeCombineV3TilingData tilingData;
-    MoeDistributeCombineV3Impl::InitTilingData(tiling, &tilingData);
-    const auto args = MoeDistributeCombineV3Impl::MakeArgs<MoeDistributeCombineV3Impl::KernelArgs>(
-        context, expandX, expertIds, assistInfoForCombine, epSendCounts, expertScales, tpSendCountsOptional,
-        xActiveMaskOptional, activationScaleOptional, weightScaleOptional, groupListOptional, expandScalesOptional,
-        sharedExpertXOptional, elasticInfoOptional, oriXOptional, constExpertAlpha1Optional, constExpertAlpha2Optional,
-        constExpertVOptional, performanceInfoOptional, xOut, workspace);
-    MoeDistributeCombineV3Impl::Dispatch<KeyCommQuantMode>(args, tilingData);
 }

@@ -15,13 +15,23 @@
 #include "../moe_distribute_dispatch_v3_gen.h"
 #include "moe_distribute_dispatch_v3_a3_tiling_key.h"
 
-namespace MoeDistributeDispatchV3Impl {
 template <uint32_t KeyQuant, uint32_t KeyScales, uint32_t KeyTemplate>
-__aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeDispatchV3TilingData &tiling)
+__global__ __aicore__ void
+moe_distribute_dispatch_v3(GM_ADDR context, GM_ADDR x, GM_ADDR expertIds, GM_ADDR scalesOptional,
+                           GM_ADDR xActiveMaskOptional, GM_ADDR expertScalesOptional, GM_ADDR elasticInfoOptional,
+                           GM_ADDR performanceInfoOptional, GM_ADDR expandXOut, GM_ADDR dynamicScalesOut,
+                           GM_ADDR assistInfoForCombineOut, GM_ADDR expertTokenNumsOut, GM_ADDR epRecvCountsOut,
+                           GM_ADDR tpRecvCountsOut, GM_ADDR expandScalesOut, GM_ADDR workspace, GM_ADDR tilingGM)
 {
-    if (!ColumnMatches(tiling)) {
-        Trap(); // launched for another OpDef column's dtypes: the runtime never does
-    }
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    REGISTER_TILING_DEFAULT(MoeDistributeDispatchV3TilingData);
+    using namespace MoeDistributeDispatchV3Impl;
+    MoeDistributeDispatchV3TilingData tiling;
+    InitTilingData(tilingGM, &tiling);
+    const auto args = MakeArgs<KernelArgs>(context, x, expertIds, scalesOptional, xActiveMaskOptional,
+                                           expertScalesOptional, elasticInfoOptional, performanceInfoOptional,
+                                           expandXOut, dynamicScalesOut, assistInfoForCombineOut, expertTokenNumsOut,
+                                           epRecvCountsOut, tpRecvCountsOut, expandScalesOut, workspace);
     if constexpr (KeyQuant == 0U && KeyScales == 0U && (KeyTemplate == 0U || KeyTemplate == 1U)) {
 #if ((ORIG_DTYPE_X == DT_BF16) && ((ORIG_DTYPE_EXPAND_X == DT_BF16) || (ORIG_DTYPE_EXPAND_X == DT_INT8))) ||           \
     ((ORIG_DTYPE_X == DT_FLOAT16) && ((ORIG_DTYPE_EXPAND_X == DT_FLOAT16) || (ORIG_DTYPE_EXPAND_X == DT_INT8)))
@@ -48,24 +58,4 @@ __aicore__ inline void Dispatch(const KernelArgs &args, const MoeDistributeDispa
 #endif
     }
     Trap(); // no instance of this OpDef column for this key: the host tiling never produces it
-}
-} // namespace MoeDistributeDispatchV3Impl
-
-template <uint32_t KeyQuant, uint32_t KeyScales, uint32_t KeyTemplate>
-__global__ __aicore__ void
-moe_distribute_dispatch_v3(GM_ADDR context, GM_ADDR x, GM_ADDR expertIds, GM_ADDR scalesOptional,
-                           GM_ADDR xActiveMaskOptional, GM_ADDR expertScalesOptional, GM_ADDR elasticInfoOptional,
-                           GM_ADDR performanceInfoOptional, GM_ADDR expandXOut, GM_ADDR dynamicScalesOut,
-                           GM_ADDR assistInfoForCombineOut, GM_ADDR expertTokenNumsOut, GM_ADDR epRecvCountsOut,
-                           GM_ADDR tpRecvCountsOut, GM_ADDR expandScalesOut, GM_ADDR workspace, GM_ADDR tiling)
-{
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
-    REGISTER_TILING_DEFAULT(MoeDistributeDispatchV3TilingData);
-    MoeDistributeDispatchV3TilingData tilingData;
-    MoeDistributeDispatchV3Impl::InitTilingData(tiling, &tilingData);
-    const auto args = MoeDistributeDispatchV3Impl::MakeArgs<MoeDistributeDispatchV3Impl::KernelArgs>(
-        context, x, expertIds, scalesOptional, xActiveMaskOptional, expertScalesOptional, elasticInfoOptional,
-        performanceInfoOptional, expandXOut, dynamicScalesOut, assistInfoForCombineOut, expertTokenNumsOut,
-        epRecvCountsOut, tpRecvCountsOut, expandScalesOut, workspace);
-    MoeDistributeDispatchV3Impl::Dispatch<KeyQuant, KeyScales, KeyTemplate>(args, tilingData);
 }

@@ -11,9 +11,10 @@
  * A file of opgen's kernel helpers, copied into the generated tree's common/op_kernel/ (not generated: edit it in
  * opgen's templates/cpp/common/op_kernel/). The kernels whose ranks reach the ranks of other servers through HCCL
  * BatchWrite (DispatchV2's and the combine families') include it inside the op's namespace, after the kernel helpers
- * and what templates/cpp/op_kernel/_batch_write.j2 renders from the spec and the product table: BW_ITEM_U64 and
- * BW_CHUNK (opgen.emit.tiling_layout BATCH_WRITE_ITEM_BYTES, BATCH_WRITE_CHUNK), BatchWriteItemsAt; WindowOut is
- * opgen_kernel_context.h's.
+ * and what templates/cpp/op_kernel/_batch_write.j2 renders from the spec and the product table, BatchWriteItemsAt;
+ * WindowOut is opgen_kernel_context.h's. BW_ITEM_U64 and BW_CHUNK are opgen.emit.tiling_layout's
+ * BATCH_WRITE_ITEM_BYTES / 8 and BATCH_WRITE_CHUNK, which the host tiling's workspace and UB plan count
+ * (tests/test_kernel_share.py checks them against it).
  *
  * Where MTE copies stop at the server (tiling.serverRanks, the product table's ranks_per_server: Atlas A2, whose
  * servers reach each other over RDMA only) and the world spans more than one server, a kernel stages what it sends
@@ -24,6 +25,10 @@
  */
 #ifndef OPGEN_BATCH_WRITE_H
 #define OPGEN_BATCH_WRITE_H
+
+constexpr uint32_t BW_ITEM_U64 = 4U; // one item: 4 uint64 words (asc-devkit include/adv_api/hccl/hccl.h BatchWriteItem)
+constexpr uint32_t BW_CHUNK = 16U;   // items built in UB per copy to the workspace
+constexpr uint32_t BW_UB_BYTES = BW_CHUNK * BW_ITEM_U64 * 8U + FLAG_BYTES; // the item chunk and one staged flag
 
 // Whether rank `me` sends to rank `rank` by BatchWrite rather than by MTE, in a world of `world` ranks where MTE
 // copies reach the ranks of servers of `serverRanks` (0: every rank). A world past one server sends to every other

@@ -1139,15 +1139,11 @@ private:
         });
     }
     int64_t let_winMsgBytes()
-    { // winMsgBytes = Align512(Align32(winRowBytes) + Align32(winScaleBytes) + 64)
+    { // winMsgBytes = Align32(winRowBytes) + Align32(winScaleBytes) + 64
         return Lazy(memo_winMsgBytes_, [&]() -> int64_t {
-            return Mul(FloorDiv(Sub(Add(Add(Add(Mul(FloorDiv(Sub(Add(let_winRowBytes(), 32), 1), 32), 32),
-                                                Mul(FloorDiv(Sub(Add(let_winScaleBytes(), 32), 1), 32), 32)),
-                                            64),
-                                        512),
-                                    1),
-                                512),
-                       512);
+            return Add(Add(Mul(FloorDiv(Sub(Add(let_winRowBytes(), 32), 1), 32), 32),
+                           Mul(FloorDiv(Sub(Add(let_winScaleBytes(), 32), 1), 32), 32)),
+                       64);
         });
     }
     int64_t let_win_reserve()
@@ -1174,9 +1170,10 @@ private:
         return Lazy(memo_win_combine_at_, [&]() -> int64_t { return 0; });
     }
     int64_t let_win_dispatch()
-    { // win_dispatch = localMoeExpertNum * epWorldSize * maxBS * winMsgBytes
+    { // win_dispatch = epWorldSize * maxBS * min(localMoeExpertNum, K) * winMsgBytes
         return Lazy(memo_win_dispatch_, [&]() -> int64_t {
-            return Mul(Mul(Mul(let_localMoeExpertNum(), p.epWorldSize), let_maxBS()), let_winMsgBytes());
+            return Mul(Mul(Mul(p.epWorldSize, let_maxBS()), Min({let_localMoeExpertNum(), dim_K()})),
+                       let_winMsgBytes());
         });
     }
     int64_t let_win_dispatch_at()

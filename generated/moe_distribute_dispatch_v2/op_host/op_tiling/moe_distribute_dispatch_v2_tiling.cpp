@@ -501,17 +501,13 @@ private:
                        (dtype_dynamicScalesOut() == DataType::DT_FLOAT8_E8M0) ? 1 : 4);
         });
     }
-    // winMsgBytes = Align512(Align32(winRowBytes) + Align32(winScaleBytes) + 64)
+    // winMsgBytes = Align32(winRowBytes) + Align32(winScaleBytes) + 64
     int64_t let_winMsgBytes()
     {
         return Lazy(memo_winMsgBytes_, [&]() -> int64_t {
-            return Mul(FloorDiv(Sub(Add(Add(Add(Mul(FloorDiv(Sub(Add(let_winRowBytes(), 32), 1), 32), 32),
-                                                Mul(FloorDiv(Sub(Add(let_winScaleBytes(), 32), 1), 32), 32)),
-                                            64),
-                                        512),
-                                    1),
-                                512),
-                       512);
+            return Add(Add(Mul(FloorDiv(Sub(Add(let_winRowBytes(), 32), 1), 32), 32),
+                           Mul(FloorDiv(Sub(Add(let_winScaleBytes(), 32), 1), 32), 32)),
+                       64);
         });
     }
     // win_reserve = 1 * MB
@@ -542,11 +538,12 @@ private:
     {
         return Lazy(memo_win_combine_at_, [&]() -> int64_t { return 0; });
     }
-    // win_dispatch = localMoeExpertNum * epWorldSize * maxBS * winMsgBytes
+    // win_dispatch = epWorldSize * maxBS * min(localMoeExpertNum, K) * winMsgBytes
     int64_t let_win_dispatch()
     {
         return Lazy(memo_win_dispatch_, [&]() -> int64_t {
-            return Mul(Mul(Mul(let_localMoeExpertNum(), p.epWorldSize), let_maxBS()), let_winMsgBytes());
+            return Mul(Mul(Mul(p.epWorldSize, let_maxBS()), Min({let_localMoeExpertNum(), dim_K()})),
+                       let_winMsgBytes());
         });
     }
     // win_dispatch_at = win_combine_at + win_combine

@@ -1146,6 +1146,11 @@ private:
                        64);
         });
     }
+    int64_t let_winRankRows()
+    { // winRankRows = maxBS * min(localMoeExpertNum, K)
+        return Lazy(memo_winRankRows_,
+                    [&]() -> int64_t { return Mul(let_maxBS(), Min({let_localMoeExpertNum(), dim_K()})); });
+    }
     int64_t let_win_reserve()
     { // win_reserve = 1 * MB
         return Lazy(memo_win_reserve_, [&]() -> int64_t { return Mul(1, kMB); });
@@ -1159,10 +1164,11 @@ private:
         return Lazy(memo_win_buffer_id_at_, [&]() -> int64_t { return Sub(Mul(1, kMB), 512); });
     }
     int64_t let_win_combine()
-    { // win_combine = moeExpertNum * (maxBS * Align512(2 * H) + 512)
+    { // win_combine = epWorldSize * (winRankRows * Align32(2 * H) + Align32(4 * (localMoeExpertNum + 1)))
         return Lazy(memo_win_combine_, [&]() -> int64_t {
-            return Mul(p.moeExpertNum,
-                       Add(Mul(let_maxBS(), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)), 512));
+            return Mul(p.epWorldSize,
+                       Add(Mul(let_winRankRows(), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32)),
+                           Mul(FloorDiv(Sub(Add(Mul(4, Add(let_localMoeExpertNum(), 1)), 32), 1), 32), 32)));
         });
     }
     int64_t let_win_combine_at()
@@ -1170,19 +1176,19 @@ private:
         return Lazy(memo_win_combine_at_, [&]() -> int64_t { return 0; });
     }
     int64_t let_win_dispatch()
-    { // win_dispatch = epWorldSize * maxBS * min(localMoeExpertNum, K) * winMsgBytes
-        return Lazy(memo_win_dispatch_, [&]() -> int64_t {
-            return Mul(Mul(Mul(p.epWorldSize, let_maxBS()), Min({let_localMoeExpertNum(), dim_K()})),
-                       let_winMsgBytes());
-        });
+    { // win_dispatch = epWorldSize * winRankRows * winMsgBytes
+        return Lazy(memo_win_dispatch_,
+                    [&]() -> int64_t { return Mul(Mul(p.epWorldSize, let_winRankRows()), let_winMsgBytes()); });
     }
     int64_t let_win_dispatch_at()
-    { // win_dispatch_at = win_combine_at + win_combine
-        return Lazy(memo_win_dispatch_at_, [&]() -> int64_t { return Add(let_win_combine_at(), let_win_combine()); });
+    { // win_dispatch_at = win_combine_at
+        return Lazy(memo_win_dispatch_at_, [&]() -> int64_t { return let_win_combine_at(); });
     }
     int64_t let_win_need()
-    { // win_need = win_dispatch_at + win_dispatch
-        return Lazy(memo_win_need_, [&]() -> int64_t { return Add(let_win_dispatch_at(), let_win_dispatch()); });
+    { // win_need = max(win_combine_at + win_combine, win_dispatch_at + win_dispatch)
+        return Lazy(memo_win_need_, [&]() -> int64_t {
+            return Max({Add(let_win_combine_at(), let_win_combine()), Add(let_win_dispatch_at(), let_win_dispatch())});
+        });
     }
     int64_t let_win_window()
     { // win_window = HCCL_BUFFSIZE * MB
@@ -1298,6 +1304,7 @@ private:
     Memo<int64_t> memo_winRowBytes_;
     Memo<int64_t> memo_winScaleBytes_;
     Memo<int64_t> memo_winMsgBytes_;
+    Memo<int64_t> memo_winRankRows_;
     Memo<int64_t> memo_win_reserve_;
     Memo<int64_t> memo_win_buffer_id_;
     Memo<int64_t> memo_win_buffer_id_at_;

@@ -313,6 +313,7 @@ public:
                Set(tiling->winRowBytes, "winRowBytes", missing, [&] { return let_winRowBytes(); }) &&
                Set(tiling->winScaleBytes, "winScaleBytes", missing, [&] { return let_winScaleBytes(); }) &&
                Set(tiling->winMsgBytes, "winMsgBytes", missing, [&] { return let_winMsgBytes(); }) &&
+               Set(tiling->winRankRows, "winRankRows", missing, [&] { return let_winRankRows(); }) &&
                Set(tiling->win_reserve, "win_reserve", missing, [&] { return let_win_reserve(); }) &&
                Set(tiling->win_buffer_id, "win_buffer_id", missing, [&] { return let_win_buffer_id(); }) &&
                Set(tiling->win_buffer_id_at, "win_buffer_id_at", missing, [&] { return let_win_buffer_id_at(); }) &&
@@ -510,6 +511,12 @@ private:
                        64);
         });
     }
+    // winRankRows = maxBS * min(localMoeExpertNum, K)
+    int64_t let_winRankRows()
+    {
+        return Lazy(memo_winRankRows_,
+                    [&]() -> int64_t { return Mul(let_maxBS(), Min({let_localMoeExpertNum(), dim_K()})); });
+    }
     // win_reserve = 1 * MB
     int64_t let_win_reserve()
     {
@@ -525,12 +532,13 @@ private:
     {
         return Lazy(memo_win_buffer_id_at_, [&]() -> int64_t { return Sub(Mul(1, kMB), 512); });
     }
-    // win_combine = moeExpertNum * (maxBS * Align512(2 * H) + 512)
+    // win_combine = epWorldSize * (winRankRows * Align32(2 * H) + Align32(4 * (localMoeExpertNum + 1)))
     int64_t let_win_combine()
     {
         return Lazy(memo_win_combine_, [&]() -> int64_t {
-            return Mul(p.moeExpertNum,
-                       Add(Mul(let_maxBS(), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)), 512));
+            return Mul(p.epWorldSize,
+                       Add(Mul(let_winRankRows(), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32)),
+                           Mul(FloorDiv(Sub(Add(Mul(4, Add(let_localMoeExpertNum(), 1)), 32), 1), 32), 32)));
         });
     }
     // win_combine_at = 0
@@ -538,23 +546,23 @@ private:
     {
         return Lazy(memo_win_combine_at_, [&]() -> int64_t { return 0; });
     }
-    // win_dispatch = epWorldSize * maxBS * min(localMoeExpertNum, K) * winMsgBytes
+    // win_dispatch = epWorldSize * winRankRows * winMsgBytes
     int64_t let_win_dispatch()
     {
-        return Lazy(memo_win_dispatch_, [&]() -> int64_t {
-            return Mul(Mul(Mul(p.epWorldSize, let_maxBS()), Min({let_localMoeExpertNum(), dim_K()})),
-                       let_winMsgBytes());
-        });
+        return Lazy(memo_win_dispatch_,
+                    [&]() -> int64_t { return Mul(Mul(p.epWorldSize, let_winRankRows()), let_winMsgBytes()); });
     }
-    // win_dispatch_at = win_combine_at + win_combine
+    // win_dispatch_at = win_combine_at
     int64_t let_win_dispatch_at()
     {
-        return Lazy(memo_win_dispatch_at_, [&]() -> int64_t { return Add(let_win_combine_at(), let_win_combine()); });
+        return Lazy(memo_win_dispatch_at_, [&]() -> int64_t { return let_win_combine_at(); });
     }
-    // win_need = win_dispatch_at + win_dispatch
+    // win_need = max(win_combine_at + win_combine, win_dispatch_at + win_dispatch)
     int64_t let_win_need()
     {
-        return Lazy(memo_win_need_, [&]() -> int64_t { return Add(let_win_dispatch_at(), let_win_dispatch()); });
+        return Lazy(memo_win_need_, [&]() -> int64_t {
+            return Max({Add(let_win_combine_at(), let_win_combine()), Add(let_win_dispatch_at(), let_win_dispatch())});
+        });
     }
     // win_window = HCCL_BUFFSIZE * MB
     int64_t let_win_window()
@@ -671,6 +679,7 @@ private:
     Memo<int64_t> memo_winRowBytes_;
     Memo<int64_t> memo_winScaleBytes_;
     Memo<int64_t> memo_winMsgBytes_;
+    Memo<int64_t> memo_winRankRows_;
     Memo<int64_t> memo_win_reserve_;
     Memo<int64_t> memo_win_buffer_id_;
     Memo<int64_t> memo_win_buffer_id_at_;

@@ -40,14 +40,20 @@ SMALLER_REJECTED_BY = {"ascend910b": "window.ep", "ascend910_93": "buffer.window
 
 def _dispatch_min_mb(product: str, bs: int, h: int, k: int, ep: int, moe: int) -> int:
     """The smallest HCCL_BUFFSIZE (MB) of the generated DispatchV2 kernels' layout, written out by hand: the
-    status area (where it shares windowsIn), then two data halves of [CombineV2 rows | DispatchV2 messages] (bf16
-    rows, no quant, no shared expert ranks): A2 keeps one block of bs rows and a 512-byte flag area per MoE expert
-    for CombineV2 (the flag ends each block's BatchWrite item past one server), A3 / 950
-    one row per (token, k) and per shared expert (sharedExpertNum's default, 1, which the documents' formula
-    counts)."""
-    row = _align(2 * h, 512)
-    combine = moe * (bs * row + 512) if product == "ascend910b" else bs * (k + 1) * row
+    status area (where it shares windowsIn), then two data halves (bf16 rows, no quant, no shared expert ranks).
+    A3 / 950: [CombineV2 rows | DispatchV2 messages], one row per (token, k) and per shared expert
+    (sharedExpertNum's default, 1, which the documents' formula counts), one block of bs 512-aligned messages per
+    (source rank, local expert). A2, the real A2 kernels' packing: one region per source rank holding the rows it
+    sends one rank, bs * min(local experts, K) of them (DispatchV2's messages back to back; CombineV2's rows and a
+    header of an int32 per local expert and the flag), DispatchV2's regions over CombineV2's; its status area is
+    the two halves' 1 MiB reserves."""
+    if product == "ascend910b":
+        rows = bs * min(moe // ep, k)
+        message = _align(2 * h, 32) + 32  # the row, then 32 bytes of the expert scale (no triple on A2)
+        combine = ep * (rows * _align(2 * h, 32) + _align(4 * (moe // ep + 1), 32))
+        return math.ceil((2 * max(combine, ep * rows * message) + STATUS_IN_WINDOW[product]) / MB)
     message = _align(_align(2 * h, 32) + 64, 512)  # the row, then 64 bytes of (srcRank, tokenIdx, k) | scale
+    combine = bs * (k + 1) * _align(2 * h, 512)
     dispatch = (moe // ep) * ep * bs * message
     return math.ceil((2 * (combine + dispatch) + STATUS_IN_WINDOW[product]) / MB)
 

@@ -276,6 +276,7 @@ private:
     uint32_t dynamicScalesOutRowBytes_{0U};
     uint32_t scaleOffset_{0U}; // message layout: row | scales | info
     uint32_t infoOffset_{0U};
+    uint32_t expertScaleAt_{0U}; // the expert scale's 32-byte block, the message's last (its last int32: the tail)
     uint32_t msgBytes_{0U};
     uint32_t sentBytes_{0U}; // what a message puts into the window: up to its triple, or its expert scale
     uint64_t msgStride_{0UL};
@@ -352,7 +353,12 @@ __aicore__ inline void MoeDispatchKernel<Traits>::Init(const Args &args, const T
         }
     }
 
-    // the row message: [expandXOut row | scale rows | (srcRank, tokenIdx, k) | expert scale], 512-aligned
+    // the row message: [expandXOut row | scale rows | (srcRank, tokenIdx, k) | expert scale], 512-aligned; packed
+    // (Atlas A2), [expandXOut row | scale rows | expert scale], not aligned: the receiver reads no triple there
+    // (assistInfoForCombineOut is the sender's expandIdx), as the real A2 message carries none (code:
+    // mc2/moe_distribute_dispatch_v2/op_kernel/arch22/moe_distribute_dispatch_a2.h Init, hCommuSize_ = axisH_ *
+    // sizeof(ExpandXOutType) + 32 bytes of scale where quantised)
+    packed_ = isA2_;
     rowBytesX_ = RowBytes<XT>(hLen_);
     rowBytesY_ = RowBytes<ExpandXOutT>(hLen_);
     scaleOffset_ = AlignUp(rowBytesY_, UB_BLOCK);
@@ -362,12 +368,12 @@ __aicore__ inline void MoeDispatchKernel<Traits>::Init(const Args &args, const T
     if constexpr (Traits::CARRIES_DYNAMIC_SCALES_OUT) {
         infoOffset_ += AlignUp(dynamicScalesOutRowBytes_, UB_BLOCK);
     }
-    msgBytes_ = infoOffset_ + INFO_BYTES;
-    // the bytes a receiver reads: the triple's 12, the expert scale's 4 where the op has expert scales (the real
-    // op puts its row and scales, then the 12 bytes of the triple: code: mc2/moe_distribute_dispatch_v2/op_kernel/
-    // moe_distribute_dispatch_v2_quant.h hScaleIdxSize_)
-    sentBytes_ = hasExpertScales_ ? infoOffset_ + UB_BLOCK + 4U : infoOffset_ + TRIPLE * 4U;
-    packed_ = isA2_;
+    expertScaleAt_ = packed_ ? infoOffset_ : infoOffset_ + UB_BLOCK;
+    msgBytes_ = expertScaleAt_ + UB_BLOCK;
+    // the bytes a receiver reads: the triple's 12 (not packed), the expert scale's 4 where the op has expert scales
+    // (the real op puts its row and scales, then the 12 bytes of the triple: code: mc2/moe_distribute_dispatch_v2/
+    // op_kernel/moe_distribute_dispatch_v2_quant.h hScaleIdxSize_)
+    sentBytes_ = hasExpertScales_ ? expertScaleAt_ + 4U : (packed_ ? infoOffset_ : infoOffset_ + TRIPLE * 4U);
     // packed messages lie back to back (the real A2 rows are hCommuSize_ apart: code: moe_distribute_dispatch_a2.h
     // ReorderTokens), else each 512-aligned
     msgStride_ = packed_ ? static_cast<uint64_t>(msgBytes_) : AlignUp64(msgBytes_, WIN_ALIGN);
@@ -747,16 +753,18 @@ template <typename Traits>
 __aicore__ inline void MoeDispatchKernel<Traits>::FillInfo(const LocalTensor<uint8_t> &msg, uint32_t tokenIdx,
                                                            uint32_t k, float expertScale, int32_t tail, bool whole)
 {
-    LocalTensor<int32_t> triple = msg[infoOffset_].template ReinterpretCast<int32_t>();
-    triple.SetValue(0U, static_cast<int32_t>(epRank_));
-    triple.SetValue(1U, static_cast<int32_t>(tokenIdx));
-    triple.SetValue(2U, static_cast<int32_t>(k));
+    if (!packed_) {
+        LocalTensor<int32_t> triple = msg[infoOffset_].template ReinterpretCast<int32_t>();
+        triple.SetValue(0U, static_cast<int32_t>(epRank_));
+        triple.SetValue(1U, static_cast<int32_t>(tokenIdx));
+        triple.SetValue(2U, static_cast<int32_t>(k));
+    }
     if (whole || hasExpertScales_) {
-        LocalTensor<float> scale = msg[infoOffset_ + UB_BLOCK].template ReinterpretCast<float>();
+        LocalTensor<float> scale = msg[expertScaleAt_].template ReinterpretCast<float>();
         scale.SetValue(0U, expertScale);
     }
     if (whole) {
-        msg[infoOffset_ + UB_BLOCK].template ReinterpretCast<int32_t>().SetValue(WS_SLOT_INTS - 1U, tail);
+        msg[expertScaleAt_].template ReinterpretCast<int32_t>().SetValue(WS_SLOT_INTS - 1U, tail);
     }
     SyncFunc<HardEvent::S_MTE3>();
 }
@@ -1193,7 +1201,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::CopyRowsOut(GM_ADDR first, uin
                     DataCopyExtParams(count, TRIPLE * 4U, UbGap(TRIPLE * 4U), 0U, 0U));
     }
     if (hasExpertScales_) {
-        DataCopyPad(expandScalesOutGm_[row], msg[infoOffset_ + UB_BLOCK].template ReinterpretCast<float>(),
+        DataCopyPad(expandScalesOutGm_[row], msg[expertScaleAt_].template ReinterpretCast<float>(),
                     DataCopyExtParams(count, 4U, UbGap(4U), 0U, 0U));
     }
     if constexpr (Traits::TP) {

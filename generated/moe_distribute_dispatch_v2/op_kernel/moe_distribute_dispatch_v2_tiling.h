@@ -57,7 +57,6 @@ struct MoeDistributeDispatchV2TilingData {
     int64_t winRowBytes;  // let winRowBytes, window ep
     int64_t winScaleBytes;  // let winScaleBytes, window ep
     int64_t winMsgBytes;  // let winMsgBytes, window ep
-    int64_t winRankRows;  // let winRankRows, window ep
     int64_t win_reserve;  // let win_reserve, window ep
     int64_t win_buffer_id;  // let win_buffer_id, window ep
     int64_t win_buffer_id_at;  // let win_buffer_id_at, window ep

@@ -1139,17 +1139,12 @@ private:
         });
     }
     int64_t let_winMsgBytes()
-    { // winMsgBytes = Align32(winRowBytes) + Align32(winScaleBytes) + 64
+    { // winMsgBytes = Align32(winRowBytes) + Align32(winScaleBytes) + 32
         return Lazy(memo_winMsgBytes_, [&]() -> int64_t {
             return Add(Add(Mul(FloorDiv(Sub(Add(let_winRowBytes(), 32), 1), 32), 32),
                            Mul(FloorDiv(Sub(Add(let_winScaleBytes(), 32), 1), 32), 32)),
-                       64);
+                       32);
         });
-    }
-    int64_t let_winRankRows()
-    { // winRankRows = maxBS * min(localMoeExpertNum, K)
-        return Lazy(memo_winRankRows_,
-                    [&]() -> int64_t { return Mul(let_maxBS(), Min({let_localMoeExpertNum(), dim_K()})); });
     }
     int64_t let_win_reserve()
     { // win_reserve = 1 * MB
@@ -1164,10 +1159,12 @@ private:
         return Lazy(memo_win_buffer_id_at_, [&]() -> int64_t { return Sub(Mul(1, kMB), 512); });
     }
     int64_t let_win_combine()
-    { // win_combine = epWorldSize * (winRankRows * Align32(2 * H) + Align32(4 * (localMoeExpertNum + 1)))
+    { // win_combine = epWorldSize * (maxBS * min(localMoeExpertNum, K) * Align32(2 * H) + Align32(4 *
+      // (localMoeExpertNum + 1)))
         return Lazy(memo_win_combine_, [&]() -> int64_t {
             return Mul(p.epWorldSize,
-                       Add(Mul(let_winRankRows(), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32)),
+                       Add(Mul(Mul(let_maxBS(), Min({let_localMoeExpertNum(), dim_K()})),
+                               Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32)),
                            Mul(FloorDiv(Sub(Add(Mul(4, Add(let_localMoeExpertNum(), 1)), 32), 1), 32), 32)));
         });
     }
@@ -1176,9 +1173,11 @@ private:
         return Lazy(memo_win_combine_at_, [&]() -> int64_t { return 0; });
     }
     int64_t let_win_dispatch()
-    { // win_dispatch = epWorldSize * winRankRows * winMsgBytes
-        return Lazy(memo_win_dispatch_,
-                    [&]() -> int64_t { return Mul(Mul(p.epWorldSize, let_winRankRows()), let_winMsgBytes()); });
+    { // win_dispatch = epWorldSize * maxBS * min(localMoeExpertNum, K) * winMsgBytes
+        return Lazy(memo_win_dispatch_, [&]() -> int64_t {
+            return Mul(Mul(Mul(p.epWorldSize, let_maxBS()), Min({let_localMoeExpertNum(), dim_K()})),
+                       let_winMsgBytes());
+        });
     }
     int64_t let_win_dispatch_at()
     { // win_dispatch_at = win_combine_at
@@ -1304,7 +1303,6 @@ private:
     Memo<int64_t> memo_winRowBytes_;
     Memo<int64_t> memo_winScaleBytes_;
     Memo<int64_t> memo_winMsgBytes_;
-    Memo<int64_t> memo_winRankRows_;
     Memo<int64_t> memo_win_reserve_;
     Memo<int64_t> memo_win_buffer_id_;
     Memo<int64_t> memo_win_buffer_id_at_;

@@ -313,7 +313,6 @@ public:
                Set(tiling->winRowBytes, "winRowBytes", missing, [&] { return let_winRowBytes(); }) &&
                Set(tiling->winScaleBytes, "winScaleBytes", missing, [&] { return let_winScaleBytes(); }) &&
                Set(tiling->winMsgBytes, "winMsgBytes", missing, [&] { return let_winMsgBytes(); }) &&
-               Set(tiling->winRankRows, "winRankRows", missing, [&] { return let_winRankRows(); }) &&
                Set(tiling->win_reserve, "win_reserve", missing, [&] { return let_win_reserve(); }) &&
                Set(tiling->win_buffer_id, "win_buffer_id", missing, [&] { return let_win_buffer_id(); }) &&
                Set(tiling->win_buffer_id_at, "win_buffer_id_at", missing, [&] { return let_win_buffer_id_at(); }) &&
@@ -502,20 +501,14 @@ private:
                        (dtype_dynamicScalesOut() == DataType::DT_FLOAT8_E8M0) ? 1 : 4);
         });
     }
-    // winMsgBytes = Align32(winRowBytes) + Align32(winScaleBytes) + 64
+    // winMsgBytes = Align32(winRowBytes) + Align32(winScaleBytes) + 32
     int64_t let_winMsgBytes()
     {
         return Lazy(memo_winMsgBytes_, [&]() -> int64_t {
             return Add(Add(Mul(FloorDiv(Sub(Add(let_winRowBytes(), 32), 1), 32), 32),
                            Mul(FloorDiv(Sub(Add(let_winScaleBytes(), 32), 1), 32), 32)),
-                       64);
+                       32);
         });
-    }
-    // winRankRows = maxBS * min(localMoeExpertNum, K)
-    int64_t let_winRankRows()
-    {
-        return Lazy(memo_winRankRows_,
-                    [&]() -> int64_t { return Mul(let_maxBS(), Min({let_localMoeExpertNum(), dim_K()})); });
     }
     // win_reserve = 1 * MB
     int64_t let_win_reserve()
@@ -532,12 +525,14 @@ private:
     {
         return Lazy(memo_win_buffer_id_at_, [&]() -> int64_t { return Sub(Mul(1, kMB), 512); });
     }
-    // win_combine = epWorldSize * (winRankRows * Align32(2 * H) + Align32(4 * (localMoeExpertNum + 1)))
+    // win_combine = epWorldSize * (maxBS * min(localMoeExpertNum, K) * Align32(2 * H) + Align32(4 * (localMoeExpertNum
+    // + 1)))
     int64_t let_win_combine()
     {
         return Lazy(memo_win_combine_, [&]() -> int64_t {
             return Mul(p.epWorldSize,
-                       Add(Mul(let_winRankRows(), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32)),
+                       Add(Mul(Mul(let_maxBS(), Min({let_localMoeExpertNum(), dim_K()})),
+                               Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32)),
                            Mul(FloorDiv(Sub(Add(Mul(4, Add(let_localMoeExpertNum(), 1)), 32), 1), 32), 32)));
         });
     }
@@ -546,11 +541,13 @@ private:
     {
         return Lazy(memo_win_combine_at_, [&]() -> int64_t { return 0; });
     }
-    // win_dispatch = epWorldSize * winRankRows * winMsgBytes
+    // win_dispatch = epWorldSize * maxBS * min(localMoeExpertNum, K) * winMsgBytes
     int64_t let_win_dispatch()
     {
-        return Lazy(memo_win_dispatch_,
-                    [&]() -> int64_t { return Mul(Mul(p.epWorldSize, let_winRankRows()), let_winMsgBytes()); });
+        return Lazy(memo_win_dispatch_, [&]() -> int64_t {
+            return Mul(Mul(Mul(p.epWorldSize, let_maxBS()), Min({let_localMoeExpertNum(), dim_K()})),
+                       let_winMsgBytes());
+        });
     }
     // win_dispatch_at = win_combine_at
     int64_t let_win_dispatch_at()
@@ -679,7 +676,6 @@ private:
     Memo<int64_t> memo_winRowBytes_;
     Memo<int64_t> memo_winScaleBytes_;
     Memo<int64_t> memo_winMsgBytes_;
-    Memo<int64_t> memo_winRankRows_;
     Memo<int64_t> memo_win_reserve_;
     Memo<int64_t> memo_win_buffer_id_;
     Memo<int64_t> memo_win_buffer_id_at_;

@@ -196,17 +196,17 @@ def test_the_a2_dispatch_trusts_only_a_flag_that_ends_its_batch_write_item(line,
 
 @pytest.mark.slow
 @pytest.mark.cpu_twin
-def test_the_a2_combine_trusts_only_the_flag_that_ends_each_block_item(monkeypatch, tmp_path):
-    """CombineV2 past one server: one BatchWrite task with no Wait, one item per (local expert, owner) block, its rows
-    then the block's flag, as the real A2 fullmesh combine sends. A sender whose staged blocks carry no flag (the
-    item ends with a stale word) is waited for until HCCL_EXEC_TIMEOUT (here 1 s): the owner reports the expert whose
-    rank owes the flag, another rank than its own."""
-    text = _timed_out(COMBINE, "        DataCopy(blockFlag, flag, WS_SLOT_INTS);\n",
-                      "        if (!staged) {\n            DataCopy(blockFlag, flag, WS_SLOT_INTS);\n        }\n",
+def test_the_a2_combine_trusts_only_the_flag_that_ends_each_region_item(monkeypatch, tmp_path):
+    """CombineV2 past one server: one BatchWrite task with no Wait, one item per owner (this rank's rows in its
+    region of the owner, then the region's header ending with the flag), as the real A2 fullmesh combine sends. A
+    sender whose staged headers carry no flag (the item ends with a 0) is waited for until HCCL_EXEC_TIMEOUT (here
+    1 s): the owner reports the rank that owes the flag, another rank than its own."""
+    text = _timed_out(COMBINE, "        header.SetValue(a2HeaderBytes_ / 4U - 1U, FLAG_SET);\n",
+                      "        header.SetValue(a2HeaderBytes_ / 4U - 1U, ByBatchWrite(owner) ? 0 : FLAG_SET);\n",
                       monkeypatch, tmp_path)
-    report = re.search(POLL_REPORT + r"the rank of expert (\d+)", text)
+    report = re.search(POLL_REPORT + r"rank (\d+)", text)
     assert report, text[:2000]
-    assert int(report.group(1)) != int(report.group(2)), text[:2000]  # 16 experts on 16 ranks: expert = rank
+    assert int(report.group(1)) != int(report.group(2)), text[:2000]
 
 
 POLL_REPORT = (r"rank (\d+) core \d+: AscendC::Trap: the kernel aborted itself after printing: opgen: rank \1 gave up "

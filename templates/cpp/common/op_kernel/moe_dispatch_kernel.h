@@ -48,7 +48,8 @@
  * entry too; after SyncAll core 0 sends every block and entry in one BatchWrite task with no Wait, each item ending
  * with a flag (SendOtherServers), and Finalize ends the calls. Window halves alternate between calls (data state), so a
  * fast rank never overwrites rows a slow rank has not copied yet.  The CombineV2 part of a half holds maxBS * (K + S)
- * row slots, on Atlas A2 one block of maxBS rows per MoE expert (the layout its combine reads through expandIdx).
+ * row slots; on Atlas A2 the dispatch area lies over it (win_dispatch_at 0: each call addresses one half, as the real
+ * A2 pair), CombineV2's regions per expert rank and DispatchV2's per source rank from the same bytes.
  *
  * Traits: TilingData (the op's tiling struct), Args (the GM addresses its entry received), the element types
  * XT, ExpandXOutT, DynamicScalesOutT (x, expandXOut, dynamicScalesOut), the element type each GM tensor is addressed
@@ -290,7 +291,7 @@ private:
     uint64_t regionBytes_{0UL};
     uint64_t halfBytes_{0UL};
     uint64_t dataAt_{0UL};       // where the data halves start in windowsIn (tiling.win_data_at)
-    uint64_t combineBytes_{0UL}; // the CombineV2 part of each window half comes first
+    uint64_t combineBytes_{0UL}; // the CombineV2 part of each window half comes first (Atlas A2: 0, lies under)
     uint64_t statusOffset_{0UL};
     bool statusInExp_{false}; // the status area is in windowsExp (tiling.win_state_exp), else in windowsIn
     uint32_t dataState_{0U};

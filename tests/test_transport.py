@@ -4,7 +4,7 @@ The kernels move rows with MTE copies into the other ranks' HCCL windows. On Atl
 ProductFacts.ranks_per_server) those reach only the windows of the own server (HCCS); the real A2 fullmesh ops
 send to the other servers with HCCL BatchWrite, served by the AI CPU, and so do the generated DispatchV2 and
 CombineV2 kernels (Family.batch_write): they stage what another server's rank gets in their windowsOut and core 0
-hands the server one item per block, rows first, flags after. The host tiling says where the servers end
+hands the server one item per block (CombineV2: per owner region), rows first, flags after. The host tiling says where the servers end
 (tiling.serverRanks), launches the AI CPU cores and sizes the items' workspace. The CPU twin faults an MTE copy
 into another server's window and holds BatchWrite to the client's contract (test_sim_twin).
 

@@ -496,9 +496,13 @@ def test_atlas_a2_assist_info_is_the_sender_side_expand_idx(dispatch_v2):
     assert "DataCopyPad(assistInfoForCombineOutGm_[pairItems + z], idx," in text  # inactive tokens' pairs: 0
     assert "if (withInfo && !isA2_) {" in text                              # no triples on A2
     assert "combineBytes_ = static_cast<uint64_t>(tiling.win_dispatch_at);" in text  # after CombineV2's area
-    # the CombineV2 area itself is the spec's: per MoE expert on A2, per (token, k) and shared expert elsewhere
-    assert [to_spec(a.expr) for a in dispatch_v2.view("ascend910b").window.areas][0] == \
-        "moeExpertNum * (maxBS * Align512(2 * H) + 512)"  # a block's rows, then its flag area
+    # the CombineV2 area itself is the spec's: per expert rank a region on A2 (the rows one rank sends another,
+    # then the header of the sender's counts and the flag), per (token, k) and shared expert elsewhere; on A2
+    # DispatchV2's regions lie over it
+    a2 = dispatch_v2.view("ascend910b").window.areas
+    assert to_spec(a2[0].expr) == \
+        "epWorldSize * (maxBS * min(localMoeExpertNum, K) * Align32(2 * H) + Align32(4 * (localMoeExpertNum + 1)))"
+    assert to_spec(a2[1].expr) == "epWorldSize * maxBS * min(localMoeExpertNum, K) * winMsgBytes"
     assert [to_spec(a.expr) for a in dispatch_v2.view("ascend910_93").window.areas][0] == \
         "maxBS * (K + sharedExpertNum) * Align512(2 * H)"
     combine = load_ok(ROOT / "specs" / "combine_v2.spec")
@@ -506,7 +510,9 @@ def test_atlas_a2_assist_info_is_the_sender_side_expand_idx(dispatch_v2):
     assert "isA2_ = (tiling.isA2 != 0);" in ctext  # the spec's let, which the class's A2 path tests
     cls = _combine_class()
     assert "SendBackBlocks();" in cls and "WaitBlocks();" in cls
-    assert "A2Block(epRank_,expert)+A2SlotAt(static_cast<uint32_t>(slots.GetValue(k)))" in re.sub(r"\s+", "", cls)
+    # pair (t, k)'s row: its expandIdx slot counted from its expert's first row, which the sender's header gives
+    assert ("A2Region(epRank_,expert/localExperts_)+A2RowAt(static_cast<uint32_t>(fromHeader.GetValue(k*WS_SLOT_INTS))"
+            "-static_cast<uint32_t>(slots.GetValue(k)))") in re.sub(r"\s+", "", cls)
     assert "DataCopyPad(slots, assistInfoForCombineGm_[static_cast<uint64_t>(t) * topK_]," in cls
 
 

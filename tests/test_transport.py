@@ -4,7 +4,7 @@ The kernels move rows with MTE copies into the other ranks' HCCL windows. On Atl
 ProductFacts.ranks_per_server) those reach only the windows of the own server (HCCS); the real A2 fullmesh ops
 send to the other servers with HCCL BatchWrite, served by the AI CPU, and so do the generated DispatchV2 and
 CombineV2 kernels (Family.batch_write): they stage what another server's rank gets in their windowsOut and core 0
-hands the server one item per block, rows first, flags after. The host tiling says where the servers end
+hands the server one item per block (CombineV2: per owner region), rows first, flags after. The host tiling says where the servers end
 (tiling.serverRanks), launches the AI CPU cores and sizes the items' workspace. The CPU twin faults an MTE copy
 into another server's window and holds BatchWrite to the client's contract (test_sim_twin).
 
@@ -196,17 +196,17 @@ def test_the_a2_dispatch_trusts_only_a_flag_that_ends_its_batch_write_item(line,
 
 @pytest.mark.slow
 @pytest.mark.cpu_twin
-def test_the_a2_combine_trusts_only_the_flag_that_ends_each_block_item(monkeypatch, tmp_path):
-    """CombineV2 past one server: one BatchWrite task with no Wait, one item per (local expert, owner) block, its rows
-    then the block's flag, as the real A2 fullmesh combine sends. A sender whose staged blocks carry no flag (the
-    item ends with a stale word) is waited for until HCCL_EXEC_TIMEOUT (here 1 s): the owner reports the expert whose
-    rank owes the flag, another rank than its own."""
-    text = _timed_out(COMBINE, "        DataCopy(blockFlag, flag, WS_SLOT_INTS);\n",
-                      "        if (!staged) {\n            DataCopy(blockFlag, flag, WS_SLOT_INTS);\n        }\n",
+def test_the_a2_combine_trusts_only_the_flag_that_ends_each_region_item(monkeypatch, tmp_path):
+    """CombineV2 past one server: one BatchWrite task with no Wait, one item per owner (this rank's rows in its
+    region of the owner, then the region's header ending with the flag), as the real A2 fullmesh combine sends. A
+    sender whose staged headers carry no flag (the item ends with a 0) is waited for until HCCL_EXEC_TIMEOUT (here
+    1 s): the owner reports the rank that owes the flag, another rank than its own."""
+    text = _timed_out(COMBINE, "        header.SetValue(a2HeaderBytes_ / 4U - 1U, FLAG_SET);\n",
+                      "        header.SetValue(a2HeaderBytes_ / 4U - 1U, ByBatchWrite(owner) ? 0 : FLAG_SET);\n",
                       monkeypatch, tmp_path)
-    report = re.search(POLL_REPORT + r"the rank of expert (\d+)", text)
+    report = re.search(POLL_REPORT + r"rank (\d+)", text)
     assert report, text[:2000]
-    assert int(report.group(1)) != int(report.group(2)), text[:2000]  # 16 experts on 16 ranks: expert = rank
+    assert int(report.group(1)) != int(report.group(2)), text[:2000]
 
 
 POLL_REPORT = (r"rank (\d+) core \d+: AscendC::Trap: the kernel aborted itself after printing: opgen: rank \1 gave up "

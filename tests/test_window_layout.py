@@ -40,14 +40,20 @@ SMALLER_REJECTED_BY = {"ascend910b": "window.ep", "ascend910_93": "buffer.window
 
 def _dispatch_min_mb(product: str, bs: int, h: int, k: int, ep: int, moe: int) -> int:
     """The smallest HCCL_BUFFSIZE (MB) of the generated DispatchV2 kernels' layout, written out by hand: the
-    status area (where it shares windowsIn), then two data halves of [CombineV2 rows | DispatchV2 messages] (bf16
-    rows, no quant, no shared expert ranks): A2 keeps one block of bs rows and a 512-byte flag area per MoE expert
-    for CombineV2 (the flag ends each block's BatchWrite item past one server), A3 / 950
-    one row per (token, k) and per shared expert (sharedExpertNum's default, 1, which the documents' formula
-    counts)."""
-    row = _align(2 * h, 512)
-    combine = moe * (bs * row + 512) if product == "ascend910b" else bs * (k + 1) * row
+    status area (where it shares windowsIn), then two data halves (bf16 rows, no quant, no shared expert ranks).
+    A3 / 950: [CombineV2 rows | DispatchV2 messages], one row per (token, k) and per shared expert
+    (sharedExpertNum's default, 1, which the documents' formula counts), one block of bs 512-aligned messages per
+    (source rank, local expert). A2, the real A2 kernels' packing: one region per source rank holding the rows it
+    sends one rank, bs * min(local experts, K) of them (DispatchV2's messages back to back; CombineV2's rows and a
+    header of an int32 per local expert and the flag), DispatchV2's regions over CombineV2's; its status area is
+    the two halves' 1 MiB reserves."""
+    if product == "ascend910b":
+        rows = bs * min(moe // ep, k)
+        message = _align(2 * h, 32) + 32  # the row, then 32 bytes of the expert scale (no triple on A2)
+        combine = ep * (rows * _align(2 * h, 32) + _align(4 * (moe // ep + 1), 32))
+        return math.ceil((2 * max(combine, ep * rows * message) + STATUS_IN_WINDOW[product]) / MB)
     message = _align(_align(2 * h, 32) + 64, 512)  # the row, then 64 bytes of (srcRank, tokenIdx, k) | scale
+    combine = bs * (k + 1) * _align(2 * h, 512)
     dispatch = (moe // ep) * ep * bs * message
     return math.ceil((2 * (combine + dispatch) + STATUS_IN_WINDOW[product]) / MB)
 
@@ -148,7 +154,7 @@ def test_the_combine_status_flags_bound_max_bs_where_the_kernel_keeps_them_per_s
     """CombineV2's kernel keeps one status flag per (token, k) and shared-expert slot of maxBS tokens, 10240 per
     data state (templates/cpp/common/op_kernel/opgen_kernel_helpers.h COMBINE_FLAGS_HALF / FLAG_BYTES): tiling
     rejects a globalBS past that with kernel.status_slots, after the documents' rules, instead of a kernel that traps. Atlas A2 flags per
-    expert block and has no such check."""
+    expert rank's region (its header's last word) and has no such check."""
     from opgen.harness import testkit
     from opgen.lang.expr import to_spec
 
@@ -486,17 +492,20 @@ def test_where_tiling_cannot_read_the_window_the_kernels_split_the_one_they_see(
         assert not problems, "\n".join(problems)
 
 
-def test_atlas_a2_warns_below_the_documented_window_and_rejects_only_what_its_layout_overruns():
+def test_atlas_a2_accepts_the_documented_window_and_rejects_only_what_its_layout_overruns():
     """Issue 33's world on Atlas A2: BS 256, H 7168, K 8, 256 experts, 16 ranks (bf16, no quant).
 
     doc: aclnnMoeDistributeDispatchV4.md 环境变量约束, A2 "fullmesh": HCCL_BUFFSIZE >= 2 * (BS * epWorldSize *
     min(localExpertNum, K) * H * sizeof(uint16) + 2MB), 900MB here; code: moe_distribute_dispatch_v2_tiling_arch22.cpp
     MoeDistributeDispatchA2CheckWinSize checks the same formula and only warns ("为避免兼容性问题"). The generated
-    tiling warns as the real one does (buffer.fullmesh_window: 899MB warns, 900MB does not). Its kernels, though,
-    address a layout of 3651MB here (per data half: one block of maxBS rows and its 512-byte flag area per MoE expert
-    for CombineV2 and one of maxBS 512-aligned messages per (source rank, local expert) for DispatchV2, where the real
-    A2 kernels pack each source rank's rows), so window.ep rejects 3650MB: a smaller window would be overrun. Accepting the documented
-    900MB needs the real A2 window protocol in the kernels (issue 33, item 2)."""
+    tiling warns as the real one does (buffer.fullmesh_window: 899MB warns, 900MB does not). Its kernels pack each
+    source rank's rows into its region of a data half, as the real A2 kernels (code: mc2/moe_distribute_dispatch_v2/
+    op_kernel/arch22/moe_distribute_dispatch_a2.h dataSizePerRank_; mc2/moe_distribute_combine_v2/op_kernel/arch22/
+    moe_distribute_combine_a2.h rankSizeOnWin_): a region holds BS * min(localExpertNum, K) DispatchV2 messages of
+    2H + 32 bytes (the row, then the expert scale), CombineV2's rows and header over them, so a half needs the 1 MiB
+    reserve and 16 * 2048 * 14368 bytes, the documents' 2MB a half exactly (measured 2026-12-07: the layout's
+    minimum is the documented 900MB, before the packing 3651MB). window.ep accepts 900MB and rejects 899MB, which
+    the kernels would overrun."""
     from dataclasses import replace
 
     from opgen.harness import testkit, testworld
@@ -506,7 +515,7 @@ def test_atlas_a2_warns_below_the_documented_window_and_rejects_only_what_its_la
     bs, h, k, ep, moe = 256, 7168, 8, 16, 256
     documented = math.ceil(2 * (bs * ep * min(moe // ep, k) * h * 2 + 2 * MB) / MB)
     layout = _dispatch_min_mb("ascend910b", bs, h, k, ep, moe)
-    assert (documented, layout) == (900, 3651)
+    assert (documented, layout) == (900, 900)
 
     def warned(window_mb: int) -> list[str]:
         case = _case("ascend910b", bs, h, k, ep, moe, window_mb)
@@ -523,7 +532,7 @@ def test_atlas_a2_warns_below_the_documented_window_and_rejects_only_what_its_la
 
     assert warned(documented - 1) == ["buffer.fullmesh_window"] and warned(documented) == []
     testkit.accept(ref, _case("ascend910b", bs, h, k, ep, moe, layout), ranks=[0])
-    with pytest.raises(AssertionError, match=r"incorrect value 3650\. .*\[window\.ep\]"):
+    with pytest.raises(AssertionError, match=r"incorrect value 899\. .*\[window\.ep\]"):
         testkit.accept(ref, _case("ascend910b", bs, h, k, ep, moe, layout - 1), ranks=[0])
 
 

@@ -165,7 +165,7 @@ _LETS = {
         "win_reserve": lambda s: i64(1 * 1048576),
         "win_buffer_id": lambda s: 1,
         "win_buffer_id_at": lambda s: i64(i64(1 * 1048576) - 512),
-        "win_combine": lambda s: i64(s.attr("moeExpertNum") * i64(i64(s.let("maxBS") * i64(floordiv(i64(i64(i64(2 * s.dim("expandX", 1)) + 512) - 1), 512) * 512)) + 512)),
+        "win_combine": lambda s: i64(s.attr("epWorldSize") * i64(i64(i64(s.let("maxBS") * min(s.let("localMoeExpertNum"), s.dim("expertIds", 1))) * i64(floordiv(i64(i64(i64(2 * s.dim("expandX", 1)) + 32) - 1), 32) * 32)) + i64(floordiv(i64(i64(i64(4 * i64(s.let("localMoeExpertNum") + 1)) + 32) - 1), 32) * 32))),
         "win_combine_at": lambda s: 0,
         "win_need": lambda s: i64(s.let("win_combine_at") + s.let("win_combine")),
         "win_window": lambda s: i64(s.env("HCCL_BUFFSIZE") * 1048576),

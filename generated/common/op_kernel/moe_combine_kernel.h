@@ -24,23 +24,27 @@
  *                 which is written into slot tokenIdx * (K + S) + k of srcRank's window, then (after every
  *                 FLAG_ROWS rows) the rows' slot flags.
  *                 Atlas A2 (assistInfoForCombine is the owner's expandIdx): each core takes a share of the
- *                 (local expert, owner) blocks of epSendCounts; block i's row s goes, through the formula, into
- *                 slot maxBS - 1 - s of the owner's window block of the global expert, then the block's flag
- *                 after its maxBS slots (A2Block).
+ *                 (local expert, owner) blocks of epSendCounts; the rows this rank returns one owner lie back to
+ *                 back in this rank's region of the owner's combine area (rank * win_combine / epWorldSize), in
+ *                 local expert order, ending where the region's header starts; after SyncAll each core writes
+ *                 its share of the owners' headers (per local expert, the rows from its first row to the
+ *                 header, then the flag in the header's last word: A2Region).
  *   2. Reduce     each core takes its share of the BS tokens; an active token (all without a mask, a 1-D mask
  *                 keeps its first sum(mask) tokens, a 2-D one the tokens with any pair set; a 2-D mask skips
  *                 the pairs it does not set) waits for the flags of its MoE and shared-expert slots (Atlas A2:
- *                 the cores first wait for every expert block's flag; pair (t, k) reads slot
- *                 assistInfoForCombine[t * K + k] of its expert's block, A2SlotAt) and computes, in fp32 and k order,
+ *                 the cores first wait for every rank's header flag; pair (t, k) reads row
+ *                 assistInfoForCombine[t * K + k] of its expert's rows, found by the sender's header, A2RowAt)
+ *                 and computes, in fp32 and k order,
  *                 xOut[t] = Cast(RINT, Σ_k w[t,k] * term_k + Σ_s shared_s + sharedExpertX[t]) with term_k the
  *                 returned row (MoE expert) or, for the special experts after the MoE experts, the spec's formula
  *                 (SpecialTerm; a special expert whose formula is Moe = 0 adds nothing).  Inactive tokens get zero
  *                 rows.  Where the spec has a post stage (CombineAddRmsNorm), PostStage writes the token's outputs
  *                 from the reduced row instead.
  * Where MTE copies stop at the server (tiling.serverRanks, Atlas A2) and the world spans more than one server, every
- * other owner gets its blocks through HCCL BatchWrite: the cores stage them in this rank's windowsOut (one area per
- * (owner, local expert)), and after SyncAll core 0 sends them in one task with no Wait, one item per block ending
- * with its flag (BatchWriteList); Finalize ends the call.
+ * other owner gets its rows through HCCL BatchWrite: the cores stage them in this rank's windowsOut (one region per
+ * owner, laid out as this rank's region of the owner's combine area), and after SyncAll core 0 sends them in one task
+ * with no Wait, one item per owner (its rows, then the header ending with the flag: BatchWriteList); Finalize ends
+ * the call.
  * The rows use the CombineV2 part of the window half DispatchV2 leaves free; halves alternate per call.
  *
  * Traits: TilingData (the op's tiling struct), Args (the GM addresses its entry received), the element types
@@ -77,14 +81,14 @@ private:
     static constexpr uint32_t TRIPLE_BATCH = 256U;
     // SendBack sets the flags of this many rows after one PipeBarrier<PIPE_MTE3>
     static constexpr uint32_t FLAG_ROWS = 2U;
-    // Atlas A2: the flag area after each expert block's maxBS rows (one int32 flag, the rest keeps blocks 512-aligned)
-    static constexpr uint64_t A2_BLOCK_FLAG_BYTES = 512UL;
 
     __aicore__ inline void SendBack();
     __aicore__ inline void InitRowQueues();
     __aicore__ inline void SendRow(uint32_t row, const GlobalTensor<uint8_t> &win, uint32_t tokenIdx, uint32_t k);
     __aicore__ inline void SendBackBlocks();
-    __aicore__ inline void SendBlocksByBatchWrite(const LocalTensor<int32_t> &cum, uint32_t entries);
+    __aicore__ inline void SendHeaders(const LocalTensor<int32_t> &cum);
+    __aicore__ inline void SendBlocksByBatchWrite(const LocalTensor<int32_t> &cum);
+    __aicore__ inline uint32_t RowsFrom(const LocalTensor<int32_t> &cum, uint32_t localExpert, uint32_t owner) const;
     __aicore__ inline void WaitBlocks();
     __aicore__ inline void LoadReturned(const LocalTensor<float> &term, const LocalTensor<float> &scratch,
                                         const GlobalTensor<uint8_t> &slotGm);
@@ -170,33 +174,32 @@ private:
     {
         return ReachedByBatchWrite(serverRanks_, epWorld_, epRank_, rank);
     }
-    // Atlas A2: the block of MoE expert `expert` in rank `rank`'s combine area, [maxBS rows | its flag]
-    // (A2_BLOCK_FLAG_BYTES): the rows fill it from the end, row s of the block in slot maxBS - 1 - s, so that the
-    // rows a sender has and the flag after them are one run of bytes, one BatchWrite item ending with the flag, as
-    // the real A2 fullmesh combine's items end with theirs (code: mc2/moe_distribute_combine_v2/op_kernel/arch22/
-    // moe_distribute_combine_a2.h ConstructBatchWriteInfo: token count, rows, then the flag, in one item).
-    __aicore__ inline uint64_t A2BlockBytes() const
+    // Atlas A2: the region of expert rank `src` in rank `rank`'s combine area, as the real A2 combine packs the rows
+    // of each expert rank (code: mc2/moe_distribute_combine_v2/op_kernel/arch22/moe_distribute_combine_a2.h Init,
+    // rankSizeOnWin_ = dataSpaceSize_ / worldSize_, dataOffsetOnWin_ = rankId_ * rankSizeOnWin_): [free | the rows
+    // src returns, local expert by local expert, back to back | header]. The header (a2HeaderBytes_) holds per local
+    // expert j the rows from j's first row to the header (the sender's counts: the owner finds its rows by them, as
+    // the real owner finds them by expertWindowOffset: code: the same file, ProcessMoeAndCopyExpert), and ends with
+    // the flag: the rows and the header are one run of bytes, one BatchWrite item ending with the flag, as the real
+    // A2 fullmesh combine's items end with theirs (code: ConstructBatchWriteInfo: token count, rows, then the flag).
+    __aicore__ inline GM_ADDR A2Region(uint32_t rank, uint32_t src)
     {
-        return static_cast<uint64_t>(maxBs_) * rowStride_ + A2_BLOCK_FLAG_BYTES;
+        return WinRows(rank) + static_cast<uint64_t>(src) * a2RegionBytes_;
     }
-    __aicore__ inline GM_ADDR A2Block(uint32_t rank, uint32_t expert)
+    __aicore__ inline uint64_t A2HeaderAt() const
     {
-        return WinRows(rank) + static_cast<uint64_t>(expert) * A2BlockBytes();
+        return a2RegionBytes_ - a2HeaderBytes_;
     }
-    __aicore__ inline uint64_t A2SlotAt(uint32_t row) const
+    // where the row `fromHeader` rows before the header starts
+    __aicore__ inline uint64_t A2RowAt(uint32_t fromHeader) const
     {
-        return static_cast<uint64_t>(maxBs_ - 1U - row) * rowStride_;
+        return A2HeaderAt() - static_cast<uint64_t>(fromHeader) * rowStride_;
     }
-    __aicore__ inline uint64_t A2FlagAt() const
-    {
-        return static_cast<uint64_t>(maxBs_) * rowStride_;
-    }
-    // This rank's windowsOut: (local expert, owner) block `entry` (localExpert * epWorldSize + owner), laid out as
-    // the combine area's blocks.
-    __aicore__ inline GM_ADDR StageBlock(uint32_t entry)
+    // This rank's windowsOut: the region for owner `owner`, laid out as this rank's region of the owner's combine area.
+    __aicore__ inline GM_ADDR StageRegion(uint32_t owner)
     {
         return WindowOut<EP_GROUP>(hccl_, epRank_) + dataAt_ + combineAt_ +
-               static_cast<uint64_t>(entry) * A2BlockBytes();
+               static_cast<uint64_t>(owner) * a2RegionBytes_;
     }
 
     TPipe *pipe_{nullptr};
@@ -252,9 +255,11 @@ private:
     uint32_t maskRank_{1U}; // 1: (BS,) mask, 2: (BS, K) mask
     bool isA2_{false};      // Atlas A2: rows travel per expert block, located by the owner's expandIdx
     uint32_t maxBs_{0U};
-    uint32_t rowBytes_{0U};   // one expandX / xOut row
-    uint64_t rowStride_{0UL}; // one window row slot: Align512(2 * H)
-    uint32_t sendBytes_{0U};  // what a returned row's message holds: the row, or a split mode's sent values
+    uint32_t rowBytes_{0U};       // one expandX / xOut row
+    uint64_t rowStride_{0UL};     // one window row slot: Align512(2 * H); Atlas A2 Align32(2 * H), packed
+    uint64_t a2RegionBytes_{0UL}; // Atlas A2: one expert rank's region of an owner's combine area
+    uint32_t a2HeaderBytes_{0U};  // Atlas A2: a region's header, an int32 per local expert and the flag
+    uint32_t sendBytes_{0U};      // what a returned row's message holds: the row, or a split mode's sent values
     uint64_t halfBytes_{0UL};
     uint64_t dataAt_{0UL};    // where the data halves start in windowsIn (tiling.win_data_at)
     uint64_t combineAt_{0UL}; // the combine area's offset in a data half
@@ -305,6 +310,10 @@ __aicore__ inline void MoeCombineKernel<Traits>::Init(const Args &args, const Ti
     rowStride_ = AlignUp64(2UL * hLen_, WIN_ALIGN);
     sendBytes_ = AlignUp(rowBytes_, UB_BLOCK);
     InitSpec(tiling); // the special experts' ids, the inputs' flags, a split quant mode's message and slots
+    if (isA2_) {
+        rowStride_ = AlignUp64(2UL * hLen_, UB_BLOCK); // packed rows, as the real A2 combine's (axisH_ elements)
+        a2HeaderBytes_ = AlignUp((localExperts_ + 1U) * 4U, UB_BLOCK);
+    }
     // the window layout tiling checked (the spec's `window`): data halves of [combine | dispatch] (each after its
     // win_reserve), the status area after them or in the last half's reserve; an MC2 context reports no window
     // size (the window is the ccl_buffer_size tiling read)
@@ -316,21 +325,26 @@ __aicore__ inline void MoeCombineKernel<Traits>::Init(const Args &args, const Ti
     combineAt_ = static_cast<uint64_t>(tiling.win_combine_at);
     statusOffset_ = split.stateAt;
     statusInExp_ = tiling.win_state_exp != 0;
-    // the rows each owner's window receives: Atlas A2 one block of maxBS rows per MoE expert, else one slot per
-    // (token, k) pair and shared expert; its status area one flag per block or slot
-    RequireFits(isA2_ ? moeExperts_ * A2BlockBytes() : static_cast<uint64_t>(maxBs_) * slotsPerToken_ * rowStride_,
-                static_cast<uint64_t>(tiling.win_combine));
-    if (!isA2_) { // Atlas A2 keeps each block's flag after its rows
+    // the rows each owner's window receives: Atlas A2 one region per expert rank, which holds the rows the owner
+    // sent that rank, at most maxBS * min(localMoeExpertNum, K) (a token's K experts are distinct), and the header
+    // (no shared-expert rank: Atlas A2 reads sharedExpertRankNum as 0); else one slot per (token, k) pair and
+    // shared expert, its status area one flag per slot
+    if (isA2_) {
+        if (tiling.sharedExpertRankNum != 0) {
+            Trap();
+        }
+        a2RegionBytes_ = static_cast<uint64_t>(tiling.win_combine) / epWorld_ / UB_BLOCK * UB_BLOCK;
+        RequireFits(static_cast<uint64_t>(maxBs_) * MinU32(localExperts_, topK_) * rowStride_ + a2HeaderBytes_,
+                    a2RegionBytes_);
+    } else {
+        RequireFits(static_cast<uint64_t>(maxBs_) * slotsPerToken_ * rowStride_,
+                    static_cast<uint64_t>(tiling.win_combine));
         RequireFits(static_cast<uint64_t>(maxBs_) * slotsPerToken_ * FLAG_BYTES, COMBINE_FLAGS_HALF);
     }
-    if (serverRanks_ != 0U) {
-        // windowsOut (winSize bytes, as windowsIn) mirrors the first data half: one block per (local expert, owner);
-        // only the A2 block layout sends whole blocks with their flags
-        if (!isA2_) {
-            Trap(); // no product with a server limit has another layout
-        }
-        RequireFits(static_cast<uint64_t>(localExperts_) * epWorld_ * A2BlockBytes(),
-                    static_cast<uint64_t>(tiling.win_combine));
+    if (serverRanks_ != 0U && !isA2_) {
+        // windowsOut (winSize bytes, as windowsIn) mirrors the first data half: one region per owner; only the A2
+        // layout sends whole regions with their flags
+        Trap(); // no product with a server limit has another layout
     }
     RequireFits(static_cast<uint64_t>(GetBlockNum()) * UB_BLOCK, CORE_WORDS_BYTES);
     RequireHalfFits(tiling, halfBytes_);
@@ -495,7 +509,7 @@ __aicore__ inline void MoeCombineKernel<Traits>::SendRow(uint32_t row, const Glo
     }
 }
 
-// ---- 1 (Atlas A2). every (local expert, owner) block goes back to the owner's block of its global expert ----
+// ---- 1 (Atlas A2). every (local expert, owner) block goes back into this rank's region of the owner ---------
 template <typename Traits>
 __aicore__ inline void MoeCombineKernel<Traits>::SendBackBlocks()
 {
@@ -505,99 +519,126 @@ __aicore__ inline void MoeCombineKernel<Traits>::SendBackBlocks()
     SplitRange(entries, begin, end);
     pipe_->InitBuffer(calcBuf_, CALC_SLOTS * slotBytes_);
     pipe_->InitBuffer(infoBuf_, AlignUp((entries + 1U) * 4U, UB_BLOCK));
-    pipe_->InitBuffer(flagBuf_, UB_BLOCK);
+    pipe_->InitBuffer(flagBuf_, a2HeaderBytes_);
     if (serverRanks_ != 0U && coreIdx_ == 0U) {
         pipe_->InitBuffer(bwBuf_, BW_UB_BYTES);
     }
     InitRowQueues();
-    LocalTensor<int32_t> flag = flagBuf_.Get<int32_t>();
-    for (uint32_t i = 0U; i < WS_SLOT_INTS; ++i) {
-        flag.SetValue(i, i == 0U ? FLAG_SET : 0);
-    }
     LocalTensor<int32_t> cum = infoBuf_.Get<int32_t>(); // epSendCounts: inclusive cumulative rows per block
     if (entries > 0U) {
         DataCopyPad(cum, epSendCountsGm_, DataCopyExtParams(1U, entries * 4U, 0U, 0U, 0U),
                     DataCopyPadExtParams<int32_t>(false, 0U, 0U, 0U));
         SyncFunc<HardEvent::MTE2_S>();
     }
-    SyncFunc<HardEvent::S_MTE3>();
-    const uint32_t firstExpert = (epRank_ - static_cast<uint32_t>(tiling_.sharedExpertRankNum)) * localExperts_;
     for (uint32_t i = begin; i < end; ++i) {
         const uint32_t owner = i % epWorld_;
-        const uint32_t expert = firstExpert + i / epWorld_;
         const uint32_t first = (i == 0U) ? 0U : static_cast<uint32_t>(cum.GetValue(i - 1U));
         const uint32_t rows = static_cast<uint32_t>(cum.GetValue(i)) - first;
+        const uint32_t fromHeader = RowsFrom(cum, i / epWorld_, owner); // this block's first row, before the header
+        RequireFits(static_cast<uint64_t>(fromHeader) * rowStride_, A2HeaderAt()); // the owner's rows fit the region
         const bool staged = ByBatchWrite(owner); // sent by BatchWrite after SyncAll (SendBlocksByBatchWrite)
-        GM_ADDR block = staged ? StageBlock(i) : A2Block(owner, expert);
+        GM_ADDR region = staged ? StageRegion(owner) : A2Region(owner, epRank_);
         for (uint32_t j = 0U; j < rows; ++j) {
             GlobalTensor<uint8_t> win;
-            win.SetGlobalBuffer(block + A2SlotAt(j));
+            win.SetGlobalBuffer(region + A2RowAt(fromHeader - j));
             // the A2 layout carries no (token, k) of the row: the emitter admits no formula that reads them
             SendRow(first + j, win, 0U, 0U);
         }
-        // a staged block's flag ends its BatchWrite item; else the block's rows land before its flag
-        PipeBarrier<PIPE_MTE3>();
-        GlobalTensor<int32_t> blockFlag;
-        blockFlag.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(block + A2FlagAt()));
-        DataCopy(blockFlag, flag, WS_SLOT_INTS);
     }
-    // no PipeBarrier<PIPE_ALL>: UB is next written after a SyncAll (below, or WaitBlocks's before the reduce's
-    // TPipe::Reset), which begins with one
+    // every core's rows have landed (SyncAll begins with PipeBarrier<PIPE_ALL>) before any header and its flag
+    SyncAll<true>();
+    SendHeaders(cum);
     if (serverRanks_ != 0U) {
-        SyncAll<true>(); // every core's blocks are staged
+        SyncAll<true>(); // every core's rows and headers are staged
         if (coreIdx_ == 0U) {
-            SendBlocksByBatchWrite(cum, entries);
+            SendBlocksByBatchWrite(cum);
         }
     }
 }
 
-// Core 0, every core's blocks staged (SyncAll): each (local expert, owner) block whose owner is reached by
-// BatchWrite, its rows and then its flag as one item, all in one task with no Wait, as the real A2 fullmesh combine
-// sends (code: mc2/moe_distribute_combine_v2/op_kernel/arch22/moe_distribute_combine_a2.h MultiServerDispatch);
-// the bytes of one item land in ascending order, so the owner that sees the flag has the rows (`cum`: epSendCounts,
-// `entries` of it). Finalize waits for the task.
+// The rows this rank returns owner `owner` from local expert `localExpert` on (the blocks of the experts from it to
+// the last, `cum`: epSendCounts): how many rows before the region's header that expert's first row lies.
 template <typename Traits>
-__aicore__ inline void MoeCombineKernel<Traits>::SendBlocksByBatchWrite(const LocalTensor<int32_t> &cum,
-                                                                        uint32_t entries)
+__aicore__ inline uint32_t MoeCombineKernel<Traits>::RowsFrom(const LocalTensor<int32_t> &cum, uint32_t localExpert,
+                                                              uint32_t owner) const
 {
-    const uint32_t firstExpert = (epRank_ - static_cast<uint32_t>(tiling_.sharedExpertRankNum)) * localExperts_;
+    uint32_t rows = 0U;
+    for (uint32_t j = localExpert; j < localExperts_; ++j) {
+        const uint32_t i = j * epWorld_ + owner;
+        rows += static_cast<uint32_t>(cum.GetValue(i)) - ((i == 0U) ? 0U : static_cast<uint32_t>(cum.GetValue(i - 1U)));
+    }
+    return rows;
+}
+
+// This core's share of the owners: the header of this rank's region there (per local expert, its first row's
+// distance from the header; the flag in the last word), after the rows (into windowsOut for an owner reached by
+// BatchWrite), as the real A2 combine writes its token count and flag after the rows (code: mc2/
+// moe_distribute_combine_v2/op_kernel/arch22/moe_distribute_combine_a2.h SingleServerDispatch). Every owner gets a
+// header, with no rows too: it waits for every rank's flag.
+template <typename Traits>
+__aicore__ inline void MoeCombineKernel<Traits>::SendHeaders(const LocalTensor<int32_t> &cum)
+{
+    uint32_t begin = 0U;
+    uint32_t end = 0U;
+    SplitRange(isSharedRank_ ? 0U : epWorld_, begin, end);
+    LocalTensor<int32_t> header = flagBuf_.Get<int32_t>();
+    for (uint32_t owner = begin; owner < end; ++owner) {
+        SyncFunc<HardEvent::MTE3_S>(); // the previous owner's header has left UB
+        for (uint32_t w = 0U; w < a2HeaderBytes_ / 4U; ++w) {
+            header.SetValue(w, w < localExperts_ ? static_cast<int32_t>(RowsFrom(cum, w, owner)) : 0);
+        }
+        header.SetValue(a2HeaderBytes_ / 4U - 1U, FLAG_SET);
+        SyncFunc<HardEvent::S_MTE3>();
+        GlobalTensor<int32_t> headerGm;
+        headerGm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(
+            (ByBatchWrite(owner) ? StageRegion(owner) : A2Region(owner, epRank_)) + A2HeaderAt()));
+        DataCopy(headerGm, header, a2HeaderBytes_ / 4U);
+    }
+    PipeBarrier<PIPE_ALL>(); // the headers' MTE3 reads of flagBuf_ end before the reduce's TPipe::Reset
+}
+
+// Core 0, every core's rows and headers staged (SyncAll): for each owner reached by BatchWrite, this rank's rows and
+// then the header ending with the flag as one item, all in one task with no Wait, as the real A2 fullmesh combine
+// sends (code: mc2/moe_distribute_combine_v2/op_kernel/arch22/moe_distribute_combine_a2.h MultiServerDispatch);
+// the bytes of one item land in ascending order, so the owner that sees the flag has the rows (`cum`:
+// epSendCounts). Finalize waits for the task.
+template <typename Traits>
+__aicore__ inline void MoeCombineKernel<Traits>::SendBlocksByBatchWrite(const LocalTensor<int32_t> &cum)
+{
     bw_.Init(userWorkspace_ + BatchWriteItemsAt(tiling_), 2U * (moeExperts_ + epWorld_), bwBuf_.Get<uint64_t>());
-    for (uint32_t i = 0U; i < entries; ++i) {
-        const uint32_t owner = i % epWorld_;
+    for (uint32_t owner = 0U; owner < (isSharedRank_ ? 0U : epWorld_); ++owner) {
         if (!ByBatchWrite(owner)) {
             continue;
         }
-        const uint32_t first = (i == 0U) ? 0U : static_cast<uint32_t>(cum.GetValue(i - 1U));
-        const uint64_t rows = static_cast<uint32_t>(cum.GetValue(i)) - first;
-        const uint64_t from = A2FlagAt() - rows * rowStride_; // the block's rows fill it from the end (A2SlotAt)
-        bw_.Add(StageBlock(i) + from, A2Block(owner, firstExpert + i / epWorld_) + from,
-                rows * rowStride_ + sizeof(int32_t), owner);
+        const uint64_t from = A2RowAt(RowsFrom(cum, 0U, owner)); // the rows end where the header starts
+        bw_.Add(StageRegion(owner) + from, A2Region(owner, epRank_) + from, a2RegionBytes_ - from, owner);
     }
     bw_.Send(hccl_);
 }
 
-// Atlas A2: every expert rank flags each of its blocks on every owner; the cores wait for all moeExpertNum flags,
-// each read by the scalar unit after a cache clean and invalidate, then cleared for the next call with this data
-// state, as the real A2 combine waits (code: mc2/moe_distribute_combine_v2/op_kernel/arch22/
-// moe_distribute_combine_a2.h WaitDispatch): no MTE copy and no SetFlag / WaitFlag pair per round.
+// Atlas A2: every expert rank flags its region on every owner; the cores wait for the epWorldSize flags, each read
+// by the scalar unit after a cache clean and invalidate, then cleared for the next call with this data state, as the
+// real A2 combine waits (code: mc2/moe_distribute_combine_v2/op_kernel/arch22/moe_distribute_combine_a2.h
+// WaitDispatch, one flag per rank): no MTE copy and no SetFlag / WaitFlag pair per round. The headers stay for the
+// reduce.
 template <typename Traits>
 __aicore__ inline void MoeCombineKernel<Traits>::WaitBlocks()
 {
     uint32_t begin = 0U;
     uint32_t end = 0U;
-    SplitRange(moeExperts_, begin, end);
+    SplitRange(epWorld_, begin, end);
     ResetPipe(pipe_);
     const PollDeadline deadline(pollUs_);
-    for (uint32_t e = begin; e < end; ++e) { // one flag per MoE expert, after its block's rows
+    for (uint32_t src = begin; src < end; ++src) { // one flag per expert rank, the last word of its header
         GlobalTensor<int32_t> flag;
-        flag.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(A2Block(epRank_, e) + A2FlagAt()));
+        flag.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(A2Region(epRank_, src) + a2RegionBytes_ - 4UL));
         while (true) {
             DataCacheCleanAndInvalid<int32_t, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(flag);
             if (flag.GetValue(0U) == FLAG_SET) {
                 break;
             }
             if (deadline.Passed()) {
-                PollTimedOut(epRank_, e, FlagSetter::MOE_EXPERT, e, pollUs_);
+                PollTimedOut(epRank_, src, FlagSetter::RANK, src, pollUs_);
             }
         }
         flag.SetValue(0U, 0);
@@ -629,6 +670,8 @@ __aicore__ inline void MoeCombineKernel<Traits>::Reduce()
     LocalTensor<int32_t> ids = infoBuf_.Get<int32_t>();
     LocalTensor<float> weights = infoBuf_.GetWithOffset<float>(kBytes / 4U, kBytes);
     LocalTensor<int32_t> slots = infoBuf_.GetWithOffset<int32_t>(kBytes / 4U, 2U * kBytes); // Atlas A2: expandIdx
+    // Atlas A2: per pair, its expert's header word (one 32-byte slot each; the slot flags WaitSlots reads are not used)
+    LocalTensor<int32_t> fromHeader = flagBuf_.Get<int32_t>();
     LocalTensor<uint8_t> mask = maskBuf_.Get<uint8_t>();
 
     // Active tokens: all without a mask; a 1-D mask keeps its first sum(mask) tokens (its true values precede
@@ -688,6 +731,20 @@ __aicore__ inline void MoeCombineKernel<Traits>::Reduce()
                             DataCopyPadExtParams<int32_t>(false, 0U, 0U, 0U));
             }
             SyncFunc<HardEvent::MTE2_S>();
+            if (isA2_) { // per MoE pair, its expert's word of the sender's header: where the expert's rows start
+                for (uint32_t k = 0U; k < topK_; ++k) {
+                    const int32_t id = ids.GetValue(k);
+                    if (id >= 0 && static_cast<uint32_t>(id) < moeExperts_) {
+                        GlobalTensor<int32_t> word;
+                        word.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(
+                            A2Region(epRank_, static_cast<uint32_t>(id) / localExperts_) + A2HeaderAt() +
+                            (static_cast<uint32_t>(id) % localExperts_) * 4U));
+                        DataCopyPad(fromHeader[k * WS_SLOT_INTS], word, DataCopyExtParams(1U, 4U, 0U, 0U, 0U),
+                                    DataCopyPadExtParams<int32_t>(false, 0U, 0U, 0U));
+                    }
+                }
+                SyncFunc<HardEvent::MTE2_S>();
+            }
             // the pairs whose MoE expert returned a row into slot t * (K + S) + k (WaitSlots read their ids)
             const uint64_t returned = isA2_ ? 0UL : WaitSlots(t, ids, mask, pairMask);
             for (uint32_t k = 0U; k < topK_; ++k) {
@@ -702,7 +759,9 @@ __aicore__ inline void MoeCombineKernel<Traits>::Reduce()
                 if (moeRow || expert < moeExperts_) { // the row the MoE expert returned
                     GlobalTensor<uint8_t> slotGm;
                     slotGm.SetGlobalBuffer(
-                        isA2_ ? A2Block(epRank_, expert) + A2SlotAt(static_cast<uint32_t>(slots.GetValue(k))) :
+                        isA2_ ? A2Region(epRank_, expert / localExperts_) +
+                                    A2RowAt(static_cast<uint32_t>(fromHeader.GetValue(k * WS_SLOT_INTS)) -
+                                            static_cast<uint32_t>(slots.GetValue(k))) :
                                 WinRows(epRank_) + (static_cast<uint64_t>(t) * slotsPerToken_ + k) * rowStride_);
                     LoadReturned(term, scratch, slotGm);
                 } else if (!SpecialTerm(t, expert, term)) {

@@ -24,9 +24,13 @@
  *                      formula (QuantRow, lowered from the spec) and writes each row message
  *                      [row | scales | (srcRank, tokenIdx, k) | expert scale] into the destination rank's
  *                      HCCL window: MoE expert e on rank Rs + e / L, block (srcRank * L + e % L); shared
- *                      expert s on rank (srcRank % P) + s * P, block srcRank (k = K + s).
- *   2. SetStatus       after SyncAll, one 32-byte status entry {1.0f, rows} per (local expert, source rank)
- *                      into every destination's window.
+ *                      expert s on rank (srcRank % P) + s * P, block srcRank (k = K + s). Atlas A2 packs them
+ *                      as the real A2 kernels do: the rows srcRank sends one rank lie back to back in its
+ *                      region of that rank's dispatch area (srcRank * win_dispatch / epWorldSize), expert by
+ *                      expert, block (srcRank, e % L) after the rows srcRank sends the experts before it.
+ *   2. SetStatus       after SyncAll, one 32-byte status entry {1.0f, rows, first row} per (local expert, source
+ *                      rank) into every destination's window (the first row: where the packed block starts in
+ *                      the source's region, from the sender's counts; 0 where blocks are fixed).
  *   3. WaitStatus      each core polls its share of this rank's entries, clears their flags (the row counts
  *                      stay), and the cores exchange row counts through the workspace to get their first output
  *                      row.
@@ -44,7 +48,8 @@
  * entry too; after SyncAll core 0 sends every block and entry in one BatchWrite task with no Wait, each item ending
  * with a flag (SendOtherServers), and Finalize ends the calls. Window halves alternate between calls (data state), so a
  * fast rank never overwrites rows a slow rank has not copied yet.  The CombineV2 part of a half holds maxBS * (K + S)
- * row slots, on Atlas A2 one block of maxBS rows per MoE expert (the layout its combine reads through expandIdx).
+ * row slots; on Atlas A2 the dispatch area lies over it (win_dispatch_at 0: each call addresses one half, as the real
+ * A2 pair), CombineV2's regions per expert rank and DispatchV2's per source rank from the same bytes.
  *
  * Traits: TilingData (the op's tiling struct), Args (the GM addresses its entry received), the element types
  * XT, ExpandXOutT, DynamicScalesOutT (x, expandXOut, dynamicScalesOut), the element type each GM tensor is addressed
@@ -107,13 +112,14 @@ private:
                                     int32_t tail, bool whole);
     __aicore__ inline void SetStatus();
     __aicore__ inline void SendOtherServers();
-    __aicore__ inline uint32_t TargetRank(uint32_t target, uint32_t &entry, uint64_t &blockAt, uint64_t &stageAt) const;
+    __aicore__ inline uint32_t TargetRank(uint32_t target, uint32_t &entry, uint64_t &blockAt, uint64_t &stageAt);
+    __aicore__ inline uint32_t TargetFirstRow(uint32_t target);
     __aicore__ inline uint32_t TargetRows(uint32_t target, const LocalTensor<int32_t> &tot) const;
     __aicore__ inline void WaitStatus();
     __aicore__ inline void WaitStagedRows(const LocalTensor<int32_t> &flags, uint32_t entries);
     __aicore__ inline void WaitFlagWords(GM_ADDR status, uint32_t entries, int64_t start,
                                          const LocalTensor<int32_t> &waited);
-    __aicore__ inline uint64_t EntryBlock(uint32_t entry) const;
+    __aicore__ inline uint64_t EntryBlock(uint32_t entry, uint32_t firstRow) const;
     __aicore__ inline void LocalWindowCopy();
     __aicore__ inline void CopyRowsOut(GM_ADDR first, uint32_t row, uint32_t rows, bool withInfo);
     __aicore__ inline void InitCopyQue(uint32_t usedBytes);
@@ -183,7 +189,7 @@ private:
     __aicore__ inline GM_ADDR StageData(uint32_t rank)
     {
         return WindowOut<EP_GROUP>(hccl_, epRank_) + dataAt_ + combineBytes_ +
-               static_cast<uint64_t>(rank) * localMoe_ * blockBytes_;
+               static_cast<uint64_t>(rank) * (packed_ ? regionBytes_ : localMoe_ * blockBytes_);
     }
     __aicore__ inline GM_ADDR StageStatus(uint32_t target)
     {
@@ -271,13 +277,21 @@ private:
     uint32_t dynamicScalesOutRowBytes_{0U};
     uint32_t scaleOffset_{0U}; // message layout: row | scales | info
     uint32_t infoOffset_{0U};
+    uint32_t expertScaleAt_{0U}; // the expert scale's 32-byte block, the message's last (its last int32: the tail)
     uint32_t msgBytes_{0U};
     uint32_t sentBytes_{0U}; // what a message puts into the window: up to its triple, or its expert scale
     uint64_t msgStride_{0UL};
     uint64_t blockBytes_{0UL}; // one (source rank, local expert) block: maxBS messages
+    // Atlas A2 (isA2_): each source rank's messages packed into its region of the dispatch area, as the real A2
+    // kernels pack them (code: mc2/moe_distribute_dispatch_v2/op_kernel/arch22/moe_distribute_dispatch_a2.h Init,
+    // dataSizePerRank_; ReorderTokens, windowOutGM_ + rankId * dataSizePerRank_ + dataOffset_, the rows of one
+    // destination rank back to back in expert order): source rank r's at r * regionBytes_, its block for local
+    // expert j after the blocks of the experts before j, at the row its status entry names (word 2)
+    bool packed_{false};
+    uint64_t regionBytes_{0UL};
     uint64_t halfBytes_{0UL};
     uint64_t dataAt_{0UL};       // where the data halves start in windowsIn (tiling.win_data_at)
-    uint64_t combineBytes_{0UL}; // the CombineV2 part of each window half comes first
+    uint64_t combineBytes_{0UL}; // the CombineV2 part of each window half comes first (Atlas A2: 0, lies under)
     uint64_t statusOffset_{0UL};
     bool statusInExp_{false}; // the status area is in windowsExp (tiling.win_state_exp), else in windowsIn
     uint32_t dataState_{0U};
@@ -340,7 +354,12 @@ __aicore__ inline void MoeDispatchKernel<Traits>::Init(const Args &args, const T
         }
     }
 
-    // the row message: [expandXOut row | scale rows | (srcRank, tokenIdx, k) | expert scale], 512-aligned
+    // the row message: [expandXOut row | scale rows | (srcRank, tokenIdx, k) | expert scale], 512-aligned; packed
+    // (Atlas A2), [expandXOut row | scale rows | expert scale], not aligned: the receiver reads no triple there
+    // (assistInfoForCombineOut is the sender's expandIdx), as the real A2 message carries none (code:
+    // mc2/moe_distribute_dispatch_v2/op_kernel/arch22/moe_distribute_dispatch_a2.h Init, hCommuSize_ = axisH_ *
+    // sizeof(ExpandXOutType) + 32 bytes of scale where quantised)
+    packed_ = isA2_;
     rowBytesX_ = RowBytes<XT>(hLen_);
     rowBytesY_ = RowBytes<ExpandXOutT>(hLen_);
     scaleOffset_ = AlignUp(rowBytesY_, UB_BLOCK);
@@ -350,12 +369,15 @@ __aicore__ inline void MoeDispatchKernel<Traits>::Init(const Args &args, const T
     if constexpr (Traits::CARRIES_DYNAMIC_SCALES_OUT) {
         infoOffset_ += AlignUp(dynamicScalesOutRowBytes_, UB_BLOCK);
     }
-    msgBytes_ = infoOffset_ + INFO_BYTES;
-    // the bytes a receiver reads: the triple's 12, the expert scale's 4 where the op has expert scales (the real
-    // op puts its row and scales, then the 12 bytes of the triple: code: mc2/moe_distribute_dispatch_v2/op_kernel/
-    // moe_distribute_dispatch_v2_quant.h hScaleIdxSize_)
-    sentBytes_ = hasExpertScales_ ? infoOffset_ + UB_BLOCK + 4U : infoOffset_ + TRIPLE * 4U;
-    msgStride_ = AlignUp64(msgBytes_, WIN_ALIGN);
+    expertScaleAt_ = packed_ ? infoOffset_ : infoOffset_ + UB_BLOCK;
+    msgBytes_ = expertScaleAt_ + UB_BLOCK;
+    // the bytes a receiver reads: the triple's 12 (not packed), the expert scale's 4 where the op has expert scales
+    // (the real op puts its row and scales, then the 12 bytes of the triple: code: mc2/moe_distribute_dispatch_v2/
+    // op_kernel/moe_distribute_dispatch_v2_quant.h hScaleIdxSize_)
+    sentBytes_ = hasExpertScales_ ? expertScaleAt_ + 4U : (packed_ ? infoOffset_ : infoOffset_ + TRIPLE * 4U);
+    // packed messages lie back to back (the real A2 rows are hCommuSize_ apart: code: moe_distribute_dispatch_a2.h
+    // ReorderTokens), else each 512-aligned
+    msgStride_ = packed_ ? static_cast<uint64_t>(msgBytes_) : AlignUp64(msgBytes_, WIN_ALIGN);
     blockBytes_ = static_cast<uint64_t>(maxBs_) * msgStride_;
     // the window layout tiling checked (the spec's `window`): data halves of [combine | dispatch] (each after its
     // win_reserve), the status area after them or in the last half's reserve
@@ -366,9 +388,20 @@ __aicore__ inline void MoeDispatchKernel<Traits>::Init(const Args &args, const T
     statusOffset_ = split.stateAt;
     statusInExp_ = tiling.win_state_exp != 0;
     // every rank's window receives one block per (source rank, local expert), one per source on a shared rank,
-    // and its status area one entry per block
-    RequireFits(static_cast<uint64_t>(epWorld_) * (localMoe_ > 1U ? localMoe_ : 1U) * blockBytes_,
-                static_cast<uint64_t>(tiling.win_dispatch));
+    // and its status area one entry per block; packed (Atlas A2, no shared rank), one region per source rank that
+    // holds the rows a source sends one rank, at most maxBS * min(localMoeExpertNum, K) (a token's K experts are
+    // distinct), the region the real A2 ops size their window for (code: moe_distribute_dispatch_a2.h Init,
+    // winSizeMin: axisBS_ * worldSize_ * min(localMoeExpertNum_, axisK_) * axisH_ * sizeof(uint16_t) per half)
+    if (packed_) {
+        if (sharedRanks_ != 0U) {
+            Trap(); // the packed layout has no shared-expert ranks (Atlas A2 reads sharedExpertRankNum as 0)
+        }
+        regionBytes_ = static_cast<uint64_t>(tiling.win_dispatch) / epWorld_ / UB_BLOCK * UB_BLOCK;
+        RequireFits(static_cast<uint64_t>(maxBs_) * MinU32(localMoe_, topK_) * msgStride_, regionBytes_);
+    } else {
+        RequireFits(static_cast<uint64_t>(epWorld_) * (localMoe_ > 1U ? localMoe_ : 1U) * blockBytes_,
+                    static_cast<uint64_t>(tiling.win_dispatch));
+    }
     RequireFits(static_cast<uint64_t>(epWorld_) * (localMoe_ > 1U ? localMoe_ : 1U) * FLAG_BYTES, STATE_HALF);
     RequireFits(static_cast<uint64_t>(GetBlockNum()) * UB_BLOCK, CORE_WORDS_BYTES);
     RequireHalfFits(tiling, halfBytes_);
@@ -543,6 +576,18 @@ __aicore__ inline void MoeDispatchKernel<Traits>::SendRows()
     SplitRange(pairItems + activeTokens_ * sharedExperts_, begin, end);
     const uint32_t ownEnd = MinU32(end, pairItems); // this core's pairs: [begin, ownEnd)
     CountSlots(ids, mask, pairMask, begin, ownEnd);
+    LocalTensor<int32_t> firstRow = rowBuf_.Get<int32_t>(); // packed: each expert's first row in its region
+    if (packed_) {
+        // the rows this rank sends expert e follow those of the experts before e on e's rank (every core's, `tot`);
+        // a destination's region holds them all, or the sender traps before writing past it
+        uint32_t rows = 0U;
+        for (uint32_t e = 0U; e < moeExperts_; ++e) {
+            rows = (e % localMoe_ == 0U) ? 0U : rows;
+            firstRow.SetValue(e, static_cast<int32_t>(rows));
+            rows += static_cast<uint32_t>(tot.GetValue(e));
+            RequireFits(static_cast<uint64_t>(rows) * msgStride_, regionBytes_);
+        }
+    }
     for (uint32_t i = begin; i < ownEnd; ++i) {
         const int32_t expert = ValidExpert(ids, mask, pairMask, i);
         if (expert < 0) {
@@ -558,8 +603,10 @@ __aicore__ inline void MoeDispatchKernel<Traits>::SendRows()
         const uint32_t k = i % topK_;
         const uint32_t dstRank = sharedRanks_ + e / localMoe_;
         const uint64_t inBlock =
-            static_cast<uint64_t>(e % localMoe_) * blockBytes_ + static_cast<uint64_t>(slot) * msgStride_;
-        const uint64_t offset = static_cast<uint64_t>(epRank_) * localMoe_ * blockBytes_ + inBlock;
+            packed_ ? (static_cast<uint64_t>(firstRow.GetValue(e)) + slot) * msgStride_ :
+                      static_cast<uint64_t>(e % localMoe_) * blockBytes_ + static_cast<uint64_t>(slot) * msgStride_;
+        const uint64_t offset =
+            static_cast<uint64_t>(epRank_) * (packed_ ? regionBytes_ : localMoe_ * blockBytes_) + inBlock;
         const float expertScale = hasExpertScales_ ? expertScalesOptionalGm_.GetValue(i) : 0.0f;
         // `last` matters only to a message staged for BatchWrite (SendRow): no scalar read of tot for the others
         SendRow(tokenIdx, k, e + sharedExperts_, dstRank, offset, inBlock, expertScale,
@@ -707,16 +754,18 @@ template <typename Traits>
 __aicore__ inline void MoeDispatchKernel<Traits>::FillInfo(const LocalTensor<uint8_t> &msg, uint32_t tokenIdx,
                                                            uint32_t k, float expertScale, int32_t tail, bool whole)
 {
-    LocalTensor<int32_t> triple = msg[infoOffset_].template ReinterpretCast<int32_t>();
-    triple.SetValue(0U, static_cast<int32_t>(epRank_));
-    triple.SetValue(1U, static_cast<int32_t>(tokenIdx));
-    triple.SetValue(2U, static_cast<int32_t>(k));
+    if (!packed_) {
+        LocalTensor<int32_t> triple = msg[infoOffset_].template ReinterpretCast<int32_t>();
+        triple.SetValue(0U, static_cast<int32_t>(epRank_));
+        triple.SetValue(1U, static_cast<int32_t>(tokenIdx));
+        triple.SetValue(2U, static_cast<int32_t>(k));
+    }
     if (whole || hasExpertScales_) {
-        LocalTensor<float> scale = msg[infoOffset_ + UB_BLOCK].template ReinterpretCast<float>();
+        LocalTensor<float> scale = msg[expertScaleAt_].template ReinterpretCast<float>();
         scale.SetValue(0U, expertScale);
     }
     if (whole) {
-        msg[infoOffset_ + UB_BLOCK].template ReinterpretCast<int32_t>().SetValue(WS_SLOT_INTS - 1U, tail);
+        msg[expertScaleAt_].template ReinterpretCast<int32_t>().SetValue(WS_SLOT_INTS - 1U, tail);
     }
     SyncFunc<HardEvent::S_MTE3>();
 }
@@ -735,6 +784,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::SetStatus()
     for (uint32_t target = begin; target < end; ++target) {
         status.SetValue((target - begin) * WS_SLOT_INTS, FLAG_SET);
         status.SetValue((target - begin) * WS_SLOT_INTS + 1U, static_cast<int32_t>(TargetRows(target, tot)));
+        status.SetValue((target - begin) * WS_SLOT_INTS + 2U, static_cast<int32_t>(TargetFirstRow(target)));
     }
     SyncFunc<HardEvent::S_MTE3>();
     for (uint32_t target = begin; target < end; ++target) {
@@ -765,7 +815,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::SetStatus()
 // there, where this rank's block of its rows starts in that rank's dispatch area and in this rank's staging area.
 template <typename Traits>
 __aicore__ inline uint32_t MoeDispatchKernel<Traits>::TargetRank(uint32_t target, uint32_t &entry, uint64_t &blockAt,
-                                                                 uint64_t &stageAt) const
+                                                                 uint64_t &stageAt)
 {
     if (target < sharedRanks_) {
         entry = epRank_;
@@ -775,9 +825,26 @@ __aicore__ inline uint32_t MoeDispatchKernel<Traits>::TargetRank(uint32_t target
     }
     const uint32_t e = target - sharedRanks_;
     entry = (e % localMoe_) * epWorld_ + epRank_;
-    blockAt = (static_cast<uint64_t>(epRank_) * localMoe_ + e % localMoe_) * blockBytes_;
-    stageAt = static_cast<uint64_t>(e % localMoe_) * blockBytes_;
+    if (packed_) { // in this rank's region of that rank's dispatch area, after the blocks of the experts before e
+        stageAt = static_cast<uint64_t>(TargetFirstRow(target)) * msgStride_;
+        blockAt = static_cast<uint64_t>(epRank_) * regionBytes_ + stageAt;
+    } else {
+        blockAt = (static_cast<uint64_t>(epRank_) * localMoe_ + e % localMoe_) * blockBytes_;
+        stageAt = static_cast<uint64_t>(e % localMoe_) * blockBytes_;
+    }
     return sharedRanks_ + e / localMoe_;
+}
+
+// Packed (Atlas A2): the first row of send target `target`'s block in this rank's region of the destination, which
+// its status entry carries (word 2: the receiver locates the block by the sender's counts, as the real A2 receiver
+// sums the counts of the sender's status entry: code: moe_distribute_dispatch_a2.h LocalWindowCopy); else 0.
+template <typename Traits>
+__aicore__ inline uint32_t MoeDispatchKernel<Traits>::TargetFirstRow(uint32_t target)
+{
+    if (!packed_ || target < sharedRanks_) {
+        return 0U;
+    }
+    return static_cast<uint32_t>(rowBuf_.Get<int32_t>().GetValue(target - sharedRanks_));
 }
 
 // The rows this rank sends send target `target`: a shared rank takes every active token of the ranks in its group, a
@@ -820,7 +887,9 @@ __aicore__ inline void MoeDispatchKernel<Traits>::SendOtherServers()
         }
         for (uint32_t w = 0U; w < WS_SLOT_INTS; ++w) {
             const bool flag = w == 0U || w == WS_SLOT_INTS - 1U;
-            staged.SetValue(w, flag ? FLAG_SET : (w == 1U ? static_cast<int32_t>(rows) : 0));
+            const int32_t word =
+                w == 1U ? static_cast<int32_t>(rows) : (w == 2U ? static_cast<int32_t>(TargetFirstRow(target)) : 0);
+            staged.SetValue(w, flag ? FLAG_SET : word);
         }
         SyncFunc<HardEvent::S_MTE3>();
         GlobalTensor<int32_t> stage;
@@ -1008,11 +1077,15 @@ __aicore__ inline void MoeDispatchKernel<Traits>::WaitFlagWords(GM_ADDR status, 
 #endif
 
 // Where the block of wait entry `entry` starts in this rank's dispatch area: (source rank, local expert) blocks, one
-// per source rank on a shared rank (TargetRank's blockAt on the sender).
+// per source rank on a shared rank; packed, row `firstRow` (the entry's word 2) of the source rank's region
+// (TargetRank's blockAt on the sender). The block's rows must lie in the region.
 template <typename Traits>
-__aicore__ inline uint64_t MoeDispatchKernel<Traits>::EntryBlock(uint32_t entry) const
+__aicore__ inline uint64_t MoeDispatchKernel<Traits>::EntryBlock(uint32_t entry, uint32_t firstRow) const
 {
     const uint64_t src = entry % epWorld_;
+    if (packed_) {
+        return src * regionBytes_ + static_cast<uint64_t>(firstRow) * msgStride_;
+    }
     return isSharedRank_ ? src * blockBytes_ : (src * localMoe_ + entry / epWorld_) * blockBytes_;
 }
 
@@ -1032,7 +1105,8 @@ __aicore__ inline void MoeDispatchKernel<Traits>::WaitStagedRows(const LocalTens
             continue;
         }
         GlobalTensor<int32_t> tailGm; // the last 32 bytes of the block's last message
-        tailGm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(WinData(epRank_) + EntryBlock(entry) +
+        const uint32_t firstRow = static_cast<uint32_t>(flags.GetValue(i * WS_SLOT_INTS + 2U));
+        tailGm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(WinData(epRank_) + EntryBlock(entry, firstRow) +
                                                                   static_cast<uint64_t>(rows - 1U) * msgStride_ +
                                                                   msgBytes_ - UB_BLOCK));
         while (true) {
@@ -1062,12 +1136,21 @@ __aicore__ inline void MoeDispatchKernel<Traits>::LocalWindowCopy()
         return;
     }
     LocalTensor<int32_t> counts = countBuf_.Get<int32_t>();
+    LocalTensor<int32_t> entryWords = statusBuf_.Get<int32_t>(); // the entries WaitStatus read (word 2: first row)
+    SyncFunc<HardEvent::V_S>();                                  // after its flag clear
     uint32_t row = firstRow_;
     for (uint32_t i = 0U; i < entries; ++i) {
         const uint32_t idx = entryStart_ + i; // localExpert * epWorldSize + srcRank
         const uint32_t rows = static_cast<uint32_t>(counts.GetValue(i));
-        const uint32_t block = isSharedRank_ ? idx : (idx % epWorld_) * localExperts_ + idx / epWorld_;
-        GM_ADDR blockAddr = WinData(epRank_) + static_cast<uint64_t>(block) * blockBytes_;
+        GM_ADDR blockAddr = WinData(epRank_);
+        if (packed_) {
+            const uint32_t first = static_cast<uint32_t>(entryWords.GetValue(i * WS_SLOT_INTS + 2U));
+            RequireFits((static_cast<uint64_t>(first) + rows) * msgStride_, regionBytes_); // a sender's block
+            blockAddr += EntryBlock(idx, first);
+        } else {
+            const uint32_t block = isSharedRank_ ? idx : (idx % epWorld_) * localExperts_ + idx / epWorld_;
+            blockAddr += static_cast<uint64_t>(block) * blockBytes_;
+        }
         for (uint32_t j = 0U; j < rows; j += batchRows_) {
             CopyRowsOut(blockAddr + static_cast<uint64_t>(j) * msgStride_, row + j, MinU32(batchRows_, rows - j), true);
         }
@@ -1119,7 +1202,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::CopyRowsOut(GM_ADDR first, uin
                     DataCopyExtParams(count, TRIPLE * 4U, UbGap(TRIPLE * 4U), 0U, 0U));
     }
     if (hasExpertScales_) {
-        DataCopyPad(expandScalesOutGm_[row], msg[infoOffset_ + UB_BLOCK].template ReinterpretCast<float>(),
+        DataCopyPad(expandScalesOutGm_[row], msg[expertScaleAt_].template ReinterpretCast<float>(),
                     DataCopyExtParams(count, 4U, UbGap(4U), 0U, 0U));
     }
     if constexpr (Traits::TP) {

@@ -101,6 +101,8 @@ def ub_plan(op: Op, ctx: dict, specials: list, post: dict | None, receives: list
     entries = when([(Field("isSharedRank"), "==", 0)], Field("localExpertNum") * Field("epWorldSize"))
     share = CeilDiv(Field("moeExpertNum"), Field("aivNum"))  # WaitBlocks: this core's MoE experts
     send_rows = when([(is_a2, "==", 0)], TRIPLE_BATCH * TRIPLE_BYTES, block((entries + 1) * 4))
+    # Atlas A2: a region's header (SendHeaders), an int32 per local expert and the flag; else one flag
+    header = when([(is_a2, "==", 0)], UB_BLOCK, block((Field("localExpertNum") + 1) * 4))
     shared = when([(Field("sharedExpertRankNum"), "!=", 0)], Field("sharedExpertNum"))
     mask_len = when([(_atom(ctx["mask_rank"], "maskRank"), "==", 2)], BS * K, BS)
     k_bytes = AlignUp(K * 4, UB_BLOCK)
@@ -108,7 +110,7 @@ def ub_plan(op: Op, ctx: dict, specials: list, post: dict | None, receives: list
     out_rows = (("postBuf_", invariants * block(H * 4)),) if post else (("msgQue_", depth * row_buf),)
     return Plan(lets=(slot, calc, reduce_n, row_buf, send, depth), phases=(
         Phase("init", (("flagBuf_", Num(UB_BLOCK)),)),
-        Phase("sendBack", (("calcBuf_", block(calc * slot)), ("infoBuf_", send_rows), ("flagBuf_", Num(UB_BLOCK)),
+        Phase("sendBack", (("calcBuf_", block(calc * slot)), ("infoBuf_", send_rows), ("flagBuf_", header),
                            ("bwBuf_", when([(is_a2, "!=", 0)], bw))) + queues),
         Phase("waitBlocks", (("flagBuf_", when([(is_a2, "!=", 0)], (share + 1) * FLAG_BYTES)),
                              ("infoBuf_", when([(is_a2, "!=", 0)], block((share + 1) * 4))))),

@@ -84,7 +84,9 @@ inline uint64_t MoeDistributeCombineV2UbBytes(const MoeDistributeCombineV2Tiling
                  4ULL) +
                 31ULL) /
                32ULL * 32ULL)) +
-         32ULL +
+         (((static_cast<uint64_t>((t.isA2 != 0)) == 0ULL)) ?
+              32ULL :
+              ((((static_cast<uint64_t>(t.localExpertNum) + 1ULL) * 4ULL) + 31ULL) / 32ULL * 32ULL)) +
          (((static_cast<uint64_t>((t.isA2 != 0)) != 0ULL)) ?
               (((static_cast<uint64_t>(t.serverRanks) != 0ULL) && (core == 0ULL)) ? 544ULL : 0ULL) :
               0ULL) +
@@ -555,12 +557,15 @@ private:
     {
         return Lazy(memo_win_buffer_id_at_, [&]() -> int64_t { return Sub(Mul(1, kMB), 512); });
     }
-    // win_combine = moeExpertNum * (maxBS * Align512(2 * H) + 512)
+    // win_combine = epWorldSize * (maxBS * min(localMoeExpertNum, K) * Align32(2 * H) + Align32(4 * (localMoeExpertNum
+    // + 1)))
     int64_t let_win_combine()
     {
         return Lazy(memo_win_combine_, [&]() -> int64_t {
-            return Mul(p.moeExpertNum,
-                       Add(Mul(let_maxBS(), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)), 512));
+            return Mul(p.epWorldSize,
+                       Add(Mul(Mul(let_maxBS(), Min({let_localMoeExpertNum(), dim_K()})),
+                               Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32)),
+                           Mul(FloorDiv(Sub(Add(Mul(4, Add(let_localMoeExpertNum(), 1)), 32), 1), 32), 32)));
         });
     }
     // win_combine_at = 0

@@ -501,17 +501,13 @@ private:
                        (dtype_dynamicScalesOut() == DataType::DT_FLOAT8_E8M0) ? 1 : 4);
         });
     }
-    // winMsgBytes = Align512(Align32(winRowBytes) + Align32(winScaleBytes) + 64)
+    // winMsgBytes = Align32(winRowBytes) + Align32(winScaleBytes) + 32
     int64_t let_winMsgBytes()
     {
         return Lazy(memo_winMsgBytes_, [&]() -> int64_t {
-            return Mul(FloorDiv(Sub(Add(Add(Add(Mul(FloorDiv(Sub(Add(let_winRowBytes(), 32), 1), 32), 32),
-                                                Mul(FloorDiv(Sub(Add(let_winScaleBytes(), 32), 1), 32), 32)),
-                                            64),
-                                        512),
-                                    1),
-                                512),
-                       512);
+            return Add(Add(Mul(FloorDiv(Sub(Add(let_winRowBytes(), 32), 1), 32), 32),
+                           Mul(FloorDiv(Sub(Add(let_winScaleBytes(), 32), 1), 32), 32)),
+                       32);
         });
     }
     // win_reserve = 1 * MB
@@ -529,12 +525,15 @@ private:
     {
         return Lazy(memo_win_buffer_id_at_, [&]() -> int64_t { return Sub(Mul(1, kMB), 512); });
     }
-    // win_combine = moeExpertNum * (maxBS * Align512(2 * H) + 512)
+    // win_combine = epWorldSize * (maxBS * min(localMoeExpertNum, K) * Align32(2 * H) + Align32(4 * (localMoeExpertNum
+    // + 1)))
     int64_t let_win_combine()
     {
         return Lazy(memo_win_combine_, [&]() -> int64_t {
-            return Mul(p.moeExpertNum,
-                       Add(Mul(let_maxBS(), Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512)), 512));
+            return Mul(p.epWorldSize,
+                       Add(Mul(Mul(let_maxBS(), Min({let_localMoeExpertNum(), dim_K()})),
+                               Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 32), 1), 32), 32)),
+                           Mul(FloorDiv(Sub(Add(Mul(4, Add(let_localMoeExpertNum(), 1)), 32), 1), 32), 32)));
         });
     }
     // win_combine_at = 0
@@ -542,22 +541,25 @@ private:
     {
         return Lazy(memo_win_combine_at_, [&]() -> int64_t { return 0; });
     }
-    // win_dispatch = localMoeExpertNum * epWorldSize * maxBS * winMsgBytes
+    // win_dispatch = epWorldSize * maxBS * min(localMoeExpertNum, K) * winMsgBytes
     int64_t let_win_dispatch()
     {
         return Lazy(memo_win_dispatch_, [&]() -> int64_t {
-            return Mul(Mul(Mul(let_localMoeExpertNum(), p.epWorldSize), let_maxBS()), let_winMsgBytes());
+            return Mul(Mul(Mul(p.epWorldSize, let_maxBS()), Min({let_localMoeExpertNum(), dim_K()})),
+                       let_winMsgBytes());
         });
     }
-    // win_dispatch_at = win_combine_at + win_combine
+    // win_dispatch_at = win_combine_at
     int64_t let_win_dispatch_at()
     {
-        return Lazy(memo_win_dispatch_at_, [&]() -> int64_t { return Add(let_win_combine_at(), let_win_combine()); });
+        return Lazy(memo_win_dispatch_at_, [&]() -> int64_t { return let_win_combine_at(); });
     }
-    // win_need = win_dispatch_at + win_dispatch
+    // win_need = max(win_combine_at + win_combine, win_dispatch_at + win_dispatch)
     int64_t let_win_need()
     {
-        return Lazy(memo_win_need_, [&]() -> int64_t { return Add(let_win_dispatch_at(), let_win_dispatch()); });
+        return Lazy(memo_win_need_, [&]() -> int64_t {
+            return Max({Add(let_win_combine_at(), let_win_combine()), Add(let_win_dispatch_at(), let_win_dispatch())});
+        });
     }
     // win_window = HCCL_BUFFSIZE * MB
     int64_t let_win_window()

@@ -46,7 +46,7 @@
  * 1 and 2 reach every other rank through HCCL BatchWrite (ReachedByBatchWrite): a message for such a rank goes to this
  * rank's windowsOut (one area per destination rank, laid out as that rank's part of the dispatch area), its status
  * entry too; after SyncAll core 0 sends every block and entry in one BatchWrite task with no Wait, each item ending
- * with a flag (SendOtherServers), and Finalize ends the calls. Window halves alternate between calls (data state), so a
+ * with a flag (SendByBatchWrite), and Finalize ends the calls. Window halves alternate between calls (data state), so a
  * fast rank never overwrites rows a slow rank has not copied yet.  The CombineV2 part of a half holds maxBS * (K + S)
  * row slots; on Atlas A2 the dispatch area lies over it (win_dispatch_at 0: each call addresses one half, as the real
  * A2 pair), CombineV2's regions per expert rank and DispatchV2's per source rank from the same bytes.
@@ -111,7 +111,7 @@ private:
     __aicore__ inline void FillInfo(const LocalTensor<uint8_t> &msg, uint32_t tokenIdx, uint32_t k, float expertScale,
                                     int32_t tail, bool whole);
     __aicore__ inline void SetStatus();
-    __aicore__ inline void SendOtherServers();
+    __aicore__ inline void SendByBatchWrite();
     __aicore__ inline uint32_t TargetRank(uint32_t target, uint32_t &entry, uint64_t &blockAt, uint64_t &stageAt);
     __aicore__ inline uint32_t TargetFirstRow(uint32_t target);
     __aicore__ inline uint32_t TargetRows(uint32_t target, const LocalTensor<int32_t> &tot) const;
@@ -793,7 +793,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::SetStatus()
         uint64_t stageAt = 0UL;
         const uint32_t dstRank = TargetRank(target, entry, blockAt, stageAt);
         if (ByBatchWrite(dstRank)) {
-            continue; // core 0 sends it after the rows (SendOtherServers)
+            continue; // core 0 sends it after the rows (SendByBatchWrite)
         }
         GlobalTensor<int32_t> flag;
         flag.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(WinStatus(dstRank) + entry * FLAG_BYTES));
@@ -801,7 +801,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::SetStatus()
     }
     PipeBarrier<PIPE_ALL>();
     if (serverRanks_ != 0U && coreIdx_ == 0U) {
-        SendOtherServers();
+        SendByBatchWrite();
     }
     if (bufferIdWord_ != nullptr && coreIdx_ == 0U) {
         // every core read the half-select word at Init, before the SyncAll above: core 0 flips it now that the sends
@@ -866,7 +866,7 @@ __aicore__ inline uint32_t MoeDispatchKernel<Traits>::TargetRows(uint32_t target
 // whose last word is set holds its rows count and a block whose last message's tail is set holds its rows
 // (WaitStatus, WaitStagedRows). Finalize waits for the task.
 template <typename Traits>
-__aicore__ inline void MoeDispatchKernel<Traits>::SendOtherServers()
+__aicore__ inline void MoeDispatchKernel<Traits>::SendByBatchWrite()
 {
     const uint32_t targets = sharedRanks_ + moeExperts_;
     LocalTensor<int32_t> tot = totBuf_.Get<int32_t>();
@@ -949,7 +949,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::WaitStatus()
             ready = 0U;
             uint32_t unset = entries;
             for (uint32_t i = 0U; i < entries; ++i) {
-                // an entry BatchWrite delivers is whole once its last word is set too (SendOtherServers)
+                // an entry BatchWrite delivers is whole once its last word is set too (SendByBatchWrite)
                 const bool set = flags.GetValue(i * WS_SLOT_INTS) == FLAG_SET &&
                                  (!ByBatchWrite((entryStart_ + i) % epWorld_) ||
                                   flags.GetValue(i * WS_SLOT_INTS + WS_SLOT_INTS - 1U) == FLAG_SET);
@@ -978,7 +978,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::WaitStatus()
             SyncFunc<HardEvent::MTE3_V>();
         }
         // clear the flags, the first word of each entry, and the last, the second flag of an entry another server
-        // staged (SendOtherServers): the next call with this data state waits for fresh ones; the row counts stay for
+        // staged (SendByBatchWrite): the next call with this data state waits for fresh ones; the row counts stay for
         // core 0's expertTokenNumsOut (WriteTokenNums), as the real op keeps them (code:
         // mc2/moe_distribute_dispatch_v2/op_kernel/moe_distribute_dispatch_v2.h WaitDispatchClearStatus)
         SyncFunc<HardEvent::S_V>();
@@ -1090,7 +1090,7 @@ __aicore__ inline uint64_t MoeDispatchKernel<Traits>::EntryBlock(uint32_t entry,
 }
 
 // The blocks of this core's wait entries (`flags`: their entries, one spare 32-byte slot after them) that BatchWrite
-// delivers: the rows are there once the last message's tail is FLAG_SET (SendOtherServers); each tail is cleared for
+// delivers: the rows are there once the last message's tail is FLAG_SET (SendByBatchWrite); each tail is cleared for
 // the next call with this data state, as the real A2 dispatch clears its data flag (code:
 // mc2/moe_distribute_dispatch_v2/op_kernel/arch22/moe_distribute_dispatch_a2.h WaitDispatch).
 template <typename Traits>

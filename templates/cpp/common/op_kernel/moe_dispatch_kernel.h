@@ -133,7 +133,7 @@ private:
     // the 32-byte blocks from the end of a `bytes` field of a message in UB to the same field of the next
     __aicore__ inline uint32_t UbGap(uint32_t bytes) const
     {
-        return (msgBytes_ - AlignUp(bytes, UB_BLOCK)) / UB_BLOCK;
+        return (readBytes_ - AlignUp(bytes, UB_BLOCK)) / UB_BLOCK;
     }
     template <typename T>
     __aicore__ inline LocalTensor<T> CalcSlot(uint32_t idx)
@@ -279,6 +279,7 @@ private:
     uint32_t infoOffset_{0U};
     uint32_t expertScaleAt_{0U}; // the expert scale's 32-byte block, the message's last (its last int32: the tail)
     uint32_t msgBytes_{0U};
+    uint32_t readBytes_{0U}; // the bytes of a message the window copy reads (the expert scale only where there is one)
     uint32_t sentBytes_{0U}; // what a message puts into the window: up to its triple, or its expert scale
     uint64_t msgStride_{0UL};
     uint64_t blockBytes_{0UL}; // one (source rank, local expert) block: maxBS messages
@@ -375,6 +376,9 @@ __aicore__ inline void MoeDispatchKernel<Traits>::Init(const Args &args, const T
     // (the real op puts its row and scales, then the 12 bytes of the triple: code: mc2/moe_distribute_dispatch_v2/
     // op_kernel/moe_distribute_dispatch_v2_quant.h hScaleIdxSize_)
     sentBytes_ = hasExpertScales_ ? expertScaleAt_ + 4U : (packed_ ? infoOffset_ : infoOffset_ + TRIPLE * 4U);
+    // the window copy reads no expert-scale block where the op has none (no sender writes it), as the real copy reads
+    // the row, its scales and the triple (hScaleIdxSize_ above; Atlas A2: hCommuSize_)
+    readBytes_ = hasExpertScales_ ? msgBytes_ : expertScaleAt_;
     // packed messages lie back to back (the real A2 rows are hCommuSize_ apart: code: moe_distribute_dispatch_a2.h
     // ReorderTokens), else each 512-aligned
     msgStride_ = packed_ ? static_cast<uint64_t>(msgBytes_) : AlignUp64(msgBytes_, WIN_ALIGN);
@@ -784,7 +788,9 @@ __aicore__ inline void MoeDispatchKernel<Traits>::SetStatus()
     for (uint32_t target = begin; target < end; ++target) {
         status.SetValue((target - begin) * WS_SLOT_INTS, FLAG_SET);
         status.SetValue((target - begin) * WS_SLOT_INTS + 1U, static_cast<int32_t>(TargetRows(target, tot)));
-        status.SetValue((target - begin) * WS_SLOT_INTS + 2U, static_cast<int32_t>(TargetFirstRow(target)));
+        if (packed_) { // where the sender's block starts in its region (only packed blocks move)
+            status.SetValue((target - begin) * WS_SLOT_INTS + 2U, static_cast<int32_t>(TargetFirstRow(target)));
+        }
     }
     SyncFunc<HardEvent::S_MTE3>();
     for (uint32_t target = begin; target < end; ++target) {
@@ -1172,8 +1178,8 @@ __aicore__ inline void MoeDispatchKernel<Traits>::InitCopyQue(uint32_t usedBytes
 {
     const uint32_t ub = static_cast<uint32_t>(tiling_.totalUbSize);
     const uint32_t perBuffer = ub > usedBytes ? (ub - usedBytes) / bufDepth_ : 0U;
-    batchRows_ = perBuffer / msgBytes_ > 1U ? MinU32(perBuffer / msgBytes_, MAX_BURSTS) : 1U;
-    pipe_->InitBuffer(copyQue_, bufDepth_, batchRows_ * msgBytes_);
+    batchRows_ = perBuffer / readBytes_ > 1U ? MinU32(perBuffer / readBytes_, MAX_BURSTS) : 1U;
+    pipe_->InitBuffer(copyQue_, bufDepth_, batchRows_ * readBytes_);
 }
 
 // Output rows [row, row + rows) from as many messages in a window, msgStride_ apart from `first`: one strided copy
@@ -1184,8 +1190,8 @@ __aicore__ inline void MoeDispatchKernel<Traits>::CopyRowsOut(GM_ADDR first, uin
     GlobalTensor<uint8_t> src;
     src.SetGlobalBuffer(first);
     const uint16_t count = static_cast<uint16_t>(rows);
-    const uint16_t msgBlocks = static_cast<uint16_t>(msgBytes_ / UB_BLOCK);
-    const uint16_t winGap = static_cast<uint16_t>((msgStride_ - msgBytes_) / UB_BLOCK); // window: msgStride_ apart
+    const uint16_t msgBlocks = static_cast<uint16_t>(readBytes_ / UB_BLOCK);
+    const uint16_t winGap = static_cast<uint16_t>((msgStride_ - readBytes_) / UB_BLOCK); // window: msgStride_ apart
     LocalTensor<uint8_t> msg = copyQue_.AllocTensor<uint8_t>();
     DataCopy(msg, src, DataCopyParams(count, msgBlocks, winGap, 0U));
     copyQue_.EnQue(msg);

@@ -75,7 +75,8 @@ class Communicator:
 
     def __init__(self, tree, work: Path, kernel_roots: dict[str, Path] | None = None):
         self.tree, self.work, self.windows, self.step = tree, work, None, 0
-        self.kernel_roots = kernel_roots or {}  # op -> an ops-transformer/ with real-code findings fixed (opgen.sim.real_fixes)
+        # op -> an ops-transformer/ with real-code findings fixed (opgen.sim.real_fixes)
+        self.kernel_roots = kernel_roots or {}
         self.buffer_ids: list[dict[int, int]] = []  # after each op: rank -> the A2 half-select word (buffer_ids)
 
     def run(self, kind: str, suite, case: dict, world) -> list[dict]:

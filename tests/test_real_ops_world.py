@@ -177,8 +177,9 @@ def test_past_its_init_the_real_950_combine_packs_rows_from_past_the_tokens_buff
 @pytest.mark.parametrize("suite", [pytest.param(COMBINE, id="CombineV2"),
                                    pytest.param(ADD_RMS_NORM, id="CombineAddRmsNorm", marks=pytest.mark.slow)])
 def test_real_950_combine_with_its_findings_fixed_agrees_with_the_reference(tree, tmp_path, suite):
-    """The real A5 MTE combine with Init and the packing buffers fixed in a temp copy (``opgen.sim.real_fixes.a5_combine_fixed``:
-    A5_COMBINE_CONTEXT, A5_COMBINE_PACK_SOURCE) on the suite's first quant-0 world."""
+    """The real A5 MTE combine with Init and the packing buffers fixed in a temp copy
+    (``opgen.sim.real_fixes.a5_combine_fixed``: A5_COMBINE_CONTEXT, A5_COMBINE_PACK_SOURCE) on the suite's first
+    quant-0 world."""
     ref, cases = suite
     case = first_world(cases, 0, A5)
     world = testkit.build_world(ref, case)
@@ -369,8 +370,8 @@ def test_real_op_agrees_with_the_reference_on_every_positive_world(tree, tmp_pat
     assert_agrees(ref, cases, case, world, real_world.run(tree, ref, case, world, tmp_path / "run", kernel_root=root))
 
 
-# The real 950 combines with their findings fixed (opgen.sim.real_fixes.a5_combine_fixed) on every Ascend 950 positive world of
-# their suites: what the twin cannot run, with the twin's side as the reason (no real-code finding).
+# The real 950 combines with their findings fixed (opgen.sim.real_fixes.a5_combine_fixed) on every Ascend 950
+# positive world of their suites: what the twin cannot run, with the twin's side as the reason (no real-code finding).
 # The constant expert's alpha is Sum(Wc * x) over H floats (CalConstExpertAlpha: Sum(weightFloatLocal,
 # weightFloatLocal, {1, innerAlign, axisH_})); on __NPU_ARCH__ 3510 the twin faults when the row rounds differently
 # in different orders of addition, since the order of Reg::ReduceSum is not documented (opgen_sim/vec_level0.h).
@@ -379,6 +380,8 @@ A5_CONST_EXPERT_SUM = (
     "measured: the twin does not model the order of the Ascend 950's Reg::ReduceSum, and the real A5 MTE combine's "
     "constant expert sums a 1024-float row (CalConstExpertAlpha) that rounds differently in different orders: the "
     "twin faults rather than pick one")
+
+
 def _every_950_combine_world():
     out = []
     for suite in (COMBINE, ADD_RMS_NORM):

@@ -35,7 +35,6 @@ The real tiling comes from ``opgen.sim.real_tiling`` (the real op_host tiling on
 """
 from __future__ import annotations
 
-import shutil
 
 import pytest
 
@@ -291,16 +290,11 @@ FP4_SCALE_ADDRESS_FIX = ("        __ubuf__ uint16_t *mxScaleLocalAddr = (__ubuf_
 
 
 def fixed_fp4_dispatch(tree, tmp_path):
-    """An ops-transformer/ of the real DispatchV2's kernel folder (and mc2/common's) in which QuantDynamicMx computes
-    the FP8 scale address without LocalTensor::operator[] (the address the device computes), found exactly once."""
-    root = tmp_path / "fixed" / "ops-transformer"
-    for sub in ("mc2/moe_distribute_dispatch_v2/op_kernel", "mc2/common"):
-        shutil.copytree(tree.ops / sub, root / sub)
-    header = root / "mc2/moe_distribute_dispatch_v2/op_kernel/moe_distribute_dispatch_v2_quant.h"
-    text = header.read_text()
-    assert text.count(FP4_SCALE_ADDRESS) == 1, "the real kernel changed: update the fix"
-    header.write_text(text.replace(FP4_SCALE_ADDRESS, FP4_SCALE_ADDRESS_FIX))
-    return root
+    """The tree in which QuantDynamicMx computes the FP8 scale address without LocalTensor::operator[] (the address
+    the device computes), found exactly once (``opgen.sim.real_fixes.kernel_copy_with``)."""
+    return real_fixes.kernel_copy_with(tree.ops, tmp_path / "fixed",
+                                       "mc2/moe_distribute_dispatch_v2/op_kernel/moe_distribute_dispatch_v2_quant.h",
+                                       ((FP4_SCALE_ADDRESS, FP4_SCALE_ADDRESS_FIX),))
 
 
 def fp4_world(cases, code: str) -> dict:

@@ -78,6 +78,7 @@ class Communicator:
         # op -> an ops-transformer/ with real-code findings fixed (opgen.sim.real_fixes)
         self.kernel_roots = kernel_roots or {}
         self.buffer_ids: list[dict[int, int]] = []  # after each op: rank -> the A2 half-select word (buffer_ids)
+        self.exp_windows: list[dict[int, bytes]] = []  # after each op: rank -> its windowsExp (exp_windows)
 
     def run(self, kind: str, suite, case: dict, world) -> list[dict]:
         """Per rank outputs of the ``kind`` (REAL or GEN) op of ``suite`` on the windows the last op left; its
@@ -99,6 +100,7 @@ class Communicator:
                     for p in testkit.output_problems(ref, cases, case, world, r, got[r], want[r])]
         assert not problems, f"{kind} {ref.OP} (step {self.step}):\n" + "\n".join(problems)
         self.buffer_ids.append(buffer_ids(self.windows, case["world"]))
+        self.exp_windows.append(exp_windows(self.windows, case["world"]))
         return got
 
 
@@ -119,6 +121,19 @@ def buffer_ids(windows: Path, world: int) -> dict[int, int]:
             out[rank] = struct.unpack_from("<I", data, at + 20 + BUFFER_ID_AT % PAGE)[0]
         at += 20 + PAGE
     return out
+
+
+def exp_windows(windows: Path, world: int, size: int = MB) -> dict[int, bytes]:
+    """Each rank's windowsExp (the pages of kind 1, runner.cpp SaveWindows; the rest zero) in what a job left."""
+    import struct
+
+    data, at, out = windows.read_bytes(), 0, {r: bytearray(size) for r in range(world)}
+    while at < len(data):
+        kind, _group, rank, offset = struct.unpack_from("<IIIQ", data, at)
+        if kind == 1 and _group == 0:
+            out[rank][offset:offset + PAGE] = data[at + 20:at + 20 + PAGE]
+        at += 20 + PAGE
+    return {r: bytes(w) for r, w in out.items()}
 
 
 def moe_layer(comm: Communicator, dispatch: str, combine: str, case: dict, partner=COMBINE) -> None:
@@ -168,6 +183,52 @@ def test_a3_two_moe_layers_on_one_communicator(tree, tmp_path, first, second):
     case = first_world(A3)
     moe_layer(comm, first, first, case)
     moe_layer(comm, second, second, dict(case, id=f"{case['id']}-layer2"))  # fresh tokens: stale rows show
+
+
+def exp_differences(real: dict[int, bytes], gen: dict[int, bytes]) -> list[str]:
+    """Per rank, the runs of bytes in which two windowsExp differ: [start, end) with both sides' first words."""
+    out = []
+    for r in real:
+        a, b, at = real[r], gen[r], 0
+        while at < len(a):
+            if a[at] == b[at]:
+                at += 1
+                continue
+            end = at
+            while end < len(a) and a[end] != b[end]:
+                end += 1
+            w = at // 4 * 4
+            out.append(f"rank {r} [{at:#x}, {end:#x}): real {a[w:w + 16].hex()} generated {b[w:w + 16].hex()}")
+            at = end
+    return out
+
+
+@pytest.mark.parametrize("layers", [pytest.param(1, id="one-layer"),
+                                    pytest.param(2, id="two-layers", marks=pytest.mark.slow)])
+def test_a3_real_and_generated_ops_leave_the_same_windows_exp(tree, tmp_path, layers):
+    """The real pair and the generated pair, each on a fresh communicator, leave byte-identical windowsExp after
+    every op: the dispatch status entries {1.0f, count, 0 ...} at data state s * 384K + (src + j * epWorldSize) * 32
+    with their flag cleared and count kept, the combine's 8 x 1.0f slot flags at 64K + s * 384K cleared, and each
+    core's state record (dataState flipped at Init, position, epRankId, moeExpertNum, epWorldSize, globalBS, the call
+    count) at 768K / 818K + core * 512 (code: mc2/moe_distribute_dispatch_v2/op_kernel/moe_distribute_v2_base.h
+    InitWinState; moe_distribute_v2_constant.h; templates/cpp/common/op_kernel/opgen_kernel_helpers.h EXP_STATUS).
+    Before issue 33's change the generated ops kept their own layout there (entries at s * 128K, state words at 256K
+    and 936K, one-word combine flags in [296K, 936K)), and the generated entries' words 2-7 were never written."""
+    case = first_world(A3)
+    comms = {kind: Communicator(tree, tmp_path / kind) for kind in (REAL, GEN)}
+    for kind, comm in comms.items():
+        for layer in range(layers):
+            moe_layer(comm, kind, kind, dict(case, id=f"{case['id']}-layer{layer}"))
+    ops = ["dispatch", "combine"] * layers
+    problems = [f"after {op} {n}: {d}" for n, op in enumerate(ops)
+                for d in exp_differences(comms[REAL].exp_windows[n], comms[GEN].exp_windows[n])]
+    assert not problems, "\n".join(problems)
+    # what they agree on is the protocol's, not zeros: after the first dispatch the entries of data state 0 carry the
+    # counts, and every record its flipped state (1) and position (2 after the wait)
+    first = comms[GEN].exp_windows[0][0]  # rank 0
+    assert [first[768 * 1024 + c * 512:768 * 1024 + c * 512 + 8] for c in range(real_world.REAL_AIV)] == \
+        [bytes([1, 0, 0, 0, 2, 0, 0, 0])] * real_world.REAL_AIV
+    assert any(first[i * 32 + 4:i * 32 + 8] != bytes(4) for i in range(2048))
 
 
 def test_a2_real_dispatch_then_generated_combine_twice_on_one_communicator(tree, tmp_path):

@@ -790,6 +790,11 @@ __aicore__ inline void MoeDispatchKernel<Traits>::SetStatus()
     SplitRange(sharedRanks_ + moeExperts_, begin, end);
     LocalTensor<int32_t> status = statusBuf_.Get<int32_t>();
     LocalTensor<int32_t> tot = totBuf_.Get<int32_t>();
+    if (end > begin) { // the entries' other words are 0, as the real entries' (code: moe_distribute_dispatch_v2.h
+                       // Init, Duplicate<int32_t>(statusTensor_, 0, ...))
+        Duplicate(status, static_cast<int32_t>(0), static_cast<int32_t>((end - begin) * WS_SLOT_INTS));
+        SyncFunc<HardEvent::V_S>();
+    }
     for (uint32_t target = begin; target < end; ++target) {
         status.SetValue((target - begin) * WS_SLOT_INTS, FLAG_SET);
         status.SetValue((target - begin) * WS_SLOT_INTS + 1U, static_cast<int32_t>(TargetRows(target, tot)));

@@ -7,12 +7,14 @@ in order; the first disagreement or fault ends the world.
 
 Atlas A3 (the suite's first quant-0 world: 2 ranks, BS 4, H 1024, K 2): real DispatchV2 -> generated CombineV2,
 generated DispatchV2 -> real CombineV2, and two MoE layers on one communicator (the real pair, then the generated
-pair; and the other order, slow). Issue 32 expected them to fail; measured, they agree with the reference, and
-why: both protocols clear each flag after reading it, and the words they keep across calls lie apart at this
-size (windowsExp: generated dispatch data state at 256K, real dispatch state at 768K, real combine at 818K-820K,
-generated combine at 936K; the generated combine flags in [296K, 936K) reach 768K only from slot 4864, in a world
-with BS * (K + S) > 4864, where they zero the real state words on every rank alike, which the next real pair
-survives: slow test below). What the twin cannot show here: it runs each op as a job that ends on every rank
+pair; and the other order, slow). They agree with the reference. Since issue 33 the generated A3 ops keep the
+real ops' windowsExp layout itself (templates/cpp/common/op_kernel/opgen_kernel_helpers.h EXP_STATUS): the
+dispatch status entries at data state s * 384K, the combine's slot flags at 64K + s * 384K, each core's state
+record at 768K (DispatchV2) and 818K (CombineV2) + core * 512, flipped at Init; the real and the generated pair
+leave byte-identical windowsExp after every op, and a generated op continues the data states and call counts a
+real one left (tests below; before, each kept its own words: generated 256K and 936K, and the generated combine's
+flags in [296K, 936K) reached the real records at 768K past BS * (K + S) = 4864). What the twin cannot show here:
+it runs each op as a job that ends on every rank
 before the next starts, a barrier the device does not have; the real ops' double-buffered halves exist for a fast
 rank's next op writing into a window a slow rank still reads, and that race is not modelled.
 
@@ -264,12 +266,17 @@ def test_a2_generated_dispatch_then_real_combine_with_its_flag_synced(tree, tmp_
 
 
 @pytest.mark.slow
-def test_a3_generated_combine_flags_over_the_real_state_words(tree, tmp_path):
-    """Real pair, two generated pairs, real pair on one communicator, at BS * K = 5120 slots: the second generated
-    combine's flags (the upper half, [616K, 936K) of windowsExp) reach 768K, the real dispatch's state words.
-    Measured: after it the page at 768K is zero on both ranks (dataState, opCnt and the DFX words gone), and the
-    last real pair still agrees with the reference: both ranks read dataState 0 and address the same halves.
-    code: mc2/moe_distribute_dispatch_v2/op_kernel/moe_distribute_v2_base.h InitWinState"""
+def test_a3_generated_combine_flags_clear_of_the_state_records(tree, tmp_path):
+    """Real pair, two generated pairs, real pair on one communicator, at BS * K = 5120 slots. Before issue 33's change
+    the second generated combine's flags (then the upper half, [616K, 936K) of windowsExp) reached 768K and zeroed
+    the real dispatch's state records, which the last real pair survived. Now both ops keep the real layout: the
+    combine's flags of data state 1 lie in [448K, 448K + 5120 * 32), and after every op each core's records at 768K
+    (DispatchV2) and 818K (CombineV2) hold the data state the next call of that op uses (1 after an odd count of
+    its calls) and the uint64 call count, whichever kind ran. code: mc2/moe_distribute_dispatch_v2/op_kernel/
+    moe_distribute_v2_base.h InitWinState, moe_distribute_v2_constant.h DISPATCH_STATE_WIN_OFFSET,
+    COMBINE_STATE_WIN_OFFSET"""
+    import struct
+
     comm = Communicator(tree, tmp_path)
     case = {"id": "interop-ascend910_93-bs512-h1024-k10-w2", "product": A3, "world": 2,
             "attrs": {"groupEp": "ep", "epWorldSize": 2, "moeExpertNum": 10}, "env": {},
@@ -277,7 +284,15 @@ def test_a3_generated_combine_flags_over_the_real_state_words(tree, tmp_path):
             "rank_shapes": {}, "out_dtypes": {}, "data": {}, "run": None}
     for layer, kind in enumerate((REAL, GEN, GEN, REAL)):  # the second generated call uses its flags' upper half
         moe_layer(comm, kind, kind, dict(case, id=f"{case['id']}-layer{layer}"))
-
+    records = []
+    for n, windows in enumerate(comm.exp_windows):
+        calls = {768 * 1024: n // 2 + 1, 818 * 1024: (n + 1) // 2}  # dispatches and combines so far
+        records.append({(r, at, c): (struct.unpack_from("<I", w, at + c * 512)[0],
+                                     struct.unpack_from("<Q", w, at + c * 512 + 24)[0])
+                        for r, w in windows.items() for at in calls for c in range(real_world.REAL_AIV)})
+    assert records == [{(r, at, c): (k % 2, k)
+                        for r in range(2) for at, k in ((768 * 1024, n // 2 + 1), (818 * 1024, (n + 1) // 2))
+                        for c in range(real_world.REAL_AIV)} for n in range(8)]
 
 A5 = "ascend950"
 

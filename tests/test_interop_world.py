@@ -7,12 +7,14 @@ in order; the first disagreement or fault ends the world.
 
 Atlas A3 (the suite's first quant-0 world: 2 ranks, BS 4, H 1024, K 2): real DispatchV2 -> generated CombineV2,
 generated DispatchV2 -> real CombineV2, and two MoE layers on one communicator (the real pair, then the generated
-pair; and the other order, slow). Issue 32 expected them to fail; measured, they agree with the reference, and
-why: both protocols clear each flag after reading it, and the words they keep across calls lie apart at this
-size (windowsExp: generated dispatch data state at 256K, real dispatch state at 768K, real combine at 818K-820K,
-generated combine at 936K; the generated combine flags in [296K, 936K) reach 768K only from slot 4864, in a world
-with BS * (K + S) > 4864, where they zero the real state words on every rank alike, which the next real pair
-survives: slow test below). What the twin cannot show here: it runs each op as a job that ends on every rank
+pair; and the other order, slow). They agree with the reference. Since issue 33 the generated A3 ops keep the
+real ops' windowsExp layout itself (templates/cpp/common/op_kernel/opgen_kernel_helpers.h EXP_STATUS): the
+dispatch status entries at data state s * 384K, the combine's slot flags at 64K + s * 384K, each core's state
+record at 768K (DispatchV2) and 818K (CombineV2) + core * 512, flipped at Init; the real and the generated pair
+leave byte-identical windowsExp after every op, and a generated op continues the data states and call counts a
+real one left (tests below; before, each kept its own words: generated 256K and 936K, and the generated combine's
+flags in [296K, 936K) reached the real records at 768K past BS * (K + S) = 4864). What the twin cannot show here:
+it runs each op as a job that ends on every rank
 before the next starts, a barrier the device does not have; the real ops' double-buffered halves exist for a fast
 rank's next op writing into a window a slow rank still reads, and that race is not modelled.
 
@@ -78,6 +80,7 @@ class Communicator:
         # op -> an ops-transformer/ with real-code findings fixed (opgen.sim.real_fixes)
         self.kernel_roots = kernel_roots or {}
         self.buffer_ids: list[dict[int, int]] = []  # after each op: rank -> the A2 half-select word (buffer_ids)
+        self.exp_windows: list[dict[int, bytes]] = []  # after each op: rank -> its windowsExp (exp_windows)
 
     def run(self, kind: str, suite, case: dict, world) -> list[dict]:
         """Per rank outputs of the ``kind`` (REAL or GEN) op of ``suite`` on the windows the last op left; its
@@ -99,6 +102,7 @@ class Communicator:
                     for p in testkit.output_problems(ref, cases, case, world, r, got[r], want[r])]
         assert not problems, f"{kind} {ref.OP} (step {self.step}):\n" + "\n".join(problems)
         self.buffer_ids.append(buffer_ids(self.windows, case["world"]))
+        self.exp_windows.append(exp_windows(self.windows, case["world"]))
         return got
 
 
@@ -119,6 +123,19 @@ def buffer_ids(windows: Path, world: int) -> dict[int, int]:
             out[rank] = struct.unpack_from("<I", data, at + 20 + BUFFER_ID_AT % PAGE)[0]
         at += 20 + PAGE
     return out
+
+
+def exp_windows(windows: Path, world: int, size: int = MB) -> dict[int, bytes]:
+    """Each rank's windowsExp (the pages of kind 1, runner.cpp SaveWindows; the rest zero) in what a job left."""
+    import struct
+
+    data, at, out = windows.read_bytes(), 0, {r: bytearray(size) for r in range(world)}
+    while at < len(data):
+        kind, _group, rank, offset = struct.unpack_from("<IIIQ", data, at)
+        if kind == 1 and _group == 0:
+            out[rank][offset:offset + PAGE] = data[at + 20:at + 20 + PAGE]
+        at += 20 + PAGE
+    return {r: bytes(w) for r, w in out.items()}
 
 
 def moe_layer(comm: Communicator, dispatch: str, combine: str, case: dict, partner=COMBINE) -> None:
@@ -170,6 +187,52 @@ def test_a3_two_moe_layers_on_one_communicator(tree, tmp_path, first, second):
     moe_layer(comm, second, second, dict(case, id=f"{case['id']}-layer2"))  # fresh tokens: stale rows show
 
 
+def exp_differences(real: dict[int, bytes], gen: dict[int, bytes]) -> list[str]:
+    """Per rank, the runs of bytes in which two windowsExp differ: [start, end) with both sides' first words."""
+    out = []
+    for r in real:
+        a, b, at = real[r], gen[r], 0
+        while at < len(a):
+            if a[at] == b[at]:
+                at += 1
+                continue
+            end = at
+            while end < len(a) and a[end] != b[end]:
+                end += 1
+            w = at // 4 * 4
+            out.append(f"rank {r} [{at:#x}, {end:#x}): real {a[w:w + 16].hex()} generated {b[w:w + 16].hex()}")
+            at = end
+    return out
+
+
+@pytest.mark.parametrize("layers", [pytest.param(1, id="one-layer"),
+                                    pytest.param(2, id="two-layers", marks=pytest.mark.slow)])
+def test_a3_real_and_generated_ops_leave_the_same_windows_exp(tree, tmp_path, layers):
+    """The real pair and the generated pair, each on a fresh communicator, leave byte-identical windowsExp after
+    every op: the dispatch status entries {1.0f, count, 0 ...} at data state s * 384K + (src + j * epWorldSize) * 32
+    with their flag cleared and count kept, the combine's 8 x 1.0f slot flags at 64K + s * 384K cleared, and each
+    core's state record (dataState flipped at Init, position, epRankId, moeExpertNum, epWorldSize, globalBS, the call
+    count) at 768K / 818K + core * 512 (code: mc2/moe_distribute_dispatch_v2/op_kernel/moe_distribute_v2_base.h
+    InitWinState; moe_distribute_v2_constant.h; templates/cpp/common/op_kernel/opgen_kernel_helpers.h EXP_STATUS).
+    Before issue 33's change the generated ops kept their own layout there (entries at s * 128K, state words at 256K
+    and 936K, one-word combine flags in [296K, 936K)), and the generated entries' words 2-7 were never written."""
+    case = first_world(A3)
+    comms = {kind: Communicator(tree, tmp_path / kind) for kind in (REAL, GEN)}
+    for kind, comm in comms.items():
+        for layer in range(layers):
+            moe_layer(comm, kind, kind, dict(case, id=f"{case['id']}-layer{layer}"))
+    ops = ["dispatch", "combine"] * layers
+    problems = [f"after {op} {n}: {d}" for n, op in enumerate(ops)
+                for d in exp_differences(comms[REAL].exp_windows[n], comms[GEN].exp_windows[n])]
+    assert not problems, "\n".join(problems)
+    # what they agree on is the protocol's, not zeros: after the first dispatch the entries of data state 0 carry the
+    # counts, and every record its flipped state (1) and position (2 after the wait)
+    first = comms[GEN].exp_windows[0][0]  # rank 0
+    assert [first[768 * 1024 + c * 512:768 * 1024 + c * 512 + 8] for c in range(real_world.REAL_AIV)] == \
+        [bytes([1, 0, 0, 0, 2, 0, 0, 0])] * real_world.REAL_AIV
+    assert any(first[i * 32 + 4:i * 32 + 8] != bytes(4) for i in range(2048))
+
+
 def test_a2_real_dispatch_then_generated_combine_twice_on_one_communicator(tree, tmp_path):
     comm = Communicator(tree, tmp_path)
     case = A2_CASE
@@ -203,12 +266,17 @@ def test_a2_generated_dispatch_then_real_combine_with_its_flag_synced(tree, tmp_
 
 
 @pytest.mark.slow
-def test_a3_generated_combine_flags_over_the_real_state_words(tree, tmp_path):
-    """Real pair, two generated pairs, real pair on one communicator, at BS * K = 5120 slots: the second generated
-    combine's flags (the upper half, [616K, 936K) of windowsExp) reach 768K, the real dispatch's state words.
-    Measured: after it the page at 768K is zero on both ranks (dataState, opCnt and the DFX words gone), and the
-    last real pair still agrees with the reference: both ranks read dataState 0 and address the same halves.
-    code: mc2/moe_distribute_dispatch_v2/op_kernel/moe_distribute_v2_base.h InitWinState"""
+def test_a3_generated_combine_flags_clear_of_the_state_records(tree, tmp_path):
+    """Real pair, two generated pairs, real pair on one communicator, at BS * K = 5120 slots. Before issue 33's change
+    the second generated combine's flags (then the upper half, [616K, 936K) of windowsExp) reached 768K and zeroed
+    the real dispatch's state records, which the last real pair survived. Now both ops keep the real layout: the
+    combine's flags of data state 1 lie in [448K, 448K + 5120 * 32), and after every op each core's records at 768K
+    (DispatchV2) and 818K (CombineV2) hold the data state the next call of that op uses (1 after an odd count of
+    its calls) and the uint64 call count, whichever kind ran. code: mc2/moe_distribute_dispatch_v2/op_kernel/
+    moe_distribute_v2_base.h InitWinState, moe_distribute_v2_constant.h DISPATCH_STATE_WIN_OFFSET,
+    COMBINE_STATE_WIN_OFFSET"""
+    import struct
+
     comm = Communicator(tree, tmp_path)
     case = {"id": "interop-ascend910_93-bs512-h1024-k10-w2", "product": A3, "world": 2,
             "attrs": {"groupEp": "ep", "epWorldSize": 2, "moeExpertNum": 10}, "env": {},
@@ -216,7 +284,15 @@ def test_a3_generated_combine_flags_over_the_real_state_words(tree, tmp_path):
             "rank_shapes": {}, "out_dtypes": {}, "data": {}, "run": None}
     for layer, kind in enumerate((REAL, GEN, GEN, REAL)):  # the second generated call uses its flags' upper half
         moe_layer(comm, kind, kind, dict(case, id=f"{case['id']}-layer{layer}"))
-
+    records = []
+    for n, windows in enumerate(comm.exp_windows):
+        calls = {768 * 1024: n // 2 + 1, 818 * 1024: (n + 1) // 2}  # dispatches and combines so far
+        records.append({(r, at, c): (struct.unpack_from("<I", w, at + c * 512)[0],
+                                     struct.unpack_from("<Q", w, at + c * 512 + 24)[0])
+                        for r, w in windows.items() for at in calls for c in range(real_world.REAL_AIV)})
+    assert records == [{(r, at, c): (k % 2, k)
+                        for r in range(2) for at, k in ((768 * 1024, n // 2 + 1), (818 * 1024, (n + 1) // 2))
+                        for c in range(real_world.REAL_AIV)} for n in range(8)]
 
 A5 = "ascend950"
 

@@ -158,7 +158,8 @@ def _combine_case(ref, case: dict) -> dict:
 
 def test_the_combine_status_flags_bound_max_bs_where_the_kernel_keeps_them_per_slot():
     """CombineV2's kernel keeps one status flag per (token, k) and shared-expert slot of maxBS tokens, 10240 per
-    data state (templates/cpp/common/op_kernel/opgen_kernel_helpers.h COMBINE_FLAGS_HALF / FLAG_BYTES): tiling
+    data state (templates/cpp/common/op_kernel/opgen_kernel_helpers.h, combineBytes / FLAG_BYTES of both
+    StatusLayout rows: OWN_STATUS's COMBINE_FLAGS_HALF, and EXP_STATUS's, the real A3 ops' windowsExp): tiling
     rejects a globalBS past that with kernel.status_slots, after the documents' rules, instead of a kernel that traps. Atlas A2 flags per
     expert rank's region (its header's last word) and has no such check."""
     from opgen.harness import testkit

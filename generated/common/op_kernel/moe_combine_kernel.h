@@ -159,7 +159,7 @@ private:
     // this core's data-state word (where the tiling names no half-select word)
     __aicore__ inline GM_ADDR CoreStateWord()
     {
-        return EpStatus(epRank_) + COMBINE_STATE_OFFSET + coreIdx_ * UB_BLOCK;
+        return EpStatus(epRank_) + status_.combineWordsAt + coreIdx_ * status_.wordStride;
     }
     // CombineV2 rows of the current data state on rank `rank`, and the flag of each row slot.
     __aicore__ inline GM_ADDR WinRows(uint32_t rank)
@@ -168,7 +168,7 @@ private:
     }
     __aicore__ inline GM_ADDR WinFlags(uint32_t rank)
     {
-        return EpStatus(rank) + COMBINE_FLAGS_OFFSET + dataState_ * COMBINE_FLAGS_HALF;
+        return EpStatus(rank) + status_.combineAt + dataState_ * status_.combineStride;
     }
     __aicore__ inline bool ByBatchWrite(uint32_t rank) const
     {
@@ -265,6 +265,8 @@ private:
     uint64_t combineAt_{0UL}; // the combine area's offset in a data half
     uint64_t statusOffset_{0UL};
     bool statusInExp_{false}; // the status area is in windowsExp (tiling.win_state_exp), else in windowsIn
+    StatusLayout status_;     // where its regions lie (StatusLayoutOf)
+    uint32_t tokensDone_{0U}; // active tokens this core combined (the real A3 state record's position)
     uint32_t dataState_{0U};
     GM_ADDR bufferIdWord_{nullptr}; // the half-select word (tiling.win_buffer_id), or null: per-core state words
     uint32_t slotBytes_{0U};
@@ -325,6 +327,7 @@ __aicore__ inline void MoeCombineKernel<Traits>::Init(const Args &args, const Ti
     combineAt_ = static_cast<uint64_t>(tiling.win_combine_at);
     statusOffset_ = split.stateAt;
     statusInExp_ = tiling.win_state_exp != 0;
+    status_ = StatusLayoutOf(statusInExp_);
     // the rows each owner's window receives: Atlas A2 one region per expert rank, which holds the rows the owner
     // sent that rank, at most maxBS * min(localMoeExpertNum, K) (a token's K experts are distinct), and the header
     // (no shared-expert rank: Atlas A2 reads sharedExpertRankNum as 0); else one slot per (token, k) pair and
@@ -339,16 +342,16 @@ __aicore__ inline void MoeCombineKernel<Traits>::Init(const Args &args, const Ti
     } else {
         RequireFits(static_cast<uint64_t>(maxBs_) * slotsPerToken_ * rowStride_,
                     static_cast<uint64_t>(tiling.win_combine));
-        RequireFits(static_cast<uint64_t>(maxBs_) * slotsPerToken_ * FLAG_BYTES, COMBINE_FLAGS_HALF);
+        RequireFits(static_cast<uint64_t>(maxBs_) * slotsPerToken_ * FLAG_BYTES, status_.combineBytes);
     }
     if (serverRanks_ != 0U && !isA2_) {
         // windowsOut (winSize bytes, as windowsIn) mirrors the first data half: one region per owner; only the A2
         // layout sends whole regions with their flags
         Trap(); // no product with a server limit has another layout
     }
-    RequireFits(static_cast<uint64_t>(GetBlockNum()) * UB_BLOCK, CORE_WORDS_BYTES);
+    RequireFits(static_cast<uint64_t>(GetBlockNum()) * status_.wordStride, status_.wordsBytes);
     RequireHalfFits(tiling, halfBytes_);
-    RequireFits(STATE_BYTES, static_cast<uint64_t>(tiling.win_state));
+    RequireFits(status_.need, static_cast<uint64_t>(tiling.win_state));
     if constexpr (!Traits::MC2_CONTEXT) {
         RequireFits(static_cast<uint64_t>(tiling.win_window), WindowBytes<EP_GROUP>());
     }
@@ -379,7 +382,9 @@ __aicore__ inline void MoeCombineKernel<Traits>::Init(const Args &args, const Ti
     // data state of this call: the half-select word shared with the real ops (`buffer_id`), else each core's own
     // word, all toggled together every call
     bufferIdWord_ = tiling.win_buffer_id != 0 ? EpWindow(epRank_) + tiling.win_buffer_id_at : nullptr;
-    dataState_ = ReadDataState(pipe_, flagBuf_, bufferIdWord_, CoreStateWord());
+    dataState_ = status_.stateRecord ?
+                     InitWinState(pipe_, flagBuf_, CoreStateWord(), epRank_, moeExperts_, epWorld_, maxBs_ * epWorld_) :
+                     ReadDataState(pipe_, flagBuf_, bufferIdWord_, CoreStateWord());
     ResetPipe(pipe_);
 }
 
@@ -417,10 +422,12 @@ __aicore__ inline void MoeCombineKernel<Traits>::SendBack()
     pipe_->InitBuffer(infoBuf_, TRIPLE_BATCH * TRIPLE * 4U); // the triples of one batch of rows
     pipe_->InitBuffer(flagBuf_, UB_BLOCK);
     InitRowQueues();
-    LocalTensor<int32_t> flag = flagBuf_.Get<int32_t>(); // FLAG_SET, then zeros
+    LocalTensor<int32_t> flag = flagBuf_.Get<int32_t>(); // FLAG_SET in the layout's leading words, then zeros
     Duplicate(flag, static_cast<int32_t>(0), static_cast<int32_t>(WS_SLOT_INTS));
     SyncFunc<HardEvent::V_S>();
-    flag.SetValue(0U, FLAG_SET);
+    for (uint32_t w = 0U; w < status_.combineFlagInts; ++w) {
+        flag.SetValue(w, FLAG_SET);
+    }
     SyncFunc<HardEvent::S_MTE3>();
     if (rows == 0U) {
         return;
@@ -747,6 +754,7 @@ __aicore__ inline void MoeCombineKernel<Traits>::Reduce()
             }
             // the pairs whose MoE expert returned a row into slot t * (K + S) + k (WaitSlots read their ids)
             const uint64_t returned = isA2_ ? 0UL : WaitSlots(t, ids, mask, pairMask);
+            ++tokensDone_;
             for (uint32_t k = 0U; k < topK_; ++k) {
                 const bool moeRow = ((returned >> k) & 1UL) != 0UL;
                 const int32_t id = moeRow ? 0 : ids.GetValue(k);
@@ -902,6 +910,10 @@ __aicore__ inline void MoeCombineKernel<Traits>::UpdateDataState()
 {
     if (bufferIdWord_ != nullptr) {
         FlipBufferId(bufferIdWord_, dataState_);
+        return;
+    }
+    if (status_.stateRecord) { // flipped at Init; the record's position: 1 + the tokens this core combined
+        StoreRecordPosition(CoreStateWord(), flagBuf_.Get<uint32_t>(), 1U + tokensDone_);
         return;
     }
     LocalTensor<int32_t> state = flagBuf_.Get<int32_t>();

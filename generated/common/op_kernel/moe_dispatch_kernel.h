@@ -160,7 +160,7 @@ private:
     // this core's data-state word (where the tiling names no half-select word)
     __aicore__ inline GM_ADDR CoreStateWord()
     {
-        return EpStatus(epRank_) + DATA_STATE_OFFSET + coreIdx_ * UB_BLOCK;
+        return EpStatus(epRank_) + status_.dispatchWordsAt + coreIdx_ * status_.wordStride;
     }
     // what its HCCL context reports, or, in an MC2 context, the ccl_buffer_size tiling read
     __aicore__ static inline uint64_t EpWindowBytes(const TilingData &tiling)
@@ -178,7 +178,7 @@ private:
     }
     __aicore__ inline GM_ADDR WinStatus(uint32_t rank)
     {
-        return EpStatus(rank) + dataState_ * STATE_HALF;
+        return EpStatus(rank) + status_.dispatchAt + dataState_ * status_.dispatchStride;
     }
     __aicore__ inline bool ByBatchWrite(uint32_t rank) const
     {
@@ -202,7 +202,7 @@ private:
     }
     __aicore__ inline GM_ADDR TpWinStatus(uint32_t rank)
     {
-        return StatusArea<Traits::TP_GROUP_ID>(hcclTp_, rank, statusInExp_, statusOffset_) + TP_STATE_OFFSET +
+        return StatusArea<Traits::TP_GROUP_ID>(hcclTp_, rank, statusInExp_, statusOffset_) + status_.tpAt +
                dataState_ * TP_STATE_BYTES;
     }
 
@@ -295,6 +295,7 @@ private:
     uint64_t combineBytes_{0UL}; // the CombineV2 part of each window half comes first (Atlas A2: 0, lies under)
     uint64_t statusOffset_{0UL};
     bool statusInExp_{false}; // the status area is in windowsExp (tiling.win_state_exp), else in windowsIn
+    StatusLayout status_;     // where its regions lie (StatusLayoutOf)
     uint32_t dataState_{0U};
     GM_ADDR bufferIdWord_{nullptr}; // the half-select word (tiling.win_buffer_id), or null: per-core state words
     uint32_t slotBytes_{0U};
@@ -391,6 +392,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::Init(const Args &args, const T
     combineBytes_ = static_cast<uint64_t>(tiling.win_dispatch_at); // CombineV2's rows come first
     statusOffset_ = split.stateAt;
     statusInExp_ = tiling.win_state_exp != 0;
+    status_ = StatusLayoutOf(statusInExp_);
     // every rank's window receives one block per (source rank, local expert), one per source on a shared rank,
     // and its status area one entry per block; packed (Atlas A2, no shared rank), one region per source rank that
     // holds the rows a source sends one rank, at most maxBS * min(localMoeExpertNum, K) (a token's K experts are
@@ -406,10 +408,11 @@ __aicore__ inline void MoeDispatchKernel<Traits>::Init(const Args &args, const T
         RequireFits(static_cast<uint64_t>(epWorld_) * (localMoe_ > 1U ? localMoe_ : 1U) * blockBytes_,
                     static_cast<uint64_t>(tiling.win_dispatch));
     }
-    RequireFits(static_cast<uint64_t>(epWorld_) * (localMoe_ > 1U ? localMoe_ : 1U) * FLAG_BYTES, STATE_HALF);
-    RequireFits(static_cast<uint64_t>(GetBlockNum()) * UB_BLOCK, CORE_WORDS_BYTES);
+    RequireFits(static_cast<uint64_t>(epWorld_) * (localMoe_ > 1U ? localMoe_ : 1U) * FLAG_BYTES,
+                status_.dispatchBytes);
+    RequireFits(static_cast<uint64_t>(GetBlockNum()) * status_.wordStride, status_.wordsBytes);
     RequireHalfFits(tiling, halfBytes_);
-    RequireFits(STATE_BYTES, static_cast<uint64_t>(tiling.win_state));
+    RequireFits(status_.need, static_cast<uint64_t>(tiling.win_state));
     if constexpr (!Traits::MC2_CONTEXT) {
         RequireFits(static_cast<uint64_t>(tiling.win_window), WindowBytes<EP_GROUP>());
     }
@@ -455,9 +458,11 @@ __aicore__ inline void MoeDispatchKernel<Traits>::Init(const Args &args, const T
     workspaceGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(userWorkspace_));
 
     // data state of this call: the half-select word shared with the real ops (`buffer_id`), else each core's own
-    // word, all toggled together every call
+    // word, all toggled together every call (the real A3 ops' records: flipped here, as theirs at Init)
     bufferIdWord_ = tiling.win_buffer_id != 0 ? EpWindow(epRank_) + tiling.win_buffer_id_at : nullptr;
-    dataState_ = ReadDataState(pipe_, coreBuf_, bufferIdWord_, CoreStateWord());
+    dataState_ = status_.stateRecord ?
+                     InitWinState(pipe_, coreBuf_, CoreStateWord(), epRank_, moeExperts_, epWorld_, maxBs_ * epWorld_) :
+                     ReadDataState(pipe_, coreBuf_, bufferIdWord_, CoreStateWord());
     ResetPipe(pipe_);
 }
 
@@ -785,6 +790,11 @@ __aicore__ inline void MoeDispatchKernel<Traits>::SetStatus()
     SplitRange(sharedRanks_ + moeExperts_, begin, end);
     LocalTensor<int32_t> status = statusBuf_.Get<int32_t>();
     LocalTensor<int32_t> tot = totBuf_.Get<int32_t>();
+    if (end > begin) { // the entries' other words are 0, as the real entries' (code: moe_distribute_dispatch_v2.h
+                       // Init, Duplicate<int32_t>(statusTensor_, 0, ...))
+        Duplicate(status, static_cast<int32_t>(0), static_cast<int32_t>((end - begin) * WS_SLOT_INTS));
+        SyncFunc<HardEvent::V_S>();
+    }
     for (uint32_t target = begin; target < end; ++target) {
         status.SetValue((target - begin) * WS_SLOT_INTS, FLAG_SET);
         status.SetValue((target - begin) * WS_SLOT_INTS + 1U, static_cast<int32_t>(TargetRows(target, tot)));
@@ -1137,6 +1147,9 @@ __aicore__ inline void MoeDispatchKernel<Traits>::WaitStagedRows(const LocalTens
 template <typename Traits>
 __aicore__ inline void MoeDispatchKernel<Traits>::LocalWindowCopy()
 {
+    if (status_.stateRecord) { // the record's position: past the wait, on every core (StoreRecordPosition)
+        StoreRecordPosition(CoreStateWord(), coreBuf_.Get<uint32_t>(), DISPATCH_WAITED);
+    }
     const uint32_t entries = entryEnd_ - entryStart_;
     if (entries == 0U) {
         return;
@@ -1368,7 +1381,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::AddPerformanceInfo()
 template <typename Traits>
 __aicore__ inline void MoeDispatchKernel<Traits>::UpdateDataState()
 {
-    if (bufferIdWord_ == nullptr) {
+    if (bufferIdWord_ == nullptr && !status_.stateRecord) {
         ToggleDataState(pipe_, coreBuf_, nullptr, CoreStateWord(), dataState_);
     }
 }

@@ -12,8 +12,10 @@ FAMILY = Family(
     batch_write=("moeExpertNum", "epWorldSize"),
     # the kernel's UB plan (kernel.py ub_plan) is checked by tiling; the rejection shows these fields
     ub_check=("BS", "H", "K", "moeExpertNum"),
-    # one flag per (token, k) and shared-expert slot of a data state in the status area: COMBINE_FLAGS_HALF /
-    # FLAG_BYTES of templates/cpp/common/op_kernel/opgen_kernel_helpers.h (Atlas A2 flags per expert block instead)
+    # one flag per (token, k) and shared-expert slot of a data state in the status area: combineBytes / FLAG_BYTES
+    # of the StatusLayout rows of templates/cpp/common/op_kernel/opgen_kernel_helpers.h, 10240 in both (OWN_STATUS:
+    # COMBINE_FLAGS_HALF; EXP_STATUS, Atlas A3's windowsExp: the real ops' 768K - 384K - 64K; code: mc2/
+    # moe_distribute_dispatch_v2/op_kernel/moe_distribute_v2_constant.h) (Atlas A2 flags per expert block instead)
     kernel_tables=(KernelTable("status_slots", "globalBS", (("maxBS",), ("K", "sharedExpertNum")), 10240,
                                (TRIPLE,), "row-slot flags one data state of the kernel's status area holds"),),
     no_tp_reference="the CombineV2 reference has no TP (ReduceScatterV) path: the documents give no row "

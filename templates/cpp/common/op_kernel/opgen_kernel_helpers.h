@@ -42,9 +42,82 @@ constexpr uint64_t COMBINE_STATE_OFFSET = COMBINE_FLAGS_OFFSET + 2UL * COMBINE_F
 constexpr uint64_t STATE_BYTES = COMBINE_STATE_OFFSET + CORE_WORDS_BYTES; // what the regions above need of it
 constexpr uint32_t FLAG_BYTES = 32U;     // one status entry: {flag, rows, 6 reserved} int32
 constexpr int32_t FLAG_SET = 0x3F800000; // 1.0f: the sender's rows are in the window
-constexpr uint32_t INFO_BYTES = 64U;     // DispatchV2 message tail: (srcRank, tokenIdx, k) | scale
-constexpr uint32_t TRIPLE = 3U;          // assist-info ints per row: (srcRank, tokenIdx, k)
-constexpr uint32_t WS_SLOT_INTS = 8U;    // workspace: one 32-byte slot per core
+
+// Where a DispatchV2 / CombineV2 kernel finds each region of its status area (offsets from the area's start): one
+// row per layout, the kernel picking it at Init (StatusLayoutOf).
+struct StatusLayout {
+    uint64_t dispatchAt;      // DispatchV2 status entries of data state s: dispatchAt + s * dispatchStride, one
+    uint64_t dispatchStride;  // FLAG_BYTES entry per (local expert j, source rank d) at (d + j * epWorldSize)
+    uint64_t dispatchBytes;   // what one data state's entries may take
+    uint64_t combineAt;       // CombineV2 slot flags of data state s: combineAt + s * combineStride, one FLAG_BYTES
+    uint64_t combineStride;   // flag per slot (token t, k) at t * (K + sharedExpertNum) + k
+    uint64_t combineBytes;    // what one data state's flags may take
+    uint64_t dispatchWordsAt; // DispatchV2's per-core data-state words
+    uint64_t combineWordsAt;  // CombineV2's
+    uint64_t wordStride;      // between two cores' words
+    uint64_t wordsBytes;      // what either op's words may take
+    uint64_t tpAt;            // DispatchV2 TP: {flag, rows}, counts; TP_STATE_BYTES per data state
+    uint64_t need;            // what the regions above need of the status area
+    uint32_t combineFlagInts; // leading int32 words of a CombineV2 slot flag set to FLAG_SET
+    bool stateRecord;         // the words are the real ops' state records (InitWinState): flipped at Init
+};
+// The generated ops' own layout, in windowsIn (Atlas A2: the second half's reserve; Ascend 950: its start).
+constexpr StatusLayout OWN_STATUS = {0UL,
+                                     STATE_HALF,
+                                     STATE_HALF,
+                                     COMBINE_FLAGS_OFFSET,
+                                     COMBINE_FLAGS_HALF,
+                                     COMBINE_FLAGS_HALF,
+                                     DATA_STATE_OFFSET,
+                                     COMBINE_STATE_OFFSET,
+                                     UB_BLOCK,
+                                     CORE_WORDS_BYTES,
+                                     TP_STATE_OFFSET,
+                                     STATE_BYTES,
+                                     1U,
+                                     false};
+// Atlas A3's windowsExp: the real A3 DispatchV2 / CombineV2 layout (code: mc2/moe_distribute_dispatch_v2/op_kernel/
+// moe_distribute_v2_constant.h; moe_distribute_dispatch_v2.h Init, GetWindStateAddrByRankId(rankId) + dataState_ *
+// WIN_STATE_OFFSET, SetStatus, offset stateOffset_ * epRankId_ + localExpert * epWorldSize_ * stateOffset_ with
+// stateOffset_ = STATE_OFFSET 32, the entry {1.0f, count, 0 ...}; mc2/moe_distribute_combine_v2/op_kernel/arch22/
+// moe_distribute_combine_v2.h InitAttrs, winStatusOffset_ = COMBINE_STATE_OFFSET + dataState_ * WIN_STATE_OFFSET,
+// ExpertAlltoAllDispatchCopyAdd, tokenId * flagRcvCount_ * stateOffset_ + topkId * stateOffset_, flagRcvCount_ = K +
+// sharedExpertNum, the flag 8 x 1.0f (Duplicate<float>(statusTensor, 1, FLOAT_PER_UB_ALIGN)); the per-core records
+// at DISPATCH_STATE_WIN_OFFSET / COMBINE_STATE_WIN_OFFSET + core * WIN_ADDR_ALIGN, InitWinState). The dispatch
+// entries of a data state end where its combine flags begin (COMBINE_STATE_OFFSET 64K: 2048 entries, the documents'
+// localExpertNum * epWorldSize <= 2048), the flags of data state 1 at DISPATCH_STATE_WIN_OFFSET (320K: 10240 slots,
+// the moe_combine family's status_slots table); the dispatch records have the 50K before COMBINE_STATE_WIN_OFFSET
+// ("为dispatch预留50k"), the combine records as much. The TP state is the generated ops' own (the real A3 DispatchV2
+// has no TP path: TP_STATE_SIZE is unused): after the combine records.
+constexpr uint64_t EXP_STATE_STRIDE = 384UL * 1024UL;      // code: WIN_STATE_OFFSET
+constexpr uint64_t EXP_COMBINE_FLAGS_AT = 64UL * 1024UL;   // code: COMBINE_STATE_OFFSET
+constexpr uint64_t EXP_DISPATCH_WORDS_AT = 768UL * 1024UL; // code: DISPATCH_STATE_WIN_OFFSET
+constexpr uint64_t EXP_COMBINE_WORDS_AT = 818UL * 1024UL;  // code: COMBINE_STATE_WIN_OFFSET
+constexpr uint64_t EXP_WORD_STRIDE = 512UL;                // code: WIN_ADDR_ALIGN
+constexpr uint64_t EXP_WORDS_BYTES = EXP_COMBINE_WORDS_AT - EXP_DISPATCH_WORDS_AT;
+constexpr uint64_t EXP_TP_AT = EXP_COMBINE_WORDS_AT + EXP_WORDS_BYTES;
+constexpr StatusLayout EXP_STATUS = {0UL,
+                                     EXP_STATE_STRIDE,
+                                     EXP_COMBINE_FLAGS_AT,
+                                     EXP_COMBINE_FLAGS_AT,
+                                     EXP_STATE_STRIDE,
+                                     EXP_DISPATCH_WORDS_AT - EXP_STATE_STRIDE - EXP_COMBINE_FLAGS_AT,
+                                     EXP_DISPATCH_WORDS_AT,
+                                     EXP_COMBINE_WORDS_AT,
+                                     EXP_WORD_STRIDE,
+                                     EXP_WORDS_BYTES,
+                                     EXP_TP_AT,
+                                     EXP_TP_AT + 2UL * TP_STATE_BYTES,
+                                     FLOATS_PER_BLOCK,
+                                     true};
+// The layout of a status area in windowsExp (tiling.win_state_exp: only Atlas A3 keeps it there) or in windowsIn.
+__aicore__ inline StatusLayout StatusLayoutOf(bool inExp)
+{
+    return inExp ? EXP_STATUS : OWN_STATUS;
+}
+constexpr uint32_t INFO_BYTES = 64U;  // DispatchV2 message tail: (srcRank, tokenIdx, k) | scale
+constexpr uint32_t TRIPLE = 3U;       // assist-info ints per row: (srcRank, tokenIdx, k)
+constexpr uint32_t WS_SLOT_INTS = 8U; // workspace: one 32-byte slot per core
 constexpr int64_t CYCLES_PER_US =
     50; // GetSystemCycle ticks per µs (mc2/common/op_kernel/moe_distribute_base.h TIME_CYCLE)
 
@@ -319,6 +392,51 @@ __aicore__ inline void ToggleDataState(TPipe *pipe, TBuf<TPosition::VECCALC> &bu
     stateGm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(coreWord));
     DataCopy(stateGm, state, WS_SLOT_INTS);
     PipeBarrier<PIPE_ALL>();
+}
+
+// The real A3 ops' state record of this core (`record`, 32 bytes: code: mc2/moe_distribute_dispatch_v2/op_kernel/
+// moe_distribute_v2_base.h InitWinState, with moe_distribute_v2_constant.h's positions): at Init each core reads its
+// data state from word 0 and stores the other one there for the next call, word 1 (the op's position) 1, words 2-5
+// epRankId, moeExpertNum, epWorldSize, globalBS, and the uint64 call count at word 6 one more (the DFX words 8-9 are
+// written only where HCCL's rank or world differs from the attributes', which no generated op allows). Returns the
+// data state of this call; `buf` is one UB block (the caller resets the pipe after).
+constexpr uint32_t RECORD_POSITION = 1U; // code: OPOSITION_POS
+constexpr uint32_t DISPATCH_WAITED = 2U; // code: FLAG_AFTER_WAIT
+__aicore__ inline uint32_t InitWinState(TPipe *pipe, TBuf<TPosition::VECCALC> &buf, GM_ADDR record, uint32_t epRank,
+                                        uint32_t moeExperts, uint32_t epWorld, uint32_t globalBs)
+{
+    GlobalTensor<uint32_t> recordGm;
+    recordGm.SetGlobalBuffer(reinterpret_cast<__gm__ uint32_t *>(record));
+    pipe->InitBuffer(buf, UB_BLOCK);
+    LocalTensor<uint32_t> words = buf.Get<uint32_t>();
+    LocalTensor<uint64_t> words64 = buf.Get<uint64_t>();
+    DataCopy(words, recordGm, WS_SLOT_INTS);
+    SyncFunc<HardEvent::MTE2_S>();
+    const uint32_t state = words.GetValue(0U);
+    words.SetValue(0U, state == 0U ? 1U : 0U);
+    words.SetValue(RECORD_POSITION, 1U);
+    words.SetValue(2U, epRank);
+    words.SetValue(3U, moeExperts);
+    words.SetValue(4U, epWorld);
+    words.SetValue(5U, globalBs);
+    words64.SetValue(3U, static_cast<uint64_t>(static_cast<uint32_t>(words64.GetValue(3U)) + 1U));
+    SyncFunc<HardEvent::S_MTE3>();
+    DataCopy(recordGm, words, WS_SLOT_INTS);
+    PipeBarrier<PIPE_ALL>();
+    return state & 1U;
+}
+
+// Word 1 of that record, the op's position (code: moe_distribute_dispatch_v2.h RunPosRecord, FLAG_AFTER_WAIT 2
+// once the dispatch's wait is over; moe_distribute_combine_v2.h LocalWindowCopy, 1 + the tokens the core combined),
+// stored through `word` (a UB block the scalar unit may write).
+__aicore__ inline void StoreRecordPosition(GM_ADDR record, const LocalTensor<uint32_t> &word, uint32_t position)
+{
+    word.SetValue(0U, position);
+    SyncFunc<HardEvent::S_MTE3>();
+    GlobalTensor<uint32_t> recordGm;
+    recordGm.SetGlobalBuffer(reinterpret_cast<__gm__ uint32_t *>(record));
+    DataCopyPad(recordGm[RECORD_POSITION], word, DataCopyExtParams(1U, 4U, 0U, 0U, 0U));
+    SyncFunc<HardEvent::MTE3_S>(); // `word` is free again for what the scalar unit issues next
 }
 
 // A poll of flags other ranks set gives up after the µs the host tiling read from HCCL_EXEC_TIMEOUT

@@ -160,7 +160,7 @@ private:
     // this core's data-state word (where the tiling names no half-select word)
     __aicore__ inline GM_ADDR CoreStateWord()
     {
-        return EpStatus(epRank_) + DATA_STATE_OFFSET + coreIdx_ * UB_BLOCK;
+        return EpStatus(epRank_) + DATA_STATE_OFFSET + coreIdx_ * CORE_WORD_STRIDE;
     }
     // what its HCCL context reports, or, in an MC2 context, the ccl_buffer_size tiling read
     __aicore__ static inline uint64_t EpWindowBytes(const TilingData &tiling)
@@ -406,8 +406,8 @@ __aicore__ inline void MoeDispatchKernel<Traits>::Init(const Args &args, const T
         RequireFits(static_cast<uint64_t>(epWorld_) * (localMoe_ > 1U ? localMoe_ : 1U) * blockBytes_,
                     static_cast<uint64_t>(tiling.win_dispatch));
     }
-    RequireFits(static_cast<uint64_t>(epWorld_) * (localMoe_ > 1U ? localMoe_ : 1U) * FLAG_BYTES, STATE_HALF);
-    RequireFits(static_cast<uint64_t>(GetBlockNum()) * UB_BLOCK, CORE_WORDS_BYTES);
+    RequireFits(static_cast<uint64_t>(epWorld_) * (localMoe_ > 1U ? localMoe_ : 1U) * FLAG_BYTES, STATE_ENTRIES_BYTES);
+    RequireFits(static_cast<uint64_t>(GetBlockNum()) * CORE_WORD_STRIDE, CORE_WORDS_BYTES);
     RequireHalfFits(tiling, halfBytes_);
     RequireFits(STATE_BYTES, static_cast<uint64_t>(tiling.win_state));
     if constexpr (!Traits::MC2_CONTEXT) {
@@ -427,7 +427,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::Init(const Args &args, const T
         if (statusInExp_) {
             Trap(); // the staged entries mirror a status area in windowsIn: no product keeps it elsewhere here
         }
-        RequireFits(static_cast<uint64_t>(sharedRanks_ + moeExperts_) * FLAG_BYTES, STATE_HALF);
+        RequireFits(static_cast<uint64_t>(sharedRanks_ + moeExperts_) * FLAG_BYTES, STATE_ENTRIES_BYTES);
     }
     slotBytes_ = AlignUp(hLen_ * 4U, REPEAT_BYTES) + AlignUp(CeilDiv(hLen_, 8U), REPEAT_BYTES) + REPEAT_BYTES;
 
@@ -457,7 +457,8 @@ __aicore__ inline void MoeDispatchKernel<Traits>::Init(const Args &args, const T
     // data state of this call: the half-select word shared with the real ops (`buffer_id`), else each core's own
     // word, all toggled together every call
     bufferIdWord_ = tiling.win_buffer_id != 0 ? EpWindow(epRank_) + tiling.win_buffer_id_at : nullptr;
-    dataState_ = ReadDataState(pipe_, coreBuf_, bufferIdWord_, CoreStateWord());
+    const StateWordInfo info{epRank_, moeExperts_, epWorld_, static_cast<uint32_t>(tiling.globalBSReal)};
+    dataState_ = ReadDataState(pipe_, coreBuf_, bufferIdWord_, CoreStateWord(), info);
     ResetPipe(pipe_);
 }
 
@@ -467,6 +468,9 @@ __aicore__ inline void MoeDispatchKernel<Traits>::Process()
     SendRows();
     SetStatus();
     WaitStatus();
+    if (STATE_WORD_AT_INIT && bufferIdWord_ == nullptr) {
+        StoreStatePos(CoreStateWord(), STATE_POS_AFTER_WAIT);
+    }
     LocalWindowCopy();
     WriteTokenNums();
     UpdateDataState();

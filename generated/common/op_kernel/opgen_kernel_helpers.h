@@ -28,18 +28,46 @@ constexpr uint64_t WIN_ALIGN = 512UL;  // a row message starts on a 512-byte bou
 // status area at win_state_at: after them, or before with `at_start`, or in the last half's reserve where each
 // half begins with win_reserve bytes of no data (the real Atlas A2 ops' layout); or at the start of windowsExp where
 // the product keeps it there, win_state_exp), which tiling checked and hands over in the win_* fields. The DispatchV2 /
-// CombineV2 status area holds, in STATE_BYTES (within the 1 MiB of Atlas A3's windowsExp, ProductFacts.exp_window;
-// each region's use is checked against its size at Init):
+// CombineV2 status area holds, in STATE_BYTES (each region's use is checked against its size at Init):
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
+// Ascend 950: the real MTE ops' own status area, 1 MiB at the start of windowsIn (code: mc2/common/op_kernel/
+// moe_distribute_base.h A5_MTE_STATE_WIN_SIZE; its offsets mc2/moe_distribute_dispatch_v2/op_kernel/
+// moe_distribute_v2_constant.h, the same for DispatchV2 and CombineV2, mc2/moe_distribute_combine_v2/op_kernel/
+// arch35/moe_distribute_combine_v2_a5_mte.h InitCommContext, winStatusOffset_):
+constexpr uint64_t STATE_HALF = 384UL * 1024UL;           // WIN_STATE_OFFSET: DispatchV2 entries of data state s
+                                                          // at s * STATE_HALF (moe_distribute_dispatch_v2.h
+                                                          // GetWindStateAddrByRankId)
+constexpr uint64_t STATE_ENTRIES_BYTES = 64UL * 1024UL;   // what the real CombineV2 leaves them before its own
+                                                          // status (COMBINE_STATE_OFFSET): 2048 entries
+constexpr uint64_t DATA_STATE_OFFSET = 768UL * 1024UL;    // DISPATCH_STATE_WIN_OFFSET: DispatchV2 per-core words
+constexpr uint64_t CORE_WORD_STRIDE = 512UL;              // WIN_ADDR_ALIGN: one word per core (aivId_ * 512)
+constexpr uint64_t CORE_WORDS_BYTES = 50UL * 1024UL;      // to the CombineV2 words: 100 cores
+constexpr uint64_t COMBINE_FLAGS_OFFSET = 64UL * 1024UL;  // COMBINE_STATE_OFFSET: CombineV2 per-slot flags of data
+constexpr uint64_t COMBINE_FLAGS_HALF = 384UL * 1024UL;   // state s at it + s * WIN_STATE_OFFSET (winStatusOffset_)
+constexpr uint64_t COMBINE_FLAGS_BYTES = 320UL * 1024UL;  // maxBS * (K + S) <= 512 * 20 slots of 32 bytes: the
+                                                          // upper half's end is DATA_STATE_OFFSET
+constexpr uint64_t COMBINE_STATE_OFFSET = 818UL * 1024UL; // COMBINE_STATE_WIN_OFFSET: CombineV2 per-core words
+constexpr uint64_t TP_STATE_OFFSET = COMBINE_STATE_OFFSET + CORE_WORDS_BYTES; // DispatchV2 TP (no TP on 950)
+constexpr uint64_t TP_STATE_BYTES = 16UL * 1024UL;
+constexpr uint64_t STATE_BYTES = 1024UL * 1024UL; // A5_MTE_STATE_WIN_SIZE
+// each core's word is the real ops' InitWinState block: read and flipped at Init (ReadDataState), not at the end
+constexpr bool STATE_WORD_AT_INIT = true;
+#else
+// Atlas A3 (within the 1 MiB of its windowsExp, ProductFacts.exp_window) and Atlas A2 (its reserve):
 constexpr uint64_t STATE_HALF = 128UL * 1024UL;          // DispatchV2 status entries of one data state:
-                                                         // 4096 (localExpertNum * epWorldSize <= 2048)
+constexpr uint64_t STATE_ENTRIES_BYTES = STATE_HALF;     // 4096 (localExpertNum * epWorldSize <= 2048)
 constexpr uint64_t DATA_STATE_OFFSET = 2UL * STATE_HALF; // DispatchV2 per-core data-state words
-constexpr uint64_t CORE_WORDS_BYTES = 8UL * 1024UL;      // one 32-byte word per core
+constexpr uint64_t CORE_WORD_STRIDE = 32UL;              // one 32-byte word per core
+constexpr uint64_t CORE_WORDS_BYTES = 8UL * 1024UL;
 constexpr uint64_t TP_STATE_OFFSET = DATA_STATE_OFFSET + CORE_WORDS_BYTES; // DispatchV2 TP: {flag, rows}, counts
 constexpr uint64_t TP_STATE_BYTES = 16UL * 1024UL; // per data state (epWorldSize <= 4088 counts)
 constexpr uint64_t COMBINE_FLAGS_OFFSET = TP_STATE_OFFSET + 2UL * TP_STATE_BYTES; // CombineV2 per-slot flags
 constexpr uint64_t COMBINE_FLAGS_HALF = 320UL * 1024UL; // maxBS * (K + S) <= 512 * 20 slots of 32 bytes
+constexpr uint64_t COMBINE_FLAGS_BYTES = COMBINE_FLAGS_HALF;
 constexpr uint64_t COMBINE_STATE_OFFSET = COMBINE_FLAGS_OFFSET + 2UL * COMBINE_FLAGS_HALF; // per-core words
 constexpr uint64_t STATE_BYTES = COMBINE_STATE_OFFSET + CORE_WORDS_BYTES; // what the regions above need of it
+constexpr bool STATE_WORD_AT_INIT = false; // each core's word: its data state alone, flipped at the end
+#endif
 constexpr uint32_t FLAG_BYTES = 32U;     // one status entry: {flag, rows, 6 reserved} int32
 constexpr int32_t FLAG_SET = 0x3F800000; // 1.0f: the sender's rows are in the window
 constexpr uint32_t INFO_BYTES = 64U;     // DispatchV2 message tail: (srcRank, tokenIdx, k) | scale
@@ -283,11 +311,25 @@ __aicore__ inline void SyncFunc()
     WaitFlag<EVENT>(eventId);
 }
 
+// What the real ops' per-core word holds beside the data state (code: mc2/moe_distribute_dispatch_v2/op_kernel/
+// moe_distribute_v2_base.h InitWinState, words OPOSITION_POS 1 .. GLOBALBS_POS 5 and the uint64 OP_CNT_POSUL 3 of
+// moe_distribute_v2_constant.h): written where STATE_WORD_AT_INIT.
+struct StateWordInfo {
+    uint32_t epRank;
+    uint32_t moeExperts;
+    uint32_t epWorld;
+    uint32_t globalBs; // globalBS, or BS * epWorldSize where it is 0 (the real tilings' globalBs)
+};
+constexpr uint32_t STATE_POS_AT_INIT = 1U;    // OPOSITION_POS after InitWinState
+constexpr uint32_t STATE_POS_AFTER_WAIT = 2U; // FLAG_AFTER_WAIT: DispatchV2's RunPosRecord
+
 // A DispatchV2 / CombineV2 call's data state (the window half and status half it addresses): the half-select word
 // shared with the real ops where the tiling names one (`bufferIdWord`), else this core's own word `coreWord`, read
-// through `buf` (one UB block; the caller resets the pipe after).
+// through `buf` (one UB block; the caller resets the pipe after). Where STATE_WORD_AT_INIT (Ascend 950) the word is
+// the real ops' InitWinState block, written back at once: data state flipped, position 1, `info`, the call count + 1
+// (its DFX words 8-9, written only where the tiling's rank or world differs from HCCL's, are not).
 __aicore__ inline uint32_t ReadDataState(TPipe *pipe, TBuf<TPosition::VECCALC> &buf, GM_ADDR bufferIdWord,
-                                         GM_ADDR coreWord)
+                                         GM_ADDR coreWord, const StateWordInfo &info)
 {
     if (bufferIdWord != nullptr) {
         return ReadBufferId(bufferIdWord);
@@ -298,16 +340,45 @@ __aicore__ inline uint32_t ReadDataState(TPipe *pipe, TBuf<TPosition::VECCALC> &
     LocalTensor<int32_t> state = buf.Get<int32_t>();
     DataCopy(state, stateGm, WS_SLOT_INTS);
     SyncFunc<HardEvent::MTE2_S>();
-    return static_cast<uint32_t>(state.GetValue(0U)) & 1U;
+    if constexpr (!STATE_WORD_AT_INIT) {
+        return static_cast<uint32_t>(state.GetValue(0U)) & 1U;
+    }
+    const uint32_t dataState = state.GetValue(0U) == 0 ? 0U : 1U;
+    LocalTensor<uint64_t> state64 = buf.Get<uint64_t>();
+    const uint32_t opCnt = static_cast<uint32_t>(state64.GetValue(3U)) + 1U;
+    state.SetValue(0U, static_cast<int32_t>(dataState ^ 1U));
+    state.SetValue(1U, static_cast<int32_t>(STATE_POS_AT_INIT));
+    state.SetValue(2U, static_cast<int32_t>(info.epRank));
+    state.SetValue(3U, static_cast<int32_t>(info.moeExperts));
+    state.SetValue(4U, static_cast<int32_t>(info.epWorld));
+    state.SetValue(5U, static_cast<int32_t>(info.globalBs));
+    state64.SetValue(3U, static_cast<uint64_t>(opCnt));
+    SyncFunc<HardEvent::S_MTE3>();
+    DataCopy(stateGm, state, WS_SLOT_INTS);
+    PipeBarrier<PIPE_ALL>();
+    return dataState;
+}
+
+// The position word of this core's InitWinState block (STATE_WORD_AT_INIT), as the real DispatchV2 records it past
+// its wait (code: moe_distribute_dispatch_v2.h RunPosRecord, selfDataStatusGMTensor_[1] = FLAG_AFTER_WAIT).
+__aicore__ inline void StoreStatePos(GM_ADDR coreWord, uint32_t pos)
+{
+    GlobalTensor<uint32_t> gm;
+    gm.SetGlobalBuffer(reinterpret_cast<__gm__ uint32_t *>(coreWord));
+    gm.SetValue(1U, pos);
+    DataCacheCleanAndInvalid<uint32_t, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(gm);
 }
 
 // Its update at the end of the call: the next call uses the other halves (the half-select word by FlipBufferId, or
-// this core's own word).
+// this core's own word; where STATE_WORD_AT_INIT, ReadDataState flipped it already).
 __aicore__ inline void ToggleDataState(TPipe *pipe, TBuf<TPosition::VECCALC> &buf, GM_ADDR bufferIdWord,
                                        GM_ADDR coreWord, uint32_t dataState)
 {
     if (bufferIdWord != nullptr) {
         FlipBufferId(bufferIdWord, dataState);
+        return;
+    }
+    if constexpr (STATE_WORD_AT_INIT) {
         return;
     }
     ResetPipe(pipe);

@@ -159,7 +159,7 @@ private:
     // this core's data-state word (where the tiling names no half-select word)
     __aicore__ inline GM_ADDR CoreStateWord()
     {
-        return EpStatus(epRank_) + COMBINE_STATE_OFFSET + coreIdx_ * UB_BLOCK;
+        return EpStatus(epRank_) + COMBINE_STATE_OFFSET + coreIdx_ * CORE_WORD_STRIDE;
     }
     // CombineV2 rows of the current data state on rank `rank`, and the flag of each row slot.
     __aicore__ inline GM_ADDR WinRows(uint32_t rank)
@@ -339,14 +339,14 @@ __aicore__ inline void MoeCombineKernel<Traits>::Init(const Args &args, const Ti
     } else {
         RequireFits(static_cast<uint64_t>(maxBs_) * slotsPerToken_ * rowStride_,
                     static_cast<uint64_t>(tiling.win_combine));
-        RequireFits(static_cast<uint64_t>(maxBs_) * slotsPerToken_ * FLAG_BYTES, COMBINE_FLAGS_HALF);
+        RequireFits(static_cast<uint64_t>(maxBs_) * slotsPerToken_ * FLAG_BYTES, COMBINE_FLAGS_BYTES);
     }
     if (serverRanks_ != 0U && !isA2_) {
         // windowsOut (winSize bytes, as windowsIn) mirrors the first data half: one region per owner; only the A2
         // layout sends whole regions with their flags
         Trap(); // no product with a server limit has another layout
     }
-    RequireFits(static_cast<uint64_t>(GetBlockNum()) * UB_BLOCK, CORE_WORDS_BYTES);
+    RequireFits(static_cast<uint64_t>(GetBlockNum()) * CORE_WORD_STRIDE, CORE_WORDS_BYTES);
     RequireHalfFits(tiling, halfBytes_);
     RequireFits(STATE_BYTES, static_cast<uint64_t>(tiling.win_state));
     if constexpr (!Traits::MC2_CONTEXT) {
@@ -379,7 +379,8 @@ __aicore__ inline void MoeCombineKernel<Traits>::Init(const Args &args, const Ti
     // data state of this call: the half-select word shared with the real ops (`buffer_id`), else each core's own
     // word, all toggled together every call
     bufferIdWord_ = tiling.win_buffer_id != 0 ? EpWindow(epRank_) + tiling.win_buffer_id_at : nullptr;
-    dataState_ = ReadDataState(pipe_, flagBuf_, bufferIdWord_, CoreStateWord());
+    const StateWordInfo info{epRank_, moeExperts_, epWorld_, static_cast<uint32_t>(tiling.globalBSReal)};
+    dataState_ = ReadDataState(pipe_, flagBuf_, bufferIdWord_, CoreStateWord(), info);
     ResetPipe(pipe_);
 }
 
@@ -903,6 +904,9 @@ __aicore__ inline void MoeCombineKernel<Traits>::UpdateDataState()
     if (bufferIdWord_ != nullptr) {
         FlipBufferId(bufferIdWord_, dataState_);
         return;
+    }
+    if constexpr (STATE_WORD_AT_INIT) {
+        return; // ReadDataState flipped it at Init, as the real InitWinState
     }
     LocalTensor<int32_t> state = flagBuf_.Get<int32_t>();
     state.SetValue(0U, static_cast<int32_t>(dataState_ ^ 1U));

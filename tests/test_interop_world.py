@@ -230,3 +230,79 @@ def test_950_generated_dispatch_then_real_combine_with_its_findings_fixed(tree, 
     A5_COMBINE_CONTEXT, A5_COMBINE_PACK_SOURCE), on the windows the generated DispatchV2 left."""
     comm = Communicator(tree, tmp_path, {COMBINE[0].OP: a5_combine_fixed(tree.ops, tmp_path / "ops")})
     moe_layer(comm, GEN, REAL, first_world(A5))
+
+
+# The Ascend 950 status area (issue 33): the generated pair keeps the real MTE ops' 1 MiB at the start of windowsIn,
+# laid out as theirs (templates/cpp/common/op_kernel/opgen_kernel_helpers.h, __NPU_ARCH__ 3510). code: mc2/common/
+# op_kernel/moe_distribute_base.h A5_MTE_STATE_WIN_SIZE, EP_RANK_OFFSET_STEP (the real rank r's area starts r * 1 KiB
+# into its windowsIn; the generated one's at 0: the stagger is not generated); mc2/moe_distribute_dispatch_v2/
+# op_kernel/moe_distribute_v2_constant.h DISPATCH_STATE_WIN_OFFSET, COMBINE_STATE_WIN_OFFSET, WIN_ADDR_ALIGN.
+A5_STATE = MB
+A5_RANK_STEP = 1024
+A5_DISPATCH_WORDS, A5_COMBINE_WORDS, A5_WORD_STRIDE = 768 * 1024, 818 * 1024, 512
+
+
+def windows_in(windows: Path, world: int) -> dict[int, bytearray]:
+    """Each rank's windowsIn (HCCL group 0) up to 2 MiB, as the pages a job left (zero where never written)."""
+    import struct
+
+    data, at, out = windows.read_bytes(), 0, {r: bytearray(2 * MB) for r in range(world)}
+    while at < len(data):
+        kind, group, rank, offset = struct.unpack_from("<IIIQ", data, at)
+        if kind == 0 and group == 0 and offset < 2 * MB:
+            out[rank][offset:offset + PAGE] = data[at + 20:at + 20 + PAGE]
+        at += 20 + PAGE
+    return out
+
+
+def status_area(windows: Path, world: int, step: int) -> dict[int, bytes]:
+    """Each rank's 950 status area: 1 MiB from rank * ``step`` of its windowsIn."""
+    return {r: bytes(w[r * step:r * step + A5_STATE]) for r, w in windows_in(windows, world).items()}
+
+
+def core_words(area: bytes, at: int, cores: int) -> list[tuple[int, ...]]:
+    """The InitWinState block of each core (8 uint32) at ``at`` + core * 512 of a status area."""
+    import struct
+
+    return [struct.unpack_from("<8I", area, at + c * A5_WORD_STRIDE) for c in range(cores)]
+
+
+def test_950_real_and_generated_dispatch_leave_the_same_status_area(tree, tmp_path):
+    """The real and the generated 950 DispatchV2 on one world, each on fresh windows: the status areas they leave
+    agree byte for byte (from each one's base: rank * 1 KiB for the real, 0 for the generated): the entries of data
+    state 0, {flag cleared to 0, rows, 0 x 6} at (source rank + local expert * epWorldSize) * 32, and each core's
+    InitWinState block at 768K + core * 512: data state flipped to 1, position 2 (past the wait), epRankId,
+    moeExpertNum, epWorldSize, globalBS, the call count 1 (code: moe_distribute_v2_base.h InitWinState;
+    moe_distribute_dispatch_v2.h SetStatus, WaitDispatchClearStatus, RunPosRecord)."""
+    ref, _ = DISPATCH
+    case = first_world(A5)
+    world, ranks = testkit.build_world(ref, case), case["world"]
+    areas = {}
+    for kind, step in ((REAL, A5_RANK_STEP), (GEN, 0)):
+        comm = Communicator(tree, tmp_path / kind)
+        comm.run(kind, DISPATCH, case, world)
+        areas[kind] = status_area(comm.windows, ranks, step)
+    attrs = case["attrs"]
+    global_bs = int(attrs.get("globalBS", 0)) or case["inputs"]["x"][1][0] * ranks
+    for r in range(ranks):
+        words = core_words(areas[GEN][r], A5_DISPATCH_WORDS, real_world.REAL_AIV)
+        assert words == [(1, 2, r, attrs["moeExpertNum"], ranks, global_bs, 1, 0)] * real_world.REAL_AIV
+        assert areas[GEN][r] == areas[REAL][r], f"rank {r}: the status areas differ"
+
+
+def test_950_real_and_generated_pairs_share_the_data_state_words(tree, tmp_path):
+    """Real pair, generated pair, real pair on one communicator: each op reads the per-core word the op of its kind
+    before it left and flips it, whoever ran before (DispatchV2's at 768K, CombineV2's at 818K, + core * 512), so the
+    three layers address data states 0, 1, 0 and every op agrees with the reference; after them each word holds
+    data state 1 and the call count 3."""
+    comm = Communicator(tree, tmp_path, {COMBINE[0].OP: a5_combine_fixed(tree.ops, tmp_path / "ops")})
+    case = first_world(A5)
+    ranks, seen = case["world"], []
+    for layer, kind in enumerate((REAL, GEN, REAL)):
+        moe_layer(comm, kind, kind, dict(case, id=f"{case['id']}-layer{layer}"))
+        steps = {REAL: A5_RANK_STEP, GEN: 0}
+        area = status_area(comm.windows, ranks, steps[kind])
+        seen.append([(core_words(area[r], A5_DISPATCH_WORDS, 1)[0][0::6],
+                      core_words(area[r], A5_COMBINE_WORDS, 1)[0][0::6]) for r in range(ranks)])
+    # (data state, call count) of core 0's dispatch and combine word on each rank, after each layer
+    assert seen == [[((1, 1), (1, 1))] * ranks, [((0, 2), (0, 2))] * ranks, [((1, 3), (1, 3))] * ranks]

@@ -348,7 +348,8 @@ __aicore__ inline void MoeCombineKernel<Traits>::Init(const Args &args, const Ti
     }
     RequireFits(static_cast<uint64_t>(GetBlockNum()) * CORE_WORD_STRIDE, CORE_WORDS_BYTES);
     RequireHalfFits(tiling, halfBytes_);
-    RequireFits(STATE_BYTES, static_cast<uint64_t>(tiling.win_state));
+    RequireFits(STATE_BYTES + (Traits::MC2_CONTEXT ? 0UL : static_cast<uint64_t>(epWorld_ - 1U) * STATE_RANK_STEP),
+                static_cast<uint64_t>(tiling.win_state));
     if constexpr (!Traits::MC2_CONTEXT) {
         RequireFits(static_cast<uint64_t>(tiling.win_window), WindowBytes<EP_GROUP>());
     }

@@ -409,7 +409,8 @@ __aicore__ inline void MoeDispatchKernel<Traits>::Init(const Args &args, const T
     RequireFits(static_cast<uint64_t>(epWorld_) * (localMoe_ > 1U ? localMoe_ : 1U) * FLAG_BYTES, STATE_ENTRIES_BYTES);
     RequireFits(static_cast<uint64_t>(GetBlockNum()) * CORE_WORD_STRIDE, CORE_WORDS_BYTES);
     RequireHalfFits(tiling, halfBytes_);
-    RequireFits(STATE_BYTES, static_cast<uint64_t>(tiling.win_state));
+    RequireFits(STATE_BYTES + (Traits::MC2_CONTEXT ? 0UL : static_cast<uint64_t>(epWorld_ - 1U) * STATE_RANK_STEP),
+                static_cast<uint64_t>(tiling.win_state));
     if constexpr (!Traits::MC2_CONTEXT) {
         RequireFits(static_cast<uint64_t>(tiling.win_window), WindowBytes<EP_GROUP>());
     }
@@ -789,6 +790,12 @@ __aicore__ inline void MoeDispatchKernel<Traits>::SetStatus()
     SplitRange(sharedRanks_ + moeExperts_, begin, end);
     LocalTensor<int32_t> status = statusBuf_.Get<int32_t>();
     LocalTensor<int32_t> tot = totBuf_.Get<int32_t>();
+    // the words an entry leaves unused are 0, as the real op's (code: mc2/moe_distribute_dispatch_v2/op_kernel/
+    // moe_distribute_dispatch_v2.h Init, Duplicate of 0 over statusTensor_)
+    if (end > begin) {
+        Duplicate<int32_t>(status, 0, (end - begin) * WS_SLOT_INTS);
+        SyncFunc<HardEvent::V_S>();
+    }
     for (uint32_t target = begin; target < end; ++target) {
         status.SetValue((target - begin) * WS_SLOT_INTS, FLAG_SET);
         status.SetValue((target - begin) * WS_SLOT_INTS + 1U, static_cast<int32_t>(TargetRows(target, tot)));

@@ -52,6 +52,10 @@ constexpr uint64_t TP_STATE_BYTES = 16UL * 1024UL;
 constexpr uint64_t STATE_BYTES = 1024UL * 1024UL; // A5_MTE_STATE_WIN_SIZE
 // each core's word is the real ops' InitWinState block: read and flipped at Init (ReadDataState), not at the end
 constexpr bool STATE_WORD_AT_INIT = true;
+// rank r's status area starts r * 1 KiB into its windowsIn (code: moe_distribute_base.h EP_RANK_OFFSET_STEP,
+// GetBaseWindStateAddrByRankId; an MC2 context's has none: its holder addresses epHcclBuffer_[rank] itself): the
+// ranks' areas together reach win_state = 1 MiB + (epWorldSize - 1) KiB (the spec's `state`)
+constexpr uint64_t STATE_RANK_STEP = 1024UL;
 #else
 // Atlas A3 (within the 1 MiB of its windowsExp, ProductFacts.exp_window) and Atlas A2 (its reserve):
 constexpr uint64_t STATE_HALF = 128UL * 1024UL;          // DispatchV2 status entries of one data state:
@@ -67,6 +71,7 @@ constexpr uint64_t COMBINE_FLAGS_BYTES = COMBINE_FLAGS_HALF;
 constexpr uint64_t COMBINE_STATE_OFFSET = COMBINE_FLAGS_OFFSET + 2UL * COMBINE_FLAGS_HALF; // per-core words
 constexpr uint64_t STATE_BYTES = COMBINE_STATE_OFFSET + CORE_WORDS_BYTES; // what the regions above need of it
 constexpr bool STATE_WORD_AT_INIT = false; // each core's word: its data state alone, flipped at the end
+constexpr uint64_t STATE_RANK_STEP = 0UL;  // every rank's status area at the same offset
 #endif
 constexpr uint32_t FLAG_BYTES = 32U;     // one status entry: {flag, rows, 6 reserved} int32
 constexpr int32_t FLAG_SET = 0x3F800000; // 1.0f: the sender's rows are in the window
@@ -193,7 +198,8 @@ __aicore__ inline void FlipBufferId(GM_ADDR word, uint32_t bufferId)
 template <uint32_t group, typename HcclClient>
 __aicore__ inline GM_ADDR WindowIn(HcclClient &hccl, uint32_t rank);
 
-// Where rank `rank`'s status area starts in HCCL group `group`: `offset` (tiling.win_state_at) into its windowsIn,
+// Where rank `rank`'s status area starts in HCCL group `group`: `offset` (tiling.win_state_at) into its windowsIn
+// (and rank * STATE_RANK_STEP, the real 950 ops' stagger),
 // or, where the product keeps it there (`inExp`: tiling.win_state_exp), the start of its windowsExp, which the HCCL
 // context of Atlas A3 lists (asc-devkit impl/adv_api/detail/hccl/common/hccl_inner_def.h HcclContextDef::
 // HcclOpResParam: localWindowsExp for the rank itself, a peer's through the RemoteResPtr list at rWinStart, as the
@@ -203,7 +209,7 @@ template <uint32_t group, typename HcclClient>
 __aicore__ inline GM_ADDR StatusArea(HcclClient &hccl, uint32_t rank, bool inExp, uint64_t offset)
 {
     if (!inExp) {
-        return WindowIn<group>(hccl, rank) + offset;
+        return WindowIn<group>(hccl, rank) + offset + static_cast<uint64_t>(rank) * STATE_RANK_STEP;
     }
     auto ctx = reinterpret_cast<__gm__ HcclContextDef::HcclOpResParam *>(GetHcclContext<group>());
     RequireFits(static_cast<uint64_t>(rank) + 1UL, ctx->rankNum);

@@ -234,9 +234,9 @@ def test_950_generated_dispatch_then_real_combine_with_its_findings_fixed(tree, 
 
 # The Ascend 950 status area (issue 33): the generated pair keeps the real MTE ops' 1 MiB at the start of windowsIn,
 # laid out as theirs (templates/cpp/common/op_kernel/opgen_kernel_helpers.h, __NPU_ARCH__ 3510). code: mc2/common/
-# op_kernel/moe_distribute_base.h A5_MTE_STATE_WIN_SIZE, EP_RANK_OFFSET_STEP (the real rank r's area starts r * 1 KiB
-# into its windowsIn; the generated one's at 0: the stagger is not generated); mc2/moe_distribute_dispatch_v2/
-# op_kernel/moe_distribute_v2_constant.h DISPATCH_STATE_WIN_OFFSET, COMBINE_STATE_WIN_OFFSET, WIN_ADDR_ALIGN.
+# op_kernel/moe_distribute_base.h A5_MTE_STATE_WIN_SIZE, EP_RANK_OFFSET_STEP (rank r's area starts r * 1 KiB into its
+# windowsIn); mc2/moe_distribute_dispatch_v2/op_kernel/moe_distribute_v2_constant.h DISPATCH_STATE_WIN_OFFSET,
+# COMBINE_STATE_WIN_OFFSET, WIN_ADDR_ALIGN.
 A5_STATE = MB
 A5_RANK_STEP = 1024
 A5_DISPATCH_WORDS, A5_COMBINE_WORDS, A5_WORD_STRIDE = 768 * 1024, 818 * 1024, 512
@@ -255,9 +255,9 @@ def windows_in(windows: Path, world: int) -> dict[int, bytearray]:
     return out
 
 
-def status_area(windows: Path, world: int, step: int) -> dict[int, bytes]:
-    """Each rank's 950 status area: 1 MiB from rank * ``step`` of its windowsIn."""
-    return {r: bytes(w[r * step:r * step + A5_STATE]) for r, w in windows_in(windows, world).items()}
+def status_area(windows: Path, world: int) -> dict[int, bytes]:
+    """Each rank's 950 status area: 1 MiB from rank * 1 KiB of its windowsIn."""
+    return {r: bytes(w[r * A5_RANK_STEP:r * A5_RANK_STEP + A5_STATE]) for r, w in windows_in(windows, world).items()}
 
 
 def core_words(area: bytes, at: int, cores: int) -> list[tuple[int, ...]]:
@@ -269,7 +269,7 @@ def core_words(area: bytes, at: int, cores: int) -> list[tuple[int, ...]]:
 
 def test_950_real_and_generated_dispatch_leave_the_same_status_area(tree, tmp_path):
     """The real and the generated 950 DispatchV2 on one world, each on fresh windows: the status areas they leave
-    agree byte for byte (from each one's base: rank * 1 KiB for the real, 0 for the generated): the entries of data
+    agree byte for byte (rank r's from r KiB into its windowsIn, nothing before it): the entries of data
     state 0, {flag cleared to 0, rows, 0 x 6} at (source rank + local expert * epWorldSize) * 32, and each core's
     InitWinState block at 768K + core * 512: data state flipped to 1, position 2 (past the wait), epRankId,
     moeExpertNum, epWorldSize, globalBS, the call count 1 (code: moe_distribute_v2_base.h InitWinState;
@@ -278,10 +278,12 @@ def test_950_real_and_generated_dispatch_leave_the_same_status_area(tree, tmp_pa
     case = first_world(A5)
     world, ranks = testkit.build_world(ref, case), case["world"]
     areas = {}
-    for kind, step in ((REAL, A5_RANK_STEP), (GEN, 0)):
+    for kind in (REAL, GEN):
         comm = Communicator(tree, tmp_path / kind)
         comm.run(kind, DISPATCH, case, world)
-        areas[kind] = status_area(comm.windows, ranks, step)
+        areas[kind] = status_area(comm.windows, ranks)
+        for r, w in windows_in(comm.windows, ranks).items():
+            assert not any(w[:r * A5_RANK_STEP]), f"{kind} rank {r}: bytes before its status area"
     attrs = case["attrs"]
     global_bs = int(attrs.get("globalBS", 0)) or case["inputs"]["x"][1][0] * ranks
     for r in range(ranks):
@@ -300,8 +302,7 @@ def test_950_real_and_generated_pairs_share_the_data_state_words(tree, tmp_path)
     ranks, seen = case["world"], []
     for layer, kind in enumerate((REAL, GEN, REAL)):
         moe_layer(comm, kind, kind, dict(case, id=f"{case['id']}-layer{layer}"))
-        steps = {REAL: A5_RANK_STEP, GEN: 0}
-        area = status_area(comm.windows, ranks, steps[kind])
+        area = status_area(comm.windows, ranks)
         seen.append([(core_words(area[r], A5_DISPATCH_WORDS, 1)[0][0::6],
                       core_words(area[r], A5_COMBINE_WORDS, 1)[0][0::6]) for r in range(ranks)])
     # (data state, call count) of core 0's dispatch and combine word on each rank, after each layer

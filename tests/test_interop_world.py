@@ -40,6 +40,10 @@ measured (the generated op runs on the real platform too: ``real_world.real_plat
 HCCL_BUFFSIZE). The real 950 CombineV2 faults in its own Init (tests/test_real_ops_world.py ``A5_COMBINE_CONTEXT``)
 and, past it, in its row packing (``A5_COMBINE_PACK_SOURCE``); with both fixed in a temp copy
 (``opgen.sim.real_fixes.a5_combine_fixed``), generated DispatchV2 -> real CombineV2 agrees with the reference too, measured.
+Since issue 33 the generated 950 pair keeps the real MTE ops' status area (1 MiB a rank from r KiB, their entries
+and per-core InitWinState words): the real and the generated DispatchV2 leave byte-identical status areas on one
+world, and real pair -> generated pair -> real pair runs with each op flipping the per-core word the other kind
+reads. (Before, with the generated words elsewhere, that sequence agreed only because each kind kept its own.)
 
 Worlds run with ``real_world.REAL_AIV`` vector cores per rank (the real dispatch assumes a multiple of 8) and a
 short twin timeout (``TIMEOUT``), so a flag nobody sets costs seconds.

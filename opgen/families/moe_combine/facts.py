@@ -12,7 +12,7 @@ FAMILY = Family(
     batch_write=("moeExpertNum", "epWorldSize"),
     # the kernel's UB plan (kernel.py ub_plan) is checked by tiling; the rejection shows these fields
     ub_check=("BS", "H", "K", "moeExpertNum"),
-    # one flag per (token, k) and shared-expert slot of a data state in the status area: COMBINE_FLAGS_HALF /
+    # one flag per (token, k) and shared-expert slot of a data state in the status area: COMBINE_FLAGS_BYTES /
     # FLAG_BYTES of templates/cpp/common/op_kernel/opgen_kernel_helpers.h (Atlas A2 flags per expert block instead)
     kernel_tables=(KernelTable("status_slots", "globalBS", (("maxBS",), ("K", "sharedExpertNum")), 10240,
                                (TRIPLE,), "row-slot flags one data state of the kernel's status area holds"),),

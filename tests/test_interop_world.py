@@ -311,3 +311,58 @@ def test_950_real_and_generated_pairs_share_the_data_state_words(tree, tmp_path)
                       core_words(area[r], A5_COMBINE_WORDS, 1)[0][0::6]) for r in range(ranks)])
     # (data state, call count) of core 0's dispatch and combine word on each rank, after each layer
     assert seen == [[((1, 1), (1, 1))] * ranks, [((0, 2), (0, 2))] * ranks, [((1, 3), (1, 3))] * ranks]
+
+
+def _constants(text: str, names: tuple[str, ...]) -> dict[str, int]:
+    """The value of each `constexpr <type> NAME = <integer expression>;` of a C++ header (U / UL suffixes and the
+    names defined before it allowed)."""
+    import ast
+    import operator
+    import re
+
+    ops = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.floordiv}
+
+    def value(node, found):
+        if isinstance(node, ast.Constant) and isinstance(node.value, int):
+            return node.value
+        if isinstance(node, ast.Name) and node.id in found:
+            return found[node.id]
+        if isinstance(node, ast.BinOp) and type(node.op) in ops:
+            return ops[type(node.op)](value(node.left, found), value(node.right, found))
+        raise ValueError(ast.dump(node))
+
+    found: dict[str, int] = {}
+    for m in re.finditer(r"constexpr\s+\w+\s+(\w+)\s*=\s*([^;]+);", text):
+        expr = re.sub(r"(\d+)U?L?\b", r"\1", m.group(2))
+        try:
+            found[m.group(1)] = value(ast.parse(expr, mode="eval").body, found)
+        except (ValueError, SyntaxError):
+            continue
+    return {n: found[n] for n in names}
+
+
+def test_950_status_offsets_are_the_real_ones(tree):
+    """The generated kernels' Ascend 950 status-area constants (opgen_kernel_helpers.h, __NPU_ARCH__ 3510 block)
+    are the real MTE ops' numbers, read from the real headers."""
+    from .conftest import ROOT
+
+    helpers = (ROOT / "templates/cpp/common/op_kernel/opgen_kernel_helpers.h").read_text(encoding="utf-8")
+    a5 = helpers[helpers.index("#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)\n// Ascend 950"):]
+    a5 = a5[:a5.index("#else")]
+    ours = _constants(a5, ("STATE_HALF", "STATE_ENTRIES_BYTES", "DATA_STATE_OFFSET", "CORE_WORD_STRIDE",
+                           "COMBINE_FLAGS_OFFSET", "COMBINE_FLAGS_HALF", "COMBINE_STATE_OFFSET", "STATE_BYTES",
+                           "STATE_RANK_STEP"))
+    mc2 = tree.ops / "mc2"
+    base = _constants((mc2 / "common/op_kernel/moe_distribute_base.h").read_text(encoding="utf-8"),
+                      ("A5_MTE_STATE_WIN_SIZE", "EP_RANK_OFFSET_STEP"))
+    v2 = _constants((mc2 / "moe_distribute_dispatch_v2/op_kernel/moe_distribute_v2_constant.h").read_text(
+        encoding="utf-8"), ("WIN_STATE_OFFSET", "DISPATCH_STATE_WIN_OFFSET", "WIN_ADDR_ALIGN",
+                            "COMBINE_STATE_WIN_OFFSET", "COMBINE_STATE_OFFSET"))
+    assert ours == {"STATE_HALF": v2["WIN_STATE_OFFSET"], "STATE_ENTRIES_BYTES": v2["COMBINE_STATE_OFFSET"],
+                    "DATA_STATE_OFFSET": v2["DISPATCH_STATE_WIN_OFFSET"], "CORE_WORD_STRIDE": v2["WIN_ADDR_ALIGN"],
+                    "COMBINE_FLAGS_OFFSET": v2["COMBINE_STATE_OFFSET"], "COMBINE_FLAGS_HALF": v2["WIN_STATE_OFFSET"],
+                    "COMBINE_STATE_OFFSET": v2["COMBINE_STATE_WIN_OFFSET"],
+                    "STATE_BYTES": base["A5_MTE_STATE_WIN_SIZE"], "STATE_RANK_STEP": base["EP_RANK_OFFSET_STEP"]}
+    assert (A5_STATE, A5_RANK_STEP, A5_DISPATCH_WORDS, A5_COMBINE_WORDS, A5_WORD_STRIDE) == (
+        base["A5_MTE_STATE_WIN_SIZE"], base["EP_RANK_OFFSET_STEP"], v2["DISPATCH_STATE_WIN_OFFSET"],
+        v2["COMBINE_STATE_WIN_OFFSET"], v2["WIN_ADDR_ALIGN"])

@@ -8,7 +8,7 @@ in order; the first disagreement or fault ends the world.
 Atlas A3 (the suite's first quant-0 world: 2 ranks, BS 4, H 1024, K 2): real DispatchV2 -> generated CombineV2,
 generated DispatchV2 -> real CombineV2, and two MoE layers on one communicator (the real pair, then the generated
 pair; and the other order, slow). They agree with the reference. Since issue 33 the generated A3 ops keep the
-real ops' windowsExp layout itself (templates/cpp/common/op_kernel/opgen_kernel_helpers.h EXP_STATUS): the
+real ops' windowsExp layout itself (templates/cpp/common/op_kernel/opgen_kernel_helpers.h REAL_STATUS): the
 dispatch status entries at data state s * 384K, the combine's slot flags at 64K + s * 384K, each core's state
 record at 768K (DispatchV2) and 818K (CombineV2) + core * 512, flipped at Init; the real and the generated pair
 leave byte-identical windowsExp after every op, and a generated op continues the data states and call counts a
@@ -42,6 +42,10 @@ measured (the generated op runs on the real platform too: ``real_world.real_plat
 HCCL_BUFFSIZE). The real 950 CombineV2 faults in its own Init (tests/test_real_ops_world.py ``A5_COMBINE_CONTEXT``)
 and, past it, in its row packing (``A5_COMBINE_PACK_SOURCE``); with both fixed in a temp copy
 (``opgen.sim.real_fixes.a5_combine_fixed``), generated DispatchV2 -> real CombineV2 agrees with the reference too, measured.
+Since issue 33 the generated 950 pair keeps the real MTE ops' status area (1 MiB a rank from r KiB, their entries
+and per-core InitWinState words): the real and the generated DispatchV2 leave byte-identical status areas on one
+world, and real pair -> generated pair -> real pair runs with each op flipping the per-core word the other kind
+reads. (Before, with the generated words elsewhere, that sequence agreed only because each kind kept its own.)
 
 Worlds run with ``real_world.REAL_AIV`` vector cores per rank (the real dispatch assumes a multiple of 8) and a
 short twin timeout (``TIMEOUT``), so a flag nobody sets costs seconds.
@@ -213,7 +217,7 @@ def test_a3_real_and_generated_ops_leave_the_same_windows_exp(tree, tmp_path, la
     with their flag cleared and count kept, the combine's 8 x 1.0f slot flags at 64K + s * 384K cleared, and each
     core's state record (dataState flipped at Init, position, epRankId, moeExpertNum, epWorldSize, globalBS, the call
     count) at 768K / 818K + core * 512 (code: mc2/moe_distribute_dispatch_v2/op_kernel/moe_distribute_v2_base.h
-    InitWinState; moe_distribute_v2_constant.h; templates/cpp/common/op_kernel/opgen_kernel_helpers.h EXP_STATUS).
+    InitWinState; moe_distribute_v2_constant.h; templates/cpp/common/op_kernel/opgen_kernel_helpers.h REAL_STATUS).
     Before issue 33's change the generated ops kept their own layout there (entries at s * 128K, state words at 256K
     and 936K, one-word combine flags in [296K, 936K)), and the generated entries' words 2-7 were never written."""
     case = first_world(A3)
@@ -306,3 +310,135 @@ def test_950_generated_dispatch_then_real_combine_with_its_findings_fixed(tree, 
     A5_COMBINE_CONTEXT, A5_COMBINE_PACK_SOURCE), on the windows the generated DispatchV2 left."""
     comm = Communicator(tree, tmp_path, {COMBINE[0].OP: a5_combine_fixed(tree.ops, tmp_path / "ops")})
     moe_layer(comm, GEN, REAL, first_world(A5))
+
+
+# The Ascend 950 status area (issue 33): the generated pair keeps the real MTE ops' 1 MiB at the start of windowsIn,
+# laid out as theirs (templates/cpp/common/op_kernel/opgen_kernel_helpers.h, __NPU_ARCH__ 3510). code: mc2/common/
+# op_kernel/moe_distribute_base.h A5_MTE_STATE_WIN_SIZE, EP_RANK_OFFSET_STEP (rank r's area starts r * 1 KiB into its
+# windowsIn); mc2/moe_distribute_dispatch_v2/op_kernel/moe_distribute_v2_constant.h DISPATCH_STATE_WIN_OFFSET,
+# COMBINE_STATE_WIN_OFFSET, WIN_ADDR_ALIGN.
+A5_STATE = MB
+A5_RANK_STEP = 1024
+A5_DISPATCH_WORDS, A5_COMBINE_WORDS, A5_WORD_STRIDE = 768 * 1024, 818 * 1024, 512
+
+
+def windows_in(windows: Path, world: int) -> dict[int, bytearray]:
+    """Each rank's windowsIn (HCCL group 0) up to 2 MiB, as the pages a job left (zero where never written)."""
+    import struct
+
+    data, at, out = windows.read_bytes(), 0, {r: bytearray(2 * MB) for r in range(world)}
+    while at < len(data):
+        kind, group, rank, offset = struct.unpack_from("<IIIQ", data, at)
+        if kind == 0 and group == 0 and offset < 2 * MB:
+            out[rank][offset:offset + PAGE] = data[at + 20:at + 20 + PAGE]
+        at += 20 + PAGE
+    return out
+
+
+def status_area(windows: Path, world: int) -> dict[int, bytes]:
+    """Each rank's 950 status area: 1 MiB from rank * 1 KiB of its windowsIn."""
+    return {r: bytes(w[r * A5_RANK_STEP:r * A5_RANK_STEP + A5_STATE]) for r, w in windows_in(windows, world).items()}
+
+
+def core_words(area: bytes, at: int, cores: int) -> list[tuple[int, ...]]:
+    """The InitWinState block of each core (8 uint32) at ``at`` + core * 512 of a status area."""
+    import struct
+
+    return [struct.unpack_from("<8I", area, at + c * A5_WORD_STRIDE) for c in range(cores)]
+
+
+def test_950_real_and_generated_dispatch_leave_the_same_status_area(tree, tmp_path):
+    """The real and the generated 950 DispatchV2 on one world, each on fresh windows: the status areas they leave
+    agree byte for byte (rank r's from r KiB into its windowsIn, nothing before it): the entries of data
+    state 0, {flag cleared to 0, rows, 0 x 6} at (source rank + local expert * epWorldSize) * 32, and each core's
+    InitWinState block at 768K + core * 512: data state flipped to 1, position 2 (past the wait), epRankId,
+    moeExpertNum, epWorldSize, globalBS, the call count 1 (code: moe_distribute_v2_base.h InitWinState;
+    moe_distribute_dispatch_v2.h SetStatus, WaitDispatchClearStatus, RunPosRecord)."""
+    ref, _ = DISPATCH
+    case = first_world(A5)
+    world, ranks = testkit.build_world(ref, case), case["world"]
+    areas = {}
+    for kind in (REAL, GEN):
+        comm = Communicator(tree, tmp_path / kind)
+        comm.run(kind, DISPATCH, case, world)
+        areas[kind] = status_area(comm.windows, ranks)
+        for r, w in windows_in(comm.windows, ranks).items():
+            assert not any(w[:r * A5_RANK_STEP]), f"{kind} rank {r}: bytes before its status area"
+    attrs = case["attrs"]
+    global_bs = int(attrs.get("globalBS", 0)) or case["inputs"]["x"][1][0] * ranks
+    for r in range(ranks):
+        words = core_words(areas[GEN][r], A5_DISPATCH_WORDS, real_world.REAL_AIV)
+        assert words == [(1, 2, r, attrs["moeExpertNum"], ranks, global_bs, 1, 0)] * real_world.REAL_AIV
+        assert areas[GEN][r] == areas[REAL][r], f"rank {r}: the status areas differ"
+
+
+def test_950_real_and_generated_pairs_share_the_data_state_words(tree, tmp_path):
+    """Real pair, generated pair, real pair on one communicator: each op reads the per-core word the op of its kind
+    before it left and flips it, whoever ran before (DispatchV2's at 768K, CombineV2's at 818K, + core * 512), so the
+    three layers address data states 0, 1, 0 and every op agrees with the reference; after them each word holds
+    data state 1 and the call count 3."""
+    comm = Communicator(tree, tmp_path, {COMBINE[0].OP: a5_combine_fixed(tree.ops, tmp_path / "ops")})
+    case = first_world(A5)
+    ranks, seen = case["world"], []
+    for layer, kind in enumerate((REAL, GEN, REAL)):
+        moe_layer(comm, kind, kind, dict(case, id=f"{case['id']}-layer{layer}"))
+        area = status_area(comm.windows, ranks)
+        seen.append([(core_words(area[r], A5_DISPATCH_WORDS, 1)[0][0::6],
+                      core_words(area[r], A5_COMBINE_WORDS, 1)[0][0::6]) for r in range(ranks)])
+    # (data state, call count) of core 0's dispatch and combine word on each rank, after each layer
+    assert seen == [[((1, 1), (1, 1))] * ranks, [((0, 2), (0, 2))] * ranks, [((1, 3), (1, 3))] * ranks]
+
+
+def _constants(text: str, names: tuple[str, ...]) -> dict[str, int]:
+    """The value of each `constexpr <type> NAME = <integer expression>;` of a C++ header (U / UL suffixes and the
+    names defined before it allowed)."""
+    import ast
+    import operator
+    import re
+
+    ops = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.floordiv}
+
+    def value(node, found):
+        if isinstance(node, ast.Constant) and isinstance(node.value, int):
+            return node.value
+        if isinstance(node, ast.Name) and node.id in found:
+            return found[node.id]
+        if isinstance(node, ast.BinOp) and type(node.op) in ops:
+            return ops[type(node.op)](value(node.left, found), value(node.right, found))
+        raise ValueError(ast.dump(node))
+
+    found: dict[str, int] = {}
+    for m in re.finditer(r"constexpr\s+\w+\s+(\w+)\s*=\s*([^;]+);", text):
+        expr = re.sub(r"(\d+)U?L?\b", r"\1", m.group(2))
+        try:
+            found[m.group(1)] = value(ast.parse(expr, mode="eval").body, found)
+        except (ValueError, SyntaxError):
+            continue
+    return {n: found[n] for n in names}
+
+
+def test_950_status_offsets_are_the_real_ones(tree):
+    """The generated kernels' status layout of the real ops (opgen_kernel_helpers.h REAL_STATUS, which Ascend 950
+    keeps in windowsIn and Atlas A3 in windowsExp) and the 950 per-rank step (its __NPU_ARCH__ 3510 block) are the
+    real ops' numbers, read from the real headers."""
+    from .conftest import ROOT
+
+    helpers = (ROOT / "templates/cpp/common/op_kernel/opgen_kernel_helpers.h").read_text(encoding="utf-8")
+    a5 = helpers[helpers.index("#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)\n// Ascend 950: the real MTE"):]
+    a5 = a5[:a5.index("#else")]
+    ours = _constants(helpers, ("REAL_STATE_STRIDE", "REAL_COMBINE_FLAGS_AT", "REAL_DISPATCH_WORDS_AT",
+                                "REAL_COMBINE_WORDS_AT", "REAL_WORD_STRIDE"))
+    ours.update(_constants(a5, ("STATE_RANK_STEP",)))
+    mc2 = tree.ops / "mc2"
+    base = _constants((mc2 / "common/op_kernel/moe_distribute_base.h").read_text(encoding="utf-8"),
+                      ("A5_MTE_STATE_WIN_SIZE", "EP_RANK_OFFSET_STEP"))
+    v2 = _constants((mc2 / "moe_distribute_dispatch_v2/op_kernel/moe_distribute_v2_constant.h").read_text(
+        encoding="utf-8"), ("WIN_STATE_OFFSET", "DISPATCH_STATE_WIN_OFFSET", "WIN_ADDR_ALIGN",
+                            "COMBINE_STATE_WIN_OFFSET", "COMBINE_STATE_OFFSET"))
+    assert ours == {"REAL_STATE_STRIDE": v2["WIN_STATE_OFFSET"], "REAL_COMBINE_FLAGS_AT": v2["COMBINE_STATE_OFFSET"],
+                    "REAL_DISPATCH_WORDS_AT": v2["DISPATCH_STATE_WIN_OFFSET"],
+                    "REAL_COMBINE_WORDS_AT": v2["COMBINE_STATE_WIN_OFFSET"], "REAL_WORD_STRIDE": v2["WIN_ADDR_ALIGN"],
+                    "STATE_RANK_STEP": base["EP_RANK_OFFSET_STEP"]}
+    assert (A5_STATE, A5_RANK_STEP, A5_DISPATCH_WORDS, A5_COMBINE_WORDS, A5_WORD_STRIDE) == (
+        base["A5_MTE_STATE_WIN_SIZE"], base["EP_RANK_OFFSET_STEP"], v2["DISPATCH_STATE_WIN_OFFSET"],
+        v2["COMBINE_STATE_WIN_OFFSET"], v2["WIN_ADDR_ALIGN"])

@@ -31,8 +31,11 @@ def _generated(op: str):
     return importlib.import_module(f"{op}.reference"), importlib.import_module(f"{op}.tests.cases")
 
 
-# the status area's bytes in windowsIn: Atlas A3 keeps it in windowsExp, as the real A3 ops do
-STATUS_IN_WINDOW = {"ascend910b": 2 * MB, "ascend910_93": 0, "ascend950": 2 * MB}
+# the status area's bytes in windowsIn: Atlas A3 keeps it in windowsExp, as the real A3 ops do; Ascend 950 1 MiB a
+# rank, rank r's starting r KiB in (code: mc2/common/op_kernel/moe_distribute_base.h A5_MTE_STATE_WIN_SIZE,
+# EP_RANK_OFFSET_STEP), so the ranks' areas reach 1 MiB + (epWorldSize - 1) KiB
+STATUS_IN_WINDOW = {"ascend910b": lambda ep: 2 * MB, "ascend910_93": lambda ep: 0,
+                    "ascend950": lambda ep: MB + (ep - 1) * 1024}
 # the check that rejects a window one MB smaller than the smallest the layout fits: the kernels' layout check,
 # or on Atlas A3 the documents' rule, whose formula is exactly the layout of the data halves there
 SMALLER_REJECTED_BY = {"ascend910b": "window.ep", "ascend910_93": "buffer.window", "ascend950": "window.ep"}
@@ -51,11 +54,11 @@ def _dispatch_min_mb(product: str, bs: int, h: int, k: int, ep: int, moe: int) -
         rows = bs * min(moe // ep, k)
         message = _align(2 * h, 32) + 32  # the row, then 32 bytes of the expert scale (no triple on A2)
         combine = ep * (rows * _align(2 * h, 32) + _align(4 * (moe // ep + 1), 32))
-        return math.ceil((2 * max(combine, ep * rows * message) + STATUS_IN_WINDOW[product]) / MB)
+        return math.ceil((2 * max(combine, ep * rows * message) + STATUS_IN_WINDOW[product](ep)) / MB)
     message = _align(_align(2 * h, 32) + 64, 512)  # the row, then 64 bytes of (srcRank, tokenIdx, k) | scale
     combine = bs * (k + 1) * _align(2 * h, 512)
     dispatch = (moe // ep) * ep * bs * message
-    return math.ceil((2 * (combine + dispatch) + STATUS_IN_WINDOW[product]) / MB)
+    return math.ceil((2 * (combine + dispatch) + STATUS_IN_WINDOW[product](ep)) / MB)
 
 
 def _case(product: str, bs: int, h: int, k: int, ep: int, moe: int, window_mb: int) -> dict:
@@ -159,7 +162,7 @@ def _combine_case(ref, case: dict) -> dict:
 def test_the_combine_status_flags_bound_max_bs_where_the_kernel_keeps_them_per_slot():
     """CombineV2's kernel keeps one status flag per (token, k) and shared-expert slot of maxBS tokens, 10240 per
     data state (templates/cpp/common/op_kernel/opgen_kernel_helpers.h, combineBytes / FLAG_BYTES of both
-    StatusLayout rows: OWN_STATUS's COMBINE_FLAGS_HALF, and EXP_STATUS's, the real A3 ops' windowsExp): tiling
+    StatusLayout rows: OWN_STATUS's COMBINE_FLAGS_HALF, and REAL_STATUS's, the real ops' layout): tiling
     rejects a globalBS past that with kernel.status_slots, after the documents' rules, instead of a kernel that traps. Atlas A2 flags per
     expert rank's region (its header's last word) and has no such check."""
     from opgen.harness import testkit
@@ -286,7 +289,8 @@ def test_the_status_area_sits_where_the_real_ops_keep_it(op):
     at 1 MiB - 512 in the first reserve; code: mc2/moe_distribute_dispatch_v2/op_kernel/arch22/
     moe_distribute_a2_constant.h), the status area in the second half's reserve, which the real ops leave unused;
     Atlas A3: at the start of windowsExp, the data halves taking all of windowsIn; Ascend 950: at the start of
-    windowsIn, the data halves after it (the real A3 and 950 ops, mc2/common/op_kernel/moe_distribute_base.h).
+    windowsIn, 1 MiB a rank, rank r's from r KiB (A5_MTE_STATE_WIN_SIZE, EP_RANK_OFFSET_STEP), the data halves after
+    the last rank's (the real A3 and 950 ops, mc2/common/op_kernel/moe_distribute_base.h).
     The halves' data, the reserves and a status area in windowsIn tile the window without overlap."""
     ref, cases = _generated(op)
     case = next(c for c in cases.POSITIVE if c["product"] == "ascend950" and "ranks" not in c)
@@ -309,11 +313,9 @@ def test_the_status_area_sits_where_the_real_ops_keep_it(op):
                             (half + reserve, 2 * half)])
             assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:])) and spans[-1][1] <= window, spans
             continue
-        assert in_exp == 0 and state == 2 * MB and half == (window - state) // 2 // 512 * 512
-        if product == "ascend950":
-            assert (state_at, data_at) == (0, 2 * MB)
-        else:
-            assert (state_at, data_at) == (window - 2 * MB, 0)
+        ep = c["world"]
+        assert (in_exp, state, state_at, data_at) == (0, MB + (ep - 1) * 1024, 0, MB + (ep - 1) * 1024)
+        assert half == (window - state) // 2 // 512 * 512
         spans = sorted([(state_at, state_at + state), (data_at, data_at + 2 * half)])
         assert spans[0][1] <= spans[1][0] and spans[1][1] <= window, (product, spans)
 

@@ -216,7 +216,7 @@ _LETS = {
         "win_need": lambda s: i64(s.let("win_combine_at") + s.let("win_combine")),
         "win_window": lambda s: i64(s.env("HCCL_BUFFSIZE") * 1048576),
         "win_halves": lambda s: 2,
-        "win_state": lambda s: i64(2 * 1048576),
+        "win_state": lambda s: i64(i64(1 * 1048576) + i64(i64(s.attr("epWorldSize") - 1) * 1024)),
         "win_state_exp": lambda s: 0,
         "win_state_at": lambda s: 0,
         "win_data_at": lambda s: s.let("win_state"),

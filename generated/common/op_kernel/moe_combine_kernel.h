@@ -351,7 +351,9 @@ __aicore__ inline void MoeCombineKernel<Traits>::Init(const Args &args, const Ti
     }
     RequireFits(static_cast<uint64_t>(GetBlockNum()) * status_.wordStride, status_.wordsBytes);
     RequireHalfFits(tiling, halfBytes_);
-    RequireFits(status_.need, static_cast<uint64_t>(tiling.win_state));
+    // every rank's area, rank r's r * STATE_RANK_STEP in (StatusArea; an MC2 context's holder has no step)
+    RequireFits(status_.need + (Traits::MC2_CONTEXT ? 0UL : static_cast<uint64_t>(epWorld_ - 1U) * STATE_RANK_STEP),
+                static_cast<uint64_t>(tiling.win_state));
     if constexpr (!Traits::MC2_CONTEXT) {
         RequireFits(static_cast<uint64_t>(tiling.win_window), WindowBytes<EP_GROUP>());
     }

@@ -61,7 +61,7 @@ struct StatusLayout {
     uint32_t combineFlagInts; // leading int32 words of a CombineV2 slot flag set to FLAG_SET
     bool stateRecord;         // the words are the real ops' state records (InitWinState): flipped at Init
 };
-// The generated ops' own layout, in windowsIn (Atlas A2: the second half's reserve; Ascend 950: its start).
+// The generated ops' own layout, in windowsIn (Atlas A2: the second half's reserve).
 constexpr StatusLayout OWN_STATUS = {0UL,
                                      STATE_HALF,
                                      STATE_HALF,
@@ -76,44 +76,58 @@ constexpr StatusLayout OWN_STATUS = {0UL,
                                      STATE_BYTES,
                                      1U,
                                      false};
-// Atlas A3's windowsExp: the real A3 DispatchV2 / CombineV2 layout (code: mc2/moe_distribute_dispatch_v2/op_kernel/
-// moe_distribute_v2_constant.h; moe_distribute_dispatch_v2.h Init, GetWindStateAddrByRankId(rankId) + dataState_ *
-// WIN_STATE_OFFSET, SetStatus, offset stateOffset_ * epRankId_ + localExpert * epWorldSize_ * stateOffset_ with
-// stateOffset_ = STATE_OFFSET 32, the entry {1.0f, count, 0 ...}; mc2/moe_distribute_combine_v2/op_kernel/arch22/
-// moe_distribute_combine_v2.h InitAttrs, winStatusOffset_ = COMBINE_STATE_OFFSET + dataState_ * WIN_STATE_OFFSET,
-// ExpertAlltoAllDispatchCopyAdd, tokenId * flagRcvCount_ * stateOffset_ + topkId * stateOffset_, flagRcvCount_ = K +
-// sharedExpertNum, the flag 8 x 1.0f (Duplicate<float>(statusTensor, 1, FLOAT_PER_UB_ALIGN)); the per-core records
-// at DISPATCH_STATE_WIN_OFFSET / COMBINE_STATE_WIN_OFFSET + core * WIN_ADDR_ALIGN, InitWinState). The dispatch
-// entries of a data state end where its combine flags begin (COMBINE_STATE_OFFSET 64K: 2048 entries, the documents'
-// localExpertNum * epWorldSize <= 2048), the flags of data state 1 at DISPATCH_STATE_WIN_OFFSET (320K: 10240 slots,
-// the moe_combine family's status_slots table); the dispatch records have the 50K before COMBINE_STATE_WIN_OFFSET
-// ("为dispatch预留50k"), the combine records as much. The TP state is the generated ops' own (the real A3 DispatchV2
-// has no TP path: TP_STATE_SIZE is unused): after the combine records.
-constexpr uint64_t EXP_STATE_STRIDE = 384UL * 1024UL;      // code: WIN_STATE_OFFSET
-constexpr uint64_t EXP_COMBINE_FLAGS_AT = 64UL * 1024UL;   // code: COMBINE_STATE_OFFSET
-constexpr uint64_t EXP_DISPATCH_WORDS_AT = 768UL * 1024UL; // code: DISPATCH_STATE_WIN_OFFSET
-constexpr uint64_t EXP_COMBINE_WORDS_AT = 818UL * 1024UL;  // code: COMBINE_STATE_WIN_OFFSET
-constexpr uint64_t EXP_WORD_STRIDE = 512UL;                // code: WIN_ADDR_ALIGN
-constexpr uint64_t EXP_WORDS_BYTES = EXP_COMBINE_WORDS_AT - EXP_DISPATCH_WORDS_AT;
-constexpr uint64_t EXP_TP_AT = EXP_COMBINE_WORDS_AT + EXP_WORDS_BYTES;
-constexpr StatusLayout EXP_STATUS = {0UL,
-                                     EXP_STATE_STRIDE,
-                                     EXP_COMBINE_FLAGS_AT,
-                                     EXP_COMBINE_FLAGS_AT,
-                                     EXP_STATE_STRIDE,
-                                     EXP_DISPATCH_WORDS_AT - EXP_STATE_STRIDE - EXP_COMBINE_FLAGS_AT,
-                                     EXP_DISPATCH_WORDS_AT,
-                                     EXP_COMBINE_WORDS_AT,
-                                     EXP_WORD_STRIDE,
-                                     EXP_WORDS_BYTES,
-                                     EXP_TP_AT,
-                                     EXP_TP_AT + 2UL * TP_STATE_BYTES,
-                                     FLOATS_PER_BLOCK,
-                                     true};
+// The real DispatchV2 / CombineV2 layout, which Atlas A3 keeps in windowsExp and Ascend 950 at the start of windowsIn
+// (code: mc2/moe_distribute_dispatch_v2/op_kernel/moe_distribute_v2_constant.h, shared by both products' kernels;
+// moe_distribute_dispatch_v2.h Init, GetWindStateAddrByRankId(rankId) + dataState_ * WIN_STATE_OFFSET, SetStatus,
+// offset stateOffset_ * epRankId_ + localExpert * epWorldSize_ * stateOffset_ with stateOffset_ = STATE_OFFSET 32,
+// the entry {1.0f, count, 0 ...}; mc2/moe_distribute_combine_v2/op_kernel/arch22/moe_distribute_combine_v2.h
+// InitAttrs, winStatusOffset_ = COMBINE_STATE_OFFSET + dataState_ * WIN_STATE_OFFSET, ExpertAlltoAllDispatchCopyAdd,
+// tokenId * flagRcvCount_ * stateOffset_ + topkId * stateOffset_, flagRcvCount_ = K + sharedExpertNum, the flag 8 x
+// 1.0f (Duplicate<float>(statusTensor, 1, FLOAT_PER_UB_ALIGN)); arch35/moe_distribute_combine_v2_a5_mte.h
+// InitCommContext, the same winStatusOffset_; the per-core records at DISPATCH_STATE_WIN_OFFSET /
+// COMBINE_STATE_WIN_OFFSET + core * WIN_ADDR_ALIGN, InitWinState). The dispatch entries of a data state end where its
+// combine flags begin (COMBINE_STATE_OFFSET 64K: 2048 entries, the documents' localExpertNum * epWorldSize <= 2048),
+// the flags of data state 1 at DISPATCH_STATE_WIN_OFFSET (320K: 10240 slots, the moe_combine family's status_slots
+// table); the dispatch records have the 50K before COMBINE_STATE_WIN_OFFSET ("为dispatch预留50k"), the combine
+// records as much. The TP state is the generated ops' own (the real V2 kernels have no TP path: TP_STATE_SIZE is
+// unused): after the combine records.
+constexpr uint64_t REAL_STATE_STRIDE = 384UL * 1024UL;      // code: WIN_STATE_OFFSET
+constexpr uint64_t REAL_COMBINE_FLAGS_AT = 64UL * 1024UL;   // code: COMBINE_STATE_OFFSET
+constexpr uint64_t REAL_DISPATCH_WORDS_AT = 768UL * 1024UL; // code: DISPATCH_STATE_WIN_OFFSET
+constexpr uint64_t REAL_COMBINE_WORDS_AT = 818UL * 1024UL;  // code: COMBINE_STATE_WIN_OFFSET
+constexpr uint64_t REAL_WORD_STRIDE = 512UL;                // code: WIN_ADDR_ALIGN
+constexpr uint64_t REAL_WORDS_BYTES = REAL_COMBINE_WORDS_AT - REAL_DISPATCH_WORDS_AT;
+constexpr uint64_t REAL_TP_AT = REAL_COMBINE_WORDS_AT + REAL_WORDS_BYTES;
+constexpr StatusLayout REAL_STATUS = {0UL,
+                                      REAL_STATE_STRIDE,
+                                      REAL_COMBINE_FLAGS_AT,
+                                      REAL_COMBINE_FLAGS_AT,
+                                      REAL_STATE_STRIDE,
+                                      REAL_DISPATCH_WORDS_AT - REAL_STATE_STRIDE - REAL_COMBINE_FLAGS_AT,
+                                      REAL_DISPATCH_WORDS_AT,
+                                      REAL_COMBINE_WORDS_AT,
+                                      REAL_WORD_STRIDE,
+                                      REAL_WORDS_BYTES,
+                                      REAL_TP_AT,
+                                      REAL_TP_AT + 2UL * TP_STATE_BYTES,
+                                      FLOATS_PER_BLOCK,
+                                      true};
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
+// Ascend 950: the real MTE ops keep REAL_STATUS at the start of windowsIn, in 1 MiB a rank, rank r's area r KiB
+// into its windowsIn (code: mc2/common/op_kernel/moe_distribute_base.h A5_MTE_STATE_WIN_SIZE, EP_RANK_OFFSET_STEP,
+// GetBaseWindStateAddrByRankId; an MC2 context's holder addresses epHcclBuffer_[rank] itself, with no step), so the
+// ranks' areas together reach the spec's `state` of 1 MiB + (epWorldSize - 1) KiB
+constexpr bool REAL_STATUS_IN_WINDOWS_IN = true;
+constexpr uint64_t STATE_RANK_STEP = 1024UL;
+#else
+// Atlas A2 keeps OWN_STATUS in its reserve, at one offset on every rank; Atlas A3 REAL_STATUS in windowsExp
+constexpr bool REAL_STATUS_IN_WINDOWS_IN = false;
+constexpr uint64_t STATE_RANK_STEP = 0UL;
+#endif
 // The layout of a status area in windowsExp (tiling.win_state_exp: only Atlas A3 keeps it there) or in windowsIn.
 __aicore__ inline StatusLayout StatusLayoutOf(bool inExp)
 {
-    return inExp ? EXP_STATUS : OWN_STATUS;
+    return inExp || REAL_STATUS_IN_WINDOWS_IN ? REAL_STATUS : OWN_STATUS;
 }
 constexpr uint32_t INFO_BYTES = 64U;  // DispatchV2 message tail: (srcRank, tokenIdx, k) | scale
 constexpr uint32_t TRIPLE = 3U;       // assist-info ints per row: (srcRank, tokenIdx, k)
@@ -238,17 +252,17 @@ __aicore__ inline void FlipBufferId(GM_ADDR word, uint32_t bufferId)
 template <uint32_t group, typename HcclClient>
 __aicore__ inline GM_ADDR WindowIn(HcclClient &hccl, uint32_t rank);
 
-// Where rank `rank`'s status area starts in HCCL group `group`: `offset` (tiling.win_state_at) into its windowsIn,
-// or, where the product keeps it there (`inExp`: tiling.win_state_exp), the start of its windowsExp, which the HCCL
-// context of Atlas A3 lists (asc-devkit impl/adv_api/detail/hccl/common/hccl_inner_def.h HcclContextDef::
-// HcclOpResParam: localWindowsExp for the rank itself, a peer's through the RemoteResPtr list at rWinStart, as the
-// real A3 ops read it: mirror-cann/ops-transformer mc2/common/op_kernel/moe_distribute_base.h
-// GetBaseWindStateAddrByRankId). A rank past the group traps.
+// Where rank `rank`'s status area starts in HCCL group `group`: `offset` (tiling.win_state_at) into its windowsIn
+// (and rank * STATE_RANK_STEP, the real 950 ops' stagger), or, where the product keeps it there (`inExp`:
+// tiling.win_state_exp), the start of its windowsExp, which the HCCL context of Atlas A3 lists (asc-devkit
+// impl/adv_api/detail/hccl/common/hccl_inner_def.h HcclContextDef:: HcclOpResParam: localWindowsExp for the rank
+// itself, a peer's through the RemoteResPtr list at rWinStart, as the real A3 ops read it: mirror-cann/ops-transformer
+// mc2/common/op_kernel/moe_distribute_base.h GetBaseWindStateAddrByRankId). A rank past the group traps.
 template <uint32_t group, typename HcclClient>
 __aicore__ inline GM_ADDR StatusArea(HcclClient &hccl, uint32_t rank, bool inExp, uint64_t offset)
 {
     if (!inExp) {
-        return WindowIn<group>(hccl, rank) + offset;
+        return WindowIn<group>(hccl, rank) + offset + static_cast<uint64_t>(rank) * STATE_RANK_STEP;
     }
     auto ctx = reinterpret_cast<__gm__ HcclContextDef::HcclOpResParam *>(GetHcclContext<group>());
     RequireFits(static_cast<uint64_t>(rank) + 1UL, ctx->rankNum);

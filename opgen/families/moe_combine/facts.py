@@ -14,8 +14,9 @@ FAMILY = Family(
     ub_check=("BS", "H", "K", "moeExpertNum"),
     # one flag per (token, k) and shared-expert slot of a data state in the status area: combineBytes / FLAG_BYTES
     # of the StatusLayout rows of templates/cpp/common/op_kernel/opgen_kernel_helpers.h, 10240 in both (OWN_STATUS:
-    # COMBINE_FLAGS_HALF; EXP_STATUS, Atlas A3's windowsExp: the real ops' 768K - 384K - 64K; code: mc2/
-    # moe_distribute_dispatch_v2/op_kernel/moe_distribute_v2_constant.h) (Atlas A2 flags per expert block instead)
+    # COMBINE_FLAGS_HALF; REAL_STATUS, in Atlas A3's windowsExp and Ascend 950's windowsIn: the real ops' 768K -
+    # 384K - 64K; code: mc2/moe_distribute_dispatch_v2/op_kernel/moe_distribute_v2_constant.h) (Atlas A2 flags per
+    # expert block instead)
     kernel_tables=(KernelTable("status_slots", "globalBS", (("maxBS",), ("K", "sharedExpertNum")), 10240,
                                (TRIPLE,), "row-slot flags one data state of the kernel's status area holds"),),
     no_tp_reference="the CombineV2 reference has no TP (ReduceScatterV) path: the documents give no row "

@@ -2224,8 +2224,8 @@ private:
         return Lazy(memo_win_halves_, [&]() -> int64_t { return 2; });
     }
     int64_t let_win_state()
-    { // win_state = 2 * MB
-        return Lazy(memo_win_state_, [&]() -> int64_t { return Mul(2, kMB); });
+    { // win_state = 1 * MB + (epWorldSize - 1) * 1024
+        return Lazy(memo_win_state_, [&]() -> int64_t { return Add(Mul(1, kMB), Mul(Sub(p.epWorldSize, 1), 1024)); });
     }
     int64_t let_win_state_exp()
     { // win_state_exp = 0

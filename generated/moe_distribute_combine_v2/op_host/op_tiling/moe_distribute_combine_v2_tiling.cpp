@@ -1186,10 +1186,10 @@ private:
     {
         return Lazy(memo_win_halves_, [&]() -> int64_t { return 2; });
     }
-    // win_state = 2 * MB
+    // win_state = 1 * MB + (epWorldSize - 1) * 1024
     int64_t let_win_state()
     {
-        return Lazy(memo_win_state_, [&]() -> int64_t { return Mul(2, kMB); });
+        return Lazy(memo_win_state_, [&]() -> int64_t { return Add(Mul(1, kMB), Mul(Sub(p.epWorldSize, 1), 1024)); });
     }
     // win_state_exp = 0
     int64_t let_win_state_exp()

@@ -999,8 +999,8 @@ __aicore__ inline bool MoeCombineKernel<Traits>::BlocksArrived(GM_ADDR slot, uin
         const uint64_t want = lanes == 64U ? ~0UL : ((1UL << lanes) - 1UL);
         arrived = (words.GetValue(w) & want) == want;
     }
-    SyncFunc<HardEvent::S_V>();    // the next compare writes the bits after these reads
-    SyncFunc<HardEvent::V_MTE2>(); // and the next load the flags after this compare read them
+    // no sync after: V_S waited for the compare, so the next load of the flags and the next compare, which the scalar
+    // unit issues after these reads, follow it, as the real CheckPackedFlagRangeArrive ends
     return arrived;
 }
 

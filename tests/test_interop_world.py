@@ -442,3 +442,91 @@ def test_950_status_offsets_are_the_real_ones(tree):
     assert (A5_STATE, A5_RANK_STEP, A5_DISPATCH_WORDS, A5_COMBINE_WORDS, A5_WORD_STRIDE) == (
         base["A5_MTE_STATE_WIN_SIZE"], base["EP_RANK_OFFSET_STEP"], v2["DISPATCH_STATE_WIN_OFFSET"],
         v2["COMBINE_STATE_WIN_OFFSET"], v2["WIN_ADDR_ALIGN"])
+
+
+def _windows_in(windows: Path, rank: int) -> list[bytes]:
+    """Rank ``rank``'s windowsIn as the runs of adjacent pages a job left (the pages never written are not saved)."""
+    import struct
+
+    data, at, pages = windows.read_bytes(), 0, {}
+    while at < len(data):
+        kind, _group, r, offset = struct.unpack_from("<IIIQ", data, at)
+        if kind == 0 and r == rank:
+            pages[offset] = data[at + 20:at + 20 + PAGE]
+        at += 20 + PAGE
+    runs: list[list[bytes]] = []
+    for offset in sorted(pages):
+        if not runs or offset - PAGE not in pages:
+            runs.append([])
+        runs[-1].append(pages[offset])
+    return [b"".join(run) for run in runs]
+
+
+# code: mc2/moe_distribute_combine_v2/op_kernel/arch35/moe_distribute_combine_v2_a5_mte.h (SPLIT_BLOCK_SIZE,
+# SPLIT_BLOCK_DATA_SIZE, SPLIT_BLOCK_FLAG_SIZE; hAlignWinSize_ = Ceil(commDataBytes_, 480) * 512 per slot, slot
+# tokenId * (K + sharedExpertNum) + topkId; ClearPackedTokenFlags zeroes each block's flag after the token is summed)
+BLOCK, BLOCK_DATA, BLOCK_FLAG = 512, 480, 32
+
+
+def _slot_base(window: bytes, slots: dict[int, bytes], stride: int) -> int | None:
+    """Where slot 0 of a combine area lies in ``window`` such that every slot of ``slots`` (index -> the row bytes
+    its sender returned) holds its row in the first 480 bytes of each 512-byte block and a zero (cleared) flag in
+    the last 32; None when no place fits."""
+    first = min(slots)
+    probe = slots[first][:BLOCK_DATA]
+    at = window.find(probe)
+    while at >= 0:
+        base = at - first * stride
+        if base >= 0 and all(_slot_holds(window, base + s * stride, row) for s, row in slots.items()):
+            return base
+        at = window.find(probe, at + 1)
+    return None
+
+
+def _slot_holds(window: bytes, at: int, row: bytes) -> bool:
+    blocks = -(-len(row) // BLOCK_DATA)
+    data = b"".join(window[at + b * BLOCK:at + b * BLOCK + BLOCK_DATA] for b in range(blocks))
+    tails = [window[at + b * BLOCK + BLOCK_DATA:at + (b + 1) * BLOCK] for b in range(blocks)]
+    return data[:len(row)] == row and all(t == bytes(BLOCK_FLAG) for t in tails)
+
+
+def test_950_generated_combine_lays_out_its_window_slots_as_the_real_one(tree, tmp_path):
+    """One real DispatchV2, then the generated and the real (findings fixed) CombineV2 each on the windows it left:
+    on every rank both leave each returned row in its slot token * (K + S) + k of Ceil(2H, 480) 512-byte blocks,
+    480 row bytes then the 32-byte flag in each block, the flags cleared after the sum; the slots lie at the same
+    stride in both windows (H 1024: 5 blocks, 2560 bytes, where Align512(2H) would be 2048)."""
+    import numpy as np
+
+    case = first_world(A5)
+    ref, _ = DISPATCH
+    cref, _ = COMBINE
+    world = testkit.build_world(ref, case)
+    gen = Communicator(tree, tmp_path / "gen")
+    dispatched = gen.run(REAL, DISPATCH, case, world)
+    real = Communicator(tree, tmp_path / "real", {cref.OP: a5_combine_fixed(tree.ops, tmp_path / "ops")})
+    real.windows = gen.windows
+    cin, cattrs = testkit.combine_inputs(ref, case, world, dispatched, cref)
+    ccase = {"id": f"{case['id']}-combine", "world": case["world"], "product": case["product"],
+             "attrs": {k: v for k, v in cattrs.items() if k in cref.ATTRS},
+             "env": {k: v for k, v in cattrs.items() if k in cref.ENV}}
+    gen.run(GEN, COMBINE, ccase, real_world.Inputs(cin))
+    real.run(REAL, COMBINE, ccase, real_world.Inputs(cin))
+    bs, h = case["inputs"]["x"][1]
+    k = case["inputs"]["expertIds"][1][1]
+    stride = -(-2 * h // BLOCK_DATA) * BLOCK
+    assert stride == 2560
+    # the rows each owner receives: row i of sender s's expandX goes to slot tokenIdx * K + k of the owner named by
+    # the triple (owner, tokenIdx, k) at assistInfoForCombine[3i] (no shared experts here)
+    want: dict[int, dict[int, bytes]] = {r: {} for r in range(case["world"])}
+    for s, c in enumerate(cin):
+        rows = np.ascontiguousarray(np.asarray(testkit.data(c["expandX"])))
+        info = np.asarray(testkit.data(c["assistInfoForCombine"])).reshape(-1)
+        count = int(np.asarray(testkit.data(c["epSendCounts"])).reshape(-1)[-1])
+        for i in range(count):
+            owner, token, pair = (int(v) for v in info[3 * i:3 * i + 3])
+            want[owner][token * k + pair] = rows[i].tobytes()
+    assert sum(len(w) for w in want.values()) == case["world"] * bs * k
+    for r in range(case["world"]):
+        for kind, comm in ((GEN, gen), (REAL, real)):
+            runs = _windows_in(comm.windows, r)
+            assert any(_slot_base(run, want[r], stride) is not None for run in runs), (kind, r)

@@ -25,6 +25,7 @@ from .conftest import ROOT
 
 GENERATED = ROOT / "generated"
 A3_UB = 196608
+A5_UB, A5_PLATFORM_UB = 262144, 253952  # Ascend 950: a vector core's UB, and what the platform reports to tiling
 
 
 def _plan(spec: str):
@@ -34,8 +35,8 @@ def _plan(spec: str):
 def _env(**kw) -> dict:
     """The tiling fields the plan reads, of a one-server Atlas A3 call (no mask, no special or shared experts)."""
     env = dict(H=8192, BS=8, K=2, commQuantMode=0, serverRanks=0, isSharedRank=0, localExpertNum=2, epWorldSize=2,
-               isA2=0, moeExpertNum=4, aivNum=4, totalUbSize=A3_UB, sharedExpertRankNum=0, sharedExpertNum=0,
-               maskRank=0, zeroExpertNum=0, copyExpertNum=0, constExpertNum=0, core=0)
+               isA2=0, blockFlags=0, moeExpertNum=4, aivNum=4, totalUbSize=A3_UB, sharedExpertRankNum=0,
+               sharedExpertNum=0, maskRank=0, zeroExpertNum=0, copyExpertNum=0, constExpertNum=0, core=0)
     env.update(kw)
     return env
 
@@ -116,14 +117,16 @@ def _twin(op, product):
         pytest.skip(f"the CPU twin cannot be built here: {err}")
 
 
-def _run_with_ub(twin, ref, case, world, job_dir, ub: int, aiv: int = 4):
-    """Run ``case`` on cores of ``ub`` bytes of UB (the platform's UB the tiling reads, and the twin's)."""
+def _run_with_ub(twin, ref, case, world, job_dir, ub: int, aiv: int = 4, product_ub: int = A3_UB,
+                 platform_ub: int | None = None):
+    """Run ``case`` on cores of ``ub`` bytes of UB (the twin's, and the platform's UB the tiling reads unless
+    ``platform_ub`` says otherwise)."""
     from opgen.sim import job
 
-    written = job.write_job(ref, case, world, job_dir, aiv=aiv, platform_ub=ub)
+    written = job.write_job(ref, case, world, job_dir, aiv=aiv, platform_ub=ub if platform_ub is None else platform_ub)
     text = (job_dir / "job.txt").read_text(encoding="utf-8")
-    assert f"\nub {A3_UB}\n" in text
-    (job_dir / "job.txt").write_text(text.replace(f"\nub {A3_UB}\n", f"\nub {ub}\n"), encoding="utf-8")
+    assert f"\nub {product_ub}\n" in text
+    (job_dir / "job.txt").write_text(text.replace(f"\nub {product_ub}\n", f"\nub {ub}\n"), encoding="utf-8")
     return job.run_job(job.executable(twin, ref, world, written), written)
 
 
@@ -148,6 +151,44 @@ def test_twin_runs_in_exactly_the_plan_and_tiling_rejects_one_block_less(tmp_pat
         assert (f"rank {rank}: [ERROR] MoeDistributeCombineAddRmsNorm: Current scenario is exceeds the size limit, "
                 f"BS = 8, H = 8192, K = 2, moeExpertNum = 4, aivNum available = 4, used UBsize = 169216, "
                 f"UB size = 169184.") in str(err.value)
+
+
+def test_950_combine_v2_plan_counts_the_block_slots():
+    # Ascend 950 (blockFlags): a row of H 8192 travels as Ceil(16384, 480) = 35 blocks of 512 bytes. SendBack: one
+    # calc slot, the triples, a flag, two buffers of the row read as 35 * 480 bytes and two of its packed blocks;
+    # reduce: 4 calc slots, ids / weights / slots, the mask, the flags of 2 slots x 35 blocks x 8 fp32 (560, compared
+    # as 576: 2304 bytes), their compare bits (72 bytes, 96) and 560 zeros to clear them, two output rows
+    got = evaluate(_plan("combine_v2"), _env(blockFlags=1, totalUbSize=A5_PLATFORM_UB))
+    assert got == {"init": 32, "sendBack": 34048 + TRIPLE_BATCH * 12 + 32 + 2 * 16800 + 2 * 17920, "waitBlocks": 0,
+                   "reduce": 4 * 34048 + 96 + 32 + 2304 + 96 + 2240 + 2 * 16384, "total": 173728}
+    # comm quant 2: the message (8,192 int8 and 1,024 bf16 scales: 10,240 bytes) is quantised into packBuf_ and
+    # packed from there in Ceil(10240, 480) = 22 blocks; the row is still read whole (16,384)
+    got = evaluate(_plan("combine_v2"), _env(blockFlags=1, commQuantMode=2, totalUbSize=A5_PLATFORM_UB))
+    assert got["sendBack"] == 3 * 34048 + TRIPLE_BATCH * 12 + 32 + 2 * 16384 + 2 * 22 * 512 + 22 * 480 == 171104
+
+
+@pytest.mark.cpu_twin
+def test_950_twin_runs_in_exactly_the_plan_and_tiling_rejects_one_block_less(tmp_path):
+    """The 950 CombineV2 at H 8192: on the platform's UB its queues are two deep and the plan is 173,728 bytes,
+    which a twin core of exactly that UB runs; told a UB below what two deep take, the queues are one deep (plan
+    157,344 = 173,728 - 16,800 - 17,920 + 0 in the reduce's max: 4 calc slots, 96, 32, 4,640 of flags, one output
+    row of 16,384), a core of exactly that runs, and one block less is rejected by the generated tiling."""
+    from opgen.harness import testkit
+    from opgen.sim import job
+
+    op, product = "moe_distribute_combine_v2", "ascend950"
+    ref, cases, twin = _twin(op, product)
+    case = _case(op, product, 8, 8192, 2, 2, 4)
+    world = testkit.build_world(ref, case)
+    want = testkit.run(ref, case, world)
+    for name, ub, platform in (("deep", 173728, A5_PLATFORM_UB), ("shallow", 157344, None)):
+        outs = _run_with_ub(twin, ref, case, world, tmp_path / name, ub, product_ub=A5_UB, platform_ub=platform)
+        problems = [p for r, (got, exp) in enumerate(zip(outs, want))
+                    for p in testkit.output_problems(ref, cases, case, world, r, got, exp)]
+        assert not problems, "\n".join(problems)
+    with pytest.raises(job.TwinTilingRejected) as err:
+        _run_with_ub(twin, ref, case, world, tmp_path / "short", 157312, product_ub=A5_UB)
+    assert "used UBsize = 157344, UB size = 157312." in str(err.value)
 
 
 @pytest.mark.slow

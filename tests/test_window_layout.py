@@ -56,7 +56,8 @@ def _dispatch_min_mb(product: str, bs: int, h: int, k: int, ep: int, moe: int) -
         combine = ep * (rows * _align(2 * h, 32) + _align(4 * (moe // ep + 1), 32))
         return math.ceil((2 * max(combine, ep * rows * message) + STATUS_IN_WINDOW[product](ep)) / MB)
     message = _align(_align(2 * h, 32) + 64, 512)  # the row, then 64 bytes of (srcRank, tokenIdx, k) | scale
-    combine = bs * (k + 1) * _align(2 * h, 512)
+    # Ascend 950: the real A5 MTE combine's row slots, Ceil(2H, 480) blocks of 512 bytes (480 data bytes and a flag)
+    combine = bs * (k + 1) * (-(-2 * h // 480) * 512 if product == "ascend950" else _align(2 * h, 512))
     dispatch = (moe // ep) * ep * bs * message
     return math.ceil((2 * (combine + dispatch) + STATUS_IN_WINDOW[product](ep)) / MB)
 
@@ -267,8 +268,12 @@ def test_a_product_inherits_or_replaces_the_window_and_tiling_carries_its_fields
     assert history.view("ascend950").window is history.view("ascend910_93").window  # extends, declares none
     op = load_ok(ROOT / "specs" / "dispatch_v2.spec")
     a2, a3, a950 = (op.view(s).window for s in ("ascend910b", "ascend910_93", "ascend950"))
-    assert a2 != a3 and a950 is not a3  # Ascend 950 replaces Atlas A3's: the same areas, the status area first
-    assert (a950.areas, a950.lets, a950.state_at_start) == (a3.areas, a3.lets, True)
+    # Ascend 950 replaces Atlas A3's: the same dispatch area, CombineV2's rows in the real A5 MTE combine's slots of
+    # Ceil(2H, 480) 512-byte blocks, the status area first
+    assert a2 != a3 and a950 is not a3
+    assert (a950.areas[1:], a950.lets, a950.state_at_start) == (a3.areas[1:], a3.lets, True)
+    assert [to_spec(a.expr) for a in (a3.areas[0], a950.areas[0])] == [
+        "maxBS * (K + sharedExpertNum) * Align512(2 * H)", "maxBS * (K + sharedExpertNum) * ceil_div(2 * H, 480) * 512"]
     assert (a2.state_in, a3.state_in, a950.state_in) == ("windowsIn", "windowsExp", "windowsIn")
     assert not a3.state_at_start and not a2.state_at_start
     # Atlas A2 keeps the real A2 ops' halves: a 1 MiB reserve each, the half-select word at 1 MiB - 512, the status

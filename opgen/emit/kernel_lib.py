@@ -951,6 +951,13 @@ def a2_expr(op: Op) -> str:
     return "(tiling.isA2 != 0)"
 
 
+def block_flags_expr(op: Op) -> str:
+    """Whether the kernel packs its window rows into 512-byte blocks of 480 data bytes and a flag (the op-level let
+    ``blockFlags``, which the products with the Ascend 950 MTE combine's slots set): the tiling test, or a literal
+    false when the op has no such let."""
+    return "(tiling.blockFlags != 0)" if any(l.name == "blockFlags" for l in op.lets) else "false"
+
+
 # the combine reduce's calc slots: acc, term, aux, scratch. A special expert's formula uses slot 1 (term) and up;
 # the kernel takes more slots only in calls where such a special expert is in use (UB: 4 rows of H = 10240 on A2).
 REDUCE_SLOTS = 4

@@ -170,6 +170,7 @@ __aicore__ inline void MoeCombineKernel<Traits>::InitSpec(const TilingData &tili
     hasSharedX_ = (tiling.has_sharedExpertXOptional != 0U);
     hasWeights_ = true;
     isA2_ = false;
+    blockFlags_ = (tiling.blockFlags != 0);
 }
 // The special experts' terms, lowered from the spec into `term`; false for an expert that adds nothing
 template <typename Traits>

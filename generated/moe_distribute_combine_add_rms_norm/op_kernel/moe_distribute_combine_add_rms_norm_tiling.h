@@ -48,6 +48,7 @@ struct MoeDistributeCombineAddRmsNormTilingData {
     int64_t A;  // let A
     int64_t maskRank;  // let maskRank
     int64_t isA2;  // let isA2
+    int64_t blockFlags;  // let blockFlags
     int64_t win_reserve;  // let win_reserve, window ep
     int64_t win_buffer_id;  // let win_buffer_id, window ep
     int64_t win_buffer_id_at;  // let win_buffer_id_at, window ep

@@ -197,6 +197,7 @@ __aicore__ inline void MoeCombineKernel<Traits>::InitSpec(const TilingData &tili
     hasSharedX_ = (tiling.has_sharedExpertXOptional != 0U);
     hasWeights_ = (tiling.has_expertScales != 0U);
     isA2_ = (tiling.isA2 != 0);
+    blockFlags_ = (tiling.blockFlags != 0);
     if constexpr (TK_QUANT == 2U) { // `send q, stored`: the sent values travel
         const uint32_t hLen = hLen_;
         sendBytes_ = AlignUp(RowBytes<int8_t>(static_cast<uint32_t>(hLen)), UB_BLOCK) +

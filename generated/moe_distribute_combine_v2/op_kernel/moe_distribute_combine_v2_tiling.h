@@ -47,6 +47,7 @@ struct MoeDistributeCombineV2TilingData {
     int64_t A;  // let A
     int64_t maskRank;  // let maskRank
     int64_t isA2;  // let isA2
+    int64_t blockFlags;  // let blockFlags
     int64_t serverNum;  // let serverNum, product ascend910b
     int64_t envLayered;  // let envLayered, product ascend910b
     int64_t win_reserve;  // let win_reserve, window ep

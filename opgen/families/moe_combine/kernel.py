@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from opgen.core.dtypes import DTYPES
-from opgen.emit.kernel_lib import (KernelKind, REDUCE_SLOTS, a2_expr, extra_gm_refs, gm_tensors, post_reads,
+from opgen.emit.kernel_lib import (KernelKind, REDUCE_SLOTS, a2_expr, block_flags_expr, extra_gm_refs, gm_tensors, post_reads,
                                    post_stage, rank_expr, receive_modes, routed_and_rows, special_reads,
                                    special_terms, word)
 from opgen.emit.tiling_layout import BATCH_WRITE_CHUNK, BATCH_WRITE_ITEM_BYTES
@@ -25,6 +25,10 @@ TRIPLE_BYTES = 12                 # (srcRank, tokenIdx, k), int32 each (TRIPLE o
 UB_BLOCK = 32                     # opgen_kernel_helpers.h UB_BLOCK
 FLAG_BYTES = 32                   # opgen_kernel_helpers.h FLAG_BYTES: one flag entry
 REPEAT_BYTES = 256                # opgen_kernel_helpers.h REPEAT_BYTES
+BLOCK_BYTES = 512                 # moe_combine_kernel.h BLOCK_BYTES: a window block of the 950 row slots
+BLOCK_DATA_BYTES = 480            # BLOCK_DATA_BYTES: its data bytes (the flag takes the last 32)
+BLOCK_FLAG_FLOATS = 8             # BLOCK_FLAG_FLOATS: its flag, fp32 1.0 eight times
+FLOATS_PER_REPEAT = 64            # opgen_kernel_helpers.h FLOATS_PER_REPEAT
 BW_UB_BYTES = BATCH_WRITE_CHUNK * BATCH_WRITE_ITEM_BYTES + FLAG_BYTES  # _batch_write.j2 BW_UB_BYTES: a chunk, a flag
 
 
@@ -95,8 +99,21 @@ def ub_plan(op: Op, ctx: dict, specials: list, post: dict | None, receives: list
     bw = when([(server, "!=", 0), (core, "==", 0)], BW_UB_BYTES)  # core 0 stages the BatchWrite items
     send = Let("sendBytes", send)
     fixed = Max((calc, reduce_n)) * slot + 4 * REPEAT_BYTES + bw
-    depth = Let("bufDepth", when([(fixed + 4 * row_buf, "<=", Field("totalUbSize"))], 2, 1))
-    queues = (("xInQue_", depth * row_buf), ("msgQue_", depth * AlignUp(Max((row_buf, send)), UB_BLOCK)))
+    # blockFlags (Ascend 950): a row slot of Ceil(sendBytes, 480) 512-byte blocks; SendBlocks reads the row as whole
+    # 480-byte blocks (xInQue_), packs them (msgQue_), a quant formula's message through packBuf_
+    flags = _atom(ctx["block_flags"], "blockFlags")
+    blocks = Let("blocks", when([(flags, "!=", 0)], CeilDiv(send, Num(BLOCK_DATA_BYTES))))
+    sends_row: U = Num(0)
+    for m in ctx["row_modes"]:
+        sends_row = when([(quant, "==", m["value"])], 1, sends_row)
+    in_bytes = Max((row_buf, blocks * BLOCK_DATA_BYTES))
+    pack_src = when([(flags, "!=", 0), (sends_row, "==", 0)], blocks * BLOCK_DATA_BYTES)
+    queue_bytes = when([(flags, "!=", 0)], 2 * (in_bytes + blocks * BLOCK_BYTES) + pack_src, 4 * row_buf)
+    depth = Let("bufDepth", when([(fixed + queue_bytes, "<=", Field("totalUbSize"))], 2, 1))
+    queues = (("xInQue_", when([(flags, "!=", 0)], depth * block(in_bytes), depth * row_buf)),
+              ("msgQue_", when([(flags, "!=", 0)], depth * blocks * BLOCK_BYTES,
+                               depth * AlignUp(Max((row_buf, send)), UB_BLOCK))),
+              ("packBuf_", pack_src))
     is_a2 = _atom(ctx["is_a2"], "isA2")
     entries = when([(Field("isSharedRank"), "==", 0)], Field("localExpertNum") * Field("epWorldSize"))
     share = CeilDiv(Field("moeExpertNum"), Field("aivNum"))  # WaitBlocks: this core's MoE experts
@@ -106,9 +123,14 @@ def ub_plan(op: Op, ctx: dict, specials: list, post: dict | None, receives: list
     shared = when([(Field("sharedExpertRankNum"), "!=", 0)], Field("sharedExpertNum"))
     mask_len = when([(_atom(ctx["mask_rank"], "maskRank"), "==", 2)], BS * K, BS)
     k_bytes = AlignUp(K * 4, UB_BLOCK)
+    # blockFlags: the fp32 flags of a token's blocks (whole repeats), their compare bits, zeros to clear them
+    flag_floats = (K + shared) * blocks * BLOCK_FLAG_FLOATS
+    compared = AlignUp(flag_floats, FLOATS_PER_REPEAT)
+    reduce_flags = when([(flags, "!=", 0)], compared * 4 + AlignUp(CeilDiv(compared, Num(8)), UB_BLOCK) + flag_floats * 4,
+                        block(2 * (K + shared) * FLAG_BYTES))
     invariants = post["invariants"] if post else 0
     out_rows = (("postBuf_", invariants * block(H * 4)),) if post else (("msgQue_", depth * row_buf),)
-    return Plan(lets=(slot, calc, reduce_n, row_buf, send, depth), phases=(
+    return Plan(lets=(slot, calc, reduce_n, row_buf, send, blocks, depth), phases=(
         Phase("init", (("flagBuf_", Num(UB_BLOCK)),)),
         Phase("sendBack", (("calcBuf_", block(calc * slot)), ("infoBuf_", send_rows), ("flagBuf_", header),
                            ("bwBuf_", when([(is_a2, "!=", 0)], bw))) + queues),
@@ -116,7 +138,7 @@ def ub_plan(op: Op, ctx: dict, specials: list, post: dict | None, receives: list
                              ("infoBuf_", when([(is_a2, "!=", 0)], block((share + 1) * 4))))),
         Phase("reduce", (("calcBuf_", block(reduce_n * slot)), ("infoBuf_", block(3 * k_bytes)),
                          ("maskBuf_", block(AlignUp(mask_len, UB_BLOCK))),
-                         ("flagBuf_", block(2 * (K + shared) * FLAG_BYTES))) + out_rows),  # flags, zeros
+                         ("flagBuf_", block(reduce_flags))) + out_rows),  # flags, zeros
     ))
 
 
@@ -176,7 +198,8 @@ def combine_context(op: Op, ctx: dict) -> dict:
     mask_rank = rank_expr(op, "xActiveMaskOptional")
     gms = gm_tensors(op, used, byte_rows)
     out = dict(ctx, tp=False, perf=False, gm_tensors=gms, mask_rank=mask_rank, is_a2=is_a2, specials=specials,
-               post=post, reduce_slots=reduce_slots, receives=receives, row_modes=rows)
+               post=post, reduce_slots=reduce_slots, receives=receives, row_modes=rows,
+               block_flags=block_flags_expr(op))
     out["ub"] = dict(plan=ub_plan(op, out, specials, post, receives, reduce_slots))
     specials, post, receives, lines = _members(specials, post, receives,
                                                [g["name"] for g in gms if g["name"] not in FAMILY_GM])

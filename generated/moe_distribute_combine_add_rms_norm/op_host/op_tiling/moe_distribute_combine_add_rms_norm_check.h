@@ -1135,6 +1135,10 @@ private:
     { // isA2 = false
         return Lazy(memo_isA2_, [&]() -> bool { return false; });
     }
+    bool let_blockFlags()
+    { // blockFlags = false
+        return Lazy(memo_blockFlags_, [&]() -> bool { return false; });
+    }
     int64_t let_win_reserve()
     { // win_reserve = 0
         return Lazy(memo_win_reserve_, [&]() -> int64_t { return 0; });
@@ -1223,6 +1227,7 @@ private:
     Memo<int64_t> memo_A_;
     Memo<int64_t> memo_maskRank_;
     Memo<bool> memo_isA2_;
+    Memo<bool> memo_blockFlags_;
     Memo<int64_t> memo_win_reserve_;
     Memo<int64_t> memo_win_buffer_id_;
     Memo<int64_t> memo_win_buffer_id_at_;
@@ -2188,6 +2193,10 @@ private:
     { // isA2 = false
         return Lazy(memo_isA2_, [&]() -> bool { return false; });
     }
+    bool let_blockFlags()
+    { // blockFlags = true
+        return Lazy(memo_blockFlags_, [&]() -> bool { return true; });
+    }
     int64_t let_win_reserve()
     { // win_reserve = 0
         return Lazy(memo_win_reserve_, [&]() -> int64_t { return 0; });
@@ -2201,10 +2210,9 @@ private:
         return Lazy(memo_win_buffer_id_at_, [&]() -> int64_t { return 0; });
     }
     int64_t let_win_combine()
-    { // win_combine = maxBS * (K + sharedExpertNum) * Align512(2 * H)
+    { // win_combine = maxBS * (K + sharedExpertNum) * ceil_div(2 * H, 480) * 512
         return Lazy(memo_win_combine_, [&]() -> int64_t {
-            return Mul(Mul(let_maxBS(), Add(dim_K(), p.sharedExpertNum)),
-                       Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512));
+            return Mul(Mul(Mul(let_maxBS(), Add(dim_K(), p.sharedExpertNum)), CeilDiv(Mul(2, dim_H()), 480)), 512);
         });
     }
     int64_t let_win_combine_at()
@@ -2277,6 +2285,7 @@ private:
     Memo<int64_t> memo_A_;
     Memo<int64_t> memo_maskRank_;
     Memo<bool> memo_isA2_;
+    Memo<bool> memo_blockFlags_;
     Memo<int64_t> memo_win_reserve_;
     Memo<int64_t> memo_win_buffer_id_;
     Memo<int64_t> memo_win_buffer_id_at_;

@@ -58,17 +58,34 @@ inline uint64_t MoeDistributeCombineAddRmsNormUbBytes(const MoeDistributeCombine
     const uint64_t reduceSlots = 4ULL;
     const uint64_t rowBuf = (((((static_cast<uint64_t>(t.H) * 16ULL) + 8ULL - 1ULL) / 8ULL) + 31ULL) / 32ULL * 32ULL);
     const uint64_t sendBytes = rowBuf;
+    const uint64_t blocks =
+        (((static_cast<uint64_t>((t.blockFlags != 0)) != 0ULL)) ? ((sendBytes + 480ULL - 1ULL) / 480ULL) : 0ULL);
     const uint64_t bufDepth =
         (((((((UbMax(calcSlots, reduceSlots) * slotBytes) + 1024ULL) +
              (((static_cast<uint64_t>(t.serverRanks) != 0ULL) && (core == 0ULL)) ? 544ULL : 0ULL)) +
-            (4ULL * rowBuf)) <= static_cast<uint64_t>(t.totalUbSize))) ?
+            (((static_cast<uint64_t>((t.blockFlags != 0)) != 0ULL)) ?
+                 ((2ULL * (UbMax(rowBuf, (blocks * 480ULL)) + (blocks * 512ULL))) +
+                  (((static_cast<uint64_t>((t.blockFlags != 0)) != 0ULL) &&
+                    ((((static_cast<uint64_t>(t.commQuantMode) == 0ULL)) ? 1ULL : 0ULL) == 0ULL)) ?
+                       (blocks * 480ULL) :
+                       0ULL)) :
+                 (4ULL * rowBuf))) <= static_cast<uint64_t>(t.totalUbSize))) ?
              2ULL :
              1ULL);
     // init: flagBuf_
     const uint64_t init = (32ULL);
-    // sendBack: calcBuf_, infoBuf_, flagBuf_, bwBuf_, xInQue_, msgQue_
+    // sendBack: calcBuf_, infoBuf_, flagBuf_, bwBuf_, xInQue_, msgQue_, packBuf_
     const uint64_t sendBack = ((((calcSlots * slotBytes) + 31ULL) / 32ULL * 32ULL) + 3072ULL + 32ULL + 0ULL +
-                               (bufDepth * rowBuf) + (bufDepth * ((UbMax(rowBuf, sendBytes) + 31ULL) / 32ULL * 32ULL)));
+                               (((static_cast<uint64_t>((t.blockFlags != 0)) != 0ULL)) ?
+                                    (bufDepth * ((UbMax(rowBuf, (blocks * 480ULL)) + 31ULL) / 32ULL * 32ULL)) :
+                                    (bufDepth * rowBuf)) +
+                               (((static_cast<uint64_t>((t.blockFlags != 0)) != 0ULL)) ?
+                                    ((bufDepth * blocks) * 512ULL) :
+                                    (bufDepth * ((UbMax(rowBuf, sendBytes) + 31ULL) / 32ULL * 32ULL))) +
+                               (((static_cast<uint64_t>((t.blockFlags != 0)) != 0ULL) &&
+                                 ((((static_cast<uint64_t>(t.commQuantMode) == 0ULL)) ? 1ULL : 0ULL) == 0ULL)) ?
+                                    (blocks * 480ULL) :
+                                    0ULL));
     // waitBlocks: flagBuf_, infoBuf_
     const uint64_t waitBlocks = (0ULL + 0ULL);
     // reduce: calcBuf_, infoBuf_, maskBuf_, flagBuf_, postBuf_
@@ -82,10 +99,38 @@ inline uint64_t MoeDistributeCombineAddRmsNormUbBytes(const MoeDistributeCombine
             32ULL * 32ULL) +
            31ULL) /
           32ULL * 32ULL) +
-         ((((2ULL * (static_cast<uint64_t>(t.K) + (((static_cast<uint64_t>(t.sharedExpertRankNum) != 0ULL)) ?
+         (((((static_cast<uint64_t>((t.blockFlags != 0)) != 0ULL)) ?
+                ((((((((static_cast<uint64_t>(t.K) + (((static_cast<uint64_t>(t.sharedExpertRankNum) != 0ULL)) ?
+                                                          static_cast<uint64_t>(t.sharedExpertNum) :
+                                                          0ULL)) *
+                       blocks) *
+                      8ULL) +
+                     63ULL) /
+                    64ULL * 64ULL) *
+                   4ULL) +
+                  (((((((((static_cast<uint64_t>(t.K) + (((static_cast<uint64_t>(t.sharedExpertRankNum) != 0ULL)) ?
+                                                             static_cast<uint64_t>(t.sharedExpertNum) :
+                                                             0ULL)) *
+                          blocks) *
+                         8ULL) +
+                        63ULL) /
+                       64ULL * 64ULL) +
+                      8ULL - 1ULL) /
+                     8ULL) +
+                    31ULL) /
+                   32ULL * 32ULL)) +
+                 ((((static_cast<uint64_t>(t.K) + (((static_cast<uint64_t>(t.sharedExpertRankNum) != 0ULL)) ?
                                                        static_cast<uint64_t>(t.sharedExpertNum) :
-                                                       0ULL))) *
-            32ULL) +
+                                                       0ULL)) *
+                    blocks) *
+                   8ULL) *
+                  4ULL)) :
+                ((((2ULL * (static_cast<uint64_t>(t.K) + (((static_cast<uint64_t>(t.sharedExpertRankNum) != 0ULL)) ?
+                                                              static_cast<uint64_t>(t.sharedExpertNum) :
+                                                              0ULL))) *
+                   32ULL) +
+                  31ULL) /
+                 32ULL * 32ULL)) +
            31ULL) /
           32ULL * 32ULL) +
          (1ULL * (((static_cast<uint64_t>(t.H) * 4ULL) + 31ULL) / 32ULL * 32ULL)));
@@ -394,6 +439,7 @@ public:
                Set(tiling->A, "A", missing, [&] { return let_A(); }) &&
                Set(tiling->maskRank, "maskRank", missing, [&] { return let_maskRank(); }) &&
                Set(tiling->isA2, "isA2", missing, [&] { return let_isA2(); }) &&
+               Set(tiling->blockFlags, "blockFlags", missing, [&] { return let_blockFlags(); }) &&
                Set(tiling->win_reserve, "win_reserve", missing, [&] { return let_win_reserve(); }) &&
                Set(tiling->win_buffer_id, "win_buffer_id", missing, [&] { return let_win_buffer_id(); }) &&
                Set(tiling->win_buffer_id_at, "win_buffer_id_at", missing, [&] { return let_win_buffer_id_at(); }) &&
@@ -502,6 +548,11 @@ private:
     {
         return Lazy(memo_isA2_, [&]() -> bool { return false; });
     }
+    // blockFlags = false
+    bool let_blockFlags()
+    {
+        return Lazy(memo_blockFlags_, [&]() -> bool { return false; });
+    }
     // win_reserve = 0
     int64_t let_win_reserve()
     {
@@ -603,6 +654,7 @@ private:
     Memo<int64_t> memo_A_;
     Memo<int64_t> memo_maskRank_;
     Memo<bool> memo_isA2_;
+    Memo<bool> memo_blockFlags_;
     Memo<int64_t> memo_win_reserve_;
     Memo<int64_t> memo_win_buffer_id_;
     Memo<int64_t> memo_win_buffer_id_at_;
@@ -704,6 +756,7 @@ public:
                Set(tiling->A, "A", missing, [&] { return let_A(); }) &&
                Set(tiling->maskRank, "maskRank", missing, [&] { return let_maskRank(); }) &&
                Set(tiling->isA2, "isA2", missing, [&] { return let_isA2(); }) &&
+               Set(tiling->blockFlags, "blockFlags", missing, [&] { return let_blockFlags(); }) &&
                Set(tiling->win_reserve, "win_reserve", missing, [&] { return let_win_reserve(); }) &&
                Set(tiling->win_buffer_id, "win_buffer_id", missing, [&] { return let_win_buffer_id(); }) &&
                Set(tiling->win_buffer_id_at, "win_buffer_id_at", missing, [&] { return let_win_buffer_id_at(); }) &&
@@ -812,6 +865,11 @@ private:
     {
         return Lazy(memo_isA2_, [&]() -> bool { return false; });
     }
+    // blockFlags = true
+    bool let_blockFlags()
+    {
+        return Lazy(memo_blockFlags_, [&]() -> bool { return true; });
+    }
     // win_reserve = 0
     int64_t let_win_reserve()
     {
@@ -827,12 +885,11 @@ private:
     {
         return Lazy(memo_win_buffer_id_at_, [&]() -> int64_t { return 0; });
     }
-    // win_combine = maxBS * (K + sharedExpertNum) * Align512(2 * H)
+    // win_combine = maxBS * (K + sharedExpertNum) * ceil_div(2 * H, 480) * 512
     int64_t let_win_combine()
     {
         return Lazy(memo_win_combine_, [&]() -> int64_t {
-            return Mul(Mul(let_maxBS(), Add(dim_K(), p.sharedExpertNum)),
-                       Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512));
+            return Mul(Mul(Mul(let_maxBS(), Add(dim_K(), p.sharedExpertNum)), CeilDiv(Mul(2, dim_H()), 480)), 512);
         });
     }
     // win_combine_at = 0
@@ -914,6 +971,7 @@ private:
     Memo<int64_t> memo_A_;
     Memo<int64_t> memo_maskRank_;
     Memo<bool> memo_isA2_;
+    Memo<bool> memo_blockFlags_;
     Memo<int64_t> memo_win_reserve_;
     Memo<int64_t> memo_win_buffer_id_;
     Memo<int64_t> memo_win_buffer_id_at_;

@@ -1253,6 +1253,10 @@ private:
     { // isA2 = true
         return Lazy(memo_isA2_, [&]() -> bool { return true; });
     }
+    bool let_blockFlags()
+    { // blockFlags = false
+        return Lazy(memo_blockFlags_, [&]() -> bool { return false; });
+    }
     int64_t let_serverNum()
     { // serverNum = max(epWorldSize // 8, 1)
         return Lazy(memo_serverNum_, [&]() -> int64_t { return Max({FloorDiv(p.epWorldSize, 8), 1}); });
@@ -1344,6 +1348,7 @@ private:
     Memo<int64_t> memo_A_;
     Memo<int64_t> memo_maskRank_;
     Memo<bool> memo_isA2_;
+    Memo<bool> memo_blockFlags_;
     Memo<int64_t> memo_serverNum_;
     Memo<bool> memo_envLayered_;
     Memo<int64_t> memo_win_reserve_;
@@ -2490,6 +2495,10 @@ private:
     { // isA2 = false
         return Lazy(memo_isA2_, [&]() -> bool { return false; });
     }
+    bool let_blockFlags()
+    { // blockFlags = false
+        return Lazy(memo_blockFlags_, [&]() -> bool { return false; });
+    }
     int64_t let_win_reserve()
     { // win_reserve = 0
         return Lazy(memo_win_reserve_, [&]() -> int64_t { return 0; });
@@ -2564,6 +2573,7 @@ private:
     Memo<int64_t> memo_A_;
     Memo<int64_t> memo_maskRank_;
     Memo<bool> memo_isA2_;
+    Memo<bool> memo_blockFlags_;
     Memo<int64_t> memo_win_reserve_;
     Memo<int64_t> memo_win_buffer_id_;
     Memo<int64_t> memo_win_buffer_id_at_;
@@ -3722,6 +3732,10 @@ private:
     { // isA2 = false
         return Lazy(memo_isA2_, [&]() -> bool { return false; });
     }
+    bool let_blockFlags()
+    { // blockFlags = true
+        return Lazy(memo_blockFlags_, [&]() -> bool { return true; });
+    }
     int64_t let_win_reserve()
     { // win_reserve = 0
         return Lazy(memo_win_reserve_, [&]() -> int64_t { return 0; });
@@ -3735,10 +3749,9 @@ private:
         return Lazy(memo_win_buffer_id_at_, [&]() -> int64_t { return 0; });
     }
     int64_t let_win_combine()
-    { // win_combine = maxBS * (K + sharedExpertNum) * Align512(2 * H)
+    { // win_combine = maxBS * (K + sharedExpertNum) * ceil_div(2 * H, 480) * 512
         return Lazy(memo_win_combine_, [&]() -> int64_t {
-            return Mul(Mul(let_maxBS(), Add(dim_K(), p.sharedExpertNum)),
-                       Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512));
+            return Mul(Mul(Mul(let_maxBS(), Add(dim_K(), p.sharedExpertNum)), CeilDiv(Mul(2, dim_H()), 480)), 512);
         });
     }
     int64_t let_win_combine_at()
@@ -3797,6 +3810,7 @@ private:
     Memo<int64_t> memo_A_;
     Memo<int64_t> memo_maskRank_;
     Memo<bool> memo_isA2_;
+    Memo<bool> memo_blockFlags_;
     Memo<int64_t> memo_win_reserve_;
     Memo<int64_t> memo_win_buffer_id_;
     Memo<int64_t> memo_win_buffer_id_at_;

@@ -64,15 +64,23 @@ inline uint64_t MoeDistributeCombineV2UbBytes(const MoeDistributeCombineV2Tiling
               (((((((static_cast<uint64_t>(t.H) + 8ULL - 1ULL) / 8ULL) * 16ULL) + 8ULL - 1ULL) / 8ULL) + 31ULL) /
                32ULL * 32ULL)) :
              rowBuf);
+    const uint64_t blocks =
+        (((static_cast<uint64_t>((t.blockFlags != 0)) != 0ULL)) ? ((sendBytes + 480ULL - 1ULL) / 480ULL) : 0ULL);
     const uint64_t bufDepth =
         (((((((UbMax(calcSlots, reduceSlots) * slotBytes) + 1024ULL) +
              (((static_cast<uint64_t>(t.serverRanks) != 0ULL) && (core == 0ULL)) ? 544ULL : 0ULL)) +
-            (4ULL * rowBuf)) <= static_cast<uint64_t>(t.totalUbSize))) ?
+            (((static_cast<uint64_t>((t.blockFlags != 0)) != 0ULL)) ?
+                 ((2ULL * (UbMax(rowBuf, (blocks * 480ULL)) + (blocks * 512ULL))) +
+                  (((static_cast<uint64_t>((t.blockFlags != 0)) != 0ULL) &&
+                    ((((static_cast<uint64_t>(t.commQuantMode) == 0ULL)) ? 1ULL : 0ULL) == 0ULL)) ?
+                       (blocks * 480ULL) :
+                       0ULL)) :
+                 (4ULL * rowBuf))) <= static_cast<uint64_t>(t.totalUbSize))) ?
              2ULL :
              1ULL);
     // init: flagBuf_
     const uint64_t init = (32ULL);
-    // sendBack: calcBuf_, infoBuf_, flagBuf_, bwBuf_, xInQue_, msgQue_
+    // sendBack: calcBuf_, infoBuf_, flagBuf_, bwBuf_, xInQue_, msgQue_, packBuf_
     const uint64_t sendBack =
         ((((calcSlots * slotBytes) + 31ULL) / 32ULL * 32ULL) +
          (((static_cast<uint64_t>((t.isA2 != 0)) == 0ULL)) ?
@@ -90,7 +98,16 @@ inline uint64_t MoeDistributeCombineV2UbBytes(const MoeDistributeCombineV2Tiling
          (((static_cast<uint64_t>((t.isA2 != 0)) != 0ULL)) ?
               (((static_cast<uint64_t>(t.serverRanks) != 0ULL) && (core == 0ULL)) ? 544ULL : 0ULL) :
               0ULL) +
-         (bufDepth * rowBuf) + (bufDepth * ((UbMax(rowBuf, sendBytes) + 31ULL) / 32ULL * 32ULL)));
+         (((static_cast<uint64_t>((t.blockFlags != 0)) != 0ULL)) ?
+              (bufDepth * ((UbMax(rowBuf, (blocks * 480ULL)) + 31ULL) / 32ULL * 32ULL)) :
+              (bufDepth * rowBuf)) +
+         (((static_cast<uint64_t>((t.blockFlags != 0)) != 0ULL)) ?
+              ((bufDepth * blocks) * 512ULL) :
+              (bufDepth * ((UbMax(rowBuf, sendBytes) + 31ULL) / 32ULL * 32ULL))) +
+         (((static_cast<uint64_t>((t.blockFlags != 0)) != 0ULL) &&
+           ((((static_cast<uint64_t>(t.commQuantMode) == 0ULL)) ? 1ULL : 0ULL) == 0ULL)) ?
+              (blocks * 480ULL) :
+              0ULL));
     // waitBlocks: flagBuf_, infoBuf_
     const uint64_t waitBlocks =
         ((((static_cast<uint64_t>((t.isA2 != 0)) != 0ULL)) ?
@@ -118,10 +135,38 @@ inline uint64_t MoeDistributeCombineV2UbBytes(const MoeDistributeCombineV2Tiling
             32ULL * 32ULL) +
            31ULL) /
           32ULL * 32ULL) +
-         ((((2ULL * (static_cast<uint64_t>(t.K) + (((static_cast<uint64_t>(t.sharedExpertRankNum) != 0ULL)) ?
+         (((((static_cast<uint64_t>((t.blockFlags != 0)) != 0ULL)) ?
+                ((((((((static_cast<uint64_t>(t.K) + (((static_cast<uint64_t>(t.sharedExpertRankNum) != 0ULL)) ?
+                                                          static_cast<uint64_t>(t.sharedExpertNum) :
+                                                          0ULL)) *
+                       blocks) *
+                      8ULL) +
+                     63ULL) /
+                    64ULL * 64ULL) *
+                   4ULL) +
+                  (((((((((static_cast<uint64_t>(t.K) + (((static_cast<uint64_t>(t.sharedExpertRankNum) != 0ULL)) ?
+                                                             static_cast<uint64_t>(t.sharedExpertNum) :
+                                                             0ULL)) *
+                          blocks) *
+                         8ULL) +
+                        63ULL) /
+                       64ULL * 64ULL) +
+                      8ULL - 1ULL) /
+                     8ULL) +
+                    31ULL) /
+                   32ULL * 32ULL)) +
+                 ((((static_cast<uint64_t>(t.K) + (((static_cast<uint64_t>(t.sharedExpertRankNum) != 0ULL)) ?
                                                        static_cast<uint64_t>(t.sharedExpertNum) :
-                                                       0ULL))) *
-            32ULL) +
+                                                       0ULL)) *
+                    blocks) *
+                   8ULL) *
+                  4ULL)) :
+                ((((2ULL * (static_cast<uint64_t>(t.K) + (((static_cast<uint64_t>(t.sharedExpertRankNum) != 0ULL)) ?
+                                                              static_cast<uint64_t>(t.sharedExpertNum) :
+                                                              0ULL))) *
+                   32ULL) +
+                  31ULL) /
+                 32ULL * 32ULL)) +
            31ULL) /
           32ULL * 32ULL) +
          (bufDepth * rowBuf));
@@ -418,6 +463,7 @@ public:
                Set(tiling->A, "A", missing, [&] { return let_A(); }) &&
                Set(tiling->maskRank, "maskRank", missing, [&] { return let_maskRank(); }) &&
                Set(tiling->isA2, "isA2", missing, [&] { return let_isA2(); }) &&
+               Set(tiling->blockFlags, "blockFlags", missing, [&] { return let_blockFlags(); }) &&
                Set(tiling->serverNum, "serverNum", missing, [&] { return let_serverNum(); }) &&
                Set(tiling->envLayered, "envLayered", missing, [&] { return let_envLayered(); }) &&
                Set(tiling->win_reserve, "win_reserve", missing, [&] { return let_win_reserve(); }) &&
@@ -528,6 +574,11 @@ private:
     {
         return Lazy(memo_isA2_, [&]() -> bool { return true; });
     }
+    // blockFlags = false
+    bool let_blockFlags()
+    {
+        return Lazy(memo_blockFlags_, [&]() -> bool { return false; });
+    }
     // serverNum = max(epWorldSize // 8, 1)
     int64_t let_serverNum()
     {
@@ -634,6 +685,7 @@ private:
     Memo<int64_t> memo_A_;
     Memo<int64_t> memo_maskRank_;
     Memo<bool> memo_isA2_;
+    Memo<bool> memo_blockFlags_;
     Memo<int64_t> memo_serverNum_;
     Memo<bool> memo_envLayered_;
     Memo<int64_t> memo_win_reserve_;
@@ -737,6 +789,7 @@ public:
                Set(tiling->A, "A", missing, [&] { return let_A(); }) &&
                Set(tiling->maskRank, "maskRank", missing, [&] { return let_maskRank(); }) &&
                Set(tiling->isA2, "isA2", missing, [&] { return let_isA2(); }) &&
+               Set(tiling->blockFlags, "blockFlags", missing, [&] { return let_blockFlags(); }) &&
                Set(tiling->win_reserve, "win_reserve", missing, [&] { return let_win_reserve(); }) &&
                Set(tiling->win_buffer_id, "win_buffer_id", missing, [&] { return let_win_buffer_id(); }) &&
                Set(tiling->win_buffer_id_at, "win_buffer_id_at", missing, [&] { return let_win_buffer_id_at(); }) &&
@@ -846,6 +899,11 @@ private:
     {
         return Lazy(memo_isA2_, [&]() -> bool { return false; });
     }
+    // blockFlags = false
+    bool let_blockFlags()
+    {
+        return Lazy(memo_blockFlags_, [&]() -> bool { return false; });
+    }
     // win_reserve = 0
     int64_t let_win_reserve()
     {
@@ -933,6 +991,7 @@ private:
     Memo<int64_t> memo_A_;
     Memo<int64_t> memo_maskRank_;
     Memo<bool> memo_isA2_;
+    Memo<bool> memo_blockFlags_;
     Memo<int64_t> memo_win_reserve_;
     Memo<int64_t> memo_win_buffer_id_;
     Memo<int64_t> memo_win_buffer_id_at_;
@@ -1034,6 +1093,7 @@ public:
                Set(tiling->A, "A", missing, [&] { return let_A(); }) &&
                Set(tiling->maskRank, "maskRank", missing, [&] { return let_maskRank(); }) &&
                Set(tiling->isA2, "isA2", missing, [&] { return let_isA2(); }) &&
+               Set(tiling->blockFlags, "blockFlags", missing, [&] { return let_blockFlags(); }) &&
                Set(tiling->win_reserve, "win_reserve", missing, [&] { return let_win_reserve(); }) &&
                Set(tiling->win_buffer_id, "win_buffer_id", missing, [&] { return let_win_buffer_id(); }) &&
                Set(tiling->win_buffer_id_at, "win_buffer_id_at", missing, [&] { return let_win_buffer_id_at(); }) &&
@@ -1143,6 +1203,11 @@ private:
     {
         return Lazy(memo_isA2_, [&]() -> bool { return false; });
     }
+    // blockFlags = true
+    bool let_blockFlags()
+    {
+        return Lazy(memo_blockFlags_, [&]() -> bool { return true; });
+    }
     // win_reserve = 0
     int64_t let_win_reserve()
     {
@@ -1158,12 +1223,11 @@ private:
     {
         return Lazy(memo_win_buffer_id_at_, [&]() -> int64_t { return 0; });
     }
-    // win_combine = maxBS * (K + sharedExpertNum) * Align512(2 * H)
+    // win_combine = maxBS * (K + sharedExpertNum) * ceil_div(2 * H, 480) * 512
     int64_t let_win_combine()
     {
         return Lazy(memo_win_combine_, [&]() -> int64_t {
-            return Mul(Mul(let_maxBS(), Add(dim_K(), p.sharedExpertNum)),
-                       Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512));
+            return Mul(Mul(Mul(let_maxBS(), Add(dim_K(), p.sharedExpertNum)), CeilDiv(Mul(2, dim_H()), 480)), 512);
         });
     }
     // win_combine_at = 0
@@ -1231,6 +1295,7 @@ private:
     Memo<int64_t> memo_A_;
     Memo<int64_t> memo_maskRank_;
     Memo<bool> memo_isA2_;
+    Memo<bool> memo_blockFlags_;
     Memo<int64_t> memo_win_reserve_;
     Memo<int64_t> memo_win_buffer_id_;
     Memo<int64_t> memo_win_buffer_id_at_;

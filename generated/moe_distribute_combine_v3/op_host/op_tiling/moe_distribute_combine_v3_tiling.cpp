@@ -63,6 +63,7 @@ inline uint64_t MoeDistributeCombineV3UbBytes(const MoeDistributeCombineV3Tiling
               (((((((static_cast<uint64_t>(t.H) + 8ULL - 1ULL) / 8ULL) * 16ULL) + 8ULL - 1ULL) / 8ULL) + 31ULL) /
                32ULL * 32ULL)) :
              rowBuf);
+    const uint64_t blocks = 0ULL;
     const uint64_t bufDepth =
         (((((((UbMax(calcSlots, reduceSlots) * slotBytes) + 1024ULL) +
              (((static_cast<uint64_t>(t.serverRanks) != 0ULL) && (core == 0ULL)) ? 544ULL : 0ULL)) +
@@ -71,9 +72,10 @@ inline uint64_t MoeDistributeCombineV3UbBytes(const MoeDistributeCombineV3Tiling
              1ULL);
     // init: flagBuf_
     const uint64_t init = (32ULL);
-    // sendBack: calcBuf_, infoBuf_, flagBuf_, bwBuf_, xInQue_, msgQue_
-    const uint64_t sendBack = ((((calcSlots * slotBytes) + 31ULL) / 32ULL * 32ULL) + 3072ULL + 32ULL + 0ULL +
-                               (bufDepth * rowBuf) + (bufDepth * ((UbMax(rowBuf, sendBytes) + 31ULL) / 32ULL * 32ULL)));
+    // sendBack: calcBuf_, infoBuf_, flagBuf_, bwBuf_, xInQue_, msgQue_, packBuf_
+    const uint64_t sendBack =
+        ((((calcSlots * slotBytes) + 31ULL) / 32ULL * 32ULL) + 3072ULL + 32ULL + 0ULL + (bufDepth * rowBuf) +
+         (bufDepth * ((UbMax(rowBuf, sendBytes) + 31ULL) / 32ULL * 32ULL)) + 0ULL);
     // waitBlocks: flagBuf_, infoBuf_
     const uint64_t waitBlocks = (0ULL + 0ULL);
     // reduce: calcBuf_, infoBuf_, maskBuf_, flagBuf_, msgQue_
@@ -87,10 +89,12 @@ inline uint64_t MoeDistributeCombineV3UbBytes(const MoeDistributeCombineV3Tiling
             32ULL * 32ULL) +
            31ULL) /
           32ULL * 32ULL) +
-         ((((2ULL * (static_cast<uint64_t>(t.K) + (((static_cast<uint64_t>(t.sharedExpertRankNum) != 0ULL)) ?
-                                                       static_cast<uint64_t>(t.sharedExpertNum) :
-                                                       0ULL))) *
-            32ULL) +
+         ((((((2ULL * (static_cast<uint64_t>(t.K) + (((static_cast<uint64_t>(t.sharedExpertRankNum) != 0ULL)) ?
+                                                         static_cast<uint64_t>(t.sharedExpertNum) :
+                                                         0ULL))) *
+              32ULL) +
+             31ULL) /
+            32ULL * 32ULL) +
            31ULL) /
           32ULL * 32ULL) +
          (bufDepth * rowBuf));

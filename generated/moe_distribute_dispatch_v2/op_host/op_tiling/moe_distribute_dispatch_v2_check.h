@@ -3752,10 +3752,9 @@ private:
         return Lazy(memo_win_buffer_id_at_, [&]() -> int64_t { return 0; });
     }
     int64_t let_win_combine()
-    { // win_combine = maxBS * (K + sharedExpertNum) * Align512(2 * H)
+    { // win_combine = maxBS * (K + sharedExpertNum) * ceil_div(2 * H, 480) * 512
         return Lazy(memo_win_combine_, [&]() -> int64_t {
-            return Mul(Mul(let_maxBS(), Add(dim_K(), p.sharedExpertNum)),
-                       Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512));
+            return Mul(Mul(Mul(let_maxBS(), Add(dim_K(), p.sharedExpertNum)), CeilDiv(Mul(2, dim_H()), 480)), 512);
         });
     }
     int64_t let_win_combine_at()

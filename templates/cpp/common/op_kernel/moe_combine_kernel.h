@@ -81,10 +81,19 @@ private:
     static constexpr uint32_t TRIPLE_BATCH = 256U;
     // SendBack sets the flags of this many rows after one PipeBarrier<PIPE_MTE3>
     static constexpr uint32_t FLAG_ROWS = 2U;
+    // blockFlags_ (the Ascend 950 MTE combine's slots): a row slot is whole 512-byte blocks, each 480 data bytes
+    // and a 32-byte flag of eight fp32 1.0 (code: mc2/moe_distribute_combine_v2/op_kernel/arch35/
+    // moe_distribute_combine_v2_a5_mte.h SPLIT_BLOCK_SIZE, SPLIT_BLOCK_DATA_SIZE, SPLIT_BLOCK_FLAG_SIZE)
+    static constexpr uint32_t BLOCK_BYTES = 512U;
+    static constexpr uint32_t BLOCK_DATA_BYTES = 480U;
+    static constexpr uint32_t BLOCK_FLAG_BYTES = 32U;
+    static constexpr uint32_t BLOCK_FLAG_FLOATS = BLOCK_FLAG_BYTES / 4U;
+    static constexpr float BLOCK_FLAG_SET = 1.0f;
 
     __aicore__ inline void SendBack();
     __aicore__ inline void InitRowQueues();
     __aicore__ inline void SendRow(uint32_t row, const GlobalTensor<uint8_t> &win, uint32_t tokenIdx, uint32_t k);
+    __aicore__ inline void SendBlocks(uint32_t row, GM_ADDR slot, uint32_t tokenIdx, uint32_t k);
     __aicore__ inline void SendBackBlocks();
     __aicore__ inline void SendHeaders(const LocalTensor<int32_t> &cum);
     __aicore__ inline void SendBlocksByBatchWrite(const LocalTensor<int32_t> &cum);
@@ -95,6 +104,12 @@ private:
     __aicore__ inline void Reduce();
     __aicore__ inline uint64_t WaitSlots(uint32_t tokenIdx, const LocalTensor<int32_t> &ids,
                                          const LocalTensor<uint8_t> &mask, bool pairMask);
+    __aicore__ inline uint64_t ExpectedSlots(uint32_t tokenIdx, const LocalTensor<int32_t> &ids,
+                                             const LocalTensor<uint8_t> &mask, bool pairMask);
+    __aicore__ inline void SlotTimedOut(uint32_t tokenIdx, uint64_t unset, const LocalTensor<int32_t> &ids);
+    __aicore__ inline uint64_t WaitBlockSlots(uint32_t tokenIdx, const LocalTensor<int32_t> &ids,
+                                              const LocalTensor<uint8_t> &mask, bool pairMask);
+    __aicore__ inline bool BlocksArrived(GM_ADDR slot, uint32_t blocks);
     __aicore__ inline void AddRow(const LocalTensor<float> &acc, const LocalTensor<float> &term, float weight,
                                   bool weighted);
     __aicore__ inline void UpdateDataState();
@@ -223,6 +238,7 @@ private:
     TBuf<TPosition::VECCALC> maskBuf_; // xActiveMaskOptional (BS, or BS * K when 2-D)
     TBuf<TPosition::VECCALC> bwBuf_;   // core 0 with serverRanks: BatchWrite items, the staged flag
     TBuf<TPosition::VECCALC> postBuf_; // the post stage's rows every token shares, fp32
+    TBuf<TPosition::VECCALC> packBuf_; // blockFlags_ with a quant formula: the message before it is packed
     BatchWriteList bw_;
     GM_ADDR userWorkspace_{nullptr};
     TQue<TPosition::VECIN, 1> xInQue_;  // rows of expandX
@@ -251,12 +267,15 @@ private:
     bool isSharedRank_{false};
     bool hasMask_{false};
     bool hasSharedX_{false};
-    bool hasWeights_{true}; // expertScales with contents: an empty one means an unweighted sum
-    uint32_t maskRank_{1U}; // 1: (BS,) mask, 2: (BS, K) mask
-    bool isA2_{false};      // Atlas A2: rows travel per expert block, located by the owner's expandIdx
+    bool hasWeights_{true};  // expertScales with contents: an empty one means an unweighted sum
+    uint32_t maskRank_{1U};  // 1: (BS,) mask, 2: (BS, K) mask
+    bool isA2_{false};       // Atlas A2: rows travel per expert block, located by the owner's expandIdx
+    bool blockFlags_{false}; // Ascend 950: a row slot is blocks_ blocks of 480 data bytes and a flag (BLOCK_BYTES)
+    uint32_t blocks_{0U};    // blockFlags_: the blocks of a row slot, Ceil(sendBytes_, 480)
     uint32_t maxBs_{0U};
-    uint32_t rowBytes_{0U};       // one expandX / xOut row
-    uint64_t rowStride_{0UL};     // one window row slot: Align512(2 * H); Atlas A2 Align32(2 * H), packed
+    uint32_t rowBytes_{0U}; // one expandX / xOut row
+    uint64_t rowStride_{
+        0UL}; // one window row slot: Align512(2 * H); Atlas A2 Align32(2 * H), packed; 950 blocks_ * 512
     uint64_t a2RegionBytes_{0UL}; // Atlas A2: one expert rank's region of an owner's combine area
     uint32_t a2HeaderBytes_{0U};  // Atlas A2: a region's header, an int32 per local expert and the flag
     uint32_t sendBytes_{0U};      // what a returned row's message holds: the row, or a split mode's sent values
@@ -316,6 +335,11 @@ __aicore__ inline void MoeCombineKernel<Traits>::Init(const Args &args, const Ti
         rowStride_ = AlignUp64(2UL * hLen_, UB_BLOCK); // packed rows, as the real A2 combine's (axisH_ elements)
         a2HeaderBytes_ = AlignUp((localExperts_ + 1U) * 4U, UB_BLOCK);
     }
+    if (blockFlags_) { // code: moe_distribute_combine_v2_a5_mte.h InitAttrs (blockCntPerToken_, hAlignWinSize_)
+        blocks_ = CeilDiv(sendBytes_, BLOCK_DATA_BYTES);
+        rowStride_ = static_cast<uint64_t>(blocks_) * BLOCK_BYTES;
+        RequireFits(blocks_, 255U); // the packing Copy's repeat count (uint8_t)
+    }
     // the window layout tiling checked (the spec's `window`): data halves of [combine | dispatch] (each after its
     // win_reserve), the status area after them or in the last half's reserve; an MC2 context reports no window
     // size (the window is the ccl_buffer_size tiling read)
@@ -342,7 +366,9 @@ __aicore__ inline void MoeCombineKernel<Traits>::Init(const Args &args, const Ti
     } else {
         RequireFits(static_cast<uint64_t>(maxBs_) * slotsPerToken_ * rowStride_,
                     static_cast<uint64_t>(tiling.win_combine));
-        RequireFits(static_cast<uint64_t>(maxBs_) * slotsPerToken_ * FLAG_BYTES, status_.combineBytes);
+        if (!blockFlags_) { // blockFlags_: the flags are in the row slots
+            RequireFits(static_cast<uint64_t>(maxBs_) * slotsPerToken_ * FLAG_BYTES, status_.combineBytes);
+        }
     }
     if (serverRanks_ != 0U && !isA2_) {
         // windowsOut (winSize bytes, as windowsIn) mirrors the first data half: one region per owner; only the A2
@@ -363,10 +389,19 @@ __aicore__ inline void MoeCombineKernel<Traits>::Init(const Args &args, const Ti
     slotBytes_ = AlignUp(hLen_ * 4U, REPEAT_BYTES) + AlignUp(CeilDiv(hLen_, 8U), REPEAT_BYTES) + REPEAT_BYTES;
     RequireFits(sendBytes_, rowStride_); // a message fits its window slot
     RequireFits(sendBytes_, slotBytes_); // and the calc slot (term) the owner receives it in
+    if (blockFlags_) { // the owner unpacks a slot's blocks_ * 480 data bytes after the raw row's place (LoadReturned)
+        RequireFits(AlignUp(hLen_ * 2U, REPEAT_BYTES) + blocks_ * BLOCK_DATA_BYTES, slotBytes_);
+    }
     const uint32_t rowBuf = AlignUp(rowBytes_, UB_BLOCK);
     const uint32_t fixedBytes = (CALC_SLOTS > reduceSlots_ ? CALC_SLOTS : reduceSlots_) * slotBytes_ +
                                 4U * REPEAT_BYTES + ((serverRanks_ != 0U && coreIdx_ == 0U) ? BW_UB_BYTES : 0U);
-    bufDepth_ = (fixedBytes + 4U * rowBuf <= static_cast<uint32_t>(tiling.totalUbSize)) ? 2U : 1U;
+    // blockFlags_: a buffer of each queue holds the row read as blocks_ * 480 bytes, and its packed blocks; a quant
+    // formula's message is packed from packBuf_
+    const uint32_t queueBytes = blockFlags_ ?
+                                    2U * (MaxU32(rowBuf, blocks_ * BLOCK_DATA_BYTES) + blocks_ * BLOCK_BYTES) +
+                                        (Traits::SENDS_ROW ? 0U : blocks_ * BLOCK_DATA_BYTES) :
+                                    4U * rowBuf;
+    bufDepth_ = (fixedBytes + queueBytes <= static_cast<uint32_t>(tiling.totalUbSize)) ? 2U : 1U;
 
     expandXGm_.SetGlobalBuffer(reinterpret_cast<__gm__ typename Traits::ExpandXGmT *>(args.expandX));
     expertIdsGm_.SetGlobalBuffer(reinterpret_cast<__gm__ typename Traits::ExpertIdsGmT *>(args.expertIds));
@@ -450,6 +485,10 @@ __aicore__ inline void MoeCombineKernel<Traits>::SendBack()
         const uint32_t tokenIdx = static_cast<uint32_t>(triples.GetValue(j * TRIPLE + 1U));
         const uint32_t k = static_cast<uint32_t>(triples.GetValue(j * TRIPLE + 2U));
         const uint64_t slot = static_cast<uint64_t>(tokenIdx) * slotsPerToken_ + k;
+        if (blockFlags_) { // the flags travel in the row's blocks
+            SendBlocks(begin + i, WinRows(owner) + slot * rowStride_, tokenIdx, k);
+            continue;
+        }
         GlobalTensor<uint8_t> win;
         win.SetGlobalBuffer(WinRows(owner) + slot * rowStride_);
         SendRow(begin + i, win, tokenIdx, k);
@@ -477,6 +516,14 @@ __aicore__ inline void MoeCombineKernel<Traits>::SendBack()
 template <typename Traits>
 __aicore__ inline void MoeCombineKernel<Traits>::InitRowQueues()
 {
+    if (blockFlags_) { // the row (or its message, through packBuf_) read as whole 480-byte blocks, then packed
+        pipe_->InitBuffer(xInQue_, bufDepth_, MaxU32(AlignUp(rowBytes_, UB_BLOCK), blocks_ * BLOCK_DATA_BYTES));
+        pipe_->InitBuffer(msgQue_, bufDepth_, blocks_ * BLOCK_BYTES);
+        if constexpr (!Traits::SENDS_ROW) {
+            pipe_->InitBuffer(packBuf_, blocks_ * BLOCK_DATA_BYTES);
+        }
+        return;
+    }
     if constexpr (Traits::SENDS_ROW) {
         pipe_->InitBuffer(rowQue_, bufDepth_, AlignUp(rowBytes_, UB_BLOCK)); // within the UB plan's two queues
     } else {
@@ -516,6 +563,43 @@ __aicore__ inline void MoeCombineKernel<Traits>::SendRow(uint32_t row, const Glo
         DataCopy(win, msg, sendBytes_);
         msgQue_.FreeTensor(msg);
     }
+}
+
+// Ascend 950: row `row` of expandX (through the spec's quant formula) packed into the window slot `win` as blocks_
+// blocks of 512 bytes, 480 data bytes and the flag (eight fp32 1.0) in each: the flags filled by one Duplicate, the
+// data by two strided Copy instructions of blocks_ repeats (64 and 56 floats a repeat, 480 bytes apart in the
+// source and 512 in the blocks), the slot written by one DataCopy, as the real A5 MTE combine packs it (code:
+// mc2/moe_distribute_combine_v2/op_kernel/arch35/moe_distribute_combine_v2_a5_mte.h
+// ExpertAlltoAllDispatchInnerCopyAdd). The last block's data bytes past the message are not read by the owner.
+template <typename Traits>
+__aicore__ inline void MoeCombineKernel<Traits>::SendBlocks(uint32_t row, GM_ADDR slot, uint32_t tokenIdx, uint32_t k)
+{
+    LocalTensor<uint8_t> xBytes = xInQue_.AllocTensor<uint8_t>();
+    DataCopyPad(xBytes, expandXGm_[static_cast<uint64_t>(row) * rowBytes_],
+                DataCopyExtParams(1U, rowBytes_, 0U, 0U, 0U), DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));
+    xInQue_.EnQue(xBytes);
+    xBytes = xInQue_.DeQue<uint8_t>();
+    LocalTensor<float> data = xBytes.template ReinterpretCast<float>();
+    if constexpr (!Traits::SENDS_ROW) {
+        LocalTensor<uint8_t> msg = packBuf_.Get<uint8_t>();
+        QuantRow(xBytes.template ReinterpretCast<ExpandXT>(), msg, tokenIdx, k);
+        PipeBarrier<PIPE_V>(); // the message is written before the Copy reads it
+        data = msg.template ReinterpretCast<float>();
+    }
+    LocalTensor<float> packed = msgQue_.AllocTensor<float>();
+    Duplicate(packed, BLOCK_FLAG_SET, static_cast<int32_t>(blocks_ * BLOCK_BYTES / 4U));
+    PipeBarrier<PIPE_V>();
+    const CopyRepeatParams strides(1U, 1U, BLOCK_BYTES / UB_BLOCK, BLOCK_DATA_BYTES / UB_BLOCK);
+    Copy(packed, data, static_cast<uint64_t>(FLOATS_PER_REPEAT), static_cast<uint8_t>(blocks_), strides);
+    Copy(packed[FLOATS_PER_REPEAT], data[FLOATS_PER_REPEAT],
+         static_cast<uint64_t>(BLOCK_DATA_BYTES / 4U - FLOATS_PER_REPEAT), static_cast<uint8_t>(blocks_), strides);
+    xInQue_.FreeTensor(xBytes);
+    msgQue_.EnQue(packed);
+    packed = msgQue_.DeQue<float>();
+    GlobalTensor<float> win;
+    win.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slot));
+    DataCopy(win, packed, blocks_ * BLOCK_BYTES / 4U);
+    msgQue_.FreeTensor(packed);
 }
 
 // ---- 1 (Atlas A2). every (local expert, owner) block goes back into this rank's region of the owner ---------
@@ -670,7 +754,12 @@ __aicore__ inline void MoeCombineKernel<Traits>::Reduce()
     pipe_->InitBuffer(calcBuf_, reduceSlots_ * slotBytes_);
     pipe_->InitBuffer(infoBuf_, 3U * kBytes);
     pipe_->InitBuffer(maskBuf_, AlignUp(maskLen, UB_BLOCK));
-    pipe_->InitBuffer(flagBuf_, 2U * slotsPerToken_ * FLAG_BYTES); // a token's slot flags, then zeros to clear them
+    // a token's slot flags, then zeros to clear them; blockFlags_: the fp32 flags of a token's blocks (whole
+    // repeats), their compare bits, then zeros for the flags of its blocks
+    const uint32_t blockFlagFloats = slotsPerToken_ * blocks_ * BLOCK_FLAG_FLOATS;
+    const uint32_t compared = AlignUp(blockFlagFloats, FLOATS_PER_REPEAT);
+    pipe_->InitBuffer(flagBuf_, blockFlags_ ? compared * 4U + AlignUp(compared / 8U, UB_BLOCK) + blockFlagFloats * 4U :
+                                              2U * slotsPerToken_ * FLAG_BYTES);
     if constexpr (!Traits::POST) {
         pipe_->InitBuffer(msgQue_, bufDepth_, AlignUp(rowBytes_, UB_BLOCK));
     } else if constexpr (Traits::POST_INVARIANTS > 0U) {
@@ -704,9 +793,18 @@ __aicore__ inline void MoeCombineKernel<Traits>::Reduce()
     LocalTensor<float> acc = CalcSlot<float>(0U);
     LocalTensor<float> term = CalcSlot<float>(1U);
     LocalTensor<float> scratch = CalcSlot<float>(3U);
-    // the zeros WaitSlots clears a token's flags with, written once (the real kernel's stateResetTensor_)
-    Duplicate(flagBuf_.GetWithOffset<int32_t>(slotsPerToken_ * WS_SLOT_INTS, slotsPerToken_ * FLAG_BYTES),
-              static_cast<int32_t>(0), static_cast<int32_t>(slotsPerToken_ * WS_SLOT_INTS));
+    // the zeros WaitSlots clears a token's flags with, written once (the real kernel's stateResetTensor_);
+    // blockFlags_: and the flag area past the loaded flags (compared, never loaded)
+    if (blockFlags_) {
+        Duplicate(flagBuf_.Get<float>(), 0.0f, static_cast<int32_t>(compared));
+        Duplicate(flagBuf_.GetWithOffset<float>(blockFlagFloats, compared * 4U + AlignUp(compared / 8U, UB_BLOCK)),
+                  0.0f, static_cast<int32_t>(blockFlagFloats));
+        SyncFunc<HardEvent::V_MTE2>();
+        SyncFunc<HardEvent::V_S>(); // UpdateDataState may store its word where the flags start
+    } else {
+        Duplicate(flagBuf_.GetWithOffset<int32_t>(slotsPerToken_ * WS_SLOT_INTS, slotsPerToken_ * FLAG_BYTES),
+                  static_cast<int32_t>(0), static_cast<int32_t>(slotsPerToken_ * WS_SLOT_INTS));
+    }
     SyncFunc<HardEvent::V_MTE3>();
     if constexpr (Traits::POST_INVARIANTS > 0U) {
         if (begin < end) {
@@ -755,7 +853,9 @@ __aicore__ inline void MoeCombineKernel<Traits>::Reduce()
                 SyncFunc<HardEvent::MTE2_S>();
             }
             // the pairs whose MoE expert returned a row into slot t * (K + S) + k (WaitSlots read their ids)
-            const uint64_t returned = isA2_ ? 0UL : WaitSlots(t, ids, mask, pairMask);
+            const uint64_t returned = isA2_       ? 0UL :
+                                      blockFlags_ ? WaitBlockSlots(t, ids, mask, pairMask) :
+                                                    WaitSlots(t, ids, mask, pairMask);
             ++tokensDone_;
             for (uint32_t k = 0U; k < topK_; ++k) {
                 const bool moeRow = ((returned >> k) & 1UL) != 0UL;
@@ -820,15 +920,7 @@ template <typename Traits>
 __aicore__ inline uint64_t MoeCombineKernel<Traits>::WaitSlots(uint32_t tokenIdx, const LocalTensor<int32_t> &ids,
                                                                const LocalTensor<uint8_t> &mask, bool pairMask)
 {
-    uint64_t expected = 0UL;
-    for (uint32_t slot = 0U; slot < slotsPerToken_; ++slot) {
-        bool sent = slot >= topK_;
-        if (!sent && (!pairMask || mask.GetValue(tokenIdx * topK_ + slot) != 0U)) {
-            const int32_t id = ids.GetValue(slot);
-            sent = id >= 0 && static_cast<uint32_t>(id) < moeExperts_;
-        }
-        expected |= sent ? (1UL << slot) : 0UL;
-    }
+    const uint64_t expected = ExpectedSlots(tokenIdx, ids, mask, pairMask);
     LocalTensor<int32_t> flags = flagBuf_.Get<int32_t>();
     GlobalTensor<int32_t> flagsGm;
     flagsGm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(WinFlags(epRank_) + static_cast<uint64_t>(tokenIdx) *
@@ -844,23 +936,126 @@ __aicore__ inline uint64_t MoeCombineKernel<Traits>::WaitSlots(uint32_t tokenIdx
             }
         }
         SyncFunc<HardEvent::S_MTE2>();
-        if (unset != 0UL && deadline.Passed()) { // slot k < K: set by expert ids[k]'s rank; slot K + s: shared expert s
-            uint32_t first = 0U;
-            while (((unset >> first) & 1UL) == 0UL) {
-                ++first;
-            }
-            const uint32_t flag = tokenIdx * slotsPerToken_ + first;
-            if (first < topK_) {
-                PollTimedOut(epRank_, flag, FlagSetter::MOE_EXPERT, static_cast<uint32_t>(ids.GetValue(first)),
-                             pollUs_);
-            } else {
-                PollTimedOut(epRank_, flag, FlagSetter::SHARED_EXPERT, first - topK_, pollUs_);
-            }
+        if (unset != 0UL && deadline.Passed()) {
+            SlotTimedOut(tokenIdx, unset, ids);
         }
     }
     // cleared from the zeros Reduce wrote once: no vector instruction or sync per token
     DataCopy(flagsGm, flagBuf_.GetWithOffset<int32_t>(slotsPerToken_ * WS_SLOT_INTS, slotsPerToken_ * FLAG_BYTES),
              slotsPerToken_ * WS_SLOT_INTS);
+    return expected;
+}
+
+// The slots of token `tokenIdx` that receive a row (bit `slot`): slot k < K, set by the rank of expert ids[k], a MoE
+// expert the mask keeps; slot K + s, by shared expert s.
+template <typename Traits>
+__aicore__ inline uint64_t MoeCombineKernel<Traits>::ExpectedSlots(uint32_t tokenIdx, const LocalTensor<int32_t> &ids,
+                                                                   const LocalTensor<uint8_t> &mask, bool pairMask)
+{
+    uint64_t expected = 0UL;
+    for (uint32_t slot = 0U; slot < slotsPerToken_; ++slot) {
+        bool sent = slot >= topK_;
+        if (!sent && (!pairMask || mask.GetValue(tokenIdx * topK_ + slot) != 0U)) {
+            const int32_t id = ids.GetValue(slot);
+            sent = id >= 0 && static_cast<uint32_t>(id) < moeExperts_;
+        }
+        expected |= sent ? (1UL << slot) : 0UL;
+    }
+    return expected;
+}
+
+// A poll of token `tokenIdx`'s slots timed out with the slots `unset` still unset: names the first one's setter
+// (slot k < K: expert ids[k]'s rank; slot K + s: shared expert s).
+template <typename Traits>
+__aicore__ inline void MoeCombineKernel<Traits>::SlotTimedOut(uint32_t tokenIdx, uint64_t unset,
+                                                              const LocalTensor<int32_t> &ids)
+{
+    uint32_t first = 0U;
+    while (((unset >> first) & 1UL) == 0UL) {
+        ++first;
+    }
+    const uint32_t flag = tokenIdx * slotsPerToken_ + first;
+    if (first < topK_) {
+        PollTimedOut(epRank_, flag, FlagSetter::MOE_EXPERT, static_cast<uint32_t>(ids.GetValue(first)), pollUs_);
+    } else {
+        PollTimedOut(epRank_, flag, FlagSetter::SHARED_EXPERT, first - topK_, pollUs_);
+    }
+}
+
+// Ascend 950: whether the `blocks` blocks from `slot` on have their flags: their 32-byte tails loaded by one strided
+// DataCopyPad (480 bytes apart), compared with 1.0 by one CompareScalar, the bits read as uint64_t words, as the real
+// A5 MTE combine checks them (code: mc2/moe_distribute_combine_v2/op_kernel/arch35/moe_distribute_combine_v2_a5_mte.h
+// CheckPackedFlagRangeArrive). The flag area past the loaded flags holds Reduce's zeros.
+template <typename Traits>
+__aicore__ inline bool MoeCombineKernel<Traits>::BlocksArrived(GM_ADDR slot, uint32_t blocks)
+{
+    const uint32_t floats = blocks * BLOCK_FLAG_FLOATS;
+    const uint32_t compared = AlignUp(floats, FLOATS_PER_REPEAT);
+    const uint32_t bitsAt = AlignUp(slotsPerToken_ * blocks_ * BLOCK_FLAG_FLOATS, FLOATS_PER_REPEAT) * 4U;
+    LocalTensor<float> flags = flagBuf_.Get<float>();
+    LocalTensor<uint8_t> bits = flagBuf_.GetWithOffset<uint8_t>(compared / 8U, bitsAt);
+    LocalTensor<uint64_t> words = flagBuf_.GetWithOffset<uint64_t>(compared / 64U, bitsAt);
+    GlobalTensor<float> flagsGm;
+    flagsGm.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slot + BLOCK_DATA_BYTES));
+    DataCopyPad(flags, flagsGm,
+                DataCopyExtParams(static_cast<uint16_t>(blocks), BLOCK_FLAG_BYTES, BLOCK_DATA_BYTES, 0U, 0U),
+                DataCopyPadExtParams<float>(false, 0U, 0U, 0U));
+    SyncFunc<HardEvent::MTE2_V>();
+    CompareScalar(bits, flags, BLOCK_FLAG_SET, CMPMODE::EQ, compared);
+    SyncFunc<HardEvent::V_S>();
+    bool arrived = true;
+    for (uint32_t w = 0U; w < compared / 64U && arrived; ++w) {
+        const uint32_t lanes = MinU32(floats - w * 64U, 64U);
+        const uint64_t want = lanes == 64U ? ~0UL : ((1UL << lanes) - 1UL);
+        arrived = (words.GetValue(w) & want) == want;
+    }
+    // no sync after: V_S waited for the compare, so the next load of the flags and the next compare, which the scalar
+    // unit issues after these reads, follow it, as the real CheckPackedFlagRangeArrive ends
+    return arrived;
+}
+
+// Ascend 950: waits until every block of every slot of token `tokenIdx` that receives a row has its flag, then
+// clears the flags of all its slots' blocks; returns those slots (bit `slot`). Where every slot of the token receives
+// a row, one load checks all its blocks (the token's slots are adjacent), else each slot's blocks are checked until
+// they are in, not again after, as the real A5 MTE combine's CheckPackedTokenArriveBatch / ClearPackedTokenFlags
+// (code: mc2/moe_distribute_combine_v2/op_kernel/arch35/moe_distribute_combine_v2_a5_mte.h).
+template <typename Traits>
+__aicore__ inline uint64_t MoeCombineKernel<Traits>::WaitBlockSlots(uint32_t tokenIdx, const LocalTensor<int32_t> &ids,
+                                                                    const LocalTensor<uint8_t> &mask, bool pairMask)
+{
+    const uint64_t expected = ExpectedSlots(tokenIdx, ids, mask, pairMask);
+    const uint64_t all = (slotsPerToken_ == 64U) ? ~0UL : ((1UL << slotsPerToken_) - 1UL);
+    GM_ADDR token = WinRows(epRank_) + static_cast<uint64_t>(tokenIdx) * slotsPerToken_ * rowStride_;
+    const PollDeadline deadline(pollUs_);
+    uint64_t unset = expected;
+    while (unset != 0UL) {
+        if (unset == all) {
+            unset = BlocksArrived(token, slotsPerToken_ * blocks_) ? 0UL : unset;
+        } else {
+            for (uint32_t slot = 0U; slot < slotsPerToken_; ++slot) {
+                if (((unset >> slot) & 1UL) != 0UL && BlocksArrived(token + slot * rowStride_, blocks_)) {
+                    unset &= ~(1UL << slot);
+                }
+            }
+        }
+        if (unset != 0UL && deadline.Passed()) {
+            for (uint32_t slot = 0U; slot < slotsPerToken_; ++slot) { // which slot is missing
+                if (((unset >> slot) & 1UL) != 0UL && BlocksArrived(token + slot * rowStride_, blocks_)) {
+                    unset &= ~(1UL << slot);
+                }
+            }
+            SlotTimedOut(tokenIdx, unset, ids);
+        }
+    }
+    // cleared from the zeros Reduce wrote once, 32 bytes into the tail of each block, by one copy
+    const uint32_t floats = slotsPerToken_ * blocks_ * BLOCK_FLAG_FLOATS;
+    GlobalTensor<float> flagsGm;
+    flagsGm.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(token + BLOCK_DATA_BYTES));
+    DataCopyPad(
+        flagsGm,
+        flagBuf_.GetWithOffset<float>(floats, AlignUp(floats, FLOATS_PER_REPEAT) * 4U +
+                                                  AlignUp(AlignUp(floats, FLOATS_PER_REPEAT) / 8U, UB_BLOCK)),
+        DataCopyExtParams(static_cast<uint16_t>(slotsPerToken_ * blocks_), BLOCK_FLAG_BYTES, 0U, BLOCK_DATA_BYTES, 0U));
     return expected;
 }
 
@@ -871,13 +1066,24 @@ __aicore__ inline void MoeCombineKernel<Traits>::LoadReturned(const LocalTensor<
                                                               const LocalTensor<float> &scratch,
                                                               const GlobalTensor<uint8_t> &slotGm)
 {
+    // blockFlags_: the slot's data bytes, 480 of each 512-byte block, back to back (code: moe_distribute_combine_v2_
+    // a5_mte.h ProcessMoeExpert: DataCopyPad of blockCntPerToken_ blocks of 480 bytes, 32 apart)
+    const DataCopyExtParams msgParams =
+        blockFlags_ ? DataCopyExtParams(static_cast<uint16_t>(blocks_), BLOCK_DATA_BYTES, BLOCK_FLAG_BYTES, 0U, 0U) :
+                      DataCopyExtParams(1U, sendBytes_, 0U, 0U, 0U);
     if constexpr (Traits::RECEIVES) {
         LocalTensor<uint8_t> msg = term.template ReinterpretCast<uint8_t>(); // read before the row is written there
         SyncFunc<HardEvent::V_MTE2>(); // the slot may still be read by earlier vector instructions
-        DataCopyPad(msg, slotGm, DataCopyExtParams(1U, sendBytes_, 0U, 0U, 0U),
-                    DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));
+        DataCopyPad(msg, slotGm, msgParams, DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));
         SyncFunc<HardEvent::MTE2_V>();
         ReceiveRow(msg, term);
+    } else if (blockFlags_) { // the raw row after its fp32 row's place, as LoadRowF32 keeps it
+        LocalTensor<uint8_t> raw = scratch.template ReinterpretCast<uint8_t>()[AlignUp(hLen_ * 2U, REPEAT_BYTES)];
+        SyncFunc<HardEvent::V_MTE2>();
+        DataCopyPad(raw, slotGm, msgParams, DataCopyPadExtParams<uint8_t>(false, 0U, 0U, 0U));
+        SyncFunc<HardEvent::MTE2_V>();
+        CastToFloat(term, raw.template ReinterpretCast<XOutT>(), hLen_, scratch);
+        TermReady<XOutT>();
     } else {
         LoadRowF32<XOutT, RowLayout::ROWS>(term, scratch, slotGm, 0U, hLen_);
         TermReady<XOutT>();

@@ -12,6 +12,7 @@ by a constant, maxima and selections by a comparison.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 UB_BLOCK = 32  # TPipe::InitBuffer rounds every buffer up to whole 32-byte blocks
@@ -238,11 +239,17 @@ def render_cpp(plan: Plan, struct: str, fn: str) -> str:
     (the host tiling asks for each kind of core the plan tells apart)."""
     lines = [f"inline uint64_t {fn}(const {struct} &t, uint64_t core)", "{",
              "    const auto UbMax = [](uint64_t a, uint64_t b) { return a > b ? a : b; };"]
-    for let in plan.lets:
-        lines.append(f"    const uint64_t {let.name} = {let.value.cpp()};")
+    phases = []
     for p in plan.phases:
-        lines.append(f"    // {p.name}: {', '.join(n for n, _ in p.buffers)}")
-        lines.append(f"    const uint64_t {p.name} = {p.bytes().cpp()};")
+        phases.append(f"    // {p.name}: {', '.join(n for n, _ in p.buffers)}")
+        phases.append(f"    const uint64_t {p.name} = {p.bytes().cpp()};")
+    # a let whose every use folded away on this op (a product-only quantity, e.g. CombineV3's block count with no
+    # blockFlags) is left out: -Wunused-variable is an error in the op repository's builds
+    lets: list[str] = []
+    for let in reversed(plan.lets):
+        if re.search(rf"\b{re.escape(let.name)}\b", "\n".join(lets + phases)):
+            lets.insert(0, f"    const uint64_t {let.name} = {let.value.cpp()};")
+    lines += lets + phases
     total = plan.phases[0].name
     for p in plan.phases[1:]:
         total = f"UbMax({total}, {p.name})"

@@ -63,7 +63,6 @@ inline uint64_t MoeDistributeCombineV3UbBytes(const MoeDistributeCombineV3Tiling
               (((((((static_cast<uint64_t>(t.H) + 8ULL - 1ULL) / 8ULL) * 16ULL) + 8ULL - 1ULL) / 8ULL) + 31ULL) /
                32ULL * 32ULL)) :
              rowBuf);
-    const uint64_t blocks = 0ULL;
     const uint64_t bufDepth =
         (((((((UbMax(calcSlots, reduceSlots) * slotBytes) + 1024ULL) +
              (((static_cast<uint64_t>(t.serverRanks) != 0ULL) && (core == 0ULL)) ? 544ULL : 0ULL)) +

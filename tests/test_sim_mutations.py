@@ -233,6 +233,11 @@ SILENT_PEERS = {
     "combine_slots": ("combine_v2.spec", "moe_distribute_combine_v2", "cpp/common/op_kernel/moe_combine_kernel.h",
                       "        DataCopy(slotFlag, flag, WS_SLOT_INTS);",
                       "ascend910_93-q0-bs2-h1024-k2-w2", "set by the rank of expert 1"),
+    # CombineV2 (Ascend 950): rank 1's rows, whose blocks carry their flags, never land; the owner's round-robin
+    # passes (CombineRoundRobin) skip the token until the deadline, then name its first slot not in
+    "combine_blocks_950": ("combine_v2.spec", "moe_distribute_combine_v2", "cpp/common/op_kernel/moe_combine_kernel.h",
+                           "    DataCopy(win, packed, blocks_ * BLOCK_BYTES / 4U);",
+                           "ascend950-q0-bs2-h1024-k2-w2", "set by the rank of expert 1"),
 }
 
 
@@ -247,8 +252,9 @@ def test_a_peer_that_never_sets_its_flag_is_reported_and_the_kernel_traps(name, 
     spec, op, template, line, case_id, setter = SILENT_PEERS[name]
     ref, cases = _suite(op)
     _require_twin()
-    indented = line.replace("        DataCopy(", "        if (epRank_ != 1U) {  // opgen mutation: rank 1 stays silent\n"
-                                                "            DataCopy(") + "\n        }"
+    pad = line[:len(line) - len(line.lstrip())]
+    indented = (f"{pad}if (epRank_ != 1U) {{  // opgen mutation: rank 1 stays silent\n{pad}    {line.lstrip()}\n"
+                f"{pad}}}")
     mutated = _build_mutated(monkeypatch, tmp_path / "out", template, line, indented, spec, op)
     case = next(c for c in cases.POSITIVE if c["id"] == case_id)
     world = testkit.build_world(ref, case)

@@ -157,10 +157,11 @@ def test_950_combine_v2_plan_counts_the_block_slots():
     # Ascend 950 (blockFlags): a row of H 8192 travels as Ceil(16384, 480) = 35 blocks of 512 bytes. SendBack: one
     # calc slot, the triples, a flag, two buffers of the row read as 35 * 480 bytes and two of its packed blocks;
     # reduce: 4 calc slots, ids / weights / slots, the mask, the flags of 2 slots x 35 blocks x 8 fp32 (560, compared
-    # as 576: 2304 bytes), their compare bits (72 bytes, 96) and 560 zeros to clear them, two output rows
+    # as 576: 2304 bytes), their compare bits (72 bytes, 96) and 560 zeros to clear them, the round-robin status of
+    # the core's Ceil(BS 8, 4 cores) = 2 tokens (an int32 each: 32), two output rows
     got = evaluate(_plan("combine_v2"), _env(blockFlags=1, totalUbSize=A5_PLATFORM_UB))
     assert got == {"init": 32, "sendBack": 34048 + TRIPLE_BATCH * 12 + 32 + 2 * 16800 + 2 * 17920, "waitBlocks": 0,
-                   "reduce": 4 * 34048 + 96 + 32 + 2304 + 96 + 2240 + 2 * 16384, "total": 173728}
+                   "reduce": 4 * 34048 + 96 + 32 + 2304 + 96 + 2240 + 32 + 2 * 16384, "total": 173760}
     # comm quant 2: the message (8,192 int8 and 1,024 bf16 scales: 10,240 bytes) is quantised into packBuf_ and
     # packed from there in Ceil(10240, 480) = 22 blocks; the row is still read whole (16,384)
     got = evaluate(_plan("combine_v2"), _env(blockFlags=1, commQuantMode=2, totalUbSize=A5_PLATFORM_UB))
@@ -169,10 +170,10 @@ def test_950_combine_v2_plan_counts_the_block_slots():
 
 @pytest.mark.cpu_twin
 def test_950_twin_runs_in_exactly_the_plan_and_tiling_rejects_one_block_less(tmp_path):
-    """The 950 CombineV2 at H 8192: on the platform's UB its queues are two deep and the plan is 173,728 bytes,
-    which a twin core of exactly that UB runs; told a UB below what two deep take, the queues are one deep (plan
-    157,344 = 173,728 - 16,800 - 17,920 + 0 in the reduce's max: 4 calc slots, 96, 32, 4,640 of flags, one output
-    row of 16,384), a core of exactly that runs, and one block less is rejected by the generated tiling."""
+    """The 950 CombineV2 at H 8192: on the platform's UB its queues are two deep and the plan is 173,760 bytes (the
+    reduce's max: 4 calc slots, 96, 32, 4,640 of flags, 32 of token status, two output rows of 16,384), which a twin
+    core of exactly that UB runs; told a UB below what two deep take, the queues are one deep (plan 157,376 = 173,760
+    - 16,384: one output row), a core of exactly that runs, and one block less is rejected by the generated tiling."""
     from opgen.harness import testkit
     from opgen.sim import job
 
@@ -181,14 +182,14 @@ def test_950_twin_runs_in_exactly_the_plan_and_tiling_rejects_one_block_less(tmp
     case = _case(op, product, 8, 8192, 2, 2, 4)
     world = testkit.build_world(ref, case)
     want = testkit.run(ref, case, world)
-    for name, ub, platform in (("deep", 173728, A5_PLATFORM_UB), ("shallow", 157344, None)):
+    for name, ub, platform in (("deep", 173760, A5_PLATFORM_UB), ("shallow", 157376, None)):
         outs = _run_with_ub(twin, ref, case, world, tmp_path / name, ub, product_ub=A5_UB, platform_ub=platform)
         problems = [p for r, (got, exp) in enumerate(zip(outs, want))
                     for p in testkit.output_problems(ref, cases, case, world, r, got, exp)]
         assert not problems, "\n".join(problems)
     with pytest.raises(job.TwinTilingRejected) as err:
-        _run_with_ub(twin, ref, case, world, tmp_path / "short", 157312, product_ub=A5_UB)
-    assert "used UBsize = 157344, UB size = 157312." in str(err.value)
+        _run_with_ub(twin, ref, case, world, tmp_path / "short", 157344, product_ub=A5_UB)
+    assert "used UBsize = 157376, UB size = 157344." in str(err.value)
 
 
 @pytest.mark.slow

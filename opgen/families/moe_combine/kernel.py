@@ -138,7 +138,9 @@ def ub_plan(op: Op, ctx: dict, specials: list, post: dict | None, receives: list
                              ("infoBuf_", when([(is_a2, "!=", 0)], block((share + 1) * 4))))),
         Phase("reduce", (("calcBuf_", block(reduce_n * slot)), ("infoBuf_", block(3 * k_bytes)),
                          ("maskBuf_", block(AlignUp(mask_len, UB_BLOCK))),
-                         ("flagBuf_", block(reduce_flags))) + out_rows),  # flags, zeros
+                         ("flagBuf_", block(reduce_flags)),  # flags, zeros
+                         # blockFlags: an int32 status per token of the core's share (CombineRoundRobin)
+                         ("statusBuf_", when([(flags, "!=", 0)], block(CeilDiv(BS, Field("aivNum")) * 4)))) + out_rows),
     ))
 
 

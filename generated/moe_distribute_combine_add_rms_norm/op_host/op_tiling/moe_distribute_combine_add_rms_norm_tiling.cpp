@@ -88,7 +88,7 @@ inline uint64_t MoeDistributeCombineAddRmsNormUbBytes(const MoeDistributeCombine
                                     0ULL));
     // waitBlocks: flagBuf_, infoBuf_
     const uint64_t waitBlocks = (0ULL + 0ULL);
-    // reduce: calcBuf_, infoBuf_, maskBuf_, flagBuf_, postBuf_
+    // reduce: calcBuf_, infoBuf_, maskBuf_, flagBuf_, statusBuf_, postBuf_
     const uint64_t reduce =
         ((((reduceSlots * slotBytes) + 31ULL) / 32ULL * 32ULL) +
          (((3ULL * (((static_cast<uint64_t>(t.K) * 4ULL) + 31ULL) / 32ULL * 32ULL)) + 31ULL) / 32ULL * 32ULL) +
@@ -133,6 +133,13 @@ inline uint64_t MoeDistributeCombineAddRmsNormUbBytes(const MoeDistributeCombine
                  32ULL * 32ULL)) +
            31ULL) /
           32ULL * 32ULL) +
+         (((static_cast<uint64_t>((t.blockFlags != 0)) != 0ULL)) ?
+              (((((static_cast<uint64_t>(t.BS) + static_cast<uint64_t>(t.aivNum) - 1ULL) /
+                  static_cast<uint64_t>(t.aivNum)) *
+                 4ULL) +
+                31ULL) /
+               32ULL * 32ULL) :
+              0ULL) +
          (1ULL * (((static_cast<uint64_t>(t.H) * 4ULL) + 31ULL) / 32ULL * 32ULL)));
     (void)core;
     (void)UbMax;

@@ -124,7 +124,7 @@ inline uint64_t MoeDistributeCombineV2UbBytes(const MoeDistributeCombineV2Tiling
                 31ULL) /
                32ULL * 32ULL) :
               0ULL));
-    // reduce: calcBuf_, infoBuf_, maskBuf_, flagBuf_, msgQue_
+    // reduce: calcBuf_, infoBuf_, maskBuf_, flagBuf_, statusBuf_, msgQue_
     const uint64_t reduce =
         ((((reduceSlots * slotBytes) + 31ULL) / 32ULL * 32ULL) +
          (((3ULL * (((static_cast<uint64_t>(t.K) * 4ULL) + 31ULL) / 32ULL * 32ULL)) + 31ULL) / 32ULL * 32ULL) +
@@ -169,6 +169,13 @@ inline uint64_t MoeDistributeCombineV2UbBytes(const MoeDistributeCombineV2Tiling
                  32ULL * 32ULL)) +
            31ULL) /
           32ULL * 32ULL) +
+         (((static_cast<uint64_t>((t.blockFlags != 0)) != 0ULL)) ?
+              (((((static_cast<uint64_t>(t.BS) + static_cast<uint64_t>(t.aivNum) - 1ULL) /
+                  static_cast<uint64_t>(t.aivNum)) *
+                 4ULL) +
+                31ULL) /
+               32ULL * 32ULL) :
+              0ULL) +
          (bufDepth * rowBuf));
     (void)core;
     (void)UbMax;

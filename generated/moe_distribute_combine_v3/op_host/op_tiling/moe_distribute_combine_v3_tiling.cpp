@@ -77,7 +77,7 @@ inline uint64_t MoeDistributeCombineV3UbBytes(const MoeDistributeCombineV3Tiling
          (bufDepth * ((UbMax(rowBuf, sendBytes) + 31ULL) / 32ULL * 32ULL)) + 0ULL);
     // waitBlocks: flagBuf_, infoBuf_
     const uint64_t waitBlocks = (0ULL + 0ULL);
-    // reduce: calcBuf_, infoBuf_, maskBuf_, flagBuf_, msgQue_
+    // reduce: calcBuf_, infoBuf_, maskBuf_, flagBuf_, statusBuf_, msgQue_
     const uint64_t reduce =
         ((((reduceSlots * slotBytes) + 31ULL) / 32ULL * 32ULL) +
          (((3ULL * (((static_cast<uint64_t>(t.K) * 4ULL) + 31ULL) / 32ULL * 32ULL)) + 31ULL) / 32ULL * 32ULL) +
@@ -96,7 +96,7 @@ inline uint64_t MoeDistributeCombineV3UbBytes(const MoeDistributeCombineV3Tiling
             32ULL * 32ULL) +
            31ULL) /
           32ULL * 32ULL) +
-         (bufDepth * rowBuf));
+         0ULL + (bufDepth * rowBuf));
     (void)core;
     (void)UbMax;
     return UbMax(UbMax(UbMax(init, sendBack), waitBlocks), reduce);

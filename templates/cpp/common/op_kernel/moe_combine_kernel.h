@@ -102,13 +102,22 @@ private:
     __aicore__ inline void LoadReturned(const LocalTensor<float> &term, const LocalTensor<float> &scratch,
                                         const GlobalTensor<uint8_t> &slotGm);
     __aicore__ inline void Reduce();
+    __aicore__ inline bool TokenActive(uint32_t tokenIdx, uint32_t prefix, const LocalTensor<uint8_t> &mask,
+                                       bool pairMask) const;
+    __aicore__ inline void CombineToken(uint32_t tokenIdx, bool active, const LocalTensor<uint8_t> &mask,
+                                        bool pairMask);
+    __aicore__ inline void CombineRoundRobin(uint32_t begin, uint32_t end, uint32_t prefix,
+                                             const LocalTensor<uint8_t> &mask, bool pairMask);
     __aicore__ inline uint64_t WaitSlots(uint32_t tokenIdx, const LocalTensor<int32_t> &ids,
                                          const LocalTensor<uint8_t> &mask, bool pairMask);
-    __aicore__ inline uint64_t ExpectedSlots(uint32_t tokenIdx, const LocalTensor<int32_t> &ids,
-                                             const LocalTensor<uint8_t> &mask, bool pairMask);
-    __aicore__ inline void SlotTimedOut(uint32_t tokenIdx, uint64_t unset, const LocalTensor<int32_t> &ids);
-    __aicore__ inline uint64_t WaitBlockSlots(uint32_t tokenIdx, const LocalTensor<int32_t> &ids,
-                                              const LocalTensor<uint8_t> &mask, bool pairMask);
+    template <typename Ids>
+    __aicore__ inline uint64_t ExpectedSlots(uint32_t tokenIdx, const Ids &ids, const LocalTensor<uint8_t> &mask,
+                                             bool pairMask);
+    template <typename Ids>
+    __aicore__ inline void SlotTimedOut(uint32_t tokenIdx, uint64_t unset, const Ids &ids);
+    __aicore__ inline uint64_t UnsetBlockSlots(uint32_t tokenIdx, uint64_t expected, bool batch);
+    __aicore__ inline uint64_t ClearBlockSlots(uint32_t tokenIdx, const LocalTensor<int32_t> &ids,
+                                               const LocalTensor<uint8_t> &mask, bool pairMask);
     __aicore__ inline bool BlocksArrived(GM_ADDR slot, uint32_t blocks);
     __aicore__ inline void AddRow(const LocalTensor<float> &acc, const LocalTensor<float> &term, float weight,
                                   bool weighted);
@@ -232,13 +241,14 @@ private:
     GlobalTensor<typename Traits::XOutGmT> xOutGm_;
     typename Traits::ExtraGm extraGm_; // GM tensors the spec's formulas read beside these
 
-    TBuf<TPosition::VECCALC> calcBuf_; // quant rows, then the reduce rows
-    TBuf<TPosition::VECCALC> infoBuf_; // this core's triples, then the token's expert ids and weights
-    TBuf<TPosition::VECCALC> flagBuf_; // one slot flag to send, then a token's slot flags
-    TBuf<TPosition::VECCALC> maskBuf_; // xActiveMaskOptional (BS, or BS * K when 2-D)
-    TBuf<TPosition::VECCALC> bwBuf_;   // core 0 with serverRanks: BatchWrite items, the staged flag
-    TBuf<TPosition::VECCALC> postBuf_; // the post stage's rows every token shares, fp32
-    TBuf<TPosition::VECCALC> packBuf_; // blockFlags_ with a quant formula: the message before it is packed
+    TBuf<TPosition::VECCALC> calcBuf_;   // quant rows, then the reduce rows
+    TBuf<TPosition::VECCALC> infoBuf_;   // this core's triples, then the token's expert ids and weights
+    TBuf<TPosition::VECCALC> flagBuf_;   // one slot flag to send, then a token's slot flags
+    TBuf<TPosition::VECCALC> maskBuf_;   // xActiveMaskOptional (BS, or BS * K when 2-D)
+    TBuf<TPosition::VECCALC> bwBuf_;     // core 0 with serverRanks: BatchWrite items, the staged flag
+    TBuf<TPosition::VECCALC> postBuf_;   // the post stage's rows every token shares, fp32
+    TBuf<TPosition::VECCALC> packBuf_;   // blockFlags_ with a quant formula: the message before it is packed
+    TBuf<TPosition::VECCALC> statusBuf_; // blockFlags_: an int32 per token of the core's share, 1 once combined
     BatchWriteList bw_;
     GM_ADDR userWorkspace_{nullptr};
     TQue<TPosition::VECIN, 1> xInQue_;  // rows of expandX
@@ -765,11 +775,6 @@ __aicore__ inline void MoeCombineKernel<Traits>::Reduce()
     } else if constexpr (Traits::POST_INVARIANTS > 0U) {
         pipe_->InitBuffer(postBuf_, Traits::POST_INVARIANTS * AlignUp(hLen_ * 4U, UB_BLOCK));
     }
-    LocalTensor<int32_t> ids = infoBuf_.Get<int32_t>();
-    LocalTensor<float> weights = infoBuf_.GetWithOffset<float>(kBytes / 4U, kBytes);
-    LocalTensor<int32_t> slots = infoBuf_.GetWithOffset<int32_t>(kBytes / 4U, 2U * kBytes); // Atlas A2: expandIdx
-    // Atlas A2: per pair, its expert's header word (one 32-byte slot each; the slot flags WaitSlots reads are not used)
-    LocalTensor<int32_t> fromHeader = flagBuf_.Get<int32_t>();
     LocalTensor<uint8_t> mask = maskBuf_.Get<uint8_t>();
 
     // Active tokens: all without a mask; a 1-D mask keeps its first sum(mask) tokens (its true values precede
@@ -790,15 +795,17 @@ __aicore__ inline void MoeCombineKernel<Traits>::Reduce()
     uint32_t begin = 0U;
     uint32_t end = 0U;
     SplitRange(bs_, begin, end);
-    LocalTensor<float> acc = CalcSlot<float>(0U);
-    LocalTensor<float> term = CalcSlot<float>(1U);
-    LocalTensor<float> scratch = CalcSlot<float>(3U);
     // the zeros WaitSlots clears a token's flags with, written once (the real kernel's stateResetTensor_);
-    // blockFlags_: and the flag area past the loaded flags (compared, never loaded)
+    // blockFlags_: and the flag area past the loaded flags (compared, never loaded), and the status of each token
+    // of the core's share, 0 until it is combined (the real LocalWindowCopy's tokenStatusTensor)
     if (blockFlags_) {
         Duplicate(flagBuf_.Get<float>(), 0.0f, static_cast<int32_t>(compared));
         Duplicate(flagBuf_.GetWithOffset<float>(blockFlagFloats, compared * 4U + AlignUp(compared / 8U, UB_BLOCK)),
                   0.0f, static_cast<int32_t>(blockFlagFloats));
+        if (begin < end) {
+            pipe_->InitBuffer(statusBuf_, AlignUp((end - begin) * 4U, UB_BLOCK));
+            Duplicate(statusBuf_.Get<int32_t>(), static_cast<int32_t>(0), static_cast<int32_t>(end - begin));
+        }
         SyncFunc<HardEvent::V_MTE2>();
         SyncFunc<HardEvent::V_S>(); // UpdateDataState may store its word where the flags start
     } else {
@@ -811,106 +818,179 @@ __aicore__ inline void MoeCombineKernel<Traits>::Reduce()
             PostInvariants(); // once per core, before the tokens: the post stage's rows no token changes
         }
     }
-    for (uint32_t t = begin; t < end; ++t) {
-        bool active = t < prefix;
-        if (pairMask) {
-            active = false;
-            for (uint32_t k = 0U; k < topK_; ++k) {
-                active = active || mask.GetValue(t * topK_ + k) != 0U;
-            }
-        }
-        // no barrier after it: the first AddRow reads acc after the barrier its term ends with (TermReady), the
-        // output after the one below, as the real ProcessExpert's Duplicate of sumFloatBufLocal_
-        Duplicate(acc, 0.0f, static_cast<int32_t>(hLen_));
-        if (active) {
-            SyncFunc<HardEvent::S_MTE2>(); // the previous token's ids, weights and slots have been read
-            DataCopyPad(ids, expertIdsGm_[static_cast<uint64_t>(t) * topK_],
-                        DataCopyExtParams(1U, topK_ * 4U, 0U, 0U, 0U),
-                        DataCopyPadExtParams<int32_t>(false, 0U, 0U, 0U));
-            if (hasWeights_) {
-                DataCopyPad(weights, expertScalesGm_[static_cast<uint64_t>(t) * topK_],
-                            DataCopyExtParams(1U, topK_ * 4U, 0U, 0U, 0U),
-                            DataCopyPadExtParams<float>(false, 0U, 0U, 0U));
-            }
-            if (isA2_) {
-                DataCopyPad(slots, assistInfoForCombineGm_[static_cast<uint64_t>(t) * topK_],
-                            DataCopyExtParams(1U, topK_ * 4U, 0U, 0U, 0U),
-                            DataCopyPadExtParams<int32_t>(false, 0U, 0U, 0U));
-            }
-            SyncFunc<HardEvent::MTE2_S>();
-            if (isA2_) { // per MoE pair, its expert's word of the sender's header: where the expert's rows start
-                for (uint32_t k = 0U; k < topK_; ++k) {
-                    const int32_t id = ids.GetValue(k);
-                    if (id >= 0 && static_cast<uint32_t>(id) < moeExperts_) {
-                        GlobalTensor<int32_t> word;
-                        word.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(
-                            A2Region(epRank_, static_cast<uint32_t>(id) / localExperts_) + A2HeaderAt() +
-                            (static_cast<uint32_t>(id) % localExperts_) * 4U));
-                        DataCopyPad(fromHeader[k * WS_SLOT_INTS], word, DataCopyExtParams(1U, 4U, 0U, 0U, 0U),
-                                    DataCopyPadExtParams<int32_t>(false, 0U, 0U, 0U));
-                    }
-                }
-                SyncFunc<HardEvent::MTE2_S>();
-            }
-            // the pairs whose MoE expert returned a row into slot t * (K + S) + k (WaitSlots read their ids)
-            const uint64_t returned = isA2_       ? 0UL :
-                                      blockFlags_ ? WaitBlockSlots(t, ids, mask, pairMask) :
-                                                    WaitSlots(t, ids, mask, pairMask);
-            ++tokensDone_;
-            for (uint32_t k = 0U; k < topK_; ++k) {
-                const bool moeRow = ((returned >> k) & 1UL) != 0UL;
-                const int32_t id = moeRow ? 0 : ids.GetValue(k);
-                if (!moeRow && (id < 0 || static_cast<uint32_t>(id) >= expertEnd_ ||
-                                (pairMask && mask.GetValue(t * topK_ + k) == 0U))) {
-                    continue;
-                }
-                const float weight = hasWeights_ ? weights.GetValue(k) : 1.0f;
-                const uint32_t expert = static_cast<uint32_t>(id);
-                if (moeRow || expert < moeExperts_) { // the row the MoE expert returned
-                    GlobalTensor<uint8_t> slotGm;
-                    slotGm.SetGlobalBuffer(
-                        isA2_ ? A2Region(epRank_, expert / localExperts_) +
-                                    A2RowAt(static_cast<uint32_t>(fromHeader.GetValue(k * WS_SLOT_INTS)) -
-                                            static_cast<uint32_t>(slots.GetValue(k))) :
-                                WinRows(epRank_) + (static_cast<uint64_t>(t) * slotsPerToken_ + k) * rowStride_);
-                    LoadReturned(term, scratch, slotGm);
-                } else if (!SpecialTerm(t, expert, term)) {
-                    continue; // a special expert whose Moe = 0 adds nothing
-                } else {
-                    PipeBarrier<PIPE_V>(); // a special term's formula may end with a vector instruction
-                }
-                AddRow(acc, term, weight, hasWeights_); // no weights: summed as the shared rows are
-            }
-            for (uint32_t s = 0U; s < sharedExperts_; ++s) { // shared experts and sharedExpertX are not weighted
-                GlobalTensor<uint8_t> slotGm;
-                slotGm.SetGlobalBuffer(WinRows(epRank_) +
-                                       (static_cast<uint64_t>(t) * slotsPerToken_ + topK_ + s) * rowStride_);
-                LoadReturned(term, scratch, slotGm);
-                AddRow(acc, term, 1.0f, false);
-            }
-            if (hasSharedX_) {
-                LoadRowF32<ExpandXT, RowLayout::ROWS>(term, scratch, sharedExpertXOptionalGm_, t, hLen_);
-                TermReady<ExpandXT>();
-                AddRow(acc, term, 1.0f, false);
-            }
-        }
-        PipeBarrier<PIPE_V>(); // the last Add (or the Duplicate) before the output reads acc
-        if constexpr (Traits::POST) {
-            PostStage(t, acc); // the spec's post stage writes the outputs of token t
-        } else {
-            LocalTensor<uint8_t> out = msgQue_.AllocTensor<uint8_t>();
-            // no barrier after the cast: no vector instruction reads `out`, the queue orders it before MTE3
-            CastRow<XOutT, float, RoundMode::CAST_RINT, false, false>(out.template ReinterpretCast<XOutT>(), acc, hLen_,
-                                                                      scratch);
-            msgQue_.EnQue(out);
-            out = msgQue_.DeQue<uint8_t>();
-            DataCopyPad(xOutGm_[static_cast<uint64_t>(t) * rowBytes_], out,
-                        DataCopyExtParams(1U, rowBytes_, 0U, 0U, 0U));
-            msgQue_.FreeTensor(out);
+    if (blockFlags_) {
+        CombineRoundRobin(begin, end, prefix, mask, pairMask);
+    } else {
+        for (uint32_t t = begin; t < end; ++t) { // each token's slots waited for in turn (WaitSlots)
+            CombineToken(t, TokenActive(t, prefix, mask, pairMask), mask, pairMask);
         }
     }
     // no PipeBarrier<PIPE_ALL>: UpdateDataState writes this generation's flagBuf_ after it orders its last reads,
     // and the kernel's end waits for the outputs (the real combine ends its LocalWindowCopy with the xOut copy)
+}
+
+// Whether token `t` is active: all without a mask; a 1-D mask keeps its first `prefix` tokens (its true values precede
+// the false ones); a 2-D mask keeps the tokens with any pair set.
+template <typename Traits>
+__aicore__ inline bool MoeCombineKernel<Traits>::TokenActive(uint32_t t, uint32_t prefix,
+                                                             const LocalTensor<uint8_t> &mask, bool pairMask) const
+{
+    bool active = t < prefix;
+    if (pairMask) {
+        active = false;
+        for (uint32_t k = 0U; k < topK_; ++k) {
+            active = active || mask.GetValue(t * topK_ + k) != 0U;
+        }
+    }
+    return active;
+}
+
+// Sums the rows token `t` receives (Atlas A2/A3: waiting for its slots first; Ascend 950: its blocks are all in) and
+// writes its outputs; an inactive token's are zeros.
+template <typename Traits>
+__aicore__ inline void MoeCombineKernel<Traits>::CombineToken(uint32_t t, bool active, const LocalTensor<uint8_t> &mask,
+                                                              bool pairMask)
+{
+    const uint32_t kBytes = AlignUp(topK_ * 4U, UB_BLOCK);
+    LocalTensor<int32_t> ids = infoBuf_.Get<int32_t>();
+    LocalTensor<float> weights = infoBuf_.GetWithOffset<float>(kBytes / 4U, kBytes);
+    LocalTensor<int32_t> slots = infoBuf_.GetWithOffset<int32_t>(kBytes / 4U, 2U * kBytes); // Atlas A2: expandIdx
+    // Atlas A2: per pair, its expert's header word (one 32-byte slot each; the slot flags WaitSlots reads are not used)
+    LocalTensor<int32_t> fromHeader = flagBuf_.Get<int32_t>();
+    LocalTensor<float> acc = CalcSlot<float>(0U);
+    LocalTensor<float> term = CalcSlot<float>(1U);
+    LocalTensor<float> scratch = CalcSlot<float>(3U);
+    // no barrier after it: the first AddRow reads acc after the barrier its term ends with (TermReady), the
+    // output after the one below, as the real ProcessExpert's Duplicate of sumFloatBufLocal_
+    Duplicate(acc, 0.0f, static_cast<int32_t>(hLen_));
+    if (active) {
+        SyncFunc<HardEvent::S_MTE2>(); // the previous token's ids, weights and slots have been read
+        DataCopyPad(ids, expertIdsGm_[static_cast<uint64_t>(t) * topK_], DataCopyExtParams(1U, topK_ * 4U, 0U, 0U, 0U),
+                    DataCopyPadExtParams<int32_t>(false, 0U, 0U, 0U));
+        if (hasWeights_) {
+            DataCopyPad(weights, expertScalesGm_[static_cast<uint64_t>(t) * topK_],
+                        DataCopyExtParams(1U, topK_ * 4U, 0U, 0U, 0U), DataCopyPadExtParams<float>(false, 0U, 0U, 0U));
+        }
+        if (isA2_) {
+            DataCopyPad(slots, assistInfoForCombineGm_[static_cast<uint64_t>(t) * topK_],
+                        DataCopyExtParams(1U, topK_ * 4U, 0U, 0U, 0U),
+                        DataCopyPadExtParams<int32_t>(false, 0U, 0U, 0U));
+        }
+        SyncFunc<HardEvent::MTE2_S>();
+        if (isA2_) { // per MoE pair, its expert's word of the sender's header: where the expert's rows start
+            for (uint32_t k = 0U; k < topK_; ++k) {
+                const int32_t id = ids.GetValue(k);
+                if (id >= 0 && static_cast<uint32_t>(id) < moeExperts_) {
+                    GlobalTensor<int32_t> word;
+                    word.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(
+                        A2Region(epRank_, static_cast<uint32_t>(id) / localExperts_) + A2HeaderAt() +
+                        (static_cast<uint32_t>(id) % localExperts_) * 4U));
+                    DataCopyPad(fromHeader[k * WS_SLOT_INTS], word, DataCopyExtParams(1U, 4U, 0U, 0U, 0U),
+                                DataCopyPadExtParams<int32_t>(false, 0U, 0U, 0U));
+                }
+            }
+            SyncFunc<HardEvent::MTE2_S>();
+        }
+        // the pairs whose MoE expert returned a row into slot t * (K + S) + k (WaitSlots read their ids)
+        const uint64_t returned = isA2_       ? 0UL :
+                                  blockFlags_ ? ClearBlockSlots(t, ids, mask, pairMask) :
+                                                WaitSlots(t, ids, mask, pairMask);
+        ++tokensDone_;
+        for (uint32_t k = 0U; k < topK_; ++k) {
+            const bool moeRow = ((returned >> k) & 1UL) != 0UL;
+            const int32_t id = moeRow ? 0 : ids.GetValue(k);
+            if (!moeRow && (id < 0 || static_cast<uint32_t>(id) >= expertEnd_ ||
+                            (pairMask && mask.GetValue(t * topK_ + k) == 0U))) {
+                continue;
+            }
+            const float weight = hasWeights_ ? weights.GetValue(k) : 1.0f;
+            const uint32_t expert = static_cast<uint32_t>(id);
+            if (moeRow || expert < moeExperts_) { // the row the MoE expert returned
+                GlobalTensor<uint8_t> slotGm;
+                slotGm.SetGlobalBuffer(
+                    isA2_ ? A2Region(epRank_, expert / localExperts_) +
+                                A2RowAt(static_cast<uint32_t>(fromHeader.GetValue(k * WS_SLOT_INTS)) -
+                                        static_cast<uint32_t>(slots.GetValue(k))) :
+                            WinRows(epRank_) + (static_cast<uint64_t>(t) * slotsPerToken_ + k) * rowStride_);
+                LoadReturned(term, scratch, slotGm);
+            } else if (!SpecialTerm(t, expert, term)) {
+                continue; // a special expert whose Moe = 0 adds nothing
+            } else {
+                PipeBarrier<PIPE_V>(); // a special term's formula may end with a vector instruction
+            }
+            AddRow(acc, term, weight, hasWeights_); // no weights: summed as the shared rows are
+        }
+        for (uint32_t s = 0U; s < sharedExperts_; ++s) { // shared experts and sharedExpertX are not weighted
+            GlobalTensor<uint8_t> slotGm;
+            slotGm.SetGlobalBuffer(WinRows(epRank_) +
+                                   (static_cast<uint64_t>(t) * slotsPerToken_ + topK_ + s) * rowStride_);
+            LoadReturned(term, scratch, slotGm);
+            AddRow(acc, term, 1.0f, false);
+        }
+        if (hasSharedX_) {
+            LoadRowF32<ExpandXT, RowLayout::ROWS>(term, scratch, sharedExpertXOptionalGm_, t, hLen_);
+            TermReady<ExpandXT>();
+            AddRow(acc, term, 1.0f, false);
+        }
+    }
+    PipeBarrier<PIPE_V>(); // the last Add (or the Duplicate) before the output reads acc
+    if constexpr (Traits::POST) {
+        PostStage(t, acc); // the spec's post stage writes the outputs of token t
+    } else {
+        LocalTensor<uint8_t> out = msgQue_.AllocTensor<uint8_t>();
+        // no barrier after the cast: no vector instruction reads `out`, the queue orders it before MTE3
+        CastRow<XOutT, float, RoundMode::CAST_RINT, false, false>(out.template ReinterpretCast<XOutT>(), acc, hLen_,
+                                                                  scratch);
+        msgQue_.EnQue(out);
+        out = msgQue_.DeQue<uint8_t>();
+        DataCopyPad(xOutGm_[static_cast<uint64_t>(t) * rowBytes_], out, DataCopyExtParams(1U, rowBytes_, 0U, 0U, 0U));
+        msgQue_.FreeTensor(out);
+    }
+}
+
+// Ascend 950: the core's tokens walked round-robin, as the real A5 MTE combine walks them (code: mc2/
+// moe_distribute_combine_v2/op_kernel/arch35/moe_distribute_combine_v2_a5_mte.h LocalWindowCopy, its
+// tokenStatusTensor): a pass checks each token not yet combined once (UnsetBlockSlots, as CheckPackedTokenArriveBatch)
+// and combines one whose blocks are all in (its flags cleared, ClearBlockSlots), skipping the others, until every
+// token is combined; no token is polled back to back. A pass that leaves a token after the poll deadline traps.
+template <typename Traits>
+__aicore__ inline void MoeCombineKernel<Traits>::CombineRoundRobin(uint32_t begin, uint32_t end, uint32_t prefix,
+                                                                   const LocalTensor<uint8_t> &mask, bool pairMask)
+{
+    if (begin == end) {
+        return;
+    }
+    LocalTensor<int32_t> status = statusBuf_.Get<int32_t>(); // Reduce's zeros
+    const PollDeadline deadline(pollUs_);
+    uint32_t left = end - begin;
+    while (left != 0U) {
+        for (uint32_t t = begin; t < end; ++t) {
+            if (status.GetValue(t - begin) != 0) {
+                continue;
+            }
+            const bool active = TokenActive(t, prefix, mask, pairMask);
+            // the token's ids read by the scalar unit, as the real NeedWaitTokenSlot reads expertIdsGM_
+            if (active &&
+                UnsetBlockSlots(t, ExpectedSlots(t, expertIdsGm_[static_cast<uint64_t>(t) * topK_], mask, pairMask),
+                                true) != 0UL) {
+                continue;
+            }
+            status.SetValue(t - begin, 1);
+            --left;
+            CombineToken(t, active, mask, pairMask);
+        }
+        if (left != 0U && deadline.Passed()) { // the first token still waiting, and its first slot not in
+            uint32_t t = begin;
+            while (status.GetValue(t - begin) != 0) {
+                ++t;
+            }
+            const GlobalTensor<int32_t> idsGm = expertIdsGm_[static_cast<uint64_t>(t) * topK_];
+            const uint64_t unset = UnsetBlockSlots(t, ExpectedSlots(t, idsGm, mask, pairMask), false);
+            if (unset != 0UL) {
+                SlotTimedOut(t, unset, idsGm);
+            }
+        }
+    }
 }
 
 // Waits until every slot of token `tokenIdx` that receives a row has its flag, then clears them; returns those slots
@@ -949,7 +1029,8 @@ __aicore__ inline uint64_t MoeCombineKernel<Traits>::WaitSlots(uint32_t tokenIdx
 // The slots of token `tokenIdx` that receive a row (bit `slot`): slot k < K, set by the rank of expert ids[k], a MoE
 // expert the mask keeps; slot K + s, by shared expert s.
 template <typename Traits>
-__aicore__ inline uint64_t MoeCombineKernel<Traits>::ExpectedSlots(uint32_t tokenIdx, const LocalTensor<int32_t> &ids,
+template <typename Ids>
+__aicore__ inline uint64_t MoeCombineKernel<Traits>::ExpectedSlots(uint32_t tokenIdx, const Ids &ids,
                                                                    const LocalTensor<uint8_t> &mask, bool pairMask)
 {
     uint64_t expected = 0UL;
@@ -967,8 +1048,8 @@ __aicore__ inline uint64_t MoeCombineKernel<Traits>::ExpectedSlots(uint32_t toke
 // A poll of token `tokenIdx`'s slots timed out with the slots `unset` still unset: names the first one's setter
 // (slot k < K: expert ids[k]'s rank; slot K + s: shared expert s).
 template <typename Traits>
-__aicore__ inline void MoeCombineKernel<Traits>::SlotTimedOut(uint32_t tokenIdx, uint64_t unset,
-                                                              const LocalTensor<int32_t> &ids)
+template <typename Ids>
+__aicore__ inline void MoeCombineKernel<Traits>::SlotTimedOut(uint32_t tokenIdx, uint64_t unset, const Ids &ids)
 {
     uint32_t first = 0U;
     while (((unset >> first) & 1UL) == 0UL) {
@@ -1014,40 +1095,37 @@ __aicore__ inline bool MoeCombineKernel<Traits>::BlocksArrived(GM_ADDR slot, uin
     return arrived;
 }
 
-// Ascend 950: waits until every block of every slot of token `tokenIdx` that receives a row has its flag, then
-// clears the flags of all its slots' blocks; returns those slots (bit `slot`). Where every slot of the token receives
-// a row, one load checks all its blocks (the token's slots are adjacent), else each slot's blocks are checked until
-// they are in, not again after, as the real A5 MTE combine's CheckPackedTokenArriveBatch / ClearPackedTokenFlags
-// (code: mc2/moe_distribute_combine_v2/op_kernel/arch35/moe_distribute_combine_v2_a5_mte.h).
+// Ascend 950: the slots of `expected` (bit `slot`) of token `tokenIdx` some block of which has no flag yet, from one
+// check: `batch` and every slot of the token expected, one load checks all its blocks (the token's slots are
+// adjacent), else each expected slot's blocks are checked (`batch`: until one is not in), as the real A5 MTE
+// combine's CheckPackedTokenArriveBatch (code: mc2/moe_distribute_combine_v2/op_kernel/arch35/
+// moe_distribute_combine_v2_a5_mte.h).
 template <typename Traits>
-__aicore__ inline uint64_t MoeCombineKernel<Traits>::WaitBlockSlots(uint32_t tokenIdx, const LocalTensor<int32_t> &ids,
-                                                                    const LocalTensor<uint8_t> &mask, bool pairMask)
+__aicore__ inline uint64_t MoeCombineKernel<Traits>::UnsetBlockSlots(uint32_t tokenIdx, uint64_t expected, bool batch)
 {
-    const uint64_t expected = ExpectedSlots(tokenIdx, ids, mask, pairMask);
     const uint64_t all = (slotsPerToken_ == 64U) ? ~0UL : ((1UL << slotsPerToken_) - 1UL);
     GM_ADDR token = WinRows(epRank_) + static_cast<uint64_t>(tokenIdx) * slotsPerToken_ * rowStride_;
-    const PollDeadline deadline(pollUs_);
-    uint64_t unset = expected;
-    while (unset != 0UL) {
-        if (unset == all) {
-            unset = BlocksArrived(token, slotsPerToken_ * blocks_) ? 0UL : unset;
-        } else {
-            for (uint32_t slot = 0U; slot < slotsPerToken_; ++slot) {
-                if (((unset >> slot) & 1UL) != 0UL && BlocksArrived(token + slot * rowStride_, blocks_)) {
-                    unset &= ~(1UL << slot);
-                }
-            }
-        }
-        if (unset != 0UL && deadline.Passed()) {
-            for (uint32_t slot = 0U; slot < slotsPerToken_; ++slot) { // which slot is missing
-                if (((unset >> slot) & 1UL) != 0UL && BlocksArrived(token + slot * rowStride_, blocks_)) {
-                    unset &= ~(1UL << slot);
-                }
-            }
-            SlotTimedOut(tokenIdx, unset, ids);
+    if (batch && expected == all) {
+        return BlocksArrived(token, slotsPerToken_ * blocks_) ? 0UL : expected;
+    }
+    uint64_t unset = 0UL;
+    for (uint32_t slot = 0U; slot < slotsPerToken_ && (!batch || unset == 0UL); ++slot) {
+        if (((expected >> slot) & 1UL) != 0UL && !BlocksArrived(token + slot * rowStride_, blocks_)) {
+            unset |= 1UL << slot;
         }
     }
-    // cleared from the zeros Reduce wrote once, 32 bytes into the tail of each block, by one copy
+    return unset;
+}
+
+// Ascend 950: the slots of token `tokenIdx` that receive a row (bit `slot`), its blocks all in; clears the flags of
+// all its slots' blocks, from the zeros Reduce wrote once, 32 bytes into the tail of each block, by one copy (the real
+// ClearPackedTokenFlags, code: mc2/moe_distribute_combine_v2/op_kernel/arch35/moe_distribute_combine_v2_a5_mte.h,
+// one copy per slot).
+template <typename Traits>
+__aicore__ inline uint64_t MoeCombineKernel<Traits>::ClearBlockSlots(uint32_t tokenIdx, const LocalTensor<int32_t> &ids,
+                                                                     const LocalTensor<uint8_t> &mask, bool pairMask)
+{
+    GM_ADDR token = WinRows(epRank_) + static_cast<uint64_t>(tokenIdx) * slotsPerToken_ * rowStride_;
     const uint32_t floats = slotsPerToken_ * blocks_ * BLOCK_FLAG_FLOATS;
     GlobalTensor<float> flagsGm;
     flagsGm.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(token + BLOCK_DATA_BYTES));
@@ -1056,7 +1134,7 @@ __aicore__ inline uint64_t MoeCombineKernel<Traits>::WaitBlockSlots(uint32_t tok
         flagBuf_.GetWithOffset<float>(floats, AlignUp(floats, FLOATS_PER_REPEAT) * 4U +
                                                   AlignUp(AlignUp(floats, FLOATS_PER_REPEAT) / 8U, UB_BLOCK)),
         DataCopyExtParams(static_cast<uint16_t>(slotsPerToken_ * blocks_), BLOCK_FLAG_BYTES, 0U, BLOCK_DATA_BYTES, 0U));
-    return expected;
+    return ExpectedSlots(tokenIdx, ids, mask, pairMask);
 }
 
 // The row a sender returned into `slotGm`, as fp32 in `term`: a split quant mode's message goes through the part of

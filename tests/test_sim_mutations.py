@@ -188,9 +188,11 @@ COMBINE_MUTATIONS = {
     # AddRow the reduce keeps: the Add's own and the accumulator's Duplicate's were dropped as the real op has none)
     "add_row_no_pipe_v": ("        Muls(term, term, weight, n);\n        PipeBarrier<PIPE_V>();\n",
                           "        Muls(term, term, weight, n);\n", "ascend910_93-q0-bs2-h1024-k2-w2"),
-    # the data-state word is copied out before the scalar unit's store into UB is ordered before MTE3
-    "state_word_no_s_mte3": ("    SyncFunc<HardEvent::S_MTE3>();\n    GlobalTensor<int32_t> stateGm;",
-                             "    GlobalTensor<int32_t> stateGm;", "ascend910_93-q0-bs2-h1024-k2-w2"),
+    # the state record's position word is copied out before the scalar unit's store into UB is ordered before MTE3
+    # (Atlas A3 keeps the real ops' records, opgen_kernel_helpers.h StoreRecordPosition: the combine's last store)
+    "state_record_no_s_mte3": ("    word.SetValue(0U, position);\n    SyncFunc<HardEvent::S_MTE3>();\n",
+                               "    word.SetValue(0U, position);\n", "ascend910_93-q0-bs2-h1024-k2-w2",
+                               "cpp/common/op_kernel/opgen_kernel_helpers.h"),
 }
 
 
@@ -204,11 +206,11 @@ def test_a_wrong_line_in_the_combine_class_template_fails_the_twin(name, monkeyp
     from opgen.harness import testkit
 
     op = "moe_distribute_combine_v2"
-    line, wrong, case_id = COMBINE_MUTATIONS[name]
+    line, wrong, case_id, *where = COMBINE_MUTATIONS[name]  # where: another header than the class template's
     ref, cases = _suite(op)
     _require_twin()
-    mutated = _build_mutated(monkeypatch, tmp_path / "out", "cpp/common/op_kernel/moe_combine_kernel.h",
-                             line, wrong, "combine_v2.spec", op)
+    header = where[0] if where else "cpp/common/op_kernel/moe_combine_kernel.h"
+    mutated = _build_mutated(monkeypatch, tmp_path / "out", header, line, wrong, "combine_v2.spec", op)
     case = next(c for c in cases.POSITIVE if c["id"] == case_id)
     world = testkit.build_world(ref, case)
     results = testkit.run(ref, case, world)

@@ -237,6 +237,88 @@ def test_a3_real_and_generated_ops_leave_the_same_windows_exp(tree, tmp_path, la
     assert any(first[i * 32 + 4:i * 32 + 8] != bytes(4) for i in range(2048))
 
 
+
+# The Atlas A3 DispatchV2 row messages in windowsIn (issue 33). code: mc2/moe_distribute_dispatch_v2/op_kernel/
+# moe_distribute_dispatch_v2.h Init (winDataSizeOffsetEp_: data state 0 starts after the combine's maxBS * (K + S)
+# slots of Ceil(2H, 512) * 512 bytes; hAlignWinSize_ = Ceil(hScaleIdxSize_, 512) * 512; expertPerSizeOnWin_ =
+# maxBS * hAlignWinSize_; expertScaleAlign_ = tokenQuantAlign_ + EXPAND_IDX_INFO), SendToMoeExpert (message of
+# (src, expert e) slot c at block src * L + e % L, + c * hAlignWinSize_), ProcessToken / FillTriple (one MTE3 copy
+# of hScaleIdxSize_ bytes); moe_distribute_dispatch_v2_quant.h QuantInit, QuantDynamicPerToken (the pertoken scale
+# at Align32(H), the triple at the scales' 32-byte aligned end).
+WIN_FILL = 0xEE  # the windowsIn bytes before the op: what neither op writes keeps it
+WIN_FILLED = 256 * 1024
+
+
+def dispatch_case(case_id: str) -> dict:
+    ref, cases = DISPATCH
+    return next(c for c in cases.POSITIVE if c["id"] == case_id)
+
+
+@pytest.mark.parametrize("case_id", [
+    pytest.param("ascend910_93-q0-bs4-h1024-k2-w2-expertScales4x2", id="quant0-expert-scales"),
+    pytest.param("ascend910_93-q2-bs4-h1024-k2-w2", id="quant2"),
+    pytest.param("ascend910_93-q0-bs4-h1024-k2-w5-sharedExpertNum-4-sharedExpertRankNum-4", id="shared-experts",
+                 marks=pytest.mark.slow),
+])
+def test_a3_real_and_generated_dispatch_leave_the_same_row_messages(tree, tmp_path, case_id):
+    """The real and the generated A3 DispatchV2 on one world, each on windowsIn filled with 0xEE, leave the same
+    windowsIn byte for byte: data state 0 after the combine's maxBS * (K + S) slots (S: sharedExpertNum, 0 without
+    shared-expert ranks), then each message [row | pertoken scale at Align32(H) (quant 2) | (src, token, k) at the
+    scales' 32-byte aligned end | expert scale right after the triple], 512-aligned, in the block of its (source,
+    local expert) at its slot (the count of the source's earlier pairs to that expert), on a shared-expert rank
+    in the block of its source at the token's index (k = K + s), its bytes written up to the triple's or the expert
+    scale's end and none after, nothing else. The one exception: under quant 2 the real op sends the 28 bytes after
+    the 4-byte scale (up to the triple) from its UB buffer as it found them (QuantDynamicPerToken writes only the row
+    and the scale there), device garbage, so there both only have to write or not write. Before issue 33's change
+    the generated data started after maxBS * (K + 1) slots when sharedExpertRankNum was 0 (the real tiling makes
+    the default sharedExpertNum 1 a 0 there), and its expert scale lay in the next 32-byte block (byte +32 from the
+    triple, the sender writing the 20 bytes between), where the real one is at +12."""
+    import struct
+
+    from opgen.sim import job as jobs
+
+    ref, _ = DISPATCH
+    case = dispatch_case(case_id)
+    world, ranks = testkit.build_world(ref, case), case["world"]
+    attrs = case["attrs"]
+    quant = int(attrs.get("quantMode", 0))
+    shared = int(attrs.get("sharedExpertNum", 1)) if int(attrs.get("sharedExpertRankNum", 0)) else 0
+    expert_scales = "expertScalesOptional" in case["inputs"]
+    bs, h = case["inputs"]["x"][1]
+    k = case["inputs"]["expertIds"][1][1]
+    fill = tmp_path / "filled.bin"
+    jobs.write_windows(fill, {(jobs.WINDOWS_IN, r): {0: bytes([WIN_FILL]) * WIN_FILLED} for r in range(ranks)})
+    got = {}
+    for kind in (REAL, GEN):
+        comm = Communicator(tree, tmp_path / kind)
+        comm.windows = fill
+        comm.run(kind, DISPATCH, case, world)
+        pages = jobs.read_windows(comm.windows)
+        got[kind] = {r: jobs.window_bytes(pages, jobs.WINDOWS_IN, r, 0, WIN_FILLED) for r in range(ranks)}
+    row = h * (1 if quant == 2 else 2)
+    triple_at = -(-row // 32) * 32 + (32 if quant == 2 else 0)
+    sent = triple_at + 12 + (4 if expert_scales else 0)
+    stride = -(-sent // 512) * 512
+    area = bs * (k + shared) * -(-2 * h // 512) * 512
+    garbage = (row + 4, triple_at) if quant == 2 else (0, 0)
+    messages = 0
+    for r in range(ranks):
+        real, gen = bytearray(got[REAL][r]), bytearray(got[GEN][r])
+        assert real[:area] == bytes([WIN_FILL]) * area, f"rank {r}: the real op wrote the combine's slots"
+        for m in range(area, WIN_FILLED - stride, stride):
+            if real[m + triple_at:m + sent] == bytes([WIN_FILL]) * (sent - triple_at):
+                continue  # no message in this slot
+            messages += 1
+            src, token, pair = struct.unpack_from("<3i", real, m + triple_at)
+            assert 0 <= src < ranks and 0 <= token < bs and 0 <= pair < k + shared, (r, m, src, token, pair)
+            lo, hi = m + garbage[0], m + garbage[1]
+            assert (real[lo:hi] == bytes([WIN_FILL]) * (hi - lo)) == (gen[lo:hi] == bytes([WIN_FILL]) * (hi - lo))
+            real[lo:hi] = gen[lo:hi] = bytes(hi - lo)
+            assert real[m + sent:m + stride] == bytes([WIN_FILL]) * (stride - sent), (r, m)
+        assert real == gen, f"rank {r}: first difference at byte {next(i for i in range(len(real)) if real[i] != gen[i])}"
+    assert messages == ranks * bs * (k + shared)  # every (token, k) pair's message and each token's per shared expert
+
+
 def test_a2_real_dispatch_then_generated_combine_twice_on_one_communicator(tree, tmp_path):
     comm = Communicator(tree, tmp_path)
     case = A2_CASE

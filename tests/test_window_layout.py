@@ -272,8 +272,11 @@ def test_a_product_inherits_or_replaces_the_window_and_tiling_carries_its_fields
     # Ceil(2H, 480) 512-byte blocks, the status area first
     assert a2 != a3 and a950 is not a3
     assert (a950.areas[1:], a950.lets, a950.state_at_start) == (a3.areas[1:], a3.lets, True)
+    # (Atlas A3: the real tiling's sharedExpertNum, 0 without shared-expert ranks: tests/test_interop_world.py
+    # test_a3_real_and_generated_dispatch_leave_the_same_row_messages)
     assert [to_spec(a.expr) for a in (a3.areas[0], a950.areas[0])] == [
-        "maxBS * (K + sharedExpertNum) * Align512(2 * H)", "maxBS * (K + sharedExpertNum) * ceil_div(2 * H, 480) * 512"]
+        "maxBS * (K + (if sharedExpertRankNum == 0 then 0 else sharedExpertNum)) * Align512(2 * H)",
+        "maxBS * (K + sharedExpertNum) * ceil_div(2 * H, 480) * 512"]
     assert (a2.state_in, a3.state_in, a950.state_in) == ("windowsIn", "windowsExp", "windowsIn")
     assert not a3.state_at_start and not a2.state_at_start
     # Atlas A2 keeps the real A2 ops' halves: a 1 MiB reserve each, the half-select word at 1 MiB - 512, the status

@@ -926,11 +926,11 @@ private:
     {
         return Lazy(memo_win_buffer_id_at_, [&]() -> int64_t { return 0; });
     }
-    // win_combine = maxBS * (K + sharedExpertNum) * Align512(2 * H)
+    // win_combine = maxBS * (K + (if sharedExpertRankNum == 0 then 0 else sharedExpertNum)) * Align512(2 * H)
     int64_t let_win_combine()
     {
         return Lazy(memo_win_combine_, [&]() -> int64_t {
-            return Mul(Mul(let_maxBS(), Add(dim_K(), p.sharedExpertNum)),
+            return Mul(Mul(let_maxBS(), Add(dim_K(), (p.sharedExpertRankNum == 0) ? 0 : p.sharedExpertNum)),
                        Mul(FloorDiv(Sub(Add(Mul(2, dim_H()), 512), 1), 512), 512));
         });
     }

@@ -277,10 +277,10 @@ private:
     uint32_t dynamicScalesOutRowBytes_{0U};
     uint32_t scaleOffset_{0U}; // message layout: row | scales | info
     uint32_t infoOffset_{0U};
-    uint32_t expertScaleAt_{0U}; // the expert scale's 32-byte block, the message's last (its last int32: the tail)
-    uint32_t msgBytes_{0U};
-    uint32_t readBytes_{0U}; // the bytes of a message the window copy reads (the expert scale only where there is one)
-    uint32_t sentBytes_{0U}; // what a message puts into the window: up to its triple, or its expert scale
+    uint32_t expertScaleAt_{0U}; // the expert scale: right after the triple (packed: starting the last block)
+    uint32_t msgBytes_{0U};      // the message in UB: whole 32-byte blocks up to its last (its last int32: the tail)
+    uint32_t readBytes_{0U};     // the bytes of a message the window copy reads: the blocks of the bytes sent
+    uint32_t sentBytes_{0U};     // what a message puts into the window: up to its triple, or its expert scale
     uint64_t msgStride_{0UL};
     uint64_t blockBytes_{0UL}; // one (source rank, local expert) block: maxBS messages
     // Atlas A2 (isA2_): each source rank's messages packed into its region of the dispatch area, as the real A2
@@ -356,11 +356,16 @@ __aicore__ inline void MoeDispatchKernel<Traits>::Init(const Args &args, const T
         }
     }
 
-    // the row message: [expandXOut row | scale rows | (srcRank, tokenIdx, k) | expert scale], 512-aligned; packed
-    // (Atlas A2), [expandXOut row | scale rows | expert scale], not aligned: the receiver reads no triple there
-    // (assistInfoForCombineOut is the sender's expandIdx), as the real A2 message carries none (code:
-    // mc2/moe_distribute_dispatch_v2/op_kernel/arch22/moe_distribute_dispatch_a2.h Init, hCommuSize_ = axisH_ *
-    // sizeof(ExpandXOutType) + 32 bytes of scale where quantised)
+    // the row message, as the real A3 / Ascend 950 MTE op lays it out (code: mc2/moe_distribute_dispatch_v2/op_kernel/
+    // moe_distribute_dispatch_v2_quant.h QuantInit: the scales at the row's 32-byte aligned end, the triple at the
+    // scales' 32-byte aligned end, hScaleIdxSize_ = that + 12; moe_distribute_dispatch_v2.h Init: with expert scales
+    // expertScaleAlign_ = tokenQuantAlign_ + EXPAND_IDX_INFO, the expert scale right after the triple, and
+    // hScaleIdxSize_ + 4; FillTriple; hAlignWinSize_ = Ceil(hScaleIdxSize_, 512) * 512): [expandXOut row | scale rows
+    // | (srcRank, tokenIdx, k) expert scale], 512-aligned. Packed (Atlas A2), [expandXOut row | scale rows | expert
+    // scale], not aligned: the receiver reads no triple there (assistInfoForCombineOut is the sender's expandIdx), as
+    // the real A2 message carries none (code: mc2/moe_distribute_dispatch_v2/op_kernel/arch22/
+    // moe_distribute_dispatch_a2.h Init, hCommuSize_ = axisH_ * sizeof(ExpandXOutType) + 32 bytes of scale where
+    // quantised)
     packed_ = isA2_;
     rowBytesX_ = RowBytes<XT>(hLen_);
     rowBytesY_ = RowBytes<ExpandXOutT>(hLen_);
@@ -371,18 +376,19 @@ __aicore__ inline void MoeDispatchKernel<Traits>::Init(const Args &args, const T
     if constexpr (Traits::CARRIES_DYNAMIC_SCALES_OUT) {
         infoOffset_ += AlignUp(dynamicScalesOutRowBytes_, UB_BLOCK);
     }
-    expertScaleAt_ = packed_ ? infoOffset_ : infoOffset_ + UB_BLOCK;
-    msgBytes_ = expertScaleAt_ + UB_BLOCK;
-    // the bytes a receiver reads: the triple's 12 (not packed), the expert scale's 4 where the op has expert scales
-    // (the real op puts its row and scales, then the 12 bytes of the triple: code: mc2/moe_distribute_dispatch_v2/
-    // op_kernel/moe_distribute_dispatch_v2_quant.h hScaleIdxSize_)
+    // the message's last 32-byte block holds the triple and the expert scale (packed: the expert scale alone); its
+    // last int32 is the tail of a message staged for BatchWrite (FillInfo)
+    expertScaleAt_ = packed_ ? infoOffset_ : infoOffset_ + TRIPLE * 4U;
+    msgBytes_ = infoOffset_ + UB_BLOCK;
+    // the bytes a sender writes (the real op's MTE3 copy of hScaleIdxSize_ bytes): up to the triple's end, or the
+    // expert scale's where the op has expert scales; packed, the row and its scales, or up to the expert scale's end
     sentBytes_ = hasExpertScales_ ? expertScaleAt_ + 4U : (packed_ ? infoOffset_ : infoOffset_ + TRIPLE * 4U);
-    // the window copy reads no expert-scale block where the op has none (no sender writes it), as the real copy reads
-    // the row, its scales and the triple (hScaleIdxSize_ above; Atlas A2: hCommuSize_)
-    readBytes_ = hasExpertScales_ ? msgBytes_ : expertScaleAt_;
+    // the bytes of a message the window copy reads, as the real copy reads hOutAlignUbSize_ = Ceil(hScaleIdxSize_, 32)
+    // * 32 (Atlas A2: hCommuSize_): whole 32-byte blocks up to the last byte sent
+    readBytes_ = AlignUp(sentBytes_, UB_BLOCK);
     // packed messages lie back to back (the real A2 rows are hCommuSize_ apart: code: moe_distribute_dispatch_a2.h
     // ReorderTokens), else each 512-aligned
-    msgStride_ = packed_ ? static_cast<uint64_t>(msgBytes_) : AlignUp64(msgBytes_, WIN_ALIGN);
+    msgStride_ = packed_ ? static_cast<uint64_t>(msgBytes_) : AlignUp64(sentBytes_, WIN_ALIGN);
     blockBytes_ = static_cast<uint64_t>(maxBs_) * msgStride_;
     // the window layout tiling checked (the spec's `window`): data halves of [combine | dispatch] (each after its
     // win_reserve), the status area after them or in the last half's reserve
@@ -776,7 +782,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::FillInfo(const LocalTensor<uin
         scale.SetValue(0U, expertScale);
     }
     if (whole) {
-        msg[expertScaleAt_].template ReinterpretCast<int32_t>().SetValue(WS_SLOT_INTS - 1U, tail);
+        msg[msgBytes_ - UB_BLOCK].template ReinterpretCast<int32_t>().SetValue(WS_SLOT_INTS - 1U, tail);
     }
     SyncFunc<HardEvent::S_MTE3>();
 }
@@ -1222,7 +1228,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::CopyRowsOut(GM_ADDR first, uin
                     msg[infoOffset_].template ReinterpretCast<int32_t>(),
                     DataCopyExtParams(count, TRIPLE * 4U, UbGap(TRIPLE * 4U), 0U, 0U));
     }
-    if (hasExpertScales_) {
+    if (hasExpertScales_ && packed_) { // the expert scale starts its message's last 32-byte block
         DataCopyPad(expandScalesOutGm_[row], msg[expertScaleAt_].template ReinterpretCast<float>(),
                     DataCopyExtParams(count, 4U, UbGap(4U), 0U, 0U));
     }
@@ -1232,6 +1238,20 @@ __aicore__ inline void MoeDispatchKernel<Traits>::CopyRowsOut(GM_ADDR first, uin
             peer.SetGlobalBuffer(TpWinData(1U - tpRank_) + static_cast<uint64_t>(row) * msgStride_);
             DataCopy(peer, msg, DataCopyParams(count, msgBlocks, 0U, winGap));
         }
+    }
+    if (hasExpertScales_ && !packed_) {
+        // the expert scale lies 12 bytes into the triple's block, not 32-byte aligned in UB: once the copies above
+        // have read the buffer, one strided copy brings the messages' expert scales in, a 32-byte block each, and one
+        // sends them out, as the real copy does (code: mc2/moe_distribute_dispatch_v2/op_kernel/
+        // moe_distribute_dispatch_v2.h LocalWindowCopy, expertScaleCopyInParams)
+        LocalTensor<float> scales = msg.template ReinterpretCast<float>();
+        GlobalTensor<float> scalesIn;
+        scalesIn.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(first + expertScaleAt_));
+        SyncFunc<HardEvent::MTE3_MTE2>();
+        DataCopyPad(scales, scalesIn, DataCopyExtParams(count, 4U, static_cast<uint32_t>(msgStride_ - 4U), 0U, 0U),
+                    DataCopyPadExtParams<float>(false, 0U, 0U, 0.0f));
+        SyncFunc<HardEvent::MTE2_MTE3>();
+        DataCopyPad(expandScalesOutGm_[row], scales, DataCopyExtParams(count, 4U, 0U, 0U, 0U));
     }
     copyQue_.FreeTensor(msg);
 }

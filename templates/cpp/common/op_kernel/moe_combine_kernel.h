@@ -530,7 +530,15 @@ __aicore__ inline void MoeCombineKernel<Traits>::InitRowQueues()
         pipe_->InitBuffer(xInQue_, bufDepth_, MaxU32(AlignUp(rowBytes_, UB_BLOCK), blocks_ * BLOCK_DATA_BYTES));
         pipe_->InitBuffer(msgQue_, bufDepth_, blocks_ * BLOCK_BYTES);
         if constexpr (!Traits::SENDS_ROW) {
+            // zeroed once: the message's bytes no formula writes stay 0 for every row, as in the real A5 MTE
+            // combine's message, whose int8 comm quant carries Ceil(H, 128) * 16 block scales (the scales of the
+            // zero padding past Ceil(H, 8) blocks are 0, from the xAbsBuf_ it zeroes once), in the bytes the spec's
+            // message leaves between its Ceil(H, 8) scales and Align32 of them (code: mc2/moe_distribute_combine_v2/
+            // op_kernel/moe_distribute_combine_v2_quant.h QuantInit quantScaleNum_, Int8QuantProcess; arch35/
+            // moe_distribute_combine_v2_a5_mte.h BuffInit: Duplicate(absFloatTensor_, float(0), hFloatAlign256Cnt))
             pipe_->InitBuffer(packBuf_, blocks_ * BLOCK_DATA_BYTES);
+            Duplicate(packBuf_.Get<float>(), 0.0f, static_cast<int32_t>(blocks_ * BLOCK_DATA_BYTES / 4U));
+            PipeBarrier<PIPE_V>(); // the zeros are written before a message is
         }
         return;
     }

@@ -86,9 +86,10 @@ class Communicator:
         self.buffer_ids: list[dict[int, int]] = []  # after each op: rank -> the A2 half-select word (buffer_ids)
         self.exp_windows: list[dict[int, bytes]] = []  # after each op: rank -> its windowsExp (exp_windows)
 
-    def run(self, kind: str, suite, case: dict, world) -> list[dict]:
+    def run(self, kind: str, suite, case: dict, world, skip: tuple = ()) -> list[dict]:
         """Per rank outputs of the ``kind`` (REAL or GEN) op of ``suite`` on the windows the last op left; its
-        outputs are checked against the reference (AssertionError naming the op and every disagreement)."""
+        outputs but ``skip`` are checked against the reference (AssertionError naming the op and every
+        disagreement)."""
         ref, cases = suite
         self.step += 1
         work = self.work / f"{self.step}-{kind}-{ref.OP}"
@@ -103,7 +104,7 @@ class Communicator:
             self.windows = work / sim.job.WINDOWS_FILE
         want = testkit.run(ref, case, world)
         problems = [p for r in range(case["world"])
-                    for p in testkit.output_problems(ref, cases, case, world, r, got[r], want[r])]
+                    for p in testkit.output_problems(ref, cases, case, world, r, got[r], want[r], skip)]
         assert not problems, f"{kind} {ref.OP} (step {self.step}):\n" + "\n".join(problems)
         self.buffer_ids.append(buffer_ids(self.windows, case["world"]))
         self.exp_windows.append(exp_windows(self.windows, case["world"]))
@@ -142,9 +143,10 @@ def exp_windows(windows: Path, world: int, size: int = MB) -> dict[int, bytes]:
     return {r: bytes(w) for r, w in out.items()}
 
 
-def moe_layer(comm: Communicator, dispatch: str, combine: str, case: dict, partner=COMBINE) -> None:
+def moe_layer(comm: Communicator, dispatch: str, combine: str, case: dict, partner=COMBINE, skip: tuple = ()):
     """One MoE layer on ``comm``: the ``dispatch`` kind's DispatchV2 on the case's world, identity experts, the
-    ``combine`` kind's ``partner`` (CombineV2, or CombineAddRmsNorm) on what the dispatch produced."""
+    ``combine`` kind's ``partner`` (CombineV2, or CombineAddRmsNorm) on what the dispatch produced (its outputs
+    ``skip`` not checked); the world and the combine's outputs."""
     ref, _ = DISPATCH
     cref, _ = partner
     world = testkit.build_world(ref, case)
@@ -153,7 +155,7 @@ def moe_layer(comm: Communicator, dispatch: str, combine: str, case: dict, partn
     ccase = {"id": f"{case['id']}-combine", "world": case["world"], "product": case["product"],
              "attrs": {k: v for k, v in cattrs.items() if k in cref.ATTRS},
              "env": {k: v for k, v in cattrs.items() if k in cref.ENV}}
-    comm.run(combine, partner, ccase, real_world.Inputs(cin))
+    return world, comm.run(combine, partner, ccase, real_world.Inputs(cin), skip)
 
 
 A2 = "ascend910b"
@@ -209,9 +211,22 @@ def exp_differences(real: dict[int, bytes], gen: dict[int, bytes]) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("layers", [pytest.param(1, id="one-layer"),
-                                    pytest.param(2, id="two-layers", marks=pytest.mark.slow)])
-def test_a3_real_and_generated_ops_leave_the_same_windows_exp(tree, tmp_path, layers):
+def masked_world(product: str, mask: str, bs: int = 16) -> dict:
+    """The dispatch suite's quant-0 world of ``product`` with the token mask ``mask`` (case id suffix), at ``bs``
+    tokens: more than the REAL_AIV cores, so the real combine's split of the active tokens over the cores differs from
+    a split of all BS (BS 16: the 1-D mask keeps 11 tokens; with the layer's id, the 2-D one leaves one of rank 0's
+    tokens 12 and 13 inactive)."""
+    ref, cases = DISPATCH
+    case = next(c for c in cases.POSITIVE if c["product"] == product and c["id"].endswith(f"-{mask}"))
+    return dict(case, id=f"{case['id']}-bs{bs}",
+                inputs={k: (dtype, (bs,) + tuple(shape[1:])) for k, (dtype, shape) in case["inputs"].items()})
+
+
+@pytest.mark.parametrize("layers,mask", [pytest.param(1, None, id="one-layer"),
+                                         pytest.param(1, "xActiveMask4", id="one-layer-1d-mask"),
+                                         pytest.param(1, "xActiveMask4x2", id="one-layer-2d-mask"),
+                                         pytest.param(2, None, id="two-layers", marks=pytest.mark.slow)])
+def test_a3_real_and_generated_ops_leave_the_same_windows_exp(tree, tmp_path, layers, mask):
     """The real pair and the generated pair, each on a fresh communicator, leave byte-identical windowsExp after
     every op: the dispatch status entries {1.0f, count, 0 ...} at data state s * 384K + (src + j * epWorldSize) * 32
     with their flag cleared and count kept, the combine's 8 x 1.0f slot flags at 64K + s * 384K cleared, and each
@@ -219,12 +234,30 @@ def test_a3_real_and_generated_ops_leave_the_same_windows_exp(tree, tmp_path, la
     count) at 768K / 818K + core * 512 (code: mc2/moe_distribute_dispatch_v2/op_kernel/moe_distribute_v2_base.h
     InitWinState; moe_distribute_v2_constant.h; templates/cpp/common/op_kernel/opgen_kernel_helpers.h REAL_STATUS).
     Before issue 33's change the generated ops kept their own layout there (entries at s * 128K, state words at 256K
-    and 936K, one-word combine flags in [296K, 936K)), and the generated entries' words 2-7 were never written."""
-    case = first_world(A3)
+    and 936K, one-word combine flags in [296K, 936K)), and the generated entries' words 2-7 were never written.
+    With a token mask (the suite's masked worlds) the combine record's position, 1 + the core's share of the active
+    tokens as the real op splits them (a 2-D mask's tokens with any pair set, over the cores in order), is the real
+    one's too; before, the generated record counted the active tokens of its own split of all BS tokens (BS 16, 8
+    cores, the 1-D mask's 11 active tokens: the real records read 3, 3, 3, 2, 2, 2, 2, 2, the generated ones read 3,
+    3, 3, 3, 3, 2, 1, 1; the 2-D mask's 15 on rank 0: real 3 x 7, 2, generated 3 x 6, 2, 3)."""
+    import numpy as np
+
+    case = first_world(A3) if mask is None else masked_world(A3, mask)
     comms = {kind: Communicator(tree, tmp_path / kind) for kind in (REAL, GEN)}
+    xout = {}
     for kind, comm in comms.items():
         for layer in range(layers):
-            moe_layer(comm, kind, kind, dict(case, id=f"{case['id']}-layer{layer}"))
+            # the real A3 combine leaves an inactive token's xOut row unwritten (combine_v2.spec, output xOut), where
+            # the reference and the generated op write zeros: its active rows are compared with the generated's below
+            skip = ("xOut",) if kind == REAL and mask else ()
+            world, xout[kind] = moe_layer(comm, kind, kind, dict(case, id=f"{case['id']}-layer{layer}"), skip=skip)
+    if mask:
+        actives = [np.asarray(world.masks[r]).reshape(len(world.masks[r]), -1).any(axis=1)
+                   for r in range(case["world"])]
+        assert not all(a.all() for a in actives)  # the world has inactive tokens
+        for r, active in enumerate(actives):
+            real_rows, gen_rows = (np.asarray(testkit.data(xout[k][r]["xOut"])) for k in (REAL, GEN))
+            assert real_rows[active].tobytes() == gen_rows[active].tobytes(), r
     ops = ["dispatch", "combine"] * layers
     problems = [f"after {op} {n}: {d}" for n, op in enumerate(ops)
                 for d in exp_differences(comms[REAL].exp_windows[n], comms[GEN].exp_windows[n])]

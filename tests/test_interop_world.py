@@ -422,6 +422,35 @@ def test_950_real_and_generated_pairs_share_the_data_state_words(tree, tmp_path)
     assert seen == [[((1, 1), (1, 1))] * ranks, [((0, 2), (0, 2))] * ranks, [((1, 3), (1, 3))] * ranks]
 
 
+@pytest.mark.parametrize("mask", ["xActiveMask4", "xActiveMask4x2"], ids=["1d-mask", "2d-mask"])
+def test_950_real_and_generated_combine_records_agree_with_a_mask(tree, tmp_path, mask):
+    """The real pair (the combine's findings fixed) and the generated pair, each on fresh windows, on a masked world
+    of BS 16 (masked_world): every core's CombineV2 InitWinState block at 818K + core * 512 is the same in both,
+    word 1 (the position) 1 + the core's share of the active tokens as the real op splits them (code: mc2/
+    moe_distribute_combine_v2/op_kernel/arch35/moe_distribute_combine_v2_a5_mte.h LocalWindowCopy). Before, the
+    generated position counted the active tokens of its own split of all 16 tokens (the 1-D mask's 11 active:
+    3, 3, 3, 3, 3, 2, 1, 1 where the real reads 3, 3, 3, 2, 2, 2, 2, 2). The real combine leaves an inactive token's
+    xOut row unwritten (the reference and the generated op write zeros): its active rows equal the generated's."""
+    import numpy as np
+
+    case = masked_world(A5, mask)
+    ranks, records, xout = case["world"], {}, {}
+    fixed = {COMBINE[0].OP: a5_combine_fixed(tree.ops, tmp_path / "ops")}
+    for kind in (REAL, GEN):
+        comm = Communicator(tree, tmp_path / kind, fixed)
+        world, xout[kind] = moe_layer(comm, kind, kind, case, skip=("xOut",) if kind == REAL else ())
+        area = status_area(comm.windows, ranks)
+        records[kind] = [core_words(area[r], A5_COMBINE_WORDS, real_world.REAL_AIV) for r in range(ranks)]
+    actives = [np.asarray(world.masks[r]).reshape(len(world.masks[r]), -1).any(axis=1) for r in range(ranks)]
+    for r, active in enumerate(actives):
+        share = [len(part) for part in np.array_split(np.arange(int(active.sum())), real_world.REAL_AIV)]
+        assert [w[1] for w in records[GEN][r]] == [1 + s for s in share], r
+        real_rows, gen_rows = (np.asarray(testkit.data(xout[k][r]["xOut"])) for k in (REAL, GEN))
+        assert real_rows[active].tobytes() == gen_rows[active].tobytes(), r
+    assert not all(a.all() for a in actives)
+    assert records[GEN] == records[REAL]
+
+
 def _constants(text: str, names: tuple[str, ...]) -> dict[str, int]:
     """The value of each `constexpr <type> NAME = <integer expression>;` of a C++ header (U / UL suffixes and the
     names defined before it allowed)."""

@@ -70,6 +70,10 @@ def test_int8_rows_travel_as_int8_and_scales(product, tmp_path):
         rows[quant] = sum(int(np.asarray(world.inputs[r]["epSendCounts"]).astype(np.int64)[-1]) for r in range(W))
     assert rows[0] == rows[2] > 0
     message = _align32(H) + _align32(2 * -(-H // 8))  # int8 row, then the BF16 block scales
+    # the real A5 MTE combine's commDataBytes_: Ceil(H, 32) int8 bytes and Ceil(H, 128) * 16 scales, those past
+    # Ceil(H, 8) the zero padding's (code: mc2/moe_distribute_combine_v2/op_kernel/moe_distribute_combine_v2_quant.h
+    # QuantInit tokenScaleCnt_), the same length
+    assert message == _align32(H) + 2 * 16 * -(-H // 128) == 1344
     if product == "ascend950":
         # a row travels as Ceil(bytes, 480) blocks of 512 bytes (480 data, a 32-byte flag), and the owner clears
         # the 32-byte flag of each block it summed (code: mc2/moe_distribute_combine_v2/op_kernel/arch35/

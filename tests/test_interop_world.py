@@ -86,9 +86,10 @@ class Communicator:
         self.buffer_ids: list[dict[int, int]] = []  # after each op: rank -> the A2 half-select word (buffer_ids)
         self.exp_windows: list[dict[int, bytes]] = []  # after each op: rank -> its windowsExp (exp_windows)
 
-    def run(self, kind: str, suite, case: dict, world) -> list[dict]:
+    def run(self, kind: str, suite, case: dict, world, skip: tuple = ()) -> list[dict]:
         """Per rank outputs of the ``kind`` (REAL or GEN) op of ``suite`` on the windows the last op left; its
-        outputs are checked against the reference (AssertionError naming the op and every disagreement)."""
+        outputs but ``skip`` are checked against the reference (AssertionError naming the op and every
+        disagreement)."""
         ref, cases = suite
         self.step += 1
         work = self.work / f"{self.step}-{kind}-{ref.OP}"
@@ -103,7 +104,7 @@ class Communicator:
             self.windows = work / sim.job.WINDOWS_FILE
         want = testkit.run(ref, case, world)
         problems = [p for r in range(case["world"])
-                    for p in testkit.output_problems(ref, cases, case, world, r, got[r], want[r])]
+                    for p in testkit.output_problems(ref, cases, case, world, r, got[r], want[r], skip)]
         assert not problems, f"{kind} {ref.OP} (step {self.step}):\n" + "\n".join(problems)
         self.buffer_ids.append(buffer_ids(self.windows, case["world"]))
         self.exp_windows.append(exp_windows(self.windows, case["world"]))
@@ -142,9 +143,10 @@ def exp_windows(windows: Path, world: int, size: int = MB) -> dict[int, bytes]:
     return {r: bytes(w) for r, w in out.items()}
 
 
-def moe_layer(comm: Communicator, dispatch: str, combine: str, case: dict, partner=COMBINE) -> None:
+def moe_layer(comm: Communicator, dispatch: str, combine: str, case: dict, partner=COMBINE, skip: tuple = ()):
     """One MoE layer on ``comm``: the ``dispatch`` kind's DispatchV2 on the case's world, identity experts, the
-    ``combine`` kind's ``partner`` (CombineV2, or CombineAddRmsNorm) on what the dispatch produced."""
+    ``combine`` kind's ``partner`` (CombineV2, or CombineAddRmsNorm) on what the dispatch produced (its outputs
+    ``skip`` not checked); the world and the combine's outputs."""
     ref, _ = DISPATCH
     cref, _ = partner
     world = testkit.build_world(ref, case)
@@ -153,7 +155,7 @@ def moe_layer(comm: Communicator, dispatch: str, combine: str, case: dict, partn
     ccase = {"id": f"{case['id']}-combine", "world": case["world"], "product": case["product"],
              "attrs": {k: v for k, v in cattrs.items() if k in cref.ATTRS},
              "env": {k: v for k, v in cattrs.items() if k in cref.ENV}}
-    comm.run(combine, partner, ccase, real_world.Inputs(cin))
+    return world, comm.run(combine, partner, ccase, real_world.Inputs(cin), skip)
 
 
 A2 = "ascend910b"
@@ -209,9 +211,22 @@ def exp_differences(real: dict[int, bytes], gen: dict[int, bytes]) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("layers", [pytest.param(1, id="one-layer"),
-                                    pytest.param(2, id="two-layers", marks=pytest.mark.slow)])
-def test_a3_real_and_generated_ops_leave_the_same_windows_exp(tree, tmp_path, layers):
+def masked_world(product: str, mask: str, bs: int = 16) -> dict:
+    """The dispatch suite's quant-0 world of ``product`` with the token mask ``mask`` (case id suffix), at ``bs``
+    tokens: more than the REAL_AIV cores, so the real combine's split of the active tokens over the cores differs from
+    a split of all BS (BS 16: the 1-D mask keeps 11 tokens; with the layer's id, the 2-D one leaves one of rank 0's
+    tokens 12 and 13 inactive)."""
+    ref, cases = DISPATCH
+    case = next(c for c in cases.POSITIVE if c["product"] == product and c["id"].endswith(f"-{mask}"))
+    return dict(case, id=f"{case['id']}-bs{bs}",
+                inputs={k: (dtype, (bs,) + tuple(shape[1:])) for k, (dtype, shape) in case["inputs"].items()})
+
+
+@pytest.mark.parametrize("layers,mask", [pytest.param(1, None, id="one-layer"),
+                                         pytest.param(1, "xActiveMask4", id="one-layer-1d-mask"),
+                                         pytest.param(1, "xActiveMask4x2", id="one-layer-2d-mask"),
+                                         pytest.param(2, None, id="two-layers", marks=pytest.mark.slow)])
+def test_a3_real_and_generated_ops_leave_the_same_windows_exp(tree, tmp_path, layers, mask):
     """The real pair and the generated pair, each on a fresh communicator, leave byte-identical windowsExp after
     every op: the dispatch status entries {1.0f, count, 0 ...} at data state s * 384K + (src + j * epWorldSize) * 32
     with their flag cleared and count kept, the combine's 8 x 1.0f slot flags at 64K + s * 384K cleared, and each
@@ -219,12 +234,30 @@ def test_a3_real_and_generated_ops_leave_the_same_windows_exp(tree, tmp_path, la
     count) at 768K / 818K + core * 512 (code: mc2/moe_distribute_dispatch_v2/op_kernel/moe_distribute_v2_base.h
     InitWinState; moe_distribute_v2_constant.h; templates/cpp/common/op_kernel/opgen_kernel_helpers.h REAL_STATUS).
     Before issue 33's change the generated ops kept their own layout there (entries at s * 128K, state words at 256K
-    and 936K, one-word combine flags in [296K, 936K)), and the generated entries' words 2-7 were never written."""
-    case = first_world(A3)
+    and 936K, one-word combine flags in [296K, 936K)), and the generated entries' words 2-7 were never written.
+    With a token mask (the suite's masked worlds) the combine record's position, 1 + the core's share of the active
+    tokens as the real op splits them (a 2-D mask's tokens with any pair set, over the cores in order), is the real
+    one's too; before, the generated record counted the active tokens of its own split of all BS tokens (BS 16, 8
+    cores, the 1-D mask's 11 active tokens: the real records read 3, 3, 3, 2, 2, 2, 2, 2, the generated ones read 3,
+    3, 3, 3, 3, 2, 1, 1; the 2-D mask's 15 on rank 0: real 3 x 7, 2, generated 3 x 6, 2, 3)."""
+    import numpy as np
+
+    case = first_world(A3) if mask is None else masked_world(A3, mask)
     comms = {kind: Communicator(tree, tmp_path / kind) for kind in (REAL, GEN)}
+    xout = {}
     for kind, comm in comms.items():
         for layer in range(layers):
-            moe_layer(comm, kind, kind, dict(case, id=f"{case['id']}-layer{layer}"))
+            # the real A3 combine leaves an inactive token's xOut row unwritten (combine_v2.spec, output xOut), where
+            # the reference and the generated op write zeros: its active rows are compared with the generated's below
+            skip = ("xOut",) if kind == REAL and mask else ()
+            world, xout[kind] = moe_layer(comm, kind, kind, dict(case, id=f"{case['id']}-layer{layer}"), skip=skip)
+    if mask:
+        actives = [np.asarray(world.masks[r]).reshape(len(world.masks[r]), -1).any(axis=1)
+                   for r in range(case["world"])]
+        assert not all(a.all() for a in actives)  # the world has inactive tokens
+        for r, active in enumerate(actives):
+            real_rows, gen_rows = (np.asarray(testkit.data(xout[k][r]["xOut"])) for k in (REAL, GEN))
+            assert real_rows[active].tobytes() == gen_rows[active].tobytes(), r
     ops = ["dispatch", "combine"] * layers
     problems = [f"after {op} {n}: {d}" for n, op in enumerate(ops)
                 for d in exp_differences(comms[REAL].exp_windows[n], comms[GEN].exp_windows[n])]
@@ -471,6 +504,35 @@ def test_950_real_and_generated_pairs_share_the_data_state_words(tree, tmp_path)
     assert seen == [[((1, 1), (1, 1))] * ranks, [((0, 2), (0, 2))] * ranks, [((1, 3), (1, 3))] * ranks]
 
 
+@pytest.mark.parametrize("mask", ["xActiveMask4", "xActiveMask4x2"], ids=["1d-mask", "2d-mask"])
+def test_950_real_and_generated_combine_records_agree_with_a_mask(tree, tmp_path, mask):
+    """The real pair (the combine's findings fixed) and the generated pair, each on fresh windows, on a masked world
+    of BS 16 (masked_world): every core's CombineV2 InitWinState block at 818K + core * 512 is the same in both,
+    word 1 (the position) 1 + the core's share of the active tokens as the real op splits them (code: mc2/
+    moe_distribute_combine_v2/op_kernel/arch35/moe_distribute_combine_v2_a5_mte.h LocalWindowCopy). Before, the
+    generated position counted the active tokens of its own split of all 16 tokens (the 1-D mask's 11 active:
+    3, 3, 3, 3, 3, 2, 1, 1 where the real reads 3, 3, 3, 2, 2, 2, 2, 2). The real combine leaves an inactive token's
+    xOut row unwritten (the reference and the generated op write zeros): its active rows equal the generated's."""
+    import numpy as np
+
+    case = masked_world(A5, mask)
+    ranks, records, xout = case["world"], {}, {}
+    fixed = {COMBINE[0].OP: a5_combine_fixed(tree.ops, tmp_path / "ops")}
+    for kind in (REAL, GEN):
+        comm = Communicator(tree, tmp_path / kind, fixed)
+        world, xout[kind] = moe_layer(comm, kind, kind, case, skip=("xOut",) if kind == REAL else ())
+        area = status_area(comm.windows, ranks)
+        records[kind] = [core_words(area[r], A5_COMBINE_WORDS, real_world.REAL_AIV) for r in range(ranks)]
+    actives = [np.asarray(world.masks[r]).reshape(len(world.masks[r]), -1).any(axis=1) for r in range(ranks)]
+    for r, active in enumerate(actives):
+        share = [len(part) for part in np.array_split(np.arange(int(active.sum())), real_world.REAL_AIV)]
+        assert [w[1] for w in records[GEN][r]] == [1 + s for s in share], r
+        real_rows, gen_rows = (np.asarray(testkit.data(xout[k][r]["xOut"])) for k in (REAL, GEN))
+        assert real_rows[active].tobytes() == gen_rows[active].tobytes(), r
+    assert not all(a.all() for a in actives)
+    assert records[GEN] == records[REAL]
+
+
 def _constants(text: str, names: tuple[str, ...]) -> dict[str, int]:
     """The value of each `constexpr <type> NAME = <integer expression>;` of a C++ header (U / UL suffixes and the
     names defined before it allowed)."""
@@ -550,26 +612,28 @@ def _windows_in(windows: Path, rank: int) -> list[bytes]:
 BLOCK, BLOCK_DATA, BLOCK_FLAG = 512, 480, 32
 
 
-def _slot_base(window: bytes, slots: dict[int, bytes], stride: int) -> int | None:
+def _slot_base(window: bytes, slots: dict[int, bytes], stride: int,
+               defined: list[tuple[int, int]] | None = None) -> int | None:
     """Where slot 0 of a combine area lies in ``window`` such that every slot of ``slots`` (index -> the row bytes
-    its sender returned) holds its row in the first 480 bytes of each 512-byte block and a zero (cleared) flag in
-    the last 32; None when no place fits."""
+    its sender returned, or its message) holds them in the first 480 bytes of each 512-byte block (only the byte
+    ranges ``defined``, all by default) and a zero (cleared) flag in the last 32; None when no place fits."""
     first = min(slots)
-    probe = slots[first][:BLOCK_DATA]
+    spans = defined or [(0, len(slots[first]))]
+    probe = slots[first][spans[0][0]:min(spans[0][1], BLOCK_DATA)]
     at = window.find(probe)
     while at >= 0:
-        base = at - first * stride
-        if base >= 0 and all(_slot_holds(window, base + s * stride, row) for s, row in slots.items()):
+        base = at - spans[0][0] - first * stride
+        if base >= 0 and all(_slot_holds(window, base + s * stride, row, spans) for s, row in slots.items()):
             return base
         at = window.find(probe, at + 1)
     return None
 
 
-def _slot_holds(window: bytes, at: int, row: bytes) -> bool:
+def _slot_holds(window: bytes, at: int, row: bytes, spans: list[tuple[int, int]]) -> bool:
     blocks = -(-len(row) // BLOCK_DATA)
     data = b"".join(window[at + b * BLOCK:at + b * BLOCK + BLOCK_DATA] for b in range(blocks))
     tails = [window[at + b * BLOCK + BLOCK_DATA:at + (b + 1) * BLOCK] for b in range(blocks)]
-    return data[:len(row)] == row and all(t == bytes(BLOCK_FLAG) for t in tails)
+    return all(data[a:e] == row[a:e] for a, e in spans) and all(t == bytes(BLOCK_FLAG) for t in tails)
 
 
 def test_950_generated_combine_lays_out_its_window_slots_as_the_real_one(tree, tmp_path):
@@ -612,3 +676,83 @@ def test_950_generated_combine_lays_out_its_window_slots_as_the_real_one(tree, t
         for kind, comm in ((GEN, gen), (REAL, real)):
             runs = _windows_in(comm.windows, r)
             assert any(_slot_base(run, want[r], stride) is not None for run in runs), (kind, r)
+
+
+def _int8_message(row, h: int) -> tuple[bytes, list[tuple[int, int]]]:
+    """The real 950 combine's comm-quant-2 message of one returned row (float16 here) and its defined byte ranges:
+    the int8 row at byte 0, then at Ceil(H, 32) the block scales in the row's dtype, one per 8 elements and
+    Ceil(H, 128) * 16 of them (the scales of the zero padding 0), commDataBytes = Ceil(H, 32) + 2 * that count. The
+    bytes between the int8 row and the scales are UB the kernel never writes.
+    code: mc2/moe_distribute_combine_v2/op_kernel/moe_distribute_combine_v2_quant.h (QuantInit: hAlign32Size_,
+    quantScaleNum_ = (hFloatAlign256Size_ / 4) / 8 with hFloatAlign256Size_ = Ceil(4H, 512), tokenScaleCnt_;
+    Int8QuantProcess: BlockReduceMax over the zeroed xAbsBuf_, Muls 1/127, Cast RINT of the scales at byte
+    hAlign32Size_, Div by the fp32 scales, Cast fp16 RINT, Cast int8 RINT), arch35/moe_distribute_combine_v2_a5_mte.h
+    (InitAttrs: hFloatA5FusedQuantSize, commDataBytes_ = tokenScaleCnt_ * sizeof(ExpandXType); BuffInit:
+    Duplicate(absFloatTensor_, 0, hFloatAlign256Cnt))"""
+    import numpy as np
+
+    scales = -(-h // 128) * 16
+    v = np.zeros(scales * 8, np.float32)
+    v[:h] = np.asarray(row, np.float16).astype(np.float32)
+    s = np.abs(v).reshape(-1, 8).max(axis=1) * np.float32(np.float32(1.0) / np.float32(127.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.rint((v[:h] / np.repeat(s, 8)[:h]).astype(np.float16).astype(np.float32))
+    q = np.clip(q, -128, 127).astype(np.int8)
+    at = -(-h // 32) * 32
+    message = bytearray(at + 2 * scales)
+    message[:h] = q.tobytes()
+    message[at:] = s.astype(np.float16).tobytes()
+    return bytes(message), [(0, h), (at, len(message))]
+
+
+@pytest.mark.parametrize("h", [1024, 1032])
+def test_950_generated_quant_2_combine_packs_its_window_slots_as_the_real_one(tree, tmp_path, h):
+    """One real DispatchV2, then the generated and the real (findings fixed) CombineV2 with commQuantMode 2 each on
+    the windows it left: on every rank both leave each returned row's message (_int8_message, the real op's) in its
+    slot token * (K + S) + k of Ceil(commDataBytes, 480) 512-byte blocks, 480 message bytes then the cleared flag in
+    each block (H 1024: 1280 bytes, 3 blocks). H 1032, not a multiple of 128 (1056 + 288 = 1344 bytes, 3 blocks):
+    the message's last 15 scales are those of the zero padding, 0 (before, the generated op left them unwritten UB,
+    the twin's 0xCD poison). There the real op does not run on the twin: its fused A5 dequantisation
+    (Int8DequantProcessA5) stores the tail repeat's registers with a partial mask through a dual DIST_INTLV_B32
+    store, which the documents do not define and the twin refuses, so the generated one is checked against the real
+    op's layout alone."""
+    import numpy as np
+
+    case = dict(first_world(A5))
+    case["inputs"] = dict(case["inputs"], x=(case["inputs"]["x"][0], (case["inputs"]["x"][1][0], h)))
+    case["id"] = f"{case['id']}-h{h}"
+    cref, _ = COMBINE
+    ref, _ = DISPATCH
+    world = testkit.build_world(ref, case)
+    gen = Communicator(tree, tmp_path / "gen")
+    dispatched = gen.run(REAL, DISPATCH, case, world)
+    real = Communicator(tree, tmp_path / "real", {cref.OP: a5_combine_fixed(tree.ops, tmp_path / "ops")})
+    real.windows = gen.windows
+    cin, cattrs = testkit.combine_inputs(ref, case, world, dispatched, cref)
+    attrs = {k: v for k, v in cattrs.items() if k in cref.ATTRS}
+    attrs[cref.INFO.quant_by] = 2
+    ccase = {"id": f"{case['id']}-combine-q2", "world": case["world"], "product": case["product"], "attrs": attrs,
+             "env": {k: v for k, v in cattrs.items() if k in cref.ENV}}
+    gen.run(GEN, COMBINE, ccase, real_world.Inputs(cin))
+    kinds = ((GEN, gen),)
+    if h % 128 == 0:
+        real.run(REAL, COMBINE, ccase, real_world.Inputs(cin))
+        kinds += ((REAL, real),)
+    k = case["inputs"]["expertIds"][1][1]
+    want: dict[int, dict[int, bytes]] = {r: {} for r in range(case["world"])}
+    defined = None
+    for s, c in enumerate(cin):
+        rows = np.asarray(testkit.data(c["expandX"]))
+        info = np.asarray(testkit.data(c["assistInfoForCombine"])).reshape(-1)
+        count = int(np.asarray(testkit.data(c["epSendCounts"])).reshape(-1)[-1])
+        for i in range(count):
+            owner, token, pair = (int(v) for v in info[3 * i:3 * i + 3])
+            want[owner][token * k + pair], defined = _int8_message(rows[i], h)
+    message = len(next(iter(want[0].values())))
+    assert message == {1024: 1280, 1032: 1344}[h]
+    stride = -(-message // BLOCK_DATA) * BLOCK
+    assert sum(len(w) for w in want.values()) == case["world"] * case["inputs"]["x"][1][0] * k
+    for r in range(case["world"]):
+        for kind, comm in kinds:
+            runs = _windows_in(comm.windows, r)
+            assert any(_slot_base(run, want[r], stride, defined) is not None for run in runs), (kind, r)

@@ -104,6 +104,7 @@ private:
     __aicore__ inline void Reduce();
     __aicore__ inline bool TokenActive(uint32_t tokenIdx, uint32_t prefix, const LocalTensor<uint8_t> &mask,
                                        bool pairMask) const;
+    __aicore__ inline void RecordTokens(uint32_t prefix, const LocalTensor<uint8_t> &mask, bool pairMask);
     __aicore__ inline void CombineToken(uint32_t tokenIdx, bool active, const LocalTensor<uint8_t> &mask,
                                         bool pairMask);
     __aicore__ inline void CombineRoundRobin(uint32_t begin, uint32_t end, uint32_t prefix,
@@ -293,9 +294,9 @@ private:
     uint64_t dataAt_{0UL};    // where the data halves start in windowsIn (tiling.win_data_at)
     uint64_t combineAt_{0UL}; // the combine area's offset in a data half
     uint64_t statusOffset_{0UL};
-    bool statusInExp_{false}; // the status area is in windowsExp (tiling.win_state_exp), else in windowsIn
-    StatusLayout status_;     // where its regions lie (StatusLayoutOf)
-    uint32_t tokensDone_{0U}; // active tokens this core combined (the real A3 state record's position)
+    bool statusInExp_{false};   // the status area is in windowsExp (tiling.win_state_exp), else in windowsIn
+    StatusLayout status_;       // where its regions lie (StatusLayoutOf)
+    uint32_t recordTokens_{0U}; // the state record's tokens: this core's share of the active tokens (Reduce)
     uint32_t dataState_{0U};
     GM_ADDR bufferIdWord_{nullptr}; // the half-select word (tiling.win_buffer_id), or null: per-core state words
     uint32_t slotBytes_{0U};
@@ -530,7 +531,15 @@ __aicore__ inline void MoeCombineKernel<Traits>::InitRowQueues()
         pipe_->InitBuffer(xInQue_, bufDepth_, MaxU32(AlignUp(rowBytes_, UB_BLOCK), blocks_ * BLOCK_DATA_BYTES));
         pipe_->InitBuffer(msgQue_, bufDepth_, blocks_ * BLOCK_BYTES);
         if constexpr (!Traits::SENDS_ROW) {
+            // zeroed once: the message's bytes no formula writes stay 0 for every row, as in the real A5 MTE
+            // combine's message, whose int8 comm quant carries Ceil(H, 128) * 16 block scales (the scales of the
+            // zero padding past Ceil(H, 8) blocks are 0, from the xAbsBuf_ it zeroes once), in the bytes the spec's
+            // message leaves between its Ceil(H, 8) scales and Align32 of them (code: mc2/moe_distribute_combine_v2/
+            // op_kernel/moe_distribute_combine_v2_quant.h QuantInit quantScaleNum_, Int8QuantProcess; arch35/
+            // moe_distribute_combine_v2_a5_mte.h BuffInit: Duplicate(absFloatTensor_, float(0), hFloatAlign256Cnt))
             pipe_->InitBuffer(packBuf_, blocks_ * BLOCK_DATA_BYTES);
+            Duplicate(packBuf_.Get<float>(), 0.0f, static_cast<int32_t>(blocks_ * BLOCK_DATA_BYTES / 4U));
+            PipeBarrier<PIPE_V>(); // the zeros are written before a message is
         }
         return;
     }
@@ -794,6 +803,9 @@ __aicore__ inline void MoeCombineKernel<Traits>::Reduce()
     }
     uint32_t begin = 0U;
     uint32_t end = 0U;
+    if (status_.stateRecord) { // the real op's record counts its own split: the active tokens over the cores
+        RecordTokens(prefix, mask, pairMask);
+    }
     SplitRange(bs_, begin, end);
     // the zeros WaitSlots clears a token's flags with, written once (the real kernel's stateResetTensor_);
     // blockFlags_: and the flag area past the loaded flags (compared, never loaded), and the status of each token
@@ -843,6 +855,31 @@ __aicore__ inline bool MoeCombineKernel<Traits>::TokenActive(uint32_t t, uint32_
         }
     }
     return active;
+}
+
+// The tokens the real combine's state record counts for this core (word 1, 1 + them): the real op splits its active
+// tokens, not all BS, over the cores (a 1-D mask's first sum(mask), a 2-D mask's tokens with any pair set, in
+// order; all BS without a mask), this core's contiguous share as SplitRange gives it, and steps the word once per
+// token it combines (code: mc2/moe_distribute_combine_v2/op_kernel/arch22/moe_distribute_combine_v2.h
+// LocalWindowCopy: tokenPerAivNum = activeMaskBsCnt_ / aivNum_ plus one below the remainder, statePos++ per
+// token; TokenMaskCalCnt, ExpertMaskCalCnt; arch35/moe_distribute_combine_v2_a5_mte.h LocalWindowCopy, the same).
+// This kernel splits all BS tokens (an inactive token's zero row is written by the core that holds it), so the
+// record's count is the real split's, not the tokens this core combined.
+template <typename Traits>
+__aicore__ inline void MoeCombineKernel<Traits>::RecordTokens(uint32_t prefix, const LocalTensor<uint8_t> &mask,
+                                                              bool pairMask)
+{
+    uint32_t active = prefix;
+    if (pairMask) {
+        active = 0U;
+        for (uint32_t t = 0U; t < bs_; ++t) {
+            active += TokenActive(t, prefix, mask, pairMask) ? 1U : 0U;
+        }
+    }
+    uint32_t begin = 0U;
+    uint32_t end = 0U;
+    SplitRange(active, begin, end);
+    recordTokens_ = end - begin;
 }
 
 // Sums the rows token `t` receives (Atlas A2/A3: waiting for its slots first; Ascend 950: its blocks are all in) and
@@ -895,7 +932,6 @@ __aicore__ inline void MoeCombineKernel<Traits>::CombineToken(uint32_t t, bool a
         const uint64_t returned = isA2_       ? 0UL :
                                   blockFlags_ ? ClearBlockSlots(t, ids, mask, pairMask) :
                                                 WaitSlots(t, ids, mask, pairMask);
-        ++tokensDone_;
         for (uint32_t k = 0U; k < topK_; ++k) {
             const bool moeRow = ((returned >> k) & 1UL) != 0UL;
             const int32_t id = moeRow ? 0 : ids.GetValue(k);
@@ -1198,8 +1234,8 @@ __aicore__ inline void MoeCombineKernel<Traits>::UpdateDataState()
         FlipBufferId(bufferIdWord_, dataState_);
         return;
     }
-    if (status_.stateRecord) { // flipped at Init; the record's position: 1 + the tokens this core combined
-        StoreRecordPosition(CoreStateWord(), flagBuf_.Get<uint32_t>(), 1U + tokensDone_);
+    if (status_.stateRecord) { // flipped at Init; the record's position: 1 + the real split's tokens of this core
+        StoreRecordPosition(CoreStateWord(), flagBuf_.Get<uint32_t>(), 1U + recordTokens_);
         return;
     }
     LocalTensor<int32_t> state = flagBuf_.Get<int32_t>();

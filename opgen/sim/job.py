@@ -196,10 +196,11 @@ def header_lines(ref, product: str, world: int, env: dict, aiv: int, timeout: fl
     """The job's world and platform directives: the platform the product reports to the tiling (PlatformAscendC:
     Short_SoC_version, NpuArch, the UB bytes of a vector core and those it reports to the tiling, ``platform_ub``
     where the caller overrides the product's) from the product-table facts the generated reference carries, and its
-    HCCL windows (``window``: bytes of each rank's window, by default HCCL_BUFFSIZE of ``env``)."""
+    HCCL windows (``window``: bytes of each rank's window, by default what HCCL allocates for HCCL_BUFFSIZE of
+    ``env``: ProductFacts.window_per_buffsize times it)."""
     facts = ref.INFO.fact(product)
     if window is None:
-        window = int(env.get('HCCL_BUFFSIZE', HCCL_BUFFSIZE_DEFAULT)) * MIB
+        window = facts.window_per_buffsize * int(env.get('HCCL_BUFFSIZE', HCCL_BUFFSIZE_DEFAULT)) * MIB
     return [f"world {world}", f"soc {facts.soc_name}", f"npu_arch {facts.npu_arch}", f"node {ref.OP}",
             f"aiv {aiv}", f"aic {max(aiv // 2, 1)}",  # the 2:1 vector:cube ratio of these chips
             f"ub {facts.ub_bytes}",
@@ -242,6 +243,13 @@ def write_job(ref, case: dict, world, job_dir: Path, *, aiv: int = DEFAULT_AIV,
                            window, platform_ub)]
     if hccl_buffsize is not None:
         lines.append(f"hccl_buffsize {int(hccl_buffsize)}")
+    facts = ref.INFO.fact(case["product"])
+    if facts.window_per_buffsize != 1 and not mc2_contexts:
+        # HCCL allocates a multiple of HCCL_BUFFSIZE as each window, but a group's CCL buffer size is HCCL_BUFFSIZE
+        # (code: mc2/common/utils/mc2_hcom_topo_info.cpp CommGetGroupLocalWindowSize, GetMaxWindowSize): what
+        # mc2tiling::GetCclBufferSize tells a tiling
+        env = {**ref.ENV, **case.get("env", {})}
+        lines.append(f"ccl_buffer {int(env.get('HCCL_BUFFSIZE', HCCL_BUFFSIZE_DEFAULT)) * MIB}")
     if windows_in is not None:
         lines.append(f"windows_in {Path(windows_in).resolve()}")
     if windows_out:

@@ -113,16 +113,13 @@ constexpr StatusLayout REAL_STATUS = {0UL,
                                       FLOATS_PER_BLOCK,
                                       true};
 #if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-// Ascend 950: the real MTE ops keep REAL_STATUS at the start of windowsIn, in 1 MiB a rank, rank r's area r KiB
-// into its windowsIn (code: mc2/common/op_kernel/moe_distribute_base.h A5_MTE_STATE_WIN_SIZE, EP_RANK_OFFSET_STEP,
-// GetBaseWindStateAddrByRankId; an MC2 context's holder addresses epHcclBuffer_[rank] itself, with no step), so the
-// ranks' areas together reach the spec's `state` of 1 MiB + (epWorldSize - 1) KiB
+// Ascend 950: the real MTE ops keep REAL_STATUS at the start of windowsIn, in 1 MiB a rank (code: mc2/common/
+// op_kernel/moe_distribute_base.h A5_MTE_STATE_WIN_SIZE), rank r's r * tiling.win_rank_step into its windowsIn
+// (the spec's `rank_step`: their EP_RANK_OFFSET_STEP)
 constexpr bool REAL_STATUS_IN_WINDOWS_IN = true;
-constexpr uint64_t STATE_RANK_STEP = 1024UL;
 #else
 // Atlas A2 keeps OWN_STATUS in its reserve, at one offset on every rank; Atlas A3 REAL_STATUS in windowsExp
 constexpr bool REAL_STATUS_IN_WINDOWS_IN = false;
-constexpr uint64_t STATE_RANK_STEP = 0UL;
 #endif
 // The layout of a status area in windowsExp (tiling.win_state_exp: only Atlas A3 keeps it there) or in windowsIn.
 __aicore__ inline StatusLayout StatusLayoutOf(bool inExp)
@@ -193,9 +190,11 @@ __aicore__ inline WindowSplit SplitWindow(const TilingT &tiling, uint64_t window
     if (tiling.win_window != 0) {
         return {static_cast<uint64_t>(tiling.win_half), static_cast<uint64_t>(tiling.win_state_at)};
     }
-    if (tiling.win_reserve != 0) { // `reserve`: halves of the whole window, the status area in the last one's reserve
+    if (tiling.win_reserve != 0 || tiling.win_rank_step != 0) {
+        // halves of the whole window: `reserve`, the status area in the last one's reserve; `rank_step`, the status
+        // areas first (rank r's r steps in), each rank's data after its own
         const uint64_t half = window / static_cast<uint64_t>(tiling.win_halves) / WIN_ALIGN * WIN_ALIGN;
-        return {half, (static_cast<uint64_t>(tiling.win_halves) - 1UL) * half};
+        return {half, tiling.win_reserve != 0 ? (static_cast<uint64_t>(tiling.win_halves) - 1UL) * half : 0UL};
     }
     const bool inExp = tiling.win_state_exp != 0;
     const uint64_t state = inExp ? 0UL : static_cast<uint64_t>(tiling.win_state);
@@ -205,11 +204,14 @@ __aicore__ inline WindowSplit SplitWindow(const TilingT &tiling, uint64_t window
     return {data / static_cast<uint64_t>(tiling.win_halves) / WIN_ALIGN * WIN_ALIGN, (inExp || first) ? 0UL : data};
 }
 
-// The data half must hold its reserve and the areas, and a status area kept in the reserve must fit it.
+// The data half must hold its reserve and the areas (with a rank step, from the last of `ranks` ranks' data start,
+// the furthest in), and a status area kept in the reserve must fit it.
 template <typename TilingT>
-__aicore__ inline void RequireHalfFits(const TilingT &tiling, uint64_t halfBytes)
+__aicore__ inline void RequireHalfFits(const TilingT &tiling, uint64_t halfBytes, uint32_t ranks)
 {
-    RequireFits(static_cast<uint64_t>(tiling.win_reserve) + static_cast<uint64_t>(tiling.win_need), halfBytes);
+    const uint64_t step = static_cast<uint64_t>(tiling.win_rank_step);
+    const uint64_t lastAt = step == 0UL ? 0UL : static_cast<uint64_t>(tiling.win_data_at) + (ranks - 1U) * step;
+    RequireFits(lastAt + static_cast<uint64_t>(tiling.win_reserve) + static_cast<uint64_t>(tiling.win_need), halfBytes);
     if (tiling.win_reserve != 0) {
         RequireFits(static_cast<uint64_t>(tiling.win_state), static_cast<uint64_t>(tiling.win_reserve));
     }
@@ -253,16 +255,16 @@ template <uint32_t group, typename HcclClient>
 __aicore__ inline GM_ADDR WindowIn(HcclClient &hccl, uint32_t rank);
 
 // Where rank `rank`'s status area starts in HCCL group `group`: `offset` (tiling.win_state_at) into its windowsIn
-// (and rank * STATE_RANK_STEP, the real 950 ops' stagger), or, where the product keeps it there (`inExp`:
-// tiling.win_state_exp), the start of its windowsExp, which the HCCL context of Atlas A3 lists (asc-devkit
+// (and rank * `rankStep`, tiling.win_rank_step: the real 950 ops' stagger), or, where the product keeps it there
+// (`inExp`: tiling.win_state_exp), the start of its windowsExp, which the HCCL context of Atlas A3 lists (asc-devkit
 // impl/adv_api/detail/hccl/common/hccl_inner_def.h HcclContextDef:: HcclOpResParam: localWindowsExp for the rank
 // itself, a peer's through the RemoteResPtr list at rWinStart, as the real A3 ops read it: mirror-cann/ops-transformer
 // mc2/common/op_kernel/moe_distribute_base.h GetBaseWindStateAddrByRankId). A rank past the group traps.
 template <uint32_t group, typename HcclClient>
-__aicore__ inline GM_ADDR StatusArea(HcclClient &hccl, uint32_t rank, bool inExp, uint64_t offset)
+__aicore__ inline GM_ADDR StatusArea(HcclClient &hccl, uint32_t rank, bool inExp, uint64_t offset, uint64_t rankStep)
 {
     if (!inExp) {
-        return WindowIn<group>(hccl, rank) + offset + static_cast<uint64_t>(rank) * STATE_RANK_STEP;
+        return WindowIn<group>(hccl, rank) + offset + static_cast<uint64_t>(rank) * rankStep;
     }
     auto ctx = reinterpret_cast<__gm__ HcclContextDef::HcclOpResParam *>(GetHcclContext<group>());
     RequireFits(static_cast<uint64_t>(rank) + 1UL, ctx->rankNum);

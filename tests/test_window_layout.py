@@ -61,9 +61,9 @@ def _dispatch_min_mb(product: str, bs: int, h: int, k: int, ep: int, moe: int) -
     combine = bs * (k + 1) * (-(-2 * h // 480) * 512 if product == "ascend950" else _align(2 * h, 512))
     dispatch = (moe // ep) * ep * bs * message
     if product == "ascend950":
-        # the real 950 MTE ops' window, twice HCCL_BUFFSIZE, halves of HCCL_BUFFSIZE each: the last rank's second
-        # half, from 1 MiB + (ep - 1) KiB + HCCL_BUFFSIZE, ends inside it; and the documents' formula (A3's)
-        layout = math.ceil((STATUS_IN_WINDOW[product](ep) + combine + dispatch) / MB)
+        # the real 950 MTE ops' window, twice HCCL_BUFFSIZE: two halves of it less 1 MiB of status and a KiB a
+        # rank (totalWinSizeEp); and the documents' formula (A3's)
+        layout = math.ceil((2 * (combine + dispatch) + MB + ep * 1024) / 2 / MB)
         documented = 2 * ((moe // ep) * bs * ep * message + (k + 1) * bs * _align(2 * h, 512))
         return max(layout, math.ceil(documented / MB))
     return math.ceil((2 * (combine + dispatch) + STATUS_IN_WINDOW[product](ep)) / MB)
@@ -292,7 +292,7 @@ def test_a_product_inherits_or_replaces_the_window_and_tiling_carries_its_fields
     assert names == ["winRowBytes", "winScaleBytes", "winMsgBytes", "win_reserve", "win_buffer_id",
                      "win_buffer_id_at", "win_combine", "win_combine_at", "win_dispatch",
                      "win_dispatch_at", "win_need", "win_window", "win_halves", "win_state", "win_state_exp",
-                     "win_state_at", "win_data_at", "win_half", "win_rank_step"]
+                     "win_state_at", "win_data_at", "win_half", "win_ranks", "win_rank_step"]
 
 
 @pytest.mark.parametrize("op", ("moe_distribute_dispatch_v2", "moe_distribute_combine_v2"))
@@ -301,9 +301,10 @@ def test_the_status_area_sits_where_the_real_ops_keep_it(op):
     at 1 MiB - 512 in the first reserve; code: mc2/moe_distribute_dispatch_v2/op_kernel/arch22/
     moe_distribute_a2_constant.h), the status area in the second half's reserve, which the real ops leave unused;
     Atlas A3: at the start of windowsExp, the data halves taking all of windowsIn; Ascend 950: at the start of
-    windowsIn, 1 MiB a rank, rank r's from r KiB (A5_MTE_STATE_WIN_SIZE, EP_RANK_OFFSET_STEP), its data halves of
-    HCCL_BUFFSIZE each from 1 MiB + r KiB, the window being twice HCCL_BUFFSIZE (the real A3 and 950 ops, mc2/common/
-    op_kernel/moe_distribute_base.h GetBaseWindAddrByRankId; the 950 tilings' totalWinSizeEp).
+    windowsIn, 1 MiB a rank, rank r's from r KiB (A5_MTE_STATE_WIN_SIZE, EP_RANK_OFFSET_STEP), its data halves from
+    1 MiB + r KiB, each half of the window (twice HCCL_BUFFSIZE) less 1 MiB and epWorldSize KiB (the real A3 and 950
+    ops, mc2/common/op_kernel/moe_distribute_base.h GetBaseWindAddrByRankId; the 950 tilings' totalWinSizeEp,
+    mc2/moe_distribute_dispatch_v2/op_host/op_tiling/moe_distribute_check_win_size.h CheckWinSize).
     The halves' data, the reserves and a status area in windowsIn tile the window without overlap."""
     ref, cases = _generated(op)
     case = next(c for c in cases.POSITIVE if c["product"] == "ascend950" and "ranks" not in c)
@@ -326,11 +327,12 @@ def test_the_status_area_sits_where_the_real_ops_keep_it(op):
                             (half + reserve, 2 * half)])
             assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:])) and spans[-1][1] <= window, spans
             continue
-        # Ascend 950: the window is twice HCCL_BUFFSIZE, a half HCCL_BUFFSIZE (the real totalWinSizeEp / 2); rank
-        # r's status area from r KiB, its halves from 1 MiB + r KiB, the areas inside the window on every rank
+        # Ascend 950: the window is twice HCCL_BUFFSIZE, a half of it less 1 MiB of status and a KiB a rank (the
+        # real totalWinSizeEp / 2); rank r's status area from r KiB, its halves from 1 MiB + r KiB, the areas
+        # inside the window on every rank
         ep, step, need = c["world"], int(scope.let("win_rank_step")), int(scope.let("win_need"))
-        assert (in_exp, state, state_at, data_at, step) == (0, MB, 0, MB, 1024)
-        assert (int(scope.let("win_window")), half) == (2 * window, window)
+        assert (in_exp, state, state_at, data_at, step, int(scope.let("win_ranks"))) == (0, MB, 0, MB, 1024, ep)
+        assert (int(scope.let("win_window")), half) == (2 * window, (2 * window - MB - ep * 1024) // 2)
         for r in range(ep):
             at = data_at + r * step
             spans = [(r * step, r * step + state), (at, at + need), (at + half, at + half + need)]

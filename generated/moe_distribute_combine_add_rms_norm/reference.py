@@ -169,6 +169,7 @@ _LETS = {
         "win_state_at": lambda s: 0,
         "win_data_at": lambda s: s.let("win_reserve"),
         "win_half": lambda s: i64(floordiv(floordiv(s.let("win_window"), s.let("win_halves")), 512) * 512),
+        "win_ranks": lambda s: 0,
         "win_rank_step": lambda s: 0,
     },
     "ascend950": {
@@ -193,7 +194,8 @@ _LETS = {
         "win_state_exp": lambda s: 0,
         "win_state_at": lambda s: 0,
         "win_data_at": lambda s: s.let("win_state"),
-        "win_half": lambda s: i64(floordiv(floordiv(s.let("win_window"), s.let("win_halves")), 512) * 512),
+        "win_half": lambda s: i64(floordiv(floordiv(i64(i64(s.let("win_window") - s.let("win_state")) - i64(s.let("win_ranks") * s.let("win_rank_step"))), s.let("win_halves")), 512) * 512),
+        "win_ranks": lambda s: s.attr("epWorldSize"),
         "win_rank_step": lambda s: 1024,
     },
 }
@@ -679,8 +681,8 @@ _check_106 = Check("unsupported.expandScalesOptional", 561002, "expandScalesOpti
 _check_107 = Check("quant_mode.commQuantMode", 561002, "commQuantMode", "one of 0 (quant modes supported on Ascend 950DT)",
                    ok=lambda s: (s.attr("commQuantMode") in (0,)),
                    )
-_check_108 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "2 * HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine after the status area, rank r's 1024 * r bytes further in, and the status area in windowsIn",
-                   ok=lambda s: (i64(i64(s.let("win_data_at") + i64(i64(s.attr("epWorldSize") - 1) * s.let("win_rank_step"))) + s.let("win_need")) <= s.let("win_half")),
+_check_108 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "2 * HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, rank r's 1024 * r bytes further in, and the status area in windowsIn",
+                   ok=lambda s: (s.let("win_need") <= s.let("win_half")),
                    envs=("HCCL_BUFFSIZE",),
                    )
 _check_109 = Check("transport.epWorldSize", 561002, "epWorldSize", "at most 64, the windows the HCCL context lists on Ascend 950DT (the generated kernels read the peers' windowsIn[] from it, as Hccl::GetWindowsInAddr gives no address on this arch; larger worlds need the CCU path, which is not built by opgen)",

@@ -179,6 +179,7 @@ _LETS = {
         "win_state_at": lambda s: i64(1 * i64(floordiv(floordiv(s.let("win_window"), s.let("win_halves")), 512) * 512)),
         "win_data_at": lambda s: s.let("win_reserve"),
         "win_half": lambda s: i64(floordiv(floordiv(s.let("win_window"), s.let("win_halves")), 512) * 512),
+        "win_ranks": lambda s: 0,
         "win_rank_step": lambda s: 0,
     },
     "ascend910_93": {
@@ -204,6 +205,7 @@ _LETS = {
         "win_state_at": lambda s: 0,
         "win_data_at": lambda s: s.let("win_reserve"),
         "win_half": lambda s: i64(floordiv(floordiv(s.let("win_window"), s.let("win_halves")), 512) * 512),
+        "win_ranks": lambda s: 0,
         "win_rank_step": lambda s: 0,
     },
     "ascend950": {
@@ -228,7 +230,8 @@ _LETS = {
         "win_state_exp": lambda s: 0,
         "win_state_at": lambda s: 0,
         "win_data_at": lambda s: s.let("win_state"),
-        "win_half": lambda s: i64(floordiv(floordiv(s.let("win_window"), s.let("win_halves")), 512) * 512),
+        "win_half": lambda s: i64(floordiv(floordiv(i64(i64(s.let("win_window") - s.let("win_state")) - i64(s.let("win_ranks") * s.let("win_rank_step"))), s.let("win_halves")), 512) * 512),
+        "win_ranks": lambda s: s.attr("epWorldSize"),
         "win_rank_step": lambda s: 1024,
     },
 }
@@ -921,8 +924,8 @@ _check_159 = Check("ascend950.bs_range", 561002, "expertIds", "BS in (0, 512]",
                    ok=lambda s: in_range(s.dim("expertIds", 0), 1, 512, True, True),
                    value=lambda s: s.dim("expertIds", 0),
                    )
-_check_160 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "2 * HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine after the status area, rank r's 1024 * r bytes further in, and the status area in windowsIn",
-                   ok=lambda s: (i64(i64(s.let("win_data_at") + i64(i64(s.attr("epWorldSize") - 1) * s.let("win_rank_step"))) + s.let("win_need")) <= s.let("win_half")),
+_check_160 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "2 * HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, rank r's 1024 * r bytes further in, and the status area in windowsIn",
+                   ok=lambda s: (s.let("win_need") <= s.let("win_half")),
                    envs=("HCCL_BUFFSIZE",),
                    )
 _check_161 = Check("transport.epWorldSize", 561002, "epWorldSize", "at most 64, the windows the HCCL context lists on Ascend 950DT (the generated kernels read the peers' windowsIn[] from it, as Hccl::GetWindowsInAddr gives no address on this arch; larger worlds need the CCU path, which is not built by opgen)",

@@ -157,6 +157,7 @@ _LETS = {
         "win_state_at": lambda s: 0,
         "win_data_at": lambda s: s.let("win_state"),
         "win_half": lambda s: i64(floordiv(floordiv(i64(s.let("win_window") - s.let("win_state")), s.let("win_halves")), 512) * 512),
+        "win_ranks": lambda s: 0,
         "win_rank_step": lambda s: 0,
     },
 }

@@ -190,28 +190,27 @@ __aicore__ inline WindowSplit SplitWindow(const TilingT &tiling, uint64_t window
     if (tiling.win_window != 0) {
         return {static_cast<uint64_t>(tiling.win_half), static_cast<uint64_t>(tiling.win_state_at)};
     }
-    if (tiling.win_reserve != 0 || tiling.win_rank_step != 0) {
-        // halves of the whole window: `reserve`, the status area in the last one's reserve; `rank_step`, the status
-        // areas first (rank r's r steps in), each rank's data after its own
+    if (tiling.win_reserve != 0) { // `reserve`: halves of the whole window, the status area in the last one's reserve
         const uint64_t half = window / static_cast<uint64_t>(tiling.win_halves) / WIN_ALIGN * WIN_ALIGN;
-        return {half, tiling.win_reserve != 0 ? (static_cast<uint64_t>(tiling.win_halves) - 1UL) * half : 0UL};
+        return {half, (static_cast<uint64_t>(tiling.win_halves) - 1UL) * half};
     }
     const bool inExp = tiling.win_state_exp != 0;
-    const uint64_t state = inExp ? 0UL : static_cast<uint64_t>(tiling.win_state);
+    // `rank_step`: the ranks' steps too (rank r's status area and data halves r steps in)
+    const uint64_t state =
+        inExp ? 0UL :
+                static_cast<uint64_t>(tiling.win_state) +
+                    static_cast<uint64_t>(tiling.win_ranks) * static_cast<uint64_t>(tiling.win_rank_step);
     RequireFits(state, window);
     const uint64_t data = window - state;
     const bool first = !inExp && tiling.win_data_at != 0; // `at_start`: the status area, then the data halves
     return {data / static_cast<uint64_t>(tiling.win_halves) / WIN_ALIGN * WIN_ALIGN, (inExp || first) ? 0UL : data};
 }
 
-// The data half must hold its reserve and the areas (with a rank step, from the last of `ranks` ranks' data start,
-// the furthest in), and a status area kept in the reserve must fit it.
+// The data half must hold its reserve and the areas, and a status area kept in the reserve must fit it.
 template <typename TilingT>
-__aicore__ inline void RequireHalfFits(const TilingT &tiling, uint64_t halfBytes, uint32_t ranks)
+__aicore__ inline void RequireHalfFits(const TilingT &tiling, uint64_t halfBytes)
 {
-    const uint64_t step = static_cast<uint64_t>(tiling.win_rank_step);
-    const uint64_t lastAt = step == 0UL ? 0UL : static_cast<uint64_t>(tiling.win_data_at) + (ranks - 1U) * step;
-    RequireFits(lastAt + static_cast<uint64_t>(tiling.win_reserve) + static_cast<uint64_t>(tiling.win_need), halfBytes);
+    RequireFits(static_cast<uint64_t>(tiling.win_reserve) + static_cast<uint64_t>(tiling.win_need), halfBytes);
     if (tiling.win_reserve != 0) {
         RequireFits(static_cast<uint64_t>(tiling.win_state), static_cast<uint64_t>(tiling.win_reserve));
     }

@@ -1195,6 +1195,10 @@ private:
         return Lazy(memo_win_half_,
                     [&]() -> int64_t { return Mul(FloorDiv(FloorDiv(let_win_window(), let_win_halves()), 512), 512); });
     }
+    int64_t let_win_ranks()
+    { // win_ranks = 0
+        return Lazy(memo_win_ranks_, [&]() -> int64_t { return 0; });
+    }
     int64_t let_win_rank_step()
     { // win_rank_step = 0
         return Lazy(memo_win_rank_step_, [&]() -> int64_t { return 0; });
@@ -1245,6 +1249,7 @@ private:
     Memo<int64_t> memo_win_state_at_;
     Memo<int64_t> memo_win_data_at_;
     Memo<int64_t> memo_win_half_;
+    Memo<int64_t> memo_win_ranks_;
     Memo<int64_t> memo_win_rank_step_;
 };
 
@@ -2095,15 +2100,13 @@ public:
                 "1024 ^ 2 * (HCCL_BUFFSIZE - 2) / 2 >= Bs * 2 * (H + 128) * (epWorldSize * localExpertNum + K + 1)",
                 Shown(ShowInt(p.HCCL_BUFFSIZE)));
         }
-        // [window.ep] win_data_at + (epWorldSize - 1) * win_rank_step + win_need <= win_half
+        // [window.ep] win_need <= win_half
         Reset();
-        if (all && p.HCCL_BUFFSIZE_read &&
-            Fails(Add(Add(let_win_data_at(), Mul(Sub(p.epWorldSize, 1), let_win_rank_step())), let_win_need()) <=
-                  let_win_half())) {
+        if (all && p.HCCL_BUFFSIZE_read && Fails(let_win_need() <= let_win_half())) {
             Reset();
             return Reject(kCodeTiling, "window.ep", "HCCL_BUFFSIZE",
-                          "2 * HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine after the status "
-                          "area, rank r's 1024 * r bytes further in, and the status area in windowsIn",
+                          "2 * HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, rank r's 1024 * r "
+                          "bytes further in, and the status area in windowsIn",
                           Shown(ShowInt(p.HCCL_BUFFSIZE)));
         }
         // [transport.epWorldSize] epWorldSize <= 64
@@ -2255,9 +2258,18 @@ private:
         return Lazy(memo_win_data_at_, [&]() -> int64_t { return let_win_state(); });
     }
     int64_t let_win_half()
-    { // win_half = win_window // win_halves // 512 * 512
-        return Lazy(memo_win_half_,
-                    [&]() -> int64_t { return Mul(FloorDiv(FloorDiv(let_win_window(), let_win_halves()), 512), 512); });
+    { // win_half = (win_window - win_state - win_ranks * win_rank_step) // win_halves // 512 * 512
+        return Lazy(memo_win_half_, [&]() -> int64_t {
+            return Mul(FloorDiv(FloorDiv(Sub(Sub(let_win_window(), let_win_state()),
+                                             Mul(let_win_ranks(), let_win_rank_step())),
+                                         let_win_halves()),
+                                512),
+                       512);
+        });
+    }
+    int64_t let_win_ranks()
+    { // win_ranks = epWorldSize
+        return Lazy(memo_win_ranks_, [&]() -> int64_t { return p.epWorldSize; });
     }
     int64_t let_win_rank_step()
     { // win_rank_step = 1024
@@ -2309,6 +2321,7 @@ private:
     Memo<int64_t> memo_win_state_at_;
     Memo<int64_t> memo_win_data_at_;
     Memo<int64_t> memo_win_half_;
+    Memo<int64_t> memo_win_ranks_;
     Memo<int64_t> memo_win_rank_step_;
 };
 

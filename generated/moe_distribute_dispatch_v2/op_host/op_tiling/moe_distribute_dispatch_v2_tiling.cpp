@@ -328,6 +328,7 @@ public:
                Set(tiling->win_state_at, "win_state_at", missing, [&] { return let_win_state_at(); }) &&
                Set(tiling->win_data_at, "win_data_at", missing, [&] { return let_win_data_at(); }) &&
                Set(tiling->win_half, "win_half", missing, [&] { return let_win_half(); }) &&
+               Set(tiling->win_ranks, "win_ranks", missing, [&] { return let_win_ranks(); }) &&
                Set(tiling->win_rank_step, "win_rank_step", missing, [&] { return let_win_rank_step(); }) &&
                Set(tiling->BS, "BS", missing, [&] { return dim_BS(); }) &&
                Set(tiling->H, "H", missing, [&] { return dim_H(); }) &&
@@ -600,6 +601,11 @@ private:
         return Lazy(memo_win_half_,
                     [&]() -> int64_t { return Mul(FloorDiv(FloorDiv(let_win_window(), let_win_halves()), 512), 512); });
     }
+    // win_ranks = 0
+    int64_t let_win_ranks()
+    {
+        return Lazy(memo_win_ranks_, [&]() -> int64_t { return 0; });
+    }
     // win_rank_step = 0
     int64_t let_win_rank_step()
     {
@@ -697,6 +703,7 @@ private:
     Memo<int64_t> memo_win_state_at_;
     Memo<int64_t> memo_win_data_at_;
     Memo<int64_t> memo_win_half_;
+    Memo<int64_t> memo_win_ranks_;
     Memo<int64_t> memo_win_rank_step_;
 };
 
@@ -794,6 +801,7 @@ public:
                Set(tiling->win_state_at, "win_state_at", missing, [&] { return let_win_state_at(); }) &&
                Set(tiling->win_data_at, "win_data_at", missing, [&] { return let_win_data_at(); }) &&
                Set(tiling->win_half, "win_half", missing, [&] { return let_win_half(); }) &&
+               Set(tiling->win_ranks, "win_ranks", missing, [&] { return let_win_ranks(); }) &&
                Set(tiling->win_rank_step, "win_rank_step", missing, [&] { return let_win_rank_step(); }) &&
                Set(tiling->BS, "BS", missing, [&] { return dim_BS(); }) &&
                Set(tiling->H, "H", missing, [&] { return dim_H(); }) &&
@@ -1049,6 +1057,11 @@ private:
         return Lazy(memo_win_half_,
                     [&]() -> int64_t { return Mul(FloorDiv(FloorDiv(let_win_window(), let_win_halves()), 512), 512); });
     }
+    // win_ranks = 0
+    int64_t let_win_ranks()
+    {
+        return Lazy(memo_win_ranks_, [&]() -> int64_t { return 0; });
+    }
     // win_rank_step = 0
     int64_t let_win_rank_step()
     {
@@ -1144,6 +1157,7 @@ private:
     Memo<int64_t> memo_win_state_at_;
     Memo<int64_t> memo_win_data_at_;
     Memo<int64_t> memo_win_half_;
+    Memo<int64_t> memo_win_ranks_;
     Memo<int64_t> memo_win_rank_step_;
 };
 
@@ -1241,6 +1255,7 @@ public:
                Set(tiling->win_state_at, "win_state_at", missing, [&] { return let_win_state_at(); }) &&
                Set(tiling->win_data_at, "win_data_at", missing, [&] { return let_win_data_at(); }) &&
                Set(tiling->win_half, "win_half", missing, [&] { return let_win_half(); }) &&
+               Set(tiling->win_ranks, "win_ranks", missing, [&] { return let_win_ranks(); }) &&
                Set(tiling->win_rank_step, "win_rank_step", missing, [&] { return let_win_rank_step(); }) &&
                Set(tiling->BS, "BS", missing, [&] { return dim_BS(); }) &&
                Set(tiling->H, "H", missing, [&] { return dim_H(); }) &&
@@ -1489,11 +1504,21 @@ private:
     {
         return Lazy(memo_win_data_at_, [&]() -> int64_t { return let_win_state(); });
     }
-    // win_half = win_window // win_halves // 512 * 512
+    // win_half = (win_window - win_state - win_ranks * win_rank_step) // win_halves // 512 * 512
     int64_t let_win_half()
     {
-        return Lazy(memo_win_half_,
-                    [&]() -> int64_t { return Mul(FloorDiv(FloorDiv(let_win_window(), let_win_halves()), 512), 512); });
+        return Lazy(memo_win_half_, [&]() -> int64_t {
+            return Mul(FloorDiv(FloorDiv(Sub(Sub(let_win_window(), let_win_state()),
+                                             Mul(let_win_ranks(), let_win_rank_step())),
+                                         let_win_halves()),
+                                512),
+                       512);
+        });
+    }
+    // win_ranks = epWorldSize
+    int64_t let_win_ranks()
+    {
+        return Lazy(memo_win_ranks_, [&]() -> int64_t { return p.epWorldSize; });
     }
     // win_rank_step = 1024
     int64_t let_win_rank_step()
@@ -1590,6 +1615,7 @@ private:
     Memo<int64_t> memo_win_state_at_;
     Memo<int64_t> memo_win_data_at_;
     Memo<int64_t> memo_win_half_;
+    Memo<int64_t> memo_win_ranks_;
     Memo<int64_t> memo_win_rank_step_;
 };
 

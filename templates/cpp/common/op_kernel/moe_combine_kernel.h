@@ -388,7 +388,7 @@ __aicore__ inline void MoeCombineKernel<Traits>::Init(const Args &args, const Ti
         Trap(); // no product with a server limit has another layout
     }
     RequireFits(static_cast<uint64_t>(GetBlockNum()) * status_.wordStride, status_.wordsBytes);
-    RequireHalfFits(tiling, halfBytes_, epWorld_);
+    RequireHalfFits(tiling, halfBytes_);
     RequireFits(status_.need, static_cast<uint64_t>(tiling.win_state)); // each rank's area (rank r's r steps in)
     if constexpr (!Traits::MC2_CONTEXT) {
         RequireFits(static_cast<uint64_t>(tiling.win_window), WindowBytes<EP_GROUP>());

@@ -57,8 +57,9 @@ def _dispatch_min_mb(product: str, bs: int, h: int, k: int, ep: int, moe: int) -
         combine = ep * (rows * _align(2 * h, 32) + _align(4 * (moe // ep + 1), 32))
         return math.ceil((2 * max(combine, ep * rows * message) + STATUS_IN_WINDOW[product](ep)) / MB)
     message = _align(_align(2 * h, 32) + 64, 512)  # the row, then 64 bytes of (srcRank, tokenIdx, k) | scale
-    # Ascend 950: the real A5 MTE combine's row slots, Ceil(2H, 480) blocks of 512 bytes (480 data bytes and a flag)
-    combine = bs * (k + 1) * (-(-2 * h // 480) * 512 if product == "ascend950" else _align(2 * h, 512))
+    # Ascend 950: the real A5 MTE combine's row slots, Ceil(2H, 480) blocks of 512 bytes (480 data bytes and a flag),
+    # counting no shared expert (the real tiling reads sharedExpertNum 1 as 0 without shared expert ranks)
+    combine = (bs * k * -(-2 * h // 480) * 512 if product == "ascend950" else bs * (k + 1) * _align(2 * h, 512))
     dispatch = (moe // ep) * ep * bs * message
     if product == "ascend950":
         # the real 950 MTE ops' window, twice HCCL_BUFFSIZE: two halves of it less 1 MiB of status and a KiB a
@@ -280,7 +281,8 @@ def test_a_product_inherits_or_replaces_the_window_and_tiling_carries_its_fields
     assert a2 != a3 and a950 is not a3
     assert (a950.areas[1:], a950.lets, a950.state_at_start) == (a3.areas[1:], a3.lets, True)
     assert [to_spec(a.expr) for a in (a3.areas[0], a950.areas[0])] == [
-        "maxBS * (K + sharedExpertNum) * Align512(2 * H)", "maxBS * (K + sharedExpertNum) * ceil_div(2 * H, 480) * 512"]
+        "maxBS * (K + sharedExpertNum) * Align512(2 * H)",
+        "maxBS * (K + (if sharedExpertRankNum == 0 then 0 else sharedExpertNum)) * ceil_div(2 * H, 480) * 512"]
     assert (a2.state_in, a3.state_in, a950.state_in) == ("windowsIn", "windowsExp", "windowsIn")
     assert not a3.state_at_start and not a2.state_at_start
     # Atlas A2 keeps the real A2 ops' halves: a 1 MiB reserve each, the half-select word at 1 MiB - 512, the status

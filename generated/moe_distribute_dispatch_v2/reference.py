@@ -241,7 +241,7 @@ _LETS = {
         "win_reserve": lambda s: 0,
         "win_buffer_id": lambda s: 0,
         "win_buffer_id_at": lambda s: 0,
-        "win_combine": lambda s: i64(i64(i64(s.let("maxBS") * i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum"))) * ceil_div(i64(2 * s.dim("x", 1)), 480)) * 512),
+        "win_combine": lambda s: i64(i64(i64(s.let("maxBS") * i64(s.dim("expertIds", 1) + (0 if (s.attr("sharedExpertRankNum") == 0) else s.attr("sharedExpertNum")))) * ceil_div(i64(2 * s.dim("x", 1)), 480)) * 512),
         "win_combine_at": lambda s: 0,
         "win_dispatch": lambda s: i64(i64(i64(s.let("localMoeExpertNum") * s.attr("epWorldSize")) * s.let("maxBS")) * s.let("winMsgBytes")),
         "win_dispatch_at": lambda s: i64(s.let("win_combine_at") + s.let("win_combine")),

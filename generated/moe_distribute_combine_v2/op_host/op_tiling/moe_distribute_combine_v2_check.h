@@ -3769,9 +3769,12 @@ private:
         return Lazy(memo_win_buffer_id_at_, [&]() -> int64_t { return 0; });
     }
     int64_t let_win_combine()
-    { // win_combine = maxBS * (K + sharedExpertNum) * ceil_div(2 * H, 480) * 512
+    { // win_combine = maxBS * (K + (if sharedExpertRankNum == 0 then 0 else sharedExpertNum)) * ceil_div(2 * H, 480) *
+      // 512
         return Lazy(memo_win_combine_, [&]() -> int64_t {
-            return Mul(Mul(Mul(let_maxBS(), Add(dim_K(), p.sharedExpertNum)), CeilDiv(Mul(2, dim_H()), 480)), 512);
+            return Mul(Mul(Mul(let_maxBS(), Add(dim_K(), (p.sharedExpertRankNum == 0) ? 0 : p.sharedExpertNum)),
+                           CeilDiv(Mul(2, dim_H()), 480)),
+                       512);
         });
     }
     int64_t let_win_combine_at()

@@ -414,11 +414,13 @@ def test_950_real_and_generated_dispatch_write_their_data_halves_at_the_same_off
     both kinds. Rank r's first half starts 1 MiB + r KiB in, so the real op's rows lie exactly 1 KiB further on
     rank r + 1 than on rank r, and its second call's totalWinSizeEp / 2 = (2 * HCCL_BUFFSIZE - 1 MiB - epWorldSize
     KiB) / 2 past its first (code: mc2/common/op_kernel/moe_distribute_base.h GetBaseWindAddrByRankId;
-    moe_distribute_dispatch_v2.h, dataState_ * (totalWinSizeEp_ / 2)). (Before the 950 `window`'s rank_step the
-    generated halves began 1 MiB + (epWorldSize - 1) KiB in on every rank, each (the window the group reported,
-    here twice HCCL_BUFFSIZE, - 1 MiB - (epWorldSize - 1) KiB) / 2 rounded down to 512 bytes: in this 2-rank world
-    rank 0's rows 1 KiB after the real ones' in the first call, 1.5 KiB in the second, rank 1's 512 bytes after
-    them in the second.)"""
+    moe_distribute_dispatch_v2.h, dataState_ * (totalWinSizeEp_ / 2)); the dispatch area follows CombineV2's
+    row slots, counted without a shared expert where there are no shared expert ranks, as the real tiling reads
+    sharedExpertNum. Measured 2026-12-07 (2 ranks, BS 4, H 1024, K 2, HCCL_BUFFSIZE 200): the first call's rows at
+    1 MiB + 20 KiB + r KiB, the second's 209189888 bytes later. Before the 950 `window`'s rank_step the generated
+    halves began 1 MiB + (epWorldSize - 1) KiB in on every rank, each (the window the group reported - 1 MiB -
+    (epWorldSize - 1) KiB) / 2 long, after a combine area of K + 1 slots a token: the generated rows lay at 1 MiB +
+    31 KiB on both ranks (11 and 10 KiB after the real ones), and 11.5 and 10.5 KiB after them in the second call."""
     ref, _ = DISPATCH
     case = first_world(A5)
     world, ranks = testkit.build_world(ref, case), case["world"]

@@ -427,7 +427,8 @@ def test_950_real_and_generated_dispatch_write_their_data_halves_at_the_same_off
     env = {**ref.ENV, **case.get("env", {})}
     # code: mc2/moe_distribute_dispatch_v2/op_host/op_tiling/moe_distribute_check_win_size.h CheckWinSize
     # (totalWinSizeEp = 2 * HCCL_BUFFSIZE - MTE_STATE_ZONE_SIZE - epWorldSize * EP_RANK_OFFSET_STEP)
-    half = (2 * int(env.get("HCCL_BUFFSIZE", sim.job.HCCL_BUFFSIZE_DEFAULT)) * MB - A5_STATE - ranks * A5_RANK_STEP) // 2
+    buffsize = int(env.get("HCCL_BUFFSIZE", sim.job.HCCL_BUFFSIZE_DEFAULT)) * MB
+    half = (2 * buffsize - A5_STATE - ranks * A5_RANK_STEP) // 2
     rows: dict[str, list[list[int | None]]] = {}
     for kind in (REAL, GEN):
         comm = Communicator(tree, tmp_path / kind)

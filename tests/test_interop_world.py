@@ -533,6 +533,61 @@ def test_950_real_and_generated_combine_records_agree_with_a_mask(tree, tmp_path
     assert records[GEN] == records[REAL]
 
 
+def first_data_byte(windows: Path, rank: int, start: int) -> int | None:
+    """The offset of the first non-zero byte at or past ``start`` of rank ``rank``'s windowsIn (HCCL group 0) in
+    the pages a job left; None when there is none."""
+    import struct
+
+    data, at, pages = windows.read_bytes(), 0, {}
+    while at < len(data):
+        kind, group, r, offset = struct.unpack_from("<IIIQ", data, at)
+        if kind == 0 and group == 0 and r == rank and offset + PAGE > start:
+            pages[offset] = data[at + 20:at + 20 + PAGE]
+        at += 20 + PAGE
+    for offset in sorted(pages):
+        page = pages[offset]
+        hit = next((i for i in range(max(start - offset, 0), PAGE) if page[i]), None)
+        if hit is not None:
+            return offset + hit
+    return None
+
+
+def test_950_real_and_generated_dispatch_write_their_data_halves_at_the_same_offsets(tree, tmp_path):
+    """Two DispatchV2 calls (data states 0, then 1) of the real and of the generated 950 op, each kind on fresh
+    windows of one world: on every rank each call's first row byte lands at the same offset of its windowsIn for
+    both kinds. Rank r's first half starts 1 MiB + r KiB in, so the real op's rows lie exactly 1 KiB further on
+    rank r + 1 than on rank r, and its second call's totalWinSizeEp / 2 = (2 * HCCL_BUFFSIZE - 1 MiB - epWorldSize
+    KiB) / 2 past its first (code: mc2/common/op_kernel/moe_distribute_base.h GetBaseWindAddrByRankId;
+    moe_distribute_dispatch_v2.h, dataState_ * (totalWinSizeEp_ / 2)); the dispatch area follows CombineV2's
+    row slots, counted without a shared expert where there are no shared expert ranks, as the real tiling reads
+    sharedExpertNum. Measured 2026-12-07 (2 ranks, BS 4, H 1024, K 2, HCCL_BUFFSIZE 200): the first call's rows at
+    1 MiB + 20 KiB + r KiB, the second's 209189888 bytes later. Before the 950 `window`'s rank_step the generated
+    halves began 1 MiB + (epWorldSize - 1) KiB in on every rank, each (the window the group reported - 1 MiB -
+    (epWorldSize - 1) KiB) / 2 long, after a combine area of K + 1 slots a token: the generated rows lay at 1 MiB +
+    31 KiB on both ranks (11 and 10 KiB after the real ones), and 11.5 and 10.5 KiB after them in the second call."""
+    ref, _ = DISPATCH
+    case = first_world(A5)
+    world, ranks = testkit.build_world(ref, case), case["world"]
+    env = {**ref.ENV, **case.get("env", {})}
+    # code: mc2/moe_distribute_dispatch_v2/op_host/op_tiling/moe_distribute_check_win_size.h CheckWinSize
+    # (totalWinSizeEp = 2 * HCCL_BUFFSIZE - MTE_STATE_ZONE_SIZE - epWorldSize * EP_RANK_OFFSET_STEP)
+    buffsize = int(env.get("HCCL_BUFFSIZE", sim.job.HCCL_BUFFSIZE_DEFAULT)) * MB
+    half = (2 * buffsize - A5_STATE - ranks * A5_RANK_STEP) // 2
+    rows: dict[str, list[list[int | None]]] = {}
+    for kind in (REAL, GEN):
+        comm = Communicator(tree, tmp_path / kind)
+        rows[kind] = []
+        for call in range(2):
+            comm.run(kind, DISPATCH, dict(case, id=f"{case['id']}-call{call}"), world)
+            rows[kind].append([first_data_byte(comm.windows, r, A5_STATE + call * half) for r in range(ranks)])
+    real = rows[REAL]
+    assert all(at is not None for call in real for at in call), real
+    assert [[at - r * A5_RANK_STEP for r, at in enumerate(call)] for call in real] == [
+        [real[0][0]] * ranks, [real[0][0] + half] * ranks], real
+    assert A5_STATE <= real[0][0] < A5_STATE + half
+    assert rows[GEN] == real, rows
+
+
 def _constants(text: str, names: tuple[str, ...]) -> dict[str, int]:
     """The value of each `constexpr <type> NAME = <integer expression>;` of a C++ header (U / UL suffixes and the
     names defined before it allowed)."""
@@ -563,16 +618,22 @@ def _constants(text: str, names: tuple[str, ...]) -> dict[str, int]:
 
 def test_950_status_offsets_are_the_real_ones(tree):
     """The generated kernels' status layout of the real ops (opgen_kernel_helpers.h REAL_STATUS, which Ascend 950
-    keeps in windowsIn and Atlas A3 in windowsExp) and the 950 per-rank step (its __NPU_ARCH__ 3510 block) are the
-    real ops' numbers, read from the real headers."""
-    from .conftest import ROOT
+    keeps in windowsIn and Atlas A3 in windowsExp) and the 950 windows' status bytes and per-rank step (the
+    `state` and `rank_step` of the 950 `window` of DispatchV2, CombineV2 and CombineAddRmsNorm) are the real ops'
+    numbers, read from the real headers."""
+    from opgen.lang.expr import Int, to_spec
+
+    from .conftest import ROOT, load_ok
 
     helpers = (ROOT / "templates/cpp/common/op_kernel/opgen_kernel_helpers.h").read_text(encoding="utf-8")
-    a5 = helpers[helpers.index("#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)\n// Ascend 950: the real MTE"):]
-    a5 = a5[:a5.index("#else")]
     ours = _constants(helpers, ("REAL_STATE_STRIDE", "REAL_COMBINE_FLAGS_AT", "REAL_DISPATCH_WORDS_AT",
                                 "REAL_COMBINE_WORDS_AT", "REAL_WORD_STRIDE"))
-    ours.update(_constants(a5, ("STATE_RANK_STEP",)))
+    windows = {spec: load_ok(ROOT / "specs" / spec).view(A5).window
+               for spec in ("dispatch_v2.spec", "combine_v2.spec", "combine_add_rms_norm.spec")}
+    assert all(isinstance(w.rank_step, Int) and w.rank_count == "epWorldSize" for w in windows.values()), windows
+    steps = {w.rank_step.value for w in windows.values()}
+    assert len(steps) == 1 and all(to_spec(w.state) == "1 * MB" for w in windows.values())
+    ours["STATE_RANK_STEP"] = steps.pop()
     mc2 = tree.ops / "mc2"
     base = _constants((mc2 / "common/op_kernel/moe_distribute_base.h").read_text(encoding="utf-8"),
                       ("A5_MTE_STATE_WIN_SIZE", "EP_RANK_OFFSET_STEP"))

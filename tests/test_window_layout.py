@@ -32,13 +32,14 @@ def _generated(op: str):
 
 
 # the status area's bytes in windowsIn: Atlas A3 keeps it in windowsExp, as the real A3 ops do; Ascend 950 1 MiB a
-# rank, rank r's starting r KiB in (code: mc2/common/op_kernel/moe_distribute_base.h A5_MTE_STATE_WIN_SIZE,
-# EP_RANK_OFFSET_STEP), so the ranks' areas reach 1 MiB + (epWorldSize - 1) KiB
+# rank, rank r's starting r KiB in, and its data halves after it (code: mc2/common/op_kernel/moe_distribute_base.h
+# A5_MTE_STATE_WIN_SIZE, EP_RANK_OFFSET_STEP), so the last rank's data starts 1 MiB + (epWorldSize - 1) KiB in
 STATUS_IN_WINDOW = {"ascend910b": lambda ep: 2 * MB, "ascend910_93": lambda ep: 0,
                     "ascend950": lambda ep: MB + (ep - 1) * 1024}
-# the check that rejects a window one MB smaller than the smallest the layout fits: the kernels' layout check,
-# or on Atlas A3 the documents' rule, whose formula is exactly the layout of the data halves there
-SMALLER_REJECTED_BY = {"ascend910b": "window.ep", "ascend910_93": "buffer.window", "ascend950": "window.ep"}
+# the check that rejects a window one MB smaller than the smallest tiling accepts: the kernels' layout check, or on
+# Atlas A3 the documents' rule, whose formula is exactly the layout of the data halves there; on Ascend 950 the
+# documents' rule too, which asks more than the layout in the twice HCCL_BUFFSIZE window there (_dispatch_min_mb)
+SMALLER_REJECTED_BY = {"ascend910b": "window.ep", "ascend910_93": "buffer.window", "ascend950": "buffer.window"}
 
 
 def _dispatch_min_mb(product: str, bs: int, h: int, k: int, ep: int, moe: int) -> int:
@@ -56,9 +57,16 @@ def _dispatch_min_mb(product: str, bs: int, h: int, k: int, ep: int, moe: int) -
         combine = ep * (rows * _align(2 * h, 32) + _align(4 * (moe // ep + 1), 32))
         return math.ceil((2 * max(combine, ep * rows * message) + STATUS_IN_WINDOW[product](ep)) / MB)
     message = _align(_align(2 * h, 32) + 64, 512)  # the row, then 64 bytes of (srcRank, tokenIdx, k) | scale
-    # Ascend 950: the real A5 MTE combine's row slots, Ceil(2H, 480) blocks of 512 bytes (480 data bytes and a flag)
-    combine = bs * (k + 1) * (-(-2 * h // 480) * 512 if product == "ascend950" else _align(2 * h, 512))
+    # Ascend 950: the real A5 MTE combine's row slots, Ceil(2H, 480) blocks of 512 bytes (480 data bytes and a flag),
+    # counting no shared expert (the real tiling reads sharedExpertNum 1 as 0 without shared expert ranks)
+    combine = (bs * k * -(-2 * h // 480) * 512 if product == "ascend950" else bs * (k + 1) * _align(2 * h, 512))
     dispatch = (moe // ep) * ep * bs * message
+    if product == "ascend950":
+        # the real 950 MTE ops' window, twice HCCL_BUFFSIZE: two halves of it less 1 MiB of status and a KiB a
+        # rank (totalWinSizeEp); and the documents' formula (A3's)
+        layout = math.ceil((2 * (combine + dispatch) + MB + ep * 1024) / 2 / MB)
+        documented = 2 * ((moe // ep) * bs * ep * message + (k + 1) * bs * _align(2 * h, 512))
+        return max(layout, math.ceil(documented / MB))
     return math.ceil((2 * (combine + dispatch) + STATUS_IN_WINDOW[product](ep)) / MB)
 
 
@@ -276,7 +284,7 @@ def test_a_product_inherits_or_replaces_the_window_and_tiling_carries_its_fields
     # test_a3_real_and_generated_dispatch_leave_the_same_row_messages)
     assert [to_spec(a.expr) for a in (a3.areas[0], a950.areas[0])] == [
         "maxBS * (K + (if sharedExpertRankNum == 0 then 0 else sharedExpertNum)) * Align512(2 * H)",
-        "maxBS * (K + sharedExpertNum) * ceil_div(2 * H, 480) * 512"]
+        "maxBS * (K + (if sharedExpertRankNum == 0 then 0 else sharedExpertNum)) * ceil_div(2 * H, 480) * 512"]
     assert (a2.state_in, a3.state_in, a950.state_in) == ("windowsIn", "windowsExp", "windowsIn")
     assert not a3.state_at_start and not a2.state_at_start
     # Atlas A2 keeps the real A2 ops' halves: a 1 MiB reserve each, the half-select word at 1 MiB - 512, the status
@@ -288,7 +296,7 @@ def test_a_product_inherits_or_replaces_the_window_and_tiling_carries_its_fields
     assert names == ["winRowBytes", "winScaleBytes", "winMsgBytes", "win_reserve", "win_buffer_id",
                      "win_buffer_id_at", "win_combine", "win_combine_at", "win_dispatch",
                      "win_dispatch_at", "win_need", "win_window", "win_halves", "win_state", "win_state_exp",
-                     "win_state_at", "win_data_at", "win_half"]
+                     "win_state_at", "win_data_at", "win_half", "win_ranks", "win_rank_step"]
 
 
 @pytest.mark.parametrize("op", ("moe_distribute_dispatch_v2", "moe_distribute_combine_v2"))
@@ -297,8 +305,10 @@ def test_the_status_area_sits_where_the_real_ops_keep_it(op):
     at 1 MiB - 512 in the first reserve; code: mc2/moe_distribute_dispatch_v2/op_kernel/arch22/
     moe_distribute_a2_constant.h), the status area in the second half's reserve, which the real ops leave unused;
     Atlas A3: at the start of windowsExp, the data halves taking all of windowsIn; Ascend 950: at the start of
-    windowsIn, 1 MiB a rank, rank r's from r KiB (A5_MTE_STATE_WIN_SIZE, EP_RANK_OFFSET_STEP), the data halves after
-    the last rank's (the real A3 and 950 ops, mc2/common/op_kernel/moe_distribute_base.h).
+    windowsIn, 1 MiB a rank, rank r's from r KiB (A5_MTE_STATE_WIN_SIZE, EP_RANK_OFFSET_STEP), its data halves from
+    1 MiB + r KiB, each half of the window (twice HCCL_BUFFSIZE) less 1 MiB and epWorldSize KiB (the real A3 and 950
+    ops, mc2/common/op_kernel/moe_distribute_base.h GetBaseWindAddrByRankId; the 950 tilings' totalWinSizeEp,
+    mc2/moe_distribute_dispatch_v2/op_host/op_tiling/moe_distribute_check_win_size.h CheckWinSize).
     The halves' data, the reserves and a status area in windowsIn tile the window without overlap."""
     ref, cases = _generated(op)
     case = next(c for c in cases.POSITIVE if c["product"] == "ascend950" and "ranks" not in c)
@@ -321,11 +331,16 @@ def test_the_status_area_sits_where_the_real_ops_keep_it(op):
                             (half + reserve, 2 * half)])
             assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:])) and spans[-1][1] <= window, spans
             continue
-        ep = c["world"]
-        assert (in_exp, state, state_at, data_at) == (0, MB + (ep - 1) * 1024, 0, MB + (ep - 1) * 1024)
-        assert half == (window - state) // 2 // 512 * 512
-        spans = sorted([(state_at, state_at + state), (data_at, data_at + 2 * half)])
-        assert spans[0][1] <= spans[1][0] and spans[1][1] <= window, (product, spans)
+        # Ascend 950: the window is twice HCCL_BUFFSIZE, a half of it less 1 MiB of status and a KiB a rank (the
+        # real totalWinSizeEp / 2); rank r's status area from r KiB, its halves from 1 MiB + r KiB, the areas
+        # inside the window on every rank
+        ep, step, need = c["world"], int(scope.let("win_rank_step")), int(scope.let("win_need"))
+        assert (in_exp, state, state_at, data_at, step, int(scope.let("win_ranks"))) == (0, MB, 0, MB, 1024, ep)
+        assert (int(scope.let("win_window")), half) == (2 * window, (2 * window - MB - ep * 1024) // 2)
+        for r in range(ep):
+            at = data_at + r * step
+            spans = [(r * step, r * step + state), (at, at + need), (at + half, at + half + need)]
+            assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:])) and spans[-1][1] <= 2 * window, spans
 
 
 def _meta_inputs(case: dict) -> dict:
@@ -425,7 +440,10 @@ def test_a_window_sized_by_attributes_is_read_by_tiling_and_blames_the_attribute
 
     from .conftest import load_src
     src = (ROOT / "specs" / "dispatch_v2.spec").read_text(encoding="utf-8")
-    src = src.replace("window ep: HCCL_BUFFSIZE {", "window ep: cclBufferSize - 1 * MB {")
+    # (an MC2 context's holder addresses each rank's window with no step: Ascend 950's `rank_step` goes too)
+    src = src.replace("window ep: HCCL_BUFFSIZE {", "window ep: cclBufferSize - 1 * MB {").replace(
+        "window ep: 2 * HCCL_BUFFSIZE {", "window ep: cclBufferSize - 1 * MB {").replace(
+        "            rank_step epWorldSize = 1024;\n", "")
     at = src.index("    optional attr commAlg")
     src = src[:at] + '    optional attr cclBufferSize: int64 = 210763776 in [1, MAX_INT32) doc "bytes";\n' + src[at:]
     op, diags = load_src(src, "attr_window.spec")
@@ -443,8 +461,8 @@ SMALL = (4, 1024, 2, 2, 4)
 
 
 def _small_min_mb(product: str) -> int:
-    """The smallest window tiling accepts for SMALL: the layout's, and at least the documents' 2MB on A3."""
-    return max(_dispatch_min_mb(product, *SMALL), 2 if product == "ascend910_93" else 1)
+    """The smallest window tiling accepts for SMALL: the layout's, and at least the documents' 2MB on A3 and 950."""
+    return max(_dispatch_min_mb(product, *SMALL), 2 if product in ("ascend910_93", "ascend950") else 1)
 
 
 @pytest.mark.parametrize("product", sorted(LARGEST))
@@ -495,8 +513,9 @@ def test_where_tiling_cannot_read_the_window_the_kernels_split_the_one_they_see(
         job = sim.job.write_job(ref, case, world, tmp_path / str(window_mb))
         run = sim.job.executable(exe, ref, world, job)
         text = (job.dir / "job.txt").read_text(encoding="utf-8")
-        assert f"\nwindow {smallest * MB}\n" in text
-        text = text.replace(f"\nwindow {smallest * MB}\n", f"\nwindow {window_mb * MB}\n")
+        per = ref.INFO.fact(product).window_per_buffsize  # HCCL's window per HCCL_BUFFSIZE (Ascend 950: twice it)
+        assert f"\nwindow {per * smallest * MB}\n" in text
+        text = text.replace(f"\nwindow {per * smallest * MB}\n", f"\nwindow {per * window_mb * MB}\n")
         (job.dir / "job.txt").write_text(text + "ccl_buffer unreadable\n", encoding="utf-8")
         if not fits:
             with pytest.raises(sim.job.TwinFault, match="AscendC::Trap"):

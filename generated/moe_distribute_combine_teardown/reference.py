@@ -96,7 +96,8 @@ FACTS = {
     "ascend950": ProductFacts(
         soc="ascend950", display="Ascend 950", soc_name="Ascend950", npu_arch=3510, kernel_dir="arch35",
         ub_bytes=262144, platform_ub_bytes=253952, ranks_per_server=None, assist_layout="triple", hccl_server="mte",
-        hccl_op_type=8, hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise", context_windows=64, exp_window=None, layered_env=()),
+        hccl_op_type=8, hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise", context_windows=64, exp_window=None, layered_env=(),
+        window_per_buffsize=2),
 }
 # the kernel entry each product's OpDef config builds, relative to this op's directory (the file the twin compiles)
 KERNELS = {
@@ -126,6 +127,8 @@ _LETS = {
         "win_state_at": lambda s: 0,
         "win_data_at": lambda s: s.let("win_reserve"),
         "win_half": lambda s: i64(floordiv(floordiv(s.let("win_window"), s.let("win_halves")), 512) * 512),
+        "win_ranks": lambda s: 0,
+        "win_rank_step": lambda s: 0,
     },
 }
 

@@ -120,7 +120,8 @@ FACTS = {
     "ascend910_93": ProductFacts(
         soc="ascend910_93", display="Atlas A3", soc_name="Ascend910_93", npu_arch=2201, kernel_dir="arch22",
         ub_bytes=196608, platform_ub_bytes=196608, ranks_per_server=None, assist_layout="triple", hccl_server="mte",
-        hccl_op_type=8, hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise", context_windows=None, exp_window=1048576, layered_env=()),
+        hccl_op_type=8, hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise", context_windows=None, exp_window=1048576, layered_env=(),
+        window_per_buffsize=1),
 }
 # the kernel entry each product's OpDef config builds, relative to this op's directory (the file the twin compiles)
 KERNELS = {
@@ -151,6 +152,8 @@ _LETS = {
         "win_state_at": lambda s: 0,
         "win_data_at": lambda s: s.let("win_state"),
         "win_half": lambda s: i64(floordiv(floordiv(i64(s.let("win_window") - s.let("win_state")), s.let("win_halves")), 512) * 512),
+        "win_ranks": lambda s: 0,
+        "win_rank_step": lambda s: 0,
     },
 }
 

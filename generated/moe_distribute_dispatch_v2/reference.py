@@ -127,15 +127,18 @@ FACTS = {
     "ascend910b": ProductFacts(
         soc="ascend910b", display="Atlas A2", soc_name="Ascend910B", npu_arch=2201, kernel_dir="arch22",
         ub_bytes=196608, platform_ub_bytes=196608, ranks_per_server=8, assist_layout="expand_idx", hccl_server="aicpu",
-        hccl_op_type=18, hccl_alg_config="BatchWrite=level1:fullmesh", context_windows=None, exp_window=None, layered_env=(("HCCL_INTRA_PCIE_ENABLE", "1"), ("HCCL_INTRA_ROCE_ENABLE", "0"))),
+        hccl_op_type=18, hccl_alg_config="BatchWrite=level1:fullmesh", context_windows=None, exp_window=None, layered_env=(("HCCL_INTRA_PCIE_ENABLE", "1"), ("HCCL_INTRA_ROCE_ENABLE", "0")),
+        window_per_buffsize=1),
     "ascend910_93": ProductFacts(
         soc="ascend910_93", display="Atlas A3", soc_name="Ascend910_93", npu_arch=2201, kernel_dir="arch22",
         ub_bytes=196608, platform_ub_bytes=196608, ranks_per_server=None, assist_layout="triple", hccl_server="mte",
-        hccl_op_type=8, hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise", context_windows=None, exp_window=1048576, layered_env=()),
+        hccl_op_type=8, hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise", context_windows=None, exp_window=1048576, layered_env=(),
+        window_per_buffsize=1),
     "ascend950": ProductFacts(
         soc="ascend950", display="Ascend 950", soc_name="Ascend950", npu_arch=3510, kernel_dir="arch35",
         ub_bytes=262144, platform_ub_bytes=253952, ranks_per_server=None, assist_layout="triple", hccl_server="mte",
-        hccl_op_type=8, hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise", context_windows=64, exp_window=None, layered_env=()),
+        hccl_op_type=8, hccl_alg_config="AlltoAll=level0:fullmesh;level1:pairwise", context_windows=64, exp_window=None, layered_env=(),
+        window_per_buffsize=2),
 }
 # the kernel entry each product's OpDef config builds, relative to this op's directory (the file the twin compiles)
 KERNELS = {
@@ -180,6 +183,8 @@ _LETS = {
         "win_state_at": lambda s: i64(1 * i64(floordiv(floordiv(s.let("win_window"), s.let("win_halves")), 512) * 512)),
         "win_data_at": lambda s: s.let("win_reserve"),
         "win_half": lambda s: i64(floordiv(floordiv(s.let("win_window"), s.let("win_halves")), 512) * 512),
+        "win_ranks": lambda s: 0,
+        "win_rank_step": lambda s: 0,
     },
     "ascend910_93": {
         "isSharedRank": lambda s: (s.attr("epRankId") < s.attr("sharedExpertRankNum")),
@@ -213,6 +218,8 @@ _LETS = {
         "win_state_at": lambda s: 0,
         "win_data_at": lambda s: s.let("win_reserve"),
         "win_half": lambda s: i64(floordiv(floordiv(s.let("win_window"), s.let("win_halves")), 512) * 512),
+        "win_ranks": lambda s: 0,
+        "win_rank_step": lambda s: 0,
     },
     "ascend950": {
         "isSharedRank": lambda s: (s.attr("epRankId") < s.attr("sharedExpertRankNum")),
@@ -234,18 +241,20 @@ _LETS = {
         "win_reserve": lambda s: 0,
         "win_buffer_id": lambda s: 0,
         "win_buffer_id_at": lambda s: 0,
-        "win_combine": lambda s: i64(i64(i64(s.let("maxBS") * i64(s.dim("expertIds", 1) + s.attr("sharedExpertNum"))) * ceil_div(i64(2 * s.dim("x", 1)), 480)) * 512),
+        "win_combine": lambda s: i64(i64(i64(s.let("maxBS") * i64(s.dim("expertIds", 1) + (0 if (s.attr("sharedExpertRankNum") == 0) else s.attr("sharedExpertNum")))) * ceil_div(i64(2 * s.dim("x", 1)), 480)) * 512),
         "win_combine_at": lambda s: 0,
         "win_dispatch": lambda s: i64(i64(i64(s.let("localMoeExpertNum") * s.attr("epWorldSize")) * s.let("maxBS")) * s.let("winMsgBytes")),
         "win_dispatch_at": lambda s: i64(s.let("win_combine_at") + s.let("win_combine")),
         "win_need": lambda s: i64(s.let("win_dispatch_at") + s.let("win_dispatch")),
-        "win_window": lambda s: i64(s.env("HCCL_BUFFSIZE") * 1048576),
+        "win_window": lambda s: i64(2 * i64(s.env("HCCL_BUFFSIZE") * 1048576)),
         "win_halves": lambda s: 2,
-        "win_state": lambda s: i64(i64(1 * 1048576) + i64(i64(s.attr("epWorldSize") - 1) * 1024)),
+        "win_state": lambda s: i64(1 * 1048576),
         "win_state_exp": lambda s: 0,
         "win_state_at": lambda s: 0,
         "win_data_at": lambda s: s.let("win_state"),
-        "win_half": lambda s: i64(floordiv(floordiv(i64(s.let("win_window") - s.let("win_state")), s.let("win_halves")), 512) * 512),
+        "win_half": lambda s: i64(floordiv(floordiv(i64(i64(s.let("win_window") - s.let("win_state")) - i64(s.let("win_ranks") * s.let("win_rank_step"))), s.let("win_halves")), 512) * 512),
+        "win_ranks": lambda s: s.attr("epWorldSize"),
+        "win_rank_step": lambda s: 1024,
     },
 }
 
@@ -924,7 +933,7 @@ _check_147 = Check("ascend950.dynamicScalesOut.3", 161002, "dynamicScalesOut", "
                    when=lambda s: ((s.attr("quantMode") == 0) and s.present("scalesOptional")),
                    value=lambda s: s.dtype("dynamicScalesOut"),
                    )
-_check_148 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine + dispatch, and the status area in windowsIn",
+_check_148 = Check("window.ep", 561002, "HCCL_BUFFSIZE", "2 * HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine + dispatch, rank r's 1024 * r bytes further in, and the status area in windowsIn",
                    ok=lambda s: (s.let("win_need") <= s.let("win_half")),
                    envs=("HCCL_BUFFSIZE",),
                    )

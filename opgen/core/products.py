@@ -65,6 +65,12 @@ class ProductFacts:
     # (hierarchy) template past one server in the real ops' tilings of this product; an op reads them where its
     # spec declares them (opgen.model.kernel_paths gives those a cell of their own). (): none do.
     layered_env: tuple[tuple[str, str], ...] = ()
+    # Bytes of HCCL's window per rank, in multiples of HCCL_BUFFSIZE: on Ascend 950 it allocates twice HCCL_BUFFSIZE,
+    # and the real ops' tilings size totalWinSizeEp so (code: mc2/moe_distribute_dispatch_v2/op_host/op_tiling/
+    # arch35/moe_distribute_dispatch_v2_tiling_arch35.cpp SetWorkSpace, "A5 实际物理分配为 HCCL_BUFFSIZE 的 2 倍":
+    # totalWinSizeEp = GetMaxWindowSize() * 2; mc2/common/op_host/op_tiling/mc2_tiling_utils.h GetEpWinSize, DAV_3510);
+    # the twin allocates that much (opgen.sim.job).
+    window_per_buffsize: int = 1
 
     def as_kwargs(self) -> dict:
         """The fields, in order (what a generated reference writes to rebuild the row)."""
@@ -104,7 +110,7 @@ _ROWS = (
     # MTE ops read windowsIn[rank] from it too (mirror-cann/ops-transformer mc2/common/op_kernel/
     # moe_distribute_base.h, HcclCombinOpParam of moe_distribute_comm_ctx.h, HCCL_MTE_MAX_RANK_NUM 64).
     ProductFacts("ascend950", "Ascend 950", "Ascend950", 3510, "arch35", 262144, 248 * 1024, None, TRIPLE, MTE,
-                 8, "AlltoAll=level0:fullmesh;level1:pairwise", context_windows=64),
+                 8, "AlltoAll=level0:fullmesh;level1:pairwise", context_windows=64, window_per_buffsize=2),
     # Atlas A3 (Ascend910_93): dav_c220, __NPU_ARCH__ 2201 (mirror-cann/ops-transformer kernels branch on
     # `__NPU_ARCH__ == 2201` for A2/A3 and `== 3510` for A5); 192 KiB UB, all of it reported (code: asc-devkit
     # impl/basic_api/utils/kernel_utils_constants.h, __NPU_ARCH__ 2201: TOTAL_UB_SIZE = 192 * 1024); triples

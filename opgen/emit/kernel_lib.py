@@ -452,6 +452,9 @@ class KernelKind:
     # the areas of the spec's `window` the kernel addresses (tiling data fields win_<area>, win_<area>_at), the
     # first ones of a data half in this order: each finds its area after the one before it
     window_areas: tuple[str, ...] = ()
+    # whether the kernel staggers each rank's status area and data halves by the window's `rank_step` (tiling data
+    # field win_rank_step): a window declaring one for a kernel that does not is an error (E201)
+    rank_step: bool = False
     # a family whose kernel is plain C++: its class template's header (templates/cpp/common/op_kernel/, copied into
     # the generated tree's common/op_kernel/) and class, the tensors whose element types the class names and those
     # it addresses in GM itself (the others the spec's formulas read, and the optional ones its parts address only
@@ -486,6 +489,10 @@ def _check_window(op: Op, kind: KernelKind) -> None:
             raise LoweringError(f"the {kind.semantics} kernel addresses HCCL window areas "
                                 f"{', '.join(kind.window_areas)}, the first of a data half and in this order; the "
                                 f"window of product {p.soc} {what}", w.span)
+        if w.rank_step is not None and not kind.rank_step:
+            raise LoweringError(f"the {kind.semantics} kernel addresses every rank's window at the same offsets; the "
+                                f"window of product {p.soc} declares `rank_step {w.rank_count} = "
+                                f"{to_spec(w.rank_step)};`, which it would not follow", w.span)
 
 
 def _check_names(op: Op, kind: KernelKind) -> None:

@@ -569,7 +569,7 @@ class Analyzer(_Builder):
         c = t.children
         if earlier is not None:
             self.d.error("E126", f"{scope} declares a second window (one per op and per product)", self.span(t))
-        halves, state, areas, lets, reserve, buffer_id = None, None, [], [], None, None
+        halves, state, areas, lets, reserve, buffer_id, rank_step = None, None, [], [], None, None, None
         over_spans: dict[int, Span | None] = {}  # the OTHER of `area NAME over OTHER`, by the area's index
         for it in c[2:]:
             if it.data == "window_let":
@@ -590,6 +590,10 @@ class Analyzer(_Builder):
                 if over is not None:
                     over_spans[len(areas)] = self.span(it.children[1])
                 areas.append(WindowArea(name, self.expr(it.children[-1]), span=self.span(it.children[0]), over=over))
+            elif it.data == "window_rank_step":
+                if rank_step is not None:
+                    self.d.error("E126", "window declares `rank_step` twice", self.span(it))
+                rank_step = (str(it.children[0]), self.expr(it.children[1]), self.span(it))
             elif it.data in ("window_reserve", "window_buffer_id"):
                 word = "reserve" if it.data == "window_reserve" else "buffer_id"
                 if (reserve if word == "reserve" else buffer_id) is not None:
@@ -631,7 +635,14 @@ class Analyzer(_Builder):
         if buffer_id is not None and reserve is None:
             self.d.error("E126", f"`buffer_id` of window {c[0]} needs `reserve = bytes;` (the word lies in the "
                                  f"first half's reserve)", buffer_id[1])
-        extra = dict(reserve=reserve and reserve[0], buffer_id=buffer_id and buffer_id[0], state_in_reserve=in_reserve)
+        # a rank step staggers the status areas and the halves after them from the window's start: the status
+        # area first in windowsIn (the real 950 MTE ops'), not in another window or a half's reserve
+        if rank_step is not None and state is not None and not (at_start and place == WINDOW_PLACES[0]):
+            self.d.error("E126", f"`rank_step` of window {c[0]} needs the status area first in {WINDOW_PLACES[0]} "
+                                 f"(`state {WINDOW_PLACES[0]} at_start = bytes;`): rank r's status area and data "
+                                 "halves start r steps into its window", rank_step[2])
+        extra = dict(reserve=reserve and reserve[0], buffer_id=buffer_id and buffer_id[0], state_in_reserve=in_reserve,
+                     rank_step=rank_step and rank_step[1], rank_count=rank_step and rank_step[0])
         source = self.expr(c[1])
         if isinstance(source, Name):  # an env variable sizes the window, in its unit
             return Window(str(c[0]), source.id, halves or 1, tuple(areas), place, size, tuple(lets), at_start,
@@ -1208,6 +1219,22 @@ class _Checker:
                 seen.append(cur)
                 cur = parent[cur]
 
+    def check_rank_step(self, w: Window) -> None:
+        """``rank_step RANKS = bytes;``: RANKS an int64 attribute (the ranks of the domain, which the layout check
+        counts to the last rank's data), the step whole bytes, on a window of HCCL groups (an MC2 context's holder
+        addresses each rank's window with no step: code: mc2/common/op_kernel/mc2_moe_context.h)."""
+        op = self.op
+        at = self.at(w.span, r"\brank_step\s+(\w+)")
+        attr = op.attr(w.rank_count or "")
+        if attr is None or attr.type != "int64":
+            self.d.unknown("E102", "int64 attribute", w.rank_count, [a.name for a in op.attrs if a.type == "int64"], at)
+        k = self.kind(w.rank_step)
+        if k not in (None, B.INT, B.ANY):
+            self.d.error("E111", f"window rank_step must be a whole number of bytes, got {k}", w.rank_step.span)
+        if w.size is not None and not w.size_env:
+            self.d.error("E126", f"window {w.domain} is sized by attributes (an MC2 context's): its holder addresses "
+                                 "each rank's window with no step, so `rank_step` cannot apply", at)
+
     def check_windows(self) -> None:
         """Each window's names and its areas' bytes (which areas a kernel needs is the kernel lowering's rule)."""
         op = self.op
@@ -1243,6 +1270,8 @@ class _Checker:
                                self.at(w.span, rf":\s*({_w(w.env)})\b"))
             for l in w.lets:
                 self.kind(l.expr)
+            if w.rank_step is not None:
+                self.check_rank_step(w)
             for what, e in [(f"area {a.name}", a.expr) for a in w.areas] + [("state", w.state)]:
                 k = self.kind(e)
                 if k not in (None, B.INT, B.ANY):  # any: a product's or window's let, typed with its view

@@ -220,6 +220,15 @@ class Window:
     # ``size`` reads the env ``env`` (its value in bytes, as a buffer rule reads it) rather than attributes:
     # `window ep: HCCL_BUFFSIZE // 2 {`, the window the real Ascend 950 Setup/Teardown tilings hand their kernels
     size_env: bool = False
+    # `rank_step RANKS = bytes;`: rank r's status area and data halves lie r * rank_step bytes further into its
+    # windowsIn (RANKS: the attribute counting the domain's ranks), and the halves split the window less the status
+    # area and RANKS steps: the real Ascend 950 MTE ops' layout (code: mc2/common/op_kernel/moe_distribute_base.h,
+    # __NPU_ARCH__ 3510: GetBaseWindStateAddrByRankId = windowsIn[r] + r * EP_RANK_OFFSET_STEP,
+    # GetBaseWindAddrByRankId = windowsIn[r] + A5_MTE_STATE_WIN_SIZE + r * EP_RANK_OFFSET_STEP; a half
+    # totalWinSizeEp / 2, mc2/moe_distribute_dispatch_v2/op_host/op_tiling/moe_distribute_check_win_size.h
+    # CheckWinSize: totalWinSizeEp = window - MTE_STATE_ZONE_SIZE - epWorldSize * EP_RANK_OFFSET_STEP)
+    rank_step: Expr | None = None
+    rank_count: str | None = None
 
     @property
     def env_sized(self) -> bool:
@@ -248,7 +257,11 @@ def window_lets(w: Window, window_bytes: Expr) -> tuple[Let, ...]:
     lets come first, as declared.  With a ``reserve`` (the real Atlas A2 ops' layout) the halves are the whole
     window / ``halves``, each begins with ``win_reserve`` bytes of no data (the first data half at
     ``win_data_at`` = ``win_reserve``), and the status area lies in the last half's reserve.  The paired ops
-    see one window, so they agree on the halves as long as they declare the areas they share alike."""
+    see one window, so they agree on the halves as long as they declare the areas they share alike.  With a
+    ``rank_step`` (the real Ascend 950 MTE ops' layout) rank r's status area lies ``win_rank_step`` * r into its
+    windowsIn and its data halves ``win_rank_step`` * r after ``win_data_at``; the halves split the window less the
+    status area and ``win_ranks`` steps, so data half s of rank r starts at win_data_at + r * win_rank_step + s *
+    win_half and the last rank's last half ends a step before the window's end."""
     out: list[Let] = list(w.lets)
     reserve = w.reserve if w.reserve is not None else Int(0)
     out += [Let("win_reserve", reserve, "bytes at the start of each data half that hold no data", span=w.span),
@@ -268,6 +281,8 @@ def window_lets(w: Window, window_bytes: Expr) -> tuple[Let, ...]:
     in_data_window = w.state_in_data
     apart = in_data_window and not w.state_in_reserve  # the status area takes bytes of the window apart from halves
     data = Binary("-", Name("win_window"), Name("win_state")) if apart else Name("win_window")
+    if w.rank_step is not None:  # and the ranks' steps (the real 950 ops' totalWinSizeEp: the window less both)
+        data = Binary("-", data, Binary("*", Name("win_ranks"), Name("win_rank_step")))
     half = Binary("*", Binary("//", Binary("//", data, Name("win_halves")), Int(512)), Int(512))
     first = in_data_window and w.state_at_start
     state_at = (Binary("*", Int(w.halves - 1), half) if w.state_in_reserve
@@ -281,7 +296,11 @@ def window_lets(w: Window, window_bytes: Expr) -> tuple[Let, ...]:
             Let("win_state_at", state_at, f"offset of the status area in {w.state_in}", span=w.span),
             Let("win_data_at", Name("win_state") if first else Name("win_reserve"),
                 "offset of the first data half in windowsIn", span=w.span),
-            Let("win_half", half, "bytes of one data half (512-aligned)", span=w.span)]
+            Let("win_half", half, "bytes of one data half (512-aligned)", span=w.span),
+            Let("win_ranks", Name(w.rank_count) if w.rank_count is not None else Int(0),
+                "ranks whose status areas and data halves stagger by win_rank_step (0: none do)", span=w.span),
+            Let("win_rank_step", w.rank_step if w.rank_step is not None else Int(0),
+                "bytes rank r's status area and data halves lie further into its windowsIn, per r", span=w.span)]
     return tuple(out)
 
 

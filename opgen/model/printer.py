@@ -126,7 +126,9 @@ def _window(w: Window | None, depth: int) -> list[str]:
             *(f"{inner}area {a.spec_text};" for a in w.areas),
             *([f"{inner}reserve = {to_spec(w.reserve)};"] if w.reserve is not None else []),
             *([f"{inner}buffer_id = {to_spec(w.buffer_id)};"] if w.buffer_id is not None else []),
-            f"{inner}state {w.state_in}{state_place(w)} = {to_spec(w.state)};", f"{ind}}}"]
+            f"{inner}state {w.state_in}{state_place(w)} = {to_spec(w.state)};",
+            *([f"{inner}rank_step {w.rank_count} = {to_spec(w.rank_step)};"] if w.rank_step is not None else []),
+            f"{ind}}}"]
 
 
 def state_place(w: Window) -> str:

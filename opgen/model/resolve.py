@@ -321,6 +321,8 @@ def _window_checks(op: Op, window: Window | None) -> list[Check]:
     areas = " + ".join(a.name for a in window.areas)
     need = Name("win_need") if window.reserve is None else Binary("+", Name("win_reserve"), Name("win_need"))
     reserve = "" if window.reserve is None else f" after a reserve of {to_spec(window.reserve)} each"
+    if window.rank_step is not None:  # the halves leave room for every rank's step (window_lets)
+        reserve = f", rank r's {to_spec(window.rank_step)} * r bytes further in"
     return [Check(f"window.{window.domain}", (), Binary("<=", need, Name("win_half")), "tiling",
                   window.env, None, f"{window.source_text} >= the kernels' {window.domain} window: {window.halves} "
                   f"data halves of {areas}{reserve}, and the status area in {window.state_in}", "implicit",

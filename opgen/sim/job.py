@@ -192,14 +192,20 @@ def groups(comm: tuple, rank: int, world: int, attrs: dict) -> list[tuple[int, i
 
 
 def header_lines(ref, product: str, world: int, env: dict, aiv: int, timeout: float,
-                 window: int | None = None, platform_ub: int | None = None) -> list[str]:
+                 window: int | None = None, platform_ub: int | None = None, groups: bool = True) -> list[str]:
     """The job's world and platform directives: the platform the product reports to the tiling (PlatformAscendC:
     Short_SoC_version, NpuArch, the UB bytes of a vector core and those it reports to the tiling, ``platform_ub``
     where the caller overrides the product's) from the product-table facts the generated reference carries, and its
-    HCCL windows (``window``: bytes of each rank's window, by default HCCL_BUFFSIZE of ``env``)."""
+    HCCL windows (``window``: bytes of each rank's window, by default what HCCL allocates for HCCL_BUFFSIZE of
+    ``env``: ProductFacts.window_per_buffsize times it; ``groups``: the op has HCCL groups, not an MC2 context)."""
     facts = ref.INFO.fact(product)
+    buffsize = int(env.get('HCCL_BUFFSIZE', HCCL_BUFFSIZE_DEFAULT)) * MIB
     if window is None:
-        window = int(env.get('HCCL_BUFFSIZE', HCCL_BUFFSIZE_DEFAULT)) * MIB
+        window = facts.window_per_buffsize * buffsize
+    # where HCCL allocates a multiple of HCCL_BUFFSIZE as each window, a real tiling still reads HCCL_BUFFSIZE from
+    # the env, and a group's CCL buffer size is HCCL_BUFFSIZE (code: mc2/common/utils/mc2_hcom_topo_info.cpp
+    # CommGetGroupLocalWindowSize, GetMaxWindowSize): what mc2tiling::GetCclBufferSize tells a tiling of HCCL groups
+    apart = [f"hccl_buffsize {buffsize}"] + ([f"ccl_buffer {buffsize}"] if groups else [])
     return [f"world {world}", f"soc {facts.soc_name}", f"npu_arch {facts.npu_arch}", f"node {ref.OP}",
             f"aiv {aiv}", f"aic {max(aiv // 2, 1)}",  # the 2:1 vector:cube ratio of these chips
             f"ub {facts.ub_bytes}",
@@ -209,7 +215,7 @@ def header_lines(ref, product: str, world: int, env: dict, aiv: int, timeout: fl
             f"exp_window {facts.exp_window or 0}",
             f"timeout {timeout:g}",
             # ranks per server where MTE stops at the server (Atlas A2), else 0: one server
-            f"server {facts.ranks_per_server or 0}"]
+            f"server {facts.ranks_per_server or 0}", *(apart if facts.window_per_buffsize != 1 else [])]
 
 
 def attr_lines(ref, attrs: dict) -> list[str]:
@@ -239,7 +245,7 @@ def write_job(ref, case: dict, world, job_dir: Path, *, aiv: int = DEFAULT_AIV,
         window = int(scope.let("win_window"))
     lines = [f"# {ref.OP} {case['id']} (opgen.sim.job)",
              *header_lines(ref, case["product"], case["world"], {**ref.ENV, **case.get("env", {})}, aiv, timeout,
-                           window, platform_ub)]
+                           window, platform_ub, groups=not mc2_contexts)]
     if hccl_buffsize is not None:
         lines.append(f"hccl_buffsize {int(hccl_buffsize)}")
     if windows_in is not None:

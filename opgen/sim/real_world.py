@@ -29,13 +29,10 @@ from opgen.sim.real_kernel import kernel_object
 REAL_AIV = 8
 
 
-# The real HCCL's window per rank, in multiples of HCCL_BUFFSIZE, by NPU arch (absent: 1): on Ascend 950 it
-# allocates twice HCCL_BUFFSIZE, and the real ops' tilings size totalWinSizeEp so; their kernels trap when the
-# context's winSize is smaller (check_winsize.h CheckWindowSize: a DataCopy of 1 int32, which the device rejects).
-# code: mc2/moe_distribute_dispatch_v2/op_host/op_tiling/arch35/moe_distribute_dispatch_v2_tiling_arch35.cpp
-#       ("A5 实际物理分配为 HCCL_BUFFSIZE 的 2 倍": totalWinSizeEp = GetMaxWindowSize() * 2),
-#       mc2/moe_distribute_dispatch_v2/op_kernel/hccl_context_holder.h (Check)
-WINDOW_PER_BUFFSIZE = {3510: 2}
+# The real HCCL's window per rank is ProductFacts.window_per_buffsize times HCCL_BUFFSIZE (twice on Ascend 950, as
+# the real ops' tilings size totalWinSizeEp); their kernels trap when the context's winSize is smaller
+# (check_winsize.h CheckWindowSize: a DataCopy of 1 int32, which the device rejects).
+# code: mc2/moe_distribute_dispatch_v2/op_kernel/hccl_context_holder.h (Check)
 
 
 def real_platform(ref, case: dict) -> dict:
@@ -43,12 +40,12 @@ def real_platform(ref, case: dict) -> dict:
     an MC2 context's, whose window is the context's ccl_buffer_size: ``jobs.write_job``): each rank's window bytes
     and its HCCL_BUFFSIZE bytes. (The UB the platform reports is the product table's ``platform_ub_bytes``, which
     every job carries.)"""
-    arch = ref.INFO.fact(case["product"]).npu_arch
+    facts = ref.INFO.fact(case["product"])
     platform = {}
     if not getattr(ref, "MC2_CONTEXT", {}):
         env = {**ref.ENV, **case.get("env", {})}
         buffsize = int(env.get("HCCL_BUFFSIZE", jobs.HCCL_BUFFSIZE_DEFAULT)) * jobs.MIB
-        platform.update(window=WINDOW_PER_BUFFSIZE.get(arch, 1) * buffsize, hccl_buffsize=buffsize)
+        platform.update(window=facts.window_per_buffsize * buffsize, hccl_buffsize=buffsize)
     return platform
 
 

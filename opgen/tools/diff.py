@@ -137,8 +137,9 @@ def _window_text(w: Window | None) -> str:
     areas = ", ".join(a.spec_text for a in w.areas)
     reserve = f" after a reserve of {to_spec(w.reserve)}" if w.reserve is not None else ""
     word = f", buffer id at {to_spec(w.buffer_id)}" if w.buffer_id is not None else ""
+    step = f", rank r's {to_spec(w.rank_step)} * r further in" if w.rank_step is not None else ""
     return (f"{w.source_text}: {w.halves} halves of [{areas}]{reserve}{word}, state {w.state_in}{state_place(w)} = "
-            f"{to_spec(w.state)}")
+            f"{to_spec(w.state)}{step}")
 
 
 def _buffer_text(b: Buffer) -> str:

@@ -154,7 +154,7 @@ private:
         if constexpr (Traits::MC2_CONTEXT) {
             return Traits::ContextWindow(ctx_, rank) + statusOffset_;
         } else {
-            return StatusArea<EP_GROUP>(hccl_, rank, statusInExp_, statusOffset_);
+            return StatusArea<EP_GROUP>(hccl_, rank, statusInExp_, statusOffset_, rankStep_);
         }
     }
     // this core's data-state word (where the tiling names no half-select word)
@@ -171,10 +171,11 @@ private:
             return WindowBytes<EP_GROUP>();
         }
     }
-    // This rank's window data half (current data state) on rank `rank`, and its status entries.
+    // This rank's window data half (current data state) on rank `rank` (rank * rankStep_ further in), and its status
+    // entries.
     __aicore__ inline GM_ADDR WinData(uint32_t rank)
     {
-        return EpWindow(rank) + dataAt_ + dataState_ * halfBytes_ + combineBytes_;
+        return EpWindow(rank) + dataAt_ + rank * rankStep_ + dataState_ * halfBytes_ + combineBytes_;
     }
     __aicore__ inline GM_ADDR WinStatus(uint32_t rank)
     {
@@ -198,11 +199,11 @@ private:
     // Traits::TP: the TP peer's window data and its TP status
     __aicore__ inline GM_ADDR TpWinData(uint32_t rank)
     {
-        return WindowIn<Traits::TP_GROUP_ID>(hcclTp_, rank) + dataAt_ + dataState_ * halfBytes_;
+        return WindowIn<Traits::TP_GROUP_ID>(hcclTp_, rank) + dataAt_ + rank * rankStep_ + dataState_ * halfBytes_;
     }
     __aicore__ inline GM_ADDR TpWinStatus(uint32_t rank)
     {
-        return StatusArea<Traits::TP_GROUP_ID>(hcclTp_, rank, statusInExp_, statusOffset_) + status_.tpAt +
+        return StatusArea<Traits::TP_GROUP_ID>(hcclTp_, rank, statusInExp_, statusOffset_, rankStep_) + status_.tpAt +
                dataState_ * TP_STATE_BYTES;
     }
 
@@ -292,6 +293,7 @@ private:
     uint64_t regionBytes_{0UL};
     uint64_t halfBytes_{0UL};
     uint64_t dataAt_{0UL};       // where the data halves start in windowsIn (tiling.win_data_at)
+    uint64_t rankStep_{0UL};     // rank r's status area and data halves lie r * this further in (tiling.win_rank_step)
     uint64_t combineBytes_{0UL}; // the CombineV2 part of each window half comes first (Atlas A2: 0, lies under)
     uint64_t statusOffset_{0UL};
     bool statusInExp_{false}; // the status area is in windowsExp (tiling.win_state_exp), else in windowsIn
@@ -395,6 +397,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::Init(const Args &args, const T
     const WindowSplit split = SplitWindow(tiling, EpWindowBytes(tiling));
     halfBytes_ = split.half;
     dataAt_ = static_cast<uint64_t>(tiling.win_data_at);
+    rankStep_ = static_cast<uint64_t>(tiling.win_rank_step);
     combineBytes_ = static_cast<uint64_t>(tiling.win_dispatch_at); // CombineV2's rows come first
     statusOffset_ = split.stateAt;
     statusInExp_ = tiling.win_state_exp != 0;
@@ -418,9 +421,7 @@ __aicore__ inline void MoeDispatchKernel<Traits>::Init(const Args &args, const T
                 status_.dispatchBytes);
     RequireFits(static_cast<uint64_t>(GetBlockNum()) * status_.wordStride, status_.wordsBytes);
     RequireHalfFits(tiling, halfBytes_);
-    // every rank's area, rank r's r * STATE_RANK_STEP in (StatusArea; an MC2 context's holder has no step)
-    RequireFits(status_.need + (Traits::MC2_CONTEXT ? 0UL : static_cast<uint64_t>(epWorld_ - 1U) * STATE_RANK_STEP),
-                static_cast<uint64_t>(tiling.win_state));
+    RequireFits(status_.need, static_cast<uint64_t>(tiling.win_state)); // each rank's area (rank r's r steps in)
     if constexpr (!Traits::MC2_CONTEXT) {
         RequireFits(static_cast<uint64_t>(tiling.win_window), WindowBytes<EP_GROUP>());
     }

@@ -62,6 +62,8 @@ struct MoeDistributeCombineAddRmsNormTilingData {
     int64_t win_state_at;  // let win_state_at, window ep
     int64_t win_data_at;  // let win_data_at, window ep
     int64_t win_half;  // let win_half, window ep
+    int64_t win_ranks;  // let win_ranks, window ep
+    int64_t win_rank_step;  // let win_rank_step, window ep
     int64_t H;  // dim(expandX, 1)
     int64_t BS;  // dim(expertIds, 0)
     int64_t K;  // dim(expertIds, 1)

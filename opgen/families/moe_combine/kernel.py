@@ -219,6 +219,6 @@ KIND = KernelKind(
      "attrs": ("epWorldSize", "epRankId", "moeExpertNum", "sharedExpertNum", "sharedExpertRankNum"),
      "lets": ("localExpertNum", "maxBS", "isSharedRank"),
      "dims": ("BS", "H", "K")},
-    combine_context, window_areas=("combine",), quant_queued=True, header="moe_combine_kernel.h",
+    combine_context, window_areas=("combine",), rank_step=True, quant_queued=True, header="moe_combine_kernel.h",
     kernel_class="MoeCombineKernel",
     types=("expandX", "xOut"), gm=FAMILY_GM)

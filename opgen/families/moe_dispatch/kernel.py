@@ -68,7 +68,7 @@ KIND = KernelKind(
                "expertTokenNumsType"),
      "lets": ("localMoeExpertNum", "localExpertNum", "maxBS"),
      "dims": ("BS", "H", "K")},
-    dispatch_context, window_areas=("combine", "dispatch"),
+    dispatch_context, window_areas=("combine", "dispatch"), rank_step=True,
     quant_queued=True, header="moe_dispatch_kernel.h", kernel_class="MoeDispatchKernel",
     types=("x", "expandXOut", "dynamicScalesOut"),
     gm=("x", "expertIds", "scalesOptional", "xActiveMaskOptional", "expertScalesOptional", "expandXOut",

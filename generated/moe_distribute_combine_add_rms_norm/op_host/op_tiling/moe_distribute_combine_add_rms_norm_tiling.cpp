@@ -460,6 +460,8 @@ public:
                Set(tiling->win_state_at, "win_state_at", missing, [&] { return let_win_state_at(); }) &&
                Set(tiling->win_data_at, "win_data_at", missing, [&] { return let_win_data_at(); }) &&
                Set(tiling->win_half, "win_half", missing, [&] { return let_win_half(); }) &&
+               Set(tiling->win_ranks, "win_ranks", missing, [&] { return let_win_ranks(); }) &&
+               Set(tiling->win_rank_step, "win_rank_step", missing, [&] { return let_win_rank_step(); }) &&
                Set(tiling->H, "H", missing, [&] { return dim_H(); }) &&
                Set(tiling->BS, "BS", missing, [&] { return dim_BS(); }) &&
                Set(tiling->K, "K", missing, [&] { return dim_K(); }) &&
@@ -629,6 +631,16 @@ private:
         return Lazy(memo_win_half_,
                     [&]() -> int64_t { return Mul(FloorDiv(FloorDiv(let_win_window(), let_win_halves()), 512), 512); });
     }
+    // win_ranks = 0
+    int64_t let_win_ranks()
+    {
+        return Lazy(memo_win_ranks_, [&]() -> int64_t { return 0; });
+    }
+    // win_rank_step = 0
+    int64_t let_win_rank_step()
+    {
+        return Lazy(memo_win_rank_step_, [&]() -> int64_t { return 0; });
+    }
 
     // output dtypes: the caller's choice, else the spec's dtype rule
     DataType dtype_yOut()
@@ -675,6 +687,8 @@ private:
     Memo<int64_t> memo_win_state_at_;
     Memo<int64_t> memo_win_data_at_;
     Memo<int64_t> memo_win_half_;
+    Memo<int64_t> memo_win_ranks_;
+    Memo<int64_t> memo_win_rank_step_;
 };
 
 // ==== Ascend 950DT (ascend950): tiling key digits and tiling data fields ====
@@ -777,6 +791,8 @@ public:
                Set(tiling->win_state_at, "win_state_at", missing, [&] { return let_win_state_at(); }) &&
                Set(tiling->win_data_at, "win_data_at", missing, [&] { return let_win_data_at(); }) &&
                Set(tiling->win_half, "win_half", missing, [&] { return let_win_half(); }) &&
+               Set(tiling->win_ranks, "win_ranks", missing, [&] { return let_win_ranks(); }) &&
+               Set(tiling->win_rank_step, "win_rank_step", missing, [&] { return let_win_rank_step(); }) &&
                Set(tiling->H, "H", missing, [&] { return dim_H(); }) &&
                Set(tiling->BS, "BS", missing, [&] { return dim_BS(); }) &&
                Set(tiling->K, "K", missing, [&] { return dim_K(); }) &&
@@ -892,11 +908,14 @@ private:
     {
         return Lazy(memo_win_buffer_id_at_, [&]() -> int64_t { return 0; });
     }
-    // win_combine = maxBS * (K + sharedExpertNum) * ceil_div(2 * H, 480) * 512
+    // win_combine = maxBS * (K + (if sharedExpertRankNum == 0 then 0 else sharedExpertNum)) * ceil_div(2 * H, 480) *
+    // 512
     int64_t let_win_combine()
     {
         return Lazy(memo_win_combine_, [&]() -> int64_t {
-            return Mul(Mul(Mul(let_maxBS(), Add(dim_K(), p.sharedExpertNum)), CeilDiv(Mul(2, dim_H()), 480)), 512);
+            return Mul(Mul(Mul(let_maxBS(), Add(dim_K(), (p.sharedExpertRankNum == 0) ? 0 : p.sharedExpertNum)),
+                           CeilDiv(Mul(2, dim_H()), 480)),
+                       512);
         });
     }
     // win_combine_at = 0
@@ -909,20 +928,20 @@ private:
     {
         return Lazy(memo_win_need_, [&]() -> int64_t { return Add(let_win_combine_at(), let_win_combine()); });
     }
-    // win_window = HCCL_BUFFSIZE * MB
+    // win_window = 2 * (HCCL_BUFFSIZE * MB)
     int64_t let_win_window()
     {
-        return Lazy(memo_win_window_, [&]() -> int64_t { return Mul(p.HCCL_BUFFSIZE, kMB); });
+        return Lazy(memo_win_window_, [&]() -> int64_t { return Mul(2, Mul(p.HCCL_BUFFSIZE, kMB)); });
     }
     // win_halves = 2
     int64_t let_win_halves()
     {
         return Lazy(memo_win_halves_, [&]() -> int64_t { return 2; });
     }
-    // win_state = 1 * MB + (epWorldSize - 1) * 1024
+    // win_state = 1 * MB
     int64_t let_win_state()
     {
-        return Lazy(memo_win_state_, [&]() -> int64_t { return Add(Mul(1, kMB), Mul(Sub(p.epWorldSize, 1), 1024)); });
+        return Lazy(memo_win_state_, [&]() -> int64_t { return Mul(1, kMB); });
     }
     // win_state_exp = 0
     int64_t let_win_state_exp()
@@ -939,12 +958,26 @@ private:
     {
         return Lazy(memo_win_data_at_, [&]() -> int64_t { return let_win_state(); });
     }
-    // win_half = (win_window - win_state) // win_halves // 512 * 512
+    // win_half = (win_window - win_state - win_ranks * win_rank_step) // win_halves // 512 * 512
     int64_t let_win_half()
     {
         return Lazy(memo_win_half_, [&]() -> int64_t {
-            return Mul(FloorDiv(FloorDiv(Sub(let_win_window(), let_win_state()), let_win_halves()), 512), 512);
+            return Mul(FloorDiv(FloorDiv(Sub(Sub(let_win_window(), let_win_state()),
+                                             Mul(let_win_ranks(), let_win_rank_step())),
+                                         let_win_halves()),
+                                512),
+                       512);
         });
+    }
+    // win_ranks = epWorldSize
+    int64_t let_win_ranks()
+    {
+        return Lazy(memo_win_ranks_, [&]() -> int64_t { return p.epWorldSize; });
+    }
+    // win_rank_step = 1024
+    int64_t let_win_rank_step()
+    {
+        return Lazy(memo_win_rank_step_, [&]() -> int64_t { return 1024; });
     }
 
     // output dtypes: the caller's choice, else the spec's dtype rule
@@ -992,6 +1025,8 @@ private:
     Memo<int64_t> memo_win_state_at_;
     Memo<int64_t> memo_win_data_at_;
     Memo<int64_t> memo_win_half_;
+    Memo<int64_t> memo_win_ranks_;
+    Memo<int64_t> memo_win_rank_step_;
 };
 
 bool ComputeTiling(const check::Params &params, check::Soc soc, MoeDistributeCombineAddRmsNormTilingData *tiling,

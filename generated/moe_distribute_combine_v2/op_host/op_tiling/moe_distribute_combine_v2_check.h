@@ -1330,6 +1330,14 @@ private:
         return Lazy(memo_win_half_,
                     [&]() -> int64_t { return Mul(FloorDiv(FloorDiv(let_win_window(), let_win_halves()), 512), 512); });
     }
+    int64_t let_win_ranks()
+    { // win_ranks = 0
+        return Lazy(memo_win_ranks_, [&]() -> int64_t { return 0; });
+    }
+    int64_t let_win_rank_step()
+    { // win_rank_step = 0
+        return Lazy(memo_win_rank_step_, [&]() -> int64_t { return 0; });
+    }
 
     // output dtypes: the caller's choice, else the spec's dtype rule
     DataType dtype_xOut()
@@ -1364,6 +1372,8 @@ private:
     Memo<int64_t> memo_win_state_at_;
     Memo<int64_t> memo_win_data_at_;
     Memo<int64_t> memo_win_half_;
+    Memo<int64_t> memo_win_ranks_;
+    Memo<int64_t> memo_win_rank_step_;
 };
 
 // ==== Atlas A3 训练系列产品/Atlas A3 推理系列产品 (ascend910_93) ====================
@@ -2555,6 +2565,14 @@ private:
         return Lazy(memo_win_half_,
                     [&]() -> int64_t { return Mul(FloorDiv(FloorDiv(let_win_window(), let_win_halves()), 512), 512); });
     }
+    int64_t let_win_ranks()
+    { // win_ranks = 0
+        return Lazy(memo_win_ranks_, [&]() -> int64_t { return 0; });
+    }
+    int64_t let_win_rank_step()
+    { // win_rank_step = 0
+        return Lazy(memo_win_rank_step_, [&]() -> int64_t { return 0; });
+    }
 
     // output dtypes: the caller's choice, else the spec's dtype rule
     DataType dtype_xOut()
@@ -2587,6 +2605,8 @@ private:
     Memo<int64_t> memo_win_state_at_;
     Memo<int64_t> memo_win_data_at_;
     Memo<int64_t> memo_win_half_;
+    Memo<int64_t> memo_win_ranks_;
+    Memo<int64_t> memo_win_rank_step_;
 };
 
 // ==== Ascend 950DT (ascend950) ====================
@@ -3633,10 +3653,10 @@ public:
         Reset();
         if (all && p.HCCL_BUFFSIZE_read && Fails(let_win_need() <= let_win_half())) {
             Reset();
-            return Reject(
-                kCodeTiling, "window.ep", "HCCL_BUFFSIZE",
-                "HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, and the status area in windowsIn",
-                Shown(ShowInt(p.HCCL_BUFFSIZE)));
+            return Reject(kCodeTiling, "window.ep", "HCCL_BUFFSIZE",
+                          "2 * HCCL_BUFFSIZE >= the kernels' ep window: 2 data halves of combine, rank r's 1024 * r "
+                          "bytes further in, and the status area in windowsIn",
+                          Shown(ShowInt(p.HCCL_BUFFSIZE)));
         }
         // [transport.epWorldSize] epWorldSize <= 64
         Reset();
@@ -3749,9 +3769,12 @@ private:
         return Lazy(memo_win_buffer_id_at_, [&]() -> int64_t { return 0; });
     }
     int64_t let_win_combine()
-    { // win_combine = maxBS * (K + sharedExpertNum) * ceil_div(2 * H, 480) * 512
+    { // win_combine = maxBS * (K + (if sharedExpertRankNum == 0 then 0 else sharedExpertNum)) * ceil_div(2 * H, 480) *
+      // 512
         return Lazy(memo_win_combine_, [&]() -> int64_t {
-            return Mul(Mul(Mul(let_maxBS(), Add(dim_K(), p.sharedExpertNum)), CeilDiv(Mul(2, dim_H()), 480)), 512);
+            return Mul(Mul(Mul(let_maxBS(), Add(dim_K(), (p.sharedExpertRankNum == 0) ? 0 : p.sharedExpertNum)),
+                           CeilDiv(Mul(2, dim_H()), 480)),
+                       512);
         });
     }
     int64_t let_win_combine_at()
@@ -3763,16 +3786,16 @@ private:
         return Lazy(memo_win_need_, [&]() -> int64_t { return Add(let_win_combine_at(), let_win_combine()); });
     }
     int64_t let_win_window()
-    { // win_window = HCCL_BUFFSIZE * MB
-        return Lazy(memo_win_window_, [&]() -> int64_t { return Mul(p.HCCL_BUFFSIZE, kMB); });
+    { // win_window = 2 * (HCCL_BUFFSIZE * MB)
+        return Lazy(memo_win_window_, [&]() -> int64_t { return Mul(2, Mul(p.HCCL_BUFFSIZE, kMB)); });
     }
     int64_t let_win_halves()
     { // win_halves = 2
         return Lazy(memo_win_halves_, [&]() -> int64_t { return 2; });
     }
     int64_t let_win_state()
-    { // win_state = 1 * MB + (epWorldSize - 1) * 1024
-        return Lazy(memo_win_state_, [&]() -> int64_t { return Add(Mul(1, kMB), Mul(Sub(p.epWorldSize, 1), 1024)); });
+    { // win_state = 1 * MB
+        return Lazy(memo_win_state_, [&]() -> int64_t { return Mul(1, kMB); });
     }
     int64_t let_win_state_exp()
     { // win_state_exp = 0
@@ -3787,10 +3810,22 @@ private:
         return Lazy(memo_win_data_at_, [&]() -> int64_t { return let_win_state(); });
     }
     int64_t let_win_half()
-    { // win_half = (win_window - win_state) // win_halves // 512 * 512
+    { // win_half = (win_window - win_state - win_ranks * win_rank_step) // win_halves // 512 * 512
         return Lazy(memo_win_half_, [&]() -> int64_t {
-            return Mul(FloorDiv(FloorDiv(Sub(let_win_window(), let_win_state()), let_win_halves()), 512), 512);
+            return Mul(FloorDiv(FloorDiv(Sub(Sub(let_win_window(), let_win_state()),
+                                             Mul(let_win_ranks(), let_win_rank_step())),
+                                         let_win_halves()),
+                                512),
+                       512);
         });
+    }
+    int64_t let_win_ranks()
+    { // win_ranks = epWorldSize
+        return Lazy(memo_win_ranks_, [&]() -> int64_t { return p.epWorldSize; });
+    }
+    int64_t let_win_rank_step()
+    { // win_rank_step = 1024
+        return Lazy(memo_win_rank_step_, [&]() -> int64_t { return 1024; });
     }
 
     // output dtypes: the caller's choice, else the spec's dtype rule
@@ -3824,6 +3859,8 @@ private:
     Memo<int64_t> memo_win_state_at_;
     Memo<int64_t> memo_win_data_at_;
     Memo<int64_t> memo_win_half_;
+    Memo<int64_t> memo_win_ranks_;
+    Memo<int64_t> memo_win_rank_step_;
 };
 
 } // namespace detail

@@ -1224,6 +1224,14 @@ private:
             return Mul(FloorDiv(FloorDiv(Sub(let_win_window(), let_win_state()), let_win_halves()), 512), 512);
         });
     }
+    int64_t let_win_ranks()
+    { // win_ranks = 0
+        return Lazy(memo_win_ranks_, [&]() -> int64_t { return 0; });
+    }
+    int64_t let_win_rank_step()
+    { // win_rank_step = 0
+        return Lazy(memo_win_rank_step_, [&]() -> int64_t { return 0; });
+    }
 
     // output dtypes: the caller's choice, else the spec's dtype rule
     DataType dtype_xOut()
@@ -1255,6 +1263,8 @@ private:
     Memo<int64_t> memo_win_state_at_;
     Memo<int64_t> memo_win_data_at_;
     Memo<int64_t> memo_win_half_;
+    Memo<int64_t> memo_win_ranks_;
+    Memo<int64_t> memo_win_rank_step_;
 };
 
 } // namespace detail

@@ -768,6 +768,14 @@ private:
         return Lazy(memo_win_half_,
                     [&]() -> int64_t { return Mul(FloorDiv(FloorDiv(let_win_window(), let_win_halves()), 512), 512); });
     }
+    int64_t let_win_ranks()
+    { // win_ranks = 0
+        return Lazy(memo_win_ranks_, [&]() -> int64_t { return 0; });
+    }
+    int64_t let_win_rank_step()
+    { // win_rank_step = 0
+        return Lazy(memo_win_rank_step_, [&]() -> int64_t { return 0; });
+    }
 
     // output dtypes: the caller's choice, else the spec's dtype rule
     DataType dtype_yOut()
@@ -818,6 +826,8 @@ private:
     Memo<int64_t> memo_win_state_at_;
     Memo<int64_t> memo_win_data_at_;
     Memo<int64_t> memo_win_half_;
+    Memo<int64_t> memo_win_ranks_;
+    Memo<int64_t> memo_win_rank_step_;
 };
 
 } // namespace detail

@@ -323,6 +323,8 @@ public:
                Set(tiling->win_state_at, "win_state_at", missing, [&] { return let_win_state_at(); }) &&
                Set(tiling->win_data_at, "win_data_at", missing, [&] { return let_win_data_at(); }) &&
                Set(tiling->win_half, "win_half", missing, [&] { return let_win_half(); }) &&
+               Set(tiling->win_ranks, "win_ranks", missing, [&] { return let_win_ranks(); }) &&
+               Set(tiling->win_rank_step, "win_rank_step", missing, [&] { return let_win_rank_step(); }) &&
                Set(tiling->BS, "BS", missing, [&] { return dim_BS(); }) &&
                Set(tiling->H, "H", missing, [&] { return dim_H(); }) &&
                Set(tiling->K, "K", missing, [&] { return dim_K(); }) &&
@@ -572,6 +574,16 @@ private:
             return Mul(FloorDiv(FloorDiv(Sub(let_win_window(), let_win_state()), let_win_halves()), 512), 512);
         });
     }
+    // win_ranks = 0
+    int64_t let_win_ranks()
+    {
+        return Lazy(memo_win_ranks_, [&]() -> int64_t { return 0; });
+    }
+    // win_rank_step = 0
+    int64_t let_win_rank_step()
+    {
+        return Lazy(memo_win_rank_step_, [&]() -> int64_t { return 0; });
+    }
 
     // output dtypes: the caller's choice, else the spec's dtype rule
     DataType dtype_expandXOut()
@@ -662,6 +674,8 @@ private:
     Memo<int64_t> memo_win_state_at_;
     Memo<int64_t> memo_win_data_at_;
     Memo<int64_t> memo_win_half_;
+    Memo<int64_t> memo_win_ranks_;
+    Memo<int64_t> memo_win_rank_step_;
 };
 
 bool ComputeTiling(const check::Params &params, check::Soc soc, MoeDistributeDispatchV3TilingData *tiling,

@@ -178,7 +178,7 @@ private:
         if constexpr (Traits::MC2_CONTEXT) {
             return EpWindow(rank) + statusOffset_;
         } else {
-            return StatusArea<EP_GROUP>(hccl_, rank, statusInExp_, statusOffset_);
+            return StatusArea<EP_GROUP>(hccl_, rank, statusInExp_, statusOffset_, rankStep_);
         }
     }
     // this core's data-state word (where the tiling names no half-select word)
@@ -189,7 +189,7 @@ private:
     // CombineV2 rows of the current data state on rank `rank`, and the flag of each row slot.
     __aicore__ inline GM_ADDR WinRows(uint32_t rank)
     {
-        return EpWindow(rank) + dataAt_ + dataState_ * halfBytes_ + combineAt_;
+        return EpWindow(rank) + dataAt_ + rank * rankStep_ + dataState_ * halfBytes_ + combineAt_;
     }
     __aicore__ inline GM_ADDR WinFlags(uint32_t rank)
     {
@@ -292,6 +292,7 @@ private:
     uint32_t sendBytes_{0U};      // what a returned row's message holds: the row, or a split mode's sent values
     uint64_t halfBytes_{0UL};
     uint64_t dataAt_{0UL};    // where the data halves start in windowsIn (tiling.win_data_at)
+    uint64_t rankStep_{0UL};  // rank r's status area and data halves lie r * this further in (tiling.win_rank_step)
     uint64_t combineAt_{0UL}; // the combine area's offset in a data half
     uint64_t statusOffset_{0UL};
     bool statusInExp_{false};   // the status area is in windowsExp (tiling.win_state_exp), else in windowsIn
@@ -359,6 +360,7 @@ __aicore__ inline void MoeCombineKernel<Traits>::Init(const Args &args, const Ti
     const WindowSplit split = SplitWindow(tiling, windowBytes);
     halfBytes_ = split.half;
     dataAt_ = static_cast<uint64_t>(tiling.win_data_at);
+    rankStep_ = static_cast<uint64_t>(tiling.win_rank_step);
     combineAt_ = static_cast<uint64_t>(tiling.win_combine_at);
     statusOffset_ = split.stateAt;
     statusInExp_ = tiling.win_state_exp != 0;
@@ -388,9 +390,7 @@ __aicore__ inline void MoeCombineKernel<Traits>::Init(const Args &args, const Ti
     }
     RequireFits(static_cast<uint64_t>(GetBlockNum()) * status_.wordStride, status_.wordsBytes);
     RequireHalfFits(tiling, halfBytes_);
-    // every rank's area, rank r's r * STATE_RANK_STEP in (StatusArea; an MC2 context's holder has no step)
-    RequireFits(status_.need + (Traits::MC2_CONTEXT ? 0UL : static_cast<uint64_t>(epWorld_ - 1U) * STATE_RANK_STEP),
-                static_cast<uint64_t>(tiling.win_state));
+    RequireFits(status_.need, static_cast<uint64_t>(tiling.win_state)); // each rank's area (rank r's r steps in)
     if constexpr (!Traits::MC2_CONTEXT) {
         RequireFits(static_cast<uint64_t>(tiling.win_window), WindowBytes<EP_GROUP>());
     }

@@ -113,16 +113,13 @@ constexpr StatusLayout REAL_STATUS = {0UL,
                                       FLOATS_PER_BLOCK,
                                       true};
 #if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
-// Ascend 950: the real MTE ops keep REAL_STATUS at the start of windowsIn, in 1 MiB a rank, rank r's area r KiB
-// into its windowsIn (code: mc2/common/op_kernel/moe_distribute_base.h A5_MTE_STATE_WIN_SIZE, EP_RANK_OFFSET_STEP,
-// GetBaseWindStateAddrByRankId; an MC2 context's holder addresses epHcclBuffer_[rank] itself, with no step), so the
-// ranks' areas together reach the spec's `state` of 1 MiB + (epWorldSize - 1) KiB
+// Ascend 950: the real MTE ops keep REAL_STATUS at the start of windowsIn, in 1 MiB a rank (code: mc2/common/
+// op_kernel/moe_distribute_base.h A5_MTE_STATE_WIN_SIZE), rank r's r * tiling.win_rank_step into its windowsIn
+// (the spec's `rank_step`: their EP_RANK_OFFSET_STEP)
 constexpr bool REAL_STATUS_IN_WINDOWS_IN = true;
-constexpr uint64_t STATE_RANK_STEP = 1024UL;
 #else
 // Atlas A2 keeps OWN_STATUS in its reserve, at one offset on every rank; Atlas A3 REAL_STATUS in windowsExp
 constexpr bool REAL_STATUS_IN_WINDOWS_IN = false;
-constexpr uint64_t STATE_RANK_STEP = 0UL;
 #endif
 // The layout of a status area in windowsExp (tiling.win_state_exp: only Atlas A3 keeps it there) or in windowsIn.
 __aicore__ inline StatusLayout StatusLayoutOf(bool inExp)
@@ -198,7 +195,11 @@ __aicore__ inline WindowSplit SplitWindow(const TilingT &tiling, uint64_t window
         return {half, (static_cast<uint64_t>(tiling.win_halves) - 1UL) * half};
     }
     const bool inExp = tiling.win_state_exp != 0;
-    const uint64_t state = inExp ? 0UL : static_cast<uint64_t>(tiling.win_state);
+    // `rank_step`: the ranks' steps too (rank r's status area and data halves r steps in)
+    const uint64_t state =
+        inExp ? 0UL :
+                static_cast<uint64_t>(tiling.win_state) +
+                    static_cast<uint64_t>(tiling.win_ranks) * static_cast<uint64_t>(tiling.win_rank_step);
     RequireFits(state, window);
     const uint64_t data = window - state;
     const bool first = !inExp && tiling.win_data_at != 0; // `at_start`: the status area, then the data halves
@@ -253,16 +254,16 @@ template <uint32_t group, typename HcclClient>
 __aicore__ inline GM_ADDR WindowIn(HcclClient &hccl, uint32_t rank);
 
 // Where rank `rank`'s status area starts in HCCL group `group`: `offset` (tiling.win_state_at) into its windowsIn
-// (and rank * STATE_RANK_STEP, the real 950 ops' stagger), or, where the product keeps it there (`inExp`:
-// tiling.win_state_exp), the start of its windowsExp, which the HCCL context of Atlas A3 lists (asc-devkit
+// (and rank * `rankStep`, tiling.win_rank_step: the real 950 ops' stagger), or, where the product keeps it there
+// (`inExp`: tiling.win_state_exp), the start of its windowsExp, which the HCCL context of Atlas A3 lists (asc-devkit
 // impl/adv_api/detail/hccl/common/hccl_inner_def.h HcclContextDef:: HcclOpResParam: localWindowsExp for the rank
 // itself, a peer's through the RemoteResPtr list at rWinStart, as the real A3 ops read it: mirror-cann/ops-transformer
 // mc2/common/op_kernel/moe_distribute_base.h GetBaseWindStateAddrByRankId). A rank past the group traps.
 template <uint32_t group, typename HcclClient>
-__aicore__ inline GM_ADDR StatusArea(HcclClient &hccl, uint32_t rank, bool inExp, uint64_t offset)
+__aicore__ inline GM_ADDR StatusArea(HcclClient &hccl, uint32_t rank, bool inExp, uint64_t offset, uint64_t rankStep)
 {
     if (!inExp) {
-        return WindowIn<group>(hccl, rank) + offset + static_cast<uint64_t>(rank) * STATE_RANK_STEP;
+        return WindowIn<group>(hccl, rank) + offset + static_cast<uint64_t>(rank) * rankStep;
     }
     auto ctx = reinterpret_cast<__gm__ HcclContextDef::HcclOpResParam *>(GetHcclContext<group>());
     RequireFits(static_cast<uint64_t>(rank) + 1UL, ctx->rankNum);

@@ -249,7 +249,7 @@ private:
     TBuf<TPosition::VECCALC> bwBuf_;     // core 0 with serverRanks: BatchWrite items, the staged flag
     TBuf<TPosition::VECCALC> postBuf_;   // the post stage's rows every token shares, fp32
     TBuf<TPosition::VECCALC> packBuf_;   // blockFlags_ with a quant formula: the message before it is packed
-    TBuf<TPosition::VECCALC> statusBuf_; // blockFlags_: an int32 per token of the core's share, 1 once combined
+    TBuf<TPosition::VECCALC> statusBuf_; // blockFlags_: an int32 per token of the core's share (CombineRoundRobin)
     BatchWriteList bw_;
     GM_ADDR userWorkspace_{nullptr};
     TQue<TPosition::VECIN, 1> xInQue_;  // rows of expandX
@@ -996,28 +996,40 @@ __aicore__ inline void MoeCombineKernel<Traits>::CombineRoundRobin(uint32_t begi
     if (begin == end) {
         return;
     }
-    LocalTensor<int32_t> status = statusBuf_.Get<int32_t>(); // Reduce's zeros
+    LocalTensor<int32_t> status = statusBuf_.Get<int32_t>(); // Reduce's zeros: no token looked at yet
+    // a token's status: 0 until a pass looks at it; SLOTS_KNOWN | the slots it waits for while it waits, so a later
+    // pass reads no id again (where the slots fit the word; else its ids are read each pass); COMBINED once combined
+    constexpr int32_t SLOTS_KNOWN = 1 << 30;
+    constexpr int32_t COMBINED = -1;
+    const bool keepSlots = slotsPerToken_ < 30U;
     const PollDeadline deadline(pollUs_);
     uint32_t left = end - begin;
     while (left != 0U) {
         for (uint32_t t = begin; t < end; ++t) {
-            if (status.GetValue(t - begin) != 0) {
+            const int32_t state = status.GetValue(t - begin);
+            if (state == COMBINED) {
                 continue;
             }
-            const bool active = TokenActive(t, prefix, mask, pairMask);
-            // the token's ids read by the scalar unit, as the real NeedWaitTokenSlot reads expertIdsGM_
-            if (active &&
-                UnsetBlockSlots(t, ExpectedSlots(t, expertIdsGm_[static_cast<uint64_t>(t) * topK_], mask, pairMask),
-                                true) != 0UL) {
-                continue;
+            const bool active = state != 0 || TokenActive(t, prefix, mask, pairMask);
+            if (active) {
+                // the token's ids read by the scalar unit, as the real NeedWaitTokenSlot reads expertIdsGM_
+                const uint64_t expected =
+                    (state != 0) ? static_cast<uint64_t>(state & ~SLOTS_KNOWN) :
+                                   ExpectedSlots(t, expertIdsGm_[static_cast<uint64_t>(t) * topK_], mask, pairMask);
+                if (UnsetBlockSlots(t, expected, true) != 0UL) {
+                    if (keepSlots && state == 0) {
+                        status.SetValue(t - begin, SLOTS_KNOWN | static_cast<int32_t>(expected));
+                    }
+                    continue;
+                }
             }
-            status.SetValue(t - begin, 1);
+            status.SetValue(t - begin, COMBINED);
             --left;
             CombineToken(t, active, mask, pairMask);
         }
         if (left != 0U && deadline.Passed()) { // the first token still waiting, and its first slot not in
             uint32_t t = begin;
-            while (status.GetValue(t - begin) != 0) {
+            while (status.GetValue(t - begin) == COMBINED) {
                 ++t;
             }
             const GlobalTensor<int32_t> idsGm = expertIdsGm_[static_cast<uint64_t>(t) * topK_];

@@ -471,12 +471,17 @@ __aicore__ inline void MoeCombineKernel<Traits>::SendBack()
     pipe_->InitBuffer(flagBuf_, UB_BLOCK);
     InitRowQueues();
     LocalTensor<int32_t> flag = flagBuf_.Get<int32_t>(); // FLAG_SET in the layout's leading words, then zeros
-    Duplicate(flag, static_cast<int32_t>(0), static_cast<int32_t>(WS_SLOT_INTS));
-    SyncFunc<HardEvent::V_S>();
-    for (uint32_t w = 0U; w < status_.combineFlagInts; ++w) {
-        flag.SetValue(w, FLAG_SET);
+    if (status_.combineFlagInts == WS_SLOT_INTS) {       // the real layout's 8 x 1.0f: one Duplicate, no scalar store
+        Duplicate(flag, FLAG_SET, static_cast<int32_t>(WS_SLOT_INTS));
+        SyncFunc<HardEvent::V_MTE3>();
+    } else {
+        Duplicate(flag, static_cast<int32_t>(0), static_cast<int32_t>(WS_SLOT_INTS));
+        SyncFunc<HardEvent::V_S>();
+        for (uint32_t w = 0U; w < status_.combineFlagInts; ++w) {
+            flag.SetValue(w, FLAG_SET);
+        }
+        SyncFunc<HardEvent::S_MTE3>();
     }
-    SyncFunc<HardEvent::S_MTE3>();
     if (rows == 0U) {
         return;
     }

@@ -140,9 +140,11 @@ def test_latex_folds_product_switches_and_names_dtype_enums():
     assert _latex("dispatch_v2.spec", "ascend950", "if fp8Quant then FLOAT8_E4M3FN else INT8") == \
         r"\mathrm{FLOAT8\_E4M3FN}"
     # the window layout's generated lets are written out: A3 keeps its status area in windowsExp (none of
-    # HCCL_BUFFSIZE), two data halves, 512-aligned
+    # HCCL_BUFFSIZE), two data halves, 512-aligned; the combine area counts sharedExpertNum as the real tiling
+    # reads it (0 without shared-expert ranks)
     assert _latex("combine_v2.spec", "ascend910_93", "win_need <= win_half") == (
-        r"\mathrm{maxBS} \times \left(\mathrm{K} + \mathrm{sharedExpertNum}\right) \times \mathrm{Align512}(2 \times "
+        r"\mathrm{maxBS} \times \left(\mathrm{K} + \left(\begin{cases}0, & \mathrm{sharedExpertRankNum} = 0 \\ "
+        r"\mathrm{sharedExpertNum}, & \text{否则}\end{cases}\right)\right) \times \mathrm{Align512}(2 \times "
         r"\mathrm{H}) \leq \left\lfloor \frac{\left\lfloor \frac{\mathrm{HCCL\_BUFFSIZE} \times \mathrm{MB}}{2} "
         r"\right\rfloor}{512} \right\rfloor \times 512")
     # yDtype carries a ge::DataType: 28 is DT_UNDEFINED (graph/types.h)

@@ -504,7 +504,7 @@ def test_atlas_a2_assist_info_is_the_sender_side_expand_idx(dispatch_v2):
         "epWorldSize * (maxBS * min(localMoeExpertNum, K) * Align32(2 * H) + Align32(4 * (localMoeExpertNum + 1)))"
     assert to_spec(a2[1].expr) == "epWorldSize * maxBS * min(localMoeExpertNum, K) * winMsgBytes"
     assert [to_spec(a.expr) for a in dispatch_v2.view("ascend910_93").window.areas][0] == \
-        "maxBS * (K + sharedExpertNum) * Align512(2 * H)"
+        "maxBS * (K + (if sharedExpertRankNum == 0 then 0 else sharedExpertNum)) * Align512(2 * H)"
     combine = load_ok(ROOT / "specs" / "combine_v2.spec")
     ctext = kernel_text(combine)
     assert "isA2_ = (tiling.isA2 != 0);" in ctext  # the spec's let, which the class's A2 path tests
